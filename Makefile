@@ -1,0 +1,112 @@
+# xrt - GNU make build.  See README.md.
+#
+#   make            build/libxrt.a, build/libxrt.so and build/xrt
+#   make run        run examples/mlp.mlir with build/xrt
+#   make test       build and run every test/test_*.c, then test/run_interpret.sh
+#   make bench      build and run bench/*.c (prints KEY = NUMBER lines)
+#   make asan       the tests under AddressSanitizer + UBSan, in build-asan/
+#   make clean
+#
+# Variables: CC (gcc or clang), CFLAGS, WERROR=1 (adds -Werror), SAN=1
+# (sanitizers; same as make asan), BUILD (output directory).
+
+CC ?= cc
+CFLAGS ?= -std=c11 -O2 -g -Wall -Wextra -Wpedantic
+LDLIBS := -lm -lpthread
+
+ifeq ($(WERROR),1)
+  CFLAGS += -Werror
+endif
+
+ifeq ($(SAN),1)
+  BUILD ?= build-asan
+  SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+              -fno-omit-frame-pointer
+  CFLAGS += $(SANFLAGS)
+  LDFLAGS += $(SANFLAGS)
+else
+  BUILD ?= build
+endif
+
+# -MMD: xrt.c #includes files under _dev/, so track headers automatically.
+CPPFLAGS += -I. -DXRT_WITH_SIM -MMD -MP
+
+CORE_SRCS := xrt.c xrt_sim.c
+CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/%.o)
+PIC_OBJS := $(CORE_SRCS:%.c=$(BUILD)/pic/%.o)
+LIB_A := $(BUILD)/libxrt.a
+LIB_SO := $(BUILD)/libxrt.so
+XRT_BIN := $(BUILD)/xrt
+
+TEST_SRCS := $(sort $(wildcard test/test_*.c))
+TEST_BINS := $(TEST_SRCS:test/%.c=$(BUILD)/%)
+BENCH_SRCS := $(sort $(wildcard bench/*.c))
+BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
+
+.PHONY: all run test asan bench clean deps
+.DEFAULT_GOAL := all
+
+all: $(LIB_A) $(LIB_SO) $(XRT_BIN)
+
+# ---- the library ----
+
+$(BUILD)/%.o: %.c | $(BUILD)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/pic/%.o: %.c | $(BUILD)/pic
+	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -c $< -o $@
+
+$(LIB_A): $(CORE_OBJS)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+$(LIB_SO): $(PIC_OBJS)
+	$(CC) $(LDFLAGS) -shared -o $@ $^ $(LDLIBS)
+
+# ---- the tool, tests and benchmarks: public API, linked with libxrt.a ----
+
+$(XRT_BIN): tools/xrt_main.c $(LIB_A) | $(BUILD)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< -o $@ $(LIB_A) $(LDLIBS)
+
+# Order-only on deps: cmocka must be installed before the first test
+# compiles, even under make -j, without forcing rebuilds every time.
+$(BUILD)/test_%: test/test_%.c $(LIB_A) | $(BUILD) deps
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< -o $@ $(LIB_A) -lcmocka $(LDLIBS)
+
+$(BUILD)/bench/%: bench/%.c $(LIB_A) | $(BUILD)/bench
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< -o $@ $(LIB_A) $(LDLIBS)
+
+$(BUILD) $(BUILD)/pic $(BUILD)/bench:
+	mkdir -p $@
+
+# ---- commands ----
+
+deps:
+	@sh tools/deps.sh
+
+run: deps $(XRT_BIN)
+	$(XRT_BIN) run examples/mlp.mlir
+
+# Runs every test even when one fails, then fails if any did.
+test: deps $(TEST_BINS) $(XRT_BIN)
+	@failed=""; \
+	for t in $(TEST_BINS); do \
+	  echo "== $$t"; \
+	  ./$$t || failed="$$failed $$t"; \
+	done; \
+	echo "== test/run_interpret.sh"; \
+	XRT_BIN=$(XRT_BIN) sh test/run_interpret.sh || failed="$$failed test/run_interpret.sh"; \
+	if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi; \
+	echo "all tests passed"
+
+asan:
+	$(MAKE) test SAN=1
+
+bench: $(BENCH_BINS)
+	@for b in $(BENCH_BINS); do ./$$b || exit 1; done
+
+clean:
+	rm -rf build build-asan
+
+-include $(CORE_OBJS:.o=.d) $(PIC_OBJS:.o=.d) $(XRT_BIN).d $(TEST_BINS:=.d) \
+         $(BENCH_BINS:=.d)

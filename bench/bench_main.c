@@ -1,0 +1,317 @@
+/*
+ * bench_main.c - xrt micro-benchmarks, public API only.  MIT licensed.
+ *
+ * Prints "KEY = NUMBER" lines:
+ *   dispatch.add_f32x4.ns              one xrt_execute of a 4-element add
+ *                                      plus release of its output (median)
+ *   transfer.roundtrip_64MiB.ms        from_host + to_host + release of
+ *                                      64 MiB (best of several)
+ *   transfer.memcpy_2x64MiB.ms         two 64 MiB memcpys, same run
+ *   transfer.roundtrip_64MiB.ratio_memcpy  memcpy time / xrt time (1 = as
+ *                                      fast as plain copies)
+ *   compile.mb_per_s                   parse + verify + compile of a
+ *                                      generated JAX-style program
+ */
+#if !defined(_POSIX_C_SOURCE) || _POSIX_C_SOURCE < 200809L
+#undef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+#endif
+
+#include "xrt.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int fail(const char *what, xrt_status s) {
+  fprintf(stderr, "bench: %s: %s [%s]\n", what, xrt_last_error(), xrt_strerror(s));
+  return 1;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* ---- dispatch ---- */
+
+static const char add_src[] =
+    "func.func @main(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {\n"
+    "  %0 = stablehlo.add %a, %b : tensor<4xf32>\n"
+    "  func.return %0 : tensor<4xf32>\n"
+    "}\n";
+
+/* Runs n executes (each releasing its output); returns seconds or -1. */
+static double dispatch_batch(xrt_executable *exe, xrt_device *dev,
+                             xrt_buffer *const *args, long n) {
+  double t0 = now_s();
+  for (long i = 0; i < n; i++) {
+    xrt_buffer *out = NULL;
+    xrt_status s = xrt_execute(exe, dev, args, 2, &out, 1, NULL);
+    if (s) {
+      fail("execute", s);
+      return -1;
+    }
+    xrt_buffer_release(out);
+  }
+  return now_s() - t0;
+}
+
+static int bench_dispatch(xrt_client *client) {
+  enum { BATCHES = 7 };
+  xrt_device *dev = xrt_client_device(client, 0);
+  xrt_executable *exe = NULL;
+  xrt_buffer *args[2] = {NULL, NULL};
+  xrt_shape shape = {XRT_F32, 1, {4}};
+  float a[4] = {1, 2, 3, 4}, b[4] = {5, 6, 7, 8};
+  xrt_status s = xrt_compile(client, add_src, sizeof add_src - 1, NULL, &exe);
+  if (s) return fail("compile add", s);
+  int rc = 0;
+  if ((s = xrt_buffer_from_host(client, dev, &shape, a, &args[0])) ||
+      (s = xrt_buffer_from_host(client, dev, &shape, b, &args[1]))) {
+    rc = fail("from_host", s);
+  }
+  /* Calibrate: batches of ~0.2 s, at most 100k calls. */
+  long n = 1000;
+  double t = rc ? -1 : dispatch_batch(exe, dev, args, n);
+  if (t < 0) rc = 1;
+  if (!rc) {
+    double want = 0.2 / (t / (double)n);
+    n = want > 100000 ? 100000 : want < 100 ? 100 : (long)want;
+  }
+  double per[BATCHES];
+  for (int i = 0; !rc && i < BATCHES; i++) {
+    t = dispatch_batch(exe, dev, args, n);
+    if (t < 0) rc = 1;
+    per[i] = t / (double)n * 1e9;
+  }
+  if (!rc) {
+    qsort(per, BATCHES, sizeof per[0], cmp_double);
+    printf("dispatch.add_f32x4.ns = %.1f\n", per[BATCHES / 2]);
+  }
+  xrt_buffer_release(args[0]);
+  xrt_buffer_release(args[1]);
+  xrt_executable_release(exe);
+  return rc;
+}
+
+/* ---- transfer ---- */
+
+static int bench_transfer(xrt_client *client) {
+  enum { REPS = 5 };
+  const size_t bytes = (size_t)64 << 20;
+  xrt_device *dev = xrt_client_device(client, 0);
+  xrt_shape shape = {XRT_F32, 1, {(int64_t)(bytes / sizeof(float))}};
+  float *src = malloc(bytes), *dst = malloc(bytes), *tmp = malloc(bytes);
+  int rc = 0;
+  if (!src || !dst || !tmp) {
+    fprintf(stderr, "bench: out of memory\n");
+    rc = 1;
+  }
+  /* Touch every page first so that neither side pays for page faults. */
+  for (size_t i = 0; !rc && i < bytes / sizeof(float); i++) src[i] = (float)i;
+  if (!rc) {
+    memset(dst, 1, bytes);
+    memset(tmp, 1, bytes);
+  }
+  double best_xrt = 1e30, best_mem = 1e30;
+  for (int r = 0; !rc && r < REPS; r++) {
+    xrt_buffer *buf = NULL;
+    double t0 = now_s();
+    xrt_status s = xrt_buffer_from_host(client, dev, &shape, src, &buf);
+    if (!s) s = xrt_buffer_to_host(buf, dst, bytes);
+    if (!s) s = xrt_buffer_release(buf);
+    double t1 = now_s();
+    if (s) {
+      rc = fail("transfer", s);
+      break;
+    }
+    if (t1 - t0 < best_xrt) best_xrt = t1 - t0;
+    if (memcmp(src, dst, bytes) != 0) {
+      fprintf(stderr, "bench: round trip changed the data\n");
+      rc = 1;
+    }
+    t0 = now_s();
+    memcpy(tmp, src, bytes);
+    memcpy(dst, tmp, bytes);
+    t1 = now_s();
+    if (t1 - t0 < best_mem) best_mem = t1 - t0;
+  }
+  if (!rc) {
+    printf("transfer.roundtrip_64MiB.ms = %.3f\n", best_xrt * 1e3);
+    printf("transfer.memcpy_2x64MiB.ms = %.3f\n", best_mem * 1e3);
+    printf("transfer.roundtrip_64MiB.ratio_memcpy = %.3f\n", best_mem / best_xrt);
+  }
+  free(src);
+  free(dst);
+  free(tmp);
+  return rc;
+}
+
+/* ---- compile ---- */
+
+typedef struct text {
+  char *p;
+  size_t len, cap;
+  int failed;
+} text;
+
+static void put(text *t, const char *fmt, ...) {
+  if (t->failed) return;
+  for (;;) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(t->p + t->len, t->cap - t->len, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+      t->failed = 1;
+      return;
+    }
+    if ((size_t)n < t->cap - t->len) {
+      t->len += (size_t)n;
+      return;
+    }
+    size_t cap = t->cap * 2 + (size_t)n;
+    char *p = realloc(t->p, cap);
+    if (!p) {
+      t->failed = 1;
+      return;
+    }
+    t->p = p;
+    t->cap = cap;
+  }
+}
+
+/* A dense<[...]> literal of n floats, JAX's %e spelling. */
+static void put_floats(text *t, int n, unsigned seed) {
+  put(t, "dense<[");
+  for (int i = 0; i < n; i++) {
+    seed = seed * 1103515245u + 12345u;
+    put(t, "%s%.6e", i ? ", " : "", ((double)(seed >> 8 & 0xffff) - 32768.0) / 16384.0);
+  }
+  put(t, "]>");
+}
+
+/* One block of the generated program: 18 ops over f32, i32 and f16 with
+ * constants, broadcasts, a dot_general and a reduce, all carrying locs.
+ * x is the f32 tensor<8x16> value the block starts from; returns the value
+ * number of the f32 tensor<8x16> it ends with. */
+static int put_block(text *t, int blk, int x, int *v) {
+  int b = *v;
+  const char *T = "tensor<8x16xf32>";
+  put(t, "    %%%d = stablehlo.constant ", b);
+  put_floats(t, 16, (unsigned)blk * 7u + 1u);
+  put(t, " : tensor<16xf32> loc(#loc%d)\n", 3 + blk % 8);
+  put(t, "    %%%d = stablehlo.broadcast_in_dim %%%d, dims = [1] : (tensor<16xf32>) -> %s loc(#loc%d)\n",
+      b + 1, b, T, 3 + (blk + 1) % 8);
+  put(t, "    %%%d = stablehlo.add %%%d, %%%d : %s loc(#loc%d)\n", b + 2, x, b + 1, T, 3 + blk % 8);
+  put(t, "    %%%d = stablehlo.multiply %%%d, %%%d : %s loc(#loc%d)\n", b + 3, b + 2, x, T, 3 + blk % 8);
+  put(t, "    %%%d = stablehlo.tanh %%%d : %s loc(#loc%d)\n", b + 4, b + 3, T, 3 + blk % 8);
+  put(t, "    %%%d = stablehlo.constant ", b + 5);
+  put_floats(t, 16, (unsigned)blk * 13u + 5u);
+  put(t, " : tensor<16x1xf32> loc(#loc%d)\n", 3 + blk % 8);
+  put(t, "    %%%d = stablehlo.reshape %%%d : (tensor<16x1xf32>) -> tensor<1x16xf32> loc(#loc%d)\n",
+      b + 6, b + 5, 3 + blk % 8);
+  put(t, "    %%%d = stablehlo.broadcast_in_dim %%%d, dims = [0, 1] : (tensor<1x16xf32>) -> tensor<16x16xf32> loc(#loc%d)\n",
+      b + 7, b + 6, 3 + blk % 8);
+  put(t, "    %%%d = stablehlo.dot_general %%%d, %%%d, contracting_dims = [1] x [0], precision = [DEFAULT, DEFAULT] : (%s, tensor<16x16xf32>) -> %s loc(#loc%d)\n",
+      b + 8, b + 4, b + 7, T, T, 3 + blk % 8);
+  put(t, "    %%%d = stablehlo.reduce(%%%d init: %%1) applies stablehlo.add across dimensions = [1] : (%s, tensor<f32>) -> tensor<8xf32> loc(#loc%d)\n",
+      b + 9, b + 8, T, 3 + blk % 8);
+  put(t, "    %%%d = stablehlo.broadcast_in_dim %%%d, dims = [0] : (tensor<8xf32>) -> %s loc(#loc%d)\n",
+      b + 10, b + 9, T, 3 + blk % 8);
+  put(t, "    %%%d = stablehlo.subtract %%%d, %%%d : %s loc(#loc%d)\n", b + 11, b + 8, b + 10, T, 3 + blk % 8);
+  put(t, "    %%%d = stablehlo.convert %%%d : (%s) -> tensor<8x16xi32> loc(#loc%d)\n", b + 12, b + 11, T, 3 + blk % 8);
+  put(t, "    %%%d = stablehlo.xor %%%d, %%2 : tensor<8x16xi32> loc(#loc%d)\n", b + 13, b + 12, 3 + blk % 8);
+  put(t, "    %%%d = stablehlo.convert %%%d : (tensor<8x16xi32>) -> tensor<8x16xf16> loc(#loc%d)\n", b + 14, b + 13, 3 + blk % 8);
+  put(t, "    %%%d = stablehlo.convert %%%d : (tensor<8x16xf16>) -> %s loc(#loc%d)\n", b + 15, b + 14, T, 3 + blk % 8);
+  put(t, "    %%%d = stablehlo.compare  GT, %%%d, %%%d,  FLOAT : (%s, %s) -> tensor<8x16xi1> loc(#loc%d)\n",
+      b + 16, b + 15, b + 11, T, T, 3 + blk % 8);
+  put(t, "    %%%d = stablehlo.select %%%d, %%%d, %%%d : tensor<8x16xi1>, %s loc(#loc%d)\n",
+      b + 17, b + 16, b + 15, b + 11, T, 3 + blk % 8);
+  *v = b + 18;
+  return b + 17;
+}
+
+/* A JAX-like module of about target bytes. */
+static text make_program(size_t target) {
+  text t = {NULL, 0, 0, 0};
+  t.cap = target + (1 << 16);
+  t.p = malloc(t.cap);
+  if (!t.p) {
+    t.failed = 1;
+    return t;
+  }
+  t.p[0] = 0;
+  put(&t, "#loc1 = loc(\"x\")\n");
+  put(&t, "module @jit_big attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {\n");
+  put(&t, "  func.func public @main(%%arg0: tensor<8x16xf32> loc(\"x\")) -> (tensor<8x16xf32> {jax.result_info = \"\"}) {\n");
+  put(&t, "    %%0 = stablehlo.add %%arg0, %%arg0 : tensor<8x16xf32> loc(#loc3)\n");
+  put(&t, "    %%1 = stablehlo.constant dense<0.000000e+00> : tensor<f32> loc(#loc)\n");
+  put(&t, "    %%2 = stablehlo.constant dense<1> : tensor<8x16xi32> loc(#loc)\n");
+  int v = 3, x = 0;
+  for (int blk = 0; t.len < target && !t.failed; blk++) x = put_block(&t, blk, x, &v);
+  put(&t, "    return %%%d : tensor<8x16xf32> loc(#loc)\n  } loc(#loc)\n} loc(#loc)\n", x);
+  put(&t, "#loc = loc(unknown)\n#loc2 = loc(\"model.py\":42:0)\n");
+  for (int i = 0; i < 8; i++)
+    put(&t, "#loc%d = loc(\"jit(f)/jit(main)/layer%d/op\"(#loc2))\n", 3 + i, i);
+  return t;
+}
+
+static int bench_compile(xrt_client *client) {
+  text t = make_program((size_t)4 << 20);
+  if (t.failed) {
+    free(t.p);
+    fprintf(stderr, "bench: out of memory generating the program\n");
+    return 1;
+  }
+  xrt_compile_options co;
+  xrt_compile_options_init(&co);
+  co.filename = "bench.mlir";
+  double best = 1e30;
+  int rc = 0;
+  for (int r = 0; r < 3 && !rc; r++) {
+    xrt_program *prog = NULL;
+    xrt_executable *exe = NULL;
+    double t0 = now_s();
+    xrt_status s = xrt_program_parse(t.p, t.len, &co, &prog);
+    if (!s) s = xrt_compile_program(client, prog, &co, &exe);
+    double t1 = now_s();
+    if (s) rc = fail("compile of the generated program", s);
+    xrt_executable_release(exe);
+    xrt_program_release(prog);
+    if (t1 - t0 < best) best = t1 - t0;
+  }
+  if (!rc) {
+    printf("compile.bytes = %zu\n", t.len);
+    printf("compile.mb_per_s = %.2f\n", (double)t.len / 1e6 / best);
+  }
+  free(t.p);
+  return rc;
+}
+
+int main(int argc, char **argv) {
+  /* "bench_main --dump-program" prints the generated program instead. */
+  if (argc > 1 && strcmp(argv[1], "--dump-program") == 0) {
+    text t = make_program((size_t)4 << 20);
+    if (!t.failed) fwrite(t.p, 1, t.len, stdout);
+    free(t.p);
+    return t.failed;
+  }
+  xrt_client *client = NULL;
+  xrt_status s = xrt_client_create(NULL, &client);
+  if (s) return fail("client", s);
+  int rc = bench_dispatch(client);
+  rc |= bench_transfer(client);
+  rc |= bench_compile(client);
+  xrt_client_release(client);
+  return rc;
+}

@@ -1,0 +1,199 @@
+/*
+ * test_util.h - helpers shared by the cmocka tests: a client fixture, a
+ * compile-upload-execute-download helper, and array assertions.
+ *
+ * Expected values in the tests are always computed independently (by hand or
+ * with libm in the test), never read back from xrt.
+ */
+#ifndef XRT_TEST_UTIL_H
+#define XRT_TEST_UTIL_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../xrt.h"
+
+#define TU_COUNT(a) (sizeof(a) / sizeof((a)[0]))
+#define TU_MAX_OUTS 8
+
+/* A shape from a dims list: TU_SHAPE(XRT_F32, 2, 3) is tensor<2x3xf32>. */
+#define TU_SHAPE(dt, ...)                                                   \
+  tu_shape((dt), (int)TU_COUNT(((int64_t[]){__VA_ARGS__})),                 \
+           (const int64_t[]){__VA_ARGS__})
+#define TU_SCALAR(dt) tu_shape((dt), 0, NULL)
+
+static inline xrt_shape tu_shape(xrt_dtype dt, int rank, const int64_t *dims) {
+  xrt_shape s;
+  memset(&s, 0, sizeof s);
+  s.dtype = dt;
+  s.rank = rank;
+  for (int i = 0; i < rank; i++) s.dims[i] = dims[i];
+  return s;
+}
+
+/* One host input of tu_run. */
+typedef struct tu_in {
+  xrt_shape shape;
+  const void *data;
+} tu_in;
+
+/* Host copies of every output of one tu_run. */
+typedef struct tu_out {
+  int n;
+  xrt_shape shape[TU_MAX_OUTS];
+  void *data[TU_MAX_OUTS];
+  size_t bytes[TU_MAX_OUTS];
+} tu_out;
+
+/* The message of the last failure, copied so later calls cannot clobber it. */
+static char tu_msg[4096];
+
+static inline void tu_save_error(void) {
+  snprintf(tu_msg, sizeof tu_msg, "%s", xrt_last_error());
+}
+
+static inline void tu_out_free(tu_out *o) {
+  for (int i = 0; i < o->n; i++) free(o->data[i]);
+  o->n = 0;
+}
+
+static inline xrt_status tu_download(xrt_buffer **bufs, int n, tu_out *out) {
+  for (int i = 0; i < n; i++) {
+    xrt_status st = xrt_buffer_shape(bufs[i], &out->shape[i]);
+    if (st != XRT_OK) return st;
+    out->bytes[i] = xrt_buffer_bytes(bufs[i]);
+    out->data[i] = calloc(1, out->bytes[i] ? out->bytes[i] : 1);
+    out->n = i + 1;
+    st = xrt_buffer_to_host(bufs[i], out->data[i], out->bytes[i]);
+    if (st != XRT_OK) return st;
+  }
+  return XRT_OK;
+}
+
+/* Compiles prog for client, uploads the inputs to device 0, executes and
+ * copies every output to host memory in *out (free with tu_out_free).  On
+ * failure returns the status with the message in tu_msg. */
+static inline xrt_status tu_run(xrt_client *client, const char *prog, int nin,
+                                const tu_in *in, tu_out *out) {
+  xrt_executable *exe = NULL;
+  xrt_buffer *args[16] = {0}, *outs[TU_MAX_OUTS] = {0};
+  xrt_device *dev = xrt_client_device(client, 0);
+  memset(out, 0, sizeof *out);
+  tu_msg[0] = 0;
+  xrt_status st = xrt_compile(client, prog, strlen(prog), NULL, &exe);
+  int nout = 0;
+  if (st == XRT_OK) {
+    nout = xrt_executable_num_outputs(exe);
+    if (nout < 0 || nout > TU_MAX_OUTS) {
+      snprintf(tu_msg, sizeof tu_msg, "tu_run: bad output count %d", nout);
+      xrt_executable_release(exe);
+      return XRT_INTERNAL;
+    }
+  }
+  for (int i = 0; st == XRT_OK && i < nin; i++)
+    st = xrt_buffer_from_host(client, dev, &in[i].shape, in[i].data, &args[i]);
+  if (st == XRT_OK) st = xrt_execute(exe, dev, args, nin, outs, nout, NULL);
+  if (st == XRT_OK) st = tu_download(outs, nout, out);
+  if (st != XRT_OK) tu_save_error();
+  for (int i = 0; i < nout; i++) xrt_buffer_release(outs[i]);
+  for (int i = 0; i < nin; i++) xrt_buffer_release(args[i]);
+  xrt_executable_release(exe);
+  if (st != XRT_OK) tu_out_free(out);
+  return st;
+}
+
+/* Runs prog and fails the test unless it succeeds. */
+#define TU_RUN_OK(client, prog, nin, in, out)                               \
+  do {                                                                      \
+    xrt_status tu_st_ = tu_run((client), (prog), (nin), (in), (out));       \
+    if (tu_st_ != XRT_OK)                                                   \
+      fail_msg("run failed: %s: %s", xrt_strerror(tu_st_), tu_msg);         \
+  } while (0)
+
+/* Compiles and runs a program with no inputs; returns the status. */
+static inline xrt_status tu_run0(xrt_client *client, const char *prog) {
+  tu_out o;
+  xrt_status st = tu_run(client, prog, 0, NULL, &o);
+  tu_out_free(&o);
+  return st;
+}
+
+/* Asserts the output i has the given shape. */
+static inline void tu_assert_shape(const tu_out *o, int i, xrt_shape want) {
+  assert_true(i < o->n);
+  assert_int_equal(o->shape[i].dtype, want.dtype);
+  assert_int_equal(o->shape[i].rank, want.rank);
+  for (int d = 0; d < want.rank; d++)
+    assert_int_equal(o->shape[i].dims[d], want.dims[d]);
+}
+
+/* Asserts output i is exactly these bytes (and that many). */
+#define TU_ASSERT_OUT(o, i, type, ...)                                      \
+  do {                                                                      \
+    const type tu_want_[] = {__VA_ARGS__};                                  \
+    assert_int_equal((o)->bytes[i], sizeof tu_want_);                       \
+    assert_memory_equal((o)->data[i], tu_want_, sizeof tu_want_);           \
+  } while (0)
+
+/* Asserts float output i is within rel/abs tolerance tol of the values. */
+static inline void tu_assert_f32_near(const tu_out *o, int i, const double *want,
+                                      size_t n, double tol) {
+  assert_int_equal(o->bytes[i], n * sizeof(float));
+  const float *got = (const float *)o->data[i];
+  for (size_t k = 0; k < n; k++) {
+    double err = fabs((double)got[k] - want[k]);
+    double lim = tol * (fabs(want[k]) > 1 ? fabs(want[k]) : 1);
+    if (!(err <= lim))
+      fail_msg("element %zu: got %.9g want %.9g", k, (double)got[k], want[k]);
+  }
+}
+
+/* Asserts that s starts with prefix, printing both otherwise. */
+#define TU_ASSERT_PREFIX(s, prefix)                                         \
+  do {                                                                      \
+    const char *tu_s_ = (s), *tu_p_ = (prefix);                             \
+    if (strncmp(tu_s_, tu_p_, strlen(tu_p_)) != 0)                          \
+      fail_msg("message \"%s\" does not start with \"%s\"", tu_s_, tu_p_);  \
+  } while (0)
+
+#define TU_ASSERT_CONTAINS(s, sub)                                          \
+  do {                                                                      \
+    const char *tu_s_ = (s), *tu_p_ = (sub);                                \
+    if (!strstr(tu_s_, tu_p_))                                              \
+      fail_msg("message \"%s\" does not contain \"%s\"", tu_s_, tu_p_);     \
+  } while (0)
+
+/* Group fixtures: a default one-device client in *state. */
+static inline int tu_setup_client(void **state) {
+  xrt_client *c = NULL;
+  if (xrt_client_create(NULL, &c) != XRT_OK) return -1;
+  *state = c;
+  return 0;
+}
+
+static inline int tu_teardown_client(void **state) {
+  xrt_client_release((xrt_client *)*state);
+  return 0;
+}
+
+static inline uint32_t tu_f32_bits(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  return u;
+}
+
+static inline float tu_bits_f32(uint32_t u) {
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
+#endif /* XRT_TEST_UTIL_H */

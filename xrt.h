@@ -1,0 +1,833 @@
+/*
+ * xrt.h - the one public header of xrt, an embeddable runtime for StableHLO
+ * programs.  MIT licensed; see LICENSE.
+ *
+ * Conventions (borrowed from IREE, SQLite and PJRT):
+ *  - Every call that can fail returns an xrt_status.  XRT_OK is 0.  The
+ *    message of the last failure on the calling thread is xrt_last_error().
+ *  - The caller owns what a *_create / *_compile / *_from_* call returns and
+ *    gives it back with the matching *_release.  Accessors return borrowed
+ *    pointers that live as long as the object they came from.
+ *  - Options structs are filled with defaults by *_options_init before use.
+ *  - Handles (clients, buffers, executables) are validated on every call: a
+ *    released handle or one from another client gives XRT_INVALID_ARGUMENT,
+ *    never a crash.
+ *  - Thread safety is stated on each declaration.  "Thread-safe" means any
+ *    number of threads may call it at once on the same objects.
+ */
+#ifndef XRT_H
+#define XRT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define XRT_VERSION_MAJOR 0
+#define XRT_VERSION_MINOR 1
+#define XRT_VERSION_PATCH 0
+#define XRT_VERSION_STRING "0.1.0"
+
+/* Largest tensor rank xrt accepts. */
+#define XRT_MAX_RANK 16
+
+/* ======================================================================
+ * Status codes and errors
+ * ==================================================================== */
+
+/* Codes follow the canonical (absl / gRPC) set that PJRT uses, so that a
+ * plugin can pass its vendor's code straight through. */
+typedef enum xrt_status {
+  XRT_OK = 0,
+  XRT_CANCELLED = 1,
+  XRT_UNKNOWN = 2,
+  XRT_INVALID_ARGUMENT = 3,  /* misuse of the API, or an invalid program */
+  XRT_DEADLINE_EXCEEDED = 4,
+  XRT_NOT_FOUND = 5,         /* a named function, file or target is missing */
+  XRT_ALREADY_EXISTS = 6,
+  XRT_PERMISSION_DENIED = 7,
+  XRT_RESOURCE_EXHAUSTED = 8, /* out of host or device memory */
+  XRT_FAILED_PRECONDITION = 9,
+  XRT_ABORTED = 10,
+  XRT_OUT_OF_RANGE = 11,
+  XRT_UNIMPLEMENTED = 12,    /* an op, type or feature xrt does not have */
+  XRT_INTERNAL = 13,
+  XRT_UNAVAILABLE = 14,
+  XRT_DATA_LOSS = 15,
+  XRT_UNAUTHENTICATED = 16,
+  XRT_CHECK_FAILED = 17      /* a check.* op in the program found a mismatch */
+} xrt_status;
+
+/* A static, human-readable name for a status code ("INVALID_ARGUMENT").
+ * Thread-safe. Never NULL. */
+const char *xrt_strerror(xrt_status code);
+
+/* The message of the most recent failed call on this thread ("" if none).
+ * Borrowed; valid until the next xrt call on this thread.  Thread-safe. */
+const char *xrt_last_error(void);
+
+/* The status of the most recent failed call on this thread. Thread-safe. */
+xrt_status xrt_last_status(void);
+
+/* ======================================================================
+ * Allocator
+ * ==================================================================== */
+
+/* Host memory allocator, passed by value (IREE style).  alloc returns NULL
+ * on failure; free accepts NULL.  The default uses malloc/free. */
+typedef struct xrt_allocator {
+  void *self;
+  void *(*alloc)(void *self, size_t size);
+  void (*free)(void *self, void *ptr);
+} xrt_allocator;
+
+/* The system allocator (malloc/free). Thread-safe. */
+xrt_allocator xrt_allocator_system(void);
+
+/* ======================================================================
+ * Element types and shapes
+ * ==================================================================== */
+
+/* Element types.  Values are stable (they are part of the plugin ABI).
+ * Storage: pred is one byte (0 or 1); the sub-byte integers s2/s4/u2/u4 take
+ * one byte each (sign- or zero-extended); f16/bf16 are their 16-bit patterns;
+ * complex types are (real, imag) pairs; the f8/f6/f4 families take one byte
+ * each holding their bit pattern in the low bits. */
+typedef enum xrt_dtype {
+  XRT_DTYPE_INVALID = 0,
+  XRT_PRED = 1,
+  XRT_S8 = 2,
+  XRT_S16 = 3,
+  XRT_S32 = 4,
+  XRT_S64 = 5,
+  XRT_U8 = 6,
+  XRT_U16 = 7,
+  XRT_U32 = 8,
+  XRT_U64 = 9,
+  XRT_F16 = 10,
+  XRT_BF16 = 11,
+  XRT_F32 = 12,
+  XRT_F64 = 13,
+  XRT_C64 = 14,  /* complex<f32> */
+  XRT_C128 = 15, /* complex<f64> */
+  XRT_S2 = 16,
+  XRT_S4 = 17,
+  XRT_U2 = 18,
+  XRT_U4 = 19,
+  XRT_F8E4M3FN = 20,
+  XRT_F8E5M2 = 21,
+  XRT_F8E4M3FNUZ = 22,
+  XRT_F8E5M2FNUZ = 23,
+  XRT_F8E4M3B11FNUZ = 24,
+  XRT_F8E3M4 = 25,
+  XRT_F8E4M3 = 26,
+  XRT_F8E8M0FNU = 27,
+  XRT_F6E2M3FN = 28,
+  XRT_F6E3M2FN = 29,
+  XRT_F4E2M1FN = 30,
+  XRT_DTYPE_COUNT = 31
+} xrt_dtype;
+
+/* Bytes one element occupies in a buffer; 0 for an invalid type. Thread-safe. */
+size_t xrt_dtype_size(xrt_dtype t);
+/* The MLIR spelling ("f32", "i1", "ui8", "complex<f32>"); "invalid" for an
+ * invalid type. Thread-safe. */
+const char *xrt_dtype_name(xrt_dtype t);
+/* Parses an MLIR spelling; XRT_DTYPE_INVALID if unknown. Thread-safe. */
+xrt_dtype xrt_dtype_from_name(const char *name, size_t len);
+bool xrt_dtype_is_float(xrt_dtype t);   /* f16, bf16, f32, f64, f8/f6/f4 */
+bool xrt_dtype_is_complex(xrt_dtype t); /* c64, c128 */
+bool xrt_dtype_is_signed_int(xrt_dtype t);
+bool xrt_dtype_is_unsigned_int(xrt_dtype t); /* excludes pred */
+/* Width in bits of the type's values (1 for pred, 4 for s4, 64 for c64
+ * halves... i.e. the MLIR bit width: 64 for c64, 128 for c128). */
+int xrt_dtype_bits(xrt_dtype t);
+
+/* A dense array shape.  Row-major, no padding. */
+typedef struct xrt_shape {
+  xrt_dtype dtype;
+  int32_t rank;
+  int64_t dims[XRT_MAX_RANK];
+} xrt_shape;
+
+/* Number of elements (1 for rank 0). Thread-safe. */
+int64_t xrt_shape_numel(const xrt_shape *s);
+/* Number of bytes of a dense array of this shape. Thread-safe. */
+size_t xrt_shape_bytes(const xrt_shape *s);
+/* Writes "tensor<2x3xf32>" into buf (always NUL-terminated when cap > 0);
+ * returns the length it needed. Thread-safe. */
+size_t xrt_shape_format(const xrt_shape *s, char *buf, size_t cap);
+
+/* ---- half-precision conversions (round to nearest even) ---- */
+
+static inline float xrt__bits_to_f32(uint32_t u) {
+  union { uint32_t u; float f; } v; v.u = u; return v.f;
+}
+static inline uint32_t xrt__f32_to_bits(float f) {
+  union { uint32_t u; float f; } v; v.f = f; return v.u;
+}
+static inline uint64_t xrt__f64_to_bits(double d) {
+  union { uint64_t u; double d; } v; v.d = d; return v.u;
+}
+
+/* IEEE binary16 bits to float (exact). Thread-safe. */
+static inline float xrt_f16_to_f32(uint16_t h) {
+  uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+  uint32_t exp = (h >> 10) & 0x1fu, man = h & 0x3ffu;
+  if (exp == 0x1f) return xrt__bits_to_f32(sign | 0x7f800000u | (man << 13));
+  if (exp == 0) {
+    float f = (float)man * (1.0f / 16777216.0f); /* man * 2^-24 */
+    return sign ? -f : f;
+  }
+  return xrt__bits_to_f32(sign | ((exp + 112u) << 23) | (man << 13));
+}
+
+/* double to IEEE binary16 bits, correctly rounded (no double rounding). */
+static inline uint16_t xrt_f64_to_f16(double d) {
+  uint64_t u = xrt__f64_to_bits(d);
+  uint16_t sign = (uint16_t)((u >> 48) & 0x8000u);
+  int exp = (int)((u >> 52) & 0x7ff);
+  uint64_t man = u & 0xfffffffffffffull;
+  if (exp == 0x7ff) /* inf or nan (keep a quiet nan) */
+    return (uint16_t)(sign | 0x7c00u | (man ? 0x200u | (uint16_t)(man >> 42) : 0));
+  int e = exp - 1023 + 15;          /* biased half exponent */
+  if (e >= 0x1f) return (uint16_t)(sign | 0x7c00u);
+  uint64_t full = man | (exp ? (1ull << 52) : 0); /* 53-bit significand */
+  int shift;                        /* bits to drop from full */
+  uint16_t base;
+  if (e <= 0) {                     /* subnormal half */
+    shift = 42 + 1 - e;
+    if (shift > 63) return sign;
+    base = 0;
+  } else {
+    shift = 42;
+    base = (uint16_t)(e << 10);
+    full &= (1ull << 52) - 1;
+  }
+  uint64_t kept = full >> shift, rest = full & ((1ull << shift) - 1);
+  uint64_t half = 1ull << (shift - 1);
+  uint32_t r = (uint32_t)(base + kept);
+  if (rest > half || (rest == half && (kept & 1))) r++; /* may carry into exp */
+  return (uint16_t)(sign | r);
+}
+
+/* float to IEEE binary16 bits, round to nearest even. Thread-safe. */
+static inline uint16_t xrt_f32_to_f16(float f) { return xrt_f64_to_f16((double)f); }
+
+/* bfloat16 bits to float (exact). Thread-safe. */
+static inline float xrt_bf16_to_f32(uint16_t b) {
+  return xrt__bits_to_f32((uint32_t)b << 16);
+}
+
+/* float to bfloat16 bits, round to nearest even; NaN stays NaN. */
+static inline uint16_t xrt_f32_to_bf16(float f) {
+  uint32_t u = xrt__f32_to_bits(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40u);
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return (uint16_t)(u >> 16);
+}
+
+static inline int xrt__abs_gt(double a, double b) {
+  return (a < 0 ? -a : a) > (b < 0 ? -b : b);
+}
+
+/* double to bfloat16 bits, correctly rounded (no double rounding). */
+static inline uint16_t xrt_f64_to_bf16(double d) {
+  float f = (float)d;
+  /* Rounding to float first can double-round; fix by rounding to odd. */
+  if (f == f && (double)f != d && f - f == 0) {
+    uint32_t u = xrt__f32_to_bits(f);
+    if (xrt__abs_gt((double)f, d)) u--; /* truncate toward zero ... */
+    u |= 1u;                         /* ... and keep a sticky bit: round to odd */
+    f = xrt__bits_to_f32(u);
+  }
+  return xrt_f32_to_bf16(f);
+}
+
+/* ======================================================================
+ * Objects
+ * ==================================================================== */
+
+typedef struct xrt_client xrt_client;         /* a set of devices of one plugin */
+typedef struct xrt_device xrt_device;         /* borrowed from its client */
+typedef struct xrt_buffer xrt_buffer;         /* an array resident on one device */
+typedef struct xrt_program xrt_program;       /* a parsed, verified module */
+typedef struct xrt_executable xrt_executable; /* a program compiled for a client */
+
+/* ======================================================================
+ * Clients and devices
+ * ==================================================================== */
+
+typedef struct xrt_client_options {
+  /* Name of the device plugin: "sim" (the built-in simulator) is the default.
+   * NULL means the default. */
+  const char *plugin;
+  /* Number of devices the simulator exposes (default 1; 1..1024). */
+  int num_devices;
+  /* Memory per simulated device in bytes (default 4 GiB). */
+  uint64_t device_memory_bytes;
+  /* Host allocator for everything the client allocates. */
+  xrt_allocator allocator;
+} xrt_client_options;
+
+/* Fills *options with defaults. Thread-safe. */
+void xrt_client_options_init(xrt_client_options *options);
+
+/* Creates a client. options may be NULL for defaults. The caller owns
+ * *out_client. Thread-safe. */
+xrt_status xrt_client_create(const xrt_client_options *options,
+                             xrt_client **out_client);
+
+/* Releases the client and every buffer and executable still alive on it.
+ * NULL is ignored.  Not thread-safe with other calls on the same client. */
+void xrt_client_release(xrt_client *client);
+
+/* Name of the plugin serving the client ("sim"); borrowed. Thread-safe. */
+const char *xrt_client_platform(const xrt_client *client);
+
+/* Number of devices. -1 for an invalid client. Thread-safe. */
+int xrt_client_device_count(const xrt_client *client);
+
+/* Device number index (borrowed, lives as long as the client), or NULL with
+ * XRT_OUT_OF_RANGE if index is out of range. Thread-safe. */
+xrt_device *xrt_client_device(xrt_client *client, int index);
+
+/* A device's id (its index in the client), -1 if invalid. Thread-safe. */
+int xrt_device_id(const xrt_device *device);
+/* A device's kind as the plugin names it ("sim"); borrowed. Thread-safe. */
+const char *xrt_device_kind(const xrt_device *device);
+
+/* Device attributes: typed values the plugin reports ("memory_bytes",
+ * "cores", ...). */
+typedef enum xrt_attribute_type {
+  XRT_ATTRIBUTE_INT = 0,
+  XRT_ATTRIBUTE_FLOAT = 1,
+  XRT_ATTRIBUTE_STRING = 2,
+  XRT_ATTRIBUTE_BOOL = 3
+} xrt_attribute_type;
+
+typedef struct xrt_attribute {
+  const char *name;
+  xrt_attribute_type type;
+  int64_t int_value;
+  double float_value;
+  const char *string_value;
+  bool bool_value;
+} xrt_attribute;
+
+/* Number of attributes of a device (-1 if the device is invalid). */
+int xrt_device_attribute_count(const xrt_device *device);
+/* Attribute number index; borrowed strings. Thread-safe. */
+xrt_status xrt_device_attribute_get(const xrt_device *device, int index,
+                                    xrt_attribute *out);
+/* Attribute by name; XRT_NOT_FOUND if absent. Thread-safe. */
+xrt_status xrt_device_attribute_find(const xrt_device *device,
+                                     const char *name, xrt_attribute *out);
+
+/* ======================================================================
+ * Buffers
+ * ==================================================================== */
+
+/* Copies a dense row-major host array onto a device.  data must hold
+ * xrt_shape_bytes(shape) bytes (it may be NULL only when that is 0).  The
+ * caller owns *out_buffer. Thread-safe. */
+xrt_status xrt_buffer_from_host(xrt_client *client, xrt_device *device,
+                                const xrt_shape *shape, const void *data,
+                                xrt_buffer **out_buffer);
+
+/* Copies the buffer's contents to host memory; dst_bytes must be at least
+ * xrt_buffer_bytes(buffer). Thread-safe. */
+xrt_status xrt_buffer_to_host(xrt_buffer *buffer, void *dst, size_t dst_bytes);
+
+/* Copies the buffer to another device of the same client. Thread-safe. */
+xrt_status xrt_buffer_copy_to_device(xrt_buffer *buffer, xrt_device *device,
+                                     xrt_buffer **out_buffer);
+
+/* The buffer's shape (copied into *out). Thread-safe. */
+xrt_status xrt_buffer_shape(const xrt_buffer *buffer, xrt_shape *out);
+/* Size in bytes (0 for an invalid buffer). Thread-safe. */
+size_t xrt_buffer_bytes(const xrt_buffer *buffer);
+/* The device holding the buffer (borrowed), NULL if invalid. Thread-safe. */
+xrt_device *xrt_buffer_device(const xrt_buffer *buffer);
+
+/* Frees the buffer. NULL is ignored; a stale handle is reported, not
+ * dereferenced. Thread-safe with respect to other buffers. */
+xrt_status xrt_buffer_release(xrt_buffer *buffer);
+
+/* Reads a .npy file (little-endian numeric dtypes, C order) onto a device. */
+xrt_status xrt_buffer_from_npy(xrt_client *client, xrt_device *device,
+                               const char *path, xrt_buffer **out_buffer);
+/* Writes the buffer as a .npy file (version 1.0). pred becomes '|b1'. */
+xrt_status xrt_buffer_to_npy(xrt_buffer *buffer, const char *path);
+
+/* ======================================================================
+ * Programs and compilation
+ * ==================================================================== */
+
+typedef struct xrt_compile_options {
+  /* Function to run: NULL means "main", or the only function if there is
+   * one and none is called main. */
+  const char *entry;
+  /* Name used in error locations ("model.mlir"); NULL means "<input>". */
+  const char *filename;
+  /* Added to every line number, for a chunk cut from a larger file. */
+  int line_offset;
+} xrt_compile_options;
+
+/* Fills *options with defaults. Thread-safe. */
+void xrt_compile_options_init(xrt_compile_options *options);
+
+/* Parses and verifies StableHLO text (len bytes; need not be NUL-terminated).
+ * Errors carry file:line:col. The caller owns *out_program. Thread-safe. */
+xrt_status xrt_program_parse(const char *text, size_t len,
+                             const xrt_compile_options *options,
+                             xrt_program **out_program);
+void xrt_program_release(xrt_program *program);
+/* Number of functions and their names (borrowed). */
+int xrt_program_function_count(const xrt_program *program);
+const char *xrt_program_function_name(const xrt_program *program, int index);
+
+/* Compiles a parsed program for the client's devices. Thread-safe. */
+xrt_status xrt_compile_program(xrt_client *client, const xrt_program *program,
+                               const xrt_compile_options *options,
+                               xrt_executable **out_executable);
+
+/* Parse + verify + compile in one call. Thread-safe. */
+xrt_status xrt_compile(xrt_client *client, const char *text, size_t len,
+                       const xrt_compile_options *options,
+                       xrt_executable **out_executable);
+
+xrt_status xrt_executable_release(xrt_executable *executable);
+
+/* Inputs and outputs of the entry function. -1 if invalid. Thread-safe. */
+int xrt_executable_num_inputs(const xrt_executable *executable);
+int xrt_executable_num_outputs(const xrt_executable *executable);
+xrt_status xrt_executable_input_shape(const xrt_executable *executable,
+                                      int index, xrt_shape *out);
+xrt_status xrt_executable_output_shape(const xrt_executable *executable,
+                                       int index, xrt_shape *out);
+/* Name of the entry function (borrowed). */
+const char *xrt_executable_name(const xrt_executable *executable);
+
+/* ======================================================================
+ * Execution
+ * ==================================================================== */
+
+typedef struct xrt_execute_options {
+  int reserved; /* for future use; set by xrt_execute_options_init */
+} xrt_execute_options;
+
+void xrt_execute_options_init(xrt_execute_options *options);
+
+/* Runs the executable on one device.  args[i] must live on that device and
+ * match input i's shape.  outputs receives num_outputs new buffers owned by
+ * the caller (num_outputs must equal xrt_executable_num_outputs).  On
+ * failure no output is returned.  options may be NULL. Thread-safe. */
+xrt_status xrt_execute(xrt_executable *executable, xrt_device *device,
+                       xrt_buffer *const *args, int num_args,
+                       xrt_buffer **outputs, int num_outputs,
+                       const xrt_execute_options *options);
+
+/* ======================================================================
+ * Host functions (targets of stablehlo.custom_call)
+ * ==================================================================== */
+
+struct xrt_ir_op;
+
+/* One operand or result of a host call: dense row-major host memory. */
+typedef struct xrt_host_tensor {
+  xrt_shape shape;
+  void *data;
+  size_t bytes;
+} xrt_host_tensor;
+
+typedef struct xrt_host_call {
+  const char *target;             /* call_target_name */
+  const struct xrt_ir_op *op;     /* the op, with its attributes and loc */
+  int num_inputs;
+  const xrt_host_tensor *inputs;
+  int num_outputs;
+  xrt_host_tensor *outputs;       /* preallocated; the function fills them */
+  char *error;                    /* message buffer for failures */
+  size_t error_cap;
+} xrt_host_call;
+
+/* A host function returns XRT_OK, or a code with a message written into
+ * call->error (use xrt_host_call_fail). */
+typedef xrt_status (*xrt_host_fn)(void *user, xrt_host_call *call);
+
+/* Registers fn as the target name for custom calls compiled by this client
+ * afterwards. Registering a name again replaces it. Thread-safe. */
+xrt_status xrt_client_register_host_function(xrt_client *client,
+                                             const char *target,
+                                             xrt_host_fn fn, void *user);
+
+/* Writes a printf-style message into call->error and returns code. */
+xrt_status xrt_host_call_fail(xrt_host_call *call, xrt_status code,
+                              const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* ======================================================================
+ * Plugin interface and IR (unstable until the plugin ABI issue freezes it)
+ *
+ * A device plugin receives programs already parsed and verified, as the
+ * read-only structures below.  Values are numbered per function; an op's
+ * operands and results are indices into xrt_ir_func.value_types.  Regions
+ * have a single block whose last op is its terminator.
+ * ==================================================================== */
+
+/* X-macro of every op the parser knows: X(ENUM, "name"). */
+#define XRT_OPCODES(X)                                                        \
+  X(ABS, "stablehlo.abs")                                                     \
+  X(ADD, "stablehlo.add")                                                     \
+  X(AFTER_ALL, "stablehlo.after_all")                                         \
+  X(ALL_GATHER, "stablehlo.all_gather")                                       \
+  X(ALL_REDUCE, "stablehlo.all_reduce")                                       \
+  X(ALL_TO_ALL, "stablehlo.all_to_all")                                       \
+  X(AND, "stablehlo.and")                                                     \
+  X(ATAN2, "stablehlo.atan2")                                                 \
+  X(BATCH_NORM_GRAD, "stablehlo.batch_norm_grad")                             \
+  X(BATCH_NORM_INFERENCE, "stablehlo.batch_norm_inference")                   \
+  X(BATCH_NORM_TRAINING, "stablehlo.batch_norm_training")                     \
+  X(BITCAST_CONVERT, "stablehlo.bitcast_convert")                             \
+  X(BROADCAST, "stablehlo.broadcast")                                         \
+  X(BROADCAST_IN_DIM, "stablehlo.broadcast_in_dim")                           \
+  X(CASE, "stablehlo.case")                                                   \
+  X(CBRT, "stablehlo.cbrt")                                                   \
+  X(CEIL, "stablehlo.ceil")                                                   \
+  X(CHOLESKY, "stablehlo.cholesky")                                           \
+  X(CLAMP, "stablehlo.clamp")                                                 \
+  X(COLLECTIVE_BROADCAST, "stablehlo.collective_broadcast")                   \
+  X(COLLECTIVE_PERMUTE, "stablehlo.collective_permute")                       \
+  X(COMPARE, "stablehlo.compare")                                             \
+  X(COMPLEX, "stablehlo.complex")                                             \
+  X(COMPOSITE, "stablehlo.composite")                                         \
+  X(CONCATENATE, "stablehlo.concatenate")                                     \
+  X(CONSTANT, "stablehlo.constant")                                           \
+  X(CONVERT, "stablehlo.convert")                                             \
+  X(CONVOLUTION, "stablehlo.convolution")                                     \
+  X(COSINE, "stablehlo.cosine")                                               \
+  X(COUNT_LEADING_ZEROS, "stablehlo.count_leading_zeros")                     \
+  X(CUSTOM_CALL, "stablehlo.custom_call")                                     \
+  X(DIVIDE, "stablehlo.divide")                                               \
+  X(DOT, "stablehlo.dot")                                                     \
+  X(DOT_GENERAL, "stablehlo.dot_general")                                     \
+  X(DYNAMIC_BROADCAST_IN_DIM, "stablehlo.dynamic_broadcast_in_dim")           \
+  X(DYNAMIC_CONV, "stablehlo.dynamic_conv")                                   \
+  X(DYNAMIC_GATHER, "stablehlo.dynamic_gather")                               \
+  X(DYNAMIC_IOTA, "stablehlo.dynamic_iota")                                   \
+  X(DYNAMIC_PAD, "stablehlo.dynamic_pad")                                     \
+  X(DYNAMIC_RESHAPE, "stablehlo.dynamic_reshape")                             \
+  X(DYNAMIC_SLICE, "stablehlo.dynamic_slice")                                 \
+  X(DYNAMIC_UPDATE_SLICE, "stablehlo.dynamic_update_slice")                   \
+  X(EXPONENTIAL, "stablehlo.exponential")                                     \
+  X(EXPONENTIAL_MINUS_ONE, "stablehlo.exponential_minus_one")                 \
+  X(FFT, "stablehlo.fft")                                                     \
+  X(FLOOR, "stablehlo.floor")                                                 \
+  X(GATHER, "stablehlo.gather")                                               \
+  X(GET_DIMENSION_SIZE, "stablehlo.get_dimension_size")                       \
+  X(GET_TUPLE_ELEMENT, "stablehlo.get_tuple_element")                         \
+  X(IF, "stablehlo.if")                                                       \
+  X(IMAG, "stablehlo.imag")                                                   \
+  X(INFEED, "stablehlo.infeed")                                               \
+  X(IOTA, "stablehlo.iota")                                                   \
+  X(IS_FINITE, "stablehlo.is_finite")                                         \
+  X(LOG, "stablehlo.log")                                                     \
+  X(LOG_PLUS_ONE, "stablehlo.log_plus_one")                                   \
+  X(LOGISTIC, "stablehlo.logistic")                                           \
+  X(MAP, "stablehlo.map")                                                     \
+  X(MAXIMUM, "stablehlo.maximum")                                             \
+  X(MINIMUM, "stablehlo.minimum")                                             \
+  X(MULTIPLY, "stablehlo.multiply")                                           \
+  X(NEGATE, "stablehlo.negate")                                               \
+  X(NOT, "stablehlo.not")                                                     \
+  X(OPTIMIZATION_BARRIER, "stablehlo.optimization_barrier")                   \
+  X(OR, "stablehlo.or")                                                       \
+  X(OUTFEED, "stablehlo.outfeed")                                             \
+  X(PAD, "stablehlo.pad")                                                     \
+  X(PARTITION_ID, "stablehlo.partition_id")                                   \
+  X(POPCNT, "stablehlo.popcnt")                                               \
+  X(POWER, "stablehlo.power")                                                 \
+  X(REAL, "stablehlo.real")                                                   \
+  X(RECV, "stablehlo.recv")                                                   \
+  X(REDUCE, "stablehlo.reduce")                                               \
+  X(REDUCE_PRECISION, "stablehlo.reduce_precision")                           \
+  X(REDUCE_SCATTER, "stablehlo.reduce_scatter")                               \
+  X(REDUCE_WINDOW, "stablehlo.reduce_window")                                 \
+  X(REMAINDER, "stablehlo.remainder")                                         \
+  X(REPLICA_ID, "stablehlo.replica_id")                                       \
+  X(RESHAPE, "stablehlo.reshape")                                             \
+  X(RETURN, "stablehlo.return")                                               \
+  X(REVERSE, "stablehlo.reverse")                                             \
+  X(RNG, "stablehlo.rng")                                                     \
+  X(RNG_BIT_GENERATOR, "stablehlo.rng_bit_generator")                         \
+  X(ROUND_NEAREST_AFZ, "stablehlo.round_nearest_afz")                         \
+  X(ROUND_NEAREST_EVEN, "stablehlo.round_nearest_even")                       \
+  X(RSQRT, "stablehlo.rsqrt")                                                 \
+  X(SCATTER, "stablehlo.scatter")                                             \
+  X(SELECT, "stablehlo.select")                                               \
+  X(SELECT_AND_SCATTER, "stablehlo.select_and_scatter")                       \
+  X(SEND, "stablehlo.send")                                                   \
+  X(SHIFT_LEFT, "stablehlo.shift_left")                                       \
+  X(SHIFT_RIGHT_ARITHMETIC, "stablehlo.shift_right_arithmetic")               \
+  X(SHIFT_RIGHT_LOGICAL, "stablehlo.shift_right_logical")                     \
+  X(SIGN, "stablehlo.sign")                                                   \
+  X(SINE, "stablehlo.sine")                                                   \
+  X(SLICE, "stablehlo.slice")                                                 \
+  X(SORT, "stablehlo.sort")                                                   \
+  X(SQRT, "stablehlo.sqrt")                                                   \
+  X(SUBTRACT, "stablehlo.subtract")                                           \
+  X(TAN, "stablehlo.tan")                                                     \
+  X(TANH, "stablehlo.tanh")                                                   \
+  X(TRANSPOSE, "stablehlo.transpose")                                         \
+  X(TRIANGULAR_SOLVE, "stablehlo.triangular_solve")                           \
+  X(TUPLE, "stablehlo.tuple")                                                 \
+  X(UNIFORM_DEQUANTIZE, "stablehlo.uniform_dequantize")                       \
+  X(UNIFORM_QUANTIZE, "stablehlo.uniform_quantize")                           \
+  X(WHILE, "stablehlo.while")                                                 \
+  X(XOR, "stablehlo.xor")                                                     \
+  X(FUNC_CALL, "func.call")                                                   \
+  X(FUNC_RETURN, "func.return")
+
+typedef enum xrt_opcode {
+  XRT_OP_INVALID = 0,
+#define XRT__OPCODE_ENUM(e, s) XRT_OP_##e,
+  XRT_OPCODES(XRT__OPCODE_ENUM)
+#undef XRT__OPCODE_ENUM
+  XRT_OP_COUNT
+} xrt_opcode;
+
+/* The op's MLIR name ("stablehlo.add"); "invalid" if out of range. */
+const char *xrt_opcode_name(xrt_opcode op);
+
+/* A source location: file (borrowed from the program), 1-based line/col. */
+typedef struct xrt_ir_loc {
+  const char *file;
+  int32_t line;
+  int32_t col;
+} xrt_ir_loc;
+
+typedef enum xrt_ir_type_kind {
+  XRT_TYPE_TENSOR = 0,
+  XRT_TYPE_TUPLE = 1,
+  XRT_TYPE_TOKEN = 2
+} xrt_ir_type_kind;
+
+/* Per-tensor or per-axis uniform quantization (!quant.uniform). */
+typedef struct xrt_ir_quant {
+  xrt_dtype storage;       /* i8, ... */
+  xrt_dtype expressed;     /* f32, ... */
+  int64_t storage_min, storage_max;
+  int32_t axis;            /* -1 for per-tensor */
+  int32_t num_scales;
+  const double *scales;
+  const int64_t *zero_points;
+} xrt_ir_quant;
+
+typedef struct xrt_ir_type {
+  uint8_t kind;            /* xrt_ir_type_kind */
+  xrt_shape shape;         /* for tensors; dtype is the storage type */
+  const xrt_ir_quant *quant; /* non-NULL for quantized element types */
+  int32_t num_elems;       /* tuples */
+  const struct xrt_ir_type *elems;
+} xrt_ir_type;
+
+/* A dense literal.  data holds the elements in buffer storage format
+ * (see xrt_dtype); when splat is true it holds one element that stands for
+ * every element of type. */
+typedef struct xrt_ir_literal {
+  xrt_ir_type type;
+  const void *data;
+  size_t bytes;
+  bool splat;
+} xrt_ir_literal;
+
+typedef enum xrt_ir_attr_kind {
+  XRT_ATTR_UNIT = 0,    /* present, no value */
+  XRT_ATTR_INT = 1,     /* i */
+  XRT_ATTR_FLOAT = 2,   /* f */
+  XRT_ATTR_BOOL = 3,    /* i (0/1) */
+  XRT_ATTR_STRING = 4,  /* s ("..." contents, unescaped), n = length */
+  XRT_ATTR_ENUM = 5,    /* s: #stablehlo<comparison_direction LT> -> "LT",
+                           or a bare keyword such as FLOAT */
+  XRT_ATTR_INTS = 6,    /* ints[n]: [1, 2], array<i64: 1, 2>, dense<[1,2]> of
+                           an integer type */
+  XRT_ATTR_DENSE = 7,   /* lit: any other dense<...> : type */
+  XRT_ATTR_TYPE = 8,    /* type */
+  XRT_ATTR_SYMBOL = 9,  /* s: @name -> "name" */
+  XRT_ATTR_LIST = 10,   /* items[num_items]: [...] of non-integers */
+  XRT_ATTR_DICT = 11    /* items[num_items], each named: {a = 1} and
+                           #dialect.struct<a = 1> */
+} xrt_ir_attr_kind;
+
+typedef struct xrt_ir_attr {
+  const char *name;     /* NULL inside lists */
+  uint8_t kind;         /* xrt_ir_attr_kind */
+  int64_t i;
+  double f;
+  const char *s;
+  int64_t n;
+  const int64_t *ints;
+  const xrt_ir_literal *lit;
+  const xrt_ir_type *type;
+  int32_t num_items;
+  const struct xrt_ir_attr *items;
+} xrt_ir_attr;
+
+struct xrt_ir_region;
+
+typedef struct xrt_ir_op {
+  xrt_opcode code;
+  const char *name;      /* as written, e.g. "stablehlo.add" */
+  int32_t num_operands;
+  const int32_t *operands;
+  int32_t num_results;
+  const int32_t *results;
+  int32_t num_attrs;
+  const xrt_ir_attr *attrs;
+  int32_t num_regions;
+  const struct xrt_ir_region *regions;
+  xrt_ir_loc loc;
+  int32_t callee;        /* func.call: index into xrt_ir_module.funcs */
+  xrt_host_fn host_fn;   /* custom_call: resolved at compile time */
+  void *host_user;
+} xrt_ir_op;
+
+typedef struct xrt_ir_region {
+  int32_t num_args;
+  const int32_t *args;   /* value ids of the block arguments */
+  int32_t num_ops;
+  const xrt_ir_op *ops;  /* last op is the terminator */
+} xrt_ir_region;
+
+typedef struct xrt_ir_func {
+  const char *name;
+  bool is_public;
+  int32_t num_values;
+  const xrt_ir_type *value_types; /* indexed by value id */
+  xrt_ir_region body;             /* body.args are the function arguments */
+  int32_t num_results;
+  const xrt_ir_type *result_types;
+  xrt_ir_loc loc;
+} xrt_ir_func;
+
+typedef struct xrt_ir_module {
+  const char *name;      /* "" if unnamed */
+  int32_t num_funcs;
+  const xrt_ir_func *funcs;
+  int32_t num_replicas;  /* mhlo.num_replicas, default 1 */
+  int32_t num_partitions;/* mhlo.num_partitions, default 1 */
+} xrt_ir_module;
+
+/* The module of a parsed program (borrowed). */
+const xrt_ir_module *xrt_program_module(const xrt_program *program);
+
+/* Finds an attribute of op by name; NULL if absent. Thread-safe. */
+static inline const xrt_ir_attr *xrt_ir_op_attr(const xrt_ir_op *op,
+                                                const char *name) {
+  for (int32_t i = 0; i < op->num_attrs; i++) {
+    const char *a = op->attrs[i].name, *b = name;
+    while (*a && *a == *b) a++, b++;
+    if (*a == *b) return &op->attrs[i];
+  }
+  return 0;
+}
+
+/* Finds a named field of a DICT attribute (such as the dot_dimension_numbers
+ * of dot_general); NULL if absent or attr is not a DICT. Thread-safe. */
+static inline const xrt_ir_attr *xrt_ir_attr_field(const xrt_ir_attr *attr,
+                                                   const char *name) {
+  if (!attr || attr->kind != XRT_ATTR_DICT) return 0;
+  for (int32_t i = 0; i < attr->num_items; i++) {
+    const char *a = attr->items[i].name, *b = name;
+    if (!a) continue;
+    while (*a && *a == *b) a++, b++;
+    if (*a == *b) return &attr->items[i];
+  }
+  return 0;
+}
+
+/* ---- plugin function table ---- */
+
+#define XRT_PLUGIN_ABI_MAJOR 0
+#define XRT_PLUGIN_ABI_MINOR 1
+
+/* Every plugin call that can fail gets one of these to explain why. */
+typedef struct xrt_plugin_error {
+  char message[1024];
+} xrt_plugin_error;
+
+typedef struct xrt_plugin_client_args {
+  size_t struct_size;
+  int num_devices;
+  uint64_t device_memory_bytes;
+  xrt_allocator allocator;
+} xrt_plugin_client_args;
+
+typedef struct xrt_plugin_device_desc {
+  size_t struct_size;
+  const char *kind;                 /* borrowed from the plugin */
+  int num_attributes;
+  const xrt_attribute *attributes;  /* borrowed from the plugin */
+} xrt_plugin_device_desc;
+
+typedef struct xrt_plugin_compile_args {
+  size_t struct_size;
+  const xrt_ir_module *module;
+  int32_t entry;                    /* index into module->funcs */
+} xrt_plugin_compile_args;
+
+/* Plugin objects are opaque to the core: void pointers the plugin made. */
+typedef struct xrt_plugin_api {
+  size_t struct_size;
+  uint32_t abi_major;
+  uint32_t abi_minor;
+  const char *name;                 /* platform name, e.g. "sim" */
+  const char *version;
+
+  xrt_status (*client_create)(const xrt_plugin_client_args *args,
+                              void **out_client, xrt_plugin_error *err);
+  void (*client_destroy)(void *client);
+  int (*device_count)(void *client);
+  xrt_status (*device_describe)(void *client, int device,
+                                xrt_plugin_device_desc *out,
+                                xrt_plugin_error *err);
+
+  /* Device memory.  mem is an opaque device address. */
+  xrt_status (*buffer_alloc)(void *client, int device, size_t bytes,
+                             void **out_mem, xrt_plugin_error *err);
+  void (*buffer_free)(void *client, int device, void *mem);
+  xrt_status (*buffer_write)(void *client, int device, void *mem,
+                             const void *src, size_t bytes,
+                             xrt_plugin_error *err);
+  xrt_status (*buffer_read)(void *client, int device, const void *mem,
+                            void *dst, size_t bytes, xrt_plugin_error *err);
+  xrt_status (*buffer_copy)(void *client, int src_device, const void *src,
+                            int dst_device, void *dst, size_t bytes,
+                            xrt_plugin_error *err);
+
+  /* Compiles the entry function of a verified module.  The module stays
+   * alive until executable_destroy. */
+  xrt_status (*compile)(void *client, const xrt_plugin_compile_args *args,
+                        void **out_executable, xrt_plugin_error *err);
+  void (*executable_destroy)(void *executable);
+  /* Runs on one device: args are device memories of the entry function's
+   * inputs; outs are preallocated device memories of its results. */
+  xrt_status (*execute)(void *client, void *executable, int device,
+                        void *const *args, int num_args, void *const *outs,
+                        int num_outs, xrt_plugin_error *err);
+} xrt_plugin_api;
+
+/* The simulator's table, when xrt_sim.c is compiled in. */
+const xrt_plugin_api *xrt_sim_plugin_api(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* XRT_H */
