@@ -106,7 +106,7 @@ bench: $(BENCH_BINS)
 	@for b in $(BENCH_BINS); do ./$$b || exit 1; done
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-*
 
 -include $(CORE_OBJS:.o=.d) $(PIC_OBJS:.o=.d) $(XRT_BIN).d $(TEST_BINS:=.d) \
          $(BENCH_BINS:=.d)

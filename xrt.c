@@ -334,7 +334,8 @@ static xrt_status xrt__shape_check(const xrt_shape *s, size_t *bytes) {
       return xrt__fail(XRT_INVALID_ARGUMENT, "dimension %d is negative (%" PRId64
                        ")", (int)i, s->dims[i]);
     if (s->dims[i] && n > (uint64_t)SIZE_MAX / 2 / (uint64_t)s->dims[i])
-      return xrt__fail(XRT_RESOURCE_EXHAUSTED, "shape is too large");
+      return xrt__fail(XRT_INVALID_ARGUMENT, "shape is too large: its byte "
+                       "size does not fit in size_t");
     n *= (uint64_t)s->dims[i];
   }
   *bytes = (size_t)n;
@@ -912,10 +913,8 @@ static xrt_status xrt__verify_dot_general(const xrt__vctx *v) {
   int64_t ld[2 * XRT_MAX_RANK], rd[2 * XRT_MAX_RANK];
   if (nlb + nlc > XRT_MAX_RANK || nrb + nrc > XRT_MAX_RANK)
     return xrt__vfail(v, "too many dimensions");
-  memcpy(ld, lb, sizeof(int64_t) * (size_t)nlb);
-  memcpy(ld + nlb, lc, sizeof(int64_t) * (size_t)nlc);
-  memcpy(rd, rb, sizeof(int64_t) * (size_t)nrb);
-  memcpy(rd + nrb, rc, sizeof(int64_t) * (size_t)nrc);
+  for (int64_t i = 0; i < nlb; i++) ld[i] = lb[i], rd[i] = rb[i];
+  for (int64_t i = 0; i < nlc; i++) ld[nlb + i] = lc[i], rd[nrb + i] = rc[i];
   if ((s = xrt__vdims(v, "lhs dimensions", ld, nlb + nlc, l->rank)) ||
       (s = xrt__vdims(v, "rhs dimensions", rd, nrb + nrc, r->rank)))
     return s;
@@ -1716,7 +1715,14 @@ static void xrt__scalar_read(xrt_dtype t, const void *data, size_t i,
     s->bits = xrt__f64_to_bits(v[0]), s->bits_im = xrt__f64_to_bits(v[1]);
     break;
   }
-  default: s->klass = XRT__K_NONE; break;
+  default:
+    if (xrt_dtype_is_float(t)) { /* the f8/f6/f4 families */
+      s->bits = p[0];
+      s->re = xrt_minifloat_to_f64(t, p[0]);
+    } else {
+      s->klass = XRT__K_NONE;
+    }
+    break;
   }
 }
 
@@ -1780,6 +1786,16 @@ static bool xrt__float_almost(double f, double g, double tol) {
 /* Magnitude bits, sign, nan and inf of a float pattern of type t. */
 static void xrt__float_parts(xrt_dtype t, uint64_t bits, uint64_t *mag,
                              bool *neg, bool *nan, bool *inf) {
+  xrt_minifloat_format mf;
+  if (xrt_minifloat_format_of(t, &mf)) {
+    int mw = mf.ebits + mf.mbits;
+    double d = xrt_minifloat_to_f64(t, (uint8_t)bits);
+    *neg = mf.kind != XRT_MINIFLOAT_E8M0 && ((bits >> mw) & 1u);
+    *mag = mf.kind == XRT_MINIFLOAT_E8M0 ? bits : bits & ((1u << mw) - 1u);
+    *nan = isnan(d);
+    *inf = isinf(d);
+    return;
+  }
   int w = xrt_dtype_bits(t == XRT_C64 ? XRT_F32 : t == XRT_C128 ? XRT_F64 : t);
   int ebits = w == 64 ? 11 : w == 32 ? 8 : t == XRT_BF16 ? 8 : 5;
   int mbits = w - 1 - ebits;
@@ -1836,8 +1852,7 @@ static xrt_status xrt__check_run(xrt_host_call *call,
                               "operand types differ", l->file, (int)l->line,
                               (int)l->col, call->target);
   xrt_dtype t = x->shape.dtype;
-  if (xrt__dtype_class(t) == XRT__K_NONE ||
-      (xrt_dtype_is_float(t) && xrt_dtype_size(t) == 1))
+  if (xrt__dtype_class(t) == XRT__K_NONE)
     return xrt_host_call_fail(call, XRT_UNIMPLEMENTED, "%s:%d:%d: %s does not "
                               "support %s yet", l->file, (int)l->line,
                               (int)l->col, call->target, xrt_dtype_name(t));
@@ -1905,24 +1920,24 @@ static xrt_status xrt_host_register_builtins(xrt__client *c) {
  * 12. Programs and compilation
  * ==================================================================== */
 
+/* A parsed, verified program.  Executables hold a reference to it, so the
+ * IR they were compiled from outlives the user's handle. */
 typedef struct xrt__program {
   xrt_allocator allocator;
   xrt__arena arena;
   xrt_ir_module *module;
-  const char *text; /* a copy, in the arena */
-  size_t len;
-  const char *filename;
-  int line_offset;
+  const xrt_ir_op **custom_calls; /* by op->callee */
+  _Atomic int refs;
   uintptr_t handle;
 } xrt__program;
 
 typedef struct xrt__executable {
   xrt__link link; /* first: the client's list */
   xrt__client *client;
-  xrt__arena arena; /* the executable's own parsed module */
-  xrt_ir_module *module;
+  xrt__program *program;
   int32_t entry;
   void *pexe;
+  xrt_host_binding *bindings;
   int num_inputs, num_outputs;
   xrt_shape *inputs, *outputs;
   uintptr_t handle;
@@ -1936,31 +1951,79 @@ void xrt_execute_options_init(xrt_execute_options *o) {
   if (o) memset(o, 0, sizeof *o);
 }
 
-/* Parses and verifies text into an arena. */
-static xrt_status xrt__parse_verify(xrt__arena *arena, const char *text,
-                                    size_t len, const xrt_compile_options *o,
-                                    xrt_ir_module **out) {
+/* Numbers the custom_call ops of a region (op->callee) into a list. */
+static int32_t xrt__number_custom_calls(const xrt_ir_region *r,
+                                        const xrt_ir_op **list, int32_t n) {
+  for (int32_t i = 0; i < r->num_ops; i++) {
+    xrt_ir_op *op = (xrt_ir_op *)&r->ops[i]; /* still ours: not yet shared */
+    for (int32_t k = 0; k < op->num_regions; k++)
+      n = xrt__number_custom_calls(&op->regions[k], list, n);
+    if (op->code != XRT_OP_CUSTOM_CALL) continue;
+    if (list) list[n] = op;
+    op->callee = n++;
+  }
+  return n;
+}
+
+static xrt_status xrt__program_index(xrt__program *p) {
+  xrt_ir_module *m = p->module;
+  int32_t n = 0;
+  for (int32_t i = 0; i < m->num_funcs; i++)
+    n = xrt__number_custom_calls(&m->funcs[i].body, NULL, n);
+  p->custom_calls = (const xrt_ir_op **)xrt__arena_alloc(
+      &p->arena, sizeof(xrt_ir_op *) * (size_t)(n + 1));
+  if (!p->custom_calls) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
+  n = 0;
+  for (int32_t i = 0; i < m->num_funcs; i++)
+    n = xrt__number_custom_calls(&m->funcs[i].body, p->custom_calls, n);
+  m->num_custom_calls = n;
+  return XRT_OK;
+}
+
+/* Parses and verifies text into the program's arena. */
+static xrt_status xrt__program_build(xrt__program *p, const char *text,
+                                     size_t len, const xrt_compile_options *o) {
   const char *file = o && o->filename ? o->filename : "<input>";
   int line_offset = o ? o->line_offset : 0;
-  char *fname = xrt__arena_strndup(arena, file, strlen(file));
+  char *fname = xrt__arena_strndup(&p->arena, file, strlen(file));
   if (!fname) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
-  xrt_status s = xrt__parse_module(arena, text, len, fname, line_offset, out);
+  xrt_status s = xrt__parse_module(&p->arena, text, len, fname, line_offset,
+                                   &p->module);
   if (s) return s;
-  if ((*out)->num_funcs == 0)
+  if (p->module->num_funcs == 0)
     return xrt__fail(XRT_INVALID_ARGUMENT, "%s:%d:1: the program has no "
                      "function", file, 1 + line_offset);
-  return xrt__verify_module(*out);
+  if ((s = xrt__verify_module(p->module))) return s;
+  return xrt__program_index(p);
 }
 
 static xrt__program *xrt__program_get(const xrt_program *p) {
   return (xrt__program *)xrt__hget(p, XRT__H_PROGRAM);
 }
 
-static void xrt__program_free(xrt__program *p) {
+static void xrt__program_unref(xrt__program *p) {
+  if (atomic_fetch_sub(&p->refs, 1) != 1) return;
   xrt_allocator a = p->allocator;
-  xrt__hfree_handle(p->handle);
   xrt__arena_release(&p->arena);
   xrt__free(&a, p);
+}
+
+static xrt_status xrt__program_create(xrt_allocator a, const char *text,
+                                      size_t len,
+                                      const xrt_compile_options *options,
+                                      xrt__program **out) {
+  xrt__program *p = (xrt__program *)xrt__calloc(&a, 1, sizeof *p);
+  if (!p) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
+  p->allocator = a;
+  atomic_init(&p->refs, 1);
+  xrt__arena_init(&p->arena, a);
+  xrt_status s = xrt__program_build(p, text, len, options);
+  if (s) {
+    xrt__program_unref(p);
+    return s;
+  }
+  *out = p;
+  return XRT_OK;
 }
 
 xrt_status xrt_program_parse(const char *text, size_t len,
@@ -1969,32 +2032,23 @@ xrt_status xrt_program_parse(const char *text, size_t len,
   XRT__CHECK_ARG(out_program, "out_program is NULL");
   *out_program = NULL;
   XRT__CHECK_ARG(text || len == 0, "text is NULL");
-  xrt_allocator a = xrt_allocator_system();
-  xrt__program *p = (xrt__program *)xrt__calloc(&a, 1, sizeof *p);
-  if (!p) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
-  p->allocator = a;
-  xrt__arena_init(&p->arena, a);
-  char *copy = xrt__arena_strndup(&p->arena, text ? text : "", len);
-  xrt_status s = copy ? xrt__parse_verify(&p->arena, copy, len, options,
-                                          &p->module)
-                      : xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
-  if (!s && !(p->handle = xrt__hnew(p, XRT__H_PROGRAM)))
-    s = xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of handles");
-  if (s) {
-    xrt__program_free(p);
-    return s;
+  xrt__program *p;
+  xrt_status s = xrt__program_create(xrt_allocator_system(), text ? text : "",
+                                     len, options, &p);
+  if (s) return s;
+  if (!(p->handle = xrt__hnew(p, XRT__H_PROGRAM))) {
+    xrt__program_unref(p);
+    return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of handles");
   }
-  p->text = copy;
-  p->len = len;
-  p->filename = options && options->filename ? options->filename : NULL;
-  p->line_offset = options ? options->line_offset : 0;
   *out_program = (xrt_program *)p->handle;
   return XRT_OK;
 }
 
 void xrt_program_release(xrt_program *program) {
   xrt__program *p = xrt__program_get(program);
-  if (p) xrt__program_free(p);
+  if (!p) return;
+  xrt__hfree_handle(p->handle);
+  xrt__program_unref(p);
 }
 
 int xrt_program_function_count(const xrt_program *program) {
@@ -2025,17 +2079,18 @@ static xrt_status xrt__find_entry(const xrt_ir_module *m, const char *entry,
                    m->num_funcs ? m->funcs[0].name : "");
 }
 
-/* Binds custom_call targets to the client's host functions. */
-static xrt_status xrt__bind_region(xrt__client *c, const xrt_ir_region *r) {
-  for (int32_t i = 0; i < r->num_ops; i++) {
-    xrt_ir_op *op = (xrt_ir_op *)&r->ops[i]; /* our own arena copy */
-    for (int32_t k = 0; k < op->num_regions; k++) {
-      xrt_status s = xrt__bind_region(c, &op->regions[k]);
-      if (s) return s;
-    }
-    if (op->code != XRT_OP_CUSTOM_CALL) continue;
+/* Looks up the client's host function for every custom_call op. */
+static xrt_status xrt__bind_custom_calls(xrt__executable *e) {
+  xrt__program *p = e->program;
+  int32_t n = p->module->num_custom_calls;
+  e->bindings = (xrt_host_binding *)xrt__calloc(
+      &e->client->allocator, (size_t)n + 1, sizeof(xrt_host_binding));
+  if (!e->bindings) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
+  for (int32_t k = 0; k < n; k++) {
+    const xrt_ir_op *op = p->custom_calls[k];
     const xrt_ir_attr *t = xrt_ir_op_attr(op, "call_target_name");
-    if (!xrt__host_lookup(c, t->s, &op->host_fn, &op->host_user))
+    if (!xrt__host_lookup(e->client, t->s, &e->bindings[k].fn,
+                          &e->bindings[k].user))
       return xrt__fail(XRT_NOT_FOUND, "%s:%d:%d: custom_call target '%s' is "
                        "not registered (see "
                        "xrt_client_register_host_function)", op->loc.file,
@@ -2045,13 +2100,15 @@ static xrt_status xrt__bind_region(xrt__client *c, const xrt_ir_region *r) {
 }
 
 static xrt_status xrt__entry_shapes(xrt__executable *e) {
-  const xrt_ir_func *f = &e->module->funcs[e->entry];
+  const xrt_ir_func *f = &e->program->module->funcs[e->entry];
   e->num_inputs = f->body.num_args;
   e->num_outputs = f->num_results;
-  e->inputs = (xrt_shape *)xrt__arena_alloc(
-      &e->arena, sizeof(xrt_shape) * (size_t)(e->num_inputs + 1));
-  e->outputs = (xrt_shape *)xrt__arena_alloc(
-      &e->arena, sizeof(xrt_shape) * (size_t)(e->num_outputs + 1));
+  e->inputs = (xrt_shape *)xrt__calloc(&e->client->allocator,
+                                       (size_t)e->num_inputs + 1,
+                                       sizeof(xrt_shape));
+  e->outputs = (xrt_shape *)xrt__calloc(&e->client->allocator,
+                                        (size_t)e->num_outputs + 1,
+                                        sizeof(xrt_shape));
   if (!e->inputs || !e->outputs)
     return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
   for (int i = 0; i < e->num_inputs + e->num_outputs; i++) {
@@ -2079,20 +2136,20 @@ static void xrt__executable_free(xrt__executable *e, bool unlink) {
     pthread_mutex_unlock(&c->mu);
   }
   if (e->pexe) c->api->executable_destroy(e->pexe);
-  xrt__arena_release(&e->arena);
+  xrt__free(&c->allocator, e->bindings);
+  xrt__free(&c->allocator, e->inputs);
+  xrt__free(&c->allocator, e->outputs);
+  xrt__program_unref(e->program);
   xrt__free(&c->allocator, e);
 }
 
-static xrt_status xrt__executable_build(xrt__client *c, xrt__executable *e,
-                                        const char *text, size_t len,
-                                        const xrt_compile_options *o) {
-  xrt_status s = xrt__parse_verify(&e->arena, text, len, o, &e->module);
-  if (s || (s = xrt__find_entry(e->module, o ? o->entry : NULL, &e->entry)) ||
-      (s = xrt__entry_shapes(e)))
+static xrt_status xrt__executable_build(xrt__executable *e, const char *entry) {
+  xrt__client *c = e->client;
+  const xrt_ir_module *m = e->program->module;
+  xrt_status s = xrt__find_entry(m, entry, &e->entry);
+  if (s || (s = xrt__entry_shapes(e)) || (s = xrt__bind_custom_calls(e)))
     return s;
-  for (int32_t i = 0; i < e->module->num_funcs; i++)
-    if ((s = xrt__bind_region(c, &e->module->funcs[i].body))) return s;
-  xrt_plugin_compile_args args = {sizeof args, e->module, e->entry};
+  xrt_plugin_compile_args args = {sizeof args, m, e->entry, e->bindings};
   xrt_plugin_error err = {{0}};
   if ((s = c->api->compile(c->pc, &args, &e->pexe, &err)))
     return xrt__fail_plugin(s, c->api->name, &err);
@@ -2101,16 +2158,17 @@ static xrt_status xrt__executable_build(xrt__client *c, xrt__executable *e,
                    : xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of handles");
 }
 
-static xrt_status xrt__compile_text(xrt__client *c, const char *text,
-                                    size_t len, const xrt_compile_options *o,
-                                    xrt_executable **out) {
+/* Compiles a program for a client; the executable takes a reference. */
+static xrt_status xrt__compile(xrt__client *c, xrt__program *p,
+                               const char *entry, xrt_executable **out) {
   xrt__executable *e = (xrt__executable *)xrt__calloc(&c->allocator, 1,
                                                       sizeof *e);
   if (!e) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
   e->client = c;
+  e->program = p;
+  atomic_fetch_add(&p->refs, 1);
   xrt__link_init(&e->link);
-  xrt__arena_init(&e->arena, c->allocator);
-  xrt_status s = xrt__executable_build(c, e, text, len, o);
+  xrt_status s = xrt__executable_build(e, entry);
   if (s) {
     xrt__executable_free(e, false);
     return s;
@@ -2130,11 +2188,15 @@ xrt_status xrt_compile(xrt_client *client, const char *text, size_t len,
   xrt__client *c = xrt__client_get(client);
   XRT__CHECK_ARG(c, "invalid client");
   XRT__CHECK_ARG(text || len == 0, "text is NULL");
-  return xrt__compile_text(c, text ? text : "", len, options, out_executable);
+  xrt__program *p;
+  xrt_status s = xrt__program_create(c->allocator, text ? text : "", len,
+                                     options, &p);
+  if (s) return s;
+  s = xrt__compile(c, p, options ? options->entry : NULL, out_executable);
+  xrt__program_unref(p);
+  return s;
 }
 
-/* Each executable owns its parsed module, because compiling binds host
- * functions into the IR; so a program is compiled from its text again. */
 xrt_status xrt_compile_program(xrt_client *client, const xrt_program *program,
                                const xrt_compile_options *options,
                                xrt_executable **out_executable) {
@@ -2144,12 +2206,7 @@ xrt_status xrt_compile_program(xrt_client *client, const xrt_program *program,
   xrt__program *p = xrt__program_get(program);
   XRT__CHECK_ARG(c, "invalid client");
   XRT__CHECK_ARG(p, "invalid or released program");
-  xrt_compile_options o;
-  xrt_compile_options_init(&o);
-  if (options) o.entry = options->entry;
-  o.filename = p->filename;
-  o.line_offset = p->line_offset;
-  return xrt__compile_text(c, p->text, p->len, &o, out_executable);
+  return xrt__compile(c, p, options ? options->entry : NULL, out_executable);
 }
 
 static xrt__executable *xrt__executable_get(const xrt_executable *e) {
@@ -2199,7 +2256,7 @@ xrt_status xrt_executable_output_shape(const xrt_executable *executable,
 
 const char *xrt_executable_name(const xrt_executable *executable) {
   xrt__executable *e = xrt__executable_get(executable);
-  return e ? e->module->funcs[e->entry].name : NULL;
+  return e ? e->program->module->funcs[e->entry].name : NULL;
 }
 
 /* ======================================================================
@@ -2213,7 +2270,7 @@ static xrt_status xrt__bind_args(xrt__executable *e, int device,
                                  void **mems) {
   if (num_args != e->num_inputs)
     return xrt__fail(XRT_INVALID_ARGUMENT, "@%s takes %d argument(s), got %d",
-                     e->module->funcs[e->entry].name, e->num_inputs, num_args);
+                     e->program->module->funcs[e->entry].name, e->num_inputs, num_args);
   XRT__CHECK_ARG(args || num_args == 0, "args is NULL");
   for (int i = 0; i < num_args; i++) {
     xrt__buffer *b = xrt__buffer_get(args[i]);
@@ -2253,7 +2310,7 @@ xrt_status xrt_execute(xrt_executable *executable, xrt_device *device,
   XRT__CHECK_ARG(outputs || num_outputs == 0, "outputs is NULL");
   if (num_outputs != e->num_outputs)
     return xrt__fail(XRT_INVALID_ARGUMENT, "@%s returns %d result(s), room "
-                     "for %d was given", e->module->funcs[e->entry].name,
+                     "for %d was given", e->program->module->funcs[e->entry].name,
                      e->num_outputs, num_outputs);
   if (num_args > XRT__MAX_IO || num_outputs > XRT__MAX_IO)
     return xrt__fail(XRT_UNIMPLEMENTED, "more than %d arguments or results",

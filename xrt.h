@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <math.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -245,6 +246,111 @@ static inline uint16_t xrt_f64_to_bf16(double d) {
     f = xrt__bits_to_f32(u);
   }
   return xrt_f32_to_bf16(f);
+}
+
+/* ---- the f8/f6/f4 families (one byte per element, low bits) ---- */
+
+typedef enum xrt_minifloat_kind {
+  XRT_MINIFLOAT_IEEE = 0,   /* infinities and NaNs as IEEE (f8E5M2, f8E4M3) */
+  XRT_MINIFLOAT_FN = 1,     /* no infinity; NaN is all-ones (f8E4M3FN) */
+  XRT_MINIFLOAT_FNUZ = 2,   /* no infinity, no -0; NaN is 0x80 */
+  XRT_MINIFLOAT_FINITE = 3, /* neither infinity nor NaN (f6, f4) */
+  XRT_MINIFLOAT_E8M0 = 4    /* powers of two only, no sign, NaN is 0xff */
+} xrt_minifloat_kind;
+
+typedef struct xrt_minifloat_format {
+  uint8_t ebits, mbits, kind;
+  int16_t bias;
+} xrt_minifloat_format;
+
+/* The layout of a small float type; false for other types. Thread-safe. */
+static inline bool xrt_minifloat_format_of(xrt_dtype t,
+                                           xrt_minifloat_format *f) {
+  static const xrt_minifloat_format table[] = {
+      {4, 3, XRT_MINIFLOAT_FN, 7},      /* f8E4M3FN */
+      {5, 2, XRT_MINIFLOAT_IEEE, 15},   /* f8E5M2 */
+      {4, 3, XRT_MINIFLOAT_FNUZ, 8},    /* f8E4M3FNUZ */
+      {5, 2, XRT_MINIFLOAT_FNUZ, 16},   /* f8E5M2FNUZ */
+      {4, 3, XRT_MINIFLOAT_FNUZ, 11},   /* f8E4M3B11FNUZ */
+      {3, 4, XRT_MINIFLOAT_IEEE, 3},    /* f8E3M4 */
+      {4, 3, XRT_MINIFLOAT_IEEE, 7},    /* f8E4M3 */
+      {8, 0, XRT_MINIFLOAT_E8M0, 127},  /* f8E8M0FNU */
+      {2, 3, XRT_MINIFLOAT_FINITE, 1},  /* f6E2M3FN */
+      {3, 2, XRT_MINIFLOAT_FINITE, 3},  /* f6E3M2FN */
+      {2, 1, XRT_MINIFLOAT_FINITE, 1},  /* f4E2M1FN */
+  };
+  if ((int)t < XRT_F8E4M3FN || (int)t > XRT_F4E2M1FN) return false;
+  *f = table[(int)t - XRT_F8E4M3FN];
+  return true;
+}
+
+/* Decodes a small float's bit pattern exactly. Thread-safe. */
+static inline double xrt_minifloat_to_f64(xrt_dtype t, uint8_t bits) {
+  xrt_minifloat_format f;
+  if (!xrt_minifloat_format_of(t, &f)) return (double)NAN;
+  const double nan = (double)NAN;
+  unsigned mw = f.ebits + f.mbits; /* magnitude width */
+  if (f.kind == XRT_MINIFLOAT_E8M0)
+    return bits == 0xff ? nan : ldexp(1.0, (int)bits - 127);
+  unsigned sign = (bits >> mw) & 1u, mag = bits & ((1u << mw) - 1u);
+  unsigned e = mag >> f.mbits, m = mag & ((1u << f.mbits) - 1u);
+  unsigned emax = (1u << f.ebits) - 1u;
+  if (f.kind == XRT_MINIFLOAT_FNUZ && sign && mag == 0) return nan;
+  if (f.kind == XRT_MINIFLOAT_FN && mag == (1u << mw) - 1u) return nan;
+  if (f.kind == XRT_MINIFLOAT_IEEE && e == emax)
+    return m ? nan : (sign ? -(double)INFINITY : (double)INFINITY);
+  double v = e ? ldexp(1.0 + (double)m / (double)(1u << f.mbits),
+                                (int)e - f.bias)
+               : ldexp((double)m, 1 - f.bias - f.mbits);
+  return sign ? -v : v;
+}
+
+/* Rounds d to nearest even as a small float; -1 when the value cannot be
+ * represented (beyond the largest finite value of a format without
+ * infinity, or NaN/infinity in a format without them). Thread-safe. */
+static inline int32_t xrt_minifloat_from_f64(xrt_dtype t, double d) {
+  xrt_minifloat_format f;
+  if (!xrt_minifloat_format_of(t, &f)) return -1;
+  unsigned mw = f.ebits + f.mbits, all = (1u << mw) - 1u;
+  int32_t nan = f.kind == XRT_MINIFLOAT_FNUZ ? (int32_t)(1u << mw)
+              : f.kind == XRT_MINIFLOAT_E8M0 ? 0xff
+              : f.kind == XRT_MINIFLOAT_FINITE ? -1 : (int32_t)all;
+  unsigned sign = (d < 0 || (d == 0 && 1.0 / d < 0)) ? 1u << mw : 0u;
+  if (d != d) return nan < 0 ? -1 : (int32_t)((unsigned)nan | sign);
+  if (f.kind == XRT_MINIFLOAT_E8M0) {
+    if (d <= 0) return d == 0 ? 0 : 0xff; /* no zero: its smallest value */
+    sign = 0;
+  }
+  unsigned inf = ((1u << f.ebits) - 1u) << f.mbits;
+  unsigned maxmag = f.kind == XRT_MINIFLOAT_IEEE ? inf - 1u
+                  : f.kind == XRT_MINIFLOAT_FN ? all - 1u
+                  : f.kind == XRT_MINIFLOAT_E8M0 ? 254u : all;
+  double a = d < 0 ? -d : d;
+  if (a == 0) return f.kind == XRT_MINIFLOAT_FNUZ ? 0 : (int32_t)sign;
+  int e2;
+  frexp(a, &e2);
+  int e = e2 - 1; /* a = 1.x * 2^e */
+  int emin = f.kind == XRT_MINIFLOAT_E8M0 ? -127 : 1 - f.bias;
+  int qexp = (e < emin ? emin : e) - f.mbits; /* exponent of one ulp */
+  double scaled = ldexp(a, -qexp);
+  if (scaled > 4096.0) scaled = 4096.0; /* far beyond every format */
+  double fl = (double)(uint32_t)scaled, rest = scaled - fl;
+  uint32_t q = (uint32_t)fl;
+  if (rest > 0.5 || (rest == 0.5 && (q & 1u))) q++;
+  unsigned mag;
+  if (e < emin) {
+    mag = f.kind == XRT_MINIFLOAT_E8M0 ? 0u : q; /* subnormal */
+  } else {
+    int be = e + f.bias;
+    if (q == (2u << f.mbits)) be++, q >>= 1;
+    mag = ((unsigned)be << f.mbits) | (q - (1u << f.mbits));
+  }
+  if (mag > maxmag) {
+    if (f.kind == XRT_MINIFLOAT_IEEE) return (int32_t)(sign | inf);
+    return f.kind == XRT_MINIFLOAT_FINITE ? -1 : (int32_t)((unsigned)nan | sign);
+  }
+  if (mag == 0 && f.kind == XRT_MINIFLOAT_FNUZ) return 0;
+  return (int32_t)(sign | mag);
 }
 
 /* ======================================================================
@@ -694,9 +800,9 @@ typedef struct xrt_ir_op {
   int32_t num_regions;
   const struct xrt_ir_region *regions;
   xrt_ir_loc loc;
-  int32_t callee;        /* func.call: index into xrt_ir_module.funcs */
-  xrt_host_fn host_fn;   /* custom_call: resolved at compile time */
-  void *host_user;
+  /* func.call: index into xrt_ir_module.funcs.  custom_call: index into
+   * xrt_plugin_compile_args.host_bindings. */
+  int32_t callee;
 } xrt_ir_op;
 
 typedef struct xrt_ir_region {
@@ -719,6 +825,7 @@ typedef struct xrt_ir_func {
 
 typedef struct xrt_ir_module {
   const char *name;      /* "" if unnamed */
+  int32_t num_custom_calls; /* custom_call ops, numbered by op->callee */
   int32_t num_funcs;
   const xrt_ir_func *funcs;
   int32_t num_replicas;  /* mhlo.num_replicas, default 1 */
@@ -777,10 +884,19 @@ typedef struct xrt_plugin_device_desc {
   const xrt_attribute *attributes;  /* borrowed from the plugin */
 } xrt_plugin_device_desc;
 
+/* The host function a custom_call op is bound to. */
+typedef struct xrt_host_binding {
+  xrt_host_fn fn;
+  void *user;
+} xrt_host_binding;
+
 typedef struct xrt_plugin_compile_args {
   size_t struct_size;
   const xrt_ir_module *module;
   int32_t entry;                    /* index into module->funcs */
+  /* One per custom_call op (module->num_custom_calls), indexed by the op's
+   * callee; valid until executable_destroy. */
+  const xrt_host_binding *host_bindings;
 } xrt_plugin_compile_args;
 
 /* Plugin objects are opaque to the core: void pointers the plugin made. */

@@ -581,8 +581,34 @@ typedef struct sim_xcopy {
   int64_t dims[XRT_MAX_RANK];
   ptrdiff_t ss[XRT_MAX_RANK], ds[XRT_MAX_RANK]; /* bytes */
   ptrdiff_t sbase, dbase;                       /* bytes */
+  int tiled; /* the last two dims are copied in tiles (a transpose) */
   sim_inner_fn inner;
 } sim_xcopy;
+
+#define SIM_TILE 32
+
+/* A transpose-like copy (dst contiguous on the last dimension, src
+ * contiguous on another) goes tile by tile so both sides stay in cache:
+ * moves the src-contiguous dimension next to the last one.  The order in
+ * which elements are copied does not matter. */
+static void sim_xcopy_pick_tile(sim_xcopy *x) {
+  int q = x->rank - 1;
+  if (q < 1 || x->ss[q] == 1 || x->ds[q] != 1 || x->dims[q] < SIM_TILE / 4)
+    return;
+  for (int p = q - 1; p >= 0; p--) {
+    if (x->ss[p] != 1 || x->dims[p] < SIM_TILE / 4) continue;
+    int64_t d = x->dims[p];
+    ptrdiff_t a = x->ss[p], b = x->ds[p];
+    for (int k = p; k < q - 1; k++) {
+      x->dims[k] = x->dims[k + 1];
+      x->ss[k] = x->ss[k + 1];
+      x->ds[k] = x->ds[k + 1];
+    }
+    x->dims[q - 1] = d, x->ss[q - 1] = a, x->ds[q - 1] = b;
+    x->tiled = 1;
+    return;
+  }
+}
 
 /* Strides and bases are in elements here. */
 static void sim_xcopy_init(sim_xcopy *x, size_t es, int rank,
@@ -613,28 +639,40 @@ static void sim_xcopy_init(sim_xcopy *x, size_t es, int rank,
     x->ss[0] = x->ds[0] = 1;
     r = 1;
   }
+  x->rank = r;
+  sim_xcopy_pick_tile(x);
   for (int k = 0; k < r; k++) {
     x->ss[k] *= (ptrdiff_t)es;
     x->ds[k] *= (ptrdiff_t)es;
   }
-  x->rank = r;
+}
+
+/* The innermost dimension, or the last two in tiles. */
+static void sim_xcopy_leaf(const sim_xcopy *x, char *d, const char *s) {
+  int b = x->rank - 1, a = b - 1;
+  if (!x->tiled) {
+    x->inner(d, s, x->dims[b], x->ds[b], x->ss[b]);
+    return;
+  }
+  for (int64_t i0 = 0; i0 < x->dims[a]; i0 += SIM_TILE)
+    for (int64_t j0 = 0; j0 < x->dims[b]; j0 += SIM_TILE) {
+      int64_t ie = i0 + SIM_TILE < x->dims[a] ? i0 + SIM_TILE : x->dims[a];
+      int64_t jn = j0 + SIM_TILE < x->dims[b] ? SIM_TILE : x->dims[b] - j0;
+      for (int64_t i = i0; i < ie; i++)
+        x->inner(d + i * x->ds[a] + j0 * x->ds[b],
+                 s + i * x->ss[a] + j0 * x->ss[b], jn, x->ds[b], x->ss[b]);
+    }
 }
 
 static void sim_xcopy_run(const sim_xcopy *x, char *dst, const char *src) {
   if (x->empty) return;
-  int r = x->rank - 1;
+  int nout = x->rank - (x->tiled ? 2 : 1);
   ptrdiff_t so = x->sbase, dof = x->dbase;
-  int64_t n = x->dims[r];
-  ptrdiff_t iss = x->ss[r], ids = x->ds[r];
-  if (r == 0) {
-    x->inner(dst + dof, src + so, n, ids, iss);
-    return;
-  }
   int64_t idx[XRT_MAX_RANK];
-  memset(idx, 0, sizeof(int64_t) * (size_t)r);
+  memset(idx, 0, sizeof idx);
   for (;;) {
-    x->inner(dst + dof, src + so, n, ids, iss);
-    int k = r - 1;
+    sim_xcopy_leaf(x, dst + dof, src + so);
+    int k = nout - 1;
     for (; k >= 0; k--) {
       so += x->ss[k];
       dof += x->ds[k];
@@ -1223,12 +1261,35 @@ struct sim_dot {
           for (int64_t k = 0; k < K; k++) {                                   \
             A a = LD(lrow[d->lk[k]]);                                         \
             const T *restrict rr = rb + d->rk[k];                             \
-            for (int64_t n = 0; n < N; n++) MAC(acc[n], a, LD(rr[n]));        \
+            int64_t n = 0;                                                    \
+            for (; n + 4 <= N; n += 4) { /* unrolled for SLP vectorizing */  \
+              MAC(acc[n], a, LD(rr[n]));                                      \
+              MAC(acc[n + 1], a, LD(rr[n + 1]));                              \
+              MAC(acc[n + 2], a, LD(rr[n + 2]));                              \
+              MAC(acc[n + 3], a, LD(rr[n + 3]));                              \
+            }                                                                 \
+            for (; n < N; n++) MAC(acc[n], a, LD(rr[n]));                     \
           }                                                                   \
           for (int64_t n = 0; n < N; n++) O[n] = ST(acc[n]);                  \
           continue;                                                           \
         }                                                                     \
-        for (int64_t n = 0; n < N; n++) {                                     \
+        int64_t n = 0;                                                        \
+        for (; n + 4 <= N; n += 4) { /* four outputs at once, for ILP */      \
+          const T *r0 = rb + d->rn[n], *r1 = rb + d->rn[n + 1];               \
+          const T *r2 = rb + d->rn[n + 2], *r3 = rb + d->rn[n + 3];           \
+          A s0 = ZERO, s1 = ZERO, s2 = ZERO, s3 = ZERO;                       \
+          for (int64_t k = 0; k < K; k++) {                                   \
+            A a = LD(lrow[d->lk[k]]);                                         \
+            int64_t o = d->rk[k];                                             \
+            MAC(s0, a, LD(r0[o]));                                            \
+            MAC(s1, a, LD(r1[o]));                                            \
+            MAC(s2, a, LD(r2[o]));                                            \
+            MAC(s3, a, LD(r3[o]));                                            \
+          }                                                                   \
+          O[n] = ST(s0), O[n + 1] = ST(s1), O[n + 2] = ST(s2);                \
+          O[n + 3] = ST(s3);                                                  \
+        }                                                                     \
+        for (; n < N; n++) {                                                  \
           const T *rr = rb + d->rn[n];                                        \
           A s = ZERO;                                                         \
           for (int64_t k = 0; k < K; k++)                                     \
@@ -1378,6 +1439,7 @@ static xrt_status sim_run_call(const sim_step *st, void **vals, sim_cx *cx) {
 }
 
 typedef struct sim_ccall {
+  xrt_host_binding host;
   const char *target;
   const xrt_host_tensor *tmpl; /* shapes and sizes of inputs, outputs */
   int32_t tmp;                 /* pseudo value: this call's tensors */
@@ -1397,7 +1459,7 @@ static xrt_status sim_run_custom_call(const sim_step *st, void **vals,
   msg[0] = 0;
   xrt_host_call call = {c->target, op, st->nin, t, st->nout,
                         t ? t + st->nin : NULL, msg, sizeof msg};
-  xrt_status rc = op->host_fn(op->host_user, &call);
+  xrt_status rc = c->host.fn(c->host.user, &call);
   if (rc == XRT_OK) return XRT_OK;
   char prefix[320];
   sim_loc(op, prefix, sizeof prefix);
@@ -1427,6 +1489,7 @@ typedef struct sim_cc {
   sim_exe *exe;
   const xrt_ir_module *m;
   xrt_plugin_error *err;
+  const xrt_host_binding *hosts; /* by custom_call op->callee */
 } sim_cc;
 
 /* Planning state of one function. */
@@ -2351,7 +2414,9 @@ static xrt_status sim_lower_custom_call(sim_fcc *fc, const xrt_ir_op *op,
                                         sim_step *st) {
   const xrt_ir_attr *t = sim_attr(op, "call_target_name", XRT_ATTR_STRING);
   const char *target = t ? t->s : op->name;
-  if (!op->host_fn)
+  const xrt_host_binding *hosts = fc->cc->hosts;
+  if (!hosts || op->callee < 0 || op->callee >= fc->cc->m->num_custom_calls ||
+      !hosts[op->callee].fn)
     return sim_fail_op(fc->cc->err, op, XRT_NOT_FOUND, "custom_call target "
                        "'%s' has no host function", target);
   int32_t nt = op->num_operands + op->num_results;
@@ -2366,6 +2431,7 @@ static xrt_status sim_lower_custom_call(sim_fcc *fc, const xrt_ir_op *op,
     tm[i].bytes = sim_bytes(&tm[i].shape);
   }
   c->target = target;
+  c->host = hosts[op->callee];
   c->tmpl = tm;
   c->tmp = -1;
   st->data = c;
@@ -2665,7 +2731,7 @@ static xrt_status sim_compile(void *client, const xrt_plugin_compile_args *args,
   e->m = m;
   e->entry = args->entry;
   e->owned_ctx.es = sizeof(void *);
-  sim_cc cc = {c->al, e, m, err};
+  sim_cc cc = {c->al, e, m, err, args->host_bindings};
   xrt_status rc = XRT_OK;
   e->fp = (sim_fplan *)sim_pool_alloc(&e->pool, sizeof *e->fp *
                                                     (size_t)m->num_funcs);

@@ -106,7 +106,7 @@ static int bench_dispatch(xrt_client *client) {
 /* ---- transfer ---- */
 
 static int bench_transfer(xrt_client *client) {
-  enum { REPS = 5 };
+  enum { REPS = 15 };
   const size_t bytes = (size_t)64 << 20;
   xrt_device *dev = xrt_client_device(client, 0);
   xrt_shape shape = {XRT_F32, 1, {(int64_t)(bytes / sizeof(float))}};
@@ -217,8 +217,8 @@ static int put_block(text *t, int blk, int x, int *v) {
   put(t, "    %%%d = stablehlo.tanh %%%d : %s loc(#loc%d)\n", b + 4, b + 3, T, 3 + blk % 8);
   put(t, "    %%%d = stablehlo.constant ", b + 5);
   put_floats(t, 16, (unsigned)blk * 13u + 5u);
-  put(t, " : tensor<16x1xf32> loc(#loc%d)\n", 3 + blk % 8);
-  put(t, "    %%%d = stablehlo.reshape %%%d : (tensor<16x1xf32>) -> tensor<1x16xf32> loc(#loc%d)\n",
+  put(t, " : tensor<16xf32> loc(#loc%d)\n", 3 + blk % 8);
+  put(t, "    %%%d = stablehlo.reshape %%%d : (tensor<16xf32>) -> tensor<1x16xf32> loc(#loc%d)\n",
       b + 6, b + 5, 3 + blk % 8);
   put(t, "    %%%d = stablehlo.broadcast_in_dim %%%d, dims = [0, 1] : (tensor<1x16xf32>) -> tensor<16x16xf32> loc(#loc%d)\n",
       b + 7, b + 6, 3 + blk % 8);

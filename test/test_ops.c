@@ -1,5 +1,7 @@
 /* test_ops.c - every issue-#2 op through compile + execute on hand-computed
  * values; host functions; execute misuse; check failures. */
+#include <pthread.h>
+
 #include "test_util.h"
 
 #define C(state) ((xrt_client *)*(state))
@@ -1076,6 +1078,146 @@ static void test_execute_on_device1(void **state) {
   xrt_client_release(c);
 }
 
+/* max + 1 wraps to min, and 1 + 2 = 3, in every integer type: row-major
+ * one-byte-per-element storage for the sub-byte types. */
+static void test_add_every_int_type(void **state) {
+  static const struct { const char *t; xrt_dtype dt; size_t sz; int64_t max, min; } rows[] = {
+      {"i2", XRT_S2, 1, 1, -2},          {"i4", XRT_S4, 1, 7, -8},
+      {"i8", XRT_S8, 1, 127, -128},      {"i16", XRT_S16, 2, 32767, -32768},
+      {"i32", XRT_S32, 4, INT32_MAX, INT32_MIN},
+      {"i64", XRT_S64, 8, INT64_MAX, INT64_MIN},
+      {"ui2", XRT_U2, 1, 3, 0},          {"ui4", XRT_U4, 1, 15, 0},
+      {"ui8", XRT_U8, 1, 255, 0},        {"ui16", XRT_U16, 2, 65535, 0},
+      {"ui32", XRT_U32, 4, UINT32_MAX, 0},
+      {"ui64", XRT_U64, 8, -1 /* all ones */, 0},
+  };
+  for (size_t i = 0; i < TU_COUNT(rows); i++) {
+    /* little-endian truncation of int64 values gives the storage bytes */
+    int64_t av[2] = {rows[i].max, 1}, bv[2] = {1, 2}, want[2] = {rows[i].min, 3};
+    if (rows[i].dt == XRT_S2) bv[1] = -1, want[1] = 0; /* 2 is out of range */
+    unsigned char a[16], b[16], w[16];
+    for (int k = 0; k < 2; k++) {
+      memcpy(a + k * rows[i].sz, &av[k], rows[i].sz);
+      memcpy(b + k * rows[i].sz, &bv[k], rows[i].sz);
+      memcpy(w + k * rows[i].sz, &want[k], rows[i].sz);
+    }
+    char t[32];
+    snprintf(t, sizeof t, "tensor<2x%s>", rows[i].t);
+    tu_out o;
+    binary(C(state), "add", t, IN(rows[i].dt, a, 2), IN(rows[i].dt, b, 2), &o);
+    assert_int_equal(o.bytes[0], 2 * rows[i].sz);
+    if (memcmp(o.data[0], w, 2 * rows[i].sz) != 0)
+      fail_msg("add on %s gives wrong values", rows[i].t);
+    tu_out_free(&o);
+  }
+}
+
+/* 1.5 + 2.25 = 3.75 is exact in every float type. */
+static void test_add_every_float_type(void **state) {
+  tu_out o;
+  const uint16_t h[2] = {0x3E00, 0x4080}; /* f16 1.5, 2.25 */
+  binary(C(state), "add", "tensor<1xf16>", IN(XRT_F16, &h[0], 1), IN(XRT_F16, &h[1], 1), &o);
+  TU_ASSERT_OUT(&o, 0, uint16_t, 0x4380);
+  tu_out_free(&o);
+  const uint16_t bf[2] = {0x3FC0, 0x4010}; /* bf16 1.5, 2.25 */
+  binary(C(state), "add", "tensor<1xbf16>", IN(XRT_BF16, &bf[0], 1), IN(XRT_BF16, &bf[1], 1), &o);
+  TU_ASSERT_OUT(&o, 0, uint16_t, 0x4070);
+  tu_out_free(&o);
+  const float f[2] = {1.5f, 2.25f};
+  binary(C(state), "add", "tensor<1xf32>", IN(XRT_F32, &f[0], 1), IN(XRT_F32, &f[1], 1), &o);
+  TU_ASSERT_OUT(&o, 0, float, 3.75f);
+  tu_out_free(&o);
+  const double d[2] = {1.5, 2.25};
+  binary(C(state), "add", "tensor<1xf64>", IN(XRT_F64, &d[0], 1), IN(XRT_F64, &d[1], 1), &o);
+  TU_ASSERT_OUT(&o, 0, double, 3.75);
+  tu_out_free(&o);
+}
+
+static void test_zero_size_ops(void **state) {
+  const float dummy = 0;
+  tu_in in = {TU_SHAPE(XRT_F32, 0, 3), &dummy};
+  tu_out o;
+  TU_RUN_OK(C(state),
+            "func.func @main(%a: tensor<0x3xf32>) -> (tensor<0x3xf32>, tensor<3xf32>) {\n"
+            "  %0 = stablehlo.add %a, %a : tensor<0x3xf32>\n"
+            "  %z = stablehlo.constant dense<1.0> : tensor<f32>\n"
+            "  %1 = stablehlo.reduce(%a init: %z) applies stablehlo.add across dimensions = [0] : (tensor<0x3xf32>, tensor<f32>) -> tensor<3xf32>\n"
+            "  func.return %0, %1 : tensor<0x3xf32>, tensor<3xf32>\n}\n",
+            1, &in, &o);
+  tu_assert_shape(&o, 0, TU_SHAPE(XRT_F32, 0, 3));
+  assert_int_equal(o.bytes[0], 0);
+  TU_ASSERT_OUT(&o, 1, float, 1, 1, 1); /* reducing nothing gives init */
+  tu_out_free(&o);
+}
+
+/* Returning an argument gives a new buffer, independent of the input. */
+static void test_return_argument(void **state) {
+  xrt_client *c = C(state);
+  xrt_device *d = xrt_client_device(c, 0);
+  const char *p = "func.func @main(%a: tensor<2xi32>) -> (tensor<2xi32>, tensor<2xi32>) {\n"
+                  "  func.return %a, %a : tensor<2xi32>, tensor<2xi32>\n}\n";
+  xrt_executable *e = NULL;
+  assert_int_equal(xrt_compile(c, p, strlen(p), NULL, &e), XRT_OK);
+  const int32_t v[2] = {4, -4};
+  xrt_shape s = TU_SHAPE(XRT_S32, 2);
+  xrt_buffer *a = NULL, *out[2] = {NULL, NULL};
+  assert_int_equal(xrt_buffer_from_host(c, d, &s, v, &a), XRT_OK);
+  assert_int_equal(xrt_execute(e, d, &a, 1, out, 2, NULL), XRT_OK);
+  assert_ptr_not_equal(out[0], a);
+  assert_ptr_not_equal(out[0], out[1]);
+  assert_int_equal(xrt_buffer_release(a), XRT_OK);
+  assert_int_equal(xrt_buffer_release(out[0]), XRT_OK);
+  int32_t back[2] = {0, 0};
+  assert_int_equal(xrt_buffer_to_host(out[1], back, sizeof back), XRT_OK);
+  assert_memory_equal(back, v, sizeof v);
+  xrt_buffer_release(out[1]);
+  xrt_executable_release(e);
+}
+
+/* xrt_execute is thread-safe: one executable, several threads at once. */
+typedef struct exec_job {
+  xrt_client *c;
+  xrt_executable *e;
+  int id, errors;
+} exec_job;
+
+static void *exec_thread(void *arg) {
+  exec_job *j = (exec_job *)arg;
+  xrt_device *d = xrt_client_device(j->c, 0);
+  xrt_shape s = TU_SHAPE(XRT_F32, 2);
+  for (int i = 0; i < 50; i++) {
+    const float v[2] = {(float)j->id, (float)i};
+    float back[2] = {0, 0};
+    xrt_buffer *a = NULL, *out[1] = {NULL};
+    xrt_buffer *args[2];
+    if (xrt_buffer_from_host(j->c, d, &s, v, &a) != XRT_OK) { j->errors++; continue; }
+    args[0] = args[1] = a;
+    if (xrt_execute(j->e, d, args, 2, out, 1, NULL) != XRT_OK ||
+        xrt_buffer_to_host(out[0], back, sizeof back) != XRT_OK ||
+        back[0] != 2 * v[0] || back[1] != 2 * v[1])
+      j->errors++;
+    xrt_buffer_release(out[0]);
+    xrt_buffer_release(a);
+  }
+  return NULL;
+}
+
+static void test_execute_threads(void **state) {
+  xrt_executable *e = NULL;
+  assert_int_equal(xrt_compile(C(state), k_addp, strlen(k_addp), NULL, &e), XRT_OK);
+  pthread_t th[4];
+  exec_job jobs[4];
+  for (int i = 0; i < 4; i++) {
+    jobs[i] = (exec_job){C(state), e, i + 1, 0};
+    assert_int_equal(pthread_create(&th[i], NULL, exec_thread, &jobs[i]), 0);
+  }
+  for (int i = 0; i < 4; i++) {
+    pthread_join(th[i], NULL);
+    assert_int_equal(jobs[i].errors, 0);
+  }
+  xrt_executable_release(e);
+}
+
 static void test_check_failure_message(void **state) {
   const int32_t a[2] = {12345, 11111};
   tu_in in = IN(XRT_S32, a, 2);
@@ -1146,6 +1288,11 @@ int main(void) {
       cmocka_unit_test(test_entry_selection),
       cmocka_unit_test(test_execute_misuse),
       cmocka_unit_test(test_execute_on_device1),
+      cmocka_unit_test(test_add_every_int_type),
+      cmocka_unit_test(test_add_every_float_type),
+      cmocka_unit_test(test_zero_size_ops),
+      cmocka_unit_test(test_return_argument),
+      cmocka_unit_test(test_execute_threads),
       cmocka_unit_test(test_check_failure_message),
   };
   return cmocka_run_group_tests(tests, tu_setup_client, tu_teardown_client);

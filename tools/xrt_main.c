@@ -522,19 +522,55 @@ typedef struct check_ctx {
   int verbose;
 } check_ctx;
 
+/* Where msg has "FILE:LINE" (possibly after a prefix such as "sim: "), or
+ * NULL. */
+static const char *find_location(const char *msg, const char *file) {
+  size_t fl = strlen(file);
+  for (const char *p = strstr(msg, file); p; p = strstr(p + 1, file))
+    if (p[fl] == ':' && p[fl + 1] >= '0' && p[fl + 1] <= '9') return p;
+  return NULL;
+}
+
+/* Prints msg with its location first ("F:1:2: sim: text" for "sim: F:1:2:
+ * text") so editors and CI logs can jump to it; a message with no location
+ * gets the chunk's line. */
+static void print_located(const char *msg, const char *file, int line) {
+  const char *loc = find_location(msg, file);
+  if (!loc) {
+    printf("%s:%d: %s", file, line, msg);
+    return;
+  }
+  const char *p = loc + strlen(file);
+  while (*p == ':' && p[1] >= '0' && p[1] <= '9') {
+    p++;
+    while (*p >= '0' && *p <= '9') p++;
+  }
+  const char *loc_end = p;
+  if (*p == ':') p++;
+  while (*p == ' ') p++;
+  printf("%.*s: %.*s%s", (int)(loc_end - loc), loc, (int)(loc - msg), msg, p);
+}
+
 /* Prints one line for a failed chunk: the message, located at the chunk's
  * first line when the message has no location of its own. */
 static chunk_result chunk_fail(const check_ctx *cx, int line, xrt_status s,
                                const char *msg) {
-  size_t fl = strlen(cx->file);
-  int located = strncmp(msg, cx->file, fl) == 0 && msg[fl] == ':';
-  if (!located) printf("%s:%d: ", cx->file, line);
+  print_located(msg, cx->file, line);
   if (s == XRT_CHECK_FAILED) {
-    printf("%s\n", msg);
+    printf("\n");
     return CHUNK_CHECK_FAILED;
   }
-  printf("%s [%s]\n", msg, xrt_strerror(s));
+  printf(" [%s]\n", xrt_strerror(s));
   return CHUNK_ERROR;
+}
+
+/* The line of function name in the chunk's module, or fallback. */
+static int func_line(const xrt_program *prog, const char *name, int fallback) {
+  const xrt_ir_module *m = xrt_program_module(prog);
+  for (int32_t i = 0; m && name && i < m->num_funcs; i++)
+    if (strcmp(m->funcs[i].name, name) == 0 && m->funcs[i].loc.line > 0)
+      return m->funcs[i].loc.line;
+  return fallback;
 }
 
 /* Compiles and runs one function of a parsed chunk with no arguments. */
@@ -553,7 +589,8 @@ static chunk_result check_entry(const check_ctx *cx, int line, const xrt_program
              "function @%s takes %d argument%s; check runs functions without "
              "arguments (use 'xrt run --input')",
              xrt_executable_name(exe), nin, nin == 1 ? "" : "s");
-    r = chunk_fail(cx, line, XRT_INVALID_ARGUMENT, msg);
+    r = chunk_fail(cx, func_line(prog, xrt_executable_name(exe), line),
+                   XRT_INVALID_ARGUMENT, msg);
   } else {
     xrt_buffer **outs = calloc((size_t)(nout > 0 ? nout : 1), sizeof *outs);
     if (!outs) {
@@ -575,6 +612,22 @@ static int has_main(const xrt_ir_module *m) {
   return 0;
 }
 
+/* Is the chunk only blanks and // comments?  (MLIR accepts it as an empty
+ * module, which has nothing to run.) */
+static int chunk_is_empty(const char *p, size_t len) {
+  const char *end = p + len;
+  while (p < end) {
+    if (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n') {
+      p++;
+    } else if (end - p >= 2 && p[0] == '/' && p[1] == '/') {
+      while (p < end && *p != '\n') p++;
+    } else {
+      return 0;
+    }
+  }
+  return 1;
+}
+
 /* Runs one chunk.  The entry is main or the only function, as xrt_compile
  * picks it; a chunk with several functions and no main (several tests in
  * one chunk) runs each function that takes no arguments, as the StableHLO
@@ -586,6 +639,10 @@ static chunk_result check_chunk(const check_ctx *cx, const char *text, size_t le
   co.filename = cx->file;
   co.line_offset = line_offset;
   int line = line_offset + 1;
+  if (chunk_is_empty(text, len)) {
+    if (cx->verbose) printf("%s:%d: pass (empty)\n", cx->file, line);
+    return CHUNK_PASS;
+  }
   xrt_program *prog = NULL;
   xrt_status s = xrt_program_parse(text, len, &co, &prog);
   if (s) return chunk_fail(cx, line, s, xrt_last_error());
