@@ -92,7 +92,7 @@ test: deps $(TEST_BINS) $(XRT_BIN)
 	@failed=""; \
 	for t in $(TEST_BINS); do \
 	  echo "== $$t"; \
-	  ./$$t || failed="$$failed $$t"; \
+	  $$t || failed="$$failed $$t"; \
 	done; \
 	echo "== test/run_interpret.sh"; \
 	XRT_BIN=$(XRT_BIN) sh test/run_interpret.sh || failed="$$failed test/run_interpret.sh"; \
@@ -103,7 +103,7 @@ asan:
 	$(MAKE) test SAN=1
 
 bench: $(BENCH_BINS)
-	@for b in $(BENCH_BINS); do ./$$b || exit 1; done
+	@for b in $(BENCH_BINS); do $$b || exit 1; done
 
 clean:
 	rm -rf build build-asan build-*

@@ -699,7 +699,10 @@ xrt_status xrt_host_call_fail(xrt_host_call *call, xrt_status code,
   X(WHILE, "stablehlo.while")                                                 \
   X(XOR, "stablehlo.xor")                                                     \
   X(FUNC_CALL, "func.call")                                                   \
-  X(FUNC_RETURN, "func.return")
+  X(FUNC_RETURN, "func.return")                                               \
+  X(CHLO_MULHI, "chlo.mulhi")                                                 \
+  X(CHLO_RAGGED_DOT, "chlo.ragged_dot")                                       \
+  X(CHLO_SCAN, "chlo.scan")
 
 typedef enum xrt_opcode {
   XRT_OP_INVALID = 0,
@@ -800,8 +803,10 @@ typedef struct xrt_ir_op {
   int32_t num_regions;
   const struct xrt_ir_region *regions;
   xrt_ir_loc loc;
-  /* func.call: index into xrt_ir_module.funcs.  custom_call: index into
-   * xrt_plugin_compile_args.host_bindings. */
+  /* func.call: index into xrt_ir_module.funcs.  custom_call, infeed,
+   * outfeed, send, recv: index into xrt_plugin_compile_args.host_bindings
+   * (the last four call host functions named "xrt.infeed", "xrt.outfeed",
+   * "xrt.send" and "xrt.recv"). */
   int32_t callee;
 } xrt_ir_op;
 
@@ -825,7 +830,7 @@ typedef struct xrt_ir_func {
 
 typedef struct xrt_ir_module {
   const char *name;      /* "" if unnamed */
-  int32_t num_custom_calls; /* custom_call ops, numbered by op->callee */
+  int32_t num_custom_calls; /* ops that call the host, see xrt_ir_op.callee */
   int32_t num_funcs;
   const xrt_ir_func *funcs;
   int32_t num_replicas;  /* mhlo.num_replicas, default 1 */

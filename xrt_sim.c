@@ -527,7 +527,8 @@ struct sim_cx {
 };
 
 static xrt_status sim_run_plan(const sim_plan *p, void **vals, sim_cx *cx) {
-  for (const sim_step *s = p->steps, *e = s + p->n; s < e; s++) {
+  for (int32_t i = 0; i < p->n; i++) {
+    const sim_step *s = &p->steps[i];
     xrt_status rc = s->run(s, vals, cx);
     if (rc) return rc;
   }
@@ -910,8 +911,26 @@ typedef struct sim_num {
   int is_int;
 } sim_num;
 
+static int sim_is_minifloat(xrt_dtype t) {
+  return t >= XRT_F8E4M3FN && t <= XRT_F4E2M1FN;
+}
+
 static int sim_num_supported(xrt_dtype t) {
-  return t >= XRT_PRED && t <= XRT_U4;
+  return t >= XRT_PRED && t <= XRT_F4E2M1FN;
+}
+
+/* Rounds to a small float; values beyond its range saturate and NaN
+ * becomes 0 in formats that have neither infinity nor NaN. */
+static uint8_t sim_minifloat_store(xrt_dtype t, double d) {
+  int32_t r = xrt_minifloat_from_f64(t, d);
+  xrt_minifloat_format f;
+  if (r >= 0 || d != d || !xrt_minifloat_format_of(t, &f))
+    return (uint8_t)(r >= 0 ? r : 0);
+  unsigned mw = (unsigned)(f.ebits + f.mbits), all = (1u << mw) - 1u;
+  unsigned mag = f.kind == XRT_MINIFLOAT_FN ? all - 1u
+               : f.kind == XRT_MINIFLOAT_E8M0 ? 254u : all;
+  unsigned sign = d < 0 && f.kind != XRT_MINIFLOAT_E8M0 ? 1u << mw : 0u;
+  return (uint8_t)(mag | sign);
 }
 
 /* Two's-complement wrap of v into an integer type's range. */
@@ -958,7 +977,9 @@ static void sim_load(xrt_dtype t, const void *p, sim_num *v) {
     v->re = ((const sim_c128 *)p)->re;
     v->im = ((const sim_c128 *)p)->im;
     break;
-  default: break;
+  default:
+    if (sim_is_minifloat(t)) v->re = xrt_minifloat_to_f64(t, *(const uint8_t *)p);
+    break;
   }
 }
 
@@ -991,7 +1012,10 @@ static void sim_store(xrt_dtype t, void *p, const sim_num *v) {
     ((sim_c128 *)p)->re = v->re;
     ((sim_c128 *)p)->im = v->im;
     break;
-  default: break;
+  default:
+    if (sim_is_minifloat(t))
+      *(uint8_t *)p = sim_minifloat_store(t, v->is_int ? (double)v->i : v->re);
+    break;
   }
 }
 
@@ -1238,8 +1262,9 @@ struct sim_dot {
   const int64_t *lb, *lm, *lk, *rb, *rn, *rk;
   int unit_n;    /* rn[n] == n: rows of rhs are contiguous (i-k-j order) */
   int32_t acc;   /* pseudo value: an accumulator row of N, or -1 */
-  xrt_dtype lt, rt, ot;
+  xrt_dtype lt, rt, ot, ct; /* ct: the type the kernel computes in */
   int32_t ltmp, rtmp; /* pseudo values for converted operands, or -1 */
+  int32_t otmp;       /* result in ct before rounding to ot, or -1 */
   int64_t lnumel, rnumel, onumel;
   xrt_dtype wrap; /* sub-byte result type to re-wrap, else invalid */
 };
@@ -1360,16 +1385,18 @@ static xrt_status sim_run_dot(const sim_step *st, void **vals, sim_cx *cx) {
   const sim_dot *d = (const sim_dot *)st->data;
   const void *l = vals[st->in[0]], *r = vals[st->in[1]];
   void *out = vals[st->out[0]];
+  void *res = d->otmp >= 0 ? vals[d->otmp] : out;
   (void)cx;
   if (d->ltmp >= 0) {
-    sim_convert(vals[d->ltmp], l, d->lnumel, d->lt, d->ot);
+    sim_convert(vals[d->ltmp], l, d->lnumel, d->lt, d->ct);
     l = vals[d->ltmp];
   }
   if (d->rtmp >= 0) {
-    sim_convert(vals[d->rtmp], r, d->rnumel, d->rt, d->ot);
+    sim_convert(vals[d->rtmp], r, d->rnumel, d->rt, d->ct);
     r = vals[d->rtmp];
   }
-  d->fn(d, out, l, r, d->acc >= 0 ? vals[d->acc] : NULL);
+  d->fn(d, res, l, r, d->acc >= 0 ? vals[d->acc] : NULL);
+  if (d->otmp >= 0) sim_convert(out, res, d->onumel, d->ct, d->ot);
   if (d->wrap != XRT_DTYPE_INVALID) sim_wrap_all(d->wrap, out, d->onumel);
   return XRT_OK;
 }
@@ -2244,13 +2271,15 @@ typedef struct sim_dot_dims {
 } sim_dot_dims;
 
 static xrt_status sim_dot_convert_temps(sim_fcc *fc, sim_dot *d) {
-  size_t os = sim_esize(d->ot);
+  size_t cs = sim_esize(d->ct);
   xrt_status rc = XRT_OK;
-  d->ltmp = d->rtmp = -1;
-  if (d->lt != d->ot)
-    rc = sim_temp(fc, (size_t)d->lnumel * os, &d->ltmp);
-  if (!rc && d->rt != d->ot)
-    rc = sim_temp(fc, (size_t)d->rnumel * os, &d->rtmp);
+  d->ltmp = d->rtmp = d->otmp = -1;
+  if (d->lt != d->ct)
+    rc = sim_temp(fc, (size_t)d->lnumel * cs, &d->ltmp);
+  if (!rc && d->rt != d->ct)
+    rc = sim_temp(fc, (size_t)d->rnumel * cs, &d->rtmp);
+  if (!rc && d->ot != d->ct)
+    rc = sim_temp(fc, (size_t)d->onumel * cs, &d->otmp);
   return rc;
 }
 
@@ -2261,7 +2290,9 @@ static xrt_status sim_lower_dot_dims(sim_fcc *fc, const xrt_ir_op *op,
   const xrt_shape *O = sim_shape(fc, op->results[0]);
   const xrt_ir_type *types = fc->f->value_types;
   size_t asz;
-  sim_dot_fn fn = sim_dot_for(O->dtype, &asz);
+  /* Small floats compute in f32 (exact products, one rounding at the end). */
+  xrt_dtype ct = sim_is_minifloat(O->dtype) ? XRT_F32 : O->dtype;
+  sim_dot_fn fn = sim_dot_for(ct, &asz);
   if (!fn || types[op->operands[0]].quant || types[op->operands[1]].quant ||
       types[op->results[0]].quant)
     return sim_unsupported_type(fc, op, O->dtype);
@@ -2287,7 +2318,7 @@ static xrt_status sim_lower_dot_dims(sim_fcc *fc, const xrt_ir_op *op,
   d->fn = fn;
   d->unit_n = 1;
   for (int64_t n = 0; n < d->N; n++) d->unit_n &= d->rn[n] == n;
-  d->lt = L->dtype, d->rt = R->dtype, d->ot = O->dtype;
+  d->lt = L->dtype, d->rt = R->dtype, d->ot = O->dtype, d->ct = ct;
   d->lnumel = sim_numel(L), d->rnumel = sim_numel(R), d->onumel = c2;
   d->wrap = O->dtype == XRT_S2 || O->dtype == XRT_S4 || O->dtype == XRT_U2 ||
                     O->dtype == XRT_U4
@@ -2439,6 +2470,11 @@ static xrt_status sim_lower_custom_call(sim_fcc *fc, const xrt_ir_op *op,
   return nt ? sim_temp(fc, sizeof *tm * (size_t)nt, &c->tmp) : XRT_OK;
 }
 
+/* Op families in their own files (inlined before release). */
+#include "_dev/sim_index.inc"
+#include "_dev/sim_ctrl.inc"
+#include "_dev/sim_linalg.inc"
+
 /* Lowerers of the ops the simulator implements directly; elementwise ops
  * go to sim_ew_kernel. */
 static sim_lower_fn sim_lowerer(xrt_opcode code) {
@@ -2463,6 +2499,41 @@ static sim_lower_fn sim_lowerer(xrt_opcode code) {
       [XRT_OP_FUNC_CALL] = sim_lower_call,
       [XRT_OP_CUSTOM_CALL] = sim_lower_custom_call,
       [XRT_OP_OPTIMIZATION_BARRIER] = sim_lower_barrier,
+      [XRT_OP_GATHER] = sim_lower_gather,
+      [XRT_OP_SCATTER] = sim_lower_scatter,
+      [XRT_OP_DYNAMIC_SLICE] = sim_lower_dynamic_slice,
+      [XRT_OP_DYNAMIC_UPDATE_SLICE] = sim_lower_dynamic_update_slice,
+      [XRT_OP_DYNAMIC_GATHER] = sim_lower_dynamic_gather,
+      [XRT_OP_REDUCE_WINDOW] = sim_lower_reduce_window,
+      [XRT_OP_SELECT_AND_SCATTER] = sim_lower_select_and_scatter,
+      [XRT_OP_DYNAMIC_BROADCAST_IN_DIM] = sim_lower_dynamic_broadcast_in_dim,
+      [XRT_OP_DYNAMIC_IOTA] = sim_lower_dynamic_iota,
+      [XRT_OP_DYNAMIC_PAD] = sim_lower_dynamic_pad,
+      [XRT_OP_DYNAMIC_RESHAPE] = sim_lower_dynamic_reshape,
+      [XRT_OP_IF] = sim_lower_if,
+      [XRT_OP_CASE] = sim_lower_case,
+      [XRT_OP_MAP] = sim_lower_map,
+      [XRT_OP_SORT] = sim_lower_sort,
+      [XRT_OP_COMPOSITE] = sim_lower_composite,
+      [XRT_OP_TUPLE] = sim_lower_tuple,
+      [XRT_OP_GET_TUPLE_ELEMENT] = sim_lower_get_tuple_element,
+      [XRT_OP_AFTER_ALL] = sim_lower_after_all,
+      [XRT_OP_INFEED] = sim_lower_infeed,
+      [XRT_OP_OUTFEED] = sim_lower_outfeed,
+      [XRT_OP_SEND] = sim_lower_send,
+      [XRT_OP_RECV] = sim_lower_recv,
+      [XRT_OP_CHLO_SCAN] = sim_lower_chlo_scan,
+      [XRT_OP_CONVOLUTION] = sim_lower_convolution,
+      [XRT_OP_DYNAMIC_CONV] = sim_lower_dynamic_conv,
+      [XRT_OP_FFT] = sim_lower_fft,
+      [XRT_OP_TRIANGULAR_SOLVE] = sim_lower_triangular_solve,
+      [XRT_OP_CHOLESKY] = sim_lower_cholesky,
+      [XRT_OP_BATCH_NORM_INFERENCE] = sim_lower_batch_norm_inference,
+      [XRT_OP_BATCH_NORM_TRAINING] = sim_lower_batch_norm_training,
+      [XRT_OP_BATCH_NORM_GRAD] = sim_lower_batch_norm_grad,
+      [XRT_OP_RNG] = sim_lower_rng,
+      [XRT_OP_RNG_BIT_GENERATOR] = sim_lower_rng_bit_generator,
+      [XRT_OP_CHLO_RAGGED_DOT] = sim_lower_chlo_ragged_dot,
   };
   if ((unsigned)code < XRT_OP_COUNT && table[code]) return table[code];
   if ((unsigned)code < XRT_OP_COUNT && code != XRT_OP_INVALID &&

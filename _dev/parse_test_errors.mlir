@@ -112,3 +112,104 @@ func.func @overflow() {
   %0 = stablehlo.constant dense<99999999999999999999> : tensor<i64>
   func.return
 }
+// -----
+func.func @use_single(%a: tensor<f32>) -> tensor<i32> {
+  %0 = stablehlo.negate %a : tensor<i32>
+  func.return %0 : tensor<i32>
+}
+// -----
+func.func @use_fn(%a: tensor<f32>, %b: tensor<i32>) -> tensor<f32> {
+  %0 = stablehlo.add %a, %b : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  func.return %0 : tensor<f32>
+}
+// -----
+func.func @use_generic(%a: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = "stablehlo.abs"(%a) : (tensor<3xf32>) -> tensor<2xf32>
+  func.return %0 : tensor<2xf32>
+}
+// -----
+func.func @use_select(%p: tensor<2xi32>, %a: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = stablehlo.select %p, %a, %a : tensor<2xi1>, tensor<2xf32>
+  func.return %0 : tensor<2xf32>
+}
+// -----
+func.func @use_while(%i: tensor<i64>) -> tensor<i32> {
+  %0 = stablehlo.while(%x = %i) : tensor<i32>
+   cond {
+    %c = stablehlo.compare LT, %x, %x : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %c : tensor<i1>
+  } do {
+    stablehlo.return %x : tensor<i32>
+  }
+  func.return %0 : tensor<i32>
+}
+// -----
+func.func @use_reduce_init(%a: tensor<4xf32>, %s: tensor<f64>) -> tensor<f32> {
+  %0 = stablehlo.reduce(%a init: %s) applies stablehlo.add across dimensions = [0] : (tensor<4xf32>, tensor<f32>) -> tensor<f32>
+  func.return %0 : tensor<f32>
+}
+// -----
+func.func @use_return(%a: tensor<f32>) -> tensor<f32> {
+  func.return %a : tensor<f16>
+}
+// -----
+func.func @use_result_index(%a: tensor<i32>) -> tensor<i32> {
+  %0:2 = stablehlo.optimization_barrier %a, %a : tensor<i32>, tensor<i32>
+  %1 = stablehlo.add %0#0, %0#1 : (tensor<i32>, tensor<i64>) -> tensor<i32>
+  func.return %1 : tensor<i32>
+}
+// -----
+func.func @use_tuple_elem(%a: tensor<f32>) -> tensor<f32> {
+  %t = stablehlo.tuple %a, %a : tuple<tensor<f32>, tensor<f32>>
+  %0 = stablehlo.get_tuple_element %t[0] : (tuple<tensor<f32>, tensor<i1>>) -> tensor<f32>
+  func.return %0 : tensor<f32>
+}
+// -----
+func.func @use_check(%a: tensor<2xf32>, %b: tensor<2xf32>) {
+  check.expect_eq %a, %b : tensor<2xf64>
+  func.return
+}
+// -----
+"builtin.module"() ({
+  "func.func"() <{function_type = (tensor<f32>) -> tensor<f32>, sym_name = "main"}> ({
+  ^bb0(%arg0: tensor<i32>):
+    "func.return"(%arg0) : (tensor<i32>) -> ()
+  }) : () -> ()
+}) : () -> ()
+// -----
+"func.func"() <{function_type = (tensor<f32>, tensor<f32>) -> tensor<f32>, sym_name = "count"}> ({
+^bb0(%arg0: tensor<f32>):
+  "func.return"(%arg0) : (tensor<f32>) -> ()
+}) : () -> ()
+// -----
+"func.func"() ({
+  "func.return"() : () -> ()
+}) {sym_name = "untyped"} : () -> ()
+// -----
+"func.func"() <{function_type = () -> ()}> ({
+  "func.return"() : () -> ()
+}) : () -> ()
+// -----
+"func.func"() <{function_type = () -> (), sym_name = "d"}> ({
+  "func.return"() : () -> ()
+}) : () -> ()
+"func.func"() <{function_type = () -> (), sym_name = "d"}> ({
+  "func.return"() : () -> ()
+}) : () -> ()
+// -----
+"builtin.module"() ({
+  "func.func"() <{function_type = () -> (), sym_name = "f", sym_visibility = 1}> ({
+    "func.return"() : () -> ()
+  }) : () -> ()
+}) : () -> ()
+// -----
+"builtin.module"() ({
+  "func.func"() <{function_type = () -> (), sym_name = "f"}> ({
+    "func.return"() : () -> ()
+  }) : () -> ()
+}) : (tensor<f32>) -> ()
+// -----
+func.func @call_type(%a: tensor<f32>) -> tensor<f32> {
+  %0 = "func.call"(%a) <{callee = @call_type}> : (tensor<i8>) -> tensor<f32>
+  func.return %0 : tensor<f32>
+}
