@@ -29,7 +29,10 @@ else
 endif
 
 # -MMD: xrt.c #includes files under _dev/, so track headers automatically.
-CPPFLAGS += -I. -DXRT_WITH_SIM -MMD -MP
+CPPFLAGS += -I. -DXRT_WITH_SIM
+# Dependency files of objects only: build/xrt (the tool) and build/xrt.o
+# would otherwise both write build/xrt.d.
+DEPFLAGS := -MMD -MP
 
 CORE_SRCS := xrt.c xrt_sim.c
 CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/%.o)
@@ -51,10 +54,10 @@ all: $(LIB_A) $(LIB_SO) $(XRT_BIN)
 # ---- the library ----
 
 $(BUILD)/%.o: %.c | $(BUILD)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+	$(CC) $(CPPFLAGS) $(DEPFLAGS) $(CFLAGS) -c $< -o $@
 
 $(BUILD)/pic/%.o: %.c | $(BUILD)/pic
-	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -c $< -o $@
+	$(CC) $(CPPFLAGS) $(DEPFLAGS) $(CFLAGS) -fPIC -c $< -o $@
 
 $(LIB_A): $(CORE_OBJS)
 	rm -f $@
@@ -70,7 +73,7 @@ $(XRT_BIN): tools/xrt_main.c $(LIB_A) | $(BUILD)
 
 # Order-only on deps: cmocka must be installed before the first test
 # compiles, even under make -j, without forcing rebuilds every time.
-$(BUILD)/test_%: test/test_%.c $(LIB_A) | $(BUILD) deps
+$(BUILD)/test_%: test/test_%.c test/test_util.h $(LIB_A) | $(BUILD) deps
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< -o $@ $(LIB_A) -lcmocka $(LDLIBS)
 
 $(BUILD)/bench/%: bench/%.c $(LIB_A) | $(BUILD)/bench
@@ -108,5 +111,4 @@ bench: $(BENCH_BINS)
 clean:
 	rm -rf build build-asan build-*
 
--include $(CORE_OBJS:.o=.d) $(PIC_OBJS:.o=.d) $(XRT_BIN).d $(TEST_BINS:=.d) \
-         $(BENCH_BINS:=.d)
+-include $(CORE_OBJS:.o=.d) $(PIC_OBJS:.o=.d)
