@@ -899,8 +899,9 @@ typedef struct xrt_plugin_compile_args {
   size_t struct_size;
   const xrt_ir_module *module;
   int32_t entry;                    /* index into module->funcs */
-  /* One per custom_call op (module->num_custom_calls), indexed by the op's
-   * callee; valid until executable_destroy. */
+  /* One per op that calls the host (custom_call, infeed, outfeed, send,
+   * recv; module->num_custom_calls of them), indexed by the op's callee;
+   * valid until executable_destroy. */
   const xrt_host_binding *host_bindings;
 } xrt_plugin_compile_args;
 

@@ -21,6 +21,9 @@
  * made at compile time; function and region arguments are bound at run time;
  * the entry's results are bound straight to the output buffers when they are
  * produced by an op (else copied: arguments, constants, duplicates).
+ * Tuple values are one flat block (elements at 16-byte aligned offsets,
+ * nested tuples inline) and tokens hold no bytes, so every value moves by
+ * memcpy of sim_vbytes bytes; only the entry function is tensors-only.
  *
  * Execution.  The executable owns one frame (arena + pointer tables of every
  * planned function) behind a mutex; a concurrent execute builds a temporary
@@ -1491,7 +1494,9 @@ static xrt_status sim_run_custom_call(const sim_step *st, void **vals,
   char prefix[320];
   sim_loc(op, prefix, sizeof prefix);
   if (!msg[0])
-    return sim_fail_op(cx->err, op, rc, "custom_call @%s failed (code %d)",
+    return sim_fail_op(cx->err, op, rc, "%s @%s failed (code %d)",
+                       op->code == XRT_OP_CUSTOM_CALL ? "custom_call"
+                                                      : op->name,
                        c->target, (int)rc);
   if (strncmp(msg, prefix, strlen(prefix)) == 0) /* already located */
     return sim_fail(cx->err, rc, "%s", msg);
@@ -1547,6 +1552,37 @@ static void *sim_palloc(sim_fcc *fc, size_t bytes) {
 
 static const xrt_shape *sim_shape(const sim_fcc *fc, int32_t id) {
   return &fc->f->value_types[id].shape;
+}
+
+/* Tuples are stored flat: each element at a 16-byte aligned offset of one
+ * block (nested tuples inline), so copying a tuple is one memcpy and
+ * get_tuple_element copies a sub-range.  Tokens hold no bytes. */
+#define SIM_TUPLE_ALIGN 16
+
+static size_t sim_tuple_pad(size_t off) {
+  return (off + SIM_TUPLE_ALIGN - 1) & ~(size_t)(SIM_TUPLE_ALIGN - 1);
+}
+
+static size_t sim_type_bytes(const xrt_ir_type *t) {
+  if (t->kind == XRT_TYPE_TOKEN) return 0;
+  if (t->kind != XRT_TYPE_TUPLE) return sim_bytes(&t->shape);
+  size_t off = 0;
+  for (int32_t i = 0; i < t->num_elems; i++)
+    off = sim_tuple_pad(off) + sim_type_bytes(&t->elems[i]);
+  return off;
+}
+
+/* Byte offset of element k inside a tuple value. */
+static size_t sim_tuple_off(const xrt_ir_type *t, int32_t k) {
+  size_t off = 0;
+  for (int32_t i = 0; i < k; i++)
+    off = sim_tuple_pad(off) + sim_type_bytes(&t->elems[i]);
+  return sim_tuple_pad(off);
+}
+
+/* Bytes of any value: tensor, tuple or token. */
+static size_t sim_vbytes(const sim_fcc *fc, int32_t id) {
+  return sim_type_bytes(&fc->f->value_types[id]);
 }
 
 static const xrt_ir_attr *sim_attr(const xrt_ir_op *op, const char *name,
@@ -1951,7 +1987,7 @@ static xrt_status sim_lower_barrier(sim_fcc *fc, const xrt_ir_op *op,
   size_t *b = (size_t *)sim_palloc(fc, sizeof *b * (size_t)(op->num_results + 1));
   if (!b) return XRT_RESOURCE_EXHAUSTED;
   for (int32_t i = 0; i < op->num_results; i++)
-    b[i] = sim_bytes(sim_shape(fc, op->results[i]));
+    b[i] = sim_vbytes(fc, op->results[i]);
   st->data = b;
   st->run = sim_run_copy_all;
   return XRT_OK;
@@ -2375,7 +2411,7 @@ static xrt_status sim_while_buffers(sim_fcc *fc, const xrt_ir_op *op,
   size_t *bytes = (size_t *)sim_palloc(fc, sizeof *bytes * (size_t)(n + 1));
   if (!a || !b || !bytes) return XRT_RESOURCE_EXHAUSTED;
   for (int32_t i = 0; i < n; i++) {
-    bytes[i] = sim_bytes(sim_shape(fc, op->operands[i]));
+    bytes[i] = sim_vbytes(fc, op->operands[i]);
     xrt_status rc = sim_temp(fc, bytes[i], &a[i]);
     if (rc || (rc = sim_temp(fc, bytes[i], &b[i]))) return rc;
   }
@@ -2413,27 +2449,28 @@ static xrt_status sim_lower_while(sim_fcc *fc, const xrt_ir_op *op,
   return XRT_OK;
 }
 
-static xrt_status sim_lower_call(sim_fcc *fc, const xrt_ir_op *op,
-                                 sim_step *st) {
+/* A call of module function fidx (func.call, composite). */
+static xrt_status sim_lower_call_to(sim_fcc *fc, const xrt_ir_op *op,
+                                    sim_step *st, int32_t fidx) {
   const xrt_ir_module *m = fc->cc->m;
-  if (op->callee < 0 || op->callee >= m->num_funcs)
+  if (fidx < 0 || fidx >= m->num_funcs)
     return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT,
-                       "func.call to an unknown function");
-  const xrt_ir_func *g = &m->funcs[op->callee];
-  sim_fplan *fp = &fc->cc->exe->fp[op->callee];
+                       "%s of an unknown function", op->name);
+  const xrt_ir_func *g = &m->funcs[fidx];
+  sim_fplan *fp = &fc->cc->exe->fp[fidx];
   if (fp->state == 1)
     return sim_fail_op(fc->cc->err, op, XRT_UNIMPLEMENTED, "recursive call of "
                        "@%s is not supported by the simulator", g->name);
   if (op->num_operands != g->body.num_args || op->num_results != g->num_results)
     return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT,
-                       "func.call does not match @%s", g->name);
-  xrt_status rc = sim_plan_func(fc->cc, op->callee, 0);
+                       "%s does not match @%s", op->name, g->name);
+  xrt_status rc = sim_plan_func(fc->cc, fidx, 0);
   if (rc) return rc;
   sim_call *c = (sim_call *)sim_palloc(fc, sizeof *c);
   size_t *b = (size_t *)sim_palloc(fc, sizeof *b * (size_t)(op->num_results + 1));
   if (!c || !b) return XRT_RESOURCE_EXHAUSTED;
   for (int32_t i = 0; i < op->num_results; i++)
-    b[i] = sim_bytes(sim_shape(fc, op->results[i]));
+    b[i] = sim_vbytes(fc, op->results[i]);
   c->fp = fp;
   c->bytes = b;
   st->data = c;
@@ -2441,26 +2478,41 @@ static xrt_status sim_lower_call(sim_fcc *fc, const xrt_ir_op *op,
   return XRT_OK;
 }
 
-static xrt_status sim_lower_custom_call(sim_fcc *fc, const xrt_ir_op *op,
-                                        sim_step *st) {
-  const xrt_ir_attr *t = sim_attr(op, "call_target_name", XRT_ATTR_STRING);
-  const char *target = t ? t->s : op->name;
+static xrt_status sim_lower_call(sim_fcc *fc, const xrt_ir_op *op,
+                                 sim_step *st) {
+  return sim_lower_call_to(fc, op, st, op->callee);
+}
+
+/* A step that calls the host function bound to op->callee with the
+ * tensors in[0..nin) and out[0..nout) (custom_call: all operands and
+ * results; infeed/outfeed/send/recv: all but the tokens). */
+static xrt_status sim_lower_host_call(sim_fcc *fc, const xrt_ir_op *op,
+                                      sim_step *st, const char *target,
+                                      const int32_t *in, int32_t nin,
+                                      const int32_t *out, int32_t nout) {
   const xrt_host_binding *hosts = fc->cc->hosts;
   if (!hosts || op->callee < 0 || op->callee >= fc->cc->m->num_custom_calls ||
       !hosts[op->callee].fn)
-    return sim_fail_op(fc->cc->err, op, XRT_NOT_FOUND, "custom_call target "
-                       "'%s' has no host function", target);
-  int32_t nt = op->num_operands + op->num_results;
+    return sim_fail_op(fc->cc->err, op, XRT_NOT_FOUND, "%s target "
+                       "'%s' has no host function",
+                       op->code == XRT_OP_CUSTOM_CALL ? "custom_call"
+                                                      : op->name, target);
+  int32_t nt = nin + nout;
   sim_ccall *c = (sim_ccall *)sim_palloc(fc, sizeof *c);
   xrt_host_tensor *tm = (xrt_host_tensor *)sim_palloc(
       fc, sizeof *tm * (size_t)(nt + 1));
   if (!c || !tm) return XRT_RESOURCE_EXHAUSTED;
   for (int32_t i = 0; i < nt; i++) {
-    int32_t id = i < op->num_operands ? op->operands[i]
-                                      : op->results[i - op->num_operands];
+    int32_t id = i < nin ? in[i] : out[i - nin];
+    if (fc->f->value_types[id].kind != XRT_TYPE_TENSOR)
+      return sim_fail_op(fc->cc->err, op, XRT_UNIMPLEMENTED, "%s: tuple "
+                         "values cannot be passed to a host function",
+                         op->name);
     tm[i].shape = *sim_shape(fc, id);
     tm[i].bytes = sim_bytes(&tm[i].shape);
   }
+  st->in = in, st->nin = nin;
+  st->out = out, st->nout = nout;
   c->target = target;
   c->host = hosts[op->callee];
   c->tmpl = tm;
@@ -2468,6 +2520,13 @@ static xrt_status sim_lower_custom_call(sim_fcc *fc, const xrt_ir_op *op,
   st->data = c;
   st->run = sim_run_custom_call;
   return nt ? sim_temp(fc, sizeof *tm * (size_t)nt, &c->tmp) : XRT_OK;
+}
+
+static xrt_status sim_lower_custom_call(sim_fcc *fc, const xrt_ir_op *op,
+                                        sim_step *st) {
+  const xrt_ir_attr *t = sim_attr(op, "call_target_name", XRT_ATTR_STRING);
+  return sim_lower_host_call(fc, op, st, t ? t->s : op->name, op->operands,
+                             op->num_operands, op->results, op->num_results);
 }
 
 /* Op families in their own files (inlined before release). */
@@ -2542,7 +2601,30 @@ static sim_lower_fn sim_lowerer(xrt_opcode code) {
   return NULL;
 }
 
-/* Every value the op touches is a tensor of this function. */
+/* Ops that may take or make tuple and token values. */
+static int sim_takes_tuples(xrt_opcode code) {
+  switch (code) {
+  case XRT_OP_TUPLE: case XRT_OP_GET_TUPLE_ELEMENT: case XRT_OP_WHILE:
+  case XRT_OP_IF: case XRT_OP_CASE: case XRT_OP_OPTIMIZATION_BARRIER:
+  case XRT_OP_FUNC_CALL: case XRT_OP_RETURN: case XRT_OP_FUNC_RETURN:
+  case XRT_OP_AFTER_ALL: case XRT_OP_INFEED: case XRT_OP_OUTFEED:
+  case XRT_OP_SEND: case XRT_OP_RECV: case XRT_OP_COMPOSITE: return 1;
+  default: return 0;
+  }
+}
+
+/* Tensors (also inside tuples) have element types the simulator stores. */
+static int sim_type_ok(const xrt_ir_type *t, int depth) {
+  if (t->kind == XRT_TYPE_TOKEN) return 1;
+  if (t->kind == XRT_TYPE_TENSOR) return sim_esize(t->shape.dtype) != 0;
+  if (t->kind != XRT_TYPE_TUPLE || depth > 64) return 0;
+  for (int32_t i = 0; i < t->num_elems; i++)
+    if (!sim_type_ok(&t->elems[i], depth + 1)) return 0;
+  return 1;
+}
+
+/* Every value the op touches is a value of this function that the
+ * simulator can hold: tensors, and for some ops tuples and tokens. */
 static xrt_status sim_check_values(sim_fcc *fc, const xrt_ir_op *op) {
   for (int32_t i = 0; i < op->num_operands + op->num_results; i++) {
     int32_t id = i < op->num_operands ? op->operands[i]
@@ -2551,9 +2633,13 @@ static xrt_status sim_check_values(sim_fcc *fc, const xrt_ir_op *op) {
       return sim_fail_op(fc->cc->err, op, XRT_INTERNAL, "%s refers to value "
                          "%d, which does not exist", op->name, (int)id);
     const xrt_ir_type *t = &fc->f->value_types[id];
-    if (t->kind != XRT_TYPE_TENSOR || !sim_esize(t->shape.dtype))
+    if (t->kind != XRT_TYPE_TENSOR && !sim_takes_tuples(op->code))
       return sim_fail_op(fc->cc->err, op, XRT_UNIMPLEMENTED, "%s: tuple and "
                          "token values are not supported by the simulator",
+                         op->name);
+    if (!sim_type_ok(t, 0))
+      return sim_fail_op(fc->cc->err, op, XRT_UNIMPLEMENTED, "%s: a value "
+                         "has an element type the simulator cannot store",
                          op->name);
   }
   return XRT_OK;
@@ -2576,7 +2662,7 @@ static xrt_status sim_lower_op(sim_fcc *fc, const xrt_ir_op *op,
       rc = sim_keep(fc, op->operands[i]);
   }
   for (int32_t i = 0; i < op->num_results && !rc; i++)
-    rc = sim_def(fc, op->results[i], sim_bytes(sim_shape(fc, op->results[i])));
+    rc = sim_def(fc, op->results[i], sim_vbytes(fc, op->results[i]));
   sim_step st;
   memset(&st, 0, sizeof st);
   st.in = op->operands;
@@ -2689,7 +2775,7 @@ static xrt_status sim_plan_body(sim_fcc *fc, sim_fplan *fp, int is_entry) {
   size_t *rb = (size_t *)sim_palloc(fc, sizeof *rb * (size_t)(fp->nrets + 1));
   if (!rb) return XRT_RESOURCE_EXHAUSTED;
   for (int32_t j = 0; j < fp->nrets; j++)
-    rb[j] = sim_bytes(sim_shape(fc, fp->rets[j]));
+    rb[j] = sim_vbytes(fc, fp->rets[j]);
   fp->ret_bytes = rb;
   if (is_entry && (rc = sim_bind_outputs(fc, fp))) return rc;
   if ((rc = sim_assign_slots(fc, &fp->asize))) return rc;

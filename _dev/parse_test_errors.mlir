@@ -74,7 +74,7 @@ func.func @callee() {
 // -----
 func.func @serialized() {
   %0 = stablehlo.constant dense<1.0> : tensor<f32>
-  check.expect_serialized_eq %0, probe_id = "x" : tensor<f32>
+  check.expect_serialized_eq %0, probe_id = 7 : tensor<f32>
   func.return
 }
 // -----

@@ -19,6 +19,8 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,7 +40,11 @@ static const char usage_text[] =
     "                         per argument, in order\n"
     "      --output-dir DIR   also write result K to DIR/result_K.npy\n"
     "      --entry NAME       function to run (default: main, or the only one)\n"
-    "  check FILE.mlir    run every check.* op of the file's test functions\n"
+    "  check FILE.mlir    run every check.* op of the file's test functions;\n"
+    "                     with a '// RUN: ... --interpret ... | FileCheck %s'\n"
+    "                     line, also print the results as the StableHLO\n"
+    "                     interpreter does (with that line's --args=\"[...]\"\n"
+    "                     as arguments) and match the '// CHECK:' lines\n"
     "      --split-input-file split at lines '// -----' and run each chunk\n"
     "      --verbose          also list the chunks that pass\n"
     "  version            print the version\n"
@@ -316,6 +322,412 @@ static xrt_status print_result(int k, xrt_buffer *buf) {
 }
 
 /* ======================================================================
+ * The StableHLO interpreter's output format and test ops
+ *
+ * `stablehlo-translate --interpret` prints values as "tensor<2xi32> {\n
+ * [3, 3]\n}" (rank 0: "tensor<i32> {3}"), with elements as MLIR prints
+ * attributes; its tests match that text with FileCheck.  The interpreter's
+ * own ops reach the CLI as custom_calls: interpreter.print prints its
+ * operand, interpreter.probe records a copy of its operand per probe_id and
+ * iteration, and check.expect_serialized_eq compares a value with a record.
+ * ==================================================================== */
+
+/* Text printed during one chunk: echoed to stdout and kept for FileCheck. */
+typedef struct outbuf {
+  char *s;
+  size_t n, cap;
+  int keep; /* 0: only echo */
+} outbuf;
+
+static void ob_add(outbuf *o, const char *s, size_t n) {
+  fwrite(s, 1, n, stdout);
+  if (!o->keep) return;
+  if (o->n + n + 1 > o->cap) {
+    size_t cap = o->cap ? o->cap : 1024;
+    while (cap < o->n + n + 1) cap *= 2;
+    char *ns = realloc(o->s, cap);
+    if (!ns) return; /* keeps what fits; FileCheck will then report a miss */
+    o->s = ns;
+    o->cap = cap;
+  }
+  memcpy(o->s + o->n, s, n);
+  o->n += n;
+  o->s[o->n] = 0;
+}
+
+/* A growable string for building one printed value. */
+typedef struct sbuf {
+  char *s;
+  size_t n, cap;
+  int oom;
+} sbuf;
+
+static void sb_add(sbuf *b, const char *s) {
+  size_t n = strlen(s);
+  if (b->oom) return;
+  if (b->n + n + 1 > b->cap) {
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < b->n + n + 1) cap *= 2;
+    char *ns = realloc(b->s, cap);
+    if (!ns) {
+      b->oom = 1;
+      return;
+    }
+    b->s = ns;
+    b->cap = cap;
+  }
+  memcpy(b->s + b->n, s, n + 1);
+  b->n += n;
+}
+
+/* A float's bits, decoded, and whether text reads back as the same bits. */
+static double mlir_float_value(xrt_dtype t, const unsigned char *p, uint64_t *bits) {
+  uint16_t h;
+  uint32_t u;
+  double d;
+  switch (t) {
+  case XRT_F16: memcpy(&h, p, 2); *bits = h; return xrt_f16_to_f32(h);
+  case XRT_BF16: memcpy(&h, p, 2); *bits = h; return xrt_bf16_to_f32(h);
+  case XRT_F32: memcpy(&u, p, 4); *bits = u; return (double)xrt__bits_to_f32(u);
+  case XRT_F64: memcpy(&d, p, 8); memcpy(bits, &d, 8); return d;
+  default: *bits = p[0]; return xrt_minifloat_to_f64(t, p[0]);
+  }
+}
+
+static int mlir_float_reads_back(xrt_dtype t, const char *text, uint64_t bits) {
+  double d = strtod(text, NULL);
+  switch (t) {
+  case XRT_F16: return xrt_f64_to_f16(d) == bits;
+  case XRT_BF16: return xrt_f64_to_bf16(d) == bits;
+  case XRT_F32: return xrt__f32_to_bits((float)d) == bits;
+  case XRT_F64: { uint64_t b; memcpy(&b, &d, 8); return b == bits; }
+  default: return xrt_minifloat_from_f64(t, d) == (int32_t)bits;
+  }
+}
+
+/* Significant digits of APFloat's natural precision: 2 + p * 59 / 196. */
+static int mlir_float_digits(xrt_dtype t) {
+  int p = t == XRT_F16 ? 11 : t == XRT_BF16 ? 8 : t == XRT_F32 ? 24 : t == XRT_F64 ? 53 : 4;
+  xrt_minifloat_format mf;
+  if (xrt_minifloat_format_of(t, &mf)) p = mf.mbits + 1;
+  return 2 + p * 59 / 196;
+}
+
+/* APFloat::toString(str) (natural precision, padding 3, zeros truncated):
+ * "0.333333343", "1.0E+10". */
+static void mlir_float_natural(double v, int prec, char *out, size_t cap) {
+  char e[64], digits[40];
+  snprintf(e, sizeof e, "%.*e", prec - 1, v);
+  const char *q = e;
+  int neg = *q == '-', nd = 0;
+  if (neg) q++;
+  for (; *q && *q != 'e'; q++)
+    if (*q >= '0' && *q <= '9' && nd < (int)sizeof digits - 1) digits[nd++] = *q;
+  int e10 = *q == 'e' ? atoi(q + 1) : 0;
+  while (nd > 1 && digits[nd - 1] == '0') nd--;
+  digits[nd] = 0;
+  int exp = e10 - (nd - 1); /* power of the last digit */
+  int sci;
+  if (exp >= 0) sci = exp > 3 || nd + exp > prec;
+  else sci = e10 < 0 && -e10 > 3;
+  size_t k = 0;
+  char buf[96];
+  if (neg) buf[k++] = '-';
+  if (sci) {
+    buf[k++] = digits[0];
+    buf[k++] = '.';
+    if (nd == 1) buf[k++] = '0';
+    for (int i = 1; i < nd; i++) buf[k++] = digits[i];
+    snprintf(buf + k, sizeof buf - k, "E%c%d", e10 < 0 ? '-' : '+', e10 < 0 ? -e10 : e10);
+  } else if (exp >= 0) {
+    for (int i = 0; i < nd; i++) buf[k++] = digits[i];
+    for (int i = 0; i < exp; i++) buf[k++] = '0';
+    buf[k] = 0;
+  } else if (e10 >= 0) {
+    for (int i = 0; i < nd; i++) {
+      if (i == e10 + 1) buf[k++] = '.';
+      buf[k++] = digits[i];
+    }
+    buf[k] = 0;
+  } else {
+    buf[k++] = '0';
+    buf[k++] = '.';
+    for (int i = 0; i < -e10 - 1; i++) buf[k++] = '0';
+    for (int i = 0; i < nd; i++) buf[k++] = digits[i];
+    buf[k] = 0;
+  }
+  snprintf(out, cap, "%s", buf);
+}
+
+/* A float as MLIR prints it: "%.6e" when that reads back exactly, else
+ * the natural-precision form, else (non-finite) its bits in hex. */
+static void mlir_float(xrt_dtype t, const unsigned char *p, char *out, size_t cap) {
+  uint64_t bits;
+  double v = mlir_float_value(t, p, &bits);
+  if (v == v && v - v == 0) {
+    snprintf(out, cap, "%.6e", v);
+    if (mlir_float_reads_back(t, out, bits)) return;
+    mlir_float_natural(v, mlir_float_digits(t), out, cap);
+    if (strchr(out, '.')) return;
+  }
+  snprintf(out, cap, "0x%" PRIX64, bits);
+}
+
+/* One element as the interpreter prints it. */
+static void mlir_elem(xrt_dtype t, const unsigned char *p, char *out, size_t cap) {
+  if (t == XRT_C64 || t == XRT_C128) {
+    xrt_dtype part = t == XRT_C64 ? XRT_F32 : XRT_F64;
+    char re[64], im[64];
+    mlir_float(part, p, re, sizeof re);
+    mlir_float(part, p + xrt_dtype_size(part), im, sizeof im);
+    snprintf(out, cap, "[%s, %s]", re, im);
+  } else if (xrt_dtype_is_float(t)) {
+    mlir_float(t, p, out, cap);
+  } else {
+    format_elem(t, p, out, cap); /* integers in decimal, pred true/false */
+  }
+}
+
+/* The body of Tensor::print, one dimension at a time: nested "[...]" on
+ * indented lines, elements of the last dimension on one line. */
+static void interp_dims(sbuf *b, const xrt_shape *s, const unsigned char *data,
+                        int d, int64_t off, int indent, int last) {
+  char buf[160];
+  if (d == s->rank) {
+    mlir_elem(s->dtype, data + (size_t)off * xrt_dtype_size(s->dtype), buf, sizeof buf);
+    sb_add(b, buf);
+    if (!last) sb_add(b, ", ");
+    return;
+  }
+  sb_add(b, "\n");
+  for (int i = 0; i < indent; i++) sb_add(b, "  ");
+  sb_add(b, "[");
+  int64_t inner = 1;
+  for (int k = d + 1; k < s->rank; k++) inner *= s->dims[k];
+  for (int64_t i = 0; i < s->dims[d]; i++)
+    interp_dims(b, s, data, d + 1, off + i * inner, indent + 1, i == s->dims[d] - 1);
+  sb_add(b, "]");
+  if (!last) {
+    sb_add(b, ",");
+  } else {
+    sb_add(b, "\n");
+    for (int i = 0; i < indent - 1; i++) sb_add(b, "  ");
+  }
+}
+
+/* "tensor<2xi32> {\n  [3, 3]\n}" (no final newline). */
+static void interp_format(sbuf *b, const xrt_shape *s, const void *data) {
+  char type[256];
+  xrt_shape_format(s, type, sizeof type);
+  sb_add(b, type);
+  sb_add(b, " {");
+  interp_dims(b, s, data, 0, 0, 1, 1);
+  sb_add(b, "}");
+}
+
+/* What interpreter.probe recorded: one per probe_id and iteration. */
+typedef struct probe_rec {
+  char *id;
+  xrt_shape shape;
+  void *data;
+  size_t bytes;
+} probe_rec;
+
+typedef struct interp_state {
+  pthread_mutex_t mu;
+  outbuf out;
+  probe_rec *recs;
+  size_t num_recs, cap_recs;
+  const xrt_ir_module *module; /* of the program running, for SSA names */
+} interp_state;
+
+static void interp_reset(interp_state *st) {
+  for (size_t i = 0; i < st->num_recs; i++) {
+    free(st->recs[i].id);
+    free(st->recs[i].data);
+  }
+  st->num_recs = 0;
+  st->out.n = 0;
+  if (st->out.s) st->out.s[0] = 0;
+  st->module = NULL;
+}
+
+static void interp_free(interp_state *st) {
+  interp_reset(st);
+  free(st->recs);
+  free(st->out.s);
+  pthread_mutex_destroy(&st->mu);
+}
+
+/* Prints one value in the interpreter's format plus a newline. */
+static void interp_emit(interp_state *st, const char *prefix, const xrt_shape *s,
+                        const void *data) {
+  sbuf b = {NULL, 0, 0, 0};
+  sb_add(&b, prefix);
+  interp_format(&b, s, data);
+  sb_add(&b, "\n");
+  pthread_mutex_lock(&st->mu);
+  if (b.oom) ob_add(&st->out, "<out of memory>\n", 16);
+  else ob_add(&st->out, b.s, b.n);
+  pthread_mutex_unlock(&st->mu);
+  free(b.s);
+}
+
+/* The name MLIR prints for value v of a function ("%3 = ", "%0:2 = "):
+ * each op's results are one numbered group, in order, a nested region
+ * continuing from its op's count.  The interpreter prints a block argument's description up to a
+ * '=' it does not have, which leaves just "<". */
+static int ssa_name(const xrt_ir_region *r, int32_t v, int64_t c, char *out, size_t cap) {
+  for (int32_t i = 0; i < r->num_args; i++)
+    if (r->args[i] == v) {
+      snprintf(out, cap, "<");
+      return 1;
+    }
+  for (int32_t i = 0; i < r->num_ops; i++) {
+    const xrt_ir_op *op = &r->ops[i];
+    for (int32_t k = 0; k < op->num_results; k++)
+      if (op->results[k] == v) {
+        if (op->num_results == 1) snprintf(out, cap, "%%%" PRId64 " = ", c);
+        else snprintf(out, cap, "%%%" PRId64 ":%d = ", c, (int)op->num_results);
+        return 1;
+      }
+    c += op->num_results > 0;
+    for (int32_t k = 0; k < op->num_regions; k++)
+      if (ssa_name(&op->regions[k], v, c, out, cap)) return 1;
+  }
+  return 0;
+}
+
+static int region_has_op(const xrt_ir_region *r, const xrt_ir_op *op) {
+  for (int32_t i = 0; i < r->num_ops; i++) {
+    if (&r->ops[i] == op) return 1;
+    for (int32_t k = 0; k < r->ops[i].num_regions; k++)
+      if (region_has_op(&r->ops[i].regions[k], op)) return 1;
+  }
+  return 0;
+}
+
+static void print_prefix(const interp_state *st, const xrt_ir_op *op, char *out, size_t cap) {
+  out[0] = 0;
+  const xrt_ir_module *m = st->module;
+  for (int32_t i = 0; m && op && op->num_operands > 0 && i < m->num_funcs; i++)
+    if (region_has_op(&m->funcs[i].body, op)) {
+      ssa_name(&m->funcs[i].body, op->operands[0], 0, out, cap);
+      return;
+    }
+}
+
+static int one_input(xrt_host_call *call) {
+  return call->num_inputs == 1 && call->inputs[0].bytes == xrt_shape_bytes(&call->inputs[0].shape);
+}
+
+static xrt_status host_print(void *user, xrt_host_call *call) {
+  interp_state *st = user;
+  if (!one_input(call))
+    return xrt_host_call_fail(call, XRT_INVALID_ARGUMENT, "%s takes one tensor", call->target);
+  char prefix[64];
+  print_prefix(st, call->op, prefix, sizeof prefix);
+  interp_emit(st, prefix, &call->inputs[0].shape, call->inputs[0].data);
+  return XRT_OK;
+}
+
+static const xrt_ir_attr *string_attr(const xrt_ir_op *op, const char *name) {
+  const xrt_ir_attr *a = op ? xrt_ir_op_attr(op, name) : NULL;
+  return a && a->kind == XRT_ATTR_STRING ? a : NULL;
+}
+
+static int same_id(const probe_rec *r, const xrt_ir_attr *id) {
+  return strlen(r->id) == (size_t)id->n && memcmp(r->id, id->s, (size_t)id->n) == 0;
+}
+
+static xrt_status host_probe(void *user, xrt_host_call *call) {
+  interp_state *st = user;
+  const xrt_ir_attr *id = string_attr(call->op, "probe_id");
+  if (!one_input(call) || call->num_outputs != 1 || !id ||
+      call->outputs[0].bytes != call->inputs[0].bytes)
+    return xrt_host_call_fail(call, XRT_INVALID_ARGUMENT,
+                              "%s takes one tensor, returns it and needs a probe_id",
+                              call->target);
+  const xrt_host_tensor *in = &call->inputs[0];
+  if (in->bytes) memcpy(call->outputs[0].data, in->data, in->bytes);
+  probe_rec r = {malloc((size_t)id->n + 1), in->shape, malloc(in->bytes ? in->bytes : 1),
+                 in->bytes};
+  xrt_status s = XRT_OK;
+  pthread_mutex_lock(&st->mu);
+  if (st->num_recs == st->cap_recs) {
+    size_t cap = st->cap_recs ? 2 * st->cap_recs : 16;
+    probe_rec *nr = realloc(st->recs, cap * sizeof *nr);
+    if (nr) {
+      st->recs = nr;
+      st->cap_recs = cap;
+    }
+  }
+  if (!r.id || !r.data || st->num_recs == st->cap_recs) {
+    s = XRT_RESOURCE_EXHAUSTED;
+  } else {
+    memcpy(r.id, id->s, (size_t)id->n);
+    r.id[id->n] = 0;
+    if (in->bytes) memcpy(r.data, in->data, in->bytes);
+    st->recs[st->num_recs++] = r;
+  }
+  pthread_mutex_unlock(&st->mu);
+  if (s) {
+    free(r.id);
+    free(r.data);
+    return xrt_host_call_fail(call, s, "out of memory recording probe");
+  }
+  return XRT_OK;
+}
+
+static xrt_status host_serialized_eq(void *user, xrt_host_call *call) {
+  interp_state *st = user;
+  const xrt_ir_attr *id = string_attr(call->op, "probe_id");
+  const xrt_ir_attr *it = call->op ? xrt_ir_op_attr(call->op, "iter") : NULL;
+  int64_t iter = it && it->kind == XRT_ATTR_INT ? it->i : 0;
+  if (!one_input(call) || !id)
+    return xrt_host_call_fail(call, XRT_INVALID_ARGUMENT,
+                              "%s takes one tensor and needs a probe_id", call->target);
+  const xrt_ir_loc *l = &call->op->loc;
+  const xrt_host_tensor *in = &call->inputs[0];
+  xrt_status s = XRT_OK;
+  char want[256], got[256];
+  pthread_mutex_lock(&st->mu);
+  const probe_rec *r = NULL;
+  int64_t seen = 0;
+  for (size_t i = 0; i < st->num_recs && !r; i++)
+    if (same_id(&st->recs[i], id) && seen++ == iter) r = &st->recs[i];
+  if (!r) {
+    s = xrt_host_call_fail(call, XRT_CHECK_FAILED,
+                           "%s:%d:%d: %s: probe '%.*s' has no iteration %" PRId64
+                           " (it ran %" PRId64 " time%s)",
+                           l->file, (int)l->line, (int)l->col, call->target, (int)id->n,
+                           id->s, iter, seen, seen == 1 ? "" : "s");
+  } else {
+    xrt_shape_format(&r->shape, want, sizeof want);
+    xrt_shape_format(&in->shape, got, sizeof got);
+    int same_type = strcmp(want, got) == 0 && r->bytes == in->bytes;
+    if (!same_type || (in->bytes && memcmp(r->data, in->data, in->bytes) != 0))
+      s = xrt_host_call_fail(call, XRT_CHECK_FAILED,
+                             "%s:%d:%d: %s: %s differs from probe '%.*s' iteration %" PRId64
+                             "%s%s%s",
+                             l->file, (int)l->line, (int)l->col, call->target, got,
+                             (int)id->n, id->s, iter, same_type ? "" : " (which is ",
+                             same_type ? "" : want, same_type ? "" : ")");
+  }
+  pthread_mutex_unlock(&st->mu);
+  return s;
+}
+
+static xrt_status interp_register(xrt_client *c, interp_state *st) {
+  xrt_status s = xrt_client_register_host_function(c, "interpreter.print", host_print, st);
+  if (!s) s = xrt_client_register_host_function(c, "interpreter.probe", host_probe, st);
+  if (!s)
+    s = xrt_client_register_host_function(c, "check.expect_serialized_eq",
+                                          host_serialized_eq, st);
+  return s;
+}
+
+/* ======================================================================
  * xrt run
  * ==================================================================== */
 
@@ -501,8 +913,16 @@ static int cmd_run(int argc, char **argv) {
     xrt_status s = xrt_client_create(&opt, &client);
     if (s) rc = report(s, NULL);
   }
+  interp_state ist;
+  memset(&ist, 0, sizeof ist);
+  pthread_mutex_init(&ist.mu, NULL);
+  if (!rc) {
+    xrt_status s = interp_register(client, &ist);
+    if (s) rc = report(s, NULL);
+  }
   if (!rc) rc = run_program(&ra, client, text, len);
   xrt_client_release(client);
+  interp_free(&ist);
   free(text);
   free(ra.inputs);
   fflush(stdout);
@@ -520,6 +940,13 @@ typedef struct check_ctx {
   const char *file;
   xrt_client *client;
   int verbose;
+  interp_state *interp;
+  /* From the file's `// RUN:` lines: print results and match CHECK lines
+   * (a `stablehlo-translate --interpret ... | FileCheck %s` line), and the
+   * entry's arguments (its --args="[dense<..> : tensor<..>, ...]"). */
+  int filecheck;
+  const char *args;
+  size_t args_len;
 } check_ctx;
 
 /* Where msg has "FILE:LINE" (possibly after a prefix such as "sim: "), or
@@ -573,7 +1000,138 @@ static int func_line(const xrt_program *prog, const char *name, int fallback) {
   return fallback;
 }
 
-/* Compiles and runs one function of a parsed chunk with no arguments. */
+/* ---- --args="[dense<...> : tensor<...>, ...]" ---- */
+
+/* The end of the item starting at p: the next top-level ',' or end. */
+static const char *item_end(const char *p, const char *end) {
+  int depth = 0;
+  for (; p < end; p++) {
+    if (*p == '"') {
+      for (p++; p < end && *p != '"'; p++)
+        if (*p == '\\') p++;
+    } else if (*p == '<' || *p == '[' || *p == '(' || *p == '{') {
+      depth++;
+    } else if (*p == '>' || *p == ']' || *p == ')' || *p == '}') {
+      depth--;
+    } else if (*p == ',' && depth == 0) {
+      break;
+    }
+  }
+  return p;
+}
+
+static const char *skip_blanks(const char *p, const char *end) {
+  while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) p++;
+  return p;
+}
+
+/* Makes one argument buffer from `dense<..> : T` by running a program that
+ * returns it as a constant (the public API's only literal parser). */
+static xrt_status arg_buffer(xrt_client *c, const char *s, size_t n, xrt_buffer **out) {
+  const char *end = s + n, *colon = NULL;
+  int depth = 0;
+  for (const char *p = s; p < end; p++) {
+    if (*p == '<' || *p == '[' || *p == '(') depth++;
+    else if (*p == '>' || *p == ']' || *p == ')') depth--;
+    else if (*p == ':' && depth == 0) colon = p;
+  }
+  if (n < 6 || strncmp(s, "dense<", 6) != 0 || !colon) return XRT_INVALID_ARGUMENT;
+  const char *ty = skip_blanks(colon + 1, end);
+  size_t cap = 2 * n + 128;
+  char *text = malloc(cap);
+  if (!text) return XRT_RESOURCE_EXHAUSTED;
+  int len = snprintf(text, cap,
+                     "func.func @main() -> %.*s {\n  %%0 = stablehlo.constant %.*s\n"
+                     "  func.return %%0 : %.*s\n}\n",
+                     (int)(end - ty), ty, (int)n, s, (int)(end - ty), ty);
+  xrt_compile_options co;
+  xrt_compile_options_init(&co);
+  co.filename = "--args";
+  xrt_executable *e = NULL;
+  xrt_status st = xrt_compile(c, text, (size_t)len, &co, &e);
+  free(text);
+  if (!st && xrt_executable_num_outputs(e) == 1)
+    st = xrt_execute(e, xrt_client_device(c, 0), NULL, 0, out, 1, NULL);
+  xrt_executable_release(e);
+  return st;
+}
+
+/* Builds the --args buffers; *n_out is how many; fills msg on failure. */
+static xrt_status make_args(const check_ctx *cx, xrt_buffer ***out, int *n_out,
+                            char *msg, size_t cap) {
+  *out = NULL;
+  *n_out = 0;
+  const char *p = skip_blanks(cx->args, cx->args + cx->args_len);
+  const char *end = cx->args + cx->args_len;
+  while (end > p && (end[-1] == ' ' || end[-1] == '\t')) end--;
+  if (p == end || *p != '[' || end[-1] != ']') {
+    snprintf(msg, cap, "--args must be a list like [dense<1> : tensor<2xi32>, ...]");
+    return XRT_INVALID_ARGUMENT;
+  }
+  p++;
+  end--;
+  xrt_buffer **bufs = calloc((size_t)(end - p) + 1, sizeof *bufs);
+  if (!bufs) return XRT_RESOURCE_EXHAUSTED;
+  int n = 0;
+  xrt_status s = XRT_OK;
+  for (p = skip_blanks(p, end); p < end && !s;) {
+    const char *e = item_end(p, end), *t = e;
+    while (t > p && (t[-1] == ' ' || t[-1] == '\t' || t[-1] == '\n')) t--;
+    int dense = t - p >= 6 && strncmp(p, "dense<", 6) == 0;
+    s = arg_buffer(cx->client, p, (size_t)(t - p), &bufs[n]);
+    if (s)
+      snprintf(msg, cap, "--args item %d '%.*s': expected dense<...> : tensor<...>%s%s",
+               n, (int)(t - p), p, dense ? ": " : "", dense ? xrt_last_error() : "");
+    else
+      n++;
+    p = e < end ? skip_blanks(e + 1, end) : end;
+  }
+  if (s) {
+    for (int i = 0; i < n; i++) xrt_buffer_release(bufs[i]);
+    free(bufs);
+    return s;
+  }
+  *out = bufs;
+  *n_out = n;
+  return XRT_OK;
+}
+
+/* Prints the results as `stablehlo-translate --interpret` does. */
+static xrt_status print_interp_results(const check_ctx *cx, xrt_buffer **outs, int n) {
+  for (int k = 0; k < n; k++) {
+    xrt_shape shape;
+    xrt_status s = xrt_buffer_shape(outs[k], &shape);
+    if (s) return s;
+    size_t bytes = xrt_buffer_bytes(outs[k]);
+    void *host = malloc(bytes ? bytes : 1);
+    if (!host) return XRT_RESOURCE_EXHAUSTED;
+    s = bytes ? xrt_buffer_to_host(outs[k], host, bytes) : XRT_OK;
+    if (!s) interp_emit(cx->interp, "", &shape, host);
+    free(host);
+    if (s) return s;
+  }
+  return XRT_OK;
+}
+
+/* Runs a compiled entry with args; prints its results for FileCheck. */
+static chunk_result run_entry(const check_ctx *cx, int line, xrt_executable *exe,
+                              xrt_buffer **args, int nin) {
+  int nout = xrt_executable_num_outputs(exe);
+  xrt_buffer **outs = calloc((size_t)(nout > 0 ? nout : 1), sizeof *outs);
+  if (!outs) return chunk_fail(cx, line, XRT_RESOURCE_EXHAUSTED, "out of memory");
+  chunk_result r = CHUNK_PASS;
+  xrt_status s = xrt_execute(exe, xrt_client_device(cx->client, 0), args, nin, outs, nout, NULL);
+  if (s) r = chunk_fail(cx, line, s, xrt_last_error());
+  if (!s && cx->filecheck && (s = print_interp_results(cx, outs, nout)))
+    r = chunk_fail(cx, line, s, xrt_last_error());
+  for (int k = 0; k < nout; k++)
+    if (outs[k]) xrt_buffer_release(outs[k]);
+  free(outs);
+  return r;
+}
+
+/* Compiles and runs one function of a parsed chunk, with the --args of
+ * the RUN line when it takes arguments. */
 static chunk_result check_entry(const check_ctx *cx, int line, const xrt_program *prog,
                                 const xrt_compile_options *base, const char *entry) {
   xrt_compile_options co = *base;
@@ -581,28 +1139,223 @@ static chunk_result check_entry(const check_ctx *cx, int line, const xrt_program
   xrt_executable *exe = NULL;
   xrt_status s = xrt_compile_program(cx->client, prog, &co, &exe);
   if (s) return chunk_fail(cx, line, s, xrt_last_error());
-  int nin = xrt_executable_num_inputs(exe), nout = xrt_executable_num_outputs(exe);
+  int nin = xrt_executable_num_inputs(exe);
   chunk_result r = CHUNK_PASS;
-  if (nin != 0) {
-    char msg[512];
-    snprintf(msg, sizeof msg,
-             "function @%s takes %d argument%s; check runs functions without "
-             "arguments (use 'xrt run --input')",
-             xrt_executable_name(exe), nin, nin == 1 ? "" : "s");
+  xrt_buffer **args = NULL;
+  int nargs = 0;
+  char msg[1024];
+  if (nin != 0 && cx->args) {
+    s = make_args(cx, &args, &nargs, msg, sizeof msg);
+    if (s) r = chunk_fail(cx, line, s, msg);
+  }
+  if (r == CHUNK_PASS && nin != nargs) {
+    if (cx->args)
+      snprintf(msg, sizeof msg, "function @%s takes %d argument%s but --args has %d",
+               xrt_executable_name(exe), nin, nin == 1 ? "" : "s", nargs);
+    else
+      snprintf(msg, sizeof msg,
+               "function @%s takes %d argument%s; check runs functions without "
+               "arguments (use 'xrt run --input', or --args=\"[...]\" on the RUN line)",
+               xrt_executable_name(exe), nin, nin == 1 ? "" : "s");
     r = chunk_fail(cx, func_line(prog, xrt_executable_name(exe), line),
                    XRT_INVALID_ARGUMENT, msg);
-  } else {
-    xrt_buffer **outs = calloc((size_t)(nout > 0 ? nout : 1), sizeof *outs);
-    if (!outs) {
-      r = chunk_fail(cx, line, XRT_RESOURCE_EXHAUSTED, "out of memory");
-    } else {
-      s = xrt_execute(exe, xrt_client_device(cx->client, 0), NULL, 0, outs, nout, NULL);
-      if (s) r = chunk_fail(cx, line, s, xrt_last_error());
-      for (int k = 0; !s && k < nout; k++) xrt_buffer_release(outs[k]);
-      free(outs);
-    }
+  } else if (r == CHUNK_PASS) {
+    r = run_entry(cx, line, exe, args, nin);
   }
+  for (int i = 0; i < nargs; i++) xrt_buffer_release(args[i]);
+  free(args);
   xrt_executable_release(exe);
+  return r;
+}
+
+/* ---- FileCheck: `// CHECK:` lines against the chunk's printed text ---- */
+
+enum { FC_CHECK, FC_NEXT, FC_SAME, FC_EMPTY, FC_NOT };
+
+typedef struct fc_line {
+  int kind, line;
+  const char *pat; /* not NUL-terminated */
+  size_t len;
+} fc_line;
+
+/* Parses `// CHECK[-NEXT|-SAME|-LABEL|-EMPTY|-NOT][{LITERAL}]: pattern` on
+ * [p, eol); other prefixes (CHECK-DENSE:) are not ours. */
+static int fc_parse(const char *p, const char *eol, fc_line *out) {
+  static const struct { const char *s; int kind; } sfx[] = {
+      {"", FC_CHECK}, {"-NEXT", FC_NEXT}, {"-SAME", FC_SAME},
+      {"-LABEL", FC_CHECK}, {"-EMPTY", FC_EMPTY}, {"-NOT", FC_NOT}};
+  p = skip_blanks(p, eol);
+  if (eol - p < 2 || p[0] != '/' || p[1] != '/') return 0;
+  p = skip_blanks(p + 2, eol);
+  if (eol - p < 5 || strncmp(p, "CHECK", 5) != 0) return 0;
+  p += 5;
+  for (size_t i = 0; i < sizeof sfx / sizeof *sfx; i++) {
+    size_t n = strlen(sfx[i].s);
+    const char *q = p;
+    if ((size_t)(eol - q) < n || strncmp(q, sfx[i].s, n) != 0) continue;
+    q += n;
+    if (eol - q >= 9 && strncmp(q, "{LITERAL}", 9) == 0) q += 9;
+    if (q >= eol || *q != ':') continue;
+    q = skip_blanks(q + 1, eol);
+    const char *e = eol;
+    while (e > q && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r')) e--;
+    out->kind = sfx[i].kind;
+    out->pat = q;
+    out->len = (size_t)(e - q);
+    return 1;
+  }
+  return 0;
+}
+
+/* Copies [s, s+n) with runs of blanks collapsed to one space (FileCheck's
+ * default whitespace handling) and leading/trailing blanks dropped. */
+static size_t fc_squash(const char *s, size_t n, char *out) {
+  size_t k = 0;
+  int blank = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (s[i] == ' ' || s[i] == '\t' || s[i] == '\r') {
+      blank = k > 0;
+      continue;
+    }
+    if (blank) out[k++] = ' ';
+    blank = 0;
+    out[k++] = s[i];
+  }
+  out[k] = 0;
+  return k;
+}
+
+/* The output as squashed lines (one buffer, lines NUL-separated). */
+typedef struct fc_text {
+  char *buf;
+  char **lines;
+  int n;
+} fc_text;
+
+static int fc_split(const char *s, size_t n, fc_text *t) {
+  t->buf = malloc(n + 2);
+  t->lines = malloc((n + 2) * sizeof *t->lines);
+  t->n = 0;
+  if (!t->buf || !t->lines) return -1;
+  size_t k = 0;
+  const char *p = s, *end = s + n;
+  while (p < end) {
+    const char *eol = memchr(p, '\n', (size_t)(end - p));
+    if (!eol) eol = end;
+    t->lines[t->n++] = t->buf + k;
+    k += fc_squash(p, (size_t)(eol - p), t->buf + k) + 1;
+    p = eol + 1;
+  }
+  return 0;
+}
+
+/* Matches the checks in order; returns the index of the first that fails,
+ * or -1.  Position: line `at`, column `col` of the last match (at = -1
+ * before the first). */
+static int fc_match(const fc_line *ck, int nck, const fc_text *t) {
+  int at = -1;
+  size_t col = 0;
+  char *pat = NULL;
+  size_t cap = 0;
+  int bad = -1;
+  for (int i = 0; i < nck && bad < 0; i++) {
+    if (ck[i].len + 1 > cap) {
+      cap = ck[i].len + 1;
+      char *np = realloc(pat, cap);
+      if (!np) { bad = i; break; }
+      pat = np;
+    }
+    size_t pl = fc_squash(ck[i].pat, ck[i].len, pat);
+    const char *hit = NULL;
+    switch (ck[i].kind) {
+    case FC_CHECK:
+      for (int l = at < 0 ? 0 : at; l < t->n && !hit; l++) {
+        const char *from = t->lines[l] + (l == at ? col : 0);
+        if ((hit = strstr(from, pat)) != NULL) at = l;
+      }
+      break;
+    case FC_NEXT:
+      if (at + 1 < t->n && (hit = strstr(t->lines[at + 1], pat)) != NULL) at++;
+      break;
+    case FC_SAME:
+      if (at >= 0) hit = strstr(t->lines[at] + col, pat);
+      break;
+    case FC_EMPTY:
+      if (at + 1 < t->n && t->lines[at + 1][0] == 0) hit = t->lines[++at];
+      break;
+    case FC_NOT: { /* between the previous match and the next one */
+      int until = t->n;
+      for (int l = at < 0 ? 0 : at; l < until && !hit; l++)
+        hit = strstr(t->lines[l] + (l == at ? col : 0), pat);
+      if (hit) { bad = i; continue; }
+      hit = t->n ? t->lines[at < 0 ? 0 : at] + col : "";
+      pl = 0;
+      break;
+    }
+    }
+    if (!hit) bad = i;
+    else if (ck[i].kind != FC_NOT) col = (size_t)(hit - t->lines[at]) + pl;
+  }
+  free(pat);
+  return bad;
+}
+
+/* Collects the chunk's CHECK lines; *out is malloc'd. */
+static int fc_collect(const char *text, size_t len, int line_offset, fc_line **out) {
+  int n = 0, cap = 0;
+  *out = NULL;
+  const char *p = text, *end = text + len;
+  for (int line = line_offset + 1; p < end; line++) {
+    const char *eol = memchr(p, '\n', (size_t)(end - p));
+    if (!eol) eol = end;
+    fc_line f;
+    if (fc_parse(p, eol, &f)) {
+      if (n == cap) {
+        cap = cap ? 2 * cap : 16;
+        fc_line *nl = realloc(*out, (size_t)cap * sizeof *nl);
+        if (!nl) return n;
+        *out = nl;
+      }
+      f.line = line;
+      (*out)[n++] = f;
+    }
+    p = eol + 1;
+  }
+  return n;
+}
+
+static const char *fc_kind_name(int kind) {
+  static const char *const names[] = {"CHECK", "CHECK-NEXT", "CHECK-SAME", "CHECK-EMPTY",
+                                      "CHECK-NOT"};
+  return names[kind];
+}
+
+/* Matches the chunk's CHECK lines against what it printed. */
+static chunk_result check_output(const check_ctx *cx, const char *text, size_t len,
+                                 int line_offset) {
+  fc_line *ck = NULL;
+  int nck = fc_collect(text, len, line_offset, &ck);
+  chunk_result r = CHUNK_PASS;
+  if (nck > 0) {
+    fc_text t;
+    const outbuf *o = &cx->interp->out;
+    if (fc_split(o->s ? o->s : "", o->n, &t)) {
+      r = chunk_fail(cx, line_offset + 1, XRT_RESOURCE_EXHAUSTED, "out of memory");
+    } else {
+      int bad = fc_match(ck, nck, &t);
+      if (bad >= 0) {
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s:%d: %s: %s '%.*s' in the output", cx->file,
+                 ck[bad].line, fc_kind_name(ck[bad].kind),
+                 ck[bad].kind == FC_NOT ? "found excluded string" : "expected string not found:",
+                 (int)ck[bad].len, ck[bad].pat);
+        r = chunk_fail(cx, ck[bad].line, XRT_CHECK_FAILED, msg);
+      }
+    }
+    free(t.buf);
+    free(t.lines);
+  }
+  free(ck);
   return r;
 }
 
@@ -644,9 +1397,11 @@ static chunk_result check_chunk(const check_ctx *cx, const char *text, size_t le
     return CHUNK_PASS;
   }
   xrt_program *prog = NULL;
+  interp_reset(cx->interp);
   xrt_status s = xrt_program_parse(text, len, &co, &prog);
   if (s) return chunk_fail(cx, line, s, xrt_last_error());
   const xrt_ir_module *m = xrt_program_module(prog);
+  cx->interp->module = m;
   chunk_result r = CHUNK_PASS;
   if (!m) {
     r = chunk_fail(cx, line, xrt_last_status(), xrt_last_error());
@@ -663,7 +1418,9 @@ static chunk_result check_chunk(const check_ctx *cx, const char *text, size_t le
       r = chunk_fail(cx, line, XRT_NOT_FOUND,
                      "no function @main and no function without arguments to run");
   }
+  if (r == CHUNK_PASS && cx->filecheck) r = check_output(cx, text, len, line_offset);
   if (r == CHUNK_PASS && cx->verbose) printf("%s:%d: pass\n", cx->file, line);
+  cx->interp->module = NULL;
   xrt_program_release(prog);
   return r;
 }
@@ -676,6 +1433,50 @@ static int is_split_line(const char *p, const char *end) {
   for (p += n; p < end; p++)
     if (*p != ' ' && *p != '\t' && *p != '\r') return 0;
   return 1;
+}
+
+/* Reads the file's `// RUN:` lines: a `stablehlo-translate --interpret`
+ * line piped to a plain `FileCheck %s` (not `not ...`, no other
+ * --check-prefix) turns on result printing and CHECK matching; its
+ * --args="[...]" gives the entry's arguments. */
+static void scan_run_lines(check_ctx *cx, const char *text, size_t len) {
+  const char *p = text, *end = text + len;
+  while (p < end) {
+    const char *eol = memchr(p, '\n', (size_t)(end - p));
+    if (!eol) eol = end;
+    const char *q = skip_blanks(p, eol);
+    if (eol - q > 2 && q[0] == '/' && q[1] == '/') {
+      q = skip_blanks(q + 2, eol);
+      if (eol - q > 4 && strncmp(q, "RUN:", 4) == 0) {
+        q = skip_blanks(q + 4, eol);
+        size_t n = (size_t)(eol - q);
+        char *run = malloc(n + 1);
+        if (run) {
+          memcpy(run, q, n);
+          run[n] = 0;
+          int ours = strncmp(run, "not ", 4) != 0 && strstr(run, "--interpret") &&
+                     strstr(run, "FileCheck") && !strstr(run, "check-prefix");
+          const char *a = ours ? strstr(q, "--args=") : NULL;
+          if (ours) cx->filecheck = 1;
+          if (a && !cx->args) {
+            a += 7;
+            const char *e;
+            if (*a == '"' || *a == '\'') {
+              e = memchr(a + 1, *a, (size_t)(eol - a - 1));
+              a++;
+              if (!e) e = eol;
+            } else {
+              for (e = a; e < eol && *e != ' '; e++) {}
+            }
+            cx->args = a;
+            cx->args_len = (size_t)(e - a);
+          }
+          free(run);
+        }
+      }
+    }
+    p = eol + 1;
+  }
 }
 
 static int cmd_check(int argc, char **argv) {
@@ -697,9 +1498,21 @@ static int cmd_check(int argc, char **argv) {
   char *text;
   size_t len;
   if (read_file(file, &text, &len)) return EXIT_ERROR;
-  check_ctx cx = {file, NULL, verbose};
+  interp_state ist;
+  memset(&ist, 0, sizeof ist);
+  pthread_mutex_init(&ist.mu, NULL);
+  ist.out.keep = 1;
+  check_ctx cx;
+  memset(&cx, 0, sizeof cx);
+  cx.file = file;
+  cx.verbose = verbose;
+  cx.interp = &ist;
+  scan_run_lines(&cx, text, len);
   xrt_status s = xrt_client_create(NULL, &cx.client);
+  if (!s) s = interp_register(cx.client, &ist);
   if (s) {
+    xrt_client_release(cx.client);
+    interp_free(&ist);
     free(text);
     return report(s, NULL);
   }
@@ -726,6 +1539,7 @@ static int cmd_check(int argc, char **argv) {
   printf("%d passed, %d failed\n", passed, failed + errors);
   fflush(stdout);
   xrt_client_release(cx.client);
+  interp_free(&ist);
   free(text);
   return errors ? EXIT_ERROR : failed ? EXIT_CHECK : EXIT_PASS;
 }
