@@ -97,6 +97,8 @@ test: deps $(TEST_BINS) $(XRT_BIN)
 	  echo "== $$t"; \
 	  $$t || failed="$$failed $$t"; \
 	done; \
+	echo "== test/test_cli.sh"; \
+	XRT_BIN=$(XRT_BIN) sh test/test_cli.sh || failed="$$failed test/test_cli.sh"; \
 	echo "== test/run_interpret.sh"; \
 	XRT_BIN=$(XRT_BIN) sh test/run_interpret.sh || failed="$$failed test/run_interpret.sh"; \
 	if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi; \

@@ -1228,8 +1228,49 @@ static xrt_status xrt__verify_custom_call(const xrt__vctx *v) {
 #include "_dev/verify_linalg.inc"
 #include "_dev/verify_types.inc"
 
+/* is_finite, real, imag: a float or complex operand, the result's element
+ * type as the spec derives it, and the operand's shape. */
+static xrt_status xrt__verify_float_unary(const xrt__vctx *v) {
+  xrt_status s = xrt__vcounts(v, 1, 1);
+  if (s) return s;
+  const xrt_shape *in = xrt__operand(v, 0), *out = xrt__result(v, 0);
+  xrt_dtype t = in->dtype, want;
+  bool cplx = xrt_dtype_is_complex(t);
+  if (!cplx && !xrt_dtype_is_float(t) && !xrt__vtype(v, v->op->operands[0])->quant)
+    return xrt__vfail(v, "operand must be a float or complex tensor, not %s",
+                      xrt_dtype_name(t));
+  if (v->op->code == XRT_OP_IS_FINITE) {
+    if (cplx) return xrt__vfail(v, "operand must be a float tensor");
+    want = XRT_PRED;
+  } else {
+    want = t == XRT_C64 ? XRT_F32 : t == XRT_C128 ? XRT_F64 : t;
+  }
+  if (out->dtype != want || !xrt__same_dims(in, out))
+    return xrt__vfail(v, "result must be tensor of %s with the operand's shape",
+                      xrt_dtype_name(want));
+  return XRT_OK;
+}
+
+static xrt_status xrt__verify_complex(const xrt__vctx *v) {
+  xrt_status s = xrt__vcounts(v, 2, 1);
+  if (s || (s = xrt__vsame(v, v->op->operands[0], v->op->operands[1],
+                           "operand types differ")))
+    return s;
+  const xrt_shape *in = xrt__operand(v, 0), *out = xrt__result(v, 0);
+  xrt_dtype want = in->dtype == XRT_F32 ? XRT_C64
+                 : in->dtype == XRT_F64 ? XRT_C128 : XRT_DTYPE_INVALID;
+  if (!want) return xrt__vfail(v, "operands must be f32 or f64");
+  if (out->dtype != want || !xrt__same_dims(in, out))
+    return xrt__vfail(v, "result must be tensor of %s with the operands' shape",
+                      xrt_dtype_name(want));
+  return XRT_OK;
+}
+
 static xrt_status xrt__verify_op(xrt__vctx *v) {
   switch (v->op->code) {
+  case XRT_OP_IS_FINITE: case XRT_OP_REAL: case XRT_OP_IMAG:
+    return xrt__verify_float_unary(v);
+  case XRT_OP_COMPLEX: return xrt__verify_complex(v);
   case XRT_OP_COMPARE: return xrt__verify_compare(v);
   case XRT_OP_SELECT: return xrt__verify_select(v);
   case XRT_OP_CLAMP: return xrt__verify_clamp(v);
@@ -1250,8 +1291,13 @@ static xrt_status xrt__verify_op(xrt__vctx *v) {
   case XRT_OP_CONSTANT: return xrt__verify_constant(v);
   case XRT_OP_CUSTOM_CALL: return xrt__verify_custom_call(v);
   default: {
-    if (xrt__elementwise_mask(v->op->code)) return xrt__verify_elementwise(v);
-    xrt_status s = xrt__verify_index(v);
+    xrt_status s = XRT_OK;
+    if (xrt__elementwise_mask(v->op->code)) {
+      /* quantized operands have further rules in the types family */
+      s = xrt__verify_elementwise(v);
+      return s ? s : xrt__verify_types(v);
+    }
+    s = xrt__verify_index(v);
     if (!s) s = xrt__verify_ctrl(v);
     if (!s) s = xrt__verify_linalg(v);
     if (!s) s = xrt__verify_types(v);

@@ -327,6 +327,10 @@ static inline int32_t xrt_minifloat_from_f64(xrt_dtype t, double d) {
                   : f.kind == XRT_MINIFLOAT_E8M0 ? 254u : all;
   double a = d < 0 ? -d : d;
   if (a == 0) return f.kind == XRT_MINIFLOAT_FNUZ ? 0 : (int32_t)sign;
+  if (isinf(a)) { /* frexp leaves the exponent of an infinity unspecified */
+    if (f.kind == XRT_MINIFLOAT_IEEE) return (int32_t)(sign | inf);
+    return nan < 0 ? -1 : (int32_t)((unsigned)nan | sign);
+  }
   int e2;
   frexp(a, &e2);
   int e = e2 - 1; /* a = 1.x * 2^e */
