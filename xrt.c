@@ -1271,6 +1271,13 @@ static xrt_status xrt__verify_op(xrt__vctx *v) {
   case XRT_OP_IS_FINITE: case XRT_OP_REAL: case XRT_OP_IMAG:
     return xrt__verify_float_unary(v);
   case XRT_OP_COMPLEX: return xrt__verify_complex(v);
+  case XRT_OP_REPLICA_ID: case XRT_OP_PARTITION_ID: {
+    xrt_status s = xrt__vcounts(v, 0, 1);
+    const xrt_shape *r = s ? NULL : xrt__result(v, 0);
+    if (!s && (r->rank != 0 || r->dtype != XRT_U32))
+      s = xrt__vfail(v, "result must be tensor<ui32>");
+    return s;
+  }
   case XRT_OP_COMPARE: return xrt__verify_compare(v);
   case XRT_OP_SELECT: return xrt__verify_select(v);
   case XRT_OP_CLAMP: return xrt__verify_clamp(v);

@@ -857,6 +857,46 @@ SIM_CLAMP_FLT(sim_clamp_f64, double, double, SIM_LD_ID)
 SIM_CLAMP_FLT(sim_clamp_f16, uint16_t, float, SIM_LD_F16)
 SIM_CLAMP_FLT(sim_clamp_bf16, uint16_t, float, SIM_LD_BF16)
 
+/* The f8/f6/f4 families (one byte each): as SIM_CLAMP_FLT, comparing the
+ * exactly decoded values of type t. */
+static void sim_clamp_mini(xrt_dtype t, void *out, const void *lo,
+                           const void *x, const void *hi, int64_t n,
+                           int64_t ls, int64_t hs) {
+  uint8_t *o = (uint8_t *)out;
+  const uint8_t *l = (const uint8_t *)lo, *v = (const uint8_t *)x,
+                *h = (const uint8_t *)hi;
+  for (int64_t i = 0; i < n; i++) {
+    uint8_t r = v[i];
+    double fx = xrt_minifloat_to_f64(t, r);
+    double fa = xrt_minifloat_to_f64(t, l[i * ls]);
+    double fb = xrt_minifloat_to_f64(t, h[i * hs]);
+    if (fx == fx && (fa != fa || fa > fx || (fa == fx && signbit(fx)))) {
+      r = l[i * ls];
+      fx = fa;
+    }
+    if (fx == fx && (fb != fb || fb < fx || (fb == fx && signbit(fb))))
+      r = h[i * hs];
+    o[i] = r;
+  }
+}
+
+#define SIM_CLAMP_MINI(NAME, DT)                                            \
+  static void NAME(void *out, const void *lo, const void *x,                \
+                   const void *hi, int64_t n, int64_t ls, int64_t hs) {     \
+    sim_clamp_mini(DT, out, lo, x, hi, n, ls, hs);                          \
+  }
+SIM_CLAMP_MINI(sim_clamp_f8e4m3fn, XRT_F8E4M3FN)
+SIM_CLAMP_MINI(sim_clamp_f8e5m2, XRT_F8E5M2)
+SIM_CLAMP_MINI(sim_clamp_f8e4m3fnuz, XRT_F8E4M3FNUZ)
+SIM_CLAMP_MINI(sim_clamp_f8e5m2fnuz, XRT_F8E5M2FNUZ)
+SIM_CLAMP_MINI(sim_clamp_f8e4m3b11fnuz, XRT_F8E4M3B11FNUZ)
+SIM_CLAMP_MINI(sim_clamp_f8e3m4, XRT_F8E3M4)
+SIM_CLAMP_MINI(sim_clamp_f8e4m3, XRT_F8E4M3)
+SIM_CLAMP_MINI(sim_clamp_f8e8m0fnu, XRT_F8E8M0FNU)
+SIM_CLAMP_MINI(sim_clamp_f6e2m3fn, XRT_F6E2M3FN)
+SIM_CLAMP_MINI(sim_clamp_f6e3m2fn, XRT_F6E3M2FN)
+SIM_CLAMP_MINI(sim_clamp_f4e2m1fn, XRT_F4E2M1FN)
+
 static sim_clamp_fn sim_clamp_for(xrt_dtype t) {
   switch (t) {
   case XRT_S2: case XRT_S4: case XRT_S8: return sim_clamp_s8;
@@ -871,6 +911,17 @@ static sim_clamp_fn sim_clamp_for(xrt_dtype t) {
   case XRT_F64: return sim_clamp_f64;
   case XRT_F16: return sim_clamp_f16;
   case XRT_BF16: return sim_clamp_bf16;
+  case XRT_F8E4M3FN: return sim_clamp_f8e4m3fn;
+  case XRT_F8E5M2: return sim_clamp_f8e5m2;
+  case XRT_F8E4M3FNUZ: return sim_clamp_f8e4m3fnuz;
+  case XRT_F8E5M2FNUZ: return sim_clamp_f8e5m2fnuz;
+  case XRT_F8E4M3B11FNUZ: return sim_clamp_f8e4m3b11fnuz;
+  case XRT_F8E3M4: return sim_clamp_f8e3m4;
+  case XRT_F8E4M3: return sim_clamp_f8e4m3;
+  case XRT_F8E8M0FNU: return sim_clamp_f8e8m0fnu;
+  case XRT_F6E2M3FN: return sim_clamp_f6e2m3fn;
+  case XRT_F6E3M2FN: return sim_clamp_f6e3m2fn;
+  case XRT_F4E2M1FN: return sim_clamp_f4e2m1fn;
   default: return NULL;
   }
 }
@@ -2541,6 +2592,8 @@ static sim_lower_fn sim_lowerer(xrt_opcode code) {
       [XRT_OP_CONSTANT] = sim_lower_constant,
       [XRT_OP_IOTA] = sim_lower_iota,
       [XRT_OP_GET_DIMENSION_SIZE] = sim_lower_get_dimension_size,
+      [XRT_OP_REPLICA_ID] = sim_lower_replica_id,
+      [XRT_OP_PARTITION_ID] = sim_lower_replica_id,
       [XRT_OP_BROADCAST_IN_DIM] = sim_lower_broadcast_in_dim,
       [XRT_OP_BROADCAST] = sim_lower_broadcast,
       [XRT_OP_RESHAPE] = sim_lower_reshape,

@@ -52,6 +52,21 @@ static void test_if_branches(void **state) {
   }
 }
 
+/* On a single device every execute is replica 0 of partition 0. */
+static void test_replica_and_partition_id(void **state) {
+  const char *p =
+      "func.func @main() -> (tensor<ui32>, tensor<ui32>) {\n"
+      "  %0 = stablehlo.replica_id : tensor<ui32>\n"
+      "  %1 = stablehlo.partition_id : tensor<ui32>\n"
+      "  func.return %0, %1 : tensor<ui32>, tensor<ui32>\n"
+      "}\n";
+  tu_out o;
+  TU_RUN_OK(C(state), p, 0, NULL, &o);
+  TU_ASSERT_OUT(&o, 0, uint32_t, 0);
+  TU_ASSERT_OUT(&o, 1, uint32_t, 0);
+  tu_out_free(&o);
+}
+
 static void test_case_index_and_default(void **state) {
   const char *p =
       "func.func @main(%i: tensor<i32>) -> tensor<2xi64> {\n"
@@ -724,6 +739,7 @@ int main(void) {
       cmocka_unit_test(test_verify_tuple_and_composite),
       cmocka_unit_test(test_verify_tokens),
       cmocka_unit_test(test_verify_scan),
+      cmocka_unit_test(test_replica_and_partition_id),
   };
   return cmocka_run_group_tests(tests, tu_setup_client, tu_teardown_client);
 }
