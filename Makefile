@@ -28,7 +28,6 @@ else
   BUILD ?= build
 endif
 
-# -MMD: xrt.c #includes files under _dev/, so track headers automatically.
 CPPFLAGS += -I. -DXRT_WITH_SIM
 # Dependency files of objects only: build/xrt (the tool) and build/xrt.o
 # would otherwise both write build/xrt.d.

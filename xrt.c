@@ -9,7 +9,8 @@
  *   4. Types: dtypes, shapes, opcode names
  *   5. Parse: StableHLO text to IR
  *  5b. Normalize: one attribute form for pretty and generic syntax
- *   6. Verify: op constraints on the parsed IR
+ *   6. Verify: op constraints on the parsed IR (core ops, then the
+ *      indexing, control-flow, linear-algebra and types families)
  *   7. Plugins: the registry of device plugins
  *   8. Handles: generation-checked object handles
  *   9. Clients and devices
@@ -398,7 +399,3024 @@ static xrt_opcode xrt__opcode_from_name(const char *s, size_t n) {
  * 5. Parse
  * ==================================================================== */
 
-#include "_dev/parse.inc"
+/* ----------------------------------------------------------------------
+ * The parser: StableHLO MLIR text to an xrt_ir_module.
+ *
+ * Approach: a hand-written recursive-descent parser that works directly on
+ * the characters (there is no token stream). Every failure is reported at
+ * the offending character through xrt__perr, which records the message
+ * with xrt__fail and longjmps back to xrt__parse_module; that keeps the
+ * grammar code free of error plumbing. Anything that must survive the jump
+ * lives in the parser struct: growable scratch stacks (malloc'd, freed
+ * once at the end) used strictly LIFO, so a nested region or attribute can
+ * push on the same stack as the op that encloses it and pop back to its
+ * mark. Finished arrays are copied into the arena. Names of values live in
+ * a chained hash table whose entries form a stack, so leaving a region
+ * just pops the names it defined (the newest entry of a chain is always
+ * its head). Nesting of regions, types and brackets is bounded by
+ * XRT__PARSE_MAX_DEPTH. Line/column numbers are computed lazily from
+ * pointers with a forward-only cache, so the hot path never counts
+ * newlines twice.
+ *
+ * As in MLIR, an op's location is its name, and the types an op's syntax
+ * states for its operands are checked against the values' own types when
+ * they are read, so a mismatch is reported at the use (%name); each
+ * operand's position rides along on a stack parallel to its value id.
+ * Value types are interned (a program has few distinct types) and expanded
+ * into xrt_ir_func.value_types once per function. Both the pretty and the
+ * generic (--mlir-print-op-generic) forms of ops, functions and modules
+ * are accepted.
+ * -------------------------------------------------------------------- */
+#include <float.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define XRT__PARSE_MAX_DEPTH 256
+
+#if defined(__GNUC__)
+#define XRT__PARSE_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define XRT__PARSE_PRINTF(a, b)
+#endif
+
+/* ---------------------------------------------------------------------
+ * Scratch stacks and the parser state
+ * ------------------------------------------------------------------- */
+
+typedef struct xrt__pvec {
+  char *data;
+  size_t n, cap, elem;
+} xrt__pvec;
+
+typedef struct xrt__tok {
+  const char *s;
+  size_t n;
+} xrt__tok;
+
+typedef struct xrt__sym {
+  const char *s;
+  uint32_t n, hash;
+  int32_t id, count, next;
+} xrt__sym;
+
+typedef struct xrt__symtab {
+  xrt__pvec syms; /* xrt__sym, newest last */
+  int32_t *buckets;
+  uint32_t mask;
+} xrt__symtab;
+
+typedef struct xrt__name { /* a result or block-argument name */
+  const char *s;
+  uint32_t n;
+  int32_t count;
+} xrt__name;
+
+typedef struct xrt__parser {
+  xrt__arena *arena;
+  const char *beg, *p, *end;
+  const char *file;
+  int line_offset;
+  const char *lc_pos, *lc_line_start; /* line/col cache */
+  int lc_line;
+  int depth;
+  bool in_attr;      /* `index` is a type only inside attributes */
+  xrt__tok dt_last;  /* the last element type name looked up, */
+  xrt_dtype dt_last_type; /* and its dtype */
+  jmp_buf jb;
+  xrt_status status; /* code of the failure that longjmp'd */
+  xrt__symtab vals;  /* value names of the current function */
+  xrt__symtab funcs; /* function names */
+  xrt__pvec vtypes;  /* int32_t per value id of the current function: its
+                        type's index in utypes */
+  xrt__pvec utypes;  /* xrt_ir_type: the distinct value types seen, */
+  int32_t *utab;     /* hashed into these utypes indices (-1: empty) */
+  uint32_t umask;
+  xrt__pvec ints;    /* int32_t: operands, block args */
+  xrt__pvec uses;    /* const char *, one per ints entry: where it was
+                        written (%name), NULL if synthesized */
+  xrt__pvec i64s;    /* int64_t scratch */
+  xrt__pvec f64s;    /* double scratch */
+  xrt__pvec tys;     /* xrt_ir_type scratch: result types, tuple elements */
+  xrt__pvec attrs;   /* xrt_ir_attr */
+  xrt__pvec ops;     /* xrt_ir_op */
+  xrt__pvec regions; /* xrt_ir_region */
+  xrt__pvec names;   /* xrt__name */
+  xrt__pvec fns;     /* xrt_ir_func */
+} xrt__parser;
+
+static _Noreturn void xrt__perr(xrt__parser *p, const char *at, xrt_status code,
+                                const char *fmt, ...) XRT__PARSE_PRINTF(4, 5);
+
+static void xrt__loc_of(xrt__parser *p, const char *at, int *line, int *col) {
+  if (at > p->end) at = p->end;
+  if (at < p->lc_pos) { /* backwards: restart from the top (errors only) */
+    p->lc_pos = p->lc_line_start = p->beg;
+    p->lc_line = 1;
+  }
+  const char *s = p->lc_pos;
+  for (;;) {
+    const char *nl = memchr(s, '\n', (size_t)(at - s));
+    if (!nl) break;
+    p->lc_line++;
+    p->lc_line_start = s = nl + 1;
+  }
+  p->lc_pos = at;
+  *line = p->lc_line + p->line_offset;
+  *col = (int)(at - p->lc_line_start) + 1;
+}
+
+static _Noreturn void xrt__perr_v(xrt__parser *p, int line, int col,
+                                  xrt_status code, const char *fmt,
+                                  va_list ap) {
+  char msg[512];
+  p->status = code;
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  xrt__fail(code, "%s:%d:%d: %s", p->file, line, col, msg);
+  longjmp(p->jb, (int)code);
+}
+
+static void xrt__perr(xrt__parser *p, const char *at, xrt_status code,
+                      const char *fmt, ...) {
+  int line, col;
+  va_list ap;
+  xrt__loc_of(p, at, &line, &col);
+  va_start(ap, fmt);
+  xrt__perr_v(p, line, col, code, fmt, ap);
+}
+
+static _Noreturn void xrt__perr_loc(xrt__parser *p, xrt_ir_loc loc,
+                                    xrt_status code, const char *fmt, ...)
+    XRT__PARSE_PRINTF(4, 5);
+static void xrt__perr_loc(xrt__parser *p, xrt_ir_loc loc, xrt_status code,
+                          const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  xrt__perr_v(p, loc.line, loc.col, code, fmt, ap);
+}
+
+static _Noreturn void xrt__oom(xrt__parser *p) {
+  xrt__fail(XRT_RESOURCE_EXHAUSTED, "%s: out of memory while parsing", p->file);
+  longjmp(p->jb, (int)XRT_RESOURCE_EXHAUSTED);
+}
+
+static void *xrt__p_alloc(xrt__parser *p, size_t n) {
+  void *m = xrt__arena_alloc(p->arena, n ? n : 1);
+  if (!m) xrt__oom(p);
+  return m;
+}
+
+static const char *xrt__strdup(xrt__parser *p, const char *s, size_t n) {
+  char *m = xrt__arena_strndup(p->arena, s, n);
+  if (!m) xrt__oom(p);
+  return m;
+}
+
+/* Appends one entry (uninitialized: callers assign the whole entry). */
+static void *xrt__push_raw(xrt__parser *p, xrt__pvec *v) {
+  if (v->n == v->cap) {
+    size_t cap = v->cap ? v->cap * 2 : 64;
+    char *d = realloc(v->data, cap * v->elem);
+    if (!d) xrt__oom(p);
+    v->data = d;
+    v->cap = cap;
+  }
+  return v->data + v->n++ * v->elem;
+}
+
+static void *xrt__push(xrt__parser *p, xrt__pvec *v) {
+  return memset(xrt__push_raw(p, v), 0, v->elem);
+}
+
+#define XRT__VAT(v, T, i) (((T *)(v).data)[i])
+
+/* Copies entries [mark, n) of v into the arena (NULL when empty). */
+static void *xrt__vcopy(xrt__parser *p, const xrt__pvec *v, size_t mark) {
+  size_t bytes = (v->n - mark) * v->elem;
+  if (!bytes) return NULL;
+  void *m = xrt__p_alloc(p, bytes);
+  memcpy(m, v->data + mark * v->elem, bytes);
+  return m;
+}
+
+/* ---------------------------------------------------------------------
+ * Symbol tables
+ * ------------------------------------------------------------------- */
+
+static uint32_t xrt__hash(const char *s, size_t n) {
+  uint32_t h = 2166136261u;
+  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
+  return h;
+}
+
+static void xrt__sym_rehash(xrt__parser *p, xrt__symtab *t, uint32_t nb) {
+  int32_t *b = realloc(t->buckets, nb * sizeof *b);
+  if (!b) xrt__oom(p);
+  t->buckets = b;
+  t->mask = nb - 1;
+  memset(b, 0xff, nb * sizeof *b); /* -1 */
+  for (size_t i = 0; i < t->syms.n; i++) { /* oldest first keeps LIFO */
+    xrt__sym *s = &XRT__VAT(t->syms, xrt__sym, i);
+    s->next = b[s->hash & t->mask];
+    b[s->hash & t->mask] = (int32_t)i;
+  }
+}
+
+static xrt__sym *xrt__sym_find(xrt__symtab *t, const char *s, size_t n) {
+  if (!t->buckets) return NULL;
+  uint32_t h = xrt__hash(s, n);
+  for (int32_t i = t->buckets[h & t->mask]; i >= 0;) {
+    xrt__sym *e = &XRT__VAT(t->syms, xrt__sym, i);
+    if (e->hash == h && e->n == n && !memcmp(e->s, s, n)) return e;
+    i = e->next;
+  }
+  return NULL;
+}
+
+static void xrt__sym_add(xrt__parser *p, xrt__symtab *t, const char *s,
+                         size_t n, int32_t id, int32_t count) {
+  if (!t->buckets || t->syms.n >= (size_t)t->mask + 1)
+    xrt__sym_rehash(p, t, t->buckets ? (t->mask + 1) * 2 : 1024);
+  uint32_t h = xrt__hash(s, n);
+  xrt__sym *e = xrt__push(p, &t->syms);
+  e->s = s;
+  e->n = (uint32_t)n;
+  e->hash = h;
+  e->id = id;
+  e->count = count;
+  e->next = t->buckets[h & t->mask];
+  t->buckets[h & t->mask] = (int32_t)(t->syms.n - 1);
+}
+
+/* Forgets the names defined since mark (leaving a scope). */
+static void xrt__sym_pop(xrt__symtab *t, size_t mark) {
+  while (t->syms.n > mark) {
+    xrt__sym *e = &XRT__VAT(t->syms, xrt__sym, t->syms.n - 1);
+    t->buckets[e->hash & t->mask] = e->next;
+    t->syms.n--;
+  }
+}
+
+/* ---------------------------------------------------------------------
+ * Characters and tokens
+ * ------------------------------------------------------------------- */
+
+static bool xrt__is_digit(int c) { return c >= '0' && c <= '9'; }
+static bool xrt__is_alpha(int c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+static bool xrt__is_idstart(int c) { return xrt__is_alpha(c) || c == '_'; }
+/* bare-id characters (op names, attribute names, keywords) */
+static bool xrt__is_idchar(int c) {
+  return xrt__is_alpha(c) || xrt__is_digit(c) || c == '_' || c == '$' ||
+         c == '.';
+}
+/* suffix-id characters (%value and @symbol names) */
+static bool xrt__is_namechar(int c) { return xrt__is_idchar(c) || c == '-'; }
+static int xrt__hexval(int c) {
+  if (xrt__is_digit(c)) return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+static void xrt__ws_slow(xrt__parser *p) {
+  const char *s = p->p, *e = p->end;
+  while (s < e) {
+    char c = *s;
+    if (c == ' ' || c == '\n' || c == '\t' || c == '\r') {
+      s++;
+    } else if (c == '/' && s + 1 < e && s[1] == '/') {
+      const char *nl = memchr(s, '\n', (size_t)(e - s));
+      s = nl ? nl + 1 : e;
+    } else {
+      break;
+    }
+  }
+  p->p = s;
+}
+
+/* Skips whitespace and comments; most calls find a token right away. */
+static inline void xrt__ws(xrt__parser *p) {
+  if (p->p < p->end && (unsigned char)*p->p > ' ' && *p->p != '/') return;
+  xrt__ws_slow(p);
+}
+
+static int xrt__peek(xrt__parser *p) {
+  xrt__ws(p);
+  return p->p < p->end ? (unsigned char)*p->p : -1;
+}
+
+static int xrt__peek2(xrt__parser *p) { /* character after the next one */
+  xrt__ws(p);
+  return p->p + 1 < p->end ? (unsigned char)p->p[1] : -1;
+}
+
+static bool xrt__eat(xrt__parser *p, char c) {
+  if (xrt__peek(p) != (unsigned char)c) return false;
+  p->p++;
+  return true;
+}
+
+/* "expected X, found 'tok'" at the current position. */
+static _Noreturn void xrt__expected(xrt__parser *p, const char *what) {
+  xrt__ws(p);
+  if (p->p >= p->end) xrt__perr(p, p->p, XRT_INVALID_ARGUMENT,
+                                "expected %s, found end of input", what);
+  size_t n = 1;
+  while (p->p + n < p->end && n < 24 && xrt__is_namechar(p->p[0]) &&
+         xrt__is_namechar(p->p[n]))
+    n++;
+  xrt__perr(p, p->p, XRT_INVALID_ARGUMENT, "expected %s, found '%.*s'", what,
+            (int)n, p->p);
+}
+
+static void xrt__expect(xrt__parser *p, char c) {
+  if (!xrt__eat(p, c)) {
+    char what[4] = {'\'', c, '\'', 0};
+    xrt__expected(p, what);
+  }
+}
+
+static bool xrt__eat_arrow(xrt__parser *p) {
+  if (xrt__peek(p) != '-' || xrt__peek2(p) != '>') return false;
+  p->p += 2;
+  return true;
+}
+
+/* A bare identifier (letters, digits, _ $ .) at the next token; n == 0 if
+ * there is none.  Consumes it. */
+static xrt__tok xrt__ident(xrt__parser *p) {
+  xrt__tok t = {NULL, 0};
+  if (!xrt__is_idstart(xrt__peek(p))) return t;
+  t.s = p->p;
+  while (p->p < p->end && xrt__is_idchar(*p->p)) p->p++;
+  t.n = (size_t)(p->p - t.s);
+  return t;
+}
+
+static bool xrt__tok_is(xrt__tok t, const char *s) {
+  size_t n = strlen(s);
+  return t.n == n && !memcmp(t.s, s, n);
+}
+
+/* Consumes keyword kw if it is the next whole identifier. */
+static bool xrt__eat_kw(xrt__parser *p, const char *kw) {
+  const char *save = p->p;
+  xrt__tok t = xrt__ident(p);
+  if (xrt__tok_is(t, kw)) return true;
+  p->p = save;
+  return false;
+}
+
+static void xrt__expect_kw(xrt__parser *p, const char *kw) {
+  if (!xrt__eat_kw(p, kw)) {
+    char what[64];
+    snprintf(what, sizeof what, "'%s'", kw);
+    xrt__expected(p, what);
+  }
+}
+
+static bool xrt__peek_kw(xrt__parser *p, const char *kw) {
+  const char *save = p->p;
+  bool yes = xrt__eat_kw(p, kw);
+  p->p = save;
+  return yes;
+}
+
+/* A %value or @symbol name after its sigil (sigil already consumed). */
+static xrt__tok xrt__suffix_name(xrt__parser *p) {
+  xrt__tok t = {p->p, 0};
+  while (p->p < p->end && xrt__is_namechar(*p->p)) p->p++;
+  t.n = (size_t)(p->p - t.s);
+  if (!t.n) xrt__expected(p, "a name");
+  return t;
+}
+
+/* Finds the end of a string literal starting at p->p ('"'); returns its
+ * raw contents and moves past the closing quote. */
+static xrt__tok xrt__string_raw(xrt__parser *p) {
+  const char *s = p->p + 1;
+  while (s < p->end && *s != '"') s += (*s == '\\' && s + 1 < p->end) ? 2 : 1;
+  if (s >= p->end)
+    xrt__perr(p, p->p, XRT_INVALID_ARGUMENT, "unterminated string");
+  xrt__tok t = {p->p + 1, (size_t)(s - p->p - 1)};
+  p->p = s + 1;
+  return t;
+}
+
+/* Decodes MLIR string escapes (\" \\ \n \t \XX) into an arena string. */
+static const char *xrt__unescape(xrt__parser *p, xrt__tok raw, int64_t *len) {
+  char *out = xrt__p_alloc(p, raw.n + 1);
+  size_t n = 0;
+  for (size_t i = 0; i < raw.n; i++) {
+    char c = raw.s[i];
+    if (c == '\\' && i + 1 < raw.n) {
+      char e = raw.s[++i];
+      int h1 = xrt__hexval(e), h2 = i + 1 < raw.n ? xrt__hexval(raw.s[i + 1]) : -1;
+      if (e == 'n') c = '\n';
+      else if (e == 't') c = '\t';
+      else if (h1 >= 0 && h2 >= 0) c = (char)(h1 * 16 + h2), i++;
+      else c = e;
+    }
+    out[n++] = c;
+  }
+  out[n] = 0;
+  if (len) *len = (int64_t)n;
+  return out;
+}
+
+static const char *xrt__parse_string(xrt__parser *p, int64_t *len) {
+  if (xrt__peek(p) != '"') xrt__expected(p, "a string");
+  return xrt__unescape(p, xrt__string_raw(p), len);
+}
+
+static void xrt__depth_in(xrt__parser *p) {
+  if (++p->depth > XRT__PARSE_MAX_DEPTH)
+    xrt__perr(p, p->p, XRT_INVALID_ARGUMENT, "nesting deeper than %d levels",
+              XRT__PARSE_MAX_DEPTH);
+}
+
+/* Skips balanced text up to (not including) an unmatched closer, or a
+ * top-level ',' when stop_at_comma.  Brackets ([{< nest, strings are opaque,
+ * "->" is not a bracket. */
+static void xrt__skip_balanced(xrt__parser *p, bool stop_at_comma) {
+  char stack[XRT__PARSE_MAX_DEPTH];
+  int depth = 0;
+  while (p->p < p->end) {
+    char c = *p->p, close = c == '(' ? ')' : c == '[' ? ']' : c == '{' ? '}'
+                                                  : c == '<' ? '>' : 0;
+    if (c == '"') {
+      xrt__string_raw(p);
+    } else if (c == '/' && p->p + 1 < p->end && p->p[1] == '/') {
+      xrt__ws(p);
+    } else if (c == '-' && p->p + 1 < p->end && p->p[1] == '>') {
+      p->p += 2;
+    } else if (close) {
+      if (depth == XRT__PARSE_MAX_DEPTH)
+        xrt__perr(p, p->p, XRT_INVALID_ARGUMENT, "nesting too deep");
+      stack[depth++] = close;
+      p->p++;
+    } else if (c == ')' || c == ']' || c == '}' || c == '>') {
+      if (depth == 0) return;
+      if (stack[depth - 1] != c)
+        xrt__perr(p, p->p, XRT_INVALID_ARGUMENT, "unbalanced '%c'", c);
+      depth--;
+      p->p++;
+    } else if (c == ',' && depth == 0 && stop_at_comma) {
+      return;
+    } else {
+      p->p++;
+    }
+  }
+  if (depth) xrt__perr(p, p->p, XRT_INVALID_ARGUMENT, "unexpected end of input");
+}
+
+/* Accepts and ignores a location: loc(...). */
+static void xrt__skip_loc(xrt__parser *p) {
+  if (!xrt__peek_kw(p, "loc")) return;
+  xrt__eat_kw(p, "loc");
+  xrt__expect(p, '(');
+  xrt__skip_balanced(p, false);
+  xrt__expect(p, ')');
+}
+
+/* ---------------------------------------------------------------------
+ * Numbers
+ * ------------------------------------------------------------------- */
+
+typedef struct xrt__num {
+  const char *at;
+  bool neg, hex, is_float; /* is_float: has '.', exponent, inf or nan */
+  uint64_t mag;            /* integers */
+  double d;                /* floats (and integers, approximately) */
+} xrt__num;
+
+/* strtod's result for the unsigned decimal digits[.digits][e[+-]digits] in
+ * [s, e) when one IEEE operation gives it exactly (Clinger's fast path:
+ * a mantissa below 2^53 and a power of ten below 1e23); false otherwise. */
+static bool xrt__fast_decimal(const char *s, const char *e, double *out) {
+  static const double p10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                 1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+#if FLT_EVAL_METHOD != 0
+  return false; /* excess precision would round twice */
+#endif
+  uint64_t m = 0;
+  int ex = 0;
+  bool dot = false;
+  for (; s < e && (xrt__is_digit(*s) || (*s == '.' && !dot)); s++) {
+    if (*s == '.') {
+      dot = true;
+      continue;
+    }
+    if (m > ((uint64_t)1 << 53) / 10) return false;
+    m = m * 10 + (uint64_t)(*s - '0');
+    ex -= dot;
+  }
+  if (s < e) { /* e[+-]digits */
+    int sign = 1, x = 0;
+    s++;
+    if (s < e && (*s == '+' || *s == '-')) sign = *s++ == '-' ? -1 : 1;
+    for (; s < e; s++) {
+      if (x > 1000) return false;
+      x = x * 10 + (*s - '0');
+    }
+    ex += sign * x;
+  }
+  if (m == 0) {
+    *out = 0.0;
+    return true;
+  }
+  if (m > ((uint64_t)1 << 53) || ex < -22 || ex > 22) return false;
+  *out = ex < 0 ? (double)m / p10[-ex] : (double)m * p10[ex];
+  return true;
+}
+
+/* Scans a numeric token: -?(0x[hex]+ | digits[.digits][e[+-]digits] | inf |
+ * nan).  Integers go to mag (overflow is an error), others through strtod. */
+static xrt__num xrt__scan_num(xrt__parser *p) {
+  xrt__num r;
+  memset(&r, 0, sizeof r);
+  xrt__ws(p);
+  r.at = p->p;
+  if (p->p < p->end && *p->p == '-') r.neg = true, p->p++;
+  const char *s = p->p, *e = p->end;
+  if (e - s >= 3 && (!memcmp(s, "inf", 3) || !memcmp(s, "nan", 3)) &&
+      (e - s == 3 || !xrt__is_idchar(s[3]))) {
+    r.is_float = true;
+    r.d = s[0] == 'i' ? INFINITY : NAN;
+    if (r.neg) r.d = -r.d;
+    p->p += 3;
+    return r;
+  }
+  if (e - s > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') &&
+      xrt__hexval(s[2]) >= 0) {
+    r.hex = true;
+    for (s += 2; s < e && xrt__hexval(*s) >= 0; s++) {
+      if (r.mag >> 60) xrt__perr(p, r.at, XRT_INVALID_ARGUMENT, "integer too large");
+      r.mag = r.mag * 16 + (uint64_t)xrt__hexval(*s);
+    }
+    p->p = s;
+    r.d = r.neg ? -(double)r.mag : (double)r.mag;
+    return r;
+  }
+  if (s >= e || !xrt__is_digit(*s)) xrt__expected(p, "a number");
+  bool big = false;
+  for (; s < e && xrt__is_digit(*s); s++) {
+    uint64_t d = (uint64_t)(*s - '0');
+    if (r.mag > (UINT64_MAX - d) / 10) big = true;
+    r.mag = r.mag * 10 + d;
+  }
+  if (s < e && *s == '.') {
+    r.is_float = true;
+    for (s++; s < e && xrt__is_digit(*s); s++) {}
+  }
+  if (s < e && (*s == 'e' || *s == 'E')) {
+    const char *x = s + 1;
+    if (x < e && (*x == '+' || *x == '-')) x++;
+    if (x < e && xrt__is_digit(*x)) {
+      r.is_float = true;
+      for (s = x; s < e && xrt__is_digit(*s); s++) {}
+    }
+  }
+  if (big && !r.is_float)
+    xrt__perr(p, r.at, XRT_INVALID_ARGUMENT, "integer too large");
+  char buf[128];
+  size_t n = (size_t)(s - r.at);
+  if (n >= sizeof buf) xrt__perr(p, r.at, XRT_INVALID_ARGUMENT, "number too long");
+  double d;
+  if (xrt__fast_decimal(r.neg ? r.at + 1 : r.at, s, &d)) {
+    r.d = r.neg ? -d : d;
+  } else {
+    memcpy(buf, r.at, n);
+    buf[n] = 0;
+    r.d = strtod(buf, NULL);
+  }
+  p->p = s;
+  return r;
+}
+
+/* An int64 (used for dimensions, axes, attribute integers). */
+static int64_t xrt__num_to_i64(xrt__parser *p, const xrt__num *r) {
+  if (r->is_float)
+    xrt__perr(p, r->at, XRT_INVALID_ARGUMENT, "expected an integer");
+  if (r->neg) {
+    if (r->mag > (uint64_t)INT64_MAX + 1)
+      xrt__perr(p, r->at, XRT_INVALID_ARGUMENT, "integer out of range");
+    return (int64_t)(0 - r->mag);
+  }
+  if (r->mag > (uint64_t)INT64_MAX && !r->hex)
+    xrt__perr(p, r->at, XRT_INVALID_ARGUMENT, "integer out of range");
+  return (int64_t)r->mag; /* large hex: the bit pattern */
+}
+
+static int64_t xrt__parse_i64(xrt__parser *p) {
+  xrt__num r = xrt__scan_num(p);
+  return xrt__num_to_i64(p, &r);
+}
+
+/* ---------------------------------------------------------------------
+ * Types
+ * ------------------------------------------------------------------- */
+
+static void xrt__parse_type(xrt__parser *p, xrt_ir_type *t);
+
+static xrt_dtype xrt__dtype_named(xrt__parser *p, xrt__tok t) {
+  if (p->in_attr && xrt__tok_is(t, "index")) return XRT_S64;
+  /* xrt_dtype_from_name scans a table; programs repeat one or two types */
+  if (t.n == p->dt_last.n && t.n && !memcmp(t.s, p->dt_last.s, t.n))
+    return p->dt_last_type;
+  xrt_dtype dt = xrt_dtype_from_name(t.s, t.n);
+  if (dt != XRT_DTYPE_INVALID) p->dt_last = t, p->dt_last_type = dt;
+  return dt;
+}
+
+/* Integer range of a storage type (quant defaults). */
+static void xrt__int_range(xrt_dtype dt, int64_t *lo, int64_t *hi) {
+  int b = xrt_dtype_bits(dt);
+  if (dt == XRT_PRED) *lo = 0, *hi = 1;
+  else if (xrt_dtype_is_signed_int(dt))
+    *lo = b >= 64 ? INT64_MIN : -((int64_t)1 << (b - 1)),
+    *hi = b >= 64 ? INT64_MAX : ((int64_t)1 << (b - 1)) - 1;
+  else
+    *lo = 0, *hi = b >= 63 ? INT64_MAX : ((int64_t)1 << b) - 1;
+}
+
+/* quant storage types are spelled i8 / u8 (not ui8). */
+static xrt_dtype xrt__quant_storage(xrt__parser *p) {
+  xrt__ws(p);
+  const char *at = p->p;
+  xrt__tok t = xrt__ident(p);
+  xrt_dtype dt = xrt_dtype_from_name(t.s, t.n);
+  if (t.n >= 2 && t.n < 8 && t.s[0] == 'u' && xrt__is_digit(t.s[1])) {
+    char buf[10] = "ui";
+    memcpy(buf + 2, t.s + 1, t.n - 1);
+    dt = xrt_dtype_from_name(buf, t.n + 1);
+  }
+  if (!xrt_dtype_is_signed_int(dt) && !xrt_dtype_is_unsigned_int(dt))
+    xrt__perr(p, at, XRT_UNIMPLEMENTED, "unknown quantized storage type '%.*s'",
+              (int)t.n, t.s);
+  return dt;
+}
+
+/* One scale[:zero_point] of a !quant.uniform. */
+static void xrt__quant_scale(xrt__parser *p) {
+  xrt__num r = xrt__scan_num(p);
+  *(double *)xrt__push_raw(p, &p->f64s) = r.d;
+  int64_t zp = 0;
+  if (xrt__eat(p, ':')) zp = xrt__parse_i64(p);
+  *(int64_t *)xrt__push_raw(p, &p->i64s) = zp;
+}
+
+/* !quant.uniform<i8[<min:max>]:f32[:axis], scale[:zp] | {s:zp, ...}> after
+ * the name; returns the storage dtype. */
+static xrt_dtype xrt__parse_quant(xrt__parser *p, const xrt_ir_quant **out) {
+  xrt_ir_quant *q = xrt__p_alloc(p, sizeof *q);
+  xrt__expect(p, '<');
+  q->storage = xrt__quant_storage(p);
+  xrt__int_range(q->storage, &q->storage_min, &q->storage_max);
+  if (xrt__eat(p, '<')) {
+    q->storage_min = xrt__parse_i64(p);
+    xrt__expect(p, ':');
+    q->storage_max = xrt__parse_i64(p);
+    xrt__expect(p, '>');
+  }
+  xrt__expect(p, ':');
+  xrt__ws(p);
+  const char *at = p->p;
+  xrt__tok e = xrt__ident(p);
+  q->expressed = xrt_dtype_from_name(e.s, e.n);
+  if (!xrt_dtype_is_float(q->expressed))
+    xrt__perr(p, at, XRT_UNIMPLEMENTED, "unknown quantized expressed type '%.*s'",
+              (int)e.n, e.s);
+  q->axis = -1;
+  if (xrt__eat(p, ':')) q->axis = (int32_t)xrt__parse_i64(p);
+  xrt__expect(p, ',');
+  size_t fm = p->f64s.n, im = p->i64s.n;
+  if (xrt__eat(p, '{')) {
+    do xrt__quant_scale(p);
+    while (xrt__eat(p, ','));
+    xrt__expect(p, '}');
+  } else {
+    xrt__quant_scale(p);
+  }
+  xrt__expect(p, '>');
+  q->num_scales = (int32_t)(p->f64s.n - fm);
+  q->scales = xrt__vcopy(p, &p->f64s, fm);
+  q->zero_points = xrt__vcopy(p, &p->i64s, im);
+  p->f64s.n = fm;
+  p->i64s.n = im;
+  *out = q;
+  return q->storage;
+}
+
+/* An element type: f32, ui8, complex<f64>, !quant.uniform<...>. */
+static xrt_dtype xrt__parse_dtype(xrt__parser *p, const xrt_ir_quant **q) {
+  xrt__ws(p);
+  const char *at = p->p;
+  if (xrt__eat(p, '!')) {
+    xrt__tok t = xrt__suffix_name(p);
+    if (xrt__tok_is(t, "quant.uniform")) return xrt__parse_quant(p, q);
+    xrt__perr(p, at, XRT_UNIMPLEMENTED, "unknown type '!%.*s'", (int)t.n, t.s);
+  }
+  xrt__tok t = xrt__ident(p);
+  if (xrt__tok_is(t, "complex")) {
+    xrt__expect(p, '<');
+    xrt__ws(p);
+    const char *eat = p->p;
+    xrt__tok e = xrt__ident(p);
+    xrt__expect(p, '>');
+    if (xrt__tok_is(e, "f32")) return XRT_C64;
+    if (xrt__tok_is(e, "f64")) return XRT_C128;
+    xrt__perr(p, eat, XRT_UNIMPLEMENTED, "unknown type 'complex<%.*s>'",
+              (int)e.n, e.s);
+  }
+  if (!t.n) xrt__expected(p, "a type");
+  xrt_dtype dt = xrt__dtype_named(p, t);
+  if (dt == XRT_DTYPE_INVALID)
+    xrt__perr(p, at, XRT_UNIMPLEMENTED, "unknown type '%.*s'", (int)t.n, t.s);
+  return dt;
+}
+
+/* The 2x3x part of tensor<2x3xf32>, then the element type. */
+static void xrt__parse_tensor_body(xrt__parser *p, xrt_ir_type *t) {
+  for (;;) {
+    int c = xrt__peek(p);
+    if (c == '?' || c == '*')
+      xrt__perr(p, p->p, XRT_UNIMPLEMENTED, "dynamic shapes are not supported");
+    if (!xrt__is_digit(c)) break;
+    if (t->shape.rank == XRT_MAX_RANK)
+      xrt__perr(p, p->p, XRT_INVALID_ARGUMENT, "rank exceeds %d", XRT_MAX_RANK);
+    int64_t d = 0;
+    const char *at = p->p;
+    for (; p->p < p->end && xrt__is_digit(*p->p); p->p++) {
+      if (d > (INT64_MAX - 9) / 10)
+        xrt__perr(p, at, XRT_INVALID_ARGUMENT, "dimension too large");
+      d = d * 10 + (*p->p - '0');
+    }
+    t->shape.dims[t->shape.rank++] = d;
+    if (p->p >= p->end || *p->p != 'x') xrt__expected(p, "'x'");
+    p->p++;
+  }
+  t->shape.dtype = xrt__parse_dtype(p, &t->quant);
+  if (xrt__eat(p, ',')) xrt__skip_balanced(p, false); /* encoding: ignored */
+}
+
+static void xrt__parse_tuple_body(xrt__parser *p, xrt_ir_type *t) {
+  size_t mark = p->tys.n;
+  t->kind = XRT_TYPE_TUPLE;
+  if (xrt__peek(p) != '>') {
+    do {
+      xrt_ir_type e;
+      xrt__parse_type(p, &e);
+      *(xrt_ir_type *)xrt__push_raw(p, &p->tys) = e;
+    } while (xrt__eat(p, ','));
+  }
+  t->num_elems = (int32_t)(p->tys.n - mark);
+  t->elems = xrt__vcopy(p, &p->tys, mark);
+  p->tys.n = mark;
+}
+
+static void xrt__parse_type(xrt__parser *p, xrt_ir_type *t) {
+  memset(t, 0, sizeof *t);
+  xrt__ws(p);
+  const char *at = p->p;
+  xrt__depth_in(p);
+  if (xrt__eat_kw(p, "tensor")) {
+    xrt__expect(p, '<');
+    xrt__parse_tensor_body(p, t);
+    xrt__expect(p, '>');
+  } else if (xrt__eat_kw(p, "tuple")) {
+    xrt__expect(p, '<');
+    xrt__parse_tuple_body(p, t);
+    xrt__expect(p, '>');
+  } else if (xrt__eat(p, '!') && xrt__tok_is(xrt__suffix_name(p), "stablehlo.token")) {
+    t->kind = XRT_TYPE_TOKEN;
+  } else {
+    p->p = at;
+    if (!xrt__is_idstart(xrt__peek(p)) && xrt__peek(p) != '!')
+      xrt__perr(p, at, XRT_INVALID_ARGUMENT, "expected a type");
+    t->shape.dtype = xrt__parse_dtype(p, &t->quant); /* scalar: i32 */
+  }
+  p->depth--;
+}
+
+/* ---------------------------------------------------------------------
+ * Dense literals
+ * ------------------------------------------------------------------- */
+
+/* (float)d without the undefined behaviour of out-of-range conversions:
+ * beyond FLT_MAX + half an ulp it is infinity, else FLT_MAX. */
+static float xrt__f64_to_f32(double d) {
+  const double max = 3.4028234663852886e38, half_ulp = 10141204801825835211973625643008.0;
+  if (!isfinite(d) || fabs(d) <= max) return (float)d;
+  float r = fabs(d) >= max + half_ulp ? (float)INFINITY : (float)max;
+  return d < 0 ? -r : r;
+}
+
+/* Writes d as an element of float type dt. */
+static void xrt__store_float(xrt__parser *p, const char *at, xrt_dtype dt,
+                             double d, uint8_t *dst) {
+  if (dt == XRT_F64) {
+    memcpy(dst, &d, 8);
+  } else if (dt == XRT_F32) {
+    float f = xrt__f64_to_f32(d);
+    memcpy(dst, &f, 4);
+  } else if (dt == XRT_F16) {
+    uint16_t h = xrt_f64_to_f16(d);
+    memcpy(dst, &h, 2);
+  } else if (dt == XRT_BF16) {
+    uint16_t h = xrt_f64_to_bf16(d);
+    memcpy(dst, &h, 2);
+  } else if (dt >= XRT_F8E4M3FN && dt <= XRT_F4E2M1FN) {
+    int32_t b = xrt_minifloat_from_f64(dt, d);
+    if (b < 0)
+      xrt__perr(p, at, XRT_INVALID_ARGUMENT, "value out of range for %s",
+                xrt_dtype_name(dt));
+    *dst = (uint8_t)b;
+  } else {
+    xrt__perr(p, at, XRT_UNIMPLEMENTED, "float literal of type %s",
+              xrt_dtype_name(dt));
+  }
+}
+
+/* One float element: decimal, inf, nan, or 0x... giving the bit pattern. */
+static void xrt__lit_float(xrt__parser *p, xrt_dtype dt, uint8_t *dst) {
+  xrt__num r = xrt__scan_num(p);
+  if (!r.hex) {
+    xrt__store_float(p, r.at, dt, r.d, dst);
+    return;
+  }
+  int bits = xrt_dtype_bits(dt);
+  if (r.neg || (bits < 64 && r.mag >> bits))
+    xrt__perr(p, r.at, XRT_INVALID_ARGUMENT, "hex value out of range for %s",
+              xrt_dtype_name(dt));
+  uint64_t m = r.mag;
+  memcpy(dst, &m, xrt_dtype_size(dt)); /* little-endian host */
+}
+
+/* One integer element with the type's range check. */
+static void xrt__lit_int(xrt__parser *p, xrt_dtype dt, uint8_t *dst) {
+  xrt__ws(p);
+  const char *at = p->p;
+  int64_t v;
+  if (xrt__eat_kw(p, "true")) v = 1;
+  else if (xrt__eat_kw(p, "false")) v = 0;
+  else {
+    xrt__num r = xrt__scan_num(p);
+    if (r.is_float)
+      xrt__perr(p, at, XRT_INVALID_ARGUMENT, "expected an integer for %s",
+                xrt_dtype_name(dt));
+    int64_t lo, hi;
+    int bits = xrt_dtype_bits(dt);
+    xrt__int_range(dt, &lo, &hi);
+    bool ok;
+    if (r.hex && !r.neg && xrt_dtype_is_signed_int(dt)) { /* bit pattern */
+      ok = bits >= 64 || r.mag < ((uint64_t)1 << bits);
+      v = (int64_t)r.mag;
+      if (ok && bits < 64 && (r.mag >> (bits - 1)) & 1) v -= (int64_t)1 << bits;
+    } else if (r.neg) {
+      ok = r.mag <= (uint64_t)-(lo + 1) + 1;
+      v = (int64_t)(0 - r.mag);
+    } else {
+      ok = r.mag <= (uint64_t)hi || (bits == 64 && !xrt_dtype_is_signed_int(dt));
+      v = (int64_t)r.mag;
+    }
+    if (!ok)
+      xrt__perr(p, at, XRT_INVALID_ARGUMENT, "value %.*s out of range for %s",
+                (int)(p->p - at), at, xrt_dtype_name(dt));
+  }
+  if (dt == XRT_PRED && (v < 0 || v > 1))
+    xrt__perr(p, at, XRT_INVALID_ARGUMENT, "value out of range for i1");
+  size_t sz = xrt_dtype_size(dt);
+  if (sz == 1) *dst = (uint8_t)v;
+  else if (sz == 2) { uint16_t x = (uint16_t)v; memcpy(dst, &x, 2); }
+  else if (sz == 4) { uint32_t x = (uint32_t)v; memcpy(dst, &x, 4); }
+  else memcpy(dst, &v, 8);
+}
+
+typedef struct xrt__litw { /* literal being written */
+  const xrt_ir_type *type;
+  uint8_t *data;
+  size_t esz;
+  int64_t n, cap; /* elements seen, elements that fit in data */
+  uint8_t sink[16]; /* elements past cap go here: a count error follows */
+} xrt__litw;
+
+static uint8_t *xrt__litw_slot(xrt__litw *w) {
+  return w->n < w->cap ? w->data + (size_t)w->n * w->esz : w->sink;
+}
+
+static void xrt__lit_elem(xrt__parser *p, xrt__litw *w) {
+  xrt_dtype dt = w->type->shape.dtype;
+  uint8_t *dst = xrt__litw_slot(w);
+  if (xrt_dtype_is_complex(dt)) {
+    xrt_dtype part = dt == XRT_C64 ? XRT_F32 : XRT_F64;
+    size_t half = w->esz / 2;
+    if (xrt__eat(p, '(')) {
+      xrt__lit_float(p, part, dst);
+      xrt__expect(p, ',');
+      xrt__lit_float(p, part, dst + half);
+      xrt__expect(p, ')');
+    } else {
+      xrt__lit_float(p, part, dst);
+      xrt__store_float(p, p->p, part, 0.0, dst + half);
+    }
+  } else if (xrt_dtype_is_float(dt)) {
+    xrt__lit_float(p, dt, dst);
+  } else {
+    xrt__lit_int(p, dt, dst);
+  }
+  w->n++;
+}
+
+/* [ ... ] at nesting level `level`; its length must match dims[level]. */
+static void xrt__lit_list(xrt__parser *p, xrt__litw *w, int level) {
+  const xrt_shape *s = &w->type->shape;
+  xrt__ws(p);
+  const char *at = p->p;
+  if (level >= s->rank)
+    xrt__perr(p, at, XRT_INVALID_ARGUMENT,
+              "dense literal nested deeper than the rank (%d) of its type",
+              (int)s->rank);
+  xrt__expect(p, '[');
+  int64_t count = 0;
+  if (!xrt__eat(p, ']')) {
+    do {
+      if (level + 1 < s->rank) xrt__lit_list(p, w, level + 1);
+      else xrt__lit_elem(p, w);
+      count++;
+    } while (xrt__eat(p, ','));
+    xrt__expect(p, ']');
+  }
+  if (count != s->dims[level])
+    xrt__perr(p, at, XRT_INVALID_ARGUMENT,
+              "dense literal has %lld elements in dimension %d but its type "
+              "has %lld",
+              (long long)count, level, (long long)s->dims[level]);
+}
+
+static int64_t xrt__numel_sat(const xrt_shape *s) { /* saturating */
+  int64_t n = 1;
+  for (int i = 0; i < s->rank; i++) {
+    if (s->dims[i] == 0) return 0;
+    n = n > INT64_MAX / s->dims[i] ? INT64_MAX : n * s->dims[i];
+  }
+  return n;
+}
+
+/* "0x..." raw element bytes; one element's worth is a splat. */
+static void xrt__lit_hex(xrt__parser *p, xrt_ir_literal *lit, int64_t numel,
+                         size_t esz) {
+  const char *at = p->p;
+  xrt__tok raw = xrt__string_raw(p);
+  if (raw.n < 2 || raw.s[0] != '0' || (raw.s[1] != 'x' && raw.s[1] != 'X') ||
+      raw.n % 2)
+    xrt__perr(p, at, XRT_INVALID_ARGUMENT, "expected a hex string \"0x...\"");
+  size_t bytes = (raw.n - 2) / 2;
+  bool splat = bytes == esz && numel != 1;
+  if (!splat && (numel == INT64_MAX || bytes != (size_t)numel * esz))
+    xrt__perr(p, at, XRT_INVALID_ARGUMENT,
+              "hex literal has %zu bytes, its type needs %lld", bytes,
+              (long long)(numel == INT64_MAX ? -1 : numel * (int64_t)esz));
+  uint8_t *d = xrt__p_alloc(p, bytes);
+  for (size_t i = 0; i < bytes; i++) {
+    int h = xrt__hexval(raw.s[2 + 2 * i]), l = xrt__hexval(raw.s[3 + 2 * i]);
+    if (h < 0 || l < 0)
+      xrt__perr(p, at, XRT_INVALID_ARGUMENT, "bad hex digit in literal");
+    d[i] = (uint8_t)(h * 16 + l);
+  }
+  lit->data = d;
+  lit->bytes = bytes;
+  lit->splat = splat;
+}
+
+/* Parses the text between dense< and > (already delimited: p->end is set
+ * to the closing '>') for a literal of type t. */
+static void xrt__lit_body(xrt__parser *p, const xrt_ir_type *t,
+                          xrt_ir_literal *lit) {
+  size_t esz = xrt_dtype_size(t->shape.dtype);
+  int64_t numel = xrt__numel_sat(&t->shape);
+  lit->type = *t;
+  int c = xrt__peek(p);
+  if (c < 0) { /* dense<> */
+    if (numel != 0)
+      xrt__perr(p, p->p, XRT_INVALID_ARGUMENT,
+                "empty dense literal for a type with %lld elements",
+                (long long)numel);
+    return;
+  }
+  if (c == '"') {
+    xrt__lit_hex(p, lit, numel, esz);
+    return;
+  }
+  int64_t text = (int64_t)(p->end - p->p) + 1; /* >= elements possible */
+  xrt__litw w = {t, NULL, esz, 0, numel < text ? numel : text, {0}};
+  if (c != '[') w.cap = 1;
+  w.data = xrt__p_alloc(p, (size_t)w.cap * esz);
+  if (c == '[') {
+    xrt__lit_list(p, &w, 0);
+  } else {
+    xrt__lit_elem(p, &w);
+    lit->splat = true;
+  }
+  lit->data = w.data;
+  lit->bytes = (size_t)(w.n < w.cap ? w.n : w.cap) * esz;
+}
+
+/* Moves to the '>' that closes a dense<...> body.  Bodies are usually
+ * plain number lists: then it is the first '>', found with memchr. */
+static void xrt__skip_dense_body(xrt__parser *p) {
+  const char *s = p->p, *gt = memchr(s, '>', (size_t)(p->end - s));
+  size_t n = gt ? (size_t)(gt - s) : 0;
+  if (gt && gt > s && gt[-1] != '-' && !memchr(s, '<', n) &&
+      !memchr(s, '"', n) && !memchr(s, '/', n)) {
+    p->p = gt;
+    return;
+  }
+  xrt__skip_balanced(p, false);
+}
+
+/* dense<...> : type.  The body is scanned first, then parsed once the type
+ * is known. */
+static void xrt__parse_dense(xrt__parser *p, xrt_ir_literal *lit) {
+  xrt__expect_kw(p, "dense");
+  xrt__expect(p, '<');
+  const char *body = p->p;
+  xrt__skip_dense_body(p);
+  const char *body_end = p->p;
+  xrt__expect(p, '>');
+  xrt__expect(p, ':');
+  xrt_ir_type t;
+  xrt__ws(p);
+  const char *tat = p->p;
+  xrt__parse_type(p, &t);
+  if (t.kind != XRT_TYPE_TENSOR)
+    xrt__perr(p, tat, XRT_INVALID_ARGUMENT, "dense literal needs a tensor type");
+  const char *save = p->p, *save_end = p->end;
+  p->p = body;
+  p->end = body_end;
+  memset(lit, 0, sizeof *lit);
+  xrt__lit_body(p, &t, lit);
+  if (xrt__peek(p) >= 0) xrt__expected(p, "'>'");
+  p->p = save;
+  p->end = save_end;
+}
+
+/* ---------------------------------------------------------------------
+ * Attributes
+ * ------------------------------------------------------------------- */
+
+static void xrt__parse_attr(xrt__parser *p, xrt_ir_attr *a, bool suffix);
+static int32_t xrt__parse_dict_entries(xrt__parser *p, char close);
+
+static int xrt__elem_is_int(xrt_dtype dt) {
+  return xrt_dtype_is_signed_int(dt) || xrt_dtype_is_unsigned_int(dt);
+}
+
+/* Reads element i of an integer literal as int64. */
+static int64_t xrt__lit_get_int(const xrt_ir_literal *l, int64_t i) {
+  xrt_dtype dt = l->type.shape.dtype;
+  size_t sz = xrt_dtype_size(dt);
+  const uint8_t *s = (const uint8_t *)l->data + (l->splat ? 0 : (size_t)i * sz);
+  bool sg = xrt_dtype_is_signed_int(dt);
+  switch (sz) {
+  case 1: return sg ? (int64_t)(int8_t)s[0] : (int64_t)s[0];
+  case 2: { uint16_t x; memcpy(&x, s, 2); return sg ? (int16_t)x : (int64_t)x; }
+  case 4: { uint32_t x; memcpy(&x, s, 4); return sg ? (int32_t)x : (int64_t)x; }
+  default: { int64_t x; memcpy(&x, s, 8); return x; }
+  }
+}
+
+/* dense<...> : T in an attribute: integers and i1 become INTS (keeping the
+ * literal in lit, for ops whose attribute is a tensor value), others DENSE. */
+static void xrt__attr_dense(xrt__parser *p, xrt_ir_attr *a) {
+  xrt_ir_literal *lit = xrt__p_alloc(p, sizeof *lit);
+  xrt__parse_dense(p, lit);
+  int64_t n = xrt__numel_sat(&lit->type.shape);
+  xrt_dtype dt = lit->type.shape.dtype;
+  a->lit = lit; /* kept: a constant's 'value' turns back into DENSE */
+  if ((xrt__elem_is_int(dt) || dt == XRT_PRED) && !lit->type.quant &&
+      n <= (1 << 20)) {
+    int64_t *v = xrt__p_alloc(p, (size_t)n * sizeof *v);
+    for (int64_t i = 0; i < n; i++) v[i] = xrt__lit_get_int(lit, i);
+    a->kind = XRT_ATTR_INTS;
+    a->ints = v;
+    a->n = n;
+  } else {
+    a->kind = XRT_ATTR_DENSE;
+  }
+}
+
+/* Turns the attrs pushed since mark into a LIST, or INTS when all are
+ * integers; pops them. */
+static void xrt__attr_collect_list(xrt__parser *p, xrt_ir_attr *a, size_t mark) {
+  size_t n = p->attrs.n - mark;
+  bool ints = true;
+  for (size_t i = mark; i < p->attrs.n; i++)
+    ints = ints && XRT__VAT(p->attrs, xrt_ir_attr, i).kind == XRT_ATTR_INT;
+  if (ints) {
+    int64_t *v = xrt__p_alloc(p, n * sizeof *v);
+    for (size_t i = 0; i < n; i++) v[i] = XRT__VAT(p->attrs, xrt_ir_attr, mark + i).i;
+    a->kind = XRT_ATTR_INTS;
+    a->ints = v;
+    a->n = (int64_t)n;
+  } else {
+    a->kind = XRT_ATTR_LIST;
+    a->items = xrt__vcopy(p, &p->attrs, mark);
+    a->num_items = (int32_t)n;
+  }
+  p->attrs.n = mark;
+}
+
+/* [a, b, ...] */
+static void xrt__attr_list(xrt__parser *p, xrt_ir_attr *a, bool suffix) {
+  size_t mark = p->attrs.n;
+  xrt__expect(p, '[');
+  if (!xrt__eat(p, ']')) {
+    do {
+      xrt_ir_attr e;
+      xrt__parse_attr(p, &e, suffix);
+      *(xrt_ir_attr *)xrt__push_raw(p, &p->attrs) = e;
+    } while (xrt__eat(p, ','));
+    xrt__expect(p, ']');
+  }
+  xrt__attr_collect_list(p, a, mark);
+}
+
+/* array<i64: 1, 2> / array<i64> */
+static void xrt__attr_array(xrt__parser *p, xrt_ir_attr *a) {
+  size_t mark = p->attrs.n;
+  xrt__expect(p, '<');
+  xrt_ir_type t;
+  xrt__parse_type(p, &t);
+  if (xrt__eat(p, ':')) {
+    do {
+      xrt_ir_attr e;
+      xrt__parse_attr(p, &e, false);
+      if (e.kind == XRT_ATTR_BOOL) e.kind = XRT_ATTR_INT;
+      *(xrt_ir_attr *)xrt__push_raw(p, &p->attrs) = e;
+    } while (xrt__eat(p, ','));
+  }
+  xrt__expect(p, '>');
+  xrt__attr_collect_list(p, a, mark);
+}
+
+/* {k = v, ...} or <k = v, ...> as a DICT (close is '}' or '>'). */
+static void xrt__attr_dict(xrt__parser *p, xrt_ir_attr *a, char close) {
+  size_t mark = p->attrs.n;
+  a->kind = XRT_ATTR_DICT;
+  a->num_items = xrt__parse_dict_entries(p, close);
+  a->items = xrt__vcopy(p, &p->attrs, mark);
+  p->attrs.n = mark;
+}
+
+/* Raw text up to the matching closer, as a STRING (unknown shapes). */
+static void xrt__attr_raw(xrt__parser *p, xrt_ir_attr *a, char close) {
+  xrt__ws(p);
+  const char *s = p->p;
+  xrt__skip_balanced(p, false);
+  const char *e = p->p;
+  xrt__expect(p, close);
+  a->kind = XRT_ATTR_STRING;
+  a->s = xrt__strdup(p, s, (size_t)(e - s));
+  a->n = e - s;
+}
+
+/* #stablehlo<kind VALUE> -> ENUM; #d.name<k = v> -> DICT; other -> STRING. */
+static void xrt__attr_hash(xrt__parser *p, xrt_ir_attr *a) {
+  const char *at = p->p;
+  p->p++; /* '#' */
+  xrt__tok d = xrt__suffix_name(p);
+  if (p->p >= p->end || *p->p != '<') { /* alias reference */
+    a->kind = XRT_ATTR_STRING;
+    a->s = xrt__strdup(p, at, (size_t)(p->p - at));
+    a->n = p->p - at;
+    return;
+  }
+  p->p++;
+  const char *inner = p->p;
+  if (!memchr(d.s, '.', d.n)) {
+    xrt__tok kind = xrt__ident(p), val = xrt__ident(p);
+    if (kind.n && val.n && xrt__eat(p, '>')) {
+      a->kind = XRT_ATTR_ENUM;
+      a->s = xrt__strdup(p, val.s, val.n);
+      a->n = (int64_t)val.n;
+      return;
+    }
+    p->p = inner;
+    xrt__attr_raw(p, a, '>');
+    return;
+  }
+  xrt__ident(p);
+  bool fields = xrt__peek(p) == '=' || xrt__peek(p) == '>';
+  p->p = inner;
+  if (fields) xrt__attr_dict(p, a, '>');
+  else xrt__attr_raw(p, a, '>');
+}
+
+/* A number with an optional `: type` (when suffix). */
+static void xrt__p_attr_number(xrt__parser *p, xrt_ir_attr *a, bool suffix) {
+  xrt__num r = xrt__scan_num(p);
+  if (r.is_float) {
+    a->kind = XRT_ATTR_FLOAT;
+    a->f = r.d;
+  } else {
+    a->kind = XRT_ATTR_INT;
+    a->i = xrt__num_to_i64(p, &r);
+    a->f = r.d;
+  }
+  if (!suffix || xrt__peek(p) != ':') return;
+  p->p++;
+  xrt_ir_type t;
+  xrt__parse_type(p, &t);
+  xrt_dtype dt = t.shape.dtype;
+  if (t.kind != XRT_TYPE_TENSOR || !xrt_dtype_is_float(dt) || a->kind != XRT_ATTR_INT)
+    return;
+  a->kind = XRT_ATTR_FLOAT;
+  if (r.hex && dt == XRT_F32) a->f = xrt__bits_to_f32((uint32_t)r.mag);
+  else if (r.hex && dt == XRT_F64) memcpy(&a->f, &r.mag, 8);
+  else if (r.hex && dt == XRT_F16) a->f = xrt_f16_to_f32((uint16_t)r.mag);
+  else if (r.hex && dt == XRT_BF16) a->f = xrt_bf16_to_f32((uint16_t)r.mag);
+}
+
+static bool xrt__is_type_word(xrt__parser *p, xrt__tok t) {
+  return xrt__tok_is(t, "tensor") || xrt__tok_is(t, "tuple") ||
+         xrt__tok_is(t, "complex") || xrt__dtype_named(p, t) != XRT_DTYPE_INVALID;
+}
+
+/* An identifier-led attribute: true/false/unit/dense/array/types/keywords. */
+static void xrt__attr_word(xrt__parser *p, xrt_ir_attr *a, bool suffix) {
+  const char *at = p->p;
+  xrt__tok t = xrt__ident(p);
+  if (xrt__tok_is(t, "true") || xrt__tok_is(t, "false")) {
+    a->kind = XRT_ATTR_BOOL;
+    a->i = t.s[0] == 't';
+    if (suffix && xrt__peek(p) == ':') { /* true : i1 */
+      xrt_ir_type ty;
+      p->p++;
+      xrt__parse_type(p, &ty);
+    }
+  } else if (xrt__tok_is(t, "unit")) {
+    a->kind = XRT_ATTR_UNIT;
+  } else if (xrt__tok_is(t, "dense")) {
+    p->p = at;
+    xrt__attr_dense(p, a);
+  } else if (xrt__tok_is(t, "array")) {
+    xrt__attr_array(p, a);
+  } else if (xrt__is_type_word(p, t)) {
+    xrt_ir_type *ty = xrt__p_alloc(p, sizeof *ty);
+    p->p = at;
+    xrt__parse_type(p, ty);
+    a->kind = XRT_ATTR_TYPE;
+    a->type = ty;
+  } else if (p->p < p->end && *p->p == '<') { /* affine_map<...> etc. */
+    p->p++;
+    xrt__attr_raw(p, a, '>');
+  } else {
+    a->kind = XRT_ATTR_ENUM;
+    a->s = xrt__strdup(p, t.s, t.n);
+    a->n = (int64_t)t.n;
+  }
+}
+
+/* Any attribute value.  suffix: a trailing `: type` belongs to the value
+ * (true in dictionaries; false in pretty op syntax where ':' starts the op's
+ * types). */
+static void xrt__parse_attr(xrt__parser *p, xrt_ir_attr *a, bool suffix) {
+  memset(a, 0, sizeof *a);
+  int c = xrt__peek(p);
+  const char *at = p->p;
+  bool was_in_attr = p->in_attr;
+  xrt__depth_in(p);
+  p->in_attr = true;
+  if (c == '"') {
+    a->kind = XRT_ATTR_STRING;
+    a->s = xrt__parse_string(p, &a->n);
+  } else if (c == '@') {
+    p->p++;
+    a->kind = XRT_ATTR_SYMBOL;
+    if (xrt__peek(p) == '"') {
+      a->s = xrt__parse_string(p, &a->n);
+    } else {
+      xrt__tok t = xrt__suffix_name(p);
+      a->s = xrt__strdup(p, t.s, t.n);
+      a->n = (int64_t)t.n;
+    }
+  } else if (c == '[') {
+    xrt__attr_list(p, a, suffix);
+  } else if (c == '{') {
+    p->p++;
+    xrt__attr_dict(p, a, '}');
+  } else if (c == '<') {
+    p->p++;
+    xrt__attr_dict(p, a, '>');
+  } else if (c == '#') {
+    xrt__attr_hash(p, a);
+  } else if (c == '-' || xrt__is_digit(c)) {
+    xrt__p_attr_number(p, a, suffix);
+  } else if (xrt__is_idstart(c)) {
+    xrt__attr_word(p, a, suffix);
+  } else if (c == '!') {
+    xrt_ir_type *ty = xrt__p_alloc(p, sizeof *ty);
+    xrt__parse_type(p, ty);
+    a->kind = XRT_ATTR_TYPE;
+    a->type = ty;
+  } else {
+    xrt__skip_balanced(p, true); /* unknown shape: skip it */
+    if (p->p == at) xrt__expected(p, "an attribute value");
+    a->kind = XRT_ATTR_UNIT;
+  }
+  p->in_attr = was_in_attr;
+  p->depth--;
+}
+
+/* Entries `name [= value]` up to `close`, pushed onto p->attrs (the
+ * opening bracket is already consumed).  Returns how many. */
+static int32_t xrt__parse_dict_entries(xrt__parser *p, char close) {
+  int32_t n = 0;
+  xrt__depth_in(p);
+  if (!xrt__eat(p, close)) {
+    do {
+      const char *name;
+      xrt__tok t;
+      if (xrt__peek(p) == '"') {
+        name = xrt__parse_string(p, NULL);
+      } else {
+        t = xrt__ident(p);
+        if (!t.n) xrt__expected(p, "an attribute name");
+        name = xrt__strdup(p, t.s, t.n);
+      }
+      xrt_ir_attr a;
+      if (xrt__eat(p, '=')) xrt__parse_attr(p, &a, true);
+      else memset(&a, 0, sizeof a); /* UNIT */
+      a.name = name;
+      *(xrt_ir_attr *)xrt__push_raw(p, &p->attrs) = a;
+      n++;
+    } while (xrt__eat(p, ','));
+    if (!xrt__eat(p, close)) {
+      char what[4] = {'\'', close, '\'', 0};
+      xrt__expected(p, what);
+    }
+  }
+  p->depth--;
+  return n;
+}
+
+/* ---------------------------------------------------------------------
+ * Values, ops and regions
+ * ------------------------------------------------------------------- */
+
+/* ---- value types: each distinct type is stored once (a program has a
+ * few dozen, and copying 168-byte types per value was a tenth of the time);
+ * xrt_ir_func.value_types is expanded from the indices at the end. ---- */
+
+static uint32_t xrt__type_hash(const xrt_ir_type *t) {
+  uint32_t h = (uint32_t)t->kind * 31u + (uint32_t)t->shape.dtype;
+  h = h * 31u + (uint32_t)t->shape.rank;
+  for (int i = 0; i < t->shape.rank; i++) h = h * 0x9e3779b1u + (uint32_t)t->shape.dims[i];
+  h ^= (uint32_t)(uintptr_t)t->quant ^ (uint32_t)(uintptr_t)t->elems;
+  return h ^ (h >> 15);
+}
+
+/* Same struct (quant and tuple elements by identity). */
+static bool xrt__type_same(const xrt_ir_type *a, const xrt_ir_type *b) {
+  if (a->kind != b->kind || a->shape.dtype != b->shape.dtype ||
+      a->shape.rank != b->shape.rank || a->quant != b->quant ||
+      a->num_elems != b->num_elems || a->elems != b->elems)
+    return false;
+  for (int i = 0; i < a->shape.rank; i++)
+    if (a->shape.dims[i] != b->shape.dims[i]) return false;
+  return true;
+}
+
+static void xrt__utab_grow(xrt__parser *p) {
+  uint32_t nb = p->utab ? (p->umask + 1) * 2 : 256;
+  int32_t *tab = malloc(nb * sizeof *tab);
+  if (!tab) xrt__oom(p);
+  memset(tab, 0xff, nb * sizeof *tab);
+  for (size_t i = 0; i < p->utypes.n; i++) {
+    uint32_t h = xrt__type_hash(&XRT__VAT(p->utypes, xrt_ir_type, i)) & (nb - 1);
+    while (tab[h] >= 0) h = (h + 1) & (nb - 1);
+    tab[h] = (int32_t)i;
+  }
+  free(p->utab);
+  p->utab = tab;
+  p->umask = nb - 1;
+}
+
+/* The index of t in p->utypes, added if new. */
+static int32_t xrt__intern_type(xrt__parser *p, const xrt_ir_type *t) {
+  if (!p->utab || p->utypes.n * 2 >= p->umask) xrt__utab_grow(p);
+  uint32_t h = xrt__type_hash(t) & p->umask;
+  for (int32_t i; (i = p->utab[h]) >= 0; h = (h + 1) & p->umask)
+    if (xrt__type_same(&XRT__VAT(p->utypes, xrt_ir_type, i), t)) return i;
+  *(xrt_ir_type *)xrt__push_raw(p, &p->utypes) = *t;
+  p->utab[h] = (int32_t)(p->utypes.n - 1);
+  return p->utab[h];
+}
+
+/* The type of value id (valid until the next xrt__new_value). */
+static const xrt_ir_type *xrt__value_type(xrt__parser *p, int32_t id) {
+  return &XRT__VAT(p->utypes, xrt_ir_type, XRT__VAT(p->vtypes, int32_t, id));
+}
+
+static int32_t xrt__new_value(xrt__parser *p, const xrt_ir_type *t) {
+  if (p->vtypes.n >= (size_t)INT32_MAX)
+    xrt__perr(p, p->p, XRT_RESOURCE_EXHAUSTED, "too many values");
+  int32_t u = xrt__intern_type(p, t);
+  *(int32_t *)xrt__push_raw(p, &p->vtypes) = u;
+  return (int32_t)(p->vtypes.n - 1);
+}
+
+static void xrt__define(xrt__parser *p, xrt__name nm, int32_t id) {
+  if (xrt__sym_find(&p->vals, nm.s, nm.n))
+    xrt__perr(p, nm.s - 1, XRT_INVALID_ARGUMENT, "redefinition of value %%%.*s",
+              (int)nm.n, nm.s);
+  xrt__sym_add(p, &p->vals, nm.s, nm.n, id, nm.count);
+}
+
+/* %name or %name#k -> value id. */
+static int32_t xrt__parse_use(xrt__parser *p) {
+  xrt__ws(p);
+  const char *at = p->p;
+  xrt__expect(p, '%');
+  xrt__tok t = xrt__suffix_name(p);
+  int64_t idx = 0;
+  if (p->p < p->end && *p->p == '#') {
+    p->p++;
+    xrt__num r = xrt__scan_num(p);
+    idx = xrt__num_to_i64(p, &r);
+  }
+  xrt__sym *s = xrt__sym_find(&p->vals, t.s, t.n);
+  if (!s)
+    xrt__perr(p, at, XRT_INVALID_ARGUMENT, "use of undefined value %%%.*s",
+              (int)t.n, t.s);
+  if (idx < 0 || idx >= s->count)
+    xrt__perr(p, at, XRT_INVALID_ARGUMENT, "%%%.*s has %d results, not #%lld",
+              (int)t.n, t.s, (int)s->count, (long long)idx);
+  return s->id + (int32_t)idx;
+}
+
+/* Pushes an operand or block argument written at `at` (NULL: none). */
+static void xrt__push_operand_at(xrt__parser *p, int32_t id, const char *at) {
+  *(int32_t *)xrt__push_raw(p, &p->ints) = id;
+  *(const char **)xrt__push_raw(p, &p->uses) = at;
+}
+
+static void xrt__push_operand(xrt__parser *p, int32_t id) {
+  xrt__push_operand_at(p, id, NULL);
+}
+
+/* End of the `%name[#k]` written at at (for messages). */
+static const char *xrt__use_end(const xrt__parser *p, const char *at) {
+  const char *e = at + 1;
+  while (e < p->end && (xrt__is_namechar(*e) || *e == '#')) e++;
+  return e;
+}
+
+/* Parses a use and pushes it as the op's next operand. */
+static void xrt__p_operand(xrt__parser *p) {
+  xrt__ws(p);
+  const char *at = p->p;
+  xrt__push_operand_at(p, xrt__parse_use(p), at);
+}
+
+/* Drops ints (and their uses) back to mark. */
+static void xrt__ints_pop(xrt__parser *p, size_t mark) {
+  p->ints.n = p->uses.n = mark;
+}
+
+static bool xrt__quant_eq(const xrt_ir_quant *a, const xrt_ir_quant *b) {
+  if (!a || !b) return a == b;
+  if (a->storage != b->storage || a->expressed != b->expressed ||
+      a->storage_min != b->storage_min || a->storage_max != b->storage_max ||
+      a->axis != b->axis || a->num_scales != b->num_scales)
+    return false;
+  for (int32_t i = 0; i < a->num_scales; i++)
+    if (a->scales[i] != b->scales[i] || a->zero_points[i] != b->zero_points[i])
+      return false;
+  return true;
+}
+
+static bool xrt__p_type_eq(const xrt_ir_type *a, const xrt_ir_type *b) {
+  if (a->kind != b->kind) return false;
+  if (a->kind == XRT_TYPE_TUPLE) {
+    if (a->num_elems != b->num_elems) return false;
+    for (int32_t i = 0; i < a->num_elems; i++)
+      if (!xrt__p_type_eq(&a->elems[i], &b->elems[i])) return false;
+    return true;
+  }
+  if (a->kind == XRT_TYPE_TOKEN) return true;
+  if (a->shape.dtype != b->shape.dtype || a->shape.rank != b->shape.rank)
+    return false;
+  for (int i = 0; i < a->shape.rank; i++)
+    if (a->shape.dims[i] != b->shape.dims[i]) return false;
+  return xrt__quant_eq(a->quant, b->quant);
+}
+
+/* Appends t in MLIR syntax to buf[*n..cap) (truncating). */
+static void xrt__p_type_fmt(const xrt_ir_type *t, char *buf, size_t cap, size_t *n) {
+#define XRT__FMT(...)                                                         \
+  do {                                                                        \
+    if (*n < cap) {                                                           \
+      int k_ = snprintf(buf + *n, cap - *n, __VA_ARGS__);                     \
+      *n = k_ < 0 ? cap : *n + (size_t)k_;                                    \
+    }                                                                         \
+  } while (0)
+  if (t->kind == XRT_TYPE_TOKEN) {
+    XRT__FMT("!stablehlo.token");
+  } else if (t->kind == XRT_TYPE_TUPLE) {
+    XRT__FMT("tuple<");
+    for (int32_t i = 0; i < t->num_elems; i++) {
+      if (i) XRT__FMT(", ");
+      xrt__p_type_fmt(&t->elems[i], buf, cap, n);
+    }
+    XRT__FMT(">");
+  } else {
+    XRT__FMT("tensor<");
+    for (int i = 0; i < t->shape.rank; i++)
+      XRT__FMT("%lldx", (long long)t->shape.dims[i]);
+    if (t->quant)
+      XRT__FMT("!quant.uniform<%s:%s>", xrt_dtype_name(t->quant->storage),
+               xrt_dtype_name(t->quant->expressed));
+    else
+      XRT__FMT("%s", xrt_dtype_name(t->shape.dtype));
+    XRT__FMT(">");
+  }
+#undef XRT__FMT
+  if (*n >= cap && cap >= 4) memcpy(buf + cap - 4, "...", 4);
+}
+
+/* An op under construction; its pieces sit on the scratch stacks above
+ * these marks until xrt__finish_op copies them. */
+typedef struct xrt__opb {
+  xrt_ir_op op;
+  const char *at;        /* the op name: its loc, and errors about the op */
+  size_t names_mark;     /* result names on p->names */
+  int32_t num_names;     /* results the op declares (0: none written) */
+  size_t operands_mark;  /* p->ints */
+  size_t attrs_mark;     /* p->attrs */
+  size_t regions_mark;   /* p->regions */
+  size_t rtypes_mark;    /* p->tys: result types */
+  int positional;        /* bare keywords seen (compare LT ... FLOAT) */
+  int check;             /* check.* lowering kind, 0 if none */
+  xrt_ir_attr dot[4];    /* dot_general pretty dims */
+} xrt__opb;
+
+/* The op's syntax states type t for its operand k: it must be the type the
+ * value was defined with (reported at the use, as MLIR does). */
+static void xrt__check_use(xrt__parser *p, const xrt__opb *b, int32_t k,
+                           const xrt_ir_type *t) {
+  size_t i = b->operands_mark + (size_t)k;
+  const xrt_ir_type *have = xrt__value_type(p, XRT__VAT(p->ints, int32_t, i));
+  const char *at = XRT__VAT(p->uses, const char *, i);
+  if (!at || xrt__p_type_eq(have, t)) return;
+  const char *e = xrt__use_end(p, at);
+  char want[160], got[160];
+  size_t nw = 0, ng = 0;
+  xrt__p_type_fmt(t, want, sizeof want, &nw);
+  xrt__p_type_fmt(have, got, sizeof got, &ng);
+  xrt__perr(p, at, XRT_INVALID_ARGUMENT,
+            "use of value '%.*s' expects type %s but it has type %s",
+            (int)(e - at), at, want, got);
+}
+
+/* Operands [from, from + n) all have the written type t. */
+static void xrt__check_uses(xrt__parser *p, const xrt__opb *b, int32_t from,
+                            int32_t n, const xrt_ir_type *t) {
+  for (int32_t k = from; k < from + n; k++) xrt__check_use(p, b, k, t);
+}
+
+static void xrt__add_attr(xrt__parser *p, const char *name, const xrt_ir_attr *a) {
+  xrt_ir_attr *d = xrt__push(p, &p->attrs);
+  *d = *a;
+  d->name = name;
+}
+
+static xrt_ir_attr *xrt__find_attr(xrt__parser *p, xrt__opb *b, const char *name) {
+  for (size_t i = b->attrs_mark; i < p->attrs.n; i++) {
+    xrt_ir_attr *a = &XRT__VAT(p->attrs, xrt_ir_attr, i);
+    if (a->name && !strcmp(a->name, name)) return a;
+  }
+  return NULL;
+}
+
+static void xrt__push_op(xrt__parser *p, const xrt_ir_op *op) {
+  *(xrt_ir_op *)xrt__push_raw(p, &p->ops) = *op;
+}
+
+/* Copies the op's pieces to the arena, defines its results, pushes it. */
+static void xrt__finish_op(xrt__parser *p, xrt__opb *b) {
+  int32_t nt = (int32_t)(p->tys.n - b->rtypes_mark);
+  if (b->num_names && nt != b->num_names)
+    xrt__perr(p, b->at, XRT_INVALID_ARGUMENT,
+              "op '%s' defines %d results but its type has %d",
+              b->op.name, (int)b->num_names, (int)nt);
+  int32_t *res = nt ? xrt__p_alloc(p, (size_t)nt * sizeof *res) : NULL;
+  for (int32_t i = 0; i < nt; i++)
+    res[i] = xrt__new_value(p, &XRT__VAT(p->tys, xrt_ir_type, b->rtypes_mark + i));
+  int32_t id = 0;
+  for (size_t i = b->names_mark; i < p->names.n; i++) {
+    xrt__name nm = XRT__VAT(p->names, xrt__name, i);
+    xrt__define(p, nm, res ? res[id] : 0);
+    id += nm.count;
+  }
+  b->op.num_results = nt;
+  b->op.results = res;
+  b->op.num_operands = (int32_t)(p->ints.n - b->operands_mark);
+  b->op.operands = xrt__vcopy(p, &p->ints, b->operands_mark);
+  b->op.num_attrs = (int32_t)(p->attrs.n - b->attrs_mark);
+  b->op.attrs = xrt__vcopy(p, &p->attrs, b->attrs_mark);
+  b->op.num_regions = (int32_t)(p->regions.n - b->regions_mark);
+  b->op.regions = xrt__vcopy(p, &p->regions, b->regions_mark);
+  p->names.n = b->names_mark;
+  xrt__ints_pop(p, b->operands_mark);
+  p->attrs.n = b->attrs_mark;
+  p->regions.n = b->regions_mark;
+  p->tys.n = b->rtypes_mark;
+  xrt__push_op(p, &b->op);
+}
+
+/* A region being built: a scope for names, its ops and block args. */
+typedef struct xrt__rgn {
+  size_t sym_mark, ops_mark, args_mark;
+} xrt__rgn;
+
+static void xrt__rgn_begin(xrt__parser *p, xrt__rgn *r) {
+  xrt__depth_in(p);
+  r->sym_mark = p->vals.syms.n;
+  r->ops_mark = p->ops.n;
+  r->args_mark = p->ints.n;
+}
+
+/* Adds a block argument (nm.n == 0: unnamed). */
+static int32_t xrt__rgn_arg(xrt__parser *p, xrt__name nm, const xrt_ir_type *t) {
+  int32_t id = xrt__new_value(p, t);
+  if (nm.n) xrt__define(p, nm, id);
+  xrt__push_operand_at(p, id, nm.n ? nm.s - 1 : NULL);
+  return id;
+}
+
+static xrt_ir_region xrt__rgn_end(xrt__parser *p, xrt__rgn *r) {
+  xrt_ir_region g;
+  g.num_args = (int32_t)(p->ints.n - r->args_mark);
+  g.args = xrt__vcopy(p, &p->ints, r->args_mark);
+  g.num_ops = (int32_t)(p->ops.n - r->ops_mark);
+  g.ops = xrt__vcopy(p, &p->ops, r->ops_mark);
+  xrt__ints_pop(p, r->args_mark);
+  p->ops.n = r->ops_mark;
+  xrt__sym_pop(&p->vals, r->sym_mark);
+  p->depth--;
+  return g;
+}
+
+static void xrt__push_region(xrt__parser *p, const xrt_ir_region *g) {
+  *(xrt_ir_region *)xrt__push_raw(p, &p->regions) = *g;
+}
+
+static void xrt__parse_op(xrt__parser *p);
+
+/* `%name : type [loc]` of a block or function argument. */
+static void xrt__parse_arg(xrt__parser *p, xrt__name *nm, xrt_ir_type *t) {
+  xrt__expect(p, '%');
+  xrt__tok n = xrt__suffix_name(p);
+  nm->s = n.s;
+  nm->n = (uint32_t)n.n;
+  nm->count = 1;
+  xrt__expect(p, ':');
+  xrt__parse_type(p, t);
+}
+
+/* ^bb0(%a: T, ...): */
+static void xrt__parse_block_label(xrt__parser *p) {
+  p->p++; /* '^' */
+  xrt__suffix_name(p);
+  if (xrt__eat(p, '(') && !xrt__eat(p, ')')) {
+    do {
+      xrt__name nm;
+      xrt_ir_type t;
+      xrt__parse_arg(p, &nm, &t);
+      xrt__skip_loc(p);
+      xrt__rgn_arg(p, nm, &t);
+    } while (xrt__eat(p, ','));
+    xrt__expect(p, ')');
+  }
+  xrt__expect(p, ':');
+}
+
+/* `{ [^bb(args):] ops }` into a region already begun. */
+static void xrt__parse_block(xrt__parser *p, xrt__rgn *r, bool label_ok) {
+  xrt__expect(p, '{');
+  if (label_ok && xrt__peek(p) == '^') xrt__parse_block_label(p);
+  for (;;) {
+    int c = xrt__peek(p);
+    if (c == '}') break;
+    if (c < 0) xrt__expected(p, "'}'");
+    if (c == '^')
+      xrt__perr(p, p->p, XRT_UNIMPLEMENTED, "regions with several blocks");
+    xrt__parse_op(p);
+  }
+  p->p++;
+  (void)r;
+}
+
+/* A whole generic region `{...}` with its own scope. */
+static void xrt__parse_region(xrt__parser *p) {
+  xrt__rgn r;
+  xrt__rgn_begin(p, &r);
+  xrt__parse_block(p, &r, true);
+  xrt_ir_region g = xrt__rgn_end(p, &r);
+  xrt__push_region(p, &g);
+}
+
+/* Parses `T, T, ...` or `(T, ...)` types onto p->tys; returns the count. */
+static int32_t xrt__parse_types(xrt__parser *p, bool parens) {
+  size_t mark = p->tys.n;
+  if (parens) xrt__expect(p, '(');
+  if (!parens || xrt__peek(p) != ')') {
+    do {
+      xrt_ir_type t;
+      xrt__parse_type(p, &t);
+      *(xrt_ir_type *)xrt__push_raw(p, &p->tys) = t;
+    } while (xrt__eat(p, ','));
+  }
+  if (parens) xrt__expect(p, ')');
+  return (int32_t)(p->tys.n - mark);
+}
+
+/* `(ins) -> outs`; leaves outs on p->tys as the result types. */
+static void xrt__parse_fn_type(xrt__parser *p, xrt__opb *b) {
+  xrt__ws(p);
+  const char *at = p->p;
+  int32_t nops = (int32_t)(p->ints.n - b->operands_mark);
+  int32_t nin = xrt__parse_types(p, true);
+  if (nin != nops)
+    xrt__perr(p, at, XRT_INVALID_ARGUMENT,
+              "op '%s' has %d operands but its type lists %d",
+              b->op.name, (int)nops, (int)nin);
+  p->tys.n -= (size_t)nin; /* still readable: nothing pushed since */
+  for (int32_t k = 0; k < nin; k++)
+    xrt__check_use(p, b, k, &XRT__VAT(p->tys, xrt_ir_type, p->tys.n + (size_t)k));
+  if (!xrt__eat_arrow(p)) xrt__expected(p, "'->'");
+  xrt__parse_types(p, xrt__peek(p) == '(');
+}
+
+/* Checks the operand types a pretty type list `: T, ...` (k types, not a
+ * function type) states.  Each type is an operand's when there is one per
+ * operand, or the single type stands for every operand (elementwise ops,
+ * return, check.*); select's `pred_type, result_type` covers its operands
+ * too.  tuple and complex list only their result's type. */
+static void xrt__sig_uses(xrt__parser *p, const xrt__opb *b,
+                          const xrt_ir_type *ty, int32_t k) {
+  int32_t nops = (int32_t)(p->ints.n - b->operands_mark), nres = b->num_names;
+  xrt_opcode code = b->op.code;
+  if (code == XRT_OP_TUPLE || code == XRT_OP_COMPLEX) return;
+  if (nres == k || nres == 0) {
+    if (k == nops)
+      for (int32_t i = 0; i < k; i++) xrt__check_use(p, b, i, &ty[i]);
+    else if (k == 1)
+      xrt__check_uses(p, b, 0, nops, &ty[0]);
+  } else if (code == XRT_OP_SELECT && nres == 1 && k == 2 && nops == 3) {
+    xrt__check_use(p, b, 0, &ty[0]);
+    xrt__check_uses(p, b, 1, 2, &ty[1]);
+  }
+}
+
+/* The type after ':' in pretty syntax: a function type, or a type list
+ * whose meaning depends on how many results the op declares. */
+static void xrt__parse_pretty_sig(xrt__parser *p, xrt__opb *b) {
+  xrt__ws(p);
+  const char *at = p->p;
+  if (xrt__peek(p) == '(') {
+    xrt__parse_fn_type(p, b);
+    return;
+  }
+  int32_t nops = (int32_t)(p->ints.n - b->operands_mark);
+  size_t tm = p->tys.n;
+  int32_t k = xrt__parse_types(p, false), nres = b->num_names;
+  xrt__sig_uses(p, b, &XRT__VAT(p->tys, xrt_ir_type, tm), k);
+  if (nres == k) return;
+  if (nres == 1) { /* select: pred type, result type */
+    XRT__VAT(p->tys, xrt_ir_type, b->rtypes_mark) =
+        XRT__VAT(p->tys, xrt_ir_type, p->tys.n - 1);
+    p->tys.n = b->rtypes_mark + 1;
+    return;
+  }
+  if (nres == 0 && (k == nops || k == 1)) {
+    p->tys.n = b->rtypes_mark;
+    return;
+  }
+  xrt__perr(p, at, XRT_INVALID_ARGUMENT,
+            "op '%s' has %d operands and %d results but lists %d types",
+            b->op.name, (int)nops, (int)nres, (int)k);
+}
+
+/* Optional `{attr-dict}` onto the op's attributes. */
+static void xrt__opt_attr_dict(xrt__parser *p) {
+  if (xrt__eat(p, '{')) xrt__parse_dict_entries(p, '}');
+}
+
+/* ---- check.* lowering ---- */
+
+/* The interpreter's test ops (check.*, interpreter.print/probe) become
+ * custom_calls of host functions with the op's name as target. */
+enum { XRT__P_CHECK_EQ = 1, XRT__CHECK_ALMOST_EQ, XRT__P_CHECK_CLOSE,
+       XRT__P_PRINT, XRT__P_PROBE, XRT__P_SERIALIZED_EQ };
+
+static const char *const xrt__check_targets[] = {
+    "", "check.expect_eq", "check.expect_almost_eq", "check.expect_close",
+    "interpreter.print", "interpreter.probe", "check.expect_serialized_eq"};
+
+static int xrt__p_check_kind(xrt__tok t, bool *is_const) {
+  static const char *const names[] = {"check.expect_eq", "check.expect_almost_eq",
+                                      "check.expect_close"};
+  for (int i = XRT__P_PRINT; i <= XRT__P_SERIALIZED_EQ; i++)
+    if (xrt__tok_is(t, xrt__check_targets[i])) return i;
+  if (t.n < 6 || memcmp(t.s, "check.", 6)) return 0;
+  for (int i = 0; i < 3; i++) {
+    size_t n = strlen(names[i]);
+    if (t.n >= n && !memcmp(t.s, names[i], n)) {
+      *is_const = t.n == n + 6 && !memcmp(t.s + n, "_const", 6);
+      if (t.n == n || (*is_const && i < 2)) return i + 1;
+    }
+  }
+  return 0;
+}
+
+/* The constant operand of check.expect_*_const: a CONSTANT op before it. */
+static void xrt__check_const_operand(xrt__parser *p, xrt__opb *b,
+                                     const xrt_ir_literal *lit) {
+  xrt_ir_op c;
+  memset(&c, 0, sizeof c);
+  c.code = XRT_OP_CONSTANT;
+  c.name = xrt_opcode_name(XRT_OP_CONSTANT);
+  c.loc = b->op.loc;
+  xrt_ir_attr *a = xrt__p_alloc(p, sizeof *a);
+  a->name = "value";
+  a->kind = XRT_ATTR_DENSE;
+  a->lit = lit;
+  c.attrs = a;
+  c.num_attrs = 1;
+  int32_t *res = xrt__p_alloc(p, sizeof *res);
+  *res = xrt__new_value(p, &lit->type);
+  c.results = res;
+  c.num_results = 1;
+  xrt__push_op(p, &c);
+  xrt__push_operand(p, *res);
+}
+
+/* interpreter.probe returns its operand (one result of its type);
+ * probe_id is a string; expect_serialized_eq's iter defaults to 0. */
+static void xrt__interp_finish(xrt__parser *p, xrt__opb *b) {
+  int32_t nops = (int32_t)(p->ints.n - b->operands_mark);
+  int32_t nres = (int32_t)(p->tys.n - b->rtypes_mark);
+  if (nops != 1)
+    xrt__perr(p, b->at, XRT_INVALID_ARGUMENT, "%s takes one operand, not %d",
+              xrt__check_targets[b->check], (int)nops);
+  const xrt_ir_type *t = xrt__value_type(p, XRT__VAT(p->ints, int32_t, b->operands_mark));
+  if (b->check == XRT__P_PROBE && nres == 0 && !b->num_names)
+    *(xrt_ir_type *)xrt__push_raw(p, &p->tys) = *t;
+  else if (nres != (b->check == XRT__P_PROBE))
+    xrt__perr(p, b->at, XRT_INVALID_ARGUMENT, "%s has %d results, not %d",
+              xrt__check_targets[b->check], (int)nres, b->check == XRT__P_PROBE);
+  if (b->check == XRT__P_PROBE &&
+      !xrt__p_type_eq(&XRT__VAT(p->tys, xrt_ir_type, b->rtypes_mark), t))
+    xrt__perr(p, b->at, XRT_INVALID_ARGUMENT,
+              "interpreter.probe's result type must be its operand's");
+  if (b->check == XRT__P_PRINT) return;
+  xrt_ir_attr *id = xrt__find_attr(p, b, "probe_id");
+  if (!id || id->kind != XRT_ATTR_STRING)
+    xrt__perr(p, b->at, XRT_INVALID_ARGUMENT, "%s needs a string probe_id",
+              xrt__check_targets[b->check]);
+  if (b->check != XRT__P_SERIALIZED_EQ) return;
+  xrt_ir_attr *it = xrt__find_attr(p, b, "iter");
+  if (it && (it->kind != XRT_ATTR_INT || it->i < 0))
+    xrt__perr(p, b->at, XRT_INVALID_ARGUMENT, "iter must be an integer >= 0");
+  if (!it) {
+    xrt_ir_attr a;
+    memset(&a, 0, sizeof a);
+    a.kind = XRT_ATTR_INT;
+    xrt__add_attr(p, "iter", &a);
+  }
+}
+
+/* Target name and default attributes of a lowered check op. */
+static void xrt__check_finish(xrt__parser *p, xrt__opb *b) {
+  xrt_ir_attr a;
+  memset(&a, 0, sizeof a);
+  b->op.code = XRT_OP_CUSTOM_CALL;
+  b->op.name = xrt_opcode_name(XRT_OP_CUSTOM_CALL);
+  a.kind = XRT_ATTR_STRING;
+  a.s = xrt__check_targets[b->check];
+  a.n = (int64_t)strlen(a.s);
+  xrt__add_attr(p, "call_target_name", &a);
+  if (b->check >= XRT__P_PRINT) {
+    xrt__interp_finish(p, b);
+  } else if (b->check == XRT__CHECK_ALMOST_EQ) {
+    xrt_ir_attr *t = xrt__find_attr(p, b, "tolerance");
+    if (!t) {
+      memset(&a, 0, sizeof a);
+      a.kind = XRT_ATTR_FLOAT;
+      a.f = 0.0001;
+      xrt__add_attr(p, "tolerance", &a);
+    } else if (t->kind == XRT_ATTR_INT) {
+      t->kind = XRT_ATTR_FLOAT;
+      t->f = (double)t->i;
+    }
+  } else if (b->check == XRT__P_CHECK_CLOSE) {
+    static const char *const ulps[] = {"min_ulp_difference", "max_ulp_difference"};
+    for (int i = 0; i < 2; i++) {
+      if (xrt__find_attr(p, b, ulps[i])) continue;
+      memset(&a, 0, sizeof a);
+      a.kind = XRT_ATTR_INT;
+      a.i = i ? 3 : 0;
+      xrt__add_attr(p, ulps[i], &a);
+    }
+  }
+}
+
+/* ---- pretty syntax ---- */
+
+/* Attribute names of the pretty keywords `key = value`. */
+static const char *xrt__pretty_key(xrt_opcode code, xrt__tok key) {
+  static const struct { xrt_opcode op; const char *key, *name; } map[] = {
+      {XRT_OP_IOTA, "dim", "iota_dimension"},
+      {XRT_OP_DYNAMIC_IOTA, "dim", "iota_dimension"},
+      {XRT_OP_BROADCAST_IN_DIM, "dims", "broadcast_dimensions"},
+      {XRT_OP_DYNAMIC_BROADCAST_IN_DIM, "dims", "broadcast_dimensions"},
+      {XRT_OP_TRANSPOSE, "dims", "permutation"},
+      {XRT_OP_CONCATENATE, "dim", "dimension"},
+      {XRT_OP_PAD, "low", "edge_padding_low"},
+      {XRT_OP_PAD, "high", "edge_padding_high"},
+      {XRT_OP_PAD, "interior", "interior_padding"},
+      {XRT_OP_REVERSE, "dims", "dimensions"},
+      {XRT_OP_BROADCAST, "sizes", "broadcast_sizes"},
+      {XRT_OP_GET_DIMENSION_SIZE, "dim", "dimension"},
+      {XRT_OP_FFT, "type", "fft_type"},
+      {XRT_OP_FFT, "length", "fft_length"},
+      {XRT_OP_DOT_GENERAL, "precision", "precision_config"},
+      {XRT_OP_DOT, "precision", "precision_config"},
+      {XRT_OP_CONVOLUTION, "dim_numbers", "dimension_numbers"},
+      {XRT_OP_SORT, "dim", "dimension"},
+      {XRT_OP_DYNAMIC_SLICE, "sizes", "slice_sizes"},
+      {XRT_OP_RNG, "distribution", "rng_distribution"},
+      {XRT_OP_RNG_BIT_GENERATOR, "algorithm", "rng_algorithm"},
+      {XRT_OP_DYNAMIC_CONV, "dim_numbers", "dimension_numbers"},
+  };
+  for (size_t i = 0; i < sizeof map / sizeof *map; i++)
+    if (map[i].op == code && xrt__tok_is(key, map[i].key)) return map[i].name;
+  return NULL;
+}
+
+/* `[0] x [1]` of dot_general: two INTS into b->dot. */
+static void xrt__pretty_dot_dims(xrt__parser *p, xrt__opb *b, int which) {
+  static const char *const names[4] = {
+      "lhs_batching_dimensions", "rhs_batching_dimensions",
+      "lhs_contracting_dimensions", "rhs_contracting_dimensions"};
+  for (int side = 0; side < 2; side++) {
+    if (side) xrt__expect_kw(p, "x");
+    xrt_ir_attr *a = &b->dot[which * 2 + side];
+    xrt__ws(p);
+    const char *at = p->p;
+    xrt__parse_attr(p, a, false);
+    if (a->kind != XRT_ATTR_INTS)
+      xrt__perr(p, at, XRT_INVALID_ARGUMENT, "expected a list of dimensions");
+    a->name = names[which * 2 + side];
+  }
+}
+
+/* reduce_precision format = e5m10 -> exponent_bits, mantissa_bits. */
+static void xrt__pretty_format(xrt__parser *p, const char *at, const xrt_ir_attr *v) {
+  const char *s = v->kind == XRT_ATTR_ENUM ? v->s : "";
+  long e = 0, m = 0;
+  int used = 0;
+  if (sscanf(s, "e%ldm%ld%n", &e, &m, &used) != 2 || s[used])
+    xrt__perr(p, at, XRT_INVALID_ARGUMENT, "expected a format like e5m10");
+  xrt_ir_attr a;
+  memset(&a, 0, sizeof a);
+  a.kind = XRT_ATTR_INT;
+  a.i = e;
+  xrt__add_attr(p, "exponent_bits", &a);
+  a.i = m;
+  xrt__add_attr(p, "mantissa_bits", &a);
+}
+
+/* `reverse = [false, true]` in a conv window: INTS 0/1 like array<i1>. */
+static void xrt__window_bools(xrt__parser *p, xrt_ir_attr *w) {
+  if (w->kind != XRT_ATTR_DICT) return;
+  for (int32_t i = 0; i < w->num_items; i++) {
+    xrt_ir_attr *f = (xrt_ir_attr *)&w->items[i]; /* ours: in the arena */
+    bool bools = f->kind == XRT_ATTR_LIST && f->num_items > 0;
+    for (int32_t k = 0; bools && k < f->num_items; k++)
+      bools = f->items[k].kind == XRT_ATTR_BOOL;
+    if (!bools) continue;
+    int64_t *v = xrt__p_alloc(p, (size_t)f->num_items * sizeof *v);
+    for (int32_t k = 0; k < f->num_items; k++) v[k] = f->items[k].i;
+    f->kind = XRT_ATTR_INTS;
+    f->ints = v;
+    f->n = f->num_items;
+    f->items = NULL;
+    f->num_items = 0;
+  }
+}
+
+/* `key = value` in pretty syntax. */
+static void xrt__pretty_keyval(xrt__parser *p, xrt__opb *b, xrt__tok key) {
+  xrt_opcode code = b->op.code;
+  xrt__expect(p, '=');
+  xrt__ws(p);
+  const char *at = p->p;
+  if (code == XRT_OP_DOT_GENERAL && xrt__tok_is(key, "batching_dims")) {
+    xrt__pretty_dot_dims(p, b, 0);
+    return;
+  }
+  if (code == XRT_OP_DOT_GENERAL && xrt__tok_is(key, "contracting_dims")) {
+    xrt__pretty_dot_dims(p, b, 1);
+    return;
+  }
+  xrt_ir_attr v;
+  bool conv = code == XRT_OP_CONVOLUTION || code == XRT_OP_DYNAMIC_CONV;
+  if (conv && xrt__tok_is(key, "dim_numbers")) {
+    memset(&v, 0, sizeof v);
+    xrt__skip_balanced(p, true);
+    v.kind = XRT_ATTR_STRING;
+    v.s = xrt__strdup(p, at, (size_t)(p->p - at));
+    v.n = p->p - at;
+  } else {
+    xrt__parse_attr(p, &v, false);
+  }
+  if (conv && xrt__tok_is(key, "window")) xrt__window_bools(p, &v);
+  if (code == XRT_OP_REDUCE_PRECISION && xrt__tok_is(key, "format")) {
+    xrt__pretty_format(p, at, &v);
+    return;
+  }
+  const char *name = xrt__pretty_key(code, key);
+  xrt__add_attr(p, name ? name : xrt__strdup(p, key.s, key.n), &v);
+}
+
+/* A bare keyword item (compare LT ... FLOAT). */
+static void xrt__pretty_keyword(xrt__parser *p, xrt__opb *b, xrt__tok t) {
+  static const char *const cmp[2] = {"comparison_direction", "compare_type"};
+  xrt_ir_attr a;
+  memset(&a, 0, sizeof a);
+  a.kind = XRT_ATTR_ENUM;
+  a.s = xrt__strdup(p, t.s, t.n);
+  a.n = (int64_t)t.n;
+  const char *name = "keyword";
+  if (b->op.code == XRT_OP_COMPARE && b->positional < 2) name = cmp[b->positional];
+  b->positional++;
+  xrt__add_attr(p, name, &a);
+}
+
+static void xrt__add_ints(xrt__parser *p, const char *name, size_t mark, size_t n) {
+  xrt_ir_attr a;
+  memset(&a, 0, sizeof a);
+  a.kind = XRT_ATTR_INTS;
+  a.n = (int64_t)n;
+  a.ints = n ? xrt__p_alloc(p, n * sizeof(int64_t)) : NULL;
+  if (n) memcpy((void *)a.ints, &XRT__VAT(p->i64s, int64_t, mark), n * sizeof(int64_t));
+  xrt__add_attr(p, name, &a);
+}
+
+/* `%x[0]` (get_tuple_element) or `%x [1:3, 0:4:2]` (slice). */
+static void xrt__pretty_brackets(xrt__parser *p) {
+  xrt__expect(p, '[');
+  size_t mark = p->i64s.n, n = 0;
+  bool slice = false;
+  if (!xrt__eat(p, ']')) {
+    do {
+      int64_t v[3] = {0, 0, 1};
+      v[0] = xrt__parse_i64(p);
+      if (xrt__eat(p, ':')) {
+        slice = true;
+        v[1] = xrt__parse_i64(p);
+        if (xrt__eat(p, ':')) v[2] = xrt__parse_i64(p);
+      }
+      for (int i = 0; i < 3; i++) *(int64_t *)xrt__push_raw(p, &p->i64s) = v[i];
+      n++;
+    } while (xrt__eat(p, ','));
+    xrt__expect(p, ']');
+  } else {
+    slice = true;
+  }
+  int64_t *v = n ? &XRT__VAT(p->i64s, int64_t, mark) : NULL;
+  if (!slice) {
+    xrt_ir_attr a;
+    memset(&a, 0, sizeof a);
+    a.kind = XRT_ATTR_INT;
+    a.i = v[0];
+    xrt__add_attr(p, "index", &a);
+    p->i64s.n = mark;
+    return;
+  }
+  for (size_t i = 0; i < n; i++) { /* transpose [n][3] into three runs */
+    int64_t s = v[3 * i], l = v[3 * i + 1], st = v[3 * i + 2];
+    *(int64_t *)xrt__push_raw(p, &p->i64s) = s;
+    *(int64_t *)xrt__push_raw(p, &p->i64s) = l;
+    *(int64_t *)xrt__push_raw(p, &p->i64s) = st;
+  }
+  size_t base = mark + 3 * n;
+  for (int k = 0; k < 3; k++) /* gather column k into a contiguous run */
+    for (size_t i = 0; i < n; i++)
+      XRT__VAT(p->i64s, int64_t, mark + k * n + i) = XRT__VAT(p->i64s, int64_t, base + 3 * i + k);
+  xrt__add_ints(p, "start_indices", mark, n);
+  xrt__add_ints(p, "limit_indices", mark + n, n);
+  xrt__add_ints(p, "strides", mark + 2 * n, n);
+  p->i64s.n = mark;
+}
+
+static void xrt__paren_operands(xrt__parser *p) {
+  xrt__expect(p, '(');
+  if (xrt__eat(p, ')')) return;
+  do xrt__p_operand(p);
+  while (xrt__eat(p, ','));
+  xrt__expect(p, ')');
+}
+
+/* Comma-separated operands, keywords and `key = value` items. */
+static void xrt__pretty_items(xrt__parser *p, xrt__opb *b) {
+  for (;;) {
+    int c = xrt__peek(p);
+    bool comma_optional = false;
+    if (c == '%') {
+      xrt__p_operand(p);
+      if (xrt__peek(p) == '[') xrt__pretty_brackets(p);
+    } else if (c == '(') {
+      xrt__paren_operands(p);
+      comma_optional = true;
+    } else if (c == '"') {
+      xrt_ir_attr a;
+      xrt__parse_attr(p, &a, false);
+      xrt__add_attr(p, "name", &a);
+      comma_optional = true;
+    } else if (xrt__is_idstart(c) && !(xrt__peek_kw(p, "loc") )) {
+      xrt__tok t = xrt__ident(p);
+      if (xrt__peek(p) == '=') xrt__pretty_keyval(p, b, t);
+      else xrt__pretty_keyword(p, b, t);
+    } else {
+      break;
+    }
+    if (xrt__eat(p, ',')) continue;
+    if (!comma_optional) break;
+  }
+  int nd = 0;
+  for (int i = 0; i < 4; i++) nd += b->dot[i].name != NULL;
+  if (nd) {
+    xrt_ir_attr d;
+    memset(&d, 0, sizeof d);
+    xrt_ir_attr *items = xrt__p_alloc(p, (size_t)nd * sizeof *items);
+    for (int i = 0, k = 0; i < 4; i++)
+      if (b->dot[i].name) items[k++] = b->dot[i];
+    d.kind = XRT_ATTR_DICT;
+    d.items = items;
+    d.num_items = nd;
+    xrt__add_attr(p, "dot_dimension_numbers", &d);
+  }
+}
+
+/* The common pretty form: items, optional attr-dict, `: types`. */
+static void xrt__pretty_common(xrt__parser *p, xrt__opb *b) {
+  xrt__pretty_items(p, b);
+  xrt__opt_attr_dict(p);
+  if (xrt__eat(p, ':')) {
+    xrt__parse_pretty_sig(p, b);
+    if (b->check) xrt__opt_attr_dict(p);
+  } else if (p->ints.n != b->operands_mark || b->num_names) {
+    xrt__expected(p, "':'");
+  }
+}
+
+/* `stablehlo.constant() <{value = ..}> : () -> T`: how MLIR prints a
+ * constant whose value's type differs from its result's (quantized). */
+static void xrt__pretty_constant_fn(xrt__parser *p, xrt__opb *b) {
+  xrt__paren_operands(p);
+  if (xrt__peek(p) == '<' && xrt__peek2(p) == '{') {
+    p->p += 2;
+    xrt__parse_dict_entries(p, '}');
+    xrt__expect(p, '>');
+  }
+  xrt__opt_attr_dict(p);
+  xrt__expect(p, ':');
+  xrt__parse_fn_type(p, b);
+  xrt_ir_attr *v = xrt__find_attr(p, b, "value");
+  if (v && v->lit) v->kind = XRT_ATTR_DENSE;
+}
+
+static void xrt__pretty_constant(xrt__parser *p) {
+  xrt__opt_attr_dict(p);
+  xrt_ir_literal *lit = xrt__p_alloc(p, sizeof *lit);
+  xrt__parse_dense(p, lit);
+  xrt_ir_attr a;
+  memset(&a, 0, sizeof a);
+  a.kind = XRT_ATTR_DENSE;
+  a.lit = lit;
+  xrt__add_attr(p, "value", &a);
+  *(xrt_ir_type *)xrt__push_raw(p, &p->tys) = lit->type;
+}
+
+/* `@callee(%a, ...) [{attrs}] : (T) -> T` of func.call and custom_call. */
+static void xrt__pretty_call(xrt__parser *p, xrt__opb *b) {
+  xrt_ir_attr a;
+  xrt__ws(p);
+  if (xrt__peek(p) != '@') xrt__expected(p, "'@'");
+  xrt__parse_attr(p, &a, false);
+  if (b->op.code == XRT_OP_CUSTOM_CALL) a.kind = XRT_ATTR_STRING;
+  xrt__add_attr(p, b->op.code == XRT_OP_FUNC_CALL ? "callee" : "call_target_name", &a);
+  xrt__paren_operands(p);
+  xrt__opt_attr_dict(p);
+  xrt__expect(p, ':');
+  xrt__parse_fn_type(p, b);
+}
+
+/* check.expect_*_const %a, dense<..> : T [{attrs}] */
+static void xrt__pretty_check_const(xrt__parser *p, xrt__opb *b) {
+  xrt__p_operand(p);
+  xrt__expect(p, ',');
+  xrt_ir_literal *lit = xrt__p_alloc(p, sizeof *lit);
+  xrt__parse_dense(p, lit);
+  xrt__opt_attr_dict(p);
+  xrt__check_const_operand(p, b, lit);
+}
+
+/* A region whose block args are named by names[from..] with the types
+ * tys[tmark..] (while's cond/do). */
+static void xrt__region_named(xrt__parser *p, size_t from, size_t tmark, int32_t n) {
+  xrt__rgn r;
+  xrt__rgn_begin(p, &r);
+  for (int32_t i = 0; i < n; i++) {
+    xrt_ir_type t = XRT__VAT(p->tys, xrt_ir_type, tmark + (size_t)i);
+    xrt__rgn_arg(p, XRT__VAT(p->names, xrt__name, from + (size_t)i), &t);
+  }
+  xrt__parse_block(p, &r, false);
+  xrt_ir_region g = xrt__rgn_end(p, &r);
+  xrt__push_region(p, &g);
+}
+
+/* while(%a = %init, ...) : T, ... [attributes {..}] cond {..} do {..} */
+static void xrt__pretty_while(xrt__parser *p, xrt__opb *b) {
+  size_t from = p->names.n;
+  xrt__expect(p, '(');
+  if (!xrt__eat(p, ')')) {
+    do {
+      xrt__expect(p, '%');
+      xrt__tok t = xrt__suffix_name(p);
+      xrt__name *nm = xrt__push(p, &p->names);
+      nm->s = t.s;
+      nm->n = (uint32_t)t.n;
+      nm->count = 1;
+      xrt__expect(p, '=');
+      xrt__p_operand(p);
+    } while (xrt__eat(p, ','));
+    xrt__expect(p, ')');
+  }
+  int32_t n = (int32_t)(p->names.n - from);
+  xrt__ws(p);
+  const char *at = p->p;
+  if (n) {
+    xrt__expect(p, ':');
+    if (xrt__parse_types(p, false) != n)
+      xrt__perr(p, at, XRT_INVALID_ARGUMENT,
+                "while has %d loop values but lists a different number of types",
+                (int)n);
+    for (int32_t i = 0; i < n; i++) /* operand types = result types */
+      xrt__check_use(p, b, i, &XRT__VAT(p->tys, xrt_ir_type, b->rtypes_mark + (size_t)i));
+  }
+  if (xrt__eat_kw(p, "attributes")) xrt__opt_attr_dict(p);
+  xrt__expect_kw(p, "cond");
+  xrt__region_named(p, from, b->rtypes_mark, n);
+  xrt__expect_kw(p, "do");
+  xrt__region_named(p, from, b->rtypes_mark, n);
+  p->names.n = from;
+}
+
+/* reduce ... applies OP: the body `r = OP a, b; return r` is synthesized. */
+static void xrt__reduce_applies(xrt__parser *p, xrt__opb *b, xrt_opcode code,
+                                int32_t init) {
+  xrt_ir_type t = *xrt__value_type(p, init);
+  xrt__name none = {NULL, 0, 1};
+  xrt__rgn r;
+  xrt__rgn_begin(p, &r);
+  int32_t *ops = xrt__p_alloc(p, 2 * sizeof *ops), *res = xrt__p_alloc(p, sizeof *res);
+  ops[0] = xrt__rgn_arg(p, none, &t);
+  ops[1] = xrt__rgn_arg(p, none, &t);
+  *res = xrt__new_value(p, &t);
+  xrt_ir_op op;
+  memset(&op, 0, sizeof op);
+  op.code = code;
+  op.name = xrt_opcode_name(code);
+  op.loc = b->op.loc;
+  op.num_operands = 2;
+  op.operands = ops;
+  op.num_results = 1;
+  op.results = res;
+  xrt__push_op(p, &op);
+  memset(&op, 0, sizeof op);
+  op.code = XRT_OP_RETURN;
+  op.name = xrt_opcode_name(XRT_OP_RETURN);
+  op.loc = b->op.loc;
+  op.num_operands = 1;
+  op.operands = res;
+  xrt__push_op(p, &op);
+  xrt_ir_region g = xrt__rgn_end(p, &r);
+  xrt__push_region(p, &g);
+}
+
+/* reducer(%a: T, %c: T) (%b: T, %d: T) { ... }: args are all first-of-pair
+ * values, then all second-of-pair values. */
+static void xrt__reduce_reducer(xrt__parser *p, int32_t npairs) {
+  size_t nmark = p->names.n, tmark = p->tys.n;
+  xrt__expect_kw(p, "reducer");
+  for (int32_t i = 0; i < npairs; i++) {
+    xrt__expect(p, '(');
+    for (int k = 0; k < 2; k++) {
+      if (k) xrt__expect(p, ',');
+      xrt_ir_type t;
+      xrt__name nm;
+      xrt__parse_arg(p, &nm, &t);
+      *(xrt__name *)xrt__push_raw(p, &p->names) = nm;
+      *(xrt_ir_type *)xrt__push_raw(p, &p->tys) = t;
+    }
+    xrt__expect(p, ')');
+  }
+  xrt__rgn r;
+  xrt__rgn_begin(p, &r);
+  for (int k = 0; k < 2; k++)
+    for (int32_t i = 0; i < npairs; i++) {
+      size_t j = (size_t)(2 * i + k);
+      xrt_ir_type t = XRT__VAT(p->tys, xrt_ir_type, tmark + j);
+      xrt__rgn_arg(p, XRT__VAT(p->names, xrt__name, nmark + j), &t);
+    }
+  xrt__parse_block(p, &r, false);
+  xrt_ir_region g = xrt__rgn_end(p, &r);
+  xrt__push_region(p, &g);
+  p->names.n = nmark;
+  p->tys.n = tmark;
+}
+
+/* reduce(%x init: %i), ... [applies OP] across dimensions = [..] : type
+ * [reducer(...) {...}] */
+static void xrt__pretty_reduce(xrt__parser *p, xrt__opb *b) {
+  size_t imark = p->i64s.n; /* inits: (value id, offset of its use) */
+  int32_t npairs = 0;
+  do {
+    xrt__expect(p, '(');
+    xrt__p_operand(p);
+    xrt__expect_kw(p, "init");
+    xrt__expect(p, ':');
+    xrt__ws(p);
+    *(int64_t *)xrt__push_raw(p, &p->i64s) = p->p - p->beg;
+    *(int64_t *)xrt__push_raw(p, &p->i64s) = xrt__parse_use(p);
+    xrt__expect(p, ')');
+    npairs++;
+  } while (xrt__eat(p, ','));
+  for (int32_t i = 0; i < npairs; i++) {
+    int64_t *init = &XRT__VAT(p->i64s, int64_t, imark + 2 * (size_t)i);
+    xrt__push_operand_at(p, (int32_t)init[1], p->beg + init[0]);
+  }
+  int32_t init0 = (int32_t)XRT__VAT(p->i64s, int64_t, imark + 1);
+  p->i64s.n = imark;
+  xrt_opcode applies = XRT_OP_INVALID;
+  if (xrt__eat_kw(p, "applies")) {
+    xrt__ws(p);
+    const char *at = p->p;
+    xrt__tok t = xrt__ident(p);
+    applies = xrt__opcode_from_name(t.s, t.n);
+    if (applies == XRT_OP_INVALID)
+      xrt__perr(p, at, XRT_UNIMPLEMENTED, "unknown op '%.*s'", (int)t.n, t.s);
+    if (npairs != 1)
+      xrt__perr(p, at, XRT_UNIMPLEMENTED, "'applies' with %d inputs", (int)npairs);
+  }
+  xrt__expect_kw(p, "across");
+  xrt__expect_kw(p, "dimensions");
+  xrt__expect(p, '=');
+  xrt_ir_attr a;
+  xrt__parse_attr(p, &a, false);
+  xrt__add_attr(p, "dimensions", &a);
+  xrt__opt_attr_dict(p);
+  xrt__expect(p, ':');
+  xrt__parse_fn_type(p, b);
+  if (applies != XRT_OP_INVALID) xrt__reduce_applies(p, b, applies, init0);
+  else xrt__reduce_reducer(p, npairs);
+}
+
+/* chlo.scan(%in, ...) inits(%init, ...) dimension = N [attributes {..}]
+ * {^bb0(...): ...} : (T, ...) -> (T, ...): the generic form's operands
+ * (inputs, then inits), region and attributes, plus operandSegmentSizes
+ * = [inputs, inits] as the generic form states it. */
+static void xrt__pretty_scan(xrt__parser *p, xrt__opb *b) {
+  xrt__paren_operands(p);
+  size_t ni = p->ints.n - b->operands_mark;
+  xrt__expect_kw(p, "inits");
+  xrt__paren_operands(p);
+  size_t nc = p->ints.n - b->operands_mark - ni;
+  xrt__expect_kw(p, "dimension");
+  xrt__expect(p, '=');
+  xrt__ws(p);
+  const char *at = p->p;
+  xrt_ir_attr a;
+  xrt__parse_attr(p, &a, false);
+  if (a.kind != XRT_ATTR_INT)
+    xrt__perr(p, at, XRT_INVALID_ARGUMENT, "expected an integer dimension");
+  xrt__add_attr(p, "dimension", &a);
+  if (xrt__eat_kw(p, "attributes")) {
+    xrt__expect(p, '{');
+    xrt__parse_dict_entries(p, '}');
+  }
+  if (xrt__peek(p) != '{') xrt__expected(p, "'{'");
+  xrt__parse_region(p);
+  xrt__expect(p, ':');
+  xrt__parse_fn_type(p, b);
+  size_t mark = p->i64s.n;
+  *(int64_t *)xrt__push_raw(p, &p->i64s) = (int64_t)ni;
+  *(int64_t *)xrt__push_raw(p, &p->i64s) = (int64_t)nc;
+  xrt__add_ints(p, "operandSegmentSizes", mark, 2);
+  p->i64s.n = mark;
+}
+
+/* An op name's opcode; create_token is after_all with no inputs (the
+ * spec's replacement for it). */
+static xrt_opcode xrt__p_opcode(xrt__tok t) {
+  if (xrt__tok_is(t, "stablehlo.create_token")) return XRT_OP_AFTER_ALL;
+  return xrt__opcode_from_name(t.s, t.n);
+}
+
+static void xrt__parse_pretty(xrt__parser *p, xrt__opb *b) {
+  xrt__ws(p);
+  const char *at = p->p;
+  xrt__tok t = xrt__ident(p);
+  if (!t.n) xrt__expected(p, "an op");
+  bool is_const = false;
+  xrt_opcode code;
+  if (xrt__tok_is(t, "return")) code = XRT_OP_FUNC_RETURN;
+  else if (xrt__tok_is(t, "call")) code = XRT_OP_FUNC_CALL;
+  else if ((b->check = xrt__p_check_kind(t, &is_const)) != 0) code = XRT_OP_CUSTOM_CALL;
+  else code = xrt__p_opcode(t);
+  if (code == XRT_OP_INVALID)
+    xrt__perr(p, at, XRT_UNIMPLEMENTED, "unknown op '%.*s'", (int)t.n, t.s);
+  b->op.code = code;
+  b->op.name = xrt_opcode_name(code);
+  if (b->check) {
+    if (is_const) xrt__pretty_check_const(p, b);
+    else xrt__pretty_common(p, b);
+    xrt__check_finish(p, b);
+    return;
+  }
+  switch (code) {
+  case XRT_OP_CONSTANT:
+    if (xrt__peek(p) == '(') xrt__pretty_constant_fn(p, b);
+    else xrt__pretty_constant(p);
+    break;
+  case XRT_OP_OPTIMIZATION_BARRIER: /* attr-dict first; `()` if no operands */
+    xrt__opt_attr_dict(p);
+    if (xrt__peek(p) == '(') xrt__paren_operands(p);
+    else xrt__pretty_common(p, b);
+    break;
+  case XRT_OP_FUNC_CALL:
+  case XRT_OP_CUSTOM_CALL: xrt__pretty_call(p, b); break;
+  case XRT_OP_WHILE: xrt__pretty_while(p, b); break;
+  case XRT_OP_CHLO_SCAN: xrt__pretty_scan(p, b); break;
+  case XRT_OP_REDUCE:
+    if (xrt__peek(p) == '(') {
+      xrt__pretty_reduce(p, b);
+      break;
+    }
+    /* fall through */
+  default: xrt__pretty_common(p, b); break;
+  }
+}
+
+/* "name"(operands) [<{props}>] [(regions)] [{attrs}] : (T) -> T */
+static void xrt__parse_generic(xrt__parser *p, xrt__opb *b) {
+  xrt__ws(p);
+  const char *at = p->p;
+  xrt__tok t = xrt__string_raw(p);
+  bool is_const = false;
+  xrt_opcode code;
+  if ((b->check = xrt__p_check_kind(t, &is_const)) != 0) code = XRT_OP_CUSTOM_CALL;
+  else code = xrt__p_opcode(t);
+  if (code == XRT_OP_INVALID)
+    xrt__perr(p, at, XRT_UNIMPLEMENTED, "unknown op '%.*s'", (int)t.n, t.s);
+  b->op.code = code;
+  b->op.name = xrt_opcode_name(code);
+  xrt__paren_operands(p);
+  if (xrt__peek(p) == '[')
+    xrt__perr(p, p->p, XRT_UNIMPLEMENTED, "successor blocks");
+  if (xrt__peek(p) == '<' && xrt__peek2(p) == '{') {
+    p->p += 2;
+    xrt__parse_dict_entries(p, '}');
+    xrt__expect(p, '>');
+  }
+  if (xrt__eat(p, '(')) {
+    do xrt__parse_region(p);
+    while (xrt__eat(p, ','));
+    xrt__expect(p, ')');
+  }
+  xrt__opt_attr_dict(p);
+  xrt__expect(p, ':');
+  xrt__parse_fn_type(p, b);
+  xrt_ir_attr *v = xrt__find_attr(p, b, "value");
+  if (v && v->lit && (is_const || code == XRT_OP_CONSTANT))
+    v->kind = XRT_ATTR_DENSE; /* a tensor value, not a list of ints */
+  if (is_const) {
+    if (!v || v->kind != XRT_ATTR_DENSE)
+      xrt__perr(p, at, XRT_INVALID_ARGUMENT, "check op needs a dense 'value'");
+    xrt__check_const_operand(p, b, v->lit);
+  }
+  if (b->check) xrt__check_finish(p, b);
+}
+
+/* `%a, %b:2 =` before an op; returns the number of results declared. */
+static int32_t xrt__parse_result_names(xrt__parser *p) {
+  if (xrt__peek(p) != '%') return 0;
+  int32_t total = 0;
+  do {
+    xrt__expect(p, '%');
+    xrt__tok t = xrt__suffix_name(p);
+    int64_t count = 1;
+    if (xrt__eat(p, ':')) {
+      xrt__ws(p);
+      const char *at = p->p;
+      count = xrt__parse_i64(p);
+      if (count < 1 || count > (1 << 20))
+        xrt__perr(p, at, XRT_INVALID_ARGUMENT, "bad result count");
+    }
+    xrt__name *nm = xrt__push(p, &p->names);
+    nm->s = t.s;
+    nm->n = (uint32_t)t.n;
+    nm->count = (int32_t)count;
+    total += (int32_t)count;
+    if (total > (1 << 20)) xrt__perr(p, t.s, XRT_INVALID_ARGUMENT, "too many results");
+  } while (xrt__eat(p, ','));
+  xrt__expect(p, '=');
+  return total;
+}
+
+static void xrt__parse_op(xrt__parser *p) {
+  xrt__opb b;
+  memset(&b, 0, sizeof b);
+  b.op.callee = -1;
+  b.names_mark = p->names.n;
+  b.num_names = xrt__parse_result_names(p);
+  xrt__ws(p);
+  b.at = p->p; /* the op name, as MLIR locates ops */
+  xrt__loc_of(p, b.at, &b.op.loc.line, &b.op.loc.col);
+  b.op.loc.file = p->file;
+  b.operands_mark = p->ints.n;
+  b.attrs_mark = p->attrs.n;
+  b.regions_mark = p->regions.n;
+  b.rtypes_mark = p->tys.n;
+  if (xrt__peek(p) == '"') xrt__parse_generic(p, &b);
+  else xrt__parse_pretty(p, &b);
+  xrt__skip_loc(p);
+  xrt__finish_op(p, &b);
+}
+
+/* ---------------------------------------------------------------------
+ * Functions and the module
+ * ------------------------------------------------------------------- */
+
+/* `(%a: T {attrs} loc(..), ...)` as the body's block arguments. */
+static void xrt__parse_func_args(xrt__parser *p) {
+  xrt__expect(p, '(');
+  if (xrt__eat(p, ')')) return;
+  do {
+    xrt__name nm;
+    xrt_ir_type t;
+    xrt__parse_arg(p, &nm, &t);
+    size_t am = p->attrs.n;
+    xrt__opt_attr_dict(p);
+    p->attrs.n = am;
+    xrt__skip_loc(p);
+    xrt__rgn_arg(p, nm, &t);
+  } while (xrt__eat(p, ','));
+  xrt__expect(p, ')');
+}
+
+/* `-> T` or `-> (T {attrs}, ...)` onto p->tys; returns the count. */
+static int32_t xrt__parse_func_results(xrt__parser *p) {
+  size_t mark = p->tys.n;
+  if (!xrt__eat_arrow(p)) return 0;
+  bool paren = xrt__eat(p, '(');
+  if (!paren || !xrt__eat(p, ')')) {
+    do {
+      xrt_ir_type t;
+      xrt__parse_type(p, &t);
+      *(xrt_ir_type *)xrt__push_raw(p, &p->tys) = t;
+      size_t am = p->attrs.n;
+      if (paren) xrt__opt_attr_dict(p);
+      p->attrs.n = am;
+      xrt__skip_loc(p);
+    } while (paren && xrt__eat(p, ','));
+    if (paren) xrt__expect(p, ')');
+  }
+  return (int32_t)(p->tys.n - mark);
+}
+
+/* Records a parsed function with the values of its body. */
+static void xrt__func_add(xrt__parser *p, xrt_ir_func *f, const char *name,
+                          size_t name_n) {
+  size_t n = p->vtypes.n;
+  xrt_ir_type *vt = n ? xrt__p_alloc(p, n * sizeof *vt) : NULL;
+  for (size_t i = 0; i < n; i++) vt[i] = *xrt__value_type(p, (int32_t)i);
+  f->num_values = (int32_t)n;
+  f->value_types = vt;
+  xrt__sym_add(p, &p->funcs, name, name_n, (int32_t)p->fns.n, 1);
+  *(xrt_ir_func *)xrt__push_raw(p, &p->fns) = *f;
+}
+
+/* Properties of a generic func.func. */
+typedef struct xrt__gfunc {
+  const char *name, *name_at; /* sym_name, where its value was written */
+  size_t name_n;
+  bool is_public;             /* sym_visibility is not "private" */
+  bool have_type;             /* function_type seen: */
+  size_t tmark;               /* its inputs, then results, on p->tys */
+  int32_t nin, nres;
+} xrt__gfunc;
+
+/* `name = value, ...}` of a generic func.func's properties or attributes
+ * (the opening brace consumed).  function_type is parsed here since a
+ * function type is no attribute value; arg_attrs, res_attrs and others are
+ * parsed and ignored. */
+static void xrt__gfunc_props(xrt__parser *p, xrt__gfunc *g) {
+  if (xrt__eat(p, '}')) return;
+  do {
+    xrt__ws(p);
+    const char *kat = p->p;
+    xrt__tok k = xrt__peek(p) == '"' ? xrt__string_raw(p) : xrt__ident(p);
+    if (!k.n) xrt__expected(p, "an attribute name");
+    if (xrt__tok_is(k, "function_type")) {
+      if (g->have_type)
+        xrt__perr(p, kat, XRT_INVALID_ARGUMENT, "duplicate function_type");
+      xrt__expect(p, '=');
+      g->tmark = p->tys.n;
+      g->nin = xrt__parse_types(p, true);
+      if (!xrt__eat_arrow(p)) xrt__expected(p, "'->'");
+      if (xrt__peek(p) == '(') {
+        g->nres = xrt__parse_types(p, true);
+      } else { /* one type: a ',' here ends the attribute */
+        xrt_ir_type t;
+        xrt__parse_type(p, &t);
+        *(xrt_ir_type *)xrt__push_raw(p, &p->tys) = t;
+        g->nres = 1;
+      }
+      g->have_type = true;
+      continue;
+    }
+    xrt_ir_attr a;
+    memset(&a, 0, sizeof a);
+    xrt__ws(p);
+    const char *vat = p->p;
+    if (xrt__eat(p, '=')) {
+      xrt__ws(p);
+      vat = p->p;
+      xrt__parse_attr(p, &a, true);
+    }
+    bool name = xrt__tok_is(k, "sym_name"), vis = xrt__tok_is(k, "sym_visibility");
+    if ((name || vis) && a.kind != XRT_ATTR_STRING)
+      xrt__perr(p, vat, XRT_INVALID_ARGUMENT, "expected a string");
+    if (name) g->name = a.s, g->name_n = (size_t)a.n, g->name_at = vat;
+    if (vis) g->is_public = strcmp(a.s, "private") != 0;
+  } while (xrt__eat(p, ','));
+  xrt__expect(p, '}');
+}
+
+/* `: () -> ()` of generic module and function ops. */
+static void xrt__expect_unit_fn_type(xrt__parser *p) {
+  xrt__expect(p, ':');
+  xrt__expect(p, '(');
+  xrt__expect(p, ')');
+  if (!xrt__eat_arrow(p)) xrt__expected(p, "'->'");
+  xrt__expect(p, '(');
+  xrt__expect(p, ')');
+}
+
+static void xrt__parse_func(xrt__parser *p) {
+  xrt__ws(p);
+  const char *at = p->p;
+  xrt_ir_func f;
+  memset(&f, 0, sizeof f);
+  xrt__loc_of(p, at, &f.loc.line, &f.loc.col);
+  f.loc.file = p->file;
+  xrt__expect_kw(p, "func.func");
+  f.is_public = !xrt__eat_kw(p, "private");
+  if (f.is_public && !xrt__eat_kw(p, "public")) xrt__eat_kw(p, "nested");
+  xrt__ws(p);
+  const char *nat = p->p;
+  xrt__expect(p, '@');
+  xrt__tok name;
+  if (xrt__peek(p) == '"') name = xrt__string_raw(p);
+  else name = xrt__suffix_name(p);
+  f.name = xrt__strdup(p, name.s, name.n);
+  if (xrt__sym_find(&p->funcs, name.s, name.n))
+    xrt__perr(p, nat, XRT_INVALID_ARGUMENT, "redefinition of function @%.*s",
+              (int)name.n, name.s);
+  xrt__sym_pop(&p->vals, 0);
+  p->vtypes.n = 0;
+  xrt__rgn r;
+  xrt__rgn_begin(p, &r);
+  xrt__parse_func_args(p);
+  size_t tmark = p->tys.n;
+  f.num_results = xrt__parse_func_results(p);
+  f.result_types = xrt__vcopy(p, &p->tys, tmark);
+  p->tys.n = tmark;
+  if (xrt__eat_kw(p, "attributes")) {
+    size_t am = p->attrs.n;
+    xrt__expect(p, '{');
+    xrt__parse_dict_entries(p, '}');
+    p->attrs.n = am;
+  }
+  if (xrt__peek(p) == '{') xrt__parse_block(p, &r, true);
+  f.body = xrt__rgn_end(p, &r);
+  xrt__skip_loc(p);
+  xrt__func_add(p, &f, name.s, name.n);
+}
+
+/* Checks the generic func's entry block arguments against its function
+ * type (inputs at tys[g->tmark..]); an empty body (a declaration) gets
+ * unnamed arguments of those types. */
+static void xrt__gfunc_args(xrt__parser *p, const xrt__rgn *r,
+                            const xrt__gfunc *g, const char *body_at) {
+  int32_t nargs = (int32_t)(p->ints.n - r->args_mark);
+  if (nargs == 0 && p->ops.n == r->ops_mark) {
+    xrt__name none = {NULL, 0, 1};
+    for (int32_t i = 0; i < g->nin; i++) {
+      xrt_ir_type t = XRT__VAT(p->tys, xrt_ir_type, g->tmark + (size_t)i);
+      xrt__rgn_arg(p, none, &t);
+    }
+    return;
+  }
+  if (nargs != g->nin)
+    xrt__perr(p, body_at, XRT_INVALID_ARGUMENT,
+              "entry block has %d arguments but the function type has %d",
+              (int)nargs, (int)g->nin);
+  for (int32_t i = 0; i < nargs; i++) {
+    size_t k = r->args_mark + (size_t)i;
+    const xrt_ir_type *have = xrt__value_type(p, XRT__VAT(p->ints, int32_t, k));
+    const xrt_ir_type *in = &XRT__VAT(p->tys, xrt_ir_type, g->tmark + (size_t)i);
+    if (xrt__p_type_eq(have, in)) continue;
+    const char *at = XRT__VAT(p->uses, const char *, k);
+    char want[160], got[160];
+    size_t nw = 0, ng = 0;
+    xrt__p_type_fmt(in, want, sizeof want, &nw);
+    xrt__p_type_fmt(have, got, sizeof got, &ng);
+    xrt__perr(p, at, XRT_INVALID_ARGUMENT,
+              "entry block argument '%.*s' has type %s but the function type "
+              "says %s",
+              (int)(xrt__use_end(p, at) - at), at, got, want);
+  }
+}
+
+/* `"func.func"() <{function_type = (T) -> T, sym_name = "f", ...}>
+ * ({^bb0(%a: T): ...}) : () -> ()`, the properties possibly in a `{...}`
+ * dictionary after the region instead; at is the opening quote. */
+static void xrt__parse_generic_func(xrt__parser *p, const char *at) {
+  xrt_ir_func f;
+  xrt__gfunc g;
+  memset(&f, 0, sizeof f);
+  memset(&g, 0, sizeof g);
+  xrt__loc_of(p, at, &f.loc.line, &f.loc.col);
+  f.loc.file = p->file;
+  g.is_public = true;
+  xrt__expect(p, '(');
+  xrt__expect(p, ')');
+  xrt__sym_pop(&p->vals, 0);
+  p->vtypes.n = 0;
+  size_t tm = p->tys.n;
+  if (xrt__peek(p) == '<' && xrt__peek2(p) == '{') {
+    p->p += 2;
+    xrt__gfunc_props(p, &g);
+    xrt__expect(p, '>');
+  }
+  xrt__rgn r;
+  xrt__rgn_begin(p, &r);
+  xrt__expect(p, '(');
+  xrt__ws(p);
+  const char *brace = p->p, *body_at = brace; /* the block label, if any */
+  if (xrt__eat(p, '{') && xrt__peek(p) == '^') body_at = p->p;
+  p->p = brace;
+  xrt__parse_block(p, &r, true);
+  xrt__expect(p, ')');
+  if (xrt__eat(p, '{')) xrt__gfunc_props(p, &g);
+  xrt__expect_unit_fn_type(p);
+  if (!g.have_type)
+    xrt__perr(p, at, XRT_INVALID_ARGUMENT, "func.func without a function_type");
+  if (!g.name)
+    xrt__perr(p, at, XRT_INVALID_ARGUMENT, "func.func without a sym_name");
+  xrt__gfunc_args(p, &r, &g, body_at);
+  f.name = g.name;
+  f.is_public = g.is_public;
+  f.num_results = g.nres;
+  f.result_types = xrt__vcopy(p, &p->tys, g.tmark + (size_t)g.nin);
+  f.body = xrt__rgn_end(p, &r);
+  p->tys.n = tm;
+  xrt__skip_loc(p);
+  if (xrt__sym_find(&p->funcs, g.name, g.name_n))
+    xrt__perr(p, g.name_at, XRT_INVALID_ARGUMENT,
+              "redefinition of function @%s", g.name);
+  xrt__func_add(p, &f, g.name, g.name_n);
+}
+
+/* Sets op.callee of every func.call in a region (callees may be defined
+ * after the caller). */
+static void xrt__resolve_calls(xrt__parser *p, const xrt_ir_region *g) {
+  for (int32_t i = 0; i < g->num_ops; i++) {
+    xrt_ir_op *op = (xrt_ir_op *)&g->ops[i];
+    for (int32_t k = 0; k < op->num_regions; k++) xrt__resolve_calls(p, &op->regions[k]);
+    if (op->code != XRT_OP_FUNC_CALL) continue;
+    const xrt_ir_attr *a = xrt_ir_op_attr(op, "callee");
+    if (!a || a->kind != XRT_ATTR_SYMBOL)
+      xrt__perr_loc(p, op->loc, XRT_INVALID_ARGUMENT, "func.call without a callee");
+    xrt__sym *s = xrt__sym_find(&p->funcs, a->s, (size_t)a->n);
+    if (!s)
+      xrt__perr_loc(p, op->loc, XRT_INVALID_ARGUMENT, "call to unknown function @%s", a->s);
+    op->callee = s->id;
+  }
+}
+
+/* `#alias = value` and `!alias = type` at the top level: ignored. */
+static void xrt__skip_alias(xrt__parser *p) {
+  p->p++;
+  xrt__suffix_name(p);
+  xrt__expect(p, '=');
+  if (xrt__peek_kw(p, "loc")) {
+    xrt__skip_loc(p);
+  } else {
+    xrt_ir_attr a;
+    size_t am = p->attrs.n;
+    xrt__parse_attr(p, &a, true);
+    p->attrs.n = am;
+  }
+}
+
+static void xrt__parse_items(xrt__parser *p, xrt_ir_module *m, int close);
+
+/* Module attributes `k = v, ...}` (the opening brace consumed). */
+static void xrt__module_attrs(xrt__parser *p, xrt_ir_module *m) {
+  size_t am = p->attrs.n;
+  xrt__parse_dict_entries(p, '}');
+  for (size_t i = am; i < p->attrs.n; i++) {
+    const xrt_ir_attr *a = &XRT__VAT(p->attrs, xrt_ir_attr, i);
+    if (a->kind == XRT_ATTR_STRING && !strcmp(a->name, "sym_name")) m->name = a->s;
+    if (a->kind != XRT_ATTR_INT) continue;
+    if (!strcmp(a->name, "mhlo.num_replicas")) m->num_replicas = (int32_t)a->i;
+    if (!strcmp(a->name, "mhlo.num_partitions")) m->num_partitions = (int32_t)a->i;
+  }
+  p->attrs.n = am;
+}
+
+/* module [@name] [attributes {...}] { ... } */
+static void xrt__parse_module_header(xrt__parser *p, xrt_ir_module *m) {
+  if (xrt__eat(p, '@')) {
+    xrt__tok t = xrt__peek(p) == '"' ? xrt__string_raw(p) : xrt__suffix_name(p);
+    m->name = xrt__strdup(p, t.s, t.n);
+  }
+  if (!xrt__eat_kw(p, "attributes")) return;
+  xrt__expect(p, '{');
+  xrt__module_attrs(p, m);
+}
+
+/* "builtin.module"() [<{sym_name = "m"}>] ({ items }) [{attrs}] : () -> ()
+ * after the name. */
+static void xrt__parse_generic_module(xrt__parser *p, xrt_ir_module *m) {
+  xrt__expect(p, '(');
+  xrt__expect(p, ')');
+  if (xrt__peek(p) == '<' && xrt__peek2(p) == '{') {
+    p->p += 2;
+    xrt__module_attrs(p, m);
+    xrt__expect(p, '>');
+  }
+  xrt__expect(p, '(');
+  xrt__expect(p, '{');
+  if (xrt__peek(p) == '^') { /* ^bb0: */
+    p->p++;
+    xrt__suffix_name(p);
+    xrt__expect(p, ':');
+  }
+  xrt__parse_items(p, m, '}');
+  p->p++;
+  xrt__expect(p, ')');
+  if (xrt__eat(p, '{')) xrt__module_attrs(p, m);
+  xrt__expect_unit_fn_type(p);
+  xrt__skip_loc(p);
+}
+
+/* Top-level items until `close` (-1: end of input, '}': module body). */
+static void xrt__parse_items(xrt__parser *p, xrt_ir_module *m, int close) {
+  for (;;) {
+    int c = xrt__peek(p);
+    if (c == close) return;
+    if (c < 0) xrt__expected(p, "'}'");
+    if (c == '#' || c == '!') {
+      xrt__skip_alias(p);
+    } else if (xrt__peek_kw(p, "func.func")) {
+      xrt__parse_func(p);
+    } else if (close < 0 && (xrt__eat_kw(p, "module") ||
+                             xrt__eat_kw(p, "builtin.module"))) {
+      xrt__parse_module_header(p, m);
+      xrt__expect(p, '{');
+      xrt__parse_items(p, m, '}');
+      p->p++;
+      xrt__skip_loc(p);
+    } else {
+      const char *at = p->p;
+      xrt__tok t = xrt__ident(p);
+      if (!t.n && c == '"') {
+        t = xrt__string_raw(p);
+        if (xrt__tok_is(t, "func.func")) {
+          xrt__parse_generic_func(p, at);
+          continue;
+        }
+        if (close < 0 && xrt__tok_is(t, "builtin.module")) {
+          xrt__parse_generic_module(p, m);
+          continue;
+        }
+      }
+      if (!t.n) xrt__expected(p, "'func.func' or 'module'");
+      xrt__perr(p, at, XRT_UNIMPLEMENTED, "unknown op '%.*s'", (int)t.n, t.s);
+    }
+  }
+}
+
+static void xrt__parser_free(xrt__parser *p) {
+  xrt__pvec *v[] = {&p->vals.syms, &p->funcs.syms, &p->vtypes, &p->utypes,
+                    &p->ints, &p->uses, &p->i64s, &p->f64s, &p->tys,
+                    &p->attrs, &p->ops, &p->regions, &p->names, &p->fns};
+  for (size_t i = 0; i < sizeof v / sizeof *v; i++) free(v[i]->data);
+  free(p->vals.buckets);
+  free(p->utab);
+  free(p->funcs.buckets);
+}
+
+static void xrt__parser_init(xrt__parser *p) {
+  p->vals.syms.elem = p->funcs.syms.elem = sizeof(xrt__sym);
+  p->utypes.elem = p->tys.elem = sizeof(xrt_ir_type);
+  p->vtypes.elem = sizeof(int32_t);
+  p->ints.elem = sizeof(int32_t);
+  p->uses.elem = sizeof(const char *);
+  p->i64s.elem = sizeof(int64_t);
+  p->f64s.elem = sizeof(double);
+  p->attrs.elem = sizeof(xrt_ir_attr);
+  p->ops.elem = sizeof(xrt_ir_op);
+  p->regions.elem = sizeof(xrt_ir_region);
+  p->names.elem = sizeof(xrt__name);
+  p->fns.elem = sizeof(xrt_ir_func);
+}
+
+/* Sizes the per-value scratch for the input up front: regrowing it by
+ * doubling costs more than the parse itself on large functions. */
+static void xrt__reserve(xrt__parser *p, xrt__pvec *v, size_t n) {
+  if (n <= v->cap) return;
+  char *d = realloc(v->data, n * v->elem);
+  if (!d) xrt__oom(p);
+  v->data = d;
+  v->cap = n;
+}
+
+static void xrt__parse_all(xrt__parser *p, xrt_ir_module *m) {
+  size_t guess = (size_t)(p->end - p->beg) / 48 + 64; /* ~one value a line */
+  if (guess > (1u << 22)) guess = 1u << 22;
+  xrt__reserve(p, &p->vtypes, guess);
+  xrt__reserve(p, &p->vals.syms, guess);
+  xrt__parse_items(p, m, -1);
+  m->num_funcs = (int32_t)p->fns.n;
+  m->funcs = xrt__vcopy(p, &p->fns, 0);
+  for (int32_t i = 0; i < m->num_funcs; i++) xrt__resolve_calls(p, &m->funcs[i].body);
+}
+
+static xrt_status xrt__parse_module(xrt__arena *arena, const char *text,
+                                    size_t len, const char *file,
+                                    int line_offset, xrt_ir_module **out) {
+  xrt__parser *p = calloc(1, sizeof *p);
+  if (!p) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
+  xrt__parser_init(p);
+  p->arena = arena;
+  p->beg = p->p = p->lc_pos = p->lc_line_start = text ? text : "";
+  p->end = p->beg + (text ? len : 0);
+  p->lc_line = 1;
+  p->file = file ? file : "<input>";
+  p->line_offset = line_offset;
+  xrt_ir_module *m = xrt__arena_alloc(arena, sizeof *m);
+  xrt_status st = XRT_OK;
+  if (!m) {
+    st = xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
+  } else if (setjmp(p->jb) == 0) {
+    m->name = "";
+    m->num_replicas = m->num_partitions = 1;
+    xrt__parse_all(p, m);
+    *out = m;
+  } else {
+    st = p->status;
+  }
+  xrt__parser_free(p);
+  free(p);
+  return st;
+}
 
 /* ======================================================================
  * 5b. Normalize
@@ -1222,11 +4240,1645 @@ static xrt_status xrt__verify_custom_call(const xrt__vctx *v) {
   return XRT_OK;
 }
 
-/* Op families with their own files (inlined before release). */
-#include "_dev/verify_index.inc"
-#include "_dev/verify_ctrl.inc"
-#include "_dev/verify_linalg.inc"
-#include "_dev/verify_types.inc"
+/* ----------------------------------------------------------------------
+ * Verifier constraints of the index op family: gather, dynamic_gather,
+ * scatter, dynamic_slice, dynamic_update_slice, reduce_window,
+ * select_and_scatter and the dynamic_* shape ops (spec "Constraints"
+ * sections; Cn below are the spec's numbers). Returns XRT_OK for ops of
+ * other families.
+ * -------------------------------------------------------------------- */
+
+#define XRT__IX_BIG ((int64_t)1 << 40) /* window attribute values beyond this
+                                          cannot describe a real tensor */
+
+static bool xrt__ix_int(xrt_dtype t) {
+  return xrt_dtype_is_signed_int(t) || xrt_dtype_is_unsigned_int(t);
+}
+
+/* A list field of a dimension-numbers DICT; absent means empty. */
+static xrt_status xrt__ix_field(const xrt__vctx *v, const xrt_ir_attr *dn,
+                                const char *name, const int64_t **ints,
+                                int64_t *n) {
+  const xrt_ir_attr *a = xrt_ir_attr_field(dn, name);
+  *ints = NULL, *n = 0;
+  if (!a) return XRT_OK;
+  if (a->kind != XRT_ATTR_INTS)
+    return xrt__vfail(v, "%s must be a list of integers", name);
+  *ints = a->ints, *n = a->n;
+  return XRT_OK;
+}
+
+static bool xrt__ix_has(const int64_t *d, int64_t n, int64_t x) {
+  for (int64_t i = 0; i < n; i++)
+    if (d[i] == x) return true;
+  return false;
+}
+
+/* In range, unique and (when sorted is set) ascending. */
+static xrt_status xrt__ix_dims(const xrt__vctx *v, const char *what,
+                               const int64_t *d, int64_t n, int64_t rank,
+                               bool sorted) {
+  xrt_status s = xrt__vdims(v, what, d, n, rank);
+  if (s) return s;
+  for (int64_t i = 1; sorted && i < n; i++)
+    if (d[i] < d[i - 1]) return xrt__vfail(v, "%s must be sorted", what);
+  return XRT_OK;
+}
+
+/* The concatenation of a and b has no repeated entry. */
+static xrt_status xrt__ix_unique2(const xrt__vctx *v, const char *what,
+                                  const int64_t *a, int64_t na,
+                                  const int64_t *b, int64_t nb) {
+  for (int64_t i = 0; i < na; i++)
+    if (xrt__ix_has(b, nb, a[i]))
+      return xrt__vfail(v, "%s: dimension %" PRId64 " appears twice", what,
+                        a[i]);
+  return XRT_OK;
+}
+
+/* Shared by gather and scatter: the batching dims pair up (same count,
+ * equal sizes, index_vector_dim not among them), index_vector_dim is in
+ * range and the index vector has one entry per mapped dimension. */
+typedef struct xrt__ix_dn {
+  const int64_t *win, *ins, *obat, *ibat, *map;
+  int64_t nwin, nins, nobat, nibat, nmap, ivd;
+} xrt__ix_dn;
+
+static xrt_status xrt__ix_common(const xrt__vctx *v, const xrt__ix_dn *d,
+                                 const xrt_shape *opnd, const xrt_shape *idx,
+                                 const char *const *names) {
+  xrt_status s;
+  if (!xrt__ix_int(idx->dtype))
+    return xrt__vfail(v, "indices must have an integer element type");
+  if (d->ivd < 0 || d->ivd > idx->rank)
+    return xrt__vfail(v, "index_vector_dim %" PRId64 " is out of range for "
+                      "indices of rank %d", d->ivd, (int)idx->rank);
+  if (d->nwin + d->nins + d->nobat != opnd->rank)
+    return xrt__vfail(v, "%s, %s and %s must cover the operand's %d "
+                      "dimensions", names[0], names[1], names[2],
+                      (int)opnd->rank);
+  if ((s = xrt__ix_dims(v, names[1], d->ins, d->nins, opnd->rank, true)) ||
+      (s = xrt__ix_dims(v, names[2], d->obat, d->nobat, opnd->rank, true)) ||
+      (s = xrt__ix_unique2(v, names[1], d->ins, d->nins, d->obat, d->nobat)) ||
+      (s = xrt__ix_dims(v, names[3], d->ibat, d->nibat, idx->rank, false)) ||
+      (s = xrt__ix_dims(v, names[4], d->map, d->nmap, opnd->rank, false)) ||
+      (s = xrt__ix_unique2(v, names[4], d->map, d->nmap, d->obat, d->nobat)))
+    return s;
+  if (xrt__ix_has(d->ibat, d->nibat, d->ivd))
+    return xrt__vfail(v, "index_vector_dim must not be a batching dimension");
+  if (d->nobat != d->nibat)
+    return xrt__vfail(v, "%s and %s differ in length", names[2], names[3]);
+  for (int64_t i = 0; i < d->nobat; i++)
+    if (opnd->dims[d->obat[i]] != idx->dims[d->ibat[i]])
+      return xrt__vfail(v, "batching dimension sizes differ: operand %" PRId64
+                        " vs indices %" PRId64, opnd->dims[d->obat[i]],
+                        idx->dims[d->ibat[i]]);
+  int64_t nvec = d->ivd < idx->rank ? idx->dims[d->ivd] : 1;
+  if (d->nmap != nvec)
+    return xrt__vfail(v, "%s has %" PRId64 " entries but the index vector "
+                      "has %" PRId64, names[4], d->nmap, nvec);
+  return XRT_OK;
+}
+
+/* combine(): the batch sizes (indices shape without index_vector_dim) at
+ * the positions not in wdims, the window sizes at wdims. */
+static xrt_status xrt__ix_combine(const xrt__vctx *v, const xrt_shape *idx,
+                                  int64_t ivd, const int64_t *wdims,
+                                  int64_t nw, const int64_t *wsize,
+                                  const xrt_shape *got, const char *what) {
+  int64_t rank = nw + idx->rank - (ivd < idx->rank ? 1 : 0);
+  if (got->rank != rank)
+    return xrt__vfail(v, "%s must have rank %" PRId64, what, rank);
+  int32_t bi = 0;
+  int64_t wi = 0;
+  for (int32_t d = 0; d < got->rank; d++) {
+    int64_t want;
+    if (xrt__ix_has(wdims, nw, d)) {
+      want = wsize[wi++];
+    } else {
+      if (bi == ivd) bi++;
+      want = idx->dims[bi++];
+    }
+    if (want >= 0 && got->dims[d] != want)
+      return xrt__vfail(v, "%s dimension %d must be %" PRId64, what, (int)d,
+                        want);
+  }
+  return XRT_OK;
+}
+
+static xrt_status xrt__verify_gather(const xrt__vctx *v, bool dynamic) {
+  static const char *const names[5] = {
+      "offset_dims", "collapsed_slice_dims", "operand_batching_dims",
+      "start_indices_batching_dims", "start_index_map"};
+  xrt_status s = xrt__vcounts(v, dynamic ? 3 : 2, 1);
+  if (s) return s;
+  const xrt_ir_attr *dn = xrt__vattr(v, "dimension_numbers", XRT_ATTR_DICT);
+  if (!dn) return xrt__vfail(v, "missing attribute 'dimension_numbers'");
+  xrt__ix_dn d;
+  if ((s = xrt__ix_field(v, dn, names[0], &d.win, &d.nwin)) ||
+      (s = xrt__ix_field(v, dn, names[1], &d.ins, &d.nins)) ||
+      (s = xrt__ix_field(v, dn, names[2], &d.obat, &d.nobat)) ||
+      (s = xrt__ix_field(v, dn, names[3], &d.ibat, &d.nibat)) ||
+      (s = xrt__ix_field(v, dn, names[4], &d.map, &d.nmap)))
+    return s;
+  const xrt_ir_attr *iv = xrt_ir_attr_field(dn, "index_vector_dim");
+  d.ivd = iv && iv->kind == XRT_ATTR_INT ? iv->i : 0;
+  const xrt_shape *op = xrt__operand(v, 0), *idx = xrt__operand(v, 1),
+                  *out = xrt__result(v, 0);
+  if ((s = xrt__ix_common(v, &d, op, idx, names)) ||
+      (s = xrt__ix_dims(v, names[0], d.win, d.nwin, out->rank, true)))
+    return s;
+  if (op->dtype != out->dtype)
+    return xrt__vfail(v, "operand and result element types differ");
+  int64_t ss[XRT_MAX_RANK] = {0}, offs[XRT_MAX_RANK] = {0}, no = 0;
+  if (dynamic) {
+    const xrt_shape *sz = xrt__operand(v, 2);
+    if (!xrt__ix_int(sz->dtype) || sz->rank != 1 || sz->dims[0] != op->rank)
+      return xrt__vfail(v, "slice_sizes must be a 1-d integer tensor of %d "
+                        "elements", (int)op->rank);
+    for (int32_t k = 0; k < op->rank; k++) ss[k] = -1; /* known at run time */
+  } else {
+    const int64_t *a;
+    int64_t n;
+    if ((s = xrt__vints(v, "slice_sizes", false, &a, &n))) return s;
+    if (n != op->rank)
+      return xrt__vfail(v, "slice_sizes needs one entry per operand "
+                        "dimension (%d)", (int)op->rank);
+    for (int32_t k = 0; k < op->rank; k++) {
+      if (a[k] < 0 || a[k] > op->dims[k])
+        return xrt__vfail(v, "slice_sizes[%d] = %" PRId64 " must be in [0, %"
+                          PRId64 "]", (int)k, a[k], op->dims[k]);
+      bool folded = xrt__ix_has(d.ins, d.nins, k) ||
+                    xrt__ix_has(d.obat, d.nobat, k);
+      if (folded && a[k] > 1)
+        return xrt__vfail(v, "slice_sizes[%d] of a collapsed or batching "
+                          "dimension must be 0 or 1", (int)k);
+      ss[k] = a[k];
+    }
+  }
+  for (int32_t k = 0; k < op->rank; k++)
+    if (!xrt__ix_has(d.ins, d.nins, k) && !xrt__ix_has(d.obat, d.nobat, k))
+      offs[no++] = ss[k];
+  if ((s = xrt__ix_combine(v, idx, d.ivd, d.win, d.nwin, offs, out,
+                           "result")))
+    return s;
+  if (dynamic) /* offset sizes come from the result: they must fit */
+    for (int32_t k = 0, j = 0; k < op->rank; k++) {
+      if (xrt__ix_has(d.ins, d.nins, k) || xrt__ix_has(d.obat, d.nobat, k))
+        continue;
+      if (out->dims[d.win[j++]] > op->dims[k])
+        return xrt__vfail(v, "slice of %" PRId64 " exceeds operand dimension "
+                          "%d", out->dims[d.win[j - 1]], (int)k);
+    }
+  return XRT_OK;
+}
+
+static xrt_status xrt__verify_scatter(const xrt__vctx *v) {
+  static const char *const names[5] = {
+      "update_window_dims", "inserted_window_dims", "input_batching_dims",
+      "scatter_indices_batching_dims", "scatter_dims_to_operand_dims"};
+  const xrt_ir_op *op = v->op;
+  int n = op->num_results;
+  xrt_status s = xrt__vcounts(v, 2 * n + 1, n);
+  if (s) return s;
+  if (n < 1 || n > 32 || op->num_regions != 1)
+    return xrt__vfail(v, "needs 1 to 32 inputs and one update_computation");
+  const xrt_ir_attr *dn =
+      xrt__vattr(v, "scatter_dimension_numbers", XRT_ATTR_DICT);
+  if (!dn)
+    return xrt__vfail(v, "missing attribute 'scatter_dimension_numbers'");
+  xrt__ix_dn d;
+  if ((s = xrt__ix_field(v, dn, names[0], &d.win, &d.nwin)) ||
+      (s = xrt__ix_field(v, dn, names[1], &d.ins, &d.nins)) ||
+      (s = xrt__ix_field(v, dn, names[2], &d.obat, &d.nobat)) ||
+      (s = xrt__ix_field(v, dn, names[3], &d.ibat, &d.nibat)) ||
+      (s = xrt__ix_field(v, dn, names[4], &d.map, &d.nmap)))
+    return s;
+  const xrt_ir_attr *iv = xrt_ir_attr_field(dn, "index_vector_dim");
+  d.ivd = iv && iv->kind == XRT_ATTR_INT ? iv->i : 0;
+  const xrt_shape *in0 = xrt__operand(v, 0), *idx = xrt__operand(v, n),
+                  *up0 = xrt__operand(v, n + 1);
+  const xrt_ir_type *sig[64];
+  for (int i = 0; i < n; i++) {
+    const xrt_shape *in = xrt__operand(v, i), *up = xrt__operand(v, n + 1 + i);
+    if (!xrt__same_dims(in, in0)) return xrt__vfail(v, "inputs differ in shape");
+    if (!xrt__same_dims(up, up0))
+      return xrt__vfail(v, "updates differ in shape");
+    if (up->dtype != in->dtype)
+      return xrt__vfail(v, "updates %d and input %d differ in element type",
+                        i, i);
+    if ((s = xrt__vsame(v, op->operands[i], op->results[i],
+                        "result type differs from input type")))
+      return s;
+    sig[i] = sig[n + i] = NULL;
+  }
+  if ((s = xrt__ix_common(v, &d, in0, idx, names)) ||
+      (s = xrt__ix_dims(v, names[0], d.win, d.nwin, up0->rank, true)))
+    return s;
+  int64_t ws[XRT_MAX_RANK], nw = 0;
+  for (int32_t k = 0; k < in0->rank; k++)
+    if (!xrt__ix_has(d.ins, d.nins, k) && !xrt__ix_has(d.obat, d.nobat, k))
+      ws[nw++] = -1; /* any size up to the input's (checked below) */
+  if ((s = xrt__ix_combine(v, idx, d.ivd, d.win, d.nwin, ws, up0,
+                           "updates")))
+    return s;
+  for (int32_t k = 0, j = 0; k < in0->rank; k++) {
+    if (xrt__ix_has(d.ins, d.nins, k) || xrt__ix_has(d.obat, d.nobat, k))
+      continue;
+    if (up0->dims[d.win[j++]] > in0->dims[k])
+      return xrt__vfail(v, "update window dimension %" PRId64 " (size %"
+                        PRId64 ") exceeds input dimension %d (size %" PRId64
+                        ")", d.win[j - 1], up0->dims[d.win[j - 1]], (int)k,
+                        in0->dims[k]);
+  }
+  if ((s = xrt__vregion_sig(v, &op->regions[0], "update_computation", 2 * n,
+                            sig, n, sig)))
+    return s;
+  const xrt_ir_region *r = &op->regions[0];
+  const xrt_ir_op *term = &r->ops[r->num_ops - 1];
+  for (int i = 0; i < 2 * n; i++) {
+    const xrt_ir_type *a = xrt__vtype(v, r->args[i]);
+    const xrt_ir_type *rt = i < n ? xrt__vtype(v, term->operands[i]) : a;
+    if (a->kind != XRT_TYPE_TENSOR || a->shape.rank != 0 ||
+        rt->kind != XRT_TYPE_TENSOR || rt->shape.rank != 0 ||
+        (!a->quant && a->shape.dtype != xrt__operand(v, i % n)->dtype) ||
+        (i < n && rt->shape.dtype != a->shape.dtype))
+      return xrt__vfail(v, "update_computation must map scalars of the "
+                        "inputs' element types");
+  }
+  return XRT_OK;
+}
+
+/* Start indices: count scalars of one integer type from operand first. */
+static xrt_status xrt__ix_starts(const xrt__vctx *v, int first, int count) {
+  for (int i = 0; i < count; i++) {
+    const xrt_shape *s = xrt__operand(v, first + i);
+    if (s->rank != 0 || !xrt__ix_int(s->dtype))
+      return xrt__vfail(v, "start index %d must be an integer scalar", i);
+    if (s->dtype != xrt__operand(v, first)->dtype)
+      return xrt__vfail(v, "start indices must share one element type");
+  }
+  return XRT_OK;
+}
+
+static xrt_status xrt__verify_dynamic_slice(const xrt__vctx *v) {
+  if (v->op->num_operands < 1)
+    return xrt__vfail(v, "expects an operand and start indices");
+  const xrt_shape *x = xrt__operand(v, 0);
+  xrt_status s = xrt__vcounts(v, 1 + x->rank, 1);
+  const int64_t *sz;
+  int64_t n;
+  if (s || (s = xrt__ix_starts(v, 1, x->rank)) ||
+      (s = xrt__vints(v, "slice_sizes", false, &sz, &n)))
+    return s;
+  const xrt_shape *out = xrt__result(v, 0);
+  if (n != x->rank)
+    return xrt__vfail(v, "slice_sizes needs one entry per operand dimension "
+                      "(%d)", (int)x->rank);
+  if (out->dtype != x->dtype || out->rank != x->rank)
+    return xrt__vfail(v, "result must have the operand's element type and "
+                      "rank");
+  for (int32_t k = 0; k < x->rank; k++) {
+    if (sz[k] < 0 || sz[k] > x->dims[k])
+      return xrt__vfail(v, "slice_sizes[%d] = %" PRId64 " must be in [0, %"
+                        PRId64 "]", (int)k, sz[k], x->dims[k]);
+    if (out->dims[k] != sz[k])
+      return xrt__vfail(v, "result dimension %d must be %" PRId64, (int)k,
+                        sz[k]);
+  }
+  return XRT_OK;
+}
+
+static xrt_status xrt__verify_dynamic_update_slice(const xrt__vctx *v) {
+  if (v->op->num_operands < 2)
+    return xrt__vfail(v, "expects an operand, an update and start indices");
+  const xrt_shape *x = xrt__operand(v, 0), *u = xrt__operand(v, 1);
+  xrt_status s = xrt__vcounts(v, 2 + x->rank, 1);
+  if (s || (s = xrt__ix_starts(v, 2, x->rank)) ||
+      (s = xrt__vsame(v, v->op->operands[0], v->op->results[0],
+                      "result type differs from operand type")))
+    return s;
+  if (u->dtype != x->dtype || u->rank != x->rank)
+    return xrt__vfail(v, "update must have the operand's element type and "
+                      "rank");
+  for (int32_t k = 0; k < x->rank; k++)
+    if (u->dims[k] > x->dims[k])
+      return xrt__vfail(v, "update dimension %d (size %" PRId64 ") exceeds "
+                        "the operand's (%" PRId64 ")", (int)k, u->dims[k],
+                        x->dims[k]);
+  return XRT_OK;
+}
+
+/* A window attribute: rank entries (2*rank for padding), each in
+ * [lo, XRT__IX_BIG] in magnitude; absent means every entry is dflt. */
+static xrt_status xrt__ix_window_attr(const xrt__vctx *v, const char *name,
+                                      bool required, int32_t rank,
+                                      int per_dim, int64_t lo,
+                                      int64_t dflt, int64_t *out) {
+  const int64_t *a;
+  int64_t n;
+  xrt_status s = xrt__vints(v, name, !required, &a, &n);
+  if (s) return s;
+  if (a && n != per_dim * rank)
+    return xrt__vfail(v, "%s needs %d entries, has %" PRId64, name,
+                      per_dim * (int)rank, n);
+  for (int32_t i = 0; i < per_dim * rank; i++) {
+    out[i] = a ? a[i] : dflt;
+    if (out[i] < lo || out[i] > XRT__IX_BIG || out[i] < -XRT__IX_BIG)
+      return xrt__vfail(v, "%s[%d] = %" PRId64 " must be %s", name, (int)i,
+                        out[i], lo > 0 ? "positive" : "in range");
+  }
+  return XRT_OK;
+}
+
+/* Result sizes of windows over x: the shape the spec's num_windows gives. */
+static xrt_status xrt__ix_windows(const xrt__vctx *v, const xrt_shape *x,
+                                  bool dilations, int64_t *out) {
+  int64_t wd[XRT_MAX_RANK], ws[XRT_MAX_RANK], bd[XRT_MAX_RANK],
+      wdl[XRT_MAX_RANK], pad[2 * XRT_MAX_RANK];
+  int32_t r = x->rank;
+  xrt_status s =
+      xrt__ix_window_attr(v, "window_dimensions", true, r, 1, 1, 1, wd);
+  if (s ||
+      (s = xrt__ix_window_attr(v, "window_strides", false, r, 1, 1, 1, ws)) ||
+      (s = xrt__ix_window_attr(v, "padding", false, r, 2, -XRT__IX_BIG, 0,
+                               pad)))
+    return s;
+  for (int32_t d = 0; d < r; d++) bd[d] = wdl[d] = 1;
+  if (dilations &&
+      ((s = xrt__ix_window_attr(v, "base_dilations", false, r, 1, 1, 1, bd)) ||
+       (s = xrt__ix_window_attr(v, "window_dilations", false, r, 1, 1, 1,
+                                wdl))))
+    return s;
+  for (int32_t d = 0; d < r; d++) {
+    if (x->dims[d] > XRT__IX_BIG ||
+        (x->dims[d] > 1 && bd[d] > XRT__IX_BIG / (x->dims[d] - 1)) ||
+        (wd[d] > 1 && wdl[d] > XRT__IX_BIG / (wd[d] - 1)))
+      return xrt__vfail(v, "window of dimension %d is too large", (int)d);
+    int64_t dil = x->dims[d] ? (x->dims[d] - 1) * bd[d] + 1 : 0;
+    int64_t padded = dil + pad[2 * d] + pad[2 * d + 1];
+    int64_t win = (wd[d] - 1) * wdl[d] + 1;
+    if (padded < 0)
+      return xrt__vfail(v, "padding makes dimension %d negative", (int)d);
+    out[d] = padded < win ? 0 : (padded - win) / ws[d] + 1;
+  }
+  return XRT_OK;
+}
+
+static xrt_status xrt__verify_reduce_window(const xrt__vctx *v) {
+  const xrt_ir_op *op = v->op;
+  int n = op->num_results;
+  xrt_status s = xrt__vcounts(v, 2 * n, n);
+  if (s) return s;
+  if (n < 1 || n > 32 || op->num_regions != 1)
+    return xrt__vfail(v, "needs 1 to 32 inputs and one body region");
+  const xrt_shape *in0 = xrt__operand(v, 0);
+  int64_t want[XRT_MAX_RANK];
+  if ((s = xrt__ix_windows(v, in0, true, want))) return s;
+  const xrt_ir_type *sig[64];
+  for (int i = 0; i < n; i++) {
+    const xrt_shape *in = xrt__operand(v, i), *init = xrt__operand(v, n + i),
+                    *out = xrt__result(v, i);
+    if (!xrt__same_dims(in, in0)) return xrt__vfail(v, "inputs differ in shape");
+    if (init->rank != 0 || init->dtype != out->dtype)
+      return xrt__vfail(v, "init value %d must be a scalar of result %d's "
+                        "element type", i, i);
+    if (out->rank != in0->rank)
+      return xrt__vfail(v, "result %d must have the inputs' rank", i);
+    for (int32_t d = 0; d < out->rank; d++)
+      if (out->dims[d] != want[d])
+        return xrt__vfail(v, "result %d dimension %d must be %" PRId64, i,
+                          (int)d, want[d]);
+    sig[i] = sig[n + i] = xrt__vtype(v, op->operands[n + i]);
+  }
+  return xrt__vregion_sig(v, &op->regions[0], "body", 2 * n, sig, n, sig);
+}
+
+static xrt_status xrt__verify_select_and_scatter(const xrt__vctx *v) {
+  const xrt_ir_op *op = v->op;
+  xrt_status s = xrt__vcounts(v, 3, 1);
+  if (s) return s;
+  if (op->num_regions != 2)
+    return xrt__vfail(v, "needs a select and a scatter region");
+  const xrt_shape *x = xrt__operand(v, 0), *src = xrt__operand(v, 1),
+                  *init = xrt__operand(v, 2);
+  if ((s = xrt__vsame(v, op->operands[0], op->results[0],
+                      "result type differs from operand type")))
+    return s;
+  if (src->dtype != x->dtype || init->dtype != x->dtype || init->rank != 0)
+    return xrt__vfail(v, "source and init_value must have the operand's "
+                      "element type (init_value a scalar)");
+  int64_t want[XRT_MAX_RANK];
+  if ((s = xrt__ix_windows(v, x, false, want))) return s;
+  if (src->rank != x->rank)
+    return xrt__vfail(v, "source must have the operand's rank");
+  for (int32_t d = 0; d < x->rank; d++)
+    if (src->dims[d] != want[d])
+      return xrt__vfail(v, "source dimension %d must be %" PRId64
+                        " (the number of windows)", (int)d, want[d]);
+  const xrt_ir_type *t = xrt__vtype(v, op->operands[2]);
+  const xrt_ir_type *sig[2] = {t, t};
+  if ((s = xrt__vregion_sig(v, &op->regions[0], "select", 2, sig, 1,
+                            (const xrt_ir_type *[]){NULL})))
+    return s;
+  const xrt_ir_region *sel = &op->regions[0];
+  const xrt_ir_type *rt = xrt__vtype(v, sel->ops[sel->num_ops - 1].operands[0]);
+  if (rt->kind != XRT_TYPE_TENSOR || rt->shape.dtype != XRT_PRED ||
+      rt->shape.rank != 0)
+    return xrt__vfail(v, "select region must return tensor<i1>");
+  return xrt__vregion_sig(v, &op->regions[1], "scatter", 2, sig, 1, sig);
+}
+
+/* Operand k is a 1-d integer tensor with n elements. */
+static xrt_status xrt__ix_shape_operand(const xrt__vctx *v, int k,
+                                        const char *what, int64_t n) {
+  const xrt_shape *s = xrt__operand(v, k);
+  if (!xrt__ix_int(s->dtype) || s->rank != 1 || s->dims[0] != n)
+    return xrt__vfail(v, "%s must be a 1-d integer tensor of %" PRId64
+                      " elements", what, n);
+  return XRT_OK;
+}
+
+static xrt_status xrt__verify_dynamic_broadcast_in_dim(const xrt__vctx *v) {
+  xrt_status s = xrt__vcounts(v, 2, 1);
+  const int64_t *bd, *ke, *kn;
+  int64_t n, nke, nkn;
+  if (s || (s = xrt__vints(v, "broadcast_dimensions", false, &bd, &n)) ||
+      (s = xrt__vints(v, "known_expanding_dimensions", true, &ke, &nke)) ||
+      (s = xrt__vints(v, "known_nonexpanding_dimensions", true, &kn, &nkn)))
+    return s;
+  const xrt_shape *in = xrt__operand(v, 0), *out = xrt__result(v, 0);
+  if ((s = xrt__ix_shape_operand(v, 1, "output_dimensions", out->rank)))
+    return s;
+  if (in->dtype != out->dtype) return xrt__vfail(v, "element types differ");
+  if (n != in->rank)
+    return xrt__vfail(v, "broadcast_dimensions has %" PRId64 " entries for an "
+                      "operand of rank %d", n, (int)in->rank);
+  if ((s = xrt__vdims(v, "broadcast_dimensions", bd, n, out->rank)) ||
+      (s = xrt__vdims(v, "known_expanding_dimensions", ke, nke, in->rank)) ||
+      (s = xrt__vdims(v, "known_nonexpanding_dimensions", kn, nkn,
+                      in->rank)) ||
+      (s = xrt__ix_unique2(v, "known dimensions", ke, nke, kn, nkn)))
+    return s;
+  for (int64_t i = 0; i < n; i++)
+    if (in->dims[i] != 1 && in->dims[i] != out->dims[bd[i]])
+      return xrt__vfail(v, "operand dimension %" PRId64 " (size %" PRId64
+                        ") does not broadcast to size %" PRId64, i,
+                        in->dims[i], out->dims[bd[i]]);
+  return XRT_OK;
+}
+
+static xrt_status xrt__verify_dynamic_iota(const xrt__vctx *v) {
+  xrt_status s = xrt__vcounts(v, 1, 1);
+  if (s) return s;
+  const xrt_shape *out = xrt__result(v, 0);
+  if ((s = xrt__ix_shape_operand(v, 0, "output_shape", out->rank))) return s;
+  const xrt_ir_attr *d = xrt__vattr(v, "iota_dimension", XRT_ATTR_INT);
+  if (!d) return xrt__vfail(v, "missing integer attribute 'iota_dimension'");
+  if (d->i < 0 || d->i >= out->rank)
+    return xrt__vfail(v, "iota_dimension %" PRId64 " is out of range", d->i);
+  return XRT_OK;
+}
+
+static xrt_status xrt__verify_dynamic_pad(const xrt__vctx *v) {
+  xrt_status s = xrt__vcounts(v, 5, 1);
+  if (s) return s;
+  const xrt_shape *x = xrt__operand(v, 0), *pv = xrt__operand(v, 1),
+                  *out = xrt__result(v, 0);
+  if (pv->rank != 0 || pv->dtype != x->dtype || out->dtype != x->dtype)
+    return xrt__vfail(v, "padding value must be a scalar of the operand's "
+                         "element type");
+  if (out->rank != x->rank)
+    return xrt__vfail(v, "result must have the operand's rank");
+  static const char *const names[3] = {"edge_padding_low",
+                                       "edge_padding_high",
+                                       "interior_padding"};
+  for (int i = 0; i < 3; i++)
+    if ((s = xrt__ix_shape_operand(v, 2 + i, names[i], x->rank))) return s;
+  return XRT_OK;
+}
+
+static xrt_status xrt__verify_dynamic_reshape(const xrt__vctx *v) {
+  xrt_status s = xrt__vcounts(v, 2, 1);
+  if (s) return s;
+  const xrt_shape *in = xrt__operand(v, 0), *out = xrt__result(v, 0);
+  if ((s = xrt__ix_shape_operand(v, 1, "output_shape", out->rank))) return s;
+  if (in->dtype != out->dtype) return xrt__vfail(v, "element types differ");
+  if (xrt_shape_numel(in) != xrt_shape_numel(out))
+    return xrt__vfail(v, "operand has %" PRId64 " elements, result %" PRId64,
+                      xrt_shape_numel(in), xrt_shape_numel(out));
+  return XRT_OK;
+}
+
+static xrt_status xrt__verify_index(const xrt__vctx *v) {
+  switch (v->op->code) {
+  case XRT_OP_GATHER: return xrt__verify_gather(v, false);
+  case XRT_OP_DYNAMIC_GATHER: return xrt__verify_gather(v, true);
+  case XRT_OP_SCATTER: return xrt__verify_scatter(v);
+  case XRT_OP_DYNAMIC_SLICE: return xrt__verify_dynamic_slice(v);
+  case XRT_OP_DYNAMIC_UPDATE_SLICE: return xrt__verify_dynamic_update_slice(v);
+  case XRT_OP_REDUCE_WINDOW: return xrt__verify_reduce_window(v);
+  case XRT_OP_SELECT_AND_SCATTER: return xrt__verify_select_and_scatter(v);
+  case XRT_OP_DYNAMIC_BROADCAST_IN_DIM:
+    return xrt__verify_dynamic_broadcast_in_dim(v);
+  case XRT_OP_DYNAMIC_IOTA: return xrt__verify_dynamic_iota(v);
+  case XRT_OP_DYNAMIC_PAD: return xrt__verify_dynamic_pad(v);
+  case XRT_OP_DYNAMIC_RESHAPE: return xrt__verify_dynamic_reshape(v);
+  default: return XRT_OK;
+  }
+}
+/* ----------------------------------------------------------------------
+ * Verifier constraints of the ctrl op family. Returns XRT_OK for ops of
+ * other families.
+ * -------------------------------------------------------------------- */
+
+#define XRT__CTRL_MAXV 256
+
+/* A rank-0 tensor type of element type t (for region signatures). */
+static xrt_ir_type xrt__scalar_type(xrt_dtype t) {
+  xrt_ir_type s;
+  memset(&s, 0, sizeof s);
+  s.kind = XRT_TYPE_TENSOR;
+  s.shape.dtype = t;
+  return s;
+}
+
+static bool xrt__is_scalar_of(const xrt__vctx *v, int32_t id, xrt_dtype t) {
+  const xrt_ir_type *ty = xrt__vtype(v, id);
+  return ty->kind == XRT_TYPE_TENSOR && ty->shape.rank == 0 &&
+         ty->shape.dtype == t;
+}
+
+/* if/case: (C1) branches take no arguments, (C2) return the result types. */
+static xrt_status xrt__verify_branches(const xrt__vctx *v, bool is_if) {
+  const xrt_ir_op *op = v->op;
+  if (op->num_operands != 1)
+    return xrt__vfail(v, "expects 1 operand, got %d", (int)op->num_operands);
+  if (!xrt__is_scalar_of(v, op->operands[0], is_if ? XRT_PRED : XRT_S32))
+    return xrt__vfail(v, is_if ? "pred must be tensor<i1>"
+                               : "index must be tensor<i32>");
+  if (is_if ? op->num_regions != 2 : op->num_regions < 1)
+    return xrt__vfail(v, is_if ? "needs two regions (true and false branch)"
+                               : "needs at least one branch");
+  if (op->num_results > XRT__CTRL_MAXV)
+    return xrt__vfail(v, "too many results");
+  const xrt_ir_type *res[XRT__CTRL_MAXV + 1];
+  for (int i = 0; i < op->num_results; i++) res[i] = xrt__vtype(v, op->results[i]);
+  for (int k = 0; k < op->num_regions; k++) {
+    char what[48];
+    if (is_if) snprintf(what, sizeof what, "%s", k ? "false branch" : "true branch");
+    else snprintf(what, sizeof what, "branch %d", k);
+    xrt_status s = xrt__vregion_sig(v, &op->regions[k], what, 0, NULL,
+                                    op->num_results, res);
+    if (s) return s;
+  }
+  return XRT_OK;
+}
+
+/* map: (C1) operand shapes are the result's, (C2) at least one operand,
+ * (C3) dimensions = [0, ..., rank-1], (C4) the region maps scalars. */
+static xrt_status xrt__verify_map(const xrt__vctx *v) {
+  const xrt_ir_op *op = v->op;
+  int n = op->num_operands;
+  xrt_status s = xrt__vcounts(v, -1, 1);
+  if (s) return s;
+  if (n < 1 || n > XRT__CTRL_MAXV)
+    return xrt__vfail(v, "needs 1 to %d operands", XRT__CTRL_MAXV);
+  if (op->num_regions != 1) return xrt__vfail(v, "needs one region");
+  const xrt_shape *o = xrt__result(v, 0);
+  for (int i = 0; i < n; i++)
+    if (!xrt__same_dims(xrt__operand(v, i), o))
+      return xrt__vfail(v, "operand %d and the result differ in shape", i);
+  const int64_t *dims;
+  int64_t nd;
+  if ((s = xrt__vints(v, "dimensions", true, &dims, &nd))) return s;
+  if (dims && nd != o->rank)
+    return xrt__vfail(v, "dimensions must be [0, ..., %d]", (int)o->rank - 1);
+  for (int64_t i = 0; dims && i < nd; i++)
+    if (dims[i] != i)
+      return xrt__vfail(v, "dimensions must be [0, ..., %d]", (int)o->rank - 1);
+  xrt_ir_type at[XRT__CTRL_MAXV], rt = xrt__scalar_type(o->dtype);
+  const xrt_ir_type *args[XRT__CTRL_MAXV], *rets[1] = {&rt};
+  for (int i = 0; i < n; i++) {
+    at[i] = xrt__scalar_type(xrt__operand(v, i)->dtype);
+    args[i] = xrt__vtype(v, op->operands[i])->quant ? NULL : &at[i];
+  }
+  if (xrt__vtype(v, op->results[0])->quant) rets[0] = NULL;
+  return xrt__vregion_sig(v, &op->regions[0], "computation", n, args, 1, rets);
+}
+
+/* sort: (C1) operands, (C2) result types, (C3) one shape, (C4) dimension
+ * in [-rank, rank), (C5) comparator (E0, E0, E1, E1, ...) -> tensor<i1>. */
+static xrt_status xrt__verify_sort(const xrt__vctx *v) {
+  const xrt_ir_op *op = v->op;
+  int n = op->num_operands;
+  xrt_status s = xrt__vcounts(v, -1, n);
+  if (s) return s;
+  if (n < 1 || n > XRT__CTRL_MAXV / 2)
+    return xrt__vfail(v, "needs 1 to %d operands", XRT__CTRL_MAXV / 2);
+  if (op->num_regions != 1) return xrt__vfail(v, "needs a comparator region");
+  const xrt_shape *s0 = xrt__operand(v, 0);
+  for (int i = 0; i < n; i++) {
+    if ((s = xrt__vsame(v, op->operands[i], op->results[i],
+                        "result type differs from operand type")))
+      return s;
+    if (!xrt__same_dims(xrt__operand(v, i), s0))
+      return xrt__vfail(v, "operand %d differs in shape from operand 0", i);
+  }
+  const xrt_ir_attr *d = xrt__vattr(v, "dimension", -1);
+  if (d && d->kind != XRT_ATTR_INT)
+    return xrt__vfail(v, "attribute 'dimension' must be an integer");
+  int64_t dim = d ? d->i : -1;
+  if (dim < -(int64_t)s0->rank || dim >= s0->rank)
+    return xrt__vfail(v, "dimension %" PRId64 " is out of range for rank %d",
+                      dim, (int)s0->rank);
+  xrt_ir_type at[XRT__CTRL_MAXV], rt = xrt__scalar_type(XRT_PRED);
+  const xrt_ir_type *args[XRT__CTRL_MAXV], *rets[1] = {&rt};
+  for (int i = 0; i < n; i++) {
+    bool q = xrt__vtype(v, op->operands[i])->quant != NULL;
+    at[i] = xrt__scalar_type(xrt__operand(v, i)->dtype);
+    args[2 * i] = args[2 * i + 1] = q ? NULL : &at[i];
+  }
+  return xrt__vregion_sig(v, &op->regions[0], "comparator", 2 * n, args, 1,
+                          rets);
+}
+
+/* composite: the decomposition is a function of the module whose
+ * signature matches the operands and results. */
+static xrt_status xrt__verify_composite(const xrt__vctx *v) {
+  const xrt_ir_op *op = v->op;
+  const xrt_ir_attr *d = xrt__vattr(v, "decomposition", XRT_ATTR_SYMBOL);
+  if (!d || !d->s) return xrt__vfail(v, "missing symbol attribute 'decomposition'");
+  const xrt_ir_attr *nm = xrt__vattr(v, "name", -1);
+  if (nm && nm->kind != XRT_ATTR_STRING)
+    return xrt__vfail(v, "attribute 'name' must be a string");
+  const xrt_ir_func *f = NULL;
+  for (int32_t i = 0; i < v->module->num_funcs && !f; i++)
+    if (v->module->funcs[i].name && !strcmp(v->module->funcs[i].name, d->s))
+      f = &v->module->funcs[i];
+  if (!f) return xrt__vfail(v, "decomposition @%s is not a function of the "
+                            "module", d->s);
+  if (op->num_operands != f->body.num_args || op->num_results != f->num_results)
+    return xrt__vfail(v, "decomposition @%s takes %d argument(s) and returns "
+                      "%d", f->name, (int)f->body.num_args,
+                      (int)f->num_results);
+  for (int i = 0; i < op->num_operands; i++)
+    if (!xrt__type_equal(xrt__vtype(v, op->operands[i]),
+                         &f->value_types[f->body.args[i]]))
+      return xrt__vfail(v, "operand %d has the wrong type for @%s", i, f->name);
+  for (int i = 0; i < op->num_results; i++)
+    if (!xrt__type_equal(xrt__vtype(v, op->results[i]), &f->result_types[i]))
+      return xrt__vfail(v, "result %d has the wrong type for @%s", i, f->name);
+  return XRT_OK;
+}
+
+/* tuple: (C1) the result is tuple<operand types...>. */
+static xrt_status xrt__verify_tuple(const xrt__vctx *v) {
+  const xrt_ir_op *op = v->op;
+  if (op->num_results != 1) return xrt__vfail(v, "expects 1 result");
+  const xrt_ir_type *t = xrt__vtype(v, op->results[0]);
+  if (t->kind != XRT_TYPE_TUPLE || t->num_elems != op->num_operands)
+    return xrt__vfail(v, "result must be a tuple of the %d operand types",
+                      (int)op->num_operands);
+  for (int i = 0; i < op->num_operands; i++)
+    if (!xrt__type_equal(xrt__vtype(v, op->operands[i]), &t->elems[i]))
+      return xrt__vfail(v, "tuple element %d differs from operand %d", i, i);
+  return XRT_OK;
+}
+
+/* get_tuple_element: (C1) 0 <= index < size(operand), (C2) result type. */
+static xrt_status xrt__verify_get_tuple_element(const xrt__vctx *v) {
+  const xrt_ir_op *op = v->op;
+  if (op->num_operands != 1 || op->num_results != 1)
+    return xrt__vfail(v, "expects 1 operand and 1 result");
+  const xrt_ir_type *t = xrt__vtype(v, op->operands[0]);
+  if (t->kind != XRT_TYPE_TUPLE) return xrt__vfail(v, "operand must be a tuple");
+  const xrt_ir_attr *k = xrt__vattr(v, "index", XRT_ATTR_INT);
+  if (!k) return xrt__vfail(v, "missing integer attribute 'index'");
+  if (k->i < 0 || k->i >= t->num_elems)
+    return xrt__vfail(v, "index %" PRId64 " is out of range for a tuple of %d "
+                      "element(s)", k->i, (int)t->num_elems);
+  if (!xrt__type_equal(xrt__vtype(v, op->results[0]), &t->elems[k->i]))
+    return xrt__vfail(v, "result type differs from tuple element %" PRId64,
+                      k->i);
+  return XRT_OK;
+}
+
+static bool xrt__is_token(const xrt__vctx *v, int32_t id) {
+  return xrt__vtype(v, id)->kind == XRT_TYPE_TOKEN;
+}
+
+static xrt_status xrt__verify_after_all(const xrt__vctx *v) {
+  const xrt_ir_op *op = v->op;
+  if (op->num_results != 1 || !xrt__is_token(v, op->results[0]))
+    return xrt__vfail(v, "result must be one !stablehlo.token");
+  for (int i = 0; i < op->num_operands; i++)
+    if (!xrt__is_token(v, op->operands[i]))
+      return xrt__vfail(v, "operand %d must be a !stablehlo.token", i);
+  return XRT_OK;
+}
+
+static xrt_status xrt__verify_barrier(const xrt__vctx *v) {
+  const xrt_ir_op *op = v->op;
+  if (op->num_operands != op->num_results)
+    return xrt__vfail(v, "needs as many results as operands");
+  for (int i = 0; i < op->num_operands; i++) {
+    xrt_status s = xrt__vsame(v, op->operands[i], op->results[i],
+                              "result type differs from operand type");
+    if (s) return s;
+  }
+  return XRT_OK;
+}
+
+/* ids[0..n) are tensors except the last, a token (tokens_last) or all
+ * tensors. */
+static xrt_status xrt__vio_list(const xrt__vctx *v, const int32_t *ids, int n,
+                                const char *what, bool token_last) {
+  if (token_last && (n < 1 || !xrt__is_token(v, ids[n - 1])))
+    return xrt__vfail(v, "the last %s must be a !stablehlo.token", what);
+  for (int i = 0; i < n - (token_last ? 1 : 0); i++)
+    if (xrt__vtype(v, ids[i])->kind != XRT_TYPE_TENSOR)
+      return xrt__vfail(v, "%s %d must be a tensor", what, i);
+  return XRT_OK;
+}
+
+/* infeed/recv: token -> (tensors..., token); outfeed/send: (tensors...,
+ * token) -> token. */
+static xrt_status xrt__verify_io(const xrt__vctx *v, bool reads) {
+  const xrt_ir_op *op = v->op;
+  if (reads) {
+    if (op->num_operands != 1 || !xrt__is_token(v, op->operands[0]))
+      return xrt__vfail(v, "takes one !stablehlo.token");
+    return xrt__vio_list(v, op->results, op->num_results, "result", true);
+  }
+  if (op->num_results != 1 || !xrt__is_token(v, op->results[0]))
+    return xrt__vfail(v, "result must be one !stablehlo.token");
+  return xrt__vio_list(v, op->operands, op->num_operands, "operand", true);
+}
+
+/* chlo.scan: (inputs..., inits...) -> (outputs..., carries...); the body
+ * takes input slices and carries and returns output slices and carries. */
+static xrt_status xrt__verify_scan(const xrt__vctx *v) {
+  const xrt_ir_op *op = v->op;
+  const xrt_ir_attr *d = xrt__vattr(v, "dimension", XRT_ATTR_INT);
+  if (!d) return xrt__vfail(v, "missing integer attribute 'dimension'");
+  if (op->num_regions != 1) return xrt__vfail(v, "needs a body region");
+  const xrt_ir_region *r = &op->regions[0];
+  if (r->num_args != op->num_operands)
+    return xrt__vfail(v, "body takes %d argument(s), expected %d",
+                      (int)r->num_args, (int)op->num_operands);
+  const xrt_ir_op *term = r->num_ops ? &r->ops[r->num_ops - 1] : NULL;
+  if (!term || term->num_operands != op->num_results)
+    return xrt__vfail(v, "body must return %d value(s)", (int)op->num_results);
+  const xrt_ir_attr *seg = xrt__vattr(v, "operandSegmentSizes", XRT_ATTR_INTS);
+  if (seg && (seg->n != 2 || seg->ints[0] < 0 || seg->ints[1] < 0 ||
+              seg->ints[0] + seg->ints[1] != op->num_operands ||
+              seg->ints[1] > op->num_results))
+    return xrt__vfail(v, "operandSegmentSizes does not fit the operands");
+  for (int i = 0; i < op->num_operands; i++)
+    if (xrt__vtype(v, op->operands[i])->kind != XRT_TYPE_TENSOR)
+      return xrt__vfail(v, "operand %d must be a tensor", i);
+  /* Without segment sizes the inits are the trailing operands whose body
+   * argument has their own type (an input's argument is a slice). */
+  int nc = 0;
+  if (seg) nc = (int)seg->ints[1];
+  else
+    while (nc < op->num_operands &&
+           xrt__type_equal(&v->func->value_types[r->args[op->num_operands - 1 - nc]],
+                           xrt__vtype(v, op->operands[op->num_operands - 1 - nc])))
+      nc++;
+  int ni = op->num_operands - nc, no = op->num_results - nc;
+  if (no < 0) return xrt__vfail(v, "fewer results than carries");
+  for (int i = 0; i < ni; i++) {
+    const xrt_shape *in = xrt__operand(v, i);
+    const xrt_ir_type *at = &v->func->value_types[r->args[i]];
+    if (d->i < 0 || d->i >= in->rank)
+      return xrt__vfail(v, "dimension %" PRId64 " is out of range for input "
+                        "%d of rank %d", d->i, i, (int)in->rank);
+    bool ok = at->kind == XRT_TYPE_TENSOR && at->shape.dtype == in->dtype &&
+              at->shape.rank == in->rank - 1;
+    for (int k = 0, j = 0; ok && k < in->rank; k++)
+      if (k != d->i) ok = at->shape.dims[j++] == in->dims[k];
+    if (!ok)
+      return xrt__vfail(v, "body argument %d must be a slice of input %d", i, i);
+  }
+  for (int j = 0; j < nc; j++) {
+    const xrt_ir_type *init = xrt__vtype(v, op->operands[ni + j]);
+    if (!xrt__type_equal(&v->func->value_types[r->args[ni + j]], init) ||
+        !xrt__type_equal(xrt__vtype(v, op->results[no + j]), init) ||
+        !xrt__type_equal(&v->func->value_types[term->operands[no + j]], init))
+      return xrt__vfail(v, "carry %d must keep the type of its init", j);
+  }
+  return XRT_OK;
+}
+
+static xrt_status xrt__verify_ctrl(const xrt__vctx *v) {
+  switch (v->op->code) {
+  case XRT_OP_IF: return xrt__verify_branches(v, true);
+  case XRT_OP_CASE: return xrt__verify_branches(v, false);
+  case XRT_OP_MAP: return xrt__verify_map(v);
+  case XRT_OP_SORT: return xrt__verify_sort(v);
+  case XRT_OP_COMPOSITE: return xrt__verify_composite(v);
+  case XRT_OP_TUPLE: return xrt__verify_tuple(v);
+  case XRT_OP_GET_TUPLE_ELEMENT: return xrt__verify_get_tuple_element(v);
+  case XRT_OP_AFTER_ALL: return xrt__verify_after_all(v);
+  case XRT_OP_OPTIMIZATION_BARRIER: return xrt__verify_barrier(v);
+  case XRT_OP_INFEED: case XRT_OP_RECV: return xrt__verify_io(v, true);
+  case XRT_OP_OUTFEED: case XRT_OP_SEND: return xrt__verify_io(v, false);
+  case XRT_OP_CHLO_SCAN: return xrt__verify_scan(v);
+  default: return XRT_OK;
+  }
+}
+/* ----------------------------------------------------------------------
+ * Verifier constraints of the linalg op family: convolution, dynamic_conv,
+ * fft, triangular_solve, cholesky, the batch_norm ops, rng,
+ * rng_bit_generator and chlo.ragged_dot (spec "Constraints" sections; Cn
+ * below are the spec's numbers). Returns XRT_OK for ops of other families.
+ * -------------------------------------------------------------------- */
+
+#define XRT__LA_BIG ((int64_t)1 << 40) /* larger window values cannot
+                                          describe a real tensor */
+
+static bool xrt__la_quant(const xrt__vctx *v, int32_t id) {
+  return xrt__vtype(v, id)->quant != NULL;
+}
+
+static bool xrt__la_int(xrt_dtype t) {
+  return xrt_dtype_is_signed_int(t) || xrt_dtype_is_unsigned_int(t);
+}
+
+static bool xrt__la_float(xrt_dtype t) { return xrt_dtype_is_float(t); }
+
+/* An optional list attribute of n entries, each in [lo, hi]; absent gives
+ * dflt.  Boolean lists (window_reversal) come as 0/1 integers. */
+static xrt_status xrt__la_list(const xrt__vctx *v, const char *name,
+                               int64_t n, int64_t lo, int64_t hi,
+                               int64_t dflt, int64_t *out) {
+  const int64_t *x;
+  int64_t k;
+  xrt_status s = xrt__vints(v, name, true, &x, &k);
+  if (s) return s;
+  if (x && k != n)
+    return xrt__vfail(v, "%s must have %" PRId64 " entries, not %" PRId64,
+                      name, n, k);
+  for (int64_t i = 0; i < n; i++) {
+    out[i] = x ? x[i] : dflt;
+    if (out[i] < lo || out[i] > hi)
+      return xrt__vfail(v, "%s[%" PRId64 "] = %" PRId64 " is out of range",
+                        name, i, out[i]);
+  }
+  return XRT_OK;
+}
+
+/* An optional integer attribute; absent gives dflt. */
+static xrt_status xrt__la_int_attr(const xrt__vctx *v, const char *name,
+                                   int64_t dflt, int64_t *out) {
+  const xrt_ir_attr *a = xrt_ir_op_attr(v->op, name);
+  *out = dflt;
+  if (!a) return XRT_OK;
+  if (a->kind != XRT_ATTR_INT)
+    return xrt__vfail(v, "attribute '%s' must be an integer", name);
+  *out = a->i;
+  return XRT_OK;
+}
+
+/* An optional boolean attribute (BOOL or INT 0/1). */
+static xrt_status xrt__la_bool(const xrt__vctx *v, const char *name,
+                               bool *out) {
+  const xrt_ir_attr *a = xrt_ir_op_attr(v->op, name);
+  *out = false;
+  if (!a) return XRT_OK;
+  if (a->kind != XRT_ATTR_BOOL && a->kind != XRT_ATTR_INT)
+    return xrt__vfail(v, "attribute '%s' must be a boolean", name);
+  *out = a->i != 0;
+  return XRT_OK;
+}
+
+/* An enum attribute that must be one of names; returns its index. */
+static xrt_status xrt__la_enum(const xrt__vctx *v, const char *name,
+                               const char *const *names, int n, int *out) {
+  const xrt_ir_attr *a = xrt_ir_op_attr(v->op, name);
+  if (!a || (a->kind != XRT_ATTR_ENUM && a->kind != XRT_ATTR_STRING) || !a->s)
+    return xrt__vfail(v, "missing enum attribute '%s'", name);
+  for (int i = 0; i < n; i++)
+    if (strcmp(a->s, names[i]) == 0) {
+      *out = i;
+      return XRT_OK;
+    }
+  return xrt__vfail(v, "'%s' is not a valid %s", a->s, name);
+}
+
+/* ---- convolution, dynamic_conv ---- */
+
+typedef struct xrt__la_conv {
+  int64_t ib, ifd, isp[XRT_MAX_RANK];
+  int64_t kif, kof, ksp[XRT_MAX_RANK];
+  int64_t ob, ofd, osp[XRT_MAX_RANK];
+} xrt__la_conv;
+
+static xrt_status xrt__la_dn_int(const xrt__vctx *v, const xrt_ir_attr *dn,
+                                 const char *name, int64_t *out) {
+  const xrt_ir_attr *a = xrt_ir_attr_field(dn, name);
+  if (!a || a->kind != XRT_ATTR_INT)
+    return xrt__vfail(v, "dimension_numbers needs the integer %s", name);
+  *out = a->i;
+  return XRT_OK;
+}
+
+static xrt_status xrt__la_dn_list(const xrt__vctx *v, const xrt_ir_attr *dn,
+                                  const char *name, int64_t n, int64_t *out) {
+  const xrt_ir_attr *a = xrt_ir_attr_field(dn, name);
+  if (!a || a->kind != XRT_ATTR_INTS)
+    return xrt__vfail(v, "dimension_numbers needs the list %s", name);
+  if (a->n != n) /* C13, C18, C20 */
+    return xrt__vfail(v, "%s must have %" PRId64 " entries, not %" PRId64,
+                      name, n, a->n);
+  for (int64_t i = 0; i < n; i++) out[i] = a->ints[i];
+  return XRT_OK;
+}
+
+/* [first] + spatial + [last] is a permutation of 0..N-1 (C14, C19, C21). */
+static xrt_status xrt__la_perm(const xrt__vctx *v, const char *what,
+                               int64_t first, const int64_t *sp, int64_t last,
+                               int64_t N) {
+  int64_t all[XRT_MAX_RANK + 2];
+  all[0] = first;
+  for (int64_t i = 0; i < N - 2; i++) all[1 + i] = sp[i];
+  all[N - 1] = last;
+  return xrt__vdims(v, what, all, N, N);
+}
+
+static xrt_status xrt__la_conv_dn(const xrt__vctx *v, int64_t N,
+                                  xrt__la_conv *c) {
+  const xrt_ir_attr *dn = xrt__vattr(v, "dimension_numbers", XRT_ATTR_DICT);
+  xrt_status s;
+  if (!dn) return xrt__vfail(v, "missing dimension_numbers");
+  if ((s = xrt__la_dn_int(v, dn, "input_batch_dimension", &c->ib)) ||
+      (s = xrt__la_dn_int(v, dn, "input_feature_dimension", &c->ifd)) ||
+      (s = xrt__la_dn_list(v, dn, "input_spatial_dimensions", N - 2, c->isp)) ||
+      (s = xrt__la_dn_int(v, dn, "kernel_input_feature_dimension", &c->kif)) ||
+      (s = xrt__la_dn_int(v, dn, "kernel_output_feature_dimension", &c->kof)) ||
+      (s = xrt__la_dn_list(v, dn, "kernel_spatial_dimensions", N - 2,
+                           c->ksp)) ||
+      (s = xrt__la_dn_int(v, dn, "output_batch_dimension", &c->ob)) ||
+      (s = xrt__la_dn_int(v, dn, "output_feature_dimension", &c->ofd)) ||
+      (s = xrt__la_dn_list(v, dn, "output_spatial_dimensions", N - 2,
+                           c->osp)))
+    return s;
+  if ((s = xrt__la_perm(v, "input dimensions", c->ib, c->isp, c->ifd, N)) ||
+      (s = xrt__la_perm(v, "kernel dimensions", c->kif, c->ksp, c->kof, N)))
+    return s;
+  return xrt__la_perm(v, "output dimensions", c->ob, c->osp, c->ofd, N);
+}
+
+/* C26: num_windows of one spatial dimension. */
+static int64_t xrt__la_windows(int64_t in, int64_t k, int64_t lo, int64_t hi,
+                               int64_t ld, int64_t rd, int64_t ws) {
+  int64_t dil = in == 0 ? 0 : (in - 1) * ld + 1;
+  int64_t padded = lo + dil + hi;
+  int64_t win = k == 0 ? 0 : (k - 1) * rd + 1;
+  if (padded <= 0 || win > padded) return 0;
+  return (padded - win) / ws + 1;
+}
+
+static xrt_status xrt__la_padding(const xrt__vctx *v, int64_t ns,
+                                  bool dynamic, int64_t *pad) {
+  if (dynamic) {
+    const xrt_shape *p = xrt__operand(v, 2);
+    if (p->rank != 2 || p->dims[0] != ns || p->dims[1] != 2 ||
+        !xrt__la_int(p->dtype))
+      return xrt__vfail(v, "padding must be an integer tensor<%" PRId64
+                        "x2>", ns);
+    return XRT_OK;
+  }
+  const int64_t *x;
+  int64_t k;
+  xrt_status s = xrt__vints(v, "padding", true, &x, &k);
+  if (s) return s;
+  if (x && k != 2 * ns) /* C5 */
+    return xrt__vfail(v, "padding must have %" PRId64 "x2 entries", ns);
+  for (int64_t i = 0; i < 2 * ns; i++) {
+    pad[i] = x ? x[i] : 0;
+    if (pad[i] <= -XRT__LA_BIG || pad[i] >= XRT__LA_BIG)
+      return xrt__vfail(v, "padding entry %" PRId64 " is out of range", i);
+  }
+  return XRT_OK;
+}
+
+/* C11, C12, C15-C17, C22-C24. */
+static xrt_status xrt__la_groups(const xrt__vctx *v, const xrt__la_conv *c,
+                                 int64_t *fg, int64_t *bg) {
+  const xrt_shape *l = xrt__operand(v, 0), *r = xrt__operand(v, 1);
+  xrt_status s;
+  if ((s = xrt__la_int_attr(v, "feature_group_count", 1, fg)) ||
+      (s = xrt__la_int_attr(v, "batch_group_count", 1, bg)))
+    return s;
+  if (*fg < 1 || *bg < 1)
+    return xrt__vfail(v, "feature_group_count and batch_group_count must be "
+                         "positive");
+  if (*fg > 1 && *bg > 1)
+    return xrt__vfail(v, "feature_group_count and batch_group_count cannot "
+                         "both exceed 1");
+  int64_t in_f = l->dims[c->ifd], out_f = r->dims[c->kof];
+  if (l->dims[c->ib] % *bg)
+    return xrt__vfail(v, "input batch size %" PRId64 " is not a multiple of "
+                      "batch_group_count %" PRId64, l->dims[c->ib], *bg);
+  if (in_f % *fg)
+    return xrt__vfail(v, "input feature size %" PRId64 " is not a multiple "
+                      "of feature_group_count %" PRId64, in_f, *fg);
+  if (r->dims[c->kif] != in_f / *fg)
+    return xrt__vfail(v, "kernel input feature size %" PRId64 " must be the "
+                      "input feature size / feature_group_count = %" PRId64,
+                      r->dims[c->kif], in_f / *fg);
+  if (out_f % *bg || out_f % *fg)
+    return xrt__vfail(v, "kernel output feature size %" PRId64 " is not a "
+                      "multiple of the group count", out_f);
+  return XRT_OK;
+}
+
+static xrt_status xrt__verify_conv(const xrt__vctx *v, bool dynamic) {
+  xrt_status s = xrt__vcounts(v, dynamic ? 3 : 2, 1);
+  if (s) return s;
+  const xrt_shape *l = xrt__operand(v, 0), *r = xrt__operand(v, 1);
+  const xrt_shape *o = xrt__result(v, 0);
+  int64_t N = l->rank, ns = N - 2;
+  if (N < 2 || r->rank != N || o->rank != N) /* C1, C28 */
+    return xrt__vfail(v, "lhs, rhs and result must have the same rank >= 2");
+  if (l->dtype != r->dtype && !xrt__la_quant(v, v->op->operands[0]) &&
+      !xrt__la_quant(v, v->op->operands[1])) /* C2 */
+    return xrt__vfail(v, "lhs and rhs element types differ (%s vs %s)",
+                      xrt_dtype_name(l->dtype), xrt_dtype_name(r->dtype));
+  xrt__la_conv c;
+  int64_t ws[XRT_MAX_RANK], ld[XRT_MAX_RANK], rd[XRT_MAX_RANK];
+  int64_t rev[XRT_MAX_RANK], pad[2 * XRT_MAX_RANK], fg, bg;
+  if ((s = xrt__la_list(v, "window_strides", ns, 1, XRT__LA_BIG, 1, ws)) ||
+      (s = xrt__la_list(v, "lhs_dilation", ns, 1, XRT__LA_BIG, 1, ld)) ||
+      (s = xrt__la_list(v, "rhs_dilation", ns, 1, XRT__LA_BIG, 1, rd)) ||
+      (s = xrt__la_list(v, "window_reversal", ns, 0, 1, 0, rev)) ||
+      (s = xrt__la_padding(v, ns, dynamic, pad)) ||
+      (s = xrt__la_conv_dn(v, N, &c)) || (s = xrt__la_groups(v, &c, &fg, &bg)))
+    return s;
+  const xrt_ir_attr *pc = xrt_ir_op_attr(v->op, "precision_config");
+  if (pc && pc->kind == XRT_ATTR_LIST && pc->num_items != 2) /* C25 */
+    return xrt__vfail(v, "precision_config must have 2 entries");
+  /* C26 */
+  if (o->dims[c.ob] != l->dims[c.ib] / bg)
+    return xrt__vfail(v, "result batch size must be %" PRId64 ", not %" PRId64,
+                      l->dims[c.ib] / bg, o->dims[c.ob]);
+  if (o->dims[c.ofd] != r->dims[c.kof])
+    return xrt__vfail(v, "result feature size must be %" PRId64 ", not %"
+                      PRId64, r->dims[c.kof], o->dims[c.ofd]);
+  for (int64_t d = 0; !dynamic && d < ns; d++) {
+    int64_t n = xrt__la_windows(l->dims[c.isp[d]], r->dims[c.ksp[d]],
+                                pad[2 * d], pad[2 * d + 1], ld[d], rd[d],
+                                ws[d]);
+    if (o->dims[c.osp[d]] != n)
+      return xrt__vfail(v, "result spatial dimension %" PRId64 " must be %"
+                        PRId64 " (the number of windows), not %" PRId64,
+                        c.osp[d], n, o->dims[c.osp[d]]);
+  }
+  return XRT_OK;
+}
+
+/* ---- fft ---- */
+
+static xrt_status xrt__verify_fft(const xrt__vctx *v) {
+  static const char *const types[] = {"FFT", "IFFT", "RFFT", "IRFFT"};
+  int kind = 0;
+  const int64_t *len;
+  int64_t nl;
+  xrt_status s = xrt__vcounts(v, 1, 1);
+  if (s || (s = xrt__la_enum(v, "fft_type", types, 4, &kind)) ||
+      (s = xrt__vints(v, "fft_length", false, &len, &nl)))
+    return s;
+  const xrt_shape *in = xrt__operand(v, 0), *out = xrt__result(v, 0);
+  if (nl < 1 || nl > 3) /* C3 */
+    return xrt__vfail(v, "fft_length must have 1 to 3 entries");
+  if (in->rank < nl) /* C1 */
+    return xrt__vfail(v, "operand rank %d is below size(fft_length) %" PRId64,
+                      (int)in->rank, nl);
+  xrt_dtype it = in->dtype, ot = out->dtype;
+  bool ok = kind < 2 ? xrt_dtype_is_complex(it) && it == ot
+          : kind == 2 ? (it == XRT_F32 && ot == XRT_C64) ||
+                            (it == XRT_F64 && ot == XRT_C128)
+                      : (it == XRT_C64 && ot == XRT_F32) ||
+                            (it == XRT_C128 && ot == XRT_F64);
+  if (!ok) /* C2 */
+    return xrt__vfail(v, "element types %s -> %s do not fit fft_type %s",
+                      xrt_dtype_name(it), xrt_dtype_name(ot), types[kind]);
+  if (out->rank != in->rank)
+    return xrt__vfail(v, "operand and result ranks differ");
+  const xrt_shape *real = kind == 2 ? in : kind == 3 ? out : NULL;
+  for (int64_t i = 0; i < nl; i++) {
+    int64_t d = in->rank - nl + i;
+    int64_t have = real ? real->dims[d] : in->dims[d];
+    if (len[i] != have) /* C4 (and the transformed sizes of FFT/IFFT) */
+      return xrt__vfail(v, "fft_length[%" PRId64 "] = %" PRId64 " does not "
+                        "match dimension %" PRId64 " (%" PRId64 ")", i, len[i],
+                        d, have);
+  }
+  for (int32_t d = 0; d < in->rank; d++) { /* C5 */
+    int64_t want = in->dims[d];
+    if (d == in->rank - 1 && kind == 2) want = want == 0 ? 0 : want / 2 + 1;
+    if (d == in->rank - 1 && kind == 3) {
+      int64_t h = out->dims[d] == 0 ? 0 : out->dims[d] / 2 + 1;
+      if (in->dims[d] != h)
+        return xrt__vfail(v, "IRFFT operand's last dimension must be %" PRId64,
+                          h);
+      continue;
+    }
+    if (out->dims[d] != want)
+      return xrt__vfail(v, "result dimension %d must be %" PRId64 ", not %"
+                        PRId64, (int)d, want, out->dims[d]);
+  }
+  return XRT_OK;
+}
+
+/* ---- triangular_solve, cholesky ---- */
+
+static bool xrt__la_fc(xrt_dtype t) {
+  return xrt_dtype_is_float(t) || xrt_dtype_is_complex(t);
+}
+
+static xrt_status xrt__verify_triangular_solve(const xrt__vctx *v) {
+  static const char *const tr[] = {"NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"};
+  int t = 0;
+  bool left = false, b1, b2;
+  xrt_status s = xrt__vcounts(v, 2, 1);
+  if (s || (s = xrt__la_enum(v, "transpose_a", tr, 3, &t)) ||
+      (s = xrt__la_bool(v, "left_side", &left)) ||
+      (s = xrt__la_bool(v, "lower", &b1)) ||
+      (s = xrt__la_bool(v, "unit_diagonal", &b2)))
+    return s;
+  const xrt_shape *a = xrt__operand(v, 0), *b = xrt__operand(v, 1);
+  int32_t R = a->rank;
+  if (a->dtype != b->dtype) /* C1 */
+    return xrt__vfail(v, "a and b element types differ");
+  if (!xrt__la_fc(a->dtype))
+    return xrt__vfail(v, "element type %s is not floating-point or complex",
+                      xrt_dtype_name(a->dtype));
+  if (R < 2 || b->rank != R) /* C2 */
+    return xrt__vfail(v, "a and b must have the same rank >= 2");
+  for (int32_t d = 0; d < R - 2; d++) /* C3 */
+    if (a->dims[d] != b->dims[d])
+      return xrt__vfail(v, "batch dimension %d of a and b differ", (int)d);
+  if (a->dims[R - 1] != a->dims[R - 2]) /* C4 */
+    return xrt__vfail(v, "a must be square in its last two dimensions");
+  int64_t bd = b->dims[left ? R - 2 : R - 1];
+  if (bd != a->dims[R - 1]) /* C4 */
+    return xrt__vfail(v, "dimension %d of b is %" PRId64 ", expected %"
+                      PRId64 " for left_side = %s", left ? R - 2 : R - 1, bd,
+                      a->dims[R - 1], left ? "true" : "false");
+  return xrt__vsame(v, v->op->operands[1], v->op->results[0],
+                    "result type differs from b"); /* C5 */
+}
+
+static xrt_status xrt__verify_cholesky(const xrt__vctx *v) {
+  bool lower;
+  xrt_status s = xrt__vcounts(v, 1, 1);
+  if (s || (s = xrt__la_bool(v, "lower", &lower))) return s;
+  const xrt_shape *a = xrt__operand(v, 0);
+  if (!xrt__la_fc(a->dtype))
+    return xrt__vfail(v, "element type %s is not floating-point or complex",
+                      xrt_dtype_name(a->dtype));
+  if (a->rank < 2) return xrt__vfail(v, "a must have rank >= 2"); /* C2 */
+  if (a->dims[a->rank - 1] != a->dims[a->rank - 2]) /* C3 */
+    return xrt__vfail(v, "a must be square in its last two dimensions");
+  return xrt__vsame(v, v->op->operands[0], v->op->results[0],
+                    "result type differs from a"); /* C1 */
+}
+
+/* ---- batch_norm_* ---- */
+
+/* Operand/result i is the full tensor when bit i of full is set, else a
+ * 1-D tensor of the feature size; all share the element type. */
+static xrt_status xrt__verify_batch_norm(const xrt__vctx *v, int nops,
+                                         int nres, unsigned full) {
+  int64_t fi;
+  xrt_status s = xrt__vcounts(v, nops, nres);
+  if (s) return s;
+  const xrt_ir_attr *e = xrt_ir_op_attr(v->op, "epsilon");
+  if (!e || e->kind != XRT_ATTR_FLOAT)
+    return xrt__vfail(v, "missing float attribute 'epsilon'");
+  const xrt_ir_attr *f = xrt__vattr(v, "feature_index", XRT_ATTR_INT);
+  if (!f) return xrt__vfail(v, "missing integer attribute 'feature_index'");
+  fi = f->i;
+  const xrt_shape *x = xrt__operand(v, 0);
+  if (fi < 0 || fi >= x->rank) /* C1 */
+    return xrt__vfail(v, "feature_index %" PRId64 " is out of range for rank "
+                      "%d", fi, (int)x->rank);
+  if (!xrt__la_float(x->dtype))
+    return xrt__vfail(v, "element type %s is not floating-point",
+                      xrt_dtype_name(x->dtype));
+  for (int i = 0; i < nops + nres; i++) {
+    int32_t id = i < nops ? v->op->operands[i] : v->op->results[i - nops];
+    const xrt_shape *t = xrt__vshape(v, id);
+    const char *what = i < nops ? "operand" : "result";
+    int k = i < nops ? i : i - nops;
+    if (t->dtype != x->dtype) /* C2 */
+      return xrt__vfail(v, "%s %d has element type %s, expected %s", what, k,
+                        xrt_dtype_name(t->dtype), xrt_dtype_name(x->dtype));
+    if ((full >> i) & 1u) {
+      if (!xrt__same_dims(t, x))
+        return xrt__vfail(v, "%s %d must have the operand's shape", what, k);
+    } else if (t->rank != 1 || t->dims[0] != x->dims[fi]) {
+      return xrt__vfail(v, "%s %d must be 1-D of size dim(operand, "
+                        "feature_index) = %" PRId64, what, k, x->dims[fi]);
+    }
+  }
+  return XRT_OK;
+}
+
+/* ---- rng, rng_bit_generator ---- */
+
+static xrt_status xrt__verify_rng(const xrt__vctx *v) {
+  static const char *const dist[] = {"UNIFORM", "NORMAL"};
+  int kind = 0;
+  xrt_status s = xrt__vcounts(v, 3, 1);
+  if (s || (s = xrt__la_enum(v, "rng_distribution", dist, 2, &kind))) return s;
+  const xrt_shape *a = xrt__operand(v, 0), *b = xrt__operand(v, 1);
+  const xrt_shape *sh = xrt__operand(v, 2), *o = xrt__result(v, 0);
+  if (a->rank != 0 || b->rank != 0)
+    return xrt__vfail(v, "a and b must be 0-dimensional");
+  if (a->dtype != o->dtype || b->dtype != o->dtype) /* C1 */
+    return xrt__vfail(v, "a, b and result must have the same element type");
+  if (kind == 1 && !xrt__la_float(o->dtype)) /* C2 */
+    return xrt__vfail(v, "NORMAL needs a floating-point element type");
+  if (!(kind == 0 && (xrt__la_int(o->dtype) || o->dtype == XRT_PRED)) &&
+      !xrt__la_float(o->dtype))
+    return xrt__vfail(v, "element type %s is not allowed",
+                      xrt_dtype_name(o->dtype));
+  if (sh->rank != 1 || !xrt__la_int(sh->dtype) || sh->dims[0] != o->rank)
+    return xrt__vfail(v, "shape must be a 1-D integer tensor of %d entries",
+                      (int)o->rank); /* C3 */
+  return XRT_OK;
+}
+
+static xrt_status xrt__verify_rng_bit_generator(const xrt__vctx *v) {
+  static const char *const algs[] = {"DEFAULT", "THREE_FRY", "PHILOX"};
+  int alg = 0;
+  xrt_status s = xrt__vcounts(v, 1, 2);
+  if (s || (s = xrt__la_enum(v, "rng_algorithm", algs, 3, &alg))) return s;
+  const xrt_shape *st = xrt__operand(v, 0), *o = xrt__result(v, 1);
+  if (st->rank != 1 || st->dtype != XRT_U64)
+    return xrt__vfail(v, "initial_state must be a 1-D ui64 tensor");
+  int64_t n = st->dims[0];
+  if (alg == 1 ? n != 2 : n != 2 && n != 3) /* C2 */
+    return xrt__vfail(v, "initial_state must have %s entries for %s, not %"
+                      PRId64, alg == 1 ? "2" : "2 or 3", algs[alg], n);
+  if ((s = xrt__vsame(v, v->op->operands[0], v->op->results[0],
+                      "output_state type differs from initial_state")))
+    return s; /* C1 */
+  if (!xrt__la_int(o->dtype) && !xrt__la_float(o->dtype))
+    return xrt__vfail(v, "output must have an integer or floating-point "
+                         "element type, not %s", xrt_dtype_name(o->dtype));
+  return XRT_OK;
+}
+
+/* ---- chlo.ragged_dot ---- */
+
+static xrt_status xrt__la_rd_field(const xrt__vctx *v, const xrt_ir_attr *dn,
+                                   const char *name, const int64_t **x,
+                                   int64_t *n) {
+  const xrt_ir_attr *a = xrt_ir_attr_field(dn, name);
+  *x = NULL, *n = 0;
+  if (!a) return XRT_OK;
+  if (a->kind != XRT_ATTR_INTS)
+    return xrt__vfail(v, "%s must be a list of integers", name);
+  *x = a->ints, *n = a->n;
+  return XRT_OK;
+}
+
+static bool xrt__la_has(const int64_t *d, int64_t n, int64_t x) {
+  for (int64_t i = 0; i < n; i++)
+    if (d[i] == x) return true;
+  return false;
+}
+
+/* Expected result: [groups (mode 2)] + batch + lhs free + rhs free. */
+static xrt_status xrt__la_rd_result(const xrt__vctx *v, const int64_t *lb,
+                                    const int64_t *lc, int64_t nb, int64_t nc,
+                                    const int64_t *rb, const int64_t *rc,
+                                    const int64_t *rg, int64_t ng,
+                                    int64_t groups) {
+  const xrt_shape *l = xrt__operand(v, 0), *r = xrt__operand(v, 1);
+  const xrt_shape *o = xrt__result(v, 0);
+  int64_t want[3 * XRT_MAX_RANK];
+  int k = 0;
+  if (groups >= 0) want[k++] = groups;
+  for (int64_t i = 0; i < nb; i++) want[k++] = l->dims[lb[i]];
+  for (int32_t d = 0; d < l->rank; d++)
+    if (!xrt__la_has(lb, nb, d) && !xrt__la_has(lc, nc, d))
+      want[k++] = l->dims[d];
+  for (int32_t d = 0; d < r->rank; d++)
+    if (!xrt__la_has(rb, nb, d) && !xrt__la_has(rc, nc, d) &&
+        !xrt__la_has(rg, ng, d))
+      want[k++] = r->dims[d];
+  bool ok = o->rank == k;
+  for (int i = 0; ok && i < k; i++) ok = o->dims[i] == want[i];
+  if (!ok)
+    return xrt__vfail(v, "result shape does not follow from the operands and "
+                         "ragged_dot_dimension_numbers");
+  return XRT_OK;
+}
+
+static xrt_status xrt__verify_ragged_dot(const xrt__vctx *v) {
+  xrt_status s = xrt__vcounts(v, 3, 1);
+  if (s) return s;
+  const xrt_ir_attr *dn =
+      xrt__vattr(v, "ragged_dot_dimension_numbers", XRT_ATTR_DICT);
+  if (!dn) return xrt__vfail(v, "missing ragged_dot_dimension_numbers");
+  const int64_t *lb, *rb, *lc, *rc, *lr, *rg;
+  int64_t nlb, nrb, nlc, nrc, nlr, nrg;
+  if ((s = xrt__la_rd_field(v, dn, "lhs_batching_dimensions", &lb, &nlb)) ||
+      (s = xrt__la_rd_field(v, dn, "rhs_batching_dimensions", &rb, &nrb)) ||
+      (s = xrt__la_rd_field(v, dn, "lhs_contracting_dimensions", &lc, &nlc)) ||
+      (s = xrt__la_rd_field(v, dn, "rhs_contracting_dimensions", &rc, &nrc)) ||
+      (s = xrt__la_rd_field(v, dn, "lhs_ragged_dimensions", &lr, &nlr)) ||
+      (s = xrt__la_rd_field(v, dn, "rhs_group_dimensions", &rg, &nrg)))
+    return s;
+  const xrt_shape *l = xrt__operand(v, 0), *r = xrt__operand(v, 1);
+  const xrt_shape *gs = xrt__operand(v, 2);
+  if (nlb != nrb || nlc != nrc)
+    return xrt__vfail(v, "lhs and rhs need as many batching and contracting "
+                         "dimensions");
+  if (nlb + nlc > XRT_MAX_RANK || nrb + nrc + nrg > XRT_MAX_RANK)
+    return xrt__vfail(v, "too many dimensions");
+  int64_t ld[XRT_MAX_RANK], rd[XRT_MAX_RANK + 1];
+  for (int64_t i = 0; i < nlb; i++) ld[i] = lb[i], rd[i] = rb[i];
+  for (int64_t i = 0; i < nlc; i++) ld[nlb + i] = lc[i], rd[nrb + i] = rc[i];
+  for (int64_t i = 0; i < nrg; i++) rd[nrb + nrc + i] = rg[i];
+  if ((s = xrt__vdims(v, "lhs dimensions", ld, nlb + nlc, l->rank)) ||
+      (s = xrt__vdims(v, "rhs dimensions", rd, nrb + nrc + nrg, r->rank)))
+    return s;
+  for (int64_t i = 0; i < nlb + nlc; i++)
+    if (l->dims[ld[i]] != r->dims[rd[i]])
+      return xrt__vfail(v, "%s dimension sizes differ: lhs %" PRId64
+                        " vs rhs %" PRId64, i < nlb ? "batching"
+                        : "contracting", l->dims[ld[i]], r->dims[rd[i]]);
+  if (nlr != 1) return xrt__vfail(v, "exactly one lhs_ragged_dimensions");
+  if (lr[0] < 0 || lr[0] >= l->rank)
+    return xrt__vfail(v, "lhs ragged dimension %" PRId64 " is out of range",
+                      lr[0]);
+  if (gs->rank != 1 || !xrt__la_int(gs->dtype))
+    return xrt__vfail(v, "group_sizes must be a 1-D integer tensor");
+  if (l->dtype != r->dtype)
+    return xrt__vfail(v, "lhs and rhs element types differ");
+  int64_t g = gs->dims[0];
+  if (xrt__la_has(lc, nlc, lr[0]) || xrt__la_has(lb, nlb, lr[0])) {
+    if (nrg != 0)
+      return xrt__vfail(v, "rhs_group_dimensions must be empty when the "
+                           "ragged dimension is a batching or contracting "
+                           "one");
+    return xrt__la_rd_result(v, lb, lc, nlb, nlc, rb, rc, rg, nrg,
+                             xrt__la_has(lc, nlc, lr[0]) ? g : -1);
+  }
+  if (nrg != 1)
+    return xrt__vfail(v, "a ragged non-contracting dimension needs one "
+                         "rhs_group_dimensions");
+  if (r->dims[rg[0]] != g)
+    return xrt__vfail(v, "rhs group dimension has size %" PRId64 ", "
+                      "group_sizes %" PRId64, r->dims[rg[0]], g);
+  return xrt__la_rd_result(v, lb, lc, nlb, nlc, rb, rc, rg, nrg, -1);
+}
+
+static xrt_status xrt__verify_linalg(const xrt__vctx *v) {
+  switch (v->op->code) {
+  case XRT_OP_CONVOLUTION: return xrt__verify_conv(v, false);
+  case XRT_OP_DYNAMIC_CONV: return xrt__verify_conv(v, true);
+  case XRT_OP_FFT: return xrt__verify_fft(v);
+  case XRT_OP_TRIANGULAR_SOLVE: return xrt__verify_triangular_solve(v);
+  case XRT_OP_CHOLESKY: return xrt__verify_cholesky(v);
+  case XRT_OP_BATCH_NORM_INFERENCE: return xrt__verify_batch_norm(v, 5, 1, 0x21u);
+  case XRT_OP_BATCH_NORM_TRAINING: return xrt__verify_batch_norm(v, 3, 3, 0x09u);
+  case XRT_OP_BATCH_NORM_GRAD: return xrt__verify_batch_norm(v, 5, 3, 0x31u);
+  case XRT_OP_RNG: return xrt__verify_rng(v);
+  case XRT_OP_RNG_BIT_GENERATOR: return xrt__verify_rng_bit_generator(v);
+  case XRT_OP_CHLO_RAGGED_DOT: return xrt__verify_ragged_dot(v);
+  default: return XRT_OK;
+  }
+}
+/* ----------------------------------------------------------------------
+ * Verifier constraints of the types op family: uniform_quantize,
+ * uniform_dequantize, reduce_precision, chlo.mulhi, and the quantized
+ * forms of elementwise ops. Returns XRT_OK for ops of other families.
+ * -------------------------------------------------------------------- */
+
+/* The spec's constraints on a !quant.uniform element type of value id
+ * (Types: quantized element types, C1-C10, and per-axis C11-C12). */
+static xrt_status xrt__vquant(const xrt__vctx *v, int32_t id, const char *what) {
+  const xrt_ir_type *t = xrt__vtype(v, id);
+  const xrt_ir_quant *q = t->quant;
+  if (!q) return XRT_OK;
+  int sk = xrt__dtype_class(q->storage);
+  if (sk != XRT__K_SINT && sk != XRT__K_UINT)
+    return xrt__vfail(v, "%s: quantized storage type must be an integer type, "
+                      "not %s", what, xrt_dtype_name(q->storage));
+  if (!xrt_dtype_is_float(q->expressed))
+    return xrt__vfail(v, "%s: quantized expressed type must be a float type, "
+                      "not %s", what, xrt_dtype_name(q->expressed));
+  if (t->shape.dtype != q->storage)
+    return xrt__vfail(v, "%s: element type %s differs from the storage type "
+                      "%s", what, xrt_dtype_name(t->shape.dtype),
+                      xrt_dtype_name(q->storage));
+  int sb = xrt_dtype_bits(q->storage);
+  if (sb >= xrt_dtype_bits(q->expressed))
+    return xrt__vfail(v, "%s: storage type %s must be narrower than the "
+                      "expressed type %s", what, xrt_dtype_name(q->storage),
+                      xrt_dtype_name(q->expressed));
+  int64_t lo = 0, hi = 0;
+  if (sk == XRT__K_SINT) {
+    lo = sb >= 64 ? INT64_MIN : -((int64_t)1 << (sb - 1));
+    hi = sb >= 64 ? INT64_MAX : ((int64_t)1 << (sb - 1)) - 1;
+  } else {
+    hi = sb >= 63 ? INT64_MAX : ((int64_t)1 << sb) - 1;
+  }
+  if (q->storage_min < lo || q->storage_max > hi ||
+      q->storage_min >= q->storage_max)
+    return xrt__vfail(v, "%s: storage range [%" PRId64 ", %" PRId64 "] does "
+                      "not fit %s", what, q->storage_min, q->storage_max,
+                      xrt_dtype_name(q->storage));
+  if (q->num_scales < 1 || !q->scales || !q->zero_points)
+    return xrt__vfail(v, "%s: quantized type without scales", what);
+  for (int32_t i = 0; i < q->num_scales; i++) {
+    if (!(q->scales[i] > 0) || !isfinite(q->scales[i]))
+      return xrt__vfail(v, "%s: scale %g must be positive and finite", what,
+                        q->scales[i]);
+    if (q->zero_points[i] < q->storage_min ||
+        q->zero_points[i] > q->storage_max)
+      return xrt__vfail(v, "%s: zero point %" PRId64 " is outside the storage "
+                        "range [%" PRId64 ", %" PRId64 "]", what,
+                        q->zero_points[i], q->storage_min, q->storage_max);
+  }
+  if (q->axis < 0) {
+    if (q->num_scales != 1)
+      return xrt__vfail(v, "%s: per-tensor quantization needs one scale, got "
+                        "%d", what, (int)q->num_scales);
+    return XRT_OK;
+  }
+  if (q->axis >= t->shape.rank)
+    return xrt__vfail(v, "%s: quantization dimension %d is out of range for "
+                      "rank %d", what, (int)q->axis, (int)t->shape.rank);
+  if (t->shape.dims[q->axis] != q->num_scales)
+    return xrt__vfail(v, "%s: %d scales for quantization dimension %d of size "
+                      "%" PRId64, what, (int)q->num_scales, (int)q->axis,
+                      t->shape.dims[q->axis]);
+  return XRT_OK;
+}
+
+static bool xrt__vsame_dims_ids(const xrt__vctx *v, int32_t a, int32_t b) {
+  const xrt_shape *x = xrt__vshape(v, a), *y = xrt__vshape(v, b);
+  if (x->rank != y->rank) return false;
+  for (int32_t i = 0; i < x->rank; i++)
+    if (x->dims[i] != y->dims[i]) return false;
+  return true;
+}
+
+static xrt_status xrt__verify_uniform_quantize(const xrt__vctx *v) {
+  xrt_status s = xrt__vcounts(v, 1, 1);
+  if (s) return s;
+  int32_t in = v->op->operands[0], out = v->op->results[0];
+  const xrt_ir_quant *qi = xrt__vtype(v, in)->quant;
+  const xrt_ir_quant *qo = xrt__vtype(v, out)->quant;
+  if ((s = xrt__vquant(v, in, "operand")) || (s = xrt__vquant(v, out, "result")))
+    return s;
+  if (!qo) return xrt__vfail(v, "result must be a quantized tensor");
+  xrt_dtype it = xrt__vshape(v, in)->dtype;
+  if (!qi && !xrt_dtype_is_float(it))
+    return xrt__vfail(v, "operand must be a float or quantized tensor, not %s",
+                      xrt_dtype_name(it));
+  if (!xrt__vsame_dims_ids(v, in, out))
+    return xrt__vfail(v, "operand and result shapes differ");
+  xrt_dtype want = qi ? qi->expressed : it;
+  if (qo->expressed != want)
+    return xrt__vfail(v, "result expressed type %s must be %s",
+                      xrt_dtype_name(qo->expressed), xrt_dtype_name(want));
+  return XRT_OK;
+}
+
+static xrt_status xrt__verify_uniform_dequantize(const xrt__vctx *v) {
+  xrt_status s = xrt__vcounts(v, 1, 1);
+  if (s) return s;
+  int32_t in = v->op->operands[0], out = v->op->results[0];
+  const xrt_ir_quant *qi = xrt__vtype(v, in)->quant;
+  if ((s = xrt__vquant(v, in, "operand"))) return s;
+  if (!qi) return xrt__vfail(v, "operand must be a quantized tensor");
+  if (xrt__vtype(v, out)->quant)
+    return xrt__vfail(v, "result must not be quantized");
+  if (!xrt__vsame_dims_ids(v, in, out))
+    return xrt__vfail(v, "operand and result shapes differ");
+  if (xrt__vshape(v, out)->dtype != qi->expressed)
+    return xrt__vfail(v, "result element type %s must be the expressed type "
+                      "%s", xrt_dtype_name(xrt__vshape(v, out)->dtype),
+                      xrt_dtype_name(qi->expressed));
+  return XRT_OK;
+}
+
+static xrt_status xrt__verify_reduce_precision(const xrt__vctx *v) {
+  xrt_status s = xrt__vcounts(v, 1, 1);
+  if (s) return s;
+  int32_t in = v->op->operands[0], out = v->op->results[0];
+  const xrt_ir_quant *q = xrt__vtype(v, in)->quant;
+  if ((s = xrt__vquant(v, in, "operand")) || (s = xrt__vquant(v, out, "result")))
+    return s;
+  xrt_dtype t = xrt__vshape(v, in)->dtype;
+  if (q ? q->axis >= 0 : !xrt_dtype_is_float(t))
+    return xrt__vfail(v, "operand must be a float or per-tensor quantized "
+                      "tensor, not %s", xrt_dtype_name(t));
+  if ((s = xrt__vsame(v, in, out, "result type differs from operand type")))
+    return s;
+  const xrt_ir_attr *e = xrt__vattr(v, "exponent_bits", XRT_ATTR_INT);
+  const xrt_ir_attr *m = xrt__vattr(v, "mantissa_bits", XRT_ATTR_INT);
+  if (!e || !m)
+    return xrt__vfail(v, "needs integer attributes 'exponent_bits' and "
+                      "'mantissa_bits'");
+  if (e->i < 1)
+    return xrt__vfail(v, "exponent_bits must be >= 1, got %" PRId64, e->i);
+  if (m->i < 0)
+    return xrt__vfail(v, "mantissa_bits must be >= 0, got %" PRId64, m->i);
+  return XRT_OK;
+}
+
+static xrt_status xrt__verify_mulhi(const xrt__vctx *v) {
+  xrt_status s = xrt__vcounts(v, 2, 1);
+  if (s) return s;
+  if ((s = xrt__vsame(v, v->op->operands[0], v->op->operands[1],
+                      "operand types differ")) ||
+      (s = xrt__vsame(v, v->op->operands[0], v->op->results[0],
+                      "result type differs from operand type")))
+    return s;
+  xrt_dtype t = xrt__operand(v, 0)->dtype;
+  int k = xrt__dtype_class(t);
+  if ((k != XRT__K_SINT && k != XRT__K_UINT) ||
+      xrt__vtype(v, v->op->operands[0])->quant)
+    return xrt__vfail(v, "element type %s is not an integer type",
+                      xrt_dtype_name(t));
+  return XRT_OK;
+}
+
+/* Elementwise ops on quantized tensors (spec: e.g. add C2): every operand
+ * and the result are quantized (compare: the result is i1) with the same
+ * storage and expressed types, and a per-axis operand is quantized along
+ * the result's dimension.  Plain tensors are xrt.c's business. */
+static xrt_status xrt__verify_quant_elementwise(const xrt__vctx *v) {
+  const xrt_ir_op *op = v->op;
+  bool any = false;
+  for (int32_t i = 0; i < op->num_operands + op->num_results; i++) {
+    int32_t id = i < op->num_operands ? op->operands[i]
+                                      : op->results[i - op->num_operands];
+    if (xrt__vtype(v, id)->kind == XRT_TYPE_TENSOR && xrt__vtype(v, id)->quant)
+      any = true;
+  }
+  if (!any || op->num_results != 1) return XRT_OK;
+  bool cmp = op->code == XRT_OP_COMPARE;
+  int32_t res = op->results[0];
+  const xrt_ir_quant *qr = xrt__vtype(v, res)->quant;
+  xrt_status s = xrt__vquant(v, res, "result");
+  if (s) return s;
+  if (cmp ? (qr || xrt__vshape(v, res)->dtype != XRT_PRED) : !qr)
+    return xrt__vfail(v, cmp ? "result of a quantized compare must be i1"
+                             : "operands and result must all be quantized");
+  const xrt_ir_quant *q0 = NULL;
+  for (int32_t i = 0; i < op->num_operands; i++) {
+    int32_t id = op->operands[i];
+    const xrt_ir_quant *q = xrt__vtype(v, id)->quant;
+    if ((s = xrt__vquant(v, id, "operand"))) return s;
+    if (!q) return xrt__vfail(v, "operands and result must all be quantized");
+    if (!xrt__vsame_dims_ids(v, id, res))
+      return xrt__vfail(v, "operand %d and result shapes differ", (int)i);
+    if (!q0) q0 = q;
+    if (q->storage != q0->storage || q->expressed != q0->expressed ||
+        (qr && (q->storage != qr->storage || q->expressed != qr->expressed)))
+      return xrt__vfail(v, "quantized operands and result need the same "
+                        "storage and expressed types");
+    if (qr && q->axis >= 0 && q->axis != qr->axis)
+      return xrt__vfail(v, "operand %d is quantized along dimension %d, the "
+                        "result along %d", (int)i, (int)q->axis, (int)qr->axis);
+  }
+  return XRT_OK;
+}
+
+static xrt_status xrt__verify_types(const xrt__vctx *v) {
+  switch (v->op->code) {
+  case XRT_OP_UNIFORM_QUANTIZE: return xrt__verify_uniform_quantize(v);
+  case XRT_OP_UNIFORM_DEQUANTIZE: return xrt__verify_uniform_dequantize(v);
+  case XRT_OP_REDUCE_PRECISION: return xrt__verify_reduce_precision(v);
+  case XRT_OP_CHLO_MULHI: return xrt__verify_mulhi(v);
+  case XRT_OP_ADD: case XRT_OP_SUBTRACT: case XRT_OP_MULTIPLY:
+  case XRT_OP_DIVIDE: case XRT_OP_REMAINDER: case XRT_OP_MAXIMUM:
+  case XRT_OP_MINIMUM: case XRT_OP_POWER: case XRT_OP_ATAN2:
+  case XRT_OP_NEGATE: case XRT_OP_ABS: case XRT_OP_SIGN:
+  case XRT_OP_EXPONENTIAL: case XRT_OP_EXPONENTIAL_MINUS_ONE:
+  case XRT_OP_LOG: case XRT_OP_LOG_PLUS_ONE: case XRT_OP_LOGISTIC:
+  case XRT_OP_SQRT: case XRT_OP_RSQRT: case XRT_OP_CBRT: case XRT_OP_TANH:
+  case XRT_OP_SINE: case XRT_OP_COSINE: case XRT_OP_TAN:
+  case XRT_OP_FLOOR: case XRT_OP_CEIL: case XRT_OP_ROUND_NEAREST_AFZ:
+  case XRT_OP_ROUND_NEAREST_EVEN: case XRT_OP_COMPARE:
+    /* reached once xrt.c's elementwise checks pass quantized ops on */
+    return xrt__verify_quant_elementwise(v);
+  default: return XRT_OK;
+  }
+}
 
 /* is_finite, real, imag: a float or complex operand, the result's element
  * type as the spec derives it, and the operand's shape. */
@@ -2664,4 +7316,448 @@ void xrt_client_release(xrt_client *client) {
  * 14. NumPy files
  * ==================================================================== */
 
-#include "_dev/npy.inc"
+/* ======================================================================
+ * .npy files (NumPy's array format, versions 1.0, 2.0 and 3.0)
+ *
+ * A file is: "\x93NUMPY", a major and minor version byte, the header length
+ * (2 bytes little-endian in v1, 4 bytes in v2/v3), a Python dict literal
+ * such as {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }
+ * padded with spaces and a newline, then the raw elements.  Only the public
+ * buffer API is used here, so this file depends on nothing else in xrt.c
+ * except xrt__fail.
+ * ==================================================================== */
+
+/* Uses <errno.h>, <stdio.h>, <stdlib.h> and <string.h>, included at the top
+ * of xrt.c. */
+
+#define XRT__NPY_MAGIC "\x93NUMPY"
+#define XRT__NPY_MAGIC_LEN 6
+/* numpy itself refuses headers above 10000 bytes by default; anything much
+ * larger than that is a hostile or broken file, not an array. */
+#define XRT__NPY_MAX_HEADER (1u << 20)
+
+/* npy stores little-endian data and so does xrt; a big-endian host would
+ * need byte swapping that is not written yet. */
+static int xrt__npy_host_is_little(void) {
+  const uint16_t one = 1;
+  unsigned char b;
+  memcpy(&b, &one, 1);
+  return b == 1;
+}
+
+/* The descr codes xrt reads and writes, without the byte-order character. */
+typedef struct xrt__npy_code {
+  const char *code;
+  xrt_dtype dtype;
+} xrt__npy_code;
+
+static const xrt__npy_code xrt__npy_codes[] = {
+    {"b1", XRT_PRED}, {"i1", XRT_S8},   {"i2", XRT_S16}, {"i4", XRT_S32},
+    {"i8", XRT_S64},  {"u1", XRT_U8},   {"u2", XRT_U16}, {"u4", XRT_U32},
+    {"u8", XRT_U64},  {"f2", XRT_F16},  {"f4", XRT_F32}, {"f8", XRT_F64},
+    {"c8", XRT_C64},  {"c16", XRT_C128},
+};
+
+/* ---- reading ---- */
+
+/* A cursor over the header dict text. */
+typedef struct xrt__npy_lex {
+  const char *p, *end;
+} xrt__npy_lex;
+
+static void xrt__npy_skip_ws(xrt__npy_lex *lx) {
+  while (lx->p < lx->end &&
+         (*lx->p == ' ' || *lx->p == '\t' || *lx->p == '\n' || *lx->p == '\r'))
+    lx->p++;
+}
+
+/* Consumes c (after blanks) if it is next; returns whether it was. */
+static int xrt__npy_accept(xrt__npy_lex *lx, char c) {
+  xrt__npy_skip_ws(lx);
+  if (lx->p < lx->end && *lx->p == c) {
+    lx->p++;
+    return 1;
+  }
+  return 0;
+}
+
+/* A quoted Python string without escapes (npy never needs them): sets
+ * *s and *n to its contents. */
+static int xrt__npy_string(xrt__npy_lex *lx, const char **s, size_t *n) {
+  xrt__npy_skip_ws(lx);
+  if (lx->p >= lx->end || (*lx->p != '\'' && *lx->p != '"')) return 0;
+  char q = *lx->p++;
+  const char *start = lx->p;
+  while (lx->p < lx->end && *lx->p != q) {
+    if (*lx->p == '\\' || *lx->p == '\n') return 0;
+    lx->p++;
+  }
+  if (lx->p >= lx->end) return 0;
+  *s = start;
+  *n = (size_t)(lx->p - start);
+  lx->p++;
+  return 1;
+}
+
+static int xrt__npy_word(xrt__npy_lex *lx, const char *w) {
+  size_t n = strlen(w);
+  xrt__npy_skip_ws(lx);
+  if ((size_t)(lx->end - lx->p) < n || memcmp(lx->p, w, n) != 0) return 0;
+  lx->p += n;
+  return 1;
+}
+
+/* What the header dict says, before it is checked against xrt's types. */
+typedef struct xrt__npy_header {
+  char descr[16];
+  int have_descr, have_order, have_shape;
+  int fortran;
+  xrt_shape shape;
+} xrt__npy_header;
+
+/* Parses a non-negative decimal dimension, refusing overflow. */
+static int xrt__npy_dim(xrt__npy_lex *lx, int64_t *out) {
+  xrt__npy_skip_ws(lx);
+  if (lx->p >= lx->end || *lx->p < '0' || *lx->p > '9') return 0;
+  int64_t v = 0;
+  while (lx->p < lx->end && *lx->p >= '0' && *lx->p <= '9') {
+    int d = *lx->p++ - '0';
+    if (v > (INT64_MAX - d) / 10) return 0;
+    v = v * 10 + d;
+  }
+  /* Python 2 era writers put an L after longs: (3L, 4L). */
+  if (lx->p < lx->end && *lx->p == 'L') lx->p++;
+  *out = v;
+  return 1;
+}
+
+/* The shape tuple: (), (3,), (2, 3) or (2, 3,).  Returns a static reason on
+ * failure, NULL on success. */
+static const char *xrt__npy_shape(xrt__npy_lex *lx, xrt_shape *shape) {
+  if (!xrt__npy_accept(lx, '(')) return "'shape' is not a tuple";
+  shape->rank = 0;
+  if (xrt__npy_accept(lx, ')')) return NULL;
+  for (;;) {
+    xrt__npy_skip_ws(lx);
+    if (lx->p < lx->end && *lx->p == '-') return "'shape' has a negative dimension";
+    int64_t d;
+    if (!xrt__npy_dim(lx, &d)) return "'shape' has a dimension that is not a valid integer";
+    if (shape->rank >= XRT_MAX_RANK) return "rank";
+    shape->dims[shape->rank++] = d;
+    if (xrt__npy_accept(lx, ')')) return NULL;
+    if (!xrt__npy_accept(lx, ',')) return "'shape' is not a tuple of integers";
+    if (xrt__npy_accept(lx, ')')) return NULL;
+  }
+}
+
+/* Parses the header dict into *h.  On failure returns a message (static or
+ * in why[]) for the caller to report with the path. */
+static const char *xrt__npy_parse_dict(const char *text, size_t len,
+                                       xrt__npy_header *h) {
+  xrt__npy_lex lx = {text, text + len};
+  memset(h, 0, sizeof *h);
+  if (!xrt__npy_accept(&lx, '{')) return "header is not a dict";
+  while (!xrt__npy_accept(&lx, '}')) {
+    const char *key;
+    size_t klen;
+    if (!xrt__npy_string(&lx, &key, &klen)) return "header dict has a malformed key";
+    if (!xrt__npy_accept(&lx, ':')) return "header dict is missing a ':'";
+    if (klen == 5 && memcmp(key, "descr", 5) == 0) {
+      const char *v;
+      size_t vlen;
+      xrt__npy_skip_ws(&lx);
+      if (lx.p < lx.end && lx.p[0] == '[') return "structured";
+      if (!xrt__npy_string(&lx, &v, &vlen)) return "'descr' is not a string";
+      if (vlen >= sizeof h->descr) vlen = sizeof h->descr - 1; /* still names it */
+      memcpy(h->descr, v, vlen);
+      h->descr[vlen] = 0;
+      h->have_descr = 1;
+    } else if (klen == 13 && memcmp(key, "fortran_order", 13) == 0) {
+      if (xrt__npy_word(&lx, "True")) h->fortran = 1;
+      else if (xrt__npy_word(&lx, "False")) h->fortran = 0;
+      else return "'fortran_order' is not True or False";
+      h->have_order = 1;
+    } else if (klen == 5 && memcmp(key, "shape", 5) == 0) {
+      const char *why = xrt__npy_shape(&lx, &h->shape);
+      if (why) return why;
+      h->have_shape = 1;
+    } else {
+      return "header dict has an unknown key";
+    }
+    if (xrt__npy_accept(&lx, '}')) break;
+    if (!xrt__npy_accept(&lx, ',')) return "header dict is missing a ','";
+  }
+  xrt__npy_skip_ws(&lx);
+  if (lx.p != lx.end) return "header has text after the dict";
+  if (!h->have_descr) return "header has no 'descr'";
+  if (!h->have_order) return "header has no 'fortran_order'";
+  if (!h->have_shape) return "header has no 'shape'";
+  return NULL;
+}
+
+/* Maps a descr string to a dtype, or fails naming it. */
+static xrt_status xrt__npy_dtype(const char *path, const char *descr,
+                                 xrt_dtype *out) {
+  char order = descr[0];
+  const char *code = descr + 1;
+  if (order != '<' && order != '>' && order != '|' && order != '=')
+    return xrt__fail(XRT_INVALID_ARGUMENT,
+                     "%s: 'descr' '%s' has no byte-order character", path, descr);
+  for (size_t i = 0; i < sizeof xrt__npy_codes / sizeof xrt__npy_codes[0]; i++) {
+    if (strcmp(code, xrt__npy_codes[i].code) != 0) continue;
+    xrt_dtype t = xrt__npy_codes[i].dtype;
+    /* Byte order is meaningless for one-byte types; otherwise only
+     * little-endian (or native on a little-endian host) is read. */
+    if (xrt_dtype_size(t) > 1 && order == '>')
+      return xrt__fail(XRT_UNIMPLEMENTED,
+                       "%s: big-endian data ('%s') is not supported", path, descr);
+    *out = t;
+    return XRT_OK;
+  }
+  return xrt__fail(XRT_UNIMPLEMENTED, "%s: npy dtype '%s' is not supported",
+                   path, descr);
+}
+
+/* Reads exactly n bytes or explains why not. */
+static xrt_status xrt__npy_read(FILE *f, const char *path, void *dst, size_t n,
+                                const char *what) {
+  if (n == 0) return XRT_OK;
+  size_t got = fread(dst, 1, n, f);
+  if (got == n) return XRT_OK;
+  if (ferror(f))
+    return xrt__fail(XRT_INVALID_ARGUMENT, "%s: cannot read %s: %s", path, what,
+                     errno ? strerror(errno) : "read error");
+  return xrt__fail(XRT_INVALID_ARGUMENT,
+                   "%s: file is truncated: %s needs %zu bytes, only %zu present",
+                   path, what, n, got);
+}
+
+/* Reads the magic, version and header dict, leaving f at the data. */
+static xrt_status xrt__npy_read_header(FILE *f, const char *path,
+                                       xrt__npy_header *h) {
+  unsigned char pre[XRT__NPY_MAGIC_LEN + 2];
+  errno = 0;
+  size_t got = fread(pre, 1, sizeof pre, f);
+  if (got != sizeof pre) {
+    if (ferror(f))
+      return xrt__fail(XRT_INVALID_ARGUMENT, "%s: cannot read: %s", path,
+                       errno ? strerror(errno) : "read error");
+    size_t m = got < XRT__NPY_MAGIC_LEN ? got : XRT__NPY_MAGIC_LEN;
+    if (got == 0)
+      return xrt__fail(XRT_INVALID_ARGUMENT, "%s: not a .npy file (empty)", path);
+    if (memcmp(pre, XRT__NPY_MAGIC, m) != 0)
+      return xrt__fail(XRT_INVALID_ARGUMENT, "%s: not a .npy file (bad magic)", path);
+    return xrt__fail(XRT_INVALID_ARGUMENT, "%s: file is truncated in the preamble", path);
+  }
+  if (memcmp(pre, XRT__NPY_MAGIC, XRT__NPY_MAGIC_LEN) != 0)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "%s: not a .npy file (bad magic)", path);
+  int major = pre[XRT__NPY_MAGIC_LEN];
+  if (major < 1 || major > 3)
+    return xrt__fail(XRT_UNIMPLEMENTED, "%s: npy format version %d.%d is not supported",
+                     path, major, pre[XRT__NPY_MAGIC_LEN + 1]);
+  unsigned char lenb[4] = {0, 0, 0, 0};
+  size_t lenn = major == 1 ? 2 : 4;
+  xrt_status s = xrt__npy_read(f, path, lenb, lenn, "the header length");
+  if (s) return s;
+  uint32_t hlen = (uint32_t)lenb[0] | (uint32_t)lenb[1] << 8 |
+                  (uint32_t)lenb[2] << 16 | (uint32_t)lenb[3] << 24;
+  if (hlen > XRT__NPY_MAX_HEADER)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "%s: header length %lu is implausibly large",
+                     path, (unsigned long)hlen);
+  char *text = malloc(hlen ? hlen : 1);
+  if (!text) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "%s: out of memory", path);
+  s = xrt__npy_read(f, path, text, hlen, "the header");
+  if (!s) {
+    const char *why = xrt__npy_parse_dict(text, hlen, h);
+    if (why && strcmp(why, "structured") == 0)
+      s = xrt__fail(XRT_UNIMPLEMENTED, "%s: structured npy dtypes are not supported", path);
+    else if (why && strcmp(why, "rank") == 0)
+      s = xrt__fail(XRT_UNIMPLEMENTED, "%s: rank above %d is not supported", path,
+                    XRT_MAX_RANK);
+    else if (why)
+      s = xrt__fail(XRT_INVALID_ARGUMENT, "%s: bad npy header: %s", path, why);
+  }
+  free(text);
+  return s;
+}
+
+/* Checks the header against what xrt can hold and fills h->shape.dtype;
+ * *bytes receives the data size. */
+static xrt_status xrt__npy_check(const char *path, xrt__npy_header *h,
+                                 size_t *bytes) {
+  if (h->fortran)
+    return xrt__fail(XRT_UNIMPLEMENTED,
+                     "%s: fortran_order arrays are not supported (save in C order)", path);
+  xrt_status s = xrt__npy_dtype(path, h->descr, &h->shape.dtype);
+  if (s) return s;
+  /* The byte count must fit size_t and the element count int64. */
+  size_t esize = xrt_dtype_size(h->shape.dtype);
+  uint64_t total = esize;
+  for (int32_t i = 0; i < h->shape.rank; i++) {
+    uint64_t d = (uint64_t)h->shape.dims[i];
+    if (d == 0) { total = 0; continue; }
+    if (total > (uint64_t)INT64_MAX / d)
+      return xrt__fail(XRT_INVALID_ARGUMENT, "%s: shape is too large (overflows)", path);
+    total *= d;
+  }
+  if (total > (uint64_t)SIZE_MAX)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "%s: shape is too large for this host", path);
+  *bytes = (size_t)total;
+  return XRT_OK;
+}
+
+/* Reads an opened file's array onto device. */
+static xrt_status xrt__npy_load(FILE *f, xrt_client *client, xrt_device *device,
+                                const char *path, xrt_buffer **out) {
+  xrt__npy_header h;
+  size_t bytes = 0;
+  xrt_status s = xrt__npy_read_header(f, path, &h);
+  if (!s) s = xrt__npy_check(path, &h, &bytes);
+  if (s) return s;
+  void *data = NULL;
+  if (bytes) {
+    data = malloc(bytes);
+    if (!data)
+      return xrt__fail(XRT_RESOURCE_EXHAUSTED, "%s: cannot allocate %zu bytes", path, bytes);
+  }
+  s = xrt__npy_read(f, path, data, bytes, "the array data");
+  if (!s && h.shape.dtype == XRT_PRED) {
+    /* numpy writes 0/1, but xrt's pred must be exactly 0 or 1. */
+    unsigned char *b = data;
+    for (size_t i = 0; i < bytes; i++) b[i] = b[i] != 0;
+  }
+  if (!s) s = xrt_buffer_from_host(client, device, &h.shape, data, out);
+  free(data);
+  return s;
+}
+
+xrt_status xrt_buffer_from_npy(xrt_client *client, xrt_device *device,
+                               const char *path, xrt_buffer **out_buffer) {
+  if (out_buffer) *out_buffer = NULL;
+  if (!path || !out_buffer)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "xrt_buffer_from_npy: %s is NULL",
+                     path ? "out_buffer" : "path");
+  /* Bad handles are reported before the file is touched. */
+  if (xrt_client_device_count(client) < 0 || xrt_device_id(device) < 0)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "xrt_buffer_from_npy: invalid %s",
+                     xrt_client_device_count(client) < 0 ? "client" : "device");
+  if (!xrt__npy_host_is_little())
+    return xrt__fail(XRT_UNIMPLEMENTED, "%s: npy on a big-endian host", path);
+  errno = 0;
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    int e = errno;
+    xrt_status code = e == ENOENT ? XRT_NOT_FOUND
+                      : e == EACCES ? XRT_PERMISSION_DENIED
+                                    : XRT_INVALID_ARGUMENT;
+    return xrt__fail(code, "%s: cannot open: %s", path,
+                     e ? strerror(e) : "unknown error");
+  }
+  xrt_status s = xrt__npy_load(f, client, device, path, out_buffer);
+  fclose(f); /* read-only: nothing to lose if closing fails */
+  return s;
+}
+
+/* ---- writing ---- */
+
+/* The descr for a dtype, or NULL if npy has no code for it. */
+static const char *xrt__npy_descr(xrt_dtype t) {
+  switch (t) {
+  case XRT_PRED: return "|b1";
+  case XRT_S8: return "|i1";
+  case XRT_U8: return "|u1";
+  case XRT_S16: return "<i2";
+  case XRT_S32: return "<i4";
+  case XRT_S64: return "<i8";
+  case XRT_U16: return "<u2";
+  case XRT_U32: return "<u4";
+  case XRT_U64: return "<u8";
+  case XRT_F16: return "<f2";
+  case XRT_F32: return "<f4";
+  case XRT_F64: return "<f8";
+  case XRT_C64: return "<c8";
+  case XRT_C128: return "<c16";
+  default: return NULL;
+  }
+}
+
+/* Formats the v1.0 preamble and header dict into buf (cap >= 512 bytes
+ * holds any rank up to XRT_MAX_RANK); returns its length, a multiple of 64
+ * as numpy writes it so that the data is aligned. */
+static size_t xrt__npy_format_header(const xrt_shape *shape, const char *descr,
+                                     char *buf, size_t cap) {
+  char dict[480];
+  int n = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (",
+                   descr);
+  for (int32_t i = 0; i < shape->rank; i++)
+    n += snprintf(dict + n, sizeof dict - (size_t)n, "%s%lld", i ? ", " : "",
+                  (long long)shape->dims[i]);
+  n += snprintf(dict + n, sizeof dict - (size_t)n, "%s), }", shape->rank == 1 ? "," : "");
+  size_t body = (size_t)n + 1; /* + the final newline */
+  size_t total = (XRT__NPY_MAGIC_LEN + 4 + body + 63) / 64 * 64;
+  size_t hlen = total - XRT__NPY_MAGIC_LEN - 4;
+  if (total > cap) return 0;
+  memcpy(buf, XRT__NPY_MAGIC, XRT__NPY_MAGIC_LEN);
+  buf[6] = 1;
+  buf[7] = 0;
+  buf[8] = (char)(hlen & 0xff);
+  buf[9] = (char)(hlen >> 8);
+  memcpy(buf + 10, dict, (size_t)n);
+  memset(buf + 10 + n, ' ', hlen - (size_t)n - 1);
+  buf[total - 1] = '\n';
+  return total;
+}
+
+/* Writes header and data to path; on any failure the partial file is
+ * removed so a half-written array never looks valid. */
+static xrt_status xrt__npy_write_file(const char *path, const char *hdr,
+                                      size_t hlen, const void *data,
+                                      size_t bytes) {
+  errno = 0;
+  FILE *f = fopen(path, "wb");
+  if (!f) {
+    int e = errno;
+    return xrt__fail(e == ENOENT ? XRT_NOT_FOUND
+                     : e == EACCES ? XRT_PERMISSION_DENIED
+                                   : XRT_INVALID_ARGUMENT,
+                     "%s: cannot create: %s", path, e ? strerror(e) : "unknown error");
+  }
+  int ok = fwrite(hdr, 1, hlen, f) == hlen;
+  if (ok && bytes) ok = fwrite(data, 1, bytes, f) == bytes;
+  int e = errno;
+  if (fclose(f) != 0 && ok) {
+    ok = 0;
+    e = errno;
+  }
+  if (ok) return XRT_OK;
+  remove(path);
+  return xrt__fail(XRT_DATA_LOSS, "%s: write failed: %s", path,
+                   e ? strerror(e) : "unknown error");
+}
+
+xrt_status xrt_buffer_to_npy(xrt_buffer *buffer, const char *path) {
+  if (!path) return xrt__fail(XRT_INVALID_ARGUMENT, "xrt_buffer_to_npy: path is NULL");
+  xrt_shape shape;
+  xrt_status s = xrt_buffer_shape(buffer, &shape);
+  if (s) return s;
+  if (!xrt__npy_host_is_little())
+    return xrt__fail(XRT_UNIMPLEMENTED, "%s: npy on a big-endian host", path);
+  const char *descr = xrt__npy_descr(shape.dtype);
+  if (!descr)
+    return xrt__fail(XRT_UNIMPLEMENTED, "%s: element type %s has no npy dtype", path,
+                     xrt_dtype_name(shape.dtype));
+  char hdr[576];
+  size_t hlen = xrt__npy_format_header(&shape, descr, hdr, sizeof hdr);
+  if (!hlen) return xrt__fail(XRT_INTERNAL, "%s: npy header too long", path);
+  size_t bytes = xrt_buffer_bytes(buffer);
+  void *data = NULL;
+  if (bytes) {
+    data = malloc(bytes);
+    if (!data)
+      return xrt__fail(XRT_RESOURCE_EXHAUSTED, "%s: cannot allocate %zu bytes", path, bytes);
+    s = xrt_buffer_to_host(buffer, data, bytes);
+  }
+  if (!s) s = xrt__npy_write_file(path, hdr, hlen, data, bytes);
+  free(data);
+  return s;
+}

@@ -29,6 +29,20 @@
  * planned function) behind a mutex; a concurrent execute builds a temporary
  * frame for its call.  Region plans (reduce body, while cond/body) run on
  * the same frame with their arguments rebound per iteration or element.
+ *
+ * Contents, in order:
+ *   Elementwise kernels (unary, binary, compare, convert, bitcast, types)
+ *   Small helpers; client, devices and device memory; plans and steps
+ *   Data movement, select and clamp, scalar conversion, reduce, dot_general,
+ *   while / func.call / custom_call
+ *   The planner (values, liveness, slots) and lowering ops to steps
+ *   Indexing and windows (gather, scatter, dynamic slices, reduce_window,
+ *   select_and_scatter, dynamic shape ops)
+ *   Control flow and structure (if, case, map, sort, composite, tuples,
+ *   tokens, host I/O, chlo.scan)
+ *   Linear algebra and numerics (convolution, fft, triangular_solve,
+ *   cholesky, batch norm, random numbers, chlo.ragged_dot)
+ *   Planning functions, executables and execution, the plugin table
  */
 #define _POSIX_C_SOURCE 200809L
 #include "xrt.h"
@@ -41,8 +55,1790 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Elementwise kernels (another file; inlined before release). */
-#include "_dev/sim_ew.inc"
+/* ----------------------------------------------------------------------
+ * Elementwise kernels of the simulated device.
+ *
+ * One function per op x element type, stamped out by X-macros, so a loop
+ * has no per-element switch on the type and the plain int/f32/f64 loops
+ * vectorize. The output may be the same pointer as an input (never a
+ * partial overlap): every loop reads element i before it writes element i,
+ * and the kernels whose output elements are wider than their inputs run
+ * backwards.
+ *
+ * Semantics follow the StableHLO spec and its reference interpreter.  Where
+ * the spec leaves a value implementation-defined we take XLA's choice:
+ *   x / 0 = -1 (all ones), x % 0 = x, MIN / -1 = MIN, MIN % -1 = 0;
+ *   shifts by >= the bit width give 0 (arithmetic right: the sign fill);
+ *   float -> int truncates and saturates, NaN -> 0 (APFloat's rule).
+ * Integer arithmetic is done in unsigned types so overflow wraps without UB;
+ * sub-byte integers compute in a wider type and wrap to their width.
+ * f16/bf16 compute in float and round to nearest even (float has more than
+ * 2p+2 bits, so + - * / sqrt stay correctly rounded); complex division and
+ * transcendentals compute in double complex as the interpreter does.
+ * -------------------------------------------------------------------- */
+#include <complex.h>
+#undef complex /* keep the short names out of the including file */
+#undef I
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef void (*sim_ew_fn)(void *const *in, void *out, size_t n,
+                          const void *ctx);
+
+/* ---- integer helpers (values travel as 64-bit two's complement) ---- */
+
+/* Low w (< 64) bits of v as a w-bit integer, sign-extended when sg. */
+static inline uint64_t sim_wrap(uint64_t v, int w, int sg) {
+  uint64_t h = (uint64_t)1 << ((w - 1) & 63);
+  v &= (h << 1) - 1;
+  return sg ? (v ^ h) - h : v;
+}
+
+static inline int64_t sim_sext(uint64_t bits, int w) {
+  return (int64_t)(w >= 64 ? bits : sim_wrap(bits, w, 1));
+}
+
+/* Mask of the low W bits, W in 1..64 (the & 63 keeps W = 64 shift-safe). */
+#define SIM_M64(W) ((W) >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << ((W) & 63)) - 1)
+
+/* Stores v into storage type T of width W: sub-byte widths wrap. */
+#define SIM_ST(T, W, SG, v)                                                   \
+  ((W) == 8 * (int)sizeof(T) ? (T)(v) : (T)sim_wrap((uint64_t)(v), (W), (SG)))
+
+static inline int64_t sim_sdiv(int64_t a, int64_t b) {
+  if (b == 0) return -1;
+  if (b == -1) return (int64_t)(0 - (uint64_t)a); /* MIN / -1 wraps to MIN */
+  return a / b;
+}
+static inline uint64_t sim_udiv(uint64_t a, uint64_t b) {
+  return b ? a / b : ~(uint64_t)0;
+}
+static inline int64_t sim_srem(int64_t a, int64_t b) {
+  if (b == 0) return a;
+  if (b == -1) return 0;
+  return a % b; /* sign of the dividend, as C99 */
+}
+static inline uint64_t sim_urem(uint64_t a, uint64_t b) {
+  return b ? a % b : a;
+}
+
+/* Square-and-multiply modulo 2^64; narrower types truncate afterwards. */
+static inline uint64_t sim_upow(uint64_t base, uint64_t e) {
+  uint64_t r = 1;
+  for (; e; e >>= 1, base *= base)
+    if (e & 1) r *= base;
+  return r;
+}
+/* Negative exponents: 1 and -1 keep their powers, everything else gives 0
+ * (the interpreter's rule). */
+static inline int64_t sim_spow(int64_t base, int64_t e) {
+  if (e < 0) {
+    if (base == 1) return 1;
+    if (base == -1) return (e & 1) ? -1 : 1;
+    return 0;
+  }
+  return (int64_t)sim_upow((uint64_t)base, (uint64_t)e);
+}
+
+/* Arithmetic right shift of a w-bit pattern (also for unsigned types). */
+static inline uint64_t sim_sra(uint64_t bits, uint64_t sh, int w) {
+  int64_t s = sim_sext(bits, w);
+  if (sh >= (uint64_t)w) return s < 0 ? ~(uint64_t)0 : 0;
+  return (uint64_t)(s < 0 ? ~(~s >> sh) : s >> sh);
+}
+
+static inline uint64_t sim_iabs(int64_t v) {
+  return v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+}
+static inline int64_t sim_isign(int64_t v) { return (v > 0) - (v < 0); }
+
+static inline int sim_popcnt(uint64_t x) {
+#if defined(__GNUC__)
+  return __builtin_popcountll(x);
+#else
+  int c = 0;
+  for (; x; x &= x - 1) c++;
+  return c;
+#endif
+}
+/* Leading zeros of x viewed as a w-bit number. */
+static inline int sim_clz(uint64_t x, int w) {
+#if defined(__GNUC__)
+  return x ? __builtin_clzll(x) - (64 - w) : w;
+#else
+  int k = w;
+  for (; x; x >>= 1) k--;
+  return k;
+#endif
+}
+
+/* ---- loop skeletons ---- */
+
+/* o[i] = E for i < n, where E reads X = a[i] (and Y = b[i]).  Each block of
+ * inputs is copied before its outputs are written: an in-place call stays
+ * correct, and gcc's -O2 vectorizer (cost model "very-cheap", which refuses
+ * runtime alias checks and scalar epilogues) vectorizes the fixed-size
+ * inner loops. */
+#define SIM_BLK 16
+#define SIM_MAP1(TA, a, o, n, E)                                              \
+  do {                                                                        \
+    size_t i_ = 0;                                                            \
+    for (; i_ + SIM_BLK <= (n); i_ += SIM_BLK) {                              \
+      TA xs_[SIM_BLK];                                                        \
+      for (int k_ = 0; k_ < SIM_BLK; k_++) xs_[k_] = (a)[i_ + k_];            \
+      for (int k_ = 0; k_ < SIM_BLK; k_++) {                                  \
+        TA X = xs_[k_];                                                       \
+        (o)[i_ + k_] = E;                                                     \
+      }                                                                       \
+    }                                                                         \
+    for (; i_ < (n); i_++) {                                                  \
+      TA X = (a)[i_];                                                         \
+      (o)[i_] = E;                                                            \
+    }                                                                         \
+  } while (0)
+#define SIM_MAP2(TA, a, b, o, n, E)                                           \
+  do {                                                                        \
+    size_t i_ = 0;                                                            \
+    for (; i_ + SIM_BLK <= (n); i_ += SIM_BLK) {                              \
+      TA xs_[SIM_BLK], ys_[SIM_BLK];                                          \
+      for (int k_ = 0; k_ < SIM_BLK; k_++) {                                  \
+        xs_[k_] = (a)[i_ + k_];                                               \
+        ys_[k_] = (b)[i_ + k_];                                               \
+      }                                                                       \
+      for (int k_ = 0; k_ < SIM_BLK; k_++) {                                  \
+        TA X = xs_[k_], Y = ys_[k_];                                          \
+        (o)[i_ + k_] = E;                                                     \
+      }                                                                       \
+    }                                                                         \
+    for (; i_ < (n); i_++) {                                                  \
+      TA X = (a)[i_], Y = (b)[i_];                                            \
+      (o)[i_] = E;                                                            \
+    }                                                                         \
+  } while (0)
+
+/* ---- integer kernels ---- */
+
+/* Integer element types: name, dtype, storage T, unsigned compute type P
+ * (never narrower than unsigned int, so no promotion to signed int), width
+ * W, signedness SG.  OP is passed through for the caller's macro X. */
+#define SIM_INT_TYPES(X, OP)                                                  \
+  X(OP, s8, XRT_S8, int8_t, uint32_t, 8, 1)                                   \
+  X(OP, s16, XRT_S16, int16_t, uint32_t, 16, 1)                               \
+  X(OP, s32, XRT_S32, int32_t, uint32_t, 32, 1)                               \
+  X(OP, s64, XRT_S64, int64_t, uint64_t, 64, 1)                               \
+  X(OP, u8, XRT_U8, uint8_t, uint32_t, 8, 0)                                  \
+  X(OP, u16, XRT_U16, uint16_t, uint32_t, 16, 0)                              \
+  X(OP, u32, XRT_U32, uint32_t, uint32_t, 32, 0)                              \
+  X(OP, u64, XRT_U64, uint64_t, uint64_t, 64, 0)                              \
+  X(OP, s2, XRT_S2, int8_t, uint32_t, 2, 1)                                   \
+  X(OP, s4, XRT_S4, int8_t, uint32_t, 4, 1)                                   \
+  X(OP, u2, XRT_U2, uint8_t, uint32_t, 2, 0)                                  \
+  X(OP, u4, XRT_U4, uint8_t, uint32_t, 4, 0)
+
+#define SIM_I_ADD(a, b, P, W, SG) ((P)(a) + (P)(b))
+#define SIM_I_SUB(a, b, P, W, SG) ((P)(a) - (P)(b))
+#define SIM_I_MUL(a, b, P, W, SG) ((P)(a) * (P)(b))
+#define SIM_I_AND(a, b, P, W, SG) ((P)(a) & (P)(b))
+#define SIM_I_OR(a, b, P, W, SG) ((P)(a) | (P)(b))
+#define SIM_I_XOR(a, b, P, W, SG) ((P)(a) ^ (P)(b))
+#define SIM_I_MAX(a, b, P, W, SG) ((a) > (b) ? (a) : (b))
+#define SIM_I_MIN(a, b, P, W, SG) ((a) < (b) ? (a) : (b))
+#define SIM_I_DIV(a, b, P, W, SG)                                             \
+  ((SG) ? (uint64_t)sim_sdiv((int64_t)(a), (int64_t)(b))                      \
+        : sim_udiv((uint64_t)(a), (uint64_t)(b)))
+#define SIM_I_REM(a, b, P, W, SG)                                             \
+  ((SG) ? (uint64_t)sim_srem((int64_t)(a), (int64_t)(b))                      \
+        : sim_urem((uint64_t)(a), (uint64_t)(b)))
+#define SIM_I_POW(a, b, P, W, SG)                                             \
+  ((SG) ? (uint64_t)sim_spow((int64_t)(a), (int64_t)(b))                      \
+        : sim_upow((uint64_t)(a), (uint64_t)(b)))
+/* Shift counts are read as unsigned W-bit values: negative ones are huge. */
+#define SIM_I_SHL(a, b, P, W, SG)                                             \
+  ((uint64_t)(P)(b) >= (W) ? 0 : (P)(a) << (uint64_t)(P)(b))
+#define SIM_I_SHRL(a, b, P, W, SG)                                            \
+  ((uint64_t)(P)(b) >= (W)                                                    \
+       ? 0                                                                    \
+       : ((uint64_t)(P)(a) & SIM_M64(W)) >> (uint64_t)(P)(b))
+#define SIM_I_SHRA(a, b, P, W, SG)                                            \
+  sim_sra((uint64_t)(P)(a), (uint64_t)(P)(b) & SIM_M64(W), (W))
+
+#define SIM_I_NEG(a, P, W, SG) ((P)0 - (P)(a))
+#define SIM_I_ABS(a, P, W, SG) ((SG) ? sim_iabs((int64_t)(a)) : (uint64_t)(a))
+#define SIM_I_SIGN(a, P, W, SG)                                               \
+  ((SG) ? (uint64_t)sim_isign((int64_t)(a)) : (uint64_t)((a) != 0))
+#define SIM_I_NOT(a, P, W, SG) ((P) ~(P)(a))
+#define SIM_I_POPCNT(a, P, W, SG)                                             \
+  ((uint64_t)sim_popcnt((uint64_t)(P)(a) & SIM_M64(W)))
+#define SIM_I_CLZ(a, P, W, SG)                                                \
+  ((uint64_t)sim_clz((uint64_t)(P)(a) & SIM_M64(W), (W)))
+
+#define SIM_INT_BIN_OPS(X)                                                    \
+  X(ADD) X(SUB) X(MUL) X(DIV) X(REM) X(MAX) X(MIN) X(POW) X(AND) X(OR)        \
+  X(XOR) X(SHL) X(SHRL) X(SHRA)
+#define SIM_INT_UN_OPS(X) X(NEG) X(ABS) X(SIGN) X(NOT) X(POPCNT) X(CLZ)
+
+#define SIM_DEF_IB(OP, nm, code, T, P, W, SG)                                 \
+  static void sim_##OP##_##nm(void *const *in, void *out, size_t n,           \
+                              const void *ctx) {                              \
+    const T *a = (const T *)in[0], *b = (const T *)in[1];                     \
+    T *o = (T *)out;                                                          \
+    (void)ctx;                                                                \
+    SIM_MAP2(T, a, b, o, n, SIM_ST(T, W, SG, SIM_I_##OP(X, Y, P, W, SG)));   \
+  }
+#define SIM_DEF_IU(OP, nm, code, T, P, W, SG)                                 \
+  static void sim_##OP##_##nm(void *const *in, void *out, size_t n,           \
+                              const void *ctx) {                              \
+    const T *a = (const T *)in[0];                                            \
+    T *o = (T *)out;                                                          \
+    (void)ctx;                                                                \
+    SIM_MAP1(T, a, o, n, SIM_ST(T, W, SG, SIM_I_##OP(X, P, W, SG)));         \
+  }
+#define SIM_STAMP_IB(OP) SIM_INT_TYPES(SIM_DEF_IB, OP)
+#define SIM_STAMP_IU(OP) SIM_INT_TYPES(SIM_DEF_IU, OP)
+SIM_INT_BIN_OPS(SIM_STAMP_IB)
+SIM_INT_UN_OPS(SIM_STAMP_IU)
+
+/* ---- pred (i1) kernels: arithmetic on booleans as the spec defines it ---- */
+
+#define SIM_PRED_BIN_OPS(X)                                                   \
+  X(ADD, |) X(MUL, &) X(MAX, |) X(MIN, &) X(AND, &) X(OR, |) X(XOR, ^)
+#define SIM_DEF_PB(OP, sym)                                                   \
+  static void sim_##OP##_pred(void *const *in, void *out, size_t n,           \
+                              const void *ctx) {                              \
+    const uint8_t *a = (const uint8_t *)in[0], *b = (const uint8_t *)in[1];   \
+    uint8_t *o = (uint8_t *)out;                                              \
+    (void)ctx;                                                                \
+    SIM_MAP2(uint8_t, a, b, o, n, (uint8_t)((X sym Y) & 1));                  \
+  }
+SIM_PRED_BIN_OPS(SIM_DEF_PB)
+
+static void sim_NOT_pred(void *const *in, void *out, size_t n,
+                         const void *ctx) {
+  const uint8_t *a = (const uint8_t *)in[0];
+  uint8_t *o = (uint8_t *)out;
+  (void)ctx;
+  SIM_MAP1(uint8_t, a, o, n, (uint8_t)!X);
+}
+
+/* ---- float kernels ---- */
+
+/* Float types: name, dtype, storage T, compute type C, load, store, and the
+ * totalOrder key of a stored value. */
+#define SIM_ID(x) (x)
+#define SIM_FLT_TYPES(X, OP)                                                  \
+  X(OP, f32, XRT_F32, float, float, SIM_ID, SIM_ID, sim_key_f32)              \
+  X(OP, f64, XRT_F64, double, double, SIM_ID, SIM_ID, sim_key_f64)            \
+  X(OP, f16, XRT_F16, uint16_t, float, xrt_f16_to_f32, xrt_f32_to_f16,        \
+    sim_key_h)                                                                \
+  X(OP, bf16, XRT_BF16, uint16_t, float, xrt_bf16_to_f32, xrt_f32_to_bf16,    \
+    sim_key_h)
+
+/* Calls the float or double flavour of a libm-style function. */
+#define SIM_M(fn, x) _Generic((x), float : fn##f, default : fn)(x)
+#define SIM_M2(fn, x, y) _Generic((x), float : fn##f, default : fn)(x, y)
+
+/* Round half to even without depending on the fenv rounding mode. */
+static inline double sim_reven(double x) {
+  double r = round(x);
+  return fabs(x - trunc(x)) == 0.5 ? 2.0 * round(0.5 * x) : r;
+}
+static inline float sim_revenf(float x) {
+  float r = roundf(x);
+  return fabsf(x - truncf(x)) == 0.5f ? 2.0f * roundf(0.5f * x) : r;
+}
+
+#define SIM_F_ADD(x, y) ((x) + (y))
+#define SIM_F_SUB(x, y) ((x) - (y))
+#define SIM_F_MUL(x, y) ((x) * (y))
+#define SIM_F_DIV(x, y) ((x) / (y))
+#define SIM_F_REM(x, y) SIM_M2(fmod, x, y) /* sign of the dividend */
+/* NaN wins; -0 < +0 (IEEE maximum/minimum, not fmax/fmin). */
+#define SIM_F_MAX(x, y)                                                       \
+  ((x) != (x)   ? (x)                                                         \
+   : (y) != (y) ? (y)                                                         \
+   : (x) > (y)  ? (x)                                                         \
+   : (y) > (x)  ? (y)                                                         \
+   : signbit(x) ? (y)                                                         \
+                : (x))
+#define SIM_F_MIN(x, y)                                                       \
+  ((x) != (x)   ? (x)                                                         \
+   : (y) != (y) ? (y)                                                         \
+   : (x) < (y)  ? (x)                                                         \
+   : (y) < (x)  ? (y)                                                         \
+   : signbit(x) ? (x)                                                         \
+                : (y))
+
+#define SIM_F_NEG(x) (-(x))
+#define SIM_F_ABS(x) SIM_M(fabs, x)
+/* sign keeps NaN and signed zeros. */
+#define SIM_F_SIGN(x) ((x) > 0 ? 1 : (x) < 0 ? -1 : (x))
+#define SIM_F_SQRT(x) SIM_M(sqrt, x)
+#define SIM_F_FLOOR(x) SIM_M(floor, x)
+#define SIM_F_CEIL(x) SIM_M(ceil, x)
+#define SIM_F_RAFZ(x) SIM_M(round, x)
+#define SIM_F_REVEN(x) SIM_M(sim_reven, x)
+
+/* Transcendentals compute in double whatever the element type and round
+ * once to it, as the interpreter does (mapWithUpcastToDouble): f32 and f16
+ * results are then within half an ulp plus 2^-29 ulps of the exact value. */
+#define SIM_F_POW(x, y) pow(x, y)
+#define SIM_F_ATAN2(x, y) atan2(x, y)
+#define SIM_F_EXP(x) exp(x)
+#define SIM_F_LOG(x) log(x)
+#define SIM_F_RSQRT(x) (1 / sqrt(x))
+#define SIM_F_TANH(x) tanh(x)
+#define SIM_F_LOGISTIC(x) (1 / (1 + exp(-(x))))
+#define SIM_F_SIN(x) sin(x)
+#define SIM_F_COS(x) cos(x)
+#define SIM_F_TAN(x) tan(x)
+#define SIM_F_EXPM1(x) expm1(x)
+#define SIM_F_LOG1P(x) log1p(x)
+#define SIM_F_CBRT(x) cbrt(x)
+
+/* Ops computed in the element's compute type C (correctly rounded there,
+ * and float has the 2p+2 bits that make f16/bf16 results exact too) ... */
+#define SIM_FLT_BIN_OPS(X) X(ADD) X(SUB) X(MUL) X(DIV) X(REM) X(MAX) X(MIN)
+#define SIM_FLT_UN_OPS(X)                                                     \
+  X(NEG) X(ABS) X(SIGN) X(SQRT) X(FLOOR) X(CEIL) X(RAFZ) X(REVEN)
+/* ... and ops computed in double. */
+#define SIM_FLT_BIN_DOPS(X) X(POW) X(ATAN2)
+#define SIM_FLT_UN_DOPS(X)                                                    \
+  X(EXP) X(LOG) X(RSQRT) X(TANH) X(LOGISTIC) X(SIN) X(COS) X(TAN) X(EXPM1)    \
+  X(LOG1P) X(CBRT)
+
+/* Stores a double into a float element type with one rounding. */
+#define SIM_STD_f32(v) ((float)(v))
+#define SIM_STD_f64(v) (v)
+#define SIM_STD_f16(v) xrt_f64_to_f16(v)
+#define SIM_STD_bf16(v) xrt_f64_to_bf16(v)
+
+#define SIM_DEF_FB(OP, nm, code, T, C, LD, ST, KEY)                           \
+  static void sim_##OP##_##nm(void *const *in, void *out, size_t n,           \
+                              const void *ctx) {                              \
+    const T *a = (const T *)in[0], *b = (const T *)in[1];                     \
+    T *o = (T *)out;                                                          \
+    (void)ctx;                                                                \
+    SIM_MAP2(T, a, b, o, n, ST((C)SIM_F_##OP((C)LD(X), (C)LD(Y))));          \
+  }
+#define SIM_DEF_FU(OP, nm, code, T, C, LD, ST, KEY)                           \
+  static void sim_##OP##_##nm(void *const *in, void *out, size_t n,           \
+                              const void *ctx) {                              \
+    const T *a = (const T *)in[0];                                            \
+    T *o = (T *)out;                                                          \
+    (void)ctx;                                                                \
+    SIM_MAP1(T, a, o, n, ST((C)SIM_F_##OP((C)LD(X))));                       \
+  }
+#define SIM_DEF_FBD(OP, nm, code, T, C, LD, ST, KEY)                          \
+  static void sim_##OP##_##nm(void *const *in, void *out, size_t n,           \
+                              const void *ctx) {                              \
+    const T *a = (const T *)in[0], *b = (const T *)in[1];                     \
+    T *o = (T *)out;                                                          \
+    (void)ctx;                                                                \
+    SIM_MAP2(T, a, b, o, n,                                                   \
+             SIM_STD_##nm(SIM_F_##OP((double)LD(X), (double)LD(Y))));         \
+  }
+#define SIM_DEF_FUD(OP, nm, code, T, C, LD, ST, KEY)                          \
+  static void sim_##OP##_##nm(void *const *in, void *out, size_t n,           \
+                              const void *ctx) {                              \
+    const T *a = (const T *)in[0];                                            \
+    T *o = (T *)out;                                                          \
+    (void)ctx;                                                                \
+    SIM_MAP1(T, a, o, n, SIM_STD_##nm(SIM_F_##OP((double)LD(X))));           \
+  }
+#define SIM_STAMP_FB(OP) SIM_FLT_TYPES(SIM_DEF_FB, OP)
+#define SIM_STAMP_FU(OP) SIM_FLT_TYPES(SIM_DEF_FU, OP)
+#define SIM_STAMP_FBD(OP) SIM_FLT_TYPES(SIM_DEF_FBD, OP)
+#define SIM_STAMP_FUD(OP) SIM_FLT_TYPES(SIM_DEF_FUD, OP)
+SIM_FLT_BIN_OPS(SIM_STAMP_FB)
+SIM_FLT_UN_OPS(SIM_STAMP_FU)
+SIM_FLT_BIN_DOPS(SIM_STAMP_FBD)
+SIM_FLT_UN_DOPS(SIM_STAMP_FUD)
+
+/* is_finite: float -> pred (output never wider than input). */
+#define SIM_DEF_ISFIN(OP, nm, code, T, C, LD, ST, KEY)                        \
+  static void sim_ISFIN_##nm(void *const *in, void *out, size_t n,            \
+                             const void *ctx) {                               \
+    const T *a = (const T *)in[0];                                            \
+    uint8_t *o = (uint8_t *)out;                                              \
+    (void)ctx;                                                                \
+    SIM_MAP1(T, a, o, n, (uint8_t)(isfinite(LD(X)) != 0));                   \
+  }
+SIM_FLT_TYPES(SIM_DEF_ISFIN, ISFIN)
+
+/* ---- complex kernels: values travel as pairs of doubles ---- */
+
+typedef struct sim_c2 {
+  double re, im;
+} sim_c2;
+typedef double _Complex sim_cd;
+
+static inline sim_c2 sim_c2_mk(double re, double im) {
+  sim_c2 r;
+  r.re = re;
+  r.im = im;
+  return r;
+}
+/* A union avoids x + y*I, which turns an infinite y into NaNs. */
+static inline sim_cd sim_cd_of(sim_c2 a) {
+  union {
+    sim_cd z;
+    double d[2];
+  } u;
+  u.d[0] = a.re;
+  u.d[1] = a.im;
+  return u.z;
+}
+static inline sim_c2 sim_c2_of(sim_cd z) { return sim_c2_mk(creal(z), cimag(z)); }
+
+static inline sim_c2 sim_c_ADD(sim_c2 a, sim_c2 b) {
+  return sim_c2_mk(a.re + b.re, a.im + b.im);
+}
+static inline sim_c2 sim_c_SUB(sim_c2 a, sim_c2 b) {
+  return sim_c2_mk(a.re - b.re, a.im - b.im);
+}
+static inline sim_c2 sim_c_MUL(sim_c2 a, sim_c2 b) {
+  return sim_c2_mk(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re);
+}
+/* C's complex division scales to avoid overflow (Annex G / __divdc3). */
+static inline sim_c2 sim_c_DIV(sim_c2 a, sim_c2 b) {
+  return sim_c2_of(sim_cd_of(a) / sim_cd_of(b));
+}
+static inline sim_c2 sim_c_POW(sim_c2 a, sim_c2 b) {
+  return sim_c2_of(cpow(sim_cd_of(a), sim_cd_of(b)));
+}
+/* atan2(y, x) = -i * log((x + i*y) / sqrt(x*x + y*y)), y = lhs. */
+static inline sim_c2 sim_c_ATAN2(sim_c2 y, sim_c2 x) {
+  sim_c2 w = sim_c2_mk(x.re - y.im, x.im + y.re);
+  sim_c2 s = sim_c_ADD(sim_c_MUL(x, x), sim_c_MUL(y, y));
+  sim_cd l = clog(sim_cd_of(w) / csqrt(sim_cd_of(s)));
+  return sim_c2_mk(cimag(l), -creal(l));
+}
+/* Lexicographic on (re, im), as the interpreter orders complex numbers. */
+static inline sim_c2 sim_c_MAX(sim_c2 a, sim_c2 b) {
+  int gt = a.re == b.re ? a.im > b.im : a.re > b.re;
+  return gt ? a : b;
+}
+static inline sim_c2 sim_c_MIN(sim_c2 a, sim_c2 b) {
+  int lt = a.re == b.re ? a.im < b.im : a.re < b.re;
+  return lt ? a : b;
+}
+
+static inline sim_c2 sim_c_NEG(sim_c2 a) { return sim_c2_mk(-a.re, -a.im); }
+static inline sim_c2 sim_c_SIGN(sim_c2 a) {
+  if (isnan(a.re) || isnan(a.im)) return sim_c2_mk(NAN, NAN);
+  if (a.re == 0 && a.im == 0) return a;
+  double h = hypot(a.re, a.im);
+  return sim_c2_mk(a.re / h, a.im / h);
+}
+#define SIM_C_LIBM(OP, f)                                                     \
+  static inline sim_c2 sim_c_##OP(sim_c2 a) {                                 \
+    return sim_c2_of(f(sim_cd_of(a)));                                        \
+  }
+SIM_C_LIBM(EXP, cexp)
+SIM_C_LIBM(LOG, clog)
+SIM_C_LIBM(SQRT, csqrt)
+SIM_C_LIBM(TANH, ctanh)
+SIM_C_LIBM(SIN, csin)
+SIM_C_LIBM(COS, ccos)
+SIM_C_LIBM(TAN, ctan)
+static inline sim_c2 sim_c_RSQRT(sim_c2 a) {
+  return sim_c2_of(1.0 / csqrt(sim_cd_of(a)));
+}
+static inline sim_c2 sim_c_LOGISTIC(sim_c2 a) {
+  return sim_c2_of(1.0 / (1.0 + cexp(sim_cd_of(sim_c_NEG(a)))));
+}
+/* exp(z) - 1 without cancellation near 0: expm1(x)cos(y) - 2sin^2(y/2). */
+static inline sim_c2 sim_c_EXPM1(sim_c2 a) {
+  double s = sin(0.5 * a.im);
+  return sim_c2_mk(expm1(a.re) * cos(a.im) - 2 * s * s, exp(a.re) * sin(a.im));
+}
+/* log(1 + z): |1+z|^2 - 1 = x(2 + x) + y^2 keeps precision near 0. */
+static inline sim_c2 sim_c_LOG1P(sim_c2 a) {
+  double t = a.re * (2 + a.re) + a.im * a.im;
+  if (!isfinite(t) || t > 1) /* far from 0: the plain formula is fine */
+    return sim_c2_of(clog(sim_cd_of(sim_c2_mk(1 + a.re, a.im))));
+  return sim_c2_mk(0.5 * log1p(t), atan2(a.im, 1 + a.re));
+}
+/* Principal cube root: cbrt(|z|) at a third of the argument. */
+static inline sim_c2 sim_c_CBRT(sim_c2 a) {
+  if (a.re == 0 && a.im == 0) return a;
+  double r = cbrt(hypot(a.re, a.im)), t = atan2(a.im, a.re) / 3;
+  return sim_c2_mk(r * cos(t), r * sin(t));
+}
+
+#define SIM_CPX_TYPES(X, OP)                                                  \
+  X(OP, c64, XRT_C64, float)                                                  \
+  X(OP, c128, XRT_C128, double)
+#define SIM_CPX_BIN_OPS(X)                                                    \
+  X(ADD) X(SUB) X(MUL) X(DIV) X(POW) X(ATAN2) X(MAX) X(MIN)
+#define SIM_CPX_UN_OPS(X)                                                     \
+  X(NEG) X(SIGN) X(EXP) X(LOG) X(SQRT) X(RSQRT) X(TANH) X(LOGISTIC) X(SIN)    \
+  X(COS) X(TAN) X(EXPM1) X(LOG1P) X(CBRT)
+
+#define SIM_DEF_CB(OP, nm, code, ET)                                          \
+  static void sim_##OP##_##nm(void *const *in, void *out, size_t n,           \
+                              const void *ctx) {                              \
+    const ET *a = (const ET *)in[0], *b = (const ET *)in[1];                  \
+    ET *o = (ET *)out;                                                        \
+    (void)ctx;                                                                \
+    for (size_t i = 0; i < n; i++) {                                          \
+      sim_c2 r = sim_c_##OP(sim_c2_mk(a[2 * i], a[2 * i + 1]),                \
+                            sim_c2_mk(b[2 * i], b[2 * i + 1]));               \
+      o[2 * i] = (ET)r.re;                                                    \
+      o[2 * i + 1] = (ET)r.im;                                                \
+    }                                                                         \
+  }
+#define SIM_DEF_CU(OP, nm, code, ET)                                          \
+  static void sim_##OP##_##nm(void *const *in, void *out, size_t n,           \
+                              const void *ctx) {                              \
+    const ET *a = (const ET *)in[0];                                          \
+    ET *o = (ET *)out;                                                        \
+    (void)ctx;                                                                \
+    for (size_t i = 0; i < n; i++) {                                          \
+      sim_c2 r = sim_c_##OP(sim_c2_mk(a[2 * i], a[2 * i + 1]));               \
+      o[2 * i] = (ET)r.re;                                                    \
+      o[2 * i + 1] = (ET)r.im;                                                \
+    }                                                                         \
+  }
+#define SIM_STAMP_CB(OP) SIM_CPX_TYPES(SIM_DEF_CB, OP)
+#define SIM_STAMP_CU(OP) SIM_CPX_TYPES(SIM_DEF_CU, OP)
+SIM_CPX_BIN_OPS(SIM_STAMP_CB)
+SIM_CPX_UN_OPS(SIM_STAMP_CU)
+
+/* Complex -> real element type: abs, real and imag (outputs are narrower, so
+ * forward loops stay alias-safe).  On real inputs real is a copy and imag 0. */
+#define SIM_DEF_CR(OP, nm, code, ET)                                          \
+  static void sim_##OP##_##nm(void *const *in, void *out, size_t n,           \
+                              const void *ctx) {                              \
+    const ET *a = (const ET *)in[0];                                          \
+    ET *o = (ET *)out;                                                        \
+    (void)ctx;                                                                \
+    for (size_t i = 0; i < n; i++) o[i] = (ET)SIM_CR_##OP(a[2 * i], a[2 * i + 1]); \
+  }
+#define SIM_CR_ABS(re, im) hypot(re, im)
+#define SIM_CR_REAL(re, im) (re)
+#define SIM_CR_IMAG(re, im) (im)
+SIM_CPX_TYPES(SIM_DEF_CR, ABS)
+SIM_CPX_TYPES(SIM_DEF_CR, REAL)
+SIM_CPX_TYPES(SIM_DEF_CR, IMAG)
+
+/* complex(re, im): output twice as wide as the inputs, so run backwards. */
+#define SIM_DEF_CMK(OP, nm, code, ET)                                         \
+  static void sim_CMK_##nm(void *const *in, void *out, size_t n,              \
+                           const void *ctx) {                                 \
+    const ET *a = (const ET *)in[0], *b = (const ET *)in[1];                  \
+    ET *o = (ET *)out;                                                        \
+    (void)ctx;                                                                \
+    for (size_t i = n; i-- > 0;) {                                            \
+      ET re = a[i], im = b[i];                                                \
+      o[2 * i] = re;                                                          \
+      o[2 * i + 1] = im;                                                      \
+    }                                                                         \
+  }
+SIM_CPX_TYPES(SIM_DEF_CMK, CMK)
+
+/* Same-size copy (real of a real type, bitcast); NULL-safe for n == 0. */
+static void sim_copy(void *const *in, void *out, size_t n, const void *ctx) {
+  size_t esz = *(const size_t *)ctx;
+  if (n && in[0] != out) memcpy(out, in[0], n * esz);
+}
+static void sim_zero(void *const *in, void *out, size_t n, const void *ctx) {
+  size_t esz = *(const size_t *)ctx;
+  (void)in;
+  if (n) memset(out, 0, n * esz); /* +0.0 is all zero bits */
+}
+static const size_t sim_esz[17] = {0, 1, 2, 3, 4, 5, 6, 7, 8,
+                                   9, 10, 11, 12, 13, 14, 15, 16};
+
+/* ---- compare ---- */
+
+#define SIM_CMP_DIRS(X) X(EQ) X(NE) X(GE) X(GT) X(LE) X(LT)
+#define SIM_CMP_EQ(x, y) ((x) == (y))
+#define SIM_CMP_NE(x, y) ((x) != (y))
+#define SIM_CMP_GE(x, y) ((x) >= (y))
+#define SIM_CMP_GT(x, y) ((x) > (y))
+#define SIM_CMP_LE(x, y) ((x) <= (y))
+#define SIM_CMP_LT(x, y) ((x) < (y))
+/* Complex: lexicographic on (re, im). */
+#define SIM_CCMP_EQ(ar, ai, br, bi) ((ar) == (br) && (ai) == (bi))
+#define SIM_CCMP_NE(ar, ai, br, bi) (!SIM_CCMP_EQ(ar, ai, br, bi))
+#define SIM_CCMP_GE(ar, ai, br, bi) ((ar) > (br) || ((ar) == (br) && (ai) >= (bi)))
+#define SIM_CCMP_GT(ar, ai, br, bi) ((ar) > (br) || ((ar) == (br) && (ai) > (bi)))
+#define SIM_CCMP_LE(ar, ai, br, bi) ((ar) < (br) || ((ar) == (br) && (ai) <= (bi)))
+#define SIM_CCMP_LT(ar, ai, br, bi) ((ar) < (br) || ((ar) == (br) && (ai) < (bi)))
+
+/* totalOrder keys: unsigned integers ordered like -NaN < -Inf < ... < -0 <
+ * +0 < ... < +Inf < +NaN (flip everything for negatives, the sign else). */
+static inline uint32_t sim_key_f32(float f) {
+  uint32_t u = xrt__f32_to_bits(f);
+  return (u >> 31) ? ~u : u | 0x80000000u;
+}
+static inline uint64_t sim_key_f64(double d) {
+  uint64_t u = xrt__f64_to_bits(d);
+  return (u >> 63) ? ~u : u | 0x8000000000000000ull;
+}
+static inline uint16_t sim_key_h(uint16_t u) {
+  return (uint16_t)((u >> 15) ? ~(unsigned)u : u | 0x8000u);
+}
+
+#define SIM_DEF_CMPI(DIR, nm, code, T, P, W, SG)                              \
+  static void sim_cmp_##DIR##_##nm(void *const *in, void *out, size_t n,      \
+                                   const void *ctx) {                         \
+    const T *a = (const T *)in[0], *b = (const T *)in[1];                     \
+    uint8_t *o = (uint8_t *)out;                                              \
+    (void)ctx;                                                                \
+    SIM_MAP2(T, a, b, o, n, (uint8_t)SIM_CMP_##DIR(X, Y));                   \
+  }
+#define SIM_DEF_CMPF(DIR, nm, code, T, C, LD, ST, KEY)                        \
+  static void sim_cmp_##DIR##_##nm(void *const *in, void *out, size_t n,      \
+                                   const void *ctx) {                         \
+    const T *a = (const T *)in[0], *b = (const T *)in[1];                     \
+    uint8_t *o = (uint8_t *)out;                                              \
+    (void)ctx;                                                                \
+    SIM_MAP2(T, a, b, o, n, (uint8_t)SIM_CMP_##DIR(LD(X), LD(Y)));           \
+  }                                                                           \
+  static void sim_tot_##DIR##_##nm(void *const *in, void *out, size_t n,      \
+                                   const void *ctx) {                         \
+    const T *a = (const T *)in[0], *b = (const T *)in[1];                     \
+    uint8_t *o = (uint8_t *)out;                                              \
+    (void)ctx;                                                                \
+    SIM_MAP2(T, a, b, o, n, (uint8_t)SIM_CMP_##DIR(KEY(X), KEY(Y)));         \
+  }
+#define SIM_DEF_CMPC(DIR, nm, code, ET)                                       \
+  static void sim_cmp_##DIR##_##nm(void *const *in, void *out, size_t n,      \
+                                   const void *ctx) {                         \
+    const ET *a = (const ET *)in[0], *b = (const ET *)in[1];                  \
+    uint8_t *o = (uint8_t *)out;                                              \
+    (void)ctx;                                                                \
+    for (size_t i = 0; i < n; i++)                                            \
+      o[i] = (uint8_t)SIM_CCMP_##DIR(a[2 * i], a[2 * i + 1], b[2 * i],        \
+                                     b[2 * i + 1]);                           \
+  }
+#define SIM_STAMP_CMP(DIR)                                                    \
+  SIM_INT_TYPES(SIM_DEF_CMPI, DIR)                                            \
+  SIM_DEF_CMPI(DIR, pred, XRT_PRED, uint8_t, uint32_t, 1, 0)                  \
+  SIM_FLT_TYPES(SIM_DEF_CMPF, DIR)                                            \
+  SIM_CPX_TYPES(SIM_DEF_CMPC, DIR)
+SIM_CMP_DIRS(SIM_STAMP_CMP)
+
+/* ---- convert ---- */
+
+/* A conversion loads the source into one of four intermediates - i (int64),
+ * u (uint64), f (double, exact for every float type), c (a pair of doubles)
+ * - and the destination stores from that intermediate. */
+
+/* Float -> integer: truncate, saturate, NaN -> 0 (APFloat's convertToInteger).
+ * Returns the W-bit pattern; the checks come before any cast (no UB). */
+static inline uint64_t sim_f2i(double d, int w, int sg) {
+  double lim = ldexp(1.0, sg ? w - 1 : w); /* exact; folds for constant w */
+  if (d != d) return 0;
+  if (sg) { /* d > -lim - 1 means trunc(d) >= -lim (for w = 64 the bound
+             * rounds to -lim, whose saturated result is the same value) */
+    if (!(d > -lim - 1)) return (uint64_t)0 - ((uint64_t)1 << ((w - 1) & 63));
+    if (d >= lim) return ((uint64_t)1 << ((w - 1) & 63)) - 1;
+    return (uint64_t)(int64_t)d; /* in range: the cast truncates */
+  }
+  if (!(d > -1)) return 0;
+  if (d >= lim) return SIM_M64(w);
+  return (uint64_t)d;
+}
+
+/* Integer -> double rounded to odd, so a second rounding to a narrower float
+ * is still correct (no double rounding for |v| >= 2^53). */
+static inline double sim_u2d_odd(uint64_t m) {
+  if (m < ((uint64_t)1 << 53)) return (double)m;
+  int drop = 11 - sim_clz(m, 64); /* keep the top 53 bits */
+  uint64_t kept = m >> drop;
+  if (m & (((uint64_t)1 << drop) - 1)) kept |= 1;
+  return ldexp((double)kept, drop);
+}
+static inline double sim_i2d_odd(int64_t v) {
+  return v < 0 ? -sim_u2d_odd(0 - (uint64_t)v) : sim_u2d_odd((uint64_t)v);
+}
+
+/* Loads: name, storage T, intermediate kind. */
+#define SIM_LD(nm, T, K, expr)                                                \
+  static inline K sim_ld_##nm(const void *p, size_t i) {                      \
+    const T *a = (const T *)p;                                                \
+    return expr;                                                              \
+  }
+SIM_LD(pred, uint8_t, uint64_t, a[i] != 0)
+SIM_LD(s2, int8_t, int64_t, a[i])
+SIM_LD(s4, int8_t, int64_t, a[i])
+SIM_LD(s8, int8_t, int64_t, a[i])
+SIM_LD(s16, int16_t, int64_t, a[i])
+SIM_LD(s32, int32_t, int64_t, a[i])
+SIM_LD(s64, int64_t, int64_t, a[i])
+SIM_LD(u2, uint8_t, uint64_t, a[i])
+SIM_LD(u4, uint8_t, uint64_t, a[i])
+SIM_LD(u8, uint8_t, uint64_t, a[i])
+SIM_LD(u16, uint16_t, uint64_t, a[i])
+SIM_LD(u32, uint32_t, uint64_t, a[i])
+SIM_LD(u64, uint64_t, uint64_t, a[i])
+SIM_LD(f16, uint16_t, double, xrt_f16_to_f32(a[i]))
+SIM_LD(bf16, uint16_t, double, xrt_bf16_to_f32(a[i]))
+SIM_LD(f32, float, double, a[i])
+SIM_LD(f64, double, double, a[i])
+SIM_LD(c64, float, sim_c2, sim_c2_mk(a[2 * i], a[2 * i + 1]))
+SIM_LD(c128, double, sim_c2, sim_c2_mk(a[2 * i], a[2 * i + 1]))
+
+/* Stores: sim_st_<dst>_<kind>(out, i, value). */
+#define SIM_ST_FNS(nm, T, ei, eu, ef, ec)                                     \
+  static inline void sim_st_##nm##_i(void *p, size_t i, int64_t v) {          \
+    T *o = (T *)p;                                                            \
+    ei;                                                                       \
+  }                                                                           \
+  static inline void sim_st_##nm##_u(void *p, size_t i, uint64_t v) {         \
+    T *o = (T *)p;                                                            \
+    eu;                                                                       \
+  }                                                                           \
+  static inline void sim_st_##nm##_f(void *p, size_t i, double v) {           \
+    T *o = (T *)p;                                                            \
+    ef;                                                                       \
+  }                                                                           \
+  static inline void sim_st_##nm##_c(void *p, size_t i, sim_c2 v) {           \
+    T *o = (T *)p;                                                            \
+    ec;                                                                       \
+  }
+/* Integers wrap from integers, saturate from floats, ignore imag parts. */
+#define SIM_ST_INT(nm, T, W, SG)                                              \
+  SIM_ST_FNS(nm, T, o[i] = SIM_ST(T, W, SG, (uint64_t)v),                     \
+             o[i] = SIM_ST(T, W, SG, v),                                      \
+             o[i] = SIM_ST(T, W, SG, sim_f2i(v, W, SG)),                      \
+             o[i] = SIM_ST(T, W, SG, sim_f2i(v.re, W, SG)))
+/* Floats: fi/fu/fd convert an int64 / uint64 / double, correctly rounded. */
+#define SIM_ST_FLT(nm, T, fi, fu, fd)                                         \
+  SIM_ST_FNS(nm, T, o[i] = fi(v), o[i] = fu(v), o[i] = fd(v), o[i] = fd(v.re))
+#define SIM_ST_CPX(nm, ET)                                                    \
+  SIM_ST_FNS(nm, ET, (o[2 * i] = (ET)v, o[2 * i + 1] = 0),                    \
+             (o[2 * i] = (ET)v, o[2 * i + 1] = 0),                            \
+             (o[2 * i] = (ET)v, o[2 * i + 1] = 0),                            \
+             (o[2 * i] = (ET)v.re, o[2 * i + 1] = (ET)v.im))
+
+SIM_ST_FNS(pred, uint8_t, o[i] = v != 0, o[i] = v != 0, o[i] = v != 0,
+           o[i] = v.re != 0)
+SIM_ST_INT(s2, int8_t, 2, 1)
+SIM_ST_INT(s4, int8_t, 4, 1)
+SIM_ST_INT(s8, int8_t, 8, 1)
+SIM_ST_INT(s16, int16_t, 16, 1)
+SIM_ST_INT(s32, int32_t, 32, 1)
+SIM_ST_INT(s64, int64_t, 64, 1)
+SIM_ST_INT(u2, uint8_t, 2, 0)
+SIM_ST_INT(u4, uint8_t, 4, 0)
+SIM_ST_INT(u8, uint8_t, 8, 0)
+SIM_ST_INT(u16, uint16_t, 16, 0)
+SIM_ST_INT(u32, uint32_t, 32, 0)
+SIM_ST_INT(u64, uint64_t, 64, 0)
+#define SIM_I2F16(v) xrt_f64_to_f16(sim_i2d_odd(v))
+#define SIM_U2F16(v) xrt_f64_to_f16(sim_u2d_odd(v))
+#define SIM_I2BF16(v) xrt_f64_to_bf16(sim_i2d_odd(v))
+#define SIM_U2BF16(v) xrt_f64_to_bf16(sim_u2d_odd(v))
+#define SIM_TOF(v) ((float)(v))
+#define SIM_TOD(v) ((double)(v))
+SIM_ST_FLT(f16, uint16_t, SIM_I2F16, SIM_U2F16, xrt_f64_to_f16)
+SIM_ST_FLT(bf16, uint16_t, SIM_I2BF16, SIM_U2BF16, xrt_f64_to_bf16)
+SIM_ST_FLT(f32, float, SIM_TOF, SIM_TOF, SIM_TOF)
+SIM_ST_FLT(f64, double, SIM_TOD, SIM_TOD, SIM_TOD)
+SIM_ST_CPX(c64, float)
+SIM_ST_CPX(c128, double)
+
+/* Convertible types: name, dtype, element bytes, load kind (i/u/f/c). */
+#define SIM_CV_SRCS(X)                                                        \
+  X(pred, XRT_PRED, 1, u) X(s2, XRT_S2, 1, i) X(s4, XRT_S4, 1, i)             \
+  X(s8, XRT_S8, 1, i) X(s16, XRT_S16, 2, i) X(s32, XRT_S32, 4, i)             \
+  X(s64, XRT_S64, 8, i) X(u2, XRT_U2, 1, u) X(u4, XRT_U4, 1, u)               \
+  X(u8, XRT_U8, 1, u) X(u16, XRT_U16, 2, u) X(u32, XRT_U32, 4, u)             \
+  X(u64, XRT_U64, 8, u) X(f16, XRT_F16, 2, f) X(bf16, XRT_BF16, 2, f)         \
+  X(f32, XRT_F32, 4, f) X(f64, XRT_F64, 8, f) X(c64, XRT_C64, 8, c)           \
+  X(c128, XRT_C128, 16, c)
+/* The same list again, carrying the source's parameters (A, B, K). */
+#define SIM_CV_DSTS(X, A, B, K)                                               \
+  X(A, B, K, pred, XRT_PRED, 1) X(A, B, K, s2, XRT_S2, 1)                     \
+  X(A, B, K, s4, XRT_S4, 1) X(A, B, K, s8, XRT_S8, 1)                         \
+  X(A, B, K, s16, XRT_S16, 2) X(A, B, K, s32, XRT_S32, 4)                     \
+  X(A, B, K, s64, XRT_S64, 8) X(A, B, K, u2, XRT_U2, 1)                       \
+  X(A, B, K, u4, XRT_U4, 1) X(A, B, K, u8, XRT_U8, 1)                         \
+  X(A, B, K, u16, XRT_U16, 2) X(A, B, K, u32, XRT_U32, 4)                     \
+  X(A, B, K, u64, XRT_U64, 8) X(A, B, K, f16, XRT_F16, 2)                     \
+  X(A, B, K, bf16, XRT_BF16, 2) X(A, B, K, f32, XRT_F32, 4)                   \
+  X(A, B, K, f64, XRT_F64, 8) X(A, B, K, c64, XRT_C64, 8)                     \
+  X(A, B, K, c128, XRT_C128, 16)
+
+/* Widening conversions run backwards so an in-place call stays safe. */
+#define SIM_DEF_CV(S, SSZ, K, D, dcode, DSZ)                                  \
+  static void sim_cv_##S##_##D(void *const *in, void *out, size_t n,          \
+                               const void *ctx) {                             \
+    const void *a = in[0];                                                    \
+    (void)ctx;                                                                \
+    if ((DSZ) > (SSZ)) {                                                      \
+      for (size_t i = n; i-- > 0;) sim_st_##D##_##K(out, i, sim_ld_##S(a, i)); \
+    } else {                                                                  \
+      for (size_t i = 0; i < n; i++) sim_st_##D##_##K(out, i, sim_ld_##S(a, i)); \
+    }                                                                         \
+  }
+#define SIM_CV_ROW(S, code, SSZ, K) SIM_CV_DSTS(SIM_DEF_CV, S, SSZ, K)
+SIM_CV_SRCS(SIM_CV_ROW)
+
+#define SIM_CV_TENT(S, scode, K, D, dcode, DSZ) [scode][dcode] = sim_cv_##S##_##D,
+#define SIM_CV_TROW(S, code, SSZ, K) SIM_CV_DSTS(SIM_CV_TENT, S, code, K)
+static const sim_ew_fn sim_cv_tab[XRT_DTYPE_COUNT][XRT_DTYPE_COUNT] = {
+    SIM_CV_SRCS(SIM_CV_TROW)};
+
+/* ---- bitcast_convert between element types of equal bit width ---- */
+
+/* Sub-byte types keep their bits in the low part of a byte; a bitcast
+ * re-extends them for the destination (s4 -8 = 0xF8 becomes u4 8). */
+typedef struct sim_bc_sub {
+  int w, sg;
+} sim_bc_sub;
+/* Indexed [width / 2 - 1][signed]: 2-, 4- and 6-bit types. */
+static const sim_bc_sub sim_bc_subs[3][2] = {
+    {{2, 0}, {2, 1}}, {{4, 0}, {4, 1}}, {{6, 0}, {6, 1}}};
+static void sim_bc_rewrap(void *const *in, void *out, size_t n,
+                          const void *ctx) {
+  const sim_bc_sub *s = (const sim_bc_sub *)ctx;
+  const uint8_t *a = (const uint8_t *)in[0];
+  uint8_t *o = (uint8_t *)out;
+  for (size_t i = 0; i < n; i++) o[i] = (uint8_t)sim_wrap(a[i], s->w, s->sg);
+}
+
+/* Bitcasts between different widths, n = result elements.  The value is the
+ * bit string of the elements, element 0 in the lowest bits (little-endian),
+ * sub-byte elements and i1 contributing their low bits only. */
+typedef struct sim_bc_bits {
+  int bt, br, rsg;  /* bits per input / result element; result signed */
+  size_t st, sr;    /* bytes per input / result element */
+} sim_bc_bits;
+static void sim_bc_bit1(const sim_bc_bits *c, const uint8_t *a, uint8_t *o,
+                        size_t j) {
+  uint8_t acc[16] = {0}; /* the result element, gathered before writing */
+  for (int k = 0; k < c->br; k++) {
+    size_t bit = j * (size_t)c->br + (size_t)k, e = bit / (size_t)c->bt;
+    int off = (int)(bit % (size_t)c->bt);
+    if ((a[e * c->st + (size_t)off / 8] >> (off % 8)) & 1)
+      acc[k / 8] |= (uint8_t)(1u << (k % 8));
+  }
+  if (c->br < 8) acc[0] = (uint8_t)sim_wrap(acc[0], c->br, c->rsg);
+  memcpy(o + j * c->sr, acc, c->sr);
+}
+static void sim_bc_bits_run(void *const *in, void *out, size_t n,
+                            const void *ctx) {
+  const sim_bc_bits *c = (const sim_bc_bits *)ctx;
+  /* results wider than the input bytes they consume go backwards (in place) */
+  if (c->sr * (size_t)c->bt > (size_t)c->br * c->st) {
+    for (size_t j = n; j-- > 0;) sim_bc_bit1(c, in[0], out, j);
+  } else {
+    for (size_t j = 0; j < n; j++) sim_bc_bit1(c, in[0], out, j);
+  }
+}
+static void sim_bc_bytes(void *const *in, void *out, size_t n,
+                         const void *ctx) {
+  size_t esz = *(const size_t *)ctx; /* whole bytes: a little-endian copy */
+  if (n && in[0] != out) memmove(out, in[0], n * esz);
+}
+
+/* ---- chlo.mulhi: the high half of the double-width product ---- */
+
+static inline uint64_t sim_umulh64(uint64_t a, uint64_t b) {
+  uint64_t al = a & 0xffffffffu, ah = a >> 32, bl = b & 0xffffffffu, bh = b >> 32;
+  uint64_t ll = al * bl, lh = al * bh, hl = ah * bl, hh = ah * bh;
+  uint64_t mid = (ll >> 32) + (lh & 0xffffffffu) + (hl & 0xffffffffu);
+  return hh + (lh >> 32) + (hl >> 32) + (mid >> 32);
+}
+/* a and b are w-bit values, sign- or zero-extended to 64 bits. */
+static inline uint64_t sim_mulhi(uint64_t a, uint64_t b, int w, int sg) {
+  if (w < 64) { /* the product fits 64 bits (w <= 32) */
+    if (!sg) return (a * b) >> w;
+    return sim_sra(a * b, (uint64_t)w, 64); /* two's complement product */
+  }
+  uint64_t h = sim_umulh64(a, b);
+  if (sg) { /* signed high half from the unsigned one */
+    if (a >> 63) h -= b;
+    if (b >> 63) h -= a;
+  }
+  return h;
+}
+#define SIM_I_MULHI(a, b, P, W, SG)                                           \
+  sim_mulhi((SG) ? (uint64_t)(int64_t)(a) : (uint64_t)(a),                    \
+            (SG) ? (uint64_t)(int64_t)(b) : (uint64_t)(b), (W), (SG))
+SIM_INT_TYPES(SIM_DEF_IB, MULHI)
+
+/* ---- dispatch ---- */
+
+/* Elementwise ops with one kernel per element type: our id, xrt opcode,
+ * number of operands. */
+#define SIM_EW_OPS(X)                                                         \
+  X(ADD, ADD, 2) X(SUB, SUBTRACT, 2) X(MUL, MULTIPLY, 2) X(DIV, DIVIDE, 2)    \
+  X(REM, REMAINDER, 2) X(MAX, MAXIMUM, 2) X(MIN, MINIMUM, 2)                  \
+  X(POW, POWER, 2) X(AND, AND, 2) X(OR, OR, 2) X(XOR, XOR, 2)                 \
+  X(SHL, SHIFT_LEFT, 2) X(SHRL, SHIFT_RIGHT_LOGICAL, 2)                       \
+  X(SHRA, SHIFT_RIGHT_ARITHMETIC, 2) X(ATAN2, ATAN2, 2) X(CMK, COMPLEX, 2)    \
+  X(NEG, NEGATE, 1) X(ABS, ABS, 1) X(SIGN, SIGN, 1) X(NOT, NOT, 1)            \
+  X(EXP, EXPONENTIAL, 1) X(LOG, LOG, 1) X(SQRT, SQRT, 1) X(RSQRT, RSQRT, 1)   \
+  X(TANH, TANH, 1) X(LOGISTIC, LOGISTIC, 1) X(SIN, SINE, 1) X(COS, COSINE, 1) \
+  X(TAN, TAN, 1) X(FLOOR, FLOOR, 1) X(CEIL, CEIL, 1)                          \
+  X(RAFZ, ROUND_NEAREST_AFZ, 1) X(REVEN, ROUND_NEAREST_EVEN, 1)               \
+  X(POPCNT, POPCNT, 1) X(CLZ, COUNT_LEADING_ZEROS, 1)                         \
+  X(EXPM1, EXPONENTIAL_MINUS_ONE, 1) X(LOG1P, LOG_PLUS_ONE, 1)                \
+  X(CBRT, CBRT, 1) X(ISFIN, IS_FINITE, 1) X(REAL, REAL, 1) X(IMAG, IMAG, 1)    \
+  X(MULHI, CHLO_MULHI, 2)
+
+enum {
+#define SIM_EW_ENUM(e, xo, ar) SIM_EW_##e,
+  SIM_EW_OPS(SIM_EW_ENUM)
+#undef SIM_EW_ENUM
+  SIM_EW_NOPS
+};
+
+/* Kernel table indexed by [op][operand element type]; NULL = unsupported. */
+#define SIM_TENT_I(OP, nm, code, T, P, W, SG) [SIM_EW_##OP][code] = sim_##OP##_##nm,
+#define SIM_TENT_F(OP, nm, code, T, C, LD, ST, KEY) [SIM_EW_##OP][code] = sim_##OP##_##nm,
+#define SIM_TENT_C(OP, nm, code, ET) [SIM_EW_##OP][code] = sim_##OP##_##nm,
+#define SIM_TENT_P(OP, sym) [SIM_EW_##OP][XRT_PRED] = sim_##OP##_pred,
+#define SIM_TROW_I(OP) SIM_INT_TYPES(SIM_TENT_I, OP)
+#define SIM_TROW_F(OP) SIM_FLT_TYPES(SIM_TENT_F, OP)
+#define SIM_TROW_C(OP) SIM_CPX_TYPES(SIM_TENT_C, OP)
+static const sim_ew_fn sim_ew_tab[SIM_EW_NOPS][XRT_DTYPE_COUNT] = {
+    SIM_INT_BIN_OPS(SIM_TROW_I) SIM_INT_UN_OPS(SIM_TROW_I)
+    SIM_FLT_BIN_OPS(SIM_TROW_F) SIM_FLT_UN_OPS(SIM_TROW_F)
+    SIM_FLT_BIN_DOPS(SIM_TROW_F) SIM_FLT_UN_DOPS(SIM_TROW_F)
+    SIM_CPX_BIN_OPS(SIM_TROW_C) SIM_CPX_UN_OPS(SIM_TROW_C)
+    SIM_PRED_BIN_OPS(SIM_TENT_P)
+    [SIM_EW_NOT][XRT_PRED] = sim_NOT_pred,
+    SIM_FLT_TYPES(SIM_TENT_F, ISFIN)
+    SIM_CPX_TYPES(SIM_TENT_C, ABS)
+    SIM_CPX_TYPES(SIM_TENT_C, REAL)
+    SIM_CPX_TYPES(SIM_TENT_C, IMAG)
+    [SIM_EW_CMK][XRT_F32] = sim_CMK_c64,
+    [SIM_EW_CMK][XRT_F64] = sim_CMK_c128,
+    SIM_INT_TYPES(SIM_TENT_I, MULHI)
+};
+
+/* Compare kernels by [totalorder][direction][element type]. */
+enum { SIM_EQ, SIM_NE, SIM_GE, SIM_GT, SIM_LE, SIM_LT, SIM_NDIRS };
+#define SIM_CENT_I(DIR, nm, code, T, P, W, SG) [0][SIM_##DIR][code] = sim_cmp_##DIR##_##nm,
+#define SIM_CENT_F(DIR, nm, code, T, C, LD, ST, KEY)                          \
+  [0][SIM_##DIR][code] = sim_cmp_##DIR##_##nm,                                \
+  [1][SIM_##DIR][code] = sim_tot_##DIR##_##nm,
+#define SIM_CENT_C(DIR, nm, code, ET) [0][SIM_##DIR][code] = sim_cmp_##DIR##_##nm,
+#define SIM_CROW(DIR)                                                         \
+  SIM_INT_TYPES(SIM_CENT_I, DIR)                                              \
+  [0][SIM_##DIR][XRT_PRED] = sim_cmp_##DIR##_pred,                            \
+  SIM_FLT_TYPES(SIM_CENT_F, DIR) SIM_CPX_TYPES(SIM_CENT_C, DIR)
+static const sim_ew_fn sim_cmp_tab[2][SIM_NDIRS][XRT_DTYPE_COUNT] = {
+    SIM_CMP_DIRS(SIM_CROW)};
+
+static int sim_ew_op_of(xrt_opcode code) {
+  switch (code) {
+#define SIM_EW_CASE(e, xo, ar)                                                \
+  case XRT_OP_##xo:                                                           \
+    return SIM_EW_##e;
+    SIM_EW_OPS(SIM_EW_CASE)
+#undef SIM_EW_CASE
+  default:
+    return -1;
+  }
+}
+
+static const int sim_ew_arity[SIM_EW_NOPS] = {
+#define SIM_EW_AR(e, xo, ar) [SIM_EW_##e] = ar,
+    SIM_EW_OPS(SIM_EW_AR)
+#undef SIM_EW_AR
+};
+
+/* True if the op code is one sim_ew_kernel handles. */
+static int sim_ew_handles(xrt_opcode code) {
+  return sim_ew_op_of(code) >= 0 || code == XRT_OP_COMPARE ||
+         code == XRT_OP_CONVERT || code == XRT_OP_BITCAST_CONVERT ||
+         code == XRT_OP_REDUCE_PRECISION ||
+         code == XRT_OP_UNIFORM_QUANTIZE || code == XRT_OP_UNIFORM_DEQUANTIZE;
+}
+
+/* Element class: 'p' pred, 's'/'u' integers, 'f' f16/bf16/f32/f64, 'm' the
+ * small floats (f8/f6/f4), 'c' complex. */
+static int sim_ew_class(xrt_dtype t) {
+  switch (t) {
+  case XRT_PRED: return 'p';
+  case XRT_S2: case XRT_S4: case XRT_S8: case XRT_S16: case XRT_S32:
+  case XRT_S64: return 's';
+  case XRT_U2: case XRT_U4: case XRT_U8: case XRT_U16: case XRT_U32:
+  case XRT_U64: return 'u';
+  case XRT_F16: case XRT_BF16: case XRT_F32: case XRT_F64: return 'f';
+  case XRT_C64: case XRT_C128: return 'c';
+  case XRT_F8E4M3FN: case XRT_F8E5M2: case XRT_F8E4M3FNUZ:
+  case XRT_F8E5M2FNUZ: case XRT_F8E4M3B11FNUZ: case XRT_F8E3M4:
+  case XRT_F8E4M3: case XRT_F8E8M0FNU: case XRT_F6E2M3FN: case XRT_F6E3M2FN:
+  case XRT_F4E2M1FN: return 'm';
+  default: return 0;
+  }
+}
+
+/* Bit width of an element type (the MLIR one: 64 for c64). */
+static int sim_ew_bits(xrt_dtype t) {
+  static const int8_t bits[XRT_DTYPE_COUNT] = {
+      [XRT_PRED] = 1, [XRT_S8] = 8, [XRT_S16] = 16, [XRT_S32] = 32,
+      [XRT_S64] = 64, [XRT_U8] = 8, [XRT_U16] = 16, [XRT_U32] = 32,
+      [XRT_U64] = 64, [XRT_F16] = 16, [XRT_BF16] = 16, [XRT_F32] = 32,
+      [XRT_F64] = 64, [XRT_C64] = 64, [XRT_S2] = 2, [XRT_S4] = 4,
+      [XRT_U2] = 2, [XRT_U4] = 4, [XRT_F8E4M3FN] = 8, [XRT_F8E5M2] = 8,
+      [XRT_F8E4M3FNUZ] = 8, [XRT_F8E5M2FNUZ] = 8, [XRT_F8E4M3B11FNUZ] = 8,
+      [XRT_F8E3M4] = 8, [XRT_F8E4M3] = 8, [XRT_F8E8M0FNU] = 8,
+      [XRT_F6E2M3FN] = 6, [XRT_F6E3M2FN] = 6, [XRT_F4E2M1FN] = 4};
+  if (t == XRT_C128) return 128; /* does not fit the int8_t table */
+  return (unsigned)t < XRT_DTYPE_COUNT ? bits[t] : 0;
+}
+/* Bytes per element in buffers. */
+static size_t sim_ew_size(xrt_dtype t) {
+  int b = sim_ew_bits(t);
+  return b <= 8 ? (b > 0) : (size_t)b / 8;
+}
+
+/* Writes "<op> is not implemented for <type>[ -> <type>]" and returns NULL. */
+static sim_ew_fn sim_ew_unsup(const xrt_ir_func *f, const xrt_ir_op *op,
+                              int32_t v, int32_t r, const char *why_extra,
+                              char *why, size_t whycap) {
+  char a[128] = "", b[128] = "";
+  xrt_shape_format(&f->value_types[v].shape, a, sizeof a);
+  if (r >= 0) xrt_shape_format(&f->value_types[r].shape, b, sizeof b);
+  if (why && whycap)
+    snprintf(why, whycap, "%s is not implemented for %s%s%s%s",
+             op->name ? op->name : xrt_opcode_name(op->code), a,
+             r >= 0 ? " -> " : "", b, why_extra ? why_extra : "");
+  return NULL;
+}
+
+/* ---- the f8/f6/f4 families ---- */
+
+/* Every op decodes through a 256-entry table (exact in double), computes in
+ * double and rounds once to the result type, as the interpreter's APFloat
+ * arithmetic and mapWithUpcastToDouble do.  Values a format cannot hold
+ * follow APFloat's convert: formats with infinities overflow to them, the
+ * FN/FNUZ and E8M0 formats (NaN but no infinity) give NaN, and the FP6/FP4
+ * formats (neither) saturate to their largest value; NaN becomes +0 there. */
+typedef struct sim_mf {
+  xrt_dtype t, r;   /* operand and result element types */
+  int dir;          /* compare: SIM_EQ..SIM_LT, +8 for TOTALORDER */
+  uint8_t tmask;    /* the operand's bits within its byte */
+  double dec[256];  /* operand bit pattern -> value */
+} sim_mf;
+
+static uint8_t sim_mf_enc(xrt_dtype t, double d) {
+  xrt_minifloat_format f;
+  if (!xrt_minifloat_format_of(t, &f)) return 0;
+  unsigned mw = (unsigned)(f.ebits + f.mbits), all = (1u << mw) - 1u;
+  unsigned neg = d < 0 && f.kind != XRT_MINIFLOAT_E8M0 ? 1u << mw : 0u;
+  if (d != d) { /* NaN; FP6/FP4 have none */
+    int32_t r = xrt_minifloat_from_f64(t, d);
+    return (uint8_t)(r >= 0 ? r : 0);
+  }
+  if (d - d != 0) { /* infinity */
+    switch (f.kind) {
+    case XRT_MINIFLOAT_IEEE: return (uint8_t)(neg | (all >> f.mbits << f.mbits));
+    case XRT_MINIFLOAT_FN: return (uint8_t)(neg | all);
+    case XRT_MINIFLOAT_FNUZ: return (uint8_t)(1u << mw);
+    case XRT_MINIFLOAT_E8M0: return 0xff;
+    default: return (uint8_t)(neg | all); /* saturate */
+    }
+  }
+  int32_t r = xrt_minifloat_from_f64(t, d);
+  return (uint8_t)(r >= 0 ? r : (int32_t)(neg | all)); /* FP6/FP4 saturate */
+}
+
+static inline double sim_mf_dec1(xrt_dtype t, uint8_t b) {
+  xrt_minifloat_format f;
+  if (!xrt_minifloat_format_of(t, &f)) return 0;
+  unsigned w = f.kind == XRT_MINIFLOAT_E8M0 ? 8u : 1u + f.ebits + f.mbits;
+  return xrt_minifloat_to_f64(t, (uint8_t)(b & ((1u << w) - 1u)));
+}
+
+/* totalOrder key of a sign-magnitude pattern of width w (E8M0: unsigned). */
+static inline unsigned sim_mf_key(const sim_mf *m, uint8_t b) {
+  unsigned v = b & m->tmask, h = (m->tmask + 1u) >> 1;
+  if (m->t == XRT_F8E8M0FNU) return v;
+  return (v & h) ? m->tmask - v : v | h; /* negatives reversed below */
+}
+
+#define SIM_DEF_MB(OP)                                                        \
+  static void sim_##OP##_mf(void *const *in, void *out, size_t n,             \
+                            const void *ctx) {                                \
+    const sim_mf *m = (const sim_mf *)ctx;                                    \
+    const uint8_t *a = (const uint8_t *)in[0], *b = (const uint8_t *)in[1];   \
+    uint8_t *o = (uint8_t *)out;                                              \
+    for (size_t i = 0; i < n; i++)                                            \
+      o[i] = sim_mf_enc(m->r, (double)SIM_F_##OP(m->dec[a[i]], m->dec[b[i]])); \
+  }
+#define SIM_DEF_MU(OP)                                                        \
+  static void sim_##OP##_mf(void *const *in, void *out, size_t n,             \
+                            const void *ctx) {                                \
+    const sim_mf *m = (const sim_mf *)ctx;                                    \
+    const uint8_t *a = (const uint8_t *)in[0];                                \
+    uint8_t *o = (uint8_t *)out;                                              \
+    for (size_t i = 0; i < n; i++)                                            \
+      o[i] = sim_mf_enc(m->r, (double)SIM_F_##OP(m->dec[a[i]]));              \
+  }
+#define SIM_F_REAL(x) (x)
+#define SIM_F_IMAG(x) ((x) * 0 == 0 ? 0.0 : 0.0)
+SIM_FLT_BIN_OPS(SIM_DEF_MB)
+SIM_FLT_BIN_DOPS(SIM_DEF_MB)
+SIM_FLT_UN_OPS(SIM_DEF_MU)
+SIM_FLT_UN_DOPS(SIM_DEF_MU)
+SIM_DEF_MU(REAL)
+SIM_DEF_MU(IMAG)
+
+static void sim_ISFIN_mf(void *const *in, void *out, size_t n,
+                         const void *ctx) {
+  const sim_mf *m = (const sim_mf *)ctx;
+  const uint8_t *a = (const uint8_t *)in[0];
+  uint8_t *o = (uint8_t *)out;
+  for (size_t i = 0; i < n; i++) o[i] = (uint8_t)(isfinite(m->dec[a[i]]) != 0);
+}
+
+static void sim_cmp_mf(void *const *in, void *out, size_t n,
+                       const void *ctx) {
+  const sim_mf *m = (const sim_mf *)ctx;
+  const uint8_t *a = (const uint8_t *)in[0], *b = (const uint8_t *)in[1];
+  uint8_t *o = (uint8_t *)out;
+  for (size_t i = 0; i < n; i++) {
+    int r = 0;
+    if (m->dir >= 8) { /* TOTALORDER on the bit patterns */
+      unsigned x = sim_mf_key(m, a[i]), y = sim_mf_key(m, b[i]);
+      switch (m->dir - 8) {
+      case SIM_EQ: r = x == y; break;
+      case SIM_NE: r = x != y; break;
+      case SIM_GE: r = x >= y; break;
+      case SIM_GT: r = x > y; break;
+      case SIM_LE: r = x <= y; break;
+      default: r = x < y; break;
+      }
+    } else {
+      double x = m->dec[a[i]], y = m->dec[b[i]];
+      switch (m->dir) {
+      case SIM_EQ: r = x == y; break;
+      case SIM_NE: r = x != y; break;
+      case SIM_GE: r = x >= y; break;
+      case SIM_GT: r = x > y; break;
+      case SIM_LE: r = x <= y; break;
+      default: r = x < y; break;
+      }
+    }
+    o[i] = (uint8_t)r;
+  }
+}
+
+/* Conversions: a small float to any other type goes through its exact
+ * double value; anything to a small float through a double rounded to odd
+ * (integers) or exact (floats), so the final rounding is the only one. */
+static inline double sim_k2d_i(int64_t v) { return sim_i2d_odd(v); }
+static inline double sim_k2d_u(uint64_t v) { return sim_u2d_odd(v); }
+static inline double sim_k2d_f(double v) { return v; }
+static inline double sim_k2d_c(sim_c2 v) { return v.re; }
+
+#define SIM_DEF_CV_TOMF(S, code, SSZ, K)                                      \
+  static void sim_cv_##S##_mf(void *const *in, void *out, size_t n,           \
+                              const void *ctx) {                              \
+    const sim_mf *m = (const sim_mf *)ctx;                                    \
+    uint8_t *o = (uint8_t *)out;                                              \
+    for (size_t i = 0; i < n; i++)                                            \
+      o[i] = sim_mf_enc(m->r, sim_k2d_##K(sim_ld_##S(in[0], i)));            \
+  }
+SIM_CV_SRCS(SIM_DEF_CV_TOMF)
+
+#define SIM_DEF_CV_FROMMF(A, B, K, D, dcode, DSZ)                             \
+  static void sim_cv_mf_##D(void *const *in, void *out, size_t n,             \
+                            const void *ctx) {                                \
+    const sim_mf *m = (const sim_mf *)ctx;                                    \
+    const uint8_t *a = (const uint8_t *)in[0];                                \
+    for (size_t i = n; i-- > 0;) /* never narrower: backwards */             \
+      sim_st_##D##_f(out, i, m->dec[a[i]]);                                   \
+  }
+SIM_CV_DSTS(SIM_DEF_CV_FROMMF, 0, 0, 0)
+
+static void sim_cv_mf_mf(void *const *in, void *out, size_t n,
+                         const void *ctx) {
+  const sim_mf *m = (const sim_mf *)ctx;
+  const uint8_t *a = (const uint8_t *)in[0];
+  uint8_t *o = (uint8_t *)out;
+  for (size_t i = 0; i < n; i++) o[i] = sim_mf_enc(m->r, m->dec[a[i]]);
+}
+
+#define SIM_CV_TOMF_ENT(S, code, SSZ, K) [code] = sim_cv_##S##_mf,
+static const sim_ew_fn sim_cv_tomf_tab[XRT_DTYPE_COUNT] = {
+    SIM_CV_SRCS(SIM_CV_TOMF_ENT)};
+#define SIM_CV_FROMMF_ENT(A, B, K, D, dcode, DSZ) [dcode] = sim_cv_mf_##D,
+static const sim_ew_fn sim_cv_frommf_tab[XRT_DTYPE_COUNT] = {
+    SIM_CV_DSTS(SIM_CV_FROMMF_ENT, 0, 0, 0)};
+
+static inline int sim_is_mf(xrt_dtype t) {
+  return t >= XRT_F8E4M3FN && t <= XRT_F4E2M1FN;
+}
+
+/* A context for small-float kernels (the caller frees it). */
+static sim_mf *sim_mf_new(xrt_dtype t, xrt_dtype r) {
+  sim_mf *m = (sim_mf *)malloc(sizeof *m);
+  if (!m) return NULL;
+  m->t = t, m->r = r, m->dir = 0, m->tmask = 0xff;
+  xrt_minifloat_format f;
+  if (xrt_minifloat_format_of(t, &f) && f.kind != XRT_MINIFLOAT_E8M0)
+    m->tmask = (uint8_t)((2u << (f.ebits + f.mbits)) - 1u);
+  for (int b = 0; b < 256; b++)
+    m->dec[b] = sim_is_mf(t) ? sim_mf_dec1(t, (uint8_t)b) : 0;
+  return m;
+}
+
+/* ---- reduce_precision ---- */
+
+/* The interpreter's bit recipe on the element's pattern: round the mantissa
+ * to nearest even at the new width, then flush exponents beyond the new
+ * range to signed zero or infinity; NaN stays itself (becomes +inf when no
+ * mantissa bits are left). */
+typedef struct sim_rp {
+  xrt_dtype t;
+  int width, sm, se;  /* bit width, source mantissa / exponent bits */
+  int eb, mb;         /* exponent_bits, mantissa_bits */
+  uint64_t inf;       /* +inf pattern (NaN for formats without infinity) */
+} sim_rp;
+
+static uint64_t sim_rp_bits(const sim_rp *c, uint64_t x, int isnan_) {
+  uint64_t orig = x, wmask = SIM_M64(c->width);
+  if (c->mb < c->sm) {
+    int sh = c->sm - c->mb;
+    uint64_t last = (uint64_t)1 << sh;
+    uint64_t bias = ((x & last) >> sh) + ((last >> 1) - 1);
+    x = ((x + bias) & ~(last - 1)) & wmask;
+  }
+  if (c->eb < c->se) {
+    uint64_t sign = (uint64_t)1 << (c->width - 1);
+    uint64_t emask = (((uint64_t)1 << c->se) - 1) << c->sm;
+    uint64_t ebias = ((uint64_t)1 << (c->se - 1)) - 1;
+    uint64_t rbias = ((uint64_t)1 << (c->eb - 1)) - 1;
+    uint64_t xe = x & emask;
+    if (xe > (ebias + rbias) << c->sm) x = (x & sign) | emask;
+    else if (xe <= (ebias - rbias) << c->sm) x &= sign;
+  }
+  if (isnan_) return c->mb > 0 ? orig : c->inf;
+  return x;
+}
+
+static void sim_rp_run(void *const *in, void *out, size_t n,
+                       const void *ctx) {
+  const sim_rp *c = (const sim_rp *)ctx;
+  switch (c->t) {
+  case XRT_F32: {
+    const uint32_t *a = (const uint32_t *)in[0];
+    uint32_t *o = (uint32_t *)out;
+    for (size_t i = 0; i < n; i++)
+      o[i] = (uint32_t)sim_rp_bits(c, a[i], (a[i] & 0x7fffffffu) > 0x7f800000u);
+    break;
+  }
+  case XRT_F64: {
+    const uint64_t *a = (const uint64_t *)in[0];
+    uint64_t *o = (uint64_t *)out;
+    for (size_t i = 0; i < n; i++)
+      o[i] = sim_rp_bits(c, a[i], (a[i] << 1) > ((uint64_t)0x7ff << 53));
+    break;
+  }
+  case XRT_F16: case XRT_BF16: {
+    const uint16_t *a = (const uint16_t *)in[0];
+    uint16_t *o = (uint16_t *)out;
+    uint16_t inf = c->t == XRT_F16 ? 0x7c00u : 0x7f80u;
+    for (size_t i = 0; i < n; i++)
+      o[i] = (uint16_t)sim_rp_bits(c, a[i], (a[i] & 0x7fffu) > inf);
+    break;
+  }
+  default: { /* small floats */
+    const uint8_t *a = (const uint8_t *)in[0];
+    uint8_t *o = (uint8_t *)out;
+    for (size_t i = 0; i < n; i++) {
+      uint8_t b = (uint8_t)(a[i] & SIM_M64(c->width));
+      o[i] = (uint8_t)sim_rp_bits(c, b, isnan(sim_mf_dec1(c->t, b)));
+    }
+    break;
+  }
+  }
+}
+
+static sim_ew_fn sim_ew_reduce_precision(const xrt_ir_func *f,
+                                         const xrt_ir_op *op,
+                                         const void **ctx_out, int *ctx_owned,
+                                         char *why, size_t whycap) {
+  xrt_dtype t = f->value_types[op->operands[0]].shape.dtype;
+  const xrt_ir_attr *e = xrt_ir_op_attr(op, "exponent_bits");
+  const xrt_ir_attr *m = xrt_ir_op_attr(op, "mantissa_bits");
+  static const int8_t mant[XRT_DTYPE_COUNT] = {
+      [XRT_F16] = 10, [XRT_BF16] = 7, [XRT_F32] = 23, [XRT_F64] = 52};
+  int width = sim_ew_bits(t), sm = (unsigned)t < XRT_DTYPE_COUNT ? mant[t] : 0;
+  xrt_minifloat_format mf;
+  if (xrt_minifloat_format_of(t, &mf)) sm = mf.mbits;
+  else if (!sm) width = 0;
+  if (!width || f->value_types[op->results[0]].shape.dtype != t)
+    return sim_ew_unsup(f, op, op->operands[0], op->results[0], "", why, whycap);
+  if (!e || e->kind != XRT_ATTR_INT || !m || m->kind != XRT_ATTR_INT ||
+      e->i < 1 || m->i < 0) {
+    if (why && whycap)
+      snprintf(why, whycap, "%s needs exponent_bits >= 1 and mantissa_bits "
+               ">= 0", op->name ? op->name : "stablehlo.reduce_precision");
+    return NULL;
+  }
+  sim_rp *c = (sim_rp *)malloc(sizeof *c);
+  if (!c) {
+    if (why && whycap) snprintf(why, whycap, "out of memory");
+    return NULL;
+  }
+  c->t = t, c->width = width, c->sm = sm, c->se = width - sm - 1;
+  c->eb = e->i > 64 ? 64 : (int)e->i, c->mb = m->i > 64 ? 64 : (int)m->i;
+  if (sim_is_mf(t)) c->inf = sim_mf_enc(t, (double)INFINITY);
+  else c->inf = (((uint64_t)1 << c->se) - 1) << sm;
+  *ctx_out = c;
+  *ctx_owned = 1;
+  return sim_rp_run;
+}
+
+/* ---- quantized tensors (!quant.uniform) ---- */
+
+/* Quantized ops follow the spec's dequantize_op_quantize: each quantized
+ * operand becomes its expressed type ((q - zero_point) * scale, the zero
+ * point subtracted in 64-bit integers as the interpreter's quant-to-math
+ * lowering does), the op runs in the expressed type, and a quantized result
+ * is x / scale + zero_point clamped to [storage_min, storage_max] and
+ * rounded to nearest even.  Every step rounds to the expressed type.
+ * Per-axis parameters are picked by the element's index along the axis,
+ * (flat index / stride) % dim. */
+typedef struct sim_qv {
+  xrt_dtype dt;          /* element type in the buffer (storage if quant) */
+  xrt_dtype ex;          /* expressed type; dt for plain float values */
+  int quant;
+  int64_t smin, smax;
+  size_t stride, dim;    /* per-axis: index = (i / stride) % dim */
+  const double *scales;
+  const int64_t *zps;
+} sim_qv;
+
+enum { SIM_Q_QUANTIZE = -2, SIM_Q_DEQUANTIZE = -3, SIM_Q_COMPARE = -4 };
+
+typedef struct sim_q {
+  int e;                 /* SIM_EW_* op, or one of SIM_Q_* */
+  int dir;               /* compare direction */
+  int nin, back;         /* operands; run backwards (wider result) */
+  sim_qv v[3];           /* operands, then the result */
+} sim_q;
+
+/* Rounds d to the float type t (the expressed type of a computation). */
+static double sim_q_rnd(xrt_dtype t, double d) {
+  switch (t) {
+  case XRT_F32: return (double)(float)d;
+  case XRT_F16: return xrt_f16_to_f32(xrt_f64_to_f16(d));
+  case XRT_BF16: return xrt_bf16_to_f32(xrt_f64_to_bf16(d));
+  case XRT_F64: return d;
+  default: return sim_is_mf(t) ? sim_mf_dec1(t, sim_mf_enc(t, d)) : d;
+  }
+}
+
+/* Element i of a buffer of type t as a double (floats) or integer. */
+static double sim_q_ldf(xrt_dtype t, const void *p, size_t i) {
+  switch (t) {
+  case XRT_F32: return sim_ld_f32(p, i);
+  case XRT_F64: return sim_ld_f64(p, i);
+  case XRT_F16: return sim_ld_f16(p, i);
+  case XRT_BF16: return sim_ld_bf16(p, i);
+  default: return sim_mf_dec1(t, ((const uint8_t *)p)[i]);
+  }
+}
+static int64_t sim_q_ldi(xrt_dtype t, const void *p, size_t i) {
+  switch (t) {
+  case XRT_S2: case XRT_S4: case XRT_S8: return sim_ld_s8(p, i);
+  case XRT_S16: return sim_ld_s16(p, i);
+  case XRT_S32: return sim_ld_s32(p, i);
+  case XRT_S64: return sim_ld_s64(p, i);
+  case XRT_U2: case XRT_U4: case XRT_U8: return (int64_t)sim_ld_u8(p, i);
+  case XRT_U16: return (int64_t)sim_ld_u16(p, i);
+  case XRT_U32: return (int64_t)sim_ld_u32(p, i);
+  default: return (int64_t)sim_ld_u64(p, i);
+  }
+}
+static void sim_q_sti(xrt_dtype t, void *p, size_t i, int64_t v) {
+  switch (t) {
+  case XRT_S2: sim_st_s2_i(p, i, v); break;
+  case XRT_S4: sim_st_s4_i(p, i, v); break;
+  case XRT_S8: sim_st_s8_i(p, i, v); break;
+  case XRT_S16: sim_st_s16_i(p, i, v); break;
+  case XRT_S32: sim_st_s32_i(p, i, v); break;
+  case XRT_S64: sim_st_s64_i(p, i, v); break;
+  case XRT_U2: sim_st_u2_i(p, i, v); break;
+  case XRT_U4: sim_st_u4_i(p, i, v); break;
+  case XRT_U8: sim_st_u8_i(p, i, v); break;
+  case XRT_U16: sim_st_u16_i(p, i, v); break;
+  case XRT_U32: sim_st_u32_i(p, i, v); break;
+  default: sim_st_u64_i(p, i, v); break;
+  }
+}
+static void sim_q_stf(xrt_dtype t, void *p, size_t i, double v) {
+  switch (t) {
+  case XRT_F32: sim_st_f32_f(p, i, v); break;
+  case XRT_F64: sim_st_f64_f(p, i, v); break;
+  case XRT_F16: sim_st_f16_f(p, i, v); break;
+  case XRT_BF16: sim_st_bf16_f(p, i, v); break;
+  case XRT_PRED: sim_st_pred_f(p, i, v); break;
+  default: ((uint8_t *)p)[i] = sim_mf_enc(t, v); break;
+  }
+}
+
+static inline size_t sim_q_axis(const sim_qv *q, size_t i) {
+  return q->dim > 1 ? (i / q->stride) % q->dim : 0;
+}
+
+/* The value of element i in the expressed type. */
+static double sim_q_load(const sim_qv *q, const void *p, size_t i) {
+  if (!q->quant) return sim_q_ldf(q->dt, p, i);
+  size_t k = sim_q_axis(q, i);
+  /* wraps (no UB) only for zero points the verifier rejects */
+  int64_t d = (int64_t)((uint64_t)sim_q_ldi(q->dt, p, i) - (uint64_t)q->zps[k]);
+  return sim_q_rnd(q->ex, (double)d * sim_q_rnd(q->ex, q->scales[k]));
+}
+
+static void sim_q_store(const sim_qv *q, void *p, size_t i, double x) {
+  if (!q->quant) {
+    sim_q_stf(q->dt, p, i, x);
+    return;
+  }
+  size_t k = sim_q_axis(q, i);
+  double s = sim_q_rnd(q->ex, q->scales[k]);
+  double y = sim_q_rnd(q->ex, sim_q_rnd(q->ex, x / s) + (double)q->zps[k]);
+  double lo = (double)q->smin, hi = (double)q->smax;
+  y = y != y ? 0 : y < lo ? lo : y > hi ? hi : y; /* NaN: zero, as convert */
+  sim_q_sti(q->dt, p, i, (int64_t)sim_reven(y));
+}
+
+static double sim_q_apply(int e, double x, double y) {
+  switch (e) {
+#define SIM_Q_B(OP) case SIM_EW_##OP: return (double)SIM_F_##OP(x, y);
+#define SIM_Q_U(OP) case SIM_EW_##OP: return (double)SIM_F_##OP(x);
+    SIM_FLT_BIN_OPS(SIM_Q_B) SIM_FLT_BIN_DOPS(SIM_Q_B)
+    SIM_FLT_UN_OPS(SIM_Q_U) SIM_FLT_UN_DOPS(SIM_Q_U)
+#undef SIM_Q_B
+#undef SIM_Q_U
+  default: return x; /* uniform_quantize / uniform_dequantize */
+  }
+}
+
+static int sim_q_cmp(int dir, double x, double y) {
+  switch (dir) {
+  case SIM_EQ: return x == y;
+  case SIM_NE: return x != y;
+  case SIM_GE: return x >= y;
+  case SIM_GT: return x > y;
+  case SIM_LE: return x <= y;
+  default: return x < y;
+  }
+}
+
+static void sim_q_one(const sim_q *c, void *const *in, void *out, size_t i) {
+  double x = sim_q_load(&c->v[0], in[0], i);
+  double y = c->nin > 1 ? sim_q_load(&c->v[1], in[1], i) : 0;
+  if (c->e == SIM_Q_COMPARE) {
+    ((uint8_t *)out)[i] = (uint8_t)sim_q_cmp(c->dir, x, y);
+    return;
+  }
+  double r = sim_q_apply(c->e, x, y);
+  const sim_qv *res = &c->v[c->nin];
+  sim_q_store(res, out, i, sim_q_rnd(res->quant ? res->ex : res->dt, r));
+}
+
+static void sim_q_run(void *const *in, void *out, size_t n, const void *ctx) {
+  const sim_q *c = (const sim_q *)ctx;
+  if (c->back) {
+    for (size_t i = n; i-- > 0;) sim_q_one(c, in, out, i);
+  } else {
+    for (size_t i = 0; i < n; i++) sim_q_one(c, in, out, i);
+  }
+}
+
+static int sim_q_is_storage(xrt_dtype t) {
+  int c = sim_ew_class(t);
+  return c == 's' || c == 'u';
+}
+static int sim_q_is_float(xrt_dtype t) {
+  int c = sim_ew_class(t);
+  return c == 'f' || c == 'm';
+}
+
+/* Describes value v for the quantized kernel; 0 if its type is unusable. */
+static int sim_q_value(const xrt_ir_type *ty, sim_qv *q) {
+  memset(q, 0, sizeof *q);
+  q->dt = q->ex = ty->shape.dtype;
+  q->dim = 1, q->stride = 1;
+  const xrt_ir_quant *u = ty->quant;
+  if (!u) return sim_q_is_float(q->dt) || q->dt == XRT_PRED;
+  if (!sim_q_is_storage(u->storage) || u->storage != q->dt ||
+      !sim_q_is_float(u->expressed) || u->num_scales < 1 || !u->scales ||
+      !u->zero_points)
+    return 0;
+  q->quant = 1, q->ex = u->expressed;
+  q->smin = u->storage_min, q->smax = u->storage_max;
+  q->scales = u->scales, q->zps = u->zero_points;
+  if (u->axis >= 0) {
+    if (u->axis >= ty->shape.rank || ty->shape.dims[u->axis] != u->num_scales)
+      return 0;
+    q->dim = (size_t)u->num_scales;
+    for (int32_t d = u->axis + 1; d < ty->shape.rank; d++)
+      q->stride *= (size_t)ty->shape.dims[d];
+  }
+  return 1;
+}
+
+/* Kernel for uniform_quantize / uniform_dequantize and for float ops with
+ * quantized operands or results. */
+static sim_ew_fn sim_ew_quant(const xrt_ir_func *f, const xrt_ir_op *op,
+                              int e, int arity, const void **ctx_out,
+                              int *ctx_owned, char *why, size_t whycap) {
+  sim_q c;
+  memset(&c, 0, sizeof c);
+  c.nin = arity;
+  c.e = op->code == XRT_OP_UNIFORM_QUANTIZE     ? SIM_Q_QUANTIZE
+        : op->code == XRT_OP_UNIFORM_DEQUANTIZE ? SIM_Q_DEQUANTIZE
+        : op->code == XRT_OP_COMPARE            ? SIM_Q_COMPARE
+                                                : e;
+  int known = c.e <= SIM_Q_QUANTIZE; /* reduce_precision, convert: no */
+#define SIM_Q_K(OP) known |= e == SIM_EW_##OP;
+  SIM_FLT_BIN_OPS(SIM_Q_K) SIM_FLT_BIN_DOPS(SIM_Q_K)
+  SIM_FLT_UN_OPS(SIM_Q_K) SIM_FLT_UN_DOPS(SIM_Q_K)
+#undef SIM_Q_K
+  if (!known)
+    return sim_ew_unsup(f, op, op->operands[0], op->results[0],
+                        " (quantized)", why, whycap);
+  size_t rsz = sim_ew_size(f->value_types[op->results[0]].shape.dtype);
+  for (int k = 0; k <= arity; k++) {
+    int32_t v = k < arity ? op->operands[k] : op->results[0];
+    if (!sim_q_value(&f->value_types[v], &c.v[k]))
+      return sim_ew_unsup(f, op, v, -1, " (quantized)", why, whycap);
+    if (k < arity && sim_ew_size(c.v[k].dt) < rsz) c.back = 1;
+  }
+  const sim_qv *r = &c.v[arity];
+  if (c.e == SIM_Q_COMPARE) {
+    static const char *const dirs[SIM_NDIRS] = {"EQ", "NE", "GE",
+                                                "GT", "LE", "LT"};
+    const xrt_ir_attr *d = xrt_ir_op_attr(op, "comparison_direction");
+    c.dir = -1;
+    for (int k = 0; d && d->s && k < SIM_NDIRS; k++)
+      if (!strcmp(d->s, dirs[k])) c.dir = k;
+    if (c.dir < 0 || r->dt != XRT_PRED || r->quant)
+      return sim_ew_unsup(f, op, op->operands[0], op->results[0], "", why,
+                          whycap);
+  } else if (r->dt == XRT_PRED || (c.e == SIM_Q_QUANTIZE && !r->quant) ||
+             (c.e == SIM_Q_DEQUANTIZE && (r->quant || !c.v[0].quant))) {
+    return sim_ew_unsup(f, op, op->operands[0], op->results[0], "", why,
+                        whycap);
+  }
+  for (int k = 0; k < arity; k++)
+    if (c.v[k].dt == XRT_PRED)
+      return sim_ew_unsup(f, op, op->operands[k], -1, "", why, whycap);
+  sim_q *m = (sim_q *)malloc(sizeof *m);
+  if (!m) {
+    if (why && whycap) snprintf(why, whycap, "out of memory");
+    return NULL;
+  }
+  *m = c;
+  *ctx_out = m;
+  *ctx_owned = 1;
+  return sim_q_run;
+}
+
+/* Compare: direction and compare_type attributes pick the kernel. */
+static sim_ew_fn sim_ew_compare(const xrt_ir_func *f, const xrt_ir_op *op,
+                                const void **ctx_out, int *ctx_owned,
+                                char *why, size_t whycap) {
+  static const char *const dirs[SIM_NDIRS] = {"EQ", "NE", "GE",
+                                              "GT", "LE", "LT"};
+  xrt_dtype t = f->value_types[op->operands[0]].shape.dtype;
+  xrt_dtype r = f->value_types[op->results[0]].shape.dtype;
+  const xrt_ir_attr *d = xrt_ir_op_attr(op, "comparison_direction");
+  const xrt_ir_attr *ct = xrt_ir_op_attr(op, "compare_type");
+  int cls = sim_ew_class(t), dir = -1, tot = 0;
+  if (f->value_types[op->operands[1]].shape.dtype != t || r != XRT_PRED)
+    return sim_ew_unsup(f, op, op->operands[0], op->results[0], "", why, whycap);
+  for (int k = 0; d && d->s && k < SIM_NDIRS; k++)
+    if (!strcmp(d->s, dirs[k])) dir = k;
+  if (dir < 0)
+    return sim_ew_unsup(f, op, op->operands[0], -1,
+                        " (bad comparison_direction)", why, whycap);
+  if (ct && ct->s) { /* the type must fit the elements (spec (C3)) */
+    const char *s = ct->s;
+    tot = !strcmp(s, "TOTALORDER");
+    int ok = ((cls == 'f' || cls == 'm') && (tot || !strcmp(s, "FLOAT"))) ||
+             (cls == 'c' && !strcmp(s, "FLOAT")) ||
+             (cls == 's' && !strcmp(s, "SIGNED")) ||
+             ((cls == 'u' || cls == 'p') && !strcmp(s, "UNSIGNED"));
+    if (!ok)
+      return sim_ew_unsup(f, op, op->operands[0], -1,
+                          " with this compare_type", why, whycap);
+  }
+  if (cls == 'm') {
+    sim_mf *m = sim_mf_new(t, r);
+    if (!m) return sim_ew_unsup(f, op, op->operands[0], -1, " (out of memory)",
+                                why, whycap);
+    m->dir = dir + (tot ? 8 : 0);
+    *ctx_out = m;
+    *ctx_owned = 1;
+    return sim_cmp_mf;
+  }
+  sim_ew_fn fn = cls ? sim_cmp_tab[tot][dir][t] : NULL;
+  return fn ? fn : sim_ew_unsup(f, op, op->operands[0], -1, "", why, whycap);
+}
+
+/* bitcast_convert: n counts result elements (the operand has n * bits(r) /
+ * bits(t) of them).  Whole-byte types copy bytes, assuming a little-endian
+ * host like the rest of the simulator. */
+static sim_ew_fn sim_ew_bitcast(const xrt_ir_func *f, const xrt_ir_op *op,
+                                const void **ctx_out, int *ctx_owned,
+                                char *why, size_t whycap) {
+  xrt_dtype t = f->value_types[op->operands[0]].shape.dtype;
+  xrt_dtype r = f->value_types[op->results[0]].shape.dtype;
+  int bt = sim_ew_bits(t), br = sim_ew_bits(r);
+  if (!bt || !br || (bt % br && br % bt))
+    return sim_ew_unsup(f, op, op->operands[0], op->results[0], "", why, whycap);
+  if (bt == br && (bt >= 8 || bt == 1)) {
+    *ctx_out = &sim_esz[sim_ew_size(t)];
+    return sim_copy;
+  }
+  if (bt == br) { /* 2-, 4- and 6-bit types: re-extend the low bits */
+    *ctx_out = &sim_bc_subs[bt / 2 - 1][r == XRT_S2 || r == XRT_S4];
+    return sim_bc_rewrap;
+  }
+  if (bt % 8 == 0 && br % 8 == 0) {
+    *ctx_out = &sim_esz[sim_ew_size(r)];
+    return sim_bc_bytes;
+  }
+  sim_bc_bits *c = (sim_bc_bits *)malloc(sizeof *c);
+  if (!c) {
+    if (why && whycap) snprintf(why, whycap, "out of memory");
+    return NULL;
+  }
+  c->bt = bt, c->br = br, c->rsg = r == XRT_S2 || r == XRT_S4;
+  c->st = sim_ew_size(t), c->sr = sim_ew_size(r);
+  *ctx_out = c;
+  *ctx_owned = 1;
+  return sim_bc_bits_run;
+}
+
+/* real/imag of a real element type: a copy and zeros. */
+static sim_ew_fn sim_ew_real_imag(int e, xrt_dtype t, const void **ctx_out) {
+  if (sim_ew_class(t) != 'f') return NULL;
+  *ctx_out = &sim_esz[sim_ew_size(t)];
+  return e == SIM_EW_REAL ? sim_copy : sim_zero;
+}
+
+/* The element type a result must have for an op whose operand has type t. */
+static xrt_dtype sim_ew_result_type(int e, xrt_dtype t) {
+  int c = sim_ew_class(t);
+  if (e == SIM_EW_ISFIN) return XRT_PRED;
+  if (e == SIM_EW_CMK) return t == XRT_F32 ? XRT_C64 : XRT_C128;
+  if ((e == SIM_EW_ABS || e == SIM_EW_REAL || e == SIM_EW_IMAG) && c == 'c')
+    return t == XRT_C64 ? XRT_F32 : XRT_F64;
+  return t;
+}
+
+/* Small-float kernels by op (NULL: the op does not apply to floats). */
+static const sim_ew_fn sim_mf_tab[SIM_EW_NOPS] = {
+#define SIM_MF_ENT(OP) [SIM_EW_##OP] = sim_##OP##_mf,
+    SIM_FLT_BIN_OPS(SIM_MF_ENT) SIM_FLT_BIN_DOPS(SIM_MF_ENT)
+    SIM_FLT_UN_OPS(SIM_MF_ENT) SIM_FLT_UN_DOPS(SIM_MF_ENT)
+    SIM_MF_ENT(REAL) SIM_MF_ENT(IMAG) SIM_MF_ENT(ISFIN)
+#undef SIM_MF_ENT
+};
+
+/* A kernel with a sim_mf context: operand type t, result type r. */
+static sim_ew_fn sim_ew_mf(const xrt_ir_func *f, const xrt_ir_op *op,
+                           sim_ew_fn fn, xrt_dtype t, xrt_dtype r,
+                           const void **ctx_out, int *ctx_owned, char *why,
+                           size_t whycap) {
+  if (!fn)
+    return sim_ew_unsup(f, op, op->operands[0], op->results[0], "", why, whycap);
+  sim_mf *m = sim_mf_new(t, r);
+  if (!m)
+    return sim_ew_unsup(f, op, op->operands[0], -1, " (out of memory)", why,
+                        whycap);
+  *ctx_out = m;
+  *ctx_owned = 1;
+  return fn;
+}
+
+/* convert between any two element types (small floats included). */
+static sim_ew_fn sim_ew_convert(const xrt_ir_func *f, const xrt_ir_op *op,
+                                const void **ctx_out, int *ctx_owned,
+                                char *why, size_t whycap) {
+  xrt_dtype t = f->value_types[op->operands[0]].shape.dtype;
+  xrt_dtype r = f->value_types[op->results[0]].shape.dtype;
+  int ct = sim_ew_class(t), cr = sim_ew_class(r);
+  if (!ct || !cr)
+    return sim_ew_unsup(f, op, op->operands[0], op->results[0], "", why, whycap);
+  if (ct == 'm' || cr == 'm') {
+    sim_ew_fn fn = ct == 'm' && cr == 'm' ? sim_cv_mf_mf
+                   : ct == 'm'            ? sim_cv_frommf_tab[r]
+                                          : sim_cv_tomf_tab[t];
+    return sim_ew_mf(f, op, fn, t, r, ctx_out, ctx_owned, why, whycap);
+  }
+  sim_ew_fn fn = sim_cv_tab[t][r];
+  return fn ? fn : sim_ew_unsup(f, op, op->operands[0], op->results[0], "", why, whycap);
+}
+
+/* Kernel for an elementwise op whose operands all have the result's shape
+ * (n elements each; for a bitcast_convert that changes the element width, n
+ * counts result elements).  ctx_out receives a pointer (may be NULL) passed
+ * back as ctx on every call; *ctx_owned is 1 if the caller must free() it.
+ * Returns NULL and writes a reason into why if unsupported.  Quantized
+ * operands or results (and uniform_quantize/dequantize) go to sim_ew_quant,
+ * which needs the result's shape to find per-axis parameters. */
+static sim_ew_fn sim_ew_kernel(const xrt_ir_func *f, const xrt_ir_op *op,
+                               const void **ctx_out, int *ctx_owned,
+                               char *why, size_t whycap) {
+  *ctx_out = NULL;
+  *ctx_owned = 0;
+  int e = sim_ew_op_of(op->code);
+  int arity = e >= 0 ? sim_ew_arity[e] : op->code == XRT_OP_COMPARE ? 2 : 1;
+  if (!sim_ew_handles(op->code) || op->num_operands != arity ||
+      op->num_results != 1) {
+    if (why && whycap)
+      snprintf(why, whycap, "%s is not an elementwise op with %d operand(s)",
+               op->name ? op->name : xrt_opcode_name(op->code), arity);
+    return NULL;
+  }
+  int quant = op->code == XRT_OP_UNIFORM_QUANTIZE ||
+              op->code == XRT_OP_UNIFORM_DEQUANTIZE;
+  for (int k = 0; k <= arity; k++) {
+    int32_t v = k < arity ? op->operands[k] : op->results[0];
+    const xrt_ir_type *ty = &f->value_types[v];
+    if (ty->kind != XRT_TYPE_TENSOR)
+      return sim_ew_unsup(f, op, v, -1, "", why, whycap);
+    if (ty->quant) quant = 1;
+  }
+  xrt_dtype t = f->value_types[op->operands[0]].shape.dtype;
+  xrt_dtype r = f->value_types[op->results[0]].shape.dtype;
+  /* a bitcast between a quantized type and its storage type is a copy */
+  if (op->code == XRT_OP_BITCAST_CONVERT)
+    return sim_ew_bitcast(f, op, ctx_out, ctx_owned, why, whycap);
+  if (quant)
+    return sim_ew_quant(f, op, e, arity, ctx_out, ctx_owned, why, whycap);
+  if (op->code == XRT_OP_COMPARE)
+    return sim_ew_compare(f, op, ctx_out, ctx_owned, why, whycap);
+  if (op->code == XRT_OP_CONVERT)
+    return sim_ew_convert(f, op, ctx_out, ctx_owned, why, whycap);
+  if (op->code == XRT_OP_REDUCE_PRECISION)
+    return sim_ew_reduce_precision(f, op, ctx_out, ctx_owned, why, whycap);
+  if (arity == 2 && f->value_types[op->operands[1]].shape.dtype != t)
+    return sim_ew_unsup(f, op, op->operands[1], op->results[0],
+                        " (operand types differ)", why, whycap);
+  if (!sim_ew_class(t) || r != sim_ew_result_type(e, t))
+    return sim_ew_unsup(f, op, op->operands[0], op->results[0], "", why, whycap);
+  if (sim_ew_class(t) == 'm')
+    return sim_ew_mf(f, op, sim_mf_tab[e], t, r, ctx_out, ctx_owned, why,
+                     whycap);
+  sim_ew_fn fn = sim_ew_tab[e][t];
+  if (!fn && (e == SIM_EW_REAL || e == SIM_EW_IMAG))
+    fn = sim_ew_real_imag(e, t, ctx_out);
+  return fn ? fn : sim_ew_unsup(f, op, op->operands[0], -1, "", why, whycap);
+}
 
 #define SIM_ALIGN 64
 #define SIM_MAX_EW_IN 8
@@ -2580,10 +4376,3453 @@ static xrt_status sim_lower_custom_call(sim_fcc *fc, const xrt_ir_op *op,
                              op->num_operands, op->results, op->num_results);
 }
 
-/* Op families in their own files (inlined before release). */
-#include "_dev/sim_index.inc"
-#include "_dev/sim_ctrl.inc"
-#include "_dev/sim_linalg.inc"
+/* ----------------------------------------------------------------------
+ * Indexing and windows: gather, scatter, dynamic slices, reduce_window,
+ * select_and_scatter, and the dynamic_* ops on static shapes.
+ *
+ * Data movement goes by element size (sim_xcopy), so every element type
+ * works. Index values are read at run time from tensors of any integer
+ * type. Regions (scatter's update_computation, reduce_window's body,
+ * select_and_scatter's select and scatter) run per element like reduce's
+ * body; a region that is one add/mul/max/min/and/or of its two arguments
+ * runs as a typed loop instead.
+ * -------------------------------------------------------------------- */
+
+#define SIM_IX_MAXN 32 /* operands of a variadic scatter / reduce_window */
+#define SIM_IX_BIG ((int64_t)1 << 56) /* |index| beyond any tensor */
+
+/* ---- small helpers ---- */
+
+static int sim_ix_is_int(xrt_dtype t) {
+  switch (t) {
+  case XRT_S2: case XRT_S4: case XRT_S8: case XRT_S16: case XRT_S32:
+  case XRT_S64: case XRT_U2: case XRT_U4: case XRT_U8: case XRT_U16:
+  case XRT_U32: case XRT_U64: return 1;
+  default: return 0;
+  }
+}
+
+/* An index read at run time, saturated to +-2^56 so that sums of a few of
+ * them never overflow. */
+static int64_t sim_ix_load(xrt_dtype t, const void *p) {
+  int64_t v;
+  if (t == XRT_U64) {
+    uint64_t u;
+    memcpy(&u, p, sizeof u);
+    v = u > (uint64_t)SIM_IX_BIG ? SIM_IX_BIG : (int64_t)u;
+  } else {
+    sim_num n;
+    sim_load(t, p, &n);
+    v = n.i;
+  }
+  return v > SIM_IX_BIG ? SIM_IX_BIG : v < -SIM_IX_BIG ? -SIM_IX_BIG : v;
+}
+
+static int64_t sim_ix_clamp(int64_t v, int64_t lo, int64_t hi) {
+  return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* A field of a dimension-numbers DICT: an INTS list (absent = empty). */
+static const int64_t *sim_ix_field(const xrt_ir_attr *dn, const char *name,
+                                   int64_t *n) {
+  const xrt_ir_attr *a = xrt_ir_attr_field(dn, name);
+  *n = a && a->kind == XRT_ATTR_INTS ? a->n : 0;
+  return *n ? a->ints : NULL;
+}
+
+static int64_t sim_ix_field_int(const xrt_ir_attr *dn, const char *name) {
+  const xrt_ir_attr *a = xrt_ir_attr_field(dn, name);
+  return a && a->kind == XRT_ATTR_INT ? a->i : 0;
+}
+
+static int sim_ix_has(const int64_t *v, int64_t n, int64_t x) {
+  for (int64_t i = 0; i < n; i++)
+    if (v[i] == x) return 1;
+  return 0;
+}
+
+/* Every entry of v is a dimension below rank (and n fits a rank). */
+static int sim_ix_dims_ok(const int64_t *v, int64_t n, int64_t rank) {
+  if (n > XRT_MAX_RANK) return 0;
+  for (int64_t i = 0; i < n; i++)
+    if (v[i] < 0 || v[i] >= rank) return 0;
+  return 1;
+}
+
+static xrt_status sim_ix_bad(sim_fcc *fc, const xrt_ir_op *op,
+                             const char *what) {
+  return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "%s: bad %s",
+                     op->name, what);
+}
+
+/* Compares n integers read at run time (any integer type) with want;
+ * a located error names them when they differ. */
+static xrt_status sim_ix_check_ints(const sim_step *st, sim_cx *cx,
+                                    const void *p, xrt_dtype t,
+                                    const int64_t *want, int32_t n,
+                                    const char *what) {
+  size_t es = sim_esize(t);
+  for (int32_t i = 0; i < n; i++) {
+    int64_t v = sim_ix_load(t, (const char *)p + (size_t)i * es);
+    if (v != want[i])
+      return sim_fail_op(cx->err, st->op, XRT_INVALID_ARGUMENT, "%s: %s[%d] "
+                         "is %lld at run time but the static result type "
+                         "needs %lld", st->op->name, what, (int)i,
+                         (long long)v, (long long)want[i]);
+  }
+  return XRT_OK;
+}
+
+/* ---- a region applied to one element (scatter, reduce_window, ...) ---- */
+
+typedef struct sim_ix_body {
+  int32_t n;
+  const size_t *es;   /* per accumulator */
+  sim_red_fn fast;    /* one binary op of both arguments, or NULL */
+  int keep;           /* 1: returns its 2nd argument, 2: its 1st */
+  sim_plan plan;
+  const int32_t *args, *rets;
+  int32_t tmp;        /* n > 1: holds the results before they are stored */
+  const size_t *toff;
+} sim_ix_body;
+
+/* acc[j] = body(acc[j]..., elem[j]...). */
+static xrt_status sim_ix_apply(const sim_ix_body *b, void **vals,
+                               sim_cx *cx, char *const *acc,
+                               const char *const *elem) {
+  if (b->fast) {
+    b->fast(acc[0], elem[0], 1, 0);
+    return XRT_OK;
+  }
+  if (b->keep) {
+    if (b->keep == 1) memcpy(acc[0], elem[0], b->es[0]);
+    return XRT_OK;
+  }
+  int32_t n = b->n;
+  for (int32_t j = 0; j < n; j++) {
+    vals[b->args[j]] = acc[j];
+    vals[b->args[n + j]] = (void *)(uintptr_t)elem[j];
+  }
+  xrt_status rc = sim_run_plan(&b->plan, vals, cx);
+  if (rc) return rc;
+  if (n == 1) {
+    memmove(acc[0], vals[b->rets[0]], b->es[0]);
+    return XRT_OK;
+  }
+  char *tmp = (char *)vals[b->tmp]; /* a result may be another argument */
+  for (int32_t j = 0; j < n; j++)
+    memcpy(tmp + b->toff[j], vals[b->rets[j]], b->es[j]);
+  for (int32_t j = 0; j < n; j++) memcpy(acc[j], tmp + b->toff[j], b->es[j]);
+  return XRT_OK;
+}
+
+/* The region is one op of its two arguments (a typed loop), or returns one
+ * of them unchanged. */
+static void sim_ix_pick_fast(const sim_fcc *fc, const xrt_ir_region *r,
+                             xrt_dtype t, sim_ix_body *b) {
+  const xrt_ir_type *types = fc->f->value_types;
+  if (r->num_args != 2 || r->num_ops < 1 || r->num_ops > 2) return;
+  for (int i = 0; i < 2; i++)
+    if (types[r->args[i]].quant || types[r->args[i]].shape.dtype != t ||
+        types[r->args[i]].shape.rank != 0)
+      return;
+  const xrt_ir_op *term = &r->ops[r->num_ops - 1];
+  if (term->num_operands != 1) return;
+  int32_t a0 = r->args[0], a1 = r->args[1], res = term->operands[0];
+  if (r->num_ops == 1) {
+    b->keep = res == a1 ? 1 : res == a0 ? 2 : 0;
+    return;
+  }
+  const xrt_ir_op *o = &r->ops[0];
+  if (o->num_operands != 2 || o->num_results != 1 || o->num_regions ||
+      res != o->results[0] || types[res].quant ||
+      types[res].shape.dtype != t)
+    return;
+  if ((o->operands[0] == a0 && o->operands[1] == a1) ||
+      (o->operands[0] == a1 && o->operands[1] == a0))
+    b->fast = sim_red_pick(o->code, t);
+}
+
+/* Plans region k of op as a body over n accumulators of the given types. */
+static xrt_status sim_ix_body_lower(sim_fcc *fc, const xrt_ir_op *op, int k,
+                                    int32_t n, const xrt_dtype *types,
+                                    sim_ix_body *b) {
+  const xrt_ir_region *r = &op->regions[k];
+  size_t *es = (size_t *)sim_palloc(fc, sizeof *es * (size_t)n);
+  if (!es) return XRT_RESOURCE_EXHAUSTED;
+  for (int32_t j = 0; j < n; j++) es[j] = sim_esize(types[j]);
+  b->n = n;
+  b->es = es;
+  b->tmp = -1;
+  if (r->num_args != 2 * n)
+    return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "a region of "
+                       "%s must take %d arguments", op->name, 2 * (int)n);
+  for (int32_t j = 0; j < 2 * n; j++) {
+    const xrt_ir_type *at = &fc->f->value_types[r->args[j]];
+    if (at->kind != XRT_TYPE_TENSOR || sim_esize(at->shape.dtype) != es[j % n])
+      return sim_fail_op(fc->cc->err, op, XRT_UNIMPLEMENTED, "%s: a region "
+                         "argument type that differs from the operand's is "
+                         "not supported by the simulator", op->name);
+  }
+  if (n == 1) {
+    sim_ix_pick_fast(fc, r, types[0], b);
+    if (b->fast || b->keep) return XRT_OK;
+  } else {
+    size_t *toff = (size_t *)sim_palloc(fc, sizeof *toff * (size_t)n);
+    if (!toff) return XRT_RESOURCE_EXHAUSTED;
+    size_t total = 0;
+    for (int32_t j = 0; j < n; j++) {
+      toff[j] = total;
+      total += es[j];
+    }
+    b->toff = toff;
+    xrt_status rc = sim_temp(fc, total, &b->tmp);
+    if (rc) return rc;
+  }
+  b->args = r->args;
+  return sim_lower_region(fc, r, &b->plan, &b->rets, n, op);
+}
+
+/* ======================================================================
+ * gather and dynamic_gather
+ * ==================================================================== */
+
+typedef struct sim_gather {
+  sim_xcopy win;      /* one slice into the result's offset dimensions */
+  int64_t nb;         /* index vectors */
+  const int64_t *rofs, *iofs, *bofs; /* per index vector, in elements:
+                         result, start_indices, operand (batching dims) */
+  int32_t nidx;
+  int64_t istep;      /* elements between index vector components */
+  int64_t ostr[XRT_MAX_RANK], hi[XRT_MAX_RANK]; /* per component */
+  xrt_dtype it;
+  size_t ies, es;
+} sim_gather;
+
+static xrt_status sim_run_gather(const sim_step *st, void **vals,
+                                 sim_cx *cx) {
+  const sim_gather *g = (const sim_gather *)st->data;
+  const char *src = (const char *)vals[st->in[0]];
+  const char *idx = (const char *)vals[st->in[1]];
+  char *out = (char *)vals[st->out[0]];
+  (void)cx;
+  if (g->win.empty) return XRT_OK;
+  for (int64_t b = 0; b < g->nb; b++) {
+    int64_t off = g->bofs[b];
+    const char *ip = idx + (size_t)g->iofs[b] * g->ies;
+    for (int32_t k = 0; k < g->nidx; k++) {
+      int64_t v = sim_ix_load(g->it, ip + (size_t)(k * g->istep) * g->ies);
+      off += sim_ix_clamp(v, 0, g->hi[k]) * g->ostr[k];
+    }
+    sim_xcopy_run(&g->win, out + (size_t)g->rofs[b] * g->es,
+                  src + (size_t)off * g->es);
+  }
+  return XRT_OK;
+}
+
+typedef struct sim_gdims {
+  const int64_t *od, *csd, *obd, *sibd, *sim;
+  int64_t nod, ncsd, nobd, nsibd, nsim, ivd;
+} sim_gdims;
+
+static xrt_status sim_gather_dims(sim_fcc *fc, const xrt_ir_op *op,
+                                  sim_gdims *d) {
+  const xrt_ir_attr *dn = sim_attr(op, "dimension_numbers", XRT_ATTR_DICT);
+  const xrt_shape *O = sim_shape(fc, op->operands[0]);
+  const xrt_shape *I = sim_shape(fc, op->operands[1]);
+  const xrt_shape *R = sim_shape(fc, op->results[0]);
+  if (!dn) return sim_ix_bad(fc, op, "dimension_numbers");
+  d->od = sim_ix_field(dn, "offset_dims", &d->nod);
+  d->csd = sim_ix_field(dn, "collapsed_slice_dims", &d->ncsd);
+  d->obd = sim_ix_field(dn, "operand_batching_dims", &d->nobd);
+  d->sibd = sim_ix_field(dn, "start_indices_batching_dims", &d->nsibd);
+  d->sim = sim_ix_field(dn, "start_index_map", &d->nsim);
+  d->ivd = sim_ix_field_int(dn, "index_vector_dim");
+  int64_t nvec = d->ivd < I->rank ? I->dims[d->ivd] : 1;
+  if (d->ivd < 0 || d->ivd > I->rank || d->nsim != nvec ||
+      !sim_ix_dims_ok(d->od, d->nod, R->rank) ||
+      !sim_ix_dims_ok(d->csd, d->ncsd, O->rank) ||
+      !sim_ix_dims_ok(d->obd, d->nobd, O->rank) ||
+      !sim_ix_dims_ok(d->sibd, d->nsibd, I->rank) ||
+      !sim_ix_dims_ok(d->sim, d->nsim, O->rank) || d->nobd != d->nsibd ||
+      d->nod + d->ncsd + d->nobd != O->rank ||
+      R->rank != d->nod + I->rank - (d->ivd < I->rank))
+    return sim_ix_bad(fc, op, "dimension numbers");
+  if (!sim_ix_is_int(I->dtype))
+    return sim_unsupported_type(fc, op, I->dtype);
+  return XRT_OK;
+}
+
+/* Per index vector: the result, start_indices and batching offsets. */
+static xrt_status sim_gather_tables(sim_fcc *fc, const xrt_ir_op *op,
+                                    const sim_gdims *d, sim_gather *g) {
+  const xrt_shape *O = sim_shape(fc, op->operands[0]);
+  const xrt_shape *I = sim_shape(fc, op->operands[1]);
+  const xrt_shape *R = sim_shape(fc, op->results[0]);
+  int64_t ostr[XRT_MAX_RANK], istr[XRT_MAX_RANK], rstr[XRT_MAX_RANK];
+  int64_t sizes[XRT_MAX_RANK], rs[XRT_MAX_RANK], is[XRT_MAX_RANK],
+      bs[XRT_MAX_RANK];
+  sim_strides(O, ostr);
+  sim_strides(I, istr);
+  sim_strides(R, rstr);
+  int64_t nbd = 0, rd = 0, nb = 1;
+  for (int32_t k = 0; k < I->rank; k++) {
+    if (k == d->ivd) continue;
+    while (sim_ix_has(d->od, d->nod, rd)) rd++; /* next result batch dim */
+    if (R->dims[rd] != I->dims[k]) return sim_ix_bad(fc, op, "result shape");
+    sizes[nbd] = I->dims[k];
+    rs[nbd] = rstr[rd++];
+    is[nbd] = istr[k];
+    bs[nbd] = 0;
+    for (int64_t i = 0; i < d->nsibd; i++)
+      if (d->sibd[i] == k) bs[nbd] += ostr[d->obd[i]];
+    nb *= sizes[nbd++];
+  }
+  size_t cnt = (size_t)(nb ? nb : 1);
+  int64_t *rofs = (int64_t *)sim_palloc(fc, sizeof *rofs * cnt);
+  int64_t *iofs = (int64_t *)sim_palloc(fc, sizeof *iofs * cnt);
+  int64_t *bofs = (int64_t *)sim_palloc(fc, sizeof *bofs * cnt);
+  if (!rofs || !iofs || !bofs) return XRT_RESOURCE_EXHAUSTED;
+  sim_enum_offsets(nbd, sizes, rs, is, rofs, iofs);
+  sim_enum_offsets(nbd, sizes, bs, NULL, bofs, NULL);
+  g->nb = nb, g->rofs = rofs, g->iofs = iofs, g->bofs = bofs;
+  g->istep = d->ivd < I->rank ? istr[d->ivd] : 0;
+  return XRT_OK;
+}
+
+/* Gather with slice sizes S (an attribute, or inferred for dynamic_gather). */
+static xrt_status sim_gather_plan(sim_fcc *fc, const xrt_ir_op *op,
+                                  sim_step *st, const sim_gdims *d,
+                                  const int64_t *S) {
+  const xrt_shape *O = sim_shape(fc, op->operands[0]);
+  const xrt_shape *I = sim_shape(fc, op->operands[1]);
+  const xrt_shape *R = sim_shape(fc, op->results[0]);
+  sim_gather *g = (sim_gather *)sim_palloc(fc, sizeof *g);
+  if (!g) return XRT_RESOURCE_EXHAUSTED;
+  int64_t ostr[XRT_MAX_RANK], rstr[XRT_MAX_RANK];
+  int64_t wd[XRT_MAX_RANK], ws[XRT_MAX_RANK], wr[XRT_MAX_RANK];
+  sim_strides(O, ostr);
+  sim_strides(R, rstr);
+  int32_t j = 0;
+  for (int32_t k = 0; k < O->rank; k++) {
+    if (S[k] < 0 || S[k] > O->dims[k]) return sim_ix_bad(fc, op, "slice_sizes");
+    if (sim_ix_has(d->csd, d->ncsd, k) || sim_ix_has(d->obd, d->nobd, k))
+      continue;
+    if (j >= d->nod || R->dims[d->od[j]] != S[k])
+      return sim_ix_bad(fc, op, "result shape");
+    wd[j] = S[k], ws[j] = ostr[k], wr[j] = rstr[d->od[j]];
+    j++;
+  }
+  g->es = sim_esize(O->dtype);
+  g->it = I->dtype;
+  g->ies = sim_esize(I->dtype);
+  sim_xcopy_init(&g->win, g->es, j, wd, ws, wr, 0, 0);
+  if (sim_numel(R) == 0) g->win.empty = 1;
+  g->nidx = (int32_t)d->nsim;
+  for (int32_t k = 0; k < g->nidx; k++) {
+    g->ostr[k] = ostr[d->sim[k]];
+    g->hi[k] = O->dims[d->sim[k]] - S[d->sim[k]];
+  }
+  xrt_status rc = sim_gather_tables(fc, op, d, g);
+  if (rc) return rc;
+  st->data = g;
+  st->run = sim_run_gather;
+  return XRT_OK;
+}
+
+static xrt_status sim_lower_gather(sim_fcc *fc, const xrt_ir_op *op,
+                                   sim_step *st) {
+  sim_gdims d;
+  const int64_t *S;
+  int64_t ns;
+  if (op->num_operands != 2) return sim_ix_bad(fc, op, "operands");
+  xrt_status rc = sim_gather_dims(fc, op, &d);
+  if (rc || (rc = sim_ints(fc, op, "slice_sizes", 1, &S, &ns))) return rc;
+  if (ns != sim_shape(fc, op->operands[0])->rank)
+    return sim_ix_bad(fc, op, "slice_sizes");
+  return sim_gather_plan(fc, op, st, &d, S);
+}
+
+/* ---- shape operands checked at run time (dynamic_* on static shapes) ---- */
+
+typedef struct sim_dyncheck {
+  sim_run_fn run;     /* the wrapped kernel, or NULL (check only) */
+  const void *data;
+  int64_t n;
+  int32_t operand;    /* which operand holds the sizes */
+  xrt_dtype t;
+  int32_t count;
+  int64_t want[XRT_MAX_RANK];
+  const char *what;
+} sim_dyncheck;
+
+static xrt_status sim_run_dyncheck(const sim_step *st, void **vals,
+                                   sim_cx *cx) {
+  const sim_dyncheck *c = (const sim_dyncheck *)st->data;
+  xrt_status rc = sim_ix_check_ints(st, cx, vals[st->in[c->operand]], c->t,
+                                    c->want, c->count, c->what);
+  if (rc || !c->run) return rc;
+  sim_step inner = *st;
+  inner.run = c->run;
+  inner.data = c->data;
+  inner.n = c->n;
+  return c->run(&inner, vals, cx);
+}
+
+/* Wraps the step st (already lowered) with a run-time check that operand k
+ * holds the integers want[0..count). */
+static xrt_status sim_ix_wrap_check(sim_fcc *fc, const xrt_ir_op *op,
+                                    sim_step *st, int32_t k,
+                                    const int64_t *want, int32_t count,
+                                    const char *what) {
+  const xrt_shape *s = sim_shape(fc, op->operands[k]);
+  if (!sim_ix_is_int(s->dtype) || s->rank != 1 || s->dims[0] != count ||
+      count > XRT_MAX_RANK)
+    return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "%s: %s must "
+                       "be a 1-d integer tensor of %d elements", op->name,
+                       what, (int)count);
+  sim_dyncheck *c = (sim_dyncheck *)sim_palloc(fc, sizeof *c);
+  if (!c) return XRT_RESOURCE_EXHAUSTED;
+  c->run = st->run;
+  c->data = st->data;
+  c->n = st->n;
+  c->operand = k;
+  c->t = s->dtype;
+  c->count = count;
+  for (int32_t i = 0; i < count; i++) c->want[i] = want[i];
+  c->what = what;
+  st->run = sim_run_dyncheck;
+  st->data = c;
+  return XRT_OK;
+}
+
+/* slice_sizes are an operand whose values must match the result type:
+ * the static sizes follow from the result, the values are checked when
+ * the op runs. */
+static xrt_status sim_lower_dynamic_gather(sim_fcc *fc, const xrt_ir_op *op,
+                                           sim_step *st) {
+  sim_gdims d;
+  if (op->num_operands != 3) return sim_ix_bad(fc, op, "operands");
+  xrt_status rc = sim_gather_dims(fc, op, &d);
+  if (rc) return rc;
+  const xrt_shape *O = sim_shape(fc, op->operands[0]);
+  const xrt_shape *R = sim_shape(fc, op->results[0]);
+  int64_t S[XRT_MAX_RANK];
+  int64_t j = 0;
+  for (int32_t k = 0; k < O->rank; k++) {
+    if (sim_ix_has(d.csd, d.ncsd, k) || sim_ix_has(d.obd, d.nobd, k))
+      S[k] = 1;
+    else
+      S[k] = j < d.nod ? R->dims[d.od[j++]] : 0;
+  }
+  if ((rc = sim_gather_plan(fc, op, st, &d, S))) return rc;
+  return sim_ix_wrap_check(fc, op, st, 2, S, O->rank, "slice_sizes");
+}
+
+/* ======================================================================
+ * scatter
+ * ==================================================================== */
+
+typedef struct sim_scatter {
+  sim_ix_body body;
+  int32_t n;
+  const size_t *bytes;              /* per input: the initial copy */
+  int32_t urank;
+  int64_t udims[XRT_MAX_RANK];
+  int64_t unumel;
+  uint8_t is_win[XRT_MAX_RANK];     /* per update dim: window or scatter */
+  int64_t ipos[XRT_MAX_RANK];       /* scatter dim: start_indices stride */
+  int32_t bop[XRT_MAX_RANK];        /* scatter dim: batching operand dim, -1 */
+  int32_t wop[XRT_MAX_RANK];        /* window dim: its operand dim */
+  int32_t nidx;
+  int32_t sop[XRT_MAX_RANK];        /* index component: its operand dim */
+  int64_t istep;
+  xrt_dtype it;
+  size_t ies;
+  int32_t orank;
+  int64_t odims[XRT_MAX_RANK], ostr[XRT_MAX_RANK];
+} sim_scatter;
+
+/* The start (start index + batching index) of the window that update
+ * index u belongs to, per operand dimension. */
+static void sim_scatter_start(const sim_scatter *s, const char *idx,
+                              const int64_t *u, int64_t *start) {
+  int64_t ioff = 0;
+  for (int32_t d = 0; d < s->orank; d++) start[d] = 0;
+  for (int32_t k = 0; k < s->urank; k++) {
+    if (s->is_win[k]) continue;
+    ioff += u[k] * s->ipos[k];
+    if (s->bop[k] >= 0) start[s->bop[k]] += u[k];
+  }
+  for (int32_t k = 0; k < s->nidx; k++)
+    start[s->sop[k]] += sim_ix_load(
+        s->it, idx + (size_t)(ioff + k * s->istep) * s->ies);
+}
+
+/* The result offset of update index u, or -1 when it is out of bounds
+ * (such updates are skipped, as the spec says). */
+static int64_t sim_scatter_target(const sim_scatter *s, const int64_t *u,
+                                  const int64_t *start) {
+  int64_t full[XRT_MAX_RANK], off = 0;
+  memcpy(full, start, sizeof(int64_t) * (size_t)s->orank);
+  for (int32_t k = 0; k < s->urank; k++)
+    if (s->is_win[k]) full[s->wop[k]] += u[k];
+  for (int32_t d = 0; d < s->orank; d++) {
+    if (full[d] < 0 || full[d] >= s->odims[d]) return -1;
+    off += full[d] * s->ostr[d];
+  }
+  return off;
+}
+
+static xrt_status sim_run_scatter(const sim_step *st, void **vals,
+                                  sim_cx *cx) {
+  const sim_scatter *s = (const sim_scatter *)st->data;
+  int32_t n = s->n;
+  for (int32_t j = 0; j < n; j++)
+    if (s->bytes[j] && vals[st->out[j]] != vals[st->in[j]])
+      memcpy(vals[st->out[j]], vals[st->in[j]], s->bytes[j]);
+  const char *idx = (const char *)vals[st->in[n]];
+  int64_t u[XRT_MAX_RANK] = {0}, start[XRT_MAX_RANK];
+  char *acc[SIM_IX_MAXN];
+  const char *elem[SIM_IX_MAXN];
+  int dirty = 1;
+  for (int64_t e = 0; e < s->unumel; e++) {
+    if (dirty) sim_scatter_start(s, idx, u, start);
+    dirty = 0;
+    int64_t off = sim_scatter_target(s, u, start);
+    if (off >= 0) {
+      for (int32_t j = 0; j < n; j++) {
+        acc[j] = (char *)vals[st->out[j]] + (size_t)off * s->body.es[j];
+        elem[j] = (const char *)vals[st->in[n + 1 + j]] +
+                  (size_t)e * s->body.es[j];
+      }
+      xrt_status rc = sim_ix_apply(&s->body, vals, cx, acc, elem);
+      if (rc) return rc;
+    }
+    for (int32_t k = s->urank - 1; k >= 0; k--) { /* row-major order */
+      dirty |= !s->is_win[k];
+      if (++u[k] < s->udims[k]) break;
+      u[k] = 0;
+    }
+  }
+  return XRT_OK;
+}
+
+typedef struct sim_sdims {
+  const int64_t *uwd, *iwd, *ibd, *sibd, *sdod;
+  int64_t nuwd, niwd, nibd, nsibd, nsdod, ivd;
+} sim_sdims;
+
+static xrt_status sim_scatter_dims(sim_fcc *fc, const xrt_ir_op *op,
+                                   sim_sdims *d, int32_t n) {
+  const xrt_ir_attr *dn =
+      sim_attr(op, "scatter_dimension_numbers", XRT_ATTR_DICT);
+  const xrt_shape *O = sim_shape(fc, op->operands[0]);
+  const xrt_shape *I = sim_shape(fc, op->operands[n]);
+  const xrt_shape *U = sim_shape(fc, op->operands[n + 1]);
+  if (!dn) return sim_ix_bad(fc, op, "scatter_dimension_numbers");
+  d->uwd = sim_ix_field(dn, "update_window_dims", &d->nuwd);
+  d->iwd = sim_ix_field(dn, "inserted_window_dims", &d->niwd);
+  d->ibd = sim_ix_field(dn, "input_batching_dims", &d->nibd);
+  d->sibd = sim_ix_field(dn, "scatter_indices_batching_dims", &d->nsibd);
+  d->sdod = sim_ix_field(dn, "scatter_dims_to_operand_dims", &d->nsdod);
+  d->ivd = sim_ix_field_int(dn, "index_vector_dim");
+  int64_t nvec = d->ivd < I->rank ? I->dims[d->ivd] : 1;
+  if (d->ivd < 0 || d->ivd > I->rank || d->nsdod != nvec ||
+      !sim_ix_dims_ok(d->uwd, d->nuwd, U->rank) ||
+      !sim_ix_dims_ok(d->iwd, d->niwd, O->rank) ||
+      !sim_ix_dims_ok(d->ibd, d->nibd, O->rank) ||
+      !sim_ix_dims_ok(d->sibd, d->nsibd, I->rank) ||
+      !sim_ix_dims_ok(d->sdod, d->nsdod, O->rank) || d->nibd != d->nsibd ||
+      d->nuwd + d->niwd + d->nibd != O->rank ||
+      U->rank != d->nuwd + I->rank - (d->ivd < I->rank))
+    return sim_ix_bad(fc, op, "scatter_dimension_numbers");
+  if (!sim_ix_is_int(I->dtype))
+    return sim_unsupported_type(fc, op, I->dtype);
+  return XRT_OK;
+}
+
+/* Maps each update dimension to its role. */
+static xrt_status sim_scatter_roles(sim_fcc *fc, const xrt_ir_op *op,
+                                    const sim_sdims *d, sim_scatter *s) {
+  const xrt_shape *O = sim_shape(fc, op->operands[0]);
+  const xrt_shape *I = sim_shape(fc, op->operands[s->n]);
+  int64_t istr[XRT_MAX_RANK];
+  sim_strides(I, istr);
+  int32_t wk = 0, ik = 0; /* next window operand dim, next indices dim */
+  for (int32_t k = 0; k < s->urank; k++) {
+    s->bop[k] = -1;
+    if (sim_ix_has(d->uwd, d->nuwd, k)) {
+      while (sim_ix_has(d->iwd, d->niwd, wk) || sim_ix_has(d->ibd, d->nibd, wk))
+        wk++;
+      s->is_win[k] = 1;
+      s->wop[k] = wk++;
+      continue;
+    }
+    if (ik == d->ivd) ik++;
+    if (s->udims[k] != I->dims[ik]) return sim_ix_bad(fc, op, "updates shape");
+    s->ipos[k] = istr[ik];
+    for (int64_t i = 0; i < d->nsibd; i++)
+      if (d->sibd[i] == ik) s->bop[k] = (int32_t)d->ibd[i];
+    ik++;
+  }
+  s->nidx = (int32_t)d->nsdod;
+  for (int32_t k = 0; k < s->nidx; k++) s->sop[k] = (int32_t)d->sdod[k];
+  s->istep = d->ivd < I->rank ? istr[d->ivd] : 0;
+  s->orank = O->rank;
+  memcpy(s->odims, O->dims, sizeof s->odims);
+  sim_strides(O, s->ostr);
+  return XRT_OK;
+}
+
+static xrt_status sim_lower_scatter(sim_fcc *fc, const xrt_ir_op *op,
+                                    sim_step *st) {
+  int32_t n = op->num_results;
+  if (n < 1 || n > SIM_IX_MAXN || op->num_operands != 2 * n + 1 ||
+      op->num_regions != 1)
+    return sim_ix_bad(fc, op, "operands");
+  sim_sdims d;
+  xrt_status rc = sim_scatter_dims(fc, op, &d, n);
+  if (rc) return rc;
+  sim_scatter *s = (sim_scatter *)sim_palloc(fc, sizeof *s);
+  size_t *bytes = (size_t *)sim_palloc(fc, sizeof *bytes * (size_t)n);
+  if (!s || !bytes) return XRT_RESOURCE_EXHAUSTED;
+  xrt_dtype types[SIM_IX_MAXN];
+  const xrt_shape *U = sim_shape(fc, op->operands[n + 1]);
+  for (int32_t j = 0; j < n; j++) {
+    const xrt_shape *in = sim_shape(fc, op->operands[j]);
+    const xrt_shape *up = sim_shape(fc, op->operands[n + 1 + j]);
+    types[j] = sim_shape(fc, op->results[j])->dtype;
+    bytes[j] = sim_bytes(in);
+    if (sim_esize(in->dtype) != sim_esize(types[j]) ||
+        sim_esize(up->dtype) != sim_esize(types[j]) ||
+        bytes[j] != sim_bytes(sim_shape(fc, op->results[j])) ||
+        sim_numel(up) != sim_numel(U))
+      return sim_ix_bad(fc, op, "operand types");
+  }
+  s->n = n;
+  s->bytes = bytes;
+  s->urank = U->rank;
+  memcpy(s->udims, U->dims, sizeof s->udims);
+  s->unumel = sim_numel(U);
+  const xrt_shape *I = sim_shape(fc, op->operands[n]);
+  s->it = I->dtype;
+  s->ies = sim_esize(I->dtype);
+  if ((rc = sim_scatter_roles(fc, op, &d, s)) ||
+      (rc = sim_ix_body_lower(fc, op, 0, n, types, &s->body))) return rc;
+  st->data = s;
+  st->run = sim_run_scatter;
+  return XRT_OK;
+}
+
+/* ======================================================================
+ * dynamic_slice and dynamic_update_slice
+ * ==================================================================== */
+
+typedef struct sim_dslice {
+  sim_xcopy x;
+  int32_t rank, first; /* first start-index operand */
+  int64_t hi[XRT_MAX_RANK], str[XRT_MAX_RANK];
+  xrt_dtype t[XRT_MAX_RANK];
+  size_t es, bytes;    /* bytes: update_slice's initial copy */
+} sim_dslice;
+
+/* Element offset of the clamped start indices. */
+static int64_t sim_dslice_base(const sim_dslice *d, const sim_step *st,
+                               void **vals) {
+  int64_t base = 0;
+  for (int32_t k = 0; k < d->rank; k++) {
+    int64_t v = sim_ix_load(d->t[k], vals[st->in[d->first + k]]);
+    base += sim_ix_clamp(v, 0, d->hi[k]) * d->str[k];
+  }
+  return base;
+}
+
+static xrt_status sim_run_dynamic_slice(const sim_step *st, void **vals,
+                                        sim_cx *cx) {
+  const sim_dslice *d = (const sim_dslice *)st->data;
+  (void)cx;
+  if (d->x.empty) return XRT_OK;
+  int64_t base = sim_dslice_base(d, st, vals);
+  sim_xcopy_run(&d->x, (char *)vals[st->out[0]],
+                (const char *)vals[st->in[0]] + (size_t)base * d->es);
+  return XRT_OK;
+}
+
+static xrt_status sim_run_dynamic_update_slice(const sim_step *st,
+                                               void **vals, sim_cx *cx) {
+  const sim_dslice *d = (const sim_dslice *)st->data;
+  char *out = (char *)vals[st->out[0]];
+  (void)cx;
+  if (d->bytes && out != vals[st->in[0]])
+    memcpy(out, vals[st->in[0]], d->bytes);
+  if (d->x.empty) return XRT_OK;
+  int64_t base = sim_dslice_base(d, st, vals);
+  sim_xcopy_run(&d->x, out + (size_t)base * d->es,
+                (const char *)vals[st->in[1]]);
+  return XRT_OK;
+}
+
+/* The slice (or update) has shape W inside the operand O. */
+static xrt_status sim_dslice_plan(sim_fcc *fc, const xrt_ir_op *op,
+                                  const xrt_shape *O, const xrt_shape *W,
+                                  int32_t first, sim_dslice *d) {
+  if (W->rank != O->rank || op->num_operands != first + O->rank)
+    return sim_ix_bad(fc, op, "operands");
+  sim_strides(O, d->str);
+  for (int32_t k = 0; k < O->rank; k++) {
+    const xrt_shape *s = sim_shape(fc, op->operands[first + k]);
+    if (W->dims[k] > O->dims[k]) return sim_ix_bad(fc, op, "slice sizes");
+    if (!sim_ix_is_int(s->dtype) || s->rank != 0)
+      return sim_ix_bad(fc, op, "start index");
+    d->t[k] = s->dtype;
+    d->hi[k] = O->dims[k] - W->dims[k];
+  }
+  d->rank = O->rank;
+  d->first = first;
+  d->es = sim_esize(O->dtype);
+  d->bytes = sim_bytes(O);
+  return XRT_OK;
+}
+
+static xrt_status sim_lower_dynamic_slice(sim_fcc *fc, const xrt_ir_op *op,
+                                          sim_step *st) {
+  const xrt_shape *O = sim_shape(fc, op->operands[0]);
+  const xrt_shape *R = sim_shape(fc, op->results[0]);
+  sim_dslice *d = (sim_dslice *)sim_palloc(fc, sizeof *d);
+  if (!d) return XRT_RESOURCE_EXHAUSTED;
+  xrt_status rc = sim_dslice_plan(fc, op, O, R, 1, d);
+  if (rc) return rc;
+  int64_t rstr[XRT_MAX_RANK];
+  sim_strides(R, rstr);
+  sim_xcopy_init(&d->x, d->es, R->rank, R->dims, d->str, rstr, 0, 0);
+  st->data = d;
+  st->run = sim_run_dynamic_slice;
+  return XRT_OK;
+}
+
+static xrt_status sim_lower_dynamic_update_slice(sim_fcc *fc,
+                                                 const xrt_ir_op *op,
+                                                 sim_step *st) {
+  if (op->num_operands < 2) return sim_ix_bad(fc, op, "operands");
+  const xrt_shape *O = sim_shape(fc, op->operands[0]);
+  const xrt_shape *U = sim_shape(fc, op->operands[1]);
+  sim_dslice *d = (sim_dslice *)sim_palloc(fc, sizeof *d);
+  if (!d) return XRT_RESOURCE_EXHAUSTED;
+  xrt_status rc = sim_dslice_plan(fc, op, O, U, 2, d);
+  if (rc) return rc;
+  if (sim_esize(U->dtype) != d->es ||
+      sim_bytes(sim_shape(fc, op->results[0])) != d->bytes)
+    return sim_ix_bad(fc, op, "update type");
+  int64_t ustr[XRT_MAX_RANK];
+  sim_strides(U, ustr);
+  sim_xcopy_init(&d->x, d->es, U->rank, U->dims, ustr, d->str, 0, 0);
+  st->data = d;
+  st->run = sim_run_dynamic_update_slice;
+  return XRT_OK;
+}
+
+/* ======================================================================
+ * reduce_window and select_and_scatter
+ * ==================================================================== */
+
+/* Window geometry: for result (or source) index i and window index k of
+ * dimension d, tab[d][i * wdims[d] + k] is the operand element offset
+ * along d, or -1 where the window covers padding (edges or the holes of
+ * base dilation). */
+typedef struct sim_win {
+  int32_t rank;
+  int64_t odims[XRT_MAX_RANK], wdims[XRT_MAX_RANK];
+  int64_t onumel, wnumel;
+  const int64_t *tab[XRT_MAX_RANK];
+} sim_win;
+
+typedef struct sim_win_attrs {
+  const int64_t *wd, *ws, *bd, *wdl, *pad;
+  int64_t nwd, nws, nbd, nwdl, npad;
+} sim_win_attrs;
+
+static xrt_status sim_win_attrs_get(sim_fcc *fc, const xrt_ir_op *op,
+                                    int32_t rank, sim_win_attrs *a) {
+  xrt_status rc = sim_ints(fc, op, "window_dimensions", 1, &a->wd, &a->nwd);
+  if (rc || (rc = sim_ints(fc, op, "window_strides", 0, &a->ws, &a->nws)) ||
+      (rc = sim_ints(fc, op, "base_dilations", 0, &a->bd, &a->nbd)) ||
+      (rc = sim_ints(fc, op, "window_dilations", 0, &a->wdl, &a->nwdl)) ||
+      (rc = sim_ints(fc, op, "padding", 0, &a->pad, &a->npad)))
+    return rc;
+  if (a->nwd != rank || (a->ws && a->nws != rank) ||
+      (a->bd && a->nbd != rank) || (a->wdl && a->nwdl != rank) ||
+      (a->pad && a->npad != 2 * rank))
+    return sim_ix_bad(fc, op, "window attributes");
+  for (int32_t d = 0; d < rank; d++) {
+    int64_t v[5] = {a->wd[d], a->ws ? a->ws[d] : 1, a->bd ? a->bd[d] : 1,
+                    a->wdl ? a->wdl[d] : 1, 1};
+    for (int i = 0; i < 5; i++)
+      if (v[i] < 1 || v[i] > ((int64_t)1 << 32))
+        return sim_ix_bad(fc, op, "window attributes");
+    if (a->pad && (a->pad[2 * d] < -SIM_IX_BIG || a->pad[2 * d] > SIM_IX_BIG))
+      return sim_ix_bad(fc, op, "padding");
+  }
+  return XRT_OK;
+}
+
+/* The tables over operand shape X (strides in elements of X) for results
+ * of shape R. */
+static xrt_status sim_win_plan(sim_fcc *fc, const xrt_shape *X,
+                               const xrt_shape *R, const sim_win_attrs *a,
+                               sim_win *w) {
+  int64_t xstr[XRT_MAX_RANK];
+  sim_strides(X, xstr);
+  w->rank = X->rank;
+  w->onumel = sim_numel(R);
+  w->wnumel = 1;
+  if (w->onumel == 0) return XRT_OK; /* no windows: no tables */
+  for (int32_t d = 0; d < X->rank; d++) {
+    int64_t W = a->wd[d], S = a->ws ? a->ws[d] : 1;
+    int64_t B = a->bd ? a->bd[d] : 1, D = a->wdl ? a->wdl[d] : 1;
+    int64_t lo = a->pad ? a->pad[2 * d] : 0, n = R->dims[d];
+    w->odims[d] = n;
+    w->wdims[d] = W;
+    w->wnumel *= W;
+    if (n > (INT64_MAX / 16) / W) return sim_oom(fc); /* table too big */
+    int64_t *t = (int64_t *)sim_palloc(fc, sizeof *t * (size_t)(n * W + 1));
+    if (!t) return XRT_RESOURCE_EXHAUSTED;
+    for (int64_t i = 0; i < n; i++)
+      for (int64_t k = 0; k < W; k++) {
+        int64_t p = i * S + k * D - lo; /* in the padded, dilated operand */
+        int ok = p >= 0 && p % B == 0 && p / B < X->dims[d];
+        t[i * W + k] = ok ? (p / B) * xstr[d] : -1;
+      }
+    w->tab[d] = t;
+  }
+  return XRT_OK;
+}
+
+/* Operand offset of window element wi of result element ri, or -1. */
+static int64_t sim_win_at(const sim_win *w, const int64_t *ri,
+                          const int64_t *wi) {
+  int64_t off = 0;
+  for (int32_t d = 0; d < w->rank; d++) {
+    int64_t t = w->tab[d][ri[d] * w->wdims[d] + wi[d]];
+    if (t < 0) return -1;
+    off += t;
+  }
+  return off;
+}
+
+static void sim_win_next(int32_t rank, const int64_t *dims, int64_t *idx) {
+  for (int32_t d = rank - 1; d >= 0; d--) {
+    if (++idx[d] < dims[d]) return;
+    idx[d] = 0;
+  }
+}
+
+typedef struct sim_rwin {
+  sim_win w;
+  sim_ix_body body;
+  int32_t n;
+} sim_rwin;
+
+static xrt_status sim_run_reduce_window(const sim_step *st, void **vals,
+                                        sim_cx *cx) {
+  const sim_rwin *r = (const sim_rwin *)st->data;
+  const sim_win *w = &r->w;
+  int32_t n = r->n;
+  int64_t ri[XRT_MAX_RANK] = {0};
+  char *acc[SIM_IX_MAXN];
+  const char *elem[SIM_IX_MAXN];
+  for (int64_t o = 0; o < w->onumel; o++) {
+    for (int32_t j = 0; j < n; j++) {
+      acc[j] = (char *)vals[st->out[j]] + (size_t)o * r->body.es[j];
+      memcpy(acc[j], vals[st->in[n + j]], r->body.es[j]);
+    }
+    int64_t wi[XRT_MAX_RANK] = {0};
+    for (int64_t e = 0; e < w->wnumel; e++) {
+      int64_t off = sim_win_at(w, ri, wi);
+      for (int32_t j = 0; j < n; j++) /* padding holds the init value */
+        elem[j] = off < 0 ? (const char *)vals[st->in[n + j]]
+                          : (const char *)vals[st->in[j]] +
+                                (size_t)off * r->body.es[j];
+      xrt_status rc = sim_ix_apply(&r->body, vals, cx, acc, elem);
+      if (rc) return rc;
+      sim_win_next(w->rank, w->wdims, wi);
+    }
+    sim_win_next(w->rank, w->odims, ri);
+  }
+  return XRT_OK;
+}
+
+static xrt_status sim_lower_reduce_window(sim_fcc *fc, const xrt_ir_op *op,
+                                          sim_step *st) {
+  int32_t n = op->num_results;
+  if (n < 1 || n > SIM_IX_MAXN || op->num_operands != 2 * n ||
+      op->num_regions != 1)
+    return sim_ix_bad(fc, op, "operands");
+  const xrt_shape *X = sim_shape(fc, op->operands[0]);
+  const xrt_shape *R = sim_shape(fc, op->results[0]);
+  xrt_dtype types[SIM_IX_MAXN];
+  for (int32_t j = 0; j < n; j++) {
+    const xrt_shape *in = sim_shape(fc, op->operands[j]);
+    const xrt_shape *o = sim_shape(fc, op->results[j]);
+    types[j] = o->dtype;
+    if (sim_esize(in->dtype) != sim_esize(o->dtype) ||
+        sim_esize(sim_shape(fc, op->operands[n + j])->dtype) !=
+            sim_esize(o->dtype) ||
+        sim_numel(in) != sim_numel(X) || sim_numel(o) != sim_numel(R) ||
+        R->rank != X->rank)
+      return sim_ix_bad(fc, op, "operand types");
+  }
+  sim_win_attrs a;
+  sim_rwin *r = (sim_rwin *)sim_palloc(fc, sizeof *r);
+  if (!r) return XRT_RESOURCE_EXHAUSTED;
+  xrt_status rc = sim_win_attrs_get(fc, op, X->rank, &a);
+  if (rc || (rc = sim_win_plan(fc, X, R, &a, &r->w)) ||
+      (rc = sim_ix_body_lower(fc, op, 0, n, types, &r->body)))
+    return rc;
+  r->n = n;
+  st->data = r;
+  st->run = sim_run_reduce_window;
+  return XRT_OK;
+}
+
+typedef struct sim_sas {
+  sim_win w;          /* over the operand, one window per source element */
+  sim_plan sel;
+  const int32_t *sargs;
+  int32_t sret;
+  sim_ix_body scat;
+  size_t es;
+  int64_t numel;      /* of the operand and result */
+  sim_fill_fn fill;
+} sim_sas;
+
+/* The element of a window that the select region picks: the first one,
+ * replaced by each later one for which select(chosen, later) is false. */
+static xrt_status sim_sas_pick(const sim_step *st, const sim_sas *s,
+                               void **vals, sim_cx *cx, const int64_t *si,
+                               int64_t *pick) {
+  const char *x = (const char *)vals[st->in[0]];
+  int64_t wi[XRT_MAX_RANK] = {0};
+  *pick = -1;
+  for (int64_t e = 0; e < s->w.wnumel; e++) {
+    int64_t off = sim_win_at(&s->w, si, wi);
+    sim_win_next(s->w.rank, s->w.wdims, wi);
+    if (off < 0) continue;
+    if (*pick < 0) {
+      *pick = off;
+      continue;
+    }
+    vals[s->sargs[0]] = (void *)(uintptr_t)(x + (size_t)*pick * s->es);
+    vals[s->sargs[1]] = (void *)(uintptr_t)(x + (size_t)off * s->es);
+    xrt_status rc = sim_run_plan(&s->sel, vals, cx);
+    if (rc) return rc;
+    if (!*(const uint8_t *)vals[s->sret]) *pick = off;
+  }
+  return XRT_OK;
+}
+
+static xrt_status sim_run_select_and_scatter(const sim_step *st, void **vals,
+                                             sim_cx *cx) {
+  const sim_sas *s = (const sim_sas *)st->data;
+  char *out = (char *)vals[st->out[0]];
+  const char *src = (const char *)vals[st->in[1]];
+  int64_t si[XRT_MAX_RANK] = {0};
+  s->fill(out, (const char *)vals[st->in[2]], s->numel);
+  for (int64_t o = 0; o < s->w.onumel; o++) {
+    int64_t pick;
+    xrt_status rc = sim_sas_pick(st, s, vals, cx, si, &pick);
+    if (rc) return rc;
+    if (pick >= 0) {
+      char *acc = out + (size_t)pick * s->es;
+      const char *elem = src + (size_t)o * s->es;
+      if ((rc = sim_ix_apply(&s->scat, vals, cx, &acc, &elem))) return rc;
+    }
+    sim_win_next(s->w.rank, s->w.odims, si);
+  }
+  return XRT_OK;
+}
+
+static xrt_status sim_lower_select_and_scatter(sim_fcc *fc,
+                                               const xrt_ir_op *op,
+                                               sim_step *st) {
+  if (op->num_operands != 3 || op->num_results != 1 || op->num_regions != 2)
+    return sim_ix_bad(fc, op, "operands");
+  const xrt_shape *X = sim_shape(fc, op->operands[0]);
+  const xrt_shape *S = sim_shape(fc, op->operands[1]);
+  const xrt_shape *R = sim_shape(fc, op->results[0]);
+  size_t es = sim_esize(X->dtype);
+  if (S->rank != X->rank || sim_esize(S->dtype) != es ||
+      sim_esize(R->dtype) != es || sim_numel(R) != sim_numel(X) ||
+      sim_esize(sim_shape(fc, op->operands[2])->dtype) != es)
+    return sim_ix_bad(fc, op, "operand types");
+  sim_win_attrs a;
+  sim_sas *s = (sim_sas *)sim_palloc(fc, sizeof *s);
+  if (!s) return XRT_RESOURCE_EXHAUSTED;
+  xrt_status rc = sim_win_attrs_get(fc, op, X->rank, &a);
+  if (rc) return rc;
+  a.bd = a.wdl = NULL; /* select_and_scatter has no dilations */
+  if ((rc = sim_win_plan(fc, X, S, &a, &s->w))) return rc;
+  const xrt_ir_region *sel = &op->regions[0];
+  const int32_t *rets;
+  if (sel->num_args != 2) return sim_ix_bad(fc, op, "select region");
+  if ((rc = sim_lower_region(fc, sel, &s->sel, &rets, 1, op))) return rc;
+  const xrt_shape *rs = sim_shape(fc, rets[0]);
+  if (rs->dtype != XRT_PRED || rs->rank != 0)
+    return sim_ix_bad(fc, op, "select region result");
+  s->sargs = sel->args;
+  s->sret = rets[0];
+  xrt_dtype t = R->dtype;
+  if ((rc = sim_ix_body_lower(fc, op, 1, 1, &t, &s->scat))) return rc;
+  s->es = es;
+  s->numel = sim_numel(R);
+  s->fill = sim_fill_for(es);
+  st->data = s;
+  st->run = sim_run_select_and_scatter;
+  return XRT_OK;
+}
+
+/* ======================================================================
+ * dynamic_broadcast_in_dim, dynamic_iota, dynamic_pad, dynamic_reshape
+ * ==================================================================== */
+
+static xrt_status sim_lower_dynamic_broadcast_in_dim(sim_fcc *fc,
+                                                     const xrt_ir_op *op,
+                                                     sim_step *st) {
+  const xrt_shape *R = sim_shape(fc, op->results[0]);
+  if (op->num_operands != 2) return sim_ix_bad(fc, op, "operands");
+  xrt_status rc = sim_lower_broadcast_in_dim(fc, op, st);
+  if (rc) return rc;
+  return sim_ix_wrap_check(fc, op, st, 1, R->dims, R->rank,
+                           "output_dimensions");
+}
+
+static xrt_status sim_lower_dynamic_iota(sim_fcc *fc, const xrt_ir_op *op,
+                                         sim_step *st) {
+  const xrt_shape *R = sim_shape(fc, op->results[0]);
+  if (op->num_operands != 1) return sim_ix_bad(fc, op, "operands");
+  xrt_status rc = sim_lower_iota(fc, op, st); /* a constant */
+  if (rc) return rc;
+  return sim_ix_wrap_check(fc, op, st, 0, R->dims, R->rank, "output_shape");
+}
+
+static xrt_status sim_lower_dynamic_reshape(sim_fcc *fc, const xrt_ir_op *op,
+                                            sim_step *st) {
+  const xrt_shape *R = sim_shape(fc, op->results[0]);
+  if (op->num_operands != 2) return sim_ix_bad(fc, op, "operands");
+  xrt_status rc = sim_lower_reshape(fc, op, st);
+  if (rc) return rc;
+  return sim_ix_wrap_check(fc, op, st, 1, R->dims, R->rank, "output_shape");
+}
+
+/* dynamic_pad: the paddings are read when the op runs; they may differ
+ * between runs as long as they give the static result shape. */
+typedef struct sim_dpad {
+  xrt_shape in, out;
+  xrt_dtype lt, ht, it;
+  size_t es;
+  sim_fill_fn fill;
+} sim_dpad;
+
+static xrt_status sim_dpad_read(const sim_step *st, void **vals, sim_cx *cx,
+                                const sim_dpad *p, int64_t *lo,
+                                int64_t *inter) {
+  const xrt_dtype ts[3] = {p->lt, p->ht, p->it};
+  for (int32_t k = 0; k < p->in.rank; k++) {
+    int64_t v[3];
+    for (int i = 0; i < 3; i++)
+      v[i] = sim_ix_load(ts[i], (const char *)vals[st->in[2 + i]] +
+                                    (size_t)k * sim_esize(ts[i]));
+    int64_t dim = p->in.dims[k], size = -1;
+    if (v[2] >= 0 && (dim < 2 || v[2] <= (INT64_MAX / 4) / (dim - 1)))
+      size = v[0] + v[1] + dim + (dim ? (dim - 1) * v[2] : 0);
+    if (size != p->out.dims[k])
+      return sim_fail_op(cx->err, st->op, XRT_INVALID_ARGUMENT, "%s: "
+                         "paddings (low %lld, high %lld, interior %lld) of "
+                         "dimension %d at run time do not give the static "
+                         "result size %lld", st->op->name, (long long)v[0],
+                         (long long)v[1], (long long)v[2], (int)k,
+                         (long long)p->out.dims[k]);
+    lo[k] = v[0];
+    inter[k] = v[2];
+  }
+  return XRT_OK;
+}
+
+static xrt_status sim_run_dynamic_pad(const sim_step *st, void **vals,
+                                      sim_cx *cx) {
+  const sim_dpad *p = (const sim_dpad *)st->data;
+  int64_t lo[XRT_MAX_RANK], inter[XRT_MAX_RANK];
+  xrt_status rc = sim_dpad_read(st, vals, cx, p, lo, inter);
+  if (rc) return rc;
+  int64_t ist[XRT_MAX_RANK], ost[XRT_MAX_RANK], dims[XRT_MAX_RANK];
+  int64_t ss[XRT_MAX_RANK], ds[XRT_MAX_RANK], sbase = 0, dbase = 0;
+  sim_strides(&p->in, ist);
+  sim_strides(&p->out, ost);
+  for (int32_t k = 0; k < p->in.rank; k++) { /* as sim_lower_pad */
+    int64_t step = inter[k] + 1, j0;
+    sim_pad_range(p->in.dims[k], p->out.dims[k], lo[k], step, &j0, &dims[k]);
+    sbase += j0 * ist[k];
+    dbase += (lo[k] + j0 * step) * ost[k];
+    ss[k] = ist[k];
+    ds[k] = step * ost[k];
+    if (dims[k] == 0) sbase = dbase = 0;
+  }
+  sim_xcopy x;
+  char *out = (char *)vals[st->out[0]];
+  sim_xcopy_init(&x, p->es, p->in.rank, dims, ss, ds, sbase, dbase);
+  p->fill(out, (const char *)vals[st->in[1]], sim_numel(&p->out));
+  sim_xcopy_run(&x, out, (const char *)vals[st->in[0]]);
+  return XRT_OK;
+}
+
+static xrt_status sim_lower_dynamic_pad(sim_fcc *fc, const xrt_ir_op *op,
+                                        sim_step *st) {
+  if (op->num_operands != 5) return sim_ix_bad(fc, op, "operands");
+  const xrt_shape *X = sim_shape(fc, op->operands[0]);
+  const xrt_shape *R = sim_shape(fc, op->results[0]);
+  sim_dpad *p = (sim_dpad *)sim_palloc(fc, sizeof *p);
+  if (!p) return XRT_RESOURCE_EXHAUSTED;
+  xrt_dtype ts[3];
+  for (int i = 0; i < 3; i++) {
+    const xrt_shape *s = sim_shape(fc, op->operands[2 + i]);
+    if (!sim_ix_is_int(s->dtype) || s->rank != 1 || s->dims[0] != X->rank)
+      return sim_ix_bad(fc, op, "padding operand");
+    ts[i] = s->dtype;
+  }
+  if (R->rank != X->rank || sim_esize(R->dtype) != sim_esize(X->dtype) ||
+      sim_esize(sim_shape(fc, op->operands[1])->dtype) != sim_esize(X->dtype))
+    return sim_ix_bad(fc, op, "operand types");
+  p->in = *X;
+  p->out = *R;
+  p->lt = ts[0], p->ht = ts[1], p->it = ts[2];
+  p->es = sim_esize(X->dtype);
+  p->fill = sim_fill_for(p->es);
+  st->data = p;
+  st->run = sim_run_dynamic_pad;
+  return XRT_OK;
+}
+/* ----------------------------------------------------------------------
+ * Control flow and structure: if, case, map, sort, composite, tuples,
+ * tokens and host-callback I/O, chlo.scan.
+ *
+ * Tuple values are flat blocks (see sim_type_bytes), tokens hold no bytes,
+ * so region results of any kind are moved with memmove of their bytes.
+ * -------------------------------------------------------------------- */
+
+/* An elementwise kernel for an op inside a region (its context, if the
+ * kernel needs a malloc'd one, is freed with the executable). */
+static sim_ew_fn sim_ctrl_ew(sim_fcc *fc, const xrt_ir_op *op,
+                             const void **ctx) {
+  int owned = 0;
+  sim_ew_fn fn = sim_ew_kernel(fc->f, op, ctx, &owned, NULL, 0);
+  if (fn && owned && *ctx) {
+    void **slot = (void **)sim_vec_push(&fc->cc->al, &fc->cc->exe->owned_ctx);
+    if (!slot) {
+      free((void *)(uintptr_t)*ctx);
+      return NULL;
+    }
+    *slot = (void *)(uintptr_t)*ctx;
+  }
+  return fn;
+}
+
+/* Bytes of each result of op (pool memory), or NULL when out of memory. */
+static size_t *sim_ctrl_result_bytes(sim_fcc *fc, const xrt_ir_op *op) {
+  size_t *b = (size_t *)sim_palloc(fc, sizeof *b * (size_t)(op->num_results + 1));
+  for (int32_t i = 0; b && i < op->num_results; i++)
+    b[i] = sim_vbytes(fc, op->results[i]);
+  return b;
+}
+
+/* ======================================================================
+ * if and case: run one region, copy its results
+ * ==================================================================== */
+
+typedef struct sim_branch {
+  int32_t nb;              /* branches */
+  int is_if;               /* if: branch 0 when the predicate is true */
+  const sim_plan *plans;   /* per branch */
+  const int32_t **rets;    /* per branch: the values it returns */
+  const size_t *bytes;     /* per result */
+} sim_branch;
+
+static xrt_status sim_run_branch(const sim_step *st, void **vals,
+                                 sim_cx *cx) {
+  const sim_branch *b = (const sim_branch *)st->data;
+  int32_t k;
+  if (b->is_if) {
+    k = *(const uint8_t *)vals[st->in[0]] ? 0 : 1;
+  } else { /* an index out of range runs the last branch (the default) */
+    int32_t i;
+    memcpy(&i, vals[st->in[0]], sizeof i);
+    k = i < 0 || i >= b->nb ? b->nb - 1 : i;
+  }
+  xrt_status rc = sim_run_plan(&b->plans[k], vals, cx);
+  if (rc) return rc;
+  for (int32_t j = 0; j < st->nout; j++)
+    if (b->bytes[j]) memmove(vals[st->out[j]], vals[b->rets[k][j]], b->bytes[j]);
+  return XRT_OK;
+}
+
+static xrt_status sim_lower_branches(sim_fcc *fc, const xrt_ir_op *op,
+                                     sim_step *st, int is_if) {
+  const xrt_shape *p = sim_shape(fc, op->operands[0]);
+  if (op->num_operands != 1 || op->num_regions < 1 ||
+      (is_if && op->num_regions != 2) || p->rank != 0 ||
+      p->dtype != (is_if ? XRT_PRED : XRT_S32))
+    return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "bad %s",
+                       op->name);
+  int32_t nb = op->num_regions;
+  sim_branch *b = (sim_branch *)sim_palloc(fc, sizeof *b);
+  sim_plan *plans = (sim_plan *)sim_palloc(fc, sizeof *plans * (size_t)nb);
+  const int32_t **rets =
+      (const int32_t **)sim_palloc(fc, sizeof *rets * (size_t)nb);
+  size_t *bytes = sim_ctrl_result_bytes(fc, op);
+  if (!b || !plans || !rets || !bytes) return XRT_RESOURCE_EXHAUSTED;
+  for (int32_t k = 0; k < nb; k++) {
+    if (op->regions[k].num_args != 0)
+      return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "a branch "
+                         "of %s takes no arguments", op->name);
+    xrt_status rc = sim_lower_region(fc, &op->regions[k], &plans[k], &rets[k],
+                                     op->num_results, op);
+    if (rc) return rc;
+    for (int32_t j = 0; j < op->num_results; j++)
+      if (sim_vbytes(fc, rets[k][j]) != bytes[j])
+        return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "branch %d "
+                           "of %s returns a value of the wrong type at "
+                           "position %d", (int)k, op->name, (int)j);
+  }
+  b->nb = nb;
+  b->is_if = is_if;
+  b->plans = plans;
+  b->rets = rets;
+  b->bytes = bytes;
+  st->data = b;
+  st->run = sim_run_branch;
+  return XRT_OK;
+}
+
+static xrt_status sim_lower_if(sim_fcc *fc, const xrt_ir_op *op,
+                               sim_step *st) {
+  return sim_lower_branches(fc, op, st, 1);
+}
+
+static xrt_status sim_lower_case(sim_fcc *fc, const xrt_ir_op *op,
+                                 sim_step *st) {
+  return sim_lower_branches(fc, op, st, 0);
+}
+
+/* ======================================================================
+ * map: the region per element, or its single elementwise op at once
+ * ==================================================================== */
+
+typedef struct sim_map {
+  int64_t n;              /* elements */
+  const size_t *es;       /* element size per operand */
+  size_t oes;
+  sim_plan body;
+  const int32_t *bargs;
+  int32_t bret;
+  sim_ew_fn fast;         /* the body is one elementwise op of the args */
+  const void *fast_ctx;
+  const int32_t *perm;    /* fast: kernel input k is operand perm[k] */
+  int32_t nperm;
+} sim_map;
+
+static xrt_status sim_run_map(const sim_step *st, void **vals, sim_cx *cx) {
+  const sim_map *m = (const sim_map *)st->data;
+  char *out = (char *)vals[st->out[0]];
+  if (m->fast) {
+    void *in[SIM_MAX_EW_IN];
+    for (int32_t k = 0; k < m->nperm; k++) in[k] = vals[st->in[m->perm[k]]];
+    if (m->n) m->fast(in, out, (size_t)m->n, m->fast_ctx);
+    return XRT_OK;
+  }
+  for (int64_t e = 0; e < m->n; e++) {
+    for (int32_t i = 0; i < st->nin; i++)
+      vals[m->bargs[i]] = (char *)vals[st->in[i]] + (size_t)e * m->es[i];
+    xrt_status rc = sim_run_plan(&m->body, vals, cx);
+    if (rc) return rc;
+    memcpy(out + (size_t)e * m->oes, vals[m->bret], m->oes);
+  }
+  return XRT_OK;
+}
+
+/* A body "%r = OP %argI, %argJ...; return %r" runs as one kernel call. */
+static void sim_map_fast(sim_fcc *fc, const xrt_ir_op *op, sim_map *m) {
+  const xrt_ir_region *r = &op->regions[0];
+  if (r->num_ops != 2) return;
+  const xrt_ir_op *b = &r->ops[0], *t = &r->ops[1];
+  if (b->num_results != 1 || b->num_regions || b->num_operands > SIM_MAX_EW_IN ||
+      !sim_ew_handles(b->code) || t->num_operands != 1 ||
+      t->operands[0] != b->results[0])
+    return;
+  int32_t *perm = (int32_t *)sim_palloc(fc, sizeof *perm * (size_t)(b->num_operands + 1));
+  if (!perm) return;
+  for (int32_t k = 0; k < b->num_operands; k++) {
+    perm[k] = -1;
+    for (int32_t i = 0; i < r->num_args; i++)
+      if (b->operands[k] == r->args[i]) perm[k] = i;
+    if (perm[k] < 0) return;
+  }
+  const void *ctx = NULL;
+  sim_ew_fn fn = sim_ctrl_ew(fc, b, &ctx);
+  if (!fn) return;
+  m->fast = fn;
+  m->fast_ctx = ctx;
+  m->perm = perm;
+  m->nperm = b->num_operands;
+}
+
+static xrt_status sim_lower_map(sim_fcc *fc, const xrt_ir_op *op,
+                                sim_step *st) {
+  const xrt_shape *o = sim_shape(fc, op->results[0]);
+  int32_t n = op->num_operands;
+  if (n < 1 || op->num_results != 1 || op->num_regions != 1 ||
+      op->regions[0].num_args != n)
+    return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "bad map");
+  sim_map *m = (sim_map *)sim_palloc(fc, sizeof *m);
+  size_t *es = (size_t *)sim_palloc(fc, sizeof *es * (size_t)n);
+  if (!m || !es) return XRT_RESOURCE_EXHAUSTED;
+  for (int32_t i = 0; i < n; i++) {
+    const xrt_shape *s = sim_shape(fc, op->operands[i]);
+    if (sim_numel(s) != sim_numel(o))
+      return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT,
+                         "map operands and result differ in shape");
+    es[i] = sim_esize(s->dtype);
+  }
+  m->n = sim_numel(o);
+  m->es = es;
+  m->oes = sim_esize(o->dtype);
+  sim_map_fast(fc, op, m);
+  if (!m->fast) {
+    const int32_t *rets;
+    xrt_status rc = sim_lower_region(fc, &op->regions[0], &m->body, &rets, 1, op);
+    if (rc) return rc;
+    if (sim_vbytes(fc, rets[0]) != m->oes)
+      return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "the map "
+                         "body must return one element of the result type");
+    m->bargs = op->regions[0].args;
+    m->bret = rets[0];
+  }
+  st->data = m;
+  st->run = sim_run_map;
+  return XRT_OK;
+}
+
+/* ======================================================================
+ * sort: a stable merge sort of indices per line, driven by the comparator
+ * ==================================================================== */
+
+typedef struct sim_sort {
+  int32_t n;                /* operands (= results) */
+  int64_t outer, len, inner; /* elements = outer * len * inner */
+  const size_t *es;
+  sim_plan cmp;             /* comparator region, when not fast */
+  const int32_t *cargs;     /* 2n: lhs and rhs element of each operand */
+  int32_t cret;
+  sim_ew_fn fast;           /* comparator = one compare of operand fk */
+  const void *fast_ctx;
+  int32_t fk;
+  int fswap;                /* the compare reads (rhs, lhs) */
+  int32_t tidx;             /* pseudo value: 2 * len int64 indices */
+} sim_sort;
+
+/* comparator(a, b) for elements at offsets a and b (in elements). */
+static xrt_status sim_sort_less(const sim_step *st, const sim_sort *s,
+                                void **vals, sim_cx *cx, int64_t a, int64_t b,
+                                int *less) {
+  if (s->fast) {
+    int32_t k = s->fk;
+    void *in[2];
+    uint8_t r = 0;
+    in[s->fswap] = (char *)vals[st->in[k]] + (size_t)a * s->es[k];
+    in[1 - s->fswap] = (char *)vals[st->in[k]] + (size_t)b * s->es[k];
+    s->fast(in, &r, 1, s->fast_ctx);
+    *less = r != 0;
+    return XRT_OK;
+  }
+  for (int32_t k = 0; k < s->n; k++) {
+    char *base = (char *)vals[st->in[k]];
+    vals[s->cargs[2 * k]] = base + (size_t)a * s->es[k];
+    vals[s->cargs[2 * k + 1]] = base + (size_t)b * s->es[k];
+  }
+  xrt_status rc = sim_run_plan(&s->cmp, vals, cx);
+  if (rc) return rc;
+  *less = *(const uint8_t *)vals[s->cret] != 0;
+  return XRT_OK;
+}
+
+/* Bottom-up merge sort of idx[0..len) (element offsets base + i*inner);
+ * a right element moves ahead only when strictly less: stable.  Returns
+ * the buffer holding the sorted order in *sorted. */
+static xrt_status sim_sort_line(const sim_step *st, const sim_sort *s,
+                                void **vals, sim_cx *cx, int64_t base,
+                                int64_t *idx, int64_t *tmp,
+                                int64_t **sorted) {
+  int64_t len = s->len, inner = s->inner;
+  for (int64_t i = 0; i < len; i++) idx[i] = i;
+  int64_t *src = idx, *dst = tmp;
+  for (int64_t w = 1; w < len; w *= 2) {
+    for (int64_t lo = 0; lo < len; lo += 2 * w) {
+      int64_t mid = lo + w < len ? lo + w : len;
+      int64_t hi = mid + w < len ? mid + w : len, i = lo, j = mid, o = lo;
+      while (i < mid && j < hi) {
+        int less = 0;
+        xrt_status rc = sim_sort_less(st, s, vals, cx, base + src[j] * inner,
+                                      base + src[i] * inner, &less);
+        if (rc) return rc;
+        dst[o++] = less ? src[j++] : src[i++];
+      }
+      while (i < mid) dst[o++] = src[i++];
+      while (j < hi) dst[o++] = src[j++];
+    }
+    int64_t *t = src;
+    src = dst;
+    dst = t;
+  }
+  *sorted = src;
+  return XRT_OK;
+}
+
+static xrt_status sim_run_sort(const sim_step *st, void **vals, sim_cx *cx) {
+  const sim_sort *s = (const sim_sort *)st->data;
+  if (s->len == 0 || s->outer == 0 || s->inner == 0) return XRT_OK;
+  int64_t *idx = (int64_t *)vals[s->tidx], *tmp = idx + s->len;
+  for (int64_t o = 0; o < s->outer; o++)
+    for (int64_t in = 0; in < s->inner; in++) {
+      int64_t base = o * s->len * s->inner + in, *perm;
+      xrt_status rc = sim_sort_line(st, s, vals, cx, base, idx, tmp, &perm);
+      if (rc) return rc;
+      for (int32_t k = 0; k < s->n; k++) {
+        size_t es = s->es[k];
+        const char *src = (const char *)vals[st->in[k]];
+        char *dst = (char *)vals[st->out[k]];
+        for (int64_t j = 0; j < s->len; j++)
+          memcpy(dst + (size_t)(base + j * s->inner) * es,
+                 src + (size_t)(base + perm[j] * s->inner) * es, es);
+      }
+    }
+  return XRT_OK;
+}
+
+/* The comparator "%p = compare %argX, %argY; return %p" where X, Y are the
+ * lhs and rhs of one operand runs as the compare kernel itself. */
+static void sim_sort_fast(sim_fcc *fc, const xrt_ir_op *op, sim_sort *s) {
+  const xrt_ir_region *r = &op->regions[0];
+  if (r->num_ops != 2) return;
+  const xrt_ir_op *c = &r->ops[0], *t = &r->ops[1];
+  if (c->code != XRT_OP_COMPARE || c->num_operands != 2 ||
+      c->num_results != 1 || t->num_operands != 1 ||
+      t->operands[0] != c->results[0])
+    return;
+  for (int32_t k = 0; k < s->n; k++) {
+    int32_t l = r->args[2 * k], h = r->args[2 * k + 1];
+    int swap;
+    if (c->operands[0] == l && c->operands[1] == h) swap = 0;
+    else if (c->operands[0] == h && c->operands[1] == l) swap = 1;
+    else continue;
+    const void *ctx = NULL;
+    sim_ew_fn fn = sim_ctrl_ew(fc, c, &ctx);
+    if (!fn) return;
+    s->fast = fn;
+    s->fast_ctx = ctx;
+    s->fk = k;
+    s->fswap = swap;
+    return;
+  }
+}
+
+static xrt_status sim_lower_sort(sim_fcc *fc, const xrt_ir_op *op,
+                                 sim_step *st) {
+  int32_t n = op->num_operands;
+  int64_t dim = 0;
+  xrt_status rc = XRT_OK;
+  const xrt_ir_attr *da = sim_attr(op, "dimension", XRT_ATTR_INT);
+  if (da) dim = da->i;
+  else dim = -1; /* the spec default */
+  if (n < 1 || op->num_results != n || op->num_regions != 1 ||
+      op->regions[0].num_args != 2 * n)
+    return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "bad sort");
+  const xrt_shape *s0 = sim_shape(fc, op->operands[0]);
+  if (dim < 0) dim += s0->rank;
+  if (s0->rank > 0 && (dim < 0 || dim >= s0->rank))
+    return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "sort "
+                       "dimension is out of range");
+  sim_sort *s = (sim_sort *)sim_palloc(fc, sizeof *s);
+  size_t *es = (size_t *)sim_palloc(fc, sizeof *es * (size_t)n);
+  if (!s || !es) return XRT_RESOURCE_EXHAUSTED;
+  for (int32_t k = 0; k < n; k++) {
+    const xrt_shape *sk = sim_shape(fc, op->operands[k]);
+    if (sk->rank != s0->rank || sim_numel(sk) != sim_numel(s0) ||
+        sim_vbytes(fc, op->results[k]) != sim_bytes(sk))
+      return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "sort "
+                         "operands and results must have one shape");
+    es[k] = sim_esize(sk->dtype);
+  }
+  s->n = n;
+  s->es = es;
+  s->outer = s->inner = 1;
+  s->len = s0->rank ? s0->dims[dim] : 1;
+  for (int32_t d = 0; d < s0->rank; d++) {
+    if (d < dim) s->outer *= s0->dims[d];
+    if (d > dim) s->inner *= s0->dims[d];
+  }
+  sim_sort_fast(fc, op, s);
+  if (!s->fast) {
+    const int32_t *rets;
+    rc = sim_lower_region(fc, &op->regions[0], &s->cmp, &rets, 1, op);
+    if (rc) return rc;
+    const xrt_ir_type *rt = &fc->f->value_types[rets[0]];
+    if (rt->kind != XRT_TYPE_TENSOR || rt->shape.dtype != XRT_PRED ||
+        rt->shape.rank != 0)
+      return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "the sort "
+                         "comparator must return tensor<i1>");
+    s->cargs = op->regions[0].args;
+    s->cret = rets[0];
+  }
+  rc = sim_temp(fc, sizeof(int64_t) * 2 * (size_t)(s->len ? s->len : 1),
+                &s->tidx);
+  st->data = s;
+  st->run = sim_run_sort;
+  return rc;
+}
+
+/* ======================================================================
+ * composite: a call of its decomposition function
+ * ==================================================================== */
+
+static xrt_status sim_lower_composite(sim_fcc *fc, const xrt_ir_op *op,
+                                      sim_step *st) {
+  const xrt_ir_attr *d = sim_attr(op, "decomposition", XRT_ATTR_SYMBOL);
+  const xrt_ir_module *m = fc->cc->m;
+  if (!d || !d->s)
+    return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "composite "
+                       "needs the symbol attribute 'decomposition'");
+  for (int32_t i = 0; i < m->num_funcs; i++)
+    if (m->funcs[i].name && !strcmp(m->funcs[i].name, d->s))
+      return sim_lower_call_to(fc, op, st, i);
+  return sim_fail_op(fc->cc->err, op, XRT_NOT_FOUND, "composite "
+                     "decomposition @%s is not a function of the module", d->s);
+}
+
+/* ======================================================================
+ * Tuples and tokens
+ * ==================================================================== */
+
+/* Copies operand i into the result block at offs[i]. */
+static xrt_status sim_run_tuple(const sim_step *st, void **vals, sim_cx *cx) {
+  const size_t *offs = (const size_t *)st->data, *bytes = offs + st->nin;
+  char *out = (char *)vals[st->out[0]];
+  (void)cx;
+  for (int32_t i = 0; i < st->nin; i++)
+    if (bytes[i]) memcpy(out + offs[i], vals[st->in[i]], bytes[i]);
+  return XRT_OK;
+}
+
+static xrt_status sim_lower_tuple(sim_fcc *fc, const xrt_ir_op *op,
+                                  sim_step *st) {
+  const xrt_ir_type *t = &fc->f->value_types[op->results[0]];
+  if (op->num_results != 1 || t->kind != XRT_TYPE_TUPLE ||
+      t->num_elems != op->num_operands)
+    return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "bad tuple");
+  int32_t n = op->num_operands;
+  size_t *d = (size_t *)sim_palloc(fc, sizeof *d * (size_t)(2 * n + 1));
+  if (!d) return XRT_RESOURCE_EXHAUSTED;
+  for (int32_t i = 0; i < n; i++) {
+    d[i] = sim_tuple_off(t, i);
+    d[n + i] = sim_vbytes(fc, op->operands[i]);
+    if (d[n + i] != sim_type_bytes(&t->elems[i]))
+      return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "tuple "
+                         "element %d has the wrong type", (int)i);
+  }
+  st->data = d;
+  st->run = sim_run_tuple;
+  return XRT_OK;
+}
+
+/* st->n bytes from the operand at byte offset *(size_t *)data. */
+static xrt_status sim_run_copy_from(const sim_step *st, void **vals,
+                                    sim_cx *cx) {
+  (void)cx;
+  if (st->n)
+    memcpy(vals[st->out[0]],
+           (const char *)vals[st->in[0]] + *(const size_t *)st->data,
+           (size_t)st->n);
+  return XRT_OK;
+}
+
+static xrt_status sim_lower_get_tuple_element(sim_fcc *fc, const xrt_ir_op *op,
+                                              sim_step *st) {
+  const xrt_ir_type *t = &fc->f->value_types[op->operands[0]];
+  int64_t k = 0;
+  xrt_status rc = sim_int_attr(fc, op, "index", &k);
+  if (rc) return rc;
+  if (op->num_operands != 1 || op->num_results != 1 ||
+      t->kind != XRT_TYPE_TUPLE || k < 0 || k >= t->num_elems ||
+      sim_type_bytes(&t->elems[k]) != sim_vbytes(fc, op->results[0]))
+    return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT,
+                       "bad get_tuple_element");
+  size_t *off = (size_t *)sim_palloc(fc, sizeof *off);
+  if (!off) return XRT_RESOURCE_EXHAUSTED;
+  *off = sim_tuple_off(t, (int32_t)k);
+  st->data = off;
+  st->n = (int64_t)sim_vbytes(fc, op->results[0]);
+  st->run = sim_run_copy_from;
+  return XRT_OK;
+}
+
+/* A token carries no data: after_all orders nothing in a sequential
+ * simulator, so it has no step. */
+static xrt_status sim_lower_after_all(sim_fcc *fc, const xrt_ir_op *op,
+                                      sim_step *st) {
+  (void)st;
+  for (int32_t i = 0; i < op->num_operands + op->num_results; i++) {
+    int32_t id = i < op->num_operands ? op->operands[i]
+                                      : op->results[i - op->num_operands];
+    if (fc->f->value_types[id].kind != XRT_TYPE_TOKEN)
+      return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT,
+                         "after_all takes and makes tokens");
+  }
+  return XRT_OK;
+}
+
+/* ======================================================================
+ * infeed, outfeed, send, recv: host functions xrt.infeed ... on tensors
+ * ==================================================================== */
+
+/* The tensor values of ids[0..n) (pool memory). */
+static int32_t *sim_ctrl_tensors(sim_fcc *fc, const int32_t *ids, int32_t n,
+                                 int32_t *count) {
+  int32_t *t = (int32_t *)sim_palloc(fc, sizeof *t * (size_t)(n + 1));
+  *count = 0;
+  for (int32_t i = 0; t && i < n; i++)
+    if (fc->f->value_types[ids[i]].kind != XRT_TYPE_TOKEN) t[(*count)++] = ids[i];
+  return t;
+}
+
+static xrt_status sim_lower_host_io(sim_fcc *fc, const xrt_ir_op *op,
+                                    sim_step *st, const char *target) {
+  int32_t nin = 0, nout = 0;
+  int32_t *in = sim_ctrl_tensors(fc, op->operands, op->num_operands, &nin);
+  int32_t *out = sim_ctrl_tensors(fc, op->results, op->num_results, &nout);
+  if (!in || !out) return XRT_RESOURCE_EXHAUSTED;
+  return sim_lower_host_call(fc, op, st, target, in, nin, out, nout);
+}
+
+static xrt_status sim_lower_infeed(sim_fcc *fc, const xrt_ir_op *op,
+                                   sim_step *st) {
+  return sim_lower_host_io(fc, op, st, "xrt.infeed");
+}
+
+static xrt_status sim_lower_outfeed(sim_fcc *fc, const xrt_ir_op *op,
+                                    sim_step *st) {
+  return sim_lower_host_io(fc, op, st, "xrt.outfeed");
+}
+
+static xrt_status sim_lower_send(sim_fcc *fc, const xrt_ir_op *op,
+                                 sim_step *st) {
+  return sim_lower_host_io(fc, op, st, "xrt.send");
+}
+
+static xrt_status sim_lower_recv(sim_fcc *fc, const xrt_ir_op *op,
+                                 sim_step *st) {
+  return sim_lower_host_io(fc, op, st, "xrt.recv");
+}
+
+/* ======================================================================
+ * chlo.scan: operands (inputs..., inits...), results (outputs...,
+ * carries...); the body takes the inputs' slices at position i of
+ * `dimension` and the carries, and returns the outputs' slices at i and
+ * the new carries.  is_reverse runs i from the end.
+ * ==================================================================== */
+
+/* A tensor seen as outer x len x inner around the scan dimension. */
+typedef struct sim_scan_view {
+  int64_t outer, inner;
+  size_t es;
+} sim_scan_view;
+
+typedef struct sim_scan {
+  int32_t ni, nc, no;
+  int64_t len;
+  int reverse;
+  const sim_scan_view *iv, *ov;  /* per input, per output */
+  const size_t *cbytes;          /* per carry */
+  sim_plan body;
+  const int32_t *bargs, *brets;
+  const int32_t *islice;         /* pseudo values: one input slice each */
+  const int32_t *bufa, *bufb;    /* pseudo values: two buffers per carry */
+} sim_scan;
+
+/* Copies slice i between a whole tensor and a contiguous slice buffer. */
+static void sim_scan_slice(const sim_scan_view *v, int64_t len, int64_t i,
+                           char *whole, char *slice, int to_slice) {
+  size_t row = (size_t)v->inner * v->es;
+  if (!row) return;
+  for (int64_t o = 0; o < v->outer; o++) {
+    char *w = whole + (size_t)((o * len + i) * v->inner) * v->es;
+    char *s = slice + (size_t)o * row;
+    if (to_slice) memcpy(s, w, row);
+    else memcpy(w, s, row);
+  }
+}
+
+static xrt_status sim_run_scan(const sim_step *st, void **vals, sim_cx *cx) {
+  const sim_scan *s = (const sim_scan *)st->data;
+  int32_t ni = s->ni, nc = s->nc, no = s->no;
+  for (int32_t j = 0; j < nc; j++) { /* carries start as the inits */
+    void *a = vals[s->bufa[j]];
+    if (s->cbytes[j]) memcpy(a, vals[st->in[ni + j]], s->cbytes[j]);
+    vals[s->bargs[ni + j]] = a;
+  }
+  for (int64_t t = 0; t < s->len; t++) {
+    int64_t i = s->reverse ? s->len - 1 - t : t;
+    for (int32_t k = 0; k < ni; k++) {
+      char *sl = (char *)vals[s->islice[k]];
+      sim_scan_slice(&s->iv[k], s->len, i, (char *)vals[st->in[k]], sl, 1);
+      vals[s->bargs[k]] = sl;
+    }
+    xrt_status rc = sim_run_plan(&s->body, vals, cx);
+    if (rc) return rc;
+    for (int32_t k = 0; k < no; k++)
+      sim_scan_slice(&s->ov[k], s->len, i, (char *)vals[st->out[k]],
+                     (char *)vals[s->brets[k]], 0);
+    for (int32_t j = 0; j < nc; j++) { /* into the buffer not in use */
+      void *a = vals[s->bufa[j]];
+      void *next = vals[s->bargs[ni + j]] == a ? vals[s->bufb[j]] : a;
+      if (s->cbytes[j]) memcpy(next, vals[s->brets[no + j]], s->cbytes[j]);
+    }
+    for (int32_t j = 0; j < nc; j++) {
+      void *a = vals[s->bufa[j]];
+      vals[s->bargs[ni + j]] = vals[s->bargs[ni + j]] == a ? vals[s->bufb[j]] : a;
+    }
+  }
+  for (int32_t j = 0; j < nc; j++)
+    if (s->cbytes[j])
+      memcpy(vals[st->out[no + j]], vals[s->bargs[ni + j]], s->cbytes[j]);
+  return XRT_OK;
+}
+
+/* How many operands are inits: operandSegmentSizes, else the trailing
+ * operands whose body argument has the operand's own type (an input's
+ * argument is a slice, one rank lower). */
+static int32_t sim_scan_num_inits(const sim_fcc *fc, const xrt_ir_op *op) {
+  const xrt_ir_attr *seg = sim_attr(op, "operandSegmentSizes", XRT_ATTR_INTS);
+  if (seg && seg->n == 2) return (int32_t)seg->ints[1];
+  const xrt_ir_region *r = &op->regions[0];
+  int32_t nc = 0;
+  for (int32_t k = op->num_operands - 1; k >= 0; k--) {
+    const xrt_shape *a = sim_shape(fc, op->operands[k]);
+    const xrt_shape *b = sim_shape(fc, r->args[k]);
+    if (a->rank != b->rank) break;
+    nc++;
+  }
+  return nc;
+}
+
+static xrt_status sim_scan_view_of(sim_fcc *fc, const xrt_ir_op *op,
+                                   int32_t id, int64_t dim, int64_t *len,
+                                   sim_scan_view *v) {
+  const xrt_shape *s = sim_shape(fc, id);
+  if (fc->f->value_types[id].kind != XRT_TYPE_TENSOR || dim >= s->rank ||
+      (*len >= 0 && s->dims[dim] != *len))
+    return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "chlo.scan "
+                       "inputs and outputs must share the scan dimension");
+  *len = s->dims[dim];
+  v->outer = v->inner = 1;
+  for (int32_t d = 0; d < s->rank; d++) {
+    if (d < dim) v->outer *= s->dims[d];
+    if (d > dim) v->inner *= s->dims[d];
+  }
+  v->es = sim_esize(s->dtype);
+  return XRT_OK;
+}
+
+static int sim_attr_true(const xrt_ir_op *op, const char *name) {
+  const xrt_ir_attr *a = xrt_ir_op_attr(op, name);
+  if (!a) return 0;
+  return a->kind == XRT_ATTR_UNIT ||
+         ((a->kind == XRT_ATTR_BOOL || a->kind == XRT_ATTR_INT) && a->i != 0);
+}
+
+static xrt_status sim_scan_buffers(sim_fcc *fc, const xrt_ir_op *op,
+                                   sim_scan *s) {
+  int32_t *isl = (int32_t *)sim_palloc(fc, sizeof *isl * (size_t)(s->ni + 1));
+  int32_t *a = (int32_t *)sim_palloc(fc, sizeof *a * (size_t)(s->nc + 1));
+  int32_t *b = (int32_t *)sim_palloc(fc, sizeof *b * (size_t)(s->nc + 1));
+  size_t *cb = (size_t *)sim_palloc(fc, sizeof *cb * (size_t)(s->nc + 1));
+  if (!isl || !a || !b || !cb) return XRT_RESOURCE_EXHAUSTED;
+  xrt_status rc = XRT_OK;
+  for (int32_t k = 0; k < s->ni && !rc; k++)
+    rc = sim_temp(fc, (size_t)(s->iv[k].outer * s->iv[k].inner) * s->iv[k].es,
+                  &isl[k]);
+  for (int32_t j = 0; j < s->nc && !rc; j++) {
+    cb[j] = sim_vbytes(fc, op->operands[s->ni + j]);
+    if (cb[j] != sim_vbytes(fc, op->results[s->no + j]))
+      return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "chlo.scan "
+                         "carry %d changes type", (int)j);
+    rc = sim_temp(fc, cb[j], &a[j]);
+    if (!rc) rc = sim_temp(fc, cb[j], &b[j]);
+  }
+  s->islice = isl, s->bufa = a, s->bufb = b, s->cbytes = cb;
+  return rc;
+}
+
+static xrt_status sim_lower_chlo_scan(sim_fcc *fc, const xrt_ir_op *op,
+                                      sim_step *st) {
+  int64_t dim = 0, len = -1;
+  xrt_status rc = sim_int_attr(fc, op, "dimension", &dim);
+  if (rc) return rc;
+  if (op->num_regions != 1 || op->regions[0].num_args != op->num_operands)
+    return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "bad chlo.scan");
+  int32_t nc = sim_scan_num_inits(fc, op);
+  int32_t ni = op->num_operands - nc, no = op->num_results - nc;
+  if (nc < 0 || ni < 0 || no < 0 || ni + no == 0 || dim < 0)
+    return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "bad chlo.scan "
+                       "operands, results or dimension");
+  sim_scan *s = (sim_scan *)sim_palloc(fc, sizeof *s);
+  sim_scan_view *iv = (sim_scan_view *)sim_palloc(fc, sizeof *iv * (size_t)(ni + 1));
+  sim_scan_view *ov = (sim_scan_view *)sim_palloc(fc, sizeof *ov * (size_t)(no + 1));
+  if (!s || !iv || !ov) return XRT_RESOURCE_EXHAUSTED;
+  for (int32_t k = 0; k < ni && !rc; k++)
+    rc = sim_scan_view_of(fc, op, op->operands[k], dim, &len, &iv[k]);
+  for (int32_t k = 0; k < no && !rc; k++)
+    rc = sim_scan_view_of(fc, op, op->results[k], dim, &len, &ov[k]);
+  if (rc) return rc;
+  s->ni = ni, s->nc = nc, s->no = no, s->len = len;
+  s->iv = iv, s->ov = ov;
+  s->reverse = sim_attr_true(op, "is_reverse");
+  if ((rc = sim_scan_buffers(fc, op, s))) return rc;
+  rc = sim_lower_region(fc, &op->regions[0], &s->body, &s->brets,
+                        op->num_results, op);
+  if (rc) return rc;
+  for (int32_t k = 0; k < no; k++)
+    if (sim_vbytes(fc, s->brets[k]) != (size_t)(ov[k].outer * ov[k].inner) * ov[k].es)
+      return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "chlo.scan "
+                         "body output %d does not fit result %d", (int)k, (int)k);
+  s->bargs = op->regions[0].args;
+  st->data = s;
+  st->run = sim_run_scan;
+  return XRT_OK;
+}
+
+/* replica_id and partition_id: an execute on one device is replica 0 of
+ * partition 0.  Multi-device execution (a later issue) makes them per
+ * device. */
+static xrt_status sim_lower_replica_id(sim_fcc *fc, const xrt_ir_op *op,
+                                       sim_step *st) {
+  const xrt_shape *s = sim_shape(fc, op->results[0]);
+  (void)st;
+  if (op->num_results != 1 || s->rank != 0 || s->dtype != XRT_U32)
+    return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "%s must "
+                       "return tensor<ui32>", op->name);
+  uint32_t *p = (uint32_t *)sim_palloc(fc, sizeof *p);
+  if (!p) return XRT_RESOURCE_EXHAUSTED;
+  *p = 0;
+  sim_set_const(fc, op->results[0], p);
+  return XRT_OK;
+}
+/* ----------------------------------------------------------------------
+ * Linear algebra and numerics: convolution, fft, triangular_solve,
+ * cholesky, batch norm, random numbers, chlo.ragged_dot.
+ * -------------------------------------------------------------------- */
+
+/* ======================================================================
+ * Shared: dot-product kernels by compute type
+ * ==================================================================== */
+
+/* An accumulator of any compute type. */
+typedef union sim_la_acc {
+  float f;
+  double d;
+  uint32_t u32;
+  uint64_t u64;
+  uint8_t b;
+  sim_c64 c64;
+  sim_c128 c128;
+} sim_la_acc;
+
+/* acc += sum_i a[i*as] * b[i*bs] (byte strides), in the compute type. */
+typedef void (*sim_la_dotn_fn)(sim_la_acc *acc, const char *a, ptrdiff_t as,
+                               const char *b, ptrdiff_t bs, int64_t n);
+typedef void (*sim_la_store_fn)(void *out, const sim_la_acc *acc);
+
+/* Zeros that stand for padding elements (any element size, stride 0). */
+static const double sim_la_zero[2] = {0.0, 0.0};
+
+#define SIM_LA_DOTN(NAME, T, FIELD, LD, MAC)                                 \
+  static void NAME(sim_la_acc *acc, const char *a, ptrdiff_t as,            \
+                   const char *b, ptrdiff_t bs, int64_t n) {                \
+    for (int64_t i = 0; i < n; i++, a += as, b += bs)                       \
+      MAC(acc->FIELD, LD(*(const T *)(const void *)a),                      \
+          LD(*(const T *)(const void *)b));                                 \
+  }
+#define SIM_LA_MAC_PRED(acc, a, b) ((acc) = (uint8_t)((acc) | ((a) & (b))))
+
+SIM_LA_DOTN(sim_la_dotn_f32, float, f, SIM_LD_ID, SIM_MAC_F)
+SIM_LA_DOTN(sim_la_dotn_f64, double, d, SIM_LD_ID, SIM_MAC_F)
+SIM_LA_DOTN(sim_la_dotn_f16, uint16_t, f, SIM_LD_F16, SIM_MAC_F)
+SIM_LA_DOTN(sim_la_dotn_bf16, uint16_t, f, SIM_LD_BF16, SIM_MAC_F)
+SIM_LA_DOTN(sim_la_dotn_u8, uint8_t, u32, SIM_LD_ID, SIM_MAC_U32)
+SIM_LA_DOTN(sim_la_dotn_u16, uint16_t, u32, SIM_LD_ID, SIM_MAC_U32)
+SIM_LA_DOTN(sim_la_dotn_u32, uint32_t, u32, SIM_LD_ID, SIM_MAC_U32)
+SIM_LA_DOTN(sim_la_dotn_u64, uint64_t, u64, SIM_LD_ID, SIM_MAC_U64)
+SIM_LA_DOTN(sim_la_dotn_c64, sim_c64, c64, SIM_LD_ID, SIM_MAC_C64)
+SIM_LA_DOTN(sim_la_dotn_c128, sim_c128, c128, SIM_LD_ID, SIM_MAC_C128)
+SIM_LA_DOTN(sim_la_dotn_pred, uint8_t, b, SIM_LD_ID, SIM_LA_MAC_PRED)
+
+#define SIM_LA_STORE(NAME, T, EXPR)                                          \
+  static void NAME(void *out, const sim_la_acc *acc) {                      \
+    *(T *)out = (T)(EXPR);                                                  \
+  }
+SIM_LA_STORE(sim_la_store_f32, float, acc->f)
+SIM_LA_STORE(sim_la_store_f64, double, acc->d)
+SIM_LA_STORE(sim_la_store_f16, uint16_t, xrt_f32_to_f16(acc->f))
+SIM_LA_STORE(sim_la_store_bf16, uint16_t, xrt_f32_to_bf16(acc->f))
+SIM_LA_STORE(sim_la_store_u8, uint8_t, acc->u32)
+SIM_LA_STORE(sim_la_store_u16, uint16_t, acc->u32)
+SIM_LA_STORE(sim_la_store_u32, uint32_t, acc->u32)
+SIM_LA_STORE(sim_la_store_u64, uint64_t, acc->u64)
+static void sim_la_store_c64(void *out, const sim_la_acc *acc) {
+  *(sim_c64 *)out = acc->c64;
+}
+static void sim_la_store_c128(void *out, const sim_la_acc *acc) {
+  *(sim_c128 *)out = acc->c128;
+}
+SIM_LA_STORE(sim_la_store_pred, uint8_t, acc->b)
+
+/* Kernels for a compute type; 0 if there are none.  Signed and sub-byte
+ * integers use the unsigned kernels (same bits mod 2^w). */
+static int sim_la_kernels(xrt_dtype ct, sim_la_dotn_fn *dotn,
+                          sim_la_store_fn *store) {
+  switch (ct) {
+  case XRT_F32: *dotn = sim_la_dotn_f32, *store = sim_la_store_f32; return 1;
+  case XRT_F64: *dotn = sim_la_dotn_f64, *store = sim_la_store_f64; return 1;
+  case XRT_F16: *dotn = sim_la_dotn_f16, *store = sim_la_store_f16; return 1;
+  case XRT_BF16: *dotn = sim_la_dotn_bf16, *store = sim_la_store_bf16; return 1;
+  case XRT_S8: case XRT_U8: case XRT_S2: case XRT_S4: case XRT_U2:
+  case XRT_U4: *dotn = sim_la_dotn_u8, *store = sim_la_store_u8; return 1;
+  case XRT_S16: case XRT_U16:
+    *dotn = sim_la_dotn_u16, *store = sim_la_store_u16; return 1;
+  case XRT_S32: case XRT_U32:
+    *dotn = sim_la_dotn_u32, *store = sim_la_store_u32; return 1;
+  case XRT_S64: case XRT_U64:
+    *dotn = sim_la_dotn_u64, *store = sim_la_store_u64; return 1;
+  case XRT_C64: *dotn = sim_la_dotn_c64, *store = sim_la_store_c64; return 1;
+  case XRT_C128: *dotn = sim_la_dotn_c128, *store = sim_la_store_c128; return 1;
+  case XRT_PRED: *dotn = sim_la_dotn_pred, *store = sim_la_store_pred; return 1;
+  default: return 0;
+  }
+}
+
+static int sim_la_is_subbyte(xrt_dtype t) {
+  return t == XRT_S2 || t == XRT_S4 || t == XRT_U2 || t == XRT_U4;
+}
+
+/* Operands and result of a contraction op: operands are converted to the
+ * compute type (the result type; f32 for small floats) before the kernel
+ * runs, and the result converted back, like the interpreter, which
+ * computes a convolution of i8 operands into an i32 result in i32. */
+typedef struct sim_la_cvt {
+  xrt_dtype lt, rt, ot, ct;
+  int32_t ltmp, rtmp, otmp; /* pseudo values, or -1 */
+  int64_t lnumel, rnumel, onumel;
+  sim_la_dotn_fn dotn;
+  sim_la_store_fn store;
+  size_t cs; /* compute element size */
+} sim_la_cvt;
+
+static xrt_status sim_la_cvt_init(sim_fcc *fc, const xrt_ir_op *op,
+                                  sim_la_cvt *c, int32_t lid, int32_t rid) {
+  const xrt_ir_type *types = fc->f->value_types;
+  const xrt_shape *L = sim_shape(fc, lid), *R = sim_shape(fc, rid);
+  const xrt_shape *O = sim_shape(fc, op->results[0]);
+  if (types[lid].quant || types[rid].quant || types[op->results[0]].quant)
+    return sim_fail_op(fc->cc->err, op, XRT_UNIMPLEMENTED, "%s of quantized "
+                       "tensors is not supported by the simulator", op->name);
+  c->lt = L->dtype, c->rt = R->dtype, c->ot = O->dtype;
+  c->ct = sim_is_minifloat(O->dtype) ? XRT_F32 : O->dtype;
+  if (!sim_la_kernels(c->ct, &c->dotn, &c->store) ||
+      !sim_num_supported(c->lt) || !sim_num_supported(c->rt))
+    return sim_unsupported_type(fc, op, O->dtype);
+  c->cs = sim_esize(c->ct);
+  c->lnumel = sim_numel(L), c->rnumel = sim_numel(R), c->onumel = sim_numel(O);
+  c->ltmp = c->rtmp = c->otmp = -1;
+  xrt_status rc = XRT_OK;
+  if (c->lt != c->ct) rc = sim_temp(fc, (size_t)c->lnumel * c->cs, &c->ltmp);
+  if (!rc && c->rt != c->ct)
+    rc = sim_temp(fc, (size_t)c->rnumel * c->cs, &c->rtmp);
+  if (!rc && c->ot != c->ct)
+    rc = sim_temp(fc, (size_t)c->onumel * c->cs, &c->otmp);
+  return rc;
+}
+
+/* Operands in the compute type and where the kernel writes its result. */
+static void sim_la_cvt_pre(const sim_la_cvt *c, void **vals, const void **l,
+                           const void **r, void **res, void *out) {
+  if (c->ltmp >= 0) {
+    sim_convert(vals[c->ltmp], *l, c->lnumel, c->lt, c->ct);
+    *l = vals[c->ltmp];
+  }
+  if (c->rtmp >= 0) {
+    sim_convert(vals[c->rtmp], *r, c->rnumel, c->rt, c->ct);
+    *r = vals[c->rtmp];
+  }
+  *res = c->otmp >= 0 ? vals[c->otmp] : out;
+}
+
+static void sim_la_cvt_post(const sim_la_cvt *c, void **vals, void *out) {
+  if (c->otmp >= 0) sim_convert(out, vals[c->otmp], c->onumel, c->ct, c->ot);
+  if (sim_la_is_subbyte(c->ot)) sim_wrap_all(c->ot, out, c->onumel);
+}
+
+/* Row-major multi-index increment; 0 once every index wrapped. */
+static int sim_la_next(int64_t *idx, const int64_t *dims, int n) {
+  for (int k = n - 1; k >= 0; k--) {
+    if (++idx[k] < dims[k]) return 1;
+    idx[k] = 0;
+  }
+  return 0;
+}
+
+static int sim_la_flag(const xrt_ir_op *op, const char *name, int dflt) {
+  const xrt_ir_attr *a = xrt_ir_op_attr(op, name);
+  if (a && (a->kind == XRT_ATTR_BOOL || a->kind == XRT_ATTR_INT))
+    return a->i != 0;
+  return dflt;
+}
+
+static const char *sim_la_enum(const xrt_ir_op *op, const char *name) {
+  const xrt_ir_attr *a = xrt_ir_op_attr(op, name);
+  return a && (a->kind == XRT_ATTR_ENUM || a->kind == XRT_ATTR_STRING) && a->s
+             ? a->s
+             : "";
+}
+
+/* An integer element of any integer type as int64 (u64 wraps). */
+static int64_t sim_la_geti(xrt_dtype t, const void *base, int64_t i) {
+  sim_num v;
+  sim_load(t, (const char *)base + (size_t)i * sim_esize(t), &v);
+  return v.is_int ? v.i : sim_float_to_i64(v.re);
+}
+
+/* ======================================================================
+ * convolution, dynamic_conv
+ * ==================================================================== */
+
+/* result[b, o, p...] = sum over kernel positions k... and input features
+ * i of lhs[batch, feature, x...] * rhs[k..., i, o], where the lhs
+ * position per spatial dimension comes from a table: tab[p*K + k] is the
+ * element offset of the lhs row that window position k of output p reads,
+ * or -1 for padding and lhs-dilation holes. */
+typedef struct sim_conv {
+  sim_la_cvt cv;
+  int32_t ns;                   /* spatial dimensions */
+  int64_t ws[XRT_MAX_RANK], ld[XRT_MAX_RANK], rd[XRT_MAX_RANK];
+  uint8_t rev[XRT_MAX_RANK];
+  int64_t K[XRT_MAX_RANK], in[XRT_MAX_RANK], out[XRT_MAX_RANK];
+  int64_t lsp[XRT_MAX_RANK], rsp[XRT_MAX_RANK], osp[XRT_MAX_RANK];
+  int64_t toff[XRT_MAX_RANK];   /* start of each dimension's table */
+  int64_t tab_n;
+  int64_t lb, lf, rif, rof, ob, of; /* strides (elements) */
+  int64_t NB, O, Cg;            /* result batch, result features, features
+                                   per group */
+  int64_t nb_per_group, o_per_bgroup, o_per_fgroup;
+  int64_t pad[2 * XRT_MAX_RANK];
+  const int64_t *tab;           /* static padding: tables, else NULL */
+  int32_t ttmp;                 /* dynamic padding: tables at run time */
+  int zero_mul;                 /* floats multiply padding zeros too */
+  xrt_dtype pt;                 /* dynamic_conv: padding element type */
+} sim_conv;
+
+/* Fills the tables for padding pad (lo, hi per dimension). */
+static void sim_conv_tables(const sim_conv *c, const int64_t *pad,
+                            int64_t *tab) {
+  for (int32_t d = 0; d < c->ns; d++) {
+    int64_t *t = tab + c->toff[d], K = c->K[d];
+    for (int64_t p = 0; p < c->out[d]; p++)
+      for (int64_t k = 0; k < K; k++) {
+        int64_t kk = c->rev[d] ? K - 1 - k : k;
+        int64_t x = p * c->ws[d] + kk * c->rd[d] - pad[2 * d];
+        int ok = x >= 0 && x % c->ld[d] == 0 && x / c->ld[d] < c->in[d];
+        t[p * K + k] = ok ? x / c->ld[d] * c->lsp[d] : -1;
+      }
+  }
+}
+
+/* The number of windows along spatial dimension d (spec C26). */
+static int64_t sim_conv_windows(const sim_conv *c, int32_t d, int64_t lo,
+                                int64_t hi) {
+  int64_t dil = c->in[d] == 0 ? 0 : (c->in[d] - 1) * c->ld[d] + 1;
+  int64_t padded = lo + dil + hi;
+  int64_t win = c->K[d] == 0 ? 0 : (c->K[d] - 1) * c->rd[d] + 1;
+  if (padded <= 0 || win > padded) return 0;
+  return (padded - win) / c->ws[d] + 1;
+}
+
+/* One result element: the sum over kernel positions and features. */
+static void sim_conv_elem(const sim_conv *c, const int64_t *tab,
+                          const char *L, const char *R, int64_t lbase,
+                          int64_t rbase, const int64_t *p, sim_la_acc *acc) {
+  int64_t k[XRT_MAX_RANK] = {0};
+  size_t cs = c->cv.cs;
+  ptrdiff_t lfs = (ptrdiff_t)(c->lf * (int64_t)cs);
+  ptrdiff_t rfs = (ptrdiff_t)(c->rif * (int64_t)cs);
+  do {
+    int64_t loff = lbase, roff = rbase;
+    int valid = 1;
+    for (int32_t d = 0; d < c->ns; d++) {
+      int64_t t = tab[c->toff[d] + p[d] * c->K[d] + k[d]];
+      valid &= t >= 0;
+      loff += t;
+      roff += k[d] * c->rsp[d];
+    }
+    const char *rp = R + (size_t)roff * cs;
+    if (valid)
+      c->cv.dotn(acc, L + (size_t)loff * cs, lfs, rp, rfs, c->Cg);
+    else if (c->zero_mul) /* as the interpreter: 0 * w, so 0 * inf = nan */
+      c->cv.dotn(acc, (const char *)sim_la_zero, 0, rp, rfs, c->Cg);
+  } while (sim_la_next(k, c->K, c->ns));
+}
+
+static void sim_conv_run_tabs(const sim_conv *c, const int64_t *tab,
+                              const char *L, const char *R, char *res) {
+  int64_t p[XRT_MAX_RANK] = {0};
+  size_t cs = c->cv.cs;
+  if (c->cv.onumel == 0) return;
+  do {
+    int64_t obase = 0;
+    for (int32_t d = 0; d < c->ns; d++) obase += p[d] * c->osp[d];
+    for (int64_t b = 0; b < c->NB; b++)
+      for (int64_t o = 0; o < c->O; o++) {
+        int64_t lbatch = o / c->o_per_bgroup * c->nb_per_group + b;
+        int64_t lbase = lbatch * c->lb + o / c->o_per_fgroup * c->Cg * c->lf;
+        sim_la_acc acc;
+        memset(&acc, 0, sizeof acc);
+        sim_conv_elem(c, tab, L, R, lbase, o * c->rof, p, &acc);
+        c->cv.store(res + (size_t)(obase + b * c->ob + o * c->of) * cs, &acc);
+      }
+  } while (sim_la_next(p, c->out, c->ns));
+}
+
+static xrt_status sim_run_conv(const sim_step *st, void **vals, sim_cx *cx) {
+  const sim_conv *c = (const sim_conv *)st->data;
+  const void *l = vals[st->in[0]], *r = vals[st->in[1]];
+  void *out = vals[st->out[0]], *res;
+  const int64_t *tab = c->tab;
+  if (!tab) {
+    int64_t pad[2 * XRT_MAX_RANK];
+    const void *pv = vals[st->in[2]];
+    xrt_dtype pt = c->pt;
+    for (int32_t d = 0; d < c->ns; d++) {
+      pad[2 * d] = sim_la_geti(pt, pv, 2 * d);
+      pad[2 * d + 1] = sim_la_geti(pt, pv, 2 * d + 1);
+      if (pad[2 * d] < -(1ll << 40) || pad[2 * d] > (1ll << 40) ||
+          pad[2 * d + 1] < -(1ll << 40) || pad[2 * d + 1] > (1ll << 40))
+        return sim_fail_op(cx->err, st->op, XRT_OUT_OF_RANGE, "padding of "
+                           "spatial dimension %d is out of range", (int)d);
+      int64_t n = sim_conv_windows(c, d, pad[2 * d], pad[2 * d + 1]);
+      if (n != c->out[d])
+        return sim_fail_op(cx->err, st->op, XRT_INVALID_ARGUMENT, "padding "
+                           "[%lld, %lld] of spatial dimension %d gives %lld "
+                           "windows, but the result has %lld",
+                           (long long)pad[2 * d], (long long)pad[2 * d + 1],
+                           (int)d, (long long)n, (long long)c->out[d]);
+    }
+    int64_t *t = (int64_t *)vals[c->ttmp];
+    sim_conv_tables(c, pad, t);
+    tab = t;
+  }
+  sim_la_cvt_pre(&c->cv, vals, &l, &r, &res, out);
+  sim_conv_run_tabs(c, tab, (const char *)l, (const char *)r, (char *)res);
+  sim_la_cvt_post(&c->cv, vals, out);
+  return XRT_OK;
+}
+
+static int64_t sim_conv_dn(const xrt_ir_attr *dn, const char *name, int *ok) {
+  const xrt_ir_attr *a = xrt_ir_attr_field(dn, name);
+  if (!a || a->kind != XRT_ATTR_INT) {
+    *ok = 0;
+    return 0;
+  }
+  return a->i;
+}
+
+static const int64_t *sim_conv_dns(const xrt_ir_attr *dn, const char *name,
+                                   int64_t want, int *ok) {
+  const xrt_ir_attr *a = xrt_ir_attr_field(dn, name);
+  if (!a || a->kind != XRT_ATTR_INTS || a->n != want) {
+    *ok = 0;
+    return NULL;
+  }
+  return a->ints;
+}
+
+/* An optional per-spatial-dimension list: absent gives dflt. */
+static int sim_conv_list(const xrt_ir_op *op, const char *name, int32_t ns,
+                         int64_t dflt, int64_t *out) {
+  const xrt_ir_attr *a = sim_attr(op, name, XRT_ATTR_INTS);
+  if (xrt_ir_op_attr(op, name) && !a) return 0;
+  if (a && a->n != ns) return 0;
+  for (int32_t d = 0; d < ns; d++) out[d] = a ? a->ints[d] : dflt;
+  return 1;
+}
+
+static int64_t sim_conv_count(const xrt_ir_op *op, const char *name) {
+  const xrt_ir_attr *a = sim_attr(op, name, XRT_ATTR_INT);
+  return a ? a->i : 1;
+}
+
+static int sim_dim_ok(int64_t d, int32_t rank) { return d >= 0 && d < rank; }
+
+/* Dimension numbers into strides and sizes. */
+static int sim_conv_dims(sim_fcc *fc, const xrt_ir_op *op, sim_conv *c) {
+  const xrt_shape *L = sim_shape(fc, op->operands[0]);
+  const xrt_shape *R = sim_shape(fc, op->operands[1]);
+  const xrt_shape *O = sim_shape(fc, op->results[0]);
+  const xrt_ir_attr *dn = xrt_ir_op_attr(op, "dimension_numbers");
+  int ok = 1;
+  int32_t ns = c->ns, rk = L->rank;
+  int64_t ib = sim_conv_dn(dn, "input_batch_dimension", &ok);
+  int64_t ifd = sim_conv_dn(dn, "input_feature_dimension", &ok);
+  int64_t kif = sim_conv_dn(dn, "kernel_input_feature_dimension", &ok);
+  int64_t kof = sim_conv_dn(dn, "kernel_output_feature_dimension", &ok);
+  int64_t obd = sim_conv_dn(dn, "output_batch_dimension", &ok);
+  int64_t ofd = sim_conv_dn(dn, "output_feature_dimension", &ok);
+  const int64_t *isp = sim_conv_dns(dn, "input_spatial_dimensions", ns, &ok);
+  const int64_t *ksp = sim_conv_dns(dn, "kernel_spatial_dimensions", ns, &ok);
+  const int64_t *osp = sim_conv_dns(dn, "output_spatial_dimensions", ns, &ok);
+  ok = ok && sim_dim_ok(ib, rk) && sim_dim_ok(ifd, rk) && sim_dim_ok(kif, rk) &&
+       sim_dim_ok(kof, rk) && sim_dim_ok(obd, rk) && sim_dim_ok(ofd, rk);
+  for (int32_t d = 0; ok && d < ns; d++)
+    ok = sim_dim_ok(isp[d], rk) && sim_dim_ok(ksp[d], rk) &&
+         sim_dim_ok(osp[d], rk);
+  if (!ok) return 0;
+  int64_t ls[XRT_MAX_RANK], rs[XRT_MAX_RANK], os[XRT_MAX_RANK];
+  sim_strides(L, ls);
+  sim_strides(R, rs);
+  sim_strides(O, os);
+  for (int32_t d = 0; d < ns; d++) {
+    c->K[d] = R->dims[ksp[d]], c->in[d] = L->dims[isp[d]];
+    c->out[d] = O->dims[osp[d]];
+    c->lsp[d] = ls[isp[d]], c->rsp[d] = rs[ksp[d]], c->osp[d] = os[osp[d]];
+  }
+  c->lb = ls[ib], c->lf = ls[ifd], c->rif = rs[kif], c->rof = rs[kof];
+  c->ob = os[obd], c->of = os[ofd];
+  c->NB = O->dims[obd], c->O = O->dims[ofd], c->Cg = R->dims[kif];
+  int64_t bg = sim_conv_count(op, "batch_group_count");
+  int64_t fg = sim_conv_count(op, "feature_group_count");
+  if (bg < 1 || fg < 1 || L->dims[ib] % bg || c->O % bg || c->O % fg ||
+      c->Cg * fg != L->dims[ifd] || c->NB * bg != L->dims[ib] ||
+      c->O != R->dims[kof])
+    return 0;
+  c->nb_per_group = c->NB;
+  c->o_per_bgroup = c->O / bg ? c->O / bg : 1;
+  c->o_per_fgroup = c->O / fg ? c->O / fg : 1;
+  return 1;
+}
+
+static xrt_status sim_lower_conv_common(sim_fcc *fc, const xrt_ir_op *op,
+                                        sim_step *st, int dynamic) {
+  const xrt_shape *L = sim_shape(fc, op->operands[0]);
+  sim_conv *c = (sim_conv *)sim_palloc(fc, sizeof *c);
+  if (!c) return XRT_RESOURCE_EXHAUSTED;
+  c->ns = L->rank - 2;
+  int ok = op->num_operands == 2 + dynamic && c->ns >= 0 &&
+           sim_shape(fc, op->operands[1])->rank == L->rank &&
+           sim_shape(fc, op->results[0])->rank == L->rank;
+  ok = ok && sim_conv_list(op, "window_strides", c->ns, 1, c->ws) &&
+       sim_conv_list(op, "lhs_dilation", c->ns, 1, c->ld) &&
+       sim_conv_list(op, "rhs_dilation", c->ns, 1, c->rd) &&
+       sim_conv_dims(fc, op, c);
+  int64_t rev[XRT_MAX_RANK];
+  ok = ok && sim_conv_list(op, "window_reversal", c->ns, 0, rev);
+  const xrt_ir_attr *pa = sim_attr(op, "padding", XRT_ATTR_INTS);
+  if (!dynamic && pa && pa->n != 2 * c->ns) ok = 0;
+  for (int32_t d = 0; ok && d < c->ns; d++) {
+    ok = c->ws[d] > 0 && c->ld[d] > 0 && c->rd[d] > 0;
+    c->rev[d] = rev[d] != 0;
+    c->pad[2 * d] = pa && !dynamic ? pa->ints[2 * d] : 0;
+    c->pad[2 * d + 1] = pa && !dynamic ? pa->ints[2 * d + 1] : 0;
+    if (ok && !dynamic)
+      ok = c->pad[2 * d] > -(1ll << 40) && c->pad[2 * d] < (1ll << 40) &&
+           c->pad[2 * d + 1] > -(1ll << 40) && c->pad[2 * d + 1] < (1ll << 40) &&
+           sim_conv_windows(c, d, c->pad[2 * d], c->pad[2 * d + 1]) ==
+               c->out[d];
+  }
+  if (!ok)
+    return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "%s: invalid "
+                       "dimension numbers, window attributes or shapes",
+                       op->name);
+  xrt_status rc = sim_la_cvt_init(fc, op, &c->cv, op->operands[0],
+                                  op->operands[1]);
+  if (rc) return rc;
+  c->zero_mul = xrt_dtype_is_float(c->cv.ct) || xrt_dtype_is_complex(c->cv.ct);
+  for (int32_t d = 0; d < c->ns; d++) {
+    c->toff[d] = c->tab_n;
+    c->tab_n += c->out[d] * c->K[d];
+  }
+  size_t tb = sizeof(int64_t) * (size_t)(c->tab_n ? c->tab_n : 1);
+  c->ttmp = -1;
+  if (dynamic) {
+    const xrt_shape *ps = sim_shape(fc, op->operands[2]);
+    c->pt = ps->dtype;
+    if (sim_numel(ps) != 2 * c->ns || !sim_num_supported(c->pt) ||
+        xrt_dtype_is_float(c->pt) || xrt_dtype_is_complex(c->pt))
+      return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "%s: padding "
+                         "must be an integer tensor<%dx2>", op->name,
+                         (int)c->ns);
+    rc = sim_temp(fc, tb, &c->ttmp);
+    if (rc) return rc;
+  } else {
+    int64_t *t = (int64_t *)sim_palloc(fc, tb);
+    if (!t) return XRT_RESOURCE_EXHAUSTED;
+    sim_conv_tables(c, c->pad, t);
+    c->tab = t;
+  }
+  st->data = c;
+  st->run = sim_run_conv;
+  return XRT_OK;
+}
+
+static xrt_status sim_lower_convolution(sim_fcc *fc, const xrt_ir_op *op,
+                                        sim_step *st) {
+  return sim_lower_conv_common(fc, op, st, 0);
+}
+
+static xrt_status sim_lower_dynamic_conv(sim_fcc *fc, const xrt_ir_op *op,
+                                         sim_step *st) {
+  return sim_lower_conv_common(fc, op, st, 1);
+}
+
+/* ======================================================================
+ * fft
+ * ==================================================================== */
+
+/* One transformed axis: a forward DFT of length n, radix-2 when n is a
+ * power of two, else Bluestein's chirp-z through a power-of-two FFT of
+ * length m >= 2n - 1.  Computed in double precision. */
+typedef struct sim_fft_axis {
+  int64_t n, m;
+  const sim_c128 *tw;    /* m/2 twiddles exp(-2 pi i k / m) */
+  const sim_c128 *chirp; /* Bluestein: exp(-pi i k^2 / n), k < n */
+  const sim_c128 *filt;  /* Bluestein: FFT of the conjugate chirp, m */
+} sim_fft_axis;
+
+typedef struct sim_fft {
+  int kind;                /* 0 FFT, 1 IFFT, 2 RFFT, 3 IRFFT */
+  int32_t L, rank;
+  int64_t dims[XRT_MAX_RANK]; /* the complex work shape */
+  int64_t in_last, out_last;  /* last dimension of operand and result */
+  sim_fft_axis ax[3];      /* for the last L dimensions, outermost first */
+  xrt_dtype it, ot;
+  int32_t work, line;      /* pseudo values: work buffer, line scratch */
+} sim_fft;
+
+static int sim_is_pow2(int64_t n) { return n > 0 && (n & (n - 1)) == 0; }
+
+static sim_c128 sim_cmul(sim_c128 a, sim_c128 b) {
+  sim_c128 r = {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
+  return r;
+}
+
+/* In-place iterative radix-2 FFT of length m (a power of two). */
+static void sim_fft_pow2(sim_c128 *x, int64_t m, const sim_c128 *tw) {
+  for (int64_t i = 1, j = 0; i < m; i++) {
+    int64_t bit = m >> 1;
+    for (; j & bit; bit >>= 1) j ^= bit;
+    j |= bit;
+    if (i < j) {
+      sim_c128 t = x[i];
+      x[i] = x[j];
+      x[j] = t;
+    }
+  }
+  for (int64_t len = 2; len <= m; len <<= 1) {
+    int64_t half = len >> 1, step = m / len;
+    for (int64_t s = 0; s < m; s += len)
+      for (int64_t k = 0; k < half; k++) {
+        sim_c128 u = x[s + k], v = sim_cmul(x[s + k + half], tw[k * step]);
+        x[s + k].re = u.re + v.re, x[s + k].im = u.im + v.im;
+        x[s + k + half].re = u.re - v.re, x[s + k + half].im = u.im - v.im;
+      }
+  }
+}
+
+/* Forward DFT of x (length n) in place; scratch holds m elements. */
+static void sim_fft_line(const sim_fft_axis *a, sim_c128 *x,
+                         sim_c128 *scratch) {
+  if (a->n <= 1) return;
+  if (a->m == a->n) {
+    sim_fft_pow2(x, a->n, a->tw);
+    return;
+  }
+  int64_t n = a->n, m = a->m;
+  for (int64_t k = 0; k < m; k++) {
+    sim_c128 z = {0, 0};
+    scratch[k] = k < n ? sim_cmul(x[k], a->chirp[k]) : z;
+  }
+  sim_fft_pow2(scratch, m, a->tw);
+  for (int64_t k = 0; k < m; k++) {
+    scratch[k] = sim_cmul(scratch[k], a->filt[k]);
+    scratch[k].im = -scratch[k].im; /* inverse by conjugation */
+  }
+  sim_fft_pow2(scratch, m, a->tw);
+  for (int64_t k = 0; k < n; k++) {
+    sim_c128 v = {scratch[k].re / (double)m, -scratch[k].im / (double)m};
+    x[k] = sim_cmul(v, a->chirp[k]);
+  }
+}
+
+/* Transforms every line of buf (shape dims) along dimension d. */
+static void sim_fft_axis_run(const sim_fft_axis *a, sim_c128 *buf,
+                             const int64_t *dims, int32_t rank, int32_t d,
+                             int inverse, sim_c128 *line) {
+  int64_t outer = 1, inner = 1, n = dims[d];
+  for (int32_t k = 0; k < d; k++) outer *= dims[k];
+  for (int32_t k = d + 1; k < rank; k++) inner *= dims[k];
+  sim_c128 *scratch = line + n;
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t i = 0; i < inner; i++) {
+      sim_c128 *base = buf + o * n * inner + i;
+      for (int64_t k = 0; k < n; k++) {
+        line[k] = base[k * inner];
+        if (inverse) line[k].im = -line[k].im;
+      }
+      sim_fft_line(a, line, scratch);
+      for (int64_t k = 0; k < n; k++) {
+        sim_c128 v = line[k];
+        if (inverse) v.re /= (double)n, v.im = -v.im / (double)n;
+        base[k * inner] = v;
+      }
+    }
+}
+
+static void sim_fft_load(const sim_fft *f, const void *in, sim_c128 *w,
+                         int64_t count) {
+  for (int64_t i = 0; i < count; i++) {
+    sim_num v;
+    sim_load(f->it, (const char *)in + (size_t)i * sim_esize(f->it), &v);
+    w[i].re = v.re, w[i].im = v.im;
+  }
+}
+
+/* IRFFT's last dimension: the Hermitian extension of the half spectrum,
+ * inverse transformed; the real part is the result. */
+static void sim_fft_irfft_last(const sim_fft *f, sim_c128 *w, void *out,
+                               sim_c128 *line, int64_t lines) {
+  const sim_fft_axis *a = &f->ax[f->L - 1];
+  int64_t n = a->n, h = f->in_last;
+  size_t es = sim_esize(f->ot);
+  for (int64_t l = 0; l < lines; l++) {
+    const sim_c128 *src = w + l * h;
+    for (int64_t k = 0; k < n; k++) {
+      sim_c128 v = k < h ? src[k] : src[n - k];
+      if (k >= h) v.im = -v.im;
+      line[k].re = v.re, line[k].im = -v.im; /* conjugate: inverse */
+    }
+    sim_fft_line(a, line, line + n);
+    for (int64_t k = 0; k < n; k++) {
+      sim_num v = {line[k].re / (double)n, 0, 0, 0};
+      sim_store(f->ot, (char *)out + (size_t)(l * n + k) * es, &v);
+    }
+  }
+}
+
+static xrt_status sim_run_fft(const sim_step *st, void **vals, sim_cx *cx) {
+  const sim_fft *f = (const sim_fft *)st->data;
+  sim_c128 *w = (sim_c128 *)vals[f->work], *line = (sim_c128 *)vals[f->line];
+  void *out = vals[st->out[0]];
+  int64_t total = 1;
+  (void)cx;
+  for (int32_t k = 0; k < f->rank; k++) total *= f->dims[k];
+  if (total == 0) return XRT_OK;
+  int inverse = f->kind == 1 || f->kind == 3;
+  int32_t axes = f->kind == 3 ? f->L - 1 : f->L;
+  sim_fft_load(f, vals[st->in[0]], w, total);
+  for (int32_t j = 0; j < axes; j++) {
+    int32_t d = f->rank - f->L + j;
+    sim_fft_axis_run(&f->ax[j], w, f->dims, f->rank, d, inverse, line);
+  }
+  if (f->kind == 3) {
+    sim_fft_irfft_last(f, w, out, line, total / f->in_last);
+    return XRT_OK;
+  }
+  /* Copy out, keeping the first out_last entries of the last dimension. */
+  size_t es = sim_esize(f->ot);
+  int64_t lines = total / f->in_last;
+  for (int64_t l = 0; l < lines; l++)
+    for (int64_t k = 0; k < f->out_last; k++) {
+      sim_c128 v = w[l * f->in_last + k];
+      sim_num nv = {v.re, v.im, 0, 0};
+      sim_store(f->ot, (char *)out + (size_t)(l * f->out_last + k) * es, &nv);
+    }
+  return XRT_OK;
+}
+
+/* Twiddles, chirp and filter of one axis (compile time). */
+static xrt_status sim_fft_plan_axis(sim_fcc *fc, sim_fft_axis *a, int64_t n) {
+  const double pi = 3.14159265358979323846;
+  a->n = n;
+  a->m = n;
+  if (n <= 1) return XRT_OK;
+  if (!sim_is_pow2(n)) {
+    a->m = 1;
+    while (a->m < 2 * n - 1) a->m <<= 1;
+  }
+  int64_t m = a->m;
+  sim_c128 *tw = (sim_c128 *)sim_palloc(fc, sizeof *tw * (size_t)(m / 2 + 1));
+  if (!tw) return XRT_RESOURCE_EXHAUSTED;
+  for (int64_t k = 0; k < m / 2; k++) {
+    tw[k].re = cos(-2 * pi * (double)k / (double)m);
+    tw[k].im = sin(-2 * pi * (double)k / (double)m);
+  }
+  a->tw = tw;
+  if (m == n) return XRT_OK;
+  sim_c128 *ch = (sim_c128 *)sim_palloc(fc, sizeof *ch * (size_t)n);
+  sim_c128 *fl = (sim_c128 *)sim_palloc(fc, sizeof *fl * (size_t)m);
+  if (!ch || !fl) return XRT_RESOURCE_EXHAUSTED;
+  for (int64_t k = 0; k < n; k++) {
+    /* k^2 mod 2n keeps the angle exact for large k (n < 2^31). */
+    uint64_t q = ((uint64_t)k * (uint64_t)k) % (uint64_t)(2 * n);
+    ch[k].re = cos(-pi * (double)q / (double)n);
+    ch[k].im = sin(-pi * (double)q / (double)n);
+  }
+  for (int64_t k = 0; k < n; k++) {
+    sim_c128 c = {ch[k].re, -ch[k].im};
+    fl[k] = c;
+    if (k) fl[m - k] = c;
+  }
+  sim_fft_pow2(fl, m, tw);
+  a->chirp = ch;
+  a->filt = fl;
+  return XRT_OK;
+}
+
+static int sim_fft_kind(const char *s) {
+  static const char *const names[] = {"FFT", "IFFT", "RFFT", "IRFFT"};
+  for (int i = 0; i < 4; i++)
+    if (strcmp(s, names[i]) == 0) return i;
+  return -1;
+}
+
+static xrt_status sim_lower_fft(sim_fcc *fc, const xrt_ir_op *op,
+                                sim_step *st) {
+  const xrt_shape *I = sim_shape(fc, op->operands[0]);
+  const xrt_shape *O = sim_shape(fc, op->results[0]);
+  const int64_t *len;
+  int64_t nl;
+  xrt_status rc = sim_ints(fc, op, "fft_length", 1, &len, &nl);
+  if (rc) return rc;
+  sim_fft *f = (sim_fft *)sim_palloc(fc, sizeof *f);
+  if (!f) return XRT_RESOURCE_EXHAUSTED;
+  f->kind = sim_fft_kind(sim_la_enum(op, "fft_type"));
+  int ok = f->kind >= 0 && nl >= 1 && nl <= 3 && nl <= I->rank &&
+           I->rank == O->rank;
+  for (int32_t d = 0; ok && d < I->rank; d++) {
+    int last = d == I->rank - 1;
+    ok = last || I->dims[d] == O->dims[d];
+    if (ok && d >= I->rank - nl) {
+      int64_t want = len[d - (I->rank - nl)];
+      int64_t have = f->kind == 2 ? I->dims[d] : f->kind == 3 && last
+                   ? O->dims[d] : I->dims[d];
+      ok = want == have && want < (1ll << 31);
+    }
+  }
+  if (ok) {
+    int64_t n = len[nl - 1], h = n == 0 ? 0 : n / 2 + 1;
+    int64_t il = I->dims[I->rank - 1], ol = O->dims[O->rank - 1];
+    ok = f->kind == 2 ? ol == h : f->kind == 3 ? il == h : il == ol;
+  }
+  if (!ok)
+    return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "%s: fft_type, "
+                       "fft_length and shapes do not agree", op->name);
+  if (!xrt_dtype_is_complex(f->kind == 3 ? I->dtype : O->dtype) ||
+      !(xrt_dtype_is_complex(I->dtype) || I->dtype == XRT_F32 ||
+        I->dtype == XRT_F64) ||
+      !(xrt_dtype_is_complex(O->dtype) || O->dtype == XRT_F32 ||
+        O->dtype == XRT_F64))
+    return sim_unsupported_type(fc, op, I->dtype);
+  f->it = I->dtype, f->ot = O->dtype;
+  f->L = (int32_t)nl, f->rank = I->rank;
+  for (int32_t d = 0; d < I->rank; d++) f->dims[d] = I->dims[d];
+  f->in_last = I->rank ? I->dims[I->rank - 1] : 1;
+  f->out_last = O->rank ? O->dims[O->rank - 1] : 1;
+  int64_t biggest = 1, total = sim_numel(I);
+  for (int32_t j = 0; j < f->L; j++) {
+    if ((rc = sim_fft_plan_axis(fc, &f->ax[j], len[j]))) return rc;
+    int64_t need = f->ax[j].n + f->ax[j].m;
+    if (need > biggest) biggest = need;
+  }
+  rc = sim_temp(fc, sizeof(sim_c128) * (size_t)(total ? total : 1), &f->work);
+  if (!rc) rc = sim_temp(fc, sizeof(sim_c128) * (size_t)biggest, &f->line);
+  st->data = f;
+  st->run = sim_run_fft;
+  return rc;
+}
+
+/* ======================================================================
+ * triangular_solve, cholesky (computed in complex double precision)
+ * ==================================================================== */
+
+typedef struct sim_trsv {
+  int left, lower, unit, trans; /* trans: 0 none, 1 transpose, 2 adjoint */
+  int64_t batch, M, N;          /* a: M x M; b: M x N (left) or N x M */
+  xrt_dtype t;
+  int32_t work;                 /* pseudo value: T (M*M) and X (M*N) */
+} sim_trsv;
+
+static sim_c128 sim_la_getc(xrt_dtype t, const void *base, int64_t i) {
+  sim_num v;
+  sim_load(t, (const char *)base + (size_t)i * sim_esize(t), &v);
+  sim_c128 c = {v.re, v.im};
+  return c;
+}
+
+static void sim_la_putc(xrt_dtype t, void *base, int64_t i, sim_c128 c) {
+  sim_num v = {c.re, c.im, 0, 0};
+  sim_store(t, (char *)base + (size_t)i * sim_esize(t), &v);
+}
+
+static sim_c128 sim_cdiv(sim_c128 a, sim_c128 b) {
+  if (b.im == 0) {
+    sim_c128 r = {a.re / b.re, a.im / b.re};
+    return r;
+  }
+  double d = b.re * b.re + b.im * b.im;
+  sim_c128 r = {(a.re * b.re + a.im * b.im) / d,
+                (a.im * b.re - a.re * b.im) / d};
+  return r;
+}
+
+/* T = the matrix that multiplies X from the left once a right-side
+ * problem X op(a) = b is transposed into op(a)^T X^T = b^T.  Only the
+ * triangle of a named by `lower` is read. */
+static void sim_trsv_matrix(const sim_trsv *s, const void *a, int64_t ab,
+                            sim_c128 *T) {
+  int64_t M = s->M;
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t j = 0; j < M; j++) {
+      /* T[i][j] = opA[i][j] (left) or opA[j][i] (right). */
+      int64_t r = s->left ? i : j, c = s->left ? j : i;
+      int64_t ar = s->trans ? c : r, ac = s->trans ? r : c; /* A index */
+      int in_tri = s->lower ? ac <= ar : ac >= ar;
+      sim_c128 v = {0, 0};
+      if (ar == ac && s->unit) v.re = 1;
+      else if (in_tri) v = sim_la_getc(s->t, a, ab + ar * M + ac);
+      if (s->trans == 2) v.im = -v.im;
+      T[i * M + j] = v;
+    }
+}
+
+static xrt_status sim_run_trsv(const sim_step *st, void **vals, sim_cx *cx) {
+  const sim_trsv *s = (const sim_trsv *)st->data;
+  int64_t M = s->M, N = s->N;
+  sim_c128 *T = (sim_c128 *)vals[s->work], *X = T + M * M;
+  const void *a = vals[st->in[0]], *b = vals[st->in[1]];
+  void *out = vals[st->out[0]];
+  /* T is lower triangular when lower, flipped by a transpose and by the
+   * right side's transposition. */
+  int tlow = s->lower ^ (s->trans != 0) ^ !s->left;
+  (void)cx;
+  for (int64_t bi = 0; bi < s->batch; bi++) {
+    int64_t bb = bi * M * N;
+    sim_trsv_matrix(s, a, bi * M * M, T);
+    for (int64_t i = 0; i < M; i++) /* X = b (left) or b^T (right) */
+      for (int64_t j = 0; j < N; j++)
+        X[i * N + j] = sim_la_getc(s->t, b, bb + (s->left ? i * N + j
+                                                         : j * M + i));
+    for (int64_t q = 0; q < M; q++) {
+      int64_t i = tlow ? q : M - 1 - q;
+      for (int64_t j = 0; j < N; j++) {
+        sim_c128 acc = X[i * N + j];
+        for (int64_t k = 0; k < M; k++) {
+          if (tlow ? k >= i : k <= i) continue;
+          sim_c128 p = sim_cmul(T[i * M + k], X[k * N + j]);
+          acc.re -= p.re, acc.im -= p.im;
+        }
+        X[i * N + j] = sim_cdiv(acc, T[i * M + i]);
+      }
+    }
+    for (int64_t i = 0; i < M; i++)
+      for (int64_t j = 0; j < N; j++)
+        sim_la_putc(s->t, out, bb + (s->left ? i * N + j : j * M + i),
+                    X[i * N + j]);
+  }
+  return XRT_OK;
+}
+
+static int sim_la_linalg_type(xrt_dtype t) {
+  return t == XRT_F16 || t == XRT_BF16 || t == XRT_F32 || t == XRT_F64 ||
+         t == XRT_C64 || t == XRT_C128 || sim_is_minifloat(t);
+}
+
+static xrt_status sim_lower_triangular_solve(sim_fcc *fc, const xrt_ir_op *op,
+                                             sim_step *st) {
+  const xrt_shape *A = sim_shape(fc, op->operands[0]);
+  const xrt_shape *B = sim_shape(fc, op->operands[1]);
+  sim_trsv *s = (sim_trsv *)sim_palloc(fc, sizeof *s);
+  if (!s) return XRT_RESOURCE_EXHAUSTED;
+  s->left = sim_la_flag(op, "left_side", 0);
+  s->lower = sim_la_flag(op, "lower", 0);
+  s->unit = sim_la_flag(op, "unit_diagonal", 0);
+  const char *tr = sim_la_enum(op, "transpose_a");
+  s->trans = strcmp(tr, "TRANSPOSE") == 0 ? 1
+             : strcmp(tr, "ADJOINT") == 0 ? 2 : 0;
+  int r = A->rank, ok = r >= 2 && B->rank == r && A->dims[r - 1] == A->dims[r - 2];
+  for (int d = 0; ok && d < r - 2; d++) ok = A->dims[d] == B->dims[d];
+  if (ok) {
+    s->M = A->dims[r - 1];
+    s->N = B->dims[s->left ? r - 1 : r - 2];
+    ok = B->dims[s->left ? r - 2 : r - 1] == s->M;
+  }
+  if (!ok)
+    return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "%s: shapes of "
+                       "a and b do not agree", op->name);
+  if (!sim_la_linalg_type(A->dtype) || B->dtype != A->dtype)
+    return sim_unsupported_type(fc, op, A->dtype);
+  s->t = A->dtype;
+  s->batch = 1;
+  for (int d = 0; d < r - 2; d++) s->batch *= A->dims[d];
+  st->data = s;
+  st->run = sim_run_trsv;
+  size_t w = (size_t)(s->M * s->M + s->M * s->N);
+  return sim_temp(fc, sizeof(sim_c128) * (w ? w : 1), &s->work);
+}
+
+typedef struct sim_chol {
+  int lower;
+  int64_t batch, n;
+  xrt_dtype t;
+  int32_t work; /* pseudo value: L (n*n) */
+} sim_chol;
+
+/* L L^H = a from the triangle of a named by lower (the other one is
+ * read as its conjugate mirror); the other triangle of the result is 0,
+ * as in the spec's example.  A matrix that is not positive definite gives
+ * NaNs, like XLA. */
+static void sim_chol_one(const sim_chol *c, const void *a, int64_t base,
+                         sim_c128 *Lm) {
+  int64_t n = c->n;
+  for (int64_t j = 0; j < n; j++) {
+    for (int64_t i = j; i < n; i++) {
+      /* Hermitian element H[i][j], i >= j. */
+      sim_c128 h = c->lower ? sim_la_getc(c->t, a, base + i * n + j)
+                            : sim_la_getc(c->t, a, base + j * n + i);
+      if (!c->lower) h.im = -h.im;
+      for (int64_t k = 0; k < j; k++) {
+        sim_c128 y = Lm[j * n + k];
+        y.im = -y.im;
+        sim_c128 p = sim_cmul(Lm[i * n + k], y);
+        h.re -= p.re, h.im -= p.im;
+      }
+      if (i == j) {
+        sim_c128 d = {sqrt(h.re), 0};
+        Lm[j * n + j] = d;
+      } else {
+        Lm[i * n + j] = sim_cdiv(h, Lm[j * n + j]);
+      }
+    }
+    for (int64_t i = 0; i < j; i++) {
+      sim_c128 z = {0, 0};
+      Lm[i * n + j] = z;
+    }
+  }
+}
+
+static xrt_status sim_run_chol(const sim_step *st, void **vals, sim_cx *cx) {
+  const sim_chol *c = (const sim_chol *)st->data;
+  sim_c128 *Lm = (sim_c128 *)vals[c->work];
+  int64_t n = c->n;
+  (void)cx;
+  for (int64_t b = 0; b < c->batch; b++) {
+    int64_t base = b * n * n;
+    sim_chol_one(c, vals[st->in[0]], base, Lm);
+    for (int64_t i = 0; i < n; i++)
+      for (int64_t j = 0; j < n; j++) {
+        sim_c128 v = c->lower ? Lm[i * n + j] : Lm[j * n + i];
+        if (!c->lower) v.im = -v.im; /* U = L^H */
+        sim_la_putc(c->t, vals[st->out[0]], base + i * n + j, v);
+      }
+  }
+  return XRT_OK;
+}
+
+static xrt_status sim_lower_cholesky(sim_fcc *fc, const xrt_ir_op *op,
+                                     sim_step *st) {
+  const xrt_shape *A = sim_shape(fc, op->operands[0]);
+  int r = A->rank;
+  if (r < 2 || A->dims[r - 1] != A->dims[r - 2])
+    return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "%s: a must be "
+                       "a batch of square matrices", op->name);
+  if (!sim_la_linalg_type(A->dtype)) return sim_unsupported_type(fc, op, A->dtype);
+  sim_chol *c = (sim_chol *)sim_palloc(fc, sizeof *c);
+  if (!c) return XRT_RESOURCE_EXHAUSTED;
+  c->lower = sim_la_flag(op, "lower", 0);
+  c->n = A->dims[r - 1];
+  c->t = A->dtype;
+  c->batch = 1;
+  for (int d = 0; d < r - 2; d++) c->batch *= A->dims[d];
+  st->data = c;
+  st->run = sim_run_chol;
+  size_t w = (size_t)(c->n * c->n);
+  return sim_temp(fc, sizeof(sim_c128) * (w ? w : 1), &c->work);
+}
+
+/* ======================================================================
+ * batch_norm_inference, batch_norm_training, batch_norm_grad
+ * ==================================================================== */
+
+/* Elements of operand at (o, f, i) are at (o * F + f) * inner + i, with f
+ * along feature_index.  Computed in double precision, rounded once. */
+typedef struct sim_bn {
+  int64_t outer, F, inner;
+  double eps;
+  xrt_dtype t;
+  int32_t work; /* pseudo value: per-feature doubles */
+} sim_bn;
+
+static double sim_la_getd(xrt_dtype t, const void *base, int64_t i) {
+  sim_num v;
+  sim_load(t, (const char *)base + (size_t)i * sim_esize(t), &v);
+  return v.re;
+}
+
+static void sim_la_putd(xrt_dtype t, void *base, int64_t i, double d) {
+  sim_num v = {d, 0, 0, 0};
+  sim_store(t, (char *)base + (size_t)i * sim_esize(t), &v);
+}
+
+static int64_t sim_bn_at(const sim_bn *b, int64_t o, int64_t f, int64_t i) {
+  return (o * b->F + f) * b->inner + i;
+}
+
+/* Per feature f: sum of x (and of (x - mean)^2 when mean is given). */
+static double sim_bn_sum(const sim_bn *b, const void *x, int64_t f,
+                         const double *center) {
+  double s = 0;
+  for (int64_t o = 0; o < b->outer; o++)
+    for (int64_t i = 0; i < b->inner; i++) {
+      double v = sim_la_getd(b->t, x, sim_bn_at(b, o, f, i));
+      if (center) v = (v - *center) * (v - *center);
+      s += v;
+    }
+  return s;
+}
+
+static void sim_bn_normalize(const sim_bn *b, const void *x, void *y,
+                             int64_t f, double scale, double offset,
+                             double mean, double var) {
+  double sd = sqrt(var + b->eps);
+  for (int64_t o = 0; o < b->outer; o++)
+    for (int64_t i = 0; i < b->inner; i++) {
+      int64_t at = sim_bn_at(b, o, f, i);
+      double v = (sim_la_getd(b->t, x, at) - mean) / sd;
+      sim_la_putd(b->t, y, at, scale * v + offset);
+    }
+}
+
+static xrt_status sim_run_bn_inference(const sim_step *st, void **vals,
+                                       sim_cx *cx) {
+  const sim_bn *b = (const sim_bn *)st->data;
+  (void)cx;
+  for (int64_t f = 0; f < b->F; f++)
+    sim_bn_normalize(b, vals[st->in[0]], vals[st->out[0]], f,
+                     sim_la_getd(b->t, vals[st->in[1]], f),
+                     sim_la_getd(b->t, vals[st->in[2]], f),
+                     sim_la_getd(b->t, vals[st->in[3]], f),
+                     sim_la_getd(b->t, vals[st->in[4]], f));
+  return XRT_OK;
+}
+
+static xrt_status sim_run_bn_training(const sim_step *st, void **vals,
+                                      sim_cx *cx) {
+  const sim_bn *b = (const sim_bn *)st->data;
+  double n = (double)(b->outer * b->inner);
+  (void)cx;
+  for (int64_t f = 0; f < b->F; f++) {
+    const void *x = vals[st->in[0]];
+    double mean = sim_bn_sum(b, x, f, NULL) / n;
+    double var = sim_bn_sum(b, x, f, &mean) / n;
+    sim_bn_normalize(b, x, vals[st->out[0]], f,
+                     sim_la_getd(b->t, vals[st->in[1]], f),
+                     sim_la_getd(b->t, vals[st->in[2]], f), mean, var);
+    sim_la_putd(b->t, vals[st->out[1]], f, mean);
+    sim_la_putd(b->t, vals[st->out[2]], f, var);
+  }
+  return XRT_OK;
+}
+
+/* The spec's decomposition (XLA's batchnorm_expander). */
+static xrt_status sim_run_bn_grad(const sim_step *st, void **vals,
+                                  sim_cx *cx) {
+  const sim_bn *b = (const sim_bn *)st->data;
+  const void *x = vals[st->in[0]], *dy = vals[st->in[4]];
+  double n = (double)(b->outer * b->inner);
+  (void)cx;
+  for (int64_t f = 0; f < b->F; f++) {
+    double scale = sim_la_getd(b->t, vals[st->in[1]], f);
+    double mean = sim_la_getd(b->t, vals[st->in[2]], f);
+    double ve = sim_la_getd(b->t, vals[st->in[3]], f) + b->eps;
+    double sd = sqrt(ve), sum_dy = 0, sum_dyc = 0;
+    for (int64_t o = 0; o < b->outer; o++)
+      for (int64_t i = 0; i < b->inner; i++) {
+        int64_t at = sim_bn_at(b, o, f, i);
+        double g = sim_la_getd(b->t, dy, at);
+        sum_dy += g;
+        sum_dyc += g * (sim_la_getd(b->t, x, at) - mean);
+      }
+    for (int64_t o = 0; o < b->outer; o++)
+      for (int64_t i = 0; i < b->inner; i++) {
+        int64_t at = sim_bn_at(b, o, f, i);
+        double c = sim_la_getd(b->t, x, at) - mean;
+        double i1 = sim_la_getd(b->t, dy, at) * n, i5 = sum_dyc * c / ve;
+        sim_la_putd(b->t, vals[st->out[0]], at,
+                    scale / sd / n * (i1 - sum_dy - i5));
+      }
+    sim_la_putd(b->t, vals[st->out[1]], f, sum_dyc / sd);
+    sim_la_putd(b->t, vals[st->out[2]], f, sum_dy);
+  }
+  return XRT_OK;
+}
+
+/* Checks the 1-D operands and results (size F) and sets up b. */
+static xrt_status sim_lower_bn(sim_fcc *fc, const xrt_ir_op *op, sim_step *st,
+                               int nops, int nres, unsigned full_mask,
+                               sim_run_fn run) {
+  if (op->num_operands != nops || op->num_results != nres)
+    return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "bad %s",
+                       op->name);
+  const xrt_shape *X = sim_shape(fc, op->operands[0]);
+  int64_t fi = 0;
+  xrt_status rc = sim_int_attr(fc, op, "feature_index", &fi);
+  if (rc) return rc;
+  const xrt_ir_attr *e = sim_attr(op, "epsilon", XRT_ATTR_FLOAT);
+  if (fi < 0 || fi >= X->rank)
+    return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "%s: "
+                       "feature_index %lld is out of range", op->name,
+                       (long long)fi);
+  if (!xrt_dtype_is_float(X->dtype)) return sim_unsupported_type(fc, op, X->dtype);
+  sim_bn *b = (sim_bn *)sim_palloc(fc, sizeof *b);
+  if (!b) return XRT_RESOURCE_EXHAUSTED;
+  b->t = X->dtype;
+  b->eps = e ? (double)(float)e->f : 0.0; /* epsilon is an f32 */
+  b->F = X->dims[fi];
+  b->outer = b->inner = 1;
+  for (int32_t d = 0; d < fi; d++) b->outer *= X->dims[d];
+  for (int32_t d = (int32_t)fi + 1; d < X->rank; d++) b->inner *= X->dims[d];
+  for (int i = 0; i < nops + nres; i++) {
+    int32_t id = i < nops ? op->operands[i] : op->results[i - nops];
+    const xrt_shape *s = sim_shape(fc, id);
+    int full = (full_mask >> i) & 1u;
+    if (s->dtype != X->dtype || (full ? sim_numel(s) != sim_numel(X)
+                                      : s->rank != 1 || s->dims[0] != b->F))
+      return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "%s: "
+                         "operand and result shapes do not agree", op->name);
+  }
+  st->data = b;
+  st->run = run;
+  return XRT_OK;
+}
+
+static xrt_status sim_lower_batch_norm_inference(sim_fcc *fc,
+                                                 const xrt_ir_op *op,
+                                                 sim_step *st) {
+  return sim_lower_bn(fc, op, st, 5, 1, 0x21u, sim_run_bn_inference);
+}
+
+static xrt_status sim_lower_batch_norm_training(sim_fcc *fc,
+                                                const xrt_ir_op *op,
+                                                sim_step *st) {
+  return sim_lower_bn(fc, op, st, 3, 3, 0x09u, sim_run_bn_training);
+}
+
+static xrt_status sim_lower_batch_norm_grad(sim_fcc *fc, const xrt_ir_op *op,
+                                            sim_step *st) {
+  return sim_lower_bn(fc, op, st, 5, 3, 0x31u, sim_run_bn_grad);
+}
+
+/* ======================================================================
+ * rng_bit_generator, rng
+ * ==================================================================== */
+
+static uint32_t sim_rotl32(uint32_t v, int r) {
+  return (v << r) | (v >> (32 - r));
+}
+
+/* Threefry-2x32 with 20 rounds (Salmon et al. 2011), as XLA's prng.cc. */
+static void sim_threefry2x32(uint32_t k0, uint32_t k1, uint32_t x[2]) {
+  static const int rot[8] = {13, 15, 26, 6, 17, 29, 16, 24};
+  uint32_t ks[3] = {k0, k1, 0x1BD11BDAu ^ k0 ^ k1};
+  x[0] += ks[0];
+  x[1] += ks[1];
+  for (int i = 0; i < 5; i++) {
+    for (int j = 0; j < 4; j++) {
+      x[0] += x[1];
+      x[1] = sim_rotl32(x[1], rot[(i % 2) * 4 + j]) ^ x[0];
+    }
+    x[0] += ks[(i + 1) % 3];
+    x[1] += ks[(i + 2) % 3] + (uint32_t)(i + 1);
+  }
+}
+
+/* Philox-4x32 with 10 rounds, as XLA's prng.cc. */
+static void sim_philox4x32(uint32_t k0, uint32_t k1, uint32_t x[4]) {
+  for (int r = 0; r < 10; r++) {
+    uint64_t p0 = (uint64_t)x[0] * 0xD2511F53u;
+    uint64_t p1 = (uint64_t)x[2] * 0xCD9E8D57u;
+    uint32_t y0 = (uint32_t)(p1 >> 32) ^ x[1] ^ k0, y1 = (uint32_t)p1;
+    uint32_t y2 = (uint32_t)(p0 >> 32) ^ x[3] ^ k1, y3 = (uint32_t)p0;
+    x[0] = y0, x[1] = y1, x[2] = y2, x[3] = y3;
+    k0 += 0x9E3779B9u;
+    k1 += 0xBB67AE85u;
+  }
+}
+
+typedef struct sim_rbg {
+  int philox;            /* else three fry */
+  int32_t rank, split;   /* three fry 32: the dimension split in halves */
+  int64_t dims[XRT_MAX_RANK], numel, nstate;
+  size_t es;             /* output element size */
+  int bits;              /* output bit width */
+  xrt_dtype ot;
+} sim_rbg;
+
+/* Stores the low bits of w as one output element. */
+static void sim_rbg_put(const sim_rbg *g, void *out, int64_t i, uint64_t w) {
+  char *p = (char *)out + (size_t)i * g->es;
+  switch (g->es) {
+  case 1: {
+    uint8_t b = (uint8_t)(w & ((1u << (g->bits < 8 ? g->bits : 8)) - 1u));
+    if (g->ot == XRT_S2 || g->ot == XRT_S4)
+      b = (uint8_t)sim_wrap_int(g->ot, (int64_t)b);
+    *(uint8_t *)p = b;
+    break;
+  }
+  case 2: *(uint16_t *)(void *)p = (uint16_t)w; break;
+  case 4: *(uint32_t *)(void *)p = (uint32_t)w; break;
+  default: *(uint64_t *)(void *)p = w; break;
+  }
+}
+
+/* Three fry, 32 bits or fewer: one counter per pair of elements along the
+ * split dimension (XLA's SplitShapeIntoHalves); returns counters used. */
+static uint64_t sim_rbg_threefry32(const sim_rbg *g, uint64_t key,
+                                   uint64_t ctr, void *out) {
+  uint32_t k0 = (uint32_t)key, k1 = (uint32_t)(key >> 32);
+  if (g->rank == 0) {
+    uint32_t x[2] = {(uint32_t)ctr, (uint32_t)(ctr >> 32)};
+    sim_threefry2x32(k0, k1, x);
+    sim_rbg_put(g, out, 0, x[0]);
+    return 1;
+  }
+  int64_t half[XRT_MAX_RANK], ostr[XRT_MAX_RANK], idx[XRT_MAX_RANK] = {0};
+  xrt_shape s;
+  memset(&s, 0, sizeof s);
+  s.rank = g->rank;
+  int64_t hn = 1;
+  for (int32_t d = 0; d < g->rank; d++) {
+    s.dims[d] = g->dims[d];
+    half[d] = d == g->split ? (g->dims[d] + 1) / 2 : g->dims[d];
+    hn *= half[d];
+  }
+  sim_strides(&s, ostr);
+  if (hn == 0) return 0;
+  for (int64_t h = 0; h < hn; h++) {
+    uint64_t c = ctr + (uint64_t)h;
+    uint32_t x[2] = {(uint32_t)c, (uint32_t)(c >> 32)};
+    sim_threefry2x32(k0, k1, x);
+    int64_t off = 0;
+    for (int32_t d = 0; d < g->rank; d++)
+      off += (d == g->split ? 2 * idx[d] : idx[d]) * ostr[d];
+    sim_rbg_put(g, out, off, x[0]);
+    if (2 * idx[g->split] + 1 < g->dims[g->split])
+      sim_rbg_put(g, out, off + ostr[g->split], x[1]);
+    sim_la_next(idx, half, g->rank);
+  }
+  return (uint64_t)hn;
+}
+
+static uint64_t sim_rbg_threefry64(const sim_rbg *g, uint64_t key,
+                                   uint64_t ctr, void *out) {
+  for (int64_t i = 0; i < g->numel; i++) {
+    uint64_t c = ctr + (uint64_t)i;
+    uint32_t x[2] = {(uint32_t)c, (uint32_t)(c >> 32)};
+    sim_threefry2x32((uint32_t)key, (uint32_t)(key >> 32), x);
+    sim_rbg_put(g, out, i, (uint64_t)x[0] | (uint64_t)x[1] << 32);
+  }
+  return (uint64_t)g->numel;
+}
+
+/* Philox: counter c (128 bits: lo, hi) + j gives four words per j, laid
+ * out round robin; returns the number of counters used. */
+static uint64_t sim_rbg_philox(const sim_rbg *g, uint64_t key, uint64_t lo,
+                               uint64_t hi, void *out) {
+  int wide = g->es == 8;
+  int64_t words = wide ? 2 * g->numel : g->numel;
+  uint64_t nv = (uint64_t)((words + 3) / 4);
+  for (uint64_t j = 0; j < nv; j++) {
+    uint64_t l = lo + j, h = l < lo ? hi + 1 : hi;
+    uint32_t x[4] = {(uint32_t)l, (uint32_t)(l >> 32), (uint32_t)h,
+                     (uint32_t)(h >> 32)};
+    sim_philox4x32((uint32_t)key, (uint32_t)(key >> 32), x);
+    for (int q = 0; q < (wide ? 2 : 4); q++) {
+      int64_t i = (int64_t)j * (wide ? 2 : 4) + q;
+      if (i >= g->numel) break;
+      uint64_t w = wide ? (uint64_t)x[2 * q] | (uint64_t)x[2 * q + 1] << 32
+                        : x[q];
+      sim_rbg_put(g, out, i, w);
+    }
+  }
+  return nv;
+}
+
+static xrt_status sim_run_rbg(const sim_step *st, void **vals, sim_cx *cx) {
+  const sim_rbg *g = (const sim_rbg *)st->data;
+  const uint64_t *s = (const uint64_t *)vals[st->in[0]];
+  uint64_t *ns = (uint64_t *)vals[st->out[0]];
+  void *out = vals[st->out[1]];
+  uint64_t key = s[0];
+  (void)cx;
+  if (!g->philox) {
+    uint64_t used = g->es == 8 ? sim_rbg_threefry64(g, key, s[1], out)
+                               : sim_rbg_threefry32(g, key, s[1], out);
+    ns[0] = key;
+    ns[1] = s[1] + used;
+    return XRT_OK;
+  }
+  /* A 3-word state is (key, counter lo, counter hi); a 2-word one is
+   * (key, counter lo) with the key doubling as counter hi, as XLA. */
+  uint64_t lo = s[1], hi = g->nstate >= 3 ? s[2] : s[0];
+  uint64_t used = sim_rbg_philox(g, key, lo, hi, out);
+  uint64_t nl = lo + used;
+  ns[0] = key;
+  ns[1] = nl;
+  if (g->nstate >= 3) ns[2] = nl < lo ? hi + 1 : hi;
+  return XRT_OK;
+}
+
+static xrt_status sim_lower_rng_bit_generator(sim_fcc *fc,
+                                              const xrt_ir_op *op,
+                                              sim_step *st) {
+  if (op->num_operands != 1 || op->num_results != 2)
+    return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "bad %s",
+                       op->name);
+  const xrt_shape *S = sim_shape(fc, op->operands[0]);
+  const xrt_shape *NS = sim_shape(fc, op->results[0]);
+  const xrt_shape *O = sim_shape(fc, op->results[1]);
+  const char *alg = sim_la_enum(op, "rng_algorithm");
+  sim_rbg *g = (sim_rbg *)sim_palloc(fc, sizeof *g);
+  if (!g) return XRT_RESOURCE_EXHAUSTED;
+  g->philox = strcmp(alg, "THREE_FRY") != 0; /* DEFAULT is Philox, as XLA */
+  g->nstate = S->rank == 1 ? S->dims[0] : 0;
+  if (sim_esize(S->dtype) != 8 || S->rank != 1 || NS->rank != 1 ||
+      NS->dims[0] != g->nstate ||
+      (g->philox ? g->nstate != 2 && g->nstate != 3 : g->nstate != 2))
+    return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "%s: the state "
+                       "must be a 64-bit tensor<%sxui64>", op->name,
+                       g->philox ? "2 or 3" : "2");
+  g->ot = O->dtype;
+  g->es = sim_esize(O->dtype);
+  g->bits = xrt_dtype_bits(O->dtype);
+  if (!g->es || g->es > 8 || O->dtype == XRT_PRED ||
+      xrt_dtype_is_complex(O->dtype) || fc->f->value_types[op->results[1]].quant)
+    return sim_unsupported_type(fc, op, O->dtype);
+  g->rank = O->rank;
+  g->numel = sim_numel(O);
+  for (int32_t d = 0; d < O->rank; d++) g->dims[d] = O->dims[d];
+  /* XLA splits the first even dimension, else the first largest one. */
+  g->split = -1;
+  for (int32_t d = 0; d < O->rank && g->split < 0; d++)
+    if (O->dims[d] % 2 == 0) g->split = d;
+  if (g->split < 0)
+    for (int32_t d = 0; d < O->rank; d++)
+      if (g->split < 0 || O->dims[d] > O->dims[g->split]) g->split = d;
+  if (g->split < 0) g->split = 0;
+  st->data = g;
+  st->run = sim_run_rbg;
+  return XRT_OK;
+}
+
+/* rng: numbers are Threefry-2x32 bits keyed by the op's source position
+ * and counted per execution, so a compiled program draws the same
+ * sequence every time it is compiled (the interpreter leaves the values
+ * implementation-defined). */
+typedef struct sim_rng {
+  int normal;
+  xrt_dtype t, st;     /* result and shape-operand element types */
+  int64_t numel;
+  int32_t rank;
+  int64_t dims[XRT_MAX_RANK];
+  uint64_t key;
+  _Atomic uint64_t calls;
+} sim_rng;
+
+/* 64 random bits for element i of call `call`, stream s. */
+static uint64_t sim_rng_bits(const sim_rng *r, uint64_t call, int64_t i,
+                             uint32_t s) {
+  uint32_t x[2] = {(uint32_t)i, (uint32_t)((uint64_t)i >> 32) ^ (s << 31)};
+  sim_threefry2x32((uint32_t)r->key, (uint32_t)(r->key >> 32) ^ (uint32_t)call,
+                   x);
+  return (uint64_t)x[0] | (uint64_t)x[1] << 32;
+}
+
+static double sim_rng_unit(uint64_t b) { /* [0, 1) */
+  return (double)(b >> 11) * (1.0 / 9007199254740992.0);
+}
+
+static void sim_rng_uniform(const sim_rng *r, sim_num a, sim_num b,
+                            uint64_t call, void *out) {
+  size_t es = sim_esize(r->t);
+  for (int64_t i = 0; i < r->numel; i++) {
+    char *p = (char *)out + (size_t)i * es;
+    uint64_t bits = sim_rng_bits(r, call, i, 0);
+    sim_num v = a;
+    if (a.is_int) {
+      uint64_t range = (uint64_t)b.i - (uint64_t)a.i;
+      int up = r->t == XRT_U64 ? (uint64_t)b.i > (uint64_t)a.i : b.i > a.i;
+      if (up)
+        v.i = (int64_t)((uint64_t)a.i + bits % range);
+      v.re = (double)v.i;
+      sim_store(r->t, p, &v);
+      continue;
+    }
+    v.re = a.re + (b.re - a.re) * sim_rng_unit(bits);
+    sim_store(r->t, p, &v);
+    sim_num back;
+    sim_load(r->t, p, &back);
+    if (a.re < b.re && back.re >= b.re) sim_store(r->t, p, &a); /* rounding */
+  }
+}
+
+/* Box-Muller: mean a, standard deviation b. */
+static void sim_rng_normal(const sim_rng *r, sim_num a, sim_num b,
+                           uint64_t call, void *out) {
+  const double two_pi = 6.28318530717958647692;
+  size_t es = sim_esize(r->t);
+  for (int64_t i = 0; i < r->numel; i++) {
+    double u1 = 1.0 - sim_rng_unit(sim_rng_bits(r, call, i, 0)); /* (0,1] */
+    double u2 = sim_rng_unit(sim_rng_bits(r, call, i, 1));
+    sim_num v = {a.re + b.re * sqrt(-2.0 * log(u1)) * cos(two_pi * u2), 0, 0,
+                 0};
+    sim_store(r->t, (char *)out + (size_t)i * es, &v);
+  }
+}
+
+static xrt_status sim_run_rng(const sim_step *st, void **vals, sim_cx *cx) {
+  sim_rng *r = (sim_rng *)(uintptr_t)st->data; /* calls is the one field
+                                                  that changes */
+  const void *shape = vals[st->in[2]];
+  for (int32_t d = 0; d < r->rank; d++)
+    if (sim_la_geti(r->st, shape, d) != r->dims[d])
+      return sim_fail_op(cx->err, st->op, XRT_INVALID_ARGUMENT, "the shape "
+                         "operand's dimension %d is %lld, the result's %lld",
+                         (int)d, (long long)sim_la_geti(r->st, shape, d),
+                         (long long)r->dims[d]);
+  uint64_t call = r->calls++;
+  sim_num a, b;
+  sim_load(r->t, vals[st->in[0]], &a);
+  sim_load(r->t, vals[st->in[1]], &b);
+  if (r->normal) sim_rng_normal(r, a, b, call, vals[st->out[0]]);
+  else sim_rng_uniform(r, a, b, call, vals[st->out[0]]);
+  return XRT_OK;
+}
+
+static xrt_status sim_lower_rng(sim_fcc *fc, const xrt_ir_op *op,
+                                sim_step *st) {
+  if (op->num_operands != 3 || op->num_results != 1)
+    return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "bad %s",
+                       op->name);
+  const xrt_shape *O = sim_shape(fc, op->results[0]);
+  const xrt_shape *S = sim_shape(fc, op->operands[2]);
+  sim_rng *r = (sim_rng *)sim_palloc(fc, sizeof *r);
+  if (!r) return XRT_RESOURCE_EXHAUSTED;
+  r->normal = strcmp(sim_la_enum(op, "rng_distribution"), "NORMAL") == 0;
+  r->t = O->dtype;
+  r->st = S->dtype;
+  if (S->rank != 1 || S->dims[0] != O->rank || xrt_dtype_is_float(S->dtype) ||
+      xrt_dtype_is_complex(S->dtype) || !sim_num_supported(S->dtype))
+    return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "%s: shape must "
+                       "be a 1-D integer tensor of the result's rank",
+                       op->name);
+  if (!sim_num_supported(O->dtype) || xrt_dtype_is_complex(O->dtype) ||
+      (r->normal && !xrt_dtype_is_float(O->dtype)))
+    return sim_unsupported_type(fc, op, O->dtype);
+  r->rank = O->rank;
+  for (int32_t d = 0; d < O->rank; d++) r->dims[d] = O->dims[d];
+  r->numel = sim_numel(O);
+  /* FNV-1a of the source position: a fixed key per op. */
+  uint64_t h = 1469598103934665603ull;
+  int64_t parts[3] = {op->loc.line, op->loc.col, (int64_t)fc->pos};
+  for (int i = 0; i < 3; i++) h = (h ^ (uint64_t)parts[i]) * 1099511628211ull;
+  r->key = h;
+  r->calls = 0;
+  st->data = r;
+  st->run = sim_run_rng;
+  return XRT_OK;
+}
+
+/* ======================================================================
+ * chlo.ragged_dot
+ * ==================================================================== */
+
+/* A dot_general whose lhs ragged dimension is cut into groups by the
+ * 1-D group_sizes: mode 1 (ragged lhs non-contracting dimension): rows
+ * of group g multiply rhs slice g of rhs_group_dimensions, rows past the
+ * groups give 0; mode 2 (ragged contracting dimension): result slice g
+ * contracts only the group's range; mode 3 (ragged batch dimension): a
+ * plain dot_general. */
+typedef struct sim_ragged {
+  sim_la_cvt cv;
+  int mode;
+  int64_t G, B, M, N, K;
+  const int64_t *lb, *rb, *lm, *rn, *lk, *rk;
+  const int64_t *m_r, *k_r; /* ragged index of each m (mode 1), k (mode 2) */
+  int64_t rgs;              /* rhs stride of the group dimension */
+  xrt_dtype gt;
+  int32_t ends;             /* pseudo value: G cumulative group ends */
+} sim_ragged;
+
+static void sim_ragged_elem(const sim_ragged *g, const char *L,
+                            const char *R, int64_t lo, int64_t ro,
+                            int64_t kmin, int64_t kmax, sim_la_acc *acc) {
+  size_t cs = g->cv.cs;
+  for (int64_t k = 0; k < g->K; k++) {
+    if (g->mode == 2 && (g->k_r[k] < kmin || g->k_r[k] >= kmax)) continue;
+    g->cv.dotn(acc, L + (size_t)(lo + g->lk[k]) * cs, 0,
+               R + (size_t)(ro + g->rk[k]) * cs, 0, 1);
+  }
+}
+
+static xrt_status sim_run_ragged(const sim_step *st, void **vals, sim_cx *cx) {
+  const sim_ragged *g = (const sim_ragged *)st->data;
+  const void *l = vals[st->in[0]], *r = vals[st->in[1]];
+  void *out = vals[st->out[0]], *res;
+  int64_t *ends = (int64_t *)vals[g->ends], acc_end = 0;
+  (void)cx;
+  for (int64_t i = 0; i < g->G; i++) { /* negative sizes count as 0 */
+    int64_t s = sim_la_geti(g->gt, vals[st->in[2]], i);
+    if (s > 0 && acc_end <= INT64_MAX - s) acc_end += s;
+    ends[i] = acc_end;
+  }
+  sim_la_cvt_pre(&g->cv, vals, &l, &r, &res, out);
+  const char *L = (const char *)l, *R = (const char *)r;
+  char *O = (char *)res;
+  int64_t groups = g->mode == 2 ? g->G : 1, o = 0;
+  for (int64_t gi = 0; gi < groups; gi++) {
+    int64_t kmin = gi ? ends[gi - 1] : 0, kmax = g->mode == 2 ? ends[gi] : 0;
+    for (int64_t b = 0; b < g->B; b++)
+      for (int64_t m = 0; m < g->M; m++) {
+        int64_t grp = 0;
+        if (g->mode == 1)
+          while (grp < g->G && g->m_r[m] >= ends[grp]) grp++;
+        for (int64_t n = 0; n < g->N; n++, o++) {
+          sim_la_acc acc;
+          memset(&acc, 0, sizeof acc);
+          if (grp < g->G)
+            sim_ragged_elem(g, L, R, g->lb[b] + g->lm[m],
+                            g->rb[b] + g->rn[n] + grp * g->rgs, kmin, kmax,
+                            &acc);
+          g->cv.store(O + (size_t)o * g->cv.cs, &acc);
+        }
+      }
+  }
+  sim_la_cvt_post(&g->cv, vals, out);
+  return XRT_OK;
+}
+
+/* For each entry of the offset table over dims (row-major), the index
+ * along dimension `which` of x. */
+static const int64_t *sim_ragged_index(sim_fcc *fc, const xrt_shape *x,
+                                       const int64_t *dims, int64_t nd,
+                                       int64_t which) {
+  int64_t sizes[XRT_MAX_RANK], st1[XRT_MAX_RANK], c = 1;
+  for (int64_t j = 0; j < nd; j++) {
+    sizes[j] = x->dims[dims[j]];
+    st1[j] = dims[j] == which;
+    c *= sizes[j];
+  }
+  int64_t *t = (int64_t *)sim_palloc(fc, sizeof *t * (size_t)(c ? c : 1));
+  if (t) sim_enum_offsets(nd, sizes, st1, NULL, t, NULL);
+  return t;
+}
+
+static int sim_ragged_has(const int64_t *v, int64_t n, int64_t x) {
+  for (int64_t i = 0; i < n; i++)
+    if (v[i] == x) return 1;
+  return 0;
+}
+
+static xrt_status sim_lower_chlo_ragged_dot(sim_fcc *fc, const xrt_ir_op *op,
+                                            sim_step *st) {
+  const xrt_ir_attr *dn = xrt_ir_op_attr(op, "ragged_dot_dimension_numbers");
+  int64_t nlb, nrb, nlc, nrc, nlr, nrg;
+  const int64_t *lbd = sim_dot_field(dn, "lhs_batching_dimensions", &nlb);
+  const int64_t *rbd = sim_dot_field(dn, "rhs_batching_dimensions", &nrb);
+  const int64_t *lcd = sim_dot_field(dn, "lhs_contracting_dimensions", &nlc);
+  const int64_t *rcd = sim_dot_field(dn, "rhs_contracting_dimensions", &nrc);
+  const int64_t *lrd = sim_dot_field(dn, "lhs_ragged_dimensions", &nlr);
+  const int64_t *rgd = sim_dot_field(dn, "rhs_group_dimensions", &nrg);
+  if (op->num_operands != 3 || nlb != nrb || nlc != nrc || nlr != 1 ||
+      nrg > 1)
+    return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "bad "
+                       "ragged_dot_dimension_numbers");
+  const xrt_shape *L = sim_shape(fc, op->operands[0]);
+  const xrt_shape *R = sim_shape(fc, op->operands[1]);
+  const xrt_shape *GS = sim_shape(fc, op->operands[2]);
+  const xrt_shape *O = sim_shape(fc, op->results[0]);
+  sim_ragged *g = (sim_ragged *)sim_palloc(fc, sizeof *g);
+  if (!g) return XRT_RESOURCE_EXHAUSTED;
+  int64_t rdim = lrd[0];
+  g->mode = sim_ragged_has(lcd, nlc, rdim) ? 2
+          : sim_ragged_has(lbd, nlb, rdim) ? 3 : 1;
+  if (GS->rank != 1 || (g->mode == 1) != (nrg == 1))
+    return sim_fail_op(fc->cc->err, op, XRT_UNIMPLEMENTED, "%s: only 1-D "
+                       "group_sizes, with rhs_group_dimensions exactly when "
+                       "the ragged dimension is a non-contracting one",
+                       op->name);
+  g->G = GS->dims[0];
+  g->gt = GS->dtype;
+  int64_t lf[XRT_MAX_RANK], rf[XRT_MAX_RANK], nlf, nrf;
+  nlf = sim_free_dims(L, lbd, nlb, lcd, nlc, lf);
+  nrf = sim_free_dims(R, rbd, nrb, rcd, nrc, rf);
+  if (g->mode == 1) { /* the group dimension is not a result dimension */
+    int64_t k = 0;
+    for (int64_t i = 0; i < nrf; i++)
+      if (rf[i] != rgd[0]) rf[k++] = rf[i];
+    nrf = k;
+  }
+  int64_t *rb = NULL, *rk = NULL;
+  g->lb = sim_dot_table(fc, L, lbd, nlb, R, rbd, &rb, &g->B);
+  g->lk = sim_dot_table(fc, L, lcd, nlc, R, rcd, &rk, &g->K);
+  g->lm = sim_dot_table(fc, L, lf, nlf, NULL, NULL, NULL, &g->M);
+  g->rn = sim_dot_table(fc, R, rf, nrf, NULL, NULL, NULL, &g->N);
+  if (!g->lb || !g->lk || !g->lm || !g->rn) return XRT_RESOURCE_EXHAUSTED;
+  g->rb = rb, g->rk = rk;
+  if (g->mode == 1) {
+    int64_t rs[XRT_MAX_RANK];
+    sim_strides(R, rs);
+    g->rgs = rs[rgd[0]];
+    g->m_r = sim_ragged_index(fc, L, lf, nlf, rdim);
+    if (!g->m_r) return XRT_RESOURCE_EXHAUSTED;
+    if (R->dims[rgd[0]] != g->G) goto bad;
+  }
+  if (g->mode == 2 &&
+      !(g->k_r = sim_ragged_index(fc, L, lcd, nlc, rdim)))
+    return XRT_RESOURCE_EXHAUSTED;
+  if ((g->mode == 2 ? g->G : 1) * g->B * g->M * g->N != sim_numel(O))
+    goto bad;
+  xrt_status rc = sim_la_cvt_init(fc, op, &g->cv, op->operands[0],
+                                  op->operands[1]);
+  if (!rc) rc = sim_temp(fc, sizeof(int64_t) * (size_t)(g->G + 1), &g->ends);
+  st->data = g;
+  st->run = sim_run_ragged;
+  return rc;
+bad:
+  return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "%s: result "
+                     "shape does not follow from the operands", op->name);
+}
 
 /* Lowerers of the ops the simulator implements directly; elementwise ops
  * go to sim_ew_kernel. */
