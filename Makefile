@@ -91,17 +91,21 @@ run: deps $(XRT_BIN)
 
 # Runs every test even when one fails, then fails if any did.
 test: deps $(TEST_BINS) $(XRT_BIN)
-	@failed=""; \
+	@passed=0; failed=""; \
 	for t in $(TEST_BINS); do \
 	  echo "== $$t"; \
-	  $$t || failed="$$failed $$t"; \
+	  if $$t; then passed=$$((passed + 1)); else failed="$$failed $$t"; fi; \
 	done; \
 	echo "== test/test_cli.sh"; \
-	XRT_BIN=$(XRT_BIN) sh test/test_cli.sh || failed="$$failed test/test_cli.sh"; \
+	if XRT_BIN=$(XRT_BIN) sh test/test_cli.sh; then passed=$$((passed + 1)); \
+	else failed="$$failed test/test_cli.sh"; fi; \
 	echo "== test/run_interpret.sh"; \
-	XRT_BIN=$(XRT_BIN) sh test/run_interpret.sh || failed="$$failed test/run_interpret.sh"; \
-	if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi; \
-	echo "all tests passed"
+	if XRT_BIN=$(XRT_BIN) sh test/run_interpret.sh; then passed=$$((passed + 1)); \
+	else failed="$$failed test/run_interpret.sh"; fi; \
+	nfailed=$$(echo $$failed | wc -w); \
+	if [ -n "$$failed" ]; then echo "failed:$$failed"; fi; \
+	echo "test programs: $$passed passed, $$nfailed failed"; \
+	[ -z "$$failed" ]
 
 asan:
 	$(MAKE) test SAN=1

@@ -1,9 +1,9 @@
 #!/bin/sh
 # Runs `xrt check --split-input-file` over the StableHLO interpreter tests
 # (every *.mlir of $XRT_INTERPRET_DIR and its chlo/ folder) and prints one
-# line per file:  PASS file (k/k chunks)  or  FAIL file (k/n chunks).
-# Exits non-zero only if a file listed in test/interpret_required.txt fails,
-# so the list can grow as ops are implemented.
+# line per file: PASS file (k/k chunks), FAIL file (k/n chunks) for a file
+# of test/interpret_required.txt, or XFAIL for one that is not required yet.
+# Exits non-zero only if a required file fails; the list only grows.
 #
 # Environment: XRT_BIN (default build/xrt), XRT_INTERPRET_DIR (default
 # ../shared/stablehlo/interpret, relative to the project root),
@@ -43,6 +43,7 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT INT TERM
 passed=0
 failed=0
+xfailed=0
 required_failed=""
 for f in "$dir"/*.mlir "$dir"/chlo/*.mlir; do
   [ -f "$f" ] || continue
@@ -67,14 +68,21 @@ for f in "$dir"/*.mlir "$dir"/chlo/*.mlir; do
     why=""
     [ "$rc" -eq 124 ] && why=" timed out after ${limit}s"
     [ "$rc" -gt 128 ] && [ "$rc" -ne 124 ] && why=" crashed (exit $rc)"
-    echo "FAIL $rel ($p/$total chunks)$why"
-    failed=$((failed + 1))
+    if is_required "$rel"; then
+      echo "FAIL $rel ($p/$total chunks)$why"
+      failed=$((failed + 1))
+      required_failed="$required_failed $rel"
+    else
+      echo "XFAIL $rel ($p/$total chunks)$why: not required yet"
+      xfailed=$((xfailed + 1))
+    fi
     if [ "${XRT_VERBOSE:-0}" = 1 ]; then sed 's/^/    /' "$log"; fi
-    if is_required "$rel"; then required_failed="$required_failed $rel"; fi
   fi
 done
 
-echo "interpret: $passed passed, $failed failed"
+# Files outside test/interpret_required.txt are expected to fail for now
+# (they need features of later issues); they count as skipped.
+echo "interpret: $passed passed, $failed failed, $xfailed skipped"
 if [ -n "$required_failed" ]; then
   echo "interpret: required files failed:$required_failed"
   exit 1
