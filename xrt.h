@@ -139,12 +139,13 @@ size_t xrt_dtype_size(xrt_dtype t);
 const char *xrt_dtype_name(xrt_dtype t);
 /* Parses an MLIR spelling; XRT_DTYPE_INVALID if unknown. Thread-safe. */
 xrt_dtype xrt_dtype_from_name(const char *name, size_t len);
+/* Classes of element types; all thread-safe. */
 bool xrt_dtype_is_float(xrt_dtype t);   /* f16, bf16, f32, f64, f8/f6/f4 */
 bool xrt_dtype_is_complex(xrt_dtype t); /* c64, c128 */
 bool xrt_dtype_is_signed_int(xrt_dtype t);
 bool xrt_dtype_is_unsigned_int(xrt_dtype t); /* excludes pred */
-/* Width in bits of the type's values (1 for pred, 4 for s4, 64 for c64
- * halves... i.e. the MLIR bit width: 64 for c64, 128 for c128). */
+/* The MLIR bit width of the type's values: 1 for pred, 4 for s4, 64 for
+ * complex<f32>, 128 for complex<f64>; 0 if invalid. Thread-safe. */
 int xrt_dtype_bits(xrt_dtype t);
 
 /* A dense array shape.  Row-major, no padding. */
@@ -428,7 +429,8 @@ typedef struct xrt_attribute {
   bool bool_value;
 } xrt_attribute;
 
-/* Number of attributes of a device (-1 if the device is invalid). */
+/* Number of attributes of a device (-1 if the device is invalid).
+ * Thread-safe. */
 int xrt_device_attribute_count(const xrt_device *device);
 /* Attribute number index; borrowed strings. Thread-safe. */
 xrt_status xrt_device_attribute_get(const xrt_device *device, int index,
@@ -467,10 +469,13 @@ xrt_device *xrt_buffer_device(const xrt_buffer *buffer);
  * dereferenced. Thread-safe with respect to other buffers. */
 xrt_status xrt_buffer_release(xrt_buffer *buffer);
 
-/* Reads a .npy file (little-endian numeric dtypes, C order) onto a device. */
+/* Reads a .npy file (little-endian numeric dtypes, C order) onto a device.
+ * The caller owns *out_buffer. Thread-safe. */
 xrt_status xrt_buffer_from_npy(xrt_client *client, xrt_device *device,
                                const char *path, xrt_buffer **out_buffer);
-/* Writes the buffer as a .npy file (version 1.0). pred becomes '|b1'. */
+/* Writes the buffer as a .npy file (version 1.0); pred becomes '|b1'.
+ * bf16, sub-byte and f8/f6/f4 types have no NumPy code: XRT_UNIMPLEMENTED.
+ * Thread-safe (for different paths). */
 xrt_status xrt_buffer_to_npy(xrt_buffer *buffer, const char *path);
 
 /* ======================================================================
@@ -490,26 +495,36 @@ typedef struct xrt_compile_options {
 /* Fills *options with defaults. Thread-safe. */
 void xrt_compile_options_init(xrt_compile_options *options);
 
-/* Parses and verifies StableHLO text (len bytes; need not be NUL-terminated).
- * Errors carry file:line:col. The caller owns *out_program. Thread-safe. */
+/* Parses and verifies StableHLO text (len bytes; need not be NUL-terminated;
+ * options may be NULL).  Errors carry file:line:col.  The caller owns
+ * *out_program; executables compiled from it keep what they need, so it may
+ * be released before them.  Thread-safe. */
 xrt_status xrt_program_parse(const char *text, size_t len,
                              const xrt_compile_options *options,
                              xrt_program **out_program);
+/* Releases a program; NULL and stale handles are ignored.  Not thread-safe
+ * with other calls on the same program. */
 void xrt_program_release(xrt_program *program);
-/* Number of functions and their names (borrowed). */
+/* Number of functions (-1 if invalid) and their names (borrowed from the
+ * program; NULL if out of range). Thread-safe. */
 int xrt_program_function_count(const xrt_program *program);
 const char *xrt_program_function_name(const xrt_program *program, int index);
 
-/* Compiles a parsed program for the client's devices. Thread-safe. */
+/* Compiles a parsed program for the client's devices (options may be NULL;
+ * only options->entry is read: the program keeps its own file name and
+ * line offset).  The caller owns *out_executable. Thread-safe. */
 xrt_status xrt_compile_program(xrt_client *client, const xrt_program *program,
                                const xrt_compile_options *options,
                                xrt_executable **out_executable);
 
-/* Parse + verify + compile in one call. Thread-safe. */
+/* Parse + verify + compile in one call (options may be NULL). The caller
+ * owns *out_executable. Thread-safe. */
 xrt_status xrt_compile(xrt_client *client, const char *text, size_t len,
                        const xrt_compile_options *options,
                        xrt_executable **out_executable);
 
+/* Releases an executable; NULL is ignored, a stale handle is reported.
+ * Not thread-safe with executes of the same executable. */
 xrt_status xrt_executable_release(xrt_executable *executable);
 
 /* Inputs and outputs of the entry function. -1 if invalid. Thread-safe. */
@@ -519,7 +534,7 @@ xrt_status xrt_executable_input_shape(const xrt_executable *executable,
                                       int index, xrt_shape *out);
 xrt_status xrt_executable_output_shape(const xrt_executable *executable,
                                        int index, xrt_shape *out);
-/* Name of the entry function (borrowed). */
+/* Name of the entry function (borrowed from the executable). Thread-safe. */
 const char *xrt_executable_name(const xrt_executable *executable);
 
 /* ======================================================================
@@ -530,6 +545,7 @@ typedef struct xrt_execute_options {
   int reserved; /* for future use; set by xrt_execute_options_init */
 } xrt_execute_options;
 
+/* Fills *options with defaults. Thread-safe. */
 void xrt_execute_options_init(xrt_execute_options *options);
 
 /* Runs the executable on one device.  args[i] must live on that device and
@@ -566,7 +582,8 @@ typedef struct xrt_host_call {
 } xrt_host_call;
 
 /* A host function returns XRT_OK, or a code with a message written into
- * call->error (use xrt_host_call_fail). */
+ * call->error (use xrt_host_call_fail).  It runs on the thread that
+ * executes the program, possibly on several threads at once. */
 typedef xrt_status (*xrt_host_fn)(void *user, xrt_host_call *call);
 
 /* Registers fn as the target name for custom calls compiled by this client
@@ -575,7 +592,9 @@ xrt_status xrt_client_register_host_function(xrt_client *client,
                                              const char *target,
                                              xrt_host_fn fn, void *user);
 
-/* Writes a printf-style message into call->error and returns code. */
+/* Writes a printf-style message into call->error and returns code (an OK
+ * code becomes XRT_INTERNAL: a failure must not look like success).
+ * Thread-safe. */
 xrt_status xrt_host_call_fail(xrt_host_call *call, xrt_status code,
                               const char *fmt, ...)
 #if defined(__GNUC__)
@@ -716,7 +735,8 @@ typedef enum xrt_opcode {
   XRT_OP_COUNT
 } xrt_opcode;
 
-/* The op's MLIR name ("stablehlo.add"); "invalid" if out of range. */
+/* The op's MLIR name ("stablehlo.add"); "invalid" if out of range.
+ * Thread-safe. */
 const char *xrt_opcode_name(xrt_opcode op);
 
 /* A source location: file (borrowed from the program), 1-based line/col. */
@@ -841,7 +861,7 @@ typedef struct xrt_ir_module {
   int32_t num_partitions;/* mhlo.num_partitions, default 1 */
 } xrt_ir_module;
 
-/* The module of a parsed program (borrowed). */
+/* The module of a parsed program (borrowed from it; read-only). Thread-safe. */
 const xrt_ir_module *xrt_program_module(const xrt_program *program);
 
 /* Finds an attribute of op by name; NULL if absent. Thread-safe. */
@@ -950,7 +970,7 @@ typedef struct xrt_plugin_api {
                         int num_outs, xrt_plugin_error *err);
 } xrt_plugin_api;
 
-/* The simulator's table, when xrt_sim.c is compiled in. */
+/* The simulator's table, when xrt_sim.c is compiled in. Thread-safe. */
 const xrt_plugin_api *xrt_sim_plugin_api(void);
 
 #ifdef __cplusplus
