@@ -3835,6 +3835,26 @@ static xrt_status xrt__vdims(const xrt__vctx *v, const char *what,
   return XRT_OK;
 }
 
+/* An INTS field of a DICT attribute such as dimension numbers; an absent
+ * field is an empty list. */
+static xrt_status xrt__vfield(const xrt__vctx *v, const xrt_ir_attr *dict,
+                              const char *name, const int64_t **ints,
+                              int64_t *n) {
+  const xrt_ir_attr *a = xrt_ir_attr_field(dict, name);
+  *ints = NULL, *n = 0;
+  if (!a) return XRT_OK;
+  if (a->kind != XRT_ATTR_INTS)
+    return xrt__vfail(v, "%s must be a list of integers", name);
+  *ints = a->ints, *n = a->n;
+  return XRT_OK;
+}
+
+static bool xrt__contains(const int64_t *d, int64_t n, int64_t x) {
+  for (int64_t i = 0; i < n; i++)
+    if (d[i] == x) return true;
+  return false;
+}
+
 static xrt_status xrt__verify_compare(const xrt__vctx *v) {
   xrt_status s = xrt__vcounts(v, 2, 1);
   if (s || (s = xrt__vsame(v, v->op->operands[0], v->op->operands[1],
@@ -4102,9 +4122,7 @@ static xrt_status xrt__verify_reduce(const xrt__vctx *v) {
                         "element type", i, i);
     int32_t k = 0;
     for (int32_t d = 0; d < in->rank; d++) {
-      bool reduced = false;
-      for (int64_t j = 0; j < nd; j++) reduced |= dims[j] == d;
-      if (reduced) continue;
+      if (xrt__contains(dims, nd, d)) continue;
       if (k >= out->rank || out->dims[k] != in->dims[d])
         return xrt__vfail(v, "result %d has the wrong shape", i);
       k++;
@@ -4117,14 +4135,8 @@ static xrt_status xrt__verify_reduce(const xrt__vctx *v) {
 
 static xrt_status xrt__dot_dims(const xrt__vctx *v, const char *name,
                                 const int64_t **ints, int64_t *n) {
-  const xrt_ir_attr *dn = xrt_ir_op_attr(v->op, "dot_dimension_numbers");
-  const xrt_ir_attr *a = xrt_ir_attr_field(dn, name);
-  *ints = NULL, *n = 0;
-  if (!a) return XRT_OK;
-  if (a->kind != XRT_ATTR_INTS)
-    return xrt__vfail(v, "%s must be a list of integers", name);
-  *ints = a->ints, *n = a->n;
-  return XRT_OK;
+  return xrt__vfield(v, xrt_ir_op_attr(v->op, "dot_dimension_numbers"), name,
+                     ints, n);
 }
 
 static xrt_status xrt__verify_dot_general(const xrt__vctx *v) {
@@ -4163,11 +4175,8 @@ static xrt_status xrt__verify_dot_general(const xrt__vctx *v) {
     const xrt_shape *x = side ? r : l;
     const int64_t *used = side ? rd : ld;
     int64_t nused = side ? nrb + nrc : nlb + nlc;
-    for (int32_t d = 0; d < x->rank; d++) {
-      bool u = false;
-      for (int64_t j = 0; j < nused; j++) u |= used[j] == d;
-      if (!u) want[k++] = x->dims[d];
-    }
+    for (int32_t d = 0; d < x->rank; d++)
+      if (!xrt__contains(used, nused, d)) want[k++] = x->dims[d];
   }
   bool ok = out->rank == k;
   for (int i = 0; ok && i < k; i++) ok = out->dims[i] == want[i];
@@ -4256,24 +4265,6 @@ static bool xrt__ix_int(xrt_dtype t) {
 }
 
 /* A list field of a dimension-numbers DICT; absent means empty. */
-static xrt_status xrt__ix_field(const xrt__vctx *v, const xrt_ir_attr *dn,
-                                const char *name, const int64_t **ints,
-                                int64_t *n) {
-  const xrt_ir_attr *a = xrt_ir_attr_field(dn, name);
-  *ints = NULL, *n = 0;
-  if (!a) return XRT_OK;
-  if (a->kind != XRT_ATTR_INTS)
-    return xrt__vfail(v, "%s must be a list of integers", name);
-  *ints = a->ints, *n = a->n;
-  return XRT_OK;
-}
-
-static bool xrt__ix_has(const int64_t *d, int64_t n, int64_t x) {
-  for (int64_t i = 0; i < n; i++)
-    if (d[i] == x) return true;
-  return false;
-}
-
 /* In range, unique and (when sorted is set) ascending. */
 static xrt_status xrt__ix_dims(const xrt__vctx *v, const char *what,
                                const int64_t *d, int64_t n, int64_t rank,
@@ -4290,7 +4281,7 @@ static xrt_status xrt__ix_unique2(const xrt__vctx *v, const char *what,
                                   const int64_t *a, int64_t na,
                                   const int64_t *b, int64_t nb) {
   for (int64_t i = 0; i < na; i++)
-    if (xrt__ix_has(b, nb, a[i]))
+    if (xrt__contains(b, nb, a[i]))
       return xrt__vfail(v, "%s: dimension %" PRId64 " appears twice", what,
                         a[i]);
   return XRT_OK;
@@ -4324,7 +4315,7 @@ static xrt_status xrt__ix_common(const xrt__vctx *v, const xrt__ix_dn *d,
       (s = xrt__ix_dims(v, names[4], d->map, d->nmap, opnd->rank, false)) ||
       (s = xrt__ix_unique2(v, names[4], d->map, d->nmap, d->obat, d->nobat)))
     return s;
-  if (xrt__ix_has(d->ibat, d->nibat, d->ivd))
+  if (xrt__contains(d->ibat, d->nibat, d->ivd))
     return xrt__vfail(v, "index_vector_dim must not be a batching dimension");
   if (d->nobat != d->nibat)
     return xrt__vfail(v, "%s and %s differ in length", names[2], names[3]);
@@ -4353,7 +4344,7 @@ static xrt_status xrt__ix_combine(const xrt__vctx *v, const xrt_shape *idx,
   int64_t wi = 0;
   for (int32_t d = 0; d < got->rank; d++) {
     int64_t want;
-    if (xrt__ix_has(wdims, nw, d)) {
+    if (xrt__contains(wdims, nw, d)) {
       want = wsize[wi++];
     } else {
       if (bi == ivd) bi++;
@@ -4375,11 +4366,11 @@ static xrt_status xrt__verify_gather(const xrt__vctx *v, bool dynamic) {
   const xrt_ir_attr *dn = xrt__vattr(v, "dimension_numbers", XRT_ATTR_DICT);
   if (!dn) return xrt__vfail(v, "missing attribute 'dimension_numbers'");
   xrt__ix_dn d;
-  if ((s = xrt__ix_field(v, dn, names[0], &d.win, &d.nwin)) ||
-      (s = xrt__ix_field(v, dn, names[1], &d.ins, &d.nins)) ||
-      (s = xrt__ix_field(v, dn, names[2], &d.obat, &d.nobat)) ||
-      (s = xrt__ix_field(v, dn, names[3], &d.ibat, &d.nibat)) ||
-      (s = xrt__ix_field(v, dn, names[4], &d.map, &d.nmap)))
+  if ((s = xrt__vfield(v, dn, names[0], &d.win, &d.nwin)) ||
+      (s = xrt__vfield(v, dn, names[1], &d.ins, &d.nins)) ||
+      (s = xrt__vfield(v, dn, names[2], &d.obat, &d.nobat)) ||
+      (s = xrt__vfield(v, dn, names[3], &d.ibat, &d.nibat)) ||
+      (s = xrt__vfield(v, dn, names[4], &d.map, &d.nmap)))
     return s;
   const xrt_ir_attr *iv = xrt_ir_attr_field(dn, "index_vector_dim");
   d.ivd = iv && iv->kind == XRT_ATTR_INT ? iv->i : 0;
@@ -4408,8 +4399,8 @@ static xrt_status xrt__verify_gather(const xrt__vctx *v, bool dynamic) {
       if (a[k] < 0 || a[k] > op->dims[k])
         return xrt__vfail(v, "slice_sizes[%d] = %" PRId64 " must be in [0, %"
                           PRId64 "]", (int)k, a[k], op->dims[k]);
-      bool folded = xrt__ix_has(d.ins, d.nins, k) ||
-                    xrt__ix_has(d.obat, d.nobat, k);
+      bool folded = xrt__contains(d.ins, d.nins, k) ||
+                    xrt__contains(d.obat, d.nobat, k);
       if (folded && a[k] > 1)
         return xrt__vfail(v, "slice_sizes[%d] of a collapsed or batching "
                           "dimension must be 0 or 1", (int)k);
@@ -4417,14 +4408,14 @@ static xrt_status xrt__verify_gather(const xrt__vctx *v, bool dynamic) {
     }
   }
   for (int32_t k = 0; k < op->rank; k++)
-    if (!xrt__ix_has(d.ins, d.nins, k) && !xrt__ix_has(d.obat, d.nobat, k))
+    if (!xrt__contains(d.ins, d.nins, k) && !xrt__contains(d.obat, d.nobat, k))
       offs[no++] = ss[k];
   if ((s = xrt__ix_combine(v, idx, d.ivd, d.win, d.nwin, offs, out,
                            "result")))
     return s;
   if (dynamic) /* offset sizes come from the result: they must fit */
     for (int32_t k = 0, j = 0; k < op->rank; k++) {
-      if (xrt__ix_has(d.ins, d.nins, k) || xrt__ix_has(d.obat, d.nobat, k))
+      if (xrt__contains(d.ins, d.nins, k) || xrt__contains(d.obat, d.nobat, k))
         continue;
       if (out->dims[d.win[j++]] > op->dims[k])
         return xrt__vfail(v, "slice of %" PRId64 " exceeds operand dimension "
@@ -4448,11 +4439,11 @@ static xrt_status xrt__verify_scatter(const xrt__vctx *v) {
   if (!dn)
     return xrt__vfail(v, "missing attribute 'scatter_dimension_numbers'");
   xrt__ix_dn d;
-  if ((s = xrt__ix_field(v, dn, names[0], &d.win, &d.nwin)) ||
-      (s = xrt__ix_field(v, dn, names[1], &d.ins, &d.nins)) ||
-      (s = xrt__ix_field(v, dn, names[2], &d.obat, &d.nobat)) ||
-      (s = xrt__ix_field(v, dn, names[3], &d.ibat, &d.nibat)) ||
-      (s = xrt__ix_field(v, dn, names[4], &d.map, &d.nmap)))
+  if ((s = xrt__vfield(v, dn, names[0], &d.win, &d.nwin)) ||
+      (s = xrt__vfield(v, dn, names[1], &d.ins, &d.nins)) ||
+      (s = xrt__vfield(v, dn, names[2], &d.obat, &d.nobat)) ||
+      (s = xrt__vfield(v, dn, names[3], &d.ibat, &d.nibat)) ||
+      (s = xrt__vfield(v, dn, names[4], &d.map, &d.nmap)))
     return s;
   const xrt_ir_attr *iv = xrt_ir_attr_field(dn, "index_vector_dim");
   d.ivd = iv && iv->kind == XRT_ATTR_INT ? iv->i : 0;
@@ -4477,13 +4468,13 @@ static xrt_status xrt__verify_scatter(const xrt__vctx *v) {
     return s;
   int64_t ws[XRT_MAX_RANK], nw = 0;
   for (int32_t k = 0; k < in0->rank; k++)
-    if (!xrt__ix_has(d.ins, d.nins, k) && !xrt__ix_has(d.obat, d.nobat, k))
+    if (!xrt__contains(d.ins, d.nins, k) && !xrt__contains(d.obat, d.nobat, k))
       ws[nw++] = -1; /* any size up to the input's (checked below) */
   if ((s = xrt__ix_combine(v, idx, d.ivd, d.win, d.nwin, ws, up0,
                            "updates")))
     return s;
   for (int32_t k = 0, j = 0; k < in0->rank; k++) {
-    if (xrt__ix_has(d.ins, d.nins, k) || xrt__ix_has(d.obat, d.nobat, k))
+    if (xrt__contains(d.ins, d.nins, k) || xrt__contains(d.obat, d.nobat, k))
       continue;
     if (up0->dims[d.win[j++]] > in0->dims[k])
       return xrt__vfail(v, "update window dimension %" PRId64 " (size %"
@@ -5537,24 +5528,6 @@ static xrt_status xrt__verify_rng_bit_generator(const xrt__vctx *v) {
 
 /* ---- chlo.ragged_dot ---- */
 
-static xrt_status xrt__la_rd_field(const xrt__vctx *v, const xrt_ir_attr *dn,
-                                   const char *name, const int64_t **x,
-                                   int64_t *n) {
-  const xrt_ir_attr *a = xrt_ir_attr_field(dn, name);
-  *x = NULL, *n = 0;
-  if (!a) return XRT_OK;
-  if (a->kind != XRT_ATTR_INTS)
-    return xrt__vfail(v, "%s must be a list of integers", name);
-  *x = a->ints, *n = a->n;
-  return XRT_OK;
-}
-
-static bool xrt__la_has(const int64_t *d, int64_t n, int64_t x) {
-  for (int64_t i = 0; i < n; i++)
-    if (d[i] == x) return true;
-  return false;
-}
-
 /* Expected result: [groups (mode 2)] + batch + lhs free + rhs free. */
 static xrt_status xrt__la_rd_result(const xrt__vctx *v, const int64_t *lb,
                                     const int64_t *lc, int64_t nb, int64_t nc,
@@ -5568,11 +5541,11 @@ static xrt_status xrt__la_rd_result(const xrt__vctx *v, const int64_t *lb,
   if (groups >= 0) want[k++] = groups;
   for (int64_t i = 0; i < nb; i++) want[k++] = l->dims[lb[i]];
   for (int32_t d = 0; d < l->rank; d++)
-    if (!xrt__la_has(lb, nb, d) && !xrt__la_has(lc, nc, d))
+    if (!xrt__contains(lb, nb, d) && !xrt__contains(lc, nc, d))
       want[k++] = l->dims[d];
   for (int32_t d = 0; d < r->rank; d++)
-    if (!xrt__la_has(rb, nb, d) && !xrt__la_has(rc, nc, d) &&
-        !xrt__la_has(rg, ng, d))
+    if (!xrt__contains(rb, nb, d) && !xrt__contains(rc, nc, d) &&
+        !xrt__contains(rg, ng, d))
       want[k++] = r->dims[d];
   bool ok = o->rank == k;
   for (int i = 0; ok && i < k; i++) ok = o->dims[i] == want[i];
@@ -5590,12 +5563,12 @@ static xrt_status xrt__verify_ragged_dot(const xrt__vctx *v) {
   if (!dn) return xrt__vfail(v, "missing ragged_dot_dimension_numbers");
   const int64_t *lb, *rb, *lc, *rc, *lr, *rg;
   int64_t nlb, nrb, nlc, nrc, nlr, nrg;
-  if ((s = xrt__la_rd_field(v, dn, "lhs_batching_dimensions", &lb, &nlb)) ||
-      (s = xrt__la_rd_field(v, dn, "rhs_batching_dimensions", &rb, &nrb)) ||
-      (s = xrt__la_rd_field(v, dn, "lhs_contracting_dimensions", &lc, &nlc)) ||
-      (s = xrt__la_rd_field(v, dn, "rhs_contracting_dimensions", &rc, &nrc)) ||
-      (s = xrt__la_rd_field(v, dn, "lhs_ragged_dimensions", &lr, &nlr)) ||
-      (s = xrt__la_rd_field(v, dn, "rhs_group_dimensions", &rg, &nrg)))
+  if ((s = xrt__vfield(v, dn, "lhs_batching_dimensions", &lb, &nlb)) ||
+      (s = xrt__vfield(v, dn, "rhs_batching_dimensions", &rb, &nrb)) ||
+      (s = xrt__vfield(v, dn, "lhs_contracting_dimensions", &lc, &nlc)) ||
+      (s = xrt__vfield(v, dn, "rhs_contracting_dimensions", &rc, &nrc)) ||
+      (s = xrt__vfield(v, dn, "lhs_ragged_dimensions", &lr, &nlr)) ||
+      (s = xrt__vfield(v, dn, "rhs_group_dimensions", &rg, &nrg)))
     return s;
   const xrt_shape *l = xrt__operand(v, 0), *r = xrt__operand(v, 1);
   const xrt_shape *gs = xrt__operand(v, 2);
@@ -5625,13 +5598,13 @@ static xrt_status xrt__verify_ragged_dot(const xrt__vctx *v) {
   if (l->dtype != r->dtype)
     return xrt__vfail(v, "lhs and rhs element types differ");
   int64_t g = gs->dims[0];
-  if (xrt__la_has(lc, nlc, lr[0]) || xrt__la_has(lb, nlb, lr[0])) {
+  if (xrt__contains(lc, nlc, lr[0]) || xrt__contains(lb, nlb, lr[0])) {
     if (nrg != 0)
       return xrt__vfail(v, "rhs_group_dimensions must be empty when the "
                            "ragged dimension is a batching or contracting "
                            "one");
     return xrt__la_rd_result(v, lb, lc, nlb, nlc, rb, rc, rg, nrg,
-                             xrt__la_has(lc, nlc, lr[0]) ? g : -1);
+                             xrt__contains(lc, nlc, lr[0]) ? g : -1);
   }
   if (nrg != 1)
     return xrt__vfail(v, "a ragged non-contracting dimension needs one "
