@@ -5391,6 +5391,12 @@ static bool xrt__la_fc(xrt_dtype t) {
   return xrt_dtype_is_float(t) || xrt_dtype_is_complex(t);
 }
 
+/* The spec lets these ops take per-tensor (not per-axis) quantized tensors. */
+static bool xrt__la_per_tensor_quant(const xrt__vctx *v, int32_t id) {
+  const xrt_ir_quant *q = xrt__vtype(v, id)->quant;
+  return q && q->axis < 0;
+}
+
 static xrt_status xrt__verify_triangular_solve(const xrt__vctx *v) {
   static const char *const tr[] = {"NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"};
   int t = 0;
@@ -5405,9 +5411,9 @@ static xrt_status xrt__verify_triangular_solve(const xrt__vctx *v) {
   int32_t R = a->rank;
   if (a->dtype != b->dtype) /* C1 */
     return xrt__vfail(v, "a and b element types differ");
-  if (!xrt__la_fc(a->dtype))
-    return xrt__vfail(v, "element type %s is not floating-point or complex",
-                      xrt_dtype_name(a->dtype));
+  if (!xrt__la_fc(a->dtype) && !xrt__la_per_tensor_quant(v, v->op->operands[0]))
+    return xrt__vfail(v, "element type %s is not floating-point, complex or "
+                      "per-tensor quantized", xrt_dtype_name(a->dtype));
   if (R < 2 || b->rank != R) /* C2 */
     return xrt__vfail(v, "a and b must have the same rank >= 2");
   for (int32_t d = 0; d < R - 2; d++) /* C3 */
@@ -5429,9 +5435,9 @@ static xrt_status xrt__verify_cholesky(const xrt__vctx *v) {
   xrt_status s = xrt__vcounts(v, 1, 1);
   if (s || (s = xrt__la_bool(v, "lower", &lower))) return s;
   const xrt_shape *a = xrt__operand(v, 0);
-  if (!xrt__la_fc(a->dtype))
-    return xrt__vfail(v, "element type %s is not floating-point or complex",
-                      xrt_dtype_name(a->dtype));
+  if (!xrt__la_fc(a->dtype) && !xrt__la_per_tensor_quant(v, v->op->operands[0]))
+    return xrt__vfail(v, "element type %s is not floating-point, complex or "
+                      "per-tensor quantized", xrt_dtype_name(a->dtype));
   if (a->rank < 2) return xrt__vfail(v, "a must have rank >= 2"); /* C2 */
   if (a->dims[a->rank - 1] != a->dims[a->rank - 2]) /* C3 */
     return xrt__vfail(v, "a must be square in its last two dimensions");
@@ -5458,9 +5464,10 @@ static xrt_status xrt__verify_batch_norm(const xrt__vctx *v, int nops,
   if (fi < 0 || fi >= x->rank) /* C1 */
     return xrt__vfail(v, "feature_index %" PRId64 " is out of range for rank "
                       "%d", fi, (int)x->rank);
-  if (!xrt__la_float(x->dtype))
-    return xrt__vfail(v, "element type %s is not floating-point",
-                      xrt_dtype_name(x->dtype));
+  if (!xrt__la_float(x->dtype) &&
+      !xrt__la_per_tensor_quant(v, v->op->operands[0]))
+    return xrt__vfail(v, "element type %s is not floating-point or "
+                      "per-tensor quantized", xrt_dtype_name(x->dtype));
   for (int i = 0; i < nops + nres; i++) {
     int32_t id = i < nops ? v->op->operands[i] : v->op->results[i - nops];
     const xrt_shape *t = xrt__vshape(v, id);

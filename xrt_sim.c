@@ -42,6 +42,8 @@
  *   tokens, host I/O, chlo.scan)
  *   Linear algebra and numerics (convolution, fft, triangular_solve,
  *   cholesky, batch norm, random numbers, chlo.ragged_dot)
+ *   The op table; quantized compute ops (dequantize, the float op,
+ *   quantize); lowering one op
  *   Planning functions, executables and execution, the plugin table
  */
 #define _POSIX_C_SOURCE 200809L
@@ -3380,6 +3382,11 @@ typedef struct sim_fcc {
   int32_t pos, cur, depth;
   sim_vec defs;   /* value ids in definition order */
   sim_vec nested; /* ids that must live to the end of the current top op */
+  /* Quantized compute ops (sim_lower_quant): a copy of the function whose
+   * value_types also cover pseudo values, grown in pool memory. */
+  xrt_ir_func xf;
+  xrt_ir_type *xt;
+  int32_t xcap;
 } sim_fcc;
 
 typedef xrt_status (*sim_lower_fn)(sim_fcc *fc, const xrt_ir_op *op,
@@ -7937,6 +7944,220 @@ static xrt_status sim_check_values(sim_fcc *fc, const xrt_ir_op *op) {
   return XRT_OK;
 }
 
+/* ----------------------------------------------------------------------
+ * Quantized operands and results of compute ops.
+ *
+ * The spec defines dot_general, convolution, clamp, select (with
+ * differing quantization parameters), reduce_precision, batch norm,
+ * cholesky and triangular_solve on quantized tensors as
+ * dequantize_op_quantize: every quantized operand becomes its expressed
+ * type, the float op runs, and a quantized result is quantized again
+ * (hybrid_dequantize_then_op: a float lhs with a quantized rhs dequantizes
+ * the rhs only and makes a float result).  Such an op lowers into one step
+ * that runs a small plan: dequantize kernels into float pseudo values, the
+ * op's own lowering applied to a copy of the op that reads and writes those
+ * values, and quantize kernels into the real results.  The pseudo values
+ * get their float types through fc->xf, a copy of the function whose
+ * value_types also cover pseudo values, which is what fc->f points at while
+ * the op's lowerer runs.
+ *
+ * Data movement ops (reshape, transpose, slice, broadcast_in_dim,
+ * concatenate, pad, reverse, gather, scatter, dynamic slices, tuples,
+ * control flow, ...) move storage values and need nothing; the ops with
+ * regions (reduce, reduce_window, sort, scatter, select_and_scatter, map)
+ * do their arithmetic in the region, whose elementwise ops are quantized
+ * kernels themselves.
+ * -------------------------------------------------------------------- */
+
+static int sim_quant_eq(const xrt_ir_quant *a, const xrt_ir_quant *b) {
+  if (a == b) return 1;
+  if (!a || !b || a->storage != b->storage || a->expressed != b->expressed ||
+      a->storage_min != b->storage_min || a->storage_max != b->storage_max ||
+      a->axis != b->axis || a->num_scales != b->num_scales)
+    return 0;
+  for (int32_t i = 0; i < a->num_scales; i++)
+    if (a->scales[i] != b->scales[i] || a->zero_points[i] != b->zero_points[i])
+      return 0;
+  return 1;
+}
+
+/* The type operand (i < num_operands) or result i of op is computed in
+ * when it differs from the value's own: the expressed type of a quantized
+ * value, or for a reduce / reduce_window input the wider quantized type of
+ * its result.  Returns 0 to use the value as it is. */
+static int sim_quant_want(const sim_fcc *fc, const xrt_ir_op *op, int32_t i,
+                          xrt_ir_type *w) {
+  int32_t nin = op->num_operands;
+  int32_t id = i < nin ? op->operands[i] : op->results[i - nin];
+  const xrt_ir_type *t = &fc->f->value_types[id];
+  if (t->kind != XRT_TYPE_TENSOR || !t->quant) return 0;
+  *w = *t;
+  if (op->code == XRT_OP_REDUCE || op->code == XRT_OP_REDUCE_WINDOW) {
+    int32_t n = op->num_results;
+    if (i >= n || nin != 2 * n) return 0;
+    const xrt_ir_type *r = &fc->f->value_types[op->results[i]];
+    if (!r->quant || r->shape.dtype == t->shape.dtype) return 0;
+    w->shape.dtype = r->shape.dtype;
+    w->quant = r->quant;
+    return 1;
+  }
+  w->shape.dtype = t->quant->expressed;
+  w->quant = NULL;
+  return 1;
+}
+
+/* True if op is a compute op with a quantized operand or result. */
+static int sim_quant_computes(const sim_fcc *fc, const xrt_ir_op *op) {
+  const xrt_ir_type *t = fc->f->value_types;
+  switch (op->code) {
+  case XRT_OP_DOT_GENERAL: case XRT_OP_DOT: case XRT_OP_CONVOLUTION:
+  case XRT_OP_DYNAMIC_CONV: case XRT_OP_CLAMP: case XRT_OP_REDUCE_PRECISION:
+  case XRT_OP_BATCH_NORM_INFERENCE: case XRT_OP_BATCH_NORM_TRAINING:
+  case XRT_OP_BATCH_NORM_GRAD: case XRT_OP_CHOLESKY:
+  case XRT_OP_TRIANGULAR_SOLVE: case XRT_OP_CHLO_RAGGED_DOT:
+    break;
+  case XRT_OP_SELECT:
+    /* dequantize_select_quantize; a plain copy of storage values when the
+     * branches and the result share their parameters */
+    if (op->num_operands != 3 || op->num_results != 1) return 0;
+    return (t[op->operands[1]].quant || t[op->operands[2]].quant ||
+            t[op->results[0]].quant) &&
+           !(sim_quant_eq(t[op->operands[1]].quant, t[op->results[0]].quant) &&
+             sim_quant_eq(t[op->operands[2]].quant, t[op->results[0]].quant));
+  case XRT_OP_REDUCE: case XRT_OP_REDUCE_WINDOW: {
+    /* is_promotable: quantized inputs whose body and results use a wider
+     * storage type are converted first */
+    xrt_ir_type w;
+    for (int32_t i = 0; i < op->num_operands; i++)
+      if (sim_quant_want(fc, op, i, &w)) return 1;
+    return 0;
+  }
+  default:
+    return 0;
+  }
+  for (int32_t i = 0; i < op->num_operands + op->num_results; i++) {
+    int32_t id = i < op->num_operands ? op->operands[i]
+                                      : op->results[i - op->num_operands];
+    if (t[id].kind == XRT_TYPE_TENSOR && t[id].quant) return 1;
+  }
+  return 0;
+}
+
+/* Points fc->xf at a copy of the function's types covering every value id
+ * so far (pseudo values typeless until set). */
+static xrt_status sim_quant_types(sim_fcc *fc, const xrt_ir_func *f) {
+  if (fc->nv > fc->xcap) {
+    int32_t cap = fc->nv + (fc->xcap > 16 ? fc->xcap : 16);
+    xrt_ir_type *t = (xrt_ir_type *)sim_palloc(fc, sizeof *t * (size_t)cap);
+    if (!t) return XRT_RESOURCE_EXHAUSTED;
+    memset(t, 0, sizeof *t * (size_t)cap);
+    if (fc->xcap) memcpy(t, fc->xt, sizeof *t * (size_t)fc->xcap);
+    else memcpy(t, f->value_types, sizeof *t * (size_t)f->num_values);
+    fc->xt = t;
+    fc->xcap = cap;
+  }
+  fc->xf = *f;
+  fc->xf.value_types = fc->xt;
+  fc->xf.num_values = fc->nv;
+  return XRT_OK;
+}
+
+/* A step converting value `from` (type a) into value `to` (type b), one of
+ * them quantized, by the quantized elementwise kernel. */
+static xrt_status sim_quant_step(sim_fcc *fc, const xrt_ir_op *op,
+                                 const int32_t *from, const int32_t *to,
+                                 const xrt_ir_type *a, const xrt_ir_type *b,
+                                 sim_step *st) {
+  sim_q *c = (sim_q *)sim_palloc(fc, sizeof *c);
+  if (!c) return XRT_RESOURCE_EXHAUSTED;
+  memset(c, 0, sizeof *c);
+  c->e = b->quant ? SIM_Q_QUANTIZE : SIM_Q_DEQUANTIZE;
+  c->nin = 1;
+  if (!sim_q_value(a, &c->v[0]) || !sim_q_value(b, &c->v[1]))
+    return sim_fail_op(fc->cc->err, op, XRT_UNIMPLEMENTED, "%s: quantized "
+                       "type with storage %s is not supported by the "
+                       "simulator", op->name, sim_dtype_name(a->shape.dtype));
+  c->back = sim_ew_size(a->shape.dtype) < sim_ew_size(b->shape.dtype);
+  memset(st, 0, sizeof *st);
+  st->run = sim_run_ew;
+  st->ew = sim_q_run;
+  st->ew_ctx = c;
+  st->in = from;
+  st->out = to;
+  st->nin = st->nout = 1;
+  st->n = sim_numel(&a->shape);
+  st->op = op;
+  return XRT_OK;
+}
+
+static xrt_status sim_run_seq(const sim_step *st, void **vals, sim_cx *cx) {
+  return sim_run_plan((const sim_plan *)st->data, vals, cx);
+}
+
+/* Lowers a compute op with quantized operands or results (see above). */
+static xrt_status sim_lower_quant(sim_fcc *fc, const xrt_ir_op *op,
+                                  sim_step *st, sim_lower_fn lower) {
+  const xrt_ir_func *f = fc->f;
+  int32_t nin = op->num_operands, nout = op->num_results, ns = 0;
+  int32_t *ids = (int32_t *)sim_palloc(fc, sizeof *ids *
+                                               (size_t)(nin + nout + 1));
+  sim_step *steps = (sim_step *)sim_palloc(fc, sizeof *steps *
+                                                   (size_t)(nin + nout + 1));
+  xrt_ir_op *o2 = (xrt_ir_op *)sim_palloc(fc, sizeof *o2);
+  sim_plan *plan = (sim_plan *)sim_palloc(fc, sizeof *plan);
+  if (!ids || !steps || !o2 || !plan) return XRT_RESOURCE_EXHAUSTED;
+  xrt_status rc = XRT_OK;
+  xrt_ir_type *want = (xrt_ir_type *)sim_palloc(fc, sizeof *want *
+                                                      (size_t)(nin + nout + 1));
+  if (!want) return XRT_RESOURCE_EXHAUSTED;
+  /* pseudo values for the operands and results computed in another type */
+  for (int32_t i = 0; i < nin + nout && !rc; i++) {
+    ids[i] = i < nin ? op->operands[i] : op->results[i - nin];
+    if (!sim_quant_want(fc, op, i, &want[i])) continue;
+    if (!sim_esize(want[i].shape.dtype))
+      return sim_unsupported_type(fc, op, want[i].shape.dtype);
+    rc = sim_temp(fc, sim_bytes(&want[i].shape), &ids[i]);
+  }
+  if (rc || (rc = sim_quant_types(fc, f))) return rc;
+  for (int32_t i = 0; i < nin + nout; i++) {
+    int32_t id = i < nin ? op->operands[i] : op->results[i - nin];
+    if (ids[i] != id) fc->xt[ids[i]] = want[i];
+  }
+  /* dequantize, the op on floats, quantize */
+  for (int32_t i = 0; i < nin && !rc; i++)
+    if (ids[i] != op->operands[i])
+      rc = sim_quant_step(fc, op, &op->operands[i], &ids[i],
+                          &f->value_types[op->operands[i]], &fc->xt[ids[i]],
+                          &steps[ns++]);
+  if (rc) return rc;
+  *o2 = *op;
+  o2->operands = ids;
+  o2->results = ids + nin;
+  sim_step s2;
+  memset(&s2, 0, sizeof s2);
+  s2.in = o2->operands;
+  s2.out = o2->results;
+  s2.nin = nin;
+  s2.nout = nout;
+  s2.op = o2;
+  fc->f = &fc->xf;
+  rc = lower(fc, o2, &s2);
+  fc->f = f;
+  if (rc) return rc;
+  if (s2.run) steps[ns++] = s2;
+  for (int32_t j = 0; j < nout && !rc; j++)
+    if (ids[nin + j] != op->results[j])
+      rc = sim_quant_step(fc, op, &ids[nin + j], &op->results[j],
+                          &fc->xt[ids[nin + j]],
+                          &f->value_types[op->results[j]], &steps[ns++]);
+  if (rc) return rc;
+  plan->steps = steps;
+  plan->n = ns;
+  st->run = sim_run_seq;
+  st->data = plan;
+  return XRT_OK;
+}
+
 /* Records the op's uses and definitions, then lowers it into one step. */
 static xrt_status sim_lower_op(sim_fcc *fc, const xrt_ir_op *op,
                                sim_vec *steps) {
@@ -7962,7 +8183,11 @@ static xrt_status sim_lower_op(sim_fcc *fc, const xrt_ir_op *op,
   st.nin = op->num_operands;
   st.nout = op->num_results;
   st.op = op;
-  if (rc || (rc = lower(fc, op, &st))) return rc;
+  if (!rc && sim_quant_computes(fc, op))
+    rc = sim_lower_quant(fc, op, &st, lower);
+  else if (!rc)
+    rc = lower(fc, op, &st);
+  if (rc) return rc;
   fc->cur = cur;
   if (fc->depth == 0 && fc->pos - 1 > cur) sim_extend(fc, ndefs, fc->pos - 1);
   if (!st.run) return XRT_OK;
