@@ -533,20 +533,6 @@ static void test_dynamic_reshape(void **state) {
 
 /* ---- verifier ---- */
 
-/* The program must fail to parse with a message located at line:col. */
-static void parse_fails(const char *text, const char *where,
-                        const char *sub) {
-  xrt_program *p = NULL;
-  xrt_status st = xrt_program_parse(text, strlen(text), NULL, &p);
-  if (st == XRT_OK) {
-    xrt_program_release(p);
-    fail_msg("parsed, expected an error containing \"%s\"", sub);
-  }
-  assert_int_equal(st, XRT_INVALID_ARGUMENT);
-  TU_ASSERT_PREFIX(xrt_last_error(), where);
-  TU_ASSERT_CONTAINS(xrt_last_error(), sub);
-}
-
 static char vbuf[4096];
 
 /* A gather of tensor<3x4xf32> with indices tensor<2x1xi32>. */
@@ -570,25 +556,25 @@ static void test_verify_gather(void **state) {
   const char *t = gather_prog(ok, "1, 4", "tensor<2x4xf32>");
   assert_int_equal(xrt_program_parse(t, strlen(t), NULL, &p), XRT_OK);
   xrt_program_release(p);
-  parse_fails(gather_prog("offset_dims = [1], collapsed_slice_dims = [0], "
+  tu_parse_fails_at(gather_prog("offset_dims = [1], collapsed_slice_dims = [0], "
                           "start_index_map = [5], index_vector_dim = 1",
                           "1, 4", "tensor<2x4xf32>"),
               "<input>:2:8:", "start_index_map: dimension 5 is out of range");
-  parse_fails(gather_prog(ok, "1, 5", "tensor<2x5xf32>"), "<input>:2:8:",
+  tu_parse_fails_at(gather_prog(ok, "1, 5", "tensor<2x5xf32>"), "<input>:2:8:",
               "slice_sizes[1] = 5 must be in [0, 4]");
-  parse_fails(gather_prog(ok, "1, 3", "tensor<2x4xf32>"), "<input>:2:8:",
+  tu_parse_fails_at(gather_prog(ok, "1, 3", "tensor<2x4xf32>"), "<input>:2:8:",
               "result dimension 1 must be 3");
-  parse_fails(gather_prog(ok, "2, 4", "tensor<2x4xf32>"), "<input>:2:8:",
+  tu_parse_fails_at(gather_prog(ok, "2, 4", "tensor<2x4xf32>"), "<input>:2:8:",
               "collapsed or batching dimension must be 0 or 1");
-  parse_fails(gather_prog("offset_dims = [1], collapsed_slice_dims = [0], "
+  tu_parse_fails_at(gather_prog("offset_dims = [1], collapsed_slice_dims = [0], "
                           "start_index_map = [0], index_vector_dim = 3",
                           "1, 4", "tensor<2x4xf32>"),
               "<input>:2:8:", "index_vector_dim 3 is out of range");
-  parse_fails(gather_prog("offset_dims = [1], collapsed_slice_dims = [0], "
+  tu_parse_fails_at(gather_prog("offset_dims = [1], collapsed_slice_dims = [0], "
                           "start_index_map = [0, 1], index_vector_dim = 1",
                           "1, 4", "tensor<2x4xf32>"),
               "<input>:2:8:", "start_index_map has 2 entries");
-  parse_fails(gather_prog("offset_dims = [1], collapsed_slice_dims = [0], "
+  tu_parse_fails_at(gather_prog("offset_dims = [1], collapsed_slice_dims = [0], "
                           "operand_batching_dims = [1], start_indices_batching_dims = [0], "
                           "start_index_map = [0], index_vector_dim = 1",
                           "1, 1", "tensor<2xf32>"),
@@ -617,19 +603,19 @@ static void test_verify_scatter(void **state) {
   const char *t = scatter_prog(ok, "tensor<2x3xi32>");
   assert_int_equal(xrt_program_parse(t, strlen(t), NULL, &p), XRT_OK);
   xrt_program_release(p);
-  parse_fails(scatter_prog(ok, "tensor<3x3xi32>"), "<input>:2:8:",
+  tu_parse_fails_at(scatter_prog(ok, "tensor<3x3xi32>"), "<input>:2:8:",
               "updates dimension 0 must be 2");
-  parse_fails(scatter_prog(ok, "tensor<2x5xi32>"), "<input>:2:8:",
+  tu_parse_fails_at(scatter_prog(ok, "tensor<2x5xi32>"), "<input>:2:8:",
               "exceeds input dimension 0");
-  parse_fails(scatter_prog("update_window_dims = [1], scatter_dims_to_operand_dims = [1], "
+  tu_parse_fails_at(scatter_prog("update_window_dims = [1], scatter_dims_to_operand_dims = [1], "
                            "index_vector_dim = 1", "tensor<2x3xi32>"),
               "<input>:2:8:", "scatter_dims_to_operand_dims: dimension 1 is out "
               "of range");
-  parse_fails(scatter_prog("update_window_dims = [1], inserted_window_dims = [0], "
+  tu_parse_fails_at(scatter_prog("update_window_dims = [1], inserted_window_dims = [0], "
                            "scatter_dims_to_operand_dims = [0], index_vector_dim = 1",
                            "tensor<2x3xi32>"),
               "<input>:2:8:", "must cover the operand");
-  parse_fails(scatter_prog("update_window_dims = [1], scatter_dims_to_operand_dims = [0], "
+  tu_parse_fails_at(scatter_prog("update_window_dims = [1], scatter_dims_to_operand_dims = [0], "
                            "index_vector_dim = 4", "tensor<2x3xi32>"),
               "<input>:2:8:", "index_vector_dim 4 is out of range");
 }
@@ -654,22 +640,22 @@ static void test_verify_windows(void **state) {
                           "array<i64: 2>", "tensor<2xf32>");
   assert_int_equal(xrt_program_parse(t, strlen(t), NULL, &p), XRT_OK);
   xrt_program_release(p);
-  parse_fails(rw_prog("window_dimensions = array<i64: 2>, window_strides = "
+  tu_parse_fails_at(rw_prog("window_dimensions = array<i64: 2>, window_strides = "
                       "array<i64: 0>", "tensor<2xf32>"),
               "<input>:2:8:", "window_strides[0] = 0 must be positive");
-  parse_fails(rw_prog("window_dimensions = array<i64: -1>", "tensor<2xf32>"),
+  tu_parse_fails_at(rw_prog("window_dimensions = array<i64: -1>", "tensor<2xf32>"),
               "<input>:2:8:", "window_dimensions[0] = -1 must be positive");
-  parse_fails(rw_prog("window_dimensions = array<i64: 2>, base_dilations = "
+  tu_parse_fails_at(rw_prog("window_dimensions = array<i64: 2>, base_dilations = "
                       "array<i64: 0>", "tensor<3xf32>"),
               "<input>:2:8:", "base_dilations[0] = 0 must be positive");
-  parse_fails(rw_prog("window_dimensions = array<i64: 2>", "tensor<2xf32>"),
+  tu_parse_fails_at(rw_prog("window_dimensions = array<i64: 2>", "tensor<2xf32>"),
               "<input>:2:8:", "result 0 dimension 0 must be 3");
-  parse_fails(rw_prog("window_dimensions = array<i64: 2, 2>", "tensor<3xf32>"),
+  tu_parse_fails_at(rw_prog("window_dimensions = array<i64: 2, 2>", "tensor<3xf32>"),
               "<input>:2:8:", "window_dimensions needs 1 entries");
-  parse_fails(rw_prog("window_dimensions = array<i64: 2>, padding = dense<[[-5, 0]]> "
+  tu_parse_fails_at(rw_prog("window_dimensions = array<i64: 2>, padding = dense<[[-5, 0]]> "
                       ": tensor<1x2xi64>", "tensor<0xf32>"),
               "<input>:2:8:", "padding makes dimension 0 negative");
-  parse_fails(
+  tu_parse_fails_at(
       "func.func @main(%a: tensor<4xf32>, %s: tensor<3xf32>, %z: tensor<f32>) -> tensor<4xf32> {\n"
       "  %0 = \"stablehlo.select_and_scatter\"(%a, %s, %z) ({\n"
       "  ^bb0(%x: tensor<f32>, %y: tensor<f32>):\n"
@@ -686,52 +672,52 @@ static void test_verify_windows(void **state) {
 
 static void test_verify_dynamic_ops(void **state) {
   (void)state;
-  parse_fails(
+  tu_parse_fails_at(
       "func.func @main(%a: tensor<3xi32>, %i: tensor<i32>) -> tensor<4xi32> {\n"
       "  %0 = \"stablehlo.dynamic_slice\"(%a, %i) {slice_sizes = array<i64: 4>}\n"
       "    : (tensor<3xi32>, tensor<i32>) -> tensor<4xi32>\n"
       "  func.return %0 : tensor<4xi32>\n}\n",
       "<input>:2:8:", "slice_sizes[0] = 4 must be in [0, 3]");
-  parse_fails(
+  tu_parse_fails_at(
       "func.func @main(%a: tensor<3xi32>, %i: tensor<f32>) -> tensor<2xi32> {\n"
       "  %0 = \"stablehlo.dynamic_slice\"(%a, %i) {slice_sizes = array<i64: 2>}\n"
       "    : (tensor<3xi32>, tensor<f32>) -> tensor<2xi32>\n"
       "  func.return %0 : tensor<2xi32>\n}\n",
       "<input>:2:8:", "start index 0 must be an integer scalar");
-  parse_fails(
+  tu_parse_fails_at(
       "func.func @main(%a: tensor<3xi32>, %u: tensor<4xi32>, %i: tensor<i32>) -> tensor<3xi32> {\n"
       "  %0 = stablehlo.dynamic_update_slice %a, %u, %i\n"
       "    : (tensor<3xi32>, tensor<4xi32>, tensor<i32>) -> tensor<3xi32>\n"
       "  func.return %0 : tensor<3xi32>\n}\n",
       "<input>:2:8:", "update dimension 0 (size 4) exceeds");
-  parse_fails(
+  tu_parse_fails_at(
       "func.func @main(%a: tensor<2x3xi32>, %s: tensor<2xi32>) -> tensor<4x2xi32> {\n"
       "  %0 = stablehlo.dynamic_reshape %a, %s : (tensor<2x3xi32>, tensor<2xi32>) -> tensor<4x2xi32>\n"
       "  func.return %0 : tensor<4x2xi32>\n}\n",
       "<input>:2:8:", "operand has 6 elements, result 8");
-  parse_fails(
+  tu_parse_fails_at(
       "func.func @main(%d: tensor<2xi32>) -> tensor<2x3xi32> {\n"
       "  %0 = stablehlo.dynamic_iota %d, dim = 2 : (tensor<2xi32>) -> tensor<2x3xi32>\n"
       "  func.return %0 : tensor<2x3xi32>\n}\n",
       "<input>:2:8:", "iota_dimension 2 is out of range");
-  parse_fails(
+  tu_parse_fails_at(
       "func.func @main(%d: tensor<3xi32>) -> tensor<2x3xi32> {\n"
       "  %0 = stablehlo.dynamic_iota %d, dim = 0 : (tensor<3xi32>) -> tensor<2x3xi32>\n"
       "  func.return %0 : tensor<2x3xi32>\n}\n",
       "<input>:2:8:", "output_shape must be a 1-d integer tensor of 2");
-  parse_fails(
+  tu_parse_fails_at(
       "func.func @main(%a: tensor<2x1xi32>, %d: tensor<3xi32>) -> tensor<2x2x3xi32> {\n"
       "  %0 = \"stablehlo.dynamic_broadcast_in_dim\"(%a, %d) {broadcast_dimensions = array<i64: 2, 1>}\n"
       "    : (tensor<2x1xi32>, tensor<3xi32>) -> tensor<2x2x3xi32>\n"
       "  func.return %0 : tensor<2x2x3xi32>\n}\n",
       "<input>:2:8:", "operand dimension 0 (size 2) does not broadcast to size 3");
-  parse_fails(
+  tu_parse_fails_at(
       "func.func @main(%a: tensor<3xi8>, %v: tensor<i8>, %l: tensor<2xi64>) -> tensor<5xi8> {\n"
       "  %0 = stablehlo.dynamic_pad %a, %v, %l, %l, %l\n"
       "    : (tensor<3xi8>, tensor<i8>, tensor<2xi64>, tensor<2xi64>, tensor<2xi64>) -> tensor<5xi8>\n"
       "  func.return %0 : tensor<5xi8>\n}\n",
       "<input>:2:8:", "edge_padding_low must be a 1-d integer tensor of 1");
-  parse_fails(
+  tu_parse_fails_at(
       "func.func @main(%a: tensor<3x2xi32>, %i: tensor<2xi32>, %s: tensor<3xi64>) -> tensor<2x2xi32> {\n"
       "  %0 = \"stablehlo.dynamic_gather\"(%a, %i, %s) {dimension_numbers = #stablehlo.gather<\n"
       "    offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0],\n"

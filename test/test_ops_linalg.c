@@ -857,19 +857,6 @@ static void test_ragged_dot_modes(void **state) {
  * verifier: located errors
  * ==================================================================== */
 
-static void parse_fails(const char *text, const char *where,
-                        const char *sub) {
-  xrt_program *p = NULL;
-  xrt_status st = xrt_program_parse(text, strlen(text), NULL, &p);
-  if (st == XRT_OK) {
-    xrt_program_release(p);
-    fail_msg("parsed, expected an error containing \"%s\"", sub);
-  }
-  assert_int_equal(st, XRT_INVALID_ARGUMENT);
-  TU_ASSERT_PREFIX(xrt_last_error(), where);
-  TU_ASSERT_CONTAINS(xrt_last_error(), sub);
-}
-
 static char vbuf[4096];
 
 static const char *conv_prog(const char *attrs, const char *wt,
@@ -885,23 +872,23 @@ static const char *conv_prog(const char *attrs, const char *wt,
 
 static void test_verify_conv(void **state) {
   (void)state;
-  parse_fails(conv_prog(CONV_DN, "tensor<2x4x3xf32>", "tensor<1x2x5xf32>"),
+  tu_parse_fails_at(conv_prog(CONV_DN, "tensor<2x4x3xf32>", "tensor<1x2x5xf32>"),
               "<input>:2:", "number of windows");
-  parse_fails(conv_prog(CONV_DN ", feature_group_count = 3 : i64",
+  tu_parse_fails_at(conv_prog(CONV_DN ", feature_group_count = 3 : i64",
                         "tensor<3x1x3xf32>", "tensor<1x3x4xf32>"),
               "<input>:2:", "feature_group_count");
-  parse_fails(conv_prog(CONV_DN ", feature_group_count = 2 : i64, "
+  tu_parse_fails_at(conv_prog(CONV_DN ", feature_group_count = 2 : i64, "
                         "batch_group_count = 1 : i64",
                         "tensor<2x4x3xf32>", "tensor<1x2x4xf32>"),
               "<input>:2:", "kernel input feature size");
-  parse_fails(conv_prog(CONV_DN ", padding = dense<[[1, 1], [0, 0]]> : "
+  tu_parse_fails_at(conv_prog(CONV_DN ", padding = dense<[[1, 1], [0, 0]]> : "
                         "tensor<2x2xi64>",
                         "tensor<2x4x3xf32>", "tensor<1x2x6xf32>"),
               "<input>:2:", "padding must have 1x2 entries");
-  parse_fails(conv_prog(CONV_DN ", window_strides = array<i64: 0>",
+  tu_parse_fails_at(conv_prog(CONV_DN ", window_strides = array<i64: 0>",
                         "tensor<2x4x3xf32>", "tensor<1x2x4xf32>"),
               "<input>:2:", "window_strides");
-  parse_fails(conv_prog(CONV_DN ", feature_group_count = 2 : i64, "
+  tu_parse_fails_at(conv_prog(CONV_DN ", feature_group_count = 2 : i64, "
                         "batch_group_count = 2 : i64",
                         "tensor<4x2x3xf32>", "tensor<1x4x4xf32>"),
               "<input>:2:", "cannot both exceed 1");
@@ -916,18 +903,18 @@ static void test_verify_conv(void **state) {
 
 static void test_verify_others(void **state) {
   (void)state;
-  parse_fails("func.func @main(%x: tensor<4xcomplex<f32>>) -> "
+  tu_parse_fails_at("func.func @main(%x: tensor<4xcomplex<f32>>) -> "
               "tensor<4xcomplex<f32>> {\n"
               "  %0 = stablehlo.fft %x, type = FFT, length = [8] : "
               "(tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>>\n"
               "  func.return %0 : tensor<4xcomplex<f32>>\n}\n",
               "<input>:2:", "fft_length[0]");
-  parse_fails("func.func @main(%x: tensor<8xf32>) -> tensor<8xcomplex<f32>> {\n"
+  tu_parse_fails_at("func.func @main(%x: tensor<8xf32>) -> tensor<8xcomplex<f32>> {\n"
               "  %0 = stablehlo.fft %x, type = RFFT, length = [8] : "
               "(tensor<8xf32>) -> tensor<8xcomplex<f32>>\n"
               "  func.return %0 : tensor<8xcomplex<f32>>\n}\n",
               "<input>:2:", "result dimension 0 must be 5");
-  parse_fails("func.func @main(%a: tensor<3x2xf32>, %b: tensor<3x1xf32>) -> "
+  tu_parse_fails_at("func.func @main(%a: tensor<3x2xf32>, %b: tensor<3x1xf32>) -> "
               "tensor<3x1xf32> {\n"
               "  %0 = \"stablehlo.triangular_solve\"(%a, %b) {left_side = true, "
               "lower = true, unit_diagonal = false, transpose_a = "
@@ -935,12 +922,12 @@ static void test_verify_others(void **state) {
               "tensor<3x1xf32>) -> tensor<3x1xf32>\n"
               "  func.return %0 : tensor<3x1xf32>\n}\n",
               "<input>:2:", "square");
-  parse_fails("func.func @main(%a: tensor<3xf32>) -> tensor<3xf32> {\n"
+  tu_parse_fails_at("func.func @main(%a: tensor<3xf32>) -> tensor<3xf32> {\n"
               "  %0 = \"stablehlo.cholesky\"(%a) {lower = true} : "
               "(tensor<3xf32>) -> tensor<3xf32>\n"
               "  func.return %0 : tensor<3xf32>\n}\n",
               "<input>:2:", "rank >= 2");
-  parse_fails("func.func @main(%x: tensor<2x3xf32>, %s: tensor<3xf32>, "
+  tu_parse_fails_at("func.func @main(%x: tensor<2x3xf32>, %s: tensor<3xf32>, "
               "%b: tensor<3xf32>) -> tensor<2x3xf32> {\n"
               "  %0:3 = \"stablehlo.batch_norm_training\"(%x, %s, %b) "
               "{epsilon = 0.0 : f32, feature_index = 2 : i64} : "
@@ -948,7 +935,7 @@ static void test_verify_others(void **state) {
               "(tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>)\n"
               "  func.return %0#0 : tensor<2x3xf32>\n}\n",
               "<input>:2:", "feature_index 2 is out of range");
-  parse_fails("func.func @main(%x: tensor<2x3xf32>, %s: tensor<2xf32>, "
+  tu_parse_fails_at("func.func @main(%x: tensor<2x3xf32>, %s: tensor<2xf32>, "
               "%b: tensor<3xf32>) -> tensor<2x3xf32> {\n"
               "  %0:3 = \"stablehlo.batch_norm_training\"(%x, %s, %b) "
               "{epsilon = 0.0 : f32, feature_index = 1 : i64} : "
@@ -956,19 +943,19 @@ static void test_verify_others(void **state) {
               "(tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>)\n"
               "  func.return %0#0 : tensor<2x3xf32>\n}\n",
               "<input>:2:", "operand 1 must be 1-D");
-  parse_fails("func.func @main(%s: tensor<3xui64>) -> tensor<4xui32> {\n"
+  tu_parse_fails_at("func.func @main(%s: tensor<3xui64>) -> tensor<4xui32> {\n"
               "  %0:2 = stablehlo.rng_bit_generator %s, algorithm = THREE_FRY "
               ": (tensor<3xui64>) -> (tensor<3xui64>, tensor<4xui32>)\n"
               "  func.return %0#1 : tensor<4xui32>\n}\n",
               "<input>:2:", "initial_state must have 2 entries");
-  parse_fails("func.func @main(%a: tensor<i32>, %b: tensor<i32>) -> "
+  tu_parse_fails_at("func.func @main(%a: tensor<i32>, %b: tensor<i32>) -> "
               "tensor<3xi32> {\n"
               "  %s = stablehlo.constant dense<3> : tensor<1xi64>\n"
               "  %0 = stablehlo.rng %a, %b, %s, distribution = NORMAL : "
               "(tensor<i32>, tensor<i32>, tensor<1xi64>) -> tensor<3xi32>\n"
               "  func.return %0 : tensor<3xi32>\n}\n",
               "<input>:3:", "NORMAL");
-  parse_fails("func.func @main(%l: tensor<5x2xf32>, %r: tensor<2x2x2xf32>, "
+  tu_parse_fails_at("func.func @main(%l: tensor<5x2xf32>, %r: tensor<2x2x2xf32>, "
               "%g: tensor<3xi32>) -> tensor<5x2xf32> {\n"
               "  %0 = \"chlo.ragged_dot\"(%l, %r, %g) {ragged_dot_dimension_numbers"
               " = #chlo.ragged_dot<lhs_batching_dimensions = [], "

@@ -12,24 +12,6 @@ static xrt_program *parse_ok(const char *text) {
   return p;
 }
 
-/* Parses text expecting failure with code and a message starting with
- * prefix (and containing sub, if not NULL). */
-static void parse_bad(const char *text, const xrt_compile_options *o,
-                      xrt_status code, const char *prefix, const char *sub) {
-  xrt_program *p = NULL;
-  xrt_status st = xrt_program_parse(text, strlen(text), o, &p);
-  if (st == XRT_OK) {
-    xrt_program_release(p);
-    fail_msg("parse of bad program succeeded (want %s)", prefix);
-  }
-  assert_null(p);
-  tu_save_error();
-  TU_ASSERT_PREFIX(tu_msg, prefix);
-  if (sub) TU_ASSERT_CONTAINS(tu_msg, sub);
-  if (st != code)
-    fail_msg("status %s, want %s (%s)", xrt_strerror(st), xrt_strerror(code), tu_msg);
-}
-
 static const xrt_ir_func *func_named(const xrt_ir_module *m, const char *name) {
   for (int i = 0; i < m->num_funcs; i++)
     if (strcmp(m->funcs[i].name, name) == 0) return &m->funcs[i];
@@ -343,7 +325,7 @@ static void test_literals(void **state) {
 static void test_literal_ui4_range(void **state) {
   (void)state;
   /* 16 is out of range for ui4 */
-  parse_bad("func.func @main() -> tensor<3xui4> {\n"
+  tu_parse_fails("func.func @main() -> tensor<3xui4> {\n"
             "  %0 = stablehlo.constant dense<[0, 7, 16]> : tensor<3xui4>\n"
             "  func.return %0 : tensor<3xui4>\n"
             "}\n",
@@ -483,20 +465,20 @@ static void test_while_region(void **state) {
 
 static void test_err_empty(void **state) {
   (void)state;
-  parse_bad("", NULL, XRT_INVALID_ARGUMENT, "<input>:1:1:", NULL);
+  tu_parse_fails("", NULL, XRT_INVALID_ARGUMENT, "<input>:1:1:", NULL);
 }
 
 static void test_err_truncated(void **state) {
   (void)state;
   /* ends after "2" on line 2: the error is at end of input, column 38 */
-  parse_bad("func.func @main() -> tensor<2xi32> {\n"
+  tu_parse_fails("func.func @main() -> tensor<2xi32> {\n"
             "  %0 = stablehlo.constant dense<[1, 2",
             NULL, XRT_INVALID_ARGUMENT, "<input>:2:38:", NULL);
 }
 
 static void test_err_unknown_op(void **state) {
   (void)state;
-  parse_bad("func.func @main(%a: tensor<f32>) -> tensor<f32> {\n"
+  tu_parse_fails("func.func @main(%a: tensor<f32>) -> tensor<f32> {\n"
             "  %0 = stablehlo.frobnicate %a : tensor<f32>\n"
             "  func.return %0 : tensor<f32>\n"
             "}\n",
@@ -511,12 +493,12 @@ static const char *k_undef =
 
 static void test_err_undefined_value(void **state) {
   (void)state;
-  parse_bad(k_undef, NULL, XRT_INVALID_ARGUMENT, "<input>:2:26:", "%7");
+  tu_parse_fails(k_undef, NULL, XRT_INVALID_ARGUMENT, "<input>:2:26:", "%7");
 }
 
 static void test_err_redefined_value(void **state) {
   (void)state;
-  parse_bad("func.func @main(%a: tensor<f32>) -> tensor<f32> {\n"
+  tu_parse_fails("func.func @main(%a: tensor<f32>) -> tensor<f32> {\n"
             "  %0 = stablehlo.negate %a : tensor<f32>\n"
             "  %0 = stablehlo.negate %a : tensor<f32>\n"
             "  func.return %0 : tensor<f32>\n"
@@ -527,7 +509,7 @@ static void test_err_redefined_value(void **state) {
 static void test_err_operand_types(void **state) {
   (void)state;
   /* verifier: add of f32 and i32, reported at the op name */
-  parse_bad("func.func @main(%a: tensor<f32>, %b: tensor<i32>) -> tensor<f32> {\n"
+  tu_parse_fails("func.func @main(%a: tensor<f32>, %b: tensor<i32>) -> tensor<f32> {\n"
             "  %0 = stablehlo.add %a, %b : (tensor<f32>, tensor<i32>) -> tensor<f32>\n"
             "  func.return %0 : tensor<f32>\n"
             "}\n",
@@ -537,7 +519,7 @@ static void test_err_operand_types(void **state) {
 static void test_err_use_type(void **state) {
   (void)state;
   /* %a is f32 but its use says i32: reported at the use */
-  parse_bad("func.func @main(%a: tensor<f32>) -> tensor<i32> {\n"
+  tu_parse_fails("func.func @main(%a: tensor<f32>) -> tensor<i32> {\n"
             "  %0 = stablehlo.negate %a : tensor<i32>\n"
             "  func.return %0 : tensor<i32>\n"
             "}\n",
@@ -546,7 +528,7 @@ static void test_err_use_type(void **state) {
 
 static void test_err_return_type(void **state) {
   (void)state;
-  parse_bad("func.func @main(%a: tensor<i32>) -> tensor<f32> {\n"
+  tu_parse_fails("func.func @main(%a: tensor<i32>) -> tensor<f32> {\n"
             "  func.return %a : tensor<i32>\n"
             "}\n",
             NULL, XRT_INVALID_ARGUMENT, "<input>:2:3:", NULL);
@@ -555,7 +537,7 @@ static void test_err_return_type(void **state) {
 static void test_err_literal_count(void **state) {
   (void)state;
   /* the offending token is the literal's opening '[' (column 33) */
-  parse_bad("func.func @main() -> tensor<2xi32> {\n"
+  tu_parse_fails("func.func @main() -> tensor<2xi32> {\n"
             "  %0 = stablehlo.constant dense<[1, 2, 3]> : tensor<2xi32>\n"
             "  func.return %0 : tensor<2xi32>\n"
             "}\n",
@@ -564,7 +546,7 @@ static void test_err_literal_count(void **state) {
 
 static void test_err_int_range(void **state) {
   (void)state;
-  parse_bad("func.func @main() -> tensor<2xi8> {\n"
+  tu_parse_fails("func.func @main() -> tensor<2xi8> {\n"
             "  %0 = stablehlo.constant dense<[1, 300]> : tensor<2xi8>\n"
             "  func.return %0 : tensor<2xi8>\n"
             "}\n",
@@ -573,7 +555,7 @@ static void test_err_int_range(void **state) {
 
 static void test_err_missing_brace(void **state) {
   (void)state;
-  parse_bad("func.func @main(%a: tensor<f32>) -> tensor<f32> {\n"
+  tu_parse_fails("func.func @main(%a: tensor<f32>) -> tensor<f32> {\n"
             "  func.return %a : tensor<f32>\n",
             NULL, XRT_INVALID_ARGUMENT, "<input>:3:1:", NULL);
 }
@@ -586,11 +568,11 @@ static void test_err_filename_line_offset(void **state) {
   assert_null(o.filename);
   assert_int_equal(o.line_offset, 0);
   o.filename = "model.mlir";
-  parse_bad(k_undef, &o, XRT_INVALID_ARGUMENT, "model.mlir:2:26:", NULL);
+  tu_parse_fails(k_undef, &o, XRT_INVALID_ARGUMENT, "model.mlir:2:26:", NULL);
   o.line_offset = 10;
-  parse_bad(k_undef, &o, XRT_INVALID_ARGUMENT, "model.mlir:12:26:", NULL);
+  tu_parse_fails(k_undef, &o, XRT_INVALID_ARGUMENT, "model.mlir:12:26:", NULL);
   o.filename = NULL;
-  parse_bad(k_undef, &o, XRT_INVALID_ARGUMENT, "<input>:12:26:", NULL);
+  tu_parse_fails(k_undef, &o, XRT_INVALID_ARGUMENT, "<input>:12:26:", NULL);
 }
 
 static void test_err_locations_in_ir(void **state) {

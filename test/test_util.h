@@ -196,4 +196,32 @@ static inline float tu_bits_f32(uint32_t u) {
   return f;
 }
 
+/* Parses text (options may be NULL) expecting it to fail with code (XRT_OK
+ * means any failure code); the message, saved in tu_msg, must start with
+ * prefix and contain sub (when sub is not NULL). */
+static inline void tu_parse_fails(const char *text,
+                                  const xrt_compile_options *options,
+                                  xrt_status code, const char *prefix,
+                                  const char *sub) {
+  xrt_program *p = NULL;
+  xrt_status st = xrt_program_parse(text, strlen(text), options, &p);
+  if (st == XRT_OK) {
+    xrt_program_release(p);
+    fail_msg("bad program parsed (want an error at %s)", prefix);
+  }
+  assert_null(p);
+  tu_save_error();
+  TU_ASSERT_PREFIX(tu_msg, prefix);
+  if (sub) TU_ASSERT_CONTAINS(tu_msg, sub);
+  if (code != XRT_OK && st != code)
+    fail_msg("status %s, want %s (%s)", xrt_strerror(st), xrt_strerror(code),
+             tu_msg);
+}
+
+/* A program the verifier rejects: INVALID_ARGUMENT located at where. */
+static inline void tu_parse_fails_at(const char *text, const char *where,
+                                     const char *sub) {
+  tu_parse_fails(text, NULL, XRT_INVALID_ARGUMENT, where, sub);
+}
+
 #endif /* XRT_TEST_UTIL_H */
