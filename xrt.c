@@ -7255,10 +7255,8 @@ xrt_status xrt_execute(xrt_executable *executable, xrt_device *device,
     xrt_plugin_error err = {{0}};
     s = c->api->execute(c->pc, e->pexe, d->index, in_mem, num_args, out_mem,
                         num_outputs, &err);
-    if (s) {
-      /* A check failure carries the program location already. */
-      xrt__fail(s == XRT_OK ? XRT_INTERNAL : s, "%s", err.message);
-    }
+    /* The simulator's messages carry the program location already. */
+    if (s) xrt__fail(s, "%s", err.message);
   }
   if (s) {
     xrt__release_outputs(outs, num_outputs);
