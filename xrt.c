@@ -6251,7 +6251,8 @@ static xrt_status xrt__client_open(xrt__client *c,
   xrt_status s = xrt__plugin_validate(c->api, name);
   if (s) return s;
   xrt_plugin_client_args args = {sizeof args, o->num_devices,
-                                 o->device_memory_bytes, c->allocator};
+                                 o->device_memory_bytes, c->allocator,
+                                 o->threads_per_device};
   xrt_plugin_error err = {{0}};
   if ((s = c->api->client_create(&args, &c->pc, &err)))
     return xrt__fail_plugin(s, name, &err);
@@ -7076,7 +7077,8 @@ static xrt_status xrt__executable_build(xrt__executable *e, const char *entry) {
   xrt_status s = xrt__find_entry(m, entry, &e->entry);
   if (s || (s = xrt__entry_shapes(e)) || (s = xrt__bind_custom_calls(e)))
     return s;
-  xrt_plugin_compile_args args = {sizeof args, m, e->entry, e->bindings};
+  xrt_plugin_compile_args args = {sizeof args, m, e->entry, e->bindings,
+                                  1, 1, NULL};
   xrt_plugin_error err = {{0}};
   if ((s = c->api->compile(c->pc, &args, &e->pexe, &err)))
     return xrt__fail_plugin(s, c->api->name, &err);
@@ -7253,8 +7255,17 @@ xrt_status xrt_execute(xrt_executable *executable, xrt_device *device,
   if (!s) {
     xrt__client *c = e->client;
     xrt_plugin_error err = {{0}};
-    s = c->api->execute(c->pc, e->pexe, d->index, in_mem, num_args, out_mem,
-                        num_outputs, &err);
+    xrt_plugin_execute_args a;
+    memset(&a, 0, sizeof a);
+    a.struct_size = sizeof a;
+    a.executable = e->pexe;
+    a.device = d->index;
+    a.num_replicas = a.num_partitions = 1;
+    a.args = in_mem;
+    a.num_args = num_args;
+    a.outs = out_mem;
+    a.num_outs = num_outputs;
+    s = c->api->execute(c->pc, &a, &err);
     /* The simulator's messages carry the program location already. */
     if (s) xrt__fail(s, "%s", err.message);
   }
@@ -7265,6 +7276,8 @@ xrt_status xrt_execute(xrt_executable *executable, xrt_device *device,
   for (int i = 0; i < num_outputs; i++) outputs[i] = (xrt_buffer *)outs[i]->handle;
   return XRT_OK;
 }
+
+#include "_dev/sharding.inc"
 
 /* Releasing a client releases everything still alive on it. */
 static void xrt__client_free(xrt__client *c) {

@@ -382,6 +382,10 @@ typedef struct xrt_client_options {
   uint64_t device_memory_bytes;
   /* Host allocator for everything the client allocates. */
   xrt_allocator allocator;
+  /* Worker threads each simulated device may use for one large op (its
+   * thread pool); 0 means the machine's cores divided by num_devices, at
+   * least 1.  Small ops always run on the device's own queue thread. */
+  int threads_per_device;
 } xrt_client_options;
 
 /* Fills *options with defaults. Thread-safe. */
@@ -392,8 +396,10 @@ void xrt_client_options_init(xrt_client_options *options);
 xrt_status xrt_client_create(const xrt_client_options *options,
                              xrt_client **out_client);
 
-/* Releases the client and every buffer and executable still alive on it.
- * NULL is ignored.  Not thread-safe with other calls on the same client. */
+/* Waits for the work queued on every device of the client, then releases
+ * the client and every buffer, executable, event and sharded array still
+ * alive on it.  NULL is ignored.  Not thread-safe with other calls on the
+ * same client or its objects. */
 void xrt_client_release(xrt_client *client);
 
 /* Name of the plugin serving the client ("sim"); borrowed. Thread-safe. */
@@ -479,6 +485,86 @@ xrt_status xrt_buffer_from_npy(xrt_client *client, xrt_device *device,
 xrt_status xrt_buffer_to_npy(xrt_buffer *buffer, const char *path);
 
 /* ======================================================================
+ * Events and asynchronous work
+ *
+ * Every device has its own worker thread with an in-order queue.  The
+ * *_async calls enqueue work and return at once; what they produce (a
+ * buffer, a completed copy, an execution) is signalled by an event.  Every
+ * buffer carries a ready event: work that reads the buffer waits for it,
+ * and a buffer whose producer failed is "poisoned": whatever is computed
+ * from it fails with the original message, and reading it to the host
+ * returns that error.  The synchronous calls above (xrt_buffer_from_host,
+ * xrt_buffer_to_host, xrt_execute...) enqueue and wait.
+ * ==================================================================== */
+
+typedef struct xrt_event xrt_event; /* a one-shot completion, with a status */
+
+/* Called once when the event completes, on a runtime thread (a device's
+ * worker, never the thread that registered it), with the event's status
+ * and message ("" when OK; borrowed for the duration of the call).  It must
+ * not block on other xrt events. */
+typedef void (*xrt_event_callback)(void *user, xrt_status status,
+                                   const char *message);
+
+/* Blocks until the event completes and returns its status; on failure
+ * xrt_last_error() is the event's message.  Thread-safe. */
+xrt_status xrt_event_await(xrt_event *event);
+
+/* Like xrt_event_await, giving up after timeout_ns nanoseconds with
+ * XRT_DEADLINE_EXCEEDED (the event stays pending). Thread-safe. */
+xrt_status xrt_event_await_for(xrt_event *event, int64_t timeout_ns);
+
+/* Whether the event has completed (false for an invalid handle).
+ * Thread-safe. */
+bool xrt_event_is_ready(const xrt_event *event);
+
+/* The status of a completed event without waiting: XRT_OK, the error it
+ * failed with (message in xrt_last_error()), or XRT_UNAVAILABLE while it is
+ * still pending. Thread-safe. */
+xrt_status xrt_event_status(const xrt_event *event);
+
+/* Registers a callback to run when the event completes (at once, on a
+ * runtime thread, when it already has).  Callbacks run in registration
+ * order.  Thread-safe. */
+xrt_status xrt_event_on_ready(xrt_event *event, xrt_event_callback callback,
+                              void *user);
+
+/* Drops the caller's reference; pending work still completes.  NULL is
+ * ignored, a stale handle is reported.  Thread-safe. */
+xrt_status xrt_event_release(xrt_event *event);
+
+/* A new reference to the buffer's ready event (the caller releases it).
+ * Thread-safe. */
+xrt_status xrt_buffer_ready_event(xrt_buffer *buffer, xrt_event **out_event);
+
+/* Enqueues a host-to-device copy.  *out_buffer is returned at once, with a
+ * ready event that completes when the copy has.  data must stay valid and
+ * unchanged until *out_done completes (out_done may be NULL only when the
+ * caller waits on the buffer's ready event instead).  Thread-safe. */
+xrt_status xrt_buffer_from_host_async(xrt_client *client, xrt_device *device,
+                                      const xrt_shape *shape, const void *data,
+                                      xrt_buffer **out_buffer,
+                                      xrt_event **out_done);
+
+/* Enqueues a device-to-host copy after the buffer is ready; dst must stay
+ * valid until *out_done completes.  Thread-safe. */
+xrt_status xrt_buffer_to_host_async(xrt_buffer *buffer, void *dst,
+                                    size_t dst_bytes, xrt_event **out_done);
+
+/* Enqueues a copy to another device of the same client; the new buffer is
+ * returned at once with its ready event.  Thread-safe. */
+xrt_status xrt_buffer_copy_to_device_async(xrt_buffer *buffer,
+                                           xrt_device *device,
+                                           xrt_buffer **out_buffer);
+
+/* Fault injection (tests of error handling).  The next execution on the
+ * device fails after it has run after_steps of its kernels, with a message
+ * naming the device, as a hardware fault would; the device and every other
+ * buffer stay usable.  XRT_UNIMPLEMENTED if the plugin cannot inject
+ * faults.  Thread-safe. */
+xrt_status xrt_device_inject_fault(xrt_device *device, int64_t after_steps);
+
+/* ======================================================================
  * Programs and compilation
  * ==================================================================== */
 
@@ -490,6 +576,13 @@ typedef struct xrt_compile_options {
   const char *filename;
   /* Added to every line number, for a chunk cut from a larger file. */
   int line_offset;
+  /* Replicas and partitions of one launch; 0 takes the module's
+   * mhlo.num_replicas / mhlo.num_partitions (default 1). */
+  int num_replicas, num_partitions;
+  /* Device ids by logical id (replica * num_partitions + partition),
+   * num_replicas * num_partitions of them; NULL: logical id i runs on
+   * device i.  Copied by the compile call. */
+  const int *device_assignment;
 } xrt_compile_options;
 
 /* Fills *options with defaults. Thread-safe. */
@@ -536,26 +629,274 @@ xrt_status xrt_executable_output_shape(const xrt_executable *executable,
                                        int index, xrt_shape *out);
 /* Name of the entry function (borrowed from the executable). Thread-safe. */
 const char *xrt_executable_name(const xrt_executable *executable);
+/* Replicas and partitions the executable was compiled for (-1 if
+ * invalid), and the device of logical id i (borrowed; NULL if out of
+ * range). Thread-safe. */
+int xrt_executable_num_replicas(const xrt_executable *executable);
+int xrt_executable_num_partitions(const xrt_executable *executable);
+xrt_device *xrt_executable_device(const xrt_executable *executable,
+                                  int logical_id);
 
 /* ======================================================================
  * Execution
  * ==================================================================== */
 
 typedef struct xrt_execute_options {
-  int reserved; /* for future use; set by xrt_execute_options_init */
+  /* Multi-program (MPMD) launches: executions given the same nonzero
+   * launch_id form one launch, whose collectives, send and recv meet each
+   * other; each says which participant it is.  launch_size is
+   * num_replicas * num_partitions of the launch (0: the executable's).  Ids
+   * must be unique among launches in flight on the client
+   * (xrt_client_new_launch_id gives one).  0 (the default): the execution
+   * is a launch of its own. */
+  uint64_t launch_id;
+  int replica, partition;
+  /* Devices of the launch by logical id (replica * num_partitions +
+   * partition): NULL uses the executable's device assignment.  Read by
+   * xrt_execute_multi and for MPMD launches. */
+  xrt_device *const *devices;
+  /* xrt_execute_sharded: one spec per output, NULL for the default (pmap's
+   * out_axes=0: a new leading dimension Unstacked over the devices). */
+  const struct xrt_sharding_spec *const *output_specs;
 } xrt_execute_options;
 
 /* Fills *options with defaults. Thread-safe. */
 void xrt_execute_options_init(xrt_execute_options *options);
 
-/* Runs the executable on one device.  args[i] must live on that device and
- * match input i's shape.  outputs receives num_outputs new buffers owned by
- * the caller (num_outputs must equal xrt_executable_num_outputs).  On
- * failure no output is returned.  options may be NULL. Thread-safe. */
+/* Runs the executable on one device and waits.  args[i] must live on that
+ * device and match input i's shape.  outputs receives num_outputs new
+ * buffers owned by the caller (num_outputs must equal
+ * xrt_executable_num_outputs).  On failure no output is returned.  options
+ * may be NULL. Thread-safe. */
 xrt_status xrt_execute(xrt_executable *executable, xrt_device *device,
                        xrt_buffer *const *args, int num_args,
                        xrt_buffer **outputs, int num_outputs,
                        const xrt_execute_options *options);
+
+/* Enqueues an execution on one device and returns at once.  The outputs
+ * are returned immediately, each with a ready event; *out_done (may be
+ * NULL) completes when the execution has, with its status.  Arguments may
+ * still be pending: the execution waits for them, and fails (poisoning its
+ * outputs) if one of them failed.  Errors found before enqueueing (wrong
+ * shapes, stale handles) are returned directly and produce no outputs.
+ * Thread-safe. */
+xrt_status xrt_execute_async(xrt_executable *executable, xrt_device *device,
+                             xrt_buffer *const *args, int num_args,
+                             xrt_buffer **outputs, int num_outputs,
+                             const xrt_execute_options *options,
+                             xrt_event **out_done);
+
+/* Runs the executable on every device of its launch at once, PJRT style:
+ * argument_lists[i][j] is argument j for logical device i (replica-major:
+ * i = replica * num_partitions + partition), output_lists[i] receives that
+ * device's num_outputs results.  num_lists must equal num_replicas *
+ * num_partitions of the executable.  Devices come from options->devices or
+ * the executable's device assignment.  Asynchronous like
+ * xrt_execute_async: *out_done (may be NULL) completes when every
+ * participant has, with the first failure if any; a failing participant
+ * fails the whole launch (collectives waiting on it are released with its
+ * message).  Thread-safe. */
+xrt_status xrt_execute_multi(xrt_executable *executable,
+                             xrt_buffer *const *const *argument_lists,
+                             int num_lists, int num_args,
+                             xrt_buffer **const *output_lists,
+                             int num_outputs,
+                             const xrt_execute_options *options,
+                             xrt_event **out_done);
+
+/* A launch id not used before on this client (for MPMD launches).
+ * Thread-safe. */
+uint64_t xrt_client_new_launch_id(xrt_client *client);
+
+/* ======================================================================
+ * Sharding specs, sharded arrays and pmap
+ *
+ * A sharding spec says how one logical array is cut into per-device
+ * pieces, exactly as JAX's pmap ShardingSpec does.  Per array dimension:
+ * NoSharding (every piece has the whole dimension), Chunked([c0, c1, ...])
+ * (the dimension is cut into c0*c1*... equal chunks; each c is one sharded
+ * mesh axis, c0 outermost) or Unstacked(n) (the dimension, of size n, is
+ * removed: piece k gets index k).  The sharded axes are numbered in the
+ * order they appear over the dimensions.  Per mesh dimension:
+ * ShardedAxis(i) (this mesh dimension walks sharded axis i) or
+ * Replicated(r) (r devices hold the same pieces).  Devices are laid out
+ * row-major over the mesh dimensions in the order given, so with the
+ * replication last (the usual spec) copies of a piece sit on neighbouring
+ * devices.
+ * ==================================================================== */
+
+#define XRT_MAX_CHUNKS 8     /* chunk factors of one Chunked dimension */
+#define XRT_MAX_MESH_DIMS 16
+
+typedef enum xrt_dim_sharding_kind {
+  XRT_DIM_NO_SHARDING = 0,
+  XRT_DIM_CHUNKED = 1,
+  XRT_DIM_UNSTACKED = 2
+} xrt_dim_sharding_kind;
+
+typedef struct xrt_dim_sharding {
+  xrt_dim_sharding_kind kind;
+  int num_chunks;                   /* Chunked: how many factors */
+  int64_t chunks[XRT_MAX_CHUNKS];   /* Chunked: the factors */
+  int64_t size;                     /* Unstacked: the dimension's size */
+} xrt_dim_sharding;
+
+typedef enum xrt_mesh_mapping_kind {
+  XRT_MESH_SHARDED_AXIS = 0,
+  XRT_MESH_REPLICATED = 1
+} xrt_mesh_mapping_kind;
+
+typedef struct xrt_mesh_mapping {
+  xrt_mesh_mapping_kind kind;
+  int axis;          /* ShardedAxis: the sharded axis */
+  int64_t replicas;  /* Replicated: how many copies */
+} xrt_mesh_mapping;
+
+typedef struct xrt_sharding_spec {
+  int rank;                                   /* of the logical array */
+  xrt_dim_sharding dims[XRT_MAX_RANK];
+  int num_mesh_dims;
+  xrt_mesh_mapping mesh[XRT_MAX_MESH_DIMS];
+} xrt_sharding_spec;
+
+/* A spec of the given rank with every dimension NoSharding and no mesh
+ * dimension (one device holds the whole array).  Thread-safe. */
+void xrt_sharding_spec_init(xrt_sharding_spec *spec, int rank);
+
+/* Checks the spec against a logical shape: chunks divide their dimension,
+ * Unstacked sizes match, every sharded axis is mapped exactly once.
+ * XRT_INVALID_ARGUMENT with a message naming the dimension otherwise.
+ * Thread-safe. */
+xrt_status xrt_sharding_spec_validate(const xrt_sharding_spec *spec,
+                                      const xrt_shape *logical);
+
+/* Number of devices the spec spans (the product of the mesh sizes), or -1
+ * if the spec is malformed. Thread-safe. */
+int64_t xrt_sharding_spec_num_devices(const xrt_sharding_spec *spec);
+
+/* The shape of each device's piece of an array of shape logical.
+ * Thread-safe. */
+xrt_status xrt_sharding_spec_shard_shape(const xrt_sharding_spec *spec,
+                                         const xrt_shape *logical,
+                                         xrt_shape *out);
+
+/* The logical shape whose pieces have shape shard.  Thread-safe. */
+xrt_status xrt_sharding_spec_logical_shape(const xrt_sharding_spec *spec,
+                                           const xrt_shape *shard,
+                                           xrt_shape *out);
+
+/* Where device number `device` (0-based, in mesh order) reads its piece:
+ * start[d] of every logical dimension (an Unstacked dimension gives its
+ * index; the piece's extent there is 1 and the dimension is dropped).
+ * Thread-safe. */
+xrt_status xrt_sharding_spec_shard_start(const xrt_sharding_spec *spec,
+                                         const xrt_shape *logical,
+                                         int64_t device, int64_t *start);
+
+typedef struct xrt_sharded_array xrt_sharded_array;
+
+/* Splits a dense row-major host array into per-device buffers by spec:
+ * devices[k] gets piece k (num_devices must equal the spec's device count;
+ * a device may appear more than once).  The caller owns *out_array.
+ * Synchronous.  Thread-safe. */
+xrt_status xrt_sharded_array_from_host(xrt_client *client,
+                                       const xrt_shape *logical,
+                                       const void *data,
+                                       const xrt_sharding_spec *spec,
+                                       xrt_device *const *devices,
+                                       int num_devices,
+                                       xrt_sharded_array **out_array);
+
+/* Assembles the logical array into host memory (dst_bytes at least its
+ * size); replicated pieces are read once.  Waits for pending pieces and
+ * returns the first one's error if any failed.  Thread-safe. */
+xrt_status xrt_sharded_array_to_host(xrt_sharded_array *array, void *dst,
+                                     size_t dst_bytes);
+
+/* Wraps existing buffers (one per device, in mesh order, each of the
+ * spec's piece shape) as a sharded array.  On success the array owns the
+ * buffers (release them through the array only); on failure the caller
+ * still does.  Thread-safe. */
+xrt_status xrt_sharded_array_create(xrt_client *client,
+                                    const xrt_shape *logical,
+                                    const xrt_sharding_spec *spec,
+                                    xrt_buffer *const *buffers,
+                                    int num_buffers,
+                                    xrt_sharded_array **out_array);
+
+/* Releases the array and its buffers.  NULL is ignored, a stale handle is
+ * reported. Not thread-safe with other calls on the same array. */
+xrt_status xrt_sharded_array_release(xrt_sharded_array *array);
+
+/* Accessors; borrowed results. Thread-safe. */
+int xrt_sharded_array_num_shards(const xrt_sharded_array *array);
+xrt_buffer *xrt_sharded_array_shard(const xrt_sharded_array *array,
+                                    int index);
+xrt_status xrt_sharded_array_shape(const xrt_sharded_array *array,
+                                   xrt_shape *out);
+xrt_status xrt_sharded_array_spec(const xrt_sharded_array *array,
+                                  xrt_sharding_spec *out);
+
+/* Runs the executable once per shard of the arguments (every argument
+ * spans the same devices in the same order; their count must be the
+ * executable's num_replicas * num_partitions) and returns one sharded
+ * array per output (options->output_specs, or a new leading dimension
+ * Unstacked over the devices).  Asynchronous like xrt_execute_multi; the
+ * caller owns the outputs.  Thread-safe. */
+xrt_status xrt_execute_sharded(xrt_executable *executable,
+                               xrt_sharded_array *const *args, int num_args,
+                               xrt_sharded_array **outputs, int num_outputs,
+                               const xrt_execute_options *options,
+                               xrt_event **out_done);
+
+/* ---- pmap: compile once per argument signature ---- */
+
+typedef struct xrt_pmap xrt_pmap;
+
+/* Produces the program text for one signature (the per-device shard
+ * shapes of the arguments), as JAX traces a function per signature.  Set
+ * *out_text to memory from malloc (xrt frees it) and *out_len; a non-OK
+ * return is remembered for the signature like a compile error. */
+typedef xrt_status (*xrt_pmap_source_fn)(void *user,
+                                         const xrt_shape *shard_shapes,
+                                         int num_args, char **out_text,
+                                         size_t *out_len);
+
+typedef struct xrt_pmap_options {
+  /* The program: either fixed text (text, len; compiled once per
+   * signature, so a signature that does not match its entry fails) or a
+   * source callback called once per new signature. */
+  const char *text;
+  size_t len;
+  xrt_pmap_source_fn source;
+  void *source_user;
+  xrt_compile_options compile; /* entry, filename... */
+} xrt_pmap_options;
+
+/* Fills *options with defaults. Thread-safe. */
+void xrt_pmap_options_init(xrt_pmap_options *options);
+
+/* Creates a pmap over the client.  The caller owns *out_pmap.
+ * Thread-safe. */
+xrt_status xrt_pmap_create(xrt_client *client, const xrt_pmap_options *options,
+                           xrt_pmap **out_pmap);
+
+/* Calls the pmap on sharded arguments: compiles for their signature on
+ * first use (concurrent callers with the same signature wait for one
+ * compilation; a failed compilation is remembered and returned to every
+ * later caller of that signature) and runs like xrt_execute_sharded.
+ * Thread-safe. */
+xrt_status xrt_pmap_call(xrt_pmap *pmap, xrt_sharded_array *const *args,
+                         int num_args, xrt_sharded_array **outputs,
+                         int num_outputs, const xrt_execute_options *options,
+                         xrt_event **out_done);
+
+/* Number of distinct signatures compiled (or failed) so far. Thread-safe. */
+int xrt_pmap_num_compiled(const xrt_pmap *pmap);
+
+/* Releases the pmap and its executables (pending executions finish).
+ * NULL is ignored. Not thread-safe with calls on the same pmap. */
+void xrt_pmap_release(xrt_pmap *pmap);
 
 /* ======================================================================
  * Host functions (targets of stablehlo.custom_call)
@@ -892,7 +1233,7 @@ static inline const xrt_ir_attr *xrt_ir_attr_field(const xrt_ir_attr *attr,
 /* ---- plugin function table ---- */
 
 #define XRT_PLUGIN_ABI_MAJOR 0
-#define XRT_PLUGIN_ABI_MINOR 1
+#define XRT_PLUGIN_ABI_MINOR 2
 
 /* Every plugin call that can fail gets one of these to explain why. */
 typedef struct xrt_plugin_error {
@@ -904,6 +1245,7 @@ typedef struct xrt_plugin_client_args {
   int num_devices;
   uint64_t device_memory_bytes;
   xrt_allocator allocator;
+  int threads_per_device;  /* for one op on one device; 0: the plugin picks */
 } xrt_plugin_client_args;
 
 typedef struct xrt_plugin_device_desc {
@@ -927,7 +1269,30 @@ typedef struct xrt_plugin_compile_args {
    * recv; module->num_custom_calls of them), indexed by the op's callee;
    * valid until executable_destroy. */
   const xrt_host_binding *host_bindings;
+  /* The launch shape this executable runs in (>= 1 each), and the device
+   * of every logical id (replica * num_partitions + partition). */
+  int32_t num_replicas, num_partitions;
+  const int32_t *device_assignment;
 } xrt_plugin_compile_args;
+
+/* One participant of a launch.  Every participant of a launch (all
+ * num_replicas * num_partitions of them) is handed to execute exactly once,
+ * each on its device's own thread, concurrently; a participant the core
+ * cannot run (a failed input) comes with abort_message set instead, so
+ * that the others' collectives fail rather than wait forever. */
+typedef struct xrt_plugin_execute_args {
+  size_t struct_size;
+  void *executable;
+  int device;
+  uint64_t launch_id;       /* shared by the participants of one launch */
+  int32_t replica, partition;
+  int32_t num_replicas, num_partitions;
+  void *const *args;        /* device memories of the entry's inputs */
+  int num_args;
+  void *const *outs;        /* preallocated memories of its results */
+  int num_outs;
+  const char *abort_message; /* non-NULL: do not run; fail the launch */
+} xrt_plugin_execute_args;
 
 /* Plugin objects are opaque to the core: void pointers the plugin made. */
 typedef struct xrt_plugin_api {
@@ -963,11 +1328,15 @@ typedef struct xrt_plugin_api {
   xrt_status (*compile)(void *client, const xrt_plugin_compile_args *args,
                         void **out_executable, xrt_plugin_error *err);
   void (*executable_destroy)(void *executable);
-  /* Runs on one device: args are device memories of the entry function's
-   * inputs; outs are preallocated device memories of its results. */
-  xrt_status (*execute)(void *client, void *executable, int device,
-                        void *const *args, int num_args, void *const *outs,
-                        int num_outs, xrt_plugin_error *err);
+  /* Runs one participant of a launch (see xrt_plugin_execute_args). */
+  xrt_status (*execute)(void *client, const xrt_plugin_execute_args *args,
+                        xrt_plugin_error *err);
+
+  /* ---- optional (NULL when absent) ---- */
+
+  /* Makes the next execution on device fail after after_steps kernels. */
+  xrt_status (*inject_fault)(void *client, int device, int64_t after_steps,
+                             xrt_plugin_error *err);
 } xrt_plugin_api;
 
 /* The simulator's table, when xrt_sim.c is compiled in. Thread-safe. */

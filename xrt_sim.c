@@ -2321,11 +2321,27 @@ typedef struct sim_exe {
   sim_vec owned_ctx; /* malloc'd elementwise contexts */
 } sim_exe;
 
+struct sim_launch;
+struct sim_tpool;
+
 struct sim_cx {
   void **allvals; /* the frame's vals of every function */
   const sim_exe *exe;
   xrt_plugin_error *err;
+  /* The launch this execution is a participant of (collectives). */
+  const xrt_plugin_execute_args *xa;
+  struct sim_launch *launch;
+  uint32_t coll_seq;     /* collectives this participant has entered */
+  int64_t fault_steps;   /* steps until an injected fault; -1: none */
+  struct sim_tpool *tp;  /* the device's thread pool (NULL: serial) */
 };
+
+/* Runs fn over [0, n) in pieces of at least grain items, on the device's
+ * thread pool when cx has one and n is large, else on the calling thread.
+ * fn must be safe to run concurrently on disjoint ranges. */
+typedef void (*sim_range_fn)(void *ctx, int64_t begin, int64_t end);
+static void sim_parallel_for(sim_cx *cx, int64_t n, int64_t grain,
+                             sim_range_fn fn, void *ctx);
 
 static xrt_status sim_run_plan(const sim_plan *p, void **vals, sim_cx *cx) {
   for (int32_t i = 0; i < p->n; i++) {
@@ -7831,6 +7847,11 @@ bad:
                      "shape does not follow from the operands", op->name);
 }
 
+#include "_dev/sim_pool.inc"
+#include "_dev/sim_gemm.inc"
+#include "_dev/sim_fuse.inc"
+#include "_dev/sim_coll.inc"
+
 /* Lowerers of the ops the simulator implements directly; elementwise ops
  * go to sim_ew_kernel. */
 static sim_lower_fn sim_lowerer(xrt_opcode code) {
@@ -8437,7 +8458,7 @@ static xrt_status sim_run_entry(const sim_exe *e, sim_frame *fr,
   for (int32_t i = 0; i < fp->nargs; i++) vals[fp->args[i]] = args[i];
   for (int32_t j = 0; j < fp->nrets; j++)
     if (fp->ret_direct[j]) vals[fp->rets[j]] = outs[j];
-  sim_cx cx = {fr->vals, e, err};
+  sim_cx cx = {fr->vals, e, err, NULL, NULL, 0, -1, NULL};
   xrt_status rc = sim_run_plan(&fp->body, vals, &cx);
   if (rc) return rc;
   for (int32_t j = 0; j < fp->nrets; j++) {
@@ -8448,31 +8469,32 @@ static xrt_status sim_run_entry(const sim_exe *e, sim_frame *fr,
   return XRT_OK;
 }
 
-static xrt_status sim_execute(void *client, void *executable, int device,
-                              void *const *args, int num_args,
-                              void *const *outs, int num_outs,
+static xrt_status sim_execute(void *client, const xrt_plugin_execute_args *a,
                               xrt_plugin_error *err) {
   sim_client *c = (sim_client *)client;
-  sim_exe *e = (sim_exe *)executable;
-  xrt_status rc = sim_check_device(c, device, err);
+  if (!a || a->struct_size < sizeof *a)
+    return sim_fail(err, XRT_INVALID_ARGUMENT, "bad execute arguments");
+  sim_exe *e = (sim_exe *)a->executable;
+  xrt_status rc = sim_check_device(c, a->device, err);
   if (rc) return rc;
   if (!e || e->cl != c)
     return sim_fail(err, XRT_INVALID_ARGUMENT, "bad executable");
+  if (a->abort_message) return XRT_OK; /* no collectives yet: nothing waits */
   const sim_fplan *fp = &e->fp[e->entry];
-  if (num_args != fp->nargs || num_outs != fp->nrets ||
-      (num_args && !args) || (num_outs && !outs))
+  if (a->num_args != fp->nargs || a->num_outs != fp->nrets ||
+      (a->num_args && !a->args) || (a->num_outs && !a->outs))
     return sim_fail(err, XRT_INVALID_ARGUMENT, "@%s takes %d argument(s) and "
                     "%d result(s), got %d and %d", e->m->funcs[e->entry].name,
-                    (int)fp->nargs, (int)fp->nrets, num_args, num_outs);
+                    (int)fp->nargs, (int)fp->nrets, a->num_args, a->num_outs);
   if (pthread_mutex_trylock(&e->mu) == 0) {
-    rc = sim_run_entry(e, &e->frame, args, outs, err);
+    rc = sim_run_entry(e, &e->frame, a->args, a->outs, err);
     pthread_mutex_unlock(&e->mu);
     return rc;
   }
   sim_frame tmp; /* the owned frame is busy: a concurrent execute */
   memset(&tmp, 0, sizeof tmp);
   if ((rc = sim_frame_make(e, &tmp, err))) return rc;
-  rc = sim_run_entry(e, &tmp, args, outs, err);
+  rc = sim_run_entry(e, &tmp, a->args, a->outs, err);
   sim_frame_free(e, &tmp);
   return rc;
 }
@@ -8499,6 +8521,7 @@ static const xrt_plugin_api sim_api = {
     sim_compile,
     sim_executable_destroy,
     sim_execute,
+    NULL, /* inject_fault */
 };
 
 const xrt_plugin_api *xrt_sim_plugin_api(void) { return &sim_api; }
