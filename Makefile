@@ -5,6 +5,7 @@
 #   make test       build and run every test/test_*.c, then test/run_interpret.sh
 #   make bench      build and run bench/*.c (prints KEY = NUMBER lines)
 #   make asan       the tests under AddressSanitizer + UBSan, in build-asan/
+#   make test-tsan  the threaded tests under ThreadSanitizer, in build-tsan/
 #   make clean
 #
 # Variables: CC (gcc or clang), CFLAGS, WERROR=1 (adds -Werror), SAN=1
@@ -29,6 +30,13 @@ else
 endif
 
 CPPFLAGS += -I. -DXRT_WITH_SIM
+
+# XRT_BLAS=1: the simulator's f32/f64 dot_general calls CBLAS for large
+# products (Debian: libopenblas-dev).
+ifeq ($(XRT_BLAS),1)
+  CPPFLAGS += -DXRT_WITH_CBLAS
+  LDLIBS += -lopenblas
+endif
 # Dependency files of objects only: build/xrt (the tool) and build/xrt.o
 # would otherwise both write build/xrt.d.
 DEPFLAGS := -MMD -MP
@@ -45,7 +53,7 @@ TEST_BINS := $(TEST_SRCS:test/%.c=$(BUILD)/%)
 BENCH_SRCS := $(sort $(wildcard bench/*.c))
 BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all run test asan bench clean deps
+.PHONY: all run test asan test-tsan bench bench-deps clean deps
 .DEFAULT_GOAL := all
 
 all: $(LIB_A) $(LIB_SO) $(XRT_BIN)
@@ -78,7 +86,29 @@ $(BUILD)/test_%: test/test_%.c test/test_util.h $(LIB_A) | $(BUILD) deps
 $(BUILD)/bench/%: bench/%.c $(LIB_A) | $(BUILD)/bench
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< -o $@ $(LIB_A) $(LDLIBS)
 
-$(BUILD) $(BUILD)/pic $(BUILD)/bench:
+# bench_gemm measures against OpenBLAS when it is installed, and a second
+# copy of it runs on a library built with XRT_WITH_CBLAS (in $(BUILD)/blas).
+HAVE_OPENBLAS := $(if $(wildcard /usr/lib/*/libopenblas.so /usr/lib/libopenblas.so),1)
+GEMM_BENCH_BLAS := $(if $(HAVE_OPENBLAS),-DBENCH_HAVE_OPENBLAS -lopenblas)
+BLAS_OBJS := $(CORE_SRCS:%.c=$(BUILD)/blas/%.o)
+ifeq ($(HAVE_OPENBLAS),1)
+  BENCH_BINS += $(BUILD)/bench/bench_gemm_blas
+endif
+
+$(BUILD)/bench/bench_gemm: bench/bench_gemm.c $(LIB_A) | $(BUILD)/bench
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< -o $@ $(LIB_A) $(GEMM_BENCH_BLAS) $(LDLIBS)
+
+$(BUILD)/blas/%.o: %.c | $(BUILD)/blas
+	$(CC) $(CPPFLAGS) -DXRT_WITH_CBLAS $(DEPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/blas/libxrt.a: $(BLAS_OBJS)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+$(BUILD)/bench/bench_gemm_blas: bench/bench_gemm.c $(BUILD)/blas/libxrt.a | $(BUILD)/bench
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -DBENCH_GEMM_BLAS $< -o $@ $(BUILD)/blas/libxrt.a $(GEMM_BENCH_BLAS) $(LDLIBS)
+
+$(BUILD) $(BUILD)/pic $(BUILD)/bench $(BUILD)/blas:
 	mkdir -p $@
 
 # ---- commands ----
@@ -110,10 +140,28 @@ test: deps $(TEST_BINS) $(XRT_BIN)
 asan:
 	$(MAKE) test SAN=1
 
-bench: $(BENCH_BINS)
+# The tests that run work on many threads, under ThreadSanitizer (its own
+# build directory and flags; a report fails the run).
+TSAN_TESTS := test_async test_threads test_api
+TSAN_FLAGS := -std=c11 -O1 -g -fsanitize=thread -fno-omit-frame-pointer \
+              -Wall -Wextra -Wpedantic
+test-tsan: deps
+	$(MAKE) BUILD=build-tsan CFLAGS="$(TSAN_FLAGS)" \
+	  LDFLAGS="-fsanitize=thread" $(TSAN_TESTS:%=build-tsan/%)
+	@for t in $(TSAN_TESTS); do \
+	  echo "== build-tsan/$$t (ThreadSanitizer)"; \
+	  TSAN_OPTIONS="halt_on_error=1 exitcode=66 $$TSAN_OPTIONS" \
+	    build-tsan/$$t || exit 1; \
+	done
+
+# The baselines (numpy, torch, OpenBLAS) are installed first when root.
+bench-deps:
+	@sh tools/deps.sh bench
+
+bench: bench-deps $(BENCH_BINS)
 	@for b in $(BENCH_BINS); do $$b || exit 1; done
 
 clean:
 	rm -rf build build-asan build-*
 
--include $(CORE_OBJS:.o=.d) $(PIC_OBJS:.o=.d)
+-include $(CORE_OBJS:.o=.d) $(PIC_OBJS:.o=.d) $(BLAS_OBJS:.o=.d)

@@ -14,10 +14,11 @@
  *   7. Plugins: the registry of device plugins
  *   8. Handles: generation-checked object handles
  *   9. Clients and devices
- *  10. Buffers
+ *  9b. Device queues and events: worker threads, tasks, events
+ *  10. Buffers (refcounted; transfers, sync and async)
  *  11. Host functions and the built-in check.* targets
  *  12. Programs and compilation
- *  13. Execution
+ *  13. Execution: single-device, MPMD and multi-device launches
  *  14. NumPy files
  */
 
@@ -39,11 +40,13 @@
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #if defined(_MSC_VER)
 #define XRT__THREAD_LOCAL __declspec(thread)
@@ -2223,19 +2226,21 @@ static void xrt__opt_attr_dict(xrt__parser *p) {
 
 /* ---- check.* lowering ---- */
 
-/* The interpreter's test ops (check.*, interpreter.print/probe) become
- * custom_calls of host functions with the op's name as target. */
+/* The interpreter's test ops (check.*, interpreter.print/probe/
+ * run_parallel) become custom_calls of host functions with the op's name
+ * as target. */
 enum { XRT__P_CHECK_EQ = 1, XRT__CHECK_ALMOST_EQ, XRT__P_CHECK_CLOSE,
-       XRT__P_PRINT, XRT__P_PROBE, XRT__P_SERIALIZED_EQ };
+       XRT__P_PRINT, XRT__P_PROBE, XRT__P_SERIALIZED_EQ, XRT__P_RUN_PARALLEL };
 
 static const char *const xrt__check_targets[] = {
     "", "check.expect_eq", "check.expect_almost_eq", "check.expect_close",
-    "interpreter.print", "interpreter.probe", "check.expect_serialized_eq"};
+    "interpreter.print", "interpreter.probe", "check.expect_serialized_eq",
+    "interpreter.run_parallel"};
 
 static int xrt__p_check_kind(xrt__tok t, bool *is_const) {
   static const char *const names[] = {"check.expect_eq", "check.expect_almost_eq",
                                       "check.expect_close"};
-  for (int i = XRT__P_PRINT; i <= XRT__P_SERIALIZED_EQ; i++)
+  for (int i = XRT__P_PRINT; i <= XRT__P_RUN_PARALLEL; i++)
     if (xrt__tok_is(t, xrt__check_targets[i])) return i;
   if (t.n < 6 || memcmp(t.s, "check.", 6)) return 0;
   for (int i = 0; i < 3; i++) {
@@ -2305,6 +2310,38 @@ static void xrt__interp_finish(xrt__parser *p, xrt__opb *b) {
   }
 }
 
+/* Is a a LIST of n >= 1 SYMBOLs (n stored in *n)? */
+static bool xrt__symbol_list(const xrt_ir_attr *a, int32_t *n) {
+  if (!a || a->kind != XRT_ATTR_LIST || a->num_items < 1) return false;
+  for (int32_t i = 0; i < a->num_items; i++)
+    if (a->items[i].kind != XRT_ATTR_SYMBOL) return false;
+  *n = a->num_items;
+  return true;
+}
+
+/* interpreter.run_parallel: programs = [[@f, ...], ...] (replicas of
+ * equally many partitions) and an optional infeed = [@q, ...].  Operands
+ * and results are matched with the programs' parameters and results when
+ * the host function runs them (the functions may come later in the
+ * module). */
+static void xrt__run_parallel_finish(xrt__parser *p, xrt__opb *b) {
+  xrt_ir_attr *progs = xrt__find_attr(p, b, "programs");
+  int32_t parts = 0, n = 0;
+  bool ok = progs && progs->kind == XRT_ATTR_LIST && progs->num_items >= 1;
+  for (int32_t r = 0; ok && r < progs->num_items; r++) {
+    ok = xrt__symbol_list(&progs->items[r], &n) && (r == 0 || n == parts);
+    parts = n;
+  }
+  if (!ok)
+    xrt__perr(p, b->at, XRT_INVALID_ARGUMENT, "interpreter.run_parallel needs "
+              "programs = [[@f, ...], ...]: one non-empty list of functions "
+              "per replica, all of the same length");
+  xrt_ir_attr *feed = xrt__find_attr(p, b, "infeed");
+  if (feed && !xrt__symbol_list(feed, &n))
+    xrt__perr(p, b->at, XRT_INVALID_ARGUMENT, "interpreter.run_parallel's "
+              "infeed must be a list of functions [@f, ...]");
+}
+
 /* Target name and default attributes of a lowered check op. */
 static void xrt__check_finish(xrt__parser *p, xrt__opb *b) {
   xrt_ir_attr a;
@@ -2315,7 +2352,9 @@ static void xrt__check_finish(xrt__parser *p, xrt__opb *b) {
   a.s = xrt__check_targets[b->check];
   a.n = (int64_t)strlen(a.s);
   xrt__add_attr(p, "call_target_name", &a);
-  if (b->check >= XRT__P_PRINT) {
+  if (b->check == XRT__P_RUN_PARALLEL) {
+    xrt__run_parallel_finish(p, b);
+  } else if (b->check >= XRT__P_PRINT) {
     xrt__interp_finish(p, b);
   } else if (b->check == XRT__CHECK_ALMOST_EQ) {
     xrt_ir_attr *t = xrt__find_attr(p, b, "tolerance");
@@ -6059,10 +6098,17 @@ static xrt_status xrt__plugin_validate(const xrt_plugin_api *api,
  * foreign handle fails the lookup instead of touching freed memory, which is
  * how xrt turns use-after-release into XRT_INVALID_ARGUMENT.  Slots live in
  * chunks that never move, so lookups take no lock.
+ *
+ * Buffers, executables and events are refcounted (queued work holds
+ * references).  Looking one up and taking a reference happens under a
+ * striped lock that revoking the handle also takes, so a release racing
+ * with a use on another thread either comes first (the use fails cleanly)
+ * or second (the object lives until the use drops its reference).
  * ==================================================================== */
 
 enum { XRT__H_FREE = 0, XRT__H_CLIENT, XRT__H_DEVICE, XRT__H_BUFFER,
-       XRT__H_PROGRAM, XRT__H_EXECUTABLE };
+       XRT__H_PROGRAM, XRT__H_EXECUTABLE, XRT__H_EVENT, XRT__H_SHARDED,
+       XRT__H_PMAP };
 
 #define XRT__HCHUNK 4096u
 #define XRT__HMAXCHUNKS 4096u
@@ -6077,9 +6123,25 @@ typedef struct xrt__hslot {
 } xrt__hslot;
 
 static _Atomic(xrt__hslot *) xrt__hchunks[XRT__HMAXCHUNKS];
-static pthread_mutex_t xrt__hmu = PTHREAD_MUTEX_INITIALIZER;
+static atomic_flag xrt__hmu = ATOMIC_FLAG_INIT; /* the free list */
 static uint32_t xrt__hcount;
 static uint32_t xrt__hfree = UINT32_MAX;
+
+/* Spin locks guard the free list, the stripes, the client's object lists
+ * and the device queues: a few instructions each, and a lock/unlock pair
+ * costs one atomic exchange where a mutex costs two (dispatch takes about
+ * ten of them per call). */
+#define XRT__HSTRIPES 64u
+static atomic_flag xrt__hstripes[XRT__HSTRIPES];
+
+static void xrt__spin_lock(atomic_flag *f) {
+  while (atomic_flag_test_and_set_explicit(f, memory_order_acquire))
+    sched_yield(); /* held for a few instructions only */
+}
+
+static void xrt__spin_unlock(atomic_flag *f) {
+  atomic_flag_clear_explicit(f, memory_order_release);
+}
 
 static xrt__hslot *xrt__hslot_at(uint32_t idx) {
   xrt__hslot *c = atomic_load_explicit(&xrt__hchunks[idx / XRT__HCHUNK],
@@ -6107,7 +6169,7 @@ static uint32_t xrt__hslot_take(void) {
 
 /* Registers obj; returns its handle, or 0 when out of memory. */
 static uintptr_t xrt__hnew(void *obj, int kind) {
-  pthread_mutex_lock(&xrt__hmu);
+  xrt__spin_lock(&xrt__hmu);
   uint32_t idx = xrt__hslot_take();
   uintptr_t h = 0;
   if (idx != UINT32_MAX) {
@@ -6119,7 +6181,7 @@ static uintptr_t xrt__hnew(void *obj, int kind) {
                           memory_order_release);
     h = (uintptr_t)(gen << XRT__HIDX_BITS) | (uintptr_t)(idx + 1);
   }
-  pthread_mutex_unlock(&xrt__hmu);
+  xrt__spin_unlock(&xrt__hmu);
   return h;
 }
 
@@ -6138,14 +6200,47 @@ static void *xrt__hget(const void *handle, int kind) {
 static void xrt__hfree_handle(uintptr_t h) {
   if (!h) return;
   uint32_t idx = (uint32_t)(h & XRT__HIDX_MASK) - 1;
-  pthread_mutex_lock(&xrt__hmu);
+  xrt__spin_lock(&xrt__hmu);
   xrt__hslot *s = xrt__hslot_at(idx);
   uint64_t tag = atomic_load(&s->tag);
   atomic_store_explicit(&s->tag, tag & ~(uint64_t)0xff, memory_order_release);
   s->obj = NULL;
   s->next_free = xrt__hfree;
   xrt__hfree = idx;
-  pthread_mutex_unlock(&xrt__hmu);
+  xrt__spin_unlock(&xrt__hmu);
+}
+
+static atomic_flag *xrt__hstripe(const void *handle) {
+  return &xrt__hstripes[((uintptr_t)handle & XRT__HIDX_MASK) % XRT__HSTRIPES];
+}
+
+
+/* Looks up a refcounted object (its counter at refs_at) and takes a
+ * reference; NULL if the handle is not live. */
+static void *xrt__hacquire(const void *handle, int kind, size_t refs_at) {
+  atomic_flag *mu = xrt__hstripe(handle);
+  xrt__spin_lock(mu);
+  char *obj = (char *)xrt__hget(handle, kind);
+  if (obj) atomic_fetch_add((_Atomic int *)(void *)(obj + refs_at), 1);
+  xrt__spin_unlock(mu);
+  return obj;
+}
+
+/* Invalidates a live handle and returns its object (whose reference the
+ * caller now drops); NULL if it was not live, so of two racing releases
+ * exactly one wins. */
+static void *xrt__hrevoke(const void *handle, int kind) {
+  atomic_flag *mu = xrt__hstripe(handle);
+  xrt__spin_lock(mu);
+  void *obj = xrt__hget(handle, kind);
+  if (obj) xrt__hfree_handle((uintptr_t)handle);
+  xrt__spin_unlock(mu);
+  return obj;
+}
+
+/* Frees h if it is still obj's live handle (client release). */
+static void xrt__hfree_if_live(uintptr_t h, int kind, const void *obj) {
+  if (h && xrt__hget((const void *)h, kind) == obj) xrt__hfree_handle(h);
 }
 
 /* ======================================================================
@@ -6153,12 +6248,30 @@ static void xrt__hfree_handle(uintptr_t h) {
  * ==================================================================== */
 
 typedef struct xrt__client xrt__client;
+typedef struct xrt__task xrt__task;
+
+/* A device's in-order queue, served by its worker thread.  `busy` means a
+ * task is running: on the worker, or inline on a caller that found the
+ * queue empty (the synchronous fast path), which keeps the order.  The
+ * fields are under the spin lock; the worker sleeps on work_cv only when
+ * it has nothing to run, and whoever wakes it clears `sleeping`. */
+typedef struct xrt__queue {
+  atomic_flag lock;
+  xrt__task *head, *tail;
+  bool busy, stop;
+  _Atomic bool sleeping;
+  pthread_mutex_t mu; /* for work_cv */
+  pthread_cond_t work_cv;
+  bool inited, started;
+  pthread_t thread;
+} xrt__queue;
 
 typedef struct xrt__device {
   xrt__client *client;
   int index;
   uintptr_t handle;
   xrt_plugin_device_desc desc;
+  xrt__queue q;
 } xrt__device;
 
 typedef struct xrt__host_entry {
@@ -6179,10 +6292,20 @@ struct xrt__client {
   int num_devices;
   xrt__device *devices;
   uintptr_t handle;
-  pthread_mutex_t mu; /* guards the lists and the host registry */
-  xrt__link buffers, executables;
+  pthread_mutex_t mu; /* guards the host registry */
+  atomic_flag objs_lock; /* guards the object lists (a few stores) */
+  xrt__link buffers, executables, events, erefs;
   xrt__host_entry *hosts;
   int num_hosts, cap_hosts;
+  /* Every event of the client completes under ev_mu and broadcasts ev_cv
+   * (one pair per client: waits are rare and short on the simulator). */
+  pthread_mutex_t ev_mu;
+  pthread_cond_t ev_cv;
+  /* Held while a multi-device launch enters its devices' queues, so that
+   * launches enter every queue in the same order (else their collectives
+   * could wait on each other). */
+  pthread_mutex_t launch_mu;
+  _Atomic uint64_t next_launch_id;
 };
 
 static void xrt__link_init(xrt__link *l) { l->prev = l->next = l; }
@@ -6216,6 +6339,7 @@ void xrt_client_options_init(xrt_client_options *o) {
 
 static xrt_status xrt_host_register_builtins(xrt__client *c);
 static void xrt__client_free(xrt__client *c);
+static xrt_status xrt__queues_start(xrt__client *c);
 
 static xrt_status xrt__client_devices(xrt__client *c) {
   int n = c->api->device_count(c->pc);
@@ -6258,9 +6382,28 @@ static xrt_status xrt__client_open(xrt__client *c,
     return xrt__fail_plugin(s, name, &err);
   if ((s = xrt__client_devices(c))) return s;
   if ((s = xrt_host_register_builtins(c))) return s;
+  if ((s = xrt__queues_start(c))) return s;
   c->handle = xrt__hnew(c, XRT__H_CLIENT);
   if (!c->handle) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of handles");
   return XRT_OK;
+}
+
+/* The client's locks; the event condition variable waits on the monotonic
+ * clock, so that await_for is immune to wall-clock changes. */
+static void xrt__client_init_sync(xrt__client *c) {
+  pthread_condattr_t ca;
+  pthread_mutex_init(&c->mu, NULL);
+  pthread_mutex_init(&c->ev_mu, NULL);
+  pthread_mutex_init(&c->launch_mu, NULL);
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&c->ev_cv, &ca);
+  pthread_condattr_destroy(&ca);
+  xrt__link_init(&c->buffers);
+  xrt__link_init(&c->executables);
+  xrt__link_init(&c->events);
+  xrt__link_init(&c->erefs);
+  atomic_init(&c->next_launch_id, 1);
 }
 
 xrt_status xrt_client_create(const xrt_client_options *options,
@@ -6280,9 +6423,7 @@ xrt_status xrt_client_create(const xrt_client_options *options,
   xrt__client *c = (xrt__client *)xrt__calloc(&o.allocator, 1, sizeof *c);
   if (!c) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
   c->allocator = o.allocator;
-  pthread_mutex_init(&c->mu, NULL);
-  xrt__link_init(&c->buffers);
-  xrt__link_init(&c->executables);
+  xrt__client_init_sync(c);
   xrt_status s = xrt__client_open(c, &o);
   if (s) {
     xrt__client_free(c);
@@ -6314,6 +6455,17 @@ xrt_device *xrt_client_device(xrt_client *client, int index) {
     return NULL;
   }
   return (xrt_device *)c->devices[index].handle;
+}
+
+uint64_t xrt_client_new_launch_id(xrt_client *client) {
+  xrt__client *c = xrt__client_get(client);
+  if (!c) {
+    xrt__fail(XRT_INVALID_ARGUMENT, "xrt_client_new_launch_id: invalid "
+              "client");
+    return 0;
+  }
+  return atomic_fetch_add_explicit(&c->next_launch_id, 1,
+                                   memory_order_relaxed);
 }
 
 int xrt_device_id(const xrt_device *device) {
@@ -6359,31 +6511,493 @@ xrt_status xrt_device_attribute_find(const xrt_device *device,
 }
 
 /* ======================================================================
- * 10. Buffers
+ * 9b. Device queues and events
+ *
+ * Every device has a worker thread and an in-order queue of tasks (host
+ * writes and reads, copies, execution participants, late event callbacks);
+ * the core calls the plugin's (synchronous) functions from these threads.
+ * A synchronous call whose device queue is empty and whose inputs are
+ * ready runs inline on the calling thread while it holds the device
+ * (xrt__device_hold), which keeps both the order and dispatch cheap.
+ *
+ * Events are refcounted; each user reference is its own handle (an
+ * xrt__eref), so that two references to one event release independently.
+ * A task waiting on an input event blocks its device's worker: inputs are
+ * always produced by work enqueued earlier, so waits cannot form a cycle.
  * ==================================================================== */
 
-typedef struct xrt__buffer {
+#define XRT__MSG_CAP 1152
+
+typedef struct xrt__cb {
+  struct xrt__cb *next;
+  xrt_event_callback fn;
+  void *user;
+} xrt__cb;
+
+typedef struct xrt__event {
   xrt__link link; /* first: the client's list */
   xrt__client *client;
+  _Atomic int refs;
+  _Atomic int done;   /* 1 once code and message are final */
+  int home;           /* device whose worker runs late callbacks */
+  xrt_status code;
+  bool cb_running;    /* a thread is running the callbacks (under ev_mu) */
+  xrt__cb *cbs, **cbs_tail;
+  char message[XRT__MSG_CAP];
+} xrt__event;
+
+typedef struct xrt__eref {
+  xrt__link link; /* first: the client's list */
+  xrt__event *ev;
+  uintptr_t handle;
+} xrt__eref;
+
+static xrt__event *xrt__event_new(xrt__client *c, int home) {
+  xrt__event *ev = (xrt__event *)xrt__calloc(&c->allocator, 1, sizeof *ev);
+  if (!ev) return NULL;
+  ev->client = c;
+  ev->home = home;
+  atomic_init(&ev->refs, 1);
+  atomic_init(&ev->done, 0);
+  ev->cbs_tail = &ev->cbs;
+  xrt__spin_lock(&c->objs_lock);
+  xrt__link_add(&c->events, &ev->link);
+  xrt__spin_unlock(&c->objs_lock);
+  return ev;
+}
+
+static void xrt__event_ref(xrt__event *ev) { atomic_fetch_add(&ev->refs, 1); }
+
+static void xrt__event_destroy(xrt__event *ev) {
+  xrt__client *c = ev->client;
+  while (ev->cbs) {
+    xrt__cb *n = ev->cbs->next;
+    xrt__free(&c->allocator, ev->cbs);
+    ev->cbs = n;
+  }
+  xrt__free(&c->allocator, ev);
+}
+
+static void xrt__event_unref(xrt__event *ev) {
+  if (!ev || atomic_fetch_sub(&ev->refs, 1) != 1) return;
+  xrt__client *c = ev->client;
+  xrt__spin_lock(&c->objs_lock);
+  xrt__link_remove(&ev->link);
+  xrt__spin_unlock(&c->objs_lock);
+  xrt__event_destroy(ev);
+}
+
+static bool xrt__event_done(const xrt__event *ev) {
+  return atomic_load_explicit(&((xrt__event *)ev)->done, memory_order_acquire);
+}
+
+/* Runs the callbacks registered so far, then any registered meanwhile;
+ * only one thread at a time does this for an event (cb_running), which
+ * keeps registration order. */
+static void xrt__event_run_callbacks(xrt__event *ev) {
+  xrt__client *c = ev->client;
+  for (;;) {
+    pthread_mutex_lock(&c->ev_mu);
+    xrt__cb *list = ev->cbs;
+    ev->cbs = NULL;
+    ev->cbs_tail = &ev->cbs;
+    if (!list) ev->cb_running = false;
+    pthread_mutex_unlock(&c->ev_mu);
+    if (!list) return;
+    while (list) {
+      xrt__cb *next = list->next;
+      list->fn(list->user, ev->code, ev->code ? ev->message : "");
+      xrt__free(&c->allocator, list);
+      list = next;
+    }
+  }
+}
+
+/* Completes ev (on a device worker) and runs its callbacks. */
+static void xrt__event_complete(xrt__event *ev, xrt_status code,
+                                const char *msg) {
+  xrt__client *c = ev->client;
+  pthread_mutex_lock(&c->ev_mu);
+  ev->code = code;
+  if (code) snprintf(ev->message, sizeof ev->message, "%s", msg);
+  atomic_store_explicit(&ev->done, 1, memory_order_release);
+  bool run = ev->cbs != NULL;
+  if (run) ev->cb_running = true;
+  pthread_cond_broadcast(&c->ev_cv);
+  pthread_mutex_unlock(&c->ev_mu);
+  if (run) xrt__event_run_callbacks(ev);
+}
+
+/* Waits for ev; its code (the message stays in ev). */
+static xrt_status xrt__event_wait(xrt__event *ev) {
+  if (!xrt__event_done(ev)) {
+    xrt__client *c = ev->client;
+    pthread_mutex_lock(&c->ev_mu);
+    while (!atomic_load_explicit(&ev->done, memory_order_relaxed))
+      pthread_cond_wait(&c->ev_cv, &c->ev_mu);
+    pthread_mutex_unlock(&c->ev_mu);
+  }
+  return ev->code;
+}
+
+/* Publishes a new user reference to ev (taking one). */
+static xrt_status xrt__event_publish(xrt__event *ev, xrt_event **out) {
+  xrt__client *c = ev->client;
+  xrt__eref *r = (xrt__eref *)xrt__calloc(&c->allocator, 1, sizeof *r);
+  if (!r) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
+  r->ev = ev;
+  r->handle = xrt__hnew(r, XRT__H_EVENT);
+  if (!r->handle) {
+    xrt__free(&c->allocator, r);
+    return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of handles");
+  }
+  xrt__event_ref(ev);
+  xrt__spin_lock(&c->objs_lock);
+  xrt__link_add(&c->erefs, &r->link);
+  xrt__spin_unlock(&c->objs_lock);
+  *out = (xrt_event *)r->handle;
+  return XRT_OK;
+}
+
+/* The event behind a user handle, with a reference the caller drops. */
+static xrt__event *xrt__event_acquire(const xrt_event *handle) {
+  atomic_flag *mu = xrt__hstripe(handle);
+  xrt__spin_lock(mu);
+  xrt__eref *r = (xrt__eref *)xrt__hget(handle, XRT__H_EVENT);
+  xrt__event *ev = r ? r->ev : NULL;
+  if (ev) xrt__event_ref(ev);
+  xrt__spin_unlock(mu);
+  return ev;
+}
+
+/* ---- tasks ---- */
+
+enum { XRT__T_WRITE, XRT__T_READ, XRT__T_COPY, XRT__T_EXEC,
+       XRT__T_CALLBACKS, XRT__T_FAULT };
+
+typedef struct xrt__buffer xrt__buffer;
+typedef struct xrt__executable xrt__executable;
+
+/* The shared state of a multi-participant launch. */
+typedef struct xrt__launch {
+  _Atomic int pending;   /* participants not yet done */
+  xrt__event *done;      /* completes when pending reaches 0 */
+  xrt_status code;       /* first failure (under the client's ev_mu) */
+  char message[XRT__MSG_CAP];
+} xrt__launch;
+
+struct xrt__task {
+  xrt__task *next;
+  int kind;
+  xrt__event *done;      /* completed by the task; owned reference */
+  xrt__buffer *src, *dst; /* owned references */
+  const void *host_src;  /* WRITE */
+  void *host_dst;        /* READ */
+  int64_t steps;         /* FAULT */
+  /* EXEC: one participant of a launch. */
+  xrt__executable *exe;
+  xrt__launch *launch;   /* NULL: a launch of its own (done is its event) */
+  uint64_t launch_id;
+  int32_t replica, partition;
+  int num_args, num_outs;
+  xrt__buffer **bufs;    /* args then outputs, owned references */
+  void **mems;           /* the same, as device memories */
+};
+
+static void xrt__task_run(xrt__device *d, xrt__task *t);
+
+/* Wakes the worker if it sleeps; called under q->lock, signals after. */
+static bool xrt__queue_take_sleeper(xrt__queue *q) {
+  if (!atomic_load_explicit(&q->sleeping, memory_order_relaxed)) return false;
+  atomic_store_explicit(&q->sleeping, false, memory_order_relaxed);
+  return true;
+}
+
+static void xrt__queue_wake(xrt__queue *q) {
+  pthread_mutex_lock(&q->mu);
+  pthread_cond_signal(&q->work_cv);
+  pthread_mutex_unlock(&q->mu);
+}
+
+/* Sleeps until a waker clears `sleeping` (set by the caller under lock). */
+static void xrt__queue_sleep(xrt__queue *q) {
+  pthread_mutex_lock(&q->mu);
+  while (atomic_load_explicit(&q->sleeping, memory_order_relaxed))
+    pthread_cond_wait(&q->work_cv, &q->mu);
+  pthread_mutex_unlock(&q->mu);
+}
+
+static void *xrt__worker_main(void *arg) {
+  xrt__device *d = (xrt__device *)arg;
+  xrt__queue *q = &d->q;
+  for (;;) {
+    xrt__spin_lock(&q->lock);
+    if (q->head && !q->busy) {
+      xrt__task *t = q->head;
+      q->head = t->next;
+      if (!q->head) q->tail = NULL;
+      q->busy = true;
+      xrt__spin_unlock(&q->lock);
+      xrt__task_run(d, t);
+      xrt__spin_lock(&q->lock);
+      q->busy = false;
+      xrt__spin_unlock(&q->lock);
+      continue;
+    }
+    bool stop = q->stop && !q->head;
+    if (!stop) atomic_store_explicit(&q->sleeping, true, memory_order_relaxed);
+    xrt__spin_unlock(&q->lock);
+    if (stop) break;
+    xrt__queue_sleep(q);
+  }
+  return NULL;
+}
+
+static void xrt__enqueue(xrt__device *d, xrt__task *t) {
+  xrt__queue *q = &d->q;
+  t->next = NULL;
+  xrt__spin_lock(&q->lock);
+  if (q->tail) q->tail->next = t;
+  else q->head = t;
+  q->tail = t;
+  bool wake = !q->busy && xrt__queue_take_sleeper(q);
+  xrt__spin_unlock(&q->lock);
+  if (wake) xrt__queue_wake(q);
+}
+
+/* Takes the device for inline work if its queue is empty and idle. */
+static bool xrt__device_hold(xrt__device *d) {
+  xrt__queue *q = &d->q;
+  xrt__spin_lock(&q->lock);
+  bool ok = !q->head && !q->busy;
+  if (ok) q->busy = true;
+  xrt__spin_unlock(&q->lock);
+  return ok;
+}
+
+static void xrt__device_unhold(xrt__device *d) {
+  xrt__queue *q = &d->q;
+  xrt__spin_lock(&q->lock);
+  q->busy = false;
+  bool wake = q->head && xrt__queue_take_sleeper(q);
+  xrt__spin_unlock(&q->lock);
+  if (wake) xrt__queue_wake(q);
+}
+
+/* Whether the device has nothing queued or running. */
+static bool xrt__device_idle(xrt__device *d) {
+  xrt__queue *q = &d->q;
+  xrt__spin_lock(&q->lock);
+  bool idle = !q->head && !q->busy;
+  xrt__spin_unlock(&q->lock);
+  return idle;
+}
+
+static void xrt__queues_stop(xrt__client *c) {
+  if (!c->devices) return;
+  /* Work may enqueue work on other devices (late callbacks): drain until a
+   * whole pass finds every queue idle.  Polling is fine at client release. */
+  for (bool all_idle = false; !all_idle;) {
+    all_idle = true;
+    for (int i = 0; i < c->num_devices; i++)
+      if (c->devices[i].q.started && !xrt__device_idle(&c->devices[i])) {
+        all_idle = false;
+        struct timespec ts = {0, 100000};
+        nanosleep(&ts, NULL);
+        break;
+      }
+  }
+  for (int i = 0; i < c->num_devices; i++) {
+    xrt__queue *q = &c->devices[i].q;
+    if (!q->inited) continue;
+    if (q->started) {
+      xrt__spin_lock(&q->lock);
+      q->stop = true;
+      bool wake = xrt__queue_take_sleeper(q);
+      xrt__spin_unlock(&q->lock);
+      if (wake) xrt__queue_wake(q);
+      pthread_join(q->thread, NULL);
+    }
+    pthread_cond_destroy(&q->work_cv);
+    pthread_mutex_destroy(&q->mu);
+    q->inited = q->started = false;
+  }
+}
+
+static xrt_status xrt__queues_start(xrt__client *c) {
+  for (int i = 0; i < c->num_devices; i++) {
+    xrt__device *d = &c->devices[i];
+    pthread_mutex_init(&d->q.mu, NULL);
+    pthread_cond_init(&d->q.work_cv, NULL);
+    atomic_init(&d->q.sleeping, false);
+    d->q.inited = true;
+    int rc = pthread_create(&d->q.thread, NULL, xrt__worker_main, d);
+    if (rc)
+      return xrt__fail(XRT_RESOURCE_EXHAUSTED, "cannot start the worker "
+                       "thread of device %d: %s", i, strerror(rc));
+    d->q.started = true;
+  }
+  return XRT_OK;
+}
+
+static xrt__task *xrt__task_new(xrt__client *c, int kind, size_t extra) {
+  xrt__task *t = (xrt__task *)xrt__calloc(&c->allocator, 1,
+                                          sizeof *t + extra);
+  if (t) t->kind = kind;
+  return t;
+}
+
+/* ---- the public event calls ---- */
+
+xrt_status xrt_event_await(xrt_event *event) {
+  xrt__event *ev = xrt__event_acquire(event);
+  XRT__CHECK_ARG(ev, "invalid or released event");
+  xrt_status s = xrt__event_wait(ev);
+  if (s) xrt__fail(s, "%s", ev->message);
+  xrt__event_unref(ev);
+  return s;
+}
+
+static struct timespec xrt__deadline(int64_t timeout_ns) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  int64_t ns = (int64_t)ts.tv_nsec + timeout_ns % 1000000000;
+  ts.tv_sec += (time_t)(timeout_ns / 1000000000 + ns / 1000000000);
+  ts.tv_nsec = (long)(ns % 1000000000);
+  return ts;
+}
+
+xrt_status xrt_event_await_for(xrt_event *event, int64_t timeout_ns) {
+  XRT__CHECK_ARG(timeout_ns >= 0, "timeout_ns is negative");
+  xrt__event *ev = xrt__event_acquire(event);
+  XRT__CHECK_ARG(ev, "invalid or released event");
+  xrt__client *c = ev->client;
+  if (!xrt__event_done(ev)) {
+    struct timespec until = xrt__deadline(timeout_ns);
+    pthread_mutex_lock(&c->ev_mu);
+    int rc = 0;
+    while (!atomic_load_explicit(&ev->done, memory_order_relaxed) &&
+           rc != ETIMEDOUT)
+      rc = pthread_cond_timedwait(&c->ev_cv, &c->ev_mu, &until);
+    pthread_mutex_unlock(&c->ev_mu);
+  }
+  xrt_status s;
+  if (!xrt__event_done(ev))
+    s = xrt__fail(XRT_DEADLINE_EXCEEDED, "the event did not complete within "
+                  "%" PRId64 " ns", timeout_ns);
+  else if ((s = ev->code))
+    xrt__fail(s, "%s", ev->message);
+  xrt__event_unref(ev);
+  return s;
+}
+
+bool xrt_event_is_ready(const xrt_event *event) {
+  xrt__event *ev = xrt__event_acquire(event);
+  if (!ev) return false;
+  bool done = xrt__event_done(ev);
+  xrt__event_unref(ev);
+  return done;
+}
+
+xrt_status xrt_event_status(const xrt_event *event) {
+  xrt__event *ev = xrt__event_acquire(event);
+  XRT__CHECK_ARG(ev, "invalid or released event");
+  xrt_status s;
+  if (!xrt__event_done(ev))
+    s = xrt__fail(XRT_UNAVAILABLE, "the event is still pending");
+  else if ((s = ev->code))
+    xrt__fail(s, "%s", ev->message);
+  xrt__event_unref(ev);
+  return s;
+}
+
+xrt_status xrt_event_on_ready(xrt_event *event, xrt_event_callback callback,
+                              void *user) {
+  XRT__CHECK_ARG(callback, "callback is NULL");
+  xrt__event *ev = xrt__event_acquire(event);
+  XRT__CHECK_ARG(ev, "invalid or released event");
+  xrt__client *c = ev->client;
+  xrt__cb *cb = (xrt__cb *)xrt__calloc(&c->allocator, 1, sizeof *cb);
+  xrt__task *t = xrt__task_new(c, XRT__T_CALLBACKS, 0);
+  if (!cb || !t) {
+    xrt__free(&c->allocator, cb);
+    xrt__free(&c->allocator, t);
+    xrt__event_unref(ev);
+    return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  cb->fn = callback;
+  cb->user = user;
+  pthread_mutex_lock(&c->ev_mu);
+  *ev->cbs_tail = cb;
+  ev->cbs_tail = &cb->next;
+  /* A completed event with no thread running its callbacks: hand them to
+   * its home device's worker (never run on the registering thread). */
+  bool late = atomic_load_explicit(&ev->done, memory_order_relaxed) &&
+              !ev->cb_running;
+  if (late) ev->cb_running = true;
+  pthread_mutex_unlock(&c->ev_mu);
+  if (late) {
+    t->done = ev; /* the task takes our reference */
+    xrt__enqueue(&c->devices[ev->home], t);
+  } else {
+    xrt__free(&c->allocator, t);
+    xrt__event_unref(ev);
+  }
+  return XRT_OK;
+}
+
+xrt_status xrt_event_release(xrt_event *event) {
+  if (!event) return XRT_OK;
+  xrt__eref *r = (xrt__eref *)xrt__hrevoke(event, XRT__H_EVENT);
+  XRT__CHECK_ARG(r, "invalid or already released event");
+  xrt__event *ev = r->ev;
+  xrt__client *c = ev->client;
+  xrt__spin_lock(&c->objs_lock);
+  xrt__link_remove(&r->link);
+  xrt__spin_unlock(&c->objs_lock);
+  xrt__free(&c->allocator, r);
+  xrt__event_unref(ev);
+  return XRT_OK;
+}
+
+/* ======================================================================
+ * 10. Buffers
+ *
+ * A buffer is refcounted: its handle holds one reference and every queued
+ * task that reads or writes it holds one, so releasing the handle while
+ * work is pending is safe (the memory goes when the last task is done).
+ * `ready` is NULL for a buffer that was complete when created (the inline
+ * paths allocate no event), else the event of the work producing it;
+ * failed, it poisons the buffer.
+ * ==================================================================== */
+
+struct xrt__buffer {
+  xrt__link link; /* first: the client's list */
+  xrt__client *client;
+  _Atomic int refs;
   int device;
   xrt_shape shape;
   size_t bytes;
   void *mem;
+  xrt__event *ready; /* owned reference, or NULL: ready and OK */
   uintptr_t handle;
-} xrt__buffer;
+};
 
-static xrt__buffer *xrt__buffer_get(const xrt_buffer *b) {
-  return (xrt__buffer *)xrt__hget(b, XRT__H_BUFFER);
+static xrt__buffer *xrt__buffer_acquire(const xrt_buffer *b) {
+  return (xrt__buffer *)xrt__hacquire(b, XRT__H_BUFFER,
+                                      offsetof(xrt__buffer, refs));
 }
 
-/* Allocates device memory and the buffer object around it. */
+/* Allocates device memory and the buffer object around it; ready (may be
+ * NULL) is the producer's event, of which the buffer takes a reference. */
 static xrt_status xrt__buffer_new(xrt__client *c, int device,
                                   const xrt_shape *shape, size_t bytes,
-                                  xrt__buffer **out) {
+                                  xrt__event *ready, xrt__buffer **out) {
   xrt__buffer *b = (xrt__buffer *)xrt__alloc(&c->allocator, sizeof *b);
   if (!b) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of host memory");
   memset(b, 0, sizeof *b);
   b->client = c;
+  atomic_init(&b->refs, 1);
   b->device = device;
   b->shape = *shape;
   b->bytes = bytes;
@@ -6399,25 +7013,125 @@ static xrt_status xrt__buffer_new(xrt__client *c, int device,
     xrt__free(&c->allocator, b);
     return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of handles");
   }
-  pthread_mutex_lock(&c->mu);
+  if (ready) xrt__event_ref(ready);
+  b->ready = ready;
+  xrt__spin_lock(&c->objs_lock);
   xrt__link_add(&c->buffers, &b->link);
-  pthread_mutex_unlock(&c->mu);
+  xrt__spin_unlock(&c->objs_lock);
   *out = b;
   return XRT_OK;
 }
 
-/* Frees a buffer whose handle is still registered. */
-static void xrt__buffer_destroy(xrt__buffer *b, bool unlink) {
+static void xrt__buffer_destroy(xrt__buffer *b) {
   xrt__client *c = b->client;
-  xrt__hfree_handle(b->handle);
-  if (unlink) {
-    pthread_mutex_lock(&c->mu);
-    xrt__link_remove(&b->link);
-    pthread_mutex_unlock(&c->mu);
-  }
+  xrt__spin_lock(&c->objs_lock);
+  xrt__link_remove(&b->link);
+  xrt__spin_unlock(&c->objs_lock);
   c->api->buffer_free(c->pc, b->device, b->mem);
+  xrt__event_unref(b->ready);
   xrt__free(&c->allocator, b);
 }
+
+static void xrt__buffer_unref(xrt__buffer *b) {
+  if (b && atomic_fetch_sub(&b->refs, 1) == 1) xrt__buffer_destroy(b);
+}
+
+/* Frees a buffer whose handle was never given out (failure paths). */
+static void xrt__buffer_discard(xrt__buffer *b) {
+  if (!b) return;
+  xrt__hfree_handle(b->handle);
+  xrt__buffer_unref(b);
+}
+
+/* The status of a buffer's producer without waiting: XRT_OK when ready,
+ * XRT_UNAVAILABLE while pending, else its error (message in the event). */
+static xrt_status xrt__buffer_state(const xrt__buffer *b) {
+  if (!b->ready) return XRT_OK;
+  if (!xrt__event_done(b->ready)) return XRT_UNAVAILABLE;
+  return b->ready->code;
+}
+
+/* Runs a task inline on a held device, as the worker would, and returns
+ * the status of the event it completed; the caller keeps a reference to
+ * t->done. */
+static xrt_status xrt__run_held(xrt__device *d, xrt__task *t) {
+  xrt__event *done = t->done;
+  xrt__event_ref(done);
+  xrt__task_run(d, t);
+  xrt__device_unhold(d);
+  xrt_status s = done->code;
+  if (s) xrt__fail(s, "%s", done->message);
+  xrt__event_unref(done);
+  return s;
+}
+
+/* Enqueues t and waits for the event it completes (the synchronous calls
+ * when the device is busy or an input is pending). */
+static xrt_status xrt__run_queued(xrt__device *d, xrt__task *t) {
+  xrt__event *done = t->done;
+  xrt__event_ref(done);
+  xrt__enqueue(d, t);
+  xrt_status s = xrt__event_wait(done);
+  if (s) xrt__fail(s, "%s", done->message);
+  xrt__event_unref(done);
+  return s;
+}
+
+/* Validates the arguments of from_host{,_async}. */
+static xrt_status xrt__from_host_check(xrt__client *c, xrt__device *d,
+                                       const xrt_shape *shape,
+                                       const void *data, size_t *bytes) {
+  XRT__CHECK_ARG(c, "invalid client");
+  XRT__CHECK_ARG(d, "invalid device");
+  XRT__CHECK_ARG(d->client == c, "device belongs to another client");
+  XRT__CHECK_ARG(shape, "shape is NULL");
+  xrt_status s = xrt__shape_check(shape, bytes);
+  if (s) return s;
+  XRT__CHECK_ARG(data || *bytes == 0, "data is NULL");
+  return XRT_OK;
+}
+
+static xrt_status xrt__write_inline(xrt__client *c, xrt__device *d,
+                                    const xrt_shape *shape, size_t bytes,
+                                    const void *data, xrt__buffer **out) {
+  xrt__buffer *b;
+  xrt_status s = xrt__buffer_new(c, d->index, shape, bytes, NULL, &b);
+  if (s) return s;
+  xrt_plugin_error err = {{0}};
+  if (bytes && (s = c->api->buffer_write(c->pc, d->index, b->mem, data, bytes,
+                                         &err))) {
+    xrt__buffer_discard(b);
+    return xrt__fail_plugin(s, c->api->name, &err);
+  }
+  *out = b;
+  return XRT_OK;
+}
+
+/* A buffer with a pending ready event and the task that will fill it from
+ * host memory. */
+static xrt_status xrt__write_task(xrt__client *c, xrt__device *d,
+                                  const xrt_shape *shape, size_t bytes,
+                                  const void *data, xrt__task **out) {
+  xrt__task *t = xrt__task_new(c, XRT__T_WRITE, 0);
+  xrt__event *ev = t ? xrt__event_new(c, d->index) : NULL;
+  if (!ev) {
+    xrt__free(&c->allocator, t);
+    return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  xrt_status s = xrt__buffer_new(c, d->index, shape, bytes, ev, &t->dst);
+  if (s) {
+    xrt__event_unref(ev);
+    xrt__free(&c->allocator, t);
+    return s;
+  }
+  atomic_fetch_add(&t->dst->refs, 1); /* the task's, beside the handle's */
+  t->done = ev;
+  t->host_src = data;
+  *out = t;
+  return XRT_OK;
+}
+
+static void xrt__task_free(xrt__task *t, xrt__client *c);
 
 xrt_status xrt_buffer_from_host(xrt_client *client, xrt_device *device,
                                 const xrt_shape *shape, const void *data,
@@ -6426,89 +7140,308 @@ xrt_status xrt_buffer_from_host(xrt_client *client, xrt_device *device,
   *out_buffer = NULL;
   xrt__client *c = xrt__client_get(client);
   xrt__device *d = xrt__device_get(device);
-  XRT__CHECK_ARG(c, "invalid client");
-  XRT__CHECK_ARG(d, "invalid device");
-  XRT__CHECK_ARG(d->client == c, "device belongs to another client");
-  XRT__CHECK_ARG(shape, "shape is NULL");
   size_t bytes = 0;
-  xrt_status s = xrt__shape_check(shape, &bytes);
+  xrt_status s = xrt__from_host_check(c, d, shape, data, &bytes);
   if (s) return s;
-  XRT__CHECK_ARG(data || bytes == 0, "data is NULL");
-  xrt__buffer *b;
-  if ((s = xrt__buffer_new(c, d->index, shape, bytes, &b))) return s;
-  xrt_plugin_error err = {{0}};
-  if (bytes && (s = c->api->buffer_write(c->pc, d->index, b->mem, data, bytes,
-                                         &err))) {
-    xrt__buffer_destroy(b, true);
-    return xrt__fail_plugin(s, c->api->name, &err);
+  xrt__buffer *b = NULL;
+  if (xrt__device_hold(d)) {
+    s = xrt__write_inline(c, d, shape, bytes, data, &b);
+    xrt__device_unhold(d);
+  } else {
+    xrt__task *t;
+    if ((s = xrt__write_task(c, d, shape, bytes, data, &t))) return s;
+    b = t->dst;
+    s = xrt__run_queued(d, t);
+    if (s) {
+      xrt__buffer_discard(b);
+      b = NULL;
+    }
   }
-  *out_buffer = (xrt_buffer *)b->handle;
+  if (b) *out_buffer = (xrt_buffer *)b->handle;
+  return s;
+}
+
+xrt_status xrt_buffer_from_host_async(xrt_client *client, xrt_device *device,
+                                      const xrt_shape *shape, const void *data,
+                                      xrt_buffer **out_buffer,
+                                      xrt_event **out_done) {
+  XRT__CHECK_ARG(out_buffer, "out_buffer is NULL");
+  *out_buffer = NULL;
+  if (out_done) *out_done = NULL;
+  xrt__client *c = xrt__client_get(client);
+  xrt__device *d = xrt__device_get(device);
+  size_t bytes = 0;
+  xrt_status s = xrt__from_host_check(c, d, shape, data, &bytes);
+  if (s) return s;
+  xrt__task *t;
+  if ((s = xrt__write_task(c, d, shape, bytes, data, &t))) return s;
+  if (out_done && (s = xrt__event_publish(t->done, out_done))) {
+    xrt__buffer_discard(t->dst);
+    xrt__task_free(t, c);
+    return s;
+  }
+  *out_buffer = (xrt_buffer *)t->dst->handle;
+  xrt__enqueue(d, t);
+  return XRT_OK;
+}
+
+/* Validates a read of b into dst. */
+static xrt_status xrt__read_check(const xrt__buffer *b, const void *dst,
+                                  size_t dst_bytes) {
+  XRT__CHECK_ARG(dst || b->bytes == 0, "dst is NULL");
+  if (dst_bytes < b->bytes)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "destination holds %zu bytes, the "
+                     "buffer has %zu", dst_bytes, b->bytes);
+  return XRT_OK;
+}
+
+/* A task reading b (whose reference it takes over) into dst. */
+static xrt_status xrt__read_task(xrt__buffer *b, void *dst, xrt__task **out) {
+  xrt__client *c = b->client;
+  xrt__task *t = xrt__task_new(c, XRT__T_READ, 0);
+  xrt__event *ev = t ? xrt__event_new(c, b->device) : NULL;
+  if (!ev) {
+    xrt__free(&c->allocator, t);
+    return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  t->done = ev;
+  t->src = b;
+  t->host_dst = dst;
+  *out = t;
   return XRT_OK;
 }
 
 xrt_status xrt_buffer_to_host(xrt_buffer *buffer, void *dst,
                               size_t dst_bytes) {
-  xrt__buffer *b = xrt__buffer_get(buffer);
+  xrt__buffer *b = xrt__buffer_acquire(buffer);
   XRT__CHECK_ARG(b, "invalid or released buffer");
-  XRT__CHECK_ARG(dst || b->bytes == 0, "dst is NULL");
-  if (dst_bytes < b->bytes)
-    return xrt__fail(XRT_INVALID_ARGUMENT, "destination holds %zu bytes, the "
-                     "buffer has %zu", dst_bytes, b->bytes);
-  if (!b->bytes) return XRT_OK;
-  xrt_plugin_error err = {{0}};
   xrt__client *c = b->client;
-  xrt_status s = c->api->buffer_read(c->pc, b->device, b->mem, dst, b->bytes,
-                                     &err);
-  return s ? xrt__fail_plugin(s, c->api->name, &err) : XRT_OK;
+  xrt__device *d = &c->devices[b->device];
+  xrt_status s = xrt__read_check(b, dst, dst_bytes);
+  xrt_status st = s ? s : xrt__buffer_state(b);
+  if (s || (st != XRT_UNAVAILABLE && (st || xrt__device_hold(d)))) {
+    if (!s && st) { /* poisoned: its producer's error */
+      s = xrt__fail(st, "%s", b->ready->message);
+    } else if (!s) {
+      xrt_plugin_error err = {{0}};
+      if (b->bytes &&
+          (s = c->api->buffer_read(c->pc, b->device, b->mem, dst, b->bytes,
+                                   &err)))
+        xrt__fail_plugin(s, c->api->name, &err);
+      xrt__device_unhold(d);
+    }
+    xrt__buffer_unref(b);
+    return s;
+  }
+  xrt__task *t;
+  if ((s = xrt__read_task(b, dst, &t))) {
+    xrt__buffer_unref(b);
+    return s;
+  }
+  return xrt__run_queued(d, t);
 }
 
-xrt_status xrt_buffer_copy_to_device(xrt_buffer *buffer, xrt_device *device,
-                                     xrt_buffer **out_buffer) {
-  XRT__CHECK_ARG(out_buffer, "out_buffer is NULL");
-  *out_buffer = NULL;
-  xrt__buffer *b = xrt__buffer_get(buffer);
-  xrt__device *d = xrt__device_get(device);
+xrt_status xrt_buffer_to_host_async(xrt_buffer *buffer, void *dst,
+                                    size_t dst_bytes, xrt_event **out_done) {
+  XRT__CHECK_ARG(out_done, "out_done is NULL");
+  *out_done = NULL;
+  xrt__buffer *b = xrt__buffer_acquire(buffer);
+  XRT__CHECK_ARG(b, "invalid or released buffer");
+  xrt__client *c = b->client;
+  xrt__task *t = NULL;
+  xrt_status s = xrt__read_check(b, dst, dst_bytes);
+  if (!s) s = xrt__read_task(b, dst, &t);
+  if (!s && (s = xrt__event_publish(t->done, out_done))) {
+    xrt__task_free(t, c);
+    return s;
+  }
+  if (s) {
+    xrt__buffer_unref(b);
+    return s;
+  }
+  xrt__enqueue(&c->devices[b->device], t);
+  return XRT_OK;
+}
+
+/* A task copying src (whose reference it takes over) to a new buffer on
+ * device d, whose ready event it completes. */
+static xrt_status xrt__copy_task(xrt__buffer *src, xrt__device *d,
+                                 xrt__task **out) {
+  xrt__client *c = src->client;
+  xrt__task *t = xrt__task_new(c, XRT__T_COPY, 0);
+  xrt__event *ev = t ? xrt__event_new(c, d->index) : NULL;
+  if (!ev) {
+    xrt__free(&c->allocator, t);
+    return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  xrt_status s = xrt__buffer_new(c, d->index, &src->shape, src->bytes, ev,
+                                 &t->dst);
+  if (s) {
+    xrt__event_unref(ev);
+    xrt__free(&c->allocator, t);
+    return s;
+  }
+  atomic_fetch_add(&t->dst->refs, 1); /* the task's, beside the handle's */
+  t->done = ev;
+  t->src = src;
+  *out = t;
+  return XRT_OK;
+}
+
+static xrt_status xrt__copy_check(xrt__buffer *b, xrt__device *d,
+                                  xrt_buffer **out_buffer) {
   XRT__CHECK_ARG(b, "invalid or released buffer");
   XRT__CHECK_ARG(d, "invalid device");
   XRT__CHECK_ARG(d->client == b->client, "device belongs to another client");
+  XRT__CHECK_ARG(out_buffer, "out_buffer is NULL");
+  return XRT_OK;
+}
+
+static xrt_status xrt__copy_inline(xrt__buffer *b, xrt__device *d,
+                                   xrt__buffer **out) {
   xrt__client *c = b->client;
   xrt__buffer *nb;
-  xrt_status s = xrt__buffer_new(c, d->index, &b->shape, b->bytes, &nb);
+  xrt_status s = xrt__buffer_new(c, d->index, &b->shape, b->bytes, NULL, &nb);
   if (s) return s;
   xrt_plugin_error err = {{0}};
   if (b->bytes && (s = c->api->buffer_copy(c->pc, b->device, b->mem, d->index,
                                            nb->mem, b->bytes, &err))) {
-    xrt__buffer_destroy(nb, true);
+    xrt__buffer_discard(nb);
     return xrt__fail_plugin(s, c->api->name, &err);
   }
-  *out_buffer = (xrt_buffer *)nb->handle;
+  *out = nb;
   return XRT_OK;
 }
 
-xrt_status xrt_buffer_shape(const xrt_buffer *buffer, xrt_shape *out) {
-  xrt__buffer *b = xrt__buffer_get(buffer);
+xrt_status xrt_buffer_copy_to_device(xrt_buffer *buffer, xrt_device *device,
+                                     xrt_buffer **out_buffer) {
+  if (out_buffer) *out_buffer = NULL;
+  xrt__buffer *b = xrt__buffer_acquire(buffer);
+  xrt__device *d = xrt__device_get(device);
+  xrt_status s = xrt__copy_check(b, d, out_buffer);
+  if (s) {
+    xrt__buffer_unref(b);
+    return s;
+  }
+  xrt__device *sd = &b->client->devices[b->device];
+  xrt_status st = xrt__buffer_state(b);
+  xrt__buffer *nb = NULL;
+  if (st && st != XRT_UNAVAILABLE) {
+    s = xrt__fail(st, "%s", b->ready->message);
+  } else if (!st && xrt__device_hold(sd)) {
+    s = xrt__copy_inline(b, d, &nb);
+    xrt__device_unhold(sd);
+  } else {
+    xrt__task *t;
+    atomic_fetch_add(&b->refs, 1); /* for the task */
+    if ((s = xrt__copy_task(b, d, &t))) {
+      xrt__buffer_unref(b);
+    } else {
+      nb = t->dst;
+      s = xrt__run_queued(sd, t);
+      if (s) {
+        xrt__buffer_discard(nb);
+        nb = NULL;
+      }
+    }
+  }
+  xrt__buffer_unref(b);
+  if (nb) *out_buffer = (xrt_buffer *)nb->handle;
+  return s;
+}
+
+xrt_status xrt_buffer_copy_to_device_async(xrt_buffer *buffer,
+                                           xrt_device *device,
+                                           xrt_buffer **out_buffer) {
+  if (out_buffer) *out_buffer = NULL;
+  xrt__buffer *b = xrt__buffer_acquire(buffer);
+  xrt__device *d = xrt__device_get(device);
+  xrt_status s = xrt__copy_check(b, d, out_buffer);
+  xrt__task *t = NULL;
+  if (!s) s = xrt__copy_task(b, d, &t);
+  if (s) {
+    xrt__buffer_unref(b);
+    return s;
+  }
+  *out_buffer = (xrt_buffer *)t->dst->handle;
+  xrt__enqueue(&b->client->devices[b->device], t);
+  return XRT_OK;
+}
+
+xrt_status xrt_buffer_ready_event(xrt_buffer *buffer, xrt_event **out_event) {
+  XRT__CHECK_ARG(out_event, "out_event is NULL");
+  *out_event = NULL;
+  xrt__buffer *b = xrt__buffer_acquire(buffer);
   XRT__CHECK_ARG(b, "invalid or released buffer");
+  xrt__client *c = b->client;
+  xrt__event *ev = b->ready;
+  xrt_status s = XRT_OK;
+  if (ev) {
+    xrt__event_ref(ev);
+  } else if ((ev = xrt__event_new(c, b->device))) {
+    atomic_store(&ev->done, 1); /* made ready: nobody else sees it yet */
+  } else {
+    s = xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  if (ev) {
+    s = xrt__event_publish(ev, out_event);
+    xrt__event_unref(ev);
+  }
+  xrt__buffer_unref(b);
+  return s;
+}
+
+xrt_status xrt_buffer_shape(const xrt_buffer *buffer, xrt_shape *out) {
   XRT__CHECK_ARG(out, "out is NULL");
+  xrt__buffer *b = xrt__buffer_acquire(buffer);
+  XRT__CHECK_ARG(b, "invalid or released buffer");
   *out = b->shape;
+  xrt__buffer_unref(b);
   return XRT_OK;
 }
 
 size_t xrt_buffer_bytes(const xrt_buffer *buffer) {
-  xrt__buffer *b = xrt__buffer_get(buffer);
-  return b ? b->bytes : 0;
+  xrt__buffer *b = xrt__buffer_acquire(buffer);
+  size_t n = b ? b->bytes : 0;
+  xrt__buffer_unref(b);
+  return n;
 }
 
 xrt_device *xrt_buffer_device(const xrt_buffer *buffer) {
-  xrt__buffer *b = xrt__buffer_get(buffer);
-  return b ? (xrt_device *)b->client->devices[b->device].handle : NULL;
+  xrt__buffer *b = xrt__buffer_acquire(buffer);
+  xrt_device *d = b ? (xrt_device *)b->client->devices[b->device].handle
+                    : NULL;
+  xrt__buffer_unref(b);
+  return d;
 }
 
 xrt_status xrt_buffer_release(xrt_buffer *buffer) {
   if (!buffer) return XRT_OK;
-  xrt__buffer *b = xrt__buffer_get(buffer);
+  xrt__buffer *b = (xrt__buffer *)xrt__hrevoke(buffer, XRT__H_BUFFER);
   XRT__CHECK_ARG(b, "invalid or already released buffer");
-  xrt__buffer_destroy(b, true);
+  xrt__buffer_unref(b);
   return XRT_OK;
+}
+
+xrt_status xrt_device_inject_fault(xrt_device *device, int64_t after_steps) {
+  xrt__device *d = xrt__device_get(device);
+  XRT__CHECK_ARG(d, "invalid device");
+  XRT__CHECK_ARG(after_steps >= 0, "after_steps is negative");
+  xrt__client *c = d->client;
+  if (!c->api->inject_fault)
+    return xrt__fail(XRT_UNIMPLEMENTED, "plugin '%s' cannot inject faults",
+                     c->api->name);
+  /* Through the queue: the fault hits the next execution enqueued after
+   * this call, and the plugin sees it on the device's own thread. */
+  xrt__task *t = xrt__task_new(c, XRT__T_FAULT, 0);
+  xrt__event *ev = t ? xrt__event_new(c, d->index) : NULL;
+  if (!ev) {
+    xrt__free(&c->allocator, t);
+    return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  t->done = ev;
+  t->steps = after_steps;
+  return xrt__device_hold(d) ? xrt__run_held(d, t) : xrt__run_queued(d, t);
 }
 
 /* ======================================================================
@@ -6841,17 +7774,25 @@ typedef struct xrt__program {
   uintptr_t handle;
 } xrt__program;
 
-typedef struct xrt__executable {
+/* Refcounted like buffers: queued executions hold references. */
+struct xrt__executable {
   xrt__link link; /* first: the client's list */
   xrt__client *client;
+  _Atomic int refs;
   xrt__program *program;
   int32_t entry;
   void *pexe;
   xrt_host_binding *bindings;
   int num_inputs, num_outputs;
   xrt_shape *inputs, *outputs;
+  int32_t num_replicas, num_partitions;
+  int32_t *assignment; /* device of each logical id */
+  /* Cheap and self-contained (see xrt__region_cheap): a launch whose
+   * devices are idle may run its participants one after another on the
+   * calling thread, which beats waking a worker per device. */
+  bool inline_ok;
   uintptr_t handle;
-} xrt__executable;
+};
 
 void xrt_compile_options_init(xrt_compile_options *o) {
   if (o) memset(o, 0, sizeof *o);
@@ -7055,30 +7996,119 @@ static xrt_status xrt__entry_shapes(xrt__executable *e) {
   return XRT_OK;
 }
 
-static void xrt__executable_free(xrt__executable *e, bool unlink) {
+/* Frees an executable (its handle is already invalid). */
+static void xrt__executable_destroy(xrt__executable *e) {
   xrt__client *c = e->client;
-  xrt__hfree_handle(e->handle);
-  if (unlink) {
-    pthread_mutex_lock(&c->mu);
-    xrt__link_remove(&e->link);
-    pthread_mutex_unlock(&c->mu);
-  }
+  xrt__spin_lock(&c->objs_lock);
+  xrt__link_remove(&e->link);
+  xrt__spin_unlock(&c->objs_lock);
   if (e->pexe) c->api->executable_destroy(e->pexe);
   xrt__free(&c->allocator, e->bindings);
   xrt__free(&c->allocator, e->inputs);
   xrt__free(&c->allocator, e->outputs);
+  xrt__free(&c->allocator, e->assignment);
   xrt__program_unref(e->program);
   xrt__free(&c->allocator, e);
 }
 
-static xrt_status xrt__executable_build(xrt__executable *e, const char *entry) {
+static void xrt__executable_unref(xrt__executable *e) {
+  if (atomic_fetch_sub(&e->refs, 1) == 1) xrt__executable_destroy(e);
+}
+
+/* The launch shape and device assignment of an executable: options, else
+ * the module's mhlo.num_replicas / num_partitions, logical id i on device
+ * i. */
+static xrt_status xrt__executable_launch(xrt__executable *e,
+                                         const xrt_compile_options *o) {
+  const xrt_ir_module *m = e->program->module;
+  xrt__client *c = e->client;
+  int64_t R = o && o->num_replicas ? o->num_replicas : m->num_replicas;
+  int64_t P = o && o->num_partitions ? o->num_partitions : m->num_partitions;
+  if (R < 1 || P < 1)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "num_replicas (%" PRId64 ") and "
+                     "num_partitions (%" PRId64 ") must be at least 1", R, P);
+  if (R * P > c->num_devices)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "%" PRId64 " replica(s) x %" PRId64
+                     " partition(s) need %" PRId64 " devices, the client has "
+                     "%d", R, P, R * P, c->num_devices);
+  e->num_replicas = (int32_t)R;
+  e->num_partitions = (int32_t)P;
+  e->assignment = (int32_t *)xrt__calloc(&c->allocator, (size_t)(R * P),
+                                         sizeof(int32_t));
+  if (!e->assignment) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
+  for (int64_t i = 0; i < R * P; i++) {
+    int dev = o && o->device_assignment ? o->device_assignment[i] : (int)i;
+    if (dev < 0 || dev >= c->num_devices)
+      return xrt__fail(XRT_INVALID_ARGUMENT, "device_assignment[%" PRId64 "] "
+                       "is %d, outside 0..%d", i, dev, c->num_devices - 1);
+    for (int64_t j = 0; j < i; j++)
+      if (e->assignment[j] == dev)
+        return xrt__fail(XRT_INVALID_ARGUMENT, "device_assignment[%" PRId64
+                         "] and [%" PRId64 "] are both device %d", j, i, dev);
+    e->assignment[i] = dev;
+  }
+  return XRT_OK;
+}
+
+/* Whether a region is cheap to run and talks to no other participant or
+ * the host: no loops, collectives, host calls or ops whose cost grows
+ * beyond their operand and result sizes, and at most *budget elements
+ * read and written in all (which it decrements). */
+static bool xrt__region_cheap(const xrt_ir_module *m, const xrt_ir_func *f,
+                              const xrt_ir_region *r, int64_t *budget,
+                              int depth) {
+  for (int32_t i = 0; i < r->num_ops; i++) {
+    const xrt_ir_op *op = &r->ops[i];
+    switch (op->code) {
+    case XRT_OP_IF: case XRT_OP_CASE: case XRT_OP_FUNC_CALL:
+      break;
+    case XRT_OP_WHILE: case XRT_OP_ALL_GATHER: case XRT_OP_ALL_REDUCE:
+    case XRT_OP_ALL_TO_ALL: case XRT_OP_COLLECTIVE_BROADCAST:
+    case XRT_OP_COLLECTIVE_PERMUTE: case XRT_OP_COLLECTIVE_REDUCE:
+    case XRT_OP_REDUCE_SCATTER: case XRT_OP_SEND: case XRT_OP_RECV:
+    case XRT_OP_INFEED: case XRT_OP_OUTFEED: case XRT_OP_CUSTOM_CALL:
+    case XRT_OP_DOT: case XRT_OP_DOT_GENERAL: case XRT_OP_CONVOLUTION:
+    case XRT_OP_DYNAMIC_CONV: case XRT_OP_FFT: case XRT_OP_CHOLESKY:
+    case XRT_OP_TRIANGULAR_SOLVE: case XRT_OP_CHLO_RAGGED_DOT:
+    case XRT_OP_CHLO_SCAN: case XRT_OP_COMPOSITE:
+      return false;
+    default:
+      if (op->num_regions) return false; /* a region per element or window */
+      break;
+    }
+    for (int32_t k = 0; k < op->num_operands + op->num_results; k++) {
+      int32_t v = k < op->num_operands ? op->operands[k]
+                                       : op->results[k - op->num_operands];
+      const xrt_ir_type *t = &f->value_types[v];
+      if (t->kind == XRT_TYPE_TENSOR) *budget -= xrt_shape_numel(&t->shape);
+    }
+    if (*budget < 0 || depth > 8) return false;
+    for (int32_t k = 0; k < op->num_regions; k++)
+      if (!xrt__region_cheap(m, f, &op->regions[k], budget, depth + 1))
+        return false;
+    if (op->code == XRT_OP_FUNC_CALL) {
+      if (op->callee < 0 || op->callee >= m->num_funcs) return false;
+      const xrt_ir_func *g = &m->funcs[op->callee];
+      if (!xrt__region_cheap(m, g, &g->body, budget, depth + 1)) return false;
+    }
+  }
+  return true;
+}
+
+static xrt_status xrt__executable_build(xrt__executable *e,
+                                        const xrt_compile_options *o) {
   xrt__client *c = e->client;
   const xrt_ir_module *m = e->program->module;
-  xrt_status s = xrt__find_entry(m, entry, &e->entry);
-  if (s || (s = xrt__entry_shapes(e)) || (s = xrt__bind_custom_calls(e)))
+  xrt_status s = xrt__find_entry(m, o ? o->entry : NULL, &e->entry);
+  if (s || (s = xrt__executable_launch(e, o)) || (s = xrt__entry_shapes(e)) ||
+      (s = xrt__bind_custom_calls(e)))
     return s;
+  int64_t budget = 1 << 14;
+  e->inline_ok = xrt__region_cheap(m, &m->funcs[e->entry],
+                                   &m->funcs[e->entry].body, &budget, 0);
   xrt_plugin_compile_args args = {sizeof args, m, e->entry, e->bindings,
-                                  1, 1, NULL};
+                                  e->num_replicas, e->num_partitions,
+                                  e->assignment};
   xrt_plugin_error err = {{0}};
   if ((s = c->api->compile(c->pc, &args, &e->pexe, &err)))
     return xrt__fail_plugin(s, c->api->name, &err);
@@ -7089,22 +8119,25 @@ static xrt_status xrt__executable_build(xrt__executable *e, const char *entry) {
 
 /* Compiles a program for a client; the executable takes a reference. */
 static xrt_status xrt__compile(xrt__client *c, xrt__program *p,
-                               const char *entry, xrt_executable **out) {
+                               const xrt_compile_options *o,
+                               xrt_executable **out) {
   xrt__executable *e = (xrt__executable *)xrt__calloc(&c->allocator, 1,
                                                       sizeof *e);
   if (!e) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
   e->client = c;
   e->program = p;
+  atomic_init(&e->refs, 1);
   atomic_fetch_add(&p->refs, 1);
   xrt__link_init(&e->link);
-  xrt_status s = xrt__executable_build(e, entry);
+  xrt_status s = xrt__executable_build(e, o);
   if (s) {
-    xrt__executable_free(e, false);
+    xrt__hfree_handle(e->handle);
+    xrt__executable_destroy(e);
     return s;
   }
-  pthread_mutex_lock(&c->mu);
+  xrt__spin_lock(&c->objs_lock);
   xrt__link_add(&c->executables, &e->link);
-  pthread_mutex_unlock(&c->mu);
+  xrt__spin_unlock(&c->objs_lock);
   *out = (xrt_executable *)e->handle;
   return XRT_OK;
 }
@@ -7121,7 +8154,7 @@ xrt_status xrt_compile(xrt_client *client, const char *text, size_t len,
   xrt_status s = xrt__program_create(c->allocator, text ? text : "", len,
                                      options, &p);
   if (s) return s;
-  s = xrt__compile(c, p, options ? options->entry : NULL, out_executable);
+  s = xrt__compile(c, p, options, out_executable);
   xrt__program_unref(p);
   return s;
 }
@@ -7135,42 +8168,95 @@ xrt_status xrt_compile_program(xrt_client *client, const xrt_program *program,
   xrt__program *p = xrt__program_get(program);
   XRT__CHECK_ARG(c, "invalid client");
   XRT__CHECK_ARG(p, "invalid or released program");
-  return xrt__compile(c, p, options ? options->entry : NULL, out_executable);
+  return xrt__compile(c, p, options, out_executable);
 }
 
+/* A lookup without a reference: only for fields fixed at creation
+ * (client, shapes) while the caller's handle stays live. */
 static xrt__executable *xrt__executable_get(const xrt_executable *e) {
   return (xrt__executable *)xrt__hget(e, XRT__H_EXECUTABLE);
 }
 
+static xrt__executable *xrt__executable_acquire(const xrt_executable *e) {
+  return (xrt__executable *)xrt__hacquire(e, XRT__H_EXECUTABLE,
+                                          offsetof(xrt__executable, refs));
+}
+
 xrt_status xrt_executable_release(xrt_executable *executable) {
   if (!executable) return XRT_OK;
-  xrt__executable *e = xrt__executable_get(executable);
+  xrt__executable *e =
+      (xrt__executable *)xrt__hrevoke(executable, XRT__H_EXECUTABLE);
   XRT__CHECK_ARG(e, "invalid or already released executable");
-  xrt__executable_free(e, true);
+  xrt__executable_unref(e);
   return XRT_OK;
 }
 
+/* An int field of a live executable, or -1. */
+static int xrt__executable_int(const xrt_executable *executable,
+                               size_t field) {
+  xrt__executable *e = xrt__executable_acquire(executable);
+  if (!e) return -1;
+  int v;
+  if (field == offsetof(xrt__executable, num_inputs)) v = e->num_inputs;
+  else if (field == offsetof(xrt__executable, num_outputs)) v = e->num_outputs;
+  else if (field == offsetof(xrt__executable, num_replicas)) v = e->num_replicas;
+  else v = e->num_partitions;
+  xrt__executable_unref(e);
+  return v;
+}
+
 int xrt_executable_num_inputs(const xrt_executable *executable) {
-  xrt__executable *e = xrt__executable_get(executable);
-  return e ? e->num_inputs : -1;
+  return xrt__executable_int(executable, offsetof(xrt__executable, num_inputs));
 }
 
 int xrt_executable_num_outputs(const xrt_executable *executable) {
-  xrt__executable *e = xrt__executable_get(executable);
-  return e ? e->num_outputs : -1;
+  return xrt__executable_int(executable,
+                             offsetof(xrt__executable, num_outputs));
+}
+
+int xrt_executable_num_replicas(const xrt_executable *executable) {
+  return xrt__executable_int(executable,
+                             offsetof(xrt__executable, num_replicas));
+}
+
+int xrt_executable_num_partitions(const xrt_executable *executable) {
+  return xrt__executable_int(executable,
+                             offsetof(xrt__executable, num_partitions));
+}
+
+xrt_device *xrt_executable_device(const xrt_executable *executable,
+                                  int logical_id) {
+  xrt__executable *e = xrt__executable_acquire(executable);
+  if (!e) {
+    xrt__fail(XRT_INVALID_ARGUMENT, "xrt_executable_device: invalid "
+              "executable");
+    return NULL;
+  }
+  xrt_device *d = NULL;
+  int n = e->num_replicas * e->num_partitions;
+  if (logical_id < 0 || logical_id >= n)
+    xrt__fail(XRT_OUT_OF_RANGE, "logical id %d is outside 0..%d", logical_id,
+              n - 1);
+  else
+    d = (xrt_device *)e->client->devices[e->assignment[logical_id]].handle;
+  xrt__executable_unref(e);
+  return d;
 }
 
 static xrt_status xrt__executable_shape(const xrt_executable *executable,
                                         int index, bool input, xrt_shape *out) {
-  xrt__executable *e = xrt__executable_get(executable);
-  XRT__CHECK_ARG(e, "invalid executable");
   XRT__CHECK_ARG(out, "out is NULL");
+  xrt__executable *e = xrt__executable_acquire(executable);
+  XRT__CHECK_ARG(e, "invalid executable");
   int n = input ? e->num_inputs : e->num_outputs;
+  xrt_status s = XRT_OK;
   if (index < 0 || index >= n)
-    return xrt__fail(XRT_OUT_OF_RANGE, "%s index %d is outside 0..%d",
-                     input ? "input" : "output", index, n - 1);
-  *out = input ? e->inputs[index] : e->outputs[index];
-  return XRT_OK;
+    s = xrt__fail(XRT_OUT_OF_RANGE, "%s index %d is outside 0..%d",
+                  input ? "input" : "output", index, n - 1);
+  else
+    *out = input ? e->inputs[index] : e->outputs[index];
+  xrt__executable_unref(e);
+  return s;
 }
 
 xrt_status xrt_executable_input_shape(const xrt_executable *executable,
@@ -7184,107 +8270,680 @@ xrt_status xrt_executable_output_shape(const xrt_executable *executable,
 }
 
 const char *xrt_executable_name(const xrt_executable *executable) {
-  xrt__executable *e = xrt__executable_get(executable);
-  return e ? e->program->module->funcs[e->entry].name : NULL;
+  xrt__executable *e = xrt__executable_acquire(executable);
+  if (!e) return NULL;
+  const char *name = e->program->module->funcs[e->entry].name;
+  xrt__executable_unref(e);
+  return name;
 }
 
 /* ======================================================================
  * 13. Execution
+ *
+ * An execution is one participant of a launch (replica, partition) of
+ * num_replicas * num_partitions participants.  Everything is validated and
+ * allocated before anything is enqueued, so a failed call leaves nothing
+ * behind.  A participant's outputs share its event as their ready event.
  * ==================================================================== */
 
 #define XRT__MAX_IO 64 /* arguments and results kept on the stack */
 
-static xrt_status xrt__bind_args(xrt__executable *e, int device,
-                                 xrt_buffer *const *args, int num_args,
-                                 void **mems) {
-  if (num_args != e->num_inputs)
-    return xrt__fail(XRT_INVALID_ARGUMENT, "@%s takes %d argument(s), got %d",
-                     e->program->module->funcs[e->entry].name, e->num_inputs, num_args);
-  XRT__CHECK_ARG(args || num_args == 0, "args is NULL");
-  for (int i = 0; i < num_args; i++) {
-    xrt__buffer *b = xrt__buffer_get(args[i]);
-    if (!b || b->client != e->client)
-      return xrt__fail(XRT_INVALID_ARGUMENT, "argument %d is not a live "
-                       "buffer of this executable's client", i);
-    if (b->device != device)
-      return xrt__fail(XRT_INVALID_ARGUMENT, "argument %d lives on device %d, "
-                       "not on device %d", i, b->device, device);
-    if (!xrt__shape_equal(&b->shape, &e->inputs[i])) {
-      char have[128], want[128];
-      xrt_shape_format(&b->shape, have, sizeof have);
-      xrt_shape_format(&e->inputs[i], want, sizeof want);
-      return xrt__fail(XRT_INVALID_ARGUMENT, "argument %d is %s, expected %s",
-                       i, have, want);
-    }
-    mems[i] = b->mem;
+/* Where one participant sits in its launch. */
+typedef struct xrt__pos {
+  uint64_t launch_id;
+  int32_t replica, partition;
+} xrt__pos;
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static void xrt__msgf(char *dst, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(dst, XRT__MSG_CAP, fmt, ap);
+  va_end(ap);
+}
+
+static const char *xrt__exe_name(const xrt__executable *e) {
+  return e->program->module->funcs[e->entry].name;
+}
+
+/* Calls the plugin for one participant; on failure msg gets its message. */
+static xrt_status xrt__plugin_execute(xrt__executable *e, int device,
+                                      const xrt__pos *pos, void *const *in,
+                                      int nin, void *const *out, int nout,
+                                      const char *abort_message, char *msg) {
+  xrt__client *c = e->client;
+  xrt_plugin_execute_args a;
+  memset(&a, 0, sizeof a);
+  a.struct_size = sizeof a;
+  a.executable = e->pexe;
+  a.device = device;
+  a.launch_id = pos->launch_id;
+  a.replica = pos->replica;
+  a.partition = pos->partition;
+  a.num_replicas = e->num_replicas;
+  a.num_partitions = e->num_partitions;
+  a.args = in;
+  a.num_args = nin;
+  a.outs = out;
+  a.num_outs = nout;
+  a.abort_message = abort_message;
+  xrt_plugin_error err = {{0}};
+  xrt_status s = c->api->execute(c->pc, &a, &err);
+  if (s) /* the simulator's messages carry the program location already */
+    xrt__msgf(msg, "%s", err.message[0] ? err.message : "(no message)");
+  return s;
+}
+
+/* Waits for a participant's inputs, then runs it (or, when an input
+ * failed, lets the plugin release the launch's other participants). */
+static xrt_status xrt__exec_run(xrt__device *d, xrt__task *t, char *msg) {
+  xrt_status s = XRT_OK;
+  xrt__pos pos = {t->launch_id, t->replica, t->partition};
+  for (int i = 0; i < t->num_args && !s; i++) {
+    xrt__event *ev = t->bufs[i]->ready;
+    if (ev && (s = xrt__event_wait(ev)))
+      xrt__msgf(msg, "argument %d: %s", i, ev->message);
   }
-  return XRT_OK;
+  if (s) {
+    char ignored[XRT__MSG_CAP];
+    xrt__plugin_execute(t->exe, d->index, &pos, t->mems, t->num_args,
+                        t->mems + t->num_args, t->num_outs, msg, ignored);
+    return s;
+  }
+  return xrt__plugin_execute(t->exe, d->index, &pos, t->mems, t->num_args,
+                             t->mems + t->num_args, t->num_outs, NULL, msg);
 }
 
-static void xrt__release_outputs(xrt__buffer **outs, int n) {
-  for (int i = 0; i < n; i++)
-    if (outs[i]) xrt__buffer_destroy(outs[i], true);
+/* Waits for src and copies its failure, if any, into msg. */
+static xrt_status xrt__wait_input(xrt__buffer *src, char *msg) {
+  xrt_status s = src->ready ? xrt__event_wait(src->ready) : XRT_OK;
+  if (s) xrt__msgf(msg, "%s", src->ready->message);
+  return s;
 }
 
-xrt_status xrt_execute(xrt_executable *executable, xrt_device *device,
-                       xrt_buffer *const *args, int num_args,
-                       xrt_buffer **outputs, int num_outputs,
-                       const xrt_execute_options *options) {
-  XRT__UNUSED(options);
-  xrt__executable *e = xrt__executable_get(executable);
-  xrt__device *d = xrt__device_get(device);
+static xrt_status xrt__transfer_run(xrt__device *d, xrt__task *t,
+                                    char *msg) {
+  xrt__client *c = d->client;
+  xrt_plugin_error err = {{0}};
+  xrt_status s = XRT_OK;
+  switch (t->kind) {
+  case XRT__T_WRITE:
+    if (t->dst->bytes)
+      s = c->api->buffer_write(c->pc, t->dst->device, t->dst->mem,
+                               t->host_src, t->dst->bytes, &err);
+    break;
+  case XRT__T_READ:
+    if ((s = xrt__wait_input(t->src, msg))) return s;
+    if (t->src->bytes)
+      s = c->api->buffer_read(c->pc, t->src->device, t->src->mem,
+                              t->host_dst, t->src->bytes, &err);
+    break;
+  case XRT__T_COPY:
+    if ((s = xrt__wait_input(t->src, msg))) return s;
+    if (t->src->bytes)
+      s = c->api->buffer_copy(c->pc, t->src->device, t->src->mem,
+                              t->dst->device, t->dst->mem, t->src->bytes,
+                              &err);
+    break;
+  default: /* XRT__T_FAULT */
+    s = c->api->inject_fault(c->pc, d->index, t->steps, &err);
+    break;
+  }
+  if (s)
+    xrt__msgf(msg, "%s: %s", c->api->name,
+              err.message[0] ? err.message : "(no message)");
+  return s;
+}
+
+static void xrt__executable_unref(xrt__executable *e);
+
+static void xrt__task_free(xrt__task *t, xrt__client *c) {
+  xrt__buffer_unref(t->src);
+  xrt__buffer_unref(t->dst);
+  for (int i = 0; t->bufs && i < t->num_args + t->num_outs; i++)
+    xrt__buffer_unref(t->bufs[i]);
+  xrt__event_unref(t->done);
+  if (t->exe) xrt__executable_unref(t->exe);
+  xrt__free(&c->allocator, t);
+}
+
+/* A participant is done: the launch completes with the first failure when
+ * its last participant is. */
+static void xrt__launch_finish(xrt__client *c, xrt__launch *l, xrt_status s,
+                               const char *msg) {
+  if (s) {
+    pthread_mutex_lock(&c->ev_mu);
+    if (!l->code) {
+      l->code = s;
+      xrt__msgf(l->message, "%s", msg);
+    }
+    pthread_mutex_unlock(&c->ev_mu);
+  }
+  if (atomic_fetch_sub(&l->pending, 1) != 1) return;
+  xrt__event_complete(l->done, l->code, l->message);
+  xrt__event_unref(l->done);
+  xrt__free(&c->allocator, l);
+}
+
+static void xrt__task_run(xrt__device *d, xrt__task *t) {
+  xrt__client *c = d->client;
+  char msg[XRT__MSG_CAP];
+  msg[0] = 0;
+  if (t->kind == XRT__T_CALLBACKS) {
+    xrt__event_run_callbacks(t->done);
+  } else if (t->kind == XRT__T_EXEC) {
+    xrt_status s = xrt__exec_run(d, t, msg);
+    xrt__event_complete(t->done, s, msg);
+    if (t->launch) xrt__launch_finish(c, t->launch, s, msg);
+  } else {
+    xrt_status s = xrt__transfer_run(d, t, msg);
+    xrt__event_complete(t->done, s, msg);
+  }
+  xrt__task_free(t, c);
+}
+
+/* ---- validation ---- */
+
+/* Checks the executable, device and outputs of a single-device call. */
+static xrt_status xrt__exec_check(const xrt__executable *e,
+                                  const xrt__device *d,
+                                  xrt_buffer **outputs, int num_outputs,
+                                  int num_args) {
   XRT__CHECK_ARG(e, "invalid or released executable");
   XRT__CHECK_ARG(d, "invalid device");
   XRT__CHECK_ARG(d->client == e->client, "device belongs to another client");
   XRT__CHECK_ARG(outputs || num_outputs == 0, "outputs is NULL");
   if (num_outputs != e->num_outputs)
     return xrt__fail(XRT_INVALID_ARGUMENT, "@%s returns %d result(s), room "
-                     "for %d was given", e->program->module->funcs[e->entry].name,
-                     e->num_outputs, num_outputs);
+                     "for %d was given", xrt__exe_name(e), e->num_outputs,
+                     num_outputs);
+  if (num_args != e->num_inputs)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "@%s takes %d argument(s), got %d",
+                     xrt__exe_name(e), e->num_inputs, num_args);
   if (num_args > XRT__MAX_IO || num_outputs > XRT__MAX_IO)
     return xrt__fail(XRT_UNIMPLEMENTED, "more than %d arguments or results",
                      XRT__MAX_IO);
+  return XRT_OK;
+}
+
+/* Checks one argument list and takes a reference to each buffer in bufs
+ * (list < 0: a single-device call, else its index for messages). */
+static xrt_status xrt__args_acquire(xrt__executable *e, int device,
+                                    xrt_buffer *const *args, int num_args,
+                                    int list, xrt__buffer **bufs) {
+  if (num_args && !args) {
+    if (list < 0) return xrt__fail(XRT_INVALID_ARGUMENT, "args is NULL");
+    return xrt__fail(XRT_INVALID_ARGUMENT, "argument list %d is NULL", list);
+  }
+  int i = 0;
+  const char *why = NULL;
+  for (; i < num_args && !why; i++) {
+    xrt__buffer *b = bufs[i] = xrt__buffer_acquire(args[i]);
+    if (!b || b->client != e->client) why = "not live";
+    else if (b->device != device) why = "device";
+    else if (!xrt__shape_equal(&b->shape, &e->inputs[i])) why = "shape";
+  }
+  if (!why) return XRT_OK;
+  xrt__buffer *b = bufs[--i];
+  char where[64], have[128], want[128];
+  if (list < 0) snprintf(where, sizeof where, "argument %d", i);
+  else snprintf(where, sizeof where, "argument list %d, argument %d", list, i);
+  xrt_status s;
+  if (why[0] == 'n') {
+    s = xrt__fail(XRT_INVALID_ARGUMENT, "%s is not a live buffer of this "
+                  "executable's client", where);
+  } else if (why[0] == 'd') {
+    s = xrt__fail(XRT_INVALID_ARGUMENT, "%s lives on device %d, not on "
+                  "device %d", where, b->device, device);
+  } else {
+    xrt_shape_format(&b->shape, have, sizeof have);
+    xrt_shape_format(&e->inputs[i], want, sizeof want);
+    s = xrt__fail(XRT_INVALID_ARGUMENT, "%s is %s, expected %s", where, have,
+                  want);
+  }
+  for (int k = 0; k <= i; k++) xrt__buffer_unref(bufs[k]);
+  return s;
+}
+
+static void xrt__bufs_unref(xrt__buffer **bufs, int n) {
+  for (int i = 0; i < n; i++) xrt__buffer_unref(bufs[i]);
+}
+
+/* The launch position of a single-device execution: its own 1x1 launch,
+ * or a participant of an MPMD launch given by options. */
+static xrt_status xrt__exec_position(xrt__executable *e, xrt__device *d,
+                                     const xrt_execute_options *o,
+                                     xrt__pos *pos) {
+  int32_t R = e->num_replicas, P = e->num_partitions;
+  xrt__client *c = e->client;
+  if (!o || !o->launch_id) {
+    if (R * P != 1)
+      return xrt__fail(XRT_INVALID_ARGUMENT, "@%s was compiled for %d "
+                       "replica(s) x %d partition(s): run it with "
+                       "xrt_execute_multi, or give options.launch_id, "
+                       "replica and partition", xrt__exe_name(e), (int)R,
+                       (int)P);
+    pos->launch_id = atomic_fetch_add_explicit(&c->next_launch_id, 1,
+                                               memory_order_relaxed);
+    pos->replica = pos->partition = 0;
+    return XRT_OK;
+  }
+  if (o->replica < 0 || o->replica >= R || o->partition < 0 ||
+      o->partition >= P)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "options: replica %d, partition "
+                     "%d is outside the launch of @%s (%d replica(s) x %d "
+                     "partition(s))", o->replica, o->partition,
+                     xrt__exe_name(e), (int)R, (int)P);
+  int logical = o->replica * P + o->partition;
+  xrt__device *want = o->devices ? xrt__device_get(o->devices[logical])
+                                 : &c->devices[e->assignment[logical]];
+  if (!want || want->client != c)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "options.devices[%d] is not a "
+                     "device of this client", logical);
+  if (want != d)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "replica %d, partition %d of the "
+                     "launch runs on device %d, not on device %d", o->replica,
+                     o->partition, want->index, d->index);
+  pos->launch_id = o->launch_id;
+  pos->replica = o->replica;
+  pos->partition = o->partition;
+  return XRT_OK;
+}
+
+/* A participant task over validated, referenced args (it takes its own
+ * references), with new outputs whose ready event is the task's. */
+static xrt_status xrt__exec_task(xrt__executable *e, xrt__device *d,
+                                 const xrt__pos *pos, xrt__buffer **args,
+                                 xrt__launch *launch, xrt__task **out) {
+  xrt__client *c = e->client;
+  int nin = e->num_inputs, nout = e->num_outputs, n = nin + nout;
+  xrt__task *t = xrt__task_new(
+      c, XRT__T_EXEC, (size_t)n * (sizeof(xrt__buffer *) + sizeof(void *)));
+  xrt__event *ev = t ? xrt__event_new(c, d->index) : NULL;
+  if (!ev) {
+    xrt__free(&c->allocator, t);
+    return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  t->done = ev;
+  t->bufs = (xrt__buffer **)(void *)(t + 1);
+  t->mems = (void **)(void *)(t->bufs + n);
+  t->exe = e;
+  atomic_fetch_add(&e->refs, 1);
+  t->launch_id = pos->launch_id;
+  t->replica = pos->replica;
+  t->partition = pos->partition;
+  t->num_args = nin;
+  for (int i = 0; i < nin; i++) {
+    t->bufs[i] = args[i];
+    atomic_fetch_add(&args[i]->refs, 1);
+    t->mems[i] = args[i]->mem;
+  }
+  xrt_status s = XRT_OK;
+  for (int i = 0; i < nout && !s; i++) {
+    xrt__buffer *b;
+    s = xrt__buffer_new(c, d->index, &e->outputs[i],
+                        xrt_shape_bytes(&e->outputs[i]), ev, &b);
+    if (s) break;
+    atomic_fetch_add(&b->refs, 1); /* the task's, beside the handle's */
+    t->bufs[nin + i] = b;
+    t->mems[nin + i] = b->mem;
+    t->num_outs = i + 1;
+  }
+  if (s) {
+    for (int i = 0; i < t->num_outs; i++)
+      xrt__hfree_handle(t->bufs[nin + i]->handle);
+    for (int i = 0; i < t->num_outs; i++)
+      xrt__buffer_unref(t->bufs[nin + i]); /* the handle's reference */
+    xrt__task_free(t, c);
+    return s;
+  }
+  t->launch = launch;
+  *out = t;
+  return XRT_OK;
+}
+
+/* Gives the caller its outputs (the handles' references stay with them). */
+static void xrt__exec_publish(const xrt__task *t, xrt_buffer **outputs) {
+  for (int i = 0; i < t->num_outs; i++)
+    outputs[i] = (xrt_buffer *)t->bufs[t->num_args + i]->handle;
+}
+
+/* Frees a task that was never enqueued, with its outputs. */
+static void xrt__exec_task_cancel(xrt__task *t, xrt__client *c) {
+  for (int i = 0; i < t->num_outs; i++) {
+    xrt__buffer *b = t->bufs[t->num_args + i];
+    xrt__hfree_handle(b->handle);
+    xrt__buffer_unref(b);
+  }
+  xrt__task_free(t, c);
+}
+
+/* ---- single-device execution ---- */
+
+/* The synchronous fast path: inputs ready, device held by the caller. */
+static xrt_status xrt__execute_inline(xrt__executable *e, xrt__device *d,
+                                      const xrt__pos *pos, xrt__buffer **args,
+                                      xrt_buffer **outputs) {
   void *in_mem[XRT__MAX_IO], *out_mem[XRT__MAX_IO];
   xrt__buffer *outs[XRT__MAX_IO] = {NULL};
-  xrt_status s = xrt__bind_args(e, d->index, args, num_args, in_mem);
-  for (int i = 0; !s && i < num_outputs; i++) {
-    s = xrt__buffer_new(e->client, d->index, &e->outputs[i],
-                        xrt_shape_bytes(&e->outputs[i]), &outs[i]);
+  xrt__client *c = e->client;
+  int nin = e->num_inputs, nout = e->num_outputs;
+  for (int i = 0; i < nin; i++) in_mem[i] = args[i]->mem;
+  xrt_status s = XRT_OK;
+  for (int i = 0; !s && i < nout; i++) {
+    s = xrt__buffer_new(c, d->index, &e->outputs[i],
+                        xrt_shape_bytes(&e->outputs[i]), NULL, &outs[i]);
     if (!s) out_mem[i] = outs[i]->mem;
   }
   if (!s) {
-    xrt__client *c = e->client;
-    xrt_plugin_error err = {{0}};
-    xrt_plugin_execute_args a;
-    memset(&a, 0, sizeof a);
-    a.struct_size = sizeof a;
-    a.executable = e->pexe;
-    a.device = d->index;
-    a.num_replicas = a.num_partitions = 1;
-    a.args = in_mem;
-    a.num_args = num_args;
-    a.outs = out_mem;
-    a.num_outs = num_outputs;
-    s = c->api->execute(c->pc, &a, &err);
-    /* The simulator's messages carry the program location already. */
-    if (s) xrt__fail(s, "%s", err.message);
+    char msg[XRT__MSG_CAP];
+    s = xrt__plugin_execute(e, d->index, pos, in_mem, nin, out_mem, nout,
+                            NULL, msg);
+    if (s) xrt__fail(s, "%s", msg);
   }
+  for (int i = 0; i < nout; i++) {
+    if (s) xrt__buffer_discard(outs[i]);
+    else outputs[i] = (xrt_buffer *)outs[i]->handle;
+  }
+  return s;
+}
+
+/* Enqueues a single-device execution; outputs get the new buffers. */
+static xrt_status xrt__execute_enqueue(xrt__executable *e, xrt__device *d,
+                                       const xrt__pos *pos,
+                                       xrt__buffer **args,
+                                       xrt_buffer **outputs,
+                                       xrt__event **done) {
+  xrt__task *t;
+  xrt_status s = xrt__exec_task(e, d, pos, args, NULL, &t);
+  if (s) return s;
+  xrt__exec_publish(t, outputs);
+  *done = t->done;
+  xrt__event_ref(t->done);
+  xrt__enqueue(d, t);
+  return XRT_OK;
+}
+
+/* The first failed argument's error ("argument N: ..."); XRT_UNAVAILABLE
+ * if one is still pending; XRT_OK if all are ready. */
+static xrt_status xrt__args_state(xrt__buffer **args, int n) {
+  xrt_status pending = XRT_OK;
+  for (int i = 0; i < n; i++) {
+    xrt_status s = xrt__buffer_state(args[i]);
+    if (s == XRT_UNAVAILABLE) pending = s;
+    else if (s)
+      return xrt__fail(s, "argument %d: %s", i, args[i]->ready->message);
+  }
+  return pending;
+}
+
+xrt_status xrt_execute(xrt_executable *executable, xrt_device *device,
+                       xrt_buffer *const *args, int num_args,
+                       xrt_buffer **outputs, int num_outputs,
+                       const xrt_execute_options *options) {
+  xrt__executable *e = xrt__executable_acquire(executable);
+  xrt__device *d = xrt__device_get(device);
+  xrt__buffer *bufs[XRT__MAX_IO];
+  xrt__pos pos;
+  xrt_status s = xrt__exec_check(e, d, outputs, num_outputs, num_args);
+  if (!s) s = xrt__exec_position(e, d, options, &pos);
+  if (!s) s = xrt__args_acquire(e, d->index, args, num_args, -1, bufs);
   if (s) {
-    xrt__release_outputs(outs, num_outputs);
+    if (e) xrt__executable_unref(e);
     return s;
   }
-  for (int i = 0; i < num_outputs; i++) outputs[i] = (xrt_buffer *)outs[i]->handle;
+  s = xrt__args_state(bufs, num_args);
+  if (!s && xrt__device_hold(d)) {
+    s = xrt__execute_inline(e, d, &pos, bufs, outputs);
+    xrt__device_unhold(d);
+  } else if (!s || s == XRT_UNAVAILABLE) {
+    xrt__event *done = NULL;
+    s = xrt__execute_enqueue(e, d, &pos, bufs, outputs, &done);
+    if (!s && (s = xrt__event_wait(done))) {
+      xrt__fail(s, "%s", done->message);
+      for (int i = 0; i < num_outputs; i++) {
+        xrt_buffer_release(outputs[i]);
+        outputs[i] = NULL;
+      }
+    }
+    xrt__event_unref(done);
+  }
+  xrt__bufs_unref(bufs, num_args);
+  xrt__executable_unref(e);
+  return s;
+}
+
+xrt_status xrt_execute_async(xrt_executable *executable, xrt_device *device,
+                             xrt_buffer *const *args, int num_args,
+                             xrt_buffer **outputs, int num_outputs,
+                             const xrt_execute_options *options,
+                             xrt_event **out_done) {
+  if (out_done) *out_done = NULL;
+  xrt__executable *e = xrt__executable_acquire(executable);
+  xrt__device *d = xrt__device_get(device);
+  xrt__buffer *bufs[XRT__MAX_IO];
+  xrt__pos pos;
+  xrt_status s = xrt__exec_check(e, d, outputs, num_outputs, num_args);
+  if (!s) s = xrt__exec_position(e, d, options, &pos);
+  if (!s) s = xrt__args_acquire(e, d->index, args, num_args, -1, bufs);
+  if (s) {
+    if (e) xrt__executable_unref(e);
+    return s;
+  }
+  xrt__task *t;
+  s = xrt__exec_task(e, d, &pos, bufs, NULL, &t);
+  if (!s && out_done && (s = xrt__event_publish(t->done, out_done)))
+    xrt__exec_task_cancel(t, e->client);
+  if (!s) {
+    xrt__exec_publish(t, outputs);
+    xrt__enqueue(d, t);
+  }
+  xrt__bufs_unref(bufs, num_args);
+  xrt__executable_unref(e);
+  return s;
+}
+
+/* ---- multi-device execution ---- */
+
+/* The devices of a launch by logical id, checked: of this client and
+ * distinct (two participants on one in-order queue would wait on each
+ * other forever). */
+static xrt_status xrt__multi_devices(xrt__executable *e, int n,
+                                      const xrt_execute_options *o,
+                                      xrt__device **devs) {
+  xrt__client *c = e->client;
+  for (int i = 0; i < n; i++) {
+    devs[i] = o && o->devices ? xrt__device_get(o->devices[i])
+                              : &c->devices[e->assignment[i]];
+    if (!devs[i] || devs[i]->client != c)
+      return xrt__fail(XRT_INVALID_ARGUMENT, "options.devices[%d] is not a "
+                       "device of this client", i);
+    for (int j = 0; j < i; j++)
+      if (devs[j] == devs[i])
+        return xrt__fail(XRT_INVALID_ARGUMENT, "options.devices[%d] and "
+                         "options.devices[%d] are both device %d", j, i,
+                         devs[i]->index);
+  }
   return XRT_OK;
+}
+
+static xrt_status xrt__multi_check(xrt__executable *e, int num_lists,
+                                   int num_args, int num_outputs,
+                                   const void *argument_lists,
+                                   xrt_buffer **const *output_lists) {
+  XRT__CHECK_ARG(e, "invalid or released executable");
+  int n = e->num_replicas * e->num_partitions;
+  if (num_lists > e->client->num_devices)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "num_lists is %d, but the client "
+                     "has only %d device(s)", num_lists,
+                     e->client->num_devices);
+  if (num_lists != n)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "num_lists is %d, @%s runs on %d "
+                     "replica(s) x %d partition(s) = %d device(s)", num_lists,
+                     xrt__exe_name(e), (int)e->num_replicas,
+                     (int)e->num_partitions, n);
+  if (num_args != e->num_inputs)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "@%s takes %d argument(s), got %d",
+                     xrt__exe_name(e), e->num_inputs, num_args);
+  if (num_outputs != e->num_outputs)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "@%s returns %d result(s), room "
+                     "for %d was given", xrt__exe_name(e), e->num_outputs,
+                     num_outputs);
+  XRT__CHECK_ARG(argument_lists || num_args == 0, "argument_lists is NULL");
+  XRT__CHECK_ARG(output_lists || num_outputs == 0, "output_lists is NULL");
+  for (int i = 0; i < n && num_outputs; i++)
+    if (!output_lists[i])
+      return xrt__fail(XRT_INVALID_ARGUMENT, "output list %d is NULL", i);
+  return XRT_OK;
+}
+
+/* Everything a multi-device launch allocates before it is enqueued. */
+typedef struct xrt__multi {
+  int n;
+  xrt__device *devs[1024];
+  xrt__buffer **bufs;  /* n * num_inputs argument references */
+  int num_acquired;    /* lists whose arguments bufs holds */
+  xrt__task **tasks;
+  xrt__launch *launch;
+} xrt__multi;
+
+static void xrt__multi_free(xrt__executable *e, xrt__multi *m, bool enqueued) {
+  xrt__client *c = e->client;
+  for (int i = 0; i < m->num_acquired; i++)
+    xrt__bufs_unref(m->bufs + (size_t)i * (size_t)e->num_inputs,
+                    e->num_inputs);
+  for (int i = 0; !enqueued && m->tasks && i < m->n; i++)
+    if (m->tasks[i]) xrt__exec_task_cancel(m->tasks[i], c);
+  if (!enqueued && m->launch) {
+    xrt__event_unref(m->launch->done);
+    xrt__free(&c->allocator, m->launch);
+  }
+  xrt__free(&c->allocator, m->bufs);
+  xrt__free(&c->allocator, m->tasks);
+}
+
+/* Validates every argument list, then makes the launch and its tasks. */
+static xrt_status xrt__multi_prepare(xrt__executable *e, xrt__multi *m,
+                                     xrt_buffer *const *const *lists,
+                                     const xrt_execute_options *o) {
+  xrt__client *c = e->client;
+  int nin = e->num_inputs;
+  m->bufs = (xrt__buffer **)xrt__calloc(&c->allocator,
+                                        (size_t)m->n * (size_t)nin + 1,
+                                        sizeof(xrt__buffer *));
+  m->tasks = (xrt__task **)xrt__calloc(&c->allocator, (size_t)m->n,
+                                       sizeof(xrt__task *));
+  m->launch = (xrt__launch *)xrt__calloc(&c->allocator, 1, sizeof(xrt__launch));
+  if (!m->bufs || !m->tasks || !m->launch ||
+      !(m->launch->done = xrt__event_new(c, m->devs[0]->index)))
+    return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
+  atomic_init(&m->launch->pending, m->n);
+  for (int i = 0; i < m->n; i++) {
+    xrt_status s = xrt__args_acquire(e, m->devs[i]->index,
+                                     nin ? lists[i] : NULL, nin, i,
+                                     m->bufs + (size_t)i * (size_t)nin);
+    if (s) return s;
+    m->num_acquired = i + 1;
+  }
+  uint64_t id = o && o->launch_id
+                    ? o->launch_id
+                    : atomic_fetch_add_explicit(&c->next_launch_id, 1,
+                                                memory_order_relaxed);
+  for (int i = 0; i < m->n; i++) {
+    xrt__pos pos = {id, (int32_t)(i / e->num_partitions),
+                    (int32_t)(i % e->num_partitions)};
+    xrt_status s = xrt__exec_task(e, m->devs[i], &pos,
+                                  m->bufs + (size_t)i * (size_t)nin,
+                                  m->launch, &m->tasks[i]);
+    if (s) return s;
+  }
+  return XRT_OK;
+}
+
+/* Holds every device of an inline-able launch whose inputs are all
+ * complete (so no participant waits), or none. */
+static bool xrt__multi_hold(const xrt__executable *e, const xrt__multi *m) {
+  if (!e->inline_ok) return false;
+  for (size_t i = 0; i < (size_t)m->n * (size_t)e->num_inputs; i++)
+    if (xrt__buffer_state(m->bufs[i]) == XRT_UNAVAILABLE) return false;
+  for (int i = 0; i < m->n; i++)
+    if (!xrt__device_hold(m->devs[i])) {
+      while (i-- > 0) xrt__device_unhold(m->devs[i]);
+      return false;
+    }
+  return true;
+}
+
+xrt_status xrt_execute_multi(xrt_executable *executable,
+                             xrt_buffer *const *const *argument_lists,
+                             int num_lists, int num_args,
+                             xrt_buffer **const *output_lists,
+                             int num_outputs,
+                             const xrt_execute_options *options,
+                             xrt_event **out_done) {
+  if (out_done) *out_done = NULL;
+  xrt__executable *e = xrt__executable_acquire(executable);
+  xrt_status s = xrt__multi_check(e, num_lists, num_args, num_outputs,
+                                  argument_lists, output_lists);
+  if (s) {
+    if (e) xrt__executable_unref(e);
+    return s;
+  }
+  xrt__multi m;
+  memset(&m, 0, sizeof m);
+  m.n = num_lists;
+  xrt__client *c = e->client;
+  s = xrt__multi_devices(e, m.n, options, m.devs);
+  if (!s) s = xrt__multi_prepare(e, &m, argument_lists, options);
+  if (!s && out_done) s = xrt__event_publish(m.launch->done, out_done);
+  if (!s) {
+    for (int i = 0; i < m.n; i++) xrt__exec_publish(m.tasks[i], output_lists[i]);
+    if (xrt__multi_hold(e, &m)) { /* cheap, inputs ready, devices idle */
+      for (int i = 0; i < m.n; i++) xrt__task_run(m.devs[i], m.tasks[i]);
+      for (int i = 0; i < m.n; i++) xrt__device_unhold(m.devs[i]);
+    } else {
+      pthread_mutex_lock(&c->launch_mu);
+      for (int i = 0; i < m.n; i++) xrt__enqueue(m.devs[i], m.tasks[i]);
+      pthread_mutex_unlock(&c->launch_mu);
+    }
+  }
+  xrt__multi_free(e, &m, !s);
+  xrt__executable_unref(e);
+  return s;
 }
 
 #include "_dev/sharding.inc"
 
-/* Releasing a client releases everything still alive on it. */
+/* Releasing a client releases everything still alive on it.  Queued work
+ * finishes first; then nothing else runs, so objects are freed whatever
+ * their counts. */
 static void xrt__client_free(xrt__client *c) {
-  while (c->executables.next != &c->executables)
-    xrt__executable_free((xrt__executable *)c->executables.next, true);
-  while (c->buffers.next != &c->buffers)
-    xrt__buffer_destroy((xrt__buffer *)c->buffers.next, true);
+  xrt__queues_stop(c);
+  xrt__sharded_release_all(c);
+  while (c->executables.next != &c->executables) {
+    xrt__executable *e = (xrt__executable *)c->executables.next;
+    xrt__hfree_if_live(e->handle, XRT__H_EXECUTABLE, e);
+    xrt__executable_destroy(e);
+  }
+  while (c->buffers.next != &c->buffers) {
+    xrt__buffer *b = (xrt__buffer *)c->buffers.next;
+    xrt__hfree_if_live(b->handle, XRT__H_BUFFER, b);
+    b->ready = NULL; /* freed below with every event */
+    xrt__buffer_destroy(b);
+  }
+  while (c->erefs.next != &c->erefs) {
+    xrt__eref *r = (xrt__eref *)c->erefs.next;
+    xrt__hfree_if_live(r->handle, XRT__H_EVENT, r);
+    xrt__link_remove(&r->link);
+    xrt__free(&c->allocator, r);
+  }
+  while (c->events.next != &c->events) {
+    xrt__event *ev = (xrt__event *)c->events.next;
+    xrt__link_remove(&ev->link);
+    xrt__event_destroy(ev);
+  }
   for (int i = 0; c->devices && i < c->num_devices; i++)
     xrt__hfree_handle(c->devices[i].handle);
   if (c->pc) c->api->client_destroy(c->pc);
@@ -7294,6 +8953,9 @@ static void xrt__client_free(xrt__client *c) {
   xrt__free(&c->allocator, c->devices);
   xrt__hfree_handle(c->handle);
   pthread_mutex_destroy(&c->mu);
+  pthread_mutex_destroy(&c->ev_mu);
+  pthread_mutex_destroy(&c->launch_mu);
+  pthread_cond_destroy(&c->ev_cv);
   xrt_allocator a = c->allocator;
   xrt__free(&a, c);
 }

@@ -471,8 +471,11 @@ size_t xrt_buffer_bytes(const xrt_buffer *buffer);
 /* The device holding the buffer (borrowed), NULL if invalid. Thread-safe. */
 xrt_device *xrt_buffer_device(const xrt_buffer *buffer);
 
-/* Frees the buffer. NULL is ignored; a stale handle is reported, not
- * dereferenced. Thread-safe with respect to other buffers. */
+/* Drops the caller's buffer: the handle is invalid at once, the memory is
+ * freed when work already queued on the buffer is done.  NULL is ignored;
+ * a stale handle is reported, not dereferenced (of two threads releasing
+ * one handle at once, one gets XRT_OK, the other XRT_INVALID_ARGUMENT).
+ * Thread-safe. */
 xrt_status xrt_buffer_release(xrt_buffer *buffer);
 
 /* Reads a .npy file (little-endian numeric dtypes, C order) onto a device.
@@ -604,8 +607,11 @@ int xrt_program_function_count(const xrt_program *program);
 const char *xrt_program_function_name(const xrt_program *program, int index);
 
 /* Compiles a parsed program for the client's devices (options may be NULL;
- * only options->entry is read: the program keeps its own file name and
- * line offset).  The caller owns *out_executable. Thread-safe. */
+ * options->entry, num_replicas, num_partitions and device_assignment are
+ * read: the program keeps its own file name and line offset).  The launch
+ * must fit the client: num_replicas * num_partitions <= its devices, and a
+ * device assignment names distinct devices in range (else
+ * XRT_INVALID_ARGUMENT).  The caller owns *out_executable. Thread-safe. */
 xrt_status xrt_compile_program(xrt_client *client, const xrt_program *program,
                                const xrt_compile_options *options,
                                xrt_executable **out_executable);
@@ -616,8 +622,9 @@ xrt_status xrt_compile(xrt_client *client, const char *text, size_t len,
                        const xrt_compile_options *options,
                        xrt_executable **out_executable);
 
-/* Releases an executable; NULL is ignored, a stale handle is reported.
- * Not thread-safe with executes of the same executable. */
+/* Releases an executable: the handle is invalid at once; executions
+ * already queued still run.  NULL is ignored, a stale handle is reported.
+ * Thread-safe. */
 xrt_status xrt_executable_release(xrt_executable *executable);
 
 /* Inputs and outputs of the entry function. -1 if invalid. Thread-safe. */
@@ -797,8 +804,10 @@ typedef struct xrt_sharded_array xrt_sharded_array;
 
 /* Splits a dense row-major host array into per-device buffers by spec:
  * devices[k] gets piece k (num_devices must equal the spec's device count;
- * a device may appear more than once).  The caller owns *out_array.
- * Synchronous.  Thread-safe. */
+ * a device may appear more than once).  The uploads run concurrently, one
+ * per device; a piece contiguous in data is uploaded from it directly,
+ * others are gathered once per distinct piece.  The caller owns
+ * *out_array.  Synchronous.  Thread-safe. */
 xrt_status xrt_sharded_array_from_host(xrt_client *client,
                                        const xrt_shape *logical,
                                        const void *data,
@@ -841,8 +850,12 @@ xrt_status xrt_sharded_array_spec(const xrt_sharded_array *array,
  * spans the same devices in the same order; their count must be the
  * executable's num_replicas * num_partitions) and returns one sharded
  * array per output (options->output_specs, or a new leading dimension
- * Unstacked over the devices).  Asynchronous like xrt_execute_multi; the
- * caller owns the outputs.  Thread-safe. */
+ * Unstacked over the devices).  Logical id i runs on the arguments' shard
+ * i device: options->devices, if given, must list the same devices; with
+ * no argument the devices are options->devices or the executable's
+ * assignment.  An output spec must span the launch's device count and
+ * have pieces of the output's per-device shape.  Asynchronous like
+ * xrt_execute_multi; the caller owns the outputs.  Thread-safe. */
 xrt_status xrt_execute_sharded(xrt_executable *executable,
                                xrt_sharded_array *const *args, int num_args,
                                xrt_sharded_array **outputs, int num_outputs,
@@ -881,11 +894,15 @@ void xrt_pmap_options_init(xrt_pmap_options *options);
 xrt_status xrt_pmap_create(xrt_client *client, const xrt_pmap_options *options,
                            xrt_pmap **out_pmap);
 
-/* Calls the pmap on sharded arguments: compiles for their signature on
- * first use (concurrent callers with the same signature wait for one
- * compilation; a failed compilation is remembered and returned to every
- * later caller of that signature) and runs like xrt_execute_sharded.
- * Thread-safe. */
+/* Calls the pmap on sharded arguments (at least one: they give the
+ * devices): compiles for their signature on first use and runs like
+ * xrt_execute_sharded.  The signature is the arguments' piece shapes and
+ * their device list; it is compiled with num_replicas = the number of
+ * devices and device_assignment = those devices.  Concurrent callers with
+ * the same signature wait for one compilation; a failure (of the source
+ * callback, the compile, or a program whose entry does not take the
+ * pieces) is remembered and returned to every later caller of that
+ * signature.  Thread-safe. */
 xrt_status xrt_pmap_call(xrt_pmap *pmap, xrt_sharded_array *const *args,
                          int num_args, xrt_sharded_array **outputs,
                          int num_outputs, const xrt_execute_options *options,
@@ -895,7 +912,8 @@ xrt_status xrt_pmap_call(xrt_pmap *pmap, xrt_sharded_array *const *args,
 int xrt_pmap_num_compiled(const xrt_pmap *pmap);
 
 /* Releases the pmap and its executables (pending executions finish).
- * NULL is ignored. Not thread-safe with calls on the same pmap. */
+ * NULL and stale handles are ignored; it may come after the release of
+ * the pmap's client.  Not thread-safe with calls on the same pmap. */
 void xrt_pmap_release(xrt_pmap *pmap);
 
 /* ======================================================================
@@ -904,7 +922,9 @@ void xrt_pmap_release(xrt_pmap *pmap);
 
 struct xrt_ir_op;
 
-/* One operand or result of a host call: dense row-major host memory. */
+/* One operand or result of a host call: dense row-major host memory.  A
+ * token operand or result of a custom_call has no bytes: its shape is all
+ * zero (dtype XRT_DTYPE_INVALID, rank 0) and data may be NULL. */
 typedef struct xrt_host_tensor {
   xrt_shape shape;
   void *data;
@@ -975,6 +995,7 @@ xrt_status xrt_host_call_fail(xrt_host_call *call, xrt_status code,
   X(CLAMP, "stablehlo.clamp")                                                 \
   X(COLLECTIVE_BROADCAST, "stablehlo.collective_broadcast")                   \
   X(COLLECTIVE_PERMUTE, "stablehlo.collective_permute")                       \
+  X(COLLECTIVE_REDUCE, "stablehlo.collective_reduce")                         \
   X(COMPARE, "stablehlo.compare")                                             \
   X(COMPLEX, "stablehlo.complex")                                             \
   X(COMPOSITE, "stablehlo.composite")                                         \
@@ -1279,7 +1300,10 @@ typedef struct xrt_plugin_compile_args {
  * num_replicas * num_partitions of them) is handed to execute exactly once,
  * each on its device's own thread, concurrently; a participant the core
  * cannot run (a failed input) comes with abort_message set instead, so
- * that the others' collectives fail rather than wait forever. */
+ * that the others' collectives fail rather than wait forever.  (A launch
+ * of a small program with no collectives, host calls or loops, whose
+ * devices are idle, may run its participants one after another on the
+ * calling thread: they must not wait for each other then.) */
 typedef struct xrt_plugin_execute_args {
   size_t struct_size;
   void *executable;

@@ -4,7 +4,9 @@
  *
  * Devices.  N devices, each a byte budget over 64-byte aligned host memory.
  * Freed blocks go to a small per-device cache keyed by size, so a repeated
- * alloc/free of one size reuses pages that are already touched.
+ * alloc/free of one size reuses pages that are already touched.  Each
+ * device has a thread pool (threads_per_device) that large ops split their
+ * work over (_dev/sim_pool.inc); its workers start on first use.
  *
  * Compilation lowers the entry function, its func.call callees and every
  * nested region ONCE into plans: arrays of steps, each a kernel function
@@ -16,18 +18,22 @@
  * Values.  Each SSA value of a function (plus "pseudo" values: per-op
  * scratch such as while loop buffers) owns an entry in the function's frame,
  * an array of pointers.  Intermediates live in slots of one scratch arena
- * whose offsets a liveness sweep assigns at compile time, reusing a slot once
- * its value is dead; constants (and iota, get_dimension_size) point at data
- * made at compile time; function and region arguments are bound at run time;
- * the entry's results are bound straight to the output buffers when they are
- * produced by an op (else copied: arguments, constants, duplicates).
+ * whose offsets a liveness sweep assigns at compile time, reusing memory once
+ * its value is dead (values that die before an entry result is written may
+ * borrow that result's output buffer instead); constants (and iota,
+ * get_dimension_size) point at data made at compile time; function and
+ * region arguments are bound at run time; the entry's results are bound
+ * straight to the output buffers when they are produced by an op (else
+ * copied: arguments, constants, duplicates).
  * Tuple values are one flat block (elements at 16-byte aligned offsets,
  * nested tuples inline) and tokens hold no bytes, so every value moves by
  * memcpy of sim_vbytes bytes; only the entry function is tensors-only.
  *
  * Execution.  The executable owns one frame (arena + pointer tables of every
- * planned function) behind a mutex; a concurrent execute builds a temporary
- * frame for its call.  Region plans (reduce body, while cond/body) run on
+ * planned function) per device, made on the device's first execute and
+ * reused; a concurrent execute on a device whose frame is busy builds a
+ * temporary frame for its call.  Executions of one launch meet in its
+ * collectives (see _dev/sim_coll.inc).  Region plans (reduce body, while cond/body) run on
  * the same frame with their arguments rebound per iteration or element.
  *
  * Contents, in order:
@@ -52,6 +58,7 @@
 #include <assert.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -2025,12 +2032,22 @@ typedef struct sim_device {
   int ncache;
   size_t cached_bytes;
   xrt_attribute attrs[4];
+  /* inject_fault: after_steps + 1 of the next execution; 0: none armed */
+  _Atomic int64_t fault;
 } sim_device;
+
+struct sim_launch;
 
 typedef struct sim_client {
   xrt_allocator al;
   int ndev;
   sim_device *dev;
+  /* Launches with participants in flight (see _dev/sim_coll.inc). */
+  pthread_mutex_t lmu;
+  int lmu_ok;
+  struct sim_launch *launches, *spare;
+  struct sim_tpool *tp; /* one thread pool per device (_dev/sim_pool.inc) */
+  int ntp;
 } sim_client;
 
 static sim_blk *sim_blk_of(void *mem) {
@@ -2087,15 +2104,22 @@ static void sim_device_attrs(sim_device *d, int index) {
     d->attrs[i].type = XRT_ATTRIBUTE_INT;
   }
   d->attrs[0].int_value = (int64_t)d->limit;
-  d->attrs[1].int_value = 1; /* one execute runs on one host thread */
+  d->attrs[1].int_value = 1; /* its pool's threads: sim_tpools_make */
   d->attrs[2].int_value = index;
   d->attrs[3].type = XRT_ATTRIBUTE_STRING;
   d->attrs[3].string_value = "xrt simulator";
 }
 
+static void sim_launches_free(sim_client *c);
+static xrt_status sim_tpools_make(sim_client *c, int threads,
+                                  xrt_plugin_error *err);
+static void sim_tpools_free(sim_client *c);
+
 static void sim_client_destroy(void *client) {
   sim_client *c = (sim_client *)client;
   if (!c) return;
+  sim_launches_free(c);
+  sim_tpools_free(c);
   for (int i = 0; i < c->ndev; i++) {
     sim_cache_drop_all(&c->dev[i]);
     pthread_mutex_destroy(&c->dev[i].mu);
@@ -2123,9 +2147,15 @@ static xrt_status sim_client_create(const xrt_plugin_client_args *args,
     return sim_fail(err, XRT_RESOURCE_EXHAUSTED, "out of host memory");
   }
   memset(d, 0, sizeof *d * (size_t)args->num_devices);
+  memset(c, 0, sizeof *c);
   c->al = al;
   c->dev = d;
   c->ndev = 0;
+  if (pthread_mutex_init(&c->lmu, NULL) != 0) {
+    sim_client_destroy(c);
+    return sim_fail(err, XRT_INTERNAL, "pthread_mutex_init failed");
+  }
+  c->lmu_ok = 1;
   for (int i = 0; i < args->num_devices; i++, c->ndev++) {
     if (pthread_mutex_init(&d[i].mu, NULL) != 0) {
       sim_client_destroy(c);
@@ -2133,6 +2163,11 @@ static xrt_status sim_client_create(const xrt_plugin_client_args *args,
     }
     d[i].limit = args->device_memory_bytes;
     sim_device_attrs(&d[i], i);
+  }
+  xrt_status ts = sim_tpools_make(c, args->threads_per_device, err);
+  if (ts) {
+    sim_client_destroy(c);
+    return ts;
   }
   *out_client = c;
   return XRT_OK;
@@ -2298,6 +2333,11 @@ typedef struct sim_fplan {
   int32_t nslots, nconsts;
   const int32_t *slot_ids, *const_ids;
   const size_t *slot_offs;
+  /* Entry only: values placed in an output buffer (see sim_outs), bound
+   * at each run to that buffer (the value obind_base) plus an offset. */
+  int32_t nobind;
+  const int32_t *obind_ids, *obind_base;
+  const size_t *obind_offs;
   void *const *const_ptrs;
 } sim_fplan;
 
@@ -2319,6 +2359,13 @@ typedef struct sim_exe {
   int mu_ok;
   sim_frame frame;
   sim_vec owned_ctx; /* malloc'd elementwise contexts */
+  /* Launch shape it was compiled for; ops that meet other participants
+   * (collectives, device-to-device send/recv) need one. */
+  int32_t nrep, npart;
+  int has_coll;
+  /* One frame per device, made on first use under mu (busy: in use). */
+  sim_frame *dframes;
+  _Atomic unsigned char *dbusy;
 } sim_exe;
 
 struct sim_launch;
@@ -2334,6 +2381,7 @@ struct sim_cx {
   uint32_t coll_seq;     /* collectives this participant has entered */
   int64_t fault_steps;   /* steps until an injected fault; -1: none */
   struct sim_tpool *tp;  /* the device's thread pool (NULL: serial) */
+  int64_t fault_after;   /* the after_steps of an armed fault */
 };
 
 /* Runs fn over [0, n) in pieces of at least grain items, on the device's
@@ -2343,9 +2391,13 @@ typedef void (*sim_range_fn)(void *ctx, int64_t begin, int64_t end);
 static void sim_parallel_for(sim_cx *cx, int64_t n, int64_t grain,
                              sim_range_fn fn, void *ctx);
 
+static xrt_status sim_fault_hit(sim_cx *cx);
+
 static xrt_status sim_run_plan(const sim_plan *p, void **vals, sim_cx *cx) {
   for (int32_t i = 0; i < p->n; i++) {
     const sim_step *s = &p->steps[i];
+    if (cx->fault_steps >= 0 && cx->fault_steps-- == 0)
+      return sim_fault_hit(cx);
     xrt_status rc = s->run(s, vals, cx);
     if (rc) return rc;
   }
@@ -2532,9 +2584,13 @@ static sim_fill_fn sim_fill_for(size_t es) {
   }
 }
 
+/* Big copies run on the device's thread pool (_dev/sim_pool.inc). */
+static void sim_memcpy_par(sim_cx *cx, void *dst, const void *src, size_t n);
+static void sim_xcopy_par(sim_cx *cx, const sim_xcopy *x, char *dst,
+                          const char *src);
+
 static xrt_status sim_run_copy(const sim_step *st, void **vals, sim_cx *cx) {
-  (void)cx;
-  if (st->n) memcpy(vals[st->out[0]], vals[st->in[0]], (size_t)st->n);
+  sim_memcpy_par(cx, vals[st->out[0]], vals[st->in[0]], (size_t)st->n);
   return XRT_OK;
 }
 
@@ -2549,8 +2605,7 @@ static xrt_status sim_run_copy_all(const sim_step *st, void **vals,
 }
 
 static xrt_status sim_run_xcopy(const sim_step *st, void **vals, sim_cx *cx) {
-  (void)cx;
-  sim_xcopy_run((const sim_xcopy *)st->data, (char *)vals[st->out[0]],
+  sim_xcopy_par(cx, (const sim_xcopy *)st->data, (char *)vals[st->out[0]],
                 (const char *)vals[st->in[0]]);
   return XRT_OK;
 }
@@ -3378,6 +3433,7 @@ typedef struct sim_vinfo {
   uint8_t kind;
   int32_t def, last; /* op positions (pre-order over nested regions) */
   size_t bytes, off, cap;
+  int32_t in_out; /* 1 + the entry result whose buffer holds it; 0: arena */
   void *cptr;
 } sim_vinfo;
 
@@ -3403,6 +3459,7 @@ typedef struct sim_fcc {
   xrt_ir_func xf;
   xrt_ir_type *xt;
   int32_t xcap;
+  void *fz; /* fusion: uses and definitions of values (_dev/sim_fuse.inc) */
 } sim_fcc;
 
 typedef xrt_status (*sim_lower_fn)(sim_fcc *fc, const xrt_ir_op *op,
@@ -3551,33 +3608,115 @@ static void sim_extend(sim_fcc *fc, int32_t from, int32_t end) {
   fc->nested.n = 0;
 }
 
-/* A free-list allocator over arena offsets: best fit, no splitting. */
+/* A free list of arena ranges sorted by offset.  A value takes the best
+ * fitting range (the rest of it stays free); a value that fits nowhere
+ * grows the free range that ends at the top, if any; a freed range merges
+ * with its neighbours.  So values of mixed sizes reuse memory the way one
+ * size does, and the arena stays close to the largest live set. */
 typedef struct sim_slots {
   size_t *off, *cap;
   int32_t n;
   size_t top;
 } sim_slots;
 
-static void sim_slot_alloc(sim_slots *s, sim_vinfo *v) {
+static void sim_slot_drop(sim_slots *s, int32_t i) {
+  memmove(&s->off[i], &s->off[i + 1], sizeof *s->off * (size_t)(s->n - i - 1));
+  memmove(&s->cap[i], &s->cap[i + 1], sizeof *s->cap * (size_t)(s->n - i - 1));
+  s->n--;
+}
+
+/* Places v below limit bytes; 0 if it does not fit. */
+static int sim_slot_alloc(sim_slots *s, sim_vinfo *v, size_t limit) {
+  size_t need = sim_align_up(v->bytes);
   int32_t best = -1;
   for (int32_t i = 0; i < s->n; i++)
-    if (s->cap[i] >= v->bytes && (best < 0 || s->cap[i] < s->cap[best]))
+    if (s->cap[i] >= need && (best < 0 || s->cap[i] < s->cap[best]))
       best = i;
+  v->cap = need;
   if (best >= 0) {
     v->off = s->off[best];
-    v->cap = s->cap[best];
-    s->off[best] = s->off[s->n - 1];
-    s->cap[best] = s->cap[--s->n];
-    return;
+    s->off[best] += need;
+    if ((s->cap[best] -= need) == 0) sim_slot_drop(s, best);
+    return 1;
   }
-  v->off = s->top;
-  v->cap = sim_align_up(v->bytes);
-  s->top += v->cap;
+  int grow = s->n > 0 && s->off[s->n - 1] + s->cap[s->n - 1] == s->top;
+  size_t off = grow ? s->off[s->n - 1] : s->top;
+  if (need > limit || off > limit - need) return 0;
+  s->n -= grow;
+  v->off = off;
+  s->top = off + need;
+  return 1;
 }
 
 static void sim_slot_free(sim_slots *s, const sim_vinfo *v) {
-  s->off[s->n] = v->off;
-  s->cap[s->n++] = v->cap;
+  int32_t i = 0;
+  while (i < s->n && s->off[i] < v->off) i++;
+  if (i > 0 && s->off[i - 1] + s->cap[i - 1] == v->off) {
+    s->cap[i - 1] += v->cap;
+    if (i < s->n && s->off[i - 1] + s->cap[i - 1] == s->off[i]) {
+      s->cap[i - 1] += s->cap[i];
+      sim_slot_drop(s, i);
+    }
+    return;
+  }
+  if (i < s->n && v->off + v->cap == s->off[i]) {
+    s->off[i] = v->off;
+    s->cap[i] += v->cap;
+    return;
+  }
+  memmove(&s->off[i + 1], &s->off[i], sizeof *s->off * (size_t)(s->n - i));
+  memmove(&s->cap[i + 1], &s->cap[i], sizeof *s->cap * (size_t)(s->n - i));
+  s->off[i] = v->off;
+  s->cap[i] = v->cap;
+  s->n++;
+}
+
+/* The entry's results that an op writes lend their output buffers to
+ * values that die before that op: the buffers exist anyway, and the arena
+ * shrinks by what fits there (a chain's intermediates, typically), so the
+ * peak is the largest live set rather than it plus the results. */
+#define SIM_OUT_REGIONS 4
+#define SIM_OUT_MIN ((size_t)64 << 10)
+
+typedef struct sim_outs {
+  int32_t n;
+  int32_t id[SIM_OUT_REGIONS];    /* the result value */
+  int32_t until[SIM_OUT_REGIONS]; /* the op that writes it */
+  size_t size[SIM_OUT_REGIONS];
+  sim_slots s[SIM_OUT_REGIONS];
+} sim_outs;
+
+static void sim_outs_init(const sim_fcc *fc, sim_outs *o, size_t *sb) {
+  o->n = 0;
+  for (int32_t i = 0; i < fc->nv && o->n < SIM_OUT_REGIONS; i++) {
+    const sim_vinfo *v = &fc->v[i];
+    if (v->kind != SIM_V_OUT || v->bytes < SIM_OUT_MIN) continue;
+    o->id[o->n] = i;
+    o->until[o->n] = v->def;
+    o->size[o->n] = v->bytes & ~(size_t)(SIM_ALIGN - 1);
+    o->s[o->n] = (sim_slots){sb, sb + fc->nv, 0, 0};
+    sb += 2 * (size_t)fc->nv;
+    o->n++;
+  }
+}
+
+static void sim_place(sim_slots *arena, sim_outs *o, sim_vinfo *v) {
+  v->in_out = 0;
+  for (int32_t r = 0; r < o->n; r++)
+    if (v->last < o->until[r] && sim_slot_alloc(&o->s[r], v, o->size[r])) {
+      v->in_out = o->id[r] + 1;
+      return;
+    }
+  sim_slot_alloc(arena, v, SIZE_MAX);
+}
+
+static void sim_unplace(sim_slots *arena, sim_outs *o, const sim_vinfo *v) {
+  for (int32_t r = 0; r < o->n; r++)
+    if (v->in_out == o->id[r] + 1) {
+      sim_slot_free(&o->s[r], v);
+      return;
+    }
+  sim_slot_free(arena, v);
 }
 
 static int sim_has_slot(const sim_vinfo *v) {
@@ -3606,7 +3745,8 @@ static xrt_status sim_assign_slots(sim_fcc *fc, size_t *arena_size) {
   int32_t P = fc->pos, nv = fc->nv;
   size_t words = (size_t)(P + 1) + 2 * (size_t)nv;
   int32_t *buf = (int32_t *)al->alloc(al->self, sizeof(int32_t) * words + 1);
-  size_t *sb = (size_t *)al->alloc(al->self, sizeof(size_t) * 2 * (size_t)nv + 1);
+  size_t *sb = (size_t *)al->alloc(
+      al->self, sizeof(size_t) * 2 * (size_t)nv * (1 + SIM_OUT_REGIONS) + 1);
   if (!buf || !sb) {
     al->free(al->self, buf);
     al->free(al->self, sb);
@@ -3616,13 +3756,15 @@ static xrt_status sim_assign_slots(sim_fcc *fc, size_t *arena_size) {
   sim_sort_by(fc, 0, cnt, byd);
   sim_sort_by(fc, 1, cnt, byl);
   sim_slots s = {sb, sb + nv, 0, 0};
+  sim_outs o;
+  sim_outs_init(fc, &o, sb + 2 * (size_t)nv);
   int32_t di = 0, li = 0, total = 0;
   for (int32_t i = 0; i < nv; i++) total += sim_has_slot(&fc->v[i]);
   for (int32_t p = 0; p < P; p++) {
     while (di < total && fc->v[byd[di]].def == p)
-      sim_slot_alloc(&s, &fc->v[byd[di++]]);
+      sim_place(&s, &o, &fc->v[byd[di++]]);
     while (li < total && fc->v[byl[li]].last == p)
-      sim_slot_free(&s, &fc->v[byl[li++]]);
+      sim_unplace(&s, &o, &fc->v[byl[li++]]);
   }
   assert(di == total && li == total);
   *arena_size = s.top;
@@ -3970,6 +4112,8 @@ static xrt_status sim_lower_clamp(sim_fcc *fc, const xrt_ir_op *op,
   return XRT_OK;
 }
 
+static sim_ew_fn sim_fz_isa_kernel(sim_ew_fn fn); /* _dev/sim_fuse.inc */
+
 static xrt_status sim_lower_ew(sim_fcc *fc, const xrt_ir_op *op,
                                sim_step *st) {
   char why[512];
@@ -3994,7 +4138,7 @@ static xrt_status sim_lower_ew(sim_fcc *fc, const xrt_ir_op *op,
     *slot = (void *)(uintptr_t)ctx;
   }
   st->run = sim_run_ew;
-  st->ew = fn;
+  st->ew = sim_fz_isa_kernel(fn); /* f32/f64: AVX2/AVX-512 if the CPU has */
   st->ew_ctx = ctx;
   st->n = sim_numel(sim_shape(fc, op->results[0]));
   return XRT_OK;
@@ -4189,6 +4333,9 @@ static xrt_status sim_dot_convert_temps(sim_fcc *fc, sim_dot *d) {
   return rc;
 }
 
+static int sim_gemm_lower_dot(sim_fcc *fc, const sim_dot *d, sim_step *st,
+                              xrt_status *rc);
+
 static xrt_status sim_lower_dot_dims(sim_fcc *fc, const xrt_ir_op *op,
                                      sim_step *st, const sim_dot_dims *dd) {
   const xrt_shape *L = sim_shape(fc, op->operands[0]);
@@ -4230,6 +4377,8 @@ static xrt_status sim_lower_dot_dims(sim_fcc *fc, const xrt_ir_op *op,
                     O->dtype == XRT_U4
                 ? O->dtype
                 : XRT_DTYPE_INVALID;
+  xrt_status grc; /* large f32/f64 products: packed GEMM (sim_gemm.inc) */
+  if (sim_gemm_lower_dot(fc, d, st, &grc)) return grc;
   d->acc = -1;
   xrt_status rc = sim_dot_convert_temps(fc, d);
   if (!rc && d->unit_n) rc = sim_temp(fc, (size_t)d->N * asz, &d->acc);
@@ -4374,6 +4523,10 @@ static xrt_status sim_lower_host_call(sim_fcc *fc, const xrt_ir_op *op,
   if (!c || !tm) return XRT_RESOURCE_EXHAUSTED;
   for (int32_t i = 0; i < nt; i++) {
     int32_t id = i < nin ? in[i] : out[i - nin];
+    if (fc->f->value_types[id].kind == XRT_TYPE_TOKEN) { /* no bytes */
+      memset(&tm[i], 0, sizeof tm[i]);
+      continue;
+    }
     if (fc->f->value_types[id].kind != XRT_TYPE_TENSOR)
       return sim_fail_op(fc->cc->err, op, XRT_UNIMPLEMENTED, "%s: tuple "
                          "values cannot be passed to a host function",
@@ -6230,22 +6383,7 @@ static xrt_status sim_lower_chlo_scan(sim_fcc *fc, const xrt_ir_op *op,
   return XRT_OK;
 }
 
-/* replica_id and partition_id: an execute on one device is replica 0 of
- * partition 0.  Multi-device execution (a later issue) makes them per
- * device. */
-static xrt_status sim_lower_replica_id(sim_fcc *fc, const xrt_ir_op *op,
-                                       sim_step *st) {
-  const xrt_shape *s = sim_shape(fc, op->results[0]);
-  (void)st;
-  if (op->num_results != 1 || s->rank != 0 || s->dtype != XRT_U32)
-    return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "%s must "
-                       "return tensor<ui32>", op->name);
-  uint32_t *p = (uint32_t *)sim_palloc(fc, sizeof *p);
-  if (!p) return XRT_RESOURCE_EXHAUSTED;
-  *p = 0;
-  sim_set_const(fc, op->results[0], p);
-  return XRT_OK;
-}
+/* replica_id and partition_id: see _dev/sim_coll.inc. */
 /* ----------------------------------------------------------------------
  * Linear algebra and numerics: convolution, fft, triangular_solve,
  * cholesky, batch norm, random numbers, chlo.ragged_dot.
@@ -6646,6 +6784,9 @@ static int sim_conv_dims(sim_fcc *fc, const xrt_ir_op *op, sim_conv *c) {
   return 1;
 }
 
+static int sim_gemm_lower_conv(sim_fcc *fc, const sim_conv *c, sim_step *st,
+                               xrt_status *rc);
+
 static xrt_status sim_lower_conv_common(sim_fcc *fc, const xrt_ir_op *op,
                                         sim_step *st, int dynamic) {
   const xrt_shape *L = sim_shape(fc, op->operands[0]);
@@ -6703,6 +6844,8 @@ static xrt_status sim_lower_conv_common(sim_fcc *fc, const xrt_ir_op *op,
     if (!t) return XRT_RESOURCE_EXHAUSTED;
     sim_conv_tables(c, c->pad, t);
     c->tab = t;
+    xrt_status grc; /* large f32/f64 convolutions: packed GEMM */
+    if (sim_gemm_lower_conv(fc, c, st, &grc)) return grc;
   }
   st->data = c;
   st->run = sim_run_conv;
@@ -7852,6 +7995,27 @@ bad:
 #include "_dev/sim_fuse.inc"
 #include "_dev/sim_coll.inc"
 
+/* collective_reduce: an all_reduce whose result only the first member of
+ * each group keeps (the root); the other members get zeros. */
+static xrt_status sim_run_collective_reduce(const sim_step *st, void **vals,
+                                            sim_cx *cx) {
+  const sim_coll *k = (const sim_coll *)st->data;
+  xrt_status rc = sim_run_all_reduce(st, vals, cx);
+  int32_t proc = sim_proc_of(cx);
+  if (rc || !k->pgroup || k->pgroup[proc] < 0 || k->pindex[proc] == 0)
+    return rc;
+  for (int32_t j = 0; j < k->nops; j++) /* peers are done reading it */
+    memset(vals[st->out[j]], 0, (size_t)k->numel[j] * k->es[j]);
+  return XRT_OK;
+}
+
+static xrt_status sim_lower_collective_reduce(sim_fcc *fc, const xrt_ir_op *op,
+                                              sim_step *st) {
+  xrt_status rc = sim_lower_all_reduce(fc, op, st);
+  if (!rc) st->run = sim_run_collective_reduce;
+  return rc;
+}
+
 /* Lowerers of the ops the simulator implements directly; elementwise ops
  * go to sim_ew_kernel. */
 static sim_lower_fn sim_lowerer(xrt_opcode code) {
@@ -7859,8 +8023,15 @@ static sim_lower_fn sim_lowerer(xrt_opcode code) {
       [XRT_OP_CONSTANT] = sim_lower_constant,
       [XRT_OP_IOTA] = sim_lower_iota,
       [XRT_OP_GET_DIMENSION_SIZE] = sim_lower_get_dimension_size,
-      [XRT_OP_REPLICA_ID] = sim_lower_replica_id,
-      [XRT_OP_PARTITION_ID] = sim_lower_replica_id,
+      [XRT_OP_REPLICA_ID] = sim_lower_process_id,
+      [XRT_OP_PARTITION_ID] = sim_lower_process_id,
+      [XRT_OP_ALL_REDUCE] = sim_lower_all_reduce,
+      [XRT_OP_ALL_GATHER] = sim_lower_all_gather,
+      [XRT_OP_REDUCE_SCATTER] = sim_lower_reduce_scatter,
+      [XRT_OP_ALL_TO_ALL] = sim_lower_all_to_all,
+      [XRT_OP_COLLECTIVE_PERMUTE] = sim_lower_collective_permute,
+      [XRT_OP_COLLECTIVE_BROADCAST] = sim_lower_collective_broadcast,
+      [XRT_OP_COLLECTIVE_REDUCE] = sim_lower_collective_reduce,
       [XRT_OP_BROADCAST_IN_DIM] = sim_lower_broadcast_in_dim,
       [XRT_OP_BROADCAST] = sim_lower_broadcast,
       [XRT_OP_RESHAPE] = sim_lower_reshape,
@@ -7899,8 +8070,8 @@ static sim_lower_fn sim_lowerer(xrt_opcode code) {
       [XRT_OP_AFTER_ALL] = sim_lower_after_all,
       [XRT_OP_INFEED] = sim_lower_infeed,
       [XRT_OP_OUTFEED] = sim_lower_outfeed,
-      [XRT_OP_SEND] = sim_lower_send,
-      [XRT_OP_RECV] = sim_lower_recv,
+      [XRT_OP_SEND] = sim_lower_send_any,
+      [XRT_OP_RECV] = sim_lower_recv_any,
       [XRT_OP_CHLO_SCAN] = sim_lower_chlo_scan,
       [XRT_OP_CONVOLUTION] = sim_lower_convolution,
       [XRT_OP_DYNAMIC_CONV] = sim_lower_dynamic_conv,
@@ -7928,7 +8099,9 @@ static int sim_takes_tuples(xrt_opcode code) {
   case XRT_OP_IF: case XRT_OP_CASE: case XRT_OP_OPTIMIZATION_BARRIER:
   case XRT_OP_FUNC_CALL: case XRT_OP_RETURN: case XRT_OP_FUNC_RETURN:
   case XRT_OP_AFTER_ALL: case XRT_OP_INFEED: case XRT_OP_OUTFEED:
-  case XRT_OP_SEND: case XRT_OP_RECV: case XRT_OP_COMPOSITE: return 1;
+  case XRT_OP_SEND: case XRT_OP_RECV: case XRT_OP_COMPOSITE:
+  case XRT_OP_CUSTOM_CALL: /* tokens: no bytes; tuples: refused when lowered */
+    return 1;
   default: return 0;
   }
 }
@@ -8226,8 +8399,7 @@ static xrt_status sim_lower_block(sim_fcc *fc, const xrt_ir_region *r,
   if (r->num_ops < 1)
     return sim_fail(fc->cc->err, XRT_INVALID_ARGUMENT, "@%s: a block has no "
                     "terminator", fc->f->name);
-  for (int32_t i = 0; i < r->num_ops - 1 && !rc; i++)
-    rc = sim_lower_op(fc, &r->ops[i], &steps);
+  rc = sim_fz_lower_ops(fc, r, &steps); /* each op, or fused groups */
   const xrt_ir_op *t = &r->ops[r->num_ops - 1];
   if (!rc && t->code != XRT_OP_RETURN && t->code != XRT_OP_FUNC_RETURN)
     rc = sim_fail_op(fc->cc->err, t, XRT_INVALID_ARGUMENT, "a block must end "
@@ -8270,19 +8442,29 @@ static xrt_status sim_bind_outputs(sim_fcc *fc, sim_fplan *fp) {
 
 /* Tables that let a frame point every slot and constant value. */
 static xrt_status sim_frame_tables(sim_fcc *fc, sim_fplan *fp) {
-  int32_t ns = 0, nc = 0;
+  int32_t ns = 0, nc = 0, nb = 0;
   for (int32_t i = 0; i < fc->nv; i++) {
-    ns += fc->v[i].kind == SIM_V_SLOT;
+    ns += fc->v[i].kind == SIM_V_SLOT && !fc->v[i].in_out;
+    nb += fc->v[i].kind == SIM_V_SLOT && fc->v[i].in_out;
     nc += fc->v[i].kind == SIM_V_CONST;
   }
   int32_t *sid = (int32_t *)sim_palloc(fc, sizeof *sid * (size_t)(ns + 1));
   size_t *soff = (size_t *)sim_palloc(fc, sizeof *soff * (size_t)(ns + 1));
   int32_t *cid = (int32_t *)sim_palloc(fc, sizeof *cid * (size_t)(nc + 1));
   void **cptr = (void **)sim_palloc(fc, sizeof *cptr * (size_t)(nc + 1));
-  if (!sid || !soff || !cid || !cptr) return XRT_RESOURCE_EXHAUSTED;
-  ns = nc = 0;
+  int32_t *bid = (int32_t *)sim_palloc(fc, sizeof *bid * (size_t)(2 * nb + 1));
+  size_t *boff = (size_t *)sim_palloc(fc, sizeof *boff * (size_t)(nb + 1));
+  if (!sid || !soff || !cid || !cptr || !bid || !boff)
+    return XRT_RESOURCE_EXHAUSTED;
+  fp->nobind = nb, fp->obind_ids = bid, fp->obind_base = bid + nb;
+  fp->obind_offs = boff;
+  ns = nc = nb = 0;
   for (int32_t i = 0; i < fc->nv; i++) {
-    if (fc->v[i].kind == SIM_V_SLOT) {
+    if (fc->v[i].kind == SIM_V_SLOT && fc->v[i].in_out) {
+      bid[nb] = i;
+      bid[fp->nobind + nb] = fc->v[i].in_out - 1;
+      boff[nb++] = fc->v[i].off;
+    } else if (fc->v[i].kind == SIM_V_SLOT) {
       sid[ns] = i;
       soff[ns++] = fc->v[i].bytes ? fc->v[i].off : 0;
     } else if (fc->v[i].kind == SIM_V_CONST) {
@@ -8336,6 +8518,7 @@ static xrt_status sim_plan_func(sim_cc *cc, int32_t fidx, int is_entry) {
     rc = sim_new_value(&fc, &id);
   }
   if (!rc) rc = sim_plan_body(&fc, fp, is_entry);
+  sim_fz_release(&fc);
   cc->al.free(cc->al.self, fc.v);
   sim_vec_free(&cc->al, &fc.defs);
   sim_vec_free(&cc->al, &fc.nested);
@@ -8383,6 +8566,8 @@ static void sim_executable_destroy(void *executable) {
   sim_exe *e = (sim_exe *)executable;
   if (!e) return;
   sim_frame_free(e, &e->frame);
+  for (int i = 0; e->dframes && i < e->cl->ndev; i++)
+    sim_frame_free(e, &e->dframes[i]);
   for (int32_t i = 0; i < e->owned_ctx.n; i++)
     free(((void **)(void *)e->owned_ctx.p)[i]);
   sim_vec_free(&e->cl->al, &e->owned_ctx);
@@ -8427,16 +8612,17 @@ static xrt_status sim_compile(void *client, const xrt_plugin_compile_args *args,
   e->entry = args->entry;
   e->owned_ctx.es = sizeof(void *);
   sim_cc cc = {c->al, e, m, err, args->host_bindings};
-  xrt_status rc = XRT_OK;
+  xrt_status rc = sim_compile_launch_shape(e, args, err);
   e->fp = (sim_fplan *)sim_pool_alloc(&e->pool, sizeof *e->fp *
                                                     (size_t)m->num_funcs);
-  if (!e->fp)
+  e->dframes = (sim_frame *)sim_pool_alloc(&e->pool, sizeof *e->dframes *
+                                                         (size_t)c->ndev);
+  e->dbusy = (_Atomic unsigned char *)sim_pool_alloc(&e->pool,
+                                                     (size_t)c->ndev);
+  if (!rc && (!e->fp || !e->dframes || !e->dbusy))
     rc = sim_fail(err, XRT_RESOURCE_EXHAUSTED, "out of host memory");
   if (!rc) rc = sim_plan_func(&cc, args->entry, 1);
-  if (!rc) {
-    sim_layout(e);
-    rc = sim_frame_make(e, &e->frame, err);
-  }
+  if (!rc) sim_layout(e); /* frames: per device, on first use */
   if (!rc && pthread_mutex_init(&e->mu, NULL) != 0)
     rc = sim_fail(err, XRT_INTERNAL, "pthread_mutex_init failed");
   e->mu_ok = !rc;
@@ -8452,14 +8638,17 @@ static xrt_status sim_compile(void *client, const xrt_plugin_compile_args *args,
  * that are not bound to their output buffer. */
 static xrt_status sim_run_entry(const sim_exe *e, sim_frame *fr,
                                 void *const *args, void *const *outs,
-                                xrt_plugin_error *err) {
+                                sim_cx *cx) {
   const sim_fplan *fp = &e->fp[e->entry];
   void **vals = fr->vals + fp->vbase;
   for (int32_t i = 0; i < fp->nargs; i++) vals[fp->args[i]] = args[i];
   for (int32_t j = 0; j < fp->nrets; j++)
     if (fp->ret_direct[j]) vals[fp->rets[j]] = outs[j];
-  sim_cx cx = {fr->vals, e, err, NULL, NULL, 0, -1, NULL};
-  xrt_status rc = sim_run_plan(&fp->body, vals, &cx);
+  for (int32_t i = 0; i < fp->nobind; i++)
+    vals[fp->obind_ids[i]] = (char *)vals[fp->obind_base[i]] + fp->obind_offs[i];
+  cx->allvals = fr->vals;
+  cx->exe = e;
+  xrt_status rc = sim_run_plan(&fp->body, vals, cx);
   if (rc) return rc;
   for (int32_t j = 0; j < fp->nrets; j++) {
     const void *src = vals[fp->rets[j]];
@@ -8467,6 +8656,38 @@ static xrt_status sim_run_entry(const sim_exe *e, sim_frame *fr,
       memcpy(outs[j], src, fp->ret_bytes[j]);
   }
   return XRT_OK;
+}
+
+/* Runs participant a of launch l (NULL: a launch of its own without
+ * collectives). */
+static xrt_status sim_execute_in(sim_client *c, sim_exe *e,
+                                 const xrt_plugin_execute_args *a,
+                                 struct sim_launch *l, xrt_plugin_error *err) {
+  const sim_fplan *fp = &e->fp[e->entry];
+  if (a->num_args != fp->nargs || a->num_outs != fp->nrets ||
+      (a->num_args && !a->args) || (a->num_outs && !a->outs))
+    return sim_fail(err, XRT_INVALID_ARGUMENT, "@%s takes %d argument(s) and "
+                    "%d result(s), got %d and %d", e->m->funcs[e->entry].name,
+                    (int)fp->nargs, (int)fp->nrets, a->num_args, a->num_outs);
+  if (e->has_coll &&
+      (a->num_replicas != e->nrep || a->num_partitions != e->npart))
+    return sim_fail(err, XRT_INVALID_ARGUMENT, "@%s was compiled for %d "
+                    "replica(s) x %d partition(s); the launch has %d x %d",
+                    e->m->funcs[e->entry].name, (int)e->nrep, (int)e->npart,
+                    (int)a->num_replicas, (int)a->num_partitions);
+  sim_frame tmp, *fr;
+  xrt_status rc = sim_frame_acquire(e, a->device, &tmp, &fr, err);
+  if (rc) return rc;
+  sim_cx cx;
+  memset(&cx, 0, sizeof cx);
+  cx.err = err;
+  cx.xa = a;
+  cx.launch = l;
+  cx.fault_steps = cx.fault_after = sim_fault_take(c, a->device);
+  cx.tp = sim_tpool_of(c, a->device);
+  rc = sim_run_entry(e, fr, a->args, a->outs, &cx);
+  sim_frame_release(e, a->device, fr, &tmp);
+  return rc;
 }
 
 static xrt_status sim_execute(void *client, const xrt_plugin_execute_args *a,
@@ -8479,23 +8700,23 @@ static xrt_status sim_execute(void *client, const xrt_plugin_execute_args *a,
   if (rc) return rc;
   if (!e || e->cl != c)
     return sim_fail(err, XRT_INVALID_ARGUMENT, "bad executable");
-  if (a->abort_message) return XRT_OK; /* no collectives yet: nothing waits */
-  const sim_fplan *fp = &e->fp[e->entry];
-  if (a->num_args != fp->nargs || a->num_outs != fp->nrets ||
-      (a->num_args && !a->args) || (a->num_outs && !a->outs))
-    return sim_fail(err, XRT_INVALID_ARGUMENT, "@%s takes %d argument(s) and "
-                    "%d result(s), got %d and %d", e->m->funcs[e->entry].name,
-                    (int)fp->nargs, (int)fp->nrets, a->num_args, a->num_outs);
-  if (pthread_mutex_trylock(&e->mu) == 0) {
-    rc = sim_run_entry(e, &e->frame, a->args, a->outs, err);
-    pthread_mutex_unlock(&e->mu);
-    return rc;
+  if ((rc = sim_check_launch_args(a, err))) return rc;
+  int proc = a->replica * a->num_partitions + a->partition;
+  int n = a->num_replicas * a->num_partitions;
+  struct sim_launch *l = NULL, own;
+  sim_part own_part;
+  if (n > 1) {
+    if ((rc = sim_launch_join(c, a, proc, &l, err))) return rc;
+  } else if (e->has_coll) { /* a launch of one: private */
+    if ((rc = sim_launch_own(&own, &own_part, a, err))) return rc;
+    l = &own;
   }
-  sim_frame tmp; /* the owned frame is busy: a concurrent execute */
-  memset(&tmp, 0, sizeof tmp);
-  if ((rc = sim_frame_make(e, &tmp, err))) return rc;
-  rc = sim_run_entry(e, &tmp, a->args, a->outs, err);
-  sim_frame_free(e, &tmp);
+  if (!a->abort_message) rc = sim_execute_in(c, e, a, l, err);
+  if (l == &own) sim_launch_own_end(c, &own);
+  else if (l)
+    sim_launch_leave(c, l, proc, a->abort_message ? XRT_ABORTED : rc,
+                     a->abort_message ? a->abort_message
+                                      : err ? err->message : "failed");
   return rc;
 }
 
@@ -8521,7 +8742,7 @@ static const xrt_plugin_api sim_api = {
     sim_compile,
     sim_executable_destroy,
     sim_execute,
-    NULL, /* inject_fault */
+    sim_inject_fault,
 };
 
 const xrt_plugin_api *xrt_sim_plugin_api(void) { return &sim_api; }

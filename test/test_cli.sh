@@ -1,8 +1,9 @@
 #!/bin/sh
 # test_cli.sh - the `xrt check` features the StableHLO interpreter's own
 # tests use: results printed in the interpreter's format, FileCheck-style
-# CHECK lines, --args on the RUN line, interpreter.print/probe and
-# check.expect_serialized_eq.  Runs XRT_BIN (default build/xrt) on small
+# CHECK lines, --args on the RUN line, interpreter.print/probe,
+# check.expect_serialized_eq and interpreter.run_parallel; and `xrt run
+# --devices N`.  Runs XRT_BIN (default build/xrt) on small
 # files written to a temporary directory; prints one line per case and
 # exits 1 if any case fails.
 set -u
@@ -202,6 +203,343 @@ if [ $? -eq 0 ] && [ "$(cat "$tmp/out")" = "1 passed, 0 failed" ]; then
   echo "PASS plain check prints only the summary"
 else
   echo "FAIL plain check prints only the summary"
+  sed 's/^/  | /' "$tmp/out"
+  failures=$((failures + 1))
+fi
+
+# --- interpreter.run_parallel: launches over replicas and partitions ---
+cat >"$tmp/parallel.mlir" <<'EOF'
+// RUN: stablehlo-translate --interpret --split-input-file %s | FileCheck %s
+
+module @ids {
+  // %s: max over the replicas of a partition (cross_replica); %t: over
+  // all four (cross_replica_and_partition, as a channel_handle is given).
+  func.func @ids(%x: tensor<2xi32>) -> (tensor<ui32>, tensor<ui32>, tensor<2xi32>, tensor<2xi32>) {
+    %r = stablehlo.replica_id : tensor<ui32>
+    %p = stablehlo.partition_id : tensor<ui32>
+    %s = "stablehlo.all_reduce"(%x) ({
+      ^bb0(%a: tensor<i32>, %b: tensor<i32>):
+        %0 = stablehlo.maximum %a, %b : tensor<i32>
+        stablehlo.return %0 : tensor<i32>
+    }) {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<2xi32>) -> tensor<2xi32>
+    %t = "stablehlo.all_reduce"(%x) ({
+      ^bb0(%a: tensor<i32>, %b: tensor<i32>):
+        %0 = stablehlo.maximum %a, %b : tensor<i32>
+        stablehlo.return %0 : tensor<i32>
+    }) {
+      replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>,
+      channel_handle = #stablehlo.channel_handle<handle = 1, type = 0>
+    } : (tensor<2xi32>) -> tensor<2xi32>
+    return %r, %p, %s, %t : tensor<ui32>, tensor<ui32>, tensor<2xi32>, tensor<2xi32>
+  }
+  func.func @main() {
+    %a = stablehlo.constant dense<[1, 9]> : tensor<2xi32>
+    %b = stablehlo.constant dense<[5, 2]> : tensor<2xi32>
+    %c = stablehlo.constant dense<[7, -1]> : tensor<2xi32>
+    %d = stablehlo.constant dense<[0, 3]> : tensor<2xi32>
+    // Replica 0 runs partitions 0 and 1 on %a and %b, replica 1 on %c, %d.
+    %r:16 = "interpreter.run_parallel"(%a, %b, %c, %d) {
+      programs = [[@ids, @ids], [@ids, @ids]]
+    } : (tensor<2xi32>, tensor<2xi32>, tensor<2xi32>, tensor<2xi32>) ->
+        (tensor<ui32>, tensor<ui32>, tensor<2xi32>, tensor<2xi32>,
+         tensor<ui32>, tensor<ui32>, tensor<2xi32>, tensor<2xi32>,
+         tensor<ui32>, tensor<ui32>, tensor<2xi32>, tensor<2xi32>,
+         tensor<ui32>, tensor<ui32>, tensor<2xi32>, tensor<2xi32>)
+    check.expect_eq_const %r#0, dense<0> : tensor<ui32>
+    check.expect_eq_const %r#1, dense<0> : tensor<ui32>
+    check.expect_eq_const %r#2, dense<[7, 9]> : tensor<2xi32>
+    check.expect_eq_const %r#3, dense<[7, 9]> : tensor<2xi32>
+    check.expect_eq_const %r#4, dense<0> : tensor<ui32>
+    check.expect_eq_const %r#5, dense<1> : tensor<ui32>
+    check.expect_eq_const %r#6, dense<[5, 3]> : tensor<2xi32>
+    check.expect_eq_const %r#7, dense<[7, 9]> : tensor<2xi32>
+    check.expect_eq_const %r#8, dense<1> : tensor<ui32>
+    check.expect_eq_const %r#9, dense<0> : tensor<ui32>
+    check.expect_eq_const %r#10, dense<[7, 9]> : tensor<2xi32>
+    check.expect_eq_const %r#11, dense<[7, 9]> : tensor<2xi32>
+    check.expect_eq_const %r#12, dense<1> : tensor<ui32>
+    check.expect_eq_const %r#13, dense<1> : tensor<ui32>
+    check.expect_eq_const %r#14, dense<[5, 3]> : tensor<2xi32>
+    check.expect_eq_const %r#15, dense<[7, 9]> : tensor<2xi32>
+    func.return
+  }
+}
+
+// -----
+
+module @host_queues {
+  func.func @producer(%x: tensor<2xi64>, %t: !stablehlo.token) -> !stablehlo.token {
+    %v:2 = "stablehlo.infeed"(%t) : (!stablehlo.token) -> (tensor<2xi64>, !stablehlo.token)
+    %y = stablehlo.multiply %x, %v#0 : tensor<2xi64>
+    %s = "stablehlo.send"(%y, %v#1) {
+      channel_handle = #stablehlo.channel_handle<handle = 4, type = 2>,
+      is_host_transfer = true
+    } : (tensor<2xi64>, !stablehlo.token) -> !stablehlo.token
+    %o = "stablehlo.outfeed"(%y, %s) : (tensor<2xi64>, !stablehlo.token) -> !stablehlo.token
+    return %o : !stablehlo.token
+  }
+  func.func @consumer(%t: !stablehlo.token) -> (!stablehlo.token, tensor<2xi64>) {
+    %r:2 = "stablehlo.recv"(%t) {
+      channel_handle = #stablehlo.channel_handle<handle = 4, type = 3>,
+      is_host_transfer = true
+    } : (!stablehlo.token) -> (tensor<2xi64>, !stablehlo.token)
+    %one = stablehlo.constant dense<1> : tensor<2xi64>
+    %z = stablehlo.add %r#0, %one : tensor<2xi64>
+    interpreter.print %z : tensor<2xi64>
+    return %r#1, %z : !stablehlo.token, tensor<2xi64>
+  }
+  func.func @feed() -> tensor<2xi64> {
+    %c = stablehlo.constant dense<[3, -4]> : tensor<2xi64>
+    return %c : tensor<2xi64>
+  }
+  func.func @main() {
+    %x = stablehlo.constant dense<[10, 20]> : tensor<2xi64>
+    %t = stablehlo.after_all : !stablehlo.token
+    // CHECK: %2 = tensor<2xi64> {
+    // CHECK-NEXT: [31, -79]
+    %r:3 = "interpreter.run_parallel"(%x, %t, %t) {
+      infeed = [@feed], programs = [[@producer], [@consumer]]
+    } : (tensor<2xi64>, !stablehlo.token, !stablehlo.token) ->
+        (!stablehlo.token, !stablehlo.token, tensor<2xi64>)
+    check.expect_eq_const %r#2, dense<[31, -79]> : tensor<2xi64>
+    func.return
+  }
+}
+
+// -----
+
+module @reduce_to_roots {
+  // Groups {2, 0} and {1, 3}: replicas 2 and 1 are the roots.
+  func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {
+    %s = "stablehlo.collective_reduce"(%x) ({
+      ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+        %0 = stablehlo.add %a, %b : tensor<f32>
+        stablehlo.return %0 : tensor<f32>
+    }) {replica_groups = dense<[[2, 0], [1, 3]]> : tensor<2x2xi64>} : (tensor<2xf32>) -> tensor<2xf32>
+    return %s : tensor<2xf32>
+  }
+  func.func @main() {
+    %a = stablehlo.constant dense<[1.0, 2.0]> : tensor<2xf32>
+    %b = stablehlo.constant dense<[10.0, 20.0]> : tensor<2xf32>
+    %c = stablehlo.constant dense<[100.0, 200.0]> : tensor<2xf32>
+    %d = stablehlo.constant dense<[1000.0, 2000.0]> : tensor<2xf32>
+    %r:4 = "interpreter.run_parallel"(%a, %b, %c, %d) {
+      programs = [[@f], [@f], [@f], [@f]]
+    } : (tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) ->
+        (tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>)
+    check.expect_eq_const %r#0, dense<[0.0, 0.0]> : tensor<2xf32>
+    check.expect_eq_const %r#1, dense<[1010.0, 2020.0]> : tensor<2xf32>
+    check.expect_eq_const %r#2, dense<[101.0, 202.0]> : tensor<2xf32>
+    check.expect_eq_const %r#3, dense<[0.0, 0.0]> : tensor<2xf32>
+    func.return
+  }
+}
+EOF
+expect "run_parallel: ids, all_reduce, infeed, send/recv, print, collective_reduce" 0 \
+  "$tmp/parallel.mlir" "3 passed, 0 failed"
+
+cat >"$tmp/parallel_bad.mlir" <<'EOF'
+module @count {
+  func.func @f(%a: tensor<2xi32>) -> tensor<2xi32> {
+    return %a : tensor<2xi32>
+  }
+  func.func @main() {
+    %a = stablehlo.constant dense<[1, 2]> : tensor<2xi32>
+    %r:2 = "interpreter.run_parallel"(%a) {
+      programs = [[@f], [@f]]
+    } : (tensor<2xi32>) -> (tensor<2xi32>, tensor<2xi32>)
+    func.return
+  }
+}
+// -----
+module @type {
+  func.func @f(%a: tensor<2xi32>) -> tensor<2xi32> {
+    return %a : tensor<2xi32>
+  }
+  func.func @main() {
+    %a = stablehlo.constant dense<[1, 2]> : tensor<2xi64>
+    %r = "interpreter.run_parallel"(%a) {
+      programs = [[@f]]
+    } : (tensor<2xi64>) -> tensor<2xi32>
+    func.return
+  }
+}
+// -----
+module @missing {
+  func.func @main() {
+    %r = "interpreter.run_parallel"() {
+      programs = [[@nope]]
+    } : () -> tensor<i32>
+    func.return
+  }
+}
+// -----
+module @ragged {
+  func.func @main() {
+    %r = "interpreter.run_parallel"() {
+      programs = [[@a, @b], [@a]]
+    } : () -> tensor<i32>
+    func.return
+  }
+}
+// -----
+module @lonely_recv {
+  func.func @recv(%t: !stablehlo.token) -> (tensor<2xi64>, !stablehlo.token) {
+    %r:2 = "stablehlo.recv"(%t) {
+      channel_handle = #stablehlo.channel_handle<handle = 7, type = 3>,
+      is_host_transfer = true
+    } : (!stablehlo.token) -> (tensor<2xi64>, !stablehlo.token)
+    return %r#0, %r#1 : tensor<2xi64>, !stablehlo.token
+  }
+  func.func @main() {
+    %t = stablehlo.after_all : !stablehlo.token
+    %r:2 = "interpreter.run_parallel"(%t) {
+      programs = [[@recv]]
+    } : (!stablehlo.token) -> (tensor<2xi64>, !stablehlo.token)
+    func.return
+  }
+}
+// -----
+module @empty_infeed {
+  func.func @f(%t: !stablehlo.token) -> tensor<2xi64> {
+    %v:2 = "stablehlo.infeed"(%t) : (!stablehlo.token) -> (tensor<2xi64>, !stablehlo.token)
+    return %v#0 : tensor<2xi64>
+  }
+  func.func @main() {
+    %t = stablehlo.after_all : !stablehlo.token
+    %r = "interpreter.run_parallel"(%t) {
+      programs = [[@f]]
+    } : (!stablehlo.token) -> tensor<2xi64>
+    func.return
+  }
+}
+// -----
+module @nested {
+  func.func @f() -> tensor<i32> {
+    %a = stablehlo.constant dense<1> : tensor<i32>
+    return %a : tensor<i32>
+  }
+  func.func @g() -> tensor<i32> {
+    %r = "interpreter.run_parallel"() {programs = [[@f]]} : () -> tensor<i32>
+    return %r : tensor<i32>
+  }
+  func.func @main() {
+    %r = "interpreter.run_parallel"() {programs = [[@g]]} : () -> tensor<i32>
+    func.return
+  }
+}
+// -----
+module @failing_participant {
+  func.func @f(%x: tensor<2xi32>) -> tensor<2xi32> {
+    %s = "stablehlo.all_reduce"(%x) ({
+      ^bb0(%a: tensor<i32>, %b: tensor<i32>):
+        %0 = stablehlo.add %a, %b : tensor<i32>
+        stablehlo.return %0 : tensor<i32>
+    }) {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<2xi32>) -> tensor<2xi32>
+    check.expect_eq_const %s, dense<[0, 0]> : tensor<2xi32>
+    return %s : tensor<2xi32>
+  }
+  func.func @main() {
+    %a = stablehlo.constant dense<[1, 2]> : tensor<2xi32>
+    %r:2 = "interpreter.run_parallel"(%a, %a) {
+      programs = [[@f], [@f]]
+    } : (tensor<2xi32>, tensor<2xi32>) -> (tensor<2xi32>, tensor<2xi32>)
+    func.return
+  }
+}
+EOF
+XRT_RECV_TIMEOUT_MS=200 expect "run_parallel: bad programs, operands and queues" 2 \
+  "$tmp/parallel_bad.mlir" \
+  "parallel_bad.mlir:7:12: interpreter.run_parallel has 1 operand(s) and 2 result(s) but its programs take 2 and return 2 [INVALID_ARGUMENT]" \
+  "parallel_bad.mlir:20:10: interpreter.run_parallel: operand 0 does not match argument 0 of @f (replica 0, partition 0) [INVALID_ARGUMENT]" \
+  "parallel_bad.mlir:29:10: interpreter.run_parallel: the module has no function @nope [NOT_FOUND]" \
+  "parallel_bad.mlir:38:10: interpreter.run_parallel needs programs = [[@f, ...], ...]" \
+  "parallel_bad.mlir:47:12: xrt.recv: nothing was sent on channel 7 within 200 ms [DEADLINE_EXCEEDED]" \
+  "parallel_bad.mlir:64:12: xrt.infeed: the infeed queue is empty" \
+  "parallel_bad.mlir:82:10: interpreter.run_parallel cannot run inside or beside another interpreter.run_parallel [UNIMPLEMENTED]" \
+  "parallel_bad.mlir:98:5: check.expect_eq failed at element [0]: actual 2, expected 0" \
+  "0 passed, 8 failed"
+
+# --- xrt run --devices N: one replicated launch, each device's results ---
+cat >"$tmp/const.mlir" <<'EOF'
+func.func @main() -> tensor<3xf32> {
+  %c = stablehlo.constant dense<[1.5, -2.0, 3.0]> : tensor<3xf32>
+  func.return %c : tensor<3xf32>
+}
+EOF
+cat >"$tmp/replicated.mlir" <<'EOF'
+func.func @main(%x: tensor<3xf32>) -> (tensor<3xf32>, tensor<ui32>) {
+  %id = stablehlo.replica_id : tensor<ui32>
+  %f = stablehlo.convert %id : (tensor<ui32>) -> tensor<f32>
+  %b = stablehlo.broadcast_in_dim %f, dims = [] : (tensor<f32>) -> tensor<3xf32>
+  %y = stablehlo.multiply %x, %b : tensor<3xf32>
+  %s = "stablehlo.all_reduce"(%y) ({
+    ^bb0(%a: tensor<f32>, %c: tensor<f32>):
+      %0 = stablehlo.add %a, %c : tensor<f32>
+      stablehlo.return %0 : tensor<f32>
+  }) {replica_groups = dense<[[0, 1, 2, 3]]> : tensor<1x4xi64>} : (tensor<3xf32>) -> tensor<3xf32>
+  func.return %s, %id : tensor<3xf32>, tensor<ui32>
+}
+EOF
+# expect_run NAME WANT_EXIT WANT_OUTPUT_FILE ARGS...: `xrt run ARGS` must
+# exit WANT_EXIT and print exactly WANT_OUTPUT_FILE.
+expect_run() {
+  name=$1 want=$2 wantout=$3
+  shift 3
+  "$bin" run "$@" >"$tmp/out" 2>&1
+  got=$?
+  if [ "$got" -eq "$want" ] && cmp -s "$tmp/out" "$wantout"; then
+    echo "PASS $name"
+  else
+    echo "FAIL $name (exit $got, want $want)"
+    diff "$wantout" "$tmp/out" | sed 's/^/  | /'
+    failures=$((failures + 1))
+  fi
+}
+"$bin" run "$tmp/const.mlir" --output-dir "$tmp/in" >/dev/null 2>&1
+# The sum over replicas 0..3 of x * replica_id is x * 6.
+cat >"$tmp/want" <<'EOF'
+device 0:
+result[0]: tensor<3xf32>
+[  9.0, -12.0,  18.0]
+result[1]: tensor<ui32>
+0
+device 1:
+result[0]: tensor<3xf32>
+[  9.0, -12.0,  18.0]
+result[1]: tensor<ui32>
+1
+device 2:
+result[0]: tensor<3xf32>
+[  9.0, -12.0,  18.0]
+result[1]: tensor<ui32>
+2
+device 3:
+result[0]: tensor<3xf32>
+[  9.0, -12.0,  18.0]
+result[1]: tensor<ui32>
+3
+EOF
+expect_run "run --devices 4 (replica_id, all_reduce)" 0 "$tmp/want" \
+  "$tmp/replicated.mlir" --devices 4 --input "$tmp/in/result_0.npy" --output-dir "$tmp/out4"
+for d in 0 1 2 3; do
+  for k in 0 1; do
+    if [ ! -s "$tmp/out4/device_${d}_result_$k.npy" ]; then
+      echo "FAIL run --devices 4 --output-dir: no device_${d}_result_$k.npy"
+      failures=$((failures + 1))
+    fi
+  done
+done
+# A device's output file reads back as an input: 4 * (x * 6) * 1 over
+# replicas 0..3 with the groups of 4 is 6 * (x * 6) = 36 x.
+sed 's/^\[  9\.0, -12\.0,  18\.0\]$/[ 54.0, -72.0, 108.0]/' "$tmp/want" >"$tmp/want36"
+expect_run "run --devices 4 on a device's .npy output" 0 "$tmp/want36" \
+  "$tmp/replicated.mlir" --devices 4 --input "$tmp/out4/device_3_result_0.npy"
+"$bin" run "$tmp/replicated.mlir" --devices 2 --input "$tmp/in/result_0.npy" >"$tmp/out" 2>&1
+if [ $? -eq 2 ] && grep -qF "id 2 in replica_groups is out of range" "$tmp/out"; then
+  echo "PASS run --devices 2 with groups of 4 is refused"
+else
+  echo "FAIL run --devices 2 with groups of 4 is refused"
   sed 's/^/  | /' "$tmp/out"
   failures=$((failures + 1))
 fi

@@ -4,7 +4,37 @@
 #   cmocka  - unit-test framework for test/test_*.c
 #   xxHash  - fast hashing (compile-cache keys)
 # Called by `make test` and `make run`.
+#
+# `tools/deps.sh bench` (called by `make bench`) does the same for the
+# benchmarks' baselines: python3-numpy and python3-torch (for
+# /usr/bin/python3) and libopenblas-dev.  Missing ones only make their
+# baselines skip, so it never fails.
 set -eu
+
+if [ "${1:-}" = bench ]; then
+  PKGS="python3-numpy python3-torch libopenblas-dev"
+  missing=""
+  /usr/bin/python3 -c 'import numpy' >/dev/null 2>&1 || missing="$missing numpy"
+  /usr/bin/python3 -c 'import torch' >/dev/null 2>&1 || missing="$missing torch"
+  blas=""
+  for f in /usr/lib/*/libopenblas.so /usr/lib/libopenblas.so; do
+    [ -e "$f" ] && blas=1
+  done
+  [ -n "$blas" ] || missing="$missing libopenblas"
+  [ -z "$missing" ] && exit 0
+  echo "tools/deps.sh: missing for the benchmark baselines:$missing"
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    export DEBIAN_FRONTEND=noninteractive
+    if apt-get update && apt-get install -y --no-install-recommends $PKGS; then
+      exit 0
+    fi
+    echo "tools/deps.sh: installing them failed; their baselines will skip"
+    exit 0
+  fi
+  echo "tools/deps.sh: install them with:"
+  echo "  sudo apt-get update && sudo apt-get install -y $PKGS"
+  exit 0
+fi
 
 PKGS="libcmocka-dev libxxhash-dev"
 missing=""

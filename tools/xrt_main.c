@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <time.h>
 
 enum { EXIT_PASS = 0, EXIT_CHECK = 1, EXIT_ERROR = 2 };
 
@@ -33,12 +34,15 @@ static const char usage_text[] =
     "usage: xrt <command> [options]\n"
     "\n"
     "commands:\n"
-    "  run FILE.mlir      compile the entry function, run it on device 0 of a\n"
-    "                     simulated client and print its results\n"
-    "      --devices N        devices of the simulated client (default 1)\n"
+    "  run FILE.mlir      compile the entry function, run it on a simulated\n"
+    "                     client and print its results\n"
+    "      --devices N        run it replicated on N devices (num_replicas = N\n"
+    "                         over the program's partitions; default 1) and print\n"
+    "                         each device's results after a 'device D:' line\n"
     "      --input A.npy      an argument of the entry function; repeat once\n"
     "                         per argument, in order\n"
     "      --output-dir DIR   also write result K to DIR/result_K.npy\n"
+    "                         (DIR/device_D_result_K.npy with several devices)\n"
     "      --entry NAME       function to run (default: main, or the only one)\n"
     "  check FILE.mlir    run every check.* op of the file's test functions;\n"
     "                     with a '// RUN: ... --interpret ... | FileCheck %s'\n"
@@ -146,6 +150,10 @@ static void format_float(xrt_dtype t, const unsigned char *p, char *buf, size_t 
                                  : back == v;
       if (same) break;
     }
+    /* %g writes 10 as "1e+01": show the integer digits in full below 1e7. */
+    double a = v < 0 ? -v : v;
+    if (strchr(buf, 'e') && a >= 1 && a < 1e7)
+      snprintf(buf, cap, "%.*g", (int)floor(log10(a)) + 1, v);
   }
   float_finish(buf, cap, v);
 }
@@ -533,13 +541,76 @@ typedef struct probe_rec {
   size_t bytes;
 } probe_rec;
 
+/* A list of values on a host queue: what one infeed function returned,
+ * or what one send passed.  Each tensor's data is its own allocation. */
+typedef struct hmsg {
+  struct hmsg *next;
+  int n;
+  xrt_host_tensor t[];
+} hmsg;
+
+typedef struct hqueue {
+  hmsg *head, *tail;
+} hqueue;
+
+/* The host side of the send/recv ops with is_host_transfer, by handle. */
+typedef struct hchan {
+  struct hchan *next;
+  int64_t handle;
+  hqueue q;
+} hchan;
+
 typedef struct interp_state {
   pthread_mutex_t mu;
   outbuf out;
   probe_rec *recs;
   size_t num_recs, cap_recs;
   const xrt_ir_module *module; /* of the program running, for SSA names */
+  const xrt_ir_module *module2; /* a run_parallel wrapper program's */
+  /* interpreter.run_parallel: the running chunk (program, text, where it
+   * starts in its file), the client whose devices run its launches
+   * (created on first use, grown when a launch needs more devices) and
+   * the host queues of infeed and host transfers (guarded by qmu). */
+  const xrt_program *prog;
+  const char *text, *file;
+  size_t len;
+  int line_offset;
+  xrt_client *par;
+  int par_devices, par_busy;
+  pthread_mutex_t qmu;
+  pthread_cond_t qcv;
+  hqueue infeed;
+  hchan *chans;
 } interp_state;
+
+static void hmsg_free(hmsg *m) {
+  for (int i = 0; m && i < m->n; i++) free(m->t[i].data);
+  free(m);
+}
+
+static void hq_push(hqueue *q, hmsg *m) {
+  m->next = NULL;
+  if (q->tail) q->tail->next = m;
+  else q->head = m;
+  q->tail = m;
+}
+
+static hmsg *hq_pop(hqueue *q) {
+  hmsg *m = q->head;
+  if (m && !(q->head = m->next)) q->tail = NULL;
+  return m;
+}
+
+static void hq_clear(hqueue *q) {
+  for (hmsg *m; (m = hq_pop(q)) != NULL;) hmsg_free(m);
+}
+
+static void interp_init(interp_state *st) {
+  memset(st, 0, sizeof *st);
+  pthread_mutex_init(&st->mu, NULL);
+  pthread_mutex_init(&st->qmu, NULL);
+  pthread_cond_init(&st->qcv, NULL);
+}
 
 static void interp_reset(interp_state *st) {
   for (size_t i = 0; i < st->num_recs; i++) {
@@ -549,13 +620,25 @@ static void interp_reset(interp_state *st) {
   st->num_recs = 0;
   st->out.n = 0;
   if (st->out.s) st->out.s[0] = 0;
-  st->module = NULL;
+  st->module = st->module2 = NULL;
+  st->prog = NULL;
+  st->text = NULL;
+  hq_clear(&st->infeed);
+  while (st->chans) {
+    hchan *c = st->chans;
+    st->chans = c->next;
+    hq_clear(&c->q);
+    free(c);
+  }
 }
 
 static void interp_free(interp_state *st) {
   interp_reset(st);
+  xrt_client_release(st->par);
   free(st->recs);
   free(st->out.s);
+  pthread_cond_destroy(&st->qcv);
+  pthread_mutex_destroy(&st->qmu);
   pthread_mutex_destroy(&st->mu);
 }
 
@@ -609,12 +692,14 @@ static int region_has_op(const xrt_ir_region *r, const xrt_ir_op *op) {
 
 static void print_prefix(const interp_state *st, const xrt_ir_op *op, char *out, size_t cap) {
   out[0] = 0;
-  const xrt_ir_module *m = st->module;
-  for (int32_t i = 0; m && op && op->num_operands > 0 && i < m->num_funcs; i++)
-    if (region_has_op(&m->funcs[i].body, op)) {
-      ssa_name(&m->funcs[i].body, op->operands[0], 0, out, cap);
-      return;
-    }
+  for (int k = 0; k < 2; k++) {
+    const xrt_ir_module *m = k ? st->module2 : st->module;
+    for (int32_t i = 0; m && op && op->num_operands > 0 && i < m->num_funcs; i++)
+      if (region_has_op(&m->funcs[i].body, op)) {
+        ssa_name(&m->funcs[i].body, op->operands[0], 0, out, cap);
+        return;
+      }
+  }
 }
 
 static int one_input(xrt_host_call *call) {
@@ -718,12 +803,609 @@ static xrt_status host_serialized_eq(void *user, xrt_host_call *call) {
   return s;
 }
 
+static const char *skip_blanks(const char *p, const char *end);
+
+/* ---- the host's infeed, outfeed, send and recv ---- */
+
+/* A recv nobody sends to fails after this long rather than hang:
+ * XRT_RECV_TIMEOUT_MS, default 10 s. */
+static int64_t recv_timeout_ms(void) {
+  const char *e = getenv("XRT_RECV_TIMEOUT_MS");
+  char *end;
+  long long v = e ? strtoll(e, &end, 10) : 0;
+  return e && *e && !*end && v > 0 && v < 86400000 ? (int64_t)v : 10000;
+}
+
+/* A copy of n host tensors as one queue entry; NULL when out of memory. */
+static hmsg *hmsg_new(const xrt_host_tensor *t, int n) {
+  hmsg *m = calloc(1, sizeof *m + (size_t)n * sizeof *t);
+  if (!m) return NULL;
+  for (int i = 0; i < n; i++) {
+    m->t[i] = t[i];
+    m->t[i].data = malloc(t[i].bytes ? t[i].bytes : 1);
+    m->n = i + 1;
+    if (!m->t[i].data) {
+      hmsg_free(m);
+      return NULL;
+    }
+    if (t[i].bytes) memcpy(m->t[i].data, t[i].data, t[i].bytes);
+  }
+  return m;
+}
+
+/* Fills the call's outputs from a queue entry of the same types. */
+static xrt_status hmsg_deliver(const hmsg *m, xrt_host_call *call, const char *what) {
+  if (m->n != call->num_outputs)
+    return xrt_host_call_fail(call, XRT_INVALID_ARGUMENT, "%s: %s has %d value%s but the op "
+                              "takes %d", call->target, what, m->n, m->n == 1 ? "" : "s",
+                              call->num_outputs);
+  for (int i = 0; i < m->n; i++) {
+    xrt_host_tensor *o = &call->outputs[i];
+    char have[256], want[256];
+    xrt_shape_format(&m->t[i].shape, have, sizeof have);
+    xrt_shape_format(&o->shape, want, sizeof want);
+    if (strcmp(have, want) != 0 || m->t[i].bytes != o->bytes)
+      return xrt_host_call_fail(call, XRT_INVALID_ARGUMENT, "%s: value %d of %s is %s but the "
+                                "op takes %s", call->target, i, what, have, want);
+    if (o->bytes) memcpy(o->data, m->t[i].data, o->bytes);
+  }
+  return XRT_OK;
+}
+
+/* infeed: the next entry of the queue run_parallel's infeed functions
+ * filled. */
+static xrt_status host_infeed(void *user, xrt_host_call *call) {
+  interp_state *st = user;
+  pthread_mutex_lock(&st->qmu);
+  hmsg *m = hq_pop(&st->infeed);
+  pthread_mutex_unlock(&st->qmu);
+  if (!m)
+    return xrt_host_call_fail(call, XRT_OUT_OF_RANGE, "%s: the infeed queue is empty (values "
+                              "come from interpreter.run_parallel's infeed = [@f, ...])",
+                              call->target);
+  xrt_status s = hmsg_deliver(m, call, "the next infeed entry");
+  hmsg_free(m);
+  return s;
+}
+
+/* outfeed: the interpreter keeps the values for no one; neither do we. */
+static xrt_status host_outfeed(void *user, xrt_host_call *call) {
+  (void)user;
+  (void)call;
+  return XRT_OK;
+}
+
+static int channel_handle(const xrt_ir_op *op, int64_t *out) {
+  const xrt_ir_attr *ch = op ? xrt_ir_op_attr(op, "channel_handle") : NULL;
+  const xrt_ir_attr *h = xrt_ir_attr_field(ch, "handle");
+  if (!h || h->kind != XRT_ATTR_INT) return -1;
+  *out = h->i;
+  return 0;
+}
+
+/* The channel of a handle, created on first use; call with qmu held. */
+static hchan *find_channel(interp_state *st, int64_t handle) {
+  for (hchan *c = st->chans; c; c = c->next)
+    if (c->handle == handle) return c;
+  hchan *c = calloc(1, sizeof *c);
+  if (!c) return NULL;
+  c->handle = handle;
+  c->next = st->chans;
+  st->chans = c;
+  return c;
+}
+
+/* send with is_host_transfer: queues a copy on its channel. */
+static xrt_status host_send(void *user, xrt_host_call *call) {
+  interp_state *st = user;
+  int64_t handle;
+  if (channel_handle(call->op, &handle))
+    return xrt_host_call_fail(call, XRT_INVALID_ARGUMENT, "%s needs a channel_handle",
+                              call->target);
+  hmsg *m = hmsg_new(call->inputs, call->num_inputs);
+  pthread_mutex_lock(&st->qmu);
+  hchan *c = m ? find_channel(st, handle) : NULL;
+  if (c) hq_push(&c->q, m);
+  pthread_cond_broadcast(&st->qcv);
+  pthread_mutex_unlock(&st->qmu);
+  if (!c) {
+    hmsg_free(m);
+    return xrt_host_call_fail(call, XRT_RESOURCE_EXHAUSTED, "%s: out of memory", call->target);
+  }
+  return XRT_OK;
+}
+
+/* recv with is_host_transfer: the oldest value sent on its channel,
+ * waiting RECV_TIMEOUT_S seconds for one at most. */
+static xrt_status host_recv(void *user, xrt_host_call *call) {
+  interp_state *st = user;
+  int64_t handle;
+  if (channel_handle(call->op, &handle))
+    return xrt_host_call_fail(call, XRT_INVALID_ARGUMENT, "%s needs a channel_handle",
+                              call->target);
+  int64_t ms = recv_timeout_ms();
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += (time_t)(ms / 1000);
+  until.tv_nsec += (long)(ms % 1000) * 1000000L;
+  if (until.tv_nsec >= 1000000000L) {
+    until.tv_sec++;
+    until.tv_nsec -= 1000000000L;
+  }
+  hmsg *m = NULL;
+  int timed_out = 0, oom = 0;
+  pthread_mutex_lock(&st->qmu);
+  for (;;) {
+    hchan *c = find_channel(st, handle);
+    if (!c) {
+      oom = 1;
+      break;
+    }
+    if ((m = hq_pop(&c->q)) != NULL || timed_out) break;
+    timed_out = pthread_cond_timedwait(&st->qcv, &st->qmu, &until) ==
+                ETIMEDOUT;
+  }
+  pthread_mutex_unlock(&st->qmu);
+  if (!m)
+    return oom ? xrt_host_call_fail(call, XRT_RESOURCE_EXHAUSTED, "%s: out of memory",
+                                    call->target)
+               : xrt_host_call_fail(call, XRT_DEADLINE_EXCEEDED,
+                                    "%s: nothing was sent on channel %" PRId64
+                                    " within %" PRId64 " ms", call->target, handle, ms);
+  xrt_status s = hmsg_deliver(m, call, "what was sent");
+  hmsg_free(m);
+  return s;
+}
+
+static xrt_status host_run_parallel(void *user, xrt_host_call *call);
+
 static xrt_status interp_register(xrt_client *c, interp_state *st) {
   xrt_status s = xrt_client_register_host_function(c, "interpreter.print", host_print, st);
   if (!s) s = xrt_client_register_host_function(c, "interpreter.probe", host_probe, st);
   if (!s)
     s = xrt_client_register_host_function(c, "check.expect_serialized_eq",
                                           host_serialized_eq, st);
+  if (!s) s = xrt_client_register_host_function(c, "xrt.infeed", host_infeed, st);
+  if (!s) s = xrt_client_register_host_function(c, "xrt.outfeed", host_outfeed, st);
+  if (!s) s = xrt_client_register_host_function(c, "xrt.send", host_send, st);
+  if (!s) s = xrt_client_register_host_function(c, "xrt.recv", host_recv, st);
+  if (!s)
+    s = xrt_client_register_host_function(c, "interpreter.run_parallel", host_run_parallel,
+                                          st);
+  return s;
+}
+
+/* ---- interpreter.run_parallel ----
+ *
+ * Runs programs = [[@f00, @f01, ...], [@f10, ...], ...] (one list per
+ * replica, one function per partition) as one launch of R x P
+ * participants, as the StableHLO interpreter does: the operands go to the
+ * participants in order of their functions' parameters, the results come
+ * back in the same order.  The launch runs on a second client of R * P
+ * devices: the client running @main is busy with this very call. */
+
+enum { RP_MAX = 1024 }; /* participants of one launch */
+
+typedef struct rp_part {
+  const xrt_ir_func *f;
+  const char *name;
+  int wrapped;          /* tokens cross its boundary: run its wrapper */
+  xrt_executable *exe;  /* owned by the first participant of that name */
+  int owns_exe;
+  xrt_buffer **args, **outs;
+  int nargs, nouts;
+  xrt_event *done;
+} rp_part;
+
+typedef struct rp_launch {
+  interp_state *st;
+  xrt_host_call *call;
+  int R, P, n;
+  rp_part *parts;
+  xrt_program *wprog; /* the chunk plus the wrappers, when needed */
+} rp_launch;
+
+static const xrt_ir_func *find_func(const xrt_ir_module *m, const char *name, size_t n) {
+  for (int32_t i = 0; m && i < m->num_funcs; i++)
+    if (strlen(m->funcs[i].name) == n && memcmp(m->funcs[i].name, name, n) == 0)
+      return &m->funcs[i];
+  return NULL;
+}
+
+static int is_token(const xrt_ir_type *t) { return t->kind == XRT_TYPE_TOKEN; }
+
+static int same_shape(const xrt_shape *a, const xrt_shape *b) {
+  if (a->dtype != b->dtype || a->rank != b->rank) return 0;
+  for (int d = 0; d < a->rank; d++)
+    if (a->dims[d] != b->dims[d]) return 0;
+  return 1;
+}
+
+/* Does host tensor t carry a value of type ty (a token: no bytes)? */
+static int host_matches(const xrt_host_tensor *t, const xrt_ir_type *ty) {
+  if (is_token(ty)) return t->bytes == 0 && t->shape.dtype == XRT_DTYPE_INVALID;
+  return ty->kind == XRT_TYPE_TENSOR && same_shape(&t->shape, &ty->shape) &&
+         t->bytes == xrt_shape_bytes(&ty->shape);
+}
+
+/* Finds the functions and checks operands and results against them. */
+static xrt_status rp_bind(rp_launch *L) {
+  xrt_host_call *call = L->call;
+  const xrt_ir_attr *progs = xrt_ir_op_attr(call->op, "programs");
+  int in = 0, out = 0;
+  for (int r = 0; r < L->R; r++)
+    for (int p = 0; p < L->P; p++) {
+      const xrt_ir_attr *sym = &progs->items[r].items[p];
+      rp_part *pt = &L->parts[r * L->P + p];
+      pt->f = find_func(L->st->module, sym->s, (size_t)sym->n);
+      if (!pt->f)
+        return xrt_host_call_fail(call, XRT_NOT_FOUND, "%s: the module has no function @%.*s",
+                                  call->target, (int)sym->n, sym->s);
+      pt->name = pt->f->name;
+      const xrt_ir_func *f = pt->f;
+      for (int32_t k = 0; k < f->body.num_args; k++, in++) {
+        const xrt_ir_type *ty = &f->value_types[f->body.args[k]];
+        pt->wrapped |= is_token(ty);
+        pt->nargs += !is_token(ty);
+        if (in < call->num_inputs && !host_matches(&call->inputs[in], ty))
+          return xrt_host_call_fail(call, XRT_INVALID_ARGUMENT, "%s: operand %d does not "
+                                    "match argument %d of @%s (replica %d, partition %d)",
+                                    call->target, in, (int)k, f->name, r, p);
+      }
+      for (int32_t k = 0; k < f->num_results; k++, out++) {
+        const xrt_ir_type *ty = &f->result_types[k];
+        pt->wrapped |= is_token(ty);
+        pt->nouts += !is_token(ty);
+        if (out < call->num_outputs && !host_matches(&call->outputs[out], ty))
+          return xrt_host_call_fail(call, XRT_INVALID_ARGUMENT, "%s: result %d does not "
+                                    "match result %d of @%s (replica %d, partition %d)",
+                                    call->target, out, (int)k, f->name, r, p);
+      }
+    }
+  if (in != call->num_inputs || out != call->num_outputs)
+    return xrt_host_call_fail(call, XRT_INVALID_ARGUMENT, "%s has %d operand(s) and %d "
+                              "result(s) but its programs take %d and return %d", call->target,
+                              call->num_inputs, call->num_outputs, in, out);
+  return XRT_OK;
+}
+
+/* The MLIR spelling of a parameter or result type a wrapper can use. */
+static int type_text(const xrt_ir_type *t, char *buf, size_t cap) {
+  if (is_token(t)) {
+    snprintf(buf, cap, "!stablehlo.token");
+    return 0;
+  }
+  if (t->kind != XRT_TYPE_TENSOR || t->quant) return -1;
+  xrt_shape_format(&t->shape, buf, cap);
+  return 0;
+}
+
+/* Appends a function @__xrt_rp_F that makes the tokens F takes (an
+ * after_all), calls F, and returns F's results without its tokens: only
+ * tensors cross an entry function's boundary. */
+static int rp_wrapper(sbuf *b, const xrt_ir_func *f) {
+  char ty[300], line[512];
+  int nres = 0, nargs = 0;
+  snprintf(line, sizeof line, "\nfunc.func @__xrt_rp_%s(", f->name);
+  sb_add(b, line);
+  for (int32_t k = 0; k < f->body.num_args; k++) {
+    const xrt_ir_type *t = &f->value_types[f->body.args[k]];
+    if (type_text(t, ty, sizeof ty)) return -1;
+    if (is_token(t)) continue;
+    snprintf(line, sizeof line, "%s%%a%d: %s", nargs++ ? ", " : "", (int)k, ty);
+    sb_add(b, line);
+  }
+  sb_add(b, ") -> (");
+  for (int32_t k = 0; k < f->num_results; k++) {
+    if (type_text(&f->result_types[k], ty, sizeof ty)) return -1;
+    if (is_token(&f->result_types[k])) continue;
+    sb_add(b, nres++ ? ", " : "");
+    sb_add(b, ty);
+  }
+  sb_add(b, ") {\n  %t = stablehlo.after_all : !stablehlo.token\n  ");
+  if (f->num_results > 0) {
+    snprintf(line, sizeof line, "%%r:%d = ", (int)f->num_results);
+    sb_add(b, f->num_results == 1 ? "%r = " : line);
+  }
+  snprintf(line, sizeof line, "func.call @%s(", f->name);
+  sb_add(b, line);
+  for (int32_t k = 0; k < f->body.num_args; k++) {
+    const xrt_ir_type *t = &f->value_types[f->body.args[k]];
+    snprintf(line, sizeof line, "%%a%d", (int)k);
+    sb_add(b, k ? ", " : "");
+    sb_add(b, is_token(t) ? "%t" : line);
+  }
+  sb_add(b, ") : (");
+  for (int32_t k = 0; k < f->body.num_args; k++) {
+    type_text(&f->value_types[f->body.args[k]], ty, sizeof ty);
+    sb_add(b, k ? ", " : "");
+    sb_add(b, ty);
+  }
+  sb_add(b, ") -> (");
+  for (int32_t k = 0; k < f->num_results; k++) {
+    type_text(&f->result_types[k], ty, sizeof ty);
+    sb_add(b, k ? ", " : "");
+    sb_add(b, ty);
+  }
+  sb_add(b, ")\n  func.return");
+  for (int32_t k = 0, i = 0; k < f->num_results; k++) {
+    if (is_token(&f->result_types[k])) continue;
+    if (f->num_results == 1) snprintf(line, sizeof line, " %%r");
+    else snprintf(line, sizeof line, "%s %%r#%d", i ? "," : "", (int)k);
+    i++;
+    sb_add(b, line);
+  }
+  for (int32_t k = 0, i = 0; k < f->num_results; k++) {
+    if (is_token(&f->result_types[k])) continue;
+    type_text(&f->result_types[k], ty, sizeof ty);
+    sb_add(b, i++ ? ", " : " : ");
+    sb_add(b, ty);
+  }
+  sb_add(b, "\n}\n");
+  return 0;
+}
+
+/* Where a wrapper goes: before the module's closing brace (the last '}'
+ * outside a comment) when the chunk is a `module {...}`, else the end. */
+static size_t wrapper_at(const char *text, size_t len) {
+  const char *p = text, *end = text + len;
+  int in_module = 0;
+  size_t last = len;
+  while (p < end) {
+    const char *eol = memchr(p, '\n', (size_t)(end - p));
+    if (!eol) eol = end;
+    const char *q = skip_blanks(p, eol);
+    if (!in_module && eol - q >= 6 && strncmp(q, "module", 6) == 0) in_module = 1;
+    for (; q < eol && !(q + 1 < eol && q[0] == '/' && q[1] == '/'); q++)
+      if (*q == '}') last = (size_t)(q - text);
+    p = eol + 1;
+  }
+  return in_module ? last : len;
+}
+
+/* Parses the chunk again with a wrapper for every function that takes or
+ * returns tokens; lines of the chunk keep their numbers. */
+static xrt_status rp_wrap(rp_launch *L) {
+  interp_state *st = L->st;
+  sbuf w = {NULL, 0, 0, 0};
+  for (int i = 0; i < L->n; i++) {
+    int seen = 0;
+    for (int j = 0; j < i; j++) seen |= L->parts[j].f == L->parts[i].f;
+    if (!L->parts[i].wrapped || seen) continue;
+    if (rp_wrapper(&w, L->parts[i].f)) {
+      free(w.s);
+      return xrt_host_call_fail(L->call, XRT_UNIMPLEMENTED, "%s: @%s takes or returns tokens "
+                                "together with tuples or quantized tensors", L->call->target,
+                                L->parts[i].name);
+    }
+  }
+  if (!w.s) return XRT_OK;
+  size_t at = wrapper_at(st->text, st->len);
+  char *text = w.oom ? NULL : malloc(st->len + w.n + 1);
+  if (!text) {
+    free(w.s);
+    return xrt_host_call_fail(L->call, XRT_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  memcpy(text, st->text, at);
+  memcpy(text + at, w.s, w.n);
+  memcpy(text + at + w.n, st->text + at, st->len - at);
+  xrt_compile_options co;
+  xrt_compile_options_init(&co);
+  co.filename = st->file;
+  co.line_offset = st->line_offset;
+  xrt_status s = xrt_program_parse(text, st->len + w.n, &co, &L->wprog);
+  free(text);
+  free(w.s);
+  if (s)
+    return xrt_host_call_fail(L->call, s, "%s: wrapping token functions: %s", L->call->target,
+                              xrt_last_error());
+  st->module2 = xrt_program_module(L->wprog);
+  return XRT_OK;
+}
+
+/* The client of the launches, with at least n devices. */
+static xrt_status rp_client(rp_launch *L, int n) {
+  interp_state *st = L->st;
+  if (st->par && st->par_devices >= n) return XRT_OK;
+  xrt_client_release(st->par);
+  st->par = NULL;
+  xrt_client_options o;
+  xrt_client_options_init(&o);
+  o.num_devices = n;
+  xrt_status s = xrt_client_create(&o, &st->par);
+  if (!s) s = interp_register(st->par, st);
+  if (s) {
+    xrt_client_release(st->par);
+    st->par = NULL;
+    return xrt_host_call_fail(L->call, s, "%s: %s", L->call->target, xrt_last_error());
+  }
+  st->par_devices = n;
+  return XRT_OK;
+}
+
+/* Compiles each distinct function once for the R x P launch. */
+static xrt_status rp_compile(rp_launch *L) {
+  for (int i = 0; i < L->n; i++) {
+    rp_part *pt = &L->parts[i];
+    for (int j = 0; j < i && !pt->exe; j++)
+      if (L->parts[j].f == pt->f) pt->exe = L->parts[j].exe;
+    if (pt->exe) continue;
+    char entry[300];
+    snprintf(entry, sizeof entry, "%s%s", pt->wrapped ? "__xrt_rp_" : "", pt->name);
+    xrt_compile_options co;
+    xrt_compile_options_init(&co);
+    co.entry = entry;
+    co.num_replicas = L->R;
+    co.num_partitions = L->P;
+    xrt_status s = xrt_compile_program(L->st->par, L->wprog ? L->wprog : L->st->prog, &co,
+                                       &pt->exe);
+    if (s) return xrt_host_call_fail(L->call, s, "%s", xrt_last_error());
+    pt->owns_exe = 1;
+  }
+  return XRT_OK;
+}
+
+/* Runs the infeed = [@f, ...] functions; their results fill the queue. */
+static xrt_status rp_infeed(rp_launch *L) {
+  const xrt_ir_attr *feed = xrt_ir_op_attr(L->call->op, "infeed");
+  for (int32_t i = 0; feed && i < feed->num_items; i++) {
+    char name[300];
+    snprintf(name, sizeof name, "%.*s", (int)feed->items[i].n, feed->items[i].s);
+    xrt_compile_options co;
+    xrt_compile_options_init(&co);
+    co.entry = name;
+    xrt_executable *exe = NULL;
+    xrt_status s = xrt_compile_program(L->st->par, L->st->prog, &co, &exe);
+    int nout = s ? 0 : xrt_executable_num_outputs(exe);
+    xrt_buffer *outs[64] = {NULL};
+    xrt_host_tensor t[64];
+    if (!s && (nout > 64 || xrt_executable_num_inputs(exe) != 0))
+      s = xrt_host_call_fail(L->call, XRT_INVALID_ARGUMENT, "%s: infeed function @%s must take "
+                             "no arguments", L->call->target, name);
+    else if (!s)
+      s = xrt_execute(exe, xrt_client_device(L->st->par, 0), NULL, 0, outs, nout, NULL);
+    if (s && !L->call->error[0]) xrt_host_call_fail(L->call, s, "%s", xrt_last_error());
+    int k = 0;
+    for (; !s && k < nout; k++) {
+      xrt_buffer_shape(outs[k], &t[k].shape);
+      t[k].bytes = xrt_buffer_bytes(outs[k]);
+      t[k].data = malloc(t[k].bytes ? t[k].bytes : 1);
+      if (!t[k].data) s = xrt_host_call_fail(L->call, XRT_RESOURCE_EXHAUSTED, "out of memory");
+      else if (t[k].bytes && (s = xrt_buffer_to_host(outs[k], t[k].data, t[k].bytes)))
+        xrt_host_call_fail(L->call, s, "%s", xrt_last_error());
+    }
+    hmsg *m = s ? NULL : hmsg_new(t, nout);
+    if (!s && !m) s = xrt_host_call_fail(L->call, XRT_RESOURCE_EXHAUSTED, "out of memory");
+    for (int j = 0; j < k; j++) free(t[j].data);
+    for (int j = 0; j < nout; j++) xrt_buffer_release(outs[j]);
+    xrt_executable_release(exe);
+    if (s) return s;
+    pthread_mutex_lock(&L->st->qmu);
+    hq_push(&L->st->infeed, m);
+    pthread_mutex_unlock(&L->st->qmu);
+  }
+  return XRT_OK;
+}
+
+/* Uploads each participant's operands to its device. */
+static xrt_status rp_upload(rp_launch *L) {
+  int in = 0;
+  for (int i = 0; i < L->n; i++) {
+    rp_part *pt = &L->parts[i];
+    pt->args = calloc((size_t)pt->nargs + 1, sizeof *pt->args);
+    pt->outs = calloc((size_t)pt->nouts + 1, sizeof *pt->outs);
+    if (!pt->args || !pt->outs)
+      return xrt_host_call_fail(L->call, XRT_RESOURCE_EXHAUSTED, "out of memory");
+    xrt_device *dev = xrt_executable_device(pt->exe, i);
+    for (int32_t k = 0, a = 0; k < pt->f->body.num_args; k++, in++) {
+      if (is_token(&pt->f->value_types[pt->f->body.args[k]])) continue;
+      const xrt_host_tensor *t = &L->call->inputs[in];
+      xrt_status s = xrt_buffer_from_host(L->st->par, dev, &t->shape, t->data, &pt->args[a++]);
+      if (s) return xrt_host_call_fail(L->call, s, "%s", xrt_last_error());
+    }
+  }
+  return XRT_OK;
+}
+
+/* Enqueues every participant under one launch id and waits for all; the
+ * first failure is the call's. */
+static xrt_status rp_execute(rp_launch *L) {
+  xrt_execute_options o;
+  xrt_execute_options_init(&o);
+  o.launch_id = xrt_client_new_launch_id(L->st->par);
+  xrt_status s = XRT_OK;
+  int queued = 0;
+  for (; queued < L->n && !s; queued++) {
+    rp_part *pt = &L->parts[queued];
+    o.replica = queued / L->P;
+    o.partition = queued % L->P;
+    s = xrt_execute_async(pt->exe, xrt_executable_device(pt->exe, queued), pt->args,
+                          pt->nargs, pt->outs, pt->nouts, &o, &pt->done);
+    if (s) xrt_host_call_fail(L->call, s, "%s: replica %d, partition %d: %s", L->call->target,
+                              o.replica, o.partition, xrt_last_error());
+  }
+  /* An incomplete launch cannot meet in its collectives: wait boundedly. */
+  int64_t limit = s ? recv_timeout_ms() * 1000000 : -1;
+  for (int i = 0; i < L->n; i++) {
+    if (!L->parts[i].done) continue;
+    xrt_status e = limit < 0 ? xrt_event_await(L->parts[i].done)
+                             : xrt_event_await_for(L->parts[i].done, limit);
+    if (e && !s) s = xrt_host_call_fail(L->call, e, "%s", xrt_last_error());
+  }
+  return s;
+}
+
+/* Copies the participants' results into the call's outputs, in order. */
+static xrt_status rp_download(rp_launch *L) {
+  int out = 0;
+  for (int i = 0; i < L->n; i++) {
+    rp_part *pt = &L->parts[i];
+    for (int32_t k = 0, j = 0; k < pt->f->num_results; k++, out++) {
+      if (is_token(&pt->f->result_types[k])) continue;
+      xrt_host_tensor *t = &L->call->outputs[out];
+      xrt_status s = t->bytes ? xrt_buffer_to_host(pt->outs[j], t->data, t->bytes) : XRT_OK;
+      j++;
+      if (s) return xrt_host_call_fail(L->call, s, "%s", xrt_last_error());
+    }
+  }
+  return XRT_OK;
+}
+
+static void rp_release(rp_launch *L) {
+  for (int i = 0; L->parts && i < L->n; i++) {
+    rp_part *pt = &L->parts[i];
+    for (int k = 0; pt->args && k < pt->nargs; k++) xrt_buffer_release(pt->args[k]);
+    for (int k = 0; pt->outs && k < pt->nouts; k++) xrt_buffer_release(pt->outs[k]);
+    xrt_event_release(pt->done);
+    free(pt->args);
+    free(pt->outs);
+  }
+  for (int i = 0; L->parts && i < L->n; i++)
+    if (L->parts[i].owns_exe) xrt_executable_release(L->parts[i].exe);
+  free(L->parts);
+  L->st->module2 = NULL;
+  xrt_program_release(L->wprog);
+}
+
+static xrt_status host_run_parallel(void *user, xrt_host_call *call) {
+  interp_state *st = user;
+  const xrt_ir_attr *progs = call->op ? xrt_ir_op_attr(call->op, "programs") : NULL;
+  if (!progs || progs->kind != XRT_ATTR_LIST || progs->num_items < 1 || !st->prog)
+    return xrt_host_call_fail(call, XRT_INVALID_ARGUMENT, "%s needs programs = [[@f, ...]] "
+                              "and a program to take them from", call->target);
+  rp_launch L;
+  memset(&L, 0, sizeof L);
+  L.st = st;
+  L.call = call;
+  L.R = progs->num_items;
+  L.P = progs->items[0].num_items;
+  if ((int64_t)L.R * L.P > RP_MAX)
+    return xrt_host_call_fail(call, XRT_INVALID_ARGUMENT, "%s: %d x %d programs are more than "
+                              "%d", call->target, L.R, L.P, RP_MAX);
+  L.n = L.R * L.P;
+  /* The launch client is shared: one run_parallel at a time. */
+  pthread_mutex_lock(&st->qmu);
+  int busy = st->par_busy;
+  st->par_busy = 1;
+  pthread_mutex_unlock(&st->qmu);
+  if (busy)
+    return xrt_host_call_fail(call, XRT_UNIMPLEMENTED, "%s cannot run inside or beside "
+                              "another interpreter.run_parallel", call->target);
+  L.parts = calloc((size_t)L.n, sizeof *L.parts);
+  xrt_status s = L.parts ? XRT_OK
+                         : xrt_host_call_fail(call, XRT_RESOURCE_EXHAUSTED, "out of memory");
+  if (!s) s = rp_bind(&L);
+  if (!s) s = rp_wrap(&L);
+  if (!s) s = rp_client(&L, L.n);
+  if (!s) s = rp_compile(&L);
+  if (!s) s = rp_infeed(&L);
+  if (!s) s = rp_upload(&L);
+  if (!s) s = rp_execute(&L);
+  if (!s) s = rp_download(&L);
+  rp_release(&L);
+  pthread_mutex_lock(&st->qmu);
+  st->par_busy = 0;
+  pthread_mutex_unlock(&st->qmu);
   return s;
 }
 
@@ -850,14 +1532,17 @@ static int ensure_dir(const char *dir) {
   return 0;
 }
 
-static int write_results(const char *dir, xrt_buffer **outs, int n) {
+/* Writes DIR/result_K.npy, or DIR/device_D_result_K.npy for device D of a
+ * replicated run (device >= 0). */
+static int write_results(const char *dir, xrt_buffer **outs, int n, int device) {
   if (ensure_dir(dir)) return EXIT_ERROR;
-  size_t cap = strlen(dir) + 32;
+  size_t cap = strlen(dir) + 64;
   char *path = malloc(cap);
   if (!path) return EXIT_ERROR;
   int rc = 0;
   for (int k = 0; k < n && !rc; k++) {
-    snprintf(path, cap, "%s/result_%d.npy", dir, k);
+    if (device < 0) snprintf(path, cap, "%s/result_%d.npy", dir, k);
+    else snprintf(path, cap, "%s/device_%d_result_%d.npy", dir, device, k);
     xrt_status s = xrt_buffer_to_npy(outs[k], path);
     if (s) rc = report(s, NULL);
   }
@@ -865,17 +1550,63 @@ static int write_results(const char *dir, xrt_buffer **outs, int n) {
   return rc;
 }
 
-/* Compiles, loads inputs, executes and prints; everything it creates is
- * released by the caller through the client. */
-static int run_program(const run_args *ra, xrt_client *client, const char *text,
-                       size_t len) {
-  xrt_compile_options co;
-  xrt_compile_options_init(&co);
-  co.entry = ra->entry;
-  co.filename = ra->file;
-  xrt_executable *exe = NULL;
-  xrt_status s = xrt_compile(client, text, len, &co, &exe);
-  if (s) return report(s, NULL);
+/* Replicas of a run on ra->devices devices: the module's partitions
+ * (mhlo.num_partitions) times the replicas fill the devices. */
+static int run_replicas(const run_args *ra, const xrt_program *prog, int *replicas) {
+  const xrt_ir_module *m = xrt_program_module(prog);
+  int parts = m && m->num_partitions > 0 ? m->num_partitions : 1;
+  if (ra->devices % parts != 0) {
+    fprintf(stderr, "xrt: --devices %d is not a multiple of the program's %d partitions\n",
+            ra->devices, parts);
+    return EXIT_ERROR;
+  }
+  *replicas = ra->devices / parts;
+  return 0;
+}
+
+/* Prints (and with --output-dir writes) one device's results; a run on
+ * several devices heads each device's results with "device D:". */
+static int show_results(const run_args *ra, xrt_buffer **outs, int nout, int device) {
+  if (device >= 0) printf("device %d:\n", device);
+  for (int k = 0; k < nout; k++) {
+    xrt_status s = print_result(k, outs[k]);
+    if (s) return report(s, NULL);
+  }
+  return ra->output_dir ? write_results(ra->output_dir, outs, nout, device) : 0;
+}
+
+/* Runs exe on every device of its launch (the same --input files on
+ * each) and shows every device's results.  n = devices of the launch. */
+static int run_devices(const run_args *ra, xrt_client *client, xrt_executable *exe, int n) {
+  int nin = xrt_executable_num_inputs(exe), nout = xrt_executable_num_outputs(exe);
+  size_t ai = (size_t)(nin > 0 ? nin : 1), ao = (size_t)(nout > 0 ? nout : 1);
+  xrt_buffer **bufs = calloc((size_t)n * (ai + ao), sizeof *bufs);
+  xrt_buffer **arg_lists[RP_MAX], **out_lists[RP_MAX];
+  int rc = !bufs || n > RP_MAX ? EXIT_ERROR : 0;
+  if (rc) fprintf(stderr, "xrt: out of memory\n");
+  for (int d = 0; !rc && d < n; d++) {
+    arg_lists[d] = bufs + (size_t)d * ai;
+    out_lists[d] = bufs + (size_t)n * ai + (size_t)d * ao;
+    rc = load_inputs(ra, client, xrt_executable_device(exe, d), exe, arg_lists[d]);
+  }
+  xrt_status s = XRT_OK;
+  if (!rc) {
+    xrt_event *done = NULL;
+    s = xrt_execute_multi(exe, (xrt_buffer *const *const *)arg_lists, n, nin,
+                          (xrt_buffer **const *)out_lists, nout, NULL, &done);
+    if (!s) s = xrt_event_await(done);
+    if (s) rc = report(s, NULL);
+    xrt_event_release(done);
+  }
+  for (int d = 0; !rc && d < n; d++) rc = show_results(ra, out_lists[d], nout, d);
+  for (size_t i = 0; bufs && i < (size_t)n * (ai + ao); i++)
+    if (bufs[i]) xrt_buffer_release(bufs[i]);
+  free(bufs);
+  return rc;
+}
+
+/* Runs exe on device 0 and shows its results. */
+static int run_one(const run_args *ra, xrt_client *client, xrt_executable *exe) {
   xrt_device *dev = xrt_client_device(client, 0);
   int nin = xrt_executable_num_inputs(exe), nout = xrt_executable_num_outputs(exe);
   xrt_buffer **args = calloc((size_t)(nin > 0 ? nin : 1), sizeof *args);
@@ -883,19 +1614,48 @@ static int run_program(const run_args *ra, xrt_client *client, const char *text,
   int rc = !args || !outs ? EXIT_ERROR : 0;
   if (!rc) rc = load_inputs(ra, client, dev, exe, args);
   if (!rc) {
-    s = xrt_execute(exe, dev, args, nin, outs, nout, NULL);
+    xrt_status s = xrt_execute(exe, dev, args, nin, outs, nout, NULL);
     if (s) rc = report(s, NULL);
   }
-  for (int k = 0; !rc && k < nout; k++) {
-    s = print_result(k, outs[k]);
-    if (s) rc = report(s, NULL);
-  }
-  if (!rc && ra->output_dir) rc = write_results(ra->output_dir, outs, nout);
+  if (!rc) rc = show_results(ra, outs, nout, -1);
   for (int i = 0; args && i < nin; i++) xrt_buffer_release(args[i]);
   for (int k = 0; outs && k < nout; k++) xrt_buffer_release(outs[k]);
   free(args);
   free(outs);
+  return rc;
+}
+
+/* Parses, compiles (replicated over --devices), loads inputs, executes
+ * and prints. */
+static int run_program(const run_args *ra, xrt_client *client, interp_state *st,
+                       const char *text, size_t len) {
+  xrt_compile_options co;
+  xrt_compile_options_init(&co);
+  co.entry = ra->entry;
+  co.filename = ra->file;
+  xrt_program *prog = NULL;
+  xrt_executable *exe = NULL;
+  int replicas = 1, rc = 0;
+  xrt_status s = xrt_program_parse(text, len, &co, &prog);
+  if (s) return report(s, NULL);
+  st->prog = prog; /* for interpreter.run_parallel */
+  st->module = xrt_program_module(prog);
+  st->text = text;
+  st->len = len;
+  st->file = ra->file;
+  if (ra->devices > 1) {
+    rc = run_replicas(ra, prog, &replicas);
+    co.num_replicas = replicas;
+  }
+  if (!rc && (s = xrt_compile_program(client, prog, &co, &exe)) != XRT_OK) rc = report(s, NULL);
+  if (!rc) {
+    int n = xrt_executable_num_replicas(exe) * xrt_executable_num_partitions(exe);
+    rc = n > 1 ? run_devices(ra, client, exe, n) : run_one(ra, client, exe);
+  }
   xrt_executable_release(exe);
+  st->prog = NULL;
+  st->module = NULL;
+  xrt_program_release(prog);
   return rc;
 }
 
@@ -914,13 +1674,12 @@ static int cmd_run(int argc, char **argv) {
     if (s) rc = report(s, NULL);
   }
   interp_state ist;
-  memset(&ist, 0, sizeof ist);
-  pthread_mutex_init(&ist.mu, NULL);
+  interp_init(&ist);
   if (!rc) {
     xrt_status s = interp_register(client, &ist);
     if (s) rc = report(s, NULL);
   }
-  if (!rc) rc = run_program(&ra, client, text, len);
+  if (!rc) rc = run_program(&ra, client, &ist, text, len);
   xrt_client_release(client);
   interp_free(&ist);
   free(text);
@@ -1402,6 +2161,11 @@ static chunk_result check_chunk(const check_ctx *cx, const char *text, size_t le
   if (s) return chunk_fail(cx, line, s, xrt_last_error());
   const xrt_ir_module *m = xrt_program_module(prog);
   cx->interp->module = m;
+  cx->interp->prog = prog; /* for interpreter.run_parallel */
+  cx->interp->text = text;
+  cx->interp->len = len;
+  cx->interp->file = cx->file;
+  cx->interp->line_offset = line_offset;
   chunk_result r = CHUNK_PASS;
   if (!m) {
     r = chunk_fail(cx, line, xrt_last_status(), xrt_last_error());
@@ -1421,6 +2185,8 @@ static chunk_result check_chunk(const check_ctx *cx, const char *text, size_t le
   if (r == CHUNK_PASS && cx->filecheck) r = check_output(cx, text, len, line_offset);
   if (r == CHUNK_PASS && cx->verbose) printf("%s:%d: pass\n", cx->file, line);
   cx->interp->module = NULL;
+  cx->interp->prog = NULL;
+  cx->interp->text = NULL;
   xrt_program_release(prog);
   return r;
 }
@@ -1499,8 +2265,7 @@ static int cmd_check(int argc, char **argv) {
   size_t len;
   if (read_file(file, &text, &len)) return EXIT_ERROR;
   interp_state ist;
-  memset(&ist, 0, sizeof ist);
-  pthread_mutex_init(&ist.mu, NULL);
+  interp_init(&ist);
   ist.out.keep = 1;
   check_ctx cx;
   memset(&cx, 0, sizeof cx);

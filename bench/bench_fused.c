@@ -1,0 +1,197 @@
+/*
+ * bench_fused.c - fused elementwise loops and reductions (issue #8), public
+ * API only.  Prints "KEY = NUMBER" lines (best of several runs; one thread
+ * per device unless the key says otherwise):
+ *   fused.a_mul_b_add_c_16M.ms          xrt: a*b+c on 16M f32 (one execute)
+ *   fused.triad_16M.ms                  C loop a[i] = b[i] + s*c[i], same run
+ *   fused.a_mul_b_add_c_16M.ratio_triad bytes/s of xrt over bytes/s of the
+ *                                       triad (xrt moves 4 arrays, the
+ *                                       triad 3)
+ *   reduce.sum_4096sq_axis{0,1}.ms      xrt: sum of a 4096x4096 f32 matrix
+ *   reduce.sum_4096sq_axis{0,1}.ratio_numpy  numpy a.sum(axis) time over
+ *                                       xrt's (/usr/bin/python3)
+ *   threads.2.fused_speedup             a*b+c with threads_per_device 2
+ *                                       over 1
+ */
+#if !defined(_POSIX_C_SOURCE) || _POSIX_C_SOURCE < 200809L
+#undef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L /* clock_gettime, popen */
+#endif
+
+#include "xrt.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define N16M ((int64_t)16 << 20)
+#define RUNS 7
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int fail(const char *what, xrt_status s) {
+  fprintf(stderr, "bench_fused: %s: %s [%s]\n", what, xrt_last_error(),
+          xrt_strerror(s));
+  return 1;
+}
+
+static const char fma_src[] =
+    "func.func @main(%a: tensor<16777216xf32>, %b: tensor<16777216xf32>, "
+    "%c: tensor<16777216xf32>) -> tensor<16777216xf32> {\n"
+    "  %0 = stablehlo.multiply %a, %b : tensor<16777216xf32>\n"
+    "  %1 = stablehlo.add %0, %c : tensor<16777216xf32>\n"
+    "  func.return %1 : tensor<16777216xf32>\n"
+    "}\n";
+
+static const char sum_src[] =
+    "func.func @main(%a: tensor<4096x4096xf32>) -> tensor<4096xf32> {\n"
+    "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+    "  %0 = stablehlo.reduce(%a init: %z) applies stablehlo.add across "
+    "dimensions = [AXIS] : (tensor<4096x4096xf32>, tensor<f32>) -> "
+    "tensor<4096xf32>\n"
+    "  func.return %0 : tensor<4096xf32>\n"
+    "}\n";
+
+/* A compiled program with its inputs on device 0 of its own client. */
+typedef struct prog {
+  xrt_client *c;
+  xrt_device *dev;
+  xrt_executable *exe;
+  xrt_buffer *args[3];
+  int nin;
+} prog;
+
+/* Sets p up for src on host inputs (each n floats, or a 4096x4096 matrix
+ * when square) with the given threads per device. */
+static int prog_init(prog *p, int threads, const char *src, int nin,
+                     int64_t n, int square, float *const *host) {
+  xrt_client_options o;
+  xrt_client_options_init(&o);
+  o.threads_per_device = threads;
+  memset(p, 0, sizeof *p);
+  p->nin = nin;
+  xrt_status s = xrt_client_create(&o, &p->c);
+  if (s) return fail("client", s);
+  p->dev = xrt_client_device(p->c, 0);
+  xrt_shape shape = {.dtype = XRT_F32, .rank = 1, .dims = {n}};
+  if (square) {
+    shape.rank = 2;
+    shape.dims[0] = shape.dims[1] = 4096;
+  }
+  s = xrt_compile(p->c, src, strlen(src), NULL, &p->exe);
+  for (int i = 0; !s && i < nin; i++)
+    s = xrt_buffer_from_host(p->c, p->dev, &shape, host[i], &p->args[i]);
+  return s ? fail("setup", s) : 0;
+}
+
+/* One execute (and release of its output): seconds, or -1. */
+static double prog_time(prog *p) {
+  xrt_buffer *out = NULL;
+  double t0 = now_s();
+  xrt_status s = xrt_execute(p->exe, p->dev, p->args, p->nin, &out, 1, NULL);
+  double t = now_s() - t0;
+  xrt_buffer_release(out);
+  return s ? (fail("run", s), -1) : t;
+}
+
+static void prog_free(prog *p) { xrt_client_release(p->c); }
+
+/* One STREAM triad over n floats (a multiple of 16): seconds.  restrict
+ * and fixed-size inner loops let gcc -O2 vectorize it, as STREAM is. */
+static double triad(float *restrict a, const float *restrict b,
+                    const float *restrict c, int64_t n, float s) {
+  double t0 = now_s();
+  for (int64_t i = 0; i < n; i += 16)
+    for (int k = 0; k < 16; k++) a[i + k] = b[i + k] + s * c[i + k];
+  return now_s() - t0;
+}
+
+static void keep_min(double *best, double t) {
+  if (t < *best) *best = t;
+}
+
+/* numpy's best a.sum(axis) time over a 4096x4096 f32 matrix, or < 0. */
+static double numpy_sum(int axis) {
+  char cmd[512];
+  snprintf(cmd, sizeof cmd,
+           "/usr/bin/python3 -c 'import time, numpy as np\n"
+           "a = np.random.rand(4096, 4096).astype(np.float32)\n"
+           "b = 1e30\n"
+           "for _ in range(%d):\n"
+           "  t = time.perf_counter(); a.sum(axis=%d); "
+           "b = min(b, time.perf_counter() - t)\n"
+           "print(b)' 2>/dev/null",
+           RUNS, axis);
+  FILE *p = popen(cmd, "r");
+  if (!p) return -1;
+  double t = -1;
+  if (fscanf(p, "%lf", &t) != 1) t = -1;
+  pclose(p);
+  return t;
+}
+
+/* The machine may be shared: the runs compared in one ratio alternate,
+ * and each keeps its best time. */
+int main(void) {
+  float *h[4];
+  for (int i = 0; i < 4; i++) {
+    h[i] = (float *)malloc(sizeof(float) * (size_t)N16M);
+    if (!h[i]) {
+      fprintf(stderr, "bench_fused: out of memory\n");
+      return 1;
+    }
+    for (int64_t k = 0; k < N16M; k++) h[i][k] = (float)((k * (i + 3)) % 17);
+  }
+  prog p1, p2;
+  int rc = prog_init(&p1, 1, fma_src, 3, N16M, 0, h);
+  if (!rc) rc = prog_init(&p2, 2, fma_src, 3, N16M, 0, h);
+  double tx1 = 1e30, tx2 = 1e30, tt = 1e30;
+  for (int r = 0; r < RUNS && !rc; r++) {
+    double a = prog_time(&p1), b = prog_time(&p2);
+    if (a < 0 || b < 0) rc = 1;
+    keep_min(&tx1, a);
+    keep_min(&tx2, b);
+    keep_min(&tt, triad(h[3], h[1], h[2], N16M, 3.0f + (float)r));
+  }
+  prog_free(&p1);
+  prog_free(&p2);
+  if (!rc) {
+    printf("fused.a_mul_b_add_c_16M.ms = %.3f\n", tx1 * 1e3);
+    printf("fused.triad_16M.ms = %.3f\n", tt * 1e3);
+    printf("fused.a_mul_b_add_c_16M.ratio_triad = %.3f\n",
+           (4.0 / tx1) / (3.0 / tt));
+    printf("threads.2.fused_speedup = %.3f\n", tx1 / tx2);
+  }
+  for (int axis = 0; axis < 2 && !rc; axis++) {
+    char src[sizeof sum_src];
+    double tx = 1e30;
+    memcpy(src, sum_src, sizeof src);
+    strstr(src, "AXIS")[0] = (char)('0' + axis);
+    memmove(strstr(src, "XIS]"), strstr(src, "XIS]") + 3,
+            strlen(strstr(src, "XIS]") + 3) + 1);
+    prog p;
+    double tn = -1;
+    rc = prog_init(&p, 1, src, 1, (int64_t)4096 * 4096, 1, h);
+    for (int r = 0; r < 2 * RUNS && !rc; r++) { /* numpy runs halfway */
+      if (r == RUNS) tn = numpy_sum(axis);
+      double t = prog_time(&p);
+      if (t < 0) rc = 1;
+      keep_min(&tx, t);
+    }
+    prog_free(&p);
+    if (rc) break;
+    printf("reduce.sum_4096sq_axis%d.ms = %.3f\n", axis, tx * 1e3);
+    if (tn < 0)
+      printf("# skipped: reduce.sum_4096sq_axis%d.ratio_numpy (no numpy "
+             "for /usr/bin/python3)\n", axis);
+    else
+      printf("reduce.sum_4096sq_axis%d.ratio_numpy = %.3f\n", axis, tn / tx);
+  }
+  for (int i = 0; i < 4; i++) free(h[i]);
+  return rc;
+}
