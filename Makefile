@@ -83,7 +83,7 @@ $(XRT_BIN): tools/xrt_main.c $(LIB_A) | $(BUILD)
 $(BUILD)/test_%: test/test_%.c test/test_util.h $(LIB_A) | $(BUILD) deps
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< -o $@ $(LIB_A) -lcmocka $(LDLIBS)
 
-$(BUILD)/bench/%: bench/%.c $(LIB_A) | $(BUILD)/bench
+$(BUILD)/bench/%: bench/%.c bench/bench_util.h $(LIB_A) | $(BUILD)/bench
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< -o $@ $(LIB_A) $(LDLIBS)
 
 # bench_gemm measures against OpenBLAS when it is installed, and a second
@@ -95,7 +95,7 @@ ifeq ($(HAVE_OPENBLAS),1)
   BENCH_BINS += $(BUILD)/bench/bench_gemm_blas
 endif
 
-$(BUILD)/bench/bench_gemm: bench/bench_gemm.c $(LIB_A) | $(BUILD)/bench
+$(BUILD)/bench/bench_gemm: bench/bench_gemm.c bench/bench_util.h $(LIB_A) | $(BUILD)/bench
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< -o $@ $(LIB_A) $(GEMM_BENCH_BLAS) $(LDLIBS)
 
 $(BUILD)/blas/%.o: %.c | $(BUILD)/blas
@@ -105,7 +105,7 @@ $(BUILD)/blas/libxrt.a: $(BLAS_OBJS)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-$(BUILD)/bench/bench_gemm_blas: bench/bench_gemm.c $(BUILD)/blas/libxrt.a | $(BUILD)/bench
+$(BUILD)/bench/bench_gemm_blas: bench/bench_gemm.c bench/bench_util.h $(BUILD)/blas/libxrt.a | $(BUILD)/bench
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -DBENCH_GEMM_BLAS $< -o $@ $(BUILD)/blas/libxrt.a $(GEMM_BENCH_BLAS) $(LDLIBS)
 
 $(BUILD) $(BUILD)/pic $(BUILD)/bench $(BUILD)/blas:
@@ -142,7 +142,8 @@ asan:
 
 # The tests that run work on many threads, under ThreadSanitizer (its own
 # build directory and flags; a report fails the run).
-TSAN_TESTS := test_async test_threads test_api
+TSAN_TESTS := test_async test_threads test_api test_collectives test_pmap \
+              test_sharding test_pool test_dispatch test_allreduce_fast
 TSAN_FLAGS := -std=c11 -O1 -g -fsanitize=thread -fno-omit-frame-pointer \
               -Wall -Wextra -Wpedantic
 test-tsan: deps

@@ -19,6 +19,7 @@
  *  11. Host functions and the built-in check.* targets
  *  12. Programs and compilation
  *  13. Execution: single-device, MPMD and multi-device launches
+ *  13b. Sharding specs, sharded arrays and pmap
  *  14. NumPy files
  */
 
@@ -6100,10 +6101,12 @@ static xrt_status xrt__plugin_validate(const xrt_plugin_api *api,
  * chunks that never move, so lookups take no lock.
  *
  * Buffers, executables and events are refcounted (queued work holds
- * references).  Looking one up and taking a reference happens under a
- * striped lock that revoking the handle also takes, so a release racing
- * with a use on another thread either comes first (the use fails cleanly)
- * or second (the object lives until the use drops its reference).
+ * references).  A release racing with a use on another thread either comes
+ * first (the use fails cleanly) or second (the object lives until the use
+ * drops its reference).  Buffers and executables are looked up and
+ * referenced without a lock (xrt__hpin: their objects are recycled, never
+ * freed while the client lives, and keep their handle slot across lives);
+ * events take a striped lock that revoking the handle also takes.
  * ==================================================================== */
 
 enum { XRT__H_FREE = 0, XRT__H_CLIENT, XRT__H_DEVICE, XRT__H_BUFFER,
@@ -6210,30 +6213,66 @@ static void xrt__hfree_handle(uintptr_t h) {
   xrt__spin_unlock(&xrt__hmu);
 }
 
+/* Invalidates a handle but keeps its slot for the object's next life
+ * (xrt__hrenew): recycled buffers reuse their slot, so neither dispatch nor
+ * release takes the free-list lock.  The slot's obj stays the object. */
+static void xrt__hkill(uintptr_t h) {
+  if (!h) return;
+  xrt__hslot *s = xrt__hslot_at((uint32_t)(h & XRT__HIDX_MASK) - 1);
+  uint64_t tag = atomic_load_explicit(&s->tag, memory_order_relaxed);
+  atomic_store_explicit(&s->tag, tag & ~(uint64_t)0xff, memory_order_release);
+}
+
+/* A new handle (the next generation) in the killed slot of h, whose obj
+ * is still the object being reborn. */
+static uintptr_t xrt__hrenew(uintptr_t h, int kind) {
+  uint32_t idx = (uint32_t)(h & XRT__HIDX_MASK) - 1;
+  xrt__hslot *s = xrt__hslot_at(idx);
+  uint64_t tag = atomic_load_explicit(&s->tag, memory_order_relaxed);
+  uint64_t gen = ((tag >> 8) + 1) & XRT__HGEN_MASK;
+  if (gen == 0) gen = 1;
+  atomic_store_explicit(&s->tag, gen << 8 | (uint64_t)kind,
+                        memory_order_release);
+  return (uintptr_t)(gen << XRT__HIDX_BITS) | (uintptr_t)(idx + 1);
+}
+
 static atomic_flag *xrt__hstripe(const void *handle) {
   return &xrt__hstripes[((uintptr_t)handle & XRT__HIDX_MASK) % XRT__HSTRIPES];
 }
 
 
-/* Looks up a refcounted object (its counter at refs_at) and takes a
- * reference; NULL if the handle is not live. */
-static void *xrt__hacquire(const void *handle, int kind, size_t refs_at) {
-  atomic_flag *mu = xrt__hstripe(handle);
-  xrt__spin_lock(mu);
+/* Looks up a refcounted object whose memory outlives its handles (buffers
+ * and executables: dead objects are recycled, never freed while their
+ * client lives) and takes a reference with one atomic operation and no
+ * lock.  A stale handle may reach a dead object (refs 0: refused) or a
+ * reborn one, which the second look at the handle catches: then *stale is
+ * set and the caller drops the reference it got.  The owner stores a
+ * nonzero count only into an object at 0, so no increment is lost. */
+static void *xrt__hpin(const void *handle, int kind, size_t refs_at,
+                       bool *stale) {
+  *stale = false;
   char *obj = (char *)xrt__hget(handle, kind);
-  if (obj) atomic_fetch_add((_Atomic int *)(void *)(obj + refs_at), 1);
-  xrt__spin_unlock(mu);
+  if (!obj) return NULL;
+  _Atomic int *refs = (_Atomic int *)(void *)(obj + refs_at);
+  int r = atomic_load_explicit(refs, memory_order_relaxed);
+  do {
+    if (r == 0) return NULL;
+  } while (!atomic_compare_exchange_weak_explicit(
+      refs, &r, r + 1, memory_order_acquire, memory_order_relaxed));
+  *stale = xrt__hget(handle, kind) != obj;
   return obj;
 }
 
 /* Invalidates a live handle and returns its object (whose reference the
  * caller now drops); NULL if it was not live, so of two racing releases
- * exactly one wins. */
+ * exactly one wins.  Recycled kinds keep the slot (xrt__hkill). */
 static void *xrt__hrevoke(const void *handle, int kind) {
   atomic_flag *mu = xrt__hstripe(handle);
   xrt__spin_lock(mu);
   void *obj = xrt__hget(handle, kind);
-  if (obj) xrt__hfree_handle((uintptr_t)handle);
+  if (obj && (kind == XRT__H_BUFFER || kind == XRT__H_EXECUTABLE))
+    xrt__hkill((uintptr_t)handle);
+  else if (obj) xrt__hfree_handle((uintptr_t)handle);
   xrt__spin_unlock(mu);
   return obj;
 }
@@ -6295,6 +6334,10 @@ struct xrt__client {
   pthread_mutex_t mu; /* guards the host registry */
   atomic_flag objs_lock; /* guards the object lists (a few stores) */
   xrt__link buffers, executables, events, erefs;
+  /* Dead buffer objects kept for reuse, each with its handle slot: a
+   * dispatch then costs no malloc, free or handle-table lock. */
+  struct xrt__buffer *free_bufs;
+  xrt__link free_exes; /* dead executables' shells, likewise */
   xrt__host_entry *hosts;
   int num_hosts, cap_hosts;
   /* Every event of the client completes under ev_mu and broadcasts ev_cv
@@ -6403,6 +6446,7 @@ static void xrt__client_init_sync(xrt__client *c) {
   xrt__link_init(&c->executables);
   xrt__link_init(&c->events);
   xrt__link_init(&c->erefs);
+  xrt__link_init(&c->free_exes);
   atomic_init(&c->next_launch_id, 1);
 }
 
@@ -6981,11 +7025,69 @@ struct xrt__buffer {
   void *mem;
   xrt__event *ready; /* owned reference, or NULL: ready and OK */
   uintptr_t handle;
+  bool live;                /* holds device memory */
+  struct xrt__buffer *next_free; /* on the client's free list */
 };
 
-static xrt__buffer *xrt__buffer_acquire(const xrt_buffer *b) {
-  return (xrt__buffer *)xrt__hacquire(b, XRT__H_BUFFER,
-                                      offsetof(xrt__buffer, refs));
+static void xrt__buffer_unref(xrt__buffer *b);
+
+/* Without a lock: dispatch does this for every argument. */
+static xrt__buffer *xrt__buffer_acquire(const xrt_buffer *handle) {
+  bool stale;
+  xrt__buffer *b = (xrt__buffer *)xrt__hpin(
+      handle, XRT__H_BUFFER, offsetof(xrt__buffer, refs), &stale);
+  if (stale) { /* released meanwhile */
+    xrt__buffer_unref(b);
+    return NULL;
+  }
+  return b;
+}
+
+/* Buffer objects are never freed while their client lives: every one
+ * ever made stays on the client's `buffers` list (which client release
+ * walks), and dead ones are reused, which makes the lock-free
+ * xrt__buffer_acquire safe and spares dispatch a malloc and a free.  Each
+ * thread keeps one dead object aside (keyed by the client's handle, never
+ * reused), so that a release followed by a dispatch on one thread takes
+ * no lock; the others wait on the client's free list. */
+static XRT__THREAD_LOCAL struct {
+  uintptr_t client;
+  xrt__buffer *b;
+} xrt__spare_buf;
+
+/* A dead buffer object (a recycled one keeps its handle slot, the handle
+ * dead) or a zeroed new one. */
+static xrt__buffer *xrt__buffer_obj(xrt__client *c) {
+  xrt__buffer *b = xrt__spare_buf.b;
+  if (b && xrt__spare_buf.client == c->handle) {
+    xrt__spare_buf.b = NULL;
+    return b;
+  }
+  xrt__spin_lock(&c->objs_lock);
+  b = c->free_bufs;
+  if (b) c->free_bufs = b->next_free;
+  xrt__spin_unlock(&c->objs_lock);
+  if (b) return b;
+  b = (xrt__buffer *)xrt__calloc(&c->allocator, 1, sizeof *b);
+  if (!b) return NULL;
+  xrt__spin_lock(&c->objs_lock);
+  xrt__link_add(&c->buffers, &b->link);
+  xrt__spin_unlock(&c->objs_lock);
+  return b;
+}
+
+/* Sets a dead buffer object aside for reuse.  A spare of another client
+ * is dropped from the slot (it stays on that client's list). */
+static void xrt__buffer_recycle(xrt__client *c, xrt__buffer *b) {
+  if (!xrt__spare_buf.b || xrt__spare_buf.client != c->handle) {
+    xrt__spare_buf.client = c->handle;
+    xrt__spare_buf.b = b;
+    return;
+  }
+  xrt__spin_lock(&c->objs_lock);
+  b->next_free = c->free_bufs;
+  c->free_bufs = b;
+  xrt__spin_unlock(&c->objs_lock);
 }
 
 /* Allocates device memory and the buffer object around it; ready (may be
@@ -6993,43 +7095,49 @@ static xrt__buffer *xrt__buffer_acquire(const xrt_buffer *b) {
 static xrt_status xrt__buffer_new(xrt__client *c, int device,
                                   const xrt_shape *shape, size_t bytes,
                                   xrt__event *ready, xrt__buffer **out) {
-  xrt__buffer *b = (xrt__buffer *)xrt__alloc(&c->allocator, sizeof *b);
+  xrt__buffer *b = xrt__buffer_obj(c);
   if (!b) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of host memory");
-  memset(b, 0, sizeof *b);
   b->client = c;
-  atomic_init(&b->refs, 1);
   b->device = device;
   b->shape = *shape;
   b->bytes = bytes;
-  xrt_plugin_error err = {{0}};
+  b->ready = NULL;
+  xrt_plugin_error err;
+  err.message[0] = 0; /* not = {{0}}: zeroing 1 KiB per dispatch shows */
   xrt_status s = c->api->buffer_alloc(c->pc, device, bytes, &b->mem, &err);
   if (s) {
-    xrt__free(&c->allocator, b);
+    xrt__buffer_recycle(c, b);
     return xrt__fail_plugin(s, c->api->name, &err);
   }
-  b->handle = xrt__hnew(b, XRT__H_BUFFER);
-  if (!b->handle) {
+  b->live = true;
+  /* Release: a stale acquirer that increments this count then sees the
+   * old handle dead (see xrt__buffer_acquire). */
+  atomic_store_explicit(&b->refs, 1, memory_order_release);
+  b->handle = b->handle ? xrt__hrenew(b->handle, XRT__H_BUFFER)
+                        : xrt__hnew(b, XRT__H_BUFFER);
+  if (!b->handle) { /* only a new object lacks a slot: no one acquires it */
+    atomic_store_explicit(&b->refs, 0, memory_order_relaxed);
     c->api->buffer_free(c->pc, device, b->mem);
-    xrt__free(&c->allocator, b);
+    b->live = false;
+    xrt__buffer_recycle(c, b);
     return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of handles");
   }
   if (ready) xrt__event_ref(ready);
   b->ready = ready;
-  xrt__spin_lock(&c->objs_lock);
-  xrt__link_add(&c->buffers, &b->link);
-  xrt__spin_unlock(&c->objs_lock);
   *out = b;
   return XRT_OK;
 }
 
+/* Frees the memory of a buffer whose last reference is gone (its handle
+ * is dead) and recycles the object. */
 static void xrt__buffer_destroy(xrt__buffer *b) {
   xrt__client *c = b->client;
-  xrt__spin_lock(&c->objs_lock);
-  xrt__link_remove(&b->link);
-  xrt__spin_unlock(&c->objs_lock);
   c->api->buffer_free(c->pc, b->device, b->mem);
   xrt__event_unref(b->ready);
-  xrt__free(&c->allocator, b);
+  b->mem = NULL;
+  b->ready = NULL;
+  b->live = false;
+  xrt__buffer_recycle(c, b);
 }
 
 static void xrt__buffer_unref(xrt__buffer *b) {
@@ -7039,7 +7147,7 @@ static void xrt__buffer_unref(xrt__buffer *b) {
 /* Frees a buffer whose handle was never given out (failure paths). */
 static void xrt__buffer_discard(xrt__buffer *b) {
   if (!b) return;
-  xrt__hfree_handle(b->handle);
+  xrt__hkill(b->handle);
   xrt__buffer_unref(b);
 }
 
@@ -7107,12 +7215,13 @@ static xrt_status xrt__write_inline(xrt__client *c, xrt__device *d,
   return XRT_OK;
 }
 
-/* A buffer with a pending ready event and the task that will fill it from
- * host memory. */
-static xrt_status xrt__write_task(xrt__client *c, xrt__device *d,
-                                  const xrt_shape *shape, size_t bytes,
-                                  const void *data, xrt__task **out) {
-  xrt__task *t = xrt__task_new(c, XRT__T_WRITE, 0);
+/* A task of the given kind producing a new buffer of shape on device d:
+ * the buffer has a pending ready event that the task completes, and the
+ * task holds a reference to it beside its handle's. */
+static xrt_status xrt__producer_task(xrt__client *c, int kind, xrt__device *d,
+                                     const xrt_shape *shape, size_t bytes,
+                                     xrt__task **out) {
+  xrt__task *t = xrt__task_new(c, kind, 0);
   xrt__event *ev = t ? xrt__event_new(c, d->index) : NULL;
   if (!ev) {
     xrt__free(&c->allocator, t);
@@ -7124,11 +7233,20 @@ static xrt_status xrt__write_task(xrt__client *c, xrt__device *d,
     xrt__free(&c->allocator, t);
     return s;
   }
-  atomic_fetch_add(&t->dst->refs, 1); /* the task's, beside the handle's */
+  atomic_fetch_add(&t->dst->refs, 1);
   t->done = ev;
-  t->host_src = data;
   *out = t;
   return XRT_OK;
+}
+
+/* A buffer with a pending ready event and the task that will fill it from
+ * host memory. */
+static xrt_status xrt__write_task(xrt__client *c, xrt__device *d,
+                                  const xrt_shape *shape, size_t bytes,
+                                  const void *data, xrt__task **out) {
+  xrt_status s = xrt__producer_task(c, XRT__T_WRITE, d, shape, bytes, out);
+  if (!s) (*out)->host_src = data;
+  return s;
 }
 
 static void xrt__task_free(xrt__task *t, xrt__client *c);
@@ -7267,25 +7385,10 @@ xrt_status xrt_buffer_to_host_async(xrt_buffer *buffer, void *dst,
  * device d, whose ready event it completes. */
 static xrt_status xrt__copy_task(xrt__buffer *src, xrt__device *d,
                                  xrt__task **out) {
-  xrt__client *c = src->client;
-  xrt__task *t = xrt__task_new(c, XRT__T_COPY, 0);
-  xrt__event *ev = t ? xrt__event_new(c, d->index) : NULL;
-  if (!ev) {
-    xrt__free(&c->allocator, t);
-    return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
-  }
-  xrt_status s = xrt__buffer_new(c, d->index, &src->shape, src->bytes, ev,
-                                 &t->dst);
-  if (s) {
-    xrt__event_unref(ev);
-    xrt__free(&c->allocator, t);
-    return s;
-  }
-  atomic_fetch_add(&t->dst->refs, 1); /* the task's, beside the handle's */
-  t->done = ev;
-  t->src = src;
-  *out = t;
-  return XRT_OK;
+  xrt_status s = xrt__producer_task(src->client, XRT__T_COPY, d, &src->shape,
+                                    src->bytes, out);
+  if (!s) (*out)->src = src;
+  return s;
 }
 
 static xrt_status xrt__copy_check(xrt__buffer *b, xrt__device *d,
@@ -7997,18 +8100,47 @@ static xrt_status xrt__entry_shapes(xrt__executable *e) {
 }
 
 /* Frees an executable (its handle is already invalid). */
+/* Frees what a dead executable holds (its handle is dead) and keeps the
+ * shell, with its handle slot, for the next compile: shells are freed only
+ * with the client, which makes the lock-free xrt__hpin safe. */
 static void xrt__executable_destroy(xrt__executable *e) {
   xrt__client *c = e->client;
-  xrt__spin_lock(&c->objs_lock);
-  xrt__link_remove(&e->link);
-  xrt__spin_unlock(&c->objs_lock);
   if (e->pexe) c->api->executable_destroy(e->pexe);
   xrt__free(&c->allocator, e->bindings);
   xrt__free(&c->allocator, e->inputs);
   xrt__free(&c->allocator, e->outputs);
   xrt__free(&c->allocator, e->assignment);
   xrt__program_unref(e->program);
-  xrt__free(&c->allocator, e);
+  e->pexe = NULL;
+  e->bindings = NULL;
+  e->inputs = e->outputs = NULL;
+  e->assignment = NULL;
+  e->program = NULL;
+  xrt__spin_lock(&c->objs_lock);
+  xrt__link_remove(&e->link);
+  xrt__link_add(&c->free_exes, &e->link);
+  xrt__spin_unlock(&c->objs_lock);
+}
+
+/* A zeroed executable: a recycled shell (keeping its handle slot) or new. */
+static xrt__executable *xrt__executable_obj(xrt__client *c) {
+  xrt__executable *e = NULL;
+  xrt__spin_lock(&c->objs_lock);
+  if (c->free_exes.next != &c->free_exes) {
+    e = (xrt__executable *)(void *)c->free_exes.next;
+    xrt__link_remove(&e->link);
+  }
+  xrt__spin_unlock(&c->objs_lock);
+  if (!e) {
+    e = (xrt__executable *)xrt__calloc(&c->allocator, 1, sizeof *e);
+    if (e) xrt__link_init(&e->link);
+    return e;
+  }
+  /* Zero the fields between the count (0, so stale lookups are refused;
+   * only atomic accesses) and the handle (its slot is kept). */
+  size_t from = offsetof(xrt__executable, program);
+  memset((char *)e + from, 0, offsetof(xrt__executable, handle) - from);
+  return e;
 }
 
 static void xrt__executable_unref(xrt__executable *e) {
@@ -8104,7 +8236,11 @@ static xrt_status xrt__executable_build(xrt__executable *e,
       (s = xrt__bind_custom_calls(e)))
     return s;
   int64_t budget = 1 << 14;
-  e->inline_ok = xrt__region_cheap(m, &m->funcs[e->entry],
+  /* XRT_NO_INLINE=1 sends every launch through the device queues (to
+   * measure or debug them). */
+  const char *no_inline = getenv("XRT_NO_INLINE");
+  e->inline_ok = !(no_inline && *no_inline && *no_inline != '0') &&
+                 xrt__region_cheap(m, &m->funcs[e->entry],
                                    &m->funcs[e->entry].body, &budget, 0);
   xrt_plugin_compile_args args = {sizeof args, m, e->entry, e->bindings,
                                   e->num_replicas, e->num_partitions,
@@ -8112,26 +8248,32 @@ static xrt_status xrt__executable_build(xrt__executable *e,
   xrt_plugin_error err = {{0}};
   if ((s = c->api->compile(c->pc, &args, &e->pexe, &err)))
     return xrt__fail_plugin(s, c->api->name, &err);
-  e->handle = xrt__hnew(e, XRT__H_EXECUTABLE);
-  return e->handle ? XRT_OK
-                   : xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of handles");
+  return XRT_OK;
+}
+
+/* Gives a built executable its count and handle (the next generation of
+ * a recycled shell's slot, else a new one). */
+static xrt_status xrt__executable_publish(xrt__executable *e) {
+  atomic_store_explicit(&e->refs, 1, memory_order_release);
+  e->handle = e->handle ? xrt__hrenew(e->handle, XRT__H_EXECUTABLE)
+                        : xrt__hnew(e, XRT__H_EXECUTABLE);
+  if (e->handle) return XRT_OK;
+  atomic_store_explicit(&e->refs, 0, memory_order_relaxed); /* unreachable */
+  return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of handles");
 }
 
 /* Compiles a program for a client; the executable takes a reference. */
 static xrt_status xrt__compile(xrt__client *c, xrt__program *p,
                                const xrt_compile_options *o,
                                xrt_executable **out) {
-  xrt__executable *e = (xrt__executable *)xrt__calloc(&c->allocator, 1,
-                                                      sizeof *e);
+  xrt__executable *e = xrt__executable_obj(c);
   if (!e) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
   e->client = c;
   e->program = p;
-  atomic_init(&e->refs, 1);
   atomic_fetch_add(&p->refs, 1);
-  xrt__link_init(&e->link);
   xrt_status s = xrt__executable_build(e, o);
+  if (!s) s = xrt__executable_publish(e);
   if (s) {
-    xrt__hfree_handle(e->handle);
     xrt__executable_destroy(e);
     return s;
   }
@@ -8177,9 +8319,15 @@ static xrt__executable *xrt__executable_get(const xrt_executable *e) {
   return (xrt__executable *)xrt__hget(e, XRT__H_EXECUTABLE);
 }
 
-static xrt__executable *xrt__executable_acquire(const xrt_executable *e) {
-  return (xrt__executable *)xrt__hacquire(e, XRT__H_EXECUTABLE,
-                                          offsetof(xrt__executable, refs));
+static xrt__executable *xrt__executable_acquire(const xrt_executable *h) {
+  bool stale;
+  xrt__executable *e = (xrt__executable *)xrt__hpin(
+      h, XRT__H_EXECUTABLE, offsetof(xrt__executable, refs), &stale);
+  if (stale) { /* released meanwhile */
+    xrt__executable_unref(e);
+    return NULL;
+  }
+  return e;
 }
 
 xrt_status xrt_executable_release(xrt_executable *executable) {
@@ -8329,7 +8477,8 @@ static xrt_status xrt__plugin_execute(xrt__executable *e, int device,
   a.outs = out;
   a.num_outs = nout;
   a.abort_message = abort_message;
-  xrt_plugin_error err = {{0}};
+  xrt_plugin_error err;
+  err.message[0] = 0; /* not = {{0}}: zeroing 1 KiB per dispatch shows */
   xrt_status s = c->api->execute(c->pc, &a, &err);
   if (s) /* the simulator's messages carry the program location already */
     xrt__msgf(msg, "%s", err.message[0] ? err.message : "(no message)");
@@ -8511,6 +8660,25 @@ static void xrt__bufs_unref(xrt__buffer **bufs, int n) {
   for (int i = 0; i < n; i++) xrt__buffer_unref(bufs[i]);
 }
 
+/* A fresh launch id of client c for a launch of one participant.  Ids come
+ * from the client's counter in blocks kept per thread, so that a dispatch
+ * costs no atomic add; the block is keyed by the client's handle, which is
+ * never reused. */
+static uint64_t xrt__own_launch_id(xrt__client *c) {
+  enum { BLOCK = 256 };
+  static XRT__THREAD_LOCAL struct {
+    uintptr_t client;
+    uint64_t next, end;
+  } ids;
+  if (ids.client != c->handle || ids.next == ids.end) {
+    ids.client = c->handle;
+    ids.next = atomic_fetch_add_explicit(&c->next_launch_id, BLOCK,
+                                         memory_order_relaxed);
+    ids.end = ids.next + BLOCK;
+  }
+  return ids.next++;
+}
+
 /* The launch position of a single-device execution: its own 1x1 launch,
  * or a participant of an MPMD launch given by options. */
 static xrt_status xrt__exec_position(xrt__executable *e, xrt__device *d,
@@ -8525,8 +8693,7 @@ static xrt_status xrt__exec_position(xrt__executable *e, xrt__device *d,
                        "xrt_execute_multi, or give options.launch_id, "
                        "replica and partition", xrt__exe_name(e), (int)R,
                        (int)P);
-    pos->launch_id = atomic_fetch_add_explicit(&c->next_launch_id, 1,
-                                               memory_order_relaxed);
+    pos->launch_id = xrt__own_launch_id(c);
     pos->replica = pos->partition = 0;
     return XRT_OK;
   }
@@ -8593,7 +8760,7 @@ static xrt_status xrt__exec_task(xrt__executable *e, xrt__device *d,
   }
   if (s) {
     for (int i = 0; i < t->num_outs; i++)
-      xrt__hfree_handle(t->bufs[nin + i]->handle);
+      xrt__hkill(t->bufs[nin + i]->handle);
     for (int i = 0; i < t->num_outs; i++)
       xrt__buffer_unref(t->bufs[nin + i]); /* the handle's reference */
     xrt__task_free(t, c);
@@ -8614,7 +8781,7 @@ static void xrt__exec_publish(const xrt__task *t, xrt_buffer **outputs) {
 static void xrt__exec_task_cancel(xrt__task *t, xrt__client *c) {
   for (int i = 0; i < t->num_outs; i++) {
     xrt__buffer *b = t->bufs[t->num_args + i];
-    xrt__hfree_handle(b->handle);
+    xrt__hkill(b->handle);
     xrt__buffer_unref(b);
   }
   xrt__task_free(t, c);
@@ -8627,9 +8794,10 @@ static xrt_status xrt__execute_inline(xrt__executable *e, xrt__device *d,
                                       const xrt__pos *pos, xrt__buffer **args,
                                       xrt_buffer **outputs) {
   void *in_mem[XRT__MAX_IO], *out_mem[XRT__MAX_IO];
-  xrt__buffer *outs[XRT__MAX_IO] = {NULL};
+  xrt__buffer *outs[XRT__MAX_IO];
   xrt__client *c = e->client;
   int nin = e->num_inputs, nout = e->num_outputs;
+  for (int i = 0; i < nout; i++) outs[i] = NULL;
   for (int i = 0; i < nin; i++) in_mem[i] = args[i]->mem;
   xrt_status s = XRT_OK;
   for (int i = 0; !s && i < nout; i++) {
@@ -8679,21 +8847,40 @@ static xrt_status xrt__args_state(xrt__buffer **args, int n) {
   return pending;
 }
 
-xrt_status xrt_execute(xrt_executable *executable, xrt_device *device,
-                       xrt_buffer *const *args, int num_args,
-                       xrt_buffer **outputs, int num_outputs,
-                       const xrt_execute_options *options) {
+/* The checks and references every one-device execute starts with: on
+ * success the caller holds *e and the argument buffers. */
+static xrt_status xrt__exec_begin(xrt_executable *executable,
+                                  xrt_device *device, xrt_buffer *const *args,
+                                  int num_args, xrt_buffer **outputs,
+                                  int num_outputs,
+                                  const xrt_execute_options *options,
+                                  xrt__executable **e_out, xrt__device **d_out,
+                                  xrt__pos *pos, xrt__buffer **bufs) {
   xrt__executable *e = xrt__executable_acquire(executable);
   xrt__device *d = xrt__device_get(device);
-  xrt__buffer *bufs[XRT__MAX_IO];
-  xrt__pos pos;
   xrt_status s = xrt__exec_check(e, d, outputs, num_outputs, num_args);
-  if (!s) s = xrt__exec_position(e, d, options, &pos);
+  if (!s) s = xrt__exec_position(e, d, options, pos);
   if (!s) s = xrt__args_acquire(e, d->index, args, num_args, -1, bufs);
   if (s) {
     if (e) xrt__executable_unref(e);
     return s;
   }
+  *e_out = e;
+  *d_out = d;
+  return XRT_OK;
+}
+
+xrt_status xrt_execute(xrt_executable *executable, xrt_device *device,
+                       xrt_buffer *const *args, int num_args,
+                       xrt_buffer **outputs, int num_outputs,
+                       const xrt_execute_options *options) {
+  xrt__executable *e;
+  xrt__device *d;
+  xrt__buffer *bufs[XRT__MAX_IO];
+  xrt__pos pos;
+  xrt_status s = xrt__exec_begin(executable, device, args, num_args, outputs,
+                                 num_outputs, options, &e, &d, &pos, bufs);
+  if (s) return s;
   s = xrt__args_state(bufs, num_args);
   if (!s && xrt__device_hold(d)) {
     s = xrt__execute_inline(e, d, &pos, bufs, outputs);
@@ -8721,17 +8908,13 @@ xrt_status xrt_execute_async(xrt_executable *executable, xrt_device *device,
                              const xrt_execute_options *options,
                              xrt_event **out_done) {
   if (out_done) *out_done = NULL;
-  xrt__executable *e = xrt__executable_acquire(executable);
-  xrt__device *d = xrt__device_get(device);
+  xrt__executable *e;
+  xrt__device *d;
   xrt__buffer *bufs[XRT__MAX_IO];
   xrt__pos pos;
-  xrt_status s = xrt__exec_check(e, d, outputs, num_outputs, num_args);
-  if (!s) s = xrt__exec_position(e, d, options, &pos);
-  if (!s) s = xrt__args_acquire(e, d->index, args, num_args, -1, bufs);
-  if (s) {
-    if (e) xrt__executable_unref(e);
-    return s;
-  }
+  xrt_status s = xrt__exec_begin(executable, device, args, num_args, outputs,
+                                 num_outputs, options, &e, &d, &pos, bufs);
+  if (s) return s;
   xrt__task *t;
   s = xrt__exec_task(e, d, &pos, bufs, NULL, &t);
   if (!s && out_done && (s = xrt__event_publish(t->done, out_done)))
@@ -8914,7 +9097,1348 @@ xrt_status xrt_execute_multi(xrt_executable *executable,
   return s;
 }
 
-#include "_dev/sharding.inc"
+/* ======================================================================
+ * 13b. Sharding specs, sharded arrays and pmap
+ *
+ * As JAX's pmap defines them (jax/_src/sharding_specs.py,
+ * ShardingSpec.indices):
+ *   - spec math: structure checks, piece shapes and where each device's
+ *     piece starts in the logical array;
+ *   - host split and assembly (strided copies, overlapped transfers);
+ *   - the sharded-array object (a handle kind of its own);
+ *   - xrt_execute_sharded over xrt_execute_multi;
+ *   - pmap: a compile cache keyed by argument signature.
+ * Only the public buffer, event, compile and execute calls are used, plus
+ * the handle table and the executable's client.
+ * ==================================================================== */
+
+/* ---- spec math ---- */
+
+/* Sharded axes of a spec, numbered in dimension order: an Unstacked
+ * dimension gives one, a Chunked dimension one per chunk factor. */
+typedef struct xrt__spec_axes {
+  int n;
+  int64_t size[XRT_MAX_MESH_DIMS];
+  int mesh_dim[XRT_MAX_MESH_DIMS]; /* the mesh dimension that walks it */
+} xrt__spec_axes;
+
+/* More devices than this is a malformed spec, not a machine. */
+#define XRT__SPEC_MAX_DEVICES ((int64_t)1 << 20)
+
+static int64_t xrt__mesh_size(const xrt_mesh_mapping *m,
+                              const xrt__spec_axes *ax) {
+  return m->kind == XRT_MESH_REPLICATED ? m->replicas : ax->size[m->axis];
+}
+
+/* Checks one dimension's entry; counts its sharded axes into *ax. */
+static xrt_status xrt__spec_check_dim(const xrt_dim_sharding *ds, int d,
+                                      xrt__spec_axes *ax) {
+  switch (ds->kind) {
+  case XRT_DIM_NO_SHARDING: return XRT_OK;
+  case XRT_DIM_UNSTACKED:
+    if (ds->size < 1)
+      return xrt__fail(XRT_INVALID_ARGUMENT, "sharding spec: dimension %d: "
+                       "Unstacked size %" PRId64 " is not positive", d,
+                       ds->size);
+    if (ax->n == XRT_MAX_MESH_DIMS) break;
+    ax->size[ax->n++] = ds->size;
+    return XRT_OK;
+  case XRT_DIM_CHUNKED:
+    if (ds->num_chunks < 1 || ds->num_chunks > XRT_MAX_CHUNKS)
+      return xrt__fail(XRT_INVALID_ARGUMENT, "sharding spec: dimension %d: "
+                       "%d chunk factors, expected 1..%d", d, ds->num_chunks,
+                       XRT_MAX_CHUNKS);
+    for (int i = 0; i < ds->num_chunks; i++) {
+      if (ds->chunks[i] < 1 || ds->chunks[i] > XRT__SPEC_MAX_DEVICES)
+        return xrt__fail(XRT_INVALID_ARGUMENT, "sharding spec: dimension %d: "
+                         "chunk factor %d is %" PRId64 ", expected 1..%" PRId64,
+                         d, i, ds->chunks[i], XRT__SPEC_MAX_DEVICES);
+      if (ax->n == XRT_MAX_MESH_DIMS) goto too_many;
+      ax->size[ax->n++] = ds->chunks[i];
+    }
+    return XRT_OK;
+  default:
+    return xrt__fail(XRT_INVALID_ARGUMENT, "sharding spec: dimension %d has "
+                     "an unknown kind %d", d, (int)ds->kind);
+  }
+too_many:
+  return xrt__fail(XRT_INVALID_ARGUMENT, "sharding spec: dimension %d: more "
+                   "than %d sharded axes (each needs its own mesh dimension)",
+                   d, XRT_MAX_MESH_DIMS);
+}
+
+/* Checks one mesh dimension and records which sharded axis it walks. */
+static xrt_status xrt__spec_check_mesh_dim(const xrt_mesh_mapping *m, int i,
+                                           xrt__spec_axes *ax) {
+  if (m->kind == XRT_MESH_REPLICATED) {
+    if (m->replicas < 1 || m->replicas > XRT__SPEC_MAX_DEVICES)
+      return xrt__fail(XRT_INVALID_ARGUMENT, "sharding spec: mesh dimension "
+                       "%d: Replicated(%" PRId64 ") must be in 1..%" PRId64, i,
+                       m->replicas, XRT__SPEC_MAX_DEVICES);
+    return XRT_OK;
+  }
+  if (m->kind != XRT_MESH_SHARDED_AXIS)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "sharding spec: mesh dimension %d "
+                     "has an unknown kind %d", i, (int)m->kind);
+  if (m->axis < 0 || m->axis >= ax->n)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "sharding spec: mesh dimension %d: "
+                     "ShardedAxis(%d) but the spec has %d sharded axes", i,
+                     m->axis, ax->n);
+  if (ax->mesh_dim[m->axis] >= 0)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "sharding spec: sharded axis %d is "
+                     "mapped twice (mesh dimensions %d and %d)", m->axis,
+                     ax->mesh_dim[m->axis], i);
+  ax->mesh_dim[m->axis] = i;
+  return XRT_OK;
+}
+
+/* The structure of a spec, without a logical shape: valid kinds and
+ * counts, every sharded axis mapped exactly once.  *out_devices (may be
+ * NULL) receives the device count. */
+static xrt_status xrt__spec_axes_of(const xrt_sharding_spec *spec,
+                                    xrt__spec_axes *ax, int64_t *out_devices) {
+  if (!spec)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "sharding spec is NULL");
+  if (spec->rank < 0 || spec->rank > XRT_MAX_RANK)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "sharding spec: rank %d is outside "
+                     "0..%d", spec->rank, XRT_MAX_RANK);
+  if (spec->num_mesh_dims < 0 || spec->num_mesh_dims > XRT_MAX_MESH_DIMS)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "sharding spec: %d mesh dimensions,"
+                     " expected 0..%d", spec->num_mesh_dims, XRT_MAX_MESH_DIMS);
+  memset(ax, 0, sizeof *ax);
+  for (int i = 0; i < XRT_MAX_MESH_DIMS; i++) ax->mesh_dim[i] = -1;
+  xrt_status s;
+  for (int d = 0; d < spec->rank; d++)
+    if ((s = xrt__spec_check_dim(&spec->dims[d], d, ax))) return s;
+  for (int i = 0; i < spec->num_mesh_dims; i++)
+    if ((s = xrt__spec_check_mesh_dim(&spec->mesh[i], i, ax))) return s;
+  for (int a = 0; a < ax->n; a++)
+    if (ax->mesh_dim[a] < 0)
+      return xrt__fail(XRT_INVALID_ARGUMENT, "sharding spec: sharded axis %d "
+                       "is not mapped to any mesh dimension", a);
+  int64_t devices = 1;
+  for (int i = 0; i < spec->num_mesh_dims; i++) {
+    devices *= xrt__mesh_size(&spec->mesh[i], ax);
+    if (devices > XRT__SPEC_MAX_DEVICES)
+      return xrt__fail(XRT_INVALID_ARGUMENT, "sharding spec: the mesh spans "
+                       "more than %" PRId64 " devices", XRT__SPEC_MAX_DEVICES);
+  }
+  if (out_devices) *out_devices = devices;
+  return XRT_OK;
+}
+
+static int64_t xrt__chunk_total(const xrt_dim_sharding *ds) {
+  int64_t t = 1;
+  for (int i = 0; i < ds->num_chunks; i++) t *= ds->chunks[i];
+  return t;
+}
+
+/* Checks the spec against a logical shape; the structure is checked too. */
+static xrt_status xrt__spec_check(const xrt_sharding_spec *spec,
+                                  const xrt_shape *logical,
+                                  xrt__spec_axes *ax, int64_t *out_devices) {
+  xrt_status s = xrt__spec_axes_of(spec, ax, out_devices);
+  if (s) return s;
+  if (!logical) return xrt__fail(XRT_INVALID_ARGUMENT, "logical shape is NULL");
+  size_t bytes;
+  if ((s = xrt__shape_check(logical, &bytes))) return s;
+  if (logical->rank != spec->rank)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "sharding spec has rank %d, the "
+                     "array has rank %d", spec->rank, (int)logical->rank);
+  for (int d = 0; d < spec->rank; d++) {
+    const xrt_dim_sharding *ds = &spec->dims[d];
+    int64_t size = logical->dims[d];
+    if (ds->kind == XRT_DIM_CHUNKED && size % xrt__chunk_total(ds))
+      return xrt__fail(XRT_INVALID_ARGUMENT, "dimension %d: %" PRId64 " chunks"
+                       " do not divide size %" PRId64, d, xrt__chunk_total(ds),
+                       size);
+    if (ds->kind == XRT_DIM_UNSTACKED && size != ds->size)
+      return xrt__fail(XRT_INVALID_ARGUMENT, "dimension %d: Unstacked(%" PRId64
+                       ") but the dimension has size %" PRId64, d, ds->size,
+                       size);
+  }
+  return XRT_OK;
+}
+
+/* The piece of every device: its shape drops Unstacked dimensions and
+ * divides Chunked ones. */
+static xrt_shape xrt__spec_piece_shape(const xrt_sharding_spec *spec,
+                                       const xrt_shape *logical) {
+  xrt_shape p;
+  memset(&p, 0, sizeof p);
+  p.dtype = logical->dtype;
+  for (int d = 0; d < spec->rank; d++) {
+    const xrt_dim_sharding *ds = &spec->dims[d];
+    if (ds->kind == XRT_DIM_UNSTACKED) continue;
+    p.dims[p.rank++] = ds->kind == XRT_DIM_CHUNKED
+                           ? logical->dims[d] / xrt__chunk_total(ds)
+                           : logical->dims[d];
+  }
+  return p;
+}
+
+/* Where device k's piece starts (start[d] per logical dimension) and which
+ * piece it is (*piece: the row-major index over the sharded axes, so
+ * replicas of a piece share it).  The spec is checked already. */
+static void xrt__spec_locate(const xrt_sharding_spec *spec,
+                             const xrt__spec_axes *ax,
+                             const xrt_shape *logical, int64_t k,
+                             int64_t *start, int64_t *piece) {
+  int64_t coord[XRT_MAX_MESH_DIMS], axis_index[XRT_MAX_MESH_DIMS] = {0};
+  /* Devices are row-major over the mesh: the last mesh dimension is
+   * fastest. */
+  for (int i = spec->num_mesh_dims - 1; i >= 0; i--) {
+    int64_t size = xrt__mesh_size(&spec->mesh[i], ax);
+    coord[i] = k % size;
+    k /= size;
+  }
+  for (int i = 0; i < spec->num_mesh_dims; i++)
+    if (spec->mesh[i].kind == XRT_MESH_SHARDED_AXIS)
+      axis_index[spec->mesh[i].axis] = coord[i];
+  int64_t p = 0;
+  for (int a = 0; a < ax->n; a++) p = p * ax->size[a] + axis_index[a];
+  *piece = p;
+  int a = 0;
+  for (int d = 0; d < spec->rank; d++) {
+    const xrt_dim_sharding *ds = &spec->dims[d];
+    if (ds->kind == XRT_DIM_NO_SHARDING) {
+      start[d] = 0;
+    } else if (ds->kind == XRT_DIM_UNSTACKED) {
+      start[d] = axis_index[a++];
+    } else { /* Chunked: chunk factors c0 (outermost) .. cn */
+      int64_t chunk = 0;
+      for (int i = 0; i < ds->num_chunks; i++)
+        chunk = chunk * ds->chunks[i] + axis_index[a++];
+      start[d] = chunk * (logical->dims[d] / xrt__chunk_total(ds));
+    }
+  }
+}
+
+/* Extent of a piece along every logical dimension (1 where Unstacked). */
+static void xrt__spec_extent(const xrt_sharding_spec *spec,
+                             const xrt_shape *logical, int64_t *ext) {
+  for (int d = 0; d < spec->rank; d++) {
+    const xrt_dim_sharding *ds = &spec->dims[d];
+    ext[d] = ds->kind == XRT_DIM_UNSTACKED ? 1
+             : ds->kind == XRT_DIM_CHUNKED
+                 ? logical->dims[d] / xrt__chunk_total(ds)
+                 : logical->dims[d];
+  }
+}
+
+void xrt_sharding_spec_init(xrt_sharding_spec *spec, int rank) {
+  if (!spec) return;
+  memset(spec, 0, sizeof *spec);
+  spec->rank = rank;
+}
+
+xrt_status xrt_sharding_spec_validate(const xrt_sharding_spec *spec,
+                                      const xrt_shape *logical) {
+  xrt__spec_axes ax;
+  return xrt__spec_check(spec, logical, &ax, NULL);
+}
+
+int64_t xrt_sharding_spec_num_devices(const xrt_sharding_spec *spec) {
+  xrt__spec_axes ax;
+  int64_t n;
+  return xrt__spec_axes_of(spec, &ax, &n) ? -1 : n;
+}
+
+xrt_status xrt_sharding_spec_shard_shape(const xrt_sharding_spec *spec,
+                                         const xrt_shape *logical,
+                                         xrt_shape *out) {
+  XRT__CHECK_ARG(out, "out is NULL");
+  xrt__spec_axes ax;
+  xrt_status s = xrt__spec_check(spec, logical, &ax, NULL);
+  if (s) return s;
+  *out = xrt__spec_piece_shape(spec, logical);
+  return XRT_OK;
+}
+
+xrt_status xrt_sharding_spec_logical_shape(const xrt_sharding_spec *spec,
+                                           const xrt_shape *shard,
+                                           xrt_shape *out) {
+  XRT__CHECK_ARG(out && shard, "shard or out is NULL");
+  xrt__spec_axes ax;
+  xrt_status s = xrt__spec_axes_of(spec, &ax, NULL);
+  if (s) return s;
+  int unstacked = 0;
+  for (int d = 0; d < spec->rank; d++)
+    unstacked += spec->dims[d].kind == XRT_DIM_UNSTACKED;
+  if (shard->rank != spec->rank - unstacked)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "sharding spec of rank %d with %d "
+                     "Unstacked dimension(s) needs pieces of rank %d, got %d",
+                     spec->rank, unstacked, spec->rank - unstacked,
+                     (int)shard->rank);
+  xrt_shape l;
+  memset(&l, 0, sizeof l);
+  l.dtype = shard->dtype;
+  l.rank = spec->rank;
+  for (int d = 0, p = 0; d < spec->rank; d++) {
+    const xrt_dim_sharding *ds = &spec->dims[d];
+    if (ds->kind == XRT_DIM_UNSTACKED) {
+      l.dims[d] = ds->size;
+      continue;
+    }
+    int64_t f = ds->kind == XRT_DIM_CHUNKED ? xrt__chunk_total(ds) : 1;
+    if (shard->dims[p] < 0 || (f > 1 && shard->dims[p] > INT64_MAX / f))
+      return xrt__fail(XRT_INVALID_ARGUMENT, "piece dimension %d (%" PRId64
+                       ") is negative or too large", p, shard->dims[p]);
+    l.dims[d] = shard->dims[p++] * f;
+  }
+  if ((s = xrt__spec_check(spec, &l, &ax, NULL))) return s;
+  *out = l;
+  return XRT_OK;
+}
+
+xrt_status xrt_sharding_spec_shard_start(const xrt_sharding_spec *spec,
+                                         const xrt_shape *logical,
+                                         int64_t device, int64_t *start) {
+  XRT__CHECK_ARG(start, "start is NULL");
+  xrt__spec_axes ax;
+  int64_t n, piece;
+  xrt_status s = xrt__spec_check(spec, logical, &ax, &n);
+  if (s) return s;
+  if (device < 0 || device >= n)
+    return xrt__fail(XRT_OUT_OF_RANGE, "device %" PRId64 " is outside 0..%"
+                     PRId64 " of the spec's mesh", device, n - 1);
+  xrt__spec_locate(spec, &ax, logical, device, start, &piece);
+  return XRT_OK;
+}
+
+/* ---- strided copies between a logical array and one dense piece ---- */
+
+/* A box [start, start + ext) of a row-major array, reduced to runs: dims
+ * 0..outer-1 are walked, each step moves one contiguous run of run_bytes. */
+typedef struct xrt__box {
+  int rank, outer;
+  size_t run_bytes;
+  int64_t stride[XRT_MAX_RANK]; /* bytes, of the logical array */
+  int64_t start[XRT_MAX_RANK], ext[XRT_MAX_RANK];
+  size_t offset;                /* of the box's first element */
+  bool empty;
+} xrt__box;
+
+static void xrt__box_init(xrt__box *b, const xrt_shape *logical,
+                          const int64_t *start, const int64_t *ext) {
+  int r = logical->rank;
+  memset(b, 0, sizeof *b);
+  b->rank = r;
+  int64_t st = (int64_t)xrt_dtype_size(logical->dtype);
+  for (int d = r - 1; d >= 0; d--) {
+    b->stride[d] = st;
+    st *= logical->dims[d];
+    b->start[d] = start[d];
+    b->ext[d] = ext[d];
+    b->offset += (size_t)(start[d] * b->stride[d]);
+    if (ext[d] == 0) b->empty = true;
+  }
+  /* Trailing dimensions taken whole merge into the run, plus the first
+   * partial one from the end. */
+  int d = r - 1;
+  while (d >= 0 && ext[d] == logical->dims[d]) d--;
+  b->outer = d < 0 ? 0 : d;
+  b->run_bytes = (size_t)xrt_dtype_size(logical->dtype);
+  for (int j = r - 1; j >= b->outer && j >= 0; j--)
+    b->run_bytes *= (size_t)ext[j];
+}
+
+/* Whether the box is one contiguous range of the logical array. */
+static bool xrt__box_contiguous(const xrt__box *b) {
+  for (int d = 0; d < b->outer; d++)
+    if (b->ext[d] != 1) return false;
+  return true;
+}
+
+/* Copies the box out of (to_piece) or into the logical array. */
+static void xrt__box_copy(const xrt__box *b, char *array, char *piece,
+                          bool to_piece) {
+  if (b->empty) return;
+  int64_t idx[XRT_MAX_RANK] = {0};
+  for (;;) {
+    size_t off = b->offset;
+    for (int d = 0; d < b->outer; d++) off += (size_t)(idx[d] * b->stride[d]);
+    if (to_piece) memcpy(piece, array + off, b->run_bytes);
+    else memcpy(array + off, piece, b->run_bytes);
+    piece += b->run_bytes;
+    int d = b->outer - 1;
+    while (d >= 0 && ++idx[d] == b->ext[d]) idx[d--] = 0;
+    if (d < 0) return;
+  }
+}
+
+/* ---- sharded arrays ---- */
+
+typedef struct xrt__sharded {
+  xrt__link link; /* first: the list of live arrays */
+  xrt__client *client;
+  uintptr_t handle;
+  xrt_shape logical, piece;
+  xrt_sharding_spec spec;
+  xrt__spec_axes axes;
+  int n;
+  xrt_buffer **bufs;    /* owned, in mesh order */
+  xrt_device **devices; /* of each piece */
+} xrt__sharded;
+
+/* Live sharded arrays of every client, so that client release frees its
+ * own (a process-wide list keeps the client struct untouched). */
+static xrt__link xrt__sharded_live = {&xrt__sharded_live, &xrt__sharded_live};
+static pthread_mutex_t xrt__sharded_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static xrt__sharded *xrt__sharded_get(const xrt_sharded_array *a) {
+  return (xrt__sharded *)xrt__hget(a, XRT__H_SHARDED);
+}
+
+/* Frees the object; its buffers only when release_buffers is set. */
+static void xrt__sharded_free(xrt__sharded *a, bool release_buffers) {
+  xrt__hfree_handle(a->handle);
+  pthread_mutex_lock(&xrt__sharded_mu);
+  xrt__link_remove(&a->link);
+  pthread_mutex_unlock(&xrt__sharded_mu);
+  for (int k = 0; release_buffers && k < a->n; k++)
+    xrt_buffer_release(a->bufs[k]);
+  xrt__free(&a->client->allocator, a->bufs);
+  xrt__free(&a->client->allocator, a->devices);
+  xrt__free(&a->client->allocator, a);
+}
+
+/* Called by xrt__client_free before it frees buffers. */
+static void xrt__sharded_release_all(xrt__client *c) {
+  for (;;) {
+    xrt__sharded *found = NULL;
+    pthread_mutex_lock(&xrt__sharded_mu);
+    for (xrt__link *l = xrt__sharded_live.next; l != &xrt__sharded_live;
+         l = l->next)
+      if (((xrt__sharded *)l)->client == c) {
+        found = (xrt__sharded *)l;
+        break;
+      }
+    pthread_mutex_unlock(&xrt__sharded_mu);
+    if (!found) return;
+    xrt__sharded_free(found, true);
+  }
+}
+
+/* A new array object over n buffers (taken over only on success; the spec
+ * is checked already). */
+static xrt_status xrt__sharded_new(xrt__client *c, const xrt_shape *logical,
+                                   const xrt_sharding_spec *spec,
+                                   const xrt__spec_axes *ax,
+                                   xrt_buffer *const *bufs, int n,
+                                   xrt__sharded **out) {
+  xrt__sharded *a = (xrt__sharded *)xrt__calloc(&c->allocator, 1, sizeof *a);
+  if (!a) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of host memory");
+  a->client = c;
+  a->logical = *logical;
+  a->piece = xrt__spec_piece_shape(spec, logical);
+  a->spec = *spec;
+  a->axes = *ax;
+  a->n = n;
+  a->bufs = (xrt_buffer **)xrt__calloc(&c->allocator, (size_t)n,
+                                       sizeof *a->bufs);
+  a->devices = (xrt_device **)xrt__calloc(&c->allocator, (size_t)n,
+                                          sizeof *a->devices);
+  if (a->bufs && a->devices) a->handle = xrt__hnew(a, XRT__H_SHARDED);
+  if (!a->handle) {
+    xrt__free(&c->allocator, a->bufs);
+    xrt__free(&c->allocator, a->devices);
+    xrt__free(&c->allocator, a);
+    return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of host memory or handles");
+  }
+  for (int k = 0; k < n; k++) {
+    a->bufs[k] = bufs[k];
+    a->devices[k] = xrt_buffer_device(bufs[k]);
+  }
+  pthread_mutex_lock(&xrt__sharded_mu);
+  xrt__link_add(&xrt__sharded_live, &a->link);
+  pthread_mutex_unlock(&xrt__sharded_mu);
+  *out = a;
+  return XRT_OK;
+}
+
+/* A failure's code and message, kept across later calls that may set
+ * their own. */
+typedef struct xrt__saved_error {
+  xrt_status code;
+  char message[sizeof xrt__error.message];
+} xrt__saved_error;
+
+static void xrt__save_error(xrt__saved_error *e, xrt_status code) {
+  if (e->code || !code) return; /* the first failure wins */
+  e->code = code;
+  snprintf(e->message, sizeof e->message, "%s", xrt_last_error());
+}
+
+static xrt_status xrt__restore_error(const xrt__saved_error *e) {
+  return e->code ? xrt__fail(e->code, "%s", e->message) : XRT_OK;
+}
+
+/* Waits for and releases n events (NULL entries skipped), keeping the
+ * first failure in *err. */
+static void xrt__await_all(xrt_event **ev, int n, xrt__saved_error *err) {
+  for (int k = 0; k < n; k++) {
+    if (!ev[k]) continue;
+    xrt__save_error(err, xrt_event_await(ev[k]));
+    xrt_event_release(ev[k]);
+    ev[k] = NULL;
+  }
+}
+
+/* Per-device work of a split or an assembly. */
+typedef struct xrt__split_plan {
+  int64_t pieces;   /* distinct pieces */
+  int64_t *piece;   /* [n]: piece of each device */
+  int *first;       /* [pieces]: first device holding it */
+  char **stage;     /* [pieces]: host staging, NULL when contiguous */
+  xrt_event **ev;   /* [n] */
+} xrt__split_plan;
+
+static void xrt__plan_free(xrt__client *c, xrt__split_plan *p) {
+  for (int64_t i = 0; p->stage && i < p->pieces; i++)
+    xrt__free(&c->allocator, p->stage[i]);
+  xrt__free(&c->allocator, p->piece);
+  xrt__free(&c->allocator, p->first);
+  xrt__free(&c->allocator, p->stage);
+  xrt__free(&c->allocator, p->ev);
+}
+
+/* Finds each device's piece and the first device holding each piece. */
+static xrt_status xrt__plan_init(xrt__client *c, const xrt_sharding_spec *spec,
+                                 const xrt__spec_axes *ax,
+                                 const xrt_shape *logical, int n,
+                                 xrt__split_plan *p) {
+  memset(p, 0, sizeof *p);
+  p->pieces = 1;
+  for (int a = 0; a < ax->n; a++) p->pieces *= ax->size[a];
+  p->piece = (int64_t *)xrt__calloc(&c->allocator, (size_t)n, sizeof(int64_t));
+  p->first = (int *)xrt__calloc(&c->allocator, (size_t)p->pieces, sizeof(int));
+  p->stage = (char **)xrt__calloc(&c->allocator, (size_t)p->pieces,
+                                  sizeof(char *));
+  p->ev = (xrt_event **)xrt__calloc(&c->allocator, (size_t)n,
+                                    sizeof(xrt_event *));
+  if (!p->piece || !p->first || !p->stage || !p->ev) {
+    xrt__plan_free(c, p);
+    return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of host memory");
+  }
+  for (int64_t i = 0; i < p->pieces; i++) p->first[i] = -1;
+  int64_t start[XRT_MAX_RANK];
+  for (int k = 0; k < n; k++) {
+    xrt__spec_locate(spec, ax, logical, k, start, &p->piece[k]);
+    if (p->first[p->piece[k]] < 0) p->first[p->piece[k]] = k;
+  }
+  return XRT_OK;
+}
+
+/* The box of device k's piece. */
+static void xrt__piece_box(const xrt_sharding_spec *spec,
+                           const xrt__spec_axes *ax, const xrt_shape *logical,
+                           int k, xrt__box *box) {
+  int64_t start[XRT_MAX_RANK], ext[XRT_MAX_RANK], piece;
+  xrt__spec_locate(spec, ax, logical, k, start, &piece);
+  xrt__spec_extent(spec, logical, ext);
+  xrt__box_init(box, logical, start, ext);
+}
+
+/* Host memory holding device k's piece: inside data when the piece is
+ * contiguous there, else a staging copy made once per piece. */
+static xrt_status xrt__piece_source(xrt__client *c, const xrt__sharded *a,
+                                    const char *data, xrt__split_plan *p,
+                                    int k, const void **out) {
+  xrt__box box;
+  xrt__piece_box(&a->spec, &a->axes, &a->logical, k, &box);
+  if (box.empty || xrt__box_contiguous(&box)) {
+    *out = box.empty ? NULL : data + box.offset; /* data may be NULL then */
+    return XRT_OK;
+  }
+  int64_t id = p->piece[k];
+  if (!p->stage[id]) {
+    p->stage[id] = (char *)xrt__alloc(&c->allocator,
+                                      xrt_shape_bytes(&a->piece));
+    if (!p->stage[id])
+      return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of host memory");
+    xrt__box_copy(&box, (char *)(uintptr_t)data, p->stage[id], true);
+  }
+  *out = p->stage[id];
+  return XRT_OK;
+}
+
+/* Checks the devices of a split: n live devices of client c. */
+static xrt_status xrt__check_devices(xrt__client *c, xrt_device *const *devs,
+                                     int n, int64_t want) {
+  if (n != want)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "the sharding spec spans %" PRId64
+                     " devices, %d were given", want, n);
+  XRT__CHECK_ARG(devs, "devices is NULL");
+  for (int k = 0; k < n; k++) {
+    xrt__device *d = xrt__device_get(devs[k]);
+    if (!d || d->client != c)
+      return xrt__fail(XRT_INVALID_ARGUMENT, "devices[%d] is not a device of "
+                       "this client", k);
+  }
+  return XRT_OK;
+}
+
+/* Enqueues every piece's upload, then waits for all of them. */
+static xrt_status xrt__upload_pieces(xrt__sharded *a, const void *data,
+                                     xrt_device *const *devs,
+                                     xrt__split_plan *p) {
+  xrt__client *c = a->client;
+  xrt__saved_error err = {XRT_OK, ""};
+  xrt_client *client = (xrt_client *)c->handle;
+  for (int k = 0; k < a->n && !err.code; k++) {
+    const void *src = NULL;
+    xrt_status s = xrt__piece_source(c, a, (const char *)data, p, k, &src);
+    if (!s)
+      s = xrt_buffer_from_host_async(client, devs[k], &a->piece, src,
+                                     &a->bufs[k], &p->ev[k]);
+    xrt__save_error(&err, s);
+  }
+  xrt__await_all(p->ev, a->n, &err);
+  return xrt__restore_error(&err);
+}
+
+xrt_status xrt_sharded_array_from_host(xrt_client *client,
+                                       const xrt_shape *logical,
+                                       const void *data,
+                                       const xrt_sharding_spec *spec,
+                                       xrt_device *const *devices,
+                                       int num_devices,
+                                       xrt_sharded_array **out_array) {
+  XRT__CHECK_ARG(out_array, "out_array is NULL");
+  *out_array = NULL;
+  xrt__client *c = xrt__client_get(client);
+  XRT__CHECK_ARG(c, "invalid client");
+  xrt__spec_axes ax;
+  int64_t n;
+  xrt_status s = xrt__spec_check(spec, logical, &ax, &n);
+  if (s || (s = xrt__check_devices(c, devices, num_devices, n))) return s;
+  XRT__CHECK_ARG(data || xrt_shape_bytes(logical) == 0, "data is NULL");
+  /* The object is built first with no buffers, then filled. */
+  xrt__sharded *a;
+  xrt_buffer **none = (xrt_buffer **)xrt__calloc(&c->allocator, (size_t)n,
+                                                 sizeof *none);
+  if (!none) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of host memory");
+  s = xrt__sharded_new(c, logical, spec, &ax, none, (int)n, &a);
+  xrt__free(&c->allocator, none);
+  if (s) return s;
+  xrt__split_plan p;
+  if (!(s = xrt__plan_init(c, spec, &ax, logical, (int)n, &p))) {
+    s = xrt__upload_pieces(a, data, devices, &p);
+    xrt__plan_free(c, &p);
+  }
+  if (s) {
+    xrt__saved_error err = {XRT_OK, ""};
+    xrt__save_error(&err, s);
+    xrt__sharded_free(a, true);
+    return xrt__restore_error(&err);
+  }
+  for (int k = 0; k < a->n; k++) a->devices[k] = devices[k];
+  *out_array = (xrt_sharded_array *)a->handle;
+  return XRT_OK;
+}
+
+xrt_status xrt_sharded_array_to_host(xrt_sharded_array *array, void *dst,
+                                     size_t dst_bytes) {
+  xrt__sharded *a = xrt__sharded_get(array);
+  XRT__CHECK_ARG(a, "invalid or released sharded array");
+  size_t bytes = xrt_shape_bytes(&a->logical);
+  XRT__CHECK_ARG(dst || bytes == 0, "dst is NULL");
+  if (dst_bytes < bytes)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "destination holds %zu bytes, the "
+                     "array has %zu", dst_bytes, bytes);
+  xrt__client *c = a->client;
+  xrt__split_plan p;
+  xrt_status s = xrt__plan_init(c, &a->spec, &a->axes, &a->logical, a->n, &p);
+  if (s) return s;
+  xrt__saved_error err = {XRT_OK, ""};
+  size_t piece_bytes = xrt_shape_bytes(&a->piece);
+  /* Each distinct piece is read once, from the first device holding it. */
+  for (int64_t i = 0; i < p.pieces && !err.code; i++) {
+    int k = p.first[i];
+    xrt__box box;
+    xrt__piece_box(&a->spec, &a->axes, &a->logical, k, &box);
+    char *to = box.empty ? NULL : (char *)dst + box.offset;
+    if (!box.empty && !xrt__box_contiguous(&box)) {
+      to = p.stage[i] = (char *)xrt__alloc(&c->allocator, piece_bytes);
+      if (!to) {
+        xrt__save_error(&err, xrt__fail(XRT_RESOURCE_EXHAUSTED,
+                                        "out of host memory"));
+        break;
+      }
+    }
+    xrt__save_error(&err, xrt_buffer_to_host_async(a->bufs[k], to,
+                                                   piece_bytes, &p.ev[k]));
+  }
+  xrt__await_all(p.ev, a->n, &err);
+  for (int64_t i = 0; i < p.pieces && !err.code; i++) {
+    if (!p.stage[i]) continue;
+    xrt__box box;
+    xrt__piece_box(&a->spec, &a->axes, &a->logical, p.first[i], &box);
+    xrt__box_copy(&box, (char *)dst, p.stage[i], false);
+  }
+  xrt__plan_free(c, &p);
+  return xrt__restore_error(&err);
+}
+
+/* Checks buffers given to xrt_sharded_array_create. */
+static xrt_status xrt__check_pieces(xrt__client *c, const xrt_shape *piece,
+                                    xrt_buffer *const *bufs, int n) {
+  XRT__CHECK_ARG(bufs, "buffers is NULL");
+  for (int k = 0; k < n; k++) {
+    xrt_device *dev = xrt_buffer_device(bufs[k]);
+    xrt__device *d = xrt__device_get(dev);
+    if (!dev || !d || d->client != c)
+      return xrt__fail(XRT_INVALID_ARGUMENT, "buffers[%d] is not a live buffer"
+                       " of this client", k);
+    xrt_shape have;
+    xrt_buffer_shape(bufs[k], &have);
+    if (!xrt__shape_equal(&have, piece)) {
+      char h[128], w[128];
+      xrt_shape_format(&have, h, sizeof h);
+      xrt_shape_format(piece, w, sizeof w);
+      return xrt__fail(XRT_INVALID_ARGUMENT, "buffers[%d] is %s, the spec's "
+                       "pieces are %s", k, h, w);
+    }
+    for (int j = 0; j < k; j++)
+      if (bufs[j] == bufs[k])
+        return xrt__fail(XRT_INVALID_ARGUMENT, "buffers[%d] and buffers[%d] "
+                         "are the same buffer", j, k);
+  }
+  return XRT_OK;
+}
+
+xrt_status xrt_sharded_array_create(xrt_client *client,
+                                    const xrt_shape *logical,
+                                    const xrt_sharding_spec *spec,
+                                    xrt_buffer *const *buffers,
+                                    int num_buffers,
+                                    xrt_sharded_array **out_array) {
+  XRT__CHECK_ARG(out_array, "out_array is NULL");
+  *out_array = NULL;
+  xrt__client *c = xrt__client_get(client);
+  XRT__CHECK_ARG(c, "invalid client");
+  xrt__spec_axes ax;
+  int64_t n;
+  xrt_status s = xrt__spec_check(spec, logical, &ax, &n);
+  if (s) return s;
+  if (num_buffers != n)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "the sharding spec spans %" PRId64
+                     " devices, %d buffers were given", n, num_buffers);
+  xrt_shape piece = xrt__spec_piece_shape(spec, logical);
+  if ((s = xrt__check_pieces(c, &piece, buffers, num_buffers))) return s;
+  xrt__sharded *a;
+  if ((s = xrt__sharded_new(c, logical, spec, &ax, buffers, num_buffers, &a)))
+    return s;
+  *out_array = (xrt_sharded_array *)a->handle;
+  return XRT_OK;
+}
+
+xrt_status xrt_sharded_array_release(xrt_sharded_array *array) {
+  if (!array) return XRT_OK;
+  xrt__sharded *a = xrt__sharded_get(array);
+  XRT__CHECK_ARG(a, "invalid or already released sharded array");
+  xrt__sharded_free(a, true);
+  return XRT_OK;
+}
+
+int xrt_sharded_array_num_shards(const xrt_sharded_array *array) {
+  xrt__sharded *a = xrt__sharded_get(array);
+  return a ? a->n : -1;
+}
+
+xrt_buffer *xrt_sharded_array_shard(const xrt_sharded_array *array,
+                                    int index) {
+  xrt__sharded *a = xrt__sharded_get(array);
+  if (!a) {
+    xrt__fail(XRT_INVALID_ARGUMENT, "xrt_sharded_array_shard: invalid or "
+              "released sharded array");
+    return NULL;
+  }
+  if (index < 0 || index >= a->n) {
+    xrt__fail(XRT_OUT_OF_RANGE, "shard %d is outside 0..%d", index, a->n - 1);
+    return NULL;
+  }
+  return a->bufs[index];
+}
+
+xrt_status xrt_sharded_array_shape(const xrt_sharded_array *array,
+                                   xrt_shape *out) {
+  xrt__sharded *a = xrt__sharded_get(array);
+  XRT__CHECK_ARG(a, "invalid or released sharded array");
+  XRT__CHECK_ARG(out, "out is NULL");
+  *out = a->logical;
+  return XRT_OK;
+}
+
+xrt_status xrt_sharded_array_spec(const xrt_sharded_array *array,
+                                  xrt_sharding_spec *out) {
+  xrt__sharded *a = xrt__sharded_get(array);
+  XRT__CHECK_ARG(a, "invalid or released sharded array");
+  XRT__CHECK_ARG(out, "out is NULL");
+  *out = a->spec;
+  return XRT_OK;
+}
+
+/* ---- execute over sharded arrays ---- */
+
+/* pmap's out_axes=0: a new leading dimension Unstacked over n devices. */
+static void xrt__default_out_spec(int rank, int n, xrt_sharding_spec *spec) {
+  xrt_sharding_spec_init(spec, rank + 1);
+  spec->dims[0].kind = XRT_DIM_UNSTACKED;
+  spec->dims[0].size = n;
+  spec->num_mesh_dims = 1;
+  spec->mesh[0].kind = XRT_MESH_SHARDED_AXIS;
+  spec->mesh[0].axis = 0;
+}
+
+/* The devices every argument spans, checked to be the same list. */
+static xrt_status xrt__sharded_args(xrt_sharded_array *const *args,
+                                    int num_args, xrt__sharded **out) {
+  XRT__CHECK_ARG(args || num_args == 0, "args is NULL");
+  for (int i = 0; i < num_args; i++) {
+    out[i] = xrt__sharded_get(args[i]);
+    if (!out[i])
+      return xrt__fail(XRT_INVALID_ARGUMENT, "argument %d is not a live "
+                       "sharded array", i);
+    if (out[i]->client != out[0]->client)
+      return xrt__fail(XRT_INVALID_ARGUMENT, "argument %d belongs to another "
+                       "client than argument 0", i);
+    if (out[i]->n != out[0]->n)
+      return xrt__fail(XRT_INVALID_ARGUMENT, "argument %d spans %d devices, "
+                       "argument 0 spans %d", i, out[i]->n, out[0]->n);
+    for (int k = 0; k < out[i]->n; k++)
+      if (out[i]->devices[k] != out[0]->devices[k])
+        return xrt__fail(XRT_INVALID_ARGUMENT, "argument %d has shard %d on "
+                         "device %d, argument 0 on device %d", i, k,
+                         xrt_device_id(out[i]->devices[k]),
+                         xrt_device_id(out[0]->devices[k]));
+  }
+  return XRT_OK;
+}
+
+/* Output j's spec and logical shape, checked against the per-device
+ * output shape of the executable. */
+static xrt_status xrt__output_spec(xrt_executable *exe,
+                                   const xrt_execute_options *o, int j, int n,
+                                   xrt_sharding_spec *spec, xrt_shape *logical,
+                                   xrt__spec_axes *ax) {
+  xrt_shape piece;
+  xrt_status s = xrt_executable_output_shape(exe, j, &piece);
+  if (s) return s;
+  if (o && o->output_specs && o->output_specs[j]) *spec = *o->output_specs[j];
+  else xrt__default_out_spec(piece.rank, n, spec);
+  int64_t devices;
+  if ((s = xrt_sharding_spec_logical_shape(spec, &piece, logical)) ||
+      (s = xrt__spec_check(spec, logical, ax, &devices))) {
+    xrt__saved_error err = {XRT_OK, ""};
+    xrt__save_error(&err, s);
+    return xrt__fail(s, "output %d: %s", j, err.message);
+  }
+  if (devices != n)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "output %d: the sharding spec spans"
+                     " %" PRId64 " devices, the execution runs on %d", j,
+                     devices, n);
+  return XRT_OK;
+}
+
+/* Scratch of one xrt_execute_sharded call. */
+typedef struct xrt__sharded_call {
+  xrt__sharded **args;
+  xrt_sharding_spec *specs;
+  xrt_shape *logical;
+  xrt__spec_axes *axes;
+  xrt_buffer **in, **out;          /* [n][num_args], [n][num_outputs] */
+  xrt_buffer ***in_rows, ***out_rows; /* [n]: one row per device */
+  xrt_device **devices;
+} xrt__sharded_call;
+
+static void xrt__call_free(xrt__client *c, xrt__sharded_call *k) {
+  xrt__free(&c->allocator, k->args);
+  xrt__free(&c->allocator, k->specs);
+  xrt__free(&c->allocator, k->logical);
+  xrt__free(&c->allocator, k->axes);
+  xrt__free(&c->allocator, k->in);
+  xrt__free(&c->allocator, k->out);
+  xrt__free(&c->allocator, k->in_rows);
+  xrt__free(&c->allocator, k->out_rows);
+  xrt__free(&c->allocator, k->devices);
+}
+
+static xrt_status xrt__call_alloc(xrt__client *c, xrt__sharded_call *k, int n,
+                                  int num_args, int num_outputs) {
+  size_t na = (size_t)(num_args ? num_args : 1);
+  size_t no = (size_t)(num_outputs ? num_outputs : 1);
+  k->specs = (xrt_sharding_spec *)xrt__calloc(&c->allocator, no,
+                                              sizeof *k->specs);
+  k->logical = (xrt_shape *)xrt__calloc(&c->allocator, no, sizeof *k->logical);
+  k->axes = (xrt__spec_axes *)xrt__calloc(&c->allocator, no, sizeof *k->axes);
+  k->in = (xrt_buffer **)xrt__calloc(&c->allocator, (size_t)n * na,
+                                     sizeof *k->in);
+  k->out = (xrt_buffer **)xrt__calloc(&c->allocator, (size_t)n * no,
+                                      sizeof *k->out);
+  k->in_rows = (xrt_buffer ***)xrt__calloc(&c->allocator, (size_t)n,
+                                           sizeof *k->in_rows);
+  k->out_rows = (xrt_buffer ***)xrt__calloc(&c->allocator, (size_t)n,
+                                            sizeof *k->out_rows);
+  k->devices = (xrt_device **)xrt__calloc(&c->allocator, (size_t)n,
+                                          sizeof *k->devices);
+  if (!k->specs || !k->logical || !k->axes || !k->in || !k->out ||
+      !k->in_rows || !k->out_rows || !k->devices)
+    return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of host memory");
+  return XRT_OK;
+}
+
+/* Launches the executable over the argument shards. */
+static xrt_status xrt__sharded_launch(xrt_executable *exe,
+                                      const xrt_execute_options *options,
+                                      xrt__sharded_call *k, int n,
+                                      int num_args, int num_outputs,
+                                      xrt_event **out_done) {
+  for (int d = 0; d < n; d++) {
+    k->in_rows[d] = k->in + (size_t)d * (size_t)num_args;
+    k->out_rows[d] = k->out + (size_t)d * (size_t)num_outputs;
+    for (int i = 0; i < num_args; i++) k->in_rows[d][i] = k->args[i]->bufs[d];
+  }
+  xrt_execute_options o;
+  xrt_execute_options_init(&o);
+  if (options) o = *options;
+  o.devices = k->devices;
+  o.output_specs = NULL;
+  return xrt_execute_multi(exe, (xrt_buffer *const *const *)k->in_rows, n,
+                           num_args, k->out_rows, num_outputs, &o, out_done);
+}
+
+/* The devices of the launch: the arguments', which options->devices (if
+ * given) must repeat; with no argument, options->devices or the
+ * executable's assignment. */
+static xrt_status xrt__launch_devices(xrt_executable *exe,
+                                      const xrt_execute_options *o,
+                                      xrt__sharded_call *k, int num_args,
+                                      int n) {
+  for (int d = 0; d < n; d++) {
+    xrt_device *want = num_args ? k->args[0]->devices[d]
+                       : o && o->devices ? o->devices[d]
+                                         : xrt_executable_device(exe, d);
+    if (num_args && o && o->devices && o->devices[d] != want)
+      return xrt__fail(XRT_INVALID_ARGUMENT, "options->devices[%d] is device "
+                       "%d, but the arguments' shard %d is on device %d", d,
+                       xrt_device_id(o->devices[d]), d, xrt_device_id(want));
+    if (!want)
+      return xrt__fail(XRT_INVALID_ARGUMENT, "no device for logical id %d", d);
+    k->devices[d] = want;
+  }
+  return XRT_OK;
+}
+
+/* Checks the arguments and output specs of an xrt_execute_sharded call. */
+static xrt_status xrt__sharded_prepare(xrt_executable *exe, xrt__client *c,
+                                       xrt_sharded_array *const *args,
+                                       int num_args, int num_outputs,
+                                       const xrt_execute_options *o,
+                                       xrt__sharded_call *k, int n) {
+  xrt_status s = xrt__sharded_args(args, num_args, k->args);
+  if (s) return s;
+  if (num_args && k->args[0]->client != c)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "the arguments belong to another "
+                     "client than the executable");
+  if (num_args && k->args[0]->n != n)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "the arguments span %d devices, the "
+                     "executable runs on %d (%d replica(s) x %d partition(s))",
+                     k->args[0]->n, n, xrt_executable_num_replicas(exe),
+                     xrt_executable_num_partitions(exe));
+  if ((s = xrt__launch_devices(exe, o, k, num_args, n))) return s;
+  for (int j = 0; j < num_outputs; j++)
+    if ((s = xrt__output_spec(exe, o, j, n, &k->specs[j], &k->logical[j],
+                              &k->axes[j])))
+      return s;
+  return XRT_OK;
+}
+
+/* Wraps the launch's per-device outputs as sharded arrays; on failure
+ * every output buffer is released. */
+static xrt_status xrt__sharded_wrap(xrt__client *c, xrt__sharded_call *k,
+                                    int n, int num_outputs,
+                                    xrt_sharded_array **outputs) {
+  xrt_status s = XRT_OK;
+  xrt_buffer **col = (xrt_buffer **)xrt__calloc(&c->allocator, (size_t)n,
+                                                sizeof *col);
+  if (!col) s = xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of host memory");
+  int j = 0;
+  for (; !s && j < num_outputs; j++) {
+    for (int d = 0; d < n; d++)
+      col[d] = k->out[(size_t)d * (size_t)num_outputs + (size_t)j];
+    xrt__sharded *a;
+    s = xrt__sharded_new(c, &k->logical[j], &k->specs[j], &k->axes[j], col, n,
+                         &a);
+    if (!s) outputs[j] = (xrt_sharded_array *)a->handle;
+  }
+  xrt__free(&c->allocator, col);
+  if (!s) return XRT_OK;
+  xrt__saved_error err = {XRT_OK, ""};
+  xrt__save_error(&err, s);
+  for (int i = 0; i < num_outputs; i++) {
+    if (i < j - 1) {
+      xrt_sharded_array_release(outputs[i]);
+      outputs[i] = NULL;
+      continue;
+    }
+    for (int d = 0; d < n; d++)
+      xrt_buffer_release(k->out[(size_t)d * (size_t)num_outputs + (size_t)i]);
+  }
+  return xrt__restore_error(&err);
+}
+
+xrt_status xrt_execute_sharded(xrt_executable *executable,
+                               xrt_sharded_array *const *args, int num_args,
+                               xrt_sharded_array **outputs, int num_outputs,
+                               const xrt_execute_options *options,
+                               xrt_event **out_done) {
+  if (out_done) *out_done = NULL;
+  XRT__CHECK_ARG(outputs || num_outputs == 0, "outputs is NULL");
+  XRT__CHECK_ARG(num_args >= 0 && num_outputs >= 0, "negative count");
+  for (int j = 0; j < num_outputs; j++) outputs[j] = NULL;
+  xrt__executable *e = xrt__executable_get(executable);
+  XRT__CHECK_ARG(e, "invalid or released executable");
+  int want_outputs = xrt_executable_num_outputs(executable);
+  if (num_outputs != want_outputs)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "@%s returns %d result(s), room "
+                     "for %d was given", xrt_executable_name(executable),
+                     want_outputs, num_outputs);
+  int n = xrt_executable_num_replicas(executable) *
+          xrt_executable_num_partitions(executable);
+  if (n < 1)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "executable runs on no device");
+  xrt__client *c = e->client;
+  xrt__sharded_call k;
+  memset(&k, 0, sizeof k);
+  k.args = (xrt__sharded **)xrt__calloc(
+      &c->allocator, (size_t)(num_args ? num_args : 1), sizeof *k.args);
+  xrt_status s = k.args ? xrt__call_alloc(c, &k, n, num_args, num_outputs)
+                        : xrt__fail(XRT_RESOURCE_EXHAUSTED,
+                                    "out of host memory");
+  if (!s) s = xrt__sharded_prepare(executable, c, args, num_args, num_outputs,
+                                   options, &k, n);
+  xrt_event *done = NULL;
+  if (!s) s = xrt__sharded_launch(executable, options, &k, n, num_args,
+                                  num_outputs, out_done ? &done : NULL);
+  if (!s) s = xrt__sharded_wrap(c, &k, n, num_outputs, outputs);
+  if (s && done) {
+    xrt__saved_error err = {XRT_OK, ""};
+    xrt__save_error(&err, s);
+    xrt_event_release(done);
+    done = NULL;
+    s = xrt__restore_error(&err);
+  }
+  xrt__call_free(c, &k);
+  if (out_done) *out_done = done;
+  return s;
+}
+
+/* ---- pmap: a compile cache keyed by argument signature ---- */
+
+typedef enum xrt__pmap_state {
+  XRT__PMAP_COMPILING = 0,
+  XRT__PMAP_DONE,
+  XRT__PMAP_FAILED
+} xrt__pmap_state;
+
+/* One signature: the arguments' piece shapes and the devices. */
+typedef struct xrt__pmap_entry {
+  int num_args, num_devices;
+  xrt_shape *shapes;
+  int *device_ids;
+  xrt__pmap_state state;
+  xrt_executable *exe;  /* when DONE */
+  xrt__saved_error err; /* when FAILED */
+} xrt__pmap_entry;
+
+typedef struct xrt__pmap {
+  uintptr_t handle;
+  xrt_client *client;
+  xrt_allocator allocator; /* a copy: the pmap may outlive the client */
+  xrt_program *program;    /* fixed text, parsed once */
+  xrt_pmap_source_fn source;
+  void *source_user;
+  xrt_compile_options compile;
+  char *entry, *filename; /* owned copies of the compile option strings */
+  pthread_mutex_t mu;     /* guards the entries and their states */
+  pthread_cond_t cv;      /* signalled when a compilation ends */
+  xrt__pmap_entry **entries;
+  int num_entries, cap_entries;
+} xrt__pmap;
+
+static xrt__pmap *xrt__pmap_get(const xrt_pmap *p) {
+  return (xrt__pmap *)xrt__hget(p, XRT__H_PMAP);
+}
+
+void xrt_pmap_options_init(xrt_pmap_options *o) {
+  if (!o) return;
+  memset(o, 0, sizeof *o);
+  xrt_compile_options_init(&o->compile);
+}
+
+static char *xrt__strdup_a(const xrt_allocator *a, const char *s) {
+  if (!s) return NULL;
+  size_t n = strlen(s) + 1;
+  char *d = (char *)xrt__alloc(a, n);
+  if (d) memcpy(d, s, n);
+  return d;
+}
+
+static void xrt__pmap_entry_free(xrt__pmap *p, xrt__pmap_entry *e) {
+  if (e->exe) xrt_executable_release(e->exe);
+  xrt__free(&p->allocator, e->shapes);
+  xrt__free(&p->allocator, e->device_ids);
+  xrt__free(&p->allocator, e);
+}
+
+static void xrt__pmap_free(xrt__pmap *p) {
+  xrt__hfree_handle(p->handle);
+  for (int i = 0; i < p->num_entries; i++)
+    xrt__pmap_entry_free(p, p->entries[i]);
+  xrt__free(&p->allocator, p->entries);
+  xrt_program_release(p->program);
+  xrt__free(&p->allocator, p->entry);
+  xrt__free(&p->allocator, p->filename);
+  pthread_mutex_destroy(&p->mu);
+  pthread_cond_destroy(&p->cv);
+  xrt_allocator a = p->allocator;
+  xrt__free(&a, p);
+}
+
+/* Copies the options into the pmap and parses fixed text. */
+static xrt_status xrt__pmap_setup(xrt__pmap *p, const xrt_pmap_options *o) {
+  p->source = o->source;
+  p->source_user = o->source_user;
+  p->compile = o->compile;
+  p->entry = xrt__strdup_a(&p->allocator, o->compile.entry);
+  p->filename = xrt__strdup_a(&p->allocator, o->compile.filename);
+  if ((o->compile.entry && !p->entry) || (o->compile.filename && !p->filename))
+    return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of host memory");
+  p->compile.entry = p->entry;
+  p->compile.filename = p->filename;
+  p->compile.device_assignment = NULL;
+  if (o->source) return XRT_OK;
+  return xrt_program_parse(o->text, o->len, &p->compile, &p->program);
+}
+
+xrt_status xrt_pmap_create(xrt_client *client, const xrt_pmap_options *options,
+                           xrt_pmap **out_pmap) {
+  XRT__CHECK_ARG(out_pmap, "out_pmap is NULL");
+  *out_pmap = NULL;
+  xrt__client *c = xrt__client_get(client);
+  XRT__CHECK_ARG(c, "invalid client");
+  XRT__CHECK_ARG(options, "options is NULL");
+  XRT__CHECK_ARG(!options->text != !options->source,
+                 "give either options->text or options->source, not both");
+  xrt__pmap *p = (xrt__pmap *)xrt__calloc(&c->allocator, 1, sizeof *p);
+  if (!p) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of host memory");
+  p->client = client;
+  p->allocator = c->allocator;
+  pthread_mutex_init(&p->mu, NULL);
+  pthread_cond_init(&p->cv, NULL);
+  xrt_status s = xrt__pmap_setup(p, options);
+  if (!s && !(p->handle = xrt__hnew(p, XRT__H_PMAP)))
+    s = xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of handles");
+  if (s) {
+    xrt__saved_error err = {XRT_OK, ""};
+    xrt__save_error(&err, s);
+    xrt__pmap_free(p);
+    return xrt__restore_error(&err);
+  }
+  *out_pmap = (xrt_pmap *)p->handle;
+  return XRT_OK;
+}
+
+/* "(tensor<2xf32>, tensor<3xi32>)" into buf. */
+static void xrt__format_shapes(const xrt_shape *s, int n, char *buf,
+                               size_t cap) {
+  size_t used = (size_t)snprintf(buf, cap, "(");
+  for (int i = 0; i < n && used < cap; i++) {
+    if (i) used += (size_t)snprintf(buf + used, cap - used, ", ");
+    if (used < cap) used += xrt_shape_format(&s[i], buf + used, cap - used);
+  }
+  if (used < cap) snprintf(buf + used, cap - used, ")");
+}
+
+static bool xrt__pmap_entry_matches(const xrt__pmap_entry *e,
+                                    const xrt_shape *shapes, int num_args,
+                                    const int *ids, int n) {
+  if (e->num_args != num_args || e->num_devices != n) return false;
+  for (int i = 0; i < num_args; i++)
+    if (!xrt__shape_equal(&e->shapes[i], &shapes[i])) return false;
+  return memcmp(e->device_ids, ids, (size_t)n * sizeof *ids) == 0;
+}
+
+/* A new entry in state COMPILING (under p->mu). */
+static xrt_status xrt__pmap_entry_add(xrt__pmap *p, const xrt_shape *shapes,
+                                      int num_args, const int *ids, int n,
+                                      xrt__pmap_entry **out) {
+  if (p->num_entries == p->cap_entries) {
+    int cap = p->cap_entries ? 2 * p->cap_entries : 8;
+    xrt__pmap_entry **ne = (xrt__pmap_entry **)xrt__calloc(
+        &p->allocator, (size_t)cap, sizeof *ne);
+    if (!ne) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of host memory");
+    if (p->num_entries)
+      memcpy(ne, p->entries, (size_t)p->num_entries * sizeof *ne);
+    xrt__free(&p->allocator, p->entries);
+    p->entries = ne;
+    p->cap_entries = cap;
+  }
+  xrt__pmap_entry *e = (xrt__pmap_entry *)xrt__calloc(&p->allocator, 1,
+                                                      sizeof *e);
+  if (e) {
+    e->shapes = (xrt_shape *)xrt__calloc(
+        &p->allocator, (size_t)(num_args ? num_args : 1), sizeof *e->shapes);
+    e->device_ids = (int *)xrt__calloc(&p->allocator, (size_t)n, sizeof(int));
+  }
+  if (!e || !e->shapes || !e->device_ids) {
+    if (e) xrt__pmap_entry_free(p, e);
+    return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of host memory");
+  }
+  e->num_args = num_args;
+  e->num_devices = n;
+  if (num_args) memcpy(e->shapes, shapes, (size_t)num_args * sizeof *shapes);
+  memcpy(e->device_ids, ids, (size_t)n * sizeof *ids);
+  e->state = XRT__PMAP_COMPILING;
+  p->entries[p->num_entries++] = e;
+  *out = e;
+  return XRT_OK;
+}
+
+/* Checks that the compiled entry takes exactly the signature's pieces. */
+static xrt_status xrt__pmap_check_inputs(xrt_executable *exe,
+                                         const xrt__pmap_entry *e) {
+  int n = xrt_executable_num_inputs(exe);
+  bool same = n == e->num_args;
+  xrt_shape want[64];
+  if (n > (int)XRT__ARRAY_SIZE(want)) n = (int)XRT__ARRAY_SIZE(want);
+  for (int i = 0; i < n; i++) {
+    xrt_executable_input_shape(exe, i, &want[i]);
+    same = same && xrt__shape_equal(&want[i], &e->shapes[i]);
+  }
+  if (same) return XRT_OK;
+  char have_s[1024], want_s[1024];
+  xrt__format_shapes(e->shapes, e->num_args, have_s, sizeof have_s);
+  xrt__format_shapes(want, n, want_s, sizeof want_s);
+  return xrt__fail(XRT_INVALID_ARGUMENT, "pmap: the arguments' pieces %s do "
+                   "not match the inputs %s of @%s", have_s, want_s,
+                   xrt_executable_name(exe));
+}
+
+/* Compiles the program for one signature (no lock held). */
+static xrt_status xrt__pmap_compile(xrt__pmap *p, xrt__pmap_entry *e,
+                                    xrt_executable **out) {
+  xrt_compile_options o = p->compile;
+  o.num_replicas = e->num_devices;
+  o.num_partitions = 1;
+  o.device_assignment = e->device_ids;
+  xrt_status s;
+  if (p->program) {
+    s = xrt_compile_program(p->client, p->program, &o, out);
+  } else {
+    char *text = NULL;
+    size_t len = 0;
+    s = p->source(p->source_user, e->shapes, e->num_args, &text, &len);
+    if (s) {
+      char sig[1024];
+      xrt__format_shapes(e->shapes, e->num_args, sig, sizeof sig);
+      free(text);
+      return xrt__fail(s, "pmap: the source callback failed with %s for the "
+                       "signature %s", xrt_strerror(s), sig);
+    }
+    s = xrt_compile(p->client, text, text ? len : 0, &o, out);
+    free(text); /* malloc'd by the callback, as documented */
+  }
+  if (s) return s;
+  if ((s = xrt__pmap_check_inputs(*out, e))) {
+    xrt__saved_error err = {XRT_OK, ""};
+    xrt__save_error(&err, s);
+    xrt_executable_release(*out);
+    *out = NULL;
+    return xrt__restore_error(&err);
+  }
+  return XRT_OK;
+}
+
+/* The executable of a signature: compiled by the first caller, waited for
+ * by the others; a failure is remembered and returned to everyone. */
+static xrt_status xrt__pmap_lookup(xrt__pmap *p, const xrt_shape *shapes,
+                                   int num_args, const int *ids, int n,
+                                   xrt_executable **out) {
+  pthread_mutex_lock(&p->mu);
+  xrt__pmap_entry *e = NULL;
+  for (int i = 0; i < p->num_entries && !e; i++)
+    if (xrt__pmap_entry_matches(p->entries[i], shapes, num_args, ids, n))
+      e = p->entries[i];
+  if (!e) {
+    xrt_status s = xrt__pmap_entry_add(p, shapes, num_args, ids, n, &e);
+    pthread_mutex_unlock(&p->mu);
+    if (s) return s;
+    xrt_executable *exe = NULL;
+    s = xrt__pmap_compile(p, e, &exe);
+    pthread_mutex_lock(&p->mu);
+    xrt__save_error(&e->err, s);
+    e->exe = exe;
+    e->state = s ? XRT__PMAP_FAILED : XRT__PMAP_DONE;
+    pthread_cond_broadcast(&p->cv);
+  }
+  while (e->state == XRT__PMAP_COMPILING) pthread_cond_wait(&p->cv, &p->mu);
+  xrt_executable *exe = e->exe;
+  xrt__saved_error err = e->err;
+  pthread_mutex_unlock(&p->mu);
+  *out = exe;
+  return xrt__restore_error(&err);
+}
+
+xrt_status xrt_pmap_call(xrt_pmap *pmap, xrt_sharded_array *const *args,
+                         int num_args, xrt_sharded_array **outputs,
+                         int num_outputs, const xrt_execute_options *options,
+                         xrt_event **out_done) {
+  if (out_done) *out_done = NULL;
+  XRT__CHECK_ARG(outputs || num_outputs == 0, "outputs is NULL");
+  for (int j = 0; j < num_outputs; j++) outputs[j] = NULL;
+  xrt__pmap *p = xrt__pmap_get(pmap);
+  XRT__CHECK_ARG(p, "invalid or released pmap");
+  XRT__CHECK_ARG(xrt__client_get(p->client), "the pmap's client was released");
+  XRT__CHECK_ARG(num_args >= 1 && num_args <= 64,
+                 "pmap needs 1..64 arguments (they give its devices)");
+  xrt__sharded *a[64];
+  xrt_status s = xrt__sharded_args(args, num_args, a);
+  if (s) return s;
+  if (a[0]->client != xrt__client_get(p->client))
+    return xrt__fail(XRT_INVALID_ARGUMENT, "the arguments belong to another "
+                     "client than the pmap");
+  xrt_shape shapes[64];
+  for (int i = 0; i < num_args; i++) shapes[i] = a[i]->piece;
+  int n = a[0]->n;
+  int *ids = (int *)xrt__calloc(&p->allocator, (size_t)n, sizeof(int));
+  if (!ids) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of host memory");
+  for (int d = 0; d < n; d++) ids[d] = xrt_device_id(a[0]->devices[d]);
+  xrt_executable *exe = NULL;
+  s = xrt__pmap_lookup(p, shapes, num_args, ids, n, &exe);
+  xrt__free(&p->allocator, ids);
+  if (s) return s;
+  return xrt_execute_sharded(exe, args, num_args, outputs, num_outputs,
+                             options, out_done);
+}
+
+int xrt_pmap_num_compiled(const xrt_pmap *pmap) {
+  xrt__pmap *p = xrt__pmap_get(pmap);
+  if (!p) return -1;
+  pthread_mutex_lock(&p->mu);
+  int done = 0;
+  for (int i = 0; i < p->num_entries; i++)
+    done += p->entries[i]->state != XRT__PMAP_COMPILING;
+  pthread_mutex_unlock(&p->mu);
+  return done;
+}
+
+void xrt_pmap_release(xrt_pmap *pmap) {
+  xrt__pmap *p = xrt__pmap_get(pmap);
+  if (p) xrt__pmap_free(p);
+}
 
 /* Releasing a client releases everything still alive on it.  Queued work
  * finishes first; then nothing else runs, so objects are freed whatever
@@ -8924,14 +10448,23 @@ static void xrt__client_free(xrt__client *c) {
   xrt__sharded_release_all(c);
   while (c->executables.next != &c->executables) {
     xrt__executable *e = (xrt__executable *)c->executables.next;
-    xrt__hfree_if_live(e->handle, XRT__H_EXECUTABLE, e);
+    if (xrt__hget((const void *)e->handle, XRT__H_EXECUTABLE) == e)
+      xrt__hkill(e->handle);
     xrt__executable_destroy(e);
   }
+  while (c->free_exes.next != &c->free_exes) {
+    xrt__executable *e = (xrt__executable *)(void *)c->free_exes.next;
+    xrt__link_remove(&e->link);
+    xrt__hfree_handle(e->handle);
+    xrt__free(&c->allocator, e);
+  }
+  /* Every buffer object, live or dead (see xrt__buffer_obj). */
   while (c->buffers.next != &c->buffers) {
     xrt__buffer *b = (xrt__buffer *)c->buffers.next;
-    xrt__hfree_if_live(b->handle, XRT__H_BUFFER, b);
-    b->ready = NULL; /* freed below with every event */
-    xrt__buffer_destroy(b);
+    xrt__link_remove(&b->link);
+    if (b->live) c->api->buffer_free(c->pc, b->device, b->mem);
+    xrt__hfree_handle(b->handle); /* ready: freed below with every event */
+    xrt__free(&c->allocator, b);
   }
   while (c->erefs.next != &c->erefs) {
     xrt__eref *r = (xrt__eref *)c->erefs.next;

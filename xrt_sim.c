@@ -6,7 +6,7 @@
  * Freed blocks go to a small per-device cache keyed by size, so a repeated
  * alloc/free of one size reuses pages that are already touched.  Each
  * device has a thread pool (threads_per_device) that large ops split their
- * work over (_dev/sim_pool.inc); its workers start on first use.
+ * work over ("The device thread pools"); its workers start on first use.
  *
  * Compilation lowers the entry function, its func.call callees and every
  * nested region ONCE into plans: arrays of steps, each a kernel function
@@ -33,8 +33,8 @@
  * planned function) per device, made on the device's first execute and
  * reused; a concurrent execute on a device whose frame is busy builds a
  * temporary frame for its call.  Executions of one launch meet in its
- * collectives (see _dev/sim_coll.inc).  Region plans (reduce body, while cond/body) run on
- * the same frame with their arguments rebound per iteration or element.
+ * collectives ("Launches and collectives").  Region plans (reduce body, while
+ * cond/body) run on the same frame with their arguments rebound per iteration or element.
  *
  * Contents, in order:
  *   Elementwise kernels (unary, binary, compare, convert, bitcast, types)
@@ -48,6 +48,12 @@
  *   tokens, host I/O, chlo.scan)
  *   Linear algebra and numerics (convolution, fft, triangular_solve,
  *   cholesky, batch norm, random numbers, chlo.ragged_dot)
+ *   The device thread pools; parallel and blocked data movement
+ *   GEMM: packed, cache-blocked f32/f64 matrix products (dot_general and
+ *   convolution), with portable / AVX2 / AVX-512 micro-kernels
+ *   Fusion: elementwise trees and reductions as one tiled loop
+ *   Launches and collectives: process groups, rendezvous, send/recv between
+ *   devices, fault injection, per-device frames, launch shape
  *   The op table; quantized compute ops (dequantize, the float op,
  *   quantize); lowering one op
  *   Planning functions, executables and execution, the plugin table
@@ -58,6 +64,7 @@
 #include <assert.h>
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -2026,7 +2033,9 @@ typedef struct sim_blk {
 } sim_blk;
 
 typedef struct sim_device {
-  pthread_mutex_t mu;
+  /* A spin lock: held for a few instructions per alloc or free, where a
+   * mutex would cost two atomic operations per call instead of one. */
+  atomic_flag mu;
   uint64_t limit, used;
   void *cache[SIM_CACHE_SLOTS]; /* raw blocks, oldest first */
   int ncache;
@@ -2042,11 +2051,11 @@ typedef struct sim_client {
   xrt_allocator al;
   int ndev;
   sim_device *dev;
-  /* Launches with participants in flight (see _dev/sim_coll.inc). */
+  /* Launches with participants in flight (see "Launches and collectives"). */
   pthread_mutex_t lmu;
   int lmu_ok;
   struct sim_launch *launches, *spare;
-  struct sim_tpool *tp; /* one thread pool per device (_dev/sim_pool.inc) */
+  struct sim_tpool *tp; /* one thread pool per device ("The device thread pools") */
   int ntp;
 } sim_client;
 
@@ -2055,6 +2064,15 @@ static sim_blk *sim_blk_of(void *mem) {
 }
 
 static void *sim_mem_of(void *raw) { return (char *)raw + SIM_ALIGN; }
+
+static void sim_dev_lock(sim_device *d) {
+  while (atomic_flag_test_and_set_explicit(&d->mu, memory_order_acquire))
+    sched_yield();
+}
+
+static void sim_dev_unlock(sim_device *d) {
+  atomic_flag_clear_explicit(&d->mu, memory_order_release);
+}
 
 static void sim_cache_drop_all(sim_device *d) {
   for (int i = 0; i < d->ncache; i++) free(d->cache[i]);
@@ -2122,7 +2140,6 @@ static void sim_client_destroy(void *client) {
   sim_tpools_free(c);
   for (int i = 0; i < c->ndev; i++) {
     sim_cache_drop_all(&c->dev[i]);
-    pthread_mutex_destroy(&c->dev[i].mu);
   }
   xrt_allocator al = c->al;
   al.free(al.self, c->dev);
@@ -2157,10 +2174,7 @@ static xrt_status sim_client_create(const xrt_plugin_client_args *args,
   }
   c->lmu_ok = 1;
   for (int i = 0; i < args->num_devices; i++, c->ndev++) {
-    if (pthread_mutex_init(&d[i].mu, NULL) != 0) {
-      sim_client_destroy(c);
-      return sim_fail(err, XRT_INTERNAL, "pthread_mutex_init failed");
-    }
+    atomic_flag_clear(&d[i].mu);
     d[i].limit = args->device_memory_bytes;
     sim_device_attrs(&d[i], i);
   }
@@ -2215,22 +2229,22 @@ static xrt_status sim_buffer_alloc(void *client, int device, size_t bytes,
     return sim_fail(err, XRT_RESOURCE_EXHAUSTED, "device %d: cannot allocate "
                     "%zu bytes", device, bytes);
   size_t cap = sim_align_up(bytes ? bytes : 1);
-  pthread_mutex_lock(&d->mu);
+  sim_dev_lock(d);
   uint64_t avail = d->limit - d->used;
   if ((uint64_t)bytes > avail) {
-    pthread_mutex_unlock(&d->mu);
+    sim_dev_unlock(d);
     return sim_fail(err, XRT_RESOURCE_EXHAUSTED, "device %d: cannot allocate "
                     "%zu bytes; %llu of %llu bytes available", device, bytes,
                     (unsigned long long)avail, (unsigned long long)d->limit);
   }
   void *raw = sim_cache_take(d, cap);
   d->used += bytes;
-  pthread_mutex_unlock(&d->mu);
+  sim_dev_unlock(d);
   if (!raw) raw = aligned_alloc(SIM_ALIGN, cap + SIM_ALIGN);
   if (!raw) {
-    pthread_mutex_lock(&d->mu);
+    sim_dev_lock(d);
     d->used -= bytes;
-    pthread_mutex_unlock(&d->mu);
+    sim_dev_unlock(d);
     return sim_fail(err, XRT_RESOURCE_EXHAUSTED, "device %d: host memory for "
                     "%zu bytes is exhausted", device, bytes);
   }
@@ -2245,10 +2259,10 @@ static void sim_buffer_free(void *client, int device, void *mem) {
   if (!c || !mem || device < 0 || device >= c->ndev) return;
   sim_device *d = &c->dev[device];
   sim_blk *b = sim_blk_of(mem);
-  pthread_mutex_lock(&d->mu);
+  sim_dev_lock(d);
   d->used -= b->bytes;
   sim_cache_put(d, b);
-  pthread_mutex_unlock(&d->mu);
+  sim_dev_unlock(d);
 }
 
 static xrt_status sim_check_mem(sim_client *c, int device, const void *mem,
@@ -2584,7 +2598,7 @@ static sim_fill_fn sim_fill_for(size_t es) {
   }
 }
 
-/* Big copies run on the device's thread pool (_dev/sim_pool.inc). */
+/* Big copies run on the device's thread pool ("The device thread pools"). */
 static void sim_memcpy_par(sim_cx *cx, void *dst, const void *src, size_t n);
 static void sim_xcopy_par(sim_cx *cx, const sim_xcopy *x, char *dst,
                           const char *src);
@@ -3459,7 +3473,7 @@ typedef struct sim_fcc {
   xrt_ir_func xf;
   xrt_ir_type *xt;
   int32_t xcap;
-  void *fz; /* fusion: uses and definitions of values (_dev/sim_fuse.inc) */
+  void *fz; /* fusion: uses and definitions of values (see "Fusion") */
 } sim_fcc;
 
 typedef xrt_status (*sim_lower_fn)(sim_fcc *fc, const xrt_ir_op *op,
@@ -4112,7 +4126,7 @@ static xrt_status sim_lower_clamp(sim_fcc *fc, const xrt_ir_op *op,
   return XRT_OK;
 }
 
-static sim_ew_fn sim_fz_isa_kernel(sim_ew_fn fn); /* _dev/sim_fuse.inc */
+static sim_ew_fn sim_fz_isa_kernel(sim_ew_fn fn); /* see "Fusion" */
 
 static xrt_status sim_lower_ew(sim_fcc *fc, const xrt_ir_op *op,
                                sim_step *st) {
@@ -6383,7 +6397,7 @@ static xrt_status sim_lower_chlo_scan(sim_fcc *fc, const xrt_ir_op *op,
   return XRT_OK;
 }
 
-/* replica_id and partition_id: see _dev/sim_coll.inc. */
+/* replica_id and partition_id: see "Launches and collectives". */
 /* ----------------------------------------------------------------------
  * Linear algebra and numerics: convolution, fft, triangular_solve,
  * cholesky, batch norm, random numbers, chlo.ragged_dot.
@@ -7990,10 +8004,4449 @@ bad:
                      "shape does not follow from the operands", op->name);
 }
 
-#include "_dev/sim_pool.inc"
-#include "_dev/sim_gemm.inc"
-#include "_dev/sim_fuse.inc"
-#include "_dev/sim_coll.inc"
+/* ======================================================================
+ * The device thread pools
+ *
+ * Each device owns a pool of threads_per_device - 1 workers; the thread
+ * that executes on the device is the last participant.  Workers start on
+ * the pool's first parallel loop (a client with many devices and small
+ * programs starts none) and are joined when the client is destroyed.
+ *
+ * sim_parallel_for cuts [0, n) into chunks of at least grain items that
+ * the participants claim with an atomic counter, so a participant that the
+ * OS delays (a loaded machine) just takes fewer chunks.  A pool runs one
+ * loop at a time: a loop started while it is busy (a nested call from a
+ * chunk, or a concurrent execute on the same device) runs serially on its
+ * caller.  No allocation per loop.
+ * ==================================================================== */
+
+#include <stdatomic.h>
+#include <unistd.h>
+
+#define SIM_MAX_THREADS 256 /* per device */
+
+struct sim_tpool {
+  pthread_mutex_t mu;
+  pthread_cond_t wake, done;
+  atomic_int busy;     /* a loop owns the pool */
+  int threads;         /* participants wanted, including the caller */
+  int nworkers;        /* started */
+  int started, stop;
+  pthread_t *tid;      /* threads - 1 slots */
+  /* The current loop (written under mu before wake is broadcast). */
+  uint64_t gen, gen0; /* loops run; gen when the workers started */
+  sim_range_fn fn;
+  void *ctx;
+  int64_t n, chunk, nchunks;
+  atomic_llong next;   /* next chunk to claim */
+  int pending;         /* workers that have not finished this loop */
+};
+
+/* Claims and runs chunks of the current loop until none is left. */
+static void sim_tpool_work(struct sim_tpool *tp) {
+  for (;;) {
+    int64_t k = (int64_t)atomic_fetch_add(&tp->next, 1);
+    if (k >= tp->nchunks) return;
+    int64_t b = k * tp->chunk, e = b + tp->chunk;
+    tp->fn(tp->ctx, b, e < tp->n ? e : tp->n);
+  }
+}
+
+static void *sim_tpool_main(void *arg) {
+  struct sim_tpool *tp = (struct sim_tpool *)arg;
+  pthread_mutex_lock(&tp->mu);
+  uint64_t seen = tp->gen0; /* the loop that started us may be running */
+  for (;;) {
+    while (!tp->stop && tp->gen == seen) pthread_cond_wait(&tp->wake, &tp->mu);
+    if (tp->stop) break;
+    seen = tp->gen;
+    pthread_mutex_unlock(&tp->mu);
+    sim_tpool_work(tp);
+    pthread_mutex_lock(&tp->mu);
+    if (--tp->pending == 0) pthread_cond_signal(&tp->done);
+  }
+  pthread_mutex_unlock(&tp->mu);
+  return NULL;
+}
+
+/* Starts the workers once; a thread that cannot be created leaves the pool
+ * smaller (still correct: the caller runs every unclaimed chunk). Locked. */
+static void sim_tpool_start(struct sim_tpool *tp) {
+  tp->started = 1;
+  tp->gen0 = tp->gen;
+  while (tp->nworkers < tp->threads - 1 &&
+         pthread_create(&tp->tid[tp->nworkers], NULL, sim_tpool_main, tp) == 0)
+    tp->nworkers++;
+}
+
+static void sim_tpool_stop(struct sim_tpool *tp) {
+  pthread_mutex_lock(&tp->mu);
+  tp->stop = 1;
+  pthread_cond_broadcast(&tp->wake);
+  pthread_mutex_unlock(&tp->mu);
+  for (int i = 0; i < tp->nworkers; i++) pthread_join(tp->tid[i], NULL);
+  tp->nworkers = 0;
+}
+
+static void sim_parallel_for(sim_cx *cx, int64_t n, int64_t grain,
+                             sim_range_fn fn, void *ctx) {
+  struct sim_tpool *tp = cx ? cx->tp : NULL;
+  if (n <= 0) return;
+  if (grain < 1) grain = 1;
+  int expect = 0;
+  if (!tp || tp->threads < 2 || n < 2 * grain ||
+      !atomic_compare_exchange_strong(&tp->busy, &expect, 1)) {
+    fn(ctx, 0, n);
+    return;
+  }
+  /* About four chunks per participant balance a loaded machine without
+   * making chunks small. */
+  int64_t want = (int64_t)tp->threads * 4;
+  int64_t chunk = (n + want - 1) / want;
+  if (chunk < grain) chunk = grain;
+  pthread_mutex_lock(&tp->mu);
+  if (!tp->started) sim_tpool_start(tp);
+  if (tp->nworkers == 0) {
+    pthread_mutex_unlock(&tp->mu);
+    atomic_store(&tp->busy, 0);
+    fn(ctx, 0, n);
+    return;
+  }
+  tp->fn = fn;
+  tp->ctx = ctx;
+  tp->n = n;
+  tp->chunk = chunk;
+  tp->nchunks = (n + chunk - 1) / chunk;
+  atomic_store(&tp->next, 0);
+  tp->pending = tp->nworkers;
+  tp->gen++;
+  pthread_cond_broadcast(&tp->wake);
+  pthread_mutex_unlock(&tp->mu);
+  sim_tpool_work(tp);
+  pthread_mutex_lock(&tp->mu);
+  while (tp->pending > 0) pthread_cond_wait(&tp->done, &tp->mu);
+  pthread_mutex_unlock(&tp->mu);
+  atomic_store(&tp->busy, 0);
+}
+
+/* threads_per_device 0: the online cores shared among the devices. */
+static int sim_threads_default(int ndev) {
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  long t = cores > 0 ? cores / (ndev > 0 ? ndev : 1) : 1;
+  return t < 1 ? 1 : t > SIM_MAX_THREADS ? SIM_MAX_THREADS : (int)t;
+}
+
+static void sim_tpools_free(sim_client *c) {
+  if (!c->tp) return;
+  for (int i = 0; i < c->ntp; i++) {
+    struct sim_tpool *tp = &c->tp[i];
+    sim_tpool_stop(tp);
+    pthread_cond_destroy(&tp->done);
+    pthread_cond_destroy(&tp->wake);
+    pthread_mutex_destroy(&tp->mu);
+    c->al.free(c->al.self, tp->tid);
+  }
+  c->al.free(c->al.self, c->tp);
+  c->tp = NULL;
+  c->ntp = 0;
+}
+
+static xrt_status sim_tpool_init(sim_client *c, struct sim_tpool *tp,
+                                 int threads, xrt_plugin_error *err) {
+  memset(tp, 0, sizeof *tp);
+  atomic_init(&tp->busy, 0);
+  atomic_init(&tp->next, 0);
+  tp->threads = threads;
+  tp->tid = (pthread_t *)c->al.alloc(c->al.self,
+                                     sizeof(pthread_t) * (size_t)threads);
+  if (!tp->tid) return sim_fail(err, XRT_RESOURCE_EXHAUSTED, "out of host "
+                                "memory for a thread pool");
+  int ok = pthread_mutex_init(&tp->mu, NULL) == 0;
+  if (ok && pthread_cond_init(&tp->wake, NULL) != 0) {
+    pthread_mutex_destroy(&tp->mu);
+    ok = 0;
+  }
+  if (ok && pthread_cond_init(&tp->done, NULL) != 0) {
+    pthread_cond_destroy(&tp->wake);
+    pthread_mutex_destroy(&tp->mu);
+    ok = 0;
+  }
+  if (!ok) {
+    c->al.free(c->al.self, tp->tid);
+    tp->tid = NULL;
+    return sim_fail(err, XRT_INTERNAL, "cannot initialise a thread pool");
+  }
+  return XRT_OK;
+}
+
+/* One pool per device, no threads yet; also reports the thread count as
+ * the devices' "cores" attribute. */
+static xrt_status sim_tpools_make(sim_client *c, int threads,
+                                  xrt_plugin_error *err) {
+  if (threads < 0 || threads > SIM_MAX_THREADS)
+    return sim_fail(err, XRT_INVALID_ARGUMENT, "threads_per_device must be "
+                    "0..%d, not %d", SIM_MAX_THREADS, threads);
+  if (threads == 0) threads = sim_threads_default(c->ndev);
+  c->tp = (struct sim_tpool *)c->al.alloc(
+      c->al.self, sizeof *c->tp * (size_t)c->ndev);
+  if (!c->tp)
+    return sim_fail(err, XRT_RESOURCE_EXHAUSTED, "out of host memory");
+  c->ntp = 0;
+  for (int i = 0; i < c->ndev; i++, c->ntp++) {
+    xrt_status s = sim_tpool_init(c, &c->tp[i], threads, err);
+    if (s) return s;
+    c->dev[i].attrs[1].int_value = threads;
+  }
+  return XRT_OK;
+}
+
+static struct sim_tpool *sim_tpool_of(const sim_client *c, int device) {
+  return c->tp && device >= 0 && device < c->ntp ? &c->tp[device] : NULL;
+}
+
+/* ======================================================================
+ * Parallel and blocked data movement
+ * ==================================================================== */
+
+/* Copies below this many bytes stay on the calling thread; a chunk of a
+ * parallel copy moves at least SIM_PAR_GRAIN bytes. */
+#define SIM_PAR_MIN ((size_t)1 << 20)
+#define SIM_PAR_GRAIN ((size_t)128 << 10)
+
+typedef struct sim_memcpy_job {
+  char *d;
+  const char *s;
+} sim_memcpy_job;
+
+static void sim_memcpy_range(void *ctx, int64_t b, int64_t e) {
+  const sim_memcpy_job *j = (const sim_memcpy_job *)ctx;
+  memcpy(j->d + b, j->s + b, (size_t)(e - b));
+}
+
+static void sim_memcpy_par(sim_cx *cx, void *dst, const void *src,
+                           size_t n) {
+  if (n < SIM_PAR_MIN || !cx->tp) {
+    if (n) memcpy(dst, src, n);
+    return;
+  }
+  sim_memcpy_job j = {(char *)dst, (const char *)src};
+  sim_parallel_for(cx, (int64_t)n, (int64_t)SIM_PAR_GRAIN, sim_memcpy_range,
+                   &j);
+}
+
+/* ---- transposing blocks: d[i][j] = s[j][i], i < ni, j < nj ----
+ * d rows are ds bytes apart and s rows ss bytes apart (either may be
+ * negative); elements are contiguous along both rows. */
+typedef void (*sim_tr_fn)(char *d, ptrdiff_t ds, const char *s, ptrdiff_t ss,
+                          int64_t ni, int64_t nj);
+
+#define SIM_TR_DEF(NAME, T)                                                 \
+  static void NAME(char *d, ptrdiff_t ds, const char *s, ptrdiff_t ss,      \
+                   int64_t ni, int64_t nj) {                                \
+    for (int64_t i = 0; i < ni; i++) {                                      \
+      T *o = (T *)(void *)(d + i * ds);                                     \
+      const char *c = s + i * (ptrdiff_t)sizeof(T);                         \
+      for (int64_t j = 0; j < nj; j++)                                      \
+        o[j] = *(const T *)(const void *)(c + j * ss);                      \
+    }                                                                       \
+  }
+SIM_TR_DEF(sim_tr_1, uint8_t)
+SIM_TR_DEF(sim_tr_2, uint16_t)
+SIM_TR_DEF(sim_tr_4, uint32_t)
+SIM_TR_DEF(sim_tr_8, uint64_t)
+SIM_TR_DEF(sim_tr_16, sim_b16)
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define SIM_TR_X86 1
+#include <immintrin.h>
+
+/* 8x8 of 32-bit elements through AVX2 registers. */
+__attribute__((target("avx2"))) static inline void
+sim_tr8x8_avx2(char *d, ptrdiff_t ds, const char *s, ptrdiff_t ss) {
+  __m256 r0 = _mm256_loadu_ps((const float *)(const void *)(s + 0 * ss));
+  __m256 r1 = _mm256_loadu_ps((const float *)(const void *)(s + 1 * ss));
+  __m256 r2 = _mm256_loadu_ps((const float *)(const void *)(s + 2 * ss));
+  __m256 r3 = _mm256_loadu_ps((const float *)(const void *)(s + 3 * ss));
+  __m256 r4 = _mm256_loadu_ps((const float *)(const void *)(s + 4 * ss));
+  __m256 r5 = _mm256_loadu_ps((const float *)(const void *)(s + 5 * ss));
+  __m256 r6 = _mm256_loadu_ps((const float *)(const void *)(s + 6 * ss));
+  __m256 r7 = _mm256_loadu_ps((const float *)(const void *)(s + 7 * ss));
+  __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+  __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+  __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+  __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+  __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+  __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+  __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+  __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+  _mm256_storeu_ps((float *)(void *)(d + 0 * ds), _mm256_permute2f128_ps(u0, u4, 0x20));
+  _mm256_storeu_ps((float *)(void *)(d + 1 * ds), _mm256_permute2f128_ps(u1, u5, 0x20));
+  _mm256_storeu_ps((float *)(void *)(d + 2 * ds), _mm256_permute2f128_ps(u2, u6, 0x20));
+  _mm256_storeu_ps((float *)(void *)(d + 3 * ds), _mm256_permute2f128_ps(u3, u7, 0x20));
+  _mm256_storeu_ps((float *)(void *)(d + 4 * ds), _mm256_permute2f128_ps(u0, u4, 0x31));
+  _mm256_storeu_ps((float *)(void *)(d + 5 * ds), _mm256_permute2f128_ps(u1, u5, 0x31));
+  _mm256_storeu_ps((float *)(void *)(d + 6 * ds), _mm256_permute2f128_ps(u2, u6, 0x31));
+  _mm256_storeu_ps((float *)(void *)(d + 7 * ds), _mm256_permute2f128_ps(u3, u7, 0x31));
+}
+
+/* 4x4 of 64-bit elements through AVX2 registers. */
+__attribute__((target("avx2"))) static inline void
+sim_tr4x4_avx2(char *d, ptrdiff_t ds, const char *s, ptrdiff_t ss) {
+  __m256d r0 = _mm256_loadu_pd((const double *)(const void *)(s + 0 * ss));
+  __m256d r1 = _mm256_loadu_pd((const double *)(const void *)(s + 1 * ss));
+  __m256d r2 = _mm256_loadu_pd((const double *)(const void *)(s + 2 * ss));
+  __m256d r3 = _mm256_loadu_pd((const double *)(const void *)(s + 3 * ss));
+  __m256d t0 = _mm256_unpacklo_pd(r0, r1), t1 = _mm256_unpackhi_pd(r0, r1);
+  __m256d t2 = _mm256_unpacklo_pd(r2, r3), t3 = _mm256_unpackhi_pd(r2, r3);
+  _mm256_storeu_pd((double *)(void *)(d + 0 * ds), _mm256_permute2f128_pd(t0, t2, 0x20));
+  _mm256_storeu_pd((double *)(void *)(d + 1 * ds), _mm256_permute2f128_pd(t1, t3, 0x20));
+  _mm256_storeu_pd((double *)(void *)(d + 2 * ds), _mm256_permute2f128_pd(t0, t2, 0x31));
+  _mm256_storeu_pd((double *)(void *)(d + 3 * ds), _mm256_permute2f128_pd(t1, t3, 0x31));
+}
+
+/* 16x16 of 32-bit elements through AVX-512 registers: whole cache lines in
+ * and out.  Unpacks and in-lane shuffles make 4x4 transposes in every
+ * 128-bit lane; two rounds of lane shuffles put the lanes in place. */
+__attribute__((target("avx512f"))) static inline void
+sim_tr16x16_avx512(char *d, ptrdiff_t ds, const char *s, ptrdiff_t ss) {
+  __m512 r[16], t[16], u[16], v[16];
+  for (int k = 0; k < 16; k++)
+    r[k] = _mm512_loadu_ps((const float *)(const void *)(s + k * ss));
+  for (int m = 0; m < 8; m++) {
+    t[2 * m] = _mm512_unpacklo_ps(r[2 * m], r[2 * m + 1]);
+    t[2 * m + 1] = _mm512_unpackhi_ps(r[2 * m], r[2 * m + 1]);
+  }
+  for (int m = 0; m < 4; m++) {
+    u[4 * m + 0] = _mm512_shuffle_ps(t[4 * m], t[4 * m + 2], 0x44);
+    u[4 * m + 1] = _mm512_shuffle_ps(t[4 * m], t[4 * m + 2], 0xEE);
+    u[4 * m + 2] = _mm512_shuffle_ps(t[4 * m + 1], t[4 * m + 3], 0x44);
+    u[4 * m + 3] = _mm512_shuffle_ps(t[4 * m + 1], t[4 * m + 3], 0xEE);
+  }
+  /* u[4m + c], lane L: rows 4m..4m+3 of column 4L + c. */
+  for (int c = 0; c < 4; c++) {
+    v[c] = _mm512_shuffle_f32x4(u[c], u[4 + c], 0x88);
+    v[4 + c] = _mm512_shuffle_f32x4(u[c], u[4 + c], 0xDD);
+    v[8 + c] = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0x88);
+    v[12 + c] = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0xDD);
+  }
+  for (int c = 0; c < 4; c++) {
+    _mm512_storeu_ps((float *)(void *)(d + c * ds),
+                     _mm512_shuffle_f32x4(v[c], v[8 + c], 0x88));
+    _mm512_storeu_ps((float *)(void *)(d + (4 + c) * ds),
+                     _mm512_shuffle_f32x4(v[4 + c], v[12 + c], 0x88));
+    _mm512_storeu_ps((float *)(void *)(d + (8 + c) * ds),
+                     _mm512_shuffle_f32x4(v[c], v[8 + c], 0xDD));
+    _mm512_storeu_ps((float *)(void *)(d + (12 + c) * ds),
+                     _mm512_shuffle_f32x4(v[4 + c], v[12 + c], 0xDD));
+  }
+}
+
+/* A block in M x M micro-blocks by KERNEL, the ragged edges by FALLBACK. */
+#define SIM_TR_SIMD_DEF(NAME, TARGET, KERNEL, M, ES, FALLBACK)              \
+  __attribute__((target(TARGET))) static void NAME(                         \
+      char *d, ptrdiff_t ds, const char *s, ptrdiff_t ss, int64_t ni,       \
+      int64_t nj) {                                                         \
+    int64_t mi = ni - ni % (M), mj = nj - nj % (M);                         \
+    for (int64_t j = 0; j < mj; j += (M))                                   \
+      for (int64_t i = 0; i < mi; i += (M))                                 \
+        KERNEL(d + i * ds + j * (ES), ds, s + j * ss + i * (ES), ss);       \
+    if (mj < nj)                                                            \
+      FALLBACK(d + mj * (ES), ds, s + mj * ss, ss, ni, nj - mj);            \
+    if (mi < ni)                                                            \
+      FALLBACK(d + mi * ds, ds, s + mi * (ES), ss, ni - mi, mj);            \
+  }
+SIM_TR_SIMD_DEF(sim_tr_4_avx2, "avx2", sim_tr8x8_avx2, 8, 4, sim_tr_4)
+SIM_TR_SIMD_DEF(sim_tr_8_avx2, "avx2", sim_tr4x4_avx2, 4, 8, sim_tr_8)
+SIM_TR_SIMD_DEF(sim_tr_4_avx512, "avx512f", sim_tr16x16_avx512, 16, 4,
+                sim_tr_4)
+#endif
+
+/* The running CPU's best block transpose for element size es. */
+static sim_tr_fn sim_tr_for(size_t es) {
+  switch (es) {
+  case 1: return sim_tr_1;
+  case 2: return sim_tr_2;
+#if SIM_TR_X86
+  case 4:
+    if (__builtin_cpu_supports("avx512f")) return sim_tr_4_avx512;
+    return __builtin_cpu_supports("avx2") ? sim_tr_4_avx2 : sim_tr_4;
+  case 8:
+    return __builtin_cpu_supports("avx2") ? sim_tr_8_avx2 : sim_tr_8;
+#else
+  case 4: return sim_tr_4;
+  case 8: return sim_tr_8;
+#endif
+  default: return sim_tr_16;
+  }
+}
+
+/* ---- a strided copy cut into items for sim_parallel_for ----
+ * An item is part of the innermost loop for one outer index: a band of
+ * SIM_TR_BAND rows of a tiled copy (swept along the other dimension), or
+ * a piece of the innermost row of a plain one. */
+#define SIM_TR_BAND 32
+
+typedef struct sim_xjob {
+  const sim_xcopy *x;
+  char *d;
+  const char *s;
+  int nout;         /* outer dimensions */
+  int64_t per;      /* items per outer index */
+  int64_t piece;    /* elements of a plain row per item */
+  sim_tr_fn tr;
+} sim_xjob;
+
+/* Item k of outer position (so, dof). */
+static void sim_xjob_item(const sim_xjob *j, ptrdiff_t so, ptrdiff_t dof,
+                          int64_t k) {
+  const sim_xcopy *x = j->x;
+  int b = x->rank - 1, a = b - 1;
+  if (!x->tiled) {
+    int64_t lo = k * j->piece, n = x->dims[b] - lo;
+    x->inner(j->d + dof + lo * x->ds[b], j->s + so + lo * x->ss[b],
+             n < j->piece ? n : j->piece, x->ds[b], x->ss[b]);
+    return;
+  }
+  int64_t lo = k * SIM_TR_BAND, n = x->dims[a] - lo;
+  /* dims[a] is contiguous in the source, dims[b] in the destination. */
+  j->tr(j->d + dof + lo * x->ds[a], x->ds[a], j->s + so + lo * x->ss[a],
+        x->ss[b], n < SIM_TR_BAND ? n : SIM_TR_BAND, x->dims[b]);
+}
+
+static void sim_xjob_range(void *ctx, int64_t begin, int64_t end) {
+  const sim_xjob *j = (const sim_xjob *)ctx;
+  const sim_xcopy *x = j->x;
+  int64_t idx[XRT_MAX_RANK], o = begin / j->per, k = begin % j->per;
+  ptrdiff_t so = x->sbase, dof = x->dbase;
+  for (int q = j->nout - 1; q >= 0; q--) {
+    idx[q] = o % x->dims[q];
+    o /= x->dims[q];
+    so += (ptrdiff_t)idx[q] * x->ss[q];
+    dof += (ptrdiff_t)idx[q] * x->ds[q];
+  }
+  for (int64_t it = begin; it < end; it++) {
+    sim_xjob_item(j, so, dof, k);
+    if (++k < j->per) continue;
+    k = 0;
+    for (int q = j->nout - 1; q >= 0; q--) {
+      so += x->ss[q];
+      dof += x->ds[q];
+      if (++idx[q] < x->dims[q]) break;
+      so -= x->ss[q] * (ptrdiff_t)x->dims[q];
+      dof -= x->ds[q] * (ptrdiff_t)x->dims[q];
+      idx[q] = 0;
+    }
+  }
+}
+
+static size_t sim_inner_es(sim_inner_fn f) {
+  return f == sim_inner_1 ? 1 : f == sim_inner_2 ? 2 : f == sim_inner_4 ? 4
+       : f == sim_inner_8 ? 8 : 16;
+}
+
+/* sim_xcopy_run with blocked transposes, on the device's pool when big. */
+static void sim_xcopy_par(sim_cx *cx, const sim_xcopy *x, char *dst,
+                          const char *src) {
+  if (x->empty) return;
+  int64_t total = 1;
+  for (int q = 0; q < x->rank; q++) total *= x->dims[q];
+  size_t es = sim_inner_es(x->inner);
+  size_t bytes = (size_t)total * es;
+  if (!x->tiled && (!cx->tp || bytes < SIM_PAR_MIN)) {
+    sim_xcopy_run(x, dst, src);
+    return;
+  }
+  sim_xjob j = {x, dst, src, x->rank - (x->tiled ? 2 : 1), 1, 0, NULL};
+  int b = x->rank - 1;
+  if (x->tiled) {
+    j.tr = sim_tr_for(es);
+    j.per = (x->dims[b - 1] + SIM_TR_BAND - 1) / SIM_TR_BAND;
+  } else {
+    /* Rows longer than a chunk are cut in chunk-sized pieces. */
+    int64_t ebytes = x->ds[b] < 0 ? -x->ds[b] : x->ds[b];
+    int64_t chunk = (int64_t)SIM_PAR_GRAIN / (ebytes ? ebytes : 1);
+    j.piece = x->dims[b] > chunk ? chunk : x->dims[b];
+    j.per = (x->dims[b] + j.piece - 1) / j.piece;
+  }
+  int64_t items = total / x->dims[b] / (x->tiled ? x->dims[b - 1] : 1) * j.per;
+  int64_t item_bytes = (int64_t)(bytes / (size_t)items) + 1;
+  int64_t grain = (int64_t)SIM_PAR_GRAIN / item_bytes;
+  if (bytes < SIM_PAR_MIN) grain = items; /* serial */
+  sim_parallel_for(cx, items, grain < 1 ? 1 : grain, sim_xjob_range, &j);
+}
+/* ======================================================================
+ * GEMM: packed, cache-blocked f32/f64 matrix products (dot_general and
+ * convolution)
+ *
+ * C[b, m, n] = sum_k A[b, m, k] * B[b, k, n] in the GotoBLAS/BLIS order,
+ * with the roles of the operands chosen for a row-major C: the micro-kernel
+ * holds an MR x NR tile of C in vector registers, NR along n (vectors) and
+ * MR along m (broadcasts).  So a packed A micro-panel (MR x kc) stays in
+ * L1, the packed B block (kc x nc) of one worker in L2 and the packed A
+ * block (mc x kc) in L2/L3.  The device's threads each take one lane: a
+ * range of C's rows or columns, with its own pack buffers:
+ *
+ *   per lane, for ic in its rows by mc, pc in K by kc: pack A block
+ *     for jc in its columns by nc: pack B block
+ *       for each A micro-panel, for each B micro-panel: kernel into C
+ *
+ * Full tiles go straight to C (the kernel stores or adds), edge tiles
+ * through a small tile buffer.  A lane whose columns fit one column block
+ * (N <= nc, as in most convolutions) runs sim_gemm_narrow instead: B packed
+ * once per K block (all of K when it fits), each A micro-panel packed just
+ * before its kernels.  f32 convolutions with contiguous features pack A in
+ * strips of 16 k (SIM_GK_STRIP: vector copies of feature runs, no
+ * transpose) for a kernel variant that reads that layout (sim_gk.fs).
+ * Operands are read through element-offset tables (the ones dot_general
+ * computes for any dimension layout, or a convolution's windows), so no
+ * transposing copy is made; affine tables get strided fast paths.  Every
+ * buffer is plan scratch, so execute allocates nothing.  Kernels exist for
+ * AVX-512, AVX2+FMA and portable C, picked at compile time of the program
+ * from the running CPU (XRT_SIM_GEMM=c|avx2|avx512|off forces one, for
+ * tests; off keeps the plain loops).  With XRT_WITH_CBLAS large products in
+ * a BLAS layout call cblas_sgemm / cblas_dgemm instead.
+ * ==================================================================== */
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define SIM_GEMM_X86 1
+#include <immintrin.h>
+#else
+#define SIM_GEMM_X86 0
+#endif
+#ifdef XRT_WITH_CBLAS
+#include <cblas.h>
+#endif
+
+/* Computes the MR x NR tile a * b over kc (a: kc x MR, b: kc x NR, both
+ * packed k-major) into rows c + i * ldc: stores it when first, else adds
+ * it to what is there. */
+typedef void (*sim_gk_fn)(int64_t kc, const void *a, const void *b, void *c,
+                          int64_t ldc, int first);
+
+typedef struct sim_gk {
+  const char *name;
+  int mr, nr;
+  int64_t mc, kc, nc; /* cache blocks: mc, nc multiples of mr, nr */
+  sim_gk_fn fn;
+  /* f32 packing transposes 16 x 16 blocks with this, when not NULL */
+  void (*tr16)(const float *const *src, int nr, int64_t kk, float *dst,
+               int64_t ldd);
+  /* When not NULL: fn for A packed in strips (see SIM_GK_STRIP) */
+  sim_gk_fn fs;
+} sim_gk;
+#define SIM_GK_STRIP 16 /* k per strip of a strip-packed A */
+
+/* ---- portable micro-kernels ---- */
+
+#define SIM_GK_C_DEF(NAME, T, MR, NR)                                        \
+  static void NAME(int64_t kc, const void *ap, const void *bp, void *cp,   \
+                   int64_t ldc, int first) {                                 \
+    const T *a = (const T *)ap, *b = (const T *)bp;                          \
+    T acc[MR][NR];                                                           \
+    memset(acc, 0, sizeof acc);                                              \
+    for (int64_t k = 0; k < kc; k++, a += MR, b += NR)                       \
+      for (int i = 0; i < MR; i++) {                                         \
+        T ai = a[i];                                                         \
+        for (int j = 0; j < NR; j++) acc[i][j] += ai * b[j];                 \
+      }                                                                      \
+    for (int i = 0; i < MR; i++) {                                           \
+      T *c = (T *)cp + i * ldc;                                              \
+      for (int j = 0; j < NR; j++) c[j] = first ? acc[i][j] : c[j] + acc[i][j]; \
+    }                                                                        \
+  }
+SIM_GK_C_DEF(sim_gk_f32_c, float, 4, 16)
+SIM_GK_C_DEF(sim_gk_f64_c, double, 4, 8)
+
+#if SIM_GEMM_X86
+/* ---- AVX-512: 12 x 2 vectors of accumulators (24 of 32 registers) ---- */
+
+#define SIM_GK_ROWS12(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) \
+  X(10) X(11)
+#define SIM_GK_ROWS6(X) X(0) X(1) X(2) X(3) X(4) X(5)
+
+#define SIM_GK_Z_DECL(i) V c##i##a = ZERO(), c##i##b = ZERO();
+#define SIM_GK_Z_FMA(i)                                                      \
+  {                                                                          \
+    V ai = SET1(a[i]);                                                       \
+    c##i##a = FMA(ai, b0, c##i##a);                                          \
+    c##i##b = FMA(ai, b1, c##i##b);                                          \
+  }
+#define SIM_GK_Z_STORE(i)                                                    \
+  if (!first) {                                                              \
+    c##i##a = ADD(c##i##a, LOAD(c + (i) * ldc));                             \
+    c##i##b = ADD(c##i##b, LOAD(c + (i) * ldc + W));                         \
+  }                                                                          \
+  STORE(c + (i) * ldc, c##i##a);                                             \
+  STORE(c + (i) * ldc + W, c##i##b);
+
+#define SIM_GK_VEC_DEF(NAME, TGT, T, MR, ROWS)                               \
+  __attribute__((target(TGT))) static void NAME(                            \
+      int64_t kc, const void *ap, const void *bp, void *cp, int64_t ldc,     \
+      int first) {                                                           \
+    const T *a = (const T *)ap, *b = (const T *)bp;                          \
+    T *c = (T *)cp;                                                          \
+    ROWS(SIM_GK_Z_DECL)                                                      \
+    for (int64_t k = 0; k < kc; k++, a += MR, b += 2 * W) {                  \
+      V b0 = LOAD(b), b1 = LOAD(b + W);                                      \
+      ROWS(SIM_GK_Z_FMA)                                                     \
+    }                                                                        \
+    ROWS(SIM_GK_Z_STORE)                                                     \
+  }
+
+#define V __m512
+#define W 16
+#define ZERO _mm512_setzero_ps
+#define SET1 _mm512_set1_ps
+#define FMA _mm512_fmadd_ps
+#define LOAD _mm512_loadu_ps
+#define STORE _mm512_storeu_ps
+#define ADD _mm512_add_ps
+SIM_GK_VEC_DEF(sim_gk_f32_avx512, "avx512f", float, 12, SIM_GK_ROWS12)
+
+/* The same tile with A packed in strips of SIM_GK_STRIP k: strip s holds
+ * A[i, 16 s + t] at [s * 16 * MR + i * 16 + t], a last short strip of r
+ * k at stride r.  So packing copies runs of k (a convolution's features)
+ * instead of transposing them, and the kernel's broadcasts read at fixed
+ * offsets from one pointer. */
+#define SIM_GK_S_FMA(i)                                                      \
+  {                                                                          \
+    V ai = SET1(a[(i) * S]);                                                 \
+    c##i##a = FMA(ai, b0, c##i##a);                                          \
+    c##i##b = FMA(ai, b1, c##i##b);                                          \
+  }
+__attribute__((target("avx512f"))) static void sim_gk_f32_avx512_strip(
+    int64_t kc, const void *ap, const void *bp, void *cp, int64_t ldc,
+    int first) {
+  const float *as = (const float *)ap, *b = (const float *)bp;
+  float *c = (float *)cp;
+  SIM_GK_ROWS12(SIM_GK_Z_DECL)
+  int64_t k = 0;
+  for (; k + SIM_GK_STRIP <= kc; k += SIM_GK_STRIP, as += SIM_GK_STRIP * 12) {
+    const float *a = as;
+    enum { S = SIM_GK_STRIP };
+    for (int t = 0; t < SIM_GK_STRIP; t++, a++, b += 2 * W) {
+      V b0 = LOAD(b), b1 = LOAD(b + W);
+      SIM_GK_ROWS12(SIM_GK_S_FMA)
+    }
+  }
+  const float *a = as;
+  const int64_t S = kc - k;
+  for (; k < kc; k++, a++, b += 2 * W) {
+    V b0 = LOAD(b), b1 = LOAD(b + W);
+    SIM_GK_ROWS12(SIM_GK_S_FMA)
+  }
+  SIM_GK_ROWS12(SIM_GK_Z_STORE)
+}
+#undef V
+#undef W
+#undef ZERO
+#undef SET1
+#undef FMA
+#undef LOAD
+#undef STORE
+#undef ADD
+
+#define V __m512d
+#define W 8
+#define ZERO _mm512_setzero_pd
+#define SET1 _mm512_set1_pd
+#define FMA _mm512_fmadd_pd
+#define LOAD _mm512_loadu_pd
+#define STORE _mm512_storeu_pd
+#define ADD _mm512_add_pd
+SIM_GK_VEC_DEF(sim_gk_f64_avx512, "avx512f", double, 12, SIM_GK_ROWS12)
+#undef V
+#undef W
+#undef ZERO
+#undef SET1
+#undef FMA
+#undef LOAD
+#undef STORE
+#undef ADD
+
+/* ---- AVX2 + FMA: 6 x 2 vectors of accumulators (12 of 16) ---- */
+
+#define V __m256
+#define W 8
+#define ZERO _mm256_setzero_ps
+#define SET1 _mm256_set1_ps
+#define FMA _mm256_fmadd_ps
+#define LOAD _mm256_loadu_ps
+#define STORE _mm256_storeu_ps
+#define ADD _mm256_add_ps
+SIM_GK_VEC_DEF(sim_gk_f32_avx2, "avx2,fma", float, 6, SIM_GK_ROWS6)
+#undef V
+#undef W
+#undef ZERO
+#undef SET1
+#undef FMA
+#undef LOAD
+#undef STORE
+#undef ADD
+
+#define V __m256d
+#define W 4
+#define ZERO _mm256_setzero_pd
+#define SET1 _mm256_set1_pd
+#define FMA _mm256_fmadd_pd
+#define LOAD _mm256_loadu_pd
+#define STORE _mm256_storeu_pd
+#define ADD _mm256_add_pd
+SIM_GK_VEC_DEF(sim_gk_f64_avx2, "avx2,fma", double, 6, SIM_GK_ROWS6)
+#undef V
+#undef W
+#undef ZERO
+#undef SET1
+#undef FMA
+#undef LOAD
+#undef STORE
+#undef ADD
+
+/* Packs a block by a 16 x 16 transpose: source row r (r < nr, zero
+ * after) is src[r][0 .. kk), kk <= 16; writes lanes [0, nr) of
+ * dst + k * ldd for k < kk.  nr <= 16. */
+__attribute__((target("avx512f"))) static void sim_tr16_f32(
+    const float *const *src, int nr, int64_t kk, float *dst, int64_t ldd) {
+  __m512 r[16], t[16], u[16], v[16];
+  __mmask16 km = (__mmask16)((1u << kk) - 1), om = (__mmask16)((1u << nr) - 1);
+  for (int i = 0; i < 16; i++)
+    r[i] = i < nr ? _mm512_maskz_loadu_ps(km, src[i]) : _mm512_setzero_ps();
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 16; i += 4) { /* u[i + e]: element e of rows i..i+3 */
+    u[i] = _mm512_shuffle_ps(t[i], t[i + 2], 0x44);
+    u[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], 0xEE);
+    u[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+    u[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+  }
+  for (int h = 0; h < 16; h += 8)
+    for (int e = 0; e < 4; e++) {
+      v[h + e] = _mm512_shuffle_f32x4(u[h + e], u[h + 4 + e], 0x88);
+      v[h + 4 + e] = _mm512_shuffle_f32x4(u[h + e], u[h + 4 + e], 0xDD);
+    }
+  for (int e = 0; e < 8; e++) { /* v[e], v[8 + e]: elements e and e + 8 */
+    __m512 lo = _mm512_shuffle_f32x4(v[e], v[8 + e], 0x88);
+    __m512 hi = _mm512_shuffle_f32x4(v[e], v[8 + e], 0xDD);
+    if (e < kk) _mm512_mask_storeu_ps(dst + e * ldd, om, lo);
+    if (e + 8 < kk) _mm512_mask_storeu_ps(dst + (e + 8) * ldd, om, hi);
+  }
+}
+#endif /* SIM_GEMM_X86 */
+
+/* Kernel tables: [0] portable, [1] AVX2, [2] AVX-512; f32 then f64. */
+static const sim_gk sim_gks[2][3] = {
+    {{"c", 4, 16, 1024, 256, 256, sim_gk_f32_c, NULL, NULL},
+#if SIM_GEMM_X86
+     {"avx2", 6, 16, 2040, 384, 256, sim_gk_f32_avx2, NULL, NULL},
+     {"avx512", 12, 32, 2040, 384, 320, sim_gk_f32_avx512, sim_tr16_f32,
+      sim_gk_f32_avx512_strip}},
+#else
+     {NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL},
+     {NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL}},
+#endif
+    {{"c", 4, 8, 1024, 256, 128, sim_gk_f64_c, NULL, NULL},
+#if SIM_GEMM_X86
+     {"avx2", 6, 8, 1020, 256, 256, sim_gk_f64_avx2, NULL, NULL},
+     {"avx512", 12, 16, 1020, 256, 240, sim_gk_f64_avx512, NULL, NULL}},
+#else
+     {NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL},
+     {NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL}},
+#endif
+};
+
+/* The best path the CPU runs, or the one XRT_SIM_GEMM names (clamped to
+ * what the CPU runs); -1: off. */
+static int sim_gemm_path(void) {
+  int best = 0;
+#if SIM_GEMM_X86
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    best = 1;
+  if (best == 1 && __builtin_cpu_supports("avx512f")) best = 2;
+#endif
+  const char *e = getenv("XRT_SIM_GEMM");
+  if (!e || !*e) return best;
+  if (!strcmp(e, "off")) return -1;
+  int want = !strcmp(e, "c") ? 0 : !strcmp(e, "avx2") ? 1 : 2;
+  return want < best ? want : best;
+}
+
+/* A convolution's lhs as the A operand: row m is (batch, output position),
+ * column k is (window position, input feature), feature fastest.  A[m, k]
+ * is lhs[off] with off = row[m] + kf[k] + sum_d tab_d[pos_d(m), win_d(k)],
+ * or 0 where a table says padding / lhs-dilation hole. */
+typedef struct sim_gconv {
+  int32_t ns;
+  const int64_t *tab;        /* sim_conv tables */
+  int64_t toff[XRT_MAX_RANK], K[XRT_MAX_RANK];
+  const int32_t *mpos;       /* per row, ns entries: pos_d * K_d + toff_d */
+  const int32_t *kwin;       /* per window position, ns entries: win_d */
+  int64_t Cg, lf;            /* features per group, their lhs stride */
+} sim_gconv;
+
+typedef struct sim_gemm {
+  const sim_gk *k;
+  size_t es;
+  int64_t BT, M, N, K;
+  int64_t mc, kc, nc;
+  /* Element offsets: batch (ab, bb, cb), rows and columns of each
+   * operand; a stride s > 0 means the table is i * s (fast paths). */
+  const int64_t *ab, *bb, *cb, *am, *ak, *bk, *bn, *cm, *cn;
+  int64_t am_s, ak_s, bk_s, bn_s, cm_s, cn_s;
+  const sim_gconv *conv; /* A is a convolution's windows, else NULL */
+  int32_t apack, bpack;  /* scratch */
+  int lanes;             /* workers, each with its own B block */
+  size_t apack_lane, bpack_lane; /* elements */
+  int blas;              /* call CBLAS (XRT_WITH_CBLAS) */
+  int astrip;            /* A strip-packed for k->fs (see SIM_GK_STRIP) */
+} sim_gemm;
+
+/* ---- packing ---- */
+
+/* One A micro-panel: rows r0 .. r0+mv (mv <= MR, rest zero) of columns
+ * k0 .. k0+kb, into dst[k * MR + i]. */
+#define SIM_GPACK_DEF(SFX, T)                                                \
+  static void sim_gpack_a_##SFX(const sim_gemm *g, const T *a, int64_t r0,  \
+                                int64_t mv, int64_t k0, int64_t kb,          \
+                                T *dst) {                                    \
+    const int MR = g->k->mr;                                                 \
+    if (mv < MR)                                                             \
+      for (int64_t k = 0; k < kb; k++)                                       \
+        for (int i = (int)mv; i < MR; i++) dst[k * MR + i] = 0;              \
+    if (g->am_s == 1) {                                                      \
+      for (int64_t k = 0; k < kb; k++) {                                     \
+        const T *s = a + g->am[r0] + g->ak[k0 + k];                          \
+        for (int64_t i = 0; i < mv; i++) dst[k * MR + i] = s[i];             \
+      }                                                                      \
+      return;                                                                \
+    }                                                                        \
+    if (g->ak_s == 1 && TR16(g)) {                                           \
+      const float *rows[16];                                                 \
+      for (int64_t i = 0; i < mv; i++)                                       \
+        rows[i] = (const float *)(const void *)(a + g->am[r0 + i] + k0);     \
+      for (int64_t k = 0; k < kb; k += 16, dst += 16 * MR) {                 \
+        g->k->tr16(rows, (int)mv, kb - k < 16 ? kb - k : 16,                 \
+                   (float *)(void *)dst, MR);                                \
+        for (int64_t i = 0; i < mv; i++) rows[i] += 16;                      \
+      }                                                                      \
+      return;                                                                \
+    }                                                                        \
+    if (g->ak_s == 1) { /* a transpose, in blocks of 16 k (one line) */   \
+      for (int64_t k = 0; k < kb; k += 16) {                                 \
+        int64_t kk = kb - k < 16 ? kb - k : 16;                              \
+        for (int64_t i = 0; i < mv; i++) {                                   \
+          const T *s = a + g->am[r0 + i] + k0 + k;                           \
+          T *d = dst + k * MR + i;                                           \
+          for (int64_t t = 0; t < kk; t++) d[t * MR] = s[t];                 \
+        }                                                                    \
+      }                                                                      \
+      return;                                                                \
+    }                                                                        \
+    for (int64_t i = 0; i < mv; i++) {                                       \
+      const T *s = a + g->am[r0 + i];                                        \
+      T *d = dst + i;                                                        \
+      if (g->ak_s == 1) {                                                    \
+        s += k0;                                                             \
+        for (int64_t k = 0; k < kb; k++) d[k * MR] = s[k];                   \
+      } else {                                                               \
+        const int64_t *ak = g->ak + k0;                                      \
+        for (int64_t k = 0; k < kb; k++) d[k * MR] = s[ak[k]];               \
+      }                                                                      \
+    }                                                                        \
+  }                                                                          \
+                                                                             \
+  /* A micro-panel of a convolution: runs of Cg features per window. */     \
+  static void sim_gpack_conv_##SFX(const sim_gemm *g, const T *a,           \
+                                   int64_t r0, int64_t mv, int64_t k0,       \
+                                   int64_t kb, T *dst) {                     \
+    const int MR = g->k->mr;                                                 \
+    const sim_gconv *cv = g->conv;                                           \
+    int32_t ns = cv->ns;                                                     \
+    for (int64_t i = 0; i < MR; i++) {                                       \
+      T *d = dst + i;                                                        \
+      if (i >= mv) {                                                         \
+        for (int64_t k = 0; k < kb; k++) d[k * MR] = 0;                      \
+        continue;                                                            \
+      }                                                                      \
+      const int32_t *mp = cv->mpos + (r0 + i) * ns;                          \
+      const T *row = a + g->am[r0 + i];                                      \
+      for (int64_t k = 0; k < kb;) {                                         \
+        int64_t kk = k0 + k, w = kk / cv->Cg, f = kk % cv->Cg;               \
+        int64_t run = cv->Cg - f < kb - k ? cv->Cg - f : kb - k;             \
+        const int32_t *kw = cv->kwin + w * ns;                               \
+        int64_t off = 0;                                                     \
+        int ok = 1;                                                          \
+        for (int32_t s = 0; s < ns; s++) {                                   \
+          int64_t t = cv->tab[mp[s] + kw[s]];                                \
+          ok &= t >= 0;                                                      \
+          off += t;                                                          \
+        }                                                                    \
+        T *o = d + k * MR;                                                   \
+        if (!ok) {                                                           \
+          for (int64_t j = 0; j < run; j++) o[j * MR] = 0;                   \
+        } else {                                                             \
+          const T *s = row + off + f * cv->lf;                               \
+          if (cv->lf == 1)                                                   \
+            for (int64_t j = 0; j < run; j++) o[j * MR] = s[j];              \
+          else                                                               \
+            for (int64_t j = 0; j < run; j++) o[j * MR] = s[j * cv->lf];     \
+        }                                                                    \
+        k += run;                                                            \
+      }                                                                      \
+    }                                                                        \
+  }                                                                          \
+                                                                             \
+  /* One B micro-panel: columns c0 .. c0+nv (rest zero), rows k0 .. k0+kb,  \
+   * into dst[k * NR + j]. */                                                \
+  static void sim_gpack_b_##SFX(const sim_gemm *g, const T *b, int64_t c0,  \
+                                int64_t nv, int64_t k0, int64_t kb,          \
+                                T *dst) {                                    \
+    const int NR = g->k->nr;                                                 \
+    if (nv < NR)                                                             \
+      for (int64_t k = 0; k < kb; k++)                                       \
+        for (int j = (int)nv; j < NR; j++) dst[k * NR + j] = 0;              \
+    if (g->bn_s == 1) {                                                      \
+      const T *s = b + g->bn[c0];                                            \
+      const int64_t *bk = g->bk + k0;                                        \
+      if (nv * sizeof(T) == 128) /* constant size: inline copies */          \
+        for (int64_t k = 0; k < kb; k++) memcpy(dst + k * NR, s + bk[k], 128); \
+      else if (nv * sizeof(T) == 64)                                         \
+        for (int64_t k = 0; k < kb; k++) memcpy(dst + k * NR, s + bk[k], 64); \
+      else                                                                   \
+        for (int64_t k = 0; k < kb; k++)                                     \
+          memcpy(dst + k * NR, s + bk[k], sizeof(T) * (size_t)nv);           \
+      return;                                                                \
+    }                                                                        \
+    if (g->bk_s == 1 && TR16(g)) {                                           \
+      for (int64_t j0 = 0; j0 < nv; j0 += 16) {                              \
+        const float *cols[16];                                               \
+        int64_t nj = nv - j0 < 16 ? nv - j0 : 16;                            \
+        for (int64_t j = 0; j < nj; j++)                                     \
+          cols[j] = (const float *)(const void *)(b + g->bn[c0 + j0 + j] +   \
+                                                  g->bk[k0]);                \
+        T *d = dst + j0;                                                     \
+        for (int64_t k = 0; k < kb; k += 16, d += 16 * NR) {                 \
+          g->k->tr16(cols, (int)nj, kb - k < 16 ? kb - k : 16,               \
+                     (float *)(void *)d, NR);                                \
+          for (int64_t j = 0; j < nj; j++) cols[j] += 16;                    \
+        }                                                                    \
+      }                                                                      \
+      return;                                                                \
+    }                                                                        \
+    if (g->bk_s == 1) { /* a transpose, in blocks of 16 k (one line) */   \
+      for (int64_t k = 0; k < kb; k += 16) {                                 \
+        int64_t kk = kb - k < 16 ? kb - k : 16;                              \
+        for (int64_t j = 0; j < nv; j++) {                                   \
+          const T *s = b + g->bn[c0 + j] + g->bk[k0] + k;                    \
+          T *d = dst + k * NR + j;                                           \
+          for (int64_t t = 0; t < kk; t++) d[t * NR] = s[t];                 \
+        }                                                                    \
+      }                                                                      \
+      return;                                                                \
+    }                                                                        \
+    for (int64_t j = 0; j < nv; j++) {                                       \
+      const T *s = b + g->bn[c0 + j];                                        \
+      T *d = dst + j;                                                        \
+      if (g->bk_s == 1) {                                                    \
+        s += g->bk[k0];                                                      \
+        for (int64_t k = 0; k < kb; k++) d[k * NR] = s[k];                   \
+      } else {                                                               \
+        const int64_t *bk = g->bk + k0;                                      \
+        for (int64_t k = 0; k < kb; k++) d[k * NR] = s[bk[k]];               \
+      }                                                                      \
+    }                                                                        \
+  }                                                                          \
+                                                                             \
+  /* Adds (or stores, when first) the valid mv x nv part of a tile. */      \
+  static void sim_gstore_##SFX(const sim_gemm *g, T *c, const T *tile,      \
+                               int64_t r0, int64_t mv, int64_t c0,           \
+                               int64_t nv, int first) {                      \
+    const int NR = g->k->nr;                                                 \
+    for (int64_t i = 0; i < mv; i++, tile += NR) {                           \
+      T *row = c + g->cm[r0 + i];                                            \
+      if (g->cn_s == 1) {                                                    \
+        T *restrict o = row + c0;                                            \
+        if (first)                                                           \
+          memcpy(o, tile, sizeof(T) * (size_t)nv);                           \
+        else                                                                 \
+          for (int64_t j = 0; j < nv; j++) o[j] += tile[j];                  \
+      } else {                                                               \
+        const int64_t *cn = g->cn + c0;                                      \
+        if (first)                                                           \
+          for (int64_t j = 0; j < nv; j++) row[cn[j]] = tile[j];             \
+        else                                                                 \
+          for (int64_t j = 0; j < nv; j++) row[cn[j]] += tile[j];            \
+      }                                                                      \
+    }                                                                        \
+  }
+#define TR16(g) ((g)->k->tr16 != NULL)
+SIM_GPACK_DEF(f32, float)
+#undef TR16
+#define TR16(g) 0
+SIM_GPACK_DEF(f64, double)
+#undef TR16
+
+/* ---- the blocked loops ---- */
+
+/* One (batch, ic, pc) block's state shared by the workers. */
+typedef struct sim_gblk {
+  const sim_gemm *g;
+  const char *a, *b;
+  char *c;
+  char *apack, *bpack;
+  int64_t ic, mb, pc, kb;
+  int first;
+  int lanes; /* in use: at most g->lanes, at most the pool's threads */
+} sim_gblk;
+
+/* Copies n elements of one row of A, from column k of the panel on, into
+ * a strip-packed micro-panel of kb columns (see SIM_GK_STRIP); src NULL
+ * means zeros. */
+static void sim_gstrip_put(float *dst, int64_t MR, int64_t kb, int64_t i,
+                           int64_t k, int64_t n, const float *src) {
+  while (n > 0) {
+    int64_t s0 = k / SIM_GK_STRIP * SIM_GK_STRIP, t = k - s0;
+    int64_t S = kb - s0 < SIM_GK_STRIP ? kb - s0 : SIM_GK_STRIP;
+    int64_t c = S - t < n ? S - t : n;
+    float *d = dst + s0 * MR + i * S + t;
+    if (c == SIM_GK_STRIP && src) /* constant size: one vector copy */
+      memcpy(d, src, sizeof(float) * SIM_GK_STRIP);
+    else if (src)
+      memcpy(d, src, sizeof(float) * (size_t)c);
+    else
+      memset(d, 0, sizeof(float) * (size_t)c);
+    k += c, n -= c;
+    if (src) src += c;
+  }
+}
+
+#if SIM_GEMM_X86
+/* sim_gstrip_put for whole strips: k and n multiples of SIM_GK_STRIP and
+ * the panel's columns too (kb % 16 == 0). */
+__attribute__((target("avx512f"))) static void sim_gstrip_put16(
+    float *dst, int64_t MR, int64_t i, int64_t k, int64_t n,
+    const float *src) {
+  float *d = dst + k * MR + i * SIM_GK_STRIP;
+  __m512 z = _mm512_setzero_ps();
+  for (int64_t j = 0; j < n; j += 16, d += 16 * MR)
+    _mm512_storeu_ps(d, src ? _mm512_loadu_ps(src + j) : z);
+}
+#endif
+
+/* A convolution micro-panel for f32 with contiguous features (lf == 1),
+ * strip-packed: per window position each row copies a run of features, or
+ * zeros (padding, rows past mv). */
+static void sim_gpack_conv_strip(const sim_gemm *g, const float *a,
+                                 int64_t r0, int64_t mv, int64_t k0,
+                                 int64_t kb, float *dst) {
+  const int64_t MR = g->k->mr;
+  const sim_gconv *cv = g->conv;
+  int32_t ns = cv->ns;
+  /* Only the AVX-512 kernel has strips (k->fs), so the vector copy runs. */
+  int whole = cv->Cg % SIM_GK_STRIP == 0 && k0 % SIM_GK_STRIP == 0 &&
+              kb % SIM_GK_STRIP == 0;
+  (void)whole;
+  for (int64_t k = 0; k < kb;) {
+    int64_t kk = k0 + k, w = kk / cv->Cg, f = kk % cv->Cg;
+    int64_t run = cv->Cg - f < kb - k ? cv->Cg - f : kb - k;
+    const int32_t *kw = cv->kwin + w * ns;
+    for (int64_t i = 0; i < MR; i++) {
+      const float *src = NULL;
+      if (i < mv) {
+        const int32_t *mp = cv->mpos + (r0 + i) * ns;
+        int64_t off = 0;
+        int ok = 1;
+        for (int32_t s = 0; s < ns; s++) {
+          int64_t t = cv->tab[mp[s] + kw[s]];
+          ok &= t >= 0;
+          off += t;
+        }
+        if (ok) src = a + g->am[r0 + i] + off + f;
+      }
+#if SIM_GEMM_X86
+      if (whole) {
+        sim_gstrip_put16(dst, MR, i, k, run, src);
+        continue;
+      }
+#endif
+      sim_gstrip_put(dst, MR, kb, i, k, run, src);
+    }
+    k += run;
+  }
+}
+
+static void sim_gpack_a_panel(const sim_gblk *x, int64_t p) {
+  const sim_gemm *g = x->g;
+  int64_t MR = g->k->mr, r0 = x->ic + p * MR;
+  int64_t mv = x->mb - p * MR < MR ? x->mb - p * MR : MR;
+  char *dst = x->apack + (size_t)(p * MR * x->kb) * g->es;
+  if (g->es == 4) {
+    if (g->astrip) {
+      sim_gpack_conv_strip(g, (const float *)(const void *)x->a, r0, mv,
+                           x->pc, x->kb, (float *)(void *)dst);
+      return;
+    }
+    if (g->conv)
+      sim_gpack_conv_f32(g, (const float *)(const void *)x->a, r0, mv, x->pc,
+                         x->kb, (float *)(void *)dst);
+    else
+      sim_gpack_a_f32(g, (const float *)(const void *)x->a, r0, mv, x->pc,
+                      x->kb, (float *)(void *)dst);
+  } else if (g->conv) {
+    sim_gpack_conv_f64(g, (const double *)(const void *)x->a, r0, mv, x->pc,
+                       x->kb, (double *)(void *)dst);
+  } else {
+    sim_gpack_a_f64(g, (const double *)(const void *)x->a, r0, mv, x->pc,
+                    x->kb, (double *)(void *)dst);
+  }
+}
+
+static void sim_gpack_b_panel(const sim_gblk *x, int64_t c0, int64_t nv,
+                              char *dst) {
+  const sim_gemm *g = x->g;
+  if (g->es == 4)
+    sim_gpack_b_f32(g, (const float *)(const void *)x->b, c0, nv, x->pc,
+                    x->kb, (float *)(void *)dst);
+  else
+    sim_gpack_b_f64(g, (const double *)(const void *)x->b, c0, nv, x->pc,
+                    x->kb, (double *)(void *)dst);
+}
+
+static void sim_gstore_tile(const sim_gblk *x, const void *tile, int64_t r0,
+                            int64_t mv, int64_t c0, int64_t nv) {
+  const sim_gemm *g = x->g;
+  if (g->es == 4)
+    sim_gstore_f32(g, (float *)(void *)x->c, (const float *)tile, r0, mv, c0,
+                   nv, x->first);
+  else
+    sim_gstore_f64(g, (double *)(void *)x->c, (const double *)tile, r0, mv,
+                   c0, nv, x->first);
+}
+
+/* Worker lane: A micro-panels [pa, pe) times columns [n0, n1), in column
+ * blocks of nc packed into the lane's own B block. */
+static void sim_gemm_rect(const sim_gblk *x, int lane, int64_t pa, int64_t pe,
+                          int64_t n0, int64_t n1) {
+  const sim_gemm *g = x->g;
+  const int64_t MR = g->k->mr, NR = g->k->nr;
+  size_t es = g->es;
+  char *bp = x->bpack + g->bpack_lane * (size_t)lane * es;
+  sim_gk_fn fn = g->astrip ? g->k->fs : g->k->fn;
+  _Alignas(64) char tile[12 * 32 * sizeof(float)];
+  for (int64_t jc = n0; jc < n1; jc += g->nc) {
+    int64_t nb = n1 - jc < g->nc ? n1 - jc : g->nc;
+    for (int64_t j = 0; j < nb; j += NR)
+      sim_gpack_b_panel(x, jc + j, nb - j < NR ? nb - j : NR,
+                        bp + (size_t)(j * x->kb) * es);
+    for (int64_t p = pa; p < pe; p++) {
+      const char *ap = x->apack + (size_t)(p * MR * x->kb) * es;
+      int64_t r0 = x->ic + p * MR;
+      int64_t mv = x->mb - p * MR < MR ? x->mb - p * MR : MR;
+      for (int64_t j = 0; j < nb; j += NR) {
+        const char *bj = bp + (size_t)(j * x->kb) * es;
+        int64_t nv = nb - j < NR ? nb - j : NR;
+        if (mv == MR && nv == NR && g->cm_s && g->cn_s == 1) {
+          char *c = x->c + (size_t)(g->cm[r0] + jc + j) * es;
+          fn(x->kb, ap, bj, c, g->cm_s, x->first);
+          continue;
+        }
+        fn(x->kb, ap, bj, tile, NR, 1);
+        sim_gstore_tile(x, tile, r0, mv, jc + j, nv);
+      }
+    }
+  }
+}
+
+/* A lane's share of C that is one column block (few columns, as in most
+ * convolutions): the B block is packed once per K block, and each A
+ * micro-panel is packed right before its kernels, so it is read back from
+ * L1 rather than through a large A block that would only meet a few B
+ * micro-panels. */
+static void sim_gemm_narrow(sim_gblk *x, int lane, int64_t m0, int64_t m1,
+                            int64_t n0, int64_t n1) {
+  const sim_gemm *g = x->g;
+  const int64_t MR = g->k->mr, NR = g->k->nr;
+  size_t es = g->es;
+  char *bp = x->bpack + g->bpack_lane * (size_t)lane * es;
+  sim_gk_fn fn = g->astrip ? g->k->fs : g->k->fn;
+  _Alignas(64) char tile[12 * 32 * sizeof(float)];
+  int64_t nb = n1 - n0;
+  for (x->pc = 0; x->pc < g->K; x->pc += g->kc) {
+    x->kb = g->K - x->pc < g->kc ? g->K - x->pc : g->kc;
+    x->first = x->pc == 0;
+    for (int64_t j = 0; j < nb; j += NR)
+      sim_gpack_b_panel(x, n0 + j, nb - j < NR ? nb - j : NR,
+                        bp + (size_t)(j * x->kb) * es);
+    for (int64_t r0 = m0; r0 < m1; r0 += MR) {
+      int64_t mv = m1 - r0 < MR ? m1 - r0 : MR;
+      x->ic = r0, x->mb = mv;
+      sim_gpack_a_panel(x, 0); /* at apack: one panel, reused from L1 */
+      const char *ap = x->apack;
+      for (int64_t j = 0; j < nb; j += NR) {
+        const char *bj = bp + (size_t)(j * x->kb) * es;
+        int64_t nv = nb - j < NR ? nb - j : NR;
+        if (mv == MR && nv == NR && g->cm_s && g->cn_s == 1) {
+          fn(x->kb, ap, bj, x->c + (size_t)(g->cm[r0] + n0 + j) * es,
+             g->cm_s, x->first);
+          continue;
+        }
+        fn(x->kb, ap, bj, tile, NR, 1);
+        sim_gstore_tile(x, tile, r0, mv, n0 + j, nv);
+      }
+    }
+  }
+}
+
+/* One lane's whole loop nest over its share of C: a row range or a column
+ * range.  Each lane packs into its own A and B blocks, so a product is one
+ * fork-join on the pool (a loaded machine delays every join), at the price
+ * of packing the operand that is not split once per lane: the split is
+ * along the longer side so that operand is the smaller one. */
+static void sim_gemm_lane(const sim_gblk *base, int64_t l) {
+  sim_gblk x = *base;
+  const sim_gemm *g = x.g;
+  int64_t MR = g->k->mr, NR = g->k->nr, L = x.lanes;
+  int64_t pn = (g->N + NR - 1) / NR, pmt = (g->M + MR - 1) / MR;
+  int64_t m0 = 0, m1 = g->M, n0 = 0, n1 = g->N;
+  if (pn >= L && (g->N >= g->M || pmt < L)) {
+    n0 = l * pn / L * NR, n1 = (l + 1) * pn / L * NR;
+    n1 = n1 < g->N ? n1 : g->N;
+  } else {
+    m0 = l * pmt / L * MR, m1 = (l + 1) * pmt / L * MR;
+    m1 = m1 < g->M ? m1 : g->M;
+  }
+  if (m0 >= m1 || n0 >= n1) return;
+  x.apack += g->apack_lane * g->es * (size_t)l;
+  if (n1 - n0 <= g->nc) {
+    sim_gemm_narrow(&x, (int)l, m0, m1, n0, n1);
+    return;
+  }
+  for (x.ic = m0; x.ic < m1; x.ic += g->mc) {
+    x.mb = m1 - x.ic < g->mc ? m1 - x.ic : g->mc;
+    int64_t pm = (x.mb + MR - 1) / MR;
+    for (x.pc = 0; x.pc < g->K; x.pc += g->kc) {
+      x.kb = g->K - x.pc < g->kc ? g->K - x.pc : g->kc;
+      x.first = x.pc == 0;
+      for (int64_t p = 0; p < pm; p++) sim_gpack_a_panel(&x, p);
+      sim_gemm_rect(&x, (int)l, 0, pm, n0, n1);
+    }
+  }
+}
+
+static void sim_gemm_lanes(void *ctx, int64_t begin, int64_t end) {
+  for (int64_t l = begin; l < end; l++)
+    sim_gemm_lane((const sim_gblk *)ctx, l);
+}
+
+static void sim_gemm_zero(const sim_gemm *g, char *c) {
+  for (int64_t m = 0; m < g->M; m++)
+    for (int64_t n = 0; n < g->N; n++)
+      memset(c + (size_t)(g->cm[m] + g->cn[n]) * g->es, 0, g->es);
+}
+
+#ifdef XRT_WITH_CBLAS
+/* One batch through CBLAS (the plan checked the layout). */
+static void sim_gemm_blas(const sim_gemm *g, const char *a, const char *b,
+                          char *c) {
+  CBLAS_TRANSPOSE ta = g->ak_s == 1 ? CblasNoTrans : CblasTrans;
+  CBLAS_TRANSPOSE tb = g->bn_s == 1 ? CblasNoTrans : CblasTrans;
+  int lda = (int)(g->ak_s == 1 ? g->am_s : g->ak_s);
+  int ldb = (int)(g->bn_s == 1 ? g->bk_s : g->bn_s);
+  int M = (int)g->M, N = (int)g->N, K = (int)g->K, ldc = (int)g->cm_s;
+  if (g->es == 4)
+    cblas_sgemm(CblasRowMajor, ta, tb, M, N, K, 1.0f,
+                (const float *)(const void *)a, lda,
+                (const float *)(const void *)b, ldb, 0.0f,
+                (float *)(void *)c, ldc);
+  else
+    cblas_dgemm(CblasRowMajor, ta, tb, M, N, K, 1.0,
+                (const double *)(const void *)a, lda,
+                (const double *)(const void *)b, ldb, 0.0,
+                (double *)(void *)c, ldc);
+}
+#endif
+
+static void sim_gemm_exec(const sim_gemm *g, const char *A, const char *B,
+                          char *C, void **vals, sim_cx *cx) {
+  size_t es = g->es;
+  sim_gblk x = {g, NULL, NULL, NULL, NULL, NULL, 0, 0, 0, 0, 0, 1};
+  /* One lane per thread of the device's pool (the plan has buffers for
+   * g->lanes); serial: one lane, so an A micro-panel meets every column. */
+  int threads = cx && cx->tp ? cx->tp->threads : 1;
+  x.lanes = threads < 1 ? 1 : threads < g->lanes ? threads : g->lanes;
+  x.apack = (char *)vals[g->apack];
+  x.bpack = (char *)vals[g->bpack];
+  for (int64_t bt = 0; bt < g->BT; bt++) {
+    x.a = A + (size_t)g->ab[bt] * es;
+    x.b = B + (size_t)g->bb[bt] * es;
+    x.c = C + (size_t)g->cb[bt] * es;
+#ifdef XRT_WITH_CBLAS
+    if (g->blas) {
+      sim_gemm_blas(g, x.a, x.b, x.c);
+      continue;
+    }
+#endif
+    if (g->K == 0)
+      sim_gemm_zero(g, x.c);
+    else
+      sim_parallel_for(cx, x.lanes, 1, sim_gemm_lanes, &x);
+  }
+}
+
+static xrt_status sim_run_gemm_dot(const sim_step *st, void **vals,
+                                   sim_cx *cx) {
+  const sim_gemm *g = (const sim_gemm *)st->data;
+  sim_gemm_exec(g, (const char *)vals[st->in[0]],
+                (const char *)vals[st->in[1]], (char *)vals[st->out[0]], vals,
+                cx);
+  return XRT_OK;
+}
+
+/* ---- planning ---- */
+
+/* s if t[i] == i * s for every i (s from t[1]), else 0. */
+static int64_t sim_gemm_affine(const int64_t *t, int64_t n) {
+  if (n <= 1) return 1;
+  int64_t s = t[1] - t[0];
+  if (t[0] != 0 || s <= 0) return 0;
+  for (int64_t i = 2; i < n; i++)
+    if (t[i] != i * s) return 0;
+  return s;
+}
+
+static int64_t *sim_gemm_iota(sim_fcc *fc, int64_t n, int64_t s) {
+  int64_t *t = (int64_t *)sim_palloc(fc, sizeof *t * (size_t)(n ? n : 1));
+  if (t)
+    for (int64_t i = 0; i < n; i++) t[i] = i * s;
+  return t;
+}
+
+static int64_t sim_gemm_roundup(int64_t x, int64_t m) {
+  return (x + m - 1) / m * m;
+}
+
+/* Threads of the pools of the client's devices (all alike): the most
+ * lanes a product can use. */
+static int64_t sim_gemm_threads(const sim_fcc *fc) {
+  const struct sim_tpool *tp = sim_tpool_of(fc->cc->exe->cl, 0);
+  int t = tp ? tp->threads : 1;
+  return t < 1 ? 1 : t > 64 ? 64 : t;
+}
+
+/* Block sizes, lanes and scratch, once the tables are set. */
+static xrt_status sim_gemm_finish(sim_fcc *fc, sim_gemm *g) {
+  const sim_gk *k = g->k;
+  assert(k->mr * k->nr * (int)g->es <= 1536); /* sim_gemm_rect's tile */
+  assert(k->mr <= 16 && k->nc % k->nr == 0 && k->mc % k->mr == 0);
+  g->am_s = sim_gemm_affine(g->am, g->M);
+  g->ak_s = g->conv ? 0 : sim_gemm_affine(g->ak, g->K);
+  g->bk_s = sim_gemm_affine(g->bk, g->K);
+  g->bn_s = sim_gemm_affine(g->bn, g->N);
+  g->cm_s = sim_gemm_affine(g->cm, g->M);
+  g->cn_s = sim_gemm_affine(g->cn, g->N);
+  g->mc = g->M < k->mc ? sim_gemm_roundup(g->M ? g->M : 1, k->mr) : k->mc;
+  g->kc = g->K < k->kc ? (g->K ? g->K : 1) : k->kc;
+  /* Near-equal K blocks: no thin last block. */
+  if (g->K > k->kc) {
+    int64_t nk = (g->K + k->kc - 1) / k->kc;
+    g->kc = (g->K + nk - 1) / nk;
+  }
+  if (g->M > k->mc) { /* near-equal M blocks too */
+    int64_t nm = (g->M + k->mc - 1) / k->mc;
+    g->mc = sim_gemm_roundup((g->M + nm - 1) / nm, k->mr);
+  }
+  g->nc = g->N < k->nc ? sim_gemm_roundup(g->N ? g->N : 1, k->nr) : k->nc;
+  /* One column block (sim_gemm_narrow): all of K in one block when its B
+   * block fits L2 with room and an A micro-panel half of L1, so C is
+   * written once. */
+  if (g->N <= g->nc && g->K <= 2 * k->kc &&
+      (size_t)(g->K * g->nc) * g->es <= 256 * 1024 &&
+      (size_t)(g->K * k->mr) * g->es <= 32 * 1024)
+    g->kc = g->K;
+  int64_t pn = (g->N + k->nr - 1) / k->nr, pm = (g->M + k->mr - 1) / k->mr;
+  int64_t L = sim_gemm_threads(fc);
+  if (pn < L && pm < L) L = pn > pm ? pn : pm;
+  g->lanes = (int)(L > 0 ? L : 1);
+  g->bpack_lane = (size_t)(g->kc * g->nc);
+  /* one column block: sim_gemm_narrow packs one A micro-panel at a time */
+  g->apack_lane = (size_t)((g->N <= g->nc ? k->mr : g->mc) * g->kc);
+  xrt_status rc =
+      sim_temp(fc, g->apack_lane * g->es * (size_t)g->lanes, &g->apack);
+  if (!rc)
+    rc = sim_temp(fc, g->bpack_lane * (size_t)g->lanes * g->es, &g->bpack);
+  return rc;
+}
+
+#ifdef XRT_WITH_CBLAS
+/* Large products whose operands are plain or transposed matrices go to
+ * BLAS (XRT_SIM_BLAS=0 turns it off). */
+static int sim_gemm_blas_ok(const sim_gemm *g) {
+  const char *e = getenv("XRT_SIM_BLAS");
+  int64_t lim = 0x7fffffff;
+  if ((e && !strcmp(e, "0")) || g->conv || g->M < 2 || g->N < 2 || g->K < 2 ||
+      (double)g->M * (double)g->N * (double)g->K < 128.0 * 128 * 128)
+    return 0;
+  if (!g->am_s || !g->ak_s || !g->bk_s || !g->bn_s || g->cn_s != 1 ||
+      g->cm_s != g->N)
+    return 0;
+  if ((g->am_s != 1 && g->ak_s != 1) || (g->bk_s != 1 && g->bn_s != 1))
+    return 0;
+  return g->M < lim && g->N < lim && g->K < lim && g->am_s < lim &&
+         g->ak_s < lim && g->bk_s < lim && g->bn_s < lim;
+}
+#endif
+
+/* Whether a product pays for packing (K = 0 counts as a small K). */
+static int sim_gemm_big(int64_t M, int64_t N, int64_t K) {
+  return M > 0 && N > 0 && (double)M * (double)N * (double)(K ? K : 64) >= 4096;
+}
+
+/* A kernel for element type t, or NULL (then the plain loops run). */
+static const sim_gk *sim_gemm_kernel(xrt_dtype t) {
+  int p = sim_gemm_path();
+  if (p < 0 || (t != XRT_F32 && t != XRT_F64)) return NULL;
+  const sim_gk *k = &sim_gks[t == XRT_F64][p];
+  return k->fn ? k : &sim_gks[t == XRT_F64][0];
+}
+
+/* Replaces a planned f32/f64 dot_general by the packed GEMM when it is big
+ * enough to pay for packing.  Returns 0 (leaving st alone) otherwise. */
+static int sim_gemm_lower_dot(sim_fcc *fc, const sim_dot *d, sim_step *st,
+                              xrt_status *rc) {
+  const sim_gk *k = sim_gemm_kernel(d->ct);
+  *rc = XRT_OK;
+  if (!k || d->lt != d->ct || d->rt != d->ct || d->ot != d->ct ||
+      !sim_gemm_big(d->M, d->N, d->K))
+    return 0;
+  sim_gemm *g = (sim_gemm *)sim_palloc(fc, sizeof *g);
+  if (!g) return (*rc = XRT_RESOURCE_EXHAUSTED), 1;
+  memset(g, 0, sizeof *g);
+  g->k = k;
+  g->es = sim_esize(d->ct);
+  g->BT = d->B, g->M = d->M, g->N = d->N, g->K = d->K;
+  g->ab = d->lb, g->bb = d->rb, g->am = d->lm, g->ak = d->lk;
+  g->bk = d->rk, g->bn = d->rn;
+  g->cb = sim_gemm_iota(fc, d->B, d->M * d->N);
+  g->cm = sim_gemm_iota(fc, d->M, d->N);
+  g->cn = sim_gemm_iota(fc, d->N, 1);
+  if (!g->cb || !g->cm || !g->cn) return (*rc = XRT_RESOURCE_EXHAUSTED), 1;
+  if ((*rc = sim_gemm_finish(fc, g))) return 1;
+#ifdef XRT_WITH_CBLAS
+  g->blas = sim_gemm_blas_ok(g);
+#endif
+  st->data = g;
+  st->run = sim_run_gemm_dot;
+  return 1;
+}
+
+/* ---- convolution as GEMM ---- */
+
+static xrt_status sim_run_gemm_conv(const sim_step *st, void **vals,
+                                    sim_cx *cx) {
+  const sim_gemm *g = (const sim_gemm *)st->data;
+  sim_gemm_exec(g, (const char *)vals[st->in[0]],
+                (const char *)vals[st->in[1]], (char *)vals[st->out[0]], vals,
+                cx);
+  return XRT_OK;
+}
+
+/* Rows: (result batch, output position), position row-major. */
+static int sim_gemm_conv_rows(sim_fcc *fc, const sim_conv *c, sim_gemm *g,
+                              sim_gconv *cv) {
+  int32_t ns = c->ns;
+  int64_t P = 1;
+  for (int32_t d = 0; d < ns; d++) P *= c->out[d];
+  int64_t *am = (int64_t *)sim_palloc(fc, sizeof *am * (size_t)(g->M + 1));
+  int64_t *cm = (int64_t *)sim_palloc(fc, sizeof *cm * (size_t)(g->M + 1));
+  int32_t *mp = (int32_t *)sim_palloc(
+      fc, sizeof *mp * (size_t)(g->M * (ns ? ns : 1) + 1));
+  if (!am || !cm || !mp) return 0;
+  for (int64_t b = 0, m = 0; b < c->NB; b++) {
+    int64_t p[XRT_MAX_RANK] = {0};
+    for (int64_t q = 0; q < P; q++, m++) {
+      am[m] = b * c->lb;
+      cm[m] = b * c->ob;
+      for (int32_t d = 0; d < ns; d++) {
+        cm[m] += p[d] * c->osp[d];
+        mp[m * ns + d] = (int32_t)(c->toff[d] + p[d] * c->K[d]);
+      }
+      sim_la_next(p, c->out, ns);
+    }
+  }
+  g->am = am, g->cm = cm, cv->mpos = mp;
+  return 1;
+}
+
+/* Columns of A / rows of B: (window position, feature), feature fastest. */
+static int sim_gemm_conv_cols(sim_fcc *fc, const sim_conv *c, sim_gemm *g,
+                              sim_gconv *cv) {
+  int32_t ns = c->ns;
+  int64_t Wn = 1;
+  for (int32_t d = 0; d < ns; d++) Wn *= c->K[d];
+  int64_t *bk = (int64_t *)sim_palloc(fc, sizeof *bk * (size_t)(g->K + 1));
+  int32_t *kw = (int32_t *)sim_palloc(
+      fc, sizeof *kw * (size_t)(Wn * (ns ? ns : 1) + 1));
+  if (!bk || !kw) return 0;
+  int64_t w[XRT_MAX_RANK] = {0};
+  for (int64_t i = 0; i < Wn; i++) {
+    int64_t r = 0;
+    for (int32_t d = 0; d < ns; d++) {
+      r += w[d] * c->rsp[d];
+      kw[i * ns + d] = (int32_t)w[d];
+    }
+    for (int64_t f = 0; f < c->Cg; f++) bk[i * c->Cg + f] = r + f * c->rif;
+    sim_la_next(w, c->K, ns);
+  }
+  g->bk = bk, cv->kwin = kw;
+  return 1;
+}
+
+/* Groups are batches: feature groups split lhs features and result
+ * features, batch groups split lhs batches and result features. */
+static int sim_gemm_conv_groups(sim_fcc *fc, const sim_conv *c, sim_gemm *g,
+                                int64_t G, int fgroups) {
+  int64_t *ab = (int64_t *)sim_palloc(fc, sizeof *ab * (size_t)G);
+  int64_t *bb = (int64_t *)sim_palloc(fc, sizeof *bb * (size_t)G);
+  int64_t *cb = (int64_t *)sim_palloc(fc, sizeof *cb * (size_t)G);
+  if (!ab || !bb || !cb) return 0;
+  for (int64_t i = 0; i < G; i++) {
+    ab[i] = fgroups ? i * c->Cg * c->lf : i * c->NB * c->lb;
+    bb[i] = i * g->N * c->rof;
+    cb[i] = i * g->N * c->of;
+  }
+  g->ab = ab, g->bb = bb, g->cb = cb;
+  g->bn = sim_gemm_iota(fc, g->N, c->rof);
+  g->cn = sim_gemm_iota(fc, g->N, c->of);
+  return g->bn && g->cn;
+}
+
+/* Replaces a planned static-padding f32/f64 convolution by the packed GEMM
+ * when it is big enough.  Returns 0 (leaving st alone) otherwise. */
+static int sim_gemm_lower_conv(sim_fcc *fc, const sim_conv *c, sim_step *st,
+                               xrt_status *rc) {
+  const sim_la_cvt *t = &c->cv;
+  const sim_gk *k = sim_gemm_kernel(t->ct);
+  *rc = XRT_OK;
+  if (!k || !c->tab || t->lt != t->ct || t->rt != t->ct || t->ot != t->ct ||
+      c->tab_n >= INT32_MAX)
+    return 0;
+  int64_t fg = c->o_per_fgroup ? c->O / c->o_per_fgroup : 1;
+  int64_t bg = c->o_per_bgroup ? c->O / c->o_per_bgroup : 1;
+  if (fg > 1 && bg > 1) return 0;
+  int64_t G = fg > 1 ? fg : bg, P = 1, Wn = 1;
+  for (int32_t d = 0; d < c->ns; d++) P *= c->out[d], Wn *= c->K[d];
+  sim_gemm g0;
+  memset(&g0, 0, sizeof g0);
+  g0.M = c->NB * P, g0.N = G ? c->O / G : 0, g0.K = Wn * c->Cg, g0.BT = G;
+  if (!sim_gemm_big(g0.M, g0.N, g0.K)) return 0;
+  sim_gemm *g = (sim_gemm *)sim_palloc(fc, sizeof *g);
+  sim_gconv *cv = (sim_gconv *)sim_palloc(fc, sizeof *cv);
+  if (!g || !cv) return (*rc = XRT_RESOURCE_EXHAUSTED), 1;
+  *g = g0;
+  memset(cv, 0, sizeof *cv);
+  g->k = k;
+  g->es = sim_esize(t->ct);
+  g->conv = cv;
+  cv->ns = c->ns, cv->tab = c->tab, cv->Cg = c->Cg, cv->lf = c->lf;
+  if (!sim_gemm_conv_rows(fc, c, g, cv) || !sim_gemm_conv_cols(fc, c, g, cv) ||
+      !sim_gemm_conv_groups(fc, c, g, G, fg > 1))
+    return (*rc = XRT_RESOURCE_EXHAUSTED), 1;
+  g->ak = g->bk; /* unused by the convolution packer */
+  /* Features in runs: copy them into strips rather than transpose. */
+  g->astrip = g->es == 4 && c->lf == 1 && k->fs != NULL;
+  if ((*rc = sim_gemm_finish(fc, g))) return 1;
+  st->data = g;
+  st->run = sim_run_gemm_conv;
+  return 1;
+}
+/* ======================================================================
+ * Fusion: elementwise trees and reductions as one tiled loop
+ *
+ * sim_lower_block groups each block's ops before lowering them.  Walking
+ * the block backwards, an op that can end a fused loop (elementwise,
+ * select, clamp, reshape, a reduce with a one-op body) becomes a root and
+ * absorbs the producers of its operands when every use of the produced
+ * value is by a member of the group (so the value never needs to exist in
+ * full): elementwise ops, select, clamp, reshape, and broadcast_in_dim /
+ * broadcast / transpose, which read their own (materialized) operand by
+ * index arithmetic.  Values used anywhere else, entry results included,
+ * stay materialized.
+ *
+ * A group lowers into ONE step over the root's index space (the reduce
+ * input's for a reduce), walked in tiles of a few thousand elements: every
+ * node computes its tile into a tile-sized buffer of the step's scratch
+ * (L1/L2 resident), with the same typed kernels (sim_ew_fn) an unfused op
+ * uses, so results are bit-identical to the unfused program for every
+ * element type.  Inputs of the root's shape are read in place; broadcast
+ * and transposed inputs and scalars fill their tile.  The absorbed values
+ * are never defined, so liveness gives them no slot.
+ *
+ * Reductions: every single-input reduce whose body is one add/mul/max/
+ * min/and/or (fused producers or not) walks its input in row-major tiles
+ * and combines runs into the output: a kept innermost dimension
+ * accumulates rows into a vector of outputs (reduce over axis 0 of a
+ * matrix: blocked over SIM_FZ_COLBLK columns so the accumulators stay in
+ * cache, four rows at a time for f32/f64 sums of a plain input); a
+ * reduced innermost dimension folds runs.  Like XLA's vectorized and
+ * parallel reductions these may reassociate: f32/f64 add folds of 256 or
+ * more elements use 32 partial sums, the four-row sums add
+ * (r0 + r1) + (r2 + r3), and a big reduction to one element combines the
+ * partial results of its pieces.  Everything else keeps the sequential
+ * order of the unfused reduce.
+ *
+ * Big loops are split across the device's threads with sim_parallel_for:
+ * the work is cut into at most SIM_FZ_PARTS pieces, piece p using scratch
+ * p, so no piece shares tile buffers.  Loops under SIM_FZ_PAR_MIN elements
+ * have one piece and a tile no bigger than the loop.
+ *
+ * The f32/f64 kernels the fused loops call for add, sub, mul, div, max,
+ * min, neg, abs and the reductions are compiled three times (portable,
+ * AVX2, AVX-512F, picked once at run time with __builtin_cpu_supports), as
+ * plain loops without -march flags, so one binary runs everywhere and
+ * under valgrind.  Each element is still one IEEE operation (no
+ * contraction: gcc's ISO C mode and one operation per expression), so
+ * they match the plain kernels bit for bit.  Unfused elementwise steps use
+ * them too (sim_lower_ew).
+ *
+ * XRT_SIM_NO_FUSION in the environment turns grouping off (every op lowers
+ * alone), to compare and debug.
+ * ==================================================================== */
+
+#define SIM_FZ_MAXN 64      /* nodes of one fused step */
+#define SIM_FZ_MAXOPS 24    /* ops absorbed into one fused step */
+#define SIM_FZ_PARTS 8      /* pieces one fused step is cut into, at most */
+#define SIM_FZ_TILE 2048    /* elements per tile, at most */
+#define SIM_FZ_BUDGET 65536 /* tile bytes of one piece, roughly */
+#define SIM_FZ_PAR_MIN 65536 /* fewer elements: one piece */
+
+/* ---- kernels compiled per instruction set ---- */
+
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#define SIM_FZ_X86 1
+#define SIM_FZ_T_avx2 __attribute__((target("avx2,fma")))
+#define SIM_FZ_T_avx512 __attribute__((target("avx512f")))
+#endif
+#define SIM_FZ_T_port
+
+#define SIM_FZ_EWB(ISA, OP, nm, T)                                            \
+  static SIM_FZ_T_##ISA void sim_fz_##OP##_##nm##_##ISA(                      \
+      void *const *in, void *out, size_t n, const void *ctx) {                \
+    const T *a = (const T *)in[0], *b = (const T *)in[1];                     \
+    T *o = (T *)out;                                                          \
+    (void)ctx;                                                                \
+    SIM_MAP2(T, a, b, o, n, (T)SIM_F_##OP(X, Y));                             \
+  }
+#define SIM_FZ_EWU(ISA, OP, nm, T)                                            \
+  static SIM_FZ_T_##ISA void sim_fz_##OP##_##nm##_##ISA(                      \
+      void *const *in, void *out, size_t n, const void *ctx) {                \
+    const T *a = (const T *)in[0];                                            \
+    T *o = (T *)out;                                                          \
+    (void)ctx;                                                                \
+    SIM_MAP1(T, a, o, n, (T)SIM_F_##OP(X));                                   \
+  }
+
+/* Reducers: vec = 1 combines acc[i] with in[i] (no overlap); vec = 0
+ * folds in into *acc, with partial sums for long add folds. */
+/* acc[i] = acc[i] OP in[i]: restrict parameters and fixed-size blocks,
+ * which gcc -O2 vectorizes. */
+#define SIM_FZ_VEC(ISA, OPN, nm, T, COMB)                                     \
+  static SIM_FZ_T_##ISA void sim_fz_vec_##OPN##_##nm##_##ISA(                 \
+      T *restrict acc, const T *restrict in, int64_t n) {                     \
+    int64_t i = 0;                                                            \
+    for (; i + 32 <= n; i += 32)                                              \
+      for (int k = 0; k < 32; k++) {                                          \
+        T a = acc[i + k], b = in[i + k];                                      \
+        acc[i + k] = (T)(COMB);                                               \
+      }                                                                       \
+    for (; i < n; i++) {                                                      \
+      T a = acc[i], b = in[i];                                                \
+      acc[i] = (T)(COMB);                                                     \
+    }                                                                         \
+  }
+
+/* Four rows added into the sums at once (reassociated: a column's sum
+ * adds (r0 + r1) + (r2 + r3)), a quarter of the accumulator traffic. */
+#define SIM_FZ_ADD4(ISA, nm, T)                                               \
+  static SIM_FZ_T_##ISA void sim_fz_add4t_##nm##_##ISA(                       \
+      T *restrict acc, const T *restrict r0, const T *restrict r1,            \
+      const T *restrict r2, const T *restrict r3, int64_t n) {                \
+    int64_t i = 0;                                                            \
+    for (; i + 32 <= n; i += 32)                                              \
+      for (int k = 0; k < 32; k++)                                            \
+        acc[i + k] += (r0[i + k] + r1[i + k]) + (r2[i + k] + r3[i + k]);      \
+    for (; i < n; i++) acc[i] += (r0[i] + r1[i]) + (r2[i] + r3[i]);           \
+  }                                                                           \
+  static void sim_fz_add4_##nm##_##ISA(void *acc, const void *rows,           \
+                                       size_t stride, int64_t n) {            \
+    const char *p = (const char *)rows;                                       \
+    sim_fz_add4t_##nm##_##ISA((T *)acc, (const T *)p,                         \
+                              (const T *)(p + stride),                        \
+                              (const T *)(p + 2 * stride),                    \
+                              (const T *)(p + 3 * stride), n);                \
+  }
+
+#define SIM_FZ_RED(ISA, OPN, nm, T, COMB, PARTIAL)                            \
+  SIM_FZ_VEC(ISA, OPN, nm, T, COMB)                                           \
+  static SIM_FZ_T_##ISA void sim_fz_red_##OPN##_##nm##_##ISA(                 \
+      void *accp, const void *inp, int64_t n, int vec) {                      \
+    T *restrict acc = (T *)accp;                                              \
+    const T *restrict in = (const T *)inp;                                    \
+    int64_t i = 0;                                                            \
+    if (vec) {                                                                \
+      sim_fz_vec_##OPN##_##nm##_##ISA(acc, in, n);                            \
+      return;                                                                 \
+    }                                                                         \
+    T a = *acc;                                                               \
+    if (PARTIAL && n >= 256) {                                                \
+      T s[32] = {0};                                                          \
+      for (; i + 32 <= n; i += 32)                                            \
+        for (int k = 0; k < 32; k++) s[k] += in[i + k];                       \
+      for (int w = 16; w > 0; w /= 2)                                         \
+        for (int k = 0; k < w; k++) s[k] += s[k + w];                         \
+      a += s[0];                                                              \
+    }                                                                         \
+    for (; i < n; i++) {                                                      \
+      T b = in[i];                                                            \
+      a = (T)(COMB);                                                          \
+    }                                                                         \
+    *acc = a;                                                                 \
+  }
+
+#define SIM_FZ_FLT_KERNELS(ISA, nm, T)                                        \
+  SIM_FZ_EWB(ISA, ADD, nm, T)                                                 \
+  SIM_FZ_EWB(ISA, SUB, nm, T)                                                 \
+  SIM_FZ_EWB(ISA, MUL, nm, T)                                                 \
+  SIM_FZ_EWB(ISA, DIV, nm, T)                                                 \
+  SIM_FZ_EWB(ISA, MAX, nm, T)                                                 \
+  SIM_FZ_EWB(ISA, MIN, nm, T)                                                 \
+  SIM_FZ_EWU(ISA, NEG, nm, T)                                                 \
+  SIM_FZ_EWU(ISA, ABS, nm, T)                                               \
+  SIM_FZ_RED(ISA, add, nm, T, a + b, 1)                                       \
+  SIM_FZ_ADD4(ISA, nm, T)                                                     \
+  SIM_FZ_RED(ISA, mul, nm, T, a * b, 0)                                       \
+  SIM_FZ_RED(ISA, max, nm, T, SIM_FMAX(a, b, a, b), 0)                        \
+  SIM_FZ_RED(ISA, min, nm, T, SIM_FMIN(a, b, a, b), 0)
+#define SIM_FZ_ISA_KERNELS(ISA)                                               \
+  SIM_FZ_FLT_KERNELS(ISA, f32, float)                                         \
+  SIM_FZ_FLT_KERNELS(ISA, f64, double)
+
+SIM_FZ_ISA_KERNELS(port)
+#ifdef SIM_FZ_X86
+SIM_FZ_ISA_KERNELS(avx2)
+SIM_FZ_ISA_KERNELS(avx512)
+#endif
+
+/* 0 portable, 1 AVX2, 2 AVX-512F: the best the running CPU has. */
+static int sim_fz_isa_level;
+static pthread_once_t sim_fz_isa_once = PTHREAD_ONCE_INIT;
+static void sim_fz_isa_detect(void) {
+#ifdef SIM_FZ_X86
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) sim_fz_isa_level = 2;
+  else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    sim_fz_isa_level = 1;
+#endif
+}
+static int sim_fz_isa(void) {
+  pthread_once(&sim_fz_isa_once, sim_fz_isa_detect);
+  return sim_fz_isa_level;
+}
+
+/* XRT_SIM_NO_FUSION set: every op lowers alone (to compare and debug). */
+static int sim_fz_off;
+static pthread_once_t sim_fz_off_once = PTHREAD_ONCE_INIT;
+static void sim_fz_off_read(void) {
+  sim_fz_off = getenv("XRT_SIM_NO_FUSION") != NULL;
+}
+static int sim_fz_disabled(void) {
+  pthread_once(&sim_fz_off_once, sim_fz_off_read);
+  return sim_fz_off;
+}
+
+#ifdef SIM_FZ_X86
+#define SIM_FZ_PICK3(name)                                                    \
+  (lv == 2 ? name##_avx512 : lv == 1 ? name##_avx2 : name##_port)
+#else
+#define SIM_FZ_PICK3(name) name##_port
+#endif
+
+/* The per-ISA version of a plain elementwise kernel, or fn itself. */
+static sim_ew_fn sim_fz_isa_kernel(sim_ew_fn fn) {
+  int lv = sim_fz_isa();
+  (void)lv;
+#define SIM_FZ_MAPK(OP, nm)                                                   \
+  if (fn == sim_##OP##_##nm) return SIM_FZ_PICK3(sim_fz_##OP##_##nm);
+#define SIM_FZ_MAPK2(nm)                                                      \
+  SIM_FZ_MAPK(ADD, nm) SIM_FZ_MAPK(SUB, nm) SIM_FZ_MAPK(MUL, nm)              \
+  SIM_FZ_MAPK(DIV, nm) SIM_FZ_MAPK(MAX, nm) SIM_FZ_MAPK(MIN, nm)              \
+  SIM_FZ_MAPK(NEG, nm)                                                        \
+  SIM_FZ_MAPK(ABS, nm)
+  SIM_FZ_MAPK2(f32)
+  SIM_FZ_MAPK2(f64)
+#undef SIM_FZ_MAPK2
+#undef SIM_FZ_MAPK
+  return fn;
+}
+
+/* The reducer for a one-op body on f32/f64 (ours), else the plain one. */
+static sim_red_fn sim_fz_red_kernel(xrt_opcode code, xrt_dtype t) {
+  int lv = sim_fz_isa();
+  (void)lv;
+#define SIM_FZ_REDK(OPC, opn, nm)                                             \
+  if (code == XRT_OP_##OPC) return SIM_FZ_PICK3(sim_fz_red_##opn##_##nm);
+#define SIM_FZ_REDK4(nm)                                                      \
+  SIM_FZ_REDK(ADD, add, nm) SIM_FZ_REDK(MULTIPLY, mul, nm)                    \
+  SIM_FZ_REDK(MAXIMUM, max, nm) SIM_FZ_REDK(MINIMUM, min, nm)
+  if (t == XRT_F32) { SIM_FZ_REDK4(f32) }
+  if (t == XRT_F64) { SIM_FZ_REDK4(f64) }
+#undef SIM_FZ_REDK4
+#undef SIM_FZ_REDK
+  return sim_red_pick(code, t);
+}
+
+/* Adds rows r, r + stride, r + 2 stride, r + 3 stride (bytes) into acc. */
+typedef void (*sim_fz_add4_fn)(void *acc, const void *rows, size_t stride,
+                               int64_t n);
+
+static sim_fz_add4_fn sim_fz_add4_kernel(xrt_opcode code, xrt_dtype t) {
+  int lv = sim_fz_isa();
+  (void)lv;
+  if (code != XRT_OP_ADD) return NULL;
+  if (t == XRT_F32) return SIM_FZ_PICK3(sim_fz_add4_f32);
+  if (t == XRT_F64) return SIM_FZ_PICK3(sim_fz_add4_f64);
+  return NULL;
+}
+
+/* ---- select by element size ---- */
+
+typedef void (*sim_fz_sel_fn)(const uint8_t *p, const void *a, const void *b,
+                              void *out, int64_t n);
+#define SIM_FZ_SEL_DEF(NAME, T)                                               \
+  static void NAME(const uint8_t *p, const void *a, const void *b, void *out, \
+                   int64_t n) {                                               \
+    const T *x = (const T *)a, *y = (const T *)b;                             \
+    T *o = (T *)out;                                                          \
+    for (int64_t i = 0; i < n; i++) o[i] = p[i] ? x[i] : y[i];                \
+  }
+SIM_FZ_SEL_DEF(sim_fz_sel_1, uint8_t)
+SIM_FZ_SEL_DEF(sim_fz_sel_2, uint16_t)
+SIM_FZ_SEL_DEF(sim_fz_sel_4, uint32_t)
+SIM_FZ_SEL_DEF(sim_fz_sel_8, uint64_t)
+SIM_FZ_SEL_DEF(sim_fz_sel_16, sim_b16)
+
+static sim_fz_sel_fn sim_fz_sel_for(size_t es) {
+  switch (es) {
+  case 1: return sim_fz_sel_1;
+  case 2: return sim_fz_sel_2;
+  case 4: return sim_fz_sel_4;
+  case 8: return sim_fz_sel_8;
+  case 16: return sim_fz_sel_16;
+  default: return NULL;
+  }
+}
+
+/* ---- fused plans ---- */
+
+enum {
+  SIM_FZ_FULL,   /* a value of the space's shape, read in place */
+  SIM_FZ_GATHER, /* a value read by index arithmetic into the tile */
+  SIM_FZ_SPLAT,  /* one element repeated: the tile is filled once */
+  SIM_FZ_EW,     /* an elementwise kernel */
+  SIM_FZ_SEL,    /* select */
+  SIM_FZ_CLAMP,  /* clamp */
+  SIM_FZ_ID      /* reshape: the child's tile as it is */
+};
+
+typedef struct sim_fznode {
+  uint8_t kind;
+  int8_t nargs;
+  int16_t arg[3];
+  int32_t vid; /* the SSA value this node stands for */
+  int32_t val; /* leaves: the materialized value read */
+  size_t es, off;
+  sim_ew_fn ew;
+  const void *ctx;
+  sim_clamp_fn clamp;
+  sim_fz_sel_fn sel;
+  /* GATHER: element i of the space (multi-index idx over dims, coalesced)
+   * reads element base + sum idx_k * ss_k of val. */
+  int32_t rank;
+  int64_t dims[XRT_MAX_RANK], ss[XRT_MAX_RANK], base;
+} sim_fznode;
+
+typedef struct sim_fz {
+  int32_t nn;
+  sim_fznode *nodes; /* post-order; the last is the root */
+  int64_t numel, tile;
+  size_t part_bytes;
+  int32_t scratch; /* pseudo value: maxp * (part_bytes + 16) */
+  int32_t maxp;    /* pieces: SIM_FZ_PARTS for big loops, else 1 */
+  /* reduce roots */
+  int red;
+  sim_red_fn rfn;
+  sim_fz_add4_fn add4;  /* f32/f64 sums over rows of a plain input */
+  size_t res;           /* result element size */
+  sim_fill_fn fill;
+  int32_t rank;         /* coalesced reduce dimensions */
+  int64_t dims[XRT_MAX_RANK], ostr[XRT_MAX_RANK];
+  int64_t out_numel;
+} sim_fz;
+
+/* Element i0 of the space onwards, L elements, into d (GATHER/SPLAT). */
+static void sim_fz_gather(const sim_fznode *nd, const char *src, char *d,
+                          int64_t i0, int64_t L) {
+  int64_t idx[XRT_MAX_RANK], rem = i0, off = nd->base;
+  int last = nd->rank - 1;
+  for (int k = last; k >= 0; k--) {
+    idx[k] = rem % nd->dims[k];
+    rem /= nd->dims[k];
+    off += idx[k] * nd->ss[k];
+  }
+  size_t es = nd->es;
+  int64_t s = nd->ss[last];
+  while (L > 0) {
+    int64_t run = nd->dims[last] - idx[last];
+    if (run > L) run = L;
+    if (s == 1) {
+      memcpy(d, src + (size_t)off * es, (size_t)run * es);
+    } else if (s == 0) {
+      sim_fill_for(es)(d, src + (size_t)off * es, run);
+    } else {
+      for (int64_t j = 0; j < run; j++)
+        memcpy(d + (size_t)j * es, src + (size_t)(off + j * s) * es, es);
+    }
+    d += (size_t)run * es;
+    L -= run;
+    off += run * s;
+    idx[last] += run;
+    for (int k = last; k > 0 && idx[k] == nd->dims[k]; k--) {
+      off -= idx[k] * nd->ss[k];
+      idx[k] = 0;
+      idx[k - 1]++;
+      off += nd->ss[k - 1];
+    }
+  }
+}
+
+/* Evaluates the tree on elements [i0, i0 + L) of the space; the root
+ * writes into dst when given.  Returns the root's values. */
+static const void *sim_fz_eval(const sim_fz *z, void **vals, char *scr,
+                               int64_t i0, int64_t L, void *dst) {
+  const void *p[SIM_FZ_MAXN];
+  for (int32_t k = 0; k < z->nn; k++) {
+    const sim_fznode *nd = &z->nodes[k];
+    char *o = k == z->nn - 1 && dst ? (char *)dst : scr + nd->off;
+    switch (nd->kind) {
+    case SIM_FZ_FULL:
+      p[k] = (const char *)vals[nd->val] + (size_t)i0 * nd->es;
+      continue;
+    case SIM_FZ_SPLAT: p[k] = scr + nd->off; continue;
+    case SIM_FZ_ID: p[k] = p[nd->arg[0]]; continue;
+    case SIM_FZ_GATHER:
+      sim_fz_gather(nd, (const char *)vals[nd->val], o, i0, L);
+      break;
+    case SIM_FZ_EW: {
+      void *in[3];
+      for (int j = 0; j < nd->nargs; j++)
+        in[j] = (void *)(uintptr_t)p[nd->arg[j]];
+      nd->ew(in, o, (size_t)L, nd->ctx);
+      break;
+    }
+    case SIM_FZ_SEL:
+      nd->sel((const uint8_t *)p[nd->arg[0]], p[nd->arg[1]], p[nd->arg[2]], o,
+              L);
+      break;
+    default: /* SIM_FZ_CLAMP */
+      nd->clamp(o, p[nd->arg[0]], p[nd->arg[1]], p[nd->arg[2]], L, 1, 1);
+      break;
+    }
+    p[k] = o;
+  }
+  const void *r = p[z->nn - 1];
+  if (dst && r != dst)
+    memcpy(dst, r, (size_t)L * z->nodes[z->nn - 1].es);
+  return dst ? dst : r;
+}
+
+/* Fills the tiles of the splat leaves of one piece. */
+static void sim_fz_splats(const sim_fz *z, void **vals, char *scr) {
+  for (int32_t k = 0; k < z->nn; k++) {
+    const sim_fznode *nd = &z->nodes[k];
+    if (nd->kind == SIM_FZ_SPLAT)
+      sim_fill_for(nd->es)(scr + nd->off,
+                           (const char *)vals[nd->val] +
+                               (size_t)nd->base * nd->es,
+                           z->tile);
+  }
+}
+
+typedef struct sim_fzrun {
+  const sim_fz *z;
+  void **vals;
+  char *scr;
+  char *out;
+  const char *init;
+  int64_t per; /* work items per piece */
+  int64_t items, np;
+} sim_fzrun;
+
+static char *sim_fz_piece_scratch(const sim_fzrun *r, int64_t p) {
+  return r->scr + (size_t)p * r->z->part_bytes;
+}
+
+/* Elementwise root: piece p computes its range of output elements. */
+static void sim_fz_ew_pieces(void *ctx, int64_t b, int64_t e) {
+  const sim_fzrun *r = (const sim_fzrun *)ctx;
+  const sim_fz *z = r->z;
+  size_t es = z->nodes[z->nn - 1].es;
+  for (int64_t p = b; p < e; p++) {
+    char *scr = sim_fz_piece_scratch(r, p);
+    int64_t lo = p * r->per * z->tile, hi = lo + r->per * z->tile;
+    if (hi > z->numel) hi = z->numel;
+    if (lo >= hi) continue;
+    sim_fz_splats(z, r->vals, scr);
+    for (int64_t i = lo; i < hi; i += z->tile) {
+      int64_t L = hi - i < z->tile ? hi - i : z->tile;
+      sim_fz_eval(z, r->vals, scr, i, L, r->out + (size_t)i * es);
+    }
+  }
+}
+
+/* Pieces for n work items: several only for big loops. */
+static int64_t sim_fz_pieces(const sim_fz *z, int64_t n) {
+  return n < z->maxp ? (n < 1 ? 1 : n) : z->maxp;
+}
+
+static void sim_fz_go(sim_cx *cx, sim_fzrun *r, int64_t items,
+                      sim_range_fn fn) {
+  int64_t np = sim_fz_pieces(r->z, items);
+  r->items = items;
+  r->np = np;
+  r->per = (items + np - 1) / np;
+  if (np > 1) sim_parallel_for(cx, np, 1, fn, r);
+  else fn(r, 0, 1);
+}
+
+static xrt_status sim_run_fused(const sim_step *st, void **vals, sim_cx *cx) {
+  const sim_fz *z = (const sim_fz *)st->data;
+  if (z->numel == 0) return XRT_OK;
+  sim_fzrun r = {z, vals, (char *)vals[z->scratch], (char *)vals[st->out[0]],
+                 NULL, 0, 0, 0};
+  int64_t tiles = (z->numel + z->tile - 1) / z->tile;
+  sim_fz_go(cx, &r, tiles, sim_fz_ew_pieces);
+  return XRT_OK;
+}
+
+/* ---- fused reductions ---- */
+
+/* Walks input elements [lo, hi) (lo at the start of a dimension-0 row) in
+ * tiles, combining runs into the output. */
+static void sim_fz_red_walk(const sim_fzrun *r, char *scr, int64_t lo,
+                            int64_t hi) {
+  const sim_fz *z = r->z;
+  int last = z->rank - 1, vec = z->ostr[last] != 0;
+  int64_t idx[XRT_MAX_RANK], rem = lo, o = 0;
+  for (int k = last; k >= 0; k--) { /* o leaves out the last dimension */
+    idx[k] = rem % z->dims[k];
+    rem /= z->dims[k];
+    if (k < last) o += idx[k] * z->ostr[k];
+  }
+  size_t ies = z->nodes[z->nn - 1].es, res = z->res;
+  for (int64_t i = lo; i < hi;) {
+    int64_t L = hi - i < z->tile ? hi - i : z->tile;
+    const char *t = (const char *)sim_fz_eval(z, r->vals, scr, i, L, NULL);
+    for (int64_t j = 0; j < L;) {
+      int64_t seg = z->dims[last] - idx[last];
+      if (seg > L - j) seg = L - j;
+      if (vec)
+        z->rfn(r->out + (size_t)(o + idx[last]) * res, t + (size_t)j * ies,
+               seg, 1);
+      else
+        z->rfn(r->out + (size_t)o * res, t + (size_t)j * ies, seg, 0);
+      j += seg;
+      idx[last] += seg;
+      if (idx[last] < z->dims[last]) continue;
+      idx[last] = 0;
+      for (int k = last - 1; k >= 0; k--) {
+        idx[k]++;
+        o += z->ostr[k];
+        if (idx[k] < z->dims[k] || k == 0) break;
+        o -= idx[k] * z->ostr[k];
+        idx[k] = 0;
+      }
+    }
+    i += L;
+  }
+}
+
+/* Reduce whose dimension 0 is kept: pieces own ranges of it. */
+static void sim_fz_red_rows(void *ctx, int64_t b, int64_t e) {
+  const sim_fzrun *r = (const sim_fzrun *)ctx;
+  int64_t row = r->z->numel / r->z->dims[0];
+  for (int64_t p = b; p < e; p++) {
+    int64_t lo = p * r->per, hi = lo + r->per;
+    if (hi > r->items) hi = r->items;
+    if (lo >= hi) continue;
+    char *scr = sim_fz_piece_scratch(r, p);
+    sim_fz_splats(r->z, r->vals, scr);
+    sim_fz_red_walk(r, scr, lo * row, hi * row);
+  }
+}
+
+/* Columns per block of a reduce over the rows: whole rows stream best
+ * while their accumulators stay in L1/L2. */
+#define SIM_FZ_COLBLK 8192
+
+/* [K, C] reduced over K: pieces own blocks of columns and add each row's
+ * block into the outputs, which stay in cache. */
+static void sim_fz_red_cols(void *ctx, int64_t b, int64_t e) {
+  const sim_fzrun *r = (const sim_fzrun *)ctx;
+  const sim_fz *z = r->z;
+  int64_t K = z->dims[0], C = z->dims[1];
+  size_t res = z->res;
+  for (int64_t p = b; p < e; p++) {
+    char *scr = sim_fz_piece_scratch(r, p);
+    sim_fz_splats(z, r->vals, scr);
+    for (int64_t blk = p * r->per; blk < (p + 1) * r->per && blk < r->items;
+         blk++) {
+      int64_t c0 = blk * SIM_FZ_COLBLK, c1 = c0 + SIM_FZ_COLBLK;
+      if (c1 > C) c1 = C;
+      int64_t k = 0;
+      if (z->add4) { /* plain input: four rows at a time */
+        const char *in = (const char *)r->vals[z->nodes[0].val];
+        for (; k + 4 <= K; k += 4)
+          z->add4(r->out + (size_t)c0 * res, in + (size_t)(k * C + c0) * res,
+                  (size_t)C * res, c1 - c0);
+      }
+      for (; k < K; k++)
+        for (int64_t c = c0; c < c1; c += z->tile) {
+          int64_t len = c1 - c < z->tile ? c1 - c : z->tile;
+          const void *t = sim_fz_eval(z, r->vals, scr, k * C + c, len, NULL);
+          z->rfn(r->out + (size_t)c * res, t, len, 1);
+        }
+    }
+  }
+}
+
+/* A piece's own accumulator for full reductions (after the tiles). */
+static char *sim_fz_piece_acc(const sim_fzrun *r, int64_t p) {
+  return r->scr + (size_t)r->z->maxp * r->z->part_bytes + 16 * (size_t)p;
+}
+
+/* Reduce to one element: piece p folds its range of tiles into its own
+ * accumulator, seeded with its first element; the pieces are combined in
+ * order afterwards (a reassociation, as XLA's parallel reductions). */
+static void sim_fz_red_all(void *ctx, int64_t b, int64_t e) {
+  const sim_fzrun *r = (const sim_fzrun *)ctx;
+  const sim_fz *z = r->z;
+  size_t ies = z->nodes[z->nn - 1].es;
+  for (int64_t p = b; p < e; p++) {
+    int64_t lo = p * r->per * z->tile, hi = lo + r->per * z->tile;
+    if (hi > z->numel) hi = z->numel;
+    if (lo >= hi) continue;
+    char *scr = sim_fz_piece_scratch(r, p), *acc = sim_fz_piece_acc(r, p);
+    sim_fz_splats(z, r->vals, scr);
+    for (int64_t i = lo; i < hi; i += z->tile) {
+      int64_t L = hi - i < z->tile ? hi - i : z->tile;
+      const char *t = (const char *)sim_fz_eval(z, r->vals, scr, i, L, NULL);
+      if (i == lo) {
+        memcpy(acc, t, ies);
+        t += ies;
+        L--;
+      }
+      if (L > 0) z->rfn(acc, t, L, 0);
+    }
+  }
+}
+
+static xrt_status sim_run_fused_reduce(const sim_step *st, void **vals,
+                                       sim_cx *cx) {
+  const sim_fz *z = (const sim_fz *)st->data;
+  sim_fzrun r = {z, vals, (char *)vals[z->scratch], (char *)vals[st->out[0]],
+                 (const char *)vals[st->in[0]], 0, 0, 0};
+  z->fill(r.out, r.init, z->out_numel);
+  if (z->numel == 0) return XRT_OK;
+  if (z->rank == 2 && z->ostr[0] == 0 && z->ostr[1] == 1) {
+    sim_fz_go(cx, &r, (z->dims[1] + SIM_FZ_COLBLK - 1) / SIM_FZ_COLBLK,
+              sim_fz_red_cols);
+  } else if (z->ostr[0] != 0) {
+    sim_fz_go(cx, &r, z->dims[0], sim_fz_red_rows);
+  } else if (z->rank == 1 && z->numel >= SIM_FZ_PAR_MIN) {
+    sim_fz_go(cx, &r, (z->numel + z->tile - 1) / z->tile, sim_fz_red_all);
+    for (int64_t p = 0; p < r.np; p++)
+      if (p * r.per * z->tile < z->numel)
+        z->rfn(r.out, sim_fz_piece_acc(&r, p), 1, 0);
+  } else {
+    char *scr = sim_fz_piece_scratch(&r, 0);
+    sim_fz_splats(z, vals, scr);
+    sim_fz_red_walk(&r, scr, 0, z->numel);
+  }
+  return XRT_OK;
+}
+
+/* ---- grouping ---- */
+
+/* Uses and defining ops of a function's values, counted once. */
+typedef struct sim_fzinfo {
+  int32_t n;
+  int32_t *nuse;
+  const xrt_ir_op **def;
+} sim_fzinfo;
+
+static void sim_fz_count(sim_fzinfo *zi, const xrt_ir_region *r, int depth) {
+  for (int32_t i = 0; i < r->num_ops; i++) {
+    const xrt_ir_op *op = &r->ops[i];
+    for (int32_t j = 0; j < op->num_operands; j++)
+      if (op->operands[j] >= 0 && op->operands[j] < zi->n)
+        zi->nuse[op->operands[j]]++;
+    for (int32_t j = 0; j < op->num_results; j++)
+      if (op->results[j] >= 0 && op->results[j] < zi->n)
+        zi->def[op->results[j]] = op;
+    for (int32_t j = 0; j < op->num_regions && depth < 256; j++)
+      sim_fz_count(zi, &op->regions[j], depth + 1);
+  }
+}
+
+static void sim_fz_release(sim_fcc *fc) {
+  sim_fzinfo *zi = (sim_fzinfo *)fc->fz;
+  const xrt_allocator *al = &fc->cc->al;
+  if (!zi) return;
+  al->free(al->self, zi->nuse);
+  al->free(al->self, (void *)zi->def);
+  al->free(al->self, zi);
+  fc->fz = NULL;
+}
+
+static sim_fzinfo *sim_fz_info(sim_fcc *fc) {
+  if (fc->fz) return (sim_fzinfo *)fc->fz;
+  const xrt_allocator *al = &fc->cc->al;
+  int32_t n = fc->f->num_values;
+  sim_fzinfo *zi = (sim_fzinfo *)al->alloc(al->self, sizeof *zi);
+  if (!zi) return NULL;
+  zi->n = n;
+  zi->nuse = (int32_t *)al->alloc(al->self, sizeof(int32_t) * (size_t)n + 1);
+  zi->def = (const xrt_ir_op **)al->alloc(al->self,
+                                          sizeof(void *) * (size_t)n + 1);
+  fc->fz = zi;
+  if (!zi->nuse || !zi->def) {
+    sim_fz_release(fc);
+    return NULL;
+  }
+  memset(zi->nuse, 0, sizeof(int32_t) * (size_t)n);
+  memset((void *)zi->def, 0, sizeof(void *) * (size_t)n);
+  sim_fz_count(zi, &fc->f->body, 0);
+  return zi;
+}
+
+static const xrt_ir_type *sim_fz_type(const sim_fcc *fc, int32_t id) {
+  if (id < 0 || id >= fc->f->num_values) return NULL;
+  const xrt_ir_type *t = &fc->f->value_types[id];
+  return t->kind == XRT_TYPE_TENSOR && !t->quant && sim_esize(t->shape.dtype)
+             ? t
+             : NULL;
+}
+
+static int sim_fz_same_shape(const xrt_shape *a, const xrt_shape *b) {
+  if (a->rank != b->rank) return 0;
+  for (int32_t k = 0; k < a->rank; k++)
+    if (a->dims[k] != b->dims[k]) return 0;
+  return 1;
+}
+
+/* How op takes part in fusion: 'e' elementwise, 's' select, 'c' clamp,
+ * 'r' reshape, 'v' a view (broadcast, transpose), 'R' a reduce root;
+ * 0: not at all. */
+static int sim_fz_kind(const sim_fcc *fc, const xrt_ir_op *op) {
+  if (op->num_results != 1) return 0;
+  const xrt_ir_type *rt = sim_fz_type(fc, op->results[0]);
+  if (!rt) return 0;
+  for (int32_t j = 0; j < op->num_operands; j++)
+    if (!sim_fz_type(fc, op->operands[j])) return 0;
+  const xrt_shape *rs = &rt->shape;
+  if (op->code == XRT_OP_REDUCE) {
+    const int64_t *rd;
+    int64_t nrd;
+    if (op->num_operands != 2 || op->num_regions != 1 ||
+        sim_shape(fc, op->operands[1])->rank != 0 ||
+        !sim_reduce_fast_body(fc, op))
+      return 0;
+    const xrt_ir_attr *a = sim_attr(op, "dimensions", XRT_ATTR_INTS);
+    if (!a) return 0;
+    rd = a->ints, nrd = a->n;
+    const xrt_shape *in = sim_shape(fc, op->operands[0]);
+    for (int64_t j = 0; j < nrd; j++)
+      if (rd[j] < 0 || rd[j] >= in->rank) return 0;
+    return 'R';
+  }
+  if (op->num_regions) return 0;
+  int e = sim_ew_op_of(op->code);
+  if (e >= 0 || op->code == XRT_OP_COMPARE || op->code == XRT_OP_CONVERT) {
+    int arity = e >= 0 ? sim_ew_arity[e] : op->code == XRT_OP_COMPARE ? 2 : 1;
+    if (op->num_operands != arity) return 0;
+    for (int32_t j = 0; j < arity; j++) {
+      const xrt_shape *s = sim_shape(fc, op->operands[j]);
+      int c = sim_ew_class(s->dtype);
+      if (!c || c == 'm' || !sim_fz_same_shape(s, rs)) return 0;
+    }
+    int c = sim_ew_class(rs->dtype);
+    return c && c != 'm' ? 'e' : 0;
+  }
+  switch (op->code) {
+  case XRT_OP_SELECT: {
+    const xrt_shape *p = sim_shape(fc, op->operands[0]);
+    if (op->num_operands != 3 || p->dtype != XRT_PRED ||
+        !sim_fz_sel_for(sim_esize(rs->dtype)) ||
+        (p->rank != 0 && !sim_fz_same_shape(p, rs)) ||
+        !sim_fz_same_shape(sim_shape(fc, op->operands[1]), rs) ||
+        !sim_fz_same_shape(sim_shape(fc, op->operands[2]), rs))
+      return 0;
+    return 's';
+  }
+  case XRT_OP_CLAMP:
+    if (op->num_operands != 3 || !sim_clamp_for(rs->dtype) ||
+        !sim_fz_same_shape(sim_shape(fc, op->operands[1]), rs))
+      return 0;
+    for (int j = 0; j < 3; j += 2) {
+      const xrt_shape *b = sim_shape(fc, op->operands[j]);
+      if (b->rank != 0 && !sim_fz_same_shape(b, rs)) return 0;
+    }
+    return 'c';
+  case XRT_OP_RESHAPE:
+    return op->num_operands == 1 &&
+                   sim_bytes(sim_shape(fc, op->operands[0])) == sim_bytes(rs)
+               ? 'r'
+               : 0;
+  case XRT_OP_BROADCAST_IN_DIM: {
+    const xrt_ir_attr *a = sim_attr(op, "broadcast_dimensions", XRT_ATTR_INTS);
+    const xrt_shape *in = sim_shape(fc, op->operands[0]);
+    if (op->num_operands != 1 || !a || a->n != in->rank) return 0;
+    for (int64_t i = 0; i < a->n; i++)
+      if (a->ints[i] < 0 || a->ints[i] >= rs->rank ||
+          (in->dims[i] != 1 && in->dims[i] != rs->dims[a->ints[i]]))
+        return 0;
+    return 'v';
+  }
+  case XRT_OP_BROADCAST: {
+    const xrt_shape *in = sim_shape(fc, op->operands[0]);
+    if (op->num_operands != 1 || in->rank > rs->rank) return 0;
+    for (int32_t i = 0; i < in->rank; i++)
+      if (in->dims[i] != rs->dims[rs->rank - in->rank + i]) return 0;
+    return 'v';
+  }
+  case XRT_OP_TRANSPOSE: {
+    const xrt_ir_attr *a = sim_attr(op, "permutation", XRT_ATTR_INTS);
+    const xrt_shape *in = sim_shape(fc, op->operands[0]);
+    if (op->num_operands != 1 || !a || a->n != in->rank ||
+        in->rank != rs->rank)
+      return 0;
+    for (int64_t k = 0; k < a->n; k++)
+      if (a->ints[k] < 0 || a->ints[k] >= in->rank ||
+          in->dims[a->ints[k]] != rs->dims[k])
+        return 0;
+    return 'v';
+  }
+  default:
+    return 0;
+  }
+}
+
+/* Operand j of a member of kind k is computed inside the group when its
+ * producer is absorbed (views and a reduce's init read materialized
+ * values). */
+static int sim_fz_fusable_operand(int k, int32_t j) {
+  return k == 'e' || k == 's' || k == 'c' || ((k == 'r' || k == 'R') && j == 0);
+}
+
+/* Index of op in block r, or -1. */
+static int32_t sim_fz_index(const xrt_ir_region *r, const xrt_ir_op *op) {
+  if (!op || op < r->ops || op >= r->ops + r->num_ops) return -1;
+  return (int32_t)(op - r->ops);
+}
+
+static int64_t sim_fz_space(const sim_fcc *fc, const xrt_ir_op *root,
+                            int kind) {
+  return sim_numel(sim_shape(fc, kind == 'R' ? root->operands[0]
+                                             : root->results[0]));
+}
+
+/* Forms the group rooted at op ri: grp[i] = ri for its members. */
+static void sim_fz_group(const sim_fcc *fc, const sim_fzinfo *zi,
+                         const xrt_ir_region *r, int32_t *grp, uint8_t *kinds,
+                         int32_t ri) {
+  int32_t mem[SIM_FZ_MAXOPS], nm = 1;
+  int64_t space = sim_fz_space(fc, &r->ops[ri], kinds[ri]);
+  mem[0] = ri;
+  grp[ri] = ri;
+  /* Members join at the end and are scanned in the same pass; a second
+   * pass takes producers whose other users joined after them. */
+  for (int pass = 0, changed = 1; pass < 2 && changed; pass++) {
+    changed = 0;
+    for (int32_t m = 0; m < nm && nm < SIM_FZ_MAXOPS; m++) {
+      const xrt_ir_op *op = &r->ops[mem[m]];
+      for (int32_t j = 0; j < op->num_operands && nm < SIM_FZ_MAXOPS; j++) {
+        int32_t v = op->operands[j];
+        if (!sim_fz_fusable_operand(kinds[mem[m]], j) || v < 0 || v >= zi->n)
+          continue;
+        int32_t pi = sim_fz_index(r, zi->def[v]);
+        if (pi < 0 || grp[pi] != -1 || !kinds[pi] || kinds[pi] == 'R' ||
+            sim_numel(sim_shape(fc, v)) != space)
+          continue;
+        int32_t uses = 0;
+        for (int32_t q = 0; q < nm; q++) {
+          const xrt_ir_op *u = &r->ops[mem[q]];
+          for (int32_t t = 0; t < u->num_operands; t++)
+            uses += u->operands[t] == v &&
+                    sim_fz_fusable_operand(kinds[mem[q]], t);
+        }
+        if (uses != zi->nuse[v]) continue;
+        grp[pi] = ri;
+        mem[nm++] = pi;
+        changed = 1;
+      }
+    }
+  }
+  if (nm == 1 && kinds[ri] != 'R') grp[ri] = -1;
+}
+
+/* Groups block r's ops: grp[i] = -1 lowers op i alone, i: op i is a root,
+ * else the root it is absorbed into.  NULL when fusion does not apply. */
+static int32_t *sim_fz_plan_block(sim_fcc *fc, const xrt_ir_region *r) {
+  const xrt_allocator *al = &fc->cc->al;
+  if (r->num_ops < 3 || sim_fz_disabled()) return NULL;
+  sim_fzinfo *zi = sim_fz_info(fc);
+  if (!zi) return NULL;
+  int32_t n = r->num_ops - 1;
+  int32_t *grp = (int32_t *)al->alloc(al->self, sizeof(int32_t) * (size_t)n);
+  uint8_t *kinds = (uint8_t *)al->alloc(al->self, (size_t)n);
+  if (!grp || !kinds) {
+    al->free(al->self, grp);
+    al->free(al->self, kinds);
+    return NULL;
+  }
+  for (int32_t i = 0; i < n; i++) {
+    grp[i] = -1;
+    kinds[i] = (uint8_t)sim_fz_kind(fc, &r->ops[i]);
+  }
+  for (int32_t i = n - 1; i >= 0; i--)
+    if (grp[i] == -1 && kinds[i] && kinds[i] != 'v')
+      sim_fz_group(fc, zi, r, grp, kinds, i);
+  al->free(al->self, kinds);
+  return grp;
+}
+
+/* ---- building the fused step ---- */
+
+typedef struct sim_fzb {
+  sim_fcc *fc;
+  const xrt_ir_region *r;
+  const int32_t *grp;
+  int32_t root;
+  const xrt_shape *space;
+  sim_fz *z;
+  sim_fznode nodes[SIM_FZ_MAXN];
+  int32_t vids[SIM_FZ_MAXN]; /* nodes[k].vid, scanned to share nodes */
+  int32_t leaves[SIM_FZ_MAXN], nleaves;
+} sim_fzb;
+
+static xrt_status sim_fz_node(sim_fzb *b, int32_t v, int32_t *out);
+
+/* A GATHER node of element stride map ss over the space (base offset). */
+static void sim_fz_gather_init(sim_fznode *nd, const xrt_shape *space,
+                               const int64_t *ss, int64_t base) {
+  int32_t n = 0;
+  for (int32_t k = 0; k < space->rank; k++) {
+    if (space->dims[k] == 1) continue;
+    if (n > 0 && nd->ss[n - 1] == ss[k] * space->dims[k]) {
+      nd->dims[n - 1] *= space->dims[k];
+      nd->ss[n - 1] = ss[k];
+      continue;
+    }
+    nd->dims[n] = space->dims[k];
+    nd->ss[n++] = ss[k];
+  }
+  if (n == 0) {
+    nd->dims[0] = 1;
+    nd->ss[0] = 0;
+    n = 1;
+  }
+  nd->rank = n;
+  nd->base = base;
+}
+
+static int sim_fz_all_zero(const sim_fznode *nd) {
+  for (int32_t k = 0; k < nd->rank; k++)
+    if (nd->ss[k] && nd->dims[k] > 1) return 0;
+  return 1;
+}
+
+/* The view op (broadcast_in_dim, broadcast, transpose) as a GATHER. */
+static void sim_fz_view(sim_fzb *b, const xrt_ir_op *op, sim_fznode *nd) {
+  const sim_fcc *fc = b->fc;
+  const xrt_shape *in = sim_shape(fc, op->operands[0]);
+  const xrt_shape *o = sim_shape(fc, op->results[0]);
+  int64_t ist[XRT_MAX_RANK], ss[XRT_MAX_RANK] = {0};
+  sim_strides(in, ist);
+  if (op->code == XRT_OP_BROADCAST_IN_DIM) {
+    const xrt_ir_attr *a = sim_attr(op, "broadcast_dimensions", XRT_ATTR_INTS);
+    for (int64_t i = 0; i < a->n; i++)
+      if (in->dims[i] != 1) ss[a->ints[i]] = ist[i];
+  } else if (op->code == XRT_OP_BROADCAST) {
+    int32_t lead = o->rank - in->rank;
+    for (int32_t i = 0; i < in->rank; i++)
+      ss[lead + i] = in->dims[i] == 1 ? 0 : ist[i];
+  } else {
+    const xrt_ir_attr *a = sim_attr(op, "permutation", XRT_ATTR_INTS);
+    for (int64_t k = 0; k < a->n; k++) ss[k] = ist[a->ints[k]];
+  }
+  nd->kind = SIM_FZ_GATHER;
+  nd->val = op->operands[0];
+  sim_fz_gather_init(nd, o, ss, 0);
+  if (sim_fz_all_zero(nd)) nd->kind = SIM_FZ_SPLAT;
+}
+
+static xrt_status sim_fz_leaf(sim_fzb *b, int32_t v, sim_fznode *nd) {
+  int64_t n = sim_numel(sim_shape(b->fc, v)), space = sim_numel(b->space);
+  nd->val = v;
+  if (n == space) {
+    nd->kind = SIM_FZ_FULL;
+  } else if (n == 1) {
+    int64_t ss[XRT_MAX_RANK] = {0};
+    nd->kind = SIM_FZ_SPLAT;
+    sim_fz_gather_init(nd, b->space, ss, 0);
+  } else {
+    return sim_fail(b->fc->cc->err, XRT_INTERNAL, "@%s: fused operand %d has "
+                    "%lld elements in a loop over %lld", b->fc->f->name,
+                    (int)v, (long long)n, (long long)space);
+  }
+  b->leaves[b->nleaves++] = v;
+  return XRT_OK;
+}
+
+/* The elementwise kernel of a member op (with its context kept). */
+static xrt_status sim_fz_ew(sim_fzb *b, const xrt_ir_op *op, sim_fznode *nd) {
+  sim_fcc *fc = b->fc;
+  char why[512];
+  int owned = 0;
+  why[0] = 0;
+  sim_ew_fn fn = sim_ew_kernel(fc->f, op, &nd->ctx, &owned, why, sizeof why);
+  if (!fn)
+    return sim_fail_op(fc->cc->err, op, XRT_UNIMPLEMENTED, "%s",
+                       why[0] ? why : "elementwise op not supported");
+  if (owned && nd->ctx) {
+    void **slot = (void **)sim_vec_push(&fc->cc->al, &fc->cc->exe->owned_ctx);
+    if (!slot) {
+      free((void *)(uintptr_t)nd->ctx);
+      return sim_oom(fc);
+    }
+    *slot = (void *)(uintptr_t)nd->ctx;
+  }
+  nd->ew = sim_fz_isa_kernel(fn);
+  nd->kind = SIM_FZ_EW;
+  return XRT_OK;
+}
+
+/* A node for a member op (its operands first). */
+static xrt_status sim_fz_op_node(sim_fzb *b, const xrt_ir_op *op,
+                                 sim_fznode *nd) {
+  if (op->code == XRT_OP_BROADCAST_IN_DIM || op->code == XRT_OP_BROADCAST ||
+      op->code == XRT_OP_TRANSPOSE) {
+    sim_fz_view(b, op, nd);
+    b->leaves[b->nleaves++] = op->operands[0];
+    return XRT_OK;
+  }
+  int32_t na = op->code == XRT_OP_RESHAPE ? 1 : op->num_operands;
+  for (int32_t j = 0; j < na; j++) {
+    int32_t c;
+    xrt_status rc = sim_fz_node(b, op->operands[j], &c);
+    if (rc) return rc;
+    nd->arg[j] = (int16_t)c;
+  }
+  nd->nargs = (int8_t)na;
+  if (op->code == XRT_OP_RESHAPE) {
+    nd->kind = SIM_FZ_ID;
+    return XRT_OK;
+  }
+  if (op->code == XRT_OP_SELECT) {
+    nd->kind = SIM_FZ_SEL;
+    nd->sel = sim_fz_sel_for(nd->es);
+    return XRT_OK;
+  }
+  if (op->code == XRT_OP_CLAMP) {
+    nd->kind = SIM_FZ_CLAMP;
+    nd->clamp = sim_clamp_for(sim_shape(b->fc, op->results[0])->dtype);
+    return XRT_OK;
+  }
+  return sim_fz_ew(b, op, nd);
+}
+
+/* The node computing value v (shared when v is used twice). */
+static xrt_status sim_fz_node(sim_fzb *b, int32_t v, int32_t *out) {
+  sim_fz *z = b->z;
+  for (int32_t k = 0; k < z->nn; k++)
+    if (b->vids[k] == v) {
+      *out = k;
+      return XRT_OK;
+    }
+  sim_fzinfo *zi = (sim_fzinfo *)b->fc->fz;
+  int32_t pi = v >= 0 && v < zi->n ? sim_fz_index(b->r, zi->def[v]) : -1;
+  sim_fznode nd;
+  memset(&nd, 0, sizeof nd);
+  nd.vid = v;
+  nd.es = sim_esize(sim_shape(b->fc, v)->dtype);
+  xrt_status rc = pi >= 0 && b->grp[pi] == b->root
+                      ? sim_fz_op_node(b, &b->r->ops[pi], &nd)
+                      : sim_fz_leaf(b, v, &nd);
+  if (rc) return rc;
+  if (z->nn >= SIM_FZ_MAXN)
+    return sim_fail(b->fc->cc->err, XRT_INTERNAL, "@%s: fused loop too big",
+                    b->fc->f->name);
+  b->vids[z->nn] = v;
+  b->nodes[z->nn] = nd;
+  *out = z->nn++;
+  return XRT_OK;
+}
+
+/* Tile size and scratch offsets of the nodes that need a tile. */
+static void sim_fz_layout(sim_fz *z) {
+  size_t per_elem = 0;
+  for (int32_t k = 0; k < z->nn; k++) {
+    int kind = z->nodes[k].kind;
+    if (kind != SIM_FZ_FULL && kind != SIM_FZ_ID) per_elem += z->nodes[k].es;
+  }
+  int64_t tile = SIM_FZ_TILE;
+  while (tile > 64 && (size_t)tile * per_elem > SIM_FZ_BUDGET) tile /= 2;
+  while (tile > 64 && tile / 2 >= z->numel) tile /= 2; /* small loops */
+  z->tile = tile;
+  z->maxp = z->numel >= SIM_FZ_PAR_MIN ? SIM_FZ_PARTS : 1;
+  size_t off = 0;
+  for (int32_t k = 0; k < z->nn; k++) {
+    sim_fznode *nd = &z->nodes[k];
+    if (nd->kind == SIM_FZ_FULL || nd->kind == SIM_FZ_ID) continue;
+    nd->off = off;
+    off += sim_align_up((size_t)tile * nd->es);
+  }
+  z->part_bytes = off;
+}
+
+/* Reduce roots: the coalesced iteration plan and the reducer. */
+static xrt_status sim_fz_reduce_root(sim_fzb *b, const xrt_ir_op *op) {
+  sim_fz *z = b->z;
+  const sim_fcc *fc = b->fc;
+  const xrt_ir_attr *a = sim_attr(op, "dimensions", XRT_ATTR_INTS);
+  sim_reduce tmp;
+  memset(&tmp, 0, sizeof tmp);
+  sim_reduce_dims(&tmp, b->space, a->ints, a->n);
+  z->red = 1;
+  z->rank = tmp.rank;
+  memcpy(z->dims, tmp.dims, sizeof z->dims);
+  memcpy(z->ostr, tmp.ostr, sizeof z->ostr);
+  const xrt_ir_op *body = &op->regions[0].ops[0];
+  xrt_dtype t = sim_shape(fc, op->results[0])->dtype;
+  z->rfn = sim_fz_red_kernel(body->code, t);
+  if (z->nn == 1 && b->nodes[0].kind == SIM_FZ_FULL)
+    z->add4 = sim_fz_add4_kernel(body->code, t);
+  z->res = sim_esize(t);
+  z->fill = sim_fill_for(z->res);
+  z->out_numel = sim_numel(sim_shape(fc, op->results[0]));
+  return XRT_OK;
+}
+
+/* Lowers the group rooted at op ri of block r into one step (in the
+ * manner of sim_lower_op: uses, definition, step). */
+static xrt_status sim_fz_lower(sim_fcc *fc, const xrt_ir_region *r,
+                               const int32_t *grp, int32_t ri, sim_fzb *b,
+                               sim_vec *steps) {
+  const xrt_ir_op *op = &r->ops[ri];
+  int red = op->code == XRT_OP_REDUCE;
+  sim_fz zb, *z = &zb; /* built here, then copied to executable memory */
+  memset(z, 0, sizeof *z);
+  b->nleaves = 0; /* b->nodes fill as z->nn grows */
+  b->fc = fc, b->r = r, b->grp = grp, b->root = ri, b->z = z;
+  b->space = sim_shape(fc, red ? op->operands[0] : op->results[0]);
+  z->numel = sim_numel(b->space);
+  xrt_status rc = XRT_OK;
+  if (red) {
+    int32_t c;
+    rc = sim_fz_node(b, op->operands[0], &c);
+    if (!rc) rc = sim_fz_reduce_root(b, op);
+  } else {
+    sim_fznode nd;
+    memset(&nd, 0, sizeof nd);
+    nd.vid = op->results[0];
+    nd.es = sim_esize(sim_shape(fc, op->results[0])->dtype);
+    rc = sim_fz_op_node(b, op, &nd);
+    if (!rc && z->nn >= SIM_FZ_MAXN) rc = sim_fail(fc->cc->err, XRT_INTERNAL,
+                                                   "fused loop too big");
+    if (!rc) {
+      b->vids[z->nn] = nd.vid;
+      b->nodes[z->nn++] = nd;
+    }
+  }
+  if (rc) return rc;
+  /* one block: the plan, its nodes, the step's inputs */
+  size_t zs = sim_align_up(sizeof *z), ns = sizeof(sim_fznode) * (size_t)z->nn;
+  char *mem = (char *)sim_palloc(fc, zs + ns + sizeof(int32_t) *
+                                                  (size_t)(b->nleaves + 2));
+  if (!mem) return XRT_RESOURCE_EXHAUSTED;
+  z->nodes = (sim_fznode *)(void *)(mem + zs);
+  memcpy(z->nodes, b->nodes, ns);
+  int32_t *ins = (int32_t *)(void *)(mem + zs + ns);
+  /* inputs: a reduce's init first, then every materialized leaf */
+  int32_t nin = 0;
+  if (red) ins[nin++] = op->operands[1];
+  for (int32_t i = 0; i < b->nleaves; i++) ins[nin++] = b->leaves[i];
+  sim_fz_layout(z);
+  z = (sim_fz *)(void *)mem;
+  *z = zb;
+  int32_t cur = fc->cur = fc->pos++;
+  for (int32_t i = 0; i < nin && !rc; i++) rc = sim_use(fc, ins[i]);
+  if (!rc) rc = sim_def(fc, op->results[0], sim_vbytes(fc, op->results[0]));
+  if (!rc)
+    rc = sim_temp(fc, (z->part_bytes + 16) * (size_t)z->maxp, &z->scratch);
+  fc->cur = cur;
+  if (rc) return rc;
+  sim_step *st = (sim_step *)sim_vec_push(&fc->cc->al, steps);
+  if (!st) return sim_oom(fc);
+  memset(st, 0, sizeof *st);
+  st->run = red ? sim_run_fused_reduce : sim_run_fused;
+  st->in = ins;
+  st->nin = nin;
+  st->out = op->results;
+  st->nout = 1;
+  st->data = z;
+  st->n = z->numel;
+  st->op = op;
+  return XRT_OK;
+}
+
+static xrt_status sim_lower_op(sim_fcc *fc, const xrt_ir_op *op,
+                               sim_vec *steps);
+
+/* Lowers the ops of block r (all but the terminator), fused where
+ * sim_fz_plan_block groups them. */
+static xrt_status sim_fz_lower_ops(sim_fcc *fc, const xrt_ir_region *r,
+                                   sim_vec *steps) {
+  const xrt_allocator *al = &fc->cc->al;
+  int32_t *grp = sim_fz_plan_block(fc, r);
+  sim_fzb *b = NULL; /* building space, shared by the block's groups */
+  xrt_status rc = XRT_OK;
+  for (int32_t i = 0; i < r->num_ops - 1 && !rc; i++) {
+    if (!grp || grp[i] == -1) {
+      rc = sim_lower_op(fc, &r->ops[i], steps);
+    } else if (grp[i] == i) {
+      if (!b && !(b = (sim_fzb *)al->alloc(al->self, sizeof *b)))
+        rc = sim_oom(fc);
+      else
+        rc = sim_fz_lower(fc, r, grp, i, b, steps);
+    }
+  }
+  al->free(al->self, b);
+  al->free(al->self, grp);
+  return rc;
+}
+/* ======================================================================
+ * Launches and collectives
+ *
+ * A launch is the set of num_replicas * num_partitions participants that
+ * execute calls with one launch_id, each on its own thread.  The client
+ * keeps a registry of launches in flight: the first participant to arrive
+ * makes the entry, the last to leave frees it.  A participant that fails
+ * (kernel error, injected fault, abort_message) marks its launch failed,
+ * which releases every participant waiting for it.
+ *
+ * Collectives meet in rendezvous.  Each participant has a slot in the
+ * launch holding the collective it is in (its own count of collectives
+ * entered, seq), the op's signature, its frame (so peers find its operands
+ * and results) and how far it got (tick = seq << 8 | phase).  A collective
+ * publishes, waits until its group reached the same phase, computes by
+ * reading the peers' memory directly (the simulation of device-to-device
+ * transfers), and waits again before leaving, so that no participant
+ * releases or overwrites memory a peer still reads.  Every wait gives up
+ * when the launch failed, when the peer it waits for has left, or when no
+ * participant can move any more (deadlock, e.g. a recv nobody sends to).
+ * ==================================================================== */
+
+typedef struct sim_part {
+  uint64_t tick;        /* seq << 8 | phase reached */
+  uint32_t seq;         /* collective published */
+  uint64_t sig;         /* its signature: peers must agree */
+  void **vals;          /* the frame of the publishing step */
+  const sim_step *st;
+  int joined, departed, device;
+} sim_part;
+
+/* A device-to-device send waiting for its recv (data follows). */
+typedef struct sim_msg {
+  struct sim_msg *next;
+  int64_t channel;
+  size_t bytes;
+} sim_msg;
+
+struct sim_launch {
+  struct sim_launch *next;
+  uint64_t id;
+  int n, npart, cap;
+  int joined, departed;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  /* Deadlock detection: participants that found they cannot move since the
+   * last change of state (epoch). */
+  uint64_t epoch;
+  int nwait;
+  int failed;
+  xrt_status fail_code;
+  int fail_proc, fail_dev;
+  char fail_msg[sizeof(((xrt_plugin_error *)0)->message)];
+  sim_part *parts;
+  sim_msg *msgs;
+};
+
+#define SIM_SPARE_LAUNCHES 4
+
+static void sim_launch_destroy(sim_client *c, struct sim_launch *l) {
+  for (sim_msg *m = l->msgs, *next; m; m = next) {
+    next = m->next;
+    c->al.free(c->al.self, m);
+  }
+  pthread_cond_destroy(&l->cv);
+  pthread_mutex_destroy(&l->mu);
+  c->al.free(c->al.self, l->parts);
+  c->al.free(c->al.self, l);
+}
+
+static void sim_launches_free(sim_client *c) {
+  if (!c->lmu_ok) return;
+  for (struct sim_launch *l = c->launches, *next; l; l = next) {
+    next = l->next;
+    sim_launch_destroy(c, l);
+  }
+  for (struct sim_launch *l = c->spare, *next; l; l = next) {
+    next = l->next;
+    sim_launch_destroy(c, l);
+  }
+  c->launches = c->spare = NULL;
+  pthread_mutex_destroy(&c->lmu);
+  c->lmu_ok = 0;
+}
+
+/* A launch with room for n participants: a spare one, or new.  lmu held. */
+static struct sim_launch *sim_launch_new(sim_client *c, int n) {
+  struct sim_launch **pp = &c->spare;
+  for (; *pp; pp = &(*pp)->next)
+    if ((*pp)->cap >= n) {
+      struct sim_launch *l = *pp;
+      *pp = l->next;
+      return l;
+    }
+  struct sim_launch *l =
+      (struct sim_launch *)c->al.alloc(c->al.self, sizeof *l);
+  sim_part *parts =
+      l ? (sim_part *)c->al.alloc(c->al.self, sizeof *parts * (size_t)n) : NULL;
+  if (!parts) {
+    if (l) c->al.free(c->al.self, l);
+    return NULL;
+  }
+  memset(l, 0, sizeof *l);
+  l->parts = parts;
+  l->cap = n;
+  if (pthread_mutex_init(&l->mu, NULL) != 0) {
+    c->al.free(c->al.self, parts);
+    c->al.free(c->al.self, l);
+    return NULL;
+  }
+  if (pthread_cond_init(&l->cv, NULL) != 0) {
+    pthread_mutex_destroy(&l->mu);
+    c->al.free(c->al.self, parts);
+    c->al.free(c->al.self, l);
+    return NULL;
+  }
+  return l;
+}
+
+static void sim_launch_reset(struct sim_launch *l, uint64_t id, int n,
+                             int npart) {
+  l->id = id;
+  l->n = n;
+  l->npart = npart;
+  l->joined = l->departed = 0;
+  l->epoch = 0;
+  l->nwait = 0;
+  l->failed = 0;
+  l->fail_code = XRT_OK;
+  l->fail_proc = l->fail_dev = -1;
+  l->fail_msg[0] = 0;
+  l->msgs = NULL;
+  memset(l->parts, 0, sizeof *l->parts * (size_t)n);
+}
+
+/* Participant `proc` of launch a->launch_id arrives. */
+static xrt_status sim_launch_join(sim_client *c,
+                                  const xrt_plugin_execute_args *a, int proc,
+                                  struct sim_launch **out,
+                                  xrt_plugin_error *err) {
+  int n = a->num_replicas * a->num_partitions;
+  xrt_status rc = XRT_OK;
+  pthread_mutex_lock(&c->lmu);
+  struct sim_launch *l = c->launches;
+  while (l && l->id != a->launch_id) l = l->next;
+  if (!l) {
+    l = sim_launch_new(c, n);
+    if (!l) {
+      pthread_mutex_unlock(&c->lmu);
+      return sim_fail(err, XRT_RESOURCE_EXHAUSTED, "out of host memory for "
+                      "launch %llu", (unsigned long long)a->launch_id);
+    }
+    sim_launch_reset(l, a->launch_id, n, a->num_partitions);
+    l->next = c->launches;
+    c->launches = l;
+  }
+  pthread_mutex_lock(&l->mu);
+  if (l->n != n || l->npart != a->num_partitions)
+    rc = sim_fail(err, XRT_INVALID_ARGUMENT, "launch %llu: participants "
+                  "disagree on its shape (%d x %d here)",
+                  (unsigned long long)a->launch_id, (int)a->num_replicas,
+                  (int)a->num_partitions);
+  else if (l->parts[proc].joined)
+    rc = sim_fail(err, XRT_INVALID_ARGUMENT, "launch %llu: participant "
+                  "(replica %d, partition %d) arrived twice",
+                  (unsigned long long)a->launch_id, (int)a->replica,
+                  (int)a->partition);
+  if (!rc) {
+    l->parts[proc].joined = 1;
+    l->parts[proc].device = a->device;
+    l->joined++;
+  }
+  pthread_mutex_unlock(&l->mu);
+  pthread_mutex_unlock(&c->lmu);
+  *out = rc ? NULL : l;
+  return rc;
+}
+
+/* Something changed: every waiter must look again.  mu held. */
+static void sim_launch_changed(struct sim_launch *l) {
+  l->epoch++;
+  l->nwait = 0;
+  pthread_cond_broadcast(&l->cv);
+}
+
+/* Marks the launch failed (first failure wins).  mu held. */
+static void sim_launch_fail(struct sim_launch *l, int proc, xrt_status code,
+                            const char *msg) {
+  if (l->failed) return;
+  l->failed = 1;
+  l->fail_code = code ? code : XRT_INTERNAL;
+  l->fail_proc = proc;
+  l->fail_dev = proc >= 0 ? l->parts[proc].device : -1;
+  snprintf(l->fail_msg, sizeof l->fail_msg, "%s", msg && *msg ? msg : "?");
+  sim_launch_changed(l);
+}
+
+/* Participant proc leaves, with rc and its message if it failed; the last
+ * one to leave frees the launch. */
+static void sim_launch_leave(sim_client *c, struct sim_launch *l, int proc,
+                             xrt_status rc, const char *msg) {
+  pthread_mutex_lock(&l->mu);
+  if (rc) sim_launch_fail(l, proc, rc, msg);
+  l->parts[proc].departed = 1;
+  l->departed++;
+  sim_launch_changed(l);
+  int last = l->departed == l->n;
+  pthread_mutex_unlock(&l->mu);
+  if (!last) return;
+  pthread_mutex_lock(&c->lmu);
+  struct sim_launch **pp = &c->launches;
+  while (*pp != l) pp = &(*pp)->next;
+  *pp = l->next;
+  for (sim_msg *m = l->msgs, *next; m; m = next) { /* sends never received */
+    next = m->next;
+    c->al.free(c->al.self, m);
+  }
+  l->msgs = NULL;
+  int spares = 0;
+  for (struct sim_launch *s = c->spare; s; s = s->next) spares++;
+  if (spares < SIM_SPARE_LAUNCHES) {
+    l->next = c->spare;
+    c->spare = l;
+    l = NULL;
+  }
+  pthread_mutex_unlock(&c->lmu);
+  if (l) sim_launch_destroy(c, l);
+}
+
+/* ---- waiting ---- */
+
+static int sim_proc_of(const sim_cx *cx) {
+  return cx->xa->replica * cx->xa->num_partitions + cx->xa->partition;
+}
+
+static xrt_status sim_coll_fail(sim_cx *cx, const xrt_ir_op *op,
+                                xrt_status code, const char *fmt, ...)
+    SIM_PRINTF(4, 5);
+/* "<op> at file:line:col: message" */
+static xrt_status sim_coll_fail(sim_cx *cx, const xrt_ir_op *op,
+                                xrt_status code, const char *fmt, ...) {
+  char prefix[400];
+  const char *name = strncmp(op->name, "stablehlo.", 10) == 0
+                         ? op->name + 10 : op->name;
+  snprintf(prefix, sizeof prefix, "%s at %s:%d:%d: ", name,
+           op->loc.file ? op->loc.file : "<input>", (int)op->loc.line,
+           (int)op->loc.col);
+  va_list ap;
+  va_start(ap, fmt);
+  sim_vfail(cx->err, code, prefix, fmt, ap);
+  va_end(ap);
+  return code;
+}
+
+/* The error of a participant released because another one failed.
+ * mu held. */
+static xrt_status sim_coll_peer_failed(sim_cx *cx, struct sim_launch *l,
+                                       const xrt_ir_op *op) {
+  if (l->fail_proc < 0)
+    return sim_coll_fail(cx, op, XRT_ABORTED, "%s", l->fail_msg);
+  return sim_coll_fail(cx, op, XRT_ABORTED, "participant (replica %d, "
+                       "partition %d) on device %d failed: %s",
+                       l->fail_proc / l->npart, l->fail_proc % l->npart,
+                       l->fail_dev, l->fail_msg);
+}
+
+/* Records this participant's own failure in the launch.  mu held. */
+static xrt_status sim_coll_self_fail(sim_cx *cx, struct sim_launch *l,
+                                     xrt_status rc) {
+  sim_launch_fail(l, sim_proc_of(cx), rc, cx->err ? cx->err->message : "");
+  return rc;
+}
+
+/* Blocks on the launch's condition; fails the launch when every
+ * participant still running is blocked too.  mu held. */
+static xrt_status sim_launch_block(sim_cx *cx, struct sim_launch *l,
+                                   uint64_t *epoch, const xrt_ir_op *op,
+                                   const char *what) {
+  if (*epoch != l->epoch) {
+    *epoch = l->epoch;
+    l->nwait++;
+  }
+  if (l->nwait + l->departed >= l->n) {
+    sim_coll_fail(cx, op, XRT_FAILED_PRECONDITION, "deadlock: every "
+                  "participant of the launch is waiting (this one for %s)",
+                  what);
+    return sim_coll_self_fail(cx, l, XRT_FAILED_PRECONDITION);
+  }
+  pthread_cond_wait(&l->cv, &l->mu);
+  return XRT_OK;
+}
+
+/* Waits until participants mem[0..nm) reached tick t.  mu held. */
+static xrt_status sim_wait_ticks(sim_cx *cx, struct sim_launch *l,
+                                 const int32_t *mem, int32_t nm, uint64_t t,
+                                 const xrt_ir_op *op) {
+  uint64_t epoch = ~(uint64_t)0;
+  for (;;) {
+    if (l->failed) return sim_coll_peer_failed(cx, l, op);
+    int32_t q = -1;
+    for (int32_t k = 0; k < nm && q < 0; k++)
+      if (l->parts[mem[k]].tick < t) q = mem[k];
+    if (q < 0) return XRT_OK;
+    if (l->parts[q].departed) {
+      sim_coll_fail(cx, op, XRT_FAILED_PRECONDITION, "participant (replica "
+                    "%d, partition %d) on device %d finished without "
+                    "reaching this collective", q / l->npart, q % l->npart,
+                    l->parts[q].device);
+      return sim_coll_self_fail(cx, l, XRT_FAILED_PRECONDITION);
+    }
+    char what[96];
+    snprintf(what, sizeof what, "participant (replica %d, partition %d)",
+             q / l->npart, q % l->npart);
+    xrt_status rc = sim_launch_block(cx, l, &epoch, op, what);
+    if (rc) return rc;
+  }
+}
+
+/* ======================================================================
+ * Process groups (computed at compile time)
+ * ==================================================================== */
+
+enum { SIM_PG_REPLICA, SIM_PG_PARTITION, SIM_PG_REPLICA_PARTITION,
+       SIM_PG_FLAT };
+
+/* A collective's plan: its process groups over the launch it was compiled
+ * for, its geometry, and how it reduces. */
+typedef struct sim_coll {
+  int32_t n, nrep, npart;
+  int32_t ngroups;
+  const int32_t *gstart; /* ngroups + 1 */
+  const int32_t *gmem;   /* members, group after group, process ids */
+  const int32_t *pgroup; /* n: group of each process (-1: none) */
+  const int32_t *pindex; /* n: index in its group */
+  const int32_t *psrc, *pdst; /* collective_permute: peers (-1: none) */
+  uint64_t sig;
+  int32_t nops;
+  const size_t *es;      /* element size per operand */
+  const int64_t *numel;  /* elements per operand */
+  const int64_t *outer, *inner; /* per operand: around the op's dimension */
+  int64_t dim_in, dim_out;      /* unused by all_reduce */
+  /* all_to_all */
+  int32_t rank, sdim, cdim;
+  const int64_t *shapes; /* per operand: rank dims */
+  /* reduction */
+  const sim_red_fn *fast; /* per operand, NULL: run the body */
+  sim_plan body;
+  const int32_t *bargs, *brets;
+  int64_t root_operand; /* collective_broadcast has_dynamic_root: index */
+} sim_coll;
+
+typedef struct sim_pgb { /* group builder */
+  int32_t *gstart, *gmem;
+  int32_t ng, nm;
+} sim_pgb;
+
+static uint64_t sim_fnv(uint64_t h, int64_t v) {
+  for (int i = 0; i < 8; i++) {
+    h ^= (uint64_t)(v >> (8 * i)) & 0xff;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+/* The ids of replica_groups (or source_target_pairs) as rows of width w;
+ * -1 pads ragged rows. */
+static xrt_status sim_pg_rows(sim_fcc *fc, const xrt_ir_op *op,
+                              const char *name, const int64_t **ids,
+                              int64_t *nrows, int64_t *w) {
+  const xrt_ir_attr *a = xrt_ir_op_attr(op, name);
+  *ids = NULL;
+  *nrows = *w = 0;
+  if (!a) return XRT_OK;
+  if (a->kind != XRT_ATTR_INTS)
+    return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "%s: %s must "
+                       "be a 2-dimensional integer tensor", op->name, name);
+  *ids = a->ints;
+  if (a->lit && a->lit->type.shape.rank == 2) {
+    *nrows = a->lit->type.shape.dims[0];
+    *w = a->lit->type.shape.dims[1];
+  } else if (a->n > 0) {
+    *nrows = 1; /* a flat list is one group */
+    *w = a->n;
+  }
+  if (*nrows * *w != a->n)
+    return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "%s: %s has a "
+                       "bad shape", op->name, name);
+  return XRT_OK;
+}
+
+static int64_t sim_channel_id(const xrt_ir_op *op) {
+  const xrt_ir_attr *a = xrt_ir_op_attr(op, "channel_handle");
+  const xrt_ir_attr *h = xrt_ir_attr_field(a, "handle");
+  if (h && h->kind == XRT_ATTR_INT) return h->i;
+  if (a && a->kind == XRT_ATTR_INT) return a->i;
+  return 0;
+}
+
+static int sim_flag(const xrt_ir_op *op, const char *name) {
+  const xrt_ir_attr *a = xrt_ir_op_attr(op, name);
+  if (!a) return 0;
+  if (a->kind == XRT_ATTR_UNIT) return 1;
+  return (a->kind == XRT_ATTR_BOOL || a->kind == XRT_ATTR_INT) && a->i != 0;
+}
+
+static const char *sim_pg_name(int mode) {
+  switch (mode) {
+  case SIM_PG_REPLICA: return "cross_replica";
+  case SIM_PG_PARTITION: return "cross_partition";
+  case SIM_PG_REPLICA_PARTITION: return "cross_replica_and_partition";
+  default: return "flattened_ids";
+  }
+}
+
+/* Bound of the ids in replica_groups for a grouping mode. */
+static int32_t sim_pg_bound(const sim_coll *k, int mode) {
+  return mode == SIM_PG_PARTITION ? k->npart
+       : mode == SIM_PG_FLAT ? k->n : k->nrep;
+}
+
+/* Checks ids: in range, unique; with cover, every id in [0, bound) once. */
+static xrt_status sim_pg_check(sim_fcc *fc, const xrt_ir_op *op,
+                               const char *name, const int64_t *ids,
+                               int64_t cnt, int32_t bound, int mode,
+                               int cover, int pairs) {
+  uint8_t *seen = (uint8_t *)sim_palloc(fc, (size_t)bound * 2 + 1);
+  if (!seen) return XRT_RESOURCE_EXHAUSTED;
+  for (int64_t i = 0; i < cnt; i++) {
+    if (ids[i] == -1 && !pairs) continue;
+    if (ids[i] < 0 || ids[i] >= bound)
+      return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "%s: id %lld "
+                         "in %s is out of range: %s over %d %s",
+                         op->name, (long long)ids[i], name, sim_pg_name(mode),
+                         (int)bound, mode == SIM_PG_PARTITION ? "partitions"
+                         : mode == SIM_PG_FLAT ? "processes" : "replicas");
+    uint8_t *s = &seen[pairs ? (i & 1) * bound + ids[i] : ids[i]];
+    if (*s)
+      return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "%s: id %lld "
+                         "appears twice in %s%s", op->name,
+                         (long long)ids[i], name,
+                         pairs ? (i & 1 ? " as a target" : " as a source")
+                               : "");
+    *s = 1;
+  }
+  for (int32_t i = 0; cover && i < bound; i++)
+    if (!seen[i])
+      return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "%s: %s "
+                         "leaves id %d out: with %s every id in [0, %d) must "
+                         "be in exactly one group", op->name, name, (int)i,
+                         sim_pg_name(mode), (int)bound);
+  return XRT_OK;
+}
+
+/* Adds the process groups of one row of ids (-1 entries skipped). */
+static void sim_pg_add_row(sim_coll *k, sim_pgb *b, const int64_t *row,
+                           int64_t w, int mode) {
+  int32_t outer = mode == SIM_PG_REPLICA ? k->npart
+                : mode == SIM_PG_PARTITION ? k->nrep : 1;
+  for (int32_t o = 0; o < outer; o++) {
+    int32_t inner = mode == SIM_PG_REPLICA_PARTITION ? k->npart : 1;
+    for (int32_t p2 = 0; p2 < inner; p2++)
+      for (int64_t j = 0; j < w; j++) {
+        int64_t id = row[j];
+        if (id < 0) continue;
+        int32_t proc;
+        switch (mode) {
+        case SIM_PG_REPLICA: proc = (int32_t)id * k->npart + o; break;
+        case SIM_PG_PARTITION: proc = o * k->npart + (int32_t)id; break;
+        case SIM_PG_REPLICA_PARTITION:
+          proc = (int32_t)id * k->npart + p2;
+          break;
+        default: proc = (int32_t)id; break;
+        }
+        b->gmem[b->nm++] = proc;
+      }
+    b->gstart[++b->ng] = b->nm;
+  }
+}
+
+/* Builds k's groups from rows of ids; an empty list is one group of all. */
+static xrt_status sim_pg_build(sim_fcc *fc, sim_coll *k, const int64_t *ids,
+                               int64_t nrows, int64_t w, int mode) {
+  int32_t bound = sim_pg_bound(k, mode);
+  int64_t *all = NULL;
+  if (nrows == 0) {
+    all = (int64_t *)sim_palloc(fc, sizeof *all * (size_t)bound);
+    if (!all) return XRT_RESOURCE_EXHAUSTED;
+    for (int32_t i = 0; i < bound; i++) all[i] = i;
+    ids = all, nrows = 1, w = bound;
+  }
+  int32_t outer = mode == SIM_PG_REPLICA ? k->npart
+                : mode == SIM_PG_PARTITION ? k->nrep : 1;
+  int32_t inner = mode == SIM_PG_REPLICA_PARTITION ? k->npart : 1;
+  size_t maxg = (size_t)nrows * (size_t)outer + 1;
+  size_t maxm = (size_t)nrows * (size_t)w * (size_t)outer * (size_t)inner + 1;
+  sim_pgb b = {(int32_t *)sim_palloc(fc, sizeof(int32_t) * maxg),
+               (int32_t *)sim_palloc(fc, sizeof(int32_t) * maxm), 0, 0};
+  int32_t *pg = (int32_t *)sim_palloc(fc, sizeof(int32_t) * (size_t)k->n);
+  int32_t *pi = (int32_t *)sim_palloc(fc, sizeof(int32_t) * (size_t)k->n);
+  if (!b.gstart || !b.gmem || !pg || !pi) return XRT_RESOURCE_EXHAUSTED;
+  b.gstart[0] = 0;
+  for (int64_t r = 0; r < nrows; r++) sim_pg_add_row(k, &b, ids + r * w, w, mode);
+  for (int32_t p = 0; p < k->n; p++) pg[p] = pi[p] = -1;
+  for (int32_t g = 0; g < b.ng; g++)
+    for (int32_t j = b.gstart[g]; j < b.gstart[g + 1]; j++) {
+      pg[b.gmem[j]] = g;
+      pi[b.gmem[j]] = j - b.gstart[g];
+    }
+  k->ngroups = b.ng;
+  k->gstart = b.gstart;
+  k->gmem = b.gmem;
+  k->pgroup = pg;
+  k->pindex = pi;
+  for (int32_t j = 0; j < b.nm; j++) k->sig = sim_fnv(k->sig, b.gmem[j]);
+  return XRT_OK;
+}
+
+/* The grouping mode of all_gather, all_reduce, reduce_scatter. */
+static xrt_status sim_pg_mode3(sim_fcc *fc, const xrt_ir_op *op, int *mode) {
+  int64_t ch = sim_channel_id(op);
+  int global = sim_flag(op, "use_global_device_ids");
+  if (global && ch <= 0)
+    return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "%s: "
+                       "use_global_device_ids needs a channel_handle with "
+                       "handle > 0", op->name);
+  *mode = ch <= 0 ? SIM_PG_REPLICA
+        : global ? SIM_PG_FLAT : SIM_PG_REPLICA_PARTITION;
+  return XRT_OK;
+}
+
+/* replica_groups of op in mode; cover: a partition of all ids; equal: all
+ * groups the same size (*gs). */
+static xrt_status sim_pg_groups(sim_fcc *fc, const xrt_ir_op *op,
+                                sim_coll *k, int mode, int cover,
+                                int32_t *gs) {
+  const int64_t *ids;
+  int64_t nrows, w;
+  xrt_status rc = sim_pg_rows(fc, op, "replica_groups", &ids, &nrows, &w);
+  if (rc) return rc;
+  int32_t bound = sim_pg_bound(k, mode);
+  if ((rc = sim_pg_check(fc, op, "replica_groups", ids, nrows * w, bound,
+                         mode, cover, 0)) ||
+      (rc = sim_pg_build(fc, k, ids, nrows, w, mode)))
+    return rc;
+  if (gs) {
+    *gs = k->ngroups ? k->gstart[1] - k->gstart[0] : 0;
+    for (int32_t g = 0; g < k->ngroups; g++)
+      if (k->gstart[g + 1] - k->gstart[g] != *gs)
+        return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "%s: "
+                           "replica_groups must all have the same size "
+                           "(group %d has %d processes, group 0 has %d)",
+                           op->name, (int)g,
+                           (int)(k->gstart[g + 1] - k->gstart[g]), (int)*gs);
+  }
+  return XRT_OK;
+}
+
+/* ======================================================================
+ * Common lowering
+ * ==================================================================== */
+
+static sim_coll *sim_coll_new(sim_fcc *fc, const xrt_ir_op *op,
+                              int32_t nops) {
+  sim_coll *k = (sim_coll *)sim_palloc(fc, sizeof *k);
+  size_t *es = (size_t *)sim_palloc(fc, sizeof *es * (size_t)(nops + 1));
+  int64_t *ne = (int64_t *)sim_palloc(fc, sizeof *ne * (size_t)(nops + 1));
+  int64_t *ou = (int64_t *)sim_palloc(fc, sizeof *ou * (size_t)(nops + 1));
+  int64_t *in = (int64_t *)sim_palloc(fc, sizeof *in * (size_t)(nops + 1));
+  if (!k || !es || !ne || !ou || !in) return NULL;
+  sim_exe *e = fc->cc->exe;
+  k->nrep = e->nrep;
+  k->npart = e->npart;
+  k->n = e->nrep * e->npart;
+  k->nops = nops;
+  k->es = es, k->numel = ne, k->outer = ou, k->inner = in;
+  k->root_operand = -1;
+  k->sig = sim_fnv(1469598103934665603ull, op->code);
+  for (int32_t j = 0; j < nops; j++) {
+    const xrt_shape *s = sim_shape(fc, op->operands[j]);
+    es[j] = sim_esize(s->dtype);
+    ne[j] = sim_numel(s);
+    k->sig = sim_fnv(sim_fnv(k->sig, (int64_t)es[j]), ne[j]);
+  }
+  e->has_coll = 1;
+  return k;
+}
+
+/* Operands and results are tensors, as many results as operands. */
+static xrt_status sim_coll_check_values(sim_fcc *fc, const xrt_ir_op *op,
+                                        int32_t nops) {
+  if (nops < 1 || op->num_results != nops)
+    return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "%s takes as "
+                       "many results as operands (at least one)", op->name);
+  for (int32_t j = 0; j < nops; j++) {
+    const xrt_ir_type *a = &fc->f->value_types[op->operands[j]];
+    const xrt_ir_type *b = &fc->f->value_types[op->results[j]];
+    if (a->kind != XRT_TYPE_TENSOR || b->kind != XRT_TYPE_TENSOR ||
+        a->shape.dtype != b->shape.dtype)
+      return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "%s: result "
+                         "%d must be a tensor of operand %d's element type",
+                         op->name, (int)j, (int)j);
+  }
+  return XRT_OK;
+}
+
+/* Product of dims [from, to) of s. */
+static int64_t sim_dims_prod(const xrt_shape *s, int32_t from, int32_t to) {
+  int64_t p = 1;
+  for (int32_t i = from; i < to; i++) p *= s->dims[i];
+  return p;
+}
+
+/* An integer attribute naming a dimension of every operand. */
+static xrt_status sim_coll_dim(sim_fcc *fc, const xrt_ir_op *op,
+                               const char *name, int64_t *d) {
+  xrt_status rc = sim_int_attr(fc, op, name, d);
+  if (rc) return rc;
+  for (int32_t j = 0; j < op->num_operands; j++) {
+    int32_t r = sim_shape(fc, op->operands[j])->rank;
+    if (*d < 0 || *d >= r || sim_shape(fc, op->results[j])->rank != r)
+      return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "%s: %s = "
+                         "%lld is not a dimension of operand %d (rank %d) "
+                         "and its result", op->name, name, (long long)*d,
+                         (int)j, (int)r);
+  }
+  return XRT_OK;
+}
+
+/* ---- the reduction computation ---- */
+
+/* The typed loop when the body is one binary op of its two arguments. */
+static sim_red_fn sim_coll_fast(const sim_fcc *fc, const xrt_ir_op *op,
+                                int32_t j) {
+  const xrt_ir_region *r = &op->regions[0];
+  if (r->num_args != 2 || r->num_ops != 2) return NULL;
+  const xrt_ir_op *b = &r->ops[0], *t = &r->ops[1];
+  if (b->num_operands != 2 || b->num_results != 1 || b->num_regions ||
+      t->num_operands != 1 || t->operands[0] != b->results[0])
+    return NULL;
+  int32_t a0 = r->args[0], a1 = r->args[1];
+  if (!((b->operands[0] == a0 && b->operands[1] == a1) ||
+        (b->operands[0] == a1 && b->operands[1] == a0)))
+    return NULL;
+  const xrt_ir_type *in = &fc->f->value_types[op->operands[j]];
+  const xrt_ir_type *bt = &fc->f->value_types[b->results[0]];
+  const xrt_ir_type *at = &fc->f->value_types[a0];
+  if (in->quant || bt->quant || at->quant ||
+      bt->shape.dtype != in->shape.dtype || at->shape.dtype != in->shape.dtype)
+    return NULL;
+  return sim_red_pick(b->code, in->shape.dtype);
+}
+
+static xrt_status sim_coll_body(sim_fcc *fc, const xrt_ir_op *op,
+                                sim_coll *k) {
+  if (op->num_regions != 1)
+    return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "%s needs a "
+                       "computation region", op->name);
+  const xrt_ir_region *reg = &op->regions[0];
+  if (reg->num_args != 2)
+    return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "%s: the "
+                       "computation must take 2 arguments", op->name);
+  sim_red_fn *fast = (sim_red_fn *)sim_palloc(fc, sizeof *fast *
+                                                      (size_t)k->nops);
+  if (!fast) return XRT_RESOURCE_EXHAUSTED;
+  int slow = 0;
+  for (int32_t j = 0; j < k->nops; j++) {
+    fast[j] = sim_coll_fast(fc, op, j);
+    slow |= !fast[j];
+    for (int32_t a = 0; a < 2; a++) {
+      const xrt_ir_type *t = &fc->f->value_types[reg->args[a]];
+      if (t->kind != XRT_TYPE_TENSOR || sim_numel(&t->shape) != 1 ||
+          sim_esize(t->shape.dtype) != k->es[j])
+        return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "%s: the "
+                           "computation's arguments must be scalars of "
+                           "operand %d's element type", op->name, (int)j);
+    }
+  }
+  k->fast = fast;
+  k->bargs = reg->args;
+  if (!slow) return XRT_OK;
+  xrt_status rc = sim_lower_region(fc, reg, &k->body, &k->brets, 1, op);
+  if (rc) return rc;
+  const xrt_ir_type *rt = &fc->f->value_types[k->brets[0]];
+  for (int32_t j = 0; j < k->nops; j++)
+    if (rt->kind != XRT_TYPE_TENSOR || sim_esize(rt->shape.dtype) != k->es[j])
+      return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "%s: the "
+                         "computation must return a scalar of operand %d's "
+                         "element type", op->name, (int)j);
+  return XRT_OK;
+}
+
+/* acc[i] = computation(acc[i], in[i]) for i in [0, n), operand j. */
+static xrt_status sim_coll_combine(const sim_coll *k, int32_t j, void **vals,
+                                   sim_cx *cx, char *acc, const char *in,
+                                   int64_t n) {
+  if (k->fast[j]) {
+    k->fast[j](acc, in, n, 1);
+    return XRT_OK;
+  }
+  size_t es = k->es[j];
+  for (int64_t i = 0; i < n; i++) {
+    vals[k->bargs[0]] = acc + (size_t)i * es;
+    vals[k->bargs[1]] = (void *)(uintptr_t)(in + (size_t)i * es);
+    xrt_status rc = sim_run_plan(&k->body, vals, cx);
+    if (rc) return rc;
+    memmove(acc + (size_t)i * es, vals[k->brets[0]], es);
+  }
+  return XRT_OK;
+}
+
+/* ======================================================================
+ * Running a collective: publish, wait, compute, wait
+ * ==================================================================== */
+
+/* This participant's view of one collective in flight. */
+typedef struct sim_cview {
+  struct sim_launch *l;
+  int32_t proc;
+  uint32_t seq;
+  const int32_t *mem; /* its group */
+  int32_t gs, me;
+} sim_cview;
+
+/* Operand j and result j of process q (which published this collective). */
+static const char *sim_peer_in(const sim_cview *v, int32_t q, int32_t j) {
+  const sim_part *p = &v->l->parts[q];
+  return (const char *)p->vals[p->st->in[j]];
+}
+static char *sim_peer_out(const sim_cview *v, int32_t q, int32_t j) {
+  const sim_part *p = &v->l->parts[q];
+  return (char *)p->vals[p->st->out[j]];
+}
+
+/* Enters the collective: publishes this participant's frame and waits for
+ * the peers in wait[0..nw) (its group by default) to publish the same
+ * collective. */
+static xrt_status sim_coll_enter(const sim_step *st, void **vals,
+                                 sim_cx *cx, const sim_coll *k,
+                                 sim_cview *v, const int32_t *wait,
+                                 int32_t nw) {
+  memset(v, 0, sizeof *v);
+  v->seq = cx->coll_seq++;
+  v->l = cx->launch;
+  v->proc = sim_proc_of(cx);
+  int32_t g = k->pgroup ? k->pgroup[v->proc] : -1;
+  if (g >= 0) {
+    v->mem = k->gmem + k->gstart[g];
+    v->gs = k->gstart[g + 1] - k->gstart[g];
+    v->me = k->pindex[v->proc];
+  }
+  if (!wait) wait = v->mem, nw = v->gs;
+  struct sim_launch *l = v->l;
+  if (!l) return XRT_OK;
+  pthread_mutex_lock(&l->mu);
+  sim_part *me = &l->parts[v->proc];
+  me->seq = v->seq;
+  me->sig = k->sig;
+  me->vals = vals;
+  me->st = st;
+  me->tick = (uint64_t)v->seq << 8 | 1;
+  sim_launch_changed(l);
+  xrt_status rc = sim_wait_ticks(cx, l, wait, nw, me->tick, st->op);
+  for (int32_t i = 0; i < nw && !rc; i++) {
+    const sim_part *p = &l->parts[wait[i]];
+    if (p->seq != v->seq || p->sig != k->sig) {
+      sim_coll_fail(cx, st->op, XRT_FAILED_PRECONDITION, "participant "
+                    "(replica %d, partition %d) is in a different collective "
+                    "(collectives must be entered in the same order, with "
+                    "the same shapes and groups)", wait[i] / l->npart,
+                    wait[i] % l->npart);
+      rc = sim_coll_self_fail(cx, l, XRT_FAILED_PRECONDITION);
+    }
+  }
+  pthread_mutex_unlock(&l->mu);
+  return rc;
+}
+
+/* Moves to phase ph and waits for wait[0..nw) (default: the group) to get
+ * there too. */
+static xrt_status sim_coll_phase(sim_cx *cx, const sim_step *st,
+                                 const sim_cview *v, int ph,
+                                 const int32_t *wait, int32_t nw) {
+  struct sim_launch *l = v->l;
+  if (!l) return XRT_OK;
+  if (!wait) wait = v->mem, nw = v->gs;
+  pthread_mutex_lock(&l->mu);
+  l->parts[v->proc].tick = (uint64_t)v->seq << 8 | (uint64_t)ph;
+  sim_launch_changed(l);
+  xrt_status rc = sim_wait_ticks(cx, l, wait, nw,
+                                 (uint64_t)v->seq << 8 | (uint64_t)ph, st->op);
+  pthread_mutex_unlock(&l->mu);
+  return rc;
+}
+
+/* A failure of this participant's own computation inside a collective:
+ * peers waiting for it must be released. */
+static xrt_status sim_coll_own_error(sim_cx *cx, const sim_cview *v,
+                                     xrt_status rc) {
+  if (!v->l) return rc;
+  pthread_mutex_lock(&v->l->mu);
+  sim_coll_self_fail(cx, v->l, rc);
+  pthread_mutex_unlock(&v->l->mu);
+  return rc;
+}
+
+/* ---- all_reduce ---- */
+
+/* Elements [lo, hi) of slice s of n elements cut in gs pieces. */
+static void sim_slice(int64_t n, int32_t gs, int32_t s, int64_t *lo,
+                      int64_t *hi) {
+  *lo = n * s / gs;
+  *hi = n * (s + 1) / gs;
+}
+
+#define SIM_COLL_BLOCK 16384 /* bytes combined while in cache */
+#define SIM_STREAM_MIN (1 << 20)
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <emmintrin.h>
+#define SIM_HAVE_STREAM 1
+#endif
+
+/* Copies n bytes with non-temporal stores where the machine has them: a
+ * collective's result is written once and read by others later, so
+ * reading its lines into the cache first would only cost bandwidth. */
+static void sim_copy_nt(void *dst, const void *src, size_t n) {
+#ifdef SIM_HAVE_STREAM
+  size_t head = (size_t)(-(uintptr_t)dst & 15);
+  if (n >= 64 + head) {
+    memcpy(dst, src, head);
+    char *d = (char *)dst + head;
+    const char *s = (const char *)src + head;
+    size_t k = (n - head) / 64;
+    for (size_t i = 0; i < k; i++, s += 64, d += 64) {
+      __m128i x0 = _mm_loadu_si128((const __m128i *)(const void *)s);
+      __m128i x1 = _mm_loadu_si128((const __m128i *)(const void *)(s + 16));
+      __m128i x2 = _mm_loadu_si128((const __m128i *)(const void *)(s + 32));
+      __m128i x3 = _mm_loadu_si128((const __m128i *)(const void *)(s + 48));
+      _mm_stream_si128((__m128i *)(void *)d, x0);
+      _mm_stream_si128((__m128i *)(void *)(d + 16), x1);
+      _mm_stream_si128((__m128i *)(void *)(d + 32), x2);
+      _mm_stream_si128((__m128i *)(void *)(d + 48), x3);
+    }
+    memcpy(d, s, (n - head) % 64);
+    return;
+  }
+#endif
+  if (n) memcpy(dst, src, n);
+}
+
+/* Orders the non-temporal stores before peers are told to read. */
+static void sim_copy_nt_done(void) {
+#ifdef SIM_HAVE_STREAM
+  _mm_sfence();
+#endif
+}
+
+/* Big copies stream; small ones go through the cache. */
+static void sim_copy_stream(void *dst, const void *src, size_t n) {
+  if (n >= SIM_STREAM_MIN) sim_copy_nt(dst, src, n);
+  else if (n) memcpy(dst, src, n);
+}
+
+/* acc[0, len) = ins[0][i] + ins[1][i] + ... in group order (the same
+ * rounding as folding one input at a time), for float sums: one pass over
+ * the inputs, four vectors at a time.  0 when it does not apply. */
+static int sim_fold_add(const sim_coll *k, int32_t j, char *acc,
+                        const char *const *ins, int32_t gs, size_t off,
+                        int64_t len) {
+#ifdef SIM_HAVE_STREAM
+  int f32 = k->fast[j] == sim_red_add_f32;
+  if (!f32 && k->fast[j] != sim_red_add_f64) return 0;
+  size_t bytes = (size_t)len * k->es[j], i = 0;
+  for (; i + 64 <= bytes; i += 64) {
+    const char *s = ins[0] + off + i;
+    __m128 x0 = _mm_loadu_ps((const float *)(const void *)s);
+    __m128 x1 = _mm_loadu_ps((const float *)(const void *)(s + 16));
+    __m128 x2 = _mm_loadu_ps((const float *)(const void *)(s + 32));
+    __m128 x3 = _mm_loadu_ps((const float *)(const void *)(s + 48));
+    __m128d y0 = _mm_castps_pd(x0), y1 = _mm_castps_pd(x1);
+    __m128d y2 = _mm_castps_pd(x2), y3 = _mm_castps_pd(x3);
+    for (int32_t m = 1; m < gs; m++) {
+      s = ins[m] + off + i;
+      if (f32) {
+        x0 = _mm_add_ps(x0, _mm_loadu_ps((const float *)(const void *)s));
+        x1 = _mm_add_ps(x1, _mm_loadu_ps((const float *)(const void *)(s + 16)));
+        x2 = _mm_add_ps(x2, _mm_loadu_ps((const float *)(const void *)(s + 32)));
+        x3 = _mm_add_ps(x3, _mm_loadu_ps((const float *)(const void *)(s + 48)));
+      } else {
+        y0 = _mm_add_pd(y0, _mm_loadu_pd((const double *)(const void *)s));
+        y1 = _mm_add_pd(y1, _mm_loadu_pd((const double *)(const void *)(s + 16)));
+        y2 = _mm_add_pd(y2, _mm_loadu_pd((const double *)(const void *)(s + 32)));
+        y3 = _mm_add_pd(y3, _mm_loadu_pd((const double *)(const void *)(s + 48)));
+      }
+    }
+    if (!f32) {
+      x0 = _mm_castpd_ps(y0), x1 = _mm_castpd_ps(y1);
+      x2 = _mm_castpd_ps(y2), x3 = _mm_castpd_ps(y3);
+    }
+    _mm_storeu_ps((float *)(void *)(acc + i), x0);
+    _mm_storeu_ps((float *)(void *)(acc + i + 16), x1);
+    _mm_storeu_ps((float *)(void *)(acc + i + 32), x2);
+    _mm_storeu_ps((float *)(void *)(acc + i + 48), x3);
+  }
+  if (i < bytes) { /* the tail, a whole number of elements */
+    int64_t rest = (int64_t)((bytes - i) / k->es[j]);
+    memcpy(acc + i, ins[0] + off + i, bytes - i);
+    for (int32_t m = 1; m < gs; m++)
+      k->fast[j](acc + i, ins[m] + off + i, rest, 1);
+  }
+  return 1;
+#else
+  (void)k, (void)j, (void)acc, (void)ins, (void)gs, (void)off, (void)len;
+  return 0;
+#endif
+}
+
+/* outs[*][lo, hi) = fold of the members' inputs over [lo, hi), in group
+ * order, a cache-sized block at a time: folded in a buffer that stays in
+ * cache, then written to every output (streamed when the range is big). */
+static xrt_status sim_fold_range(const sim_coll *k, int32_t j, void **vals,
+                                 sim_cx *cx, const sim_cview *v,
+                                 char *const *outs, int32_t nout,
+                                 const char *const *ins, int64_t lo,
+                                 int64_t hi) {
+  size_t es = k->es[j];
+  int64_t blk = (int64_t)(SIM_COLL_BLOCK / es);
+  int stream = (size_t)(hi - lo) * es >= SIM_STREAM_MIN;
+  _Alignas(64) char tmp[SIM_COLL_BLOCK];
+  for (int64_t b = lo; b < hi; b += blk) {
+    int64_t len = hi - b < blk ? hi - b : blk;
+    size_t off = (size_t)b * es, bytes = (size_t)len * es;
+    char *acc = stream || nout > 1 ? tmp : outs[0] + off;
+    if (!sim_fold_add(k, j, acc, ins, v->gs, off, len)) {
+      memcpy(acc, ins[0] + off, bytes);
+      for (int32_t m = 1; m < v->gs; m++) {
+        xrt_status rc = sim_coll_combine(k, j, vals, cx, acc, ins[m] + off,
+                                         len);
+        if (rc) return rc;
+      }
+    }
+    for (int32_t o = 0; acc == tmp && o < nout; o++)
+      if (stream) sim_copy_nt(outs[o] + off, tmp, bytes);
+      else memcpy(outs[o] + off, tmp, bytes);
+  }
+  return XRT_OK;
+}
+
+#define SIM_COLL_MAXG 64 /* group members whose inputs are listed on the
+                            stack; larger groups fold pairwise */
+
+/* outs[*][lo, hi) of operand j reduced over the group (reads peers'
+ * inputs): outs[0] alone (nout = 1), or every member's output in group
+ * order (nout = gs, groups of at most SIM_COLL_MAXG). */
+static xrt_status sim_reduce_slice(const sim_coll *k, int32_t j, void **vals,
+                                   sim_cx *cx, const sim_cview *v,
+                                   char *const *outs, int32_t nout,
+                                   int64_t in_off, int64_t lo, int64_t hi) {
+  const char *ins[SIM_COLL_MAXG];
+  size_t es = k->es[j];
+  if (v->gs <= SIM_COLL_MAXG) {
+    for (int32_t m = 0; m < v->gs; m++)
+      ins[m] = sim_peer_in(v, v->mem[m], j) + (size_t)in_off * es;
+    return sim_fold_range(k, j, vals, cx, v, outs, nout, ins, lo, hi);
+  }
+  char *out = outs[0] + (size_t)lo * es;
+  memcpy(out, sim_peer_in(v, v->mem[0], j) + (size_t)(in_off + lo) * es,
+         (size_t)(hi - lo) * es);
+  for (int32_t m = 1; m < v->gs; m++) {
+    xrt_status rc = sim_coll_combine(
+        k, j, vals, cx, out,
+        sim_peer_in(v, v->mem[m], j) + (size_t)(in_off + lo) * es, hi - lo);
+    if (rc) return rc;
+  }
+  return XRT_OK;
+}
+
+/* Copies the slices the other members reduced into this one's outputs
+ * (the all-gather half of all_reduce, for groups too big to write every
+ * member's output in one pass). */
+static void sim_gather_slices(const sim_step *st, void **vals,
+                              const sim_coll *k, const sim_cview *v) {
+  for (int32_t j = 0; j < k->nops; j++) {
+    char *out = (char *)vals[st->out[j]];
+    for (int32_t m = 0; m < v->gs; m++) {
+      if (m == v->me) continue;
+      int64_t lo, hi;
+      sim_slice(k->numel[j], v->gs, m, &lo, &hi);
+      if (hi > lo)
+        sim_copy_stream(out + (size_t)lo * k->es[j],
+                        sim_peer_out(v, v->mem[m], j) + (size_t)lo * k->es[j],
+                        (size_t)(hi - lo) * k->es[j]);
+    }
+  }
+  sim_copy_nt_done();
+}
+
+/* Each member reduces its 1/gs slice of every operand (reading the peers'
+ * inputs) and writes it into every member's output: one pass, each input
+ * byte read once and each output byte written once, as a memcpy of the
+ * same bytes would.  Inputs are only read in the reader's own slice, so an
+ * output in place of its input would be safe.  Groups larger than
+ * SIM_COLL_MAXG write their own output, then gather the others' slices. */
+static xrt_status sim_run_all_reduce(const sim_step *st, void **vals,
+                                     sim_cx *cx) {
+  const sim_coll *k = (const sim_coll *)st->data;
+  sim_cview v;
+  xrt_status rc = sim_coll_enter(st, vals, cx, k, &v, NULL, 0);
+  if (rc) return rc;
+  char *outs[SIM_COLL_MAXG];
+  int32_t nout = v.l && v.gs > 1 && v.gs <= SIM_COLL_MAXG ? v.gs : 1;
+  for (int32_t j = 0; j < k->nops && !rc; j++) {
+    int64_t lo, hi;
+    sim_slice(k->numel[j], v.gs, v.me, &lo, &hi);
+    outs[0] = (char *)vals[st->out[j]];
+    for (int32_t m = 0; nout > 1 && m < nout; m++)
+      outs[m] = sim_peer_out(&v, v.mem[m], j);
+    rc = sim_reduce_slice(k, j, vals, cx, &v, outs, nout, 0, lo, hi);
+  }
+  sim_copy_nt_done();
+  if (rc) return sim_coll_own_error(cx, &v, rc);
+  if (nout > 1 || v.gs <= 1) return sim_coll_phase(cx, st, &v, 2, NULL, 0);
+  if ((rc = sim_coll_phase(cx, st, &v, 2, NULL, 0))) return rc;
+  sim_gather_slices(st, vals, k, &v);
+  return sim_coll_phase(cx, st, &v, 3, NULL, 0);
+}
+
+static xrt_status sim_lower_all_reduce(sim_fcc *fc, const xrt_ir_op *op,
+                                       sim_step *st) {
+  int32_t nops = op->num_operands;
+  xrt_status rc = sim_coll_check_values(fc, op, nops);
+  if (rc) return rc;
+  for (int32_t j = 0; j < nops; j++)
+    if (sim_numel(sim_shape(fc, op->operands[j])) !=
+        sim_numel(sim_shape(fc, op->results[j])))
+      return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "%s: result "
+                         "%d must have operand %d's shape", op->name, (int)j,
+                         (int)j);
+  sim_coll *k = sim_coll_new(fc, op, nops);
+  int mode;
+  if (!k) return XRT_RESOURCE_EXHAUSTED;
+  if ((rc = sim_pg_mode3(fc, op, &mode)) ||
+      (rc = sim_pg_groups(fc, op, k, mode, 1, NULL)) ||
+      (rc = sim_coll_body(fc, op, k)))
+    return rc;
+  st->data = k;
+  st->run = sim_run_all_reduce;
+  return XRT_OK;
+}
+
+/* ---- reduce_scatter ---- */
+
+/* Each member reduces its block of the scatter dimension over the group. */
+static xrt_status sim_run_reduce_scatter(const sim_step *st, void **vals,
+                                         sim_cx *cx) {
+  const sim_coll *k = (const sim_coll *)st->data;
+  sim_cview v;
+  xrt_status rc = sim_coll_enter(st, vals, cx, k, &v, NULL, 0);
+  if (rc) return rc;
+  for (int32_t j = 0; j < k->nops && !rc; j++) {
+    int64_t blk = k->inner[j]; /* result elements per outer index */
+    char *out = (char *)vals[st->out[j]];
+    for (int64_t o = 0; o < k->outer[j] && !rc; o++)
+    {
+      char *dst = out + (size_t)(o * blk) * k->es[j];
+      rc = sim_reduce_slice(k, j, vals, cx, &v, &dst, 1,
+                            (o * v.gs + v.me) * blk, 0, blk);
+    }
+  }
+  if (rc) return sim_coll_own_error(cx, &v, rc);
+  return sim_coll_phase(cx, st, &v, 2, NULL, 0);
+}
+
+static xrt_status sim_lower_reduce_scatter(sim_fcc *fc, const xrt_ir_op *op,
+                                           sim_step *st) {
+  int32_t nops = op->num_operands, gs;
+  int64_t d;
+  xrt_status rc = sim_coll_check_values(fc, op, nops);
+  if (rc || (rc = sim_coll_dim(fc, op, "scatter_dimension", &d))) return rc;
+  sim_coll *k = sim_coll_new(fc, op, nops);
+  int mode;
+  if (!k) return XRT_RESOURCE_EXHAUSTED;
+  if ((rc = sim_pg_mode3(fc, op, &mode)) ||
+      (rc = sim_pg_groups(fc, op, k, mode, 1, &gs)) ||
+      (rc = sim_coll_body(fc, op, k)))
+    return rc;
+  int64_t *outer = (int64_t *)(uintptr_t)k->outer;
+  int64_t *inner = (int64_t *)(uintptr_t)k->inner;
+  for (int32_t j = 0; j < nops; j++) {
+    const xrt_shape *in = sim_shape(fc, op->operands[j]);
+    const xrt_shape *out = sim_shape(fc, op->results[j]);
+    for (int32_t i = 0; i < in->rank; i++)
+      if (out->dims[i] * (i == d ? gs : 1) != in->dims[i])
+        return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "%s: "
+                           "result %d must be operand %d with dimension %lld "
+                           "divided by the group size %d", op->name, (int)j,
+                           (int)j, (long long)d, (int)gs);
+    outer[j] = sim_dims_prod(in, 0, (int32_t)d);
+    inner[j] = sim_dims_prod(out, (int32_t)d, out->rank); /* block */
+  }
+  st->data = k;
+  st->run = sim_run_reduce_scatter;
+  return XRT_OK;
+}
+
+/* ---- all_gather ---- */
+
+static xrt_status sim_run_all_gather(const sim_step *st, void **vals,
+                                     sim_cx *cx) {
+  const sim_coll *k = (const sim_coll *)st->data;
+  sim_cview v;
+  xrt_status rc = sim_coll_enter(st, vals, cx, k, &v, NULL, 0);
+  if (rc) return rc;
+  for (int32_t j = 0; j < k->nops; j++) {
+    size_t chunk = (size_t)k->inner[j] * k->es[j];
+    char *out = (char *)vals[st->out[j]];
+    for (int32_t m = 0; m < v.gs; m++) {
+      const char *in = sim_peer_in(&v, v.mem[m], j);
+      for (int64_t o = 0; o < k->outer[j]; o++)
+        memcpy(out + ((size_t)o * (size_t)v.gs + (size_t)m) * chunk,
+               in + (size_t)o * chunk, chunk);
+    }
+  }
+  return sim_coll_phase(cx, st, &v, 2, NULL, 0);
+}
+
+static xrt_status sim_lower_all_gather(sim_fcc *fc, const xrt_ir_op *op,
+                                       sim_step *st) {
+  int32_t nops = op->num_operands, gs;
+  int64_t d;
+  xrt_status rc = sim_coll_check_values(fc, op, nops);
+  if (rc || (rc = sim_coll_dim(fc, op, "all_gather_dim", &d))) return rc;
+  sim_coll *k = sim_coll_new(fc, op, nops);
+  int mode;
+  if (!k) return XRT_RESOURCE_EXHAUSTED;
+  if ((rc = sim_pg_mode3(fc, op, &mode)) ||
+      (rc = sim_pg_groups(fc, op, k, mode, 1, &gs)))
+    return rc;
+  int64_t *outer = (int64_t *)(uintptr_t)k->outer;
+  int64_t *inner = (int64_t *)(uintptr_t)k->inner;
+  for (int32_t j = 0; j < nops; j++) {
+    const xrt_shape *in = sim_shape(fc, op->operands[j]);
+    const xrt_shape *out = sim_shape(fc, op->results[j]);
+    for (int32_t i = 0; i < in->rank; i++)
+      if (out->dims[i] != in->dims[i] * (i == d ? gs : 1))
+        return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "%s: "
+                           "result %d must be operand %d with dimension %lld "
+                           "times the group size %d", op->name, (int)j,
+                           (int)j, (long long)d, (int)gs);
+    outer[j] = sim_dims_prod(in, 0, (int32_t)d);
+    inner[j] = sim_dims_prod(in, (int32_t)d, in->rank);
+  }
+  st->data = k;
+  st->run = sim_run_all_gather;
+  return XRT_OK;
+}
+
+/* ---- all_to_all ---- */
+
+/* Copies block b (rank r, element size es) from src at offsets so (shape
+ * ss) into dst at offsets do (shape ds). */
+static void sim_block_copy(char *dst, const int64_t *ds, const int64_t *dof,
+                           const char *src, const int64_t *ss,
+                           const int64_t *sof, const int64_t *b, int32_t r,
+                           size_t es) {
+  int64_t dstr[XRT_MAX_RANK], sstr[XRT_MAX_RANK], idx[XRT_MAX_RANK];
+  int64_t da = 1, sa = 1, total = 1;
+  for (int32_t i = r - 1; i >= 0; i--) {
+    dstr[i] = da, sstr[i] = sa;
+    da *= ds[i], sa *= ss[i];
+    total *= b[i];
+  }
+  if (total == 0) return;
+  if (r == 0) {
+    memcpy(dst, src, es);
+    return;
+  }
+  memset(idx, 0, sizeof idx);
+  size_t run = (size_t)b[r - 1] * es;
+  for (;;) {
+    int64_t d = 0, s = 0;
+    for (int32_t i = 0; i < r; i++) {
+      d += (dof[i] + (i == r - 1 ? 0 : idx[i])) * dstr[i];
+      s += (sof[i] + (i == r - 1 ? 0 : idx[i])) * sstr[i];
+    }
+    memcpy(dst + (size_t)d * es, src + (size_t)s * es, run);
+    int32_t i = r - 2;
+    for (; i >= 0; i--) {
+      if (++idx[i] < b[i]) break;
+      idx[i] = 0;
+    }
+    if (i < 0) return;
+  }
+}
+
+static xrt_status sim_run_all_to_all(const sim_step *st, void **vals,
+                                     sim_cx *cx) {
+  const sim_coll *k = (const sim_coll *)st->data;
+  sim_cview v;
+  xrt_status rc = sim_coll_enter(st, vals, cx, k, &v, NULL, 0);
+  if (rc) return rc;
+  int32_t r = k->rank;
+  for (int32_t j = 0; j < k->nops; j++) {
+    const int64_t *ss = k->shapes + (size_t)j * 2 * XRT_MAX_RANK;
+    const int64_t *ds = ss + XRT_MAX_RANK;
+    int64_t b[XRT_MAX_RANK], so[XRT_MAX_RANK], dof[XRT_MAX_RANK];
+    for (int32_t i = 0; i < r; i++) b[i] = ss[i], so[i] = dof[i] = 0;
+    b[k->sdim] = ss[k->sdim] / v.gs;
+    so[k->sdim] = v.me * b[k->sdim];
+    for (int32_t m = 0; m < v.gs; m++) {
+      dof[k->cdim] = m * b[k->cdim];
+      sim_block_copy((char *)vals[st->out[j]], ds, dof,
+                     sim_peer_in(&v, v.mem[m], j), ss, so, b, r, k->es[j]);
+    }
+  }
+  return sim_coll_phase(cx, st, &v, 2, NULL, 0);
+}
+
+static xrt_status sim_lower_all_to_all(sim_fcc *fc, const xrt_ir_op *op,
+                                       sim_step *st) {
+  int32_t nops = op->num_operands, gs;
+  int64_t sd, cd, count;
+  xrt_status rc = sim_coll_check_values(fc, op, nops);
+  if (rc || (rc = sim_coll_dim(fc, op, "split_dimension", &sd)) ||
+      (rc = sim_coll_dim(fc, op, "concat_dimension", &cd)) ||
+      (rc = sim_int_attr(fc, op, "split_count", &count)))
+    return rc;
+  sim_coll *k = sim_coll_new(fc, op, nops);
+  if (!k) return XRT_RESOURCE_EXHAUSTED;
+  int mode = sim_channel_id(op) > 0 ? SIM_PG_PARTITION : SIM_PG_REPLICA;
+  if ((rc = sim_pg_groups(fc, op, k, mode, 1, &gs))) return rc;
+  if (count != gs)
+    return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "%s: "
+                       "split_count %lld must equal the group size %d",
+                       op->name, (long long)count, (int)gs);
+  int64_t *shapes = (int64_t *)sim_palloc(
+      fc, sizeof *shapes * 2 * XRT_MAX_RANK * (size_t)nops);
+  if (!shapes) return XRT_RESOURCE_EXHAUSTED;
+  k->rank = sim_shape(fc, op->operands[0])->rank;
+  for (int32_t j = 0; j < nops; j++) {
+    const xrt_shape *in = sim_shape(fc, op->operands[j]);
+    const xrt_shape *out = sim_shape(fc, op->results[j]);
+    if (in->rank != k->rank || in->dims[sd] % gs != 0)
+      return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "%s: operand "
+                         "%d's dimension %lld must divide by split_count %d "
+                         "(and every operand have the same rank)", op->name,
+                         (int)j, (long long)sd, (int)gs);
+    for (int32_t i = 0; i < in->rank; i++) {
+      int64_t want = in->dims[i];
+      if (i == sd) want /= gs;
+      if (i == cd) want *= gs;
+      if (out->dims[i] != want)
+        return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "%s: result "
+                           "%d has dimension %d of size %lld, expected %lld",
+                           op->name, (int)j, (int)i, (long long)out->dims[i],
+                           (long long)want);
+      shapes[(size_t)j * 2 * XRT_MAX_RANK + (size_t)i] = in->dims[i];
+      shapes[(size_t)j * 2 * XRT_MAX_RANK + XRT_MAX_RANK + (size_t)i] =
+          out->dims[i];
+    }
+  }
+  k->shapes = shapes;
+  k->sdim = (int32_t)sd;
+  k->cdim = (int32_t)cd;
+  k->sig = sim_fnv(sim_fnv(k->sig, sd), cd);
+  st->data = k;
+  st->run = sim_run_all_to_all;
+  return XRT_OK;
+}
+
+/* ---- collective_permute ---- */
+
+/* Pairwise: wait for the source to publish, copy, then wait for the
+ * target to have read this participant's operand. */
+static xrt_status sim_run_collective_permute(const sim_step *st, void **vals,
+                                             sim_cx *cx) {
+  const sim_coll *k = (const sim_coll *)st->data;
+  sim_cview v;
+  int32_t proc = sim_proc_of(cx);
+  int32_t src = k->psrc[proc], dst = k->pdst[proc];
+  xrt_status rc = sim_coll_enter(st, vals, cx, k, &v, &src, src >= 0);
+  if (rc) return rc;
+  for (int32_t j = 0; j < k->nops; j++) {
+    size_t bytes = (size_t)k->numel[j] * k->es[j];
+    if (src < 0) memset(vals[st->out[j]], 0, bytes);
+    else if (bytes) memcpy(vals[st->out[j]], sim_peer_in(&v, src, j), bytes);
+  }
+  return sim_coll_phase(cx, st, &v, 2, &dst, dst >= 0);
+}
+
+static xrt_status sim_lower_collective_permute(sim_fcc *fc,
+                                               const xrt_ir_op *op,
+                                               sim_step *st) {
+  int32_t nops = op->num_operands;
+  xrt_status rc = sim_coll_check_values(fc, op, nops);
+  if (rc) return rc;
+  for (int32_t j = 0; j < nops; j++)
+    if (sim_numel(sim_shape(fc, op->operands[j])) !=
+        sim_numel(sim_shape(fc, op->results[j])))
+      return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "%s: result "
+                         "%d must have operand %d's shape", op->name, (int)j,
+                         (int)j);
+  sim_coll *k = sim_coll_new(fc, op, nops);
+  if (!k) return XRT_RESOURCE_EXHAUSTED;
+  int mode = sim_channel_id(op) > 0 ? SIM_PG_PARTITION : SIM_PG_REPLICA;
+  const int64_t *ids;
+  int64_t nrows, w;
+  if ((rc = sim_pg_rows(fc, op, "source_target_pairs", &ids, &nrows, &w)))
+    return rc;
+  if (nrows > 0 && w != 2)
+    return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "%s: "
+                       "source_target_pairs must be a Nx2 tensor", op->name);
+  int32_t bound = sim_pg_bound(k, mode);
+  if ((rc = sim_pg_check(fc, op, "source_target_pairs", ids, nrows * w, bound,
+                         mode, 0, 1)))
+    return rc;
+  int32_t *psrc = (int32_t *)sim_palloc(fc, sizeof *psrc * (size_t)k->n);
+  int32_t *pdst = (int32_t *)sim_palloc(fc, sizeof *pdst * (size_t)k->n);
+  if (!psrc || !pdst) return XRT_RESOURCE_EXHAUSTED;
+  for (int32_t p = 0; p < k->n; p++) psrc[p] = pdst[p] = -1;
+  int32_t outer = mode == SIM_PG_REPLICA ? k->npart : k->nrep;
+  for (int64_t i = 0; i < nrows; i++)
+    for (int32_t o = 0; o < outer; o++) {
+      int32_t s = (int32_t)ids[2 * i], t = (int32_t)ids[2 * i + 1];
+      int32_t ps = mode == SIM_PG_REPLICA ? s * k->npart + o : o * k->npart + s;
+      int32_t pt = mode == SIM_PG_REPLICA ? t * k->npart + o : o * k->npart + t;
+      psrc[pt] = ps;
+      pdst[ps] = pt;
+      k->sig = sim_fnv(sim_fnv(k->sig, ps), pt);
+    }
+  k->psrc = psrc;
+  k->pdst = pdst;
+  st->data = k;
+  st->run = sim_run_collective_permute;
+  return XRT_OK;
+}
+
+/* ---- collective_broadcast ---- */
+
+static xrt_status sim_run_collective_broadcast(const sim_step *st,
+                                               void **vals, sim_cx *cx) {
+  const sim_coll *k = (const sim_coll *)st->data;
+  sim_cview v;
+  xrt_status rc = sim_coll_enter(st, vals, cx, k, &v, NULL, 0);
+  if (rc) return rc;
+  int32_t nd = k->root_operand >= 0 ? (int32_t)k->root_operand : k->nops;
+  for (int32_t j = 0; j < nd; j++) {
+    size_t bytes = (size_t)k->numel[j] * k->es[j];
+    if (v.gs == 0) {
+      memset(vals[st->out[j]], 0, bytes);
+      continue;
+    }
+    int32_t root = 0;
+    if (k->root_operand >= 0) { /* has_dynamic_root: my root operand */
+      const int32_t *ri = (const int32_t *)vals[st->in[k->root_operand]];
+      root = ri[j];
+      if (root < 0 || root >= v.gs) {
+        rc = sim_coll_fail(cx, st->op, XRT_OUT_OF_RANGE, "root %d of "
+                           "operand %d is not an index of the group of %d",
+                           (int)root, (int)j, (int)v.gs);
+        return sim_coll_own_error(cx, &v, rc);
+      }
+    }
+    if (bytes)
+      memcpy(vals[st->out[j]], sim_peer_in(&v, v.mem[root], j), bytes);
+  }
+  return sim_coll_phase(cx, st, &v, 2, NULL, 0);
+}
+
+static xrt_status sim_lower_collective_broadcast(sim_fcc *fc,
+                                                 const xrt_ir_op *op,
+                                                 sim_step *st) {
+  int32_t nops = op->num_operands, nd = nops;
+  int dyn = sim_flag(op, "has_dynamic_root");
+  if (dyn) { /* data operands, then one i32 root index per data operand */
+    nd = nops - 1;
+    const xrt_shape *r = nd >= 1 ? sim_shape(fc, op->operands[nd]) : NULL;
+    if (!r || r->dtype != XRT_S32 || sim_numel(r) != nd ||
+        op->num_results != nd)
+      return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "%s: "
+                         "has_dynamic_root takes the data operands and a "
+                         "tensor<%dxi32> of roots", op->name, (int)nd);
+  }
+  xrt_status rc = sim_coll_check_values(fc, op, nd);
+  if (rc) return rc;
+  for (int32_t j = 0; j < nd; j++)
+    if (sim_numel(sim_shape(fc, op->operands[j])) !=
+        sim_numel(sim_shape(fc, op->results[j])))
+      return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "%s: result "
+                         "%d must have operand %d's shape", op->name, (int)j,
+                         (int)j);
+  sim_coll *k = sim_coll_new(fc, op, nops);
+  if (!k) return XRT_RESOURCE_EXHAUSTED;
+  int mode = sim_channel_id(op) > 0 ? SIM_PG_PARTITION : SIM_PG_REPLICA;
+  if ((rc = sim_pg_groups(fc, op, k, mode, 0, NULL))) return rc;
+  if (dyn) k->root_operand = nd;
+  st->data = k;
+  st->run = sim_run_collective_broadcast;
+  return XRT_OK;
+}
+
+/* ---- replica_id, partition_id ---- */
+
+static xrt_status sim_run_replica_id(const sim_step *st, void **vals,
+                                     sim_cx *cx) {
+  uint32_t id = 0;
+  if (cx->xa)
+    id = (uint32_t)(st->op->code == XRT_OP_PARTITION_ID ? cx->xa->partition
+                                                        : cx->xa->replica);
+  memcpy(vals[st->out[0]], &id, sizeof id);
+  return XRT_OK;
+}
+
+static xrt_status sim_lower_process_id(sim_fcc *fc, const xrt_ir_op *op,
+                                       sim_step *st) {
+  const xrt_shape *s = op->num_results == 1 ? sim_shape(fc, op->results[0])
+                                            : NULL;
+  if (!s || s->rank != 0 || s->dtype != XRT_U32)
+    return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "%s must "
+                       "return tensor<ui32>", op->name);
+  st->run = sim_run_replica_id;
+  return XRT_OK;
+}
+
+/* ======================================================================
+ * send / recv between devices of a launch (is_host_transfer = false)
+ *
+ * A send copies its tensors into a message queued on the launch; a recv
+ * takes the oldest message of its channel, waiting for one.
+ * ==================================================================== */
+
+
+typedef struct sim_chan {
+  int64_t channel;
+  int32_t n;           /* tensors (tokens carry nothing) */
+  const int32_t *ids;  /* their value ids */
+  const size_t *bytes; /* their sizes */
+  size_t total;
+} sim_chan;
+
+static xrt_status sim_run_d2d_send(const sim_step *st, void **vals,
+                                   sim_cx *cx) {
+  const sim_chan *ch = (const sim_chan *)st->data;
+  struct sim_launch *l = cx->launch;
+  const sim_client *c = cx->exe->cl;
+  if (!l)
+    return sim_fail_op(cx->err, st->op, XRT_INTERNAL, "send outside a launch");
+  sim_msg *m = (sim_msg *)c->al.alloc(c->al.self, sizeof *m + ch->total + 1);
+  if (!m)
+    return sim_fail_op(cx->err, st->op, XRT_RESOURCE_EXHAUSTED, "send: out "
+                       "of host memory for %zu bytes", ch->total);
+  m->next = NULL;
+  m->channel = ch->channel;
+  m->bytes = ch->total;
+  char *p = (char *)(m + 1);
+  for (int32_t i = 0; i < ch->n; i++) {
+    if (ch->bytes[i]) memcpy(p, vals[ch->ids[i]], ch->bytes[i]);
+    p += ch->bytes[i];
+  }
+  pthread_mutex_lock(&l->mu);
+  sim_msg **pp = &l->msgs;
+  while (*pp) pp = &(*pp)->next;
+  *pp = m;
+  sim_launch_changed(l);
+  pthread_mutex_unlock(&l->mu);
+  return XRT_OK;
+}
+
+/* Takes the oldest message of the channel, waiting for a send.  mu held. */
+static xrt_status sim_recv_take(sim_cx *cx, struct sim_launch *l,
+                                const sim_step *st, const sim_chan *ch,
+                                sim_msg **out) {
+  uint64_t epoch = ~(uint64_t)0;
+  char what[64];
+  snprintf(what, sizeof what, "a send on channel %lld",
+           (long long)ch->channel);
+  for (;;) {
+    if (l->failed) return sim_coll_peer_failed(cx, l, st->op);
+    for (sim_msg **pp = &l->msgs; *pp; pp = &(*pp)->next)
+      if ((*pp)->channel == ch->channel) {
+        *out = *pp;
+        *pp = (*pp)->next;
+        return XRT_OK;
+      }
+    xrt_status rc = sim_launch_block(cx, l, &epoch, st->op, what);
+    if (rc) return rc;
+  }
+}
+
+static xrt_status sim_run_d2d_recv(const sim_step *st, void **vals,
+                                   sim_cx *cx) {
+  const sim_chan *ch = (const sim_chan *)st->data;
+  struct sim_launch *l = cx->launch;
+  const sim_client *c = cx->exe->cl;
+  if (!l)
+    return sim_fail_op(cx->err, st->op, XRT_INTERNAL, "recv outside a launch");
+  sim_msg *m = NULL;
+  pthread_mutex_lock(&l->mu);
+  xrt_status rc = sim_recv_take(cx, l, st, ch, &m);
+  pthread_mutex_unlock(&l->mu);
+  if (rc) return rc;
+  if (m->bytes != ch->total) {
+    size_t got = m->bytes;
+    c->al.free(c->al.self, m);
+    rc = sim_fail_op(cx->err, st->op, XRT_INVALID_ARGUMENT, "recv on channel "
+                     "%lld expects %zu bytes, the send had %zu",
+                     (long long)ch->channel, ch->total, got);
+    pthread_mutex_lock(&l->mu);
+    sim_coll_self_fail(cx, l, rc);
+    pthread_mutex_unlock(&l->mu);
+    return rc;
+  }
+  const char *p = (const char *)(m + 1);
+  for (int32_t i = 0; i < ch->n; i++) {
+    if (ch->bytes[i]) memcpy(vals[ch->ids[i]], p, ch->bytes[i]);
+    p += ch->bytes[i];
+  }
+  c->al.free(c->al.self, m);
+  return XRT_OK;
+}
+
+/* The tensor values among ids[0..n) and their sizes. */
+static xrt_status sim_chan_plan(sim_fcc *fc, const xrt_ir_op *op,
+                                const int32_t *ids, int32_t n,
+                                sim_step *st) {
+  sim_chan *ch = (sim_chan *)sim_palloc(fc, sizeof *ch);
+  int32_t *t = (int32_t *)sim_palloc(fc, sizeof *t * (size_t)(n + 1));
+  size_t *b = (size_t *)sim_palloc(fc, sizeof *b * (size_t)(n + 1));
+  if (!ch || !t || !b) return XRT_RESOURCE_EXHAUSTED;
+  ch->channel = sim_channel_id(op);
+  for (int32_t i = 0; i < n; i++) {
+    const xrt_ir_type *ty = &fc->f->value_types[ids[i]];
+    if (ty->kind == XRT_TYPE_TOKEN) continue;
+    if (ty->kind != XRT_TYPE_TENSOR)
+      return sim_fail_op(fc->cc->err, op, XRT_UNIMPLEMENTED, "%s: tuple "
+                         "values cannot be sent", op->name);
+    t[ch->n] = ids[i];
+    b[ch->n] = sim_bytes(&ty->shape);
+    ch->total += b[ch->n++];
+  }
+  ch->ids = t;
+  ch->bytes = b;
+  st->data = ch;
+  fc->cc->exe->has_coll = 1;
+  return XRT_OK;
+}
+
+/* send/recv: to the host (is_host_transfer) or to a device of the launch. */
+static xrt_status sim_lower_send_any(sim_fcc *fc, const xrt_ir_op *op,
+                                     sim_step *st) {
+  if (sim_flag(op, "is_host_transfer")) return sim_lower_send(fc, op, st);
+  xrt_status rc = sim_chan_plan(fc, op, op->operands, op->num_operands, st);
+  if (!rc) st->run = sim_run_d2d_send;
+  return rc;
+}
+
+static xrt_status sim_lower_recv_any(sim_fcc *fc, const xrt_ir_op *op,
+                                     sim_step *st) {
+  if (sim_flag(op, "is_host_transfer")) return sim_lower_recv(fc, op, st);
+  xrt_status rc = sim_chan_plan(fc, op, op->results, op->num_results, st);
+  if (!rc) st->run = sim_run_d2d_recv;
+  return rc;
+}
+
+/* ======================================================================
+ * Fault injection
+ * ==================================================================== */
+
+static xrt_status sim_fault_hit(sim_cx *cx) {
+  return sim_fail(cx->err, XRT_INTERNAL, "device %d: injected fault after "
+                  "%lld steps of @%s", cx->xa ? cx->xa->device : 0,
+                  (long long)cx->fault_after,
+                  cx->exe->m->funcs[cx->exe->entry].name);
+}
+
+static xrt_status sim_inject_fault(void *client, int device,
+                                   int64_t after_steps,
+                                   xrt_plugin_error *err) {
+  sim_client *c = (sim_client *)client;
+  xrt_status rc = sim_check_device(c, device, err);
+  if (rc) return rc;
+  if (after_steps < 0 || after_steps == INT64_MAX)
+    return sim_fail(err, XRT_INVALID_ARGUMENT, "after_steps must be >= 0, "
+                    "not %lld", (long long)after_steps);
+  atomic_store(&c->dev[device].fault, after_steps + 1);
+  return XRT_OK;
+}
+
+/* The armed fault of the device, disarmed (one-shot); -1: none. */
+static int64_t sim_fault_take(sim_client *c, int device) {
+  _Atomic int64_t *f = &c->dev[device].fault;
+  if (atomic_load_explicit(f, memory_order_relaxed) == 0) return -1;
+  return atomic_exchange(f, 0) - 1;
+}
+
+/* ======================================================================
+ * Per-device frames
+ * ==================================================================== */
+
+static xrt_status sim_frame_make(const sim_exe *e, sim_frame *fr,
+                                 xrt_plugin_error *err);
+static void sim_frame_free(const sim_exe *e, sim_frame *fr);
+
+/* The device's frame of e, made on first use; *tmp when it is busy (a
+ * concurrent execute on the same device). */
+static xrt_status sim_frame_acquire(sim_exe *e, int device, sim_frame *tmp,
+                                    sim_frame **out, xrt_plugin_error *err) {
+  *out = NULL;
+  if (!atomic_exchange(&e->dbusy[device], 1)) {
+    sim_frame *fr = &e->dframes[device];
+    xrt_status rc = XRT_OK;
+    pthread_mutex_lock(&e->mu);
+    if (!fr->block) rc = sim_frame_make(e, fr, err);
+    pthread_mutex_unlock(&e->mu);
+    if (rc) {
+      atomic_store(&e->dbusy[device], 0);
+      return rc;
+    }
+    *out = fr;
+    return XRT_OK;
+  }
+  memset(tmp, 0, sizeof *tmp);
+  xrt_status rc = sim_frame_make(e, tmp, err);
+  if (!rc) *out = tmp;
+  return rc;
+}
+
+static void sim_frame_release(sim_exe *e, int device, sim_frame *fr,
+                              sim_frame *tmp) {
+  if (fr == tmp) sim_frame_free(e, tmp);
+  else if (fr) atomic_store(&e->dbusy[device], 0);
+}
+
+/* ======================================================================
+ * Launch shape: compile and execute
+ * ==================================================================== */
+
+
+#define SIM_MAX_PROCS (1 << 16)
+
+/* The replicas and partitions an executable runs in: the compile
+ * arguments', else the module's. */
+static xrt_status sim_compile_launch_shape(sim_exe *e,
+                                           const xrt_plugin_compile_args *a,
+                                           xrt_plugin_error *err) {
+  int32_t r = a->num_replicas > 0 ? a->num_replicas : a->module->num_replicas;
+  int32_t p = a->num_partitions > 0 ? a->num_partitions
+                                    : a->module->num_partitions;
+  e->nrep = r > 0 ? r : 1;
+  e->npart = p > 0 ? p : 1;
+  if ((int64_t)e->nrep * e->npart > SIM_MAX_PROCS)
+    return sim_fail(err, XRT_INVALID_ARGUMENT, "%d replicas x %d partitions "
+                    "is more than the simulator's %d processes",
+                    (int)e->nrep, (int)e->npart, SIM_MAX_PROCS);
+  return XRT_OK;
+}
+
+static xrt_status sim_check_launch_args(const xrt_plugin_execute_args *a,
+                                        xrt_plugin_error *err) {
+  if (a->num_replicas < 1 || a->num_partitions < 1 ||
+      (int64_t)a->num_replicas * a->num_partitions > SIM_MAX_PROCS)
+    return sim_fail(err, XRT_INVALID_ARGUMENT, "bad launch shape: %d "
+                    "replica(s) x %d partition(s)", (int)a->num_replicas,
+                    (int)a->num_partitions);
+  if (a->replica < 0 || a->replica >= a->num_replicas || a->partition < 0 ||
+      a->partition >= a->num_partitions)
+    return sim_fail(err, XRT_INVALID_ARGUMENT, "participant (replica %d, "
+                    "partition %d) is outside a launch of %d x %d",
+                    (int)a->replica, (int)a->partition, (int)a->num_replicas,
+                    (int)a->num_partitions);
+  return XRT_OK;
+}
+
+/* A launch of one participant, outside the registry. */
+static xrt_status sim_launch_own(struct sim_launch *l, sim_part *part,
+                                 const xrt_plugin_execute_args *a,
+                                 xrt_plugin_error *err) {
+  memset(l, 0, sizeof *l);
+  if (pthread_mutex_init(&l->mu, NULL) != 0)
+    return sim_fail(err, XRT_INTERNAL, "pthread_mutex_init failed");
+  if (pthread_cond_init(&l->cv, NULL) != 0) {
+    pthread_mutex_destroy(&l->mu);
+    return sim_fail(err, XRT_INTERNAL, "pthread_cond_init failed");
+  }
+  l->parts = part;
+  l->cap = 1;
+  sim_launch_reset(l, a->launch_id, 1, 1);
+  part->joined = 1;
+  part->device = a->device;
+  l->joined = 1;
+  return XRT_OK;
+}
+
+static void sim_launch_own_end(sim_client *c, struct sim_launch *l) {
+  for (sim_msg *m = l->msgs, *next; m; m = next) { /* never received */
+    next = m->next;
+    c->al.free(c->al.self, m);
+  }
+  pthread_cond_destroy(&l->cv);
+  pthread_mutex_destroy(&l->mu);
+}
 
 /* collective_reduce: an all_reduce whose result only the first member of
  * each group keeps (the root); the other members get zeros. */
@@ -8658,6 +13111,28 @@ static xrt_status sim_run_entry(const sim_exe *e, sim_frame *fr,
   return XRT_OK;
 }
 
+/* The device's frame of e when it is free and already made: one exchange
+ * and no lock, the common case of repeated executes (sim_frame_acquire
+ * takes e->mu to make it on first use, or builds a temporary one). */
+static xrt_status sim_frame_get(sim_exe *e, int device, sim_frame *tmp,
+                                sim_frame **out, xrt_plugin_error *err) {
+  if (!atomic_exchange_explicit(&e->dbusy[device], 1, memory_order_acquire)) {
+    if (e->dframes[device].block) {
+      *out = &e->dframes[device];
+      return XRT_OK;
+    }
+    atomic_store_explicit(&e->dbusy[device], 0, memory_order_release);
+  }
+  return sim_frame_acquire(e, device, tmp, out, err);
+}
+
+static void sim_frame_put(sim_exe *e, int device, sim_frame *fr,
+                          sim_frame *tmp) {
+  if (fr == &e->dframes[device])
+    atomic_store_explicit(&e->dbusy[device], 0, memory_order_release);
+  else sim_frame_release(e, device, fr, tmp);
+}
+
 /* Runs participant a of launch l (NULL: a launch of its own without
  * collectives). */
 static xrt_status sim_execute_in(sim_client *c, sim_exe *e,
@@ -8676,7 +13151,7 @@ static xrt_status sim_execute_in(sim_client *c, sim_exe *e,
                     e->m->funcs[e->entry].name, (int)e->nrep, (int)e->npart,
                     (int)a->num_replicas, (int)a->num_partitions);
   sim_frame tmp, *fr;
-  xrt_status rc = sim_frame_acquire(e, a->device, &tmp, &fr, err);
+  xrt_status rc = sim_frame_get(e, a->device, &tmp, &fr, err);
   if (rc) return rc;
   sim_cx cx;
   memset(&cx, 0, sizeof cx);
@@ -8686,7 +13161,7 @@ static xrt_status sim_execute_in(sim_client *c, sim_exe *e,
   cx.fault_steps = cx.fault_after = sim_fault_take(c, a->device);
   cx.tp = sim_tpool_of(c, a->device);
   rc = sim_run_entry(e, fr, a->args, a->outs, &cx);
-  sim_frame_release(e, a->device, fr, &tmp);
+  sim_frame_put(e, a->device, fr, &tmp);
   return rc;
 }
 

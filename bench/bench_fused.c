@@ -18,7 +18,8 @@
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, popen */
 #endif
 
-#include "xrt.h"
+#define BENCH_NAME "bench_fused"
+#include "bench_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,18 +28,6 @@
 
 #define N16M ((int64_t)16 << 20)
 #define RUNS 7
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int fail(const char *what, xrt_status s) {
-  fprintf(stderr, "bench_fused: %s: %s [%s]\n", what, xrt_last_error(),
-          xrt_strerror(s));
-  return 1;
-}
 
 static const char fma_src[] =
     "func.func @main(%a: tensor<16777216xf32>, %b: tensor<16777216xf32>, "
@@ -70,33 +59,30 @@ typedef struct prog {
  * when square) with the given threads per device. */
 static int prog_init(prog *p, int threads, const char *src, int nin,
                      int64_t n, int square, float *const *host) {
-  xrt_client_options o;
-  xrt_client_options_init(&o);
-  o.threads_per_device = threads;
   memset(p, 0, sizeof *p);
   p->nin = nin;
-  xrt_status s = xrt_client_create(&o, &p->c);
-  if (s) return fail("client", s);
+  p->c = bench_client(0, threads);
+  if (!p->c) return 1;
   p->dev = xrt_client_device(p->c, 0);
   xrt_shape shape = {.dtype = XRT_F32, .rank = 1, .dims = {n}};
   if (square) {
     shape.rank = 2;
     shape.dims[0] = shape.dims[1] = 4096;
   }
-  s = xrt_compile(p->c, src, strlen(src), NULL, &p->exe);
+  xrt_status s = xrt_compile(p->c, src, strlen(src), NULL, &p->exe);
   for (int i = 0; !s && i < nin; i++)
     s = xrt_buffer_from_host(p->c, p->dev, &shape, host[i], &p->args[i]);
-  return s ? fail("setup", s) : 0;
+  return s ? bench_fail("setup", s) : 0;
 }
 
 /* One execute (and release of its output): seconds, or -1. */
 static double prog_time(prog *p) {
   xrt_buffer *out = NULL;
-  double t0 = now_s();
+  double t0 = bench_now_s();
   xrt_status s = xrt_execute(p->exe, p->dev, p->args, p->nin, &out, 1, NULL);
-  double t = now_s() - t0;
+  double t = bench_now_s() - t0;
   xrt_buffer_release(out);
-  return s ? (fail("run", s), -1) : t;
+  return s ? (bench_fail("run", s), -1) : t;
 }
 
 static void prog_free(prog *p) { xrt_client_release(p->c); }
@@ -105,10 +91,10 @@ static void prog_free(prog *p) { xrt_client_release(p->c); }
  * and fixed-size inner loops let gcc -O2 vectorize it, as STREAM is. */
 static double triad(float *restrict a, const float *restrict b,
                     const float *restrict c, int64_t n, float s) {
-  double t0 = now_s();
+  double t0 = bench_now_s();
   for (int64_t i = 0; i < n; i += 16)
     for (int k = 0; k < 16; k++) a[i + k] = b[i + k] + s * c[i + k];
-  return now_s() - t0;
+  return bench_now_s() - t0;
 }
 
 static void keep_min(double *best, double t) {
@@ -127,12 +113,7 @@ static double numpy_sum(int axis) {
            "b = min(b, time.perf_counter() - t)\n"
            "print(b)' 2>/dev/null",
            RUNS, axis);
-  FILE *p = popen(cmd, "r");
-  if (!p) return -1;
-  double t = -1;
-  if (fscanf(p, "%lf", &t) != 1) t = -1;
-  pclose(p);
-  return t;
+  return bench_popen_number(cmd, NULL, 0);
 }
 
 /* The machine may be shared: the runs compared in one ratio alternate,

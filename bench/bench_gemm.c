@@ -22,7 +22,8 @@
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, popen */
 #endif
 
-#include "xrt.h"
+#define BENCH_NAME "bench_gemm"
+#include "bench_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,18 +32,6 @@
 #ifdef BENCH_HAVE_OPENBLAS
 #include <cblas.h>
 #endif
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int fail(const char *what, xrt_status s) {
-  fprintf(stderr, "bench_gemm: %s: %s [%s]\n", what, xrt_last_error(),
-          xrt_strerror(s));
-  return 1;
-}
 
 static float *rand_f32(size_t n, unsigned seed) {
   float *p = (float *)malloc(sizeof(float) * (n ? n : 1));
@@ -70,14 +59,11 @@ static void prog_free(bench_prog *p) {
 
 static int prog_make(bench_prog *p, int threads, const char *src,
                      const xrt_shape *sa, const xrt_shape *sb) {
-  xrt_client_options o;
   memset(p, 0, sizeof *p);
-  xrt_client_options_init(&o);
-  o.threads_per_device = threads;
-  xrt_status s = xrt_client_create(&o, &p->cl);
-  if (s) return fail("client", s);
+  p->cl = bench_client(0, threads);
+  if (!p->cl) return 1;
   xrt_device *dev = xrt_client_device(p->cl, 0);
-  s = xrt_compile(p->cl, src, strlen(src), NULL, &p->exe);
+  xrt_status s = xrt_compile(p->cl, src, strlen(src), NULL, &p->exe);
   const xrt_shape *sh[2] = {sa, sb};
   for (int i = 0; !s && i < 2; i++) {
     size_t n = 1;
@@ -88,7 +74,7 @@ static int prog_make(bench_prog *p, int threads, const char *src,
     free(h);
   }
   if (s) {
-    fail("compile/upload", s);
+    bench_fail("compile/upload", s);
     prog_free(p);
     return 1;
   }
@@ -101,12 +87,12 @@ static double prog_time(bench_prog *p, int reps) {
   xrt_device *dev = xrt_client_device(p->cl, 0);
   for (int r = 0; r <= reps; r++) {
     xrt_buffer *out = NULL;
-    double t0 = now_s();
+    double t0 = bench_now_s();
     xrt_status s = xrt_execute(p->exe, dev, p->args, 2, &out, 1, NULL);
-    double t = now_s() - t0;
+    double t = bench_now_s() - t0;
     xrt_buffer_release(out);
     if (s) {
-      fail("execute", s);
+      bench_fail("execute", s);
       return -1;
     }
     if (r > 0 && t < best) best = t;
@@ -149,10 +135,10 @@ static double blas_matmul(int n, int reps) {
   if (a && b && c) {
     best = 1e30;
     for (int r = 0; r <= reps; r++) {
-      double t0 = now_s();
+      double t0 = bench_now_s();
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a,
                   n, b, n, 0.0f, c, n);
-      double t = now_s() - t0;
+      double t = bench_now_s() - t0;
       if (r > 0 && t < best) best = t;
     }
   }
@@ -242,15 +228,6 @@ static const char torch_script[] =
     "    best = min(best, t) if i else best\n"
     "print(best)\n' 2>/dev/null";
 
-static double torch_conv_time(void) {
-  FILE *f = popen(torch_script, "r");
-  double t = -1;
-  if (!f) return -1;
-  if (fscanf(f, "%lf", &t) != 1) t = -1;
-  if (pclose(f) != 0) t = -1;
-  return t;
-}
-
 static void bench_conv(void) {
   const char *key = "conv.resnet3x3_56x56x64.ratio_torch";
   bench_prog p;
@@ -261,7 +238,7 @@ static void bench_conv(void) {
   }
   double tx = prog_time(&p, 20);
   prog_free(&p);
-  double tt = torch_conv_time();
+  double tt = bench_popen_number(torch_script, NULL, 0);
   if (tt <= 0 || tx <= 0) {
     printf("# skipped: %s (no python3 with torch, or run failed)\n", key);
     return;

@@ -17,24 +17,14 @@
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #endif
 
-#include "xrt.h"
+#define BENCH_NAME "bench"
+#include "bench_util.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int fail(const char *what, xrt_status s) {
-  fprintf(stderr, "bench: %s: %s [%s]\n", what, xrt_last_error(), xrt_strerror(s));
-  return 1;
-}
 
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -52,17 +42,17 @@ static const char add_src[] =
 /* Runs n executes (each releasing its output); returns seconds or -1. */
 static double dispatch_batch(xrt_executable *exe, xrt_device *dev,
                              xrt_buffer *const *args, long n) {
-  double t0 = now_s();
+  double t0 = bench_now_s();
   for (long i = 0; i < n; i++) {
     xrt_buffer *out = NULL;
     xrt_status s = xrt_execute(exe, dev, args, 2, &out, 1, NULL);
     if (s) {
-      fail("execute", s);
+      bench_fail("execute", s);
       return -1;
     }
     xrt_buffer_release(out);
   }
-  return now_s() - t0;
+  return bench_now_s() - t0;
 }
 
 static int bench_dispatch(xrt_client *client) {
@@ -73,11 +63,11 @@ static int bench_dispatch(xrt_client *client) {
   xrt_shape shape = {XRT_F32, 1, {4}};
   float a[4] = {1, 2, 3, 4}, b[4] = {5, 6, 7, 8};
   xrt_status s = xrt_compile(client, add_src, sizeof add_src - 1, NULL, &exe);
-  if (s) return fail("compile add", s);
+  if (s) return bench_fail("compile add", s);
   int rc = 0;
   if ((s = xrt_buffer_from_host(client, dev, &shape, a, &args[0])) ||
       (s = xrt_buffer_from_host(client, dev, &shape, b, &args[1]))) {
-    rc = fail("from_host", s);
+    rc = bench_fail("from_host", s);
   }
   /* Calibrate: batches of ~0.2 s, at most 100k calls. */
   long n = 1000;
@@ -125,13 +115,13 @@ static int bench_transfer(xrt_client *client) {
   double best_xrt = 1e30, best_mem = 1e30;
   for (int r = 0; !rc && r < REPS; r++) {
     xrt_buffer *buf = NULL;
-    double t0 = now_s();
+    double t0 = bench_now_s();
     xrt_status s = xrt_buffer_from_host(client, dev, &shape, src, &buf);
     if (!s) s = xrt_buffer_to_host(buf, dst, bytes);
     if (!s) s = xrt_buffer_release(buf);
-    double t1 = now_s();
+    double t1 = bench_now_s();
     if (s) {
-      rc = fail("transfer", s);
+      rc = bench_fail("transfer", s);
       break;
     }
     if (t1 - t0 < best_xrt) best_xrt = t1 - t0;
@@ -139,10 +129,10 @@ static int bench_transfer(xrt_client *client) {
       fprintf(stderr, "bench: round trip changed the data\n");
       rc = 1;
     }
-    t0 = now_s();
+    t0 = bench_now_s();
     memcpy(tmp, src, bytes);
     memcpy(dst, tmp, bytes);
-    t1 = now_s();
+    t1 = bench_now_s();
     if (t1 - t0 < best_mem) best_mem = t1 - t0;
   }
   if (!rc) {
@@ -281,11 +271,11 @@ static int bench_compile(xrt_client *client) {
   for (int r = 0; r < 3 && !rc; r++) {
     xrt_program *prog = NULL;
     xrt_executable *exe = NULL;
-    double t0 = now_s();
+    double t0 = bench_now_s();
     xrt_status s = xrt_program_parse(t.p, t.len, &co, &prog);
     if (!s) s = xrt_compile_program(client, prog, &co, &exe);
-    double t1 = now_s();
-    if (s) rc = fail("compile of the generated program", s);
+    double t1 = bench_now_s();
+    if (s) rc = bench_fail("compile of the generated program", s);
     xrt_executable_release(exe);
     xrt_program_release(prog);
     if (t1 - t0 < best) best = t1 - t0;
@@ -308,7 +298,7 @@ int main(int argc, char **argv) {
   }
   xrt_client *client = NULL;
   xrt_status s = xrt_client_create(NULL, &client);
-  if (s) return fail("client", s);
+  if (s) return bench_fail("client", s);
   int rc = bench_dispatch(client);
   rc |= bench_transfer(client);
   rc |= bench_compile(client);

@@ -8,6 +8,11 @@
  *                                  resident), per call, amortized over
  *                                  many asynchronous calls and one await
  *   dispatch.pmap8_add_sync.ns     the same, each call awaited (latency)
+ *   dispatch.pmap8_add_queued.ns   as dispatch.pmap8_add with XRT_NO_INLINE
+ *                                  set at compile: every participant runs
+ *                                  on its device's worker thread (the
+ *                                  default runs a launch this cheap on the
+ *                                  calling thread when all devices idle)
  *   collective.allreduce8_64MiB.ms         all_reduce (sum) of 64 MiB of
  *                                  f32 per device over 8 devices
  *   collective.memcpy_8x64MiB.ms   eight 64 MiB memcpys, same run
@@ -27,47 +32,12 @@
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #endif
 
-#include "xrt.h"
+#define BENCH_NAME "bench_multi"
+#include "bench_util.h"
 
 #include <pthread.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
 
 enum { NDEV = 8 };
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int fail(const char *what, xrt_status s) {
-  fprintf(stderr, "bench: %s: %s [%s]\n", what, xrt_last_error(), xrt_strerror(s));
-  return 1;
-}
-
-static xrt_client *make_client(int devices, int threads) {
-  xrt_client_options o;
-  xrt_client_options_init(&o);
-  o.num_devices = devices;
-  o.threads_per_device = threads;
-  xrt_client *c = NULL;
-  xrt_status s = xrt_client_create(&o, &c);
-  if (s) fail("client", s);
-  return c;
-}
-
-static xrt_executable *compile_replicated(xrt_client *c, const char *src, int replicas) {
-  xrt_compile_options co;
-  xrt_compile_options_init(&co);
-  co.num_replicas = replicas;
-  xrt_executable *exe = NULL;
-  xrt_status s = xrt_compile(c, src, strlen(src), &co, &exe);
-  if (s) fail("compile", s);
-  return exe;
-}
 
 /* One launch over every device of exe; outputs released at once (the
  * runtime keeps them until the launch is done).  *done may be NULL. */
@@ -107,38 +77,47 @@ static const char add_src[] =
 /* n calls, then one await of the last (each device's queue is in order, so
  * the last launch finishes after every earlier one); seconds, or -1. */
 static double pmap_batch(xrt_executable *exe, xrt_buffer *(*args)[2], long n, int sync) {
-  double t0 = now_s();
+  double t0 = bench_now_s();
   for (long i = 0; i < n; i++) {
     xrt_event *done = NULL;
     xrt_status s = launch(exe, args, 2, &done);
     if (!s && (sync || i == n - 1)) s = xrt_event_await(done);
     xrt_event_release(done);
     if (s) {
-      fail("pmap add", s);
+      bench_fail("pmap add", s);
       return -1;
     }
   }
-  return now_s() - t0;
+  return bench_now_s() - t0;
 }
 
 static int bench_dispatch(void) {
   enum { REPS = 7, CALLS = 2000 };
-  xrt_client *c = make_client(NDEV, 1);
-  xrt_executable *exe = c ? compile_replicated(c, add_src, NDEV) : NULL;
+  xrt_client *c = bench_client(NDEV, 1);
+  xrt_executable *exe = c ? bench_compile_src(c, add_src, NDEV) : NULL;
+  /* The same program kept off the inline path: every participant goes
+   * through its device's worker thread. */
+  setenv("XRT_NO_INLINE", "1", 1);
+  xrt_executable *queued = exe ? bench_compile_src(c, add_src, NDEV) : NULL;
+  unsetenv("XRT_NO_INLINE");
+  if (!queued) exe = NULL;
   xrt_buffer *args[NDEV][2];
   memset(args, 0, sizeof args);
   float a[4] = {1, 2, 3, 4}, b[4] = {5, 6, 7, 8};
   xrt_shape shape = {XRT_F32, 1, {4}};
   xrt_status s = exe ? upload_all(c, &shape, a, args, 0) : XRT_INTERNAL;
   if (!s) s = upload_all(c, &shape, b, args, 1);
-  int rc = s ? (exe ? fail("upload", s) : 1) : 0;
-  double best[2] = {1e30, 1e30};
-  for (int sync = 0; !rc && sync < 2; sync++) {
-    if (pmap_batch(exe, args, 200, sync) < 0) rc = 1; /* warm up */
+  int rc = s ? (exe ? bench_fail("upload", s) : 1) : 0;
+  /* Variants: async, each call awaited, async through the queues. */
+  double best[3] = {1e30, 1e30, 1e30};
+  for (int v = 0; !rc && v < 3; v++) {
+    xrt_executable *x = v == 2 ? queued : exe;
+    int sync = v == 1;
+    if (pmap_batch(x, args, 200, sync) < 0) rc = 1; /* warm up */
     for (int r = 0; !rc && r < REPS; r++) {
-      double t = pmap_batch(exe, args, CALLS, sync);
+      double t = pmap_batch(x, args, CALLS, sync);
       if (t < 0) rc = 1;
-      else if (t / CALLS < best[sync]) best[sync] = t / CALLS;
+      else if (t / CALLS < best[v]) best[v] = t / CALLS;
     }
   }
   /* The results are right: 1+5 .. 4+8 on every device. */
@@ -158,10 +137,11 @@ static int bench_dispatch(void) {
       rc = 1;
     }
   }
-  if (!rc && s) rc = fail("pmap add result", s);
+  if (!rc && s) rc = bench_fail("pmap add result", s);
   if (!rc) {
     printf("dispatch.pmap8_add.ns = %.1f\n", best[0] * 1e9);
     printf("dispatch.pmap8_add_sync.ns = %.1f\n", best[1] * 1e9);
+    printf("dispatch.pmap8_add_queued.ns = %.1f\n", best[2] * 1e9);
   }
   xrt_client_release(c);
   return rc;
@@ -184,8 +164,8 @@ static int bench_allreduce(void) {
   enum { REPS = 5, N = 16777216 };
   size_t bytes = (size_t)N * sizeof(float);
   float *host = malloc(bytes), *dst = malloc(bytes);
-  xrt_client *c = host && dst ? make_client(NDEV, 0) : NULL;
-  xrt_executable *exe = c ? compile_replicated(c, allreduce_src, NDEV) : NULL;
+  xrt_client *c = host && dst ? bench_client(NDEV, 0) : NULL;
+  xrt_executable *exe = c ? bench_compile_src(c, allreduce_src, NDEV) : NULL;
   xrt_buffer *args[NDEV][2];
   memset(args, 0, sizeof args);
   xrt_shape shape = {XRT_F32, 1, {N}};
@@ -194,24 +174,24 @@ static int bench_allreduce(void) {
   for (int d = 0; !rc && d < NDEV; d++) {
     for (size_t i = 0; i < (size_t)N; i++) host[i] = (float)(d + 1) + (float)(i & 7);
     xrt_status s = xrt_buffer_from_host(c, xrt_client_device(c, d), &shape, host, &args[d][0]);
-    if (s) rc = fail("upload", s);
+    if (s) rc = bench_fail("upload", s);
   }
   double best_xrt = 1e30, best_mem = 1e30;
   for (int r = 0; !rc && r < REPS; r++) {
-    double t0 = now_s();
+    double t0 = bench_now_s();
     xrt_event *done = NULL;
     xrt_status s = launch(exe, args, 1, &done);
     if (!s) s = xrt_event_await(done);
-    double t = now_s() - t0;
+    double t = bench_now_s() - t0;
     xrt_event_release(done);
-    if (s) rc = fail("all_reduce", s);
+    if (s) rc = bench_fail("all_reduce", s);
     if (t < best_xrt) best_xrt = t;
-    t0 = now_s();
+    t0 = bench_now_s();
     for (int d = 0; d < NDEV; d++) {
       host[d] = (float)r; /* keeps each copy from being elided */
       memcpy(dst, host, bytes);
     }
-    t = now_s() - t0;
+    t = bench_now_s() - t0;
     if (dst[NDEV - 1] != (float)r) rc = 1;
     if (t < best_mem) best_mem = t;
   }
@@ -231,7 +211,7 @@ static int bench_allreduce(void) {
         fprintf(stderr, "bench: all_reduce gave %g at %zu\n", dst[i], i);
         rc = 1;
       }
-    if (s && !rc) rc = fail("all_reduce result", s);
+    if (s && !rc) rc = bench_fail("all_reduce result", s);
   }
   if (!rc) {
     printf("collective.allreduce8_64MiB.ms = %.3f\n", best_xrt * 1e3);
@@ -275,7 +255,7 @@ static double run_on(xrt_executable *exe, xrt_client *c, xrt_buffer *const *x, i
   xrt_buffer *out[2] = {NULL, NULL};
   xrt_event *done[2] = {NULL, NULL};
   xrt_status s = XRT_OK;
-  double t0 = now_s();
+  double t0 = bench_now_s();
   for (int d = 0; d < ndev && !s; d++)
     s = xrt_execute_async(exe, xrt_client_device(c, d), &x[d], 1, &out[d], 1, NULL, &done[d]);
   for (int d = 0; d < ndev; d++)
@@ -283,13 +263,13 @@ static double run_on(xrt_executable *exe, xrt_client *c, xrt_buffer *const *x, i
       xrt_status e = xrt_event_await(done[d]);
       if (!s) s = e;
     }
-  double t = now_s() - t0;
+  double t = bench_now_s() - t0;
   for (int d = 0; d < ndev; d++) {
     xrt_event_release(done[d]);
     xrt_buffer_release(out[d]);
   }
   if (s) {
-    fail("scaling run", s);
+    bench_fail("scaling run", s);
     return -1;
   }
   return t;
@@ -306,31 +286,31 @@ static void *spin(void *arg) {
 /* Seconds for one spin on this thread (n = 1) or on n = 2 threads. */
 static double spin_on(int n) {
   pthread_t t[2];
-  double t0 = now_s();
+  double t0 = bench_now_s();
   if (n == 1) {
     spin(NULL);
-    return now_s() - t0;
+    return bench_now_s() - t0;
   }
   int made = 0;
   for (; made < n; made++)
     if (pthread_create(&t[made], NULL, spin, NULL) != 0) break;
   for (int i = 0; i < made; i++) pthread_join(t[i], NULL);
-  return made == n ? now_s() - t0 : -1;
+  return made == n ? bench_now_s() - t0 : -1;
 }
 
 static int bench_scaling(void) {
   enum { REPS = 5 };
-  xrt_client *c = make_client(2, 1);
+  xrt_client *c = bench_client(2, 1);
   xrt_executable *exe = NULL;
   xrt_status s = c ? xrt_compile(c, loop_src, sizeof loop_src - 1, NULL, &exe) : XRT_INTERNAL;
-  int rc = s ? (c ? fail("compile loop", s) : 1) : 0;
+  int rc = s ? (c ? bench_fail("compile loop", s) : 1) : 0;
   float v[1024];
   for (int i = 0; i < 1024; i++) v[i] = (float)i / 1024.0f;
   xrt_shape shape = {XRT_F32, 1, {1024}};
   xrt_buffer *x[2] = {NULL, NULL};
   for (int d = 0; !rc && d < 2; d++)
     if ((s = xrt_buffer_from_host(c, xrt_client_device(c, d), &shape, v, &x[d])) != XRT_OK)
-      rc = fail("upload", s);
+      rc = bench_fail("upload", s);
   double best1 = 1e30, best2 = 1e30;
   if (!rc && run_on(exe, c, x, 2) < 0) rc = 1; /* warm up */
   for (int r = 0; !rc && r < REPS; r++) {

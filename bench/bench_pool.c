@@ -23,7 +23,8 @@
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, popen, fork */
 #endif
 
-#include "xrt.h"
+#define BENCH_NAME "bench_pool"
+#include "bench_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,25 +35,6 @@
 
 #define N 4096
 #define MIB (1024.0 * 1024.0)
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int fail(const char *what, xrt_status s) {
-  fprintf(stderr, "bench_pool: %s: %s [%s]\n", what, xrt_last_error(),
-          xrt_strerror(s));
-  return 1;
-}
-
-static xrt_status make_client(int threads, xrt_client **out) {
-  xrt_client_options o;
-  xrt_client_options_init(&o);
-  o.threads_per_device = threads;
-  return xrt_client_create(&o, out);
-}
 
 /* ---- transpose ---- */
 
@@ -67,25 +49,26 @@ static const char transpose_src[] =
  * torch frees its result), or -1; checks the result once. */
 static double time_transpose(int threads, const float *host, float *back) {
   enum { REPS = 9 };
-  xrt_client *c = NULL;
+  xrt_client *c = bench_client(0, threads);
   xrt_executable *exe = NULL;
   xrt_buffer *in = NULL;
   xrt_shape shape = {XRT_F32, 2, {N, N}};
-  xrt_status s = make_client(threads, &c);
-  xrt_device *dev = s ? NULL : xrt_client_device(c, 0);
-  if (!s) s = xrt_compile(c, transpose_src, sizeof transpose_src - 1, NULL, &exe);
+  if (!c) return -1;
+  xrt_device *dev = xrt_client_device(c, 0);
+  xrt_status s =
+      xrt_compile(c, transpose_src, sizeof transpose_src - 1, NULL, &exe);
   if (!s) s = xrt_buffer_from_host(c, dev, &shape, host, &in);
   double best = 1e30;
   for (int r = 0; !s && r <= REPS; r++) {
     xrt_buffer *out = NULL;
-    double t0 = now_s();
+    double t0 = bench_now_s();
     s = xrt_execute(exe, dev, &in, 1, &out, 1, NULL);
-    double t = now_s() - t0;
+    double t = bench_now_s() - t0;
     if (!s && r == 0) s = xrt_buffer_to_host(out, back, sizeof(float) * N * N);
     xrt_buffer_release(out);
     if (r > 0 && t < best) best = t; /* run 0 warms the caches */
   }
-  if (s) fail("transpose", s);
+  if (s) bench_fail("transpose", s);
   xrt_client_release(c);
   if (s) return -1;
   for (long i = 0; i < N; i += 7)
@@ -100,24 +83,12 @@ static double time_transpose(int threads, const float *host, float *back) {
 /* Runs the Python baseline; seconds, or -1 with the reason on stderr. */
 static double baseline(const char *args) {
   const char *py = getenv("XRT_PYTHON"), *script = getenv("XRT_BASELINE");
-  char cmd[512], line[256] = "";
+  char cmd[512], why[256];
   snprintf(cmd, sizeof cmd, "%s %s %s 2>&1", py ? py : "/usr/bin/python3",
            script ? script : "bench/baseline.py", args);
-  fflush(stdout);
-  FILE *p = popen(cmd, "r");
-  if (!p) {
-    fprintf(stderr, "bench_pool: cannot run %s\n", cmd);
-    return -1;
-  }
-  char *got = fgets(line, sizeof line, p);
-  int rc = pclose(p);
-  double t = got ? strtod(line, NULL) : 0;
-  if (rc != 0 || !(t > 0)) {
-    line[strcspn(line, "\n")] = 0;
-    fprintf(stderr, "bench_pool: no baseline from '%s': %s\n", cmd,
-            line[0] ? line : "no output");
-    return -1;
-  }
+  double t = bench_popen_number(cmd, why, sizeof why);
+  if (t < 0)
+    fprintf(stderr, "bench_pool: no baseline from '%s': %s\n", cmd, why);
   return t;
 }
 
@@ -228,7 +199,6 @@ static long status_kb(const char *key) {
 
 /* In a child: the peak RSS growth (MiB) of one execute of the chain. */
 static int measure_peak(int fd) {
-  xrt_client *c = NULL;
   xrt_executable *exe = NULL;
   xrt_buffer *in = NULL, *out = NULL;
   xrt_shape shape = {XRT_F32, 2, {N, N}};
@@ -236,13 +206,14 @@ static int measure_peak(int fd) {
   chain_ops(ops);
   char *src = chain_program(ops);
   float *host = calloc((size_t)N * N, sizeof(float));
-  xrt_status s = src && host ? make_client(1, &c) : XRT_RESOURCE_EXHAUSTED;
-  xrt_device *dev = s ? NULL : xrt_client_device(c, 0);
+  xrt_client *c = src && host ? bench_client(0, 1) : NULL;
+  xrt_status s = c ? XRT_OK : XRT_RESOURCE_EXHAUSTED;
+  xrt_device *dev = c ? xrt_client_device(c, 0) : NULL;
   if (!s) s = xrt_compile(c, src, strlen(src), NULL, &exe);
   if (!s) s = xrt_buffer_from_host(c, dev, &shape, host, &in);
   free(host);
   free(src);
-  if (s) return fail("memory chain", s);
+  if (s) return bench_fail("memory chain", s);
   long before = status_kb("VmRSS:");
   /* Reset the high-water mark to the current RSS (Linux >= 4.0). */
   FILE *cr = fopen("/proc/self/clear_refs", "w");
@@ -254,7 +225,7 @@ static int measure_peak(int fd) {
     fprintf(stderr, "bench_pool: VmHWM was not reset; the peak is high\n");
   s = xrt_execute(exe, dev, &in, 1, &out, 1, NULL);
   long peak = status_kb("VmHWM:");
-  if (s) return fail("memory chain execute", s);
+  if (s) return bench_fail("memory chain execute", s);
   double mib = (double)(peak - before) / 1024.0;
   if (write(fd, &mib, sizeof mib) != (ssize_t)sizeof mib) return 1;
   xrt_client_release(c);

@@ -90,13 +90,9 @@ static const char kTwice[] =
     "  func.return %0 : tensor<4xf32>\n"
     "}\n";
 
+/* A client of `devices` devices with the host functions gate and boom. */
 static xrt_client *new_client(int devices) {
-  xrt_client_options o;
-  xrt_client_options_init(&o);
-  o.num_devices = devices;
-  o.device_memory_bytes = 64 << 20;
-  xrt_client *c = NULL;
-  assert_int_equal(xrt_client_create(&o, &c), XRT_OK);
+  xrt_client *c = tu_client(devices, 0, 64 << 20);
   assert_int_equal(xrt_client_register_host_function(c, "gate", gate_fn, NULL),
                    XRT_OK);
   assert_int_equal(xrt_client_register_host_function(c, "boom", boom_fn, NULL),
@@ -104,15 +100,6 @@ static xrt_client *new_client(int devices) {
   return c;
 }
 
-static xrt_executable *compile(xrt_client *c, const char *src, int replicas) {
-  xrt_compile_options o;
-  xrt_compile_options_init(&o);
-  o.num_replicas = replicas;
-  xrt_executable *e = NULL;
-  xrt_status s = xrt_compile(c, src, strlen(src), &o, &e);
-  if (s) fail_msg("compile: %s", xrt_last_error());
-  return e;
-}
 
 static const xrt_shape kVec4 = {XRT_F32, 1, {4}};
 
@@ -247,7 +234,7 @@ static void test_async_execute_and_callbacks(void **state) {
   (void)state;
   xrt_client *c = new_client(1);
   xrt_device *d = xrt_client_device(c, 0);
-  xrt_executable *gated = compile(c, kGated, 0);
+  xrt_executable *gated = tu_compile(c, kGated, 0, NULL);
   float in[4] = {1, 2, 3, 4}, want[4] = {2, 3, 4, 5};
   xrt_buffer *x = upload(c, 0, in), *y = NULL;
   cb_log log;
@@ -295,7 +282,8 @@ static void test_error_propagation(void **state) {
   (void)state;
   xrt_client *c = new_client(2);
   xrt_device *d0 = xrt_client_device(c, 0), *d1 = xrt_client_device(c, 1);
-  xrt_executable *boom = compile(c, kBoom, 0), *twice = compile(c, kTwice, 0);
+  xrt_executable *boom = tu_compile(c, kBoom, 0, NULL);
+  xrt_executable *twice = tu_compile(c, kTwice, 0, NULL);
   float in[4] = {1, 2, 3, 4}, twice_in[4] = {2, 4, 6, 8}, out[4];
   xrt_buffer *x = upload(c, 0, in), *p = NULL, *q = NULL, *r = NULL;
   cb_log log;
@@ -358,7 +346,8 @@ static void test_release_while_pending(void **state) {
   (void)state;
   xrt_client *c = new_client(1);
   xrt_device *d = xrt_client_device(c, 0);
-  xrt_executable *gated = compile(c, kGated, 0), *twice = compile(c, kTwice, 0);
+  xrt_executable *gated = tu_compile(c, kGated, 0, NULL);
+  xrt_executable *twice = tu_compile(c, kTwice, 0, NULL);
   float in[4] = {1, 2, 3, 4}, want[4] = {4, 6, 8, 10};
   xrt_buffer *x = upload(c, 0, in), *y = NULL, *z = NULL, *dropped = NULL;
   gate_close();
@@ -403,7 +392,7 @@ static void test_client_release_with_pending_work(void **state) {
   (void)state;
   enum { N = 40 };
   xrt_client *c = new_client(2);
-  xrt_executable *twice = compile(c, kTwice, 0);
+  xrt_executable *twice = tu_compile(c, kTwice, 0, NULL);
   float in[4] = {1, 2, 3, 4};
   static float out[4];
   xrt_buffer *b = upload(c, 0, in);
@@ -444,7 +433,8 @@ static const char kReplicated[] =
 static void test_execute_multi(void **state) {
   (void)state;
   xrt_client *c = new_client(3);
-  xrt_executable *e = compile(c, kReplicated, 0); /* 2 from the module */
+  /* 2 replicas, from the module */
+  xrt_executable *e = tu_compile(c, kReplicated, 0, NULL);
   assert_int_equal(xrt_executable_num_replicas(e), 2);
   assert_int_equal(xrt_executable_num_partitions(e), 1);
   assert_ptr_equal(xrt_executable_device(e, 1), xrt_client_device(c, 1));
@@ -488,7 +478,8 @@ static void test_execute_multi(void **state) {
   }
   /* A launch whose inputs are pending (behind the gate) goes through the
    * queues; one whose input is poisoned fails with the original error. */
-  xrt_executable *gated = compile(c, kGated, 0), *boom = compile(c, kBoom, 0);
+  xrt_executable *gated = tu_compile(c, kGated, 0, NULL);
+  xrt_executable *boom = tu_compile(c, kBoom, 0, NULL);
   xrt_buffer *g0 = upload(c, 0, a[0]), *g1 = upload(c, 1, a[1]);
   xrt_buffer *pa0 = NULL, *pb1 = NULL, *bb0 = upload(c, 0, b[0]);
   xrt_buffer *bb1 = upload(c, 1, b[1]);
@@ -539,7 +530,8 @@ static void test_execute_multi(void **state) {
 static void test_mpmd_launch(void **state) {
   (void)state;
   xrt_client *c = new_client(2);
-  xrt_executable *p0 = compile(c, kTwice, 2), *p1 = compile(c, kGated, 2);
+  xrt_executable *p0 = tu_compile(c, kTwice, 2, NULL);
+  xrt_executable *p1 = tu_compile(c, kGated, 2, NULL);
   float in0[4] = {1, 2, 3, 4}, in1[4] = {5, 6, 7, 8};
   float w0[4] = {2, 4, 6, 8}, w1[4] = {6, 7, 8, 9};
   xrt_buffer *x0 = upload(c, 0, in0), *x1 = upload(c, 1, in1);
@@ -593,7 +585,7 @@ static void expect_multi_fails(xrt_executable *e, xrt_buffer *const *const *l,
 static void test_multi_bad_input(void **state) {
   (void)state;
   xrt_client *c = new_client(2), *other = new_client(2);
-  xrt_executable *e = compile(c, kReplicated, 0);
+  xrt_executable *e = tu_compile(c, kReplicated, 0, NULL);
   float v[4] = {1, 2, 3, 4};
   xrt_buffer *a0 = upload(c, 0, v), *b0 = upload(c, 0, v);
   xrt_buffer *a1 = upload(c, 1, v), *b1 = upload(c, 1, v);
@@ -675,7 +667,7 @@ static void test_multi_bad_input(void **state) {
   /* Single-device misuse. */
   xrt_buffer *y = NULL;
   xrt_buffer *mixed[2] = {a0, a1};
-  assert_int_equal(xrt_execute_async(compile(c, kAdd, 0),
+  assert_int_equal(xrt_execute_async(tu_compile(c, kAdd, 0, NULL),
                                      xrt_client_device(c, 0), mixed, 2, &y, 1,
                                      NULL, NULL), XRT_INVALID_ARGUMENT);
   TU_ASSERT_CONTAINS(xrt_last_error(), "argument 1 lives on device 1");
@@ -693,8 +685,8 @@ static void test_injected_fault(void **state) {
   (void)state;
   xrt_client *c = new_client(2);
   xrt_device *d1 = xrt_client_device(c, 1);
-  xrt_executable *twice = compile(c, kTwice, 0);
-  xrt_executable *multi = compile(c, kReplicated, 0);
+  xrt_executable *twice = tu_compile(c, kTwice, 0, NULL);
+  xrt_executable *multi = tu_compile(c, kReplicated, 0, NULL);
   float in[4] = {1, 2, 3, 4}, want[4] = {2, 4, 6, 8}, junk[4];
   xrt_buffer *x = upload(c, 1, in), *y = NULL, *z = NULL;
   assert_int_equal(xrt_device_inject_fault(d1, -1), XRT_INVALID_ARGUMENT);

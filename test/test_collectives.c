@@ -185,11 +185,83 @@ static void tc_same(tc_launch *L, const tc_exe *x) {
   for (int p = 0; p < TC_MAXP; p++) L->exe[p] = x->exe;
 }
 
-static void tc_expect_ok(const tc_launch *L) {
+/* Runs L and fails the test unless every participant succeeded. */
+static void tc_run_ok(tc_launch *L) {
+  tc_run(L);
   for (int p = 0; p < L->nrep * L->npart; p++) {
     if (L->st[p] != XRT_OK) fail_msg("participant %d: %s", p, L->msg[p]);
   }
 }
+
+/* Compiles src for nrep x npart; fails the test if it does not compile. */
+static tc_exe tc_compile_ok(tc_env *env, const char *src, int nrep,
+                            int npart) {
+  tc_exe x;
+  char msg[1024];
+  if (tc_compile(env, src, nrep, npart, &x, msg) != XRT_OK)
+    fail_msg("compile failed: %s", msg);
+  return x;
+}
+
+/* What most tests need: a client of nrep x npart devices, src compiled for
+ * that launch shape and a launch (returned) in which every participant runs
+ * it.  Add its inputs and outputs with tc_in / tc_out; tc_end frees it. */
+typedef struct tc_fixture {
+  tc_env env;
+  tc_exe x;
+  tc_launch L;
+} tc_fixture;
+
+static tc_launch *tc_begin(tc_fixture *f, const char *src, int nrep,
+                           int npart) {
+  f->env = tc_open(nrep * npart);
+  f->x = tc_compile_ok(&f->env, src, nrep, npart);
+  memset(&f->L, 0, sizeof f->L);
+  f->L.env = &f->env;
+  f->L.nrep = nrep;
+  f->L.npart = npart;
+  tc_same(&f->L, &f->x);
+  return &f->L;
+}
+
+static void tc_end(tc_fixture *f) {
+  tc_exe_free(&f->env, &f->x);
+  tc_close(&f->env);
+}
+
+/* Declares the next input (output) of every participant: bytes long. */
+static void tc_in(tc_launch *L, size_t bytes) {
+  assert_true(L->nin < TC_MAXV);
+  L->in_bytes[L->nin++] = bytes;
+}
+
+static void tc_out(tc_launch *L, size_t bytes) {
+  assert_true(L->nout < TC_MAXV);
+  L->out_bytes[L->nout++] = bytes;
+}
+
+/* Runs src once on nrep x npart participants with one input and one
+ * output: participant p reads in + p * in_bytes and writes out + p *
+ * out_bytes (arrays indexed by participant). */
+static void tc_run1(const char *src, int nrep, int npart, const void *in,
+                    size_t in_bytes, void *out, size_t out_bytes) {
+  tc_fixture f;
+  tc_launch *L = tc_begin(&f, src, nrep, npart);
+  tc_in(L, in_bytes);
+  tc_out(L, out_bytes);
+  for (int p = 0; p < nrep * npart; p++) {
+    L->in[p][0] = (const char *)in + (size_t)p * in_bytes;
+    L->out[p][0] = (char *)out + (size_t)p * out_bytes;
+  }
+  tc_run_ok(L);
+  tc_end(&f);
+}
+
+/* The region of a reduction: %x op %y on tensor<t>. */
+#define TC_REDUCER(op, t)                                                    \
+  "    ^bb0(%x: tensor<" t ">, %y: tensor<" t ">):\n"                       \
+  "      %s = stablehlo." op " %x, %y : tensor<" t ">\n"                    \
+  "      stablehlo.return %s : tensor<" t ">\n"
 
 /* ---- all_reduce ---- */
 
@@ -197,75 +269,43 @@ static void tc_expect_ok(const tc_launch *L) {
  * over its group. */
 static void test_all_reduce_cross_replica_groups(void **state) {
   (void)state;
-  tc_env env = tc_open(4);
-  tc_exe x;
-  char msg[1024];
   const char *src =
       "func.func @main(%a: tensor<5xf32>) -> tensor<5xf32> {\n"
       "  %r = \"stablehlo.all_reduce\"(%a) ({\n"
-      "    ^bb0(%x: tensor<f32>, %y: tensor<f32>):\n"
-      "      %s = stablehlo.add %x, %y : tensor<f32>\n"
-      "      stablehlo.return %s : tensor<f32>\n"
+      TC_REDUCER("add", "f32")
       "  }) {replica_groups = dense<[[0, 2], [3, 1]]> : tensor<2x2xi64>}\n"
       "    : (tensor<5xf32>) -> tensor<5xf32>\n"
       "  return %r : tensor<5xf32>\n"
       "}\n";
-  assert_int_equal(tc_compile(&env, src, 4, 1, &x, msg), XRT_OK);
   float in[4][5], out[4][5];
-  tc_launch L;
-  memset(&L, 0, sizeof L);
-  L.env = &env, L.nrep = 4, L.npart = 1, L.nin = 1, L.nout = 1;
-  L.in_bytes[0] = L.out_bytes[0] = sizeof in[0];
-  tc_same(&L, &x);
-  for (int p = 0; p < 4; p++) {
+  for (int p = 0; p < 4; p++)
     for (int i = 0; i < 5; i++) in[p][i] = (float)(p + 1) * 10 + (float)i;
-    L.in[p][0] = in[p];
-    L.out[p][0] = out[p];
-  }
-  tc_run(&L);
-  tc_expect_ok(&L);
+  tc_run1(src, 4, 1, in, sizeof in[0], out, sizeof out[0]);
   static const int group_of[4][2] = {{0, 2}, {3, 1}, {0, 2}, {3, 1}};
   for (int p = 0; p < 4; p++)
     for (int i = 0; i < 5; i++) {
       float want = in[group_of[p][0]][i] + in[group_of[p][1]][i];
       assert_true(out[p][i] == want);
     }
-  tc_exe_free(&env, &x);
-  tc_close(&env);
 }
 
 /* channel_handle > 0 without use_global_device_ids: the replica groups
  * span every partition (cross_replica_and_partition); max of i32. */
 static void test_all_reduce_cross_replica_and_partition(void **state) {
   (void)state;
-  tc_env env = tc_open(4);
-  tc_exe x;
-  char msg[1024];
   const char *src =
       "func.func @main(%a: tensor<3xi32>) -> tensor<3xi32> {\n"
       "  %r = \"stablehlo.all_reduce\"(%a) ({\n"
-      "    ^bb0(%x: tensor<i32>, %y: tensor<i32>):\n"
-      "      %s = stablehlo.maximum %x, %y : tensor<i32>\n"
-      "      stablehlo.return %s : tensor<i32>\n"
+      TC_REDUCER("maximum", "i32")
       "  }) {replica_groups = dense<[[0], [1]]> : tensor<2x1xi64>,\n"
       "      channel_handle = #stablehlo.channel_handle<handle = 1, type = 0>}\n"
       "    : (tensor<3xi32>) -> tensor<3xi32>\n"
       "  return %r : tensor<3xi32>\n"
       "}\n";
-  assert_int_equal(tc_compile(&env, src, 2, 2, &x, msg), XRT_OK);
   int32_t in[4][3], out[4][3];
-  tc_launch L;
-  memset(&L, 0, sizeof L);
-  L.env = &env, L.nrep = 2, L.npart = 2, L.nin = 1, L.nout = 1;
-  L.in_bytes[0] = L.out_bytes[0] = sizeof in[0];
-  tc_same(&L, &x);
-  for (int p = 0; p < 4; p++) {
+  for (int p = 0; p < 4; p++)
     for (int i = 0; i < 3; i++) in[p][i] = (p * 7 + i * 5) % 11 - 5;
-    L.in[p][0] = in[p];
-    L.out[p][0] = out[p];
-  }
-  tc_run(&L);
-  tc_expect_ok(&L);
+  tc_run1(src, 2, 2, in, sizeof in[0], out, sizeof out[0]);
   /* groups: replica 0's partitions {0, 1} and replica 1's {2, 3} */
   for (int p = 0; p < 4; p++)
     for (int i = 0; i < 3; i++) {
@@ -274,46 +314,37 @@ static void test_all_reduce_cross_replica_and_partition(void **state) {
                                                    : in[base + 1][i];
       assert_int_equal(out[p][i], want);
     }
-  tc_exe_free(&env, &x);
-  tc_close(&env);
 }
 
 /* use_global_device_ids: groups of flattened ids across replicas and
  * partitions; sum of i64, variadic (two operands). */
 static void test_all_reduce_flattened_ids_variadic(void **state) {
   (void)state;
-  tc_env env = tc_open(4);
-  tc_exe x;
-  char msg[1024];
   const char *src =
       "func.func @main(%a: tensor<2xi64>, %b: tensor<3xi64>)"
       " -> (tensor<2xi64>, tensor<3xi64>) {\n"
       "  %r:2 = \"stablehlo.all_reduce\"(%a, %b) ({\n"
-      "    ^bb0(%x: tensor<i64>, %y: tensor<i64>):\n"
-      "      %s = stablehlo.add %x, %y : tensor<i64>\n"
-      "      stablehlo.return %s : tensor<i64>\n"
+      TC_REDUCER("add", "i64")
       "  }) {replica_groups = dense<[[0, 3], [2, 1]]> : tensor<2x2xi64>,\n"
       "      channel_handle = #stablehlo.channel_handle<handle = 5, type = 0>,\n"
       "      use_global_device_ids}\n"
       "    : (tensor<2xi64>, tensor<3xi64>) -> (tensor<2xi64>, tensor<3xi64>)\n"
       "  return %r#0, %r#1 : tensor<2xi64>, tensor<3xi64>\n"
       "}\n";
-  assert_int_equal(tc_compile(&env, src, 2, 2, &x, msg), XRT_OK);
   int64_t a[4][2], b[4][3], oa[4][2], ob[4][3];
-  tc_launch L;
-  memset(&L, 0, sizeof L);
-  L.env = &env, L.nrep = 2, L.npart = 2, L.nin = 2, L.nout = 2;
-  L.in_bytes[0] = L.out_bytes[0] = sizeof a[0];
-  L.in_bytes[1] = L.out_bytes[1] = sizeof b[0];
-  tc_same(&L, &x);
+  tc_fixture f;
+  tc_launch *L = tc_begin(&f, src, 2, 2);
+  tc_in(L, sizeof a[0]);
+  tc_out(L, sizeof a[0]);
+  tc_in(L, sizeof b[0]);
+  tc_out(L, sizeof b[0]);
   for (int p = 0; p < 4; p++) {
     for (int i = 0; i < 2; i++) a[p][i] = (int64_t)1 << (10 * p + i);
     for (int i = 0; i < 3; i++) b[p][i] = -(int64_t)(p + 1) * 1000 - i;
-    L.in[p][0] = a[p], L.in[p][1] = b[p];
-    L.out[p][0] = oa[p], L.out[p][1] = ob[p];
+    L->in[p][0] = a[p], L->in[p][1] = b[p];
+    L->out[p][0] = oa[p], L->out[p][1] = ob[p];
   }
-  tc_run(&L);
-  tc_expect_ok(&L);
+  tc_run_ok(L);
   static const int peer[4] = {3, 2, 1, 0};
   for (int p = 0; p < 4; p++) {
     for (int i = 0; i < 2; i++)
@@ -321,17 +352,13 @@ static void test_all_reduce_flattened_ids_variadic(void **state) {
     for (int i = 0; i < 3; i++)
       assert_true(ob[p][i] == b[p][i] + b[peer[p]][i]);
   }
-  tc_exe_free(&env, &x);
-  tc_close(&env);
+  tc_end(&f);
 }
 
 /* A computation that is not one op runs as a region: x + 2y folded left
  * over the group in group order, on f64; and or-reduction on pred. */
 static void test_all_reduce_region_f64_and_pred(void **state) {
   (void)state;
-  tc_env env = tc_open(3);
-  tc_exe x;
-  char msg[1024];
   const char *src =
       "func.func @main(%a: tensor<4xf64>, %p: tensor<4xi1>)"
       " -> (tensor<4xf64>, tensor<4xi1>) {\n"
@@ -344,32 +371,28 @@ static void test_all_reduce_region_f64_and_pred(void **state) {
       "  }) {replica_groups = dense<[[2, 0, 1]]> : tensor<1x3xi64>}\n"
       "    : (tensor<4xf64>) -> tensor<4xf64>\n"
       "  %q = \"stablehlo.all_reduce\"(%p) ({\n"
-      "    ^bb0(%x: tensor<i1>, %y: tensor<i1>):\n"
-      "      %s = stablehlo.or %x, %y : tensor<i1>\n"
-      "      stablehlo.return %s : tensor<i1>\n"
+      TC_REDUCER("or", "i1")
       "  }) {replica_groups = dense<[[0, 1, 2]]> : tensor<1x3xi64>}\n"
       "    : (tensor<4xi1>) -> tensor<4xi1>\n"
       "  return %r, %q : tensor<4xf64>, tensor<4xi1>\n"
       "}\n";
-  assert_int_equal(tc_compile(&env, src, 3, 1, &x, msg), XRT_OK);
   double a[3][4], oa[3][4];
   uint8_t pr[3][4], op[3][4];
-  tc_launch L;
-  memset(&L, 0, sizeof L);
-  L.env = &env, L.nrep = 3, L.npart = 1, L.nin = 2, L.nout = 2;
-  L.in_bytes[0] = L.out_bytes[0] = sizeof a[0];
-  L.in_bytes[1] = L.out_bytes[1] = sizeof pr[0];
-  tc_same(&L, &x);
+  tc_fixture f;
+  tc_launch *L = tc_begin(&f, src, 3, 1);
+  tc_in(L, sizeof a[0]);
+  tc_out(L, sizeof a[0]);
+  tc_in(L, sizeof pr[0]);
+  tc_out(L, sizeof pr[0]);
   for (int p = 0; p < 3; p++) {
     for (int i = 0; i < 4; i++) {
       a[p][i] = (p + 1) * 0.5 + i;
       pr[p][i] = (uint8_t)((i >> p) & 1) & (i != 3);
     }
-    L.in[p][0] = a[p], L.in[p][1] = pr[p];
-    L.out[p][0] = oa[p], L.out[p][1] = op[p];
+    L->in[p][0] = a[p], L->in[p][1] = pr[p];
+    L->out[p][0] = oa[p], L->out[p][1] = op[p];
   }
-  tc_run(&L);
-  tc_expect_ok(&L);
+  tc_run_ok(L);
   for (int p = 0; p < 3; p++)
     for (int i = 0; i < 4; i++) {
       double want = (a[2][i] + 2 * a[0][i]) + 2 * a[1][i];
@@ -377,8 +400,7 @@ static void test_all_reduce_region_f64_and_pred(void **state) {
       uint8_t any = pr[0][i] | pr[1][i] | pr[2][i];
       assert_int_equal(op[p][i], any);
     }
-  tc_exe_free(&env, &x);
-  tc_close(&env);
+  tc_end(&f);
 }
 
 /* A large all_reduce over 8 devices (the slices of the reduce-scatter /
@@ -387,36 +409,28 @@ static void test_all_reduce_region_f64_and_pred(void **state) {
 static void test_all_reduce_big_8(void **state) {
   (void)state;
   enum { N = 1000003, P = 8 };
-  tc_env env = tc_open(P);
-  tc_exe x;
-  char msg[1024];
   const char *src =
       "func.func @main(%a: tensor<1000003xf32>) -> tensor<1000003xf32> {\n"
       "  %r = \"stablehlo.all_reduce\"(%a) ({\n"
-      "    ^bb0(%x: tensor<f32>, %y: tensor<f32>):\n"
-      "      %s = stablehlo.add %x, %y : tensor<f32>\n"
-      "      stablehlo.return %s : tensor<f32>\n"
+      TC_REDUCER("add", "f32")
       "  }) {replica_groups = dense<[[0, 1, 2, 3, 4, 5, 6, 7]]> : tensor<1x8xi64>}\n"
       "    : (tensor<1000003xf32>) -> tensor<1000003xf32>\n"
       "  return %r : tensor<1000003xf32>\n"
       "}\n";
-  assert_int_equal(tc_compile(&env, src, P, 1, &x, msg), XRT_OK);
   float *in[P], *out[P];
-  tc_launch L;
-  memset(&L, 0, sizeof L);
-  L.env = &env, L.nrep = P, L.npart = 1, L.nin = 1, L.nout = 1;
-  L.in_bytes[0] = L.out_bytes[0] = sizeof(float) * N;
-  tc_same(&L, &x);
+  tc_fixture f;
+  tc_launch *L = tc_begin(&f, src, P, 1);
+  tc_in(L, sizeof(float) * N);
+  tc_out(L, sizeof(float) * N);
   for (int p = 0; p < P; p++) {
     in[p] = (float *)malloc(sizeof(float) * N);
     out[p] = (float *)malloc(sizeof(float) * N);
     for (int i = 0; i < N; i++) in[p][i] = (float)((i * (p + 3)) % 1024);
-    L.in[p][0] = in[p];
-    L.out[p][0] = out[p];
+    L->in[p][0] = in[p];
+    L->out[p][0] = out[p];
   }
   for (int rep = 0; rep < 2; rep++) {
-    tc_run(&L);
-    tc_expect_ok(&L);
+    tc_run_ok(L);
     for (int p = 0; p < P; p++)
       for (int i = 0; i < N; i += 997) {
         float want = in[0][i];
@@ -429,8 +443,7 @@ static void test_all_reduce_big_8(void **state) {
                   in[6][N - 1] + in[7][N - 1]);
   }
   for (int p = 0; p < P; p++) free(in[p]), free(out[p]);
-  tc_exe_free(&env, &x);
-  tc_close(&env);
+  tc_end(&f);
 }
 
 /* ---- all_gather, reduce_scatter, all_to_all ---- */
@@ -439,9 +452,6 @@ static void test_all_reduce_big_8(void **state) {
  * its replicas' operands along dimension 1. */
 static void test_all_gather_partitions(void **state) {
   (void)state;
-  tc_env env = tc_open(4);
-  tc_exe x;
-  char msg[1024];
   const char *src =
       "func.func @main(%a: tensor<2x3xf32>) -> tensor<2x6xf32> {\n"
       "  %r = \"stablehlo.all_gather\"(%a) {all_gather_dim = 1 : i64,\n"
@@ -449,22 +459,11 @@ static void test_all_gather_partitions(void **state) {
       "    : (tensor<2x3xf32>) -> tensor<2x6xf32>\n"
       "  return %r : tensor<2x6xf32>\n"
       "}\n";
-  assert_int_equal(tc_compile(&env, src, 2, 2, &x, msg), XRT_OK);
   float in[4][2][3], out[4][2][6];
-  tc_launch L;
-  memset(&L, 0, sizeof L);
-  L.env = &env, L.nrep = 2, L.npart = 2, L.nin = 1, L.nout = 1;
-  L.in_bytes[0] = sizeof in[0];
-  L.out_bytes[0] = sizeof out[0];
-  tc_same(&L, &x);
-  for (int p = 0; p < 4; p++) {
+  for (int p = 0; p < 4; p++)
     for (int r = 0; r < 2; r++)
       for (int c = 0; c < 3; c++) in[p][r][c] = (float)(100 * p + 10 * r + c);
-    L.in[p][0] = in[p];
-    L.out[p][0] = out[p];
-  }
-  tc_run(&L);
-  tc_expect_ok(&L);
+  tc_run1(src, 2, 2, in, sizeof in[0], out, sizeof out[0]);
   for (int p = 0; p < 4; p++) {
     int part = p % 2;
     int order[2] = {1 * 2 + part, 0 * 2 + part}; /* replicas 1, 0 */
@@ -472,44 +471,26 @@ static void test_all_gather_partitions(void **state) {
       for (int c = 0; c < 6; c++)
         assert_true(out[p][r][c] == in[order[c / 3]][r][c % 3]);
   }
-  tc_exe_free(&env, &x);
-  tc_close(&env);
 }
 
 /* reduce_scatter of i32 over 4 replicas along dimension 0: replica k gets
  * rows [2k, 2k+2) of the sum. */
 static void test_reduce_scatter_i32(void **state) {
   (void)state;
-  tc_env env = tc_open(4);
-  tc_exe x;
-  char msg[1024];
   const char *src =
       "func.func @main(%a: tensor<8x3xi32>) -> tensor<2x3xi32> {\n"
       "  %r = \"stablehlo.reduce_scatter\"(%a) ({\n"
-      "    ^bb0(%x: tensor<i32>, %y: tensor<i32>):\n"
-      "      %s = stablehlo.add %x, %y : tensor<i32>\n"
-      "      stablehlo.return %s : tensor<i32>\n"
+      TC_REDUCER("add", "i32")
       "  }) {scatter_dimension = 0 : i64,\n"
       "      replica_groups = dense<[[0, 1, 2, 3]]> : tensor<1x4xi64>}\n"
       "    : (tensor<8x3xi32>) -> tensor<2x3xi32>\n"
       "  return %r : tensor<2x3xi32>\n"
       "}\n";
-  assert_int_equal(tc_compile(&env, src, 4, 1, &x, msg), XRT_OK);
   int32_t in[4][8][3], out[4][2][3];
-  tc_launch L;
-  memset(&L, 0, sizeof L);
-  L.env = &env, L.nrep = 4, L.npart = 1, L.nin = 1, L.nout = 1;
-  L.in_bytes[0] = sizeof in[0];
-  L.out_bytes[0] = sizeof out[0];
-  tc_same(&L, &x);
-  for (int p = 0; p < 4; p++) {
+  for (int p = 0; p < 4; p++)
     for (int r = 0; r < 8; r++)
       for (int c = 0; c < 3; c++) in[p][r][c] = (p + 1) * (r * 3 + c) - 7 * p;
-    L.in[p][0] = in[p];
-    L.out[p][0] = out[p];
-  }
-  tc_run(&L);
-  tc_expect_ok(&L);
+  tc_run1(src, 4, 1, in, sizeof in[0], out, sizeof out[0]);
   for (int p = 0; p < 4; p++)
     for (int r = 0; r < 2; r++)
       for (int c = 0; c < 3; c++) {
@@ -517,17 +498,12 @@ static void test_reduce_scatter_i32(void **state) {
         for (int q = 0; q < 4; q++) want += in[q][2 * p + r][c];
         assert_int_equal(out[p][r][c], want);
       }
-  tc_exe_free(&env, &x);
-  tc_close(&env);
 }
 
 /* all_to_all across partitions (channel_handle > 0), 2 replicas x 2
  * partitions, i64 split along 1 and concatenated along 0. */
 static void test_all_to_all_cross_partition(void **state) {
   (void)state;
-  tc_env env = tc_open(4);
-  tc_exe x;
-  char msg[1024];
   const char *src =
       "func.func @main(%a: tensor<2x4xi64>) -> tensor<4x2xi64> {\n"
       "  %r = \"stablehlo.all_to_all\"(%a) {split_dimension = 1 : i64,\n"
@@ -537,22 +513,11 @@ static void test_all_to_all_cross_partition(void **state) {
       "    : (tensor<2x4xi64>) -> tensor<4x2xi64>\n"
       "  return %r : tensor<4x2xi64>\n"
       "}\n";
-  assert_int_equal(tc_compile(&env, src, 2, 2, &x, msg), XRT_OK);
   int64_t in[4][2][4], out[4][4][2];
-  tc_launch L;
-  memset(&L, 0, sizeof L);
-  L.env = &env, L.nrep = 2, L.npart = 2, L.nin = 1, L.nout = 1;
-  L.in_bytes[0] = sizeof in[0];
-  L.out_bytes[0] = sizeof out[0];
-  tc_same(&L, &x);
-  for (int p = 0; p < 4; p++) {
+  for (int p = 0; p < 4; p++)
     for (int r = 0; r < 2; r++)
       for (int c = 0; c < 4; c++) in[p][r][c] = 1000 * p + 10 * r + c;
-    L.in[p][0] = in[p];
-    L.out[p][0] = out[p];
-  }
-  tc_run(&L);
-  tc_expect_ok(&L);
+  tc_run1(src, 2, 2, in, sizeof in[0], out, sizeof out[0]);
   for (int p = 0; p < 4; p++) {
     int rep = p / 2, part = p % 2;
     int me = part == 1 ? 0 : 1; /* index in the group [1, 0] */
@@ -563,17 +528,12 @@ static void test_all_to_all_cross_partition(void **state) {
           assert_true(out[p][k * 2 + r][c] == in[sender][r][me * 2 + c]);
     }
   }
-  tc_exe_free(&env, &x);
-  tc_close(&env);
 }
 
 /* ---- collective_permute, collective_broadcast, ids ---- */
 
 static void test_collective_permute_and_broadcast(void **state) {
   (void)state;
-  tc_env env = tc_open(4);
-  tc_exe x;
-  char msg[1024];
   const char *src =
       "func.func @main(%a: tensor<3xf64>, %b: tensor<2xui8>)"
       " -> (tensor<3xf64>, tensor<2xui8>, tensor<ui32>) {\n"
@@ -587,25 +547,23 @@ static void test_collective_permute_and_broadcast(void **state) {
       "  %i = stablehlo.replica_id : tensor<ui32>\n"
       "  return %r, %q, %i : tensor<3xf64>, tensor<2xui8>, tensor<ui32>\n"
       "}\n";
-  assert_int_equal(tc_compile(&env, src, 4, 1, &x, msg), XRT_OK);
   double a[4][3], oa[4][3];
   uint8_t b[4][2], ob[4][2];
   uint32_t id[4];
-  tc_launch L;
-  memset(&L, 0, sizeof L);
-  L.env = &env, L.nrep = 4, L.npart = 1, L.nin = 2, L.nout = 3;
-  L.in_bytes[0] = L.out_bytes[0] = sizeof a[0];
-  L.in_bytes[1] = L.out_bytes[1] = sizeof b[0];
-  L.out_bytes[2] = sizeof id[0];
-  tc_same(&L, &x);
+  tc_fixture f;
+  tc_launch *L = tc_begin(&f, src, 4, 1);
+  tc_in(L, sizeof a[0]);
+  tc_out(L, sizeof a[0]);
+  tc_in(L, sizeof b[0]);
+  tc_out(L, sizeof b[0]);
+  tc_out(L, sizeof id[0]);
   for (int p = 0; p < 4; p++) {
     for (int i = 0; i < 3; i++) a[p][i] = p * 1.25 + i;
     b[p][0] = (uint8_t)(200 + p), b[p][1] = (uint8_t)(p * 3);
-    L.in[p][0] = a[p], L.in[p][1] = b[p];
-    L.out[p][0] = oa[p], L.out[p][1] = ob[p], L.out[p][2] = &id[p];
+    L->in[p][0] = a[p], L->in[p][1] = b[p];
+    L->out[p][0] = oa[p], L->out[p][1] = ob[p], L->out[p][2] = &id[p];
   }
-  tc_run(&L);
-  tc_expect_ok(&L);
+  tc_run_ok(L);
   static const int src_of[4] = {2, 0, 1, -1};
   for (int p = 0; p < 4; p++) {
     for (int i = 0; i < 3; i++)
@@ -615,38 +573,30 @@ static void test_collective_permute_and_broadcast(void **state) {
       assert_int_equal(ob[p][i], in_group ? b[2][i] : 0);
     assert_int_equal(id[p], (uint32_t)p);
   }
-  tc_exe_free(&env, &x);
-  tc_close(&env);
+  tc_end(&f);
 }
 
 /* replica_id and partition_id of every participant of 3 x 2. */
 static void test_replica_and_partition_ids(void **state) {
   (void)state;
-  tc_env env = tc_open(6);
-  tc_exe x;
-  char msg[1024];
   const char *src =
       "func.func @main() -> (tensor<ui32>, tensor<ui32>) {\n"
       "  %r = stablehlo.replica_id : tensor<ui32>\n"
       "  %p = stablehlo.partition_id : tensor<ui32>\n"
       "  return %r, %p : tensor<ui32>, tensor<ui32>\n"
       "}\n";
-  assert_int_equal(tc_compile(&env, src, 3, 2, &x, msg), XRT_OK);
   uint32_t r[6], pt[6];
-  tc_launch L;
-  memset(&L, 0, sizeof L);
-  L.env = &env, L.nrep = 3, L.npart = 2, L.nin = 0, L.nout = 2;
-  L.out_bytes[0] = L.out_bytes[1] = sizeof(uint32_t);
-  tc_same(&L, &x);
-  for (int p = 0; p < 6; p++) L.out[p][0] = &r[p], L.out[p][1] = &pt[p];
-  tc_run(&L);
-  tc_expect_ok(&L);
+  tc_fixture f;
+  tc_launch *L = tc_begin(&f, src, 3, 2);
+  tc_out(L, sizeof(uint32_t));
+  tc_out(L, sizeof(uint32_t));
+  for (int p = 0; p < 6; p++) L->out[p][0] = &r[p], L->out[p][1] = &pt[p];
+  tc_run_ok(L);
   for (int p = 0; p < 6; p++) {
     assert_int_equal(r[p], (uint32_t)(p / 2));
     assert_int_equal(pt[p], (uint32_t)(p % 2));
   }
-  tc_exe_free(&env, &x);
-  tc_close(&env);
+  tc_end(&f);
 }
 
 /* ---- send / recv between devices ---- */
@@ -680,32 +630,26 @@ static const char *tc_recv_src =
  * first sent (FIFO per channel). */
 static void test_send_recv_between_devices(void **state) {
   (void)state;
-  tc_env env = tc_open(2);
-  tc_exe xs, xr;
-  char msg[1024];
-  assert_int_equal(tc_compile(&env, tc_send_src, 2, 1, &xs, msg), XRT_OK);
-  assert_int_equal(tc_compile(&env, tc_recv_src, 2, 1, &xr, msg), XRT_OK);
   int32_t in[2][3] = {{5, -6, 7}, {0, 0, 0}}, out[2][3];
-  tc_launch L;
-  memset(&L, 0, sizeof L);
-  L.env = &env, L.nrep = 2, L.npart = 1, L.nin = 1, L.nout = 1;
-  L.in_bytes[0] = L.out_bytes[0] = sizeof in[0];
-  L.exe[0] = xs.exe, L.exe[1] = xr.exe;
-  for (int p = 0; p < 2; p++) L.in[p][0] = in[p], L.out[p][0] = out[p];
-  tc_run(&L);
-  tc_expect_ok(&L);
+  tc_fixture f;
+  tc_launch *L = tc_begin(&f, tc_send_src, 2, 1);
+  tc_exe xr = tc_compile_ok(&f.env, tc_recv_src, 2, 1);
+  tc_in(L, sizeof in[0]);
+  tc_out(L, sizeof in[0]);
+  L->exe[1] = xr.exe;
+  for (int p = 0; p < 2; p++) L->in[p][0] = in[p], L->out[p][0] = out[p];
+  tc_run_ok(L);
   for (int i = 0; i < 3; i++) /* second message 2a minus first a */
     assert_int_equal(out[1][i], in[0][i]);
   /* a recv nobody sends to fails instead of waiting forever */
-  L.exe[0] = xr.exe;
-  tc_run(&L);
+  L->exe[0] = xr.exe;
+  tc_run(L);
   for (int p = 0; p < 2; p++) {
-    assert_int_not_equal(L.st[p], XRT_OK);
-    assert_non_null(strstr(L.msg[p], "recv"));
+    assert_int_not_equal(L->st[p], XRT_OK);
+    assert_non_null(strstr(L->msg[p], "recv"));
   }
-  tc_exe_free(&env, &xs);
-  tc_exe_free(&env, &xr);
-  tc_close(&env);
+  tc_exe_free(&f.env, &xr);
+  tc_end(&f);
 }
 
 /* ---- failures ---- */
@@ -715,9 +659,7 @@ static const char *tc_faulty_src =
     "  %b = stablehlo.add %a, %a : tensor<4xf32>\n"
     "  %c = stablehlo.multiply %b, %a : tensor<4xf32>\n"
     "  %r = \"stablehlo.all_reduce\"(%c) ({\n"
-    "    ^bb0(%x: tensor<f32>, %y: tensor<f32>):\n"
-    "      %s = stablehlo.add %x, %y : tensor<f32>\n"
-    "      stablehlo.return %s : tensor<f32>\n"
+    TC_REDUCER("add", "f32")
     "  }) {replica_groups = dense<[[0, 1, 2, 3]]> : tensor<1x4xi64>}\n"
     "    : (tensor<4xf32>) -> tensor<4xf32>\n"
     "  return %r : tensor<4xf32>\n"
@@ -728,97 +670,81 @@ static const char *tc_faulty_src =
  * launch succeeds. */
 static void test_fault_releases_peers(void **state) {
   (void)state;
-  tc_env env = tc_open(4);
-  tc_exe x;
-  char msg[1024];
-  xrt_plugin_error err;
-  assert_int_equal(tc_compile(&env, tc_faulty_src, 4, 1, &x, msg), XRT_OK);
-  assert_non_null(env.api->inject_fault);
-  assert_int_equal(env.api->inject_fault(env.client, 2, 1, &err), XRT_OK);
-  assert_int_not_equal(env.api->inject_fault(env.client, 9, 1, &err), XRT_OK);
-  assert_int_equal(env.api->inject_fault(env.client, 0, -1, &err),
-                   XRT_INVALID_ARGUMENT);
   float in[4][4], out[4][4];
-  tc_launch L;
-  memset(&L, 0, sizeof L);
-  L.env = &env, L.nrep = 4, L.npart = 1, L.nin = 1, L.nout = 1;
-  L.in_bytes[0] = L.out_bytes[0] = sizeof in[0];
-  tc_same(&L, &x);
+  tc_fixture f;
+  tc_launch *L = tc_begin(&f, tc_faulty_src, 4, 1);
+  const xrt_plugin_api *api = f.env.api;
+  xrt_plugin_error err;
+  assert_non_null(api->inject_fault);
+  assert_int_equal(api->inject_fault(f.env.client, 2, 1, &err), XRT_OK);
+  assert_int_not_equal(api->inject_fault(f.env.client, 9, 1, &err), XRT_OK);
+  assert_int_equal(api->inject_fault(f.env.client, 0, -1, &err),
+                   XRT_INVALID_ARGUMENT);
+  tc_in(L, sizeof in[0]);
+  tc_out(L, sizeof in[0]);
   for (int p = 0; p < 4; p++) {
     for (int i = 0; i < 4; i++) in[p][i] = (float)(p + i);
-    L.in[p][0] = in[p], L.out[p][0] = out[p];
+    L->in[p][0] = in[p], L->out[p][0] = out[p];
   }
-  tc_run(&L);
-  assert_int_equal(L.st[2], XRT_INTERNAL);
-  assert_non_null(strstr(L.msg[2], "device 2: injected fault after 1 steps "
+  tc_run(L);
+  assert_int_equal(L->st[2], XRT_INTERNAL);
+  assert_non_null(strstr(L->msg[2], "device 2: injected fault after 1 steps "
                                    "of @main"));
   for (int p = 0; p < 4; p++) {
     if (p == 2) continue;
-    assert_int_equal(L.st[p], XRT_ABORTED);
-    assert_non_null(strstr(L.msg[p], "all_reduce at <input>:4:"));
-    assert_non_null(strstr(L.msg[p], "participant (replica 2, partition 0) "
+    assert_int_equal(L->st[p], XRT_ABORTED);
+    assert_non_null(strstr(L->msg[p], "all_reduce at <input>:4:"));
+    assert_non_null(strstr(L->msg[p], "participant (replica 2, partition 0) "
                                      "on device 2 failed: device 2: "
                                      "injected fault"));
   }
-  tc_run(&L);
-  tc_expect_ok(&L);
+  tc_run_ok(L);
   for (int p = 0; p < 4; p++)
     for (int i = 0; i < 4; i++) {
       float want = 0;
       for (int q = 0; q < 4; q++) want += (in[q][i] + in[q][i]) * in[q][i];
       assert_true(out[p][i] == want);
     }
-  tc_exe_free(&env, &x);
-  tc_close(&env);
+  tc_end(&f);
 }
 
 /* A participant the core cannot run (abort_message) fails the launch; one
  * that runs a program without the collective fails its peers too. */
 static void test_abort_and_missing_participant(void **state) {
   (void)state;
-  tc_env env = tc_open(4);
-  tc_exe x, plain;
-  char msg[1024];
-  assert_int_equal(tc_compile(&env, tc_faulty_src, 4, 1, &x, msg), XRT_OK);
-  assert_int_equal(
-      tc_compile(&env,
-                 "func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
-                 "  return %a : tensor<4xf32>\n}\n", 4, 1, &plain, msg),
-      XRT_OK);
   float in[4] = {1, 2, 3, 4}, out[4][4];
-  tc_launch L;
-  memset(&L, 0, sizeof L);
-  L.env = &env, L.nrep = 4, L.npart = 1, L.nin = 1, L.nout = 1;
-  L.in_bytes[0] = L.out_bytes[0] = sizeof in;
-  tc_same(&L, &x);
-  for (int p = 0; p < 4; p++) L.in[p][0] = in, L.out[p][0] = out[p];
-  L.abort_msg[3] = "input 0 failed: out of memory";
-  tc_run(&L);
+  tc_fixture f;
+  tc_launch *L = tc_begin(&f, tc_faulty_src, 4, 1);
+  tc_exe plain = tc_compile_ok(
+      &f.env,
+      "func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+      "  return %a : tensor<4xf32>\n}\n", 4, 1);
+  tc_in(L, sizeof in);
+  tc_out(L, sizeof in);
+  for (int p = 0; p < 4; p++) L->in[p][0] = in, L->out[p][0] = out[p];
+  L->abort_msg[3] = "input 0 failed: out of memory";
+  tc_run(L);
   for (int p = 0; p < 3; p++) {
-    assert_int_equal(L.st[p], XRT_ABORTED);
-    assert_non_null(strstr(L.msg[p], "participant (replica 3, partition 0) "
+    assert_int_equal(L->st[p], XRT_ABORTED);
+    assert_non_null(strstr(L->msg[p], "participant (replica 3, partition 0) "
                                      "on device 3 failed: input 0 failed"));
   }
-  L.abort_msg[3] = NULL;
-  L.exe[1] = plain.exe;
-  tc_run(&L);
-  assert_int_equal(L.st[1], XRT_OK);
+  L->abort_msg[3] = NULL;
+  L->exe[1] = plain.exe;
+  tc_run(L);
+  assert_int_equal(L->st[1], XRT_OK);
   for (int p = 0; p < 4; p++) {
     if (p == 1) continue;
-    assert_int_not_equal(L.st[p], XRT_OK);
-    assert_non_null(strstr(L.msg[p], "(replica 1, partition 0)"));
+    assert_int_not_equal(L->st[p], XRT_OK);
+    assert_non_null(strstr(L->msg[p], "(replica 1, partition 0)"));
   }
-  tc_exe_free(&env, &x);
-  tc_exe_free(&env, &plain);
-  tc_close(&env);
+  tc_exe_free(&f.env, &plain);
+  tc_end(&f);
 }
 
 /* Participants in different collectives fail rather than mix data. */
 static void test_mismatched_collectives(void **state) {
   (void)state;
-  tc_env env = tc_open(2);
-  tc_exe x, y;
-  char msg[1024];
   const char *gather =
       "func.func @main(%a: tensor<4xf32>) -> tensor<8xf32> {\n"
       "  %r = \"stablehlo.all_gather\"(%a) {all_gather_dim = 0 : i64,\n"
@@ -829,33 +755,28 @@ static void test_mismatched_collectives(void **state) {
   const char *reduce =
       "func.func @main(%a: tensor<4xf32>) -> tensor<8xf32> {\n"
       "  %r = \"stablehlo.all_reduce\"(%a) ({\n"
-      "    ^bb0(%x: tensor<f32>, %y: tensor<f32>):\n"
-      "      %s = stablehlo.add %x, %y : tensor<f32>\n"
-      "      stablehlo.return %s : tensor<f32>\n"
+      TC_REDUCER("add", "f32")
       "  }) {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>}\n"
       "    : (tensor<4xf32>) -> tensor<4xf32>\n"
       "  %c = stablehlo.concatenate %r, %r, dim = 0 : (tensor<4xf32>, "
       "tensor<4xf32>) -> tensor<8xf32>\n"
       "  return %c : tensor<8xf32>\n"
       "}\n";
-  assert_int_equal(tc_compile(&env, gather, 2, 1, &x, msg), XRT_OK);
-  assert_int_equal(tc_compile(&env, reduce, 2, 1, &y, msg), XRT_OK);
   float in[4] = {1, 2, 3, 4}, out[2][8];
-  tc_launch L;
-  memset(&L, 0, sizeof L);
-  L.env = &env, L.nrep = 2, L.npart = 1, L.nin = 1, L.nout = 1;
-  L.in_bytes[0] = sizeof in;
-  L.out_bytes[0] = sizeof out[0];
-  L.exe[0] = x.exe, L.exe[1] = y.exe;
-  for (int p = 0; p < 2; p++) L.in[p][0] = in, L.out[p][0] = out[p];
-  tc_run(&L);
+  tc_fixture f;
+  tc_launch *L = tc_begin(&f, gather, 2, 1);
+  tc_exe y = tc_compile_ok(&f.env, reduce, 2, 1);
+  tc_in(L, sizeof in);
+  tc_out(L, sizeof out[0]);
+  L->exe[1] = y.exe;
+  for (int p = 0; p < 2; p++) L->in[p][0] = in, L->out[p][0] = out[p];
+  tc_run(L);
   for (int p = 0; p < 2; p++) {
-    assert_int_not_equal(L.st[p], XRT_OK);
-    assert_non_null(strstr(L.msg[p], "different collective"));
+    assert_int_not_equal(L->st[p], XRT_OK);
+    assert_non_null(strstr(L->msg[p], "different collective"));
   }
-  tc_exe_free(&env, &x);
-  tc_exe_free(&env, &y);
-  tc_close(&env);
+  tc_exe_free(&f.env, &y);
+  tc_end(&f);
 }
 
 /* ---- compile-time validation ---- */
@@ -881,10 +802,7 @@ static void tc_expect_compile_error(const char *op_attrs, int nrep, int npart,
 }
 
 #define TC_AR(groups)                                                        \
-  "\"stablehlo.all_reduce\"(%a) ({\n"                                        \
-  "    ^bb0(%x: tensor<f32>, %y: tensor<f32>):\n"                            \
-  "      %s = stablehlo.add %x, %y : tensor<f32>\n"                          \
-  "      stablehlo.return %s : tensor<f32>\n"                                \
+  "\"stablehlo.all_reduce\"(%a) ({\n" TC_REDUCER("add", "f32")               \
   "  }) {replica_groups = " groups "} : (tensor<4xf32>) -> tensor<4xf32>"
 
 static void test_invalid_groups_rejected(void **state) {
@@ -900,9 +818,7 @@ static void test_invalid_groups_rejected(void **state) {
   /* flattened ids range over every process */
   tc_expect_compile_error(
       "\"stablehlo.all_reduce\"(%a) ({\n"
-      "    ^bb0(%x: tensor<f32>, %y: tensor<f32>):\n"
-      "      %s = stablehlo.add %x, %y : tensor<f32>\n"
-      "      stablehlo.return %s : tensor<f32>\n"
+      TC_REDUCER("add", "f32")
       "  }) {replica_groups = dense<[[0, 1, 2, 4]]> : tensor<1x4xi64>,"
       " use_global_device_ids,"
       " channel_handle = #stablehlo.channel_handle<handle = 1, type = 0>}"
@@ -950,53 +866,36 @@ static void test_invalid_groups_rejected(void **state) {
  * compiled for. */
 static void test_wrong_launch_shape(void **state) {
   (void)state;
-  tc_env env = tc_open(4);
-  tc_exe x;
-  char msg[1024];
-  assert_int_equal(tc_compile(&env, tc_faulty_src, 4, 1, &x, msg), XRT_OK);
   float in[4] = {1, 2, 3, 4}, out[2][4];
-  tc_launch L;
-  memset(&L, 0, sizeof L);
-  L.env = &env, L.nrep = 2, L.npart = 1, L.nin = 1, L.nout = 1;
-  L.in_bytes[0] = L.out_bytes[0] = sizeof in;
-  tc_same(&L, &x);
-  for (int p = 0; p < 2; p++) L.in[p][0] = in, L.out[p][0] = out[p];
-  tc_run(&L);
+  tc_fixture f;
+  tc_launch *L = tc_begin(&f, tc_faulty_src, 4, 1);
+  L->nrep = 2; /* fewer replicas than it was compiled for */
+  tc_in(L, sizeof in);
+  tc_out(L, sizeof in);
+  for (int p = 0; p < 2; p++) L->in[p][0] = in, L->out[p][0] = out[p];
+  tc_run(L);
   for (int p = 0; p < 2; p++) {
-    assert_int_equal(L.st[p], XRT_INVALID_ARGUMENT);
-    assert_non_null(strstr(L.msg[p], "compiled for 4 replica(s)"));
+    assert_int_equal(L->st[p], XRT_INVALID_ARGUMENT);
+    assert_non_null(strstr(L->msg[p], "compiled for 4 replica(s)"));
   }
-  tc_exe_free(&env, &x);
-  tc_close(&env);
+  tc_end(&f);
 }
 
 
 /* ---- through the public API ---- */
-
-static xrt_client *tc_api_client(int ndev) {
-  xrt_client_options o;
-  xrt_client_options_init(&o);
-  o.num_devices = ndev;
-  o.device_memory_bytes = (uint64_t)1 << 28;
-  xrt_client *c = NULL;
-  assert_int_equal(xrt_client_create(&o, &c), XRT_OK);
-  return c;
-}
 
 /* xrt_execute_multi runs an all_reduce + all_gather program on 2 replicas
  * x 2 partitions; then a fault injected on one device fails the launch
  * with a message naming it, and the next launch works again. */
 static void test_public_execute_multi(void **state) {
   (void)state;
-  xrt_client *c = tc_api_client(4);
+  xrt_client *c = tu_client(4, 0, (uint64_t)1 << 28);
   const char *src =
       "module @m attributes {mhlo.num_replicas = 2 : i32,"
       " mhlo.num_partitions = 2 : i32} {\n"
       "func.func @main(%a: tensor<2xi32>) -> (tensor<2xi32>, tensor<8xi32>) {\n"
       "  %r = \"stablehlo.all_reduce\"(%a) ({\n"
-      "    ^bb0(%x: tensor<i32>, %y: tensor<i32>):\n"
-      "      %s = stablehlo.add %x, %y : tensor<i32>\n"
-      "      stablehlo.return %s : tensor<i32>\n"
+      TC_REDUCER("add", "i32")
       "  }) {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>}\n"
       "    : (tensor<2xi32>) -> tensor<2xi32>\n"
       "  %g = \"stablehlo.all_gather\"(%a) {all_gather_dim = 0 : i64,\n"

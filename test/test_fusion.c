@@ -24,6 +24,19 @@ static float *fvec(int64_t n, uint32_t seed) {
   return p;
 }
 
+/* Runs one(c, n) for each of the sizes. */
+static void each_size(void **state, void (*one)(xrt_client *, int64_t)) {
+  for (size_t i = 0; i < TU_COUNT(sizes); i++)
+    one((xrt_client *)*state, sizes[i]);
+}
+
+/* Runs one(c, R, C) for each of the k shapes [R, C]. */
+static void each_shape(void **state, const int64_t (*shapes)[2], size_t k,
+                       void (*one)(xrt_client *, int64_t, int64_t)) {
+  for (size_t i = 0; i < k; i++)
+    one((xrt_client *)*state, shapes[i][0], shapes[i][1]);
+}
+
 /* IEEE maximum: NaN wins, -0 < +0 (inputs here have no NaN). */
 static float ref_max(float x, float y) {
   if (x == y) return signbit(x) ? y : x;
@@ -62,90 +75,104 @@ static void assert_f32_bits(const tu_out *o, int i, const float *want,
                (double)got[k], (double)want[k]);
 }
 
+/* One expected f32 output of a program: its n values, compared bitwise. */
+typedef struct want_f32 {
+  const float *v;
+  int64_t n;
+} want_f32;
+
+/* The count and array of want_f32 rows: WANT({w0, n}, {w1, 1}). */
+#define WANT(...)                                                           \
+  (int)TU_COUNT(((const want_f32[]){__VA_ARGS__})),                         \
+      (const want_f32[]){__VA_ARGS__}
+
+/* Runs prog on in[0..nin) and checks the bits of its first nw outputs. */
+static void run_check(xrt_client *c, const char *prog, int nin,
+                      const tu_in *in, int nw, const want_f32 *want) {
+  tu_out o;
+  TU_RUN_OK(c, prog, nin, in, &o);
+  for (int i = 0; i < nw; i++) assert_f32_bits(&o, i, want[i].v, want[i].n);
+  tu_out_free(&o);
+}
+
 /* A long chain of unary and binary ops over four inputs. */
-static void test_long_chain(void **state) {
-  xrt_client *c = (xrt_client *)*state;
-  for (size_t si = 0; si < TU_COUNT(sizes); si++) {
-    int64_t n = sizes[si];
-    char prog[2048];
-    tpl(prog, sizeof prog,
-             "func.func @main(%a: tensor<$1xf32>, %b: tensor<$1xf32>,"
-             " %c: tensor<$1xf32>, %d: tensor<$1xf32>) -> "
-             "tensor<$1xf32> {\n"
-             "  %0 = stablehlo.multiply %a, %b : tensor<$1xf32>\n"
-             "  %1 = stablehlo.add %0, %c : tensor<$1xf32>\n"
-             "  %2 = stablehlo.subtract %1, %d : tensor<$1xf32>\n"
-             "  %3 = stablehlo.abs %a : tensor<$1xf32>\n"
-             "  %4 = stablehlo.add %3, %3 : tensor<$1xf32>\n"
-             "  %5 = stablehlo.negate %b : tensor<$1xf32>\n"
-             "  %6 = stablehlo.maximum %2, %5 : tensor<$1xf32>\n"
-             "  %7 = stablehlo.minimum %6, %4 : tensor<$1xf32>\n"
-             "  %8 = stablehlo.divide %7, %c : tensor<$1xf32>\n"
-             "  func.return %8 : tensor<$1xf32>\n"
-             "}\n",
-             (long long)n, 0, 0);
-    float *a = fvec(n, 1), *b = fvec(n, 2), *cc = fvec(n, 3), *d = fvec(n, 4);
-    float *want = fvec(n, 0);
-    for (int64_t i = 0; i < n; i++) {
-      float t = a[i] * b[i];
-      t = t + cc[i];
-      t = t - d[i];
-      float m = ref_max(t, -b[i]);
-      float ab = fabsf(a[i]) + fabsf(a[i]);
-      want[i] = ref_min(m, ab) / cc[i];
-    }
-    xrt_shape s = TU_SHAPE(XRT_F32, n);
-    tu_in in[4] = {{s, a}, {s, b}, {s, cc}, {s, d}};
-    tu_out o;
-    TU_RUN_OK(c, prog, 4, in, &o);
-    assert_f32_bits(&o, 0, want, n);
-    tu_out_free(&o);
-    free(a), free(b), free(cc), free(d), free(want);
+static void long_chain(xrt_client *c, int64_t n) {
+  char prog[2048];
+  tpl(prog, sizeof prog,
+      "func.func @main(%a: tensor<$1xf32>, %b: tensor<$1xf32>,"
+      " %c: tensor<$1xf32>, %d: tensor<$1xf32>) -> "
+      "tensor<$1xf32> {\n"
+      "  %0 = stablehlo.multiply %a, %b : tensor<$1xf32>\n"
+      "  %1 = stablehlo.add %0, %c : tensor<$1xf32>\n"
+      "  %2 = stablehlo.subtract %1, %d : tensor<$1xf32>\n"
+      "  %3 = stablehlo.abs %a : tensor<$1xf32>\n"
+      "  %4 = stablehlo.add %3, %3 : tensor<$1xf32>\n"
+      "  %5 = stablehlo.negate %b : tensor<$1xf32>\n"
+      "  %6 = stablehlo.maximum %2, %5 : tensor<$1xf32>\n"
+      "  %7 = stablehlo.minimum %6, %4 : tensor<$1xf32>\n"
+      "  %8 = stablehlo.divide %7, %c : tensor<$1xf32>\n"
+      "  func.return %8 : tensor<$1xf32>\n"
+      "}\n",
+      (long long)n, 0, 0);
+  float *a = fvec(n, 1), *b = fvec(n, 2), *cc = fvec(n, 3), *d = fvec(n, 4);
+  float *want = fvec(n, 0);
+  for (int64_t i = 0; i < n; i++) {
+    float t = a[i] * b[i];
+    t = t + cc[i];
+    t = t - d[i];
+    float m = ref_max(t, -b[i]);
+    float ab = fabsf(a[i]) + fabsf(a[i]);
+    want[i] = ref_min(m, ab) / cc[i];
   }
+  xrt_shape s = TU_SHAPE(XRT_F32, n);
+  tu_in in[4] = {{s, a}, {s, b}, {s, cc}, {s, d}};
+  run_check(c, prog, 4, in, WANT({want, n}));
+  free(a), free(b), free(cc), free(d), free(want);
+}
+
+static void test_long_chain(void **state) {
+  each_size(state, long_chain);
 }
 
 /* Scalars, rows and columns broadcast into a loop over a matrix. */
+static void broadcasts(xrt_client *c, int64_t R, int64_t C) {
+  char prog[2048];
+  tpl(prog, sizeof prog,
+      "func.func @main(%a: tensor<$1x$2xf32>, %s: tensor<f32>,"
+      " %row: tensor<$2xf32>, %col: tensor<$1xf32>) -> "
+      "tensor<$1x$2xf32> {\n"
+      "  %0 = stablehlo.broadcast_in_dim %s, dims = [] : (tensor<f32>) "
+      "-> tensor<$1x$2xf32>\n"
+      "  %1 = stablehlo.broadcast_in_dim %row, dims = [1] : "
+      "(tensor<$2xf32>) -> tensor<$1x$2xf32>\n"
+      "  %2 = stablehlo.broadcast_in_dim %col, dims = [0] : "
+      "(tensor<$1xf32>) -> tensor<$1x$2xf32>\n"
+      "  %3 = stablehlo.multiply %a, %0 : tensor<$1x$2xf32>\n"
+      "  %4 = stablehlo.add %3, %1 : tensor<$1x$2xf32>\n"
+      "  %5 = stablehlo.subtract %4, %2 : tensor<$1x$2xf32>\n"
+      "  func.return %5 : tensor<$1x$2xf32>\n"
+      "}\n",
+      (long long)R, (long long)C, 0);
+  float *a = fvec(R * C, 5), *row = fvec(C, 6), *col = fvec(R, 7);
+  float sc = -1.5f, *want = fvec(R * C, 0);
+  for (int64_t i = 0; i < R; i++)
+    for (int64_t j = 0; j < C; j++) {
+      float t = a[i * C + j] * sc;
+      t = t + row[j];
+      want[i * C + j] = t - col[i];
+    }
+  tu_in in[4] = {{TU_SHAPE(XRT_F32, R, C), a},
+                 {TU_SCALAR(XRT_F32), &sc},
+                 {TU_SHAPE(XRT_F32, C), row},
+                 {TU_SHAPE(XRT_F32, R), col}};
+  run_check(c, prog, 4, in, WANT({want, R * C}));
+  free(a), free(row), free(col), free(want);
+}
+
 static void test_broadcasts(void **state) {
-  xrt_client *c = (xrt_client *)*state;
   static const int64_t shapes[][2] = {{1, 1}, {3, 1023}, {4097, 3}, {2, 4097},
                                       {300, 301}};
-  for (size_t si = 0; si < TU_COUNT(shapes); si++) {
-    int64_t R = shapes[si][0], C = shapes[si][1];
-    char prog[2048];
-    tpl(prog, sizeof prog,
-             "func.func @main(%a: tensor<$1x$2xf32>, %s: tensor<f32>,"
-             " %row: tensor<$2xf32>, %col: tensor<$1xf32>) -> "
-             "tensor<$1x$2xf32> {\n"
-             "  %0 = stablehlo.broadcast_in_dim %s, dims = [] : (tensor<f32>) "
-             "-> tensor<$1x$2xf32>\n"
-             "  %1 = stablehlo.broadcast_in_dim %row, dims = [1] : "
-             "(tensor<$2xf32>) -> tensor<$1x$2xf32>\n"
-             "  %2 = stablehlo.broadcast_in_dim %col, dims = [0] : "
-             "(tensor<$1xf32>) -> tensor<$1x$2xf32>\n"
-             "  %3 = stablehlo.multiply %a, %0 : tensor<$1x$2xf32>\n"
-             "  %4 = stablehlo.add %3, %1 : tensor<$1x$2xf32>\n"
-             "  %5 = stablehlo.subtract %4, %2 : tensor<$1x$2xf32>\n"
-             "  func.return %5 : tensor<$1x$2xf32>\n"
-             "}\n",
-             (long long)R, (long long)C, 0);
-    float *a = fvec(R * C, 5), *row = fvec(C, 6), *col = fvec(R, 7);
-    float sc = -1.5f, *want = fvec(R * C, 0);
-    for (int64_t i = 0; i < R; i++)
-      for (int64_t j = 0; j < C; j++) {
-        float t = a[i * C + j] * sc;
-        t = t + row[j];
-        want[i * C + j] = t - col[i];
-      }
-    tu_in in[4] = {{TU_SHAPE(XRT_F32, R, C), a},
-                   {TU_SCALAR(XRT_F32), &sc},
-                   {TU_SHAPE(XRT_F32, C), row},
-                   {TU_SHAPE(XRT_F32, R), col}};
-    tu_out o;
-    TU_RUN_OK(c, prog, 4, in, &o);
-    assert_f32_bits(&o, 0, want, R * C);
-    tu_out_free(&o);
-    free(a), free(row), free(col), free(want);
-  }
+  each_shape(state, shapes, TU_COUNT(shapes), broadcasts);
 }
 
 /* bf16 rounding (nearest even) of a float without NaNs. */
@@ -156,228 +183,211 @@ static float ref_bf16(float f) {
 }
 
 /* Converts to f16, bf16 and i32 and back inside one loop. */
-static void test_converts(void **state) {
-  xrt_client *c = (xrt_client *)*state;
-  for (size_t si = 0; si < TU_COUNT(sizes); si++) {
-    int64_t n = sizes[si];
-    char prog[2048];
-    tpl(prog, sizeof prog,
-             "func.func @main(%a: tensor<$1xf32>, %b: tensor<$1xf32>)"
-             " -> (tensor<$1xf32>, tensor<$1xi32>) {\n"
-             "  %0 = stablehlo.multiply %a, %b : tensor<$1xf32>\n"
-             "  %1 = stablehlo.convert %0 : (tensor<$1xf32>) -> "
-             "tensor<$1xf16>\n"
-             "  %2 = stablehlo.add %1, %1 : tensor<$1xf16>\n"
-             "  %3 = stablehlo.convert %2 : (tensor<$1xf16>) -> "
-             "tensor<$1xf32>\n"
-             "  %4 = stablehlo.divide %3, %b : tensor<$1xf32>\n"
-             "  %5 = stablehlo.convert %4 : (tensor<$1xf32>) -> "
-             "tensor<$1xbf16>\n"
-             "  %6 = stablehlo.convert %5 : (tensor<$1xbf16>) -> "
-             "tensor<$1xf32>\n"
-             "  %7 = stablehlo.convert %6 : (tensor<$1xf32>) -> "
-             "tensor<$1xi32>\n"
-             "  func.return %6, %7 : tensor<$1xf32>, tensor<$1xi32>\n"
-             "}\n",
-             (long long)n, 0, 0);
-    float *a = fvec(n, 8), *b = fvec(n, 9), *want = fvec(n, 0);
-    int32_t *wi = (int32_t *)malloc(sizeof(int32_t) * (size_t)n);
-    for (int64_t i = 0; i < n; i++) {
-      if (b[i] == 0) b[i] = 3; /* keep the quotients finite */
-      float p = a[i] * b[i];  /* |p| <= 64, a multiple of 1/4: exact in f16 */
-      float q = (p + p) / b[i];
-      want[i] = ref_bf16(q);
-      wi[i] = (int32_t)want[i]; /* truncation toward zero */
-    }
-    xrt_shape s = TU_SHAPE(XRT_F32, n);
-    tu_in in[2] = {{s, a}, {s, b}};
-    tu_out o;
-    TU_RUN_OK(c, prog, 2, in, &o);
-    assert_f32_bits(&o, 0, want, n);
-    assert_int_equal(o.bytes[1], (size_t)n * 4);
-    assert_memory_equal(o.data[1], wi, (size_t)n * 4);
-    tu_out_free(&o);
-    free(a), free(b), free(want), free(wi);
+static void converts(xrt_client *c, int64_t n) {
+  char prog[2048];
+  tpl(prog, sizeof prog,
+      "func.func @main(%a: tensor<$1xf32>, %b: tensor<$1xf32>)"
+      " -> (tensor<$1xf32>, tensor<$1xi32>) {\n"
+      "  %0 = stablehlo.multiply %a, %b : tensor<$1xf32>\n"
+      "  %1 = stablehlo.convert %0 : (tensor<$1xf32>) -> "
+      "tensor<$1xf16>\n"
+      "  %2 = stablehlo.add %1, %1 : tensor<$1xf16>\n"
+      "  %3 = stablehlo.convert %2 : (tensor<$1xf16>) -> "
+      "tensor<$1xf32>\n"
+      "  %4 = stablehlo.divide %3, %b : tensor<$1xf32>\n"
+      "  %5 = stablehlo.convert %4 : (tensor<$1xf32>) -> "
+      "tensor<$1xbf16>\n"
+      "  %6 = stablehlo.convert %5 : (tensor<$1xbf16>) -> "
+      "tensor<$1xf32>\n"
+      "  %7 = stablehlo.convert %6 : (tensor<$1xf32>) -> "
+      "tensor<$1xi32>\n"
+      "  func.return %6, %7 : tensor<$1xf32>, tensor<$1xi32>\n"
+      "}\n",
+      (long long)n, 0, 0);
+  float *a = fvec(n, 8), *b = fvec(n, 9), *want = fvec(n, 0);
+  int32_t *wi = (int32_t *)malloc(sizeof(int32_t) * (size_t)n);
+  for (int64_t i = 0; i < n; i++) {
+    if (b[i] == 0) b[i] = 3; /* keep the quotients finite */
+    float p = a[i] * b[i];  /* |p| <= 64, a multiple of 1/4: exact in f16 */
+    float q = (p + p) / b[i];
+    want[i] = ref_bf16(q);
+    wi[i] = (int32_t)want[i]; /* truncation toward zero */
   }
+  xrt_shape s = TU_SHAPE(XRT_F32, n);
+  tu_in in[2] = {{s, a}, {s, b}};
+  tu_out o;
+  TU_RUN_OK(c, prog, 2, in, &o);
+  assert_f32_bits(&o, 0, want, n);
+  assert_int_equal(o.bytes[1], (size_t)n * 4);
+  assert_memory_equal(o.data[1], wi, (size_t)n * 4);
+  tu_out_free(&o);
+  free(a), free(b), free(want), free(wi);
+}
+
+static void test_converts(void **state) {
+  each_size(state, converts);
 }
 
 /* compare + select, and clamp with scalar bounds. */
-static void test_compare_select_clamp(void **state) {
-  xrt_client *c = (xrt_client *)*state;
-  for (size_t si = 0; si < TU_COUNT(sizes); si++) {
-    int64_t n = sizes[si];
-    char prog[2048];
-    tpl(prog, sizeof prog,
-             "func.func @main(%a: tensor<$1xf32>, %b: tensor<$1xf32>,"
-             " %lo: tensor<f32>, %hi: tensor<f32>) -> tensor<$1xf32> {\n"
-             "  %0 = stablehlo.compare GT, %a, %b, FLOAT : "
-             "(tensor<$1xf32>, tensor<$1xf32>) -> tensor<$1xi1>\n"
-             "  %1 = stablehlo.add %a, %a : tensor<$1xf32>\n"
-             "  %2 = stablehlo.subtract %b, %a : tensor<$1xf32>\n"
-             "  %3 = stablehlo.select %0, %1, %2 : (tensor<$1xi1>, "
-             "tensor<$1xf32>, tensor<$1xf32>) -> tensor<$1xf32>\n"
-             "  %4 = stablehlo.clamp %lo, %3, %hi : (tensor<f32>, "
-             "tensor<$1xf32>, tensor<f32>) -> tensor<$1xf32>\n"
-             "  func.return %4 : tensor<$1xf32>\n"
-             "}\n",
-             (long long)n, 0, 0);
-    float *a = fvec(n, 10), *b = fvec(n, 11), *want = fvec(n, 0);
-    float lo = -5, hi = 6.5f;
-    for (int64_t i = 0; i < n; i++) {
-      float t = a[i] > b[i] ? a[i] + a[i] : b[i] - a[i];
-      want[i] = t < lo ? lo : t > hi ? hi : t;
-    }
-    xrt_shape s = TU_SHAPE(XRT_F32, n);
-    tu_in in[4] = {{s, a}, {s, b}, {TU_SCALAR(XRT_F32), &lo},
-                   {TU_SCALAR(XRT_F32), &hi}};
-    tu_out o;
-    TU_RUN_OK(c, prog, 4, in, &o);
-    assert_f32_bits(&o, 0, want, n);
-    tu_out_free(&o);
-    free(a), free(b), free(want);
+static void compare_select_clamp(xrt_client *c, int64_t n) {
+  char prog[2048];
+  tpl(prog, sizeof prog,
+      "func.func @main(%a: tensor<$1xf32>, %b: tensor<$1xf32>,"
+      " %lo: tensor<f32>, %hi: tensor<f32>) -> tensor<$1xf32> {\n"
+      "  %0 = stablehlo.compare GT, %a, %b, FLOAT : "
+      "(tensor<$1xf32>, tensor<$1xf32>) -> tensor<$1xi1>\n"
+      "  %1 = stablehlo.add %a, %a : tensor<$1xf32>\n"
+      "  %2 = stablehlo.subtract %b, %a : tensor<$1xf32>\n"
+      "  %3 = stablehlo.select %0, %1, %2 : (tensor<$1xi1>, "
+      "tensor<$1xf32>, tensor<$1xf32>) -> tensor<$1xf32>\n"
+      "  %4 = stablehlo.clamp %lo, %3, %hi : (tensor<f32>, "
+      "tensor<$1xf32>, tensor<f32>) -> tensor<$1xf32>\n"
+      "  func.return %4 : tensor<$1xf32>\n"
+      "}\n",
+      (long long)n, 0, 0);
+  float *a = fvec(n, 10), *b = fvec(n, 11), *want = fvec(n, 0);
+  float lo = -5, hi = 6.5f;
+  for (int64_t i = 0; i < n; i++) {
+    float t = a[i] > b[i] ? a[i] + a[i] : b[i] - a[i];
+    want[i] = t < lo ? lo : t > hi ? hi : t;
   }
+  xrt_shape s = TU_SHAPE(XRT_F32, n);
+  tu_in in[4] = {{s, a}, {s, b}, {TU_SCALAR(XRT_F32), &lo},
+                 {TU_SCALAR(XRT_F32), &hi}};
+  run_check(c, prog, 4, in, WANT({want, n}));
+  free(a), free(b), free(want);
+}
+
+static void test_compare_select_clamp(void **state) {
+  each_size(state, compare_select_clamp);
 }
 
 /* A value used inside the loop and returned; one used twice in the loop;
  * an intermediate returned as well. */
-static void test_shared_values(void **state) {
-  xrt_client *c = (xrt_client *)*state;
-  for (size_t si = 0; si < TU_COUNT(sizes); si++) {
-    int64_t n = sizes[si];
-    char prog[2048];
-    tpl(prog, sizeof prog,
-             "func.func @main(%a: tensor<$1xf32>, %b: tensor<$1xf32>)"
-             " -> (tensor<$1xf32>, tensor<$1xf32>, tensor<$1xf32>)"
-             " {\n"
-             "  %t = stablehlo.multiply %a, %b : tensor<$1xf32>\n"
-             "  %u = stablehlo.add %t, %a : tensor<$1xf32>\n"
-             "  %v = stablehlo.multiply %u, %u : tensor<$1xf32>\n"
-             "  %w = stablehlo.subtract %v, %u : tensor<$1xf32>\n"
-             "  %x = stablehlo.negate %w : tensor<$1xf32>\n"
-             "  %y = stablehlo.add %x, %t : tensor<$1xf32>\n"
-             "  func.return %y, %t, %w : tensor<$1xf32>, "
-             "tensor<$1xf32>, tensor<$1xf32>\n"
-             "}\n",
-             (long long)n, 0, 0);
-    float *a = fvec(n, 12), *b = fvec(n, 13);
-    float *wy = fvec(n, 0), *wt = fvec(n, 0), *ww = fvec(n, 0);
-    for (int64_t i = 0; i < n; i++) {
-      float t = a[i] * b[i], u = t + a[i], v = u * u, w = v - u;
-      wt[i] = t, ww[i] = w, wy[i] = -w + t;
-    }
-    xrt_shape s = TU_SHAPE(XRT_F32, n);
-    tu_in in[2] = {{s, a}, {s, b}};
-    tu_out o;
-    TU_RUN_OK(c, prog, 2, in, &o);
-    assert_f32_bits(&o, 0, wy, n);
-    assert_f32_bits(&o, 1, wt, n);
-    assert_f32_bits(&o, 2, ww, n);
-    tu_out_free(&o);
-    free(a), free(b), free(wy), free(wt), free(ww);
+static void shared_values(xrt_client *c, int64_t n) {
+  char prog[2048];
+  tpl(prog, sizeof prog,
+      "func.func @main(%a: tensor<$1xf32>, %b: tensor<$1xf32>)"
+      " -> (tensor<$1xf32>, tensor<$1xf32>, tensor<$1xf32>)"
+      " {\n"
+      "  %t = stablehlo.multiply %a, %b : tensor<$1xf32>\n"
+      "  %u = stablehlo.add %t, %a : tensor<$1xf32>\n"
+      "  %v = stablehlo.multiply %u, %u : tensor<$1xf32>\n"
+      "  %w = stablehlo.subtract %v, %u : tensor<$1xf32>\n"
+      "  %x = stablehlo.negate %w : tensor<$1xf32>\n"
+      "  %y = stablehlo.add %x, %t : tensor<$1xf32>\n"
+      "  func.return %y, %t, %w : tensor<$1xf32>, "
+      "tensor<$1xf32>, tensor<$1xf32>\n"
+      "}\n",
+      (long long)n, 0, 0);
+  float *a = fvec(n, 12), *b = fvec(n, 13);
+  float *wy = fvec(n, 0), *wt = fvec(n, 0), *ww = fvec(n, 0);
+  for (int64_t i = 0; i < n; i++) {
+    float t = a[i] * b[i], u = t + a[i], v = u * u, w = v - u;
+    wt[i] = t, ww[i] = w, wy[i] = -w + t;
   }
+  xrt_shape s = TU_SHAPE(XRT_F32, n);
+  tu_in in[2] = {{s, a}, {s, b}};
+  run_check(c, prog, 2, in, WANT({wy, n}, {wt, n}, {ww, n}));
+  free(a), free(b), free(wy), free(wt), free(ww);
+}
+
+static void test_shared_values(void **state) {
+  each_size(state, shared_values);
 }
 
 /* Transposed and reshaped operands read by index inside the loop. */
+static void transposed_inputs(xrt_client *c, int64_t R, int64_t C) {
+  char prog[2048];
+  tpl(prog, sizeof prog,
+      "func.func @main(%a: tensor<$1x$2xf32>, "
+      "%b: tensor<$2x$1xf32>, %f: tensor<$3xf32>) -> "
+      "tensor<$1x$2xf32> {\n"
+      "  %0 = stablehlo.transpose %b, dims = [1, 0] : "
+      "(tensor<$2x$1xf32>) -> tensor<$1x$2xf32>\n"
+      "  %1 = stablehlo.reshape %f : (tensor<$3xf32>) -> "
+      "tensor<$1x$2xf32>\n"
+      "  %2 = stablehlo.multiply %a, %0 : tensor<$1x$2xf32>\n"
+      "  %3 = stablehlo.add %2, %1 : tensor<$1x$2xf32>\n"
+      "  func.return %3 : tensor<$1x$2xf32>\n"
+      "}\n",
+      (long long)R, (long long)C, (long long)(R * C));
+  float *a = fvec(R * C, 14), *b = fvec(R * C, 15), *f = fvec(R * C, 16);
+  float *want = fvec(R * C, 0);
+  for (int64_t i = 0; i < R; i++)
+    for (int64_t j = 0; j < C; j++) {
+      float t = a[i * C + j] * b[j * R + i];
+      want[i * C + j] = t + f[i * C + j];
+    }
+  tu_in in[3] = {{TU_SHAPE(XRT_F32, R, C), a},
+                 {TU_SHAPE(XRT_F32, C, R), b},
+                 {TU_SHAPE(XRT_F32, R * C), f}};
+  run_check(c, prog, 3, in, WANT({want, R * C}));
+  free(a), free(b), free(f), free(want);
+}
+
 static void test_transposed_inputs(void **state) {
-  xrt_client *c = (xrt_client *)*state;
   static const int64_t shapes[][2] = {{1, 1}, {3, 1023}, {67, 129}};
-  for (size_t si = 0; si < TU_COUNT(shapes); si++) {
-    int64_t R = shapes[si][0], C = shapes[si][1];
-    char prog[2048];
-    tpl(prog, sizeof prog,
-             "func.func @main(%a: tensor<$1x$2xf32>, "
-             "%b: tensor<$2x$1xf32>, %f: tensor<$3xf32>) -> "
-             "tensor<$1x$2xf32> {\n"
-             "  %0 = stablehlo.transpose %b, dims = [1, 0] : "
-             "(tensor<$2x$1xf32>) -> tensor<$1x$2xf32>\n"
-             "  %1 = stablehlo.reshape %f : (tensor<$3xf32>) -> "
-             "tensor<$1x$2xf32>\n"
-             "  %2 = stablehlo.multiply %a, %0 : tensor<$1x$2xf32>\n"
-             "  %3 = stablehlo.add %2, %1 : tensor<$1x$2xf32>\n"
-             "  func.return %3 : tensor<$1x$2xf32>\n"
-             "}\n",
-             (long long)R, (long long)C, (long long)(R * C));
-    float *a = fvec(R * C, 14), *b = fvec(R * C, 15), *f = fvec(R * C, 16);
-    float *want = fvec(R * C, 0);
-    for (int64_t i = 0; i < R; i++)
-      for (int64_t j = 0; j < C; j++) {
-        float t = a[i * C + j] * b[j * R + i];
-        want[i * C + j] = t + f[i * C + j];
-      }
-    tu_in in[3] = {{TU_SHAPE(XRT_F32, R, C), a},
-                   {TU_SHAPE(XRT_F32, C, R), b},
-                   {TU_SHAPE(XRT_F32, R * C), f}};
-    tu_out o;
-    TU_RUN_OK(c, prog, 3, in, &o);
-    assert_f32_bits(&o, 0, want, R * C);
-    tu_out_free(&o);
-    free(a), free(b), free(f), free(want);
-  }
+  each_shape(state, shapes, TU_COUNT(shapes), transposed_inputs);
 }
 
 /* sum(a * b) over axis 0, axis 1 and both; max over axis 1. */
+static void reduce_products(xrt_client *c, int64_t R, int64_t C) {
+  char prog[3072];
+  tpl(prog, sizeof prog,
+      "func.func @main(%a: tensor<$1x$2xf32>, "
+      "%b: tensor<$1x$2xf32>) -> (tensor<$2xf32>, "
+      "tensor<$1xf32>, tensor<f32>, tensor<$1xf32>, tensor<$2xf32>) {\n"
+      "  %z = stablehlo.constant dense<0.5> : tensor<f32>\n"
+      "  %m = stablehlo.constant dense<-100.0> : tensor<f32>\n"
+      "  %p = stablehlo.multiply %a, %b : tensor<$1x$2xf32>\n"
+      "  %0 = stablehlo.reduce(%p init: %z) applies stablehlo.add "
+      "across dimensions = [0] : (tensor<$1x$2xf32>, "
+      "tensor<f32>) -> tensor<$2xf32>\n"
+      "  %q = stablehlo.multiply %a, %b : tensor<$1x$2xf32>\n"
+      "  %1 = stablehlo.reduce(%q init: %z) applies stablehlo.add "
+      "across dimensions = [1] : (tensor<$1x$2xf32>, "
+      "tensor<f32>) -> tensor<$1xf32>\n"
+      "  %r = stablehlo.subtract %a, %b : tensor<$1x$2xf32>\n"
+      "  %2 = stablehlo.reduce(%r init: %z) applies stablehlo.add "
+      "across dimensions = [0, 1] : (tensor<$1x$2xf32>, "
+      "tensor<f32>) -> tensor<f32>\n"
+      "  %s = stablehlo.add %a, %b : tensor<$1x$2xf32>\n"
+      "  %3 = stablehlo.reduce(%s init: %m) applies stablehlo.maximum "
+      "across dimensions = [1] : (tensor<$1x$2xf32>, "
+      "tensor<f32>) -> tensor<$1xf32>\n"
+      "  %4 = stablehlo.reduce(%a init: %z) applies stablehlo.add "
+      "across dimensions = [0] : (tensor<$1x$2xf32>, "
+      "tensor<f32>) -> tensor<$2xf32>\n"
+      "  func.return %0, %1, %2, %3, %4 : tensor<$2xf32>, "
+      "tensor<$1xf32>, tensor<f32>, tensor<$1xf32>, tensor<$2xf32>\n"
+      "}\n",
+      (long long)R, (long long)C, 0);
+  float *a = fvec(R * C, 17), *b = fvec(R * C, 18);
+  float *w0 = fvec(C, 0), *w1 = fvec(R, 0), *w3 = fvec(R, 0), w2 = 0.5f;
+  float *w4 = fvec(C, 0);
+  for (int64_t j = 0; j < C; j++) w0[j] = w4[j] = 0.5f;
+  for (int64_t i = 0; i < R; i++) w1[i] = 0.5f, w3[i] = -100;
+  for (int64_t i = 0; i < R; i++)
+    for (int64_t j = 0; j < C; j++) {
+      float x = a[i * C + j], y = b[i * C + j];
+      w0[j] += x * y; /* every partial sum is exact: any order works */
+      w1[i] += x * y;
+      w2 += x - y;
+      w3[i] = ref_max(w3[i], x + y);
+      w4[j] += x;
+    }
+  xrt_shape s = TU_SHAPE(XRT_F32, R, C);
+  tu_in in[2] = {{s, a}, {s, b}};
+  run_check(c, prog, 2, in,
+            WANT({w0, C}, {w1, R}, {&w2, 1}, {w3, R}, {w4, C}));
+  free(a), free(b), free(w0), free(w1), free(w3), free(w4);
+}
+
 static void test_reduce_products(void **state) {
-  xrt_client *c = (xrt_client *)*state;
-  static const int64_t shapes[][2] = {{1, 1}, {3, 1023}, {4097, 3},
-                                      {300, 301}, {2, 70001}};
-  for (size_t si = 0; si < TU_COUNT(shapes); si++) {
-    int64_t R = shapes[si][0], C = shapes[si][1];
-    char prog[3072];
-    tpl(prog, sizeof prog,
-             "func.func @main(%a: tensor<$1x$2xf32>, "
-             "%b: tensor<$1x$2xf32>) -> (tensor<$2xf32>, "
-             "tensor<$1xf32>, tensor<f32>, tensor<$1xf32>, tensor<$2xf32>) {\n"
-             "  %z = stablehlo.constant dense<0.5> : tensor<f32>\n"
-             "  %m = stablehlo.constant dense<-100.0> : tensor<f32>\n"
-             "  %p = stablehlo.multiply %a, %b : tensor<$1x$2xf32>\n"
-             "  %0 = stablehlo.reduce(%p init: %z) applies stablehlo.add "
-             "across dimensions = [0] : (tensor<$1x$2xf32>, "
-             "tensor<f32>) -> tensor<$2xf32>\n"
-             "  %q = stablehlo.multiply %a, %b : tensor<$1x$2xf32>\n"
-             "  %1 = stablehlo.reduce(%q init: %z) applies stablehlo.add "
-             "across dimensions = [1] : (tensor<$1x$2xf32>, "
-             "tensor<f32>) -> tensor<$1xf32>\n"
-             "  %r = stablehlo.subtract %a, %b : tensor<$1x$2xf32>\n"
-             "  %2 = stablehlo.reduce(%r init: %z) applies stablehlo.add "
-             "across dimensions = [0, 1] : (tensor<$1x$2xf32>, "
-             "tensor<f32>) -> tensor<f32>\n"
-             "  %s = stablehlo.add %a, %b : tensor<$1x$2xf32>\n"
-             "  %3 = stablehlo.reduce(%s init: %m) applies stablehlo.maximum "
-             "across dimensions = [1] : (tensor<$1x$2xf32>, "
-             "tensor<f32>) -> tensor<$1xf32>\n"
-             "  %4 = stablehlo.reduce(%a init: %z) applies stablehlo.add "
-             "across dimensions = [0] : (tensor<$1x$2xf32>, "
-             "tensor<f32>) -> tensor<$2xf32>\n"
-             "  func.return %0, %1, %2, %3, %4 : tensor<$2xf32>, "
-             "tensor<$1xf32>, tensor<f32>, tensor<$1xf32>, tensor<$2xf32>\n"
-             "}\n",
-             (long long)R, (long long)C, 0);
-    float *a = fvec(R * C, 17), *b = fvec(R * C, 18);
-    float *w0 = fvec(C, 0), *w1 = fvec(R, 0), *w3 = fvec(R, 0), w2 = 0.5f;
-    float *w4 = fvec(C, 0);
-    for (int64_t j = 0; j < C; j++) w0[j] = w4[j] = 0.5f;
-    for (int64_t i = 0; i < R; i++) w1[i] = 0.5f, w3[i] = -100;
-    for (int64_t i = 0; i < R; i++)
-      for (int64_t j = 0; j < C; j++) {
-        float x = a[i * C + j], y = b[i * C + j];
-        w0[j] += x * y; /* every partial sum is exact: any order works */
-        w1[i] += x * y;
-        w2 += x - y;
-        w3[i] = ref_max(w3[i], x + y);
-        w4[j] += x;
-      }
-    xrt_shape s = TU_SHAPE(XRT_F32, R, C);
-    tu_in in[2] = {{s, a}, {s, b}};
-    tu_out o;
-    TU_RUN_OK(c, prog, 2, in, &o);
-    assert_f32_bits(&o, 0, w0, C);
-    assert_f32_bits(&o, 1, w1, R);
-    assert_f32_bits(&o, 2, &w2, 1);
-    assert_f32_bits(&o, 3, w3, R);
-    assert_f32_bits(&o, 4, w4, C);
-    tu_out_free(&o);
-    free(a), free(b), free(w0), free(w1), free(w3), free(w4);
-  }
+  static const int64_t shapes[][2] = {{1, 1}, {3, 1023}, {4097, 3}, {300, 301},
+                                      {2, 70001}};
+  each_shape(state, shapes, TU_COUNT(shapes), reduce_products);
 }
 
 /* Reductions in f64 and i32 of fused producers, over a middle axis. */
@@ -441,16 +451,16 @@ static void test_reduce_long_sum(void **state) {
   const int64_t R = 7, C = 100003;
   char prog[1024];
   tpl(prog, sizeof prog,
-           "func.func @main(%a: tensor<$1x$2xf32>) -> "
-           "tensor<$1xf32> {\n"
-           "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
-           "  %e = stablehlo.exponential %a : tensor<$1x$2xf32>\n"
-           "  %0 = stablehlo.reduce(%e init: %z) applies stablehlo.add "
-           "across dimensions = [1] : (tensor<$1x$2xf32>, "
-           "tensor<f32>) -> tensor<$1xf32>\n"
-           "  func.return %0 : tensor<$1xf32>\n"
-           "}\n",
-           (long long)R, (long long)C, 0);
+      "func.func @main(%a: tensor<$1x$2xf32>) -> "
+      "tensor<$1xf32> {\n"
+      "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "  %e = stablehlo.exponential %a : tensor<$1x$2xf32>\n"
+      "  %0 = stablehlo.reduce(%e init: %z) applies stablehlo.add "
+      "across dimensions = [1] : (tensor<$1x$2xf32>, "
+      "tensor<f32>) -> tensor<$1xf32>\n"
+      "  func.return %0 : tensor<$1xf32>\n"
+      "}\n",
+      (long long)R, (long long)C, 0);
   float *a = fvec(R * C, 20);
   double want[7];
   for (int64_t i = 0; i < R; i++) {
@@ -523,10 +533,7 @@ static void test_fused_in_region(void **state) {
     want[k] = x;
   }
   tu_in in[1] = {{TU_SHAPE(XRT_F32, 1023), a}};
-  tu_out o;
-  TU_RUN_OK(c, prog, 1, in, &o);
-  assert_f32_bits(&o, 0, want, 1023);
-  tu_out_free(&o);
+  run_check(c, prog, 1, in, WANT({want, 1023}));
   free(a), free(want);
 }
 
@@ -606,31 +613,27 @@ static void test_other_types(void **state) {
 /* Two threads on one device: the big loops are cut into pieces. */
 static void test_two_threads(void **state) {
   (void)state;
-  xrt_client_options opt;
-  xrt_client_options_init(&opt);
-  opt.threads_per_device = 2;
-  xrt_client *c = NULL;
-  assert_int_equal(xrt_client_create(&opt, &c), XRT_OK);
+  xrt_client *c = tu_client(0, 2, 0);
   const int64_t R = 513, C = 9001; /* two column blocks of the axis-0 sum */
   char prog[2048];
   tpl(prog, sizeof prog,
-           "func.func @main(%a: tensor<$1x$2xf32>, "
-           "%b: tensor<$1x$2xf32>) -> (tensor<$1x$2xf32>, "
-           "tensor<$2xf32>, tensor<$1xf32>) {\n"
-           "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
-           "  %0 = stablehlo.multiply %a, %b : tensor<$1x$2xf32>\n"
-           "  %1 = stablehlo.add %0, %a : tensor<$1x$2xf32>\n"
-           "  %p = stablehlo.multiply %a, %b : tensor<$1x$2xf32>\n"
-           "  %2 = stablehlo.reduce(%p init: %z) applies stablehlo.add "
-           "across dimensions = [0] : (tensor<$1x$2xf32>, "
-           "tensor<f32>) -> tensor<$2xf32>\n"
-           "  %3 = stablehlo.reduce(%a init: %z) applies stablehlo.add "
-           "across dimensions = [1] : (tensor<$1x$2xf32>, "
-           "tensor<f32>) -> tensor<$1xf32>\n"
-           "  func.return %1, %2, %3 : tensor<$1x$2xf32>, "
-           "tensor<$2xf32>, tensor<$1xf32>\n"
-           "}\n",
-           (long long)R, (long long)C, 0);
+      "func.func @main(%a: tensor<$1x$2xf32>, "
+      "%b: tensor<$1x$2xf32>) -> (tensor<$1x$2xf32>, "
+      "tensor<$2xf32>, tensor<$1xf32>) {\n"
+      "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "  %0 = stablehlo.multiply %a, %b : tensor<$1x$2xf32>\n"
+      "  %1 = stablehlo.add %0, %a : tensor<$1x$2xf32>\n"
+      "  %p = stablehlo.multiply %a, %b : tensor<$1x$2xf32>\n"
+      "  %2 = stablehlo.reduce(%p init: %z) applies stablehlo.add "
+      "across dimensions = [0] : (tensor<$1x$2xf32>, "
+      "tensor<f32>) -> tensor<$2xf32>\n"
+      "  %3 = stablehlo.reduce(%a init: %z) applies stablehlo.add "
+      "across dimensions = [1] : (tensor<$1x$2xf32>, "
+      "tensor<f32>) -> tensor<$1xf32>\n"
+      "  func.return %1, %2, %3 : tensor<$1x$2xf32>, "
+      "tensor<$2xf32>, tensor<$1xf32>\n"
+      "}\n",
+      (long long)R, (long long)C, 0);
   float *a = fvec(R * C, 22), *b = fvec(R * C, 23), *w0 = fvec(R * C, 0);
   float *w1 = fvec(C, 0), *w2 = fvec(R, 0);
   for (int64_t j = 0; j < C; j++) w1[j] = 0;
@@ -644,12 +647,7 @@ static void test_two_threads(void **state) {
     }
   xrt_shape s = TU_SHAPE(XRT_F32, R, C);
   tu_in in[2] = {{s, a}, {s, b}};
-  tu_out o;
-  TU_RUN_OK(c, prog, 2, in, &o);
-  assert_f32_bits(&o, 0, w0, R * C);
-  assert_f32_bits(&o, 1, w1, C);
-  assert_f32_bits(&o, 2, w2, R);
-  tu_out_free(&o);
+  run_check(c, prog, 2, in, WANT({w0, R * C}, {w1, C}, {w2, R}));
   xrt_client_release(c);
   free(a), free(b), free(w0), free(w1), free(w2);
 }

@@ -70,6 +70,29 @@ static int next(int k, int64_t *idx, const int64_t *lim) {
   return 0;
 }
 
+/* Runs prog on the two inputs in type t under XRT_SIM_GEMM=path and checks
+ * each of its n results against want: within 2 (k + 2) eps bound[i], the
+ * error bound of a sum of k products whose magnitudes sum to bound[i]. */
+static void run_check(xrt_client *cl, const tu_in *in, xrt_dtype t,
+                      const char *path, int64_t n, int64_t k,
+                      const double *want, const double *bound) {
+  setenv("XRT_SIM_GEMM", path, 1);
+  tu_out out;
+  TU_RUN_OK(cl, prog, 2, in, &out);
+  unsetenv("XRT_SIM_GEMM");
+  assert_int_equal(out.bytes[0], (size_t)n * (t == XRT_F32 ? 4 : 8));
+  double eps = t == XRT_F32 ? 1.2e-7 : 2.3e-16;
+  for (int64_t i = 0; i < n; i++) {
+    double g = t == XRT_F32 ? ((const float *)out.data[0])[i]
+                            : ((const double *)out.data[0])[i];
+    double lim = 2.0 * (double)(k + 2) * eps * bound[i] + 1e-300;
+    if (!(fabs(g - want[i]) <= lim))
+      fail_msg("path %s %s element %lld: got %.17g want %.17g\n%s", path,
+               t == XRT_F32 ? "f32" : "f64", (long long)i, g, want[i], prog);
+  }
+  tu_out_free(&out);
+}
+
 /* Runs one case in type t (XRT_F32 or XRT_F64) under XRT_SIM_GEMM=path. */
 static void run_dot(xrt_client *cl, const dot_case *c, xrt_dtype t,
                     const char *path) {
@@ -148,21 +171,7 @@ static void run_dot(xrt_client *cl, const dot_case *c, xrt_dtype t,
   in[1].shape = tu_shape(t, c->rr, c->rd);
   in[0].data = t == XRT_F32 ? (const void *)af : (const void *)a;
   in[1].data = t == XRT_F32 ? (const void *)bf : (const void *)b;
-  setenv("XRT_SIM_GEMM", path, 1);
-  tu_out out;
-  TU_RUN_OK(cl, prog, 2, in, &out);
-  unsetenv("XRT_SIM_GEMM");
-  assert_int_equal(out.bytes[0], (size_t)no * (t == XRT_F32 ? 4 : 8));
-  double eps = t == XRT_F32 ? 1.2e-7 : 2.3e-16;
-  for (int64_t o = 0; o < no; o++) {
-    double g = t == XRT_F32 ? ((const float *)out.data[0])[o]
-                            : ((const double *)out.data[0])[o];
-    double lim = 2.0 * (double)(kn + 2) * eps * bound[o] + 1e-300;
-    if (!(fabs(g - want[o]) <= lim))
-      fail_msg("path %s %s element %lld: got %.17g want %.17g\n%s", path, ts,
-               (long long)o, g, want[o], prog);
-  }
-  tu_out_free(&out);
+  run_check(cl, in, t, path, no, kn, want, bound);
   free(a), free(b), free(want), free(bound), free(af), free(bf);
 }
 
@@ -238,56 +247,7 @@ static void test_dot_zero_size(void **state) {
 }
 
 
-/* ---- convolution ---- */
-
-/* Canonical layouts: x[N][Cin][in0][in1], w[O][I][k0][k1],
- * y[N/bg][O][out0][out1] (the reference of test_ops_linalg.c). */
-typedef struct ref_conv {
-  int64_t N, Cin, O, I, in[2], k[2], s[2], lo[2], hi[2], ld[2], rd[2];
-  int rev[2];
-  int64_t fg, bg, out[2];
-} ref_conv;
-
-static void ref_conv_run(ref_conv *c, const double *x, const double *w,
-                         double *y) {
-  int64_t P[2];
-  for (int d = 0; d < 2; d++) {
-    P[d] = c->lo[d] + (c->in[d] - 1) * c->ld[d] + 1 + c->hi[d];
-    c->out[d] = (P[d] - ((c->k[d] - 1) * c->rd[d] + 1)) / c->s[d] + 1;
-  }
-  double *xp = calloc((size_t)(c->N * c->Cin * P[0] * P[1] + 1), sizeof *xp);
-  assert_non_null(xp);
-  for (int64_t n = 0; n < c->N; n++)
-    for (int64_t ch = 0; ch < c->Cin; ch++)
-      for (int64_t i0 = 0; i0 < c->in[0]; i0++)
-        for (int64_t i1 = 0; i1 < c->in[1]; i1++) {
-          int64_t p0 = c->lo[0] + i0 * c->ld[0], p1 = c->lo[1] + i1 * c->ld[1];
-          if (p0 < 0 || p0 >= P[0] || p1 < 0 || p1 >= P[1]) continue;
-          xp[((n * c->Cin + ch) * P[0] + p0) * P[1] + p1] =
-              x[((n * c->Cin + ch) * c->in[0] + i0) * c->in[1] + i1];
-        }
-  int64_t NB = c->N / c->bg;
-  for (int64_t n = 0; n < NB; n++)
-    for (int64_t o = 0; o < c->O; o++)
-      for (int64_t q0 = 0; q0 < c->out[0]; q0++)
-        for (int64_t q1 = 0; q1 < c->out[1]; q1++) {
-          int64_t nb = o / (c->O / c->bg) * NB + n;
-          int64_t f0 = o / (c->O / c->fg) * c->I;
-          double sum = 0;
-          for (int64_t k0 = 0; k0 < c->k[0]; k0++)
-            for (int64_t k1 = 0; k1 < c->k[1]; k1++)
-              for (int64_t i = 0; i < c->I; i++) {
-                int64_t kk0 = c->rev[0] ? c->k[0] - 1 - k0 : k0;
-                int64_t kk1 = c->rev[1] ? c->k[1] - 1 - k1 : k1;
-                int64_t p0 = q0 * c->s[0] + kk0 * c->rd[0];
-                int64_t p1 = q1 * c->s[1] + kk1 * c->rd[1];
-                sum += xp[((nb * c->Cin + f0 + i) * P[0] + p0) * P[1] + p1] *
-                       w[((o * c->I + i) * c->k[0] + k0) * c->k[1] + k1];
-              }
-          y[((n * c->O + o) * c->out[0] + q0) * c->out[1] + q1] = sum;
-        }
-  free(xp);
-}
+/* ---- convolution (reference: tu_conv_ref in test_util.h) ---- */
 
 /* A layout: where each canonical dimension (batch/o, feature/i, 0, 1)
  * sits in the tensor. */
@@ -319,16 +279,9 @@ static void lay_type(char *s, size_t n, const layout *l, const int64_t *cd,
 }
 
 typedef struct conv_case {
-  ref_conv c;
+  tu_conv c;
   layout x, w, y;
 } conv_case;
-
-static void conv_out(ref_conv *c) {
-  for (int d = 0; d < 2; d++) {
-    int64_t P = c->lo[d] + (c->in[d] - 1) * c->ld[d] + 1 + c->hi[d];
-    c->out[d] = (P - ((c->k[d] - 1) * c->rd[d] + 1)) / c->s[d] + 1;
-  }
-}
 
 /* Copies canonical data into layout l (dims cd). */
 static void to_layout(const layout *l, const int64_t *cd, const double *src,
@@ -354,9 +307,9 @@ static double *rand_vals(int64_t n, uint32_t seed) {
 
 static void run_conv(xrt_client *cl, const conv_case *cc, xrt_dtype t,
                      const char *path) {
-  ref_conv c = cc->c;
+  tu_conv c = cc->c;
   const char *ts = t == XRT_F32 ? "f32" : "f64";
-  conv_out(&c);
+  tu_conv_out(&c, NULL);
   int64_t xd[4] = {c.N, c.Cin, c.in[0], c.in[1]};
   int64_t wd[4] = {c.O, c.I, c.k[0], c.k[1]};
   int64_t yd[4] = {c.N / c.bg, c.O, c.out[0], c.out[1]};
@@ -366,13 +319,14 @@ static void run_conv(xrt_client *cl, const conv_case *cc, xrt_dtype t,
   double *xa = calloc((size_t)nx + 1, 8), *wa = calloc((size_t)nw + 1, 8);
   double *y = calloc((size_t)ny + 1, 8), *ya = calloc((size_t)ny + 1, 8);
   double *xl = calloc((size_t)nx + 1, 8), *wl = calloc((size_t)nw + 1, 8);
+  double *yl = calloc((size_t)ny + 1, 8), *yal = calloc((size_t)ny + 1, 8);
   float *xf = calloc((size_t)nx + 1, 4), *wf = calloc((size_t)nw + 1, 4);
-  assert_true(xa && wa && y && ya && xl && wl && xf && wf);
+  assert_true(xa && wa && y && ya && xl && wl && yl && yal && xf && wf);
   for (int64_t i = 0; i < nx; i++) xa[i] = fabs(x[i]);
   for (int64_t i = 0; i < nw; i++) wa[i] = fabs(w[i]);
-  ref_conv c2 = c;
-  ref_conv_run(&c, x, w, y);
-  ref_conv_run(&c2, xa, wa, ya); /* error bound: sum of |products| */
+  tu_conv c2 = c;
+  tu_conv_ref(&c, x, w, y);
+  tu_conv_ref(&c2, xa, wa, ya); /* error bound: sum of |products| */
   to_layout(&cc->x, xd, x, xl, xf);
   to_layout(&cc->w, wd, w, wl, wf);
   char xt[128], wt[128], yt[128], xs[32], ws[32], ys[32];
@@ -409,26 +363,12 @@ static void run_conv(xrt_client *cl, const conv_case *cc, xrt_dtype t,
   in[1].shape = tu_shape(t, 4, awd);
   in[0].data = t == XRT_F32 ? (const void *)xf : (const void *)xl;
   in[1].data = t == XRT_F32 ? (const void *)wf : (const void *)wl;
-  setenv("XRT_SIM_GEMM", path, 1);
-  tu_out out;
-  TU_RUN_OK(cl, prog, 2, in, &out);
-  unsetenv("XRT_SIM_GEMM");
-  assert_int_equal(out.bytes[0], (size_t)ny * (t == XRT_F32 ? 4 : 8));
-  double eps = t == XRT_F32 ? 1.2e-7 : 2.3e-16;
-  int64_t kn = c.I * c.k[0] * c.k[1], idx[4] = {0, 0, 0, 0};
-  for (int64_t i = 0; i < ny; i++) {
-    int64_t o = lay_off(&cc->y, yd, idx);
-    double g = t == XRT_F32 ? ((const float *)out.data[0])[o]
-                            : ((const double *)out.data[0])[o];
-    double lim = 2.0 * (double)(kn + 2) * eps * ya[i] + 1e-300;
-    if (!(fabs(g - y[i]) <= lim))
-      fail_msg("path %s %s element %lld: got %.17g want %.17g\n%s", path, ts,
-               (long long)i, g, y[i], prog);
-    next(4, idx, yd);
-  }
-  tu_out_free(&out);
+  /* the expected values and their bounds in the output's layout */
+  to_layout(&cc->y, yd, y, yl, NULL);
+  to_layout(&cc->y, yd, ya, yal, NULL);
+  run_check(cl, in, t, path, ny, c.I * c.k[0] * c.k[1], yl, yal);
   free(x), free(w), free(xa), free(wa), free(y), free(ya), free(xl);
-  free(wl), free(xf), free(wf);
+  free(wl), free(xf), free(wf), free(yl), free(yal);
 }
 
 static void run_conv_all(void **state, const conv_case *c) {
@@ -454,6 +394,18 @@ static void test_conv_nhwc(void **state) {
                   .ld = {1, 1}, .rd = {1, 1}, .fg = 1, .bg = 1},
                  NHWC, HWIO, NHWC};
   run_conv_all(state, &d);
+  /* features a multiple of 16 (whole strips): more result features than
+   * one column block, then a K of several blocks */
+  conv_case e = {{.N = 1, .Cin = 32, .O = 330, .I = 32, .in = {6, 7},
+                  .k = {3, 3}, .s = {1, 1}, .lo = {1, 1}, .hi = {1, 1},
+                  .ld = {1, 1}, .rd = {1, 1}, .fg = 1, .bg = 1},
+                 NHWC, HWIO, NHWC};
+  run_conv_all(state, &e);
+  conv_case f = {{.N = 2, .Cin = 96, .O = 24, .I = 96, .in = {5, 6},
+                  .k = {3, 3}, .s = {1, 1}, .lo = {1, 1}, .hi = {1, 1},
+                  .ld = {1, 1}, .rd = {1, 1}, .fg = 1, .bg = 1},
+                 NHWC, HWIO, NHWC};
+  run_conv_all(state, &f);
 }
 
 /* NCHW / OIHW with strides, asymmetric and negative padding, both

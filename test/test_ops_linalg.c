@@ -17,70 +17,21 @@ static char prog[8192];
   "dimension_numbers = #stablehlo.conv<[b, f, 0]x[o, i, 0]->[b, f, 0]>"
 
 /* ======================================================================
- * convolution: a reference that pads and dilates the input explicitly
+ * convolution: against tu_conv_ref (test_util.h), a reference that pads
+ * and dilates the input explicitly
  * ==================================================================== */
-
-/* Canonical layouts: x[N][Cin][sp...], w[O][I][k...], y[N/bg][O][out...];
- * up to two spatial dimensions (pass size 1 for the missing one). */
-typedef struct ref_conv {
-  int64_t N, Cin, O, I, in[2], k[2], s[2], lo[2], hi[2], ld[2], rd[2];
-  int rev[2];
-  int64_t fg, bg, out[2];
-} ref_conv;
-
-static void ref_conv_run(ref_conv *c, const double *x, const double *w,
-                         double *y) {
-  int64_t P[2];
-  for (int d = 0; d < 2; d++) {
-    P[d] = c->lo[d] + (c->in[d] - 1) * c->ld[d] + 1 + c->hi[d];
-    c->out[d] = (P[d] - ((c->k[d] - 1) * c->rd[d] + 1)) / c->s[d] + 1;
-  }
-  /* The padded, dilated input, built element by element. */
-  double *xp = calloc((size_t)(c->N * c->Cin * P[0] * P[1]), sizeof *xp);
-  assert_non_null(xp);
-  for (int64_t n = 0; n < c->N; n++)
-    for (int64_t ch = 0; ch < c->Cin; ch++)
-      for (int64_t i0 = 0; i0 < c->in[0]; i0++)
-        for (int64_t i1 = 0; i1 < c->in[1]; i1++) {
-          int64_t p0 = c->lo[0] + i0 * c->ld[0], p1 = c->lo[1] + i1 * c->ld[1];
-          if (p0 < 0 || p0 >= P[0] || p1 < 0 || p1 >= P[1]) continue;
-          xp[((n * c->Cin + ch) * P[0] + p0) * P[1] + p1] =
-              x[((n * c->Cin + ch) * c->in[0] + i0) * c->in[1] + i1];
-        }
-  int64_t NB = c->N / c->bg;
-  for (int64_t n = 0; n < NB; n++)
-    for (int64_t o = 0; o < c->O; o++)
-      for (int64_t q0 = 0; q0 < c->out[0]; q0++)
-        for (int64_t q1 = 0; q1 < c->out[1]; q1++) {
-          int64_t nb = o / (c->O / c->bg) * NB + n;
-          int64_t f0 = o / (c->O / c->fg) * c->I;
-          double sum = 0;
-          for (int64_t k0 = 0; k0 < c->k[0]; k0++)
-            for (int64_t k1 = 0; k1 < c->k[1]; k1++)
-              for (int64_t i = 0; i < c->I; i++) {
-                int64_t kk0 = c->rev[0] ? c->k[0] - 1 - k0 : k0;
-                int64_t kk1 = c->rev[1] ? c->k[1] - 1 - k1 : k1;
-                int64_t p0 = q0 * c->s[0] + kk0 * c->rd[0];
-                int64_t p1 = q1 * c->s[1] + kk1 * c->rd[1];
-                sum += xp[((nb * c->Cin + f0 + i) * P[0] + p0) * P[1] + p1] *
-                       w[((o * c->I + i) * c->k[0] + k0) * c->k[1] + k1];
-              }
-          y[((n * c->O + o) * c->out[0] + q0) * c->out[1] + q1] = sum;
-        }
-  free(xp);
-}
 
 /* 1-D: feature groups, stride, negative high padding, both dilations and
  * window reversal, canonical layouts. */
 static void test_conv_1d(void **state) {
-  ref_conv c = {.N = 2, .Cin = 4, .O = 4, .I = 2, .in = {6, 1},
-                .k = {3, 1}, .s = {2, 1}, .lo = {3, 0}, .hi = {-1, 0},
-                .ld = {2, 1}, .rd = {2, 1}, .rev = {1, 0}, .fg = 2, .bg = 1};
+  tu_conv c = {.N = 2, .Cin = 4, .O = 4, .I = 2, .in = {6, 1},
+               .k = {3, 1}, .s = {2, 1}, .lo = {3, 0}, .hi = {-1, 0},
+               .ld = {2, 1}, .rd = {2, 1}, .rev = {1, 0}, .fg = 2, .bg = 1};
   float x[48], w[24];
   double xd[48], wd[24], y[64];
   for (int i = 0; i < 48; i++) xd[i] = x[i] = (float)((i * 7) % 11 - 5);
   for (int i = 0; i < 24; i++) wd[i] = w[i] = (float)((i * 5) % 7 - 3);
-  ref_conv_run(&c, xd, wd, y);
+  tu_conv_ref(&c, xd, wd, y);
   assert_int_equal(c.out[0], 5); /* (3 + 11 - 1 - 5) / 2 + 1 */
   snprintf(prog, sizeof prog,
            "func.func @main(%%x: tensor<2x4x6xf32>, %%w: tensor<4x2x3xf32>) "
@@ -106,15 +57,15 @@ static void test_conv_1d(void **state) {
 /* 2-D: batch groups and permuted layouts on all three sides:
  * lhs [f, 0, b, 1], kernel [0, o, 1, i], result [b, 1, f, 0]. */
 static void test_conv_2d_batch_groups(void **state) {
-  ref_conv c = {.N = 4, .Cin = 2, .O = 4, .I = 2, .in = {5, 4},
-                .k = {2, 3}, .s = {1, 2}, .lo = {1, 0}, .hi = {0, 2},
-                .ld = {1, 2}, .rd = {2, 1}, .rev = {0, 1}, .fg = 1, .bg = 2};
+  tu_conv c = {.N = 4, .Cin = 2, .O = 4, .I = 2, .in = {5, 4},
+               .k = {2, 3}, .s = {1, 2}, .lo = {1, 0}, .hi = {0, 2},
+               .ld = {1, 2}, .rd = {2, 1}, .rev = {0, 1}, .fg = 1, .bg = 2};
   enum { NX = 4 * 2 * 5 * 4, NW = 4 * 2 * 2 * 3 };
   double xd[NX], wd[NW], y[256];
   float x[NX], w[NW];
   for (int i = 0; i < NX; i++) xd[i] = (i * 13) % 9 - 4;
   for (int i = 0; i < NW; i++) wd[i] = (i * 3) % 5 - 2;
-  ref_conv_run(&c, xd, wd, y);
+  tu_conv_ref(&c, xd, wd, y);
   int64_t H = c.out[0], W = c.out[1];
   assert_int_equal(H, 4); /* 1 + 5 + 0 - 3 + 1 */
   assert_int_equal(W, 4); /* (7 + 2 - 3) / 2 + 1 */

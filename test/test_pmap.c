@@ -20,15 +20,6 @@ static const char *add4 =
     "  func.return %0 : tensor<4xf32>\n"
     "}\n";
 
-static xrt_client *make_client(int n) {
-  xrt_client_options o;
-  xrt_client_options_init(&o);
-  o.num_devices = n;
-  xrt_client *c = NULL;
-  assert_int_equal(xrt_client_create(&o, &c), XRT_OK);
-  return c;
-}
-
 static xrt_sharding_spec spec_unstacked(int rank, int64_t n) {
   xrt_sharding_spec s;
   xrt_sharding_spec_init(&s, rank);
@@ -107,25 +98,13 @@ static int check_add_output(xrt_sharded_array *out, const add_inputs *in) {
   return 0;
 }
 
-static xrt_executable *compile_replicated(xrt_client *c, const char *text,
-                                          int n, const int *assignment) {
-  xrt_compile_options o;
-  xrt_compile_options_init(&o);
-  o.num_replicas = n;
-  o.device_assignment = assignment;
-  xrt_executable *e = NULL;
-  if (xrt_compile(c, text, strlen(text), &o, &e))
-    fail_msg("compile: %s", xrt_last_error());
-  return e;
-}
-
 /* ---- xrt_execute_sharded ---- */
 
 static void test_execute_sharded_add(void **state) {
   (void)state;
-  xrt_client *c = make_client(NDEV);
+  xrt_client *c = tu_client(NDEV, 0, 0);
   static const int ids[4] = {4, 5, 6, 7};
-  xrt_executable *e = compile_replicated(c, add4, 4, ids);
+  xrt_executable *e = tu_compile(c, add4, 4, ids);
   add_inputs in;
   assert_int_equal(add_inputs_make(c, ids, 4, 4, &in), XRT_OK);
   xrt_sharded_array *args[2] = {in.xa, in.ya}, *out = NULL;
@@ -171,9 +150,9 @@ static void test_execute_sharded_add(void **state) {
 
 static void test_execute_sharded_bad_input(void **state) {
   (void)state;
-  xrt_client *c = make_client(NDEV);
+  xrt_client *c = tu_client(NDEV, 0, 0);
   static const int lo[4] = {0, 1, 2, 3}, hi[4] = {4, 5, 6, 7};
-  xrt_executable *e = compile_replicated(c, add4, 4, lo);
+  xrt_executable *e = tu_compile(c, add4, 4, lo);
   add_inputs a, b, two;
   assert_int_equal(add_inputs_make(c, lo, 4, 4, &a), XRT_OK);
   assert_int_equal(add_inputs_make(c, hi, 4, 4, &b), XRT_OK);
@@ -257,9 +236,9 @@ static const char *add_replica_id =
 
 static void test_execute_sharded_replica_id(void **state) {
   (void)state;
-  xrt_client *c = make_client(NDEV);
+  xrt_client *c = tu_client(NDEV, 0, 0);
   static const int ids[4] = {6, 4, 2, 0};
-  xrt_executable *e = compile_replicated(c, add_replica_id, 4, ids);
+  xrt_executable *e = tu_compile(c, add_replica_id, 4, ids);
   add_inputs in;
   assert_int_equal(add_inputs_make(c, ids, 4, 4, &in), XRT_OK);
   xrt_sharded_array *args[2] = {in.xa, in.ya}, *out = NULL;
@@ -362,7 +341,7 @@ static void run_callers(xrt_client *client, xrt_pmap *p, int threads,
 
 static void test_pmap_compiles_once(void **state) {
   (void)state;
-  xrt_client *client = make_client(NDEV);
+  xrt_client *client = tu_client(NDEV, 0, 0);
   source_state st = {0};
   xrt_pmap_options o;
   xrt_pmap_options_init(&o);
@@ -429,7 +408,7 @@ static void test_pmap_compiles_once(void **state) {
 
 static void test_pmap_fixed_text(void **state) {
   (void)state;
-  xrt_client *client = make_client(NDEV);
+  xrt_client *client = tu_client(NDEV, 0, 0);
   xrt_pmap_options o;
   xrt_pmap_options_init(&o);
   o.text = "func.func @main() {\n  func.return %x : tensor<f32>\n}\n";
@@ -478,7 +457,7 @@ static void test_pmap_fixed_text(void **state) {
  * it (ASan checks for leaks and stale accesses). */
 static void test_pmap_outlives_client(void **state) {
   (void)state;
-  xrt_client *client = make_client(4);
+  xrt_client *client = tu_client(4, 0, 0);
   xrt_pmap_options o;
   xrt_pmap_options_init(&o);
   o.text = add4;

@@ -13,17 +13,6 @@
 
 #include "test_util.h"
 
-static xrt_client *new_client(int devices, int threads) {
-  xrt_client_options o;
-  xrt_client_options_init(&o);
-  o.num_devices = devices;
-  o.threads_per_device = threads;
-  xrt_client *c = NULL;
-  xrt_status s = xrt_client_create(&o, &c);
-  if (s != XRT_OK) fail_msg("client: %s", xrt_last_error());
-  return c;
-}
-
 /* Deterministic bytes that differ between neighbouring elements. */
 static void fill_bytes(unsigned char *p, size_t n, unsigned seed) {
   uint32_t x = seed * 2654435761u + 1;
@@ -136,7 +125,7 @@ static const tr_case k_shapes[] = {
 };
 
 static void transpose_all(int threads) {
-  xrt_client *c = new_client(1, threads);
+  xrt_client *c = tu_client(1, threads, 0);
   for (size_t t = 0; t < TU_COUNT(k_types); t++)
     for (size_t s = 0; s < TU_COUNT(k_shapes); s++)
       check_transpose(c, &k_types[t], k_shapes[s].rank, k_shapes[s].dims,
@@ -188,7 +177,7 @@ static void test_threads_agree(void **state) {
   memset(&first, 0, sizeof first);
   const int threads[3] = {1, 2, 4};
   for (int k = 0; k < 3; k++) {
-    xrt_client *c = new_client(1, threads[k]);
+    xrt_client *c = tu_client(1, threads[k], 0);
     tu_out out;
     TU_RUN_OK(c, k_mixed, 2, in, &out);
     assert_int_equal(out.n, 4);
@@ -252,7 +241,7 @@ static void test_sixteen_devices(void **state) {
   float *a = malloc(sizeof(float) * M * M);
   assert_non_null(a);
   for (int i = 0; i < M * M; i++) a[i] = (float)i;
-  xrt_client *c = new_client(16, 2);
+  xrt_client *c = tu_client(16, 2, 0);
   xrt_attribute at;
   assert_int_equal(xrt_device_attribute_find(xrt_client_device(c, 15),
                                              "cores", &at), XRT_OK);
@@ -286,7 +275,7 @@ static void test_create_destroy_no_leak(void **state) {
   long before = thread_count();
   assert_true(before >= 1);
   for (int r = 0; r < 12; r++) {
-    xrt_client *c = new_client(2, 2 + r % 3);
+    xrt_client *c = tu_client(2, 2 + r % 3, 0);
     xrt_executable *exe = NULL;
     assert_int_equal(xrt_compile(c, k_t1024, strlen(k_t1024), NULL, &exe),
                      XRT_OK);

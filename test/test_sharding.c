@@ -94,15 +94,6 @@ static void *make_logical(const xrt_shape *s) {
   return data;
 }
 
-static xrt_client *make_client(int n) {
-  xrt_client_options o;
-  xrt_client_options_init(&o);
-  o.num_devices = n;
-  xrt_client *c = NULL;
-  assert_int_equal(xrt_client_create(&o, &c), XRT_OK);
-  return c;
-}
-
 static void assert_shape_eq(const xrt_shape *got, const xrt_shape *want) {
   assert_int_equal(got->dtype, want->dtype);
   assert_int_equal(got->rank, want->rank);
@@ -134,7 +125,7 @@ static void check_piece(const split_case *t, int k, xrt_buffer *b) {
 
 /* Splits, checks every piece and its start, assembles back. */
 static void run_split_case(const split_case *t) {
-  xrt_client *c = make_client(NDEV);
+  xrt_client *c = tu_client(NDEV, 0, 0);
   xrt_device *devs[NDEV];
   for (int k = 0; k < t->num_devices; k++)
     devs[k] = xrt_client_device(c, t->devices[k]);
@@ -191,32 +182,9 @@ static void map_identity(int k, const int64_t *p, int64_t *l) {
   l[0] = p[0], l[1] = p[1];
 }
 
-static void test_replicated(void **state) {
-  (void)state;
-  split_case t = {.name = "replicated", .logical = TU_SHAPE(XRT_S32, 3, 4),
-                  .num_devices = 4, .devices = {0, 1, 2, 3},
-                  .piece = TU_SHAPE(XRT_S32, 3, 4), .map = map_identity};
-  xrt_sharding_spec_init(&t.spec, 2);
-  t.spec.num_mesh_dims = 1;
-  t.spec.mesh[0] = replicated(4);
-  run_split_case(&t);
-}
-
 /* 8x3, Chunked([4]) on dim 0, mesh [ShardedAxis(0)]: rows 2k, 2k+1. */
 static void map_rows4(int k, const int64_t *p, int64_t *l) {
   l[0] = 2 * k + p[0], l[1] = p[1];
-}
-
-static void test_chunked(void **state) {
-  (void)state;
-  split_case t = {.name = "chunked", .logical = TU_SHAPE(XRT_S32, 8, 3),
-                  .num_devices = 4, .devices = {0, 1, 2, 3},
-                  .piece = TU_SHAPE(XRT_S32, 2, 3), .map = map_rows4};
-  xrt_sharding_spec_init(&t.spec, 2);
-  t.spec.dims[0] = CHUNKED(4);
-  t.spec.num_mesh_dims = 1;
-  t.spec.mesh[0] = sharded_axis(0);
-  run_split_case(&t);
 }
 
 /* 3x8, Chunked([2,2]) on dim 1, mesh [ShardedAxis(0), ShardedAxis(1)]:
@@ -226,38 +194,11 @@ static void map_cols_22(int k, const int64_t *p, int64_t *l) {
   l[0] = p[0], l[1] = 2 * (a0 * 2 + a1) + p[1];
 }
 
-static void test_chunked_2x2(void **state) {
-  (void)state;
-  split_case t = {.name = "chunked 2x2", .logical = TU_SHAPE(XRT_S32, 3, 8),
-                  .num_devices = 4, .devices = {0, 1, 2, 3},
-                  .piece = TU_SHAPE(XRT_S32, 3, 2), .map = map_cols_22};
-  xrt_sharding_spec_init(&t.spec, 2);
-  t.spec.dims[1] = CHUNKED(2, 2);
-  t.spec.num_mesh_dims = 2;
-  t.spec.mesh[0] = sharded_axis(0);
-  t.spec.mesh[1] = sharded_axis(1);
-  run_split_case(&t);
-}
-
 /* The same with mesh [ShardedAxis(1), ShardedAxis(0)]: device k has
  * a1 = k / 2 (outer mesh dim) and a0 = k % 2, chunk a0*2 + a1. */
 static void map_cols_22_swapped(int k, const int64_t *p, int64_t *l) {
   int a1 = k / 2, a0 = k % 2;
   l[0] = p[0], l[1] = 2 * (a0 * 2 + a1) + p[1];
-}
-
-static void test_mixed_axis_order(void **state) {
-  (void)state;
-  split_case t = {.name = "axis order", .logical = TU_SHAPE(XRT_S32, 3, 8),
-                  .num_devices = 4, .devices = {4, 5, 6, 7},
-                  .piece = TU_SHAPE(XRT_S32, 3, 2),
-                  .map = map_cols_22_swapped};
-  xrt_sharding_spec_init(&t.spec, 2);
-  t.spec.dims[1] = CHUNKED(2, 2);
-  t.spec.num_mesh_dims = 2;
-  t.spec.mesh[0] = sharded_axis(1);
-  t.spec.mesh[1] = sharded_axis(0);
-  run_split_case(&t);
 }
 
 /* 4x6x2, Chunked([2]) on dim 0 and Chunked([3]) on dim 1, mesh [SA(0),
@@ -266,35 +207,9 @@ static void map_two_dims(int k, const int64_t *p, int64_t *l) {
   l[0] = 2 * (k / 3) + p[0], l[1] = 2 * (k % 3) + p[1], l[2] = p[2];
 }
 
-static void test_chunked_two_dims(void **state) {
-  (void)state;
-  split_case t = {.name = "two dims", .logical = TU_SHAPE(XRT_S32, 4, 6, 2),
-                  .num_devices = 6, .devices = {0, 1, 2, 3, 4, 5},
-                  .piece = TU_SHAPE(XRT_S32, 2, 2, 2), .map = map_two_dims};
-  xrt_sharding_spec_init(&t.spec, 3);
-  t.spec.dims[0] = CHUNKED(2);
-  t.spec.dims[1] = CHUNKED(3);
-  t.spec.num_mesh_dims = 2;
-  t.spec.mesh[0] = sharded_axis(0);
-  t.spec.mesh[1] = sharded_axis(1);
-  run_split_case(&t);
-}
-
 /* 4x3, Unstacked(4) on dim 0: device k gets row k as a [3] piece. */
 static void map_unstacked(int k, const int64_t *p, int64_t *l) {
   l[0] = k, l[1] = p[0];
-}
-
-static void test_unstacked(void **state) {
-  (void)state;
-  split_case t = {.name = "unstacked", .logical = TU_SHAPE(XRT_S32, 4, 3),
-                  .num_devices = 4, .devices = {3, 2, 1, 0},
-                  .piece = TU_SHAPE(XRT_S32, 3), .map = map_unstacked};
-  xrt_sharding_spec_init(&t.spec, 2);
-  t.spec.dims[0] = unstacked(4);
-  t.spec.num_mesh_dims = 1;
-  t.spec.mesh[0] = sharded_axis(0);
-  run_split_case(&t);
 }
 
 /* 4x2, Chunked([2]) on dim 0, mesh [SA(0), Replicated(3)]: replication
@@ -303,36 +218,9 @@ static void map_repl_inner(int k, const int64_t *p, int64_t *l) {
   l[0] = 2 * (k / 3) + p[0], l[1] = p[1];
 }
 
-static void test_replication_innermost(void **state) {
-  (void)state;
-  /* A device may hold several pieces: the list repeats devices 3 and 2. */
-  split_case t = {.name = "repl inner", .logical = TU_SHAPE(XRT_S32, 4, 2),
-                  .num_devices = 6, .devices = {3, 2, 1, 0, 3, 2},
-                  .piece = TU_SHAPE(XRT_S32, 2, 2), .map = map_repl_inner};
-  xrt_sharding_spec_init(&t.spec, 2);
-  t.spec.dims[0] = CHUNKED(2);
-  t.spec.num_mesh_dims = 2;
-  t.spec.mesh[0] = sharded_axis(0);
-  t.spec.mesh[1] = replicated(3);
-  run_split_case(&t);
-}
-
 /* The same with mesh [Replicated(3), SA(0)]: k = r*2 + a0. */
 static void map_repl_outer(int k, const int64_t *p, int64_t *l) {
   l[0] = 2 * (k % 2) + p[0], l[1] = p[1];
-}
-
-static void test_replication_outermost(void **state) {
-  (void)state;
-  split_case t = {.name = "repl outer", .logical = TU_SHAPE(XRT_S32, 4, 2),
-                  .num_devices = 6, .devices = {0, 1, 2, 3, 4, 5},
-                  .piece = TU_SHAPE(XRT_S32, 2, 2), .map = map_repl_outer};
-  xrt_sharding_spec_init(&t.spec, 2);
-  t.spec.dims[0] = CHUNKED(2);
-  t.spec.num_mesh_dims = 2;
-  t.spec.mesh[0] = replicated(3);
-  t.spec.mesh[1] = sharded_axis(0);
-  run_split_case(&t);
 }
 
 /* f64 2x4x3: Unstacked(2), Chunked([2]), NoSharding; mesh [SA(1),
@@ -343,23 +231,14 @@ static void map_mixed(int k, const int64_t *p, int64_t *l) {
 }
 
 static split_case mixed_case(void) {
-  split_case t = {.name = "mixed", .logical = TU_SHAPE(XRT_F64, 2, 4, 3),
-                  .num_devices = 8, .devices = {0, 1, 2, 3, 4, 5, 6, 7},
-                  .piece = TU_SHAPE(XRT_F64, 2, 3), .map = map_mixed};
-  xrt_sharding_spec_init(&t.spec, 3);
-  t.spec.dims[0] = unstacked(2);
-  t.spec.dims[1] = CHUNKED(2);
-  t.spec.num_mesh_dims = 3;
-  t.spec.mesh[0] = sharded_axis(1);
-  t.spec.mesh[1] = replicated(2);
-  t.spec.mesh[2] = sharded_axis(0);
+  split_case t = {
+      .name = "mixed", .logical = TU_SHAPE(XRT_F64, 2, 4, 3),
+      .num_devices = 8, .devices = {0, 1, 2, 3, 4, 5, 6, 7},
+      .piece = TU_SHAPE(XRT_F64, 2, 3), .map = map_mixed,
+      .spec = {.rank = 3, .dims = {unstacked(2), CHUNKED(2)},
+               .num_mesh_dims = 3,
+               .mesh = {sharded_axis(1), replicated(2), sharded_axis(0)}}};
   return t;
-}
-
-static void test_mixed_replication_middle(void **state) {
-  (void)state;
-  split_case t = mixed_case();
-  run_split_case(&t);
 }
 
 /* A 3-level Chunked([2,2,2]) on dim 1 with the mesh reversed: device k =
@@ -369,34 +248,72 @@ static void map_chunk_222(int k, const int64_t *p, int64_t *l) {
   l[0] = p[0], l[1] = a0 * 4 + a1 * 2 + a2 + p[1];
 }
 
-static void test_chunked_three_factors(void **state) {
-  (void)state;
-  split_case t = {.name = "chunk 222", .logical = TU_SHAPE(XRT_S32, 2, 8),
-                  .num_devices = 8, .devices = {0, 1, 2, 3, 4, 5, 6, 7},
-                  .piece = TU_SHAPE(XRT_S32, 2, 1), .map = map_chunk_222};
-  xrt_sharding_spec_init(&t.spec, 2);
-  t.spec.dims[1] = CHUNKED(2, 2, 2);
-  t.spec.num_mesh_dims = 3;
-  t.spec.mesh[0] = sharded_axis(2);
-  t.spec.mesh[1] = sharded_axis(1);
-  t.spec.mesh[2] = sharded_axis(0);
-  run_split_case(&t);
-}
-
 /* A scalar replicated over 2 devices. */
 static void map_scalar(int k, const int64_t *p, int64_t *l) {
   (void)k, (void)p, (void)l;
 }
 
-static void test_scalar(void **state) {
+/* Every case of the table: split, check each piece against the case's own
+ * map, assemble back. */
+static void test_split_cases(void **state) {
   (void)state;
-  split_case t = {.name = "scalar", .logical = TU_SCALAR(XRT_S32),
-                  .num_devices = 2, .devices = {6, 7},
-                  .piece = TU_SCALAR(XRT_S32), .map = map_scalar};
-  xrt_sharding_spec_init(&t.spec, 0);
-  t.spec.num_mesh_dims = 1;
-  t.spec.mesh[0] = replicated(2);
-  run_split_case(&t);
+  const split_case cases[] = {
+      {.name = "replicated", .logical = TU_SHAPE(XRT_S32, 3, 4),
+       .num_devices = 4, .devices = {0, 1, 2, 3},
+       .piece = TU_SHAPE(XRT_S32, 3, 4), .map = map_identity,
+       .spec = {.rank = 2, .num_mesh_dims = 1, .mesh = {replicated(4)}}},
+      {.name = "chunked", .logical = TU_SHAPE(XRT_S32, 8, 3),
+       .num_devices = 4, .devices = {0, 1, 2, 3},
+       .piece = TU_SHAPE(XRT_S32, 2, 3), .map = map_rows4,
+       .spec = {.rank = 2, .dims = {CHUNKED(4)},
+                .num_mesh_dims = 1, .mesh = {sharded_axis(0)}}},
+      {.name = "chunked 2x2", .logical = TU_SHAPE(XRT_S32, 3, 8),
+       .num_devices = 4, .devices = {0, 1, 2, 3},
+       .piece = TU_SHAPE(XRT_S32, 3, 2), .map = map_cols_22,
+       .spec = {.rank = 2, .dims = {[1] = CHUNKED(2, 2)},
+                .num_mesh_dims = 2,
+                .mesh = {sharded_axis(0), sharded_axis(1)}}},
+      {.name = "axis order", .logical = TU_SHAPE(XRT_S32, 3, 8),
+       .num_devices = 4, .devices = {4, 5, 6, 7},
+       .piece = TU_SHAPE(XRT_S32, 3, 2), .map = map_cols_22_swapped,
+       .spec = {.rank = 2, .dims = {[1] = CHUNKED(2, 2)},
+                .num_mesh_dims = 2,
+                .mesh = {sharded_axis(1), sharded_axis(0)}}},
+      {.name = "two dims", .logical = TU_SHAPE(XRT_S32, 4, 6, 2),
+       .num_devices = 6, .devices = {0, 1, 2, 3, 4, 5},
+       .piece = TU_SHAPE(XRT_S32, 2, 2, 2), .map = map_two_dims,
+       .spec = {.rank = 3, .dims = {CHUNKED(2), CHUNKED(3)},
+                .num_mesh_dims = 2,
+                .mesh = {sharded_axis(0), sharded_axis(1)}}},
+      {.name = "unstacked", .logical = TU_SHAPE(XRT_S32, 4, 3),
+       .num_devices = 4, .devices = {3, 2, 1, 0},
+       .piece = TU_SHAPE(XRT_S32, 3), .map = map_unstacked,
+       .spec = {.rank = 2, .dims = {unstacked(4)},
+                .num_mesh_dims = 1, .mesh = {sharded_axis(0)}}},
+      /* A device may hold several pieces: it repeats devices 3 and 2. */
+      {.name = "repl inner", .logical = TU_SHAPE(XRT_S32, 4, 2),
+       .num_devices = 6, .devices = {3, 2, 1, 0, 3, 2},
+       .piece = TU_SHAPE(XRT_S32, 2, 2), .map = map_repl_inner,
+       .spec = {.rank = 2, .dims = {CHUNKED(2)},
+                .num_mesh_dims = 2, .mesh = {sharded_axis(0), replicated(3)}}},
+      {.name = "repl outer", .logical = TU_SHAPE(XRT_S32, 4, 2),
+       .num_devices = 6, .devices = {0, 1, 2, 3, 4, 5},
+       .piece = TU_SHAPE(XRT_S32, 2, 2), .map = map_repl_outer,
+       .spec = {.rank = 2, .dims = {CHUNKED(2)},
+                .num_mesh_dims = 2, .mesh = {replicated(3), sharded_axis(0)}}},
+      mixed_case(),
+      {.name = "chunk 222", .logical = TU_SHAPE(XRT_S32, 2, 8),
+       .num_devices = 8, .devices = {0, 1, 2, 3, 4, 5, 6, 7},
+       .piece = TU_SHAPE(XRT_S32, 2, 1), .map = map_chunk_222,
+       .spec = {.rank = 2, .dims = {[1] = CHUNKED(2, 2, 2)},
+                .num_mesh_dims = 3,
+                .mesh = {sharded_axis(2), sharded_axis(1), sharded_axis(0)}}},
+      {.name = "scalar", .logical = TU_SCALAR(XRT_S32),
+       .num_devices = 2, .devices = {6, 7},
+       .piece = TU_SCALAR(XRT_S32), .map = map_scalar,
+       .spec = {.rank = 0, .num_mesh_dims = 1, .mesh = {replicated(2)}}},
+  };
+  for (size_t i = 0; i < TU_COUNT(cases); i++) run_split_case(&cases[i]);
 }
 
 /* ---- spec math by hand ---- */
@@ -529,7 +446,7 @@ static void chunk4_spec(xrt_sharding_spec *s) {
 
 static void test_bad_arrays(void **state) {
   (void)state;
-  xrt_client *c = make_client(4), *other = make_client(4);
+  xrt_client *c = tu_client(4, 0, 0), *other = tu_client(4, 0, 0);
   xrt_device *devs[4], *foreign[4];
   for (int k = 0; k < 4; k++) {
     devs[k] = xrt_client_device(c, k);
@@ -577,7 +494,7 @@ static void test_bad_arrays(void **state) {
 /* Wrapping existing buffers: the array owns them once created. */
 static void test_create_from_buffers(void **state) {
   (void)state;
-  xrt_client *c = make_client(4);
+  xrt_client *c = tu_client(4, 0, 0);
   xrt_sharding_spec s;
   chunk4_spec(&s);
   xrt_shape l = TU_SHAPE(XRT_S32, 8), p = TU_SHAPE(XRT_S32, 2),
@@ -624,7 +541,7 @@ static void test_create_from_buffers(void **state) {
  * detector) and makes their handles stale. */
 static void test_client_release_frees_arrays(void **state) {
   (void)state;
-  xrt_client *c = make_client(4);
+  xrt_client *c = tu_client(4, 0, 0);
   xrt_device *devs[4];
   for (int k = 0; k < 4; k++) devs[k] = xrt_client_device(c, k);
   xrt_sharding_spec s;
@@ -644,7 +561,7 @@ static void test_client_release_frees_arrays(void **state) {
 /* Arrays with no elements split and assemble without touching data. */
 static void test_empty_array(void **state) {
   (void)state;
-  xrt_client *c = make_client(2);
+  xrt_client *c = tu_client(2, 0, 0);
   xrt_device *devs[2] = {xrt_client_device(c, 0), xrt_client_device(c, 1)};
   xrt_sharding_spec s;
   xrt_sharding_spec_init(&s, 2);
@@ -667,17 +584,7 @@ static void test_empty_array(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_replicated),
-      cmocka_unit_test(test_chunked),
-      cmocka_unit_test(test_chunked_2x2),
-      cmocka_unit_test(test_mixed_axis_order),
-      cmocka_unit_test(test_chunked_two_dims),
-      cmocka_unit_test(test_unstacked),
-      cmocka_unit_test(test_replication_innermost),
-      cmocka_unit_test(test_replication_outermost),
-      cmocka_unit_test(test_mixed_replication_middle),
-      cmocka_unit_test(test_chunked_three_factors),
-      cmocka_unit_test(test_scalar),
+      cmocka_unit_test(test_split_cases),
       cmocka_unit_test(test_spec_math_by_hand),
       cmocka_unit_test(test_bad_specs),
       cmocka_unit_test(test_bad_arrays),

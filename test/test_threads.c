@@ -219,11 +219,7 @@ static void test_eight_threads(void **state) {
   memset(&sh, 0, sizeof sh);
   pthread_mutex_init(&sh.mu, NULL);
   pthread_barrier_init(&sh.barrier, NULL, THREADS);
-  xrt_client_options o;
-  xrt_client_options_init(&o);
-  o.num_devices = DEVICES;
-  o.device_memory_bytes = 64 << 20;
-  assert_int_equal(xrt_client_create(&o, &sh.client), XRT_OK);
+  sh.client = tu_client(DEVICES, 0, 64 << 20);
   assert_int_equal(xrt_compile(sh.client, kAxpy, strlen(kAxpy), NULL,
                                &sh.axpy), XRT_OK);
   assert_int_equal(xrt_compile(sh.client, kAxpy, strlen(kAxpy), NULL,

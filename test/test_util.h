@@ -184,6 +184,36 @@ static inline int tu_teardown_client(void **state) {
   return 0;
 }
 
+/* A client of ndev devices, threads_per_device threads and memory_bytes of
+ * memory per device (0 keeps the default of each); fails the test if it
+ * cannot be created.  Release it with xrt_client_release. */
+static inline xrt_client *tu_client(int ndev, int threads,
+                                    uint64_t memory_bytes) {
+  xrt_client_options o;
+  xrt_client_options_init(&o);
+  if (ndev) o.num_devices = ndev;
+  if (threads) o.threads_per_device = threads;
+  if (memory_bytes) o.device_memory_bytes = memory_bytes;
+  xrt_client *c = NULL;
+  if (xrt_client_create(&o, &c) != XRT_OK)
+    fail_msg("client: %s", xrt_last_error());
+  return c;
+}
+
+/* Compiles text for replicas (0: the program's own count) on the devices
+ * of assignment (may be NULL); fails the test if it does not compile. */
+static inline xrt_executable *tu_compile(xrt_client *c, const char *text,
+                                         int replicas, const int *assignment) {
+  xrt_compile_options o;
+  xrt_compile_options_init(&o);
+  o.num_replicas = replicas;
+  o.device_assignment = assignment;
+  xrt_executable *e = NULL;
+  if (xrt_compile(c, text, strlen(text), &o, &e) != XRT_OK)
+    fail_msg("compile: %s", xrt_last_error());
+  return e;
+}
+
 static inline uint32_t tu_f32_bits(float f) {
   uint32_t u;
   memcpy(&u, &f, 4);
@@ -222,6 +252,66 @@ static inline void tu_parse_fails(const char *text,
 static inline void tu_parse_fails_at(const char *text, const char *where,
                                      const char *sub) {
   tu_parse_fails(text, NULL, XRT_INVALID_ARGUMENT, where, sub);
+}
+
+/* ---- a reference convolution (test_ops_linalg.c, test_gemm.c) ---- */
+
+/* Canonical layouts: x[N][Cin][sp...], w[O][I][k...], y[N/bg][O][out...];
+ * up to two spatial dimensions (pass size 1 for the missing one). */
+typedef struct tu_conv {
+  int64_t N, Cin, O, I, in[2], k[2], s[2], lo[2], hi[2], ld[2], rd[2];
+  int rev[2];
+  int64_t fg, bg, out[2];
+} tu_conv;
+
+/* Sets c->out and, when P is not NULL, the padded input sizes P. */
+static inline void tu_conv_out(tu_conv *c, int64_t *P) {
+  for (int d = 0; d < 2; d++) {
+    int64_t p = c->lo[d] + (c->in[d] - 1) * c->ld[d] + 1 + c->hi[d];
+    c->out[d] = (p - ((c->k[d] - 1) * c->rd[d] + 1)) / c->s[d] + 1;
+    if (P) P[d] = p;
+  }
+}
+
+/* y = conv(x, w) in canonical layouts (sets c->out). */
+static inline void tu_conv_ref(tu_conv *c, const double *x, const double *w,
+                               double *y) {
+  int64_t P[2];
+  tu_conv_out(c, P);
+  /* The padded, dilated input, built element by element. */
+  double *xp = (double *)calloc((size_t)(c->N * c->Cin * P[0] * P[1] + 1),
+                                sizeof *xp);
+  assert_non_null(xp);
+  for (int64_t n = 0; n < c->N; n++)
+    for (int64_t ch = 0; ch < c->Cin; ch++)
+      for (int64_t i0 = 0; i0 < c->in[0]; i0++)
+        for (int64_t i1 = 0; i1 < c->in[1]; i1++) {
+          int64_t p0 = c->lo[0] + i0 * c->ld[0], p1 = c->lo[1] + i1 * c->ld[1];
+          if (p0 < 0 || p0 >= P[0] || p1 < 0 || p1 >= P[1]) continue;
+          xp[((n * c->Cin + ch) * P[0] + p0) * P[1] + p1] =
+              x[((n * c->Cin + ch) * c->in[0] + i0) * c->in[1] + i1];
+        }
+  int64_t NB = c->N / c->bg;
+  for (int64_t n = 0; n < NB; n++)
+    for (int64_t o = 0; o < c->O; o++)
+      for (int64_t q0 = 0; q0 < c->out[0]; q0++)
+        for (int64_t q1 = 0; q1 < c->out[1]; q1++) {
+          int64_t nb = o / (c->O / c->bg) * NB + n;
+          int64_t f0 = o / (c->O / c->fg) * c->I;
+          double sum = 0;
+          for (int64_t k0 = 0; k0 < c->k[0]; k0++)
+            for (int64_t k1 = 0; k1 < c->k[1]; k1++)
+              for (int64_t i = 0; i < c->I; i++) {
+                int64_t kk0 = c->rev[0] ? c->k[0] - 1 - k0 : k0;
+                int64_t kk1 = c->rev[1] ? c->k[1] - 1 - k1 : k1;
+                int64_t p0 = q0 * c->s[0] + kk0 * c->rd[0];
+                int64_t p1 = q1 * c->s[1] + kk1 * c->rd[1];
+                sum += xp[((nb * c->Cin + f0 + i) * P[0] + p0) * P[1] + p1] *
+                       w[((o * c->I + i) * c->k[0] + k0) * c->k[1] + k1];
+              }
+          y[((n * c->O + o) * c->out[0] + q0) * c->out[1] + q1] = sum;
+        }
+  free(xp);
 }
 
 #endif /* XRT_TEST_UTIL_H */
