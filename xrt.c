@@ -6891,6 +6891,21 @@ static xrt__task *xrt__task_new(xrt__client *c, int kind, size_t extra) {
   return t;
 }
 
+/* A task as xrt__task_new with its completion event, homed on device home
+ * (a failure leaves nothing behind). */
+static xrt_status xrt__task_start(xrt__client *c, int kind, size_t extra,
+                                  int home, xrt__task **out) {
+  xrt__task *t = xrt__task_new(c, kind, extra);
+  xrt__event *ev = t ? xrt__event_new(c, home) : NULL;
+  if (!ev) {
+    xrt__free(&c->allocator, t);
+    return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  t->done = ev;
+  *out = t;
+  return XRT_OK;
+}
+
 /* ---- the public event calls ---- */
 
 xrt_status xrt_event_await(xrt_event *event) {
@@ -7221,20 +7236,16 @@ static xrt_status xrt__write_inline(xrt__client *c, xrt__device *d,
 static xrt_status xrt__producer_task(xrt__client *c, int kind, xrt__device *d,
                                      const xrt_shape *shape, size_t bytes,
                                      xrt__task **out) {
-  xrt__task *t = xrt__task_new(c, kind, 0);
-  xrt__event *ev = t ? xrt__event_new(c, d->index) : NULL;
-  if (!ev) {
-    xrt__free(&c->allocator, t);
-    return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
-  }
-  xrt_status s = xrt__buffer_new(c, d->index, shape, bytes, ev, &t->dst);
+  xrt__task *t;
+  xrt_status s = xrt__task_start(c, kind, 0, d->index, &t);
+  if (s) return s;
+  s = xrt__buffer_new(c, d->index, shape, bytes, t->done, &t->dst);
   if (s) {
-    xrt__event_unref(ev);
+    xrt__event_unref(t->done);
     xrt__free(&c->allocator, t);
     return s;
   }
   atomic_fetch_add(&t->dst->refs, 1);
-  t->done = ev;
   *out = t;
   return XRT_OK;
 }
@@ -7316,13 +7327,9 @@ static xrt_status xrt__read_check(const xrt__buffer *b, const void *dst,
 /* A task reading b (whose reference it takes over) into dst. */
 static xrt_status xrt__read_task(xrt__buffer *b, void *dst, xrt__task **out) {
   xrt__client *c = b->client;
-  xrt__task *t = xrt__task_new(c, XRT__T_READ, 0);
-  xrt__event *ev = t ? xrt__event_new(c, b->device) : NULL;
-  if (!ev) {
-    xrt__free(&c->allocator, t);
-    return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
-  }
-  t->done = ev;
+  xrt__task *t;
+  xrt_status s = xrt__task_start(c, XRT__T_READ, 0, b->device, &t);
+  if (s) return s;
   t->src = b;
   t->host_dst = dst;
   *out = t;
@@ -7536,13 +7543,9 @@ xrt_status xrt_device_inject_fault(xrt_device *device, int64_t after_steps) {
                      c->api->name);
   /* Through the queue: the fault hits the next execution enqueued after
    * this call, and the plugin sees it on the device's own thread. */
-  xrt__task *t = xrt__task_new(c, XRT__T_FAULT, 0);
-  xrt__event *ev = t ? xrt__event_new(c, d->index) : NULL;
-  if (!ev) {
-    xrt__free(&c->allocator, t);
-    return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
-  }
-  t->done = ev;
+  xrt__task *t;
+  xrt_status s = xrt__task_start(c, XRT__T_FAULT, 0, d->index, &t);
+  if (s) return s;
   t->steps = after_steps;
   return xrt__device_hold(d) ? xrt__run_held(d, t) : xrt__run_queued(d, t);
 }
@@ -8726,14 +8729,11 @@ static xrt_status xrt__exec_task(xrt__executable *e, xrt__device *d,
                                  xrt__launch *launch, xrt__task **out) {
   xrt__client *c = e->client;
   int nin = e->num_inputs, nout = e->num_outputs, n = nin + nout;
-  xrt__task *t = xrt__task_new(
-      c, XRT__T_EXEC, (size_t)n * (sizeof(xrt__buffer *) + sizeof(void *)));
-  xrt__event *ev = t ? xrt__event_new(c, d->index) : NULL;
-  if (!ev) {
-    xrt__free(&c->allocator, t);
-    return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
-  }
-  t->done = ev;
+  xrt__task *t;
+  xrt_status s = xrt__task_start(
+      c, XRT__T_EXEC, (size_t)n * (sizeof(xrt__buffer *) + sizeof(void *)),
+      d->index, &t);
+  if (s) return s;
   t->bufs = (xrt__buffer **)(void *)(t + 1);
   t->mems = (void **)(void *)(t->bufs + n);
   t->exe = e;
@@ -8747,11 +8747,10 @@ static xrt_status xrt__exec_task(xrt__executable *e, xrt__device *d,
     atomic_fetch_add(&args[i]->refs, 1);
     t->mems[i] = args[i]->mem;
   }
-  xrt_status s = XRT_OK;
   for (int i = 0; i < nout && !s; i++) {
     xrt__buffer *b;
     s = xrt__buffer_new(c, d->index, &e->outputs[i],
-                        xrt_shape_bytes(&e->outputs[i]), ev, &b);
+                        xrt_shape_bytes(&e->outputs[i]), t->done, &b);
     if (s) break;
     atomic_fetch_add(&b->refs, 1); /* the task's, beside the handle's */
     t->bufs[nin + i] = b;
@@ -9698,6 +9697,23 @@ static xrt_status xrt__upload_pieces(xrt__sharded *a, const void *data,
   return xrt__restore_error(&err);
 }
 
+/* The checks that open both ways of making a sharded array, failing as
+ * XRT__CHECK_ARG would in fn: out_array, the client, then the spec
+ * (giving its axes and device count n). */
+static xrt_status xrt__sharded_start(const char *fn, xrt_client *client,
+                                     const xrt_shape *logical,
+                                     const xrt_sharding_spec *spec,
+                                     xrt_sharded_array **out_array,
+                                     xrt__client **c, xrt__spec_axes *ax,
+                                     int64_t *n) {
+  if (!out_array)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "%s: out_array is NULL", fn);
+  *out_array = NULL;
+  *c = xrt__client_get(client);
+  if (!*c) return xrt__fail(XRT_INVALID_ARGUMENT, "%s: invalid client", fn);
+  return xrt__spec_check(spec, logical, ax, n);
+}
+
 xrt_status xrt_sharded_array_from_host(xrt_client *client,
                                        const xrt_shape *logical,
                                        const void *data,
@@ -9705,13 +9721,11 @@ xrt_status xrt_sharded_array_from_host(xrt_client *client,
                                        xrt_device *const *devices,
                                        int num_devices,
                                        xrt_sharded_array **out_array) {
-  XRT__CHECK_ARG(out_array, "out_array is NULL");
-  *out_array = NULL;
-  xrt__client *c = xrt__client_get(client);
-  XRT__CHECK_ARG(c, "invalid client");
+  xrt__client *c;
   xrt__spec_axes ax;
   int64_t n;
-  xrt_status s = xrt__spec_check(spec, logical, &ax, &n);
+  xrt_status s = xrt__sharded_start(__func__, client, logical, spec,
+                                    out_array, &c, &ax, &n);
   if (s || (s = xrt__check_devices(c, devices, num_devices, n))) return s;
   XRT__CHECK_ARG(data || xrt_shape_bytes(logical) == 0, "data is NULL");
   /* The object is built first with no buffers, then filled. */
@@ -9814,13 +9828,11 @@ xrt_status xrt_sharded_array_create(xrt_client *client,
                                     xrt_buffer *const *buffers,
                                     int num_buffers,
                                     xrt_sharded_array **out_array) {
-  XRT__CHECK_ARG(out_array, "out_array is NULL");
-  *out_array = NULL;
-  xrt__client *c = xrt__client_get(client);
-  XRT__CHECK_ARG(c, "invalid client");
+  xrt__client *c;
   xrt__spec_axes ax;
   int64_t n;
-  xrt_status s = xrt__spec_check(spec, logical, &ax, &n);
+  xrt_status s = xrt__sharded_start(__func__, client, logical, spec,
+                                    out_array, &c, &ax, &n);
   if (s) return s;
   if (num_buffers != n)
     return xrt__fail(XRT_INVALID_ARGUMENT, "the sharding spec spans %" PRId64

@@ -4158,12 +4158,10 @@ static xrt_status sim_lower_ew(sim_fcc *fc, const xrt_ir_op *op,
   return XRT_OK;
 }
 
-/* The typed loop when the body is one add/mul/max/min/and/or of its two
- * arguments (either order) on the input's own type, else NULL. */
-static sim_red_fn sim_reduce_fast_body(const sim_fcc *fc, const xrt_ir_op *op) {
-  const xrt_ir_region *r = &op->regions[0];
-  if (op->num_operands != 2 || r->num_args != 2 || r->num_ops != 2)
-    return NULL;
+/* The binary op of a region that is one binary op of its two arguments
+ * (either order) and returns its result, else NULL. */
+static const xrt_ir_op *sim_region_binop(const xrt_ir_region *r) {
+  if (r->num_args != 2 || r->num_ops != 2) return NULL;
   const xrt_ir_op *b = &r->ops[0], *t = &r->ops[1];
   if (b->num_operands != 2 || b->num_results != 1 || b->num_regions ||
       t->num_operands != 1 || t->operands[0] != b->results[0])
@@ -4172,6 +4170,15 @@ static sim_red_fn sim_reduce_fast_body(const sim_fcc *fc, const xrt_ir_op *op) {
   if (!((b->operands[0] == a0 && b->operands[1] == a1) ||
         (b->operands[0] == a1 && b->operands[1] == a0)))
     return NULL;
+  return b;
+}
+
+/* The typed loop when the body is one add/mul/max/min/and/or of its two
+ * arguments (either order) on the input's own type, else NULL. */
+static sim_red_fn sim_reduce_fast_body(const sim_fcc *fc, const xrt_ir_op *op) {
+  if (op->num_operands != 2) return NULL;
+  const xrt_ir_op *b = sim_region_binop(&op->regions[0]);
+  if (!b) return NULL;
   const xrt_ir_type *in = &fc->f->value_types[op->operands[0]];
   const xrt_ir_type *res = &fc->f->value_types[op->results[0]];
   const xrt_ir_type *bt = &fc->f->value_types[b->results[0]];
@@ -4179,6 +4186,30 @@ static sim_red_fn sim_reduce_fast_body(const sim_fcc *fc, const xrt_ir_op *op) {
       in->shape.dtype != res->shape.dtype || bt->shape.dtype != res->shape.dtype)
     return NULL;
   return sim_red_pick(b->code, res->shape.dtype);
+}
+
+/* Drops the unit dimensions of shape sh (strides str) and joins neighbours
+ * whose strides make them one run, into dims/ostr; returns the new rank
+ * (>= 1: a scalar becomes one dimension of size 1, stride 0). */
+static int32_t sim_coalesce_dims(const xrt_shape *sh, const int64_t *str,
+                                 int64_t *dims, int64_t *ostr) {
+  int32_t n = 0;
+  for (int32_t k = 0; k < sh->rank; k++) {
+    if (sh->dims[k] == 1) continue;
+    if (n > 0 && ostr[n - 1] == str[k] * sh->dims[k]) {
+      dims[n - 1] *= sh->dims[k];
+      ostr[n - 1] = str[k];
+      continue;
+    }
+    dims[n] = sh->dims[k];
+    ostr[n++] = str[k];
+  }
+  if (n == 0) {
+    dims[0] = 1;
+    ostr[0] = 0;
+    n = 1;
+  }
+  return n;
 }
 
 /* Merges dimensions for the single input pass: drops size-1 dimensions and
@@ -4192,23 +4223,7 @@ static void sim_reduce_dims(sim_reduce *r, const xrt_shape *in,
     ostr[k] = reduced ? 0 : acc;
     if (!reduced) acc *= in->dims[k];
   }
-  int32_t n = 0;
-  for (int32_t k = 0; k < in->rank; k++) {
-    if (in->dims[k] == 1) continue;
-    if (n > 0 && r->ostr[n - 1] == ostr[k] * in->dims[k]) {
-      r->dims[n - 1] *= in->dims[k];
-      r->ostr[n - 1] = ostr[k];
-      continue;
-    }
-    r->dims[n] = in->dims[k];
-    r->ostr[n++] = ostr[k];
-  }
-  if (n == 0) {
-    r->dims[0] = 1;
-    r->ostr[0] = 0;
-    n = 1;
-  }
-  r->rank = n;
+  r->rank = sim_coalesce_dims(in, ostr, r->dims, r->ostr);
 }
 
 static xrt_status sim_reduce_body(sim_fcc *fc, const xrt_ir_op *op,
@@ -8805,9 +8820,35 @@ typedef struct sim_gemm {
 
 /* ---- packing ---- */
 
-/* One A micro-panel: rows r0 .. r0+mv (mv <= MR, rest zero) of columns
- * k0 .. k0+kb, into dst[k * MR + i]. */
+/* The packing and tile store functions of element type T. */
 #define SIM_GPACK_DEF(SFX, T)                                                \
+  /* Lane x (x < nl) of a panel, read from src + off[x], to dst[k * R + x]   \
+   * for k < kb: at ks + k in blocks of 16 k (a transpose, one line each)    \
+   * when kmap is NULL, else at kmap[k]. */                                  \
+  static void sim_gpack_lanes_##SFX(T *dst, int R, const T *src,             \
+                                    const int64_t *off, int64_t nl,          \
+                                    int64_t ks, const int64_t *kmap,         \
+                                    int64_t kb) {                            \
+    if (!kmap) {                                                             \
+      for (int64_t k = 0; k < kb; k += 16) {                                 \
+        int64_t kk = kb - k < 16 ? kb - k : 16;                              \
+        for (int64_t x = 0; x < nl; x++) {                                   \
+          const T *s = src + off[x] + ks + k;                                \
+          T *d = dst + k * R + x;                                            \
+          for (int64_t t = 0; t < kk; t++) d[t * R] = s[t];                  \
+        }                                                                    \
+      }                                                                      \
+      return;                                                                \
+    }                                                                        \
+    for (int64_t x = 0; x < nl; x++) {                                       \
+      const T *s = src + off[x];                                             \
+      T *d = dst + x;                                                        \
+      for (int64_t k = 0; k < kb; k++) d[k * R] = s[kmap[k]];                \
+    }                                                                        \
+  }                                                                          \
+                                                                             \
+  /* One A micro-panel: rows r0 .. r0+mv (mv <= MR, rest zero) of columns    \
+   * k0 .. k0+kb, into dst[k * MR + i]. */                                   \
   static void sim_gpack_a_##SFX(const sim_gemm *g, const T *a, int64_t r0,  \
                                 int64_t mv, int64_t k0, int64_t kb,          \
                                 T *dst) {                                    \
@@ -8833,28 +8874,10 @@ typedef struct sim_gemm {
       }                                                                      \
       return;                                                                \
     }                                                                        \
-    if (g->ak_s == 1) { /* a transpose, in blocks of 16 k (one line) */   \
-      for (int64_t k = 0; k < kb; k += 16) {                                 \
-        int64_t kk = kb - k < 16 ? kb - k : 16;                              \
-        for (int64_t i = 0; i < mv; i++) {                                   \
-          const T *s = a + g->am[r0 + i] + k0 + k;                           \
-          T *d = dst + k * MR + i;                                           \
-          for (int64_t t = 0; t < kk; t++) d[t * MR] = s[t];                 \
-        }                                                                    \
-      }                                                                      \
-      return;                                                                \
-    }                                                                        \
-    for (int64_t i = 0; i < mv; i++) {                                       \
-      const T *s = a + g->am[r0 + i];                                        \
-      T *d = dst + i;                                                        \
-      if (g->ak_s == 1) {                                                    \
-        s += k0;                                                             \
-        for (int64_t k = 0; k < kb; k++) d[k * MR] = s[k];                   \
-      } else {                                                               \
-        const int64_t *ak = g->ak + k0;                                      \
-        for (int64_t k = 0; k < kb; k++) d[k * MR] = s[ak[k]];               \
-      }                                                                      \
-    }                                                                        \
+    if (g->ak_s == 1)                                                        \
+      sim_gpack_lanes_##SFX(dst, MR, a, g->am + r0, mv, k0, NULL, kb);       \
+    else                                                                     \
+      sim_gpack_lanes_##SFX(dst, MR, a, g->am + r0, mv, 0, g->ak + k0, kb);  \
   }                                                                          \
                                                                              \
   /* A micro-panel of a convolution: runs of Cg features per window. */     \
@@ -8935,28 +8958,10 @@ typedef struct sim_gemm {
       }                                                                      \
       return;                                                                \
     }                                                                        \
-    if (g->bk_s == 1) { /* a transpose, in blocks of 16 k (one line) */   \
-      for (int64_t k = 0; k < kb; k += 16) {                                 \
-        int64_t kk = kb - k < 16 ? kb - k : 16;                              \
-        for (int64_t j = 0; j < nv; j++) {                                   \
-          const T *s = b + g->bn[c0 + j] + g->bk[k0] + k;                    \
-          T *d = dst + k * NR + j;                                           \
-          for (int64_t t = 0; t < kk; t++) d[t * NR] = s[t];                 \
-        }                                                                    \
-      }                                                                      \
-      return;                                                                \
-    }                                                                        \
-    for (int64_t j = 0; j < nv; j++) {                                       \
-      const T *s = b + g->bn[c0 + j];                                        \
-      T *d = dst + j;                                                        \
-      if (g->bk_s == 1) {                                                    \
-        s += g->bk[k0];                                                      \
-        for (int64_t k = 0; k < kb; k++) d[k * NR] = s[k];                   \
-      } else {                                                               \
-        const int64_t *bk = g->bk + k0;                                      \
-        for (int64_t k = 0; k < kb; k++) d[k * NR] = s[bk[k]];               \
-      }                                                                      \
-    }                                                                        \
+    if (g->bk_s == 1)                                                        \
+      sim_gpack_lanes_##SFX(dst, NR, b, g->bn + c0, nv, g->bk[k0], NULL, kb); \
+    else                                                                     \
+      sim_gpack_lanes_##SFX(dst, NR, b, g->bn + c0, nv, 0, g->bk + k0, kb);  \
   }                                                                          \
                                                                              \
   /* Adds (or stores, when first) the valid mv x nv part of a tile. */      \
@@ -8980,7 +8985,8 @@ typedef struct sim_gemm {
           for (int64_t j = 0; j < nv; j++) row[cn[j]] += tile[j];            \
       }                                                                      \
     }                                                                        \
-  }
+  }                                                                          \
+
 #define TR16(g) ((g)->k->tr16 != NULL)
 SIM_GPACK_DEF(f32, float)
 #undef TR16
@@ -9125,36 +9131,54 @@ static void sim_gstore_tile(const sim_gblk *x, const void *tile, int64_t r0,
                    c0, nv, x->first);
 }
 
+/* Packs the B block of columns [c0, c0 + nb) into micro-panels at bp. */
+static void sim_gpack_b_block(const sim_gblk *x, int64_t c0, int64_t nb,
+                              char *bp) {
+  const int64_t NR = x->g->k->nr;
+  for (int64_t j = 0; j < nb; j += NR)
+    sim_gpack_b_panel(x, c0 + j, nb - j < NR ? nb - j : NR,
+                      bp + (size_t)(j * x->kb) * x->g->es);
+}
+
+/* The packed A micro-panel ap (C rows r0 .. r0 + mv) times the packed B
+ * block bp (C columns c0 .. c0 + nb): full tiles straight into C where its
+ * rows are strided and columns dense, others through a tile. */
+static void sim_gemm_panel_row(const sim_gblk *x, const char *ap,
+                               const char *bp, int64_t r0, int64_t mv,
+                               int64_t c0, int64_t nb) {
+  const sim_gemm *g = x->g;
+  const int64_t MR = g->k->mr, NR = g->k->nr;
+  size_t es = g->es;
+  sim_gk_fn fn = g->astrip ? g->k->fs : g->k->fn;
+  _Alignas(64) char tile[12 * 32 * sizeof(float)];
+  for (int64_t j = 0; j < nb; j += NR) {
+    const char *bj = bp + (size_t)(j * x->kb) * es;
+    int64_t nv = nb - j < NR ? nb - j : NR;
+    if (mv == MR && nv == NR && g->cm_s && g->cn_s == 1) {
+      char *c = x->c + (size_t)(g->cm[r0] + c0 + j) * es;
+      fn(x->kb, ap, bj, c, g->cm_s, x->first);
+      continue;
+    }
+    fn(x->kb, ap, bj, tile, NR, 1);
+    sim_gstore_tile(x, tile, r0, mv, c0 + j, nv);
+  }
+}
+
 /* Worker lane: A micro-panels [pa, pe) times columns [n0, n1), in column
  * blocks of nc packed into the lane's own B block. */
 static void sim_gemm_rect(const sim_gblk *x, int lane, int64_t pa, int64_t pe,
                           int64_t n0, int64_t n1) {
   const sim_gemm *g = x->g;
-  const int64_t MR = g->k->mr, NR = g->k->nr;
+  const int64_t MR = g->k->mr;
   size_t es = g->es;
   char *bp = x->bpack + g->bpack_lane * (size_t)lane * es;
-  sim_gk_fn fn = g->astrip ? g->k->fs : g->k->fn;
-  _Alignas(64) char tile[12 * 32 * sizeof(float)];
   for (int64_t jc = n0; jc < n1; jc += g->nc) {
     int64_t nb = n1 - jc < g->nc ? n1 - jc : g->nc;
-    for (int64_t j = 0; j < nb; j += NR)
-      sim_gpack_b_panel(x, jc + j, nb - j < NR ? nb - j : NR,
-                        bp + (size_t)(j * x->kb) * es);
+    sim_gpack_b_block(x, jc, nb, bp);
     for (int64_t p = pa; p < pe; p++) {
       const char *ap = x->apack + (size_t)(p * MR * x->kb) * es;
-      int64_t r0 = x->ic + p * MR;
       int64_t mv = x->mb - p * MR < MR ? x->mb - p * MR : MR;
-      for (int64_t j = 0; j < nb; j += NR) {
-        const char *bj = bp + (size_t)(j * x->kb) * es;
-        int64_t nv = nb - j < NR ? nb - j : NR;
-        if (mv == MR && nv == NR && g->cm_s && g->cn_s == 1) {
-          char *c = x->c + (size_t)(g->cm[r0] + jc + j) * es;
-          fn(x->kb, ap, bj, c, g->cm_s, x->first);
-          continue;
-        }
-        fn(x->kb, ap, bj, tile, NR, 1);
-        sim_gstore_tile(x, tile, r0, mv, jc + j, nv);
-      }
+      sim_gemm_panel_row(x, ap, bp, x->ic + p * MR, mv, jc, nb);
     }
   }
 }
@@ -9167,34 +9191,19 @@ static void sim_gemm_rect(const sim_gblk *x, int lane, int64_t pa, int64_t pe,
 static void sim_gemm_narrow(sim_gblk *x, int lane, int64_t m0, int64_t m1,
                             int64_t n0, int64_t n1) {
   const sim_gemm *g = x->g;
-  const int64_t MR = g->k->mr, NR = g->k->nr;
+  const int64_t MR = g->k->mr;
   size_t es = g->es;
   char *bp = x->bpack + g->bpack_lane * (size_t)lane * es;
-  sim_gk_fn fn = g->astrip ? g->k->fs : g->k->fn;
-  _Alignas(64) char tile[12 * 32 * sizeof(float)];
   int64_t nb = n1 - n0;
   for (x->pc = 0; x->pc < g->K; x->pc += g->kc) {
     x->kb = g->K - x->pc < g->kc ? g->K - x->pc : g->kc;
     x->first = x->pc == 0;
-    for (int64_t j = 0; j < nb; j += NR)
-      sim_gpack_b_panel(x, n0 + j, nb - j < NR ? nb - j : NR,
-                        bp + (size_t)(j * x->kb) * es);
+    sim_gpack_b_block(x, n0, nb, bp);
     for (int64_t r0 = m0; r0 < m1; r0 += MR) {
       int64_t mv = m1 - r0 < MR ? m1 - r0 : MR;
       x->ic = r0, x->mb = mv;
       sim_gpack_a_panel(x, 0); /* at apack: one panel, reused from L1 */
-      const char *ap = x->apack;
-      for (int64_t j = 0; j < nb; j += NR) {
-        const char *bj = bp + (size_t)(j * x->kb) * es;
-        int64_t nv = nb - j < NR ? nb - j : NR;
-        if (mv == MR && nv == NR && g->cm_s && g->cn_s == 1) {
-          fn(x->kb, ap, bj, x->c + (size_t)(g->cm[r0] + n0 + j) * es,
-             g->cm_s, x->first);
-          continue;
-        }
-        fn(x->kb, ap, bj, tile, NR, 1);
-        sim_gstore_tile(x, tile, r0, mv, n0 + j, nv);
-      }
+      sim_gemm_panel_row(x, x->apack, bp, r0, mv, n0, nb);
     }
   }
 }
@@ -9295,8 +9304,8 @@ static void sim_gemm_exec(const sim_gemm *g, const char *A, const char *B,
   }
 }
 
-static xrt_status sim_run_gemm_dot(const sim_step *st, void **vals,
-                                   sim_cx *cx) {
+/* A dot, or a convolution planned as GEMM: C = A x B of its operands. */
+static xrt_status sim_run_gemm(const sim_step *st, void **vals, sim_cx *cx) {
   const sim_gemm *g = (const sim_gemm *)st->data;
   sim_gemm_exec(g, (const char *)vals[st->in[0]],
                 (const char *)vals[st->in[1]], (char *)vals[st->out[0]], vals,
@@ -9437,20 +9446,11 @@ static int sim_gemm_lower_dot(sim_fcc *fc, const sim_dot *d, sim_step *st,
   g->blas = sim_gemm_blas_ok(g);
 #endif
   st->data = g;
-  st->run = sim_run_gemm_dot;
+  st->run = sim_run_gemm;
   return 1;
 }
 
 /* ---- convolution as GEMM ---- */
-
-static xrt_status sim_run_gemm_conv(const sim_step *st, void **vals,
-                                    sim_cx *cx) {
-  const sim_gemm *g = (const sim_gemm *)st->data;
-  sim_gemm_exec(g, (const char *)vals[st->in[0]],
-                (const char *)vals[st->in[1]], (char *)vals[st->out[0]], vals,
-                cx);
-  return XRT_OK;
-}
 
 /* Rows: (result batch, output position), position row-major. */
 static int sim_gemm_conv_rows(sim_fcc *fc, const sim_conv *c, sim_gemm *g,
@@ -9558,7 +9558,7 @@ static int sim_gemm_lower_conv(sim_fcc *fc, const sim_conv *c, sim_step *st,
   g->astrip = g->es == 4 && c->lf == 1 && k->fs != NULL;
   if ((*rc = sim_gemm_finish(fc, g))) return 1;
   st->data = g;
-  st->run = sim_run_gemm_conv;
+  st->run = sim_run_gemm;
   return 1;
 }
 /* ======================================================================
@@ -10455,23 +10455,7 @@ static xrt_status sim_fz_node(sim_fzb *b, int32_t v, int32_t *out);
 /* A GATHER node of element stride map ss over the space (base offset). */
 static void sim_fz_gather_init(sim_fznode *nd, const xrt_shape *space,
                                const int64_t *ss, int64_t base) {
-  int32_t n = 0;
-  for (int32_t k = 0; k < space->rank; k++) {
-    if (space->dims[k] == 1) continue;
-    if (n > 0 && nd->ss[n - 1] == ss[k] * space->dims[k]) {
-      nd->dims[n - 1] *= space->dims[k];
-      nd->ss[n - 1] = ss[k];
-      continue;
-    }
-    nd->dims[n] = space->dims[k];
-    nd->ss[n++] = ss[k];
-  }
-  if (n == 0) {
-    nd->dims[0] = 1;
-    nd->ss[0] = 0;
-    n = 1;
-  }
-  nd->rank = n;
+  nd->rank = sim_coalesce_dims(space, ss, nd->dims, nd->ss);
   nd->base = base;
 }
 
@@ -10805,13 +10789,19 @@ struct sim_launch {
 
 #define SIM_SPARE_LAUNCHES 4
 
-static void sim_launch_destroy(sim_client *c, struct sim_launch *l) {
-  for (sim_msg *m = l->msgs, *next; m; m = next) {
+/* Frees a launch's messages (never received) and ends its lock and
+ * condition: all of it for one on the stack, the start of destroying one. */
+static void sim_launch_own_end(sim_client *c, struct sim_launch *l) {
+  for (sim_msg *m = l->msgs, *next; m; m = next) { /* never received */
     next = m->next;
     c->al.free(c->al.self, m);
   }
   pthread_cond_destroy(&l->cv);
   pthread_mutex_destroy(&l->mu);
+}
+
+static void sim_launch_destroy(sim_client *c, struct sim_launch *l) {
+  sim_launch_own_end(c, l);
   c->al.free(c->al.self, l->parts);
   c->al.free(c->al.self, l);
 }
@@ -10990,9 +10980,10 @@ static xrt_status sim_coll_fail(sim_cx *cx, const xrt_ir_op *op,
   char prefix[400];
   const char *name = strncmp(op->name, "stablehlo.", 10) == 0
                          ? op->name + 10 : op->name;
-  snprintf(prefix, sizeof prefix, "%s at %s:%d:%d: ", name,
-           op->loc.file ? op->loc.file : "<input>", (int)op->loc.line,
-           (int)op->loc.col);
+  int n = snprintf(prefix, sizeof prefix, "%s at ", name);
+  size_t used = n < 0 ? 0 : (size_t)n < sizeof prefix ? (size_t)n
+                                                       : sizeof prefix - 1;
+  sim_loc(op, prefix + used, sizeof prefix - used); /* cut as one would be */
   va_list ap;
   va_start(ap, fmt);
   sim_vfail(cx->err, code, prefix, fmt, ap);
@@ -11351,6 +11342,21 @@ static xrt_status sim_coll_check_values(sim_fcc *fc, const xrt_ir_op *op,
   return XRT_OK;
 }
 
+/* As sim_coll_check_values, and each result has its operand's element
+ * count (the ops that keep the data's size). */
+static xrt_status sim_coll_check_same_size(sim_fcc *fc, const xrt_ir_op *op,
+                                           int32_t nops) {
+  xrt_status rc = sim_coll_check_values(fc, op, nops);
+  if (rc) return rc;
+  for (int32_t j = 0; j < nops; j++)
+    if (sim_numel(sim_shape(fc, op->operands[j])) !=
+        sim_numel(sim_shape(fc, op->results[j])))
+      return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "%s: result "
+                         "%d must have operand %d's shape", op->name, (int)j,
+                         (int)j);
+  return XRT_OK;
+}
+
 /* Product of dims [from, to) of s. */
 static int64_t sim_dims_prod(const xrt_shape *s, int32_t from, int32_t to) {
   int64_t p = 1;
@@ -11380,15 +11386,9 @@ static xrt_status sim_coll_dim(sim_fcc *fc, const xrt_ir_op *op,
 static sim_red_fn sim_coll_fast(const sim_fcc *fc, const xrt_ir_op *op,
                                 int32_t j) {
   const xrt_ir_region *r = &op->regions[0];
-  if (r->num_args != 2 || r->num_ops != 2) return NULL;
-  const xrt_ir_op *b = &r->ops[0], *t = &r->ops[1];
-  if (b->num_operands != 2 || b->num_results != 1 || b->num_regions ||
-      t->num_operands != 1 || t->operands[0] != b->results[0])
-    return NULL;
-  int32_t a0 = r->args[0], a1 = r->args[1];
-  if (!((b->operands[0] == a0 && b->operands[1] == a1) ||
-        (b->operands[0] == a1 && b->operands[1] == a0)))
-    return NULL;
+  const xrt_ir_op *b = sim_region_binop(r);
+  if (!b) return NULL;
+  int32_t a0 = r->args[0];
   const xrt_ir_type *in = &fc->f->value_types[op->operands[j]];
   const xrt_ir_type *bt = &fc->f->value_types[b->results[0]];
   const xrt_ir_type *at = &fc->f->value_types[a0];
@@ -11773,24 +11773,30 @@ static xrt_status sim_run_all_reduce(const sim_step *st, void **vals,
   return sim_coll_phase(cx, st, &v, 3, NULL, 0);
 }
 
+/* The collective of op's operands over the replica groups of its
+ * channel mode (group size to *gs unless NULL), with its reduction body
+ * when body is set. */
+static xrt_status sim_coll_grouped(sim_fcc *fc, const xrt_ir_op *op,
+                                   int body, int32_t *gs, sim_coll **out) {
+  sim_coll *k = sim_coll_new(fc, op, op->num_operands);
+  int mode = 0; /* set by sim_pg_mode3 (gcc cannot see it once inlined) */
+  if (!k) return XRT_RESOURCE_EXHAUSTED;
+  xrt_status rc;
+  if ((rc = sim_pg_mode3(fc, op, &mode)) ||
+      (rc = sim_pg_groups(fc, op, k, mode, 1, gs)) ||
+      (body && (rc = sim_coll_body(fc, op, k))))
+    return rc;
+  *out = k;
+  return XRT_OK;
+}
+
 static xrt_status sim_lower_all_reduce(sim_fcc *fc, const xrt_ir_op *op,
                                        sim_step *st) {
   int32_t nops = op->num_operands;
-  xrt_status rc = sim_coll_check_values(fc, op, nops);
+  xrt_status rc = sim_coll_check_same_size(fc, op, nops);
   if (rc) return rc;
-  for (int32_t j = 0; j < nops; j++)
-    if (sim_numel(sim_shape(fc, op->operands[j])) !=
-        sim_numel(sim_shape(fc, op->results[j])))
-      return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "%s: result "
-                         "%d must have operand %d's shape", op->name, (int)j,
-                         (int)j);
-  sim_coll *k = sim_coll_new(fc, op, nops);
-  int mode;
-  if (!k) return XRT_RESOURCE_EXHAUSTED;
-  if ((rc = sim_pg_mode3(fc, op, &mode)) ||
-      (rc = sim_pg_groups(fc, op, k, mode, 1, NULL)) ||
-      (rc = sim_coll_body(fc, op, k)))
-    return rc;
+  sim_coll *k;
+  if ((rc = sim_coll_grouped(fc, op, 1, NULL, &k))) return rc;
   st->data = k;
   st->run = sim_run_all_reduce;
   return XRT_OK;
@@ -11819,33 +11825,40 @@ static xrt_status sim_run_reduce_scatter(const sim_step *st, void **vals,
   return sim_coll_phase(cx, st, &v, 2, NULL, 0);
 }
 
+/* Checks that each result is its operand with dimension d divided by
+ * (reduce_scatter) or times (gather) the group size gs, and sets the
+ * operand's outer count and block (the smaller side's dims from d on). */
+static xrt_status sim_coll_blocks(sim_fcc *fc, const xrt_ir_op *op,
+                                  sim_coll *k, int64_t d, int32_t gs,
+                                  int gather) {
+  int64_t *outer = (int64_t *)(uintptr_t)k->outer;
+  int64_t *inner = (int64_t *)(uintptr_t)k->inner;
+  for (int32_t j = 0; j < k->nops; j++) {
+    const xrt_shape *in = sim_shape(fc, op->operands[j]);
+    const xrt_shape *out = sim_shape(fc, op->results[j]);
+    const xrt_shape *big = gather ? out : in, *small = gather ? in : out;
+    for (int32_t i = 0; i < in->rank; i++)
+      if (small->dims[i] * (i == d ? gs : 1) != big->dims[i])
+        return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "%s: "
+                           "result %d must be operand %d with dimension %lld "
+                           "%s the group size %d", op->name, (int)j, (int)j,
+                           (long long)d, gather ? "times" : "divided by",
+                           (int)gs);
+    outer[j] = sim_dims_prod(in, 0, (int32_t)d);
+    inner[j] = sim_dims_prod(small, (int32_t)d, small->rank); /* block */
+  }
+  return XRT_OK;
+}
+
 static xrt_status sim_lower_reduce_scatter(sim_fcc *fc, const xrt_ir_op *op,
                                            sim_step *st) {
   int32_t nops = op->num_operands, gs;
   int64_t d;
   xrt_status rc = sim_coll_check_values(fc, op, nops);
   if (rc || (rc = sim_coll_dim(fc, op, "scatter_dimension", &d))) return rc;
-  sim_coll *k = sim_coll_new(fc, op, nops);
-  int mode;
-  if (!k) return XRT_RESOURCE_EXHAUSTED;
-  if ((rc = sim_pg_mode3(fc, op, &mode)) ||
-      (rc = sim_pg_groups(fc, op, k, mode, 1, &gs)) ||
-      (rc = sim_coll_body(fc, op, k)))
-    return rc;
-  int64_t *outer = (int64_t *)(uintptr_t)k->outer;
-  int64_t *inner = (int64_t *)(uintptr_t)k->inner;
-  for (int32_t j = 0; j < nops; j++) {
-    const xrt_shape *in = sim_shape(fc, op->operands[j]);
-    const xrt_shape *out = sim_shape(fc, op->results[j]);
-    for (int32_t i = 0; i < in->rank; i++)
-      if (out->dims[i] * (i == d ? gs : 1) != in->dims[i])
-        return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "%s: "
-                           "result %d must be operand %d with dimension %lld "
-                           "divided by the group size %d", op->name, (int)j,
-                           (int)j, (long long)d, (int)gs);
-    outer[j] = sim_dims_prod(in, 0, (int32_t)d);
-    inner[j] = sim_dims_prod(out, (int32_t)d, out->rank); /* block */
-  }
+  sim_coll *k;
+  if ((rc = sim_coll_grouped(fc, op, 1, &gs, &k))) return rc;
+  if ((rc = sim_coll_blocks(fc, op, k, d, gs, 0))) return rc;
   st->data = k;
   st->run = sim_run_reduce_scatter;
   return XRT_OK;
@@ -11878,26 +11891,9 @@ static xrt_status sim_lower_all_gather(sim_fcc *fc, const xrt_ir_op *op,
   int64_t d;
   xrt_status rc = sim_coll_check_values(fc, op, nops);
   if (rc || (rc = sim_coll_dim(fc, op, "all_gather_dim", &d))) return rc;
-  sim_coll *k = sim_coll_new(fc, op, nops);
-  int mode;
-  if (!k) return XRT_RESOURCE_EXHAUSTED;
-  if ((rc = sim_pg_mode3(fc, op, &mode)) ||
-      (rc = sim_pg_groups(fc, op, k, mode, 1, &gs)))
-    return rc;
-  int64_t *outer = (int64_t *)(uintptr_t)k->outer;
-  int64_t *inner = (int64_t *)(uintptr_t)k->inner;
-  for (int32_t j = 0; j < nops; j++) {
-    const xrt_shape *in = sim_shape(fc, op->operands[j]);
-    const xrt_shape *out = sim_shape(fc, op->results[j]);
-    for (int32_t i = 0; i < in->rank; i++)
-      if (out->dims[i] != in->dims[i] * (i == d ? gs : 1))
-        return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "%s: "
-                           "result %d must be operand %d with dimension %lld "
-                           "times the group size %d", op->name, (int)j,
-                           (int)j, (long long)d, (int)gs);
-    outer[j] = sim_dims_prod(in, 0, (int32_t)d);
-    inner[j] = sim_dims_prod(in, (int32_t)d, in->rank);
-  }
+  sim_coll *k;
+  if ((rc = sim_coll_grouped(fc, op, 0, &gs, &k))) return rc;
+  if ((rc = sim_coll_blocks(fc, op, k, d, gs, 1))) return rc;
   st->data = k;
   st->run = sim_run_all_gather;
   return XRT_OK;
@@ -12040,14 +12036,8 @@ static xrt_status sim_lower_collective_permute(sim_fcc *fc,
                                                const xrt_ir_op *op,
                                                sim_step *st) {
   int32_t nops = op->num_operands;
-  xrt_status rc = sim_coll_check_values(fc, op, nops);
+  xrt_status rc = sim_coll_check_same_size(fc, op, nops);
   if (rc) return rc;
-  for (int32_t j = 0; j < nops; j++)
-    if (sim_numel(sim_shape(fc, op->operands[j])) !=
-        sim_numel(sim_shape(fc, op->results[j])))
-      return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "%s: result "
-                         "%d must have operand %d's shape", op->name, (int)j,
-                         (int)j);
   sim_coll *k = sim_coll_new(fc, op, nops);
   if (!k) return XRT_RESOURCE_EXHAUSTED;
   int mode = sim_channel_id(op) > 0 ? SIM_PG_PARTITION : SIM_PG_REPLICA;
@@ -12129,14 +12119,8 @@ static xrt_status sim_lower_collective_broadcast(sim_fcc *fc,
                          "has_dynamic_root takes the data operands and a "
                          "tensor<%dxi32> of roots", op->name, (int)nd);
   }
-  xrt_status rc = sim_coll_check_values(fc, op, nd);
+  xrt_status rc = sim_coll_check_same_size(fc, op, nd);
   if (rc) return rc;
-  for (int32_t j = 0; j < nd; j++)
-    if (sim_numel(sim_shape(fc, op->operands[j])) !=
-        sim_numel(sim_shape(fc, op->results[j])))
-      return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "%s: result "
-                         "%d must have operand %d's shape", op->name, (int)j,
-                         (int)j);
   sim_coll *k = sim_coll_new(fc, op, nops);
   if (!k) return XRT_RESOURCE_EXHAUSTED;
   int mode = sim_channel_id(op) > 0 ? SIM_PG_PARTITION : SIM_PG_REPLICA;
@@ -12437,15 +12421,6 @@ static xrt_status sim_launch_own(struct sim_launch *l, sim_part *part,
   part->device = a->device;
   l->joined = 1;
   return XRT_OK;
-}
-
-static void sim_launch_own_end(sim_client *c, struct sim_launch *l) {
-  for (sim_msg *m = l->msgs, *next; m; m = next) { /* never received */
-    next = m->next;
-    c->al.free(c->al.self, m);
-  }
-  pthread_cond_destroy(&l->cv);
-  pthread_mutex_destroy(&l->mu);
 }
 
 /* collective_reduce: an all_reduce whose result only the first member of
