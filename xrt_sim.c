@@ -4825,6 +4825,32 @@ static xrt_status sim_run_gather(const sim_step *st, void **vals,
   return XRT_OK;
 }
 
+/* The dimension numbers gather and scatter share, in this order: window
+ * dimensions of W (the result or the updates), collapsed / inserted
+ * dimensions of O, batching dimensions of O and of I, and the map from
+ * index vector entries to dimensions of O; plus index_vector_dim. */
+typedef struct sim_ixdn {
+  const int64_t *f[5];
+  int64_t n[5], ivd;
+} sim_ixdn;
+
+/* Reads the fields named in names[] into *x and checks them against the
+ * operand O, the indices I and W; 0 when they are inconsistent. */
+static int sim_ix_read_dn(const xrt_ir_attr *dn, const char *const names[5],
+                          const xrt_shape *O, const xrt_shape *I,
+                          const xrt_shape *W, sim_ixdn *x) {
+  for (int k = 0; k < 5; k++) x->f[k] = sim_ix_field(dn, names[k], &x->n[k]);
+  x->ivd = sim_ix_field_int(dn, "index_vector_dim");
+  if (x->ivd < 0 || x->ivd > I->rank) return 0;
+  int64_t nvec = x->ivd < I->rank ? I->dims[x->ivd] : 1;
+  const int64_t ranks[5] = {W->rank, O->rank, O->rank, I->rank, O->rank};
+  for (int k = 0; k < 5; k++)
+    if (!sim_ix_dims_ok(x->f[k], x->n[k], ranks[k])) return 0;
+  return x->n[4] == nvec && x->n[2] == x->n[3] &&
+         x->n[0] + x->n[1] + x->n[2] == O->rank &&
+         W->rank == x->n[0] + I->rank - (x->ivd < I->rank);
+}
+
 typedef struct sim_gdims {
   const int64_t *od, *csd, *obd, *sibd, *sim;
   int64_t nod, ncsd, nobd, nsibd, nsim, ivd;
@@ -4836,23 +4862,19 @@ static xrt_status sim_gather_dims(sim_fcc *fc, const xrt_ir_op *op,
   const xrt_shape *O = sim_shape(fc, op->operands[0]);
   const xrt_shape *I = sim_shape(fc, op->operands[1]);
   const xrt_shape *R = sim_shape(fc, op->results[0]);
+  static const char *const names[5] = {
+      "offset_dims", "collapsed_slice_dims", "operand_batching_dims",
+      "start_indices_batching_dims", "start_index_map"};
+  sim_ixdn x;
   if (!dn) return sim_ix_bad(fc, op, "dimension_numbers");
-  d->od = sim_ix_field(dn, "offset_dims", &d->nod);
-  d->csd = sim_ix_field(dn, "collapsed_slice_dims", &d->ncsd);
-  d->obd = sim_ix_field(dn, "operand_batching_dims", &d->nobd);
-  d->sibd = sim_ix_field(dn, "start_indices_batching_dims", &d->nsibd);
-  d->sim = sim_ix_field(dn, "start_index_map", &d->nsim);
-  d->ivd = sim_ix_field_int(dn, "index_vector_dim");
-  int64_t nvec = d->ivd < I->rank ? I->dims[d->ivd] : 1;
-  if (d->ivd < 0 || d->ivd > I->rank || d->nsim != nvec ||
-      !sim_ix_dims_ok(d->od, d->nod, R->rank) ||
-      !sim_ix_dims_ok(d->csd, d->ncsd, O->rank) ||
-      !sim_ix_dims_ok(d->obd, d->nobd, O->rank) ||
-      !sim_ix_dims_ok(d->sibd, d->nsibd, I->rank) ||
-      !sim_ix_dims_ok(d->sim, d->nsim, O->rank) || d->nobd != d->nsibd ||
-      d->nod + d->ncsd + d->nobd != O->rank ||
-      R->rank != d->nod + I->rank - (d->ivd < I->rank))
-    return sim_ix_bad(fc, op, "dimension numbers");
+  int ok = sim_ix_read_dn(dn, names, O, I, R, &x);
+  d->od = x.f[0], d->nod = x.n[0];
+  d->csd = x.f[1], d->ncsd = x.n[1];
+  d->obd = x.f[2], d->nobd = x.n[2];
+  d->sibd = x.f[3], d->nsibd = x.n[3];
+  d->sim = x.f[4], d->nsim = x.n[4];
+  d->ivd = x.ivd;
+  if (!ok) return sim_ix_bad(fc, op, "dimension numbers");
   if (!sim_ix_is_int(I->dtype))
     return sim_unsupported_type(fc, op, I->dtype);
   return XRT_OK;
@@ -4937,7 +4959,7 @@ static xrt_status sim_gather_plan(sim_fcc *fc, const xrt_ir_op *op,
 
 static xrt_status sim_lower_gather(sim_fcc *fc, const xrt_ir_op *op,
                                    sim_step *st) {
-  sim_gdims d;
+  sim_gdims d = {0};
   const int64_t *S;
   int64_t ns;
   if (op->num_operands != 2) return sim_ix_bad(fc, op, "operands");
@@ -5006,7 +5028,7 @@ static xrt_status sim_ix_wrap_check(sim_fcc *fc, const xrt_ir_op *op,
  * the op runs. */
 static xrt_status sim_lower_dynamic_gather(sim_fcc *fc, const xrt_ir_op *op,
                                            sim_step *st) {
-  sim_gdims d;
+  sim_gdims d = {0};
   if (op->num_operands != 3) return sim_ix_bad(fc, op, "operands");
   xrt_status rc = sim_gather_dims(fc, op, &d);
   if (rc) return rc;
@@ -5125,23 +5147,19 @@ static xrt_status sim_scatter_dims(sim_fcc *fc, const xrt_ir_op *op,
   const xrt_shape *O = sim_shape(fc, op->operands[0]);
   const xrt_shape *I = sim_shape(fc, op->operands[n]);
   const xrt_shape *U = sim_shape(fc, op->operands[n + 1]);
+  static const char *const names[5] = {
+      "update_window_dims", "inserted_window_dims", "input_batching_dims",
+      "scatter_indices_batching_dims", "scatter_dims_to_operand_dims"};
+  sim_ixdn x;
   if (!dn) return sim_ix_bad(fc, op, "scatter_dimension_numbers");
-  d->uwd = sim_ix_field(dn, "update_window_dims", &d->nuwd);
-  d->iwd = sim_ix_field(dn, "inserted_window_dims", &d->niwd);
-  d->ibd = sim_ix_field(dn, "input_batching_dims", &d->nibd);
-  d->sibd = sim_ix_field(dn, "scatter_indices_batching_dims", &d->nsibd);
-  d->sdod = sim_ix_field(dn, "scatter_dims_to_operand_dims", &d->nsdod);
-  d->ivd = sim_ix_field_int(dn, "index_vector_dim");
-  int64_t nvec = d->ivd < I->rank ? I->dims[d->ivd] : 1;
-  if (d->ivd < 0 || d->ivd > I->rank || d->nsdod != nvec ||
-      !sim_ix_dims_ok(d->uwd, d->nuwd, U->rank) ||
-      !sim_ix_dims_ok(d->iwd, d->niwd, O->rank) ||
-      !sim_ix_dims_ok(d->ibd, d->nibd, O->rank) ||
-      !sim_ix_dims_ok(d->sibd, d->nsibd, I->rank) ||
-      !sim_ix_dims_ok(d->sdod, d->nsdod, O->rank) || d->nibd != d->nsibd ||
-      d->nuwd + d->niwd + d->nibd != O->rank ||
-      U->rank != d->nuwd + I->rank - (d->ivd < I->rank))
-    return sim_ix_bad(fc, op, "scatter_dimension_numbers");
+  int ok = sim_ix_read_dn(dn, names, O, I, U, &x);
+  d->uwd = x.f[0], d->nuwd = x.n[0];
+  d->iwd = x.f[1], d->niwd = x.n[1];
+  d->ibd = x.f[2], d->nibd = x.n[2];
+  d->sibd = x.f[3], d->nsibd = x.n[3];
+  d->sdod = x.f[4], d->nsdod = x.n[4];
+  d->ivd = x.ivd;
+  if (!ok) return sim_ix_bad(fc, op, "scatter_dimension_numbers");
   if (!sim_ix_is_int(I->dtype))
     return sim_unsupported_type(fc, op, I->dtype);
   return XRT_OK;
@@ -5186,7 +5204,7 @@ static xrt_status sim_lower_scatter(sim_fcc *fc, const xrt_ir_op *op,
   if (n < 1 || n > SIM_IX_MAXN || op->num_operands != 2 * n + 1 ||
       op->num_regions != 1)
     return sim_ix_bad(fc, op, "operands");
-  sim_sdims d;
+  sim_sdims d = {0};
   xrt_status rc = sim_scatter_dims(fc, op, &d, n);
   if (rc) return rc;
   sim_scatter *s = (sim_scatter *)sim_palloc(fc, sizeof *s);
