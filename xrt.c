@@ -124,6 +124,8 @@ static xrt_status xrt__fail_plugin(xrt_status code, const char *plugin,
                                   what);                                    \
   } while (0)
 
+#include "_dev/log_trace.inc"  /* XRT_DEV_INCLUDE */
+
 /* ======================================================================
  * 3. Memory
  * ==================================================================== */
@@ -6091,6 +6093,8 @@ static xrt_status xrt__plugin_validate(const xrt_plugin_api *api,
   return XRT_OK;
 }
 
+#include "_dev/plugins.inc"  /* XRT_DEV_INCLUDE */
+
 /* ======================================================================
  * 8. Handles
  *
@@ -10510,6 +10514,8 @@ void xrt_client_release(xrt_client *client) {
   if (c) xrt__client_free(c);
 }
 
+#include "_dev/variables.inc"  /* XRT_DEV_INCLUDE */
+
 /* ======================================================================
  * 14. NumPy files
  * ==================================================================== */
@@ -10959,3 +10965,6 @@ xrt_status xrt_buffer_to_npy(xrt_buffer *buffer, const char *path) {
   free(data);
   return s;
 }
+
+
+#include "_dev/dlpack.inc"  /* XRT_DEV_INCLUDE */

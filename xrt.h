@@ -89,6 +89,71 @@ typedef struct xrt_allocator {
 xrt_allocator xrt_allocator_system(void);
 
 /* ======================================================================
+ * Logging and tracing
+ *
+ * Logging: the environment variable XRT_LOG=level[,component...] (read
+ * once, at the first xrt call that logs) sets the level ("off", "error",
+ * "warn", "info", "debug", "trace"; default "warn") for every component,
+ * or only for the named ones ("debug,compile,exec").  Messages go to
+ * stderr as "xrt <level> <component>: message" unless the embedding
+ * program installs a callback.  Components: "core", "parse", "compile",
+ * "exec", "buffer", "plugin", "var", "cache", and plugins' own names.
+ *
+ * Tracing: XRT_TRACE=file.json (read at the first client creation), or
+ * xrt_trace_start, records a Chrome trace-event file (it opens in
+ * Perfetto and chrome://tracing) with one track per device: transfers,
+ * executions (named after the program's entry and module), collectives
+ * (reported by the plugin), reshards, compiles and cache hits.  The file
+ * is complete JSON once tracing stops (xrt_trace_stop, or process exit).
+ * ==================================================================== */
+
+typedef enum xrt_log_level {
+  XRT_LOG_OFF = 0,
+  XRT_LOG_ERROR = 1,
+  XRT_LOG_WARN = 2,
+  XRT_LOG_INFO = 3,
+  XRT_LOG_DEBUG = 4,
+  XRT_LOG_TRACE = 5
+} xrt_log_level;
+
+/* Receives one log message (borrowed strings, valid during the call).  It
+ * may be called from any thread, concurrently; it must not call xrt. */
+typedef void (*xrt_log_fn)(void *user, xrt_log_level level,
+                           const char *component, const char *message);
+
+/* Sends log messages to fn (NULL: back to stderr).  Thread-safe. */
+void xrt_log_set_callback(xrt_log_fn fn, void *user);
+
+/* Sets levels from a string in XRT_LOG's syntax ("info", "debug,exec").
+ * XRT_INVALID_ARGUMENT (nothing changed) for an unknown level.
+ * Thread-safe. */
+xrt_status xrt_log_configure(const char *spec);
+
+/* Whether a message of this level from component would be emitted.
+ * Thread-safe. */
+bool xrt_log_enabled(xrt_log_level level, const char *component);
+
+/* Emits a printf-style message (for the embedding program and plugins
+ * sharing xrt's log).  Thread-safe. */
+void xrt_log(xrt_log_level level, const char *component, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Starts writing a trace to path (replacing a trace in progress, which is
+ * finished first).  XRT_NOT_FOUND / XRT_PERMISSION_DENIED when the file
+ * cannot be created.  Thread-safe. */
+xrt_status xrt_trace_start(const char *path);
+
+/* Finishes the trace in progress (writes the closing bracket and closes the
+ * file); nothing when none is.  Thread-safe. */
+xrt_status xrt_trace_stop(void);
+
+/* Whether a trace is being recorded. Thread-safe. */
+bool xrt_trace_enabled(void);
+
+/* ======================================================================
  * Element types and shapes
  * ==================================================================== */
 
@@ -367,15 +432,40 @@ typedef struct xrt_device xrt_device;         /* borrowed from its client */
 typedef struct xrt_buffer xrt_buffer;         /* an array resident on one device */
 typedef struct xrt_program xrt_program;       /* a parsed, verified module */
 typedef struct xrt_executable xrt_executable; /* a program compiled for a client */
+typedef struct xrt_context xrt_context;       /* a registry of device plugins */
+typedef struct xrt_plugin xrt_plugin;         /* one plugin, borrowed from its context */
+typedef struct xrt_variable xrt_variable;     /* a named sharded array that persists */
+typedef struct xrt_plugin_api xrt_plugin_api; /* a plugin's function table */
+typedef struct xrt_compile_options xrt_compile_options;
 
 /* ======================================================================
  * Clients and devices
  * ==================================================================== */
 
+/* Where this process sits in a multi-process job (PyTorch/XLA's
+ * DevicePlugin topology).  A field of -1 is read from the environment:
+ * process_index from RANK, process_count from WORLD_SIZE, local_rank from
+ * LOCAL_RANK, local_world_size from LOCAL_WORLD_SIZE, host_index from
+ * XRT_HOST_INDEX, else GROUP_RANK, else NODE_RANK; absent variables give
+ * 0, 1, 0, 1 and 0.  Inconsistent values (index >= count, negative) are
+ * XRT_INVALID_ARGUMENT at client creation, naming the field and where it
+ * came from. */
+typedef struct xrt_topology {
+  int process_index, process_count;
+  int host_index;
+  int local_rank, local_world_size;
+} xrt_topology;
+
 typedef struct xrt_client_options {
-  /* Name of the device plugin: "sim" (the built-in simulator) is the default.
-   * NULL means the default. */
+  /* Name of the device plugin in the context: "sim" (the built-in
+   * simulator) is the default.  NULL means the default. */
   const char *plugin;
+  /* The plugin registry to find it in; NULL: the process's default
+   * context (the built-in plugins plus those XRT_PLUGINS names, created on
+   * first use).  A context outlives its clients. */
+  xrt_context *context;
+  /* Filled with -1 (from the environment) by xrt_client_options_init. */
+  xrt_topology topology;
   /* Number of devices the simulator exposes (default 1; 1..1024). */
   int num_devices;
   /* Memory per simulated device in bytes (default 4 GiB). */
@@ -404,6 +494,32 @@ void xrt_client_release(xrt_client *client);
 
 /* Name of the plugin serving the client ("sim"); borrowed. Thread-safe. */
 const char *xrt_client_platform(const xrt_client *client);
+
+/* The plugin serving the client (borrowed from its context). Thread-safe. */
+xrt_plugin *xrt_client_plugin(const xrt_client *client);
+
+/* The client's process topology, as resolved at creation. Thread-safe. */
+xrt_status xrt_client_topology(const xrt_client *client, xrt_topology *out);
+
+/* Counters of the device work a client has done (monotonic, except
+ * device_bytes_in_use).  Tests use them to prove that an operation did no
+ * work (a no-op reshard moves none of them). */
+typedef struct xrt_client_stats {
+  uint64_t device_allocations;   /* device memory blocks allocated */
+  uint64_t device_frees;         /* ... and freed */
+  uint64_t device_bytes_in_use;  /* bytes allocated and not yet freed */
+  uint64_t device_copies;        /* device-to-device copies */
+  uint64_t device_bytes_copied;
+  uint64_t host_to_device;       /* transfers from host memory */
+  uint64_t device_to_host;       /* transfers to host memory */
+  uint64_t executions;           /* participants run (one per device) */
+  uint64_t compiles;             /* programs compiled by the plugin */
+  uint64_t compile_cache_hits;   /* compiles answered from a cache */
+} xrt_client_stats;
+
+/* Reads the client's counters. Thread-safe. */
+xrt_status xrt_client_get_stats(const xrt_client *client,
+                                xrt_client_stats *out);
 
 /* Number of devices. -1 for an invalid client. Thread-safe. */
 int xrt_client_device_count(const xrt_client *client);
@@ -446,6 +562,166 @@ xrt_status xrt_device_attribute_find(const xrt_device *device,
                                      const char *name, xrt_attribute *out);
 
 /* ======================================================================
+ * Contexts and plugins
+ *
+ * A context is a registry of device plugins; clients are created from it
+ * (xrt_client_options.context).  Plugins come from a statically linked
+ * table (xrt_context_register_plugin), a shared library by path, the
+ * environment variable XRT_PLUGINS ("name:path,name:path"), or a
+ * directory scan.  A shared library exports one symbol,
+ * xrt_plugin_get_api (XRT_PLUGIN_ENTRY_SYMBOL), returning its function
+ * table (see "Plugin ABI" below).  Loading is checked: the file must
+ * exist and be a loadable library with that symbol, the table's
+ * struct_size and ABI version must be in range (same major, minor at
+ * least XRT_PLUGIN_ABI_MIN_MINOR), and every failure says which of these
+ * it was, with the dynamic loader's own reason.  No plugin client is
+ * created until a client asks for it.
+ * ==================================================================== */
+
+typedef struct xrt_context_options {
+  /* Host allocator for the context's own records. */
+  xrt_allocator allocator;
+  /* Register the plugins compiled into this program ("sim" when
+   * xrt_sim.c is linked).  Default true. */
+  bool builtin_plugins;
+  /* Load the plugins XRT_PLUGINS names at creation (a failure fails the
+   * creation, with the entry named).  Default true. */
+  bool env_plugins;
+} xrt_context_options;
+
+/* Fills *options with defaults. Thread-safe. */
+void xrt_context_options_init(xrt_context_options *options);
+
+/* Creates a context (options may be NULL).  The caller owns *out_context.
+ * Thread-safe. */
+xrt_status xrt_context_create(const xrt_context_options *options,
+                              xrt_context **out_context);
+
+/* Releases the context and unloads its plugins.  XRT_FAILED_PRECONDITION
+ * (nothing released) while a client created from it is alive.  NULL is
+ * ignored.  Not thread-safe with other calls on the same context. */
+xrt_status xrt_context_release(xrt_context *context);
+
+/* Registers a statically linked plugin table under name (NULL: the
+ * table's own name).  The table is validated as a loaded one is.
+ * *out_plugin (may be NULL) is borrowed from the context.  Registering
+ * the same table under the same name again returns the existing
+ * registration; another table under a taken name is XRT_ALREADY_EXISTS.
+ * Thread-safe. */
+xrt_status xrt_context_register_plugin(xrt_context *context, const char *name,
+                                       const xrt_plugin_api *api,
+                                       xrt_plugin **out_plugin);
+
+/* Loads a plugin from a shared library (dlopen).  name NULL: the table's
+ * own name.  Loading the same file again (by any path that resolves to
+ * it) returns the same registration.  Errors: XRT_NOT_FOUND (no such
+ * file, or no xrt_plugin_get_api symbol), XRT_INVALID_ARGUMENT (not a
+ * loadable library: the loader's message is included),
+ * XRT_FAILED_PRECONDITION (ABI version or table size out of range: both
+ * versions and the rule are named), XRT_ALREADY_EXISTS (name taken by
+ * another plugin).  Thread-safe. */
+xrt_status xrt_context_load_plugin(xrt_context *context, const char *name,
+                                   const char *path, xrt_plugin **out_plugin);
+
+/* Loads every "name:path" entry of spec (comma-separated; NULL: the
+ * value of XRT_PLUGINS; empty or unset: nothing).  Stops at the first
+ * failure, naming the entry.  Thread-safe. */
+xrt_status xrt_context_load_env(xrt_context *context, const char *spec);
+
+/* Loads every file of dir whose name ends in ".so" (".dylib", ".dll"
+ * elsewhere) and exports xrt_plugin_get_api; other files are skipped (and
+ * logged).  *out_loaded (may be NULL) counts the plugins registered.  A
+ * library with the symbol that fails validation fails the scan.
+ * Thread-safe. */
+xrt_status xrt_context_scan_directory(xrt_context *context, const char *dir,
+                                      int *out_loaded);
+
+/* Unloads a plugin (dlclose for a loaded library); its handle becomes
+ * invalid.  XRT_FAILED_PRECONDITION while any client of it is alive (its
+ * buffers and executables die with their client).  Thread-safe. */
+xrt_status xrt_context_unload_plugin(xrt_context *context, xrt_plugin *plugin);
+
+/* The plugins of a context, in registration order (borrowed). */
+int xrt_context_plugin_count(const xrt_context *context);
+xrt_plugin *xrt_context_plugin(const xrt_context *context, int index);
+/* By name; NULL with XRT_NOT_FOUND if absent. Thread-safe. */
+xrt_plugin *xrt_context_find_plugin(const xrt_context *context,
+                                    const char *name);
+
+/* Plugin capabilities (xrt_plugin_info.capabilities bits). */
+#define XRT_CAP_ASYNC (1u << 0)           /* devices run concurrently */
+#define XRT_CAP_MULTI_DEVICE (1u << 1)    /* launches over several devices */
+#define XRT_CAP_COLLECTIVES (1u << 2)     /* collective ops, send/recv */
+#define XRT_CAP_EXCLUSIVE (1u << 3)       /* one client per device at a time */
+#define XRT_CAP_FAULT_INJECTION (1u << 4) /* inject_fault works */
+#define XRT_CAP_HOST_MEMORY (1u << 5)     /* device memory is host-addressable */
+
+/* What a plugin says of itself, before any client exists.  Strings are
+ * borrowed from the plugin and live until it is unloaded. */
+typedef struct xrt_plugin_info {
+  const char *name;             /* registration name */
+  const char *path;             /* library path; "" for a linked table */
+  const char *platform_name;    /* "sim" */
+  const char *platform_version; /* the plugin's own version */
+  uint32_t abi_major, abi_minor;/* of the table it was built against */
+  const char *stablehlo_min;    /* StableHLO versions it accepts, "1.0.0" */
+  const char *stablehlo_max;
+  uint32_t capabilities;        /* XRT_CAP_* */
+  uint64_t dtypes;              /* bit (1 << xrt_dtype) per supported type */
+  int num_attributes;           /* platform attributes */
+  const xrt_attribute *attributes;
+} xrt_plugin_info;
+
+/* Fills *out (all of it, with defaults for what an older plugin does not
+ * report: every dtype, no capabilities, StableHLO "0.0.0".."<xrt's>").
+ * Thread-safe. */
+xrt_status xrt_plugin_get_info(const xrt_plugin *plugin, xrt_plugin_info *out);
+
+/* The StableHLO version xrt's parser implements ("1.8.0" style); a program
+ * may state its own with the module attribute stablehlo.version = "X.Y.Z"
+ * (absent: this one).  Thread-safe. */
+const char *xrt_stablehlo_version(void);
+
+/* ---- asking a plugin before compiling ---- */
+
+typedef enum xrt_support {
+  XRT_SUPPORT_YES = 0,   /* every op is supported */
+  XRT_SUPPORT_MAYBE = 1, /* the plugin cannot tell for some op */
+  XRT_SUPPORT_NO = 2     /* some op (or the program's version) is not */
+} xrt_support;
+
+/* An op the plugin refused or could not judge. */
+typedef struct xrt_support_issue {
+  const char *op;       /* "stablehlo.dot_general"; "module" for the version */
+  const char *file;     /* the op's location in the program */
+  int32_t line, col;
+  xrt_support verdict;  /* NO or MAYBE */
+  const char *reason;   /* the plugin's words ("f64 is not supported") */
+} xrt_support_issue;
+
+typedef struct xrt_support_report xrt_support_report;
+
+/* Asks the client's plugin whether it can run the program's entry (and
+ * every function it calls), without compiling: the StableHLO version
+ * against the plugin's range, then every op through the plugin's
+ * op_support (a plugin without it answers MAYBE for every op).  options
+ * may be NULL (entry "main").  The caller owns *out_report.
+ * Thread-safe. */
+xrt_status xrt_client_query_support(xrt_client *client,
+                                    const xrt_program *program,
+                                    const xrt_compile_options *options,
+                                    xrt_support_report **out_report);
+/* The overall answer: NO if any issue is NO, else MAYBE if any, else
+ * YES.  Thread-safe. */
+xrt_support xrt_support_report_verdict(const xrt_support_report *report);
+/* The issues, in program order (borrowed from the report). */
+int xrt_support_report_count(const xrt_support_report *report);
+const xrt_support_issue *xrt_support_report_issue(
+    const xrt_support_report *report, int index);
+/* NULL is ignored.  Not thread-safe with other calls on the report. */
+void xrt_support_report_release(xrt_support_report *report);
+
+/* ======================================================================
  * Buffers
  * ==================================================================== */
 
@@ -486,6 +762,35 @@ xrt_status xrt_buffer_from_npy(xrt_client *client, xrt_device *device,
  * bf16, sub-byte and f8/f6/f4 types have no NumPy code: XRT_UNIMPLEMENTED.
  * Thread-safe (for different paths). */
 xrt_status xrt_buffer_to_npy(xrt_buffer *buffer, const char *path);
+
+/* ---- DLPack exchange (dlpack.h's DLManagedTensor, DLPack 0.x ABI) ----
+ *
+ * xrt.h does not include dlpack.h; include it yourself to use the struct.
+ * Element types map both ways for bool, int8..64, uint8..64, float16/32/64,
+ * bfloat16 and complex64/128; others are XRT_UNIMPLEMENTED. */
+struct DLManagedTensor;
+
+/* Exports the buffer (after it is ready) as a DLManagedTensor owned by the
+ * caller, who calls its deleter once done.  When the plugin's device
+ * memory is host-addressable (the simulator's is), the tensor points into
+ * the buffer itself (device kDLCPU, zero copy) and keeps the buffer's
+ * memory alive until the deleter runs, even after xrt_buffer_release; the
+ * consumer must not write to it (xrt buffers are immutable).  Otherwise
+ * the data is copied to host memory the tensor owns.  Thread-safe. */
+xrt_status xrt_buffer_to_dlpack(xrt_buffer *buffer,
+                                struct DLManagedTensor **out_tensor);
+
+/* Imports a kDLCPU (or kDLCUDAHost) tensor onto device.  On success xrt
+ * owns the tensor and calls its deleter exactly once, when it no longer
+ * needs the memory: at once after copying, or, zero-copy (the tensor is
+ * dense row-major, suitably aligned, and the plugin can adopt host
+ * memory), when the buffer's memory is freed.  The producer must not
+ * write to the memory while xrt holds it.  On failure the caller still
+ * owns the tensor (its deleter has not been called).  Strided tensors are
+ * copied (compacted); byte_offset is honoured.  Thread-safe. */
+xrt_status xrt_buffer_from_dlpack(xrt_client *client, xrt_device *device,
+                                  struct DLManagedTensor *tensor,
+                                  xrt_buffer **out_buffer);
 
 /* ======================================================================
  * Events and asynchronous work
@@ -566,6 +871,25 @@ xrt_status xrt_buffer_copy_to_device_async(xrt_buffer *buffer,
  * buffer stay usable.  XRT_UNIMPLEMENTED if the plugin cannot inject
  * faults.  Thread-safe. */
 xrt_status xrt_device_inject_fault(xrt_device *device, int64_t after_steps);
+
+/* What a finer-grained injected fault hits. */
+typedef enum xrt_fault_kind {
+  XRT_FAULT_KERNEL = 0,     /* a kernel of an execution on the device */
+  XRT_FAULT_TRANSFER = 1,   /* a host<->device transfer or a device copy
+                               from or to the device */
+  XRT_FAULT_COLLECTIVE = 2, /* a collective op the device takes part in */
+  XRT_FAULT_ALLOC = 3       /* a device memory allocation on the device:
+                               fails as out of memory */
+} xrt_fault_kind;
+
+/* Makes the device fail the (after + 1)-th operation of the given kind
+ * from now (after = 0: the next one), once; the message names the device
+ * and the operation.  Operations that do not depend on it, and buffers
+ * and variables it did not touch, stay valid.  after < 0 cancels a
+ * pending fault of that kind.  XRT_UNIMPLEMENTED if the plugin cannot.
+ * Thread-safe. */
+xrt_status xrt_device_inject_fault_kind(xrt_device *device,
+                                        xrt_fault_kind kind, int64_t after);
 
 /* ======================================================================
  * Programs and compilation
@@ -917,6 +1241,133 @@ int xrt_pmap_num_compiled(const xrt_pmap *pmap);
 void xrt_pmap_release(xrt_pmap *pmap);
 
 /* ======================================================================
+ * Variables
+ *
+ * A variable is one named logical array that lives on a set of devices
+ * under a sharding spec and persists between executions (a model's
+ * parameters).  Its format is (spec, device list); its format key is a
+ * stable 64-bit fingerprint of that format and the logical shape: equal
+ * keys mean identical layouts.  A reshard moves variables to a new format
+ * by device-to-device copies of only the pieces that must move, and is
+ * atomic over all the variables of the call.  Each variable has a lock:
+ * executes and reshards of the same variable are serialised, those of
+ * different variables run in parallel.  Variables need distinct devices
+ * in their device lists.
+ * ==================================================================== */
+
+/* A target layout: spec over devices[0..num_devices) in mesh order. */
+typedef struct xrt_variable_format {
+  const xrt_sharding_spec *spec;
+  xrt_device *const *devices;
+  int num_devices;
+} xrt_variable_format;
+
+/* The format key a variable of this shape would have in this format (0 if
+ * the format is invalid for the shape).  Thread-safe. */
+uint64_t xrt_variable_format_key_of(const xrt_shape *logical,
+                                    const xrt_variable_format *format);
+
+/* Creates a variable from a dense row-major host array (data must hold
+ * xrt_shape_bytes(logical) bytes).  name is copied (for messages and
+ * traces).  The caller owns *out_variable. Thread-safe. */
+xrt_status xrt_variable_create(xrt_client *client, const char *name,
+                               const xrt_shape *logical, const void *data,
+                               const xrt_variable_format *format,
+                               xrt_variable **out_variable);
+
+/* Creates a variable that takes over a sharded array's pieces (no copy):
+ * on success the array handle is consumed (released); on failure the
+ * caller still owns it.  Thread-safe. */
+xrt_status xrt_variable_from_array(const char *name, xrt_sharded_array *array,
+                                   xrt_variable **out_variable);
+
+/* Releases the variable and its device memory, after any execute or
+ * reshard of it in progress.  NULL is ignored, a stale handle is reported.
+ * Thread-safe. */
+xrt_status xrt_variable_release(xrt_variable *variable);
+
+/* Accessors (borrowed results; consistent snapshots under the variable's
+ * lock).  Thread-safe. */
+const char *xrt_variable_name(const xrt_variable *variable);
+xrt_status xrt_variable_shape(const xrt_variable *variable, xrt_shape *out);
+xrt_status xrt_variable_spec(const xrt_variable *variable,
+                             xrt_sharding_spec *out);
+int xrt_variable_num_devices(const xrt_variable *variable);
+xrt_device *xrt_variable_device(const xrt_variable *variable, int index);
+uint64_t xrt_variable_format_key(const xrt_variable *variable); /* 0: invalid */
+
+/* Assembles the logical array into host memory (dst_bytes at least its
+ * size). Thread-safe. */
+xrt_status xrt_variable_to_host(xrt_variable *variable, void *dst,
+                                size_t dst_bytes);
+
+typedef struct xrt_reshard_options {
+  /* Move the data through host memory instead of device-to-device
+   * copies (for plugins whose devices cannot copy to each other). */
+  bool via_host;
+} xrt_reshard_options;
+
+/* Fills *options with defaults. Thread-safe. */
+void xrt_reshard_options_init(xrt_reshard_options *options);
+
+/* Moves variables[i] to formats[i], for i < count, as one atomic step:
+ * either every variable ends in its new format with its values, or every
+ * one keeps its old format and data (an invalid format, memory
+ * exhaustion, a device fault: the first error is returned).  A variable
+ * already in its target format costs nothing (no allocation, no copy);
+ * a call where all are is a few hundred nanoseconds.  Pieces that stay on
+ * their device in the same place are kept, not copied.  When a device
+ * cannot hold the old and new pieces at once, old pieces whose data has
+ * already been copied everywhere it is needed are freed early; when even
+ * that cannot make room, the call fails with XRT_RESOURCE_EXHAUSTED and
+ * nothing changes.  A variable may appear once per call.  options may be
+ * NULL.  Synchronous.  Thread-safe. */
+xrt_status xrt_variables_reshard(xrt_variable *const *variables,
+                                 const xrt_variable_format *formats, int count,
+                                 const xrt_reshard_options *options);
+
+/* One argument of xrt_execute_variables: exactly one of the two set. */
+typedef struct xrt_variable_arg {
+  xrt_variable *variable;
+  xrt_sharded_array *array;
+} xrt_variable_arg;
+
+/* Runs the executable like xrt_execute_sharded over arguments that are
+ * variables or sharded arrays (all spanning the same devices in the same
+ * order).  updates[k] (updates may be NULL: none) is the index of a
+ * variable argument that output k replaces (donation: the variable takes
+ * over the output's pieces and keeps its format; the output's per-device
+ * shape must equal the variable's piece shape), or -1: output k is
+ * returned in outputs[k] as a new sharded array (outputs[k] is NULL for
+ * updating outputs).  Waits for the execution.  On failure no variable
+ * changes and no output is returned.  The variables involved are locked
+ * for the call (in a global order, so concurrent calls cannot deadlock).
+ * Thread-safe. */
+xrt_status xrt_execute_variables(xrt_executable *executable,
+                                 const xrt_variable_arg *args, int num_args,
+                                 const int *updates,
+                                 xrt_sharded_array **outputs, int num_outputs,
+                                 const xrt_execute_options *options);
+
+/* Writes the whole logical array as a .npy file (as xrt_buffer_to_npy),
+ * atomically: to a temporary file beside path, renamed over it only when
+ * complete.  Thread-safe. */
+xrt_status xrt_variable_save(xrt_variable *variable, const char *path);
+
+/* Replaces the variable's values with a .npy file's (same dtype and
+ * shape, else XRT_INVALID_ARGUMENT naming both); the format is kept.  Any
+ * error (missing, truncated, not .npy, other type or shape, device
+ * failure) leaves the variable unchanged.  Thread-safe. */
+xrt_status xrt_variable_load(xrt_variable *variable, const char *path);
+
+/* Creates a variable from a .npy file in the given format.  The caller
+ * owns *out_variable. Thread-safe. */
+xrt_status xrt_variable_create_from_npy(xrt_client *client, const char *name,
+                                        const char *path,
+                                        const xrt_variable_format *format,
+                                        xrt_variable **out_variable);
+
+/* ======================================================================
  * Host functions (targets of stablehlo.custom_call)
  * ==================================================================== */
 
@@ -964,7 +1415,7 @@ xrt_status xrt_host_call_fail(xrt_host_call *call, xrt_status code,
     ;
 
 /* ======================================================================
- * Plugin interface and IR (unstable until the plugin ABI issue freezes it)
+ * Plugin interface and IR (the plugin ABI: stable from version 1.0)
  *
  * A device plugin receives programs already parsed and verified, as the
  * read-only structures below.  Values are numbered per function; an op's
@@ -1221,6 +1672,9 @@ typedef struct xrt_ir_module {
   const xrt_ir_func *funcs;
   int32_t num_replicas;  /* mhlo.num_replicas, default 1 */
   int32_t num_partitions;/* mhlo.num_partitions, default 1 */
+  /* The module attribute stablehlo.version ("1.8.0"), or
+   * xrt_stablehlo_version() when absent. */
+  const char *stablehlo_version;
 } xrt_ir_module;
 
 /* The module of a parsed program (borrowed from it; read-only). Thread-safe. */
@@ -1251,15 +1705,56 @@ static inline const xrt_ir_attr *xrt_ir_attr_field(const xrt_ir_attr *attr,
   return 0;
 }
 
-/* ---- plugin function table ---- */
+/* ---- Plugin ABI ----
+ *
+ * Versioning (PJRT style): a plugin's table carries the ABI major/minor it
+ * was built against and its struct_size.  xrt loads a table with the same
+ * major and a minor of at least XRT_PLUGIN_ABI_MIN_MINOR; functions and
+ * fields are only ever appended, so an older plugin's smaller table reads
+ * as NULL for what it lacks, and every NULL function answers
+ * XRT_UNIMPLEMENTED ("plugin 'x' does not implement <function>").  Every
+ * argument struct starts with struct_size, set by whoever fills it: a
+ * plugin reads a field only when XRT_STRUCT_HAS says the struct has it,
+ * and fills only the fields its own headers had.
+ *
+ * Threading: the core calls a plugin's functions for one device from that
+ * device's worker thread, and different devices' calls concurrently;
+ * compile, client and query functions from any thread. */
 
-#define XRT_PLUGIN_ABI_MAJOR 0
-#define XRT_PLUGIN_ABI_MINOR 2
+#define XRT_PLUGIN_ABI_MAJOR 1
+#define XRT_PLUGIN_ABI_MINOR 0
+/* The oldest minor of this major that xrt still loads. */
+#define XRT_PLUGIN_ABI_MIN_MINOR 0
+
+/* The symbol a plugin library exports, and its type. */
+#define XRT_PLUGIN_ENTRY_SYMBOL "xrt_plugin_get_api"
+typedef const struct xrt_plugin_api *(*xrt_plugin_get_api_fn)(void);
+
+/* Whether a struct that starts with struct_size includes field. */
+#define XRT_STRUCT_HAS(ptr, type, field)                                      \
+  ((ptr)->struct_size >= offsetof(type, field) + sizeof(((type *)0)->field))
 
 /* Every plugin call that can fail gets one of these to explain why. */
 typedef struct xrt_plugin_error {
   char message[1024];
 } xrt_plugin_error;
+
+/* Services the core offers a plugin (logging and tracing into xrt's). */
+typedef struct xrt_plugin_host_api {
+  size_t struct_size;
+  void *ctx;  /* pass back to every call */
+  /* Logs a message under component (the plugin's name is a good one). */
+  void (*log)(void *ctx, xrt_log_level level, const char *component,
+              const char *message);
+  /* Whether a trace is being recorded (cheap; check before timing). */
+  bool (*trace_enabled)(void *ctx);
+  /* Records one complete event on a device's track: category "collective",
+   * "kernel", "transfer"...; times from now_ns. */
+  void (*trace_event)(void *ctx, int device, const char *category,
+                      const char *name, int64_t start_ns, int64_t end_ns);
+  /* The trace clock (monotonic nanoseconds). */
+  int64_t (*now_ns)(void *ctx);
+} xrt_plugin_host_api;
 
 typedef struct xrt_plugin_client_args {
   size_t struct_size;
@@ -1267,7 +1762,22 @@ typedef struct xrt_plugin_client_args {
   uint64_t device_memory_bytes;
   xrt_allocator allocator;
   int threads_per_device;  /* for one op on one device; 0: the plugin picks */
+  /* ---- ABI 1.0 ---- */
+  xrt_topology topology;   /* resolved, no -1 */
+  const xrt_plugin_host_api *host; /* valid until client_destroy */
 } xrt_plugin_client_args;
+
+/* What a plugin says of itself before any client (platform_describe).
+ * Strings and arrays are borrowed from the plugin for its lifetime. */
+typedef struct xrt_plugin_platform_desc {
+  size_t struct_size;
+  const char *stablehlo_min;     /* accepted StableHLO versions; NULL: any */
+  const char *stablehlo_max;
+  uint32_t capabilities;         /* XRT_CAP_* */
+  uint64_t dtypes;               /* bit (1 << xrt_dtype) per type; 0: all */
+  int num_attributes;
+  const xrt_attribute *attributes;
+} xrt_plugin_platform_desc;
 
 typedef struct xrt_plugin_device_desc {
   size_t struct_size;
@@ -1361,10 +1871,38 @@ typedef struct xrt_plugin_api {
   /* Makes the next execution on device fail after after_steps kernels. */
   xrt_status (*inject_fault)(void *client, int device, int64_t after_steps,
                              xrt_plugin_error *err);
+
+  /* ---- ABI 1.0 (all optional) ---- */
+
+  /* Fills *out (out->struct_size set by the core) without a client. */
+  xrt_status (*platform_describe)(xrt_plugin_platform_desc *out,
+                                  xrt_plugin_error *err);
+  /* Whether the plugin can run op (of module->funcs[func]): an
+   * xrt_support value; on NO or MAYBE it may explain in why.  client may
+   * be that of the querying xrt client. */
+  int (*op_support)(void *client, const xrt_ir_module *module, int32_t func,
+                    const xrt_ir_op *op, xrt_plugin_error *why);
+  /* See xrt_device_inject_fault_kind (kind is an xrt_fault_kind). */
+  xrt_status (*inject_fault_kind)(void *client, int device, int kind,
+                                  int64_t after, xrt_plugin_error *err);
+  /* The host address of device memory mem, or NULL when it is not
+   * host-addressable (zero-copy DLPack export). */
+  void *(*buffer_host_pointer)(void *client, int device, void *mem);
+  /* Adopts bytes of host memory at host as device memory (zero-copy
+   * DLPack import): *out_mem is then freed with buffer_free, which must
+   * not free host itself.  XRT_UNIMPLEMENTED / FAILED_PRECONDITION (e.g.
+   * alignment) make the core copy instead. */
+  xrt_status (*buffer_wrap_host)(void *client, int device, void *host,
+                                 size_t bytes, void **out_mem,
+                                 xrt_plugin_error *err);
 } xrt_plugin_api;
 
 /* The simulator's table, when xrt_sim.c is compiled in. Thread-safe. */
 const xrt_plugin_api *xrt_sim_plugin_api(void);
+
+/* What a plugin library defines (built with XRT_PLUGIN_SHARED for the
+ * simulator). */
+const xrt_plugin_api *xrt_plugin_get_api(void);
 
 #ifdef __cplusplus
 }

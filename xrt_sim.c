@@ -13188,34 +13188,39 @@ static xrt_status sim_execute(void *client, const xrt_plugin_execute_args *a,
   return rc;
 }
 
+#include "_dev/sim_so.inc"  /* XRT_DEV_INCLUDE */
+#include "_dev/sim_faults.inc"  /* XRT_DEV_INCLUDE */
+#include "_dev/sim_dlpack.inc"  /* XRT_DEV_INCLUDE */
+#include "_dev/sim_trace.inc"  /* XRT_DEV_INCLUDE */
+
 /* ======================================================================
  * The plugin table
  * ==================================================================== */
 
 static const xrt_plugin_api sim_api = {
-    sizeof(xrt_plugin_api),
-    XRT_PLUGIN_ABI_MAJOR,
-    XRT_PLUGIN_ABI_MINOR,
-    "sim",
-    "0.1.0",
-    sim_client_create,
-    sim_client_destroy,
-    sim_device_count,
-    sim_device_describe,
-    sim_buffer_alloc,
-    sim_buffer_free,
-    sim_buffer_write,
-    sim_buffer_read,
-    sim_buffer_copy,
-    sim_compile,
-    sim_executable_destroy,
-    sim_execute,
-    sim_inject_fault,
+    .struct_size = sizeof(xrt_plugin_api),
+    .abi_major = XRT_PLUGIN_ABI_MAJOR,
+    .abi_minor = XRT_PLUGIN_ABI_MINOR,
+    .name = "sim",
+    .version = "0.1.0",
+    .client_create = sim_client_create,
+    .client_destroy = sim_client_destroy,
+    .device_count = sim_device_count,
+    .device_describe = sim_device_describe,
+    .buffer_alloc = sim_buffer_alloc,
+    .buffer_free = sim_buffer_free,
+    .buffer_write = sim_buffer_write,
+    .buffer_read = sim_buffer_read,
+    .buffer_copy = sim_buffer_copy,
+    .compile = sim_compile,
+    .executable_destroy = sim_executable_destroy,
+    .execute = sim_execute,
+    .inject_fault = sim_inject_fault,
+    /* ABI 1.0 (helpers: add your entries on their own lines below) */
 };
 
 const xrt_plugin_api *xrt_sim_plugin_api(void) { return &sim_api; }
 
 #ifdef XRT_PLUGIN_SHARED
-const xrt_plugin_api *xrt_plugin_get_api(void);
 const xrt_plugin_api *xrt_plugin_get_api(void) { return &sim_api; }
 #endif
