@@ -1767,6 +1767,24 @@ typedef struct xrt_plugin_client_args {
   const xrt_plugin_host_api *host; /* valid until client_destroy */
 } xrt_plugin_client_args;
 
+/* A box copy: the elements of extent[0..rank) starting at src_start in
+ * the array of src_dims at src (on src_device) go to dst_start in the
+ * array of dst_dims at dst (on dst_device).  Elements are elem_bytes
+ * each.  The regions lie inside their arrays (the core checks); src and
+ * dst are different memories. */
+typedef struct xrt_plugin_copy_region_args {
+  size_t struct_size;
+  int src_device;
+  const void *src;
+  const int64_t *src_dims, *src_start;
+  int dst_device;
+  void *dst;
+  const int64_t *dst_dims, *dst_start;
+  const int64_t *extent;
+  int rank;
+  size_t elem_bytes;
+} xrt_plugin_copy_region_args;
+
 /* What a plugin says of itself before any client (platform_describe).
  * Strings and arrays are borrowed from the plugin for its lifetime. */
 typedef struct xrt_plugin_platform_desc {
@@ -1895,6 +1913,13 @@ typedef struct xrt_plugin_api {
   xrt_status (*buffer_wrap_host)(void *client, int device, void *host,
                                  size_t bytes, void **out_mem,
                                  xrt_plugin_error *err);
+  /* Copies a box of elements between two dense row-major arrays, on the
+   * same device or from one device to another (see
+   * xrt_plugin_copy_region_args).  NULL: the core stages through host
+   * memory (or uses buffer_host_pointer). */
+  xrt_status (*buffer_copy_region)(void *client,
+                                   const xrt_plugin_copy_region_args *args,
+                                   xrt_plugin_error *err);
 } xrt_plugin_api;
 
 /* The simulator's table, when xrt_sim.c is compiled in. Thread-safe. */
