@@ -5,22 +5,27 @@
  * Table of contents (sections appear in the order data flows):
  *   1. Platform and includes
  *   2. Errors: status names, the per-thread last error
+ *  2b. Logging (XRT_LOG) and Chrome traces (XRT_TRACE)
  *   3. Memory: allocator, arena
  *   4. Types: dtypes, shapes, opcode names
  *   5. Parse: StableHLO text to IR
  *  5b. Normalize: one attribute form for pretty and generic syntax
  *   6. Verify: op constraints on the parsed IR (core ops, then the
  *      indexing, control-flow, linear-algebra and types families)
- *   7. Plugins: the registry of device plugins
+ *   7. Plugins: ABI checks, the call check for NULL entries
  *   8. Handles: generation-checked object handles
  *   9. Clients and devices
+ *  9a. Contexts and plugins: loading, registry, topology, support queries
  *  9b. Device queues and events: worker threads, tasks, events
  *  10. Buffers (refcounted; transfers, sync and async)
  *  11. Host functions and the built-in check.* targets
  *  12. Programs and compilation
  *  13. Execution: single-device, MPMD and multi-device launches
  *  13b. Sharding specs, sharded arrays and pmap
+ *  13c. Variables: format keys, atomic reshard, execution with donation,
+ *       save and load; client statistics and fault kinds
  *  14. NumPy files
+ *  15. DLPack: export and import of buffers as DLManagedTensor
  */
 
 /* ======================================================================
@@ -96,6 +101,8 @@ const char *xrt_strerror(xrt_status code) {
 const char *xrt_last_error(void) { return xrt__error.message; }
 xrt_status xrt_last_status(void) { return xrt__error.code; }
 
+static void xrt__log_failure(xrt_status code, const char *message);
+
 /* Records a failure for xrt_last_error() and returns its code, so that
  * callers can write `return xrt__fail(...)`. */
 #if defined(__GNUC__)
@@ -107,6 +114,7 @@ static xrt_status xrt__fail(xrt_status code, const char *fmt, ...) {
   vsnprintf(xrt__error.message, sizeof xrt__error.message, fmt, ap);
   va_end(ap);
   xrt__error.code = code;
+  xrt__log_failure(code, xrt__error.message); /* debug level, section 2b */
   return code;
 }
 
@@ -124,7 +132,737 @@ static xrt_status xrt__fail_plugin(xrt_status code, const char *plugin,
                                   what);                                    \
   } while (0)
 
-#include "_dev/log_trace.inc"  /* XRT_DEV_INCLUDE */
+/* ======================================================================
+ * 2b. Logging and tracing
+ *
+ * Logging.  Every component has a level: the fixed components of xrt plus
+ * a few more named in a spec (plugins' own names); a component not named
+ * uses the default.  xrt__log_max holds the highest level of any
+ * component, so that a disabled message costs one relaxed atomic load;
+ * it starts above every level, which sends the first caller through the
+ * lazy read of XRT_LOG (pthread_once).  Messages are formatted on the
+ * stack and go to the callback or, as one fputs per line, to stderr.
+ *
+ * Tracing.  A Chrome trace-event file: {"traceEvents":[ ... ]} with "M"
+ * events naming each client's process ("xrt client N (sim)") and tracks
+ * (tid 0 "host", tid i+1 "device i") and "X" complete events (ts and dur
+ * in microseconds from the trace's start).  Events are appended to a
+ * memory buffer under one mutex and written in chunks; a failed write
+ * stops the trace (with a log line), never the caller.  Clients are kept
+ * in a small registry (their trace pid, name, device count and the host
+ * services table handed to their plugin), so a trace started after a
+ * client was created still names its tracks.
+ * ==================================================================== */
+
+struct xrt__client;
+
+/* ---- logging ---- */
+
+static const char *const xrt__log_level_names[] = {
+    "off", "error", "warn", "info", "debug", "trace"};
+static const char *const xrt__log_known[] = {
+    "core", "parse", "compile", "exec", "buffer", "plugin", "var", "cache"};
+#define XRT__LOG_KNOWN ((int)XRT__ARRAY_SIZE(xrt__log_known))
+#define XRT__LOG_EXTRA 16   /* other components a spec may name */
+#define XRT__LOG_NAME_CAP 32
+#define XRT__LOG_UNSET 255  /* xrt__log_max before XRT_LOG is read */
+
+static _Atomic int xrt__log_max = XRT__LOG_UNSET;
+static _Atomic int xrt__log_default = XRT_LOG_WARN;
+/* A component's level, or -1: the default. */
+static _Atomic int xrt__log_levels[XRT__LOG_KNOWN + XRT__LOG_EXTRA];
+/* Extra names are only appended (under xrt__log_cfg_mu) and published by
+ * xrt__log_num_extra, so readers need no lock. */
+static char xrt__log_extra[XRT__LOG_EXTRA][XRT__LOG_NAME_CAP];
+static _Atomic int xrt__log_num_extra;
+static pthread_once_t xrt__log_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t xrt__log_cfg_mu = PTHREAD_MUTEX_INITIALIZER;
+/* Held for reading while a message is delivered, so that once
+ * xrt_log_set_callback returns the old callback is no longer running. */
+static pthread_rwlock_t xrt__log_cb_mu = PTHREAD_RWLOCK_INITIALIZER;
+static xrt_log_fn xrt__log_fn;
+static void *xrt__log_user;
+
+/* The slot of a component, or -1 for one never named. */
+static int xrt__log_slot(const char *component) {
+  if (!component) return -1;
+  for (int i = 0; i < XRT__LOG_KNOWN; i++)
+    if (strcmp(component, xrt__log_known[i]) == 0) return i;
+  int n = atomic_load_explicit(&xrt__log_num_extra, memory_order_acquire);
+  for (int i = 0; i < n; i++)
+    if (strcmp(component, xrt__log_extra[i]) == 0) return XRT__LOG_KNOWN + i;
+  return -1;
+}
+
+static int xrt__log_level_of(const char *component) {
+  int slot = xrt__log_slot(component);
+  int l = slot < 0 ? -1 : atomic_load_explicit(&xrt__log_levels[slot],
+                                               memory_order_relaxed);
+  return l >= 0 ? l
+                : atomic_load_explicit(&xrt__log_default, memory_order_relaxed);
+}
+
+/* A level name (any case) or digit; -1 if it is neither. */
+static int xrt__log_parse_level(const char *s, size_t n) {
+  if (n == 1 && s[0] >= '0' && s[0] <= '5') return s[0] - '0';
+  for (int l = 0; l < (int)XRT__ARRAY_SIZE(xrt__log_level_names); l++) {
+    const char *name = xrt__log_level_names[l];
+    size_t i = 0;
+    while (i < n && name[i] && (s[i] | 0x20) == name[i]) i++;
+    if (i == n && !name[i]) return l;
+  }
+  if (n == 7 && strncmp(s, "warning", 7) == 0) return XRT_LOG_WARN;
+  return -1;
+}
+
+static bool xrt__log_name_ok(const char *s, size_t n) {
+  if (n == 0 || n >= XRT__LOG_NAME_CAP) return false;
+  for (size_t i = 0; i < n; i++) {
+    char c = s[i];
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+          (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.'))
+      return false;
+  }
+  return true;
+}
+
+/* The next comma-separated token of *s, spaces trimmed. */
+static bool xrt__log_token(const char **s, const char **tok, size_t *n) {
+  const char *p = *s;
+  if (!*p) return false;
+  const char *e = strchr(p, ',');
+  if (!e) e = p + strlen(p);
+  *s = *e ? e + 1 : e;
+  while (p < e && (*p == ' ' || *p == '\t')) p++;
+  while (e > p && (e[-1] == ' ' || e[-1] == '\t')) e--;
+  *tok = p;
+  *n = (size_t)(e - p);
+  return true;
+}
+
+/* Applies spec ("level[,component...]"); on error writes why to why and
+ * changes nothing.  Under xrt__log_cfg_mu. */
+static bool xrt__log_apply(const char *spec, char *why, size_t cap) {
+  const char *s = spec, *tok;
+  size_t n;
+  int level = XRT_LOG_WARN;
+  if (xrt__log_token(&s, &tok, &n) && n &&
+      (level = xrt__log_parse_level(tok, n)) < 0) {
+    snprintf(why, cap, "unknown level '%.*s' (use off, error, warn, info, "
+             "debug or trace)", (int)(n > 64 ? 64 : n), tok);
+    return false;
+  }
+  /* Check every component before changing anything: names[] holds the
+   * components, new ones (not yet in a slot) counted in fresh. */
+  char names[XRT__LOG_KNOWN + XRT__LOG_EXTRA][XRT__LOG_NAME_CAP];
+  int count = 0, fresh = 0;
+  int extra = atomic_load_explicit(&xrt__log_num_extra, memory_order_relaxed);
+  while (xrt__log_token(&s, &tok, &n)) {
+    if (!n) continue;
+    if (!xrt__log_name_ok(tok, n)) {
+      snprintf(why, cap, "bad component name '%.*s' (letters, digits, '_', "
+               "'-' and '.', at most %d)", (int)(n > 64 ? 64 : n), tok,
+               XRT__LOG_NAME_CAP - 1);
+      return false;
+    }
+    char name[XRT__LOG_NAME_CAP];
+    memcpy(name, tok, n);
+    name[n] = 0;
+    bool dup = false;
+    for (int i = 0; i < count && !dup; i++) dup = strcmp(names[i], name) == 0;
+    if (dup) continue;
+    if (count == (int)XRT__ARRAY_SIZE(names) ||
+        (xrt__log_slot(name) < 0 && extra + ++fresh > XRT__LOG_EXTRA)) {
+      snprintf(why, cap, "too many components (at most %d besides xrt's)",
+               XRT__LOG_EXTRA);
+      return false;
+    }
+    memcpy(names[count++], name, n + 1);
+  }
+  for (int i = 0; i < XRT__LOG_KNOWN + XRT__LOG_EXTRA; i++)
+    atomic_store_explicit(&xrt__log_levels[i], -1, memory_order_relaxed);
+  int max = count ? XRT_LOG_WARN : level;
+  for (int i = 0; i < count; i++) {
+    int slot = xrt__log_slot(names[i]);
+    if (slot < 0) { /* a new extra name, published before it is used */
+      int k = atomic_load_explicit(&xrt__log_num_extra, memory_order_relaxed);
+      memcpy(xrt__log_extra[k], names[i], sizeof names[i]);
+      atomic_store_explicit(&xrt__log_num_extra, k + 1, memory_order_release);
+      slot = XRT__LOG_KNOWN + k;
+    }
+    atomic_store_explicit(&xrt__log_levels[slot], level, memory_order_relaxed);
+    if (level > max) max = level;
+  }
+  atomic_store_explicit(&xrt__log_default, count ? XRT_LOG_WARN : level,
+                        memory_order_relaxed);
+  atomic_store_explicit(&xrt__log_max, max, memory_order_release);
+  return true;
+}
+
+/* Reads XRT_LOG once (a bad value is reported on stderr and ignored). */
+static void xrt__log_init(void) {
+  pthread_mutex_lock(&xrt__log_cfg_mu);
+  for (int i = 0; i < XRT__LOG_KNOWN + XRT__LOG_EXTRA; i++)
+    atomic_store_explicit(&xrt__log_levels[i], -1, memory_order_relaxed);
+  const char *env = getenv("XRT_LOG");
+  char why[256];
+  if (env && *env && !xrt__log_apply(env, why, sizeof why)) {
+    char line[512];
+    snprintf(line, sizeof line, "xrt warn core: XRT_LOG=%.128s ignored: %s\n",
+             env, why);
+    fputs(line, stderr);
+  }
+  if (atomic_load(&xrt__log_max) == XRT__LOG_UNSET)
+    atomic_store_explicit(&xrt__log_max, XRT_LOG_WARN, memory_order_release);
+  pthread_mutex_unlock(&xrt__log_cfg_mu);
+}
+
+bool xrt_log_enabled(xrt_log_level level, const char *component) {
+  if ((int)level > atomic_load_explicit(&xrt__log_max, memory_order_relaxed))
+    return false; /* the common case */
+  if ((int)level <= XRT_LOG_OFF || (int)level > XRT_LOG_TRACE) return false;
+  pthread_once(&xrt__log_once, xrt__log_init);
+  return (int)level <= xrt__log_level_of(component);
+}
+
+xrt_status xrt_log_configure(const char *spec) {
+  XRT__CHECK_ARG(spec, "spec is NULL");
+  pthread_once(&xrt__log_once, xrt__log_init); /* XRT_LOG comes first */
+  char why[256];
+  pthread_mutex_lock(&xrt__log_cfg_mu);
+  bool ok = xrt__log_apply(spec, why, sizeof why);
+  pthread_mutex_unlock(&xrt__log_cfg_mu);
+  if (!ok)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "xrt_log_configure(\"%.128s\"): %s",
+                     spec, why);
+  return XRT_OK;
+}
+
+void xrt_log_set_callback(xrt_log_fn fn, void *user) {
+  pthread_rwlock_wrlock(&xrt__log_cb_mu);
+  xrt__log_fn = fn;
+  xrt__log_user = fn ? user : NULL;
+  pthread_rwlock_unlock(&xrt__log_cb_mu);
+}
+
+/* Delivers one message (the caller checked the level). */
+static void xrt__log_emitv(xrt_log_level level, const char *component,
+                           const char *fmt, va_list ap) {
+  char msg[1024];
+  int n = vsnprintf(msg, sizeof msg, fmt, ap);
+  if (n < 0) snprintf(msg, sizeof msg, "(bad log format)");
+  else if ((size_t)n >= sizeof msg) memcpy(msg + sizeof msg - 4, "...", 4);
+  if (!component) component = "core";
+  pthread_rwlock_rdlock(&xrt__log_cb_mu);
+  if (xrt__log_fn) {
+    xrt__log_fn(xrt__log_user, level, component, msg);
+  } else {
+    char line[1200];
+    snprintf(line, sizeof line, "xrt %s %s: %s\n",
+             xrt__log_level_names[level], component, msg);
+    fputs(line, stderr);
+  }
+  pthread_rwlock_unlock(&xrt__log_cb_mu);
+}
+
+void xrt_log(xrt_log_level level, const char *component, const char *fmt,
+             ...) {
+  if (!fmt || !xrt_log_enabled(level, component)) return;
+  va_list ap;
+  va_start(ap, fmt);
+  xrt__log_emitv(level, component, fmt, ap);
+  va_end(ap);
+}
+
+/* Logs a printf-style message under component at level. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static inline void xrt__log(xrt_log_level level, const char *component,
+                            const char *fmt, ...) {
+  if (!xrt_log_enabled(level, component)) return;
+  va_list ap;
+  va_start(ap, fmt);
+  xrt__log_emitv(level, component, fmt, ap);
+  va_end(ap);
+}
+
+/* xrt__fail's hook: failures returned to the user, at debug level. */
+static void xrt__log_failure(xrt_status code, const char *message) {
+  if (xrt_log_enabled(XRT_LOG_DEBUG, "core"))
+    xrt__log(XRT_LOG_DEBUG, "core", "returning %s: %s", xrt_strerror(code),
+             message);
+}
+
+/* ---- tracing ---- */
+
+/* Monotonic clock of the trace, in nanoseconds. */
+static inline int64_t xrt__now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static _Atomic int xrt__trace_active;
+
+/* Whether a trace is recording (cheap: check before taking times). */
+static inline bool xrt__trace_on(void) {
+  return atomic_load_explicit(&xrt__trace_active, memory_order_relaxed) != 0;
+}
+
+/* The start time of a traced span: 0 when no trace is recording (the
+ * clock never reads 0, so 0 means "do not record"). */
+static inline int64_t xrt__trace_begin(void) {
+  if (!xrt__trace_on()) return 0;
+  int64_t t = xrt__now_ns();
+  return t ? t : 1;
+}
+
+/* A client as traces know it. */
+typedef struct xrt__trace_client {
+  struct xrt__trace_client *next;
+  const struct xrt__client *c;
+  int pid;           /* "xrt client <pid>" */
+  int num_devices;   /* 0 until the client is open */
+  bool named;        /* its "M" events are in the current trace */
+  char plugin[64];
+  xrt_plugin_host_api host; /* handed to the plugin (ctx: the client) */
+} xrt__trace_client;
+
+#define XRT__TRACE_BUF (64 * 1024)
+
+/* Everything below is guarded by xrt__trace_mu. */
+static pthread_mutex_t xrt__trace_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+  FILE *f;            /* NULL: no trace */
+  char path[512];
+  int64_t t0;         /* the trace's start, ns */
+  bool first;         /* no event written yet */
+  bool failed;        /* a write failed: the trace stopped */
+  size_t len;
+  char buf[XRT__TRACE_BUF];
+  xrt__trace_client *clients;
+  int next_pid;
+} xrt__tr;
+
+/* Writes the buffer out; a failure stops the trace (logged). */
+static void xrt__trace_flush(void) {
+  if (!xrt__tr.f || xrt__tr.failed) {
+    xrt__tr.len = 0;
+    return;
+  }
+  size_t n = xrt__tr.len;
+  xrt__tr.len = 0;
+  if (n == 0 || fwrite(xrt__tr.buf, 1, n, xrt__tr.f) == n) return;
+  int err = errno;
+  xrt__tr.failed = true;
+  atomic_store_explicit(&xrt__trace_active, 0, memory_order_relaxed);
+  xrt__log(XRT_LOG_ERROR, "core", "trace: writing %s failed (%s); tracing "
+           "stopped", xrt__tr.path, strerror(err));
+}
+
+static void xrt__trace_put(const char *s, size_t n) {
+  while (n) {
+    if (xrt__tr.len == sizeof xrt__tr.buf) xrt__trace_flush();
+    size_t k = sizeof xrt__tr.buf - xrt__tr.len;
+    if (k > n) k = n;
+    memcpy(xrt__tr.buf + xrt__tr.len, s, k);
+    xrt__tr.len += k;
+    s += k;
+    n -= k;
+  }
+}
+
+static void xrt__trace_puts(const char *s) { xrt__trace_put(s, strlen(s)); }
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 1, 2)))
+#endif
+static void xrt__trace_printf(const char *fmt, ...) {
+  char tmp[256];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+  va_end(ap);
+  if (n > 0) xrt__trace_put(tmp, (size_t)n < sizeof tmp ? (size_t)n
+                                                         : sizeof tmp - 1);
+}
+
+/* Length of the valid UTF-8 sequence at s (n bytes left), 0 if invalid. */
+static size_t xrt__utf8_len(const unsigned char *s, size_t n) {
+  unsigned c = s[0];
+  size_t k = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 ? 2 : 0;
+  if (c >= 0xF5 || k == 0 || k > n) return 0;
+  for (size_t i = 1; i < k; i++)
+    if ((s[i] & 0xC0) != 0x80) return 0;
+  unsigned c1 = s[1];
+  if ((c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 > 0x9F) ||
+      (c == 0xF0 && c1 < 0x90) || (c == 0xF4 && c1 > 0x8F))
+    return 0; /* overlong, surrogate or beyond U+10FFFF */
+  return k;
+}
+
+/* s as the contents of a JSON string (at most 512 bytes of it): quotes,
+ * backslashes and control characters escaped, invalid UTF-8 as U+FFFD. */
+static void xrt__trace_put_escaped(const char *str) {
+  const unsigned char *s = (const unsigned char *)str;
+  size_t n = strlen(str);
+  if (n > 512) n = 512;
+  for (size_t i = 0; i < n;) {
+    unsigned c = s[i];
+    char esc[8];
+    if (c == '"' || c == '\\') {
+      esc[0] = '\\', esc[1] = (char)c;
+      xrt__trace_put(esc, 2);
+      i++;
+    } else if (c < 0x20 || c == 0x7F) {
+      snprintf(esc, sizeof esc, "\\u%04x", c);
+      xrt__trace_put(esc, 6);
+      i++;
+    } else if (c < 0x80) {
+      size_t j = i;
+      while (j < n && s[j] >= 0x20 && s[j] < 0x7F && s[j] != '"' &&
+             s[j] != '\\')
+        j++;
+      xrt__trace_put(str + i, j - i);
+      i = j;
+    } else {
+      size_t k = xrt__utf8_len(s + i, n - i);
+      if (k) xrt__trace_put(str + i, k);
+      else xrt__trace_puts("\\ufffd");
+      i += k ? k : 1;
+    }
+  }
+}
+
+/* One "M" event: name is process_name or thread_name etc.  value_key is
+ * "name" (a string value) or "sort_index" (a number). */
+static void xrt__trace_meta(int pid, int tid, const char *what,
+                            const char *name, int sort_index) {
+  xrt__trace_puts(xrt__tr.first ? "\n" : ",\n");
+  xrt__tr.first = false;
+  xrt__trace_printf("{\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"name\":\"%s\","
+                    "\"args\":{", pid, tid, what);
+  if (name) {
+    xrt__trace_puts("\"name\":\"");
+    xrt__trace_put_escaped(name);
+    xrt__trace_puts("\"}}");
+  } else {
+    xrt__trace_printf("\"sort_index\":%d}}", sort_index);
+  }
+}
+
+/* The "M" events naming a client's process and tracks. */
+static void xrt__trace_name_client(xrt__trace_client *tc) {
+  if (!xrt__tr.f || tc->named || tc->num_devices <= 0) return;
+  char name[128];
+  snprintf(name, sizeof name, "xrt client %d (%s)", tc->pid, tc->plugin);
+  xrt__trace_meta(tc->pid, 0, "process_name", name, 0);
+  xrt__trace_meta(tc->pid, 0, "process_sort_index", NULL, tc->pid);
+  xrt__trace_meta(tc->pid, 0, "thread_name", "host", 0);
+  xrt__trace_meta(tc->pid, 0, "thread_sort_index", NULL, 0);
+  for (int i = 0; i < tc->num_devices; i++) {
+    snprintf(name, sizeof name, "device %d", i);
+    xrt__trace_meta(tc->pid, i + 1, "thread_name", name, 0);
+    xrt__trace_meta(tc->pid, i + 1, "thread_sort_index", NULL, i + 1);
+  }
+  tc->named = true;
+}
+
+static xrt__trace_client *xrt__trace_find(const struct xrt__client *c) {
+  for (xrt__trace_client *tc = xrt__tr.clients; tc; tc = tc->next)
+    if (tc->c == c) return tc;
+  return NULL;
+}
+
+/* Writes the end of the trace and closes it.  Under xrt__trace_mu. */
+static xrt_status xrt__trace_finish_locked(void) {
+  if (!xrt__tr.f) return XRT_OK;
+  atomic_store_explicit(&xrt__trace_active, 0, memory_order_relaxed);
+  xrt__trace_puts("\n],\"displayTimeUnit\":\"ms\"}\n");
+  xrt__trace_flush();
+  bool failed = xrt__tr.failed;
+  if (fclose(xrt__tr.f) != 0) failed = true;
+  xrt__tr.f = NULL;
+  xrt__tr.failed = false;
+  for (xrt__trace_client *tc = xrt__tr.clients; tc; tc = tc->next)
+    tc->named = false;
+  if (failed)
+    return xrt__fail(XRT_DATA_LOSS, "xrt_trace_stop: writing the trace %s "
+                     "failed; it is incomplete", xrt__tr.path);
+  return XRT_OK;
+}
+
+xrt_status xrt_trace_stop(void) {
+  pthread_mutex_lock(&xrt__trace_mu);
+  xrt_status s = xrt__trace_finish_locked();
+  pthread_mutex_unlock(&xrt__trace_mu);
+  return s;
+}
+
+static void xrt__trace_atexit(void) { xrt_trace_stop(); }
+static void xrt__trace_register_atexit(void) { atexit(xrt__trace_atexit); }
+static pthread_once_t xrt__trace_atexit_once = PTHREAD_ONCE_INIT;
+
+xrt_status xrt_trace_start(const char *path) {
+  XRT__CHECK_ARG(path && *path, "path is NULL or empty");
+  XRT__CHECK_ARG(strlen(path) < sizeof xrt__tr.path, "path is too long");
+  pthread_once(&xrt__trace_atexit_once, xrt__trace_register_atexit);
+  pthread_mutex_lock(&xrt__trace_mu);
+  xrt__trace_finish_locked(); /* the file is complete, even if it failed */
+  FILE *f = fopen(path, "w");
+  if (!f) {
+    int err = errno;
+    pthread_mutex_unlock(&xrt__trace_mu);
+    xrt_status code = err == EACCES || err == EPERM || err == EROFS
+                          ? XRT_PERMISSION_DENIED
+                      : err == ENOENT || err == ENOTDIR ? XRT_NOT_FOUND
+                                                         : XRT_UNAVAILABLE;
+    return xrt__fail(code, "xrt_trace_start: cannot create %s: %s", path,
+                     strerror(err));
+  }
+  setvbuf(f, NULL, _IONBF, 0); /* xrt__tr.buf is the buffer: errors show */
+  xrt__tr.f = f;
+  snprintf(xrt__tr.path, sizeof xrt__tr.path, "%s", path);
+  xrt__tr.t0 = xrt__now_ns();
+  xrt__tr.first = true;
+  xrt__tr.failed = false;
+  xrt__tr.len = 0;
+  xrt__trace_puts("{\"traceEvents\":[");
+  for (xrt__trace_client *tc = xrt__tr.clients; tc; tc = tc->next)
+    xrt__trace_name_client(tc);
+  atomic_store_explicit(&xrt__trace_active, 1, memory_order_relaxed);
+  pthread_mutex_unlock(&xrt__trace_mu);
+  xrt__log(XRT_LOG_INFO, "core", "tracing to %s", path);
+  return XRT_OK;
+}
+
+bool xrt_trace_enabled(void) { return xrt__trace_on(); }
+
+/* Writes v in decimal at q; returns the end.  (snprintf's number
+ * formatting was most of the cost of a traced dispatch.) */
+static char *xrt__trace_itoa(char *q, uint64_t v) {
+  char tmp[24];
+  int n = 0;
+  do tmp[n++] = (char)('0' + v % 10); while ((v /= 10) != 0);
+  while (n) *q++ = tmp[--n];
+  return q;
+}
+
+/* ns as microseconds with three decimals ("12.345"). */
+static char *xrt__trace_us(char *q, int64_t ns) {
+  uint64_t v = ns < 0 ? 0 : (uint64_t)ns;
+  q = xrt__trace_itoa(q, v / 1000);
+  unsigned f = (unsigned)(v % 1000);
+  q[0] = '.';
+  q[1] = (char)('0' + f / 100);
+  q[2] = (char)('0' + f / 10 % 10);
+  q[3] = (char)('0' + f % 10);
+  return q + 4;
+}
+
+static char *xrt__trace_cat(char *q, const char *s) {
+  size_t n = strlen(s);
+  memcpy(q, s, n);
+  return q + n;
+}
+
+/* Records one complete event on client c's track of device (-1: the
+ * client's host track).  cat: "transfer", "execute", "collective",
+ * "reshard", "compile", "cache"; name is copied. */
+static inline void xrt__trace_complete(const struct xrt__client *c, int device,
+                                       const char *cat, const char *name,
+                                       int64_t t0_ns, int64_t t1_ns) {
+  if (!xrt__trace_on()) return;
+  pthread_mutex_lock(&xrt__trace_mu);
+  if (xrt__tr.f && !xrt__tr.failed) {
+    xrt__trace_client *tc = xrt__trace_find(c);
+    if (tc) xrt__trace_name_client(tc);
+    if (device < -1 || (tc && device >= tc->num_devices)) device = -1;
+    /* Spans that began before the trace did are cut at its start. */
+    if (t0_ns < xrt__tr.t0) t0_ns = xrt__tr.t0;
+    if (t1_ns < t0_ns) t1_ns = t0_ns;
+    xrt__trace_puts(xrt__tr.first ? "\n" : ",\n");
+    xrt__tr.first = false;
+    xrt__trace_puts("{\"ph\":\"X\",\"cat\":\"");
+    xrt__trace_put_escaped(cat ? cat : "");
+    xrt__trace_puts("\",\"name\":\"");
+    xrt__trace_put_escaped(name ? name : "");
+    char tail[160], *q = tail;
+    q = xrt__trace_cat(q, "\",\"pid\":");
+    q = xrt__trace_itoa(q, (uint64_t)(tc ? tc->pid : 0));
+    q = xrt__trace_cat(q, ",\"tid\":");
+    q = xrt__trace_itoa(q, (uint64_t)(device + 1));
+    q = xrt__trace_cat(q, ",\"ts\":");
+    q = xrt__trace_us(q, t0_ns - xrt__tr.t0);
+    q = xrt__trace_cat(q, ",\"dur\":");
+    q = xrt__trace_us(q, t1_ns - t0_ns);
+    *q++ = '}';
+    xrt__trace_put(tail, (size_t)(q - tail));
+  }
+  pthread_mutex_unlock(&xrt__trace_mu);
+}
+
+/* An event ending now named "prefix.name" ("name" when prefix is empty). */
+static void xrt__trace_named(const struct xrt__client *c, int device,
+                             const char *cat, const char *prefix,
+                             const char *name, int64_t t0_ns) {
+  int64_t t1 = xrt__now_ns();
+  char full[600];
+  size_t np = prefix ? strnlen(prefix, 256) : 0;
+  size_t nn = name ? strnlen(name, 256) : 0;
+  if (np) memcpy(full, prefix, np);
+  if (np) full[np++] = '.';
+  if (nn) memcpy(full + np, name, nn);
+  full[np + nn] = 0;
+  xrt__trace_complete(c, device, cat, full, t0_ns, t1);
+}
+
+/* A transfer ending now: "h2d 4x4xf32" (dir: h2d, d2h, d2d). */
+static void xrt__trace_transfer(const struct xrt__client *c, int device,
+                                const char *dir, const xrt_shape *shape,
+                                int64_t t0_ns) {
+  int64_t t1 = xrt__now_ns();
+  char name[256];
+  size_t n = (size_t)snprintf(name, sizeof name, "%s ", dir);
+  for (int32_t i = 0; shape && i < shape->rank && i < XRT_MAX_RANK &&
+                      n < sizeof name; i++)
+    n += (size_t)snprintf(name + n, sizeof name - n, "%" PRId64 "x",
+                          shape->dims[i]);
+  if (n < sizeof name)
+    snprintf(name + n, sizeof name - n, "%s",
+             shape ? xrt_dtype_name(shape->dtype) : "?");
+  xrt__trace_complete(c, device, "transfer", name, t0_ns, t1);
+}
+
+/* ---- the client registry and the plugin's host services ---- */
+
+static void xrt__host_log(void *ctx, xrt_log_level level,
+                          const char *component, const char *message) {
+  XRT__UNUSED(ctx);
+  if (message && xrt_log_enabled(level, component))
+    xrt__log(level, component, "%s", message);
+}
+
+static bool xrt__host_trace_enabled(void *ctx) {
+  XRT__UNUSED(ctx);
+  return xrt__trace_on();
+}
+
+static void xrt__host_trace_event(void *ctx, int device, const char *category,
+                                  const char *name, int64_t start_ns,
+                                  int64_t end_ns) {
+  xrt__trace_complete((const struct xrt__client *)ctx, device,
+                      category ? category : "plugin", name ? name : "",
+                      start_ns, end_ns);
+}
+
+static int64_t xrt__host_now_ns(void *ctx) {
+  XRT__UNUSED(ctx);
+  return xrt__now_ns();
+}
+
+/* c's registry entry, made on first use; NULL when out of memory.  Under
+ * xrt__trace_mu. */
+static xrt__trace_client *xrt__trace_client_of(struct xrt__client *c) {
+  xrt__trace_client *tc = xrt__trace_find(c);
+  if (tc) return tc;
+  tc = (xrt__trace_client *)calloc(1, sizeof *tc);
+  if (!tc) return NULL;
+  tc->c = c;
+  tc->pid = ++xrt__tr.next_pid;
+  tc->host.struct_size = sizeof tc->host;
+  tc->host.ctx = c;
+  tc->host.log = xrt__host_log;
+  tc->host.trace_enabled = xrt__host_trace_enabled;
+  tc->host.trace_event = xrt__host_trace_event;
+  tc->host.now_ns = xrt__host_now_ns;
+  tc->next = xrt__tr.clients;
+  xrt__tr.clients = tc;
+  return tc;
+}
+
+/* The services table handed to a plugin's client_create (args.host);
+ * valid until xrt__trace_client_closed(c).  NULL when out of memory. */
+static inline const xrt_plugin_host_api *xrt__host_api_for(
+    struct xrt__client *c) {
+  pthread_mutex_lock(&xrt__trace_mu);
+  xrt__trace_client *tc = xrt__trace_client_of(c);
+  pthread_mutex_unlock(&xrt__trace_mu);
+  return tc ? &tc->host : NULL;
+}
+
+/* XRT_TRACE=file.json starts a trace at the first client creation. */
+static void xrt__trace_env_read(void) {
+  const char *path = getenv("XRT_TRACE");
+  if (!path || !*path || xrt__trace_on()) return;
+  if (xrt_trace_start(path))
+    xrt__log(XRT_LOG_WARN, "core", "XRT_TRACE ignored: %s", xrt_last_error());
+}
+static pthread_once_t xrt__trace_env_once = PTHREAD_ONCE_INIT;
+
+/* Client creation's hook: reads XRT_TRACE the first time, registers the
+ * client and names its tracks in a trace in progress. */
+static void xrt__trace_client_opened(struct xrt__client *c,
+                                     const char *plugin, int num_devices) {
+  pthread_once(&xrt__trace_env_once, xrt__trace_env_read);
+  pthread_mutex_lock(&xrt__trace_mu);
+  xrt__trace_client *tc = xrt__trace_client_of(c);
+  int pid = tc ? tc->pid : 0;
+  if (tc) {
+    snprintf(tc->plugin, sizeof tc->plugin, "%s", plugin ? plugin : "?");
+    tc->num_devices = num_devices;
+    xrt__trace_name_client(tc);
+  }
+  pthread_mutex_unlock(&xrt__trace_mu);
+  xrt__log(XRT_LOG_INFO, "core", "client %d: plugin '%s', %d device(s)", pid,
+           plugin ? plugin : "?", num_devices);
+}
+
+/* Client release's hook (after the plugin's client_destroy). */
+static void xrt__trace_client_closed(const struct xrt__client *c) {
+  pthread_mutex_lock(&xrt__trace_mu);
+  for (xrt__trace_client **p = &xrt__tr.clients; *p; p = &(*p)->next)
+    if ((*p)->c == c) {
+      xrt__trace_client *tc = *p;
+      *p = tc->next;
+      free(tc);
+      break;
+    }
+  pthread_mutex_unlock(&xrt__trace_mu);
+}
+
+/* ---- compiles ---- */
+
+/* A compile's start time when it is traced or logged, else 0. */
+static int64_t xrt__compile_begin(void) {
+  if (!xrt__trace_on() && !xrt_log_enabled(XRT_LOG_DEBUG, "compile"))
+    return 0;
+  int64_t t = xrt__now_ns();
+  return t ? t : 1;
+}
+
+/* A compile of module's entry that began at t0_ns succeeded. */
+static void xrt__compiled(const struct xrt__client *c, const char *module,
+                          const char *entry, int64_t t0_ns) {
+  int64_t t1 = xrt__now_ns();
+  char name[600];
+  snprintf(name, sizeof name, "%.256s%s%.256s", module ? module : "",
+           module && *module ? "." : "", entry ? entry : "");
+  xrt__trace_complete(c, -1, "compile", name, t0_ns, t1);
+  xrt__log(XRT_LOG_DEBUG, "compile", "compiled %s in %.3f ms", name,
+           (double)(t1 - t0_ns) / 1e6);
+}
+
+/* A cache hit that began at t0_ns: "pmap hit @main" on the host track. */
+static void xrt__trace_cache_hit(const struct xrt__client *c,
+                                 const char *cache, const char *what,
+                                 int64_t t0_ns) {
+  int64_t t1 = xrt__now_ns();
+  char name[320];
+  snprintf(name, sizeof name, "%s hit @%.256s", cache, what ? what : "?");
+  xrt__trace_complete(c, -1, "cache", name, t0_ns, t1);
+}
 
 /* ======================================================================
  * 3. Memory
@@ -3298,13 +4036,41 @@ static void xrt__skip_alias(xrt__parser *p) {
 
 static void xrt__parse_items(xrt__parser *p, xrt_ir_module *m, int close);
 
+/* The StableHLO version the parser implements (xrt_stablehlo_version). */
+#define XRT__STABLEHLO_VERSION "1.8.0"
+
+static bool xrt__version_parse(const char *s, int v[3]);
+
+/* The value of the module attribute stablehlo.version ("X.Y.Z"); a
+ * malformed one is an error at the attribute (searched for from at, the
+ * start of the attribute dictionary). */
+static const char *xrt__module_version(xrt__parser *p, const char *at,
+                                       const xrt_ir_attr *a) {
+  int v[3];
+  if (a->kind == XRT_ATTR_STRING && xrt__version_parse(a->s, v)) return a->s;
+  static const char key[] = "stablehlo.version";
+  for (const char *q = at; q + sizeof key - 1 <= p->p; q++)
+    if (!memcmp(q, key, sizeof key - 1)) {
+      at = q;
+      break;
+    }
+  xrt__perr(p, at, XRT_INVALID_ARGUMENT, "stablehlo.version must be a string "
+            "\"MAJOR.MINOR.PATCH\" (like \"%s\"), got %s%s%s",
+            XRT__STABLEHLO_VERSION, a->kind == XRT_ATTR_STRING ? "\"" : "",
+            a->kind == XRT_ATTR_STRING ? a->s : "another kind of attribute",
+            a->kind == XRT_ATTR_STRING ? "\"" : "");
+}
+
 /* Module attributes `k = v, ...}` (the opening brace consumed). */
 static void xrt__module_attrs(xrt__parser *p, xrt_ir_module *m) {
   size_t am = p->attrs.n;
+  const char *at = p->p;
   xrt__parse_dict_entries(p, '}');
   for (size_t i = am; i < p->attrs.n; i++) {
     const xrt_ir_attr *a = &XRT__VAT(p->attrs, xrt_ir_attr, i);
     if (a->kind == XRT_ATTR_STRING && !strcmp(a->name, "sym_name")) m->name = a->s;
+    if (!strcmp(a->name, "stablehlo.version"))
+      m->stablehlo_version = xrt__module_version(p, at, a);
     if (a->kind != XRT_ATTR_INT) continue;
     if (!strcmp(a->name, "mhlo.num_replicas")) m->num_replicas = (int32_t)a->i;
     if (!strcmp(a->name, "mhlo.num_partitions")) m->num_partitions = (int32_t)a->i;
@@ -3450,6 +4216,7 @@ static xrt_status xrt__parse_module(xrt__arena *arena, const char *text,
   } else if (setjmp(p->jb) == 0) {
     m->name = "";
     m->num_replicas = m->num_partitions = 1;
+    m->stablehlo_version = XRT__STABLEHLO_VERSION;
     xrt__parse_all(p, m);
     *out = m;
   } else {
@@ -6046,8 +6813,14 @@ static xrt_status xrt__verify_module(const xrt_ir_module *m) {
 /* ======================================================================
  * 7. Plugins
  *
- * A device is reached only through an xrt_plugin_api table.  The simulator
- * registers itself when xrt_sim.c is linked in: with XRT_WITH_SIM defined
+ * A device is reached only through an xrt_plugin_api table, registered in
+ * a context (a registry: built-in tables, shared libraries loaded by path,
+ * XRT_PLUGINS or a directory scan; the code is in section 9a, after
+ * the clients it counts).  Tables are checked when registered (size, ABI
+ * version, name), and entries left NULL answer XRT_UNIMPLEMENTED at their
+ * call (XRT__PLUGIN_NEED), so a plugin may implement only part of the ABI.
+ *
+ * The simulator is built in when xrt_sim.c is linked: with XRT_WITH_SIM defined
  * the reference is strong (what the Makefile does, so that a static archive
  * pulls the simulator in); otherwise on GCC/Clang it is weak, so copying
  * xrt.c alone still links, and copying xrt_sim.c beside it enables it.
@@ -6065,35 +6838,44 @@ static bool xrt__sim_linked(void) {
 #define XRT__SIM_LINKED() xrt__sim_linked()
 #endif
 
-static const xrt_plugin_api *xrt__builtin_plugin(const char *name) {
-#ifdef XRT__SIM_LINKED
-  if (strcmp(name, "sim") == 0 && XRT__SIM_LINKED()) return xrt_sim_plugin_api();
-#else
-  XRT__UNUSED(name);
-#endif
-  return NULL;
+/* The smallest table xrt loads: through `execute`, the last entry every
+ * table since ABI 0.1 has (a shorter one cannot run a program). */
+#define XRT__PLUGIN_MIN_SIZE                                                  \
+  (offsetof(xrt_plugin_api, execute) + sizeof(((xrt_plugin_api *)0)->execute))
+/* A table larger than this is garbage, not a newer minor version. */
+#define XRT__PLUGIN_MAX_SIZE ((size_t)1 << 16)
+
+/* A plugin registered in a context, and the context (section 9a,
+ * after section 9).  A client points at its registration's private copy
+ * of the plugin's table, zero-filled beyond the plugin's struct_size, so
+ * an older plugin's missing entries read as NULL. */
+typedef struct xrt__plugin_reg xrt__plugin_reg;
+typedef struct xrt__context xrt__context;
+
+/* The UNIMPLEMENTED answer for a table entry the plugin left NULL. */
+static xrt_status xrt__plugin_lacks(const xrt_plugin_api *api,
+                                    const char *fn) {
+  return xrt__fail(XRT_UNIMPLEMENTED, "plugin '%s' does not implement %s",
+                   api->name, fn);
 }
 
-/* The fields of a plugin table that the core calls unconditionally. */
-static xrt_status xrt__plugin_validate(const xrt_plugin_api *api,
-                                       const char *name) {
-  if (!api || api->struct_size < sizeof(xrt_plugin_api))
-    return xrt__fail(XRT_FAILED_PRECONDITION, "plugin '%s' has a table of "
-                     "unexpected size", name);
-  if (api->abi_major != XRT_PLUGIN_ABI_MAJOR)
-    return xrt__fail(XRT_FAILED_PRECONDITION, "plugin '%s' has ABI %u.%u, xrt "
-                     "needs major version %d", name, api->abi_major,
-                     api->abi_minor, XRT_PLUGIN_ABI_MAJOR);
-  if (!api->client_create || !api->client_destroy || !api->device_count ||
-      !api->device_describe || !api->buffer_alloc || !api->buffer_free ||
-      !api->buffer_write || !api->buffer_read || !api->buffer_copy ||
-      !api->compile || !api->executable_destroy || !api->execute)
-    return xrt__fail(XRT_FAILED_PRECONDITION, "plugin '%s' lacks a required "
-                     "function", name);
-  return XRT_OK;
-}
+/* Every call of a plugin function goes through this check (functions
+ * returning void are skipped instead when NULL): returns XRT_UNIMPLEMENTED
+ * from the enclosing function when the plugin of client c lacks fn. */
+#define XRT__PLUGIN_NEED(c, fn)                                               \
+  do {                                                                        \
+    if (!(c)->api->fn) return xrt__plugin_lacks((c)->api, #fn);              \
+  } while (0)
 
-#include "_dev/plugins.inc"  /* XRT_DEV_INCLUDE */
+/* Used by client creation and release (defined in section 9a). */
+static xrt_status xrt__context_acquire(xrt_context *context, const char *name,
+                                       xrt__plugin_reg **out);
+static void xrt__plugin_reg_unref(xrt__plugin_reg *r);
+static const xrt_plugin_api *xrt__plugin_reg_api(const xrt__plugin_reg *r);
+static xrt_status xrt__topology_resolve(const xrt_topology *in,
+                                        xrt_topology *out);
+static xrt_status xrt__plugin_check_version(const xrt__plugin_reg *r,
+                                            const xrt_ir_module *m);
 
 /* ======================================================================
  * 8. Handles
@@ -6115,7 +6897,8 @@ static xrt_status xrt__plugin_validate(const xrt_plugin_api *api,
 
 enum { XRT__H_FREE = 0, XRT__H_CLIENT, XRT__H_DEVICE, XRT__H_BUFFER,
        XRT__H_PROGRAM, XRT__H_EXECUTABLE, XRT__H_EVENT, XRT__H_SHARDED,
-       XRT__H_PMAP };
+       XRT__H_PMAP, XRT__H_VARIABLE,
+       XRT__H_CONTEXT, XRT__H_PLUGIN, XRT__H_REPORT };
 
 #define XRT__HCHUNK 4096u
 #define XRT__HMAXCHUNKS 4096u
@@ -6330,7 +7113,9 @@ typedef struct xrt__link {
 
 struct xrt__client {
   xrt_allocator allocator;
-  const xrt_plugin_api *api;
+  const xrt_plugin_api *api; /* the registration's copy of the table */
+  xrt__plugin_reg *reg;      /* counts this client while it lives */
+  xrt_topology topology;     /* resolved at creation */
   void *pc; /* the plugin's client */
   int num_devices;
   xrt__device *devices;
@@ -6353,7 +7138,14 @@ struct xrt__client {
    * could wait on each other). */
   pthread_mutex_t launch_mu;
   _Atomic uint64_t next_launch_id;
+  /* xrt_client_get_stats: counted at the plugin call sites. */
+  _Atomic uint64_t st_allocs, st_frees, st_bytes_in_use, st_copies,
+      st_bytes_copied, st_h2d, st_d2h, st_execs, st_compiles, st_cache_hits;
 };
+
+/* Adds n to one of the client's stats counters (relaxed: counters only). */
+#define XRT__STAT(c, field, n) \
+  atomic_fetch_add_explicit(&(c)->field, (uint64_t)(n), memory_order_relaxed)
 
 static void xrt__link_init(xrt__link *l) { l->prev = l->next = l; }
 static void xrt__link_add(xrt__link *head, xrt__link *l) {
@@ -6379,6 +7171,9 @@ void xrt_client_options_init(xrt_client_options *o) {
   if (!o) return;
   memset(o, 0, sizeof *o);
   o->plugin = "sim";
+  o->topology.process_index = o->topology.process_count = -1;
+  o->topology.host_index = -1;
+  o->topology.local_rank = o->topology.local_world_size = -1;
   o->num_devices = 1;
   o->device_memory_bytes = (uint64_t)4 << 30;
   o->allocator = xrt_allocator_system();
@@ -6388,11 +7183,33 @@ static xrt_status xrt_host_register_builtins(xrt__client *c);
 static void xrt__client_free(xrt__client *c);
 static xrt_status xrt__queues_start(xrt__client *c);
 
+/* Checks what device_describe returned: a plugin's garbage is an error. */
+static xrt_status xrt__device_desc_check(const xrt__client *c, int i,
+                                         const xrt_plugin_device_desc *d) {
+  if (!d->kind)
+    return xrt__fail(XRT_INTERNAL, "plugin '%s': device_describe(%d) "
+                     "returned OK without a kind", c->api->name, i);
+  if (d->num_attributes < 0 || (d->num_attributes > 0 && !d->attributes))
+    return xrt__fail(XRT_INTERNAL, "plugin '%s': device_describe(%d) "
+                     "returned %d attributes at %p", c->api->name, i,
+                     d->num_attributes, (const void *)d->attributes);
+  for (int k = 0; k < d->num_attributes; k++)
+    if (!d->attributes[k].name)
+      return xrt__fail(XRT_INTERNAL, "plugin '%s': device %d's attribute %d "
+                       "has no name", c->api->name, i, k);
+  return XRT_OK;
+}
+
 static xrt_status xrt__client_devices(xrt__client *c) {
+  /* No device_count: no devices, and no client. */
+  if (!c->api->device_count)
+    return xrt__fail(XRT_UNIMPLEMENTED, "plugin '%s' does not implement "
+                     "device_count, so it has no devices", c->api->name);
+  XRT__PLUGIN_NEED(c, device_describe);
   int n = c->api->device_count(c->pc);
   if (n <= 0 || n > 65536)
-    return xrt__fail(XRT_INTERNAL, "plugin '%s' reports %d devices",
-                     c->api->name, n);
+    return xrt__fail(XRT_INTERNAL, "plugin '%s' reports %d devices (1..65536 "
+                     "expected)", c->api->name, n);
   c->devices = (xrt__device *)xrt__calloc(&c->allocator, (size_t)n,
                                           sizeof(xrt__device));
   if (!c->devices) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
@@ -6405,7 +7222,7 @@ static xrt_status xrt__client_devices(xrt__client *c) {
     d->desc.struct_size = sizeof d->desc;
     xrt_status s = c->api->device_describe(c->pc, i, &d->desc, &err);
     if (s) return xrt__fail_plugin(s, c->api->name, &err);
-    if (!d->desc.kind) d->desc.kind = c->api->name;
+    if ((s = xrt__device_desc_check(c, i, &d->desc))) return s;
     d->handle = xrt__hnew(d, XRT__H_DEVICE);
     if (!d->handle) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of handles");
   }
@@ -6415,18 +7232,25 @@ static xrt_status xrt__client_devices(xrt__client *c) {
 static xrt_status xrt__client_open(xrt__client *c,
                                    const xrt_client_options *o) {
   const char *name = o->plugin ? o->plugin : "sim";
-  c->api = xrt__builtin_plugin(name);
-  if (!c->api)
-    return xrt__fail(XRT_NOT_FOUND, "no device plugin named '%s' is built in",
-                     name);
-  xrt_status s = xrt__plugin_validate(c->api, name);
-  if (s) return s;
-  xrt_plugin_client_args args = {sizeof args, o->num_devices,
-                                 o->device_memory_bytes, c->allocator,
-                                 o->threads_per_device};
+  xrt_status s = xrt__topology_resolve(&o->topology, &c->topology);
+  if (s || (s = xrt__context_acquire(o->context, name, &c->reg))) return s;
+  c->api = xrt__plugin_reg_api(c->reg);
+  XRT__PLUGIN_NEED(c, client_create);
+  xrt_plugin_client_args args;
+  memset(&args, 0, sizeof args);
+  args.struct_size = sizeof args;
+  args.num_devices = o->num_devices;
+  args.device_memory_bytes = o->device_memory_bytes;
+  args.allocator = c->allocator;
+  args.threads_per_device = o->threads_per_device;
+  args.topology = c->topology;
+  args.host = xrt__host_api_for(c);
   xrt_plugin_error err = {{0}};
   if ((s = c->api->client_create(&args, &c->pc, &err)))
-    return xrt__fail_plugin(s, name, &err);
+    return xrt__fail_plugin(s, c->api->name, &err);
+  if (!c->pc)
+    return xrt__fail(XRT_INTERNAL, "plugin '%s': client_create returned OK "
+                     "without a client", c->api->name);
   if ((s = xrt__client_devices(c))) return s;
   if ((s = xrt_host_register_builtins(c))) return s;
   if ((s = xrt__queues_start(c))) return s;
@@ -6477,6 +7301,7 @@ xrt_status xrt_client_create(const xrt_client_options *options,
     xrt__client_free(c);
     return s;
   }
+  xrt__trace_client_opened(c, c->api->name, c->num_devices); /* 2b */
   *out_client = (xrt_client *)c->handle;
   return XRT_OK;
 }
@@ -6556,6 +7381,1064 @@ xrt_status xrt_device_attribute_find(const xrt_device *device,
     }
   return xrt__fail(XRT_NOT_FOUND, "device %d has no attribute '%s'", d->index,
                    name);
+}
+
+/* ---------------------------------------------------------------------
+ * 9a. Contexts and plugins: registrations, loading, topology, support
+ *
+ * A context's registry is an array of registrations under its mutex,
+ * which also guards every registration's live-client count (a client
+ * takes its count under it at creation, so unload and exclusive access
+ * see a consistent number).  Loading holds the mutex across dlopen, so two
+ * threads loading one file get one registration.
+ * ------------------------------------------------------------------- */
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <sys/stat.h>
+
+struct xrt__plugin_reg {
+  uintptr_t handle;            /* the xrt_plugin handle */
+  xrt__context *ctx;
+  char *name;                  /* registration name */
+  char *path;                  /* as given; "" for a linked table */
+  char *real;                  /* the path dlopen got; NULL if linked */
+  uint64_t dev, ino;           /* the file's identity, for duplicates */
+  void *dl;                    /* dlopen handle; NULL if linked */
+  const xrt_plugin_api *table; /* the plugin's own table */
+  size_t table_size;           /* its struct_size */
+  xrt_plugin_api api;          /* private copy, zero-filled past table_size */
+  xrt_plugin_platform_desc desc;
+  int live_clients;            /* under ctx->mu */
+};
+
+struct xrt__context {
+  uintptr_t handle;
+  xrt_allocator allocator;
+  pthread_mutex_t mu;
+  xrt__plugin_reg **regs;
+  int num_regs, cap_regs;
+  bool is_default;
+  /* The default context's XRT_PLUGINS failure, reported when a client
+   * asks for a plugin it lacks. */
+  char env_error[512];
+};
+
+/* "X.Y.Z" with decimal numbers (up to 9 digits each), nothing else. */
+static bool xrt__version_parse(const char *s, int v[3]) {
+  if (!s) return false;
+  for (int k = 0; k < 3; k++) {
+    int n = 0, digits = 0;
+    while (*s >= '0' && *s <= '9' && digits < 9) {
+      n = n * 10 + (*s++ - '0');
+      digits++;
+    }
+    if (!digits || *s != (k < 2 ? '.' : '\0')) return false;
+    if (k < 2) s++;
+    v[k] = n;
+  }
+  return true;
+}
+
+static int xrt__version_cmp(const int a[3], const int b[3]) {
+  for (int k = 0; k < 3; k++)
+    if (a[k] != b[k]) return a[k] < b[k] ? -1 : 1;
+  return 0;
+}
+
+const char *xrt_stablehlo_version(void) { return XRT__STABLEHLO_VERSION; }
+
+static char *xrt__ctx_strdup(xrt__context *x, const char *s) {
+  size_t n = strlen(s);
+  char *d = (char *)xrt__alloc(&x->allocator, n + 1);
+  if (d) memcpy(d, s, n + 1);
+  return d;
+}
+
+static xrt__context *xrt__context_get(const xrt_context *h) {
+  return (xrt__context *)xrt__hget(h, XRT__H_CONTEXT);
+}
+
+/* A plugin handle of context x (under x->mu), or NULL. */
+static xrt__plugin_reg *xrt__reg_of(const xrt__context *x,
+                                    const xrt_plugin *h) {
+  xrt__plugin_reg *r = (xrt__plugin_reg *)xrt__hget(h, XRT__H_PLUGIN);
+  return r && r->ctx == x ? r : NULL;
+}
+
+static xrt__plugin_reg *xrt__reg_by_name(const xrt__context *x,
+                                         const char *name) {
+  for (int i = 0; i < x->num_regs; i++)
+    if (strcmp(x->regs[i]->name, name) == 0) return x->regs[i];
+  return NULL;
+}
+
+static xrt__plugin_reg *xrt__reg_by_file(const xrt__context *x,
+                                         const struct stat *st) {
+  for (int i = 0; i < x->num_regs; i++)
+    if (x->regs[i]->real && x->regs[i]->dev == (uint64_t)st->st_dev &&
+        x->regs[i]->ino == (uint64_t)st->st_ino)
+      return x->regs[i];
+  return NULL;
+}
+
+static const xrt_plugin_api *xrt__plugin_reg_api(const xrt__plugin_reg *r) {
+  return &r->api;
+}
+
+/* ---- checks of a table (both versions and the rule in every message) */
+
+/* How to name a plugin in a message before its table is trusted. */
+static const char *xrt__plugin_label(const char *name, const char *path) {
+  return name ? name : path && *path ? path : "(unnamed)";
+}
+
+static xrt_status xrt__plugin_check_size(const xrt_plugin_api *t,
+                                         const char *label, const char *at) {
+  if (t->struct_size < XRT__PLUGIN_MIN_SIZE)
+    return xrt__fail(XRT_FAILED_PRECONDITION, "plugin '%s'%s: its table's "
+                     "struct_size is %zu bytes, smaller than %zu, the minimum "
+                     "for ABI %d.%d (xrt loads ABI %d.%d..%d.%d tables, which "
+                     "all reach 'execute')", label, at, t->struct_size,
+                     (size_t)XRT__PLUGIN_MIN_SIZE, XRT_PLUGIN_ABI_MAJOR,
+                     XRT_PLUGIN_ABI_MIN_MINOR, XRT_PLUGIN_ABI_MAJOR,
+                     XRT_PLUGIN_ABI_MIN_MINOR, XRT_PLUGIN_ABI_MAJOR,
+                     XRT_PLUGIN_ABI_MINOR);
+  if (t->struct_size > XRT__PLUGIN_MAX_SIZE)
+    return xrt__fail(XRT_FAILED_PRECONDITION, "plugin '%s'%s: its table's "
+                     "struct_size is %zu bytes, more than %zu: not an xrt "
+                     "plugin table", label, at, t->struct_size,
+                     (size_t)XRT__PLUGIN_MAX_SIZE);
+  return XRT_OK;
+}
+
+static xrt_status xrt__plugin_check_table(const xrt_plugin_api *t,
+                                          const char *name, const char *path) {
+  char at[600] = "";
+  if (path && *path) snprintf(at, sizeof at, " (%s)", path);
+  const char *label = xrt__plugin_label(name, path);
+  xrt_status s = xrt__plugin_check_size(t, label, at);
+  if (s) return s;
+  if (t->name) label = name ? name : t->name;
+  if (t->abi_major != XRT_PLUGIN_ABI_MAJOR)
+    return xrt__fail(XRT_FAILED_PRECONDITION, "plugin '%s'%s was built for "
+                     "plugin ABI %u.%u; xrt implements ABI %d.%d and loads "
+                     "only major version %d (with minor >= %d)", label, at,
+                     t->abi_major, t->abi_minor, XRT_PLUGIN_ABI_MAJOR,
+                     XRT_PLUGIN_ABI_MINOR, XRT_PLUGIN_ABI_MAJOR,
+                     XRT_PLUGIN_ABI_MIN_MINOR);
+  uint32_t min_minor = XRT_PLUGIN_ABI_MIN_MINOR; /* 0 today: no -Wtype-limits */
+  if (t->abi_minor < min_minor)
+    return xrt__fail(XRT_FAILED_PRECONDITION, "plugin '%s'%s was built for "
+                     "plugin ABI %u.%u; xrt implements ABI %d.%d and loads "
+                     "minor versions >= %d of major %d", label, at,
+                     t->abi_major, t->abi_minor, XRT_PLUGIN_ABI_MAJOR,
+                     XRT_PLUGIN_ABI_MINOR, XRT_PLUGIN_ABI_MIN_MINOR,
+                     XRT_PLUGIN_ABI_MAJOR);
+  if (!t->name)
+    return xrt__fail(XRT_FAILED_PRECONDITION, "plugin '%s'%s (ABI %u.%u) "
+                     "has no name: its table's name is NULL", label, at,
+                     t->abi_major, t->abi_minor);
+  return XRT_OK;
+}
+
+/* Asks platform_describe (when the plugin has it) and checks the answer;
+ * a plugin without it gets the documented defaults. */
+static xrt_status xrt__plugin_describe(xrt__plugin_reg *r) {
+  xrt_plugin_platform_desc *d = &r->desc;
+  memset(d, 0, sizeof *d);
+  d->struct_size = sizeof *d;
+  if (r->api.platform_describe) {
+    xrt_plugin_error err = {{0}};
+    xrt_status s = r->api.platform_describe(d, &err);
+    if (s) return xrt__fail_plugin(s, r->name, &err);
+    d->struct_size = sizeof *d;
+  }
+  int v[3];
+  if ((d->stablehlo_min && !xrt__version_parse(d->stablehlo_min, v)) ||
+      (d->stablehlo_max && !xrt__version_parse(d->stablehlo_max, v)))
+    return xrt__fail(XRT_FAILED_PRECONDITION, "plugin '%s': platform_describe "
+                     "gave StableHLO versions '%s'..'%s', not X.Y.Z", r->name,
+                     d->stablehlo_min ? d->stablehlo_min : "(any)",
+                     d->stablehlo_max ? d->stablehlo_max : "(any)");
+  if (d->num_attributes < 0 || (d->num_attributes && !d->attributes))
+    return xrt__fail(XRT_FAILED_PRECONDITION, "plugin '%s': platform_describe "
+                     "gave %d attributes at %p", r->name, d->num_attributes,
+                     (const void *)d->attributes);
+  for (int k = 0; k < d->num_attributes; k++)
+    if (!d->attributes[k].name)
+      return xrt__fail(XRT_FAILED_PRECONDITION, "plugin '%s': platform "
+                       "attribute %d has no name", r->name, k);
+  if (!d->stablehlo_min) d->stablehlo_min = "0.0.0";
+  if (!d->stablehlo_max) d->stablehlo_max = XRT__STABLEHLO_VERSION;
+  if (!d->dtypes) d->dtypes = ((uint64_t)1 << XRT_DTYPE_COUNT) - 2; /* no INVALID */
+  return XRT_OK;
+}
+
+static void xrt__reg_free(xrt__context *x, xrt__plugin_reg *r) {
+  if (!r) return;
+  xrt__hfree_if_live(r->handle, XRT__H_PLUGIN, r);
+  if (r->dl) dlclose(r->dl);
+  xrt__free(&x->allocator, r->name);
+  xrt__free(&x->allocator, r->path);
+  xrt__free(&x->allocator, r->real);
+  xrt__free(&x->allocator, r);
+}
+
+/* Registers a checked table (under x->mu).  On success the registration
+ * owns dl; on failure the caller still does. */
+static xrt_status xrt__reg_add(xrt__context *x, const char *name,
+                               const xrt_plugin_api *t, const char *path,
+                               const char *real, void *dl,
+                               xrt__plugin_reg **out) {
+  xrt_status s = xrt__plugin_check_table(t, name, path);
+  if (s) return s;
+  if (!name) name = t->name;
+  if (xrt__reg_by_name(x, name))
+    return xrt__fail(XRT_ALREADY_EXISTS, "a plugin named '%s' is already "
+                     "registered in this context%s%s", name,
+                     path && *path ? "; cannot load " : "", path ? path : "");
+  if (x->num_regs == x->cap_regs) {
+    int cap = x->cap_regs ? 2 * x->cap_regs : 8;
+    xrt__plugin_reg **g = (xrt__plugin_reg **)xrt__calloc(
+        &x->allocator, (size_t)cap, sizeof *g);
+    if (!g) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
+    if (x->num_regs) memcpy(g, x->regs, (size_t)x->num_regs * sizeof *g);
+    xrt__free(&x->allocator, x->regs);
+    x->regs = g;
+    x->cap_regs = cap;
+  }
+  xrt__plugin_reg *r = (xrt__plugin_reg *)xrt__calloc(&x->allocator, 1,
+                                                      sizeof *r);
+  if (!r) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
+  r->ctx = x;
+  r->table = t;
+  r->table_size = t->struct_size;
+  memcpy(&r->api, t, t->struct_size < sizeof r->api ? t->struct_size
+                                                     : sizeof r->api);
+  r->name = xrt__ctx_strdup(x, name);
+  r->path = xrt__ctx_strdup(x, path ? path : "");
+  r->real = real ? xrt__ctx_strdup(x, real) : NULL;
+  if (!r->name || !r->path || (real && !r->real)) {
+    s = xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
+  } else if (!(s = xrt__plugin_describe(r))) {
+    r->handle = xrt__hnew(r, XRT__H_PLUGIN);
+    if (!r->handle) s = xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of handles");
+  }
+  if (s) {
+    xrt__reg_free(x, r); /* dl is still the caller's */
+    return s;
+  }
+  r->dl = dl;
+  x->regs[x->num_regs++] = r;
+  xrt__log(XRT_LOG_INFO, "plugin", "registered plugin '%s' (%s, ABI %u.%u)%s%s",
+           r->name, r->api.name, r->api.abi_major, r->api.abi_minor,
+           *r->path ? " from " : "", r->path);
+  *out = r;
+  return XRT_OK;
+}
+
+/* ---- loading shared libraries ---- */
+
+/* The library's table: NOT_FOUND without the entry symbol, FAILED_
+ * PRECONDITION when it returns NULL. */
+static xrt_status xrt__dl_table(void *dl, const char *path,
+                                const xrt_plugin_api **out) {
+  dlerror();
+  void *sym = dlsym(dl, XRT_PLUGIN_ENTRY_SYMBOL);
+  if (!sym) {
+    const char *why = dlerror();
+    return xrt__fail(XRT_NOT_FOUND, "'%s' does not export %s, so it is not "
+                     "an xrt plugin (%s)", path, XRT_PLUGIN_ENTRY_SYMBOL,
+                     why ? why : "symbol is NULL");
+  }
+  xrt_plugin_get_api_fn get;
+  memcpy(&get, &sym, sizeof get); /* object to function pointer (POSIX) */
+  *out = get();
+  if (!*out)
+    return xrt__fail(XRT_FAILED_PRECONDITION, "'%s': %s() returned NULL",
+                     path, XRT_PLUGIN_ENTRY_SYMBOL);
+  return XRT_OK;
+}
+
+/* The file at path (following symbolic links, so that every path to one
+ * file finds one registration) and the path to give dlopen: "./x.so" for
+ * "x.so", which dlopen would otherwise look for in the system's library
+ * directories.  NOT_FOUND when it does not exist. */
+static xrt_status xrt__plugin_file(const char *path, struct stat *st,
+                                   char **out) {
+  if (stat(path, st) != 0)
+    return xrt__fail(errno == ENOENT || errno == ENOTDIR ? XRT_NOT_FOUND
+                                                         : XRT_PERMISSION_DENIED,
+                     "cannot load plugin '%s': %s", path, strerror(errno));
+  if (S_ISDIR(st->st_mode))
+    return xrt__fail(XRT_INVALID_ARGUMENT, "cannot load plugin '%s': it is a "
+                     "directory", path);
+  bool bare = !strchr(path, '/');
+  size_t n = strlen(path);
+  *out = (char *)malloc(n + 3);
+  if (!*out) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
+  snprintf(*out, n + 3, "%s%s", bare ? "./" : "", path);
+  return XRT_OK;
+}
+
+/* Loads one library (under x->mu).  *skipped (when not NULL) asks to
+ * skip, not fail on, a file that is not a plugin (directory scans). */
+static xrt_status xrt__load_locked(xrt__context *x, const char *name,
+                                   const char *path, xrt__plugin_reg **out,
+                                   bool *skipped) {
+  char *real = NULL;
+  struct stat st;
+  xrt_status s = xrt__plugin_file(path, &st, &real);
+  if (s && skipped) { /* a dangling link in a scanned directory */
+    xrt__log(XRT_LOG_INFO, "plugin", "skipped %s", xrt_last_error());
+    *skipped = true;
+    return XRT_OK;
+  }
+  if (s) return s;
+  xrt__plugin_reg *r = xrt__reg_by_file(x, &st);
+  if (r) { /* the same file, by whatever path: the same registration */
+    free(real);
+    *out = r;
+    return XRT_OK;
+  }
+  void *dl = dlopen(real, RTLD_NOW | RTLD_LOCAL);
+  const xrt_plugin_api *t = NULL;
+  if (!dl) {
+    const char *why = dlerror();
+    s = xrt__fail(XRT_INVALID_ARGUMENT, "cannot load plugin '%s': not a "
+                  "loadable shared library: %s", path, why ? why : "?");
+  } else {
+    s = xrt__dl_table(dl, path, &t);
+  }
+  if (skipped && (s == XRT_INVALID_ARGUMENT || s == XRT_NOT_FOUND)) {
+    xrt__log(XRT_LOG_INFO, "plugin", "skipped %s", xrt_last_error());
+    *skipped = true;
+  } else if (!s) {
+    s = xrt__reg_add(x, name, t, path, real, dl, out);
+    if (!s) {
+      dl = NULL; /* the registration's now */
+      (*out)->dev = (uint64_t)st.st_dev;
+      (*out)->ino = (uint64_t)st.st_ino;
+    }
+  }
+  if (dl) dlclose(dl);
+  free(real);
+  return skipped && *skipped ? XRT_OK : s;
+}
+
+/* ---- contexts ---- */
+
+void xrt_context_options_init(xrt_context_options *o) {
+  if (!o) return;
+  memset(o, 0, sizeof *o);
+  o->allocator = xrt_allocator_system();
+  o->builtin_plugins = true;
+  o->env_plugins = true;
+}
+
+static void xrt__context_free(xrt__context *x) {
+  for (int i = 0; i < x->num_regs; i++) xrt__reg_free(x, x->regs[i]);
+  xrt__free(&x->allocator, x->regs);
+  xrt__hfree_if_live(x->handle, XRT__H_CONTEXT, x);
+  pthread_mutex_destroy(&x->mu);
+  xrt_allocator a = x->allocator;
+  xrt__free(&a, x);
+}
+
+static xrt_status xrt__context_builtins(xrt__context *x) {
+#ifdef XRT__SIM_LINKED
+  if (XRT__SIM_LINKED()) {
+    xrt__plugin_reg *r;
+    return xrt__reg_add(x, "sim", xrt_sim_plugin_api(), "", NULL, NULL, &r);
+  }
+#else
+  XRT__UNUSED(x);
+#endif
+  return XRT_OK;
+}
+
+static xrt_status xrt__context_new(const xrt_context_options *o,
+                                   xrt__context **out) {
+  xrt__context *x = (xrt__context *)xrt__calloc(&o->allocator, 1, sizeof *x);
+  if (!x) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
+  x->allocator = o->allocator;
+  pthread_mutex_init(&x->mu, NULL);
+  x->handle = xrt__hnew(x, XRT__H_CONTEXT);
+  xrt_status s = x->handle ? XRT_OK
+                           : xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of handles");
+  if (!s && o->builtin_plugins) s = xrt__context_builtins(x);
+  if (s) {
+    xrt__context_free(x);
+    return s;
+  }
+  *out = x;
+  return XRT_OK;
+}
+
+xrt_status xrt_context_create(const xrt_context_options *options,
+                              xrt_context **out_context) {
+  XRT__CHECK_ARG(out_context, "out_context is NULL");
+  *out_context = NULL;
+  xrt_context_options o;
+  xrt_context_options_init(&o);
+  if (options) o = *options;
+  XRT__CHECK_ARG(o.allocator.alloc && o.allocator.free,
+                 "allocator lacks alloc or free");
+  xrt__context *x;
+  xrt_status s = xrt__context_new(&o, &x);
+  if (s) return s;
+  if (o.env_plugins && (s = xrt_context_load_env((xrt_context *)x->handle,
+                                                 NULL))) {
+    xrt__context_free(x);
+    return s;
+  }
+  *out_context = (xrt_context *)x->handle;
+  return XRT_OK;
+}
+
+static int xrt__context_live_clients(const xrt__context *x) {
+  int n = 0;
+  for (int i = 0; i < x->num_regs; i++) n += x->regs[i]->live_clients;
+  return n;
+}
+
+xrt_status xrt_context_release(xrt_context *context) {
+  if (!context) return XRT_OK;
+  xrt__context *x = xrt__context_get(context);
+  XRT__CHECK_ARG(x, "invalid or already released context");
+  if (x->is_default)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "the process's default context "
+                     "cannot be released");
+  pthread_mutex_lock(&x->mu);
+  int live = xrt__context_live_clients(x);
+  pthread_mutex_unlock(&x->mu);
+  if (live)
+    return xrt__fail(XRT_FAILED_PRECONDITION, "the context still has %d live "
+                     "client(s): release them first", live);
+  xrt__context_free(x);
+  return XRT_OK;
+}
+
+/* The process's default context: the built-in plugins plus XRT_PLUGINS
+ * (whose failure is logged and kept, not fatal: the built-ins work). */
+static xrt__context *xrt__default_ctx;
+static pthread_once_t xrt__default_once = PTHREAD_ONCE_INIT;
+
+static void xrt__default_context_init(void) {
+  xrt_context_options o;
+  xrt_context_options_init(&o);
+  xrt__context *x;
+  if (xrt__context_new(&o, &x)) return;
+  x->is_default = true;
+  if (xrt_context_load_env((xrt_context *)x->handle, NULL)) {
+    snprintf(x->env_error, sizeof x->env_error, "%.*s",
+             (int)sizeof x->env_error - 1, xrt_last_error());
+    xrt__log(XRT_LOG_WARN, "plugin", "%s", x->env_error);
+  }
+  xrt__default_ctx = x;
+}
+
+static xrt__context *xrt__context_resolve(xrt_context *context) {
+  if (context) return xrt__context_get(context);
+  pthread_once(&xrt__default_once, xrt__default_context_init);
+  return xrt__default_ctx;
+}
+
+/* ---- registering and loading ---- */
+
+xrt_status xrt_context_register_plugin(xrt_context *context, const char *name,
+                                       const xrt_plugin_api *api,
+                                       xrt_plugin **out_plugin) {
+  if (out_plugin) *out_plugin = NULL;
+  xrt__context *x = xrt__context_get(context);
+  XRT__CHECK_ARG(x, "invalid context");
+  XRT__CHECK_ARG(api, "api is NULL");
+  pthread_mutex_lock(&x->mu);
+  xrt__plugin_reg *r = NULL;
+  const char *want = name ? name : api->struct_size >= XRT__PLUGIN_MIN_SIZE
+                                       ? api->name : NULL;
+  xrt__plugin_reg *old = want ? xrt__reg_by_name(x, want) : NULL;
+  xrt_status s = XRT_OK;
+  if (old && old->table == api && !old->dl) r = old; /* the same again */
+  else s = xrt__reg_add(x, name, api, "", NULL, NULL, &r);
+  pthread_mutex_unlock(&x->mu);
+  if (!s && out_plugin) *out_plugin = (xrt_plugin *)r->handle;
+  return s;
+}
+
+xrt_status xrt_context_load_plugin(xrt_context *context, const char *name,
+                                   const char *path, xrt_plugin **out_plugin) {
+  if (out_plugin) *out_plugin = NULL;
+  xrt__context *x = xrt__context_get(context);
+  XRT__CHECK_ARG(x, "invalid context");
+  XRT__CHECK_ARG(path && *path, "path is NULL or empty");
+  pthread_mutex_lock(&x->mu);
+  xrt__plugin_reg *r = NULL;
+  xrt_status s = xrt__load_locked(x, name, path, &r, NULL);
+  pthread_mutex_unlock(&x->mu);
+  if (!s && out_plugin) *out_plugin = (xrt_plugin *)r->handle;
+  return s;
+}
+
+/* Loads one "name:path" entry (number k, for messages) of XRT_PLUGINS. */
+static xrt_status xrt__load_env_entry(xrt_context *context, const char *e,
+                                      size_t n, int k, const char *what) {
+  while (n && (*e == ' ' || *e == '\t')) e++, n--;
+  while (n && (e[n - 1] == ' ' || e[n - 1] == '\t')) n--;
+  if (!n) return XRT_OK; /* "a:x,,b:y" or a trailing comma */
+  const char *colon = memchr(e, ':', n);
+  if (!colon || colon == e || colon == e + n - 1 || n > 4095)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "%s entry %d ('%.*s') is not "
+                     "name:path", what, k, (int)(n < 200 ? n : 200), e);
+  char buf[4096];
+  memcpy(buf, e, n);
+  buf[n] = 0;
+  buf[colon - e] = 0;
+  xrt_status s = xrt_context_load_plugin(context, buf, buf + (colon - e) + 1,
+                                         NULL);
+  if (s) {
+    char why[2048];
+    snprintf(why, sizeof why, "%s", xrt_last_error());
+    return xrt__fail(s, "%s entry %d ('%s:%s'): %s", what, k, buf,
+                     buf + (colon - e) + 1, why);
+  }
+  return XRT_OK;
+}
+
+xrt_status xrt_context_load_env(xrt_context *context, const char *spec) {
+  XRT__CHECK_ARG(xrt__context_get(context), "invalid context");
+  const char *what = spec ? "plugin list" : "XRT_PLUGINS";
+  if (!spec) spec = getenv("XRT_PLUGINS");
+  if (!spec) return XRT_OK;
+  int k = 1;
+  for (const char *e = spec;; k++) {
+    const char *comma = strchr(e, ',');
+    size_t n = comma ? (size_t)(comma - e) : strlen(e);
+    xrt_status s = xrt__load_env_entry(context, e, n, k, what);
+    if (s) return s;
+    if (!comma) break;
+    e = comma + 1;
+  }
+  return XRT_OK;
+}
+
+static bool xrt__is_library_name(const char *n) {
+#if defined(__APPLE__)
+  static const char ext[] = ".dylib";
+#elif defined(_WIN32)
+  static const char ext[] = ".dll";
+#else
+  static const char ext[] = ".so";
+#endif
+  size_t len = strlen(n);
+  return len > sizeof ext - 1 && strcmp(n + len - (sizeof ext - 1), ext) == 0;
+}
+
+static int xrt__strptr_cmp(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The library file names of dir, sorted (so loads are reproducible). */
+static xrt_status xrt__list_libraries(const char *dir, char ***out, int *n) {
+  DIR *d = opendir(dir);
+  if (!d)
+    return xrt__fail(errno == ENOENT || errno == ENOTDIR ? XRT_NOT_FOUND
+                                                         : XRT_PERMISSION_DENIED,
+                     "cannot scan plugin directory '%s': %s", dir,
+                     strerror(errno));
+  char **names = NULL;
+  int cap = 0;
+  xrt_status s = XRT_OK;
+  *n = 0;
+  for (struct dirent *e; !s && (e = readdir(d));) {
+    if (!xrt__is_library_name(e->d_name)) continue;
+    if (*n == cap) {
+      cap = cap ? 2 * cap : 16;
+      char **g = (char **)realloc(names, (size_t)cap * sizeof *g);
+      if (!g) { s = xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory"); break; }
+      names = g;
+    }
+    if (!(names[*n] = strdup(e->d_name)))
+      s = xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
+    else (*n)++;
+  }
+  closedir(d);
+  if (*n) qsort(names, (size_t)*n, sizeof *names, xrt__strptr_cmp);
+  *out = names;
+  return s;
+}
+
+xrt_status xrt_context_scan_directory(xrt_context *context, const char *dir,
+                                      int *out_loaded) {
+  if (out_loaded) *out_loaded = 0;
+  xrt__context *x = xrt__context_get(context);
+  XRT__CHECK_ARG(x, "invalid context");
+  XRT__CHECK_ARG(dir && *dir, "dir is NULL or empty");
+  char **names = NULL;
+  int n = 0, loaded = 0;
+  xrt_status s = xrt__list_libraries(dir, &names, &n);
+  pthread_mutex_lock(&x->mu);
+  for (int i = 0; i < n && !s; i++) {
+    char path[4096];
+    if (snprintf(path, sizeof path, "%s/%s", dir, names[i]) >= (int)sizeof path)
+      continue;
+    bool skipped = false;
+    xrt__plugin_reg *r;
+    if (!(s = xrt__load_locked(x, NULL, path, &r, &skipped)) && !skipped)
+      loaded++;
+  }
+  pthread_mutex_unlock(&x->mu);
+  for (int i = 0; i < n; i++) free(names[i]);
+  free(names);
+  if (out_loaded) *out_loaded = loaded;
+  return s;
+}
+
+xrt_status xrt_context_unload_plugin(xrt_context *context, xrt_plugin *plugin) {
+  xrt__context *x = xrt__context_get(context);
+  XRT__CHECK_ARG(x, "invalid context");
+  pthread_mutex_lock(&x->mu);
+  xrt__plugin_reg *r = xrt__reg_of(x, plugin);
+  xrt_status s = XRT_OK;
+  if (!r) {
+    s = xrt__fail(XRT_INVALID_ARGUMENT, "xrt_context_unload_plugin: invalid "
+                  "plugin, or one of another context");
+  } else if (r->live_clients) {
+    s = xrt__fail(XRT_FAILED_PRECONDITION, "plugin '%s' has %d live "
+                  "client(s) (with their buffers and executables): release "
+                  "them before unloading it", r->name, r->live_clients);
+  } else {
+    int i = 0;
+    while (x->regs[i] != r) i++;
+    memmove(&x->regs[i], &x->regs[i + 1],
+            (size_t)(x->num_regs - i - 1) * sizeof *x->regs);
+    x->num_regs--;
+    xrt__reg_free(x, r);
+  }
+  pthread_mutex_unlock(&x->mu);
+  return s;
+}
+
+int xrt_context_plugin_count(const xrt_context *context) {
+  xrt__context *x = xrt__context_get(context);
+  if (!x) return -1;
+  pthread_mutex_lock(&x->mu);
+  int n = x->num_regs;
+  pthread_mutex_unlock(&x->mu);
+  return n;
+}
+
+xrt_plugin *xrt_context_plugin(const xrt_context *context, int index) {
+  xrt__context *x = xrt__context_get(context);
+  if (!x) {
+    xrt__fail(XRT_INVALID_ARGUMENT, "xrt_context_plugin: invalid context");
+    return NULL;
+  }
+  pthread_mutex_lock(&x->mu);
+  uintptr_t h = index >= 0 && index < x->num_regs ? x->regs[index]->handle : 0;
+  int n = x->num_regs;
+  pthread_mutex_unlock(&x->mu);
+  if (!h)
+    xrt__fail(XRT_OUT_OF_RANGE, "plugin index %d is outside 0..%d", index,
+              n - 1);
+  return (xrt_plugin *)h;
+}
+
+xrt_plugin *xrt_context_find_plugin(const xrt_context *context,
+                                    const char *name) {
+  xrt__context *x = xrt__context_get(context);
+  if (!x || !name) {
+    xrt__fail(XRT_INVALID_ARGUMENT, "xrt_context_find_plugin: %s",
+              x ? "name is NULL" : "invalid context");
+    return NULL;
+  }
+  pthread_mutex_lock(&x->mu);
+  xrt__plugin_reg *r = xrt__reg_by_name(x, name);
+  uintptr_t h = r ? r->handle : 0;
+  pthread_mutex_unlock(&x->mu);
+  if (!h) xrt__fail(XRT_NOT_FOUND, "no plugin named '%s' in the context", name);
+  return (xrt_plugin *)h;
+}
+
+xrt_status xrt_plugin_get_info(const xrt_plugin *plugin, xrt_plugin_info *out) {
+  xrt__plugin_reg *r = (xrt__plugin_reg *)xrt__hget(plugin, XRT__H_PLUGIN);
+  XRT__CHECK_ARG(r, "invalid or unloaded plugin");
+  XRT__CHECK_ARG(out, "out is NULL");
+  memset(out, 0, sizeof *out);
+  out->name = r->name;
+  out->path = r->path;
+  out->platform_name = r->api.name;
+  out->platform_version = r->api.version ? r->api.version : "";
+  out->abi_major = r->api.abi_major;
+  out->abi_minor = r->api.abi_minor;
+  out->stablehlo_min = r->desc.stablehlo_min;
+  out->stablehlo_max = r->desc.stablehlo_max;
+  out->capabilities = r->desc.capabilities;
+  out->dtypes = r->desc.dtypes;
+  out->num_attributes = r->desc.num_attributes;
+  out->attributes = r->desc.attributes;
+  return XRT_OK;
+}
+
+/* ---- clients of a registration ---- */
+
+/* The names of x's plugins, for a NOT_FOUND message (under x->mu). */
+static void xrt__plugin_names(const xrt__context *x, char *buf, size_t cap) {
+  size_t used = 0;
+  buf[0] = 0;
+  for (int i = 0; i < x->num_regs && used + 1 < cap; i++) {
+    int w = snprintf(buf + used, cap - used, "%s'%s'", i ? ", " : "",
+                     x->regs[i]->name);
+    if (w < 0) break;
+    used += (size_t)w;
+  }
+  if (!x->num_regs) snprintf(buf, cap, "none");
+}
+
+/* Counts a new client of the plugin named name (exclusive plugins take
+ * one client at a time). */
+static xrt_status xrt__context_acquire(xrt_context *context, const char *name,
+                                       xrt__plugin_reg **out) {
+  xrt__context *x = xrt__context_resolve(context);
+  if (!x)
+    return xrt__fail(context ? XRT_INVALID_ARGUMENT : XRT_RESOURCE_EXHAUSTED,
+                     "%s", context ? "invalid context in the client options"
+                                   : "cannot create the default context");
+  pthread_mutex_lock(&x->mu);
+  xrt__plugin_reg *r = xrt__reg_by_name(x, name);
+  xrt_status s = XRT_OK;
+  if (!r) {
+    char names[512];
+    xrt__plugin_names(x, names, sizeof names);
+    s = xrt__fail(XRT_NOT_FOUND, "no device plugin named '%s' in the %s "
+                  "(it has: %s)%s%s", name,
+                  x->is_default ? "default context" : "context", names,
+                  x->env_error[0] ? "; " : "", x->env_error);
+  } else if ((r->desc.capabilities & XRT_CAP_EXCLUSIVE) && r->live_clients) {
+    s = xrt__fail(XRT_FAILED_PRECONDITION, "device(s) of plugin '%s' are "
+                  "held by another client (exclusive access)", r->name);
+  } else {
+    r->live_clients++;
+    *out = r;
+  }
+  pthread_mutex_unlock(&x->mu);
+  return s;
+}
+
+static void xrt__plugin_reg_unref(xrt__plugin_reg *r) {
+  if (!r) return;
+  pthread_mutex_lock(&r->ctx->mu);
+  assert(r->live_clients > 0);
+  r->live_clients--;
+  pthread_mutex_unlock(&r->ctx->mu);
+}
+
+xrt_plugin *xrt_client_plugin(const xrt_client *client) {
+  xrt__client *c = xrt__client_get(client);
+  if (!c) {
+    xrt__fail(XRT_INVALID_ARGUMENT, "xrt_client_plugin: invalid client");
+    return NULL;
+  }
+  return (xrt_plugin *)c->reg->handle;
+}
+
+xrt_status xrt_client_topology(const xrt_client *client, xrt_topology *out) {
+  xrt__client *c = xrt__client_get(client);
+  XRT__CHECK_ARG(c, "invalid client");
+  XRT__CHECK_ARG(out, "out is NULL");
+  *out = c->topology;
+  return XRT_OK;
+}
+
+/* ---- topology ---- */
+
+/* One field: the option's value, or (at -1) the first environment
+ * variable of vars that is set, or def.  *from names where it came from. */
+static xrt_status xrt__topo_field(int opt, const char *field,
+                                  const char *const *vars, int def, int *out,
+                                  const char **from) {
+  *from = "the default";
+  *out = def;
+  if (opt != -1) {
+    *from = "the options";
+    *out = opt;
+    if (opt < 0)
+      return xrt__fail(XRT_INVALID_ARGUMENT, "topology: %s is %d in the "
+                       "options (-1 reads the environment; else >= 0)", field,
+                       opt);
+    return XRT_OK;
+  }
+  for (; *vars; vars++) {
+    const char *v = getenv(*vars);
+    if (!v || !*v) continue;
+    char *end;
+    errno = 0;
+    long n = strtol(v, &end, 10);
+    while (*end == ' ' || *end == '\n') end++;
+    if (end == v || *end || errno || n < 0 || n > INT_MAX)
+      return xrt__fail(XRT_INVALID_ARGUMENT, "topology: environment variable "
+                       "%s='%s' (for %s) is not a non-negative integer", *vars,
+                       v, field);
+    *out = (int)n;
+    *from = *vars;
+    return XRT_OK;
+  }
+  return XRT_OK;
+}
+
+static xrt_status xrt__topology_resolve(const xrt_topology *in,
+                                        xrt_topology *out) {
+  static const char *const rank[] = {"RANK", NULL};
+  static const char *const world[] = {"WORLD_SIZE", NULL};
+  static const char *const host[] = {"XRT_HOST_INDEX", "GROUP_RANK",
+                                     "NODE_RANK", NULL};
+  static const char *const lrank[] = {"LOCAL_RANK", NULL};
+  static const char *const lworld[] = {"LOCAL_WORLD_SIZE", NULL};
+  const char *f_pi, *f_pc, *f_h, *f_lr, *f_lw;
+  xrt_status s;
+  if ((s = xrt__topo_field(in->process_index, "process_index", rank, 0,
+                           &out->process_index, &f_pi)) ||
+      (s = xrt__topo_field(in->process_count, "process_count", world, 1,
+                           &out->process_count, &f_pc)) ||
+      (s = xrt__topo_field(in->host_index, "host_index", host, 0,
+                           &out->host_index, &f_h)) ||
+      (s = xrt__topo_field(in->local_rank, "local_rank", lrank, 0,
+                           &out->local_rank, &f_lr)) ||
+      (s = xrt__topo_field(in->local_world_size, "local_world_size", lworld, 1,
+                           &out->local_world_size, &f_lw)))
+    return s;
+  XRT__UNUSED(f_h);
+  if (out->process_count < 1 || out->local_world_size < 1)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "topology: %s %d (from %s) must be "
+                     "at least 1", out->process_count < 1 ? "process_count"
+                     : "local_world_size", out->process_count < 1
+                     ? out->process_count : out->local_world_size,
+                     out->process_count < 1 ? f_pc : f_lw);
+  if (out->process_index >= out->process_count)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "topology: process_index %d (from "
+                     "%s) is not below process_count %d (from %s)",
+                     out->process_index, f_pi, out->process_count, f_pc);
+  if (out->local_rank >= out->local_world_size)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "topology: local_rank %d (from %s) "
+                     "is not below local_world_size %d (from %s)",
+                     out->local_rank, f_lr, out->local_world_size, f_lw);
+  if (out->local_world_size > out->process_count)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "topology: local_world_size %d "
+                     "(from %s) exceeds process_count %d (from %s)",
+                     out->local_world_size, f_lw, out->process_count, f_pc);
+  return XRT_OK;
+}
+
+/* ---- StableHLO versions ---- */
+
+/* Whether the module's StableHLO version is in the plugin's range; on no,
+ * why (the program's version and the range). */
+static bool xrt__version_accepted(const xrt__plugin_reg *r,
+                                  const xrt_ir_module *m, char *why,
+                                  size_t cap) {
+  int v[3], lo[3], hi[3];
+  const char *pv = m->stablehlo_version ? m->stablehlo_version
+                                        : XRT__STABLEHLO_VERSION;
+  bool ok = xrt__version_parse(pv, v) &&
+            xrt__version_parse(r->desc.stablehlo_min, lo) &&
+            xrt__version_parse(r->desc.stablehlo_max, hi) &&
+            xrt__version_cmp(v, lo) >= 0 && xrt__version_cmp(v, hi) <= 0;
+  if (!ok)
+    snprintf(why, cap, "the program is StableHLO %s, outside the versions "
+             "plugin '%s' accepts (%s..%s)", pv, r->name,
+             r->desc.stablehlo_min, r->desc.stablehlo_max);
+  return ok;
+}
+
+static xrt_status xrt__plugin_check_version(const xrt__plugin_reg *r,
+                                            const xrt_ir_module *m) {
+  char why[512];
+  if (xrt__version_accepted(r, m, why, sizeof why)) return XRT_OK;
+  return xrt__fail(XRT_UNIMPLEMENTED, "%s", why);
+}
+
+/* ---- asking before compiling ---- */
+
+struct xrt_support_report {
+  uintptr_t handle;
+  xrt_support verdict;
+  int num, cap;
+  xrt_support_issue *issues;
+  xrt__arena strings; /* op names, files, reasons */
+};
+
+typedef struct xrt__support_walk {
+  xrt__client *c;
+  const xrt_ir_module *m;
+  struct xrt_support_report *rep;
+  int32_t *queue; /* functions to walk, each once */
+  int32_t queued;
+  bool *seen;
+} xrt__support_walk;
+
+static xrt_status xrt__report_add(struct xrt_support_report *rep,
+                                  const char *op, xrt_ir_loc loc,
+                                  xrt_support verdict, const char *reason) {
+  if (rep->num == rep->cap) {
+    int cap = rep->cap ? 2 * rep->cap : 16;
+    xrt_support_issue *g = (xrt_support_issue *)realloc(
+        rep->issues, (size_t)cap * sizeof *g);
+    if (!g) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
+    rep->issues = g;
+    rep->cap = cap;
+  }
+  xrt_support_issue *i = &rep->issues[rep->num];
+  const char *file = loc.file ? loc.file : "<input>";
+  i->op = xrt__arena_strndup(&rep->strings, op, strlen(op));
+  i->file = xrt__arena_strndup(&rep->strings, file, strlen(file));
+  i->reason = xrt__arena_strndup(&rep->strings, reason, strlen(reason));
+  if (!i->op || !i->file || !i->reason)
+    return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
+  i->line = loc.line;
+  i->col = loc.col;
+  i->verdict = verdict;
+  rep->num++;
+  if (verdict > rep->verdict) rep->verdict = verdict;
+  return XRT_OK;
+}
+
+/* One op: the plugin's answer (NULL op_support: MAYBE), as an issue
+ * unless YES; callees are queued. */
+static xrt_status xrt__support_op(xrt__support_walk *w, int32_t func,
+                                  const xrt_ir_op *op) {
+  const xrt_plugin_api *api = w->c->api;
+  const char *name = op->name ? op->name : xrt_opcode_name(op->code);
+  if (op->code == XRT_OP_FUNC_CALL && op->callee >= 0 &&
+      op->callee < w->m->num_funcs && !w->seen[op->callee]) {
+    w->seen[op->callee] = true;
+    w->queue[w->queued++] = op->callee;
+  }
+  if (!api->op_support)
+    return xrt__report_add(w->rep, name, op->loc, XRT_SUPPORT_MAYBE,
+                           "the plugin does not implement op_support");
+  xrt_plugin_error why = {{0}};
+  int v = api->op_support(w->c->pc, w->m, func, op, &why);
+  if (v == XRT_SUPPORT_YES) return XRT_OK;
+  if (v != XRT_SUPPORT_MAYBE && v != XRT_SUPPORT_NO)
+    return xrt__fail(XRT_INTERNAL, "plugin '%s': op_support returned %d for "
+                     "%s (not an xrt_support value)", api->name, v, name);
+  why.message[sizeof why.message - 1] = 0;
+  return xrt__report_add(w->rep, name, op->loc, (xrt_support)v,
+                         why.message[0] ? why.message
+                         : v == XRT_SUPPORT_NO ? "not supported"
+                                               : "the plugin cannot tell");
+}
+
+static xrt_status xrt__support_region(xrt__support_walk *w, int32_t func,
+                                      const xrt_ir_region *r) {
+  for (int32_t i = 0; i < r->num_ops; i++) {
+    const xrt_ir_op *op = &r->ops[i];
+    xrt_status s = xrt__support_op(w, func, op);
+    for (int32_t k = 0; !s && k < op->num_regions; k++)
+      s = xrt__support_region(w, func, &op->regions[k]);
+    if (s) return s;
+  }
+  return XRT_OK;
+}
+
+static xrt_status xrt__find_entry(const xrt_ir_module *m, const char *entry,
+                                  int32_t *out);
+
+/* The version, then every op of the entry and what it calls. */
+static xrt_status xrt__support_walk_all(xrt__support_walk *w,
+                                        const xrt_compile_options *o) {
+  int32_t entry;
+  xrt_status s = xrt__find_entry(w->m, o ? o->entry : NULL, &entry);
+  if (s) return s;
+  char why[512];
+  if (!xrt__version_accepted(w->c->reg, w->m, why, sizeof why) &&
+      (s = xrt__report_add(w->rep, "module", w->m->funcs[entry].loc,
+                           XRT_SUPPORT_NO, why)))
+    return s;
+  w->seen[entry] = true;
+  w->queue[w->queued++] = entry;
+  for (int32_t i = 0; i < w->queued && !s; i++)
+    s = xrt__support_region(w, w->queue[i], &w->m->funcs[w->queue[i]].body);
+  return s;
+}
+
+static void xrt__report_free(struct xrt_support_report *rep) {
+  if (!rep) return;
+  xrt__arena_release(&rep->strings);
+  free(rep->issues);
+  free(rep);
+}
+
+xrt_status xrt_client_query_support(xrt_client *client,
+                                    const xrt_program *program,
+                                    const xrt_compile_options *options,
+                                    xrt_support_report **out_report) {
+  XRT__CHECK_ARG(out_report, "out_report is NULL");
+  *out_report = NULL;
+  xrt__client *c = xrt__client_get(client);
+  XRT__CHECK_ARG(c, "invalid client");
+  const xrt_ir_module *m = xrt_program_module(program);
+  XRT__CHECK_ARG(m, "invalid program");
+  xrt__support_walk w = {c, m, NULL, NULL, 0, NULL};
+  w.rep = (struct xrt_support_report *)calloc(1, sizeof *w.rep);
+  w.queue = (int32_t *)calloc((size_t)m->num_funcs + 1, sizeof *w.queue);
+  w.seen = (bool *)calloc((size_t)m->num_funcs + 1, sizeof *w.seen);
+  xrt_status s = XRT_OK;
+  if (!w.rep || !w.queue || !w.seen) {
+    s = xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
+  } else {
+    xrt__arena_init(&w.rep->strings, xrt_allocator_system());
+    s = xrt__support_walk_all(&w, options);
+  }
+  if (!s && !(w.rep->handle = xrt__hnew(w.rep, XRT__H_REPORT)))
+    s = xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of handles");
+  free(w.queue);
+  free(w.seen);
+  if (s) {
+    xrt__report_free(w.rep);
+    return s;
+  }
+  *out_report = (xrt_support_report *)w.rep->handle;
+  return XRT_OK;
+}
+
+static struct xrt_support_report *xrt__report_get(
+    const xrt_support_report *h) {
+  return (struct xrt_support_report *)xrt__hget(h, XRT__H_REPORT);
+}
+
+xrt_support xrt_support_report_verdict(const xrt_support_report *report) {
+  struct xrt_support_report *r = xrt__report_get(report);
+  if (!r) {
+    xrt__fail(XRT_INVALID_ARGUMENT, "invalid support report");
+    return XRT_SUPPORT_NO;
+  }
+  return r->verdict;
+}
+
+int xrt_support_report_count(const xrt_support_report *report) {
+  struct xrt_support_report *r = xrt__report_get(report);
+  return r ? r->num : -1;
+}
+
+const xrt_support_issue *xrt_support_report_issue(
+    const xrt_support_report *report, int index) {
+  struct xrt_support_report *r = xrt__report_get(report);
+  if (!r || index < 0 || index >= r->num) {
+    xrt__fail(r ? XRT_OUT_OF_RANGE : XRT_INVALID_ARGUMENT,
+              "xrt_support_report_issue: %s", r ? "index out of range"
+                                                : "invalid report");
+    return NULL;
+  }
+  return &r->issues[index];
+}
+
+void xrt_support_report_release(xrt_support_report *report) {
+  struct xrt_support_report *r = xrt__report_get(report);
+  if (!r) return;
+  xrt__hfree_handle(r->handle);
+  xrt__report_free(r);
 }
 
 /* ======================================================================
@@ -7046,6 +8929,7 @@ struct xrt__buffer {
   uintptr_t handle;
   bool live;                /* holds device memory */
   struct xrt__buffer *next_free; /* on the client's free list */
+  struct DLManagedTensor *dl; /* zero-copy import: deleted after buffer_free */
 };
 
 static void xrt__buffer_unref(xrt__buffer *b);
@@ -7109,11 +8993,15 @@ static void xrt__buffer_recycle(xrt__client *c, xrt__buffer *b) {
   xrt__spin_unlock(&c->objs_lock);
 }
 
+static xrt_status xrt__buffer_publish(xrt__client *c, xrt__buffer *b,
+                                      xrt__event *ready, xrt__buffer **out);
+
 /* Allocates device memory and the buffer object around it; ready (may be
  * NULL) is the producer's event, of which the buffer takes a reference. */
 static xrt_status xrt__buffer_new(xrt__client *c, int device,
                                   const xrt_shape *shape, size_t bytes,
                                   xrt__event *ready, xrt__buffer **out) {
+  XRT__PLUGIN_NEED(c, buffer_alloc);
   xrt__buffer *b = xrt__buffer_obj(c);
   if (!b) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of host memory");
   b->client = c;
@@ -7123,11 +9011,25 @@ static xrt_status xrt__buffer_new(xrt__client *c, int device,
   b->ready = NULL;
   xrt_plugin_error err;
   err.message[0] = 0; /* not = {{0}}: zeroing 1 KiB per dispatch shows */
+  b->mem = NULL;
   xrt_status s = c->api->buffer_alloc(c->pc, device, bytes, &b->mem, &err);
-  if (s) {
+  if (s || !b->mem) { /* OK without memory: the plugin's bug, not a crash */
     xrt__buffer_recycle(c, b);
+    if (!s) return xrt__fail(XRT_INTERNAL, "plugin '%s': buffer_alloc "
+                             "returned OK without memory", c->api->name);
     return xrt__fail_plugin(s, c->api->name, &err);
   }
+  return xrt__buffer_publish(c, b, ready, out);
+}
+
+/* Gives b, whose device memory b->mem is set, its handle and one
+ * reference (on failure frees the memory and recycles b). */
+static xrt_status xrt__buffer_publish(xrt__client *c, xrt__buffer *b,
+                                      xrt__event *ready, xrt__buffer **out) {
+  int device = b->device;
+  size_t bytes = b->bytes;
+  XRT__STAT(c, st_allocs, 1);
+  XRT__STAT(c, st_bytes_in_use, bytes);
   b->live = true;
   /* Release: a stale acquirer that increments this count then sees the
    * old handle dead (see xrt__buffer_acquire). */
@@ -7136,7 +9038,9 @@ static xrt_status xrt__buffer_new(xrt__client *c, int device,
                         : xrt__hnew(b, XRT__H_BUFFER);
   if (!b->handle) { /* only a new object lacks a slot: no one acquires it */
     atomic_store_explicit(&b->refs, 0, memory_order_relaxed);
-    c->api->buffer_free(c->pc, device, b->mem);
+    if (c->api->buffer_free) c->api->buffer_free(c->pc, device, b->mem);
+    XRT__STAT(c, st_frees, 1);
+    XRT__STAT(c, st_bytes_in_use, 0 - (uint64_t)bytes);
     b->live = false;
     xrt__buffer_recycle(c, b);
     return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of handles");
@@ -7149,9 +9053,14 @@ static xrt_status xrt__buffer_new(xrt__client *c, int device,
 
 /* Frees the memory of a buffer whose last reference is gone (its handle
  * is dead) and recycles the object. */
+static void xrt__dlpack_freed(xrt__buffer *b); /* section 15 */
+
 static void xrt__buffer_destroy(xrt__buffer *b) {
   xrt__client *c = b->client;
-  c->api->buffer_free(c->pc, b->device, b->mem);
+  if (c->api->buffer_free) c->api->buffer_free(c->pc, b->device, b->mem);
+  xrt__dlpack_freed(b);
+  XRT__STAT(c, st_frees, 1);
+  XRT__STAT(c, st_bytes_in_use, 0 - (uint64_t)b->bytes);
   xrt__event_unref(b->ready);
   b->mem = NULL;
   b->ready = NULL;
@@ -7221,15 +9130,19 @@ static xrt_status xrt__from_host_check(xrt__client *c, xrt__device *d,
 static xrt_status xrt__write_inline(xrt__client *c, xrt__device *d,
                                     const xrt_shape *shape, size_t bytes,
                                     const void *data, xrt__buffer **out) {
+  if (bytes) XRT__PLUGIN_NEED(c, buffer_write);
   xrt__buffer *b;
   xrt_status s = xrt__buffer_new(c, d->index, shape, bytes, NULL, &b);
   if (s) return s;
   xrt_plugin_error err = {{0}};
+  XRT__STAT(c, st_h2d, 1);
+  int64_t t0 = xrt__trace_begin();
   if (bytes && (s = c->api->buffer_write(c->pc, d->index, b->mem, data, bytes,
                                          &err))) {
     xrt__buffer_discard(b);
     return xrt__fail_plugin(s, c->api->name, &err);
   }
+  if (t0) xrt__trace_transfer(c, d->index, "h2d", shape, t0);
   *out = b;
   return XRT_OK;
 }
@@ -7353,10 +9266,15 @@ xrt_status xrt_buffer_to_host(xrt_buffer *buffer, void *dst,
       s = xrt__fail(st, "%s", b->ready->message);
     } else if (!s) {
       xrt_plugin_error err = {{0}};
-      if (b->bytes &&
-          (s = c->api->buffer_read(c->pc, b->device, b->mem, dst, b->bytes,
-                                   &err)))
+      XRT__STAT(c, st_d2h, 1);
+      int64_t t0 = xrt__trace_begin();
+      if (b->bytes && !c->api->buffer_read)
+        s = xrt__plugin_lacks(c->api, "buffer_read");
+      else if (b->bytes &&
+               (s = c->api->buffer_read(c->pc, b->device, b->mem, dst,
+                                        b->bytes, &err)))
         xrt__fail_plugin(s, c->api->name, &err);
+      if (t0 && !s) xrt__trace_transfer(c, b->device, "d2h", &b->shape, t0);
       xrt__device_unhold(d);
     }
     xrt__buffer_unref(b);
@@ -7414,15 +9332,21 @@ static xrt_status xrt__copy_check(xrt__buffer *b, xrt__device *d,
 static xrt_status xrt__copy_inline(xrt__buffer *b, xrt__device *d,
                                    xrt__buffer **out) {
   xrt__client *c = b->client;
+  if (b->bytes) XRT__PLUGIN_NEED(c, buffer_copy);
   xrt__buffer *nb;
   xrt_status s = xrt__buffer_new(c, d->index, &b->shape, b->bytes, NULL, &nb);
   if (s) return s;
   xrt_plugin_error err = {{0}};
+  XRT__STAT(c, st_copies, 1);
+  XRT__STAT(c, st_bytes_copied, b->bytes);
+  int64_t t0 = xrt__trace_begin();
   if (b->bytes && (s = c->api->buffer_copy(c->pc, b->device, b->mem, d->index,
                                            nb->mem, b->bytes, &err))) {
     xrt__buffer_discard(nb);
     return xrt__fail_plugin(s, c->api->name, &err);
   }
+  if (t0) /* on the source's track: its queue orders the copy */
+    xrt__trace_transfer(c, b->device, "d2d", &b->shape, t0);
   *out = nb;
   return XRT_OK;
 }
@@ -7542,9 +9466,7 @@ xrt_status xrt_device_inject_fault(xrt_device *device, int64_t after_steps) {
   XRT__CHECK_ARG(d, "invalid device");
   XRT__CHECK_ARG(after_steps >= 0, "after_steps is negative");
   xrt__client *c = d->client;
-  if (!c->api->inject_fault)
-    return xrt__fail(XRT_UNIMPLEMENTED, "plugin '%s' cannot inject faults",
-                     c->api->name);
+  XRT__PLUGIN_NEED(c, inject_fault);
   /* Through the queue: the fault hits the next execution enqueued after
    * this call, and the plugin sees it on the device's own thread. */
   xrt__task *t;
@@ -8112,7 +10034,8 @@ static xrt_status xrt__entry_shapes(xrt__executable *e) {
  * with the client, which makes the lock-free xrt__hpin safe. */
 static void xrt__executable_destroy(xrt__executable *e) {
   xrt__client *c = e->client;
-  if (e->pexe) c->api->executable_destroy(e->pexe);
+  if (e->pexe && c->api->executable_destroy)
+    c->api->executable_destroy(e->pexe);
   xrt__free(&c->allocator, e->bindings);
   xrt__free(&c->allocator, e->inputs);
   xrt__free(&c->allocator, e->outputs);
@@ -8253,8 +10176,14 @@ static xrt_status xrt__executable_build(xrt__executable *e,
                                   e->num_replicas, e->num_partitions,
                                   e->assignment};
   xrt_plugin_error err = {{0}};
+  if ((s = xrt__plugin_check_version(c->reg, m))) return s;
+  XRT__PLUGIN_NEED(c, compile);
+  XRT__STAT(c, st_compiles, 1);
   if ((s = c->api->compile(c->pc, &args, &e->pexe, &err)))
     return xrt__fail_plugin(s, c->api->name, &err);
+  if (!e->pexe)
+    return xrt__fail(XRT_INTERNAL, "plugin '%s': compile returned OK without "
+                     "an executable", c->api->name);
   return XRT_OK;
 }
 
@@ -8278,12 +10207,15 @@ static xrt_status xrt__compile(xrt__client *c, xrt__program *p,
   e->client = c;
   e->program = p;
   atomic_fetch_add(&p->refs, 1);
+  int64_t t0 = xrt__compile_begin();
   xrt_status s = xrt__executable_build(e, o);
   if (!s) s = xrt__executable_publish(e);
   if (s) {
     xrt__executable_destroy(e);
     return s;
   }
+  if (t0)
+    xrt__compiled(c, p->module->name, p->module->funcs[e->entry].name, t0);
   xrt__spin_lock(&c->objs_lock);
   xrt__link_add(&c->executables, &e->link);
   xrt__spin_unlock(&c->objs_lock);
@@ -8486,7 +10418,16 @@ static xrt_status xrt__plugin_execute(xrt__executable *e, int device,
   a.abort_message = abort_message;
   xrt_plugin_error err;
   err.message[0] = 0; /* not = {{0}}: zeroing 1 KiB per dispatch shows */
+  if (!abort_message) XRT__STAT(c, st_execs, 1);
+  if (!c->api->execute) {
+    xrt__msgf(msg, "plugin '%s' does not implement execute", c->api->name);
+    return XRT_UNIMPLEMENTED;
+  }
+  int64_t t0 = xrt__trace_begin();
   xrt_status s = c->api->execute(c->pc, &a, &err);
+  if (t0)
+    xrt__trace_named(c, device, "execute", e->program->module->name,
+                     xrt__exe_name(e), t0);
   if (s) /* the simulator's messages carry the program location already */
     xrt__msgf(msg, "%s", err.message[0] ? err.message : "(no message)");
   return s;
@@ -8519,25 +10460,48 @@ static xrt_status xrt__wait_input(xrt__buffer *src, char *msg) {
   return s;
 }
 
+/* The plugin function a transfer task needs, if the plugin lacks it. */
+static const char *xrt__transfer_lacks(const xrt_plugin_api *api, int kind) {
+  switch (kind) {
+  case XRT__T_WRITE: return api->buffer_write ? NULL : "buffer_write";
+  case XRT__T_READ: return api->buffer_read ? NULL : "buffer_read";
+  case XRT__T_COPY: return api->buffer_copy ? NULL : "buffer_copy";
+  default: return api->inject_fault ? NULL : "inject_fault";
+  }
+}
+
 static xrt_status xrt__transfer_run(xrt__device *d, xrt__task *t,
                                     char *msg) {
   xrt__client *c = d->client;
   xrt_plugin_error err = {{0}};
   xrt_status s = XRT_OK;
+  const char *lacks = xrt__transfer_lacks(c->api, t->kind);
+  if (lacks) {
+    xrt__msgf(msg, "plugin '%s' does not implement %s", c->api->name, lacks);
+    return XRT_UNIMPLEMENTED;
+  }
+  int64_t t0 = 0; /* traced transfers: their start */
   switch (t->kind) {
   case XRT__T_WRITE:
+    XRT__STAT(c, st_h2d, 1);
+    t0 = xrt__trace_begin();
     if (t->dst->bytes)
       s = c->api->buffer_write(c->pc, t->dst->device, t->dst->mem,
                                t->host_src, t->dst->bytes, &err);
     break;
   case XRT__T_READ:
     if ((s = xrt__wait_input(t->src, msg))) return s;
+    XRT__STAT(c, st_d2h, 1);
+    t0 = xrt__trace_begin();
     if (t->src->bytes)
       s = c->api->buffer_read(c->pc, t->src->device, t->src->mem,
                               t->host_dst, t->src->bytes, &err);
     break;
   case XRT__T_COPY:
     if ((s = xrt__wait_input(t->src, msg))) return s;
+    XRT__STAT(c, st_copies, 1);
+    XRT__STAT(c, st_bytes_copied, t->src->bytes);
+    t0 = xrt__trace_begin();
     if (t->src->bytes)
       s = c->api->buffer_copy(c->pc, t->src->device, t->src->mem,
                               t->dst->device, t->dst->mem, t->src->bytes,
@@ -8547,6 +10511,12 @@ static xrt_status xrt__transfer_run(xrt__device *d, xrt__task *t,
     s = c->api->inject_fault(c->pc, d->index, t->steps, &err);
     break;
   }
+  if (t0 && !s)
+    xrt__trace_transfer(c, d->index, t->kind == XRT__T_WRITE  ? "h2d"
+                                     : t->kind == XRT__T_READ ? "d2h"
+                                                              : "d2d",
+                        t->kind == XRT__T_READ ? &t->src->shape
+                                               : &t->dst->shape, t0);
   if (s)
     xrt__msgf(msg, "%s: %s", c->api->name,
               err.message[0] ? err.message : "(no message)");
@@ -10383,11 +12353,13 @@ static xrt_status xrt__pmap_compile(xrt__pmap *p, xrt__pmap_entry *e,
 static xrt_status xrt__pmap_lookup(xrt__pmap *p, const xrt_shape *shapes,
                                    int num_args, const int *ids, int n,
                                    xrt_executable **out) {
+  int64_t t0 = xrt__trace_begin();
   pthread_mutex_lock(&p->mu);
   xrt__pmap_entry *e = NULL;
   for (int i = 0; i < p->num_entries && !e; i++)
     if (xrt__pmap_entry_matches(p->entries[i], shapes, num_args, ids, n))
       e = p->entries[i];
+  bool hit = e != NULL;
   if (!e) {
     xrt_status s = xrt__pmap_entry_add(p, shapes, num_args, ids, n, &e);
     pthread_mutex_unlock(&p->mu);
@@ -10399,11 +12371,17 @@ static xrt_status xrt__pmap_lookup(xrt__pmap *p, const xrt_shape *shapes,
     e->exe = exe;
     e->state = s ? XRT__PMAP_FAILED : XRT__PMAP_DONE;
     pthread_cond_broadcast(&p->cv);
+  } else {
+    xrt__client *pc = xrt__client_get(p->client);
+    if (pc) XRT__STAT(pc, st_cache_hits, 1);
   }
   while (e->state == XRT__PMAP_COMPILING) pthread_cond_wait(&p->cv, &p->mu);
   xrt_executable *exe = e->exe;
   xrt__saved_error err = e->err;
   pthread_mutex_unlock(&p->mu);
+  if (t0 && hit && exe)
+    xrt__trace_cache_hit(xrt__client_get(p->client), "pmap",
+                         xrt_executable_name(exe), t0);
   *out = exe;
   return xrt__restore_error(&err);
 }
@@ -10459,8 +12437,12 @@ void xrt_pmap_release(xrt_pmap *pmap) {
 /* Releasing a client releases everything still alive on it.  Queued work
  * finishes first; then nothing else runs, so objects are freed whatever
  * their counts. */
+static void xrt__variables_release_all(xrt__client *c); /* variables.inc */
+static void xrt__dlpack_client_gone(xrt__client *c);   /* section 15 */
+
 static void xrt__client_free(xrt__client *c) {
   xrt__queues_stop(c);
+  xrt__variables_release_all(c);
   xrt__sharded_release_all(c);
   while (c->executables.next != &c->executables) {
     xrt__executable *e = (xrt__executable *)c->executables.next;
@@ -10474,11 +12456,14 @@ static void xrt__client_free(xrt__client *c) {
     xrt__hfree_handle(e->handle);
     xrt__free(&c->allocator, e);
   }
+  xrt__dlpack_client_gone(c);
   /* Every buffer object, live or dead (see xrt__buffer_obj). */
   while (c->buffers.next != &c->buffers) {
     xrt__buffer *b = (xrt__buffer *)c->buffers.next;
     xrt__link_remove(&b->link);
-    if (b->live) c->api->buffer_free(c->pc, b->device, b->mem);
+    if (b->live && c->api->buffer_free)
+      c->api->buffer_free(c->pc, b->device, b->mem);
+    xrt__dlpack_freed(b);
     xrt__hfree_handle(b->handle); /* ready: freed below with every event */
     xrt__free(&c->allocator, b);
   }
@@ -10495,7 +12480,9 @@ static void xrt__client_free(xrt__client *c) {
   }
   for (int i = 0; c->devices && i < c->num_devices; i++)
     xrt__hfree_handle(c->devices[i].handle);
-  if (c->pc) c->api->client_destroy(c->pc);
+  if (c->pc && c->api->client_destroy) c->api->client_destroy(c->pc);
+  xrt__trace_client_closed(c); /* 2b: frees its host services table */
+  xrt__plugin_reg_unref(c->reg); /* after the plugin is done with it */
   for (int i = 0; i < c->num_hosts; i++)
     xrt__free(&c->allocator, c->hosts[i].target);
   xrt__free(&c->allocator, c->hosts);
@@ -10514,7 +12501,1374 @@ void xrt_client_release(xrt_client *client) {
   if (c) xrt__client_free(c);
 }
 
-#include "_dev/variables.inc"  /* XRT_DEV_INCLUDE */
+/* ======================================================================
+ * 13c. Variables
+ *
+ *   - client stats and fault kinds (thin calls into the counters and the
+ *     plugin);
+ *   - region copies: a box of one buffer into a box of another, by the
+ *     plugin's buffer_copy_region or, lacking it, through host memory;
+ *   - the variable object: a handle kind of its own, a lock, owned piece
+ *     buffers in mesh order and the format key (FNV-1a over the canonical
+ *     fields of shape, spec and device ids, then a 64-bit finalizer: no
+ *     extra header, so vendoring xrt.c needs nothing beyond libc);
+ *   - reshard: validate, plan (keep, or copy boxes from old pieces), copy
+ *     in parallel over destination devices, commit under every lock;
+ *   - xrt_execute_variables over xrt_execute_sharded, with donation;
+ *   - .npy save and load (section 14's reader and writer).
+ * ==================================================================== */
+
+#include <unistd.h> /* sysconf: threads for large reshards */
+
+static xrt_status xrt__npy_read_host(const char *path, const xrt_shape *want,
+                                     xrt_shape *shape, void **data,
+                                     size_t *bytes);
+static xrt_status xrt__npy_write_host(const char *path, const xrt_shape *shape,
+                                      const void *data, size_t bytes);
+
+/* ---- client stats and fault kinds ---- */
+
+xrt_status xrt_client_get_stats(const xrt_client *client,
+                                xrt_client_stats *out) {
+  xrt__client *c = xrt__client_get(client);
+  XRT__CHECK_ARG(c, "invalid client");
+  XRT__CHECK_ARG(out, "out is NULL");
+  memset(out, 0, sizeof *out);
+  out->device_allocations = atomic_load(&c->st_allocs);
+  out->device_frees = atomic_load(&c->st_frees);
+  out->device_bytes_in_use = atomic_load(&c->st_bytes_in_use);
+  out->device_copies = atomic_load(&c->st_copies);
+  out->device_bytes_copied = atomic_load(&c->st_bytes_copied);
+  out->host_to_device = atomic_load(&c->st_h2d);
+  out->device_to_host = atomic_load(&c->st_d2h);
+  out->executions = atomic_load(&c->st_execs);
+  out->compiles = atomic_load(&c->st_compiles);
+  out->compile_cache_hits = atomic_load(&c->st_cache_hits);
+  return XRT_OK;
+}
+
+xrt_status xrt_device_inject_fault_kind(xrt_device *device,
+                                        xrt_fault_kind kind, int64_t after) {
+  xrt__device *d = xrt__device_get(device);
+  XRT__CHECK_ARG(d, "invalid device");
+  XRT__CHECK_ARG(kind >= XRT_FAULT_KERNEL && kind <= XRT_FAULT_ALLOC,
+                 "unknown fault kind");
+  xrt__client *c = d->client;
+  if (!c->api->inject_fault_kind)
+    return xrt__fail(XRT_UNIMPLEMENTED, "plugin '%s' cannot inject faults by "
+                     "kind (device %d)", c->api->name, d->index);
+  xrt_plugin_error err = {{0}};
+  xrt_status s = c->api->inject_fault_kind(c->pc, d->index, (int)kind, after,
+                                           &err);
+  return s ? xrt__fail_plugin(s, c->api->name, &err) : XRT_OK;
+}
+
+/* ---- region copies ---- */
+
+/* A box copy between two host arrays (the fallback's last step). */
+static void xrt__region_host(const xrt_plugin_copy_region_args *a) {
+  int r = a->rank;
+  int64_t ss[XRT_MAX_RANK], ds[XRT_MAX_RANK], idx[XRT_MAX_RANK] = {0};
+  int64_t st = (int64_t)a->elem_bytes, dt = st;
+  for (int d = r - 1; d >= 0; d--) {
+    if (a->extent[d] == 0) return;
+    ss[d] = st;
+    ds[d] = dt;
+    st *= a->src_dims[d];
+    dt *= a->dst_dims[d];
+  }
+  /* The innermost dimension is one memcpy. */
+  size_t run = a->elem_bytes * (size_t)(r ? a->extent[r - 1] : 1);
+  int outer = r ? r - 1 : 0;
+  for (;;) {
+    int64_t so = 0, dof = 0;
+    for (int d = 0; d < r; d++) {
+      int64_t i = (d < outer ? idx[d] : 0);
+      so += (a->src_start[d] + i) * ss[d];
+      dof += (a->dst_start[d] + i) * ds[d];
+    }
+    memcpy((char *)a->dst + dof, (const char *)a->src + so, run);
+    int d = outer - 1;
+    while (d >= 0 && ++idx[d] == a->extent[d]) idx[d--] = 0;
+    if (d < 0) return;
+  }
+}
+
+/* The region copy of a plugin without buffer_copy_region: through host
+ * pointers when the plugin gives them, else by staging both whole
+ * buffers in host memory (reads, host copy, write back). */
+static xrt_status xrt__region_fallback(xrt__client *c, xrt__buffer *src,
+                                       xrt__buffer *dst,
+                                       xrt_plugin_copy_region_args *a) {
+  const xrt_plugin_api *api = c->api;
+  void *sp = api->buffer_host_pointer
+                 ? api->buffer_host_pointer(c->pc, src->device, src->mem)
+                 : NULL;
+  void *dp = api->buffer_host_pointer
+                 ? api->buffer_host_pointer(c->pc, dst->device, dst->mem)
+                 : NULL;
+  if (sp && dp) {
+    a->src = sp;
+    a->dst = dp;
+    xrt__region_host(a);
+    return XRT_OK;
+  }
+  void *hs = malloc(src->bytes ? src->bytes : 1);
+  void *hd = malloc(dst->bytes ? dst->bytes : 1);
+  xrt_plugin_error err = {{0}};
+  xrt_status s = hs && hd ? XRT_OK
+                          : xrt__fail(XRT_RESOURCE_EXHAUSTED,
+                                      "out of host memory staging a copy");
+  if (!s && (s = api->buffer_read(c->pc, src->device, src->mem, hs,
+                                  src->bytes, &err)))
+    xrt__fail_plugin(s, api->name, &err);
+  if (!s && (s = api->buffer_read(c->pc, dst->device, dst->mem, hd,
+                                  dst->bytes, &err)))
+    xrt__fail_plugin(s, api->name, &err);
+  if (!s) {
+    a->src = hs;
+    a->dst = hd;
+    xrt__region_host(a);
+    if ((s = api->buffer_write(c->pc, dst->device, dst->mem, hd, dst->bytes,
+                               &err)))
+      xrt__fail_plugin(s, api->name, &err);
+  }
+  free(hs);
+  free(hd);
+  return s;
+}
+
+/* Copies the box ext at src_start of src (both in the dims src_dims) to
+ * dst_start of dst (dims dst_dims); both buffers ready and owned by the
+ * caller.  Ranks may be 0 (one element). */
+static xrt_status xrt__region_copy(xrt__client *c, xrt__buffer *src,
+                                   xrt__buffer *dst, int rank,
+                                   const int64_t *src_dims,
+                                   const int64_t *src_start,
+                                   const int64_t *dst_dims,
+                                   const int64_t *dst_start,
+                                   const int64_t *ext) {
+  xrt_plugin_copy_region_args a;
+  memset(&a, 0, sizeof a);
+  a.struct_size = sizeof a;
+  a.src_device = src->device;
+  a.src = src->mem;
+  a.src_dims = src_dims;
+  a.src_start = src_start;
+  a.dst_device = dst->device;
+  a.dst = dst->mem;
+  a.dst_dims = dst_dims;
+  a.dst_start = dst_start;
+  a.extent = ext;
+  a.rank = rank;
+  a.elem_bytes = xrt_dtype_size(src->shape.dtype);
+  uint64_t bytes = a.elem_bytes;
+  for (int d = 0; d < rank; d++) bytes *= (uint64_t)ext[d];
+  XRT__STAT(c, st_copies, 1);
+  XRT__STAT(c, st_bytes_copied, bytes);
+  if (!c->api->buffer_copy_region) return xrt__region_fallback(c, src, dst, &a);
+  xrt_plugin_error err = {{0}};
+  xrt_status s = c->api->buffer_copy_region(c->pc, &a, &err);
+  return s ? xrt__fail_plugin(s, c->api->name, &err) : XRT_OK;
+}
+
+/* Releases a variable's piece once the handle holds its only reference:
+ * queued work that used it (uploads, reads, executions, all complete by
+ * then) lets go of it just after completing, and waiting for that frees
+ * the device memory now, which the staged reshard and the callers'
+ * next allocations count on. */
+static void xrt__piece_release(xrt_buffer *h) {
+  xrt__buffer *b = (xrt__buffer *)xrt__hget(h, XRT__H_BUFFER);
+  while (b && atomic_load(&b->refs) > 1) {
+    struct timespec ts = {0, 20000};
+    nanosleep(&ts, NULL);
+  }
+  xrt_buffer_release(h);
+}
+
+/* ---- the variable object ---- */
+
+typedef struct xrt__var {
+  xrt__link link; /* first: the list of live variables */
+  xrt__client *client;
+  uintptr_t handle;
+  int refs;       /* under xrt__vars_mu: the handle's, and each user's */
+  pthread_mutex_t mu; /* the variable's lock (executes, reshards, reads) */
+  bool dead;      /* released: pieces gone */
+  char *name;
+  xrt_shape logical, piece;
+  xrt_sharding_spec spec;
+  xrt__spec_axes axes;
+  int n;
+  xrt_buffer **bufs;    /* owned, in mesh order */
+  xrt_device **devices;
+  uint64_t key;
+} xrt__var;
+
+static xrt__link xrt__vars_live = {&xrt__vars_live, &xrt__vars_live};
+static pthread_mutex_t xrt__vars_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* Takes a reference to a live variable (NULL if the handle is not). */
+static xrt__var *xrt__var_acquire(const xrt_variable *h) {
+  pthread_mutex_lock(&xrt__vars_mu);
+  xrt__var *v = (xrt__var *)xrt__hget(h, XRT__H_VARIABLE);
+  if (v) v->refs++;
+  pthread_mutex_unlock(&xrt__vars_mu);
+  return v;
+}
+
+static void xrt__var_drop_pieces(xrt__var *v) {
+  for (int k = 0; k < v->n; k++) xrt_buffer_release(v->bufs[k]);
+  free(v->bufs);
+  free(v->devices);
+  v->bufs = NULL;
+  v->devices = NULL;
+  v->n = 0;
+}
+
+static void xrt__var_unref(xrt__var *v) {
+  if (!v) return;
+  pthread_mutex_lock(&xrt__vars_mu);
+  bool last = --v->refs == 0;
+  if (last) xrt__link_remove(&v->link);
+  pthread_mutex_unlock(&xrt__vars_mu);
+  if (!last) return;
+  xrt__var_drop_pieces(v);
+  pthread_mutex_destroy(&v->mu);
+  free(v->name);
+  free(v);
+}
+
+/* Called by xrt__client_free: the client's variables die with it. */
+static void xrt__variables_release_all(xrt__client *c) {
+  for (;;) {
+    xrt__var *found = NULL;
+    pthread_mutex_lock(&xrt__vars_mu);
+    for (xrt__link *l = xrt__vars_live.next; l != &xrt__vars_live;
+         l = l->next)
+      if (((xrt__var *)l)->client == c && !((xrt__var *)l)->dead) {
+        found = (xrt__var *)l;
+        found->dead = true;
+        xrt__hfree_if_live(found->handle, XRT__H_VARIABLE, found);
+        break;
+      }
+    pthread_mutex_unlock(&xrt__vars_mu);
+    if (!found) return;
+    pthread_mutex_lock(&found->mu);
+    xrt__var_drop_pieces(found);
+    pthread_mutex_unlock(&found->mu);
+    xrt__var_unref(found); /* the handle's reference */
+  }
+}
+
+/* FNV-1a over 64-bit words, then splitmix64's finalizer. */
+static uint64_t xrt__key_mix(uint64_t h, uint64_t x) {
+  return (h ^ x) * 0x100000001b3ull;
+}
+
+static uint64_t xrt__format_key(const xrt_shape *logical,
+                                const xrt_sharding_spec *spec,
+                                xrt_device *const *devs, int n) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  h = xrt__key_mix(h, (uint64_t)logical->dtype);
+  h = xrt__key_mix(h, (uint64_t)logical->rank);
+  for (int d = 0; d < logical->rank; d++)
+    h = xrt__key_mix(h, (uint64_t)logical->dims[d]);
+  h = xrt__key_mix(h, (uint64_t)spec->rank);
+  for (int d = 0; d < spec->rank; d++) {
+    const xrt_dim_sharding *ds = &spec->dims[d];
+    h = xrt__key_mix(h, (uint64_t)ds->kind);
+    if (ds->kind == XRT_DIM_UNSTACKED) h = xrt__key_mix(h, (uint64_t)ds->size);
+    if (ds->kind != XRT_DIM_CHUNKED) continue;
+    h = xrt__key_mix(h, (uint64_t)ds->num_chunks);
+    for (int i = 0; i < ds->num_chunks; i++)
+      h = xrt__key_mix(h, (uint64_t)ds->chunks[i]);
+  }
+  h = xrt__key_mix(h, (uint64_t)spec->num_mesh_dims);
+  for (int i = 0; i < spec->num_mesh_dims; i++) {
+    const xrt_mesh_mapping *m = &spec->mesh[i];
+    h = xrt__key_mix(h, (uint64_t)m->kind);
+    h = xrt__key_mix(h, m->kind == XRT_MESH_REPLICATED ? (uint64_t)m->replicas
+                                                       : (uint64_t)m->axis);
+  }
+  h = xrt__key_mix(h, (uint64_t)n);
+  for (int k = 0; k < n; k++)
+    h = xrt__key_mix(h, (uint64_t)xrt_device_id(devs[k]));
+  h ^= h >> 30;
+  h *= 0xbf58476d1ce4e5b9ull;
+  h ^= h >> 27;
+  h *= 0x94d049bb133111ebull;
+  h ^= h >> 31;
+  return h ? h : 1; /* 0 means invalid */
+}
+
+/* A checked target format. */
+typedef struct xrt__vformat {
+  xrt_sharding_spec spec;
+  xrt__spec_axes axes;
+  xrt_shape piece;
+  int n;
+  xrt_device *const *devices; /* borrowed from the caller */
+  uint64_t key;
+} xrt__vformat;
+
+/* Checks a format for a logical shape: the spec, then n distinct devices
+ * of client c (any client when c is NULL). */
+static xrt_status xrt__vformat_check(xrt__client *c, const xrt_shape *logical,
+                                     const xrt_variable_format *f,
+                                     xrt__vformat *out) {
+  XRT__CHECK_ARG(f, "format is NULL");
+  int64_t n;
+  xrt_status s = xrt__spec_check(f->spec, logical, &out->axes, &n);
+  if (s) return s;
+  if (n != f->num_devices)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "the sharding spec spans %" PRId64
+                     " devices, the format lists %d", n, f->num_devices);
+  XRT__CHECK_ARG(f->devices, "format devices is NULL");
+  for (int k = 0; k < f->num_devices; k++) {
+    xrt__device *d = xrt__device_get(f->devices[k]);
+    if (!d || (c && d->client != c))
+      return xrt__fail(XRT_INVALID_ARGUMENT, "format devices[%d] is not a "
+                       "device of the variable's client", k);
+    if (!c) c = d->client;
+    for (int j = 0; j < k; j++)
+      if (f->devices[j] == f->devices[k])
+        return xrt__fail(XRT_INVALID_ARGUMENT, "format devices[%d] and "
+                         "devices[%d] are the same device (%d): a variable "
+                         "needs distinct devices", j, k, d->index);
+  }
+  out->spec = *f->spec;
+  out->piece = xrt__spec_piece_shape(f->spec, logical);
+  out->n = f->num_devices;
+  out->devices = f->devices;
+  out->key = xrt__format_key(logical, f->spec, f->devices, f->num_devices);
+  return XRT_OK;
+}
+
+uint64_t xrt_variable_format_key_of(const xrt_shape *logical,
+                                    const xrt_variable_format *format) {
+  xrt__vformat vf;
+  size_t bytes;
+  if (!logical || xrt__shape_check(logical, &bytes)) return 0;
+  return xrt__vformat_check(NULL, logical, format, &vf) ? 0 : vf.key;
+}
+
+/* A new variable over the pieces bufs[0..n) (taken over on success). */
+static xrt_status xrt__var_new(xrt__client *c, const char *name,
+                               const xrt_shape *logical, const xrt__vformat *f,
+                               xrt_buffer *const *bufs, xrt__var **out) {
+  xrt__var *v = (xrt__var *)calloc(1, sizeof *v);
+  if (v) {
+    v->name = strdup(name ? name : "");
+    v->bufs = (xrt_buffer **)calloc((size_t)f->n, sizeof *v->bufs);
+    v->devices = (xrt_device **)calloc((size_t)f->n, sizeof *v->devices);
+  }
+  if (!v || !v->name || !v->bufs || !v->devices) {
+    if (v) {
+      free(v->name);
+      free(v->bufs);
+      free(v->devices);
+    }
+    free(v);
+    return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of host memory");
+  }
+  pthread_mutex_init(&v->mu, NULL);
+  v->client = c;
+  v->refs = 1;
+  v->logical = *logical;
+  v->piece = f->piece;
+  v->spec = f->spec;
+  v->axes = f->axes;
+  v->n = f->n;
+  v->key = f->key;
+  for (int k = 0; k < f->n; k++) {
+    v->bufs[k] = bufs[k];
+    v->devices[k] = f->devices[k];
+  }
+  pthread_mutex_lock(&xrt__vars_mu);
+  v->handle = xrt__hnew(v, XRT__H_VARIABLE);
+  if (v->handle) xrt__link_add(&xrt__vars_live, &v->link);
+  pthread_mutex_unlock(&xrt__vars_mu);
+  if (!v->handle) {
+    v->n = 0; /* the caller keeps the pieces */
+    free(v->bufs);
+    free(v->devices);
+    free(v->name);
+    pthread_mutex_destroy(&v->mu);
+    free(v);
+    return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of handles");
+  }
+  *out = v;
+  return XRT_OK;
+}
+
+/* Takes over a sharded array's pieces: its devices must be distinct. */
+static xrt_status xrt__var_adopt(const char *name, xrt__sharded *a,
+                                 xrt__var **out) {
+  xrt_variable_format f = {&a->spec, a->devices, a->n};
+  xrt__vformat vf;
+  xrt_status s = xrt__vformat_check(a->client, &a->logical, &f, &vf);
+  if (s) return s;
+  if ((s = xrt__var_new(a->client, name, &a->logical, &vf, a->bufs, out)))
+    return s;
+  xrt__sharded_free(a, false);
+  return XRT_OK;
+}
+
+xrt_status xrt_variable_create(xrt_client *client, const char *name,
+                               const xrt_shape *logical, const void *data,
+                               const xrt_variable_format *format,
+                               xrt_variable **out_variable) {
+  XRT__CHECK_ARG(out_variable, "out_variable is NULL");
+  *out_variable = NULL;
+  xrt__client *c = xrt__client_get(client);
+  XRT__CHECK_ARG(c, "invalid client");
+  XRT__CHECK_ARG(logical, "logical shape is NULL");
+  size_t bytes;
+  xrt_status s = xrt__shape_check(logical, &bytes);
+  xrt__vformat vf;
+  if (s || (s = xrt__vformat_check(c, logical, format, &vf))) return s;
+  xrt_sharded_array *arr;
+  if ((s = xrt_sharded_array_from_host(client, logical, data, &vf.spec,
+                                       format->devices, vf.n, &arr)))
+    return s;
+  xrt__var *v;
+  if ((s = xrt__var_adopt(name, xrt__sharded_get(arr), &v))) {
+    xrt__saved_error err = {XRT_OK, ""};
+    xrt__save_error(&err, s);
+    xrt_sharded_array_release(arr);
+    return xrt__restore_error(&err);
+  }
+  *out_variable = (xrt_variable *)v->handle;
+  return XRT_OK;
+}
+
+xrt_status xrt_variable_from_array(const char *name, xrt_sharded_array *array,
+                                   xrt_variable **out_variable) {
+  XRT__CHECK_ARG(out_variable, "out_variable is NULL");
+  *out_variable = NULL;
+  xrt__sharded *a = xrt__sharded_get(array);
+  XRT__CHECK_ARG(a, "invalid or released sharded array");
+  xrt__var *v;
+  xrt_status s = xrt__var_adopt(name, a, &v);
+  if (s) return s;
+  *out_variable = (xrt_variable *)v->handle;
+  return XRT_OK;
+}
+
+xrt_status xrt_variable_release(xrt_variable *variable) {
+  if (!variable) return XRT_OK;
+  pthread_mutex_lock(&xrt__vars_mu);
+  xrt__var *v = (xrt__var *)xrt__hget(variable, XRT__H_VARIABLE);
+  if (v) {
+    xrt__hfree_handle(v->handle);
+    v->refs++;
+  }
+  pthread_mutex_unlock(&xrt__vars_mu);
+  XRT__CHECK_ARG(v, "invalid or already released variable");
+  pthread_mutex_lock(&v->mu); /* after any execute or reshard of it */
+  v->dead = true;
+  xrt__var_drop_pieces(v);
+  pthread_mutex_unlock(&v->mu);
+  xrt__var_unref(v); /* the handle's */
+  xrt__var_unref(v);
+  return XRT_OK;
+}
+
+/* Acquires and locks a live variable; on failure nothing is held. */
+static xrt_status xrt__var_open(const xrt_variable *h, const char *fn,
+                                xrt__var **out) {
+  xrt__var *v = xrt__var_acquire(h);
+  if (!v)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "%s: invalid or released "
+                     "variable", fn);
+  pthread_mutex_lock(&v->mu);
+  if (v->dead) {
+    pthread_mutex_unlock(&v->mu);
+    xrt__var_unref(v);
+    return xrt__fail(XRT_INVALID_ARGUMENT, "%s: released variable", fn);
+  }
+  *out = v;
+  return XRT_OK;
+}
+
+static void xrt__var_close(xrt__var *v) {
+  pthread_mutex_unlock(&v->mu);
+  xrt__var_unref(v);
+}
+
+const char *xrt_variable_name(const xrt_variable *variable) {
+  xrt__var *v = (xrt__var *)xrt__hget(variable, XRT__H_VARIABLE);
+  return v ? v->name : NULL;
+}
+
+xrt_status xrt_variable_shape(const xrt_variable *variable, xrt_shape *out) {
+  XRT__CHECK_ARG(out, "out is NULL");
+  xrt__var *v;
+  xrt_status s = xrt__var_open(variable, __func__, &v);
+  if (s) return s;
+  *out = v->logical;
+  xrt__var_close(v);
+  return XRT_OK;
+}
+
+xrt_status xrt_variable_spec(const xrt_variable *variable,
+                             xrt_sharding_spec *out) {
+  XRT__CHECK_ARG(out, "out is NULL");
+  xrt__var *v;
+  xrt_status s = xrt__var_open(variable, __func__, &v);
+  if (s) return s;
+  *out = v->spec;
+  xrt__var_close(v);
+  return XRT_OK;
+}
+
+int xrt_variable_num_devices(const xrt_variable *variable) {
+  xrt__var *v;
+  if (xrt__var_open(variable, __func__, &v)) return -1;
+  int n = v->n;
+  xrt__var_close(v);
+  return n;
+}
+
+xrt_device *xrt_variable_device(const xrt_variable *variable, int index) {
+  xrt__var *v;
+  if (xrt__var_open(variable, __func__, &v)) return NULL;
+  xrt_device *d = index >= 0 && index < v->n ? v->devices[index] : NULL;
+  if (!d)
+    xrt__fail(XRT_OUT_OF_RANGE, "device index %d is outside 0..%d", index,
+              v->n - 1);
+  xrt__var_close(v);
+  return d;
+}
+
+uint64_t xrt_variable_format_key(const xrt_variable *variable) {
+  xrt__var *v;
+  if (xrt__var_open(variable, __func__, &v)) return 0;
+  uint64_t key = v->key;
+  xrt__var_close(v);
+  return key;
+}
+
+/* A sharded-array view of a locked variable's pieces (freed with
+ * xrt__sharded_free(view, false): the pieces stay the variable's). */
+static xrt_status xrt__var_view(xrt__var *v, xrt__sharded **out) {
+  return xrt__sharded_new(v->client, &v->logical, &v->spec, &v->axes, v->bufs,
+                          v->n, out);
+}
+
+/* Reads a locked variable's logical array. */
+static xrt_status xrt__var_read(xrt__var *v, void *dst, size_t dst_bytes) {
+  xrt__sharded *view;
+  xrt_status s = xrt__var_view(v, &view);
+  if (s) return s;
+  s = xrt_sharded_array_to_host((xrt_sharded_array *)view->handle, dst,
+                                dst_bytes);
+  xrt__saved_error err = {XRT_OK, ""};
+  xrt__save_error(&err, s);
+  xrt__sharded_free(view, false);
+  return xrt__restore_error(&err);
+}
+
+xrt_status xrt_variable_to_host(xrt_variable *variable, void *dst,
+                                size_t dst_bytes) {
+  xrt__var *v;
+  xrt_status s = xrt__var_open(variable, __func__, &v);
+  if (s) return s;
+  s = xrt__var_read(v, dst, dst_bytes);
+  xrt__var_close(v);
+  return s;
+}
+
+/* Locks distinct variables in handle order (no deadlock between calls). */
+static int xrt__var_cmp(const void *a, const void *b) {
+  uintptr_t x = (*(xrt__var *const *)a)->handle;
+  uintptr_t y = (*(xrt__var *const *)b)->handle;
+  return x < y ? -1 : x > y;
+}
+
+static void xrt__vars_lock(xrt__var **sorted, int n) {
+  qsort(sorted, (size_t)n, sizeof *sorted, xrt__var_cmp);
+  for (int i = 0; i < n; i++) pthread_mutex_lock(&sorted[i]->mu);
+}
+
+static void xrt__vars_unlock(xrt__var **sorted, int n) {
+  for (int i = n - 1; i >= 0; i--) pthread_mutex_unlock(&sorted[i]->mu);
+}
+
+
+/* ---- reshard ----
+ *
+ * Plan, per variable: each new piece is either an old piece kept in place
+ * (same device, same box, same shape: moved, not copied) or a new buffer
+ * filled by box copies from the old pieces that overlap it, each read from
+ * a replica on the same device when there is one, else from replicas
+ * spread by destination.  Copies run in parallel over destination pieces
+ * (plugin region copies, issued directly: every piece involved is owned by
+ * a locked variable and waited ready first).  The commit swaps the piece
+ * arrays under the locks of all the variables, so it cannot fail.
+ *
+ * Memory rule.  First every new piece is allocated while the old ones
+ * live; a failure of any step then frees the new pieces and leaves every
+ * variable as it was.  When an allocation fails with RESOURCE_EXHAUSTED,
+ * the staged plan runs instead: every variable's logical array is first
+ * copied to host memory (no host memory: RESOURCE_EXHAUSTED, nothing
+ * changed); only then are the old pieces that the commit would drop
+ * anyway freed, and the new pieces allocated and filled from the host
+ * copy.  If that fails, the new pieces are freed and the old ones rebuilt
+ * from the host copy into the memory just freed, so the variables end in
+ * their old format with their data (RESOURCE_EXHAUSTED or the fault is
+ * returned).  Only if that rebuild itself fails (another thread took the
+ * memory meanwhile, or a fault hits the re-upload) is XRT_DATA_LOSS
+ * returned, naming the variable. */
+
+typedef struct xrt__rs_copy {
+  int src; /* old piece index */
+  int64_t src_start[XRT_MAX_RANK], dst_start[XRT_MAX_RANK];
+  int64_t ext[XRT_MAX_RANK];
+} xrt__rs_copy;
+
+typedef struct xrt__rs_piece {
+  int keep;        /* the old piece kept in place, or -1 */
+  xrt_buffer *buf; /* the new piece until the commit (NULL when kept) */
+  int ncopies;
+  xrt__rs_copy *copies;
+} xrt__rs_piece;
+
+typedef struct xrt__rs_var {
+  xrt__var *v;
+  xrt__vformat f;
+  bool noop;
+  int64_t old_ext[XRT_MAX_RANK], new_ext[XRT_MAX_RANK];
+  xrt__rs_piece *pieces; /* [f.n] */
+  bool *kept;            /* [v->n]: old pieces moved into the new format */
+  xrt_buffer **new_bufs; /* [f.n], made before the commit (which cannot
+                            fail) */
+  xrt_device **new_devs;
+} xrt__rs_var;
+
+static void xrt__rs_var_free(xrt__rs_var *r) {
+  for (int k = 0; r->pieces && k < r->f.n; k++) {
+    if (r->pieces[k].buf) xrt_buffer_release(r->pieces[k].buf);
+    free(r->pieces[k].copies);
+  }
+  free(r->pieces);
+  free(r->kept);
+  free(r->new_bufs);
+  free(r->new_devs);
+  r->pieces = NULL;
+  r->kept = NULL;
+  r->new_bufs = NULL;
+  r->new_devs = NULL;
+}
+
+/* The replica of old piece id to read for the new piece k on device dev:
+ * one on dev if any, else the (k mod count)-th. */
+static int xrt__rs_source(const xrt__var *v, const int64_t *old_piece,
+                          int64_t id, xrt_device *dev, int k) {
+  int count = 0, pick = -1;
+  for (int j = 0; j < v->n; j++) {
+    if (old_piece[j] != id) continue;
+    if (v->devices[j] == dev) return j;
+    count++;
+  }
+  int want = k % (count ? count : 1);
+  for (int j = 0; j < v->n && pick < 0; j++)
+    if (old_piece[j] == id && v->devices[j] != dev && want-- == 0) pick = j;
+  return pick;
+}
+
+/* The box copies that fill new piece k (starting at ns) from the old
+ * pieces (old_start/old_piece per old index; reps: one index per distinct
+ * old piece). */
+static xrt_status xrt__rs_plan_copies(xrt__rs_var *r, int k,
+                                      const int64_t *ns,
+                                      const int64_t *old_start,
+                                      const int64_t *old_piece,
+                                      const int *reps, int nreps) {
+  xrt__var *v = r->v;
+  int L = v->logical.rank;
+  xrt__rs_piece *p = &r->pieces[k];
+  p->copies = (xrt__rs_copy *)calloc((size_t)(nreps ? nreps : 1),
+                                     sizeof *p->copies);
+  if (!p->copies) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of host memory");
+  for (int j = 0; j < nreps; j++) {
+    const int64_t *os = old_start + (size_t)reps[j] * XRT_MAX_RANK;
+    xrt__rs_copy cp;
+    bool empty = false;
+    for (int d = 0; d < L && !empty; d++) {
+      int64_t lo = os[d] > ns[d] ? os[d] : ns[d];
+      int64_t ohi = os[d] + r->old_ext[d], nhi = ns[d] + r->new_ext[d];
+      int64_t hi = ohi < nhi ? ohi : nhi;
+      empty = lo >= hi;
+      cp.src_start[d] = lo - os[d];
+      cp.dst_start[d] = lo - ns[d];
+      cp.ext[d] = hi - lo;
+    }
+    if (empty) continue;
+    cp.src = xrt__rs_source(v, old_piece, old_piece[reps[j]],
+                            r->f.devices[k], k);
+    p->copies[p->ncopies++] = cp;
+  }
+  return XRT_OK;
+}
+
+/* Plans one variable's move (see the comment above). */
+static xrt_status xrt__rs_plan(xrt__rs_var *r) {
+  xrt__var *v = r->v;
+  int on = v->n, nn = r->f.n, L = v->logical.rank;
+  int64_t *old_start = (int64_t *)calloc((size_t)on * XRT_MAX_RANK,
+                                         sizeof(int64_t));
+  int64_t *old_piece = (int64_t *)calloc((size_t)on, sizeof(int64_t));
+  int *reps = (int *)calloc((size_t)on, sizeof(int));
+  r->pieces = (xrt__rs_piece *)calloc((size_t)nn, sizeof *r->pieces);
+  r->kept = (bool *)calloc((size_t)on, sizeof(bool));
+  r->new_bufs = (xrt_buffer **)calloc((size_t)nn, sizeof *r->new_bufs);
+  r->new_devs = (xrt_device **)calloc((size_t)nn, sizeof *r->new_devs);
+  xrt_status s = XRT_OK;
+  if (!old_start || !old_piece || !reps || !r->pieces || !r->kept ||
+      !r->new_bufs || !r->new_devs)
+    s = xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of host memory");
+  int nreps = 0;
+  for (int k = 0; !s && k < on; k++) {
+    xrt__spec_locate(&v->spec, &v->axes, &v->logical, k,
+                     old_start + (size_t)k * XRT_MAX_RANK, &old_piece[k]);
+    bool seen = false;
+    for (int j = 0; j < nreps && !seen; j++)
+      seen = old_piece[reps[j]] == old_piece[k];
+    if (!seen) reps[nreps++] = k;
+  }
+  xrt__spec_extent(&v->spec, &v->logical, r->old_ext);
+  xrt__spec_extent(&r->f.spec, &v->logical, r->new_ext);
+  bool same_ext = xrt__shape_equal(&v->piece, &r->f.piece);
+  for (int d = 0; d < L; d++) same_ext = same_ext && r->old_ext[d] == r->new_ext[d];
+  for (int k = 0; !s && k < nn; k++) {
+    int64_t ns[XRT_MAX_RANK], id;
+    xrt__spec_locate(&r->f.spec, &r->f.axes, &v->logical, k, ns, &id);
+    xrt__rs_piece *p = &r->pieces[k];
+    p->keep = -1;
+    for (int j = 0; same_ext && j < on && p->keep < 0; j++)
+      if (!r->kept[j] && v->devices[j] == r->f.devices[k] &&
+          memcmp(old_start + (size_t)j * XRT_MAX_RANK, ns,
+                 (size_t)L * sizeof(int64_t)) == 0)
+        p->keep = j;
+    if (p->keep >= 0) r->kept[p->keep] = true;
+    else s = xrt__rs_plan_copies(r, k, ns, old_start, old_piece, reps, nreps);
+  }
+  free(old_start);
+  free(old_piece);
+  free(reps);
+  return s;
+}
+
+/* Waits until every piece of a locked variable is computed. */
+static xrt_status xrt__var_wait_ready(xrt__var *v) {
+  for (int k = 0; k < v->n; k++) {
+    xrt__buffer *b = (xrt__buffer *)xrt__hget(v->bufs[k], XRT__H_BUFFER);
+    if (!b) return xrt__fail(XRT_INTERNAL, "variable '%s': piece %d is gone",
+                             v->name, k);
+    xrt_status s = b->ready ? xrt__event_wait(b->ready) : XRT_OK;
+    if (s)
+      return xrt__fail(s, "variable '%s': piece %d failed: %s", v->name, k,
+                       b->ready->message);
+  }
+  return XRT_OK;
+}
+
+/* Allocates every new piece of the call (old ones still alive). */
+static xrt_status xrt__rs_alloc(xrt__rs_var *rs, int nv) {
+  for (int i = 0; i < nv; i++) {
+    xrt__rs_var *r = &rs[i];
+    if (r->noop) continue;
+    xrt__client *c = r->v->client;
+    size_t bytes = xrt_shape_bytes(&r->f.piece);
+    for (int k = 0; k < r->f.n; k++) {
+      if (r->pieces[k].keep >= 0) continue;
+      xrt__buffer *b;
+      xrt_status s = xrt__buffer_new(c, xrt_device_id(r->f.devices[k]),
+                                     &r->f.piece, bytes, NULL, &b);
+      if (s) return s;
+      r->pieces[k].buf = (xrt_buffer *)b->handle;
+    }
+  }
+  return XRT_OK;
+}
+
+static void xrt__rs_free_new(xrt__rs_var *rs, int nv) {
+  for (int i = 0; i < nv; i++)
+    for (int k = 0; rs[i].pieces && k < rs[i].f.n; k++)
+      if (rs[i].pieces[k].buf) {
+        xrt__piece_release(rs[i].pieces[k].buf);
+        rs[i].pieces[k].buf = NULL;
+      }
+}
+
+/* Parallel copies: one task per new piece, claimed by the workers. */
+typedef struct xrt__rs_task {
+  xrt__rs_var *r;
+  int k;
+} xrt__rs_task;
+
+typedef struct xrt__rs_exec {
+  xrt__rs_task *tasks;
+  int ntasks;
+  _Atomic int next;
+  _Atomic bool failed;
+  pthread_mutex_t mu; /* guards err */
+  xrt__saved_error err;
+} xrt__rs_exec;
+
+static xrt_status xrt__rs_run_task(const xrt__rs_task *t) {
+  xrt__rs_var *r = t->r;
+  xrt__rs_piece *p = &r->pieces[t->k];
+  xrt__client *c = r->v->client;
+  xrt__buffer *dst = (xrt__buffer *)xrt__hget(p->buf, XRT__H_BUFFER);
+  for (int j = 0; j < p->ncopies; j++) {
+    const xrt__rs_copy *cp = &p->copies[j];
+    xrt__buffer *src = (xrt__buffer *)xrt__hget(r->v->bufs[cp->src],
+                                                XRT__H_BUFFER);
+    xrt_status s = xrt__region_copy(c, src, dst, r->v->logical.rank,
+                                    r->old_ext, cp->src_start, r->new_ext,
+                                    cp->dst_start, cp->ext);
+    if (s) {
+      xrt__saved_error err = {XRT_OK, ""};
+      xrt__save_error(&err, s);
+      return xrt__fail(s, "variable '%s': copying to its new piece %d on "
+                       "device %d: %s", r->v->name, t->k, dst->device,
+                       err.message);
+    }
+  }
+  return XRT_OK;
+}
+
+static void *xrt__rs_worker(void *arg) {
+  xrt__rs_exec *x = (xrt__rs_exec *)arg;
+  while (!atomic_load(&x->failed)) {
+    int t = atomic_fetch_add(&x->next, 1);
+    if (t >= x->ntasks) break;
+    xrt_status s = xrt__rs_run_task(&x->tasks[t]);
+    if (!s) continue;
+    pthread_mutex_lock(&x->mu);
+    xrt__save_error(&x->err, s);
+    pthread_mutex_unlock(&x->mu);
+    atomic_store(&x->failed, true);
+  }
+  return NULL;
+}
+
+/* Bytes above which the copies of a reshard use several threads. */
+#define XRT__RS_PARALLEL_BYTES ((size_t)4 << 20)
+
+/* Runs every planned copy: in parallel over the new pieces when large. */
+static xrt_status xrt__rs_copy_all(xrt__rs_var *rs, int nv) {
+  int ntasks = 0;
+  size_t bytes = 0;
+  for (int i = 0; i < nv; i++)
+    for (int k = 0; !rs[i].noop && k < rs[i].f.n; k++)
+      if (rs[i].pieces[k].keep < 0) {
+        ntasks++;
+        bytes += xrt_shape_bytes(&rs[i].f.piece);
+      }
+  if (!ntasks) return XRT_OK;
+  xrt__rs_exec x;
+  memset(&x, 0, sizeof x);
+  x.tasks = (xrt__rs_task *)calloc((size_t)ntasks, sizeof *x.tasks);
+  if (!x.tasks) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of host memory");
+  for (int i = 0; i < nv; i++)
+    for (int k = 0; !rs[i].noop && k < rs[i].f.n; k++)
+      if (rs[i].pieces[k].keep < 0) x.tasks[x.ntasks++] = (xrt__rs_task){&rs[i], k};
+  pthread_mutex_init(&x.mu, NULL);
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  int nthreads = bytes < XRT__RS_PARALLEL_BYTES ? 1
+                 : (int)(cores < 1 ? 1 : cores > 16 ? 16 : cores);
+  if (nthreads > ntasks) nthreads = ntasks;
+  pthread_t tid[16];
+  int started = 0;
+  while (started < nthreads - 1 &&
+         pthread_create(&tid[started], NULL, xrt__rs_worker, &x) == 0)
+    started++;
+  xrt__rs_worker(&x); /* the caller is a worker too */
+  for (int i = 0; i < started; i++) pthread_join(tid[i], NULL);
+  pthread_mutex_destroy(&x.mu);
+  free(x.tasks);
+  return xrt__restore_error(&x.err);
+}
+
+/* Swaps in the new pieces (cannot fail: everything is allocated). */
+static void xrt__rs_commit(xrt__rs_var *r) {
+  xrt__var *v = r->v;
+  for (int k = 0; k < r->f.n; k++) {
+    xrt__rs_piece *p = &r->pieces[k];
+    r->new_bufs[k] = p->keep >= 0 ? v->bufs[p->keep] : p->buf;
+    r->new_devs[k] = r->f.devices[k];
+    p->buf = NULL;
+  }
+  for (int k = 0; k < v->n; k++)
+    if (!r->kept[k] && v->bufs[k]) xrt__piece_release(v->bufs[k]);
+  free(v->bufs);
+  free(v->devices);
+  v->bufs = r->new_bufs;
+  v->devices = r->new_devs;
+  r->new_bufs = NULL;
+  r->new_devs = NULL;
+  v->n = r->f.n;
+  v->spec = r->f.spec;
+  v->axes = r->f.axes;
+  v->piece = r->f.piece;
+  v->key = r->f.key;
+}
+
+/* Uploads piece k of format (spec, axes) of a logical host array to dev. */
+static xrt_status xrt__var_upload_piece(xrt__var *v,
+                                        const xrt_sharding_spec *spec,
+                                        const xrt__spec_axes *ax,
+                                        const xrt_shape *piece,
+                                        const char *host, int k,
+                                        xrt_device *dev, xrt_buffer **out) {
+  xrt__box box;
+  xrt__piece_box(spec, ax, &v->logical, k, &box);
+  size_t bytes = xrt_shape_bytes(piece);
+  char *stage = (char *)malloc(bytes ? bytes : 1);
+  if (!stage) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of host memory");
+  xrt__box_copy(&box, (char *)(uintptr_t)host, stage, true);
+  xrt_status s = xrt_buffer_from_host((xrt_client *)v->client->handle, dev,
+                                      piece, stage, out);
+  free(stage);
+  return s;
+}
+
+/* Rebuilds the old pieces freed early from the host copy (staged plan). */
+static xrt_status xrt__rs_restore(xrt__rs_var *r, const char *host) {
+  xrt__var *v = r->v;
+  for (int k = 0; k < v->n; k++) {
+    if (v->bufs[k]) continue;
+    xrt_status s = xrt__var_upload_piece(v, &v->spec, &v->axes, &v->piece,
+                                         host, k, v->devices[k], &v->bufs[k]);
+    if (s) {
+      xrt__saved_error err = {XRT_OK, ""};
+      xrt__save_error(&err, s);
+      return xrt__fail(XRT_DATA_LOSS, "variable '%s': its old piece %d on "
+                       "device %d could not be rebuilt after a failed "
+                       "reshard: %s", v->name, k, xrt_device_id(v->devices[k]),
+                       err.message);
+    }
+  }
+  return XRT_OK;
+}
+
+/* The staged plan (see the memory rule above); free_early = false is
+ * options->via_host. */
+static xrt_status xrt__rs_staged(xrt__rs_var *rs, int nv, bool free_early) {
+  xrt__rs_free_new(rs, nv);
+  char **host = (char **)calloc((size_t)nv, sizeof *host);
+  if (!host) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of host memory");
+  xrt__saved_error err = {XRT_OK, ""};
+  for (int i = 0; i < nv && !err.code; i++) {
+    if (rs[i].noop) continue;
+    size_t bytes = xrt_shape_bytes(&rs[i].v->logical);
+    host[i] = (char *)malloc(bytes ? bytes : 1);
+    if (!host[i])
+      xrt__save_error(&err, xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of host "
+                                      "memory for a staged reshard"));
+    else xrt__save_error(&err, xrt__var_read(rs[i].v, host[i], bytes));
+  }
+  for (int i = 0; i < nv && !err.code && free_early; i++)
+    for (int k = 0; !rs[i].noop && k < rs[i].v->n; k++)
+      if (!rs[i].kept[k]) {
+        xrt__piece_release(rs[i].v->bufs[k]);
+        rs[i].v->bufs[k] = NULL;
+      }
+  bool freed = !err.code && free_early;
+  for (int i = 0; i < nv && !err.code; i++)
+    for (int k = 0; !rs[i].noop && k < rs[i].f.n && !err.code; k++)
+      if (rs[i].pieces[k].keep < 0)
+        xrt__save_error(&err, xrt__var_upload_piece(
+                                  rs[i].v, &rs[i].f.spec, &rs[i].f.axes,
+                                  &rs[i].f.piece, host[i], k,
+                                  rs[i].f.devices[k], &rs[i].pieces[k].buf));
+  if (err.code) {
+    xrt__rs_free_new(rs, nv);
+    for (int i = 0; i < nv && freed; i++) {
+      if (rs[i].noop) continue;
+      xrt_status s = xrt__rs_restore(&rs[i], host[i]);
+      if (s) { /* data loss outranks the original error */
+        err.code = XRT_OK;
+        xrt__save_error(&err, s);
+      }
+    }
+  }
+  for (int i = 0; i < nv; i++) free(host[i]);
+  free(host);
+  return xrt__restore_error(&err);
+}
+
+/* Moves the planned variables: direct copies, or the staged plan when the
+ * devices lack memory (or via_host is asked). */
+static xrt_status xrt__rs_move(xrt__rs_var *rs, int nv, bool via_host) {
+  xrt_status s = XRT_OK;
+  for (int i = 0; i < nv && !s; i++)
+    if (!rs[i].noop) s = xrt__var_wait_ready(rs[i].v);
+  if (s) return s;
+  if (via_host) return xrt__rs_staged(rs, nv, false);
+  s = xrt__rs_alloc(rs, nv);
+  if (s == XRT_RESOURCE_EXHAUSTED) return xrt__rs_staged(rs, nv, true);
+  if (!s) s = xrt__rs_copy_all(rs, nv);
+  if (s) {
+    xrt__saved_error err = {XRT_OK, ""};
+    xrt__save_error(&err, s);
+    xrt__rs_free_new(rs, nv);
+    return xrt__restore_error(&err);
+  }
+  return XRT_OK;
+}
+
+void xrt_reshard_options_init(xrt_reshard_options *options) {
+  if (options) memset(options, 0, sizeof *options);
+}
+
+/* Checks variable i's target against the locked variable. */
+static xrt_status xrt__rs_check(xrt__rs_var *r, int i,
+                                const xrt_variable_format *f,
+                                xrt__client *c) {
+  xrt__var *v = r->v;
+  if (v->dead)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "variables[%d] was released", i);
+  if (v->client != c)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "variables[%d] ('%s') belongs to "
+                     "another client than variables[0]", i, v->name);
+  xrt_status s = xrt__vformat_check(c, &v->logical, f, &r->f);
+  if (s) {
+    xrt__saved_error err = {XRT_OK, ""};
+    xrt__save_error(&err, s);
+    return xrt__fail(s, "variables[%d] ('%s'): %s", i, v->name, err.message);
+  }
+  r->noop = r->f.key == v->key;
+  return XRT_OK;
+}
+
+/* Plans and moves the locked variables of a checked call. */
+static xrt_status xrt__rs_locked(xrt__rs_var *rs, int count,
+                                 const xrt_reshard_options *options) {
+  bool any = false;
+  xrt_status s = XRT_OK;
+  for (int i = 0; i < count && !s; i++)
+    if (!rs[i].noop) {
+      any = true;
+      s = xrt__rs_plan(&rs[i]);
+    }
+  if (s || !any) return s;
+  if ((s = xrt__rs_move(rs, count, options && options->via_host))) return s;
+  for (int i = 0; i < count; i++)
+    if (!rs[i].noop) xrt__rs_commit(&rs[i]);
+  return XRT_OK;
+}
+
+static void xrt__rs_trace(xrt__rs_var *rs, int count, int64_t t0) {
+  int64_t t1 = xrt__now_ns();
+  for (int i = 0; i < count; i++)
+    if (!rs[i].noop)
+      xrt__trace_complete(rs[i].v->client, -1, "reshard", rs[i].v->name, t0,
+                          t1);
+}
+
+xrt_status xrt_variables_reshard(xrt_variable *const *variables,
+                                 const xrt_variable_format *formats, int count,
+                                 const xrt_reshard_options *options) {
+  XRT__CHECK_ARG(count >= 0, "count is negative");
+  if (count == 0) return XRT_OK;
+  XRT__CHECK_ARG(variables && formats, "variables or formats is NULL");
+  bool tracing = xrt__trace_on();
+  int64_t t0 = tracing ? xrt__now_ns() : 0;
+  xrt__rs_var stack[4];
+  xrt__var *sorted_stack[4];
+  xrt__rs_var *rs = count <= 4 ? stack
+                               : (xrt__rs_var *)calloc((size_t)count,
+                                                       sizeof *rs);
+  xrt__var **sorted = count <= 4 ? sorted_stack
+                                 : (xrt__var **)calloc((size_t)count,
+                                                       sizeof *sorted);
+  xrt_status s = XRT_OK;
+  if (!rs || !sorted) s = xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of host memory");
+  else memset(rs, 0, (size_t)count * sizeof *rs);
+  int got = 0;
+  for (; !s && got < count; got++) {
+    rs[got].v = sorted[got] = xrt__var_acquire(variables[got]);
+    if (!rs[got].v) {
+      s = xrt__fail(XRT_INVALID_ARGUMENT, "variables[%d] is not a live "
+                    "variable", got);
+      break;
+    }
+    for (int j = 0; j < got && !s; j++)
+      if (rs[j].v == rs[got].v)
+        s = xrt__fail(XRT_INVALID_ARGUMENT, "variables[%d] and variables[%d] "
+                      "are the same variable", j, got);
+    if (s) { got++; break; }
+  }
+  if (!s) {
+    xrt__vars_lock(sorted, count);
+    for (int i = 0; i < count && !s; i++)
+      s = xrt__rs_check(&rs[i], i, &formats[i], rs[0].v->client);
+    if (!s) s = xrt__rs_locked(rs, count, options);
+    if (!s && tracing) xrt__rs_trace(rs, count, t0);
+    xrt__vars_unlock(sorted, count);
+  }
+  for (int i = 0; rs && i < got && i < count; i++) {
+    if (rs[i].v) xrt__rs_var_free(&rs[i]);
+  }
+  xrt__saved_error err = {XRT_OK, ""};
+  xrt__save_error(&err, s);
+  for (int i = 0; rs && i < got && i < count; i++) xrt__var_unref(rs[i].v);
+  if (rs != stack) free(rs);
+  if (sorted != sorted_stack) free(sorted);
+  return xrt__restore_error(&err);
+}
+
+/* ---- execution over variables ---- */
+
+/* Scratch of one xrt_execute_variables call (at most 64 arguments). */
+typedef struct xrt__xv_call {
+  xrt__var *vars[64];    /* per argument, NULL for arrays (referenced) */
+  xrt__var *uniq[64];    /* distinct variables, locked in handle order */
+  int nuniq;
+  xrt__sharded *views[64];
+  xrt_sharded_array *arrays[64];
+} xrt__xv_call;
+
+/* Checks the arguments and acquires their variables (before locking). */
+static xrt_status xrt__xv_acquire(const xrt_variable_arg *args, int num_args,
+                                  xrt__xv_call *k) {
+  for (int i = 0; i < num_args; i++) {
+    if (!args[i].variable == !args[i].array)
+      return xrt__fail(XRT_INVALID_ARGUMENT, "argument %d: set exactly one of "
+                       "variable and array", i);
+    if (!args[i].variable) continue;
+    k->vars[i] = xrt__var_acquire(args[i].variable);
+    if (!k->vars[i])
+      return xrt__fail(XRT_INVALID_ARGUMENT, "argument %d is not a live "
+                       "variable", i);
+    bool seen = false;
+    for (int j = 0; j < k->nuniq && !seen; j++) seen = k->uniq[j] == k->vars[i];
+    if (!seen) k->uniq[k->nuniq++] = k->vars[i];
+  }
+  return XRT_OK;
+}
+
+/* Checks updates[] against the arguments and the executable's outputs. */
+static xrt_status xrt__xv_check_updates(xrt_executable *exe,
+                                        const xrt__xv_call *k, int num_args,
+                                        const int *updates, int num_outputs) {
+  for (int j = 0; updates && j < num_outputs; j++) {
+    int u = updates[j];
+    if (u == -1) continue;
+    if (u < 0 || u >= num_args || !k->vars[u])
+      return xrt__fail(XRT_INVALID_ARGUMENT, "updates[%d] = %d is not the "
+                       "index of a variable argument", j, u);
+    for (int i = 0; i < j; i++)
+      if (updates[i] >= 0 && k->vars[updates[i]] == k->vars[u])
+        return xrt__fail(XRT_INVALID_ARGUMENT, "outputs %d and %d both update "
+                         "variable '%s'", i, j, k->vars[u]->name);
+    xrt_shape out;
+    xrt_status s = xrt_executable_output_shape(exe, j, &out);
+    if (s) return s;
+    if (!xrt__shape_equal(&out, &k->vars[u]->piece)) {
+      char h[128], w[128];
+      xrt_shape_format(&out, h, sizeof h);
+      xrt_shape_format(&k->vars[u]->piece, w, sizeof w);
+      return xrt__fail(XRT_INVALID_ARGUMENT, "output %d is %s per device; the "
+                       "variable '%s' (argument %d) it updates has pieces %s",
+                       j, h, k->vars[u]->name, u, w);
+    }
+  }
+  return XRT_OK;
+}
+
+/* Builds the sharded arguments: views of the (locked) variables. */
+static xrt_status xrt__xv_views(const xrt_variable_arg *args, int num_args,
+                                xrt__xv_call *k) {
+  for (int i = 0; i < num_args; i++) {
+    if (!k->vars[i]) {
+      k->arrays[i] = args[i].array;
+      continue;
+    }
+    if (k->vars[i]->dead)
+      return xrt__fail(XRT_INVALID_ARGUMENT, "argument %d: variable was "
+                       "released", i);
+    xrt_status s = xrt__var_view(k->vars[i], &k->views[i]);
+    if (s) return s;
+    k->arrays[i] = (xrt_sharded_array *)k->views[i]->handle;
+  }
+  return XRT_OK;
+}
+
+/* Runs and waits; on failure releases every output. */
+static xrt_status xrt__xv_run(xrt_executable *exe, xrt__xv_call *k,
+                              int num_args, const int *updates,
+                              xrt_sharded_array **outs, int num_outputs,
+                              const xrt_execute_options *options) {
+  const xrt_sharding_spec *specs[256];
+  XRT__CHECK_ARG(num_outputs <= 256, "more than 256 outputs");
+  xrt_execute_options o;
+  xrt_execute_options_init(&o);
+  if (options) o = *options;
+  for (int j = 0; j < num_outputs; j++)
+    specs[j] = updates && updates[j] >= 0 ? &k->vars[updates[j]]->spec
+               : options && options->output_specs ? options->output_specs[j]
+                                                  : NULL;
+  o.output_specs = specs;
+  xrt_event *done = NULL;
+  xrt_status s = xrt_execute_sharded(exe, k->arrays, num_args, outs,
+                                     num_outputs, &o, &done);
+  if (!s) {
+    s = xrt_event_await(done);
+    xrt__saved_error err = {XRT_OK, ""};
+    xrt__save_error(&err, s);
+    xrt_event_release(done);
+    s = xrt__restore_error(&err);
+  }
+  if (s)
+    for (int j = 0; j < num_outputs; j++) {
+      xrt_sharded_array_release(outs[j]);
+      outs[j] = NULL;
+    }
+  return s;
+}
+
+/* Donation: variable u takes over the output's pieces. */
+static void xrt__xv_donate(xrt__var *v, xrt_sharded_array *out) {
+  xrt__sharded *a = xrt__sharded_get(out);
+  for (int d = 0; d < v->n; d++) {
+    xrt__piece_release(v->bufs[d]);
+    v->bufs[d] = a->bufs[d];
+  }
+  xrt__sharded_free(a, false);
+}
+
+xrt_status xrt_execute_variables(xrt_executable *executable,
+                                 const xrt_variable_arg *args, int num_args,
+                                 const int *updates,
+                                 xrt_sharded_array **outputs, int num_outputs,
+                                 const xrt_execute_options *options) {
+  XRT__CHECK_ARG(outputs || num_outputs == 0, "outputs is NULL");
+  XRT__CHECK_ARG(num_args >= 0 && num_outputs >= 0 && num_outputs <= 256,
+                 "bad argument or output count");
+  for (int j = 0; j < num_outputs; j++) outputs[j] = NULL;
+  XRT__CHECK_ARG(args || num_args == 0, "args is NULL");
+  XRT__CHECK_ARG(num_args <= 64, "more than 64 arguments");
+  XRT__CHECK_ARG(xrt__executable_get(executable),
+                 "invalid or released executable");
+  xrt__xv_call k;
+  memset(&k, 0, sizeof k);
+  xrt_sharded_array *outs[256] = {NULL};
+  xrt_status s = xrt__xv_acquire(args, num_args, &k);
+  if (!s) s = xrt__xv_check_updates(executable, &k, num_args, updates,
+                                    num_outputs);
+  if (!s) {
+    xrt__vars_lock(k.uniq, k.nuniq);
+    s = xrt__xv_views(args, num_args, &k);
+    if (!s) s = xrt__xv_run(executable, &k, num_args, updates, outs,
+                            num_outputs, options);
+    for (int j = 0; !s && j < num_outputs; j++) {
+      if (updates && updates[j] >= 0) xrt__xv_donate(k.vars[updates[j]], outs[j]);
+      else outputs[j] = outs[j];
+    }
+    for (int i = 0; i < num_args; i++)
+      if (k.views[i]) xrt__sharded_free(k.views[i], false);
+    xrt__vars_unlock(k.uniq, k.nuniq);
+  }
+  xrt__saved_error err = {XRT_OK, ""};
+  xrt__save_error(&err, s);
+  for (int i = 0; i < num_args; i++) xrt__var_unref(k.vars[i]);
+  return xrt__restore_error(&err);
+}
+
+/* ---- .npy files ---- */
+
+xrt_status xrt_variable_save(xrt_variable *variable, const char *path) {
+  XRT__CHECK_ARG(path, "path is NULL");
+  xrt__var *v;
+  xrt_status s = xrt__var_open(variable, __func__, &v);
+  if (s) return s;
+  xrt_shape shape = v->logical;
+  size_t bytes = xrt_shape_bytes(&shape);
+  void *data = malloc(bytes ? bytes : 1);
+  s = data ? xrt__var_read(v, data, bytes)
+           : xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of host memory");
+  xrt__var_close(v);
+  size_t n = strlen(path) + 16;
+  char *tmp = (char *)malloc(n);
+  int fd = -1;
+  if (!s && !tmp) {
+    s = xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of host memory");
+  } else if (!s) {
+    /* Beside path, so that the rename stays in one file system. */
+    snprintf(tmp, n, "%s.tmpXXXXXX", path);
+    if ((fd = mkstemp(tmp)) < 0)
+      s = xrt__fail(errno == ENOENT ? XRT_NOT_FOUND : XRT_INVALID_ARGUMENT,
+                    "%s: cannot create a temporary file beside it: %s", path,
+                    strerror(errno));
+    else close(fd);
+  }
+  if (!s && !(s = xrt__npy_write_host(tmp, &shape, data, bytes)) &&
+      rename(tmp, path) != 0) {
+    s = xrt__fail(XRT_DATA_LOSS, "%s: cannot rename %s over it: %s", path,
+                  tmp, strerror(errno));
+  }
+  if (s && fd >= 0) remove(tmp);
+  free(tmp);
+  free(data);
+  return s;
+}
+
+/* Reads a .npy file that must hold an array of shape want. */
+static xrt_status xrt__var_read_npy(const char *path, const xrt_shape *want,
+                                    void **data) {
+  xrt_shape have;
+  size_t bytes;
+  return xrt__npy_read_host(path, want, &have, data, &bytes);
+}
+
+xrt_status xrt_variable_load(xrt_variable *variable, const char *path) {
+  XRT__CHECK_ARG(path, "path is NULL");
+  xrt__var *v;
+  xrt_status s = xrt__var_open(variable, __func__, &v);
+  if (s) return s;
+  void *data = NULL;
+  xrt_sharded_array *arr = NULL;
+  s = xrt__var_read_npy(path, &v->logical, &data);
+  if (!s)
+    s = xrt_sharded_array_from_host((xrt_client *)v->client->handle,
+                                    &v->logical, data, &v->spec, v->devices,
+                                    v->n, &arr);
+  if (!s) { /* the new pieces replace the old ones only now */
+    xrt__sharded *a = xrt__sharded_get(arr);
+    for (int k = 0; k < v->n; k++) {
+      xrt__piece_release(v->bufs[k]);
+      v->bufs[k] = a->bufs[k];
+    }
+    xrt__sharded_free(a, false);
+  }
+  xrt__var_close(v);
+  free(data);
+  return s;
+}
+
+xrt_status xrt_variable_create_from_npy(xrt_client *client, const char *name,
+                                        const char *path,
+                                        const xrt_variable_format *format,
+                                        xrt_variable **out_variable) {
+  XRT__CHECK_ARG(out_variable, "out_variable is NULL");
+  *out_variable = NULL;
+  XRT__CHECK_ARG(xrt__client_get(client), "invalid client");
+  XRT__CHECK_ARG(path, "path is NULL");
+  xrt_shape shape;
+  void *data = NULL;
+  size_t bytes;
+  xrt_status s = xrt__npy_read_host(path, NULL, &shape, &data, &bytes);
+  if (!s) s = xrt_variable_create(client, name, &shape, data, format,
+                                  out_variable);
+  free(data);
+  return s;
+}
 
 /* ======================================================================
  * 14. NumPy files
@@ -10966,5 +14320,523 @@ xrt_status xrt_buffer_to_npy(xrt_buffer *buffer, const char *path) {
   return s;
 }
 
+/* For variables (13c): reads a whole .npy file into malloc'd host memory
+ * (*data, which the caller frees) and gives its shape, which must equal
+ * want (if not NULL: checked before the data is read). */
+static xrt_status xrt__npy_read_host(const char *path, const xrt_shape *want,
+                                     xrt_shape *shape, void **data,
+                                     size_t *bytes) {
+  *data = NULL;
+  if (!xrt__npy_host_is_little())
+    return xrt__fail(XRT_UNIMPLEMENTED, "%s: npy on a big-endian host", path);
+  errno = 0;
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return xrt__fail(errno == ENOENT ? XRT_NOT_FOUND : XRT_INVALID_ARGUMENT,
+                     "%s: cannot open: %s", path,
+                     errno ? strerror(errno) : "unknown error");
+  xrt__npy_header h;
+  xrt_status s = xrt__npy_read_header(f, path, &h);
+  if (!s) s = xrt__npy_check(path, &h, bytes);
+  if (!s && want && !xrt__shape_equal(&h.shape, want)) {
+    char have_s[128], want_s[128];
+    xrt_shape_format(&h.shape, have_s, sizeof have_s);
+    xrt_shape_format(want, want_s, sizeof want_s);
+    s = xrt__fail(XRT_INVALID_ARGUMENT, "%s holds %s, the variable is %s",
+                  path, have_s, want_s);
+  }
+  if (!s && *bytes && !(*data = malloc(*bytes)))
+    s = xrt__fail(XRT_RESOURCE_EXHAUSTED, "%s: cannot allocate %zu bytes",
+                  path, *bytes);
+  if (!s) s = xrt__npy_read(f, path, *data, *bytes, "the array data");
+  fclose(f);
+  if (s) {
+    free(*data);
+    *data = NULL;
+    return s;
+  }
+  *shape = h.shape;
+  if (shape->dtype == XRT_PRED) /* as xrt__npy_load: exactly 0 or 1 */
+    for (size_t i = 0; i < *bytes; i++)
+      ((unsigned char *)*data)[i] = ((unsigned char *)*data)[i] != 0;
+  return XRT_OK;
+}
 
-#include "_dev/dlpack.inc"  /* XRT_DEV_INCLUDE */
+/* For variables (13c): writes host data of shape as a .npy file. */
+static xrt_status xrt__npy_write_host(const char *path, const xrt_shape *shape,
+                                      const void *data, size_t bytes) {
+  if (!xrt__npy_host_is_little())
+    return xrt__fail(XRT_UNIMPLEMENTED, "%s: npy on a big-endian host", path);
+  const char *descr = xrt__npy_descr(shape->dtype);
+  if (!descr)
+    return xrt__fail(XRT_UNIMPLEMENTED, "%s: element type %s has no npy "
+                     "dtype", path, xrt_dtype_name(shape->dtype));
+  char hdr[576];
+  size_t hlen = xrt__npy_format_header(shape, descr, hdr, sizeof hdr);
+  if (!hlen) return xrt__fail(XRT_INTERNAL, "%s: npy header too long", path);
+  return xrt__npy_write_file(path, hdr, hlen, data, bytes);
+}
+
+/* ======================================================================
+ * 15. DLPack
+ *
+ * xrt.c does not include dlpack.h, so that vendoring xrt needs no extra
+ * header: the structs below are private copies of DLPack 0.x's DLDevice,
+ * DLDataType, DLTensor and DLManagedTensor, layout-identical (DLPack keeps
+ * that ABI stable; test/test_dlpack.c checks the copies against dlpack.h).
+ *
+ * Export.  When the plugin's memory is host-addressable the tensor points
+ * into the buffer: its manager context, an export record, holds a
+ * reference to the buffer, so the memory outlives xrt_buffer_release
+ * until the deleter runs.  Records of such exports are on one global list
+ * for two reasons: client release, which frees every buffer whatever its
+ * count, first orphans its records (their deleter then only frees the
+ * record), and an import of memory that a live export shares with a
+ * buffer of the same device is copied, not wrapped (a plugin names device
+ * memory by its address, so it could not tell the two apart).  Otherwise
+ * the data is copied into a block the record owns.
+ *
+ * Import.  Dense row-major tensors are wrapped when the plugin can adopt
+ * host memory (buffer_wrap_host): the buffer keeps the tensor in b->dl
+ * and xrt__dlpack_freed calls its deleter after the plugin's buffer_free.
+ * Otherwise the data is copied (strided tensors are gathered into a dense
+ * block first) and the deleter runs before the import returns.
+ * ==================================================================== */
+
+/* DLDeviceType and DLDataTypeCode values.  kDLBool is DLPack 0.8's code
+ * (absent from 0.6, same ABI): pred maps to it, as NumPy, PyTorch and JAX
+ * do. */
+enum { XRT__DL_CPU = 1, XRT__DL_CUDA_HOST = 3 };
+enum { XRT__DL_INT = 0, XRT__DL_UINT = 1, XRT__DL_FLOAT = 2,
+       XRT__DL_BFLOAT = 4, XRT__DL_COMPLEX = 5, XRT__DL_BOOL = 6 };
+
+typedef struct xrt__dl_device {
+  int device_type; /* DLDeviceType: an enum, int-sized */
+  int device_id;
+} xrt__dl_device;
+
+typedef struct xrt__dl_dtype {
+  uint8_t code;
+  uint8_t bits;
+  uint16_t lanes;
+} xrt__dl_dtype;
+
+typedef struct xrt__dl_tensor {
+  void *data;
+  xrt__dl_device device;
+  int ndim;
+  xrt__dl_dtype dtype;
+  int64_t *shape;
+  int64_t *strides; /* in elements; NULL: dense row-major */
+  uint64_t byte_offset;
+} xrt__dl_tensor;
+
+struct DLManagedTensor {
+  xrt__dl_tensor dl_tensor;
+  void *manager_ctx;
+  void (*deleter)(struct DLManagedTensor *self);
+};
+
+/* The layout DLPack documents, where it is easy to state (LP64). */
+#if UINTPTR_MAX == UINT64_MAX
+_Static_assert(offsetof(xrt__dl_tensor, device) == 8 &&
+                   offsetof(xrt__dl_tensor, ndim) == 16 &&
+                   offsetof(xrt__dl_tensor, dtype) == 20 &&
+                   offsetof(xrt__dl_tensor, shape) == 24 &&
+                   offsetof(xrt__dl_tensor, strides) == 32 &&
+                   offsetof(xrt__dl_tensor, byte_offset) == 40 &&
+                   sizeof(xrt__dl_tensor) == 48,
+               "DLTensor layout");
+_Static_assert(offsetof(struct DLManagedTensor, manager_ctx) == 48 &&
+                   offsetof(struct DLManagedTensor, deleter) == 56 &&
+                   sizeof(struct DLManagedTensor) == 64,
+               "DLManagedTensor layout");
+#endif
+
+static const struct {
+  xrt_dtype type;
+  uint8_t code, bits;
+} xrt__dl_types[] = {
+    {XRT_PRED, XRT__DL_BOOL, 8},      {XRT_S8, XRT__DL_INT, 8},
+    {XRT_S16, XRT__DL_INT, 16},       {XRT_S32, XRT__DL_INT, 32},
+    {XRT_S64, XRT__DL_INT, 64},       {XRT_U8, XRT__DL_UINT, 8},
+    {XRT_U16, XRT__DL_UINT, 16},      {XRT_U32, XRT__DL_UINT, 32},
+    {XRT_U64, XRT__DL_UINT, 64},      {XRT_F16, XRT__DL_FLOAT, 16},
+    {XRT_F32, XRT__DL_FLOAT, 32},     {XRT_F64, XRT__DL_FLOAT, 64},
+    {XRT_BF16, XRT__DL_BFLOAT, 16},   {XRT_C64, XRT__DL_COMPLEX, 64},
+    {XRT_C128, XRT__DL_COMPLEX, 128},
+};
+
+static xrt_status xrt__dl_dtype_of(xrt_dtype t, xrt__dl_dtype *out) {
+  for (size_t i = 0; i < XRT__ARRAY_SIZE(xrt__dl_types); i++)
+    if (xrt__dl_types[i].type == t) {
+      out->code = xrt__dl_types[i].code;
+      out->bits = xrt__dl_types[i].bits;
+      out->lanes = 1;
+      return XRT_OK;
+    }
+  return xrt__fail(XRT_UNIMPLEMENTED, "DLPack has no element type for %s",
+                   xrt_dtype_name(t));
+}
+
+static xrt_status xrt__dl_xrt_dtype(xrt__dl_dtype dt, xrt_dtype *out) {
+  if (dt.lanes != 1)
+    return xrt__fail(XRT_UNIMPLEMENTED, "xrt_buffer_from_dlpack: vector types "
+                     "(%u lanes) are not supported", (unsigned)dt.lanes);
+  for (size_t i = 0; i < XRT__ARRAY_SIZE(xrt__dl_types); i++)
+    if (xrt__dl_types[i].code == dt.code && xrt__dl_types[i].bits == dt.bits) {
+      *out = xrt__dl_types[i].type;
+      return XRT_OK;
+    }
+  return xrt__fail(XRT_UNIMPLEMENTED, "xrt_buffer_from_dlpack: DLPack type "
+                   "code %u with %u bits has no xrt element type",
+                   (unsigned)dt.code, (unsigned)dt.bits);
+}
+
+/* ---- Export ---------------------------------------------------------- */
+
+/* The manager context of an exported tensor.  A zero-copy export is on
+ * xrt__dl_live while buf is set; a copying one's data follows the record
+ * (at XRT__DL_DATA_AT). */
+typedef struct xrt__dl_export {
+  struct DLManagedTensor t;
+  xrt__link link;
+  xrt__buffer *buf; /* the reference keeping the memory, or NULL */
+  size_t bytes;
+  int64_t shape[XRT_MAX_RANK], strides[XRT_MAX_RANK];
+} xrt__dl_export;
+
+#define XRT__DL_ALIGN 64
+#define XRT__DL_DATA_AT \
+  ((sizeof(xrt__dl_export) + XRT__DL_ALIGN - 1) & ~(size_t)(XRT__DL_ALIGN - 1))
+
+static pthread_mutex_t xrt__dl_mu = PTHREAD_MUTEX_INITIALIZER;
+static xrt__link xrt__dl_live = {&xrt__dl_live, &xrt__dl_live};
+
+/* The deleter of exported tensors.  The buffer is dropped outside the
+ * lock: it may be a zero-copy import whose own deleter is this one. */
+static void xrt__dl_export_delete(struct DLManagedTensor *t) {
+  if (!t) return;
+  xrt__dl_export *x = (xrt__dl_export *)t->manager_ctx;
+  pthread_mutex_lock(&xrt__dl_mu);
+  xrt__buffer *b = x->buf;
+  if (b) xrt__link_remove(&x->link);
+  x->buf = NULL;
+  pthread_mutex_unlock(&xrt__dl_mu);
+  xrt__buffer_unref(b);
+  free(x);
+}
+
+/* A record for b's tensor, with room for its data when copy is set. */
+static xrt_status xrt__dl_export_new(const xrt__buffer *b, bool copy,
+                                     xrt__dl_export **out) {
+  xrt__dl_dtype dt;
+  xrt_status s = xrt__dl_dtype_of(b->shape.dtype, &dt);
+  if (s) return s;
+  size_t size = XRT__DL_DATA_AT + (copy ? b->bytes : 0);
+  size = (size + XRT__DL_ALIGN - 1) & ~(size_t)(XRT__DL_ALIGN - 1);
+  xrt__dl_export *x = (xrt__dl_export *)aligned_alloc(XRT__DL_ALIGN, size);
+  if (!x) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of host memory for "
+                           "a DLPack tensor of %zu bytes", b->bytes);
+  memset(x, 0, sizeof *x);
+  xrt__link_init(&x->link);
+  x->bytes = b->bytes;
+  int rank = b->shape.rank;
+  int64_t stride = 1;
+  for (int i = rank - 1; i >= 0; i--) {
+    x->shape[i] = b->shape.dims[i];
+    x->strides[i] = stride;
+    stride *= b->shape.dims[i] ? b->shape.dims[i] : 1;
+  }
+  xrt__dl_tensor *dl = &x->t.dl_tensor;
+  dl->data = copy ? (char *)x + XRT__DL_DATA_AT : NULL;
+  dl->device.device_type = XRT__DL_CPU;
+  dl->device.device_id = 0;
+  dl->ndim = rank;
+  dl->dtype = dt;
+  dl->shape = x->shape;
+  dl->strides = x->strides; /* explicit: some consumers reject NULL */
+  dl->byte_offset = 0;
+  x->t.manager_ctx = x;
+  x->t.deleter = xrt__dl_export_delete;
+  *out = x;
+  return XRT_OK;
+}
+
+/* Waits for b's producer; a poisoned buffer gives its error. */
+static xrt_status xrt__dl_wait_ready(const xrt__buffer *b) {
+  if (!b->ready) return XRT_OK;
+  xrt_status s = xrt__event_wait(b->ready);
+  return s ? xrt__fail(s, "%s", b->ready->message) : XRT_OK;
+}
+
+/* The host address of b's memory, or NULL if the plugin has none. */
+static void *xrt__dl_host_pointer(const xrt__buffer *b) {
+  const xrt__client *c = b->client;
+  if (!c->api->buffer_host_pointer) return NULL;
+  return c->api->buffer_host_pointer(c->pc, b->device, b->mem);
+}
+
+xrt_status xrt_buffer_to_dlpack(xrt_buffer *buffer,
+                                struct DLManagedTensor **out_tensor) {
+  XRT__CHECK_ARG(out_tensor, "out_tensor is NULL");
+  *out_tensor = NULL;
+  xrt__buffer *b = xrt__buffer_acquire(buffer);
+  XRT__CHECK_ARG(b, "invalid or released buffer");
+  xrt__dl_export *x = NULL;
+  void *host = NULL;
+  xrt_status s = xrt__dl_wait_ready(b);
+  if (!s) host = xrt__dl_host_pointer(b);
+  if (!s) s = xrt__dl_export_new(b, !host, &x);
+  if (!s && host) { /* the record takes over the acquired reference */
+    x->t.dl_tensor.data = host;
+    pthread_mutex_lock(&xrt__dl_mu);
+    x->buf = b;
+    xrt__link_add(&xrt__dl_live, &x->link);
+    pthread_mutex_unlock(&xrt__dl_mu);
+    b = NULL;
+  } else if (!s && x->bytes &&
+             (s = xrt_buffer_to_host(buffer, x->t.dl_tensor.data, x->bytes))) {
+    free(x);
+  }
+  xrt__buffer_unref(b);
+  if (s) return s;
+  xrt__log(XRT_LOG_DEBUG, "buffer", "DLPack export of %zu bytes (%s)",
+           x->bytes, host ? "zero copy" : "copied");
+  *out_tensor = &x->t;
+  return XRT_OK;
+}
+
+/* Client release frees every buffer: tensors exported from them lose
+ * their data (the deleter stays safe to call: it only frees the record). */
+static void xrt__dlpack_client_gone(xrt__client *c) {
+  int orphans = 0;
+  pthread_mutex_lock(&xrt__dl_mu);
+  for (xrt__link *l = xrt__dl_live.next, *next; l != &xrt__dl_live; l = next) {
+    next = l->next;
+    xrt__dl_export *x =
+        (xrt__dl_export *)(void *)((char *)l - offsetof(xrt__dl_export, link));
+    if (x->buf->client != c) continue;
+    xrt__link_remove(l);
+    x->buf = NULL;
+    orphans++;
+  }
+  pthread_mutex_unlock(&xrt__dl_mu);
+  if (orphans)
+    xrt__log(XRT_LOG_WARN, "buffer", "client released while %d zero-copy "
+             "DLPack tensors exported from it were alive: their data is "
+             "freed", orphans);
+}
+
+/* Whether [p, p + bytes) overlaps memory of a live zero-copy export of a
+ * buffer on device of c. */
+static bool xrt__dl_exported(const xrt__client *c, int device, const void *p,
+                             size_t bytes) {
+  uintptr_t lo = (uintptr_t)p, hi = lo + bytes;
+  bool found = false;
+  pthread_mutex_lock(&xrt__dl_mu);
+  for (xrt__link *l = xrt__dl_live.next; l != &xrt__dl_live && !found;
+       l = l->next) {
+    const xrt__dl_export *x = (const xrt__dl_export *)(const void *)(
+        (const char *)l - offsetof(xrt__dl_export, link));
+    uintptr_t xlo = (uintptr_t)x->t.dl_tensor.data, xhi = xlo + x->bytes;
+    found = x->buf->client == c && x->buf->device == device && lo < xhi &&
+            xlo < hi;
+  }
+  pthread_mutex_unlock(&xrt__dl_mu);
+  return found;
+}
+
+/* ---- Import ---------------------------------------------------------- */
+
+/* A validated tensor: its xrt shape, first byte and element strides. */
+typedef struct xrt__dl_view {
+  xrt_shape shape;
+  size_t bytes;
+  const char *base;
+  const int64_t *strides; /* NULL: dense */
+  bool dense;             /* row-major without gaps */
+} xrt__dl_view;
+
+/* Strides of a dense row-major array are implied; dimensions of size 1
+ * may have any stride (NumPy and PyTorch give them arbitrary ones). */
+static bool xrt__dl_is_dense(const xrt_shape *s, const int64_t *strides) {
+  if (!strides) return true;
+  int64_t want = 1;
+  for (int i = s->rank - 1; i >= 0; i--) {
+    if (s->dims[i] == 0) return true;
+    if (s->dims[i] != 1 && strides[i] != want) return false;
+    want *= s->dims[i];
+  }
+  return true;
+}
+
+/* Checks that every element's offset from the first, sum(idx[i] *
+ * strides[i]), and that times the element size fit an int64 (so the
+ * gather cannot overflow): each stride's span and the sums of the
+ * positive and of the negative spans stay within XRT__DL_SPAN. */
+#define XRT__DL_SPAN (INT64_MAX / 16)
+
+static xrt_status xrt__dl_check_strides(const xrt_shape *s,
+                                        const int64_t *strides) {
+  int64_t up = 0, down = 0;
+  for (int i = 0; i < s->rank; i++)
+    if (s->dims[i] == 0) return XRT_OK; /* empty: nothing is read */
+  for (int i = 0; i < s->rank; i++) {
+    int64_t st = strides[i], ext = s->dims[i] - 1;
+    int64_t mag = st < 0 ? (st == INT64_MIN ? INT64_MAX : -st) : st;
+    if (ext && mag > XRT__DL_SPAN / ext)
+      return xrt__fail(XRT_INVALID_ARGUMENT, "xrt_buffer_from_dlpack: stride "
+                       "%" PRId64 " of dimension %d is out of range", st, i);
+    int64_t *sum = st < 0 ? &down : &up;
+    if (*sum > XRT__DL_SPAN - mag * ext)
+      return xrt__fail(XRT_INVALID_ARGUMENT, "xrt_buffer_from_dlpack: the "
+                       "strides span more elements than an int64 counts");
+    *sum += mag * ext;
+  }
+  return XRT_OK;
+}
+
+static xrt_status xrt__dl_view_of(const xrt__dl_tensor *t, xrt__dl_view *v) {
+  memset(v, 0, sizeof *v);
+  if (t->device.device_type != XRT__DL_CPU &&
+      t->device.device_type != XRT__DL_CUDA_HOST)
+    return xrt__fail(XRT_UNIMPLEMENTED, "xrt_buffer_from_dlpack: device type "
+                     "%d is not host memory (xrt imports kDLCPU and "
+                     "kDLCUDAHost tensors)", t->device.device_type);
+  if (t->ndim < 0 || t->ndim > XRT_MAX_RANK)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "xrt_buffer_from_dlpack: ndim %d "
+                     "is outside 0..%d", t->ndim, XRT_MAX_RANK);
+  if (!t->shape && t->ndim > 0)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "xrt_buffer_from_dlpack: the "
+                     "tensor's shape is NULL");
+  xrt_status s = xrt__dl_xrt_dtype(t->dtype, &v->shape.dtype);
+  if (s) return s;
+  v->shape.rank = t->ndim;
+  for (int i = 0; i < t->ndim; i++) v->shape.dims[i] = t->shape[i];
+  if ((s = xrt__shape_check(&v->shape, &v->bytes))) return s;
+  if (!t->data && v->bytes)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "xrt_buffer_from_dlpack: the "
+                     "tensor's data is NULL");
+  if (t->data && t->byte_offset > UINTPTR_MAX - (uintptr_t)t->data)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "xrt_buffer_from_dlpack: "
+                     "byte_offset %" PRIu64 " runs past the address space",
+                     t->byte_offset);
+  if (t->strides && (s = xrt__dl_check_strides(&v->shape, t->strides)))
+    return s;
+  v->base = (const char *)t->data + (t->data ? t->byte_offset : 0);
+  v->strides = t->strides;
+  v->dense = xrt__dl_is_dense(&v->shape, t->strides);
+  return XRT_OK;
+}
+
+/* Copies a strided view's elements to dst in row-major order, a row (the
+ * last dimension) at a time. */
+static void xrt__dl_gather(const xrt__dl_view *v, char *dst) {
+  const xrt_shape *s = &v->shape;
+  size_t es = xrt_dtype_size(s->dtype);
+  if (v->bytes == 0) return;
+  if (s->rank == 0) {
+    memcpy(dst, v->base, es);
+    return;
+  }
+  int r = s->rank - 1;
+  int64_t idx[XRT_MAX_RANK] = {0}, off = 0; /* element offset of the row */
+  int64_t rows = xrt_shape_numel(s) / s->dims[r], inner = v->strides[r];
+  for (int64_t k = 0; k < rows; k++) {
+    for (int64_t j = 0; j < s->dims[r]; j++, dst += es)
+      memcpy(dst, v->base + (off + j * inner) * (int64_t)es, es);
+    for (int i = r - 1; i >= 0; i--) { /* next row */
+      if (++idx[i] < s->dims[i]) {
+        off += v->strides[i];
+        break;
+      }
+      off -= v->strides[i] * (s->dims[i] - 1);
+      idx[i] = 0;
+    }
+  }
+}
+
+/* A buffer over the view's memory if the plugin adopts it; *out stays
+ * NULL (XRT_OK) when it declines, so that the caller copies. */
+static xrt_status xrt__dl_wrap(xrt__client *c, int device,
+                               const xrt__dl_view *v, xrt__buffer **out) {
+  *out = NULL;
+  if (!c->api->buffer_wrap_host || !v->dense || v->bytes == 0 ||
+      xrt__dl_exported(c, device, v->base, v->bytes))
+    return XRT_OK;
+  xrt__buffer *b = xrt__buffer_obj(c);
+  if (!b) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of host memory");
+  b->client = c;
+  b->device = device;
+  b->shape = v->shape;
+  b->bytes = v->bytes;
+  b->ready = NULL;
+  xrt_plugin_error err = {{0}};
+  void *host = (void *)(uintptr_t)v->base; /* adopted, never written */
+  xrt_status s =
+      c->api->buffer_wrap_host(c->pc, device, host, v->bytes, &b->mem, &err);
+  if (s) {
+    xrt__buffer_recycle(c, b);
+    if (s == XRT_UNIMPLEMENTED || s == XRT_FAILED_PRECONDITION) {
+      xrt__log(XRT_LOG_DEBUG, "buffer", "DLPack import copies: %s",
+               err.message);
+      return XRT_OK;
+    }
+    return xrt__fail_plugin(s, c->api->name, &err);
+  }
+  return xrt__buffer_publish(c, b, NULL, out);
+}
+
+/* A new buffer holding a copy of the view's elements. */
+static xrt_status xrt__dl_copy(xrt_client *client, xrt_device *device,
+                               const xrt__dl_view *v, xrt_buffer **out) {
+  if (v->dense)
+    return xrt_buffer_from_host(client, device, &v->shape, v->base, out);
+  char *tmp = (char *)malloc(v->bytes);
+  if (!tmp) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of host memory "
+                             "to compact a strided DLPack tensor of %zu "
+                             "bytes", v->bytes);
+  xrt__dl_gather(v, tmp);
+  xrt_status s = xrt_buffer_from_host(client, device, &v->shape, tmp, out);
+  free(tmp);
+  return s;
+}
+
+xrt_status xrt_buffer_from_dlpack(xrt_client *client, xrt_device *device,
+                                  struct DLManagedTensor *tensor,
+                                  xrt_buffer **out_buffer) {
+  XRT__CHECK_ARG(out_buffer, "out_buffer is NULL");
+  *out_buffer = NULL;
+  xrt__client *c = xrt__client_get(client);
+  xrt__device *d = xrt__device_get(device);
+  XRT__CHECK_ARG(c, "invalid client");
+  XRT__CHECK_ARG(d, "invalid device");
+  XRT__CHECK_ARG(d->client == c, "device belongs to another client");
+  XRT__CHECK_ARG(tensor, "tensor is NULL");
+  xrt__dl_view v;
+  xrt_status s = xrt__dl_view_of(&tensor->dl_tensor, &v);
+  xrt__buffer *b = NULL;
+  if (!s) s = xrt__dl_wrap(c, d->index, &v, &b);
+  if (s) return s;
+  if (b) { /* zero copy: the deleter runs when the memory is freed */
+    b->dl = tensor;
+    *out_buffer = (xrt_buffer *)b->handle;
+    xrt__log(XRT_LOG_DEBUG, "buffer", "DLPack import of %zu bytes (zero "
+             "copy)", v.bytes);
+    return XRT_OK;
+  }
+  if ((s = xrt__dl_copy(client, device, &v, out_buffer))) return s;
+  xrt__log(XRT_LOG_DEBUG, "buffer", "DLPack import of %zu bytes (copied)",
+           v.bytes);
+  if (tensor->deleter) tensor->deleter(tensor);
+  return XRT_OK;
+}
+
+/* Called once b's device memory is freed: a zero-copy import's tensor is
+ * no longer needed. */
+static void xrt__dlpack_freed(xrt__buffer *b) {
+  struct DLManagedTensor *t = b->dl;
+  b->dl = NULL;
+  if (t && t->deleter) t->deleter(t);
+}

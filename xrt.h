@@ -14,6 +14,11 @@
  *    never a crash.
  *  - Thread safety is stated on each declaration.  "Thread-safe" means any
  *    number of threads may call it at once on the same objects.
+ *  - Errors a declaration does not list: a NULL, released or foreign
+ *    handle, a NULL out pointer or a malformed argument give
+ *    XRT_INVALID_ARGUMENT; exhausted host or device memory gives
+ *    XRT_RESOURCE_EXHAUSTED.  A call that fails hands the caller nothing
+ *    to release.
  */
 #ifndef XRT_H
 #define XRT_H
@@ -27,9 +32,14 @@
 extern "C" {
 #endif
 
-#define XRT_VERSION_MAJOR 0
-#define XRT_VERSION_MINOR 1
-#define XRT_VERSION_PATCH 0
+/* The version of this header and of the library built with it (semantic
+ * versioning; while the major is 0 a minor release may change the API).
+ * libxrt.so's soname is libxrt.so.MAJOR; xrt.pc and the CMake package
+ * carry the same version. */
+#define XRT_VERSION_MAJOR 0 /* incompatible changes (the soname's number) */
+#define XRT_VERSION_MINOR 1 /* additions */
+#define XRT_VERSION_PATCH 0 /* fixes */
+/* The version as a string, "MAJOR.MINOR.PATCH". */
 #define XRT_VERSION_STRING "0.1.0"
 
 /* Largest tensor rank xrt accepts. */
@@ -80,9 +90,9 @@ xrt_status xrt_last_status(void);
 /* Host memory allocator, passed by value (IREE style).  alloc returns NULL
  * on failure; free accepts NULL.  The default uses malloc/free. */
 typedef struct xrt_allocator {
-  void *self;
-  void *(*alloc)(void *self, size_t size);
-  void (*free)(void *self, void *ptr);
+  void *self;                              /* passed to alloc and free */
+  void *(*alloc)(void *self, size_t size); /* NULL when out of memory */
+  void (*free)(void *self, void *ptr);     /* accepts NULL */
 } xrt_allocator;
 
 /* The system allocator (malloc/free). Thread-safe. */
@@ -107,6 +117,8 @@ xrt_allocator xrt_allocator_system(void);
  * is complete JSON once tracing stops (xrt_trace_stop, or process exit).
  * ==================================================================== */
 
+/* Severity of a log message, and the threshold a component logs at (a
+ * message is emitted when its level is at most the threshold). */
 typedef enum xrt_log_level {
   XRT_LOG_OFF = 0,
   XRT_LOG_ERROR = 1,
@@ -207,17 +219,19 @@ xrt_dtype xrt_dtype_from_name(const char *name, size_t len);
 /* Classes of element types; all thread-safe. */
 bool xrt_dtype_is_float(xrt_dtype t);   /* f16, bf16, f32, f64, f8/f6/f4 */
 bool xrt_dtype_is_complex(xrt_dtype t); /* c64, c128 */
+/* s2, s4, s8 ... s64 (signed integers).  Thread-safe. */
 bool xrt_dtype_is_signed_int(xrt_dtype t);
-bool xrt_dtype_is_unsigned_int(xrt_dtype t); /* excludes pred */
+/* u2, u4, u8 ... u64 (unsigned integers; excludes pred).  Thread-safe. */
+bool xrt_dtype_is_unsigned_int(xrt_dtype t);
 /* The MLIR bit width of the type's values: 1 for pred, 4 for s4, 64 for
  * complex<f32>, 128 for complex<f64>; 0 if invalid. Thread-safe. */
 int xrt_dtype_bits(xrt_dtype t);
 
 /* A dense array shape.  Row-major, no padding. */
 typedef struct xrt_shape {
-  xrt_dtype dtype;
-  int32_t rank;
-  int64_t dims[XRT_MAX_RANK];
+  xrt_dtype dtype;            /* element type */
+  int32_t rank;               /* 0..XRT_MAX_RANK */
+  int64_t dims[XRT_MAX_RANK]; /* dims[0..rank), outermost first */
 } xrt_shape;
 
 /* Number of elements (1 for rank 0). Thread-safe. */
@@ -252,7 +266,8 @@ static inline float xrt_f16_to_f32(uint16_t h) {
   return xrt__bits_to_f32(sign | ((exp + 112u) << 23) | (man << 13));
 }
 
-/* double to IEEE binary16 bits, correctly rounded (no double rounding). */
+/* double to IEEE binary16 bits, correctly rounded (no double rounding).
+ * Thread-safe. */
 static inline uint16_t xrt_f64_to_f16(double d) {
   uint64_t u = xrt__f64_to_bits(d);
   uint16_t sign = (uint16_t)((u >> 48) & 0x8000u);
@@ -289,7 +304,8 @@ static inline float xrt_bf16_to_f32(uint16_t b) {
   return xrt__bits_to_f32((uint32_t)b << 16);
 }
 
-/* float to bfloat16 bits, round to nearest even; NaN stays NaN. */
+/* float to bfloat16 bits, round to nearest even; NaN stays NaN.
+ * Thread-safe. */
 static inline uint16_t xrt_f32_to_bf16(float f) {
   uint32_t u = xrt__f32_to_bits(f);
   if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40u);
@@ -301,7 +317,8 @@ static inline int xrt__abs_gt(double a, double b) {
   return (a < 0 ? -a : a) > (b < 0 ? -b : b);
 }
 
-/* double to bfloat16 bits, correctly rounded (no double rounding). */
+/* double to bfloat16 bits, correctly rounded (no double rounding).
+ * Thread-safe. */
 static inline uint16_t xrt_f64_to_bf16(double d) {
   float f = (float)d;
   /* Rounding to float first can double-round; fix by rounding to odd. */
@@ -316,6 +333,7 @@ static inline uint16_t xrt_f64_to_bf16(double d) {
 
 /* ---- the f8/f6/f4 families (one byte per element, low bits) ---- */
 
+/* How a small float type encodes infinities, NaN and negative zero. */
 typedef enum xrt_minifloat_kind {
   XRT_MINIFLOAT_IEEE = 0,   /* infinities and NaNs as IEEE (f8E5M2, f8E4M3) */
   XRT_MINIFLOAT_FN = 1,     /* no infinity; NaN is all-ones (f8E4M3FN) */
@@ -324,6 +342,8 @@ typedef enum xrt_minifloat_kind {
   XRT_MINIFLOAT_E8M0 = 4    /* powers of two only, no sign, NaN is 0xff */
 } xrt_minifloat_kind;
 
+/* The layout of a small float type: exponent and mantissa bits, its
+ * xrt_minifloat_kind and the exponent bias. */
 typedef struct xrt_minifloat_format {
   uint8_t ebits, mbits, kind;
   int16_t bias;
@@ -456,6 +476,8 @@ typedef struct xrt_topology {
   int local_rank, local_world_size;
 } xrt_topology;
 
+/* Options of xrt_client_create; fill with xrt_client_options_init, then
+ * change what you need. */
 typedef struct xrt_client_options {
   /* Name of the device plugin in the context: "sim" (the built-in
    * simulator) is the default.  NULL means the default. */
@@ -542,13 +564,15 @@ typedef enum xrt_attribute_type {
   XRT_ATTRIBUTE_BOOL = 3
 } xrt_attribute_type;
 
+/* One attribute: its name, its type, and the value in the field of that
+ * type (strings borrowed from the plugin). */
 typedef struct xrt_attribute {
-  const char *name;
-  xrt_attribute_type type;
-  int64_t int_value;
-  double float_value;
-  const char *string_value;
-  bool bool_value;
+  const char *name;          /* "memory_bytes" */
+  xrt_attribute_type type;   /* which of the fields below holds the value */
+  int64_t int_value;         /* XRT_ATTRIBUTE_INT */
+  double float_value;        /* XRT_ATTRIBUTE_FLOAT */
+  const char *string_value;  /* XRT_ATTRIBUTE_STRING (borrowed) */
+  bool bool_value;           /* XRT_ATTRIBUTE_BOOL */
 } xrt_attribute;
 
 /* Number of attributes of a device (-1 if the device is invalid).
@@ -578,6 +602,7 @@ xrt_status xrt_device_attribute_find(const xrt_device *device,
  * created until a client asks for it.
  * ==================================================================== */
 
+/* Options of xrt_context_create; fill with xrt_context_options_init. */
 typedef struct xrt_context_options {
   /* Host allocator for the context's own records. */
   xrt_allocator allocator;
@@ -641,8 +666,12 @@ xrt_status xrt_context_scan_directory(xrt_context *context, const char *dir,
  * buffers and executables die with their client).  Thread-safe. */
 xrt_status xrt_context_unload_plugin(xrt_context *context, xrt_plugin *plugin);
 
-/* The plugins of a context, in registration order (borrowed). */
+/* The number of plugins of a context (-1 with XRT_INVALID_ARGUMENT for an
+ * invalid context).  Thread-safe. */
 int xrt_context_plugin_count(const xrt_context *context);
+/* The plugin at index, in registration order (borrowed from the context,
+ * valid until it is unloaded), or NULL with XRT_OUT_OF_RANGE /
+ * XRT_INVALID_ARGUMENT in xrt_last_error().  Thread-safe. */
 xrt_plugin *xrt_context_plugin(const xrt_context *context, int index);
 /* By name; NULL with XRT_NOT_FOUND if absent. Thread-safe. */
 xrt_plugin *xrt_context_find_plugin(const xrt_context *context,
@@ -684,6 +713,7 @@ const char *xrt_stablehlo_version(void);
 
 /* ---- asking a plugin before compiling ---- */
 
+/* A plugin's answer to "can you run this?" (xrt_client_query_support). */
 typedef enum xrt_support {
   XRT_SUPPORT_YES = 0,   /* every op is supported */
   XRT_SUPPORT_MAYBE = 1, /* the plugin cannot tell for some op */
@@ -699,6 +729,8 @@ typedef struct xrt_support_issue {
   const char *reason;   /* the plugin's words ("f64 is not supported") */
 } xrt_support_issue;
 
+/* The answer of xrt_client_query_support: a verdict and the ops behind it;
+ * released with xrt_support_report_release. */
 typedef struct xrt_support_report xrt_support_report;
 
 /* Asks the client's plugin whether it can run the program's entry (and
@@ -714,8 +746,11 @@ xrt_status xrt_client_query_support(xrt_client *client,
 /* The overall answer: NO if any issue is NO, else MAYBE if any, else
  * YES.  Thread-safe. */
 xrt_support xrt_support_report_verdict(const xrt_support_report *report);
-/* The issues, in program order (borrowed from the report). */
+/* The number of issues (-1 for an invalid report).  Thread-safe. */
 int xrt_support_report_count(const xrt_support_report *report);
+/* Issue number index, in program order (borrowed from the report: valid
+ * until xrt_support_report_release), or NULL with XRT_OUT_OF_RANGE /
+ * XRT_INVALID_ARGUMENT in xrt_last_error().  Thread-safe. */
 const xrt_support_issue *xrt_support_report_issue(
     const xrt_support_report *report, int index);
 /* NULL is ignored.  Not thread-safe with other calls on the report. */
@@ -767,7 +802,8 @@ xrt_status xrt_buffer_to_npy(xrt_buffer *buffer, const char *path);
  *
  * xrt.h does not include dlpack.h; include it yourself to use the struct.
  * Element types map both ways for bool, int8..64, uint8..64, float16/32/64,
- * bfloat16 and complex64/128; others are XRT_UNIMPLEMENTED. */
+ * bfloat16 and complex64/128; others are XRT_UNIMPLEMENTED.  bool is
+ * kDLBool (code 6, 8 bits: DLPack 0.8's code, absent from 0.6's header). */
 struct DLManagedTensor;
 
 /* Exports the buffer (after it is ready) as a DLManagedTensor owned by the
@@ -776,7 +812,9 @@ struct DLManagedTensor;
  * the buffer itself (device kDLCPU, zero copy) and keeps the buffer's
  * memory alive until the deleter runs, even after xrt_buffer_release; the
  * consumer must not write to it (xrt buffers are immutable).  Otherwise
- * the data is copied to host memory the tensor owns.  Thread-safe. */
+ * the data is copied to host memory the tensor owns.  xrt_client_release
+ * frees the buffer's memory even while such a tensor is out (call the
+ * deleters first; a deleter called later is still safe).  Thread-safe. */
 xrt_status xrt_buffer_to_dlpack(xrt_buffer *buffer,
                                 struct DLManagedTensor **out_tensor);
 
@@ -784,8 +822,9 @@ xrt_status xrt_buffer_to_dlpack(xrt_buffer *buffer,
  * owns the tensor and calls its deleter exactly once, when it no longer
  * needs the memory: at once after copying, or, zero-copy (the tensor is
  * dense row-major, suitably aligned, and the plugin can adopt host
- * memory), when the buffer's memory is freed.  The producer must not
- * write to the memory while xrt holds it.  On failure the caller still
+ * memory), when the buffer's memory is freed (possibly on a device's
+ * worker thread).  The producer must not write to the memory while xrt
+ * holds it.  On failure the caller still
  * owns the tensor (its deleter has not been called).  Strided tensors are
  * copied (compacted); byte_offset is honoured.  Thread-safe. */
 xrt_status xrt_buffer_from_dlpack(xrt_client *client, xrt_device *device,
@@ -895,6 +934,8 @@ xrt_status xrt_device_inject_fault_kind(xrt_device *device,
  * Programs and compilation
  * ==================================================================== */
 
+/* Options of parsing and compiling (may be NULL for defaults); fill with
+ * xrt_compile_options_init. */
 typedef struct xrt_compile_options {
   /* Function to run: NULL means "main", or the only function if there is
    * one and none is called main. */
@@ -925,9 +966,11 @@ xrt_status xrt_program_parse(const char *text, size_t len,
 /* Releases a program; NULL and stale handles are ignored.  Not thread-safe
  * with other calls on the same program. */
 void xrt_program_release(xrt_program *program);
-/* Number of functions (-1 if invalid) and their names (borrowed from the
- * program; NULL if out of range). Thread-safe. */
+/* Number of functions of the program (-1 if invalid). Thread-safe. */
 int xrt_program_function_count(const xrt_program *program);
+/* The name of function number index, without the "@" (borrowed from the
+ * program; NULL if the program is invalid or index out of range).
+ * Thread-safe. */
 const char *xrt_program_function_name(const xrt_program *program, int index);
 
 /* Compiles a parsed program for the client's devices (options may be NULL;
@@ -951,20 +994,29 @@ xrt_status xrt_compile(xrt_client *client, const char *text, size_t len,
  * Thread-safe. */
 xrt_status xrt_executable_release(xrt_executable *executable);
 
-/* Inputs and outputs of the entry function. -1 if invalid. Thread-safe. */
+/* Number of inputs of the entry function. -1 if invalid. Thread-safe. */
 int xrt_executable_num_inputs(const xrt_executable *executable);
+/* Number of outputs of the entry function. -1 if invalid. Thread-safe. */
 int xrt_executable_num_outputs(const xrt_executable *executable);
+/* The shape of input number index (per device, for a launch over several)
+ * copied into *out; XRT_OUT_OF_RANGE for a bad index, XRT_INVALID_ARGUMENT
+ * for an invalid executable or a NULL out.  Thread-safe. */
 xrt_status xrt_executable_input_shape(const xrt_executable *executable,
                                       int index, xrt_shape *out);
+/* The shape of output number index, as xrt_executable_input_shape.
+ * Thread-safe. */
 xrt_status xrt_executable_output_shape(const xrt_executable *executable,
                                        int index, xrt_shape *out);
 /* Name of the entry function (borrowed from the executable). Thread-safe. */
 const char *xrt_executable_name(const xrt_executable *executable);
-/* Replicas and partitions the executable was compiled for (-1 if
- * invalid), and the device of logical id i (borrowed; NULL if out of
- * range). Thread-safe. */
+/* Replicas the executable was compiled for (-1 if invalid). Thread-safe. */
 int xrt_executable_num_replicas(const xrt_executable *executable);
+/* Partitions the executable was compiled for (-1 if invalid).
+ * Thread-safe. */
 int xrt_executable_num_partitions(const xrt_executable *executable);
+/* The device that logical id (replica * num_partitions + partition) runs
+ * on (borrowed from the client), or NULL with XRT_OUT_OF_RANGE /
+ * XRT_INVALID_ARGUMENT in xrt_last_error().  Thread-safe. */
 xrt_device *xrt_executable_device(const xrt_executable *executable,
                                   int logical_id);
 
@@ -972,6 +1024,8 @@ xrt_device *xrt_executable_device(const xrt_executable *executable,
  * Execution
  * ==================================================================== */
 
+/* Options of the execute calls (may be NULL for defaults); fill with
+ * xrt_execute_options_init. */
 typedef struct xrt_execute_options {
   /* Multi-program (MPMD) launches: executions given the same nonzero
    * launch_id form one launch, whose collectives, send and recv meet each
@@ -1057,14 +1111,17 @@ uint64_t xrt_client_new_launch_id(xrt_client *client);
  * ==================================================================== */
 
 #define XRT_MAX_CHUNKS 8     /* chunk factors of one Chunked dimension */
-#define XRT_MAX_MESH_DIMS 16
+#define XRT_MAX_MESH_DIMS 16 /* mesh dimensions of one sharding spec */
 
+/* How one dimension of an array is cut (JAX: NoSharding, Chunked,
+ * Unstacked). */
 typedef enum xrt_dim_sharding_kind {
   XRT_DIM_NO_SHARDING = 0,
   XRT_DIM_CHUNKED = 1,
   XRT_DIM_UNSTACKED = 2
 } xrt_dim_sharding_kind;
 
+/* The sharding of one array dimension: its kind and that kind's fields. */
 typedef struct xrt_dim_sharding {
   xrt_dim_sharding_kind kind;
   int num_chunks;                   /* Chunked: how many factors */
@@ -1072,17 +1129,22 @@ typedef struct xrt_dim_sharding {
   int64_t size;                     /* Unstacked: the dimension's size */
 } xrt_dim_sharding;
 
+/* What one mesh dimension does (JAX: ShardedAxis, Replicated). */
 typedef enum xrt_mesh_mapping_kind {
   XRT_MESH_SHARDED_AXIS = 0,
   XRT_MESH_REPLICATED = 1
 } xrt_mesh_mapping_kind;
 
+/* One mesh dimension: its kind and that kind's field. */
 typedef struct xrt_mesh_mapping {
   xrt_mesh_mapping_kind kind;
   int axis;          /* ShardedAxis: the sharded axis */
   int64_t replicas;  /* Replicated: how many copies */
 } xrt_mesh_mapping;
 
+/* A sharding spec (JAX's pmap ShardingSpec, see above): rank dimension
+ * shardings and num_mesh_dims mesh mappings.  A plain value; start from
+ * xrt_sharding_spec_init. */
 typedef struct xrt_sharding_spec {
   int rank;                                   /* of the logical array */
   xrt_dim_sharding dims[XRT_MAX_RANK];
@@ -1124,6 +1186,9 @@ xrt_status xrt_sharding_spec_shard_start(const xrt_sharding_spec *spec,
                                          const xrt_shape *logical,
                                          int64_t device, int64_t *start);
 
+/* One logical array held as pieces on several devices (one buffer per
+ * device, in mesh order), with its sharding spec.  Owned by the caller
+ * that created it; released with xrt_sharded_array_release. */
 typedef struct xrt_sharded_array xrt_sharded_array;
 
 /* Splits a dense row-major host array into per-device buffers by spec:
@@ -1161,12 +1226,19 @@ xrt_status xrt_sharded_array_create(xrt_client *client,
  * reported. Not thread-safe with other calls on the same array. */
 xrt_status xrt_sharded_array_release(xrt_sharded_array *array);
 
-/* Accessors; borrowed results. Thread-safe. */
+/* Number of pieces (devices) of the array; -1 if invalid. Thread-safe. */
 int xrt_sharded_array_num_shards(const xrt_sharded_array *array);
+/* Piece number index (borrowed: owned by the array, do not release it), or
+ * NULL with XRT_OUT_OF_RANGE / XRT_INVALID_ARGUMENT in xrt_last_error().
+ * Thread-safe. */
 xrt_buffer *xrt_sharded_array_shard(const xrt_sharded_array *array,
                                     int index);
+/* The logical (whole-array) shape, copied into *out.  XRT_INVALID_ARGUMENT
+ * for an invalid array or NULL out.  Thread-safe. */
 xrt_status xrt_sharded_array_shape(const xrt_sharded_array *array,
                                    xrt_shape *out);
+/* The array's sharding spec, copied into *out.  XRT_INVALID_ARGUMENT for
+ * an invalid array or NULL out.  Thread-safe. */
 xrt_status xrt_sharded_array_spec(const xrt_sharded_array *array,
                                   xrt_sharding_spec *out);
 
@@ -1188,6 +1260,9 @@ xrt_status xrt_execute_sharded(xrt_executable *executable,
 
 /* ---- pmap: compile once per argument signature ---- */
 
+/* A function mapped over devices, compiled once per argument signature
+ * (JAX's pmap); created with xrt_pmap_create, released with
+ * xrt_pmap_release. */
 typedef struct xrt_pmap xrt_pmap;
 
 /* Produces the program text for one signature (the per-device shard
@@ -1199,6 +1274,7 @@ typedef xrt_status (*xrt_pmap_source_fn)(void *user,
                                          int num_args, char **out_text,
                                          size_t *out_len);
 
+/* Options of xrt_pmap_create; fill with xrt_pmap_options_init. */
 typedef struct xrt_pmap_options {
   /* The program: either fixed text (text, len; compiled once per
    * signature, so a signature that does not match its entry fails) or a
@@ -1257,9 +1333,9 @@ void xrt_pmap_release(xrt_pmap *pmap);
 
 /* A target layout: spec over devices[0..num_devices) in mesh order. */
 typedef struct xrt_variable_format {
-  const xrt_sharding_spec *spec;
-  xrt_device *const *devices;
-  int num_devices;
+  const xrt_sharding_spec *spec; /* read during the call only */
+  xrt_device *const *devices;    /* distinct, in mesh order */
+  int num_devices;               /* the spec's device count */
 } xrt_variable_format;
 
 /* The format key a variable of this shape would have in this format (0 if
@@ -1289,10 +1365,19 @@ xrt_status xrt_variable_release(xrt_variable *variable);
 /* Accessors (borrowed results; consistent snapshots under the variable's
  * lock).  Thread-safe. */
 const char *xrt_variable_name(const xrt_variable *variable);
+/* The logical shape, copied into *out.  XRT_INVALID_ARGUMENT for an
+ * invalid variable or NULL out.  Thread-safe. */
 xrt_status xrt_variable_shape(const xrt_variable *variable, xrt_shape *out);
+/* The current sharding spec (it changes with reshards), copied into
+ * *out.  XRT_INVALID_ARGUMENT for an invalid variable or NULL out.
+ * Thread-safe. */
 xrt_status xrt_variable_spec(const xrt_variable *variable,
                              xrt_sharding_spec *out);
+/* Number of devices of the current format; -1 if invalid.  Thread-safe. */
 int xrt_variable_num_devices(const xrt_variable *variable);
+/* Device number index of the current format, in mesh order (borrowed
+ * from the client), or NULL with XRT_OUT_OF_RANGE / XRT_INVALID_ARGUMENT
+ * in xrt_last_error().  Thread-safe. */
 xrt_device *xrt_variable_device(const xrt_variable *variable, int index);
 uint64_t xrt_variable_format_key(const xrt_variable *variable); /* 0: invalid */
 
@@ -1301,6 +1386,7 @@ uint64_t xrt_variable_format_key(const xrt_variable *variable); /* 0: invalid */
 xrt_status xrt_variable_to_host(xrt_variable *variable, void *dst,
                                 size_t dst_bytes);
 
+/* Options of xrt_variables_reshard; fill with xrt_reshard_options_init. */
 typedef struct xrt_reshard_options {
   /* Move the data through host memory instead of device-to-device
    * copies (for plugins whose devices cannot copy to each other). */
@@ -1328,8 +1414,8 @@ xrt_status xrt_variables_reshard(xrt_variable *const *variables,
 
 /* One argument of xrt_execute_variables: exactly one of the two set. */
 typedef struct xrt_variable_arg {
-  xrt_variable *variable;
-  xrt_sharded_array *array;
+  xrt_variable *variable;    /* a variable argument, or NULL */
+  xrt_sharded_array *array;  /* a sharded array argument, or NULL */
 } xrt_variable_arg;
 
 /* Runs the executable like xrt_execute_sharded over arguments that are
@@ -1377,11 +1463,14 @@ struct xrt_ir_op;
  * token operand or result of a custom_call has no bytes: its shape is all
  * zero (dtype XRT_DTYPE_INVALID, rank 0) and data may be NULL. */
 typedef struct xrt_host_tensor {
-  xrt_shape shape;
-  void *data;
-  size_t bytes;
+  xrt_shape shape;  /* dense row-major */
+  void *data;       /* the elements (xrt_shape_bytes(&shape) of them) */
+  size_t bytes;     /* size of data */
 } xrt_host_tensor;
 
+/* What a host function receives for one call: the target name, the op
+ * (attributes, location), the inputs and the preallocated outputs, and a
+ * buffer for an error message.  Valid during the call only. */
 typedef struct xrt_host_call {
   const char *target;             /* call_target_name */
   const struct xrt_ir_op *op;     /* the op, with its attributes and loc */
@@ -1540,6 +1629,8 @@ xrt_status xrt_host_call_fail(xrt_host_call *call, xrt_status code,
   X(CHLO_RAGGED_DOT, "chlo.ragged_dot")                                       \
   X(CHLO_SCAN, "chlo.scan")
 
+/* Every op the parser knows: XRT_OP_ADD for "stablehlo.add", and so on
+ * (XRT_OPCODES lists them with their names). */
 typedef enum xrt_opcode {
   XRT_OP_INVALID = 0,
 #define XRT__OPCODE_ENUM(e, s) XRT_OP_##e,
@@ -1559,6 +1650,7 @@ typedef struct xrt_ir_loc {
   int32_t col;
 } xrt_ir_loc;
 
+/* What an xrt_ir_type is. */
 typedef enum xrt_ir_type_kind {
   XRT_TYPE_TENSOR = 0,
   XRT_TYPE_TUPLE = 1,
@@ -1576,6 +1668,8 @@ typedef struct xrt_ir_quant {
   const int64_t *zero_points;
 } xrt_ir_quant;
 
+/* A value's type: a tensor (shape, maybe quantized), a tuple of types or
+ * a token. */
 typedef struct xrt_ir_type {
   uint8_t kind;            /* xrt_ir_type_kind */
   xrt_shape shape;         /* for tensors; dtype is the storage type */
@@ -1594,6 +1688,7 @@ typedef struct xrt_ir_literal {
   bool splat;
 } xrt_ir_literal;
 
+/* What an xrt_ir_attr holds, and in which of its fields. */
 typedef enum xrt_ir_attr_kind {
   XRT_ATTR_UNIT = 0,    /* present, no value */
   XRT_ATTR_INT = 1,     /* i */
@@ -1612,6 +1707,8 @@ typedef enum xrt_ir_attr_kind {
                            #dialect.struct<a = 1> */
 } xrt_ir_attr_kind;
 
+/* One attribute of an op (or an item of a list or dictionary attribute);
+ * kind says which fields hold its value. */
 typedef struct xrt_ir_attr {
   const char *name;     /* NULL inside lists */
   uint8_t kind;         /* xrt_ir_attr_kind */
@@ -1628,6 +1725,8 @@ typedef struct xrt_ir_attr {
 
 struct xrt_ir_region;
 
+/* One op: operands and results are value ids of the enclosing function
+ * (indices into xrt_ir_func.value_types). */
 typedef struct xrt_ir_op {
   xrt_opcode code;
   const char *name;      /* as written, e.g. "stablehlo.add" */
@@ -1647,6 +1746,7 @@ typedef struct xrt_ir_op {
   int32_t callee;
 } xrt_ir_op;
 
+/* A region (one block): its arguments and ops. */
 typedef struct xrt_ir_region {
   int32_t num_args;
   const int32_t *args;   /* value ids of the block arguments */
@@ -1654,6 +1754,7 @@ typedef struct xrt_ir_region {
   const xrt_ir_op *ops;  /* last op is the terminator */
 } xrt_ir_region;
 
+/* One func.func: its body, the types of all its values, its results. */
 typedef struct xrt_ir_func {
   const char *name;
   bool is_public;
@@ -1665,6 +1766,7 @@ typedef struct xrt_ir_func {
   xrt_ir_loc loc;
 } xrt_ir_func;
 
+/* A parsed, verified module: what a plugin compiles (read-only). */
 typedef struct xrt_ir_module {
   const char *name;      /* "" if unnamed */
   int32_t num_custom_calls; /* ops that call the host, see xrt_ir_op.callee */
@@ -1721,13 +1823,16 @@ static inline const xrt_ir_attr *xrt_ir_attr_field(const xrt_ir_attr *attr,
  * device's worker thread, and different devices' calls concurrently;
  * compile, client and query functions from any thread. */
 
-#define XRT_PLUGIN_ABI_MAJOR 1
-#define XRT_PLUGIN_ABI_MINOR 0
+/* The plugin ABI version of this header: a plugin built with it sets
+ * abi_major and abi_minor of its table to these. */
+#define XRT_PLUGIN_ABI_MAJOR 1 /* changes only when the ABI breaks */
+#define XRT_PLUGIN_ABI_MINOR 0 /* grows with each append to the ABI */
 /* The oldest minor of this major that xrt still loads. */
 #define XRT_PLUGIN_ABI_MIN_MINOR 0
 
 /* The symbol a plugin library exports, and its type. */
 #define XRT_PLUGIN_ENTRY_SYMBOL "xrt_plugin_get_api"
+/* The type of a plugin library's xrt_plugin_get_api. */
 typedef const struct xrt_plugin_api *(*xrt_plugin_get_api_fn)(void);
 
 /* Whether a struct that starts with struct_size includes field. */
@@ -1756,6 +1861,8 @@ typedef struct xrt_plugin_host_api {
   int64_t (*now_ns)(void *ctx);
 } xrt_plugin_host_api;
 
+/* What client_create receives: the client's options and topology, and
+ * the core's services (host). */
 typedef struct xrt_plugin_client_args {
   size_t struct_size;
   int num_devices;
@@ -1797,6 +1904,7 @@ typedef struct xrt_plugin_platform_desc {
   const xrt_attribute *attributes;
 } xrt_plugin_platform_desc;
 
+/* What device_describe reports of one device. */
 typedef struct xrt_plugin_device_desc {
   size_t struct_size;
   const char *kind;                 /* borrowed from the plugin */
@@ -1810,6 +1918,8 @@ typedef struct xrt_host_binding {
   void *user;
 } xrt_host_binding;
 
+/* What compile receives: the module, its entry, host bindings and the
+ * launch shape. */
 typedef struct xrt_plugin_compile_args {
   size_t struct_size;
   const xrt_ir_module *module;
@@ -1926,7 +2036,8 @@ typedef struct xrt_plugin_api {
 const xrt_plugin_api *xrt_sim_plugin_api(void);
 
 /* What a plugin library defines (built with XRT_PLUGIN_SHARED for the
- * simulator). */
+ * simulator): its function table, static for the library's lifetime.  The
+ * core calls it once per load, from any thread. */
 const xrt_plugin_api *xrt_plugin_get_api(void);
 
 #ifdef __cplusplus

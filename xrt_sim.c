@@ -56,7 +56,10 @@
  *   devices, fault injection, per-device frames, launch shape
  *   The op table; quantized compute ops (dequantize, the float op,
  *   quantize); lowering one op
- *   Planning functions, executables and execution, the plugin table
+ *   Planning functions, executables and execution
+ *   Platform description and op support (ABI 1.0); fault kinds and region
+ *   copies; host memory as device memory (zero-copy DLPack); trace events
+ *   of collectives; the plugin table
  */
 #define _POSIX_C_SOURCE 200809L
 #include "xrt.h"
@@ -1112,16 +1115,41 @@ static size_t sim_ew_size(xrt_dtype t) {
   return b <= 8 ? (b > 0) : (size_t)b / 8;
 }
 
+/* The core's opcode names, dtype classes and shape spelling, repeated here
+ * so that the plugin built as a shared object calls nothing in xrt.c. */
+static const char *sim_opcode_name(xrt_opcode code) {
+  static const char *const names[XRT_OP_COUNT] = {
+      [XRT_OP_INVALID] = "invalid",
+#define SIM_OPCODE_NAME(e, s) [XRT_OP_##e] = s,
+      XRT_OPCODES(SIM_OPCODE_NAME)
+#undef SIM_OPCODE_NAME
+  };
+  return (unsigned)code < XRT_OP_COUNT ? names[code] : "invalid";
+}
+static int sim_dtype_is_float(xrt_dtype t) {
+  int c = sim_ew_class(t);
+  return c == 'f' || c == 'm';
+}
+static int sim_dtype_is_complex(xrt_dtype t) { return sim_ew_class(t) == 'c'; }
+static const char *sim_dtype_name(xrt_dtype t);
+/* "tensor<2x3xf32>" into buf (cap > 0), truncated if it does not fit. */
+static void sim_shape_format(const xrt_shape *s, char *buf, size_t cap) {
+  size_t n = (size_t)snprintf(buf, cap, "tensor<");
+  for (int32_t i = 0; i < s->rank && i < XRT_MAX_RANK && n < cap; i++)
+    n += (size_t)snprintf(buf + n, cap - n, "%lldx", (long long)s->dims[i]);
+  if (n < cap) snprintf(buf + n, cap - n, "%s>", sim_dtype_name(s->dtype));
+}
+
 /* Writes "<op> is not implemented for <type>[ -> <type>]" and returns NULL. */
 static sim_ew_fn sim_ew_unsup(const xrt_ir_func *f, const xrt_ir_op *op,
                               int32_t v, int32_t r, const char *why_extra,
                               char *why, size_t whycap) {
   char a[128] = "", b[128] = "";
-  xrt_shape_format(&f->value_types[v].shape, a, sizeof a);
-  if (r >= 0) xrt_shape_format(&f->value_types[r].shape, b, sizeof b);
+  sim_shape_format(&f->value_types[v].shape, a, sizeof a);
+  if (r >= 0) sim_shape_format(&f->value_types[r].shape, b, sizeof b);
   if (why && whycap)
     snprintf(why, whycap, "%s is not implemented for %s%s%s%s",
-             op->name ? op->name : xrt_opcode_name(op->code), a,
+             op->name ? op->name : sim_opcode_name(op->code), a,
              r >= 0 ? " -> " : "", b, why_extra ? why_extra : "");
   return NULL;
 }
@@ -1817,7 +1845,7 @@ static sim_ew_fn sim_ew_kernel(const xrt_ir_func *f, const xrt_ir_op *op,
       op->num_results != 1) {
     if (why && whycap)
       snprintf(why, whycap, "%s is not an elementwise op with %d operand(s)",
-               op->name ? op->name : xrt_opcode_name(op->code), arity);
+               op->name ? op->name : sim_opcode_name(op->code), arity);
     return NULL;
   }
   int quant = op->code == XRT_OP_UNIFORM_QUANTIZE ||
@@ -2043,6 +2071,9 @@ typedef struct sim_device {
   xrt_attribute attrs[4];
   /* inject_fault: after_steps + 1 of the next execution; 0: none armed */
   _Atomic int64_t fault;
+  /* inject_fault_kind: operations of each xrt_fault_kind until one fails,
+   * plus one; 0: none armed (see "Fault kinds" below). */
+  _Atomic int64_t fault_kind[4];
 } sim_device;
 
 struct sim_launch;
@@ -2057,6 +2088,7 @@ typedef struct sim_client {
   struct sim_launch *launches, *spare;
   struct sim_tpool *tp; /* one thread pool per device ("The device thread pools") */
   int ntp;
+  const xrt_plugin_host_api *host; /* the core's services (sim_trace.inc) */
 } sim_client;
 
 static sim_blk *sim_blk_of(void *mem) {
@@ -2132,6 +2164,8 @@ static void sim_launches_free(sim_client *c);
 static xrt_status sim_tpools_make(sim_client *c, int threads,
                                   xrt_plugin_error *err);
 static void sim_tpools_free(sim_client *c);
+static void sim_trace_attach(sim_client *c,
+                             const xrt_plugin_client_args *args);
 
 static void sim_client_destroy(void *client) {
   sim_client *c = (sim_client *)client;
@@ -2183,6 +2217,7 @@ static xrt_status sim_client_create(const xrt_plugin_client_args *args,
     sim_client_destroy(c);
     return ts;
   }
+  sim_trace_attach(c, args);
   *out_client = c;
   return XRT_OK;
 }
@@ -2214,6 +2249,10 @@ static xrt_status sim_device_describe(void *client, int device,
   return XRT_OK;
 }
 
+/* Fails the operation op on device when a fault of kind is due. */
+static xrt_status sim_fault_check(sim_client *c, int device, int kind,
+                                  const char *op, xrt_plugin_error *err);
+
 /* Device memory is host memory from aligned_alloc rather than the client
  * allocator: blocks must be 64-byte aligned and are cached and reused
  * across buffers, which the allocator interface cannot express. */
@@ -2224,6 +2263,8 @@ static xrt_status sim_buffer_alloc(void *client, int device, size_t bytes,
   if (s) return s;
   if (!out_mem) return sim_fail(err, XRT_INVALID_ARGUMENT, "out_mem is NULL");
   *out_mem = NULL;
+  if ((s = sim_fault_check(c, device, XRT_FAULT_ALLOC, "allocation", err)))
+    return s;
   sim_device *d = &c->dev[device];
   if (bytes > SIZE_MAX / 2)
     return sim_fail(err, XRT_RESOURCE_EXHAUSTED, "device %d: cannot allocate "
@@ -2254,9 +2295,16 @@ static xrt_status sim_buffer_alloc(void *client, int device, size_t bytes,
   return XRT_OK;
 }
 
+/* Host memory adopted for zero-copy DLPack imports ("Host memory as device memory" below):
+ * it has no sim_blk header. */
+static bool sim_adopt_bytes(const sim_client *c, int device, const void *mem,
+                           size_t *bytes);
+static bool sim_adopt_forget(sim_client *c, int device, void *mem);
+
 static void sim_buffer_free(void *client, int device, void *mem) {
   sim_client *c = (sim_client *)client;
   if (!c || !mem || device < 0 || device >= c->ndev) return;
+  if (sim_adopt_forget(c, device, mem)) return;
   sim_device *d = &c->dev[device];
   sim_blk *b = sim_blk_of(mem);
   sim_dev_lock(d);
@@ -2270,7 +2318,9 @@ static xrt_status sim_check_mem(sim_client *c, int device, const void *mem,
   xrt_status s = sim_check_device(c, device, err);
   if (s) return s;
   if (!mem) return sim_fail(err, XRT_INVALID_ARGUMENT, "device memory is NULL");
-  size_t have = sim_blk_of((void *)(uintptr_t)mem)->bytes;
+  size_t have;
+  if (!sim_adopt_bytes(c, device, mem, &have))
+    have = sim_blk_of((void *)(uintptr_t)mem)->bytes;
   if (bytes > have)
     return sim_fail(err, XRT_OUT_OF_RANGE, "device %d: %zu bytes do not fit "
                     "a block of %zu bytes", device, bytes, have);
@@ -2281,6 +2331,8 @@ static xrt_status sim_buffer_write(void *client, int device, void *mem,
                                    const void *src, size_t bytes,
                                    xrt_plugin_error *err) {
   xrt_status s = sim_check_mem((sim_client *)client, device, mem, bytes, err);
+  if (!s) s = sim_fault_check((sim_client *)client, device, XRT_FAULT_TRANSFER,
+                              "host-to-device transfer", err);
   if (s) return s;
   if (bytes && !src) return sim_fail(err, XRT_INVALID_ARGUMENT, "src is NULL");
   if (bytes) memcpy(mem, src, bytes);
@@ -2291,6 +2343,8 @@ static xrt_status sim_buffer_read(void *client, int device, const void *mem,
                                   void *dst, size_t bytes,
                                   xrt_plugin_error *err) {
   xrt_status s = sim_check_mem((sim_client *)client, device, mem, bytes, err);
+  if (!s) s = sim_fault_check((sim_client *)client, device, XRT_FAULT_TRANSFER,
+                              "device-to-host transfer", err);
   if (s) return s;
   if (bytes && !dst) return sim_fail(err, XRT_INVALID_ARGUMENT, "dst is NULL");
   if (bytes) memcpy(dst, mem, bytes);
@@ -2303,6 +2357,11 @@ static xrt_status sim_buffer_copy(void *client, int src_device,
   sim_client *c = (sim_client *)client;
   xrt_status s = sim_check_mem(c, src_device, src, bytes, err);
   if (s || (s = sim_check_mem(c, dst_device, dst, bytes, err))) return s;
+  if ((s = sim_fault_check(c, src_device, XRT_FAULT_TRANSFER,
+                           "device copy (source)", err)) ||
+      (s = sim_fault_check(c, dst_device, XRT_FAULT_TRANSFER,
+                           "device copy (destination)", err)))
+    return s;
   if (bytes && src != dst) memmove(dst, src, bytes);
   return XRT_OK;
 }
@@ -6869,7 +6928,7 @@ static xrt_status sim_lower_conv_common(sim_fcc *fc, const xrt_ir_op *op,
   xrt_status rc = sim_la_cvt_init(fc, op, &c->cv, op->operands[0],
                                   op->operands[1]);
   if (rc) return rc;
-  c->zero_mul = xrt_dtype_is_float(c->cv.ct) || xrt_dtype_is_complex(c->cv.ct);
+  c->zero_mul = sim_dtype_is_float(c->cv.ct) || sim_dtype_is_complex(c->cv.ct);
   for (int32_t d = 0; d < c->ns; d++) {
     c->toff[d] = c->tab_n;
     c->tab_n += c->out[d] * c->K[d];
@@ -6880,7 +6939,7 @@ static xrt_status sim_lower_conv_common(sim_fcc *fc, const xrt_ir_op *op,
     const xrt_shape *ps = sim_shape(fc, op->operands[2]);
     c->pt = ps->dtype;
     if (sim_numel(ps) != 2 * c->ns || !sim_num_supported(c->pt) ||
-        xrt_dtype_is_float(c->pt) || xrt_dtype_is_complex(c->pt))
+        sim_dtype_is_float(c->pt) || sim_dtype_is_complex(c->pt))
       return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "%s: padding "
                          "must be an integer tensor<%dx2>", op->name,
                          (int)c->ns);
@@ -7151,10 +7210,10 @@ static xrt_status sim_lower_fft(sim_fcc *fc, const xrt_ir_op *op,
   if (!ok)
     return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "%s: fft_type, "
                        "fft_length and shapes do not agree", op->name);
-  if (!xrt_dtype_is_complex(f->kind == 3 ? I->dtype : O->dtype) ||
-      !(xrt_dtype_is_complex(I->dtype) || I->dtype == XRT_F32 ||
+  if (!sim_dtype_is_complex(f->kind == 3 ? I->dtype : O->dtype) ||
+      !(sim_dtype_is_complex(I->dtype) || I->dtype == XRT_F32 ||
         I->dtype == XRT_F64) ||
-      !(xrt_dtype_is_complex(O->dtype) || O->dtype == XRT_F32 ||
+      !(sim_dtype_is_complex(O->dtype) || O->dtype == XRT_F32 ||
         O->dtype == XRT_F64))
     return sim_unsupported_type(fc, op, I->dtype);
   f->it = I->dtype, f->ot = O->dtype;
@@ -7516,7 +7575,7 @@ static xrt_status sim_lower_bn(sim_fcc *fc, const xrt_ir_op *op, sim_step *st,
     return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "%s: "
                        "feature_index %lld is out of range", op->name,
                        (long long)fi);
-  if (!xrt_dtype_is_float(X->dtype)) return sim_unsupported_type(fc, op, X->dtype);
+  if (!sim_dtype_is_float(X->dtype)) return sim_unsupported_type(fc, op, X->dtype);
   sim_bn *b = (sim_bn *)sim_palloc(fc, sizeof *b);
   if (!b) return XRT_RESOURCE_EXHAUSTED;
   b->t = X->dtype;
@@ -7738,9 +7797,9 @@ static xrt_status sim_lower_rng_bit_generator(sim_fcc *fc,
                        g->philox ? "2 or 3" : "2");
   g->ot = O->dtype;
   g->es = sim_esize(O->dtype);
-  g->bits = xrt_dtype_bits(O->dtype);
+  g->bits = sim_ew_bits(O->dtype);
   if (!g->es || g->es > 8 || O->dtype == XRT_PRED ||
-      xrt_dtype_is_complex(O->dtype) || fc->f->value_types[op->results[1]].quant)
+      sim_dtype_is_complex(O->dtype) || fc->f->value_types[op->results[1]].quant)
     return sim_unsupported_type(fc, op, O->dtype);
   g->rank = O->rank;
   g->numel = sim_numel(O);
@@ -7854,13 +7913,13 @@ static xrt_status sim_lower_rng(sim_fcc *fc, const xrt_ir_op *op,
   r->normal = strcmp(sim_la_enum(op, "rng_distribution"), "NORMAL") == 0;
   r->t = O->dtype;
   r->st = S->dtype;
-  if (S->rank != 1 || S->dims[0] != O->rank || xrt_dtype_is_float(S->dtype) ||
-      xrt_dtype_is_complex(S->dtype) || !sim_num_supported(S->dtype))
+  if (S->rank != 1 || S->dims[0] != O->rank || sim_dtype_is_float(S->dtype) ||
+      sim_dtype_is_complex(S->dtype) || !sim_num_supported(S->dtype))
     return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "%s: shape must "
                        "be a 1-D integer tensor of the result's rank",
                        op->name);
-  if (!sim_num_supported(O->dtype) || xrt_dtype_is_complex(O->dtype) ||
-      (r->normal && !xrt_dtype_is_float(O->dtype)))
+  if (!sim_num_supported(O->dtype) || sim_dtype_is_complex(O->dtype) ||
+      (r->normal && !sim_dtype_is_float(O->dtype)))
     return sim_unsupported_type(fc, op, O->dtype);
   r->rank = O->rank;
   for (int32_t d = 0; d < O->rank; d++) r->dims[d] = O->dims[d];
@@ -11021,6 +11080,10 @@ static xrt_status sim_coll_peer_failed(sim_cx *cx, struct sim_launch *l,
                        l->fail_dev, l->fail_msg);
 }
 
+/* An injected COLLECTIVE fault of the participant's device, if due: fails
+ * it and its launch (so the peers are released).  See sim_faults.inc. */
+static xrt_status sim_fault_coll(sim_cx *cx, const xrt_ir_op *op);
+
 /* Records this participant's own failure in the launch.  mu held. */
 static xrt_status sim_coll_self_fail(sim_cx *cx, struct sim_launch *l,
                                      xrt_status rc) {
@@ -11505,6 +11568,8 @@ static xrt_status sim_coll_enter(const sim_step *st, void **vals,
                                  sim_cview *v, const int32_t *wait,
                                  int32_t nw) {
   memset(v, 0, sizeof *v);
+  xrt_status frc = sim_fault_coll(cx, st->op);
+  if (frc) return frc;
   v->seq = cx->coll_seq++;
   v->l = cx->launch;
   v->proc = sim_proc_of(cx);
@@ -12562,26 +12627,38 @@ static int sim_type_ok(const xrt_ir_type *t, int depth) {
   return 1;
 }
 
-/* Every value the op touches is a value of this function that the
- * simulator can hold: tensors, and for some ops tuples and tokens. */
-static xrt_status sim_check_values(sim_fcc *fc, const xrt_ir_op *op) {
+/* Every value the op touches is a value of f that the simulator can
+ * hold: tensors, and for some ops tuples and tokens.  XRT_OK, or the
+ * status with the reason in why (also op_support's answer). */
+static xrt_status sim_values_why(const xrt_ir_func *f, const xrt_ir_op *op,
+                                 char *why, size_t cap) {
   for (int32_t i = 0; i < op->num_operands + op->num_results; i++) {
     int32_t id = i < op->num_operands ? op->operands[i]
                                       : op->results[i - op->num_operands];
-    if (id < 0 || id >= fc->f->num_values)
-      return sim_fail_op(fc->cc->err, op, XRT_INTERNAL, "%s refers to value "
-                         "%d, which does not exist", op->name, (int)id);
-    const xrt_ir_type *t = &fc->f->value_types[id];
-    if (t->kind != XRT_TYPE_TENSOR && !sim_takes_tuples(op->code))
-      return sim_fail_op(fc->cc->err, op, XRT_UNIMPLEMENTED, "%s: tuple and "
-                         "token values are not supported by the simulator",
-                         op->name);
-    if (!sim_type_ok(t, 0))
-      return sim_fail_op(fc->cc->err, op, XRT_UNIMPLEMENTED, "%s: a value "
-                         "has an element type the simulator cannot store",
-                         op->name);
+    if (id < 0 || id >= f->num_values) {
+      snprintf(why, cap, "%s refers to value %d, which does not exist",
+               op->name, (int)id);
+      return XRT_INTERNAL;
+    }
+    const xrt_ir_type *t = &f->value_types[id];
+    if (t->kind != XRT_TYPE_TENSOR && !sim_takes_tuples(op->code)) {
+      snprintf(why, cap, "%s: tuple and token values are not supported by "
+               "the simulator", op->name);
+      return XRT_UNIMPLEMENTED;
+    }
+    if (!sim_type_ok(t, 0)) {
+      snprintf(why, cap, "%s: a value has an element type the simulator "
+               "cannot store", op->name);
+      return XRT_UNIMPLEMENTED;
+    }
   }
   return XRT_OK;
+}
+
+static xrt_status sim_check_values(sim_fcc *fc, const xrt_ir_op *op) {
+  char why[256];
+  xrt_status rc = sim_values_why(fc->f, op, why, sizeof why);
+  return rc ? sim_fail_op(fc->cc->err, op, rc, "%s", why) : XRT_OK;
 }
 
 /* ----------------------------------------------------------------------
@@ -12798,6 +12875,8 @@ static xrt_status sim_lower_quant(sim_fcc *fc, const xrt_ir_op *op,
   return XRT_OK;
 }
 
+static void sim_trace_wrap(const sim_fcc *fc, sim_step *st);
+
 /* Records the op's uses and definitions, then lowers it into one step. */
 static xrt_status sim_lower_op(sim_fcc *fc, const xrt_ir_op *op,
                                sim_vec *steps) {
@@ -12828,6 +12907,7 @@ static xrt_status sim_lower_op(sim_fcc *fc, const xrt_ir_op *op,
   else if (!rc)
     rc = lower(fc, op, &st);
   if (rc) return rc;
+  sim_trace_wrap(fc, &st); /* collectives report to a trace */
   fc->cur = cur;
   if (fc->depth == 0 && fc->pos - 1 > cur) sim_extend(fc, ndefs, fc->pos - 1);
   if (!st.run) return XRT_OK;
@@ -13188,10 +13268,705 @@ static xrt_status sim_execute(void *client, const xrt_plugin_execute_args *a,
   return rc;
 }
 
-#include "_dev/sim_so.inc"  /* XRT_DEV_INCLUDE */
-#include "_dev/sim_faults.inc"  /* XRT_DEV_INCLUDE */
-#include "_dev/sim_dlpack.inc"  /* XRT_DEV_INCLUDE */
-#include "_dev/sim_trace.inc"  /* XRT_DEV_INCLUDE */
+/* ----------------------------------------------------------------------
+ * Platform description and op support (ABI 1.0).
+ *
+ * The newest StableHLO version the simulator accepts is the one xrt's
+ * parser implements (xrt_stablehlo_version()).  It is a literal here
+ * because the plugin built as a shared object calls nothing in xrt.c;
+ * test_sim_so checks that the two agree.
+ * -------------------------------------------------------------------- */
+
+#define SIM_STABLEHLO_MIN "0.9.0"
+#define SIM_STABLEHLO_MAX "1.8.0"
+
+static const xrt_attribute sim_platform_attrs[] = {
+    {.name = "max_devices", .type = XRT_ATTRIBUTE_INT, .int_value = 1024},
+    {.name = "simulated", .type = XRT_ATTRIBUTE_BOOL, .bool_value = true},
+    {.name = "vendor", .type = XRT_ATTRIBUTE_STRING, .string_value = "xrt"},
+};
+
+/* Fills the fields both sides know: the core's struct may be older
+ * (smaller) or newer (larger) than ours. */
+static xrt_status sim_platform_describe(xrt_plugin_platform_desc *out,
+                                        xrt_plugin_error *err) {
+  if (!out || out->struct_size < sizeof out->struct_size)
+    return sim_fail(err, XRT_INVALID_ARGUMENT, "bad platform description");
+  xrt_plugin_platform_desc d;
+  memset(&d, 0, sizeof d);
+  d.stablehlo_min = SIM_STABLEHLO_MIN;
+  d.stablehlo_max = SIM_STABLEHLO_MAX;
+  d.capabilities = XRT_CAP_ASYNC | XRT_CAP_MULTI_DEVICE | XRT_CAP_COLLECTIVES |
+                   XRT_CAP_FAULT_INJECTION | XRT_CAP_HOST_MEMORY;
+  d.dtypes = 0; /* every element type */
+  d.num_attributes =
+      (int)(sizeof sim_platform_attrs / sizeof *sim_platform_attrs);
+  d.attributes = sim_platform_attrs;
+  size_t n = out->struct_size < sizeof d ? out->struct_size : sizeof d;
+  d.struct_size = n;
+  memcpy(out, &d, n);
+  return XRT_OK;
+}
+
+/* The type op computes value id in: a quantized operand or result of a
+ * compute op is dequantized to its expressed type first (see "Quantized
+ * operands and results of compute ops"). */
+static xrt_dtype sim_os_type(const xrt_ir_func *f, int32_t id) {
+  const xrt_ir_type *t = &f->value_types[id];
+  return t->quant ? t->quant->expressed : t->shape.dtype;
+}
+
+/* The element-type checks the lowerers of the ops below make (with the
+ * same predicates: sim_dot_for, sim_clamp_for, sim_la_kernels, ...), so
+ * that a YES here is a compile that succeeds.  0 and a reason in why when
+ * the simulator would refuse. */
+static int sim_os_types_ok(const xrt_ir_func *f, const xrt_ir_op *op,
+                           char *why, size_t cap) {
+  const int32_t *in = op->operands, *out = op->results;
+  int nin = op->num_operands, nout = op->num_results;
+  xrt_dtype bad = XRT_DTYPE_INVALID;
+  size_t acc;
+  sim_la_dotn_fn dotn;
+  sim_la_store_fn store;
+  switch (op->code) {
+  case XRT_OP_IOTA:
+    if (nout == 1 && !sim_num_supported(sim_os_type(f, out[0])))
+      bad = sim_os_type(f, out[0]);
+    break;
+  case XRT_OP_CLAMP:
+    if (nout == 1 && !sim_clamp_for(sim_os_type(f, out[0])))
+      bad = sim_os_type(f, out[0]);
+    break;
+  case XRT_OP_DOT_GENERAL: case XRT_OP_DOT: {
+    if (nin != 2 || nout != 1) break;
+    xrt_dtype o = sim_os_type(f, out[0]);
+    if (!sim_dot_for(sim_is_minifloat(o) ? XRT_F32 : o, &acc)) bad = o;
+    else if (!sim_num_supported(sim_os_type(f, in[0])))
+      bad = sim_os_type(f, in[0]);
+    else if (!sim_num_supported(sim_os_type(f, in[1])))
+      bad = sim_os_type(f, in[1]);
+    break;
+  }
+  case XRT_OP_CONVOLUTION: case XRT_OP_DYNAMIC_CONV:
+  case XRT_OP_CHLO_RAGGED_DOT: {
+    if (nin < 2 || nout != 1) break;
+    xrt_dtype o = sim_os_type(f, out[0]);
+    if (!sim_la_kernels(sim_is_minifloat(o) ? XRT_F32 : o, &dotn, &store) ||
+        !sim_num_supported(sim_os_type(f, in[0])) ||
+        !sim_num_supported(sim_os_type(f, in[1])))
+      bad = o;
+    if (op->code == XRT_OP_CHLO_RAGGED_DOT && nin == 3 &&
+        f->value_types[in[2]].shape.rank != 1) {
+      snprintf(why, cap, "%s: only 1-D group_sizes are supported by the "
+               "simulator", op->name);
+      return 0;
+    }
+    break;
+  }
+  case XRT_OP_GATHER: case XRT_OP_DYNAMIC_GATHER:
+    if (nin >= 2 && !sim_ix_is_int(f->value_types[in[1]].shape.dtype))
+      bad = f->value_types[in[1]].shape.dtype;
+    break;
+  case XRT_OP_SCATTER: /* inputs..., scatter_indices, updates... */
+    if (nin >= 3 && !sim_ix_is_int(f->value_types[in[nin / 2]].shape.dtype))
+      bad = f->value_types[in[nin / 2]].shape.dtype;
+    break;
+  case XRT_OP_CHOLESKY: case XRT_OP_TRIANGULAR_SOLVE:
+    if (nin >= 1 && !sim_la_linalg_type(sim_os_type(f, in[0])))
+      bad = sim_os_type(f, in[0]);
+    break;
+  case XRT_OP_BATCH_NORM_INFERENCE: case XRT_OP_BATCH_NORM_TRAINING:
+  case XRT_OP_BATCH_NORM_GRAD:
+    if (nin >= 1 && !sim_dtype_is_float(sim_os_type(f, in[0])))
+      bad = sim_os_type(f, in[0]);
+    break;
+  case XRT_OP_RNG_BIT_GENERATOR: {
+    if (nout != 2) break;
+    xrt_dtype o = f->value_types[out[1]].shape.dtype;
+    if (sim_esize(o) > 8 || o == XRT_PRED || sim_dtype_is_complex(o) ||
+        f->value_types[out[1]].quant)
+      bad = o;
+    break;
+  }
+  case XRT_OP_RNG: {
+    if (nout != 1) break;
+    xrt_dtype o = f->value_types[out[0]].shape.dtype;
+    if (!sim_num_supported(o) || sim_dtype_is_complex(o)) bad = o;
+    break;
+  }
+  case XRT_OP_CUSTOM_CALL: case XRT_OP_SEND: case XRT_OP_OUTFEED:
+  case XRT_OP_INFEED: case XRT_OP_RECV:
+    /* host calls and channels move tensors and tokens, not tuples (as
+     * sim_lower_host_call and the send lowering refuse them) */
+    for (int i = 0; i < nin + nout; i++)
+      if (f->value_types[i < nin ? in[i] : out[i - nin]].kind ==
+          XRT_TYPE_TUPLE) {
+        snprintf(why, cap, "%s: tuple values cannot be passed to the host or "
+                 "sent by the simulator", op->name);
+        return 0;
+      }
+    break;
+  default: break;
+  }
+  if (bad == XRT_DTYPE_INVALID) return 1;
+  snprintf(why, cap, "%s is not supported for element type %s",
+           op->name ? op->name : sim_opcode_name(op->code),
+           sim_dtype_name(bad));
+  return 0;
+}
+
+/* Whether the simulator compiles op: it has a lowerer, its values are ones
+ * the simulator holds (the check sim_lower_op makes), an elementwise op has
+ * a kernel for its types (sim_ew_kernel, as sim_lower_ew asks), and the
+ * element types pass the lowerer's checks. */
+static int sim_op_check(const xrt_ir_func *f, const xrt_ir_op *op, char *why,
+                        size_t cap) {
+  const char *name = op->name ? op->name : sim_opcode_name(op->code);
+  if (op->code == XRT_OP_RETURN || op->code == XRT_OP_FUNC_RETURN)
+    return XRT_SUPPORT_YES; /* terminators: the plan binds their operands */
+  sim_lower_fn lower = sim_lowerer(op->code);
+  if (!lower) {
+    snprintf(why, cap, "%s is not supported by the simulator", name);
+    return XRT_SUPPORT_NO;
+  }
+  if (sim_values_why(f, op, why, cap)) return XRT_SUPPORT_NO;
+  if (lower == sim_lower_ew) {
+    if (op->num_results != 1 || op->num_operands > SIM_MAX_EW_IN) {
+      snprintf(why, cap, "%s with %d operands and %d results is not "
+               "supported by the simulator", name, (int)op->num_operands,
+               (int)op->num_results);
+      return XRT_SUPPORT_NO;
+    }
+    const void *ctx = NULL;
+    int owned = 0;
+    why[0] = 0;
+    sim_ew_fn fn = sim_ew_kernel(f, op, &ctx, &owned, why, cap);
+    if (owned && ctx) free((void *)(uintptr_t)ctx);
+    if (!fn) {
+      if (!why[0]) snprintf(why, cap, "%s: elementwise op not supported", name);
+      return XRT_SUPPORT_NO;
+    }
+    return XRT_SUPPORT_YES;
+  }
+  /* A compute op with quantized values dequantizes them first: each must
+   * be a quantized type the kernels handle (sim_lower_quant's check). */
+  sim_fcc fc;
+  memset(&fc, 0, sizeof fc);
+  fc.f = f;
+  if (sim_quant_computes(&fc, op))
+    for (int32_t i = 0; i < op->num_operands + op->num_results; i++) {
+      int32_t id = i < op->num_operands ? op->operands[i]
+                                        : op->results[i - op->num_operands];
+      const xrt_ir_type *t = &f->value_types[id];
+      sim_qv q;
+      if (t->kind == XRT_TYPE_TENSOR && t->quant && !sim_q_value(t, &q)) {
+        snprintf(why, cap, "%s: quantized type with storage %s is not "
+                 "supported by the simulator", name,
+                 sim_dtype_name(t->shape.dtype));
+        return XRT_SUPPORT_NO;
+      }
+    }
+  return sim_os_types_ok(f, op, why, cap) ? XRT_SUPPORT_YES : XRT_SUPPORT_NO;
+}
+
+static int sim_op_support(void *client, const xrt_ir_module *module,
+                          int32_t func, const xrt_ir_op *op,
+                          xrt_plugin_error *why) {
+  (void)client; /* the answer does not depend on the client */
+  char tmp[sizeof why->message];
+  char *msg = why ? why->message : tmp;
+  msg[0] = 0;
+  if (!module || !op || func < 0 || func >= module->num_funcs) {
+    snprintf(msg, sizeof tmp, "bad op_support arguments");
+    return XRT_SUPPORT_NO;
+  }
+  return sim_op_check(&module->funcs[func], op, msg, sizeof tmp);
+}
+
+/* Only the entry point is exported from the shared object (the rest is
+ * built with -fvisibility=hidden). */
+#if defined(XRT_PLUGIN_SHARED) && defined(__GNUC__)
+#define SIM_EXPORT __attribute__((visibility("default")))
+#else
+#define SIM_EXPORT
+#endif
+/* ======================================================================
+ * Fault kinds (xrt_device_inject_fault_kind)
+ *
+ * Each device keeps one one-shot counter per xrt_fault_kind: after + 1
+ * operations of that kind until the one that fails, 0 when none is armed.
+ * KERNEL reuses the execution fault of sim_inject_fault (after = kernels
+ * run before the failing one); the others count operations: TRANSFER the
+ * writes, reads and copies (plain or region) touching the device,
+ * COLLECTIVE the collective ops the device enters, ALLOC the allocations.
+ * ==================================================================== */
+
+static const char *sim_fault_kind_name(int kind) {
+  switch (kind) {
+  case XRT_FAULT_KERNEL: return "kernel";
+  case XRT_FAULT_TRANSFER: return "transfer";
+  case XRT_FAULT_COLLECTIVE: return "collective";
+  default: return "allocation";
+  }
+}
+
+/* Counts one operation of kind on the device; true when it is the one
+ * that must fail (the counter is then disarmed). */
+static bool sim_fault_due(sim_client *c, int device, int kind) {
+  _Atomic int64_t *f = &c->dev[device].fault_kind[kind];
+  int64_t v = atomic_load_explicit(f, memory_order_relaxed);
+  while (v > 0) {
+    if (atomic_compare_exchange_weak(f, &v, v - 1)) return v == 1;
+  }
+  return false;
+}
+
+static xrt_status sim_fault_check(sim_client *c, int device, int kind,
+                                  const char *op, xrt_plugin_error *err) {
+  if (!sim_fault_due(c, device, kind)) return XRT_OK;
+  return sim_fail(err, kind == XRT_FAULT_ALLOC ? XRT_RESOURCE_EXHAUSTED
+                                               : XRT_INTERNAL,
+                  "device %d: injected %s fault in a %s", device,
+                  sim_fault_kind_name(kind), op);
+}
+
+static xrt_status sim_fault_coll(sim_cx *cx, const xrt_ir_op *op) {
+  if (!cx->xa || !sim_fault_due(cx->exe->cl,
+                                cx->xa->device, XRT_FAULT_COLLECTIVE))
+    return XRT_OK;
+  xrt_status rc = sim_coll_fail(cx, op, XRT_INTERNAL, "device %d: injected "
+                                "collective fault", cx->xa->device);
+  struct sim_launch *l = cx->launch;
+  if (!l) return rc;
+  pthread_mutex_lock(&l->mu);
+  sim_coll_self_fail(cx, l, rc); /* releases the peers waiting on it */
+  pthread_mutex_unlock(&l->mu);
+  return rc;
+}
+
+static xrt_status sim_inject_fault_kind(void *client, int device, int kind,
+                                        int64_t after,
+                                        xrt_plugin_error *err) {
+  sim_client *c = (sim_client *)client;
+  xrt_status rc = sim_check_device(c, device, err);
+  if (rc) return rc;
+  if (kind < XRT_FAULT_KERNEL || kind > XRT_FAULT_ALLOC)
+    return sim_fail(err, XRT_INVALID_ARGUMENT, "unknown fault kind %d", kind);
+  if (after == INT64_MAX)
+    return sim_fail(err, XRT_INVALID_ARGUMENT, "after is too large");
+  int64_t armed = after < 0 ? 0 : after + 1;
+  if (kind == XRT_FAULT_KERNEL) atomic_store(&c->dev[device].fault, armed);
+  else atomic_store(&c->dev[device].fault_kind[kind], armed);
+  return XRT_OK;
+}
+
+/* ======================================================================
+ * Region copies (buffer_copy_region)
+ *
+ * Device memory is host memory, so a box copy between devices is a
+ * strided memcpy.  Trailing dimensions that both arrays hold whole merge
+ * with the innermost partial one into one contiguous run; the runs (cut
+ * into pieces when there are few long ones) go over the destination
+ * device's thread pool when the copy is large.
+ * ==================================================================== */
+
+typedef struct sim_region_job {
+  const char *src;
+  char *dst;
+  int outer;                      /* dimensions walked */
+  int64_t ext[XRT_MAX_RANK];      /* of the walked dimensions */
+  int64_t sstride[XRT_MAX_RANK];  /* bytes */
+  int64_t dstride[XRT_MAX_RANK];
+  size_t run;                     /* bytes per run */
+  int64_t cuts;                   /* pieces per run */
+  size_t cut;                     /* bytes per piece (the last may be less) */
+} sim_region_job;
+
+static void sim_region_range(void *ctx, int64_t b, int64_t e) {
+  const sim_region_job *j = (const sim_region_job *)ctx;
+  for (int64_t item = b; item < e; item++) {
+    int64_t r = item / j->cuts, piece = item % j->cuts;
+    int64_t so = 0, dof = 0;
+    for (int d = j->outer - 1; d >= 0; d--) {
+      int64_t i = r % j->ext[d];
+      r /= j->ext[d];
+      so += i * j->sstride[d];
+      dof += i * j->dstride[d];
+    }
+    size_t off = (size_t)piece * j->cut;
+    size_t n = j->run - off < j->cut ? j->run - off : j->cut;
+    memcpy(j->dst + dof + off, j->src + so + off, n);
+  }
+}
+
+/* Byte strides of a row-major array's dimensions; its size in *bytes. */
+static void sim_region_strides(const int64_t *dims, int rank, size_t es,
+                               int64_t *stride, size_t *bytes) {
+  int64_t st = (int64_t)es;
+  for (int d = rank - 1; d >= 0; d--) {
+    stride[d] = st;
+    st *= dims[d];
+  }
+  *bytes = (size_t)st;
+}
+
+static xrt_status sim_region_check(const xrt_plugin_copy_region_args *a,
+                                   xrt_plugin_error *err) {
+  if (!a || a->struct_size < sizeof *a || a->rank < 0 ||
+      a->rank > XRT_MAX_RANK || a->elem_bytes == 0 ||
+      (a->rank && (!a->src_dims || !a->src_start || !a->dst_dims ||
+                   !a->dst_start || !a->extent)))
+    return sim_fail(err, XRT_INVALID_ARGUMENT, "bad region copy arguments");
+  for (int d = 0; d < a->rank; d++)
+    if (a->extent[d] < 0 || a->src_start[d] < 0 || a->dst_start[d] < 0 ||
+        a->src_start[d] + a->extent[d] > a->src_dims[d] ||
+        a->dst_start[d] + a->extent[d] > a->dst_dims[d])
+      return sim_fail(err, XRT_OUT_OF_RANGE, "region copy: dimension %d "
+                      "(extent %lld) leaves an array", d,
+                      (long long)a->extent[d]);
+  return XRT_OK;
+}
+
+static xrt_status sim_buffer_copy_region(void *client,
+                                         const xrt_plugin_copy_region_args *a,
+                                         xrt_plugin_error *err) {
+  sim_client *c = (sim_client *)client;
+  xrt_status s = sim_region_check(a, err);
+  if (s) return s;
+  int r = a->rank;
+  sim_region_job j;
+  memset(&j, 0, sizeof j);
+  int64_t ss[XRT_MAX_RANK], ds[XRT_MAX_RANK];
+  size_t sbytes, dbytes;
+  sim_region_strides(a->src_dims, r, a->elem_bytes, ss, &sbytes);
+  sim_region_strides(a->dst_dims, r, a->elem_bytes, ds, &dbytes);
+  if ((s = sim_check_mem(c, a->src_device, a->src, sbytes, err)) ||
+      (s = sim_check_mem(c, a->dst_device, a->dst, dbytes, err)) ||
+      (s = sim_fault_check(c, a->src_device, XRT_FAULT_TRANSFER,
+                           "region copy (source)", err)) ||
+      (s = sim_fault_check(c, a->dst_device, XRT_FAULT_TRANSFER,
+                           "region copy (destination)", err)))
+    return s;
+  int64_t so = 0, dof = 0, runs = 1;
+  for (int d = 0; d < r; d++) {
+    if (a->extent[d] == 0) return XRT_OK;
+    so += a->src_start[d] * ss[d];
+    dof += a->dst_start[d] * ds[d];
+  }
+  /* Dimensions after `inner` are whole in both arrays: one run. */
+  int inner = r - 1;
+  while (inner >= 0 && a->extent[inner] == a->src_dims[inner] &&
+         a->extent[inner] == a->dst_dims[inner])
+    inner--;
+  j.outer = inner < 0 ? 0 : inner;
+  j.run = a->elem_bytes;
+  for (int d = r - 1; d >= j.outer && d >= 0; d--) j.run *= (size_t)a->extent[d];
+  for (int d = 0; d < j.outer; d++) {
+    j.ext[d] = a->extent[d];
+    j.sstride[d] = ss[d];
+    j.dstride[d] = ds[d];
+    runs *= a->extent[d];
+  }
+  j.src = (const char *)a->src + so;
+  j.dst = (char *)a->dst + dof;
+  /* Few long runs: cut each into grain-sized pieces for the pool. */
+  j.cuts = 1;
+  j.cut = j.run;
+  if (runs < 64 && j.run >= 2 * SIM_PAR_GRAIN) {
+    j.cuts = (int64_t)((j.run + SIM_PAR_GRAIN - 1) / SIM_PAR_GRAIN);
+    j.cut = SIM_PAR_GRAIN;
+  }
+  int64_t items = runs * j.cuts;
+  size_t total = j.run * (size_t)runs;
+  sim_cx cx;
+  memset(&cx, 0, sizeof cx);
+  cx.tp = sim_tpool_of(c, a->dst_device);
+  if (total < SIM_PAR_MIN || !cx.tp) {
+    sim_region_range(&j, 0, items);
+    return XRT_OK;
+  }
+  int64_t per_item = (int64_t)(total / (size_t)items);
+  int64_t grain = (int64_t)SIM_PAR_GRAIN / (per_item > 0 ? per_item : 1);
+  sim_parallel_for(&cx, items, grain < 1 ? 1 : grain, sim_region_range, &j);
+  return XRT_OK;
+}
+/* ======================================================================
+ * Host memory as device memory (zero-copy DLPack)
+ *
+ * Device memory is host memory, so buffer_host_pointer is the identity.
+ * buffer_wrap_host adopts host memory the core hands in: such memory has
+ * no sim_blk header in front of it, so the wrapped addresses are kept in
+ * one hash set, keyed by (client, device, address), that sim_buffer_free
+ * and sim_check_mem consult first (only while it is non-empty: an atomic
+ * count keeps the common path to one load).  The same address may be
+ * wrapped several times with the same size (a count); another size is
+ * declined, so that accounting stays exact.  The core never asks to wrap
+ * memory of one of the sim's own live blocks on that device (it copies
+ * instead), so an address is either wrapped or a block, never both.
+ *
+ * Wrapped bytes count against the device's memory budget like allocated
+ * ones, so an import behaves the same whether it is copied or not.
+ * Alignment: 16 bytes, the natural alignment of every element type (the
+ * kernels make no wider assumption: the vector loops load unaligned).
+ * ==================================================================== */
+
+#define SIM_ADOPT_ALIGN 16
+
+typedef struct sim_adopted {
+  const sim_client *c; /* NULL: empty slot */
+  const void *p;
+  int device;
+  int count;
+  size_t bytes;
+} sim_adopted;
+
+static pthread_mutex_t sim_adopts_mu = PTHREAD_MUTEX_INITIALIZER;
+static sim_adopted *sim_adopts;        /* open addressing, linear probing */
+static size_t sim_adopts_cap;          /* a power of two, or 0 */
+static size_t sim_adopts_n;            /* used slots */
+static _Atomic size_t sim_adopts_live; /* == sim_adopts_n, read unlocked */
+
+static size_t sim_adopt_hash(const sim_client *c, int device, const void *p) {
+  uint64_t h = (uint64_t)(uintptr_t)p ^ ((uint64_t)(uintptr_t)c << 7) ^
+               (uint64_t)(unsigned)device;
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdULL;
+  h ^= h >> 33;
+  return (size_t)h;
+}
+
+/* The slot of the key, or of the empty slot ending its probe. Locked. */
+static size_t sim_adopt_slot(const sim_client *c, int device, const void *p) {
+  size_t mask = sim_adopts_cap - 1, i = sim_adopt_hash(c, device, p) & mask;
+  while (sim_adopts[i].c &&
+         (sim_adopts[i].c != c || sim_adopts[i].device != device ||
+          sim_adopts[i].p != p))
+    i = (i + 1) & mask;
+  return i;
+}
+
+/* Doubles the table (or makes the first one). Locked. */
+static bool sim_adopts_grow(void) {
+  size_t cap = sim_adopts_cap ? sim_adopts_cap * 2 : 16;
+  sim_adopted *old = sim_adopts, *t = (sim_adopted *)calloc(cap, sizeof *t);
+  if (!t) return false;
+  size_t old_cap = sim_adopts_cap;
+  sim_adopts = t;
+  sim_adopts_cap = cap;
+  for (size_t i = 0; i < old_cap; i++)
+    if (old[i].c) sim_adopts[sim_adopt_slot(old[i].c, old[i].device, old[i].p)] =
+        old[i];
+  free(old);
+  return true;
+}
+
+/* Empties slot i, moving later entries of its probe run back (no
+ * tombstones); frees the table when it becomes empty. Locked. */
+static void sim_adopts_remove(size_t i) {
+  size_t mask = sim_adopts_cap - 1, j = i;
+  sim_adopts[i].c = NULL;
+  for (;;) {
+    j = (j + 1) & mask;
+    if (!sim_adopts[j].c) break;
+    size_t home = sim_adopt_hash(sim_adopts[j].c, sim_adopts[j].device,
+                                sim_adopts[j].p) & mask;
+    /* j may move to the hole i unless its home lies cyclically in (i, j] */
+    if (i <= j ? (i < home && home <= j) : (i < home || home <= j)) continue;
+    sim_adopts[i] = sim_adopts[j];
+    sim_adopts[j].c = NULL;
+    i = j;
+  }
+  if (--sim_adopts_n == 0) {
+    free(sim_adopts);
+    sim_adopts = NULL;
+    sim_adopts_cap = 0;
+  }
+  atomic_store(&sim_adopts_live, sim_adopts_n);
+}
+
+/* The size of wrapped memory mem of device, if it is wrapped memory. */
+static bool sim_adopt_bytes(const sim_client *c, int device, const void *mem,
+                           size_t *bytes) {
+  if (atomic_load_explicit(&sim_adopts_live, memory_order_acquire) == 0)
+    return false;
+  pthread_mutex_lock(&sim_adopts_mu);
+  bool found = false;
+  if (sim_adopts_cap) {
+    sim_adopted *w = &sim_adopts[sim_adopt_slot(c, device, mem)];
+    if ((found = w->c != NULL)) *bytes = w->bytes;
+  }
+  pthread_mutex_unlock(&sim_adopts_mu);
+  return found;
+}
+
+/* sim_buffer_free of wrapped memory: forgets one wrap of mem (the memory
+ * is the importer's) and returns true; false if mem is not wrapped. */
+static bool sim_adopt_forget(sim_client *c, int device, void *mem) {
+  if (atomic_load_explicit(&sim_adopts_live, memory_order_acquire) == 0)
+    return false;
+  pthread_mutex_lock(&sim_adopts_mu);
+  size_t bytes = 0;
+  bool found = false;
+  if (sim_adopts_cap) {
+    size_t i = sim_adopt_slot(c, device, mem);
+    if ((found = sim_adopts[i].c != NULL)) {
+      bytes = sim_adopts[i].bytes;
+      if (--sim_adopts[i].count == 0) sim_adopts_remove(i);
+    }
+  }
+  pthread_mutex_unlock(&sim_adopts_mu);
+  if (found) {
+    sim_device *d = &c->dev[device];
+    sim_dev_lock(d);
+    d->used -= bytes;
+    sim_dev_unlock(d);
+  }
+  return found;
+}
+
+/* Charges bytes to device d's budget. */
+static xrt_status sim_adopt_charge(sim_device *d, int device, size_t bytes,
+                                  xrt_plugin_error *err) {
+  sim_dev_lock(d);
+  uint64_t avail = d->limit - d->used;
+  bool fits = (uint64_t)bytes <= avail;
+  if (fits) d->used += bytes;
+  sim_dev_unlock(d);
+  if (!fits)
+    return sim_fail(err, XRT_RESOURCE_EXHAUSTED, "device %d: cannot adopt "
+                    "%zu bytes of host memory; %llu of %llu bytes available",
+                    device, bytes, (unsigned long long)avail,
+                    (unsigned long long)d->limit);
+  return XRT_OK;
+}
+
+/* Records one more wrap of host (bytes long) on device. Locked. */
+static xrt_status sim_adopt_add(sim_client *c, int device, void *host,
+                               size_t bytes, xrt_plugin_error *err) {
+  if (sim_adopts_cap) {
+    sim_adopted *w = &sim_adopts[sim_adopt_slot(c, device, host)];
+    if (w->c && w->bytes != bytes)
+      return sim_fail(err, XRT_FAILED_PRECONDITION, "device %d already "
+                      "adopted %zu bytes at %p", device, w->bytes, host);
+    if (w->c) {
+      w->count++;
+      return XRT_OK;
+    }
+  }
+  if ((sim_adopts_n + 1) * 2 > sim_adopts_cap && !sim_adopts_grow())
+    return sim_fail(err, XRT_RESOURCE_EXHAUSTED, "out of host memory");
+  sim_adopted *w = &sim_adopts[sim_adopt_slot(c, device, host)];
+  *w = (sim_adopted){c, host, device, 1, bytes};
+  atomic_store(&sim_adopts_live, ++sim_adopts_n);
+  return XRT_OK;
+}
+
+static void *sim_buffer_host_pointer(void *client, int device, void *mem) {
+  (void)client;
+  (void)device;
+  return mem;
+}
+
+static xrt_status sim_buffer_wrap_host(void *client, int device, void *host,
+                                       size_t bytes, void **out_mem,
+                                       xrt_plugin_error *err) {
+  sim_client *c = (sim_client *)client;
+  xrt_status s = sim_check_device(c, device, err);
+  if (s) return s;
+  if (!out_mem || !host)
+    return sim_fail(err, XRT_INVALID_ARGUMENT, "host or out_mem is NULL");
+  *out_mem = NULL;
+  if ((uintptr_t)host % SIM_ADOPT_ALIGN)
+    return sim_fail(err, XRT_FAILED_PRECONDITION, "host memory at %p is not "
+                    "%d-byte aligned", host, SIM_ADOPT_ALIGN);
+  if ((s = sim_adopt_charge(&c->dev[device], device, bytes, err))) return s;
+  pthread_mutex_lock(&sim_adopts_mu);
+  s = sim_adopt_add(c, device, host, bytes, err);
+  pthread_mutex_unlock(&sim_adopts_mu);
+  if (s) {
+    sim_dev_lock(&c->dev[device]);
+    c->dev[device].used -= bytes;
+    sim_dev_unlock(&c->dev[device]);
+    return s;
+  }
+  *out_mem = host;
+  return XRT_OK;
+}
+/* ----------------------------------------------------------------------
+ * Tracing and logging through the core
+ *
+ * The core hands the plugin a host services table at client creation
+ * (xrt_plugin_client_args.host, ABI 1.0).  The simulator keeps it when it
+ * has the calls it uses, logs its client's shape at debug level, and
+ * reports each collective a participant runs as a "collective" event on
+ * its device's track.  A collective step is routed through
+ * sim_run_traced_coll only when the client has those services, and that
+ * asks whether a trace is recording before reading the clock, so an
+ * untraced collective costs one call more.
+ * -------------------------------------------------------------------- */
+
+/* Keeps the core's services when they are complete enough to use. */
+static void sim_trace_attach(sim_client *c,
+                             const xrt_plugin_client_args *args) {
+  c->host = NULL;
+  if (!XRT_STRUCT_HAS(args, xrt_plugin_client_args, host) || !args->host)
+    return;
+  const xrt_plugin_host_api *h = args->host;
+  if (!XRT_STRUCT_HAS(h, xrt_plugin_host_api, now_ns)) return;
+  c->host = h;
+  if (h->log) {
+    char msg[160];
+    snprintf(msg, sizeof msg, "simulator client: %d device(s) of %llu bytes, "
+             "%d thread(s) per device", c->ndev,
+             (unsigned long long)args->device_memory_bytes,
+             args->threads_per_device);
+    h->log(h->ctx, XRT_LOG_DEBUG, "sim", msg);
+  }
+}
+
+/* The kernel of a collective op (NULL for other ops). */
+static sim_run_fn sim_coll_runner(xrt_opcode code) {
+  switch (code) {
+  case XRT_OP_ALL_REDUCE: return sim_run_all_reduce;
+  case XRT_OP_ALL_GATHER: return sim_run_all_gather;
+  case XRT_OP_REDUCE_SCATTER: return sim_run_reduce_scatter;
+  case XRT_OP_ALL_TO_ALL: return sim_run_all_to_all;
+  case XRT_OP_COLLECTIVE_PERMUTE: return sim_run_collective_permute;
+  case XRT_OP_COLLECTIVE_BROADCAST: return sim_run_collective_broadcast;
+  case XRT_OP_COLLECTIVE_REDUCE: return sim_run_collective_reduce;
+  default: return NULL;
+  }
+}
+
+/* "all_reduce" for "stablehlo.all_reduce". */
+static const char *sim_trace_op_name(const xrt_ir_op *op) {
+  const char *dot = op->name ? strrchr(op->name, '.') : NULL;
+  return dot ? dot + 1 : op->name ? op->name : "collective";
+}
+
+/* A collective step that reports itself when a trace is recording. */
+static xrt_status sim_run_traced_coll(const sim_step *st, void **vals,
+                                      sim_cx *cx) {
+  const xrt_plugin_host_api *h = cx->exe->cl->host;
+  sim_run_fn run = sim_coll_runner(st->op->code);
+  if (!h->trace_enabled(h->ctx)) return run(st, vals, cx);
+  int64_t t0 = h->now_ns(h->ctx);
+  xrt_status rc = run(st, vals, cx);
+  int64_t t1 = h->now_ns(h->ctx);
+  h->trace_event(h->ctx, cx->xa ? cx->xa->device : -1, "collective",
+                 sim_trace_op_name(st->op), t0, t1);
+  return rc;
+}
+
+/* sim_lower_op's hook: routes a lowered collective through the tracer
+ * when the client has the core's trace services. */
+static void sim_trace_wrap(const sim_fcc *fc, sim_step *st) {
+  const sim_client *cl = fc->cc->exe ? fc->cc->exe->cl : NULL;
+  const xrt_plugin_host_api *h = cl ? cl->host : NULL;
+  if (!h || !h->trace_enabled || !h->trace_event || !h->now_ns) return;
+  if (st->run && st->op && st->run == sim_coll_runner(st->op->code))
+    st->run = sim_run_traced_coll;
+}
 
 /* ======================================================================
  * The plugin table
@@ -13217,10 +13992,16 @@ static const xrt_plugin_api sim_api = {
     .execute = sim_execute,
     .inject_fault = sim_inject_fault,
     /* ABI 1.0 (helpers: add your entries on their own lines below) */
+    .buffer_host_pointer = sim_buffer_host_pointer,
+    .buffer_wrap_host = sim_buffer_wrap_host,
+    .platform_describe = sim_platform_describe,
+    .op_support = sim_op_support,
+    .inject_fault_kind = sim_inject_fault_kind,
+    .buffer_copy_region = sim_buffer_copy_region,
 };
 
 const xrt_plugin_api *xrt_sim_plugin_api(void) { return &sim_api; }
 
 #ifdef XRT_PLUGIN_SHARED
-const xrt_plugin_api *xrt_plugin_get_api(void) { return &sim_api; }
+SIM_EXPORT const xrt_plugin_api *xrt_plugin_get_api(void) { return &sim_api; }
 #endif

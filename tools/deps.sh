@@ -3,6 +3,8 @@
 # when run as root:
 #   cmocka  - unit-test framework for test/test_*.c
 #   xxHash  - fast hashing (compile-cache keys)
+#   cmake, pkgconf - test/test_consumers.sh builds consumers with them
+#   DLPack  - dlpack.h, which test/test_dlpack.c checks xrt against
 # Called by `make test` and `make run`.
 #
 # `tools/deps.sh bench` (called by `make bench`) does the same for the
@@ -10,6 +12,22 @@
 # /usr/bin/python3) and libopenblas-dev.  Missing ones only make their
 # baselines skip, so it never fails.
 set -eu
+
+# `tools/deps.sh docs` (called by `make docs`): doxygen, for the API
+# reference.
+if [ "${1:-}" = docs ]; then
+  command -v doxygen >/dev/null 2>&1 && exit 0
+  echo "tools/deps.sh: missing for make docs: doxygen"
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update
+    apt-get install -y --no-install-recommends doxygen
+    exit 0
+  fi
+  echo "tools/deps.sh: install it with:"
+  echo "  sudo apt-get update && sudo apt-get install -y doxygen"
+  exit 1
+fi
 
 if [ "${1:-}" = bench ]; then
   PKGS="python3-numpy python3-torch libopenblas-dev"
@@ -36,13 +54,17 @@ if [ "${1:-}" = bench ]; then
   exit 0
 fi
 
-PKGS="libcmocka-dev libxxhash-dev"
+PKGS="libcmocka-dev libxxhash-dev cmake pkgconf libdlpack-dev"
 missing=""
 [ -f /usr/include/cmocka.h ] || missing="$missing cmocka.h"
 [ -f /usr/include/xxhash.h ] || missing="$missing xxhash.h"
+[ -f /usr/include/dlpack/dlpack.h ] || missing="$missing dlpack/dlpack.h"
+# test/test_consumers.sh builds consumers with CMake and pkg-config.
+command -v cmake >/dev/null 2>&1 || missing="$missing cmake"
+command -v pkg-config >/dev/null 2>&1 || missing="$missing pkg-config"
 [ -z "$missing" ] && exit 0
 
-echo "tools/deps.sh: missing headers:$missing"
+echo "tools/deps.sh: missing:$missing"
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update
