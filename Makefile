@@ -106,7 +106,7 @@ $(TINY_SO): test/plugin_tiny.c xrt.h | $(BUILD)
 	$(CC) -I. $(CFLAGS) $(LDFLAGS) $(PLUGIN_FLAGS) -o $@ $< $(LDLIBS)
 
 # test_sim_so loads both libraries from $(BUILD).
-$(BUILD)/test_sim_so: test/test_sim_so.c test/test_util.h $(LIB_A) $(SIM_SO) $(TINY_SO) | $(BUILD) deps
+$(BUILD)/test_sim_so: test/test_sim_so.c test/test_util.h test/spec_util.h $(LIB_A) $(SIM_SO) $(TINY_SO) | $(BUILD) deps
 	$(CC) $(CPPFLAGS) -DXRT_TEST_PLUGIN_DIR='"$(BUILD)"' $(CFLAGS) $(LDFLAGS) \
 	  $< -o $@ $(LIB_A) -lcmocka $(LDLIBS) -ldl
 
@@ -139,7 +139,7 @@ $(BUILD)/plugins/%.so: test/plugins/%.c test/plugins/fake_plugin.h xrt.h | $(BUI
 $(BUILD)/plugins:
 	mkdir -p $@
 
-$(BUILD)/test_plugins: test/test_plugins.c test/test_util.h $(LIB_A) $(FAKE_PLUGINS) | $(BUILD) deps
+$(BUILD)/test_plugins: test/test_plugins.c test/test_util.h test/spec_util.h $(LIB_A) $(FAKE_PLUGINS) | $(BUILD) deps
 	$(CC) $(CPPFLAGS) -DXRT_TEST_FAKE_DIR='"$(BUILD)/plugins"' $(CFLAGS) \
 	  $(LDFLAGS) $< -o $@ $(LIB_A) -lcmocka $(LDLIBS)
 
@@ -150,10 +150,10 @@ $(XRT_BIN): tools/xrt_main.c $(LIB_A) | $(BUILD)
 
 # Order-only on deps: cmocka must be installed before the first test
 # compiles, even under make -j, without forcing rebuilds every time.
-$(BUILD)/test_%: test/test_%.c test/test_util.h $(LIB_A) | $(BUILD) deps
+$(BUILD)/test_%: test/test_%.c test/test_util.h test/spec_util.h $(LIB_A) | $(BUILD) deps
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< -o $@ $(LIB_A) -lcmocka $(LDLIBS)
 
-$(BUILD)/bench/%: bench/%.c bench/bench_util.h $(LIB_A) | $(BUILD)/bench
+$(BUILD)/bench/%: bench/%.c bench/bench_util.h test/spec_util.h $(LIB_A) | $(BUILD)/bench
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< -o $@ $(LIB_A) $(LDLIBS)
 
 # bench_gemm measures against OpenBLAS when it is installed, and a second

@@ -37,10 +37,10 @@ extern "C" {
  * libxrt.so's soname is libxrt.so.MAJOR; xrt.pc and the CMake package
  * carry the same version. */
 #define XRT_VERSION_MAJOR 0 /* incompatible changes (the soname's number) */
-#define XRT_VERSION_MINOR 1 /* additions */
+#define XRT_VERSION_MINOR 2 /* additions */
 #define XRT_VERSION_PATCH 0 /* fixes */
 /* The version as a string, "MAJOR.MINOR.PATCH". */
-#define XRT_VERSION_STRING "0.1.0"
+#define XRT_VERSION_STRING "0.2.0"
 
 /* Largest tensor rank xrt accepts. */
 #define XRT_MAX_RANK 16

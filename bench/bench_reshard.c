@@ -45,6 +45,7 @@
 
 #define BENCH_NAME "bench_reshard"
 #include "bench_util.h"
+#include "../test/spec_util.h"
 
 #include <stdint.h>
 
@@ -56,43 +57,8 @@ static float *data;   /* the logical array */
 static float *check;  /* to_host target */
 static float *scratch;/* memcpy target */
 
-static xrt_sharding_spec spec_chunk8(void) {
-  xrt_sharding_spec s;
-  xrt_sharding_spec_init(&s, 2);
-  s.dims[0].kind = XRT_DIM_CHUNKED;
-  s.dims[0].num_chunks = 1;
-  s.dims[0].chunks[0] = NDEV;
-  s.num_mesh_dims = 1;
-  s.mesh[0].kind = XRT_MESH_SHARDED_AXIS;
-  s.mesh[0].axis = 0;
-  return s;
-}
-
-static xrt_sharding_spec spec_repl8(void) {
-  xrt_sharding_spec s;
-  xrt_sharding_spec_init(&s, 2);
-  s.num_mesh_dims = 1;
-  s.mesh[0].kind = XRT_MESH_REPLICATED;
-  s.mesh[0].replicas = NDEV;
-  return s;
-}
-
-static xrt_sharding_spec spec_chunk4x2(void) {
-  xrt_sharding_spec s;
-  xrt_sharding_spec_init(&s, 2);
-  for (int d = 0; d < 2; d++) {
-    s.dims[d].kind = XRT_DIM_CHUNKED;
-    s.dims[d].num_chunks = 1;
-    s.dims[d].chunks[0] = d == 0 ? 2 : 4;
-    s.mesh[d].kind = XRT_MESH_SHARDED_AXIS;
-    s.mesh[d].axis = d;
-  }
-  s.num_mesh_dims = 2;
-  return s;
-}
-
 static xrt_sharding_spec spec_chunk42_rows(void) {
-  xrt_sharding_spec s = spec_chunk8();
+  xrt_sharding_spec s = tu_spec_chunked(2, 0, NDEV);
   s.dims[0].num_chunks = 2;
   s.dims[0].chunks[0] = 4;
   s.dims[0].chunks[1] = 2;
@@ -219,8 +185,10 @@ int main(void) {
   client = bench_client(NDEV, 0);
   if (!client) return 1;
   for (int k = 0; k < NDEV; k++) devs[k] = xrt_client_device(client, k);
-  xrt_sharding_spec chunk8 = spec_chunk8(), repl8 = spec_repl8(),
-                    chunk4x2 = spec_chunk4x2(), rows = spec_chunk42_rows();
+  xrt_sharding_spec chunk8 = tu_spec_chunked(2, 0, NDEV),
+                    repl8 = tu_spec_replicated(2, NDEV),
+                    chunk4x2 = tu_spec_chunked2(2, 4),
+                    rows = spec_chunk42_rows();
   xrt_shape l = {XRT_F32, 2, {ROWS, COLS}};
   xrt_variable_format f = {&chunk8, devs, NDEV};
   xrt_variable *v = NULL;

@@ -182,13 +182,6 @@ static unsigned char *slurp(const char *path, size_t *n) {
   return buf;
 }
 
-static void write_file(const char *path, const void *data, size_t n) {
-  FILE *f = fopen(path, "wb");
-  assert_non_null(f);
-  assert_int_equal(fwrite(data, 1, n, f), n);
-  fclose(f);
-}
-
 /* Checks the .npy header written by xrt against the format spec (v1.0). */
 static void check_npy_header(const char *path, const char *descr,
                              const char *shape, size_t data_bytes) {
@@ -283,7 +276,7 @@ static void test_npy_handmade(void **state) {
   f[10 + hl - 1] = '\n';
   const uint16_t data[4] = {1, 65535, 256, 7};
   memcpy(f + 128, data, 8);
-  write_file(path, f, sizeof f);
+  tu_write_file(path, f, sizeof f);
   xrt_buffer *b = NULL;
   assert_int_equal(xrt_buffer_from_npy(c, xrt_client_device(c, 0), path, &b),
                    XRT_OK);
@@ -302,7 +295,7 @@ static void expect_bad_npy(xrt_client *c, const char *name, const void *data,
                            size_t n) {
   char path[256];
   tmp_path(path, sizeof path, name);
-  write_file(path, data, n);
+  tu_write_file(path, data, n);
   xrt_buffer *b = NULL;
   assert_int_not_equal(
       xrt_buffer_from_npy(c, xrt_client_device(c, 0), path, &b), XRT_OK);

@@ -14,14 +14,6 @@
 #define TC_MAXP 16 /* participants */
 #define TC_MAXV 4  /* inputs or outputs per participant */
 
-static void *tc_alloc(void *self, size_t n) {
-  (void)self;
-  return malloc(n ? n : 1);
-}
-static void tc_free(void *self, void *p) {
-  (void)self;
-  free(p);
-}
 
 /* One simulated client of ndev devices. */
 typedef struct tc_env {
@@ -37,8 +29,8 @@ static tc_env tc_open(int ndev) {
   a.struct_size = sizeof a;
   a.num_devices = ndev;
   a.device_memory_bytes = (uint64_t)1 << 32;
-  a.allocator.alloc = tc_alloc;
-  a.allocator.free = tc_free;
+  a.allocator.alloc = tu_alloc;
+  a.allocator.free = tu_free;
   a.threads_per_device = 1;
   xrt_plugin_error err;
   assert_int_equal(env.api->client_create(&a, &env.client, &err), XRT_OK);
@@ -904,9 +896,7 @@ static void test_public_execute_multi(void **state) {
       "    : (tensor<2xi32>) -> tensor<8xi32>\n"
       "  return %r, %g : tensor<2xi32>, tensor<8xi32>\n"
       "}\n}\n";
-  xrt_executable *e = NULL;
-  if (xrt_compile(c, src, strlen(src), NULL, &e) != XRT_OK)
-    fail_msg("%s", xrt_last_error());
+  xrt_executable *e = tu_compile(c, src, 0, NULL);
   assert_int_equal(xrt_executable_num_replicas(e), 2);
   assert_int_equal(xrt_executable_num_partitions(e), 2);
   int32_t in[4][2];

@@ -681,12 +681,7 @@ static void test_plugin_without_host_memory(void **state) {
   assert_int_equal(xrt_context_create(NULL, &x), XRT_OK);
   assert_int_equal(xrt_context_register_plugin(x, "opaque", &api, NULL),
                    XRT_OK);
-  xrt_client_options o;
-  xrt_client_options_init(&o);
-  o.context = x;
-  o.plugin = "opaque";
-  xrt_client *c = NULL;
-  assert_int_equal(xrt_client_create(&o, &c), XRT_OK);
+  xrt_client *c = tu_client_of(x, "opaque", 0);
   xrt_device *dev = xrt_client_device(c, 0);
   int16_t data[6] = {1, -2, 3, -4, 5, -6};
   xrt_shape s = TU_SHAPE(XRT_S16, 3, 2);

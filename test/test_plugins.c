@@ -35,18 +35,6 @@ static const char *fake(const char *name) {
   return b;
 }
 
-/* A context without XRT_PLUGINS, with or without the built-in "sim". */
-static xrt_context *new_ctx(bool builtin) {
-  xrt_context_options o;
-  xrt_context_options_init(&o);
-  o.builtin_plugins = builtin;
-  o.env_plugins = false;
-  xrt_context *x = NULL;
-  assert_int_equal(xrt_context_create(&o, &x), XRT_OK);
-  assert_non_null(x);
-  return x;
-}
-
 /* Asserts a failure with code whose message contains every string of a
  * NULL-terminated list. */
 static void expect_fail(xrt_status got, xrt_status want, ...) {
@@ -69,26 +57,18 @@ static xrt_plugin *load(xrt_context *x, const char *name, const char *path) {
   return p;
 }
 
-static xrt_client *client_of(xrt_context *x, const char *plugin, int ndev) {
-  xrt_client_options o;
-  xrt_client_options_init(&o);
-  o.context = x;
-  o.plugin = plugin;
-  o.num_devices = ndev;
-  xrt_client *c = NULL;
-  xrt_status s = xrt_client_create(&o, &c);
-  if (s) fail_msg("client of %s: %s", plugin, xrt_last_error());
-  return c;
-}
-
 static xrt_status try_client(xrt_context *x, const char *plugin,
                              xrt_client **out) {
-  xrt_client_options o;
-  xrt_client_options_init(&o);
-  o.context = x;
-  o.plugin = plugin;
+  xrt_client_options o = tu_client_options(x, plugin, 0);
   *out = NULL;
   return xrt_client_create(&o, out);
+}
+
+/* The plugin's info; fails the test if it cannot be read. */
+static xrt_plugin_info info_of(xrt_plugin *p) {
+  xrt_plugin_info info;
+  assert_int_equal(xrt_plugin_get_info(p, &info), XRT_OK);
+  return info;
 }
 
 /* A fresh temporary directory (removed by rm_tree). */
@@ -104,13 +84,6 @@ static void rm_tree(const char *dir, const char *const *names, int n) {
     unlink(p);
   }
   rmdir(dir);
-}
-
-static void write_file(const char *path, const void *data, size_t n) {
-  FILE *f = fopen(path, "wb");
-  assert_non_null(f);
-  assert_int_equal(fwrite(data, 1, n, f), n);
-  fclose(f);
 }
 
 /* An absolute path to a fake (symlinks must not depend on the cwd). */
@@ -155,10 +128,9 @@ static void round_trip_f32(xrt_client *c, int dev) {
 
 static void test_old_table_loads_and_works(void **state) {
   (void)state;
-  xrt_context *x = new_ctx(false);
+  xrt_context *x = tu_context(false);
   xrt_plugin *p = load(x, NULL, fake("fake_old"));
-  xrt_plugin_info info;
-  assert_int_equal(xrt_plugin_get_info(p, &info), XRT_OK);
+  xrt_plugin_info info = info_of(p);
   assert_string_equal(info.name, "fake_old");
   assert_string_equal(info.platform_name, "fake_old");
   assert_string_equal(info.platform_version, "0.2.0");
@@ -172,7 +144,7 @@ static void test_old_table_loads_and_works(void **state) {
     assert_true(info.dtypes & ((uint64_t)1 << t));
   assert_int_equal(info.num_attributes, 0);
 
-  xrt_client *c = client_of(x, "fake_old", 2);
+  xrt_client *c = tu_client_of(x, "fake_old", 2);
   assert_int_equal(xrt_client_device_count(c), 2);
   assert_string_equal(xrt_device_kind(xrt_client_device(c, 1)),
                       "fake_old_device");
@@ -216,7 +188,7 @@ static void test_old_table_loads_and_works(void **state) {
 
 static void test_other_abi_versions_refused(void **state) {
   (void)state;
-  xrt_context *x = new_ctx(false);
+  xrt_context *x = tu_context(false);
   xrt_plugin *p = (xrt_plugin *)(uintptr_t)1;
   char want[64];
   snprintf(want, sizeof want, "ABI %d.3", XRT_PLUGIN_ABI_MAJOR + 1);
@@ -245,7 +217,7 @@ static void test_other_abi_versions_refused(void **state) {
 
 static void test_table_size_and_name_checked(void **state) {
   (void)state;
-  xrt_context *x = new_ctx(false);
+  xrt_context *x = tu_context(false);
   char small[64];
   snprintf(small, sizeof small, "struct_size is %zu bytes",
            offsetof(xrt_plugin_api, compile));
@@ -273,7 +245,7 @@ static void test_table_size_and_name_checked(void **state) {
 
 static void test_duplicate_loads_share_a_registration(void **state) {
   (void)state;
-  xrt_context *x = new_ctx(false);
+  xrt_context *x = tu_context(false);
   xrt_plugin *a = load(x, NULL, fake("fake_a"));
   assert_ptr_equal(load(x, NULL, fake("fake_a")), a);
   assert_ptr_equal(load(x, "fake_a", fake("fake_a")), a);
@@ -298,7 +270,7 @@ static void test_duplicate_loads_share_a_registration(void **state) {
 
 static void test_missing_symbol_corrupt_and_missing_files(void **state) {
   (void)state;
-  xrt_context *x = new_ctx(false);
+  xrt_context *x = tu_context(false);
   expect_fail(xrt_context_load_plugin(x, NULL, fake("fake_nosym"), NULL),
               XRT_NOT_FOUND, fake("fake_nosym"), "xrt_plugin_get_api",
               "not an xrt plugin", NULL);
@@ -308,7 +280,7 @@ static void test_missing_symbol_corrupt_and_missing_files(void **state) {
   unsigned char junk[4096];
   for (size_t i = 0; i < sizeof junk; i++)
     junk[i] = (unsigned char)(i * 131u + 7u);
-  write_file(bad, junk, sizeof junk);
+  tu_write_file(bad, junk, sizeof junk);
   /* The loader's own reason comes along ("invalid ELF header"). */
   expect_fail(xrt_context_load_plugin(x, NULL, bad, NULL),
               XRT_INVALID_ARGUMENT, bad, "not a loadable shared library",
@@ -340,13 +312,13 @@ static void test_directory_scan(void **state) {
     assert_int_equal(symlink(t, p), 0);
   }
   snprintf(p, sizeof p, "%s/garbage.so", dir);
-  write_file(p, "not an ELF file", 15);
+  tu_write_file(p, "not an ELF file", 15);
   snprintf(p, sizeof p, "%s/notes.txt", dir);
-  write_file(p, "hello", 5);
+  tu_write_file(p, "hello", 5);
   snprintf(p, sizeof p, "%s/dangling.so", dir);
   assert_int_equal(symlink("/nonexistent/dangling.so", p), 0);
 
-  xrt_context *x = new_ctx(false);
+  xrt_context *x = tu_context(false);
   int n = -1;
   assert_int_equal(xrt_context_scan_directory(x, dir, &n), XRT_OK);
   assert_int_equal(n, 2); /* fake_a, fake_b: the other .so files skipped */
@@ -358,7 +330,7 @@ static void test_directory_scan(void **state) {
   assert_int_equal(xrt_context_scan_directory(x, dir, &n), XRT_OK);
   assert_int_equal(n, 2);
   assert_int_equal(xrt_context_plugin_count(x), 2);
-  xrt_client *c = client_of(x, "fake_b", 1);
+  xrt_client *c = tu_client_of(x, "fake_b", 1);
   round_trip_f32(c, 0);
   xrt_client_release(c);
   assert_int_equal(xrt_context_release(x), XRT_OK);
@@ -367,7 +339,7 @@ static void test_directory_scan(void **state) {
   abs_fake("fake_major", t, sizeof t);
   snprintf(p, sizeof p, "%s/fake_major.so", dir);
   assert_int_equal(symlink(t, p), 0);
-  x = new_ctx(false);
+  x = tu_context(false);
   expect_fail(xrt_context_scan_directory(x, dir, &n), XRT_FAILED_PRECONDITION,
               "fake_major", NULL);
   assert_int_equal(xrt_context_release(x), XRT_OK);
@@ -376,7 +348,7 @@ static void test_directory_scan(void **state) {
                          "garbage.so", "notes.txt",     "fake_major.so",
                          "dangling.so"};
   rm_tree(dir, names, 7);
-  x = new_ctx(false);
+  x = tu_context(false);
   expect_fail(xrt_context_scan_directory(x, dir, &n), XRT_NOT_FOUND, dir,
               NULL);
   assert_int_equal(n, 0);
@@ -402,7 +374,7 @@ static void test_xrt_plugins_environment(void **state) {
   assert_string_equal(info.name, "fb");
   assert_string_equal(info.platform_name, "fake_b");
   assert_string_equal(info.path, fake("fake_b"));
-  xrt_client *c = client_of(x, "fa", 1);
+  xrt_client *c = tu_client_of(x, "fa", 1);
   round_trip_f32(c, 0);
   xrt_client_release(c);
   assert_int_equal(xrt_context_release(x), XRT_OK);
@@ -420,7 +392,7 @@ static void test_xrt_plugins_environment(void **state) {
   assert_int_equal(unsetenv("XRT_PLUGINS"), 0);
 
   /* The same syntax from a string. */
-  x = new_ctx(false);
+  x = tu_context(false);
   snprintf(spec, sizeof spec, "one:%s", fake("fake_a"));
   assert_int_equal(xrt_context_load_env(x, spec), XRT_OK);
   assert_non_null(xrt_context_find_plugin(x, "one"));
@@ -507,7 +479,7 @@ static void test_plugin_returning_garbage(void **state) {
   for (size_t i = 0; i < TU_COUNT(cases); i++) {
     const bad_case *k = &cases[i];
     assert_int_equal(setenv("FAKE_BAD_MODE", k->mode, 1), 0);
-    xrt_context *x = new_ctx(false);
+    xrt_context *x = tu_context(false);
     xrt_status s = bad_run(x, k->stage);
     if (k->stage >= 2) { /* bad_run saved the message in tu_msg */
       if (s != k->code)
@@ -522,7 +494,7 @@ static void test_plugin_returning_garbage(void **state) {
   }
   assert_int_equal(unsetenv("FAKE_BAD_MODE"), 0);
   /* And the plugin is fine when it behaves. */
-  xrt_context *x = new_ctx(false);
+  xrt_context *x = tu_context(false);
   assert_int_equal(bad_run(x, 5), XRT_OK);
   assert_int_equal(xrt_context_release(x), XRT_OK);
 }
@@ -531,9 +503,9 @@ static void test_plugin_returning_garbage(void **state) {
 
 static void test_unload_and_reload(void **state) {
   (void)state;
-  xrt_context *x = new_ctx(false);
+  xrt_context *x = tu_context(false);
   xrt_plugin *p = load(x, NULL, fake("fake_a"));
-  xrt_client *c = client_of(x, "fake_a", 1);
+  xrt_client *c = tu_client_of(x, "fake_a", 1);
   assert_ptr_equal(xrt_client_plugin(c), p);
   float v[3] = {4, 5, 6};
   xrt_shape sh = TU_SHAPE(XRT_F32, 3);
@@ -561,7 +533,7 @@ static void test_unload_and_reload(void **state) {
   xrt_plugin *p2 = load(x, NULL, fake("fake_a"));
   assert_int_equal(xrt_plugin_get_info(p2, &info), XRT_OK);
   assert_string_equal(info.name, "fake_a");
-  c = client_of(x, "fake_a", 1);
+  c = tu_client_of(x, "fake_a", 1);
   round_trip_f32(c, 0);
   xrt_client_release(c);
   assert_int_equal(xrt_context_release(x), XRT_OK);
@@ -573,10 +545,10 @@ static void test_unload_and_reload(void **state) {
 
 static void test_two_plugins_through_the_host(void **state) {
   (void)state;
-  xrt_context *x = new_ctx(true);
+  xrt_context *x = tu_context(true);
   load(x, NULL, fake("fake_a"));
-  xrt_client *sim = client_of(x, "sim", 1);
-  xrt_client *fa = client_of(x, "fake_a", 2);
+  xrt_client *sim = tu_client_of(x, "sim", 1);
+  xrt_client *fa = tu_client_of(x, "fake_a", 2);
   assert_string_equal(xrt_client_platform(sim), "sim");
   assert_string_equal(xrt_client_platform(fa), "fake_a");
   enum { N = 6 };
@@ -610,7 +582,7 @@ static void test_two_plugins_through_the_host(void **state) {
 
 static void test_static_registration(void **state) {
   (void)state;
-  xrt_context *x = new_ctx(false);
+  xrt_context *x = tu_context(false);
   xrt_plugin *p = NULL, *q = NULL;
   assert_int_equal(xrt_context_register_plugin(x, NULL, xrt_sim_plugin_api(),
                                                &p), XRT_OK);
@@ -626,7 +598,7 @@ static void test_static_registration(void **state) {
   assert_int_equal(xrt_context_plugin_count(x), 2);
   expect_fail(xrt_context_register_plugin(x, "z", NULL, NULL),
               XRT_INVALID_ARGUMENT, "api", NULL);
-  xrt_client *c = client_of(x, "sim_copy", 1);
+  xrt_client *c = tu_client_of(x, "sim_copy", 1);
   float a[3] = {1, -2, 3.5f}, r[3];
   tu_in in = {TU_SHAPE(XRT_F32, 3), a};
   tu_out o;
@@ -665,10 +637,7 @@ static void plugin_topology(xrt_client *c, int want[5]) {
 
 static xrt_status topo_client(xrt_context *x, const xrt_topology *t,
                               xrt_client **out) {
-  xrt_client_options o;
-  xrt_client_options_init(&o);
-  o.context = x;
-  o.plugin = "fake_a";
+  xrt_client_options o = tu_client_options(x, "fake_a", 0);
   if (t) o.topology = *t;
   *out = NULL;
   return xrt_client_create(&o, out);
@@ -690,7 +659,7 @@ static void check_topology(xrt_client *c, int pi, int pc, int h, int lr,
 static void test_topology_from_options_and_env(void **state) {
   (void)state;
   clear_topology_env();
-  xrt_context *x = new_ctx(false);
+  xrt_context *x = tu_context(false);
   load(x, NULL, fake("fake_a"));
   xrt_client *c;
   assert_int_equal(topo_client(x, NULL, &c), XRT_OK);
@@ -747,23 +716,22 @@ static void test_topology_from_options_and_env(void **state) {
 
 static void test_exclusive_access(void **state) {
   (void)state;
-  xrt_context *x = new_ctx(false);
+  xrt_context *x = tu_context(false);
   xrt_plugin *p = load(x, NULL, fake("fake_caps"));
-  xrt_plugin_info info;
-  assert_int_equal(xrt_plugin_get_info(p, &info), XRT_OK);
+  xrt_plugin_info info = info_of(p);
   assert_true(info.capabilities & XRT_CAP_EXCLUSIVE);
-  xrt_client *c1 = client_of(x, "fake_caps", 1), *c2 = NULL;
+  xrt_client *c1 = tu_client_of(x, "fake_caps", 1), *c2 = NULL;
   expect_fail(try_client(x, "fake_caps", &c2), XRT_FAILED_PRECONDITION,
               "device(s) of plugin 'fake_caps' are held by another client "
               "(exclusive access)", NULL);
   assert_null(c2);
   /* A plugin without the capability takes several clients. */
   load(x, NULL, fake("fake_a"));
-  xrt_client *a1 = client_of(x, "fake_a", 1), *a2 = client_of(x, "fake_a", 1);
+  xrt_client *a1 = tu_client_of(x, "fake_a", 1), *a2 = tu_client_of(x, "fake_a", 1);
   xrt_client_release(a1);
   xrt_client_release(a2);
   xrt_client_release(c1);
-  c2 = client_of(x, "fake_caps", 1);
+  c2 = tu_client_of(x, "fake_caps", 1);
   round_trip_f32(c2, 0);
   xrt_client_release(c2);
   assert_int_equal(xrt_context_release(x), XRT_OK);
@@ -789,7 +757,7 @@ static void *race_load(void *p) {
 static void test_concurrent_loads_and_exclusive_clients(void **state) {
   (void)state;
   enum { T = 4 };
-  xrt_context *x = new_ctx(false);
+  xrt_context *x = tu_context(false);
   race_arg args[T];
   pthread_t th[T];
   for (int i = 0; i < T; i++) {
@@ -860,9 +828,9 @@ static void test_stablehlo_versions(void **state) {
                  "stablehlo.version");
 
   /* fake_caps accepts 1.0.0..1.5.0. */
-  xrt_context *x = new_ctx(false);
+  xrt_context *x = tu_context(false);
   load(x, NULL, fake("fake_caps"));
-  xrt_client *c = client_of(x, "fake_caps", 1);
+  xrt_client *c = tu_client_of(x, "fake_caps", 1);
   xrt_executable *e = NULL;
   text = versioned("1.5.0");
   assert_int_equal(xrt_compile(c, text, strlen(text), NULL, &e), XRT_OK);
@@ -942,9 +910,9 @@ static void expect_issue(const xrt_support_report *r, int i, const char *op,
 
 static void test_query_support_walks_calls_and_regions(void **state) {
   (void)state;
-  xrt_context *x = new_ctx(false);
+  xrt_context *x = tu_context(false);
   load(x, NULL, fake("fake_caps"));
-  xrt_client *c = client_of(x, "fake_caps", 1);
+  xrt_client *c = tu_client_of(x, "fake_caps", 1);
   xrt_compile_options co;
   xrt_compile_options_init(&co);
   co.filename = "q.mlir";
@@ -998,10 +966,9 @@ static void test_query_support_walks_calls_and_regions(void **state) {
 
 static void test_info_and_accessors(void **state) {
   (void)state;
-  xrt_context *x = new_ctx(true);
+  xrt_context *x = tu_context(true);
   xrt_plugin *b = load(x, NULL, fake("fake_b"));
-  xrt_plugin_info info;
-  assert_int_equal(xrt_plugin_get_info(b, &info), XRT_OK);
+  xrt_plugin_info info = info_of(b);
   assert_string_equal(info.platform_version, "9.9.9");
   assert_int_equal(info.capabilities, XRT_CAP_ASYNC);
   assert_true(info.dtypes == (((uint64_t)1 << XRT_F32) |

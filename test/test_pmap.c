@@ -20,38 +20,6 @@ static const char *add4 =
     "  func.return %0 : tensor<4xf32>\n"
     "}\n";
 
-static xrt_sharding_spec spec_unstacked(int rank, int64_t n) {
-  xrt_sharding_spec s;
-  xrt_sharding_spec_init(&s, rank);
-  s.dims[0].kind = XRT_DIM_UNSTACKED;
-  s.dims[0].size = n;
-  s.num_mesh_dims = 1;
-  s.mesh[0].kind = XRT_MESH_SHARDED_AXIS;
-  s.mesh[0].axis = 0;
-  return s;
-}
-
-static xrt_sharding_spec spec_replicated(int rank, int64_t n) {
-  xrt_sharding_spec s;
-  xrt_sharding_spec_init(&s, rank);
-  s.num_mesh_dims = 1;
-  s.mesh[0].kind = XRT_MESH_REPLICATED;
-  s.mesh[0].replicas = n;
-  return s;
-}
-
-static xrt_sharding_spec spec_chunked(int64_t n) {
-  xrt_sharding_spec s;
-  xrt_sharding_spec_init(&s, 1);
-  s.dims[0].kind = XRT_DIM_CHUNKED;
-  s.dims[0].num_chunks = 1;
-  s.dims[0].chunks[0] = n;
-  s.num_mesh_dims = 1;
-  s.mesh[0].kind = XRT_MESH_SHARDED_AXIS;
-  s.mesh[0].axis = 0;
-  return s;
-}
-
 /* x: [n][w] Unstacked over the devices, x[k][j] = 100k + j; y: [w]
  * replicated, y[j] = 0.5 j + 1. */
 typedef struct add_inputs {
@@ -71,7 +39,7 @@ static xrt_status add_inputs_make(xrt_client *c, const int *dev_ids, int n,
   xrt_device *devs[NDEV];
   for (int k = 0; k < n; k++) devs[k] = xrt_client_device(c, dev_ids[k]);
   xrt_shape xs = TU_SHAPE(XRT_F32, n, w), ys = TU_SHAPE(XRT_F32, w);
-  xrt_sharding_spec sx = spec_unstacked(2, n), sy = spec_replicated(1, n);
+  xrt_sharding_spec sx = tu_spec_unstacked(2, n), sy = tu_spec_replicated(1, n);
   xrt_status s = xrt_sharded_array_from_host(c, &xs, in->x, &sx, devs, n,
                                              &in->xa);
   if (!s) s = xrt_sharded_array_from_host(c, &ys, in->y, &sy, devs, n, &in->ya);
@@ -127,7 +95,7 @@ static void test_execute_sharded_add(void **state) {
 
   /* Output specs: Chunked([4]) makes one [16] array; Replicated(4) claims
    * the pieces are equal, so assembly reads device 0's piece only. */
-  xrt_sharding_spec chunk = spec_chunked(4), repl = spec_replicated(1, 4);
+  xrt_sharding_spec chunk = tu_spec_chunked(1, 0, 4), repl = tu_spec_replicated(1, 4);
   const xrt_sharding_spec *specs[1] = {&chunk};
   xrt_execute_options o;
   xrt_execute_options_init(&o);
@@ -173,7 +141,7 @@ static void test_execute_sharded_bad_input(void **state) {
   TU_ASSERT_CONTAINS(xrt_last_error(), "the arguments span 2 devices, the "
                      "executable runs on 4");
   /* Output specs inconsistent with the per-device output. */
-  xrt_sharding_spec r2 = spec_replicated(1, 2), rank2 = spec_replicated(2, 4);
+  xrt_sharding_spec r2 = tu_spec_replicated(1, 2), rank2 = tu_spec_replicated(2, 4);
   const xrt_sharding_spec *specs[1] = {&r2};
   xrt_execute_options o;
   xrt_execute_options_init(&o);
@@ -458,12 +426,7 @@ static void test_pmap_fixed_text(void **state) {
 static void test_pmap_outlives_client(void **state) {
   (void)state;
   xrt_client *client = tu_client(4, 0, 0);
-  xrt_pmap_options o;
-  xrt_pmap_options_init(&o);
-  o.text = add4;
-  o.len = strlen(add4);
-  xrt_pmap *p = NULL;
-  assert_int_equal(xrt_pmap_create(client, &o, &p), XRT_OK);
+  xrt_pmap *p = tu_pmap(client, add4);
   static const int ids[4] = {0, 1, 2, 3};
   caller cs[1];
   run_callers(client, p, 1, ids, 4, 4, cs);

@@ -827,23 +827,34 @@ static int fault_sweep(env *e, trio *t, int dev, xrt_fault_kind kind,
   return failures;
 }
 
-static void test_atomic_transfer_faults(void **state) {
-  (void)state;
+/* Sweeps faults of kind over each of the n devices devs, plain then
+ * staged, on one trio: failed[i][staged] counts the failed reshards.
+ * Afterwards nothing is left allocated on the devices. */
+static void sweep_devices(xrt_fault_kind kind, const int *devs, int n,
+                          int (*failed)[2]) {
   env e;
   env_open(&e, 0);
   trio t;
   trio_init(&t);
-  static const int devs[] = {0, 3, 5, 7};
-  for (size_t i = 0; i < TU_COUNT(devs); i++) {
-    /* Every device sends or receives in this reshard: some fault hits. */
-    if (fault_sweep(&e, &t, devs[i], XRT_FAULT_TRANSFER, false) < 1)
-      fail_msg("device %d: no transfer fault hit", devs[i]);
-    if (fault_sweep(&e, &t, devs[i], XRT_FAULT_TRANSFER, true) < 1)
-      fail_msg("device %d: no transfer fault hit (staged)", devs[i]);
-  }
+  for (int i = 0; i < n; i++)
+    for (int staged = 0; staged < 2; staged++)
+      failed[i][staged] = fault_sweep(&e, &t, devs[i], kind, staged);
   assert_int_equal(stats(&e).device_bytes_in_use, 0);
   trio_free(&t);
   env_close(&e);
+}
+
+static void test_atomic_transfer_faults(void **state) {
+  (void)state;
+  static const int devs[] = {0, 3, 5, 7};
+  int failed[TU_COUNT(devs)][2];
+  sweep_devices(XRT_FAULT_TRANSFER, devs, TU_COUNT(devs), failed);
+  for (size_t i = 0; i < TU_COUNT(devs); i++) {
+    /* Every device sends or receives in this reshard: some fault hits. */
+    if (failed[i][0] < 1) fail_msg("device %d: no transfer fault hit", devs[i]);
+    if (failed[i][1] < 1)
+      fail_msg("device %d: no transfer fault hit (staged)", devs[i]);
+  }
 }
 
 /* An allocation fault may be survived (the reshard then goes through host
@@ -853,21 +864,14 @@ static void test_atomic_transfer_faults(void **state) {
  * then rebuild them. */
 static void test_atomic_alloc_faults(void **state) {
   (void)state;
-  env e;
-  env_open(&e, 0);
-  trio t;
-  trio_init(&t);
   static const int devs[] = {0, 2, 6};
+  int failed[TU_COUNT(devs)][2];
+  sweep_devices(XRT_FAULT_ALLOC, devs, TU_COUNT(devs), failed);
   for (size_t i = 0; i < TU_COUNT(devs); i++) {
-    fault_sweep(&e, &t, devs[i], XRT_FAULT_ALLOC, false);
-    int failed = fault_sweep(&e, &t, devs[i], XRT_FAULT_ALLOC, true);
     /* (On device 0 the sweep's fault replaces the one forcing staging.) */
-    if (devs[i] != 0 && failed < 1)
+    if (devs[i] != 0 && failed[i][1] < 1)
       fail_msg("device %d: no staged allocation failed", devs[i]);
   }
-  assert_int_equal(stats(&e).device_bytes_in_use, 0);
-  trio_free(&t);
-  env_close(&e);
 }
 
 /* An invalid format in the last place: nothing moves. */
@@ -1180,13 +1184,6 @@ static void tmp_path(char *buf, size_t cap, const char *name) {
   snprintf(buf, cap, "%s/%s", tmpdir, name);
 }
 
-static void write_file(const char *path, const void *data, size_t n) {
-  FILE *fp = fopen(path, "wb");
-  assert_non_null(fp);
-  assert_int_equal(fwrite(data, 1, n, fp), n);
-  fclose(fp);
-}
-
 static size_t read_file(const char *path, void *buf, size_t cap) {
   FILE *fp = fopen(path, "rb");
   assert_non_null(fp);
@@ -1235,13 +1232,13 @@ static void test_npy(void **state) {
   /* Bad files: each an error, va unchanged. */
   uint64_t key = xrt_variable_format_key(va);
   tmp_path(p, sizeof p, "trunc.npy");
-  write_file(p, file, n - 5); /* data cut short */
+  tu_write_file(p, file, n - 5); /* data cut short */
   assert_int_not_equal(xrt_variable_load(va, p), XRT_OK);
-  write_file(p, file, 30); /* header cut short */
+  tu_write_file(p, file, 30); /* header cut short */
   assert_int_not_equal(xrt_variable_load(va, p), XRT_OK);
   tmp_path(p, sizeof p, "garbage.npy");
   const char *text = "this is not a numpy file at all, just text\n";
-  write_file(p, text, strlen(text));
+  tu_write_file(p, text, strlen(text));
   assert_int_not_equal(xrt_variable_load(va, p), XRT_OK);
   tmp_path(p, sizeof p, "missing.npy");
   assert_int_not_equal(xrt_variable_load(va, p), XRT_OK);

@@ -58,15 +58,22 @@ static void test_libraries_export_only_the_entry(void **state) {
   }
 }
 
+/* The platform description of a table, its struct first filled with the
+ * byte fill (so what the plugin does not write shows). */
+static xrt_plugin_platform_desc describe(const xrt_plugin_api *api, int fill) {
+  xrt_plugin_platform_desc d;
+  memset(&d, fill, sizeof d);
+  d.struct_size = sizeof d;
+  xrt_plugin_error err = {{0}};
+  assert_int_equal(api->platform_describe(&d, &err), XRT_OK);
+  return d;
+}
+
 static void test_sim_platform_description(void **state) {
   (void)state;
   void *h;
   const xrt_plugin_api *api = open_table(SIM_SO, &h);
-  xrt_plugin_platform_desc d;
-  memset(&d, 0xA5, sizeof d);
-  d.struct_size = sizeof d;
-  xrt_plugin_error err = {{0}};
-  assert_int_equal(api->platform_describe(&d, &err), XRT_OK);
+  xrt_plugin_platform_desc d = describe(api, 0xA5);
   assert_int_equal(d.struct_size, sizeof d);
   assert_int_equal(d.capabilities,
                    XRT_CAP_ASYNC | XRT_CAP_MULTI_DEVICE | XRT_CAP_COLLECTIVES |
@@ -96,6 +103,7 @@ static void test_sim_platform_description(void **state) {
   xrt_plugin_platform_desc *old = (xrt_plugin_platform_desc *)buf;
   size_t cut = offsetof(xrt_plugin_platform_desc, capabilities);
   old->struct_size = cut;
+  xrt_plugin_error err = {{0}};
   assert_int_equal(api->platform_describe(old, &err), XRT_OK);
   assert_int_equal(old->struct_size, cut);
   assert_string_equal(old->stablehlo_min, "0.9.0");
@@ -107,11 +115,7 @@ static void test_tiny_platform_description(void **state) {
   (void)state;
   void *h;
   const xrt_plugin_api *api = open_table(TINY_SO, &h);
-  xrt_plugin_platform_desc d;
-  memset(&d, 0, sizeof d);
-  d.struct_size = sizeof d;
-  xrt_plugin_error err = {{0}};
-  assert_int_equal(api->platform_describe(&d, &err), XRT_OK);
+  xrt_plugin_platform_desc d = describe(api, 0);
   assert_int_equal(d.capabilities, XRT_CAP_EXCLUSIVE | XRT_CAP_HOST_MEMORY);
   assert_int_equal(d.dtypes, (1ull << XRT_F32) | (1ull << XRT_S32));
   assert_string_equal(d.stablehlo_min, "1.0.0");
@@ -342,14 +346,6 @@ static void test_sim_op_support_matches_compile(void **state) {
   dlclose(h);
 }
 
-static void *raw_alloc(void *self, size_t n) {
-  (void)self;
-  return malloc(n ? n : 1);
-}
-static void raw_free(void *self, void *p) {
-  (void)self;
-  free(p);
-}
 
 /* The same for tiny, through its own table: its answer is the one worked
  * out by hand, and its compile succeeds exactly on a YES (else fails at the
@@ -363,8 +359,8 @@ static void test_tiny_op_support_matches_compile(void **state) {
   a.struct_size = sizeof a;
   a.num_devices = 1;
   a.device_memory_bytes = 1 << 20;
-  a.allocator.alloc = raw_alloc;
-  a.allocator.free = raw_free;
+  a.allocator.alloc = tu_alloc;
+  a.allocator.free = tu_free;
   void *client = NULL;
   xrt_plugin_error err = {{0}};
   assert_int_equal(api->client_create(&a, &client, &err), XRT_OK);
@@ -410,31 +406,13 @@ static void test_tiny_op_support_matches_compile(void **state) {
 
 /* A context with no built-in plugins, no XRT_PLUGINS, and these loaded. */
 static xrt_context *context_with(int load_sim, int load_tiny) {
-  xrt_context_options o;
-  xrt_context_options_init(&o);
-  o.builtin_plugins = false;
-  o.env_plugins = false;
-  xrt_context *ctx = NULL;
-  if (xrt_context_create(&o, &ctx) != XRT_OK)
-    fail_msg("context: %s", xrt_last_error());
+  xrt_context *ctx = tu_context(false);
   if (load_sim && xrt_context_load_plugin(ctx, "sim", SIM_SO, NULL) != XRT_OK)
     fail_msg("load %s: %s", SIM_SO, xrt_last_error());
   if (load_tiny &&
       xrt_context_load_plugin(ctx, "tiny", TINY_SO, NULL) != XRT_OK)
     fail_msg("load %s: %s", TINY_SO, xrt_last_error());
   return ctx;
-}
-
-static xrt_client *client_of(xrt_context *ctx, const char *plugin, int ndev) {
-  xrt_client_options o;
-  xrt_client_options_init(&o);
-  o.context = ctx;
-  o.plugin = plugin;
-  o.num_devices = ndev;
-  xrt_client *c = NULL;
-  if (xrt_client_create(&o, &c) != XRT_OK)
-    fail_msg("client of %s: %s", plugin, xrt_last_error());
-  return c;
 }
 
 static void test_context_holds_only_what_was_loaded(void **state) {
@@ -527,7 +505,7 @@ static const char kAllReduce[] =
 static void test_loaded_sim_matches_builtin(void **state) {
   (void)state;
   xrt_context *ctx = context_with(1, 0);
-  xrt_client *loaded = client_of(ctx, "sim", 2);
+  xrt_client *loaded = tu_client_of(ctx, "sim", 2);
   xrt_client *builtin = tu_client(2, 1, 0);
   assert_string_equal(xrt_client_platform(loaded), "sim");
 
@@ -611,8 +589,8 @@ static const char kTinyF32[] =
 static void test_two_plugins_side_by_side(void **state) {
   (void)state;
   xrt_context *ctx = context_with(1, 1);
-  xrt_client *sim = client_of(ctx, "sim", 1);
-  xrt_client *tiny = client_of(ctx, "tiny", 1);
+  xrt_client *sim = tu_client_of(ctx, "sim", 1);
+  xrt_client *tiny = tu_client_of(ctx, "tiny", 1);
   assert_string_equal(xrt_device_kind(xrt_client_device(tiny, 0)), "tiny");
 
   int32_t a[6] = {7, -7, INT32_MIN, 100, 5, -9};
@@ -683,8 +661,8 @@ static xrt_support_report *query(xrt_client *c, const char *src) {
 static void test_query_support_is_honest(void **state) {
   (void)state;
   xrt_context *ctx = context_with(1, 1);
-  xrt_client *sim = client_of(ctx, "sim", 1);
-  xrt_client *tiny = client_of(ctx, "tiny", 1);
+  xrt_client *sim = tu_client_of(ctx, "sim", 1);
+  xrt_client *tiny = tu_client_of(ctx, "tiny", 1);
   const char *add = kCases[0].src;
 
   xrt_support_report *r = query(tiny, add);
@@ -729,11 +707,8 @@ static void test_query_support_is_honest(void **state) {
 static void test_tiny_is_exclusive(void **state) {
   (void)state;
   xrt_context *ctx = context_with(0, 1);
-  xrt_client *first = client_of(ctx, "tiny", 1);
-  xrt_client_options o;
-  xrt_client_options_init(&o);
-  o.context = ctx;
-  o.plugin = "tiny";
+  xrt_client *first = tu_client_of(ctx, "tiny", 1);
+  xrt_client_options o = tu_client_options(ctx, "tiny", 0);
   xrt_client *second = NULL;
   assert_int_equal(xrt_client_create(&o, &second), XRT_FAILED_PRECONDITION);
   assert_null(second);

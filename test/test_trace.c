@@ -457,12 +457,7 @@ static const char *add4 =
 /* Two pmap calls over devices 0 and 1: x [2][4] Unstacked, y [4]
  * replicated; checks out[k][j] = x[k][j] + y[j] both times. */
 static void pmap_twice(xrt_client *c) {
-  xrt_pmap_options o;
-  xrt_pmap_options_init(&o);
-  o.text = add4;
-  o.len = strlen(add4);
-  xrt_pmap *p = NULL;
-  assert_int_equal(xrt_pmap_create(c, &o, &p), XRT_OK);
+  xrt_pmap *p = tu_pmap(c, add4);
   float x[8], y[4];
   for (int i = 0; i < 8; i++) x[i] = (float)(10 * (i / 4) + i % 4);
   for (int j = 0; j < 4; j++) y[j] = 0.5f * (float)j;
@@ -607,24 +602,29 @@ static void test_trace_workload(void **state) {
   unlink(path);
 }
 
+/* A client of ndev devices of 16 MiB, the trace started into a new
+ * temporary file (its name in path). */
+static xrt_client *traced_client(char *path, size_t cap, const char *tag,
+                                 int ndev) {
+  temp_path(path, cap, tag);
+  xrt_client *c = tu_client(ndev, 0, (uint64_t)1 << 24);
+  assert_int_equal(xrt_trace_start(path), XRT_OK);
+  return c;
+}
+
 /* The escaped bytes: the module name's quote and backslash appear in the
  * file as \" and \\ (decoded above), and a byte that is not UTF-8 becomes
  * U+FFFD, so the file stays valid JSON. */
 static void test_trace_escaping(void **state) {
   (void)state;
   char path[512];
-  temp_path(path, sizeof path, "esc");
-  xrt_client *c = tu_client(1, 0, (uint64_t)1 << 24);
-  assert_int_equal(xrt_trace_start(path), XRT_OK);
+  xrt_client *c = traced_client(path, sizeof path, "esc", 1);
   const char *src =
       "module @\"a\\\\b\xff\x01\" {\n"
       "func.func @main(%a: tensor<f32>) -> tensor<f32> {\n"
       "  func.return %a : tensor<f32>\n"
       "}\n}\n";
-  xrt_executable *e = NULL;
-  if (xrt_compile(c, src, strlen(src), NULL, &e) != XRT_OK)
-    fail_msg("%s", xrt_last_error());
-  xrt_executable_release(e);
+  xrt_executable_release(tu_compile(c, src, 0, NULL));
   xrt_client_release(c);
   assert_int_equal(xrt_trace_stop(), XRT_OK);
   size_t len;
@@ -667,9 +667,7 @@ static void *xfer_thread(void *arg) {
 static void test_trace_threads(void **state) {
   (void)state;
   char path[512];
-  temp_path(path, sizeof path, "thr");
-  xrt_client *c = tu_client(2, 0, (uint64_t)1 << 24);
-  assert_int_equal(xrt_trace_start(path), XRT_OK);
+  xrt_client *c = traced_client(path, sizeof path, "thr", 2);
   enum { NT = 4, PER = 300 };
   pthread_t th[NT];
   xfer_job jobs[NT];

@@ -1,6 +1,8 @@
 /*
  * test_util.h - helpers shared by the cmocka tests: a client fixture, a
- * compile-upload-execute-download helper, and array assertions.
+ * compile-upload-execute-download helper, and array assertions; contexts,
+ * plugin clients, pmaps, a plain allocator, files, and (spec_util.h)
+ * sharding specs.
  *
  * Expected values in the tests are always computed independently (by hand or
  * with libm in the test), never read back from xrt.
@@ -20,6 +22,7 @@
 #include <string.h>
 
 #include "../xrt.h"
+#include "spec_util.h"
 
 #define TU_COUNT(a) (sizeof(a) / sizeof((a)[0]))
 #define TU_MAX_OUTS 8
@@ -200,6 +203,43 @@ static inline xrt_client *tu_client(int ndev, int threads,
   return c;
 }
 
+/* A context that reads no XRT_PLUGINS, with or without the built-in
+ * plugins; fails the test if it cannot be created. */
+static inline xrt_context *tu_context(bool builtin) {
+  xrt_context_options o;
+  xrt_context_options_init(&o);
+  o.builtin_plugins = builtin;
+  o.env_plugins = false;
+  xrt_context *x = NULL;
+  if (xrt_context_create(&o, &x) != XRT_OK || !x)
+    fail_msg("context: %s", xrt_last_error());
+  return x;
+}
+
+/* Options for a client of plugin in ctx with ndev devices (0 keeps the
+ * default), the rest default. */
+static inline xrt_client_options tu_client_options(xrt_context *ctx,
+                                                   const char *plugin,
+                                                   int ndev) {
+  xrt_client_options o;
+  xrt_client_options_init(&o);
+  o.context = ctx;
+  o.plugin = plugin;
+  if (ndev) o.num_devices = ndev;
+  return o;
+}
+
+/* A client of plugin in ctx with ndev devices (0 keeps the default); fails
+ * the test if it cannot be created. */
+static inline xrt_client *tu_client_of(xrt_context *ctx, const char *plugin,
+                                       int ndev) {
+  xrt_client_options o = tu_client_options(ctx, plugin, ndev);
+  xrt_client *c = NULL;
+  if (xrt_client_create(&o, &c) != XRT_OK)
+    fail_msg("client of %s: %s", plugin, xrt_last_error());
+  return c;
+}
+
 /* Compiles text for replicas (0: the program's own count) on the devices
  * of assignment (may be NULL); fails the test if it does not compile. */
 static inline xrt_executable *tu_compile(xrt_client *c, const char *text,
@@ -212,6 +252,40 @@ static inline xrt_executable *tu_compile(xrt_client *c, const char *text,
   if (xrt_compile(c, text, strlen(text), &o, &e) != XRT_OK)
     fail_msg("compile: %s", xrt_last_error());
   return e;
+}
+
+/* A pmap of the fixed program text; fails the test if it cannot be
+ * created. */
+static inline xrt_pmap *tu_pmap(xrt_client *c, const char *text) {
+  xrt_pmap_options o;
+  xrt_pmap_options_init(&o);
+  o.text = text;
+  o.len = strlen(text);
+  xrt_pmap *p = NULL;
+  if (xrt_pmap_create(c, &o, &p) != XRT_OK)
+    fail_msg("pmap: %s", xrt_last_error());
+  return p;
+}
+
+/* The allocator functions of a plugin client made directly through a
+ * plugin table: plain malloc and free. */
+static inline void *tu_alloc(void *self, size_t n) {
+  (void)self;
+  return malloc(n ? n : 1);
+}
+
+static inline void tu_free(void *self, void *p) {
+  (void)self;
+  free(p);
+}
+
+/* Writes n bytes of data to the file path; fails the test otherwise. */
+static inline void tu_write_file(const char *path, const void *data,
+                                 size_t n) {
+  FILE *f = fopen(path, "wb");
+  assert_non_null(f);
+  assert_int_equal(fwrite(data, 1, n, f), n);
+  fclose(f);
 }
 
 static inline uint32_t tu_f32_bits(float f) {

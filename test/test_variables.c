@@ -15,46 +15,6 @@
 
 #define NDEV 8
 
-/* Chunked on dimension dim by n (rank-dimensional array), over n devices. */
-static xrt_sharding_spec spec_chunked(int rank, int dim, int64_t n) {
-  xrt_sharding_spec s;
-  xrt_sharding_spec_init(&s, rank);
-  s.dims[dim].kind = XRT_DIM_CHUNKED;
-  s.dims[dim].num_chunks = 1;
-  s.dims[dim].chunks[0] = n;
-  s.num_mesh_dims = 1;
-  s.mesh[0].kind = XRT_MESH_SHARDED_AXIS;
-  s.mesh[0].axis = 0;
-  return s;
-}
-
-/* Chunked a ways on dimension 0 and b ways on dimension 1 (a * b devices). */
-static xrt_sharding_spec spec_chunked2(int64_t a, int64_t b) {
-  xrt_sharding_spec s;
-  xrt_sharding_spec_init(&s, 2);
-  s.dims[0].kind = XRT_DIM_CHUNKED;
-  s.dims[0].num_chunks = 1;
-  s.dims[0].chunks[0] = a;
-  s.dims[1].kind = XRT_DIM_CHUNKED;
-  s.dims[1].num_chunks = 1;
-  s.dims[1].chunks[0] = b;
-  s.num_mesh_dims = 2;
-  s.mesh[0].kind = XRT_MESH_SHARDED_AXIS;
-  s.mesh[0].axis = 0;
-  s.mesh[1].kind = XRT_MESH_SHARDED_AXIS;
-  s.mesh[1].axis = 1;
-  return s;
-}
-
-static xrt_sharding_spec spec_replicated(int rank, int64_t n) {
-  xrt_sharding_spec s;
-  xrt_sharding_spec_init(&s, rank);
-  s.num_mesh_dims = 1;
-  s.mesh[0].kind = XRT_MESH_REPLICATED;
-  s.mesh[0].replicas = n;
-  return s;
-}
-
 /* devs[k] = device ids[k]. */
 static void devices_of(xrt_client *c, const int *ids, int n,
                        xrt_device **devs) {
@@ -111,7 +71,7 @@ static void test_create_to_host(void **state) {
   xrt_client *c = tu_client(NDEV, 1, 0);
   float x[R * C];
   fill(x);
-  xrt_sharding_spec s = spec_chunked(2, 0, NDEV);
+  xrt_sharding_spec s = tu_spec_chunked(2, 0, NDEV);
   xrt_variable *v = make_var(c, "w", x, &s, ids8, NDEV);
   assert_string_equal(xrt_variable_name(v), "w");
   assert_int_equal(xrt_variable_num_devices(v), NDEV);
@@ -146,8 +106,8 @@ static void test_format_keys(void **state) {
   devices_of(c, ids8, NDEV, d8);
   devices_of(c, ids8r, NDEV, d8r);
   xrt_shape shape = TU_SHAPE(XRT_F32, R, C);
-  xrt_sharding_spec ch = spec_chunked(2, 0, NDEV), ch2 = spec_chunked(2, 0, NDEV),
-                    re = spec_replicated(2, NDEV), c42 = spec_chunked2(4, 2);
+  xrt_sharding_spec ch = tu_spec_chunked(2, 0, NDEV), ch2 = tu_spec_chunked(2, 0, NDEV),
+                    re = tu_spec_replicated(2, NDEV), c42 = tu_spec_chunked2(4, 2);
   /* Garbage in fields a kind does not use must not change the key. */
   ch2.dims[1].size = 77;
   ch2.mesh[0].replicas = 99;
@@ -164,7 +124,7 @@ static void test_format_keys(void **state) {
   xrt_shape other = TU_SHAPE(XRT_F32, R, 2 * C);
   assert_true(k_ch != xrt_variable_format_key_of(&other, &f_ch));
   /* Invalid: a chunking that does not divide, too few devices. */
-  xrt_sharding_spec bad = spec_chunked(2, 1, NDEV); /* 6 columns by 8 */
+  xrt_sharding_spec bad = tu_spec_chunked(2, 1, NDEV); /* 6 columns by 8 */
   xrt_variable_format f_bad = {&bad, d8, NDEV}, f_few = {&ch, d8, 4};
   assert_true(xrt_variable_format_key_of(&shape, &f_bad) == 0);
   assert_true(xrt_variable_format_key_of(&shape, &f_few) == 0);
@@ -181,8 +141,8 @@ static void test_reshard_chunk_replicated(void **state) {
   xrt_client *c = tu_client(NDEV, 1, 0);
   float x[R * C];
   fill(x);
-  xrt_sharding_spec ch = spec_chunked(2, 0, NDEV), re = spec_replicated(2, NDEV),
-                    c42 = spec_chunked2(4, 2), col = spec_chunked(2, 1, 2);
+  xrt_sharding_spec ch = tu_spec_chunked(2, 0, NDEV), re = tu_spec_replicated(2, NDEV),
+                    c42 = tu_spec_chunked2(4, 2), col = tu_spec_chunked(2, 1, 2);
   xrt_variable *v = make_var(c, "w", x, &ch, ids8, NDEV);
   assert_int_equal(reshard1(c, v, &re, ids8, NDEV), XRT_OK);
   assert_values(v, x, R * C);
@@ -212,15 +172,15 @@ static void test_reshard_multi_and_keep(void **state) {
   float x[R * C], y[R * C];
   fill(x);
   for (int i = 0; i < R * C; i++) y[i] = -x[i];
-  xrt_sharding_spec ch = spec_chunked(2, 0, NDEV), re = spec_replicated(2, NDEV),
-                    ch4 = spec_chunked(2, 0, 4);
+  xrt_sharding_spec ch = tu_spec_chunked(2, 0, NDEV), re = tu_spec_replicated(2, NDEV),
+                    ch4 = tu_spec_chunked(2, 0, 4);
   xrt_variable *v[2] = {make_var(c, "a", x, &ch, ids8, NDEV),
                         make_var(c, "b", y, &re, ids8, NDEV)};
   xrt_device *d8[NDEV];
   devices_of(c, ids8, NDEV, d8);
   /* a: chunk8 -> replicated; b: replicated on 8 -> replicated on the first
    * 4 (each piece kept where it is: no copy, no allocation). */
-  xrt_sharding_spec re4 = spec_replicated(2, 4);
+  xrt_sharding_spec re4 = tu_spec_replicated(2, 4);
   xrt_variable_format f[2] = {{&re, d8, NDEV}, {&re4, d8, 4}};
   xrt_client_stats s0, s1;
   assert_int_equal(xrt_client_get_stats(c, &s0), XRT_OK);
@@ -260,7 +220,7 @@ static void test_reshard_noop_moves_nothing(void **state) {
   xrt_client *c = tu_client(NDEV, 1, 0);
   float x[R * C];
   fill(x);
-  xrt_sharding_spec ch = spec_chunked(2, 0, NDEV);
+  xrt_sharding_spec ch = tu_spec_chunked(2, 0, NDEV);
   xrt_variable *v = make_var(c, "w", x, &ch, ids8, NDEV);
   uint64_t key = xrt_variable_format_key(v);
   xrt_client_stats s0, s1;
@@ -268,7 +228,7 @@ static void test_reshard_noop_moves_nothing(void **state) {
   assert_true(s0.device_allocations >= NDEV);
   assert_true(s0.host_to_device >= NDEV);
   assert_int_equal(s0.device_bytes_in_use, R * C * sizeof(float));
-  xrt_sharding_spec same = spec_chunked(2, 0, NDEV);
+  xrt_sharding_spec same = tu_spec_chunked(2, 0, NDEV);
   same.dims[1].size = 5; /* unused by NoSharding: the same format */
   for (int i = 0; i < 10; i++)
     assert_int_equal(reshard1(c, v, &same, ids8, NDEV), XRT_OK);
@@ -307,7 +267,7 @@ static void test_execute_sgd_step(void **state) {
   xrt_device *d8[NDEV];
   devices_of(c, ids8, NDEV, d8);
   xrt_shape shape = TU_SHAPE(XRT_F32, N), scalar = TU_SCALAR(XRT_F32);
-  xrt_sharding_spec ch = spec_chunked(1, 0, NDEV), re0 = spec_replicated(0, NDEV);
+  xrt_sharding_spec ch = tu_spec_chunked(1, 0, NDEV), re0 = tu_spec_replicated(0, NDEV);
   xrt_variable_format f = {&ch, d8, NDEV};
   xrt_variable *wv = NULL;
   assert_int_equal(xrt_variable_create(c, "w", &shape, w, &f, &wv), XRT_OK);
@@ -355,7 +315,7 @@ static void test_execute_sgd_step(void **state) {
                    XRT_INVALID_ARGUMENT);
   TU_ASSERT_CONTAINS(xrt_last_error(), "updates[0]");
   /* A variable in another format than the other arguments. */
-  xrt_sharding_spec re1 = spec_replicated(1, NDEV);
+  xrt_sharding_spec re1 = tu_spec_replicated(1, NDEV);
   xrt_variable_format fr = {&re1, d8, NDEV};
   xrt_variable *wr = NULL;
   assert_int_equal(xrt_variable_create(c, "wr", &shape, w, &fr, &wr), XRT_OK);
@@ -394,20 +354,13 @@ static void tmp_path(char *buf, size_t cap, const char *name) {
            (long)getpid(), name);
 }
 
-static void write_bytes(const char *path, const void *data, size_t n) {
-  FILE *f = fopen(path, "wb");
-  assert_non_null(f);
-  assert_int_equal(fwrite(data, 1, n, f), n);
-  fclose(f);
-}
-
 static void test_save_load(void **state) {
   (void)state;
   xrt_client *c = tu_client(NDEV, 1, 0);
   float x[R * C], y[R * C];
   fill(x);
   for (int i = 0; i < R * C; i++) y[i] = 2.0f * x[i] + 1.0f;
-  xrt_sharding_spec ch = spec_chunked(2, 0, NDEV), c42 = spec_chunked2(4, 2);
+  xrt_sharding_spec ch = tu_spec_chunked(2, 0, NDEV), c42 = tu_spec_chunked2(4, 2);
   xrt_variable *v = make_var(c, "w", x, &ch, ids8, NDEV);
   xrt_variable *u = make_var(c, "u", y, &c42, ids8r, NDEV);
   char good[256], bad[256];
@@ -430,7 +383,7 @@ static void test_save_load(void **state) {
   /* create_from_npy in another format. */
   xrt_device *d8[NDEV];
   devices_of(c, ids8, NDEV, d8);
-  xrt_sharding_spec re = spec_replicated(2, NDEV);
+  xrt_sharding_spec re = tu_spec_replicated(2, NDEV);
   xrt_variable_format fr = {&re, d8, NDEV};
   xrt_variable *z = NULL;
   assert_int_equal(xrt_variable_create_from_npy(c, "z", good, &fr, &z), XRT_OK);
@@ -441,10 +394,10 @@ static void test_save_load(void **state) {
   char missing[256];
   tmp_path(missing, sizeof missing, "missing.npy");
   assert_int_equal(xrt_variable_load(v, missing), XRT_NOT_FOUND);
-  write_bytes(bad, file, n / 2); /* truncated */
+  tu_write_file(bad, file, n / 2); /* truncated */
   assert_int_equal(xrt_variable_load(v, bad), XRT_INVALID_ARGUMENT);
   TU_ASSERT_CONTAINS(xrt_last_error(), "truncated");
-  write_bytes(bad, "hello, this is not numpy at all", 31);
+  tu_write_file(bad, "hello, this is not numpy at all", 31);
   assert_int_equal(xrt_variable_load(v, bad), XRT_INVALID_ARGUMENT);
   TU_ASSERT_CONTAINS(xrt_last_error(), "not a .npy file");
   /* Another dtype: the same header with '<f8'. */
@@ -453,7 +406,7 @@ static void test_save_load(void **state) {
   char *descr = strstr((char *)other + 10, "<f4");
   assert_non_null(descr);
   descr[2] = '8';
-  write_bytes(bad, other, n);
+  tu_write_file(bad, other, n);
   assert_int_equal(xrt_variable_load(v, bad), XRT_INVALID_ARGUMENT);
   TU_ASSERT_CONTAINS(xrt_last_error(), "f64");
   /* Another shape: (16, 6) -> (16, 3) with the data cut to fit. */
@@ -461,7 +414,7 @@ static void test_save_load(void **state) {
   char *shape = strstr((char *)other + 10, "(16, 6)");
   assert_non_null(shape);
   shape[5] = '3';
-  write_bytes(bad, other, n - sizeof y / 2);
+  tu_write_file(bad, other, n - sizeof y / 2);
   assert_int_equal(xrt_variable_load(v, bad), XRT_INVALID_ARGUMENT);
   TU_ASSERT_CONTAINS(xrt_last_error(), "16x3");
   assert_values(v, y, R * C);
@@ -483,13 +436,13 @@ static void test_bad_formats_leave_variable(void **state) {
   xrt_client *other = tu_client(2, 1, 0);
   float x[R * C];
   fill(x);
-  xrt_sharding_spec ch = spec_chunked(2, 0, NDEV);
+  xrt_sharding_spec ch = tu_spec_chunked(2, 0, NDEV);
   xrt_variable *v = make_var(c, "w", x, &ch, ids8, NDEV);
   uint64_t key = xrt_variable_format_key(v);
   xrt_device *d8[NDEV];
   devices_of(c, ids8, NDEV, d8);
   /* A spec that does not divide the shape (6 columns in 4 chunks). */
-  xrt_sharding_spec bad = spec_chunked(2, 1, 4);
+  xrt_sharding_spec bad = tu_spec_chunked(2, 1, 4);
   xrt_variable_format f = {&bad, d8, 4};
   assert_int_equal(xrt_variables_reshard(&v, &f, 1, NULL), XRT_INVALID_ARGUMENT);
   TU_ASSERT_CONTAINS(xrt_last_error(), "variables[0] ('w')");
@@ -513,7 +466,7 @@ static void test_bad_formats_leave_variable(void **state) {
   TU_ASSERT_CONTAINS(xrt_last_error(), "devices[0]");
   /* A bad second target stops the first variable's move too. */
   xrt_variable *u = make_var(c, "u", x, &ch, ids8, NDEV);
-  xrt_sharding_spec re = spec_replicated(2, NDEV);
+  xrt_sharding_spec re = tu_spec_replicated(2, NDEV);
   xrt_variable *both[2] = {u, v};
   xrt_variable_format fb[2] = {{&re, d8, NDEV}, {&bad, d8, 4}};
   assert_int_equal(xrt_variables_reshard(both, fb, 2, NULL),
@@ -539,8 +492,8 @@ static void test_transfer_fault_is_atomic(void **state) {
   float x[R * C], y[R * C];
   fill(x);
   for (int i = 0; i < R * C; i++) y[i] = 3.0f - x[i];
-  xrt_sharding_spec ch = spec_chunked(2, 0, NDEV), re = spec_replicated(2, NDEV),
-                    c42 = spec_chunked2(4, 2);
+  xrt_sharding_spec ch = tu_spec_chunked(2, 0, NDEV), re = tu_spec_replicated(2, NDEV),
+                    c42 = tu_spec_chunked2(4, 2);
   xrt_variable *v[2] = {make_var(c, "a", x, &ch, ids8, NDEV),
                         make_var(c, "b", y, &re, ids8, NDEV)};
   uint64_t ka = xrt_variable_format_key(v[0]), kb = xrt_variable_format_key(v[1]);
@@ -603,7 +556,7 @@ static void test_memory_pressure(void **state) {
   xrt_device *d4[4];
   devices_of(c, ids8, 4, d4);
   xrt_shape sx = TU_SHAPE(XRT_F32, N), sy = TU_SHAPE(XRT_F32, M);
-  xrt_sharding_spec ch = spec_chunked(1, 0, 4), re = spec_replicated(1, 4);
+  xrt_sharding_spec ch = tu_spec_chunked(1, 0, 4), re = tu_spec_replicated(1, 4);
   xrt_variable_format fc = {&ch, d4, 4}, fr = {&re, d4, 4};
   xrt_variable *v = NULL, *w = NULL;
   assert_int_equal(xrt_variable_create(c, "v", &sx, x, &fc, &v), XRT_OK);
@@ -688,7 +641,7 @@ static void test_fault_kinds_and_stats(void **state) {
   xrt_executable *e = tu_compile(c, allsum, 4, ids8);
   assert_int_equal(xrt_client_get_stats(c, &s1), XRT_OK);
   assert_int_equal(s1.compiles - s0.compiles, 1);
-  xrt_sharding_spec ch = spec_chunked(1, 0, 4);
+  xrt_sharding_spec ch = tu_spec_chunked(1, 0, 4);
   xrt_shape whole = TU_SHAPE(XRT_F32, 16);
   float x[16], y[16];
   for (int i = 0; i < 16; i++) x[i] = (float)i;
@@ -734,26 +687,15 @@ static void reshard_without_region_copies(bool host_pointers) {
   api[host_pointers] = *xrt_sim_plugin_api();
   api[host_pointers].buffer_copy_region = NULL;
   if (!host_pointers) api[host_pointers].buffer_host_pointer = NULL;
-  xrt_context_options co;
-  xrt_context_options_init(&co);
-  co.builtin_plugins = false;
-  co.env_plugins = false;
-  xrt_context *ctx = NULL;
-  assert_int_equal(xrt_context_create(&co, &ctx), XRT_OK);
+  xrt_context *ctx = tu_context(false);
   assert_int_equal(xrt_context_register_plugin(ctx, "noregion",
                                                &api[host_pointers], NULL),
                    XRT_OK);
-  xrt_client_options o;
-  xrt_client_options_init(&o);
-  o.context = ctx;
-  o.plugin = "noregion";
-  o.num_devices = NDEV;
-  xrt_client *c = NULL;
-  assert_int_equal(xrt_client_create(&o, &c), XRT_OK);
+  xrt_client *c = tu_client_of(ctx, "noregion", NDEV);
   float x[R * C];
   fill(x);
-  xrt_sharding_spec ch = spec_chunked(2, 0, NDEV), re = spec_replicated(2, NDEV),
-                    c42 = spec_chunked2(4, 2);
+  xrt_sharding_spec ch = tu_spec_chunked(2, 0, NDEV), re = tu_spec_replicated(2, NDEV),
+                    c42 = tu_spec_chunked2(4, 2);
   xrt_variable *v = make_var(c, "w", x, &ch, ids8, NDEV);
   xrt_client_stats s0, s1;
   assert_int_equal(xrt_client_get_stats(c, &s0), XRT_OK);

@@ -52,13 +52,33 @@
 typedef enum cts_result { CTS_PASS = 0, CTS_FAIL = 1, CTS_SKIP = 2 } cts_result;
 
 typedef struct cts cts;
-typedef cts_result (*cts_fn)(cts *t, const void *arg);
+/* A test body; c is a fresh client the harness made and releases (with
+ * everything on it) after the test, NULL for tests that make their own. */
+typedef cts_result (*cts_fn)(cts *t, xrt_client *c, const void *arg);
+
+/* What a test needs before it runs: capabilities and element types the
+ * plugin must advertise (else SKIP, checked in this order), and whether
+ * the harness makes its client. */
+typedef struct cts_needs {
+  uint32_t caps;
+  xrt_dtype dt[2];  /* XRT_DTYPE_INVALID: none */
+  bool own_clients; /* the test makes its own clients */
+} cts_needs;
 
 typedef struct cts_test {
   char name[80];
   cts_fn fn;
   const void *arg;
+  cts_needs needs;
 } cts_test;
+
+/* A test registered under a fixed name. */
+typedef struct cts_case {
+  const char *name;
+  cts_fn fn;
+  const void *arg;
+  cts_needs needs;
+} cts_case;
 
 struct cts {
   const char *path;       /* the plugin library */
@@ -82,27 +102,17 @@ struct cts {
 #endif
 
 /* Records a reason and returns the result it explains. */
-static cts_result cts_vreason(cts *t, cts_result r, const char *fmt,
-                              va_list ap) {
+static cts_result CTS_PRINTF(3, 4) cts_reason(cts *t, cts_result r,
+                                              const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
   vsnprintf(t->why, sizeof t->why, fmt, ap);
-  return r;
-}
-
-static cts_result CTS_PRINTF(2, 3) cts_fail(cts *t, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  cts_result r = cts_vreason(t, CTS_FAIL, fmt, ap);
   va_end(ap);
   return r;
 }
 
-static cts_result CTS_PRINTF(2, 3) cts_skip(cts *t, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  cts_result r = cts_vreason(t, CTS_SKIP, fmt, ap);
-  va_end(ap);
-  return r;
-}
+#define cts_fail(t, ...) cts_reason((t), CTS_FAIL, __VA_ARGS__)
+#define cts_skip(t, ...) cts_reason((t), CTS_SKIP, __VA_ARGS__)
 
 /* A failed call: its text, the code and xrt's message (read at once). */
 static cts_result cts_fail_status(cts *t, const char *call, xrt_status s) {
@@ -130,19 +140,20 @@ static cts_result cts_fail_status(cts *t, const char *call, xrt_status s) {
 
 /* The call must return want (with a non-empty message when it fails). */
 #define CTS_EXPECT_CODE(call, want)                                           \
-  do {                                                                        \
-    xrt_status s_ = (call);                                                   \
-    if (s_ != (want)) {                                                       \
-      r = cts_fail(t, "%s returned %s, want %s%s%s", #call,                  \
-                   xrt_strerror(s_), xrt_strerror(want), s_ ? ": " : "",     \
-                   s_ ? xrt_last_error() : "");                              \
-      goto done;                                                              \
-    }                                                                         \
-    if (s_ != XRT_OK && !*xrt_last_error()) {                                 \
-      r = cts_fail(t, "%s failed with an empty message", #call);             \
-      goto done;                                                              \
-    }                                                                         \
-  } while (0)
+  CTS_PROPAGATE(cts_expect_code(t, #call, (call), (want)))
+
+/* FAILs naming the call unless it returned want, with a message if it
+ * failed (read at once). */
+static cts_result cts_expect_code(cts *t, const char *call, xrt_status got,
+                                  xrt_status want) {
+  if (got != want)
+    return cts_fail(t, "%s returned %s, want %s%s%s", call,
+                    xrt_strerror(got), xrt_strerror(want), got ? ": " : "",
+                    got ? xrt_last_error() : "");
+  if (got != XRT_OK && !*xrt_last_error())
+    return cts_fail(t, "%s failed with an empty message", call);
+  return CTS_PASS;
+}
 
 /* Stops the test with a result already recorded (SKIP or FAIL). */
 #define CTS_PROPAGATE(expr)                                                   \
@@ -154,7 +165,8 @@ static cts_result cts_fail_status(cts *t, const char *call, xrt_status s) {
     }                                                                         \
   } while (0)
 
-static void cts_add(cts *t, const char *name, cts_fn fn, const void *arg) {
+static void cts_add(cts *t, const char *name, cts_fn fn, const void *arg,
+                    cts_needs needs) {
   if (t->ntests == t->cap) {
     int cap = t->cap ? 2 * t->cap : 64;
     cts_test *n = realloc(t->tests, sizeof *n * (size_t)cap);
@@ -168,6 +180,12 @@ static void cts_add(cts *t, const char *name, cts_fn fn, const void *arg) {
   snprintf(e->name, sizeof e->name, "%s", name);
   e->fn = fn;
   e->arg = arg;
+  e->needs = needs;
+}
+
+static void cts_add_cases(cts *t, const cts_case *cases, int n) {
+  for (int i = 0; i < n; i++)
+    cts_add(t, cases[i].name, cases[i].fn, cases[i].arg, cases[i].needs);
 }
 
 static bool cts_has_cap(const cts *t, uint32_t cap) {
@@ -186,10 +204,13 @@ static const char *cts_cap_name(uint32_t cap) {
   }
 }
 
-/* SKIP unless the plugin advertises cap. */
-static cts_result cts_need_cap(cts *t, uint32_t cap) {
-  if (cts_has_cap(t, cap)) return CTS_PASS;
-  return cts_skip(t, "capability %s (not advertised)", cts_cap_name(cap));
+/* SKIP unless the plugin advertises every capability of caps (the lowest
+ * missing one is named). */
+static cts_result cts_need_caps(cts *t, uint32_t caps) {
+  for (uint32_t cap = 1; cap && cap <= caps; cap <<= 1)
+    if ((caps & cap) && !cts_has_cap(t, cap))
+      return cts_skip(t, "capability %s (not advertised)", cts_cap_name(cap));
+  return CTS_PASS;
 }
 
 /* ======================================================================
@@ -214,24 +235,22 @@ static cts_result cts_need_dtype(cts *t, xrt_dtype d) {
 }
 
 static xrt_shape cts_shape(xrt_dtype d, int rank, const int64_t *dims) {
-  xrt_shape s;
-  memset(&s, 0, sizeof s);
-  s.dtype = d;
-  s.rank = rank;
-  for (int i = 0; i < rank; i++) s.dims[i] = dims[i];
+  xrt_shape s = {.dtype = d, .rank = rank};
+  if (rank > 0) memcpy(s.dims, dims, sizeof *dims * (size_t)rank);
   return s;
-}
-
-static bool cts_shape_eq(const xrt_shape *a, const xrt_shape *b) {
-  if (a->dtype != b->dtype || a->rank != b->rank) return false;
-  for (int i = 0; i < a->rank; i++)
-    if (a->dims[i] != b->dims[i]) return false;
-  return true;
 }
 
 static const char *cts_shape_str(const xrt_shape *s, char *buf, size_t cap) {
   xrt_shape_format(s, buf, cap);
   return buf;
+}
+
+/* Shapes are equal when xrt spells them alike ("tensor<2x3xf32>"), which
+ * holds element type, rank and every dimension. */
+static bool cts_shape_eq(const xrt_shape *a, const xrt_shape *b) {
+  char sa[512], sb[512]; /* as long as xrt_shape_format's own */
+  return strcmp(cts_shape_str(a, sa, sizeof sa),
+                cts_shape_str(b, sb, sizeof sb)) == 0;
 }
 
 /* Fills n elements of type d with valid, varied storage patterns (pred 0/1,
@@ -309,13 +328,19 @@ static int cts_devices_to_ask(const cts *t) {
   return cts_has_cap(t, XRT_CAP_MULTI_DEVICE) ? t->want_devices : 1;
 }
 
+/* Options for a client of the plugin under test with num_devices. */
+static void cts_client_options(const cts *t, int num_devices,
+                               xrt_client_options *o) {
+  xrt_client_options_init(o);
+  o->context = t->ctx;
+  o->plugin = t->info.name;
+  o->num_devices = num_devices;
+  o->device_memory_bytes = 256ull << 20;
+}
+
 static xrt_status cts_open(cts *t, int num_devices, xrt_client **out) {
   xrt_client_options o;
-  xrt_client_options_init(&o);
-  o.context = t->ctx;
-  o.plugin = t->info.name;
-  o.num_devices = num_devices;
-  o.device_memory_bytes = 256ull << 20;
+  cts_client_options(t, num_devices, &o);
   return xrt_client_create(&o, out);
 }
 
@@ -482,8 +507,9 @@ static cts_result cts_compare(cts *t, const char *what, xrt_dtype d,
   return CTS_PASS;
 }
 
-/* A program run on device 0 of a fresh client: inputs from host arrays,
- * one output compared against want. */
+/* A program (file and src, for cts_run_program) run on device 0 of a
+ * client: inputs from host arrays, one output compared against want (the
+ * element types are the test's needs). */
 typedef struct cts_run {
   const char *file, *src;
   int nin;
@@ -494,17 +520,13 @@ typedef struct cts_run {
   double rtol, atol;
 } cts_run;
 
-static cts_result cts_run_program(cts *t, const cts_run *run) {
+/* Runs exe (compiled from run's program) once as run says, releasing the
+ * buffers it made. */
+static cts_result cts_execute_check(cts *t, xrt_client *c,
+                                    xrt_executable *exe, const cts_run *run) {
   cts_result r = CTS_PASS;
-  xrt_client *c = NULL;
-  xrt_executable *exe = NULL;
   xrt_buffer *args[8] = {NULL}, *out = NULL;
   void *host = NULL;
-  for (int i = 0; i < run->nin; i++)
-    CTS_PROPAGATE(cts_need_dtype(t, run->in[i].dtype));
-  CTS_PROPAGATE(cts_need_dtype(t, run->out.dtype));
-  CTS_PROPAGATE(cts_client(t, &c));
-  CTS_PROPAGATE(cts_compile(t, c, run->file, run->src, NULL, &exe, NULL));
   xrt_device *dev = xrt_client_device(c, 0);
   CTS_PROPAGATE(cts_upload(t, c, dev, run->nin, run->in, run->in_data, args));
   CTS_TRY(xrt_execute(exe, dev, args, run->nin, &out, 1, NULL));
@@ -514,9 +536,19 @@ static cts_result cts_run_program(cts *t, const cts_run *run) {
   r = cts_compare(t, "result", run->out.dtype, host, run->want,
                   xrt_shape_numel(&run->out), run->rtol, run->atol);
 done:
+  for (int i = 0; i < run->nin; i++) xrt_buffer_release(args[i]);
+  xrt_buffer_release(out);
   free(host);
-  xrt_client_release(c); /* also its buffers and executables */
   return r;
+}
+
+/* Compiles run's program and runs it once (the client releases the
+ * executable). */
+static cts_result cts_run_program(cts *t, xrt_client *c,
+                                  const cts_run *run) {
+  xrt_executable *exe = NULL;
+  cts_result r = cts_compile(t, c, run->file, run->src, NULL, &exe, NULL);
+  return r == CTS_PASS ? cts_execute_check(t, c, exe, run) : r;
 }
 
 /* ======================================================================
@@ -568,8 +600,8 @@ static bool cts_attribute_eq(const xrt_attribute *a, const xrt_attribute *b) {
 }
 
 /* The plugin's description of itself: ABI, names, versions, attributes. */
-static cts_result t_basic_info(cts *t, const void *arg) {
-  (void)arg;
+static cts_result t_basic_info(cts *t, xrt_client *none, const void *arg) {
+  (void)none, (void)arg;
   const xrt_plugin_info *in = &t->info;
   long lo, hi;
   int64_t minor = in->abi_minor; /* signed: MIN_MINOR may be 0 */
@@ -611,8 +643,9 @@ static cts_result t_basic_info(cts *t, const void *arg) {
 }
 
 /* Loading the same library again returns the same registration. */
-static cts_result t_basic_load_again(cts *t, const void *arg) {
-  (void)arg;
+static cts_result t_basic_load_again(cts *t, xrt_client *none,
+                                     const void *arg) {
+  (void)none, (void)arg;
   xrt_plugin *p = NULL;
   xrt_status s = xrt_context_load_plugin(t->ctx, NULL, t->path, &p);
   if (s) return cts_fail_status(t, "xrt_context_load_plugin (again)", s);
@@ -631,8 +664,8 @@ static cts_result t_basic_load_again(cts *t, const void *arg) {
 
 /* A client can be created, describes itself, is released, and a second
  * one can be created after it. */
-static cts_result t_basic_client(cts *t, const void *arg) {
-  (void)arg;
+static cts_result t_basic_client(cts *t, xrt_client *none, const void *arg) {
+  (void)none, (void)arg;
   cts_result r = CTS_PASS;
   xrt_client *c = NULL;
   for (int round = 0; round < 2; round++) {
@@ -657,11 +690,9 @@ done:
 
 /* Devices: a count of at least one, ids, kinds and attributes readable by
  * index and by name. */
-static cts_result t_basic_devices(cts *t, const void *arg) {
+static cts_result t_basic_devices(cts *t, xrt_client *c, const void *arg) {
   (void)arg;
   cts_result r = CTS_PASS;
-  xrt_client *c = NULL;
-  CTS_PROPAGATE(cts_client(t, &c));
   int n = xrt_client_device_count(c);
   CTS_CHECK(n >= 1, "xrt_client_device_count = %d", n);
   for (int i = 0; i < n; i++) {
@@ -692,21 +723,17 @@ static cts_result t_basic_devices(cts *t, const void *arg) {
   CTS_CHECK(xrt_client_device(c, n) == NULL, "device %d of %d exists", n, n);
   CTS_CHECK(xrt_client_device(c, -1) == NULL, "device -1 exists");
 done:
-  xrt_client_release(c);
   return r;
 }
 
 /* The topology given at creation is the client's; inconsistent ones are
  * refused. */
-static cts_result t_basic_topology(cts *t, const void *arg) {
-  (void)arg;
+static cts_result t_basic_topology(cts *t, xrt_client *none, const void *arg) {
+  (void)none, (void)arg;
   cts_result r = CTS_PASS;
   xrt_client *c = NULL;
   xrt_client_options o;
-  xrt_client_options_init(&o);
-  o.context = t->ctx;
-  o.plugin = t->info.name;
-  o.num_devices = cts_devices_to_ask(t);
+  cts_client_options(t, cts_devices_to_ask(t), &o);
   o.topology = (xrt_topology){.process_index = 1, .process_count = 2,
                               .host_index = 0, .local_rank = 1,
                               .local_world_size = 2};
@@ -730,11 +757,10 @@ done:
 }
 
 /* An exclusive plugin refuses a second client while the first lives. */
-static cts_result t_basic_exclusive(cts *t, const void *arg) {
-  (void)arg;
+static cts_result t_basic_exclusive(cts *t, xrt_client *none, const void *arg) {
+  (void)none, (void)arg;
   cts_result r = CTS_PASS;
   xrt_client *a = NULL, *b = NULL;
-  CTS_PROPAGATE(cts_need_cap(t, XRT_CAP_EXCLUSIVE));
   CTS_PROPAGATE(cts_client(t, &a));
   xrt_status s = cts_open(t, cts_devices_to_ask(t), &b);
   CTS_CHECK(s != XRT_OK, "a second client of an exclusive device was made");
@@ -760,14 +786,11 @@ static const int cts_rt_ranks[] = {0, 1, 3, 3, 4, 1};
 /* Every shape round-trips bit-exactly, keeps its shape, size and device,
  * and refuses a destination that is too small; with several devices it
  * also survives a copy to the last one. */
-static cts_result t_buffers_roundtrip(cts *t, const void *arg) {
+static cts_result t_buffers_roundtrip(cts *t, xrt_client *c, const void *arg) {
   xrt_dtype d = (xrt_dtype)(intptr_t)arg;
   cts_result r = CTS_PASS;
-  xrt_client *c = NULL;
   uint8_t *src = NULL, *dst = NULL;
   char sh[128];
-  CTS_PROPAGATE(cts_need_dtype(t, d));
-  CTS_PROPAGATE(cts_client(t, &c));
   int ndev = xrt_client_device_count(c);
   for (int k = 0; k < CTS_COUNT(cts_rt_ranks); k++) {
     xrt_shape s = cts_shape(d, cts_rt_ranks[k], cts_rt_dims[k]), got;
@@ -809,19 +832,17 @@ static cts_result t_buffers_roundtrip(cts *t, const void *arg) {
 done:
   free(src);
   free(dst);
-  xrt_client_release(c);
   return r;
 }
 
 /* Synchronous and asynchronous copies between two devices. */
-static cts_result t_buffers_copy_device(cts *t, const void *arg) {
+static cts_result t_buffers_copy_device(cts *t, xrt_client *c,
+                                        const void *arg) {
   (void)arg;
   cts_result r = CTS_PASS;
-  xrt_client *c = NULL;
   xrt_buffer *b = NULL, *c1 = NULL, *c2 = NULL;
   xrt_event *ev = NULL;
   uint8_t src[6 * 8], dst[6 * 8];
-  CTS_PROPAGATE(cts_client(t, &c));
   int n = xrt_client_device_count(c);
   if (n < 2) {
     r = cts_skip(t, "the client has %d device (copies need 2)", n);
@@ -844,21 +865,18 @@ static cts_result t_buffers_copy_device(cts *t, const void *arg) {
   CTS_CHECK(memcmp(src, dst, bytes) == 0, "data changed in an async copy");
 done:
   xrt_event_release(ev);
-  xrt_client_release(c);
   return r;
 }
 
 /* from_host_async and to_host_async complete their events and move the
  * right bytes. */
-static cts_result t_buffers_async(cts *t, const void *arg) {
+static cts_result t_buffers_async(cts *t, xrt_client *c, const void *arg) {
   (void)arg;
   cts_result r = CTS_PASS;
-  xrt_client *c = NULL;
   xrt_buffer *b = NULL;
   xrt_event *up = NULL, *down = NULL, *ready = NULL;
   enum { N = 1000 };
   static uint8_t src[N * 8], dst[N * 8];
-  CTS_PROPAGATE(cts_client(t, &c));
   xrt_shape s = cts_shape(t->dt, 1, (const int64_t[]){N});
   size_t bytes = xrt_shape_bytes(&s);
   cts_fill_pattern(t->dt, src, N, 9);
@@ -880,18 +898,15 @@ done:
   xrt_event_release(up);
   xrt_event_release(down);
   xrt_event_release(ready);
-  xrt_client_release(c);
   return r;
 }
 
 /* A released buffer is refused everywhere with INVALID_ARGUMENT. */
-static cts_result t_buffers_release(cts *t, const void *arg) {
+static cts_result t_buffers_release(cts *t, xrt_client *c, const void *arg) {
   (void)arg;
   cts_result r = CTS_PASS;
-  xrt_client *c = NULL;
   xrt_buffer *b = NULL, *keep = NULL, *out = NULL;
   uint8_t src[4 * 8], dst[4 * 8];
-  CTS_PROPAGATE(cts_client(t, &c));
   xrt_device *d0 = xrt_client_device(c, 0);
   xrt_shape s = cts_shape(t->dt, 1, (const int64_t[]){4}), got;
   size_t bytes = xrt_shape_bytes(&s);
@@ -910,41 +925,46 @@ static cts_result t_buffers_release(cts *t, const void *arg) {
   CTS_TRY(xrt_buffer_to_host(keep, dst, bytes));
   CTS_CHECK(memcmp(src, dst, bytes) == 0, "another buffer changed");
 done:
-  xrt_client_release(c);
   return r;
 }
 
 /* Malformed uploads are INVALID_ARGUMENT and make no buffer. */
-static cts_result t_buffers_bad_input(cts *t, const void *arg) {
+static cts_result t_buffers_bad_input(cts *t, xrt_client *c, const void *arg) {
   (void)arg;
   cts_result r = CTS_PASS;
-  xrt_client *c = NULL;
   xrt_buffer *b = NULL;
   uint8_t src[64] = {0};
-  CTS_PROPAGATE(cts_client(t, &c));
   xrt_device *d0 = xrt_client_device(c, 0);
   xrt_shape good = cts_shape(t->dt, 1, (const int64_t[]){4});
   xrt_shape bad_type = good, bad_dim = good, bad_rank = good;
   bad_type.dtype = (xrt_dtype)99;
   bad_dim.dims[0] = -1;
   bad_rank.rank = XRT_MAX_RANK + 1;
-  CTS_EXPECT_CODE(xrt_buffer_from_host(c, d0, NULL, src, &b),
-                  XRT_INVALID_ARGUMENT);
-  CTS_EXPECT_CODE(xrt_buffer_from_host(c, d0, &bad_type, src, &b),
-                  XRT_INVALID_ARGUMENT);
-  CTS_EXPECT_CODE(xrt_buffer_from_host(c, d0, &bad_dim, src, &b),
-                  XRT_INVALID_ARGUMENT);
-  CTS_EXPECT_CODE(xrt_buffer_from_host(c, d0, &bad_rank, src, &b),
-                  XRT_INVALID_ARGUMENT);
-  CTS_EXPECT_CODE(xrt_buffer_from_host(c, d0, &good, NULL, &b),
-                  XRT_INVALID_ARGUMENT);
-  CTS_EXPECT_CODE(xrt_buffer_from_host(c, NULL, &good, src, &b),
-                  XRT_INVALID_ARGUMENT);
-  CTS_EXPECT_CODE(xrt_buffer_from_host(NULL, d0, &good, src, &b),
-                  XRT_INVALID_ARGUMENT);
+  const struct {
+    const char *call;
+    xrt_client *client;
+    xrt_device *dev;
+    const xrt_shape *shape;
+    const void *data;
+  } bad[] = {
+      {"xrt_buffer_from_host(c, d0, NULL, src, &b)", c, d0, NULL, src},
+      {"xrt_buffer_from_host(c, d0, &bad_type, src, &b)", c, d0, &bad_type,
+       src},
+      {"xrt_buffer_from_host(c, d0, &bad_dim, src, &b)", c, d0, &bad_dim, src},
+      {"xrt_buffer_from_host(c, d0, &bad_rank, src, &b)", c, d0, &bad_rank,
+       src},
+      {"xrt_buffer_from_host(c, d0, &good, NULL, &b)", c, d0, &good, NULL},
+      {"xrt_buffer_from_host(c, NULL, &good, src, &b)", c, NULL, &good, src},
+      {"xrt_buffer_from_host(NULL, d0, &good, src, &b)", NULL, d0, &good, src},
+  };
+  for (int i = 0; i < CTS_COUNT(bad); i++)
+    CTS_PROPAGATE(cts_expect_code(
+        t, bad[i].call,
+        xrt_buffer_from_host(bad[i].client, bad[i].dev, bad[i].shape,
+                             bad[i].data, &b),
+        XRT_INVALID_ARGUMENT));
   CTS_CHECK(b == NULL, "a buffer was returned with an error");
 done:
-  xrt_client_release(c);
   return r;
 }
 
@@ -952,52 +972,46 @@ done:
  * 6. compile.*
  * ==================================================================== */
 
-static const char cts_type_error_src[] =
+/* A program xrt's verifier refuses, and where it must say the fault is. */
+typedef struct cts_bad_program {
+  const char *src, *where;
+} cts_bad_program;
+
+static const cts_bad_program cts_type_error = {
     "func.func @main(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {\n"
     "  %0 = stablehlo.add %a, %b : tensor<4xf32>\n"
     "  %1 = stablehlo.add %0, %b : (tensor<4xf32>, tensor<4xf32>) -> "
     "tensor<4xi32>\n"
     "  func.return %0 : tensor<4xf32>\n"
-    "}\n";
+    "}\n",
+    "cts.mlir:3:8:"};
 
-static const char cts_syntax_error_src[] =
+static const cts_bad_program cts_syntax_error = {
     "func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
     "  %0 = stablehlo.add %a, : tensor<4xf32>\n"
     "  func.return %0 : tensor<4xf32>\n"
-    "}\n";
+    "}\n",
+    "cts.mlir:2:"};
 
 /* A bad program is INVALID_ARGUMENT from compile, with file:line:col of
  * the faulty op (an error of xrt's verifier, whatever the plugin). */
-static cts_result cts_expect_located_error(cts *t, const char *src,
-                                           const char *where) {
+static cts_result t_compile_error(cts *t, xrt_client *c, const void *arg) {
+  const cts_bad_program *bad = arg;
   cts_result r = CTS_PASS;
-  xrt_client *c = NULL;
   xrt_executable *exe = NULL;
-  char *text = cts_source(t, src);
+  char *text = cts_source(t, bad->src);
   CTS_CHECK(text, "out of host memory");
-  CTS_PROPAGATE(cts_client(t, &c));
   xrt_compile_options o;
   xrt_compile_options_init(&o);
   o.filename = "cts.mlir";
   CTS_EXPECT_CODE(xrt_compile(c, text, strlen(text), &o, &exe),
                   XRT_INVALID_ARGUMENT);
-  CTS_CHECK(strstr(xrt_last_error(), where), "the message does not hold "
-            "%s: %s", where, xrt_last_error());
+  CTS_CHECK(strstr(xrt_last_error(), bad->where), "the message does not "
+            "hold %s: %s", bad->where, xrt_last_error());
   CTS_CHECK(exe == NULL, "an executable was returned with the error");
 done:
   free(text);
-  xrt_client_release(c);
   return r;
-}
-
-static cts_result t_compile_type_error(cts *t, const void *arg) {
-  (void)arg;
-  return cts_expect_located_error(t, cts_type_error_src, "cts.mlir:3:8:");
-}
-
-static cts_result t_compile_syntax_error(cts *t, const void *arg) {
-  (void)arg;
-  return cts_expect_located_error(t, cts_syntax_error_src, "cts.mlir:2:");
 }
 
 /* An elementwise binary op on tensor<2x3x[d]>. */
@@ -1014,15 +1028,14 @@ static void cts_binop_src(xrt_dtype d, const char *op, char *buf,
 
 /* query_support on a simple add agrees with compile, and the executable
  * describes its signature. */
-static cts_result t_compile_query_support(cts *t, const void *arg) {
+static cts_result t_compile_query_support(cts *t, xrt_client *c,
+                                          const void *arg) {
   (void)arg;
   cts_result r = CTS_PASS;
-  xrt_client *c = NULL;
   xrt_executable *exe = NULL;
   xrt_support v = XRT_SUPPORT_MAYBE;
   char src[512];
   cts_binop_src(t->dt, "add", src, sizeof src);
-  CTS_PROPAGATE(cts_client(t, &c));
   cts_result q = cts_compile(t, c, "cts_add.mlir", src, NULL, &exe, &v);
   if (q == CTS_SKIP && v == XRT_SUPPORT_NO) q = CTS_PASS; /* honest NO */
   CTS_PROPAGATE(q);
@@ -1042,16 +1055,14 @@ static cts_result t_compile_query_support(cts *t, const void *arg) {
             "the executable is named '%s', want 'main'",
             xrt_executable_name(exe));
 done:
-  xrt_client_release(c);
   return r;
 }
 
 /* A program stating a StableHLO version outside the plugin's range is
  * refused, naming both versions, and query_support says NO for "module". */
-static cts_result t_compile_version(cts *t, const void *arg) {
+static cts_result t_compile_version(cts *t, xrt_client *c, const void *arg) {
   (void)arg;
   cts_result r = CTS_PASS;
-  xrt_client *c = NULL;
   xrt_program *prog = NULL;
   xrt_executable *exe = NULL;
   xrt_support_report *rep = NULL;
@@ -1064,7 +1075,6 @@ static cts_result t_compile_version(cts *t, const void *arg) {
   snprintf(text, sizeof text,
            "module attributes {stablehlo.version = \"%s\"} {\n%s}\n", version,
            body);
-  CTS_PROPAGATE(cts_client(t, &c));
   CTS_TRY(xrt_program_parse(text, strlen(text), NULL, &prog));
   CTS_TRY(xrt_client_query_support(c, prog, NULL, &rep));
   CTS_CHECK(xrt_support_report_verdict(rep) == XRT_SUPPORT_NO,
@@ -1085,7 +1095,6 @@ static cts_result t_compile_version(cts *t, const void *arg) {
 done:
   xrt_support_report_release(rep);
   xrt_program_release(prog);
-  xrt_client_release(c);
   return r;
 }
 
@@ -1108,26 +1117,24 @@ static double cts_apply(const char *op, double a, double b) {
   return strcmp(op, "add") == 0 ? a + b : a * b;
 }
 
-static cts_result t_execute_binop(cts *t, const void *arg) {
+static cts_result t_execute_binop(cts *t, xrt_client *c, const void *arg) {
   const cts_binop *bo = arg;
   cts_result r = CTS_PASS;
-  xrt_client *c = NULL;
   xrt_executable *exe = NULL;
   char src[512];
-  float fa[6], fb[6], fo[6];
-  int32_t ia[6], ib[6], io[6];
+  float fa[6], fb[6];
+  int32_t ia[6], ib[6];
   void *a = bo->dt == XRT_F32 ? (void *)fa : (void *)ia;
   void *b = bo->dt == XRT_F32 ? (void *)fb : (void *)ib;
-  void *o = bo->dt == XRT_F32 ? (void *)fo : (void *)io;
+  void *data[2] = {a, b};
   double want[6];
-  CTS_PROPAGATE(cts_need_dtype(t, bo->dt));
-  CTS_PROPAGATE(cts_client(t, &c));
   cts_binop_src(bo->dt, bo->op, src, sizeof src);
   CTS_PROPAGATE(cts_compile(t, c, "cts_binop.mlir", src, NULL, &exe, NULL));
   xrt_shape s = cts_shape(bo->dt, 2, (const int64_t[]){2, 3});
-  xrt_device *d0 = xrt_client_device(c, 0);
+  const xrt_shape shapes[2] = {s, s};
+  cts_run run = {.nin = 2, .in = shapes, .in_data = data, .out = s,
+                 .want = want, .rtol = -1};
   for (int round = 0; round < 3; round++) {
-    xrt_buffer *args[2] = {NULL, NULL}, *out = NULL;
     for (int i = 0; i < 6; i++) {
       double x = (i - 2) * 1.5 + round, y = (round - i) * 0.75 + 2;
       if (bo->dt == XRT_S32) x = (i - 2) * 3 + round, y = round - i + 7;
@@ -1135,23 +1142,15 @@ static cts_result t_execute_binop(cts *t, const void *arg) {
       cts_put(bo->dt, b, i, y);
       want[i] = cts_apply(bo->op, cts_get(bo->dt, a, i), cts_get(bo->dt, b, i));
     }
-    void *data[2] = {a, b};
-    const xrt_shape shapes[2] = {s, s};
-    CTS_PROPAGATE(cts_upload(t, c, d0, 2, shapes, data, args));
-    CTS_TRY(xrt_execute(exe, d0, args, 2, &out, 1, NULL));
-    CTS_PROPAGATE(cts_download(t, out, &s, o));
-    CTS_PROPAGATE(cts_compare(t, "result", bo->dt, o, want, 6, -1, 0));
-    xrt_buffer_release(args[0]);
-    xrt_buffer_release(args[1]);
-    xrt_buffer_release(out);
+    CTS_PROPAGATE(cts_execute_check(t, c, exe, &run));
   }
 done:
-  xrt_client_release(c);
   return r;
 }
 
 /* Adds of a scalar and of an empty array. */
-static cts_result t_execute_edge_shapes(cts *t, const void *arg) {
+static cts_result t_execute_edge_shapes(cts *t, xrt_client *c,
+                                        const void *arg) {
   (void)arg;
   static const char scalar_src[] =
       "func.func @main(%a: tensor<f32>, %b: tensor<f32>) -> tensor<f32> {\n"
@@ -1176,8 +1175,8 @@ static cts_result t_execute_edge_shapes(cts *t, const void *arg) {
   cts_run empty = {.file = "cts_empty.mlir", .src = empty_src, .nin = 2,
                    .in = eshapes, .in_data = ed, .out = es, .want = &want,
                    .rtol = -1};
-  cts_result r = cts_run_program(t, &scalar);
-  return r == CTS_PASS ? cts_run_program(t, &empty) : r;
+  cts_result r = cts_run_program(t, c, &scalar);
+  return r == CTS_PASS ? cts_run_program(t, c, &empty) : r;
 }
 
 /* Records one on_ready callback. */
@@ -1222,10 +1221,9 @@ static cts_result cts_check_cb(cts *t, cts_cb *cb, const char *when) {
 /* execute_async over arguments still being uploaded: the done event
  * completes, callbacks run once each (before and after completion), the
  * output is ready and right. */
-static cts_result t_execute_async(cts *t, const void *arg) {
+static cts_result t_execute_async(cts *t, xrt_client *c, const void *arg) {
   (void)arg;
   cts_result r = CTS_PASS;
-  xrt_client *c = NULL;
   xrt_executable *exe = NULL;
   xrt_buffer *args[2] = {NULL, NULL}, *out = NULL;
   xrt_event *up[2] = {NULL, NULL}, *done_ev = NULL, *ready = NULL,
@@ -1243,8 +1241,6 @@ static cts_result t_execute_async(cts *t, const void *arg) {
       "  %0 = stablehlo.add %a, %b : tensor<4096xf32>\n"
       "  func.return %0 : tensor<4096xf32>\n"
       "}\n";
-  CTS_PROPAGATE(cts_need_dtype(t, XRT_F32));
-  CTS_PROPAGATE(cts_client(t, &c));
   CTS_PROPAGATE(cts_compile(t, c, "cts_async.mlir", src, NULL, &exe, NULL));
   for (int i = 0; i < N; i++) {
     a[i] = (float)i * 0.5f, b[i] = (float)(N - i);
@@ -1272,70 +1268,79 @@ done:
   xrt_event_release(done_ev);
   xrt_event_release(ready);
   xrt_event_release(down);
-  xrt_client_release(c);
   return r;
+}
+
+/* Compiles the add of two tensor<2x3x[dt]> (cts_add.mlir) and uploads
+ * two inputs for it (zeros) to device 0. */
+static cts_result cts_add_fixture(cts *t, xrt_client *c, xrt_executable **exe,
+                                  xrt_buffer **args) {
+  static uint8_t zeros[6 * 16]; /* 2x3 of the widest type */
+  char src[512];
+  cts_binop_src(t->dt, "add", src, sizeof src);
+  cts_result r = cts_compile(t, c, "cts_add.mlir", src, NULL, exe, NULL);
+  if (r != CTS_PASS) return r;
+  xrt_shape s = cts_shape(t->dt, 2, (const int64_t[]){2, 3});
+  const xrt_shape shapes[2] = {s, s};
+  void *const data[2] = {zeros, zeros};
+  return cts_upload(t, c, xrt_client_device(c, 0), 2, shapes, data, args);
 }
 
 /* Wrong arguments are INVALID_ARGUMENT before anything runs, with no
  * output returned. */
-static cts_result t_execute_bad_args(cts *t, const void *arg) {
+static cts_result t_execute_bad_args(cts *t, xrt_client *c,
+                                     const void *arg) {
   (void)arg;
   cts_result r = CTS_PASS;
-  xrt_client *c = NULL;
   xrt_executable *exe = NULL;
   xrt_buffer *good[2] = {NULL, NULL}, *wrong = NULL, *gone = NULL;
   xrt_buffer *outs[2] = {NULL, NULL};
-  char src[512];
-  uint8_t data[8 * 8] = {0};
-  cts_binop_src(t->dt, "add", src, sizeof src);
-  CTS_PROPAGATE(cts_client(t, &c));
-  CTS_PROPAGATE(cts_compile(t, c, "cts_add.mlir", src, NULL, &exe, NULL));
+  uint8_t data[6 * 16] = {0};
+  CTS_PROPAGATE(cts_add_fixture(t, c, &exe, good));
   xrt_device *d0 = xrt_client_device(c, 0);
   xrt_shape s = cts_shape(t->dt, 2, (const int64_t[]){2, 3});
   xrt_shape ws = cts_shape(t->dt, 2, (const int64_t[]){3, 2});
-  CTS_TRY(xrt_buffer_from_host(c, d0, &s, data, &good[0]));
-  CTS_TRY(xrt_buffer_from_host(c, d0, &s, data, &good[1]));
   CTS_TRY(xrt_buffer_from_host(c, d0, &ws, data, &wrong));
   CTS_TRY(xrt_buffer_from_host(c, d0, &s, data, &gone));
   CTS_TRY(xrt_buffer_release(gone));
   xrt_buffer *shape_mix[2] = {good[0], wrong}, *stale[2] = {gone, good[1]};
-  CTS_EXPECT_CODE(xrt_execute(exe, d0, shape_mix, 2, outs, 1, NULL),
-                  XRT_INVALID_ARGUMENT);
-  CTS_EXPECT_CODE(xrt_execute(exe, d0, stale, 2, outs, 1, NULL),
-                  XRT_INVALID_ARGUMENT);
-  CTS_EXPECT_CODE(xrt_execute(exe, d0, good, 1, outs, 1, NULL),
-                  XRT_INVALID_ARGUMENT);
-  CTS_EXPECT_CODE(xrt_execute(exe, d0, good, 2, outs, 2, NULL),
-                  XRT_INVALID_ARGUMENT);
-  CTS_EXPECT_CODE(xrt_execute(exe, NULL, good, 2, outs, 1, NULL),
-                  XRT_INVALID_ARGUMENT);
-  CTS_EXPECT_CODE(xrt_execute(exe, d0, NULL, 2, outs, 1, NULL),
-                  XRT_INVALID_ARGUMENT);
+  const struct {
+    const char *call;
+    xrt_device *dev;
+    xrt_buffer *const *args;
+    int nargs, nouts;
+  } bad[] = {
+      {"xrt_execute(exe, d0, shape_mix, 2, outs, 1, NULL)", d0, shape_mix, 2,
+       1},
+      {"xrt_execute(exe, d0, stale, 2, outs, 1, NULL)", d0, stale, 2, 1},
+      {"xrt_execute(exe, d0, good, 1, outs, 1, NULL)", d0, good, 1, 1},
+      {"xrt_execute(exe, d0, good, 2, outs, 2, NULL)", d0, good, 2, 2},
+      {"xrt_execute(exe, NULL, good, 2, outs, 1, NULL)", NULL, good, 2, 1},
+      {"xrt_execute(exe, d0, NULL, 2, outs, 1, NULL)", d0, NULL, 2, 1},
+  };
+  for (int i = 0; i < CTS_COUNT(bad); i++)
+    CTS_PROPAGATE(cts_expect_code(
+        t, bad[i].call,
+        xrt_execute(exe, bad[i].dev, bad[i].args, bad[i].nargs, outs,
+                    bad[i].nouts, NULL),
+        XRT_INVALID_ARGUMENT));
   CTS_EXPECT_CODE(xrt_execute_async(exe, d0, shape_mix, 2, outs, 1, NULL,
                                     NULL), XRT_INVALID_ARGUMENT);
   CTS_CHECK(!outs[0] && !outs[1], "an output was returned with an error");
   CTS_TRY(xrt_execute(exe, d0, good, 2, outs, 1, NULL)); /* still usable */
 done:
-  xrt_client_release(c);
   return r;
 }
 
 /* A released executable is refused with INVALID_ARGUMENT. */
-static cts_result t_execute_released(cts *t, const void *arg) {
+static cts_result t_execute_released(cts *t, xrt_client *c,
+                                     const void *arg) {
   (void)arg;
   cts_result r = CTS_PASS;
-  xrt_client *c = NULL;
   xrt_executable *exe = NULL;
   xrt_buffer *args[2] = {NULL, NULL}, *out = NULL;
-  char src[512];
-  uint8_t data[8 * 8] = {0};
-  cts_binop_src(t->dt, "add", src, sizeof src);
-  CTS_PROPAGATE(cts_client(t, &c));
-  CTS_PROPAGATE(cts_compile(t, c, "cts_add.mlir", src, NULL, &exe, NULL));
+  CTS_PROPAGATE(cts_add_fixture(t, c, &exe, args));
   xrt_device *d0 = xrt_client_device(c, 0);
-  xrt_shape s = cts_shape(t->dt, 2, (const int64_t[]){2, 3});
-  CTS_TRY(xrt_buffer_from_host(c, d0, &s, data, &args[0]));
-  CTS_TRY(xrt_buffer_from_host(c, d0, &s, data, &args[1]));
   CTS_TRY(xrt_executable_release(exe));
   CTS_EXPECT_CODE(xrt_execute(exe, d0, args, 2, &out, 1, NULL),
                   XRT_INVALID_ARGUMENT);
@@ -1345,28 +1350,12 @@ static cts_result t_execute_released(cts *t, const void *arg) {
             xrt_executable_num_inputs(exe));
   CTS_EXPECT_CODE(xrt_executable_release(exe), XRT_INVALID_ARGUMENT);
 done:
-  xrt_client_release(c);
   return r;
 }
 
 /* ======================================================================
  * 8. multi.* and collectives.*
  * ==================================================================== */
-
-/* A client with at least two devices, for a plugin that advertises cap. */
-static cts_result cts_multi_client(cts *t, uint32_t cap, xrt_client **out,
-                                   int *n) {
-  cts_result q = cts_need_cap(t, XRT_CAP_MULTI_DEVICE);
-  if (q == CTS_PASS && cap) q = cts_need_cap(t, cap);
-  if (q == CTS_PASS) q = cts_need_dtype(t, XRT_F32);
-  if (q != CTS_PASS) return q;
-  if (cts_client(t, out) != CTS_PASS) return CTS_FAIL;
-  *n = xrt_client_device_count(*out);
-  if (*n < 2)
-    return cts_skip(t, "the client has %d device (asked for %d)", *n,
-                    t->want_devices);
-  return CTS_PASS;
-}
 
 /* Runs a one-input, one-output f32 program on n replicas: in[p] holds
  * in_len floats for replica p, out[p] out_len. */
@@ -1427,30 +1416,17 @@ static cts_result cts_compare_replicas(cts *t, const float *out,
 
 enum { CTS_MAX_REPLICAS = 64, CTS_RLEN = 3 };
 
-/* execute_multi of a program without collectives on every device. */
-static cts_result t_multi_execute(cts *t, const void *arg) {
-  (void)arg;
-  cts_result r = CTS_PASS;
-  xrt_client *c = NULL;
-  int n = 0;
-  float in[CTS_MAX_REPLICAS * CTS_RLEN], out[CTS_MAX_REPLICAS * CTS_RLEN];
-  double want[CTS_MAX_REPLICAS * CTS_RLEN];
-  static const char src[] =
-      "func.func @main(%a: tensor<3xf32>) -> tensor<3xf32> {\n"
-      "  %0 = stablehlo.add %a, %a : tensor<3xf32>\n"
-      "  func.return %0 : tensor<3xf32>\n"
-      "}\n";
-  CTS_PROPAGATE(cts_multi_client(t, 0, &c, &n));
-  if (n > CTS_MAX_REPLICAS) n = CTS_MAX_REPLICAS;
-  cts_replica_inputs(in, n, CTS_RLEN);
-  for (int i = 0; i < n * CTS_RLEN; i++) want[i] = 2.0 * in[i];
-  CTS_PROPAGATE(cts_run_replicas(t, c, n, "cts_multi.mlir", src, in,
-                                 CTS_RLEN, out, CTS_RLEN));
-  r = cts_compare_replicas(t, out, want, n, CTS_RLEN);
-done:
-  xrt_client_release(c);
-  return r;
-}
+/* A program run on every replica of a client with n devices: its text
+ * (made for n from the replica list that list writes, if any), and the
+ * output each replica must give from the inputs in[p][i] = 10 p + i + 0.5
+ * of CTS_RLEN floats each. */
+typedef struct cts_replicated {
+  const char *file;
+  bool gathers; /* each output holds n * CTS_RLEN floats, else CTS_RLEN */
+  void (*list)(char *buf, size_t cap, int n);
+  void (*src)(char *buf, size_t cap, int n, const char *list);
+  void (*want)(const float *in, int n, double *want);
+} cts_replicated;
 
 /* "[[0, 1, ..., n-1]]" */
 static void cts_group_all(char *buf, size_t cap, int n) {
@@ -1460,19 +1436,32 @@ static void cts_group_all(char *buf, size_t cap, int n) {
   if (len < cap) snprintf(buf + len, cap - len, "]]");
 }
 
+/* "[[0, 1], [1, 2], ..., [n-1, 0]]": the ring p -> p + 1. */
+static void cts_ring_pairs(char *buf, size_t cap, int n) {
+  size_t len = (size_t)snprintf(buf, cap, "[");
+  for (int p = 0; p < n && len < cap; p++)
+    len += (size_t)snprintf(buf + len, cap - len, "%s[%d, %d]",
+                            p ? ", " : "", p, (p + 1) % n);
+  if (len < cap) snprintf(buf + len, cap - len, "]");
+}
+
+/* execute_multi of a program without collectives: out = 2 in. */
+static void cts_twice3_src(char *buf, size_t cap, int n, const char *list) {
+  (void)n, (void)list;
+  snprintf(buf, cap, "%s",
+           "func.func @main(%a: tensor<3xf32>) -> tensor<3xf32> {\n"
+           "  %0 = stablehlo.add %a, %a : tensor<3xf32>\n"
+           "  func.return %0 : tensor<3xf32>\n"
+           "}\n");
+}
+static void cts_twice3_want(const float *in, int n, double *want) {
+  for (int i = 0; i < n * CTS_RLEN; i++) want[i] = 2.0 * in[i];
+}
+
 /* all_reduce (sum) over every replica. */
-static cts_result t_coll_all_reduce(cts *t, const void *arg) {
-  (void)arg;
-  cts_result r = CTS_PASS;
-  xrt_client *c = NULL;
-  int n = 0;
-  char src[2048], groups[512];
-  float in[CTS_MAX_REPLICAS * CTS_RLEN], out[CTS_MAX_REPLICAS * CTS_RLEN];
-  double want[CTS_MAX_REPLICAS * CTS_RLEN];
-  CTS_PROPAGATE(cts_multi_client(t, XRT_CAP_COLLECTIVES, &c, &n));
-  if (n > CTS_MAX_REPLICAS) n = CTS_MAX_REPLICAS;
-  cts_group_all(groups, sizeof groups, n);
-  snprintf(src, sizeof src,
+static void cts_all_reduce_src(char *buf, size_t cap, int n,
+                               const char *groups) {
+  snprintf(buf, cap,
            "func.func @main(%%a: tensor<3xf32>) -> tensor<3xf32> {\n"
            "  %%r = \"stablehlo.all_reduce\"(%%a) ({\n"
            "    ^bb0(%%x: tensor<f32>, %%y: tensor<f32>):\n"
@@ -1482,85 +1471,83 @@ static cts_result t_coll_all_reduce(cts *t, const void *arg) {
            "    : (tensor<3xf32>) -> tensor<3xf32>\n"
            "  func.return %%r : tensor<3xf32>\n"
            "}\n", groups, n);
-  cts_replica_inputs(in, n, CTS_RLEN);
+}
+static void cts_all_reduce_want(const float *in, int n, double *want) {
   for (int i = 0; i < CTS_RLEN; i++) {
     double sum = 0;
     for (int p = 0; p < n; p++) sum += in[p * CTS_RLEN + i];
     for (int p = 0; p < n; p++) want[p * CTS_RLEN + i] = sum;
   }
-  CTS_PROPAGATE(cts_run_replicas(t, c, n, "cts_all_reduce.mlir", src, in,
-                                 CTS_RLEN, out, CTS_RLEN));
-  r = cts_compare_replicas(t, out, want, n, CTS_RLEN);
-done:
-  xrt_client_release(c);
-  return r;
 }
 
 /* all_gather along dimension 0 over every replica. */
-static cts_result t_coll_all_gather(cts *t, const void *arg) {
-  (void)arg;
-  cts_result r = CTS_PASS;
-  xrt_client *c = NULL;
-  int n = 0;
-  char src[2048], groups[512];
-  enum { L = CTS_RLEN };
-  static float in[CTS_MAX_REPLICAS * L];
-  static float out[CTS_MAX_REPLICAS * CTS_MAX_REPLICAS * L];
-  static double want[CTS_MAX_REPLICAS * CTS_MAX_REPLICAS * L];
-  CTS_PROPAGATE(cts_multi_client(t, XRT_CAP_COLLECTIVES, &c, &n));
-  if (n > CTS_MAX_REPLICAS) n = CTS_MAX_REPLICAS;
-  cts_group_all(groups, sizeof groups, n);
-  snprintf(src, sizeof src,
+static void cts_all_gather_src(char *buf, size_t cap, int n,
+                               const char *groups) {
+  int len = n * CTS_RLEN;
+  snprintf(buf, cap,
            "func.func @main(%%a: tensor<3xf32>) -> tensor<%dxf32> {\n"
            "  %%r = \"stablehlo.all_gather\"(%%a) {all_gather_dim = 0 : i64,\n"
            "      replica_groups = dense<%s> : tensor<1x%dxi64>}\n"
            "    : (tensor<3xf32>) -> tensor<%dxf32>\n"
            "  func.return %%r : tensor<%dxf32>\n"
-           "}\n", n * L, groups, n, n * L, n * L);
-  cts_replica_inputs(in, n, L);
+           "}\n", len, groups, n, len, len);
+}
+static void cts_all_gather_want(const float *in, int n, double *want) {
   for (int p = 0; p < n; p++)
-    for (int k = 0; k < n * L; k++) want[p * n * L + k] = in[k];
-  CTS_PROPAGATE(cts_run_replicas(t, c, n, "cts_all_gather.mlir", src, in, L,
-                                 out, n * L));
-  r = cts_compare_replicas(t, out, want, n, n * L);
-done:
-  xrt_client_release(c);
-  return r;
+    for (int k = 0; k < n * CTS_RLEN; k++) want[p * n * CTS_RLEN + k] = in[k];
 }
 
 /* collective_permute around the ring p -> p + 1. */
-static cts_result t_coll_permute(cts *t, const void *arg) {
-  (void)arg;
-  cts_result r = CTS_PASS;
-  xrt_client *c = NULL;
-  int n = 0;
-  char src[4096], pairs[2048];
-  float in[CTS_MAX_REPLICAS * CTS_RLEN], out[CTS_MAX_REPLICAS * CTS_RLEN];
-  double want[CTS_MAX_REPLICAS * CTS_RLEN];
-  CTS_PROPAGATE(cts_multi_client(t, XRT_CAP_COLLECTIVES, &c, &n));
-  if (n > CTS_MAX_REPLICAS) n = CTS_MAX_REPLICAS;
-  size_t len = (size_t)snprintf(pairs, sizeof pairs, "[");
-  for (int p = 0; p < n; p++)
-    len += (size_t)snprintf(pairs + len, sizeof pairs - len, "%s[%d, %d]",
-                            p ? ", " : "", p, (p + 1) % n);
-  snprintf(pairs + len, sizeof pairs - len, "]");
-  snprintf(src, sizeof src,
+static void cts_permute_src(char *buf, size_t cap, int n,
+                            const char *pairs) {
+  snprintf(buf, cap,
            "func.func @main(%%a: tensor<3xf32>) -> tensor<3xf32> {\n"
            "  %%r = \"stablehlo.collective_permute\"(%%a) {\n"
            "      source_target_pairs = dense<%s> : tensor<%dx2xi64>}\n"
            "    : (tensor<3xf32>) -> tensor<3xf32>\n"
            "  func.return %%r : tensor<3xf32>\n"
            "}\n", pairs, n);
-  cts_replica_inputs(in, n, CTS_RLEN);
+}
+static void cts_permute_want(const float *in, int n, double *want) {
   for (int p = 0; p < n; p++)
     for (int i = 0; i < CTS_RLEN; i++)
       want[p * CTS_RLEN + i] = in[((p + n - 1) % n) * CTS_RLEN + i];
-  CTS_PROPAGATE(cts_run_replicas(t, c, n, "cts_permute.mlir", src, in,
-                                 CTS_RLEN, out, CTS_RLEN));
-  r = cts_compare_replicas(t, out, want, n, CTS_RLEN);
-done:
-  xrt_client_release(c);
-  return r;
+}
+
+static const cts_replicated cts_multi_execute = {
+    "cts_multi.mlir", false, NULL, cts_twice3_src, cts_twice3_want};
+static const cts_replicated cts_all_reduce = {
+    "cts_all_reduce.mlir", false, cts_group_all, cts_all_reduce_src,
+    cts_all_reduce_want};
+static const cts_replicated cts_all_gather = {
+    "cts_all_gather.mlir", true, cts_group_all, cts_all_gather_src,
+    cts_all_gather_want};
+static const cts_replicated cts_permute = {
+    "cts_permute.mlir", false, cts_ring_pairs, cts_permute_src,
+    cts_permute_want};
+
+/* Runs a cts_replicated on every device (at most CTS_MAX_REPLICAS) and
+ * checks each replica's output. */
+static cts_result t_replicated(cts *t, xrt_client *c, const void *arg) {
+  const cts_replicated *k = arg;
+  static float in[CTS_MAX_REPLICAS * CTS_RLEN];
+  static float out[CTS_MAX_REPLICAS * CTS_MAX_REPLICAS * CTS_RLEN];
+  static double want[CTS_MAX_REPLICAS * CTS_MAX_REPLICAS * CTS_RLEN];
+  static char src[4096], list[2048];
+  int n = xrt_client_device_count(c);
+  if (n < 2)
+    return cts_skip(t, "the client has %d device (asked for %d)", n,
+                    t->want_devices);
+  if (n > CTS_MAX_REPLICAS) n = CTS_MAX_REPLICAS;
+  int out_len = k->gathers ? n * CTS_RLEN : CTS_RLEN;
+  list[0] = 0;
+  if (k->list) k->list(list, sizeof list, n);
+  k->src(src, sizeof src, n, list);
+  cts_replica_inputs(in, n, CTS_RLEN);
+  k->want(in, n, want);
+  cts_result r = cts_run_replicas(t, c, n, k->file, src, in, CTS_RLEN, out,
+                                  out_len);
+  return r == CTS_PASS ? cts_compare_replicas(t, out, want, n, out_len) : r;
 }
 
 /* ======================================================================
@@ -1589,18 +1576,14 @@ static cts_result cts_expect_floats(cts *t, xrt_buffer *b, const float *want,
 /* A fault injected into an execution reaches its event and output with the
  * device named; its input and another device's buffer stay readable, and
  * the device runs the next execution. */
-static cts_result t_faults_execute(cts *t, const void *arg) {
+static cts_result t_faults_execute(cts *t, xrt_client *c, const void *arg) {
   (void)arg;
   cts_result r = CTS_PASS;
-  xrt_client *c = NULL;
   xrt_executable *exe = NULL;
   xrt_buffer *x = NULL, *other = NULL, *y = NULL, *z = NULL;
   xrt_event *done_ev = NULL;
   float in[4] = {1, -2, 3.5f, 8}, twice[4] = {2, -4, 7, 16}, junk[4];
   char name[32];
-  CTS_PROPAGATE(cts_need_cap(t, XRT_CAP_FAULT_INJECTION));
-  CTS_PROPAGATE(cts_need_dtype(t, XRT_F32));
-  CTS_PROPAGATE(cts_client(t, &c));
   int n = xrt_client_device_count(c), k = n - 1;
   xrt_device *dk = xrt_client_device(c, k), *d0 = xrt_client_device(c, 0);
   snprintf(name, sizeof name, "device %d", k);
@@ -1623,21 +1606,16 @@ static cts_result t_faults_execute(cts *t, const void *arg) {
   CTS_PROPAGATE(cts_expect_floats(t, z, twice, "the next execution's output"));
 done:
   xrt_event_release(done_ev);
-  xrt_client_release(c);
   return r;
 }
 
 /* A transfer fault (inject_fault_kind) fails one upload, naming the device;
  * the next upload works. */
-static cts_result t_faults_transfer(cts *t, const void *arg) {
+static cts_result t_faults_transfer(cts *t, xrt_client *c, const void *arg) {
   (void)arg;
   cts_result r = CTS_PASS;
-  xrt_client *c = NULL;
   xrt_buffer *b = NULL, *ok = NULL;
   float in[4] = {4, 3, 2, 1};
-  CTS_PROPAGATE(cts_need_cap(t, XRT_CAP_FAULT_INJECTION));
-  CTS_PROPAGATE(cts_need_dtype(t, XRT_F32));
-  CTS_PROPAGATE(cts_client(t, &c));
   xrt_device *d0 = xrt_client_device(c, 0);
   xrt_status s = xrt_device_inject_fault_kind(d0, XRT_FAULT_TRANSFER, 0);
   if (s == XRT_UNIMPLEMENTED) {
@@ -1658,7 +1636,6 @@ static cts_result t_faults_transfer(cts *t, const void *arg) {
   CTS_TRY(xrt_buffer_from_host(c, d0, &sh, in, &ok));
   CTS_PROPAGATE(cts_expect_floats(t, ok, in, "the next upload"));
 done:
-  xrt_client_release(c);
   return r;
 }
 
@@ -1998,7 +1975,7 @@ static const cts_num cts_nums[] = {
 };
 
 /* Runs one numerics case: inputs from gen, compared against ref. */
-static cts_result t_numerics(cts *t, const void *arg) {
+static cts_result t_numerics(cts *t, xrt_client *c, const void *arg) {
   const cts_num *k = arg;
   cts_result r = CTS_PASS;
   void *in[3] = {NULL, NULL, NULL};
@@ -2025,7 +2002,7 @@ static cts_result t_numerics(cts *t, const void *arg) {
   cts_run run = {.file = file, .src = k->src, .nin = k->nin, .in = shapes,
                  .in_data = in, .out = out, .want = want, .rtol = k->rtol,
                  .atol = k->atol};
-  r = cts_run_program(t, &run);
+  r = cts_run_program(t, c, &run);
 done:
   for (int a = 0; a < 3; a++) free(in[a]), free(din[a]);
   free(want);
@@ -2036,45 +2013,90 @@ done:
  * 11. main
  * ==================================================================== */
 
+#define CTS_F32 {XRT_F32, XRT_DTYPE_INVALID}
+#define CTS_MULTI (XRT_CAP_MULTI_DEVICE)
+#define CTS_COLL (XRT_CAP_MULTI_DEVICE | XRT_CAP_COLLECTIVES)
+
+/* The tests under fixed names, in the order they run (the per-type ones
+ * are added between them by cts_register_all). */
+static const cts_case cts_basic_cases[] = {
+    {"basic.info", t_basic_info, NULL, {.own_clients = true}},
+    {"basic.load_again", t_basic_load_again, NULL, {.own_clients = true}},
+    {"basic.client", t_basic_client, NULL, {.own_clients = true}},
+    {"basic.devices", t_basic_devices, NULL, {0}},
+    {"basic.topology", t_basic_topology, NULL, {.own_clients = true}},
+    {"basic.exclusive", t_basic_exclusive, NULL,
+     {.caps = XRT_CAP_EXCLUSIVE, .own_clients = true}},
+};
+
+static const cts_case cts_buffer_compile_cases[] = {
+    {"buffers.copy_device", t_buffers_copy_device, NULL, {0}},
+    {"buffers.async", t_buffers_async, NULL, {0}},
+    {"buffers.release", t_buffers_release, NULL, {0}},
+    {"buffers.bad_input", t_buffers_bad_input, NULL, {0}},
+    {"compile.type_error", t_compile_error, &cts_type_error, {0}},
+    {"compile.syntax_error", t_compile_error, &cts_syntax_error, {0}},
+    {"compile.query_support", t_compile_query_support, NULL, {0}},
+    {"compile.stablehlo_version", t_compile_version, NULL, {0}},
+};
+
+static const cts_case cts_late_cases[] = {
+    {"execute.edge_shapes", t_execute_edge_shapes, NULL, {.dt = CTS_F32}},
+    {"execute.async_events", t_execute_async, NULL, {.dt = CTS_F32}},
+    {"execute.bad_args", t_execute_bad_args, NULL, {0}},
+    {"execute.released_executable", t_execute_released, NULL, {0}},
+    {"multi.execute_multi", t_replicated, &cts_multi_execute,
+     {.caps = CTS_MULTI, .dt = CTS_F32}},
+    {"collectives.all_reduce", t_replicated, &cts_all_reduce,
+     {.caps = CTS_COLL, .dt = CTS_F32}},
+    {"collectives.all_gather", t_replicated, &cts_all_gather,
+     {.caps = CTS_COLL, .dt = CTS_F32}},
+    {"collectives.collective_permute", t_replicated, &cts_permute,
+     {.caps = CTS_COLL, .dt = CTS_F32}},
+    {"faults.execute", t_faults_execute, NULL,
+     {.caps = XRT_CAP_FAULT_INJECTION, .dt = CTS_F32}},
+    {"faults.transfer", t_faults_transfer, NULL,
+     {.caps = XRT_CAP_FAULT_INJECTION, .dt = CTS_F32}},
+};
+
 static void cts_register_all(cts *t) {
   char name[80];
-  cts_add(t, "basic.info", t_basic_info, NULL);
-  cts_add(t, "basic.load_again", t_basic_load_again, NULL);
-  cts_add(t, "basic.client", t_basic_client, NULL);
-  cts_add(t, "basic.devices", t_basic_devices, NULL);
-  cts_add(t, "basic.topology", t_basic_topology, NULL);
-  cts_add(t, "basic.exclusive", t_basic_exclusive, NULL);
+  cts_add_cases(t, cts_basic_cases, CTS_COUNT(cts_basic_cases));
   for (int d = 1; d < XRT_DTYPE_COUNT; d++) {
     snprintf(name, sizeof name, "buffers.roundtrip.%s", cts_dtype_names[d]);
-    cts_add(t, name, t_buffers_roundtrip, (const void *)(intptr_t)d);
+    cts_add(t, name, t_buffers_roundtrip, (const void *)(intptr_t)d,
+            (cts_needs){.dt = {(xrt_dtype)d}});
   }
-  cts_add(t, "buffers.copy_device", t_buffers_copy_device, NULL);
-  cts_add(t, "buffers.async", t_buffers_async, NULL);
-  cts_add(t, "buffers.release", t_buffers_release, NULL);
-  cts_add(t, "buffers.bad_input", t_buffers_bad_input, NULL);
-  cts_add(t, "compile.type_error", t_compile_type_error, NULL);
-  cts_add(t, "compile.syntax_error", t_compile_syntax_error, NULL);
-  cts_add(t, "compile.query_support", t_compile_query_support, NULL);
-  cts_add(t, "compile.stablehlo_version", t_compile_version, NULL);
+  cts_add_cases(t, cts_buffer_compile_cases,
+                CTS_COUNT(cts_buffer_compile_cases));
   for (int i = 0; i < CTS_COUNT(cts_binops); i++) {
     snprintf(name, sizeof name, "execute.%s.%s", cts_binops[i].op,
              cts_dtype_names[cts_binops[i].dt]);
-    cts_add(t, name, t_execute_binop, &cts_binops[i]);
+    cts_add(t, name, t_execute_binop, &cts_binops[i],
+            (cts_needs){.dt = {cts_binops[i].dt}});
   }
-  cts_add(t, "execute.edge_shapes", t_execute_edge_shapes, NULL);
-  cts_add(t, "execute.async_events", t_execute_async, NULL);
-  cts_add(t, "execute.bad_args", t_execute_bad_args, NULL);
-  cts_add(t, "execute.released_executable", t_execute_released, NULL);
-  cts_add(t, "multi.execute_multi", t_multi_execute, NULL);
-  cts_add(t, "collectives.all_reduce", t_coll_all_reduce, NULL);
-  cts_add(t, "collectives.all_gather", t_coll_all_gather, NULL);
-  cts_add(t, "collectives.collective_permute", t_coll_permute, NULL);
-  cts_add(t, "faults.execute", t_faults_execute, NULL);
-  cts_add(t, "faults.transfer", t_faults_transfer, NULL);
+  cts_add_cases(t, cts_late_cases, CTS_COUNT(cts_late_cases));
   for (int i = 0; i < CTS_COUNT(cts_nums); i++) {
-    snprintf(name, sizeof name, "numerics.%s", cts_nums[i].name);
-    cts_add(t, name, t_numerics, &cts_nums[i]);
+    const cts_num *k = &cts_nums[i];
+    snprintf(name, sizeof name, "numerics.%s", k->name);
+    /* every input has in_dt; a program without inputs needs only out_dt */
+    cts_add(t, name, t_numerics, k,
+            (cts_needs){.dt = {k->nin ? k->in_dt : k->out_dt, k->out_dt}});
   }
+}
+
+/* Runs one test: SKIP for what it needs and the plugin lacks, then the
+ * body on a client of its own (released after it, with all it holds). */
+static cts_result cts_run_test(cts *t, const cts_test *e) {
+  xrt_client *c = NULL;
+  cts_result r = cts_need_caps(t, e->needs.caps);
+  for (int i = 0; i < CTS_COUNT(e->needs.dt) && r == CTS_PASS; i++)
+    if (e->needs.dt[i] != XRT_DTYPE_INVALID)
+      r = cts_need_dtype(t, e->needs.dt[i]);
+  if (r == CTS_PASS && !e->needs.own_clients) r = cts_client(t, &c);
+  if (r == CTS_PASS) r = e->fn(t, c, e->arg);
+  xrt_client_release(c);
+  return r;
 }
 
 /* Chooses the element type of the generic tests and the StableHLO version
@@ -2170,7 +2192,7 @@ int main(int argc, char **argv) {
     for (int i = 0; i < t.ntests; i++) {
       if (filter && !strstr(t.tests[i].name, filter)) continue;
       t.why[0] = 0;
-      r = t.tests[i].fn(&t, t.tests[i].arg);
+      r = cts_run_test(&t, &t.tests[i]);
       cts_report(t.tests[i].name, r, t.why, counts);
     }
   }

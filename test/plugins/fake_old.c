@@ -41,15 +41,7 @@ struct old_api {
 
 static const struct old_api fake_api = {
     .struct_size = sizeof(struct old_api), .abi_major = 1, .abi_minor = 0,
-    .name = FAKE_NAME, .version = "0.2.0",
-    .client_create = fake_client_create,
-    .client_destroy = fake_client_destroy,
-    .device_count = fake_device_count,
-    .device_describe = fake_device_describe,
-    .buffer_alloc = fake_buffer_alloc, .buffer_free = fake_buffer_free,
-    .buffer_write = fake_buffer_write, .buffer_read = fake_buffer_read,
-    .compile = fake_compile, .executable_destroy = fake_executable_destroy,
-    .execute = fake_execute};
+    .name = FAKE_NAME, .version = "0.2.0", FAKE_TABLE_BASIC};
 
 const xrt_plugin_api *xrt_plugin_get_api(void) {
   (void)fake_buffer_copy;

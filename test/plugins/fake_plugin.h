@@ -139,15 +139,24 @@ static void fake_buffer_free(void *client, int device, void *mem) {
   free(mem);
 }
 
+/* A write or read (what): copies the bytes unless FAKE_BAD_MODE is
+ * what "_err". */
+static xrt_status fake_move(const char *what, void *dst, const void *src,
+                            size_t bytes, xrt_plugin_error *err) {
+  char mode[16];
+  snprintf(mode, sizeof mode, "%s_err", what);
+  if (fake_bad(mode))
+    return fake_fail(err, XRT_DATA_LOSS, "%s: %s failed", FAKE_NAME, what);
+  memcpy(dst, src, bytes);
+  return XRT_OK;
+}
+
 static xrt_status fake_buffer_write(void *client, int device, void *mem,
                                     const void *src, size_t bytes,
                                     xrt_plugin_error *err) {
   (void)client;
   (void)device;
-  if (fake_bad("write_err"))
-    return fake_fail(err, XRT_DATA_LOSS, "%s: write failed", FAKE_NAME);
-  memcpy(mem, src, bytes);
-  return XRT_OK;
+  return fake_move("write", mem, src, bytes, err);
 }
 
 static xrt_status fake_buffer_read(void *client, int device, const void *mem,
@@ -155,10 +164,7 @@ static xrt_status fake_buffer_read(void *client, int device, const void *mem,
                                    xrt_plugin_error *err) {
   (void)client;
   (void)device;
-  if (fake_bad("read_err"))
-    return fake_fail(err, XRT_DATA_LOSS, "%s: read failed", FAKE_NAME);
-  memcpy(dst, mem, bytes);
-  return XRT_OK;
+  return fake_move("read", dst, mem, bytes, err);
 }
 
 static xrt_status fake_buffer_copy(void *client, int src_device,
@@ -237,16 +243,19 @@ static int fake_op_support(void *client, const xrt_ir_module *m, int32_t func,
 }
 #endif
 
-/* The full table; fake_old.c defines its own, shorter one. */
-#define FAKE_TABLE_ENTRIES                                                    \
-  .name = FAKE_NAME, .version = "9.9.9",                                      \
+/* The table's entries: FAKE_TABLE_BASIC are those every table has, the
+ * older, shorter one of fake_old.c too (which leaves buffer_copy NULL). */
+#define FAKE_TABLE_BASIC                                                      \
   .client_create = fake_client_create,                                        \
   .client_destroy = fake_client_destroy,                                      \
   .device_count = fake_device_count,                                          \
   .device_describe = fake_device_describe,                                    \
   .buffer_alloc = fake_buffer_alloc, .buffer_free = fake_buffer_free,         \
   .buffer_write = fake_buffer_write, .buffer_read = fake_buffer_read,         \
-  .buffer_copy = fake_buffer_copy, .compile = fake_compile,                   \
-  .executable_destroy = fake_executable_destroy, .execute = fake_execute
+  .compile = fake_compile, .executable_destroy = fake_executable_destroy,     \
+  .execute = fake_execute
+#define FAKE_TABLE_FUNCS FAKE_TABLE_BASIC, .buffer_copy = fake_buffer_copy
+#define FAKE_TABLE_ENTRIES                                                    \
+  .name = FAKE_NAME, .version = "9.9.9", FAKE_TABLE_FUNCS
 
 #endif /* FAKE_PLUGIN_H */
