@@ -224,7 +224,7 @@ asan:
 # build directory and flags; a report fails the run).
 TSAN_TESTS := test_async test_threads test_api test_collectives test_pmap \
               test_sharding test_pool test_dispatch test_allreduce_fast \
-              test_reshard
+              test_reshard test_variables test_dlpack test_trace test_plugins
 TSAN_FLAGS := -std=c11 -O1 -g -fsanitize=thread -fno-omit-frame-pointer \
               -Wall -Wextra -Wpedantic
 test-tsan: deps
