@@ -341,6 +341,51 @@ docs:
 
 .PHONY: install uninstall examples docs
 
+# ---- fuzzing (libFuzzer, clang only; see fuzz/README.md) ----
+#
+#   make fuzz        fuzz/fuzz_*.c -> build-fuzz/fuzz_* (ASan + UBSan)
+#   make fuzz-smoke  each target FUZZ_TIME seconds over its corpus in
+#                    build-fuzz/corpus/<target>/ (seeded by
+#                    fuzz/make_corpus.sh); fails on any finding.  A failed
+#                    malloc returns NULL (allocator_may_return_null=1):
+#                    xrt must report it, as it would outside ASan.
+FUZZ_BUILD := build-fuzz
+FUZZ_CC := clang
+FUZZ_TIME ?= 60
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_CFLAGS := -std=c11 -g -O1 -Wall -Wextra -Wpedantic \
+               -fno-omit-frame-pointer $(FUZZ_SAN)
+FUZZ_TARGETS := $(patsubst fuzz/%.c,%,$(sort $(wildcard fuzz/fuzz_*.c)))
+FUZZ_OBJS := $(CORE_SRCS:%.c=$(FUZZ_BUILD)/obj/%.o)
+
+$(FUZZ_BUILD)/obj/%.o: %.c xrt.h | $(FUZZ_BUILD)/obj
+	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c $(FUZZ_OBJS) xrt.h | $(FUZZ_BUILD)/obj
+	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_OBJS) \
+	  -o $@ $(LDLIBS)
+
+$(FUZZ_BUILD)/obj:
+	mkdir -p $@
+
+.PRECIOUS: $(FUZZ_BUILD)/obj/%.o
+
+fuzz: $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/%)
+
+fuzz-smoke: fuzz
+	sh fuzz/make_corpus.sh $(FUZZ_BUILD)/corpus
+	@for t in $(FUZZ_TARGETS); do \
+	  echo "== $(FUZZ_BUILD)/$$t ($(FUZZ_TIME) s)"; \
+	  mkdir -p $(FUZZ_BUILD)/findings/$$t; \
+	  ASAN_OPTIONS="allocator_may_return_null=1 $$ASAN_OPTIONS" \
+	  $(FUZZ_BUILD)/$$t -max_total_time=$(FUZZ_TIME) -timeout=10 \
+	    -rss_limit_mb=2048 -print_final_stats=1 \
+	    -artifact_prefix=$(FUZZ_BUILD)/findings/$$t/ \
+	    $(FUZZ_BUILD)/corpus/$$t || exit 1; \
+	done
+
+.PHONY: fuzz fuzz-smoke
+
 clean:
 	rm -rf build build-asan build-*
 

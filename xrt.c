@@ -118,6 +118,13 @@ static xrt_status xrt__fail(xrt_status code, const char *fmt, ...) {
   return code;
 }
 
+/* A plugin's error message, terminated (a plugin may fill all of it
+ * without a NUL) and never empty. */
+static const char *xrt__plugin_msg(xrt_plugin_error *err) {
+  err->message[sizeof err->message - 1] = 0;
+  return err->message[0] ? err->message : "(no message)";
+}
+
 /* Adopts a plugin's failure as this thread's last error. */
 static xrt_status xrt__fail_plugin(xrt_status code, const char *plugin,
                                    const xrt_plugin_error *err) {
@@ -1074,17 +1081,21 @@ static xrt_status xrt__shape_check(const xrt_shape *s, size_t *bytes) {
   if (s->rank < 0 || s->rank > XRT_MAX_RANK)
     return xrt__fail(XRT_INVALID_ARGUMENT, "rank %d is outside 0..%d",
                      (int)s->rank, XRT_MAX_RANK);
+  /* The bound applies to the product of the nonzero dimensions too: an
+   * empty array's strides are still products of its dimensions. */
   uint64_t n = xrt_dtype_size(s->dtype);
+  bool empty = false;
   for (int32_t i = 0; i < s->rank; i++) {
     if (s->dims[i] < 0)
       return xrt__fail(XRT_INVALID_ARGUMENT, "dimension %d is negative (%" PRId64
                        ")", (int)i, s->dims[i]);
-    if (s->dims[i] && n > (uint64_t)SIZE_MAX / 2 / (uint64_t)s->dims[i])
+    if (s->dims[i] == 0) { empty = true; continue; }
+    if (n > (uint64_t)SIZE_MAX / 2 / (uint64_t)s->dims[i])
       return xrt__fail(XRT_INVALID_ARGUMENT, "shape is too large: its byte "
                        "size does not fit in size_t");
     n *= (uint64_t)s->dims[i];
   }
-  *bytes = (size_t)n;
+  *bytes = empty ? 0 : (size_t)n;
   return XRT_OK;
 }
 
@@ -4767,6 +4778,29 @@ static xrt_status xrt__verify_broadcast_in_dim(const xrt__vctx *v) {
   return XRT_OK;
 }
 
+/* broadcast: the result's dims are broadcast_sizes followed by the
+ * operand's. */
+static xrt_status xrt__verify_broadcast(const xrt__vctx *v) {
+  xrt_status s = xrt__vcounts(v, 1, 1);
+  const int64_t *sizes;
+  int64_t n;
+  if (s || (s = xrt__vints(v, "broadcast_sizes", false, &sizes, &n)))
+    return s;
+  const xrt_shape *in = xrt__operand(v, 0), *out = xrt__result(v, 0);
+  if (in->dtype != out->dtype) return xrt__vfail(v, "element types differ");
+  if (n + in->rank != out->rank)
+    return xrt__vfail(v, "result rank %d is not %" PRId64 " broadcast sizes "
+                      "plus the operand's rank %d", (int)out->rank, n,
+                      (int)in->rank);
+  for (int32_t i = 0; i < out->rank; i++) {
+    int64_t want = i < n ? sizes[i] : in->dims[i - n];
+    if (out->dims[i] != want)
+      return xrt__vfail(v, "result dimension %d is %" PRId64 ", expected %"
+                        PRId64, (int)i, out->dims[i], want);
+  }
+  return XRT_OK;
+}
+
 static xrt_status xrt__verify_reshape(const xrt__vctx *v) {
   xrt_status s = xrt__vcounts(v, 1, 1);
   if (s) return s;
@@ -6726,6 +6760,7 @@ static xrt_status xrt__verify_op(xrt__vctx *v) {
   case XRT_OP_BITCAST_CONVERT: return xrt__verify_bitcast(v);
   case XRT_OP_IOTA: return xrt__verify_iota(v);
   case XRT_OP_BROADCAST_IN_DIM: return xrt__verify_broadcast_in_dim(v);
+  case XRT_OP_BROADCAST: return xrt__verify_broadcast(v);
   case XRT_OP_RESHAPE: return xrt__verify_reshape(v);
   case XRT_OP_TRANSPOSE: return xrt__verify_transpose(v);
   case XRT_OP_SLICE: return xrt__verify_slice(v);
@@ -7236,6 +7271,12 @@ static xrt_status xrt__client_open(xrt__client *c,
   if (s || (s = xrt__context_acquire(o->context, name, &c->reg))) return s;
   c->api = xrt__plugin_reg_api(c->reg);
   XRT__PLUGIN_NEED(c, client_create);
+  /* What the plugin makes, it must be able to free: else every client,
+   * buffer or executable would leak the plugin's memory. */
+  XRT__PLUGIN_NEED(c, client_destroy);
+  if (c->api->buffer_alloc || c->api->buffer_wrap_host)
+    XRT__PLUGIN_NEED(c, buffer_free);
+  if (c->api->compile) XRT__PLUGIN_NEED(c, executable_destroy);
   xrt_plugin_client_args args;
   memset(&args, 0, sizeof args);
   args.struct_size = sizeof args;
@@ -10429,7 +10470,7 @@ static xrt_status xrt__plugin_execute(xrt__executable *e, int device,
     xrt__trace_named(c, device, "execute", e->program->module->name,
                      xrt__exe_name(e), t0);
   if (s) /* the simulator's messages carry the program location already */
-    xrt__msgf(msg, "%s", err.message[0] ? err.message : "(no message)");
+    xrt__msgf(msg, "%s", xrt__plugin_msg(&err));
   return s;
 }
 
@@ -10518,8 +10559,7 @@ static xrt_status xrt__transfer_run(xrt__device *d, xrt__task *t,
                         t->kind == XRT__T_READ ? &t->src->shape
                                                : &t->dst->shape, t0);
   if (s)
-    xrt__msgf(msg, "%s: %s", c->api->name,
-              err.message[0] ? err.message : "(no message)");
+    xrt__msgf(msg, "%s: %s", c->api->name, xrt__plugin_msg(&err));
   return s;
 }
 
@@ -14139,8 +14179,29 @@ static xrt_status xrt__npy_read_header(FILE *f, const char *path,
   return s;
 }
 
+/* Whether the open file holds at least bytes more bytes: checked before
+ * the data is allocated, so a short file cannot make xrt allocate what its
+ * header claims. */
+static xrt_status xrt__npy_check_size(FILE *f, const char *path,
+                                      size_t bytes) {
+  long here = ftell(f);
+  if (here < 0 || fseek(f, 0, SEEK_END) != 0)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "%s: cannot seek in the file",
+                     path);
+  long end = ftell(f);
+  if (end < 0 || fseek(f, here, SEEK_SET) != 0)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "%s: cannot seek in the file",
+                     path);
+  if ((uint64_t)(end - here) < (uint64_t)bytes)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "%s: truncated: the header "
+                     "declares %zu bytes of data, the file holds %ld", path,
+                     bytes, end - here);
+  return XRT_OK;
+}
+
 /* Checks the header against what xrt can hold and fills h->shape.dtype;
- * *bytes receives the data size. */
+ * *bytes receives the data size (xrt__npy_check_size checks the file
+ * holds it, before anything is allocated). */
 static xrt_status xrt__npy_check(const char *path, xrt__npy_header *h,
                                  size_t *bytes) {
   if (h->fortran)
@@ -14150,17 +14211,19 @@ static xrt_status xrt__npy_check(const char *path, xrt__npy_header *h,
   if (s) return s;
   /* The byte count must fit size_t and the element count int64. */
   size_t esize = xrt_dtype_size(h->shape.dtype);
-  uint64_t total = esize;
+  uint64_t total = esize; /* over the nonzero dimensions, as in
+                            xrt__shape_check: strides must not overflow */
+  bool empty = false;
   for (int32_t i = 0; i < h->shape.rank; i++) {
     uint64_t d = (uint64_t)h->shape.dims[i];
-    if (d == 0) { total = 0; continue; }
+    if (d == 0) { empty = true; continue; }
     if (total > (uint64_t)INT64_MAX / d)
       return xrt__fail(XRT_INVALID_ARGUMENT, "%s: shape is too large (overflows)", path);
     total *= d;
   }
-  if (total > (uint64_t)SIZE_MAX)
+  if (total > (uint64_t)SIZE_MAX / 2)
     return xrt__fail(XRT_INVALID_ARGUMENT, "%s: shape is too large for this host", path);
-  *bytes = (size_t)total;
+  *bytes = empty ? 0 : (size_t)total;
   return XRT_OK;
 }
 
@@ -14171,6 +14234,7 @@ static xrt_status xrt__npy_load(FILE *f, xrt_client *client, xrt_device *device,
   size_t bytes = 0;
   xrt_status s = xrt__npy_read_header(f, path, &h);
   if (!s) s = xrt__npy_check(path, &h, &bytes);
+  if (!s) s = xrt__npy_check_size(f, path, bytes);
   if (s) return s;
   void *data = NULL;
   if (bytes) {
@@ -14345,6 +14409,7 @@ static xrt_status xrt__npy_read_host(const char *path, const xrt_shape *want,
     s = xrt__fail(XRT_INVALID_ARGUMENT, "%s holds %s, the variable is %s",
                   path, have_s, want_s);
   }
+  if (!s) s = xrt__npy_check_size(f, path, *bytes);
   if (!s && *bytes && !(*data = malloc(*bytes)))
     s = xrt__fail(XRT_RESOURCE_EXHAUSTED, "%s: cannot allocate %zu bytes",
                   path, *bytes);
@@ -14780,7 +14845,7 @@ static xrt_status xrt__dl_wrap(xrt__client *c, int device,
     xrt__buffer_recycle(c, b);
     if (s == XRT_UNIMPLEMENTED || s == XRT_FAILED_PRECONDITION) {
       xrt__log(XRT_LOG_DEBUG, "buffer", "DLPack import copies: %s",
-               err.message);
+               xrt__plugin_msg(&err));
       return XRT_OK;
     }
     return xrt__fail_plugin(s, c->api->name, &err);

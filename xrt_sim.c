@@ -10372,8 +10372,9 @@ static int sim_fz_kind(const sim_fcc *fc, const xrt_ir_op *op) {
   }
   switch (op->code) {
   case XRT_OP_SELECT: {
+    if (op->num_operands != 3) return 0;
     const xrt_shape *p = sim_shape(fc, op->operands[0]);
-    if (op->num_operands != 3 || p->dtype != XRT_PRED ||
+    if (p->dtype != XRT_PRED ||
         !sim_fz_sel_for(sim_esize(rs->dtype)) ||
         (p->rank != 0 && !sim_fz_same_shape(p, rs)) ||
         !sim_fz_same_shape(sim_shape(fc, op->operands[1]), rs) ||
@@ -10397,8 +10398,9 @@ static int sim_fz_kind(const sim_fcc *fc, const xrt_ir_op *op) {
                : 0;
   case XRT_OP_BROADCAST_IN_DIM: {
     const xrt_ir_attr *a = sim_attr(op, "broadcast_dimensions", XRT_ATTR_INTS);
+    if (op->num_operands != 1) return 0;
     const xrt_shape *in = sim_shape(fc, op->operands[0]);
-    if (op->num_operands != 1 || !a || a->n != in->rank) return 0;
+    if (!a || a->n != in->rank) return 0;
     for (int64_t i = 0; i < a->n; i++)
       if (a->ints[i] < 0 || a->ints[i] >= rs->rank ||
           (in->dims[i] != 1 && in->dims[i] != rs->dims[a->ints[i]]))
@@ -10406,18 +10408,18 @@ static int sim_fz_kind(const sim_fcc *fc, const xrt_ir_op *op) {
     return 'v';
   }
   case XRT_OP_BROADCAST: {
+    if (op->num_operands != 1) return 0;
     const xrt_shape *in = sim_shape(fc, op->operands[0]);
-    if (op->num_operands != 1 || in->rank > rs->rank) return 0;
+    if (in->rank > rs->rank) return 0;
     for (int32_t i = 0; i < in->rank; i++)
       if (in->dims[i] != rs->dims[rs->rank - in->rank + i]) return 0;
     return 'v';
   }
   case XRT_OP_TRANSPOSE: {
     const xrt_ir_attr *a = sim_attr(op, "permutation", XRT_ATTR_INTS);
+    if (op->num_operands != 1) return 0;
     const xrt_shape *in = sim_shape(fc, op->operands[0]);
-    if (op->num_operands != 1 || !a || a->n != in->rank ||
-        in->rank != rs->rank)
-      return 0;
+    if (!a || a->n != in->rank || in->rank != rs->rank) return 0;
     for (int64_t k = 0; k < a->n; k++)
       if (a->ints[k] < 0 || a->ints[k] >= in->rank ||
           in->dims[a->ints[k]] != rs->dims[k])

@@ -1,0 +1,206 @@
+/*
+ * test_fuzz_regressions.c - every finding of the fuzzers (fuzz/), kept as a
+ * test: the inputs in fuzz/regressions/ replayed through the public API,
+ * and the plugin-table findings rebuilt as tables.  Run from the
+ * repository root (make test does).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "test_util.h"
+
+#define REGRESSIONS "fuzz/regressions/"
+
+/* Reads a whole file (NUL-terminated); fails the test if it cannot. */
+static char *read_file(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) fail_msg("cannot open %s", path);
+  char *buf = calloc(1, 1 << 16);
+  assert_non_null(buf);
+  *len = fread(buf, 1, (1 << 16) - 1, f);
+  fclose(f);
+  return buf;
+}
+
+/* fuzz_program: a broadcast without an operand passed the verifier and
+ * crashed the simulator's fusion planner. */
+static void test_broadcast_without_operand(void **state) {
+  (void)state;
+  size_t len;
+  char *text = read_file(REGRESSIONS "fuzz_program-broadcast-no-operands",
+                         &len);
+  xrt_compile_options o;
+  xrt_compile_options_init(&o);
+  o.filename = "bcast.mlir";
+  tu_parse_fails(text, &o, XRT_INVALID_ARGUMENT, "bcast.mlir:5:13:",
+                 "expects 1 operand(s), got 0");
+  free(text);
+}
+
+/* The verifier's other broadcast rules: rank and dimensions. */
+static void test_broadcast_shapes(void **state) {
+  (void)state;
+  tu_parse_fails_at(
+      "func.func @main(%x: tensor<3xf32>) -> tensor<2x4xf32> {\n"
+      "  %y = stablehlo.broadcast %x, sizes = [2] : (tensor<3xf32>) -> "
+      "tensor<2x4xf32>\n"
+      "  func.return %y : tensor<2x4xf32>\n"
+      "}\n",
+      "<input>:2:", "result dimension 1 is 4, expected 3");
+  tu_parse_fails_at(
+      "func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {\n"
+      "  %y = stablehlo.broadcast %x, sizes = [2] : (tensor<3xf32>) -> "
+      "tensor<3xf32>\n"
+      "  func.return %y : tensor<3xf32>\n"
+      "}\n",
+      "<input>:2:", "result rank 1 is not 1 broadcast sizes");
+}
+
+/* A well-formed broadcast still runs: y[i][j] = x[j]. */
+static void test_broadcast_runs(void **state) {
+  xrt_client *c = (xrt_client *)*state;
+  const float x[3] = {1.5f, -2, 7};
+  tu_out out;
+  tu_in in = {TU_SHAPE(XRT_F32, 3), x};
+  xrt_status s = tu_run(
+      c,
+      "func.func @main(%x: tensor<3xf32>) -> tensor<2x3xf32> {\n"
+      "  %y = stablehlo.broadcast %x, sizes = [2] : (tensor<3xf32>) -> "
+      "tensor<2x3xf32>\n"
+      "  func.return %y : tensor<2x3xf32>\n"
+      "}\n",
+      1, &in, &out);
+  assert_int_equal(s, XRT_OK);
+  const float *y = (const float *)out.data[0];
+  for (int i = 0; i < 2; i++)
+    for (int j = 0; j < 3; j++) assert_true(y[i * 3 + j] == x[j]);
+  tu_out_free(&out);
+}
+
+/* fuzz_npy: headers declaring more data than the file holds made xrt
+ * allocate what the header claimed (up to 4e18 bytes); an empty shape
+ * whose other dimensions overflow overflowed the strides. */
+static void npy_rejected(xrt_client *c, const char *name, const char *sub) {
+  char path[256];
+  snprintf(path, sizeof path, REGRESSIONS "%s", name);
+  xrt_buffer *b = NULL;
+  xrt_status s = xrt_buffer_from_npy(c, xrt_client_device(c, 0), path, &b);
+  tu_save_error();
+  assert_int_equal(s, XRT_INVALID_ARGUMENT);
+  assert_null(b);
+  TU_ASSERT_CONTAINS(tu_msg, sub);
+  xrt_sharding_spec spec;
+  xrt_sharding_spec_init(&spec, 0);
+  xrt_device *dev = xrt_client_device(c, 0);
+  xrt_variable_format fmt = {&spec, &dev, 1};
+  xrt_variable *v = NULL;
+  s = xrt_variable_create_from_npy(c, "v", path, &fmt, &v);
+  tu_save_error();
+  assert_int_equal(s, XRT_INVALID_ARGUMENT);
+  assert_null(v);
+}
+
+static void test_npy_findings(void **state) {
+  xrt_client *c = (xrt_client *)*state;
+  npy_rejected(c, "fuzz_npy-huge-shape-malloc", "");
+  npy_rejected(c, "fuzz_npy-declared-size-oom", "truncated");
+  npy_rejected(c, "fuzz_npy-shape-int-overflow", "too large");
+}
+
+/* The same rule for shapes the API is handed: an empty array whose other
+ * dimensions overflow is refused, not overflowed. */
+static void test_empty_shape_overflow(void **state) {
+  xrt_client *c = (xrt_client *)*state;
+  xrt_shape sh = TU_SHAPE(XRT_F32, 0, INT64_MAX / 2, 4);
+  xrt_buffer *b = NULL;
+  assert_int_equal(
+      xrt_buffer_from_host(c, xrt_client_device(c, 0), &sh, NULL, &b),
+      XRT_INVALID_ARGUMENT);
+  assert_null(b);
+}
+
+/* fuzz_plugin_table: a table without client_destroy (or buffer_free, or
+ * executable_destroy) leaked what it made; now a client of such a plugin
+ * is refused before it exists.  which: 0, 1, 2 for the three. */
+static void plugin_cannot_free(int which, const char *fn) {
+  xrt_plugin_api t = *xrt_sim_plugin_api();
+  t.name = "nofree";
+  if (which == 0) t.client_destroy = NULL;
+  if (which == 1) t.buffer_free = NULL;
+  if (which == 2) t.executable_destroy = NULL;
+  xrt_context *x = tu_context(false);
+  assert_int_equal(xrt_context_register_plugin(x, NULL, &t, NULL), XRT_OK);
+  xrt_client_options o = tu_client_options(x, "nofree", 1);
+  xrt_client *c = NULL;
+  assert_int_equal(xrt_client_create(&o, &c), XRT_UNIMPLEMENTED);
+  assert_null(c);
+  tu_save_error();
+  TU_ASSERT_CONTAINS(tu_msg, fn);
+  assert_int_equal(xrt_context_release(x), XRT_OK);
+}
+
+static void test_plugin_without_free_functions(void **state) {
+  (void)state;
+  plugin_cannot_free(0, "client_destroy");
+  plugin_cannot_free(1, "buffer_free");
+  plugin_cannot_free(2, "executable_destroy");
+}
+
+/* fuzz_plugin_table: an error message filling the whole buffer with no
+ * NUL was read past its end. */
+static xrt_status execute_unterminated(void *client,
+                                       const xrt_plugin_execute_args *args,
+                                       xrt_plugin_error *err) {
+  (void)client;
+  (void)args;
+  memset(err->message, 'x', sizeof err->message);
+  return XRT_INTERNAL;
+}
+
+static void test_plugin_unterminated_message(void **state) {
+  (void)state;
+  xrt_plugin_api t = *xrt_sim_plugin_api();
+  t.name = "noterm";
+  t.execute = execute_unterminated;
+  xrt_context *x = tu_context(false);
+  assert_int_equal(xrt_context_register_plugin(x, NULL, &t, NULL), XRT_OK);
+  xrt_client *c = tu_client_of(x, "noterm", 1);
+  const float a[2] = {1, 2};
+  tu_out out;
+  tu_in in = {TU_SHAPE(XRT_F32, 2), a};
+  xrt_status s = tu_run(c,
+                        "func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+                        "  %b = stablehlo.add %a, %a : tensor<2xf32>\n"
+                        "  func.return %b : tensor<2xf32>\n"
+                        "}\n",
+                        1, &in, &out);
+  assert_int_equal(s, XRT_INTERNAL);
+  tu_save_error();
+  TU_ASSERT_CONTAINS(tu_msg, "xxxxxxxx");
+  assert_true(strlen(tu_msg) < sizeof tu_msg - 1);
+  xrt_client_release(c);
+  assert_int_equal(xrt_context_release(x), XRT_OK);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_broadcast_without_operand),
+      cmocka_unit_test(test_broadcast_shapes),
+      cmocka_unit_test_setup_teardown(test_broadcast_runs, tu_setup_client,
+                                      tu_teardown_client),
+      cmocka_unit_test_setup_teardown(test_npy_findings, tu_setup_client,
+                                      tu_teardown_client),
+      cmocka_unit_test_setup_teardown(test_empty_shape_overflow,
+                                      tu_setup_client, tu_teardown_client),
+      cmocka_unit_test(test_plugin_without_free_functions),
+      cmocka_unit_test(test_plugin_unterminated_message),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
