@@ -361,7 +361,7 @@ FUZZ_OBJS := $(CORE_SRCS:%.c=$(FUZZ_BUILD)/obj/%.o)
 $(FUZZ_BUILD)/obj/%.o: %.c xrt.h | $(FUZZ_BUILD)/obj
 	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 
-$(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c $(FUZZ_OBJS) xrt.h | $(FUZZ_BUILD)/obj
+$(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz_util.h $(FUZZ_OBJS) xrt.h | $(FUZZ_BUILD)/obj
 	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_OBJS) \
 	  -o $@ $(LDLIBS)
 

@@ -9,9 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "xrt.h"
+#include "fuzz_util.h"
 
-#define FUZZ_DEVICE_MEMORY (64u << 20)
 
 static xrt_client *fuzz_client;
 static char fuzz_path[64];
@@ -24,12 +23,7 @@ static void fuzz_remove_file(void) { unlink(fuzz_path); }
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
   (void)argc;
   (void)argv;
-  xrt_client_options o;
-  xrt_client_options_init(&o);
-  o.num_devices = 1;
-  o.threads_per_device = 1;
-  o.device_memory_bytes = FUZZ_DEVICE_MEMORY;
-  if (xrt_client_create(&o, &fuzz_client) != XRT_OK) abort();
+  fuzz_client = fuzz_client_create();
   snprintf(fuzz_path, sizeof fuzz_path, "/tmp/xrt-fuzz-npy-%ld.npy",
            (long)getpid());
   atexit(fuzz_remove_file);

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "xrt.h"
+#include "fuzz_util.h"
 
 /* Caps that keep one input well under libFuzzer's timeout: executions
  * only for programs whose inputs and outputs are small, and never for
@@ -15,7 +15,6 @@
 #define FUZZ_MAX_TEXT (64 * 1024)
 #define FUZZ_MAX_IO_BYTES (256 * 1024)
 #define FUZZ_MAX_ARGS 16
-#define FUZZ_DEVICE_MEMORY (64u << 20)
 
 static xrt_client *fuzz_client;
 
@@ -25,12 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
   (void)argc;
   (void)argv;
-  xrt_client_options o;
-  xrt_client_options_init(&o);
-  o.num_devices = 1;
-  o.threads_per_device = 1;
-  o.device_memory_bytes = FUZZ_DEVICE_MEMORY;
-  if (xrt_client_create(&o, &fuzz_client) != XRT_OK) abort();
+  fuzz_client = fuzz_client_create();
   return 0;
 }
 
