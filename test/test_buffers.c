@@ -172,21 +172,11 @@ static void tmp_path(char *buf, size_t cap, const char *name) {
   snprintf(buf, cap, "%s/%s", tmpdir, name);
 }
 
-/* Reads a whole file; *n gets its size. */
-static unsigned char *slurp(const char *path, size_t *n) {
-  FILE *f = fopen(path, "rb");
-  assert_non_null(f);
-  unsigned char *buf = malloc(1 << 16);
-  *n = fread(buf, 1, 1 << 16, f);
-  fclose(f);
-  return buf;
-}
-
 /* Checks the .npy header written by xrt against the format spec (v1.0). */
 static void check_npy_header(const char *path, const char *descr,
                              const char *shape, size_t data_bytes) {
   size_t n;
-  unsigned char *f = slurp(path, &n);
+  unsigned char *f = (unsigned char *)tu_read_file(path, &n);
   assert_true(n >= 10);
   assert_memory_equal(f, "\x93NUMPY\x01\x00", 8);
   size_t hlen = f[8] | ((size_t)f[9] << 8);

@@ -18,23 +18,12 @@
 
 #define REGRESSIONS "fuzz/regressions/"
 
-/* Reads a whole file (NUL-terminated); fails the test if it cannot. */
-static char *read_file(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) fail_msg("cannot open %s", path);
-  char *buf = calloc(1, 1 << 16);
-  assert_non_null(buf);
-  *len = fread(buf, 1, (1 << 16) - 1, f);
-  fclose(f);
-  return buf;
-}
-
 /* fuzz_program: a broadcast without an operand passed the verifier and
  * crashed the simulator's fusion planner. */
 static void test_broadcast_without_operand(void **state) {
   (void)state;
   size_t len;
-  char *text = read_file(REGRESSIONS "fuzz_program-broadcast-no-operands",
+  char *text = tu_read_file(REGRESSIONS "fuzz_program-broadcast-no-operands",
                          &len);
   xrt_compile_options o;
   xrt_compile_options_init(&o);

@@ -1184,14 +1184,6 @@ static void tmp_path(char *buf, size_t cap, const char *name) {
   snprintf(buf, cap, "%s/%s", tmpdir, name);
 }
 
-static size_t read_file(const char *path, void *buf, size_t cap) {
-  FILE *fp = fopen(path, "rb");
-  assert_non_null(fp);
-  size_t n = fread(buf, 1, cap, fp);
-  fclose(fp);
-  return n;
-}
-
 static void test_npy(void **state) {
   (void)state;
   snprintf(tmpdir, sizeof tmpdir, "/tmp/xrt_test_reshard_XXXXXX");
@@ -1211,8 +1203,8 @@ static void test_npy(void **state) {
   assert_int_equal(xrt_variable_save(va, pa), XRT_OK);
   assert_int_equal(xrt_variable_save(vb, pb), XRT_OK);
   /* The file holds the logical array after a header. */
-  unsigned char file[4096];
-  size_t n = read_file(pa, file, sizeof file);
+  size_t n;
+  char *file = tu_read_file(pa, &n);
   assert_true(n > xrt_shape_bytes(&l));
   assert_memory_equal(file, "\x93NUMPY", 6);
   assert_memory_equal(file + n - xrt_shape_bytes(&l), a, xrt_shape_bytes(&l));
@@ -1271,7 +1263,7 @@ static void test_npy(void **state) {
   xrt_variable_release(vt);
   xrt_variable_release(va);
   xrt_variable_release(vb);
-  free(a), free(b), free(s8), free(t2);
+  free(a), free(b), free(s8), free(t2), free(file);
   env_close(&e);
   char cmd[128];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);

@@ -331,25 +331,11 @@ static void test_json_parser(void **state) {
 
 /* ---- reading a trace ---- */
 
-static char *read_file(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) fail_msg("cannot open %s: %s", path, strerror(errno));
-  size_t cap = 1 << 16, n = 0;
-  char *buf = (char *)malloc(cap);
-  for (size_t k; buf && (k = fread(buf + n, 1, cap - n, f)) > 0;) {
-    n += k;
-    if (n == cap) buf = (char *)realloc(buf, cap *= 2);
-  }
-  fclose(f);
-  assert_non_null(buf);
-  *len = n;
-  return buf;
-}
 
 /* Parses a trace file: {"traceEvents":[...]}; returns the document. */
 static void load_trace(const char *path, jval *doc, const jval **events) {
   size_t len;
-  char *text = read_file(path, &len);
+  char *text = tu_read_file(path, &len);
   jparse_doc(text, len, doc);
   free(text);
   assert_int_equal(doc->kind, J_OBJ);
@@ -628,7 +614,7 @@ static void test_trace_escaping(void **state) {
   xrt_client_release(c);
   assert_int_equal(xrt_trace_stop(), XRT_OK);
   size_t len;
-  char *text = read_file(path, &len);
+  char *text = tu_read_file(path, &len);
   assert_non_null(strstr(text, "\"name\":\"a\\\\\\\\b\\ufffd\\u0001.main\""));
   free(text);
   jval doc;
@@ -865,7 +851,7 @@ static void test_env_log(void **state) {
   assert_int_equal(run_child("--child-log-bad", "XRT_LOG", "loud,compile",
                              err), 0);
   size_t len;
-  char *text = read_file(err, &len);
+  char *text = tu_read_file(err, &len);
   assert_non_null(strstr(text, "xrt warn core: XRT_LOG=loud,compile ignored: "
                                "unknown level 'loud'"));
   free(text);

@@ -280,6 +280,28 @@ static inline void tu_free(void *self, void *p) {
 }
 
 /* Writes n bytes of data to the file path; fails the test otherwise. */
+/* Reads a whole file into memory from malloc (NUL-terminated, so text can
+ * be used as a string; *len excludes the NUL); fails the test if it cannot
+ * be read. */
+static inline char *tu_read_file(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) fail_msg("cannot open %s", path);
+  size_t cap = 1 << 16, n = 0;
+  char *buf = (char *)malloc(cap);
+  for (size_t k; buf && (k = fread(buf + n, 1, cap - n - 1, f)) > 0;) {
+    n += k;
+    if (n < cap - 1) continue;
+    char *more = (char *)realloc(buf, cap *= 2);
+    if (!more) free(buf);
+    buf = more;
+  }
+  fclose(f);
+  assert_non_null(buf);
+  buf[n] = 0;
+  *len = n;
+  return buf;
+}
+
 static inline void tu_write_file(const char *path, const void *data,
                                  size_t n) {
   FILE *f = fopen(path, "wb");

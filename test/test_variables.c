@@ -372,11 +372,8 @@ static void test_save_load(void **state) {
   assert_true(xrt_variable_format_key(v) == key);
   assert_values(v, y, R * C);
   /* The file is a plain .npy: its bytes after the header are y. */
-  FILE *f = fopen(good, "rb");
-  assert_non_null(f);
-  unsigned char file[4096];
-  size_t n = fread(file, 1, sizeof file, f);
-  fclose(f);
+  size_t n;
+  char *file = tu_read_file(good, &n);
   assert_true(n > sizeof y);
   assert_memory_equal(file + n - sizeof y, y, sizeof y);
   assert_memory_equal(file, "\x93NUMPY", 6);
@@ -423,6 +420,7 @@ static void test_save_load(void **state) {
   char nodir[300];
   snprintf(nodir, sizeof nodir, "%s.d/x.npy", missing);
   assert_int_not_equal(xrt_variable_save(v, nodir), XRT_OK);
+  free(file);
   remove(good);
   remove(bad);
   xrt_variable_release(v);
