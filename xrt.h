@@ -498,6 +498,14 @@ typedef struct xrt_client_options {
    * thread pool); 0 means the machine's cores divided by num_devices, at
    * least 1.  Small ops always run on the device's own queue thread. */
   int threads_per_device;
+  /* Bytes of executables the client's in-memory compilation cache keeps
+   * (least recently used evicted first); default 256 MiB, 0 turns the
+   * in-memory cache off.  See "Compilation cache". */
+  size_t compile_cache_bytes;
+  /* A persistent store consulted after an in-memory miss and filled after
+   * a compile (xrt_disk_cache_store() of xrt_cache.c, or your own); NULL:
+   * none.  Borrowed: it must outlive the client. */
+  const struct xrt_cache_store *cache_store;
 } xrt_client_options;
 
 /* Fills *options with defaults. Thread-safe. */
@@ -951,6 +959,12 @@ typedef struct xrt_compile_options {
    * num_replicas * num_partitions of them; NULL: logical id i runs on
    * device i.  Copied by the compile call. */
   const int *device_assignment;
+  /* Compilation cache: 1 keeps debug locations (loc(...), #loc lines) and
+   * comments in the cache key; by default (0) programs that differ only in
+   * those share one key. */
+  int cache_keep_locations;
+  /* 1: this compile neither reads nor fills any cache. */
+  int cache_disable;
 } xrt_compile_options;
 
 /* Fills *options with defaults. Thread-safe. */
@@ -988,6 +1002,124 @@ xrt_status xrt_compile_program(xrt_client *client, const xrt_program *program,
 xrt_status xrt_compile(xrt_client *client, const char *text, size_t len,
                        const xrt_compile_options *options,
                        xrt_executable **out_executable);
+
+/* ======================================================================
+ * Compilation cache
+ *
+ * Every compile (xrt_compile, xrt_compile_program) is looked up by a key:
+ * XXH3-128 over the program text with debug locations and comments
+ * removed (unless cache_keep_locations), the compile options that change
+ * the result (entry, replicas, partitions, device assignment), the
+ * plugin's name and version and the device topology.  In memory, a key is
+ * compiled once even when many threads ask at once (the others wait and
+ * share the executable); a failed compile is remembered and its status and
+ * message returned to every later caller of that key.  XRT_LOG=info,cache
+ * logs each key with hit or miss.  Behind the in-memory cache an optional
+ * xrt_cache_store (the disk cache of xrt_cache.c) keeps serialized
+ * executables across processes.
+ * ==================================================================== */
+
+/* Characters of a cache key in text form (hex), without the NUL. */
+#define XRT_CACHE_KEY_CHARS 32
+
+/* Writes the cache key that compiling text with options on client would
+ * use, as 32 lowercase hex digits and a NUL, into out_key.  Thread-safe. */
+xrt_status xrt_compile_cache_key(xrt_client *client, const char *text,
+                                 size_t len,
+                                 const xrt_compile_options *options,
+                                 char out_key[XRT_CACHE_KEY_CHARS + 1]);
+
+/* Counters of a client's compilation cache (monotonic except entries and
+ * bytes). */
+typedef struct xrt_cache_stats {
+  uint64_t hits;            /* compiles answered from memory */
+  uint64_t misses;          /* compiles that found nothing in memory */
+  uint64_t evictions;       /* entries dropped to stay within the budget */
+  uint64_t entries;         /* entries held now (failures included) */
+  uint64_t bytes;           /* bytes held now */
+  uint64_t failures_cached; /* compile failures remembered */
+  uint64_t store_hits;      /* misses answered by the cache_store */
+  uint64_t store_misses;    /* ... not found there */
+  uint64_t store_writes;    /* executables handed to the store */
+  uint64_t store_errors;    /* store entries rejected or failed writes */
+} xrt_cache_stats;
+
+/* Reads the client's cache counters. Thread-safe. */
+xrt_status xrt_client_get_cache_stats(const xrt_client *client,
+                                      xrt_cache_stats *out);
+
+/* Drops every in-memory cache entry of the client (executables already
+ * handed out stay valid).  Thread-safe. */
+xrt_status xrt_client_clear_cache(xrt_client *client);
+
+/* A persistent store of serialized executables, keyed by cache key and
+ * plugin identity ("name version"), e.g. the disk cache below.  The core
+ * calls it from any thread, concurrently. */
+typedef struct xrt_cache_store {
+  size_t struct_size; /* sizeof(xrt_cache_store) */
+  void *self;         /* passed to every call */
+  /* A hit returns XRT_OK and *out_data, *out_size (freed with
+   * release_data); a miss returns XRT_NOT_FOUND; any other status is an
+   * unusable entry (damaged, foreign): the core logs a warning, counts a
+   * store error and compiles. */
+  xrt_status (*load)(void *self, const char *key, const char *plugin_identity,
+                     void **out_data, size_t *out_size);
+  void (*release_data)(void *self, void *data);
+  /* Offers an executable compiled in compile_ns nanoseconds; the store may
+   * decline (too cheap, read-only, full).  A failure is counted, never
+   * reported to the compile's caller. */
+  xrt_status (*save)(void *self, const char *key, const char *plugin_identity,
+                     const void *data, size_t size, uint64_t compile_ns);
+} xrt_cache_store;
+
+/* ---- The disk cache (xrt_cache.c, optional; XRT_HAVE_DISK_CACHE) ----
+ * One file per key in a directory: a header (magic, format version, key,
+ * plugin identity, payload size), the payload and a checksum.  A corrupt,
+ * truncated or foreign file is logged as a warning, ignored and replaced
+ * by the next compile.  Writes go to a temporary file renamed into place,
+ * so several processes may share a directory.  The directory is kept
+ * under max_bytes by removing the oldest files.  An unwritable or full
+ * directory turns writing off with one warning. */
+typedef struct xrt_disk_cache xrt_disk_cache;
+
+typedef struct xrt_disk_cache_options {
+  const char *directory;   /* created (one level) if missing; required */
+  uint64_t max_bytes;      /* default 1 GiB */
+  uint64_t min_compile_ns; /* compiles faster than this are not written */
+  int read_only;           /* 1: load only (e.g. every process but one) */
+  xrt_allocator allocator; /* for the cache and the data it returns */
+} xrt_disk_cache_options;
+
+/* Fills *options with defaults (directory NULL). Thread-safe. */
+void xrt_disk_cache_options_init(xrt_disk_cache_options *options);
+
+/* Opens a disk cache; the caller owns *out_cache.  Thread-safe. */
+xrt_status xrt_disk_cache_open(const xrt_disk_cache_options *options,
+                               xrt_disk_cache **out_cache);
+
+/* Closes a disk cache (NULL ignored); no client may still use its store.
+ * Not thread-safe with calls on the same cache. */
+void xrt_disk_cache_close(xrt_disk_cache *cache);
+
+/* The store to put in xrt_client_options.cache_store (borrowed from the
+ * cache). Thread-safe. */
+const xrt_cache_store *xrt_disk_cache_store(xrt_disk_cache *cache);
+
+/* Counters of a disk cache. */
+typedef struct xrt_disk_cache_stats {
+  uint64_t hits, misses;   /* loads answered, loads that found no file */
+  uint64_t corrupt;        /* files rejected (damaged, foreign), removed */
+  uint64_t writes;         /* files written */
+  uint64_t skipped;        /* saves declined (cheap, read-only, disabled) */
+  uint64_t write_errors;   /* failed writes */
+  uint64_t evictions;      /* files removed to stay under max_bytes */
+  uint64_t files, bytes;   /* what the directory holds, as last seen */
+  int writes_disabled;     /* 1 after an unwritable or full directory */
+} xrt_disk_cache_stats;
+
+/* Reads the counters. Thread-safe. */
+xrt_status xrt_disk_cache_get_stats(xrt_disk_cache *cache,
+                                    xrt_disk_cache_stats *out);
 
 /* Releases an executable: the handle is invalid at once; executions
  * already queued still run.  NULL is ignored, a stale handle is reported.
@@ -1826,7 +1958,7 @@ static inline const xrt_ir_attr *xrt_ir_attr_field(const xrt_ir_attr *attr,
 /* The plugin ABI version of this header: a plugin built with it sets
  * abi_major and abi_minor of its table to these. */
 #define XRT_PLUGIN_ABI_MAJOR 1 /* changes only when the ABI breaks */
-#define XRT_PLUGIN_ABI_MINOR 0 /* grows with each append to the ABI */
+#define XRT_PLUGIN_ABI_MINOR 1 /* grows with each append to the ABI */
 /* The oldest minor of this major that xrt still loads. */
 #define XRT_PLUGIN_ABI_MIN_MINOR 0
 
@@ -2030,6 +2162,26 @@ typedef struct xrt_plugin_api {
   xrt_status (*buffer_copy_region)(void *client,
                                    const xrt_plugin_copy_region_args *args,
                                    xrt_plugin_error *err);
+
+  /* ---- ABI 1.1: persistent compilation cache ---- */
+
+  /* Writes an executable as bytes that executable_deserialize of the same
+   * plugin name and version can load in another process: *out_data is
+   * allocated by the plugin and freed with serialized_free.  NULL (or
+   * XRT_UNIMPLEMENTED): this plugin's executables are not kept on disk. */
+  xrt_status (*executable_serialize)(void *executable, void **out_data,
+                                     size_t *out_size, xrt_plugin_error *err);
+  void (*serialized_free)(void *data);
+  /* Recreates an executable from executable_serialize's bytes.  args are
+   * what compile got (host bindings, launch shape, device assignment)
+   * except that args->module is NULL and args->entry is -1: the bytes must
+   * be enough.  Bytes the plugin does not recognise are
+   * XRT_INVALID_ARGUMENT (the core then compiles). */
+  xrt_status (*executable_deserialize)(void *client,
+                                       const xrt_plugin_compile_args *args,
+                                       const void *data, size_t size,
+                                       void **out_executable,
+                                       xrt_plugin_error *err);
 } xrt_plugin_api;
 
 /* The simulator's table, when xrt_sim.c is compiled in. Thread-safe. */
