@@ -20,7 +20,10 @@
  *  10. Buffers (refcounted; transfers, sync and async)
  *  11. Host functions and the built-in check.* targets
  *  12. Programs and compilation
+ *  12b. Compilation cache: keys, in-memory single-flight LRU, the
+ *       persistent store
  *  13. Execution: single-device, MPMD and multi-device launches
+ *  13a. Multi-process clients: global devices, launches across processes
  *  13b. Sharding specs, sharded arrays and pmap
  *  13c. Variables: format keys, atomic reshard, execution with donation,
  *       save and load; client statistics and fault kinds
@@ -62,6 +65,436 @@
 
 #define XRT__UNUSED(x) ((void)(x))
 #define XRT__ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- Operating system services ----
+ *
+ * Everything that differs between POSIX systems and Windows is here, behind
+ * small xrt__os_* helpers; the rest of the file has no platform #ifdef.
+ * Windows builds use mingw-w64 with its POSIX thread model, so pthreads
+ * (winpthreads), <stdatomic.h> and _Thread_local work there as on Linux:
+ * threads, mutexes and atomics are shared code.  What differs: dynamic
+ * loading (LoadLibrary, GetProcAddress, FreeLibrary, with FormatMessage's
+ * reasons), file identity, paths and directory listing (file names are
+ * UTF-8, converted to UTF-16 for Windows), atomic replacement of a file
+ * (MoveFileExW), aligned allocation (_aligned_malloc), the monotonic clock
+ * and timed waits on it, and the CPU count.  Helpers that can fail return 0
+ * or an errno value and write the system's reason into why[cap]. */
+
+#if defined(_WIN32)
+#ifndef WIN32_LEAN_AND_MEAN
+#define WIN32_LEAN_AND_MEAN
+#endif
+#ifndef NOMINMAX
+#define NOMINMAX
+#endif
+#include <malloc.h> /* _aligned_malloc */
+#include <windows.h>
+#define XRT__OS_LIB_EXT ".dll"
+#define XRT__OS_HERE ".\\"
+/* XRT_PLUGINS entries are "name;path" on Windows, where ':' belongs to
+ * drive letters (as in JAX's PJRT_NAMES_AND_LIBRARY_PATHS). */
+#define XRT__OS_PLUGIN_SEP ';'
+#else
+#include <dirent.h>
+#include <dlfcn.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#if defined(__APPLE__)
+#define XRT__OS_LIB_EXT ".dylib"
+#else
+#define XRT__OS_LIB_EXT ".so"
+#endif
+#define XRT__OS_HERE "./"
+#define XRT__OS_PLUGIN_SEP ':'
+#endif
+
+/* A loaded library's symbol, as a function pointer (cast it to its type). */
+typedef void (*xrt__os_fn)(void);
+/* Two paths name one file iff their ids are equal. */
+typedef struct xrt__os_file_id {
+  uint64_t dev, ino;
+} xrt__os_file_id;
+/* Called per directory entry; nonzero stops the listing with that value. */
+typedef int (*xrt__os_dir_fn)(void *ctx, const char *name);
+
+#if defined(_WIN32)
+
+/* errno for a Windows error code, so callers map failures one way. */
+static int xrt__os_errno(DWORD e) {
+  switch (e) {
+  case ERROR_FILE_NOT_FOUND: case ERROR_PATH_NOT_FOUND:
+  case ERROR_INVALID_NAME: case ERROR_BAD_NETPATH: case ERROR_INVALID_DRIVE:
+    return ENOENT;
+  case ERROR_ACCESS_DENIED: case ERROR_SHARING_VIOLATION:
+  case ERROR_LOCK_VIOLATION:
+    return EACCES;
+  case ERROR_FILE_EXISTS: case ERROR_ALREADY_EXISTS: return EEXIST;
+  case ERROR_DIRECTORY: return ENOTDIR;
+  case ERROR_NOT_ENOUGH_MEMORY: case ERROR_OUTOFMEMORY: return ENOMEM;
+  default: return EIO;
+  }
+}
+
+/* FormatMessage's text for e, without its line break, and the code. */
+static void xrt__os_reason(DWORD e, char *why, size_t cap) {
+  char msg[512] = "";
+  DWORD n = FormatMessageA(FORMAT_MESSAGE_FROM_SYSTEM |
+                               FORMAT_MESSAGE_IGNORE_INSERTS,
+                           NULL, e, 0, msg, (DWORD)sizeof msg, NULL);
+  while (n && (msg[n - 1] == '\n' || msg[n - 1] == '\r' || msg[n - 1] == ' '))
+    msg[--n] = 0;
+  snprintf(why, cap, "%s (Windows error %lu)", n ? msg : "unknown error",
+           (unsigned long)e);
+}
+
+/* The last error as errno, its reason in why. */
+static int xrt__os_fail(char *why, size_t cap) {
+  DWORD e = GetLastError();
+  xrt__os_reason(e, why, cap);
+  return xrt__os_errno(e);
+}
+
+/* UTF-8 to a malloc'd UTF-16 string; NULL (and EILSEQ or ENOMEM in *err)
+ * when s is not UTF-8 or memory is out. */
+static wchar_t *xrt__os_wide(const char *s, int *err) {
+  int n = MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, s, -1, NULL, 0);
+  wchar_t *w = n > 0 ? (wchar_t *)malloc((size_t)n * sizeof *w) : NULL;
+  if (w && MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, s, -1, w, n) > 0)
+    return w;
+  if (err) *err = n > 0 ? ENOMEM : EILSEQ;
+  free(w);
+  return NULL;
+}
+
+static int64_t xrt__os_now_ns(void) {
+  static LARGE_INTEGER freq; /* constant since boot; races write the same */
+  LARGE_INTEGER t;
+  if (!freq.QuadPart) QueryPerformanceFrequency(&freq);
+  QueryPerformanceCounter(&t);
+  int64_t f = freq.QuadPart, c = t.QuadPart;
+  return c / f * 1000000000 + c % f * 1000000000 / f;
+}
+
+static void xrt__os_sleep_ns(long ns) {
+  Sleep((DWORD)((ns + 999999) / 1000000)); /* at least ns: 0 yields */
+}
+
+static int xrt__os_cpu_count(void) {
+  DWORD n = GetActiveProcessorCount(ALL_PROCESSOR_GROUPS);
+  return n < 1 ? 1 : n > INT_MAX ? INT_MAX : (int)n;
+}
+
+/* winpthreads' timed waits take the wall clock; xrt waits on a monotonic
+ * deadline, so it waits relative to it and re-checks the deadline (an early
+ * return from ms rounding is a spurious wakeup, not a timeout). */
+static void xrt__os_cond_init(pthread_cond_t *cv) { pthread_cond_init(cv, NULL); }
+
+static int xrt__os_cond_wait_until(pthread_cond_t *cv, pthread_mutex_t *mu,
+                                   int64_t deadline_ns) {
+  int64_t left = deadline_ns - xrt__os_now_ns();
+  if (left <= 0) return ETIMEDOUT;
+  struct timespec rel = {(time_t)(left / 1000000000), (long)(left % 1000000000)};
+  int rc = pthread_cond_timedwait_relative_np(cv, mu, &rel);
+  return rc == ETIMEDOUT && xrt__os_now_ns() < deadline_ns ? 0 : rc;
+}
+
+static void *xrt__os_aligned_alloc(size_t align, size_t size) {
+  return _aligned_malloc(size ? size : 1, align);
+}
+static void xrt__os_aligned_free(void *p) { _aligned_free(p); }
+
+static void *xrt__os_dl_open(const char *path, char *why, size_t cap) {
+  int err = 0;
+  wchar_t *w = xrt__os_wide(path, &err);
+  if (!w) {
+    snprintf(why, cap, "%s", strerror(err));
+    return NULL;
+  }
+  /* The loader wants backslashes; no dialog box for a missing dependency
+   * (this thread only); the library's own directory is searched for its
+   * dependencies when the path is absolute. */
+  for (wchar_t *c = w; *c; c++)
+    if (*c == L'/') *c = L'\\';
+  DWORD old = 0;
+  SetThreadErrorMode(SEM_FAILCRITICALERRORS | SEM_NOOPENFILEERRORBOX, &old);
+  bool abs = (path[0] && path[1] == ':') || path[0] == '\\' || path[0] == '/';
+  HMODULE lib = LoadLibraryExW(w, NULL, abs ? LOAD_WITH_ALTERED_SEARCH_PATH : 0);
+  if (!lib) xrt__os_fail(why, cap);
+  SetThreadErrorMode(old, NULL);
+  free(w);
+  return (void *)lib;
+}
+
+static xrt__os_fn xrt__os_dl_sym(void *lib, const char *name, char *why,
+                                 size_t cap) {
+  FARPROC p = GetProcAddress((HMODULE)lib, name);
+  if (!p) xrt__os_fail(why, cap);
+  xrt__os_fn fn;
+  memcpy(&fn, &p, sizeof fn);
+  return fn;
+}
+
+static void xrt__os_dl_close(void *lib) { FreeLibrary((HMODULE)lib); }
+
+/* Opens path for its attributes only (directories too). */
+static HANDLE xrt__os_open_meta(const char *path, int *err, char *why,
+                                size_t cap) {
+  wchar_t *w = xrt__os_wide(path, err);
+  if (!w) {
+    snprintf(why, cap, "%s", strerror(*err));
+    return INVALID_HANDLE_VALUE;
+  }
+  HANDLE h = CreateFileW(w, 0, FILE_SHARE_READ | FILE_SHARE_WRITE |
+                         FILE_SHARE_DELETE, NULL, OPEN_EXISTING,
+                         FILE_FLAG_BACKUP_SEMANTICS, NULL);
+  if (h == INVALID_HANDLE_VALUE) *err = xrt__os_fail(why, cap);
+  free(w);
+  return h;
+}
+
+static int xrt__os_file_identify(const char *path, xrt__os_file_id *id,
+                                 bool *is_dir, char *why, size_t cap) {
+  int err = 0;
+  HANDLE h = xrt__os_open_meta(path, &err, why, cap);
+  if (h == INVALID_HANDLE_VALUE) return err;
+  BY_HANDLE_FILE_INFORMATION fi;
+  if (!GetFileInformationByHandle(h, &fi)) err = xrt__os_fail(why, cap);
+  CloseHandle(h);
+  if (err) return err;
+  id->dev = fi.dwVolumeSerialNumber;
+  id->ino = (uint64_t)fi.nFileIndexHigh << 32 | fi.nFileIndexLow;
+  *is_dir = (fi.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY) != 0;
+  return 0;
+}
+
+/* Whether path names a file without a directory ("x.dll"), which the
+ * loader would look for in its own search path rather than here. */
+static bool xrt__os_path_is_bare(const char *path) {
+  return !strpbrk(path, "/\\:");
+}
+
+static int xrt__os_list_dir(const char *dir, xrt__os_dir_fn fn, void *ctx,
+                            char *why, size_t cap) {
+  size_t n = strlen(dir);
+  char *pattern = (char *)malloc(n + 3);
+  if (!pattern) {
+    snprintf(why, cap, "out of memory");
+    return ENOMEM;
+  }
+  snprintf(pattern, n + 3, "%s%s*", dir,
+           n && (dir[n - 1] == '/' || dir[n - 1] == '\\') ? "" : "\\");
+  int err = 0;
+  wchar_t *w = xrt__os_wide(pattern, &err);
+  free(pattern);
+  if (!w) {
+    snprintf(why, cap, "%s", strerror(err));
+    return err;
+  }
+  WIN32_FIND_DATAW fd;
+  HANDLE h = FindFirstFileW(w, &fd);
+  free(w);
+  if (h == INVALID_HANDLE_VALUE) return xrt__os_fail(why, cap);
+  int rc = 0;
+  do {
+    char name[MAX_PATH * 4];
+    if (WideCharToMultiByte(CP_UTF8, 0, fd.cFileName, -1, name, sizeof name,
+                            NULL, NULL) > 0)
+      rc = fn(ctx, name);
+  } while (!rc && FindNextFileW(h, &fd));
+  FindClose(h);
+  return rc;
+}
+
+static FILE *xrt__os_fopen(const char *path, const char *mode) {
+  wchar_t wmode[8];
+  size_t i = 0;
+  for (; mode[i] && i < 7; i++) wmode[i] = (wchar_t)mode[i];
+  wmode[i] = 0;
+  int err = 0;
+  wchar_t *w = xrt__os_wide(path, &err);
+  if (!w) {
+    errno = err;
+    return NULL;
+  }
+  FILE *f = _wfopen(w, wmode);
+  free(w);
+  return f;
+}
+
+/* Creates a new, empty file whose name is tmpl with its last six
+ * characters (XXXXXX) made unique. */
+static int xrt__os_temp_file(char *tmpl, char *why, size_t cap) {
+  size_t n = strlen(tmpl);
+  static _Atomic unsigned xrt__os_temp_seq;
+  for (int tries = 0; tries < 100; tries++) {
+    unsigned v = (unsigned)GetCurrentProcessId() * 2654435761u ^
+                 (unsigned)GetTickCount() ^
+                 atomic_fetch_add(&xrt__os_temp_seq, 1) * 40503u;
+    for (size_t k = n - 6; k < n; k++, v >>= 5)
+      tmpl[k] = "0123456789abcdefghijklmnopqrstuv"[v & 31];
+    int err = 0;
+    wchar_t *w = xrt__os_wide(tmpl, &err);
+    if (!w) {
+      snprintf(why, cap, "%s", strerror(err));
+      return err;
+    }
+    HANDLE h = CreateFileW(w, GENERIC_WRITE, 0, NULL, CREATE_NEW,
+                           FILE_ATTRIBUTE_NORMAL, NULL);
+    free(w);
+    if (h != INVALID_HANDLE_VALUE) {
+      CloseHandle(h);
+      return 0;
+    }
+    if (GetLastError() != ERROR_FILE_EXISTS) return xrt__os_fail(why, cap);
+  }
+  snprintf(why, cap, "no unused name like %s", tmpl);
+  return EEXIST;
+}
+
+/* Replaces to with from in one step: readers see the old or the new file. */
+static int xrt__os_replace_file(const char *from, const char *to, char *why,
+                                size_t cap) {
+  int err = 0;
+  wchar_t *wf = xrt__os_wide(from, &err), *wt = wf ? xrt__os_wide(to, &err)
+                                                   : NULL;
+  if (wt && MoveFileExW(wf, wt, MOVEFILE_REPLACE_EXISTING |
+                                    MOVEFILE_WRITE_THROUGH))
+    err = 0;
+  else if (wt)
+    err = xrt__os_fail(why, cap);
+  else
+    snprintf(why, cap, "%s", strerror(err));
+  free(wf);
+  free(wt);
+  return err;
+}
+
+#else /* POSIX */
+
+static int64_t xrt__os_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void xrt__os_sleep_ns(long ns) {
+  struct timespec ts = {(time_t)(ns / 1000000000), ns % 1000000000};
+  nanosleep(&ts, NULL);
+}
+
+static int xrt__os_cpu_count(void) {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n < 1 ? 1 : n > INT_MAX ? INT_MAX : (int)n;
+}
+
+/* Timed waits on the monotonic clock, immune to wall-clock changes. */
+static void xrt__os_cond_init(pthread_cond_t *cv) {
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(cv, &ca);
+  pthread_condattr_destroy(&ca);
+}
+
+static int xrt__os_cond_wait_until(pthread_cond_t *cv, pthread_mutex_t *mu,
+                                   int64_t deadline_ns) {
+  struct timespec ts = {(time_t)(deadline_ns / 1000000000),
+                        (long)(deadline_ns % 1000000000)};
+  return pthread_cond_timedwait(cv, mu, &ts);
+}
+
+/* size is rounded up to a multiple of align, as C11 asks. */
+static void *xrt__os_aligned_alloc(size_t align, size_t size) {
+  size_t n = (size + align - 1) / align * align;
+  return aligned_alloc(align, n ? n : align);
+}
+static void xrt__os_aligned_free(void *p) { free(p); }
+
+static void *xrt__os_dl_open(const char *path, char *why, size_t cap) {
+  void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    const char *e = dlerror();
+    snprintf(why, cap, "%s", e ? e : "unknown reason");
+  }
+  return lib;
+}
+
+static xrt__os_fn xrt__os_dl_sym(void *lib, const char *name, char *why,
+                                 size_t cap) {
+  dlerror();
+  void *p = dlsym(lib, name);
+  if (!p) {
+    const char *e = dlerror();
+    snprintf(why, cap, "%s", e ? e : "the symbol is NULL");
+  }
+  xrt__os_fn fn;
+  memcpy(&fn, &p, sizeof fn); /* object to function pointer (POSIX) */
+  return fn;
+}
+
+static void xrt__os_dl_close(void *lib) { dlclose(lib); }
+
+static int xrt__os_file_identify(const char *path, xrt__os_file_id *id,
+                                 bool *is_dir, char *why, size_t cap) {
+  struct stat st;
+  if (stat(path, &st) != 0) {
+    int err = errno;
+    snprintf(why, cap, "%s", strerror(err));
+    return err;
+  }
+  id->dev = (uint64_t)st.st_dev;
+  id->ino = (uint64_t)st.st_ino;
+  *is_dir = S_ISDIR(st.st_mode);
+  return 0;
+}
+
+/* Whether path names a file without a directory ("x.so"), which the
+ * loader would look for in its own search path rather than here. */
+static bool xrt__os_path_is_bare(const char *path) {
+  return !strchr(path, '/');
+}
+
+static int xrt__os_list_dir(const char *dir, xrt__os_dir_fn fn, void *ctx,
+                            char *why, size_t cap) {
+  DIR *d = opendir(dir);
+  if (!d) {
+    int err = errno;
+    snprintf(why, cap, "%s", strerror(err));
+    return err;
+  }
+  int rc = 0;
+  for (struct dirent *e; !rc && (e = readdir(d));) rc = fn(ctx, e->d_name);
+  closedir(d);
+  return rc;
+}
+
+static FILE *xrt__os_fopen(const char *path, const char *mode) {
+  return fopen(path, mode);
+}
+
+/* Creates a new, empty file whose name is tmpl with its last six
+ * characters (XXXXXX) made unique. */
+static int xrt__os_temp_file(char *tmpl, char *why, size_t cap) {
+  int fd = mkstemp(tmpl);
+  if (fd < 0) {
+    int err = errno;
+    snprintf(why, cap, "%s", strerror(err));
+    return err;
+  }
+  close(fd);
+  return 0;
+}
+
+/* Replaces to with from in one step: readers see the old or the new file. */
+static int xrt__os_replace_file(const char *from, const char *to, char *why,
+                                size_t cap) {
+  if (rename(from, to) == 0) return 0;
+  int err = errno;
+  snprintf(why, cap, "%s", strerror(err));
+  return err;
+}
+
+#endif
 
 /* ======================================================================
  * 2. Errors
@@ -106,7 +539,7 @@ static void xrt__log_failure(xrt_status code, const char *message);
 /* Records a failure for xrt_last_error() and returns its code, so that
  * callers can write `return xrt__fail(...)`. */
 #if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
+XRT_PRINTF_FORMAT(2, 3)
 #endif
 static xrt_status xrt__fail(xrt_status code, const char *fmt, ...) {
   va_list ap;
@@ -116,6 +549,14 @@ static xrt_status xrt__fail(xrt_status code, const char *fmt, ...) {
   xrt__error.code = code;
   xrt__log_failure(code, xrt__error.message); /* debug level, section 2b */
   return code;
+}
+
+/* For xrt_cache.c (same library, another translation unit): records its
+ * failures as xrt__fail does.  Not in xrt.h; tools/libxrt.map keeps it
+ * out of libxrt.so's exports. */
+xrt_status xrt__set_error(xrt_status code, const char *message);
+xrt_status xrt__set_error(xrt_status code, const char *message) {
+  return xrt__fail(code, "%s", message);
 }
 
 /* A plugin's error message, terminated (a plugin may fill all of it
@@ -383,7 +824,7 @@ void xrt_log(xrt_log_level level, const char *component, const char *fmt,
 
 /* Logs a printf-style message under component at level. */
 #if defined(__GNUC__)
-__attribute__((format(printf, 3, 4)))
+XRT_PRINTF_FORMAT(3, 4)
 #endif
 static inline void xrt__log(xrt_log_level level, const char *component,
                             const char *fmt, ...) {
@@ -404,11 +845,7 @@ static void xrt__log_failure(xrt_status code, const char *message) {
 /* ---- tracing ---- */
 
 /* Monotonic clock of the trace, in nanoseconds. */
-static inline int64_t xrt__now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
+static inline int64_t xrt__now_ns(void) { return xrt__os_now_ns(); }
 
 static _Atomic int xrt__trace_active;
 
@@ -434,6 +871,7 @@ typedef struct xrt__trace_client {
   bool named;        /* its "M" events are in the current trace */
   char plugin[64];
   xrt_plugin_host_api host; /* handed to the plugin (ctx: the client) */
+  xrt_allocator al;         /* the client's, which this entry came from */
 } xrt__trace_client;
 
 #define XRT__TRACE_BUF (64 * 1024)
@@ -483,7 +921,7 @@ static void xrt__trace_put(const char *s, size_t n) {
 static void xrt__trace_puts(const char *s) { xrt__trace_put(s, strlen(s)); }
 
 #if defined(__GNUC__)
-__attribute__((format(printf, 1, 2)))
+XRT_PRINTF_FORMAT(1, 2)
 #endif
 static void xrt__trace_printf(const char *fmt, ...) {
   char tmp[256];
@@ -617,7 +1055,7 @@ xrt_status xrt_trace_start(const char *path) {
   pthread_once(&xrt__trace_atexit_once, xrt__trace_register_atexit);
   pthread_mutex_lock(&xrt__trace_mu);
   xrt__trace_finish_locked(); /* the file is complete, even if it failed */
-  FILE *f = fopen(path, "w");
+  FILE *f = xrt__os_fopen(path, "w");
   if (!f) {
     int err = errno;
     pthread_mutex_unlock(&xrt__trace_mu);
@@ -769,13 +1207,16 @@ static int64_t xrt__host_now_ns(void *ctx) {
   return xrt__now_ns();
 }
 
-/* c's registry entry, made on first use; NULL when out of memory.  Under
- * xrt__trace_mu. */
-static xrt__trace_client *xrt__trace_client_of(struct xrt__client *c) {
+/* c's registry entry, made on first use from c's allocator a; NULL when
+ * out of memory.  Under xrt__trace_mu. */
+static xrt__trace_client *xrt__trace_client_of(struct xrt__client *c,
+                                               const xrt_allocator *a) {
   xrt__trace_client *tc = xrt__trace_find(c);
   if (tc) return tc;
-  tc = (xrt__trace_client *)calloc(1, sizeof *tc);
+  tc = (xrt__trace_client *)a->alloc(a->self, sizeof *tc);
   if (!tc) return NULL;
+  memset(tc, 0, sizeof *tc);
+  tc->al = *a;
   tc->c = c;
   tc->pid = ++xrt__tr.next_pid;
   tc->host.struct_size = sizeof tc->host;
@@ -792,9 +1233,9 @@ static xrt__trace_client *xrt__trace_client_of(struct xrt__client *c) {
 /* The services table handed to a plugin's client_create (args.host);
  * valid until xrt__trace_client_closed(c).  NULL when out of memory. */
 static inline const xrt_plugin_host_api *xrt__host_api_for(
-    struct xrt__client *c) {
+    struct xrt__client *c, const xrt_allocator *a) {
   pthread_mutex_lock(&xrt__trace_mu);
-  xrt__trace_client *tc = xrt__trace_client_of(c);
+  xrt__trace_client *tc = xrt__trace_client_of(c, a);
   pthread_mutex_unlock(&xrt__trace_mu);
   return tc ? &tc->host : NULL;
 }
@@ -814,7 +1255,7 @@ static void xrt__trace_client_opened(struct xrt__client *c,
                                      const char *plugin, int num_devices) {
   pthread_once(&xrt__trace_env_once, xrt__trace_env_read);
   pthread_mutex_lock(&xrt__trace_mu);
-  xrt__trace_client *tc = xrt__trace_client_of(c);
+  xrt__trace_client *tc = xrt__trace_find(c); /* made by xrt__host_api_for */
   int pid = tc ? tc->pid : 0;
   if (tc) {
     snprintf(tc->plugin, sizeof tc->plugin, "%s", plugin ? plugin : "?");
@@ -833,7 +1274,7 @@ static void xrt__trace_client_closed(const struct xrt__client *c) {
     if ((*p)->c == c) {
       xrt__trace_client *tc = *p;
       *p = tc->next;
-      free(tc);
+      tc->al.free(tc->al.self, tc);
       break;
     }
   pthread_mutex_unlock(&xrt__trace_mu);
@@ -873,6 +1314,27 @@ static void xrt__trace_cache_hit(const struct xrt__client *c,
 
 /* ======================================================================
  * 3. Memory
+ *
+ * Which allocator pays for what.  Everything a client's calls allocate on
+ * the host comes from the client's xrt_allocator (xrt_client_options
+ * .allocator), and the plugin gets the same one (client_args.allocator;
+ * the simulator takes its device memory from it too): the client and its
+ * devices, queues' tasks, events, buffers, host
+ * functions, programs parsed by xrt_compile (arena and parser scratch),
+ * executables, launches, sharded arrays, pmaps, variables and reshard
+ * plans, staging copies, support reports, .npy data read for a client,
+ * and its trace registry entry.  The allocator must outlive everything
+ * made from it (a support report may outlive its client).  Objects that
+ * have no client use the allocator of their owner: a context its
+ * xrt_context_options.allocator (plugin records, paths, directory
+ * listings); a program from xrt_program_parse, which has no client, the
+ * system allocator (xrt_compile parses with the client's).  What stays on
+ * malloc: the handle table's chunks (process-wide, shared by every
+ * client, kept until exit), DLPack export records (their deleters may run
+ * after the client and its allocator are gone), the text a pmap source
+ * callback returns (malloc'd by contract), the OS layer's short-lived
+ * path strings, and libc's and the threads' own memory.  Every failure is XRT_RESOURCE_EXHAUSTED naming what was
+ * being allocated (xrt__nomem), and leaves nothing allocated behind.
  * ==================================================================== */
 
 static void *xrt__system_alloc(void *self, size_t size) {
@@ -900,6 +1362,34 @@ static void *xrt__calloc(const xrt_allocator *a, size_t count, size_t size) {
 }
 static void xrt__free(const xrt_allocator *a, void *p) {
   if (p) a->free(a->self, p);
+}
+
+/* realloc through an allocator (which has no realloc): n bytes holding
+ * the first min(old, n) of p, p freed; NULL (p untouched) on failure. */
+static void *xrt__realloc(const xrt_allocator *a, void *p, size_t old,
+                          size_t n) {
+  void *q = a->alloc(a->self, n ? n : 1);
+  if (!q) return NULL;
+  if (p) memcpy(q, p, old < n ? old : n);
+  xrt__free(a, p);
+  return q;
+}
+
+static char *xrt__strdup_with(const xrt_allocator *a, const char *s) {
+  size_t n = strlen(s) + 1;
+  char *d = (char *)a->alloc(a->self, n);
+  if (d) memcpy(d, s, n);
+  return d;
+}
+
+/* Host allocation failures seen by this thread (lets a caller tell them
+ * from a plugin's device memory running out). */
+static XRT__THREAD_LOCAL unsigned xrt__nomem_seen;
+
+/* The failure of an allocation: what was being allocated, and for what. */
+static xrt_status xrt__nomem(const char *what) {
+  xrt__nomem_seen++;
+  return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of host memory for %s", what);
 }
 
 /* An arena: many small allocations freed at once (parsed programs). */
@@ -1193,7 +1683,7 @@ static xrt_opcode xrt__opcode_from_name(const char *s, size_t n) {
 #define XRT__PARSE_MAX_DEPTH 256
 
 #if defined(__GNUC__)
-#define XRT__PARSE_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#define XRT__PARSE_PRINTF(a, b) XRT_PRINTF_FORMAT(a, b)
 #else
 #define XRT__PARSE_PRINTF(a, b)
 #endif
@@ -1314,7 +1804,9 @@ static void xrt__perr_loc(xrt__parser *p, xrt_ir_loc loc, xrt_status code,
 }
 
 static _Noreturn void xrt__oom(xrt__parser *p) {
-  xrt__fail(XRT_RESOURCE_EXHAUSTED, "%s: out of memory while parsing", p->file);
+  xrt__fail(XRT_RESOURCE_EXHAUSTED, "%s: out of host memory while parsing",
+            p->file);
+  p->status = XRT_RESOURCE_EXHAUSTED; /* what xrt__parse_module returns */
   longjmp(p->jb, (int)XRT_RESOURCE_EXHAUSTED);
 }
 
@@ -1334,7 +1826,8 @@ static const char *xrt__strdup(xrt__parser *p, const char *s, size_t n) {
 static void *xrt__push_raw(xrt__parser *p, xrt__pvec *v) {
   if (v->n == v->cap) {
     size_t cap = v->cap ? v->cap * 2 : 64;
-    char *d = realloc(v->data, cap * v->elem);
+    char *d = xrt__realloc(&p->arena->allocator, v->data, v->n * v->elem,
+                           cap * v->elem);
     if (!d) xrt__oom(p);
     v->data = d;
     v->cap = cap;
@@ -1368,7 +1861,9 @@ static uint32_t xrt__hash(const char *s, size_t n) {
 }
 
 static void xrt__sym_rehash(xrt__parser *p, xrt__symtab *t, uint32_t nb) {
-  int32_t *b = realloc(t->buckets, nb * sizeof *b);
+  /* Refilled below: nothing to copy. */
+  int32_t *b = xrt__realloc(&p->arena->allocator, t->buckets, 0,
+                            nb * sizeof *b);
   if (!b) xrt__oom(p);
   t->buckets = b;
   t->mask = nb - 1;
@@ -2551,7 +3046,7 @@ static bool xrt__type_same(const xrt_ir_type *a, const xrt_ir_type *b) {
 
 static void xrt__utab_grow(xrt__parser *p) {
   uint32_t nb = p->utab ? (p->umask + 1) * 2 : 256;
-  int32_t *tab = malloc(nb * sizeof *tab);
+  int32_t *tab = xrt__alloc(&p->arena->allocator, nb * sizeof *tab);
   if (!tab) xrt__oom(p);
   memset(tab, 0xff, nb * sizeof *tab);
   for (size_t i = 0; i < p->utypes.n; i++) {
@@ -2559,7 +3054,7 @@ static void xrt__utab_grow(xrt__parser *p) {
     while (tab[h] >= 0) h = (h + 1) & (nb - 1);
     tab[h] = (int32_t)i;
   }
-  free(p->utab);
+  xrt__free(&p->arena->allocator, p->utab);
   p->utab = tab;
   p->umask = nb - 1;
 }
@@ -4166,10 +4661,11 @@ static void xrt__parser_free(xrt__parser *p) {
   xrt__pvec *v[] = {&p->vals.syms, &p->funcs.syms, &p->vtypes, &p->utypes,
                     &p->ints, &p->uses, &p->i64s, &p->f64s, &p->tys,
                     &p->attrs, &p->ops, &p->regions, &p->names, &p->fns};
-  for (size_t i = 0; i < sizeof v / sizeof *v; i++) free(v[i]->data);
-  free(p->vals.buckets);
-  free(p->utab);
-  free(p->funcs.buckets);
+  const xrt_allocator *a = &p->arena->allocator;
+  for (size_t i = 0; i < sizeof v / sizeof *v; i++) xrt__free(a, v[i]->data);
+  xrt__free(a, p->vals.buckets);
+  xrt__free(a, p->utab);
+  xrt__free(a, p->funcs.buckets);
 }
 
 static void xrt__parser_init(xrt__parser *p) {
@@ -4191,7 +4687,8 @@ static void xrt__parser_init(xrt__parser *p) {
  * doubling costs more than the parse itself on large functions. */
 static void xrt__reserve(xrt__parser *p, xrt__pvec *v, size_t n) {
   if (n <= v->cap) return;
-  char *d = realloc(v->data, n * v->elem);
+  char *d = xrt__realloc(&p->arena->allocator, v->data, v->n * v->elem,
+                         n * v->elem);
   if (!d) xrt__oom(p);
   v->data = d;
   v->cap = n;
@@ -4211,8 +4708,10 @@ static void xrt__parse_all(xrt__parser *p, xrt_ir_module *m) {
 static xrt_status xrt__parse_module(xrt__arena *arena, const char *text,
                                     size_t len, const char *file,
                                     int line_offset, xrt_ir_module **out) {
-  xrt__parser *p = calloc(1, sizeof *p);
-  if (!p) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
+  /* The parser's scratch comes from the arena's allocator (the client's,
+   * for xrt_compile). */
+  xrt__parser *p = xrt__calloc(&arena->allocator, 1, sizeof *p);
+  if (!p) return xrt__nomem("the parser");
   xrt__parser_init(p);
   p->arena = arena;
   p->beg = p->p = p->lc_pos = p->lc_line_start = text ? text : "";
@@ -4223,7 +4722,7 @@ static xrt_status xrt__parse_module(xrt__arena *arena, const char *text,
   xrt_ir_module *m = xrt__arena_alloc(arena, sizeof *m);
   xrt_status st = XRT_OK;
   if (!m) {
-    st = xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
+    st = xrt__nomem("the parsed module");
   } else if (setjmp(p->jb) == 0) {
     m->name = "";
     m->num_replicas = m->num_partitions = 1;
@@ -4234,7 +4733,7 @@ static xrt_status xrt__parse_module(xrt__arena *arena, const char *text,
     st = p->status;
   }
   xrt__parser_free(p);
-  free(p);
+  xrt__free(&arena->allocator, p);
   return st;
 }
 
@@ -4317,7 +4816,7 @@ static xrt_status xrt__ints_attr(const xrt__nctx *n, const char *name,
                                  xrt_ir_attr *a) {
   int64_t *copy = (int64_t *)xrt__arena_alloc(n->arena,
                                               sizeof(int64_t) * (size_t)(count + 1));
-  if (!copy) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
+  if (!copy) return xrt__nomem("an integer list attribute");
   for (int64_t i = 0; i < count; i++) copy[i] = v[i];
   memset(a, 0, sizeof *a);
   a->name = name;
@@ -4340,7 +4839,7 @@ static xrt_status xrt__conv_dims(const xrt__nctx *n, const char *s,
   static const char *const letters[3] = {"bf", "io", "bf"};
   xrt_ir_attr *items = (xrt_ir_attr *)xrt__arena_alloc(n->arena,
                                                        9 * sizeof *items);
-  if (!items) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
+  if (!items) return xrt__nomem("a dimension-numbers attribute");
   for (int g = 0; g < 3; g++) {
     int64_t role[2], spatial[XRT_MAX_RANK] = {0}, ns = 0;
     if (g == 1 && (s[0] != 'x' || !s++))
@@ -4396,7 +4895,7 @@ static xrt_status xrt__normalize_conv(xrt__nctx *n, xrt_ir_op *op) {
       extra += op->attrs[i].num_items;
   xrt_ir_attr *attrs = (xrt_ir_attr *)xrt__arena_alloc(
       n->arena, sizeof *attrs * (size_t)(op->num_attrs + extra + 1));
-  if (!attrs) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
+  if (!attrs) return xrt__nomem("an op's normalized attributes");
   int32_t k = 0;
   for (int32_t i = 0; i < op->num_attrs; i++) {
     const xrt_ir_attr *a = &op->attrs[i];
@@ -4466,7 +4965,7 @@ typedef struct xrt__vctx {
 } xrt__vctx;
 
 #if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
+XRT_PRINTF_FORMAT(2, 3)
 #endif
 static xrt_status xrt__vfail(const xrt__vctx *v, const char *fmt, ...) {
   char msg[768];
@@ -6933,7 +7432,8 @@ static xrt_status xrt__plugin_check_version(const xrt__plugin_reg *r,
 enum { XRT__H_FREE = 0, XRT__H_CLIENT, XRT__H_DEVICE, XRT__H_BUFFER,
        XRT__H_PROGRAM, XRT__H_EXECUTABLE, XRT__H_EVENT, XRT__H_SHARDED,
        XRT__H_PMAP, XRT__H_VARIABLE,
-       XRT__H_CONTEXT, XRT__H_PLUGIN, XRT__H_REPORT };
+       XRT__H_CONTEXT, XRT__H_PLUGIN, XRT__H_REPORT,
+       XRT__H_RDEVICE /* another process's device (section 13a) */ };
 
 #define XRT__HCHUNK 4096u
 #define XRT__HMAXCHUNKS 4096u
@@ -7176,7 +7676,14 @@ struct xrt__client {
   /* xrt_client_get_stats: counted at the plugin call sites. */
   _Atomic uint64_t st_allocs, st_frees, st_bytes_in_use, st_copies,
       st_bytes_copied, st_h2d, st_d2h, st_execs, st_compiles, st_cache_hits;
+  struct xrt__cache *cache; /* section 12b; NULL: no compilation cache */
+  struct xrt__mp *mp; /* section 13a; NULL: this process alone */
 };
+
+/* Multi-process hooks (section 13a). */
+static xrt_status xrt__mp_join(xrt__client *c, const xrt_client_options *o);
+static xrt_status xrt__mp_devices(xrt__client *c);
+static void xrt__mp_free(xrt__client *c);
 
 /* Adds n to one of the client's stats counters (relaxed: counters only). */
 #define XRT__STAT(c, field, n) \
@@ -7212,10 +7719,15 @@ void xrt_client_options_init(xrt_client_options *o) {
   o->num_devices = 1;
   o->device_memory_bytes = (uint64_t)4 << 30;
   o->allocator = xrt_allocator_system();
+  o->compile_cache_bytes = (size_t)256 << 20;
 }
 
 static xrt_status xrt_host_register_builtins(xrt__client *c);
 static void xrt__client_free(xrt__client *c);
+/* Section 12b: a client's compilation cache. */
+static xrt_status xrt__cache_create(xrt__client *c,
+                                    const xrt_client_options *o);
+static void xrt__cache_free(xrt__client *c);
 static xrt_status xrt__queues_start(xrt__client *c);
 
 /* Checks what device_describe returned: a plugin's garbage is an error. */
@@ -7247,7 +7759,7 @@ static xrt_status xrt__client_devices(xrt__client *c) {
                      "expected)", c->api->name, n);
   c->devices = (xrt__device *)xrt__calloc(&c->allocator, (size_t)n,
                                           sizeof(xrt__device));
-  if (!c->devices) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
+  if (!c->devices) return xrt__nomem("the client's devices");
   c->num_devices = n;
   for (int i = 0; i < n; i++) {
     xrt__device *d = &c->devices[i];
@@ -7277,6 +7789,7 @@ static xrt_status xrt__client_open(xrt__client *c,
   if (c->api->buffer_alloc || c->api->buffer_wrap_host)
     XRT__PLUGIN_NEED(c, buffer_free);
   if (c->api->compile) XRT__PLUGIN_NEED(c, executable_destroy);
+  if ((s = xrt__mp_join(c, o))) return s;
   xrt_plugin_client_args args;
   memset(&args, 0, sizeof args);
   args.struct_size = sizeof args;
@@ -7285,14 +7798,15 @@ static xrt_status xrt__client_open(xrt__client *c,
   args.allocator = c->allocator;
   args.threads_per_device = o->threads_per_device;
   args.topology = c->topology;
-  args.host = xrt__host_api_for(c);
+  args.host = xrt__host_api_for(c, &c->allocator);
+  if (!args.host) return xrt__nomem("the client's trace registry entry");
   xrt_plugin_error err = {{0}};
   if ((s = c->api->client_create(&args, &c->pc, &err)))
     return xrt__fail_plugin(s, c->api->name, &err);
   if (!c->pc)
     return xrt__fail(XRT_INTERNAL, "plugin '%s': client_create returned OK "
                      "without a client", c->api->name);
-  if ((s = xrt__client_devices(c))) return s;
+  if ((s = xrt__client_devices(c)) || (s = xrt__mp_devices(c))) return s;
   if ((s = xrt_host_register_builtins(c))) return s;
   if ((s = xrt__queues_start(c))) return s;
   c->handle = xrt__hnew(c, XRT__H_CLIENT);
@@ -7303,14 +7817,10 @@ static xrt_status xrt__client_open(xrt__client *c,
 /* The client's locks; the event condition variable waits on the monotonic
  * clock, so that await_for is immune to wall-clock changes. */
 static void xrt__client_init_sync(xrt__client *c) {
-  pthread_condattr_t ca;
   pthread_mutex_init(&c->mu, NULL);
   pthread_mutex_init(&c->ev_mu, NULL);
   pthread_mutex_init(&c->launch_mu, NULL);
-  pthread_condattr_init(&ca);
-  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-  pthread_cond_init(&c->ev_cv, &ca);
-  pthread_condattr_destroy(&ca);
+  xrt__os_cond_init(&c->ev_cv);
   xrt__link_init(&c->buffers);
   xrt__link_init(&c->executables);
   xrt__link_init(&c->events);
@@ -7334,10 +7844,11 @@ xrt_status xrt_client_create(const xrt_client_options *options,
   if (o.device_memory_bytes == 0)
     return xrt__fail(XRT_INVALID_ARGUMENT, "device_memory_bytes is 0");
   xrt__client *c = (xrt__client *)xrt__calloc(&o.allocator, 1, sizeof *c);
-  if (!c) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
+  if (!c) return xrt__nomem("the client");
   c->allocator = o.allocator;
   xrt__client_init_sync(c);
   xrt_status s = xrt__client_open(c, &o);
+  if (!s) s = xrt__cache_create(c, &o);
   if (s) {
     xrt__client_free(c);
     return s;
@@ -7434,17 +7945,13 @@ xrt_status xrt_device_attribute_find(const xrt_device *device,
  * threads loading one file get one registration.
  * ------------------------------------------------------------------- */
 
-#include <dirent.h>
-#include <dlfcn.h>
-#include <sys/stat.h>
-
 struct xrt__plugin_reg {
   uintptr_t handle;            /* the xrt_plugin handle */
   xrt__context *ctx;
   char *name;                  /* registration name */
   char *path;                  /* as given; "" for a linked table */
   char *real;                  /* the path dlopen got; NULL if linked */
-  uint64_t dev, ino;           /* the file's identity, for duplicates */
+  xrt__os_file_id id;          /* the file's identity, for duplicates */
   void *dl;                    /* dlopen handle; NULL if linked */
   const xrt_plugin_api *table; /* the plugin's own table */
   size_t table_size;           /* its struct_size */
@@ -7515,10 +8022,10 @@ static xrt__plugin_reg *xrt__reg_by_name(const xrt__context *x,
 }
 
 static xrt__plugin_reg *xrt__reg_by_file(const xrt__context *x,
-                                         const struct stat *st) {
+                                         const xrt__os_file_id *id) {
   for (int i = 0; i < x->num_regs; i++)
-    if (x->regs[i]->real && x->regs[i]->dev == (uint64_t)st->st_dev &&
-        x->regs[i]->ino == (uint64_t)st->st_ino)
+    if (x->regs[i]->real && x->regs[i]->id.dev == id->dev &&
+        x->regs[i]->id.ino == id->ino)
       return x->regs[i];
   return NULL;
 }
@@ -7619,7 +8126,7 @@ static xrt_status xrt__plugin_describe(xrt__plugin_reg *r) {
 static void xrt__reg_free(xrt__context *x, xrt__plugin_reg *r) {
   if (!r) return;
   xrt__hfree_if_live(r->handle, XRT__H_PLUGIN, r);
-  if (r->dl) dlclose(r->dl);
+  if (r->dl) xrt__os_dl_close(r->dl);
   xrt__free(&x->allocator, r->name);
   xrt__free(&x->allocator, r->path);
   xrt__free(&x->allocator, r->real);
@@ -7643,7 +8150,7 @@ static xrt_status xrt__reg_add(xrt__context *x, const char *name,
     int cap = x->cap_regs ? 2 * x->cap_regs : 8;
     xrt__plugin_reg **g = (xrt__plugin_reg **)xrt__calloc(
         &x->allocator, (size_t)cap, sizeof *g);
-    if (!g) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
+    if (!g) return xrt__nomem("the context's plugin registry");
     if (x->num_regs) memcpy(g, x->regs, (size_t)x->num_regs * sizeof *g);
     xrt__free(&x->allocator, x->regs);
     x->regs = g;
@@ -7651,7 +8158,7 @@ static xrt_status xrt__reg_add(xrt__context *x, const char *name,
   }
   xrt__plugin_reg *r = (xrt__plugin_reg *)xrt__calloc(&x->allocator, 1,
                                                       sizeof *r);
-  if (!r) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
+  if (!r) return xrt__nomem("a plugin registration");
   r->ctx = x;
   r->table = t;
   r->table_size = t->struct_size;
@@ -7661,7 +8168,7 @@ static xrt_status xrt__reg_add(xrt__context *x, const char *name,
   r->path = xrt__ctx_strdup(x, path ? path : "");
   r->real = real ? xrt__ctx_strdup(x, real) : NULL;
   if (!r->name || !r->path || (real && !r->real)) {
-    s = xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
+    s = xrt__nomem("a plugin registration's name and path");
   } else if (!(s = xrt__plugin_describe(r))) {
     r->handle = xrt__hnew(r, XRT__H_PLUGIN);
     if (!r->handle) s = xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of handles");
@@ -7685,17 +8192,12 @@ static xrt_status xrt__reg_add(xrt__context *x, const char *name,
  * PRECONDITION when it returns NULL. */
 static xrt_status xrt__dl_table(void *dl, const char *path,
                                 const xrt_plugin_api **out) {
-  dlerror();
-  void *sym = dlsym(dl, XRT_PLUGIN_ENTRY_SYMBOL);
-  if (!sym) {
-    const char *why = dlerror();
+  char why[512];
+  xrt__os_fn sym = xrt__os_dl_sym(dl, XRT_PLUGIN_ENTRY_SYMBOL, why, sizeof why);
+  if (!sym)
     return xrt__fail(XRT_NOT_FOUND, "'%s' does not export %s, so it is not "
-                     "an xrt plugin (%s)", path, XRT_PLUGIN_ENTRY_SYMBOL,
-                     why ? why : "symbol is NULL");
-  }
-  xrt_plugin_get_api_fn get;
-  memcpy(&get, &sym, sizeof get); /* object to function pointer (POSIX) */
-  *out = get();
+                     "an xrt plugin (%s)", path, XRT_PLUGIN_ENTRY_SYMBOL, why);
+  *out = ((xrt_plugin_get_api_fn)sym)();
   if (!*out)
     return xrt__fail(XRT_FAILED_PRECONDITION, "'%s': %s() returned NULL",
                      path, XRT_PLUGIN_ENTRY_SYMBOL);
@@ -7706,20 +8208,23 @@ static xrt_status xrt__dl_table(void *dl, const char *path,
  * file finds one registration) and the path to give dlopen: "./x.so" for
  * "x.so", which dlopen would otherwise look for in the system's library
  * directories.  NOT_FOUND when it does not exist. */
-static xrt_status xrt__plugin_file(const char *path, struct stat *st,
-                                   char **out) {
-  if (stat(path, st) != 0)
-    return xrt__fail(errno == ENOENT || errno == ENOTDIR ? XRT_NOT_FOUND
-                                                         : XRT_PERMISSION_DENIED,
-                     "cannot load plugin '%s': %s", path, strerror(errno));
-  if (S_ISDIR(st->st_mode))
+static xrt_status xrt__plugin_file(xrt__context *x, const char *path,
+                                   xrt__os_file_id *id, char **out) {
+  char why[512];
+  bool is_dir = false;
+  int err = xrt__os_file_identify(path, id, &is_dir, why, sizeof why);
+  if (err)
+    return xrt__fail(err == ENOENT || err == ENOTDIR ? XRT_NOT_FOUND
+                                                     : XRT_PERMISSION_DENIED,
+                     "cannot load plugin '%s': %s", path, why);
+  if (is_dir)
     return xrt__fail(XRT_INVALID_ARGUMENT, "cannot load plugin '%s': it is a "
                      "directory", path);
-  bool bare = !strchr(path, '/');
+  bool bare = xrt__os_path_is_bare(path);
   size_t n = strlen(path);
-  *out = (char *)malloc(n + 3);
-  if (!*out) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
-  snprintf(*out, n + 3, "%s%s", bare ? "./" : "", path);
+  *out = (char *)xrt__alloc(&x->allocator, n + 3);
+  if (!*out) return xrt__nomem("a plugin's path");
+  snprintf(*out, n + 3, "%s%s", bare ? XRT__OS_HERE : "", path);
   return XRT_OK;
 }
 
@@ -7729,26 +8234,26 @@ static xrt_status xrt__load_locked(xrt__context *x, const char *name,
                                    const char *path, xrt__plugin_reg **out,
                                    bool *skipped) {
   char *real = NULL;
-  struct stat st;
-  xrt_status s = xrt__plugin_file(path, &st, &real);
+  xrt__os_file_id id;
+  xrt_status s = xrt__plugin_file(x, path, &id, &real);
   if (s && skipped) { /* a dangling link in a scanned directory */
     xrt__log(XRT_LOG_INFO, "plugin", "skipped %s", xrt_last_error());
     *skipped = true;
     return XRT_OK;
   }
   if (s) return s;
-  xrt__plugin_reg *r = xrt__reg_by_file(x, &st);
+  xrt__plugin_reg *r = xrt__reg_by_file(x, &id);
   if (r) { /* the same file, by whatever path: the same registration */
-    free(real);
+    xrt__free(&x->allocator, real);
     *out = r;
     return XRT_OK;
   }
-  void *dl = dlopen(real, RTLD_NOW | RTLD_LOCAL);
+  char why[512];
+  void *dl = xrt__os_dl_open(real, why, sizeof why);
   const xrt_plugin_api *t = NULL;
   if (!dl) {
-    const char *why = dlerror();
     s = xrt__fail(XRT_INVALID_ARGUMENT, "cannot load plugin '%s': not a "
-                  "loadable shared library: %s", path, why ? why : "?");
+                  "loadable shared library: %s", path, why);
   } else {
     s = xrt__dl_table(dl, path, &t);
   }
@@ -7759,12 +8264,11 @@ static xrt_status xrt__load_locked(xrt__context *x, const char *name,
     s = xrt__reg_add(x, name, t, path, real, dl, out);
     if (!s) {
       dl = NULL; /* the registration's now */
-      (*out)->dev = (uint64_t)st.st_dev;
-      (*out)->ino = (uint64_t)st.st_ino;
+      (*out)->id = id;
     }
   }
-  if (dl) dlclose(dl);
-  free(real);
+  if (dl) xrt__os_dl_close(dl);
+  xrt__free(&x->allocator, real);
   return skipped && *skipped ? XRT_OK : s;
 }
 
@@ -7802,7 +8306,7 @@ static xrt_status xrt__context_builtins(xrt__context *x) {
 static xrt_status xrt__context_new(const xrt_context_options *o,
                                    xrt__context **out) {
   xrt__context *x = (xrt__context *)xrt__calloc(&o->allocator, 1, sizeof *x);
-  if (!x) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
+  if (!x) return xrt__nomem("the context");
   x->allocator = o->allocator;
   pthread_mutex_init(&x->mu, NULL);
   x->handle = xrt__hnew(x, XRT__H_CONTEXT);
@@ -7922,16 +8426,18 @@ xrt_status xrt_context_load_plugin(xrt_context *context, const char *name,
   return s;
 }
 
-/* Loads one "name:path" entry (number k, for messages) of XRT_PLUGINS. */
+/* Loads one "name:path" entry (number k, for messages) of XRT_PLUGINS;
+ * "name;path" on Windows (XRT__OS_PLUGIN_SEP). */
 static xrt_status xrt__load_env_entry(xrt_context *context, const char *e,
                                       size_t n, int k, const char *what) {
   while (n && (*e == ' ' || *e == '\t')) e++, n--;
   while (n && (e[n - 1] == ' ' || e[n - 1] == '\t')) n--;
   if (!n) return XRT_OK; /* "a:x,,b:y" or a trailing comma */
-  const char *colon = memchr(e, ':', n);
+  const char *colon = memchr(e, XRT__OS_PLUGIN_SEP, n);
   if (!colon || colon == e || colon == e + n - 1 || n > 4095)
     return xrt__fail(XRT_INVALID_ARGUMENT, "%s entry %d ('%.*s') is not "
-                     "name:path", what, k, (int)(n < 200 ? n : 200), e);
+                     "name%cpath", what, k, (int)(n < 200 ? n : 200), e,
+                     XRT__OS_PLUGIN_SEP);
   char buf[4096];
   memcpy(buf, e, n);
   buf[n] = 0;
@@ -7941,8 +8447,8 @@ static xrt_status xrt__load_env_entry(xrt_context *context, const char *e,
   if (s) {
     char why[2048];
     snprintf(why, sizeof why, "%s", xrt_last_error());
-    return xrt__fail(s, "%s entry %d ('%s:%s'): %s", what, k, buf,
-                     buf + (colon - e) + 1, why);
+    return xrt__fail(s, "%s entry %d ('%s%c%s'): %s", what, k, buf,
+                     XRT__OS_PLUGIN_SEP, buf + (colon - e) + 1, why);
   }
   return XRT_OK;
 }
@@ -7965,13 +8471,7 @@ xrt_status xrt_context_load_env(xrt_context *context, const char *spec) {
 }
 
 static bool xrt__is_library_name(const char *n) {
-#if defined(__APPLE__)
-  static const char ext[] = ".dylib";
-#elif defined(_WIN32)
-  static const char ext[] = ".dll";
-#else
-  static const char ext[] = ".so";
-#endif
+  static const char ext[] = XRT__OS_LIB_EXT;
   size_t len = strlen(n);
   return len > sizeof ext - 1 && strcmp(n + len - (sizeof ext - 1), ext) == 0;
 }
@@ -7980,33 +8480,47 @@ static int xrt__strptr_cmp(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The library file names of dir, sorted (so loads are reproducible). */
-static xrt_status xrt__list_libraries(const char *dir, char ***out, int *n) {
-  DIR *d = opendir(dir);
-  if (!d)
-    return xrt__fail(errno == ENOENT || errno == ENOTDIR ? XRT_NOT_FOUND
-                                                         : XRT_PERMISSION_DENIED,
-                     "cannot scan plugin directory '%s': %s", dir,
-                     strerror(errno));
-  char **names = NULL;
-  int cap = 0;
-  xrt_status s = XRT_OK;
-  *n = 0;
-  for (struct dirent *e; !s && (e = readdir(d));) {
-    if (!xrt__is_library_name(e->d_name)) continue;
-    if (*n == cap) {
-      cap = cap ? 2 * cap : 16;
-      char **g = (char **)realloc(names, (size_t)cap * sizeof *g);
-      if (!g) { s = xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory"); break; }
-      names = g;
-    }
-    if (!(names[*n] = strdup(e->d_name)))
-      s = xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
-    else (*n)++;
+/* A directory's library file names, from allocator a. */
+typedef struct xrt__lib_list {
+  const xrt_allocator *a;
+  char **names;
+  int n, cap;
+} xrt__lib_list;
+
+/* xrt__os_list_dir's callback: keeps library names; -1 when out of memory. */
+static int xrt__lib_list_add(void *ctx, const char *name) {
+  xrt__lib_list *l = (xrt__lib_list *)ctx;
+  if (!xrt__is_library_name(name)) return 0;
+  if (l->n == l->cap) {
+    int cap = l->cap ? 2 * l->cap : 16;
+    char **g = (char **)xrt__realloc(l->a, l->names, (size_t)l->n * sizeof *g,
+                                     (size_t)cap * sizeof *g);
+    if (!g) return -1;
+    l->names = g;
+    l->cap = cap;
   }
-  closedir(d);
-  if (*n) qsort(names, (size_t)*n, sizeof *names, xrt__strptr_cmp);
-  *out = names;
+  if (!(l->names[l->n] = xrt__strdup_with(l->a, name))) return -1;
+  l->n++;
+  return 0;
+}
+
+/* The library file names of dir, sorted (so loads are reproducible), from
+ * the context's allocator a. */
+static xrt_status xrt__list_libraries(const xrt_allocator *a, const char *dir,
+                                      char ***out, int *n) {
+  xrt__lib_list l = {a, NULL, 0, 0};
+  char why[512];
+  int rc = xrt__os_list_dir(dir, xrt__lib_list_add, &l, why, sizeof why);
+  xrt_status s = XRT_OK;
+  if (rc < 0)
+    s = xrt__nomem("a plugin directory's listing");
+  else if (rc)
+    s = xrt__fail(rc == ENOENT || rc == ENOTDIR ? XRT_NOT_FOUND
+                                                : XRT_PERMISSION_DENIED,
+                  "cannot scan plugin directory '%s': %s", dir, why);
+  if (l.n) qsort(l.names, (size_t)l.n, sizeof *l.names, xrt__strptr_cmp);
+  *out = l.names;
+  *n = l.n;
   return s;
 }
 
@@ -8018,7 +8532,7 @@ xrt_status xrt_context_scan_directory(xrt_context *context, const char *dir,
   XRT__CHECK_ARG(dir && *dir, "dir is NULL or empty");
   char **names = NULL;
   int n = 0, loaded = 0;
-  xrt_status s = xrt__list_libraries(dir, &names, &n);
+  xrt_status s = xrt__list_libraries(&x->allocator, dir, &names, &n);
   pthread_mutex_lock(&x->mu);
   for (int i = 0; i < n && !s; i++) {
     char path[4096];
@@ -8030,8 +8544,8 @@ xrt_status xrt_context_scan_directory(xrt_context *context, const char *dir,
       loaded++;
   }
   pthread_mutex_unlock(&x->mu);
-  for (int i = 0; i < n; i++) free(names[i]);
-  free(names);
+  for (int i = 0; i < n; i++) xrt__free(&x->allocator, names[i]);
+  xrt__free(&x->allocator, names);
   if (out_loaded) *out_loaded = loaded;
   return s;
 }
@@ -8323,9 +8837,10 @@ static xrt_status xrt__report_add(struct xrt_support_report *rep,
                                   xrt_support verdict, const char *reason) {
   if (rep->num == rep->cap) {
     int cap = rep->cap ? 2 * rep->cap : 16;
-    xrt_support_issue *g = (xrt_support_issue *)realloc(
-        rep->issues, (size_t)cap * sizeof *g);
-    if (!g) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
+    xrt_support_issue *g = (xrt_support_issue *)xrt__realloc(
+        &rep->strings.allocator, rep->issues,
+        (size_t)rep->num * sizeof *g, (size_t)cap * sizeof *g);
+    if (!g) return xrt__nomem("a support report's issues");
     rep->issues = g;
     rep->cap = cap;
   }
@@ -8335,7 +8850,7 @@ static xrt_status xrt__report_add(struct xrt_support_report *rep,
   i->file = xrt__arena_strndup(&rep->strings, file, strlen(file));
   i->reason = xrt__arena_strndup(&rep->strings, reason, strlen(reason));
   if (!i->op || !i->file || !i->reason)
-    return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
+    return xrt__nomem("a support report's issue text");
   i->line = loc.line;
   i->col = loc.col;
   i->verdict = verdict;
@@ -8404,11 +8919,14 @@ static xrt_status xrt__support_walk_all(xrt__support_walk *w,
   return s;
 }
 
+/* The report and its arena come from the client's allocator, which must
+ * outlive the report. */
 static void xrt__report_free(struct xrt_support_report *rep) {
   if (!rep) return;
+  xrt_allocator a = rep->strings.allocator;
   xrt__arena_release(&rep->strings);
-  free(rep->issues);
-  free(rep);
+  xrt__free(&a, rep->issues);
+  xrt__free(&a, rep);
 }
 
 xrt_status xrt_client_query_support(xrt_client *client,
@@ -8422,20 +8940,21 @@ xrt_status xrt_client_query_support(xrt_client *client,
   const xrt_ir_module *m = xrt_program_module(program);
   XRT__CHECK_ARG(m, "invalid program");
   xrt__support_walk w = {c, m, NULL, NULL, 0, NULL};
-  w.rep = (struct xrt_support_report *)calloc(1, sizeof *w.rep);
-  w.queue = (int32_t *)calloc((size_t)m->num_funcs + 1, sizeof *w.queue);
-  w.seen = (bool *)calloc((size_t)m->num_funcs + 1, sizeof *w.seen);
+  const xrt_allocator *a = &c->allocator;
+  w.rep = (struct xrt_support_report *)xrt__calloc(a, 1, sizeof *w.rep);
+  if (w.rep) xrt__arena_init(&w.rep->strings, *a);
+  w.queue = (int32_t *)xrt__calloc(a, (size_t)m->num_funcs + 1,
+                                   sizeof *w.queue);
+  w.seen = (bool *)xrt__calloc(a, (size_t)m->num_funcs + 1, sizeof *w.seen);
   xrt_status s = XRT_OK;
-  if (!w.rep || !w.queue || !w.seen) {
-    s = xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
-  } else {
-    xrt__arena_init(&w.rep->strings, xrt_allocator_system());
+  if (!w.rep || !w.queue || !w.seen)
+    s = xrt__nomem("a support report");
+  else
     s = xrt__support_walk_all(&w, options);
-  }
   if (!s && !(w.rep->handle = xrt__hnew(w.rep, XRT__H_REPORT)))
     s = xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of handles");
-  free(w.queue);
-  free(w.seen);
+  xrt__free(a, w.queue);
+  xrt__free(a, w.seen);
   if (s) {
     xrt__report_free(w.rep);
     return s;
@@ -8616,7 +9135,7 @@ static xrt_status xrt__event_wait(xrt__event *ev) {
 static xrt_status xrt__event_publish(xrt__event *ev, xrt_event **out) {
   xrt__client *c = ev->client;
   xrt__eref *r = (xrt__eref *)xrt__calloc(&c->allocator, 1, sizeof *r);
-  if (!r) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
+  if (!r) return xrt__nomem("an event handle");
   r->ev = ev;
   r->handle = xrt__hnew(r, XRT__H_EVENT);
   if (!r->handle) {
@@ -8774,8 +9293,7 @@ static void xrt__queues_stop(xrt__client *c) {
     for (int i = 0; i < c->num_devices; i++)
       if (c->devices[i].q.started && !xrt__device_idle(&c->devices[i])) {
         all_idle = false;
-        struct timespec ts = {0, 100000};
-        nanosleep(&ts, NULL);
+        xrt__os_sleep_ns(100000);
         break;
       }
   }
@@ -8827,7 +9345,7 @@ static xrt_status xrt__task_start(xrt__client *c, int kind, size_t extra,
   xrt__event *ev = t ? xrt__event_new(c, home) : NULL;
   if (!ev) {
     xrt__free(&c->allocator, t);
-    return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
+    return xrt__nomem("a device task and its event");
   }
   t->done = ev;
   *out = t;
@@ -8845,13 +9363,10 @@ xrt_status xrt_event_await(xrt_event *event) {
   return s;
 }
 
-static struct timespec xrt__deadline(int64_t timeout_ns) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  int64_t ns = (int64_t)ts.tv_nsec + timeout_ns % 1000000000;
-  ts.tv_sec += (time_t)(timeout_ns / 1000000000 + ns / 1000000000);
-  ts.tv_nsec = (long)(ns % 1000000000);
-  return ts;
+/* timeout_ns from now on xrt__os_now_ns's clock (saturating). */
+static int64_t xrt__deadline(int64_t timeout_ns) {
+  int64_t now = xrt__os_now_ns();
+  return timeout_ns > INT64_MAX - now ? INT64_MAX : now + timeout_ns;
 }
 
 xrt_status xrt_event_await_for(xrt_event *event, int64_t timeout_ns) {
@@ -8860,12 +9375,12 @@ xrt_status xrt_event_await_for(xrt_event *event, int64_t timeout_ns) {
   XRT__CHECK_ARG(ev, "invalid or released event");
   xrt__client *c = ev->client;
   if (!xrt__event_done(ev)) {
-    struct timespec until = xrt__deadline(timeout_ns);
+    int64_t until = xrt__deadline(timeout_ns);
     pthread_mutex_lock(&c->ev_mu);
     int rc = 0;
     while (!atomic_load_explicit(&ev->done, memory_order_relaxed) &&
            rc != ETIMEDOUT)
-      rc = pthread_cond_timedwait(&c->ev_cv, &c->ev_mu, &until);
+      rc = xrt__os_cond_wait_until(&c->ev_cv, &c->ev_mu, until);
     pthread_mutex_unlock(&c->ev_mu);
   }
   xrt_status s;
@@ -8910,7 +9425,7 @@ xrt_status xrt_event_on_ready(xrt_event *event, xrt_event_callback callback,
     xrt__free(&c->allocator, cb);
     xrt__free(&c->allocator, t);
     xrt__event_unref(ev);
-    return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
+    return xrt__nomem("an event callback");
   }
   cb->fn = callback;
   cb->user = user;
@@ -9044,7 +9559,7 @@ static xrt_status xrt__buffer_new(xrt__client *c, int device,
                                   xrt__event *ready, xrt__buffer **out) {
   XRT__PLUGIN_NEED(c, buffer_alloc);
   xrt__buffer *b = xrt__buffer_obj(c);
-  if (!b) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of host memory");
+  if (!b) return xrt__nomem("a buffer object");
   b->client = c;
   b->device = device;
   b->shape = *shape;
@@ -9460,7 +9975,7 @@ xrt_status xrt_buffer_ready_event(xrt_buffer *buffer, xrt_event **out_event) {
   } else if ((ev = xrt__event_new(c, b->device))) {
     atomic_store(&ev->done, 1); /* made ready: nobody else sees it yet */
   } else {
-    s = xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
+    s = xrt__nomem("a buffer's ready event");
   }
   if (ev) {
     s = xrt__event_publish(ev, out_event);
@@ -9544,7 +10059,7 @@ static xrt_status xrt__host_register(xrt__client *c, const char *target,
     int cap = c->cap_hosts ? 2 * c->cap_hosts : 8;
     xrt__host_entry *h = (xrt__host_entry *)xrt__calloc(
         &c->allocator, (size_t)cap, sizeof *h);
-    if (!h) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
+    if (!h) return xrt__nomem("the host function table");
     if (c->num_hosts) memcpy(h, c->hosts, sizeof *h * (size_t)c->num_hosts);
     xrt__free(&c->allocator, c->hosts);
     c->hosts = h;
@@ -9552,7 +10067,7 @@ static xrt_status xrt__host_register(xrt__client *c, const char *target,
   }
   size_t len = strlen(target);
   char *name = (char *)xrt__alloc(&c->allocator, len + 1);
-  if (!name) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
+  if (!name) return xrt__nomem("a host function's name");
   memcpy(name, target, len + 1);
   c->hosts[c->num_hosts++] = (xrt__host_entry){name, fn, user};
   return XRT_OK;
@@ -9845,6 +10360,10 @@ typedef struct xrt__program {
   const xrt_ir_op **custom_calls; /* by op->callee */
   _Atomic int refs;
   uintptr_t handle;
+  /* XXH3-128 of the text as the cache key reads it (section 12b), without
+   * [0] and with [1] debug locations; set by xrt_program_parse. */
+  uint64_t text_digest[2][2];
+  bool has_digest;
 } xrt__program;
 
 /* Refcounted like buffers: queued executions hold references. */
@@ -9860,6 +10379,11 @@ struct xrt__executable {
   xrt_shape *inputs, *outputs;
   int32_t num_replicas, num_partitions;
   int32_t *assignment; /* device of each logical id */
+  /* A cached executable's handles share what the plugin compiled (12b):
+   * the fields above are then borrowed from it, and program may be NULL
+   * (loaded from a cache store). */
+  struct xrt__exe_shared *shared;
+  const char *name, *module_name; /* the entry function, the module */
   /* Cheap and self-contained (see xrt__region_cheap): a launch whose
    * devices are idle may run its participants one after another on the
    * calling thread, which beats waking a worker per device. */
@@ -9912,7 +10436,7 @@ static xrt_status xrt__program_index(xrt__program *p) {
     n = xrt__number_custom_calls(&m->funcs[i].body, NULL, n);
   p->custom_calls = (const xrt_ir_op **)xrt__arena_alloc(
       &p->arena, sizeof(xrt_ir_op *) * (size_t)(n + 1));
-  if (!p->custom_calls) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
+  if (!p->custom_calls) return xrt__nomem("the program's custom_call index");
   n = 0;
   for (int32_t i = 0; i < m->num_funcs; i++)
     n = xrt__number_custom_calls(&m->funcs[i].body, p->custom_calls, n);
@@ -9926,7 +10450,7 @@ static xrt_status xrt__program_build(xrt__program *p, const char *text,
   const char *file = o && o->filename ? o->filename : "<input>";
   int line_offset = o ? o->line_offset : 0;
   char *fname = xrt__arena_strndup(&p->arena, file, strlen(file));
-  if (!fname) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
+  if (!fname) return xrt__nomem("the program's file name");
   xrt_status s = xrt__parse_module(&p->arena, text, len, fname, line_offset,
                                    &p->module);
   if (s) return s;
@@ -9938,6 +10462,16 @@ static xrt_status xrt__program_build(xrt__program *p, const char *text,
     return s;
   return xrt__program_index(p);
 }
+
+/* Section 12b: the compilation cache's entry points. */
+static bool xrt__cache_wanted(const xrt__client *c,
+                              const xrt_compile_options *o);
+static xrt_status xrt__cache_compile(xrt__client *c, const char *text,
+                                     size_t len, xrt__program *prog,
+                                     const xrt_compile_options *o,
+                                     xrt_executable **out);
+static void xrt__cache_digest_program(xrt__program *p, const char *text,
+                                      size_t len);
 
 static xrt__program *xrt__program_get(const xrt_program *p) {
   return (xrt__program *)xrt__hget(p, XRT__H_PROGRAM);
@@ -9955,7 +10489,7 @@ static xrt_status xrt__program_create(xrt_allocator a, const char *text,
                                       const xrt_compile_options *options,
                                       xrt__program **out) {
   xrt__program *p = (xrt__program *)xrt__calloc(&a, 1, sizeof *p);
-  if (!p) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
+  if (!p) return xrt__nomem("the program");
   p->allocator = a;
   atomic_init(&p->refs, 1);
   xrt__arena_init(&p->arena, a);
@@ -9978,6 +10512,7 @@ xrt_status xrt_program_parse(const char *text, size_t len,
   xrt_status s = xrt__program_create(xrt_allocator_system(), text ? text : "",
                                      len, options, &p);
   if (s) return s;
+  xrt__cache_digest_program(p, text ? text : "", len); /* section 12b */
   if (!(p->handle = xrt__hnew(p, XRT__H_PROGRAM))) {
     xrt__program_unref(p);
     return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of handles");
@@ -10027,7 +10562,7 @@ static xrt_status xrt__bind_custom_calls(xrt__executable *e) {
   int32_t n = p->module->num_custom_calls;
   e->bindings = (xrt_host_binding *)xrt__calloc(
       &e->client->allocator, (size_t)n + 1, sizeof(xrt_host_binding));
-  if (!e->bindings) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
+  if (!e->bindings) return xrt__nomem("the executable's host function bindings");
   for (int32_t k = 0; k < n; k++) {
     const xrt_ir_op *op = p->custom_calls[k];
     const char *target = xrt__host_target(op);
@@ -10052,7 +10587,7 @@ static xrt_status xrt__entry_shapes(xrt__executable *e) {
                                         (size_t)e->num_outputs + 1,
                                         sizeof(xrt_shape));
   if (!e->inputs || !e->outputs)
-    return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
+    return xrt__nomem("the executable's input and output shapes");
   for (int i = 0; i < e->num_inputs + e->num_outputs; i++) {
     bool in = i < e->num_inputs;
     const xrt_ir_type *t = in ? &f->value_types[f->body.args[i]]
@@ -10073,15 +10608,22 @@ static xrt_status xrt__entry_shapes(xrt__executable *e) {
 /* Frees what a dead executable holds (its handle is dead) and keeps the
  * shell, with its handle slot, for the next compile: shells are freed only
  * with the client, which makes the lock-free xrt__hpin safe. */
+static void xrt__exe_shared_unref(struct xrt__exe_shared *sh); /* 12b */
+
 static void xrt__executable_destroy(xrt__executable *e) {
   xrt__client *c = e->client;
-  if (e->pexe && c->api->executable_destroy)
-    c->api->executable_destroy(e->pexe);
-  xrt__free(&c->allocator, e->bindings);
-  xrt__free(&c->allocator, e->inputs);
-  xrt__free(&c->allocator, e->outputs);
-  xrt__free(&c->allocator, e->assignment);
-  xrt__program_unref(e->program);
+  if (e->shared) {
+    xrt__exe_shared_unref(e->shared); /* it owns what the fields point to */
+    e->shared = NULL;
+  } else {
+    if (e->pexe && c->api->executable_destroy)
+      c->api->executable_destroy(e->pexe);
+    xrt__free(&c->allocator, e->bindings);
+    xrt__free(&c->allocator, e->inputs);
+    xrt__free(&c->allocator, e->outputs);
+    xrt__free(&c->allocator, e->assignment);
+    if (e->program) xrt__program_unref(e->program);
+  }
   e->pexe = NULL;
   e->bindings = NULL;
   e->inputs = e->outputs = NULL;
@@ -10121,10 +10663,22 @@ static void xrt__executable_unref(xrt__executable *e) {
 /* The launch shape and device assignment of an executable: options, else
  * the module's mhlo.num_replicas / num_partitions, logical id i on device
  * i. */
+static xrt_status xrt__mp_executable_launch(xrt__executable *e,
+                                            const xrt_compile_options *o);
+static void xrt__mp_compile_args(const xrt__executable *e,
+                                 xrt_plugin_compile_args *a);
+static xrt_device *xrt__mp_device_of(const xrt__executable *e, int logical);
+static xrt_status xrt__mp_not_here(const xrt__executable *e, int logical);
+static xrt_status xrt__mp_execute_multi(
+    xrt__executable *e, xrt_buffer *const *const *argument_lists,
+    int num_lists, int num_args, xrt_buffer **const *output_lists,
+    int num_outputs, const xrt_execute_options *options,
+    xrt_event **out_done);
 static xrt_status xrt__executable_launch(xrt__executable *e,
                                          const xrt_compile_options *o) {
   const xrt_ir_module *m = e->program->module;
   xrt__client *c = e->client;
+  if (c->mp) return xrt__mp_executable_launch(e, o);
   int64_t R = o && o->num_replicas ? o->num_replicas : m->num_replicas;
   int64_t P = o && o->num_partitions ? o->num_partitions : m->num_partitions;
   if (R < 1 || P < 1)
@@ -10138,7 +10692,7 @@ static xrt_status xrt__executable_launch(xrt__executable *e,
   e->num_partitions = (int32_t)P;
   e->assignment = (int32_t *)xrt__calloc(&c->allocator, (size_t)(R * P),
                                          sizeof(int32_t));
-  if (!e->assignment) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
+  if (!e->assignment) return xrt__nomem("the executable's device assignment");
   for (int64_t i = 0; i < R * P; i++) {
     int dev = o && o->device_assignment ? o->device_assignment[i] : (int)i;
     if (dev < 0 || dev >= c->num_devices)
@@ -10215,7 +10769,8 @@ static xrt_status xrt__executable_build(xrt__executable *e,
                                    &m->funcs[e->entry].body, &budget, 0);
   xrt_plugin_compile_args args = {sizeof args, m, e->entry, e->bindings,
                                   e->num_replicas, e->num_partitions,
-                                  e->assignment};
+                                  e->assignment, NULL, 0, 0, 0, 0, NULL, NULL};
+  xrt__mp_compile_args(e, &args);
   xrt_plugin_error err = {{0}};
   if ((s = xrt__plugin_check_version(c->reg, m))) return s;
   XRT__PLUGIN_NEED(c, compile);
@@ -10244,7 +10799,7 @@ static xrt_status xrt__compile(xrt__client *c, xrt__program *p,
                                const xrt_compile_options *o,
                                xrt_executable **out) {
   xrt__executable *e = xrt__executable_obj(c);
-  if (!e) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
+  if (!e) return xrt__nomem("the executable");
   e->client = c;
   e->program = p;
   atomic_fetch_add(&p->refs, 1);
@@ -10255,8 +10810,9 @@ static xrt_status xrt__compile(xrt__client *c, xrt__program *p,
     xrt__executable_destroy(e);
     return s;
   }
-  if (t0)
-    xrt__compiled(c, p->module->name, p->module->funcs[e->entry].name, t0);
+  e->name = p->module->funcs[e->entry].name;
+  e->module_name = p->module->name;
+  if (t0) xrt__compiled(c, e->module_name, e->name, t0);
   xrt__spin_lock(&c->objs_lock);
   xrt__link_add(&c->executables, &e->link);
   xrt__spin_unlock(&c->objs_lock);
@@ -10272,6 +10828,9 @@ xrt_status xrt_compile(xrt_client *client, const char *text, size_t len,
   xrt__client *c = xrt__client_get(client);
   XRT__CHECK_ARG(c, "invalid client");
   XRT__CHECK_ARG(text || len == 0, "text is NULL");
+  if (xrt__cache_wanted(c, options)) /* section 12b */
+    return xrt__cache_compile(c, text ? text : "", len, NULL, options,
+                              out_executable);
   xrt__program *p;
   xrt_status s = xrt__program_create(c->allocator, text ? text : "", len,
                                      options, &p);
@@ -10290,6 +10849,8 @@ xrt_status xrt_compile_program(xrt_client *client, const xrt_program *program,
   xrt__program *p = xrt__program_get(program);
   XRT__CHECK_ARG(c, "invalid client");
   XRT__CHECK_ARG(p, "invalid or released program");
+  if (p->has_digest && xrt__cache_wanted(c, options)) /* section 12b */
+    return xrt__cache_compile(c, NULL, 0, p, options, out_executable);
   return xrt__compile(c, p, options, out_executable);
 }
 
@@ -10366,7 +10927,9 @@ xrt_device *xrt_executable_device(const xrt_executable *executable,
     xrt__fail(XRT_OUT_OF_RANGE, "logical id %d is outside 0..%d", logical_id,
               n - 1);
   else
-    d = (xrt_device *)e->client->devices[e->assignment[logical_id]].handle;
+    d = e->assignment[logical_id] < 0 /* another process's */
+            ? xrt__mp_device_of(e, logical_id)
+            : (xrt_device *)e->client->devices[e->assignment[logical_id]].handle;
   xrt__executable_unref(e);
   return d;
 }
@@ -10400,9 +10963,1582 @@ xrt_status xrt_executable_output_shape(const xrt_executable *executable,
 const char *xrt_executable_name(const xrt_executable *executable) {
   xrt__executable *e = xrt__executable_acquire(executable);
   if (!e) return NULL;
-  const char *name = e->program->module->funcs[e->entry].name;
+  const char *name = e->name;
   xrt__executable_unref(e);
   return name;
+}
+
+/* ======================================================================
+ * 12b. Compilation cache
+ *
+ * Keys.  XXH3-128 over: a format tag; the client's digest (plugin name
+ * and version, device count, device kinds, and the topology fields that
+ * do not name this process: process_count, local_world_size, so that the
+ * processes of one job share a persistent store); the options that
+ * change the result (entry, num_replicas, num_partitions, the device
+ * assignment; not filename or line_offset); the program text.  Unless
+ * cache_keep_locations, the text is read as tokens: comments (// to the
+ * end of the line), debug locations (loc(...) with nested parentheses
+ * and strings, with the whitespace before them, and the "#locN =" of
+ * location alias lines) dropped, and every other run of whitespace read
+ * as one space, so that programs differing only in those share a key.  String literals are read verbatim.
+ *
+ * Hits must cost about one hash of the text (the benchmark is 2 us and 3x
+ * XXH3 for 10 KB), so a compile first takes a fingerprint: XXH3-128 of
+ * the raw bytes and the options, looked up in a small direct-mapped memo
+ * that maps fingerprints to canonical keys.  Only a memo miss reads the
+ * text as tokens.  A parsed program (xrt_compile_program) carries both
+ * text digests from xrt_program_parse.
+ *
+ * In memory.  A hash table of entries by key under one mutex per client.
+ * A miss inserts a COMPILING entry and compiles outside the lock; callers
+ * of that key meanwhile wait on the condition variable and count as hits.
+ * A finished entry holds a reference on an xrt__exe_shared (what the
+ * plugin compiled, the program it came from, shapes, launch shape and
+ * host bindings); every caller gets its own executable handle borrowing
+ * those fields (section 12's xrt__executable, its `shared` set), so
+ * releasing one handle never affects another, and execution reads the
+ * same fields as before.  Failures that depend only on the program and
+ * options (not NOT_FOUND: a host function registered later may fix it;
+ * not RESOURCE_EXHAUSTED, INTERNAL and other transient codes) are kept
+ * with their status and message.  A hit on an executable that calls the
+ * host checks that the client's host functions for its targets are still
+ * those it was compiled with; if one changed it compiles afresh.
+ *
+ * Bytes.  An entry is charged: its own records (entry, shared object,
+ * shapes, device assignment, host targets), the arena of the parsed
+ * program it keeps alive, the same again for the plugin's executable (the
+ * core cannot see its size; plans are about as large as the IR), or, for
+ * an executable loaded from the store, twice the payload; a failure its
+ * message.  Entries beyond compile_cache_bytes are dropped least recently
+ * used first; an entry larger than the whole budget is not kept.
+ *
+ * Persistent store.  After an in-memory miss, when the client has a
+ * cache_store and the plugin serializes (ABI 1.1), store->load(key, "name
+ * version") is tried.  The payload is this core's format (below) wrapping
+ * the plugin's bytes; every field is checked, and anything wrong is a
+ * warning, a store error and a normal compile.  A compile is then offered
+ * to store->save with its duration.  Aliases (raw text to key, see
+ * "aliases" below) spare a fresh process the read of the text as tokens.
+ * ==================================================================== */
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+/* What compiled handles share (see above). */
+typedef struct xrt__exe_shared {
+  _Atomic int refs;
+  xrt__client *client;
+  xrt__program *program; /* NULL: loaded from a store */
+  void *pexe;
+  int32_t entry;         /* -1 when program is NULL */
+  xrt_host_binding *bindings;
+  char **targets;        /* the host target of each binding */
+  int32_t num_bindings;
+  int num_inputs, num_outputs;
+  xrt_shape *inputs, *outputs;
+  int32_t num_replicas, num_partitions;
+  int32_t *assignment;
+  bool inline_ok;
+  char *name, *module_name;
+} xrt__exe_shared;
+
+static void xrt__exe_shared_unref(xrt__exe_shared *sh) {
+  if (!sh || atomic_fetch_sub(&sh->refs, 1) != 1) return;
+  xrt__client *c = sh->client;
+  const xrt_allocator *a = &c->allocator;
+  if (sh->pexe && c->api->executable_destroy)
+    c->api->executable_destroy(sh->pexe);
+  for (int32_t i = 0; sh->targets && i < sh->num_bindings; i++)
+    xrt__free(a, sh->targets[i]);
+  xrt__free(a, sh->targets);
+  xrt__free(a, sh->bindings);
+  xrt__free(a, sh->inputs);
+  xrt__free(a, sh->outputs);
+  xrt__free(a, sh->assignment);
+  xrt__free(a, sh->name);
+  xrt__free(a, sh->module_name);
+  if (sh->program) xrt__program_unref(sh->program);
+  xrt__free(a, sh);
+}
+
+/* STATEFUL: the program keeps state between executions (stablehlo.rng
+ * draws a new sequence each run), so its executables are never shared:
+ * the entry only tells later callers to compile on their own. */
+enum { XRT__CE_COMPILING, XRT__CE_DONE, XRT__CE_FAILED, XRT__CE_STATEFUL };
+
+typedef struct xrt__centry {
+  struct xrt__centry *hnext;             /* hash chain */
+  struct xrt__centry *prev, *next;       /* LRU, most recent first */
+  uint64_t key[2];
+  int state;                             /* XRT__CE_* */
+  int pins;                              /* the compiler and its waiters */
+  bool in_table, in_lru, freeing;
+  xrt__exe_shared *sh;                   /* DONE */
+  xrt_status code;                       /* FAILED */
+  char *message;
+  size_t bytes;
+} xrt__centry;
+
+/* One memo slot: a fingerprint and the key it stands for. */
+typedef struct xrt__memo {
+  uint64_t fp[2], key[2];
+} xrt__memo;
+
+#define XRT__MEMO_SLOTS 1024u
+#define XRT__CACHE_MAX_MSG 2048
+
+typedef struct xrt__cache {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;  /* a COMPILING entry finished */
+  size_t budget;      /* 0: no in-memory cache (the store alone) */
+  const xrt_cache_store *store; /* NULL, or usable with this plugin */
+  char identity[160]; /* "name version" */
+  uint64_t digest[2]; /* the client's part of every key */
+  xrt__centry **buckets;
+  size_t nbuckets, count, bytes;
+  xrt__centry lru;    /* sentinel */
+  xrt__memo *memo;    /* XRT__MEMO_SLOTS, allocated at first use */
+  _Atomic uint64_t hits, misses, evictions, failures_cached, store_hits,
+      store_misses, store_writes, store_errors;
+} xrt__cache;
+
+#define XRT__CSTAT(k, field) \
+  atomic_fetch_add_explicit(&(k)->field, 1, memory_order_relaxed)
+
+/* ---- keys ---- */
+
+static void xrt__key_hex(const uint64_t key[2],
+                         char out[XRT_CACHE_KEY_CHARS + 1]) {
+  snprintf(out, XRT_CACHE_KEY_CHARS + 1, "%016" PRIx64 "%016" PRIx64, key[0],
+           key[1]);
+}
+
+static bool xrt__canon_ident(char ch) {
+  unsigned char u = (unsigned char)ch;
+  return (u >= 'a' && u <= 'z') || (u >= 'A' && u <= 'Z') ||
+         (u >= '0' && u <= '9') || u == '_' || u == '.' || u == '$' ||
+         u == '@' || u == '%' || u == '#' || u >= 0x80;
+}
+
+static bool xrt__canon_space(char ch) {
+  return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\f' ||
+         ch == '\v';
+}
+
+/* The end of the string literal that starts at t[i] (a quote). */
+static size_t xrt__canon_string_end(const char *t, size_t n, size_t i) {
+  for (i++; i < n; i++) {
+    if (t[i] == '\\') i++;
+    else if (t[i] == '"') return i + 1;
+  }
+  return n;
+}
+
+/* The end of the parenthesised group opening at t[i]. */
+static size_t xrt__canon_group_end(const char *t, size_t n, size_t i) {
+  int depth = 0;
+  while (i < n) {
+    char ch = t[i];
+    if (ch == '"') {
+      i = xrt__canon_string_end(t, n, i);
+      continue;
+    }
+    if (ch == '(') depth++;
+    else if (ch == ')' && --depth == 0) return i + 1;
+    i++;
+  }
+  return n;
+}
+
+/* After "#loc..." at a line start: the position past "=", or 0. */
+static size_t xrt__canon_alias(const char *t, size_t n, size_t i) {
+  if (n - i < 4 || memcmp(t + i, "#loc", 4) != 0) return 0;
+  size_t j = i + 4;
+  while (j < n && xrt__canon_ident(t[j]) && t[j] != '#') j++;
+  while (j < n && (t[j] == ' ' || t[j] == '\t')) j++;
+  return j < n && t[j] == '=' ? j + 1 : 0;
+}
+
+/* The reader below skips to the next character that may change the text
+ * (a class table) and hashes the runs kept as they are straight from the
+ * input: several times faster than a token at a time, same text read. */
+enum { XRT__CC_PLAIN, XRT__CC_BLANK, XRT__CC_WS, XRT__CC_SLASH, XRT__CC_QUOTE,
+       XRT__CC_L };
+static const unsigned char xrt__canon_class[256] = {
+    [' '] = XRT__CC_BLANK, ['\t'] = XRT__CC_WS, ['\n'] = XRT__CC_WS,
+    ['\r'] = XRT__CC_WS,   ['\f'] = XRT__CC_WS, ['\v'] = XRT__CC_WS,
+    ['/'] = XRT__CC_SLASH, ['"'] = XRT__CC_QUOTE, ['l'] = XRT__CC_L};
+
+/* Whether t[i] starts a debug location ("loc(" not inside a name). */
+static bool xrt__canon_is_loc(const char *t, size_t n, size_t i) {
+  return n - i >= 4 && memcmp(t + i, "loc(", 4) == 0 &&
+         (i == 0 || !xrt__canon_ident(t[i - 1]));
+}
+
+/* Whether t[i] starts a comment. */
+static bool xrt__canon_comment(const char *t, size_t n, size_t i) {
+  return i + 1 < n && t[i] == '/' && t[i + 1] == '/';
+}
+
+/* The end of the string literal at t[i]: the next quote not escaped. */
+static size_t xrt__canon_string_skip(const char *t, size_t n, size_t i) {
+  for (i++; i < n;) {
+    const char *q = (const char *)memchr(t + i, '"', n - i);
+    if (!q) return n;
+    size_t j = (size_t)(q - t), b = 0;
+    while (b < j - i && t[j - 1 - b] == '\\') b++;
+    if (!(b & 1)) return j + 1;
+    i = j + 1;
+  }
+  return n;
+}
+
+/* The end of the run of text kept as is from t[i] (a token start): plain
+ * characters, strings, single blanks before a token, '/' and 'l' that
+ * start no comment or location. */
+static size_t xrt__canon_run(const char *t, size_t n, size_t i) {
+  const unsigned char *cls = xrt__canon_class;
+  for (;;) {
+    while (i < n && !cls[(unsigned char)t[i]]) i++;
+    if (i >= n) return n;
+    switch (cls[(unsigned char)t[i]]) {
+    case XRT__CC_BLANK:
+      if (i + 1 < n && cls[(unsigned char)t[i + 1]] < XRT__CC_BLANK) {
+        i += 2;
+        continue;
+      }
+      if (i + 1 < n && cls[(unsigned char)t[i + 1]] > XRT__CC_WS &&
+          !xrt__canon_comment(t, n, i + 1) && !xrt__canon_is_loc(t, n, i + 1)) {
+        i++;
+        continue;
+      }
+      return i;
+    case XRT__CC_WS:
+      return i;
+    case XRT__CC_SLASH:
+      if (xrt__canon_comment(t, n, i)) return i;
+      i++;
+      continue;
+    case XRT__CC_QUOTE:
+      i = xrt__canon_string_skip(t, n, i);
+      continue;
+    default: /* 'l' */
+      if (xrt__canon_is_loc(t, n, i)) return i;
+      i++;
+      continue;
+    }
+  }
+}
+
+/* Feeds the text as the key reads it (see the section comment). */
+static void xrt__canon_feed(XXH3_state_t *st, const char *t, size_t n) {
+  bool space = false, line_start = true, any = false;
+  size_t i = 0;
+  while (i < n) {
+    char ch = t[i];
+    if (xrt__canon_space(ch)) {
+      space = any;
+      if (ch == '\n') line_start = true;
+      i++;
+      continue;
+    }
+    if (xrt__canon_comment(t, n, i)) {
+      const char *nl = (const char *)memchr(t + i, '\n', n - i);
+      i = nl ? (size_t)(nl - t) : n;
+      continue;
+    }
+    size_t past;
+    if (line_start && ch == '#' && (past = xrt__canon_alias(t, n, i))) {
+      i = past;
+      line_start = false;
+      continue;
+    }
+    line_start = false;
+    if (ch == 'l' && xrt__canon_is_loc(t, n, i)) {
+      i = xrt__canon_group_end(t, n, i + 3);
+      space = false; /* "x loc(...)," reads as "x," */
+      continue;
+    }
+    size_t end = xrt__canon_run(t, n, i);
+    if (space) XXH3_128bits_update(st, " ", 1);
+    XXH3_128bits_update(st, t + i, end - i);
+    space = false;
+    any = true;
+    i = end;
+  }
+}
+
+/* The text digest: [0] as tokens, [1] as bytes (cache_keep_locations). */
+static void xrt__text_digest(const char *text, size_t len, bool keep,
+                             uint64_t out[2]) {
+  XXH128_hash_t h;
+  if (keep) {
+    h = XXH3_128bits(text, len);
+  } else {
+    XXH3_state_t st;
+    XXH3_INITSTATE(&st);
+    XXH3_128bits_reset(&st);
+    xrt__canon_feed(&st, text, len);
+    h = XXH3_128bits_digest(&st);
+  }
+  out[0] = h.high64;
+  out[1] = h.low64;
+}
+
+static void xrt__cache_digest_program(xrt__program *p, const char *text,
+                                      size_t len) {
+  xrt__text_digest(text, len, false, p->text_digest[0]);
+  xrt__text_digest(text, len, true, p->text_digest[1]);
+  p->has_digest = true;
+}
+
+/* The options of a key, as fixed-size words: the entry and the device
+ * assignment by their own hashes.  false when they cannot be keyed: a
+ * device assignment whose length depends on the module (num_replicas or
+ * num_partitions 0) or that is out of range (compiles uncached and fails
+ * or succeeds as it would without a cache). */
+typedef struct xrt__key_opts {
+  uint64_t words[8];
+} xrt__key_opts;
+
+static bool xrt__key_options(const xrt__client *c,
+                             const xrt_compile_options *o, xrt__key_opts *k) {
+  memset(k, 0, sizeof *k);
+  k->words[0] = 0x787274636b657931ull; /* "xrtckey1" */
+  if (!o) return true;
+  if (o->entry) {
+    k->words[1] = 1;
+    k->words[2] = XXH3_64bits(o->entry, strlen(o->entry));
+  }
+  k->words[3] = (uint64_t)(uint32_t)o->num_replicas;
+  k->words[4] = (uint64_t)(uint32_t)o->num_partitions;
+  k->words[5] = o->cache_keep_locations ? 1 : 0;
+  if (o->device_assignment) {
+    int64_t n = (int64_t)o->num_replicas * o->num_partitions;
+    if (o->num_replicas < 1 || o->num_partitions < 1 || n > c->num_devices)
+      return false;
+    k->words[6] = 1;
+    k->words[7] = XXH3_64bits(o->device_assignment,
+                              (size_t)n * sizeof(int));
+  }
+  return true;
+}
+
+/* The key from the client's digest, the options and a text digest. */
+static void xrt__key_make(const xrt__cache *k, const xrt__key_opts *ko,
+                          const uint64_t text[2], uint64_t out[2]) {
+  uint64_t w[2 + 8 + 2];
+  memcpy(w, k->digest, 16);
+  memcpy(w + 2, ko->words, sizeof ko->words);
+  memcpy(w + 10, text, 16);
+  XXH128_hash_t h = XXH3_128bits(w, sizeof w);
+  out[0] = h.high64;
+  out[1] = h.low64;
+}
+
+/* The client's part of every key (see the section comment). */
+static void xrt__cache_client_digest(xrt__client *c, uint64_t out[2]) {
+  XXH3_state_t st;
+  XXH3_INITSTATE(&st);
+  XXH3_128bits_reset(&st);
+  const char *name = c->api->name ? c->api->name : "";
+  const char *version = c->api->version ? c->api->version : "";
+  XXH3_128bits_update(&st, name, strlen(name) + 1);
+  XXH3_128bits_update(&st, version, strlen(version) + 1);
+  int32_t words[3] = {c->num_devices, c->topology.process_count,
+                      c->topology.local_world_size};
+  XXH3_128bits_update(&st, words, sizeof words);
+  for (int i = 0; i < c->num_devices; i++) {
+    const char *kind = c->devices[i].desc.kind ? c->devices[i].desc.kind : "";
+    XXH3_128bits_update(&st, kind, strlen(kind) + 1);
+  }
+  XXH128_hash_t h = XXH3_128bits_digest(&st);
+  out[0] = h.high64;
+  out[1] = h.low64;
+}
+
+xrt_status xrt_compile_cache_key(xrt_client *client, const char *text,
+                                 size_t len,
+                                 const xrt_compile_options *options,
+                                 char out_key[XRT_CACHE_KEY_CHARS + 1]) {
+  XRT__CHECK_ARG(out_key, "out_key is NULL");
+  out_key[0] = 0;
+  xrt__client *c = xrt__client_get(client);
+  XRT__CHECK_ARG(c, "invalid client");
+  XRT__CHECK_ARG(text || len == 0, "text is NULL");
+  XRT__CHECK_ARG(c->cache, "invalid client");
+  xrt__key_opts ko;
+  if (!xrt__key_options(c, options, &ko))
+    return xrt__fail(XRT_INVALID_ARGUMENT, "xrt_compile_cache_key: a "
+                     "device_assignment is keyed only with num_replicas and "
+                     "num_partitions set (>= 1, fitting the client's %d "
+                     "devices)", c->num_devices);
+  uint64_t td[2], key[2];
+  xrt__text_digest(text ? text : "", len,
+                   options && options->cache_keep_locations, td);
+  xrt__key_make(c->cache, &ko, td, key);
+  xrt__key_hex(key, out_key);
+  return XRT_OK;
+}
+
+/* ---- the client's cache object ---- */
+
+/* A store is used only with a plugin that serializes executables. */
+static bool xrt__cache_plugin_serializes(const xrt_plugin_api *api) {
+  return XRT_STRUCT_HAS(api, xrt_plugin_api, executable_deserialize) &&
+         api->executable_serialize && api->serialized_free &&
+         api->executable_deserialize;
+}
+
+static xrt_status xrt__cache_create(xrt__client *c,
+                                    const xrt_client_options *o) {
+  const xrt_cache_store *store = o->cache_store;
+  if (store && (store->struct_size < sizeof *store || !store->load ||
+                !store->save || !store->release_data))
+    return xrt__fail(XRT_INVALID_ARGUMENT, "cache_store: struct_size %zu "
+                     "(want %zu) or a NULL load, save or release_data",
+                     store->struct_size, sizeof *store);
+  xrt__cache *k = (xrt__cache *)xrt__calloc(&c->allocator, 1, sizeof *k);
+  if (!k) return xrt__nomem("the compilation cache");
+  k->budget = o->compile_cache_bytes;
+  k->store = store && xrt__cache_plugin_serializes(c->api) ? store : NULL;
+  if (store && !k->store)
+    xrt__log(XRT_LOG_INFO, "cache", "plugin '%s' does not serialize "
+             "executables: its cache_store is not used", c->api->name);
+  snprintf(k->identity, sizeof k->identity, "%.70s %.70s",
+           c->api->name ? c->api->name : "",
+           c->api->version ? c->api->version : "");
+  k->lru.prev = k->lru.next = &k->lru;
+  pthread_mutex_init(&k->mu, NULL);
+  pthread_cond_init(&k->cv, NULL);
+  xrt__cache_client_digest(c, k->digest);
+  c->cache = k;
+  return XRT_OK;
+}
+
+static bool xrt__cache_wanted(const xrt__client *c,
+                              const xrt_compile_options *o) {
+  const xrt__cache *k = c->cache;
+  return k && !(o && o->cache_disable) && (k->budget || k->store);
+}
+
+static void xrt__centry_free(xrt__client *c, xrt__centry *e) {
+  xrt__exe_shared_unref(e->sh);
+  xrt__free(&c->allocator, e->message);
+  xrt__free(&c->allocator, e);
+}
+
+/* Entries unlinked under the lock, freed after it (their executables'
+ * destruction calls the plugin). */
+typedef struct xrt__cfree {
+  xrt__centry *head;
+} xrt__cfree;
+
+static void xrt__cfree_run(xrt__client *c, xrt__cfree *f) {
+  while (f->head) {
+    xrt__centry *e = f->head;
+    f->head = e->hnext;
+    xrt__centry_free(c, e);
+  }
+}
+
+static size_t xrt__cache_bucket(const xrt__cache *k, const uint64_t key[2]) {
+  return (size_t)(key[0] ^ (key[1] >> 7)) & (k->nbuckets - 1);
+}
+
+static xrt__centry *xrt__cache_find(xrt__cache *k, const uint64_t key[2]) {
+  if (!k->nbuckets) return NULL;
+  for (xrt__centry *e = k->buckets[xrt__cache_bucket(k, key)]; e;
+       e = e->hnext)
+    if (e->key[0] == key[0] && e->key[1] == key[1]) return e;
+  return NULL;
+}
+
+/* Doubles the table (starting at 64 buckets); false when out of memory. */
+static bool xrt__cache_grow(xrt__client *c, xrt__cache *k) {
+  size_t n = k->nbuckets ? 2 * k->nbuckets : 64;
+  xrt__centry **b = (xrt__centry **)xrt__calloc(&c->allocator, n, sizeof *b);
+  if (!b) return false;
+  xrt__centry **old = k->buckets;
+  size_t old_n = k->nbuckets;
+  k->buckets = b;
+  k->nbuckets = n;
+  for (size_t i = 0; i < old_n; i++)
+    while (old[i]) {
+      xrt__centry *e = old[i];
+      old[i] = e->hnext;
+      size_t h = xrt__cache_bucket(k, e->key);
+      e->hnext = b[h];
+      b[h] = e;
+    }
+  xrt__free(&c->allocator, old);
+  return true;
+}
+
+static bool xrt__cache_insert(xrt__client *c, xrt__cache *k, xrt__centry *e) {
+  if (k->count >= k->nbuckets && !xrt__cache_grow(c, k) && !k->nbuckets)
+    return false;
+  size_t h = xrt__cache_bucket(k, e->key);
+  e->hnext = k->buckets[h];
+  k->buckets[h] = e;
+  e->in_table = true;
+  k->count++;
+  return true;
+}
+
+/* Queues a dropped entry on f once nobody waits on it. */
+static void xrt__cache_release_if_unused(xrt__centry *e, xrt__cfree *f) {
+  if (e->in_table || e->pins || e->freeing) return;
+  e->freeing = true;
+  e->hnext = f->head;
+  f->head = e;
+}
+
+/* Takes e out of the table and the LRU list; queues it on f once nobody
+ * waits on it (else the last pin frees it). */
+static void xrt__cache_detach(xrt__cache *k, xrt__centry *e, xrt__cfree *f) {
+  if (e->in_table) {
+    xrt__centry **p = &k->buckets[xrt__cache_bucket(k, e->key)];
+    while (*p != e) p = &(*p)->hnext;
+    *p = e->hnext;
+    e->hnext = NULL;
+    e->in_table = false;
+    k->count--;
+  }
+  if (e->in_lru) {
+    e->prev->next = e->next;
+    e->next->prev = e->prev;
+    e->in_lru = false;
+    k->bytes -= e->bytes;
+  }
+  xrt__cache_release_if_unused(e, f);
+}
+
+static void xrt__cache_lru_front(xrt__cache *k, xrt__centry *e) {
+  if (e->in_lru) {
+    e->prev->next = e->next;
+    e->next->prev = e->prev;
+  } else {
+    e->in_lru = true;
+    k->bytes += e->bytes;
+  }
+  e->next = k->lru.next;
+  e->prev = &k->lru;
+  k->lru.next->prev = e;
+  k->lru.next = e;
+}
+
+/* Keeps a finished entry (most recent) and evicts the least recently used
+ * ones beyond the budget; one larger than the whole budget is not kept. */
+static void xrt__cache_keep(xrt__cache *k, xrt__centry *e, xrt__cfree *f) {
+  if (!e->in_table) return;
+  if (e->bytes > k->budget) {
+    xrt__cache_detach(k, e, f);
+    XRT__CSTAT(k, evictions);
+    return;
+  }
+  xrt__cache_lru_front(k, e);
+  while (k->bytes > k->budget && k->lru.prev != &k->lru) {
+    xrt__cache_detach(k, k->lru.prev, f);
+    XRT__CSTAT(k, evictions);
+  }
+}
+
+static void xrt__cache_free(xrt__client *c) {
+  xrt__cache *k = c->cache;
+  if (!k) return;
+  xrt__cfree f = {NULL};
+  for (size_t i = 0; i < k->nbuckets; i++)
+    while (k->buckets[i]) xrt__cache_detach(k, k->buckets[i], &f);
+  xrt__cfree_run(c, &f);
+  xrt__free(&c->allocator, k->buckets);
+  xrt__free(&c->allocator, k->memo);
+  pthread_mutex_destroy(&k->mu);
+  pthread_cond_destroy(&k->cv);
+  xrt__free(&c->allocator, k);
+  c->cache = NULL;
+}
+
+xrt_status xrt_client_clear_cache(xrt_client *client) {
+  xrt__client *c = xrt__client_get(client);
+  XRT__CHECK_ARG(c && c->cache, "invalid client");
+  xrt__cache *k = c->cache;
+  xrt__cfree f = {NULL};
+  pthread_mutex_lock(&k->mu);
+  for (size_t i = 0; i < k->nbuckets; i++)
+    while (k->buckets[i]) xrt__cache_detach(k, k->buckets[i], &f);
+  if (k->memo) memset(k->memo, 0, sizeof *k->memo * XRT__MEMO_SLOTS);
+  pthread_mutex_unlock(&k->mu);
+  xrt__cfree_run(c, &f);
+  return XRT_OK;
+}
+
+xrt_status xrt_client_get_cache_stats(const xrt_client *client,
+                                      xrt_cache_stats *out) {
+  xrt__client *c = xrt__client_get(client);
+  XRT__CHECK_ARG(c && c->cache, "invalid client");
+  XRT__CHECK_ARG(out, "out is NULL");
+  xrt__cache *k = c->cache;
+  memset(out, 0, sizeof *out);
+  pthread_mutex_lock(&k->mu);
+  out->entries = k->count;
+  out->bytes = k->bytes;
+  pthread_mutex_unlock(&k->mu);
+  out->hits = atomic_load(&k->hits);
+  out->misses = atomic_load(&k->misses);
+  out->evictions = atomic_load(&k->evictions);
+  out->failures_cached = atomic_load(&k->failures_cached);
+  out->store_hits = atomic_load(&k->store_hits);
+  out->store_misses = atomic_load(&k->store_misses);
+  out->store_writes = atomic_load(&k->store_writes);
+  out->store_errors = atomic_load(&k->store_errors);
+  return XRT_OK;
+}
+
+/* ---- shared executables ---- */
+
+/* Whether a failure depends only on the program and options (kept in
+ * memory), or on something that may change (compiled again next time). */
+static bool xrt__cache_failure_kept(xrt_status s) {
+  switch (s) {
+  case XRT_INVALID_ARGUMENT: case XRT_UNIMPLEMENTED:
+  case XRT_FAILED_PRECONDITION: case XRT_OUT_OF_RANGE:
+  case XRT_ALREADY_EXISTS: case XRT_DATA_LOSS:
+    return true;
+  default: /* NOT_FOUND (host functions), exhausted memory, INTERNAL... */
+    return false;
+  }
+}
+
+/* Frees what a failed build left in a scratch executable. */
+static void xrt__exe_fields_free(xrt__client *c, xrt__executable *e) {
+  if (e->pexe && c->api->executable_destroy)
+    c->api->executable_destroy(e->pexe);
+  xrt__free(&c->allocator, e->bindings);
+  xrt__free(&c->allocator, e->inputs);
+  xrt__free(&c->allocator, e->outputs);
+  xrt__free(&c->allocator, e->assignment);
+  if (e->program) xrt__program_unref(e->program);
+}
+
+static xrt__exe_shared *xrt__shared_new(xrt__client *c, int32_t nbind) {
+  xrt__exe_shared *sh =
+      (xrt__exe_shared *)xrt__calloc(&c->allocator, 1, sizeof *sh);
+  if (!sh) return NULL;
+  atomic_init(&sh->refs, 1);
+  sh->client = c;
+  sh->entry = -1;
+  sh->num_bindings = nbind;
+  sh->targets = (char **)xrt__calloc(&c->allocator, (size_t)nbind + 1,
+                                     sizeof(char *));
+  if (!sh->targets) {
+    xrt__free(&c->allocator, sh);
+    return NULL;
+  }
+  return sh;
+}
+
+/* Moves a built scratch executable into a new shared object. */
+static xrt_status xrt__shared_adopt(xrt__client *c, xrt__executable *t,
+                                    xrt__exe_shared **out) {
+  const xrt__program *p = t->program;
+  int32_t n = p->module->num_custom_calls;
+  xrt__exe_shared *sh = xrt__shared_new(c, n);
+  if (!sh) return xrt__nomem("a cached executable");
+  const xrt_ir_func *f = &p->module->funcs[t->entry];
+  sh->name = xrt__strdup_with(&c->allocator, f->name);
+  sh->module_name = xrt__strdup_with(&c->allocator, p->module->name);
+  bool ok = sh->name && sh->module_name;
+  for (int32_t i = 0; ok && i < n; i++)
+    ok = (sh->targets[i] = xrt__strdup_with(
+              &c->allocator, xrt__host_target(p->custom_calls[i]))) != NULL;
+  if (!ok) {
+    sh->num_bindings = n;
+    xrt__exe_shared_unref(sh);
+    return xrt__nomem("a cached executable");
+  }
+  sh->program = t->program;
+  sh->pexe = t->pexe;
+  sh->entry = t->entry;
+  sh->bindings = t->bindings;
+  sh->num_inputs = t->num_inputs;
+  sh->num_outputs = t->num_outputs;
+  sh->inputs = t->inputs;
+  sh->outputs = t->outputs;
+  sh->num_replicas = t->num_replicas;
+  sh->num_partitions = t->num_partitions;
+  sh->assignment = t->assignment;
+  sh->inline_ok = t->inline_ok;
+  memset(t, 0, sizeof *t);
+  *out = sh;
+  return XRT_OK;
+}
+
+/* Whether a region uses an op whose executable keeps state. */
+static bool xrt__region_stateful(const xrt_ir_region *r) {
+  for (int32_t i = 0; i < r->num_ops; i++) {
+    if (r->ops[i].code == XRT_OP_RNG) return true;
+    for (int32_t k = 0; k < r->ops[i].num_regions; k++)
+      if (xrt__region_stateful(&r->ops[i].regions[k])) return true;
+  }
+  return false;
+}
+
+static bool xrt__module_stateful(const xrt_ir_module *m) {
+  for (int32_t f = 0; f < m->num_funcs; f++)
+    if (xrt__region_stateful(&m->funcs[f].body)) return true;
+  return false;
+}
+
+/* Parses (unless prog is given) and compiles into a shared object;
+ * *compile_ns gets the time it took. */
+static xrt_status xrt__shared_compile(xrt__client *c, const char *text,
+                                      size_t len, xrt__program *prog,
+                                      const xrt_compile_options *o,
+                                      xrt__exe_shared **out,
+                                      uint64_t *compile_ns) {
+  int64_t start = xrt__now_ns();
+  xrt__program *p = prog;
+  xrt_status s = XRT_OK;
+  if (p) atomic_fetch_add(&p->refs, 1);
+  else if ((s = xrt__program_create(c->allocator, text, len, o, &p)))
+    return s;
+  xrt__executable t;
+  memset(&t, 0, sizeof t);
+  t.client = c;
+  t.program = p;
+  int64_t t0 = xrt__compile_begin();
+  s = xrt__executable_build(&t, o);
+  if (!s) s = xrt__shared_adopt(c, &t, out);
+  if (s) {
+    xrt__exe_fields_free(c, &t);
+    return s;
+  }
+  if (t0) xrt__compiled(c, (*out)->module_name, (*out)->name, t0);
+  int64_t end = xrt__now_ns();
+  *compile_ns = end > start ? (uint64_t)(end - start) : 0;
+  return XRT_OK;
+}
+
+/* A new executable handle over sh (whose reference it takes over). */
+static xrt_status xrt__exe_from_shared(xrt__client *c, xrt__exe_shared *sh,
+                                       xrt_executable **out) {
+  xrt__executable *e = xrt__executable_obj(c);
+  if (!e) {
+    xrt__exe_shared_unref(sh);
+    return xrt__nomem("an executable");
+  }
+  e->client = c;
+  e->program = sh->program;
+  e->entry = sh->entry;
+  e->pexe = sh->pexe;
+  e->bindings = sh->bindings;
+  e->num_inputs = sh->num_inputs;
+  e->num_outputs = sh->num_outputs;
+  e->inputs = sh->inputs;
+  e->outputs = sh->outputs;
+  e->num_replicas = sh->num_replicas;
+  e->num_partitions = sh->num_partitions;
+  e->assignment = sh->assignment;
+  e->shared = sh;
+  e->name = sh->name;
+  e->module_name = sh->module_name;
+  e->inline_ok = sh->inline_ok;
+  xrt_status s = xrt__executable_publish(e);
+  if (s) {
+    xrt__executable_destroy(e);
+    return s;
+  }
+  xrt__spin_lock(&c->objs_lock);
+  xrt__link_add(&c->executables, &e->link);
+  xrt__spin_unlock(&c->objs_lock);
+  *out = (xrt_executable *)e->handle;
+  return XRT_OK;
+}
+
+/* Whether the client's host functions are still those sh was bound to. */
+static bool xrt__shared_bindings_current(xrt__client *c,
+                                         const xrt__exe_shared *sh) {
+  for (int32_t i = 0; i < sh->num_bindings; i++) {
+    xrt_host_fn fn;
+    void *user;
+    if (!xrt__host_lookup(c, sh->targets[i], &fn, &user) ||
+        fn != sh->bindings[i].fn || user != sh->bindings[i].user)
+      return false;
+  }
+  return true;
+}
+
+/* The bytes an entry is charged (see the section comment). */
+static size_t xrt__shared_bytes(const xrt__exe_shared *sh, size_t payload) {
+  size_t n = sizeof(xrt__centry) + sizeof *sh +
+             sizeof(xrt_shape) * (size_t)(sh->num_inputs + sh->num_outputs) +
+             sizeof(int32_t) * (size_t)(sh->num_replicas * sh->num_partitions) +
+             (sizeof(xrt_host_binding) + sizeof(char *)) *
+                 (size_t)sh->num_bindings;
+  for (int32_t i = 0; i < sh->num_bindings; i++)
+    n += strlen(sh->targets[i]) + 1;
+  if (sh->program) n += 2 * sh->program->arena.total;
+  return n + 2 * payload;
+}
+
+/* ---- the store's payload ----
+ *
+ * Little-endian:  "XRTCEXE" NUL | u32 version (1) | u32 flags (bit 0:
+ * inline_ok) | i32 num_replicas | i32 num_partitions | u32 num_inputs |
+ * u32 num_outputs | u32 num_bindings | str entry name | str module name |
+ * shapes (inputs, then outputs: u32 dtype, u32 rank, i64 dims[rank]) |
+ * i32 device_assignment[replicas * partitions] | str host target per
+ * binding | u64 plugin bytes | the plugin's bytes.  A str is a u32 length
+ * and that many bytes, no NUL.  Nothing may follow. */
+
+#define XRT__PAYLOAD_VERSION 1u
+#define XRT__PAYLOAD_MAX_STR 65536u
+static const char xrt__payload_magic[8] = "XRTCEXE";
+
+typedef struct xrt__wbuf {
+  unsigned char *p;
+  size_t len; /* written (or needed, when p is NULL) */
+} xrt__wbuf;
+
+static void xrt__w_bytes(xrt__wbuf *w, const void *s, size_t n) {
+  if (w->p && n) memcpy(w->p + w->len, s, n);
+  w->len += n;
+}
+
+static void xrt__w_u64(xrt__wbuf *w, uint64_t v, int bytes) {
+  unsigned char b[8];
+  for (int i = 0; i < bytes; i++) b[i] = (unsigned char)(v >> (8 * i));
+  xrt__w_bytes(w, b, (size_t)bytes);
+}
+
+static void xrt__w_str(xrt__wbuf *w, const char *s) {
+  size_t n = strlen(s);
+  xrt__w_u64(w, n, 4);
+  xrt__w_bytes(w, s, n);
+}
+
+/* Writes the payload of sh around the plugin's bytes (sizing it when w->p
+ * is NULL). */
+static void xrt__payload_write(xrt__wbuf *w, const xrt__exe_shared *sh,
+                               const void *pbytes, size_t psize) {
+  xrt__w_bytes(w, xrt__payload_magic, sizeof xrt__payload_magic);
+  xrt__w_u64(w, XRT__PAYLOAD_VERSION, 4);
+  xrt__w_u64(w, sh->inline_ok ? 1u : 0u, 4);
+  xrt__w_u64(w, (uint32_t)sh->num_replicas, 4);
+  xrt__w_u64(w, (uint32_t)sh->num_partitions, 4);
+  xrt__w_u64(w, (uint32_t)sh->num_inputs, 4);
+  xrt__w_u64(w, (uint32_t)sh->num_outputs, 4);
+  xrt__w_u64(w, (uint32_t)sh->num_bindings, 4);
+  xrt__w_str(w, sh->name);
+  xrt__w_str(w, sh->module_name);
+  for (int i = 0; i < sh->num_inputs + sh->num_outputs; i++) {
+    const xrt_shape *s = i < sh->num_inputs ? &sh->inputs[i]
+                                            : &sh->outputs[i - sh->num_inputs];
+    xrt__w_u64(w, (uint32_t)s->dtype, 4);
+    xrt__w_u64(w, (uint32_t)s->rank, 4);
+    for (int d = 0; d < s->rank; d++) xrt__w_u64(w, (uint64_t)s->dims[d], 8);
+  }
+  for (int32_t i = 0; i < sh->num_replicas * sh->num_partitions; i++)
+    xrt__w_u64(w, (uint32_t)sh->assignment[i], 4);
+  for (int32_t i = 0; i < sh->num_bindings; i++) xrt__w_str(w, sh->targets[i]);
+  xrt__w_u64(w, psize, 8);
+  xrt__w_bytes(w, pbytes, psize);
+}
+
+/* A reader that turns every overrun into a failure with where it was. */
+typedef struct xrt__rbuf {
+  const unsigned char *p;
+  size_t len, at;
+  const char *why; /* the first problem, NULL while fine */
+} xrt__rbuf;
+
+static bool xrt__r_need(xrt__rbuf *r, size_t n, const char *what) {
+  if (r->why) return false;
+  if (r->len - r->at < n) {
+    r->why = what;
+    return false;
+  }
+  return true;
+}
+
+static uint64_t xrt__r_u64(xrt__rbuf *r, int bytes, const char *what) {
+  if (!xrt__r_need(r, (size_t)bytes, what)) return 0;
+  uint64_t v = 0;
+  for (int i = 0; i < bytes; i++) v |= (uint64_t)r->p[r->at + (size_t)i] << (8 * i);
+  r->at += (size_t)bytes;
+  return v;
+}
+
+/* A string copied with a NUL (allocated), or NULL with r->why set. */
+static char *xrt__r_str(xrt__rbuf *r, xrt__client *c, bool nonempty,
+                        const char *what) {
+  uint64_t n = xrt__r_u64(r, 4, what);
+  if (r->why) return NULL;
+  if (n > XRT__PAYLOAD_MAX_STR || (nonempty && n == 0)) {
+    r->why = what;
+    return NULL;
+  }
+  if (!xrt__r_need(r, (size_t)n, what)) return NULL;
+  const unsigned char *s = r->p + r->at;
+  if (memchr(s, 0, (size_t)n)) {
+    r->why = what;
+    return NULL;
+  }
+  char *d = (char *)xrt__alloc(&c->allocator, (size_t)n + 1);
+  if (!d) {
+    r->why = "out of host memory";
+    return NULL;
+  }
+  memcpy(d, s, (size_t)n);
+  d[n] = 0;
+  r->at += (size_t)n;
+  return d;
+}
+
+static bool xrt__r_shape(xrt__rbuf *r, xrt_shape *s) {
+  memset(s, 0, sizeof *s);
+  uint64_t dt = xrt__r_u64(r, 4, "a shape's dtype");
+  uint64_t rank = xrt__r_u64(r, 4, "a shape's rank");
+  if (r->why) return false;
+  if (dt == XRT_DTYPE_INVALID || dt >= XRT_DTYPE_COUNT ||
+      rank > XRT_MAX_RANK) {
+    r->why = "a shape (dtype or rank out of range)";
+    return false;
+  }
+  s->dtype = (xrt_dtype)dt;
+  s->rank = (int32_t)rank;
+  uint64_t numel = 1; /* kept below 2^48 so that byte sizes cannot wrap */
+  for (uint64_t d = 0; d < rank; d++) {
+    uint64_t v = xrt__r_u64(r, 8, "a shape's dims");
+    if (r->why) return false;
+    if (v > ((uint64_t)1 << 48) || (v && numel > ((uint64_t)1 << 48) / v)) {
+      r->why = "a shape (negative or huge dimensions)";
+      return false;
+    }
+    numel *= v;
+    s->dims[d] = (int64_t)v;
+  }
+  return true;
+}
+
+/* The launch shape and assignment of a payload, checked against the
+ * client and the options (whose nonzero fields are in the key). */
+static bool xrt__r_launch(xrt__rbuf *r, const xrt__client *c,
+                          const xrt_compile_options *o, xrt__exe_shared *sh) {
+  int64_t n = (int64_t)sh->num_replicas * sh->num_partitions;
+  if (sh->num_replicas < 1 || sh->num_partitions < 1 || n > c->num_devices ||
+      (o && o->num_replicas && o->num_replicas != sh->num_replicas) ||
+      (o && o->num_partitions && o->num_partitions != sh->num_partitions)) {
+    r->why = "the launch shape (replicas, partitions)";
+    return false;
+  }
+  sh->assignment = (int32_t *)xrt__calloc(&c->allocator, (size_t)n,
+                                          sizeof(int32_t));
+  if (!sh->assignment) {
+    r->why = "out of host memory";
+    return false;
+  }
+  for (int64_t i = 0; i < n; i++) {
+    uint64_t v = xrt__r_u64(r, 4, "the device assignment");
+    if (r->why) return false;
+    bool bad = v >= (uint64_t)c->num_devices ||
+               (o && o->device_assignment &&
+                o->device_assignment[i] != (int)v);
+    for (int64_t j = 0; j < i && !bad; j++)
+      bad = sh->assignment[j] == (int32_t)v;
+    if (bad) {
+      r->why = "the device assignment";
+      return false;
+    }
+    sh->assignment[i] = (int32_t)v;
+  }
+  return true;
+}
+
+/* Reads everything but the plugin's bytes into sh. */
+static bool xrt__payload_read(xrt__rbuf *r, xrt__client *c,
+                              const xrt_compile_options *o,
+                              xrt__exe_shared **out) {
+  if (!xrt__r_need(r, sizeof xrt__payload_magic, "the magic") ||
+      memcmp(r->p, xrt__payload_magic, sizeof xrt__payload_magic) != 0) {
+    r->why = "the magic";
+    return false;
+  }
+  r->at = sizeof xrt__payload_magic;
+  uint64_t version = xrt__r_u64(r, 4, "the version");
+  uint64_t flags = xrt__r_u64(r, 4, "the flags");
+  int32_t R = (int32_t)(uint32_t)xrt__r_u64(r, 4, "num_replicas");
+  int32_t P = (int32_t)(uint32_t)xrt__r_u64(r, 4, "num_partitions");
+  uint64_t nin = xrt__r_u64(r, 4, "num_inputs");
+  uint64_t nout = xrt__r_u64(r, 4, "num_outputs");
+  uint64_t nbind = xrt__r_u64(r, 4, "num_bindings");
+  if (r->why) return false;
+  if (version != XRT__PAYLOAD_VERSION || flags > 1) {
+    r->why = version != XRT__PAYLOAD_VERSION ? "the version" : "the flags";
+    return false;
+  }
+  /* Every shape takes 8 bytes and every string 4 at least: counts the
+   * rest cannot hold are garbage, caught before allocating for them. */
+  size_t rest = r->len - r->at;
+  if (nin + nout > rest / 8 || nbind > rest / 4 || nin + nout > (1u << 24) ||
+      nbind > (1u << 24)) {
+    r->why = "the counts of inputs, outputs or bindings";
+    return false;
+  }
+  xrt__exe_shared *sh = xrt__shared_new(c, (int32_t)nbind);
+  if (!sh) {
+    r->why = "out of host memory";
+    return false;
+  }
+  *out = sh;
+  sh->inline_ok = flags & 1;
+  sh->num_replicas = R;
+  sh->num_partitions = P;
+  sh->num_inputs = (int)nin;
+  sh->num_outputs = (int)nout;
+  sh->name = xrt__r_str(r, c, true, "the entry name");
+  sh->module_name = xrt__r_str(r, c, false, "the module name");
+  if (r->why) return false;
+  sh->inputs = (xrt_shape *)xrt__calloc(&c->allocator, nin + 1,
+                                        sizeof(xrt_shape));
+  sh->outputs = (xrt_shape *)xrt__calloc(&c->allocator, nout + 1,
+                                         sizeof(xrt_shape));
+  if (!sh->inputs || !sh->outputs) {
+    r->why = "out of host memory";
+    return false;
+  }
+  for (uint64_t i = 0; i < nin + nout; i++)
+    if (!xrt__r_shape(r, i < nin ? &sh->inputs[i] : &sh->outputs[i - nin]))
+      return false;
+  if (!xrt__r_launch(r, c, o, sh)) return false;
+  for (uint64_t i = 0; i < nbind; i++)
+    if (!(sh->targets[i] = xrt__r_str(r, c, true, "a host target")))
+      return false;
+  uint64_t psize = xrt__r_u64(r, 8, "the plugin's size");
+  if (!r->why && psize != r->len - r->at) r->why = "the plugin's size";
+  if (o && o->entry && !r->why && strcmp(o->entry, sh->name) != 0)
+    r->why = "the entry name";
+  return !r->why;
+}
+
+/* Binds sh's host targets to the client's functions; false if one is
+ * missing (the compile will then say which). */
+static bool xrt__shared_bind(xrt__client *c, xrt__exe_shared *sh) {
+  sh->bindings = (xrt_host_binding *)xrt__calloc(
+      &c->allocator, (size_t)sh->num_bindings + 1, sizeof(xrt_host_binding));
+  if (!sh->bindings) return false;
+  for (int32_t i = 0; i < sh->num_bindings; i++)
+    if (!xrt__host_lookup(c, sh->targets[i], &sh->bindings[i].fn,
+                          &sh->bindings[i].user))
+      return false;
+  return true;
+}
+
+/* Rebuilds an executable from a payload: NULL (logged, counted) when any
+ * part of it is wrong or the plugin refuses its bytes. */
+static xrt__exe_shared *xrt__payload_load(xrt__client *c, const char *hex,
+                                          const void *data, size_t size,
+                                          const xrt_compile_options *o) {
+  xrt__cache *k = c->cache;
+  xrt__rbuf r = {(const unsigned char *)data, data ? size : 0, 0, NULL};
+  xrt__exe_shared *sh = NULL;
+  bool ok = xrt__payload_read(&r, c, o, &sh);
+  if (ok && !xrt__shared_bind(c, sh)) {
+    xrt__exe_shared_unref(sh); /* a host function is missing: compile */
+    return NULL;
+  }
+  xrt_plugin_error err = {{0}};
+  xrt_status s = XRT_OK;
+  if (ok) {
+    xrt_plugin_compile_args args;
+    memset(&args, 0, sizeof args);
+    args.struct_size = sizeof args;
+    args.entry = -1;
+    args.host_bindings = sh->bindings;
+    args.num_replicas = sh->num_replicas;
+    args.num_partitions = sh->num_partitions;
+    args.device_assignment = sh->assignment;
+    args.num_host_bindings = sh->num_bindings; /* ABI 1.2: checked */
+    args.num_inputs = sh->num_inputs;
+    args.num_outputs = sh->num_outputs;
+    args.input_shapes = sh->inputs;
+    args.output_shapes = sh->outputs;
+    s = c->api->executable_deserialize(c->pc, &args, r.p + r.at,
+                                       r.len - r.at, &sh->pexe, &err);
+    if (!s && !sh->pexe) s = XRT_INTERNAL;
+  }
+  if (ok && !s) return sh;
+  XRT__CSTAT(k, store_errors);
+  if (!ok)
+    xrt__log(XRT_LOG_WARN, "cache", "cache store entry %s is unusable (%s, "
+             "at byte %zu of %zu); compiling instead", hex, r.why, r.at,
+             size);
+  else
+    xrt__log(XRT_LOG_WARN, "cache", "plugin '%s' refused cache store entry "
+             "%s (%s: %s); compiling instead", c->api->name, hex,
+             xrt_strerror(s), xrt__plugin_msg(&err));
+  if (sh) {
+    sh->pexe = NULL;
+    xrt__exe_shared_unref(sh);
+  }
+  return NULL;
+}
+
+/* Asks the store for key: a shared object, or NULL. */
+static xrt__exe_shared *xrt__cache_store_load(xrt__client *c, const char *hex,
+                                              const xrt_compile_options *o,
+                                              size_t *payload) {
+  xrt__cache *k = c->cache;
+  void *data = NULL;
+  size_t size = 0;
+  xrt_status s = k->store->load(k->store->self, hex, k->identity, &data,
+                                &size);
+  if (s == XRT_NOT_FOUND) {
+    XRT__CSTAT(k, store_misses);
+    return NULL;
+  }
+  if (s) {
+    XRT__CSTAT(k, store_errors);
+    xrt__log(XRT_LOG_WARN, "cache", "cache store could not load %s (%s); "
+             "compiling instead", hex, xrt_strerror(s));
+    return NULL;
+  }
+  xrt__exe_shared *sh = xrt__payload_load(c, hex, data, size, o);
+  if (data) k->store->release_data(k->store->self, data);
+  if (sh) XRT__CSTAT(k, store_hits);
+  *payload = size;
+  return sh;
+}
+
+/* Offers a compiled executable to the store; failures are counted. */
+static void xrt__cache_store_save(xrt__client *c, const char *hex,
+                                  const xrt__exe_shared *sh,
+                                  uint64_t compile_ns) {
+  xrt__cache *k = c->cache;
+  void *pbytes = NULL;
+  size_t psize = 0;
+  xrt_plugin_error err = {{0}};
+  xrt_status s = c->api->executable_serialize(sh->pexe, &pbytes, &psize, &err);
+  if (s == XRT_UNIMPLEMENTED) return; /* this executable stays in memory */
+  if (s || (!pbytes && psize)) {
+    XRT__CSTAT(k, store_errors);
+    xrt__log(XRT_LOG_WARN, "cache", "plugin '%s' could not serialize %s "
+             "(%s: %s)", c->api->name, hex, xrt_strerror(s),
+             xrt__plugin_msg(&err));
+    if (pbytes) c->api->serialized_free(pbytes);
+    return;
+  }
+  xrt__wbuf w = {NULL, 0};
+  xrt__payload_write(&w, sh, pbytes, psize);
+  w.p = (unsigned char *)xrt__alloc(&c->allocator, w.len);
+  if (w.p) {
+    w.len = 0;
+    xrt__payload_write(&w, sh, pbytes, psize);
+    s = k->store->save(k->store->self, hex, k->identity, w.p, w.len,
+                       compile_ns);
+  } else {
+    s = XRT_RESOURCE_EXHAUSTED;
+  }
+  c->api->serialized_free(pbytes);
+  xrt__free(&c->allocator, w.p);
+  if (s == XRT_OK) {
+    XRT__CSTAT(k, store_writes);
+  } else {
+    XRT__CSTAT(k, store_errors);
+    xrt__log(XRT_LOG_WARN, "cache", "cache store could not save %s (%s)", hex,
+             xrt_strerror(s));
+  }
+}
+
+/* ---- compiles through the cache ---- */
+
+/* The compile the cache stands in for (options it cannot key). */
+static xrt_status xrt__compile_uncached(xrt__client *c, const char *text,
+                                        size_t len, xrt__program *prog,
+                                        const xrt_compile_options *o,
+                                        xrt_executable **out) {
+  if (prog) return xrt__compile(c, prog, o, out);
+  xrt__program *p;
+  xrt_status s = xrt__program_create(c->allocator, text, len, o, &p);
+  if (s) return s;
+  s = xrt__compile(c, p, o, out);
+  xrt__program_unref(p);
+  return s;
+}
+
+/* The fingerprint of raw text and options (the memo's key); raw gets
+ * the text's own XXH3-128. */
+static void xrt__cache_fingerprint(const char *text, size_t len,
+                                   const xrt__key_opts *ko, uint64_t out[2],
+                                   uint64_t raw_out[2]) {
+  XXH128_hash_t raw = XXH3_128bits(text, len);
+  raw_out[0] = raw.high64;
+  raw_out[1] = raw.low64;
+  uint64_t w[2 + 8];
+  w[0] = raw.high64;
+  w[1] = raw.low64;
+  memcpy(w + 2, ko->words, sizeof ko->words);
+  XXH128_hash_t h = XXH3_128bits(w, sizeof w);
+  out[0] = h.high64;
+  out[1] = h.low64;
+}
+
+/* The memo slot of a fingerprint (k->mu held; NULL without a memo). */
+static xrt__memo *xrt__cache_memo_slot(xrt__client *c, xrt__cache *k,
+                                       const uint64_t fp[2], bool create) {
+  if (!k->memo && create)
+    k->memo = (xrt__memo *)xrt__calloc(&c->allocator, XRT__MEMO_SLOTS,
+                                       sizeof(xrt__memo));
+  return k->memo ? &k->memo[fp[0] & (XRT__MEMO_SLOTS - 1)] : NULL;
+}
+
+/* ---- aliases: raw text to key, in the store ----
+ * A fresh process has an empty memo, and reading a large text as tokens
+ * costs more than loading its executable.  So next to each executable the
+ * store keeps an alias: key "a-" and 30 hex digits of XXH3-128 over the
+ * client's digest, the options, the raw text's XXH3-128 and a tag (no
+ * canonical key has a '-'), payload the 32 hex digits of the key.  A memo
+ * miss tries the alias first; its key is used only when that key is in
+ * memory already or its store entry loads, else the text is read as
+ * tokens as before.  An alias is written when the lookup found none (or
+ * a useless one) and the executable was saved or loaded, and after a
+ * parsed program's executable is saved. */
+
+#define XRT__ALIAS_PREFIX "a-"
+
+/* What the key phase did with the store (see above). */
+typedef struct xrt__cache_pre {
+  xrt__exe_shared *sh;   /* loaded through the alias (the key's entry) */
+  size_t payload;
+  uint64_t tried[2];     /* a key whose store entry failed to load */
+  bool has_tried;
+  bool write_alias;      /* alias_id is set and should be written */
+  uint64_t alias_id[2];
+  uint64_t key_ns;       /* time spent reading the text as tokens */
+} xrt__cache_pre;
+
+static void xrt__alias_make(const xrt__cache *k, const xrt__key_opts *ko,
+                            const uint64_t raw[2], uint64_t out[2]) {
+  uint64_t w[2 + 8 + 2 + 1];
+  memcpy(w, k->digest, 16);
+  memcpy(w + 2, ko->words, sizeof ko->words);
+  memcpy(w + 10, raw, 16);
+  w[12] = 0x7872746361696c31ull; /* "xrtcail1" */
+  XXH128_hash_t h = XXH3_128bits(w, sizeof w);
+  out[0] = h.high64;
+  out[1] = h.low64;
+}
+
+static void xrt__alias_hex(const uint64_t id[2],
+                           char out[XRT_CACHE_KEY_CHARS + 1]) {
+  snprintf(out, XRT_CACHE_KEY_CHARS + 1, XRT__ALIAS_PREFIX "%016" PRIx64
+           "%014" PRIx64, id[0], id[1] >> 8);
+}
+
+/* Parses 32 lowercase hex digits; false for anything else. */
+static bool xrt__key_parse(const void *data, size_t size, uint64_t key[2]) {
+  const char *p = (const char *)data;
+  if (!p || size != XRT_CACHE_KEY_CHARS) return false;
+  key[0] = key[1] = 0;
+  for (size_t i = 0; i < XRT_CACHE_KEY_CHARS; i++) {
+    char ch = p[i];
+    unsigned v = ch >= '0' && ch <= '9'   ? (unsigned)(ch - '0')
+                 : ch >= 'a' && ch <= 'f' ? (unsigned)(ch - 'a' + 10)
+                                          : 16u;
+    if (v == 16u) return false;
+    key[i / 16] = key[i / 16] << 4 | v;
+  }
+  return true;
+}
+
+/* The key the alias names, or false (none, damaged, not a key). */
+static bool xrt__alias_read(xrt__client *c, const char *ahex,
+                            uint64_t key[2]) {
+  xrt__cache *k = c->cache;
+  void *data = NULL;
+  size_t size = 0;
+  xrt_status s = k->store->load(k->store->self, ahex, k->identity, &data,
+                                &size);
+  if (s) {
+    if (s != XRT_NOT_FOUND)
+      xrt__log(XRT_LOG_INFO, "cache", "cache store alias %s unusable (%s); "
+               "reading the text", ahex, xrt_strerror(s));
+    return false;
+  }
+  bool ok = xrt__key_parse(data, size, key);
+  if (data) k->store->release_data(k->store->self, data);
+  if (!ok) {
+    XRT__CSTAT(k, store_errors);
+    xrt__log(XRT_LOG_WARN, "cache", "cache store alias %s holds no key "
+             "(%zu bytes); reading the text", ahex, size);
+  }
+  return ok;
+}
+
+static xrt__exe_shared *xrt__cache_store_load(xrt__client *c, const char *hex,
+                                              const xrt_compile_options *o,
+                                              size_t *payload);
+
+/* Resolves a memo miss through the store's alias: true with key set (and
+ * pre->sh, unless the key is in memory already; k->mu held on return). */
+static bool xrt__alias_resolve(xrt__client *c, const xrt_compile_options *o,
+                               uint64_t key[2], xrt__cache_pre *pre) {
+  xrt__cache *k = c->cache;
+  char ahex[XRT_CACHE_KEY_CHARS + 1], hex[XRT_CACHE_KEY_CHARS + 1];
+  xrt__alias_hex(pre->alias_id, ahex);
+  if (!xrt__alias_read(c, ahex, key)) return false;
+  pthread_mutex_lock(&k->mu);
+  if (xrt__cache_find(k, key)) return true;
+  pthread_mutex_unlock(&k->mu);
+  xrt__key_hex(key, hex);
+  pre->sh = xrt__cache_store_load(c, hex, o, &pre->payload);
+  if (!pre->sh) {
+    memcpy(pre->tried, key, sizeof pre->tried);
+    pre->has_tried = true;
+    return false;
+  }
+  xrt__log(XRT_LOG_DEBUG, "cache", "cache alias %s -> %s", ahex, hex);
+  pthread_mutex_lock(&k->mu);
+  return true;
+}
+
+/* Writes pre's alias for key (after its executable was saved or loaded). */
+static void xrt__alias_write(xrt__client *c, const xrt__cache_pre *pre,
+                             const uint64_t key[2], uint64_t ns) {
+  xrt__cache *k = c->cache;
+  char ahex[XRT_CACHE_KEY_CHARS + 1], hex[XRT_CACHE_KEY_CHARS + 1];
+  xrt__alias_hex(pre->alias_id, ahex);
+  xrt__key_hex(key, hex);
+  xrt_status s = k->store->save(k->store->self, ahex, k->identity, hex,
+                                XRT_CACHE_KEY_CHARS, ns);
+  if (s)
+    xrt__log(XRT_LOG_INFO, "cache", "cache store could not save alias %s "
+             "(%s)", ahex, xrt_strerror(s));
+}
+
+/* The key of a compile.  Returns with k->mu held. */
+static void xrt__cache_key_locked(xrt__client *c, const char *text, size_t len,
+                                  const xrt__program *prog,
+                                  const xrt_compile_options *o,
+                                  const xrt__key_opts *ko, uint64_t key[2],
+                                  xrt__cache_pre *pre) {
+  xrt__cache *k = c->cache;
+  bool keep = o && o->cache_keep_locations;
+  bool aliased = k->store && !keep;
+  if (prog) {
+    xrt__key_make(k, ko, prog->text_digest[keep], key);
+    if (aliased) {
+      xrt__alias_make(k, ko, prog->text_digest[1], pre->alias_id);
+      pre->write_alias = true;
+    }
+    pthread_mutex_lock(&k->mu);
+    return;
+  }
+  uint64_t fp[2], td[2], raw[2];
+  xrt__cache_fingerprint(text, len, ko, fp, raw);
+  if (aliased) xrt__alias_make(k, ko, raw, pre->alias_id);
+  pthread_mutex_lock(&k->mu);
+  xrt__memo *m = xrt__cache_memo_slot(c, k, fp, false);
+  if (m && m->fp[0] == fp[0] && m->fp[1] == fp[1]) {
+    key[0] = m->key[0];
+    key[1] = m->key[1];
+    return;
+  }
+  pthread_mutex_unlock(&k->mu);
+  if (!aliased || !xrt__alias_resolve(c, o, key, pre)) {
+    int64_t t0 = xrt__now_ns();
+    xrt__log(XRT_LOG_DEBUG, "cache", "reading %zu bytes of text as tokens",
+             len);
+    xrt__text_digest(text, len, keep, td); /* the slow read, unlocked */
+    xrt__key_make(k, ko, td, key);
+    pre->key_ns = (uint64_t)(xrt__now_ns() - t0);
+    pre->write_alias = aliased;
+    pre->has_tried = pre->has_tried && pre->tried[0] == key[0] &&
+                     pre->tried[1] == key[1];
+    pthread_mutex_lock(&k->mu);
+  }
+  if ((m = xrt__cache_memo_slot(c, k, fp, true))) {
+    memcpy(m->fp, fp, sizeof m->fp);
+    memcpy(m->key, key, sizeof m->key);
+  }
+}
+
+static void xrt__cache_log(xrt__client *c, const char *what,
+                           const uint64_t key[2], const char *entry) {
+  XRT__UNUSED(c);
+  if (!xrt_log_enabled(XRT_LOG_INFO, "cache")) return;
+  char hex[XRT_CACHE_KEY_CHARS + 1];
+  xrt__key_hex(key, hex);
+  xrt__log(XRT_LOG_INFO, "cache", "cache %s %s @%s", what, hex,
+           entry ? entry : "main");
+}
+
+/* A hit on e (k->mu held; released here): waits for a compile in
+ * progress, then shares its executable or its failure. */
+static xrt_status xrt__cache_hit(xrt__client *c, xrt__centry *e,
+                                 const char *text, size_t len,
+                                 xrt__program *prog, const uint64_t key[2],
+                                 const xrt_compile_options *o, int64_t t0,
+                                 xrt_executable **out) {
+  xrt__cache *k = c->cache;
+  if (e->state == XRT__CE_COMPILING) {
+    e->pins++;
+    while (e->state == XRT__CE_COMPILING) pthread_cond_wait(&k->cv, &k->mu);
+    e->pins--;
+  }
+  bool stateful = e->state == XRT__CE_STATEFUL;
+  if (stateful) {
+    XRT__CSTAT(k, misses);
+  } else {
+    XRT__CSTAT(k, hits);
+    XRT__STAT(c, st_cache_hits, 1);
+  }
+  xrt__exe_shared *sh = NULL;
+  xrt_status code = XRT_OK;
+  char msg[XRT__CACHE_MAX_MSG];
+  if (e->in_lru) xrt__cache_lru_front(k, e);
+  if (e->state == XRT__CE_DONE) {
+    sh = e->sh;
+    atomic_fetch_add_explicit(&sh->refs, 1, memory_order_relaxed);
+  } else if (!stateful) {
+    code = e->code;
+    snprintf(msg, sizeof msg, "%s", e->message ? e->message : "out of memory");
+  }
+  xrt__cfree f = {NULL};
+  xrt__cache_release_if_unused(e, &f); /* dropped while we waited */
+  pthread_mutex_unlock(&k->mu);
+  xrt__cfree_run(c, &f);
+  if (stateful) return xrt__compile_uncached(c, text, len, prog, o, out);
+  xrt__cache_log(c, "hit", key, sh ? sh->name : o ? o->entry : NULL);
+  if (!sh) return xrt__fail(code, "%s", msg);
+  if (t0) xrt__trace_cache_hit(c, "compile", sh->name, t0);
+  return xrt__exe_from_shared(c, sh, out);
+}
+
+/* Records the outcome of e's compile (k->mu held): a shared object (s OK,
+ * one reference for the entry taken here) or the failure in the thread's
+ * last error. */
+static void xrt__cache_settle(xrt__client *c, xrt__centry *e, xrt_status s,
+                              xrt__exe_shared *sh, size_t payload,
+                              xrt__cfree *f) {
+  xrt__cache *k = c->cache;
+  e->pins--;
+  if (!s && sh->program && xrt__module_stateful(sh->program->module)) {
+    e->state = XRT__CE_STATEFUL; /* sh stays its compiler's alone */
+    e->bytes = sizeof *e;
+  } else if (!s) {
+    atomic_fetch_add_explicit(&sh->refs, 1, memory_order_relaxed);
+    e->sh = sh;
+    e->state = XRT__CE_DONE;
+    e->bytes = xrt__shared_bytes(sh, payload);
+  } else {
+    e->state = XRT__CE_FAILED;
+    e->code = s;
+    e->message = xrt__strdup_with(&c->allocator, xrt_last_error());
+    e->bytes = sizeof *e + (e->message ? strlen(e->message) + 1 : 0);
+  }
+  if (!s || xrt__cache_failure_kept(s)) {
+    if (s && e->in_table) XRT__CSTAT(k, failures_cached);
+    xrt__cache_keep(k, e, f);
+  } else {
+    xrt__cache_detach(k, e, f); /* waiters share it; later callers retry */
+  }
+  xrt__cache_release_if_unused(e, f); /* dropped while it compiled */
+  pthread_cond_broadcast(&k->cv);
+}
+
+/* A miss: the store, else a compile; e (may be NULL: no in-memory cache)
+ * is settled for its waiters. */
+static xrt_status xrt__cache_fill(xrt__client *c, const char *text,
+                                  size_t len, xrt__program *prog,
+                                  const xrt_compile_options *o,
+                                  const uint64_t key[2], xrt__centry *e,
+                                  xrt__cache_pre *pre,
+                                  xrt_executable **out) {
+  xrt__cache *k = c->cache;
+  XRT__CSTAT(k, misses);
+  char hex[XRT_CACHE_KEY_CHARS + 1];
+  xrt__key_hex(key, hex);
+  size_t payload = pre->payload;
+  uint64_t compile_ns = 0;
+  xrt__exe_shared *sh = pre->sh;
+  pre->sh = NULL; /* ours now */
+  if (!sh && k->store && !pre->has_tried)
+    sh = xrt__cache_store_load(c, hex, o, &payload);
+  bool loaded = sh != NULL;
+  xrt_status s =
+      sh ? XRT_OK : xrt__shared_compile(c, text, len, prog, o, &sh,
+                                        &compile_ns);
+  if (e) {
+    xrt__cfree f = {NULL};
+    char saved[XRT__CACHE_MAX_MSG];
+    if (s) snprintf(saved, sizeof saved, "%s", xrt_last_error());
+    pthread_mutex_lock(&k->mu);
+    xrt__cache_settle(c, e, s, sh, payload, &f);
+    pthread_mutex_unlock(&k->mu);
+    xrt__cfree_run(c, &f);
+    if (s) xrt__fail(s, "%s", saved);
+  }
+  xrt__cache_log(c, "miss", key, sh ? sh->name : o ? o->entry : NULL);
+  if (s) return s;
+  /* A stateful program is compiled by each caller, never loaded. */
+  if (k->store && !loaded && !xrt__module_stateful(sh->program->module)) {
+    xrt__cache_store_save(c, hex, sh, compile_ns);
+    if (pre->write_alias) xrt__alias_write(c, pre, key, compile_ns);
+  } else if (loaded && pre->write_alias && !prog) { /* none was found */
+    xrt__alias_write(c, pre, key, pre->key_ns);
+  }
+  return xrt__exe_from_shared(c, sh, out);
+}
+
+static xrt_status xrt__cache_compile(xrt__client *c, const char *text,
+                                     size_t len, xrt__program *prog,
+                                     const xrt_compile_options *o,
+                                     xrt_executable **out) {
+  xrt__cache *k = c->cache;
+  xrt__key_opts ko;
+  if (!xrt__key_options(c, o, &ko))
+    return xrt__compile_uncached(c, text, len, prog, o, out);
+  int64_t t0 = xrt__trace_begin();
+  uint64_t key[2];
+  xrt__cache_pre pre;
+  memset(&pre, 0, sizeof pre);
+  xrt__cache_key_locked(c, text, len, prog, o, &ko, key, &pre);
+  if (!k->budget) { /* the store alone */
+    pthread_mutex_unlock(&k->mu);
+    return xrt__cache_fill(c, text, len, prog, o, key, NULL, &pre, out);
+  }
+  xrt__cfree f = {NULL};
+  xrt__centry *e = xrt__cache_find(k, key);
+  if (e && e->state == XRT__CE_DONE && e->sh->num_bindings &&
+      !xrt__shared_bindings_current(c, e->sh)) {
+    xrt__cache_detach(k, e, &f); /* a host function changed: compile again */
+    e = NULL;
+  }
+  if (e) {
+    xrt_status s = xrt__cache_hit(c, e, text, len, prog, key, o, t0, out);
+    xrt__exe_shared_unref(pre.sh); /* loaded while another caller did */
+    return s;
+  }
+  e = (xrt__centry *)xrt__calloc(&c->allocator, 1, sizeof *e);
+  if (e) {
+    memcpy(e->key, key, sizeof e->key);
+    e->state = XRT__CE_COMPILING;
+    e->pins = 1;
+    if (!xrt__cache_insert(c, k, e)) {
+      xrt__free(&c->allocator, e);
+      e = NULL;
+    }
+  }
+  pthread_mutex_unlock(&k->mu);
+  xrt__cfree_run(c, &f);
+  if (!e) {
+    xrt__exe_shared_unref(pre.sh);
+    return xrt__compile_uncached(c, text, len, prog, o, out);
+  }
+  return xrt__cache_fill(c, text, len, prog, o, key, e, &pre, out);
 }
 
 /* ======================================================================
@@ -10423,7 +12559,7 @@ typedef struct xrt__pos {
 } xrt__pos;
 
 #if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
+XRT_PRINTF_FORMAT(2, 3)
 #endif
 static void xrt__msgf(char *dst, const char *fmt, ...) {
   va_list ap;
@@ -10433,7 +12569,7 @@ static void xrt__msgf(char *dst, const char *fmt, ...) {
 }
 
 static const char *xrt__exe_name(const xrt__executable *e) {
-  return e->program->module->funcs[e->entry].name;
+  return e->name;
 }
 
 /* Calls the plugin for one participant; on failure msg gets its message. */
@@ -10467,7 +12603,7 @@ static xrt_status xrt__plugin_execute(xrt__executable *e, int device,
   int64_t t0 = xrt__trace_begin();
   xrt_status s = c->api->execute(c->pc, &a, &err);
   if (t0)
-    xrt__trace_named(c, device, "execute", e->program->module->name,
+    xrt__trace_named(c, device, "execute", e->module_name,
                      xrt__exe_name(e), t0);
   if (s) /* the simulator's messages carry the program location already */
     xrt__msgf(msg, "%s", xrt__plugin_msg(&err));
@@ -10576,12 +12712,13 @@ static void xrt__task_free(xrt__task *t, xrt__client *c) {
 }
 
 /* A participant is done: the launch completes with the first failure when
- * its last participant is. */
+ * its last participant is (a cause outranks the ABORTED of the peers it
+ * released, whichever finished first). */
 static void xrt__launch_finish(xrt__client *c, xrt__launch *l, xrt_status s,
                                const char *msg) {
   if (s) {
     pthread_mutex_lock(&c->ev_mu);
-    if (!l->code) {
+    if (!l->code || (l->code == XRT_ABORTED && s != XRT_ABORTED)) {
       l->code = s;
       xrt__msgf(l->message, "%s", msg);
     }
@@ -10721,6 +12858,7 @@ static xrt_status xrt__exec_position(xrt__executable *e, xrt__device *d,
                      "partition(s))", o->replica, o->partition,
                      xrt__exe_name(e), (int)R, (int)P);
   int logical = o->replica * P + o->partition;
+  if (e->assignment[logical] < 0) return xrt__mp_not_here(e, logical);
   xrt__device *want = o->devices ? xrt__device_get(o->devices[logical])
                                  : &c->devices[e->assignment[logical]];
   if (!want || want->client != c)
@@ -11034,7 +13172,7 @@ static xrt_status xrt__multi_prepare(xrt__executable *e, xrt__multi *m,
   m->launch = (xrt__launch *)xrt__calloc(&c->allocator, 1, sizeof(xrt__launch));
   if (!m->bufs || !m->tasks || !m->launch ||
       !(m->launch->done = xrt__event_new(c, m->devs[0]->index)))
-    return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of memory");
+    return xrt__nomem("a multi-device launch");
   atomic_init(&m->launch->pending, m->n);
   for (int i = 0; i < m->n; i++) {
     xrt_status s = xrt__args_acquire(e, m->devs[i]->index,
@@ -11081,6 +13219,9 @@ xrt_status xrt_execute_multi(xrt_executable *executable,
                              xrt_event **out_done) {
   if (out_done) *out_done = NULL;
   xrt__executable *e = xrt__executable_acquire(executable);
+  if (e && e->client->mp) /* section 13a */
+    return xrt__mp_execute_multi(e, argument_lists, num_lists, num_args,
+                                 output_lists, num_outputs, options, out_done);
   xrt_status s = xrt__multi_check(e, num_lists, num_args, num_outputs,
                                   argument_lists, output_lists);
   if (s) {
@@ -11109,6 +13250,485 @@ xrt_status xrt_execute_multi(xrt_executable *executable,
   xrt__executable_unref(e);
   return s;
 }
+
+/* ======================================================================
+ * 13a. Multi-process clients (issue #11)
+ *
+ * Multi-process clients: the installed transport (xrt_transport_install),
+ * a client's place in the system and its global device set (this
+ * process's devices are its own xrt__device records; the others' are
+ * records of their own handle kind, XRT__H_RDEVICE, which every call that
+ * would touch a device refuses), executables whose launch spans processes
+ * (device_assignment in global ids; logical ids of other processes hold
+ * -1 in e->assignment), and their launches: each process enqueues its own
+ * participants, with a launch id counted alike in every process.
+ *
+ * Contents: errors for extensions; the transport; joining; global
+ * devices; launch shape and compile arguments; execution; the xrt_mpi_*
+ * stubs of a build without MPI.
+ * ==================================================================== */
+
+/* ---- errors for code outside the core ---- */
+
+xrt_status xrt_report_error(xrt_status code, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  if (fmt) vsnprintf(xrt__error.message, sizeof xrt__error.message, fmt, ap);
+  else xrt__error.message[0] = 0;
+  va_end(ap);
+  xrt__error.code = code;
+  if (code) xrt__log_failure(code, xrt__error.message);
+  return code;
+}
+
+/* ---- the transport ---- */
+
+static pthread_mutex_t xrt__tp_mu = PTHREAD_MUTEX_INITIALIZER;
+static xrt_transport xrt__tp;
+static bool xrt__tp_on;
+
+xrt_status xrt_transport_install(const xrt_transport *t) {
+  if (t && t->struct_size < sizeof *t)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "transport: struct_size %zu is "
+                     "smaller than xrt's %zu", t->struct_size, sizeof *t);
+  if (t && (!t->allgather || !t->exchange))
+    return xrt__fail(XRT_INVALID_ARGUMENT, "transport: allgather or exchange "
+                     "is NULL");
+  if (t && (t->topology.process_count < 1 || t->topology.process_index < 0 ||
+            t->topology.process_index >= t->topology.process_count))
+    return xrt__fail(XRT_INVALID_ARGUMENT, "transport: process_index %d is "
+                     "outside 0..%d", t->topology.process_index,
+                     t->topology.process_count - 1);
+  pthread_mutex_lock(&xrt__tp_mu);
+  if (t) xrt__tp = *t;
+  xrt__tp_on = t != NULL;
+  pthread_mutex_unlock(&xrt__tp_mu);
+  return XRT_OK;
+}
+
+/* ---- joining ---- */
+
+/* Another process's device. */
+typedef struct xrt__rdev {
+  uintptr_t handle;
+  xrt__client *client;
+  int gid, process;
+} xrt__rdev;
+
+struct xrt__mp {
+  xrt_transport tp;
+  int me, nproc;
+  int ndev;          /* devices of every process */
+  int *first;        /* nproc + 1: each process's first global id */
+  xrt__rdev *rdevs;  /* ndev (this process's entries unused) */
+  _Atomic uint64_t next_launch;
+};
+
+/* Launch ids of multi-process launches: their own range, counted alike in
+ * every process. */
+#define XRT__MP_LAUNCH_BIT ((uint64_t)1 << 62)
+
+static xrt_status xrt__mp_host_exchange(void *ctx, uint64_t tag,
+                                        const xrt_transport_msg *sends,
+                                        int nsend,
+                                        const xrt_transport_msg *recvs,
+                                        int nrecv, xrt_plugin_error *err) {
+  xrt__client *c = (xrt__client *)ctx;
+  if (!c || !c->mp) {
+    if (err) snprintf(err->message, sizeof err->message, "exchange: the "
+                      "client is of one process");
+    return XRT_FAILED_PRECONDITION;
+  }
+  char tmp[1];
+  return c->mp->tp.exchange(c->mp->tp.self, tag, sends, nsend, recvs, nrecv,
+                            err ? err->message : tmp,
+                            err ? sizeof err->message : sizeof tmp);
+}
+
+/* Whether the client joins the installed transport's system (options
+ * leave process_count at -1), and then its topology and the plugin's
+ * exchange service.  Before the plugin's client exists. */
+static xrt_status xrt__mp_join(xrt__client *c, const xrt_client_options *o) {
+  pthread_mutex_lock(&xrt__tp_mu);
+  bool on = xrt__tp_on && o->topology.process_count == -1;
+  xrt_transport tp = xrt__tp;
+  pthread_mutex_unlock(&xrt__tp_mu);
+  if (!on) return XRT_OK;
+  /* A stored executable lacks the participants' processes (and only
+   * process 0 should write the store): not yet. */
+  if (o->cache_store)
+    return xrt__fail(XRT_UNIMPLEMENTED, "client creation: a persistent "
+                     "compile cache (options.cache_store) is not supported "
+                     "yet for a client that joins several processes");
+  struct xrt__mp *mp =
+      (struct xrt__mp *)xrt__calloc(&c->allocator, 1, sizeof *mp);
+  if (!mp) return xrt__nomem("the client's process table");
+  mp->tp = tp;
+  mp->me = tp.topology.process_index;
+  mp->nproc = tp.topology.process_count;
+  atomic_init(&mp->next_launch, XRT__MP_LAUNCH_BIT | 1);
+  c->mp = mp;
+  const xrt_topology *in = &o->topology;
+  xrt_topology *t = &c->topology;
+  t->process_index = mp->me;
+  t->process_count = mp->nproc;
+  if (in->host_index < 0) t->host_index = tp.topology.host_index;
+  if (in->local_rank < 0) t->local_rank = tp.topology.local_rank;
+  if (in->local_world_size < 0)
+    t->local_world_size = tp.topology.local_world_size;
+  xrt_plugin_host_api *h = (xrt_plugin_host_api *)xrt__host_api_for(c, &c->allocator);
+  if (!h) return xrt__nomem("the plugin's host services");
+  h->exchange = xrt__mp_host_exchange;
+  h->process_index = mp->me;
+  h->process_count = mp->nproc;
+  return XRT_OK;
+}
+
+/* Every process's device count (collective), then the global table. */
+static xrt_status xrt__mp_devices(xrt__client *c) {
+  struct xrt__mp *mp = c->mp;
+  if (!mp) return XRT_OK;
+  int *counts = (int *)xrt__calloc(&c->allocator, (size_t)mp->nproc,
+                                   sizeof(int));
+  mp->first = (int *)xrt__calloc(&c->allocator, (size_t)mp->nproc + 1,
+                                 sizeof(int));
+  if (!counts || !mp->first) {
+    xrt__free(&c->allocator, counts);
+    return xrt__nomem("the global device table");
+  }
+  char msg[1024] = "";
+  xrt_status s = mp->tp.allgather(mp->tp.self, &c->num_devices, counts,
+                                  sizeof(int), msg, sizeof msg);
+  if (s) {
+    xrt__free(&c->allocator, counts);
+    return xrt__fail(s, "client creation: gathering every process's device "
+                     "count failed: %s", msg);
+  }
+  for (int p = 0; p < mp->nproc; p++) {
+    if (counts[p] < 1 || counts[p] > 65536) {
+      xrt__free(&c->allocator, counts);
+      return xrt__fail(XRT_INTERNAL, "client creation: process %d reports %d "
+                       "devices", p, counts[p]);
+    }
+    mp->first[p + 1] = mp->first[p] + counts[p];
+  }
+  xrt__free(&c->allocator, counts);
+  mp->ndev = mp->first[mp->nproc];
+  mp->rdevs = (xrt__rdev *)xrt__calloc(&c->allocator, (size_t)mp->ndev,
+                                       sizeof(xrt__rdev));
+  if (!mp->rdevs) return xrt__nomem("the global device table");
+  for (int p = 0; p < mp->nproc; p++)
+    for (int g = mp->first[p]; g < mp->first[p + 1]; g++) {
+      xrt__rdev *r = &mp->rdevs[g];
+      r->client = c;
+      r->gid = g;
+      r->process = p;
+      if (p == mp->me) continue;
+      r->handle = xrt__hnew(r, XRT__H_RDEVICE);
+      if (!r->handle) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of handles");
+    }
+  return XRT_OK;
+}
+
+static void xrt__mp_free(xrt__client *c) {
+  struct xrt__mp *mp = c->mp;
+  if (!mp) return;
+  for (int g = 0; mp->rdevs && g < mp->ndev; g++)
+    if (mp->rdevs[g].handle) xrt__hfree_handle(mp->rdevs[g].handle);
+  xrt__free(&c->allocator, mp->rdevs);
+  xrt__free(&c->allocator, mp->first);
+  xrt__free(&c->allocator, mp);
+  c->mp = NULL;
+}
+
+/* ---- global devices ---- */
+
+int xrt_client_global_device_count(const xrt_client *client) {
+  xrt__client *c = xrt__client_get(client);
+  if (!c) {
+    xrt__fail(XRT_INVALID_ARGUMENT, "invalid client");
+    return -1;
+  }
+  return c->mp ? c->mp->ndev : c->num_devices;
+}
+
+xrt_device *xrt_client_global_device(xrt_client *client, int gid) {
+  xrt__client *c = xrt__client_get(client);
+  if (!c) {
+    xrt__fail(XRT_INVALID_ARGUMENT, "invalid client");
+    return NULL;
+  }
+  int n = c->mp ? c->mp->ndev : c->num_devices;
+  if (gid < 0 || gid >= n) {
+    xrt__fail(XRT_OUT_OF_RANGE, "global device id %d is outside 0..%d", gid,
+              n - 1);
+    return NULL;
+  }
+  if (!c->mp) return (xrt_device *)c->devices[gid].handle;
+  const xrt__rdev *r = &c->mp->rdevs[gid];
+  if (r->process != c->mp->me) return (xrt_device *)r->handle;
+  return (xrt_device *)c->devices[gid - c->mp->first[c->mp->me]].handle;
+}
+
+static xrt__rdev *xrt__rdev_get(const xrt_device *d) {
+  return (xrt__rdev *)xrt__hget(d, XRT__H_RDEVICE);
+}
+
+int xrt_device_global_id(const xrt_device *device) {
+  xrt__device *d = xrt__device_get(device);
+  if (d)
+    return d->client->mp ? d->client->mp->first[d->client->mp->me] + d->index
+                         : d->index;
+  xrt__rdev *r = xrt__rdev_get(device);
+  return r ? r->gid : -1;
+}
+
+int xrt_device_process_index(const xrt_device *device) {
+  xrt__device *d = xrt__device_get(device);
+  if (d) return d->client->topology.process_index;
+  xrt__rdev *r = xrt__rdev_get(device);
+  return r ? r->process : -1;
+}
+
+int xrt_device_is_addressable(const xrt_device *device) {
+  if (xrt__device_get(device)) return 1;
+  return xrt__rdev_get(device) ? 0 : -1;
+}
+
+/* ---- launch shape and compile arguments ---- */
+
+/* The process of global device g. */
+static int xrt__mp_process_of(const struct xrt__mp *mp, int g) {
+  return mp->rdevs[g].process;
+}
+
+/* e->assignment holds 3n entries: the local device of each logical id (-1
+ * on another process), then its process, then its global id. */
+static xrt_status xrt__mp_executable_launch(xrt__executable *e,
+                                            const xrt_compile_options *o) {
+  const xrt_ir_module *m = e->program->module;
+  xrt__client *c = e->client;
+  struct xrt__mp *mp = c->mp;
+  int64_t R = o && o->num_replicas ? o->num_replicas : m->num_replicas;
+  int64_t P = o && o->num_partitions ? o->num_partitions : m->num_partitions;
+  if (R < 1 || P < 1)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "num_replicas (%" PRId64 ") and "
+                     "num_partitions (%" PRId64 ") must be at least 1", R, P);
+  if (R * P > mp->ndev)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "%" PRId64 " replica(s) x %" PRId64
+                     " partition(s) need %" PRId64 " devices, the %d "
+                     "processes have %d", R, P, R * P, mp->nproc, mp->ndev);
+  int64_t n = R * P;
+  e->num_replicas = (int32_t)R;
+  e->num_partitions = (int32_t)P;
+  e->assignment = (int32_t *)xrt__calloc(&c->allocator, (size_t)(3 * n),
+                                         sizeof(int32_t));
+  if (!e->assignment) return xrt__nomem("the device assignment");
+  int32_t *proc = e->assignment + n, *gids = e->assignment + 2 * n;
+  for (int64_t i = 0; i < n; i++) {
+    int g = o && o->device_assignment ? o->device_assignment[i] : (int)i;
+    if (g < 0 || g >= mp->ndev)
+      return xrt__fail(XRT_INVALID_ARGUMENT, "device_assignment[%" PRId64 "] "
+                       "is %d, outside the global ids 0..%d", i, g,
+                       mp->ndev - 1);
+    for (int64_t j = 0; j < i; j++)
+      if (gids[j] == g)
+        return xrt__fail(XRT_INVALID_ARGUMENT, "device_assignment[%" PRId64
+                         "] and [%" PRId64 "] are both device %d", j, i, g);
+    gids[i] = g;
+    proc[i] = xrt__mp_process_of(mp, g);
+    e->assignment[i] = proc[i] == mp->me ? g - mp->first[mp->me] : -1;
+  }
+  return XRT_OK;
+}
+
+static void xrt__mp_compile_args(const xrt__executable *e,
+                                 xrt_plugin_compile_args *a) {
+  const struct xrt__mp *mp = e->client->mp;
+  if (!mp) return;
+  a->participant_process =
+      e->assignment + (size_t)e->num_replicas * (size_t)e->num_partitions;
+  a->process_index = mp->me;
+}
+
+static xrt_device *xrt__mp_device_of(const xrt__executable *e, int logical) {
+  size_t n = (size_t)e->num_replicas * (size_t)e->num_partitions;
+  const struct xrt__mp *mp = e->client->mp;
+  return (xrt_device *)mp->rdevs[e->assignment[2 * n + (size_t)logical]]
+      .handle;
+}
+
+static xrt_status xrt__mp_not_here(const xrt__executable *e, int logical) {
+  size_t n = (size_t)e->num_replicas * (size_t)e->num_partitions;
+  return xrt__fail(XRT_INVALID_ARGUMENT, "replica %d, partition %d of @%s "
+                   "runs on device %d of process %d: this is process %d",
+                   logical / e->num_partitions, logical % e->num_partitions,
+                   xrt__exe_name(e), (int)e->assignment[2 * n + (size_t)logical],
+                   (int)e->assignment[n + (size_t)logical],
+                   e->client->mp->me);
+}
+
+/* ---- execution ---- */
+
+static xrt_status xrt__mp_multi_check(xrt__executable *e, int num_lists,
+                                      int num_args, int num_outputs,
+                                      xrt_buffer *const *const *lists,
+                                      xrt_buffer **const *outs,
+                                      const xrt_execute_options *o) {
+  int n = e->num_replicas * e->num_partitions;
+  if (num_lists != n)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "num_lists is %d, @%s runs on %d "
+                     "replica(s) x %d partition(s) = %d device(s) of all "
+                     "processes", num_lists, xrt__exe_name(e),
+                     (int)e->num_replicas, (int)e->num_partitions, n);
+  if (num_args != e->num_inputs)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "@%s takes %d argument(s), got %d",
+                     xrt__exe_name(e), e->num_inputs, num_args);
+  if (num_outputs != e->num_outputs)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "@%s returns %d result(s), room "
+                     "for %d was given", xrt__exe_name(e), e->num_outputs,
+                     num_outputs);
+  if (o && o->devices)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "options.devices: a launch over "
+                     "several processes runs on the executable's device "
+                     "assignment");
+  XRT__CHECK_ARG(lists || num_args == 0, "argument_lists is NULL");
+  XRT__CHECK_ARG(outs || num_outputs == 0, "output_lists is NULL");
+  for (int i = 0; i < n; i++)
+    if (e->assignment[i] >= 0 && ((num_args && !lists[i]) ||
+                                  (num_outputs && !outs[i])))
+      return xrt__fail(XRT_INVALID_ARGUMENT, "the argument or output list of "
+                       "participant %d (on this process) is NULL", i);
+  return XRT_OK;
+}
+
+/* xrt__multi_prepare for this process's participants: m->devs[k] runs
+ * logical id lids[k]. */
+static xrt_status xrt__mp_multi_prepare(xrt__executable *e, xrt__multi *m,
+                                        const int *lids,
+                                        xrt_buffer *const *const *lists,
+                                        uint64_t id) {
+  xrt__client *c = e->client;
+  int nin = e->num_inputs;
+  m->bufs = (xrt__buffer **)xrt__calloc(&c->allocator,
+                                        (size_t)m->n * (size_t)nin + 1,
+                                        sizeof(xrt__buffer *));
+  m->tasks = (xrt__task **)xrt__calloc(&c->allocator, (size_t)m->n,
+                                       sizeof(xrt__task *));
+  m->launch = (xrt__launch *)xrt__calloc(&c->allocator, 1, sizeof(xrt__launch));
+  if (!m->bufs || !m->tasks || !m->launch ||
+      !(m->launch->done = xrt__event_new(c, m->devs[0]->index)))
+    return xrt__nomem("a launch");
+  atomic_init(&m->launch->pending, m->n);
+  for (int k = 0; k < m->n; k++) {
+    xrt_status s = xrt__args_acquire(e, m->devs[k]->index,
+                                     nin ? lists[lids[k]] : NULL, nin, lids[k],
+                                     m->bufs + (size_t)k * (size_t)nin);
+    if (s) return s;
+    m->num_acquired = k + 1;
+  }
+  for (int k = 0; k < m->n; k++) {
+    xrt__pos pos = {id, (int32_t)(lids[k] / e->num_partitions),
+                    (int32_t)(lids[k] % e->num_partitions)};
+    xrt_status s = xrt__exec_task(e, m->devs[k], &pos,
+                                  m->bufs + (size_t)k * (size_t)nin,
+                                  m->launch, &m->tasks[k]);
+    if (s) return s;
+  }
+  return XRT_OK;
+}
+
+/* xrt_execute_multi on a multi-process client: this process's
+ * participants only (it holds e). */
+static xrt_status xrt__mp_execute_multi(
+    xrt__executable *e, xrt_buffer *const *const *lists, int num_lists,
+    int num_args, xrt_buffer **const *outs, int num_outputs,
+    const xrt_execute_options *o, xrt_event **out_done) {
+  xrt__client *c = e->client;
+  xrt__multi m;
+  memset(&m, 0, sizeof m);
+  int lids[XRT__ARRAY_SIZE(m.devs)];
+  xrt_status s = xrt__mp_multi_check(e, num_lists, num_args, num_outputs,
+                                     lists, outs, o);
+  for (int i = 0; !s && i < num_lists; i++) {
+    if (e->assignment[i] < 0) continue;
+    if (m.n == (int)XRT__ARRAY_SIZE(m.devs)) {
+      s = xrt__fail(XRT_INVALID_ARGUMENT, "more than %d participants on one "
+                    "process", m.n);
+      break;
+    }
+    lids[m.n] = i;
+    m.devs[m.n++] = &c->devices[e->assignment[i]];
+  }
+  /* Counted even when this process runs nobody, so ids stay in step. */
+  uint64_t id = o && o->launch_id
+                    ? o->launch_id
+                    : atomic_fetch_add_explicit(&c->mp->next_launch, 1,
+                                                memory_order_relaxed);
+  if (!s && m.n == 0) { /* nothing here: done at once */
+    xrt__executable_unref(e);
+    if (!out_done) return XRT_OK;
+    xrt__event *ev = xrt__event_new(c, 0);
+    if (!ev) return xrt__nomem("an event");
+    xrt__event_complete(ev, XRT_OK, NULL);
+    s = xrt__event_publish(ev, out_done);
+    xrt__event_unref(ev);
+    return s;
+  }
+  if (!s) s = xrt__mp_multi_prepare(e, &m, lids, lists, id);
+  if (!s && out_done) s = xrt__event_publish(m.launch->done, out_done);
+  if (!s) {
+    for (int k = 0; k < m.n; k++)
+      xrt__exec_publish(m.tasks[k], num_outputs ? outs[lids[k]] : NULL);
+    if (xrt__multi_hold(e, &m)) { /* cheap, inputs ready, devices idle */
+      for (int k = 0; k < m.n; k++) xrt__task_run(m.devs[k], m.tasks[k]);
+      for (int k = 0; k < m.n; k++) xrt__device_unhold(m.devs[k]);
+    } else {
+      pthread_mutex_lock(&c->launch_mu);
+      for (int k = 0; k < m.n; k++) xrt__enqueue(m.devs[k], m.tasks[k]);
+      pthread_mutex_unlock(&c->launch_mu);
+    }
+  }
+  xrt__multi_free(e, &m, !s);
+  xrt__executable_unref(e);
+  return s;
+}
+
+/* ---- without MPI: the calls exist and say so ---- */
+
+#ifndef XRT_HAVE_MPI
+void xrt_mpi_options_init(xrt_mpi_options *options) {
+  if (!options) return;
+  memset(options, 0, sizeof *options);
+  options->topology.process_index = options->topology.process_count = -1;
+  options->topology.host_index = -1;
+  options->topology.local_rank = options->topology.local_world_size = -1;
+  options->timeout_ms = 60000;
+}
+
+xrt_status xrt_mpi_init(const xrt_mpi_options *options) {
+  XRT__UNUSED(options);
+  return xrt__fail(XRT_UNIMPLEMENTED, "xrt_mpi_init: xrt was built without "
+                   "MPI (build with make XRT_MPI=1)");
+}
+
+xrt_status xrt_mpi_finalize(void) {
+  return xrt__fail(XRT_UNIMPLEMENTED, "xrt_mpi_finalize: xrt was built "
+                   "without MPI (build with make XRT_MPI=1)");
+}
+
+xrt_status xrt_mpi_set_timeout(int64_t timeout_ms) {
+  XRT__UNUSED(timeout_ms);
+  return xrt__fail(XRT_UNIMPLEMENTED, "xrt_mpi_set_timeout: xrt was built "
+                   "without MPI (build with make XRT_MPI=1)");
+}
+
+xrt_status xrt_mpi_topology(xrt_topology *out) {
+  XRT__UNUSED(out);
+  return xrt__fail(XRT_UNIMPLEMENTED, "xrt_mpi_topology: xrt was built "
+                   "without MPI (build with make XRT_MPI=1)");
+}
+#endif
 
 /* ======================================================================
  * 13b. Sharding specs, sharded arrays and pmap
@@ -11541,7 +14161,7 @@ static xrt_status xrt__sharded_new(xrt__client *c, const xrt_shape *logical,
                                    xrt_buffer *const *bufs, int n,
                                    xrt__sharded **out) {
   xrt__sharded *a = (xrt__sharded *)xrt__calloc(&c->allocator, 1, sizeof *a);
-  if (!a) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of host memory");
+  if (!a) return xrt__nomem("a sharded array");
   a->client = c;
   a->logical = *logical;
   a->piece = xrt__spec_piece_shape(spec, logical);
@@ -11632,7 +14252,7 @@ static xrt_status xrt__plan_init(xrt__client *c, const xrt_sharding_spec *spec,
                                     sizeof(xrt_event *));
   if (!p->piece || !p->first || !p->stage || !p->ev) {
     xrt__plan_free(c, p);
-    return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of host memory");
+    return xrt__nomem("a sharded upload plan");
   }
   for (int64_t i = 0; i < p->pieces; i++) p->first[i] = -1;
   int64_t start[XRT_MAX_RANK];
@@ -11669,7 +14289,7 @@ static xrt_status xrt__piece_source(xrt__client *c, const xrt__sharded *a,
     p->stage[id] = (char *)xrt__alloc(&c->allocator,
                                       xrt_shape_bytes(&a->piece));
     if (!p->stage[id])
-      return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of host memory");
+      return xrt__nomem("staging a sharded array's piece");
     xrt__box_copy(&box, (char *)(uintptr_t)data, p->stage[id], true);
   }
   *out = p->stage[id];
@@ -11746,7 +14366,7 @@ xrt_status xrt_sharded_array_from_host(xrt_client *client,
   xrt__sharded *a;
   xrt_buffer **none = (xrt_buffer **)xrt__calloc(&c->allocator, (size_t)n,
                                                  sizeof *none);
-  if (!none) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of host memory");
+  if (!none) return xrt__nomem("a sharded array's piece list");
   s = xrt__sharded_new(c, logical, spec, &ax, none, (int)n, &a);
   xrt__free(&c->allocator, none);
   if (s) return s;
@@ -11790,8 +14410,8 @@ xrt_status xrt_sharded_array_to_host(xrt_sharded_array *array, void *dst,
     if (!box.empty && !xrt__box_contiguous(&box)) {
       to = p.stage[i] = (char *)xrt__alloc(&c->allocator, piece_bytes);
       if (!to) {
-        xrt__save_error(&err, xrt__fail(XRT_RESOURCE_EXHAUSTED,
-                                        "out of host memory"));
+        xrt__save_error(&err, xrt__nomem("staging a sharded array's "
+                                         "piece"));
         break;
       }
     }
@@ -12011,7 +14631,7 @@ static xrt_status xrt__call_alloc(xrt__client *c, xrt__sharded_call *k, int n,
                                           sizeof *k->devices);
   if (!k->specs || !k->logical || !k->axes || !k->in || !k->out ||
       !k->in_rows || !k->out_rows || !k->devices)
-    return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of host memory");
+    return xrt__nomem("a sharded execution's argument tables");
   return XRT_OK;
 }
 
@@ -12089,7 +14709,7 @@ static xrt_status xrt__sharded_wrap(xrt__client *c, xrt__sharded_call *k,
   xrt_status s = XRT_OK;
   xrt_buffer **col = (xrt_buffer **)xrt__calloc(&c->allocator, (size_t)n,
                                                 sizeof *col);
-  if (!col) s = xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of host memory");
+  if (!col) s = xrt__nomem("a sharded execution's output column");
   int j = 0;
   for (; !s && j < num_outputs; j++) {
     for (int d = 0; d < n; d++)
@@ -12141,8 +14761,7 @@ xrt_status xrt_execute_sharded(xrt_executable *executable,
   k.args = (xrt__sharded **)xrt__calloc(
       &c->allocator, (size_t)(num_args ? num_args : 1), sizeof *k.args);
   xrt_status s = k.args ? xrt__call_alloc(c, &k, n, num_args, num_outputs)
-                        : xrt__fail(XRT_RESOURCE_EXHAUSTED,
-                                    "out of host memory");
+                        : xrt__nomem("a sharded execution's arguments");
   if (!s) s = xrt__sharded_prepare(executable, c, args, num_args, num_outputs,
                                    options, &k, n);
   xrt_event *done = NULL;
@@ -12241,7 +14860,7 @@ static xrt_status xrt__pmap_setup(xrt__pmap *p, const xrt_pmap_options *o) {
   p->entry = xrt__strdup_a(&p->allocator, o->compile.entry);
   p->filename = xrt__strdup_a(&p->allocator, o->compile.filename);
   if ((o->compile.entry && !p->entry) || (o->compile.filename && !p->filename))
-    return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of host memory");
+    return xrt__nomem("a pmap's entry and file names");
   p->compile.entry = p->entry;
   p->compile.filename = p->filename;
   p->compile.device_assignment = NULL;
@@ -12259,7 +14878,7 @@ xrt_status xrt_pmap_create(xrt_client *client, const xrt_pmap_options *options,
   XRT__CHECK_ARG(!options->text != !options->source,
                  "give either options->text or options->source, not both");
   xrt__pmap *p = (xrt__pmap *)xrt__calloc(&c->allocator, 1, sizeof *p);
-  if (!p) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of host memory");
+  if (!p) return xrt__nomem("a pmap");
   p->client = client;
   p->allocator = c->allocator;
   pthread_mutex_init(&p->mu, NULL);
@@ -12305,7 +14924,7 @@ static xrt_status xrt__pmap_entry_add(xrt__pmap *p, const xrt_shape *shapes,
     int cap = p->cap_entries ? 2 * p->cap_entries : 8;
     xrt__pmap_entry **ne = (xrt__pmap_entry **)xrt__calloc(
         &p->allocator, (size_t)cap, sizeof *ne);
-    if (!ne) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of host memory");
+    if (!ne) return xrt__nomem("a pmap's signature table");
     if (p->num_entries)
       memcpy(ne, p->entries, (size_t)p->num_entries * sizeof *ne);
     xrt__free(&p->allocator, p->entries);
@@ -12321,7 +14940,7 @@ static xrt_status xrt__pmap_entry_add(xrt__pmap *p, const xrt_shape *shapes,
   }
   if (!e || !e->shapes || !e->device_ids) {
     if (e) xrt__pmap_entry_free(p, e);
-    return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of host memory");
+    return xrt__nomem("a pmap signature");
   }
   e->num_args = num_args;
   e->num_devices = n;
@@ -12448,7 +15067,7 @@ xrt_status xrt_pmap_call(xrt_pmap *pmap, xrt_sharded_array *const *args,
   for (int i = 0; i < num_args; i++) shapes[i] = a[i]->piece;
   int n = a[0]->n;
   int *ids = (int *)xrt__calloc(&p->allocator, (size_t)n, sizeof(int));
-  if (!ids) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of host memory");
+  if (!ids) return xrt__nomem("a pmap call's device list");
   for (int d = 0; d < n; d++) ids[d] = xrt_device_id(a[0]->devices[d]);
   xrt_executable *exe = NULL;
   s = xrt__pmap_lookup(p, shapes, num_args, ids, n, &exe);
@@ -12496,6 +15115,7 @@ static void xrt__client_free(xrt__client *c) {
     xrt__hfree_handle(e->handle);
     xrt__free(&c->allocator, e);
   }
+  xrt__cache_free(c); /* 12b: before the plugin's client goes */
   xrt__dlpack_client_gone(c);
   /* Every buffer object, live or dead (see xrt__buffer_obj). */
   while (c->buffers.next != &c->buffers) {
@@ -12520,6 +15140,7 @@ static void xrt__client_free(xrt__client *c) {
   }
   for (int i = 0; c->devices && i < c->num_devices; i++)
     xrt__hfree_handle(c->devices[i].handle);
+  xrt__mp_free(c);
   if (c->pc && c->api->client_destroy) c->api->client_destroy(c->pc);
   xrt__trace_client_closed(c); /* 2b: frees its host services table */
   xrt__plugin_reg_unref(c->reg); /* after the plugin is done with it */
@@ -12558,11 +15179,10 @@ void xrt_client_release(xrt_client *client) {
  *   - .npy save and load (section 14's reader and writer).
  * ==================================================================== */
 
-#include <unistd.h> /* sysconf: threads for large reshards */
 
-static xrt_status xrt__npy_read_host(const char *path, const xrt_shape *want,
-                                     xrt_shape *shape, void **data,
-                                     size_t *bytes);
+static xrt_status xrt__npy_read_host(const xrt_allocator *a, const char *path,
+                                     const xrt_shape *want, xrt_shape *shape,
+                                     void **data, size_t *bytes);
 static xrt_status xrt__npy_write_host(const char *path, const xrt_shape *shape,
                                       const void *data, size_t bytes);
 
@@ -12653,12 +15273,11 @@ static xrt_status xrt__region_fallback(xrt__client *c, xrt__buffer *src,
     xrt__region_host(a);
     return XRT_OK;
   }
-  void *hs = malloc(src->bytes ? src->bytes : 1);
-  void *hd = malloc(dst->bytes ? dst->bytes : 1);
+  void *hs = xrt__alloc(&c->allocator, src->bytes ? src->bytes : 1);
+  void *hd = xrt__alloc(&c->allocator, dst->bytes ? dst->bytes : 1);
   xrt_plugin_error err = {{0}};
   xrt_status s = hs && hd ? XRT_OK
-                          : xrt__fail(XRT_RESOURCE_EXHAUSTED,
-                                      "out of host memory staging a copy");
+                          : xrt__nomem("staging a region copy");
   if (!s && (s = api->buffer_read(c->pc, src->device, src->mem, hs,
                                   src->bytes, &err)))
     xrt__fail_plugin(s, api->name, &err);
@@ -12673,8 +15292,8 @@ static xrt_status xrt__region_fallback(xrt__client *c, xrt__buffer *src,
                                &err)))
       xrt__fail_plugin(s, api->name, &err);
   }
-  free(hs);
-  free(hd);
+  xrt__free(&c->allocator, hs);
+  xrt__free(&c->allocator, hd);
   return s;
 }
 
@@ -12719,10 +15338,7 @@ static xrt_status xrt__region_copy(xrt__client *c, xrt__buffer *src,
  * next allocations count on. */
 static void xrt__piece_release(xrt_buffer *h) {
   xrt__buffer *b = (xrt__buffer *)xrt__hget(h, XRT__H_BUFFER);
-  while (b && atomic_load(&b->refs) > 1) {
-    struct timespec ts = {0, 20000};
-    nanosleep(&ts, NULL);
-  }
+  while (b && atomic_load(&b->refs) > 1) xrt__os_sleep_ns(20000);
   xrt_buffer_release(h);
 }
 
@@ -12731,6 +15347,7 @@ static void xrt__piece_release(xrt_buffer *h) {
 typedef struct xrt__var {
   xrt__link link; /* first: the list of live variables */
   xrt__client *client;
+  xrt_allocator al; /* the client's: frees the variable, even after it */
   uintptr_t handle;
   int refs;       /* under xrt__vars_mu: the handle's, and each user's */
   pthread_mutex_t mu; /* the variable's lock (executes, reshards, reads) */
@@ -12759,8 +15376,8 @@ static xrt__var *xrt__var_acquire(const xrt_variable *h) {
 
 static void xrt__var_drop_pieces(xrt__var *v) {
   for (int k = 0; k < v->n; k++) xrt_buffer_release(v->bufs[k]);
-  free(v->bufs);
-  free(v->devices);
+  xrt__free(&v->al, v->bufs);
+  xrt__free(&v->al, v->devices);
   v->bufs = NULL;
   v->devices = NULL;
   v->n = 0;
@@ -12775,8 +15392,9 @@ static void xrt__var_unref(xrt__var *v) {
   if (!last) return;
   xrt__var_drop_pieces(v);
   pthread_mutex_destroy(&v->mu);
-  free(v->name);
-  free(v);
+  xrt_allocator al = v->al;
+  xrt__free(&al, v->name);
+  xrt__free(&al, v);
 }
 
 /* Called by xrt__client_free: the client's variables die with it. */
@@ -12897,20 +15515,23 @@ uint64_t xrt_variable_format_key_of(const xrt_shape *logical,
 static xrt_status xrt__var_new(xrt__client *c, const char *name,
                                const xrt_shape *logical, const xrt__vformat *f,
                                xrt_buffer *const *bufs, xrt__var **out) {
-  xrt__var *v = (xrt__var *)calloc(1, sizeof *v);
+  const xrt_allocator *a = &c->allocator;
+  xrt__var *v = (xrt__var *)xrt__calloc(a, 1, sizeof *v);
   if (v) {
-    v->name = strdup(name ? name : "");
-    v->bufs = (xrt_buffer **)calloc((size_t)f->n, sizeof *v->bufs);
-    v->devices = (xrt_device **)calloc((size_t)f->n, sizeof *v->devices);
+    v->al = *a;
+    v->name = xrt__strdup_with(a, name ? name : "");
+    v->bufs = (xrt_buffer **)xrt__calloc(a, (size_t)f->n, sizeof *v->bufs);
+    v->devices = (xrt_device **)xrt__calloc(a, (size_t)f->n,
+                                            sizeof *v->devices);
   }
   if (!v || !v->name || !v->bufs || !v->devices) {
     if (v) {
-      free(v->name);
-      free(v->bufs);
-      free(v->devices);
+      xrt__free(a, v->name);
+      xrt__free(a, v->bufs);
+      xrt__free(a, v->devices);
     }
-    free(v);
-    return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of host memory");
+    xrt__free(a, v);
+    return xrt__nomem("a variable");
   }
   pthread_mutex_init(&v->mu, NULL);
   v->client = c;
@@ -12931,11 +15552,11 @@ static xrt_status xrt__var_new(xrt__client *c, const char *name,
   pthread_mutex_unlock(&xrt__vars_mu);
   if (!v->handle) {
     v->n = 0; /* the caller keeps the pieces */
-    free(v->bufs);
-    free(v->devices);
-    free(v->name);
+    xrt__free(a, v->bufs);
+    xrt__free(a, v->devices);
+    xrt__free(a, v->name);
     pthread_mutex_destroy(&v->mu);
-    free(v);
+    xrt__free(a, v);
     return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of handles");
   }
   *out = v;
@@ -13188,14 +15809,15 @@ typedef struct xrt__rs_var {
 } xrt__rs_var;
 
 static void xrt__rs_var_free(xrt__rs_var *r) {
+  const xrt_allocator *a = &r->v->al;
   for (int k = 0; r->pieces && k < r->f.n; k++) {
     if (r->pieces[k].buf) xrt_buffer_release(r->pieces[k].buf);
-    free(r->pieces[k].copies);
+    xrt__free(a, r->pieces[k].copies);
   }
-  free(r->pieces);
-  free(r->kept);
-  free(r->new_bufs);
-  free(r->new_devs);
+  xrt__free(a, r->pieces);
+  xrt__free(a, r->kept);
+  xrt__free(a, r->new_bufs);
+  xrt__free(a, r->new_devs);
   r->pieces = NULL;
   r->kept = NULL;
   r->new_bufs = NULL;
@@ -13229,9 +15851,9 @@ static xrt_status xrt__rs_plan_copies(xrt__rs_var *r, int k,
   xrt__var *v = r->v;
   int L = v->logical.rank;
   xrt__rs_piece *p = &r->pieces[k];
-  p->copies = (xrt__rs_copy *)calloc((size_t)(nreps ? nreps : 1),
-                                     sizeof *p->copies);
-  if (!p->copies) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of host memory");
+  p->copies = (xrt__rs_copy *)xrt__calloc(&v->al, (size_t)(nreps ? nreps : 1),
+                                          sizeof *p->copies);
+  if (!p->copies) return xrt__nomem("a reshard's copy plan");
   for (int j = 0; j < nreps; j++) {
     const int64_t *os = old_start + (size_t)reps[j] * XRT_MAX_RANK;
     xrt__rs_copy cp;
@@ -13257,18 +15879,19 @@ static xrt_status xrt__rs_plan_copies(xrt__rs_var *r, int k,
 static xrt_status xrt__rs_plan(xrt__rs_var *r) {
   xrt__var *v = r->v;
   int on = v->n, nn = r->f.n, L = v->logical.rank;
-  int64_t *old_start = (int64_t *)calloc((size_t)on * XRT_MAX_RANK,
-                                         sizeof(int64_t));
-  int64_t *old_piece = (int64_t *)calloc((size_t)on, sizeof(int64_t));
-  int *reps = (int *)calloc((size_t)on, sizeof(int));
-  r->pieces = (xrt__rs_piece *)calloc((size_t)nn, sizeof *r->pieces);
-  r->kept = (bool *)calloc((size_t)on, sizeof(bool));
-  r->new_bufs = (xrt_buffer **)calloc((size_t)nn, sizeof *r->new_bufs);
-  r->new_devs = (xrt_device **)calloc((size_t)nn, sizeof *r->new_devs);
+  const xrt_allocator *a = &v->al;
+  int64_t *old_start = (int64_t *)xrt__calloc(a, (size_t)on * XRT_MAX_RANK,
+                                              sizeof(int64_t));
+  int64_t *old_piece = (int64_t *)xrt__calloc(a, (size_t)on, sizeof(int64_t));
+  int *reps = (int *)xrt__calloc(a, (size_t)on, sizeof(int));
+  r->pieces = (xrt__rs_piece *)xrt__calloc(a, (size_t)nn, sizeof *r->pieces);
+  r->kept = (bool *)xrt__calloc(a, (size_t)on, sizeof(bool));
+  r->new_bufs = (xrt_buffer **)xrt__calloc(a, (size_t)nn, sizeof *r->new_bufs);
+  r->new_devs = (xrt_device **)xrt__calloc(a, (size_t)nn, sizeof *r->new_devs);
   xrt_status s = XRT_OK;
   if (!old_start || !old_piece || !reps || !r->pieces || !r->kept ||
       !r->new_bufs || !r->new_devs)
-    s = xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of host memory");
+    s = xrt__nomem("a reshard plan");
   int nreps = 0;
   for (int k = 0; !s && k < on; k++) {
     xrt__spec_locate(&v->spec, &v->axes, &v->logical, k,
@@ -13295,9 +15918,9 @@ static xrt_status xrt__rs_plan(xrt__rs_var *r) {
     if (p->keep >= 0) r->kept[p->keep] = true;
     else s = xrt__rs_plan_copies(r, k, ns, old_start, old_piece, reps, nreps);
   }
-  free(old_start);
-  free(old_piece);
-  free(reps);
+  xrt__free(a, old_start);
+  xrt__free(a, old_piece);
+  xrt__free(a, reps);
   return s;
 }
 
@@ -13412,15 +16035,15 @@ static xrt_status xrt__rs_copy_all(xrt__rs_var *rs, int nv) {
   if (!ntasks) return XRT_OK;
   xrt__rs_exec x;
   memset(&x, 0, sizeof x);
-  x.tasks = (xrt__rs_task *)calloc((size_t)ntasks, sizeof *x.tasks);
-  if (!x.tasks) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of host memory");
+  const xrt_allocator *a = &rs[0].v->al;
+  x.tasks = (xrt__rs_task *)xrt__calloc(a, (size_t)ntasks, sizeof *x.tasks);
+  if (!x.tasks) return xrt__nomem("a reshard's copy tasks");
   for (int i = 0; i < nv; i++)
     for (int k = 0; !rs[i].noop && k < rs[i].f.n; k++)
       if (rs[i].pieces[k].keep < 0) x.tasks[x.ntasks++] = (xrt__rs_task){&rs[i], k};
   pthread_mutex_init(&x.mu, NULL);
-  long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  int nthreads = bytes < XRT__RS_PARALLEL_BYTES ? 1
-                 : (int)(cores < 1 ? 1 : cores > 16 ? 16 : cores);
+  int cores = xrt__os_cpu_count();
+  int nthreads = bytes < XRT__RS_PARALLEL_BYTES ? 1 : cores > 16 ? 16 : cores;
   if (nthreads > ntasks) nthreads = ntasks;
   pthread_t tid[16];
   int started = 0;
@@ -13430,7 +16053,7 @@ static xrt_status xrt__rs_copy_all(xrt__rs_var *rs, int nv) {
   xrt__rs_worker(&x); /* the caller is a worker too */
   for (int i = 0; i < started; i++) pthread_join(tid[i], NULL);
   pthread_mutex_destroy(&x.mu);
-  free(x.tasks);
+  xrt__free(a, x.tasks);
   return xrt__restore_error(&x.err);
 }
 
@@ -13445,8 +16068,8 @@ static void xrt__rs_commit(xrt__rs_var *r) {
   }
   for (int k = 0; k < v->n; k++)
     if (!r->kept[k] && v->bufs[k]) xrt__piece_release(v->bufs[k]);
-  free(v->bufs);
-  free(v->devices);
+  xrt__free(&v->al, v->bufs);
+  xrt__free(&v->al, v->devices);
   v->bufs = r->new_bufs;
   v->devices = r->new_devs;
   r->new_bufs = NULL;
@@ -13468,12 +16091,12 @@ static xrt_status xrt__var_upload_piece(xrt__var *v,
   xrt__box box;
   xrt__piece_box(spec, ax, &v->logical, k, &box);
   size_t bytes = xrt_shape_bytes(piece);
-  char *stage = (char *)malloc(bytes ? bytes : 1);
-  if (!stage) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of host memory");
+  char *stage = (char *)xrt__alloc(&v->al, bytes ? bytes : 1);
+  if (!stage) return xrt__nomem("staging a variable's piece");
   xrt__box_copy(&box, (char *)(uintptr_t)host, stage, true);
   xrt_status s = xrt_buffer_from_host((xrt_client *)v->client->handle, dev,
                                       piece, stage, out);
-  free(stage);
+  xrt__free(&v->al, stage);
   return s;
 }
 
@@ -13500,16 +16123,16 @@ static xrt_status xrt__rs_restore(xrt__rs_var *r, const char *host) {
  * options->via_host. */
 static xrt_status xrt__rs_staged(xrt__rs_var *rs, int nv, bool free_early) {
   xrt__rs_free_new(rs, nv);
-  char **host = (char **)calloc((size_t)nv, sizeof *host);
-  if (!host) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of host memory");
+  const xrt_allocator *a = &rs[0].v->al;
+  char **host = (char **)xrt__calloc(a, (size_t)nv, sizeof *host);
+  if (!host) return xrt__nomem("a staged reshard");
   xrt__saved_error err = {XRT_OK, ""};
   for (int i = 0; i < nv && !err.code; i++) {
     if (rs[i].noop) continue;
     size_t bytes = xrt_shape_bytes(&rs[i].v->logical);
-    host[i] = (char *)malloc(bytes ? bytes : 1);
+    host[i] = (char *)xrt__alloc(a, bytes ? bytes : 1);
     if (!host[i])
-      xrt__save_error(&err, xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of host "
-                                      "memory for a staged reshard"));
+      xrt__save_error(&err, xrt__nomem("a staged reshard's host copy"));
     else xrt__save_error(&err, xrt__var_read(rs[i].v, host[i], bytes));
   }
   for (int i = 0; i < nv && !err.code && free_early; i++)
@@ -13537,8 +16160,8 @@ static xrt_status xrt__rs_staged(xrt__rs_var *rs, int nv, bool free_early) {
       }
     }
   }
-  for (int i = 0; i < nv; i++) free(host[i]);
-  free(host);
+  for (int i = 0; i < nv; i++) xrt__free(a, host[i]);
+  xrt__free(a, host);
   return xrt__restore_error(&err);
 }
 
@@ -13550,8 +16173,13 @@ static xrt_status xrt__rs_move(xrt__rs_var *rs, int nv, bool via_host) {
     if (!rs[i].noop) s = xrt__var_wait_ready(rs[i].v);
   if (s) return s;
   if (via_host) return xrt__rs_staged(rs, nv, false);
+  /* Only device memory running out takes the staged plan, which frees old
+   * pieces early: host memory running out is an error, or the restore
+   * could run out too and lose the data. */
+  unsigned host_oom = xrt__nomem_seen;
   s = xrt__rs_alloc(rs, nv);
-  if (s == XRT_RESOURCE_EXHAUSTED) return xrt__rs_staged(rs, nv, true);
+  if (s == XRT_RESOURCE_EXHAUSTED && host_oom == xrt__nomem_seen)
+    return xrt__rs_staged(rs, nv, true);
   if (!s) s = xrt__rs_copy_all(rs, nv);
   if (s) {
     xrt__saved_error err = {XRT_OK, ""};
@@ -13621,14 +16249,20 @@ xrt_status xrt_variables_reshard(xrt_variable *const *variables,
   int64_t t0 = tracing ? xrt__now_ns() : 0;
   xrt__rs_var stack[4];
   xrt__var *sorted_stack[4];
+  /* More than 4: scratch from the first variable's (client's) allocator. */
+  xrt__var *first = count <= 4 ? NULL : xrt__var_acquire(variables[0]);
+  if (count > 4 && !first)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "variables[0] is not a live "
+                     "variable");
+  const xrt_allocator *a = first ? &first->al : NULL;
   xrt__rs_var *rs = count <= 4 ? stack
-                               : (xrt__rs_var *)calloc((size_t)count,
-                                                       sizeof *rs);
+                               : (xrt__rs_var *)xrt__calloc(a, (size_t)count,
+                                                            sizeof *rs);
   xrt__var **sorted = count <= 4 ? sorted_stack
-                                 : (xrt__var **)calloc((size_t)count,
-                                                       sizeof *sorted);
+                                 : (xrt__var **)xrt__calloc(a, (size_t)count,
+                                                            sizeof *sorted);
   xrt_status s = XRT_OK;
-  if (!rs || !sorted) s = xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of host memory");
+  if (!rs || !sorted) s = xrt__nomem("a reshard of many variables");
   else memset(rs, 0, (size_t)count * sizeof *rs);
   int got = 0;
   for (; !s && got < count; got++) {
@@ -13658,8 +16292,11 @@ xrt_status xrt_variables_reshard(xrt_variable *const *variables,
   xrt__saved_error err = {XRT_OK, ""};
   xrt__save_error(&err, s);
   for (int i = 0; rs && i < got && i < count; i++) xrt__var_unref(rs[i].v);
-  if (rs != stack) free(rs);
-  if (sorted != sorted_stack) free(sorted);
+  if (first) {
+    if (rs != stack) xrt__free(a, rs);
+    if (sorted != sorted_stack) xrt__free(a, sorted);
+    xrt__var_unref(first);
+  }
   return xrt__restore_error(&err);
 }
 
@@ -13830,41 +16467,44 @@ xrt_status xrt_variable_save(xrt_variable *variable, const char *path) {
   if (s) return s;
   xrt_shape shape = v->logical;
   size_t bytes = xrt_shape_bytes(&shape);
-  void *data = malloc(bytes ? bytes : 1);
+  xrt_allocator a = v->al; /* v may go once closed */
+  void *data = xrt__alloc(&a, bytes ? bytes : 1);
   s = data ? xrt__var_read(v, data, bytes)
-           : xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of host memory");
+           : xrt__nomem("a variable's host copy");
   xrt__var_close(v);
   size_t n = strlen(path) + 16;
-  char *tmp = (char *)malloc(n);
-  int fd = -1;
+  char *tmp = (char *)xrt__alloc(&a, n);
+  bool made = false;
+  char why[512];
+  int err;
   if (!s && !tmp) {
-    s = xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of host memory");
+    s = xrt__nomem("a temporary file name");
   } else if (!s) {
     /* Beside path, so that the rename stays in one file system. */
     snprintf(tmp, n, "%s.tmpXXXXXX", path);
-    if ((fd = mkstemp(tmp)) < 0)
-      s = xrt__fail(errno == ENOENT ? XRT_NOT_FOUND : XRT_INVALID_ARGUMENT,
+    if ((err = xrt__os_temp_file(tmp, why, sizeof why)))
+      s = xrt__fail(err == ENOENT ? XRT_NOT_FOUND : XRT_INVALID_ARGUMENT,
                     "%s: cannot create a temporary file beside it: %s", path,
-                    strerror(errno));
-    else close(fd);
+                    why);
+    else made = true;
   }
   if (!s && !(s = xrt__npy_write_host(tmp, &shape, data, bytes)) &&
-      rename(tmp, path) != 0) {
+      xrt__os_replace_file(tmp, path, why, sizeof why) != 0) {
     s = xrt__fail(XRT_DATA_LOSS, "%s: cannot rename %s over it: %s", path,
-                  tmp, strerror(errno));
+                  tmp, why);
   }
-  if (s && fd >= 0) remove(tmp);
-  free(tmp);
-  free(data);
+  if (s && made) remove(tmp);
+  xrt__free(&a, tmp);
+  xrt__free(&a, data);
   return s;
 }
 
 /* Reads a .npy file that must hold an array of shape want. */
-static xrt_status xrt__var_read_npy(const char *path, const xrt_shape *want,
-                                    void **data) {
+static xrt_status xrt__var_read_npy(const xrt__var *v, const char *path,
+                                    const xrt_shape *want, void **data) {
   xrt_shape have;
   size_t bytes;
-  return xrt__npy_read_host(path, want, &have, data, &bytes);
+  return xrt__npy_read_host(&v->al, path, want, &have, data, &bytes);
 }
 
 xrt_status xrt_variable_load(xrt_variable *variable, const char *path) {
@@ -13874,7 +16514,7 @@ xrt_status xrt_variable_load(xrt_variable *variable, const char *path) {
   if (s) return s;
   void *data = NULL;
   xrt_sharded_array *arr = NULL;
-  s = xrt__var_read_npy(path, &v->logical, &data);
+  s = xrt__var_read_npy(v, path, &v->logical, &data);
   if (!s)
     s = xrt_sharded_array_from_host((xrt_client *)v->client->handle,
                                     &v->logical, data, &v->spec, v->devices,
@@ -13887,8 +16527,9 @@ xrt_status xrt_variable_load(xrt_variable *variable, const char *path) {
     }
     xrt__sharded_free(a, false);
   }
+  xrt_allocator al = v->al;
   xrt__var_close(v);
-  free(data);
+  xrt__free(&al, data);
   return s;
 }
 
@@ -13898,15 +16539,17 @@ xrt_status xrt_variable_create_from_npy(xrt_client *client, const char *name,
                                         xrt_variable **out_variable) {
   XRT__CHECK_ARG(out_variable, "out_variable is NULL");
   *out_variable = NULL;
-  XRT__CHECK_ARG(xrt__client_get(client), "invalid client");
+  xrt__client *c = xrt__client_get(client);
+  XRT__CHECK_ARG(c, "invalid client");
   XRT__CHECK_ARG(path, "path is NULL");
   xrt_shape shape;
   void *data = NULL;
   size_t bytes;
-  xrt_status s = xrt__npy_read_host(path, NULL, &shape, &data, &bytes);
+  xrt_status s = xrt__npy_read_host(&c->allocator, path, NULL, &shape, &data,
+                                    &bytes);
   if (!s) s = xrt_variable_create(client, name, &shape, data, format,
                                   out_variable);
-  free(data);
+  xrt__free(&c->allocator, data);
   return s;
 }
 
@@ -14130,9 +16773,10 @@ static xrt_status xrt__npy_read(FILE *f, const char *path, void *dst, size_t n,
                    path, what, n, got);
 }
 
-/* Reads the magic, version and header dict, leaving f at the data. */
-static xrt_status xrt__npy_read_header(FILE *f, const char *path,
-                                       xrt__npy_header *h) {
+/* Reads the magic, version and header dict, leaving f at the data; the
+ * header's text is read into memory from a. */
+static xrt_status xrt__npy_read_header(const xrt_allocator *a, FILE *f,
+                                       const char *path, xrt__npy_header *h) {
   unsigned char pre[XRT__NPY_MAGIC_LEN + 2];
   errno = 0;
   size_t got = fread(pre, 1, sizeof pre, f);
@@ -14162,8 +16806,10 @@ static xrt_status xrt__npy_read_header(FILE *f, const char *path,
   if (hlen > XRT__NPY_MAX_HEADER)
     return xrt__fail(XRT_INVALID_ARGUMENT, "%s: header length %lu is implausibly large",
                      path, (unsigned long)hlen);
-  char *text = malloc(hlen ? hlen : 1);
-  if (!text) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "%s: out of memory", path);
+  char *text = (char *)xrt__alloc(a, hlen ? hlen : 1);
+  if (!text)
+    return xrt__fail(XRT_RESOURCE_EXHAUSTED, "%s: out of host memory for "
+                     "the %lu-byte header", path, (unsigned long)hlen);
   s = xrt__npy_read(f, path, text, hlen, "the header");
   if (!s) {
     const char *why = xrt__npy_parse_dict(text, hlen, h);
@@ -14175,7 +16821,7 @@ static xrt_status xrt__npy_read_header(FILE *f, const char *path,
     else if (why)
       s = xrt__fail(XRT_INVALID_ARGUMENT, "%s: bad npy header: %s", path, why);
   }
-  free(text);
+  xrt__free(a, text);
   return s;
 }
 
@@ -14227,18 +16873,20 @@ static xrt_status xrt__npy_check(const char *path, xrt__npy_header *h,
   return XRT_OK;
 }
 
-/* Reads an opened file's array onto device. */
+/* Reads an opened file's array onto device (host memory from the
+ * client's allocator). */
 static xrt_status xrt__npy_load(FILE *f, xrt_client *client, xrt_device *device,
                                 const char *path, xrt_buffer **out) {
+  const xrt_allocator *a = &xrt__client_get(client)->allocator;
   xrt__npy_header h;
   size_t bytes = 0;
-  xrt_status s = xrt__npy_read_header(f, path, &h);
+  xrt_status s = xrt__npy_read_header(a, f, path, &h);
   if (!s) s = xrt__npy_check(path, &h, &bytes);
   if (!s) s = xrt__npy_check_size(f, path, bytes);
   if (s) return s;
   void *data = NULL;
   if (bytes) {
-    data = malloc(bytes);
+    data = xrt__alloc(a, bytes);
     if (!data)
       return xrt__fail(XRT_RESOURCE_EXHAUSTED, "%s: cannot allocate %zu bytes", path, bytes);
   }
@@ -14249,7 +16897,7 @@ static xrt_status xrt__npy_load(FILE *f, xrt_client *client, xrt_device *device,
     for (size_t i = 0; i < bytes; i++) b[i] = b[i] != 0;
   }
   if (!s) s = xrt_buffer_from_host(client, device, &h.shape, data, out);
-  free(data);
+  xrt__free(a, data);
   return s;
 }
 
@@ -14266,7 +16914,7 @@ xrt_status xrt_buffer_from_npy(xrt_client *client, xrt_device *device,
   if (!xrt__npy_host_is_little())
     return xrt__fail(XRT_UNIMPLEMENTED, "%s: npy on a big-endian host", path);
   errno = 0;
-  FILE *f = fopen(path, "rb");
+  FILE *f = xrt__os_fopen(path, "rb");
   if (!f) {
     int e = errno;
     xrt_status code = e == ENOENT ? XRT_NOT_FOUND
@@ -14336,7 +16984,7 @@ static xrt_status xrt__npy_write_file(const char *path, const char *hdr,
                                       size_t hlen, const void *data,
                                       size_t bytes) {
   errno = 0;
-  FILE *f = fopen(path, "wb");
+  FILE *f = xrt__os_fopen(path, "wb");
   if (!f) {
     int e = errno;
     return xrt__fail(e == ENOENT ? XRT_NOT_FOUND
@@ -14372,35 +17020,39 @@ xrt_status xrt_buffer_to_npy(xrt_buffer *buffer, const char *path) {
   size_t hlen = xrt__npy_format_header(&shape, descr, hdr, sizeof hdr);
   if (!hlen) return xrt__fail(XRT_INTERNAL, "%s: npy header too long", path);
   size_t bytes = xrt_buffer_bytes(buffer);
+  xrt__buffer *b = xrt__buffer_acquire(buffer); /* for its client's allocator */
+  if (!b) return xrt__fail(XRT_INVALID_ARGUMENT, "%s: invalid buffer", path);
+  xrt_allocator a = b->client->allocator;
+  xrt__buffer_unref(b);
   void *data = NULL;
   if (bytes) {
-    data = malloc(bytes);
+    data = xrt__alloc(&a, bytes);
     if (!data)
       return xrt__fail(XRT_RESOURCE_EXHAUSTED, "%s: cannot allocate %zu bytes", path, bytes);
     s = xrt_buffer_to_host(buffer, data, bytes);
   }
   if (!s) s = xrt__npy_write_file(path, hdr, hlen, data, bytes);
-  free(data);
+  xrt__free(&a, data);
   return s;
 }
 
 /* For variables (13c): reads a whole .npy file into malloc'd host memory
  * (*data, which the caller frees) and gives its shape, which must equal
  * want (if not NULL: checked before the data is read). */
-static xrt_status xrt__npy_read_host(const char *path, const xrt_shape *want,
-                                     xrt_shape *shape, void **data,
-                                     size_t *bytes) {
+static xrt_status xrt__npy_read_host(const xrt_allocator *a, const char *path,
+                                     const xrt_shape *want, xrt_shape *shape,
+                                     void **data, size_t *bytes) {
   *data = NULL;
   if (!xrt__npy_host_is_little())
     return xrt__fail(XRT_UNIMPLEMENTED, "%s: npy on a big-endian host", path);
   errno = 0;
-  FILE *f = fopen(path, "rb");
+  FILE *f = xrt__os_fopen(path, "rb");
   if (!f)
     return xrt__fail(errno == ENOENT ? XRT_NOT_FOUND : XRT_INVALID_ARGUMENT,
                      "%s: cannot open: %s", path,
                      errno ? strerror(errno) : "unknown error");
   xrt__npy_header h;
-  xrt_status s = xrt__npy_read_header(f, path, &h);
+  xrt_status s = xrt__npy_read_header(a, f, path, &h);
   if (!s) s = xrt__npy_check(path, &h, bytes);
   if (!s && want && !xrt__shape_equal(&h.shape, want)) {
     char have_s[128], want_s[128];
@@ -14410,13 +17062,13 @@ static xrt_status xrt__npy_read_host(const char *path, const xrt_shape *want,
                   path, have_s, want_s);
   }
   if (!s) s = xrt__npy_check_size(f, path, *bytes);
-  if (!s && *bytes && !(*data = malloc(*bytes)))
+  if (!s && *bytes && !(*data = xrt__alloc(a, *bytes)))
     s = xrt__fail(XRT_RESOURCE_EXHAUSTED, "%s: cannot allocate %zu bytes",
                   path, *bytes);
   if (!s) s = xrt__npy_read(f, path, *data, *bytes, "the array data");
   fclose(f);
   if (s) {
-    free(*data);
+    xrt__free(a, *data);
     *data = NULL;
     return s;
   }
@@ -14589,7 +17241,7 @@ static void xrt__dl_export_delete(struct DLManagedTensor *t) {
   x->buf = NULL;
   pthread_mutex_unlock(&xrt__dl_mu);
   xrt__buffer_unref(b);
-  free(x);
+  xrt__os_aligned_free(x);
 }
 
 /* A record for b's tensor, with room for its data when copy is set. */
@@ -14600,7 +17252,8 @@ static xrt_status xrt__dl_export_new(const xrt__buffer *b, bool copy,
   if (s) return s;
   size_t size = XRT__DL_DATA_AT + (copy ? b->bytes : 0);
   size = (size + XRT__DL_ALIGN - 1) & ~(size_t)(XRT__DL_ALIGN - 1);
-  xrt__dl_export *x = (xrt__dl_export *)aligned_alloc(XRT__DL_ALIGN, size);
+  xrt__dl_export *x = (xrt__dl_export *)xrt__os_aligned_alloc(XRT__DL_ALIGN,
+                                                               size);
   if (!x) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of host memory for "
                            "a DLPack tensor of %zu bytes", b->bytes);
   memset(x, 0, sizeof *x);
@@ -14662,7 +17315,7 @@ xrt_status xrt_buffer_to_dlpack(xrt_buffer *buffer,
     b = NULL;
   } else if (!s && x->bytes &&
              (s = xrt_buffer_to_host(buffer, x->t.dl_tensor.data, x->bytes))) {
-    free(x);
+    xrt__os_aligned_free(x);
   }
   xrt__buffer_unref(b);
   if (s) return s;
@@ -14831,7 +17484,7 @@ static xrt_status xrt__dl_wrap(xrt__client *c, int device,
       xrt__dl_exported(c, device, v->base, v->bytes))
     return XRT_OK;
   xrt__buffer *b = xrt__buffer_obj(c);
-  if (!b) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of host memory");
+  if (!b) return xrt__nomem("a buffer object");
   b->client = c;
   b->device = device;
   b->shape = v->shape;
@@ -14858,13 +17511,14 @@ static xrt_status xrt__dl_copy(xrt_client *client, xrt_device *device,
                                const xrt__dl_view *v, xrt_buffer **out) {
   if (v->dense)
     return xrt_buffer_from_host(client, device, &v->shape, v->base, out);
-  char *tmp = (char *)malloc(v->bytes);
+  const xrt_allocator *a = &xrt__client_get(client)->allocator;
+  char *tmp = (char *)xrt__alloc(a, v->bytes);
   if (!tmp) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of host memory "
                              "to compact a strided DLPack tensor of %zu "
                              "bytes", v->bytes);
   xrt__dl_gather(v, tmp);
   xrt_status s = xrt_buffer_from_host(client, device, &v->shape, tmp, out);
-  free(tmp);
+  xrt__free(a, tmp);
   return s;
 }
 

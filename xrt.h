@@ -28,6 +28,40 @@
 #include <stdint.h>
 #include <math.h>
 
+/* XRT_API marks xrt's public functions.  On Windows it exports them from
+ * xrt.dll (which is built with XRT_BUILD_DLL) and, in a program built with
+ * XRT_DLL, imports them from it; elsewhere it is empty (libxrt.so exports
+ * xrt_* through tools/libxrt.map). */
+#if defined(_WIN32) && defined(XRT_BUILD_DLL)
+#define XRT_API __declspec(dllexport)
+#elif defined(_WIN32) && defined(XRT_DLL)
+#define XRT_API __declspec(dllimport)
+#else
+#define XRT_API
+#endif
+
+/* XRT_PLUGIN_EXPORT exports a plugin library's xrt_plugin_get_api, also
+ * from a library built with -fvisibility=hidden. */
+#if defined(_WIN32)
+#define XRT_PLUGIN_EXPORT __declspec(dllexport)
+#elif defined(__GNUC__)
+#define XRT_PLUGIN_EXPORT __attribute__((visibility("default")))
+#else
+#define XRT_PLUGIN_EXPORT
+#endif
+
+/* Checks printf-style arguments (GCC, Clang).  xrt formats with C99's
+ * printf everywhere; on mingw-w64 "printf" would check msvcrt's dialect
+ * (no %zu, %lld), hence gnu_printf there. */
+#if defined(__MINGW32__)
+#define XRT_PRINTF_FORMAT(fmt, first) \
+  __attribute__((format(gnu_printf, fmt, first)))
+#elif defined(__GNUC__)
+#define XRT_PRINTF_FORMAT(fmt, first) __attribute__((format(printf, fmt, first)))
+#else
+#define XRT_PRINTF_FORMAT(fmt, first)
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -37,10 +71,10 @@ extern "C" {
  * libxrt.so's soname is libxrt.so.MAJOR; xrt.pc and the CMake package
  * carry the same version. */
 #define XRT_VERSION_MAJOR 0 /* incompatible changes (the soname's number) */
-#define XRT_VERSION_MINOR 2 /* additions */
+#define XRT_VERSION_MINOR 3 /* additions */
 #define XRT_VERSION_PATCH 0 /* fixes */
 /* The version as a string, "MAJOR.MINOR.PATCH". */
-#define XRT_VERSION_STRING "0.2.0"
+#define XRT_VERSION_STRING "0.3.0"
 
 /* Largest tensor rank xrt accepts. */
 #define XRT_MAX_RANK 16
@@ -74,21 +108,24 @@ typedef enum xrt_status {
 
 /* A static, human-readable name for a status code ("INVALID_ARGUMENT").
  * Thread-safe. Never NULL. */
-const char *xrt_strerror(xrt_status code);
+XRT_API const char *xrt_strerror(xrt_status code);
 
 /* The message of the most recent failed call on this thread ("" if none).
  * Borrowed; valid until the next xrt call on this thread.  Thread-safe. */
-const char *xrt_last_error(void);
+XRT_API const char *xrt_last_error(void);
 
 /* The status of the most recent failed call on this thread. Thread-safe. */
-xrt_status xrt_last_status(void);
+XRT_API xrt_status xrt_last_status(void);
 
 /* ======================================================================
  * Allocator
  * ==================================================================== */
 
 /* Host memory allocator, passed by value (IREE style).  alloc returns NULL
- * on failure; free accepts NULL.  The default uses malloc/free. */
+ * on failure (the call that needed it returns XRT_RESOURCE_EXHAUSTED,
+ * naming what it was allocating, and leaks nothing) or memory aligned as
+ * malloc's; free accepts NULL.  Both may be called from any thread.  The
+ * default uses malloc/free. */
 typedef struct xrt_allocator {
   void *self;                              /* passed to alloc and free */
   void *(*alloc)(void *self, size_t size); /* NULL when out of memory */
@@ -96,7 +133,7 @@ typedef struct xrt_allocator {
 } xrt_allocator;
 
 /* The system allocator (malloc/free). Thread-safe. */
-xrt_allocator xrt_allocator_system(void);
+XRT_API xrt_allocator xrt_allocator_system(void);
 
 /* ======================================================================
  * Logging and tracing
@@ -134,36 +171,36 @@ typedef void (*xrt_log_fn)(void *user, xrt_log_level level,
                            const char *component, const char *message);
 
 /* Sends log messages to fn (NULL: back to stderr).  Thread-safe. */
-void xrt_log_set_callback(xrt_log_fn fn, void *user);
+XRT_API void xrt_log_set_callback(xrt_log_fn fn, void *user);
 
 /* Sets levels from a string in XRT_LOG's syntax ("info", "debug,exec").
  * XRT_INVALID_ARGUMENT (nothing changed) for an unknown level.
  * Thread-safe. */
-xrt_status xrt_log_configure(const char *spec);
+XRT_API xrt_status xrt_log_configure(const char *spec);
 
 /* Whether a message of this level from component would be emitted.
  * Thread-safe. */
-bool xrt_log_enabled(xrt_log_level level, const char *component);
+XRT_API bool xrt_log_enabled(xrt_log_level level, const char *component);
 
 /* Emits a printf-style message (for the embedding program and plugins
  * sharing xrt's log).  Thread-safe. */
-void xrt_log(xrt_log_level level, const char *component, const char *fmt, ...)
+XRT_API void xrt_log(xrt_log_level level, const char *component, const char *fmt, ...)
 #if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
+    XRT_PRINTF_FORMAT(3, 4)
 #endif
     ;
 
 /* Starts writing a trace to path (replacing a trace in progress, which is
  * finished first).  XRT_NOT_FOUND / XRT_PERMISSION_DENIED when the file
  * cannot be created.  Thread-safe. */
-xrt_status xrt_trace_start(const char *path);
+XRT_API xrt_status xrt_trace_start(const char *path);
 
 /* Finishes the trace in progress (writes the closing bracket and closes the
  * file); nothing when none is.  Thread-safe. */
-xrt_status xrt_trace_stop(void);
+XRT_API xrt_status xrt_trace_stop(void);
 
 /* Whether a trace is being recorded. Thread-safe. */
-bool xrt_trace_enabled(void);
+XRT_API bool xrt_trace_enabled(void);
 
 /* ======================================================================
  * Element types and shapes
@@ -210,22 +247,22 @@ typedef enum xrt_dtype {
 } xrt_dtype;
 
 /* Bytes one element occupies in a buffer; 0 for an invalid type. Thread-safe. */
-size_t xrt_dtype_size(xrt_dtype t);
+XRT_API size_t xrt_dtype_size(xrt_dtype t);
 /* The MLIR spelling ("f32", "i1", "ui8", "complex<f32>"); "invalid" for an
  * invalid type. Thread-safe. */
-const char *xrt_dtype_name(xrt_dtype t);
+XRT_API const char *xrt_dtype_name(xrt_dtype t);
 /* Parses an MLIR spelling; XRT_DTYPE_INVALID if unknown. Thread-safe. */
-xrt_dtype xrt_dtype_from_name(const char *name, size_t len);
+XRT_API xrt_dtype xrt_dtype_from_name(const char *name, size_t len);
 /* Classes of element types; all thread-safe. */
-bool xrt_dtype_is_float(xrt_dtype t);   /* f16, bf16, f32, f64, f8/f6/f4 */
-bool xrt_dtype_is_complex(xrt_dtype t); /* c64, c128 */
+XRT_API bool xrt_dtype_is_float(xrt_dtype t);   /* f16, bf16, f32, f64, f8/f6/f4 */
+XRT_API bool xrt_dtype_is_complex(xrt_dtype t); /* c64, c128 */
 /* s2, s4, s8 ... s64 (signed integers).  Thread-safe. */
-bool xrt_dtype_is_signed_int(xrt_dtype t);
+XRT_API bool xrt_dtype_is_signed_int(xrt_dtype t);
 /* u2, u4, u8 ... u64 (unsigned integers; excludes pred).  Thread-safe. */
-bool xrt_dtype_is_unsigned_int(xrt_dtype t);
+XRT_API bool xrt_dtype_is_unsigned_int(xrt_dtype t);
 /* The MLIR bit width of the type's values: 1 for pred, 4 for s4, 64 for
  * complex<f32>, 128 for complex<f64>; 0 if invalid. Thread-safe. */
-int xrt_dtype_bits(xrt_dtype t);
+XRT_API int xrt_dtype_bits(xrt_dtype t);
 
 /* A dense array shape.  Row-major, no padding. */
 typedef struct xrt_shape {
@@ -235,12 +272,12 @@ typedef struct xrt_shape {
 } xrt_shape;
 
 /* Number of elements (1 for rank 0). Thread-safe. */
-int64_t xrt_shape_numel(const xrt_shape *s);
+XRT_API int64_t xrt_shape_numel(const xrt_shape *s);
 /* Number of bytes of a dense array of this shape. Thread-safe. */
-size_t xrt_shape_bytes(const xrt_shape *s);
+XRT_API size_t xrt_shape_bytes(const xrt_shape *s);
 /* Writes "tensor<2x3xf32>" into buf (always NUL-terminated when cap > 0);
  * returns the length it needed. Thread-safe. */
-size_t xrt_shape_format(const xrt_shape *s, char *buf, size_t cap);
+XRT_API size_t xrt_shape_format(const xrt_shape *s, char *buf, size_t cap);
 
 /* ---- half-precision conversions (round to nearest even) ---- */
 
@@ -492,7 +529,9 @@ typedef struct xrt_client_options {
   int num_devices;
   /* Memory per simulated device in bytes (default 4 GiB). */
   uint64_t device_memory_bytes;
-  /* Host allocator for everything the client allocates. */
+  /* Host allocator for everything the client and its plugin allocate on
+   * the host (device memory too on the simulator); it must outlive them,
+   * and the client's support reports. */
   xrt_allocator allocator;
   /* Worker threads each simulated device may use for one large op (its
    * thread pool); 0 means the machine's cores divided by num_devices, at
@@ -500,7 +539,10 @@ typedef struct xrt_client_options {
   int threads_per_device;
   /* Bytes of executables the client's in-memory compilation cache keeps
    * (least recently used evicted first); default 256 MiB, 0 turns the
-   * in-memory cache off.  See "Compilation cache". */
+   * in-memory cache off.  An entry is charged its records plus twice its
+   * parsed program (the IR, and as much again for the plugin's executable,
+   * whose size xrt cannot see), or twice the bytes it was loaded from; an
+   * entry larger than the budget is not kept.  See "Compilation cache". */
   size_t compile_cache_bytes;
   /* A persistent store consulted after an in-memory miss and filled after
    * a compile (xrt_disk_cache_store() of xrt_cache.c, or your own); NULL:
@@ -509,27 +551,27 @@ typedef struct xrt_client_options {
 } xrt_client_options;
 
 /* Fills *options with defaults. Thread-safe. */
-void xrt_client_options_init(xrt_client_options *options);
+XRT_API void xrt_client_options_init(xrt_client_options *options);
 
 /* Creates a client. options may be NULL for defaults. The caller owns
  * *out_client. Thread-safe. */
-xrt_status xrt_client_create(const xrt_client_options *options,
+XRT_API xrt_status xrt_client_create(const xrt_client_options *options,
                              xrt_client **out_client);
 
 /* Waits for the work queued on every device of the client, then releases
  * the client and every buffer, executable, event and sharded array still
  * alive on it.  NULL is ignored.  Not thread-safe with other calls on the
  * same client or its objects. */
-void xrt_client_release(xrt_client *client);
+XRT_API void xrt_client_release(xrt_client *client);
 
 /* Name of the plugin serving the client ("sim"); borrowed. Thread-safe. */
-const char *xrt_client_platform(const xrt_client *client);
+XRT_API const char *xrt_client_platform(const xrt_client *client);
 
 /* The plugin serving the client (borrowed from its context). Thread-safe. */
-xrt_plugin *xrt_client_plugin(const xrt_client *client);
+XRT_API xrt_plugin *xrt_client_plugin(const xrt_client *client);
 
 /* The client's process topology, as resolved at creation. Thread-safe. */
-xrt_status xrt_client_topology(const xrt_client *client, xrt_topology *out);
+XRT_API xrt_status xrt_client_topology(const xrt_client *client, xrt_topology *out);
 
 /* Counters of the device work a client has done (monotonic, except
  * device_bytes_in_use).  Tests use them to prove that an operation did no
@@ -548,20 +590,20 @@ typedef struct xrt_client_stats {
 } xrt_client_stats;
 
 /* Reads the client's counters. Thread-safe. */
-xrt_status xrt_client_get_stats(const xrt_client *client,
+XRT_API xrt_status xrt_client_get_stats(const xrt_client *client,
                                 xrt_client_stats *out);
 
 /* Number of devices. -1 for an invalid client. Thread-safe. */
-int xrt_client_device_count(const xrt_client *client);
+XRT_API int xrt_client_device_count(const xrt_client *client);
 
 /* Device number index (borrowed, lives as long as the client), or NULL with
  * XRT_OUT_OF_RANGE if index is out of range. Thread-safe. */
-xrt_device *xrt_client_device(xrt_client *client, int index);
+XRT_API xrt_device *xrt_client_device(xrt_client *client, int index);
 
 /* A device's id (its index in the client), -1 if invalid. Thread-safe. */
-int xrt_device_id(const xrt_device *device);
+XRT_API int xrt_device_id(const xrt_device *device);
 /* A device's kind as the plugin names it ("sim"); borrowed. Thread-safe. */
-const char *xrt_device_kind(const xrt_device *device);
+XRT_API const char *xrt_device_kind(const xrt_device *device);
 
 /* Device attributes: typed values the plugin reports ("memory_bytes",
  * "cores", ...). */
@@ -585,12 +627,12 @@ typedef struct xrt_attribute {
 
 /* Number of attributes of a device (-1 if the device is invalid).
  * Thread-safe. */
-int xrt_device_attribute_count(const xrt_device *device);
+XRT_API int xrt_device_attribute_count(const xrt_device *device);
 /* Attribute number index; borrowed strings. Thread-safe. */
-xrt_status xrt_device_attribute_get(const xrt_device *device, int index,
+XRT_API xrt_status xrt_device_attribute_get(const xrt_device *device, int index,
                                     xrt_attribute *out);
 /* Attribute by name; XRT_NOT_FOUND if absent. Thread-safe. */
-xrt_status xrt_device_attribute_find(const xrt_device *device,
+XRT_API xrt_status xrt_device_attribute_find(const xrt_device *device,
                                      const char *name, xrt_attribute *out);
 
 /* ======================================================================
@@ -599,7 +641,8 @@ xrt_status xrt_device_attribute_find(const xrt_device *device,
  * A context is a registry of device plugins; clients are created from it
  * (xrt_client_options.context).  Plugins come from a statically linked
  * table (xrt_context_register_plugin), a shared library by path, the
- * environment variable XRT_PLUGINS ("name:path,name:path"), or a
+ * environment variable XRT_PLUGINS ("name:path,name:path"; on Windows
+ * "name;path,name;path", as ':' follows drive letters), or a
  * directory scan.  A shared library exports one symbol,
  * xrt_plugin_get_api (XRT_PLUGIN_ENTRY_SYMBOL), returning its function
  * table (see "Plugin ABI" below).  Loading is checked: the file must
@@ -623,17 +666,17 @@ typedef struct xrt_context_options {
 } xrt_context_options;
 
 /* Fills *options with defaults. Thread-safe. */
-void xrt_context_options_init(xrt_context_options *options);
+XRT_API void xrt_context_options_init(xrt_context_options *options);
 
 /* Creates a context (options may be NULL).  The caller owns *out_context.
  * Thread-safe. */
-xrt_status xrt_context_create(const xrt_context_options *options,
+XRT_API xrt_status xrt_context_create(const xrt_context_options *options,
                               xrt_context **out_context);
 
 /* Releases the context and unloads its plugins.  XRT_FAILED_PRECONDITION
  * (nothing released) while a client created from it is alive.  NULL is
  * ignored.  Not thread-safe with other calls on the same context. */
-xrt_status xrt_context_release(xrt_context *context);
+XRT_API xrt_status xrt_context_release(xrt_context *context);
 
 /* Registers a statically linked plugin table under name (NULL: the
  * table's own name).  The table is validated as a loaded one is.
@@ -641,7 +684,7 @@ xrt_status xrt_context_release(xrt_context *context);
  * the same table under the same name again returns the existing
  * registration; another table under a taken name is XRT_ALREADY_EXISTS.
  * Thread-safe. */
-xrt_status xrt_context_register_plugin(xrt_context *context, const char *name,
+XRT_API xrt_status xrt_context_register_plugin(xrt_context *context, const char *name,
                                        const xrt_plugin_api *api,
                                        xrt_plugin **out_plugin);
 
@@ -653,36 +696,36 @@ xrt_status xrt_context_register_plugin(xrt_context *context, const char *name,
  * XRT_FAILED_PRECONDITION (ABI version or table size out of range: both
  * versions and the rule are named), XRT_ALREADY_EXISTS (name taken by
  * another plugin).  Thread-safe. */
-xrt_status xrt_context_load_plugin(xrt_context *context, const char *name,
+XRT_API xrt_status xrt_context_load_plugin(xrt_context *context, const char *name,
                                    const char *path, xrt_plugin **out_plugin);
 
-/* Loads every "name:path" entry of spec (comma-separated; NULL: the
- * value of XRT_PLUGINS; empty or unset: nothing).  Stops at the first
- * failure, naming the entry.  Thread-safe. */
-xrt_status xrt_context_load_env(xrt_context *context, const char *spec);
+/* Loads every "name:path" ("name;path" on Windows) entry of spec
+ * (comma-separated; NULL: the value of XRT_PLUGINS; empty or unset:
+ * nothing).  Stops at the first failure, naming the entry.  Thread-safe. */
+XRT_API xrt_status xrt_context_load_env(xrt_context *context, const char *spec);
 
 /* Loads every file of dir whose name ends in ".so" (".dylib", ".dll"
  * elsewhere) and exports xrt_plugin_get_api; other files are skipped (and
  * logged).  *out_loaded (may be NULL) counts the plugins registered.  A
  * library with the symbol that fails validation fails the scan.
  * Thread-safe. */
-xrt_status xrt_context_scan_directory(xrt_context *context, const char *dir,
+XRT_API xrt_status xrt_context_scan_directory(xrt_context *context, const char *dir,
                                       int *out_loaded);
 
 /* Unloads a plugin (dlclose for a loaded library); its handle becomes
  * invalid.  XRT_FAILED_PRECONDITION while any client of it is alive (its
  * buffers and executables die with their client).  Thread-safe. */
-xrt_status xrt_context_unload_plugin(xrt_context *context, xrt_plugin *plugin);
+XRT_API xrt_status xrt_context_unload_plugin(xrt_context *context, xrt_plugin *plugin);
 
 /* The number of plugins of a context (-1 with XRT_INVALID_ARGUMENT for an
  * invalid context).  Thread-safe. */
-int xrt_context_plugin_count(const xrt_context *context);
+XRT_API int xrt_context_plugin_count(const xrt_context *context);
 /* The plugin at index, in registration order (borrowed from the context,
  * valid until it is unloaded), or NULL with XRT_OUT_OF_RANGE /
  * XRT_INVALID_ARGUMENT in xrt_last_error().  Thread-safe. */
-xrt_plugin *xrt_context_plugin(const xrt_context *context, int index);
+XRT_API xrt_plugin *xrt_context_plugin(const xrt_context *context, int index);
 /* By name; NULL with XRT_NOT_FOUND if absent. Thread-safe. */
-xrt_plugin *xrt_context_find_plugin(const xrt_context *context,
+XRT_API xrt_plugin *xrt_context_find_plugin(const xrt_context *context,
                                     const char *name);
 
 /* Plugin capabilities (xrt_plugin_info.capabilities bits). */
@@ -712,12 +755,12 @@ typedef struct xrt_plugin_info {
 /* Fills *out (all of it, with defaults for what an older plugin does not
  * report: every dtype, no capabilities, StableHLO "0.0.0".."<xrt's>").
  * Thread-safe. */
-xrt_status xrt_plugin_get_info(const xrt_plugin *plugin, xrt_plugin_info *out);
+XRT_API xrt_status xrt_plugin_get_info(const xrt_plugin *plugin, xrt_plugin_info *out);
 
 /* The StableHLO version xrt's parser implements ("1.8.0" style); a program
  * may state its own with the module attribute stablehlo.version = "X.Y.Z"
  * (absent: this one).  Thread-safe. */
-const char *xrt_stablehlo_version(void);
+XRT_API const char *xrt_stablehlo_version(void);
 
 /* ---- asking a plugin before compiling ---- */
 
@@ -747,22 +790,22 @@ typedef struct xrt_support_report xrt_support_report;
  * op_support (a plugin without it answers MAYBE for every op).  options
  * may be NULL (entry "main").  The caller owns *out_report.
  * Thread-safe. */
-xrt_status xrt_client_query_support(xrt_client *client,
+XRT_API xrt_status xrt_client_query_support(xrt_client *client,
                                     const xrt_program *program,
                                     const xrt_compile_options *options,
                                     xrt_support_report **out_report);
 /* The overall answer: NO if any issue is NO, else MAYBE if any, else
  * YES.  Thread-safe. */
-xrt_support xrt_support_report_verdict(const xrt_support_report *report);
+XRT_API xrt_support xrt_support_report_verdict(const xrt_support_report *report);
 /* The number of issues (-1 for an invalid report).  Thread-safe. */
-int xrt_support_report_count(const xrt_support_report *report);
+XRT_API int xrt_support_report_count(const xrt_support_report *report);
 /* Issue number index, in program order (borrowed from the report: valid
  * until xrt_support_report_release), or NULL with XRT_OUT_OF_RANGE /
  * XRT_INVALID_ARGUMENT in xrt_last_error().  Thread-safe. */
-const xrt_support_issue *xrt_support_report_issue(
+XRT_API const xrt_support_issue *xrt_support_report_issue(
     const xrt_support_report *report, int index);
 /* NULL is ignored.  Not thread-safe with other calls on the report. */
-void xrt_support_report_release(xrt_support_report *report);
+XRT_API void xrt_support_report_release(xrt_support_report *report);
 
 /* ======================================================================
  * Buffers
@@ -771,40 +814,40 @@ void xrt_support_report_release(xrt_support_report *report);
 /* Copies a dense row-major host array onto a device.  data must hold
  * xrt_shape_bytes(shape) bytes (it may be NULL only when that is 0).  The
  * caller owns *out_buffer. Thread-safe. */
-xrt_status xrt_buffer_from_host(xrt_client *client, xrt_device *device,
+XRT_API xrt_status xrt_buffer_from_host(xrt_client *client, xrt_device *device,
                                 const xrt_shape *shape, const void *data,
                                 xrt_buffer **out_buffer);
 
 /* Copies the buffer's contents to host memory; dst_bytes must be at least
  * xrt_buffer_bytes(buffer). Thread-safe. */
-xrt_status xrt_buffer_to_host(xrt_buffer *buffer, void *dst, size_t dst_bytes);
+XRT_API xrt_status xrt_buffer_to_host(xrt_buffer *buffer, void *dst, size_t dst_bytes);
 
 /* Copies the buffer to another device of the same client. Thread-safe. */
-xrt_status xrt_buffer_copy_to_device(xrt_buffer *buffer, xrt_device *device,
+XRT_API xrt_status xrt_buffer_copy_to_device(xrt_buffer *buffer, xrt_device *device,
                                      xrt_buffer **out_buffer);
 
 /* The buffer's shape (copied into *out). Thread-safe. */
-xrt_status xrt_buffer_shape(const xrt_buffer *buffer, xrt_shape *out);
+XRT_API xrt_status xrt_buffer_shape(const xrt_buffer *buffer, xrt_shape *out);
 /* Size in bytes (0 for an invalid buffer). Thread-safe. */
-size_t xrt_buffer_bytes(const xrt_buffer *buffer);
+XRT_API size_t xrt_buffer_bytes(const xrt_buffer *buffer);
 /* The device holding the buffer (borrowed), NULL if invalid. Thread-safe. */
-xrt_device *xrt_buffer_device(const xrt_buffer *buffer);
+XRT_API xrt_device *xrt_buffer_device(const xrt_buffer *buffer);
 
 /* Drops the caller's buffer: the handle is invalid at once, the memory is
  * freed when work already queued on the buffer is done.  NULL is ignored;
  * a stale handle is reported, not dereferenced (of two threads releasing
  * one handle at once, one gets XRT_OK, the other XRT_INVALID_ARGUMENT).
  * Thread-safe. */
-xrt_status xrt_buffer_release(xrt_buffer *buffer);
+XRT_API xrt_status xrt_buffer_release(xrt_buffer *buffer);
 
 /* Reads a .npy file (little-endian numeric dtypes, C order) onto a device.
  * The caller owns *out_buffer. Thread-safe. */
-xrt_status xrt_buffer_from_npy(xrt_client *client, xrt_device *device,
+XRT_API xrt_status xrt_buffer_from_npy(xrt_client *client, xrt_device *device,
                                const char *path, xrt_buffer **out_buffer);
 /* Writes the buffer as a .npy file (version 1.0); pred becomes '|b1'.
  * bf16, sub-byte and f8/f6/f4 types have no NumPy code: XRT_UNIMPLEMENTED.
  * Thread-safe (for different paths). */
-xrt_status xrt_buffer_to_npy(xrt_buffer *buffer, const char *path);
+XRT_API xrt_status xrt_buffer_to_npy(xrt_buffer *buffer, const char *path);
 
 /* ---- DLPack exchange (dlpack.h's DLManagedTensor, DLPack 0.x ABI) ----
  *
@@ -823,7 +866,7 @@ struct DLManagedTensor;
  * the data is copied to host memory the tensor owns.  xrt_client_release
  * frees the buffer's memory even while such a tensor is out (call the
  * deleters first; a deleter called later is still safe).  Thread-safe. */
-xrt_status xrt_buffer_to_dlpack(xrt_buffer *buffer,
+XRT_API xrt_status xrt_buffer_to_dlpack(xrt_buffer *buffer,
                                 struct DLManagedTensor **out_tensor);
 
 /* Imports a kDLCPU (or kDLCUDAHost) tensor onto device.  On success xrt
@@ -835,7 +878,7 @@ xrt_status xrt_buffer_to_dlpack(xrt_buffer *buffer,
  * holds it.  On failure the caller still
  * owns the tensor (its deleter has not been called).  Strided tensors are
  * copied (compacted); byte_offset is honoured.  Thread-safe. */
-xrt_status xrt_buffer_from_dlpack(xrt_client *client, xrt_device *device,
+XRT_API xrt_status xrt_buffer_from_dlpack(xrt_client *client, xrt_device *device,
                                   struct DLManagedTensor *tensor,
                                   xrt_buffer **out_buffer);
 
@@ -863,52 +906,52 @@ typedef void (*xrt_event_callback)(void *user, xrt_status status,
 
 /* Blocks until the event completes and returns its status; on failure
  * xrt_last_error() is the event's message.  Thread-safe. */
-xrt_status xrt_event_await(xrt_event *event);
+XRT_API xrt_status xrt_event_await(xrt_event *event);
 
 /* Like xrt_event_await, giving up after timeout_ns nanoseconds with
  * XRT_DEADLINE_EXCEEDED (the event stays pending). Thread-safe. */
-xrt_status xrt_event_await_for(xrt_event *event, int64_t timeout_ns);
+XRT_API xrt_status xrt_event_await_for(xrt_event *event, int64_t timeout_ns);
 
 /* Whether the event has completed (false for an invalid handle).
  * Thread-safe. */
-bool xrt_event_is_ready(const xrt_event *event);
+XRT_API bool xrt_event_is_ready(const xrt_event *event);
 
 /* The status of a completed event without waiting: XRT_OK, the error it
  * failed with (message in xrt_last_error()), or XRT_UNAVAILABLE while it is
  * still pending. Thread-safe. */
-xrt_status xrt_event_status(const xrt_event *event);
+XRT_API xrt_status xrt_event_status(const xrt_event *event);
 
 /* Registers a callback to run when the event completes (at once, on a
  * runtime thread, when it already has).  Callbacks run in registration
  * order.  Thread-safe. */
-xrt_status xrt_event_on_ready(xrt_event *event, xrt_event_callback callback,
+XRT_API xrt_status xrt_event_on_ready(xrt_event *event, xrt_event_callback callback,
                               void *user);
 
 /* Drops the caller's reference; pending work still completes.  NULL is
  * ignored, a stale handle is reported.  Thread-safe. */
-xrt_status xrt_event_release(xrt_event *event);
+XRT_API xrt_status xrt_event_release(xrt_event *event);
 
 /* A new reference to the buffer's ready event (the caller releases it).
  * Thread-safe. */
-xrt_status xrt_buffer_ready_event(xrt_buffer *buffer, xrt_event **out_event);
+XRT_API xrt_status xrt_buffer_ready_event(xrt_buffer *buffer, xrt_event **out_event);
 
 /* Enqueues a host-to-device copy.  *out_buffer is returned at once, with a
  * ready event that completes when the copy has.  data must stay valid and
  * unchanged until *out_done completes (out_done may be NULL only when the
  * caller waits on the buffer's ready event instead).  Thread-safe. */
-xrt_status xrt_buffer_from_host_async(xrt_client *client, xrt_device *device,
+XRT_API xrt_status xrt_buffer_from_host_async(xrt_client *client, xrt_device *device,
                                       const xrt_shape *shape, const void *data,
                                       xrt_buffer **out_buffer,
                                       xrt_event **out_done);
 
 /* Enqueues a device-to-host copy after the buffer is ready; dst must stay
  * valid until *out_done completes.  Thread-safe. */
-xrt_status xrt_buffer_to_host_async(xrt_buffer *buffer, void *dst,
+XRT_API xrt_status xrt_buffer_to_host_async(xrt_buffer *buffer, void *dst,
                                     size_t dst_bytes, xrt_event **out_done);
 
 /* Enqueues a copy to another device of the same client; the new buffer is
  * returned at once with its ready event.  Thread-safe. */
-xrt_status xrt_buffer_copy_to_device_async(xrt_buffer *buffer,
+XRT_API xrt_status xrt_buffer_copy_to_device_async(xrt_buffer *buffer,
                                            xrt_device *device,
                                            xrt_buffer **out_buffer);
 
@@ -917,7 +960,7 @@ xrt_status xrt_buffer_copy_to_device_async(xrt_buffer *buffer,
  * naming the device, as a hardware fault would; the device and every other
  * buffer stay usable.  XRT_UNIMPLEMENTED if the plugin cannot inject
  * faults.  Thread-safe. */
-xrt_status xrt_device_inject_fault(xrt_device *device, int64_t after_steps);
+XRT_API xrt_status xrt_device_inject_fault(xrt_device *device, int64_t after_steps);
 
 /* What a finer-grained injected fault hits. */
 typedef enum xrt_fault_kind {
@@ -935,7 +978,7 @@ typedef enum xrt_fault_kind {
  * and variables it did not touch, stay valid.  after < 0 cancels a
  * pending fault of that kind.  XRT_UNIMPLEMENTED if the plugin cannot.
  * Thread-safe. */
-xrt_status xrt_device_inject_fault_kind(xrt_device *device,
+XRT_API xrt_status xrt_device_inject_fault_kind(xrt_device *device,
                                         xrt_fault_kind kind, int64_t after);
 
 /* ======================================================================
@@ -968,24 +1011,24 @@ typedef struct xrt_compile_options {
 } xrt_compile_options;
 
 /* Fills *options with defaults. Thread-safe. */
-void xrt_compile_options_init(xrt_compile_options *options);
+XRT_API void xrt_compile_options_init(xrt_compile_options *options);
 
 /* Parses and verifies StableHLO text (len bytes; need not be NUL-terminated;
  * options may be NULL).  Errors carry file:line:col.  The caller owns
  * *out_program; executables compiled from it keep what they need, so it may
  * be released before them.  Thread-safe. */
-xrt_status xrt_program_parse(const char *text, size_t len,
+XRT_API xrt_status xrt_program_parse(const char *text, size_t len,
                              const xrt_compile_options *options,
                              xrt_program **out_program);
 /* Releases a program; NULL and stale handles are ignored.  Not thread-safe
  * with other calls on the same program. */
-void xrt_program_release(xrt_program *program);
+XRT_API void xrt_program_release(xrt_program *program);
 /* Number of functions of the program (-1 if invalid). Thread-safe. */
-int xrt_program_function_count(const xrt_program *program);
+XRT_API int xrt_program_function_count(const xrt_program *program);
 /* The name of function number index, without the "@" (borrowed from the
  * program; NULL if the program is invalid or index out of range).
  * Thread-safe. */
-const char *xrt_program_function_name(const xrt_program *program, int index);
+XRT_API const char *xrt_program_function_name(const xrt_program *program, int index);
 
 /* Compiles a parsed program for the client's devices (options may be NULL;
  * options->entry, num_replicas, num_partitions and device_assignment are
@@ -993,13 +1036,13 @@ const char *xrt_program_function_name(const xrt_program *program, int index);
  * must fit the client: num_replicas * num_partitions <= its devices, and a
  * device assignment names distinct devices in range (else
  * XRT_INVALID_ARGUMENT).  The caller owns *out_executable. Thread-safe. */
-xrt_status xrt_compile_program(xrt_client *client, const xrt_program *program,
+XRT_API xrt_status xrt_compile_program(xrt_client *client, const xrt_program *program,
                                const xrt_compile_options *options,
                                xrt_executable **out_executable);
 
 /* Parse + verify + compile in one call (options may be NULL). The caller
  * owns *out_executable. Thread-safe. */
-xrt_status xrt_compile(xrt_client *client, const char *text, size_t len,
+XRT_API xrt_status xrt_compile(xrt_client *client, const char *text, size_t len,
                        const xrt_compile_options *options,
                        xrt_executable **out_executable);
 
@@ -1009,22 +1052,35 @@ xrt_status xrt_compile(xrt_client *client, const char *text, size_t len,
  * Every compile (xrt_compile, xrt_compile_program) is looked up by a key:
  * XXH3-128 over the program text with debug locations and comments
  * removed (unless cache_keep_locations), the compile options that change
- * the result (entry, replicas, partitions, device assignment), the
- * plugin's name and version and the device topology.  In memory, a key is
+ * the result (entry, replicas, partitions, device assignment; not the
+ * file name or line offset), the plugin's name and version and the device
+ * topology (device count and kinds, process count; not this process's
+ * index, so the processes of a job share a store).  In memory, a key is
  * compiled once even when many threads ask at once (the others wait and
  * share the executable); a failed compile is remembered and its status and
- * message returned to every later caller of that key.  XRT_LOG=info,cache
- * logs each key with hit or miss.  Behind the in-memory cache an optional
+ * message returned to every later caller of that key (messages name the
+ * file and locations of the compile that failed; failures that may pass
+ * later are not kept: NOT_FOUND, e.g. a host function not yet registered,
+ * and exhausted memory or internal errors).  Every caller gets its own
+ * executable handle; handles of one key share the plugin's executable, so
+ * runtime messages cite the locations of the program compiled first.  A
+ * hit whose host functions were registered again since compiles afresh.
+ * A device_assignment with num_replicas or num_partitions 0 is not keyed
+ * (such compiles bypass the cache).  XRT_LOG=info,cache logs each key
+ * with hit or miss.  Behind the in-memory cache an optional
  * xrt_cache_store (the disk cache of xrt_cache.c) keeps serialized
- * executables across processes.
+ * executables across processes; a store entry that is damaged or that the
+ * plugin refuses is a warning and a compile, never a failure.
  * ==================================================================== */
 
 /* Characters of a cache key in text form (hex), without the NUL. */
 #define XRT_CACHE_KEY_CHARS 32
 
 /* Writes the cache key that compiling text with options on client would
- * use, as 32 lowercase hex digits and a NUL, into out_key.  Thread-safe. */
-xrt_status xrt_compile_cache_key(xrt_client *client, const char *text,
+ * use, as 32 lowercase hex digits and a NUL, into out_key.
+ * XRT_INVALID_ARGUMENT for options that are not keyed (see above).
+ * Thread-safe. */
+XRT_API xrt_status xrt_compile_cache_key(xrt_client *client, const char *text,
                                  size_t len,
                                  const xrt_compile_options *options,
                                  char out_key[XRT_CACHE_KEY_CHARS + 1]);
@@ -1035,7 +1091,8 @@ typedef struct xrt_cache_stats {
   uint64_t hits;            /* compiles answered from memory */
   uint64_t misses;          /* compiles that found nothing in memory */
   uint64_t evictions;       /* entries dropped to stay within the budget */
-  uint64_t entries;         /* entries held now (failures included) */
+  uint64_t entries;         /* entries held now (failures and compiles
+                             * in progress included) */
   uint64_t bytes;           /* bytes held now */
   uint64_t failures_cached; /* compile failures remembered */
   uint64_t store_hits;      /* misses answered by the cache_store */
@@ -1045,16 +1102,20 @@ typedef struct xrt_cache_stats {
 } xrt_cache_stats;
 
 /* Reads the client's cache counters. Thread-safe. */
-xrt_status xrt_client_get_cache_stats(const xrt_client *client,
+XRT_API xrt_status xrt_client_get_cache_stats(const xrt_client *client,
                                       xrt_cache_stats *out);
 
 /* Drops every in-memory cache entry of the client (executables already
  * handed out stay valid).  Thread-safe. */
-xrt_status xrt_client_clear_cache(xrt_client *client);
+XRT_API xrt_status xrt_client_clear_cache(xrt_client *client);
 
 /* A persistent store of serialized executables, keyed by cache key and
  * plugin identity ("name version"), e.g. the disk cache below.  The core
- * calls it from any thread, concurrently. */
+ * calls it from any thread, concurrently.  Next to each executable it
+ * also keeps an alias: key "a-" and 30 hex digits (a hash of the raw
+ * text, options and client), payload the 32 hex digits of the cache key,
+ * so that a fresh process finds the key without reading the text as
+ * tokens; an alias naming nothing usable only costs that read. */
 typedef struct xrt_cache_store {
   size_t struct_size; /* sizeof(xrt_cache_store) */
   void *self;         /* passed to every call */
@@ -1079,7 +1140,10 @@ typedef struct xrt_cache_store {
  * by the next compile.  Writes go to a temporary file renamed into place,
  * so several processes may share a directory.  The directory is kept
  * under max_bytes by removing the oldest files.  An unwritable or full
- * directory turns writing off with one warning. */
+ * directory turns writing off with one warning.  Its store's load returns
+ * XRT_DATA_LOSS for a damaged or foreign file (removed); its save returns
+ * XRT_OK when it declines (counted as skipped) and XRT_UNAVAILABLE when
+ * the write fails.  Keys are file names: 1 to 64 of [0-9A-Za-z_-]. */
 typedef struct xrt_disk_cache xrt_disk_cache;
 
 typedef struct xrt_disk_cache_options {
@@ -1091,19 +1155,19 @@ typedef struct xrt_disk_cache_options {
 } xrt_disk_cache_options;
 
 /* Fills *options with defaults (directory NULL). Thread-safe. */
-void xrt_disk_cache_options_init(xrt_disk_cache_options *options);
+XRT_API void xrt_disk_cache_options_init(xrt_disk_cache_options *options);
 
 /* Opens a disk cache; the caller owns *out_cache.  Thread-safe. */
-xrt_status xrt_disk_cache_open(const xrt_disk_cache_options *options,
+XRT_API xrt_status xrt_disk_cache_open(const xrt_disk_cache_options *options,
                                xrt_disk_cache **out_cache);
 
 /* Closes a disk cache (NULL ignored); no client may still use its store.
  * Not thread-safe with calls on the same cache. */
-void xrt_disk_cache_close(xrt_disk_cache *cache);
+XRT_API void xrt_disk_cache_close(xrt_disk_cache *cache);
 
 /* The store to put in xrt_client_options.cache_store (borrowed from the
  * cache). Thread-safe. */
-const xrt_cache_store *xrt_disk_cache_store(xrt_disk_cache *cache);
+XRT_API const xrt_cache_store *xrt_disk_cache_store(xrt_disk_cache *cache);
 
 /* Counters of a disk cache. */
 typedef struct xrt_disk_cache_stats {
@@ -1118,38 +1182,38 @@ typedef struct xrt_disk_cache_stats {
 } xrt_disk_cache_stats;
 
 /* Reads the counters. Thread-safe. */
-xrt_status xrt_disk_cache_get_stats(xrt_disk_cache *cache,
+XRT_API xrt_status xrt_disk_cache_get_stats(xrt_disk_cache *cache,
                                     xrt_disk_cache_stats *out);
 
 /* Releases an executable: the handle is invalid at once; executions
  * already queued still run.  NULL is ignored, a stale handle is reported.
  * Thread-safe. */
-xrt_status xrt_executable_release(xrt_executable *executable);
+XRT_API xrt_status xrt_executable_release(xrt_executable *executable);
 
 /* Number of inputs of the entry function. -1 if invalid. Thread-safe. */
-int xrt_executable_num_inputs(const xrt_executable *executable);
+XRT_API int xrt_executable_num_inputs(const xrt_executable *executable);
 /* Number of outputs of the entry function. -1 if invalid. Thread-safe. */
-int xrt_executable_num_outputs(const xrt_executable *executable);
+XRT_API int xrt_executable_num_outputs(const xrt_executable *executable);
 /* The shape of input number index (per device, for a launch over several)
  * copied into *out; XRT_OUT_OF_RANGE for a bad index, XRT_INVALID_ARGUMENT
  * for an invalid executable or a NULL out.  Thread-safe. */
-xrt_status xrt_executable_input_shape(const xrt_executable *executable,
+XRT_API xrt_status xrt_executable_input_shape(const xrt_executable *executable,
                                       int index, xrt_shape *out);
 /* The shape of output number index, as xrt_executable_input_shape.
  * Thread-safe. */
-xrt_status xrt_executable_output_shape(const xrt_executable *executable,
+XRT_API xrt_status xrt_executable_output_shape(const xrt_executable *executable,
                                        int index, xrt_shape *out);
 /* Name of the entry function (borrowed from the executable). Thread-safe. */
-const char *xrt_executable_name(const xrt_executable *executable);
+XRT_API const char *xrt_executable_name(const xrt_executable *executable);
 /* Replicas the executable was compiled for (-1 if invalid). Thread-safe. */
-int xrt_executable_num_replicas(const xrt_executable *executable);
+XRT_API int xrt_executable_num_replicas(const xrt_executable *executable);
 /* Partitions the executable was compiled for (-1 if invalid).
  * Thread-safe. */
-int xrt_executable_num_partitions(const xrt_executable *executable);
+XRT_API int xrt_executable_num_partitions(const xrt_executable *executable);
 /* The device that logical id (replica * num_partitions + partition) runs
  * on (borrowed from the client), or NULL with XRT_OUT_OF_RANGE /
  * XRT_INVALID_ARGUMENT in xrt_last_error().  Thread-safe. */
-xrt_device *xrt_executable_device(const xrt_executable *executable,
+XRT_API xrt_device *xrt_executable_device(const xrt_executable *executable,
                                   int logical_id);
 
 /* ======================================================================
@@ -1178,14 +1242,14 @@ typedef struct xrt_execute_options {
 } xrt_execute_options;
 
 /* Fills *options with defaults. Thread-safe. */
-void xrt_execute_options_init(xrt_execute_options *options);
+XRT_API void xrt_execute_options_init(xrt_execute_options *options);
 
 /* Runs the executable on one device and waits.  args[i] must live on that
  * device and match input i's shape.  outputs receives num_outputs new
  * buffers owned by the caller (num_outputs must equal
  * xrt_executable_num_outputs).  On failure no output is returned.  options
  * may be NULL. Thread-safe. */
-xrt_status xrt_execute(xrt_executable *executable, xrt_device *device,
+XRT_API xrt_status xrt_execute(xrt_executable *executable, xrt_device *device,
                        xrt_buffer *const *args, int num_args,
                        xrt_buffer **outputs, int num_outputs,
                        const xrt_execute_options *options);
@@ -1197,7 +1261,7 @@ xrt_status xrt_execute(xrt_executable *executable, xrt_device *device,
  * outputs) if one of them failed.  Errors found before enqueueing (wrong
  * shapes, stale handles) are returned directly and produce no outputs.
  * Thread-safe. */
-xrt_status xrt_execute_async(xrt_executable *executable, xrt_device *device,
+XRT_API xrt_status xrt_execute_async(xrt_executable *executable, xrt_device *device,
                              xrt_buffer *const *args, int num_args,
                              xrt_buffer **outputs, int num_outputs,
                              const xrt_execute_options *options,
@@ -1213,7 +1277,7 @@ xrt_status xrt_execute_async(xrt_executable *executable, xrt_device *device,
  * participant has, with the first failure if any; a failing participant
  * fails the whole launch (collectives waiting on it are released with its
  * message).  Thread-safe. */
-xrt_status xrt_execute_multi(xrt_executable *executable,
+XRT_API xrt_status xrt_execute_multi(xrt_executable *executable,
                              xrt_buffer *const *const *argument_lists,
                              int num_lists, int num_args,
                              xrt_buffer **const *output_lists,
@@ -1223,7 +1287,7 @@ xrt_status xrt_execute_multi(xrt_executable *executable,
 
 /* A launch id not used before on this client (for MPMD launches).
  * Thread-safe. */
-uint64_t xrt_client_new_launch_id(xrt_client *client);
+XRT_API uint64_t xrt_client_new_launch_id(xrt_client *client);
 
 /* ======================================================================
  * Sharding specs, sharded arrays and pmap
@@ -1286,27 +1350,27 @@ typedef struct xrt_sharding_spec {
 
 /* A spec of the given rank with every dimension NoSharding and no mesh
  * dimension (one device holds the whole array).  Thread-safe. */
-void xrt_sharding_spec_init(xrt_sharding_spec *spec, int rank);
+XRT_API void xrt_sharding_spec_init(xrt_sharding_spec *spec, int rank);
 
 /* Checks the spec against a logical shape: chunks divide their dimension,
  * Unstacked sizes match, every sharded axis is mapped exactly once.
  * XRT_INVALID_ARGUMENT with a message naming the dimension otherwise.
  * Thread-safe. */
-xrt_status xrt_sharding_spec_validate(const xrt_sharding_spec *spec,
+XRT_API xrt_status xrt_sharding_spec_validate(const xrt_sharding_spec *spec,
                                       const xrt_shape *logical);
 
 /* Number of devices the spec spans (the product of the mesh sizes), or -1
  * if the spec is malformed. Thread-safe. */
-int64_t xrt_sharding_spec_num_devices(const xrt_sharding_spec *spec);
+XRT_API int64_t xrt_sharding_spec_num_devices(const xrt_sharding_spec *spec);
 
 /* The shape of each device's piece of an array of shape logical.
  * Thread-safe. */
-xrt_status xrt_sharding_spec_shard_shape(const xrt_sharding_spec *spec,
+XRT_API xrt_status xrt_sharding_spec_shard_shape(const xrt_sharding_spec *spec,
                                          const xrt_shape *logical,
                                          xrt_shape *out);
 
 /* The logical shape whose pieces have shape shard.  Thread-safe. */
-xrt_status xrt_sharding_spec_logical_shape(const xrt_sharding_spec *spec,
+XRT_API xrt_status xrt_sharding_spec_logical_shape(const xrt_sharding_spec *spec,
                                            const xrt_shape *shard,
                                            xrt_shape *out);
 
@@ -1314,7 +1378,7 @@ xrt_status xrt_sharding_spec_logical_shape(const xrt_sharding_spec *spec,
  * start[d] of every logical dimension (an Unstacked dimension gives its
  * index; the piece's extent there is 1 and the dimension is dropped).
  * Thread-safe. */
-xrt_status xrt_sharding_spec_shard_start(const xrt_sharding_spec *spec,
+XRT_API xrt_status xrt_sharding_spec_shard_start(const xrt_sharding_spec *spec,
                                          const xrt_shape *logical,
                                          int64_t device, int64_t *start);
 
@@ -1329,7 +1393,7 @@ typedef struct xrt_sharded_array xrt_sharded_array;
  * per device; a piece contiguous in data is uploaded from it directly,
  * others are gathered once per distinct piece.  The caller owns
  * *out_array.  Synchronous.  Thread-safe. */
-xrt_status xrt_sharded_array_from_host(xrt_client *client,
+XRT_API xrt_status xrt_sharded_array_from_host(xrt_client *client,
                                        const xrt_shape *logical,
                                        const void *data,
                                        const xrt_sharding_spec *spec,
@@ -1340,14 +1404,14 @@ xrt_status xrt_sharded_array_from_host(xrt_client *client,
 /* Assembles the logical array into host memory (dst_bytes at least its
  * size); replicated pieces are read once.  Waits for pending pieces and
  * returns the first one's error if any failed.  Thread-safe. */
-xrt_status xrt_sharded_array_to_host(xrt_sharded_array *array, void *dst,
+XRT_API xrt_status xrt_sharded_array_to_host(xrt_sharded_array *array, void *dst,
                                      size_t dst_bytes);
 
 /* Wraps existing buffers (one per device, in mesh order, each of the
  * spec's piece shape) as a sharded array.  On success the array owns the
  * buffers (release them through the array only); on failure the caller
  * still does.  Thread-safe. */
-xrt_status xrt_sharded_array_create(xrt_client *client,
+XRT_API xrt_status xrt_sharded_array_create(xrt_client *client,
                                     const xrt_shape *logical,
                                     const xrt_sharding_spec *spec,
                                     xrt_buffer *const *buffers,
@@ -1356,22 +1420,22 @@ xrt_status xrt_sharded_array_create(xrt_client *client,
 
 /* Releases the array and its buffers.  NULL is ignored, a stale handle is
  * reported. Not thread-safe with other calls on the same array. */
-xrt_status xrt_sharded_array_release(xrt_sharded_array *array);
+XRT_API xrt_status xrt_sharded_array_release(xrt_sharded_array *array);
 
 /* Number of pieces (devices) of the array; -1 if invalid. Thread-safe. */
-int xrt_sharded_array_num_shards(const xrt_sharded_array *array);
+XRT_API int xrt_sharded_array_num_shards(const xrt_sharded_array *array);
 /* Piece number index (borrowed: owned by the array, do not release it), or
  * NULL with XRT_OUT_OF_RANGE / XRT_INVALID_ARGUMENT in xrt_last_error().
  * Thread-safe. */
-xrt_buffer *xrt_sharded_array_shard(const xrt_sharded_array *array,
+XRT_API xrt_buffer *xrt_sharded_array_shard(const xrt_sharded_array *array,
                                     int index);
 /* The logical (whole-array) shape, copied into *out.  XRT_INVALID_ARGUMENT
  * for an invalid array or NULL out.  Thread-safe. */
-xrt_status xrt_sharded_array_shape(const xrt_sharded_array *array,
+XRT_API xrt_status xrt_sharded_array_shape(const xrt_sharded_array *array,
                                    xrt_shape *out);
 /* The array's sharding spec, copied into *out.  XRT_INVALID_ARGUMENT for
  * an invalid array or NULL out.  Thread-safe. */
-xrt_status xrt_sharded_array_spec(const xrt_sharded_array *array,
+XRT_API xrt_status xrt_sharded_array_spec(const xrt_sharded_array *array,
                                   xrt_sharding_spec *out);
 
 /* Runs the executable once per shard of the arguments (every argument
@@ -1384,7 +1448,7 @@ xrt_status xrt_sharded_array_spec(const xrt_sharded_array *array,
  * assignment.  An output spec must span the launch's device count and
  * have pieces of the output's per-device shape.  Asynchronous like
  * xrt_execute_multi; the caller owns the outputs.  Thread-safe. */
-xrt_status xrt_execute_sharded(xrt_executable *executable,
+XRT_API xrt_status xrt_execute_sharded(xrt_executable *executable,
                                xrt_sharded_array *const *args, int num_args,
                                xrt_sharded_array **outputs, int num_outputs,
                                const xrt_execute_options *options,
@@ -1419,11 +1483,11 @@ typedef struct xrt_pmap_options {
 } xrt_pmap_options;
 
 /* Fills *options with defaults. Thread-safe. */
-void xrt_pmap_options_init(xrt_pmap_options *options);
+XRT_API void xrt_pmap_options_init(xrt_pmap_options *options);
 
 /* Creates a pmap over the client.  The caller owns *out_pmap.
  * Thread-safe. */
-xrt_status xrt_pmap_create(xrt_client *client, const xrt_pmap_options *options,
+XRT_API xrt_status xrt_pmap_create(xrt_client *client, const xrt_pmap_options *options,
                            xrt_pmap **out_pmap);
 
 /* Calls the pmap on sharded arguments (at least one: they give the
@@ -1435,18 +1499,18 @@ xrt_status xrt_pmap_create(xrt_client *client, const xrt_pmap_options *options,
  * callback, the compile, or a program whose entry does not take the
  * pieces) is remembered and returned to every later caller of that
  * signature.  Thread-safe. */
-xrt_status xrt_pmap_call(xrt_pmap *pmap, xrt_sharded_array *const *args,
+XRT_API xrt_status xrt_pmap_call(xrt_pmap *pmap, xrt_sharded_array *const *args,
                          int num_args, xrt_sharded_array **outputs,
                          int num_outputs, const xrt_execute_options *options,
                          xrt_event **out_done);
 
 /* Number of distinct signatures compiled (or failed) so far. Thread-safe. */
-int xrt_pmap_num_compiled(const xrt_pmap *pmap);
+XRT_API int xrt_pmap_num_compiled(const xrt_pmap *pmap);
 
 /* Releases the pmap and its executables (pending executions finish).
  * NULL and stale handles are ignored; it may come after the release of
  * the pmap's client.  Not thread-safe with calls on the same pmap. */
-void xrt_pmap_release(xrt_pmap *pmap);
+XRT_API void xrt_pmap_release(xrt_pmap *pmap);
 
 /* ======================================================================
  * Variables
@@ -1472,13 +1536,13 @@ typedef struct xrt_variable_format {
 
 /* The format key a variable of this shape would have in this format (0 if
  * the format is invalid for the shape).  Thread-safe. */
-uint64_t xrt_variable_format_key_of(const xrt_shape *logical,
+XRT_API uint64_t xrt_variable_format_key_of(const xrt_shape *logical,
                                     const xrt_variable_format *format);
 
 /* Creates a variable from a dense row-major host array (data must hold
  * xrt_shape_bytes(logical) bytes).  name is copied (for messages and
  * traces).  The caller owns *out_variable. Thread-safe. */
-xrt_status xrt_variable_create(xrt_client *client, const char *name,
+XRT_API xrt_status xrt_variable_create(xrt_client *client, const char *name,
                                const xrt_shape *logical, const void *data,
                                const xrt_variable_format *format,
                                xrt_variable **out_variable);
@@ -1486,36 +1550,36 @@ xrt_status xrt_variable_create(xrt_client *client, const char *name,
 /* Creates a variable that takes over a sharded array's pieces (no copy):
  * on success the array handle is consumed (released); on failure the
  * caller still owns it.  Thread-safe. */
-xrt_status xrt_variable_from_array(const char *name, xrt_sharded_array *array,
+XRT_API xrt_status xrt_variable_from_array(const char *name, xrt_sharded_array *array,
                                    xrt_variable **out_variable);
 
 /* Releases the variable and its device memory, after any execute or
  * reshard of it in progress.  NULL is ignored, a stale handle is reported.
  * Thread-safe. */
-xrt_status xrt_variable_release(xrt_variable *variable);
+XRT_API xrt_status xrt_variable_release(xrt_variable *variable);
 
 /* Accessors (borrowed results; consistent snapshots under the variable's
  * lock).  Thread-safe. */
-const char *xrt_variable_name(const xrt_variable *variable);
+XRT_API const char *xrt_variable_name(const xrt_variable *variable);
 /* The logical shape, copied into *out.  XRT_INVALID_ARGUMENT for an
  * invalid variable or NULL out.  Thread-safe. */
-xrt_status xrt_variable_shape(const xrt_variable *variable, xrt_shape *out);
+XRT_API xrt_status xrt_variable_shape(const xrt_variable *variable, xrt_shape *out);
 /* The current sharding spec (it changes with reshards), copied into
  * *out.  XRT_INVALID_ARGUMENT for an invalid variable or NULL out.
  * Thread-safe. */
-xrt_status xrt_variable_spec(const xrt_variable *variable,
+XRT_API xrt_status xrt_variable_spec(const xrt_variable *variable,
                              xrt_sharding_spec *out);
 /* Number of devices of the current format; -1 if invalid.  Thread-safe. */
-int xrt_variable_num_devices(const xrt_variable *variable);
+XRT_API int xrt_variable_num_devices(const xrt_variable *variable);
 /* Device number index of the current format, in mesh order (borrowed
  * from the client), or NULL with XRT_OUT_OF_RANGE / XRT_INVALID_ARGUMENT
  * in xrt_last_error().  Thread-safe. */
-xrt_device *xrt_variable_device(const xrt_variable *variable, int index);
-uint64_t xrt_variable_format_key(const xrt_variable *variable); /* 0: invalid */
+XRT_API xrt_device *xrt_variable_device(const xrt_variable *variable, int index);
+XRT_API uint64_t xrt_variable_format_key(const xrt_variable *variable); /* 0: invalid */
 
 /* Assembles the logical array into host memory (dst_bytes at least its
  * size). Thread-safe. */
-xrt_status xrt_variable_to_host(xrt_variable *variable, void *dst,
+XRT_API xrt_status xrt_variable_to_host(xrt_variable *variable, void *dst,
                                 size_t dst_bytes);
 
 /* Options of xrt_variables_reshard; fill with xrt_reshard_options_init. */
@@ -1526,7 +1590,7 @@ typedef struct xrt_reshard_options {
 } xrt_reshard_options;
 
 /* Fills *options with defaults. Thread-safe. */
-void xrt_reshard_options_init(xrt_reshard_options *options);
+XRT_API void xrt_reshard_options_init(xrt_reshard_options *options);
 
 /* Moves variables[i] to formats[i], for i < count, as one atomic step:
  * either every variable ends in its new format with its values, or every
@@ -1540,7 +1604,7 @@ void xrt_reshard_options_init(xrt_reshard_options *options);
  * that cannot make room, the call fails with XRT_RESOURCE_EXHAUSTED and
  * nothing changes.  A variable may appear once per call.  options may be
  * NULL.  Synchronous.  Thread-safe. */
-xrt_status xrt_variables_reshard(xrt_variable *const *variables,
+XRT_API xrt_status xrt_variables_reshard(xrt_variable *const *variables,
                                  const xrt_variable_format *formats, int count,
                                  const xrt_reshard_options *options);
 
@@ -1561,7 +1625,7 @@ typedef struct xrt_variable_arg {
  * changes and no output is returned.  The variables involved are locked
  * for the call (in a global order, so concurrent calls cannot deadlock).
  * Thread-safe. */
-xrt_status xrt_execute_variables(xrt_executable *executable,
+XRT_API xrt_status xrt_execute_variables(xrt_executable *executable,
                                  const xrt_variable_arg *args, int num_args,
                                  const int *updates,
                                  xrt_sharded_array **outputs, int num_outputs,
@@ -1570,20 +1634,160 @@ xrt_status xrt_execute_variables(xrt_executable *executable,
 /* Writes the whole logical array as a .npy file (as xrt_buffer_to_npy),
  * atomically: to a temporary file beside path, renamed over it only when
  * complete.  Thread-safe. */
-xrt_status xrt_variable_save(xrt_variable *variable, const char *path);
+XRT_API xrt_status xrt_variable_save(xrt_variable *variable, const char *path);
 
 /* Replaces the variable's values with a .npy file's (same dtype and
  * shape, else XRT_INVALID_ARGUMENT naming both); the format is kept.  Any
  * error (missing, truncated, not .npy, other type or shape, device
  * failure) leaves the variable unchanged.  Thread-safe. */
-xrt_status xrt_variable_load(xrt_variable *variable, const char *path);
+XRT_API xrt_status xrt_variable_load(xrt_variable *variable, const char *path);
 
 /* Creates a variable from a .npy file in the given format.  The caller
  * owns *out_variable. Thread-safe. */
-xrt_status xrt_variable_create_from_npy(xrt_client *client, const char *name,
+XRT_API xrt_status xrt_variable_create_from_npy(xrt_client *client, const char *name,
                                         const char *path,
                                         const xrt_variable_format *format,
                                         xrt_variable **out_variable);
+
+/* ======================================================================
+ * Multi-process (xrt_mpi.c)
+ *
+ * Several processes (one per host, as JAX runs after
+ * jax.distributed.initialize) form one xrt system.  xrt_mpi.c, built in
+ * with `make XRT_MPI=1` (CC=mpicc, defines XRT_HAVE_MPI), runs it over MPI;
+ * without it xrt stays single-process and needs no MPI.  The core itself
+ * talks to other processes only through an xrt_transport (below), which
+ * xrt_mpi_init installs.
+ *
+ * Order: xrt_mpi_init in every process, then every process creates its
+ * client with the same options.  A client whose options leave
+ * topology.process_count at -1 (the default) joins the system: creating
+ * it is collective (every process must create one, in the same order),
+ * and it sees the devices of every process (xrt_client_global_device).
+ * Give topology.process_count = 1 for a client of this process alone.
+ *
+ * One global device set: with N processes of D devices each, global id
+ * p * D + i is device i of process p.  A process addresses only its own:
+ * another process's device fails every call that would touch it with
+ * XRT_INVALID_ARGUMENT.  An executable compiled for more participants
+ * than this process has devices (num_replicas * num_partitions up to
+ * N * D; device_assignment in global ids) is run by every process with
+ * xrt_execute_multi: each process passes the lists of all participants,
+ * NULL for those on other processes, and runs its own.  Every process must
+ * launch the same executables in the same order (launch ids are counted
+ * per process and must agree).  all_reduce across processes reduces among
+ * each process's devices first, then across processes (in process order:
+ * every process gets the same bits); the other collectives fetch the
+ * operands of other processes' participants and compute what one process
+ * would.  Not yet across processes: sharded arrays, pmap, variables,
+ * device-to-device send/recv, a persistent compile cache (cache_store).
+ *
+ * Failure: MPI errors are returned (xrt's communicator, a duplicate of the
+ * given one, has MPI_ERRORS_RETURN); a peer that dies or stalls makes a
+ * collective fail with XRT_DEADLINE_EXCEEDED after timeout_ms.
+ * ==================================================================== */
+
+/* One message of an exchange: bytes to or from process peer. */
+typedef struct xrt_transport_msg {
+  int peer;     /* the other process's index */
+  void *data;   /* bytes to send, or room for those received */
+  size_t bytes; /* exactly what the peer sends or expects */
+} xrt_transport_msg;
+
+/* How processes reach each other (xrt_mpi.c makes one over MPI).  Calls
+ * come from any thread, concurrently; err receives a message on failure. */
+typedef struct xrt_transport {
+  size_t struct_size;
+  void *self; /* passed back to every call */
+  /* This process's place; fields resolved (no -1). */
+  xrt_topology topology;
+  /* Every process contributes bytes at in; out receives
+   * process_count * bytes, process order.  Collective. */
+  xrt_status (*allgather)(void *self, const void *in, void *out,
+                          size_t bytes, char *err, size_t err_cap);
+  /* Posts every send and receive, then waits for all of them (at most the
+   * transport's timeout: XRT_DEADLINE_EXCEEDED).  tag identifies the
+   * exchange: a receive matches only a send of the same tag from its
+   * peer. */
+  xrt_status (*exchange)(void *self, uint64_t tag,
+                         const xrt_transport_msg *sends, int num_sends,
+                         const xrt_transport_msg *recvs, int num_recvs,
+                         char *err, size_t err_cap);
+} xrt_transport;
+
+/* Sets this thread's last error (xrt_last_error) to the formatted message
+ * and returns code: for transports and other code built outside the core.
+ * Thread-safe. */
+XRT_API xrt_status xrt_report_error(xrt_status code, const char *fmt, ...)
+#if defined(__GNUC__)
+    XRT_PRINTF_FORMAT(2, 3)
+#endif
+    ;
+
+/* Installs the transport that clients created afterwards join through
+ * (NULL: none; clients alive keep the one they joined with, which must
+ * outlive them).  Thread-safe. */
+XRT_API xrt_status xrt_transport_install(const xrt_transport *transport);
+
+/* Options of xrt_mpi_init; fill with xrt_mpi_options_init. */
+typedef struct xrt_mpi_options {
+  /* A pointer to the MPI_Comm to use (xrt duplicates it); NULL:
+   * MPI_COMM_WORLD.  A void pointer so that xrt.h needs no mpi.h. */
+  void *comm;
+  /* -1 fields come from the environment variables of xrt_topology when
+   * they are set, else from the communicator (ranks; hosts and local
+   * ranks from MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)).  Given fields
+   * must agree with the communicator's size and rank. */
+  xrt_topology topology;
+  /* A collective waiting for another process gives up after this many
+   * milliseconds (default 60000; 0: never). */
+  int64_t timeout_ms;
+} xrt_mpi_options;
+
+/* Fills *options with defaults. Thread-safe. */
+XRT_API void xrt_mpi_options_init(xrt_mpi_options *options);
+
+/* Joins the MPI job (MPI_Init_thread when MPI is not initialized yet; the
+ * program's own MPI must provide at least MPI_THREAD_SERIALIZED) and
+ * installs its transport.  Collective over the communicator.
+ * XRT_UNIMPLEMENTED when xrt was built without XRT_MPI=1;
+ * XRT_FAILED_PRECONDITION when already initialized; XRT_INVALID_ARGUMENT
+ * for a bad option or a topology the communicator contradicts (MPI, once
+ * started, stays initialized: the call may be retried).  Not
+ * thread-safe. */
+XRT_API xrt_status xrt_mpi_init(const xrt_mpi_options *options);
+
+/* Uninstalls the transport and frees the communicator (MPI_Finalize only
+ * if xrt_mpi_init called MPI_Init).  Call after releasing every client
+ * that joined.  Collective.  Not thread-safe. */
+XRT_API xrt_status xrt_mpi_finalize(void);
+
+/* Changes timeout_ms (see xrt_mpi_options) for the waits that start
+ * afterwards; this process only.  XRT_FAILED_PRECONDITION before
+ * xrt_mpi_init, XRT_INVALID_ARGUMENT if negative. Thread-safe. */
+XRT_API xrt_status xrt_mpi_set_timeout(int64_t timeout_ms);
+
+/* The topology xrt_mpi_init resolved.  XRT_FAILED_PRECONDITION before
+ * xrt_mpi_init. Thread-safe. */
+XRT_API xrt_status xrt_mpi_topology(xrt_topology *out);
+
+/* Devices of every process of the client's system (its own count for a
+ * client of one process); -1 for an invalid client. Thread-safe. */
+XRT_API int xrt_client_global_device_count(const xrt_client *client);
+
+/* The device of global id gid (borrowed): this process's own devices are
+ * the handles xrt_client_device returns; others' can only be asked for
+ * their ids.  NULL with XRT_OUT_OF_RANGE outside 0..count-1.
+ * Thread-safe. */
+XRT_API xrt_device *xrt_client_global_device(xrt_client *client, int gid);
+
+/* A device's global id (-1 if invalid). Thread-safe. */
+XRT_API int xrt_device_global_id(const xrt_device *device);
+/* The process a device belongs to (-1 if invalid). Thread-safe. */
+XRT_API int xrt_device_process_index(const xrt_device *device);
+/* Whether this process can use the device (1), not (0), -1 if invalid.
+ * Thread-safe. */
+XRT_API int xrt_device_is_addressable(const xrt_device *device);
 
 /* ======================================================================
  * Host functions (targets of stablehlo.custom_call)
@@ -1621,17 +1825,17 @@ typedef xrt_status (*xrt_host_fn)(void *user, xrt_host_call *call);
 
 /* Registers fn as the target name for custom calls compiled by this client
  * afterwards. Registering a name again replaces it. Thread-safe. */
-xrt_status xrt_client_register_host_function(xrt_client *client,
+XRT_API xrt_status xrt_client_register_host_function(xrt_client *client,
                                              const char *target,
                                              xrt_host_fn fn, void *user);
 
 /* Writes a printf-style message into call->error and returns code (an OK
  * code becomes XRT_INTERNAL: a failure must not look like success).
  * Thread-safe. */
-xrt_status xrt_host_call_fail(xrt_host_call *call, xrt_status code,
+XRT_API xrt_status xrt_host_call_fail(xrt_host_call *call, xrt_status code,
                               const char *fmt, ...)
 #if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
+    XRT_PRINTF_FORMAT(3, 4)
 #endif
     ;
 
@@ -1773,7 +1977,7 @@ typedef enum xrt_opcode {
 
 /* The op's MLIR name ("stablehlo.add"); "invalid" if out of range.
  * Thread-safe. */
-const char *xrt_opcode_name(xrt_opcode op);
+XRT_API const char *xrt_opcode_name(xrt_opcode op);
 
 /* A source location: file (borrowed from the program), 1-based line/col. */
 typedef struct xrt_ir_loc {
@@ -1912,7 +2116,7 @@ typedef struct xrt_ir_module {
 } xrt_ir_module;
 
 /* The module of a parsed program (borrowed from it; read-only). Thread-safe. */
-const xrt_ir_module *xrt_program_module(const xrt_program *program);
+XRT_API const xrt_ir_module *xrt_program_module(const xrt_program *program);
 
 /* Finds an attribute of op by name; NULL if absent. Thread-safe. */
 static inline const xrt_ir_attr *xrt_ir_op_attr(const xrt_ir_op *op,
@@ -1958,7 +2162,7 @@ static inline const xrt_ir_attr *xrt_ir_attr_field(const xrt_ir_attr *attr,
 /* The plugin ABI version of this header: a plugin built with it sets
  * abi_major and abi_minor of its table to these. */
 #define XRT_PLUGIN_ABI_MAJOR 1 /* changes only when the ABI breaks */
-#define XRT_PLUGIN_ABI_MINOR 1 /* grows with each append to the ABI */
+#define XRT_PLUGIN_ABI_MINOR 2 /* grows with each append to the ABI */
 /* The oldest minor of this major that xrt still loads. */
 #define XRT_PLUGIN_ABI_MIN_MINOR 0
 
@@ -1991,6 +2195,16 @@ typedef struct xrt_plugin_host_api {
                       const char *name, int64_t start_ns, int64_t end_ns);
   /* The trace clock (monotonic nanoseconds). */
   int64_t (*now_ns)(void *ctx);
+  /* ---- ABI 1.2: several processes (see "Multi-process") ---- */
+  /* Sends and receives bytes between this process and others, for
+   * collectives that span processes (see xrt_transport.exchange; peers are
+   * process indices).  NULL, or process_count 1: the client is of this
+   * process alone. */
+  xrt_status (*exchange)(void *ctx, uint64_t tag,
+                         const xrt_transport_msg *sends, int num_sends,
+                         const xrt_transport_msg *recvs, int num_recvs,
+                         xrt_plugin_error *err);
+  int process_index, process_count;
 } xrt_plugin_host_api;
 
 /* What client_create receives: the client's options and topology, and
@@ -2064,6 +2278,21 @@ typedef struct xrt_plugin_compile_args {
    * of every logical id (replica * num_partitions + partition). */
   int32_t num_replicas, num_partitions;
   const int32_t *device_assignment;
+  /* ---- ABI 1.2 ---- */
+  /* The process of every logical id (NULL: all are this process's), and
+   * this process's index: participants of other processes are run there
+   * (their device_assignment entries are -1 here), and reached through
+   * host->exchange. */
+  const int32_t *participant_process;
+  int32_t process_index;
+  /* What the core expects of the entry function, set for
+   * executable_deserialize (zero for compile): the number of host
+   * bindings, and the entry's input and output shapes.  A plugin refuses
+   * (XRT_INVALID_ARGUMENT) bytes that disagree, since the core sizes
+   * buffers by these. */
+  int32_t num_host_bindings;
+  int32_t num_inputs, num_outputs;
+  const xrt_shape *input_shapes, *output_shapes;
 } xrt_plugin_compile_args;
 
 /* One participant of a launch.  Every participant of a launch (all
@@ -2185,12 +2414,12 @@ typedef struct xrt_plugin_api {
 } xrt_plugin_api;
 
 /* The simulator's table, when xrt_sim.c is compiled in. Thread-safe. */
-const xrt_plugin_api *xrt_sim_plugin_api(void);
+XRT_API const xrt_plugin_api *xrt_sim_plugin_api(void);
 
 /* What a plugin library defines (built with XRT_PLUGIN_SHARED for the
  * simulator): its function table, static for the library's lifetime.  The
  * core calls it once per load, from any thread. */
-const xrt_plugin_api *xrt_plugin_get_api(void);
+XRT_PLUGIN_EXPORT const xrt_plugin_api *xrt_plugin_get_api(void);
 
 #ifdef __cplusplus
 }

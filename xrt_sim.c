@@ -53,13 +53,15 @@
  *   convolution), with portable / AVX2 / AVX-512 micro-kernels
  *   Fusion: elementwise trees and reductions as one tiled loop
  *   Launches and collectives: process groups, rendezvous, send/recv between
- *   devices, fault injection, per-device frames, launch shape
+ *   devices, fault injection, per-device frames, launch shape; collectives
+ *   across processes (hierarchical all_reduce, stand-in participants)
  *   The op table; quantized compute ops (dequantize, the float op,
  *   quantize); lowering one op
  *   Planning functions, executables and execution
  *   Platform description and op support (ABI 1.0); fault kinds and region
  *   copies; host memory as device memory (zero-copy DLPack); trace events
- *   of collectives; the plugin table
+ *   of collectives; serialized executables (ABI 1.1, the disk cache) and
+ *   their validation; the plugin table
  */
 #define _POSIX_C_SOURCE 200809L
 #include "xrt.h"
@@ -73,6 +75,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* ----------------------------------------------------------------------
+ * Platform: the simulator's only operating-system calls (it is
+ * self-contained, so that it builds alone as a plugin library).  On
+ * Windows (mingw-w64, POSIX thread model) pthreads, sched_yield and
+ * atomics are as on POSIX; the CPU count differs.
+ * -------------------------------------------------------------------- */
+#if defined(_WIN32)
+#define WIN32_LEAN_AND_MEAN
+#define NOMINMAX
+#include <windows.h>
+
+static long sim_os_cpu_count(void) {
+  return (long)GetActiveProcessorCount(ALL_PROCESSOR_GROUPS);
+}
+#else
+#include <unistd.h>
+
+static long sim_os_cpu_count(void) { return sysconf(_SC_NPROCESSORS_ONLN); }
+#endif
 
 /* ----------------------------------------------------------------------
  * Elementwise kernels of the simulated device.
@@ -1154,6 +1176,16 @@ static sim_ew_fn sim_ew_unsup(const xrt_ir_func *f, const xrt_ir_op *op,
   return NULL;
 }
 
+/* A kernel context could not be allocated: *ctx_owned = -1 tells the
+ * caller (out of memory, not unsupported). */
+static sim_ew_fn sim_ew_oom(int *ctx_owned, char *why, size_t whycap) {
+  *ctx_owned = -1;
+  if (why && whycap)
+    snprintf(why, whycap, "out of host memory for an elementwise kernel's "
+             "context");
+  return NULL;
+}
+
 /* ---- the f8/f6/f4 families ---- */
 
 /* Every op decodes through a 256-entry table (exact in double), computes in
@@ -1319,9 +1351,9 @@ static inline int sim_is_mf(xrt_dtype t) {
   return t >= XRT_F8E4M3FN && t <= XRT_F4E2M1FN;
 }
 
-/* A context for small-float kernels (the caller frees it). */
-static sim_mf *sim_mf_new(xrt_dtype t, xrt_dtype r) {
-  sim_mf *m = (sim_mf *)malloc(sizeof *m);
+/* A context for small-float kernels, from al (the caller frees it). */
+static sim_mf *sim_mf_new(const xrt_allocator *al, xrt_dtype t, xrt_dtype r) {
+  sim_mf *m = (sim_mf *)al->alloc(al->self, sizeof *m);
   if (!m) return NULL;
   m->t = t, m->r = r, m->dir = 0, m->tmask = 0xff;
   xrt_minifloat_format f;
@@ -1404,7 +1436,8 @@ static void sim_rp_run(void *const *in, void *out, size_t n,
   }
 }
 
-static sim_ew_fn sim_ew_reduce_precision(const xrt_ir_func *f,
+static sim_ew_fn sim_ew_reduce_precision(const xrt_allocator *al,
+                                         const xrt_ir_func *f,
                                          const xrt_ir_op *op,
                                          const void **ctx_out, int *ctx_owned,
                                          char *why, size_t whycap) {
@@ -1426,11 +1459,8 @@ static sim_ew_fn sim_ew_reduce_precision(const xrt_ir_func *f,
                ">= 0", op->name ? op->name : "stablehlo.reduce_precision");
     return NULL;
   }
-  sim_rp *c = (sim_rp *)malloc(sizeof *c);
-  if (!c) {
-    if (why && whycap) snprintf(why, whycap, "out of memory");
-    return NULL;
-  }
+  sim_rp *c = (sim_rp *)al->alloc(al->self, sizeof *c);
+  if (!c) return sim_ew_oom(ctx_owned, why, whycap);
   c->t = t, c->width = width, c->sm = sm, c->se = width - sm - 1;
   c->eb = e->i > 64 ? 64 : (int)e->i, c->mb = m->i > 64 ? 64 : (int)m->i;
   if (sim_is_mf(t)) c->inf = sim_mf_enc(t, (double)INFINITY);
@@ -1634,9 +1664,10 @@ static int sim_q_value(const xrt_ir_type *ty, sim_qv *q) {
 
 /* Kernel for uniform_quantize / uniform_dequantize and for float ops with
  * quantized operands or results. */
-static sim_ew_fn sim_ew_quant(const xrt_ir_func *f, const xrt_ir_op *op,
-                              int e, int arity, const void **ctx_out,
-                              int *ctx_owned, char *why, size_t whycap) {
+static sim_ew_fn sim_ew_quant(const xrt_allocator *al, const xrt_ir_func *f,
+                              const xrt_ir_op *op, int e, int arity,
+                              const void **ctx_out, int *ctx_owned, char *why,
+                              size_t whycap) {
   sim_q c;
   memset(&c, 0, sizeof c);
   c.nin = arity;
@@ -1678,11 +1709,8 @@ static sim_ew_fn sim_ew_quant(const xrt_ir_func *f, const xrt_ir_op *op,
   for (int k = 0; k < arity; k++)
     if (c.v[k].dt == XRT_PRED)
       return sim_ew_unsup(f, op, op->operands[k], -1, "", why, whycap);
-  sim_q *m = (sim_q *)malloc(sizeof *m);
-  if (!m) {
-    if (why && whycap) snprintf(why, whycap, "out of memory");
-    return NULL;
-  }
+  sim_q *m = (sim_q *)al->alloc(al->self, sizeof *m);
+  if (!m) return sim_ew_oom(ctx_owned, why, whycap);
   *m = c;
   *ctx_out = m;
   *ctx_owned = 1;
@@ -1690,9 +1718,9 @@ static sim_ew_fn sim_ew_quant(const xrt_ir_func *f, const xrt_ir_op *op,
 }
 
 /* Compare: direction and compare_type attributes pick the kernel. */
-static sim_ew_fn sim_ew_compare(const xrt_ir_func *f, const xrt_ir_op *op,
-                                const void **ctx_out, int *ctx_owned,
-                                char *why, size_t whycap) {
+static sim_ew_fn sim_ew_compare(const xrt_allocator *al, const xrt_ir_func *f,
+                                const xrt_ir_op *op, const void **ctx_out,
+                                int *ctx_owned, char *why, size_t whycap) {
   static const char *const dirs[SIM_NDIRS] = {"EQ", "NE", "GE",
                                               "GT", "LE", "LT"};
   xrt_dtype t = f->value_types[op->operands[0]].shape.dtype;
@@ -1719,9 +1747,8 @@ static sim_ew_fn sim_ew_compare(const xrt_ir_func *f, const xrt_ir_op *op,
                           " with this compare_type", why, whycap);
   }
   if (cls == 'm') {
-    sim_mf *m = sim_mf_new(t, r);
-    if (!m) return sim_ew_unsup(f, op, op->operands[0], -1, " (out of memory)",
-                                why, whycap);
+    sim_mf *m = sim_mf_new(al, t, r);
+    if (!m) return sim_ew_oom(ctx_owned, why, whycap);
     m->dir = dir + (tot ? 8 : 0);
     *ctx_out = m;
     *ctx_owned = 1;
@@ -1734,9 +1761,9 @@ static sim_ew_fn sim_ew_compare(const xrt_ir_func *f, const xrt_ir_op *op,
 /* bitcast_convert: n counts result elements (the operand has n * bits(r) /
  * bits(t) of them).  Whole-byte types copy bytes, assuming a little-endian
  * host like the rest of the simulator. */
-static sim_ew_fn sim_ew_bitcast(const xrt_ir_func *f, const xrt_ir_op *op,
-                                const void **ctx_out, int *ctx_owned,
-                                char *why, size_t whycap) {
+static sim_ew_fn sim_ew_bitcast(const xrt_allocator *al, const xrt_ir_func *f,
+                                const xrt_ir_op *op, const void **ctx_out,
+                                int *ctx_owned, char *why, size_t whycap) {
   xrt_dtype t = f->value_types[op->operands[0]].shape.dtype;
   xrt_dtype r = f->value_types[op->results[0]].shape.dtype;
   int bt = sim_ew_bits(t), br = sim_ew_bits(r);
@@ -1754,11 +1781,8 @@ static sim_ew_fn sim_ew_bitcast(const xrt_ir_func *f, const xrt_ir_op *op,
     *ctx_out = &sim_esz[sim_ew_size(r)];
     return sim_bc_bytes;
   }
-  sim_bc_bits *c = (sim_bc_bits *)malloc(sizeof *c);
-  if (!c) {
-    if (why && whycap) snprintf(why, whycap, "out of memory");
-    return NULL;
-  }
+  sim_bc_bits *c = (sim_bc_bits *)al->alloc(al->self, sizeof *c);
+  if (!c) return sim_ew_oom(ctx_owned, why, whycap);
   c->bt = bt, c->br = br, c->rsg = r == XRT_S2 || r == XRT_S4;
   c->st = sim_ew_size(t), c->sr = sim_ew_size(r);
   *ctx_out = c;
@@ -1793,25 +1817,23 @@ static const sim_ew_fn sim_mf_tab[SIM_EW_NOPS] = {
 };
 
 /* A kernel with a sim_mf context: operand type t, result type r. */
-static sim_ew_fn sim_ew_mf(const xrt_ir_func *f, const xrt_ir_op *op,
-                           sim_ew_fn fn, xrt_dtype t, xrt_dtype r,
-                           const void **ctx_out, int *ctx_owned, char *why,
-                           size_t whycap) {
+static sim_ew_fn sim_ew_mf(const xrt_allocator *al, const xrt_ir_func *f,
+                           const xrt_ir_op *op, sim_ew_fn fn, xrt_dtype t,
+                           xrt_dtype r, const void **ctx_out, int *ctx_owned,
+                           char *why, size_t whycap) {
   if (!fn)
     return sim_ew_unsup(f, op, op->operands[0], op->results[0], "", why, whycap);
-  sim_mf *m = sim_mf_new(t, r);
-  if (!m)
-    return sim_ew_unsup(f, op, op->operands[0], -1, " (out of memory)", why,
-                        whycap);
+  sim_mf *m = sim_mf_new(al, t, r);
+  if (!m) return sim_ew_oom(ctx_owned, why, whycap);
   *ctx_out = m;
   *ctx_owned = 1;
   return fn;
 }
 
 /* convert between any two element types (small floats included). */
-static sim_ew_fn sim_ew_convert(const xrt_ir_func *f, const xrt_ir_op *op,
-                                const void **ctx_out, int *ctx_owned,
-                                char *why, size_t whycap) {
+static sim_ew_fn sim_ew_convert(const xrt_allocator *al, const xrt_ir_func *f,
+                                const xrt_ir_op *op, const void **ctx_out,
+                                int *ctx_owned, char *why, size_t whycap) {
   xrt_dtype t = f->value_types[op->operands[0]].shape.dtype;
   xrt_dtype r = f->value_types[op->results[0]].shape.dtype;
   int ct = sim_ew_class(t), cr = sim_ew_class(r);
@@ -1821,7 +1843,7 @@ static sim_ew_fn sim_ew_convert(const xrt_ir_func *f, const xrt_ir_op *op,
     sim_ew_fn fn = ct == 'm' && cr == 'm' ? sim_cv_mf_mf
                    : ct == 'm'            ? sim_cv_frommf_tab[r]
                                           : sim_cv_tomf_tab[t];
-    return sim_ew_mf(f, op, fn, t, r, ctx_out, ctx_owned, why, whycap);
+    return sim_ew_mf(al, f, op, fn, t, r, ctx_out, ctx_owned, why, whycap);
   }
   sim_ew_fn fn = sim_cv_tab[t][r];
   return fn ? fn : sim_ew_unsup(f, op, op->operands[0], op->results[0], "", why, whycap);
@@ -1830,13 +1852,14 @@ static sim_ew_fn sim_ew_convert(const xrt_ir_func *f, const xrt_ir_op *op,
 /* Kernel for an elementwise op whose operands all have the result's shape
  * (n elements each; for a bitcast_convert that changes the element width, n
  * counts result elements).  ctx_out receives a pointer (may be NULL) passed
- * back as ctx on every call; *ctx_owned is 1 if the caller must free() it.
+ * back as ctx on every call; *ctx_owned is 1 if the caller must free it
+ * with al (it came from al), -1 (and NULL returned) when al failed.
  * Returns NULL and writes a reason into why if unsupported.  Quantized
  * operands or results (and uniform_quantize/dequantize) go to sim_ew_quant,
  * which needs the result's shape to find per-axis parameters. */
-static sim_ew_fn sim_ew_kernel(const xrt_ir_func *f, const xrt_ir_op *op,
-                               const void **ctx_out, int *ctx_owned,
-                               char *why, size_t whycap) {
+static sim_ew_fn sim_ew_kernel(const xrt_allocator *al, const xrt_ir_func *f,
+                               const xrt_ir_op *op, const void **ctx_out,
+                               int *ctx_owned, char *why, size_t whycap) {
   *ctx_out = NULL;
   *ctx_owned = 0;
   int e = sim_ew_op_of(op->code);
@@ -1861,22 +1884,23 @@ static sim_ew_fn sim_ew_kernel(const xrt_ir_func *f, const xrt_ir_op *op,
   xrt_dtype r = f->value_types[op->results[0]].shape.dtype;
   /* a bitcast between a quantized type and its storage type is a copy */
   if (op->code == XRT_OP_BITCAST_CONVERT)
-    return sim_ew_bitcast(f, op, ctx_out, ctx_owned, why, whycap);
+    return sim_ew_bitcast(al, f, op, ctx_out, ctx_owned, why, whycap);
   if (quant)
-    return sim_ew_quant(f, op, e, arity, ctx_out, ctx_owned, why, whycap);
+    return sim_ew_quant(al, f, op, e, arity, ctx_out, ctx_owned, why, whycap);
   if (op->code == XRT_OP_COMPARE)
-    return sim_ew_compare(f, op, ctx_out, ctx_owned, why, whycap);
+    return sim_ew_compare(al, f, op, ctx_out, ctx_owned, why, whycap);
   if (op->code == XRT_OP_CONVERT)
-    return sim_ew_convert(f, op, ctx_out, ctx_owned, why, whycap);
+    return sim_ew_convert(al, f, op, ctx_out, ctx_owned, why, whycap);
   if (op->code == XRT_OP_REDUCE_PRECISION)
-    return sim_ew_reduce_precision(f, op, ctx_out, ctx_owned, why, whycap);
+    return sim_ew_reduce_precision(al, f, op, ctx_out, ctx_owned, why,
+                                   whycap);
   if (arity == 2 && f->value_types[op->operands[1]].shape.dtype != t)
     return sim_ew_unsup(f, op, op->operands[1], op->results[0],
                         " (operand types differ)", why, whycap);
   if (!sim_ew_class(t) || r != sim_ew_result_type(e, t))
     return sim_ew_unsup(f, op, op->operands[0], op->results[0], "", why, whycap);
   if (sim_ew_class(t) == 'm')
-    return sim_ew_mf(f, op, sim_mf_tab[e], t, r, ctx_out, ctx_owned, why,
+    return sim_ew_mf(al, f, op, sim_mf_tab[e], t, r, ctx_out, ctx_owned, why,
                      whycap);
   sim_ew_fn fn = sim_ew_tab[e][t];
   if (!fn && (e == SIM_EW_REAL || e == SIM_EW_IMAG))
@@ -1890,7 +1914,7 @@ static sim_ew_fn sim_ew_kernel(const xrt_ir_func *f, const xrt_ir_op *op,
 #define SIM_CACHE_MAX_BYTES ((size_t)1 << 30)
 
 #if defined(__GNUC__)
-#define SIM_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#define SIM_PRINTF(a, b) XRT_PRINTF_FORMAT(a, b)
 #else
 #define SIM_PRINTF(a, b)
 #endif
@@ -2058,6 +2082,7 @@ static int sim_push_i32(const xrt_allocator *al, sim_vec *v, int32_t x) {
 typedef struct sim_blk {
   size_t bytes; /* requested */
   size_t cap;   /* usable, a multiple of SIM_ALIGN */
+  void *raw;    /* what the client allocator returned (freed with it) */
 } sim_blk;
 
 typedef struct sim_device {
@@ -2086,6 +2111,11 @@ typedef struct sim_client {
   pthread_mutex_t lmu;
   int lmu_ok;
   struct sim_launch *launches, *spare;
+  /* Launches whose first participant could not allocate their record:
+   * the others fail at once instead of waiting for it (under lmu).
+   * dead_cv: a slot was freed (see sim_launch_join). */
+  struct { uint64_t id; int left, proc; } dead[16];
+  pthread_cond_t dead_cv;
   struct sim_tpool *tp; /* one thread pool per device ("The device thread pools") */
   int ntp;
   const xrt_plugin_host_api *host; /* the core's services (sim_trace.inc) */
@@ -2106,8 +2136,13 @@ static void sim_dev_unlock(sim_device *d) {
   atomic_flag_clear_explicit(&d->mu, memory_order_release);
 }
 
-static void sim_cache_drop_all(sim_device *d) {
-  for (int i = 0; i < d->ncache; i++) free(d->cache[i]);
+/* Frees a device block (its header) back to the client allocator. */
+static void sim_blk_free(const xrt_allocator *al, void *hdr) {
+  al->free(al->self, ((sim_blk *)hdr)->raw);
+}
+
+static void sim_cache_drop_all(const xrt_allocator *al, sim_device *d) {
+  for (int i = 0; i < d->ncache; i++) sim_blk_free(al, d->cache[i]);
   d->ncache = 0;
   d->cached_bytes = 0;
 }
@@ -2128,16 +2163,16 @@ static void *sim_cache_take(sim_device *d, size_t cap) {
 }
 
 /* Keeps a freed block for reuse, evicting the oldest when full. Locked. */
-static void sim_cache_put(sim_device *d, void *raw) {
+static void sim_cache_put(const xrt_allocator *al, sim_device *d, void *raw) {
   size_t cap = ((sim_blk *)raw)->cap;
   if (cap > SIM_CACHE_MAX_BYTES) {
-    free(raw);
+    sim_blk_free(al, raw);
     return;
   }
   while (d->ncache > 0 && (d->ncache == SIM_CACHE_SLOTS ||
                            d->cached_bytes + cap > SIM_CACHE_MAX_BYTES)) {
     d->cached_bytes -= ((sim_blk *)d->cache[0])->cap;
-    free(d->cache[0]);
+    sim_blk_free(al, d->cache[0]);
     memmove(&d->cache[0], &d->cache[1],
             sizeof(void *) * (size_t)(d->ncache - 1));
     d->ncache--;
@@ -2173,7 +2208,7 @@ static void sim_client_destroy(void *client) {
   sim_launches_free(c);
   sim_tpools_free(c);
   for (int i = 0; i < c->ndev; i++) {
-    sim_cache_drop_all(&c->dev[i]);
+    sim_cache_drop_all(&c->al, &c->dev[i]);
   }
   xrt_allocator al = c->al;
   al.free(al.self, c->dev);
@@ -2205,6 +2240,11 @@ static xrt_status sim_client_create(const xrt_plugin_client_args *args,
   if (pthread_mutex_init(&c->lmu, NULL) != 0) {
     sim_client_destroy(c);
     return sim_fail(err, XRT_INTERNAL, "pthread_mutex_init failed");
+  }
+  if (pthread_cond_init(&c->dead_cv, NULL) != 0) {
+    pthread_mutex_destroy(&c->lmu);
+    sim_client_destroy(c);
+    return sim_fail(err, XRT_INTERNAL, "pthread_cond_init failed");
   }
   c->lmu_ok = 1;
   for (int i = 0; i < args->num_devices; i++, c->ndev++) {
@@ -2253,9 +2293,19 @@ static xrt_status sim_device_describe(void *client, int device,
 static xrt_status sim_fault_check(sim_client *c, int device, int kind,
                                   const char *op, xrt_plugin_error *err);
 
-/* Device memory is host memory from aligned_alloc rather than the client
- * allocator: blocks must be 64-byte aligned and are cached and reused
- * across buffers, which the allocator interface cannot express. */
+/* Device memory is host memory from the client allocator, over-allocated
+ * so that the block (after its sim_blk header) is 64-byte aligned; freed
+ * blocks are cached per device and reused (sim_cache_put). */
+static void *sim_blk_new(const xrt_allocator *al, size_t cap) {
+  if (cap > SIZE_MAX - 2 * SIM_ALIGN) return NULL;
+  void *raw = al->alloc(al->self, cap + 2 * SIM_ALIGN);
+  if (!raw) return NULL;
+  uintptr_t at = ((uintptr_t)raw + SIM_ALIGN - 1) & ~(uintptr_t)(SIM_ALIGN - 1);
+  sim_blk *hdr = (sim_blk *)(void *)((char *)raw + (at - (uintptr_t)raw));
+  hdr->raw = raw;
+  return hdr;
+}
+
 static xrt_status sim_buffer_alloc(void *client, int device, size_t bytes,
                                    void **out_mem, xrt_plugin_error *err) {
   sim_client *c = (sim_client *)client;
@@ -2263,7 +2313,8 @@ static xrt_status sim_buffer_alloc(void *client, int device, size_t bytes,
   if (s) return s;
   if (!out_mem) return sim_fail(err, XRT_INVALID_ARGUMENT, "out_mem is NULL");
   *out_mem = NULL;
-  if ((s = sim_fault_check(c, device, XRT_FAULT_ALLOC, "allocation", err)))
+  if ((s = sim_fault_check(c, device, XRT_FAULT_ALLOC,
+                           "device memory allocation", err)))
     return s;
   sim_device *d = &c->dev[device];
   if (bytes > SIZE_MAX / 2)
@@ -2281,7 +2332,7 @@ static xrt_status sim_buffer_alloc(void *client, int device, size_t bytes,
   void *raw = sim_cache_take(d, cap);
   d->used += bytes;
   sim_dev_unlock(d);
-  if (!raw) raw = aligned_alloc(SIM_ALIGN, cap + SIM_ALIGN);
+  if (!raw) raw = sim_blk_new(&c->al, cap);
   if (!raw) {
     sim_dev_lock(d);
     d->used -= bytes;
@@ -2309,7 +2360,7 @@ static void sim_buffer_free(void *client, int device, void *mem) {
   sim_blk *b = sim_blk_of(mem);
   sim_dev_lock(d);
   d->used -= b->bytes;
-  sim_cache_put(d, b);
+  sim_cache_put(&c->al, d, b);
   sim_dev_unlock(d);
 }
 
@@ -2436,6 +2487,10 @@ typedef struct sim_exe {
    * (collectives, device-to-device send/recv) need one. */
   int32_t nrep, npart;
   int has_coll;
+  /* Several processes ("Collectives across processes"): the process of each logical id
+   * (NULL: all are this one's) and this process. */
+  const int32_t *xp_proc;
+  int32_t xp_me;
   /* One frame per device, made on first use under mu (busy: in use). */
   sim_frame *dframes;
   _Atomic unsigned char *dbusy;
@@ -2464,13 +2519,13 @@ typedef void (*sim_range_fn)(void *ctx, int64_t begin, int64_t end);
 static void sim_parallel_for(sim_cx *cx, int64_t n, int64_t grain,
                              sim_range_fn fn, void *ctx);
 
-static xrt_status sim_fault_hit(sim_cx *cx);
+static xrt_status sim_fault_hit(sim_cx *cx, const sim_step *s);
 
 static xrt_status sim_run_plan(const sim_plan *p, void **vals, sim_cx *cx) {
   for (int32_t i = 0; i < p->n; i++) {
     const sim_step *s = &p->steps[i];
     if (cx->fault_steps >= 0 && cx->fault_steps-- == 0)
-      return sim_fault_hit(cx);
+      return sim_fault_hit(cx, s);
     xrt_status rc = s->run(s, vals, cx);
     if (rc) return rc;
   }
@@ -4198,14 +4253,16 @@ static xrt_status sim_lower_ew(sim_fcc *fc, const xrt_ir_op *op,
                        "operands and %d results is not supported by the "
                        "simulator", op->name, (int)op->num_operands,
                        (int)op->num_results);
-  sim_ew_fn fn = sim_ew_kernel(fc->f, op, &ctx, &owned, why, sizeof why);
+  const xrt_allocator *al = &fc->cc->al;
+  sim_ew_fn fn = sim_ew_kernel(al, fc->f, op, &ctx, &owned, why, sizeof why);
+  if (!fn && owned < 0) return sim_oom(fc);
   if (!fn)
     return sim_fail_op(fc->cc->err, op, XRT_UNIMPLEMENTED, "%s",
                        why[0] ? why : "elementwise op not supported");
   if (owned && ctx) {
-    void **slot = (void **)sim_vec_push(&fc->cc->al, &fc->cc->exe->owned_ctx);
+    void **slot = (void **)sim_vec_push(al, &fc->cc->exe->owned_ctx);
     if (!slot) {
-      free((void *)(uintptr_t)ctx);
+      al->free(al->self, (void *)(uintptr_t)ctx);
       return sim_oom(fc);
     }
     *slot = (void *)(uintptr_t)ctx;
@@ -5796,11 +5853,13 @@ static xrt_status sim_lower_dynamic_pad(sim_fcc *fc, const xrt_ir_op *op,
 static sim_ew_fn sim_ctrl_ew(sim_fcc *fc, const xrt_ir_op *op,
                              const void **ctx) {
   int owned = 0;
-  sim_ew_fn fn = sim_ew_kernel(fc->f, op, ctx, &owned, NULL, 0);
+  const xrt_allocator *al = &fc->cc->al;
+  /* Out of memory only loses this fast path: the region is interpreted. */
+  sim_ew_fn fn = sim_ew_kernel(al, fc->f, op, ctx, &owned, NULL, 0);
   if (fn && owned && *ctx) {
-    void **slot = (void **)sim_vec_push(&fc->cc->al, &fc->cc->exe->owned_ctx);
+    void **slot = (void **)sim_vec_push(al, &fc->cc->exe->owned_ctx);
     if (!slot) {
-      free((void *)(uintptr_t)*ctx);
+      al->free(al->self, (void *)(uintptr_t)*ctx);
       return NULL;
     }
     *slot = (void *)(uintptr_t)*ctx;
@@ -8113,7 +8172,6 @@ bad:
  * ==================================================================== */
 
 #include <stdatomic.h>
-#include <unistd.h>
 
 #define SIM_MAX_THREADS 256 /* per device */
 
@@ -8223,7 +8281,7 @@ static void sim_parallel_for(sim_cx *cx, int64_t n, int64_t grain,
 
 /* threads_per_device 0: the online cores shared among the devices. */
 static int sim_threads_default(int ndev) {
-  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  long cores = sim_os_cpu_count();
   long t = cores > 0 ? cores / (ndev > 0 ? ndev : 1) : 1;
   return t < 1 ? 1 : t > SIM_MAX_THREADS ? SIM_MAX_THREADS : (int)t;
 }
@@ -8453,6 +8511,23 @@ SIM_TR_SIMD_DEF(sim_tr_4_avx512, "avx512f", sim_tr16x16_avx512, 16, 4,
                 sim_tr_4)
 #endif
 
+/* The highest instruction set the kernels may use, whatever the CPU has:
+ * XRT_SIM_ISA=portable (0), avx2 (1) or avx512 (2, the default), read
+ * once.  valgrind (3.19) cannot run AVX-512 code, so `make test-valgrind`
+ * sets portable; it also lets one compare the kernels on one machine. */
+static int sim_isa_cap_level = 2;
+static pthread_once_t sim_isa_cap_once = PTHREAD_ONCE_INIT;
+static void sim_isa_cap_read(void) {
+  const char *e = getenv("XRT_SIM_ISA");
+  if (!e || !*e) return;
+  if (!strcmp(e, "portable")) sim_isa_cap_level = 0;
+  else if (!strcmp(e, "avx2")) sim_isa_cap_level = 1;
+}
+static int sim_isa_cap(void) {
+  pthread_once(&sim_isa_cap_once, sim_isa_cap_read);
+  return sim_isa_cap_level;
+}
+
 /* The running CPU's best block transpose for element size es. */
 static sim_tr_fn sim_tr_for(size_t es) {
   switch (es) {
@@ -8460,10 +8535,13 @@ static sim_tr_fn sim_tr_for(size_t es) {
   case 2: return sim_tr_2;
 #if SIM_TR_X86
   case 4:
-    if (__builtin_cpu_supports("avx512f")) return sim_tr_4_avx512;
-    return __builtin_cpu_supports("avx2") ? sim_tr_4_avx2 : sim_tr_4;
+    if (sim_isa_cap() >= 2 && __builtin_cpu_supports("avx512f"))
+      return sim_tr_4_avx512;
+    return sim_isa_cap() >= 1 && __builtin_cpu_supports("avx2")
+               ? sim_tr_4_avx2 : sim_tr_4;
   case 8:
-    return __builtin_cpu_supports("avx2") ? sim_tr_8_avx2 : sim_tr_8;
+    return sim_isa_cap() >= 1 && __builtin_cpu_supports("avx2")
+               ? sim_tr_8_avx2 : sim_tr_8;
 #else
   case 4: return sim_tr_4;
   case 8: return sim_tr_8;
@@ -8858,6 +8936,7 @@ static int sim_gemm_path(void) {
     best = 1;
   if (best == 1 && __builtin_cpu_supports("avx512f")) best = 2;
 #endif
+  if (best > sim_isa_cap()) best = sim_isa_cap();
   const char *e = getenv("XRT_SIM_GEMM");
   if (!e || !*e) return best;
   if (!strcmp(e, "off")) return -1;
@@ -9824,6 +9903,7 @@ static void sim_fz_isa_detect(void) {
   if (__builtin_cpu_supports("avx512f")) sim_fz_isa_level = 2;
   else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
     sim_fz_isa_level = 1;
+  if (sim_fz_isa_level > sim_isa_cap()) sim_fz_isa_level = sim_isa_cap();
 #endif
 }
 static int sim_fz_isa(void) {
@@ -10593,14 +10673,17 @@ static xrt_status sim_fz_ew(sim_fzb *b, const xrt_ir_op *op, sim_fznode *nd) {
   char why[512];
   int owned = 0;
   why[0] = 0;
-  sim_ew_fn fn = sim_ew_kernel(fc->f, op, &nd->ctx, &owned, why, sizeof why);
+  const xrt_allocator *al = &fc->cc->al;
+  sim_ew_fn fn = sim_ew_kernel(al, fc->f, op, &nd->ctx, &owned, why,
+                               sizeof why);
+  if (!fn && owned < 0) return sim_oom(fc);
   if (!fn)
     return sim_fail_op(fc->cc->err, op, XRT_UNIMPLEMENTED, "%s",
                        why[0] ? why : "elementwise op not supported");
   if (owned && nd->ctx) {
-    void **slot = (void **)sim_vec_push(&fc->cc->al, &fc->cc->exe->owned_ctx);
+    void **slot = (void **)sim_vec_push(al, &fc->cc->exe->owned_ctx);
     if (!slot) {
-      free((void *)(uintptr_t)nd->ctx);
+      al->free(al->self, (void *)(uintptr_t)nd->ctx);
       return sim_oom(fc);
     }
     *slot = (void *)(uintptr_t)nd->ctx;
@@ -10831,6 +10914,20 @@ static xrt_status sim_fz_lower_ops(sim_fcc *fc, const xrt_ir_region *r,
  * participant can move any more (deadlock, e.g. a recv nobody sends to).
  * ==================================================================== */
 
+/* Collectives across processes ("Collectives across processes"). */
+struct sim_launch;
+struct sim_coll;
+static void sim_xp_launch_init(struct sim_launch *l, const sim_exe *e);
+static xrt_status sim_xp_compile(sim_exe *e, const xrt_plugin_compile_args *a,
+                                 xrt_plugin_error *err);
+static xrt_status sim_xp_gather(sim_cx *cx, const sim_step *st,
+                                const struct sim_coll *k,
+                                struct sim_launch *l, uint32_t seq);
+static void sim_xp_launch_end(sim_client *c, struct sim_launch *l);
+static xrt_status sim_xp_all_reduce(const sim_step *st, void **vals,
+                                    sim_cx *cx, const struct sim_coll *k,
+                                    int *handled);
+
 typedef struct sim_part {
   uint64_t tick;        /* seq << 8 | phase reached */
   uint32_t seq;         /* collective published */
@@ -10864,6 +10961,10 @@ struct sim_launch {
   char fail_msg[sizeof(((xrt_plugin_error *)0)->message)];
   sim_part *parts;
   sim_msg *msgs;
+  /* Other processes' participants ("Collectives across processes"): the collective
+   * (seq + 1) whose remote operands are in, and their memory. */
+  uint64_t xp_ready;
+  void *xp_mem;
 };
 
 #define SIM_SPARE_LAUNCHES 4
@@ -10896,6 +10997,7 @@ static void sim_launches_free(sim_client *c) {
     sim_launch_destroy(c, l);
   }
   c->launches = c->spare = NULL;
+  pthread_cond_destroy(&c->dead_cv);
   pthread_mutex_destroy(&c->lmu);
   c->lmu_ok = 0;
 }
@@ -10950,6 +11052,56 @@ static void sim_launch_reset(struct sim_launch *l, uint64_t id, int n,
   memset(l->parts, 0, sizeof *l->parts * (size_t)n);
 }
 
+/* A free slot of the dead table, or -1.  lmu held. */
+static int sim_dead_slot(const sim_client *c) {
+  int n = (int)(sizeof c->dead / sizeof c->dead[0]);
+  for (int i = 0; i < n; i++)
+    if (c->dead[i].left == 0) return i;
+  return -1;
+}
+
+/* Remembers (without allocating) that launch id has no record: its
+ * first participant, proc, ran out of memory making it; the left others
+ * will fail when they arrive.  sim_launch_join made sure a slot is free:
+ * a lost entry would leave the others waiting for proc forever.  lmu
+ * held. */
+static void sim_launch_bury(sim_client *c, uint64_t id, int left, int proc) {
+  int i = sim_dead_slot(c);
+  assert(i >= 0);
+  if (i < 0 || left <= 0) return;
+  c->dead[i].id = id;
+  c->dead[i].left = left;
+  c->dead[i].proc = proc;
+}
+
+/* Participants of an n-participant launch of e that run in this process
+ * (the others, in other processes, never arrive here). */
+static int sim_launch_locals(const sim_exe *e, int n) {
+  if (!e || !e->xp_proc || (int64_t)e->nrep * e->npart != n) return n;
+  int k = 0;
+  for (int q = 0; q < n; q++) k += e->xp_proc[q] == e->xp_me;
+  return k;
+}
+
+/* Fails a participant of a launch sim_launch_bury remembers.  lmu held. */
+static xrt_status sim_launch_dead(sim_client *c,
+                                  const xrt_plugin_execute_args *a, int n,
+                                  int proc, xrt_plugin_error *err) {
+  int nd = (int)(sizeof c->dead / sizeof c->dead[0]);
+  for (int i = 0; i < nd; i++) {
+    if (c->dead[i].left == 0 || c->dead[i].id != a->launch_id) continue;
+    int first = c->dead[i].proc;
+    if (--c->dead[i].left == 0) pthread_cond_broadcast(&c->dead_cv);
+    return sim_fail(err, XRT_RESOURCE_EXHAUSTED, "launch %llu: participant "
+                    "(replica %d, partition %d) ran out of host memory for "
+                    "the launch before it started, so participant %d of %d "
+                    "cannot run", (unsigned long long)a->launch_id,
+                    first / a->num_partitions, first % a->num_partitions,
+                    proc, n);
+  }
+  return XRT_OK;
+}
+
 /* Participant `proc` of launch a->launch_id arrives. */
 static xrt_status sim_launch_join(sim_client *c,
                                   const xrt_plugin_execute_args *a, int proc,
@@ -10957,17 +11109,34 @@ static xrt_status sim_launch_join(sim_client *c,
                                   xrt_plugin_error *err) {
   int n = a->num_replicas * a->num_partitions;
   xrt_status rc = XRT_OK;
+  const sim_exe *e = (const sim_exe *)a->executable;
   pthread_mutex_lock(&c->lmu);
-  struct sim_launch *l = c->launches;
-  while (l && l->id != a->launch_id) l = l->next;
+  struct sim_launch *l;
+  for (;;) {
+    l = c->launches;
+    while (l && l->id != a->launch_id) l = l->next;
+    if (!l && (rc = sim_launch_dead(c, a, n, proc, err))) {
+      pthread_mutex_unlock(&c->lmu);
+      return rc;
+    }
+    if (l || sim_dead_slot(c) >= 0) break;
+    /* Every slot holds a launch whose first participant failed: making
+     * this record may fail too, with nowhere to say so.  The peers of
+     * those launches free slots as they arrive (they come: launches are
+     * queued in one order on every device), so wait for them; peers of
+     * this launch arriving meanwhile wait here as well. */
+    pthread_cond_wait(&c->dead_cv, &c->lmu);
+  }
   if (!l) {
     l = sim_launch_new(c, n);
     if (!l) {
+      sim_launch_bury(c, a->launch_id, sim_launch_locals(e, n) - 1, proc);
       pthread_mutex_unlock(&c->lmu);
       return sim_fail(err, XRT_RESOURCE_EXHAUSTED, "out of host memory for "
                       "launch %llu", (unsigned long long)a->launch_id);
     }
     sim_launch_reset(l, a->launch_id, n, a->num_partitions);
+    sim_xp_launch_init(l, e);
     l->next = c->launches;
     c->launches = l;
   }
@@ -11033,6 +11202,7 @@ static void sim_launch_leave(sim_client *c, struct sim_launch *l, int proc,
     c->al.free(c->al.self, m);
   }
   l->msgs = NULL;
+  sim_xp_launch_end(c, l);
   int spares = 0;
   for (struct sim_launch *s = c->spare; s; s = s->next) spares++;
   if (spares < SIM_SPARE_LAUNCHES) {
@@ -11592,7 +11762,8 @@ static xrt_status sim_coll_enter(const sim_step *st, void **vals,
   me->st = st;
   me->tick = (uint64_t)v->seq << 8 | 1;
   sim_launch_changed(l);
-  xrt_status rc = sim_wait_ticks(cx, l, wait, nw, me->tick, st->op);
+  xrt_status rc = sim_xp_gather(cx, st, k, l, v->seq); /* collectives across processes */
+  if (!rc) rc = sim_wait_ticks(cx, l, wait, nw, me->tick, st->op);
   for (int32_t i = 0; i < nw && !rc; i++) {
     const sim_part *p = &l->parts[wait[i]];
     if (p->seq != v->seq || p->sig != k->sig) {
@@ -11838,6 +12009,11 @@ static xrt_status sim_run_all_reduce(const sim_step *st, void **vals,
                                      sim_cx *cx) {
   const sim_coll *k = (const sim_coll *)st->data;
   sim_cview v;
+  if (cx->exe && cx->exe->xp_proc) { /* collectives across processes */
+    int handled;
+    xrt_status xrc = sim_xp_all_reduce(st, vals, cx, k, &handled);
+    if (handled) return xrc;
+  }
   xrt_status rc = sim_coll_enter(st, vals, cx, k, &v, NULL, 0);
   if (rc) return rc;
   char *outs[SIM_COLL_MAXG];
@@ -11885,6 +12061,477 @@ static xrt_status sim_lower_all_reduce(sim_fcc *fc, const xrt_ir_op *op,
   st->data = k;
   st->run = sim_run_all_reduce;
   return XRT_OK;
+}
+
+/* ======================================================================
+ * Collectives across processes (issue #11)
+ *
+ * Collectives whose groups span processes.  The core compiles an
+ * executable for the launch of every process (participant_process says
+ * where each logical id runs) and runs only this process's participants;
+ * the others are counted as departed in the launch, and reached through
+ * the core's exchange service (host->exchange, ABI 1.2).
+ *
+ * all_reduce is hierarchical.  The group's members on this process meet
+ * in the launch as usual.  The operand is cut in S slices, S the fewest
+ * members any process of the group has; local member s (s < S) folds its
+ * slice over the local members (group order), then reduces it with the
+ * members s of the other processes (a reduce-scatter and an all-gather
+ * between processes: each process folds a 1/P piece in process order, so
+ * every process gets the same bits), and writes it into every local
+ * member's output.  The S slices travel at once, on S device threads.
+ *
+ * The other collectives (all_gather, reduce_scatter, all_to_all,
+ * collective_permute, collective_broadcast) fetch the operands of the
+ * other processes' participants (every local participant's operands go to
+ * every other process in one exchange) and install them in the launch as
+ * stand-in participants that have reached every phase: the collective
+ * then runs unchanged, reading the stand-ins as it reads local peers, and
+ * gives exactly the single-process result.  That moves every operand to
+ * every process: simple and exact, not bandwidth-optimal.
+ * ==================================================================== */
+
+#define SIM_XP_MAXP 64 /* processes in one group */
+
+/* ---- compile ---- */
+
+static xrt_status sim_xp_compile(sim_exe *e, const xrt_plugin_compile_args *a,
+                                 xrt_plugin_error *err) {
+  if (!XRT_STRUCT_HAS(a, xrt_plugin_compile_args, process_index) ||
+      !a->participant_process)
+    return XRT_OK;
+  int64_t n = (int64_t)e->nrep * e->npart;
+  int remote = 0;
+  for (int64_t i = 0; i < n; i++) {
+    if (a->participant_process[i] < 0)
+      return sim_fail(err, XRT_INVALID_ARGUMENT, "participant_process[%lld] "
+                      "is %d", (long long)i, (int)a->participant_process[i]);
+    remote |= a->participant_process[i] != a->process_index;
+  }
+  if (!remote) return XRT_OK; /* every participant is here */
+  const xrt_plugin_host_api *h = e->cl->host;
+  if (!h || !XRT_STRUCT_HAS(h, xrt_plugin_host_api, process_count) ||
+      !h->exchange)
+    return sim_fail(err, XRT_FAILED_PRECONDITION, "@%s runs on other "
+                    "processes too, but the core offers no exchange between "
+                    "processes", a->module->funcs[a->entry].name);
+  int32_t *pp = (int32_t *)sim_pool_alloc(&e->pool, sizeof *pp * (size_t)n);
+  if (!pp) return sim_fail(err, XRT_RESOURCE_EXHAUSTED, "out of host memory");
+  memcpy(pp, a->participant_process, sizeof *pp * (size_t)n);
+  e->xp_proc = pp;
+  e->xp_me = a->process_index;
+  return XRT_OK;
+}
+
+/* ---- launches ---- */
+
+/* Participants of other processes never join here: they count as
+ * departed, so that the last local one to leave frees the launch and
+ * deadlock detection counts only local ones.  mu held or private. */
+static void sim_xp_launch_init(struct sim_launch *l, const sim_exe *e) {
+  l->xp_ready = 0;
+  l->xp_mem = NULL;
+  if (!e || !e->xp_proc || (int64_t)e->nrep * e->npart != l->n) return;
+  for (int q = 0; q < l->n; q++)
+    if (e->xp_proc[q] != e->xp_me) l->departed++;
+}
+
+static int sim_xp_remote(const sim_exe *e, int32_t q) {
+  return q >= 0 && e->xp_proc[q] != e->xp_me;
+}
+
+static void sim_xp_launch_end(sim_client *c, struct sim_launch *l) {
+  c->al.free(c->al.self, l->xp_mem);
+  l->xp_mem = NULL;
+  l->xp_ready = 0;
+}
+
+/* Whether collective k meets participants of different processes: a
+ * group with members on two, or a permute pair across two (the same
+ * answer on every process). */
+static int sim_xp_spans(const sim_exe *e, const sim_coll *k) {
+  for (int32_t g = 0; k->gstart && g < k->ngroups; g++)
+    for (int32_t m = k->gstart[g] + 1; m < k->gstart[g + 1]; m++)
+      if (e->xp_proc[k->gmem[m]] != e->xp_proc[k->gmem[k->gstart[g]]])
+        return 1;
+  for (int32_t q = 0; q < k->n; q++)
+    if ((k->psrc && k->psrc[q] >= 0 &&
+         e->xp_proc[k->psrc[q]] != e->xp_proc[q]) ||
+        (k->pdst && k->pdst[q] >= 0 &&
+         e->xp_proc[k->pdst[q]] != e->xp_proc[q]))
+      return 1;
+  return 0;
+}
+
+#define SIM_XP_MAXL 1024 /* participants of one process (its devices) */
+
+/* The other processes' participants as stand-ins in the launch: frames
+ * whose operand values point at their inputs, received from their
+ * processes.  Run by the first local participant with mu released. */
+typedef struct sim_xpx {
+  const sim_exe *e;
+  const sim_step *st;
+  const sim_coll *k;
+  struct sim_launch *l;
+  const int32_t *loc;
+  int32_t nl;
+  int32_t nv;        /* frame entries a stand-in needs */
+  size_t stride;     /* bytes of one stand-in: frame, then inputs */
+  char *mem;
+} sim_xpx;
+
+static size_t sim_xp_up(size_t n) { return (n + 63) & ~(size_t)63; }
+
+/* Bytes and layout of the stand-ins. */
+static void sim_xp_layout(sim_xpx *x) {
+  int32_t nv = 0;
+  for (int32_t j = 0; j < x->st->nin; j++)
+    if (x->st->in[j] + 1 > nv) nv = x->st->in[j] + 1;
+  for (int32_t j = 0; j < x->st->nout; j++)
+    if (x->st->out[j] + 1 > nv) nv = x->st->out[j] + 1;
+  x->nv = nv;
+  x->stride = sim_xp_up(sizeof(void *) * (size_t)nv);
+  for (int32_t j = 0; j < x->k->nops; j++)
+    x->stride += sim_xp_up((size_t)x->k->numel[j] * x->k->es[j]);
+}
+
+/* Stand-in q's frame, with its operand pointers set. */
+static void **sim_xp_standin(const sim_xpx *x, int32_t q) {
+  char *base = x->mem + x->stride * (size_t)q;
+  void **vals = (void **)(void *)base;
+  char *d = base + sim_xp_up(sizeof(void *) * (size_t)x->nv);
+  for (int32_t i = 0; i < x->nv; i++) vals[i] = NULL;
+  for (int32_t j = 0; j < x->k->nops; j++) {
+    vals[x->st->in[j]] = d;
+    d += sim_xp_up((size_t)x->k->numel[j] * x->k->es[j]);
+  }
+  return vals;
+}
+
+/* Sends every local participant's operands to every other process and
+ * receives theirs into the stand-ins (one tagged exchange; messages
+ * between two processes match in posting order). */
+static xrt_status sim_xp_fetch(sim_cx *cx, sim_xpx *x, uint32_t seq) {
+  const sim_exe *e = x->e;
+  const sim_coll *k = x->k;
+  int32_t n = k->n, procs[SIM_XP_MAXP], np = 0;
+  for (int32_t q = 0; q < n; q++) {
+    int32_t p = e->xp_proc[q], t = 0;
+    if (p == e->xp_me) continue;
+    while (t < np && procs[t] != p) t++;
+    if (t == np) {
+      if (np == SIM_XP_MAXP)
+        return sim_coll_fail(cx, x->st->op, XRT_UNIMPLEMENTED, "more than "
+                             "%d processes in one launch", SIM_XP_MAXP);
+      procs[np++] = p;
+    }
+  }
+  size_t nsend = (size_t)x->nl * (size_t)k->nops * (size_t)np;
+  size_t nrecv = (size_t)(n - x->nl) * (size_t)k->nops;
+  const xrt_allocator *al = &e->cl->al;
+  xrt_transport_msg *m = (xrt_transport_msg *)al->alloc(
+      al->self, sizeof *m * (nsend + nrecv + 1));
+  if (!m)
+    return sim_coll_fail(cx, x->st->op, XRT_RESOURCE_EXHAUSTED, "out of host "
+                         "memory");
+  size_t s = 0, r = nsend;
+  for (int32_t i = 0; i < x->nl; i++) {
+    const sim_part *p = &x->l->parts[x->loc[i]];
+    for (int32_t j = 0; j < k->nops; j++)
+      for (int32_t t = 0; t < np; t++)
+        m[s++] = (xrt_transport_msg){procs[t], p->vals[p->st->in[j]],
+                                     (size_t)k->numel[j] * k->es[j]};
+  }
+  for (int32_t q = 0; q < n; q++) {
+    if (e->xp_proc[q] == e->xp_me) continue;
+    void **vals = sim_xp_standin(x, q);
+    for (int32_t j = 0; j < k->nops; j++)
+      m[r++] = (xrt_transport_msg){e->xp_proc[q], vals[x->st->in[j]],
+                                   (size_t)k->numel[j] * k->es[j]};
+  }
+  const xrt_plugin_host_api *h = e->cl->host;
+  xrt_plugin_error e2;
+  e2.message[0] = 0;
+  uint64_t tag = sim_fnv(sim_fnv(sim_fnv(cx->xa->launch_id, seq), 0x5eed),
+                         k->sig);
+  xrt_status rc = h->exchange(h->ctx, tag, m, (int)nsend, m + nsend,
+                              (int)nrecv, &e2);
+  al->free(al->self, m);
+  if (rc)
+    sim_coll_fail(cx, x->st->op, rc, "exchange with the other processes "
+                  "failed: %s", e2.message[0] ? e2.message : "?");
+  return rc;
+}
+
+/* Places the stand-ins in the launch as participants that reached every
+ * phase of collective seq.  mu held. */
+static void sim_xp_install(sim_xpx *x, uint32_t seq) {
+  for (int32_t q = 0; q < x->k->n; q++) {
+    if (x->e->xp_proc[q] == x->e->xp_me) continue;
+    sim_part *p = &x->l->parts[q];
+    p->seq = seq;
+    p->sig = x->k->sig;
+    p->vals = (void **)(void *)(x->mem + x->stride * (size_t)q);
+    p->st = x->st;
+    p->tick = (uint64_t)seq << 8 | 0xff;
+  }
+  x->l->xp_mem = x->mem;
+  x->l->xp_ready = (uint64_t)seq + 1;
+  sim_launch_changed(x->l);
+}
+
+/* A collective (other than all_reduce, which is hierarchical) that meets
+ * participants of other processes: once every local participant has
+ * published it, the first one fetches the others' operands and installs
+ * them as stand-ins; then the collective runs as on one process, reading
+ * the stand-ins like any peer (and computing exactly what one process
+ * would).  mu held; released during the exchange. */
+static xrt_status sim_xp_gather(sim_cx *cx, const sim_step *st,
+                                const sim_coll *k, struct sim_launch *l,
+                                uint32_t seq) {
+  const sim_exe *e = cx->exe;
+  if (!e || !e->xp_proc || st->op->code == XRT_OP_ALL_REDUCE ||
+      st->op->code == XRT_OP_COLLECTIVE_REDUCE || !sim_xp_spans(e, k))
+    return XRT_OK;
+  int32_t loc[SIM_XP_MAXL], nl = 0;
+  for (int32_t q = 0; q < k->n && nl < SIM_XP_MAXL; q++)
+    if (e->xp_proc[q] == e->xp_me) loc[nl++] = q;
+  uint64_t tick = (uint64_t)seq << 8 | 1;
+  xrt_status rc = sim_wait_ticks(cx, l, loc, nl, tick, st->op);
+  if (rc) return rc;
+  if (loc[0] != sim_proc_of(cx)) { /* wait for the first one's fetch */
+    uint64_t epoch = ~(uint64_t)0;
+    while (l->xp_ready != (uint64_t)seq + 1 && !rc) {
+      if (l->failed) return sim_coll_peer_failed(cx, l, st->op);
+      rc = sim_launch_block(cx, l, &epoch, st->op,
+                            "the exchange with the other processes");
+    }
+    return rc;
+  }
+  sim_xpx x = {e, st, k, l, loc, nl, 0, 0, NULL};
+  sim_xp_layout(&x);
+  const xrt_allocator *al = &e->cl->al;
+  /* Every local participant has moved on from the previous collective. */
+  al->free(al->self, l->xp_mem);
+  l->xp_mem = NULL;
+  pthread_mutex_unlock(&l->mu);
+  x.mem = (char *)al->alloc(al->self, x.stride * (size_t)k->n + 64);
+  if (!x.mem)
+    rc = sim_coll_fail(cx, st->op, XRT_RESOURCE_EXHAUSTED, "out of host "
+                       "memory for the other processes' operands");
+  else rc = sim_xp_fetch(cx, &x, seq);
+  pthread_mutex_lock(&l->mu);
+  if (rc) {
+    al->free(al->self, x.mem);
+    return sim_coll_self_fail(cx, l, rc);
+  }
+  sim_xp_install(&x, seq);
+  return XRT_OK;
+}
+
+/* ---- a group across processes ---- */
+
+typedef struct sim_xpg {
+  int32_t g;                         /* the group */
+  int32_t loc[SIM_COLL_MAXG], nl, li; /* members here (group order), me */
+  int32_t procs[SIM_XP_MAXP], np, pi; /* its processes, ascending; mine */
+  int32_t slices;                    /* fewest members of one process */
+} sim_xpg;
+
+/* The group of this participant as seen from its process; 0 when it has
+ * no member elsewhere (the plain path runs it). */
+static int sim_xp_group(const sim_cx *cx, const sim_coll *k, sim_xpg *x,
+                        xrt_status *rc) {
+  const sim_exe *e = cx->exe;
+  int32_t proc = sim_proc_of(cx);
+  *rc = XRT_OK;
+  memset(x, 0, sizeof *x);
+  x->g = k->pgroup ? k->pgroup[proc] : -1;
+  if (x->g < 0) return 0;
+  const int32_t *mem = k->gmem + k->gstart[x->g];
+  int32_t gs = k->gstart[x->g + 1] - k->gstart[x->g], cnt[SIM_XP_MAXP];
+  int remote = 0;
+  for (int32_t m = 0; m < gs; m++) remote |= sim_xp_remote(e, mem[m]);
+  if (!remote) return 0;
+  for (int32_t m = 0; m < gs && !*rc; m++) {
+    int32_t p = e->xp_proc[mem[m]], t = 0;
+    if (p == e->xp_me) {
+      if (x->nl == SIM_COLL_MAXG) *rc = XRT_UNIMPLEMENTED;
+      else {
+        if (mem[m] == proc) x->li = x->nl;
+        x->loc[x->nl++] = mem[m];
+      }
+    }
+    while (t < x->np && x->procs[t] < p) t++;
+    if (t < x->np && x->procs[t] == p) {
+      cnt[t]++;
+      continue;
+    }
+    if (x->np == SIM_XP_MAXP) {
+      *rc = XRT_UNIMPLEMENTED;
+      break;
+    }
+    memmove(x->procs + t + 1, x->procs + t, sizeof *x->procs * (size_t)(x->np - t));
+    memmove(cnt + t + 1, cnt + t, sizeof *cnt * (size_t)(x->np - t));
+    x->procs[t] = p;
+    cnt[t] = 1;
+    x->np++;
+  }
+  x->slices = gs;
+  for (int32_t t = 0; t < x->np; t++) {
+    if (x->procs[t] == e->xp_me) x->pi = t;
+    if (cnt[t] < x->slices) x->slices = cnt[t];
+  }
+  return 1;
+}
+
+/* One exchange of the collective; its failure becomes the op's. */
+static xrt_status sim_xp_exchange(sim_cx *cx, const sim_step *st,
+                                  const sim_cview *v, const sim_xpg *x,
+                                  int32_t j, int phase,
+                                  const xrt_transport_msg *sends,
+                                  const xrt_transport_msg *recvs, int n) {
+  const xrt_plugin_host_api *h = cx->exe->cl->host;
+  uint64_t tag = sim_fnv(sim_fnv(sim_fnv(sim_fnv(sim_fnv(
+      cx->xa->launch_id, v->seq), x->g), x->li), j), phase);
+  xrt_plugin_error e2;
+  e2.message[0] = 0;
+  xrt_status rc = h->exchange(h->ctx, tag, sends, n, recvs, n, &e2);
+  if (rc)
+    sim_coll_fail(cx, st->op, rc, "exchange with the other processes failed: "
+                  "%s", e2.message[0] ? e2.message : "?");
+  return rc;
+}
+
+/* Piece t of P of a slice of L elements. */
+static void sim_xp_piece(int64_t L, int32_t P, int32_t t, int64_t *lo,
+                         int64_t *len) {
+  *lo = L * t / P;
+  *len = L * (t + 1) / P - *lo;
+}
+
+/* part[0, L) holds this process's fold of slice x->li; afterwards, the
+ * fold over every process (reduce-scatter, then all-gather). */
+static xrt_status sim_xp_reduce_procs(sim_cx *cx, const sim_step *st,
+                                      void **vals, const sim_coll *k,
+                                      const sim_cview *v, const sim_xpg *x,
+                                      int32_t j, char *part, int64_t L,
+                                      char *rbuf) {
+  size_t es = k->es[j];
+  xrt_transport_msg sends[SIM_XP_MAXP], recvs[SIM_XP_MAXP];
+  int64_t mylo, mylen;
+  sim_xp_piece(L, x->np, x->pi, &mylo, &mylen);
+  int n = 0;
+  for (int32_t t = 0; t < x->np; t++) {
+    if (t == x->pi) continue;
+    int64_t lo, len;
+    sim_xp_piece(L, x->np, t, &lo, &len);
+    sends[n] = (xrt_transport_msg){x->procs[t], part + (size_t)lo * es,
+                                   (size_t)len * es};
+    recvs[n] = (xrt_transport_msg){x->procs[t],
+                                   rbuf + (size_t)t * (size_t)mylen * es,
+                                   (size_t)mylen * es};
+    n++;
+  }
+  xrt_status rc = sim_xp_exchange(cx, st, v, x, j, 1, sends, recvs, n);
+  if (rc) return rc;
+  /* Fold the pieces in process order (the same on every process). */
+  char *acc = rbuf + (size_t)x->np * (size_t)mylen * es, *mine =
+      part + (size_t)mylo * es;
+  memcpy(acc, x->pi == 0 ? mine : rbuf, (size_t)mylen * es);
+  for (int32_t t = 1; t < x->np && !rc; t++)
+    rc = sim_coll_combine(k, j, vals, cx, acc,
+                          t == x->pi ? mine
+                                     : rbuf + (size_t)t * (size_t)mylen * es,
+                          mylen);
+  if (rc) return rc;
+  memcpy(mine, acc, (size_t)mylen * es);
+  n = 0;
+  for (int32_t t = 0; t < x->np; t++) {
+    if (t == x->pi) continue;
+    int64_t lo, len;
+    sim_xp_piece(L, x->np, t, &lo, &len);
+    sends[n] = (xrt_transport_msg){x->procs[t], mine, (size_t)mylen * es};
+    recvs[n] = (xrt_transport_msg){x->procs[t], part + (size_t)lo * es,
+                                   (size_t)len * es};
+    n++;
+  }
+  return sim_xp_exchange(cx, st, v, x, j, 2, sends, recvs, n);
+}
+
+/* Slice x->li of operand j: folded here (into this member's own output,
+ * unless that shares memory with its input), reduced across processes,
+ * copied to the other local members' outputs. */
+static xrt_status sim_xp_slice(sim_cx *cx, const sim_step *st, void **vals,
+                               const sim_coll *k, const sim_cview *v,
+                               const sim_xpg *x, int32_t j) {
+  size_t es = k->es[j];
+  int64_t lo, hi;
+  sim_slice(k->numel[j], x->slices, x->li, &lo, &hi);
+  int64_t L = hi - lo;
+  if (L <= 0) return XRT_OK; /* the same on every process */
+  int64_t mylo, mylen;
+  sim_xp_piece(L, x->np, x->pi, &mylo, &mylen);
+  size_t pbytes = (size_t)L * es;
+  size_t rbytes = ((size_t)x->np + 1) * (size_t)mylen * es;
+  char *mine = (char *)vals[st->out[j]] + (size_t)lo * es;
+  const char *o0 = (const char *)vals[st->out[j]];
+  const char *i0 = (const char *)vals[st->in[j]];
+  size_t all = (size_t)k->numel[j] * es;
+  int own = i0 >= o0 + all || o0 >= i0 + all; /* no shared bytes */
+  /* Scratch from the device's own memory: its block cache hands back the
+   * same (already touched) pages call after call. */
+  sim_client *cl = cx->exe->cl;
+  void *mem = NULL;
+  xrt_plugin_error e2;
+  e2.message[0] = 0;
+  if (sim_buffer_alloc(cl, cx->xa->device, (own ? 0 : pbytes + 64) + rbytes,
+                       &mem, &e2))
+    return sim_coll_fail(cx, st->op, XRT_RESOURCE_EXHAUSTED, "no scratch "
+                         "for the exchange between processes: %s",
+                         e2.message);
+  char *blk = (char *)mem;
+  char *part = own ? mine : blk;
+  char *rbuf = own ? blk : blk + ((pbytes + 63) & ~(size_t)63);
+  const char *ins[SIM_COLL_MAXG];
+  for (int32_t m = 0; m < x->nl; m++)
+    ins[m] = sim_peer_in(v, x->loc[m], j) + (size_t)lo * es;
+  sim_cview lv = *v;
+  lv.gs = x->nl;
+  char *outs[1] = {part};
+  xrt_status rc = sim_fold_range(k, j, vals, cx, &lv, outs, 1, ins, 0, L);
+  sim_copy_nt_done();
+  if (!rc)
+    rc = sim_xp_reduce_procs(cx, st, vals, k, v, x, j, part, L, rbuf);
+  for (int32_t m = 0; m < x->nl && !rc; m++) {
+    char *dst = sim_peer_out(v, x->loc[m], j) + (size_t)lo * es;
+    if (dst != part) sim_copy_stream(dst, part, pbytes);
+  }
+  sim_buffer_free(cl, cx->xa->device, mem);
+  return rc;
+}
+
+/* all_reduce over a group with members on other processes; *handled 0:
+ * it has none (the plain path runs it). */
+static xrt_status sim_xp_all_reduce(const sim_step *st, void **vals,
+                                    sim_cx *cx, const sim_coll *k,
+                                    int *handled) {
+  sim_xpg x;
+  xrt_status rc;
+  *handled = sim_xp_group(cx, k, &x, &rc);
+  if (!*handled) return XRT_OK;
+  if (rc)
+    return sim_coll_fail(cx, st->op, rc, "a group with more than %d "
+                         "members on one process or %d processes is not "
+                         "supported across processes", SIM_COLL_MAXG,
+                         SIM_XP_MAXP);
+  sim_cview v;
+  if ((rc = sim_coll_enter(st, vals, cx, k, &v, x.loc, x.nl))) return rc;
+  for (int32_t j = 0; j < k->nops && !rc && x.li < x.slices; j++)
+    rc = sim_xp_slice(cx, st, vals, k, &v, &x, j);
+  sim_copy_nt_done();
+  if (rc) return sim_coll_own_error(cx, &v, rc);
+  return sim_coll_phase(cx, st, &v, 2, x.loc, x.nl);
 }
 
 /* ---- reduce_scatter ---- */
@@ -12383,11 +13030,23 @@ static xrt_status sim_lower_recv_any(sim_fcc *fc, const xrt_ir_op *op,
  * Fault injection
  * ==================================================================== */
 
-static xrt_status sim_fault_hit(sim_cx *cx) {
+/* Names the kernel it stops at (op and location), so that a dependent's
+ * error says which device and which operation failed. */
+static xrt_status sim_fault_hit(sim_cx *cx, const sim_step *s) {
+  char where[320] = "a kernel";
+  if (s && s->op) {
+    const char *name = s->op->name;
+    if (strncmp(name, "stablehlo.", 10) == 0) name += 10;
+    int n = snprintf(where, sizeof where, "the %s kernel at ", name);
+    if (n > 0 && (size_t)n < sizeof where)
+      sim_loc(s->op, where + n, sizeof where - (size_t)n);
+    size_t len = strlen(where);
+    if (len >= 2 && where[len - 2] == ':') where[len - 2] = 0; /* "l:c: " */
+  }
   return sim_fail(cx->err, XRT_INTERNAL, "device %d: injected fault after "
-                  "%lld steps of @%s", cx->xa ? cx->xa->device : 0,
+                  "%lld steps of @%s, in %s", cx->xa ? cx->xa->device : 0,
                   (long long)cx->fault_after,
-                  cx->exe->m->funcs[cx->exe->entry].name);
+                  cx->exe->m->funcs[cx->exe->entry].name, where);
 }
 
 static xrt_status sim_inject_fault(void *client, int device,
@@ -13097,7 +13756,7 @@ static void sim_executable_destroy(void *executable) {
   for (int i = 0; e->dframes && i < e->cl->ndev; i++)
     sim_frame_free(e, &e->dframes[i]);
   for (int32_t i = 0; i < e->owned_ctx.n; i++)
-    free(((void **)(void *)e->owned_ctx.p)[i]);
+    e->cl->al.free(e->cl->al.self, ((void **)(void *)e->owned_ctx.p)[i]);
   sim_vec_free(&e->cl->al, &e->owned_ctx);
   if (e->mu_ok) pthread_mutex_destroy(&e->mu);
   sim_pool_release(&e->pool);
@@ -13141,6 +13800,7 @@ static xrt_status sim_compile(void *client, const xrt_plugin_compile_args *args,
   e->owned_ctx.es = sizeof(void *);
   sim_cc cc = {c->al, e, m, err, args->host_bindings};
   xrt_status rc = sim_compile_launch_shape(e, args, err);
+  if (!rc) rc = sim_xp_compile(e, args, err);
   e->fp = (sim_fplan *)sim_pool_alloc(&e->pool, sizeof *e->fp *
                                                     (size_t)m->num_funcs);
   e->dframes = (sim_frame *)sim_pool_alloc(&e->pool, sizeof *e->dframes *
@@ -13421,8 +14081,8 @@ static int sim_os_types_ok(const xrt_ir_func *f, const xrt_ir_op *op,
  * the simulator holds (the check sim_lower_op makes), an elementwise op has
  * a kernel for its types (sim_ew_kernel, as sim_lower_ew asks), and the
  * element types pass the lowerer's checks. */
-static int sim_op_check(const xrt_ir_func *f, const xrt_ir_op *op, char *why,
-                        size_t cap) {
+static int sim_op_check(const xrt_allocator *al, const xrt_ir_func *f,
+                        const xrt_ir_op *op, char *why, size_t cap) {
   const char *name = op->name ? op->name : sim_opcode_name(op->code);
   if (op->code == XRT_OP_RETURN || op->code == XRT_OP_FUNC_RETURN)
     return XRT_SUPPORT_YES; /* terminators: the plan binds their operands */
@@ -13442,8 +14102,8 @@ static int sim_op_check(const xrt_ir_func *f, const xrt_ir_op *op, char *why,
     const void *ctx = NULL;
     int owned = 0;
     why[0] = 0;
-    sim_ew_fn fn = sim_ew_kernel(f, op, &ctx, &owned, why, cap);
-    if (owned && ctx) free((void *)(uintptr_t)ctx);
+    sim_ew_fn fn = sim_ew_kernel(al, f, op, &ctx, &owned, why, cap);
+    if (owned > 0 && ctx) al->free(al->self, (void *)(uintptr_t)ctx);
     if (!fn) {
       if (!why[0]) snprintf(why, cap, "%s: elementwise op not supported", name);
       return XRT_SUPPORT_NO;
@@ -13471,10 +14131,24 @@ static int sim_op_check(const xrt_ir_func *f, const xrt_ir_op *op, char *why,
   return sim_os_types_ok(f, op, why, cap) ? XRT_SUPPORT_YES : XRT_SUPPORT_NO;
 }
 
+static void *sim_system_alloc(void *self, size_t n) {
+  (void)self;
+  return malloc(n ? n : 1);
+}
+static void sim_system_free(void *self, void *p) {
+  (void)self;
+  free(p);
+}
+/* For the rare call without a client (there is none to ask). */
+static const xrt_allocator sim_system_al = {NULL, sim_system_alloc,
+                                            sim_system_free};
+
 static int sim_op_support(void *client, const xrt_ir_module *module,
                           int32_t func, const xrt_ir_op *op,
                           xrt_plugin_error *why) {
-  (void)client; /* the answer does not depend on the client */
+  /* The answer does not depend on the client; its allocator is used. */
+  const xrt_allocator *al = client ? &((sim_client *)client)->al
+                                   : &sim_system_al;
   char tmp[sizeof why->message];
   char *msg = why ? why->message : tmp;
   msg[0] = 0;
@@ -13482,13 +14156,13 @@ static int sim_op_support(void *client, const xrt_ir_module *module,
     snprintf(msg, sizeof tmp, "bad op_support arguments");
     return XRT_SUPPORT_NO;
   }
-  return sim_op_check(&module->funcs[func], op, msg, sizeof tmp);
+  return sim_op_check(al, &module->funcs[func], op, msg, sizeof tmp);
 }
 
 /* Only the entry point is exported from the shared object (the rest is
  * built with -fvisibility=hidden). */
-#if defined(XRT_PLUGIN_SHARED) && defined(__GNUC__)
-#define SIM_EXPORT __attribute__((visibility("default")))
+#if defined(XRT_PLUGIN_SHARED)
+#define SIM_EXPORT XRT_PLUGIN_EXPORT
 #else
 #define SIM_EXPORT
 #endif
@@ -13747,7 +14421,9 @@ static size_t sim_adopt_slot(const sim_client *c, int device, const void *p) {
   return i;
 }
 
-/* Doubles the table (or makes the first one). Locked. */
+/* Doubles the table (or makes the first one). Locked.  The table is
+ * process-wide (every client's imports), so it comes from malloc, not a
+ * client's allocator; it is freed as soon as no import is live. */
 static bool sim_adopts_grow(void) {
   size_t cap = sim_adopts_cap ? sim_adopts_cap * 2 : 16;
   sim_adopted *old = sim_adopts, *t = (sim_adopted *)calloc(cap, sizeof *t);
@@ -13974,12 +14650,1299 @@ static void sim_trace_wrap(const sim_fcc *fc, sim_step *st) {
  * The plugin table
  * ==================================================================== */
 
+/* ======================================================================
+ * Serialized executables (ABI 1.1: executable_serialize, serialized_free,
+ * executable_deserialize; the persistent compilation cache of issue #7)
+ *
+ * The bytes are the verified IR module the executable was planned from,
+ * in a binary form, and its entry: loading them skips parsing, the
+ * normalizer and the verifier (most of a cold compile) and re-runs only
+ * the planner.  They stay valid across processes of the same simulator
+ * version and host (native byte order, checked by a marker).
+ *
+ *   "XSIMEXE1", u32 format version, u32 byte-order marker, u64 XXH3-64 of
+ *   every byte after it, i32 entry,
+ *   the module: name, custom calls, funcs, replicas, partitions, version;
+ *   each func: name, public, value types, body region, result types, loc;
+ *   each region: arg ids, ops; each op: code, name, operand and result
+ *   ids, attrs, regions, loc, callee; types, attrs and literals nest.
+ *
+ * Strings are a u32 length + 1 (0: NULL) and the bytes; SIM_SER_SAME
+ * repeats the previous string of the same slot (op names and file names
+ * repeat op after op).  Integers are native-endian.
+ *
+ * Deserialize reads the bytes as untrusted (they come from disk): every
+ * read is bounds-checked, every count bounded by the bytes left, every
+ * value id, callee, opcode, dtype, rank, dim and literal size checked, no
+ * tensor larger than a device's memory, and nesting depth limited;
+ * anything wrong is XRT_INVALID_ARGUMENT.  The bytes carry their own
+ * XXH3-64, checked first, so that damage that gets past the cache file's
+ * checksum (or a store without one) is refused.  A hash is not a validity
+ * check, though (bytes can be damaged and resealed, or written on
+ * purpose), so the rebuilt module is then validated to the level the
+ * planner relies on ("validating what was read" below: scoping of values,
+ * terminators, op names matching codes, and a copy of the verifier's
+ * rules for each op that may load from bytes; other ops and quantized
+ * types are refused), and a module the planner still refuses is
+ * XRT_INVALID_ARGUMENT too.  The rebuilt module lives in blocks of a
+ * sim_pool that the executable's own pool adopts.
+ * ==================================================================== */
+
+#define SIM_SER_MAGIC "XSIMEXE1"
+#define SIM_SER_VERSION 2u
+#define SIM_SER_ORDER 0x01020304u
+#define SIM_SER_SAME 0xffffffffu
+#define SIM_SER_DEPTH 64 /* nesting of regions, types and attributes */
+#define SIM_SER_HASH_AT 16 /* offset of the hash; it covers what follows */
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+enum { SIM_SLOT_OPNAME, SIM_SLOT_FILE, SIM_SLOT_COUNT };
+
+/* ---- writing ---- */
+
+typedef struct sim_wbuf {
+  unsigned char *p;
+  size_t n, cap;
+  int oom;
+  const char *last[SIM_SLOT_COUNT];
+} sim_wbuf;
+
+static void sim_w(sim_wbuf *w, const void *src, size_t n) {
+  if (w->oom || !n) return;
+  if (n > w->cap - w->n) {
+    size_t cap = w->cap ? w->cap : 4096;
+    while (cap - w->n < n) {
+      if (cap > SIZE_MAX / 2) {
+        w->oom = 1;
+        return;
+      }
+      cap *= 2;
+    }
+    unsigned char *p = (unsigned char *)realloc(w->p, cap);
+    if (!p) {
+      w->oom = 1;
+      return;
+    }
+    w->p = p;
+    w->cap = cap;
+  }
+  memcpy(w->p + w->n, src, n);
+  w->n += n;
+}
+
+static void sim_w32(sim_wbuf *w, uint32_t v) { sim_w(w, &v, sizeof v); }
+static void sim_wi32(sim_wbuf *w, int32_t v) { sim_w(w, &v, sizeof v); }
+static void sim_wi64(sim_wbuf *w, int64_t v) { sim_w(w, &v, sizeof v); }
+static void sim_wu8(sim_wbuf *w, unsigned v) {
+  unsigned char b = (unsigned char)v;
+  sim_w(w, &b, 1);
+}
+
+/* n bytes of s (NULL allowed); slot >= 0 lets a repeat cost 4 bytes. */
+static void sim_wstrn(sim_wbuf *w, const char *s, size_t n, int slot) {
+  if (slot >= 0 && s && w->last[slot] &&
+      (s == w->last[slot] ||
+       (strlen(w->last[slot]) == n && memcmp(w->last[slot], s, n) == 0))) {
+    sim_w32(w, SIM_SER_SAME);
+    return;
+  }
+  if (s && n >= SIM_SER_SAME - 1) {
+    w->oom = 1;
+    return;
+  }
+  sim_w32(w, s ? (uint32_t)n + 1 : 0);
+  if (s) sim_w(w, s, n);
+  if (slot >= 0 && s) w->last[slot] = s;
+}
+
+static void sim_wstr(sim_wbuf *w, const char *s, int slot) {
+  sim_wstrn(w, s, s ? strlen(s) : 0, slot);
+}
+
+static void sim_wids(sim_wbuf *w, const int32_t *ids, int32_t n) {
+  sim_wi32(w, n);
+  if (n > 0) sim_w(w, ids, sizeof *ids * (size_t)n);
+}
+
+static void sim_wloc(sim_wbuf *w, const xrt_ir_loc *loc) {
+  sim_wstr(w, loc->file, SIM_SLOT_FILE);
+  sim_wi32(w, loc->line);
+  sim_wi32(w, loc->col);
+}
+
+static void sim_wtype(sim_wbuf *w, const xrt_ir_type *t) {
+  sim_wu8(w, t->kind);
+  if (t->kind == XRT_TYPE_TUPLE) {
+    sim_wi32(w, t->num_elems);
+    for (int32_t i = 0; i < t->num_elems; i++) sim_wtype(w, &t->elems[i]);
+    return;
+  }
+  if (t->kind != XRT_TYPE_TENSOR) return;
+  sim_wu8(w, (unsigned)t->shape.dtype);
+  sim_wu8(w, (unsigned)t->shape.rank);
+  sim_w(w, t->shape.dims, sizeof(int64_t) * (size_t)t->shape.rank);
+  const xrt_ir_quant *q = t->quant;
+  sim_wu8(w, q != NULL);
+  if (!q) return;
+  sim_wu8(w, (unsigned)q->storage);
+  sim_wu8(w, (unsigned)q->expressed);
+  sim_wi64(w, q->storage_min);
+  sim_wi64(w, q->storage_max);
+  sim_wi32(w, q->axis);
+  sim_wi32(w, q->num_scales);
+  sim_w(w, q->scales, sizeof(double) * (size_t)q->num_scales);
+  sim_w(w, q->zero_points, sizeof(int64_t) * (size_t)q->num_scales);
+}
+
+static void sim_wlit(sim_wbuf *w, const xrt_ir_literal *l) {
+  sim_wtype(w, &l->type);
+  sim_wu8(w, l->splat);
+  sim_wi64(w, (int64_t)l->bytes);
+  sim_w(w, l->data, l->bytes);
+}
+
+static void sim_wattr(sim_wbuf *w, const xrt_ir_attr *a) {
+  sim_wstr(w, a->name, -1);
+  sim_wu8(w, a->kind);
+  sim_wi64(w, a->i);
+  sim_w(w, &a->f, sizeof a->f);
+  sim_wi64(w, a->n);
+  switch (a->kind) {
+  case XRT_ATTR_STRING:
+    sim_wstrn(w, a->s, (size_t)a->n, -1);
+    break;
+  case XRT_ATTR_ENUM:
+  case XRT_ATTR_SYMBOL:
+    sim_wstr(w, a->s, -1);
+    break;
+  case XRT_ATTR_INTS:
+    sim_w(w, a->ints, sizeof(int64_t) * (size_t)a->n);
+    break;
+  case XRT_ATTR_DENSE:
+    sim_wlit(w, a->lit);
+    break;
+  case XRT_ATTR_TYPE:
+    sim_wtype(w, a->type);
+    break;
+  case XRT_ATTR_LIST:
+  case XRT_ATTR_DICT:
+    sim_wi32(w, a->num_items);
+    for (int32_t i = 0; i < a->num_items; i++) sim_wattr(w, &a->items[i]);
+    break;
+  default:
+    break;
+  }
+}
+
+static void sim_wregion(sim_wbuf *w, const xrt_ir_region *r);
+
+static void sim_wop(sim_wbuf *w, const xrt_ir_op *op) {
+  sim_wi32(w, (int32_t)op->code);
+  sim_wstr(w, op->name, SIM_SLOT_OPNAME);
+  sim_wids(w, op->operands, op->num_operands);
+  sim_wids(w, op->results, op->num_results);
+  sim_wi32(w, op->num_attrs);
+  for (int32_t i = 0; i < op->num_attrs; i++) sim_wattr(w, &op->attrs[i]);
+  sim_wi32(w, op->num_regions);
+  for (int32_t i = 0; i < op->num_regions; i++)
+    sim_wregion(w, &op->regions[i]);
+  sim_wloc(w, &op->loc);
+  sim_wi32(w, op->callee);
+}
+
+static void sim_wregion(sim_wbuf *w, const xrt_ir_region *r) {
+  sim_wids(w, r->args, r->num_args);
+  sim_wi32(w, r->num_ops);
+  for (int32_t i = 0; i < r->num_ops; i++) sim_wop(w, &r->ops[i]);
+}
+
+static void sim_wfunc(sim_wbuf *w, const xrt_ir_func *f) {
+  sim_wstr(w, f->name, -1);
+  sim_wu8(w, f->is_public);
+  sim_wi32(w, f->num_values);
+  for (int32_t i = 0; i < f->num_values; i++) sim_wtype(w, &f->value_types[i]);
+  sim_wregion(w, &f->body);
+  sim_wi32(w, f->num_results);
+  for (int32_t i = 0; i < f->num_results; i++)
+    sim_wtype(w, &f->result_types[i]);
+  sim_wloc(w, &f->loc);
+}
+
+static xrt_status sim_executable_serialize(void *executable, void **out_data,
+                                           size_t *out_size,
+                                           xrt_plugin_error *err) {
+  const sim_exe *e = (const sim_exe *)executable;
+  if (!e || !out_data || !out_size || !e->m)
+    return sim_fail(err, XRT_INVALID_ARGUMENT, "bad serialize arguments");
+  *out_data = NULL;
+  *out_size = 0;
+  const xrt_ir_module *m = e->m;
+  sim_wbuf w = {NULL, 0, 0, 0, {NULL, NULL}};
+  sim_w(&w, SIM_SER_MAGIC, 8);
+  sim_w32(&w, SIM_SER_VERSION);
+  sim_w32(&w, SIM_SER_ORDER);
+  sim_wi64(&w, 0); /* the hash, below */
+  sim_wi32(&w, e->entry);
+  sim_wstr(&w, m->name, -1);
+  sim_wi32(&w, m->num_custom_calls);
+  sim_wi32(&w, m->num_replicas);
+  sim_wi32(&w, m->num_partitions);
+  sim_wstr(&w, m->stablehlo_version, -1);
+  sim_wi32(&w, m->num_funcs);
+  for (int32_t i = 0; i < m->num_funcs; i++) sim_wfunc(&w, &m->funcs[i]);
+  if (w.oom) {
+    free(w.p);
+    return sim_fail(err, XRT_RESOURCE_EXHAUSTED, "out of host memory");
+  }
+  uint64_t h = XXH3_64bits(w.p + SIM_SER_HASH_AT + 8,
+                           w.n - SIM_SER_HASH_AT - 8);
+  memcpy(w.p + SIM_SER_HASH_AT, &h, sizeof h);
+  *out_data = w.p;
+  *out_size = w.n;
+  return XRT_OK;
+}
+
+static void sim_serialized_free(void *data) { free(data); }
+
+/* ---- reading ---- */
+
+/* A bump allocator over blocks of a sim_pool (zeroed, 8-byte aligned). */
+typedef struct sim_rbuf {
+  const unsigned char *p;
+  size_t n, at;
+  const char *why; /* first problem found; reading stops there */
+  int depth;
+  sim_pool pool;
+  char *blk;
+  size_t blk_left;
+  const char *last[SIM_SLOT_COUNT];
+  /* The function being read: value ids must be below num_values. */
+  int32_t num_values, num_funcs, num_custom_calls;
+  /* A tensor larger than a device's memory cannot run (and would have
+   * the planner allocate it for an iota): the bytes are refused. */
+  uint64_t max_tensor_bytes;
+} sim_rbuf;
+
+static int sim_rbad(sim_rbuf *r, const char *why) {
+  if (!r->why) r->why = why;
+  return 0;
+}
+
+static void *sim_ralloc(sim_rbuf *r, size_t bytes) {
+  if (r->why) return NULL;
+  bytes = (bytes + 7) & ~(size_t)7;
+  if (bytes > r->blk_left) {
+    size_t sz = bytes > ((size_t)1 << 20) ? bytes : ((size_t)1 << 20);
+    char *b = (char *)sim_pool_alloc(&r->pool, sz);
+    if (!b) {
+      sim_rbad(r, "out of host memory");
+      return NULL;
+    }
+    r->blk = b;
+    r->blk_left = sz;
+  }
+  void *p = r->blk;
+  r->blk += bytes;
+  r->blk_left -= bytes;
+  return p;
+}
+
+static int sim_r(sim_rbuf *r, void *dst, size_t n) {
+  if (r->why) return 0;
+  if (n > r->n - r->at) return sim_rbad(r, "truncated");
+  if (n) memcpy(dst, r->p + r->at, n);
+  r->at += n;
+  return 1;
+}
+
+static int32_t sim_ri32(sim_rbuf *r) {
+  int32_t v = 0;
+  sim_r(r, &v, sizeof v);
+  return v;
+}
+static int64_t sim_ri64(sim_rbuf *r) {
+  int64_t v = 0;
+  sim_r(r, &v, sizeof v);
+  return v;
+}
+static unsigned sim_ru8(sim_rbuf *r) {
+  unsigned char v = 0;
+  sim_r(r, &v, 1);
+  return v;
+}
+
+/* A count of items that take at least min_bytes each in what is left. */
+static int32_t sim_rcount(sim_rbuf *r, size_t min_bytes) {
+  int32_t n = sim_ri32(r);
+  if (r->why) return 0;
+  if (n < 0 || (size_t)n > (r->n - r->at) / min_bytes) {
+    sim_rbad(r, "bad count");
+    return 0;
+  }
+  return n;
+}
+
+/* A copy of n items of size bytes each, read straight from the input. */
+static void *sim_rarray(sim_rbuf *r, size_t n, size_t size) {
+  if (r->why || !n) return NULL;
+  if (n > (r->n - r->at) / size) {
+    sim_rbad(r, "truncated array");
+    return NULL;
+  }
+  void *p = sim_ralloc(r, n * size);
+  if (p) sim_r(r, p, n * size);
+  return p;
+}
+
+/* A NUL-terminated copy (NULL stays NULL); *out_n is its length. */
+static const char *sim_rstrn(sim_rbuf *r, int slot, size_t *out_n) {
+  uint32_t len = 0;
+  if (out_n) *out_n = 0;
+  if (!sim_r(r, &len, sizeof len)) return NULL;
+  if (len == SIM_SER_SAME) {
+    if (slot < 0 || !r->last[slot]) {
+      sim_rbad(r, "bad string reference");
+      return NULL;
+    }
+    if (out_n) *out_n = strlen(r->last[slot]);
+    return r->last[slot];
+  }
+  if (len == 0) return NULL;
+  size_t n = (size_t)len - 1;
+  if (n > r->n - r->at) {
+    sim_rbad(r, "truncated string");
+    return NULL;
+  }
+  char *s = (char *)sim_ralloc(r, n + 1);
+  if (!s) return NULL;
+  sim_r(r, s, n);
+  s[n] = 0;
+  if (out_n) *out_n = n;
+  if (slot >= 0) r->last[slot] = s;
+  return s;
+}
+
+static const char *sim_rstr(sim_rbuf *r, int slot) {
+  return sim_rstrn(r, slot, NULL);
+}
+
+/* Value ids of the current function. */
+static const int32_t *sim_rids(sim_rbuf *r, int32_t *out_n) {
+  int32_t n = sim_rcount(r, sizeof(int32_t));
+  int32_t *ids = (int32_t *)sim_rarray(r, (size_t)n, sizeof *ids);
+  for (int32_t i = 0; ids && i < n; i++)
+    if (ids[i] < 0 || ids[i] >= r->num_values) {
+      sim_rbad(r, "value id out of range");
+      break;
+    }
+  *out_n = r->why ? 0 : n;
+  return r->why ? NULL : ids;
+}
+
+static void sim_rloc(sim_rbuf *r, xrt_ir_loc *loc) {
+  loc->file = sim_rstr(r, SIM_SLOT_FILE);
+  loc->line = sim_ri32(r);
+  loc->col = sim_ri32(r);
+}
+
+static int sim_rdtype_ok(unsigned d) {
+  return d > XRT_DTYPE_INVALID && d < XRT_DTYPE_COUNT;
+}
+
+static void sim_rquant(sim_rbuf *r, xrt_ir_type *t) {
+  xrt_ir_quant *q = (xrt_ir_quant *)sim_ralloc(r, sizeof *q);
+  if (!q) return;
+  unsigned st = sim_ru8(r), ex = sim_ru8(r);
+  q->storage = (xrt_dtype)st;
+  q->expressed = (xrt_dtype)ex;
+  q->storage_min = sim_ri64(r);
+  q->storage_max = sim_ri64(r);
+  q->axis = sim_ri32(r);
+  q->num_scales = sim_rcount(r, sizeof(double) + sizeof(int64_t));
+  q->scales = (const double *)sim_rarray(r, (size_t)q->num_scales,
+                                         sizeof(double));
+  q->zero_points = (const int64_t *)sim_rarray(r, (size_t)q->num_scales,
+                                               sizeof(int64_t));
+  if (r->why) return;
+  int per_axis = q->axis >= 0;
+  if (!sim_rdtype_ok(st) || !sim_rdtype_ok(ex) ||
+      q->storage_min > q->storage_max || q->axis < -1 ||
+      q->axis >= t->shape.rank || q->num_scales < 1 ||
+      (!per_axis && q->num_scales != 1) ||
+      (per_axis && q->num_scales != t->shape.dims[q->axis]))
+    sim_rbad(r, "bad quantization");
+  t->quant = q;
+}
+
+static void sim_rtype(sim_rbuf *r, xrt_ir_type *t) {
+  if (++r->depth > SIM_SER_DEPTH) sim_rbad(r, "types nest too deep");
+  unsigned kind = sim_ru8(r);
+  t->kind = (uint8_t)kind;
+  if (kind == XRT_TYPE_TUPLE) {
+    t->num_elems = sim_rcount(r, 1);
+    xrt_ir_type *el = (xrt_ir_type *)sim_ralloc(
+        r, sizeof *el * (size_t)(t->num_elems ? t->num_elems : 1));
+    for (int32_t i = 0; el && i < t->num_elems && !r->why; i++)
+      sim_rtype(r, &el[i]);
+    t->elems = el;
+  } else if (kind == XRT_TYPE_TENSOR) {
+    unsigned dt = sim_ru8(r), rank = sim_ru8(r);
+    if (!r->why && (!sim_rdtype_ok(dt) || rank > XRT_MAX_RANK))
+      sim_rbad(r, "bad tensor type");
+    t->shape.dtype = (xrt_dtype)dt;
+    t->shape.rank = (int32_t)rank;
+    if (!r->why) sim_r(r, t->shape.dims, sizeof(int64_t) * rank);
+    /* Dims are sizes (>= 0) whose product fits in an int64 of bytes. */
+    uint64_t numel = 1;
+    for (unsigned i = 0; i < rank && !r->why; i++) {
+      int64_t d = t->shape.dims[i];
+      if (d < 0 || (d && numel > ((uint64_t)1 << 56) / (uint64_t)d))
+        sim_rbad(r, "bad dimension");
+      numel *= (uint64_t)(d > 0 ? d : 1);
+    }
+    if (!r->why && numel * sim_esize((xrt_dtype)dt) > r->max_tensor_bytes)
+      sim_rbad(r, "tensor larger than a device's memory");
+    if (sim_ru8(r)) sim_rquant(r, t);
+  } else if (kind != XRT_TYPE_TOKEN) {
+    sim_rbad(r, "bad type kind");
+  }
+  r->depth--;
+}
+
+static uint64_t sim_rnumel(const xrt_shape *s) {
+  uint64_t n = 1;
+  for (int32_t i = 0; i < s->rank; i++) n *= (uint64_t)s->dims[i];
+  return n;
+}
+
+static const xrt_ir_literal *sim_rlit(sim_rbuf *r) {
+  xrt_ir_literal *l = (xrt_ir_literal *)sim_ralloc(r, sizeof *l);
+  if (!l) return NULL;
+  sim_rtype(r, &l->type);
+  l->splat = sim_ru8(r) != 0;
+  int64_t bytes = sim_ri64(r);
+  if (r->why) return NULL;
+  if (l->type.kind != XRT_TYPE_TENSOR || bytes < 0 ||
+      (uint64_t)bytes != (l->splat ? 1 : sim_rnumel(&l->type.shape)) *
+                             sim_esize(l->type.shape.dtype)) {
+    sim_rbad(r, "bad literal");
+    return NULL;
+  }
+  l->bytes = (size_t)bytes;
+  l->data = sim_rarray(r, l->bytes, 1);
+  if (!l->data && l->bytes == 0) l->data = r->blk; /* non-NULL, no bytes */
+  return r->why ? NULL : l;
+}
+
+static void sim_rattr(sim_rbuf *r, xrt_ir_attr *a) {
+  if (++r->depth > SIM_SER_DEPTH) sim_rbad(r, "attributes nest too deep");
+  a->name = sim_rstr(r, -1);
+  unsigned kind = sim_ru8(r);
+  a->kind = (uint8_t)kind;
+  a->i = sim_ri64(r);
+  sim_r(r, &a->f, sizeof a->f);
+  a->n = sim_ri64(r);
+  size_t sn = 0;
+  switch (kind) {
+  case XRT_ATTR_UNIT: case XRT_ATTR_INT: case XRT_ATTR_FLOAT:
+  case XRT_ATTR_BOOL:
+    break;
+  case XRT_ATTR_STRING:
+    a->s = sim_rstrn(r, -1, &sn);
+    if (!r->why && (!a->s || a->n < 0 || (uint64_t)a->n != sn))
+      sim_rbad(r, "bad string attribute");
+    break;
+  case XRT_ATTR_ENUM: case XRT_ATTR_SYMBOL:
+    a->s = sim_rstr(r, -1);
+    if (!r->why && !a->s) sim_rbad(r, "bad name attribute");
+    break;
+  case XRT_ATTR_INTS:
+    if (a->n < 0 || a->n > INT32_MAX) sim_rbad(r, "bad integer list");
+    else a->ints = (const int64_t *)sim_rarray(r, (size_t)a->n, sizeof(int64_t));
+    break;
+  case XRT_ATTR_DENSE:
+    a->lit = sim_rlit(r);
+    break;
+  case XRT_ATTR_TYPE: {
+    xrt_ir_type *t = (xrt_ir_type *)sim_ralloc(r, sizeof *t);
+    if (t) sim_rtype(r, t);
+    a->type = t;
+    break;
+  }
+  case XRT_ATTR_LIST: case XRT_ATTR_DICT: {
+    a->num_items = sim_rcount(r, 1);
+    xrt_ir_attr *it = (xrt_ir_attr *)sim_ralloc(
+        r, sizeof *it * (size_t)(a->num_items ? a->num_items : 1));
+    for (int32_t i = 0; it && i < a->num_items && !r->why; i++)
+      sim_rattr(r, &it[i]);
+    a->items = it;
+    break;
+  }
+  default:
+    sim_rbad(r, "bad attribute kind");
+  }
+  r->depth--;
+}
+
+static void sim_rregion(sim_rbuf *r, xrt_ir_region *g);
+
+/* Whether op->callee indexes what op's code calls (other ops' callee is
+ * not read: the parser leaves 0 or -1 there). */
+static int sim_rcallee_ok(const sim_rbuf *r, const xrt_ir_op *op) {
+  switch (op->code) {
+  case XRT_OP_FUNC_CALL:
+    return op->callee >= 0 && op->callee < r->num_funcs;
+  case XRT_OP_CUSTOM_CALL: case XRT_OP_INFEED: case XRT_OP_OUTFEED:
+  case XRT_OP_SEND: case XRT_OP_RECV:
+    return op->callee >= 0 && op->callee < r->num_custom_calls;
+  default:
+    return 1;
+  }
+}
+
+static void sim_rop(sim_rbuf *r, xrt_ir_op *op) {
+  int32_t code = sim_ri32(r);
+  if (!r->why && (code < 0 || code >= XRT_OP_COUNT)) sim_rbad(r, "bad opcode");
+  op->code = (xrt_opcode)code;
+  op->name = sim_rstr(r, SIM_SLOT_OPNAME);
+  if (!r->why && !op->name) sim_rbad(r, "op without a name");
+  op->operands = sim_rids(r, &op->num_operands);
+  op->results = sim_rids(r, &op->num_results);
+  op->num_attrs = sim_rcount(r, 1);
+  xrt_ir_attr *at = (xrt_ir_attr *)sim_ralloc(
+      r, sizeof *at * (size_t)(op->num_attrs ? op->num_attrs : 1));
+  for (int32_t i = 0; at && i < op->num_attrs && !r->why; i++)
+    sim_rattr(r, &at[i]);
+  op->attrs = at;
+  op->num_regions = sim_rcount(r, 1);
+  xrt_ir_region *rg = (xrt_ir_region *)sim_ralloc(
+      r, sizeof *rg * (size_t)(op->num_regions ? op->num_regions : 1));
+  for (int32_t i = 0; rg && i < op->num_regions && !r->why; i++)
+    sim_rregion(r, &rg[i]);
+  op->regions = rg;
+  sim_rloc(r, &op->loc);
+  op->callee = sim_ri32(r);
+  if (!r->why && !sim_rcallee_ok(r, op)) sim_rbad(r, "bad callee");
+}
+
+static void sim_rregion(sim_rbuf *r, xrt_ir_region *g) {
+  if (++r->depth > SIM_SER_DEPTH) sim_rbad(r, "regions nest too deep");
+  g->args = sim_rids(r, &g->num_args);
+  g->num_ops = sim_rcount(r, 1);
+  /* A block ends with its terminator. */
+  if (!r->why && g->num_ops < 1) sim_rbad(r, "empty region");
+  xrt_ir_op *ops = (xrt_ir_op *)sim_ralloc(
+      r, sizeof *ops * (size_t)(g->num_ops ? g->num_ops : 1));
+  for (int32_t i = 0; ops && i < g->num_ops && !r->why; i++)
+    sim_rop(r, &ops[i]);
+  g->ops = ops;
+  r->depth--;
+}
+
+static void sim_rfunc(sim_rbuf *r, xrt_ir_func *f) {
+  f->name = sim_rstr(r, -1);
+  if (!r->why && !f->name) sim_rbad(r, "function without a name");
+  f->is_public = sim_ru8(r) != 0;
+  f->num_values = sim_rcount(r, 1);
+  xrt_ir_type *vt = (xrt_ir_type *)sim_ralloc(
+      r, sizeof *vt * (size_t)(f->num_values ? f->num_values : 1));
+  for (int32_t i = 0; vt && i < f->num_values && !r->why; i++)
+    sim_rtype(r, &vt[i]);
+  f->value_types = vt;
+  r->num_values = f->num_values;
+  sim_rregion(r, &f->body);
+  f->num_results = sim_rcount(r, 1);
+  xrt_ir_type *rt = (xrt_ir_type *)sim_ralloc(
+      r, sizeof *rt * (size_t)(f->num_results ? f->num_results : 1));
+  for (int32_t i = 0; rt && i < f->num_results && !r->why; i++)
+    sim_rtype(r, &rt[i]);
+  f->result_types = rt;
+  sim_rloc(r, &f->loc);
+}
+
+static const char *sim_vmodule(sim_rbuf *r, const xrt_ir_module *m,
+                               int32_t entry);
+
+/* The module of serialized bytes, or NULL with r->why. */
+static const xrt_ir_module *sim_rmodule(sim_rbuf *r, int32_t *out_entry) {
+  char magic[8] = {0};
+  sim_r(r, magic, 8);
+  uint32_t version = (uint32_t)sim_ri32(r), order = (uint32_t)sim_ri32(r);
+  if (r->why || memcmp(magic, SIM_SER_MAGIC, 8) != 0)
+    return sim_rbad(r, "not a serialized sim executable"), NULL;
+  if (version != SIM_SER_VERSION || order != SIM_SER_ORDER)
+    return sim_rbad(r, "other format version or byte order"), NULL;
+  uint64_t hash = (uint64_t)sim_ri64(r);
+  if (r->why || hash != XXH3_64bits(r->p + r->at, r->n - r->at))
+    return sim_rbad(r, "checksum mismatch"), NULL;
+  int32_t entry = sim_ri32(r);
+  xrt_ir_module *m = (xrt_ir_module *)sim_ralloc(r, sizeof *m);
+  if (!m) return NULL;
+  m->name = sim_rstr(r, -1);
+  m->num_custom_calls = sim_ri32(r);
+  m->num_replicas = sim_ri32(r);
+  m->num_partitions = sim_ri32(r);
+  m->stablehlo_version = sim_rstr(r, -1);
+  m->num_funcs = sim_rcount(r, 1);
+  if (r->why) return NULL;
+  if (!m->name || !m->stablehlo_version || m->num_custom_calls < 0 ||
+      m->num_replicas < 1 || m->num_partitions < 1 || m->num_funcs < 1 ||
+      entry < 0 || entry >= m->num_funcs)
+    return sim_rbad(r, "bad module header"), NULL;
+  r->num_funcs = m->num_funcs;
+  r->num_custom_calls = m->num_custom_calls;
+  xrt_ir_func *fs = (xrt_ir_func *)sim_ralloc(r, sizeof *fs * (size_t)m->num_funcs);
+  for (int32_t i = 0; fs && i < m->num_funcs && !r->why; i++)
+    sim_rfunc(r, &fs[i]);
+  m->funcs = fs;
+  if (!r->why && r->at != r->n) sim_rbad(r, "trailing bytes");
+  if (!r->why) {
+    const char *bad = sim_vmodule(r, m, entry);
+    if (bad) sim_rbad(r, bad);
+  }
+  *out_entry = entry;
+  return r->why ? NULL : m;
+}
+
+/* ---- validating what was read ----
+ *
+ * The bytes were read as well-formed, but only the verifier's per-op rules
+ * make a module the planner can lower without reading out of bounds, and
+ * a hash proves nothing about bytes someone wrote on purpose (or damage
+ * after which the hash was recomputed).  So the rebuilt module is checked
+ * again here, in the simulator's own code: values are defined once and
+ * used in scope, regions end with their terminator, and every op passes a
+ * copy of the core verifier's rules for it.  Only ops with such a copy
+ * load from bytes; any other op (and any quantized type) makes the bytes
+ * XRT_INVALID_ARGUMENT, and the core compiles the program instead. */
+
+typedef struct sim_vchk {
+  const xrt_ir_module *m;
+  const xrt_ir_func *f;
+  const xrt_ir_op *op;
+  unsigned char *state; /* per value: 0 not yet, 1 in scope, 2 gone */
+  const char *why;
+  int depth;
+} sim_vchk;
+
+static int sim_vbad(sim_vchk *v, const char *why) {
+  if (!v->why) v->why = why;
+  return 0;
+}
+
+static int sim_vtype_eq(const xrt_ir_type *a, const xrt_ir_type *b) {
+  if (a->kind != b->kind) return 0;
+  if (a->kind == XRT_TYPE_TOKEN) return 1;
+  if (a->kind == XRT_TYPE_TUPLE) {
+    if (a->num_elems != b->num_elems) return 0;
+    for (int32_t i = 0; i < a->num_elems; i++)
+      if (!sim_vtype_eq(&a->elems[i], &b->elems[i])) return 0;
+    return 1;
+  }
+  if (a->shape.dtype != b->shape.dtype || a->shape.rank != b->shape.rank)
+    return 0;
+  for (int32_t i = 0; i < a->shape.rank; i++)
+    if (a->shape.dims[i] != b->shape.dims[i]) return 0;
+  return !a->quant == !b->quant;
+}
+
+/* Quantized types are not loaded from bytes (their rules are many). */
+static int sim_vtype_plain(const xrt_ir_type *t) {
+  if (t->kind == XRT_TYPE_TUPLE) {
+    for (int32_t i = 0; i < t->num_elems; i++)
+      if (!sim_vtype_plain(&t->elems[i])) return 0;
+    return 1;
+  }
+  return t->kind == XRT_TYPE_TOKEN || (t->kind == XRT_TYPE_TENSOR && !t->quant);
+}
+
+static const xrt_ir_type *sim_vty(const sim_vchk *v, int32_t id) {
+  return &v->f->value_types[id];
+}
+static const xrt_shape *sim_vin(const sim_vchk *v, int i) {
+  return &sim_vty(v, v->op->operands[i])->shape;
+}
+static const xrt_shape *sim_vout(const sim_vchk *v, int i) {
+  return &sim_vty(v, v->op->results[i])->shape;
+}
+
+static int sim_vdims_eq(const xrt_shape *a, const xrt_shape *b) {
+  if (a->rank != b->rank) return 0;
+  for (int32_t i = 0; i < a->rank; i++)
+    if (a->dims[i] != b->dims[i]) return 0;
+  return 1;
+}
+static int sim_vshape_eq(const xrt_shape *a, const xrt_shape *b) {
+  return a->dtype == b->dtype && sim_vdims_eq(a, b);
+}
+
+/* Operand and result counts (-1: any), all tensors. */
+static int sim_vcounts(sim_vchk *v, int operands, int results) {
+  const xrt_ir_op *op = v->op;
+  if ((operands >= 0 && op->num_operands != operands) ||
+      (results >= 0 && op->num_results != results))
+    return sim_vbad(v, "wrong operand or result count");
+  for (int32_t i = 0; i < op->num_operands + op->num_results; i++) {
+    int32_t id = i < op->num_operands ? op->operands[i]
+                                      : op->results[i - op->num_operands];
+    if (sim_vty(v, id)->kind != XRT_TYPE_TENSOR)
+      return sim_vbad(v, "operand or result is not a tensor");
+  }
+  return 1;
+}
+
+static int sim_vsame(sim_vchk *v, int32_t a, int32_t b) {
+  return sim_vtype_eq(sim_vty(v, a), sim_vty(v, b)) ||
+         sim_vbad(v, "types differ");
+}
+
+/* An INTS attribute, required. */
+static int sim_vints(sim_vchk *v, const char *name, const int64_t **ints,
+                     int64_t *n) {
+  const xrt_ir_attr *a = sim_attr(v->op, name, XRT_ATTR_INTS);
+  if (!a) return sim_vbad(v, "missing integer list attribute");
+  *ints = a->ints;
+  *n = a->n;
+  return 1;
+}
+
+/* Distinct dimensions below rank. */
+static int sim_vdims(sim_vchk *v, const int64_t *d, int64_t n, int64_t rank) {
+  for (int64_t i = 0; i < n; i++) {
+    if (d[i] < 0 || d[i] >= rank) return sim_vbad(v, "dimension out of range");
+    for (int64_t j = 0; j < i; j++)
+      if (d[j] == d[i]) return sim_vbad(v, "dimension repeated");
+  }
+  return 1;
+}
+
+static int sim_vcontains(const int64_t *d, int64_t n, int64_t x) {
+  for (int64_t i = 0; i < n; i++)
+    if (d[i] == x) return 1;
+  return 0;
+}
+
+/* Element classes of the elementwise ops (the core verifier's masks):
+ * bits of 'p' pred, 'i' integers, 'f' floats, 'c' complex. */
+enum { SIM_VK_P = 1, SIM_VK_I = 2, SIM_VK_F = 4, SIM_VK_C = 8 };
+
+static unsigned sim_vclass(xrt_dtype t) {
+  switch (sim_ew_class(t)) {
+  case 'p': return SIM_VK_P;
+  case 's': case 'u': return SIM_VK_I;
+  case 'f': case 'm': return SIM_VK_F;
+  case 'c': return SIM_VK_C;
+  default: return 0;
+  }
+}
+
+static unsigned sim_vew_mask(xrt_opcode code) {
+  const unsigned num = SIM_VK_I | SIM_VK_F | SIM_VK_C;
+  switch (code) {
+  case XRT_OP_ADD: case XRT_OP_MULTIPLY: case XRT_OP_MAXIMUM:
+  case XRT_OP_MINIMUM: return num | SIM_VK_P;
+  case XRT_OP_SUBTRACT: case XRT_OP_DIVIDE: case XRT_OP_POWER:
+  case XRT_OP_NEGATE: case XRT_OP_REMAINDER: case XRT_OP_SIGN:
+  case XRT_OP_ABS: return num;
+  case XRT_OP_AND: case XRT_OP_OR: case XRT_OP_XOR: case XRT_OP_NOT:
+    return SIM_VK_I | SIM_VK_P;
+  case XRT_OP_SHIFT_LEFT: case XRT_OP_SHIFT_RIGHT_ARITHMETIC:
+  case XRT_OP_SHIFT_RIGHT_LOGICAL: case XRT_OP_POPCNT:
+  case XRT_OP_COUNT_LEADING_ZEROS: return SIM_VK_I;
+  case XRT_OP_EXPONENTIAL: case XRT_OP_LOG: case XRT_OP_SQRT:
+  case XRT_OP_RSQRT: case XRT_OP_TANH: case XRT_OP_LOGISTIC:
+  case XRT_OP_SINE: case XRT_OP_COSINE: case XRT_OP_EXPONENTIAL_MINUS_ONE:
+  case XRT_OP_LOG_PLUS_ONE: case XRT_OP_CBRT: case XRT_OP_TAN:
+  case XRT_OP_ATAN2: return SIM_VK_F | SIM_VK_C;
+  case XRT_OP_FLOOR: case XRT_OP_CEIL: case XRT_OP_ROUND_NEAREST_AFZ:
+  case XRT_OP_ROUND_NEAREST_EVEN: return SIM_VK_F;
+  default: return 0;
+  }
+}
+
+static int sim_vew_binary(xrt_opcode c) {
+  switch (c) {
+  case XRT_OP_ADD: case XRT_OP_SUBTRACT: case XRT_OP_MULTIPLY:
+  case XRT_OP_DIVIDE: case XRT_OP_REMAINDER: case XRT_OP_MAXIMUM:
+  case XRT_OP_MINIMUM: case XRT_OP_POWER: case XRT_OP_AND: case XRT_OP_OR:
+  case XRT_OP_XOR: case XRT_OP_SHIFT_LEFT: case XRT_OP_SHIFT_RIGHT_ARITHMETIC:
+  case XRT_OP_SHIFT_RIGHT_LOGICAL: case XRT_OP_ATAN2: return 1;
+  default: return 0;
+  }
+}
+
+static int sim_vew(sim_vchk *v) {
+  const xrt_ir_op *op = v->op;
+  int binary = sim_vew_binary(op->code);
+  if (!sim_vcounts(v, binary ? 2 : 1, 1)) return 0;
+  if (binary && !sim_vsame(v, op->operands[0], op->operands[1])) return 0;
+  const xrt_shape *in = sim_vin(v, 0), *out = sim_vout(v, 0);
+  if (!(sim_vew_mask(op->code) & sim_vclass(in->dtype)))
+    return sim_vbad(v, "element type not allowed");
+  if (op->code == XRT_OP_ABS && sim_dtype_is_complex(in->dtype))
+    return (out->dtype == (in->dtype == XRT_C64 ? XRT_F32 : XRT_F64) &&
+            sim_vdims_eq(in, out)) ||
+           sim_vbad(v, "abs of complex must be real");
+  return sim_vsame(v, op->operands[0], op->results[0]);
+}
+
+static int sim_vcompare(sim_vchk *v) {
+  if (!sim_vcounts(v, 2, 1) ||
+      !sim_vsame(v, v->op->operands[0], v->op->operands[1]))
+    return 0;
+  const xrt_shape *out = sim_vout(v, 0);
+  if (out->dtype != XRT_PRED || !sim_vdims_eq(out, sim_vin(v, 0)))
+    return sim_vbad(v, "compare result must be i1 of the operands' shape");
+  const xrt_ir_attr *d = sim_attr(v->op, "comparison_direction", XRT_ATTR_ENUM);
+  static const char *const dirs[] = {"EQ", "NE", "GE", "GT", "LE", "LT"};
+  for (size_t i = 0; d && i < sizeof dirs / sizeof *dirs; i++)
+    if (strcmp(d->s, dirs[i]) == 0) return 1;
+  return sim_vbad(v, "bad comparison_direction");
+}
+
+static int sim_vselect(sim_vchk *v) {
+  if (!sim_vcounts(v, 3, 1)) return 0;
+  const xrt_shape *p = sim_vin(v, 0), *out = sim_vout(v, 0);
+  if (p->dtype != XRT_PRED || (p->rank != 0 && !sim_vdims_eq(p, out)))
+    return sim_vbad(v, "bad select predicate");
+  return sim_vsame(v, v->op->operands[1], v->op->results[0]) &&
+         sim_vsame(v, v->op->operands[2], v->op->results[0]);
+}
+
+static int sim_vclamp(sim_vchk *v) {
+  if (!sim_vcounts(v, 3, 1) ||
+      !sim_vsame(v, v->op->operands[1], v->op->results[0]))
+    return 0;
+  const xrt_shape *x = sim_vin(v, 1);
+  for (int i = 0; i < 3; i += 2) {
+    const xrt_shape *b = sim_vin(v, i);
+    if (b->dtype != x->dtype || (b->rank != 0 && !sim_vdims_eq(b, x)))
+      return sim_vbad(v, "bad clamp bound");
+  }
+  return 1;
+}
+
+static int sim_vconvert(sim_vchk *v) {
+  return sim_vcounts(v, 1, 1) &&
+         (sim_vdims_eq(sim_vin(v, 0), sim_vout(v, 0)) ||
+          sim_vbad(v, "convert changes the shape"));
+}
+
+static int sim_viota(sim_vchk *v) {
+  if (!sim_vcounts(v, 0, 1)) return 0;
+  const xrt_ir_attr *d = sim_attr(v->op, "iota_dimension", XRT_ATTR_INT);
+  return (d && d->i >= 0 && d->i < sim_vout(v, 0)->rank) ||
+         sim_vbad(v, "bad iota_dimension");
+}
+
+static int sim_vbroadcast_in_dim(sim_vchk *v) {
+  const int64_t *dims;
+  int64_t n;
+  if (!sim_vcounts(v, 1, 1) ||
+      !sim_vints(v, "broadcast_dimensions", &dims, &n))
+    return 0;
+  const xrt_shape *in = sim_vin(v, 0), *out = sim_vout(v, 0);
+  if (in->dtype != out->dtype || n != in->rank)
+    return sim_vbad(v, "bad broadcast_in_dim");
+  if (!sim_vdims(v, dims, n, out->rank)) return 0;
+  for (int64_t i = 0; i < n; i++)
+    if (in->dims[i] != 1 && in->dims[i] != out->dims[dims[i]])
+      return sim_vbad(v, "bad broadcast_in_dim sizes");
+  return 1;
+}
+
+static int sim_vreshape(sim_vchk *v) {
+  if (!sim_vcounts(v, 1, 1)) return 0;
+  const xrt_shape *in = sim_vin(v, 0), *out = sim_vout(v, 0);
+  return (in->dtype == out->dtype && sim_rnumel(in) == sim_rnumel(out)) ||
+         sim_vbad(v, "bad reshape");
+}
+
+static int sim_vtranspose(sim_vchk *v) {
+  const int64_t *perm;
+  int64_t n;
+  if (!sim_vcounts(v, 1, 1) || !sim_vints(v, "permutation", &perm, &n))
+    return 0;
+  const xrt_shape *in = sim_vin(v, 0), *out = sim_vout(v, 0);
+  if (n != in->rank || out->rank != in->rank || in->dtype != out->dtype)
+    return sim_vbad(v, "bad transpose");
+  if (!sim_vdims(v, perm, n, in->rank)) return 0;
+  for (int64_t i = 0; i < n; i++)
+    if (out->dims[i] != in->dims[perm[i]])
+      return sim_vbad(v, "bad transpose result");
+  return 1;
+}
+
+/* Region r takes nargs values of types args and returns nrets of types
+ * rets (NULL entries: any type). */
+static int sim_vregion_sig(sim_vchk *v, const xrt_ir_region *r, int nargs,
+                           const xrt_ir_type *const *args, int nrets,
+                           const xrt_ir_type *const *rets) {
+  if (r->num_args != nargs) return sim_vbad(v, "region argument count");
+  for (int i = 0; i < nargs; i++)
+    if (args[i] && !sim_vtype_eq(sim_vty(v, r->args[i]), args[i]))
+      return sim_vbad(v, "region argument type");
+  const xrt_ir_op *term = &r->ops[r->num_ops - 1];
+  if (term->num_operands != nrets) return sim_vbad(v, "region result count");
+  for (int i = 0; i < nrets; i++)
+    if (rets[i] && !sim_vtype_eq(sim_vty(v, term->operands[i]), rets[i]))
+      return sim_vbad(v, "region result type");
+  return 1;
+}
+
+static int sim_vreduce(sim_vchk *v) {
+  const xrt_ir_op *op = v->op;
+  int n = op->num_results;
+  const int64_t *dims;
+  int64_t nd;
+  if (n < 1 || n > 32 || op->num_regions != 1)
+    return sim_vbad(v, "bad reduce");
+  if (!sim_vcounts(v, 2 * n, n) || !sim_vints(v, "dimensions", &dims, &nd))
+    return 0;
+  const xrt_shape *in0 = sim_vin(v, 0);
+  if (!sim_vdims(v, dims, nd, in0->rank)) return 0;
+  const xrt_ir_type *sig[64];
+  for (int i = 0; i < n; i++) {
+    const xrt_shape *in = sim_vin(v, i), *init = sim_vin(v, n + i),
+                    *out = sim_vout(v, i);
+    if (!sim_vdims_eq(in, in0) || init->rank != 0 ||
+        init->dtype != out->dtype)
+      return sim_vbad(v, "bad reduce operands");
+    int32_t k = 0;
+    for (int32_t d = 0; d < in->rank; d++) {
+      if (sim_vcontains(dims, nd, d)) continue;
+      if (k >= out->rank || out->dims[k] != in->dims[d])
+        return sim_vbad(v, "bad reduce result");
+      k++;
+    }
+    if (k != out->rank) return sim_vbad(v, "bad reduce result rank");
+    sig[i] = sig[n + i] = sim_vty(v, op->operands[n + i]);
+  }
+  return sim_vregion_sig(v, &op->regions[0], 2 * n, sig, n, sig);
+}
+
+static int sim_vdot_field(sim_vchk *v, const char *name, const int64_t **ints,
+                          int64_t *n) {
+  const xrt_ir_attr *a = xrt_ir_attr_field(
+      xrt_ir_op_attr(v->op, "dot_dimension_numbers"), name);
+  *ints = NULL;
+  *n = 0;
+  if (!a) return 1;
+  if (a->kind != XRT_ATTR_INTS) return sim_vbad(v, "bad dimension numbers");
+  *ints = a->ints;
+  *n = a->n;
+  return 1;
+}
+
+static int sim_vdot_general(sim_vchk *v) {
+  const int64_t *lb, *rb, *lc, *rc;
+  int64_t nlb, nrb, nlc, nrc;
+  if (!sim_vcounts(v, 2, 1) ||
+      !sim_vdot_field(v, "lhs_batching_dimensions", &lb, &nlb) ||
+      !sim_vdot_field(v, "rhs_batching_dimensions", &rb, &nrb) ||
+      !sim_vdot_field(v, "lhs_contracting_dimensions", &lc, &nlc) ||
+      !sim_vdot_field(v, "rhs_contracting_dimensions", &rc, &nrc))
+    return 0;
+  const xrt_shape *l = sim_vin(v, 0), *r = sim_vin(v, 1), *out = sim_vout(v, 0);
+  if (nlb != nrb || nlc != nrc || nlb + nlc > XRT_MAX_RANK ||
+      l->dtype != r->dtype)
+    return sim_vbad(v, "bad dot_general");
+  int64_t ld[XRT_MAX_RANK], rd[XRT_MAX_RANK];
+  for (int64_t i = 0; i < nlb; i++) ld[i] = lb[i], rd[i] = rb[i];
+  for (int64_t i = 0; i < nlc; i++) ld[nlb + i] = lc[i], rd[nrb + i] = rc[i];
+  if (!sim_vdims(v, ld, nlb + nlc, l->rank) ||
+      !sim_vdims(v, rd, nrb + nrc, r->rank))
+    return 0;
+  for (int64_t i = 0; i < nlb + nlc; i++)
+    if (l->dims[ld[i]] != r->dims[rd[i]])
+      return sim_vbad(v, "dot_general dimension sizes differ");
+  int64_t want[2 * XRT_MAX_RANK];
+  int k = 0;
+  for (int64_t i = 0; i < nlb; i++) want[k++] = l->dims[lb[i]];
+  for (int side = 0; side < 2; side++) {
+    const xrt_shape *x = side ? r : l;
+    const int64_t *used = side ? rd : ld;
+    for (int32_t d = 0; d < x->rank; d++)
+      if (!sim_vcontains(used, nlb + nlc, d)) want[k++] = x->dims[d];
+  }
+  if (out->rank != k) return sim_vbad(v, "bad dot_general result");
+  for (int i = 0; i < k; i++)
+    if (out->dims[i] != want[i]) return sim_vbad(v, "bad dot_general result");
+  return 1;
+}
+
+static int sim_vwhile(sim_vchk *v) {
+  const xrt_ir_op *op = v->op;
+  int n = op->num_operands;
+  if (op->num_results != n || op->num_regions != 2 || n > 256)
+    return sim_vbad(v, "bad while");
+  const xrt_ir_type *sig[256];
+  for (int i = 0; i < n; i++) {
+    if (!sim_vsame(v, op->operands[i], op->results[i])) return 0;
+    sig[i] = sim_vty(v, op->operands[i]);
+  }
+  const xrt_ir_type *any[1] = {NULL};
+  if (!sim_vregion_sig(v, &op->regions[0], n, sig, 1, any)) return 0;
+  const xrt_ir_region *c = &op->regions[0];
+  const xrt_ir_type *ct = sim_vty(v, c->ops[c->num_ops - 1].operands[0]);
+  if (ct->kind != XRT_TYPE_TENSOR || ct->shape.dtype != XRT_PRED ||
+      ct->shape.rank != 0)
+    return sim_vbad(v, "while cond must return tensor<i1>");
+  return sim_vregion_sig(v, &op->regions[1], n, sig, n, sig);
+}
+
+static int sim_vcall(sim_vchk *v) {
+  const xrt_ir_op *op = v->op;
+  const xrt_ir_func *f = &v->m->funcs[op->callee]; /* checked when read */
+  if (op->num_operands != f->body.num_args || op->num_results != f->num_results)
+    return sim_vbad(v, "call does not fit its callee");
+  for (int32_t i = 0; i < op->num_operands; i++)
+    if (!sim_vtype_eq(sim_vty(v, op->operands[i]),
+                      &f->value_types[f->body.args[i]]))
+      return sim_vbad(v, "call argument type");
+  for (int32_t i = 0; i < op->num_results; i++)
+    if (!sim_vtype_eq(sim_vty(v, op->results[i]), &f->result_types[i]))
+      return sim_vbad(v, "call result type");
+  return 1;
+}
+
+static int sim_vconstant(sim_vchk *v) {
+  if (!sim_vcounts(v, 0, 1)) return 0;
+  const xrt_ir_attr *a = sim_attr(v->op, "value", XRT_ATTR_DENSE);
+  return (a && a->lit && !a->lit->type.quant &&
+          sim_vshape_eq(&a->lit->type.shape, sim_vout(v, 0))) ||
+         sim_vbad(v, "bad constant");
+}
+
+static int sim_vcustom_call(sim_vchk *v) {
+  return sim_attr(v->op, "call_target_name", XRT_ATTR_STRING) != NULL ||
+         sim_vbad(v, "custom_call without call_target_name");
+}
+
+/* The per-op rules; ops without a copy here are refused. */
+static int sim_vop_rules(sim_vchk *v) {
+  const xrt_ir_op *op = v->op;
+  if (op->num_regions != 0 && op->code != XRT_OP_REDUCE &&
+      op->code != XRT_OP_WHILE)
+    return sim_vbad(v, "unexpected region");
+  switch (op->code) {
+  case XRT_OP_COMPARE: return sim_vcompare(v);
+  case XRT_OP_SELECT: return sim_vselect(v);
+  case XRT_OP_CLAMP: return sim_vclamp(v);
+  case XRT_OP_CONVERT: return sim_vconvert(v);
+  case XRT_OP_IOTA: return sim_viota(v);
+  case XRT_OP_BROADCAST_IN_DIM: return sim_vbroadcast_in_dim(v);
+  case XRT_OP_RESHAPE: return sim_vreshape(v);
+  case XRT_OP_TRANSPOSE: return sim_vtranspose(v);
+  case XRT_OP_REDUCE: return sim_vreduce(v);
+  case XRT_OP_DOT_GENERAL: return sim_vdot_general(v);
+  case XRT_OP_WHILE: return sim_vwhile(v);
+  case XRT_OP_FUNC_CALL: return sim_vcall(v);
+  case XRT_OP_CONSTANT: return sim_vconstant(v);
+  case XRT_OP_CUSTOM_CALL: return sim_vcustom_call(v);
+  case XRT_OP_RETURN: case XRT_OP_FUNC_RETURN:
+    return op->num_results == 0 || sim_vbad(v, "return with results");
+  default:
+    if (sim_vew_mask(op->code)) return sim_vew(v);
+    return sim_vbad(v, "op not loadable from serialized bytes");
+  }
+}
+
+static int sim_vdefine(sim_vchk *v, const int32_t *ids, int32_t n) {
+  for (int32_t i = 0; i < n; i++) {
+    if (v->state[ids[i]]) return sim_vbad(v, "value defined twice");
+    if (!sim_vtype_plain(sim_vty(v, ids[i])))
+      return sim_vbad(v, "quantized types are not loaded from bytes");
+    v->state[ids[i]] = 1;
+  }
+  return 1;
+}
+
+static void sim_vforget(sim_vchk *v, const int32_t *ids, int32_t n) {
+  for (int32_t i = 0; i < n; i++) v->state[ids[i]] = 2;
+}
+
+static int sim_vregion(sim_vchk *v, const xrt_ir_region *r);
+
+static int sim_vop(sim_vchk *v, const xrt_ir_op *op, int last) {
+  v->op = op;
+  if (!op->name || strcmp(op->name, sim_opcode_name(op->code)) != 0)
+    return sim_vbad(v, "op name does not match its code");
+  int term = op->code == XRT_OP_RETURN || op->code == XRT_OP_FUNC_RETURN;
+  if (term != last) return sim_vbad(v, "misplaced terminator");
+  for (int32_t i = 0; i < op->num_attrs; i++)
+    if (!op->attrs[i].name) return sim_vbad(v, "attribute without a name");
+  for (int32_t i = 0; i < op->num_operands; i++)
+    if (v->state[op->operands[i]] != 1)
+      return sim_vbad(v, "value used out of scope");
+  for (int32_t i = 0; i < op->num_regions; i++) {
+    if (!sim_vregion(v, &op->regions[i])) return 0;
+    v->op = op;
+  }
+  return sim_vop_rules(v) && sim_vdefine(v, op->results, op->num_results);
+}
+
+static int sim_vregion(sim_vchk *v, const xrt_ir_region *r) {
+  if (++v->depth > SIM_SER_DEPTH) return sim_vbad(v, "regions nest too deep");
+  if (!sim_vdefine(v, r->args, r->num_args)) return 0;
+  for (int32_t i = 0; i < r->num_ops; i++)
+    if (!sim_vop(v, &r->ops[i], i == r->num_ops - 1)) return 0;
+  for (int32_t i = 0; i < r->num_ops; i++)
+    sim_vforget(v, r->ops[i].results, r->ops[i].num_results);
+  sim_vforget(v, r->args, r->num_args);
+  v->depth--;
+  return 1;
+}
+
+static int sim_vfunc(sim_vchk *v, const xrt_ir_func *f) {
+  v->f = f;
+  v->op = NULL;
+  v->depth = 0;
+  memset(v->state, 0, (size_t)f->num_values);
+  for (int32_t i = 0; i < f->num_results; i++)
+    if (!sim_vtype_plain(&f->result_types[i]))
+      return sim_vbad(v, "quantized types are not loaded from bytes");
+  const xrt_ir_region *b = &f->body;
+  const xrt_ir_op *ret = &b->ops[b->num_ops - 1];
+  if (!sim_vregion(v, b)) return 0;
+  if (ret->code != XRT_OP_FUNC_RETURN || ret->num_operands != f->num_results)
+    return sim_vbad(v, "function does not return its results");
+  for (int32_t i = 0; i < f->num_results; i++)
+    if (!sim_vtype_eq(sim_vty(v, ret->operands[i]), &f->result_types[i]))
+      return sim_vbad(v, "function returns a value of the wrong type");
+  return 1;
+}
+
+/* NULL if m is a module the planner can take, else what is wrong.  The
+ * scratch comes from r's pool (it lives as long as the module). */
+static const char *sim_vmodule(sim_rbuf *r, const xrt_ir_module *m,
+                               int32_t entry) {
+  /* The entry takes and returns tensors only (buffers). */
+  const xrt_ir_func *e = &m->funcs[entry];
+  for (int32_t i = 0; i < e->body.num_args; i++)
+    if (e->value_types[e->body.args[i]].kind != XRT_TYPE_TENSOR)
+      return "the entry takes a value that is not a tensor";
+  for (int32_t i = 0; i < e->num_results; i++)
+    if (e->result_types[i].kind != XRT_TYPE_TENSOR)
+      return "the entry returns a value that is not a tensor";
+  int32_t most = 1;
+  for (int32_t i = 0; i < m->num_funcs; i++)
+    if (m->funcs[i].num_values > most) most = m->funcs[i].num_values;
+  sim_vchk v;
+  memset(&v, 0, sizeof v);
+  v.m = m;
+  v.state = (unsigned char *)sim_ralloc(r, (size_t)most);
+  if (!v.state) return "out of host memory";
+  for (int32_t i = 0; i < m->num_funcs && !v.why; i++)
+    sim_vfunc(&v, &m->funcs[i]);
+  return v.why;
+}
+
+/* Hands the blocks of from to the pool to (freed with it). */
+static void sim_pool_adopt(sim_pool *to, sim_pool *from) {
+  if (!from->head) return;
+  void *tail = from->head;
+  while (*(void **)tail) tail = *(void **)tail;
+  *(void **)tail = to->head;
+  to->head = from->head;
+  from->head = NULL;
+}
+
+static bool sim_same_shape(const xrt_ir_type *t, const xrt_shape *s) {
+  if (t->kind != XRT_TYPE_TENSOR || t->shape.dtype != s->dtype ||
+      t->shape.rank != s->rank)
+    return false;
+  for (int32_t d = 0; d < s->rank; d++)
+    if (t->shape.dims[d] != s->dims[d]) return false;
+  return true;
+}
+
+/* The core sizes argument and result buffers, and host bindings, by its
+ * own record of the executable: decoded bytes that disagree with it (yet
+ * pass every other check) would make kernels read or write past them.
+ * NULL when they agree (or the core is older and says nothing). */
+static const char *sim_signature_mismatch(const xrt_ir_module *m,
+                                          int32_t entry,
+                                          const xrt_plugin_compile_args *a) {
+  if (!XRT_STRUCT_HAS(a, xrt_plugin_compile_args, output_shapes))
+    return NULL;
+  if (m->num_custom_calls != a->num_host_bindings) return "host call count";
+  const xrt_ir_func *f = &m->funcs[entry];
+  if (f->body.num_args != a->num_inputs || f->num_results != a->num_outputs)
+    return "entry signature";
+  for (int32_t i = 0; i < a->num_inputs; i++)
+    if (!a->input_shapes ||
+        !sim_same_shape(&f->value_types[f->body.args[i]], &a->input_shapes[i]))
+      return "an entry input shape";
+  for (int32_t i = 0; i < a->num_outputs; i++)
+    if (!a->output_shapes ||
+        !sim_same_shape(&f->result_types[i], &a->output_shapes[i]))
+      return "an entry output shape";
+  return NULL;
+}
+
+static xrt_status sim_executable_deserialize(void *client,
+                                             const xrt_plugin_compile_args *args,
+                                             const void *data, size_t size,
+                                             void **out_executable,
+                                             xrt_plugin_error *err) {
+  sim_client *c = (sim_client *)client;
+  if (!c || !args || args->struct_size < sizeof *args || !out_executable ||
+      (!data && size))
+    return sim_fail(err, XRT_INVALID_ARGUMENT, "bad deserialize arguments");
+  *out_executable = NULL;
+  sim_rbuf r;
+  memset(&r, 0, sizeof r);
+  r.p = (const unsigned char *)data;
+  r.n = size;
+  r.pool.al = c->al;
+  for (int i = 0; i < c->ndev; i++)
+    if (c->dev[i].limit > r.max_tensor_bytes)
+      r.max_tensor_bytes = c->dev[i].limit;
+  int32_t entry = -1;
+  const xrt_ir_module *m = sim_rmodule(&r, &entry);
+  if (!m) {
+    sim_pool_release(&r.pool);
+    int oom = r.why && strcmp(r.why, "out of host memory") == 0;
+    return sim_fail(err, oom ? XRT_RESOURCE_EXHAUSTED : XRT_INVALID_ARGUMENT,
+                    "serialized executable: %s at byte %zu of %zu",
+                    r.why ? r.why : "unreadable", r.at, size);
+  }
+  const char *bad = sim_signature_mismatch(m, entry, args);
+  if (bad) {
+    sim_pool_release(&r.pool);
+    return sim_fail(err, XRT_INVALID_ARGUMENT,
+                    "serialized executable: %s differs from what the core "
+                    "expects", bad);
+  }
+  xrt_plugin_compile_args a = *args;
+  a.module = m;
+  a.entry = entry;
+  sim_exe *e = NULL;
+  xrt_status rc = sim_compile(client, &a, (void **)&e, err);
+  if (rc) {
+    sim_pool_release(&r.pool);
+    /* Bytes the planner refuses (say, a compare_type it has no kernel
+     * for) are bytes this simulator does not recognise. */
+    if (rc == XRT_RESOURCE_EXHAUSTED) return rc;
+    char why[sizeof err->message] = "does not compile";
+    if (err) memcpy(why, err->message, sizeof why - 1);
+    return sim_fail(err, XRT_INVALID_ARGUMENT, "serialized executable: %s",
+                    why);
+  }
+  sim_pool_adopt(&e->pool, &r.pool); /* the module lives as long as e */
+  *out_executable = e;
+  return XRT_OK;
+}
+
 static const xrt_plugin_api sim_api = {
     .struct_size = sizeof(xrt_plugin_api),
     .abi_major = XRT_PLUGIN_ABI_MAJOR,
     .abi_minor = XRT_PLUGIN_ABI_MINOR,
     .name = "sim",
-    .version = "0.2.0",
+    .version = "0.3.0",
     .client_create = sim_client_create,
     .client_destroy = sim_client_destroy,
     .device_count = sim_device_count,
@@ -14000,6 +15963,9 @@ static const xrt_plugin_api sim_api = {
     .op_support = sim_op_support,
     .inject_fault_kind = sim_inject_fault_kind,
     .buffer_copy_region = sim_buffer_copy_region,
+    .executable_serialize = sim_executable_serialize,
+    .serialized_free = sim_serialized_free,
+    .executable_deserialize = sim_executable_deserialize,
 };
 
 const xrt_plugin_api *xrt_sim_plugin_api(void) { return &sim_api; }

@@ -12,6 +12,10 @@
  *                                       xrt's (/usr/bin/python3)
  *   threads.2.fused_speedup             a*b+c with threads_per_device 2
  *                                       over 1
+ *   threads.2.triad_speedup             the C triad on 2 pthreads over 1:
+ *                                       what the machine's memory gives a
+ *                                       bandwidth-bound loop (the ceiling
+ *                                       of threads.2.fused_speedup)
  */
 #if !defined(_POSIX_C_SOURCE) || _POSIX_C_SOURCE < 200809L
 #undef _POSIX_C_SOURCE
@@ -21,6 +25,7 @@
 #define BENCH_NAME "bench_fused"
 #include "bench_util.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,6 +102,35 @@ static double triad(float *restrict a, const float *restrict b,
   return bench_now_s() - t0;
 }
 
+/* Half of a triad, for the two-thread run. */
+typedef struct half_triad {
+  float *a;
+  const float *b, *c;
+  int64_t n;
+  float s;
+} half_triad;
+
+static void *half_triad_run(void *arg) {
+  half_triad *h = (half_triad *)arg;
+  (void)triad(h->a, h->b, h->c, h->n, h->s);
+  return NULL;
+}
+
+/* The triad split over two threads (halves of n, a multiple of 32):
+ * seconds, thread start included (microseconds against ~20 ms). */
+static double triad2(float *a, const float *b, const float *c, int64_t n,
+                     float s) {
+  int64_t half = n / 2;
+  half_triad h[2] = {{a, b, c, half, s},
+                     {a + half, b + half, c + half, n - half, s}};
+  pthread_t t;
+  double t0 = bench_now_s();
+  if (pthread_create(&t, NULL, half_triad_run, &h[1]) != 0) return 1e30;
+  half_triad_run(&h[0]);
+  pthread_join(t, NULL);
+  return bench_now_s() - t0;
+}
+
 static void keep_min(double *best, double t) {
   if (t < *best) *best = t;
 }
@@ -131,13 +165,14 @@ int main(void) {
   prog p1, p2;
   int rc = prog_init(&p1, 1, fma_src, 3, N16M, 0, h);
   if (!rc) rc = prog_init(&p2, 2, fma_src, 3, N16M, 0, h);
-  double tx1 = 1e30, tx2 = 1e30, tt = 1e30;
+  double tx1 = 1e30, tx2 = 1e30, tt = 1e30, tt2 = 1e30;
   for (int r = 0; r < RUNS && !rc; r++) {
     double a = prog_time(&p1), b = prog_time(&p2);
     if (a < 0 || b < 0) rc = 1;
     keep_min(&tx1, a);
     keep_min(&tx2, b);
     keep_min(&tt, triad(h[3], h[1], h[2], N16M, 3.0f + (float)r));
+    keep_min(&tt2, triad2(h[3], h[1], h[2], N16M, 3.0f + (float)r));
   }
   prog_free(&p1);
   prog_free(&p2);
@@ -147,6 +182,7 @@ int main(void) {
     printf("fused.a_mul_b_add_c_16M.ratio_triad = %.3f\n",
            (4.0 / tx1) / (3.0 / tt));
     printf("threads.2.fused_speedup = %.3f\n", tx1 / tx2);
+    printf("threads.2.triad_speedup = %.3f\n", tt / tt2);
   }
   for (int axis = 0; axis < 2 && !rc; axis++) {
     char src[sizeof sum_src];

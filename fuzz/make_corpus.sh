@@ -7,6 +7,9 @@
 #   fuzz_npy:          valid .npy files of several dtypes and shapes, and
 #                      broken ones (truncated, bad magic, bad header)
 #   fuzz_plugin_table: an all-working table and a few mixed ones
+#   fuzz_cache_file:   real cache files (intact, flipped, truncated, with
+#                      and without a resealed checksum), written by the
+#                      target itself, found next to DIR (make fuzz first)
 set -eu
 out=${1:-build-fuzz/corpus}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -68,6 +71,16 @@ printf '\000\000\000\000\000\000\000\005\000\000\000\002\000\000\000\000\000\000
   > "$out/fuzz_plugin_table/bad_describe"
 printf '\000\003\000\000\000\000' > "$out/fuzz_plugin_table/zero_size"
 printf '\000\000\002\000\000\000' > "$out/fuzz_plugin_table/bad_major"
+# ---- cache files: the target compiles its program and writes them ----
+mkdir -p "$out/fuzz_cache_file"
+cache_bin=$(dirname "$out")/fuzz_cache_file
+if [ -x "$cache_bin" ]; then
+  XRT_FUZZ_WRITE_SEEDS="$out/fuzz_cache_file" "$cache_bin" -runs=0 \
+    >/dev/null 2>&1 || echo "make_corpus.sh: $cache_bin could not write seeds"
+else
+  echo "make_corpus.sh: no $cache_bin yet (make fuzz): no cache file seeds"
+fi
 echo "make_corpus.sh: $(ls "$out/fuzz_program" | wc -l) programs," \
   "$(ls "$out/fuzz_npy" | wc -l) .npy files," \
-  "$(ls "$out/fuzz_plugin_table" | wc -l) plugin tables in $out"
+  "$(ls "$out/fuzz_plugin_table" | wc -l) plugin tables," \
+  "$(ls "$out/fuzz_cache_file" | wc -l) cache files in $out"

@@ -29,7 +29,7 @@
 /* ---- errors ---- */
 
 #if defined(__GNUC__)
-#define TINY_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#define TINY_PRINTF(a, b) XRT_PRINTF_FORMAT(a, b)
 #else
 #define TINY_PRINTF(a, b)
 #endif
@@ -461,9 +461,6 @@ static const xrt_plugin_api tiny_api = {
     .buffer_host_pointer = tiny_buffer_host_pointer,
 };
 
-#if defined(__GNUC__)
-__attribute__((visibility("default")))
-#endif
-const xrt_plugin_api *xrt_plugin_get_api(void) {
+XRT_PLUGIN_EXPORT const xrt_plugin_api *xrt_plugin_get_api(void) {
   return &tiny_api;
 }

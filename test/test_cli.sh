@@ -544,6 +544,28 @@ else
   failures=$((failures + 1))
 fi
 
+# --cache-dir (and XRT_CACHE_DIR): the first run writes one cache file
+# (and its alias, a-*.xrtc), a second process loads it (a disk hit) and
+# prints the same results.  An xrt built without the disk cache
+# (XRT_DISK_CACHE=0) refuses the option.
+"$bin" run "$tmp/const.mlir" --cache-dir "$tmp/nocache" >"$tmp/out" 2>&1
+if [ $? -eq 2 ] && grep -q "built without the disk cache" "$tmp/out"; then
+  echo "PASS run --cache-dir without the disk cache is refused"
+elif "$bin" run "$tmp/replicated.mlir" --devices 4 --cache-dir "$tmp/cache" \
+     --input "$tmp/in/result_0.npy" >"$tmp/cache_out1" 2>&1 &&
+   [ "$(ls "$tmp/cache" | grep -c '^[0-9a-f]*\.xrtc$')" -eq 1 ] &&
+   XRT_CACHE_DIR="$tmp/cache" XRT_LOG=debug,cache "$bin" run \
+     "$tmp/replicated.mlir" --devices 4 --input "$tmp/in/result_0.npy" \
+     >"$tmp/cache_out2" 2>"$tmp/cache_log" &&
+   cmp -s "$tmp/cache_out1" "$tmp/want" && cmp -s "$tmp/cache_out2" "$tmp/want" &&
+   grep -q "disk hit" "$tmp/cache_log"; then
+  echo "PASS run --cache-dir / XRT_CACHE_DIR"
+else
+  echo "FAIL run --cache-dir / XRT_CACHE_DIR"
+  sed 's/^/  | /' "$tmp/cache_out1" "$tmp/cache_out2" "$tmp/cache_log" 2>/dev/null
+  failures=$((failures + 1))
+fi
+
 if [ $failures -ne 0 ]; then
   echo "test_cli: $failures failed"
   exit 1

@@ -11,14 +11,18 @@
 # wrongly, and one whose query_support lies, must each fail by name (and
 # one that accepts only an old StableHLO version must still pass).
 # Prints one line per case and exits 1 if any case fails.
+# `make test-windows` runs it on the Windows build: XRT_RUN (wine) runs the
+# programs, XRT_EXE=.exe, plugins are xrt_NAME.dll (XRT_LIB_PREFIX= and
+# XRT_LIB_SUFFIX=.dll) and CC is the mingw-w64 compiler.
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/.."
 build=${XRT_BUILD:-build}
-cts=$build/xrt-cts
-for f in "$cts" "$build/libxrt_sim.so" "$build/libxrt_tiny.so" \
-         "$build/libxrt_minimal.so"; do
+cts=$build/xrt-cts${XRT_EXE:-}
+# lib NAME: the plugin library xrt_NAME as this platform names it.
+lib() { echo "$build/${XRT_LIB_PREFIX-lib}xrt_$1${XRT_LIB_SUFFIX-.so}"; }
+for f in "$cts" "$(lib sim)" "$(lib tiny)" "$(lib minimal)"; do
   if [ ! -e "$f" ]; then
     echo "test_cts: $f not built (run make first)" >&2
     exit 2
@@ -32,8 +36,9 @@ failures=0
 run() {
   name=$1
   shift
-  "$cts" "$@" >"$tmp/$name.out" 2>&1
+  ${XRT_RUN:-} "$cts" "$@" >"$tmp/$name.raw" 2>&1
   echo $? >"$tmp/$name.rc"
+  tr -d '\r' <"$tmp/$name.raw" >"$tmp/$name.out" # Windows ends lines CRLF
 }
 
 # starts FILE PREFIX: whether a line of FILE starts with PREFIX (a fixed
@@ -86,7 +91,7 @@ summary() {
 }
 
 # --- the simulator: all pass; skips only for what it does not advertise ---
-run sim "$build/libxrt_sim.so"
+run sim "$(lib sim)"
 expect sim 0 -"FAIL " +"PASS basic.load" +"PASS basic.devices" \
   +"PASS buffers.roundtrip.f32" +"PASS buffers.roundtrip.f4e2m1fn" \
   +"PASS buffers.roundtrip.c128" +"PASS buffers.copy_device" \
@@ -105,7 +110,7 @@ else
 fi
 
 # --- the tiny plugin: no failure; what it lacks skips by name ---
-run tiny "$build/libxrt_tiny.so"
+run tiny "$(lib tiny)"
 expect tiny 0 -"FAIL " +"PASS basic.info" +"PASS basic.exclusive" \
   +"PASS buffers.roundtrip.f32" +"PASS buffers.roundtrip.s32" \
   +"SKIP buffers.roundtrip.f64: element type f64 (not advertised)" \
@@ -117,7 +122,7 @@ expect tiny 0 -"FAIL " +"PASS basic.info" +"PASS basic.exclusive" \
 summary tiny
 
 # --- README's minimal plugin ---
-run minimal "$build/libxrt_minimal.so"
+run minimal "$(lib minimal)"
 expect minimal 0 -"FAIL " +"PASS basic.load" +"PASS basic.info" \
   +"PASS basic.client" +"PASS basic.devices" +"PASS basic.topology" \
   +"PASS execute.add.f32" \
@@ -125,10 +130,10 @@ expect minimal 0 -"FAIL " +"PASS basic.load" +"PASS basic.info" \
 summary minimal
 
 # --- options: --filter and --devices ---
-run filter "$build/libxrt_sim.so" --filter numerics.divide
+run filter "$(lib sim)" --filter numerics.divide
 expect filter 0 +"PASS numerics.divide.s32" +"PASS numerics.divide.s32.xla_edges" \
   +"xrt-cts: 2 passed, 0 failed, 0 skipped"
-run devices2 "$build/libxrt_sim.so" --devices 2 --filter collectives.
+run devices2 "$(lib sim)" --devices 2 --filter collectives.
 expect devices2 0 +"xrt-cts: 3 passed, 0 failed, 0 skipped"
 
 # --- bad input: no plugin, a missing file, a file that is not a library ---

@@ -41,14 +41,15 @@ _Static_assert(offsetof(DLManagedTensor, manager_ctx) == 48 &&
 typedef struct prod {
   DLManagedTensor t;
   int64_t shape[20], strides[20];
-  void *block;     /* the allocation holding the data */
+  void *raw;       /* the allocation */
+  void *block;     /* its 64-byte aligned part, holding the data */
   int *deletions;  /* incremented by the deleter */
 } prod;
 
 static void prod_delete(DLManagedTensor *t) {
   prod *p = (prod *)t->manager_ctx;
   (*p->deletions)++;
-  free(p->block);
+  free(p->raw);
   free(p);
 }
 
@@ -61,8 +62,10 @@ static prod *prod_new(DLDataType dt, int ndim, const int64_t *shape,
   prod *p = (prod *)calloc(1, sizeof *p);
   assert_non_null(p);
   size_t cap = (bytes + offset + 63) / 64 * 64;
-  p->block = aligned_alloc(64, cap ? cap : 64);
-  assert_non_null(p->block);
+  /* aligned by hand: Windows has no aligned_alloc */
+  p->raw = malloc((cap ? cap : 64) + 63);
+  assert_non_null(p->raw);
+  p->block = (void *)(((uintptr_t)p->raw + 63) & ~(uintptr_t)63);
   memset(p->block, 0, cap ? cap : 64);
   for (int i = 0; i < ndim && i < 20; i++) {
     p->shape[i] = shape[i];

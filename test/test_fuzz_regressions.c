@@ -16,6 +16,9 @@
 
 #include "test_util.h"
 
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
 #define REGRESSIONS "fuzz/regressions/"
 
 /* fuzz_program: a broadcast without an operand passed the verifier and
@@ -178,6 +181,67 @@ static void test_plugin_unterminated_message(void **state) {
   assert_int_equal(xrt_context_release(x), XRT_OK);
 }
 
+/* fuzz_cache_file: the simulator's serialized bytes of the fuzz program
+ * with multiply's opcode changed to reduce and the hashes resealed (the
+ * input's selector 3; XRT_FUZZ_RESEAL_SIM=1).  The reader checked only
+ * the hash, so the planner met a reduce without a region and crashed.
+ * executable_deserialize now validates the module and refuses it. */
+static void test_cache_file_opcode_changed(void **state) {
+  (void)state;
+  size_t n = 0;
+  unsigned char *f = (unsigned char *)tu_read_file(
+      REGRESSIONS "fuzz_cache_file-opcode-changed-resealed", &n);
+  assert_non_null(f);
+  /* After the selector byte: the cache file; the simulator's bytes run
+   * from its magic to the file's 8-byte checksum. */
+  size_t m = 1;
+  while (m + 32 <= n && memcmp(f + m, "XSIMEXE1", 8) != 0) m++;
+  assert_true(m + 32 + 8 <= n);
+  unsigned char *b = f + m;
+  size_t len = n - 8 - m;
+  uint64_t h = XXH3_64bits(b + 24, len - 24);
+  memcpy(b + 16, &h, sizeof h);
+  const xrt_plugin_api *api = xrt_sim_plugin_api();
+  xrt_plugin_host_api host;
+  memset(&host, 0, sizeof host);
+  host.struct_size = sizeof host;
+  xrt_plugin_client_args ca;
+  memset(&ca, 0, sizeof ca);
+  ca.struct_size = sizeof ca;
+  ca.num_devices = 1;
+  ca.device_memory_bytes = 1 << 24;
+  ca.allocator = xrt_allocator_system();
+  ca.host = &host;
+  void *pc = NULL;
+  xrt_plugin_error err;
+  assert_int_equal(api->client_create(&ca, &pc, &err), XRT_OK);
+  int32_t device = 0;
+  xrt_plugin_compile_args a;
+  memset(&a, 0, sizeof a);
+  a.struct_size = sizeof a;
+  a.entry = -1;
+  a.num_replicas = a.num_partitions = 1;
+  a.device_assignment = &device;
+  void *exe = NULL;
+  assert_int_equal(api->executable_deserialize(pc, &a, b, len, &exe, &err),
+                   XRT_INVALID_ARGUMENT);
+  assert_null(exe);
+  TU_ASSERT_CONTAINS(err.message, "op name does not match its code");
+  /* The same bytes with the opcode put back load. */
+  const char *name = "stablehlo.multiply";
+  unsigned char *at = b;
+  while (memcmp(at, name, strlen(name)) != 0) at++;
+  int32_t code = XRT_OP_MULTIPLY;
+  memcpy(at - 8, &code, sizeof code);
+  h = XXH3_64bits(b + 24, len - 24);
+  memcpy(b + 16, &h, sizeof h);
+  assert_int_equal(api->executable_deserialize(pc, &a, b, len, &exe, &err),
+                   XRT_OK);
+  api->executable_destroy(exe);
+  api->client_destroy(pc);
+  free(f);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_broadcast_without_operand),
@@ -190,6 +254,7 @@ int main(void) {
                                       tu_setup_client, tu_teardown_client),
       cmocka_unit_test(test_plugin_without_free_functions),
       cmocka_unit_test(test_plugin_unterminated_message),
+      cmocka_unit_test(test_cache_file_opcode_changed),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

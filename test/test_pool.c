@@ -256,6 +256,23 @@ static void test_sixteen_devices(void **state) {
 
 /* ---- threads come and go with the client ---- */
 
+#if defined(_WIN32)
+#include <windows.h>
+#include <tlhelp32.h>
+
+/* The process's threads (Windows has no /proc: a Toolhelp snapshot). */
+static long thread_count(void) {
+  HANDLE snap = CreateToolhelp32Snapshot(TH32CS_SNAPTHREAD, 0);
+  if (snap == INVALID_HANDLE_VALUE) return -1;
+  THREADENTRY32 te;
+  te.dwSize = sizeof te;
+  long n = 0;
+  for (BOOL ok = Thread32First(snap, &te); ok; ok = Thread32Next(snap, &te))
+    if (te.th32OwnerProcessID == GetCurrentProcessId()) n++;
+  CloseHandle(snap);
+  return n;
+}
+#else
 static long thread_count(void) {
   FILE *f = fopen("/proc/self/status", "r");
   char line[256];
@@ -265,6 +282,7 @@ static long thread_count(void) {
   if (f) fclose(f);
   return n;
 }
+#endif
 
 static void test_create_destroy_no_leak(void **state) {
   (void)state;

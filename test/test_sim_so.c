@@ -16,8 +16,13 @@
 #ifndef XRT_TEST_PLUGIN_DIR
 #define XRT_TEST_PLUGIN_DIR "build"
 #endif
-#define SIM_SO XRT_TEST_PLUGIN_DIR "/libxrt_sim.so"
-#define TINY_SO XRT_TEST_PLUGIN_DIR "/libxrt_tiny.so"
+/* The libraries' file names (xrt_sim.dll and xrt_tiny.dll on Windows). */
+#ifndef XRT_TEST_SIM_LIB
+#define XRT_TEST_SIM_LIB "libxrt_sim.so"
+#define XRT_TEST_TINY_LIB "libxrt_tiny.so"
+#endif
+#define SIM_SO XRT_TEST_PLUGIN_DIR "/" XRT_TEST_SIM_LIB
+#define TINY_SO XRT_TEST_PLUGIN_DIR "/" XRT_TEST_TINY_LIB
 
 /* ======================================================================
  * The libraries themselves (dlopen, no xrt context)
@@ -432,7 +437,7 @@ static void test_context_holds_only_what_was_loaded(void **state) {
   assert_int_equal(ti.capabilities, XRT_CAP_EXCLUSIVE | XRT_CAP_HOST_MEMORY);
   assert_int_equal(ti.dtypes, (1ull << XRT_F32) | (1ull << XRT_S32));
   assert_string_equal(si.stablehlo_max, xrt_stablehlo_version());
-  assert_non_null(strstr(si.path, "libxrt_sim.so"));
+  assert_non_null(strstr(si.path, XRT_TEST_SIM_LIB));
   /* not registered: no built-in "sim" behind the loaded one */
   assert_null(xrt_context_find_plugin(ctx, "nope"));
   assert_int_equal(xrt_context_release(ctx), XRT_OK);

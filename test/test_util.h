@@ -17,6 +17,8 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -277,6 +279,72 @@ static inline void *tu_alloc(void *self, size_t n) {
 static inline void tu_free(void *self, void *p) {
   (void)self;
   free(p);
+}
+
+/* A counting allocator for allocation-failure injection (SQLite's
+ * approach): give it to a client (xrt_client_options.allocator =
+ * tu_counting_allocator(&a)) and it fails its fail_at-th allocation
+ * (1-based; 0 never) once, or with persistent set that one and every one
+ * after it; it counts live blocks and bytes, and records the return
+ * address of the first failed call (fail_site: where in xrt it was).
+ * Thread-safe: xrt allocates on device threads too.  Each block carries a
+ * 16-byte header with its size, which keeps malloc's 16-byte alignment. */
+typedef struct tu_counting_alloc {
+  _Atomic long calls;           /* allocations asked for so far */
+  long fail_at;                 /* the allocation that fails; 0: none */
+  bool persistent;              /* ... and every later one */
+  _Atomic long live;            /* blocks not yet freed */
+  _Atomic long long live_bytes; /* their bytes */
+  _Atomic bool failed;          /* the injected failure happened */
+  const void *_Atomic fail_site; /* return address of the failed call */
+} tu_counting_alloc;
+
+#define TU_COUNTING_HDR 16
+
+static inline void tu_counting_init(tu_counting_alloc *a, long fail_at) {
+  atomic_init(&a->calls, 0);
+  a->fail_at = fail_at;
+  a->persistent = false;
+  atomic_init(&a->live, 0);
+  atomic_init(&a->live_bytes, 0);
+  atomic_init(&a->failed, false);
+  atomic_init(&a->fail_site, NULL);
+}
+
+static inline void *tu_counting_alloc_fn(void *self, size_t size) {
+  tu_counting_alloc *a = (tu_counting_alloc *)self;
+  long call = atomic_fetch_add(&a->calls, 1) + 1;
+  if (call == a->fail_at) {
+#if defined(__GNUC__)
+    atomic_store(&a->fail_site, __builtin_return_address(0));
+#endif
+    atomic_store(&a->failed, true);
+    return NULL;
+  }
+  if (a->persistent && a->fail_at && call > a->fail_at) return NULL;
+  if (size > SIZE_MAX - TU_COUNTING_HDR) return NULL;
+  char *p = (char *)malloc(size + TU_COUNTING_HDR);
+  if (!p) return NULL;
+  memcpy(p, &size, sizeof size);
+  atomic_fetch_add(&a->live, 1);
+  atomic_fetch_add(&a->live_bytes, (long long)size);
+  return p + TU_COUNTING_HDR;
+}
+
+static inline void tu_counting_free_fn(void *self, void *p) {
+  tu_counting_alloc *a = (tu_counting_alloc *)self;
+  if (!p) return;
+  char *h = (char *)p - TU_COUNTING_HDR;
+  size_t size;
+  memcpy(&size, h, sizeof size);
+  atomic_fetch_sub(&a->live, 1);
+  atomic_fetch_sub(&a->live_bytes, (long long)size);
+  free(h);
+}
+
+static inline xrt_allocator tu_counting_allocator(tu_counting_alloc *a) {
+  xrt_allocator al = {a, tu_counting_alloc_fn, tu_counting_free_fn};
+  return al;
 }
 
 /* Writes n bytes of data to the file path; fails the test otherwise. */

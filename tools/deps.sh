@@ -29,6 +29,90 @@ if [ "${1:-}" = docs ]; then
   exit 1
 fi
 
+# `tools/deps.sh windows` (called by `make test-windows`): the mingw-w64
+# cross compiler (POSIX thread model) and wine64 to run what it builds,
+# plus the host headers the Windows tests compile against (cmocka.h,
+# xxhash.h, dlpack.h: the packages of the Linux build).
+if [ "${1:-}" = windows ]; then
+  PKGS="gcc-mingw-w64-x86-64 wine64 libcmocka-dev libxxhash-dev libdlpack-dev"
+  missing=""
+  command -v x86_64-w64-mingw32-gcc-posix >/dev/null 2>&1 ||
+    missing="$missing x86_64-w64-mingw32-gcc-posix"
+  command -v wine64 >/dev/null 2>&1 || [ -x /usr/lib/wine/wine64 ] ||
+    missing="$missing wine64"
+  for h in cmocka.h xxhash.h dlpack/dlpack.h; do
+    [ -f /usr/include/$h ] || missing="$missing $h"
+  done
+  [ -z "$missing" ] && exit 0
+  echo "tools/deps.sh: missing for make test-windows:$missing"
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update
+    apt-get install -y --no-install-recommends $PKGS
+    exit 0
+  fi
+  echo "tools/deps.sh: install them with:"
+  echo "  sudo apt-get update && sudo apt-get install -y $PKGS"
+  exit 1
+fi
+
+# `tools/deps.sh fuzz` (called by `make fuzz`): clang with libFuzzer and
+# the sanitizer runtimes (Debian 12: clang, libclang-rt-14-dev); checked by
+# building an empty fuzz target.  `tools/deps.sh valgrind` (called by
+# `make test-valgrind`): valgrind.
+if [ "${1:-}" = fuzz ] || [ "${1:-}" = valgrind ]; then
+  if [ "$1" = fuzz ]; then
+    PKGS="clang libclang-rt-14-dev"
+    probe() {
+      command -v clang >/dev/null 2>&1 &&
+        echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n)
+              { (void)d; (void)n; return 0; }' |
+        clang -x c -fsanitize=fuzzer,address,undefined - \
+          -o /tmp/xrt-deps-fuzz.$$ >/dev/null 2>&1
+      r=$?
+      rm -f /tmp/xrt-deps-fuzz.$$
+      return $r
+    }
+  else
+    PKGS="valgrind"
+    probe() { command -v valgrind >/dev/null 2>&1; }
+  fi
+  probe && exit 0
+  echo "tools/deps.sh: missing for make $1: $PKGS (or they do not work)"
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update
+    apt-get install -y --no-install-recommends $PKGS
+    probe && exit 0
+    echo "tools/deps.sh: still missing after installing $PKGS"
+    exit 1
+  fi
+  echo "tools/deps.sh: install them with:"
+  echo "  sudo apt-get update && sudo apt-get install -y $PKGS"
+  exit 1
+fi
+
+# `tools/deps.sh mpi` (called by `make test-mpi` and `make bench-mpi`):
+# Open MPI (mpicc, mpirun) for xrt_mpi.c and its tests, plus cmocka.
+if [ "${1:-}" = mpi ]; then
+  PKGS="libopenmpi-dev openmpi-bin libcmocka-dev"
+  missing=""
+  command -v mpicc >/dev/null 2>&1 || missing="$missing mpicc"
+  command -v mpirun >/dev/null 2>&1 || missing="$missing mpirun"
+  [ -f /usr/include/cmocka.h ] || missing="$missing cmocka.h"
+  [ -z "$missing" ] && exit 0
+  echo "tools/deps.sh: missing for make test-mpi:$missing"
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update
+    apt-get install -y --no-install-recommends $PKGS
+    exit 0
+  fi
+  echo "tools/deps.sh: install them with:"
+  echo "  sudo apt-get update && sudo apt-get install -y $PKGS"
+  exit 1
+fi
+
 if [ "${1:-}" = bench ]; then
   PKGS="python3-numpy python3-torch libopenblas-dev"
   missing=""

@@ -96,7 +96,7 @@ struct cts {
 #define CTS_COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 #if defined(__GNUC__)
-#define CTS_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#define CTS_PRINTF(a, b) XRT_PRINTF_FORMAT(a, b)
 #else
 #define CTS_PRINTF(a, b)
 #endif

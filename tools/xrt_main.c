@@ -28,6 +28,14 @@
 #include <sys/types.h>
 #include <time.h>
 
+/* Platform: the tool's one OS difference, creating a directory. */
+#if defined(_WIN32)
+#include <direct.h>
+static int os_mkdir(const char *dir) { return _mkdir(dir); }
+#else
+static int os_mkdir(const char *dir) { return mkdir(dir, 0777); }
+#endif
+
 enum { EXIT_PASS = 0, EXIT_CHECK = 1, EXIT_ERROR = 2 };
 
 static const char usage_text[] =
@@ -44,6 +52,8 @@ static const char usage_text[] =
     "      --output-dir DIR   also write result K to DIR/result_K.npy\n"
     "                         (DIR/device_D_result_K.npy with several devices)\n"
     "      --entry NAME       function to run (default: main, or the only one)\n"
+    "      --cache-dir DIR    keep compiled executables in DIR and reuse them\n"
+    "                         (default: $XRT_CACHE_DIR when set)\n"
     "  check FILE.mlir    run every check.* op of the file's test functions;\n"
     "                     with a '// RUN: ... --interpret ... | FileCheck %s'\n"
     "                     line, also print the results as the StableHLO\n"
@@ -51,6 +61,7 @@ static const char usage_text[] =
     "                     as arguments) and match the '// CHECK:' lines\n"
     "      --split-input-file split at lines '// -----' and run each chunk\n"
     "      --verbose          also list the chunks that pass\n"
+    "      --cache-dir DIR    as for run\n"
     "  version            print the version\n"
     "  help, --help       print this message\n"
     "\n"
@@ -1417,6 +1428,7 @@ typedef struct run_args {
   const char *file;
   const char *entry;
   const char *output_dir;
+  const char *cache_dir; /* --cache-dir, else $XRT_CACHE_DIR, else NULL */
   int devices;
   int num_inputs;
   const char **inputs; /* borrowed from argv */
@@ -1470,6 +1482,9 @@ static int parse_run_args(int argc, char **argv, run_args *ra) {
     } else if (option_value(argc, argv, &i, "--entry", &v)) {
       if (!v) return usage_error("%s needs a function name", "--entry");
       ra->entry = v;
+    } else if (option_value(argc, argv, &i, "--cache-dir", &v)) {
+      if (!v || !*v) return usage_error("%s needs a directory", "--cache-dir");
+      ra->cache_dir = v;
     } else if (argv[i][0] == '-' && argv[i][1]) {
       return usage_error("run: unknown option '%s'", argv[i]);
     } else if (ra->file) {
@@ -1479,7 +1494,37 @@ static int parse_run_args(int argc, char **argv, run_args *ra) {
     }
   }
   if (!ra->file) return usage_error("%s: no program file given", "run");
+  if (!ra->cache_dir) {
+    const char *env = getenv("XRT_CACHE_DIR");
+    if (env && *env) ra->cache_dir = env;
+  }
   return 0;
+}
+
+/* Opens the disk cache of --cache-dir (none without one); returns 0 or an
+ * exit code after reporting why. */
+static int open_disk_cache(const char *dir, xrt_disk_cache **out) {
+  *out = NULL;
+  if (!dir) return 0;
+#ifdef XRT_HAVE_DISK_CACHE
+  xrt_disk_cache_options o;
+  xrt_disk_cache_options_init(&o);
+  o.directory = dir;
+  xrt_status s = xrt_disk_cache_open(&o, out);
+  return s ? report(s, NULL) : 0;
+#else
+  fprintf(stderr, "xrt: --cache-dir %s: this xrt is built without the disk "
+          "cache (XRT_DISK_CACHE=0)\n", dir);
+  return EXIT_ERROR;
+#endif
+}
+
+static void close_disk_cache(xrt_disk_cache *cache) {
+#ifdef XRT_HAVE_DISK_CACHE
+  xrt_disk_cache_close(cache);
+#else
+  (void)cache;
+#endif
 }
 
 /* Loads the --input files onto dev, checking them against the entry's
@@ -1525,7 +1570,7 @@ static int ensure_dir(const char *dir) {
     fprintf(stderr, "xrt: --output-dir %s is not a directory\n", dir);
     return -1;
   }
-  if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+  if (os_mkdir(dir) != 0 && errno != EEXIST) {
     fprintf(stderr, "xrt: cannot create %s: %s\n", dir, strerror(errno));
     return -1;
   }
@@ -1665,11 +1710,16 @@ static int cmd_run(int argc, char **argv) {
   char *text = NULL;
   size_t len = 0;
   if (!rc && read_file(ra.file, &text, &len)) rc = EXIT_ERROR;
+  xrt_disk_cache *cache = NULL;
+  if (!rc) rc = open_disk_cache(ra.cache_dir, &cache);
   xrt_client *client = NULL;
   if (!rc) {
     xrt_client_options opt;
     xrt_client_options_init(&opt);
     opt.num_devices = ra.devices;
+#ifdef XRT_HAVE_DISK_CACHE
+    if (cache) opt.cache_store = xrt_disk_cache_store(cache);
+#endif
     xrt_status s = xrt_client_create(&opt, &client);
     if (s) rc = report(s, NULL);
   }
@@ -1681,6 +1731,7 @@ static int cmd_run(int argc, char **argv) {
   }
   if (!rc) rc = run_program(&ra, client, &ist, text, len);
   xrt_client_release(client);
+  close_disk_cache(cache); /* after the client that used its store */
   interp_free(&ist);
   free(text);
   free(ra.inputs);
@@ -2246,11 +2297,16 @@ static void scan_run_lines(check_ctx *cx, const char *text, size_t len) {
 }
 
 static int cmd_check(int argc, char **argv) {
-  const char *file = NULL;
+  const char *file = NULL, *cache_dir = getenv("XRT_CACHE_DIR"), *v = NULL;
   int split = 0, verbose = 0;
+  if (cache_dir && !*cache_dir) cache_dir = NULL;
   for (int i = 2; i < argc; i++) {
     if (strcmp(argv[i], "--split-input-file") == 0 || strcmp(argv[i], "-split-input-file") == 0)
       split = 1;
+    else if (option_value(argc, argv, &i, "--cache-dir", &v)) {
+      if (!v || !*v) return usage_error("%s needs a directory", "--cache-dir");
+      cache_dir = v;
+    }
     else if (strcmp(argv[i], "--verbose") == 0 || strcmp(argv[i], "-v") == 0)
       verbose = 1;
     else if (argv[i][0] == '-' && argv[i][1])
@@ -2263,7 +2319,13 @@ static int cmd_check(int argc, char **argv) {
   if (!file) return usage_error("%s: no file given", "check");
   char *text;
   size_t len;
-  if (read_file(file, &text, &len)) return EXIT_ERROR;
+  xrt_disk_cache *cache = NULL;
+  int rc = open_disk_cache(cache_dir, &cache);
+  if (rc) return rc;
+  if (read_file(file, &text, &len)) {
+    close_disk_cache(cache);
+    return EXIT_ERROR;
+  }
   interp_state ist;
   interp_init(&ist);
   ist.out.keep = 1;
@@ -2273,10 +2335,16 @@ static int cmd_check(int argc, char **argv) {
   cx.verbose = verbose;
   cx.interp = &ist;
   scan_run_lines(&cx, text, len);
-  xrt_status s = xrt_client_create(NULL, &cx.client);
+  xrt_client_options opt;
+  xrt_client_options_init(&opt);
+#ifdef XRT_HAVE_DISK_CACHE
+  if (cache) opt.cache_store = xrt_disk_cache_store(cache);
+#endif
+  xrt_status s = xrt_client_create(&opt, &cx.client);
   if (!s) s = interp_register(cx.client, &ist);
   if (s) {
     xrt_client_release(cx.client);
+    close_disk_cache(cache);
     interp_free(&ist);
     free(text);
     return report(s, NULL);
@@ -2304,6 +2372,7 @@ static int cmd_check(int argc, char **argv) {
   printf("%d passed, %d failed\n", passed, failed + errors);
   fflush(stdout);
   xrt_client_release(cx.client);
+  close_disk_cache(cache);
   interp_free(&ist);
   free(text);
   return errors ? EXIT_ERROR : failed ? EXIT_CHECK : EXIT_PASS;

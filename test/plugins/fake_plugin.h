@@ -37,7 +37,7 @@
 #endif
 
 #if defined(__GNUC__)
-__attribute__((format(printf, 3, 4)))
+XRT_PRINTF_FORMAT(3, 4)
 #endif
 static xrt_status fake_fail(xrt_plugin_error *err, xrt_status code,
                             const char *fmt, ...) {
