@@ -222,6 +222,14 @@ static void test_cache_file_opcode_changed(void **state) {
   a.entry = -1;
   a.num_replicas = a.num_partitions = 1;
   a.device_assignment = &device;
+  /* What the core expects of the fuzz target's @main (ABI 1.2):
+   * tensor<4xf32> -> (tensor<4xf32>, tensor<f32>), no host calls. */
+  xrt_shape ins[1] = {{XRT_F32, 1, {4}}};
+  xrt_shape outs[2] = {{XRT_F32, 1, {4}}, {XRT_F32, 0, {0}}};
+  a.num_inputs = 1;
+  a.num_outputs = 2;
+  a.input_shapes = ins;
+  a.output_shapes = outs;
   void *exe = NULL;
   assert_int_equal(api->executable_deserialize(pc, &a, b, len, &exe, &err),
                    XRT_INVALID_ARGUMENT);
