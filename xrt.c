@@ -13158,10 +13158,14 @@ static void xrt__multi_free(xrt__executable *e, xrt__multi *m, bool enqueued) {
   xrt__free(&c->allocator, m->tasks);
 }
 
-/* Validates every argument list, then makes the launch and its tasks. */
-static xrt_status xrt__multi_prepare(xrt__executable *e, xrt__multi *m,
-                                     xrt_buffer *const *const *lists,
-                                     const xrt_execute_options *o) {
+/* Validates every argument list, then makes the launch and its tasks.
+ * Participant k runs logical id lids[k] (lids NULL: k) of the launch id
+ * *fixed_id, or (fixed_id NULL) of o->launch_id or a new id. */
+static xrt_status xrt__multi_fill(xrt__executable *e, xrt__multi *m,
+                                  const int *lids,
+                                  xrt_buffer *const *const *lists,
+                                  const xrt_execute_options *o,
+                                  const uint64_t *fixed_id) {
   xrt__client *c = e->client;
   int nin = e->num_inputs;
   m->bufs = (xrt__buffer **)xrt__calloc(&c->allocator,
@@ -13174,26 +13178,35 @@ static xrt_status xrt__multi_prepare(xrt__executable *e, xrt__multi *m,
       !(m->launch->done = xrt__event_new(c, m->devs[0]->index)))
     return xrt__nomem("a multi-device launch");
   atomic_init(&m->launch->pending, m->n);
-  for (int i = 0; i < m->n; i++) {
-    xrt_status s = xrt__args_acquire(e, m->devs[i]->index,
-                                     nin ? lists[i] : NULL, nin, i,
-                                     m->bufs + (size_t)i * (size_t)nin);
+  for (int k = 0; k < m->n; k++) {
+    int lid = lids ? lids[k] : k;
+    xrt_status s = xrt__args_acquire(e, m->devs[k]->index,
+                                     nin ? lists[lid] : NULL, nin, lid,
+                                     m->bufs + (size_t)k * (size_t)nin);
     if (s) return s;
-    m->num_acquired = i + 1;
+    m->num_acquired = k + 1;
   }
-  uint64_t id = o && o->launch_id
-                    ? o->launch_id
-                    : atomic_fetch_add_explicit(&c->next_launch_id, 1,
-                                                memory_order_relaxed);
-  for (int i = 0; i < m->n; i++) {
-    xrt__pos pos = {id, (int32_t)(i / e->num_partitions),
-                    (int32_t)(i % e->num_partitions)};
-    xrt_status s = xrt__exec_task(e, m->devs[i], &pos,
-                                  m->bufs + (size_t)i * (size_t)nin,
-                                  m->launch, &m->tasks[i]);
+  uint64_t id = fixed_id           ? *fixed_id
+                : o && o->launch_id ? o->launch_id
+                                    : atomic_fetch_add_explicit(
+                                          &c->next_launch_id, 1,
+                                          memory_order_relaxed);
+  for (int k = 0; k < m->n; k++) {
+    int lid = lids ? lids[k] : k;
+    xrt__pos pos = {id, (int32_t)(lid / e->num_partitions),
+                    (int32_t)(lid % e->num_partitions)};
+    xrt_status s = xrt__exec_task(e, m->devs[k], &pos,
+                                  m->bufs + (size_t)k * (size_t)nin,
+                                  m->launch, &m->tasks[k]);
     if (s) return s;
   }
   return XRT_OK;
+}
+
+static xrt_status xrt__multi_prepare(xrt__executable *e, xrt__multi *m,
+                                     xrt_buffer *const *const *lists,
+                                     const xrt_execute_options *o) {
+  return xrt__multi_fill(e, m, NULL, lists, o, NULL);
 }
 
 /* Holds every device of an inline-able launch whose inputs are all
@@ -13602,42 +13615,6 @@ static xrt_status xrt__mp_multi_check(xrt__executable *e, int num_lists,
   return XRT_OK;
 }
 
-/* xrt__multi_prepare for this process's participants: m->devs[k] runs
- * logical id lids[k]. */
-static xrt_status xrt__mp_multi_prepare(xrt__executable *e, xrt__multi *m,
-                                        const int *lids,
-                                        xrt_buffer *const *const *lists,
-                                        uint64_t id) {
-  xrt__client *c = e->client;
-  int nin = e->num_inputs;
-  m->bufs = (xrt__buffer **)xrt__calloc(&c->allocator,
-                                        (size_t)m->n * (size_t)nin + 1,
-                                        sizeof(xrt__buffer *));
-  m->tasks = (xrt__task **)xrt__calloc(&c->allocator, (size_t)m->n,
-                                       sizeof(xrt__task *));
-  m->launch = (xrt__launch *)xrt__calloc(&c->allocator, 1, sizeof(xrt__launch));
-  if (!m->bufs || !m->tasks || !m->launch ||
-      !(m->launch->done = xrt__event_new(c, m->devs[0]->index)))
-    return xrt__nomem("a launch");
-  atomic_init(&m->launch->pending, m->n);
-  for (int k = 0; k < m->n; k++) {
-    xrt_status s = xrt__args_acquire(e, m->devs[k]->index,
-                                     nin ? lists[lids[k]] : NULL, nin, lids[k],
-                                     m->bufs + (size_t)k * (size_t)nin);
-    if (s) return s;
-    m->num_acquired = k + 1;
-  }
-  for (int k = 0; k < m->n; k++) {
-    xrt__pos pos = {id, (int32_t)(lids[k] / e->num_partitions),
-                    (int32_t)(lids[k] % e->num_partitions)};
-    xrt_status s = xrt__exec_task(e, m->devs[k], &pos,
-                                  m->bufs + (size_t)k * (size_t)nin,
-                                  m->launch, &m->tasks[k]);
-    if (s) return s;
-  }
-  return XRT_OK;
-}
-
 /* xrt_execute_multi on a multi-process client: this process's
  * participants only (it holds e). */
 static xrt_status xrt__mp_execute_multi(
@@ -13675,7 +13652,7 @@ static xrt_status xrt__mp_execute_multi(
     xrt__event_unref(ev);
     return s;
   }
-  if (!s) s = xrt__mp_multi_prepare(e, &m, lids, lists, id);
+  if (!s) s = xrt__multi_fill(e, &m, lids, lists, NULL, &id); /* ours */
   if (!s && out_done) s = xrt__event_publish(m.launch->done, out_done);
   if (!s) {
     for (int k = 0; k < m.n; k++)
