@@ -13223,6 +13223,31 @@ static bool xrt__multi_hold(const xrt__executable *e, const xrt__multi *m) {
   return true;
 }
 
+/* Publishes a prepared launch (its done event, each participant's
+ * outputs: outs[lids[k]], lids NULL meaning k, outs NULL meaning none)
+ * and starts it: inline when cheap with ready inputs and idle devices,
+ * else on every device queue at once under the client's launch lock. */
+static xrt_status xrt__multi_start(xrt__executable *e, xrt__multi *m,
+                                   const int *lids, xrt_buffer **const *outs,
+                                   xrt_event **out_done) {
+  xrt__client *c = e->client;
+  if (out_done) {
+    xrt_status s = xrt__event_publish(m->launch->done, out_done);
+    if (s) return s;
+  }
+  for (int k = 0; k < m->n; k++)
+    xrt__exec_publish(m->tasks[k], outs ? outs[lids ? lids[k] : k] : NULL);
+  if (xrt__multi_hold(e, m)) { /* cheap, inputs ready, devices idle */
+    for (int k = 0; k < m->n; k++) xrt__task_run(m->devs[k], m->tasks[k]);
+    for (int k = 0; k < m->n; k++) xrt__device_unhold(m->devs[k]);
+  } else {
+    pthread_mutex_lock(&c->launch_mu);
+    for (int k = 0; k < m->n; k++) xrt__enqueue(m->devs[k], m->tasks[k]);
+    pthread_mutex_unlock(&c->launch_mu);
+  }
+  return XRT_OK;
+}
+
 xrt_status xrt_execute_multi(xrt_executable *executable,
                              xrt_buffer *const *const *argument_lists,
                              int num_lists, int num_args,
@@ -13244,21 +13269,9 @@ xrt_status xrt_execute_multi(xrt_executable *executable,
   xrt__multi m;
   memset(&m, 0, sizeof m);
   m.n = num_lists;
-  xrt__client *c = e->client;
   s = xrt__multi_devices(e, m.n, options, m.devs);
   if (!s) s = xrt__multi_prepare(e, &m, argument_lists, options);
-  if (!s && out_done) s = xrt__event_publish(m.launch->done, out_done);
-  if (!s) {
-    for (int i = 0; i < m.n; i++) xrt__exec_publish(m.tasks[i], output_lists[i]);
-    if (xrt__multi_hold(e, &m)) { /* cheap, inputs ready, devices idle */
-      for (int i = 0; i < m.n; i++) xrt__task_run(m.devs[i], m.tasks[i]);
-      for (int i = 0; i < m.n; i++) xrt__device_unhold(m.devs[i]);
-    } else {
-      pthread_mutex_lock(&c->launch_mu);
-      for (int i = 0; i < m.n; i++) xrt__enqueue(m.devs[i], m.tasks[i]);
-      pthread_mutex_unlock(&c->launch_mu);
-    }
-  }
+  if (!s) s = xrt__multi_start(e, &m, NULL, output_lists, out_done);
   xrt__multi_free(e, &m, !s);
   xrt__executable_unref(e);
   return s;
@@ -13653,19 +13666,8 @@ static xrt_status xrt__mp_execute_multi(
     return s;
   }
   if (!s) s = xrt__multi_fill(e, &m, lids, lists, NULL, &id); /* ours */
-  if (!s && out_done) s = xrt__event_publish(m.launch->done, out_done);
-  if (!s) {
-    for (int k = 0; k < m.n; k++)
-      xrt__exec_publish(m.tasks[k], num_outputs ? outs[lids[k]] : NULL);
-    if (xrt__multi_hold(e, &m)) { /* cheap, inputs ready, devices idle */
-      for (int k = 0; k < m.n; k++) xrt__task_run(m.devs[k], m.tasks[k]);
-      for (int k = 0; k < m.n; k++) xrt__device_unhold(m.devs[k]);
-    } else {
-      pthread_mutex_lock(&c->launch_mu);
-      for (int k = 0; k < m.n; k++) xrt__enqueue(m.devs[k], m.tasks[k]);
-      pthread_mutex_unlock(&c->launch_mu);
-    }
-  }
+  if (!s) s = xrt__multi_start(e, &m, lids, num_outputs ? outs : NULL,
+                               out_done);
   xrt__multi_free(e, &m, !s);
   xrt__executable_unref(e);
   return s;
