@@ -1144,8 +1144,10 @@ typedef struct xrt_cache_store {
  * XRT_DATA_LOSS for a damaged or foreign file (removed); its save returns
  * XRT_OK when it declines (counted as skipped) and XRT_UNAVAILABLE when
  * the write fails.  Keys are file names: 1 to 64 of [0-9A-Za-z_-]. */
+/* A disk cache: a directory of executables, opened by xrt_disk_cache_open. */
 typedef struct xrt_disk_cache xrt_disk_cache;
 
+/* Options of xrt_disk_cache_open; fill with xrt_disk_cache_options_init. */
 typedef struct xrt_disk_cache_options {
   const char *directory;   /* created (one level) if missing; required */
   uint64_t max_bytes;      /* default 1 GiB */
