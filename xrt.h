@@ -71,10 +71,10 @@ extern "C" {
  * libxrt.so's soname is libxrt.so.MAJOR; xrt.pc and the CMake package
  * carry the same version. */
 #define XRT_VERSION_MAJOR 0 /* incompatible changes (the soname's number) */
-#define XRT_VERSION_MINOR 3 /* additions */
+#define XRT_VERSION_MINOR 4 /* additions */
 #define XRT_VERSION_PATCH 0 /* fixes */
 /* The version as a string, "MAJOR.MINOR.PATCH". */
-#define XRT_VERSION_STRING "0.3.0"
+#define XRT_VERSION_STRING "0.4.0"
 
 /* Largest tensor rank xrt accepts. */
 #define XRT_MAX_RANK 16
@@ -1420,6 +1420,17 @@ XRT_API xrt_status xrt_sharded_array_create(xrt_client *client,
                                     int num_buffers,
                                     xrt_sharded_array **out_array);
 
+/* xrt_sharded_array_create for an array whose devices may span processes
+ * (see "Objects that span processes"): devices[k] is piece k's global
+ * device, in mesh order, and buffers[k] its buffer, NULL where devices[k]
+ * belongs to another process (this process's buffers must sit on their
+ * devices[k]).  Ownership as xrt_sharded_array_create.  Thread-safe. */
+XRT_API xrt_status xrt_sharded_array_create_global(
+    xrt_client *client, const xrt_shape *logical,
+    const xrt_sharding_spec *spec, xrt_device *const *devices,
+    xrt_buffer *const *buffers, int num_pieces,
+    xrt_sharded_array **out_array);
+
 /* Releases the array and its buffers.  NULL is ignored, a stale handle is
  * reported. Not thread-safe with other calls on the same array. */
 XRT_API xrt_status xrt_sharded_array_release(xrt_sharded_array *array);
@@ -1427,7 +1438,8 @@ XRT_API xrt_status xrt_sharded_array_release(xrt_sharded_array *array);
 /* Number of pieces (devices) of the array; -1 if invalid. Thread-safe. */
 XRT_API int xrt_sharded_array_num_shards(const xrt_sharded_array *array);
 /* Piece number index (borrowed: owned by the array, do not release it), or
- * NULL with XRT_OUT_OF_RANGE / XRT_INVALID_ARGUMENT in xrt_last_error().
+ * NULL with XRT_OUT_OF_RANGE / XRT_INVALID_ARGUMENT in xrt_last_error()
+ * (XRT_FAILED_PRECONDITION: the piece is held by another process).
  * Thread-safe. */
 XRT_API xrt_buffer *xrt_sharded_array_shard(const xrt_sharded_array *array,
                                     int index);
@@ -1681,8 +1693,37 @@ XRT_API xrt_status xrt_variable_create_from_npy(xrt_client *client, const char *
  * each process's devices first, then across processes (in process order:
  * every process gets the same bits); the other collectives fetch the
  * operands of other processes' participants and compute what one process
- * would.  Not yet across processes: sharded arrays, pmap, variables,
- * device-to-device send/recv, a persistent compile cache (cache_store).
+ * would.
+ *
+ * Objects that span processes.  A sharded array or variable may be laid
+ * out over global devices of several processes: each process holds only
+ * the pieces on its own devices (xrt_sharded_array_shard gives NULL with
+ * XRT_FAILED_PRECONDITION for a piece held by another process, and
+ * xrt_variable_device gives the other process's device).  Such objects are
+ * made and used SPMD-style: every process of the client makes the same
+ * calls on them, in the same order, with the same arguments (shapes, specs
+ * and global device lists), as every JAX process runs the same program.
+ * Calls that need other processes are collective over all processes of
+ * the client (a process that holds no piece still takes part):
+ * xrt_sharded_array_to_host and xrt_variable_to_host (every process
+ * receives the whole array), xrt_execute_sharded, xrt_pmap_call and
+ * xrt_execute_variables (each process runs its own participants; every
+ * process must call, even one that runs none), xrt_variables_reshard
+ * (pieces move between processes; the processes agree on the outcome
+ * before any variable changes, so the call stays all-or-nothing across
+ * processes: every process returns an error, and no variable changes
+ * anywhere, when any process fails), xrt_variable_save (process 0 writes
+ * the file) and xrt_variable_load (every process reads the file).
+ * xrt_sharded_array_from_host, xrt_sharded_array_create and
+ * xrt_variable_create read or take this process's pieces only (data is
+ * the whole array in every process) and need no other process.
+ * Collective calls of one client must be issued in the same order in
+ * every process; a peer that does not take part makes them fail with
+ * XRT_DEADLINE_EXCEEDED after the timeout.
+ *
+ * A persistent compile cache (client options.cache_store) works across
+ * processes: the key does not depend on the process index, every process
+ * reads the store, and only process 0 writes it.
  *
  * Failure: MPI errors are returned (xrt's communicator, a duplicate of the
  * given one, has MPI_ERRORS_RETURN); a peer that dies or stalls makes a
@@ -1782,6 +1823,30 @@ XRT_API int xrt_client_global_device_count(const xrt_client *client);
  * their ids.  NULL with XRT_OUT_OF_RANGE outside 0..count-1.
  * Thread-safe. */
 XRT_API xrt_device *xrt_client_global_device(xrt_client *client, int gid);
+
+/* Every process of the client's system contributes bytes at in; out
+ * receives process_count * bytes, in process order (on a client of one
+ * process: a copy of in).  Collective (see "Objects that span
+ * processes").  XRT_DEADLINE_EXCEEDED when a peer does not take part in
+ * time.  Thread-safe. */
+XRT_API xrt_status xrt_client_process_allgather(xrt_client *client,
+                                                const void *in, void *out,
+                                                size_t bytes);
+
+/* Host messages between this process and others of the client's system:
+ * posts the sends and receives, then waits for all of them (at most the
+ * transport's timeout: XRT_DEADLINE_EXCEEDED).  tag, below
+ * XRT_USER_TAG_LIMIT, identifies the exchange: a receive matches only a
+ * send of the same tag from its peer; xrt's own traffic never uses these
+ * tags.  XRT_FAILED_PRECONDITION on a client of one process.
+ * Thread-safe. */
+#define XRT_USER_TAG_LIMIT ((uint64_t)1 << 48)
+XRT_API xrt_status xrt_client_process_exchange(xrt_client *client,
+                                               uint64_t tag,
+                                               const xrt_transport_msg *sends,
+                                               int num_sends,
+                                               const xrt_transport_msg *recvs,
+                                               int num_recvs);
 
 /* A device's global id (-1 if invalid). Thread-safe. */
 XRT_API int xrt_device_global_id(const xrt_device *device);
