@@ -13348,7 +13348,16 @@ struct xrt__mp {
   int *first;        /* nproc + 1: each process's first global id */
   xrt__rdev *rdevs;  /* ndev (this process's entries unused) */
   _Atomic uint64_t next_launch;
+  _Atomic uint64_t next_coll; /* the core's collectives, counted alike */
 };
+
+/* Tags on the transport, three disjoint spaces: the plugin's (bits 60 and
+ * 61 clear), the core's own collectives (bit 61, then a counter that
+ * every process advances alike) and the users' (bit 60, then their tag,
+ * below XRT_USER_TAG_LIMIT). */
+#define XRT__TAG_PLUGIN_MASK (~((uint64_t)3 << 60))
+#define XRT__TAG_CORE ((uint64_t)1 << 61)
+#define XRT__TAG_USER ((uint64_t)1 << 60)
 
 /* Launch ids of multi-process launches: their own range, counted alike in
  * every process. */
@@ -13366,6 +13375,7 @@ static xrt_status xrt__mp_host_exchange(void *ctx, uint64_t tag,
     return XRT_FAILED_PRECONDITION;
   }
   char tmp[1];
+  tag &= XRT__TAG_PLUGIN_MASK;
   return c->mp->tp.exchange(c->mp->tp.self, tag, sends, nsend, recvs, nrecv,
                             err ? err->message : tmp,
                             err ? sizeof err->message : sizeof tmp);
@@ -13393,6 +13403,7 @@ static xrt_status xrt__mp_join(xrt__client *c, const xrt_client_options *o) {
   mp->me = tp.topology.process_index;
   mp->nproc = tp.topology.process_count;
   atomic_init(&mp->next_launch, XRT__MP_LAUNCH_BIT | 1);
+  atomic_init(&mp->next_coll, 1);
   c->mp = mp;
   const xrt_topology *in = &o->topology;
   xrt_topology *t = &c->topology;
@@ -13519,6 +13530,96 @@ int xrt_device_process_index(const xrt_device *device) {
 int xrt_device_is_addressable(const xrt_device *device) {
   if (xrt__device_get(device)) return 1;
   return xrt__rdev_get(device) ? 0 : -1;
+}
+
+/* ---- host exchanges: the core's collectives and the users' ---- */
+
+/* The tag of the core's next collective on c (multi-process).  Collective
+ * calls are issued in the same order in every process, so the counters
+ * agree. */
+static uint64_t xrt__mp_next_tag(xrt__client *c) {
+  return XRT__TAG_CORE |
+         atomic_fetch_add_explicit(&c->mp->next_coll, 1, memory_order_relaxed);
+}
+
+/* The transport's exchange, its failure reported as what's. */
+static xrt_status xrt__mp_exchange(xrt__client *c, uint64_t tag,
+                                   const xrt_transport_msg *sends, int nsend,
+                                   const xrt_transport_msg *recvs, int nrecv,
+                                   const char *what) {
+  char msg[512] = "";
+  xrt_status s = c->mp->tp.exchange(c->mp->tp.self, tag, sends, nsend, recvs,
+                                    nrecv, msg, sizeof msg);
+  return s ? xrt__fail(s, "%s: %s", what, msg[0] ? msg : xrt_strerror(s))
+           : XRT_OK;
+}
+
+/* Every process's bytes at in into out (process order), through tagged
+ * exchanges: unlike the transport's allgather, several may run at once
+ * from different threads.  Any client (one process: a copy). */
+static xrt_status xrt__mp_allgather(xrt__client *c, uint64_t tag,
+                                    const void *in, void *out, size_t bytes,
+                                    const char *what) {
+  struct xrt__mp *mp = c->mp;
+  int me = mp ? mp->me : 0, np = mp ? mp->nproc : 1;
+  if (bytes) memmove((char *)out + (size_t)me * bytes, in, bytes);
+  if (np == 1) return XRT_OK;
+  xrt_transport_msg *m = (xrt_transport_msg *)xrt__calloc(
+      &c->allocator, 2 * (size_t)(np - 1), sizeof *m);
+  if (!m) return xrt__nomem("an exchange between processes");
+  int k = 0;
+  for (int p = 0; p < np; p++) {
+    if (p == me) continue;
+    m[k] = (xrt_transport_msg){p, (char *)out + (size_t)me * bytes, bytes};
+    m[np - 1 + k++] = (xrt_transport_msg){p, (char *)out + (size_t)p * bytes,
+                                          bytes};
+  }
+  xrt_status s = xrt__mp_exchange(c, tag, m, np - 1, m + np - 1, np - 1, what);
+  xrt__free(&c->allocator, m);
+  return s;
+}
+
+xrt_status xrt_client_process_allgather(xrt_client *client, const void *in,
+                                        void *out, size_t bytes) {
+  xrt__client *c = xrt__client_get(client);
+  XRT__CHECK_ARG(c, "invalid client");
+  XRT__CHECK_ARG(!bytes || (in && out), "in or out is NULL");
+  uint64_t tag = c->mp ? xrt__mp_next_tag(c) : 0;
+  return xrt__mp_allgather(c, tag, in, out, bytes,
+                           "xrt_client_process_allgather");
+}
+
+xrt_status xrt_client_process_exchange(xrt_client *client, uint64_t tag,
+                                       const xrt_transport_msg *sends,
+                                       int num_sends,
+                                       const xrt_transport_msg *recvs,
+                                       int num_recvs) {
+  xrt__client *c = xrt__client_get(client);
+  XRT__CHECK_ARG(c, "invalid client");
+  if (!c->mp)
+    return xrt__fail(XRT_FAILED_PRECONDITION, "xrt_client_process_exchange: "
+                     "the client is of one process");
+  if (tag >= XRT_USER_TAG_LIMIT)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "tag %" PRIu64 " is not below "
+                     "XRT_USER_TAG_LIMIT", tag);
+  XRT__CHECK_ARG(num_sends >= 0 && num_recvs >= 0, "negative message count");
+  XRT__CHECK_ARG((!num_sends || sends) && (!num_recvs || recvs),
+                 "sends or recvs is NULL");
+  const xrt_transport_msg *lists[2] = {sends, recvs};
+  int counts[2] = {num_sends, num_recvs};
+  for (int l = 0; l < 2; l++)
+    for (int i = 0; i < counts[l]; i++) {
+      const xrt_transport_msg *m = &lists[l][i];
+      if (m->peer < 0 || m->peer >= c->mp->nproc || m->peer == c->mp->me)
+        return xrt__fail(XRT_INVALID_ARGUMENT, "%s[%d].peer is %d: another "
+                         "process of 0..%d is needed", l ? "recvs" : "sends",
+                         i, m->peer, c->mp->nproc - 1);
+      if (m->bytes && !m->data)
+        return xrt__fail(XRT_INVALID_ARGUMENT, "%s[%d].data is NULL",
+                         l ? "recvs" : "sends", i);
+    }
+  return xrt__mp_exchange(c, XRT__TAG_USER | tag, sends, num_sends, recvs,
+                          num_recvs, "xrt_client_process_exchange");
 }
 
 /* ---- launch shape and compile arguments ---- */
