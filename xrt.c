@@ -5355,6 +5355,43 @@ static xrt_status xrt__verify_slice(const xrt__vctx *v) {
                                  : xrt__vfail(v, "element types differ");
 }
 
+/* stablehlo.dot: an lhs of rank 1 or 2 contracted on its last dimension
+ * with the first of an rhs of rank 1 or 2. */
+static xrt_status xrt__verify_dot(const xrt__vctx *v) {
+  xrt_status s = xrt__vcounts(v, 2, 1);
+  if (s) return s;
+  const xrt_shape *l = xrt__operand(v, 0), *r = xrt__operand(v, 1);
+  const xrt_shape *out = xrt__result(v, 0);
+  if (l->rank < 1 || l->rank > 2 || r->rank < 1 || r->rank > 2)
+    return xrt__vfail(v, "operands must be of rank 1 or 2");
+  if (l->dims[l->rank - 1] != r->dims[0])
+    return xrt__vfail(v, "lhs dimension %d (%" PRId64 ") and rhs dimension 0 "
+                      "(%" PRId64 ") must match", (int)l->rank - 1,
+                      l->dims[l->rank - 1], r->dims[0]);
+  if (out->rank != l->rank + r->rank - 2)
+    return xrt__vfail(v, "result rank %d, expected %d", (int)out->rank,
+                      (int)(l->rank + r->rank - 2));
+  for (int32_t i = 0; i < out->rank; i++) {
+    int64_t want = i < l->rank - 1 ? l->dims[i] : r->dims[i - l->rank + 2];
+    if (out->dims[i] != want)
+      return xrt__vfail(v, "result dimension %d is %" PRId64 ", expected %"
+                        PRId64, (int)i, out->dims[i], want);
+  }
+  return XRT_OK;
+}
+
+static xrt_status xrt__verify_get_dimension_size(const xrt__vctx *v) {
+  xrt_status s = xrt__vcounts(v, 1, 1);
+  if (s) return s;
+  const xrt_ir_attr *d = xrt__vattr(v, "dimension", XRT_ATTR_INT);
+  if (!d || d->i < 0 || d->i >= xrt__operand(v, 0)->rank)
+    return xrt__vfail(v, "dimension attribute is missing or out of range");
+  const xrt_shape *out = xrt__result(v, 0);
+  if (out->rank != 0 || out->dtype != XRT_S32)
+    return xrt__vfail(v, "result must be tensor<i32>");
+  return XRT_OK;
+}
+
 static xrt_status xrt__verify_concatenate(const xrt__vctx *v) {
   xrt_status s = xrt__vcounts(v, -1, 1);
   if (s) return s;
@@ -7268,6 +7305,8 @@ static xrt_status xrt__verify_op(xrt__vctx *v) {
   case XRT_OP_REVERSE: return xrt__verify_reverse(v);
   case XRT_OP_REDUCE: return xrt__verify_reduce(v);
   case XRT_OP_DOT_GENERAL: return xrt__verify_dot_general(v);
+  case XRT_OP_DOT: return xrt__verify_dot(v);
+  case XRT_OP_GET_DIMENSION_SIZE: return xrt__verify_get_dimension_size(v);
   case XRT_OP_WHILE: return xrt__verify_while(v);
   case XRT_OP_FUNC_CALL: return xrt__verify_call(v);
   case XRT_OP_CONSTANT: return xrt__verify_constant(v);

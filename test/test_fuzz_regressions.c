@@ -36,6 +36,133 @@ static void test_broadcast_without_operand(void **state) {
   free(text);
 }
 
+/* fuzz_program: a dot without operands passed the verifier, which had no
+ * rule for dot (nor for get_dimension_size), and crashed the simulator's
+ * planner. */
+static void test_dot_without_operands(void **state) {
+  (void)state;
+  size_t len;
+  char *text = tu_read_file(REGRESSIONS "fuzz_program-dot-no-operands", &len);
+  xrt_compile_options o;
+  xrt_compile_options_init(&o);
+  o.filename = "dot.mlir";
+  tu_parse_fails(text, &o, XRT_INVALID_ARGUMENT, "dot.mlir:4:8:",
+                 "expects 2 operand(s), got 0");
+  free(text);
+  tu_parse_fails_at(
+      "func.func @main() {\n"
+      "  %r = \"stablehlo.get_dimension_size\"() {dimension = 0 : i64} : "
+      "() -> tensor<i32>\n"
+      "  func.return\n"
+      "}\n",
+      "<input>:2:", "expects 1 operand(s), got 0");
+}
+
+/* The rules dot and get_dimension_size got: shapes, dimension, type. */
+static void test_dot_and_dimension_size_rules(void **state) {
+  (void)state;
+  tu_parse_fails_at(
+      "func.func @main(%a: tensor<2x3xf32>, %b: tensor<2x4xf32>) {\n"
+      "  %r = stablehlo.dot %a, %b : (tensor<2x3xf32>, tensor<2x4xf32>) -> "
+      "tensor<2x4xf32>\n"
+      "  func.return\n"
+      "}\n",
+      "<input>:2:", "lhs dimension 1 (3) and rhs dimension 0 (2) must match");
+  tu_parse_fails_at(
+      "func.func @main(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>) {\n"
+      "  %r = stablehlo.dot %a, %b : (tensor<2x3xf32>, tensor<3x4xf32>) -> "
+      "tensor<2x5xf32>\n"
+      "  func.return\n"
+      "}\n",
+      "<input>:2:", "result dimension 1 is 5, expected 4");
+  tu_parse_fails_at(
+      "func.func @main(%a: tensor<3xf32>, %b: tensor<3xf32>) {\n"
+      "  %r = stablehlo.dot %a, %b : (tensor<3xf32>, tensor<3xf32>) -> "
+      "tensor<1xf32>\n"
+      "  func.return\n"
+      "}\n",
+      "<input>:2:", "result rank 1, expected 0");
+  tu_parse_fails_at(
+      "func.func @main(%a: tensor<2x3xf32>) {\n"
+      "  %r = stablehlo.get_dimension_size %a, dim = 2 : (tensor<2x3xf32>) "
+      "-> tensor<i32>\n"
+      "  func.return\n"
+      "}\n",
+      "<input>:2:", "dimension attribute is missing or out of range");
+  tu_parse_fails_at(
+      "func.func @main(%a: tensor<2x3xf32>) {\n"
+      "  %r = stablehlo.get_dimension_size %a, dim = 1 : (tensor<2x3xf32>) "
+      "-> tensor<f32>\n"
+      "  func.return\n"
+      "}\n",
+      "<input>:2:", "result must be tensor<i32>");
+}
+
+/* A well-formed dot still runs: r = a (2x3) . b (3x2), by hand. */
+static void test_dot_runs(void **state) {
+  xrt_client *c = (xrt_client *)*state;
+  const float a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {1, -1, 2, 0, 0.5f, 3};
+  tu_out out;
+  tu_in in[2] = {{TU_SHAPE(XRT_F32, 2, 3), a}, {TU_SHAPE(XRT_F32, 3, 2), b}};
+  xrt_status s = tu_run(
+      c,
+      "func.func @main(%a: tensor<2x3xf32>, %b: tensor<3x2xf32>) -> "
+      "tensor<2x2xf32> {\n"
+      "  %r = stablehlo.dot %a, %b : (tensor<2x3xf32>, tensor<3x2xf32>) -> "
+      "tensor<2x2xf32>\n"
+      "  func.return %r : tensor<2x2xf32>\n"
+      "}\n",
+      2, in, &out);
+  assert_int_equal(s, XRT_OK);
+  /* [1 2 3].[1 2 .5] = 6.5, [1 2 3].[-1 0 3] = 8; [4 5 6]: 17, 14 */
+  const float want[4] = {6.5f, 8, 17, 14};
+  assert_memory_equal(out.data[0], want, sizeof want);
+  tu_out_free(&out);
+}
+
+/* Every stablehlo op in generic form with 0 to 3 operands and results of
+ * five kinds, compiled on the simulator: each returns a status (the sweep
+ * that found the two ops above without an arity rule). */
+static void test_generic_arity_sweep(void **state) {
+  xrt_client *c = (xrt_client *)*state;
+  static const char *results[][2] = {
+      {"%r = ", "tensor<3xi16>"}, {"", "()"},
+      {"%r:2 = ", "(tensor<3xi16>, tensor<3xi16>)"},
+      {"%r = ", "tensor<i16>"}, {"%r = ", "tensor<3xf32>"}};
+  int tried = 0, rejected = 0;
+  for (int op = 0; op < XRT_OP_COUNT; op++) {
+    const char *name = xrt_opcode_name((xrt_opcode)op);
+    if (!name || strncmp(name, "stablehlo.", 10) != 0) continue;
+    for (int n = 0; n <= 3; n++)
+      for (size_t k = 0; k < sizeof results / sizeof results[0]; k++) {
+        char ops[64] = "", tys[128] = "", text[512];
+        for (int i = 0; i < n; i++) {
+          strcat(ops, i ? ", %c" : "%c");
+          strcat(tys, i ? ", tensor<3xi16>" : "tensor<3xi16>");
+        }
+        snprintf(text, sizeof text,
+                 "func.func @main() {\n"
+                 "  %%c = stablehlo.constant dense<[1, 2, 3]> : "
+                 "tensor<3xi16>\n"
+                 "  %s\"%s\"(%s) : (%s) -> %s\n"
+                 "  func.return\n"
+                 "}\n",
+                 results[k][0], name, ops, tys, results[k][1]);
+        xrt_executable *e = NULL;
+        xrt_status s = xrt_compile(c, text, strlen(text), NULL, &e);
+        if (s) {
+          assert_null(e);
+          assert_true(xrt_last_error()[0] != 0);
+          rejected++;
+        }
+        xrt_executable_release(e);
+        tried++;
+      }
+  }
+  assert_true(tried >= 100 * 20);
+  assert_true(rejected > tried / 2);
+}
+
 /* The verifier's other broadcast rules: rank and dimensions. */
 static void test_broadcast_shapes(void **state) {
   (void)state;
@@ -254,6 +381,12 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_broadcast_without_operand),
       cmocka_unit_test(test_broadcast_shapes),
+      cmocka_unit_test(test_dot_without_operands),
+      cmocka_unit_test(test_dot_and_dimension_size_rules),
+      cmocka_unit_test_setup_teardown(test_dot_runs, tu_setup_client,
+                                      tu_teardown_client),
+      cmocka_unit_test_setup_teardown(test_generic_arity_sweep,
+                                      tu_setup_client, tu_teardown_client),
       cmocka_unit_test_setup_teardown(test_broadcast_runs, tu_setup_client,
                                       tu_teardown_client),
       cmocka_unit_test_setup_teardown(test_npy_findings, tu_setup_client,
