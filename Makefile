@@ -341,13 +341,20 @@ deps-mpi:
 # the slow unwinder sees through its unloaded components).
 MPI_SANENV := ASAN_OPTIONS="fast_unwind_on_malloc=0 $$ASAN_OPTIONS" \
   LSAN_OPTIONS="suppressions=$(CURDIR)/test/mpi/lsan.supp $$LSAN_OPTIONS"
-test-mpi: deps-mpi
-	$(MAKE) XRT_MPI=1 BUILD=$(MPI_BUILD) $(MPI_TESTS:%=$(MPI_BUILD)/mpi/%)
+test-mpi: deps-mpi $(XRT_BIN)
+	$(MAKE) XRT_MPI=1 BUILD=$(MPI_BUILD) $(MPI_TESTS:%=$(MPI_BUILD)/mpi/%) \
+	  $(MPI_BUILD)/xrt
 	@for t in $(MPI_TESTS); do for np in $(MPI_NPROCS); do \
 	  echo "== $(MPIRUN) -np $$np $(MPI_BUILD)/mpi/$$t"; \
 	  $(MPI_SANENV) timeout 300 $(MPIRUN) -x ASAN_OPTIONS -x LSAN_OPTIONS \
 	    -np $$np $(MPI_BUILD)/mpi/$$t || exit 1; \
 	done; done
+	@echo "== test/mpi/test_cli_mpi.sh"; $(MPI_SANENV) XRT_BIN=$(MPI_BUILD)/xrt \
+	  XRT_BIN_PLAIN=$(XRT_BIN) MPIRUN="$(MPIRUN) -x ASAN_OPTIONS -x LSAN_OPTIONS" \
+	  sh test/mpi/test_cli_mpi.sh
+	@echo "== test/mpi/run_interpret_mpi.sh (xrt check --mpi, -np $(MPI_NPROCS))"; \
+	  $(MPI_SANENV) XRT_BIN=$(MPI_BUILD)/xrt MPI_NPROCS="$(MPI_NPROCS)" \
+	  MPIRUN="$(MPIRUN) -x ASAN_OPTIONS -x LSAN_OPTIONS" sh test/mpi/run_interpret_mpi.sh
 
 bench-mpi: deps-mpi
 	$(MAKE) XRT_MPI=1 BUILD=$(MPI_BUILD) $(MPI_BENCHES:%=$(MPI_BUILD)/mpi/%)

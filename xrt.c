@@ -24,9 +24,10 @@
  *       persistent store
  *  13. Execution: single-device, MPMD and multi-device launches
  *  13a. Multi-process clients: global devices, launches across processes
- *  13b. Sharding specs, sharded arrays and pmap
+ *  13b. Sharding specs, sharded arrays and pmap (also across processes)
  *  13c. Variables: format keys, atomic reshard, execution with donation,
- *       save and load; client statistics and fault kinds
+ *       save and load (also across processes); client statistics and
+ *       fault kinds
  *  14. NumPy files
  *  15. DLPack: export and import of buffers as DLManagedTensor
  */
@@ -7723,6 +7724,7 @@ struct xrt__client {
 static xrt_status xrt__mp_join(xrt__client *c, const xrt_client_options *o);
 static xrt_status xrt__mp_devices(xrt__client *c);
 static void xrt__mp_free(xrt__client *c);
+static uint64_t xrt__mp_new_launch_id(xrt__client *c); /* section 13a */
 
 /* Adds n to one of the client's stats counters (relaxed: counters only). */
 #define XRT__STAT(c, field, n) \
@@ -7928,6 +7930,7 @@ uint64_t xrt_client_new_launch_id(xrt_client *client) {
               "client");
     return 0;
   }
+  if (c->mp) return xrt__mp_new_launch_id(c); /* alike in every process */
   return atomic_fetch_add_explicit(&c->next_launch_id, 1,
                                    memory_order_relaxed);
 }
@@ -11013,8 +11016,10 @@ const char *xrt_executable_name(const xrt_executable *executable) {
  * Keys.  XXH3-128 over: a format tag; the client's digest (plugin name
  * and version, device count, device kinds, and the topology fields that
  * do not name this process: process_count, local_world_size, so that the
- * processes of one job share a persistent store); the options that
- * change the result (entry, num_replicas, num_partitions, the device
+ * processes of one job share a persistent store; for a client of several
+ * processes, every process's device count instead of the device count
+ * and local_world_size, which may differ between processes); the options
+ * that change the result (entry, num_replicas, num_partitions, the device
  * assignment; not filename or line_offset); the program text.  Unless
  * cache_keep_locations, the text is read as tokens: comments (// to the
  * end of the line), debug locations (loc(...) with nested parentheses
@@ -11059,10 +11064,22 @@ const char *xrt_executable_name(const xrt_executable *executable) {
  * warning, a store error and a normal compile.  A compile is then offered
  * to store->save with its duration.  Aliases (raw text to key, see
  * "aliases" below) spare a fresh process the read of the text as tokens.
+ * A multi-process client shares the store: stored device assignments are
+ * global ids, placed in each process on load (its participants' processes
+ * go to the plugin as at compile), and only process 0 saves.
  * ==================================================================== */
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
+
+/* Multi-process clients (the helpers are in section 13a, which holds
+ * the process table): the global device count; the client's part of the
+ * key, alike in every process; and a stored assignment (global ids at
+ * a[2n..3n)) placed in this process (local devices at a[0..n), their
+ * processes at a[n..2n)). */
+static int xrt__cache_ndev(const xrt__client *c);
+static void xrt__cache_mp_digest(const xrt__client *c, XXH3_state_t *st);
+static void xrt__cache_mp_place(const xrt__client *c, int32_t *a, int64_t n);
 
 /* What compiled handles share (see above). */
 typedef struct xrt__exe_shared {
@@ -11080,6 +11097,9 @@ typedef struct xrt__exe_shared {
   int32_t *assignment;
   bool inline_ok;
   char *name, *module_name;
+  /* The alias id (see "aliases") of the text it was compiled from; zero
+   * when none.  An alias is trusted only for an entry that records it. */
+  uint64_t source[2];
 } xrt__exe_shared;
 
 static void xrt__exe_shared_unref(xrt__exe_shared *sh) {
@@ -11355,7 +11375,8 @@ static bool xrt__key_options(const xrt__client *c,
   k->words[5] = o->cache_keep_locations ? 1 : 0;
   if (o->device_assignment) {
     int64_t n = (int64_t)o->num_replicas * o->num_partitions;
-    if (o->num_replicas < 1 || o->num_partitions < 1 || n > c->num_devices)
+    if (o->num_replicas < 1 || o->num_partitions < 1 ||
+        n > xrt__cache_ndev(c))
       return false;
     k->words[6] = 1;
     k->words[7] = XXH3_64bits(o->device_assignment,
@@ -11385,9 +11406,13 @@ static void xrt__cache_client_digest(xrt__client *c, uint64_t out[2]) {
   const char *version = c->api->version ? c->api->version : "";
   XXH3_128bits_update(&st, name, strlen(name) + 1);
   XXH3_128bits_update(&st, version, strlen(version) + 1);
-  int32_t words[3] = {c->num_devices, c->topology.process_count,
-                      c->topology.local_world_size};
-  XXH3_128bits_update(&st, words, sizeof words);
+  if (c->mp) {
+    xrt__cache_mp_digest(c, &st);
+  } else {
+    int32_t words[3] = {c->num_devices, c->topology.process_count,
+                        c->topology.local_world_size};
+    XXH3_128bits_update(&st, words, sizeof words);
+  }
   for (int i = 0; i < c->num_devices; i++) {
     const char *kind = c->devices[i].desc.kind ? c->devices[i].desc.kind : "";
     XXH3_128bits_update(&st, kind, strlen(kind) + 1);
@@ -11412,7 +11437,7 @@ xrt_status xrt_compile_cache_key(xrt_client *client, const char *text,
     return xrt__fail(XRT_INVALID_ARGUMENT, "xrt_compile_cache_key: a "
                      "device_assignment is keyed only with num_replicas and "
                      "num_partitions set (>= 1, fitting the client's %d "
-                     "devices)", c->num_devices);
+                     "devices)", xrt__cache_ndev(c));
   uint64_t td[2], key[2];
   xrt__text_digest(text ? text : "", len,
                    options && options->cache_keep_locations, td);
@@ -11824,15 +11849,18 @@ static size_t xrt__shared_bytes(const xrt__exe_shared *sh, size_t payload) {
 
 /* ---- the store's payload ----
  *
- * Little-endian:  "XRTCEXE" NUL | u32 version (1) | u32 flags (bit 0:
+ * Little-endian:  "XRTCEXE" NUL | u32 version (2) | u32 flags (bit 0:
  * inline_ok) | i32 num_replicas | i32 num_partitions | u32 num_inputs |
  * u32 num_outputs | u32 num_bindings | str entry name | str module name |
  * shapes (inputs, then outputs: u32 dtype, u32 rank, i64 dims[rank]) |
- * i32 device_assignment[replicas * partitions] | str host target per
- * binding | u64 plugin bytes | the plugin's bytes.  A str is a u32 length
- * and that many bytes, no NUL.  Nothing may follow. */
+ * i32 device_assignment[replicas * partitions] (global device ids, so
+ * that every process of a multi-process client reads the same bytes) |
+ * str host target per binding | u64 source[2] (the alias id of the text
+ * compiled, zero if none) | u64 plugin bytes | the plugin's bytes.
+ * A str is a u32 length and that many bytes, no NUL.  Nothing may
+ * follow.  Version 1 (no source) reads as unusable: compiled anew. */
 
-#define XRT__PAYLOAD_VERSION 1u
+#define XRT__PAYLOAD_VERSION 2u
 #define XRT__PAYLOAD_MAX_STR 65536u
 static const char xrt__payload_magic[8] = "XRTCEXE";
 
@@ -11879,9 +11907,13 @@ static void xrt__payload_write(xrt__wbuf *w, const xrt__exe_shared *sh,
     xrt__w_u64(w, (uint32_t)s->rank, 4);
     for (int d = 0; d < s->rank; d++) xrt__w_u64(w, (uint64_t)s->dims[d], 8);
   }
-  for (int32_t i = 0; i < sh->num_replicas * sh->num_partitions; i++)
-    xrt__w_u64(w, (uint32_t)sh->assignment[i], 4);
+  int32_t n = sh->num_replicas * sh->num_partitions;
+  const int32_t *gids = sh->client->mp ? sh->assignment + 2 * n
+                                       : sh->assignment;
+  for (int32_t i = 0; i < n; i++) xrt__w_u64(w, (uint32_t)gids[i], 4);
   for (int32_t i = 0; i < sh->num_bindings; i++) xrt__w_str(w, sh->targets[i]);
+  xrt__w_u64(w, sh->source[0], 8);
+  xrt__w_u64(w, sh->source[1], 8);
   xrt__w_u64(w, psize, 8);
   xrt__w_bytes(w, pbytes, psize);
 }
@@ -11967,32 +11999,37 @@ static bool xrt__r_shape(xrt__rbuf *r, xrt_shape *s) {
 static bool xrt__r_launch(xrt__rbuf *r, const xrt__client *c,
                           const xrt_compile_options *o, xrt__exe_shared *sh) {
   int64_t n = (int64_t)sh->num_replicas * sh->num_partitions;
-  if (sh->num_replicas < 1 || sh->num_partitions < 1 || n > c->num_devices ||
+  int ndev = xrt__cache_ndev(c);
+  if (sh->num_replicas < 1 || sh->num_partitions < 1 || n > ndev ||
       (o && o->num_replicas && o->num_replicas != sh->num_replicas) ||
       (o && o->num_partitions && o->num_partitions != sh->num_partitions)) {
     r->why = "the launch shape (replicas, partitions)";
     return false;
   }
-  sh->assignment = (int32_t *)xrt__calloc(&c->allocator, (size_t)n,
+  /* A multi-process client's executables hold 3n entries (section 13a);
+   * the global ids read here go to the last n. */
+  int64_t slots = c->mp ? 3 * n : n;
+  sh->assignment = (int32_t *)xrt__calloc(&c->allocator, (size_t)slots,
                                           sizeof(int32_t));
   if (!sh->assignment) {
     r->why = "out of host memory";
     return false;
   }
+  int32_t *gids = sh->assignment + (slots - n);
   for (int64_t i = 0; i < n; i++) {
     uint64_t v = xrt__r_u64(r, 4, "the device assignment");
     if (r->why) return false;
-    bool bad = v >= (uint64_t)c->num_devices ||
+    bool bad = v >= (uint64_t)ndev ||
                (o && o->device_assignment &&
                 o->device_assignment[i] != (int)v);
-    for (int64_t j = 0; j < i && !bad; j++)
-      bad = sh->assignment[j] == (int32_t)v;
+    for (int64_t j = 0; j < i && !bad; j++) bad = gids[j] == (int32_t)v;
     if (bad) {
       r->why = "the device assignment";
       return false;
     }
-    sh->assignment[i] = (int32_t)v;
+    gids[i] = (int32_t)v;
   }
+  if (c->mp) xrt__cache_mp_place(c, sh->assignment, n);
   return true;
 }
 
@@ -12055,6 +12092,8 @@ static bool xrt__payload_read(xrt__rbuf *r, xrt__client *c,
   for (uint64_t i = 0; i < nbind; i++)
     if (!(sh->targets[i] = xrt__r_str(r, c, true, "a host target")))
       return false;
+  sh->source[0] = xrt__r_u64(r, 8, "the source");
+  sh->source[1] = xrt__r_u64(r, 8, "the source");
   uint64_t psize = xrt__r_u64(r, 8, "the plugin's size");
   if (!r->why && psize != r->len - r->at) r->why = "the plugin's size";
   if (o && o->entry && !r->why && strcmp(o->entry, sh->name) != 0)
@@ -12075,15 +12114,31 @@ static bool xrt__shared_bind(xrt__client *c, xrt__exe_shared *sh) {
   return true;
 }
 
+/* Whether sh was compiled from the text of alias id source (see
+ * "aliases"); it is checked before the plugin reads its bytes. */
+static bool xrt__shared_from(const xrt__exe_shared *sh,
+                             const uint64_t source[2]) {
+  return sh->source[0] == source[0] && sh->source[1] == source[1];
+}
+
 /* Rebuilds an executable from a payload: NULL (logged, counted) when any
- * part of it is wrong or the plugin refuses its bytes. */
+ * part of it is wrong or the plugin refuses its bytes; NULL with
+ * *foreign set (neither logged nor counted) when source is given and the
+ * entry was compiled from another text. */
 static xrt__exe_shared *xrt__payload_load(xrt__client *c, const char *hex,
                                           const void *data, size_t size,
-                                          const xrt_compile_options *o) {
+                                          const xrt_compile_options *o,
+                                          const uint64_t *source,
+                                          bool *foreign) {
   xrt__cache *k = c->cache;
   xrt__rbuf r = {(const unsigned char *)data, data ? size : 0, 0, NULL};
   xrt__exe_shared *sh = NULL;
   bool ok = xrt__payload_read(&r, c, o, &sh);
+  if (ok && source && !xrt__shared_from(sh, source)) {
+    *foreign = true;
+    xrt__exe_shared_unref(sh);
+    return NULL;
+  }
   if (ok && !xrt__shared_bind(c, sh)) {
     xrt__exe_shared_unref(sh); /* a host function is missing: compile */
     return NULL;
@@ -12099,6 +12154,11 @@ static xrt__exe_shared *xrt__payload_load(xrt__client *c, const char *hex,
     args.num_replicas = sh->num_replicas;
     args.num_partitions = sh->num_partitions;
     args.device_assignment = sh->assignment;
+    if (c->mp) { /* as section 13a's compile arguments */
+      args.participant_process =
+          sh->assignment + (size_t)sh->num_replicas * sh->num_partitions;
+      args.process_index = c->topology.process_index;
+    }
     args.num_host_bindings = sh->num_bindings; /* ABI 1.2: checked */
     args.num_inputs = sh->num_inputs;
     args.num_outputs = sh->num_outputs;
@@ -12125,10 +12185,13 @@ static xrt__exe_shared *xrt__payload_load(xrt__client *c, const char *hex,
   return NULL;
 }
 
-/* Asks the store for key: a shared object, or NULL. */
+/* Asks the store for key: a shared object, or NULL (with *foreign set
+ * when source is given and the entry was compiled from another text). */
 static xrt__exe_shared *xrt__cache_store_load(xrt__client *c, const char *hex,
                                               const xrt_compile_options *o,
-                                              size_t *payload) {
+                                              size_t *payload,
+                                              const uint64_t *source,
+                                              bool *foreign) {
   xrt__cache *k = c->cache;
   void *data = NULL;
   size_t size = 0;
@@ -12144,7 +12207,8 @@ static xrt__exe_shared *xrt__cache_store_load(xrt__client *c, const char *hex,
              "compiling instead", hex, xrt_strerror(s));
     return NULL;
   }
-  xrt__exe_shared *sh = xrt__payload_load(c, hex, data, size, o);
+  xrt__exe_shared *sh = xrt__payload_load(c, hex, data, size, o, source,
+                                          foreign);
   if (data) k->store->release_data(k->store->self, data);
   if (sh) XRT__CSTAT(k, store_hits);
   *payload = size;
@@ -12240,10 +12304,15 @@ static xrt__memo *xrt__cache_memo_slot(xrt__client *c, xrt__cache *k,
  * client's digest, the options, the raw text's XXH3-128 and a tag (no
  * canonical key has a '-'), payload the 32 hex digits of the key.  A memo
  * miss tries the alias first; its key is used only when that key is in
- * memory already or its store entry loads, else the text is read as
- * tokens as before.  An alias is written when the lookup found none (or
- * a useless one) and the executable was saved or loaded, and after a
- * parsed program's executable is saved. */
+ * memory already or its store entry loads, and that executable records
+ * this alias id as its source (an alias is not trusted blindly: a stale
+ * or forged one, behind a valid checksum, must not run another program);
+ * else the text is read as tokens as before, with a warning when the key
+ * read differs from the alias's.  An alias is written when the lookup
+ * found none (or a useless one) and the executable was saved or loaded,
+ * and after a parsed program's executable is saved.  An executable
+ * compiled from text variants with one key (other locations) records the
+ * first; the others' aliases cost a read of the text. */
 
 #define XRT__ALIAS_PREFIX "a-"
 
@@ -12256,6 +12325,8 @@ typedef struct xrt__cache_pre {
   bool write_alias;      /* alias_id is set and should be written */
   uint64_t alias_id[2];
   uint64_t key_ns;       /* time spent reading the text as tokens */
+  bool alias_foreign;    /* the alias named alias_key, compiled from */
+  uint64_t alias_key[2]; /* another text (checked after the read) */
 } xrt__cache_pre;
 
 static void xrt__alias_make(const xrt__cache *k, const xrt__key_opts *ko,
@@ -12318,10 +12389,23 @@ static bool xrt__alias_read(xrt__client *c, const char *ahex,
 
 static xrt__exe_shared *xrt__cache_store_load(xrt__client *c, const char *hex,
                                               const xrt_compile_options *o,
-                                              size_t *payload);
+                                              size_t *payload,
+                                              const uint64_t *source,
+                                              bool *foreign);
+
+/* The alias named key, whose entry was compiled from another text: the
+ * caller reads the text, and says so if that gives another key. */
+static bool xrt__alias_foreign(xrt__cache_pre *pre, const uint64_t key[2]) {
+  memcpy(pre->alias_key, key, sizeof pre->alias_key);
+  pre->alias_foreign = true;
+  return false;
+}
 
 /* Resolves a memo miss through the store's alias: true with key set (and
- * pre->sh, unless the key is in memory already; k->mu held on return). */
+ * pre->sh, unless the key is in memory already; k->mu held on return).
+ * The alias is trusted only when its entry records that it was compiled
+ * from the alias's text (sh->source); an entry in memory that cannot say
+ * (still compiling, failed) sends the caller to read the text. */
 static bool xrt__alias_resolve(xrt__client *c, const xrt_compile_options *o,
                                uint64_t key[2], xrt__cache_pre *pre) {
   xrt__cache *k = c->cache;
@@ -12329,10 +12413,17 @@ static bool xrt__alias_resolve(xrt__client *c, const xrt_compile_options *o,
   xrt__alias_hex(pre->alias_id, ahex);
   if (!xrt__alias_read(c, ahex, key)) return false;
   pthread_mutex_lock(&k->mu);
-  if (xrt__cache_find(k, key)) return true;
+  xrt__centry *e = xrt__cache_find(k, key);
+  bool done = e && e->state == XRT__CE_DONE;
+  if (done && xrt__shared_from(e->sh, pre->alias_id)) return true;
   pthread_mutex_unlock(&k->mu);
+  if (done) return xrt__alias_foreign(pre, key);
+  if (e) return false;
   xrt__key_hex(key, hex);
-  pre->sh = xrt__cache_store_load(c, hex, o, &pre->payload);
+  bool foreign = false;
+  pre->sh = xrt__cache_store_load(c, hex, o, &pre->payload, pre->alias_id,
+                                  &foreign);
+  if (foreign) return xrt__alias_foreign(pre, key);
   if (!pre->sh) {
     memcpy(pre->tried, key, sizeof pre->tried);
     pre->has_tried = true;
@@ -12355,6 +12446,21 @@ static void xrt__alias_write(xrt__client *c, const xrt__cache_pre *pre,
   if (s)
     xrt__log(XRT_LOG_INFO, "cache", "cache store could not save alias %s "
              "(%s)", ahex, xrt_strerror(s));
+}
+
+/* An alias that named another text's entry (stale, damaged or forged
+ * behind a valid checksum): said once per compile; the caller replaces
+ * it (process 0) once the key's executable is saved or loaded. */
+static void xrt__alias_stale(const xrt__cache_pre *pre,
+                             const uint64_t key[2]) {
+  char ahex[XRT_CACHE_KEY_CHARS + 1], named[XRT_CACHE_KEY_CHARS + 1],
+      hex[XRT_CACHE_KEY_CHARS + 1];
+  xrt__alias_hex(pre->alias_id, ahex);
+  xrt__key_hex(pre->alias_key, named);
+  xrt__key_hex(key, hex);
+  xrt__log(XRT_LOG_WARN, "cache", "cache store alias %s names %s, an "
+           "executable compiled from another text; the text's key is %s",
+           ahex, named, hex);
 }
 
 /* The key of a compile.  Returns with k->mu held. */
@@ -12396,6 +12502,9 @@ static void xrt__cache_key_locked(xrt__client *c, const char *text, size_t len,
     pre->write_alias = aliased;
     pre->has_tried = pre->has_tried && pre->tried[0] == key[0] &&
                      pre->tried[1] == key[1];
+    if (pre->alias_foreign &&
+        (pre->alias_key[0] != key[0] || pre->alias_key[1] != key[1]))
+      xrt__alias_stale(pre, key);
     pthread_mutex_lock(&k->mu);
   }
   if ((m = xrt__cache_memo_slot(c, k, fp, true))) {
@@ -12488,6 +12597,18 @@ static void xrt__cache_settle(xrt__client *c, xrt__centry *e, xrt_status s,
   pthread_cond_broadcast(&k->cv);
 }
 
+/* Whether this process writes the store: of a multi-process client only
+ * process 0 does (the others would write the same bytes); the others say
+ * what they did not write (XRT_LOG=info,cache). */
+static bool xrt__cache_writer(xrt__client *c, const char *what,
+                              const char *hex) {
+  if (!c->mp || c->topology.process_index == 0) return true;
+  xrt__log(XRT_LOG_INFO, "cache", "cache store: %s %s not written: process "
+           "%d (process 0 writes the store)", what, hex,
+           c->topology.process_index);
+  return false;
+}
+
 /* A miss: the store, else a compile; e (may be NULL: no in-memory cache)
  * is settled for its waiters. */
 static xrt_status xrt__cache_fill(xrt__client *c, const char *text,
@@ -12505,11 +12626,13 @@ static xrt_status xrt__cache_fill(xrt__client *c, const char *text,
   xrt__exe_shared *sh = pre->sh;
   pre->sh = NULL; /* ours now */
   if (!sh && k->store && !pre->has_tried)
-    sh = xrt__cache_store_load(c, hex, o, &payload);
+    sh = xrt__cache_store_load(c, hex, o, &payload, NULL, NULL);
   bool loaded = sh != NULL;
   xrt_status s =
       sh ? XRT_OK : xrt__shared_compile(c, text, len, prog, o, &sh,
                                         &compile_ns);
+  if (!s && !loaded) /* still private: recorded before others see it */
+    memcpy(sh->source, pre->alias_id, sizeof sh->source);
   if (e) {
     xrt__cfree f = {NULL};
     char saved[XRT__CACHE_MAX_MSG];
@@ -12524,9 +12647,12 @@ static xrt_status xrt__cache_fill(xrt__client *c, const char *text,
   if (s) return s;
   /* A stateful program is compiled by each caller, never loaded. */
   if (k->store && !loaded && !xrt__module_stateful(sh->program->module)) {
-    xrt__cache_store_save(c, hex, sh, compile_ns);
-    if (pre->write_alias) xrt__alias_write(c, pre, key, compile_ns);
-  } else if (loaded && pre->write_alias && !prog) { /* none was found */
+    if (xrt__cache_writer(c, "executable", hex)) {
+      xrt__cache_store_save(c, hex, sh, compile_ns);
+      if (pre->write_alias) xrt__alias_write(c, pre, key, compile_ns);
+    }
+  } else if (loaded && pre->write_alias && !prog && /* none was found */
+             xrt__cache_writer(c, "alias of", hex)) {
     xrt__alias_write(c, pre, key, pre->key_ns);
   }
   return xrt__exe_from_shared(c, sh, out);
@@ -12886,6 +13012,7 @@ static xrt_status xrt__exec_position(xrt__executable *e, xrt__device *d,
                        "xrt_execute_multi, or give options.launch_id, "
                        "replica and partition", xrt__exe_name(e), (int)R,
                        (int)P);
+    if (e->assignment[0] < 0) return xrt__mp_not_here(e, 0);
     pos->launch_id = xrt__own_launch_id(c);
     pos->replica = pos->partition = 0;
     return XRT_OK;
@@ -13391,12 +13518,18 @@ struct xrt__mp {
 };
 
 /* Tags on the transport, three disjoint spaces: the plugin's (bits 60 and
- * 61 clear), the core's own collectives (bit 61, then a counter that
- * every process advances alike) and the users' (bit 60, then their tag,
- * below XRT_USER_TAG_LIMIT). */
+ * 61 clear), the core's own collectives (bit 61, then the client's join
+ * number from bit 40 and a counter that every process advances alike) and
+ * the users' (bit 60, then their tag, below XRT_USER_TAG_LIMIT).  Launch
+ * ids carry the join number too, so that two joined clients alive at once
+ * never share a launch id or a tag (clients join in the same order in
+ * every process). */
 #define XRT__TAG_PLUGIN_MASK (~((uint64_t)3 << 60))
 #define XRT__TAG_CORE ((uint64_t)1 << 61)
 #define XRT__TAG_USER ((uint64_t)1 << 60)
+
+/* Clients of this process that joined a system so far. */
+static _Atomic uint64_t xrt__mp_joins;
 
 /* Launch ids of multi-process launches: their own range, counted alike in
  * every process. */
@@ -13429,20 +13562,17 @@ static xrt_status xrt__mp_join(xrt__client *c, const xrt_client_options *o) {
   xrt_transport tp = xrt__tp;
   pthread_mutex_unlock(&xrt__tp_mu);
   if (!on) return XRT_OK;
-  /* A stored executable lacks the participants' processes (and only
-   * process 0 should write the store): not yet. */
-  if (o->cache_store)
-    return xrt__fail(XRT_UNIMPLEMENTED, "client creation: a persistent "
-                     "compile cache (options.cache_store) is not supported "
-                     "yet for a client that joins several processes");
+  /* options.cache_store is shared: every process reads it, process 0
+   * alone writes it (section 12b). */
   struct xrt__mp *mp =
       (struct xrt__mp *)xrt__calloc(&c->allocator, 1, sizeof *mp);
   if (!mp) return xrt__nomem("the client's process table");
   mp->tp = tp;
   mp->me = tp.topology.process_index;
   mp->nproc = tp.topology.process_count;
-  atomic_init(&mp->next_launch, XRT__MP_LAUNCH_BIT | 1);
-  atomic_init(&mp->next_coll, 1);
+  uint64_t join = atomic_fetch_add(&xrt__mp_joins, 1) & 0x3fff;
+  atomic_init(&mp->next_launch, XRT__MP_LAUNCH_BIT | join << 40 | 1);
+  atomic_init(&mp->next_coll, join << 40 | 1);
   c->mp = mp;
   const xrt_topology *in = &o->topology;
   xrt_topology *t = &c->topology;
@@ -13515,6 +13645,41 @@ static void xrt__mp_free(xrt__client *c) {
   xrt__free(&c->allocator, mp->first);
   xrt__free(&c->allocator, mp);
   c->mp = NULL;
+}
+
+/* ---- section 12b's view of the process table ----
+ *
+ * Here, after struct xrt__mp; declared at the top of 12b.  A persistent
+ * store is shared by the processes of a job, so what the key and a stored
+ * executable say about devices must read alike in every process. */
+
+/* Devices of every process (the range of global ids). */
+static int xrt__cache_ndev(const xrt__client *c) {
+  return c->mp ? c->mp->ndev : c->num_devices;
+}
+
+/* The topology part of the key: the process count and every process's
+ * device count (not this process's index, nor local_world_size, which
+ * differs between hosts of unequal process counts). */
+static void xrt__cache_mp_digest(const xrt__client *c, XXH3_state_t *st) {
+  const struct xrt__mp *mp = c->mp;
+  int32_t words[3] = {0x6d70 /* "mp" */, mp->nproc, mp->ndev};
+  XXH3_128bits_update(st, words, sizeof words);
+  XXH3_128bits_update(st, mp->first, sizeof *mp->first * (size_t)mp->nproc);
+}
+
+/* From the global ids at a[2n..3n): each logical id's process (a[n..2n))
+ * and local device here, -1 on another process (a[0..n)), as
+ * xrt__mp_executable_launch lays them out.  Ids are below ndev. */
+static void xrt__cache_mp_place(const xrt__client *c, int32_t *a,
+                                int64_t n) {
+  const struct xrt__mp *mp = c->mp;
+  for (int64_t i = 0; i < n; i++) {
+    int g = a[2 * n + i];
+    int p = mp->rdevs[g].process;
+    a[n + i] = p;
+    a[i] = p == mp->me ? g - mp->first[mp->me] : -1;
+  }
 }
 
 /* ---- global devices ---- */
@@ -13813,6 +13978,23 @@ static xrt_status xrt__mp_execute_multi(
   return s;
 }
 
+/* ---- per-participant launches across processes (issue #11) ----
+ *
+ * Included once in section 13a.  Besides xrt_execute_multi, a launch of a
+ * multi-process executable can be made participant by participant, as
+ * MPMD launches are (xrt_execute_async with options.launch_id, replica and
+ * partition: xrt__exec_position refuses a participant of another process).
+ * Every process then runs its own participants under one launch id, so
+ * the id must be the same in every process: xrt_client_new_launch_id on a
+ * multi-process client counts from the same counter as
+ * xrt__mp_execute_multi, which every process advances alike as long as
+ * they issue the same launches in the same order. */
+
+static uint64_t xrt__mp_new_launch_id(xrt__client *c) {
+  return atomic_fetch_add_explicit(&c->mp->next_launch, 1,
+                                   memory_order_relaxed);
+}
+
 /* ---- without MPI: the calls exist and say so ---- */
 
 #ifndef XRT_HAVE_MPI
@@ -13859,7 +14041,9 @@ xrt_status xrt_mpi_topology(xrt_topology *out) {
  *   - host split and assembly (strided copies, overlapped transfers);
  *   - the sharded-array object (a handle kind of its own);
  *   - xrt_execute_sharded over xrt_execute_multi;
- *   - pmap: a compile cache keyed by argument signature.
+ *   - pmap: a compile cache keyed by argument signature;
+ *   - across processes ("Across processes" below): pieces held elsewhere are
+ *     NULL, assembly to host is collective, launches go through 13a.
  * Only the public buffer, event, compile and execute calls are used, plus
  * the handle table and the executable's client.
  * ==================================================================== */
@@ -14300,7 +14484,7 @@ static xrt_status xrt__sharded_new(xrt__client *c, const xrt_shape *logical,
   }
   for (int k = 0; k < n; k++) {
     a->bufs[k] = bufs[k];
-    a->devices[k] = xrt_buffer_device(bufs[k]);
+    a->devices[k] = bufs[k] ? xrt_buffer_device(bufs[k]) : NULL;
   }
   pthread_mutex_lock(&xrt__sharded_mu);
   xrt__link_add(&xrt__sharded_live, &a->link);
@@ -14415,7 +14599,368 @@ static xrt_status xrt__piece_source(xrt__client *c, const xrt__sharded *a,
   return XRT_OK;
 }
 
-/* Checks the devices of a split: n live devices of client c. */
+/* ---- sharded arrays across processes (issue #11) ----
+ *
+ * Included once by section 13b of xrt.c, after the split plan.  An array
+ * of a client that joins several processes keeps devices[k] = piece k's
+ * global device (this process's xrt__device handle, or another process's
+ * XRT__H_RDEVICE handle) and bufs[k] = NULL for pieces held elsewhere.
+ * Such arrays are made and used SPMD-style (see "Objects that span
+ * processes" in xrt.h): on a multi-process client, assembling to host is
+ * a collective of every process, whatever devices the array spans, so
+ * that the choice of path never differs between processes. */
+
+static xrt_status xrt__sharded_start(const char *fn, xrt_client *client,
+                                     const xrt_shape *logical,
+                                     const xrt_sharding_spec *spec,
+                                     xrt_sharded_array **out_array,
+                                     xrt__client **c, xrt__spec_axes *ax,
+                                     int64_t *n);
+
+/* Whether d is another process's device of client c. */
+static bool xrt__mp_remote(const xrt__client *c, const xrt_device *d) {
+  const xrt__rdev *r = c->mp ? xrt__rdev_get(d) : NULL;
+  return r && r->client == c;
+}
+
+/* The failure of xrt_sharded_array_shard for a piece held elsewhere. */
+static xrt_status xrt__mp_not_held(const xrt__sharded *a, int k) {
+  const xrt_device *d = a->devices[k];
+  if (!xrt__mp_remote(a->client, d))
+    return xrt__fail(XRT_INTERNAL, "shard %d has no buffer", k);
+  return xrt__fail(XRT_FAILED_PRECONDITION, "shard %d is held by process %d "
+                   "(global device %d); this is process %d", k,
+                   xrt_device_process_index(d), xrt_device_global_id(d),
+                   a->client->mp->me);
+}
+
+/* What every message of an assembly starts with: the sender's status
+ * reading its own pieces, so that every process fails alike. */
+typedef struct xrt__asm_hdr {
+  int32_t code;
+  char message[252];
+} xrt__asm_hdr;
+
+/* One assembly: which process sends each distinct piece (holder: the
+ * process of its first device in mesh order, alike in every process),
+ * which processes hold it, and this process's first device holding it. */
+typedef struct xrt__asm {
+  xrt__client *c;
+  const xrt_shape *logical;
+  const xrt_sharding_spec *spec;
+  const xrt__spec_axes *ax;
+  int n, me, np;
+  size_t piece_bytes;
+  xrt__split_plan p;
+  int *holder;         /* [pieces] */
+  int *local;          /* [pieces]: this process's first device k, or -1 */
+  unsigned char *held; /* [np][pieces]: process q holds piece i */
+  xrt_transport_msg *msgs; /* [2 (np - 1)]: sends, then receives */
+} xrt__asm;
+
+static void xrt__asm_free(xrt__asm *m) {
+  xrt__client *c = m->c;
+  for (int i = 0; m->msgs && i < 2 * (m->np - 1); i++)
+    xrt__free(&c->allocator, m->msgs[i].data);
+  xrt__free(&c->allocator, m->msgs);
+  xrt__free(&c->allocator, m->holder);
+  xrt__free(&c->allocator, m->local);
+  xrt__free(&c->allocator, m->held);
+  xrt__plan_free(c, &m->p);
+}
+
+/* The process of piece k's device (this one for a local device). */
+static int xrt__asm_process(const xrt__asm *m, xrt_device *const *devices,
+                            int k) {
+  return xrt__mp_remote(m->c, devices[k])
+             ? xrt_device_process_index(devices[k])
+             : m->me;
+}
+
+static xrt_status xrt__asm_init(xrt__asm *m, xrt_device *const *devices) {
+  xrt__client *c = m->c;
+  xrt_status s = xrt__plan_init(c, m->spec, m->ax, m->logical, m->n, &m->p);
+  if (s) return s;
+  size_t P = (size_t)m->p.pieces, np = (size_t)m->np;
+  m->holder = (int *)xrt__calloc(&c->allocator, P, sizeof(int));
+  m->local = (int *)xrt__calloc(&c->allocator, P, sizeof(int));
+  m->held = (unsigned char *)xrt__calloc(&c->allocator, np * P, 1);
+  m->msgs = (xrt_transport_msg *)xrt__calloc(&c->allocator, 2 * np,
+                                             sizeof *m->msgs);
+  if (!m->holder || !m->local || !m->held || !m->msgs)
+    return xrt__nomem("assembling a sharded array");
+  for (size_t i = 0; i < P; i++) m->local[i] = -1;
+  for (int k = 0; k < m->n; k++) {
+    int q = xrt__asm_process(m, devices, k);
+    size_t i = (size_t)m->p.piece[k];
+    if (q < 0 || q >= m->np)
+      return xrt__fail(XRT_INVALID_ARGUMENT, "piece %d's device is not a "
+                       "device of this client", k);
+    m->held[(size_t)q * P + i] = 1;
+    if (q == m->me && m->local[i] < 0) m->local[i] = k;
+  }
+  for (size_t i = 0; i < P; i++)
+    m->holder[i] = xrt__asm_process(m, devices, m->p.first[i]);
+  return XRT_OK;
+}
+
+/* Reads every piece this process holds into dst (each once, from its
+ * first local device); the first failure goes to *err. */
+static void xrt__asm_read_local(xrt__asm *m, xrt_buffer *const *bufs,
+                                char *dst, xrt__saved_error *err) {
+  xrt__client *c = m->c;
+  for (int64_t i = 0; i < m->p.pieces && !err->code; i++) {
+    int k = m->local[i];
+    if (k < 0) continue;
+    if (!bufs[k]) {
+      xrt__save_error(err, xrt__fail(XRT_INTERNAL, "piece %d of this "
+                                     "process has no buffer", k));
+      break;
+    }
+    xrt__box box;
+    xrt__piece_box(m->spec, m->ax, m->logical, k, &box);
+    char *to = box.empty ? NULL : dst + box.offset;
+    if (!box.empty && !xrt__box_contiguous(&box)) {
+      to = m->p.stage[i] = (char *)xrt__alloc(&c->allocator, m->piece_bytes);
+      if (!to) {
+        xrt__save_error(err, xrt__nomem("staging a sharded array's piece"));
+        break;
+      }
+    }
+    xrt__save_error(err, xrt_buffer_to_host_async(bufs[k], to,
+                                                  m->piece_bytes, &m->p.ev[k]));
+  }
+  xrt__await_all(m->p.ev, m->n, err);
+  for (int64_t i = 0; i < m->p.pieces && !err->code; i++) {
+    if (!m->p.stage[i]) continue;
+    xrt__box box;
+    xrt__piece_box(m->spec, m->ax, m->logical, m->local[i], &box);
+    xrt__box_copy(&box, dst, m->p.stage[i], false);
+  }
+}
+
+/* Whether process `from` sends piece i to process `to`: it is the
+ * piece's holder and `to` holds no copy. */
+static bool xrt__asm_sends(const xrt__asm *m, int64_t i, int from, int to) {
+  return m->holder[i] == from &&
+         !m->held[(size_t)to * (size_t)m->p.pieces + (size_t)i];
+}
+
+/* Copies (pack) or places (!pack) the pieces that `from` sends `to`
+ * between dst and a message's payload. */
+static void xrt__asm_move(const xrt__asm *m, int from, int to, char *dst,
+                          char *payload, bool pack) {
+  for (int64_t i = 0; i < m->p.pieces; i++) {
+    if (!xrt__asm_sends(m, i, from, to)) continue;
+    xrt__box box;
+    xrt__piece_box(m->spec, m->ax, m->logical, m->p.first[i], &box);
+    xrt__box_copy(&box, dst, payload, pack);
+    payload += m->piece_bytes;
+  }
+}
+
+static size_t xrt__asm_bytes(const xrt__asm *m, int from, int to) {
+  size_t bytes = sizeof(xrt__asm_hdr);
+  for (int64_t i = 0; i < m->p.pieces; i++)
+    if (xrt__asm_sends(m, i, from, to)) bytes += m->piece_bytes;
+  return bytes;
+}
+
+/* The messages: to every other process its missing pieces of ours (after
+ * our status), and room for theirs. */
+static xrt_status xrt__asm_messages(xrt__asm *m, char *dst,
+                                    const xrt__saved_error *local) {
+  xrt__asm_hdr hdr;
+  memset(&hdr, 0, sizeof hdr);
+  hdr.code = (int32_t)local->code;
+  snprintf(hdr.message, sizeof hdr.message, "%s", local->message);
+  int k = 0;
+  for (int q = 0; q < m->np; q++) {
+    if (q == m->me) continue;
+    xrt_transport_msg *snd = &m->msgs[k], *rcv = &m->msgs[m->np - 1 + k++];
+    size_t sb = xrt__asm_bytes(m, m->me, q), rb = xrt__asm_bytes(m, q, m->me);
+    *snd = (xrt_transport_msg){q, xrt__calloc(&m->c->allocator, 1, sb), sb};
+    *rcv = (xrt_transport_msg){q, xrt__calloc(&m->c->allocator, 1, rb), rb};
+    if (!snd->data || !rcv->data)
+      return xrt__nomem("the messages of a sharded array's assembly");
+    memcpy(snd->data, &hdr, sizeof hdr);
+    if (!local->code)
+      xrt__asm_move(m, m->me, q, dst, (char *)snd->data + sizeof hdr, true);
+  }
+  return XRT_OK;
+}
+
+/* Places the received pieces; the first process that failed to read its
+ * own fails the whole assembly (in every process alike). */
+static xrt_status xrt__asm_place(xrt__asm *m, char *dst) {
+  for (int k = 0; k < m->np - 1; k++) {
+    const xrt_transport_msg *r = &m->msgs[m->np - 1 + k];
+    xrt__asm_hdr hdr;
+    memcpy(&hdr, r->data, sizeof hdr);
+    hdr.message[sizeof hdr.message - 1] = 0;
+    if (hdr.code)
+      return xrt__fail((xrt_status)hdr.code, "process %d could not read its "
+                       "pieces: %s", r->peer, hdr.message);
+  }
+  for (int k = 0; k < m->np - 1; k++) {
+    const xrt_transport_msg *r = &m->msgs[m->np - 1 + k];
+    char *payload = (char *)r->data + sizeof(xrt__asm_hdr);
+    xrt__asm_move(m, r->peer, m->me, dst, payload, false);
+  }
+  return XRT_OK;
+}
+
+/* Assembles a logical array whose pieces (bufs[k] on devices[k], NULL
+ * where another process holds it) span the processes of c, into dst in
+ * every process.  Collective on a multi-process client: one core tag;
+ * each distinct piece is read once by its holder and sent to the
+ * processes that hold no copy.  On a client of one process, a local read.
+ * dst is checked by the caller (it holds the logical array). */
+static xrt_status xrt__mp_assemble(xrt__client *c, const xrt_shape *logical,
+                                   const xrt_sharding_spec *spec,
+                                   const xrt__spec_axes *ax, int n,
+                                   xrt_buffer *const *bufs,
+                                   xrt_device *const *devices, void *dst) {
+  /* First, so that the counters stay in step whatever fails below. */
+  uint64_t tag = c->mp ? xrt__mp_next_tag(c) : 0;
+  xrt__asm m;
+  memset(&m, 0, sizeof m);
+  m.c = c;
+  m.logical = logical;
+  m.spec = spec;
+  m.ax = ax;
+  m.n = n;
+  m.me = c->mp ? c->mp->me : 0;
+  m.np = c->mp ? c->mp->nproc : 1;
+  xrt_shape piece = xrt__spec_piece_shape(spec, logical);
+  m.piece_bytes = xrt_shape_bytes(&piece);
+  xrt__saved_error local = {XRT_OK, ""};
+  xrt_status s = xrt__asm_init(&m, devices);
+  if (!s) xrt__asm_read_local(&m, bufs, (char *)dst, &local);
+  if (!s && m.np > 1) s = xrt__asm_messages(&m, (char *)dst, &local);
+  if (!s && m.np > 1)
+    s = xrt__mp_exchange(c, tag, m.msgs, m.np - 1, m.msgs + m.np - 1,
+                         m.np - 1, "assembling a sharded array across "
+                         "processes");
+  if (!s && local.code) s = xrt__restore_error(&local);
+  if (!s && m.np > 1) s = xrt__asm_place(&m, (char *)dst);
+  xrt__saved_error err = {XRT_OK, ""};
+  xrt__save_error(&err, s);
+  xrt__asm_free(&m);
+  return xrt__restore_error(&err);
+}
+
+/* xrt_sharded_array_to_host's and xrt_variable_to_host's way on a client
+ * of several processes: the checks of dst, then the collective. */
+static xrt_status xrt__mp_to_host(xrt__client *c, const xrt_shape *logical,
+                                  const xrt_sharding_spec *spec,
+                                  const xrt__spec_axes *ax, int n,
+                                  xrt_buffer *const *bufs,
+                                  xrt_device *const *devices, void *dst,
+                                  size_t dst_bytes) {
+  size_t bytes = xrt_shape_bytes(logical);
+  XRT__CHECK_ARG(dst || bytes == 0, "dst is NULL");
+  if (dst_bytes < bytes)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "destination holds %zu bytes, the "
+                     "array has %zu", dst_bytes, bytes);
+  return xrt__mp_assemble(c, logical, spec, ax, n, bufs, devices, dst);
+}
+
+/* Checks piece k of xrt_sharded_array_create_global: a buffer exactly
+ * where devices[k] is this process's, on that device, of the piece's
+ * shape. */
+static xrt_status xrt__global_piece_check(xrt__client *c,
+                                          const xrt_shape *piece,
+                                          xrt_device *const *devices,
+                                          xrt_buffer *const *bufs, int k) {
+  xrt_device *dev = devices[k];
+  if (xrt__mp_remote(c, dev)) {
+    if (bufs[k])
+      return xrt__fail(XRT_INVALID_ARGUMENT, "buffers[%d] is given, but "
+                       "devices[%d] (global device %d) belongs to process %d; "
+                       "this is process %d", k, k, xrt_device_global_id(dev),
+                       xrt_device_process_index(dev), c->mp->me);
+    return XRT_OK;
+  }
+  xrt__device *d = xrt__device_get(dev);
+  if (!d || d->client != c)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "devices[%d] is not a device of "
+                     "this client", k);
+  if (!bufs[k])
+    return xrt__fail(XRT_INVALID_ARGUMENT, "buffers[%d] is NULL, but "
+                     "devices[%d] (global device %d) is this process's", k, k,
+                     xrt_device_global_id(dev));
+  xrt_device *on = xrt_buffer_device(bufs[k]);
+  if (!on || xrt__device_get(on)->client != c)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "buffers[%d] is not a live buffer "
+                     "of this client", k);
+  if (on != dev)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "buffers[%d] is on global device "
+                     "%d, devices[%d] is global device %d", k,
+                     xrt_device_global_id(on), k, xrt_device_global_id(dev));
+  xrt_shape have;
+  xrt_buffer_shape(bufs[k], &have);
+  if (!xrt__shape_equal(&have, piece)) {
+    char h[128], w[128];
+    xrt_shape_format(&have, h, sizeof h);
+    xrt_shape_format(piece, w, sizeof w);
+    return xrt__fail(XRT_INVALID_ARGUMENT, "buffers[%d] is %s, the spec's "
+                     "pieces are %s", k, h, w);
+  }
+  for (int j = 0; j < k; j++)
+    if (bufs[j] == bufs[k])
+      return xrt__fail(XRT_INVALID_ARGUMENT, "buffers[%d] and buffers[%d] are "
+                       "the same buffer", j, k);
+  return XRT_OK;
+}
+
+xrt_status xrt_sharded_array_create_global(
+    xrt_client *client, const xrt_shape *logical,
+    const xrt_sharding_spec *spec, xrt_device *const *devices,
+    xrt_buffer *const *buffers, int num_pieces,
+    xrt_sharded_array **out_array) {
+  xrt__client *c;
+  xrt__spec_axes ax;
+  int64_t n;
+  xrt_status s = xrt__sharded_start(__func__, client, logical, spec,
+                                    out_array, &c, &ax, &n);
+  if (s) return s;
+  if (num_pieces != n)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "the sharding spec spans %" PRId64
+                     " devices, %d pieces were given", n, num_pieces);
+  XRT__CHECK_ARG(devices && buffers, "devices or buffers is NULL");
+  xrt_shape piece = xrt__spec_piece_shape(spec, logical);
+  for (int k = 0; k < num_pieces; k++)
+    if ((s = xrt__global_piece_check(c, &piece, devices, buffers, k)))
+      return s;
+  xrt__sharded *a;
+  if ((s = xrt__sharded_new(c, logical, spec, &ax, buffers, num_pieces, &a)))
+    return s;
+  for (int k = 0; k < num_pieces; k++) a->devices[k] = devices[k];
+  *out_array = (xrt_sharded_array *)a->handle;
+  return XRT_OK;
+}
+
+/* A launch over arrays of a multi-process client runs on the
+ * executable's assignment (global devices): the arguments must lie
+ * there. */
+static xrt_status xrt__mp_launch_check(xrt_executable *exe,
+                                       const xrt_device *const *devices,
+                                       int n) {
+  for (int d = 0; d < n; d++) {
+    xrt_device *want = xrt_executable_device(exe, d);
+    if (devices[d] != want)
+      return xrt__fail(XRT_INVALID_ARGUMENT, "logical id %d of @%s runs on "
+                       "global device %d, but the arguments' shard %d is on "
+                       "global device %d", d, xrt_executable_name(exe),
+                       xrt_device_global_id(want), d,
+                       xrt_device_global_id(devices[d]));
+  }
+  return XRT_OK;
+}
+
+/* Checks the devices of a split: n live devices of client c (or global
+ * devices of its other processes). */
 static xrt_status xrt__check_devices(xrt__client *c, xrt_device *const *devs,
                                      int n, int64_t want) {
   if (n != want)
@@ -14424,7 +14969,7 @@ static xrt_status xrt__check_devices(xrt__client *c, xrt_device *const *devs,
   XRT__CHECK_ARG(devs, "devices is NULL");
   for (int k = 0; k < n; k++) {
     xrt__device *d = xrt__device_get(devs[k]);
-    if (!d || d->client != c)
+    if ((!d || d->client != c) && !xrt__mp_remote(c, devs[k]))
       return xrt__fail(XRT_INVALID_ARGUMENT, "devices[%d] is not a device of "
                        "this client", k);
   }
@@ -14439,6 +14984,7 @@ static xrt_status xrt__upload_pieces(xrt__sharded *a, const void *data,
   xrt__saved_error err = {XRT_OK, ""};
   xrt_client *client = (xrt_client *)c->handle;
   for (int k = 0; k < a->n && !err.code; k++) {
+    if (xrt__mp_remote(c, devs[k])) continue; /* another process's piece */
     const void *src = NULL;
     xrt_status s = xrt__piece_source(c, a, (const char *)data, p, k, &src);
     if (!s)
@@ -14515,6 +15061,9 @@ xrt_status xrt_sharded_array_to_host(xrt_sharded_array *array, void *dst,
     return xrt__fail(XRT_INVALID_ARGUMENT, "destination holds %zu bytes, the "
                      "array has %zu", dst_bytes, bytes);
   xrt__client *c = a->client;
+  if (c->mp) /* collective: mp_sharded.inc */
+    return xrt__mp_assemble(c, &a->logical, &a->spec, &a->axes, a->n, a->bufs,
+                            a->devices, dst);
   xrt__split_plan p;
   xrt_status s = xrt__plan_init(c, &a->spec, &a->axes, &a->logical, a->n, &p);
   if (s) return s;
@@ -14624,6 +15173,7 @@ xrt_buffer *xrt_sharded_array_shard(const xrt_sharded_array *array,
     xrt__fail(XRT_OUT_OF_RANGE, "shard %d is outside 0..%d", index, a->n - 1);
     return NULL;
   }
+  if (!a->bufs[index]) xrt__mp_not_held(a, index); /* another process's */
   return a->bufs[index];
 }
 
@@ -14676,8 +15226,8 @@ static xrt_status xrt__sharded_args(xrt_sharded_array *const *args,
       if (out[i]->devices[k] != out[0]->devices[k])
         return xrt__fail(XRT_INVALID_ARGUMENT, "argument %d has shard %d on "
                          "device %d, argument 0 on device %d", i, k,
-                         xrt_device_id(out[i]->devices[k]),
-                         xrt_device_id(out[0]->devices[k]));
+                         xrt_device_global_id(out[i]->devices[k]),
+                         xrt_device_global_id(out[0]->devices[k]));
   }
   return XRT_OK;
 }
@@ -14769,6 +15319,8 @@ static xrt_status xrt__sharded_launch(xrt_executable *exe,
   xrt_execute_options_init(&o);
   if (options) o = *options;
   o.devices = k->devices;
+  if (xrt__executable_get(exe)->client->mp) /* 13a: the assignment's */
+    o.devices = NULL;
   o.output_specs = NULL;
   return xrt_execute_multi(exe, (xrt_buffer *const *const *)k->in_rows, n,
                            num_args, k->out_rows, num_outputs, &o, out_done);
@@ -14788,7 +15340,8 @@ static xrt_status xrt__launch_devices(xrt_executable *exe,
     if (num_args && o && o->devices && o->devices[d] != want)
       return xrt__fail(XRT_INVALID_ARGUMENT, "options->devices[%d] is device "
                        "%d, but the arguments' shard %d is on device %d", d,
-                       xrt_device_id(o->devices[d]), d, xrt_device_id(want));
+                       xrt_device_global_id(o->devices[d]), d,
+                       xrt_device_global_id(want));
     if (!want)
       return xrt__fail(XRT_INVALID_ARGUMENT, "no device for logical id %d", d);
     k->devices[d] = want;
@@ -14813,6 +15366,9 @@ static xrt_status xrt__sharded_prepare(xrt_executable *exe, xrt__client *c,
                      k->args[0]->n, n, xrt_executable_num_replicas(exe),
                      xrt_executable_num_partitions(exe));
   if ((s = xrt__launch_devices(exe, o, k, num_args, n))) return s;
+  if (c->mp && (s = xrt__mp_launch_check(
+                    exe, (const xrt_device *const *)k->devices, n)))
+    return s;
   for (int j = 0; j < num_outputs; j++)
     if ((s = xrt__output_spec(exe, o, j, n, &k->specs[j], &k->logical[j],
                               &k->axes[j])))
@@ -14836,6 +15392,8 @@ static xrt_status xrt__sharded_wrap(xrt__client *c, xrt__sharded_call *k,
     xrt__sharded *a;
     s = xrt__sharded_new(c, &k->logical[j], &k->specs[j], &k->axes[j], col, n,
                          &a);
+    for (int d = 0; !s && d < n; d++) /* another process's pieces */
+      if (!a->devices[d]) a->devices[d] = k->devices[d];
     if (!s) outputs[j] = (xrt_sharded_array *)a->handle;
   }
   xrt__free(&c->allocator, col);
@@ -15187,7 +15745,7 @@ xrt_status xrt_pmap_call(xrt_pmap *pmap, xrt_sharded_array *const *args,
   int n = a[0]->n;
   int *ids = (int *)xrt__calloc(&p->allocator, (size_t)n, sizeof(int));
   if (!ids) return xrt__nomem("a pmap call's device list");
-  for (int d = 0; d < n; d++) ids[d] = xrt_device_id(a[0]->devices[d]);
+  for (int d = 0; d < n; d++) ids[d] = xrt_device_global_id(a[0]->devices[d]);
   xrt_executable *exe = NULL;
   s = xrt__pmap_lookup(p, shapes, num_args, ids, n, &exe);
   xrt__free(&p->allocator, ids);
@@ -15295,6 +15853,8 @@ void xrt_client_release(xrt_client *client) {
  *   - reshard: validate, plan (keep, or copy boxes from old pieces), copy
  *     in parallel over destination devices, commit under every lock;
  *   - xrt_execute_variables over xrt_execute_sharded, with donation;
+ *   - variables across processes ("Across processes" below: create, reshard,
+ *     execute, save and load agreed between the processes);
  *   - .npy save and load (section 14's reader and writer).
  * ==================================================================== */
 
@@ -15570,7 +16130,7 @@ static uint64_t xrt__format_key(const xrt_shape *logical,
   }
   h = xrt__key_mix(h, (uint64_t)n);
   for (int k = 0; k < n; k++)
-    h = xrt__key_mix(h, (uint64_t)xrt_device_id(devs[k]));
+    h = xrt__key_mix(h, (uint64_t)xrt_device_global_id(devs[k]));
   h ^= h >> 30;
   h *= 0xbf58476d1ce4e5b9ull;
   h ^= h >> 27;
@@ -15603,16 +16163,20 @@ static xrt_status xrt__vformat_check(xrt__client *c, const xrt_shape *logical,
                      " devices, the format lists %d", n, f->num_devices);
   XRT__CHECK_ARG(f->devices, "format devices is NULL");
   for (int k = 0; k < f->num_devices; k++) {
+    /* Another process's device (a global device) is one of c's too. */
     xrt__device *d = xrt__device_get(f->devices[k]);
-    if (!d || (c && d->client != c))
+    xrt__rdev *r = d ? NULL : xrt__rdev_get(f->devices[k]);
+    xrt__client *dc = d ? d->client : r ? r->client : NULL;
+    if (!dc || (c && dc != c))
       return xrt__fail(XRT_INVALID_ARGUMENT, "format devices[%d] is not a "
                        "device of the variable's client", k);
-    if (!c) c = d->client;
+    if (!c) c = dc;
     for (int j = 0; j < k; j++)
       if (f->devices[j] == f->devices[k])
         return xrt__fail(XRT_INVALID_ARGUMENT, "format devices[%d] and "
                          "devices[%d] are the same device (%d): a variable "
-                         "needs distinct devices", j, k, d->index);
+                         "needs distinct devices", j, k,
+                         xrt_device_global_id(f->devices[k]));
   }
   out->spec = *f->spec;
   out->piece = xrt__spec_piece_shape(f->spec, logical);
@@ -15695,6 +16259,12 @@ static xrt_status xrt__var_adopt(const char *name, xrt__sharded *a,
   return XRT_OK;
 }
 
+/* Across processes (below). */
+static xrt_status xrt__mpv_create(xrt__client *c, const char *name,
+                                  const xrt_shape *logical, const void *data,
+                                  const xrt__vformat *f,
+                                  xrt_variable **out_variable);
+
 xrt_status xrt_variable_create(xrt_client *client, const char *name,
                                const xrt_shape *logical, const void *data,
                                const xrt_variable_format *format,
@@ -15708,6 +16278,8 @@ xrt_status xrt_variable_create(xrt_client *client, const char *name,
   xrt_status s = xrt__shape_check(logical, &bytes);
   xrt__vformat vf;
   if (s || (s = xrt__vformat_check(c, logical, format, &vf))) return s;
+  if (c->mp) /* across processes */
+    return xrt__mpv_create(c, name, logical, data, &vf, out_variable);
   xrt_sharded_array *arr;
   if ((s = xrt_sharded_array_from_host(client, logical, data, &vf.spec,
                                        format->devices, vf.n, &arr)))
@@ -15839,6 +16411,9 @@ static xrt_status xrt__var_view(xrt__var *v, xrt__sharded **out) {
 
 /* Reads a locked variable's logical array. */
 static xrt_status xrt__var_read(xrt__var *v, void *dst, size_t dst_bytes) {
+  if (v->client->mp) /* collective: 13b's xrt__mp_to_host */
+    return xrt__mp_to_host(v->client, &v->logical, &v->spec, &v->axes, v->n,
+                           v->bufs, v->devices, dst, dst_bytes);
   xrt__sharded *view;
   xrt_status s = xrt__var_view(v, &view);
   if (s) return s;
@@ -16358,6 +16933,11 @@ static void xrt__rs_trace(xrt__rs_var *rs, int count, int64_t t0) {
                           t1);
 }
 
+/* Across processes (below). */
+static xrt_status xrt__mpv_reshard(xrt__rs_var *rs, int nv,
+                                   const xrt_reshard_options *options,
+                                   xrt_status checked);
+
 xrt_status xrt_variables_reshard(xrt_variable *const *variables,
                                  const xrt_variable_format *formats, int count,
                                  const xrt_reshard_options *options) {
@@ -16401,7 +16981,8 @@ xrt_status xrt_variables_reshard(xrt_variable *const *variables,
     xrt__vars_lock(sorted, count);
     for (int i = 0; i < count && !s; i++)
       s = xrt__rs_check(&rs[i], i, &formats[i], rs[0].v->client);
-    if (!s) s = xrt__rs_locked(rs, count, options);
+    if (rs[0].v->client->mp) s = xrt__mpv_reshard(rs, count, options, s);
+    else if (!s) s = xrt__rs_locked(rs, count, options);
     if (!s && tracing) xrt__rs_trace(rs, count, t0);
     xrt__vars_unlock(sorted, count);
   }
@@ -16539,6 +17120,796 @@ static void xrt__xv_donate(xrt__var *v, xrt_sharded_array *out) {
   xrt__sharded_free(a, false);
 }
 
+/* ---- variables across processes (issue #11) ----
+ *
+ * Included once in section 13c of xrt.c.  A variable of a multi-process
+ * client keeps devices[k] = piece k's global device (an XRT__H_RDEVICE
+ * handle on another process) and bufs[k] = NULL for the pieces other
+ * processes hold.  Every call here is made by every process with the same
+ * arguments (see "Objects that span processes" in xrt.h).
+ *
+ * Agreement: a fixed-size vote per process (status, message, a digest of
+ * the call's arguments), all-gathered on a core tag; the call goes on only
+ * if every process succeeded and the digests match, else every process
+ * returns the first failing process's error, naming it.
+ *
+ * Reshard across processes: (1) check, plan (section 13c's planner, with
+ * sources re-picked to prefer this process), allocate the new local
+ * pieces and the host staging, vote; (2) download the boxes other
+ * processes need, one exchange message per peer (zeros when a download
+ * failed, so nobody waits), write the received boxes into the new pieces,
+ * then the device-to-device copies inside this process; (3) vote again:
+ * all commit, or all drop their new pieces. */
+
+/* One process's vote. */
+typedef struct xrt__mpv_vote {
+  int32_t code;
+  int32_t work;    /* reshard: this process has something to move */
+  uint64_t digest; /* the arguments as this process sees them */
+  char message[496];
+} xrt__mpv_vote;
+
+/* All-gathers the votes of step what; *any_work (may be NULL) receives
+ * whether any process has work.  The local error (local != OK) is the
+ * thread's last error on entry. */
+static xrt_status xrt__mpv_agree(xrt__client *c, xrt_status local,
+                                 uint64_t digest, int32_t work,
+                                 int32_t *any_work, const char *what) {
+  struct xrt__mp *mp = c->mp;
+  xrt__mpv_vote mine;
+  memset(&mine, 0, sizeof mine);
+  mine.code = (int32_t)local;
+  mine.work = work;
+  mine.digest = digest;
+  if (local) { /* truncated to the record */
+    const char *e = xrt_last_error();
+    size_t len = strlen(e);
+    if (len >= sizeof mine.message) len = sizeof mine.message - 1;
+    memcpy(mine.message, e, len);
+  }
+  uint64_t tag = xrt__mp_next_tag(c); /* taken even if the table fails */
+  xrt__mpv_vote *all = (xrt__mpv_vote *)xrt__calloc(
+      &c->allocator, (size_t)mp->nproc, sizeof *all);
+  if (!all) return xrt__nomem("the votes of the processes");
+  xrt_status s = xrt__mp_allgather(c, tag, &mine, all, sizeof mine, what);
+  for (int p = 0; !s && p < mp->nproc; p++)
+    if (all[p].code)
+      s = xrt__fail((xrt_status)all[p].code, "%s: process %d failed: %.*s",
+                    what, p, (int)sizeof all[p].message - 1, all[p].message);
+  for (int p = 1; !s && p < mp->nproc; p++)
+    if (all[p].digest != all[0].digest)
+      s = xrt__fail(XRT_INVALID_ARGUMENT, "%s: process %d was called with "
+                    "other arguments than process 0 (every process must "
+                    "make the same call)", what, p);
+  int32_t w = 0;
+  for (int p = 0; !s && p < mp->nproc; p++) w |= all[p].work;
+  if (any_work) *any_work = w;
+  xrt__free(&c->allocator, all);
+  return s;
+}
+
+static int xrt__mpv_proc(xrt_device *d) { return xrt_device_process_index(d); }
+
+/* Copies the box (start, ext) of a dense host array of dims src_dims into
+ * (dst_start of) a dense host array of dims dst_dims. */
+static void xrt__mpv_host_box(int rank, size_t elem, const void *src,
+                              const int64_t *src_dims,
+                              const int64_t *src_start, void *dst,
+                              const int64_t *dst_dims,
+                              const int64_t *dst_start, const int64_t *ext) {
+  xrt_plugin_copy_region_args a;
+  memset(&a, 0, sizeof a);
+  a.src = (void *)(uintptr_t)src;
+  a.src_dims = src_dims;
+  a.src_start = src_start;
+  a.dst = dst;
+  a.dst_dims = dst_dims;
+  a.dst_start = dst_start;
+  a.extent = ext;
+  a.rank = rank;
+  a.elem_bytes = elem;
+  xrt__region_host(&a);
+}
+
+static size_t xrt__mpv_box_bytes(const xrt__var *v, const xrt__rs_copy *cp) {
+  size_t b = xrt_dtype_size(v->logical.dtype);
+  for (int d = 0; d < v->logical.rank; d++) b *= (size_t)cp->ext[d];
+  return b;
+}
+
+/* ---- create ---- */
+
+/* Uploads piece k (of a checked format) of a host array to its device. */
+static xrt_status xrt__mpv_upload(xrt__client *c, const xrt_shape *logical,
+                                  const xrt__vformat *f, const char *host,
+                                  int k, xrt_buffer **out) {
+  xrt__box box;
+  xrt__piece_box(&f->spec, &f->axes, logical, k, &box);
+  size_t bytes = xrt_shape_bytes(&f->piece);
+  char *stage = (char *)xrt__alloc(&c->allocator, bytes ? bytes : 1);
+  if (!stage) return xrt__nomem("staging a variable's piece");
+  if (host) xrt__box_copy(&box, (char *)(uintptr_t)host, stage, true);
+  xrt_status s = xrt_buffer_from_host((xrt_client *)c->handle, f->devices[k],
+                                      &f->piece, stage, out);
+  xrt__free(&c->allocator, stage);
+  return s;
+}
+
+/* xrt_variable_create on a multi-process client: this process's pieces. */
+static xrt_status xrt__mpv_create(xrt__client *c, const char *name,
+                                  const xrt_shape *logical, const void *data,
+                                  const xrt__vformat *f,
+                                  xrt_variable **out_variable) {
+  XRT__CHECK_ARG(data || xrt_shape_bytes(logical) == 0, "data is NULL");
+  xrt_buffer **bufs = (xrt_buffer **)xrt__calloc(&c->allocator, (size_t)f->n,
+                                                 sizeof *bufs);
+  if (!bufs) return xrt__nomem("a variable's piece list");
+  xrt_status s = XRT_OK;
+  for (int k = 0; k < f->n && !s; k++)
+    if (xrt_device_is_addressable(f->devices[k]) == 1)
+      s = xrt__mpv_upload(c, logical, f, (const char *)data, k, &bufs[k]);
+  xrt__var *v = NULL;
+  if (!s) s = xrt__var_new(c, name, logical, f, bufs, &v);
+  if (s) {
+    xrt__saved_error err = {XRT_OK, ""};
+    xrt__save_error(&err, s);
+    for (int k = 0; k < f->n; k++) xrt_buffer_release(bufs[k]);
+    s = xrt__restore_error(&err);
+  } else {
+    *out_variable = (xrt_variable *)v->handle;
+  }
+  xrt__free(&c->allocator, bufs);
+  return s;
+}
+
+/* ---- reshard ---- */
+
+/* Re-picks each planned copy's source replica: one on the destination
+ * device, else one in the destination's process, else the planner's
+ * pick.  Every process computes the same. */
+static void xrt__mpv_pick_sources(xrt__rs_var *r) {
+  xrt__var *v = r->v;
+  int64_t start[XRT_MAX_RANK], id, other;
+  for (int k = 0; k < r->f.n; k++) {
+    xrt__rs_piece *p = &r->pieces[k];
+    int pd = xrt__mpv_proc(r->f.devices[k]);
+    for (int c = 0; c < p->ncopies; c++) {
+      int j0 = p->copies[c].src, best = j0;
+      xrt__spec_locate(&v->spec, &v->axes, &v->logical, j0, start, &id);
+      if (v->devices[j0] == r->f.devices[k]) continue;
+      for (int j = 0; j < v->n; j++) {
+        xrt__spec_locate(&v->spec, &v->axes, &v->logical, j, start, &other);
+        if (other != id) continue;
+        if (v->devices[j] == r->f.devices[k]) { best = j; break; }
+        if (xrt__mpv_proc(v->devices[j]) == pd &&
+            xrt__mpv_proc(v->devices[best]) != pd)
+          best = j;
+      }
+      p->copies[c].src = best;
+    }
+  }
+}
+
+/* One planned box copy of a new piece that is not kept: copy c of new
+ * piece k of variable i, from process `from` to process `to`.  Every
+ * process lists the same moves in the same order. */
+typedef struct xrt__mpv_move {
+  int i, k, c, from, to;
+  size_t bytes;
+} xrt__mpv_move;
+
+/* Scratch of one reshard across processes. */
+typedef struct xrt__mpv_rs {
+  xrt__client *c;
+  int nproc, me;
+  size_t *send_bytes, *recv_bytes; /* [nproc] */
+  char **send, **recv;             /* [nproc] */
+  char ***stage;                   /* [nv][f.n]: new pieces built on host */
+  char ***old;                     /* [nv][v->n]: old pieces downloaded */
+  xrt__mpv_move *moves;
+  int nmoves;
+} xrt__mpv_rs;
+
+static void xrt__mpv_rs_free(xrt__mpv_rs *x, xrt__rs_var *rs, int nv) {
+  const xrt_allocator *a = &x->c->allocator;
+  for (int p = 0; p < x->nproc; p++) {
+    if (x->send) xrt__free(a, x->send[p]);
+    if (x->recv) xrt__free(a, x->recv[p]);
+  }
+  for (int i = 0; i < nv; i++) {
+    for (int k = 0; x->stage && x->stage[i] && k < rs[i].f.n; k++)
+      xrt__free(a, x->stage[i][k]);
+    for (int k = 0; x->old && x->old[i] && k < rs[i].v->n; k++)
+      xrt__free(a, x->old[i][k]);
+    if (x->stage) xrt__free(a, x->stage[i]);
+    if (x->old) xrt__free(a, x->old[i]);
+  }
+  xrt__free(a, x->send_bytes);
+  xrt__free(a, x->recv_bytes);
+  xrt__free(a, x->send);
+  xrt__free(a, x->recv);
+  xrt__free(a, x->stage);
+  xrt__free(a, x->old);
+  xrt__free(a, x->moves);
+}
+
+/* Lists the moves of the planned call. */
+static xrt_status xrt__mpv_list_moves(xrt__mpv_rs *x, xrt__rs_var *rs,
+                                      int nv) {
+  int n = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    n = 0;
+    for (int i = 0; i < nv; i++)
+      for (int k = 0; !rs[i].noop && k < rs[i].f.n; k++)
+        for (int c = 0; rs[i].pieces[k].keep < 0 &&
+                        c < rs[i].pieces[k].ncopies; c++, n++) {
+          if (!pass) continue;
+          const xrt__rs_copy *cp = &rs[i].pieces[k].copies[c];
+          x->moves[n] = (xrt__mpv_move){
+              i, k, c, xrt__mpv_proc(rs[i].v->devices[cp->src]),
+              xrt__mpv_proc(rs[i].f.devices[k]),
+              xrt__mpv_box_bytes(rs[i].v, cp)};
+        }
+    if (pass) break;
+    x->moves = (xrt__mpv_move *)xrt__calloc(&x->c->allocator,
+                                            (size_t)(n ? n : 1),
+                                            sizeof *x->moves);
+    if (!x->moves) return xrt__nomem("a reshard's move list");
+  }
+  x->nmoves = n;
+  return XRT_OK;
+}
+
+/* Sizes the messages and allocates the host memory of the move. */
+static xrt_status xrt__mpv_rs_alloc_host(xrt__mpv_rs *x, xrt__rs_var *rs,
+                                         int nv) {
+  const xrt_allocator *a = &x->c->allocator;
+  size_t np = (size_t)x->nproc;
+  x->send_bytes = (size_t *)xrt__calloc(a, np, sizeof(size_t));
+  x->recv_bytes = (size_t *)xrt__calloc(a, np, sizeof(size_t));
+  x->send = (char **)xrt__calloc(a, np, sizeof(char *));
+  x->recv = (char **)xrt__calloc(a, np, sizeof(char *));
+  x->stage = (char ***)xrt__calloc(a, (size_t)nv, sizeof(char **));
+  x->old = (char ***)xrt__calloc(a, (size_t)nv, sizeof(char **));
+  if (!x->send_bytes || !x->recv_bytes || !x->send || !x->recv ||
+      !x->stage || !x->old)
+    return xrt__nomem("a reshard's exchange tables");
+  for (int i = 0; i < nv; i++) {
+    if (rs[i].noop) continue;
+    x->stage[i] = (char **)xrt__calloc(a, (size_t)rs[i].f.n, sizeof(char *));
+    x->old[i] = (char **)xrt__calloc(a, (size_t)rs[i].v->n, sizeof(char *));
+    if (!x->stage[i] || !x->old[i])
+      return xrt__nomem("a reshard's exchange tables");
+  }
+  xrt_status s = xrt__mpv_list_moves(x, rs, nv);
+  if (s) return s;
+  for (int m = 0; m < x->nmoves; m++) {
+    const xrt__mpv_move *w = &x->moves[m];
+    if (w->from == w->to) continue;
+    if (w->from == x->me) x->send_bytes[w->to] += w->bytes;
+    if (w->to != x->me) continue;
+    x->recv_bytes[w->from] += w->bytes;
+    if (!x->stage[w->i][w->k]) {
+      size_t pb = xrt_shape_bytes(&rs[w->i].f.piece);
+      x->stage[w->i][w->k] = (char *)xrt__calloc(a, pb ? pb : 1, 1);
+      if (!x->stage[w->i][w->k])
+        return xrt__nomem("staging a reshard's piece");
+    }
+  }
+  for (int p = 0; p < x->nproc; p++) {
+    if (x->send_bytes[p] &&
+        !(x->send[p] = (char *)xrt__calloc(a, x->send_bytes[p], 1)))
+      return xrt__nomem("a reshard's message to another process");
+    if (x->recv_bytes[p] &&
+        !(x->recv[p] = (char *)xrt__calloc(a, x->recv_bytes[p], 1)))
+      return xrt__nomem("a reshard's message from another process");
+  }
+  return XRT_OK;
+}
+
+/* Allocates the new pieces on this process's devices. */
+static xrt_status xrt__mpv_rs_alloc_dev(xrt__rs_var *rs, int nv) {
+  for (int i = 0; i < nv; i++) {
+    xrt__rs_var *r = &rs[i];
+    if (r->noop) continue;
+    size_t bytes = xrt_shape_bytes(&r->f.piece);
+    for (int k = 0; k < r->f.n; k++) {
+      xrt__device *d = xrt__device_get(r->f.devices[k]);
+      if (r->pieces[k].keep >= 0 || !d) continue;
+      xrt__buffer *b;
+      xrt_status s = xrt__buffer_new(r->v->client, d->index, &r->f.piece,
+                                     bytes, NULL, &b);
+      if (s) return s;
+      r->pieces[k].buf = (xrt_buffer *)b->handle;
+    }
+  }
+  return XRT_OK;
+}
+
+/* Waits for this process's pieces of a locked variable. */
+static xrt_status xrt__mpv_wait_ready(xrt__var *v) {
+  for (int k = 0; k < v->n; k++) {
+    if (!v->bufs[k]) continue;
+    xrt__buffer *b = (xrt__buffer *)xrt__hget(v->bufs[k], XRT__H_BUFFER);
+    if (!b) return xrt__fail(XRT_INTERNAL, "variable '%s': piece %d is gone",
+                             v->name, k);
+    xrt_status s = b->ready ? xrt__event_wait(b->ready) : XRT_OK;
+    if (s)
+      return xrt__fail(s, "variable '%s': piece %d failed: %s", v->name, k,
+                       b->ready->message);
+  }
+  return XRT_OK;
+}
+
+/* Step 1, local: plan, allocate, wait for the old pieces.  *work: this
+ * process moves anything. */
+static xrt_status xrt__mpv_rs_prepare(xrt__mpv_rs *x, xrt__rs_var *rs,
+                                      int nv, int32_t *work) {
+  xrt_status s = XRT_OK;
+  for (int i = 0; i < nv && !s; i++) {
+    if (rs[i].noop) continue;
+    if (!(s = xrt__rs_plan(&rs[i]))) xrt__mpv_pick_sources(&rs[i]);
+    if (!s) s = xrt__mpv_wait_ready(rs[i].v);
+    *work = 1;
+  }
+  if (!s && *work) s = xrt__mpv_rs_alloc_host(x, rs, nv);
+  if (!s && *work) s = xrt__mpv_rs_alloc_dev(rs, nv);
+  return s;
+}
+
+/* The host copy of old piece j of variable i (downloaded once). */
+static xrt_status xrt__mpv_old_piece(xrt__mpv_rs *x, xrt__rs_var *r, int i,
+                                     int j, const char **out) {
+  if (!x->old[i][j]) {
+    size_t b = xrt_shape_bytes(&r->v->piece);
+    char *h = (char *)xrt__alloc(&x->c->allocator, b ? b : 1);
+    if (!h) return xrt__nomem("a reshard's host copy of a piece");
+    xrt_status s = xrt_buffer_to_host(r->v->bufs[j], h, b);
+    if (s) {
+      xrt__free(&x->c->allocator, h);
+      return s;
+    }
+    x->old[i][j] = h;
+  }
+  *out = x->old[i][j];
+  return XRT_OK;
+}
+
+/* Step 2a: packs every box this process sends (failures leave zeros). */
+static xrt_status xrt__mpv_rs_pack(xrt__mpv_rs *x, xrt__rs_var *rs) {
+  xrt__saved_error err = {XRT_OK, ""};
+  size_t *at = (size_t *)xrt__calloc(&x->c->allocator, (size_t)x->nproc,
+                                     sizeof(size_t));
+  if (!at) return xrt__nomem("a reshard's message offsets");
+  int64_t zero[XRT_MAX_RANK] = {0};
+  for (int m = 0; m < x->nmoves; m++) {
+    const xrt__mpv_move *w = &x->moves[m];
+    if (w->from != x->me || w->to == x->me) continue;
+    xrt__rs_var *r = &rs[w->i];
+    const xrt__rs_copy *cp = &r->pieces[w->k].copies[w->c];
+    const char *src = NULL;
+    if (!err.code)
+      xrt__save_error(&err, xrt__mpv_old_piece(x, r, w->i, cp->src, &src));
+    if (src)
+      xrt__mpv_host_box(r->v->logical.rank, xrt_dtype_size(r->v->logical.dtype),
+                        src, r->old_ext, cp->src_start,
+                        x->send[w->to] + at[w->to], cp->ext, zero, cp->ext);
+    at[w->to] += w->bytes;
+  }
+  xrt__free(&x->c->allocator, at);
+  return xrt__restore_error(&err);
+}
+
+/* Step 2b: the exchange, one message per peer each way. */
+static xrt_status xrt__mpv_rs_exchange(xrt__mpv_rs *x) {
+  const xrt_allocator *a = &x->c->allocator;
+  uint64_t tag = xrt__mp_next_tag(x->c);
+  xrt_transport_msg *m = (xrt_transport_msg *)xrt__calloc(
+      a, 2 * (size_t)x->nproc, sizeof *m);
+  if (!m) return xrt__nomem("a reshard's messages");
+  int ns = 0, nr = 0;
+  for (int p = 0; p < x->nproc; p++) {
+    if (x->send_bytes[p])
+      m[ns++] = (xrt_transport_msg){p, x->send[p], x->send_bytes[p]};
+    if (x->recv_bytes[p])
+      m[x->nproc + nr++] = (xrt_transport_msg){p, x->recv[p], x->recv_bytes[p]};
+  }
+  xrt_status s = ns || nr ? xrt__mp_exchange(x->c, tag, m, ns, m + x->nproc,
+                                             nr, "xrt_variables_reshard: "
+                                             "moving pieces between processes")
+                          : XRT_OK;
+  xrt__free(a, m);
+  return s;
+}
+
+/* Writes a host-built new piece into its (new, unshared) buffer. */
+static xrt_status xrt__mpv_write(xrt__client *c, xrt_buffer *h,
+                                 const void *host) {
+  xrt__buffer *b = (xrt__buffer *)xrt__hget(h, XRT__H_BUFFER);
+  if (!b) return xrt__fail(XRT_INTERNAL, "a new piece is gone");
+  xrt_plugin_error err = {{0}};
+  XRT__STAT(c, st_h2d, 1);
+  xrt_status s = c->api->buffer_write(c->pc, b->device, b->mem, host,
+                                      b->bytes, &err);
+  return s ? xrt__fail_plugin(s, c->api->name, &err) : XRT_OK;
+}
+
+/* Step 2c: the received boxes into the staged new pieces, those written to
+ * their devices, then the copies inside this process. */
+static xrt_status xrt__mpv_rs_fill(xrt__mpv_rs *x, xrt__rs_var *rs, int nv) {
+  size_t *at = (size_t *)xrt__calloc(&x->c->allocator, (size_t)x->nproc,
+                                     sizeof(size_t));
+  if (!at) return xrt__nomem("a reshard's message offsets");
+  int64_t zero[XRT_MAX_RANK] = {0};
+  for (int m = 0; m < x->nmoves; m++) {
+    const xrt__mpv_move *w = &x->moves[m];
+    if (w->to != x->me || w->from == x->me) continue;
+    xrt__rs_var *r = &rs[w->i];
+    const xrt__rs_copy *cp = &r->pieces[w->k].copies[w->c];
+    xrt__mpv_host_box(r->v->logical.rank, xrt_dtype_size(r->v->logical.dtype),
+                      x->recv[w->from] + at[w->from], cp->ext, zero,
+                      x->stage[w->i][w->k], r->new_ext, cp->dst_start,
+                      cp->ext);
+    at[w->from] += w->bytes;
+  }
+  xrt__free(&x->c->allocator, at);
+  xrt_status s = XRT_OK;
+  for (int i = 0; i < nv && !s; i++)
+    for (int k = 0; !rs[i].noop && k < rs[i].f.n && !s; k++)
+      if (x->stage[i][k]) s = xrt__mpv_write(x->c, rs[i].pieces[k].buf,
+                                             x->stage[i][k]);
+  for (int m = 0; !s && m < x->nmoves; m++) {
+    const xrt__mpv_move *w = &x->moves[m];
+    if (w->from != x->me || w->to != x->me) continue;
+    xrt__rs_var *r = &rs[w->i];
+    const xrt__rs_copy *cp = &r->pieces[w->k].copies[w->c];
+    xrt__buffer *src = (xrt__buffer *)xrt__hget(r->v->bufs[cp->src],
+                                                XRT__H_BUFFER);
+    xrt__buffer *dst = (xrt__buffer *)xrt__hget(r->pieces[w->k].buf,
+                                                XRT__H_BUFFER);
+    s = src && dst ? xrt__region_copy(x->c, src, dst, r->v->logical.rank,
+                                      r->old_ext, cp->src_start, r->new_ext,
+                                      cp->dst_start, cp->ext)
+                   : xrt__fail(XRT_INTERNAL, "a reshard's piece is gone");
+  }
+  return s;
+}
+
+/* A digest of the call's variables and formats (old and new keys). */
+static uint64_t xrt__mpv_rs_digest(const xrt__rs_var *rs, int nv) {
+  uint64_t h = xrt__key_mix(0xcbf29ce484222325ull, (uint64_t)nv);
+  for (int i = 0; i < nv; i++) {
+    h = xrt__key_mix(h, rs[i].v->key);
+    h = xrt__key_mix(h, rs[i].f.key);
+  }
+  return h;
+}
+
+/* xrt_variables_reshard's locked part on a multi-process client; checked
+ * is the status of the local checks (which every process must hear of). */
+static xrt_status xrt__mpv_reshard(xrt__rs_var *rs, int nv,
+                                   const xrt_reshard_options *options,
+                                   xrt_status checked) {
+  XRT__UNUSED(options); /* every move is host-staged across processes */
+  xrt__mpv_rs x;
+  memset(&x, 0, sizeof x);
+  x.c = rs[0].v->client;
+  x.nproc = x.c->mp->nproc;
+  x.me = x.c->mp->me;
+  int32_t work = 0, any = 0;
+  xrt_status s = checked ? checked : xrt__mpv_rs_prepare(&x, rs, nv, &work);
+  s = xrt__mpv_agree(x.c, s, checked ? 0 : xrt__mpv_rs_digest(rs, nv), work,
+                     &any, "xrt_variables_reshard");
+  if (!s && any) {
+    xrt__saved_error err = {XRT_OK, ""};
+    if (work) xrt__save_error(&err, xrt__mpv_rs_pack(&x, rs));
+    xrt_status e = xrt__mpv_rs_exchange(&x);
+    if (!e && work && !err.code) e = xrt__mpv_rs_fill(&x, rs, nv);
+    xrt__save_error(&err, e);
+    /* A failed exchange may have missed peers: still vote, so that the
+     * ones that heard everything do not commit alone. */
+    if (err.code) xrt__fail(err.code, "%s", err.message);
+    s = xrt__mpv_agree(x.c, err.code, 0, 0, NULL, "xrt_variables_reshard");
+  }
+  xrt__mpv_rs_free(&x, rs, nv); /* before the commit changes v->n */
+  if (!s)
+    for (int i = 0; i < nv; i++)
+      if (!rs[i].noop) xrt__rs_commit(&rs[i]);
+  if (s) {
+    xrt__saved_error err = {XRT_OK, ""};
+    xrt__save_error(&err, s);
+    xrt__rs_free_new(rs, nv);
+    s = xrt__restore_error(&err);
+  }
+  return s;
+}
+
+/* ---- execution ---- */
+
+/* Piece lists of argument i (a locked variable or a sharded array). */
+static xrt_status xrt__mpv_arg(const xrt_variable_arg *arg, xrt__var *v,
+                               int i, int *n, xrt_buffer *const **bufs,
+                               xrt_device *const **devs) {
+  if (v) {
+    if (v->dead)
+      return xrt__fail(XRT_INVALID_ARGUMENT, "argument %d: variable was "
+                       "released", i);
+    *n = v->n;
+    *bufs = v->bufs;
+    *devs = v->devices;
+    return XRT_OK;
+  }
+  xrt__sharded *a = xrt__sharded_get(arg->array);
+  if (!a)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "argument %d is not a live sharded "
+                     "array", i);
+  *n = a->n;
+  *bufs = a->bufs;
+  *devs = a->devices;
+  return XRT_OK;
+}
+
+/* Scratch of one execution over variables across processes. */
+typedef struct xrt__mpv_xv {
+  xrt_buffer **in, **out;        /* [n][num_args], [n][num_outputs] */
+  xrt_buffer *const **lists;     /* [n] */
+  xrt_buffer ***olists;          /* [n] */
+  xrt_sharding_spec *specs;      /* [num_outputs] */
+  xrt_shape *logical;
+  xrt__spec_axes *axes;
+} xrt__mpv_xv;
+
+static void xrt__mpv_xv_free(xrt__client *c, xrt__mpv_xv *x) {
+  xrt__free(&c->allocator, x->in);
+  xrt__free(&c->allocator, x->out);
+  xrt__free(&c->allocator, (void *)x->lists);
+  xrt__free(&c->allocator, x->olists);
+  xrt__free(&c->allocator, x->specs);
+  xrt__free(&c->allocator, x->logical);
+  xrt__free(&c->allocator, x->axes);
+}
+
+/* Fills the launch's lists: the arguments must span the executable's
+ * participants, in order. */
+static xrt_status xrt__mpv_xv_lists(xrt_executable *exe, xrt__client *c,
+                                    const xrt_variable_arg *args, int na,
+                                    xrt__xv_call *k, int n, int no,
+                                    xrt__mpv_xv *x) {
+  size_t sa = (size_t)(na ? na : 1), so = (size_t)(no ? no : 1);
+  x->in = (xrt_buffer **)xrt__calloc(&c->allocator, (size_t)n * sa,
+                                     sizeof *x->in);
+  x->out = (xrt_buffer **)xrt__calloc(&c->allocator, (size_t)n * so,
+                                      sizeof *x->out);
+  x->lists = (xrt_buffer *const **)xrt__calloc(&c->allocator, (size_t)n,
+                                               sizeof *x->lists);
+  x->olists = (xrt_buffer ***)xrt__calloc(&c->allocator, (size_t)n,
+                                          sizeof *x->olists);
+  x->specs = (xrt_sharding_spec *)xrt__calloc(&c->allocator, so,
+                                              sizeof *x->specs);
+  x->logical = (xrt_shape *)xrt__calloc(&c->allocator, so, sizeof *x->logical);
+  x->axes = (xrt__spec_axes *)xrt__calloc(&c->allocator, so, sizeof *x->axes);
+  if (!x->in || !x->out || !x->lists || !x->olists || !x->specs ||
+      !x->logical || !x->axes)
+    return xrt__nomem("an execution's argument tables");
+  for (int p = 0; p < n; p++) {
+    bool here = xrt_device_is_addressable(xrt_executable_device(exe, p)) == 1;
+    x->lists[p] = here ? x->in + (size_t)p * sa : NULL;
+    x->olists[p] = here ? x->out + (size_t)p * so : NULL;
+  }
+  for (int i = 0; i < na; i++) {
+    int m = 0;
+    xrt_buffer *const *bufs = NULL;
+    xrt_device *const *devs = NULL;
+    xrt_status s = xrt__mpv_arg(&args[i], k->vars[i], i, &m, &bufs, &devs);
+    if (s) return s;
+    if (m != n)
+      return xrt__fail(XRT_INVALID_ARGUMENT, "argument %d spans %d devices, "
+                       "@%s runs on %d", i, m, xrt_executable_name(exe), n);
+    for (int p = 0; p < n; p++) {
+      int want = xrt_device_global_id(xrt_executable_device(exe, p));
+      if (xrt_device_global_id(devs[p]) != want)
+        return xrt__fail(XRT_INVALID_ARGUMENT, "argument %d has piece %d on "
+                         "global device %d, @%s runs participant %d on global "
+                         "device %d", i, p, xrt_device_global_id(devs[p]),
+                         xrt_executable_name(exe), p, want);
+      if (x->lists[p]) x->in[(size_t)p * sa + (size_t)i] = bufs[p];
+    }
+  }
+  return XRT_OK;
+}
+
+/* The output specs: an updated variable's, else the options' or pmap's. */
+static xrt_status xrt__mpv_xv_specs(xrt_executable *exe, xrt__xv_call *k,
+                                    const int *updates, int no, int n,
+                                    const xrt_execute_options *options,
+                                    xrt__mpv_xv *x) {
+  const xrt_sharding_spec *specs[256];
+  xrt_execute_options o;
+  xrt_execute_options_init(&o);
+  if (options) o = *options;
+  for (int j = 0; j < no; j++)
+    specs[j] = updates && updates[j] >= 0 ? &k->vars[updates[j]]->spec
+               : options && options->output_specs ? options->output_specs[j]
+                                                  : NULL;
+  o.output_specs = specs;
+  for (int j = 0; j < no; j++) {
+    xrt_status s = xrt__output_spec(exe, &o, j, n, &x->specs[j],
+                                    &x->logical[j], &x->axes[j]);
+    if (s) return s;
+  }
+  return XRT_OK;
+}
+
+/* Output j as a sharded array over the executable's global devices. */
+static xrt_status xrt__mpv_xv_wrap(xrt_executable *exe, xrt__client *c,
+                                   xrt__mpv_xv *x, int j, int n, int no,
+                                   xrt_sharded_array **out) {
+  xrt_buffer **col = (xrt_buffer **)xrt__calloc(&c->allocator, (size_t)n,
+                                                sizeof *col);
+  if (!col) return xrt__nomem("an execution's output column");
+  for (int p = 0; p < n; p++)
+    col[p] = x->out[(size_t)p * (size_t)(no ? no : 1) + (size_t)j];
+  xrt__sharded *a = NULL;
+  xrt_status s = xrt__sharded_new(c, &x->logical[j], &x->specs[j],
+                                  &x->axes[j], col, n, &a);
+  xrt__free(&c->allocator, col);
+  if (s) return s;
+  for (int p = 0; p < n; p++) a->devices[p] = xrt_executable_device(exe, p);
+  for (int p = 0; p < n; p++) /* the array owns them now */
+    x->out[(size_t)p * (size_t)(no ? no : 1) + (size_t)j] = NULL;
+  *out = (xrt_sharded_array *)a->handle;
+  return XRT_OK;
+}
+
+/* A digest of an execution's arguments as this process sees them. */
+static uint64_t xrt__mpv_xv_digest(const xrt__xv_call *k, int na,
+                                   const int *updates, int no) {
+  uint64_t h = xrt__key_mix(xrt__key_mix(0xcbf29ce484222325ull,
+                                         (uint64_t)na), (uint64_t)no);
+  for (int i = 0; i < na; i++)
+    h = xrt__key_mix(h, k->vars[i] ? k->vars[i]->key : 0);
+  for (int j = 0; updates && j < no; j++)
+    h = xrt__key_mix(h, (uint64_t)(int64_t)updates[j]);
+  return h;
+}
+
+/* xrt_execute_variables' locked part on a multi-process client: each
+ * process launches its participants, then all vote; donation replaces
+ * this process's pieces only. */
+static xrt_status xrt__mpv_execute(xrt_executable *exe,
+                                   const xrt_variable_arg *args, int na,
+                                   xrt__xv_call *k, const int *updates,
+                                   xrt_sharded_array **outputs, int no,
+                                   const xrt_execute_options *options) {
+  xrt__client *c = xrt__executable_get(exe)->client;
+  int n = xrt_executable_num_replicas(exe) *
+          xrt_executable_num_partitions(exe);
+  size_t so = (size_t)(no ? no : 1);
+  xrt__mpv_xv x;
+  memset(&x, 0, sizeof x);
+  xrt_status s = xrt__mpv_xv_lists(exe, c, args, na, k, n, no, &x);
+  if (!s) s = xrt__mpv_xv_specs(exe, k, updates, no, n, options, &x);
+  if (!s) {
+    xrt_execute_options o;
+    xrt_execute_options_init(&o);
+    if (options) o = *options;
+    o.output_specs = NULL;
+    xrt_event *done = NULL;
+    s = xrt_execute_multi(exe, x.lists, n, na, x.olists, no, &o, &done);
+    if (!s) s = xrt_event_await(done);
+    xrt__saved_error err = {XRT_OK, ""};
+    xrt__save_error(&err, s);
+    xrt_event_release(done);
+    s = xrt__restore_error(&err);
+  }
+  s = xrt__mpv_agree(c, s, xrt__mpv_xv_digest(k, na, updates, no), 0, NULL,
+                     "xrt_execute_variables");
+  for (int j = 0; !s && j < no; j++) {
+    if (!updates || updates[j] < 0) {
+      s = xrt__mpv_xv_wrap(exe, c, &x, j, n, no, &outputs[j]);
+      continue;
+    }
+    xrt__var *v = k->vars[updates[j]];
+    for (int p = 0; p < n; p++) {
+      xrt_buffer **o = &x.out[(size_t)p * so + (size_t)j];
+      if (!*o) continue;
+      xrt__piece_release(v->bufs[p]);
+      v->bufs[p] = *o;
+      *o = NULL;
+    }
+  }
+  if (s)
+    for (int j = 0; j < no; j++) {
+      xrt_sharded_array_release(outputs[j]);
+      outputs[j] = NULL;
+    }
+  for (size_t i = 0; x.out && i < (size_t)n * so; i++)
+    xrt_buffer_release(x.out[i]);
+  xrt__mpv_xv_free(c, &x);
+  return s;
+}
+
+/* ---- save and load ---- */
+
+/* Writes the array as .npy at path through a temporary file beside it. */
+static xrt_status xrt__mpv_write_file(const xrt_allocator *a, const char *path,
+                                      const xrt_shape *shape,
+                                      const void *data, size_t bytes) {
+  size_t n = strlen(path) + 16;
+  char *tmp = (char *)xrt__alloc(a, n);
+  if (!tmp) return xrt__nomem("a temporary file name");
+  char why[512];
+  snprintf(tmp, n, "%s.tmpXXXXXX", path);
+  int err = xrt__os_temp_file(tmp, why, sizeof why);
+  xrt_status s = XRT_OK;
+  if (err)
+    s = xrt__fail(err == ENOENT ? XRT_NOT_FOUND : XRT_INVALID_ARGUMENT,
+                  "%s: cannot create a temporary file beside it: %s", path,
+                  why);
+  else if (!(s = xrt__npy_write_host(tmp, shape, data, bytes)) &&
+           xrt__os_replace_file(tmp, path, why, sizeof why) != 0)
+    s = xrt__fail(XRT_DATA_LOSS, "%s: cannot rename %s over it: %s", path,
+                  tmp, why);
+  if (s && !err) remove(tmp);
+  xrt__free(a, tmp);
+  return s;
+}
+
+/* xrt_variable_save on a multi-process client (v open; closed here): the
+ * whole array gathered, process 0 writes, every process returns the same
+ * status. */
+static xrt_status xrt__mpv_save(xrt__var *v, const char *path) {
+  xrt__client *c = v->client;
+  xrt_shape shape = v->logical;
+  size_t bytes = xrt_shape_bytes(&shape);
+  xrt_allocator a = v->al;
+  void *data = xrt__alloc(&a, bytes ? bytes : 1);
+  xrt_status s = data ? xrt__var_read(v, data, bytes) /* collective */
+                      : xrt__nomem("a variable's host copy");
+  xrt__var_close(v);
+  if (!s && c->mp->me == 0) s = xrt__mpv_write_file(&a, path, &shape, data,
+                                                    bytes);
+  xrt__free(&a, data);
+  return xrt__mpv_agree(c, s, 0, 0, NULL, "xrt_variable_save");
+}
+
+/* xrt_variable_load on a multi-process client (v open and locked): every
+ * process reads the file and uploads its pieces; all commit or none. */
+static xrt_status xrt__mpv_load(xrt__var *v, const char *path) {
+  xrt__client *c = v->client;
+  void *data = NULL;
+  xrt_buffer **nb = (xrt_buffer **)xrt__calloc(&v->al, (size_t)v->n,
+                                               sizeof *nb);
+  xrt_shape have;
+  size_t bytes;
+  xrt_status s = nb ? xrt__npy_read_host(&v->al, path, &v->logical, &have,
+                                         &data, &bytes)
+                    : xrt__nomem("a variable's new pieces");
+  xrt__vformat f;
+  memset(&f, 0, sizeof f);
+  f.spec = v->spec;
+  f.axes = v->axes;
+  f.piece = v->piece;
+  f.n = v->n;
+  f.devices = v->devices;
+  for (int k = 0; !s && k < v->n; k++)
+    if (v->bufs[k]) s = xrt__mpv_upload(c, &v->logical, &f, (const char *)data,
+                                        k, &nb[k]);
+  s = xrt__mpv_agree(c, s, v->key, 0, NULL, "xrt_variable_load");
+  for (int k = 0; nb && k < v->n; k++) {
+    if (s) {
+      xrt_buffer_release(nb[k]);
+      continue;
+    }
+    if (!nb[k]) continue;
+    xrt__piece_release(v->bufs[k]);
+    v->bufs[k] = nb[k];
+  }
+  xrt__free(&v->al, nb);
+  xrt__free(&v->al, data);
+  return s;
+}
+
 xrt_status xrt_execute_variables(xrt_executable *executable,
                                  const xrt_variable_arg *args, int num_args,
                                  const int *updates,
@@ -16560,10 +17931,13 @@ xrt_status xrt_execute_variables(xrt_executable *executable,
                                     num_outputs);
   if (!s) {
     xrt__vars_lock(k.uniq, k.nuniq);
-    s = xrt__xv_views(args, num_args, &k);
-    if (!s) s = xrt__xv_run(executable, &k, num_args, updates, outs,
-                            num_outputs, options);
-    for (int j = 0; !s && j < num_outputs; j++) {
+    bool mp = xrt__executable_get(executable)->client->mp != NULL;
+    s = mp ? xrt__mpv_execute(executable, args, num_args, &k, updates,
+                              outputs, num_outputs, options)
+           : xrt__xv_views(args, num_args, &k);
+    if (!s && !mp) s = xrt__xv_run(executable, &k, num_args, updates, outs,
+                                   num_outputs, options);
+    for (int j = 0; !s && !mp && j < num_outputs; j++) {
       if (updates && updates[j] >= 0) xrt__xv_donate(k.vars[updates[j]], outs[j]);
       else outputs[j] = outs[j];
     }
@@ -16584,6 +17958,7 @@ xrt_status xrt_variable_save(xrt_variable *variable, const char *path) {
   xrt__var *v;
   xrt_status s = xrt__var_open(variable, __func__, &v);
   if (s) return s;
+  if (v->client->mp) return xrt__mpv_save(v, path); /* closes v */
   xrt_shape shape = v->logical;
   size_t bytes = xrt_shape_bytes(&shape);
   xrt_allocator a = v->al; /* v may go once closed */
@@ -16631,6 +18006,11 @@ xrt_status xrt_variable_load(xrt_variable *variable, const char *path) {
   xrt__var *v;
   xrt_status s = xrt__var_open(variable, __func__, &v);
   if (s) return s;
+  if (v->client->mp) { /* across processes */
+    s = xrt__mpv_load(v, path);
+    xrt__var_close(v);
+    return s;
+  }
   void *data = NULL;
   xrt_sharded_array *arr = NULL;
   s = xrt__var_read_npy(v, path, &v->logical, &data);

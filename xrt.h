@@ -1054,7 +1054,8 @@ XRT_API xrt_status xrt_compile(xrt_client *client, const char *text, size_t len,
  * removed (unless cache_keep_locations), the compile options that change
  * the result (entry, replicas, partitions, device assignment; not the
  * file name or line offset), the plugin's name and version and the device
- * topology (device count and kinds, process count; not this process's
+ * topology (device count and kinds, process count, and for a client of
+ * several processes every process's device count; not this process's
  * index, so the processes of a job share a store).  In memory, a key is
  * compiled once even when many threads ask at once (the others wait and
  * share the executable); a failed compile is remembered and its status and
@@ -1115,7 +1116,10 @@ XRT_API xrt_status xrt_client_clear_cache(xrt_client *client);
  * also keeps an alias: key "a-" and 30 hex digits (a hash of the raw
  * text, options and client), payload the 32 hex digits of the cache key,
  * so that a fresh process finds the key without reading the text as
- * tokens; an alias naming nothing usable only costs that read. */
+ * tokens; an alias naming nothing usable only costs that read.  Each
+ * executable records the alias of the text it was compiled from, and an
+ * alias naming another text's executable (stale or forged) is a warning,
+ * that read, and the alias written anew. */
 typedef struct xrt_cache_store {
   size_t struct_size; /* sizeof(xrt_cache_store) */
   void *self;         /* passed to every call */
@@ -1138,8 +1142,10 @@ typedef struct xrt_cache_store {
  * plugin identity, payload size), the payload and a checksum.  A corrupt,
  * truncated or foreign file is logged as a warning, ignored and replaced
  * by the next compile.  Writes go to a temporary file renamed into place,
- * so several processes may share a directory.  The directory is kept
- * under max_bytes by removing the oldest files.  An unwritable or full
+ * so several processes may share a directory (the directory is flushed
+ * after the rename on POSIX, so a crash cannot lose a completed entry).
+ * The directory is kept under max_bytes by removing the least recently
+ * used files (a hit refreshes a file's time, unless read_only).  An unwritable or full
  * directory turns writing off with one warning.  Its store's load returns
  * XRT_DATA_LOSS for a damaged or foreign file (removed); its save returns
  * XRT_OK when it declines (counted as skipped) and XRT_UNAVAILABLE when
@@ -1287,7 +1293,11 @@ XRT_API xrt_status xrt_execute_multi(xrt_executable *executable,
                              const xrt_execute_options *options,
                              xrt_event **out_done);
 
-/* A launch id not used before on this client (for MPMD launches).
+/* A launch id not used before on this client (for MPMD launches).  On a
+ * client of several processes ids are counted alike in every process (as
+ * long as every process asks as often, in the same order), so each
+ * process can launch its own participants of one launch with
+ * xrt_execute_async and options.launch_id, replica and partition.
  * Thread-safe. */
 XRT_API uint64_t xrt_client_new_launch_id(xrt_client *client);
 
@@ -1617,7 +1627,13 @@ XRT_API void xrt_reshard_options_init(xrt_reshard_options *options);
  * already been copied everywhere it is needed are freed early; when even
  * that cannot make room, the call fails with XRT_RESOURCE_EXHAUSTED and
  * nothing changes.  A variable may appear once per call.  options may be
- * NULL.  Synchronous.  Thread-safe. */
+ * NULL.  On a client of several processes (see "Objects that span
+ * processes") the call is collective, pieces move between processes
+ * through host memory, no piece is freed early (new pieces that do not
+ * fit beside the old ones fail the call with XRT_RESOURCE_EXHAUSTED in
+ * every process, nothing changed) and a call where all variables are in
+ * their target format still costs one exchange between the processes.
+ * Synchronous.  Thread-safe. */
 XRT_API xrt_status xrt_variables_reshard(xrt_variable *const *variables,
                                  const xrt_variable_format *formats, int count,
                                  const xrt_reshard_options *options);
@@ -1687,7 +1703,9 @@ XRT_API xrt_status xrt_variable_create_from_npy(xrt_client *client, const char *
  * than this process has devices (num_replicas * num_partitions up to
  * N * D; device_assignment in global ids) is run by every process with
  * xrt_execute_multi: each process passes the lists of all participants,
- * NULL for those on other processes, and runs its own.  Every process must
+ * NULL for those on other processes, and runs its own (or participant by
+ * participant, MPMD-style: xrt_execute_async with a launch id of
+ * xrt_client_new_launch_id, each process its own).  Every process must
  * launch the same executables in the same order (launch ids are counted
  * per process and must agree).  all_reduce across processes reduces among
  * each process's devices first, then across processes (in process order:
@@ -1723,7 +1741,9 @@ XRT_API xrt_status xrt_variable_create_from_npy(xrt_client *client, const char *
  *
  * A persistent compile cache (client options.cache_store) works across
  * processes: the key does not depend on the process index, every process
- * reads the store, and only process 0 writes it.
+ * reads the store, and only process 0 writes it (the others log "not
+ * written" under XRT_LOG=info,cache); a process that misses compiles on
+ * its own, without waiting for another.
  *
  * Failure: MPI errors are returned (xrt's communicator, a duplicate of the
  * given one, has MPI_ERRORS_RETURN); a peer that dies or stalls makes a

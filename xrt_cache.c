@@ -20,10 +20,13 @@
  * a complete one; a file that is nonetheless damaged or foreign is
  * reported (warning, component "cache"), counted, removed, and its load
  * fails with XRT_DATA_LOSS so that the core compiles and writes it anew.
+ * A hit sets the file's modification time to now (unless the cache is
+ * read-only), so that eviction (oldest modification first) removes the
+ * least recently used.
  *
  * Contents:
  *   1. Platform: the only OS calls (POSIX here): mkdir, atomic write,
- *      read, directory listing, unlink, pid
+ *      read, touch, directory listing, unlink, pid
  *   2. The cache object, counters and messages
  *   3. File format: encode, check
  *   4. Load and save (the xrt_cache_store), eviction
@@ -161,8 +164,12 @@ static int xc_win_replace(const wchar_t *wt, const wchar_t *wp) {
   }
 }
 
-static int xc_os_write_atomic(const char *tmp, const char *path,
-                              const void *data, size_t size) {
+/* dir is unused: MOVEFILE_WRITE_THROUGH returns once the rename is on
+ * the disk. */
+static int xc_os_write_atomic(const char *dir, const char *tmp,
+                              const char *path, const void *data,
+                              size_t size) {
+  (void)dir;
   wchar_t *wt = xc_win_wide(tmp), *wp = wt ? xc_win_wide(path) : NULL;
   if (!wp) {
     free(wt);
@@ -239,6 +246,22 @@ static void xc_os_unlink(const char *path) {
   free(w);
 }
 
+/* Sets the file's modification time to now (best effort: a read-only
+ * directory keeps the old time). */
+static void xc_os_touch(const char *path) {
+  wchar_t *w = xc_win_wide(path);
+  HANDLE h = w ? CreateFileW(w, FILE_WRITE_ATTRIBUTES, FILE_SHARE_READ |
+                             FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
+                             OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL, NULL)
+               : INVALID_HANDLE_VALUE;
+  free(w);
+  if (h == INVALID_HANDLE_VALUE) return;
+  FILETIME now;
+  GetSystemTimePreciseAsFileTime(&now);
+  SetFileTime(h, NULL, NULL, &now);
+  CloseHandle(h);
+}
+
 typedef void (*xc_entry_fn)(void *ctx, const char *name, uint64_t size,
                             int64_t mtime_ns);
 static int xc_os_list(const char *dir, xc_entry_fn fn, void *ctx) {
@@ -300,10 +323,24 @@ static int xc_os_mkdir(const char *path) {
 
 static long xc_os_pid(void) { return (long)getpid(); }
 
-/* Writes data to tmp (created exclusively), flushes it to the disk and
- * renames it to path; on failure tmp is gone. */
-static int xc_os_write_atomic(const char *tmp, const char *path,
-                              const void *data, size_t size) {
+/* Flushes directory dir's entries: after a rename, the new name is on
+ * the disk only once its directory is; without this a crash soon after
+ * could lose an entry whose write had completed (the file's own fsync
+ * does not cover its name).  Best effort: some file systems refuse. */
+static void xc_os_sync_dir(const char *dir) {
+  int fd = open(dir, O_RDONLY);
+  if (fd < 0) return;
+  while (fsync(fd) != 0 && errno == EINTR) {
+  }
+  close(fd);
+}
+
+/* Writes data to tmp (created exclusively in dir), flushes it to the
+ * disk and renames it to path, then flushes dir; on failure tmp is
+ * gone. */
+static int xc_os_write_atomic(const char *dir, const char *tmp,
+                              const char *path, const void *data,
+                              size_t size) {
   int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0644);
   if (fd < 0) return xc_errno_kind(errno);
   const char *p = (const char *)data;
@@ -318,6 +355,7 @@ static int xc_os_write_atomic(const char *tmp, const char *path,
   if (close(fd) != 0 && !kind) kind = xc_errno_kind(errno);
   if (!kind && rename(tmp, path) != 0) kind = xc_errno_kind(errno);
   if (kind) unlink(tmp);
+  else xc_os_sync_dir(dir);
   return kind;
 }
 
@@ -355,6 +393,12 @@ static int xc_os_read(const char *path, const xrt_allocator *al,
 }
 
 static void xc_os_unlink(const char *path) { unlink(path); }
+
+/* Sets the file's modification time to now (best effort: a read-only
+ * directory keeps the old time). */
+static void xc_os_touch(const char *path) {
+  utimensat(AT_FDCWD, path, NULL, 0);
+}
 
 /* Calls fn for every regular file of dir with its size and modification
  * time (nanoseconds since the epoch). */
@@ -583,6 +627,7 @@ static xrt_status xc_load(void *self, const char *key, const char *identity,
    * block's address for xc_release. */
   char *payload = (char *)buf + at;
   memcpy(payload - sizeof buf, &buf, sizeof buf);
+  if (!c->read_only) xc_os_touch(path); /* eviction goes by last use */
   xc_inc(&c->hits);
   xrt_log(XRT_LOG_DEBUG, "cache", "disk hit %s (%zu bytes)", key, size);
   *out_data = payload;
@@ -656,8 +701,9 @@ static int xc_older(const void *a, const void *b) {
   return strcmp(x->name, y->name);
 }
 
-/* Removes the oldest files until the directory holds at most max_bytes,
- * and records what it holds. */
+/* Removes the files used least recently (oldest modification time: a hit
+ * refreshes it) until the directory holds at most max_bytes, and records
+ * what it holds. */
 static void xc_evict(xrt_disk_cache *c) {
   xc_scan sc = {c, NULL, 0, 0, 0, xc_os_now_ns(), 0};
   if (xc_os_list(c->dir, xc_scan_entry, &sc) != XC_OK || sc.oom) {
@@ -712,7 +758,7 @@ static xrt_status xc_save(void *self, const char *key, const char *identity,
   }
   snprintf(tmp, sizeof tmp, "%s" XC_SEP ".tmp.%ld.%" PRIu64 ".%s", c->dir,
            xc_os_pid(), atomic_fetch_add(&xc_tmp_seq, 1), key);
-  int kind = xc_os_write_atomic(tmp, path, f, n);
+  int kind = xc_os_write_atomic(c->dir, tmp, path, f, n);
   c->al.free(c->al.self, f);
   if (kind) {
     xc_inc(&c->write_errors);

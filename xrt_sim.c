@@ -2017,8 +2017,8 @@ typedef struct sim_pool {
   void *head;
 } sim_pool;
 
-/* Zeroed, 64-byte aligned memory that lives until sim_pool_release. */
-static void *sim_pool_alloc(sim_pool *p, size_t bytes) {
+/* 64-byte aligned memory (not zeroed) that lives until sim_pool_release. */
+static void *sim_pool_raw(sim_pool *p, size_t bytes) {
   if (bytes > SIZE_MAX - 2 * SIM_ALIGN) return NULL;
   char *raw = (char *)p->al.alloc(p->al.self, bytes + 2 * SIM_ALIGN);
   if (!raw) return NULL;
@@ -2026,8 +2026,13 @@ static void *sim_pool_alloc(sim_pool *p, size_t bytes) {
   p->head = raw;
   uintptr_t at = ((uintptr_t)raw + sizeof(void *) + SIM_ALIGN - 1) &
                  ~(uintptr_t)(SIM_ALIGN - 1);
-  char *data = raw + (at - (uintptr_t)raw);
-  memset(data, 0, bytes);
+  return raw + (at - (uintptr_t)raw);
+}
+
+/* Zeroed, 64-byte aligned memory that lives until sim_pool_release. */
+static void *sim_pool_alloc(sim_pool *p, size_t bytes) {
+  void *data = sim_pool_raw(p, bytes);
+  if (data) memset(data, 0, bytes);
   return data;
 }
 
@@ -3565,12 +3570,24 @@ typedef struct sim_vinfo {
   void *cptr;
 } sim_vinfo;
 
+/* An offset table of sim_dot_table, kept so that a dot_general of the
+ * same shapes reuses it (tables are read-only once made). */
+typedef struct sim_dot_memo {
+  int64_t nd, sizes[XRT_MAX_RANK], s1[XRT_MAX_RANK], s2[XRT_MAX_RANK];
+  int has_y;
+  int64_t *t, *u, count;
+} sim_dot_memo;
+
+#define SIM_DOT_MEMO 8
+
 typedef struct sim_cc {
   xrt_allocator al;
   sim_exe *exe;
   const xrt_ir_module *m;
   xrt_plugin_error *err;
   const xrt_host_binding *hosts; /* by custom_call op->callee */
+  sim_dot_memo dmemo[SIM_DOT_MEMO]; /* recent tables, round robin */
+  unsigned ndmemo;
 } sim_cc;
 
 /* Planning state of one function. */
@@ -4450,11 +4467,30 @@ static int64_t *sim_dot_table(sim_fcc *fc, const xrt_shape *x,
     s2[j] = y ? ys[ydims[j]] : 0;
     c *= sizes[j];
   }
+  /* Layers of one model repeat their shapes: reuse an equal table. */
+  size_t kb = sizeof(int64_t) * (size_t)nd;
+  sim_cc *cc = fc->cc;
+  for (unsigned i = 0; i < SIM_DOT_MEMO && i < cc->ndmemo; i++) {
+    const sim_dot_memo *k = &cc->dmemo[i];
+    if (k->nd == nd && k->has_y == (y != NULL) && !memcmp(k->sizes, sizes, kb) &&
+        !memcmp(k->s1, s1, kb) && !memcmp(k->s2, s2, kb)) {
+      if (ytab) *ytab = k->u;
+      *count = k->count;
+      return k->t;
+    }
+  }
   int64_t *t = (int64_t *)sim_palloc(fc, sizeof *t * (size_t)(c ? c : 1));
   int64_t *u = y ? (int64_t *)sim_palloc(fc, sizeof *u * (size_t)(c ? c : 1))
                  : NULL;
   if (!t || (y && !u)) return NULL;
   sim_enum_offsets(nd, sizes, s1, y ? s2 : NULL, t, u);
+  sim_dot_memo *k = &cc->dmemo[cc->ndmemo++ % SIM_DOT_MEMO];
+  k->nd = nd;
+  k->has_y = y != NULL;
+  memcpy(k->sizes, sizes, kb);
+  memcpy(k->s1, s1, kb);
+  memcpy(k->s2, s2, kb);
+  k->t = t, k->u = u, k->count = c;
   if (ytab) *ytab = u;
   *count = c;
   return t;
@@ -10028,9 +10064,12 @@ typedef struct sim_fznode {
   sim_clamp_fn clamp;
   sim_fz_sel_fn sel;
   /* GATHER: element i of the space (multi-index idx over dims, coalesced)
-   * reads element base + sum idx_k * ss_k of val. */
+   * reads element base + sum idx_k * ss_k of val.  dims and ss (rank
+   * entries each) live after the nodes, so that the nodes stay small: a
+   * plan has thousands of them and planning is bound by their bytes. */
   int32_t rank;
-  int64_t dims[XRT_MAX_RANK], ss[XRT_MAX_RANK], base;
+  const int64_t *dims, *ss;
+  int64_t base;
 } sim_fznode;
 
 typedef struct sim_fz {
@@ -10552,8 +10591,9 @@ static void sim_fz_group(const sim_fcc *fc, const sim_fzinfo *zi,
         if (pi < 0 || grp[pi] != -1 || !kinds[pi] || kinds[pi] == 'R' ||
             sim_numel(sim_shape(fc, v)) != space)
           continue;
-        int32_t uses = 0;
-        for (int32_t q = 0; q < nm; q++) {
+        /* v's one use is this operand; else count its uses in the group */
+        int32_t uses = zi->nuse[v] == 1, single = uses;
+        for (int32_t q = 0; q < nm && !single; q++) {
           const xrt_ir_op *u = &r->ops[mem[q]];
           for (int32_t t = 0; t < u->num_operands; t++)
             uses += u->operands[t] == v &&
@@ -10606,15 +10646,30 @@ typedef struct sim_fzb {
   sim_fz *z;
   sim_fznode nodes[SIM_FZ_MAXN];
   int32_t vids[SIM_FZ_MAXN]; /* nodes[k].vid, scanned to share nodes */
+  /* dims and ss of the gather nodes built so far (at most one per node,
+   * and one node beyond SIM_FZ_MAXN before "too big" is noticed) */
+  int64_t gbuf[(SIM_FZ_MAXN + 2) * 2 * XRT_MAX_RANK];
+  size_t gused;
   int32_t leaves[SIM_FZ_MAXN], nleaves;
 } sim_fzb;
 
 static xrt_status sim_fz_node(sim_fzb *b, int32_t v, int32_t *out);
 
 /* A GATHER node of element stride map ss over the space (base offset). */
-static void sim_fz_gather_init(sim_fznode *nd, const xrt_shape *space,
-                               const int64_t *ss, int64_t base) {
-  nd->rank = sim_coalesce_dims(space, ss, nd->dims, nd->ss);
+static void sim_fz_gather_init(sim_fzb *b, sim_fznode *nd,
+                               const xrt_shape *space, const int64_t *ss,
+                               int64_t base) {
+  int64_t dims[XRT_MAX_RANK], cs[XRT_MAX_RANK];
+  int32_t rank = sim_coalesce_dims(space, ss, dims, cs);
+  assert(b->gused + 2 * (size_t)XRT_MAX_RANK <=
+         sizeof b->gbuf / sizeof b->gbuf[0]);
+  int64_t *g = b->gbuf + b->gused;
+  memcpy(g, dims, sizeof *g * (size_t)rank);
+  memcpy(g + rank, cs, sizeof *g * (size_t)rank);
+  b->gused += 2 * (size_t)rank;
+  nd->rank = rank;
+  nd->dims = g;
+  nd->ss = g + rank;
   nd->base = base;
 }
 
@@ -10645,7 +10700,7 @@ static void sim_fz_view(sim_fzb *b, const xrt_ir_op *op, sim_fznode *nd) {
   }
   nd->kind = SIM_FZ_GATHER;
   nd->val = op->operands[0];
-  sim_fz_gather_init(nd, o, ss, 0);
+  sim_fz_gather_init(b, nd, o, ss, 0);
   if (sim_fz_all_zero(nd)) nd->kind = SIM_FZ_SPLAT;
 }
 
@@ -10657,7 +10712,7 @@ static xrt_status sim_fz_leaf(sim_fzb *b, int32_t v, sim_fznode *nd) {
   } else if (n == 1) {
     int64_t ss[XRT_MAX_RANK] = {0};
     nd->kind = SIM_FZ_SPLAT;
-    sim_fz_gather_init(nd, b->space, ss, 0);
+    sim_fz_gather_init(b, nd, b->space, ss, 0);
   } else {
     return sim_fail(b->fc->cc->err, XRT_INTERNAL, "@%s: fused operand %d has "
                     "%lld elements in a loop over %lld", b->fc->f->name,
@@ -10809,6 +10864,7 @@ static xrt_status sim_fz_lower(sim_fcc *fc, const xrt_ir_region *r,
   sim_fz zb, *z = &zb; /* built here, then copied to executable memory */
   memset(z, 0, sizeof *z);
   b->nleaves = 0; /* b->nodes fill as z->nn grows */
+  b->gused = 0;
   b->fc = fc, b->r = r, b->grp = grp, b->root = ri, b->z = z;
   b->space = sim_shape(fc, red ? op->operands[0] : op->results[0]);
   z->numel = sim_numel(b->space);
@@ -10831,14 +10887,22 @@ static xrt_status sim_fz_lower(sim_fcc *fc, const xrt_ir_region *r,
     }
   }
   if (rc) return rc;
-  /* one block: the plan, its nodes, the step's inputs */
+  /* one block: the plan, its nodes, their gather maps, the step's inputs */
   size_t zs = sim_align_up(sizeof *z), ns = sizeof(sim_fznode) * (size_t)z->nn;
-  char *mem = (char *)sim_palloc(fc, zs + ns + sizeof(int32_t) *
-                                                  (size_t)(b->nleaves + 2));
+  size_t gs = sizeof(int64_t) * b->gused;
+  char *mem = (char *)sim_palloc(fc, zs + ns + gs + sizeof(int32_t) *
+                                                       (size_t)(b->nleaves + 2));
   if (!mem) return XRT_RESOURCE_EXHAUSTED;
   z->nodes = (sim_fznode *)(void *)(mem + zs);
   memcpy(z->nodes, b->nodes, ns);
-  int32_t *ins = (int32_t *)(void *)(mem + zs + ns);
+  int64_t *g = (int64_t *)(void *)(mem + zs + ns);
+  if (gs) memcpy(g, b->gbuf, gs);
+  for (int32_t k = 0; k < z->nn; k++) /* repoint the maps into the block */
+    if (z->nodes[k].dims) {
+      z->nodes[k].dims = g + (z->nodes[k].dims - b->gbuf);
+      z->nodes[k].ss = g + (z->nodes[k].ss - b->gbuf);
+    }
+  int32_t *ins = (int32_t *)(void *)(mem + zs + ns + gs);
   /* inputs: a reduce's init first, then every materialized leaf */
   int32_t nin = 0;
   if (red) ins[nin++] = op->operands[1];
@@ -13798,7 +13862,7 @@ static xrt_status sim_compile(void *client, const xrt_plugin_compile_args *args,
   e->m = m;
   e->entry = args->entry;
   e->owned_ctx.es = sizeof(void *);
-  sim_cc cc = {c->al, e, m, err, args->host_bindings};
+  sim_cc cc = {c->al, e, m, err, args->host_bindings, {{0}}, 0};
   xrt_status rc = sim_compile_launch_shape(e, args, err);
   if (!rc) rc = sim_xp_compile(e, args, err);
   e->fp = (sim_fplan *)sim_pool_alloc(&e->pool, sizeof *e->fp *
@@ -14689,7 +14753,9 @@ static void sim_trace_wrap(const sim_fcc *fc, sim_step *st) {
  * ==================================================================== */
 
 #define SIM_SER_MAGIC "XSIMEXE1"
-#define SIM_SER_VERSION 2u
+/* 3: a 2-D integer tensor attribute (replica groups, source-target pairs)
+ * keeps its shape, so collectives load; 2 is still read, without them. */
+#define SIM_SER_VERSION 3u
 #define SIM_SER_ORDER 0x01020304u
 #define SIM_SER_SAME 0xffffffffu
 #define SIM_SER_DEPTH 64 /* nesting of regions, types and attributes */
@@ -14817,9 +14883,16 @@ static void sim_wattr(sim_wbuf *w, const xrt_ir_attr *a) {
   case XRT_ATTR_SYMBOL:
     sim_wstr(w, a->s, -1);
     break;
-  case XRT_ATTR_INTS:
+  case XRT_ATTR_INTS: {
     sim_w(w, a->ints, sizeof(int64_t) * (size_t)a->n);
+    int rows = a->lit && a->lit->type.shape.rank == 2; /* version 3 */
+    sim_wu8(w, (unsigned)rows);
+    if (rows) {
+      sim_wi64(w, a->lit->type.shape.dims[0]);
+      sim_wi64(w, a->lit->type.shape.dims[1]);
+    }
     break;
+  }
   case XRT_ATTR_DENSE:
     sim_wlit(w, a->lit);
     break;
@@ -14923,6 +14996,7 @@ typedef struct sim_rbuf {
   /* A tensor larger than a device's memory cannot run (and would have
    * the planner allocate it for an iota): the bytes are refused. */
   uint64_t max_tensor_bytes;
+  uint32_t version; /* of the bytes (SIM_SER_VERSION or 2) */
 } sim_rbuf;
 
 static int sim_rbad(sim_rbuf *r, const char *why) {
@@ -14930,12 +15004,16 @@ static int sim_rbad(sim_rbuf *r, const char *why) {
   return 0;
 }
 
-static void *sim_ralloc(sim_rbuf *r, size_t bytes) {
+/* Not zeroed: for bytes the caller overwrites at once. */
+static void *sim_ralloc_raw(sim_rbuf *r, size_t bytes) {
   if (r->why) return NULL;
   bytes = (bytes + 7) & ~(size_t)7;
   if (bytes > r->blk_left) {
-    size_t sz = bytes > ((size_t)1 << 20) ? bytes : ((size_t)1 << 20);
-    char *b = (char *)sim_pool_alloc(&r->pool, sz);
+    /* blocks below the usual mmap threshold, not zeroed: a hit touches
+     * only the bytes it uses and reuses freed heap memory (1 MB blocks
+     * were mapped and faulted in afresh on every load) */
+    size_t sz = bytes > ((size_t)64 << 10) ? bytes : ((size_t)64 << 10);
+    char *b = (char *)sim_pool_raw(&r->pool, sz);
     if (!b) {
       sim_rbad(r, "out of host memory");
       return NULL;
@@ -14949,6 +15027,11 @@ static void *sim_ralloc(sim_rbuf *r, size_t bytes) {
   return p;
 }
 
+static void *sim_ralloc(sim_rbuf *r, size_t bytes) {
+  void *p = sim_ralloc_raw(r, bytes);
+  return p ? memset(p, 0, bytes) : NULL;
+}
+
 static int sim_r(sim_rbuf *r, void *dst, size_t n) {
   if (r->why) return 0;
   if (n > r->n - r->at) return sim_rbad(r, "truncated");
@@ -14957,17 +15040,30 @@ static int sim_r(sim_rbuf *r, void *dst, size_t n) {
   return 1;
 }
 
+/* The fixed-size reads inline their common case (a third of decoding
+ * was calls of sim_r). */
 static int32_t sim_ri32(sim_rbuf *r) {
   int32_t v = 0;
+  if (!r->why && r->n - r->at >= sizeof v) {
+    memcpy(&v, r->p + r->at, sizeof v);
+    r->at += sizeof v;
+    return v;
+  }
   sim_r(r, &v, sizeof v);
   return v;
 }
 static int64_t sim_ri64(sim_rbuf *r) {
   int64_t v = 0;
+  if (!r->why && r->n - r->at >= sizeof v) {
+    memcpy(&v, r->p + r->at, sizeof v);
+    r->at += sizeof v;
+    return v;
+  }
   sim_r(r, &v, sizeof v);
   return v;
 }
 static unsigned sim_ru8(sim_rbuf *r) {
+  if (!r->why && r->at < r->n) return r->p[r->at++];
   unsigned char v = 0;
   sim_r(r, &v, 1);
   return v;
@@ -14991,8 +15087,8 @@ static void *sim_rarray(sim_rbuf *r, size_t n, size_t size) {
     sim_rbad(r, "truncated array");
     return NULL;
   }
-  void *p = sim_ralloc(r, n * size);
-  if (p) sim_r(r, p, n * size);
+  void *p = sim_ralloc_raw(r, n * size); /* n * size bytes are left */
+  if (p) memcpy(p, r->p + r->at, n * size), r->at += n * size;
   return p;
 }
 
@@ -15015,7 +15111,7 @@ static const char *sim_rstrn(sim_rbuf *r, int slot, size_t *out_n) {
     sim_rbad(r, "truncated string");
     return NULL;
   }
-  char *s = (char *)sim_ralloc(r, n + 1);
+  char *s = (char *)sim_ralloc_raw(r, n + 1);
   if (!s) return NULL;
   sim_r(r, s, n);
   s[n] = 0;
@@ -15098,7 +15194,9 @@ static void sim_rtype(sim_rbuf *r, xrt_ir_type *t) {
     uint64_t numel = 1;
     for (unsigned i = 0; i < rank && !r->why; i++) {
       int64_t d = t->shape.dims[i];
-      if (d < 0 || (d && numel > ((uint64_t)1 << 56) / (uint64_t)d))
+      /* (both below 2^28: the product fits, no division needed) */
+      if (d < 0 || (d && (numel | (uint64_t)d) >= ((uint64_t)1 << 28) &&
+                    numel > ((uint64_t)1 << 56) / (uint64_t)d))
         sim_rbad(r, "bad dimension");
       numel *= (uint64_t)(d > 0 ? d : 1);
     }
@@ -15136,6 +15234,24 @@ static const xrt_ir_literal *sim_rlit(sim_rbuf *r) {
   return r->why ? NULL : l;
 }
 
+/* The shape of a 2-D integer tensor attribute of n values (version 3):
+ * a literal without data (sim_pg_rows reads only its shape). */
+static const xrt_ir_literal *sim_rrows(sim_rbuf *r, int64_t n) {
+  int64_t d0 = sim_ri64(r), d1 = sim_ri64(r);
+  if (r->why) return NULL;
+  bool fits = d1 > 0 ? d0 == n / d1 && n % d1 == 0 : d1 == 0 && n == 0;
+  if (d0 < 0 || !fits)
+    return sim_rbad(r, "bad integer tensor shape"), NULL;
+  xrt_ir_literal *l = (xrt_ir_literal *)sim_ralloc(r, sizeof *l);
+  if (!l) return NULL;
+  l->type.kind = XRT_TYPE_TENSOR;
+  l->type.shape.dtype = XRT_S64;
+  l->type.shape.rank = 2;
+  l->type.shape.dims[0] = d0;
+  l->type.shape.dims[1] = d1;
+  return l;
+}
+
 static void sim_rattr(sim_rbuf *r, xrt_ir_attr *a) {
   if (++r->depth > SIM_SER_DEPTH) sim_rbad(r, "attributes nest too deep");
   a->name = sim_rstr(r, -1);
@@ -15161,6 +15277,7 @@ static void sim_rattr(sim_rbuf *r, xrt_ir_attr *a) {
   case XRT_ATTR_INTS:
     if (a->n < 0 || a->n > INT32_MAX) sim_rbad(r, "bad integer list");
     else a->ints = (const int64_t *)sim_rarray(r, (size_t)a->n, sizeof(int64_t));
+    if (r->version >= 3 && sim_ru8(r)) a->lit = sim_rrows(r, a->n);
     break;
   case XRT_ATTR_DENSE:
     a->lit = sim_rlit(r);
@@ -15272,8 +15389,9 @@ static const xrt_ir_module *sim_rmodule(sim_rbuf *r, int32_t *out_entry) {
   uint32_t version = (uint32_t)sim_ri32(r), order = (uint32_t)sim_ri32(r);
   if (r->why || memcmp(magic, SIM_SER_MAGIC, 8) != 0)
     return sim_rbad(r, "not a serialized sim executable"), NULL;
-  if (version != SIM_SER_VERSION || order != SIM_SER_ORDER)
+  if ((version != SIM_SER_VERSION && version != 2) || order != SIM_SER_ORDER)
     return sim_rbad(r, "other format version or byte order"), NULL;
+  r->version = version;
   uint64_t hash = (uint64_t)sim_ri64(r);
   if (r->why || hash != XXH3_64bits(r->p + r->at, r->n - r->at))
     return sim_rbad(r, "checksum mismatch"), NULL;
@@ -15325,6 +15443,7 @@ typedef struct sim_vchk {
   unsigned char *state; /* per value: 0 not yet, 1 in scope, 2 gone */
   const char *why;
   int depth;
+  bool collectives; /* version 3 bytes: groups and pairs keep shape */
 } sim_vchk;
 
 static int sim_vbad(sim_vchk *v, const char *why) {
@@ -15721,11 +15840,36 @@ static int sim_vcustom_call(sim_vchk *v) {
          sim_vbad(v, "custom_call without call_target_name");
 }
 
+/* all_reduce and collective_permute (a multi-process job's executables,
+ * issue #11): results of the operands' types, and all_reduce's reducer
+ * takes and returns scalars of their element type; the planner checks
+ * groups, pairs and sizes against the launch itself. */
+static int sim_vcollective(sim_vchk *v) {
+  const xrt_ir_op *op = v->op;
+  int n = op->num_operands, ar = op->code == XRT_OP_ALL_REDUCE;
+  if (!v->collectives) /* flat groups would read as one group */
+    return sim_vbad(v, "op not loadable from serialized bytes");
+  if (n < 1 || op->num_results != n || op->num_regions != ar)
+    return sim_vbad(v, "bad collective");
+  for (int i = 0; i < n; i++)
+    if (!sim_vsame(v, op->operands[i], op->results[i])) return 0;
+  if (!ar) return 1;
+  const xrt_ir_region *r = &op->regions[0];
+  const xrt_ir_type *t = r->num_args == 2 ? sim_vty(v, r->args[0]) : NULL;
+  if (!t || t->kind != XRT_TYPE_TENSOR || t->shape.rank != 0)
+    return sim_vbad(v, "bad all_reduce computation");
+  for (int i = 0; i < n; i++)
+    if (sim_vin(v, i)->dtype != t->shape.dtype)
+      return sim_vbad(v, "bad all_reduce computation");
+  const xrt_ir_type *sig[2] = {t, t};
+  return sim_vregion_sig(v, r, 2, sig, 1, sig);
+}
+
 /* The per-op rules; ops without a copy here are refused. */
 static int sim_vop_rules(sim_vchk *v) {
   const xrt_ir_op *op = v->op;
   if (op->num_regions != 0 && op->code != XRT_OP_REDUCE &&
-      op->code != XRT_OP_WHILE)
+      op->code != XRT_OP_WHILE && op->code != XRT_OP_ALL_REDUCE)
     return sim_vbad(v, "unexpected region");
   switch (op->code) {
   case XRT_OP_COMPARE: return sim_vcompare(v);
@@ -15742,6 +15886,8 @@ static int sim_vop_rules(sim_vchk *v) {
   case XRT_OP_FUNC_CALL: return sim_vcall(v);
   case XRT_OP_CONSTANT: return sim_vconstant(v);
   case XRT_OP_CUSTOM_CALL: return sim_vcustom_call(v);
+  case XRT_OP_ALL_REDUCE: case XRT_OP_COLLECTIVE_PERMUTE:
+    return sim_vcollective(v);
   case XRT_OP_RETURN: case XRT_OP_FUNC_RETURN:
     return op->num_results == 0 || sim_vbad(v, "return with results");
   default:
@@ -15833,6 +15979,7 @@ static const char *sim_vmodule(sim_rbuf *r, const xrt_ir_module *m,
   sim_vchk v;
   memset(&v, 0, sizeof v);
   v.m = m;
+  v.collectives = r->version >= 3;
   v.state = (unsigned char *)sim_ralloc(r, (size_t)most);
   if (!v.state) return "out of host memory";
   for (int32_t i = 0; i < m->num_funcs && !v.why; i++)

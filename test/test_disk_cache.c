@@ -1,10 +1,11 @@
 /*
  * test_disk_cache.c - the disk compilation cache (xrt_cache.c, issue #7):
  * its store API directly (round trip, miss, every kind of damaged file,
- * oldest-first eviction by bytes, min_compile_ns, read_only, an unwritable
- * directory, two processes (not on Windows) and two threads sharing a
- * directory), the file format checked against a layout rebuilt here, and
- * clients that share a directory.
+ * eviction by bytes of the least recently used, min_compile_ns,
+ * read_only, an unwritable directory, two processes (not on Windows) and
+ * two threads sharing a directory), the file format checked against a
+ * layout rebuilt here, and clients that share a directory (aliases, one
+ * naming another program's executable, collectives loaded from disk).
  */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp, fork, utimensat */
 
@@ -411,6 +412,10 @@ static void test_eviction_oldest_first(void **state) {
   assert_int_equal(s.evictions, 2);
   assert_int_equal(s.files, 3);
   assert_int_equal(s.bytes, 3 * file);
+  /* Reading a file counts as a use (below: it outlives newer files). */
+  char p4[256];
+  entry_path(f, keys[4], p4);
+  set_mtime(p4, 5000);
   load_exact(f, keys[0], p[0], pn);
   /* A payload larger than the whole cache is declined, not written. */
   unsigned char *big = payload(4 * file, 5);
@@ -427,10 +432,62 @@ static void test_eviction_oldest_first(void **state) {
   xrt_disk_cache_close(f->cache);
   o.max_bytes = file + file / 2;
   open_with(f, &o);
-  entry_path(f, keys[4], path);
-  assert_true(exists(path)); /* the newest stays */
+  entry_path(f, keys[0], path);
+  assert_true(exists(path)); /* the one used last stays */
+  assert_false(exists(p4));
   assert_int_equal(stats(f).files, 1);
   for (int i = 0; i < 5; i++) free(p[i]);
+}
+
+/* Eviction goes by last use: a hit refreshes a file's time, so the file
+ * written first but read since outlives one written later and never
+ * read; a read-only cache's hits leave the times alone. */
+static void test_eviction_least_recently_used(void **state) {
+  fixture *f = *state;
+  xrt_disk_cache_close(f->cache);
+  const size_t pn = 500;
+  size_t file = 32 + 32 + strlen(ID) + pn + 8;
+  xrt_disk_cache_options o = opts(f);
+  o.max_bytes = 3 * file + file / 2; /* room for three files */
+  open_with(f, &o);
+  char keys[4][33], path[4][256];
+  unsigned char *p[4];
+  for (int i = 0; i < 4; i++) {
+    snprintf(keys[i], sizeof keys[i], "%032x", 0x200 + i);
+    p[i] = payload(pn, (unsigned)(40 + i));
+    entry_path(f, keys[i], path[i]);
+  }
+  /* Written in the order 0, 1, 2 at times 1000, 2000, 3000. */
+  for (int i = 0; i < 3; i++) {
+    save_ok(f, keys[i], p[i], pn);
+    set_mtime(path[i], 1000 * (time_t)(i + 1));
+  }
+  /* A read-only cache reads 1 without touching it. */
+  xrt_disk_cache_options ro = opts(f);
+  ro.read_only = 1;
+  xrt_disk_cache *rc = NULL;
+  assert_int_equal(xrt_disk_cache_open(&ro, &rc), XRT_OK);
+  const xrt_cache_store *rs = xrt_disk_cache_store(rc);
+  void *data = NULL;
+  size_t size = 0;
+  assert_int_equal(rs->load(rs->self, keys[1], ID, &data, &size), XRT_OK);
+  assert_int_equal(size, pn);
+  rs->release_data(rs->self, data);
+  xrt_disk_cache_close(rc);
+  struct stat st;
+  assert_int_equal(stat(path[1], &st), 0);
+  assert_int_equal((long long)st.st_mtime, 2000);
+  /* This cache reads 0: now the most recently used. */
+  load_exact(f, keys[0], p[0], pn);
+  assert_int_equal(stat(path[0], &st), 0);
+  assert_true(st.st_mtime > 3000);
+  save_ok(f, keys[3], p[3], pn); /* over budget: 1, used least, goes */
+  const bool want[4] = {true, false, true, true};
+  for (int i = 0; i < 4; i++)
+    if (exists(path[i]) != want[i]) fail_msg("file %d: wrong one evicted", i);
+  assert_int_equal(stats(f).evictions, 1);
+  load_exact(f, keys[0], p[0], pn);
+  for (int i = 0; i < 4; i++) free(p[i]);
 }
 
 static void test_min_compile_ns(void **state) {
@@ -890,7 +947,7 @@ static void file_named(fixture *f, const char *prefix, char *out) {
     bool match = prefix ? strncmp(names[k], prefix, strlen(prefix)) == 0 &&
                               ends_with(names[k], ".xrtc")
                         : is_key_file(names[k]);
-    if (match && found++ == 0) snprintf(out, 128, "%s", names[k]);
+    if (match && found++ == 0) snprintf(out, 128, "%.127s", names[k]);
   }
   assert_int_equal(found, 1); /* exactly one */
   out[strcspn(out, ".")] = 0;
@@ -981,6 +1038,179 @@ static void test_alias_skips_the_text(void **state) {
   fresh_run(f, 0, 0, 1, 0);
   assert_int_equal(warnings, 1);
   assert_int_equal(xrt_log_configure("warn"), XRT_OK);
+}
+
+/* Another program with kE2E's signature: x + y, and the sum of x.  An
+ * alias that led kE2E to its executable would run without an error and
+ * give these wrong results. */
+static const char *kOther =
+    "module @other {\n"
+    "func.func public @main(%x: tensor<4xf32>, %y: tensor<4xf32>) -> "
+    "(tensor<4xf32>, tensor<f32>) {\n"
+    "  %t = stablehlo.add %x, %y : tensor<4xf32>\n"
+    "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+    "  %sum = stablehlo.reduce(%x init: %z) applies stablehlo.add across "
+    "dimensions = [0] : (tensor<4xf32>, tensor<f32>) -> tensor<f32>\n"
+    "  func.return %t, %sum : tensor<4xf32>, tensor<f32>\n"
+    "}\n"
+    "}\n";
+
+/* Runs kOther on c and checks it against a loop written here. */
+static void run_other(xrt_client *c) {
+  const float x[4] = {1, 2, 3, 4}, y[4] = {10, 20, 30, 40};
+  float want[4], want_sum = 0;
+  for (int i = 0; i < 4; i++) {
+    want[i] = x[i] + y[i];
+    want_sum += x[i];
+  }
+  tu_in in[2] = {{TU_SHAPE(XRT_F32, 4), x}, {TU_SHAPE(XRT_F32, 4), y}};
+  tu_out out;
+  TU_RUN_OK(c, kOther, 2, in, &out);
+  assert_memory_equal(out.data[0], want, sizeof want);
+  assert_true(*(const float *)out.data[1] == want_sum);
+  tu_out_free(&out);
+}
+
+/* The name (without ".xrtc") of the one alias file that is not except. */
+static void other_alias(fixture *f, const char *except, char *out) {
+  char names[8][256];
+  int n = list_names(f->dir, names, 8), found = 0;
+  assert_true(n <= 8);
+  for (int k = 0; k < n; k++)
+    if (strncmp(names[k], "a-", 2) == 0 && ends_with(names[k], ".xrtc") &&
+        strncmp(names[k], except, strlen(except)) != 0 && found++ == 0)
+      snprintf(out, 128, "%.127s", names[k]);
+  assert_int_equal(found, 1);
+  out[strcspn(out, ".")] = 0;
+}
+
+/* An alias is not trusted blindly: one that names another program's
+ * executable (stale, or forged behind a valid checksum) is caught, both
+ * on disk and in memory, by what the executable records of its text;
+ * the right executable is used (read as tokens, then loaded) and the
+ * alias is replaced. */
+static void test_alias_names_another_program(void **state) {
+  fixture *f = *state;
+  assert_int_equal(xrt_log_configure("debug,cache"), XRT_OK);
+  xrt_client *a = store_client(f);
+  run_e2e(a);
+  char alias_e2e[128], alias_other[128], id[160];
+  char key_e2e[33], key_other[33], named[33];
+  file_named(f, "a-", alias_e2e);
+  run_other(a);
+  other_alias(f, alias_e2e, alias_other);
+  assert_int_equal(xrt_compile_cache_key(a, kE2E, strlen(kE2E), NULL,
+                                         key_e2e), XRT_OK);
+  assert_int_equal(xrt_compile_cache_key(a, kOther, strlen(kOther), NULL,
+                                         key_other), XRT_OK);
+  assert_string_not_equal(key_e2e, key_other);
+  xrt_client_release(a);
+  file_identity(f, key_e2e, id);
+  alias_target(f, alias_other, id, named);
+  assert_string_equal(named, key_other);
+  for (int in_memory = 0; in_memory < 2; in_memory++) {
+    /* kE2E's alias now names kOther's executable. */
+    assert_int_equal(f->store->save(f->store->self, alias_e2e, id, key_other,
+                                    32, UINT64_MAX),
+                     XRT_OK);
+    warnings = 0;
+    xrt_client *b = store_client(f);
+    if (in_memory) run_other(b); /* kOther's executable is in memory */
+    token_reads = 0;
+    run_e2e(b); /* kE2E's results, not kOther's */
+    assert_int_equal(token_reads, 1);
+    assert_int_equal(client_stats(b).compiles, 0); /* loaded, by its key */
+    assert_int_equal(cache_stats(b).store_hits, 1 + (uint64_t)in_memory);
+    xrt_client_release(b);
+    assert_int_equal(warnings, 1);
+    TU_ASSERT_CONTAINS(last_warning, alias_e2e);
+    TU_ASSERT_CONTAINS(last_warning, key_other);
+    alias_target(f, alias_e2e, id, named);
+    assert_string_equal(named, key_e2e); /* replaced */
+  }
+  /* The replaced alias is trusted again: no read of the text. */
+  token_reads = 0;
+  xrt_client *c = store_client(f);
+  run_e2e(c);
+  assert_int_equal(token_reads, 0);
+  xrt_client_release(c);
+  assert_int_equal(xrt_log_configure("warn"), XRT_OK);
+}
+
+/* ---- collectives from disk ---- */
+
+/* An all_reduce in two groups of two replicas, and a permute by pairs:
+ * read back from disk as one flat list, the groups would sum all four. */
+static const char *kGroups =
+    "module @groups attributes {mhlo.num_replicas = 4 : i32} {\n"
+    "func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+    "  %r = \"stablehlo.all_reduce\"(%a) ({\n"
+    "    ^bb0(%x: tensor<f32>, %y: tensor<f32>):\n"
+    "      %s = stablehlo.add %x, %y : tensor<f32>\n"
+    "      stablehlo.return %s : tensor<f32>\n"
+    "  }) {replica_groups = dense<[[0, 2], [1, 3]]> : tensor<2x2xi64>}\n"
+    "    : (tensor<2xf32>) -> tensor<2xf32>\n"
+    "  %p = \"stablehlo.collective_permute\"(%r) {source_target_pairs = "
+    "dense<[[0, 1], [1, 2], [2, 3], [3, 0]]> : tensor<4x2xi64>}\n"
+    "    : (tensor<2xf32>) -> tensor<2xf32>\n"
+    "  return %p : tensor<2xf32>\n"
+    "}\n}\n";
+
+/* Runs kGroups on c's 4 devices; checks against a loop written here. */
+static void run_groups(xrt_client *c) {
+  xrt_executable *exe = NULL;
+  if (xrt_compile(c, kGroups, strlen(kGroups), NULL, &exe))
+    fail_msg("compile: %s", xrt_last_error());
+  float in[4][2], want[4][2];
+  for (int p = 0; p < 4; p++)
+    for (int i = 0; i < 2; i++) in[p][i] = (float)(10 * p + i + 1);
+  for (int p = 0; p < 4; p++) { /* p receives from p - 1, group {q, q+2} */
+    int q = (p + 3) % 4;
+    for (int i = 0; i < 2; i++) want[p][i] = in[q % 2][i] + in[q % 2 + 2][i];
+  }
+  xrt_buffer *args[4] = {0}, *outs[4] = {0};
+  xrt_buffer *const *lists[4];
+  xrt_buffer **olists[4];
+  xrt_shape sh = TU_SHAPE(XRT_F32, 2);
+  for (int p = 0; p < 4; p++) {
+    assert_int_equal(xrt_buffer_from_host(c, xrt_executable_device(exe, p),
+                                          &sh, in[p], &args[p]), XRT_OK);
+    lists[p] = &args[p];
+    olists[p] = &outs[p];
+  }
+  xrt_event *done = NULL;
+  assert_int_equal(xrt_execute_multi(exe, lists, 4, 1, olists, 1, NULL,
+                                     &done), XRT_OK);
+  assert_int_equal(xrt_event_await(done), XRT_OK);
+  xrt_event_release(done);
+  for (int p = 0; p < 4; p++) {
+    float got[2];
+    assert_int_equal(xrt_buffer_to_host(outs[p], got, sizeof got), XRT_OK);
+    assert_memory_equal(got, want[p], sizeof got);
+    xrt_buffer_release(args[p]);
+    xrt_buffer_release(outs[p]);
+  }
+  xrt_executable_release(exe);
+}
+
+/* all_reduce and collective_permute load from disk with their groups and
+ * pairs intact (the simulator's bytes keep a 2-D attribute's shape). */
+static void test_collectives_from_disk(void **state) {
+  fixture *f = *state;
+  xrt_client_options o;
+  xrt_client_options_init(&o);
+  o.num_devices = 4;
+  o.cache_store = f->store;
+  for (int round = 0; round < 2; round++) {
+    xrt_client *c = NULL;
+    assert_int_equal(xrt_client_create(&o, &c), XRT_OK);
+    run_groups(c);
+    assert_int_equal(client_stats(c).compiles, round ? 0 : 1);
+    assert_int_equal(cache_stats(c).store_hits, round ? 1 : 0);
+    assert_int_equal(cache_stats(c).store_errors, 0);
+    xrt_client_release(c);
+  }
+  assert_int_equal(warnings, 0);
 }
 
 /* ---- the simulator's serialized executables, directly ---- */
@@ -1330,6 +1560,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_damaged_files, setup, teardown),
       cmocka_unit_test_setup_teardown(test_eviction_oldest_first, setup,
                                       teardown),
+      cmocka_unit_test_setup_teardown(test_eviction_least_recently_used,
+                                      setup, teardown),
       cmocka_unit_test_setup_teardown(test_min_compile_ns, setup, teardown),
       cmocka_unit_test_setup_teardown(test_read_only, setup, teardown),
       cmocka_unit_test_setup_teardown(test_unwritable_directory, setup,
@@ -1344,6 +1576,10 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_damaged_entry_recompiles, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_alias_skips_the_text, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_alias_names_another_program,
+                                      setup, teardown),
+      cmocka_unit_test_setup_teardown(test_collectives_from_disk, setup,
                                       teardown),
       cmocka_unit_test(test_sim_serialized_bytes),
       cmocka_unit_test(test_sim_bytes_sweep),

@@ -4,6 +4,7 @@
  *   xrt run FILE.mlir [--devices N] [--input A.npy]... [--output-dir DIR]
  *                     [--entry NAME]
  *   xrt check FILE.mlir [--split-input-file] [--verbose]
+ *   (either with --mpi: one process of an MPI job; see "--mpi" below)
  *   xrt version | xrt --help
  *
  * It uses only the public API in xrt.h, so it doubles as an example of it.
@@ -27,6 +28,11 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
+
+#ifdef XRT_HAVE_MPI
+#include <mpi.h>
+#include <unistd.h> /* dup, dup2: the output of processes but 0 */
+#endif
 
 /* Platform: the tool's one OS difference, creating a directory. */
 #if defined(_WIN32)
@@ -62,6 +68,12 @@ static const char usage_text[] =
     "      --split-input-file split at lines '// -----' and run each chunk\n"
     "      --verbose          also list the chunks that pass\n"
     "      --cache-dir DIR    as for run\n"
+    "  run and check also take\n"
+    "      --mpi              be one process of an MPI job (mpirun; xrt built\n"
+    "                         with XRT_MPI=1): every process runs the whole\n"
+    "                         program, interpreter.run_parallel spreads its\n"
+    "                         participants over the processes; process 0\n"
+    "                         prints, and all exit with the worst status\n"
     "  version            print the version\n"
     "  help, --help       print this message\n"
     "\n"
@@ -81,6 +93,117 @@ static int report(xrt_status s, const char *what) {
   fprintf(stderr, "xrt: %s%s%s [%s]\n", what ? what : "", what ? ": " : "",
           xrt_last_error(), xrt_strerror(s));
   return s == XRT_CHECK_FAILED ? EXIT_CHECK : EXIT_ERROR;
+}
+
+/* ---- --mpi: one process of an MPI job ----
+ *
+ * Every process runs the whole program on a client of its own; only
+ * interpreter.run_parallel spans the processes (see there).  Process 0
+ * prints; the others keep their output and show it only when their own
+ * status differs from process 0's, and every process exits with the worst
+ * status of all, so that a failure anywhere fails the job everywhere. */
+
+static struct {
+  int on, me, nproc;
+#ifdef XRT_HAVE_MPI
+  FILE *kept;          /* processes but 0: their stdout and stderr */
+  int out_fd, err_fd;  /* the real ones, while kept */
+#endif
+} mpi_job;
+
+/* Removes "--mpi" from argv (after the command); whether it was there. */
+static int take_mpi_flag(int *argc, char **argv) {
+  int found = 0, k = 2;
+  for (int i = 2; i < *argc; i++) {
+    if (strcmp(argv[i], "--mpi") == 0) found = 1;
+    else argv[k++] = argv[i];
+  }
+  *argc = k;
+  return found;
+}
+
+#ifdef XRT_HAVE_MPI
+/* Sends this process's stdout and stderr to a temporary file. */
+static void mpi_keep_output(void) {
+  fflush(stdout);
+  fflush(stderr);
+  mpi_job.kept = tmpfile();
+  if (!mpi_job.kept) return; /* then it prints, which is only noisy */
+  mpi_job.out_fd = dup(1);
+  mpi_job.err_fd = dup(2);
+  dup2(fileno(mpi_job.kept), 1);
+  dup2(fileno(mpi_job.kept), 2);
+}
+
+/* Restores stdout and stderr; shows what was kept when asked to. */
+static void mpi_release_output(int show) {
+  if (!mpi_job.kept) return;
+  fflush(stdout);
+  fflush(stderr);
+  dup2(mpi_job.out_fd, 1);
+  dup2(mpi_job.err_fd, 2);
+  close(mpi_job.out_fd);
+  close(mpi_job.err_fd);
+  if (show) {
+    fprintf(stderr, "xrt: process %d of %d:\n", mpi_job.me, mpi_job.nproc);
+    rewind(mpi_job.kept);
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, mpi_job.kept)) > 0)
+      fwrite(buf, 1, n, stderr);
+    fflush(stderr);
+  }
+  fclose(mpi_job.kept);
+  mpi_job.kept = NULL;
+}
+#endif
+
+/* Joins the MPI job; 0 or an exit code after saying why not. */
+static int mpi_begin(void) {
+#ifdef XRT_HAVE_MPI
+  xrt_mpi_options o;
+  xrt_mpi_options_init(&o);
+  xrt_status s = xrt_mpi_init(&o);
+  if (s) return report(s, "--mpi");
+  xrt_topology t;
+  if ((s = xrt_mpi_topology(&t))) {
+    int rc = report(s, "--mpi");
+    xrt_mpi_finalize();
+    return rc;
+  }
+  mpi_job.on = 1;
+  mpi_job.me = t.process_index;
+  mpi_job.nproc = t.process_count;
+  if (mpi_job.me) mpi_keep_output();
+  return 0;
+#else
+  return usage_error("%s", "--mpi: this xrt was built without MPI (build it with "
+                     "make XRT_MPI=1)");
+#endif
+}
+
+/* Agrees on the exit status (the worst of all processes) and leaves the
+ * job.  Collective. */
+static int mpi_end(int rc) {
+#ifdef XRT_HAVE_MPI
+  int worst = rc;
+  int *all = calloc((size_t)mpi_job.nproc, sizeof *all);
+  if (all && MPI_Allgather(&rc, 1, MPI_INT, all, 1, MPI_INT, MPI_COMM_WORLD) == MPI_SUCCESS) {
+    for (int p = 0; p < mpi_job.nproc; p++) worst = all[p] > worst ? all[p] : worst;
+  } else {
+    worst = EXIT_ERROR; /* cannot tell how the others did */
+  }
+  if (mpi_job.me) mpi_release_output(!all || rc != all[0]);
+  for (int p = 1; all && mpi_job.me == 0 && p < mpi_job.nproc; p++)
+    if (all[p] != rc)
+      fprintf(stderr, "xrt: process %d of %d exits with status %d\n", p, mpi_job.nproc, all[p]);
+  free(all);
+  xrt_mpi_finalize();
+  mpi_job.on = 0;
+  return worst;
+#else
+  return rc;
+#endif
 }
 
 /* Reads a whole file into a NUL-terminated heap string. */
@@ -571,6 +694,20 @@ typedef struct hchan {
   hqueue q;
 } hchan;
 
+/* --mpi: where a channel's host transfers of the running
+ * interpreter.run_parallel meet (the processes of its senders and of its
+ * receivers), and how many went each way across processes.  A host
+ * function does not know which participant calls it, so a channel whose
+ * senders (or receivers) sit on several processes cannot be routed. */
+typedef struct rp_route {
+  int64_t handle;
+  int send_proc, recv_proc;
+  int spread; /* senders or receivers on several processes */
+  uint64_t nsent, nrecv;
+} rp_route;
+
+enum { RP_MAX_ROUTES = 64 };
+
 typedef struct interp_state {
   pthread_mutex_t mu;
   outbuf out;
@@ -592,6 +729,14 @@ typedef struct interp_state {
   pthread_cond_t qcv;
   hqueue infeed;
   hchan *chans;
+  /* --mpi: text printed while a launch runs waits in hold (under mu) until
+   * every process's is in; the running launch's routes (under qmu) and
+   * its number, alike in every process. */
+  int holding;
+  sbuf hold;
+  rp_route routes[RP_MAX_ROUTES];
+  int nroutes;
+  uint64_t launch_no;
 } interp_state;
 
 static void hmsg_free(hmsg *m) {
@@ -646,6 +791,7 @@ static void interp_reset(interp_state *st) {
 static void interp_free(interp_state *st) {
   interp_reset(st);
   xrt_client_release(st->par);
+  free(st->hold.s);
   free(st->recs);
   free(st->out.s);
   pthread_cond_destroy(&st->qcv);
@@ -661,7 +807,8 @@ static void interp_emit(interp_state *st, const char *prefix, const xrt_shape *s
   interp_format(&b, s, data);
   sb_add(&b, "\n");
   pthread_mutex_lock(&st->mu);
-  if (b.oom) ob_add(&st->out, "<out of memory>\n", 16);
+  if (st->holding) sb_add(&st->hold, b.oom ? "<out of memory>\n" : b.s);
+  else if (b.oom) ob_add(&st->out, "<out of memory>\n", 16);
   else ob_add(&st->out, b.s, b.n);
   pthread_mutex_unlock(&st->mu);
   free(b.s);
@@ -906,13 +1053,97 @@ static hchan *find_channel(interp_state *st, int64_t handle) {
   return c;
 }
 
-/* send with is_host_transfer: queues a copy on its channel. */
+/* --mpi: the process at the other end of a host transfer on handle when
+ * that is not this one (sending: the receiver's, receiving: the
+ * sender's), with the transfer's number on its route; -1: it stays here,
+ * on the channel's queue; -2: the channel cannot be routed. */
+static int route_peer(interp_state *st, int64_t handle, int sending, uint64_t *seq) {
+  int peer = -1;
+  if (!mpi_job.on) return -1;
+  pthread_mutex_lock(&st->qmu);
+  for (int i = 0; i < st->nroutes; i++) {
+    rp_route *r = &st->routes[i];
+    if (r->handle != handle) continue;
+    int other = sending ? r->recv_proc : r->send_proc;
+    if (r->spread) {
+      peer = -2;
+    } else if (other >= 0 && other != mpi_job.me) {
+      peer = other;
+      *seq = sending ? r->nsent++ : r->nrecv++;
+    }
+    break;
+  }
+  pthread_mutex_unlock(&st->qmu);
+  return peer;
+}
+
+static xrt_status route_spread(xrt_host_call *call, int64_t handle) {
+  return xrt_host_call_fail(call, XRT_UNIMPLEMENTED, "%s: channel %" PRId64 " has senders or "
+                            "receivers on several processes (--mpi routes a host channel "
+                            "between one process and one other)", call->target, handle);
+}
+
+/* The exchange tag of a host transfer, alike at both ends: the launch's
+ * number, the channel, the transfer's number (48 bits, below
+ * XRT_USER_TAG_LIMIT). */
+static uint64_t route_tag(const interp_state *st, int64_t handle, uint64_t seq) {
+  return (st->launch_no & 0xFFFFF) << 28 | ((uint64_t)handle & 0xFFF) << 16 | (seq & 0xFFFF);
+}
+
+/* Sends a host transfer's values to process peer as one message. */
+static xrt_status remote_send(interp_state *st, xrt_host_call *call, int64_t handle, int peer,
+                              uint64_t seq) {
+  size_t total = 0, off = 0;
+  for (int i = 0; i < call->num_inputs; i++) total += call->inputs[i].bytes;
+  char *buf = malloc(total ? total : 1);
+  if (!buf) return xrt_host_call_fail(call, XRT_RESOURCE_EXHAUSTED, "%s: out of memory",
+                                      call->target);
+  for (int i = 0; i < call->num_inputs; i++) {
+    if (call->inputs[i].bytes) memcpy(buf + off, call->inputs[i].data, call->inputs[i].bytes);
+    off += call->inputs[i].bytes;
+  }
+  xrt_transport_msg m = {peer, buf, total};
+  xrt_status s = xrt_client_process_exchange(st->par, route_tag(st, handle, seq), &m, 1, NULL, 0);
+  free(buf);
+  if (s)
+    return xrt_host_call_fail(call, s, "%s: channel %" PRId64 " to process %d: %s", call->target,
+                              handle, peer, xrt_last_error());
+  return XRT_OK;
+}
+
+/* Receives a host transfer's values from process peer (one message). */
+static xrt_status remote_recv(interp_state *st, xrt_host_call *call, int64_t handle, int peer,
+                              uint64_t seq) {
+  size_t total = 0, off = 0;
+  for (int i = 0; i < call->num_outputs; i++) total += call->outputs[i].bytes;
+  char *buf = malloc(total ? total : 1);
+  if (!buf) return xrt_host_call_fail(call, XRT_RESOURCE_EXHAUSTED, "%s: out of memory",
+                                      call->target);
+  xrt_transport_msg m = {peer, buf, total};
+  xrt_status s = xrt_client_process_exchange(st->par, route_tag(st, handle, seq), NULL, 0, &m, 1);
+  for (int i = 0; !s && i < call->num_outputs; i++) {
+    if (call->outputs[i].bytes) memcpy(call->outputs[i].data, buf + off, call->outputs[i].bytes);
+    off += call->outputs[i].bytes;
+  }
+  free(buf);
+  if (s)
+    return xrt_host_call_fail(call, s, "%s: channel %" PRId64 " from process %d: %s",
+                              call->target, handle, peer, xrt_last_error());
+  return XRT_OK;
+}
+
+/* send with is_host_transfer: queues a copy on its channel (--mpi: sends
+ * it to the receiver's process when that is another). */
 static xrt_status host_send(void *user, xrt_host_call *call) {
   interp_state *st = user;
   int64_t handle;
   if (channel_handle(call->op, &handle))
     return xrt_host_call_fail(call, XRT_INVALID_ARGUMENT, "%s needs a channel_handle",
                               call->target);
+  uint64_t seq = 0;
+  int peer = route_peer(st, handle, 1, &seq);
+  if (peer == -2) return route_spread(call, handle);
+  if (peer >= 0) return remote_send(st, call, handle, peer, seq);
   hmsg *m = hmsg_new(call->inputs, call->num_inputs);
   pthread_mutex_lock(&st->qmu);
   hchan *c = m ? find_channel(st, handle) : NULL;
@@ -934,6 +1165,10 @@ static xrt_status host_recv(void *user, xrt_host_call *call) {
   if (channel_handle(call->op, &handle))
     return xrt_host_call_fail(call, XRT_INVALID_ARGUMENT, "%s needs a channel_handle",
                               call->target);
+  uint64_t seq = 0;
+  int peer = route_peer(st, handle, 0, &seq);
+  if (peer == -2) return route_spread(call, handle);
+  if (peer >= 0) return remote_recv(st, call, handle, peer, seq);
   int64_t ms = recv_timeout_ms();
   struct timespec until;
   clock_gettime(CLOCK_REALTIME, &until);
@@ -1006,6 +1241,7 @@ typedef struct rp_part {
   xrt_buffer **args, **outs;
   int nargs, nouts;
   xrt_event *done;
+  int proc, local;      /* its process; whether that is this one */
 } rp_part;
 
 typedef struct rp_launch {
@@ -1014,6 +1250,7 @@ typedef struct rp_launch {
   int R, P, n;
   rp_part *parts;
   xrt_program *wprog; /* the chunk plus the wrappers, when needed */
+  size_t recs_before; /* --mpi: probe records made before the launch */
 } rp_launch;
 
 static const xrt_ir_func *find_func(const xrt_ir_module *m, const char *name, size_t n) {
@@ -1214,7 +1451,8 @@ static xrt_status rp_wrap(rp_launch *L) {
   return XRT_OK;
 }
 
-/* The client of the launches, with at least n devices. */
+/* The client of the launches, with at least n devices (--mpi: of all
+ * processes, each with as many; creating it is collective). */
 static xrt_status rp_client(rp_launch *L, int n) {
   interp_state *st = L->st;
   if (st->par && st->par_devices >= n) return XRT_OK;
@@ -1222,7 +1460,9 @@ static xrt_status rp_client(rp_launch *L, int n) {
   st->par = NULL;
   xrt_client_options o;
   xrt_client_options_init(&o);
-  o.num_devices = n;
+  int nproc = mpi_job.on ? mpi_job.nproc : 1;
+  o.num_devices = (n + nproc - 1) / nproc;
+  if (!mpi_job.on) o.topology.process_count = 1;
   xrt_status s = xrt_client_create(&o, &st->par);
   if (!s) s = interp_register(st->par, st);
   if (s) {
@@ -1230,7 +1470,7 @@ static xrt_status rp_client(rp_launch *L, int n) {
     st->par = NULL;
     return xrt_host_call_fail(L->call, s, "%s: %s", L->call->target, xrt_last_error());
   }
-  st->par_devices = n;
+  st->par_devices = o.num_devices * nproc;
   return XRT_OK;
 }
 
@@ -1265,6 +1505,11 @@ static xrt_status rp_infeed(rp_launch *L) {
     xrt_compile_options co;
     xrt_compile_options_init(&co);
     co.entry = name;
+    /* On this process's first device: with --mpi, device_assignment takes
+     * global ids, and global id 0 may be another process's. */
+    int here = xrt_device_global_id(xrt_client_device(L->st->par, 0));
+    co.num_replicas = co.num_partitions = 1;
+    co.device_assignment = &here;
     xrt_executable *exe = NULL;
     xrt_status s = xrt_compile_program(L->st->par, L->st->prog, &co, &exe);
     int nout = s ? 0 : xrt_executable_num_outputs(exe);
@@ -1309,7 +1554,7 @@ static xrt_status rp_upload(rp_launch *L) {
       return xrt_host_call_fail(L->call, XRT_RESOURCE_EXHAUSTED, "out of memory");
     xrt_device *dev = xrt_executable_device(pt->exe, i);
     for (int32_t k = 0, a = 0; k < pt->f->body.num_args; k++, in++) {
-      if (is_token(&pt->f->value_types[pt->f->body.args[k]])) continue;
+      if (!pt->local || is_token(&pt->f->value_types[pt->f->body.args[k]])) continue;
       const xrt_host_tensor *t = &L->call->inputs[in];
       xrt_status s = xrt_buffer_from_host(L->st->par, dev, &t->shape, t->data, &pt->args[a++]);
       if (s) return xrt_host_call_fail(L->call, s, "%s", xrt_last_error());
@@ -1328,6 +1573,7 @@ static xrt_status rp_execute(rp_launch *L) {
   int queued = 0;
   for (; queued < L->n && !s; queued++) {
     rp_part *pt = &L->parts[queued];
+    if (!pt->local) continue; /* another process runs it */
     o.replica = queued / L->P;
     o.partition = queued % L->P;
     s = xrt_execute_async(pt->exe, xrt_executable_device(pt->exe, queued), pt->args,
@@ -1352,7 +1598,7 @@ static xrt_status rp_download(rp_launch *L) {
   for (int i = 0; i < L->n; i++) {
     rp_part *pt = &L->parts[i];
     for (int32_t k = 0, j = 0; k < pt->f->num_results; k++, out++) {
-      if (is_token(&pt->f->result_types[k])) continue;
+      if (!pt->local || is_token(&pt->f->result_types[k])) continue;
       xrt_host_tensor *t = &L->call->outputs[out];
       xrt_status s = t->bytes ? xrt_buffer_to_host(pt->outs[j], t->data, t->bytes) : XRT_OK;
       j++;
@@ -1376,6 +1622,257 @@ static void rp_release(rp_launch *L) {
   free(L->parts);
   L->st->module2 = NULL;
   xrt_program_release(L->wprog);
+}
+
+/* ---- --mpi: a launch spread over the processes ----
+ *
+ * Every process runs the same program, so every process makes the same
+ * run_parallel calls: each makes the launch client (a client of the whole
+ * MPI job, with ceil(R*P / processes) devices of its own), compiles every
+ * function, and runs the participants of its own devices (global ids
+ * 0..R*P-1); then rp_share gives every process every participant's
+ * results, the text they printed, their probes and the first failure of
+ * any process, so that @main continues alike everywhere.  Host transfers between
+ * participants of different processes meet through the client's exchange
+ * (route_peer). */
+
+/* Notes that proc sends (or receives) on handle; the first one of each
+ * side is the route's. */
+static void rp_route_add(interp_state *st, int64_t handle, int sending, int proc) {
+  rp_route *r = NULL;
+  for (int i = 0; i < st->nroutes && !r; i++)
+    if (st->routes[i].handle == handle) r = &st->routes[i];
+  if (!r && st->nroutes == RP_MAX_ROUTES) return; /* more channels: they stay local */
+  if (!r) {
+    r = &st->routes[st->nroutes++];
+    memset(r, 0, sizeof *r);
+    r->handle = handle;
+    r->send_proc = r->recv_proc = -1;
+  }
+  int *side = sending ? &r->send_proc : &r->recv_proc;
+  if (*side >= 0 && *side != proc) r->spread = 1;
+  if (*side < 0) *side = proc;
+}
+
+/* The host transfers of a region, through the functions it calls. */
+static void rp_scan(interp_state *st, const xrt_ir_region *r, int proc, int depth) {
+  const xrt_ir_module *m = st->module;
+  for (int32_t i = 0; i < r->num_ops && depth < 16; i++) {
+    const xrt_ir_op *op = &r->ops[i];
+    const xrt_ir_attr *host = xrt_ir_op_attr(op, "is_host_transfer");
+    int64_t handle;
+    if ((op->code == XRT_OP_SEND || op->code == XRT_OP_RECV) && host &&
+        host->kind == XRT_ATTR_BOOL && host->i && !channel_handle(op, &handle))
+      rp_route_add(st, handle, op->code == XRT_OP_SEND, proc);
+    if (op->code == XRT_OP_FUNC_CALL && op->callee >= 0 && op->callee < m->num_funcs)
+      rp_scan(st, &m->funcs[op->callee].body, proc, depth + 1);
+    for (int32_t k = 0; k < op->num_regions; k++) rp_scan(st, &op->regions[k], proc, depth + 1);
+  }
+}
+
+/* Where each participant runs, and the routes of the host transfers. */
+static void rp_place(rp_launch *L) {
+  interp_state *st = L->st;
+  pthread_mutex_lock(&st->qmu);
+  st->nroutes = 0;
+  st->launch_no++;
+  for (int i = 0; i < L->n; i++) {
+    rp_part *pt = &L->parts[i];
+    xrt_device *dev = xrt_executable_device(pt->exe, i);
+    pt->proc = mpi_job.on ? xrt_device_process_index(dev) : 0;
+    pt->local = !mpi_job.on || xrt_device_is_addressable(dev) == 1;
+    if (mpi_job.on) rp_scan(st, &pt->f->body, pt->proc, 0);
+  }
+  pthread_mutex_unlock(&st->qmu);
+}
+
+/* What each process contributes to rp_share, before its results. */
+typedef struct rp_head {
+  int32_t status, pad;
+  uint64_t printed; /* bytes of text held */
+  uint64_t probed;  /* bytes of the probe records made (rp_probes_pack) */
+  char message[488];
+} rp_head;
+
+/* Byte offset of each result of the call within the results. */
+static size_t rp_result_at(const xrt_host_call *call, int k) {
+  size_t off = 0;
+  for (int i = 0; i < k; i++) off += call->outputs[i].bytes;
+  return off;
+}
+
+/* Copies the results of the participants of process proc between the
+ * call's outputs and packed (to: into packed). */
+static void rp_pack(rp_launch *L, char *packed, int proc, int to) {
+  int out = 0;
+  for (int i = 0; i < L->n; i++) {
+    const rp_part *pt = &L->parts[i];
+    for (int32_t k = 0; k < pt->f->num_results; k++, out++) {
+      xrt_host_tensor *t = &L->call->outputs[out];
+      if (pt->proc != proc || !t->bytes) continue;
+      char *at = packed + rp_result_at(L->call, out);
+      if (to) memcpy(at, t->data, t->bytes);
+      else memcpy(t->data, at, t->bytes);
+    }
+  }
+}
+
+/* This launch's probe records (from L->recs_before on), one after the
+ * other: id length (uint32), id, shape, bytes (uint64), data.  *n gets
+ * the size; NULL when out of memory.  mu held. */
+static char *rp_probes_pack(const rp_launch *L, size_t *n) {
+  const interp_state *st = L->st;
+  size_t total = 0;
+  for (size_t i = L->recs_before; i < st->num_recs; i++)
+    total += 4 + strlen(st->recs[i].id) + sizeof(xrt_shape) + 8 + st->recs[i].bytes;
+  char *b = malloc(total ? total : 1), *at = b;
+  for (size_t i = L->recs_before; b && i < st->num_recs; i++) {
+    const probe_rec *r = &st->recs[i];
+    uint32_t idn = (uint32_t)strlen(r->id);
+    uint64_t bytes = r->bytes;
+    memcpy(at, &idn, 4);
+    memcpy(at + 4, r->id, idn);
+    at += 4 + idn;
+    memcpy(at, &r->shape, sizeof r->shape);
+    memcpy(at + sizeof r->shape, &bytes, 8);
+    at += sizeof r->shape + 8;
+    if (bytes) memcpy(at, r->data, r->bytes);
+    at += r->bytes;
+  }
+  *n = total;
+  return b;
+}
+
+/* Appends the probe records packed in b (n bytes, from a process alike
+ * to this one); -1 when out of memory.  mu held. */
+static int rp_probes_unpack(interp_state *st, const char *b, size_t n) {
+  const char *at = b, *end = b + n;
+  while (at < end) {
+    uint32_t idn;
+    uint64_t bytes;
+    probe_rec r;
+    memcpy(&idn, at, 4);
+    memcpy(&r.shape, at + 4 + idn, sizeof r.shape);
+    memcpy(&bytes, at + 4 + idn + sizeof r.shape, 8);
+    r.bytes = (size_t)bytes;
+    r.id = malloc((size_t)idn + 1);
+    r.data = malloc(r.bytes ? r.bytes : 1);
+    if (st->num_recs == st->cap_recs) {
+      size_t cap = st->cap_recs ? 2 * st->cap_recs : 16;
+      probe_rec *nr = realloc(st->recs, cap * sizeof *nr);
+      if (nr) {
+        st->recs = nr;
+        st->cap_recs = cap;
+      }
+    }
+    if (!r.id || !r.data || st->num_recs == st->cap_recs) {
+      free(r.id);
+      free(r.data);
+      return -1;
+    }
+    memcpy(r.id, at + 4, idn);
+    r.id[idn] = 0;
+    at += 4 + idn + sizeof r.shape + 8;
+    if (r.bytes) memcpy(r.data, at, r.bytes);
+    at += r.bytes;
+    st->recs[st->num_recs++] = r;
+  }
+  return 0;
+}
+
+/* What every process printed and probed during the launch, to every
+ * process, in process order: the text to the output, the probe records
+ * (this process's own included, so that all keep them in one order). */
+static xrt_status rp_share_extra(rp_launch *L, const char *heads, size_t rec) {
+  interp_state *st = L->st;
+  uint64_t most = 0;
+  for (int p = 0; p < mpi_job.nproc; p++) {
+    const rp_head *h = (const rp_head *)(const void *)(heads + (size_t)p * rec);
+    most = h->printed + h->probed > most ? h->printed + h->probed : most;
+  }
+  if (!most) return XRT_OK;
+  const rp_head *me = (const rp_head *)(const void *)(heads + (size_t)mpi_job.me * rec);
+  char *mine = calloc(1, (size_t)most), *all = calloc((size_t)mpi_job.nproc, (size_t)most);
+  size_t pn = 0;
+  pthread_mutex_lock(&st->mu);
+  char *probes = rp_probes_pack(L, &pn);
+  if (mine && me->printed) memcpy(mine, st->hold.s, me->printed);
+  if (mine && probes && pn == me->probed) memcpy(mine + me->printed, probes, pn);
+  pthread_mutex_unlock(&st->mu);
+  free(probes);
+  /* Every process must take part, even one short of memory. */
+  xrt_status s = mine && all ? xrt_client_process_allgather(st->par, mine, all, (size_t)most)
+                             : XRT_RESOURCE_EXHAUSTED;
+  if (s && mine && all)
+    xrt_host_call_fail(L->call, s, "%s: gathering printed text and probes: %s", L->call->target,
+                       xrt_last_error());
+  else if (s)
+    xrt_host_call_fail(L->call, s, "%s: out of memory", L->call->target);
+  pthread_mutex_lock(&st->mu);
+  for (size_t i = L->recs_before; !s && i < st->num_recs; i++) {
+    free(st->recs[i].id);
+    free(st->recs[i].data);
+  }
+  if (!s) st->num_recs = L->recs_before;
+  for (int p = 0; !s && p < mpi_job.nproc; p++) {
+    const rp_head *h = (const rp_head *)(const void *)(heads + (size_t)p * rec);
+    const char *blob = all + (size_t)p * most;
+    ob_add(&st->out, blob, (size_t)h->printed);
+    if (rp_probes_unpack(st, blob + h->printed, (size_t)h->probed))
+      s = xrt_host_call_fail(L->call, XRT_RESOURCE_EXHAUSTED, "out of memory recording probe");
+  }
+  pthread_mutex_unlock(&st->mu);
+  free(mine);
+  free(all);
+  return s;
+}
+
+/* Gives every process every participant's results and the first failure
+ * of any process (s: this process's).  Collective over the processes. */
+static xrt_status rp_share(rp_launch *L, xrt_status s) {
+  interp_state *st = L->st;
+  xrt_host_call *call = L->call;
+  pthread_mutex_lock(&st->mu);
+  st->holding = 0; /* the launch is over: nobody prints any more */
+  pthread_mutex_unlock(&st->mu);
+  size_t total = rp_result_at(call, call->num_outputs), rec = sizeof(rp_head) + total;
+  char *mine = calloc(1, rec), *all = calloc((size_t)mpi_job.nproc, rec);
+  xrt_status g = XRT_RESOURCE_EXHAUSTED;
+  if (mine && all) {
+    rp_head *h = (rp_head *)(void *)mine;
+    h->status = (int32_t)s;
+    pthread_mutex_lock(&st->mu);
+    h->printed = st->hold.oom ? 0 : st->hold.n;
+    size_t pn = 0;
+    free(rp_probes_pack(L, &pn)); /* its size (packed again with the text) */
+    h->probed = pn;
+    pthread_mutex_unlock(&st->mu);
+    snprintf(h->message, sizeof h->message, "%s", s ? call->error : "");
+    if (!s) rp_pack(L, mine + sizeof(rp_head), mpi_job.me, 1);
+    g = xrt_client_process_allgather(st->par, mine, all, rec);
+  }
+  if (g && !s)
+    s = mine && all ? xrt_host_call_fail(call, g, "%s: gathering the results: %s", call->target,
+                                         xrt_last_error())
+                    : xrt_host_call_fail(call, g, "%s: out of memory", call->target);
+  if (!g) {
+    xrt_status t = rp_share_extra(L, all, rec);
+    for (int p = 0; p < mpi_job.nproc && !s; p++) {
+      const rp_head *h = (const rp_head *)(void *)(all + (size_t)p * rec);
+      if (h->status)
+        s = xrt_host_call_fail(call, (xrt_status)h->status, "process %d: %s", p, h->message);
+      else if (p != mpi_job.me)
+        rp_pack(L, all + (size_t)p * rec + sizeof(rp_head), p, 0);
+    }
+    if (!s) s = t;
+  }
+  free(mine);
+  free(all);
+  pthread_mutex_lock(&st->mu);
+  st->hold.n = 0;
+  st->hold.oom = 0;
+  pthread_mutex_unlock(&st->mu);
+  return s;
 }
 
 static xrt_status host_run_parallel(void *user, xrt_host_call *call) {
@@ -1408,11 +1905,23 @@ static xrt_status host_run_parallel(void *user, xrt_host_call *call) {
   if (!s) s = rp_bind(&L);
   if (!s) s = rp_wrap(&L);
   if (!s) s = rp_client(&L, L.n);
-  if (!s) s = rp_compile(&L);
-  if (!s) s = rp_infeed(&L);
-  if (!s) s = rp_upload(&L);
-  if (!s) s = rp_execute(&L);
-  if (!s) s = rp_download(&L);
+  if (!s) {
+    /* --mpi: from here on every process must reach rp_share. */
+    pthread_mutex_lock(&st->mu);
+    st->holding = mpi_job.on;
+    L.recs_before = st->num_recs;
+    pthread_mutex_unlock(&st->mu);
+    s = rp_compile(&L);
+    if (!s) rp_place(&L);
+    if (!s) s = rp_infeed(&L);
+    if (!s) s = rp_upload(&L);
+    if (!s) s = rp_execute(&L);
+    if (!s) s = rp_download(&L);
+    if (mpi_job.on) s = rp_share(&L, s);
+    pthread_mutex_lock(&st->qmu);
+    st->nroutes = 0;
+    pthread_mutex_unlock(&st->qmu);
+  }
   rp_release(&L);
   pthread_mutex_lock(&st->qmu);
   st->par_busy = 0;
@@ -1717,6 +2226,7 @@ static int cmd_run(int argc, char **argv) {
     xrt_client_options opt;
     xrt_client_options_init(&opt);
     opt.num_devices = ra.devices;
+    if (mpi_job.on) opt.topology.process_count = 1; /* this process alone */
 #ifdef XRT_HAVE_DISK_CACHE
     if (cache) opt.cache_store = xrt_disk_cache_store(cache);
 #endif
@@ -2340,6 +2850,7 @@ static int cmd_check(int argc, char **argv) {
 #ifdef XRT_HAVE_DISK_CACHE
   if (cache) opt.cache_store = xrt_disk_cache_store(cache);
 #endif
+  if (mpi_job.on) opt.topology.process_count = 1; /* this process alone */
   xrt_status s = xrt_client_create(&opt, &cx.client);
   if (!s) s = interp_register(cx.client, &ist);
   if (s) {
@@ -2391,7 +2902,11 @@ int main(int argc, char **argv) {
     printf("xrt %s\n", XRT_VERSION_STRING);
     return EXIT_PASS;
   }
-  if (!strcmp(cmd, "run")) return cmd_run(argc, argv);
-  if (!strcmp(cmd, "check")) return cmd_check(argc, argv);
-  return usage_error("unknown command '%s'", cmd);
+  int is_run = !strcmp(cmd, "run");
+  if (!is_run && strcmp(cmd, "check")) return usage_error("unknown command '%s'", cmd);
+  int rc = take_mpi_flag(&argc, argv) ? mpi_begin() : 0;
+  if (rc) return rc;
+  int in_job = mpi_job.on;
+  rc = is_run ? cmd_run(argc, argv) : cmd_check(argc, argv);
+  return in_job ? mpi_end(rc) : rc;
 }
