@@ -14869,6 +14869,26 @@ static xrt_status xrt__mp_to_host(xrt__client *c, const xrt_shape *logical,
 /* Checks piece k of xrt_sharded_array_create_global: a buffer exactly
  * where devices[k] is this process's, on that device, of the piece's
  * shape. */
+/* Buffer k of a piece list: of the spec's piece shape, and not one of
+ * bufs[0..k) again. */
+static xrt_status xrt__piece_buffer_check(const xrt_shape *piece,
+                                          xrt_buffer *const *bufs, int k) {
+  xrt_shape have;
+  xrt_buffer_shape(bufs[k], &have);
+  if (!xrt__shape_equal(&have, piece)) {
+    char h[128], w[128];
+    xrt_shape_format(&have, h, sizeof h);
+    xrt_shape_format(piece, w, sizeof w);
+    return xrt__fail(XRT_INVALID_ARGUMENT, "buffers[%d] is %s, the spec's "
+                     "pieces are %s", k, h, w);
+  }
+  for (int j = 0; j < k; j++)
+    if (bufs[j] == bufs[k])
+      return xrt__fail(XRT_INVALID_ARGUMENT, "buffers[%d] and buffers[%d] are "
+                       "the same buffer", j, k);
+  return XRT_OK;
+}
+
 static xrt_status xrt__global_piece_check(xrt__client *c,
                                           const xrt_shape *piece,
                                           xrt_device *const *devices,
@@ -14898,20 +14918,7 @@ static xrt_status xrt__global_piece_check(xrt__client *c,
     return xrt__fail(XRT_INVALID_ARGUMENT, "buffers[%d] is on global device "
                      "%d, devices[%d] is global device %d", k,
                      xrt_device_global_id(on), k, xrt_device_global_id(dev));
-  xrt_shape have;
-  xrt_buffer_shape(bufs[k], &have);
-  if (!xrt__shape_equal(&have, piece)) {
-    char h[128], w[128];
-    xrt_shape_format(&have, h, sizeof h);
-    xrt_shape_format(piece, w, sizeof w);
-    return xrt__fail(XRT_INVALID_ARGUMENT, "buffers[%d] is %s, the spec's "
-                     "pieces are %s", k, h, w);
-  }
-  for (int j = 0; j < k; j++)
-    if (bufs[j] == bufs[k])
-      return xrt__fail(XRT_INVALID_ARGUMENT, "buffers[%d] and buffers[%d] are "
-                       "the same buffer", j, k);
-  return XRT_OK;
+  return xrt__piece_buffer_check(piece, bufs, k);
 }
 
 xrt_status xrt_sharded_array_create_global(
@@ -15107,19 +15114,8 @@ static xrt_status xrt__check_pieces(xrt__client *c, const xrt_shape *piece,
     if (!dev || !d || d->client != c)
       return xrt__fail(XRT_INVALID_ARGUMENT, "buffers[%d] is not a live buffer"
                        " of this client", k);
-    xrt_shape have;
-    xrt_buffer_shape(bufs[k], &have);
-    if (!xrt__shape_equal(&have, piece)) {
-      char h[128], w[128];
-      xrt_shape_format(&have, h, sizeof h);
-      xrt_shape_format(piece, w, sizeof w);
-      return xrt__fail(XRT_INVALID_ARGUMENT, "buffers[%d] is %s, the spec's "
-                       "pieces are %s", k, h, w);
-    }
-    for (int j = 0; j < k; j++)
-      if (bufs[j] == bufs[k])
-        return xrt__fail(XRT_INVALID_ARGUMENT, "buffers[%d] and buffers[%d] "
-                         "are the same buffer", j, k);
+    xrt_status s = xrt__piece_buffer_check(piece, bufs, k);
+    if (s) return s;
   }
   return XRT_OK;
 }

@@ -879,6 +879,18 @@ static const xrt_ir_attr *string_attr(const xrt_ir_op *op, const char *name) {
   return a && a->kind == XRT_ATTR_STRING ? a : NULL;
 }
 
+/* Room for one more probe record, if memory allows (callers hold st->mu
+ * and check num_recs < cap_recs). */
+static void probe_room(interp_state *st) {
+  if (st->num_recs < st->cap_recs) return;
+  size_t cap = st->cap_recs ? 2 * st->cap_recs : 16;
+  probe_rec *nr = realloc(st->recs, cap * sizeof *nr);
+  if (nr) {
+    st->recs = nr;
+    st->cap_recs = cap;
+  }
+}
+
 static int same_id(const probe_rec *r, const xrt_ir_attr *id) {
   return strlen(r->id) == (size_t)id->n && memcmp(r->id, id->s, (size_t)id->n) == 0;
 }
@@ -897,14 +909,7 @@ static xrt_status host_probe(void *user, xrt_host_call *call) {
                  in->bytes};
   xrt_status s = XRT_OK;
   pthread_mutex_lock(&st->mu);
-  if (st->num_recs == st->cap_recs) {
-    size_t cap = st->cap_recs ? 2 * st->cap_recs : 16;
-    probe_rec *nr = realloc(st->recs, cap * sizeof *nr);
-    if (nr) {
-      st->recs = nr;
-      st->cap_recs = cap;
-    }
-  }
+  probe_room(st);
   if (!r.id || !r.data || st->num_recs == st->cap_recs) {
     s = XRT_RESOURCE_EXHAUSTED;
   } else {
@@ -1757,14 +1762,7 @@ static int rp_probes_unpack(interp_state *st, const char *b, size_t n) {
     r.bytes = (size_t)bytes;
     r.id = malloc((size_t)idn + 1);
     r.data = malloc(r.bytes ? r.bytes : 1);
-    if (st->num_recs == st->cap_recs) {
-      size_t cap = st->cap_recs ? 2 * st->cap_recs : 16;
-      probe_rec *nr = realloc(st->recs, cap * sizeof *nr);
-      if (nr) {
-        st->recs = nr;
-        st->cap_recs = cap;
-      }
-    }
+    probe_room(st);
     if (!r.id || !r.data || st->num_recs == st->cap_recs) {
       free(r.id);
       free(r.data);
