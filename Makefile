@@ -324,7 +324,8 @@ MPI_NPROCS ?= 2 4
 MPI_TESTS := $(patsubst test/mpi/%.c,%,$(sort $(wildcard test/mpi/test_mpi_*.c)))
 MPI_BENCHES := $(patsubst bench/mpi/%.c,%,$(sort $(wildcard bench/mpi/bench_mpi*.c)))
 
-$(BUILD)/mpi/test_%: test/mpi/test_%.c test/test_util.h test/spec_util.h $(LIB_A) | $(BUILD)/mpi deps
+$(BUILD)/mpi/test_%: test/mpi/test_%.c test/mpi/mpi_util.h test/test_util.h \
+  test/spec_util.h $(LIB_A) | $(BUILD)/mpi deps
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< -o $@ $(LIB_A) -lcmocka $(LDLIBS)
 
 $(BUILD)/mpi/bench_%: bench/mpi/bench_%.c bench/bench_util.h $(LIB_A) | $(BUILD)/mpi

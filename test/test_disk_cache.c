@@ -370,14 +370,25 @@ static void set_mtime(const char *path, time_t t) {
 #endif
 }
 
+/* Reopens f's cache with room for three files of pn-byte payloads, not
+ * four; the options to *o unless NULL.  Returns the size of one file
+ * (header, key, id, payload, checksum). */
+static size_t reopen_for_three(fixture *f, size_t pn,
+                               xrt_disk_cache_options *o) {
+  xrt_disk_cache_close(f->cache);
+  size_t file = 32 + 32 + strlen(ID) + pn + 8;
+  xrt_disk_cache_options three = opts(f);
+  three.max_bytes = 3 * file + file / 2;
+  open_with(f, &three);
+  if (o) *o = three;
+  return file;
+}
+
 static void test_eviction_oldest_first(void **state) {
   fixture *f = *state;
-  xrt_disk_cache_close(f->cache);
   const size_t pn = 1000;
-  size_t file = 32 + 32 + strlen(ID) + pn + 8;
-  xrt_disk_cache_options o = opts(f);
-  o.max_bytes = 3 * file + file / 2; /* room for three files */
-  open_with(f, &o);
+  xrt_disk_cache_options o;
+  size_t file = reopen_for_three(f, pn, &o);
   char keys[5][33];
   unsigned char *p[5];
   for (int i = 0; i < 5; i++) {
@@ -444,12 +455,8 @@ static void test_eviction_oldest_first(void **state) {
  * read; a read-only cache's hits leave the times alone. */
 static void test_eviction_least_recently_used(void **state) {
   fixture *f = *state;
-  xrt_disk_cache_close(f->cache);
   const size_t pn = 500;
-  size_t file = 32 + 32 + strlen(ID) + pn + 8;
-  xrt_disk_cache_options o = opts(f);
-  o.max_bytes = 3 * file + file / 2; /* room for three files */
-  open_with(f, &o);
+  reopen_for_three(f, pn, NULL);
   char keys[4][33], path[4][256];
   unsigned char *p[4];
   for (int i = 0; i < 4; i++) {
@@ -1215,15 +1222,6 @@ static void test_collectives_from_disk(void **state) {
 
 /* ---- the simulator's serialized executables, directly ---- */
 
-static void quiet_log(void *ctx, xrt_log_level level, const char *component,
-                      const char *message) {
-  (void)ctx, (void)level, (void)component, (void)message;
-}
-static int64_t zero_ns(void *ctx) {
-  (void)ctx;
-  return 0;
-}
-
 static xrt_status nop_host(void *user, xrt_host_call *call) {
   (void)user, (void)call;
   return XRT_OK;
@@ -1273,21 +1271,8 @@ static void test_sim_serialized_bytes(void **state) {
   const xrt_plugin_api *api = xrt_sim_plugin_api();
   assert_non_null(api->executable_serialize);
   assert_non_null(api->executable_deserialize);
-  xrt_plugin_host_api host;
-  memset(&host, 0, sizeof host);
-  host.struct_size = sizeof host;
-  host.log = quiet_log;
-  host.now_ns = zero_ns;
-  xrt_plugin_client_args ca;
-  memset(&ca, 0, sizeof ca);
-  ca.struct_size = sizeof ca;
-  ca.num_devices = 1;
-  ca.device_memory_bytes = 1 << 26;
-  ca.allocator = xrt_allocator_system();
-  ca.host = &host;
-  void *pc = NULL;
+  void *pc = tu_sim_plugin_client(1 << 26);
   xrt_plugin_error err;
-  assert_int_equal(api->client_create(&ca, &pc, &err), XRT_OK);
   xrt_host_binding hosts[1] = {{nop_host, NULL}};
   int32_t device = 0;
   xrt_plugin_compile_args a;
@@ -1457,21 +1442,8 @@ static void test_sim_bytes_sweep(void **state) {
   for (int32_t i = 0; i < m->num_funcs; i++)
     if (strcmp(m->funcs[i].name, "main") == 0) entry = i;
   assert_true(entry >= 0);
-  sweep_rig g = {xrt_sim_plugin_api(), NULL, {NULL}};
-  xrt_plugin_host_api host;
-  memset(&host, 0, sizeof host);
-  host.struct_size = sizeof host;
-  host.log = quiet_log;
-  host.now_ns = zero_ns;
-  xrt_plugin_client_args ca;
-  memset(&ca, 0, sizeof ca);
-  ca.struct_size = sizeof ca;
-  ca.num_devices = 1;
-  ca.device_memory_bytes = 1 << 24;
-  ca.allocator = xrt_allocator_system();
-  ca.host = &host;
+  sweep_rig g = {xrt_sim_plugin_api(), tu_sim_plugin_client(1 << 24), {NULL}};
   xrt_plugin_error err;
-  assert_int_equal(g.api->client_create(&ca, &g.pc, &err), XRT_OK);
   const size_t sizes[4] = {16, 16, 16, 4};
   for (int i = 0; i < 4; i++)
     assert_int_equal(g.api->buffer_alloc(g.pc, 0, sizes[i], &g.mem[i], &err),

@@ -242,6 +242,38 @@ static inline xrt_client *tu_client_of(xrt_context *ctx, const char *plugin,
   return c;
 }
 
+static inline void tu_quiet_log(void *ctx, xrt_log_level level,
+                                const char *component, const char *message) {
+  (void)ctx, (void)level, (void)component, (void)message;
+}
+
+static inline int64_t tu_zero_ns(void *ctx) {
+  (void)ctx;
+  return 0;
+}
+
+/* A client of the simulator's plugin table used directly, without the
+ * core (xrt_sim_plugin_api()->client_destroy releases it): one device of
+ * memory_bytes, host services that log nothing and read a clock at 0.
+ * The plugin keeps the host table, hence static.  Fails the test if the
+ * client cannot be created. */
+static inline void *tu_sim_plugin_client(uint64_t memory_bytes) {
+  static const xrt_plugin_host_api host = {
+      .struct_size = sizeof host, .log = tu_quiet_log, .now_ns = tu_zero_ns};
+  xrt_plugin_client_args ca;
+  memset(&ca, 0, sizeof ca);
+  ca.struct_size = sizeof ca;
+  ca.num_devices = 1;
+  ca.device_memory_bytes = memory_bytes;
+  ca.allocator = xrt_allocator_system();
+  ca.host = &host;
+  void *pc = NULL;
+  xrt_plugin_error err;
+  if (xrt_sim_plugin_api()->client_create(&ca, &pc, &err) != XRT_OK)
+    fail_msg("simulator plugin client: %s", err.message);
+  return pc;
+}
+
 /* Compiles text for replicas (0: the program's own count) on the devices
  * of assignment (may be NULL); fails the test if it does not compile. */
 static inline xrt_executable *tu_compile(xrt_client *c, const char *text,

@@ -16,16 +16,13 @@
  */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp */
 
-#include <mpi.h>
-
 #include <dirent.h>
 #include <stdatomic.h>
 
-#include "../test_util.h"
+#include "mpi_util.h"
 
 #define MC_D 2      /* devices per process */
 #define MC_MAXP 64  /* participants */
-#define MC_TIMEOUT_MS 120000
 
 static struct {
   int me, n;                /* process index, processes */
@@ -57,11 +54,7 @@ static int count_files(void) {
 }
 
 static xrt_client *mc_client(void) {
-  xrt_client_options co;
-  xrt_client_options_init(&co);
-  co.num_devices = MC_D;
-  co.device_memory_bytes = (uint64_t)64 << 20;
-  co.threads_per_device = 1;
+  xrt_client_options co = tm_client_options(MC_D, (uint64_t)64 << 20);
   co.cache_store = mc.store;
   xrt_client *c = NULL;
   if (xrt_client_create(&co, &c)) fail_msg("client: %s", xrt_last_error());
@@ -322,21 +315,9 @@ static void remove_tree(const char *dir) {
 
 static int mc_setup(void **state) {
   (void)state;
-  xrt_mpi_options mo;
-  xrt_mpi_options_init(&mo);
-  mo.timeout_ms = MC_TIMEOUT_MS;
-  if (xrt_mpi_init(&mo)) {
-    fprintf(stderr, "xrt_mpi_init: %s\n", xrt_last_error());
-    exit(1);
-  }
-  xrt_topology t;
-  xrt_mpi_topology(&t);
-  mc.me = t.process_index;
-  mc.n = t.process_count;
-  if (mc.n * MC_D > MC_MAXP) {
-    fprintf(stderr, "at most %d processes\n", MC_MAXP / MC_D);
-    exit(1);
-  }
+  tm_world w = tm_init(MC_D, MC_MAXP);
+  mc.me = w.me;
+  mc.n = w.np;
   if (mc.me == 0) {
     snprintf(mc.dir, sizeof mc.dir, "/tmp/xrt_test_mpc_XXXXXX");
     if (!mkdtemp(mc.dir)) mc.dir[0] = 0;
@@ -349,22 +330,18 @@ static int mc_setup(void **state) {
   xrt_disk_cache_options o;
   xrt_disk_cache_options_init(&o);
   o.directory = mc.dir;
-  if (xrt_disk_cache_open(&o, &mc.cache)) {
-    fprintf(stderr, "disk cache: %s\n", xrt_last_error());
-    exit(1);
-  }
+  if (xrt_disk_cache_open(&o, &mc.cache)) tm_die("disk cache");
   mc.store = xrt_disk_cache_store(mc.cache);
   xrt_log_set_callback(count_log, NULL);
   return 0;
 }
 
 static int mc_teardown(void **state) {
-  (void)state;
   xrt_log_set_callback(NULL, NULL);
   xrt_disk_cache_close(mc.cache);
   MPI_Barrier(MPI_COMM_WORLD); /* everyone is done with the directory */
   if (mc.me == 0) remove_tree(mc.dir);
-  return xrt_mpi_finalize() ? -1 : 0;
+  return tm_teardown(state); /* no joined client: the tests make theirs */
 }
 
 int main(void) {

@@ -9,14 +9,10 @@
  * plain loop in the test computes.  Values are small integers, so float
  * sums are exact whatever the order of reduction.
  */
-#include <mpi.h>
-
-#include "../test_util.h"
+#include "mpi_util.h"
 
 #define MT_D 2      /* devices per process */
 #define MT_MAXP 64  /* participants */
-#define MT_TIMEOUT_MS 120000 /* generous: sanitizers and loaded machines */
-#define MT_STALL_MS 1500     /* test_stalled_peer's */
 
 static struct {
   int me, n;        /* process index, processes */
@@ -499,12 +495,11 @@ static void test_stalled_peer(void **state) {
     xrt_execute_options_init(&eo);
     eo.launch_id = 777;
     assert_int_equal(xrt_mpi_set_timeout(-1), XRT_INVALID_ARGUMENT);
-    assert_int_equal(xrt_mpi_set_timeout(MT_STALL_MS), XRT_OK);
+    tm_stall_begin();
     xrt_event *done = NULL;
     assert_int_equal(xrt_execute_multi(exe, lists, n, 1, olists, 1, &eo,
                                        &done), XRT_OK);
-    assert_int_equal(xrt_event_await(done), XRT_DEADLINE_EXCEEDED);
-    assert_int_equal(xrt_mpi_set_timeout(MT_TIMEOUT_MS), XRT_OK);
+    tm_stall_end(xrt_event_await(done), NULL);
     xrt_event_release(done);
     float y[3];
     assert_int_equal(xrt_buffer_to_host(outs[0], y, sizeof y),
@@ -547,47 +542,21 @@ static void test_bad_init(void **state) {
 
 static int mt_setup(void **state) {
   (void)state;
-  xrt_mpi_options mo;
-  xrt_mpi_options_init(&mo);
-  mo.timeout_ms = MT_TIMEOUT_MS;
-  if (xrt_mpi_init(&mo)) {
-    fprintf(stderr, "xrt_mpi_init: %s\n", xrt_last_error());
-    exit(1);
-  }
-  xrt_topology t;
-  xrt_mpi_topology(&t);
-  mt.me = t.process_index;
-  mt.n = t.process_count;
-  if (mt.n * MT_D > MT_MAXP) {
-    fprintf(stderr, "at most %d processes\n", MT_MAXP / MT_D);
-    exit(1);
-  }
-  xrt_client_options co;
-  xrt_client_options_init(&co);
-  co.num_devices = MT_D;
-  co.device_memory_bytes = (uint64_t)256 << 20;
-  co.threads_per_device = 1;
-  if (xrt_client_create(&co, &mt.g)) {
-    fprintf(stderr, "joined client: %s\n", xrt_last_error());
-    exit(1);
-  }
-  co.num_devices = mt.n * MT_D;
+  const uint64_t memory = (uint64_t)256 << 20;
+  tm_world w = tm_join(MT_D, MT_MAXP, memory);
+  mt.me = w.me;
+  mt.n = w.np;
+  mt.g = w.client;
+  xrt_client_options co = tm_client_options(mt.n * MT_D, memory);
   co.topology.process_index = 0;
   co.topology.process_count = 1;
-  if (xrt_client_create(&co, &mt.ref)) {
-    fprintf(stderr, "reference client: %s\n", xrt_last_error());
-    exit(1);
-  }
+  if (xrt_client_create(&co, &mt.ref)) tm_die("reference client");
   return 0;
 }
 
 static int mt_teardown(void **state) {
-  (void)state;
-  xrt_client_release(mt.g);
   xrt_client_release(mt.ref);
-  /* Every process must reach finalize: a failure elsewhere shows in the
-   * exit code of the one that failed. */
-  return xrt_mpi_finalize() ? -1 : 0;
+  return tm_teardown(state);
 }
 
 int main(void) {

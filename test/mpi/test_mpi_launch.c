@@ -10,9 +10,7 @@
  * loop in the test computes.  Values are small integers: float sums are
  * exact in any order.
  */
-#include <mpi.h>
-
-#include "../test_util.h"
+#include "mpi_util.h"
 
 #define ML_D 2      /* devices per process */
 #define ML_MAXP 64  /* participants */
@@ -184,36 +182,11 @@ static void test_single_elsewhere(void **state) {
 
 static int ml_setup(void **state) {
   (void)state;
-  xrt_mpi_options mo;
-  xrt_mpi_options_init(&mo);
-  mo.timeout_ms = 120000; /* generous: sanitizers and loaded machines */
-  if (xrt_mpi_init(&mo)) {
-    fprintf(stderr, "xrt_mpi_init: %s\n", xrt_last_error());
-    exit(1);
-  }
-  xrt_topology t;
-  xrt_mpi_topology(&t);
-  ml.me = t.process_index;
-  ml.n = t.process_count;
-  if (ml.n * ML_D > ML_MAXP) {
-    fprintf(stderr, "at most %d processes\n", ML_MAXP / ML_D);
-    exit(1);
-  }
-  xrt_client_options co;
-  xrt_client_options_init(&co);
-  co.num_devices = ML_D;
-  co.threads_per_device = 1;
-  if (xrt_client_create(&co, &ml.g)) {
-    fprintf(stderr, "joined client: %s\n", xrt_last_error());
-    exit(1);
-  }
+  tm_world w = tm_join(ML_D, ML_MAXP, 0);
+  ml.me = w.me;
+  ml.n = w.np;
+  ml.g = w.client;
   return 0;
-}
-
-static int ml_teardown(void **state) {
-  (void)state;
-  xrt_client_release(ml.g);
-  return xrt_mpi_finalize() ? -1 : 0;
 }
 
 int main(void) {
@@ -222,5 +195,5 @@ int main(void) {
       cmocka_unit_test(test_mpmd_all_reduce),
       cmocka_unit_test(test_single_elsewhere),
   };
-  return cmocka_run_group_tests(tests, ml_setup, ml_teardown) ? 1 : 0;
+  return cmocka_run_group_tests(tests, ml_setup, tm_teardown) ? 1 : 0;
 }

@@ -10,14 +10,11 @@
  * Values are small integers, so float sums are exact in any order.
  */
 #include <inttypes.h>
-#include <mpi.h>
 
-#include "../test_util.h"
+#include "mpi_util.h"
 
 #define MS_D 2      /* devices per process */
 #define MS_MAXN 64  /* global devices */
-#define MS_TIMEOUT_MS 120000 /* generous: sanitizers and loaded machines */
-#define MS_STALL_MS 1500     /* test_skipped_to_host's */
 
 static struct {
   int me, np, n;  /* process index, processes, global devices */
@@ -127,6 +124,14 @@ static void ms_round_trip(const xrt_sharding_spec *spec,
   free(want);
 }
 
+/* ms_round_trip over every global device in order. */
+static void ms_round_trip_all(const xrt_sharding_spec *spec,
+                              const xrt_shape *logical) {
+  int gids[MS_MAXN];
+  ms_iota(gids, ms.n);
+  ms_round_trip(spec, logical, gids, ms.n);
+}
+
 /* Rank-1 [len] in `chunks` Chunked pieces over mesh axis 0, then
  * `replicas` copies (mesh dimension 1) when more than 1. */
 static void ms_chunked(xrt_sharding_spec *spec, int chunks, int replicas) {
@@ -158,20 +163,16 @@ static void ms_unstacked(xrt_sharding_spec *spec, int n) {
 
 static void test_round_trip_chunked(void **state) {
   (void)state;
-  int gids[MS_MAXN];
-  ms_iota(gids, ms.n);
   xrt_sharding_spec spec;
   ms_chunked(&spec, ms.n, 1);
   xrt_shape sh = TU_SHAPE(XRT_F32, 4 * ms.n);
-  ms_round_trip(&spec, &sh, gids, ms.n);
+  ms_round_trip_all(&spec, &sh);
 }
 
 /* [2 np, 6]: rows in np chunks, columns in 2, the mesh walking the
  * column axis first (pieces are not contiguous in the array). */
 static void test_round_trip_2d(void **state) {
   (void)state;
-  int gids[MS_MAXN];
-  ms_iota(gids, ms.n);
   xrt_sharding_spec spec;
   xrt_sharding_spec_init(&spec, 2);
   for (int d = 0; d < 2; d++) {
@@ -185,28 +186,24 @@ static void test_round_trip_2d(void **state) {
   spec.mesh[0].axis = 1;
   spec.mesh[1].axis = 0;
   xrt_shape sh = TU_SHAPE(XRT_F32, 2 * ms.np, 6);
-  ms_round_trip(&spec, &sh, gids, ms.n);
+  ms_round_trip_all(&spec, &sh);
 }
 
 /* Chunks over the processes, each replicated on a process's devices. */
 static void test_round_trip_replicated_last(void **state) {
   (void)state;
-  int gids[MS_MAXN];
-  ms_iota(gids, ms.n);
   xrt_sharding_spec spec;
   ms_chunked(&spec, ms.np, MS_D);
   xrt_shape sh = TU_SHAPE(XRT_F32, 3 * ms.np);
-  ms_round_trip(&spec, &sh, gids, ms.n);
+  ms_round_trip_all(&spec, &sh);
 }
 
 static void test_round_trip_unstacked(void **state) {
   (void)state;
-  int gids[MS_MAXN];
-  ms_iota(gids, ms.n);
   xrt_sharding_spec spec;
   ms_unstacked(&spec, ms.n);
   xrt_shape sh = TU_SHAPE(XRT_F32, ms.n, 5);
-  ms_round_trip(&spec, &sh, gids, ms.n);
+  ms_round_trip_all(&spec, &sh);
 }
 
 /* Devices alternate between processes, in reverse: replicas of a piece
@@ -316,6 +313,20 @@ static xrt_executable *ms_compile(const char *src, const int *gids, int n) {
   return exe;
 }
 
+/* A [count, cols] f32 array of x, Unstacked over the devices gids. */
+static xrt_sharded_array *ms_unstacked_from_host(const int *gids, int count,
+                                                 int cols, const float *x) {
+  xrt_device *devs[MS_MAXN];
+  ms_devs(gids, count, devs);
+  xrt_sharding_spec spec;
+  ms_unstacked(&spec, count);
+  xrt_shape sh = TU_SHAPE(XRT_F32, count, cols);
+  xrt_sharded_array *a = NULL;
+  assert_int_equal(xrt_sharded_array_from_host(ms.g, &sh, x, &spec, devs,
+                                               count, &a), XRT_OK);
+  return a;
+}
+
 /* x * x + 1 over [n, 3] Unstacked on an interleaved assignment. */
 static void test_execute_elementwise(void **state) {
   (void)state;
@@ -328,15 +339,8 @@ static void test_execute_elementwise(void **state) {
   int gids[MS_MAXN];
   ms_interleaved(gids);
   xrt_executable *exe = ms_compile(src, gids, ms.n);
-  xrt_device *devs[MS_MAXN];
-  ms_devs(gids, ms.n, devs);
-  xrt_sharding_spec spec;
-  ms_unstacked(&spec, ms.n);
-  xrt_shape sh = TU_SHAPE(XRT_F32, ms.n, 3);
   float *x = ms_values((size_t)ms.n * 3, -5.0f);
-  xrt_sharded_array *a = NULL, *out = NULL;
-  assert_int_equal(xrt_sharded_array_from_host(ms.g, &sh, x, &spec, devs,
-                                               ms.n, &a), XRT_OK);
+  xrt_sharded_array *a = ms_unstacked_from_host(gids, ms.n, 3, x), *out = NULL;
   xrt_event *done = NULL;
   if (xrt_execute_sharded(exe, &a, 1, &out, 1, NULL, &done))
     fail_msg("execute_sharded: %s", xrt_last_error());
@@ -376,11 +380,6 @@ static void test_execute_psum(void **state) {
   int gids[MS_MAXN];
   ms_iota(gids, ms.n);
   xrt_executable *exe = ms_compile(src, gids, ms.n);
-  xrt_device *devs[MS_MAXN];
-  ms_devs(gids, ms.n, devs);
-  xrt_sharding_spec spec;
-  ms_unstacked(&spec, ms.n);
-  xrt_shape sh = TU_SHAPE(XRT_F32, ms.n, 2);
   float x[MS_MAXN * 2], want[2] = {0, 0};
   for (int k = 0; k < ms.n; k++) {
     x[2 * k] = (float)(k + 1);
@@ -388,9 +387,7 @@ static void test_execute_psum(void **state) {
     want[0] += x[2 * k];
     want[1] += x[2 * k + 1];
   }
-  xrt_sharded_array *a = NULL, *out = NULL;
-  assert_int_equal(xrt_sharded_array_from_host(ms.g, &sh, x, &spec, devs,
-                                               ms.n, &a), XRT_OK);
+  xrt_sharded_array *a = ms_unstacked_from_host(gids, ms.n, 2, x), *out = NULL;
   if (xrt_execute_sharded(exe, &a, 1, &out, 1, NULL, NULL))
     fail_msg("execute_sharded: %s", xrt_last_error());
   float got[MS_MAXN * 2];
@@ -415,16 +412,9 @@ static void test_execute_few(void **state) {
       "  func.return %r : tensor<4xf32>\n}\n";
   int gids[2] = {ms.n - 1, 0};
   xrt_executable *exe = ms_compile(src, gids, 2);
-  xrt_device *devs[2];
-  ms_devs(gids, 2, devs);
-  xrt_sharding_spec spec;
-  ms_unstacked(&spec, 2);
-  xrt_shape sh = TU_SHAPE(XRT_F32, 2, 4);
   float x[8], got[8];
   for (int i = 0; i < 8; i++) x[i] = (float)(i * i - 3);
-  xrt_sharded_array *a = NULL, *out = NULL;
-  assert_int_equal(xrt_sharded_array_from_host(ms.g, &sh, x, &spec, devs, 2,
-                                               &a), XRT_OK);
+  xrt_sharded_array *a = ms_unstacked_from_host(gids, 2, 4, x), *out = NULL;
   for (int round = 0; round < 2; round++) {
     if (xrt_execute_sharded(exe, &a, 1, &out, 1, NULL, NULL))
       fail_msg("execute_sharded: %s", xrt_last_error());
@@ -586,10 +576,7 @@ static void test_errors(void **state) {
  * client, so that the main client's collective counters stay in step. */
 static void test_skipped_to_host(void **state) {
   (void)state;
-  xrt_client_options co;
-  xrt_client_options_init(&co);
-  co.num_devices = MS_D;
-  co.threads_per_device = 1;
+  xrt_client_options co = tm_client_options(MS_D, 0);
   xrt_client *c = NULL;
   assert_int_equal(xrt_client_create(&co, &c), XRT_OK);
   xrt_device *devs[MS_MAXN];
@@ -603,11 +590,9 @@ static void test_skipped_to_host(void **state) {
   assert_int_equal(xrt_sharded_array_from_host(c, &sh, x, &spec, devs, ms.n,
                                                &a), XRT_OK);
   if (ms.me != 0) {
-    assert_int_equal(xrt_mpi_set_timeout(MS_STALL_MS), XRT_OK);
-    assert_int_equal(xrt_sharded_array_to_host(a, got, sizeof got),
-                     XRT_DEADLINE_EXCEEDED);
-    TU_ASSERT_CONTAINS(xrt_last_error(), "assembling a sharded array");
-    assert_int_equal(xrt_mpi_set_timeout(MS_TIMEOUT_MS), XRT_OK);
+    tm_stall_begin();
+    tm_stall_end(xrt_sharded_array_to_host(a, got, sizeof got),
+                 "assembling a sharded array");
   }
   MPI_Barrier(MPI_COMM_WORLD);
   assert_int_equal(xrt_sharded_array_release(a), XRT_OK);
@@ -618,37 +603,12 @@ static void test_skipped_to_host(void **state) {
 
 static int ms_setup(void **state) {
   (void)state;
-  xrt_mpi_options mo;
-  xrt_mpi_options_init(&mo);
-  mo.timeout_ms = MS_TIMEOUT_MS;
-  if (xrt_mpi_init(&mo)) {
-    fprintf(stderr, "xrt_mpi_init: %s\n", xrt_last_error());
-    exit(1);
-  }
-  xrt_topology t;
-  xrt_mpi_topology(&t);
-  ms.me = t.process_index;
-  ms.np = t.process_count;
+  tm_world w = tm_join(MS_D, MS_MAXN, 0);
+  ms.me = w.me;
+  ms.np = w.np;
   ms.n = ms.np * MS_D;
-  if (ms.n > MS_MAXN) {
-    fprintf(stderr, "at most %d processes\n", MS_MAXN / MS_D);
-    exit(1);
-  }
-  xrt_client_options co;
-  xrt_client_options_init(&co);
-  co.num_devices = MS_D;
-  co.threads_per_device = 1;
-  if (xrt_client_create(&co, &ms.g)) {
-    fprintf(stderr, "joined client: %s\n", xrt_last_error());
-    exit(1);
-  }
+  ms.g = w.client;
   return 0;
-}
-
-static int ms_teardown(void **state) {
-  (void)state;
-  xrt_client_release(ms.g);
-  return xrt_mpi_finalize() ? -1 : 0;
 }
 
 int main(void) {
@@ -668,5 +628,5 @@ int main(void) {
       cmocka_unit_test(test_errors),
       cmocka_unit_test(test_skipped_to_host),
   };
-  return cmocka_run_group_tests(tests, ms_setup, ms_teardown) ? 1 : 0;
+  return cmocka_run_group_tests(tests, ms_setup, tm_teardown) ? 1 : 0;
 }

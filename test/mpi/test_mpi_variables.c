@@ -11,17 +11,14 @@
  * processes; failures must leave every variable of every process as it
  * was.
  */
-#include <mpi.h>
 #include <inttypes.h>
 #include <unistd.h>
 
-#include "../test_util.h"
+#include "mpi_util.h"
 
 #define MV_D 2          /* devices per process */
 #define MV_R 8          /* the arrays are MV_R x MV_R f32 */
 #define MV_MAXG 32      /* global devices */
-#define MV_TIMEOUT_MS 120000
-#define MV_STALL_MS 1500
 
 static struct {
   int me, n, g;   /* process index, processes, global devices */
@@ -440,10 +437,7 @@ static void test_fault_in_one(void **state) {
  * with DEADLINE_EXCEEDED after the timeout and keep their variable. */
 static void test_stalled_peer(void **state) {
   (void)state;
-  xrt_client_options co;
-  xrt_client_options_init(&co);
-  co.num_devices = MV_D;
-  co.threads_per_device = 1;
+  xrt_client_options co = tm_client_options(MV_D, 0);
   xrt_client *c = NULL;
   assert_int_equal(xrt_client_create(&co, &c), XRT_OK);
   xrt_shape logical = TU_SHAPE(XRT_F32, MV_R, MV_R);
@@ -467,10 +461,8 @@ static void test_stalled_peer(void **state) {
                    XRT_OK);
   uint64_t k0 = xrt_variable_format_key(v);
   if (mv.me != 0) {
-    assert_int_equal(xrt_mpi_set_timeout(MV_STALL_MS), XRT_OK);
-    assert_int_equal(xrt_variables_reshard(&v, &f1, 1, NULL),
-                     XRT_DEADLINE_EXCEEDED);
-    assert_int_equal(xrt_mpi_set_timeout(MV_TIMEOUT_MS), XRT_OK);
+    tm_stall_begin();
+    tm_stall_end(xrt_variables_reshard(&v, &f1, 1, NULL), NULL);
     assert_true(xrt_variable_format_key(v) == k0);
     assert_ptr_equal(xrt_variable_device(v, 0), devs[0]);
   }
@@ -483,19 +475,12 @@ static void test_stalled_peer(void **state) {
 
 static int mv_setup(void **state) {
   (void)state;
-  xrt_mpi_options mo;
-  xrt_mpi_options_init(&mo);
-  mo.timeout_ms = MV_TIMEOUT_MS;
-  if (xrt_mpi_init(&mo)) {
-    fprintf(stderr, "xrt_mpi_init: %s\n", xrt_last_error());
-    exit(1);
-  }
-  xrt_topology t;
-  xrt_mpi_topology(&t);
-  mv.me = t.process_index;
-  mv.n = t.process_count;
+  tm_world w = tm_join(MV_D, MV_MAXG, (uint64_t)64 << 20);
+  mv.me = w.me;
+  mv.n = w.np;
   mv.g = mv.n * MV_D;
-  if (mv.g > MV_MAXG || MV_R % mv.g) {
+  mv.c = w.client;
+  if (MV_R % mv.g) {
     fprintf(stderr, "%d processes: %d global devices must divide %d\n",
             mv.n, mv.g, MV_R);
     exit(1);
@@ -504,22 +489,7 @@ static int mv_setup(void **state) {
     mv_ids_all[k] = k;
     mv_ids_rev[k] = mv.g - 1 - k;
   }
-  xrt_client_options co;
-  xrt_client_options_init(&co);
-  co.num_devices = MV_D;
-  co.device_memory_bytes = (uint64_t)64 << 20;
-  co.threads_per_device = 1;
-  if (xrt_client_create(&co, &mv.c)) {
-    fprintf(stderr, "joined client: %s\n", xrt_last_error());
-    exit(1);
-  }
   return 0;
-}
-
-static int mv_teardown(void **state) {
-  (void)state;
-  xrt_client_release(mv.c);
-  return xrt_mpi_finalize() ? -1 : 0;
 }
 
 int main(void) {
@@ -534,5 +504,5 @@ int main(void) {
       cmocka_unit_test(test_fault_in_one),
       cmocka_unit_test(test_stalled_peer),
   };
-  return cmocka_run_group_tests(tests, mv_setup, mv_teardown) ? 1 : 0;
+  return cmocka_run_group_tests(tests, mv_setup, tm_teardown) ? 1 : 0;
 }
