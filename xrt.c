@@ -5280,6 +5280,16 @@ static xrt_status xrt__verify_broadcast_in_dim(const xrt__vctx *v) {
 
 /* broadcast: the result's dims are broadcast_sizes followed by the
  * operand's. */
+/* The result's dimensions must be want[0..rank). */
+static xrt_status xrt__vresult_dims(const xrt__vctx *v, const xrt_shape *out,
+                                    const int64_t *want) {
+  for (int32_t i = 0; i < out->rank; i++)
+    if (out->dims[i] != want[i])
+      return xrt__vfail(v, "result dimension %d is %" PRId64 ", expected %"
+                        PRId64, (int)i, out->dims[i], want[i]);
+  return XRT_OK;
+}
+
 static xrt_status xrt__verify_broadcast(const xrt__vctx *v) {
   xrt_status s = xrt__vcounts(v, 1, 1);
   const int64_t *sizes;
@@ -5292,13 +5302,10 @@ static xrt_status xrt__verify_broadcast(const xrt__vctx *v) {
     return xrt__vfail(v, "result rank %d is not %" PRId64 " broadcast sizes "
                       "plus the operand's rank %d", (int)out->rank, n,
                       (int)in->rank);
-  for (int32_t i = 0; i < out->rank; i++) {
-    int64_t want = i < n ? sizes[i] : in->dims[i - n];
-    if (out->dims[i] != want)
-      return xrt__vfail(v, "result dimension %d is %" PRId64 ", expected %"
-                        PRId64, (int)i, out->dims[i], want);
-  }
-  return XRT_OK;
+  int64_t want[XRT_MAX_RANK];
+  for (int32_t i = 0; i < out->rank; i++)
+    want[i] = i < n ? sizes[i] : in->dims[i - n];
+  return xrt__vresult_dims(v, out, want);
 }
 
 static xrt_status xrt__verify_reshape(const xrt__vctx *v) {
@@ -5372,13 +5379,10 @@ static xrt_status xrt__verify_dot(const xrt__vctx *v) {
   if (out->rank != l->rank + r->rank - 2)
     return xrt__vfail(v, "result rank %d, expected %d", (int)out->rank,
                       (int)(l->rank + r->rank - 2));
-  for (int32_t i = 0; i < out->rank; i++) {
-    int64_t want = i < l->rank - 1 ? l->dims[i] : r->dims[i - l->rank + 2];
-    if (out->dims[i] != want)
-      return xrt__vfail(v, "result dimension %d is %" PRId64 ", expected %"
-                        PRId64, (int)i, out->dims[i], want);
-  }
-  return XRT_OK;
+  int64_t want[XRT_MAX_RANK];
+  for (int32_t i = 0; i < out->rank; i++)
+    want[i] = i < l->rank - 1 ? l->dims[i] : r->dims[i - l->rank + 2];
+  return xrt__vresult_dims(v, out, want);
 }
 
 static xrt_status xrt__verify_get_dimension_size(const xrt__vctx *v) {

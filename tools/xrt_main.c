@@ -1095,45 +1095,30 @@ static uint64_t route_tag(const interp_state *st, int64_t handle, uint64_t seq) 
   return (st->launch_no & 0xFFFFF) << 28 | ((uint64_t)handle & 0xFFF) << 16 | (seq & 0xFFFF);
 }
 
-/* Sends a host transfer's values to process peer as one message. */
-static xrt_status remote_send(interp_state *st, xrt_host_call *call, int64_t handle, int peer,
-                              uint64_t seq) {
+/* Moves a host transfer's values to (send: its inputs) or from (recv:
+ * its outputs) process peer, as one message. */
+static xrt_status remote_transfer(interp_state *st, xrt_host_call *call, int64_t handle,
+                                  int peer, uint64_t seq, int send) {
+  const xrt_host_tensor *t = send ? call->inputs : call->outputs;
+  int n = send ? call->num_inputs : call->num_outputs;
   size_t total = 0, off = 0;
-  for (int i = 0; i < call->num_inputs; i++) total += call->inputs[i].bytes;
+  for (int i = 0; i < n; i++) total += t[i].bytes;
   char *buf = malloc(total ? total : 1);
   if (!buf) return xrt_host_call_fail(call, XRT_RESOURCE_EXHAUSTED, "%s: out of memory",
                                       call->target);
-  for (int i = 0; i < call->num_inputs; i++) {
-    if (call->inputs[i].bytes) memcpy(buf + off, call->inputs[i].data, call->inputs[i].bytes);
-    off += call->inputs[i].bytes;
-  }
+  for (int i = 0; send && i < n; off += t[i].bytes, i++)
+    if (t[i].bytes) memcpy(buf + off, t[i].data, t[i].bytes);
   xrt_transport_msg m = {peer, buf, total};
-  xrt_status s = xrt_client_process_exchange(st->par, route_tag(st, handle, seq), &m, 1, NULL, 0);
+  uint64_t tag = route_tag(st, handle, seq);
+  xrt_status s = send ? xrt_client_process_exchange(st->par, tag, &m, 1, NULL, 0)
+                      : xrt_client_process_exchange(st->par, tag, NULL, 0, &m, 1);
+  for (int i = 0; !s && !send && i < n; off += t[i].bytes, i++)
+    if (t[i].bytes) memcpy(call->outputs[i].data, buf + off, t[i].bytes);
   free(buf);
   if (s)
-    return xrt_host_call_fail(call, s, "%s: channel %" PRId64 " to process %d: %s", call->target,
-                              handle, peer, xrt_last_error());
-  return XRT_OK;
-}
-
-/* Receives a host transfer's values from process peer (one message). */
-static xrt_status remote_recv(interp_state *st, xrt_host_call *call, int64_t handle, int peer,
-                              uint64_t seq) {
-  size_t total = 0, off = 0;
-  for (int i = 0; i < call->num_outputs; i++) total += call->outputs[i].bytes;
-  char *buf = malloc(total ? total : 1);
-  if (!buf) return xrt_host_call_fail(call, XRT_RESOURCE_EXHAUSTED, "%s: out of memory",
-                                      call->target);
-  xrt_transport_msg m = {peer, buf, total};
-  xrt_status s = xrt_client_process_exchange(st->par, route_tag(st, handle, seq), NULL, 0, &m, 1);
-  for (int i = 0; !s && i < call->num_outputs; i++) {
-    if (call->outputs[i].bytes) memcpy(call->outputs[i].data, buf + off, call->outputs[i].bytes);
-    off += call->outputs[i].bytes;
-  }
-  free(buf);
-  if (s)
-    return xrt_host_call_fail(call, s, "%s: channel %" PRId64 " from process %d: %s",
-                              call->target, handle, peer, xrt_last_error());
+    return xrt_host_call_fail(call, s, "%s: channel %" PRId64 " %s process %d: %s",
+                              call->target, handle, send ? "to" : "from", peer,
+                              xrt_last_error());
   return XRT_OK;
 }
 
@@ -1148,7 +1133,7 @@ static xrt_status host_send(void *user, xrt_host_call *call) {
   uint64_t seq = 0;
   int peer = route_peer(st, handle, 1, &seq);
   if (peer == -2) return route_spread(call, handle);
-  if (peer >= 0) return remote_send(st, call, handle, peer, seq);
+  if (peer >= 0) return remote_transfer(st, call, handle, peer, seq, 1);
   hmsg *m = hmsg_new(call->inputs, call->num_inputs);
   pthread_mutex_lock(&st->qmu);
   hchan *c = m ? find_channel(st, handle) : NULL;
@@ -1173,7 +1158,7 @@ static xrt_status host_recv(void *user, xrt_host_call *call) {
   uint64_t seq = 0;
   int peer = route_peer(st, handle, 0, &seq);
   if (peer == -2) return route_spread(call, handle);
-  if (peer >= 0) return remote_recv(st, call, handle, peer, seq);
+  if (peer >= 0) return remote_transfer(st, call, handle, peer, seq, 0);
   int64_t ms = recv_timeout_ms();
   struct timespec until;
   clock_gettime(CLOCK_REALTIME, &until);
