@@ -1853,6 +1853,9 @@ XRT_API xrt_status xrt_client_process_allgather(xrt_client *client,
                                                 const void *in, void *out,
                                                 size_t bytes);
 
+/* Tags of xrt_client_process_exchange are below this. */
+#define XRT_USER_TAG_LIMIT ((uint64_t)1 << 48)
+
 /* Host messages between this process and others of the client's system:
  * posts the sends and receives, then waits for all of them (at most the
  * transport's timeout: XRT_DEADLINE_EXCEEDED).  tag, below
@@ -1860,7 +1863,6 @@ XRT_API xrt_status xrt_client_process_allgather(xrt_client *client,
  * send of the same tag from its peer; xrt's own traffic never uses these
  * tags.  XRT_FAILED_PRECONDITION on a client of one process.
  * Thread-safe. */
-#define XRT_USER_TAG_LIMIT ((uint64_t)1 << 48)
 XRT_API xrt_status xrt_client_process_exchange(xrt_client *client,
                                                uint64_t tag,
                                                const xrt_transport_msg *sends,
