@@ -474,6 +474,8 @@ docs:
 FUZZ_BUILD ?= build-fuzz
 FUZZ_CC := clang
 FUZZ_TIME ?= 60
+# targets fuzz-smoke runs at once (one core each)
+FUZZ_JOBS ?= 2
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS := -std=c11 -g -O1 -Wall -Wextra -Wpedantic \
                -fno-omit-frame-pointer $(FUZZ_SAN)
@@ -503,15 +505,7 @@ fuzz: $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/%)
 
 fuzz-smoke: fuzz
 	sh fuzz/make_corpus.sh $(FUZZ_BUILD)/corpus
-	@for t in $(FUZZ_TARGETS); do \
-	  echo "== $(FUZZ_BUILD)/$$t ($(FUZZ_TIME) s)"; \
-	  mkdir -p $(FUZZ_BUILD)/findings/$$t; \
-	  ASAN_OPTIONS="allocator_may_return_null=1 $$ASAN_OPTIONS" \
-	  $(FUZZ_BUILD)/$$t -max_total_time=$(FUZZ_TIME) -timeout=10 \
-	    -rss_limit_mb=2048 -print_final_stats=1 \
-	    -artifact_prefix=$(FUZZ_BUILD)/findings/$$t/ \
-	    $(FUZZ_BUILD)/corpus/$$t || exit 1; \
-	done
+	sh fuzz/smoke.sh $(FUZZ_BUILD) $(FUZZ_TIME) $(FUZZ_JOBS) $(FUZZ_TARGETS)
 
 .PHONY: fuzz fuzz-smoke fuzz-deps
 
