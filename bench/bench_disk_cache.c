@@ -33,80 +33,48 @@
 
 #ifdef XRT_HAVE_DISK_CACHE
 
-typedef struct text {
-  char *p;
-  size_t len, cap;
-  int failed;
-} text;
-
-static void put(text *t, const char *fmt, ...) {
-  if (t->failed) return;
-  for (;;) {
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(t->p + t->len, t->cap - t->len, fmt, ap);
-    va_end(ap);
-    if (n < 0) {
-      t->failed = 1;
-      return;
-    }
-    if ((size_t)n < t->cap - t->len) {
-      t->len += (size_t)n;
-      return;
-    }
-    size_t cap = t->cap * 2 + (size_t)n;
-    char *p = realloc(t->p, cap);
-    if (!p) {
-      t->failed = 1;
-      return;
-    }
-    t->p = p;
-    t->cap = cap;
-  }
-}
-
 /* One MLP layer over a tensor<8x16xf32> value h: weights and bias as
  * constants, dot_general, bias add, tanh, a residual and a row
  * normalisation by a reduce.  Returns the value number of its output. */
-static int put_layer(text *t, int layer, int h, int *v) {
+static int put_layer(bench_text *t, int layer, int h, int *v) {
   int b = *v;
   const char *T = "tensor<8x16xf32>";
   unsigned seed = (unsigned)layer * 2654435761u + 1u;
-  put(t, "    %%%d = stablehlo.constant dense<[", b);
+  bench_put(t, "    %%%d = stablehlo.constant dense<[", b);
   for (int i = 0; i < 16; i++) {
-    put(t, "%s[", i ? ", " : "");
+    bench_put(t, "%s[", i ? ", " : "");
     for (int j = 0; j < 16; j++) {
       seed = seed * 1103515245u + 12345u;
-      put(t, "%s%.6e", j ? ", " : "",
+      bench_put(t, "%s%.6e", j ? ", " : "",
           ((double)(seed >> 8 & 0xffff) - 32768.0) / 262144.0);
     }
-    put(t, "]");
+    bench_put(t, "]");
   }
-  put(t, "]> : tensor<16x16xf32> loc(#loc1)\n");
-  put(t, "    %%%d = stablehlo.dot_general %%%d, %%%d, contracting_dims = [1] x [0] : (%s, tensor<16x16xf32>) -> %s loc(#loc1)\n",
+  bench_put(t, "]> : tensor<16x16xf32> loc(#loc1)\n");
+  bench_put(t, "    %%%d = stablehlo.dot_general %%%d, %%%d, contracting_dims = [1] x [0] : (%s, tensor<16x16xf32>) -> %s loc(#loc1)\n",
       b + 1, h, b, T, T);
-  put(t, "    %%%d = stablehlo.constant dense<%.6e> : tensor<16xf32> loc(#loc1)\n",
+  bench_put(t, "    %%%d = stablehlo.constant dense<%.6e> : tensor<16xf32> loc(#loc1)\n",
       b + 2, (double)(layer % 7) * 0.01);
-  put(t, "    %%%d = stablehlo.broadcast_in_dim %%%d, dims = [1] : (tensor<16xf32>) -> %s loc(#loc1)\n",
+  bench_put(t, "    %%%d = stablehlo.broadcast_in_dim %%%d, dims = [1] : (tensor<16xf32>) -> %s loc(#loc1)\n",
       b + 3, b + 2, T);
-  put(t, "    %%%d = stablehlo.add %%%d, %%%d : %s loc(#loc1)\n", b + 4, b + 1, b + 3, T);
-  put(t, "    %%%d = stablehlo.tanh %%%d : %s loc(#loc1)\n", b + 5, b + 4, T);
-  put(t, "    %%%d = stablehlo.add %%%d, %%%d : %s loc(#loc1)\n", b + 6, b + 5, h, T);
-  put(t, "    %%%d = stablehlo.multiply %%%d, %%%d : %s loc(#loc1)\n", b + 7, b + 6, b + 6, T);
-  put(t, "    %%%d = stablehlo.reduce(%%%d init: %%0) applies stablehlo.add across dimensions = [1] : (%s, tensor<f32>) -> tensor<8xf32> loc(#loc1)\n",
+  bench_put(t, "    %%%d = stablehlo.add %%%d, %%%d : %s loc(#loc1)\n", b + 4, b + 1, b + 3, T);
+  bench_put(t, "    %%%d = stablehlo.tanh %%%d : %s loc(#loc1)\n", b + 5, b + 4, T);
+  bench_put(t, "    %%%d = stablehlo.add %%%d, %%%d : %s loc(#loc1)\n", b + 6, b + 5, h, T);
+  bench_put(t, "    %%%d = stablehlo.multiply %%%d, %%%d : %s loc(#loc1)\n", b + 7, b + 6, b + 6, T);
+  bench_put(t, "    %%%d = stablehlo.reduce(%%%d init: %%0) applies stablehlo.add across dimensions = [1] : (%s, tensor<f32>) -> tensor<8xf32> loc(#loc1)\n",
       b + 8, b + 7, T);
-  put(t, "    %%%d = stablehlo.broadcast_in_dim %%%d, dims = [0] : (tensor<8xf32>) -> %s loc(#loc1)\n",
+  bench_put(t, "    %%%d = stablehlo.broadcast_in_dim %%%d, dims = [0] : (tensor<8xf32>) -> %s loc(#loc1)\n",
       b + 9, b + 8, T);
-  put(t, "    %%%d = stablehlo.add %%%d, %%1 : %s loc(#loc1)\n", b + 10, b + 9, T);
-  put(t, "    %%%d = stablehlo.sqrt %%%d : %s loc(#loc1)\n", b + 11, b + 10, T);
-  put(t, "    %%%d = stablehlo.divide %%%d, %%%d : %s loc(#loc1)\n", b + 12, b + 6, b + 11, T);
+  bench_put(t, "    %%%d = stablehlo.add %%%d, %%1 : %s loc(#loc1)\n", b + 10, b + 9, T);
+  bench_put(t, "    %%%d = stablehlo.sqrt %%%d : %s loc(#loc1)\n", b + 11, b + 10, T);
+  bench_put(t, "    %%%d = stablehlo.divide %%%d, %%%d : %s loc(#loc1)\n", b + 12, b + 6, b + 11, T);
   *v = b + 13;
   return b + 12;
 }
 
 /* An MLP of about target bytes of text. */
-static text make_program(size_t target) {
-  text t = {NULL, 0, 0, 0};
+static bench_text make_program(size_t target) {
+  bench_text t = {NULL, 0, 0, 0};
   t.cap = target + (1 << 16);
   t.p = malloc(t.cap);
   if (!t.p) {
@@ -114,15 +82,15 @@ static text make_program(size_t target) {
     return t;
   }
   t.p[0] = 0;
-  put(&t, "module @jit_mlp {\n");
-  put(&t, "  func.func public @main(%%arg0: tensor<8x16xf32>) -> tensor<8x16xf32> {\n");
-  put(&t, "    %%0 = stablehlo.constant dense<0.000000e+00> : tensor<f32>\n");
-  put(&t, "    %%1 = stablehlo.constant dense<1.000000e+00> : tensor<8x16xf32>\n");
-  put(&t, "    %%2 = stablehlo.add %%arg0, %%arg0 : tensor<8x16xf32>\n");
+  bench_put(&t, "module @jit_mlp {\n");
+  bench_put(&t, "  func.func public @main(%%arg0: tensor<8x16xf32>) -> tensor<8x16xf32> {\n");
+  bench_put(&t, "    %%0 = stablehlo.constant dense<0.000000e+00> : tensor<f32>\n");
+  bench_put(&t, "    %%1 = stablehlo.constant dense<1.000000e+00> : tensor<8x16xf32>\n");
+  bench_put(&t, "    %%2 = stablehlo.add %%arg0, %%arg0 : tensor<8x16xf32>\n");
   int v = 3, h = 2;
   for (int l = 0; t.len < target && !t.failed; l++) h = put_layer(&t, l, h, &v);
-  put(&t, "    return %%%d : tensor<8x16xf32>\n  }\n}\n", h);
-  put(&t, "#loc1 = loc(\"mlp.py\":1:1)\n");
+  bench_put(&t, "    return %%%d : tensor<8x16xf32>\n  }\n}\n", h);
+  bench_put(&t, "#loc1 = loc(\"mlp.py\":1:1)\n");
   return t;
 }
 
@@ -135,7 +103,7 @@ static double thread_cpu_s(void) {
 
 /* One compile of t on a fresh client (with the store when not NULL);
  * seconds, or -1 after reporting a failure. */
-static double timed_compile(const text *t, const xrt_cache_store *store,
+static double timed_compile(const bench_text *t, const xrt_cache_store *store,
                             uint64_t *compiles) {
   xrt_client_options o;
   xrt_client_options_init(&o);
@@ -157,7 +125,7 @@ static double timed_compile(const text *t, const xrt_cache_store *store,
 }
 
 /* xrt_compile_cache_key of t on a fresh client: seconds, or -1. */
-static double timed_key(const text *t) {
+static double timed_key(const bench_text *t) {
   xrt_client *c = NULL;
   xrt_status s = xrt_client_create(NULL, &c);
   if (s) return bench_fail("client", s), -1;
@@ -170,7 +138,7 @@ static double timed_key(const text *t) {
   return s ? -1 : t1 - t0;
 }
 
-static int run(const text *t, const char *dir) {
+static int run(const bench_text *t, const char *dir) {
   xrt_disk_cache_options o;
   xrt_disk_cache_options_init(&o);
   o.directory = dir;
@@ -211,7 +179,7 @@ static int run(const text *t, const char *dir) {
 }
 
 int main(void) {
-  text t = make_program((size_t)1 << 20);
+  bench_text t = make_program((size_t)1 << 20);
   if (t.failed) {
     free(t.p);
     fprintf(stderr, BENCH_NAME ": out of memory generating the program\n");

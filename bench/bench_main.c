@@ -148,92 +148,60 @@ static int bench_transfer(xrt_client *client) {
 
 /* ---- compile ---- */
 
-typedef struct text {
-  char *p;
-  size_t len, cap;
-  int failed;
-} text;
-
-static void put(text *t, const char *fmt, ...) {
-  if (t->failed) return;
-  for (;;) {
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(t->p + t->len, t->cap - t->len, fmt, ap);
-    va_end(ap);
-    if (n < 0) {
-      t->failed = 1;
-      return;
-    }
-    if ((size_t)n < t->cap - t->len) {
-      t->len += (size_t)n;
-      return;
-    }
-    size_t cap = t->cap * 2 + (size_t)n;
-    char *p = realloc(t->p, cap);
-    if (!p) {
-      t->failed = 1;
-      return;
-    }
-    t->p = p;
-    t->cap = cap;
-  }
-}
-
 /* A dense<[...]> literal of n floats, JAX's %e spelling. */
-static void put_floats(text *t, int n, unsigned seed) {
-  put(t, "dense<[");
+static void put_floats(bench_text *t, int n, unsigned seed) {
+  bench_put(t, "dense<[");
   for (int i = 0; i < n; i++) {
     seed = seed * 1103515245u + 12345u;
-    put(t, "%s%.6e", i ? ", " : "", ((double)(seed >> 8 & 0xffff) - 32768.0) / 16384.0);
+    bench_put(t, "%s%.6e", i ? ", " : "", ((double)(seed >> 8 & 0xffff) - 32768.0) / 16384.0);
   }
-  put(t, "]>");
+  bench_put(t, "]>");
 }
 
 /* One block of the generated program: 18 ops over f32, i32 and f16 with
  * constants, broadcasts, a dot_general and a reduce, all carrying locs.
  * x is the f32 tensor<8x16> value the block starts from; returns the value
  * number of the f32 tensor<8x16> it ends with. */
-static int put_block(text *t, int blk, int x, int *v) {
+static int put_block(bench_text *t, int blk, int x, int *v) {
   int b = *v;
   const char *T = "tensor<8x16xf32>";
-  put(t, "    %%%d = stablehlo.constant ", b);
+  bench_put(t, "    %%%d = stablehlo.constant ", b);
   put_floats(t, 16, (unsigned)blk * 7u + 1u);
-  put(t, " : tensor<16xf32> loc(#loc%d)\n", 3 + blk % 8);
-  put(t, "    %%%d = stablehlo.broadcast_in_dim %%%d, dims = [1] : (tensor<16xf32>) -> %s loc(#loc%d)\n",
+  bench_put(t, " : tensor<16xf32> loc(#loc%d)\n", 3 + blk % 8);
+  bench_put(t, "    %%%d = stablehlo.broadcast_in_dim %%%d, dims = [1] : (tensor<16xf32>) -> %s loc(#loc%d)\n",
       b + 1, b, T, 3 + (blk + 1) % 8);
-  put(t, "    %%%d = stablehlo.add %%%d, %%%d : %s loc(#loc%d)\n", b + 2, x, b + 1, T, 3 + blk % 8);
-  put(t, "    %%%d = stablehlo.multiply %%%d, %%%d : %s loc(#loc%d)\n", b + 3, b + 2, x, T, 3 + blk % 8);
-  put(t, "    %%%d = stablehlo.tanh %%%d : %s loc(#loc%d)\n", b + 4, b + 3, T, 3 + blk % 8);
-  put(t, "    %%%d = stablehlo.constant ", b + 5);
+  bench_put(t, "    %%%d = stablehlo.add %%%d, %%%d : %s loc(#loc%d)\n", b + 2, x, b + 1, T, 3 + blk % 8);
+  bench_put(t, "    %%%d = stablehlo.multiply %%%d, %%%d : %s loc(#loc%d)\n", b + 3, b + 2, x, T, 3 + blk % 8);
+  bench_put(t, "    %%%d = stablehlo.tanh %%%d : %s loc(#loc%d)\n", b + 4, b + 3, T, 3 + blk % 8);
+  bench_put(t, "    %%%d = stablehlo.constant ", b + 5);
   put_floats(t, 16, (unsigned)blk * 13u + 5u);
-  put(t, " : tensor<16xf32> loc(#loc%d)\n", 3 + blk % 8);
-  put(t, "    %%%d = stablehlo.reshape %%%d : (tensor<16xf32>) -> tensor<1x16xf32> loc(#loc%d)\n",
+  bench_put(t, " : tensor<16xf32> loc(#loc%d)\n", 3 + blk % 8);
+  bench_put(t, "    %%%d = stablehlo.reshape %%%d : (tensor<16xf32>) -> tensor<1x16xf32> loc(#loc%d)\n",
       b + 6, b + 5, 3 + blk % 8);
-  put(t, "    %%%d = stablehlo.broadcast_in_dim %%%d, dims = [0, 1] : (tensor<1x16xf32>) -> tensor<16x16xf32> loc(#loc%d)\n",
+  bench_put(t, "    %%%d = stablehlo.broadcast_in_dim %%%d, dims = [0, 1] : (tensor<1x16xf32>) -> tensor<16x16xf32> loc(#loc%d)\n",
       b + 7, b + 6, 3 + blk % 8);
-  put(t, "    %%%d = stablehlo.dot_general %%%d, %%%d, contracting_dims = [1] x [0], precision = [DEFAULT, DEFAULT] : (%s, tensor<16x16xf32>) -> %s loc(#loc%d)\n",
+  bench_put(t, "    %%%d = stablehlo.dot_general %%%d, %%%d, contracting_dims = [1] x [0], precision = [DEFAULT, DEFAULT] : (%s, tensor<16x16xf32>) -> %s loc(#loc%d)\n",
       b + 8, b + 4, b + 7, T, T, 3 + blk % 8);
-  put(t, "    %%%d = stablehlo.reduce(%%%d init: %%1) applies stablehlo.add across dimensions = [1] : (%s, tensor<f32>) -> tensor<8xf32> loc(#loc%d)\n",
+  bench_put(t, "    %%%d = stablehlo.reduce(%%%d init: %%1) applies stablehlo.add across dimensions = [1] : (%s, tensor<f32>) -> tensor<8xf32> loc(#loc%d)\n",
       b + 9, b + 8, T, 3 + blk % 8);
-  put(t, "    %%%d = stablehlo.broadcast_in_dim %%%d, dims = [0] : (tensor<8xf32>) -> %s loc(#loc%d)\n",
+  bench_put(t, "    %%%d = stablehlo.broadcast_in_dim %%%d, dims = [0] : (tensor<8xf32>) -> %s loc(#loc%d)\n",
       b + 10, b + 9, T, 3 + blk % 8);
-  put(t, "    %%%d = stablehlo.subtract %%%d, %%%d : %s loc(#loc%d)\n", b + 11, b + 8, b + 10, T, 3 + blk % 8);
-  put(t, "    %%%d = stablehlo.convert %%%d : (%s) -> tensor<8x16xi32> loc(#loc%d)\n", b + 12, b + 11, T, 3 + blk % 8);
-  put(t, "    %%%d = stablehlo.xor %%%d, %%2 : tensor<8x16xi32> loc(#loc%d)\n", b + 13, b + 12, 3 + blk % 8);
-  put(t, "    %%%d = stablehlo.convert %%%d : (tensor<8x16xi32>) -> tensor<8x16xf16> loc(#loc%d)\n", b + 14, b + 13, 3 + blk % 8);
-  put(t, "    %%%d = stablehlo.convert %%%d : (tensor<8x16xf16>) -> %s loc(#loc%d)\n", b + 15, b + 14, T, 3 + blk % 8);
-  put(t, "    %%%d = stablehlo.compare  GT, %%%d, %%%d,  FLOAT : (%s, %s) -> tensor<8x16xi1> loc(#loc%d)\n",
+  bench_put(t, "    %%%d = stablehlo.subtract %%%d, %%%d : %s loc(#loc%d)\n", b + 11, b + 8, b + 10, T, 3 + blk % 8);
+  bench_put(t, "    %%%d = stablehlo.convert %%%d : (%s) -> tensor<8x16xi32> loc(#loc%d)\n", b + 12, b + 11, T, 3 + blk % 8);
+  bench_put(t, "    %%%d = stablehlo.xor %%%d, %%2 : tensor<8x16xi32> loc(#loc%d)\n", b + 13, b + 12, 3 + blk % 8);
+  bench_put(t, "    %%%d = stablehlo.convert %%%d : (tensor<8x16xi32>) -> tensor<8x16xf16> loc(#loc%d)\n", b + 14, b + 13, 3 + blk % 8);
+  bench_put(t, "    %%%d = stablehlo.convert %%%d : (tensor<8x16xf16>) -> %s loc(#loc%d)\n", b + 15, b + 14, T, 3 + blk % 8);
+  bench_put(t, "    %%%d = stablehlo.compare  GT, %%%d, %%%d,  FLOAT : (%s, %s) -> tensor<8x16xi1> loc(#loc%d)\n",
       b + 16, b + 15, b + 11, T, T, 3 + blk % 8);
-  put(t, "    %%%d = stablehlo.select %%%d, %%%d, %%%d : tensor<8x16xi1>, %s loc(#loc%d)\n",
+  bench_put(t, "    %%%d = stablehlo.select %%%d, %%%d, %%%d : tensor<8x16xi1>, %s loc(#loc%d)\n",
       b + 17, b + 16, b + 15, b + 11, T, 3 + blk % 8);
   *v = b + 18;
   return b + 17;
 }
 
 /* A JAX-like module of about target bytes. */
-static text make_program(size_t target) {
-  text t = {NULL, 0, 0, 0};
+static bench_text make_program(size_t target) {
+  bench_text t = {NULL, 0, 0, 0};
   t.cap = target + (1 << 16);
   t.p = malloc(t.cap);
   if (!t.p) {
@@ -241,23 +209,23 @@ static text make_program(size_t target) {
     return t;
   }
   t.p[0] = 0;
-  put(&t, "#loc1 = loc(\"x\")\n");
-  put(&t, "module @jit_big attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {\n");
-  put(&t, "  func.func public @main(%%arg0: tensor<8x16xf32> loc(\"x\")) -> (tensor<8x16xf32> {jax.result_info = \"\"}) {\n");
-  put(&t, "    %%0 = stablehlo.add %%arg0, %%arg0 : tensor<8x16xf32> loc(#loc3)\n");
-  put(&t, "    %%1 = stablehlo.constant dense<0.000000e+00> : tensor<f32> loc(#loc)\n");
-  put(&t, "    %%2 = stablehlo.constant dense<1> : tensor<8x16xi32> loc(#loc)\n");
+  bench_put(&t, "#loc1 = loc(\"x\")\n");
+  bench_put(&t, "module @jit_big attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {\n");
+  bench_put(&t, "  func.func public @main(%%arg0: tensor<8x16xf32> loc(\"x\")) -> (tensor<8x16xf32> {jax.result_info = \"\"}) {\n");
+  bench_put(&t, "    %%0 = stablehlo.add %%arg0, %%arg0 : tensor<8x16xf32> loc(#loc3)\n");
+  bench_put(&t, "    %%1 = stablehlo.constant dense<0.000000e+00> : tensor<f32> loc(#loc)\n");
+  bench_put(&t, "    %%2 = stablehlo.constant dense<1> : tensor<8x16xi32> loc(#loc)\n");
   int v = 3, x = 0;
   for (int blk = 0; t.len < target && !t.failed; blk++) x = put_block(&t, blk, x, &v);
-  put(&t, "    return %%%d : tensor<8x16xf32> loc(#loc)\n  } loc(#loc)\n} loc(#loc)\n", x);
-  put(&t, "#loc = loc(unknown)\n#loc2 = loc(\"model.py\":42:0)\n");
+  bench_put(&t, "    return %%%d : tensor<8x16xf32> loc(#loc)\n  } loc(#loc)\n} loc(#loc)\n", x);
+  bench_put(&t, "#loc = loc(unknown)\n#loc2 = loc(\"model.py\":42:0)\n");
   for (int i = 0; i < 8; i++)
-    put(&t, "#loc%d = loc(\"jit(f)/jit(main)/layer%d/op\"(#loc2))\n", 3 + i, i);
+    bench_put(&t, "#loc%d = loc(\"jit(f)/jit(main)/layer%d/op\"(#loc2))\n", 3 + i, i);
   return t;
 }
 
 static int bench_compile(xrt_client *client) {
-  text t = make_program((size_t)4 << 20);
+  bench_text t = make_program((size_t)4 << 20);
   if (t.failed) {
     free(t.p);
     fprintf(stderr, "bench: out of memory generating the program\n");
@@ -291,7 +259,7 @@ static int bench_compile(xrt_client *client) {
 int main(int argc, char **argv) {
   /* "bench_main --dump-program" prints the generated program instead. */
   if (argc > 1 && strcmp(argv[1], "--dump-program") == 0) {
-    text t = make_program((size_t)4 << 20);
+    bench_text t = make_program((size_t)4 << 20);
     if (!t.failed) fwrite(t.p, 1, t.len, stdout);
     free(t.p);
     return t.failed;

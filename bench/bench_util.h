@@ -9,6 +9,7 @@
 #ifndef XRT_BENCH_UTIL_H
 #define XRT_BENCH_UTIL_H
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,42 @@
 #ifndef BENCH_NAME
 #define BENCH_NAME "bench"
 #endif
+
+/* Text grown by bench_put (generated programs); failed is set, and further
+ * puts ignored, when memory runs out. */
+typedef struct bench_text {
+  char *p;
+  size_t len, cap;
+  int failed;
+} bench_text;
+
+/* Appends printf-formatted text to t (t->p must hold at least one byte). */
+static inline void bench_put(bench_text *t, const char *fmt, ...) {
+  if (t->failed) return;
+  for (;;) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(t->p + t->len, t->cap - t->len, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+      t->failed = 1;
+      return;
+    }
+    if ((size_t)n < t->cap - t->len) {
+      t->len += (size_t)n;
+      return;
+    }
+    size_t cap = t->cap * 2 + (size_t)n;
+    char *p = (char *)realloc(t->p, cap);
+    if (!p) {
+      t->failed = 1;
+      return;
+    }
+    t->p = p;
+    t->cap = cap;
+  }
+}
+
 
 /* Seconds on the monotonic clock. */
 static inline double bench_now_s(void) {
