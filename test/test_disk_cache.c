@@ -676,6 +676,21 @@ typedef struct hammer_job {
   int writer, bad;
 } hammer_job;
 
+/* After two writers raced over the keys: every key was written by one of
+ * the two, whole. */
+static void assert_every_key_whole(fixture *f) {
+  for (int k = 0; k < NKEYS; k++) {
+    char key[33];
+    snprintf(key, sizeof key, "%032x", 0xabc00 + k);
+    void *data = NULL;
+    size_t size = 0;
+    assert_int_equal(f->store->load(f->store->self, key, ID, &data, &size),
+                     XRT_OK);
+    assert_int_equal(size, proc_payload_size(k));
+    f->store->release_data(f->store->self, data);
+  }
+}
+
 static void *hammer_thread(void *arg) {
   hammer_job *j = (hammer_job *)arg;
   j->bad = hammer(&j->f, j->writer);
@@ -706,17 +721,7 @@ static void test_two_threads(void **state) {
     assert_int_equal(jobs[w].f.live, 0);
   }
   assert_int_equal(warnings, 0);
-  /* Every key was written by one of the two, whole. */
-  for (int k = 0; k < NKEYS; k++) {
-    char key[33];
-    snprintf(key, sizeof key, "%032x", 0xabc00 + k);
-    void *data = NULL;
-    size_t size = 0;
-    assert_int_equal(f->store->load(f->store->self, key, ID, &data, &size),
-                     XRT_OK);
-    assert_int_equal(size, proc_payload_size(k));
-    f->store->release_data(f->store->self, data);
-  }
+  assert_every_key_whole(f);
 }
 
 /* Not on Windows: it forks, which Windows cannot (test_two_threads runs
@@ -747,17 +752,7 @@ static void test_two_processes(void **state) {
   assert_int_equal(bad, 0);
   assert_int_equal(stats(f).corrupt, 0);
   assert_int_equal(warnings, 0);
-  /* Every key was written by one of the two, whole. */
-  for (int k = 0; k < NKEYS; k++) {
-    char key[33];
-    snprintf(key, sizeof key, "%032x", 0xabc00 + k);
-    void *data = NULL;
-    size_t size = 0;
-    assert_int_equal(f->store->load(f->store->self, key, ID, &data, &size),
-                     XRT_OK);
-    assert_int_equal(size, proc_payload_size(k));
-    f->store->release_data(f->store->self, data);
-  }
+  assert_every_key_whole(f);
 }
 #endif /* !_WIN32 */
 
