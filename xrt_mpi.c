@@ -97,6 +97,9 @@ static int64_t mpi_now_ms(void) {
   return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+#define MPI_SPIN_POLLS 2000   /* polls before yielding */
+#define MPI_YIELD_POLLS 20000 /* polls before sleeping */
+
 /* Gives up what a timed-out exchange still has posted: receives are
  * cancelled, sends left to complete on their own. */
 static void mpi_abandon(MPI_Request *req, int n) {
@@ -137,10 +140,13 @@ static xrt_status mpi_wait_all(MPI_Request *req, int n, const char *what,
                       "processes did not answer within %lld ms (dead or "
                       "stalled?)", what, (long long)timeout);
     }
-    /* Past a short spin, sleep between polls: the peer (or this
-     * process's other device threads) may need the core to make the
-     * progress this waits for. */
-    if (spins > 16) nanosleep(&(struct timespec){0, 10000}, NULL);
+    /* Poll hard at first: a big message moves only while MPI is polled,
+     * fragment by fragment.  Then yield between polls (the peer or this
+     * process's other device threads may need the core), and past that
+     * sleep: a wait this long is a slow or stalled peer. */
+    if (spins < (unsigned)MPI_SPIN_POLLS) continue;
+    if (spins < (unsigned)MPI_YIELD_POLLS) sched_yield();
+    else nanosleep(&(struct timespec){0, 10000}, NULL);
   }
 }
 

@@ -2124,6 +2124,8 @@ typedef struct sim_client {
   struct sim_tpool *tp; /* one thread pool per device ("The device thread pools") */
   int ntp;
   const xrt_plugin_host_api *host; /* the core's services (sim_trace.inc) */
+  int32_t xp_threads; /* cores per process of this host ("Collectives
+                         across processes") */
 } sim_client;
 
 static sim_blk *sim_blk_of(void *mem) {
@@ -2207,6 +2209,21 @@ static void sim_tpools_free(sim_client *c);
 static void sim_trace_attach(sim_client *c,
                              const xrt_plugin_client_args *args);
 
+/* The threads an all_reduce across processes runs on here: the host's
+ * cores shared among its processes (see "Collectives across processes"),
+ * or XRT_SIM_XP_THREADS. */
+static void sim_xp_attach(sim_client *c, const xrt_plugin_client_args *args) {
+  long cores = sim_os_cpu_count();
+  int local = 1;
+  if (XRT_STRUCT_HAS(args, xrt_plugin_client_args, topology) &&
+      args->topology.local_world_size > 1)
+    local = args->topology.local_world_size;
+  long t = cores / local;
+  const char *env = getenv("XRT_SIM_XP_THREADS");
+  if (env && *env) t = strtol(env, NULL, 10);
+  c->xp_threads = t < 1 ? 1 : t > 4096 ? 4096 : (int32_t)t;
+}
+
 static void sim_client_destroy(void *client) {
   sim_client *c = (sim_client *)client;
   if (!c) return;
@@ -2263,6 +2280,7 @@ static xrt_status sim_client_create(const xrt_plugin_client_args *args,
     return ts;
   }
   sim_trace_attach(c, args);
+  sim_xp_attach(c, args);
   *out_client = c;
   return XRT_OK;
 }
@@ -11932,6 +11950,47 @@ static void sim_copy_stream(void *dst, const void *src, size_t n) {
 /* acc[0, len) = ins[0][i] + ins[1][i] + ... in group order (the same
  * rounding as folding one input at a time), for float sums: one pass over
  * the inputs, four vectors at a time.  0 when it does not apply. */
+#ifdef SIM_HAVE_STREAM
+/* sim_fold_add's whole 256-byte blocks with AVX-512: bytes done. */
+__attribute__((target("avx512f"))) static size_t
+sim_fold_add_avx512(int f32, char *acc, const char *const *ins, int32_t gs,
+                    size_t off, size_t bytes) {
+  size_t i = 0;
+  for (; i + 256 <= bytes; i += 256) {
+    const char *s = ins[0] + off + i;
+    __m512 x0 = _mm512_loadu_ps((const void *)s);
+    __m512 x1 = _mm512_loadu_ps((const void *)(s + 64));
+    __m512 x2 = _mm512_loadu_ps((const void *)(s + 128));
+    __m512 x3 = _mm512_loadu_ps((const void *)(s + 192));
+    __m512d y0 = _mm512_castps_pd(x0), y1 = _mm512_castps_pd(x1);
+    __m512d y2 = _mm512_castps_pd(x2), y3 = _mm512_castps_pd(x3);
+    for (int32_t m = 1; m < gs; m++) {
+      s = ins[m] + off + i;
+      if (f32) {
+        x0 = _mm512_add_ps(x0, _mm512_loadu_ps((const void *)s));
+        x1 = _mm512_add_ps(x1, _mm512_loadu_ps((const void *)(s + 64)));
+        x2 = _mm512_add_ps(x2, _mm512_loadu_ps((const void *)(s + 128)));
+        x3 = _mm512_add_ps(x3, _mm512_loadu_ps((const void *)(s + 192)));
+      } else {
+        y0 = _mm512_add_pd(y0, _mm512_loadu_pd((const void *)s));
+        y1 = _mm512_add_pd(y1, _mm512_loadu_pd((const void *)(s + 64)));
+        y2 = _mm512_add_pd(y2, _mm512_loadu_pd((const void *)(s + 128)));
+        y3 = _mm512_add_pd(y3, _mm512_loadu_pd((const void *)(s + 192)));
+      }
+    }
+    if (!f32) {
+      x0 = _mm512_castpd_ps(y0), x1 = _mm512_castpd_ps(y1);
+      x2 = _mm512_castpd_ps(y2), x3 = _mm512_castpd_ps(y3);
+    }
+    _mm512_storeu_ps((void *)(acc + i), x0);
+    _mm512_storeu_ps((void *)(acc + i + 64), x1);
+    _mm512_storeu_ps((void *)(acc + i + 128), x2);
+    _mm512_storeu_ps((void *)(acc + i + 192), x3);
+  }
+  return i;
+}
+#endif
+
 static int sim_fold_add(const sim_coll *k, int32_t j, char *acc,
                         const char *const *ins, int32_t gs, size_t off,
                         int64_t len) {
@@ -11939,6 +11998,8 @@ static int sim_fold_add(const sim_coll *k, int32_t j, char *acc,
   int f32 = k->fast[j] == sim_red_add_f32;
   if (!f32 && k->fast[j] != sim_red_add_f64) return 0;
   size_t bytes = (size_t)len * k->es[j], i = 0;
+  if (sim_isa_cap() >= 2 && __builtin_cpu_supports("avx512f"))
+    i = sim_fold_add_avx512(f32, acc, ins, gs, off, bytes);
   for (; i + 64 <= bytes; i += 64) {
     const char *s = ins[0] + off + i;
     __m128 x0 = _mm_loadu_ps((const float *)(const void *)s);
@@ -12136,14 +12197,22 @@ static xrt_status sim_lower_all_reduce(sim_fcc *fc, const xrt_ir_op *op,
  * the others are counted as departed in the launch, and reached through
  * the core's exchange service (host->exchange, ABI 1.2).
  *
- * all_reduce is hierarchical.  The group's members on this process meet
- * in the launch as usual.  The operand is cut in S slices, S the fewest
- * members any process of the group has; local member s (s < S) folds its
- * slice over the local members (group order), then reduces it with the
- * members s of the other processes (a reduce-scatter and an all-gather
- * between processes: each process folds a 1/P piece in process order, so
- * every process gets the same bits), and writes it into every local
- * member's output.  The S slices travel at once, on S device threads.
+ * all_reduce is hierarchical and pipelined.  The group's members on this
+ * process meet in the launch as usual.  The operand is cut in chunks of
+ * SIM_XP_CHUNK bytes, numbered alike on every process.  For each chunk,
+ * one local member folds it over the local members (group order) into a
+ * scratch block that stays in cache, reduces that with the other
+ * processes (a reduce-scatter and an all-gather between processes: each
+ * process folds a 1/P piece in process order, so every process gets the
+ * same bits), and streams it into every local member's output.  Memory is
+ * read once and written once; the exchanges read cached bytes.  Chunks go
+ * round-robin over the first S local members, S = the cores this process
+ * may use (cores / processes on the host, at least 1, at most the local
+ * members; XRT_SIM_XP_THREADS sets it): more threads than cores would only
+ * take turns.  S may differ
+ * between processes: exchanges are tagged by chunk, and each thread takes
+ * its chunks in ascending order, so the lowest unfinished chunk always
+ * has both sides at it and no wait can form a cycle.
  *
  * The other collectives (all_gather, reduce_scatter, all_to_all,
  * collective_permute, collective_broadcast) fetch the operands of the
@@ -12156,6 +12225,9 @@ static xrt_status sim_lower_all_reduce(sim_fcc *fc, const xrt_ir_op *op,
  * ==================================================================== */
 
 #define SIM_XP_MAXP 64 /* processes in one group */
+/* Bytes of an all_reduce folded, exchanged and written at a time: they
+ * stay in a core's L2 between the three (with the exchange's buffers). */
+#define SIM_XP_CHUNK ((size_t)1 << 19)
 
 /* ---- compile ---- */
 
@@ -12399,7 +12471,7 @@ typedef struct sim_xpg {
   int32_t g;                         /* the group */
   int32_t loc[SIM_COLL_MAXG], nl, li; /* members here (group order), me */
   int32_t procs[SIM_XP_MAXP], np, pi; /* its processes, ascending; mine */
-  int32_t slices;                    /* fewest members of one process */
+  int32_t slices;                    /* local members that take chunks */
 } sim_xpg;
 
 /* The group of this participant as seen from its process; 0 when it has
@@ -12413,7 +12485,7 @@ static int sim_xp_group(const sim_cx *cx, const sim_coll *k, sim_xpg *x,
   x->g = k->pgroup ? k->pgroup[proc] : -1;
   if (x->g < 0) return 0;
   const int32_t *mem = k->gmem + k->gstart[x->g];
-  int32_t gs = k->gstart[x->g + 1] - k->gstart[x->g], cnt[SIM_XP_MAXP];
+  int32_t gs = k->gstart[x->g + 1] - k->gstart[x->g];
   int remote = 0;
   for (int32_t m = 0; m < gs; m++) remote |= sim_xp_remote(e, mem[m]);
   if (!remote) return 0;
@@ -12427,37 +12499,31 @@ static int sim_xp_group(const sim_cx *cx, const sim_coll *k, sim_xpg *x,
       }
     }
     while (t < x->np && x->procs[t] < p) t++;
-    if (t < x->np && x->procs[t] == p) {
-      cnt[t]++;
-      continue;
-    }
+    if (t < x->np && x->procs[t] == p) continue;
     if (x->np == SIM_XP_MAXP) {
       *rc = XRT_UNIMPLEMENTED;
       break;
     }
     memmove(x->procs + t + 1, x->procs + t, sizeof *x->procs * (size_t)(x->np - t));
-    memmove(cnt + t + 1, cnt + t, sizeof *cnt * (size_t)(x->np - t));
     x->procs[t] = p;
-    cnt[t] = 1;
     x->np++;
   }
-  x->slices = gs;
-  for (int32_t t = 0; t < x->np; t++) {
+  for (int32_t t = 0; t < x->np; t++)
     if (x->procs[t] == e->xp_me) x->pi = t;
-    if (cnt[t] < x->slices) x->slices = cnt[t];
-  }
+  x->slices = x->nl < e->cl->xp_threads ? x->nl : e->cl->xp_threads;
   return 1;
 }
 
-/* One exchange of the collective; its failure becomes the op's. */
+/* One exchange of the collective (phase 1 or 2 of chunk ci of operand
+ * j); its failure becomes the op's. */
 static xrt_status sim_xp_exchange(sim_cx *cx, const sim_step *st,
                                   const sim_cview *v, const sim_xpg *x,
-                                  int32_t j, int phase,
+                                  int32_t j, int64_t ci, int phase,
                                   const xrt_transport_msg *sends,
                                   const xrt_transport_msg *recvs, int n) {
   const xrt_plugin_host_api *h = cx->exe->cl->host;
   uint64_t tag = sim_fnv(sim_fnv(sim_fnv(sim_fnv(sim_fnv(
-      cx->xa->launch_id, v->seq), x->g), x->li), j), phase);
+      cx->xa->launch_id, v->seq), x->g), (uint64_t)ci), j), phase);
   xrt_plugin_error e2;
   e2.message[0] = 0;
   xrt_status rc = h->exchange(h->ctx, tag, sends, n, recvs, n, &e2);
@@ -12474,13 +12540,13 @@ static void sim_xp_piece(int64_t L, int32_t P, int32_t t, int64_t *lo,
   *len = L * (t + 1) / P - *lo;
 }
 
-/* part[0, L) holds this process's fold of slice x->li; afterwards, the
+/* part[0, L) holds this process's fold of chunk ci; afterwards, the
  * fold over every process (reduce-scatter, then all-gather). */
 static xrt_status sim_xp_reduce_procs(sim_cx *cx, const sim_step *st,
                                       void **vals, const sim_coll *k,
                                       const sim_cview *v, const sim_xpg *x,
-                                      int32_t j, char *part, int64_t L,
-                                      char *rbuf) {
+                                      int32_t j, int64_t ci, char *part,
+                                      int64_t L, char *rbuf) {
   size_t es = k->es[j];
   xrt_transport_msg sends[SIM_XP_MAXP], recvs[SIM_XP_MAXP];
   int64_t mylo, mylen;
@@ -12497,7 +12563,7 @@ static xrt_status sim_xp_reduce_procs(sim_cx *cx, const sim_step *st,
                                    (size_t)mylen * es};
     n++;
   }
-  xrt_status rc = sim_xp_exchange(cx, st, v, x, j, 1, sends, recvs, n);
+  xrt_status rc = sim_xp_exchange(cx, st, v, x, j, ci, 1, sends, recvs, n);
   if (rc) return rc;
   /* Fold the pieces in process order (the same on every process). */
   char *acc = rbuf + (size_t)x->np * (size_t)mylen * es, *mine =
@@ -12520,56 +12586,58 @@ static xrt_status sim_xp_reduce_procs(sim_cx *cx, const sim_step *st,
                                    (size_t)len * es};
     n++;
   }
-  return sim_xp_exchange(cx, st, v, x, j, 2, sends, recvs, n);
+  return sim_xp_exchange(cx, st, v, x, j, ci, 2, sends, recvs, n);
 }
 
-/* Slice x->li of operand j: folded here (into this member's own output,
- * unless that shares memory with its input), reduced across processes,
- * copied to the other local members' outputs. */
-static xrt_status sim_xp_slice(sim_cx *cx, const sim_step *st, void **vals,
-                               const sim_coll *k, const sim_cview *v,
-                               const sim_xpg *x, int32_t j) {
+/* part[0, n) = the fold of the local members' inputs over [at, at + n)
+ * of operand j, in group order. */
+static xrt_status sim_xp_fold_chunk(const sim_coll *k, int32_t j,
+                                    void **vals, sim_cx *cx,
+                                    const sim_cview *v, const sim_xpg *x,
+                                    char *part, int64_t at, int64_t n) {
+  size_t es = k->es[j], off = (size_t)at * es;
+  const char *ins[SIM_COLL_MAXG];
+  for (int32_t m = 0; m < x->nl; m++) ins[m] = sim_peer_in(v, x->loc[m], j);
+  if (sim_fold_add(k, j, part, ins, x->nl, off, n)) return XRT_OK;
+  memcpy(part, ins[0] + off, (size_t)n * es);
+  for (int32_t m = 1; m < x->nl; m++) {
+    xrt_status rc = sim_coll_combine(k, j, vals, cx, part, ins[m] + off, n);
+    if (rc) return rc;
+  }
+  return XRT_OK;
+}
+
+/* Operand j's chunks x->li, x->li + S, ... (S = x->slices): each folded
+ * here, reduced across processes and written to every local output. */
+static xrt_status sim_xp_chunks(sim_cx *cx, const sim_step *st, void **vals,
+                                const sim_coll *k, const sim_cview *v,
+                                const sim_xpg *x, int32_t j) {
   size_t es = k->es[j];
-  int64_t lo, hi;
-  sim_slice(k->numel[j], x->slices, x->li, &lo, &hi);
-  int64_t L = hi - lo;
-  if (L <= 0) return XRT_OK; /* the same on every process */
-  int64_t mylo, mylen;
-  sim_xp_piece(L, x->np, x->pi, &mylo, &mylen);
-  size_t pbytes = (size_t)L * es;
-  size_t rbytes = ((size_t)x->np + 1) * (size_t)mylen * es;
-  char *mine = (char *)vals[st->out[j]] + (size_t)lo * es;
-  const char *o0 = (const char *)vals[st->out[j]];
-  const char *i0 = (const char *)vals[st->in[j]];
-  size_t all = (size_t)k->numel[j] * es;
-  int own = i0 >= o0 + all || o0 >= i0 + all; /* no shared bytes */
+  int64_t N = k->numel[j], C = (int64_t)(SIM_XP_CHUNK / es);
+  if (N <= (int64_t)x->li * C) return XRT_OK; /* no chunk for this member */
+  int64_t C0 = N < C ? N : C, piece = C0 / x->np + 1;
+  size_t pbytes = ((size_t)C0 * es + 63) & ~(size_t)63;
+  size_t rbytes = ((size_t)x->np + 1) * (size_t)piece * es;
   /* Scratch from the device's own memory: its block cache hands back the
    * same (already touched) pages call after call. */
   sim_client *cl = cx->exe->cl;
   void *mem = NULL;
   xrt_plugin_error e2;
   e2.message[0] = 0;
-  if (sim_buffer_alloc(cl, cx->xa->device, (own ? 0 : pbytes + 64) + rbytes,
-                       &mem, &e2))
+  if (sim_buffer_alloc(cl, cx->xa->device, pbytes + rbytes, &mem, &e2))
     return sim_coll_fail(cx, st->op, XRT_RESOURCE_EXHAUSTED, "no scratch "
                          "for the exchange between processes: %s",
                          e2.message);
-  char *blk = (char *)mem;
-  char *part = own ? mine : blk;
-  char *rbuf = own ? blk : blk + ((pbytes + 63) & ~(size_t)63);
-  const char *ins[SIM_COLL_MAXG];
-  for (int32_t m = 0; m < x->nl; m++)
-    ins[m] = sim_peer_in(v, x->loc[m], j) + (size_t)lo * es;
-  sim_cview lv = *v;
-  lv.gs = x->nl;
-  char *outs[1] = {part};
-  xrt_status rc = sim_fold_range(k, j, vals, cx, &lv, outs, 1, ins, 0, L);
-  sim_copy_nt_done();
-  if (!rc)
-    rc = sim_xp_reduce_procs(cx, st, vals, k, v, x, j, part, L, rbuf);
-  for (int32_t m = 0; m < x->nl && !rc; m++) {
-    char *dst = sim_peer_out(v, x->loc[m], j) + (size_t)lo * es;
-    if (dst != part) sim_copy_stream(dst, part, pbytes);
+  char *part = (char *)mem, *rbuf = part + pbytes;
+  xrt_status rc = XRT_OK;
+  for (int64_t ci = x->li; ci * C < N && !rc; ci += x->slices) {
+    int64_t at = ci * C, n = N - at < C ? N - at : C;
+    rc = sim_xp_fold_chunk(k, j, vals, cx, v, x, part, at, n);
+    if (!rc) rc = sim_xp_reduce_procs(cx, st, vals, k, v, x, j, ci, part, n,
+                                      rbuf);
+    for (int32_t m = 0; m < x->nl && !rc; m++)
+      sim_copy_nt(sim_peer_out(v, x->loc[m], j) + (size_t)at * es, part,
+                  (size_t)n * es);
   }
   sim_buffer_free(cl, cx->xa->device, mem);
   return rc;
@@ -12592,7 +12660,7 @@ static xrt_status sim_xp_all_reduce(const sim_step *st, void **vals,
   sim_cview v;
   if ((rc = sim_coll_enter(st, vals, cx, k, &v, x.loc, x.nl))) return rc;
   for (int32_t j = 0; j < k->nops && !rc && x.li < x.slices; j++)
-    rc = sim_xp_slice(cx, st, vals, k, &v, &x, j);
+    rc = sim_xp_chunks(cx, st, vals, k, &v, &x, j);
   sim_copy_nt_done();
   if (rc) return sim_coll_own_error(cx, &v, rc);
   return sim_coll_phase(cx, st, &v, 2, x.loc, x.nl);

@@ -9,6 +9,10 @@
  * plain loop in the test computes.  Values are small integers, so float
  * sums are exact whatever the order of reduction.
  */
+#if !defined(_POSIX_C_SOURCE) || _POSIX_C_SOURCE < 200809L
+#undef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L /* setenv */
+#endif
 #include "mpi_util.h"
 
 #define MT_D 2      /* devices per process */
@@ -66,13 +70,14 @@ static xrt_status mt_run(xrt_client *c, const char *src,
 /* src on the joined client and on the reference: both succeed, and agree
  * on every participant of this process; out gets the reference's results
  * for all n (so callers check them against their own loop). */
-static void mt_compare(const char *src, const xrt_shape *in_shape,
-                       const void *in, size_t in_bytes, void *out,
-                       size_t out_bytes, int n) {
+static void mt_compare_on(xrt_client *g, const char *src,
+                          const xrt_shape *in_shape, const void *in,
+                          size_t in_bytes, void *out, size_t out_bytes,
+                          int n) {
   int ran[MT_MAXP], ran_ref[MT_MAXP];
   char *got = (char *)calloc((size_t)n, out_bytes);
   assert_non_null(got);
-  xrt_status s = mt_run(mt.g, src, in_shape, (const char *)in, in_bytes, got,
+  xrt_status s = mt_run(g, src, in_shape, (const char *)in, in_bytes, got,
                         out_bytes, ran);
   if (s) fail_msg("joined run: %s", xrt_last_error());
   s = mt_run(mt.ref, src, in_shape, (const char *)in, in_bytes, (char *)out,
@@ -88,6 +93,13 @@ static void mt_compare(const char *src, const xrt_shape *in_shape,
   }
   assert_int_equal(mine, MT_D); /* default assignment: MT_D per process */
   free(got);
+}
+
+/* mt_compare_on the joined client mt.g. */
+static void mt_compare(const char *src, const xrt_shape *in_shape,
+                       const void *in, size_t in_bytes, void *out,
+                       size_t out_bytes, int n) {
+  mt_compare_on(mt.g, src, in_shape, in, in_bytes, out, out_bytes, n);
 }
 
 /* "[[0, 1, ...], ...]": ng groups of gs ids, member k of group g is
@@ -292,6 +304,80 @@ static void test_all_reduce_large(void **state) {
   }
   free(in);
   free(out);
+}
+
+/* One all_reduce over every device of E elements of type t (es bytes;
+ * inputs small integers, so any order of summing is exact) on client g,
+ * each element checked against a loop: the sum, or the maximum with a
+ * reducer body. */
+static void check_chunked(xrt_client *g, const char *t, xrt_dtype dt,
+                          size_t es, int E, int max) {
+  int n = mt.n * MT_D;
+  char groups[512], src[4096], body[256];
+  mt_groups(groups, sizeof groups, 1, n, mt_all);
+  if (max)
+    snprintf(body, sizeof body,
+             "      %%c = stablehlo.compare GT, %%x, %%y : (tensor<%s>, "
+             "tensor<%s>) -> tensor<i1>\n"
+             "      %%s = stablehlo.select %%c, %%x, %%y : tensor<i1>, "
+             "tensor<%s>\n", t, t, t);
+  else
+    snprintf(body, sizeof body,
+             "      %%s = stablehlo.add %%x, %%y : tensor<%s>\n", t);
+  mt_all_reduce_src(src, sizeof src, n, t, E, body, groups);
+  char *in = (char *)malloc(es * (size_t)E * (size_t)n);
+  char *out = (char *)malloc(es * (size_t)E * (size_t)n);
+  assert_true(in && out);
+  for (int p = 0; p < n; p++)
+    for (int i = 0; i < E; i++) {
+      int v = (i * 7 + p * 13) % 101 - 50;
+      char *at = in + ((size_t)p * (size_t)E + (size_t)i) * es;
+      if (dt == XRT_F64) *(double *)(void *)at = v;
+      else if (dt == XRT_F32) *(float *)(void *)at = (float)v;
+      else *(int32_t *)(void *)at = v;
+    }
+  xrt_shape sh = TU_SHAPE(dt, E);
+  mt_compare_on(g, src, &sh, in, es * (size_t)E, out, es * (size_t)E, n);
+  for (int i = 0; i < E; i++) {
+    long want = max ? -1000 : 0;
+    for (int q = 0; q < n; q++) {
+      long v = (i * 7 + q * 13) % 101 - 50;
+      want = max ? (v > want ? v : want) : want + v;
+    }
+    for (int p = 0; p < n; p++) {
+      const char *at = out + ((size_t)p * (size_t)E + (size_t)i) * es;
+      double got = dt == XRT_F64 ? *(const double *)(const void *)at
+                   : dt == XRT_F32 ? *(const float *)(const void *)at
+                                   : *(const int32_t *)(const void *)at;
+      if (got != (double)want)
+        fail_msg("element %d of participant %d: %g, not %ld", i, p, got,
+                 want);
+    }
+  }
+  free(in);
+  free(out);
+}
+
+/* The simulator pipelines an all_reduce across processes in 512 KiB
+ * chunks dealt round-robin to its chunk threads: several chunks with a
+ * partial last one, and a different number of chunk threads in each
+ * process (XRT_SIM_XP_THREADS, read when a client is created: 1 or 2,
+ * with MT_D members here), which must still meet chunk by chunk. */
+static void test_all_reduce_chunked(void **state) {
+  (void)state;
+  char threads[16];
+  snprintf(threads, sizeof threads, "%d", mt.me % 2 + 1);
+  setenv("XRT_SIM_XP_THREADS", threads, 1);
+  xrt_client_options co = tm_client_options(MT_D, (uint64_t)256 << 20);
+  xrt_client *g = NULL;
+  xrt_status s = xrt_client_create(&co, &g);
+  unsetenv("XRT_SIM_XP_THREADS");
+  assert_int_equal(s, XRT_OK);
+  check_chunked(g, "f32", XRT_F32, 4, 5 * 131072 + 3, 0);
+  check_chunked(g, "f64", XRT_F64, 8, 3 * 65536 + 1001, 0);
+  check_chunked(g, "i32", XRT_S32, 4, 2 * 131072 + 77, 1);
+  check_chunked(mt.g, "f32", XRT_F32, 4, 131072 + 5, 0);
+  xrt_client_release(g);
 }
 
 /* ---- failures ---- */
@@ -572,6 +658,7 @@ int main(void) {
       cmocka_unit_test(test_all_reduce_body_across),
       cmocka_unit_test(test_all_reduce_tiny),
       cmocka_unit_test(test_all_reduce_large),
+      cmocka_unit_test(test_all_reduce_chunked),
       cmocka_unit_test(test_all_gather_across),
       cmocka_unit_test(test_reduce_scatter_across),
       cmocka_unit_test(test_all_to_all_across),
