@@ -7655,6 +7655,11 @@ static void xrt__hfree_if_live(uintptr_t h, int kind, const void *obj) {
 typedef struct xrt__client xrt__client;
 typedef struct xrt__task xrt__task;
 
+/* The client's counters (xrt_client_get_stats). */
+enum { XRT__ST_ALLOCS, XRT__ST_FREES, XRT__ST_BYTES_IN_USE, XRT__ST_COPIES,
+       XRT__ST_BYTES_COPIED, XRT__ST_H2D, XRT__ST_D2H, XRT__ST_EXECS,
+       XRT__ST_COMPILES, XRT__ST_CACHE_HITS, XRT__ST_COUNT };
+
 /* A device's in-order queue, served by its worker thread.  `busy` means a
  * task is running: on the worker, or inline on a caller that found the
  * queue empty (the synchronous fast path), which keeps the order.  The
@@ -7717,9 +7722,12 @@ struct xrt__client {
    * could wait on each other). */
   pthread_mutex_t launch_mu;
   _Atomic uint64_t next_launch_id;
-  /* xrt_client_get_stats: counted at the plugin call sites. */
-  _Atomic uint64_t st_allocs, st_frees, st_bytes_in_use, st_copies,
-      st_bytes_copied, st_h2d, st_d2h, st_execs, st_compiles, st_cache_hits;
+  /* xrt_client_get_stats: counted at the plugin call sites, in a block
+   * per thread (st_blks, under objs_lock; see XRT__STAT) or, past
+   * XRT__ST_MAXBLKS threads or out of memory, in st. */
+  struct xrt__stats_blk *st_blks;
+  int st_nblks;
+  _Atomic uint64_t st[XRT__ST_COUNT];
   struct xrt__cache *cache; /* section 12b; NULL: no compilation cache */
   struct xrt__mp *mp; /* section 13a; NULL: this process alone */
 };
@@ -7730,9 +7738,85 @@ static xrt_status xrt__mp_devices(xrt__client *c);
 static void xrt__mp_free(xrt__client *c);
 static uint64_t xrt__mp_new_launch_id(xrt__client *c); /* section 13a */
 
-/* Adds n to one of the client's stats counters (relaxed: counters only). */
+/* Stats counters are per thread: a dispatch counts five things, and five
+ * atomic read-modify-writes on shared counters cost about a fifth of it.
+ * Each thread adds to its own block of the client with a plain load and
+ * store (it is the block's only writer); xrt_client_get_stats sums the
+ * blocks.  A thread finds its block through a thread-local cache of the
+ * last client it counted for; a block is keyed by the address of that
+ * cache, so a later thread at the same address (the first one has exited)
+ * takes it over.  Blocks live until the client is released. */
+#define XRT__ST_MAXBLKS 64
+
+typedef struct xrt__stats_blk {
+  struct xrt__stats_blk *next;
+  uintptr_t thread; /* &xrt__tls_stats of its writer */
+  _Atomic uint64_t v[XRT__ST_COUNT];
+} xrt__stats_blk;
+
+static XRT__THREAD_LOCAL struct {
+  uintptr_t client; /* handle: never reused, so never a dead client's */
+  xrt__stats_blk *blk;
+} xrt__tls_stats;
+
+/* This thread's block of c (made on first use), or NULL: count in c->st. */
+static xrt__stats_blk *xrt__stats_bind(xrt__client *c) {
+  uintptr_t me = (uintptr_t)&xrt__tls_stats;
+  xrt__spin_lock(&c->objs_lock);
+  xrt__stats_blk *b = c->st_blks;
+  while (b && b->thread != me) b = b->next;
+  bool room = c->st_nblks < XRT__ST_MAXBLKS;
+  xrt__spin_unlock(&c->objs_lock);
+  if (!b && room &&
+      (b = (xrt__stats_blk *)xrt__calloc(&c->allocator, 1, sizeof *b))) {
+    b->thread = me;
+    xrt__spin_lock(&c->objs_lock);
+    b->next = c->st_blks;
+    c->st_blks = b;
+    c->st_nblks++;
+    xrt__spin_unlock(&c->objs_lock);
+  }
+  if (b && c->handle) {
+    xrt__tls_stats.client = c->handle;
+    xrt__tls_stats.blk = b;
+  }
+  return b;
+}
+
+/* Out of line: the first count of a thread for a client. */
+static void xrt__stat_add_slow(xrt__client *c, int i, uint64_t n) {
+  xrt__stats_blk *b = xrt__stats_bind(c);
+  if (!b) atomic_fetch_add_explicit(&c->st[i], n, memory_order_relaxed);
+  else
+    atomic_store_explicit(&b->v[i],
+                          atomic_load_explicit(&b->v[i], memory_order_relaxed) + n,
+                          memory_order_relaxed);
+}
+
+static inline void xrt__stat_add(xrt__client *c, int i, uint64_t n) {
+  if (xrt__tls_stats.client != c->handle || !c->handle) {
+    xrt__stat_add_slow(c, i, n);
+    return;
+  }
+  xrt__stats_blk *b = xrt__tls_stats.blk;
+  atomic_store_explicit(&b->v[i],
+                        atomic_load_explicit(&b->v[i], memory_order_relaxed) + n,
+                        memory_order_relaxed);
+}
+
+/* Counter i of c: its shared part plus every thread's block. */
+static uint64_t xrt__stat_sum(xrt__client *c, int i) {
+  uint64_t v = atomic_load(&c->st[i]);
+  xrt__spin_lock(&c->objs_lock);
+  for (xrt__stats_blk *b = c->st_blks; b; b = b->next)
+    v += atomic_load_explicit(&b->v[i], memory_order_relaxed);
+  xrt__spin_unlock(&c->objs_lock);
+  return v;
+}
+
+/* Adds n to the client's counter XRT__ST_<field>. */
 #define XRT__STAT(c, field, n) \
-  atomic_fetch_add_explicit(&(c)->field, (uint64_t)(n), memory_order_relaxed)
+  xrt__stat_add((c), XRT__ST_##field, (uint64_t)(n))
 
 static void xrt__link_init(xrt__link *l) { l->prev = l->next = l; }
 static void xrt__link_add(xrt__link *head, xrt__link *l) {
@@ -9630,8 +9714,8 @@ static xrt_status xrt__buffer_publish(xrt__client *c, xrt__buffer *b,
                                       xrt__event *ready, xrt__buffer **out) {
   int device = b->device;
   size_t bytes = b->bytes;
-  XRT__STAT(c, st_allocs, 1);
-  XRT__STAT(c, st_bytes_in_use, bytes);
+  XRT__STAT(c, ALLOCS, 1);
+  XRT__STAT(c, BYTES_IN_USE, bytes);
   b->live = true;
   /* Release: a stale acquirer that increments this count then sees the
    * old handle dead (see xrt__buffer_acquire). */
@@ -9641,8 +9725,8 @@ static xrt_status xrt__buffer_publish(xrt__client *c, xrt__buffer *b,
   if (!b->handle) { /* only a new object lacks a slot: no one acquires it */
     atomic_store_explicit(&b->refs, 0, memory_order_relaxed);
     if (c->api->buffer_free) c->api->buffer_free(c->pc, device, b->mem);
-    XRT__STAT(c, st_frees, 1);
-    XRT__STAT(c, st_bytes_in_use, 0 - (uint64_t)bytes);
+    XRT__STAT(c, FREES, 1);
+    XRT__STAT(c, BYTES_IN_USE, 0 - (uint64_t)bytes);
     b->live = false;
     xrt__buffer_recycle(c, b);
     return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of handles");
@@ -9661,8 +9745,8 @@ static void xrt__buffer_destroy(xrt__buffer *b) {
   xrt__client *c = b->client;
   if (c->api->buffer_free) c->api->buffer_free(c->pc, b->device, b->mem);
   xrt__dlpack_freed(b);
-  XRT__STAT(c, st_frees, 1);
-  XRT__STAT(c, st_bytes_in_use, 0 - (uint64_t)b->bytes);
+  XRT__STAT(c, FREES, 1);
+  XRT__STAT(c, BYTES_IN_USE, 0 - (uint64_t)b->bytes);
   xrt__event_unref(b->ready);
   b->mem = NULL;
   b->ready = NULL;
@@ -9737,7 +9821,7 @@ static xrt_status xrt__write_inline(xrt__client *c, xrt__device *d,
   xrt_status s = xrt__buffer_new(c, d->index, shape, bytes, NULL, &b);
   if (s) return s;
   xrt_plugin_error err = {{0}};
-  XRT__STAT(c, st_h2d, 1);
+  XRT__STAT(c, H2D, 1);
   int64_t t0 = xrt__trace_begin();
   if (bytes && (s = c->api->buffer_write(c->pc, d->index, b->mem, data, bytes,
                                          &err))) {
@@ -9868,7 +9952,7 @@ xrt_status xrt_buffer_to_host(xrt_buffer *buffer, void *dst,
       s = xrt__fail(st, "%s", b->ready->message);
     } else if (!s) {
       xrt_plugin_error err = {{0}};
-      XRT__STAT(c, st_d2h, 1);
+      XRT__STAT(c, D2H, 1);
       int64_t t0 = xrt__trace_begin();
       if (b->bytes && !c->api->buffer_read)
         s = xrt__plugin_lacks(c->api, "buffer_read");
@@ -9939,8 +10023,8 @@ static xrt_status xrt__copy_inline(xrt__buffer *b, xrt__device *d,
   xrt_status s = xrt__buffer_new(c, d->index, &b->shape, b->bytes, NULL, &nb);
   if (s) return s;
   xrt_plugin_error err = {{0}};
-  XRT__STAT(c, st_copies, 1);
-  XRT__STAT(c, st_bytes_copied, b->bytes);
+  XRT__STAT(c, COPIES, 1);
+  XRT__STAT(c, BYTES_COPIED, b->bytes);
   int64_t t0 = xrt__trace_begin();
   if (b->bytes && (s = c->api->buffer_copy(c->pc, b->device, b->mem, d->index,
                                            nb->mem, b->bytes, &err))) {
@@ -10820,7 +10904,7 @@ static xrt_status xrt__executable_build(xrt__executable *e,
   xrt_plugin_error err = {{0}};
   if ((s = xrt__plugin_check_version(c->reg, m))) return s;
   XRT__PLUGIN_NEED(c, compile);
-  XRT__STAT(c, st_compiles, 1);
+  XRT__STAT(c, COMPILES, 1);
   if ((s = c->api->compile(c->pc, &args, &e->pexe, &err)))
     return xrt__fail_plugin(s, c->api->name, &err);
   if (!e->pexe)
@@ -12545,7 +12629,7 @@ static xrt_status xrt__cache_hit(xrt__client *c, xrt__centry *e,
     XRT__CSTAT(k, misses);
   } else {
     XRT__CSTAT(k, hits);
-    XRT__STAT(c, st_cache_hits, 1);
+    XRT__STAT(c, CACHE_HITS, 1);
   }
   xrt__exe_shared *sh = NULL;
   xrt_status code = XRT_OK;
@@ -12764,7 +12848,7 @@ static xrt_status xrt__plugin_execute(xrt__executable *e, int device,
   a.abort_message = abort_message;
   xrt_plugin_error err;
   err.message[0] = 0; /* not = {{0}}: zeroing 1 KiB per dispatch shows */
-  if (!abort_message) XRT__STAT(c, st_execs, 1);
+  if (!abort_message) XRT__STAT(c, EXECS, 1);
   if (!c->api->execute) {
     xrt__msgf(msg, "plugin '%s' does not implement execute", c->api->name);
     return XRT_UNIMPLEMENTED;
@@ -12829,7 +12913,7 @@ static xrt_status xrt__transfer_run(xrt__device *d, xrt__task *t,
   int64_t t0 = 0; /* traced transfers: their start */
   switch (t->kind) {
   case XRT__T_WRITE:
-    XRT__STAT(c, st_h2d, 1);
+    XRT__STAT(c, H2D, 1);
     t0 = xrt__trace_begin();
     if (t->dst->bytes)
       s = c->api->buffer_write(c->pc, t->dst->device, t->dst->mem,
@@ -12837,7 +12921,7 @@ static xrt_status xrt__transfer_run(xrt__device *d, xrt__task *t,
     break;
   case XRT__T_READ:
     if ((s = xrt__wait_input(t->src, msg))) return s;
-    XRT__STAT(c, st_d2h, 1);
+    XRT__STAT(c, D2H, 1);
     t0 = xrt__trace_begin();
     if (t->src->bytes)
       s = c->api->buffer_read(c->pc, t->src->device, t->src->mem,
@@ -12845,8 +12929,8 @@ static xrt_status xrt__transfer_run(xrt__device *d, xrt__task *t,
     break;
   case XRT__T_COPY:
     if ((s = xrt__wait_input(t->src, msg))) return s;
-    XRT__STAT(c, st_copies, 1);
-    XRT__STAT(c, st_bytes_copied, t->src->bytes);
+    XRT__STAT(c, COPIES, 1);
+    XRT__STAT(c, BYTES_COPIED, t->src->bytes);
     t0 = xrt__trace_begin();
     if (t->src->bytes)
       s = c->api->buffer_copy(c->pc, t->src->device, t->src->mem,
@@ -15709,7 +15793,7 @@ static xrt_status xrt__pmap_lookup(xrt__pmap *p, const xrt_shape *shapes,
     pthread_cond_broadcast(&p->cv);
   } else {
     xrt__client *pc = xrt__client_get(p->client);
-    if (pc) XRT__STAT(pc, st_cache_hits, 1);
+    if (pc) XRT__STAT(pc, CACHE_HITS, 1);
   }
   while (e->state == XRT__PMAP_COMPILING) pthread_cond_wait(&p->cv, &p->mu);
   xrt_executable *exe = e->exe;
@@ -15825,6 +15909,11 @@ static void xrt__client_free(xrt__client *c) {
     xrt__free(&c->allocator, c->hosts[i].target);
   xrt__free(&c->allocator, c->hosts);
   xrt__free(&c->allocator, c->devices);
+  while (c->st_blks) { /* every counting thread is done */
+    xrt__stats_blk *b = c->st_blks;
+    c->st_blks = b->next;
+    xrt__free(&c->allocator, b);
+  }
   xrt__hfree_handle(c->handle);
   pthread_mutex_destroy(&c->mu);
   pthread_mutex_destroy(&c->ev_mu);
@@ -15873,16 +15962,16 @@ xrt_status xrt_client_get_stats(const xrt_client *client,
   XRT__CHECK_ARG(c, "invalid client");
   XRT__CHECK_ARG(out, "out is NULL");
   memset(out, 0, sizeof *out);
-  out->device_allocations = atomic_load(&c->st_allocs);
-  out->device_frees = atomic_load(&c->st_frees);
-  out->device_bytes_in_use = atomic_load(&c->st_bytes_in_use);
-  out->device_copies = atomic_load(&c->st_copies);
-  out->device_bytes_copied = atomic_load(&c->st_bytes_copied);
-  out->host_to_device = atomic_load(&c->st_h2d);
-  out->device_to_host = atomic_load(&c->st_d2h);
-  out->executions = atomic_load(&c->st_execs);
-  out->compiles = atomic_load(&c->st_compiles);
-  out->compile_cache_hits = atomic_load(&c->st_cache_hits);
+  out->device_allocations = xrt__stat_sum(c, XRT__ST_ALLOCS);
+  out->device_frees = xrt__stat_sum(c, XRT__ST_FREES);
+  out->device_bytes_in_use = xrt__stat_sum(c, XRT__ST_BYTES_IN_USE);
+  out->device_copies = xrt__stat_sum(c, XRT__ST_COPIES);
+  out->device_bytes_copied = xrt__stat_sum(c, XRT__ST_BYTES_COPIED);
+  out->host_to_device = xrt__stat_sum(c, XRT__ST_H2D);
+  out->device_to_host = xrt__stat_sum(c, XRT__ST_D2H);
+  out->executions = xrt__stat_sum(c, XRT__ST_EXECS);
+  out->compiles = xrt__stat_sum(c, XRT__ST_COMPILES);
+  out->compile_cache_hits = xrt__stat_sum(c, XRT__ST_CACHE_HITS);
   return XRT_OK;
 }
 
@@ -16002,8 +16091,8 @@ static xrt_status xrt__region_copy(xrt__client *c, xrt__buffer *src,
   a.elem_bytes = xrt_dtype_size(src->shape.dtype);
   uint64_t bytes = a.elem_bytes;
   for (int d = 0; d < rank; d++) bytes *= (uint64_t)ext[d];
-  XRT__STAT(c, st_copies, 1);
-  XRT__STAT(c, st_bytes_copied, bytes);
+  XRT__STAT(c, COPIES, 1);
+  XRT__STAT(c, BYTES_COPIED, bytes);
   if (!c->api->buffer_copy_region) return xrt__region_fallback(c, src, dst, &a);
   xrt_plugin_error err = {{0}};
   xrt_status s = c->api->buffer_copy_region(c->pc, &a, &err);
@@ -17528,7 +17617,7 @@ static xrt_status xrt__mpv_write(xrt__client *c, xrt_buffer *h,
   xrt__buffer *b = (xrt__buffer *)xrt__hget(h, XRT__H_BUFFER);
   if (!b) return xrt__fail(XRT_INTERNAL, "a new piece is gone");
   xrt_plugin_error err = {{0}};
-  XRT__STAT(c, st_h2d, 1);
+  XRT__STAT(c, H2D, 1);
   xrt_status s = c->api->buffer_write(c->pc, b->device, b->mem, host,
                                       b->bytes, &err);
   return s ? xrt__fail_plugin(s, c->api->name, &err) : XRT_OK;

@@ -256,9 +256,95 @@ static void test_eight_threads(void **state) {
   pthread_mutex_destroy(&sh.mu);
 }
 
+/* ---- client stats counted by many threads ---- */
+
+enum { STAT_THREADS = 72, STAT_ROUNDS = 5 }; /* more threads than the
+                                               per-thread stat blocks */
+
+typedef struct stat_shared {
+  xrt_client *client;
+  xrt_executable *axpy;
+  pthread_barrier_t barrier;
+  xrt_buffer *kept[STAT_THREADS];
+  atomic_int failures;
+} stat_shared;
+
+typedef struct stat_worker {
+  stat_shared *sh;
+  int id;
+} stat_worker;
+
+/* STAT_ROUNDS of: upload, execute, download, release both; then one
+ * upload kept.  All threads are alive at once (barriers). */
+static void *stat_worker_main(void *arg) {
+  stat_worker *w = (stat_worker *)arg;
+  stat_shared *sh = w->sh;
+  xrt_device *dev = xrt_client_device(sh->client, w->id % DEVICES);
+  float x[8], got[8];
+  for (int i = 0; i < 8; i++) x[i] = (float)(w->id + i);
+  pthread_barrier_wait(&sh->barrier);
+  for (int r = 0; r < STAT_ROUNDS; r++) {
+    xrt_buffer *in = NULL, *out = NULL;
+    xrt_buffer *args[2];
+    bool ok = xrt_buffer_from_host(sh->client, dev, &kVec8, x, &in) == XRT_OK;
+    args[0] = args[1] = in;
+    ok = ok && xrt_execute(sh->axpy, dev, args, 2, &out, 1, NULL) == XRT_OK;
+    ok = ok && xrt_buffer_to_host(out, got, sizeof got) == XRT_OK;
+    for (int i = 0; ok && i < 8; i++) ok = got[i] == x[i] * x[i] + x[i];
+    if (!ok) atomic_fetch_add(&sh->failures, 1);
+    xrt_buffer_release(in);
+    xrt_buffer_release(out);
+  }
+  if (xrt_buffer_from_host(sh->client, dev, &kVec8, x, &sh->kept[w->id]))
+    atomic_fetch_add(&sh->failures, 1);
+  pthread_barrier_wait(&sh->barrier);
+  return NULL;
+}
+
+/* Every count of every thread is in xrt_client_get_stats, exactly, also
+ * past the threads that get a counter block of their own. */
+static void test_stats_from_many_threads(void **state) {
+  (void)state;
+  stat_shared sh;
+  memset(&sh, 0, sizeof sh);
+  pthread_barrier_init(&sh.barrier, NULL, STAT_THREADS);
+  sh.client = tu_client(DEVICES, 0, 64 << 20);
+  assert_int_equal(xrt_compile(sh.client, kAxpy, strlen(kAxpy), NULL,
+                               &sh.axpy), XRT_OK);
+  xrt_client_stats s0, s1, s2;
+  assert_int_equal(xrt_client_get_stats(sh.client, &s0), XRT_OK);
+  pthread_t th[STAT_THREADS];
+  stat_worker w[STAT_THREADS];
+  for (int i = 0; i < STAT_THREADS; i++) {
+    w[i] = (stat_worker){&sh, i};
+    assert_int_equal(pthread_create(&th[i], NULL, stat_worker_main, &w[i]),
+                     0);
+  }
+  for (int i = 0; i < STAT_THREADS; i++) pthread_join(th[i], NULL);
+  assert_int_equal(atomic_load(&sh.failures), 0);
+  assert_int_equal(xrt_client_get_stats(sh.client, &s1), XRT_OK);
+  uint64_t n = STAT_THREADS, r = STAT_ROUNDS;
+  assert_int_equal(s1.executions - s0.executions, n * r);
+  assert_int_equal(s1.host_to_device - s0.host_to_device, n * (r + 1));
+  assert_int_equal(s1.device_to_host - s0.device_to_host, n * r);
+  assert_int_equal(s1.device_allocations - s0.device_allocations,
+                   n * (2 * r + 1));
+  assert_int_equal(s1.device_frees - s0.device_frees, n * 2 * r);
+  assert_int_equal(s1.device_bytes_in_use - s0.device_bytes_in_use,
+                   n * 8 * sizeof(float));
+  for (int i = 0; i < STAT_THREADS; i++) xrt_buffer_release(sh.kept[i]);
+  assert_int_equal(xrt_client_get_stats(sh.client, &s2), XRT_OK);
+  assert_int_equal(s2.device_frees - s0.device_frees, n * (2 * r + 1));
+  assert_int_equal(s2.device_bytes_in_use, s0.device_bytes_in_use);
+  xrt_executable_release(sh.axpy);
+  xrt_client_release(sh.client);
+  pthread_barrier_destroy(&sh.barrier);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_eight_threads),
+      cmocka_unit_test(test_stats_from_many_threads),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
