@@ -28,7 +28,10 @@ ifeq ($(SAN),1)
   BUILD ?= build-asan
   SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
               -fno-omit-frame-pointer
-  CFLAGS += $(SANFLAGS)
+  # -O1, as the sanitizers' own documentation advises: the instrumented
+  # build of the two large translation units compiles in about half the
+  # time of -O2, and the suite runs about as fast.
+  CFLAGS := $(patsubst -O2,-O1,$(CFLAGS)) $(SANFLAGS)
   LDFLAGS += $(SANFLAGS)
 else
   BUILD ?= build
