@@ -13856,8 +13856,13 @@ static xrt_status xrt__mp_allgather(xrt__client *c, uint64_t tag,
   int me = mp ? mp->me : 0, np = mp ? mp->nproc : 1;
   if (bytes) memmove((char *)out + (size_t)me * bytes, in, bytes);
   if (np == 1) return XRT_OK;
-  xrt_transport_msg *m = (xrt_transport_msg *)xrt__calloc(
-      &c->allocator, 2 * (size_t)(np - 1), sizeof *m);
+  /* The message lists of up to 9 processes on the stack: the votes of
+   * section 13c must go out even when host memory is short. */
+  xrt_transport_msg stack[16] = {{0}};
+  xrt_transport_msg *m = np <= 9 ? stack
+                                 : (xrt_transport_msg *)xrt__calloc(
+                                       &c->allocator, 2 * (size_t)(np - 1),
+                                       sizeof *m);
   if (!m) return xrt__nomem("an exchange between processes");
   int k = 0;
   for (int p = 0; p < np; p++) {
@@ -13867,7 +13872,7 @@ static xrt_status xrt__mp_allgather(xrt__client *c, uint64_t tag,
                                           bytes};
   }
   xrt_status s = xrt__mp_exchange(c, tag, m, np - 1, m + np - 1, np - 1, what);
-  xrt__free(&c->allocator, m);
+  if (m != stack) xrt__free(&c->allocator, m);
   return s;
 }
 
@@ -17230,6 +17235,8 @@ static void xrt__xv_donate(xrt__var *v, xrt_sharded_array *out) {
  * then the device-to-device copies inside this process; (3) vote again:
  * all commit, or all drop their new pieces. */
 
+#define XRT__MPV_STACK 8 /* votes (512 bytes each) kept on the stack */
+
 /* One process's vote. */
 typedef struct xrt__mpv_vote {
   int32_t code;
@@ -17257,8 +17264,14 @@ static xrt_status xrt__mpv_agree(xrt__client *c, xrt_status local,
     memcpy(mine.message, e, len);
   }
   uint64_t tag = xrt__mp_next_tag(c); /* taken even if the table fails */
-  xrt__mpv_vote *all = (xrt__mpv_vote *)xrt__calloc(
-      &c->allocator, (size_t)mp->nproc, sizeof *all);
+  /* Up to XRT__MPV_STACK processes the table is on the stack, so that a
+   * process out of host memory still votes (and says so) instead of
+   * leaving the others to time out. */
+  xrt__mpv_vote stack[XRT__MPV_STACK];
+  xrt__mpv_vote *all = mp->nproc <= XRT__MPV_STACK
+                           ? stack
+                           : (xrt__mpv_vote *)xrt__calloc(
+                                 &c->allocator, (size_t)mp->nproc, sizeof *all);
   if (!all) return xrt__nomem("the votes of the processes");
   xrt_status s = xrt__mp_allgather(c, tag, &mine, all, sizeof mine, what);
   for (int p = 0; !s && p < mp->nproc; p++)
@@ -17273,7 +17286,7 @@ static xrt_status xrt__mpv_agree(xrt__client *c, xrt_status local,
   int32_t w = 0;
   for (int p = 0; !s && p < mp->nproc; p++) w |= all[p].work;
   if (any_work) *any_work = w;
-  xrt__free(&c->allocator, all);
+  if (all != stack) xrt__free(&c->allocator, all);
   return s;
 }
 

@@ -471,6 +471,70 @@ static void test_stalled_peer(void **state) {
   xrt_client_release(c);
 }
 
+/* An allocator that fails every allocation while armed. */
+static atomic_int mv_oom;
+
+static void *mv_alloc(void *self, size_t size) {
+  (void)self;
+  return atomic_load(&mv_oom) ? NULL : malloc(size);
+}
+
+static void mv_free(void *self, void *p) {
+  (void)self;
+  free(p);
+}
+
+/* One process out of host memory during a reshard: it still votes, so
+ * every process fails at once (no timeout), naming it, and nothing
+ * changes; afterwards the reshard works. */
+static void test_host_oom_in_one(void **state) {
+  (void)state;
+  xrt_client_options co = tm_client_options(MV_D, 0);
+  co.allocator = (xrt_allocator){NULL, mv_alloc, mv_free};
+  xrt_client *c = NULL;
+  assert_int_equal(xrt_client_create(&co, &c), XRT_OK);
+  xrt_shape logical = TU_SHAPE(XRT_F32, MV_R, MV_R);
+  float src[MV_R * MV_R], got[MV_R * MV_R];
+  mv_fill(src, 9);
+  xrt_sharding_spec s0, s1;
+  xrt_sharding_spec_init(&s0, 2);
+  s0.dims[0].kind = XRT_DIM_CHUNKED;
+  s0.dims[0].num_chunks = 1;
+  s0.dims[0].chunks[0] = mv.g;
+  s0.num_mesh_dims = 1;
+  s0.mesh[0].kind = XRT_MESH_SHARDED_AXIS;
+  s1 = s0;
+  s1.dims[1] = s0.dims[0];
+  s1.dims[0].kind = XRT_DIM_NO_SHARDING;
+  xrt_device *devs[MV_MAXG];
+  for (int k = 0; k < mv.g; k++) devs[k] = xrt_client_global_device(c, k);
+  xrt_variable_format f0 = {&s0, devs, mv.g}, f1 = {&s1, devs, mv.g};
+  xrt_variable *v = NULL;
+  assert_int_equal(xrt_variable_create(c, "oom", &logical, src, &f0, &v),
+                   XRT_OK);
+  uint64_t k0 = xrt_variable_format_key(v);
+  int victim = mv.n - 1;
+  /* A short timeout: a process that did not vote shows as a failure
+   * here instead of a long wait. */
+  assert_int_equal(xrt_mpi_set_timeout(TM_STALL_MS), XRT_OK);
+  if (mv.me == victim) atomic_store(&mv_oom, 1);
+  xrt_status s = xrt_variables_reshard(&v, &f1, 1, NULL);
+  atomic_store(&mv_oom, 0);
+  assert_int_equal(xrt_mpi_set_timeout(TM_TIMEOUT_MS), XRT_OK);
+  assert_int_equal(s, XRT_RESOURCE_EXHAUSTED);
+  char want[64];
+  snprintf(want, sizeof want, "process %d failed", victim);
+  if (mv.me != victim) TU_ASSERT_CONTAINS(xrt_last_error(), want);
+  assert_true(xrt_variable_format_key(v) == k0);
+  MPI_Barrier(MPI_COMM_WORLD);
+  assert_int_equal(xrt_variables_reshard(&v, &f1, 1, NULL), XRT_OK);
+  memset(got, 0, sizeof got);
+  assert_int_equal(xrt_variable_to_host(v, got, sizeof got), XRT_OK);
+  assert_memory_equal(got, src, sizeof got);
+  assert_int_equal(xrt_variable_release(v), XRT_OK);
+  xrt_client_release(c);
+}
+
 /* ---- main ---- */
 
 static int mv_setup(void **state) {
@@ -503,6 +567,7 @@ int main(void) {
       cmocka_unit_test(test_invalid_in_one),
       cmocka_unit_test(test_fault_in_one),
       cmocka_unit_test(test_stalled_peer),
+      cmocka_unit_test(test_host_oom_in_one),
   };
   return cmocka_run_group_tests(tests, mv_setup, tm_teardown) ? 1 : 0;
 }
