@@ -60,8 +60,8 @@
  *   Planning functions, executables and execution
  *   Platform description and op support (ABI 1.0); fault kinds and region
  *   copies; host memory as device memory (zero-copy DLPack); trace events
- *   of collectives; serialized executables (ABI 1.1, the disk cache) and
- *   their validation; the plugin table
+ *   of collectives; serialized executables (ABI 1.1, the disk cache: the
+ *   module, its fusion decisions) and their validation; the plugin table
  */
 #define _POSIX_C_SOURCE 200809L
 #include "xrt.h"
@@ -2015,10 +2015,19 @@ static void sim_strides(const xrt_shape *s, int64_t *st) {
 typedef struct sim_pool {
   xrt_allocator al;
   void *head;
+  /* Small requests are carved from the newest chunk (a plan makes
+   * thousands; one malloc each was a tenth of a disk cache hit). */
+  char *bump;
+  size_t bump_left;
 } sim_pool;
 
-/* 64-byte aligned memory (not zeroed) that lives until sim_pool_release. */
-static void *sim_pool_raw(sim_pool *p, size_t bytes) {
+/* Measured on bench_disk_cache: larger requests or chunks (2 KB, 64 KB)
+ * left freed chunks at the heap's top, which malloc trims, so every
+ * compile faulted hundreds of fresh pages in again. */
+#define SIM_POOL_SMALL 512 /* bytes: carved from a chunk */
+#define SIM_POOL_CHUNK ((size_t)16 << 10)
+
+static void *sim_pool_block(sim_pool *p, size_t bytes) {
   if (bytes > SIZE_MAX - 2 * SIM_ALIGN) return NULL;
   char *raw = (char *)p->al.alloc(p->al.self, bytes + 2 * SIM_ALIGN);
   if (!raw) return NULL;
@@ -2027,6 +2036,23 @@ static void *sim_pool_raw(sim_pool *p, size_t bytes) {
   uintptr_t at = ((uintptr_t)raw + sizeof(void *) + SIM_ALIGN - 1) &
                  ~(uintptr_t)(SIM_ALIGN - 1);
   return raw + (at - (uintptr_t)raw);
+}
+
+/* 64-byte aligned memory (not zeroed) that lives until sim_pool_release. */
+static void *sim_pool_raw(sim_pool *p, size_t bytes) {
+  if (bytes > SIM_POOL_SMALL) return sim_pool_block(p, bytes);
+  size_t need = bytes ? (bytes + SIM_ALIGN - 1) & ~(size_t)(SIM_ALIGN - 1)
+                      : SIM_ALIGN;
+  if (need > p->bump_left) {
+    char *c = (char *)sim_pool_block(p, SIM_POOL_CHUNK);
+    if (!c) return NULL;
+    p->bump = c;
+    p->bump_left = SIM_POOL_CHUNK;
+  }
+  void *data = p->bump;
+  p->bump += need;
+  p->bump_left -= need;
+  return data;
 }
 
 /* Zeroed, 64-byte aligned memory that lives until sim_pool_release. */
@@ -2517,6 +2543,11 @@ typedef struct sim_exe {
   /* One frame per device, made on first use under mu (busy: in use). */
   sim_frame *dframes;
   _Atomic unsigned char *dbusy;
+  /* The fusion decisions of its blocks, in planning order (each: the op
+   * count n, then n group ids, see sim_fz_plan_block), which
+   * executable_serialize stores; fzrec_lost: one could not be recorded. */
+  sim_vec fzrec;
+  int fzrec_lost;
 } sim_exe;
 
 struct sim_launch;
@@ -3606,6 +3637,12 @@ typedef struct sim_cc {
   const xrt_host_binding *hosts; /* by custom_call op->callee */
   sim_dot_memo dmemo[SIM_DOT_MEMO]; /* recent tables, round robin */
   unsigned ndmemo;
+  /* Fusion decisions given by serialized bytes (NULL: analyse), read in
+   * the order sim_exe.fzrec was written; fz_bad: 1 they did not fit, 2 out
+   * of memory while following them. */
+  const int32_t *fzin;
+  int32_t fzin_n, fzin_at;
+  int fz_bad;
 } sim_cc;
 
 /* Planning state of one function. */
@@ -10627,29 +10664,144 @@ static void sim_fz_group(const sim_fcc *fc, const sim_fzinfo *zi,
   if (nm == 1 && kinds[ri] != 'R') grp[ri] = -1;
 }
 
+/* Appends block grouping grp (n ops) to the executable's record, which
+ * executable_serialize stores so that a load need not search again. */
+static void sim_fz_record(sim_fcc *fc, const int32_t *grp, int32_t n) {
+  sim_exe *e = fc->cc->exe;
+  sim_vec *v = &e->fzrec;
+  const xrt_allocator *al = &fc->cc->al;
+  if (e->fzrec_lost) return;
+  if (!grp || n > INT32_MAX - 1 - v->n) {
+    e->fzrec_lost = 1;
+    return;
+  }
+  if (n + 1 > v->cap - v->n) {
+    int32_t cap = v->cap ? v->cap : 256;
+    while (cap - v->n < n + 1 && cap <= INT32_MAX / 2) cap *= 2;
+    char *p = cap - v->n >= n + 1
+                  ? (char *)al->alloc(al->self, sizeof(int32_t) * (size_t)cap)
+                  : NULL;
+    if (!p) {
+      e->fzrec_lost = 1;
+      return;
+    }
+    if (v->n) memcpy(p, v->p, sizeof(int32_t) * (size_t)v->n);
+    al->free(al->self, v->p);
+    v->p = p;
+    v->cap = cap;
+    v->es = sizeof(int32_t);
+  }
+  int32_t *w = (int32_t *)(void *)v->p + v->n;
+  w[0] = n;
+  memcpy(w + 1, grp, sizeof(int32_t) * (size_t)n);
+  v->n += n + 1;
+}
+
+/* Whether grouping grp of block r is one the fused lowering can take:
+ * groups whose members come before their root, ops of fusable kinds over
+ * the root's loop space, at most SIM_FZ_MAXOPS ops a group, and every use
+ * of a member's value an operand that the group computes inside (so each
+ * member is reached from its root, and no value the group does not
+ * materialize is read elsewhere).  Checks what sim_fz_group ensures; kinds
+ * are set for the grouped ops; scratch holds 2 n ints. */
+static int sim_fz_grouping_ok(const sim_fcc *fc, const sim_fzinfo *zi,
+                              const xrt_ir_region *r, const int32_t *grp,
+                              uint8_t *kinds, int32_t *scratch) {
+  int32_t n = r->num_ops - 1, *size = scratch, *inside = scratch + n;
+  memset(scratch, 0, sizeof(int32_t) * 2 * (size_t)n);
+  for (int32_t i = 0; i < n; i++) {
+    kinds[i] = 0;
+    if (grp[i] == -1) continue;
+    if (grp[i] < i || grp[i] >= n || grp[grp[i]] != grp[i]) return 0;
+    kinds[i] = (uint8_t)sim_fz_kind(fc, &r->ops[i]);
+    if (++size[grp[i]] > SIM_FZ_MAXOPS) return 0;
+  }
+  for (int32_t i = 0; i < n; i++) /* roots first: members use their space */
+    if (grp[i] == i && (!kinds[i] || kinds[i] == 'v')) return 0;
+  for (int32_t i = 0; i < n; i++) {
+    int32_t g = grp[i];
+    if (g == -1) continue;
+    int k = kinds[i];
+    if (g != i && (!k || k == 'R')) return 0;
+    const xrt_ir_op *op = &r->ops[i];
+    if (g != i && sim_numel(sim_shape(fc, op->results[0])) !=
+                      sim_fz_space(fc, &r->ops[g], kinds[g]))
+      return 0;
+    for (int32_t j = 0; j < op->num_operands; j++) {
+      int32_t v = op->operands[j];
+      if (!sim_fz_fusable_operand(k, j) || v < 0 || v >= zi->n) continue;
+      int32_t p = sim_fz_index(r, zi->def[v]);
+      if (p >= 0 && p != g && grp[p] == g) inside[p]++;
+    }
+  }
+  for (int32_t i = 0; i < n; i++)
+    if (grp[i] != -1 && grp[i] != i &&
+        inside[i] != zi->nuse[r->ops[i].results[0]])
+      return 0;
+  return 1;
+}
+
+/* Block r's grouping from serialized bytes being loaded, into grp: 1 when
+ * taken, 0 when none is given (the analysis runs), -1 when it does not
+ * fit the block (the load is refused: forged or damaged bytes), -2 when
+ * out of memory. */
+static int sim_fz_replay(sim_fcc *fc, const sim_fzinfo *zi,
+                         const xrt_ir_region *r, int32_t *grp,
+                         uint8_t *kinds) {
+  sim_cc *cc = fc->cc;
+  int32_t n = r->num_ops - 1;
+  if (!cc->fzin) return 0;
+  if (cc->fzin_n - cc->fzin_at < 1 ||
+      cc->fzin[cc->fzin_at] != n || cc->fzin_n - cc->fzin_at - 1 < n)
+    return -1;
+  memcpy(grp, cc->fzin + cc->fzin_at + 1, sizeof(int32_t) * (size_t)n);
+  cc->fzin_at += n + 1;
+  const xrt_allocator *al = &cc->al;
+  int32_t *scratch = (int32_t *)al->alloc(al->self,
+                                          sizeof(int32_t) * 2 * (size_t)n);
+  if (!scratch) return -2;
+  int ok = sim_fz_grouping_ok(fc, zi, r, grp, kinds, scratch);
+  al->free(al->self, scratch);
+  return ok ? 1 : -1;
+}
+
 /* Groups block r's ops: grp[i] = -1 lowers op i alone, i: op i is a root,
- * else the root it is absorbed into.  NULL when fusion does not apply. */
+ * else the root it is absorbed into.  NULL when fusion does not apply (or
+ * given decisions do not fit: cc->fz_bad).  A load of serialized bytes
+ * takes the decisions they carry, checked (sim_fz_replay); each grouping
+ * is recorded for executable_serialize. */
 static int32_t *sim_fz_plan_block(sim_fcc *fc, const xrt_ir_region *r) {
   const xrt_allocator *al = &fc->cc->al;
   if (r->num_ops < 3 || sim_fz_disabled()) return NULL;
   sim_fzinfo *zi = sim_fz_info(fc);
-  if (!zi) return NULL;
   int32_t n = r->num_ops - 1;
   int32_t *grp = (int32_t *)al->alloc(al->self, sizeof(int32_t) * (size_t)n);
   uint8_t *kinds = (uint8_t *)al->alloc(al->self, (size_t)n);
-  if (!grp || !kinds) {
+  if (!zi || !grp || !kinds) {
+    al->free(al->self, grp);
+    al->free(al->self, kinds);
+    fc->cc->exe->fzrec_lost = 1;
+    if (fc->cc->fzin) fc->cc->fz_bad = 2; /* cannot follow them */
+    return NULL;
+  }
+  int given = sim_fz_replay(fc, zi, r, grp, kinds);
+  if (given < 0) {
+    fc->cc->fz_bad = -given;
     al->free(al->self, grp);
     al->free(al->self, kinds);
     return NULL;
   }
-  for (int32_t i = 0; i < n; i++) {
-    grp[i] = -1;
-    kinds[i] = (uint8_t)sim_fz_kind(fc, &r->ops[i]);
+  if (!given) {
+    for (int32_t i = 0; i < n; i++) {
+      grp[i] = -1;
+      kinds[i] = (uint8_t)sim_fz_kind(fc, &r->ops[i]);
+    }
+    for (int32_t i = n - 1; i >= 0; i--)
+      if (grp[i] == -1 && kinds[i] && kinds[i] != 'v')
+        sim_fz_group(fc, zi, r, grp, kinds, i);
   }
-  for (int32_t i = n - 1; i >= 0; i--)
-    if (grp[i] == -1 && kinds[i] && kinds[i] != 'v')
-      sim_fz_group(fc, zi, r, grp, kinds, i);
   al->free(al->self, kinds);
+  sim_fz_record(fc, grp, n);
   return grp;
 }
 
@@ -10960,6 +11112,10 @@ static xrt_status sim_fz_lower_ops(sim_fcc *fc, const xrt_ir_region *r,
   int32_t *grp = sim_fz_plan_block(fc, r);
   sim_fzb *b = NULL; /* building space, shared by the block's groups */
   xrt_status rc = XRT_OK;
+  if (fc->cc->fz_bad == 2) return sim_oom(fc);
+  if (fc->cc->fz_bad)
+    return sim_fail(fc->cc->err, XRT_INVALID_ARGUMENT, "@%s: stored fusion "
+                    "decisions do not fit a block", fc->f->name);
   for (int32_t i = 0; i < r->num_ops - 1 && !rc; i++) {
     if (!grp || grp[i] == -1) {
       rc = sim_lower_op(fc, &r->ops[i], steps);
@@ -13832,7 +13988,23 @@ static xrt_status sim_plan_func(sim_cc *cc, int32_t fidx, int is_entry) {
   fc.f = &cc->m->funcs[fidx];
   fc.defs.es = fc.nested.es = sizeof(int32_t);
   xrt_status rc = XRT_OK;
-  for (int32_t i = 0; i < fc.f->num_values && !rc; i++) {
+  /* The real values at once, in the capacity sim_new_value would have
+   * grown to (copying the table at each doubling cost a twentieth of a
+   * plan; tables sized otherwise, larger ones too, made malloc map and
+   * fault in fresh pages on every compile). */
+  int32_t cap = 64, nv = fc.f->num_values > 0 ? fc.f->num_values : 0;
+  while (cap < nv && cap <= INT32_MAX / 2) cap *= 2;
+  if (cap >= nv) {
+    fc.v = (sim_vinfo *)cc->al.alloc(cc->al.self, sizeof *fc.v * (size_t)cap);
+    if (!fc.v) {
+      rc = sim_oom(&fc);
+    } else {
+      memset(fc.v, 0, sizeof *fc.v * (size_t)nv);
+      fc.capv = cap;
+      fc.nv = nv;
+    }
+  }
+  for (int32_t i = fc.nv; i < fc.f->num_values && !rc; i++) {
     int32_t id;
     rc = sim_new_value(&fc, &id);
   }
@@ -13890,6 +14062,7 @@ static void sim_executable_destroy(void *executable) {
   for (int32_t i = 0; i < e->owned_ctx.n; i++)
     e->cl->al.free(e->cl->al.self, ((void **)(void *)e->owned_ctx.p)[i]);
   sim_vec_free(&e->cl->al, &e->owned_ctx);
+  sim_vec_free(&e->cl->al, &e->fzrec);
   if (e->mu_ok) pthread_mutex_destroy(&e->mu);
   sim_pool_release(&e->pool);
   e->cl->al.free(e->cl->al.self, e);
@@ -13911,8 +14084,13 @@ static void sim_layout(sim_exe *e) {
   e->arena_bytes = arena;
 }
 
-static xrt_status sim_compile(void *client, const xrt_plugin_compile_args *args,
-                              void **out_executable, xrt_plugin_error *err) {
+/* sim_compile, following the fusion decisions fzin (nfzin ints; NULL:
+ * none) that serialized bytes carry (see "Serialized executables"). */
+static xrt_status sim_compile_given(void *client,
+                                    const xrt_plugin_compile_args *args,
+                                    const int32_t *fzin, int32_t nfzin,
+                                    void **out_executable,
+                                    xrt_plugin_error *err) {
   sim_client *c = (sim_client *)client;
   if (!c || !args || !out_executable || args->struct_size < sizeof *args ||
       !args->module)
@@ -13930,7 +14108,8 @@ static xrt_status sim_compile(void *client, const xrt_plugin_compile_args *args,
   e->m = m;
   e->entry = args->entry;
   e->owned_ctx.es = sizeof(void *);
-  sim_cc cc = {c->al, e, m, err, args->host_bindings, {{0}}, 0};
+  sim_cc cc = {c->al, e, m, err, args->host_bindings, {{0}}, 0,
+               nfzin > 0 ? fzin : NULL, nfzin, 0, 0};
   xrt_status rc = sim_compile_launch_shape(e, args, err);
   if (!rc) rc = sim_xp_compile(e, args, err);
   e->fp = (sim_fplan *)sim_pool_alloc(&e->pool, sizeof *e->fp *
@@ -13952,6 +14131,11 @@ static xrt_status sim_compile(void *client, const xrt_plugin_compile_args *args,
   }
   *out_executable = e;
   return XRT_OK;
+}
+
+static xrt_status sim_compile(void *client, const xrt_plugin_compile_args *args,
+                              void **out_executable, xrt_plugin_error *err) {
+  return sim_compile_given(client, args, NULL, 0, out_executable, err);
 }
 
 /* Binds arguments and outputs, runs the entry plan, copies the results
@@ -14787,17 +14971,30 @@ static void sim_trace_wrap(const sim_fcc *fc, sim_step *st) {
  * executable_deserialize; the persistent compilation cache of issue #7)
  *
  * The bytes are the verified IR module the executable was planned from,
- * in a binary form, and its entry: loading them skips parsing, the
- * normalizer and the verifier (most of a cold compile) and re-runs only
- * the planner.  They stay valid across processes of the same simulator
- * version and host (native byte order, checked by a marker).
+ * in a binary form, its entry, and the fusion decisions the planner made
+ * for it: loading them skips parsing, the normalizer and the verifier
+ * (most of a cold compile) and the search for fused groups, and re-runs
+ * the rest of the planner.  They stay valid across processes of the same
+ * simulator version and host (native byte order, checked by a marker).
  *
- *   "XSIMEXE1", u32 format version, u32 byte-order marker, u64 XXH3-64 of
- *   every byte after it, i32 entry,
- *   the module: name, custom calls, funcs, replicas, partitions, version;
- *   each func: name, public, value types, body region, result types, loc;
- *   each region: arg ids, ops; each op: code, name, operand and result
- *   ids, attrs, regions, loc, callee; types, attrs and literals nest.
+ *   "XSIMEXE1", u32 format version (4), u32 byte-order marker, u64 XXH3-64
+ *   of every byte after it, i32 entry,
+ *   the module: name, custom calls, replicas, partitions, version, funcs;
+ *   each func: name, public, value count, a table of the distinct value
+ *   types and a u32 index into it per value, body region, result types,
+ *   loc;
+ *   each region: arg ids, ops; each op: code, u8 1 when its name is the
+ *   code's (else 0 and the name), operand and result ids, attrs, regions,
+ *   loc, callee; types, attrs and literals nest; an attribute's name is a
+ *   u8 index into the last SIM_SER_NAMES names or SIM_SER_NEWNAME and the
+ *   name;
+ *   the fusion decisions: i32 count, then that many i32: per block the
+ *   planner fused, in planning order, its op count n (terminator aside)
+ *   and n group ids (-1: alone, i: a root, > i: the root absorbing it;
+ *   sim_fz_plan_block).  A count of 0 (say, a decision that could not be
+ *   recorded) makes the load search as a cold compile does.
+ * Versions 3 and 2 (types in full per value, op names as strings, no
+ * decisions) are still read, and re-planned from scratch.
  *
  * Strings are a u32 length + 1 (0: NULL) and the bytes; SIM_SER_SAME
  * repeats the previous string of the same slot (op names and file names
@@ -14816,14 +15013,23 @@ static void sim_trace_wrap(const sim_fcc *fc, sim_step *st) {
  * terminators, op names matching codes, and a copy of the verifier's
  * rules for each op that may load from bytes; other ops and quantized
  * types are refused), and a module the planner still refuses is
- * XRT_INVALID_ARGUMENT too.  The rebuilt module lives in blocks of a
- * sim_pool that the executable's own pool adopts.
+ * XRT_INVALID_ARGUMENT too.  The fusion decisions are taken only after
+ * the checks of sim_fz_grouping_ok (cheaper than the search they replace:
+ * roots and members of fusable kinds, members before their root over its
+ * loop space, every use of a member's value inside its group); decisions
+ * that do not fit the blocks make the load XRT_INVALID_ARGUMENT.  The
+ * rebuilt module lives in blocks of a sim_pool that the executable's own
+ * pool adopts.
  * ==================================================================== */
 
 #define SIM_SER_MAGIC "XSIMEXE1"
 /* 3: a 2-D integer tensor attribute (replica groups, source-target pairs)
- * keeps its shape, so collectives load; 2 is still read, without them. */
-#define SIM_SER_VERSION 3u
+ * keeps its shape, so collectives load; 2 is still read, without them.
+ * 4: a function's value types are a table of distinct types and an index
+ * per value, an op named as its code says has a flag instead of the name,
+ * and the fusion decisions follow the functions; 3 and 2 are still read
+ * (and re-planned from scratch). */
+#define SIM_SER_VERSION 4u
 #define SIM_SER_ORDER 0x01020304u
 #define SIM_SER_SAME 0xffffffffu
 #define SIM_SER_DEPTH 64 /* nesting of regions, types and attributes */
@@ -14834,6 +15040,12 @@ static void sim_trace_wrap(const sim_fcc *fc, sim_step *st) {
 
 enum { SIM_SLOT_OPNAME, SIM_SLOT_FILE, SIM_SLOT_COUNT };
 
+/* Version 4: an attribute name is a u8, the index of one of the last
+ * SIM_SER_NAMES distinct names written (a ring both sides keep alike), or
+ * SIM_SER_NEWNAME and the string, which then takes the next ring slot. */
+#define SIM_SER_NAMES 16
+#define SIM_SER_NEWNAME 0xffu
+
 /* ---- writing ---- */
 
 typedef struct sim_wbuf {
@@ -14841,6 +15053,8 @@ typedef struct sim_wbuf {
   size_t n, cap;
   int oom;
   const char *last[SIM_SLOT_COUNT];
+  const char *names[SIM_SER_NAMES]; /* the ring of attribute names */
+  unsigned nnames;
 } sim_wbuf;
 
 static void sim_w(sim_wbuf *w, const void *src, size_t n) {
@@ -14937,8 +15151,19 @@ static void sim_wlit(sim_wbuf *w, const xrt_ir_literal *l) {
   sim_w(w, l->data, l->bytes);
 }
 
+static void sim_wname(sim_wbuf *w, const char *s) {
+  for (unsigned k = 0; s && k < SIM_SER_NAMES && k < w->nnames; k++)
+    if (strcmp(w->names[k], s) == 0) {
+      sim_wu8(w, k);
+      return;
+    }
+  sim_wu8(w, SIM_SER_NEWNAME);
+  sim_wstr(w, s, -1);
+  if (s) w->names[w->nnames++ % SIM_SER_NAMES] = s;
+}
+
 static void sim_wattr(sim_wbuf *w, const xrt_ir_attr *a) {
-  sim_wstr(w, a->name, -1);
+  sim_wname(w, a->name);
   sim_wu8(w, a->kind);
   sim_wi64(w, a->i);
   sim_w(w, &a->f, sizeof a->f);
@@ -14981,7 +15206,10 @@ static void sim_wregion(sim_wbuf *w, const xrt_ir_region *r);
 
 static void sim_wop(sim_wbuf *w, const xrt_ir_op *op) {
   sim_wi32(w, (int32_t)op->code);
-  sim_wstr(w, op->name, SIM_SLOT_OPNAME);
+  const char *cn = sim_opcode_name(op->code);
+  int named = cn && op->name && strcmp(op->name, cn) == 0;
+  sim_wu8(w, (unsigned)named); /* 1: the name is the code's */
+  if (!named) sim_wstr(w, op->name, SIM_SLOT_OPNAME);
   sim_wids(w, op->operands, op->num_operands);
   sim_wids(w, op->results, op->num_results);
   sim_wi32(w, op->num_attrs);
@@ -14999,11 +15227,51 @@ static void sim_wregion(sim_wbuf *w, const xrt_ir_region *r) {
   for (int32_t i = 0; i < r->num_ops; i++) sim_wop(w, &r->ops[i]);
 }
 
+/* Plain tensor types (and tokens) that are equal; others never are (the
+ * table keeps them apart, which costs bytes, not correctness). */
+static int sim_wsame_type(const xrt_ir_type *a, const xrt_ir_type *b) {
+  if (a->kind != b->kind) return 0;
+  if (a->kind == XRT_TYPE_TOKEN) return 1;
+  if (a->kind != XRT_TYPE_TENSOR || a->quant || b->quant) return 0;
+  return a->shape.dtype == b->shape.dtype && a->shape.rank == b->shape.rank &&
+         memcmp(a->shape.dims, b->shape.dims,
+                sizeof(int64_t) * (size_t)a->shape.rank) == 0;
+}
+
+#define SIM_SER_TYPE_LOOKBACK 16 /* table entries searched for a type */
+
+/* The value types: a table of distinct types (a type is looked for among
+ * the last entries only, so writing stays linear), then one u32 index
+ * per value. */
+static void sim_wvalue_types(sim_wbuf *w, const xrt_ir_func *f) {
+  int32_t n = f->num_values, nt = 0;
+  int32_t *tab = (int32_t *)malloc(sizeof(int32_t) * (size_t)(n + 1));
+  uint32_t *idx = (uint32_t *)malloc(sizeof(uint32_t) * (size_t)(n + 1));
+  if (!tab || !idx) {
+    free(tab);
+    free(idx);
+    w->oom = 1;
+    return;
+  }
+  const xrt_ir_type *vt = f->value_types;
+  for (int32_t i = 0; i < n; i++) {
+    int32_t k = nt - 1, stop = nt - SIM_SER_TYPE_LOOKBACK;
+    while (k >= 0 && k >= stop && !sim_wsame_type(&vt[tab[k]], &vt[i])) k--;
+    if (k < 0 || k < stop) tab[k = nt++] = i;
+    idx[i] = (uint32_t)k;
+  }
+  sim_wi32(w, nt);
+  for (int32_t k = 0; k < nt; k++) sim_wtype(w, &vt[tab[k]]);
+  sim_w(w, idx, sizeof *idx * (size_t)n);
+  free(tab);
+  free(idx);
+}
+
 static void sim_wfunc(sim_wbuf *w, const xrt_ir_func *f) {
   sim_wstr(w, f->name, -1);
   sim_wu8(w, f->is_public);
   sim_wi32(w, f->num_values);
-  for (int32_t i = 0; i < f->num_values; i++) sim_wtype(w, &f->value_types[i]);
+  sim_wvalue_types(w, f);
   sim_wregion(w, &f->body);
   sim_wi32(w, f->num_results);
   for (int32_t i = 0; i < f->num_results; i++)
@@ -15020,7 +15288,8 @@ static xrt_status sim_executable_serialize(void *executable, void **out_data,
   *out_data = NULL;
   *out_size = 0;
   const xrt_ir_module *m = e->m;
-  sim_wbuf w = {NULL, 0, 0, 0, {NULL, NULL}};
+  sim_wbuf w;
+  memset(&w, 0, sizeof w);
   sim_w(&w, SIM_SER_MAGIC, 8);
   sim_w32(&w, SIM_SER_VERSION);
   sim_w32(&w, SIM_SER_ORDER);
@@ -15033,6 +15302,10 @@ static xrt_status sim_executable_serialize(void *executable, void **out_data,
   sim_wstr(&w, m->stablehlo_version, -1);
   sim_wi32(&w, m->num_funcs);
   for (int32_t i = 0; i < m->num_funcs; i++) sim_wfunc(&w, &m->funcs[i]);
+  /* the fusion decisions (none when one could not be recorded) */
+  int32_t nfz = e->fzrec_lost ? 0 : e->fzrec.n;
+  sim_wi32(&w, nfz);
+  if (nfz) sim_w(&w, e->fzrec.p, sizeof(int32_t) * (size_t)nfz);
   if (w.oom) {
     free(w.p);
     return sim_fail(err, XRT_RESOURCE_EXHAUSTED, "out of host memory");
@@ -15059,12 +15332,17 @@ typedef struct sim_rbuf {
   char *blk;
   size_t blk_left;
   const char *last[SIM_SLOT_COUNT];
+  const char *names[SIM_SER_NAMES]; /* version 4: as sim_wbuf's */
+  unsigned nnames;
   /* The function being read: value ids must be below num_values. */
   int32_t num_values, num_funcs, num_custom_calls;
   /* A tensor larger than a device's memory cannot run (and would have
    * the planner allocate it for an iota): the bytes are refused. */
   uint64_t max_tensor_bytes;
-  uint32_t version; /* of the bytes (SIM_SER_VERSION or 2) */
+  uint32_t version; /* of the bytes (SIM_SER_VERSION, 3 or 2) */
+  /* Version 4: the fusion decisions (nfz ints), for sim_compile_given. */
+  const int32_t *fz;
+  int32_t nfz;
 } sim_rbuf;
 
 static int sim_rbad(sim_rbuf *r, const char *why) {
@@ -15072,23 +15350,24 @@ static int sim_rbad(sim_rbuf *r, const char *why) {
   return 0;
 }
 
+/* A new block for at least bytes (8-aligned); 0 when out of memory. */
+static int sim_rblock(sim_rbuf *r, size_t bytes) {
+  /* blocks below the usual mmap threshold, not zeroed: a hit touches
+   * only the bytes it uses and reuses freed heap memory (1 MB blocks
+   * were mapped and faulted in afresh on every load) */
+  size_t sz = bytes > ((size_t)64 << 10) ? bytes : ((size_t)64 << 10);
+  char *b = (char *)sim_pool_raw(&r->pool, sz);
+  if (!b) return sim_rbad(r, "out of host memory");
+  r->blk = b;
+  r->blk_left = sz;
+  return 1;
+}
+
 /* Not zeroed: for bytes the caller overwrites at once. */
-static void *sim_ralloc_raw(sim_rbuf *r, size_t bytes) {
+static inline void *sim_ralloc_raw(sim_rbuf *r, size_t bytes) {
   if (r->why) return NULL;
   bytes = (bytes + 7) & ~(size_t)7;
-  if (bytes > r->blk_left) {
-    /* blocks below the usual mmap threshold, not zeroed: a hit touches
-     * only the bytes it uses and reuses freed heap memory (1 MB blocks
-     * were mapped and faulted in afresh on every load) */
-    size_t sz = bytes > ((size_t)64 << 10) ? bytes : ((size_t)64 << 10);
-    char *b = (char *)sim_pool_raw(&r->pool, sz);
-    if (!b) {
-      sim_rbad(r, "out of host memory");
-      return NULL;
-    }
-    r->blk = b;
-    r->blk_left = sz;
-  }
+  if (bytes > r->blk_left && !sim_rblock(r, bytes)) return NULL;
   void *p = r->blk;
   r->blk += bytes;
   r->blk_left -= bytes;
@@ -15098,6 +15377,12 @@ static void *sim_ralloc_raw(sim_rbuf *r, size_t bytes) {
 static void *sim_ralloc(sim_rbuf *r, size_t bytes) {
   void *p = sim_ralloc_raw(r, bytes);
   return p ? memset(p, 0, bytes) : NULL;
+}
+
+/* Zeroed memory for bytes > 0 items; for none, a non-NULL pointer that
+ * is never read (most ops have no regions, many no attributes). */
+static void *sim_rnone_or_zeroed(sim_rbuf *r, size_t bytes) {
+  return bytes ? sim_ralloc(r, bytes) : sim_ralloc_raw(r, 8);
 }
 
 static int sim_r(sim_rbuf *r, void *dst, size_t n) {
@@ -15110,7 +15395,7 @@ static int sim_r(sim_rbuf *r, void *dst, size_t n) {
 
 /* The fixed-size reads inline their common case (a third of decoding
  * was calls of sim_r). */
-static int32_t sim_ri32(sim_rbuf *r) {
+static inline int32_t sim_ri32(sim_rbuf *r) {
   int32_t v = 0;
   if (!r->why && r->n - r->at >= sizeof v) {
     memcpy(&v, r->p + r->at, sizeof v);
@@ -15120,7 +15405,7 @@ static int32_t sim_ri32(sim_rbuf *r) {
   sim_r(r, &v, sizeof v);
   return v;
 }
-static int64_t sim_ri64(sim_rbuf *r) {
+static inline int64_t sim_ri64(sim_rbuf *r) {
   int64_t v = 0;
   if (!r->why && r->n - r->at >= sizeof v) {
     memcpy(&v, r->p + r->at, sizeof v);
@@ -15130,7 +15415,7 @@ static int64_t sim_ri64(sim_rbuf *r) {
   sim_r(r, &v, sizeof v);
   return v;
 }
-static unsigned sim_ru8(sim_rbuf *r) {
+static inline unsigned sim_ru8(sim_rbuf *r) {
   if (!r->why && r->at < r->n) return r->p[r->at++];
   unsigned char v = 0;
   sim_r(r, &v, 1);
@@ -15138,7 +15423,7 @@ static unsigned sim_ru8(sim_rbuf *r) {
 }
 
 /* A count of items that take at least min_bytes each in what is left. */
-static int32_t sim_rcount(sim_rbuf *r, size_t min_bytes) {
+static inline int32_t sim_rcount(sim_rbuf *r, size_t min_bytes) {
   int32_t n = sim_ri32(r);
   if (r->why) return 0;
   if (n < 0 || (size_t)n > (r->n - r->at) / min_bytes) {
@@ -15192,17 +15477,27 @@ static const char *sim_rstr(sim_rbuf *r, int slot) {
   return sim_rstrn(r, slot, NULL);
 }
 
-/* Value ids of the current function. */
+/* Value ids of the current function (a third of an op's decoding: the
+ * count, copy and range check run inline). */
 static const int32_t *sim_rids(sim_rbuf *r, int32_t *out_n) {
-  int32_t n = sim_rcount(r, sizeof(int32_t));
-  int32_t *ids = (int32_t *)sim_rarray(r, (size_t)n, sizeof *ids);
-  for (int32_t i = 0; ids && i < n; i++)
-    if (ids[i] < 0 || ids[i] >= r->num_values) {
-      sim_rbad(r, "value id out of range");
-      break;
-    }
-  *out_n = r->why ? 0 : n;
-  return r->why ? NULL : ids;
+  int32_t n = sim_ri32(r);
+  *out_n = 0;
+  if (r->why) return NULL;
+  size_t bytes = sizeof(int32_t) * (size_t)n;
+  if (n < 0 || (size_t)n > (r->n - r->at) / sizeof(int32_t)) {
+    sim_rbad(r, "bad count");
+    return NULL;
+  }
+  if (!n) return NULL;
+  int32_t *ids = (int32_t *)sim_ralloc_raw(r, bytes);
+  if (!ids) return NULL;
+  memcpy(ids, r->p + r->at, bytes);
+  r->at += bytes;
+  int32_t bad = 0, nv = r->num_values;
+  for (int32_t i = 0; i < n; i++) bad |= ids[i] < 0 || ids[i] >= nv;
+  if (bad) return sim_rbad(r, "value id out of range"), NULL;
+  *out_n = n;
+  return ids;
 }
 
 static void sim_rloc(sim_rbuf *r, xrt_ir_loc *loc) {
@@ -15320,9 +15615,26 @@ static const xrt_ir_literal *sim_rrows(sim_rbuf *r, int64_t n) {
   return l;
 }
 
+/* An attribute name (version 4: from the ring, or a new one). */
+static const char *sim_rname(sim_rbuf *r) {
+  if (r->version < 4) return sim_rstr(r, -1);
+  unsigned k = sim_ru8(r);
+  if (r->why) return NULL;
+  if (k != SIM_SER_NEWNAME) {
+    if (k >= SIM_SER_NAMES || k >= r->nnames) {
+      sim_rbad(r, "bad attribute name reference");
+      return NULL;
+    }
+    return r->names[k];
+  }
+  const char *s = sim_rstr(r, -1);
+  if (s) r->names[r->nnames++ % SIM_SER_NAMES] = s;
+  return s;
+}
+
 static void sim_rattr(sim_rbuf *r, xrt_ir_attr *a) {
   if (++r->depth > SIM_SER_DEPTH) sim_rbad(r, "attributes nest too deep");
-  a->name = sim_rstr(r, -1);
+  a->name = sim_rname(r);
   unsigned kind = sim_ru8(r);
   a->kind = (uint8_t)kind;
   a->i = sim_ri64(r);
@@ -15391,19 +15703,22 @@ static void sim_rop(sim_rbuf *r, xrt_ir_op *op) {
   int32_t code = sim_ri32(r);
   if (!r->why && (code < 0 || code >= XRT_OP_COUNT)) sim_rbad(r, "bad opcode");
   op->code = (xrt_opcode)code;
-  op->name = sim_rstr(r, SIM_SLOT_OPNAME);
+  if (r->version >= 4 && sim_ru8(r))
+    op->name = r->why ? NULL : sim_opcode_name(op->code);
+  else
+    op->name = sim_rstr(r, SIM_SLOT_OPNAME);
   if (!r->why && !op->name) sim_rbad(r, "op without a name");
   op->operands = sim_rids(r, &op->num_operands);
   op->results = sim_rids(r, &op->num_results);
   op->num_attrs = sim_rcount(r, 1);
-  xrt_ir_attr *at = (xrt_ir_attr *)sim_ralloc(
-      r, sizeof *at * (size_t)(op->num_attrs ? op->num_attrs : 1));
+  xrt_ir_attr *at = (xrt_ir_attr *)sim_rnone_or_zeroed(
+      r, sizeof *at * (size_t)op->num_attrs);
   for (int32_t i = 0; at && i < op->num_attrs && !r->why; i++)
     sim_rattr(r, &at[i]);
   op->attrs = at;
   op->num_regions = sim_rcount(r, 1);
-  xrt_ir_region *rg = (xrt_ir_region *)sim_ralloc(
-      r, sizeof *rg * (size_t)(op->num_regions ? op->num_regions : 1));
+  xrt_ir_region *rg = (xrt_ir_region *)sim_rnone_or_zeroed(
+      r, sizeof *rg * (size_t)op->num_regions);
   for (int32_t i = 0; rg && i < op->num_regions && !r->why; i++)
     sim_rregion(r, &rg[i]);
   op->regions = rg;
@@ -15418,7 +15733,8 @@ static void sim_rregion(sim_rbuf *r, xrt_ir_region *g) {
   g->num_ops = sim_rcount(r, 1);
   /* A block ends with its terminator. */
   if (!r->why && g->num_ops < 1) sim_rbad(r, "empty region");
-  xrt_ir_op *ops = (xrt_ir_op *)sim_ralloc(
+  /* (not zeroed: sim_rop sets every field of an op it reads) */
+  xrt_ir_op *ops = (xrt_ir_op *)sim_ralloc_raw(
       r, sizeof *ops * (size_t)(g->num_ops ? g->num_ops : 1));
   for (int32_t i = 0; ops && i < g->num_ops && !r->why; i++)
     sim_rop(r, &ops[i]);
@@ -15426,14 +15742,44 @@ static void sim_rregion(sim_rbuf *r, xrt_ir_region *g) {
   r->depth--;
 }
 
+/* Version 4 value types: the table, then an index per value into it (the
+ * value's type is a copy of the entry: tuples share their elements). */
+static void sim_rvalue_types(sim_rbuf *r, xrt_ir_type *vt, int32_t n) {
+  int32_t nt = sim_rcount(r, 1);
+  xrt_ir_type *tab = (xrt_ir_type *)sim_ralloc(
+      r, sizeof *tab * (size_t)(nt ? nt : 1));
+  for (int32_t k = 0; tab && k < nt && !r->why; k++) sim_rtype(r, &tab[k]);
+  if (r->why) return;
+  if ((size_t)n > (r->n - r->at) / sizeof(uint32_t)) {
+    sim_rbad(r, "truncated value types");
+    return;
+  }
+  const unsigned char *p = r->p + r->at;
+  for (int32_t i = 0; i < n; i++) {
+    uint32_t k;
+    memcpy(&k, p + sizeof k * (size_t)i, sizeof k);
+    if (k >= (uint32_t)nt) {
+      sim_rbad(r, "value type index out of range");
+      return;
+    }
+    vt[i] = tab[k];
+  }
+  r->at += sizeof(uint32_t) * (size_t)n;
+}
+
 static void sim_rfunc(sim_rbuf *r, xrt_ir_func *f) {
   f->name = sim_rstr(r, -1);
   if (!r->why && !f->name) sim_rbad(r, "function without a name");
   f->is_public = sim_ru8(r) != 0;
-  f->num_values = sim_rcount(r, 1);
-  xrt_ir_type *vt = (xrt_ir_type *)sim_ralloc(
-      r, sizeof *vt * (size_t)(f->num_values ? f->num_values : 1));
-  for (int32_t i = 0; vt && i < f->num_values && !r->why; i++)
+  /* (version 4: each value takes its u32 type index) */
+  f->num_values = sim_rcount(r, r->version >= 4 ? sizeof(uint32_t) : 1);
+  size_t vbytes =
+      sizeof(xrt_ir_type) * (size_t)(f->num_values ? f->num_values : 1);
+  int table = r->version >= 4; /* else each value's type in full */
+  xrt_ir_type *vt = (xrt_ir_type *)(table ? sim_ralloc_raw(r, vbytes)
+                                          : sim_ralloc(r, vbytes));
+  if (vt && table) sim_rvalue_types(r, vt, f->num_values);
+  for (int32_t i = 0; vt && !table && i < f->num_values && !r->why; i++)
     sim_rtype(r, &vt[i]);
   f->value_types = vt;
   r->num_values = f->num_values;
@@ -15457,7 +15803,7 @@ static const xrt_ir_module *sim_rmodule(sim_rbuf *r, int32_t *out_entry) {
   uint32_t version = (uint32_t)sim_ri32(r), order = (uint32_t)sim_ri32(r);
   if (r->why || memcmp(magic, SIM_SER_MAGIC, 8) != 0)
     return sim_rbad(r, "not a serialized sim executable"), NULL;
-  if ((version != SIM_SER_VERSION && version != 2) || order != SIM_SER_ORDER)
+  if (version < 2 || version > SIM_SER_VERSION || order != SIM_SER_ORDER)
     return sim_rbad(r, "other format version or byte order"), NULL;
   r->version = version;
   uint64_t hash = (uint64_t)sim_ri64(r);
@@ -15483,6 +15829,10 @@ static const xrt_ir_module *sim_rmodule(sim_rbuf *r, int32_t *out_entry) {
   for (int32_t i = 0; fs && i < m->num_funcs && !r->why; i++)
     sim_rfunc(r, &fs[i]);
   m->funcs = fs;
+  if (version >= 4) { /* checked as the planner follows them */
+    r->nfz = sim_rcount(r, sizeof(int32_t));
+    r->fz = (const int32_t *)sim_rarray(r, (size_t)r->nfz, sizeof(int32_t));
+  }
   if (!r->why && r->at != r->n) sim_rbad(r, "trailing bytes");
   if (!r->why) {
     const char *bad = sim_vmodule(r, m, entry);
@@ -15810,10 +16160,9 @@ static int sim_vreduce(sim_vchk *v) {
   return sim_vregion_sig(v, &op->regions[0], 2 * n, sig, n, sig);
 }
 
-static int sim_vdot_field(sim_vchk *v, const char *name, const int64_t **ints,
-                          int64_t *n) {
-  const xrt_ir_attr *a = xrt_ir_attr_field(
-      xrt_ir_op_attr(v->op, "dot_dimension_numbers"), name);
+static int sim_vdot_field(sim_vchk *v, const xrt_ir_attr *dn, const char *name,
+                          const int64_t **ints, int64_t *n) {
+  const xrt_ir_attr *a = xrt_ir_attr_field(dn, name);
   *ints = NULL;
   *n = 0;
   if (!a) return 1;
@@ -15826,11 +16175,12 @@ static int sim_vdot_field(sim_vchk *v, const char *name, const int64_t **ints,
 static int sim_vdot_general(sim_vchk *v) {
   const int64_t *lb, *rb, *lc, *rc;
   int64_t nlb, nrb, nlc, nrc;
+  const xrt_ir_attr *dn = xrt_ir_op_attr(v->op, "dot_dimension_numbers");
   if (!sim_vcounts(v, 2, 1) ||
-      !sim_vdot_field(v, "lhs_batching_dimensions", &lb, &nlb) ||
-      !sim_vdot_field(v, "rhs_batching_dimensions", &rb, &nrb) ||
-      !sim_vdot_field(v, "lhs_contracting_dimensions", &lc, &nlc) ||
-      !sim_vdot_field(v, "rhs_contracting_dimensions", &rc, &nrc))
+      !sim_vdot_field(v, dn, "lhs_batching_dimensions", &lb, &nlb) ||
+      !sim_vdot_field(v, dn, "rhs_batching_dimensions", &rb, &nrb) ||
+      !sim_vdot_field(v, dn, "lhs_contracting_dimensions", &lc, &nlc) ||
+      !sim_vdot_field(v, dn, "rhs_contracting_dimensions", &rc, &nrc))
     return 0;
   const xrt_shape *l = sim_vin(v, 0), *r = sim_vin(v, 1), *out = sim_vout(v, 0);
   if (nlb != nrb || nlc != nrc || nlb + nlc > XRT_MAX_RANK ||
@@ -15982,7 +16332,8 @@ static int sim_vregion(sim_vchk *v, const xrt_ir_region *r);
 
 static int sim_vop(sim_vchk *v, const xrt_ir_op *op, int last) {
   v->op = op;
-  if (!op->name || strcmp(op->name, sim_opcode_name(op->code)) != 0)
+  const char *cn = sim_opcode_name(op->code); /* (version 4: the same) */
+  if (!op->name || (op->name != cn && strcmp(op->name, cn) != 0))
     return sim_vbad(v, "op name does not match its code");
   int term = op->code == XRT_OP_RETURN || op->code == XRT_OP_FUNC_RETURN;
   if (term != last) return sim_vbad(v, "misplaced terminator");
@@ -16136,7 +16487,8 @@ static xrt_status sim_executable_deserialize(void *client,
   a.module = m;
   a.entry = entry;
   sim_exe *e = NULL;
-  xrt_status rc = sim_compile(client, &a, (void **)&e, err);
+  xrt_status rc = sim_compile_given(client, &a, r.fz, r.nfz, (void **)&e,
+                                    err);
   if (rc) {
     sim_pool_release(&r.pool);
     /* Bytes the planner refuses (say, a compare_type it has no kernel

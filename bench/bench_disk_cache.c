@@ -7,8 +7,8 @@
  *                                     directory, over a cold compile (parse
  *                                     + verify + plan) with no cache.
  *                                     Target: at most 0.2
- *   cache.disk_hit.ms                 that load (best of 7)
- *   cache.cold_compile.ms             that compile (best of 7)
+ *   cache.disk_hit.ms                 that load (best of 15)
+ *   cache.cold_compile.ms             that compile (best of 15)
  *
  * Times are the calling thread's CPU time (both paths run on it), so that
  * other load on the machine does not skew the ratio.
@@ -150,7 +150,7 @@ static int run(const bench_text *t, const char *dir) {
   double cold = 1e30, hit = 1e30, key = 1e30;
   uint64_t hit_compiles = 0;
   if (timed_compile(t, store, NULL) < 0) rc = 1; /* fills the directory */
-  for (int r = 0; r < 7 && !rc; r++) {
+  for (int r = 0; r < 15 && !rc; r++) {
     double c = timed_compile(t, NULL, NULL);
     double h = timed_compile(t, store, &hit_compiles);
     double k = timed_key(t);
@@ -161,7 +161,7 @@ static int run(const bench_text *t, const char *dir) {
   }
   xrt_disk_cache_stats ds;
   if (!rc && xrt_disk_cache_get_stats(dc, &ds) == XRT_OK) {
-    if (hit_compiles || ds.hits < 7) {
+    if (hit_compiles || ds.hits < 15) {
       fprintf(stderr, BENCH_NAME ": loads from disk compiled (%llu)\n",
               (unsigned long long)hit_compiles);
       rc = 1;
