@@ -433,6 +433,22 @@ static void test_fault_in_one(void **state) {
   xrt_variable_release(v);
 }
 
+/* Rows (s0), then columns (s1), chunked over all mv.g devices of
+ * client c (devs). */
+static void mv_rows_then_cols(xrt_client *c, xrt_sharding_spec *s0,
+                              xrt_sharding_spec *s1, xrt_device **devs) {
+  xrt_sharding_spec_init(s0, 2);
+  s0->dims[0].kind = XRT_DIM_CHUNKED;
+  s0->dims[0].num_chunks = 1;
+  s0->dims[0].chunks[0] = mv.g;
+  s0->num_mesh_dims = 1;
+  s0->mesh[0].kind = XRT_MESH_SHARDED_AXIS;
+  *s1 = *s0;
+  s1->dims[1] = s0->dims[0];
+  s1->dims[0].kind = XRT_DIM_NO_SHARDING;
+  for (int k = 0; k < mv.g; k++) devs[k] = xrt_client_global_device(c, k);
+}
+
 /* In a client of its own: process 0 skips a reshard; the others fail
  * with DEADLINE_EXCEEDED after the timeout and keep their variable. */
 static void test_stalled_peer(void **state) {
@@ -444,17 +460,8 @@ static void test_stalled_peer(void **state) {
   float src[MV_R * MV_R];
   mv_fill(src, 5);
   xrt_sharding_spec s0, s1;
-  xrt_sharding_spec_init(&s0, 2);
-  s0.dims[0].kind = XRT_DIM_CHUNKED;
-  s0.dims[0].num_chunks = 1;
-  s0.dims[0].chunks[0] = mv.g;
-  s0.num_mesh_dims = 1;
-  s0.mesh[0].kind = XRT_MESH_SHARDED_AXIS;
-  s1 = s0;
-  s1.dims[1] = s0.dims[0];
-  s1.dims[0].kind = XRT_DIM_NO_SHARDING;
   xrt_device *devs[MV_MAXG];
-  for (int k = 0; k < mv.g; k++) devs[k] = xrt_client_global_device(c, k);
+  mv_rows_then_cols(c, &s0, &s1, devs);
   xrt_variable_format f0 = {&s0, devs, mv.g}, f1 = {&s1, devs, mv.g};
   xrt_variable *v = NULL;
   assert_int_equal(xrt_variable_create(c, "stall", &logical, src, &f0, &v),
@@ -497,17 +504,8 @@ static void test_host_oom_in_one(void **state) {
   float src[MV_R * MV_R], got[MV_R * MV_R];
   mv_fill(src, 9);
   xrt_sharding_spec s0, s1;
-  xrt_sharding_spec_init(&s0, 2);
-  s0.dims[0].kind = XRT_DIM_CHUNKED;
-  s0.dims[0].num_chunks = 1;
-  s0.dims[0].chunks[0] = mv.g;
-  s0.num_mesh_dims = 1;
-  s0.mesh[0].kind = XRT_MESH_SHARDED_AXIS;
-  s1 = s0;
-  s1.dims[1] = s0.dims[0];
-  s1.dims[0].kind = XRT_DIM_NO_SHARDING;
   xrt_device *devs[MV_MAXG];
-  for (int k = 0; k < mv.g; k++) devs[k] = xrt_client_global_device(c, k);
+  mv_rows_then_cols(c, &s0, &s1, devs);
   xrt_variable_format f0 = {&s0, devs, mv.g}, f1 = {&s1, devs, mv.g};
   xrt_variable *v = NULL;
   assert_int_equal(xrt_variable_create(c, "oom", &logical, src, &f0, &v),
