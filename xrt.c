@@ -10899,7 +10899,8 @@ static xrt_status xrt__executable_build(xrt__executable *e,
                                    &m->funcs[e->entry].body, &budget, 0);
   xrt_plugin_compile_args args = {sizeof args, m, e->entry, e->bindings,
                                   e->num_replicas, e->num_partitions,
-                                  e->assignment, NULL, 0, 0, 0, 0, NULL, NULL};
+                                  e->assignment, NULL, 0, 0, 0, 0, NULL, NULL,
+                                  0};
   xrt__mp_compile_args(e, &args);
   xrt_plugin_error err = {{0}};
   if ((s = xrt__plugin_check_version(c->reg, m))) return s;
@@ -12209,6 +12210,24 @@ static bool xrt__shared_from(const xrt__exe_shared *sh,
   return sh->source[0] == source[0] && sh->source[1] == source[1];
 }
 
+#ifdef XRT_HAVE_DISK_CACHE
+/* In xrt_cache.c (not public API): whether store is a disk cache's, whose
+ * load checked the file's checksum over every byte it returned. */
+int xrt__disk_cache_verifies(const xrt_cache_store *store);
+#endif
+
+/* Whether the store's loads come integrity-checked (ABI 1.2's
+ * bytes_verified): only xrt's own disk cache says so; a user's store
+ * (even one wrapping the disk cache) does not. */
+static bool xrt__store_verifies(const xrt_cache_store *store) {
+#ifdef XRT_HAVE_DISK_CACHE
+  return xrt__disk_cache_verifies(store) != 0;
+#else
+  (void)store;
+  return false;
+#endif
+}
+
 /* Rebuilds an executable from a payload: NULL (logged, counted) when any
  * part of it is wrong or the plugin refuses its bytes; NULL with
  * *foreign set (neither logged nor counted) when source is given and the
@@ -12252,6 +12271,8 @@ static xrt__exe_shared *xrt__payload_load(xrt__client *c, const char *hex,
     args.num_outputs = sh->num_outputs;
     args.input_shapes = sh->inputs;
     args.output_shapes = sh->outputs;
+    /* the plugin's bytes lie inside what the store's checksum covered */
+    args.bytes_verified = xrt__store_verifies(k->store);
     s = c->api->executable_deserialize(c->pc, &args, r.p + r.at,
                                        r.len - r.at, &sh->pexe, &err);
     if (!s && !sh->pexe) s = XRT_INTERNAL;

@@ -2382,6 +2382,14 @@ typedef struct xrt_plugin_compile_args {
   int32_t num_host_bindings;
   int32_t num_inputs, num_outputs;
   const xrt_shape *input_shapes, *output_shapes;
+  /* executable_deserialize only (read it when XRT_STRUCT_HAS says it is
+   * there): nonzero when the core's store checked an integrity hash over
+   * exactly these bytes after reading them, so the plugin may skip a hash
+   * of its own.  The core sets it only for its own disk cache (xrt_cache.c,
+   * whose load checks the file's XXH3-64 over every byte), never for other
+   * xrt_cache_store implementations.  A hash is not a validity check:
+   * bytes written on purpose pass it, so every other check still applies. */
+  int bytes_verified;
 } xrt_plugin_compile_args;
 
 /* One participant of a launch.  Every participant of a launch (all

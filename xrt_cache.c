@@ -845,6 +845,15 @@ const xrt_cache_store *xrt_disk_cache_store(xrt_disk_cache *cache) {
   return &cache->store;
 }
 
+/* For xrt.c (not public API): whether store's loads are this file's,
+ * which hand out only payloads whose file checksum matched (xc_check), so
+ * that a plugin may skip hashing them again (bytes_verified).  By the load
+ * function, not the table's address: a copy of the table loads alike. */
+int xrt__disk_cache_verifies(const xrt_cache_store *store);
+int xrt__disk_cache_verifies(const xrt_cache_store *store) {
+  return store && store->load == xc_load;
+}
+
 xrt_status xrt_disk_cache_get_stats(xrt_disk_cache *cache,
                                     xrt_disk_cache_stats *out) {
   if (!cache || !out)

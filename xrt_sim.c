@@ -3643,6 +3643,9 @@ typedef struct sim_cc {
   const int32_t *fzin;
   int32_t fzin_n, fzin_at;
   int fz_bad;
+  /* sim_gemm_path, read once a compile (getenv per dot_general was a
+   * fiftieth of a disk cache hit); gemm_known says it is set */
+  int gemm_path, gemm_known;
 } sim_cc;
 
 /* Planning state of one function. */
@@ -3673,6 +3676,13 @@ static xrt_status sim_oom(sim_fcc *fc) {
 /* Executable-lifetime memory; sets the error on failure. */
 static void *sim_palloc(sim_fcc *fc, size_t bytes) {
   void *p = sim_pool_alloc(&fc->cc->exe->pool, bytes);
+  if (!p) sim_oom(fc);
+  return p;
+}
+
+/* Not zeroed: for memory the caller writes whole at once. */
+static void *sim_palloc_raw(sim_fcc *fc, size_t bytes) {
+  void *p = sim_pool_raw(&fc->cc->exe->pool, bytes);
   if (!p) sim_oom(fc);
   return p;
 }
@@ -3712,9 +3722,29 @@ static size_t sim_vbytes(const sim_fcc *fc, int32_t id) {
   return sim_type_bytes(&fc->f->value_types[id]);
 }
 
+/* The first of n attributes named name (NULL names skipped), as
+ * xrt_ir_op_attr and xrt_ir_attr_field find it; libc's strcmp after a
+ * first-letter test (their byte loops were a twentieth of a disk cache
+ * hit's planning: names such as "lhs_contracting_dimensions" are long). */
+static const xrt_ir_attr *sim_named(const xrt_ir_attr *it, int32_t n,
+                                    const char *name) {
+  for (int32_t i = 0; i < n; i++) {
+    const char *a = it[i].name;
+    if (a && a[0] == name[0] && strcmp(a, name) == 0) return &it[i];
+  }
+  return NULL;
+}
+
+/* A field of a DICT attribute (NULL: none, or dn is not a DICT). */
+static const xrt_ir_attr *sim_field(const xrt_ir_attr *dn, const char *name) {
+  return dn && dn->kind == XRT_ATTR_DICT
+             ? sim_named(dn->items, dn->num_items, name)
+             : NULL;
+}
+
 static const xrt_ir_attr *sim_attr(const xrt_ir_op *op, const char *name,
                                    int kind) {
-  const xrt_ir_attr *a = xrt_ir_op_attr(op, name);
+  const xrt_ir_attr *a = sim_named(op->attrs, op->num_attrs, name);
   return a && a->kind == kind ? a : NULL;
 }
 
@@ -4013,7 +4043,7 @@ static xrt_status sim_lower_constant(sim_fcc *fc, const xrt_ir_op *op,
   if (lit->splat ? lit->bytes < es : lit->bytes != bytes)
     return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "constant data "
                        "has %zu bytes for a %zu-byte value", lit->bytes, bytes);
-  char *p = (char *)sim_palloc(fc, bytes);
+  char *p = (char *)sim_palloc_raw(fc, bytes); /* every byte written below */
   if (!p) return XRT_RESOURCE_EXHAUSTED;
   if (lit->splat) sim_fill_for(es)(p, (const char *)lit->data, sim_numel(s));
   else if (bytes) memcpy(p, lit->data, bytes);
@@ -4625,14 +4655,15 @@ static xrt_status sim_lower_dot_dims(sim_fcc *fc, const xrt_ir_op *op,
 
 static const int64_t *sim_dot_field(const xrt_ir_attr *dn, const char *name,
                                     int64_t *n) {
-  const xrt_ir_attr *a = xrt_ir_attr_field(dn, name);
+  const xrt_ir_attr *a = sim_field(dn, name);
   *n = a && a->kind == XRT_ATTR_INTS ? a->n : 0;
   return *n ? a->ints : NULL;
 }
 
 static xrt_status sim_lower_dot_general(sim_fcc *fc, const xrt_ir_op *op,
                                         sim_step *st) {
-  const xrt_ir_attr *dn = xrt_ir_op_attr(op, "dot_dimension_numbers");
+  const xrt_ir_attr *dn =
+      sim_named(op->attrs, op->num_attrs, "dot_dimension_numbers");
   sim_dot_dims dd;
   int64_t n1, n2, n3, n4;
   dd.lb = sim_dot_field(dn, "lhs_batching_dimensions", &n1);
@@ -4837,7 +4868,7 @@ static int64_t sim_ix_clamp(int64_t v, int64_t lo, int64_t hi) {
 /* A field of a dimension-numbers DICT: an INTS list (absent = empty). */
 static const int64_t *sim_ix_field(const xrt_ir_attr *dn, const char *name,
                                    int64_t *n) {
-  const xrt_ir_attr *a = xrt_ir_attr_field(dn, name);
+  const xrt_ir_attr *a = sim_field(dn, name);
   *n = a && a->kind == XRT_ATTR_INTS ? a->n : 0;
   return *n ? a->ints : NULL;
 }
@@ -9660,8 +9691,9 @@ static int sim_gemm_big(int64_t M, int64_t N, int64_t K) {
 }
 
 /* A kernel for element type t, or NULL (then the plain loops run). */
-static const sim_gk *sim_gemm_kernel(xrt_dtype t) {
-  int p = sim_gemm_path();
+static const sim_gk *sim_gemm_kernel(sim_cc *cc, xrt_dtype t) {
+  if (!cc->gemm_known) cc->gemm_path = sim_gemm_path(), cc->gemm_known = 1;
+  int p = cc->gemm_path;
   if (p < 0 || (t != XRT_F32 && t != XRT_F64)) return NULL;
   const sim_gk *k = &sim_gks[t == XRT_F64][p];
   return k->fn ? k : &sim_gks[t == XRT_F64][0];
@@ -9671,7 +9703,7 @@ static const sim_gk *sim_gemm_kernel(xrt_dtype t) {
  * enough to pay for packing.  Returns 0 (leaving st alone) otherwise. */
 static int sim_gemm_lower_dot(sim_fcc *fc, const sim_dot *d, sim_step *st,
                               xrt_status *rc) {
-  const sim_gk *k = sim_gemm_kernel(d->ct);
+  const sim_gk *k = sim_gemm_kernel(fc->cc, d->ct);
   *rc = XRT_OK;
   if (!k || d->lt != d->ct || d->rt != d->ct || d->ot != d->ct ||
       !sim_gemm_big(d->M, d->N, d->K))
@@ -9774,7 +9806,7 @@ static int sim_gemm_conv_groups(sim_fcc *fc, const sim_conv *c, sim_gemm *g,
 static int sim_gemm_lower_conv(sim_fcc *fc, const sim_conv *c, sim_step *st,
                                xrt_status *rc) {
   const sim_la_cvt *t = &c->cv;
-  const sim_gk *k = sim_gemm_kernel(t->ct);
+  const sim_gk *k = sim_gemm_kernel(fc->cc, t->ct);
   *rc = XRT_OK;
   if (!k || !c->tab || t->lt != t->ct || t->rt != t->ct || t->ot != t->ct ||
       c->tab_n >= INT32_MAX)
@@ -11057,11 +11089,12 @@ static xrt_status sim_fz_lower(sim_fcc *fc, const xrt_ir_region *r,
     }
   }
   if (rc) return rc;
-  /* one block: the plan, its nodes, their gather maps, the step's inputs */
+  /* one block: the plan, its nodes, their gather maps, the step's inputs
+   * (each written below; padding is never read, so it is not zeroed) */
   size_t zs = sim_align_up(sizeof *z), ns = sizeof(sim_fznode) * (size_t)z->nn;
   size_t gs = sizeof(int64_t) * b->gused;
-  char *mem = (char *)sim_palloc(fc, zs + ns + gs + sizeof(int32_t) *
-                                                       (size_t)(b->nleaves + 2));
+  char *mem = (char *)sim_palloc_raw(
+      fc, zs + ns + gs + sizeof(int32_t) * (size_t)(b->nleaves + 2));
   if (!mem) return XRT_RESOURCE_EXHAUSTED;
   z->nodes = (sim_fznode *)(void *)(mem + zs);
   memcpy(z->nodes, b->nodes, ns);
@@ -12983,7 +13016,7 @@ static xrt_status sim_run_all_to_all(const sim_step *st, void **vals,
 static xrt_status sim_lower_all_to_all(sim_fcc *fc, const xrt_ir_op *op,
                                        sim_step *st) {
   int32_t nops = op->num_operands, gs;
-  int64_t sd, cd, count;
+  int64_t sd, cd, count = 0;
   xrt_status rc = sim_coll_check_values(fc, op, nops);
   if (rc || (rc = sim_coll_dim(fc, op, "split_dimension", &sd)) ||
       (rc = sim_coll_dim(fc, op, "concat_dimension", &cd)) ||
@@ -13991,9 +14024,12 @@ static xrt_status sim_plan_func(sim_cc *cc, int32_t fidx, int is_entry) {
   /* The real values at once, in the capacity sim_new_value would have
    * grown to (copying the table at each doubling cost a twentieth of a
    * plan; tables sized otherwise, larger ones too, made malloc map and
-   * fault in fresh pages on every compile). */
+   * fault in fresh pages on every compile), with room for pseudo values
+   * (a scratch per dot_general or fused loop: about one per four values
+   * in an MLP; growing for them once copied the whole table). */
   int32_t cap = 64, nv = fc.f->num_values > 0 ? fc.f->num_values : 0;
-  while (cap < nv && cap <= INT32_MAX / 2) cap *= 2;
+  int32_t want = nv <= INT32_MAX - nv / 4 ? nv + nv / 4 : nv;
+  while (cap < want && cap <= INT32_MAX / 2) cap *= 2;
   if (cap >= nv) {
     fc.v = (sim_vinfo *)cc->al.alloc(cc->al.self, sizeof *fc.v * (size_t)cap);
     if (!fc.v) {
@@ -14084,6 +14120,10 @@ static void sim_layout(sim_exe *e) {
   e->arena_bytes = arena;
 }
 
+/* Compile arguments must have every field up to ABI 1.2's signature;
+ * bytes_verified, appended later, is read through XRT_STRUCT_HAS. */
+#define SIM_COMPILE_ARGS_MIN offsetof(xrt_plugin_compile_args, bytes_verified)
+
 /* sim_compile, following the fusion decisions fzin (nfzin ints; NULL:
  * none) that serialized bytes carry (see "Serialized executables"). */
 static xrt_status sim_compile_given(void *client,
@@ -14092,8 +14132,8 @@ static xrt_status sim_compile_given(void *client,
                                     void **out_executable,
                                     xrt_plugin_error *err) {
   sim_client *c = (sim_client *)client;
-  if (!c || !args || !out_executable || args->struct_size < sizeof *args ||
-      !args->module)
+  if (!c || !args || !out_executable ||
+      args->struct_size < SIM_COMPILE_ARGS_MIN || !args->module)
     return sim_fail(err, XRT_INVALID_ARGUMENT, "bad compile arguments");
   *out_executable = NULL;
   const xrt_ir_module *m = args->module;
@@ -14109,7 +14149,7 @@ static xrt_status sim_compile_given(void *client,
   e->entry = args->entry;
   e->owned_ctx.es = sizeof(void *);
   sim_cc cc = {c->al, e, m, err, args->host_bindings, {{0}}, 0,
-               nfzin > 0 ? fzin : NULL, nfzin, 0, 0};
+               nfzin > 0 ? fzin : NULL, nfzin, 0, 0, 0, 0};
   xrt_status rc = sim_compile_launch_shape(e, args, err);
   if (!rc) rc = sim_xp_compile(e, args, err);
   e->fp = (sim_fplan *)sim_pool_alloc(&e->pool, sizeof *e->fp *
@@ -15005,8 +15045,11 @@ static void sim_trace_wrap(const sim_fcc *fc, sim_step *st) {
  * value id, callee, opcode, dtype, rank, dim and literal size checked, no
  * tensor larger than a device's memory, and nesting depth limited;
  * anything wrong is XRT_INVALID_ARGUMENT.  The bytes carry their own
- * XXH3-64, checked first, so that damage that gets past the cache file's
- * checksum (or a store without one) is refused.  A hash is not a validity
+ * XXH3-64, checked first, so that damage a store without a checksum lets
+ * through is refused; it is skipped when the core says its store checked
+ * a hash over exactly these bytes (bytes_verified, ABI 1.2: xrt's disk
+ * cache, whose file checksum covers them; hashing them twice was a
+ * twentieth of a disk cache hit).  A hash is not a validity
  * check, though (bytes can be damaged and resealed, or written on
  * purpose), so the rebuilt module is then validated to the level the
  * planner relies on ("validating what was read" below: scoping of values,
@@ -15340,6 +15383,7 @@ typedef struct sim_rbuf {
    * the planner allocate it for an iota): the bytes are refused. */
   uint64_t max_tensor_bytes;
   uint32_t version; /* of the bytes (SIM_SER_VERSION, 3 or 2) */
+  int verified; /* the core's store checked a hash over them (skip ours) */
   /* Version 4: the fusion decisions (nfz ints), for sim_compile_given. */
   const int32_t *fz;
   int32_t nfz;
@@ -15479,7 +15523,7 @@ static const char *sim_rstr(sim_rbuf *r, int slot) {
 
 /* Value ids of the current function (a third of an op's decoding: the
  * count, copy and range check run inline). */
-static const int32_t *sim_rids(sim_rbuf *r, int32_t *out_n) {
+static inline const int32_t *sim_rids(sim_rbuf *r, int32_t *out_n) {
   int32_t n = sim_ri32(r);
   *out_n = 0;
   if (r->why) return NULL;
@@ -15491,10 +15535,16 @@ static const int32_t *sim_rids(sim_rbuf *r, int32_t *out_n) {
   if (!n) return NULL;
   int32_t *ids = (int32_t *)sim_ralloc_raw(r, bytes);
   if (!ids) return NULL;
-  memcpy(ids, r->p + r->at, bytes);
+  /* copied and checked in one pass (most ops have one to three) */
+  const unsigned char *src = r->p + r->at;
+  uint32_t bad = 0, nv = (uint32_t)r->num_values;
+  for (int32_t i = 0; i < n; i++) {
+    int32_t id;
+    memcpy(&id, src + sizeof id * (size_t)i, sizeof id);
+    ids[i] = id;
+    bad |= (uint32_t)id >= nv; /* (negative ids wrap above) */
+  }
   r->at += bytes;
-  int32_t bad = 0, nv = r->num_values;
-  for (int32_t i = 0; i < n; i++) bad |= ids[i] < 0 || ids[i] >= nv;
   if (bad) return sim_rbad(r, "value id out of range"), NULL;
   *out_n = n;
   return ids;
@@ -15638,7 +15688,9 @@ static void sim_rattr(sim_rbuf *r, xrt_ir_attr *a) {
   unsigned kind = sim_ru8(r);
   a->kind = (uint8_t)kind;
   a->i = sim_ri64(r);
-  sim_r(r, &a->f, sizeof a->f);
+  _Static_assert(sizeof a->f == sizeof(int64_t), "a double is 8 bytes");
+  int64_t fbits = sim_ri64(r); /* (inline, as the integers) */
+  memcpy(&a->f, &fbits, sizeof a->f);
   a->n = sim_ri64(r);
   size_t sn = 0;
   switch (kind) {
@@ -15807,7 +15859,8 @@ static const xrt_ir_module *sim_rmodule(sim_rbuf *r, int32_t *out_entry) {
     return sim_rbad(r, "other format version or byte order"), NULL;
   r->version = version;
   uint64_t hash = (uint64_t)sim_ri64(r);
-  if (r->why || hash != XXH3_64bits(r->p + r->at, r->n - r->at))
+  if (r->why ||
+      (!r->verified && hash != XXH3_64bits(r->p + r->at, r->n - r->at)))
     return sim_rbad(r, "checksum mismatch"), NULL;
   int32_t entry = sim_ri32(r);
   xrt_ir_module *m = (xrt_ir_module *)sim_ralloc(r, sizeof *m);
@@ -15921,13 +15974,13 @@ static int sim_vcounts(sim_vchk *v, int operands, int results) {
   if ((operands >= 0 && op->num_operands != operands) ||
       (results >= 0 && op->num_results != results))
     return sim_vbad(v, "wrong operand or result count");
-  for (int32_t i = 0; i < op->num_operands + op->num_results; i++) {
-    int32_t id = i < op->num_operands ? op->operands[i]
-                                      : op->results[i - op->num_operands];
-    if (sim_vty(v, id)->kind != XRT_TYPE_TENSOR)
-      return sim_vbad(v, "operand or result is not a tensor");
-  }
-  return 1;
+  const xrt_ir_type *vt = v->f->value_types;
+  int bad = 0;
+  for (int32_t i = 0; i < op->num_operands; i++)
+    bad |= vt[op->operands[i]].kind != XRT_TYPE_TENSOR;
+  for (int32_t i = 0; i < op->num_results; i++)
+    bad |= vt[op->results[i]].kind != XRT_TYPE_TENSOR;
+  return !bad || sim_vbad(v, "operand or result is not a tensor");
 }
 
 static int sim_vsame(sim_vchk *v, int32_t a, int32_t b) {
@@ -16162,7 +16215,7 @@ static int sim_vreduce(sim_vchk *v) {
 
 static int sim_vdot_field(sim_vchk *v, const xrt_ir_attr *dn, const char *name,
                           const int64_t **ints, int64_t *n) {
-  const xrt_ir_attr *a = xrt_ir_attr_field(dn, name);
+  const xrt_ir_attr *a = sim_field(dn, name);
   *ints = NULL;
   *n = 0;
   if (!a) return 1;
@@ -16175,7 +16228,8 @@ static int sim_vdot_field(sim_vchk *v, const xrt_ir_attr *dn, const char *name,
 static int sim_vdot_general(sim_vchk *v) {
   const int64_t *lb, *rb, *lc, *rc;
   int64_t nlb, nrb, nlc, nrc;
-  const xrt_ir_attr *dn = xrt_ir_op_attr(v->op, "dot_dimension_numbers");
+  const xrt_ir_attr *dn =
+      sim_named(v->op->attrs, v->op->num_attrs, "dot_dimension_numbers");
   if (!sim_vcounts(v, 2, 1) ||
       !sim_vdot_field(v, dn, "lhs_batching_dimensions", &lb, &nlb) ||
       !sim_vdot_field(v, dn, "rhs_batching_dimensions", &rb, &nrb) ||
@@ -16317,7 +16371,8 @@ static int sim_vop_rules(sim_vchk *v) {
 static int sim_vdefine(sim_vchk *v, const int32_t *ids, int32_t n) {
   for (int32_t i = 0; i < n; i++) {
     if (v->state[ids[i]]) return sim_vbad(v, "value defined twice");
-    if (!sim_vtype_plain(sim_vty(v, ids[i])))
+    const xrt_ir_type *t = sim_vty(v, ids[i]);
+    if ((t->kind != XRT_TYPE_TENSOR || t->quant) && !sim_vtype_plain(t))
       return sim_vbad(v, "quantized types are not loaded from bytes");
     v->state[ids[i]] = 1;
   }
@@ -16455,14 +16510,16 @@ static xrt_status sim_executable_deserialize(void *client,
                                              void **out_executable,
                                              xrt_plugin_error *err) {
   sim_client *c = (sim_client *)client;
-  if (!c || !args || args->struct_size < sizeof *args || !out_executable ||
-      (!data && size))
+  if (!c || !args || args->struct_size < SIM_COMPILE_ARGS_MIN ||
+      !out_executable || (!data && size))
     return sim_fail(err, XRT_INVALID_ARGUMENT, "bad deserialize arguments");
   *out_executable = NULL;
   sim_rbuf r;
   memset(&r, 0, sizeof r);
   r.p = (const unsigned char *)data;
   r.n = size;
+  r.verified = XRT_STRUCT_HAS(args, xrt_plugin_compile_args, bytes_verified) &&
+               args->bytes_verified;
   r.pool.al = c->al;
   for (int i = 0; i < c->ndev; i++)
     if (c->dev[i].limit > r.max_tensor_bytes)
@@ -16483,7 +16540,9 @@ static xrt_status sim_executable_deserialize(void *client,
                     "serialized executable: %s differs from what the core "
                     "expects", bad);
   }
-  xrt_plugin_compile_args a = *args;
+  xrt_plugin_compile_args a; /* (an older core's may be shorter) */
+  memset(&a, 0, sizeof a);
+  memcpy(&a, args, args->struct_size < sizeof a ? args->struct_size : sizeof a);
   a.module = m;
   a.entry = entry;
   sim_exe *e = NULL;

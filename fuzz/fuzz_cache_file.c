@@ -12,10 +12,12 @@
  * but valid loop bound would time out without a bug.)  Error statuses
  * are fine; crashes, leaks, UBSan reports and timeouts are findings.
  *
- * The simulator's bytes carry their own XXH3-64, so mutations of them
- * are refused by that hash.  XRT_FUZZ_RESEAL_SIM=1 also reseals it when
- * the selector's bit 1 is set, to explore past the hash: the simulator's
- * validation of the module it read, and its planner.
+ * The simulator's bytes carry their own XXH3-64, which it skips behind
+ * the disk cache's checksum (the core tells it so: bytes_verified), so
+ * mutations that get past that checksum reach its reader, its validation
+ * of the module it read, and its planner.  XRT_FUZZ_RESEAL_SIM=1 also
+ * reseals the simulator's hash when the selector's bit 1 is set (as for
+ * a store that does not vouch for its bytes).
  *
  * XRT_FUZZ_WRITE_SEEDS=DIR (read at initialisation) writes real cache
  * files of the program to DIR, with both selectors, and exits

@@ -804,10 +804,10 @@ static xrt_status negate(void *user, xrt_host_call *call) {
 }
 
 /* A client with the disk store of f and the host function negate. */
-static xrt_client *store_client(fixture *f) {
+static xrt_client *client_on(const xrt_cache_store *store) {
   xrt_client_options o;
   xrt_client_options_init(&o);
-  o.cache_store = f->store;
+  o.cache_store = store;
   xrt_client *c = NULL;
   if (xrt_client_create(&o, &c) != XRT_OK)
     fail_msg("client: %s", xrt_last_error());
@@ -816,6 +816,8 @@ static xrt_client *store_client(fixture *f) {
                    XRT_OK);
   return c;
 }
+
+static xrt_client *store_client(fixture *f) { return client_on(f->store); }
 
 /* Runs kE2E on c and checks both outputs against a loop written here. */
 static void run_e2e(xrt_client *c) {
@@ -868,8 +870,8 @@ static void test_clients_share_a_directory(void **state) {
 }
 
 /* Damages the one file of the directory: the byte at (from the end when
- * negative; the first byte of the simulator's magic when magic), and
- * reseals its checksum when reseal. */
+ * negative; at bytes after the start of the simulator's magic when
+ * magic), and reseals its checksum when reseal. */
 static void damage_entry(fixture *f, long at, bool magic, bool reseal) {
   char names[8][256];
   int n_names = list_names(f->dir, names, 8), found = -1;
@@ -886,6 +888,7 @@ static void damage_entry(fixture *f, long at, bool magic, bool reseal) {
   if (magic) {
     for (i = 0; i + 8 <= n && memcmp(b + i, "XSIMEXE1", 8) != 0; i++) {
     }
+    i += (size_t)at;
   }
   assert_true(i < n);
   b[i] ^= 0x5a;
@@ -898,12 +901,14 @@ static void test_damaged_entry_recompiles(void **state) {
   fixture *f = *state;
   /* Damage that the file's checksum catches, then damage behind a valid
    * checksum: the core's payload header, the simulator's magic, the
-   * simulator's bytes cut short by a wrong size in the core's header. */
+   * simulator's entry index (its reader refuses them: behind xrt's own
+   * file checksum it does not hash its bytes again, see
+   * test_sim_hash_behind_the_file_checksum). */
   const struct {
     long at;
     bool magic, reseal;
   } cases[] = {{-20, false, false}, {100, false, true}, {0, true, true},
-               {-300, false, true}};
+               {24, true, true}};
   xrt_client *a = store_client(f);
   run_e2e(a);
   xrt_client_release(a);
@@ -926,6 +931,82 @@ static void test_damaged_entry_recompiles(void **state) {
   run_e2e(c);
   assert_int_equal(client_stats(c).compiles, 0);
   xrt_client_release(c);
+}
+
+/* ---- bytes_verified: the simulator's hash behind the file's ---- */
+
+/* A store of the user's that reads and writes through the disk cache
+ * (self: the disk cache's store): its loads passed the file checksum, but
+ * the core cannot know that of a store it did not write. */
+static xrt_status wrap_load(void *self, const char *key, const char *id,
+                            void **data, size_t *size) {
+  const xrt_cache_store *in = (const xrt_cache_store *)self;
+  return in->load(in->self, key, id, data, size);
+}
+static void wrap_release(void *self, void *data) {
+  const xrt_cache_store *in = (const xrt_cache_store *)self;
+  in->release_data(in->self, data);
+}
+static xrt_status wrap_save(void *self, const char *key, const char *id,
+                            const void *data, size_t size, uint64_t ns) {
+  const xrt_cache_store *in = (const xrt_cache_store *)self;
+  return in->save(in->self, key, id, data, size, ns);
+}
+
+static void file_named(fixture *f, const char *prefix, char *out);
+
+/* Flips one bit of the simulator's own XXH3-64 (8 bytes at offset 16 of
+ * its bytes, which start with its magic) in the executable's file, and
+ * reseals the file's checksum: the bytes are intact but for that hash. */
+static void damage_sim_hash(fixture *f) {
+  char key[128], path[256];
+  file_named(f, NULL, key); /* the executable's (not the alias) */
+  entry_path(f, key, path);
+  size_t n = 0, i = 0;
+  unsigned char *b = (unsigned char *)tu_read_file(path, &n);
+  while (i + 24 <= n && memcmp(b + i, "XSIMEXE1", 8) != 0) i++;
+  assert_true(i + 24 <= n);
+  b[i + 16] ^= 0x01;
+  put64(b + n - 8, XXH3_64bits(b, n - 8));
+  tu_write_file(path, b, n);
+  free(b);
+}
+
+/* xrt's disk cache checks its file's checksum over the plugin's bytes, so
+ * the core tells the simulator (bytes_verified) and it skips its own hash:
+ * bytes whose only fault is that hash load.  The same file read through a
+ * store of the user's is not vouched for: the simulator checks its hash,
+ * refuses the bytes, and the core compiles (and writes the entry anew). */
+static void test_sim_hash_behind_the_file_checksum(void **state) {
+  fixture *f = *state;
+  xrt_client *a = store_client(f);
+  run_e2e(a);
+  xrt_client_release(a);
+  damage_sim_hash(f);
+  warnings = 0;
+  xrt_client *b = store_client(f);
+  run_e2e(b);
+  assert_int_equal(client_stats(b).compiles, 0);
+  assert_int_equal(cache_stats(b).store_hits, 1);
+  assert_int_equal(cache_stats(b).store_errors, 0);
+  xrt_client_release(b);
+  assert_int_equal(warnings, 0);
+  xrt_cache_store wrap = {sizeof wrap, (void *)(uintptr_t)f->store, wrap_load,
+                          wrap_release, wrap_save};
+  xrt_client *c = client_on(&wrap);
+  run_e2e(c); /* correct results, from a fresh compile */
+  assert_int_equal(client_stats(c).compiles, 1);
+  assert_int_equal(cache_stats(c).store_hits, 0);
+  assert_int_equal(cache_stats(c).store_errors, 1);
+  assert_int_equal(cache_stats(c).store_writes, 1);
+  xrt_client_release(c);
+  assert_true(warnings > 0);
+  assert_non_null(strstr(last_warning, "checksum mismatch"));
+  /* the entry written anew loads through either store */
+  xrt_client *d = client_on(&wrap);
+  run_e2e(d);
+  assert_int_equal(client_stats(d).compiles, 0);
+  xrt_client_release(d);
 }
 
 /* ---- aliases: raw text to key ---- */
@@ -1316,6 +1397,32 @@ static void test_sim_serialized_bytes(void **state) {
   api->executable_destroy(back);
   unsigned char *b = malloc(n + 1);
   assert_non_null(b);
+  /* Bytes whose only fault is the simulator's own hash: refused unless the
+   * core says its store checked a hash over them (bytes_verified), and
+   * then loaded as they are (they serialize back to the original).  A core
+   * whose struct ends before bytes_verified is not read there. */
+  memcpy(b, bytes, n);
+  b[16] ^= 0x01;
+  assert_int_equal(api->executable_deserialize(pc, &d, b, n, &back, &err),
+                   XRT_INVALID_ARGUMENT);
+  assert_non_null(strstr(err.message, "checksum mismatch"));
+  xrt_plugin_compile_args vouched = d;
+  vouched.bytes_verified = 1;
+  assert_int_equal(api->executable_deserialize(pc, &vouched, b, n, &back,
+                                               &err), XRT_OK);
+  assert_int_equal(api->executable_serialize(back, &bytes2, &n2, &err),
+                   XRT_OK);
+  assert_int_equal(n2, n);
+  assert_memory_equal(bytes2, bytes, n);
+  api->serialized_free(bytes2);
+  api->executable_destroy(back);
+  xrt_plugin_compile_args older = vouched;
+  older.struct_size = offsetof(xrt_plugin_compile_args, bytes_verified);
+  assert_int_equal(api->executable_deserialize(pc, &older, b, n, &back,
+                                               &err), XRT_INVALID_ARGUMENT);
+  assert_int_equal(api->executable_deserialize(pc, &older, bytes, n, &back,
+                                               &err), XRT_OK);
+  api->executable_destroy(back);
   for (size_t cut = 0; cut < n; cut++) {
     memcpy(b, bytes, cut);
     sim_reseal(b, cut);
@@ -1540,6 +1647,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_two_threads, setup, teardown),
       cmocka_unit_test_setup_teardown(test_clients_share_a_directory, setup,
                                       teardown),
+      cmocka_unit_test_setup_teardown(test_sim_hash_behind_the_file_checksum,
+                                      setup, teardown),
       cmocka_unit_test_setup_teardown(test_damaged_entry_recompiles, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_alias_skips_the_text, setup,
