@@ -14887,7 +14887,8 @@ static xrt_status xrt__asm_messages(xrt__asm *m, char *dst,
   xrt__asm_hdr hdr;
   memset(&hdr, 0, sizeof hdr);
   hdr.code = (int32_t)local->code;
-  snprintf(hdr.message, sizeof hdr.message, "%s", local->message);
+  snprintf(hdr.message, sizeof hdr.message, "%.*s",
+           (int)sizeof hdr.message - 1, local->message); /* truncated */
   int k = 0;
   for (int q = 0; q < m->np; q++) {
     if (q == m->me) continue;
