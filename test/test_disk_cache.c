@@ -1335,6 +1335,20 @@ static void expect_signature(xrt_plugin_compile_args *d,
  * checks are what refuses it), a wrong magic or version, a trailing byte
  * are refused with XRT_INVALID_ARGUMENT; and that every flipped byte is
  * refused by the hash (ASan runs this too). */
+/* Executable back (then destroyed) serializes to exactly bytes[0, n). */
+static void assert_reserializes(const xrt_plugin_api *api, void *back,
+                                const void *bytes, size_t n) {
+  xrt_plugin_error err;
+  void *bytes2 = NULL;
+  size_t n2 = 0;
+  assert_int_equal(api->executable_serialize(back, &bytes2, &n2, &err),
+                   XRT_OK);
+  assert_int_equal(n2, n);
+  assert_memory_equal(bytes2, bytes, n);
+  api->serialized_free(bytes2);
+  api->executable_destroy(back);
+}
+
 static void test_sim_serialized_bytes(void **state) {
   (void)state;
   xrt_program *prog = NULL;
@@ -1359,8 +1373,8 @@ static void test_sim_serialized_bytes(void **state) {
   a.host_bindings = hosts;
   a.num_replicas = a.num_partitions = 1;
   a.device_assignment = &device;
-  void *exe = NULL, *back = NULL, *bytes = NULL, *bytes2 = NULL;
-  size_t n = 0, n2 = 0;
+  void *exe = NULL, *back = NULL, *bytes = NULL;
+  size_t n = 0;
   assert_int_equal(api->compile(pc, &a, &exe, &err), XRT_OK);
   assert_int_equal(api->executable_serialize(exe, &bytes, &n, &err), XRT_OK);
   assert_true(n > 16);
@@ -1389,12 +1403,7 @@ static void test_sim_serialized_bytes(void **state) {
                                                &err), XRT_INVALID_ARGUMENT);
   assert_int_equal(api->executable_deserialize(pc, &d, bytes, n, &back, &err),
                    XRT_OK);
-  assert_int_equal(api->executable_serialize(back, &bytes2, &n2, &err),
-                   XRT_OK);
-  assert_int_equal(n2, n);
-  assert_memory_equal(bytes2, bytes, n);
-  api->serialized_free(bytes2);
-  api->executable_destroy(back);
+  assert_reserializes(api, back, bytes, n);
   unsigned char *b = malloc(n + 1);
   assert_non_null(b);
   /* Bytes whose only fault is the simulator's own hash: refused unless the
@@ -1410,12 +1419,7 @@ static void test_sim_serialized_bytes(void **state) {
   vouched.bytes_verified = 1;
   assert_int_equal(api->executable_deserialize(pc, &vouched, b, n, &back,
                                                &err), XRT_OK);
-  assert_int_equal(api->executable_serialize(back, &bytes2, &n2, &err),
-                   XRT_OK);
-  assert_int_equal(n2, n);
-  assert_memory_equal(bytes2, bytes, n);
-  api->serialized_free(bytes2);
-  api->executable_destroy(back);
+  assert_reserializes(api, back, bytes, n);
   xrt_plugin_compile_args older = vouched;
   older.struct_size = offsetof(xrt_plugin_compile_args, bytes_verified);
   assert_int_equal(api->executable_deserialize(pc, &older, b, n, &back,
@@ -1504,16 +1508,7 @@ static xrt_status sweep_run(sweep_rig *g, void *exe, const float *x,
                    XRT_OK);
   assert_int_equal(g->api->buffer_write(g->pc, 0, g->mem[1], y, 16, &err),
                    XRT_OK);
-  xrt_plugin_execute_args ea;
-  memset(&ea, 0, sizeof ea);
-  ea.struct_size = sizeof ea;
-  ea.executable = exe;
-  ea.launch_id = 1;
-  ea.num_replicas = ea.num_partitions = 1;
-  ea.args = g->mem;
-  ea.num_args = 2;
-  ea.outs = g->mem + 2;
-  ea.num_outs = 2;
+  xrt_plugin_execute_args ea = tu_plugin_exec_args(exe, g->mem, 2, 2);
   xrt_status s = g->api->execute(g->pc, &ea, &err);
   if (s) return s;
   assert_int_equal(g->api->buffer_read(g->pc, 0, g->mem[2], o, 16, &err),

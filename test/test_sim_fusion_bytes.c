@@ -150,16 +150,7 @@ static xrt_status rig_run(rig *g, void *exe, void *const *host_in,
       assert_int_equal(g->api->buffer_write(g->pc, 0, mem[i], host_in[i], b,
                                             &err), XRT_OK);
   }
-  xrt_plugin_execute_args ea;
-  memset(&ea, 0, sizeof ea);
-  ea.struct_size = sizeof ea;
-  ea.executable = exe;
-  ea.launch_id = 1;
-  ea.num_replicas = ea.num_partitions = 1;
-  ea.args = mem;
-  ea.num_args = nin;
-  ea.outs = mem + nin;
-  ea.num_outs = nout;
+  xrt_plugin_execute_args ea = tu_plugin_exec_args(exe, mem, nin, nout);
   xrt_status s = g->api->execute(g->pc, &ea, &err);
   for (int j = 0; j < nout; j++) {
     size_t b = shape_bytes(&g->outs[j]);

@@ -510,4 +510,25 @@ static inline void tu_conv_ref(tu_conv *c, const double *x, const double *w,
   free(xp);
 }
 
+/* ---- a plugin's execute called directly (test_disk_cache.c,
+ * test_sim_fusion_bytes.c) ---- */
+
+/* Arguments of one launch of one participant: mem[0, nin) in, then
+ * mem[nin, nin + nout) out. */
+static inline xrt_plugin_execute_args tu_plugin_exec_args(void *exe,
+                                                          void **mem, int nin,
+                                                          int nout) {
+  xrt_plugin_execute_args ea;
+  memset(&ea, 0, sizeof ea);
+  ea.struct_size = sizeof ea;
+  ea.executable = exe;
+  ea.launch_id = 1;
+  ea.num_replicas = ea.num_partitions = 1;
+  ea.args = mem;
+  ea.num_args = nin;
+  ea.outs = mem + nin;
+  ea.num_outs = nout;
+  return ea;
+}
+
 #endif /* XRT_TEST_UTIL_H */

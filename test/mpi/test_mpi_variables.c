@@ -433,20 +433,35 @@ static void test_fault_in_one(void **state) {
   xrt_variable_release(v);
 }
 
-/* Rows (s0), then columns (s1), chunked over all mv.g devices of
- * client c (devs). */
-static void mv_rows_then_cols(xrt_client *c, xrt_sharding_spec *s0,
-                              xrt_sharding_spec *s1, xrt_device **devs) {
-  xrt_sharding_spec_init(s0, 2);
-  s0->dims[0].kind = XRT_DIM_CHUNKED;
-  s0->dims[0].num_chunks = 1;
-  s0->dims[0].chunks[0] = mv.g;
-  s0->num_mesh_dims = 1;
-  s0->mesh[0].kind = XRT_MESH_SHARDED_AXIS;
-  *s1 = *s0;
-  s1->dims[1] = s0->dims[0];
-  s1->dims[0].kind = XRT_DIM_NO_SHARDING;
-  for (int k = 0; k < mv.g; k++) devs[k] = xrt_client_global_device(c, k);
+/* A variable of client c chunked by rows over all mv.g devices (f0),
+ * and the format chunked by columns (f1). */
+typedef struct mv_rows {
+  xrt_sharding_spec s0, s1;
+  xrt_device *devs[MV_MAXG];
+  xrt_variable_format f0, f1;
+  xrt_variable *v;
+  uint64_t key0; /* v's format key as made */
+} mv_rows;
+
+static void mv_rows_make(mv_rows *r, xrt_client *c, const char *name,
+                         const float *src) {
+  xrt_sharding_spec_init(&r->s0, 2);
+  r->s0.dims[0].kind = XRT_DIM_CHUNKED;
+  r->s0.dims[0].num_chunks = 1;
+  r->s0.dims[0].chunks[0] = mv.g;
+  r->s0.num_mesh_dims = 1;
+  r->s0.mesh[0].kind = XRT_MESH_SHARDED_AXIS;
+  r->s1 = r->s0;
+  r->s1.dims[1] = r->s0.dims[0];
+  r->s1.dims[0].kind = XRT_DIM_NO_SHARDING;
+  for (int k = 0; k < mv.g; k++) r->devs[k] = xrt_client_global_device(c, k);
+  r->f0 = (xrt_variable_format){&r->s0, r->devs, mv.g};
+  r->f1 = (xrt_variable_format){&r->s1, r->devs, mv.g};
+  xrt_shape logical = TU_SHAPE(XRT_F32, MV_R, MV_R);
+  r->v = NULL;
+  assert_int_equal(xrt_variable_create(c, name, &logical, src, &r->f0, &r->v),
+                   XRT_OK);
+  r->key0 = xrt_variable_format_key(r->v);
 }
 
 /* In a client of its own: process 0 skips a reshard; the others fail
@@ -456,25 +471,18 @@ static void test_stalled_peer(void **state) {
   xrt_client_options co = tm_client_options(MV_D, 0);
   xrt_client *c = NULL;
   assert_int_equal(xrt_client_create(&co, &c), XRT_OK);
-  xrt_shape logical = TU_SHAPE(XRT_F32, MV_R, MV_R);
   float src[MV_R * MV_R];
   mv_fill(src, 5);
-  xrt_sharding_spec s0, s1;
-  xrt_device *devs[MV_MAXG];
-  mv_rows_then_cols(c, &s0, &s1, devs);
-  xrt_variable_format f0 = {&s0, devs, mv.g}, f1 = {&s1, devs, mv.g};
-  xrt_variable *v = NULL;
-  assert_int_equal(xrt_variable_create(c, "stall", &logical, src, &f0, &v),
-                   XRT_OK);
-  uint64_t k0 = xrt_variable_format_key(v);
+  mv_rows r;
+  mv_rows_make(&r, c, "stall", src);
   if (mv.me != 0) {
     tm_stall_begin();
-    tm_stall_end(xrt_variables_reshard(&v, &f1, 1, NULL), NULL);
-    assert_true(xrt_variable_format_key(v) == k0);
-    assert_ptr_equal(xrt_variable_device(v, 0), devs[0]);
+    tm_stall_end(xrt_variables_reshard(&r.v, &r.f1, 1, NULL), NULL);
+    assert_true(xrt_variable_format_key(r.v) == r.key0);
+    assert_ptr_equal(xrt_variable_device(r.v, 0), r.devs[0]);
   }
   MPI_Barrier(MPI_COMM_WORLD);
-  assert_int_equal(xrt_variable_release(v), XRT_OK);
+  assert_int_equal(xrt_variable_release(r.v), XRT_OK);
   xrt_client_release(c);
 }
 
@@ -500,36 +508,29 @@ static void test_host_oom_in_one(void **state) {
   co.allocator = (xrt_allocator){NULL, mv_alloc, mv_free};
   xrt_client *c = NULL;
   assert_int_equal(xrt_client_create(&co, &c), XRT_OK);
-  xrt_shape logical = TU_SHAPE(XRT_F32, MV_R, MV_R);
   float src[MV_R * MV_R], got[MV_R * MV_R];
   mv_fill(src, 9);
-  xrt_sharding_spec s0, s1;
-  xrt_device *devs[MV_MAXG];
-  mv_rows_then_cols(c, &s0, &s1, devs);
-  xrt_variable_format f0 = {&s0, devs, mv.g}, f1 = {&s1, devs, mv.g};
-  xrt_variable *v = NULL;
-  assert_int_equal(xrt_variable_create(c, "oom", &logical, src, &f0, &v),
-                   XRT_OK);
-  uint64_t k0 = xrt_variable_format_key(v);
+  mv_rows r;
+  mv_rows_make(&r, c, "oom", src);
   int victim = mv.n - 1;
   /* A short timeout: a process that did not vote shows as a failure
    * here instead of a long wait. */
   assert_int_equal(xrt_mpi_set_timeout(TM_STALL_MS), XRT_OK);
   if (mv.me == victim) atomic_store(&mv_oom, 1);
-  xrt_status s = xrt_variables_reshard(&v, &f1, 1, NULL);
+  xrt_status s = xrt_variables_reshard(&r.v, &r.f1, 1, NULL);
   atomic_store(&mv_oom, 0);
   assert_int_equal(xrt_mpi_set_timeout(TM_TIMEOUT_MS), XRT_OK);
   assert_int_equal(s, XRT_RESOURCE_EXHAUSTED);
   char want[64];
   snprintf(want, sizeof want, "process %d failed", victim);
   if (mv.me != victim) TU_ASSERT_CONTAINS(xrt_last_error(), want);
-  assert_true(xrt_variable_format_key(v) == k0);
+  assert_true(xrt_variable_format_key(r.v) == r.key0);
   MPI_Barrier(MPI_COMM_WORLD);
-  assert_int_equal(xrt_variables_reshard(&v, &f1, 1, NULL), XRT_OK);
+  assert_int_equal(xrt_variables_reshard(&r.v, &r.f1, 1, NULL), XRT_OK);
   memset(got, 0, sizeof got);
-  assert_int_equal(xrt_variable_to_host(v, got, sizeof got), XRT_OK);
+  assert_int_equal(xrt_variable_to_host(r.v, got, sizeof got), XRT_OK);
   assert_memory_equal(got, src, sizeof got);
-  assert_int_equal(xrt_variable_release(v), XRT_OK);
+  assert_int_equal(xrt_variable_release(r.v), XRT_OK);
   xrt_client_release(c);
 }
 
