@@ -302,7 +302,7 @@ static void test_rfft_irfft(void **state) {
     for (int64_t i = 0; i < n; i++) x[i] = (double)(i * i % 7) - 2.5;
     naive_dft(x, zero, n, 0, ore, oim);
     int64_t h = n / 2 + 1;
-    char tin[32], tout[48], l[8];
+    char tin[48], tout[64], l[24];
     snprintf(tin, sizeof tin, "tensor<%lldxf64>", (long long)n);
     snprintf(tout, sizeof tout, "tensor<%lldxcomplex<f64>>", (long long)h);
     snprintf(l, sizeof l, "%lld", (long long)n);
