@@ -14730,6 +14730,8 @@ static xrt_status xrt__sharded_start(const char *fn, xrt_client *client,
                                      xrt_sharded_array **out_array,
                                      xrt__client **c, xrt__spec_axes *ax,
                                      int64_t *n);
+static xrt_status xrt__spec_count_check(int64_t n, int given,
+                                        const char *what);
 
 /* Whether d is another process's device of client c. */
 static bool xrt__mp_remote(const xrt__client *c, const xrt_device *d) {
@@ -15046,10 +15048,7 @@ xrt_status xrt_sharded_array_create_global(
   int64_t n;
   xrt_status s = xrt__sharded_start(__func__, client, logical, spec,
                                     out_array, &c, &ax, &n);
-  if (s) return s;
-  if (num_pieces != n)
-    return xrt__fail(XRT_INVALID_ARGUMENT, "the sharding spec spans %" PRId64
-                     " devices, %d pieces were given", n, num_pieces);
+  if (s || (s = xrt__spec_count_check(n, num_pieces, "pieces"))) return s;
   XRT__CHECK_ARG(devices && buffers, "devices or buffers is NULL");
   xrt_shape piece = xrt__spec_piece_shape(spec, logical);
   for (int k = 0; k < num_pieces; k++)
@@ -15116,6 +15115,15 @@ static xrt_status xrt__upload_pieces(xrt__sharded *a, const void *data,
   }
   xrt__await_all(p->ev, a->n, &err);
   return xrt__restore_error(&err);
+}
+
+/* That as many pieces (what: "pieces", "buffers") were given as the
+ * spec's n devices. */
+static xrt_status xrt__spec_count_check(int64_t n, int given,
+                                        const char *what) {
+  if (given == n) return XRT_OK;
+  return xrt__fail(XRT_INVALID_ARGUMENT, "the sharding spec spans %" PRId64
+                   " devices, %d %s were given", n, given, what);
 }
 
 /* The checks that open both ways of making a sharded array, failing as
@@ -15246,10 +15254,7 @@ xrt_status xrt_sharded_array_create(xrt_client *client,
   int64_t n;
   xrt_status s = xrt__sharded_start(__func__, client, logical, spec,
                                     out_array, &c, &ax, &n);
-  if (s) return s;
-  if (num_buffers != n)
-    return xrt__fail(XRT_INVALID_ARGUMENT, "the sharding spec spans %" PRId64
-                     " devices, %d buffers were given", n, num_buffers);
+  if (s || (s = xrt__spec_count_check(n, num_buffers, "buffers"))) return s;
   xrt_shape piece = xrt__spec_piece_shape(spec, logical);
   if ((s = xrt__check_pieces(c, &piece, buffers, num_buffers))) return s;
   xrt__sharded *a;
