@@ -16739,9 +16739,11 @@ static xrt_status xrt__rs_plan(xrt__rs_var *r) {
   return s;
 }
 
-/* Waits until every piece of a locked variable is computed. */
+/* Waits until every piece of a locked variable held here is computed
+ * (pieces on other processes, NULL, are theirs to wait for). */
 static xrt_status xrt__var_wait_ready(xrt__var *v) {
   for (int k = 0; k < v->n; k++) {
+    if (!v->bufs[k]) continue;
     xrt__buffer *b = (xrt__buffer *)xrt__hget(v->bufs[k], XRT__H_BUFFER);
     if (!b) return xrt__fail(XRT_INTERNAL, "variable '%s': piece %d is gone",
                              v->name, k);
@@ -17555,21 +17557,6 @@ static xrt_status xrt__mpv_rs_alloc_dev(xrt__rs_var *rs, int nv) {
   return XRT_OK;
 }
 
-/* Waits for this process's pieces of a locked variable. */
-static xrt_status xrt__mpv_wait_ready(xrt__var *v) {
-  for (int k = 0; k < v->n; k++) {
-    if (!v->bufs[k]) continue;
-    xrt__buffer *b = (xrt__buffer *)xrt__hget(v->bufs[k], XRT__H_BUFFER);
-    if (!b) return xrt__fail(XRT_INTERNAL, "variable '%s': piece %d is gone",
-                             v->name, k);
-    xrt_status s = b->ready ? xrt__event_wait(b->ready) : XRT_OK;
-    if (s)
-      return xrt__fail(s, "variable '%s': piece %d failed: %s", v->name, k,
-                       b->ready->message);
-  }
-  return XRT_OK;
-}
-
 /* Step 1, local: plan, allocate, wait for the old pieces.  *work: this
  * process moves anything. */
 static xrt_status xrt__mpv_rs_prepare(xrt__mpv_rs *x, xrt__rs_var *rs,
@@ -17578,7 +17565,7 @@ static xrt_status xrt__mpv_rs_prepare(xrt__mpv_rs *x, xrt__rs_var *rs,
   for (int i = 0; i < nv && !s; i++) {
     if (rs[i].noop) continue;
     if (!(s = xrt__rs_plan(&rs[i]))) xrt__mpv_pick_sources(&rs[i]);
-    if (!s) s = xrt__mpv_wait_ready(rs[i].v);
+    if (!s) s = xrt__var_wait_ready(rs[i].v);
     *work = 1;
   }
   if (!s && *work) s = xrt__mpv_rs_alloc_host(x, rs, nv);
