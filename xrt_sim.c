@@ -12784,16 +12784,17 @@ static xrt_status sim_xp_fold_chunk(const sim_coll *k, int32_t j,
                                     void **vals, sim_cx *cx,
                                     const sim_cview *v, const sim_xpg *x,
                                     char *part, int64_t at, int64_t n) {
-  size_t es = k->es[j], off = (size_t)at * es;
+  /* A chunk is below sim_fold_range's streaming size, so the fold lands
+   * in part through the cache, where the exchange reads it next. */
+  _Static_assert(SIM_XP_CHUNK < SIM_STREAM_MIN, "chunks fold into cache");
+  size_t off = (size_t)at * k->es[j];
   const char *ins[SIM_COLL_MAXG];
-  for (int32_t m = 0; m < x->nl; m++) ins[m] = sim_peer_in(v, x->loc[m], j);
-  if (sim_fold_add(k, j, part, ins, x->nl, off, n)) return XRT_OK;
-  memcpy(part, ins[0] + off, (size_t)n * es);
-  for (int32_t m = 1; m < x->nl; m++) {
-    xrt_status rc = sim_coll_combine(k, j, vals, cx, part, ins[m] + off, n);
-    if (rc) return rc;
-  }
-  return XRT_OK;
+  for (int32_t m = 0; m < x->nl; m++)
+    ins[m] = sim_peer_in(v, x->loc[m], j) + off;
+  sim_cview lv = *v;
+  lv.gs = x->nl;
+  char *outs[1] = {part};
+  return sim_fold_range(k, j, vals, cx, &lv, outs, 1, ins, 0, n);
 }
 
 /* Operand j's chunks x->li, x->li + S, ... (S = x->slices): each folded
