@@ -2,7 +2,8 @@
  * test_fusion.c - fused elementwise loops and reductions of the simulator
  * (issue #8), through the public API: each program's results are compared
  * with a plain loop written here.  Sizes are chosen around the simulator's
- * tiles (1, 3, 1023, 4097, and big enough to be cut into pieces).
+ * tiles (1, 3, 1023, 4097, and big enough to be cut into pieces), and
+ * outputs big enough to bypass the cache.
  */
 #include "test_util.h"
 
@@ -652,6 +653,19 @@ static void test_two_threads(void **state) {
   free(a), free(b), free(w0), free(w1), free(w2);
 }
 
+/* Outputs of 16 MiB and more leave the root's kernel with non-temporal
+ * stores, a run of SIM_FZ_SUB elements at a time: odd sizes end in a
+ * short run, on one thread and cut into pieces on two. */
+static void test_streamed_outputs(void **state) {
+  const int64_t n = ((int64_t)4 << 20) + 37;
+  long_chain((xrt_client *)*state, n);
+  broadcasts((xrt_client *)*state, 2049, 2051);
+  xrt_client *c2 = tu_client(0, 2, 0);
+  long_chain(c2, n);
+  broadcasts(c2, 2051, 2049);
+  xrt_client_release(c2);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_long_chain),
@@ -667,6 +681,7 @@ int main(void) {
       cmocka_unit_test(test_fused_in_region),
       cmocka_unit_test(test_other_types),
       cmocka_unit_test(test_two_threads),
+      cmocka_unit_test(test_streamed_outputs),
   };
   return cmocka_run_group_tests(tests, tu_setup_client, tu_teardown_client);
 }
