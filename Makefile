@@ -9,6 +9,7 @@
 #   make test-mpi   test/mpi/ under mpirun -np 2 and 4 (XRT_MPI=1 build);
 #   make bench-mpi  bench/mpi/ under mpirun -np 2
 #   make test-valgrind  the test programs under valgrind (portable kernels)
+#   make test-blas  test_gemm on an XRT_BLAS build: CBLAS on, off, and timed
 #   make soak       8 threads of mixed work for SOAK_SECONDS (default 60)
 #   make fuzz-smoke each libFuzzer target for FUZZ_TIME s, in build-fuzz/
 #   make clean
@@ -210,6 +211,20 @@ $(BUILD)/blas/libxrt.a: $(BLAS_OBJS)
 
 $(BUILD)/bench/bench_gemm_blas: bench/bench_gemm.c bench/bench_util.h $(BUILD)/blas/libxrt.a | $(BUILD)/bench
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -DBENCH_GEMM_BLAS $< -o $@ $(BUILD)/blas/libxrt.a $(GEMM_BENCH_BLAS) $(LDLIBS)
+
+# test_gemm on the XRT_WITH_CBLAS library, with CBLAS forced on, forced off
+# and chosen by timing (the default).
+$(BUILD)/blas/test_gemm: test/test_gemm.c test/test_util.h test/spec_util.h $(BUILD)/blas/libxrt.a | $(BUILD)/blas
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< -o $@ $(BUILD)/blas/libxrt.a -lopenblas -lcmocka $(LDLIBS)
+
+test-blas: deps
+	@sh tools/deps.sh blas
+	@$(MAKE) --no-print-directory $(BUILD)/blas/test_gemm
+	XRT_SIM_BLAS=1 $(BUILD)/blas/test_gemm
+	XRT_SIM_BLAS=0 $(BUILD)/blas/test_gemm
+	$(BUILD)/blas/test_gemm
+
+.PHONY: test-blas
 
 $(BUILD) $(BUILD)/pic $(BUILD)/bench $(BUILD)/blas:
 	mkdir -p $@

@@ -8802,7 +8802,8 @@ static void sim_xcopy_par(sim_cx *cx, const sim_xcopy *x, char *dst,
  * AVX-512, AVX2+FMA and portable C, picked at compile time of the program
  * from the running CPU (XRT_SIM_GEMM=c|avx2|avx512|off forces one, for
  * tests; off keeps the plain loops).  With XRT_WITH_CBLAS large products in
- * a BLAS layout call cblas_sgemm / cblas_dgemm instead.
+ * a BLAS layout call cblas_sgemm / cblas_dgemm instead when CBLAS timed
+ * faster on this machine (sim_blas_faster).
  * ==================================================================== */
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -9628,8 +9629,8 @@ static int64_t sim_gemm_threads(const sim_fcc *fc) {
   return t < 1 ? 1 : t > 64 ? 64 : t;
 }
 
-/* Block sizes, lanes and scratch, once the tables are set. */
-static xrt_status sim_gemm_finish(sim_fcc *fc, sim_gemm *g) {
+/* Block sizes and lanes (at most threads), once the tables are set. */
+static void sim_gemm_blocks(sim_gemm *g, int64_t threads) {
   const sim_gk *k = g->k;
   assert(k->mr * k->nr * (int)g->es <= 1536); /* sim_gemm_rect's tile */
   assert(k->mr <= 16 && k->nc % k->nr == 0 && k->mc % k->mr == 0);
@@ -9659,12 +9660,17 @@ static xrt_status sim_gemm_finish(sim_fcc *fc, sim_gemm *g) {
       (size_t)(g->K * k->mr) * g->es <= 32 * 1024)
     g->kc = g->K;
   int64_t pn = (g->N + k->nr - 1) / k->nr, pm = (g->M + k->mr - 1) / k->mr;
-  int64_t L = sim_gemm_threads(fc);
+  int64_t L = threads;
   if (pn < L && pm < L) L = pn > pm ? pn : pm;
   g->lanes = (int)(L > 0 ? L : 1);
   g->bpack_lane = (size_t)(g->kc * g->nc);
   /* one column block: sim_gemm_narrow packs one A micro-panel at a time */
   g->apack_lane = (size_t)((g->N <= g->nc ? k->mr : g->mc) * g->kc);
+}
+
+/* Block sizes, lanes and scratch, once the tables are set. */
+static xrt_status sim_gemm_finish(sim_fcc *fc, sim_gemm *g) {
+  sim_gemm_blocks(g, sim_gemm_threads(fc));
   xrt_status rc =
       sim_temp(fc, g->apack_lane * g->es * (size_t)g->lanes, &g->apack);
   if (!rc)
@@ -9673,12 +9679,11 @@ static xrt_status sim_gemm_finish(sim_fcc *fc, sim_gemm *g) {
 }
 
 #ifdef XRT_WITH_CBLAS
-/* Large products whose operands are plain or transposed matrices go to
- * BLAS (XRT_SIM_BLAS=0 turns it off). */
+/* Large products whose operands are plain or transposed matrices can go
+ * to BLAS (sim_blas_faster decides whether they do). */
 static int sim_gemm_blas_ok(const sim_gemm *g) {
-  const char *e = getenv("XRT_SIM_BLAS");
   int64_t lim = 0x7fffffff;
-  if ((e && !strcmp(e, "0")) || g->conv || g->M < 2 || g->N < 2 || g->K < 2 ||
+  if (g->conv || g->M < 2 || g->N < 2 || g->K < 2 ||
       (double)g->M * (double)g->N * (double)g->K < 128.0 * 128 * 128)
     return 0;
   if (!g->am_s || !g->ak_s || !g->bk_s || !g->bn_s || g->cn_s != 1 ||
@@ -9688,6 +9693,95 @@ static int sim_gemm_blas_ok(const sim_gemm *g) {
     return 0;
   return g->M < lim && g->N < lim && g->K < lim && g->am_s < lim &&
          g->ak_s < lim && g->bk_s < lim && g->bn_s < lim;
+}
+
+/* ---- CBLAS or ours: timed once per process ----
+ * An XRT_BLAS=1 build hands a product to CBLAS only where CBLAS is the
+ * faster on the running machine, as autotuners decide: a library may have
+ * no kernel for a new CPU (Debian 12's OpenBLAS runs its AVX2 "Haswell"
+ * kernel on AMD Zen 5, at about half the speed of xrt's AVX-512 one).  The
+ * first compile that meets such a product times both on a SIM_BLAS_N cube
+ * of its element type with the device's threads (best of three after a
+ * warm-up, alternating); the answer is kept for the process, per element
+ * size and thread count.  XRT_SIM_BLAS=1 always calls CBLAS, =0 never. */
+#include <time.h>
+enum { SIM_BLAS_N = 384 };
+
+static double sim_blas_now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Seconds of one C = A B through g (CBLAS when blas). */
+static double sim_blas_run(sim_gemm *g, int blas, const char *a,
+                           const char *b, char *c, void **vals, sim_cx *cx) {
+  g->blas = blas;
+  double t0 = sim_blas_now();
+  sim_gemm_exec(g, a, b, c, vals, cx);
+  return sim_blas_now() - t0;
+}
+
+/* Whether CBLAS multiplies a SIM_BLAS_N cube faster than kernel k does on
+ * threads lanes of pool tp; no when memory is short. */
+static int sim_blas_measure(const xrt_allocator *al, const sim_gk *k,
+                            size_t es, struct sim_tpool *tp, int64_t threads) {
+  const int64_t n = SIM_BLAS_N;
+  int64_t tab[2 * SIM_BLAS_N + 1]; /* 0, then i, then i * n */
+  tab[0] = 0;
+  for (int64_t i = 0; i < n; i++) tab[1 + i] = i, tab[1 + n + i] = i * n;
+  sim_gemm g;
+  memset(&g, 0, sizeof g);
+  g.k = k, g.es = es, g.BT = 1, g.M = g.N = g.K = n;
+  g.ab = g.bb = g.cb = tab;
+  g.am = g.bk = g.cm = tab + 1 + n;
+  g.ak = g.bn = g.cn = tab + 1;
+  g.apack = 0, g.bpack = 1;
+  sim_gemm_blocks(&g, threads);
+  size_t mat = sim_align_up((size_t)(n * n) * es);
+  size_t ap = sim_align_up(g.apack_lane * es * (size_t)g.lanes);
+  size_t bp = sim_align_up(g.bpack_lane * es * (size_t)g.lanes);
+  char *raw = (char *)al->alloc(al->self, 3 * mat + ap + bp + SIM_ALIGN);
+  if (!raw) return 0;
+  char *a = raw + (sim_align_up((size_t)(uintptr_t)raw) - (uintptr_t)raw);
+  char *b = a + mat, *c = b + mat;
+  void *vals[2] = {c + mat, c + mat + ap};
+  memset(a, 0x3f, 2 * mat); /* normal numbers in f32 and f64 */
+  sim_cx cx;
+  memset(&cx, 0, sizeof cx);
+  cx.tp = tp;
+  double ours = 1e30, theirs = 1e30;
+  for (int r = 0; r < 4; r++) {
+    double t = sim_blas_run(&g, 0, a, b, c, vals, &cx);
+    double u = sim_blas_run(&g, 1, a, b, c, vals, &cx);
+    if (r > 0) {
+      ours = t < ours ? t : ours;
+      theirs = u < theirs ? u : theirs;
+    }
+  }
+  al->free(al->self, raw);
+  return theirs < ours;
+}
+
+static pthread_mutex_t sim_blas_mu = PTHREAD_MUTEX_INITIALIZER;
+static signed char sim_blas_known[2][65]; /* 0 unknown, 1 ours, 2 CBLAS */
+
+/* Whether products of element size es that CBLAS can take should go to it
+ * (see above). */
+static int sim_blas_faster(sim_fcc *fc, const sim_gk *k, size_t es) {
+  const char *e = getenv("XRT_SIM_BLAS");
+  if (e && (!strcmp(e, "0") || !strcmp(e, "1"))) return e[0] == '1';
+  int64_t threads = sim_gemm_threads(fc);
+  pthread_mutex_lock(&sim_blas_mu);
+  signed char *known = &sim_blas_known[es == 8][threads];
+  if (!*known)
+    *known = sim_blas_measure(&fc->cc->al, k, es,
+                              sim_tpool_of(fc->cc->exe->cl, 0), threads)
+                 ? 2
+                 : 1;
+  int r = *known == 2;
+  pthread_mutex_unlock(&sim_blas_mu);
+  return r;
 }
 #endif
 
@@ -9728,7 +9822,7 @@ static int sim_gemm_lower_dot(sim_fcc *fc, const sim_dot *d, sim_step *st,
   if (!g->cb || !g->cm || !g->cn) return (*rc = XRT_RESOURCE_EXHAUSTED), 1;
   if ((*rc = sim_gemm_finish(fc, g))) return 1;
 #ifdef XRT_WITH_CBLAS
-  g->blas = sim_gemm_blas_ok(g);
+  g->blas = sim_gemm_blas_ok(g) && sim_blas_faster(fc, k, g->es);
 #endif
   st->data = g;
   st->run = sim_run_gemm;

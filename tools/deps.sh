@@ -13,6 +13,24 @@
 # baselines skip, so it never fails.
 set -eu
 
+# `tools/deps.sh blas` (called by `make test-blas`): libopenblas-dev, the
+# CBLAS that an XRT_BLAS=1 build links.
+if [ "${1:-}" = blas ]; then
+  for f in /usr/lib/*/libopenblas.so /usr/lib/libopenblas.so; do
+    [ -e "$f" ] && exit 0
+  done
+  echo "tools/deps.sh: missing for make test-blas: libopenblas-dev"
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update
+    apt-get install -y --no-install-recommends libopenblas-dev
+    exit 0
+  fi
+  echo "tools/deps.sh: install it with:"
+  echo "  sudo apt-get update && sudo apt-get install -y libopenblas-dev"
+  exit 1
+fi
+
 # `tools/deps.sh docs` (called by `make docs`): doxygen, for the API
 # reference.
 if [ "${1:-}" = docs ]; then
