@@ -12,6 +12,15 @@
  *   conv.resnet3x3_56x56x64.ratio_torch 3x3 64->64 on 1x56x56x64, padding
  *                                       1, vs torch conv2d (NCHW)
  *   threads.2.gemm_speedup              2048^3 f32, 2 threads vs 1
+ *   gemm.f32_{1024,4096}.ratio_openblas_skylakex  the same products vs
+ *                                       OpenBLAS forced to its AVX-512
+ *                                       kernel (OPENBLAS_CORETYPE=SkylakeX,
+ *                                       in a copy of this program), on
+ *                                       CPUs with AVX-512: the kernel
+ *                                       OpenBLAS picks by itself (printed
+ *                                       as "# openblas core") may be an
+ *                                       older one when it does not know
+ *                                       the CPU
  * Built with -DBENCH_GEMM_BLAS (linked with the XRT_BLAS=1 library) it
  * prints only gemm.f32_4096.ratio_openblas_blas.  Without OpenBLAS
  * (BENCH_HAVE_OPENBLAS unset) or python3+torch the keys that need them
@@ -147,6 +156,43 @@ static double blas_matmul(int n, int reps) {
 }
 #endif
 
+/* Argument 0 of main: this program, run again for the forced kernel. */
+static const char *self_path;
+
+#ifndef BENCH_GEMM_BLAS
+/* Seconds of cblas_sgemm on an n^3 product with OpenBLAS's AVX-512 kernel,
+ * which it picks when it loads, so from a copy of this program started
+ * with OPENBLAS_CORETYPE=SkylakeX; -1 without AVX-512 or on failure. */
+static double blas_skylakex_matmul(int n) {
+#if defined(BENCH_HAVE_OPENBLAS) && defined(__x86_64__)
+  char cmd[1024];
+  __builtin_cpu_init();
+  if (!__builtin_cpu_supports("avx512f") || strchr(self_path, '\'') ||
+      strlen(self_path) > 900)
+    return -1;
+  snprintf(cmd, sizeof cmd,
+           "OPENBLAS_CORETYPE=SkylakeX BENCH_GEMM_OPENBLAS_ONLY=%d '%s'", n,
+           self_path);
+  return bench_popen_number(cmd, NULL, 0);
+#else
+  (void)n;
+  return -1;
+#endif
+}
+
+static void ratio_skylakex(const char *key, int n, int reps) {
+  double tb = blas_skylakex_matmul(n), tx = xrt_matmul(n, 1, reps);
+  if (tb > 0 && tx > 0) {
+    printf("# %s: openblas SkylakeX %.1f GFLOP/s, xrt %.1f GFLOP/s\n", key,
+           2.0 * n * n * (double)n / tb * 1e-9,
+           2.0 * n * n * (double)n / tx * 1e-9);
+    printf("%s = %.3f\n", key, tb / tx);
+  } else {
+    printf("# skipped: %s (no AVX-512, no OpenBLAS, or it failed)\n", key);
+  }
+}
+#endif
+
 static void ratio_openblas(const char *key, int n, int reps) {
 #ifdef BENCH_HAVE_OPENBLAS
   double tb = blas_matmul(n, reps), tx = xrt_matmul(n, 1, reps);
@@ -256,9 +302,16 @@ static void bench_threads(void) {
 }
 #endif /* !BENCH_GEMM_BLAS */
 
-int main(void) {
+int main(int argc, char **argv) {
+  self_path = argc > 0 ? argv[0] : "";
 #ifdef BENCH_HAVE_OPENBLAS
   openblas_set_num_threads(1);
+  const char *only = getenv("BENCH_GEMM_OPENBLAS_ONLY");
+  if (only) { /* the copy that times the forced kernel */
+    if (strcmp(openblas_get_corename(), "SkylakeX") != 0) return 1;
+    printf("%.9f\n", blas_matmul(atoi(only), 3));
+    return 0;
+  }
   printf("# openblas core: %s\n", openblas_get_corename());
 #endif
 #ifdef BENCH_GEMM_BLAS
@@ -266,6 +319,8 @@ int main(void) {
 #else
   ratio_openblas("gemm.f32_1024.ratio_openblas", 1024, 7);
   ratio_openblas("gemm.f32_4096.ratio_openblas", 4096, 3);
+  ratio_skylakex("gemm.f32_1024.ratio_openblas_skylakex", 1024, 7);
+  ratio_skylakex("gemm.f32_4096.ratio_openblas_skylakex", 4096, 3);
   bench_batched();
   bench_conv();
   bench_threads();
