@@ -156,6 +156,20 @@ static double blas_matmul(int n, int reps) {
 }
 #endif
 
+/* Prints key = tb / tx, baseline over xrt seconds of an n^3 product, with
+ * both rates; or why it is skipped. */
+static void print_gemm_ratio(const char *key, const char *baseline, int n,
+                             double tb, double tx, const char *why) {
+  if (tb > 0 && tx > 0) {
+    printf("# %s: %s %.1f GFLOP/s, xrt %.1f GFLOP/s\n", key, baseline,
+           2.0 * n * n * (double)n / tb * 1e-9,
+           2.0 * n * n * (double)n / tx * 1e-9);
+    printf("%s = %.3f\n", key, tb / tx);
+  } else {
+    printf("# skipped: %s (%s)\n", key, why);
+  }
+}
+
 /* Argument 0 of main: this program, run again for the forced kernel. */
 static const char *self_path;
 
@@ -182,28 +196,15 @@ static double blas_skylakex_matmul(int n) {
 
 static void ratio_skylakex(const char *key, int n, int reps) {
   double tb = blas_skylakex_matmul(n), tx = xrt_matmul(n, 1, reps);
-  if (tb > 0 && tx > 0) {
-    printf("# %s: openblas SkylakeX %.1f GFLOP/s, xrt %.1f GFLOP/s\n", key,
-           2.0 * n * n * (double)n / tb * 1e-9,
-           2.0 * n * n * (double)n / tx * 1e-9);
-    printf("%s = %.3f\n", key, tb / tx);
-  } else {
-    printf("# skipped: %s (no AVX-512, no OpenBLAS, or it failed)\n", key);
-  }
+  print_gemm_ratio(key, "openblas SkylakeX", n, tb, tx,
+                   "no AVX-512, no OpenBLAS, or it failed");
 }
 #endif
 
 static void ratio_openblas(const char *key, int n, int reps) {
 #ifdef BENCH_HAVE_OPENBLAS
   double tb = blas_matmul(n, reps), tx = xrt_matmul(n, 1, reps);
-  if (tb > 0 && tx > 0) {
-    printf("# %s: openblas %.1f GFLOP/s, xrt %.1f GFLOP/s\n", key,
-           2.0 * n * n * (double)n / tb * 1e-9,
-           2.0 * n * n * (double)n / tx * 1e-9);
-    printf("%s = %.3f\n", key, tb / tx);
-  } else {
-    printf("# skipped: %s (run failed)\n", key);
-  }
+  print_gemm_ratio(key, "openblas", n, tb, tx, "run failed");
 #else
   (void)n, (void)reps;
   printf("# skipped: %s (built without OpenBLAS)\n", key);
