@@ -13,6 +13,20 @@
 # baselines skip, so it never fails.
 set -eu
 
+# Installs the Debian packages given when run as root (then exits 0), else
+# prints the command that would (then exits 1).
+install_or_tell() {
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update
+    apt-get install -y --no-install-recommends "$@"
+    exit 0
+  fi
+  echo "tools/deps.sh: install them with:"
+  echo "  sudo apt-get update && sudo apt-get install -y $*"
+  exit 1
+}
+
 # `tools/deps.sh blas` (called by `make test-blas`): libopenblas-dev, the
 # CBLAS that an XRT_BLAS=1 build links.
 if [ "${1:-}" = blas ]; then
@@ -20,15 +34,7 @@ if [ "${1:-}" = blas ]; then
     [ -e "$f" ] && exit 0
   done
   echo "tools/deps.sh: missing for make test-blas: libopenblas-dev"
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update
-    apt-get install -y --no-install-recommends libopenblas-dev
-    exit 0
-  fi
-  echo "tools/deps.sh: install it with:"
-  echo "  sudo apt-get update && sudo apt-get install -y libopenblas-dev"
-  exit 1
+  install_or_tell libopenblas-dev
 fi
 
 # `tools/deps.sh docs` (called by `make docs`): doxygen, for the API
@@ -36,15 +42,7 @@ fi
 if [ "${1:-}" = docs ]; then
   command -v doxygen >/dev/null 2>&1 && exit 0
   echo "tools/deps.sh: missing for make docs: doxygen"
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update
-    apt-get install -y --no-install-recommends doxygen
-    exit 0
-  fi
-  echo "tools/deps.sh: install it with:"
-  echo "  sudo apt-get update && sudo apt-get install -y doxygen"
-  exit 1
+  install_or_tell doxygen
 fi
 
 # `tools/deps.sh windows` (called by `make test-windows`): the mingw-w64
@@ -63,15 +61,7 @@ if [ "${1:-}" = windows ]; then
   done
   [ -z "$missing" ] && exit 0
   echo "tools/deps.sh: missing for make test-windows:$missing"
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update
-    apt-get install -y --no-install-recommends $PKGS
-    exit 0
-  fi
-  echo "tools/deps.sh: install them with:"
-  echo "  sudo apt-get update && sudo apt-get install -y $PKGS"
-  exit 1
+  install_or_tell $PKGS
 fi
 
 # `tools/deps.sh fuzz` (called by `make fuzz`): clang with libFuzzer and
@@ -120,15 +110,7 @@ if [ "${1:-}" = mpi ]; then
   [ -f /usr/include/cmocka.h ] || missing="$missing cmocka.h"
   [ -z "$missing" ] && exit 0
   echo "tools/deps.sh: missing for make test-mpi:$missing"
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update
-    apt-get install -y --no-install-recommends $PKGS
-    exit 0
-  fi
-  echo "tools/deps.sh: install them with:"
-  echo "  sudo apt-get update && sudo apt-get install -y $PKGS"
-  exit 1
+  install_or_tell $PKGS
 fi
 
 if [ "${1:-}" = bench ]; then
@@ -167,12 +149,4 @@ command -v pkg-config >/dev/null 2>&1 || missing="$missing pkg-config"
 [ -z "$missing" ] && exit 0
 
 echo "tools/deps.sh: missing:$missing"
-if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update
-  apt-get install -y --no-install-recommends $PKGS
-  exit 0
-fi
-echo "tools/deps.sh: install them with:"
-echo "  sudo apt-get update && sudo apt-get install -y $PKGS"
-exit 1
+install_or_tell $PKGS
