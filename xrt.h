@@ -30,12 +30,15 @@
 
 /* XRT_API marks xrt's public functions.  On Windows it exports them from
  * xrt.dll (which is built with XRT_BUILD_DLL) and, in a program built with
- * XRT_DLL, imports them from it; elsewhere it is empty (libxrt.so exports
- * xrt_* through tools/libxrt.map). */
+ * XRT_DLL, imports them from it; with GCC and Clang it gives them default
+ * visibility, so that libxrt.so, built with -fvisibility=hidden, exports
+ * exactly these (tools/libxrt.map checks the same at link time). */
 #if defined(_WIN32) && defined(XRT_BUILD_DLL)
 #define XRT_API __declspec(dllexport)
 #elif defined(_WIN32) && defined(XRT_DLL)
 #define XRT_API __declspec(dllimport)
+#elif defined(__GNUC__) && !defined(_WIN32)
+#define XRT_API __attribute__((visibility("default")))
 #else
 #define XRT_API
 #endif

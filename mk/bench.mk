@@ -1,0 +1,41 @@
+# mk/bench.mk - the benchmarks: bench/*.c, linked with libxrt.a, print
+# KEY = NUMBER lines; their baselines (numpy, torch, OpenBLAS) are
+# installed first when root.
+
+BENCH_SRCS := $(sort $(wildcard bench/*.c))
+BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
+
+$(BUILD)/bench/%: bench/%.c bench/bench_util.h test/spec_util.h $(LIB_A) | deps
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< -o $@ $(LIB_A) $(LDLIBS)
+
+# bench_gemm measures against OpenBLAS when it is installed, and a second
+# copy of it runs on the XRT_BLAS=1 library (build-blas).
+HAVE_OPENBLAS = $(if $(wildcard /usr/lib/*/libopenblas.so /usr/lib/libopenblas.so),1)
+GEMM_BENCH_BLAS = $(if $(HAVE_OPENBLAS),-DBENCH_HAVE_OPENBLAS -lopenblas)
+
+$(BUILD)/bench/bench_gemm: bench/bench_gemm.c bench/bench_util.h $(LIB_A) | deps
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< -o $@ $(LIB_A) $(GEMM_BENCH_BLAS) $(LDLIBS)
+
+# Built in the XRT_BLAS=1 configuration (make XRT_BLAS=1 this-target).
+$(BUILD)/bench/bench_gemm_blas: bench/bench_gemm.c bench/bench_util.h $(LIB_A) | deps
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -DBENCH_GEMM_BLAS $< -o $@ $(LIB_A) \
+	  $(GEMM_BENCH_BLAS) $(LDLIBS)
+
+bench-deps:
+	@sh tools/deps.sh bench
+
+# The baselines first (a separate make: HAVE_OPENBLAS is looked up after).
+bench: bench-deps
+	@$(MAKE) --no-print-directory bench-run
+
+bench-run: $(BENCH_BINS)
+	@if [ -n "$(HAVE_OPENBLAS)" ]; then \
+	  $(MAKE) --no-print-directory XRT_BLAS=1 build-blas/bench/bench_gemm_blas || exit 1; \
+	fi
+	@for b in $(BENCH_BINS) $(if $(HAVE_OPENBLAS),build-blas/bench/bench_gemm_blas); do \
+	  $$b || exit 1; done
+
+.PHONY: bench bench-deps bench-run

@@ -1,0 +1,97 @@
+# mk/test.mk - the test programs (test/test_*.c, public API, linked with
+# libxrt.a), `make test`, the sanitizer, ThreadSanitizer, valgrind, BLAS
+# and soak runs.
+
+TEST_SRCS := $(sort $(wildcard test/test_*.c))
+ifneq ($(XRT_DISK_CACHE),1)
+  TEST_SRCS := $(filter-out test/test_disk_cache.c,$(TEST_SRCS))
+endif
+TEST_BINS := $(TEST_SRCS:test/%.c=$(BUILD)/%)
+TEST_HDRS := test/test_util.h test/spec_util.h
+
+$(BUILD)/test_%: test/test_%.c $(TEST_HDRS) $(LIB_A) | deps
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< -o $@ $(LIB_A) -lcmocka $(LDLIBS)
+
+# test_sim_so and test_platform load plugin libraries from $(BUILD).
+$(BUILD)/test_sim_so: $(SIM_SO) $(TINY_SO)
+$(BUILD)/test_platform: $(SIM_SO)
+$(BUILD)/test_sim_so $(BUILD)/test_platform: \
+  private CPPFLAGS += -DXRT_TEST_PLUGIN_DIR='"$(BUILD)"'
+
+# Fake plugins of test_plugins: test/plugins/fake_*.c, one .so each; they
+# include only xrt.h and link to nothing from xrt.
+FAKE_PLUGINS := $(patsubst test/plugins/%.c,$(BUILD)/plugins/%.so,\
+                  $(sort $(wildcard test/plugins/fake_*.c)))
+
+$(BUILD)/plugins/%.so: test/plugins/%.c test/plugins/fake_plugin.h xrt.h $(FLAGS_FILE)
+	@mkdir -p $(@D)
+	$(CC) -I. $(CFLAGS) $(LDFLAGS) -fPIC -shared -o $@ $<
+
+$(BUILD)/test_plugins: $(FAKE_PLUGINS)
+$(BUILD)/test_plugins: private CPPFLAGS += -DXRT_TEST_FAKE_DIR='"$(BUILD)/plugins"'
+
+# Runs every test even when one fails, then fails if any did.
+TEST_SCRIPTS := "env XRT_BIN=$(XRT_BIN) sh test/test_cli.sh" \
+  "env XRT_BUILD=$(BUILD) sh test/test_cts.sh" \
+  "env XRT_BUILD=$(BUILD) CC='$(CC)' XRT_SANFLAGS='$(SANFLAGS)' sh test/test_consumers.sh" \
+  "env XRT_BIN=$(XRT_BIN) sh test/run_interpret.sh"
+test: $(TEST_BINS) $(XRT_BIN) $(LIB_SO) $(CTS_BIN) $(MINIMAL_SO) $(SIM_SO) $(TINY_SO)
+	@sh tools/run_tests.sh "test programs" $(TEST_BINS) $(TEST_SCRIPTS)
+
+asan:
+	$(MAKE) test SAN=1
+
+# The tests that run work on many threads, under ThreadSanitizer (their
+# own build directory and flags; a report fails the run).
+TSAN_TESTS := test_async test_threads test_api test_collectives test_pmap \
+              test_sharding test_pool test_dispatch test_allreduce_fast \
+              test_reshard test_variables test_dlpack test_trace test_plugins \
+              test_faults test_cache test_launch_oom test_alloc_fail
+TSAN_FLAGS := -std=c11 -O1 -g -fsanitize=thread -fno-omit-frame-pointer \
+              -Wall -Wextra -Wpedantic
+test-tsan: | deps
+	$(MAKE) BUILD=build-tsan CFLAGS="$(TSAN_FLAGS)" \
+	  LDFLAGS="-fsanitize=thread" $(TSAN_TESTS:%=build-tsan/%)
+	@TSAN_OPTIONS="halt_on_error=1 exitcode=66 $$TSAN_OPTIONS" \
+	  sh tools/run_tests.sh "ThreadSanitizer" $(TSAN_TESTS:%=build-tsan/%)
+
+# valgrind memcheck over the test programs of $(BUILD) (those of `make
+# test`), with the simulator's portable kernels: valgrind 3.19 stops at the
+# first AVX-512 instruction, so XRT_SIM_ISA=portable keeps the run-time
+# dispatch off AVX2/AVX-512.  Any memory error or leak fails it.
+# VALGRIND_SKIP: tests left out (none by default; see README "Reliability").
+VALGRIND_SKIP ?=
+VALGRIND_TESTS := $(filter-out $(VALGRIND_SKIP:%=$(BUILD)/%),$(TEST_BINS))
+VALGRIND_FLAGS := --error-exitcode=1 --leak-check=full \
+                  --errors-for-leak-kinds=definite,indirect,possible \
+                  --show-leak-kinds=definite,indirect,possible --quiet
+valgrind-deps:
+	@sh tools/deps.sh valgrind
+
+test-valgrind: $(VALGRIND_TESTS) | valgrind-deps
+	@XRT_SIM_ISA=portable sh tools/run_tests.sh valgrind \
+	  -w "valgrind $(VALGRIND_FLAGS)" $(VALGRIND_TESTS)
+
+# test_gemm on the XRT_BLAS=1 library (build-blas), with CBLAS forced on,
+# forced off and chosen by timing (the default).
+blas-deps:
+	@sh tools/deps.sh blas
+
+test-blas: | deps blas-deps
+	@$(MAKE) --no-print-directory XRT_BLAS=1 build-blas/test_gemm
+	XRT_SIM_BLAS=1 build-blas/test_gemm
+	XRT_SIM_BLAS=0 build-blas/test_gemm
+	build-blas/test_gemm
+
+# ---- soak: 8 threads of mixed work on shared objects (tools/soak.c) ----
+#   make soak [SOAK_SECONDS=600]   checks every result and that resident
+#                                  memory stays flat; fails otherwise
+SOAK_SECONDS ?= 60
+
+$(BUILD)/soak: tools/soak.c test/spec_util.h $(LIB_A)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< -o $@ $(LIB_A) $(LDLIBS)
+
+soak: $(BUILD)/soak
+	$(BUILD)/soak $(SOAK_SECONDS)
+
+.PHONY: test asan test-tsan test-valgrind valgrind-deps test-blas blas-deps soak

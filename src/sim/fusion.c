@@ -1,0 +1,1359 @@
+#include "internal.h"
+/* ======================================================================
+ * Fusion: elementwise trees and reductions as one tiled loop
+ *
+ * sim_lower_block groups each block's ops before lowering them.  Walking
+ * the block backwards, an op that can end a fused loop (elementwise,
+ * select, clamp, reshape, a reduce with a one-op body) becomes a root and
+ * absorbs the producers of its operands when every use of the produced
+ * value is by a member of the group (so the value never needs to exist in
+ * full): elementwise ops, select, clamp, reshape, and broadcast_in_dim /
+ * broadcast / transpose, which read their own (materialized) operand by
+ * index arithmetic.  Values used anywhere else, entry results included,
+ * stay materialized.
+ *
+ * A group lowers into ONE step over the root's index space (the reduce
+ * input's for a reduce), walked in tiles of a few thousand elements: every
+ * node computes its tile into a tile-sized buffer of the step's scratch
+ * (L1/L2 resident), with the same typed kernels (sim_ew_fn) an unfused op
+ * uses, so results are bit-identical to the unfused program for every
+ * element type.  Inputs of the root's shape are read in place; broadcast
+ * and transposed inputs and scalars fill their tile.  The absorbed values
+ * are never defined, so liveness gives them no slot.
+ *
+ * Reductions: every single-input reduce whose body is one add/mul/max/
+ * min/and/or (fused producers or not) walks its input in row-major tiles
+ * and combines runs into the output: a kept innermost dimension
+ * accumulates rows into a vector of outputs (reduce over axis 0 of a
+ * matrix: blocked over SIM_FZ_COLBLK columns so the accumulators stay in
+ * cache, four rows at a time for f32/f64 sums of a plain input); a
+ * reduced innermost dimension folds runs.  Like XLA's vectorized and
+ * parallel reductions these may reassociate: f32/f64 add folds of 256 or
+ * more elements use 32 partial sums, the four-row sums add
+ * (r0 + r1) + (r2 + r3), and a big reduction to one element combines the
+ * partial results of its pieces.  Everything else keeps the sequential
+ * order of the unfused reduce.
+ *
+ * Big loops are split across the device's threads with sim_parallel_for:
+ * the work is cut into at most SIM_FZ_PARTS pieces, piece p using scratch
+ * p, so no piece shares tile buffers.  Loops under SIM_FZ_PAR_MIN elements
+ * have one piece and a tile no bigger than the loop.  An elementwise root
+ * whose output is SIM_FZ_STREAM_MIN bytes or more (bigger than what the
+ * caches would keep for the next op) writes it with non-temporal stores:
+ * the output's lines are never read from memory first, so the loop moves
+ * a fifth fewer bytes (a*b+c: 4 arrays instead of 5), which matters most
+ * when two threads share the memory bus.
+ *
+ * The f32/f64 kernels the fused loops call for add, sub, mul, div, max,
+ * min, neg, abs and the reductions are compiled three times (portable,
+ * AVX2, AVX-512F, picked once at run time with __builtin_cpu_supports), as
+ * plain loops without -march flags, so one binary runs everywhere and
+ * under valgrind.  Each element is still one IEEE operation (no
+ * contraction: gcc's ISO C mode and one operation per expression), so
+ * they match the plain kernels bit for bit.  Unfused elementwise steps use
+ * them too (sim_lower_ew).
+ *
+ * XRT_SIM_NO_FUSION in the environment turns grouping off (every op lowers
+ * alone), to compare and debug.
+ * ==================================================================== */
+
+#define SIM_FZ_MAXN 64      /* nodes of one fused step */
+#define SIM_FZ_MAXOPS 24    /* ops absorbed into one fused step */
+#define SIM_FZ_PARTS 8      /* pieces one fused step is cut into, at most */
+#define SIM_FZ_TILE 2048    /* elements per tile, at most */
+#define SIM_FZ_BUDGET 65536 /* tile bytes of one piece, roughly */
+#define SIM_FZ_PAR_MIN 65536 /* fewer elements: one piece */
+#define SIM_FZ_STREAM_MIN ((size_t)16 << 20) /* output bytes: streamed */
+#define SIM_FZ_SUB 256 /* elements a streaming root computes per store run */
+
+/* ---- kernels compiled per instruction set ---- */
+
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#define SIM_FZ_X86 1
+#define SIM_FZ_T_avx2 __attribute__((target("avx2,fma")))
+#define SIM_FZ_T_avx512 __attribute__((target("avx512f")))
+#endif
+#define SIM_FZ_T_port
+
+#define SIM_FZ_EWB(ISA, OP, nm, T)                                            \
+  static SIM_FZ_T_##ISA void sim_fz_##OP##_##nm##_##ISA(                      \
+      void *const *in, void *out, size_t n, const void *ctx) {                \
+    const T *a = (const T *)in[0], *b = (const T *)in[1];                     \
+    T *o = (T *)out;                                                          \
+    (void)ctx;                                                                \
+    SIM_MAP2(T, a, b, o, n, (T)SIM_F_##OP(X, Y));                             \
+  }
+#define SIM_FZ_EWU(ISA, OP, nm, T)                                            \
+  static SIM_FZ_T_##ISA void sim_fz_##OP##_##nm##_##ISA(                      \
+      void *const *in, void *out, size_t n, const void *ctx) {                \
+    const T *a = (const T *)in[0];                                            \
+    T *o = (T *)out;                                                          \
+    (void)ctx;                                                                \
+    SIM_MAP1(T, a, o, n, (T)SIM_F_##OP(X));                                   \
+  }
+
+/* Reducers: vec = 1 combines acc[i] with in[i] (no overlap); vec = 0
+ * folds in into *acc, with partial sums for long add folds. */
+/* acc[i] = acc[i] OP in[i]: restrict parameters and fixed-size blocks,
+ * which gcc -O2 vectorizes. */
+#define SIM_FZ_VEC(ISA, OPN, nm, T, COMB)                                     \
+  static SIM_FZ_T_##ISA void sim_fz_vec_##OPN##_##nm##_##ISA(                 \
+      T *restrict acc, const T *restrict in, int64_t n) {                     \
+    int64_t i = 0;                                                            \
+    for (; i + 32 <= n; i += 32)                                              \
+      for (int k = 0; k < 32; k++) {                                          \
+        T a = acc[i + k], b = in[i + k];                                      \
+        acc[i + k] = (T)(COMB);                                               \
+      }                                                                       \
+    for (; i < n; i++) {                                                      \
+      T a = acc[i], b = in[i];                                                \
+      acc[i] = (T)(COMB);                                                     \
+    }                                                                         \
+  }
+
+/* Four rows added into the sums at once (reassociated: a column's sum
+ * adds (r0 + r1) + (r2 + r3)), a quarter of the accumulator traffic. */
+#define SIM_FZ_ADD4(ISA, nm, T)                                               \
+  static SIM_FZ_T_##ISA void sim_fz_add4t_##nm##_##ISA(                       \
+      T *restrict acc, const T *restrict r0, const T *restrict r1,            \
+      const T *restrict r2, const T *restrict r3, int64_t n) {                \
+    int64_t i = 0;                                                            \
+    for (; i + 32 <= n; i += 32)                                              \
+      for (int k = 0; k < 32; k++)                                            \
+        acc[i + k] += (r0[i + k] + r1[i + k]) + (r2[i + k] + r3[i + k]);      \
+    for (; i < n; i++) acc[i] += (r0[i] + r1[i]) + (r2[i] + r3[i]);           \
+  }                                                                           \
+  static void sim_fz_add4_##nm##_##ISA(void *acc, const void *rows,           \
+                                       size_t stride, int64_t n) {            \
+    const char *p = (const char *)rows;                                       \
+    sim_fz_add4t_##nm##_##ISA((T *)acc, (const T *)p,                         \
+                              (const T *)(p + stride),                        \
+                              (const T *)(p + 2 * stride),                    \
+                              (const T *)(p + 3 * stride), n);                \
+  }
+
+#define SIM_FZ_RED(ISA, OPN, nm, T, COMB, PARTIAL)                            \
+  SIM_FZ_VEC(ISA, OPN, nm, T, COMB)                                           \
+  static SIM_FZ_T_##ISA void sim_fz_red_##OPN##_##nm##_##ISA(                 \
+      void *accp, const void *inp, int64_t n, int vec) {                      \
+    T *restrict acc = (T *)accp;                                              \
+    const T *restrict in = (const T *)inp;                                    \
+    int64_t i = 0;                                                            \
+    if (vec) {                                                                \
+      sim_fz_vec_##OPN##_##nm##_##ISA(acc, in, n);                            \
+      return;                                                                 \
+    }                                                                         \
+    T a = *acc;                                                               \
+    if (PARTIAL && n >= 256) {                                                \
+      T s[32] = {0};                                                          \
+      for (; i + 32 <= n; i += 32)                                            \
+        for (int k = 0; k < 32; k++) s[k] += in[i + k];                       \
+      for (int w = 16; w > 0; w /= 2)                                         \
+        for (int k = 0; k < w; k++) s[k] += s[k + w];                         \
+      a += s[0];                                                              \
+    }                                                                         \
+    for (; i < n; i++) {                                                      \
+      T b = in[i];                                                            \
+      a = (T)(COMB);                                                          \
+    }                                                                         \
+    *acc = a;                                                                 \
+  }
+
+#define SIM_FZ_FLT_KERNELS(ISA, nm, T)                                        \
+  SIM_FZ_EWB(ISA, ADD, nm, T)                                                 \
+  SIM_FZ_EWB(ISA, SUB, nm, T)                                                 \
+  SIM_FZ_EWB(ISA, MUL, nm, T)                                                 \
+  SIM_FZ_EWB(ISA, DIV, nm, T)                                                 \
+  SIM_FZ_EWB(ISA, MAX, nm, T)                                                 \
+  SIM_FZ_EWB(ISA, MIN, nm, T)                                                 \
+  SIM_FZ_EWU(ISA, NEG, nm, T)                                                 \
+  SIM_FZ_EWU(ISA, ABS, nm, T)                                               \
+  SIM_FZ_RED(ISA, add, nm, T, a + b, 1)                                       \
+  SIM_FZ_ADD4(ISA, nm, T)                                                     \
+  SIM_FZ_RED(ISA, mul, nm, T, a * b, 0)                                       \
+  SIM_FZ_RED(ISA, max, nm, T, SIM_FMAX(a, b, a, b), 0)                        \
+  SIM_FZ_RED(ISA, min, nm, T, SIM_FMIN(a, b, a, b), 0)
+#define SIM_FZ_ISA_KERNELS(ISA)                                               \
+  SIM_FZ_FLT_KERNELS(ISA, f32, float)                                         \
+  SIM_FZ_FLT_KERNELS(ISA, f64, double)
+
+SIM_FZ_ISA_KERNELS(port)
+#ifdef SIM_FZ_X86
+SIM_FZ_ISA_KERNELS(avx2)
+SIM_FZ_ISA_KERNELS(avx512)
+#endif
+
+/* 0 portable, 1 AVX2, 2 AVX-512F: the best the running CPU has. */
+static int sim_fz_isa_level;
+static pthread_once_t sim_fz_isa_once = PTHREAD_ONCE_INIT;
+static void sim_fz_isa_detect(void) {
+#ifdef SIM_FZ_X86
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) sim_fz_isa_level = 2;
+  else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    sim_fz_isa_level = 1;
+  if (sim_fz_isa_level > sim_isa_cap()) sim_fz_isa_level = sim_isa_cap();
+#endif
+}
+static int sim_fz_isa(void) {
+  pthread_once(&sim_fz_isa_once, sim_fz_isa_detect);
+  return sim_fz_isa_level;
+}
+
+/* XRT_SIM_NO_FUSION set: every op lowers alone (to compare and debug). */
+static int sim_fz_off;
+static pthread_once_t sim_fz_off_once = PTHREAD_ONCE_INIT;
+static void sim_fz_off_read(void) {
+  sim_fz_off = getenv("XRT_SIM_NO_FUSION") != NULL;
+}
+static int sim_fz_disabled(void) {
+  pthread_once(&sim_fz_off_once, sim_fz_off_read);
+  return sim_fz_off;
+}
+
+#ifdef SIM_FZ_X86
+#define SIM_FZ_PICK3(name)                                                    \
+  (lv == 2 ? name##_avx512 : lv == 1 ? name##_avx2 : name##_port)
+#else
+#define SIM_FZ_PICK3(name) name##_port
+#endif
+
+/* The per-ISA version of a plain elementwise kernel, or fn itself. */
+SIM_PRIVATE sim_ew_fn sim_fz_isa_kernel(sim_ew_fn fn) {
+  int lv = sim_fz_isa();
+  (void)lv;
+#define SIM_FZ_MAPK(OP, nm)                                                   \
+  if (fn == sim_##OP##_##nm) return SIM_FZ_PICK3(sim_fz_##OP##_##nm);
+#define SIM_FZ_MAPK2(nm)                                                      \
+  SIM_FZ_MAPK(ADD, nm) SIM_FZ_MAPK(SUB, nm) SIM_FZ_MAPK(MUL, nm)              \
+  SIM_FZ_MAPK(DIV, nm) SIM_FZ_MAPK(MAX, nm) SIM_FZ_MAPK(MIN, nm)              \
+  SIM_FZ_MAPK(NEG, nm)                                                        \
+  SIM_FZ_MAPK(ABS, nm)
+  SIM_FZ_MAPK2(f32)
+  SIM_FZ_MAPK2(f64)
+#undef SIM_FZ_MAPK2
+#undef SIM_FZ_MAPK
+  return fn;
+}
+
+/* The reducer for a one-op body on f32/f64 (ours), else the plain one. */
+static sim_red_fn sim_fz_red_kernel(xrt_opcode code, xrt_dtype t) {
+  int lv = sim_fz_isa();
+  (void)lv;
+#define SIM_FZ_REDK(OPC, opn, nm)                                             \
+  if (code == XRT_OP_##OPC) return SIM_FZ_PICK3(sim_fz_red_##opn##_##nm);
+#define SIM_FZ_REDK4(nm)                                                      \
+  SIM_FZ_REDK(ADD, add, nm) SIM_FZ_REDK(MULTIPLY, mul, nm)                    \
+  SIM_FZ_REDK(MAXIMUM, max, nm) SIM_FZ_REDK(MINIMUM, min, nm)
+  if (t == XRT_F32) { SIM_FZ_REDK4(f32) }
+  if (t == XRT_F64) { SIM_FZ_REDK4(f64) }
+#undef SIM_FZ_REDK4
+#undef SIM_FZ_REDK
+  return sim_red_pick(code, t);
+}
+
+/* Adds rows r, r + stride, r + 2 stride, r + 3 stride (bytes) into acc. */
+typedef void (*sim_fz_add4_fn)(void *acc, const void *rows, size_t stride,
+                               int64_t n);
+
+static sim_fz_add4_fn sim_fz_add4_kernel(xrt_opcode code, xrt_dtype t) {
+  int lv = sim_fz_isa();
+  (void)lv;
+  if (code != XRT_OP_ADD) return NULL;
+  if (t == XRT_F32) return SIM_FZ_PICK3(sim_fz_add4_f32);
+  if (t == XRT_F64) return SIM_FZ_PICK3(sim_fz_add4_f64);
+  return NULL;
+}
+
+/* ---- select by element size ---- */
+
+typedef void (*sim_fz_sel_fn)(const uint8_t *p, const void *a, const void *b,
+                              void *out, int64_t n);
+#define SIM_FZ_SEL_DEF(NAME, T)                                               \
+  static void NAME(const uint8_t *p, const void *a, const void *b, void *out, \
+                   int64_t n) {                                               \
+    const T *x = (const T *)a, *y = (const T *)b;                             \
+    T *o = (T *)out;                                                          \
+    for (int64_t i = 0; i < n; i++) o[i] = p[i] ? x[i] : y[i];                \
+  }
+SIM_FZ_SEL_DEF(sim_fz_sel_1, uint8_t)
+SIM_FZ_SEL_DEF(sim_fz_sel_2, uint16_t)
+SIM_FZ_SEL_DEF(sim_fz_sel_4, uint32_t)
+SIM_FZ_SEL_DEF(sim_fz_sel_8, uint64_t)
+SIM_FZ_SEL_DEF(sim_fz_sel_16, sim_b16)
+
+static sim_fz_sel_fn sim_fz_sel_for(size_t es) {
+  switch (es) {
+  case 1: return sim_fz_sel_1;
+  case 2: return sim_fz_sel_2;
+  case 4: return sim_fz_sel_4;
+  case 8: return sim_fz_sel_8;
+  case 16: return sim_fz_sel_16;
+  default: return NULL;
+  }
+}
+
+/* ---- fused plans ---- */
+
+enum {
+  SIM_FZ_FULL,   /* a value of the space's shape, read in place */
+  SIM_FZ_GATHER, /* a value read by index arithmetic into the tile */
+  SIM_FZ_SPLAT,  /* one element repeated: the tile is filled once */
+  SIM_FZ_EW,     /* an elementwise kernel */
+  SIM_FZ_SEL,    /* select */
+  SIM_FZ_CLAMP,  /* clamp */
+  SIM_FZ_ID      /* reshape: the child's tile as it is */
+};
+
+typedef struct sim_fznode {
+  uint8_t kind;
+  int8_t nargs;
+  int16_t arg[3];
+  int32_t vid; /* the SSA value this node stands for */
+  int32_t val; /* leaves: the materialized value read */
+  size_t es, off;
+  sim_ew_fn ew;
+  const void *ctx;
+  sim_clamp_fn clamp;
+  sim_fz_sel_fn sel;
+  /* GATHER: element i of the space (multi-index idx over dims, coalesced)
+   * reads element base + sum idx_k * ss_k of val.  dims and ss (rank
+   * entries each) live after the nodes, so that the nodes stay small: a
+   * plan has thousands of them and planning is bound by their bytes. */
+  int32_t rank;
+  const int64_t *dims, *ss;
+  int64_t base;
+} sim_fznode;
+
+typedef struct sim_fz {
+  int32_t nn;
+  sim_fznode *nodes; /* post-order; the last is the root */
+  int64_t numel, tile;
+  size_t part_bytes;
+  int32_t scratch; /* pseudo value: maxp * (part_bytes + 16) */
+  int32_t maxp;    /* pieces: SIM_FZ_PARTS for big loops, else 1 */
+  int stream;      /* the elementwise root stores past the cache */
+  /* reduce roots */
+  int red;
+  sim_red_fn rfn;
+  sim_fz_add4_fn add4;  /* f32/f64 sums over rows of a plain input */
+  size_t res;           /* result element size */
+  sim_fill_fn fill;
+  int32_t rank;         /* coalesced reduce dimensions */
+  int64_t dims[XRT_MAX_RANK], ostr[XRT_MAX_RANK];
+  int64_t out_numel;
+} sim_fz;
+
+/* Element i0 of the space onwards, L elements, into d (GATHER/SPLAT). */
+static void sim_fz_gather(const sim_fznode *nd, const char *src, char *d,
+                          int64_t i0, int64_t L) {
+  int64_t idx[XRT_MAX_RANK], rem = i0, off = nd->base;
+  int last = nd->rank - 1;
+  for (int k = last; k >= 0; k--) {
+    idx[k] = rem % nd->dims[k];
+    rem /= nd->dims[k];
+    off += idx[k] * nd->ss[k];
+  }
+  size_t es = nd->es;
+  int64_t s = nd->ss[last];
+  while (L > 0) {
+    int64_t run = nd->dims[last] - idx[last];
+    if (run > L) run = L;
+    if (s == 1) {
+      memcpy(d, src + (size_t)off * es, (size_t)run * es);
+    } else if (s == 0) {
+      sim_fill_for(es)(d, src + (size_t)off * es, run);
+    } else {
+      for (int64_t j = 0; j < run; j++)
+        memcpy(d + (size_t)j * es, src + (size_t)(off + j * s) * es, es);
+    }
+    d += (size_t)run * es;
+    L -= run;
+    off += run * s;
+    idx[last] += run;
+    for (int k = last; k > 0 && idx[k] == nd->dims[k]; k--) {
+      off -= idx[k] * nd->ss[k];
+      idx[k] = 0;
+      idx[k - 1]++;
+      off += nd->ss[k - 1];
+    }
+  }
+}
+
+/* The elementwise root nd on L elements into dst with non-temporal stores,
+ * SIM_FZ_SUB elements at a time through buf (its tile): short runs keep
+ * the loads and the stores interleaved and buf in L1.  Measured here, one
+ * whole tile and then one streaming copy was slower than plain stores. */
+static void sim_fz_ew_stream(const sim_fz *z, const sim_fznode *nd,
+                             const void *const *p, char *buf, char *dst,
+                             int64_t L) {
+  for (int64_t s = 0; s < L; s += SIM_FZ_SUB) {
+    int64_t m = L - s < SIM_FZ_SUB ? L - s : SIM_FZ_SUB;
+    void *in[3];
+    for (int j = 0; j < nd->nargs; j++)
+      in[j] = (char *)(uintptr_t)p[nd->arg[j]] +
+              (size_t)s * z->nodes[nd->arg[j]].es;
+    nd->ew(in, buf, (size_t)m, nd->ctx);
+    sim_copy_nt(dst + (size_t)s * nd->es, buf, (size_t)m * nd->es);
+  }
+}
+
+/* Evaluates the tree on elements [i0, i0 + L) of the space; the root
+ * writes into dst when given (streaming when z->stream).  Returns the
+ * root's values. */
+static const void *sim_fz_eval(const sim_fz *z, void **vals, char *scr,
+                               int64_t i0, int64_t L, void *dst) {
+  const void *p[SIM_FZ_MAXN];
+  for (int32_t k = 0; k < z->nn; k++) {
+    const sim_fznode *nd = &z->nodes[k];
+    char *o = k == z->nn - 1 && dst ? (char *)dst : scr + nd->off;
+    if (o == dst && z->stream) {
+      sim_fz_ew_stream(z, nd, p, scr + nd->off, o, L);
+      p[k] = o;
+      continue;
+    }
+    switch (nd->kind) {
+    case SIM_FZ_FULL:
+      p[k] = (const char *)vals[nd->val] + (size_t)i0 * nd->es;
+      continue;
+    case SIM_FZ_SPLAT: p[k] = scr + nd->off; continue;
+    case SIM_FZ_ID: p[k] = p[nd->arg[0]]; continue;
+    case SIM_FZ_GATHER:
+      sim_fz_gather(nd, (const char *)vals[nd->val], o, i0, L);
+      break;
+    case SIM_FZ_EW: {
+      void *in[3];
+      for (int j = 0; j < nd->nargs; j++)
+        in[j] = (void *)(uintptr_t)p[nd->arg[j]];
+      nd->ew(in, o, (size_t)L, nd->ctx);
+      break;
+    }
+    case SIM_FZ_SEL:
+      nd->sel((const uint8_t *)p[nd->arg[0]], p[nd->arg[1]], p[nd->arg[2]], o,
+              L);
+      break;
+    default: /* SIM_FZ_CLAMP */
+      nd->clamp(o, p[nd->arg[0]], p[nd->arg[1]], p[nd->arg[2]], L, 1, 1);
+      break;
+    }
+    p[k] = o;
+  }
+  const void *r = p[z->nn - 1];
+  if (dst && r != dst)
+    memcpy(dst, r, (size_t)L * z->nodes[z->nn - 1].es);
+  return dst ? dst : r;
+}
+
+/* Fills the tiles of the splat leaves of one piece. */
+static void sim_fz_splats(const sim_fz *z, void **vals, char *scr) {
+  for (int32_t k = 0; k < z->nn; k++) {
+    const sim_fznode *nd = &z->nodes[k];
+    if (nd->kind == SIM_FZ_SPLAT)
+      sim_fill_for(nd->es)(scr + nd->off,
+                           (const char *)vals[nd->val] +
+                               (size_t)nd->base * nd->es,
+                           z->tile);
+  }
+}
+
+typedef struct sim_fzrun {
+  const sim_fz *z;
+  void **vals;
+  char *scr;
+  char *out;
+  const char *init;
+  int64_t per; /* work items per piece */
+  int64_t items, np;
+} sim_fzrun;
+
+static char *sim_fz_piece_scratch(const sim_fzrun *r, int64_t p) {
+  return r->scr + (size_t)p * r->z->part_bytes;
+}
+
+/* Elementwise root: piece p computes its range of output elements. */
+static void sim_fz_ew_pieces(void *ctx, int64_t b, int64_t e) {
+  const sim_fzrun *r = (const sim_fzrun *)ctx;
+  const sim_fz *z = r->z;
+  size_t es = z->nodes[z->nn - 1].es;
+  for (int64_t p = b; p < e; p++) {
+    char *scr = sim_fz_piece_scratch(r, p);
+    int64_t lo = p * r->per * z->tile, hi = lo + r->per * z->tile;
+    if (hi > z->numel) hi = z->numel;
+    if (lo >= hi) continue;
+    sim_fz_splats(z, r->vals, scr);
+    for (int64_t i = lo; i < hi; i += z->tile) {
+      int64_t L = hi - i < z->tile ? hi - i : z->tile;
+      sim_fz_eval(z, r->vals, scr, i, L, r->out + (size_t)i * es);
+    }
+  }
+  if (z->stream) sim_copy_nt_done();
+}
+
+/* Pieces for n work items: several only for big loops. */
+static int64_t sim_fz_pieces(const sim_fz *z, int64_t n) {
+  return n < z->maxp ? (n < 1 ? 1 : n) : z->maxp;
+}
+
+static void sim_fz_go(sim_cx *cx, sim_fzrun *r, int64_t items,
+                      sim_range_fn fn) {
+  int64_t np = sim_fz_pieces(r->z, items);
+  r->items = items;
+  r->np = np;
+  r->per = (items + np - 1) / np;
+  if (np > 1) sim_parallel_for(cx, np, 1, fn, r);
+  else fn(r, 0, 1);
+}
+
+static xrt_status sim_run_fused(const sim_step *st, void **vals, sim_cx *cx) {
+  const sim_fz *z = (const sim_fz *)st->data;
+  if (z->numel == 0) return XRT_OK;
+  sim_fzrun r = {z, vals, (char *)vals[z->scratch], (char *)vals[st->out[0]],
+                 NULL, 0, 0, 0};
+  int64_t tiles = (z->numel + z->tile - 1) / z->tile;
+  sim_fz_go(cx, &r, tiles, sim_fz_ew_pieces);
+  return XRT_OK;
+}
+
+/* ---- fused reductions ---- */
+
+/* Walks input elements [lo, hi) (lo at the start of a dimension-0 row) in
+ * tiles, combining runs into the output. */
+static void sim_fz_red_walk(const sim_fzrun *r, char *scr, int64_t lo,
+                            int64_t hi) {
+  const sim_fz *z = r->z;
+  int last = z->rank - 1, vec = z->ostr[last] != 0;
+  int64_t idx[XRT_MAX_RANK], rem = lo, o = 0;
+  for (int k = last; k >= 0; k--) { /* o leaves out the last dimension */
+    idx[k] = rem % z->dims[k];
+    rem /= z->dims[k];
+    if (k < last) o += idx[k] * z->ostr[k];
+  }
+  size_t ies = z->nodes[z->nn - 1].es, res = z->res;
+  for (int64_t i = lo; i < hi;) {
+    int64_t L = hi - i < z->tile ? hi - i : z->tile;
+    const char *t = (const char *)sim_fz_eval(z, r->vals, scr, i, L, NULL);
+    for (int64_t j = 0; j < L;) {
+      int64_t seg = z->dims[last] - idx[last];
+      if (seg > L - j) seg = L - j;
+      if (vec)
+        z->rfn(r->out + (size_t)(o + idx[last]) * res, t + (size_t)j * ies,
+               seg, 1);
+      else
+        z->rfn(r->out + (size_t)o * res, t + (size_t)j * ies, seg, 0);
+      j += seg;
+      idx[last] += seg;
+      if (idx[last] < z->dims[last]) continue;
+      idx[last] = 0;
+      for (int k = last - 1; k >= 0; k--) {
+        idx[k]++;
+        o += z->ostr[k];
+        if (idx[k] < z->dims[k] || k == 0) break;
+        o -= idx[k] * z->ostr[k];
+        idx[k] = 0;
+      }
+    }
+    i += L;
+  }
+}
+
+/* Reduce whose dimension 0 is kept: pieces own ranges of it. */
+static void sim_fz_red_rows(void *ctx, int64_t b, int64_t e) {
+  const sim_fzrun *r = (const sim_fzrun *)ctx;
+  int64_t row = r->z->numel / r->z->dims[0];
+  for (int64_t p = b; p < e; p++) {
+    int64_t lo = p * r->per, hi = lo + r->per;
+    if (hi > r->items) hi = r->items;
+    if (lo >= hi) continue;
+    char *scr = sim_fz_piece_scratch(r, p);
+    sim_fz_splats(r->z, r->vals, scr);
+    sim_fz_red_walk(r, scr, lo * row, hi * row);
+  }
+}
+
+/* Columns per block of a reduce over the rows: whole rows stream best
+ * while their accumulators stay in L1/L2. */
+#define SIM_FZ_COLBLK 8192
+
+/* [K, C] reduced over K: pieces own blocks of columns and add each row's
+ * block into the outputs, which stay in cache. */
+static void sim_fz_red_cols(void *ctx, int64_t b, int64_t e) {
+  const sim_fzrun *r = (const sim_fzrun *)ctx;
+  const sim_fz *z = r->z;
+  int64_t K = z->dims[0], C = z->dims[1];
+  size_t res = z->res;
+  for (int64_t p = b; p < e; p++) {
+    char *scr = sim_fz_piece_scratch(r, p);
+    sim_fz_splats(z, r->vals, scr);
+    for (int64_t blk = p * r->per; blk < (p + 1) * r->per && blk < r->items;
+         blk++) {
+      int64_t c0 = blk * SIM_FZ_COLBLK, c1 = c0 + SIM_FZ_COLBLK;
+      if (c1 > C) c1 = C;
+      int64_t k = 0;
+      if (z->add4) { /* plain input: four rows at a time */
+        const char *in = (const char *)r->vals[z->nodes[0].val];
+        for (; k + 4 <= K; k += 4)
+          z->add4(r->out + (size_t)c0 * res, in + (size_t)(k * C + c0) * res,
+                  (size_t)C * res, c1 - c0);
+      }
+      for (; k < K; k++)
+        for (int64_t c = c0; c < c1; c += z->tile) {
+          int64_t len = c1 - c < z->tile ? c1 - c : z->tile;
+          const void *t = sim_fz_eval(z, r->vals, scr, k * C + c, len, NULL);
+          z->rfn(r->out + (size_t)c * res, t, len, 1);
+        }
+    }
+  }
+}
+
+/* A piece's own accumulator for full reductions (after the tiles). */
+static char *sim_fz_piece_acc(const sim_fzrun *r, int64_t p) {
+  return r->scr + (size_t)r->z->maxp * r->z->part_bytes + 16 * (size_t)p;
+}
+
+/* Reduce to one element: piece p folds its range of tiles into its own
+ * accumulator, seeded with its first element; the pieces are combined in
+ * order afterwards (a reassociation, as XLA's parallel reductions). */
+static void sim_fz_red_all(void *ctx, int64_t b, int64_t e) {
+  const sim_fzrun *r = (const sim_fzrun *)ctx;
+  const sim_fz *z = r->z;
+  size_t ies = z->nodes[z->nn - 1].es;
+  for (int64_t p = b; p < e; p++) {
+    int64_t lo = p * r->per * z->tile, hi = lo + r->per * z->tile;
+    if (hi > z->numel) hi = z->numel;
+    if (lo >= hi) continue;
+    char *scr = sim_fz_piece_scratch(r, p), *acc = sim_fz_piece_acc(r, p);
+    sim_fz_splats(z, r->vals, scr);
+    for (int64_t i = lo; i < hi; i += z->tile) {
+      int64_t L = hi - i < z->tile ? hi - i : z->tile;
+      const char *t = (const char *)sim_fz_eval(z, r->vals, scr, i, L, NULL);
+      if (i == lo) {
+        memcpy(acc, t, ies);
+        t += ies;
+        L--;
+      }
+      if (L > 0) z->rfn(acc, t, L, 0);
+    }
+  }
+}
+
+static xrt_status sim_run_fused_reduce(const sim_step *st, void **vals,
+                                       sim_cx *cx) {
+  const sim_fz *z = (const sim_fz *)st->data;
+  sim_fzrun r = {z, vals, (char *)vals[z->scratch], (char *)vals[st->out[0]],
+                 (const char *)vals[st->in[0]], 0, 0, 0};
+  z->fill(r.out, r.init, z->out_numel);
+  if (z->numel == 0) return XRT_OK;
+  if (z->rank == 2 && z->ostr[0] == 0 && z->ostr[1] == 1) {
+    sim_fz_go(cx, &r, (z->dims[1] + SIM_FZ_COLBLK - 1) / SIM_FZ_COLBLK,
+              sim_fz_red_cols);
+  } else if (z->ostr[0] != 0) {
+    sim_fz_go(cx, &r, z->dims[0], sim_fz_red_rows);
+  } else if (z->rank == 1 && z->numel >= SIM_FZ_PAR_MIN) {
+    sim_fz_go(cx, &r, (z->numel + z->tile - 1) / z->tile, sim_fz_red_all);
+    for (int64_t p = 0; p < r.np; p++)
+      if (p * r.per * z->tile < z->numel)
+        z->rfn(r.out, sim_fz_piece_acc(&r, p), 1, 0);
+  } else {
+    char *scr = sim_fz_piece_scratch(&r, 0);
+    sim_fz_splats(z, vals, scr);
+    sim_fz_red_walk(&r, scr, 0, z->numel);
+  }
+  return XRT_OK;
+}
+
+/* ---- grouping ---- */
+
+/* Uses and defining ops of a function's values, counted once. */
+typedef struct sim_fzinfo {
+  int32_t n;
+  int32_t *nuse;
+  const xrt_ir_op **def;
+} sim_fzinfo;
+
+static void sim_fz_count(sim_fzinfo *zi, const xrt_ir_region *r, int depth) {
+  for (int32_t i = 0; i < r->num_ops; i++) {
+    const xrt_ir_op *op = &r->ops[i];
+    for (int32_t j = 0; j < op->num_operands; j++)
+      if (op->operands[j] >= 0 && op->operands[j] < zi->n)
+        zi->nuse[op->operands[j]]++;
+    for (int32_t j = 0; j < op->num_results; j++)
+      if (op->results[j] >= 0 && op->results[j] < zi->n)
+        zi->def[op->results[j]] = op;
+    for (int32_t j = 0; j < op->num_regions && depth < 256; j++)
+      sim_fz_count(zi, &op->regions[j], depth + 1);
+  }
+}
+
+SIM_PRIVATE void sim_fz_release(sim_fcc *fc) {
+  sim_fzinfo *zi = (sim_fzinfo *)fc->fz;
+  const xrt_allocator *al = &fc->cc->al;
+  if (!zi) return;
+  al->free(al->self, zi->nuse);
+  al->free(al->self, (void *)zi->def);
+  al->free(al->self, zi);
+  fc->fz = NULL;
+}
+
+static sim_fzinfo *sim_fz_info(sim_fcc *fc) {
+  if (fc->fz) return (sim_fzinfo *)fc->fz;
+  const xrt_allocator *al = &fc->cc->al;
+  int32_t n = fc->f->num_values;
+  sim_fzinfo *zi = (sim_fzinfo *)al->alloc(al->self, sizeof *zi);
+  if (!zi) return NULL;
+  zi->n = n;
+  zi->nuse = (int32_t *)al->alloc(al->self, sizeof(int32_t) * (size_t)n + 1);
+  zi->def = (const xrt_ir_op **)al->alloc(al->self,
+                                          sizeof(void *) * (size_t)n + 1);
+  fc->fz = zi;
+  if (!zi->nuse || !zi->def) {
+    sim_fz_release(fc);
+    return NULL;
+  }
+  memset(zi->nuse, 0, sizeof(int32_t) * (size_t)n);
+  memset((void *)zi->def, 0, sizeof(void *) * (size_t)n);
+  sim_fz_count(zi, &fc->f->body, 0);
+  return zi;
+}
+
+static const xrt_ir_type *sim_fz_type(const sim_fcc *fc, int32_t id) {
+  if (id < 0 || id >= fc->f->num_values) return NULL;
+  const xrt_ir_type *t = &fc->f->value_types[id];
+  return t->kind == XRT_TYPE_TENSOR && !t->quant && sim_esize(t->shape.dtype)
+             ? t
+             : NULL;
+}
+
+static int sim_fz_same_shape(const xrt_shape *a, const xrt_shape *b) {
+  if (a->rank != b->rank) return 0;
+  for (int32_t k = 0; k < a->rank; k++)
+    if (a->dims[k] != b->dims[k]) return 0;
+  return 1;
+}
+
+/* How op takes part in fusion: 'e' elementwise, 's' select, 'c' clamp,
+ * 'r' reshape, 'v' a view (broadcast, transpose), 'R' a reduce root;
+ * 0: not at all. */
+static int sim_fz_kind(const sim_fcc *fc, const xrt_ir_op *op) {
+  if (op->num_results != 1) return 0;
+  const xrt_ir_type *rt = sim_fz_type(fc, op->results[0]);
+  if (!rt) return 0;
+  for (int32_t j = 0; j < op->num_operands; j++)
+    if (!sim_fz_type(fc, op->operands[j])) return 0;
+  const xrt_shape *rs = &rt->shape;
+  if (op->code == XRT_OP_REDUCE) {
+    const int64_t *rd;
+    int64_t nrd;
+    if (op->num_operands != 2 || op->num_regions != 1 ||
+        sim_shape(fc, op->operands[1])->rank != 0 ||
+        !sim_reduce_fast_body(fc, op))
+      return 0;
+    const xrt_ir_attr *a = sim_attr(op, "dimensions", XRT_ATTR_INTS);
+    if (!a) return 0;
+    rd = a->ints, nrd = a->n;
+    const xrt_shape *in = sim_shape(fc, op->operands[0]);
+    for (int64_t j = 0; j < nrd; j++)
+      if (rd[j] < 0 || rd[j] >= in->rank) return 0;
+    return 'R';
+  }
+  if (op->num_regions) return 0;
+  int e = sim_ew_op_of(op->code);
+  if (e >= 0 || op->code == XRT_OP_COMPARE || op->code == XRT_OP_CONVERT) {
+    int arity = e >= 0 ? sim_ew_arity[e] : op->code == XRT_OP_COMPARE ? 2 : 1;
+    if (op->num_operands != arity) return 0;
+    for (int32_t j = 0; j < arity; j++) {
+      const xrt_shape *s = sim_shape(fc, op->operands[j]);
+      int c = sim_ew_class(s->dtype);
+      if (!c || c == 'm' || !sim_fz_same_shape(s, rs)) return 0;
+    }
+    int c = sim_ew_class(rs->dtype);
+    return c && c != 'm' ? 'e' : 0;
+  }
+  switch (op->code) {
+  case XRT_OP_SELECT: {
+    if (op->num_operands != 3) return 0;
+    const xrt_shape *p = sim_shape(fc, op->operands[0]);
+    if (p->dtype != XRT_PRED ||
+        !sim_fz_sel_for(sim_esize(rs->dtype)) ||
+        (p->rank != 0 && !sim_fz_same_shape(p, rs)) ||
+        !sim_fz_same_shape(sim_shape(fc, op->operands[1]), rs) ||
+        !sim_fz_same_shape(sim_shape(fc, op->operands[2]), rs))
+      return 0;
+    return 's';
+  }
+  case XRT_OP_CLAMP:
+    if (op->num_operands != 3 || !sim_clamp_for(rs->dtype) ||
+        !sim_fz_same_shape(sim_shape(fc, op->operands[1]), rs))
+      return 0;
+    for (int j = 0; j < 3; j += 2) {
+      const xrt_shape *b = sim_shape(fc, op->operands[j]);
+      if (b->rank != 0 && !sim_fz_same_shape(b, rs)) return 0;
+    }
+    return 'c';
+  case XRT_OP_RESHAPE:
+    return op->num_operands == 1 &&
+                   sim_bytes(sim_shape(fc, op->operands[0])) == sim_bytes(rs)
+               ? 'r'
+               : 0;
+  case XRT_OP_BROADCAST_IN_DIM: {
+    const xrt_ir_attr *a = sim_attr(op, "broadcast_dimensions", XRT_ATTR_INTS);
+    if (op->num_operands != 1) return 0;
+    const xrt_shape *in = sim_shape(fc, op->operands[0]);
+    if (!a || a->n != in->rank) return 0;
+    for (int64_t i = 0; i < a->n; i++)
+      if (a->ints[i] < 0 || a->ints[i] >= rs->rank ||
+          (in->dims[i] != 1 && in->dims[i] != rs->dims[a->ints[i]]))
+        return 0;
+    return 'v';
+  }
+  case XRT_OP_BROADCAST: {
+    if (op->num_operands != 1) return 0;
+    const xrt_shape *in = sim_shape(fc, op->operands[0]);
+    if (in->rank > rs->rank) return 0;
+    for (int32_t i = 0; i < in->rank; i++)
+      if (in->dims[i] != rs->dims[rs->rank - in->rank + i]) return 0;
+    return 'v';
+  }
+  case XRT_OP_TRANSPOSE: {
+    const xrt_ir_attr *a = sim_attr(op, "permutation", XRT_ATTR_INTS);
+    if (op->num_operands != 1) return 0;
+    const xrt_shape *in = sim_shape(fc, op->operands[0]);
+    if (!a || a->n != in->rank || in->rank != rs->rank) return 0;
+    for (int64_t k = 0; k < a->n; k++)
+      if (a->ints[k] < 0 || a->ints[k] >= in->rank ||
+          in->dims[a->ints[k]] != rs->dims[k])
+        return 0;
+    return 'v';
+  }
+  default:
+    return 0;
+  }
+}
+
+/* Operand j of a member of kind k is computed inside the group when its
+ * producer is absorbed (views and a reduce's init read materialized
+ * values). */
+static int sim_fz_fusable_operand(int k, int32_t j) {
+  return k == 'e' || k == 's' || k == 'c' || ((k == 'r' || k == 'R') && j == 0);
+}
+
+/* Index of op in block r, or -1. */
+static int32_t sim_fz_index(const xrt_ir_region *r, const xrt_ir_op *op) {
+  if (!op || op < r->ops || op >= r->ops + r->num_ops) return -1;
+  return (int32_t)(op - r->ops);
+}
+
+static int64_t sim_fz_space(const sim_fcc *fc, const xrt_ir_op *root,
+                            int kind) {
+  return sim_numel(sim_shape(fc, kind == 'R' ? root->operands[0]
+                                             : root->results[0]));
+}
+
+/* Forms the group rooted at op ri: grp[i] = ri for its members. */
+static void sim_fz_group(const sim_fcc *fc, const sim_fzinfo *zi,
+                         const xrt_ir_region *r, int32_t *grp, uint8_t *kinds,
+                         int32_t ri) {
+  int32_t mem[SIM_FZ_MAXOPS], nm = 1;
+  int64_t space = sim_fz_space(fc, &r->ops[ri], kinds[ri]);
+  mem[0] = ri;
+  grp[ri] = ri;
+  /* Members join at the end and are scanned in the same pass; a second
+   * pass takes producers whose other users joined after them. */
+  for (int pass = 0, changed = 1; pass < 2 && changed; pass++) {
+    changed = 0;
+    for (int32_t m = 0; m < nm && nm < SIM_FZ_MAXOPS; m++) {
+      const xrt_ir_op *op = &r->ops[mem[m]];
+      for (int32_t j = 0; j < op->num_operands && nm < SIM_FZ_MAXOPS; j++) {
+        int32_t v = op->operands[j];
+        if (!sim_fz_fusable_operand(kinds[mem[m]], j) || v < 0 || v >= zi->n)
+          continue;
+        int32_t pi = sim_fz_index(r, zi->def[v]);
+        if (pi < 0 || grp[pi] != -1 || !kinds[pi] || kinds[pi] == 'R' ||
+            sim_numel(sim_shape(fc, v)) != space)
+          continue;
+        /* v's one use is this operand; else count its uses in the group */
+        int32_t uses = zi->nuse[v] == 1, single = uses;
+        for (int32_t q = 0; q < nm && !single; q++) {
+          const xrt_ir_op *u = &r->ops[mem[q]];
+          for (int32_t t = 0; t < u->num_operands; t++)
+            uses += u->operands[t] == v &&
+                    sim_fz_fusable_operand(kinds[mem[q]], t);
+        }
+        if (uses != zi->nuse[v]) continue;
+        grp[pi] = ri;
+        mem[nm++] = pi;
+        changed = 1;
+      }
+    }
+  }
+  if (nm == 1 && kinds[ri] != 'R') grp[ri] = -1;
+}
+
+/* Appends block grouping grp (n ops) to the executable's record, which
+ * executable_serialize stores so that a load need not search again. */
+static void sim_fz_record(sim_fcc *fc, const int32_t *grp, int32_t n) {
+  sim_exe *e = fc->cc->exe;
+  sim_vec *v = &e->fzrec;
+  const xrt_allocator *al = &fc->cc->al;
+  if (e->fzrec_lost) return;
+  if (!grp || n > INT32_MAX - 1 - v->n) {
+    e->fzrec_lost = 1;
+    return;
+  }
+  if (n + 1 > v->cap - v->n) {
+    int32_t cap = v->cap ? v->cap : 256;
+    while (cap - v->n < n + 1 && cap <= INT32_MAX / 2) cap *= 2;
+    char *p = cap - v->n >= n + 1
+                  ? (char *)al->alloc(al->self, sizeof(int32_t) * (size_t)cap)
+                  : NULL;
+    if (!p) {
+      e->fzrec_lost = 1;
+      return;
+    }
+    if (v->n) memcpy(p, v->p, sizeof(int32_t) * (size_t)v->n);
+    al->free(al->self, v->p);
+    v->p = p;
+    v->cap = cap;
+    v->es = sizeof(int32_t);
+  }
+  int32_t *w = (int32_t *)(void *)v->p + v->n;
+  w[0] = n;
+  memcpy(w + 1, grp, sizeof(int32_t) * (size_t)n);
+  v->n += n + 1;
+}
+
+/* Whether grouping grp of block r is one the fused lowering can take:
+ * groups whose members come before their root, ops of fusable kinds over
+ * the root's loop space, at most SIM_FZ_MAXOPS ops a group, and every use
+ * of a member's value an operand that the group computes inside (so each
+ * member is reached from its root, and no value the group does not
+ * materialize is read elsewhere).  Checks what sim_fz_group ensures; kinds
+ * are set for the grouped ops; scratch holds 2 n ints. */
+static int sim_fz_grouping_ok(const sim_fcc *fc, const sim_fzinfo *zi,
+                              const xrt_ir_region *r, const int32_t *grp,
+                              uint8_t *kinds, int32_t *scratch) {
+  int32_t n = r->num_ops - 1, *size = scratch, *inside = scratch + n;
+  memset(scratch, 0, sizeof(int32_t) * 2 * (size_t)n);
+  for (int32_t i = 0; i < n; i++) {
+    kinds[i] = 0;
+    if (grp[i] == -1) continue;
+    if (grp[i] < i || grp[i] >= n || grp[grp[i]] != grp[i]) return 0;
+    kinds[i] = (uint8_t)sim_fz_kind(fc, &r->ops[i]);
+    if (++size[grp[i]] > SIM_FZ_MAXOPS) return 0;
+  }
+  for (int32_t i = 0; i < n; i++) /* roots first: members use their space */
+    if (grp[i] == i && (!kinds[i] || kinds[i] == 'v')) return 0;
+  for (int32_t i = 0; i < n; i++) {
+    int32_t g = grp[i];
+    if (g == -1) continue;
+    int k = kinds[i];
+    if (g != i && (!k || k == 'R')) return 0;
+    const xrt_ir_op *op = &r->ops[i];
+    if (g != i && sim_numel(sim_shape(fc, op->results[0])) !=
+                      sim_fz_space(fc, &r->ops[g], kinds[g]))
+      return 0;
+    for (int32_t j = 0; j < op->num_operands; j++) {
+      int32_t v = op->operands[j];
+      if (!sim_fz_fusable_operand(k, j) || v < 0 || v >= zi->n) continue;
+      int32_t p = sim_fz_index(r, zi->def[v]);
+      if (p >= 0 && p != g && grp[p] == g) inside[p]++;
+    }
+  }
+  for (int32_t i = 0; i < n; i++)
+    if (grp[i] != -1 && grp[i] != i &&
+        inside[i] != zi->nuse[r->ops[i].results[0]])
+      return 0;
+  return 1;
+}
+
+/* Block r's grouping from serialized bytes being loaded, into grp: 1 when
+ * taken, 0 when none is given (the analysis runs), -1 when it does not
+ * fit the block (the load is refused: forged or damaged bytes), -2 when
+ * out of memory. */
+static int sim_fz_replay(sim_fcc *fc, const sim_fzinfo *zi,
+                         const xrt_ir_region *r, int32_t *grp,
+                         uint8_t *kinds) {
+  sim_cc *cc = fc->cc;
+  int32_t n = r->num_ops - 1;
+  if (!cc->fzin) return 0;
+  if (cc->fzin_n - cc->fzin_at < 1 ||
+      cc->fzin[cc->fzin_at] != n || cc->fzin_n - cc->fzin_at - 1 < n)
+    return -1;
+  memcpy(grp, cc->fzin + cc->fzin_at + 1, sizeof(int32_t) * (size_t)n);
+  cc->fzin_at += n + 1;
+  const xrt_allocator *al = &cc->al;
+  int32_t *scratch = (int32_t *)al->alloc(al->self,
+                                          sizeof(int32_t) * 2 * (size_t)n);
+  if (!scratch) return -2;
+  int ok = sim_fz_grouping_ok(fc, zi, r, grp, kinds, scratch);
+  al->free(al->self, scratch);
+  return ok ? 1 : -1;
+}
+
+/* Groups block r's ops: grp[i] = -1 lowers op i alone, i: op i is a root,
+ * else the root it is absorbed into.  NULL when fusion does not apply (or
+ * given decisions do not fit: cc->fz_bad).  A load of serialized bytes
+ * takes the decisions they carry, checked (sim_fz_replay); each grouping
+ * is recorded for executable_serialize. */
+static int32_t *sim_fz_plan_block(sim_fcc *fc, const xrt_ir_region *r) {
+  const xrt_allocator *al = &fc->cc->al;
+  if (r->num_ops < 3 || sim_fz_disabled()) return NULL;
+  sim_fzinfo *zi = sim_fz_info(fc);
+  int32_t n = r->num_ops - 1;
+  int32_t *grp = (int32_t *)al->alloc(al->self, sizeof(int32_t) * (size_t)n);
+  uint8_t *kinds = (uint8_t *)al->alloc(al->self, (size_t)n);
+  if (!zi || !grp || !kinds) {
+    al->free(al->self, grp);
+    al->free(al->self, kinds);
+    fc->cc->exe->fzrec_lost = 1;
+    if (fc->cc->fzin) fc->cc->fz_bad = 2; /* cannot follow them */
+    return NULL;
+  }
+  int given = sim_fz_replay(fc, zi, r, grp, kinds);
+  if (given < 0) {
+    fc->cc->fz_bad = -given;
+    al->free(al->self, grp);
+    al->free(al->self, kinds);
+    return NULL;
+  }
+  if (!given) {
+    for (int32_t i = 0; i < n; i++) {
+      grp[i] = -1;
+      kinds[i] = (uint8_t)sim_fz_kind(fc, &r->ops[i]);
+    }
+    for (int32_t i = n - 1; i >= 0; i--)
+      if (grp[i] == -1 && kinds[i] && kinds[i] != 'v')
+        sim_fz_group(fc, zi, r, grp, kinds, i);
+  }
+  al->free(al->self, kinds);
+  sim_fz_record(fc, grp, n);
+  return grp;
+}
+
+/* ---- building the fused step ---- */
+
+typedef struct sim_fzb {
+  sim_fcc *fc;
+  const xrt_ir_region *r;
+  const int32_t *grp;
+  int32_t root;
+  const xrt_shape *space;
+  sim_fz *z;
+  sim_fznode nodes[SIM_FZ_MAXN];
+  int32_t vids[SIM_FZ_MAXN]; /* nodes[k].vid, scanned to share nodes */
+  /* dims and ss of the gather nodes built so far (at most one per node,
+   * and one node beyond SIM_FZ_MAXN before "too big" is noticed) */
+  int64_t gbuf[(SIM_FZ_MAXN + 2) * 2 * XRT_MAX_RANK];
+  size_t gused;
+  int32_t leaves[SIM_FZ_MAXN], nleaves;
+} sim_fzb;
+
+static xrt_status sim_fz_node(sim_fzb *b, int32_t v, int32_t *out);
+
+/* A GATHER node of element stride map ss over the space (base offset). */
+static void sim_fz_gather_init(sim_fzb *b, sim_fznode *nd,
+                               const xrt_shape *space, const int64_t *ss,
+                               int64_t base) {
+  int64_t dims[XRT_MAX_RANK], cs[XRT_MAX_RANK];
+  int32_t rank = sim_coalesce_dims(space, ss, dims, cs);
+  assert(b->gused + 2 * (size_t)XRT_MAX_RANK <=
+         sizeof b->gbuf / sizeof b->gbuf[0]);
+  int64_t *g = b->gbuf + b->gused;
+  memcpy(g, dims, sizeof *g * (size_t)rank);
+  memcpy(g + rank, cs, sizeof *g * (size_t)rank);
+  b->gused += 2 * (size_t)rank;
+  nd->rank = rank;
+  nd->dims = g;
+  nd->ss = g + rank;
+  nd->base = base;
+}
+
+static int sim_fz_all_zero(const sim_fznode *nd) {
+  for (int32_t k = 0; k < nd->rank; k++)
+    if (nd->ss[k] && nd->dims[k] > 1) return 0;
+  return 1;
+}
+
+/* The view op (broadcast_in_dim, broadcast, transpose) as a GATHER. */
+static void sim_fz_view(sim_fzb *b, const xrt_ir_op *op, sim_fznode *nd) {
+  const sim_fcc *fc = b->fc;
+  const xrt_shape *in = sim_shape(fc, op->operands[0]);
+  const xrt_shape *o = sim_shape(fc, op->results[0]);
+  int64_t ist[XRT_MAX_RANK], ss[XRT_MAX_RANK] = {0};
+  sim_strides(in, ist);
+  if (op->code == XRT_OP_BROADCAST_IN_DIM) {
+    const xrt_ir_attr *a = sim_attr(op, "broadcast_dimensions", XRT_ATTR_INTS);
+    for (int64_t i = 0; i < a->n; i++)
+      if (in->dims[i] != 1) ss[a->ints[i]] = ist[i];
+  } else if (op->code == XRT_OP_BROADCAST) {
+    int32_t lead = o->rank - in->rank;
+    for (int32_t i = 0; i < in->rank; i++)
+      ss[lead + i] = in->dims[i] == 1 ? 0 : ist[i];
+  } else {
+    const xrt_ir_attr *a = sim_attr(op, "permutation", XRT_ATTR_INTS);
+    for (int64_t k = 0; k < a->n; k++) ss[k] = ist[a->ints[k]];
+  }
+  nd->kind = SIM_FZ_GATHER;
+  nd->val = op->operands[0];
+  sim_fz_gather_init(b, nd, o, ss, 0);
+  if (sim_fz_all_zero(nd)) nd->kind = SIM_FZ_SPLAT;
+}
+
+static xrt_status sim_fz_leaf(sim_fzb *b, int32_t v, sim_fznode *nd) {
+  int64_t n = sim_numel(sim_shape(b->fc, v)), space = sim_numel(b->space);
+  nd->val = v;
+  if (n == space) {
+    nd->kind = SIM_FZ_FULL;
+  } else if (n == 1) {
+    int64_t ss[XRT_MAX_RANK] = {0};
+    nd->kind = SIM_FZ_SPLAT;
+    sim_fz_gather_init(b, nd, b->space, ss, 0);
+  } else {
+    return sim_fail(b->fc->cc->err, XRT_INTERNAL, "@%s: fused operand %d has "
+                    "%lld elements in a loop over %lld", b->fc->f->name,
+                    (int)v, (long long)n, (long long)space);
+  }
+  b->leaves[b->nleaves++] = v;
+  return XRT_OK;
+}
+
+/* The elementwise kernel of a member op (with its context kept). */
+static xrt_status sim_fz_ew(sim_fzb *b, const xrt_ir_op *op, sim_fznode *nd) {
+  sim_fcc *fc = b->fc;
+  char why[512];
+  int owned = 0;
+  why[0] = 0;
+  const xrt_allocator *al = &fc->cc->al;
+  sim_ew_fn fn = sim_ew_kernel(al, fc->f, op, &nd->ctx, &owned, why,
+                               sizeof why);
+  if (!fn && owned < 0) return sim_oom(fc);
+  if (!fn)
+    return sim_fail_op(fc->cc->err, op, XRT_UNIMPLEMENTED, "%s",
+                       why[0] ? why : "elementwise op not supported");
+  if (owned && nd->ctx) {
+    void **slot = (void **)sim_vec_push(al, &fc->cc->exe->owned_ctx);
+    if (!slot) {
+      al->free(al->self, (void *)(uintptr_t)nd->ctx);
+      return sim_oom(fc);
+    }
+    *slot = (void *)(uintptr_t)nd->ctx;
+  }
+  nd->ew = sim_fz_isa_kernel(fn);
+  nd->kind = SIM_FZ_EW;
+  return XRT_OK;
+}
+
+/* A node for a member op (its operands first). */
+static xrt_status sim_fz_op_node(sim_fzb *b, const xrt_ir_op *op,
+                                 sim_fznode *nd) {
+  if (op->code == XRT_OP_BROADCAST_IN_DIM || op->code == XRT_OP_BROADCAST ||
+      op->code == XRT_OP_TRANSPOSE) {
+    sim_fz_view(b, op, nd);
+    b->leaves[b->nleaves++] = op->operands[0];
+    return XRT_OK;
+  }
+  int32_t na = op->code == XRT_OP_RESHAPE ? 1 : op->num_operands;
+  for (int32_t j = 0; j < na; j++) {
+    int32_t c;
+    xrt_status rc = sim_fz_node(b, op->operands[j], &c);
+    if (rc) return rc;
+    nd->arg[j] = (int16_t)c;
+  }
+  nd->nargs = (int8_t)na;
+  if (op->code == XRT_OP_RESHAPE) {
+    nd->kind = SIM_FZ_ID;
+    return XRT_OK;
+  }
+  if (op->code == XRT_OP_SELECT) {
+    nd->kind = SIM_FZ_SEL;
+    nd->sel = sim_fz_sel_for(nd->es);
+    return XRT_OK;
+  }
+  if (op->code == XRT_OP_CLAMP) {
+    nd->kind = SIM_FZ_CLAMP;
+    nd->clamp = sim_clamp_for(sim_shape(b->fc, op->results[0])->dtype);
+    return XRT_OK;
+  }
+  return sim_fz_ew(b, op, nd);
+}
+
+/* The node computing value v (shared when v is used twice). */
+static xrt_status sim_fz_node(sim_fzb *b, int32_t v, int32_t *out) {
+  sim_fz *z = b->z;
+  for (int32_t k = 0; k < z->nn; k++)
+    if (b->vids[k] == v) {
+      *out = k;
+      return XRT_OK;
+    }
+  sim_fzinfo *zi = (sim_fzinfo *)b->fc->fz;
+  int32_t pi = v >= 0 && v < zi->n ? sim_fz_index(b->r, zi->def[v]) : -1;
+  sim_fznode nd;
+  memset(&nd, 0, sizeof nd);
+  nd.vid = v;
+  nd.es = sim_esize(sim_shape(b->fc, v)->dtype);
+  xrt_status rc = pi >= 0 && b->grp[pi] == b->root
+                      ? sim_fz_op_node(b, &b->r->ops[pi], &nd)
+                      : sim_fz_leaf(b, v, &nd);
+  if (rc) return rc;
+  if (z->nn >= SIM_FZ_MAXN)
+    return sim_fail(b->fc->cc->err, XRT_INTERNAL, "@%s: fused loop too big",
+                    b->fc->f->name);
+  b->vids[z->nn] = v;
+  b->nodes[z->nn] = nd;
+  *out = z->nn++;
+  return XRT_OK;
+}
+
+/* Tile size and scratch offsets of the nodes that need a tile. */
+static void sim_fz_layout(sim_fz *z) {
+  size_t per_elem = 0;
+  for (int32_t k = 0; k < z->nn; k++) {
+    int kind = z->nodes[k].kind;
+    if (kind != SIM_FZ_FULL && kind != SIM_FZ_ID) per_elem += z->nodes[k].es;
+  }
+  int64_t tile = SIM_FZ_TILE;
+  while (tile > 64 && (size_t)tile * per_elem > SIM_FZ_BUDGET) tile /= 2;
+  while (tile > 64 && tile / 2 >= z->numel) tile /= 2; /* small loops */
+  z->tile = tile;
+  z->maxp = z->numel >= SIM_FZ_PAR_MIN ? SIM_FZ_PARTS : 1;
+#ifdef SIM_HAVE_STREAM
+  const sim_fznode *root = &z->nodes[z->nn - 1];
+  z->stream = !z->red && root->kind == SIM_FZ_EW && tile >= SIM_FZ_SUB &&
+              (size_t)z->numel * root->es >= SIM_FZ_STREAM_MIN;
+#endif
+  size_t off = 0;
+  for (int32_t k = 0; k < z->nn; k++) {
+    sim_fznode *nd = &z->nodes[k];
+    if (nd->kind == SIM_FZ_FULL || nd->kind == SIM_FZ_ID) continue;
+    nd->off = off;
+    off += sim_align_up((size_t)tile * nd->es);
+  }
+  z->part_bytes = off;
+}
+
+/* Reduce roots: the coalesced iteration plan and the reducer. */
+static xrt_status sim_fz_reduce_root(sim_fzb *b, const xrt_ir_op *op) {
+  sim_fz *z = b->z;
+  const sim_fcc *fc = b->fc;
+  const xrt_ir_attr *a = sim_attr(op, "dimensions", XRT_ATTR_INTS);
+  sim_reduce tmp;
+  memset(&tmp, 0, sizeof tmp);
+  sim_reduce_dims(&tmp, b->space, a->ints, a->n);
+  z->red = 1;
+  z->rank = tmp.rank;
+  memcpy(z->dims, tmp.dims, sizeof z->dims);
+  memcpy(z->ostr, tmp.ostr, sizeof z->ostr);
+  const xrt_ir_op *body = &op->regions[0].ops[0];
+  xrt_dtype t = sim_shape(fc, op->results[0])->dtype;
+  z->rfn = sim_fz_red_kernel(body->code, t);
+  if (z->nn == 1 && b->nodes[0].kind == SIM_FZ_FULL)
+    z->add4 = sim_fz_add4_kernel(body->code, t);
+  z->res = sim_esize(t);
+  z->fill = sim_fill_for(z->res);
+  z->out_numel = sim_numel(sim_shape(fc, op->results[0]));
+  return XRT_OK;
+}
+
+/* Lowers the group rooted at op ri of block r into one step (in the
+ * manner of sim_lower_op: uses, definition, step). */
+static xrt_status sim_fz_lower(sim_fcc *fc, const xrt_ir_region *r,
+                               const int32_t *grp, int32_t ri, sim_fzb *b,
+                               sim_vec *steps) {
+  const xrt_ir_op *op = &r->ops[ri];
+  int red = op->code == XRT_OP_REDUCE;
+  sim_fz zb, *z = &zb; /* built here, then copied to executable memory */
+  memset(z, 0, sizeof *z);
+  b->nleaves = 0; /* b->nodes fill as z->nn grows */
+  b->gused = 0;
+  b->fc = fc, b->r = r, b->grp = grp, b->root = ri, b->z = z;
+  b->space = sim_shape(fc, red ? op->operands[0] : op->results[0]);
+  z->numel = sim_numel(b->space);
+  xrt_status rc = XRT_OK;
+  if (red) {
+    int32_t c;
+    rc = sim_fz_node(b, op->operands[0], &c);
+    if (!rc) rc = sim_fz_reduce_root(b, op);
+  } else {
+    sim_fznode nd;
+    memset(&nd, 0, sizeof nd);
+    nd.vid = op->results[0];
+    nd.es = sim_esize(sim_shape(fc, op->results[0])->dtype);
+    rc = sim_fz_op_node(b, op, &nd);
+    if (!rc && z->nn >= SIM_FZ_MAXN) rc = sim_fail(fc->cc->err, XRT_INTERNAL,
+                                                   "fused loop too big");
+    if (!rc) {
+      b->vids[z->nn] = nd.vid;
+      b->nodes[z->nn++] = nd;
+    }
+  }
+  if (rc) return rc;
+  /* one block: the plan, its nodes, their gather maps, the step's inputs
+   * (each written below; padding is never read, so it is not zeroed) */
+  size_t zs = sim_align_up(sizeof *z), ns = sizeof(sim_fznode) * (size_t)z->nn;
+  size_t gs = sizeof(int64_t) * b->gused;
+  char *mem = (char *)sim_palloc_raw(
+      fc, zs + ns + gs + sizeof(int32_t) * (size_t)(b->nleaves + 2));
+  if (!mem) return XRT_RESOURCE_EXHAUSTED;
+  z->nodes = (sim_fznode *)(void *)(mem + zs);
+  memcpy(z->nodes, b->nodes, ns);
+  int64_t *g = (int64_t *)(void *)(mem + zs + ns);
+  if (gs) memcpy(g, b->gbuf, gs);
+  for (int32_t k = 0; k < z->nn; k++) /* repoint the maps into the block */
+    if (z->nodes[k].dims) {
+      z->nodes[k].dims = g + (z->nodes[k].dims - b->gbuf);
+      z->nodes[k].ss = g + (z->nodes[k].ss - b->gbuf);
+    }
+  int32_t *ins = (int32_t *)(void *)(mem + zs + ns + gs);
+  /* inputs: a reduce's init first, then every materialized leaf */
+  int32_t nin = 0;
+  if (red) ins[nin++] = op->operands[1];
+  for (int32_t i = 0; i < b->nleaves; i++) ins[nin++] = b->leaves[i];
+  sim_fz_layout(z);
+  z = (sim_fz *)(void *)mem;
+  *z = zb;
+  int32_t cur = fc->cur = fc->pos++;
+  for (int32_t i = 0; i < nin && !rc; i++) rc = sim_use(fc, ins[i]);
+  if (!rc) rc = sim_def(fc, op->results[0], sim_vbytes(fc, op->results[0]));
+  if (!rc)
+    rc = sim_temp(fc, (z->part_bytes + 16) * (size_t)z->maxp, &z->scratch);
+  fc->cur = cur;
+  if (rc) return rc;
+  sim_step *st = (sim_step *)sim_vec_push(&fc->cc->al, steps);
+  if (!st) return sim_oom(fc);
+  memset(st, 0, sizeof *st);
+  st->run = red ? sim_run_fused_reduce : sim_run_fused;
+  st->in = ins;
+  st->nin = nin;
+  st->out = op->results;
+  st->nout = 1;
+  st->data = z;
+  st->n = z->numel;
+  st->op = op;
+  return XRT_OK;
+}
+
+/* Lowers the ops of block r (all but the terminator), fused where
+ * sim_fz_plan_block groups them. */
+SIM_PRIVATE xrt_status sim_fz_lower_ops(sim_fcc *fc, const xrt_ir_region *r,
+                                   sim_vec *steps) {
+  const xrt_allocator *al = &fc->cc->al;
+  int32_t *grp = sim_fz_plan_block(fc, r);
+  sim_fzb *b = NULL; /* building space, shared by the block's groups */
+  xrt_status rc = XRT_OK;
+  if (fc->cc->fz_bad == 2) return sim_oom(fc);
+  if (fc->cc->fz_bad)
+    return sim_fail(fc->cc->err, XRT_INVALID_ARGUMENT, "@%s: stored fusion "
+                    "decisions do not fit a block", fc->f->name);
+  for (int32_t i = 0; i < r->num_ops - 1 && !rc; i++) {
+    if (!grp || grp[i] == -1) {
+      rc = sim_lower_op(fc, &r->ops[i], steps);
+    } else if (grp[i] == i) {
+      if (!b && !(b = (sim_fzb *)al->alloc(al->self, sizeof *b)))
+        rc = sim_oom(fc);
+      else
+        rc = sim_fz_lower(fc, r, grp, i, b, steps);
+    }
+  }
+  al->free(al->self, b);
+  al->free(al->self, grp);
+  return rc;
+}

@@ -1,0 +1,1287 @@
+#include "internal.h"
+
+/* Both loop orders add the products of one output in k order, so results
+ * do not depend on the layout. */
+#define SIM_DOT_DEF(NAME, T, A, ZERO, LD, ST, MAC)                            \
+  static void NAME(const sim_dot *d, void *out, const void *lhs,              \
+                   const void *rhs, void *accp) {                             \
+    const T *L = (const T *)lhs, *R = (const T *)rhs;                         \
+    T *O = (T *)out;                                                          \
+    A *restrict acc = (A *)accp;                                              \
+    int64_t N = d->N, K = d->K;                                               \
+    for (int64_t b = 0; b < d->B; b++)                                        \
+      for (int64_t m = 0; m < d->M; m++, O += N) {                            \
+        const T *lrow = L + d->lb[b] + d->lm[m], *rb = R + d->rb[b];          \
+        if (d->unit_n) {                                                      \
+          for (int64_t n = 0; n < N; n++) acc[n] = ZERO;                      \
+          for (int64_t k = 0; k < K; k++) {                                   \
+            A a = LD(lrow[d->lk[k]]);                                         \
+            const T *restrict rr = rb + d->rk[k];                             \
+            int64_t n = 0;                                                    \
+            for (; n + 4 <= N; n += 4) { /* unrolled for SLP vectorizing */  \
+              MAC(acc[n], a, LD(rr[n]));                                      \
+              MAC(acc[n + 1], a, LD(rr[n + 1]));                              \
+              MAC(acc[n + 2], a, LD(rr[n + 2]));                              \
+              MAC(acc[n + 3], a, LD(rr[n + 3]));                              \
+            }                                                                 \
+            for (; n < N; n++) MAC(acc[n], a, LD(rr[n]));                     \
+          }                                                                   \
+          for (int64_t n = 0; n < N; n++) O[n] = ST(acc[n]);                  \
+          continue;                                                           \
+        }                                                                     \
+        int64_t n = 0;                                                        \
+        for (; n + 4 <= N; n += 4) { /* four outputs at once, for ILP */      \
+          const T *r0 = rb + d->rn[n], *r1 = rb + d->rn[n + 1];               \
+          const T *r2 = rb + d->rn[n + 2], *r3 = rb + d->rn[n + 3];           \
+          A s0 = ZERO, s1 = ZERO, s2 = ZERO, s3 = ZERO;                       \
+          for (int64_t k = 0; k < K; k++) {                                   \
+            A a = LD(lrow[d->lk[k]]);                                         \
+            int64_t o = d->rk[k];                                             \
+            MAC(s0, a, LD(r0[o]));                                            \
+            MAC(s1, a, LD(r1[o]));                                            \
+            MAC(s2, a, LD(r2[o]));                                            \
+            MAC(s3, a, LD(r3[o]));                                            \
+          }                                                                   \
+          O[n] = ST(s0), O[n + 1] = ST(s1), O[n + 2] = ST(s2);                \
+          O[n + 3] = ST(s3);                                                  \
+        }                                                                     \
+        for (; n < N; n++) {                                                  \
+          const T *rr = rb + d->rn[n];                                        \
+          A s = ZERO;                                                         \
+          for (int64_t k = 0; k < K; k++)                                     \
+            MAC(s, LD(lrow[d->lk[k]]), LD(rr[d->rk[k]]));                     \
+          O[n] = ST(s);                                                       \
+        }                                                                     \
+      }                                                                       \
+  }
+#define SIM_ST_F16(x) xrt_f32_to_f16(x)
+#define SIM_ST_BF16(x) xrt_f32_to_bf16(x)
+
+static const sim_c64 sim_c64_zero = {0, 0};
+static const sim_c128 sim_c128_zero = {0, 0};
+
+SIM_DOT_DEF(sim_dot_f32, float, float, 0.0f, SIM_LD_ID, SIM_LD_ID, SIM_MAC_F)
+SIM_DOT_DEF(sim_dot_f64, double, double, 0.0, SIM_LD_ID, SIM_LD_ID, SIM_MAC_F)
+SIM_DOT_DEF(sim_dot_f16, uint16_t, float, 0.0f, SIM_LD_F16, SIM_ST_F16,
+            SIM_MAC_F)
+SIM_DOT_DEF(sim_dot_bf16, uint16_t, float, 0.0f, SIM_LD_BF16, SIM_ST_BF16,
+            SIM_MAC_F)
+SIM_DOT_DEF(sim_dot_u8, uint8_t, uint8_t, 0, SIM_LD_ID, SIM_LD_ID, SIM_MAC_U32)
+SIM_DOT_DEF(sim_dot_u16, uint16_t, uint16_t, 0, SIM_LD_ID, SIM_LD_ID,
+            SIM_MAC_U32)
+SIM_DOT_DEF(sim_dot_u32, uint32_t, uint32_t, 0, SIM_LD_ID, SIM_LD_ID,
+            SIM_MAC_U32)
+SIM_DOT_DEF(sim_dot_u64, uint64_t, uint64_t, 0, SIM_LD_ID, SIM_LD_ID,
+            SIM_MAC_U64)
+SIM_DOT_DEF(sim_dot_c64, sim_c64, sim_c64, sim_c64_zero, SIM_LD_ID, SIM_LD_ID,
+            SIM_MAC_C64)
+SIM_DOT_DEF(sim_dot_c128, sim_c128, sim_c128, sim_c128_zero, SIM_LD_ID,
+            SIM_LD_ID, SIM_MAC_C128)
+
+/* Kernel and accumulator element size for a result type. Signed and
+ * sub-byte integers use the unsigned kernels (same bits mod 2^w). */
+SIM_PRIVATE sim_dot_fn sim_dot_for(xrt_dtype t, size_t *acc_size) {
+  *acc_size = sim_esize(t);
+  switch (t) {
+  case XRT_F32: return sim_dot_f32;
+  case XRT_F64: return sim_dot_f64;
+  case XRT_F16: *acc_size = 4; return sim_dot_f16;
+  case XRT_BF16: *acc_size = 4; return sim_dot_bf16;
+  case XRT_S8: case XRT_U8: case XRT_S2: case XRT_S4: case XRT_U2:
+  case XRT_U4: return sim_dot_u8;
+  case XRT_S16: case XRT_U16: return sim_dot_u16;
+  case XRT_S32: case XRT_U32: return sim_dot_u32;
+  case XRT_S64: case XRT_U64: return sim_dot_u64;
+  case XRT_C64: return sim_dot_c64;
+  case XRT_C128: return sim_dot_c128;
+  default: return NULL;
+  }
+}
+
+SIM_PRIVATE xrt_status sim_run_dot(const sim_step *st, void **vals, sim_cx *cx) {
+  const sim_dot *d = (const sim_dot *)st->data;
+  const void *l = vals[st->in[0]], *r = vals[st->in[1]];
+  void *out = vals[st->out[0]];
+  void *res = d->otmp >= 0 ? vals[d->otmp] : out;
+  (void)cx;
+  if (d->ltmp >= 0) {
+    sim_convert(vals[d->ltmp], l, d->lnumel, d->lt, d->ct);
+    l = vals[d->ltmp];
+  }
+  if (d->rtmp >= 0) {
+    sim_convert(vals[d->rtmp], r, d->rnumel, d->rt, d->ct);
+    r = vals[d->rtmp];
+  }
+  d->fn(d, res, l, r, d->acc >= 0 ? vals[d->acc] : NULL);
+  if (d->otmp >= 0) sim_convert(out, res, d->onumel, d->ct, d->ot);
+  if (d->wrap != XRT_DTYPE_INVALID) sim_wrap_all(d->wrap, out, d->onumel);
+  return XRT_OK;
+}
+/* ======================================================================
+ * GEMM: packed, cache-blocked f32/f64 matrix products (dot_general and
+ * convolution)
+ *
+ * C[b, m, n] = sum_k A[b, m, k] * B[b, k, n] in the GotoBLAS/BLIS order,
+ * with the roles of the operands chosen for a row-major C: the micro-kernel
+ * holds an MR x NR tile of C in vector registers, NR along n (vectors) and
+ * MR along m (broadcasts).  So a packed A micro-panel (MR x kc) stays in
+ * L1, the packed B block (kc x nc) of one worker in L2 and the packed A
+ * block (mc x kc) in L2/L3.  The device's threads each take one lane: a
+ * range of C's rows or columns, with its own pack buffers:
+ *
+ *   per lane, for ic in its rows by mc, pc in K by kc: pack A block
+ *     for jc in its columns by nc: pack B block
+ *       for each A micro-panel, for each B micro-panel: kernel into C
+ *
+ * Full tiles go straight to C (the kernel stores or adds), edge tiles
+ * through a small tile buffer.  A lane whose columns fit one column block
+ * (N <= nc, as in most convolutions) runs sim_gemm_narrow instead: B packed
+ * once per K block (all of K when it fits), each A micro-panel packed just
+ * before its kernels.  f32 convolutions with contiguous features pack A in
+ * strips of 16 k (SIM_GK_STRIP: vector copies of feature runs, no
+ * transpose) for a kernel variant that reads that layout (sim_gk.fs).
+ * Operands are read through element-offset tables (the ones dot_general
+ * computes for any dimension layout, or a convolution's windows), so no
+ * transposing copy is made; affine tables get strided fast paths.  Every
+ * buffer is plan scratch, so execute allocates nothing.  Kernels exist for
+ * AVX-512, AVX2+FMA and portable C, picked at compile time of the program
+ * from the running CPU (XRT_SIM_GEMM=c|avx2|avx512|off forces one, for
+ * tests; off keeps the plain loops).  With XRT_WITH_CBLAS large products in
+ * a BLAS layout call cblas_sgemm / cblas_dgemm instead when CBLAS timed
+ * faster on this machine (sim_blas_faster).
+ * ==================================================================== */
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define SIM_GEMM_X86 1
+#include <immintrin.h>
+#else
+#define SIM_GEMM_X86 0
+#endif
+#ifdef XRT_WITH_CBLAS
+#include <cblas.h>
+#endif
+
+/* Computes the MR x NR tile a * b over kc (a: kc x MR, b: kc x NR, both
+ * packed k-major) into rows c + i * ldc: stores it when first, else adds
+ * it to what is there. */
+typedef void (*sim_gk_fn)(int64_t kc, const void *a, const void *b, void *c,
+                          int64_t ldc, int first);
+
+typedef struct sim_gk {
+  const char *name;
+  int mr, nr;
+  int64_t mc, kc, nc; /* cache blocks: mc, nc multiples of mr, nr */
+  sim_gk_fn fn;
+  /* f32 packing transposes 16 x 16 blocks with this, when not NULL */
+  void (*tr16)(const float *const *src, int nr, int64_t kk, float *dst,
+               int64_t ldd);
+  /* When not NULL: fn for A packed in strips (see SIM_GK_STRIP) */
+  sim_gk_fn fs;
+} sim_gk;
+#define SIM_GK_STRIP 16 /* k per strip of a strip-packed A */
+
+/* ---- portable micro-kernels ---- */
+
+#define SIM_GK_C_DEF(NAME, T, MR, NR)                                        \
+  static void NAME(int64_t kc, const void *ap, const void *bp, void *cp,   \
+                   int64_t ldc, int first) {                                 \
+    const T *a = (const T *)ap, *b = (const T *)bp;                          \
+    T acc[MR][NR];                                                           \
+    memset(acc, 0, sizeof acc);                                              \
+    for (int64_t k = 0; k < kc; k++, a += MR, b += NR)                       \
+      for (int i = 0; i < MR; i++) {                                         \
+        T ai = a[i];                                                         \
+        for (int j = 0; j < NR; j++) acc[i][j] += ai * b[j];                 \
+      }                                                                      \
+    for (int i = 0; i < MR; i++) {                                           \
+      T *c = (T *)cp + i * ldc;                                              \
+      for (int j = 0; j < NR; j++) c[j] = first ? acc[i][j] : c[j] + acc[i][j]; \
+    }                                                                        \
+  }
+SIM_GK_C_DEF(sim_gk_f32_c, float, 4, 16)
+SIM_GK_C_DEF(sim_gk_f64_c, double, 4, 8)
+
+#if SIM_GEMM_X86
+/* ---- AVX-512: 12 x 2 vectors of accumulators (24 of 32 registers) ---- */
+
+#define SIM_GK_ROWS12(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) \
+  X(10) X(11)
+#define SIM_GK_ROWS6(X) X(0) X(1) X(2) X(3) X(4) X(5)
+
+#define SIM_GK_Z_DECL(i) V c##i##a = ZERO(), c##i##b = ZERO();
+#define SIM_GK_Z_FMA(i)                                                      \
+  {                                                                          \
+    V ai = SET1(a[i]);                                                       \
+    c##i##a = FMA(ai, b0, c##i##a);                                          \
+    c##i##b = FMA(ai, b1, c##i##b);                                          \
+  }
+#define SIM_GK_Z_STORE(i)                                                    \
+  if (!first) {                                                              \
+    c##i##a = ADD(c##i##a, LOAD(c + (i) * ldc));                             \
+    c##i##b = ADD(c##i##b, LOAD(c + (i) * ldc + W));                         \
+  }                                                                          \
+  STORE(c + (i) * ldc, c##i##a);                                             \
+  STORE(c + (i) * ldc + W, c##i##b);
+
+#define SIM_GK_VEC_DEF(NAME, TGT, T, MR, ROWS)                               \
+  __attribute__((target(TGT))) static void NAME(                            \
+      int64_t kc, const void *ap, const void *bp, void *cp, int64_t ldc,     \
+      int first) {                                                           \
+    const T *a = (const T *)ap, *b = (const T *)bp;                          \
+    T *c = (T *)cp;                                                          \
+    ROWS(SIM_GK_Z_DECL)                                                      \
+    for (int64_t k = 0; k < kc; k++, a += MR, b += 2 * W) {                  \
+      V b0 = LOAD(b), b1 = LOAD(b + W);                                      \
+      ROWS(SIM_GK_Z_FMA)                                                     \
+    }                                                                        \
+    ROWS(SIM_GK_Z_STORE)                                                     \
+  }
+
+#define V __m512
+#define W 16
+#define ZERO _mm512_setzero_ps
+#define SET1 _mm512_set1_ps
+#define FMA _mm512_fmadd_ps
+#define LOAD _mm512_loadu_ps
+#define STORE _mm512_storeu_ps
+#define ADD _mm512_add_ps
+SIM_GK_VEC_DEF(sim_gk_f32_avx512, "avx512f", float, 12, SIM_GK_ROWS12)
+
+/* The same tile with A packed in strips of SIM_GK_STRIP k: strip s holds
+ * A[i, 16 s + t] at [s * 16 * MR + i * 16 + t], a last short strip of r
+ * k at stride r.  So packing copies runs of k (a convolution's features)
+ * instead of transposing them, and the kernel's broadcasts read at fixed
+ * offsets from one pointer. */
+#define SIM_GK_S_FMA(i)                                                      \
+  {                                                                          \
+    V ai = SET1(a[(i) * S]);                                                 \
+    c##i##a = FMA(ai, b0, c##i##a);                                          \
+    c##i##b = FMA(ai, b1, c##i##b);                                          \
+  }
+__attribute__((target("avx512f"))) static void sim_gk_f32_avx512_strip(
+    int64_t kc, const void *ap, const void *bp, void *cp, int64_t ldc,
+    int first) {
+  const float *as = (const float *)ap, *b = (const float *)bp;
+  float *c = (float *)cp;
+  SIM_GK_ROWS12(SIM_GK_Z_DECL)
+  int64_t k = 0;
+  for (; k + SIM_GK_STRIP <= kc; k += SIM_GK_STRIP, as += SIM_GK_STRIP * 12) {
+    const float *a = as;
+    enum { S = SIM_GK_STRIP };
+    for (int t = 0; t < SIM_GK_STRIP; t++, a++, b += 2 * W) {
+      V b0 = LOAD(b), b1 = LOAD(b + W);
+      SIM_GK_ROWS12(SIM_GK_S_FMA)
+    }
+  }
+  const float *a = as;
+  const int64_t S = kc - k;
+  for (; k < kc; k++, a++, b += 2 * W) {
+    V b0 = LOAD(b), b1 = LOAD(b + W);
+    SIM_GK_ROWS12(SIM_GK_S_FMA)
+  }
+  SIM_GK_ROWS12(SIM_GK_Z_STORE)
+}
+#undef V
+#undef W
+#undef ZERO
+#undef SET1
+#undef FMA
+#undef LOAD
+#undef STORE
+#undef ADD
+
+#define V __m512d
+#define W 8
+#define ZERO _mm512_setzero_pd
+#define SET1 _mm512_set1_pd
+#define FMA _mm512_fmadd_pd
+#define LOAD _mm512_loadu_pd
+#define STORE _mm512_storeu_pd
+#define ADD _mm512_add_pd
+SIM_GK_VEC_DEF(sim_gk_f64_avx512, "avx512f", double, 12, SIM_GK_ROWS12)
+#undef V
+#undef W
+#undef ZERO
+#undef SET1
+#undef FMA
+#undef LOAD
+#undef STORE
+#undef ADD
+
+/* ---- AVX2 + FMA: 6 x 2 vectors of accumulators (12 of 16) ---- */
+
+#define V __m256
+#define W 8
+#define ZERO _mm256_setzero_ps
+#define SET1 _mm256_set1_ps
+#define FMA _mm256_fmadd_ps
+#define LOAD _mm256_loadu_ps
+#define STORE _mm256_storeu_ps
+#define ADD _mm256_add_ps
+SIM_GK_VEC_DEF(sim_gk_f32_avx2, "avx2,fma", float, 6, SIM_GK_ROWS6)
+#undef V
+#undef W
+#undef ZERO
+#undef SET1
+#undef FMA
+#undef LOAD
+#undef STORE
+#undef ADD
+
+#define V __m256d
+#define W 4
+#define ZERO _mm256_setzero_pd
+#define SET1 _mm256_set1_pd
+#define FMA _mm256_fmadd_pd
+#define LOAD _mm256_loadu_pd
+#define STORE _mm256_storeu_pd
+#define ADD _mm256_add_pd
+SIM_GK_VEC_DEF(sim_gk_f64_avx2, "avx2,fma", double, 6, SIM_GK_ROWS6)
+#undef V
+#undef W
+#undef ZERO
+#undef SET1
+#undef FMA
+#undef LOAD
+#undef STORE
+#undef ADD
+
+/* Packs a block by a 16 x 16 transpose: source row r (r < nr, zero
+ * after) is src[r][0 .. kk), kk <= 16; writes lanes [0, nr) of
+ * dst + k * ldd for k < kk.  nr <= 16. */
+__attribute__((target("avx512f"))) static void sim_tr16_f32(
+    const float *const *src, int nr, int64_t kk, float *dst, int64_t ldd) {
+  __m512 r[16], t[16], u[16], v[16];
+  __mmask16 km = (__mmask16)((1u << kk) - 1), om = (__mmask16)((1u << nr) - 1);
+  for (int i = 0; i < 16; i++)
+    r[i] = i < nr ? _mm512_maskz_loadu_ps(km, src[i]) : _mm512_setzero_ps();
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 16; i += 4) { /* u[i + e]: element e of rows i..i+3 */
+    u[i] = _mm512_shuffle_ps(t[i], t[i + 2], 0x44);
+    u[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], 0xEE);
+    u[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+    u[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+  }
+  for (int h = 0; h < 16; h += 8)
+    for (int e = 0; e < 4; e++) {
+      v[h + e] = _mm512_shuffle_f32x4(u[h + e], u[h + 4 + e], 0x88);
+      v[h + 4 + e] = _mm512_shuffle_f32x4(u[h + e], u[h + 4 + e], 0xDD);
+    }
+  for (int e = 0; e < 8; e++) { /* v[e], v[8 + e]: elements e and e + 8 */
+    __m512 lo = _mm512_shuffle_f32x4(v[e], v[8 + e], 0x88);
+    __m512 hi = _mm512_shuffle_f32x4(v[e], v[8 + e], 0xDD);
+    if (e < kk) _mm512_mask_storeu_ps(dst + e * ldd, om, lo);
+    if (e + 8 < kk) _mm512_mask_storeu_ps(dst + (e + 8) * ldd, om, hi);
+  }
+}
+#endif /* SIM_GEMM_X86 */
+
+/* Kernel tables: [0] portable, [1] AVX2, [2] AVX-512; f32 then f64. */
+static const sim_gk sim_gks[2][3] = {
+    {{"c", 4, 16, 1024, 256, 256, sim_gk_f32_c, NULL, NULL},
+#if SIM_GEMM_X86
+     {"avx2", 6, 16, 2040, 384, 256, sim_gk_f32_avx2, NULL, NULL},
+     {"avx512", 12, 32, 2040, 384, 320, sim_gk_f32_avx512, sim_tr16_f32,
+      sim_gk_f32_avx512_strip}},
+#else
+     {NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL},
+     {NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL}},
+#endif
+    {{"c", 4, 8, 1024, 256, 128, sim_gk_f64_c, NULL, NULL},
+#if SIM_GEMM_X86
+     {"avx2", 6, 8, 1020, 256, 256, sim_gk_f64_avx2, NULL, NULL},
+     {"avx512", 12, 16, 1020, 256, 240, sim_gk_f64_avx512, NULL, NULL}},
+#else
+     {NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL},
+     {NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL}},
+#endif
+};
+
+/* The best path the CPU runs, or the one XRT_SIM_GEMM names (clamped to
+ * what the CPU runs); -1: off. */
+static int sim_gemm_path(void) {
+  int best = 0;
+#if SIM_GEMM_X86
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    best = 1;
+  if (best == 1 && __builtin_cpu_supports("avx512f")) best = 2;
+#endif
+  if (best > sim_isa_cap()) best = sim_isa_cap();
+  const char *e = getenv("XRT_SIM_GEMM");
+  if (!e || !*e) return best;
+  if (!strcmp(e, "off")) return -1;
+  int want = !strcmp(e, "c") ? 0 : !strcmp(e, "avx2") ? 1 : 2;
+  return want < best ? want : best;
+}
+
+/* A convolution's lhs as the A operand: row m is (batch, output position),
+ * column k is (window position, input feature), feature fastest.  A[m, k]
+ * is lhs[off] with off = row[m] + kf[k] + sum_d tab_d[pos_d(m), win_d(k)],
+ * or 0 where a table says padding / lhs-dilation hole. */
+typedef struct sim_gconv {
+  int32_t ns;
+  const int64_t *tab;        /* sim_conv tables */
+  int64_t toff[XRT_MAX_RANK], K[XRT_MAX_RANK];
+  const int32_t *mpos;       /* per row, ns entries: pos_d * K_d + toff_d */
+  const int32_t *kwin;       /* per window position, ns entries: win_d */
+  int64_t Cg, lf;            /* features per group, their lhs stride */
+} sim_gconv;
+
+typedef struct sim_gemm {
+  const sim_gk *k;
+  size_t es;
+  int64_t BT, M, N, K;
+  int64_t mc, kc, nc;
+  /* Element offsets: batch (ab, bb, cb), rows and columns of each
+   * operand; a stride s > 0 means the table is i * s (fast paths). */
+  const int64_t *ab, *bb, *cb, *am, *ak, *bk, *bn, *cm, *cn;
+  int64_t am_s, ak_s, bk_s, bn_s, cm_s, cn_s;
+  const sim_gconv *conv; /* A is a convolution's windows, else NULL */
+  int32_t apack, bpack;  /* scratch */
+  int lanes;             /* workers, each with its own B block */
+  size_t apack_lane, bpack_lane; /* elements */
+  int blas;              /* call CBLAS (XRT_WITH_CBLAS) */
+  int astrip;            /* A strip-packed for k->fs (see SIM_GK_STRIP) */
+} sim_gemm;
+
+/* ---- packing ---- */
+
+/* The packing and tile store functions of element type T. */
+#define SIM_GPACK_DEF(SFX, T)                                                \
+  /* Lane x (x < nl) of a panel, read from src + off[x], to dst[k * R + x]   \
+   * for k < kb: at ks + k in blocks of 16 k (a transpose, one line each)    \
+   * when kmap is NULL, else at kmap[k]. */                                  \
+  static void sim_gpack_lanes_##SFX(T *dst, int R, const T *src,             \
+                                    const int64_t *off, int64_t nl,          \
+                                    int64_t ks, const int64_t *kmap,         \
+                                    int64_t kb) {                            \
+    if (!kmap) {                                                             \
+      for (int64_t k = 0; k < kb; k += 16) {                                 \
+        int64_t kk = kb - k < 16 ? kb - k : 16;                              \
+        for (int64_t x = 0; x < nl; x++) {                                   \
+          const T *s = src + off[x] + ks + k;                                \
+          T *d = dst + k * R + x;                                            \
+          for (int64_t t = 0; t < kk; t++) d[t * R] = s[t];                  \
+        }                                                                    \
+      }                                                                      \
+      return;                                                                \
+    }                                                                        \
+    for (int64_t x = 0; x < nl; x++) {                                       \
+      const T *s = src + off[x];                                             \
+      T *d = dst + x;                                                        \
+      for (int64_t k = 0; k < kb; k++) d[k * R] = s[kmap[k]];                \
+    }                                                                        \
+  }                                                                          \
+                                                                             \
+  /* One A micro-panel: rows r0 .. r0+mv (mv <= MR, rest zero) of columns    \
+   * k0 .. k0+kb, into dst[k * MR + i]. */                                   \
+  static void sim_gpack_a_##SFX(const sim_gemm *g, const T *a, int64_t r0,  \
+                                int64_t mv, int64_t k0, int64_t kb,          \
+                                T *dst) {                                    \
+    const int MR = g->k->mr;                                                 \
+    if (mv < MR)                                                             \
+      for (int64_t k = 0; k < kb; k++)                                       \
+        for (int i = (int)mv; i < MR; i++) dst[k * MR + i] = 0;              \
+    if (g->am_s == 1) {                                                      \
+      for (int64_t k = 0; k < kb; k++) {                                     \
+        const T *s = a + g->am[r0] + g->ak[k0 + k];                          \
+        for (int64_t i = 0; i < mv; i++) dst[k * MR + i] = s[i];             \
+      }                                                                      \
+      return;                                                                \
+    }                                                                        \
+    if (g->ak_s == 1 && TR16(g)) {                                           \
+      const float *rows[16];                                                 \
+      for (int64_t i = 0; i < mv; i++)                                       \
+        rows[i] = (const float *)(const void *)(a + g->am[r0 + i] + k0);     \
+      for (int64_t k = 0; k < kb; k += 16, dst += 16 * MR) {                 \
+        g->k->tr16(rows, (int)mv, kb - k < 16 ? kb - k : 16,                 \
+                   (float *)(void *)dst, MR);                                \
+        for (int64_t i = 0; i < mv; i++) rows[i] += 16;                      \
+      }                                                                      \
+      return;                                                                \
+    }                                                                        \
+    if (g->ak_s == 1)                                                        \
+      sim_gpack_lanes_##SFX(dst, MR, a, g->am + r0, mv, k0, NULL, kb);       \
+    else                                                                     \
+      sim_gpack_lanes_##SFX(dst, MR, a, g->am + r0, mv, 0, g->ak + k0, kb);  \
+  }                                                                          \
+                                                                             \
+  /* A micro-panel of a convolution: runs of Cg features per window. */     \
+  static void sim_gpack_conv_##SFX(const sim_gemm *g, const T *a,           \
+                                   int64_t r0, int64_t mv, int64_t k0,       \
+                                   int64_t kb, T *dst) {                     \
+    const int MR = g->k->mr;                                                 \
+    const sim_gconv *cv = g->conv;                                           \
+    int32_t ns = cv->ns;                                                     \
+    for (int64_t i = 0; i < MR; i++) {                                       \
+      T *d = dst + i;                                                        \
+      if (i >= mv) {                                                         \
+        for (int64_t k = 0; k < kb; k++) d[k * MR] = 0;                      \
+        continue;                                                            \
+      }                                                                      \
+      const int32_t *mp = cv->mpos + (r0 + i) * ns;                          \
+      const T *row = a + g->am[r0 + i];                                      \
+      for (int64_t k = 0; k < kb;) {                                         \
+        int64_t kk = k0 + k, w = kk / cv->Cg, f = kk % cv->Cg;               \
+        int64_t run = cv->Cg - f < kb - k ? cv->Cg - f : kb - k;             \
+        const int32_t *kw = cv->kwin + w * ns;                               \
+        int64_t off = 0;                                                     \
+        int ok = 1;                                                          \
+        for (int32_t s = 0; s < ns; s++) {                                   \
+          int64_t t = cv->tab[mp[s] + kw[s]];                                \
+          ok &= t >= 0;                                                      \
+          off += t;                                                          \
+        }                                                                    \
+        T *o = d + k * MR;                                                   \
+        if (!ok) {                                                           \
+          for (int64_t j = 0; j < run; j++) o[j * MR] = 0;                   \
+        } else {                                                             \
+          const T *s = row + off + f * cv->lf;                               \
+          if (cv->lf == 1)                                                   \
+            for (int64_t j = 0; j < run; j++) o[j * MR] = s[j];              \
+          else                                                               \
+            for (int64_t j = 0; j < run; j++) o[j * MR] = s[j * cv->lf];     \
+        }                                                                    \
+        k += run;                                                            \
+      }                                                                      \
+    }                                                                        \
+  }                                                                          \
+                                                                             \
+  /* One B micro-panel: columns c0 .. c0+nv (rest zero), rows k0 .. k0+kb,  \
+   * into dst[k * NR + j]. */                                                \
+  static void sim_gpack_b_##SFX(const sim_gemm *g, const T *b, int64_t c0,  \
+                                int64_t nv, int64_t k0, int64_t kb,          \
+                                T *dst) {                                    \
+    const int NR = g->k->nr;                                                 \
+    if (nv < NR)                                                             \
+      for (int64_t k = 0; k < kb; k++)                                       \
+        for (int j = (int)nv; j < NR; j++) dst[k * NR + j] = 0;              \
+    if (g->bn_s == 1) {                                                      \
+      const T *s = b + g->bn[c0];                                            \
+      const int64_t *bk = g->bk + k0;                                        \
+      if (nv * sizeof(T) == 128) /* constant size: inline copies */          \
+        for (int64_t k = 0; k < kb; k++) memcpy(dst + k * NR, s + bk[k], 128); \
+      else if (nv * sizeof(T) == 64)                                         \
+        for (int64_t k = 0; k < kb; k++) memcpy(dst + k * NR, s + bk[k], 64); \
+      else                                                                   \
+        for (int64_t k = 0; k < kb; k++)                                     \
+          memcpy(dst + k * NR, s + bk[k], sizeof(T) * (size_t)nv);           \
+      return;                                                                \
+    }                                                                        \
+    if (g->bk_s == 1 && TR16(g)) {                                           \
+      for (int64_t j0 = 0; j0 < nv; j0 += 16) {                              \
+        const float *cols[16];                                               \
+        int64_t nj = nv - j0 < 16 ? nv - j0 : 16;                            \
+        for (int64_t j = 0; j < nj; j++)                                     \
+          cols[j] = (const float *)(const void *)(b + g->bn[c0 + j0 + j] +   \
+                                                  g->bk[k0]);                \
+        T *d = dst + j0;                                                     \
+        for (int64_t k = 0; k < kb; k += 16, d += 16 * NR) {                 \
+          g->k->tr16(cols, (int)nj, kb - k < 16 ? kb - k : 16,               \
+                     (float *)(void *)d, NR);                                \
+          for (int64_t j = 0; j < nj; j++) cols[j] += 16;                    \
+        }                                                                    \
+      }                                                                      \
+      return;                                                                \
+    }                                                                        \
+    if (g->bk_s == 1)                                                        \
+      sim_gpack_lanes_##SFX(dst, NR, b, g->bn + c0, nv, g->bk[k0], NULL, kb); \
+    else                                                                     \
+      sim_gpack_lanes_##SFX(dst, NR, b, g->bn + c0, nv, 0, g->bk + k0, kb);  \
+  }                                                                          \
+                                                                             \
+  /* Adds (or stores, when first) the valid mv x nv part of a tile. */      \
+  static void sim_gstore_##SFX(const sim_gemm *g, T *c, const T *tile,      \
+                               int64_t r0, int64_t mv, int64_t c0,           \
+                               int64_t nv, int first) {                      \
+    const int NR = g->k->nr;                                                 \
+    for (int64_t i = 0; i < mv; i++, tile += NR) {                           \
+      T *row = c + g->cm[r0 + i];                                            \
+      if (g->cn_s == 1) {                                                    \
+        T *restrict o = row + c0;                                            \
+        if (first)                                                           \
+          memcpy(o, tile, sizeof(T) * (size_t)nv);                           \
+        else                                                                 \
+          for (int64_t j = 0; j < nv; j++) o[j] += tile[j];                  \
+      } else {                                                               \
+        const int64_t *cn = g->cn + c0;                                      \
+        if (first)                                                           \
+          for (int64_t j = 0; j < nv; j++) row[cn[j]] = tile[j];             \
+        else                                                                 \
+          for (int64_t j = 0; j < nv; j++) row[cn[j]] += tile[j];            \
+      }                                                                      \
+    }                                                                        \
+  }                                                                          \
+
+#define TR16(g) ((g)->k->tr16 != NULL)
+SIM_GPACK_DEF(f32, float)
+#undef TR16
+#define TR16(g) 0
+SIM_GPACK_DEF(f64, double)
+#undef TR16
+
+/* ---- the blocked loops ---- */
+
+/* One (batch, ic, pc) block's state shared by the workers. */
+typedef struct sim_gblk {
+  const sim_gemm *g;
+  const char *a, *b;
+  char *c;
+  char *apack, *bpack;
+  int64_t ic, mb, pc, kb;
+  int first;
+  int lanes; /* in use: at most g->lanes, at most the pool's threads */
+} sim_gblk;
+
+/* Copies n elements of one row of A, from column k of the panel on, into
+ * a strip-packed micro-panel of kb columns (see SIM_GK_STRIP); src NULL
+ * means zeros. */
+static void sim_gstrip_put(float *dst, int64_t MR, int64_t kb, int64_t i,
+                           int64_t k, int64_t n, const float *src) {
+  while (n > 0) {
+    int64_t s0 = k / SIM_GK_STRIP * SIM_GK_STRIP, t = k - s0;
+    int64_t S = kb - s0 < SIM_GK_STRIP ? kb - s0 : SIM_GK_STRIP;
+    int64_t c = S - t < n ? S - t : n;
+    float *d = dst + s0 * MR + i * S + t;
+    if (c == SIM_GK_STRIP && src) /* constant size: one vector copy */
+      memcpy(d, src, sizeof(float) * SIM_GK_STRIP);
+    else if (src)
+      memcpy(d, src, sizeof(float) * (size_t)c);
+    else
+      memset(d, 0, sizeof(float) * (size_t)c);
+    k += c, n -= c;
+    if (src) src += c;
+  }
+}
+
+#if SIM_GEMM_X86
+/* sim_gstrip_put for whole strips: k and n multiples of SIM_GK_STRIP and
+ * the panel's columns too (kb % 16 == 0). */
+__attribute__((target("avx512f"))) static void sim_gstrip_put16(
+    float *dst, int64_t MR, int64_t i, int64_t k, int64_t n,
+    const float *src) {
+  float *d = dst + k * MR + i * SIM_GK_STRIP;
+  __m512 z = _mm512_setzero_ps();
+  for (int64_t j = 0; j < n; j += 16, d += 16 * MR)
+    _mm512_storeu_ps(d, src ? _mm512_loadu_ps(src + j) : z);
+}
+#endif
+
+/* A convolution micro-panel for f32 with contiguous features (lf == 1),
+ * strip-packed: per window position each row copies a run of features, or
+ * zeros (padding, rows past mv). */
+static void sim_gpack_conv_strip(const sim_gemm *g, const float *a,
+                                 int64_t r0, int64_t mv, int64_t k0,
+                                 int64_t kb, float *dst) {
+  const int64_t MR = g->k->mr;
+  const sim_gconv *cv = g->conv;
+  int32_t ns = cv->ns;
+  /* Only the AVX-512 kernel has strips (k->fs), so the vector copy runs. */
+  int whole = cv->Cg % SIM_GK_STRIP == 0 && k0 % SIM_GK_STRIP == 0 &&
+              kb % SIM_GK_STRIP == 0;
+  (void)whole;
+  for (int64_t k = 0; k < kb;) {
+    int64_t kk = k0 + k, w = kk / cv->Cg, f = kk % cv->Cg;
+    int64_t run = cv->Cg - f < kb - k ? cv->Cg - f : kb - k;
+    const int32_t *kw = cv->kwin + w * ns;
+    for (int64_t i = 0; i < MR; i++) {
+      const float *src = NULL;
+      if (i < mv) {
+        const int32_t *mp = cv->mpos + (r0 + i) * ns;
+        int64_t off = 0;
+        int ok = 1;
+        for (int32_t s = 0; s < ns; s++) {
+          int64_t t = cv->tab[mp[s] + kw[s]];
+          ok &= t >= 0;
+          off += t;
+        }
+        if (ok) src = a + g->am[r0 + i] + off + f;
+      }
+#if SIM_GEMM_X86
+      if (whole) {
+        sim_gstrip_put16(dst, MR, i, k, run, src);
+        continue;
+      }
+#endif
+      sim_gstrip_put(dst, MR, kb, i, k, run, src);
+    }
+    k += run;
+  }
+}
+
+static void sim_gpack_a_panel(const sim_gblk *x, int64_t p) {
+  const sim_gemm *g = x->g;
+  int64_t MR = g->k->mr, r0 = x->ic + p * MR;
+  int64_t mv = x->mb - p * MR < MR ? x->mb - p * MR : MR;
+  char *dst = x->apack + (size_t)(p * MR * x->kb) * g->es;
+  if (g->es == 4) {
+    if (g->astrip) {
+      sim_gpack_conv_strip(g, (const float *)(const void *)x->a, r0, mv,
+                           x->pc, x->kb, (float *)(void *)dst);
+      return;
+    }
+    if (g->conv)
+      sim_gpack_conv_f32(g, (const float *)(const void *)x->a, r0, mv, x->pc,
+                         x->kb, (float *)(void *)dst);
+    else
+      sim_gpack_a_f32(g, (const float *)(const void *)x->a, r0, mv, x->pc,
+                      x->kb, (float *)(void *)dst);
+  } else if (g->conv) {
+    sim_gpack_conv_f64(g, (const double *)(const void *)x->a, r0, mv, x->pc,
+                       x->kb, (double *)(void *)dst);
+  } else {
+    sim_gpack_a_f64(g, (const double *)(const void *)x->a, r0, mv, x->pc,
+                    x->kb, (double *)(void *)dst);
+  }
+}
+
+static void sim_gpack_b_panel(const sim_gblk *x, int64_t c0, int64_t nv,
+                              char *dst) {
+  const sim_gemm *g = x->g;
+  if (g->es == 4)
+    sim_gpack_b_f32(g, (const float *)(const void *)x->b, c0, nv, x->pc,
+                    x->kb, (float *)(void *)dst);
+  else
+    sim_gpack_b_f64(g, (const double *)(const void *)x->b, c0, nv, x->pc,
+                    x->kb, (double *)(void *)dst);
+}
+
+static void sim_gstore_tile(const sim_gblk *x, const void *tile, int64_t r0,
+                            int64_t mv, int64_t c0, int64_t nv) {
+  const sim_gemm *g = x->g;
+  if (g->es == 4)
+    sim_gstore_f32(g, (float *)(void *)x->c, (const float *)tile, r0, mv, c0,
+                   nv, x->first);
+  else
+    sim_gstore_f64(g, (double *)(void *)x->c, (const double *)tile, r0, mv,
+                   c0, nv, x->first);
+}
+
+/* Packs the B block of columns [c0, c0 + nb) into micro-panels at bp. */
+static void sim_gpack_b_block(const sim_gblk *x, int64_t c0, int64_t nb,
+                              char *bp) {
+  const int64_t NR = x->g->k->nr;
+  for (int64_t j = 0; j < nb; j += NR)
+    sim_gpack_b_panel(x, c0 + j, nb - j < NR ? nb - j : NR,
+                      bp + (size_t)(j * x->kb) * x->g->es);
+}
+
+/* The packed A micro-panel ap (C rows r0 .. r0 + mv) times the packed B
+ * block bp (C columns c0 .. c0 + nb): full tiles straight into C where its
+ * rows are strided and columns dense, others through a tile. */
+static void sim_gemm_panel_row(const sim_gblk *x, const char *ap,
+                               const char *bp, int64_t r0, int64_t mv,
+                               int64_t c0, int64_t nb) {
+  const sim_gemm *g = x->g;
+  const int64_t MR = g->k->mr, NR = g->k->nr;
+  size_t es = g->es;
+  sim_gk_fn fn = g->astrip ? g->k->fs : g->k->fn;
+  _Alignas(64) char tile[12 * 32 * sizeof(float)];
+  for (int64_t j = 0; j < nb; j += NR) {
+    const char *bj = bp + (size_t)(j * x->kb) * es;
+    int64_t nv = nb - j < NR ? nb - j : NR;
+    if (mv == MR && nv == NR && g->cm_s && g->cn_s == 1) {
+      char *c = x->c + (size_t)(g->cm[r0] + c0 + j) * es;
+      fn(x->kb, ap, bj, c, g->cm_s, x->first);
+      continue;
+    }
+    fn(x->kb, ap, bj, tile, NR, 1);
+    sim_gstore_tile(x, tile, r0, mv, c0 + j, nv);
+  }
+}
+
+/* Worker lane: A micro-panels [pa, pe) times columns [n0, n1), in column
+ * blocks of nc packed into the lane's own B block. */
+static void sim_gemm_rect(const sim_gblk *x, int lane, int64_t pa, int64_t pe,
+                          int64_t n0, int64_t n1) {
+  const sim_gemm *g = x->g;
+  const int64_t MR = g->k->mr;
+  size_t es = g->es;
+  char *bp = x->bpack + g->bpack_lane * (size_t)lane * es;
+  for (int64_t jc = n0; jc < n1; jc += g->nc) {
+    int64_t nb = n1 - jc < g->nc ? n1 - jc : g->nc;
+    sim_gpack_b_block(x, jc, nb, bp);
+    for (int64_t p = pa; p < pe; p++) {
+      const char *ap = x->apack + (size_t)(p * MR * x->kb) * es;
+      int64_t mv = x->mb - p * MR < MR ? x->mb - p * MR : MR;
+      sim_gemm_panel_row(x, ap, bp, x->ic + p * MR, mv, jc, nb);
+    }
+  }
+}
+
+/* A lane's share of C that is one column block (few columns, as in most
+ * convolutions): the B block is packed once per K block, and each A
+ * micro-panel is packed right before its kernels, so it is read back from
+ * L1 rather than through a large A block that would only meet a few B
+ * micro-panels. */
+static void sim_gemm_narrow(sim_gblk *x, int lane, int64_t m0, int64_t m1,
+                            int64_t n0, int64_t n1) {
+  const sim_gemm *g = x->g;
+  const int64_t MR = g->k->mr;
+  size_t es = g->es;
+  char *bp = x->bpack + g->bpack_lane * (size_t)lane * es;
+  int64_t nb = n1 - n0;
+  for (x->pc = 0; x->pc < g->K; x->pc += g->kc) {
+    x->kb = g->K - x->pc < g->kc ? g->K - x->pc : g->kc;
+    x->first = x->pc == 0;
+    sim_gpack_b_block(x, n0, nb, bp);
+    for (int64_t r0 = m0; r0 < m1; r0 += MR) {
+      int64_t mv = m1 - r0 < MR ? m1 - r0 : MR;
+      x->ic = r0, x->mb = mv;
+      sim_gpack_a_panel(x, 0); /* at apack: one panel, reused from L1 */
+      sim_gemm_panel_row(x, x->apack, bp, r0, mv, n0, nb);
+    }
+  }
+}
+
+/* One lane's whole loop nest over its share of C: a row range or a column
+ * range.  Each lane packs into its own A and B blocks, so a product is one
+ * fork-join on the pool (a loaded machine delays every join), at the price
+ * of packing the operand that is not split once per lane: the split is
+ * along the longer side so that operand is the smaller one. */
+static void sim_gemm_lane(const sim_gblk *base, int64_t l) {
+  sim_gblk x = *base;
+  const sim_gemm *g = x.g;
+  int64_t MR = g->k->mr, NR = g->k->nr, L = x.lanes;
+  int64_t pn = (g->N + NR - 1) / NR, pmt = (g->M + MR - 1) / MR;
+  int64_t m0 = 0, m1 = g->M, n0 = 0, n1 = g->N;
+  if (pn >= L && (g->N >= g->M || pmt < L)) {
+    n0 = l * pn / L * NR, n1 = (l + 1) * pn / L * NR;
+    n1 = n1 < g->N ? n1 : g->N;
+  } else {
+    m0 = l * pmt / L * MR, m1 = (l + 1) * pmt / L * MR;
+    m1 = m1 < g->M ? m1 : g->M;
+  }
+  if (m0 >= m1 || n0 >= n1) return;
+  x.apack += g->apack_lane * g->es * (size_t)l;
+  if (n1 - n0 <= g->nc) {
+    sim_gemm_narrow(&x, (int)l, m0, m1, n0, n1);
+    return;
+  }
+  for (x.ic = m0; x.ic < m1; x.ic += g->mc) {
+    x.mb = m1 - x.ic < g->mc ? m1 - x.ic : g->mc;
+    int64_t pm = (x.mb + MR - 1) / MR;
+    for (x.pc = 0; x.pc < g->K; x.pc += g->kc) {
+      x.kb = g->K - x.pc < g->kc ? g->K - x.pc : g->kc;
+      x.first = x.pc == 0;
+      for (int64_t p = 0; p < pm; p++) sim_gpack_a_panel(&x, p);
+      sim_gemm_rect(&x, (int)l, 0, pm, n0, n1);
+    }
+  }
+}
+
+static void sim_gemm_lanes(void *ctx, int64_t begin, int64_t end) {
+  for (int64_t l = begin; l < end; l++)
+    sim_gemm_lane((const sim_gblk *)ctx, l);
+}
+
+static void sim_gemm_zero(const sim_gemm *g, char *c) {
+  for (int64_t m = 0; m < g->M; m++)
+    for (int64_t n = 0; n < g->N; n++)
+      memset(c + (size_t)(g->cm[m] + g->cn[n]) * g->es, 0, g->es);
+}
+
+#ifdef XRT_WITH_CBLAS
+/* One batch through CBLAS (the plan checked the layout). */
+static void sim_gemm_blas(const sim_gemm *g, const char *a, const char *b,
+                          char *c) {
+  CBLAS_TRANSPOSE ta = g->ak_s == 1 ? CblasNoTrans : CblasTrans;
+  CBLAS_TRANSPOSE tb = g->bn_s == 1 ? CblasNoTrans : CblasTrans;
+  int lda = (int)(g->ak_s == 1 ? g->am_s : g->ak_s);
+  int ldb = (int)(g->bn_s == 1 ? g->bk_s : g->bn_s);
+  int M = (int)g->M, N = (int)g->N, K = (int)g->K, ldc = (int)g->cm_s;
+  if (g->es == 4)
+    cblas_sgemm(CblasRowMajor, ta, tb, M, N, K, 1.0f,
+                (const float *)(const void *)a, lda,
+                (const float *)(const void *)b, ldb, 0.0f,
+                (float *)(void *)c, ldc);
+  else
+    cblas_dgemm(CblasRowMajor, ta, tb, M, N, K, 1.0,
+                (const double *)(const void *)a, lda,
+                (const double *)(const void *)b, ldb, 0.0,
+                (double *)(void *)c, ldc);
+}
+#endif
+
+static void sim_gemm_exec(const sim_gemm *g, const char *A, const char *B,
+                          char *C, void **vals, sim_cx *cx) {
+  size_t es = g->es;
+  sim_gblk x = {g, NULL, NULL, NULL, NULL, NULL, 0, 0, 0, 0, 0, 1};
+  /* One lane per thread of the device's pool (the plan has buffers for
+   * g->lanes); serial: one lane, so an A micro-panel meets every column. */
+  int threads = cx && cx->tp ? cx->tp->threads : 1;
+  x.lanes = threads < 1 ? 1 : threads < g->lanes ? threads : g->lanes;
+  x.apack = (char *)vals[g->apack];
+  x.bpack = (char *)vals[g->bpack];
+  for (int64_t bt = 0; bt < g->BT; bt++) {
+    x.a = A + (size_t)g->ab[bt] * es;
+    x.b = B + (size_t)g->bb[bt] * es;
+    x.c = C + (size_t)g->cb[bt] * es;
+#ifdef XRT_WITH_CBLAS
+    if (g->blas) {
+      sim_gemm_blas(g, x.a, x.b, x.c);
+      continue;
+    }
+#endif
+    if (g->K == 0)
+      sim_gemm_zero(g, x.c);
+    else
+      sim_parallel_for(cx, x.lanes, 1, sim_gemm_lanes, &x);
+  }
+}
+
+/* A dot, or a convolution planned as GEMM: C = A x B of its operands. */
+static xrt_status sim_run_gemm(const sim_step *st, void **vals, sim_cx *cx) {
+  const sim_gemm *g = (const sim_gemm *)st->data;
+  sim_gemm_exec(g, (const char *)vals[st->in[0]],
+                (const char *)vals[st->in[1]], (char *)vals[st->out[0]], vals,
+                cx);
+  return XRT_OK;
+}
+
+/* ---- planning ---- */
+
+/* s if t[i] == i * s for every i (s from t[1]), else 0. */
+static int64_t sim_gemm_affine(const int64_t *t, int64_t n) {
+  if (n <= 1) return 1;
+  int64_t s = t[1] - t[0];
+  if (t[0] != 0 || s <= 0) return 0;
+  for (int64_t i = 2; i < n; i++)
+    if (t[i] != i * s) return 0;
+  return s;
+}
+
+static int64_t *sim_gemm_iota(sim_fcc *fc, int64_t n, int64_t s) {
+  int64_t *t = (int64_t *)sim_palloc(fc, sizeof *t * (size_t)(n ? n : 1));
+  if (t)
+    for (int64_t i = 0; i < n; i++) t[i] = i * s;
+  return t;
+}
+
+static int64_t sim_gemm_roundup(int64_t x, int64_t m) {
+  return (x + m - 1) / m * m;
+}
+
+/* Threads of the pools of the client's devices (all alike): the most
+ * lanes a product can use. */
+static int64_t sim_gemm_threads(const sim_fcc *fc) {
+  const struct sim_tpool *tp = sim_tpool_of(fc->cc->exe->cl, 0);
+  int t = tp ? tp->threads : 1;
+  return t < 1 ? 1 : t > 64 ? 64 : t;
+}
+
+/* Block sizes and lanes (at most threads), once the tables are set. */
+static void sim_gemm_blocks(sim_gemm *g, int64_t threads) {
+  const sim_gk *k = g->k;
+  assert(k->mr * k->nr * (int)g->es <= 1536); /* sim_gemm_rect's tile */
+  assert(k->mr <= 16 && k->nc % k->nr == 0 && k->mc % k->mr == 0);
+  g->am_s = sim_gemm_affine(g->am, g->M);
+  g->ak_s = g->conv ? 0 : sim_gemm_affine(g->ak, g->K);
+  g->bk_s = sim_gemm_affine(g->bk, g->K);
+  g->bn_s = sim_gemm_affine(g->bn, g->N);
+  g->cm_s = sim_gemm_affine(g->cm, g->M);
+  g->cn_s = sim_gemm_affine(g->cn, g->N);
+  g->mc = g->M < k->mc ? sim_gemm_roundup(g->M ? g->M : 1, k->mr) : k->mc;
+  g->kc = g->K < k->kc ? (g->K ? g->K : 1) : k->kc;
+  /* Near-equal K blocks: no thin last block. */
+  if (g->K > k->kc) {
+    int64_t nk = (g->K + k->kc - 1) / k->kc;
+    g->kc = (g->K + nk - 1) / nk;
+  }
+  if (g->M > k->mc) { /* near-equal M blocks too */
+    int64_t nm = (g->M + k->mc - 1) / k->mc;
+    g->mc = sim_gemm_roundup((g->M + nm - 1) / nm, k->mr);
+  }
+  g->nc = g->N < k->nc ? sim_gemm_roundup(g->N ? g->N : 1, k->nr) : k->nc;
+  /* One column block (sim_gemm_narrow): all of K in one block when its B
+   * block fits L2 with room and an A micro-panel half of L1, so C is
+   * written once. */
+  if (g->N <= g->nc && g->K <= 2 * k->kc &&
+      (size_t)(g->K * g->nc) * g->es <= 256 * 1024 &&
+      (size_t)(g->K * k->mr) * g->es <= 32 * 1024)
+    g->kc = g->K;
+  int64_t pn = (g->N + k->nr - 1) / k->nr, pm = (g->M + k->mr - 1) / k->mr;
+  int64_t L = threads;
+  if (pn < L && pm < L) L = pn > pm ? pn : pm;
+  g->lanes = (int)(L > 0 ? L : 1);
+  g->bpack_lane = (size_t)(g->kc * g->nc);
+  /* one column block: sim_gemm_narrow packs one A micro-panel at a time */
+  g->apack_lane = (size_t)((g->N <= g->nc ? k->mr : g->mc) * g->kc);
+}
+
+/* Block sizes, lanes and scratch, once the tables are set. */
+static xrt_status sim_gemm_finish(sim_fcc *fc, sim_gemm *g) {
+  sim_gemm_blocks(g, sim_gemm_threads(fc));
+  xrt_status rc =
+      sim_temp(fc, g->apack_lane * g->es * (size_t)g->lanes, &g->apack);
+  if (!rc)
+    rc = sim_temp(fc, g->bpack_lane * (size_t)g->lanes * g->es, &g->bpack);
+  return rc;
+}
+
+#ifdef XRT_WITH_CBLAS
+/* Large products whose operands are plain or transposed matrices can go
+ * to BLAS (sim_blas_faster decides whether they do). */
+static int sim_gemm_blas_ok(const sim_gemm *g) {
+  int64_t lim = 0x7fffffff;
+  if (g->conv || g->M < 2 || g->N < 2 || g->K < 2 ||
+      (double)g->M * (double)g->N * (double)g->K < 128.0 * 128 * 128)
+    return 0;
+  if (!g->am_s || !g->ak_s || !g->bk_s || !g->bn_s || g->cn_s != 1 ||
+      g->cm_s != g->N)
+    return 0;
+  if ((g->am_s != 1 && g->ak_s != 1) || (g->bk_s != 1 && g->bn_s != 1))
+    return 0;
+  return g->M < lim && g->N < lim && g->K < lim && g->am_s < lim &&
+         g->ak_s < lim && g->bk_s < lim && g->bn_s < lim;
+}
+
+/* ---- CBLAS or ours: timed once per process ----
+ * An XRT_BLAS=1 build hands a product to CBLAS only where CBLAS is the
+ * faster on the running machine, as autotuners decide: a library may have
+ * no kernel for a new CPU (Debian 12's OpenBLAS runs its AVX2 "Haswell"
+ * kernel on AMD Zen 5, at about half the speed of xrt's AVX-512 one).  The
+ * first compile that meets such a product times both on a SIM_BLAS_N cube
+ * of its element type with the device's threads (best of three after a
+ * warm-up, alternating); the answer is kept for the process, per element
+ * size and thread count.  XRT_SIM_BLAS=1 always calls CBLAS, =0 never. */
+#include <time.h>
+enum { SIM_BLAS_N = 384 };
+
+static double sim_blas_now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Seconds of one C = A B through g (CBLAS when blas). */
+static double sim_blas_run(sim_gemm *g, int blas, const char *a,
+                           const char *b, char *c, void **vals, sim_cx *cx) {
+  g->blas = blas;
+  double t0 = sim_blas_now();
+  sim_gemm_exec(g, a, b, c, vals, cx);
+  return sim_blas_now() - t0;
+}
+
+/* Whether CBLAS multiplies a SIM_BLAS_N cube faster than kernel k does on
+ * threads lanes of pool tp; no when memory is short. */
+static int sim_blas_measure(const xrt_allocator *al, const sim_gk *k,
+                            size_t es, struct sim_tpool *tp, int64_t threads) {
+  const int64_t n = SIM_BLAS_N;
+  int64_t tab[2 * SIM_BLAS_N + 1]; /* 0, then i, then i * n */
+  tab[0] = 0;
+  for (int64_t i = 0; i < n; i++) tab[1 + i] = i, tab[1 + n + i] = i * n;
+  sim_gemm g;
+  memset(&g, 0, sizeof g);
+  g.k = k, g.es = es, g.BT = 1, g.M = g.N = g.K = n;
+  g.ab = g.bb = g.cb = tab;
+  g.am = g.bk = g.cm = tab + 1 + n;
+  g.ak = g.bn = g.cn = tab + 1;
+  g.apack = 0, g.bpack = 1;
+  sim_gemm_blocks(&g, threads);
+  size_t mat = sim_align_up((size_t)(n * n) * es);
+  size_t ap = sim_align_up(g.apack_lane * es * (size_t)g.lanes);
+  size_t bp = sim_align_up(g.bpack_lane * es * (size_t)g.lanes);
+  char *raw = (char *)al->alloc(al->self, 3 * mat + ap + bp + SIM_ALIGN);
+  if (!raw) return 0;
+  char *a = raw + (sim_align_up((size_t)(uintptr_t)raw) - (uintptr_t)raw);
+  char *b = a + mat, *c = b + mat;
+  void *vals[2] = {c + mat, c + mat + ap};
+  memset(a, 0x3f, 2 * mat); /* normal numbers in f32 and f64 */
+  sim_cx cx;
+  memset(&cx, 0, sizeof cx);
+  cx.tp = tp;
+  double ours = 1e30, theirs = 1e30;
+  for (int r = 0; r < 4; r++) {
+    double t = sim_blas_run(&g, 0, a, b, c, vals, &cx);
+    double u = sim_blas_run(&g, 1, a, b, c, vals, &cx);
+    if (r > 0) {
+      ours = t < ours ? t : ours;
+      theirs = u < theirs ? u : theirs;
+    }
+  }
+  al->free(al->self, raw);
+  return theirs < ours;
+}
+
+static pthread_mutex_t sim_blas_mu = PTHREAD_MUTEX_INITIALIZER;
+static signed char sim_blas_known[2][65]; /* 0 unknown, 1 ours, 2 CBLAS */
+
+/* Whether products of element size es that CBLAS can take should go to it
+ * (see above). */
+static int sim_blas_faster(sim_fcc *fc, const sim_gk *k, size_t es) {
+  const char *e = getenv("XRT_SIM_BLAS");
+  if (e && (!strcmp(e, "0") || !strcmp(e, "1"))) return e[0] == '1';
+  int64_t threads = sim_gemm_threads(fc);
+  pthread_mutex_lock(&sim_blas_mu);
+  signed char *known = &sim_blas_known[es == 8][threads];
+  if (!*known)
+    *known = sim_blas_measure(&fc->cc->al, k, es,
+                              sim_tpool_of(fc->cc->exe->cl, 0), threads)
+                 ? 2
+                 : 1;
+  int r = *known == 2;
+  pthread_mutex_unlock(&sim_blas_mu);
+  return r;
+}
+#endif
+
+/* Whether a product pays for packing (K = 0 counts as a small K). */
+static int sim_gemm_big(int64_t M, int64_t N, int64_t K) {
+  return M > 0 && N > 0 && (double)M * (double)N * (double)(K ? K : 64) >= 4096;
+}
+
+/* A kernel for element type t, or NULL (then the plain loops run). */
+static const sim_gk *sim_gemm_kernel(sim_cc *cc, xrt_dtype t) {
+  if (!cc->gemm_known) cc->gemm_path = sim_gemm_path(), cc->gemm_known = 1;
+  int p = cc->gemm_path;
+  if (p < 0 || (t != XRT_F32 && t != XRT_F64)) return NULL;
+  const sim_gk *k = &sim_gks[t == XRT_F64][p];
+  return k->fn ? k : &sim_gks[t == XRT_F64][0];
+}
+
+/* Replaces a planned f32/f64 dot_general by the packed GEMM when it is big
+ * enough to pay for packing.  Returns 0 (leaving st alone) otherwise. */
+SIM_PRIVATE int sim_gemm_lower_dot(sim_fcc *fc, const sim_dot *d, sim_step *st,
+                              xrt_status *rc) {
+  const sim_gk *k = sim_gemm_kernel(fc->cc, d->ct);
+  *rc = XRT_OK;
+  if (!k || d->lt != d->ct || d->rt != d->ct || d->ot != d->ct ||
+      !sim_gemm_big(d->M, d->N, d->K))
+    return 0;
+  sim_gemm *g = (sim_gemm *)sim_palloc(fc, sizeof *g);
+  if (!g) return (*rc = XRT_RESOURCE_EXHAUSTED), 1;
+  memset(g, 0, sizeof *g);
+  g->k = k;
+  g->es = sim_esize(d->ct);
+  g->BT = d->B, g->M = d->M, g->N = d->N, g->K = d->K;
+  g->ab = d->lb, g->bb = d->rb, g->am = d->lm, g->ak = d->lk;
+  g->bk = d->rk, g->bn = d->rn;
+  g->cb = sim_gemm_iota(fc, d->B, d->M * d->N);
+  g->cm = sim_gemm_iota(fc, d->M, d->N);
+  g->cn = sim_gemm_iota(fc, d->N, 1);
+  if (!g->cb || !g->cm || !g->cn) return (*rc = XRT_RESOURCE_EXHAUSTED), 1;
+  if ((*rc = sim_gemm_finish(fc, g))) return 1;
+#ifdef XRT_WITH_CBLAS
+  g->blas = sim_gemm_blas_ok(g) && sim_blas_faster(fc, k, g->es);
+#endif
+  st->data = g;
+  st->run = sim_run_gemm;
+  return 1;
+}
+
+/* ---- convolution as GEMM ---- */
+
+/* Rows: (result batch, output position), position row-major. */
+static int sim_gemm_conv_rows(sim_fcc *fc, const sim_conv *c, sim_gemm *g,
+                              sim_gconv *cv) {
+  int32_t ns = c->ns;
+  int64_t P = 1;
+  for (int32_t d = 0; d < ns; d++) P *= c->out[d];
+  int64_t *am = (int64_t *)sim_palloc(fc, sizeof *am * (size_t)(g->M + 1));
+  int64_t *cm = (int64_t *)sim_palloc(fc, sizeof *cm * (size_t)(g->M + 1));
+  int32_t *mp = (int32_t *)sim_palloc(
+      fc, sizeof *mp * (size_t)(g->M * (ns ? ns : 1) + 1));
+  if (!am || !cm || !mp) return 0;
+  for (int64_t b = 0, m = 0; b < c->NB; b++) {
+    int64_t p[XRT_MAX_RANK] = {0};
+    for (int64_t q = 0; q < P; q++, m++) {
+      am[m] = b * c->lb;
+      cm[m] = b * c->ob;
+      for (int32_t d = 0; d < ns; d++) {
+        cm[m] += p[d] * c->osp[d];
+        mp[m * ns + d] = (int32_t)(c->toff[d] + p[d] * c->K[d]);
+      }
+      sim_la_next(p, c->out, ns);
+    }
+  }
+  g->am = am, g->cm = cm, cv->mpos = mp;
+  return 1;
+}
+
+/* Columns of A / rows of B: (window position, feature), feature fastest. */
+static int sim_gemm_conv_cols(sim_fcc *fc, const sim_conv *c, sim_gemm *g,
+                              sim_gconv *cv) {
+  int32_t ns = c->ns;
+  int64_t Wn = 1;
+  for (int32_t d = 0; d < ns; d++) Wn *= c->K[d];
+  int64_t *bk = (int64_t *)sim_palloc(fc, sizeof *bk * (size_t)(g->K + 1));
+  int32_t *kw = (int32_t *)sim_palloc(
+      fc, sizeof *kw * (size_t)(Wn * (ns ? ns : 1) + 1));
+  if (!bk || !kw) return 0;
+  int64_t w[XRT_MAX_RANK] = {0};
+  for (int64_t i = 0; i < Wn; i++) {
+    int64_t r = 0;
+    for (int32_t d = 0; d < ns; d++) {
+      r += w[d] * c->rsp[d];
+      kw[i * ns + d] = (int32_t)w[d];
+    }
+    for (int64_t f = 0; f < c->Cg; f++) bk[i * c->Cg + f] = r + f * c->rif;
+    sim_la_next(w, c->K, ns);
+  }
+  g->bk = bk, cv->kwin = kw;
+  return 1;
+}
+
+/* Groups are batches: feature groups split lhs features and result
+ * features, batch groups split lhs batches and result features. */
+static int sim_gemm_conv_groups(sim_fcc *fc, const sim_conv *c, sim_gemm *g,
+                                int64_t G, int fgroups) {
+  int64_t *ab = (int64_t *)sim_palloc(fc, sizeof *ab * (size_t)G);
+  int64_t *bb = (int64_t *)sim_palloc(fc, sizeof *bb * (size_t)G);
+  int64_t *cb = (int64_t *)sim_palloc(fc, sizeof *cb * (size_t)G);
+  if (!ab || !bb || !cb) return 0;
+  for (int64_t i = 0; i < G; i++) {
+    ab[i] = fgroups ? i * c->Cg * c->lf : i * c->NB * c->lb;
+    bb[i] = i * g->N * c->rof;
+    cb[i] = i * g->N * c->of;
+  }
+  g->ab = ab, g->bb = bb, g->cb = cb;
+  g->bn = sim_gemm_iota(fc, g->N, c->rof);
+  g->cn = sim_gemm_iota(fc, g->N, c->of);
+  return g->bn && g->cn;
+}
+
+/* Replaces a planned static-padding f32/f64 convolution by the packed GEMM
+ * when it is big enough.  Returns 0 (leaving st alone) otherwise. */
+SIM_PRIVATE int sim_gemm_lower_conv(sim_fcc *fc, const sim_conv *c, sim_step *st,
+                               xrt_status *rc) {
+  const sim_la_cvt *t = &c->cv;
+  const sim_gk *k = sim_gemm_kernel(fc->cc, t->ct);
+  *rc = XRT_OK;
+  if (!k || !c->tab || t->lt != t->ct || t->rt != t->ct || t->ot != t->ct ||
+      c->tab_n >= INT32_MAX)
+    return 0;
+  int64_t fg = c->o_per_fgroup ? c->O / c->o_per_fgroup : 1;
+  int64_t bg = c->o_per_bgroup ? c->O / c->o_per_bgroup : 1;
+  if (fg > 1 && bg > 1) return 0;
+  int64_t G = fg > 1 ? fg : bg, P = 1, Wn = 1;
+  for (int32_t d = 0; d < c->ns; d++) P *= c->out[d], Wn *= c->K[d];
+  sim_gemm g0;
+  memset(&g0, 0, sizeof g0);
+  g0.M = c->NB * P, g0.N = G ? c->O / G : 0, g0.K = Wn * c->Cg, g0.BT = G;
+  if (!sim_gemm_big(g0.M, g0.N, g0.K)) return 0;
+  sim_gemm *g = (sim_gemm *)sim_palloc(fc, sizeof *g);
+  sim_gconv *cv = (sim_gconv *)sim_palloc(fc, sizeof *cv);
+  if (!g || !cv) return (*rc = XRT_RESOURCE_EXHAUSTED), 1;
+  *g = g0;
+  memset(cv, 0, sizeof *cv);
+  g->k = k;
+  g->es = sim_esize(t->ct);
+  g->conv = cv;
+  cv->ns = c->ns, cv->tab = c->tab, cv->Cg = c->Cg, cv->lf = c->lf;
+  if (!sim_gemm_conv_rows(fc, c, g, cv) || !sim_gemm_conv_cols(fc, c, g, cv) ||
+      !sim_gemm_conv_groups(fc, c, g, G, fg > 1))
+    return (*rc = XRT_RESOURCE_EXHAUSTED), 1;
+  g->ak = g->bk; /* unused by the convolution packer */
+  /* Features in runs: copy them into strips rather than transpose. */
+  g->astrip = g->es == 4 && c->lf == 1 && k->fs != NULL;
+  if ((*rc = sim_gemm_finish(fc, g))) return 1;
+  st->data = g;
+  st->run = sim_run_gemm;
+  return 1;
+}

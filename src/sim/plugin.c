@@ -1,0 +1,352 @@
+#include "internal.h"
+
+/* ----------------------------------------------------------------------
+ * Platform description and op support (ABI 1.0).
+ *
+ * The newest StableHLO version the simulator accepts is the one xrt's
+ * parser implements (xrt_stablehlo_version()).  It is a literal here
+ * because the plugin built as a shared object calls nothing in xrt.c;
+ * test_sim_so checks that the two agree.
+ * -------------------------------------------------------------------- */
+
+#define SIM_STABLEHLO_MIN "0.9.0"
+#define SIM_STABLEHLO_MAX "1.8.0"
+
+static const xrt_attribute sim_platform_attrs[] = {
+    {.name = "max_devices", .type = XRT_ATTRIBUTE_INT, .int_value = 1024},
+    {.name = "simulated", .type = XRT_ATTRIBUTE_BOOL, .bool_value = true},
+    {.name = "vendor", .type = XRT_ATTRIBUTE_STRING, .string_value = "xrt"},
+};
+
+/* Fills the fields both sides know: the core's struct may be older
+ * (smaller) or newer (larger) than ours. */
+static xrt_status sim_platform_describe(xrt_plugin_platform_desc *out,
+                                        xrt_plugin_error *err) {
+  if (!out || out->struct_size < sizeof out->struct_size)
+    return sim_fail(err, XRT_INVALID_ARGUMENT, "bad platform description");
+  xrt_plugin_platform_desc d;
+  memset(&d, 0, sizeof d);
+  d.stablehlo_min = SIM_STABLEHLO_MIN;
+  d.stablehlo_max = SIM_STABLEHLO_MAX;
+  d.capabilities = XRT_CAP_ASYNC | XRT_CAP_MULTI_DEVICE | XRT_CAP_COLLECTIVES |
+                   XRT_CAP_FAULT_INJECTION | XRT_CAP_HOST_MEMORY;
+  d.dtypes = 0; /* every element type */
+  d.num_attributes =
+      (int)(sizeof sim_platform_attrs / sizeof *sim_platform_attrs);
+  d.attributes = sim_platform_attrs;
+  size_t n = out->struct_size < sizeof d ? out->struct_size : sizeof d;
+  d.struct_size = n;
+  memcpy(out, &d, n);
+  return XRT_OK;
+}
+
+/* The type op computes value id in: a quantized operand or result of a
+ * compute op is dequantized to its expressed type first (see "Quantized
+ * operands and results of compute ops"). */
+static xrt_dtype sim_os_type(const xrt_ir_func *f, int32_t id) {
+  const xrt_ir_type *t = &f->value_types[id];
+  return t->quant ? t->quant->expressed : t->shape.dtype;
+}
+
+/* The element-type checks the lowerers of the ops below make (with the
+ * same predicates: sim_dot_for, sim_clamp_for, sim_la_kernels, ...), so
+ * that a YES here is a compile that succeeds.  0 and a reason in why when
+ * the simulator would refuse. */
+static int sim_os_types_ok(const xrt_ir_func *f, const xrt_ir_op *op,
+                           char *why, size_t cap) {
+  const int32_t *in = op->operands, *out = op->results;
+  int nin = op->num_operands, nout = op->num_results;
+  xrt_dtype bad = XRT_DTYPE_INVALID;
+  size_t acc;
+  sim_la_dotn_fn dotn;
+  sim_la_store_fn store;
+  switch (op->code) {
+  case XRT_OP_IOTA:
+    if (nout == 1 && !sim_num_supported(sim_os_type(f, out[0])))
+      bad = sim_os_type(f, out[0]);
+    break;
+  case XRT_OP_CLAMP:
+    if (nout == 1 && !sim_clamp_for(sim_os_type(f, out[0])))
+      bad = sim_os_type(f, out[0]);
+    break;
+  case XRT_OP_DOT_GENERAL: case XRT_OP_DOT: {
+    if (nin != 2 || nout != 1) break;
+    xrt_dtype o = sim_os_type(f, out[0]);
+    if (!sim_dot_for(sim_is_minifloat(o) ? XRT_F32 : o, &acc)) bad = o;
+    else if (!sim_num_supported(sim_os_type(f, in[0])))
+      bad = sim_os_type(f, in[0]);
+    else if (!sim_num_supported(sim_os_type(f, in[1])))
+      bad = sim_os_type(f, in[1]);
+    break;
+  }
+  case XRT_OP_CONVOLUTION: case XRT_OP_DYNAMIC_CONV:
+  case XRT_OP_CHLO_RAGGED_DOT: {
+    if (nin < 2 || nout != 1) break;
+    xrt_dtype o = sim_os_type(f, out[0]);
+    if (!sim_la_kernels(sim_is_minifloat(o) ? XRT_F32 : o, &dotn, &store) ||
+        !sim_num_supported(sim_os_type(f, in[0])) ||
+        !sim_num_supported(sim_os_type(f, in[1])))
+      bad = o;
+    if (op->code == XRT_OP_CHLO_RAGGED_DOT && nin == 3 &&
+        f->value_types[in[2]].shape.rank != 1) {
+      snprintf(why, cap, "%s: only 1-D group_sizes are supported by the "
+               "simulator", op->name);
+      return 0;
+    }
+    break;
+  }
+  case XRT_OP_GATHER: case XRT_OP_DYNAMIC_GATHER:
+    if (nin >= 2 && !sim_ix_is_int(f->value_types[in[1]].shape.dtype))
+      bad = f->value_types[in[1]].shape.dtype;
+    break;
+  case XRT_OP_SCATTER: /* inputs..., scatter_indices, updates... */
+    if (nin >= 3 && !sim_ix_is_int(f->value_types[in[nin / 2]].shape.dtype))
+      bad = f->value_types[in[nin / 2]].shape.dtype;
+    break;
+  case XRT_OP_CHOLESKY: case XRT_OP_TRIANGULAR_SOLVE:
+    if (nin >= 1 && !sim_la_linalg_type(sim_os_type(f, in[0])))
+      bad = sim_os_type(f, in[0]);
+    break;
+  case XRT_OP_BATCH_NORM_INFERENCE: case XRT_OP_BATCH_NORM_TRAINING:
+  case XRT_OP_BATCH_NORM_GRAD:
+    if (nin >= 1 && !sim_dtype_is_float(sim_os_type(f, in[0])))
+      bad = sim_os_type(f, in[0]);
+    break;
+  case XRT_OP_RNG_BIT_GENERATOR: {
+    if (nout != 2) break;
+    xrt_dtype o = f->value_types[out[1]].shape.dtype;
+    if (sim_esize(o) > 8 || o == XRT_PRED || sim_dtype_is_complex(o) ||
+        f->value_types[out[1]].quant)
+      bad = o;
+    break;
+  }
+  case XRT_OP_RNG: {
+    if (nout != 1) break;
+    xrt_dtype o = f->value_types[out[0]].shape.dtype;
+    if (!sim_num_supported(o) || sim_dtype_is_complex(o)) bad = o;
+    break;
+  }
+  case XRT_OP_CUSTOM_CALL: case XRT_OP_SEND: case XRT_OP_OUTFEED:
+  case XRT_OP_INFEED: case XRT_OP_RECV:
+    /* host calls and channels move tensors and tokens, not tuples (as
+     * sim_lower_host_call and the send lowering refuse them) */
+    for (int i = 0; i < nin + nout; i++)
+      if (f->value_types[i < nin ? in[i] : out[i - nin]].kind ==
+          XRT_TYPE_TUPLE) {
+        snprintf(why, cap, "%s: tuple values cannot be passed to the host or "
+                 "sent by the simulator", op->name);
+        return 0;
+      }
+    break;
+  default: break;
+  }
+  if (bad == XRT_DTYPE_INVALID) return 1;
+  snprintf(why, cap, "%s is not supported for element type %s",
+           op->name ? op->name : sim_opcode_name(op->code),
+           sim_dtype_name(bad));
+  return 0;
+}
+
+/* Whether the simulator compiles op: it has a lowerer, its values are ones
+ * the simulator holds (the check sim_lower_op makes), an elementwise op has
+ * a kernel for its types (sim_ew_kernel, as sim_lower_ew asks), and the
+ * element types pass the lowerer's checks. */
+static int sim_op_check(const xrt_allocator *al, const xrt_ir_func *f,
+                        const xrt_ir_op *op, char *why, size_t cap) {
+  const char *name = op->name ? op->name : sim_opcode_name(op->code);
+  if (op->code == XRT_OP_RETURN || op->code == XRT_OP_FUNC_RETURN)
+    return XRT_SUPPORT_YES; /* terminators: the plan binds their operands */
+  sim_lower_fn lower = sim_lowerer(op->code);
+  if (!lower) {
+    snprintf(why, cap, "%s is not supported by the simulator", name);
+    return XRT_SUPPORT_NO;
+  }
+  if (sim_values_why(f, op, why, cap)) return XRT_SUPPORT_NO;
+  if (lower == sim_lower_ew) {
+    if (op->num_results != 1 || op->num_operands > SIM_MAX_EW_IN) {
+      snprintf(why, cap, "%s with %d operands and %d results is not "
+               "supported by the simulator", name, (int)op->num_operands,
+               (int)op->num_results);
+      return XRT_SUPPORT_NO;
+    }
+    const void *ctx = NULL;
+    int owned = 0;
+    why[0] = 0;
+    sim_ew_fn fn = sim_ew_kernel(al, f, op, &ctx, &owned, why, cap);
+    if (owned > 0 && ctx) al->free(al->self, (void *)(uintptr_t)ctx);
+    if (!fn) {
+      if (!why[0]) snprintf(why, cap, "%s: elementwise op not supported", name);
+      return XRT_SUPPORT_NO;
+    }
+    return XRT_SUPPORT_YES;
+  }
+  /* A compute op with quantized values dequantizes them first: each must
+   * be a quantized type the kernels handle (sim_lower_quant's check). */
+  sim_fcc fc;
+  memset(&fc, 0, sizeof fc);
+  fc.f = f;
+  if (sim_quant_computes(&fc, op))
+    for (int32_t i = 0; i < op->num_operands + op->num_results; i++) {
+      int32_t id = i < op->num_operands ? op->operands[i]
+                                        : op->results[i - op->num_operands];
+      const xrt_ir_type *t = &f->value_types[id];
+      sim_qv q;
+      if (t->kind == XRT_TYPE_TENSOR && t->quant && !sim_q_value(t, &q)) {
+        snprintf(why, cap, "%s: quantized type with storage %s is not "
+                 "supported by the simulator", name,
+                 sim_dtype_name(t->shape.dtype));
+        return XRT_SUPPORT_NO;
+      }
+    }
+  return sim_os_types_ok(f, op, why, cap) ? XRT_SUPPORT_YES : XRT_SUPPORT_NO;
+}
+
+static void *sim_system_alloc(void *self, size_t n) {
+  (void)self;
+  return malloc(n ? n : 1);
+}
+static void sim_system_free(void *self, void *p) {
+  (void)self;
+  free(p);
+}
+/* For the rare call without a client (there is none to ask). */
+static const xrt_allocator sim_system_al = {NULL, sim_system_alloc,
+                                            sim_system_free};
+
+static int sim_op_support(void *client, const xrt_ir_module *module,
+                          int32_t func, const xrt_ir_op *op,
+                          xrt_plugin_error *why) {
+  /* The answer does not depend on the client; its allocator is used. */
+  const xrt_allocator *al = client ? &((sim_client *)client)->al
+                                   : &sim_system_al;
+  char tmp[sizeof why->message];
+  char *msg = why ? why->message : tmp;
+  msg[0] = 0;
+  if (!module || !op || func < 0 || func >= module->num_funcs) {
+    snprintf(msg, sizeof tmp, "bad op_support arguments");
+    return XRT_SUPPORT_NO;
+  }
+  return sim_op_check(al, &module->funcs[func], op, msg, sizeof tmp);
+}
+
+/* Only the entry point is exported from the shared object (the rest is
+ * built with -fvisibility=hidden). */
+#if defined(XRT_PLUGIN_SHARED)
+#define SIM_EXPORT XRT_PLUGIN_EXPORT
+#else
+#define SIM_EXPORT
+#endif
+/* ----------------------------------------------------------------------
+ * Tracing and logging through the core
+ *
+ * The core hands the plugin a host services table at client creation
+ * (xrt_plugin_client_args.host, ABI 1.0).  The simulator keeps it when it
+ * has the calls it uses, logs its client's shape at debug level, and
+ * reports each collective a participant runs as a "collective" event on
+ * its device's track.  A collective step is routed through
+ * sim_run_traced_coll only when the client has those services, and that
+ * asks whether a trace is recording before reading the clock, so an
+ * untraced collective costs one call more.
+ * -------------------------------------------------------------------- */
+
+/* Keeps the core's services when they are complete enough to use. */
+SIM_PRIVATE void sim_trace_attach(sim_client *c,
+                             const xrt_plugin_client_args *args) {
+  c->host = NULL;
+  if (!XRT_STRUCT_HAS(args, xrt_plugin_client_args, host) || !args->host)
+    return;
+  const xrt_plugin_host_api *h = args->host;
+  if (!XRT_STRUCT_HAS(h, xrt_plugin_host_api, now_ns)) return;
+  c->host = h;
+  if (h->log) {
+    char msg[160];
+    snprintf(msg, sizeof msg, "simulator client: %d device(s) of %llu bytes, "
+             "%d thread(s) per device", c->ndev,
+             (unsigned long long)args->device_memory_bytes,
+             args->threads_per_device);
+    h->log(h->ctx, XRT_LOG_DEBUG, "sim", msg);
+  }
+}
+
+/* The kernel of a collective op (NULL for other ops). */
+static sim_run_fn sim_coll_runner(xrt_opcode code) {
+  switch (code) {
+  case XRT_OP_ALL_REDUCE: return sim_run_all_reduce;
+  case XRT_OP_ALL_GATHER: return sim_run_all_gather;
+  case XRT_OP_REDUCE_SCATTER: return sim_run_reduce_scatter;
+  case XRT_OP_ALL_TO_ALL: return sim_run_all_to_all;
+  case XRT_OP_COLLECTIVE_PERMUTE: return sim_run_collective_permute;
+  case XRT_OP_COLLECTIVE_BROADCAST: return sim_run_collective_broadcast;
+  case XRT_OP_COLLECTIVE_REDUCE: return sim_run_collective_reduce;
+  default: return NULL;
+  }
+}
+
+/* "all_reduce" for "stablehlo.all_reduce". */
+static const char *sim_trace_op_name(const xrt_ir_op *op) {
+  const char *dot = op->name ? strrchr(op->name, '.') : NULL;
+  return dot ? dot + 1 : op->name ? op->name : "collective";
+}
+
+/* A collective step that reports itself when a trace is recording. */
+static xrt_status sim_run_traced_coll(const sim_step *st, void **vals,
+                                      sim_cx *cx) {
+  const xrt_plugin_host_api *h = cx->exe->cl->host;
+  sim_run_fn run = sim_coll_runner(st->op->code);
+  if (!h->trace_enabled(h->ctx)) return run(st, vals, cx);
+  int64_t t0 = h->now_ns(h->ctx);
+  xrt_status rc = run(st, vals, cx);
+  int64_t t1 = h->now_ns(h->ctx);
+  h->trace_event(h->ctx, cx->xa ? cx->xa->device : -1, "collective",
+                 sim_trace_op_name(st->op), t0, t1);
+  return rc;
+}
+
+/* sim_lower_op's hook: routes a lowered collective through the tracer
+ * when the client has the core's trace services. */
+SIM_PRIVATE void sim_trace_wrap(const sim_fcc *fc, sim_step *st) {
+  const sim_client *cl = fc->cc->exe ? fc->cc->exe->cl : NULL;
+  const xrt_plugin_host_api *h = cl ? cl->host : NULL;
+  if (!h || !h->trace_enabled || !h->trace_event || !h->now_ns) return;
+  if (st->run && st->op && st->run == sim_coll_runner(st->op->code))
+    st->run = sim_run_traced_coll;
+}
+
+static const xrt_plugin_api sim_api = {
+    .struct_size = sizeof(xrt_plugin_api),
+    .abi_major = XRT_PLUGIN_ABI_MAJOR,
+    .abi_minor = XRT_PLUGIN_ABI_MINOR,
+    .name = "sim",
+    .version = "0.3.0",
+    .client_create = sim_client_create,
+    .client_destroy = sim_client_destroy,
+    .device_count = sim_device_count,
+    .device_describe = sim_device_describe,
+    .buffer_alloc = sim_buffer_alloc,
+    .buffer_free = sim_buffer_free,
+    .buffer_write = sim_buffer_write,
+    .buffer_read = sim_buffer_read,
+    .buffer_copy = sim_buffer_copy,
+    .compile = sim_compile,
+    .executable_destroy = sim_executable_destroy,
+    .execute = sim_execute,
+    .inject_fault = sim_inject_fault,
+    /* ABI 1.0 (helpers: add your entries on their own lines below) */
+    .buffer_host_pointer = sim_buffer_host_pointer,
+    .buffer_wrap_host = sim_buffer_wrap_host,
+    .platform_describe = sim_platform_describe,
+    .op_support = sim_op_support,
+    .inject_fault_kind = sim_inject_fault_kind,
+    .buffer_copy_region = sim_buffer_copy_region,
+    .executable_serialize = sim_executable_serialize,
+    .serialized_free = sim_serialized_free,
+    .executable_deserialize = sim_executable_deserialize,
+};
+
+/* Built into libxrt, the core finds the table here; built as its own
+ * library, the simulator exports only the plugin entry point. */
+#ifdef XRT_PLUGIN_SHARED
+SIM_EXPORT const xrt_plugin_api *xrt_plugin_get_api(void) { return &sim_api; }
+#else
+const xrt_plugin_api *xrt_sim_plugin_api(void) { return &sim_api; }
+#endif

@@ -1,0 +1,165 @@
+#include "internal.h"
+
+#define SIM_MAX_THREADS 256 /* per device */
+
+/* Claims and runs chunks of the current loop until none is left. */
+static void sim_tpool_work(struct sim_tpool *tp) {
+  for (;;) {
+    int64_t k = (int64_t)atomic_fetch_add(&tp->next, 1);
+    if (k >= tp->nchunks) return;
+    int64_t b = k * tp->chunk, e = b + tp->chunk;
+    tp->fn(tp->ctx, b, e < tp->n ? e : tp->n);
+  }
+}
+
+static void *sim_tpool_main(void *arg) {
+  struct sim_tpool *tp = (struct sim_tpool *)arg;
+  pthread_mutex_lock(&tp->mu);
+  uint64_t seen = tp->gen0; /* the loop that started us may be running */
+  for (;;) {
+    while (!tp->stop && tp->gen == seen) pthread_cond_wait(&tp->wake, &tp->mu);
+    if (tp->stop) break;
+    seen = tp->gen;
+    pthread_mutex_unlock(&tp->mu);
+    sim_tpool_work(tp);
+    pthread_mutex_lock(&tp->mu);
+    if (--tp->pending == 0) pthread_cond_signal(&tp->done);
+  }
+  pthread_mutex_unlock(&tp->mu);
+  return NULL;
+}
+
+/* Starts the workers once; a thread that cannot be created leaves the pool
+ * smaller (still correct: the caller runs every unclaimed chunk). Locked. */
+static void sim_tpool_start(struct sim_tpool *tp) {
+  tp->started = 1;
+  tp->gen0 = tp->gen;
+  while (tp->nworkers < tp->threads - 1 &&
+         pthread_create(&tp->tid[tp->nworkers], NULL, sim_tpool_main, tp) == 0)
+    tp->nworkers++;
+}
+
+static void sim_tpool_stop(struct sim_tpool *tp) {
+  pthread_mutex_lock(&tp->mu);
+  tp->stop = 1;
+  pthread_cond_broadcast(&tp->wake);
+  pthread_mutex_unlock(&tp->mu);
+  for (int i = 0; i < tp->nworkers; i++) pthread_join(tp->tid[i], NULL);
+  tp->nworkers = 0;
+}
+
+SIM_PRIVATE void sim_parallel_for(sim_cx *cx, int64_t n, int64_t grain,
+                             sim_range_fn fn, void *ctx) {
+  struct sim_tpool *tp = cx ? cx->tp : NULL;
+  if (n <= 0) return;
+  if (grain < 1) grain = 1;
+  int expect = 0;
+  if (!tp || tp->threads < 2 || n < 2 * grain ||
+      !atomic_compare_exchange_strong(&tp->busy, &expect, 1)) {
+    fn(ctx, 0, n);
+    return;
+  }
+  /* About four chunks per participant balance a loaded machine without
+   * making chunks small. */
+  int64_t want = (int64_t)tp->threads * 4;
+  int64_t chunk = (n + want - 1) / want;
+  if (chunk < grain) chunk = grain;
+  pthread_mutex_lock(&tp->mu);
+  if (!tp->started) sim_tpool_start(tp);
+  if (tp->nworkers == 0) {
+    pthread_mutex_unlock(&tp->mu);
+    atomic_store(&tp->busy, 0);
+    fn(ctx, 0, n);
+    return;
+  }
+  tp->fn = fn;
+  tp->ctx = ctx;
+  tp->n = n;
+  tp->chunk = chunk;
+  tp->nchunks = (n + chunk - 1) / chunk;
+  atomic_store(&tp->next, 0);
+  tp->pending = tp->nworkers;
+  tp->gen++;
+  pthread_cond_broadcast(&tp->wake);
+  pthread_mutex_unlock(&tp->mu);
+  sim_tpool_work(tp);
+  pthread_mutex_lock(&tp->mu);
+  while (tp->pending > 0) pthread_cond_wait(&tp->done, &tp->mu);
+  pthread_mutex_unlock(&tp->mu);
+  atomic_store(&tp->busy, 0);
+}
+
+/* threads_per_device 0: the online cores shared among the devices. */
+static int sim_threads_default(int ndev) {
+  long cores = sim_os_cpu_count();
+  long t = cores > 0 ? cores / (ndev > 0 ? ndev : 1) : 1;
+  return t < 1 ? 1 : t > SIM_MAX_THREADS ? SIM_MAX_THREADS : (int)t;
+}
+
+SIM_PRIVATE void sim_tpools_free(sim_client *c) {
+  if (!c->tp) return;
+  for (int i = 0; i < c->ntp; i++) {
+    struct sim_tpool *tp = &c->tp[i];
+    sim_tpool_stop(tp);
+    pthread_cond_destroy(&tp->done);
+    pthread_cond_destroy(&tp->wake);
+    pthread_mutex_destroy(&tp->mu);
+    c->al.free(c->al.self, tp->tid);
+  }
+  c->al.free(c->al.self, c->tp);
+  c->tp = NULL;
+  c->ntp = 0;
+}
+
+static xrt_status sim_tpool_init(sim_client *c, struct sim_tpool *tp,
+                                 int threads, xrt_plugin_error *err) {
+  memset(tp, 0, sizeof *tp);
+  atomic_init(&tp->busy, 0);
+  atomic_init(&tp->next, 0);
+  tp->threads = threads;
+  tp->tid = (pthread_t *)c->al.alloc(c->al.self,
+                                     sizeof(pthread_t) * (size_t)threads);
+  if (!tp->tid) return sim_fail(err, XRT_RESOURCE_EXHAUSTED, "out of host "
+                                "memory for a thread pool");
+  int ok = pthread_mutex_init(&tp->mu, NULL) == 0;
+  if (ok && pthread_cond_init(&tp->wake, NULL) != 0) {
+    pthread_mutex_destroy(&tp->mu);
+    ok = 0;
+  }
+  if (ok && pthread_cond_init(&tp->done, NULL) != 0) {
+    pthread_cond_destroy(&tp->wake);
+    pthread_mutex_destroy(&tp->mu);
+    ok = 0;
+  }
+  if (!ok) {
+    c->al.free(c->al.self, tp->tid);
+    tp->tid = NULL;
+    return sim_fail(err, XRT_INTERNAL, "cannot initialise a thread pool");
+  }
+  return XRT_OK;
+}
+
+/* One pool per device, no threads yet; also reports the thread count as
+ * the devices' "cores" attribute. */
+SIM_PRIVATE xrt_status sim_tpools_make(sim_client *c, int threads,
+                                  xrt_plugin_error *err) {
+  if (threads < 0 || threads > SIM_MAX_THREADS)
+    return sim_fail(err, XRT_INVALID_ARGUMENT, "threads_per_device must be "
+                    "0..%d, not %d", SIM_MAX_THREADS, threads);
+  if (threads == 0) threads = sim_threads_default(c->ndev);
+  c->tp = (struct sim_tpool *)c->al.alloc(
+      c->al.self, sizeof *c->tp * (size_t)c->ndev);
+  if (!c->tp)
+    return sim_fail(err, XRT_RESOURCE_EXHAUSTED, "out of host memory");
+  c->ntp = 0;
+  for (int i = 0; i < c->ndev; i++, c->ntp++) {
+    xrt_status s = sim_tpool_init(c, &c->tp[i], threads, err);
+    if (s) return s;
+    c->dev[i].attrs[1].int_value = threads;
+  }
+  return XRT_OK;
+}
+
+SIM_PRIVATE struct sim_tpool *sim_tpool_of(const sim_client *c, int device) {
+  return c->tp && device >= 0 && device < c->ntp ? &c->tp[device] : NULL;
+}
