@@ -6,42 +6,35 @@
 #define XRT__AMALGAMATION 1
 /* ==== begin src/core/internal.h ==== */
 /*
- * xrt.c - the core of xrt: everything that does not depend on a device.
- * MIT licensed; see LICENSE.
+ * src/core/internal.h - what the files of the core share: includes, the
+ * operating-system layer's interface, types, macros, and the functions and
+ * data one file defines for others (XRT__PRIVATE, XRT__EXTERN_DATA), in the
+ * order of the files that define them.  Part of the core of xrt: everything
+ * that does not depend on a device.  MIT licensed; see LICENSE.
  *
- * Table of contents (sections appear in the order data flows):
- *   1. Platform and includes
- *   2. Errors: status names, the per-thread last error
- *  2b. Logging (XRT_LOG) and Chrome traces (XRT_TRACE)
- *   3. Memory: allocator, arena
- *   4. Types: dtypes, shapes, opcode names
- *   5. Parse: StableHLO text to IR
- *  5b. Normalize: one attribute form for pretty and generic syntax
- *   6. Verify: op constraints on the parsed IR (core ops, then the
- *      indexing, control-flow, linear-algebra and types families)
- *   7. Plugins: ABI checks, the call check for NULL entries
- *   8. Handles: generation-checked object handles
- *   9. Clients and devices
- *  9a. Contexts and plugins: loading, registry, topology, support queries
- *  9b. Device queues and events: worker threads, tasks, events
- *  10. Buffers (refcounted; transfers, sync and async)
- *  11. Host functions and the built-in check.* targets
- *  12. Programs and compilation
- *  12b. Compilation cache: keys, in-memory single-flight LRU, the
- *       persistent store
- *  13. Execution: single-device, MPMD and multi-device launches
- *  13a. Multi-process clients: global devices, launches across processes
- *  13b. Sharding specs, sharded arrays and pmap (also across processes)
- *  13c. Variables: format keys, atomic reshard, execution with donation,
- *       save and load (also across processes); client statistics and
- *       fault kinds
- *  14. NumPy files
- *  15. DLPack: export and import of buffers as DLManagedTensor
+ * The files, in the order data flows (src/core/sources.txt; the generated
+ * single file xrt.c is this header and then these):
+ *   os.c            the operating-system layer
+ *   error.c log.c trace.c   status and errors, logging, Chrome traces
+ *   types.c         memory (allocator, arenas), dtypes, shapes, opcodes
+ *   parse.c parse_ops.c parse_pretty.c parse_module.c
+ *                   StableHLO text to IR (tokens, types, attributes; ops
+ *                   and regions; the pretty syntax; functions and module)
+ *   normalize.c     one attribute form for pretty and generic syntax
+ *   verify.c verify_index.c verify_ctrl.c verify_linalg.c verify_types.c
+ *                   op constraints on the parsed IR, per op family
+ *   plugin.c handle.c client.c queue.c
+ *                   plugins (ABI checks, loading, registry), handles,
+ *                   clients and devices, device queues and events
+ *   buffer.c hostfn.c program.c compile_cache.c exec.c
+ *                   buffers, host functions, compilation, the compile
+ *                   cache, execution
+ *   multiprocess.c sharding.c pmap.c   several processes, sharded arrays,
+ *                   pmap
+ *   variable.c variable_reshard.c variable_mp.c variable_io.c   variables
+ *   npy.c dlpack.c  NumPy files, DLPack
  */
 
-/* ======================================================================
- * 1. Platform and includes
- * ==================================================================== */
 
 #if !defined(_POSIX_C_SOURCE) || _POSIX_C_SOURCE < 200809L
 #undef _POSIX_C_SOURCE
@@ -1711,6 +1704,12 @@ struct DLManagedTensor {
 };
 /* ==== end src/core/internal.h ==== */
 /* ==== begin src/core/os.c ==== */
+/*
+ * src/core/os.c - the operating-system layer: dynamic loading, file identity,
+ * paths and directory listing, atomic file replacement, aligned memory,
+ * clocks and timed waits, the CPU count (POSIX, and Windows under _WIN32).
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 
 #if defined(_WIN32)
 
@@ -2092,6 +2091,11 @@ XRT__PRIVATE int xrt__os_replace_file(const char *from, const char *to, char *wh
 #endif
 /* ==== end src/core/os.c ==== */
 /* ==== begin src/core/error.c ==== */
+/*
+ * src/core/error.c - status codes and their names, the per-thread last error,
+ * and the helpers that set it (xrt__fail, plugin errors).
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 
 XRT__PRIVATE_DATA XRT__THREAD_LOCAL xrt__error_state xrt__error;
 
@@ -2161,6 +2165,10 @@ XRT__PRIVATE xrt_status xrt__fail_plugin(xrt_status code, const char *plugin,
 }
 /* ==== end src/core/error.c ==== */
 /* ==== begin src/core/log.c ==== */
+/*
+ * src/core/log.c - logging: levels per component, XRT_LOG, the callback.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 
 /* ---- logging ---- */
 
@@ -2388,6 +2396,12 @@ XRT__PRIVATE void xrt__log_failure(xrt_status code, const char *message) {
 }
 /* ==== end src/core/log.c ==== */
 /* ==== begin src/core/trace.c ==== */
+/*
+ * src/core/trace.c - Chrome traces (XRT_TRACE): the event buffer, the client
+ * registry that names tracks, the plugin's host services table, and
+ * compile events.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 
 XRT__PRIVATE_DATA _Atomic int xrt__trace_active;
 
@@ -2772,6 +2786,11 @@ XRT__PRIVATE void xrt__trace_cache_hit(const struct xrt__client *c,
 }
 /* ==== end src/core/trace.c ==== */
 /* ==== begin src/core/types.c ==== */
+/*
+ * src/core/types.c - memory (the allocator, arenas) and types: dtypes, shapes,
+ * opcode names.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 
 /* ======================================================================
  * 3. Memory
@@ -3086,6 +3105,12 @@ XRT__PRIVATE xrt_opcode xrt__opcode_from_name(const char *s, size_t n) {
 }
 /* ==== end src/core/types.c ==== */
 /* ==== begin src/core/parse.c ==== */
+/*
+ * src/core/parse.c - the parser, part 1: parser state and scratch stacks, symbol
+ * tables, characters and tokens, numbers, types, dense literals and
+ * attributes.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 
 #define XRT__PARSE_MAX_DEPTH 256
 
@@ -4325,6 +4350,11 @@ XRT__PRIVATE int32_t xrt__parse_dict_entries(xrt__parser *p, char close) {
 }
 /* ==== end src/core/parse.c ==== */
 /* ==== begin src/core/parse_ops.c ==== */
+/*
+ * src/core/parse_ops.c - the parser, part 2: values, ops and regions in the
+ * generic syntax; check.* ops lowered to host calls.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 
 /* ---------------------------------------------------------------------
  * Values, ops and regions
@@ -4913,6 +4943,10 @@ XRT__PRIVATE void xrt__check_finish(xrt__parser *p, xrt__opb *b) {
 }
 /* ==== end src/core/parse_ops.c ==== */
 /* ==== begin src/core/parse_pretty.c ==== */
+/*
+ * src/core/parse_pretty.c - the parser, part 3: the pretty syntax of StableHLO ops.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 
 /* ---- pretty syntax ---- */
 
@@ -5551,6 +5585,11 @@ XRT__PRIVATE void xrt__parse_op(xrt__parser *p) {
 }
 /* ==== end src/core/parse_pretty.c ==== */
 /* ==== begin src/core/parse_module.c ==== */
+/*
+ * src/core/parse_module.c - the parser, part 4: functions, module attributes and
+ * the module; xrt_program_parse.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 
 /* ---------------------------------------------------------------------
  * Functions and the module
@@ -6023,6 +6062,11 @@ XRT__PRIVATE xrt_status xrt__parse_module(xrt__arena *arena, const char *text,
 }
 /* ==== end src/core/parse_module.c ==== */
 /* ==== begin src/core/normalize.c ==== */
+/*
+ * src/core/normalize.c - one attribute form for the pretty and the generic
+ * syntax (convolution dimension numbers, windows).
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 
 /* ======================================================================
  * 5b. Normalize
@@ -6237,6 +6281,10 @@ XRT__PRIVATE xrt_status xrt__normalize_module(xrt__arena *arena, xrt_ir_module *
 }
 /* ==== end src/core/normalize.c ==== */
 /* ==== begin src/core/verify.c ==== */
+/*
+ * src/core/verify.c - the verifier: the shared checks and the core op family.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 
 #if defined(__GNUC__)
 XRT_PRINTF_FORMAT(2, 3)
@@ -6907,6 +6955,11 @@ XRT__PRIVATE xrt_status xrt__verify_custom_call(const xrt__vctx *v) {
 }
 /* ==== end src/core/verify.c ==== */
 /* ==== begin src/core/verify_index.c ==== */
+/*
+ * src/core/verify_index.c - verifier constraints of the index op family: gather,
+ * scatter, slices, dynamic slices, pads, windows.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 
 /* ----------------------------------------------------------------------
  * Verifier constraints of the index op family: gather, dynamic_gather,
@@ -7439,6 +7492,11 @@ XRT__PRIVATE xrt_status xrt__verify_index(const xrt__vctx *v) {
 }
 /* ==== end src/core/verify_index.c ==== */
 /* ==== begin src/core/verify_ctrl.c ==== */
+/*
+ * src/core/verify_ctrl.c - verifier constraints of the control-flow op family:
+ * if, case, while, map, sort, calls, collectives.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 /* ----------------------------------------------------------------------
  * Verifier constraints of the ctrl op family. Returns XRT_OK for ops of
  * other families.
@@ -7743,6 +7801,12 @@ XRT__PRIVATE xrt_status xrt__verify_ctrl(const xrt__vctx *v) {
 }
 /* ==== end src/core/verify_ctrl.c ==== */
 /* ==== begin src/core/verify_linalg.c ==== */
+/*
+ * src/core/verify_linalg.c - verifier constraints of the linear-algebra op family:
+ * dot_general, convolution, fft, triangular_solve, cholesky, batch norm,
+ * random numbers, chlo.ragged_dot.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 /* ----------------------------------------------------------------------
  * Verifier constraints of the linalg op family: convolution, dynamic_conv,
  * fft, triangular_solve, cholesky, the batch_norm ops, rng,
@@ -8303,6 +8367,11 @@ XRT__PRIVATE xrt_status xrt__verify_linalg(const xrt__vctx *v) {
 }
 /* ==== end src/core/verify_linalg.c ==== */
 /* ==== begin src/core/verify_types.c ==== */
+/*
+ * src/core/verify_types.c - verifier constraints of the types op family:
+ * quantization, converts, bitcasts, reduce_precision.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 /* ----------------------------------------------------------------------
  * Verifier constraints of the types op family: uniform_quantize,
  * uniform_dequantize, reduce_precision, chlo.mulhi, and the quantized
@@ -8669,6 +8738,12 @@ XRT__PRIVATE xrt_status xrt__verify_module(const xrt_ir_module *m) {
 }
 /* ==== end src/core/verify_types.c ==== */
 /* ==== begin src/core/plugin.c ==== */
+/*
+ * src/core/plugin.c - plugins: ABI checks of a plugin table, the call check for
+ * NULL entries, contexts, registration and loading (XRT_PLUGINS, directory
+ * scans), topology, StableHLO versions, support queries.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 
 
 /* ======================================================================
@@ -9742,6 +9817,10 @@ void xrt_support_report_release(xrt_support_report *report) {
 }
 /* ==== end src/core/plugin.c ==== */
 /* ==== begin src/core/handle.c ==== */
+/*
+ * src/core/handle.c - generation-checked object handles.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 
 #define XRT__HCHUNK 4096u
 #define XRT__HMAXCHUNKS 4096u
@@ -9913,6 +9992,10 @@ XRT__PRIVATE void xrt__hfree_if_live(uintptr_t h, int kind, const void *obj) {
 }
 /* ==== end src/core/handle.c ==== */
 /* ==== begin src/core/client.c ==== */
+/*
+ * src/core/client.c - clients and devices; per-thread client statistics.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 
 /* Multi-process hooks (section 13a). */
 
@@ -10212,6 +10295,10 @@ xrt_status xrt_device_attribute_find(const xrt_device *device,
 }
 /* ==== end src/core/client.c ==== */
 /* ==== begin src/core/queue.c ==== */
+/*
+ * src/core/queue.c - device queues and events: worker threads, tasks, events.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 
 XRT__PRIVATE xrt__event *xrt__event_new(xrt__client *c, int home) {
   xrt__event *ev = (xrt__event *)xrt__calloc(&c->allocator, 1, sizeof *ev);
@@ -10597,6 +10684,10 @@ xrt_status xrt_event_release(xrt_event *event) {
 }
 /* ==== end src/core/queue.c ==== */
 /* ==== begin src/core/buffer.c ==== */
+/*
+ * src/core/buffer.c - buffers: reference counts, transfers (sync and async).
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 
 /* Without a lock: dispatch does this for every argument. */
 XRT__PRIVATE xrt__buffer *xrt__buffer_acquire(const xrt_buffer *handle) {
@@ -11135,6 +11226,11 @@ xrt_status xrt_device_inject_fault(xrt_device *device, int64_t after_steps) {
 }
 /* ==== end src/core/buffer.c ==== */
 /* ==== begin src/core/hostfn.c ==== */
+/*
+ * src/core/hostfn.c - host functions (custom_call targets) and the built-in
+ * check.* targets.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 
 /* ======================================================================
  * 11. Host functions and the built-in check.* targets
@@ -11452,6 +11548,10 @@ XRT__PRIVATE xrt_status xrt_host_register_builtins(xrt__client *c) {
 }
 /* ==== end src/core/hostfn.c ==== */
 /* ==== begin src/core/program.c ==== */
+/*
+ * src/core/program.c - programs and compilation.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 
 void xrt_compile_options_init(xrt_compile_options *o) {
   if (o) memset(o, 0, sizeof *o);
@@ -12012,6 +12112,12 @@ const char *xrt_executable_name(const xrt_executable *executable) {
 }
 /* ==== end src/core/program.c ==== */
 /* ==== begin src/core/compile_cache.c ==== */
+/*
+ * src/core/compile_cache.c - the compilation cache: keys, the in-memory
+ * single-flight LRU, shared executables, the persistent store's payload,
+ * aliases.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 
 /* Multi-process clients (the helpers are in section 13a, which holds
  * the process table): the global device count; the client's part of the
@@ -13611,6 +13717,11 @@ XRT__PRIVATE xrt_status xrt__cache_compile(xrt__client *c, const char *text,
 }
 /* ==== end src/core/compile_cache.c ==== */
 /* ==== begin src/core/exec.c ==== */
+/*
+ * src/core/exec.c - execution: argument validation, single-device, MPMD and
+ * multi-device launches.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 
 /* ======================================================================
  * 13. Execution
@@ -14338,6 +14449,11 @@ xrt_status xrt_execute_multi(xrt_executable *executable,
 }
 /* ==== end src/core/exec.c ==== */
 /* ==== begin src/core/multiprocess.c ==== */
+/*
+ * src/core/multiprocess.c - multi-process clients: joining, global devices, host
+ * exchanges, launches across processes.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 
 /* ======================================================================
  * 13a. Multi-process clients (issue #11)
@@ -14914,6 +15030,11 @@ xrt_status xrt_mpi_topology(xrt_topology *out) {
 #endif
 /* ==== end src/core/multiprocess.c ==== */
 /* ==== begin src/core/sharding.c ==== */
+/*
+ * src/core/sharding.c - sharding specs, sharded arrays (also across processes),
+ * execution over sharded arrays.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 
 /* More devices than this is a malformed spec, not a machine. */
 #define XRT__SPEC_MAX_DEVICES ((int64_t)1 << 20)
@@ -16283,6 +16404,10 @@ xrt_status xrt_execute_sharded(xrt_executable *executable,
 }
 /* ==== end src/core/sharding.c ==== */
 /* ==== begin src/core/pmap.c ==== */
+/*
+ * src/core/pmap.c - pmap: a compile cache keyed by argument signature.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 
 /* ---- pmap: a compile cache keyed by argument signature ---- */
 
@@ -16670,6 +16795,11 @@ void xrt_client_release(xrt_client *client) {
 }
 /* ==== end src/core/pmap.c ==== */
 /* ==== begin src/core/variable.c ==== */
+/*
+ * src/core/variable.c - variables: client statistics and fault kinds, region
+ * copies, the variable object.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 
 /* ======================================================================
  * 13c. Variables
@@ -17245,6 +17375,11 @@ XRT__PRIVATE void xrt__vars_unlock(xrt__var **sorted, int n) {
 }
 /* ==== end src/core/variable.c ==== */
 /* ==== begin src/core/variable_reshard.c ==== */
+/*
+ * src/core/variable_reshard.c - variables: atomic reshard, execution over
+ * variables with donation.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 
 static void xrt__rs_var_free(xrt__rs_var *r) {
   const xrt_allocator *a = &r->v->al;
@@ -17853,6 +17988,10 @@ XRT__PRIVATE void xrt__xv_donate(xrt__var *v, xrt_sharded_array *out) {
 }
 /* ==== end src/core/variable_reshard.c ==== */
 /* ==== begin src/core/variable_mp.c ==== */
+/*
+ * src/core/variable_mp.c - variables across processes: create, reshard, execute.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 
 /* ---- variables across processes (issue #11) ----
  *
@@ -18557,6 +18696,10 @@ XRT__PRIVATE xrt_status xrt__mpv_execute(xrt_executable *exe,
 }
 /* ==== end src/core/variable_mp.c ==== */
 /* ==== begin src/core/variable_io.c ==== */
+/*
+ * src/core/variable_io.c - variables: save and load.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 
 /* ---- save and load ---- */
 
@@ -18782,6 +18925,10 @@ xrt_status xrt_variable_create_from_npy(xrt_client *client, const char *name,
 }
 /* ==== end src/core/variable_io.c ==== */
 /* ==== begin src/core/npy.c ==== */
+/*
+ * src/core/npy.c - NumPy .npy files: reading and writing.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 
 /* ======================================================================
  * 14. NumPy files
@@ -19325,6 +19472,10 @@ XRT__PRIVATE xrt_status xrt__npy_write_host(const char *path, const xrt_shape *s
 }
 /* ==== end src/core/npy.c ==== */
 /* ==== begin src/core/dlpack.c ==== */
+/*
+ * src/core/dlpack.c - DLPack: export and import of buffers as DLManagedTensor.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 
 /* ======================================================================
  * 15. DLPack

@@ -6,8 +6,10 @@
 #define SIM_AMALGAMATION 1
 /* ==== begin src/sim/internal.h ==== */
 /*
- * xrt_sim.c - the simulated multi-device accelerator: a device plugin like
- * any vendor's, built into xrt (or, with -DXRT_PLUGIN_SHARED, a .so).
+ * src/sim/internal.h - what the files of the simulator share.  The
+ * simulated multi-device accelerator is a device plugin like any vendor's,
+ * built into xrt (or, with -DXRT_PLUGIN_SHARED, a library of its own); it
+ * includes only xrt.h.  MIT licensed; see LICENSE.
  *
  * Devices.  N devices, each a byte budget over 64-byte aligned host memory.
  * Freed blocks go to a small per-device cache keyed by size, so a repeated
@@ -43,32 +45,23 @@
  * collectives ("Launches and collectives").  Region plans (reduce body, while
  * cond/body) run on the same frame with their arguments rebound per iteration or element.
  *
- * Contents, in order:
- *   Elementwise kernels (unary, binary, compare, convert, bitcast, types)
- *   Small helpers; client, devices and device memory; plans and steps
- *   Data movement, select and clamp, scalar conversion, reduce, dot_general,
- *   while / func.call / custom_call
- *   The planner (values, liveness, slots) and lowering ops to steps
- *   Indexing and windows (gather, scatter, dynamic slices, reduce_window,
- *   select_and_scatter, dynamic shape ops)
- *   Control flow and structure (if, case, map, sort, composite, tuples,
- *   tokens, host I/O, chlo.scan)
- *   Linear algebra and numerics (convolution, fft, triangular_solve,
- *   cholesky, batch norm, random numbers, chlo.ragged_dot)
- *   The device thread pools; parallel and blocked data movement
- *   GEMM: packed, cache-blocked f32/f64 matrix products (dot_general and
- *   convolution), with portable / AVX2 / AVX-512 micro-kernels
- *   Fusion: elementwise trees and reductions as one tiled loop
- *   Launches and collectives: process groups, rendezvous, send/recv between
- *   devices, fault injection, per-device frames, launch shape; collectives
- *   across processes (hierarchical all_reduce, stand-in participants)
- *   The op table; quantized compute ops (dequantize, the float op,
- *   quantize); lowering one op
- *   Planning functions, executables and execution
- *   Platform description and op support (ABI 1.0); fault kinds and region
- *   copies; host memory as device memory (zero-copy DLPack); trace events
- *   of collectives; serialized executables (ABI 1.1, the disk cache: the
- *   module, its fusion decisions) and their validation; the plugin table
+ * The files (src/sim/sources.txt; the generated single file xrt_sim.c is
+ * this header and then these, in this order):
+ *   elementwise.c   elementwise kernels, the f8/f6/f4 families,
+ *                   reduce_precision, quantized tensors
+ *   device.c        small helpers, clients, devices and device memory,
+ *                   fault kinds, region copies, zero-copy host memory
+ *   plan.c          plans and steps; the planner (values, liveness, slots)
+ *   move.c reduce.c gemm.c control.c   data movement, reduce, dot_general
+ *                   and GEMM, control flow and structure
+ *   lower.c         lowering ops to steps: the op table, quantized compute
+ *   index.c linalg.c   indexing and windows; linear algebra and numerics
+ *   pool.c fusion.c the device thread pools; fused loops
+ *   collectives.c collectives_mp.c launch.c   launches and collectives
+ *                   within a process and across processes, send/recv,
+ *                   fault injection, per-device frames
+ *   exec.c plugin.c serialize.c   executables and execution, the platform
+ *                   description and plugin table, serialized executables
  */
 #define _POSIX_C_SOURCE 200809L
 #include "xrt.h"
@@ -1497,6 +1490,12 @@ SIM_PRIVATE xrt_status sim_executable_deserialize(void *client,
                                              xrt_plugin_error *err);
 /* ==== end src/sim/internal.h ==== */
 /* ==== begin src/sim/elementwise.c ==== */
+/*
+ * src/sim/elementwise.c - the simulator's elementwise kernels (unary, binary,
+ * compare, convert, bitcast), the f8/f6/f4 families, reduce_precision and
+ * quantized tensors.
+ * Part of the simulated device; MIT licensed, see LICENSE.
+ */
 
 /* ---- integer helpers (values travel as 64-bit two's complement) ---- */
 
@@ -3115,6 +3114,12 @@ SIM_PRIVATE sim_ew_fn sim_ew_kernel(const xrt_allocator *al, const xrt_ir_func *
 }
 /* ==== end src/sim/elementwise.c ==== */
 /* ==== begin src/sim/device.c ==== */
+/*
+ * src/sim/device.c - the simulator's platform calls, small helpers, clients,
+ * devices and device memory, fault kinds, region copies, host memory as
+ * device memory (zero-copy DLPack).
+ * Part of the simulated device; MIT licensed, see LICENSE.
+ */
 /* ----------------------------------------------------------------------
  * Platform: the simulator's only operating-system calls (it is
  * self-contained, so that it builds alone as a plugin library).  On
@@ -4024,6 +4029,10 @@ SIM_PRIVATE xrt_status sim_buffer_wrap_host(void *client, int device, void *host
 }
 /* ==== end src/sim/device.c ==== */
 /* ==== begin src/sim/plan.c ==== */
+/*
+ * src/sim/plan.c - plans and steps; the planner: values, liveness and slots.
+ * Part of the simulated device; MIT licensed, see LICENSE.
+ */
 
 SIM_PRIVATE xrt_status sim_run_plan(const sim_plan *p, void **vals, sim_cx *cx) {
   for (int32_t i = 0; i < p->n; i++) {
@@ -4372,6 +4381,11 @@ SIM_PRIVATE xrt_status sim_assign_slots(sim_fcc *fc, size_t *arena_size) {
 }
 /* ==== end src/sim/plan.c ==== */
 /* ==== begin src/sim/move.c ==== */
+/*
+ * src/sim/move.c - data movement: strided copies, select and clamp, scalar
+ * conversion, parallel and blocked copies and transposes.
+ * Part of the simulated device; MIT licensed, see LICENSE.
+ */
 
 #define SIM_INNER_DEF(NAME, T)                                              \
   static void NAME(char *d, const char *s, int64_t n, ptrdiff_t ds,         \
@@ -5141,6 +5155,10 @@ static void sim_xcopy_par(sim_cx *cx, const sim_xcopy *x, char *dst,
 }
 /* ==== end src/sim/move.c ==== */
 /* ==== begin src/sim/reduce.c ==== */
+/*
+ * src/sim/reduce.c - reduce.
+ * Part of the simulated device; MIT licensed, see LICENSE.
+ */
 
 #define SIM_RED_DEF(NAME, T, COMB)                                          \
   static void NAME(void *accp, const void *inp, int64_t n, int vec) {       \
@@ -5315,6 +5333,12 @@ SIM_PRIVATE xrt_status sim_run_reduce(const sim_step *st, void **vals,
 }
 /* ==== end src/sim/reduce.c ==== */
 /* ==== begin src/sim/gemm.c ==== */
+/*
+ * src/sim/gemm.c - dot_general and GEMM: packed, cache-blocked f32/f64 matrix
+ * products with portable / AVX2 / AVX-512 micro-kernels; convolution as
+ * GEMM; CBLAS where it is faster (XRT_WITH_CBLAS).
+ * Part of the simulated device; MIT licensed, see LICENSE.
+ */
 
 /* Both loop orders add the products of one output in k order, so results
  * do not depend on the layout. */
@@ -6603,6 +6627,11 @@ SIM_PRIVATE int sim_gemm_lower_conv(sim_fcc *fc, const sim_conv *c, sim_step *st
 }
 /* ==== end src/sim/gemm.c ==== */
 /* ==== begin src/sim/control.c ==== */
+/*
+ * src/sim/control.c - while, func.call, custom_call; if, case, map, sort,
+ * composite, tuples and tokens, host I/O, chlo.scan.
+ * Part of the simulated device; MIT licensed, see LICENSE.
+ */
 
 static void *sim_while_other(const sim_while *w, void **vals, int32_t i) {
   void *a = vals[w->bufa[i]];
@@ -7384,6 +7413,11 @@ SIM_PRIVATE xrt_status sim_lower_chlo_scan(sim_fcc *fc, const xrt_ir_op *op,
 }
 /* ==== end src/sim/control.c ==== */
 /* ==== begin src/sim/lower.c ==== */
+/*
+ * src/sim/lower.c - lowering ops to steps: the op table, quantized compute ops
+ * (dequantize, the float op, quantize), lowering one op.
+ * Part of the simulated device; MIT licensed, see LICENSE.
+ */
 
 /* ======================================================================
  * Lowering ops to steps
@@ -8612,6 +8646,11 @@ SIM_PRIVATE xrt_status sim_lower_block(sim_fcc *fc, const xrt_ir_region *r,
 }
 /* ==== end src/sim/lower.c ==== */
 /* ==== begin src/sim/index.c ==== */
+/*
+ * src/sim/index.c - indexing and windows: gather, scatter, dynamic slices,
+ * reduce_window, select_and_scatter, dynamic shape ops.
+ * Part of the simulated device; MIT licensed, see LICENSE.
+ */
 
 /* ----------------------------------------------------------------------
  * Indexing and windows: gather, scatter, dynamic slices, reduce_window,
@@ -9758,6 +9797,12 @@ SIM_PRIVATE xrt_status sim_lower_dynamic_pad(sim_fcc *fc, const xrt_ir_op *op,
 }
 /* ==== end src/sim/index.c ==== */
 /* ==== begin src/sim/linalg.c ==== */
+/*
+ * src/sim/linalg.c - linear algebra and numerics: dot kernels, convolution,
+ * fft, triangular_solve, cholesky, batch norm, random numbers,
+ * chlo.ragged_dot.
+ * Part of the simulated device; MIT licensed, see LICENSE.
+ */
 
 /* Zeros that stand for padding elements (any element size, stride 0). */
 static const double sim_la_zero[2] = {0.0, 0.0};
@@ -11296,6 +11341,10 @@ bad:
 }
 /* ==== end src/sim/linalg.c ==== */
 /* ==== begin src/sim/pool.c ==== */
+/*
+ * src/sim/pool.c - the device thread pools.
+ * Part of the simulated device; MIT licensed, see LICENSE.
+ */
 
 #define SIM_MAX_THREADS 256 /* per device */
 
@@ -11462,6 +11511,10 @@ SIM_PRIVATE struct sim_tpool *sim_tpool_of(const sim_client *c, int device) {
 }
 /* ==== end src/sim/pool.c ==== */
 /* ==== begin src/sim/fusion.c ==== */
+/*
+ * src/sim/fusion.c - fusion: elementwise trees and reductions as one tiled loop.
+ * Part of the simulated device; MIT licensed, see LICENSE.
+ */
 /* ======================================================================
  * Fusion: elementwise trees and reductions as one tiled loop
  *
@@ -12822,6 +12875,11 @@ SIM_PRIVATE xrt_status sim_fz_lower_ops(sim_fcc *fc, const xrt_ir_region *r,
 }
 /* ==== end src/sim/fusion.c ==== */
 /* ==== begin src/sim/collectives.c ==== */
+/*
+ * src/sim/collectives.c - launches and collectives: process groups, rendezvous,
+ * all_reduce and the other collectives within a process.
+ * Part of the simulated device; MIT licensed, see LICENSE.
+ */
 
 #define SIM_SPARE_LAUNCHES 4
 
@@ -13903,6 +13961,11 @@ SIM_PRIVATE xrt_status sim_lower_all_reduce(sim_fcc *fc, const xrt_ir_op *op,
 }
 /* ==== end src/sim/collectives.c ==== */
 /* ==== begin src/sim/collectives_mp.c ==== */
+/*
+ * src/sim/collectives_mp.c - collectives across processes (hierarchical
+ * all_reduce, stand-in participants).
+ * Part of the simulated device; MIT licensed, see LICENSE.
+ */
 
 /* ======================================================================
  * Collectives across processes (issue #11)
@@ -14736,6 +14799,11 @@ SIM_PRIVATE xrt_status sim_lower_process_id(sim_fcc *fc, const xrt_ir_op *op,
 }
 /* ==== end src/sim/collectives_mp.c ==== */
 /* ==== begin src/sim/launch.c ==== */
+/*
+ * src/sim/launch.c - send / recv between devices of a launch, fault injection,
+ * per-device frames, launch shape.
+ * Part of the simulated device; MIT licensed, see LICENSE.
+ */
 
 /* ======================================================================
  * send / recv between devices of a launch (is_host_transfer = false)
@@ -15037,6 +15105,10 @@ SIM_PRIVATE xrt_status sim_lower_collective_reduce(sim_fcc *fc, const xrt_ir_op 
 }
 /* ==== end src/sim/launch.c ==== */
 /* ==== begin src/sim/exec.c ==== */
+/*
+ * src/sim/exec.c - planning functions, executables and execution.
+ * Part of the simulated device; MIT licensed, see LICENSE.
+ */
 
 /* ======================================================================
  * Planning functions
@@ -15392,6 +15464,11 @@ SIM_PRIVATE xrt_status sim_execute(void *client, const xrt_plugin_execute_args *
 }
 /* ==== end src/sim/exec.c ==== */
 /* ==== begin src/sim/plugin.c ==== */
+/*
+ * src/sim/plugin.c - platform description and op support, tracing through the
+ * core, the plugin table.
+ * Part of the simulated device; MIT licensed, see LICENSE.
+ */
 
 /* ----------------------------------------------------------------------
  * Platform description and op support (ABI 1.0).
@@ -15736,13 +15813,20 @@ static const xrt_plugin_api sim_api = {
     .executable_deserialize = sim_executable_deserialize,
 };
 
-const xrt_plugin_api *xrt_sim_plugin_api(void) { return &sim_api; }
-
+/* Built into libxrt, the core finds the table here; built as its own
+ * library, the simulator exports only the plugin entry point. */
 #ifdef XRT_PLUGIN_SHARED
 SIM_EXPORT const xrt_plugin_api *xrt_plugin_get_api(void) { return &sim_api; }
+#else
+const xrt_plugin_api *xrt_sim_plugin_api(void) { return &sim_api; }
 #endif
 /* ==== end src/sim/plugin.c ==== */
 /* ==== begin src/sim/serialize.c ==== */
+/*
+ * src/sim/serialize.c - serialized executables (ABI 1.1, the disk cache): the
+ * module, its fusion decisions, and their validation.
+ * Part of the simulated device; MIT licensed, see LICENSE.
+ */
 
 /* ======================================================================
  * The plugin table

@@ -8,9 +8,10 @@
 #                                            file differs from what src/ gives
 #
 # Each unit is listed in src/<unit>/sources.txt (its internal header first,
-# then its .c files in order).  The output is the header and the files,
-# each between "begin"/"end" markers, with their `#include "internal.h"`
-# lines dropped, after a line that defines the unit's XRT__AMALGAMATION
+# then its .c files in order; a header of another unit by its relative
+# path).  The output is the headers and the files, each between
+# "begin"/"end" markers, with their includes of project headers other than
+# xrt.h dropped, after a line that defines the unit's XRT__AMALGAMATION
 # macro: that turns the functions the files share (XRT__PRIVATE) into
 # static ones, so the single file exports only the public API.
 set -eu
@@ -36,7 +37,7 @@ emit() {
       exit 1
     }
     echo "/* ==== begin $dir/$f ==== */"
-    sed '/^#include "[a-z_]*internal\.h"$/d' "$root/$dir/$f"
+    sed '/^#include "xrt\.h"$/b; /^#include "[^"]*\.h"$/d' "$root/$dir/$f"
     echo "/* ==== end $dir/$f ==== */"
   done <"$root/$dir/sources.txt"
 }

@@ -1,3 +1,7 @@
+/*
+ * src/core/buffer.c - buffers: reference counts, transfers (sync and async).
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 #include "internal.h"
 
 /* Without a lock: dispatch does this for every argument. */

@@ -1,3 +1,7 @@
+/*
+ * src/core/client.c - clients and devices; per-thread client statistics.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 #include "internal.h"
 
 /* Multi-process hooks (section 13a). */

@@ -1,3 +1,9 @@
+/*
+ * src/core/compile_cache.c - the compilation cache: keys, the in-memory
+ * single-flight LRU, shared executables, the persistent store's payload,
+ * aliases.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 #include "internal.h"
 
 /* Multi-process clients (the helpers are in section 13a, which holds

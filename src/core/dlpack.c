@@ -1,3 +1,7 @@
+/*
+ * src/core/dlpack.c - DLPack: export and import of buffers as DLManagedTensor.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 #include "internal.h"
 
 /* ======================================================================

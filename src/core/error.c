@@ -1,3 +1,8 @@
+/*
+ * src/core/error.c - status codes and their names, the per-thread last error,
+ * and the helpers that set it (xrt__fail, plugin errors).
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 #include "internal.h"
 
 XRT__PRIVATE_DATA XRT__THREAD_LOCAL xrt__error_state xrt__error;

@@ -1,3 +1,8 @@
+/*
+ * src/core/exec.c - execution: argument validation, single-device, MPMD and
+ * multi-device launches.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 #include "internal.h"
 
 /* ======================================================================

@@ -1,3 +1,7 @@
+/*
+ * src/core/handle.c - generation-checked object handles.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 #include "internal.h"
 
 #define XRT__HCHUNK 4096u

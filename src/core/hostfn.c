@@ -1,3 +1,8 @@
+/*
+ * src/core/hostfn.c - host functions (custom_call targets) and the built-in
+ * check.* targets.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 #include "internal.h"
 
 /* ======================================================================

@@ -1,40 +1,33 @@
 /*
- * xrt.c - the core of xrt: everything that does not depend on a device.
- * MIT licensed; see LICENSE.
+ * src/core/internal.h - what the files of the core share: includes, the
+ * operating-system layer's interface, types, macros, and the functions and
+ * data one file defines for others (XRT__PRIVATE, XRT__EXTERN_DATA), in the
+ * order of the files that define them.  Part of the core of xrt: everything
+ * that does not depend on a device.  MIT licensed; see LICENSE.
  *
- * Table of contents (sections appear in the order data flows):
- *   1. Platform and includes
- *   2. Errors: status names, the per-thread last error
- *  2b. Logging (XRT_LOG) and Chrome traces (XRT_TRACE)
- *   3. Memory: allocator, arena
- *   4. Types: dtypes, shapes, opcode names
- *   5. Parse: StableHLO text to IR
- *  5b. Normalize: one attribute form for pretty and generic syntax
- *   6. Verify: op constraints on the parsed IR (core ops, then the
- *      indexing, control-flow, linear-algebra and types families)
- *   7. Plugins: ABI checks, the call check for NULL entries
- *   8. Handles: generation-checked object handles
- *   9. Clients and devices
- *  9a. Contexts and plugins: loading, registry, topology, support queries
- *  9b. Device queues and events: worker threads, tasks, events
- *  10. Buffers (refcounted; transfers, sync and async)
- *  11. Host functions and the built-in check.* targets
- *  12. Programs and compilation
- *  12b. Compilation cache: keys, in-memory single-flight LRU, the
- *       persistent store
- *  13. Execution: single-device, MPMD and multi-device launches
- *  13a. Multi-process clients: global devices, launches across processes
- *  13b. Sharding specs, sharded arrays and pmap (also across processes)
- *  13c. Variables: format keys, atomic reshard, execution with donation,
- *       save and load (also across processes); client statistics and
- *       fault kinds
- *  14. NumPy files
- *  15. DLPack: export and import of buffers as DLManagedTensor
+ * The files, in the order data flows (src/core/sources.txt; the generated
+ * single file xrt.c is this header and then these):
+ *   os.c            the operating-system layer
+ *   error.c log.c trace.c   status and errors, logging, Chrome traces
+ *   types.c         memory (allocator, arenas), dtypes, shapes, opcodes
+ *   parse.c parse_ops.c parse_pretty.c parse_module.c
+ *                   StableHLO text to IR (tokens, types, attributes; ops
+ *                   and regions; the pretty syntax; functions and module)
+ *   normalize.c     one attribute form for pretty and generic syntax
+ *   verify.c verify_index.c verify_ctrl.c verify_linalg.c verify_types.c
+ *                   op constraints on the parsed IR, per op family
+ *   plugin.c handle.c client.c queue.c
+ *                   plugins (ABI checks, loading, registry), handles,
+ *                   clients and devices, device queues and events
+ *   buffer.c hostfn.c program.c compile_cache.c exec.c
+ *                   buffers, host functions, compilation, the compile
+ *                   cache, execution
+ *   multiprocess.c sharding.c pmap.c   several processes, sharded arrays,
+ *                   pmap
+ *   variable.c variable_reshard.c variable_mp.c variable_io.c   variables
+ *   npy.c dlpack.c  NumPy files, DLPack
  */
 
-/* ======================================================================
- * 1. Platform and includes
- * ==================================================================== */
 
 #if !defined(_POSIX_C_SOURCE) || _POSIX_C_SOURCE < 200809L
 #undef _POSIX_C_SOURCE

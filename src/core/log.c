@@ -1,3 +1,7 @@
+/*
+ * src/core/log.c - logging: levels per component, XRT_LOG, the callback.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 #include "internal.h"
 
 /* ---- logging ---- */

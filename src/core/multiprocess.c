@@ -1,3 +1,8 @@
+/*
+ * src/core/multiprocess.c - multi-process clients: joining, global devices, host
+ * exchanges, launches across processes.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 #include "internal.h"
 
 /* ======================================================================

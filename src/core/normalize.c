@@ -1,3 +1,8 @@
+/*
+ * src/core/normalize.c - one attribute form for the pretty and the generic
+ * syntax (convolution dimension numbers, windows).
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 #include "internal.h"
 
 /* ======================================================================

@@ -1,3 +1,7 @@
+/*
+ * src/core/npy.c - NumPy .npy files: reading and writing.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 #include "internal.h"
 
 /* ======================================================================

@@ -1,3 +1,9 @@
+/*
+ * src/core/os.c - the operating-system layer: dynamic loading, file identity,
+ * paths and directory listing, atomic file replacement, aligned memory,
+ * clocks and timed waits, the CPU count (POSIX, and Windows under _WIN32).
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 #include "internal.h"
 
 #if defined(_WIN32)

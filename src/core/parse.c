@@ -1,3 +1,9 @@
+/*
+ * src/core/parse.c - the parser, part 1: parser state and scratch stacks, symbol
+ * tables, characters and tokens, numbers, types, dense literals and
+ * attributes.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 #include "internal.h"
 
 #define XRT__PARSE_MAX_DEPTH 256

@@ -1,3 +1,8 @@
+/*
+ * src/core/parse_module.c - the parser, part 4: functions, module attributes and
+ * the module; xrt_program_parse.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 #include "internal.h"
 
 /* ---------------------------------------------------------------------

@@ -1,3 +1,8 @@
+/*
+ * src/core/parse_ops.c - the parser, part 2: values, ops and regions in the
+ * generic syntax; check.* ops lowered to host calls.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 #include "internal.h"
 
 /* ---------------------------------------------------------------------

@@ -1,3 +1,7 @@
+/*
+ * src/core/parse_pretty.c - the parser, part 3: the pretty syntax of StableHLO ops.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 #include "internal.h"
 
 /* ---- pretty syntax ---- */

@@ -1,3 +1,9 @@
+/*
+ * src/core/plugin.c - plugins: ABI checks of a plugin table, the call check for
+ * NULL entries, contexts, registration and loading (XRT_PLUGINS, directory
+ * scans), topology, StableHLO versions, support queries.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 #include "internal.h"
 
 

@@ -1,3 +1,7 @@
+/*
+ * src/core/pmap.c - pmap: a compile cache keyed by argument signature.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 #include "internal.h"
 
 /* ---- pmap: a compile cache keyed by argument signature ---- */

@@ -1,3 +1,7 @@
+/*
+ * src/core/program.c - programs and compilation.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 #include "internal.h"
 
 void xrt_compile_options_init(xrt_compile_options *o) {

@@ -1,3 +1,7 @@
+/*
+ * src/core/queue.c - device queues and events: worker threads, tasks, events.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 #include "internal.h"
 
 XRT__PRIVATE xrt__event *xrt__event_new(xrt__client *c, int home) {

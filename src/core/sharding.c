@@ -1,3 +1,8 @@
+/*
+ * src/core/sharding.c - sharding specs, sharded arrays (also across processes),
+ * execution over sharded arrays.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 #include "internal.h"
 
 /* More devices than this is a malformed spec, not a machine. */

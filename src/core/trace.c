@@ -1,3 +1,9 @@
+/*
+ * src/core/trace.c - Chrome traces (XRT_TRACE): the event buffer, the client
+ * registry that names tracks, the plugin's host services table, and
+ * compile events.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 #include "internal.h"
 
 XRT__PRIVATE_DATA _Atomic int xrt__trace_active;

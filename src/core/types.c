@@ -1,3 +1,8 @@
+/*
+ * src/core/types.c - memory (the allocator, arenas) and types: dtypes, shapes,
+ * opcode names.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 #include "internal.h"
 
 /* ======================================================================

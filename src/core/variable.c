@@ -1,3 +1,8 @@
+/*
+ * src/core/variable.c - variables: client statistics and fault kinds, region
+ * copies, the variable object.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 #include "internal.h"
 
 /* ======================================================================

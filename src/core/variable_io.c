@@ -1,3 +1,7 @@
+/*
+ * src/core/variable_io.c - variables: save and load.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 #include "internal.h"
 
 /* ---- save and load ---- */

@@ -1,3 +1,7 @@
+/*
+ * src/core/variable_mp.c - variables across processes: create, reshard, execute.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 #include "internal.h"
 
 /* ---- variables across processes (issue #11) ----

@@ -1,3 +1,8 @@
+/*
+ * src/core/variable_reshard.c - variables: atomic reshard, execution over
+ * variables with donation.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 #include "internal.h"
 
 static void xrt__rs_var_free(xrt__rs_var *r) {

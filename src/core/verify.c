@@ -1,3 +1,7 @@
+/*
+ * src/core/verify.c - the verifier: the shared checks and the core op family.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 #include "internal.h"
 
 #if defined(__GNUC__)

@@ -1,3 +1,8 @@
+/*
+ * src/core/verify_ctrl.c - verifier constraints of the control-flow op family:
+ * if, case, while, map, sort, calls, collectives.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 #include "internal.h"
 /* ----------------------------------------------------------------------
  * Verifier constraints of the ctrl op family. Returns XRT_OK for ops of

@@ -1,3 +1,8 @@
+/*
+ * src/core/verify_index.c - verifier constraints of the index op family: gather,
+ * scatter, slices, dynamic slices, pads, windows.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 #include "internal.h"
 
 /* ----------------------------------------------------------------------

@@ -1,3 +1,9 @@
+/*
+ * src/core/verify_linalg.c - verifier constraints of the linear-algebra op family:
+ * dot_general, convolution, fft, triangular_solve, cholesky, batch norm,
+ * random numbers, chlo.ragged_dot.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 #include "internal.h"
 /* ----------------------------------------------------------------------
  * Verifier constraints of the linalg op family: convolution, dynamic_conv,

@@ -1,3 +1,8 @@
+/*
+ * src/core/verify_types.c - verifier constraints of the types op family:
+ * quantization, converts, bitcasts, reduce_precision.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
 #include "internal.h"
 /* ----------------------------------------------------------------------
  * Verifier constraints of the types op family: uniform_quantize,

@@ -1,3 +1,8 @@
+/*
+ * src/sim/collectives.c - launches and collectives: process groups, rendezvous,
+ * all_reduce and the other collectives within a process.
+ * Part of the simulated device; MIT licensed, see LICENSE.
+ */
 #include "internal.h"
 
 #define SIM_SPARE_LAUNCHES 4

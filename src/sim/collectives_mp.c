@@ -1,3 +1,8 @@
+/*
+ * src/sim/collectives_mp.c - collectives across processes (hierarchical
+ * all_reduce, stand-in participants).
+ * Part of the simulated device; MIT licensed, see LICENSE.
+ */
 #include "internal.h"
 
 /* ======================================================================

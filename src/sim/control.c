@@ -1,3 +1,8 @@
+/*
+ * src/sim/control.c - while, func.call, custom_call; if, case, map, sort,
+ * composite, tuples and tokens, host I/O, chlo.scan.
+ * Part of the simulated device; MIT licensed, see LICENSE.
+ */
 #include "internal.h"
 
 static void *sim_while_other(const sim_while *w, void **vals, int32_t i) {

@@ -1,3 +1,9 @@
+/*
+ * src/sim/device.c - the simulator's platform calls, small helpers, clients,
+ * devices and device memory, fault kinds, region copies, host memory as
+ * device memory (zero-copy DLPack).
+ * Part of the simulated device; MIT licensed, see LICENSE.
+ */
 #include "internal.h"
 /* ----------------------------------------------------------------------
  * Platform: the simulator's only operating-system calls (it is

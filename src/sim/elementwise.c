@@ -1,3 +1,9 @@
+/*
+ * src/sim/elementwise.c - the simulator's elementwise kernels (unary, binary,
+ * compare, convert, bitcast), the f8/f6/f4 families, reduce_precision and
+ * quantized tensors.
+ * Part of the simulated device; MIT licensed, see LICENSE.
+ */
 #include "internal.h"
 
 /* ---- integer helpers (values travel as 64-bit two's complement) ---- */

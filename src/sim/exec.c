@@ -1,3 +1,7 @@
+/*
+ * src/sim/exec.c - planning functions, executables and execution.
+ * Part of the simulated device; MIT licensed, see LICENSE.
+ */
 #include "internal.h"
 
 /* ======================================================================

@@ -1,3 +1,7 @@
+/*
+ * src/sim/fusion.c - fusion: elementwise trees and reductions as one tiled loop.
+ * Part of the simulated device; MIT licensed, see LICENSE.
+ */
 #include "internal.h"
 /* ======================================================================
  * Fusion: elementwise trees and reductions as one tiled loop

@@ -1,3 +1,9 @@
+/*
+ * src/sim/gemm.c - dot_general and GEMM: packed, cache-blocked f32/f64 matrix
+ * products with portable / AVX2 / AVX-512 micro-kernels; convolution as
+ * GEMM; CBLAS where it is faster (XRT_WITH_CBLAS).
+ * Part of the simulated device; MIT licensed, see LICENSE.
+ */
 #include "internal.h"
 
 /* Both loop orders add the products of one output in k order, so results

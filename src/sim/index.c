@@ -1,3 +1,8 @@
+/*
+ * src/sim/index.c - indexing and windows: gather, scatter, dynamic slices,
+ * reduce_window, select_and_scatter, dynamic shape ops.
+ * Part of the simulated device; MIT licensed, see LICENSE.
+ */
 #include "internal.h"
 
 /* ----------------------------------------------------------------------

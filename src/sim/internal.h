@@ -1,6 +1,8 @@
 /*
- * xrt_sim.c - the simulated multi-device accelerator: a device plugin like
- * any vendor's, built into xrt (or, with -DXRT_PLUGIN_SHARED, a .so).
+ * src/sim/internal.h - what the files of the simulator share.  The
+ * simulated multi-device accelerator is a device plugin like any vendor's,
+ * built into xrt (or, with -DXRT_PLUGIN_SHARED, a library of its own); it
+ * includes only xrt.h.  MIT licensed; see LICENSE.
  *
  * Devices.  N devices, each a byte budget over 64-byte aligned host memory.
  * Freed blocks go to a small per-device cache keyed by size, so a repeated
@@ -36,32 +38,23 @@
  * collectives ("Launches and collectives").  Region plans (reduce body, while
  * cond/body) run on the same frame with their arguments rebound per iteration or element.
  *
- * Contents, in order:
- *   Elementwise kernels (unary, binary, compare, convert, bitcast, types)
- *   Small helpers; client, devices and device memory; plans and steps
- *   Data movement, select and clamp, scalar conversion, reduce, dot_general,
- *   while / func.call / custom_call
- *   The planner (values, liveness, slots) and lowering ops to steps
- *   Indexing and windows (gather, scatter, dynamic slices, reduce_window,
- *   select_and_scatter, dynamic shape ops)
- *   Control flow and structure (if, case, map, sort, composite, tuples,
- *   tokens, host I/O, chlo.scan)
- *   Linear algebra and numerics (convolution, fft, triangular_solve,
- *   cholesky, batch norm, random numbers, chlo.ragged_dot)
- *   The device thread pools; parallel and blocked data movement
- *   GEMM: packed, cache-blocked f32/f64 matrix products (dot_general and
- *   convolution), with portable / AVX2 / AVX-512 micro-kernels
- *   Fusion: elementwise trees and reductions as one tiled loop
- *   Launches and collectives: process groups, rendezvous, send/recv between
- *   devices, fault injection, per-device frames, launch shape; collectives
- *   across processes (hierarchical all_reduce, stand-in participants)
- *   The op table; quantized compute ops (dequantize, the float op,
- *   quantize); lowering one op
- *   Planning functions, executables and execution
- *   Platform description and op support (ABI 1.0); fault kinds and region
- *   copies; host memory as device memory (zero-copy DLPack); trace events
- *   of collectives; serialized executables (ABI 1.1, the disk cache: the
- *   module, its fusion decisions) and their validation; the plugin table
+ * The files (src/sim/sources.txt; the generated single file xrt_sim.c is
+ * this header and then these, in this order):
+ *   elementwise.c   elementwise kernels, the f8/f6/f4 families,
+ *                   reduce_precision, quantized tensors
+ *   device.c        small helpers, clients, devices and device memory,
+ *                   fault kinds, region copies, zero-copy host memory
+ *   plan.c          plans and steps; the planner (values, liveness, slots)
+ *   move.c reduce.c gemm.c control.c   data movement, reduce, dot_general
+ *                   and GEMM, control flow and structure
+ *   lower.c         lowering ops to steps: the op table, quantized compute
+ *   index.c linalg.c   indexing and windows; linear algebra and numerics
+ *   pool.c fusion.c the device thread pools; fused loops
+ *   collectives.c collectives_mp.c launch.c   launches and collectives
+ *                   within a process and across processes, send/recv,
+ *                   fault injection, per-device frames
+ *   exec.c plugin.c serialize.c   executables and execution, the platform
+ *                   description and plugin table, serialized executables
  */
 #define _POSIX_C_SOURCE 200809L
 #include "xrt.h"

@@ -1,3 +1,8 @@
+/*
+ * src/sim/launch.c - send / recv between devices of a launch, fault injection,
+ * per-device frames, launch shape.
+ * Part of the simulated device; MIT licensed, see LICENSE.
+ */
 #include "internal.h"
 
 /* ======================================================================

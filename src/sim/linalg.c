@@ -1,3 +1,9 @@
+/*
+ * src/sim/linalg.c - linear algebra and numerics: dot kernels, convolution,
+ * fft, triangular_solve, cholesky, batch norm, random numbers,
+ * chlo.ragged_dot.
+ * Part of the simulated device; MIT licensed, see LICENSE.
+ */
 #include "internal.h"
 
 /* Zeros that stand for padding elements (any element size, stride 0). */

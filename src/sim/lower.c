@@ -1,3 +1,8 @@
+/*
+ * src/sim/lower.c - lowering ops to steps: the op table, quantized compute ops
+ * (dequantize, the float op, quantize), lowering one op.
+ * Part of the simulated device; MIT licensed, see LICENSE.
+ */
 #include "internal.h"
 
 /* ======================================================================

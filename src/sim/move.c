@@ -1,3 +1,8 @@
+/*
+ * src/sim/move.c - data movement: strided copies, select and clamp, scalar
+ * conversion, parallel and blocked copies and transposes.
+ * Part of the simulated device; MIT licensed, see LICENSE.
+ */
 #include "internal.h"
 
 #define SIM_INNER_DEF(NAME, T)                                              \

@@ -1,3 +1,7 @@
+/*
+ * src/sim/plan.c - plans and steps; the planner: values, liveness and slots.
+ * Part of the simulated device; MIT licensed, see LICENSE.
+ */
 #include "internal.h"
 
 SIM_PRIVATE xrt_status sim_run_plan(const sim_plan *p, void **vals, sim_cx *cx) {

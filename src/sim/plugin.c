@@ -1,3 +1,8 @@
+/*
+ * src/sim/plugin.c - platform description and op support, tracing through the
+ * core, the plugin table.
+ * Part of the simulated device; MIT licensed, see LICENSE.
+ */
 #include "internal.h"
 
 /* ----------------------------------------------------------------------

@@ -1,3 +1,7 @@
+/*
+ * src/sim/pool.c - the device thread pools.
+ * Part of the simulated device; MIT licensed, see LICENSE.
+ */
 #include "internal.h"
 
 #define SIM_MAX_THREADS 256 /* per device */

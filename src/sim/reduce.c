@@ -1,3 +1,7 @@
+/*
+ * src/sim/reduce.c - reduce.
+ * Part of the simulated device; MIT licensed, see LICENSE.
+ */
 #include "internal.h"
 
 #define SIM_RED_DEF(NAME, T, COMB)                                          \

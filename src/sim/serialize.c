@@ -1,3 +1,8 @@
+/*
+ * src/sim/serialize.c - serialized executables (ABI 1.1, the disk cache): the
+ * module, its fusion decisions, and their validation.
+ * Part of the simulated device; MIT licensed, see LICENSE.
+ */
 #include "internal.h"
 
 /* ======================================================================
