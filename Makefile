@@ -16,14 +16,15 @@
 #   make fuzz-smoke each libFuzzer target for FUZZ_TIME s, in build-fuzz/
 #   make windows / test-windows   the mingw-w64 build, tested under wine
 #   make install / uninstall / examples / docs
-#   make amalgamate          writes xrt.c, xrt_sim.c, xrt_cache.c and
+#   make amalgamate          writes xrt.h, xrt.c, xrt_sim.c, xrt_cache.c and
 #                            xrt_mpi.c from src/ (check-amalgamation: fails
 #                            when the committed ones are out of date)
 #   make clean
 #
-# Code is edited under src/ (src/core, src/sim, src/cache, src/mpi; each
-# lists its files in sources.txt); the top-level xrt*.c files are
-# generated from them for users who vendor xrt.  The build compiles src/
+# Code is edited under src/ (src/include: the pieces of xrt.h; src/core,
+# src/sim, src/cache, src/mpi; each lists its files in sources.txt); the
+# top-level xrt.h and xrt*.c files are generated from them for users who
+# vendor xrt.  The build compiles src/
 # file by file, so `make -j` scales and an edit rebuilds one object.
 #
 # Variables: CC (gcc or clang), CFLAGS, WERROR=1 (adds -Werror), SAN=1
@@ -46,7 +47,12 @@ include mk/fuzz.mk
 include mk/windows.mk
 
 # ---- the single files users vendor, generated from src/ ----
-AMALGAMATED := xrt.c xrt_sim.c xrt_cache.c xrt_mpi.c
+# xrt.h is what everything includes, so the build itself keeps it in step
+# with src/include (a no-op when it already is); the .c files are only
+# written by `make amalgamate`.
+xrt.h: src/include/sources.txt $(wildcard src/include/*.h) tools/amalgamate.sh
+	@sh tools/amalgamate.sh --header
+
 amalgamate:
 	sh tools/amalgamate.sh
 

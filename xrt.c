@@ -4,16 +4,177 @@
  * `make amalgamate`.  MIT licensed; see LICENSE.
  */
 #define XRT__AMALGAMATION 1
+/* ==== begin src/core/os.h ==== */
+/*
+ * src/core/os.h - the interface of the operating-system layer (src/core/
+ * os.c), which the core and the disk cache (src/cache) share: its types,
+ * macros and functions, and the macros that keep them out of libxrt's
+ * exports.  Part of the core of xrt; MIT licensed, see LICENSE.
+ *
+ * Everything that differs between POSIX systems and Windows is here, behind
+ * small xrt__os_* helpers; the rest of the code has no platform #ifdef.
+ * Windows builds use mingw-w64 with its POSIX thread model, so pthreads
+ * (winpthreads), <stdatomic.h> and _Thread_local work there as on Linux:
+ * threads, mutexes and atomics are shared code.  What differs: dynamic
+ * loading (LoadLibrary, GetProcAddress, FreeLibrary, with FormatMessage's
+ * reasons), file identity, paths and directory listing (file names are
+ * UTF-8, converted to UTF-16 for Windows), files read and written whole,
+ * atomic replacement of a file (MoveFileExW), aligned allocation
+ * (_aligned_malloc), the clocks and timed waits on the monotonic one, the
+ * CPU count and the process id.  Helpers that can fail return 0 or an errno
+ * value (Windows errors are mapped to errno values, so callers map failures
+ * one way); those whose failures the core reports also write the system's
+ * reason into why[cap].
+ *
+ * The first header of the core (src/core/internal.h includes it first, and
+ * the generated xrt.c and xrt_cache.c begin with it): it sets the POSIX
+ * level every file compiles at, before any system header.
+ */
+#ifndef XRT__OS_H
+#define XRT__OS_H
+
+#if !defined(_POSIX_C_SOURCE) || _POSIX_C_SOURCE < 200809L
+#undef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+
+#include "xrt.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Functions and data that one file of src/core defines for others: hidden
+ * (extern, but not exported) in the separate build, static in the
+ * generated single file, which defines XRT__AMALGAMATION. */
+#if defined(XRT__AMALGAMATION)
+#define XRT__PRIVATE static
+#define XRT__PRIVATE_DATA static
+#define XRT__EXTERN_DATA static
+#elif defined(__GNUC__) && !defined(_WIN32)
+#define XRT__PRIVATE __attribute__((visibility("hidden")))
+#define XRT__PRIVATE_DATA __attribute__((visibility("hidden")))
+#define XRT__EXTERN_DATA extern __attribute__((visibility("hidden")))
+#else
+#define XRT__PRIVATE
+#define XRT__PRIVATE_DATA
+#define XRT__EXTERN_DATA extern
+#endif
+
+/* The functions of the layer that the disk cache calls too: hidden, as
+ * XRT__PRIVATE, but never static, since in the generated single files the
+ * cache (xrt_cache.c) is a file apart from the core (xrt.c). */
+#if defined(__GNUC__) && !defined(_WIN32)
+#define XRT__OS_API __attribute__((visibility("hidden")))
+#else
+#define XRT__OS_API
+#endif
+
+#if defined(_WIN32)
+#ifndef WIN32_LEAN_AND_MEAN
+#define WIN32_LEAN_AND_MEAN
+#endif
+#ifndef NOMINMAX
+#define NOMINMAX
+#endif
+#include <malloc.h> /* _aligned_malloc */
+#include <windows.h>
+#define XRT__OS_LIB_EXT ".dll"
+#define XRT__OS_SEP "\\" /* the directory separator of the paths xrt makes */
+/* XRT_PLUGINS entries are "name;path" on Windows, where ':' belongs to
+ * drive letters (as in JAX's PJRT_NAMES_AND_LIBRARY_PATHS). */
+#define XRT__OS_PLUGIN_SEP ';'
+#else
+#include <dirent.h>
+#include <dlfcn.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#if defined(__APPLE__)
+#define XRT__OS_LIB_EXT ".dylib"
+#else
+#define XRT__OS_LIB_EXT ".so"
+#endif
+#define XRT__OS_SEP "/"
+#define XRT__OS_PLUGIN_SEP ':'
+#endif
+#define XRT__OS_HERE "." XRT__OS_SEP
+
+/* A loaded library's symbol, as a function pointer (cast it to its type). */
+typedef void (*xrt__os_fn)(void);
+/* Two paths name one file iff their ids are equal. */
+typedef struct xrt__os_file_id {
+  uint64_t dev, ino;
+} xrt__os_file_id;
+/* What xrt__os_file_stat tells of a path (symbolic links followed, except
+ * that on Windows a reparse point is neither a file nor followed). */
+typedef struct xrt__os_file_info {
+  bool is_file, is_dir; /* a regular file; a directory */
+  uint64_t size;        /* in bytes */
+  int64_t mtime_ns;     /* last modification, as xrt__os_wall_ns counts */
+} xrt__os_file_info;
+/* Called per directory entry; nonzero stops the listing with that value. */
+typedef int (*xrt__os_dir_fn)(void *ctx, const char *name);
+XRT__PRIVATE int64_t xrt__os_now_ns(void);
+/* The wall clock in nanoseconds since 1970 (comparable with file times). */
+XRT__OS_API int64_t xrt__os_wall_ns(void);
+XRT__PRIVATE void xrt__os_sleep_ns(long ns);
+XRT__PRIVATE int xrt__os_cpu_count(void);
+XRT__OS_API long xrt__os_pid(void);
+XRT__PRIVATE void xrt__os_cond_init(pthread_cond_t *cv);
+XRT__PRIVATE int xrt__os_cond_wait_until(pthread_cond_t *cv, pthread_mutex_t *mu,
+                                   int64_t deadline_ns);
+XRT__PRIVATE void *xrt__os_aligned_alloc(size_t align, size_t size);
+XRT__PRIVATE void xrt__os_aligned_free(void *p);
+XRT__PRIVATE void *xrt__os_dl_open(const char *path, char *why, size_t cap);
+XRT__PRIVATE xrt__os_fn xrt__os_dl_sym(void *lib, const char *name, char *why,
+                                 size_t cap);
+XRT__PRIVATE void xrt__os_dl_close(void *lib);
+XRT__PRIVATE int xrt__os_file_identify(const char *path, xrt__os_file_id *id,
+                                 bool *is_dir, char *why, size_t cap);
+XRT__OS_API int xrt__os_file_stat(const char *path, xrt__os_file_info *info);
+XRT__PRIVATE bool xrt__os_path_is_bare(const char *path);
+XRT__OS_API int xrt__os_list_dir(const char *dir, xrt__os_dir_fn fn, void *ctx,
+                                 char *why, size_t cap);
+/* Creates directory path (one level); an existing directory is fine,
+ * anything else of that name fails with ENOTDIR. */
+XRT__OS_API int xrt__os_mkdir(const char *path);
+XRT__PRIVATE FILE *xrt__os_fopen(const char *path, const char *mode);
+/* Reads the whole file at path into a block from al: *out, *out_size bytes
+ * (the block has a byte more, so that an empty file has one too; a file
+ * that shrinks while read comes out short).  A file larger than max_size
+ * fails with EFBIG. */
+XRT__OS_API int xrt__os_read_file(const char *path, const xrt_allocator *al,
+                                  uint64_t max_size, void **out,
+                                  size_t *out_size);
+XRT__PRIVATE int xrt__os_temp_file(char *tmpl, char *why, size_t cap);
+XRT__PRIVATE int xrt__os_replace_file(const char *from, const char *to, char *why,
+                                size_t cap);
+/* Writes data to tmp, a new file in directory dir, flushes it to the disk
+ * and renames it over path (in dir too), then flushes dir: readers of any
+ * process see the old file or the whole new one, even after a crash.  On
+ * failure tmp is gone. */
+XRT__OS_API int xrt__os_write_file_atomic(const char *dir, const char *tmp,
+                                          const char *path, const void *data,
+                                          size_t size);
+/* Sets the file's modification time to now (best effort: a read-only
+ * directory keeps the old time). */
+XRT__OS_API void xrt__os_touch(const char *path);
+XRT__OS_API int xrt__os_unlink(const char *path);
+
+#endif /* XRT__OS_H */
+/* ==== end src/core/os.h ==== */
 /* ==== begin src/core/internal.h ==== */
 /*
  * src/core/internal.h - what the files of the core share: includes, the
- * operating-system layer's interface, types, macros, and the functions and
- * data one file defines for others (XRT__PRIVATE, XRT__EXTERN_DATA), in the
- * order of the files that define them.  Part of the core of xrt: everything
- * that does not depend on a device.  MIT licensed; see LICENSE.
+ * operating-system layer's interface (os.h, shared with the disk cache),
+ * types, macros, and the functions and data one file defines for others
+ * (XRT__PRIVATE, XRT__EXTERN_DATA), in the order of the files that define
+ * them.  Part of the core of xrt: everything that does not depend on a
+ * device.  MIT licensed; see LICENSE.
  *
  * The files, in the order data flows (src/core/sources.txt; the generated
- * single file xrt.c is this header and then these):
+ * single file xrt.c is os.h, this header and then these):
  *   os.c            the operating-system layer
  *   error.c log.c trace.c   status and errors, logging, Chrome traces
  *   types.c         memory (allocator, arenas), dtypes, shapes, opcodes
@@ -36,10 +197,8 @@
  */
 
 
-#if !defined(_POSIX_C_SOURCE) || _POSIX_C_SOURCE < 200809L
-#undef _POSIX_C_SOURCE
-#define _POSIX_C_SOURCE 200809L
-#endif
+/* First: it sets the POSIX level before any system header, and defines
+ * XRT__PRIVATE and its kin (the generated xrt.c begins with it). */
 
 #include "xrt.h"
 
@@ -67,97 +226,6 @@
 #define XRT__UNUSED(x) ((void)(x))
 #define XRT__ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
-
-/* Functions and data that one file of src/core defines for others: hidden
- * (extern, but not exported) in the separate build, static in the
- * generated single file, which defines XRT__AMALGAMATION. */
-#if defined(XRT__AMALGAMATION)
-#define XRT__PRIVATE static
-#define XRT__PRIVATE_DATA static
-#define XRT__EXTERN_DATA static
-#elif defined(__GNUC__) && !defined(_WIN32)
-#define XRT__PRIVATE __attribute__((visibility("hidden")))
-#define XRT__PRIVATE_DATA __attribute__((visibility("hidden")))
-#define XRT__EXTERN_DATA extern __attribute__((visibility("hidden")))
-#else
-#define XRT__PRIVATE
-#define XRT__PRIVATE_DATA
-#define XRT__EXTERN_DATA extern
-#endif
-
-
-/* ---- os.c ---- */
-/* ---- Operating system services ----
- *
- * Everything that differs between POSIX systems and Windows is here, behind
- * small xrt__os_* helpers; the rest of the file has no platform #ifdef.
- * Windows builds use mingw-w64 with its POSIX thread model, so pthreads
- * (winpthreads), <stdatomic.h> and _Thread_local work there as on Linux:
- * threads, mutexes and atomics are shared code.  What differs: dynamic
- * loading (LoadLibrary, GetProcAddress, FreeLibrary, with FormatMessage's
- * reasons), file identity, paths and directory listing (file names are
- * UTF-8, converted to UTF-16 for Windows), atomic replacement of a file
- * (MoveFileExW), aligned allocation (_aligned_malloc), the monotonic clock
- * and timed waits on it, and the CPU count.  Helpers that can fail return 0
- * or an errno value and write the system's reason into why[cap]. */
-
-#if defined(_WIN32)
-#ifndef WIN32_LEAN_AND_MEAN
-#define WIN32_LEAN_AND_MEAN
-#endif
-#ifndef NOMINMAX
-#define NOMINMAX
-#endif
-#include <malloc.h> /* _aligned_malloc */
-#include <windows.h>
-#define XRT__OS_LIB_EXT ".dll"
-#define XRT__OS_HERE ".\\"
-/* XRT_PLUGINS entries are "name;path" on Windows, where ':' belongs to
- * drive letters (as in JAX's PJRT_NAMES_AND_LIBRARY_PATHS). */
-#define XRT__OS_PLUGIN_SEP ';'
-#else
-#include <dirent.h>
-#include <dlfcn.h>
-#include <sys/stat.h>
-#include <unistd.h>
-#if defined(__APPLE__)
-#define XRT__OS_LIB_EXT ".dylib"
-#else
-#define XRT__OS_LIB_EXT ".so"
-#endif
-#define XRT__OS_HERE "./"
-#define XRT__OS_PLUGIN_SEP ':'
-#endif
-
-/* A loaded library's symbol, as a function pointer (cast it to its type). */
-typedef void (*xrt__os_fn)(void);
-/* Two paths name one file iff their ids are equal. */
-typedef struct xrt__os_file_id {
-  uint64_t dev, ino;
-} xrt__os_file_id;
-/* Called per directory entry; nonzero stops the listing with that value. */
-typedef int (*xrt__os_dir_fn)(void *ctx, const char *name);
-XRT__PRIVATE int64_t xrt__os_now_ns(void);
-XRT__PRIVATE void xrt__os_sleep_ns(long ns);
-XRT__PRIVATE int xrt__os_cpu_count(void);
-XRT__PRIVATE void xrt__os_cond_init(pthread_cond_t *cv);
-XRT__PRIVATE int xrt__os_cond_wait_until(pthread_cond_t *cv, pthread_mutex_t *mu,
-                                   int64_t deadline_ns);
-XRT__PRIVATE void *xrt__os_aligned_alloc(size_t align, size_t size);
-XRT__PRIVATE void xrt__os_aligned_free(void *p);
-XRT__PRIVATE void *xrt__os_dl_open(const char *path, char *why, size_t cap);
-XRT__PRIVATE xrt__os_fn xrt__os_dl_sym(void *lib, const char *name, char *why,
-                                 size_t cap);
-XRT__PRIVATE void xrt__os_dl_close(void *lib);
-XRT__PRIVATE int xrt__os_file_identify(const char *path, xrt__os_file_id *id,
-                                 bool *is_dir, char *why, size_t cap);
-XRT__PRIVATE bool xrt__os_path_is_bare(const char *path);
-XRT__PRIVATE int xrt__os_list_dir(const char *dir, xrt__os_dir_fn fn, void *ctx,
-                            char *why, size_t cap);
-XRT__PRIVATE FILE *xrt__os_fopen(const char *path, const char *mode);
-XRT__PRIVATE int xrt__os_temp_file(char *tmpl, char *why, size_t cap);
-XRT__PRIVATE int xrt__os_replace_file(const char *from, const char *to, char *why,
-                                size_t cap);
 
 /* ---- error.c ---- */
 
@@ -662,6 +730,8 @@ XRT__PRIVATE bool xrt__type_equal(const xrt_ir_type *a, const xrt_ir_type *b);
 XRT__PRIVATE xrt_status xrt__vcounts(const xrt__vctx *v, int operands, int results);
 XRT__PRIVATE xrt_status xrt__vsame(const xrt__vctx *v, int32_t a, int32_t b,
                              const char *what);
+XRT__PRIVATE bool xrt__dims_are(const xrt_shape *s, const int64_t *dims,
+                                int64_t rank);
 XRT__PRIVATE bool xrt__same_dims(const xrt_shape *a, const xrt_shape *b);
 XRT__PRIVATE unsigned xrt__elementwise_mask(xrt_opcode code);
 XRT__PRIVATE xrt_status xrt__verify_elementwise(const xrt__vctx *v);
@@ -676,14 +746,29 @@ XRT__PRIVATE xrt_status xrt__vfield(const xrt__vctx *v, const xrt_ir_attr *dict,
                               const char *name, const int64_t **ints,
                               int64_t *n);
 XRT__PRIVATE bool xrt__contains(const int64_t *d, int64_t n, int64_t x);
+XRT__PRIVATE bool xrt__dtype_is_int(xrt_dtype t);
+XRT__PRIVATE xrt_status xrt__vint(const xrt__vctx *v, const char *name,
+                                  int64_t *out);
+XRT__PRIVATE xrt_status xrt__vint_or(const xrt__vctx *v, const char *name,
+                                     int64_t dflt, int64_t *out);
+XRT__PRIVATE int64_t xrt__vfill_checked(int64_t *out, const int64_t *a,
+                                        int64_t n, int64_t dflt, int64_t lo,
+                                        int64_t hi);
+XRT__PRIVATE int64_t xrt__dilated(int64_t n, int64_t dilation);
+XRT__PRIVATE int64_t xrt__num_windows(int64_t padded, int64_t window,
+                                      int64_t stride);
 XRT__PRIVATE xrt_status xrt__verify_compare(const xrt__vctx *v);
 XRT__PRIVATE xrt_status xrt__verify_select(const xrt__vctx *v);
 XRT__PRIVATE xrt_status xrt__verify_clamp(const xrt__vctx *v);
 XRT__PRIVATE xrt_status xrt__verify_convert(const xrt__vctx *v);
 XRT__PRIVATE xrt_status xrt__verify_bitcast(const xrt__vctx *v);
+XRT__PRIVATE xrt_status xrt__viota_dimension(const xrt__vctx *v);
 XRT__PRIVATE xrt_status xrt__verify_iota(const xrt__vctx *v);
+XRT__PRIVATE xrt_status xrt__vbroadcast_dims(const xrt__vctx *v,
+                                             const int64_t *dims, int64_t n);
 XRT__PRIVATE xrt_status xrt__verify_broadcast_in_dim(const xrt__vctx *v);
 XRT__PRIVATE xrt_status xrt__verify_broadcast(const xrt__vctx *v);
+XRT__PRIVATE xrt_status xrt__vsame_elements(const xrt__vctx *v);
 XRT__PRIVATE xrt_status xrt__verify_reshape(const xrt__vctx *v);
 XRT__PRIVATE xrt_status xrt__verify_transpose(const xrt__vctx *v);
 XRT__PRIVATE xrt_status xrt__verify_slice(const xrt__vctx *v);
@@ -699,6 +784,8 @@ XRT__PRIVATE xrt_status xrt__vregion_sig(const xrt__vctx *v, const xrt_ir_region
 XRT__PRIVATE xrt_status xrt__verify_reduce(const xrt__vctx *v);
 XRT__PRIVATE xrt_status xrt__verify_dot_general(const xrt__vctx *v);
 XRT__PRIVATE xrt_status xrt__verify_while(const xrt__vctx *v);
+XRT__PRIVATE xrt_status xrt__vcallee(const xrt__vctx *v, const xrt_ir_func *f,
+                                     bool decomposition);
 XRT__PRIVATE xrt_status xrt__verify_call(const xrt__vctx *v);
 XRT__PRIVATE xrt_status xrt__verify_constant(const xrt__vctx *v);
 XRT__PRIVATE xrt_status xrt__verify_custom_call(const xrt__vctx *v);
@@ -909,7 +996,7 @@ XRT__PRIVATE xrt__client *xrt__client_get(const xrt_client *c);
 XRT__PRIVATE xrt__device *xrt__device_get(const xrt_device *d);
 
 /* ---- hostfn.c ---- */
-XRT__PRIVATE xrt_status xrt_host_register_builtins(xrt__client *c);
+XRT__PRIVATE xrt_status xrt__host_register_builtins(xrt__client *c);
 
 /* ---- pmap.c ---- */
 XRT__PRIVATE void xrt__client_free(xrt__client *c);
@@ -1705,11 +1792,17 @@ struct DLManagedTensor {
 /* ==== end src/core/internal.h ==== */
 /* ==== begin src/core/os.c ==== */
 /*
- * src/core/os.c - the operating-system layer: dynamic loading, file identity,
- * paths and directory listing, atomic file replacement, aligned memory,
- * clocks and timed waits, the CPU count (POSIX, and Windows under _WIN32).
- * Part of the core of xrt; MIT licensed, see LICENSE.
+ * src/core/os.c - the operating-system layer (its interface: os.h): dynamic
+ * loading, file identity, paths and directory listing, files read and
+ * written whole, atomic file replacement, aligned memory, clocks and timed
+ * waits, the CPU count and the process id (POSIX, and Windows under
+ * _WIN32).  The core and the disk cache call it.  Part of the core of xrt;
+ * MIT licensed, see LICENSE.
  */
+
+#if !defined(_WIN32)
+#include <fcntl.h> /* open, AT_FDCWD */
+#endif
 
 #if defined(_WIN32)
 
@@ -1722,12 +1815,17 @@ static int xrt__os_errno(DWORD e) {
   case ERROR_ACCESS_DENIED: case ERROR_SHARING_VIOLATION:
   case ERROR_LOCK_VIOLATION:
     return EACCES;
+  case ERROR_WRITE_PROTECT: return EROFS;
   case ERROR_FILE_EXISTS: case ERROR_ALREADY_EXISTS: return EEXIST;
   case ERROR_DIRECTORY: return ENOTDIR;
+  case ERROR_DISK_FULL: case ERROR_HANDLE_DISK_FULL: return ENOSPC;
   case ERROR_NOT_ENOUGH_MEMORY: case ERROR_OUTOFMEMORY: return ENOMEM;
   default: return EIO;
   }
 }
+
+/* The last error as errno. */
+static int xrt__os_last_errno(void) { return xrt__os_errno(GetLastError()); }
 
 /* FormatMessage's text for e, without its line break, and the code. */
 static void xrt__os_reason(DWORD e, char *why, size_t cap) {
@@ -1760,6 +1858,29 @@ static wchar_t *xrt__os_wide(const char *s, int *err) {
   return NULL;
 }
 
+/* Whether error e means that another process holds the file: one that
+ * replaces or removes it leaves it "delete pending" for a moment, and
+ * until it is closed, opening it or renaming over it fails with
+ * ERROR_ACCESS_DENIED (or ERROR_SHARING_VIOLATION) although the directory
+ * is writable; so do virus scanners and indexers holding a new file open. */
+static bool xrt__os_in_use(DWORD e) {
+  return e == ERROR_ACCESS_DENIED || e == ERROR_SHARING_VIOLATION;
+}
+
+/* Whether a failed open or rename (error e, try number tries) is worth
+ * another try, after a short sleep (at most about 140 ms in all). */
+static bool xrt__os_retry(DWORD e, int tries) {
+  if (!xrt__os_in_use(e) || tries >= 12) return false;
+  Sleep(tries < 4 ? 1u << tries : 16u);
+  return true;
+}
+
+/* FILETIME (100 ns since 1601) to nanoseconds since 1970. */
+static int64_t xrt__os_filetime_ns(FILETIME ft) {
+  int64_t t = (int64_t)((uint64_t)ft.dwHighDateTime << 32 | ft.dwLowDateTime);
+  return (t - 116444736000000000LL) * 100;
+}
+
 XRT__PRIVATE int64_t xrt__os_now_ns(void) {
   static LARGE_INTEGER freq; /* constant since boot; races write the same */
   LARGE_INTEGER t;
@@ -1767,6 +1888,12 @@ XRT__PRIVATE int64_t xrt__os_now_ns(void) {
   QueryPerformanceCounter(&t);
   int64_t f = freq.QuadPart, c = t.QuadPart;
   return c / f * 1000000000 + c % f * 1000000000 / f;
+}
+
+XRT__OS_API int64_t xrt__os_wall_ns(void) {
+  FILETIME ft;
+  GetSystemTimePreciseAsFileTime(&ft);
+  return xrt__os_filetime_ns(ft);
 }
 
 XRT__PRIVATE void xrt__os_sleep_ns(long ns) {
@@ -1777,6 +1904,8 @@ XRT__PRIVATE int xrt__os_cpu_count(void) {
   DWORD n = GetActiveProcessorCount(ALL_PROCESSOR_GROUPS);
   return n < 1 ? 1 : n > INT_MAX ? INT_MAX : (int)n;
 }
+
+XRT__OS_API long xrt__os_pid(void) { return (long)GetCurrentProcessId(); }
 
 /* winpthreads' timed waits take the wall clock; xrt waits on a monotonic
  * deadline, so it waits relative to it and re-checks the deadline (an early
@@ -1861,14 +1990,31 @@ XRT__PRIVATE int xrt__os_file_identify(const char *path, xrt__os_file_id *id,
   return 0;
 }
 
+XRT__OS_API int xrt__os_file_stat(const char *path, xrt__os_file_info *info) {
+  int err = 0;
+  wchar_t *w = xrt__os_wide(path, &err);
+  WIN32_FILE_ATTRIBUTE_DATA fa;
+  if (w && !GetFileAttributesExW(w, GetFileExInfoStandard, &fa))
+    err = xrt__os_last_errno();
+  free(w);
+  if (err) return err;
+  DWORD attr = fa.dwFileAttributes;
+  info->is_dir = (attr & FILE_ATTRIBUTE_DIRECTORY) != 0;
+  info->is_file = !(attr & (FILE_ATTRIBUTE_DIRECTORY |
+                            FILE_ATTRIBUTE_REPARSE_POINT));
+  info->size = (uint64_t)fa.nFileSizeHigh << 32 | fa.nFileSizeLow;
+  info->mtime_ns = xrt__os_filetime_ns(fa.ftLastWriteTime);
+  return 0;
+}
+
 /* Whether path names a file without a directory ("x.dll"), which the
  * loader would look for in its own search path rather than here. */
 XRT__PRIVATE bool xrt__os_path_is_bare(const char *path) {
   return !strpbrk(path, "/\\:");
 }
 
-XRT__PRIVATE int xrt__os_list_dir(const char *dir, xrt__os_dir_fn fn, void *ctx,
-                            char *why, size_t cap) {
+XRT__OS_API int xrt__os_list_dir(const char *dir, xrt__os_dir_fn fn, void *ctx,
+                                 char *why, size_t cap) {
   size_t n = strlen(dir);
   char *pattern = (char *)malloc(n + 3);
   if (!pattern) {
@@ -1899,6 +2045,15 @@ XRT__PRIVATE int xrt__os_list_dir(const char *dir, xrt__os_dir_fn fn, void *ctx,
   return rc;
 }
 
+/* Creates directory path (one level). */
+static int xrt__os_make_dir(const char *path) {
+  int err = 0;
+  wchar_t *w = xrt__os_wide(path, &err);
+  if (w && !CreateDirectoryW(w, NULL)) err = xrt__os_last_errno();
+  free(w);
+  return err;
+}
+
 XRT__PRIVATE FILE *xrt__os_fopen(const char *path, const char *mode) {
   wchar_t wmode[8];
   size_t i = 0;
@@ -1913,6 +2068,54 @@ XRT__PRIVATE FILE *xrt__os_fopen(const char *path, const char *mode) {
   FILE *f = _wfopen(w, wmode);
   free(w);
   return f;
+}
+
+/* Readers share delete access, so that a writer can rename a new file over
+ * one being read (MoveFileExW); an open that finds the file in use is
+ * tried again. */
+XRT__OS_API int xrt__os_read_file(const char *path, const xrt_allocator *al,
+                                  uint64_t max_size, void **out,
+                                  size_t *out_size) {
+  int err = 0;
+  wchar_t *w = xrt__os_wide(path, &err);
+  if (!w) return err;
+  HANDLE h;
+  for (int tries = 0;; tries++) {
+    h = CreateFileW(w, GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE |
+                    FILE_SHARE_DELETE, NULL, OPEN_EXISTING,
+                    FILE_ATTRIBUTE_NORMAL, NULL);
+    if (h != INVALID_HANDLE_VALUE || !xrt__os_retry(GetLastError(), tries))
+      break;
+  }
+  if (h == INVALID_HANDLE_VALUE) err = xrt__os_last_errno();
+  free(w);
+  if (err) return err;
+  LARGE_INTEGER sz;
+  char *buf = NULL;
+  size_t size = 0, want = 0;
+  if (!GetFileSizeEx(h, &sz)) err = xrt__os_last_errno();
+  else if (sz.QuadPart < 0 || (uint64_t)sz.QuadPart > max_size ||
+           (uint64_t)sz.QuadPart >= SIZE_MAX)
+    err = EFBIG;
+  else if (!(buf = (char *)al->alloc(al->self, (size_t)sz.QuadPart + 1)))
+    err = ENOMEM;
+  else
+    want = (size_t)sz.QuadPart;
+  while (!err && size < want) {
+    DWORD n = 0, chunk = want - size > (1u << 30) ? (1u << 30)
+                                                  : (DWORD)(want - size);
+    if (!ReadFile(h, buf + size, chunk, &n, NULL)) err = xrt__os_last_errno();
+    if (!n) break; /* shorter than it was: the caller sees truncation */
+    size += n;
+  }
+  CloseHandle(h);
+  if (err) {
+    al->free(al->self, buf);
+    return err;
+  }
+  *out = buf;
+  *out_size = size;
+  return 0;
 }
 
 /* Creates a new, empty file whose name is tmpl with its last six
@@ -1945,21 +2148,75 @@ XRT__PRIVATE int xrt__os_temp_file(char *tmpl, char *why, size_t cap) {
   return EEXIST;
 }
 
-/* Replaces to with from in one step: readers see the old or the new file. */
+/* Replaces to with from in one step: readers see the old or the new file.
+ * A target still in use after the retries fails with EBUSY: it is not a
+ * directory the caller may not write (from was just written there). */
 XRT__PRIVATE int xrt__os_replace_file(const char *from, const char *to, char *why,
                                 size_t cap) {
   int err = 0;
   wchar_t *wf = xrt__os_wide(from, &err), *wt = wf ? xrt__os_wide(to, &err)
                                                    : NULL;
-  if (wt && MoveFileExW(wf, wt, MOVEFILE_REPLACE_EXISTING |
-                                    MOVEFILE_WRITE_THROUGH))
-    err = 0;
-  else if (wt)
-    err = xrt__os_fail(why, cap);
-  else
-    snprintf(why, cap, "%s", strerror(err));
+  if (!wt) snprintf(why, cap, "%s", strerror(err));
+  for (int tries = 0; wt && !MoveFileExW(wf, wt, MOVEFILE_REPLACE_EXISTING |
+                                                     MOVEFILE_WRITE_THROUGH);
+       tries++) {
+    DWORD e = GetLastError();
+    if (xrt__os_retry(e, tries)) continue;
+    xrt__os_reason(e, why, cap);
+    err = xrt__os_in_use(e) ? EBUSY : xrt__os_errno(e);
+    break;
+  }
   free(wf);
   free(wt);
+  return err;
+}
+
+/* Writes data to the new file path (it must not exist) and flushes it to
+ * the disk. */
+static int xrt__os_write_new_file(const char *path, const void *data,
+                                  size_t size) {
+  int err = 0;
+  wchar_t *w = xrt__os_wide(path, &err);
+  if (!w) return err;
+  HANDLE h = CreateFileW(w, GENERIC_WRITE, 0, NULL, CREATE_NEW,
+                         FILE_ATTRIBUTE_NORMAL, NULL);
+  free(w);
+  if (h == INVALID_HANDLE_VALUE) return xrt__os_last_errno();
+  const char *p = (const char *)data;
+  while (size && !err) {
+    DWORD n = 0, want = size > (1u << 30) ? (1u << 30) : (DWORD)size;
+    if (!WriteFile(h, p, want, &n, NULL)) err = xrt__os_last_errno();
+    else if (!n) err = ENOSPC;
+    else p += n, size -= n;
+  }
+  if (!err && !FlushFileBuffers(h)) err = xrt__os_last_errno();
+  CloseHandle(h);
+  return err;
+}
+
+/* Nothing to do: MOVEFILE_WRITE_THROUGH returns once the rename is on the
+ * disk. */
+static void xrt__os_sync_dir(const char *dir) { XRT__UNUSED(dir); }
+
+XRT__OS_API void xrt__os_touch(const char *path) {
+  wchar_t *w = xrt__os_wide(path, NULL);
+  HANDLE h = w ? CreateFileW(w, FILE_WRITE_ATTRIBUTES, FILE_SHARE_READ |
+                             FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
+                             OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL, NULL)
+               : INVALID_HANDLE_VALUE;
+  free(w);
+  if (h == INVALID_HANDLE_VALUE) return;
+  FILETIME now;
+  GetSystemTimePreciseAsFileTime(&now);
+  SetFileTime(h, NULL, NULL, &now);
+  CloseHandle(h);
+}
+
+XRT__OS_API int xrt__os_unlink(const char *path) {
+  int err = 0;
+  wchar_t *w = xrt__os_wide(path, &err);
+  if (w && !DeleteFileW(w)) err = xrt__os_last_errno();
+  free(w);
   return err;
 }
 
@@ -1968,6 +2225,12 @@ XRT__PRIVATE int xrt__os_replace_file(const char *from, const char *to, char *wh
 XRT__PRIVATE int64_t xrt__os_now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+XRT__OS_API int64_t xrt__os_wall_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
@@ -1980,6 +2243,8 @@ XRT__PRIVATE int xrt__os_cpu_count(void) {
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   return n < 1 ? 1 : n > INT_MAX ? INT_MAX : (int)n;
 }
+
+XRT__OS_API long xrt__os_pid(void) { return (long)getpid(); }
 
 /* Timed waits on the monotonic clock, immune to wall-clock changes. */
 XRT__PRIVATE void xrt__os_cond_init(pthread_cond_t *cv) {
@@ -2042,14 +2307,25 @@ XRT__PRIVATE int xrt__os_file_identify(const char *path, xrt__os_file_id *id,
   return 0;
 }
 
+XRT__OS_API int xrt__os_file_stat(const char *path, xrt__os_file_info *info) {
+  struct stat st;
+  if (stat(path, &st) != 0) return errno;
+  info->is_file = S_ISREG(st.st_mode);
+  info->is_dir = S_ISDIR(st.st_mode);
+  info->size = (uint64_t)st.st_size;
+  info->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 +
+                   st.st_mtim.tv_nsec;
+  return 0;
+}
+
 /* Whether path names a file without a directory ("x.so"), which the
  * loader would look for in its own search path rather than here. */
 XRT__PRIVATE bool xrt__os_path_is_bare(const char *path) {
   return !strchr(path, '/');
 }
 
-XRT__PRIVATE int xrt__os_list_dir(const char *dir, xrt__os_dir_fn fn, void *ctx,
-                            char *why, size_t cap) {
+XRT__OS_API int xrt__os_list_dir(const char *dir, xrt__os_dir_fn fn, void *ctx,
+                                 char *why, size_t cap) {
   DIR *d = opendir(dir);
   if (!d) {
     int err = errno;
@@ -2062,8 +2338,45 @@ XRT__PRIVATE int xrt__os_list_dir(const char *dir, xrt__os_dir_fn fn, void *ctx,
   return rc;
 }
 
+/* Creates directory path (one level). */
+static int xrt__os_make_dir(const char *path) {
+  return mkdir(path, 0777) == 0 ? 0 : errno;
+}
+
 XRT__PRIVATE FILE *xrt__os_fopen(const char *path, const char *mode) {
   return fopen(path, mode);
+}
+
+XRT__OS_API int xrt__os_read_file(const char *path, const xrt_allocator *al,
+                                  uint64_t max_size, void **out,
+                                  size_t *out_size) {
+  int fd = open(path, O_RDONLY);
+  if (fd < 0) return errno;
+  struct stat st;
+  int err = 0;
+  char *buf = NULL;
+  size_t size = 0;
+  if (fstat(fd, &st) != 0) err = errno;
+  else if (st.st_size < 0 || (uint64_t)st.st_size > max_size ||
+           (uint64_t)st.st_size >= SIZE_MAX)
+    err = EFBIG;
+  else if (!(buf = (char *)al->alloc(al->self, (size_t)st.st_size + 1)))
+    err = ENOMEM;
+  while (!err && size < (size_t)st.st_size) {
+    ssize_t n = read(fd, buf + size, (size_t)st.st_size - size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) err = errno;
+    if (n <= 0) break; /* shorter than it was: the caller sees truncation */
+    size += (size_t)n;
+  }
+  close(fd);
+  if (err) {
+    al->free(al->self, buf);
+    return err;
+  }
+  *out = buf;
+  *out_size = size;
+  return 0;
 }
 
 /* Creates a new, empty file whose name is tmpl with its last six
@@ -2088,7 +2401,67 @@ XRT__PRIVATE int xrt__os_replace_file(const char *from, const char *to, char *wh
   return err;
 }
 
+/* Writes data to the new file path (it must not exist) and flushes it to
+ * the disk. */
+static int xrt__os_write_new_file(const char *path, const void *data,
+                                  size_t size) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+  if (fd < 0) return errno;
+  const char *p = (const char *)data;
+  int err = 0;
+  while (size && !err) {
+    ssize_t n = write(fd, p, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) err = n < 0 ? errno : ENOSPC;
+    else p += n, size -= (size_t)n;
+  }
+  if (!err && fsync(fd) != 0) err = errno;
+  if (close(fd) != 0 && !err) err = errno;
+  return err;
+}
+
+/* Flushes directory dir's entries: after a rename, the new name is on the
+ * disk only once its directory is; without this a crash soon after could
+ * lose an entry whose write had completed (the file's own fsync does not
+ * cover its name).  Best effort: some file systems refuse. */
+static void xrt__os_sync_dir(const char *dir) {
+  int fd = open(dir, O_RDONLY);
+  if (fd < 0) return;
+  while (fsync(fd) != 0 && errno == EINTR) {
+  }
+  close(fd);
+}
+
+XRT__OS_API void xrt__os_touch(const char *path) {
+  utimensat(AT_FDCWD, path, NULL, 0);
+}
+
+XRT__OS_API int xrt__os_unlink(const char *path) {
+  return unlink(path) == 0 ? 0 : errno;
+}
+
 #endif
+
+/* ---- Built on the above, the same on both ---- */
+
+XRT__OS_API int xrt__os_mkdir(const char *path) {
+  int err = xrt__os_make_dir(path);
+  xrt__os_file_info info;
+  if (err == EEXIST)
+    err = xrt__os_file_stat(path, &info) == 0 && info.is_dir ? 0 : ENOTDIR;
+  return err;
+}
+
+XRT__OS_API int xrt__os_write_file_atomic(const char *dir, const char *tmp,
+                                          const char *path, const void *data,
+                                          size_t size) {
+  char why[256]; /* not reported: the caller maps the errno value */
+  int err = xrt__os_write_new_file(tmp, data, size);
+  if (!err) err = xrt__os_replace_file(tmp, path, why, sizeof why);
+  if (err) xrt__os_unlink(tmp);
+  else xrt__os_sync_dir(dir);
+  return err;
+}
 /* ==== end src/core/os.c ==== */
 /* ==== begin src/core/error.c ==== */
 /*
@@ -4055,11 +4428,6 @@ XRT__PRIVATE void xrt__parse_dense(xrt__parser *p, xrt_ir_literal *lit) {
  * Attributes
  * ------------------------------------------------------------------- */
 
-
-static int xrt__elem_is_int(xrt_dtype dt) {
-  return xrt_dtype_is_signed_int(dt) || xrt_dtype_is_unsigned_int(dt);
-}
-
 /* Reads element i of an integer literal as int64. */
 static int64_t xrt__lit_get_int(const xrt_ir_literal *l, int64_t i) {
   xrt_dtype dt = l->type.shape.dtype;
@@ -4082,7 +4450,7 @@ static void xrt__attr_dense(xrt__parser *p, xrt_ir_attr *a) {
   int64_t n = xrt__numel_sat(&lit->type.shape);
   xrt_dtype dt = lit->type.shape.dtype;
   a->lit = lit; /* kept: a constant's 'value' turns back into DENSE */
-  if ((xrt__elem_is_int(dt) || dt == XRT_PRED) && !lit->type.quant &&
+  if ((xrt__dtype_is_int(dt) || dt == XRT_PRED) && !lit->type.quant &&
       n <= (1 << 20)) {
     int64_t *v = xrt__p_alloc(p, (size_t)n * sizeof *v);
     for (int64_t i = 0; i < n; i++) v[i] = xrt__lit_get_int(lit, i);
@@ -6360,11 +6728,17 @@ XRT__PRIVATE xrt_status xrt__vsame(const xrt__vctx *v, int32_t a, int32_t b,
   return xrt__vfail(v, "%s: %s vs %s", what, sa, sb);
 }
 
-XRT__PRIVATE bool xrt__same_dims(const xrt_shape *a, const xrt_shape *b) {
-  if (a->rank != b->rank) return false;
-  for (int32_t i = 0; i < a->rank; i++)
-    if (a->dims[i] != b->dims[i]) return false;
+/* s has exactly the rank dimensions dims. */
+XRT__PRIVATE bool xrt__dims_are(const xrt_shape *s, const int64_t *dims,
+                                int64_t rank) {
+  if (s->rank != rank) return false;
+  for (int32_t i = 0; i < s->rank; i++)
+    if (s->dims[i] != dims[i]) return false;
   return true;
+}
+
+XRT__PRIVATE bool xrt__same_dims(const xrt_shape *a, const xrt_shape *b) {
+  return xrt__dims_are(a, b->dims, b->rank);
 }
 
 /* Element-type classes an op accepts, as a bit mask of XRT__K_*. */
@@ -6496,6 +6870,62 @@ XRT__PRIVATE bool xrt__contains(const int64_t *d, int64_t n, int64_t x) {
   return false;
 }
 
+XRT__PRIVATE bool xrt__dtype_is_int(xrt_dtype t) {
+  return xrt_dtype_is_signed_int(t) || xrt_dtype_is_unsigned_int(t);
+}
+
+/* A required INT attribute (*out is 0 when it is missing, which keeps
+ * callers free of maybe-uninitialized warnings). */
+XRT__PRIVATE xrt_status xrt__vint(const xrt__vctx *v, const char *name,
+                                  int64_t *out) {
+  const xrt_ir_attr *a = xrt__vattr(v, name, XRT_ATTR_INT);
+  *out = a ? a->i : 0;
+  return a ? XRT_OK
+           : xrt__vfail(v, "missing integer attribute '%s'", name);
+}
+
+/* An optional INT attribute; absent gives dflt. */
+XRT__PRIVATE xrt_status xrt__vint_or(const xrt__vctx *v, const char *name,
+                                     int64_t dflt, int64_t *out) {
+  const xrt_ir_attr *a = xrt_ir_op_attr(v->op, name);
+  *out = dflt;
+  if (!a) return XRT_OK;
+  if (a->kind != XRT_ATTR_INT)
+    return xrt__vfail(v, "attribute '%s' must be an integer", name);
+  *out = a->i;
+  return XRT_OK;
+}
+
+/* Fills out[0..n) with the entries a of a list attribute (window sizes,
+ * strides, dilations, padding), or with dflt where the attribute is absent
+ * (a NULL); returns the first index whose entry lies outside [lo, hi], or
+ * -1.  The op families word a bad entry differently, so the caller fails
+ * with its own message. */
+XRT__PRIVATE int64_t xrt__vfill_checked(int64_t *out, const int64_t *a,
+                                        int64_t n, int64_t dflt, int64_t lo,
+                                        int64_t hi) {
+  for (int64_t i = 0; i < n; i++) {
+    out[i] = a ? a[i] : dflt;
+    if (out[i] < lo || out[i] > hi) return i;
+  }
+  return -1;
+}
+
+/* n elements with dilation - 1 holes between neighbours: the spec's
+ * dilated size, for base (lhs) and window (rhs) dilations alike. */
+XRT__PRIVATE int64_t xrt__dilated(int64_t n, int64_t dilation) {
+  return n ? (n - 1) * dilation + 1 : 0;
+}
+
+/* The spec's num_windows along one dimension: how many windows of `window`
+ * elements (dilated), `stride` apart, fit in `padded` elements (the input
+ * dilated and padded). */
+XRT__PRIVATE int64_t xrt__num_windows(int64_t padded, int64_t window,
+                                      int64_t stride) {
+  if (padded <= 0 || window > padded) return 0;
+  return (padded - window) / stride + 1;
+}
+
 XRT__PRIVATE xrt_status xrt__verify_compare(const xrt__vctx *v) {
   xrt_status s = xrt__vcounts(v, 2, 1);
   if (s || (s = xrt__vsame(v, v->op->operands[0], v->op->operands[1],
@@ -6568,28 +6998,42 @@ XRT__PRIVATE xrt_status xrt__verify_bitcast(const xrt__vctx *v) {
                                   xrt_dtype_name(out->dtype));
 }
 
+/* iota and dynamic_iota: iota_dimension is a dimension of the result. */
+XRT__PRIVATE xrt_status xrt__viota_dimension(const xrt__vctx *v) {
+  int64_t d;
+  xrt_status s = xrt__vint(v, "iota_dimension", &d);
+  if (s) return s;
+  if (d < 0 || d >= xrt__result(v, 0)->rank)
+    return xrt__vfail(v, "iota_dimension %" PRId64 " is out of range", d);
+  return XRT_OK;
+}
+
 XRT__PRIVATE xrt_status xrt__verify_iota(const xrt__vctx *v) {
   xrt_status s = xrt__vcounts(v, 0, 1);
-  if (s) return s;
-  const xrt_ir_attr *d = xrt__vattr(v, "iota_dimension", XRT_ATTR_INT);
-  if (!d) return xrt__vfail(v, "missing integer attribute 'iota_dimension'");
-  if (d->i < 0 || d->i >= xrt__result(v, 0)->rank)
-    return xrt__vfail(v, "iota_dimension %" PRId64 " is out of range", d->i);
-  return XRT_OK;
+  return s ? s : xrt__viota_dimension(v);
+}
+
+/* broadcast_in_dim and its dynamic form: operand and result share an
+ * element type, and broadcast_dimensions maps each operand dimension to a
+ * distinct result dimension. */
+XRT__PRIVATE xrt_status xrt__vbroadcast_dims(const xrt__vctx *v,
+                                             const int64_t *dims, int64_t n) {
+  const xrt_shape *in = xrt__operand(v, 0), *out = xrt__result(v, 0);
+  if (in->dtype != out->dtype) return xrt__vfail(v, "element types differ");
+  if (n != in->rank)
+    return xrt__vfail(v, "broadcast_dimensions has %" PRId64 " entries for an "
+                      "operand of rank %d", n, (int)in->rank);
+  return xrt__vdims(v, "broadcast_dimensions", dims, n, out->rank);
 }
 
 XRT__PRIVATE xrt_status xrt__verify_broadcast_in_dim(const xrt__vctx *v) {
   xrt_status s = xrt__vcounts(v, 1, 1);
   const int64_t *dims;
   int64_t n;
-  if (s || (s = xrt__vints(v, "broadcast_dimensions", false, &dims, &n)))
+  if (s || (s = xrt__vints(v, "broadcast_dimensions", false, &dims, &n)) ||
+      (s = xrt__vbroadcast_dims(v, dims, n)))
     return s;
   const xrt_shape *in = xrt__operand(v, 0), *out = xrt__result(v, 0);
-  if (in->dtype != out->dtype) return xrt__vfail(v, "element types differ");
-  if (n != in->rank)
-    return xrt__vfail(v, "broadcast_dimensions has %" PRId64 " entries for an "
-                      "operand of rank %d", n, (int)in->rank);
-  if ((s = xrt__vdims(v, "broadcast_dimensions", dims, n, out->rank))) return s;
   for (int64_t i = 0; i < n; i++)
     if (in->dims[i] != 1 && in->dims[i] != out->dims[dims[i]])
       return xrt__vfail(v, "operand dimension %" PRId64 " (size %" PRId64
@@ -6629,15 +7073,19 @@ XRT__PRIVATE xrt_status xrt__verify_broadcast(const xrt__vctx *v) {
   return xrt__vresult_dims(v, out, want);
 }
 
-XRT__PRIVATE xrt_status xrt__verify_reshape(const xrt__vctx *v) {
-  xrt_status s = xrt__vcounts(v, 1, 1);
-  if (s) return s;
+/* reshape and dynamic_reshape: operand and result hold the same elements. */
+XRT__PRIVATE xrt_status xrt__vsame_elements(const xrt__vctx *v) {
   const xrt_shape *in = xrt__operand(v, 0), *out = xrt__result(v, 0);
   if (in->dtype != out->dtype) return xrt__vfail(v, "element types differ");
   if (xrt_shape_numel(in) != xrt_shape_numel(out))
     return xrt__vfail(v, "operand has %" PRId64 " elements, result %" PRId64,
                       xrt_shape_numel(in), xrt_shape_numel(out));
   return XRT_OK;
+}
+
+XRT__PRIVATE xrt_status xrt__verify_reshape(const xrt__vctx *v) {
+  xrt_status s = xrt__vcounts(v, 1, 1);
+  return s ? s : xrt__vsame_elements(v);
 }
 
 XRT__PRIVATE xrt_status xrt__verify_transpose(const xrt__vctx *v) {
@@ -6883,10 +7331,9 @@ XRT__PRIVATE xrt_status xrt__verify_dot_general(const xrt__vctx *v) {
     for (int32_t d = 0; d < x->rank; d++)
       if (!xrt__contains(used, nused, d)) want[k++] = x->dims[d];
   }
-  bool ok = out->rank == k;
-  for (int i = 0; ok && i < k; i++) ok = out->dims[i] == want[i];
-  if (!ok) return xrt__vfail(v, "result shape does not follow from the "
-                                "operands and dimension numbers");
+  if (!xrt__dims_are(out, want, k))
+    return xrt__vfail(v, "result shape does not follow from the operands and "
+                         "dimension numbers");
   if (l->dtype != r->dtype && !(xrt__vtype(v, v->op->operands[0])->quant ||
                                 xrt__vtype(v, v->op->operands[1])->quant))
     return xrt__vfail(v, "lhs and rhs element types differ (%s vs %s)",
@@ -6919,23 +7366,32 @@ XRT__PRIVATE xrt_status xrt__verify_while(const xrt__vctx *v) {
   return xrt__vregion_sig(v, &op->regions[1], "body", n, sig, n, sig);
 }
 
-XRT__PRIVATE xrt_status xrt__verify_call(const xrt__vctx *v) {
+/* The op's operands and results have the types of f's arguments and
+ * results: f is func.call's callee or composite's decomposition, which the
+ * messages name as such. */
+XRT__PRIVATE xrt_status xrt__vcallee(const xrt__vctx *v, const xrt_ir_func *f,
+                                     bool decomposition) {
   const xrt_ir_op *op = v->op;
-  if (op->callee < 0 || op->callee >= v->module->num_funcs)
-    return xrt__vfail(v, "callee is not a function of this module");
-  const xrt_ir_func *f = &v->module->funcs[op->callee];
   if (op->num_operands != f->body.num_args || op->num_results != f->num_results)
-    return xrt__vfail(v, "@%s takes %d argument(s) and returns %d", f->name,
+    return xrt__vfail(v, "%s@%s takes %d argument(s) and returns %d",
+                      decomposition ? "decomposition " : "", f->name,
                       (int)f->body.num_args, (int)f->num_results);
   for (int i = 0; i < op->num_operands; i++)
     if (!xrt__type_equal(xrt__vtype(v, op->operands[i]),
                          &f->value_types[f->body.args[i]]))
-      return xrt__vfail(v, "argument %d has the wrong type for @%s", i,
-                        f->name);
+      return xrt__vfail(v, "%s %d has the wrong type for @%s",
+                        decomposition ? "operand" : "argument", i, f->name);
   for (int i = 0; i < op->num_results; i++)
     if (!xrt__type_equal(xrt__vtype(v, op->results[i]), &f->result_types[i]))
       return xrt__vfail(v, "result %d has the wrong type for @%s", i, f->name);
   return XRT_OK;
+}
+
+XRT__PRIVATE xrt_status xrt__verify_call(const xrt__vctx *v) {
+  const xrt_ir_op *op = v->op;
+  if (op->callee < 0 || op->callee >= v->module->num_funcs)
+    return xrt__vfail(v, "callee is not a function of this module");
+  return xrt__vcallee(v, &v->module->funcs[op->callee], false);
 }
 
 XRT__PRIVATE xrt_status xrt__verify_constant(const xrt__vctx *v) {
@@ -6972,11 +7428,6 @@ XRT__PRIVATE xrt_status xrt__verify_custom_call(const xrt__vctx *v) {
 #define XRT__IX_BIG ((int64_t)1 << 40) /* window attribute values beyond this
                                           cannot describe a real tensor */
 
-static bool xrt__ix_int(xrt_dtype t) {
-  return xrt_dtype_is_signed_int(t) || xrt_dtype_is_unsigned_int(t);
-}
-
-/* A list field of a dimension-numbers DICT; absent means empty. */
 /* In range, unique and (when sorted is set) ascending. */
 static xrt_status xrt__ix_dims(const xrt__vctx *v, const char *what,
                                const int64_t *d, int64_t n, int64_t rank,
@@ -6999,6 +7450,16 @@ static xrt_status xrt__ix_unique2(const xrt__vctx *v, const char *what,
   return XRT_OK;
 }
 
+/* Operand k is a 1-d integer tensor with n elements. */
+static xrt_status xrt__ix_shape_operand(const xrt__vctx *v, int k,
+                                        const char *what, int64_t n) {
+  const xrt_shape *s = xrt__operand(v, k);
+  if (!xrt__dtype_is_int(s->dtype) || s->rank != 1 || s->dims[0] != n)
+    return xrt__vfail(v, "%s must be a 1-d integer tensor of %" PRId64
+                      " elements", what, n);
+  return XRT_OK;
+}
+
 /* Shared by gather and scatter: the batching dims pair up (same count,
  * equal sizes, index_vector_dim not among them), index_vector_dim is in
  * range and the index vector has one entry per mapped dimension. */
@@ -7007,11 +7468,27 @@ typedef struct xrt__ix_dn {
   int64_t nwin, nins, nobat, nibat, nmap, ivd;
 } xrt__ix_dn;
 
+/* Reads the five lists named by names and index_vector_dim (absent: 0)
+ * from the dimension numbers dn. */
+static xrt_status xrt__ix_read_dn(const xrt__vctx *v, const xrt_ir_attr *dn,
+                                  const char *const *names, xrt__ix_dn *d) {
+  xrt_status s;
+  if ((s = xrt__vfield(v, dn, names[0], &d->win, &d->nwin)) ||
+      (s = xrt__vfield(v, dn, names[1], &d->ins, &d->nins)) ||
+      (s = xrt__vfield(v, dn, names[2], &d->obat, &d->nobat)) ||
+      (s = xrt__vfield(v, dn, names[3], &d->ibat, &d->nibat)) ||
+      (s = xrt__vfield(v, dn, names[4], &d->map, &d->nmap)))
+    return s;
+  const xrt_ir_attr *iv = xrt_ir_attr_field(dn, "index_vector_dim");
+  d->ivd = iv && iv->kind == XRT_ATTR_INT ? iv->i : 0;
+  return XRT_OK;
+}
+
 static xrt_status xrt__ix_common(const xrt__vctx *v, const xrt__ix_dn *d,
                                  const xrt_shape *opnd, const xrt_shape *idx,
                                  const char *const *names) {
   xrt_status s;
-  if (!xrt__ix_int(idx->dtype))
+  if (!xrt__dtype_is_int(idx->dtype))
     return xrt__vfail(v, "indices must have an integer element type");
   if (d->ivd < 0 || d->ivd > idx->rank)
     return xrt__vfail(v, "index_vector_dim %" PRId64 " is out of range for "
@@ -7078,14 +7555,7 @@ static xrt_status xrt__verify_gather(const xrt__vctx *v, bool dynamic) {
   const xrt_ir_attr *dn = xrt__vattr(v, "dimension_numbers", XRT_ATTR_DICT);
   if (!dn) return xrt__vfail(v, "missing attribute 'dimension_numbers'");
   xrt__ix_dn d;
-  if ((s = xrt__vfield(v, dn, names[0], &d.win, &d.nwin)) ||
-      (s = xrt__vfield(v, dn, names[1], &d.ins, &d.nins)) ||
-      (s = xrt__vfield(v, dn, names[2], &d.obat, &d.nobat)) ||
-      (s = xrt__vfield(v, dn, names[3], &d.ibat, &d.nibat)) ||
-      (s = xrt__vfield(v, dn, names[4], &d.map, &d.nmap)))
-    return s;
-  const xrt_ir_attr *iv = xrt_ir_attr_field(dn, "index_vector_dim");
-  d.ivd = iv && iv->kind == XRT_ATTR_INT ? iv->i : 0;
+  if ((s = xrt__ix_read_dn(v, dn, names, &d))) return s;
   const xrt_shape *op = xrt__operand(v, 0), *idx = xrt__operand(v, 1),
                   *out = xrt__result(v, 0);
   if ((s = xrt__ix_common(v, &d, op, idx, names)) ||
@@ -7095,10 +7565,7 @@ static xrt_status xrt__verify_gather(const xrt__vctx *v, bool dynamic) {
     return xrt__vfail(v, "operand and result element types differ");
   int64_t ss[XRT_MAX_RANK] = {0}, offs[XRT_MAX_RANK] = {0}, no = 0;
   if (dynamic) {
-    const xrt_shape *sz = xrt__operand(v, 2);
-    if (!xrt__ix_int(sz->dtype) || sz->rank != 1 || sz->dims[0] != op->rank)
-      return xrt__vfail(v, "slice_sizes must be a 1-d integer tensor of %d "
-                        "elements", (int)op->rank);
+    if ((s = xrt__ix_shape_operand(v, 2, "slice_sizes", op->rank))) return s;
     for (int32_t k = 0; k < op->rank; k++) ss[k] = -1; /* known at run time */
   } else {
     const int64_t *a;
@@ -7151,14 +7618,7 @@ static xrt_status xrt__verify_scatter(const xrt__vctx *v) {
   if (!dn)
     return xrt__vfail(v, "missing attribute 'scatter_dimension_numbers'");
   xrt__ix_dn d;
-  if ((s = xrt__vfield(v, dn, names[0], &d.win, &d.nwin)) ||
-      (s = xrt__vfield(v, dn, names[1], &d.ins, &d.nins)) ||
-      (s = xrt__vfield(v, dn, names[2], &d.obat, &d.nobat)) ||
-      (s = xrt__vfield(v, dn, names[3], &d.ibat, &d.nibat)) ||
-      (s = xrt__vfield(v, dn, names[4], &d.map, &d.nmap)))
-    return s;
-  const xrt_ir_attr *iv = xrt_ir_attr_field(dn, "index_vector_dim");
-  d.ivd = iv && iv->kind == XRT_ATTR_INT ? iv->i : 0;
+  if ((s = xrt__ix_read_dn(v, dn, names, &d))) return s;
   const xrt_shape *in0 = xrt__operand(v, 0), *idx = xrt__operand(v, n),
                   *up0 = xrt__operand(v, n + 1);
   const xrt_ir_type *sig[64];
@@ -7216,7 +7676,7 @@ static xrt_status xrt__verify_scatter(const xrt__vctx *v) {
 static xrt_status xrt__ix_starts(const xrt__vctx *v, int first, int count) {
   for (int i = 0; i < count; i++) {
     const xrt_shape *s = xrt__operand(v, first + i);
-    if (s->rank != 0 || !xrt__ix_int(s->dtype))
+    if (s->rank != 0 || !xrt__dtype_is_int(s->dtype))
       return xrt__vfail(v, "start index %d must be an integer scalar", i);
     if (s->dtype != xrt__operand(v, first)->dtype)
       return xrt__vfail(v, "start indices must share one element type");
@@ -7279,18 +7739,17 @@ static xrt_status xrt__ix_window_attr(const xrt__vctx *v, const char *name,
                                       int per_dim, int64_t lo,
                                       int64_t dflt, int64_t *out) {
   const int64_t *a;
-  int64_t n;
+  int64_t n, bad;
   xrt_status s = xrt__vints(v, name, !required, &a, &n);
   if (s) return s;
   if (a && n != per_dim * rank)
     return xrt__vfail(v, "%s needs %d entries, has %" PRId64, name,
                       per_dim * (int)rank, n);
-  for (int32_t i = 0; i < per_dim * rank; i++) {
-    out[i] = a ? a[i] : dflt;
-    if (out[i] < lo || out[i] > XRT__IX_BIG || out[i] < -XRT__IX_BIG)
-      return xrt__vfail(v, "%s[%d] = %" PRId64 " must be %s", name, (int)i,
-                        out[i], lo > 0 ? "positive" : "in range");
-  }
+  /* every caller's lo is at least -XRT__IX_BIG, so this bounds magnitudes */
+  bad = xrt__vfill_checked(out, a, per_dim * rank, dflt, lo, XRT__IX_BIG);
+  if (bad >= 0)
+    return xrt__vfail(v, "%s[%d] = %" PRId64 " must be %s", name, (int)bad,
+                      out[bad], lo > 0 ? "positive" : "in range");
   return XRT_OK;
 }
 
@@ -7318,12 +7777,11 @@ static xrt_status xrt__ix_windows(const xrt__vctx *v, const xrt_shape *x,
         (x->dims[d] > 1 && bd[d] > XRT__IX_BIG / (x->dims[d] - 1)) ||
         (wd[d] > 1 && wdl[d] > XRT__IX_BIG / (wd[d] - 1)))
       return xrt__vfail(v, "window of dimension %d is too large", (int)d);
-    int64_t dil = x->dims[d] ? (x->dims[d] - 1) * bd[d] + 1 : 0;
-    int64_t padded = dil + pad[2 * d] + pad[2 * d + 1];
-    int64_t win = (wd[d] - 1) * wdl[d] + 1;
+    int64_t padded = xrt__dilated(x->dims[d], bd[d]) + pad[2 * d] +
+                     pad[2 * d + 1];
     if (padded < 0)
       return xrt__vfail(v, "padding makes dimension %d negative", (int)d);
-    out[d] = padded < win ? 0 : (padded - win) / ws[d] + 1;
+    out[d] = xrt__num_windows(padded, xrt__dilated(wd[d], wdl[d]), ws[d]);
   }
   return XRT_OK;
 }
@@ -7392,16 +7850,6 @@ static xrt_status xrt__verify_select_and_scatter(const xrt__vctx *v) {
   return xrt__vregion_sig(v, &op->regions[1], "scatter", 2, sig, 1, sig);
 }
 
-/* Operand k is a 1-d integer tensor with n elements. */
-static xrt_status xrt__ix_shape_operand(const xrt__vctx *v, int k,
-                                        const char *what, int64_t n) {
-  const xrt_shape *s = xrt__operand(v, k);
-  if (!xrt__ix_int(s->dtype) || s->rank != 1 || s->dims[0] != n)
-    return xrt__vfail(v, "%s must be a 1-d integer tensor of %" PRId64
-                      " elements", what, n);
-  return XRT_OK;
-}
-
 static xrt_status xrt__verify_dynamic_broadcast_in_dim(const xrt__vctx *v) {
   xrt_status s = xrt__vcounts(v, 2, 1);
   const int64_t *bd, *ke, *kn;
@@ -7411,13 +7859,8 @@ static xrt_status xrt__verify_dynamic_broadcast_in_dim(const xrt__vctx *v) {
       (s = xrt__vints(v, "known_nonexpanding_dimensions", true, &kn, &nkn)))
     return s;
   const xrt_shape *in = xrt__operand(v, 0), *out = xrt__result(v, 0);
-  if ((s = xrt__ix_shape_operand(v, 1, "output_dimensions", out->rank)))
-    return s;
-  if (in->dtype != out->dtype) return xrt__vfail(v, "element types differ");
-  if (n != in->rank)
-    return xrt__vfail(v, "broadcast_dimensions has %" PRId64 " entries for an "
-                      "operand of rank %d", n, (int)in->rank);
-  if ((s = xrt__vdims(v, "broadcast_dimensions", bd, n, out->rank)) ||
+  if ((s = xrt__ix_shape_operand(v, 1, "output_dimensions", out->rank)) ||
+      (s = xrt__vbroadcast_dims(v, bd, n)) ||
       (s = xrt__vdims(v, "known_expanding_dimensions", ke, nke, in->rank)) ||
       (s = xrt__vdims(v, "known_nonexpanding_dimensions", kn, nkn,
                       in->rank)) ||
@@ -7436,11 +7879,7 @@ static xrt_status xrt__verify_dynamic_iota(const xrt__vctx *v) {
   if (s) return s;
   const xrt_shape *out = xrt__result(v, 0);
   if ((s = xrt__ix_shape_operand(v, 0, "output_shape", out->rank))) return s;
-  const xrt_ir_attr *d = xrt__vattr(v, "iota_dimension", XRT_ATTR_INT);
-  if (!d) return xrt__vfail(v, "missing integer attribute 'iota_dimension'");
-  if (d->i < 0 || d->i >= out->rank)
-    return xrt__vfail(v, "iota_dimension %" PRId64 " is out of range", d->i);
-  return XRT_OK;
+  return xrt__viota_dimension(v);
 }
 
 static xrt_status xrt__verify_dynamic_pad(const xrt__vctx *v) {
@@ -7464,13 +7903,9 @@ static xrt_status xrt__verify_dynamic_pad(const xrt__vctx *v) {
 static xrt_status xrt__verify_dynamic_reshape(const xrt__vctx *v) {
   xrt_status s = xrt__vcounts(v, 2, 1);
   if (s) return s;
-  const xrt_shape *in = xrt__operand(v, 0), *out = xrt__result(v, 0);
+  const xrt_shape *out = xrt__result(v, 0);
   if ((s = xrt__ix_shape_operand(v, 1, "output_shape", out->rank))) return s;
-  if (in->dtype != out->dtype) return xrt__vfail(v, "element types differ");
-  if (xrt_shape_numel(in) != xrt_shape_numel(out))
-    return xrt__vfail(v, "operand has %" PRId64 " elements, result %" PRId64,
-                      xrt_shape_numel(in), xrt_shape_numel(out));
-  return XRT_OK;
+  return xrt__vsame_elements(v);
 }
 
 XRT__PRIVATE xrt_status xrt__verify_index(const xrt__vctx *v) {
@@ -7595,10 +8030,8 @@ static xrt_status xrt__verify_sort(const xrt__vctx *v) {
     if (!xrt__same_dims(xrt__operand(v, i), s0))
       return xrt__vfail(v, "operand %d differs in shape from operand 0", i);
   }
-  const xrt_ir_attr *d = xrt__vattr(v, "dimension", -1);
-  if (d && d->kind != XRT_ATTR_INT)
-    return xrt__vfail(v, "attribute 'dimension' must be an integer");
-  int64_t dim = d ? d->i : -1;
+  int64_t dim;
+  if ((s = xrt__vint_or(v, "dimension", -1, &dim))) return s;
   if (dim < -(int64_t)s0->rank || dim >= s0->rank)
     return xrt__vfail(v, "dimension %" PRId64 " is out of range for rank %d",
                       dim, (int)s0->rank);
@@ -7616,7 +8049,6 @@ static xrt_status xrt__verify_sort(const xrt__vctx *v) {
 /* composite: the decomposition is a function of the module whose
  * signature matches the operands and results. */
 static xrt_status xrt__verify_composite(const xrt__vctx *v) {
-  const xrt_ir_op *op = v->op;
   const xrt_ir_attr *d = xrt__vattr(v, "decomposition", XRT_ATTR_SYMBOL);
   if (!d || !d->s) return xrt__vfail(v, "missing symbol attribute 'decomposition'");
   const xrt_ir_attr *nm = xrt__vattr(v, "name", -1);
@@ -7628,18 +8060,7 @@ static xrt_status xrt__verify_composite(const xrt__vctx *v) {
       f = &v->module->funcs[i];
   if (!f) return xrt__vfail(v, "decomposition @%s is not a function of the "
                             "module", d->s);
-  if (op->num_operands != f->body.num_args || op->num_results != f->num_results)
-    return xrt__vfail(v, "decomposition @%s takes %d argument(s) and returns "
-                      "%d", f->name, (int)f->body.num_args,
-                      (int)f->num_results);
-  for (int i = 0; i < op->num_operands; i++)
-    if (!xrt__type_equal(xrt__vtype(v, op->operands[i]),
-                         &f->value_types[f->body.args[i]]))
-      return xrt__vfail(v, "operand %d has the wrong type for @%s", i, f->name);
-  for (int i = 0; i < op->num_results; i++)
-    if (!xrt__type_equal(xrt__vtype(v, op->results[i]), &f->result_types[i]))
-      return xrt__vfail(v, "result %d has the wrong type for @%s", i, f->name);
-  return XRT_OK;
+  return xrt__vcallee(v, f, true);
 }
 
 /* tuple: (C1) the result is tuple<operand types...>. */
@@ -7663,14 +8084,14 @@ static xrt_status xrt__verify_get_tuple_element(const xrt__vctx *v) {
     return xrt__vfail(v, "expects 1 operand and 1 result");
   const xrt_ir_type *t = xrt__vtype(v, op->operands[0]);
   if (t->kind != XRT_TYPE_TUPLE) return xrt__vfail(v, "operand must be a tuple");
-  const xrt_ir_attr *k = xrt__vattr(v, "index", XRT_ATTR_INT);
-  if (!k) return xrt__vfail(v, "missing integer attribute 'index'");
-  if (k->i < 0 || k->i >= t->num_elems)
+  int64_t k;
+  xrt_status s = xrt__vint(v, "index", &k);
+  if (s) return s;
+  if (k < 0 || k >= t->num_elems)
     return xrt__vfail(v, "index %" PRId64 " is out of range for a tuple of %d "
-                      "element(s)", k->i, (int)t->num_elems);
-  if (!xrt__type_equal(xrt__vtype(v, op->results[0]), &t->elems[k->i]))
-    return xrt__vfail(v, "result type differs from tuple element %" PRId64,
-                      k->i);
+                      "element(s)", k, (int)t->num_elems);
+  if (!xrt__type_equal(xrt__vtype(v, op->results[0]), &t->elems[k]))
+    return xrt__vfail(v, "result type differs from tuple element %" PRId64, k);
   return XRT_OK;
 }
 
@@ -7730,8 +8151,9 @@ static xrt_status xrt__verify_io(const xrt__vctx *v, bool reads) {
  * takes input slices and carries and returns output slices and carries. */
 static xrt_status xrt__verify_scan(const xrt__vctx *v) {
   const xrt_ir_op *op = v->op;
-  const xrt_ir_attr *d = xrt__vattr(v, "dimension", XRT_ATTR_INT);
-  if (!d) return xrt__vfail(v, "missing integer attribute 'dimension'");
+  int64_t dim;
+  xrt_status s = xrt__vint(v, "dimension", &dim);
+  if (s) return s;
   if (op->num_regions != 1) return xrt__vfail(v, "needs a body region");
   const xrt_ir_region *r = &op->regions[0];
   if (r->num_args != op->num_operands)
@@ -7762,13 +8184,13 @@ static xrt_status xrt__verify_scan(const xrt__vctx *v) {
   for (int i = 0; i < ni; i++) {
     const xrt_shape *in = xrt__operand(v, i);
     const xrt_ir_type *at = &v->func->value_types[r->args[i]];
-    if (d->i < 0 || d->i >= in->rank)
+    if (dim < 0 || dim >= in->rank)
       return xrt__vfail(v, "dimension %" PRId64 " is out of range for input "
-                        "%d of rank %d", d->i, i, (int)in->rank);
+                        "%d of rank %d", dim, i, (int)in->rank);
     bool ok = at->kind == XRT_TYPE_TENSOR && at->shape.dtype == in->dtype &&
               at->shape.rank == in->rank - 1;
     for (int k = 0, j = 0; ok && k < in->rank; k++)
-      if (k != d->i) ok = at->shape.dims[j++] == in->dims[k];
+      if (k != dim) ok = at->shape.dims[j++] == in->dims[k];
     if (!ok)
       return xrt__vfail(v, "body argument %d must be a slice of input %d", i, i);
   }
@@ -7821,42 +8243,21 @@ static bool xrt__la_quant(const xrt__vctx *v, int32_t id) {
   return xrt__vtype(v, id)->quant != NULL;
 }
 
-static bool xrt__la_int(xrt_dtype t) {
-  return xrt_dtype_is_signed_int(t) || xrt_dtype_is_unsigned_int(t);
-}
-
-static bool xrt__la_float(xrt_dtype t) { return xrt_dtype_is_float(t); }
-
 /* An optional list attribute of n entries, each in [lo, hi]; absent gives
  * dflt.  Boolean lists (window_reversal) come as 0/1 integers. */
 static xrt_status xrt__la_list(const xrt__vctx *v, const char *name,
                                int64_t n, int64_t lo, int64_t hi,
                                int64_t dflt, int64_t *out) {
   const int64_t *x;
-  int64_t k;
+  int64_t k, bad;
   xrt_status s = xrt__vints(v, name, true, &x, &k);
   if (s) return s;
   if (x && k != n)
     return xrt__vfail(v, "%s must have %" PRId64 " entries, not %" PRId64,
                       name, n, k);
-  for (int64_t i = 0; i < n; i++) {
-    out[i] = x ? x[i] : dflt;
-    if (out[i] < lo || out[i] > hi)
-      return xrt__vfail(v, "%s[%" PRId64 "] = %" PRId64 " is out of range",
-                        name, i, out[i]);
-  }
-  return XRT_OK;
-}
-
-/* An optional integer attribute; absent gives dflt. */
-static xrt_status xrt__la_int_attr(const xrt__vctx *v, const char *name,
-                                   int64_t dflt, int64_t *out) {
-  const xrt_ir_attr *a = xrt_ir_op_attr(v->op, name);
-  *out = dflt;
-  if (!a) return XRT_OK;
-  if (a->kind != XRT_ATTR_INT)
-    return xrt__vfail(v, "attribute '%s' must be an integer", name);
-  *out = a->i;
+  if ((bad = xrt__vfill_checked(out, x, n, dflt, lo, hi)) >= 0)
+    return xrt__vfail(v, "%s[%" PRId64 "] = %" PRId64 " is out of range",
+                      name, bad, out[bad]);
   return XRT_OK;
 }
 
@@ -7949,37 +8350,26 @@ static xrt_status xrt__la_conv_dn(const xrt__vctx *v, int64_t N,
   return xrt__la_perm(v, "output dimensions", c->ob, c->osp, c->ofd, N);
 }
 
-/* C26: num_windows of one spatial dimension. */
-static int64_t xrt__la_windows(int64_t in, int64_t k, int64_t lo, int64_t hi,
-                               int64_t ld, int64_t rd, int64_t ws) {
-  int64_t dil = in == 0 ? 0 : (in - 1) * ld + 1;
-  int64_t padded = lo + dil + hi;
-  int64_t win = k == 0 ? 0 : (k - 1) * rd + 1;
-  if (padded <= 0 || win > padded) return 0;
-  return (padded - win) / ws + 1;
-}
-
 static xrt_status xrt__la_padding(const xrt__vctx *v, int64_t ns,
                                   bool dynamic, int64_t *pad) {
   if (dynamic) {
     const xrt_shape *p = xrt__operand(v, 2);
     if (p->rank != 2 || p->dims[0] != ns || p->dims[1] != 2 ||
-        !xrt__la_int(p->dtype))
+        !xrt__dtype_is_int(p->dtype))
       return xrt__vfail(v, "padding must be an integer tensor<%" PRId64
                         "x2>", ns);
     return XRT_OK;
   }
   const int64_t *x;
-  int64_t k;
+  int64_t k, bad;
   xrt_status s = xrt__vints(v, "padding", true, &x, &k);
   if (s) return s;
   if (x && k != 2 * ns) /* C5 */
     return xrt__vfail(v, "padding must have %" PRId64 "x2 entries", ns);
-  for (int64_t i = 0; i < 2 * ns; i++) {
-    pad[i] = x ? x[i] : 0;
-    if (pad[i] <= -XRT__LA_BIG || pad[i] >= XRT__LA_BIG)
-      return xrt__vfail(v, "padding entry %" PRId64 " is out of range", i);
-  }
+  bad = xrt__vfill_checked(pad, x, 2 * ns, 0, -XRT__LA_BIG + 1,
+                           XRT__LA_BIG - 1);
+  if (bad >= 0)
+    return xrt__vfail(v, "padding entry %" PRId64 " is out of range", bad);
   return XRT_OK;
 }
 
@@ -7988,8 +8378,8 @@ static xrt_status xrt__la_groups(const xrt__vctx *v, const xrt__la_conv *c,
                                  int64_t *fg, int64_t *bg) {
   const xrt_shape *l = xrt__operand(v, 0), *r = xrt__operand(v, 1);
   xrt_status s;
-  if ((s = xrt__la_int_attr(v, "feature_group_count", 1, fg)) ||
-      (s = xrt__la_int_attr(v, "batch_group_count", 1, bg)))
+  if ((s = xrt__vint_or(v, "feature_group_count", 1, fg)) ||
+      (s = xrt__vint_or(v, "batch_group_count", 1, bg)))
     return s;
   if (*fg < 1 || *bg < 1)
     return xrt__vfail(v, "feature_group_count and batch_group_count must be "
@@ -8047,9 +8437,10 @@ static xrt_status xrt__verify_conv(const xrt__vctx *v, bool dynamic) {
     return xrt__vfail(v, "result feature size must be %" PRId64 ", not %"
                       PRId64, r->dims[c.kof], o->dims[c.ofd]);
   for (int64_t d = 0; !dynamic && d < ns; d++) {
-    int64_t n = xrt__la_windows(l->dims[c.isp[d]], r->dims[c.ksp[d]],
-                                pad[2 * d], pad[2 * d + 1], ld[d], rd[d],
-                                ws[d]);
+    int64_t padded = pad[2 * d] + xrt__dilated(l->dims[c.isp[d]], ld[d]) +
+                     pad[2 * d + 1];
+    int64_t win = xrt__dilated(r->dims[c.ksp[d]], rd[d]);
+    int64_t n = xrt__num_windows(padded, win, ws[d]);
     if (o->dims[c.osp[d]] != n)
       return xrt__vfail(v, "result spatial dimension %" PRId64 " must be %"
                         PRId64 " (the number of windows), not %" PRId64,
@@ -8184,14 +8575,12 @@ static xrt_status xrt__verify_batch_norm(const xrt__vctx *v, int nops,
   const xrt_ir_attr *e = xrt_ir_op_attr(v->op, "epsilon");
   if (!e || e->kind != XRT_ATTR_FLOAT)
     return xrt__vfail(v, "missing float attribute 'epsilon'");
-  const xrt_ir_attr *f = xrt__vattr(v, "feature_index", XRT_ATTR_INT);
-  if (!f) return xrt__vfail(v, "missing integer attribute 'feature_index'");
-  fi = f->i;
+  if ((s = xrt__vint(v, "feature_index", &fi))) return s;
   const xrt_shape *x = xrt__operand(v, 0);
   if (fi < 0 || fi >= x->rank) /* C1 */
     return xrt__vfail(v, "feature_index %" PRId64 " is out of range for rank "
                       "%d", fi, (int)x->rank);
-  if (!xrt__la_float(x->dtype) &&
+  if (!xrt_dtype_is_float(x->dtype) &&
       !xrt__la_per_tensor_quant(v, v->op->operands[0]))
     return xrt__vfail(v, "element type %s is not floating-point or "
                       "per-tensor quantized", xrt_dtype_name(x->dtype));
@@ -8227,13 +8616,13 @@ static xrt_status xrt__verify_rng(const xrt__vctx *v) {
     return xrt__vfail(v, "a and b must be 0-dimensional");
   if (a->dtype != o->dtype || b->dtype != o->dtype) /* C1 */
     return xrt__vfail(v, "a, b and result must have the same element type");
-  if (kind == 1 && !xrt__la_float(o->dtype)) /* C2 */
+  if (kind == 1 && !xrt_dtype_is_float(o->dtype)) /* C2 */
     return xrt__vfail(v, "NORMAL needs a floating-point element type");
-  if (!(kind == 0 && (xrt__la_int(o->dtype) || o->dtype == XRT_PRED)) &&
-      !xrt__la_float(o->dtype))
+  if (!(kind == 0 && (xrt__dtype_is_int(o->dtype) || o->dtype == XRT_PRED)) &&
+      !xrt_dtype_is_float(o->dtype))
     return xrt__vfail(v, "element type %s is not allowed",
                       xrt_dtype_name(o->dtype));
-  if (sh->rank != 1 || !xrt__la_int(sh->dtype) || sh->dims[0] != o->rank)
+  if (sh->rank != 1 || !xrt__dtype_is_int(sh->dtype) || sh->dims[0] != o->rank)
     return xrt__vfail(v, "shape must be a 1-D integer tensor of %d entries",
                       (int)o->rank); /* C3 */
   return XRT_OK;
@@ -8254,7 +8643,7 @@ static xrt_status xrt__verify_rng_bit_generator(const xrt__vctx *v) {
   if ((s = xrt__vsame(v, v->op->operands[0], v->op->results[0],
                       "output_state type differs from initial_state")))
     return s; /* C1 */
-  if (!xrt__la_int(o->dtype) && !xrt__la_float(o->dtype))
+  if (!xrt__dtype_is_int(o->dtype) && !xrt_dtype_is_float(o->dtype))
     return xrt__vfail(v, "output must have an integer or floating-point "
                          "element type, not %s", xrt_dtype_name(o->dtype));
   return XRT_OK;
@@ -8281,9 +8670,7 @@ static xrt_status xrt__la_rd_result(const xrt__vctx *v, const int64_t *lb,
     if (!xrt__contains(rb, nb, d) && !xrt__contains(rc, nc, d) &&
         !xrt__contains(rg, ng, d))
       want[k++] = r->dims[d];
-  bool ok = o->rank == k;
-  for (int i = 0; ok && i < k; i++) ok = o->dims[i] == want[i];
-  if (!ok)
+  if (!xrt__dims_are(o, want, k))
     return xrt__vfail(v, "result shape does not follow from the operands and "
                          "ragged_dot_dimension_numbers");
   return XRT_OK;
@@ -8327,7 +8714,7 @@ static xrt_status xrt__verify_ragged_dot(const xrt__vctx *v) {
   if (lr[0] < 0 || lr[0] >= l->rank)
     return xrt__vfail(v, "lhs ragged dimension %" PRId64 " is out of range",
                       lr[0]);
-  if (gs->rank != 1 || !xrt__la_int(gs->dtype))
+  if (gs->rank != 1 || !xrt__dtype_is_int(gs->dtype))
     return xrt__vfail(v, "group_sizes must be a 1-D integer tensor");
   if (l->dtype != r->dtype)
     return xrt__vfail(v, "lhs and rhs element types differ");
@@ -8441,11 +8828,7 @@ static xrt_status xrt__vquant(const xrt__vctx *v, int32_t id, const char *what) 
 }
 
 static bool xrt__vsame_dims_ids(const xrt__vctx *v, int32_t a, int32_t b) {
-  const xrt_shape *x = xrt__vshape(v, a), *y = xrt__vshape(v, b);
-  if (x->rank != y->rank) return false;
-  for (int32_t i = 0; i < x->rank; i++)
-    if (x->dims[i] != y->dims[i]) return false;
-  return true;
+  return xrt__same_dims(xrt__vshape(v, a), xrt__vshape(v, b));
 }
 
 static xrt_status xrt__verify_uniform_quantize(const xrt__vctx *v) {
@@ -8522,9 +8905,7 @@ static xrt_status xrt__verify_mulhi(const xrt__vctx *v) {
                       "result type differs from operand type")))
     return s;
   xrt_dtype t = xrt__operand(v, 0)->dtype;
-  int k = xrt__dtype_class(t);
-  if ((k != XRT__K_SINT && k != XRT__K_UINT) ||
-      xrt__vtype(v, v->op->operands[0])->quant)
+  if (!xrt__dtype_is_int(t) || xrt__vtype(v, v->op->operands[0])->quant)
     return xrt__vfail(v, "element type %s is not an integer type",
                       xrt_dtype_name(t));
   return XRT_OK;
@@ -10165,7 +10546,7 @@ static xrt_status xrt__client_open(xrt__client *c,
     return xrt__fail(XRT_INTERNAL, "plugin '%s': client_create returned OK "
                      "without a client", c->api->name);
   if ((s = xrt__client_devices(c)) || (s = xrt__mp_devices(c))) return s;
-  if ((s = xrt_host_register_builtins(c))) return s;
+  if ((s = xrt__host_register_builtins(c))) return s;
   if ((s = xrt__queues_start(c))) return s;
   c->handle = xrt__hnew(c, XRT__H_CLIENT);
   if (!c->handle) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of handles");
@@ -11532,7 +11913,7 @@ static xrt_status xrt__check_eq_fn(void *user, xrt_host_call *call) {
   return xrt__check_run(call, &p);
 }
 
-XRT__PRIVATE xrt_status xrt_host_register_builtins(xrt__client *c) {
+XRT__PRIVATE xrt_status xrt__host_register_builtins(xrt__client *c) {
   static const struct { const char *name; xrt__check_kind kind; } checks[] = {
       {"check.expect_eq", XRT__CHECK_EQ},
       {"check.expect_almost_eq", XRT__CHECK_ALMOST},
@@ -17814,6 +18195,50 @@ static void xrt__rs_trace(xrt__rs_var *rs, int count, int64_t t0) {
                           t1);
 }
 
+/* Calls with up to this many variables keep their scratch on the stack. */
+#define XRT__RS_STACK_VARS 4
+
+/* A call's scratch: its variables (rs) and the same in lock order
+ * (sorted).  On the stack for a few variables; otherwise from the first
+ * variable's (client's) allocator, which owner keeps alive until
+ * xrt__rs_scratch_release. */
+typedef struct xrt__rs_scratch {
+  xrt__rs_var *rs;
+  xrt__var **sorted;
+  xrt__var *owner; /* NULL when on the stack */
+  xrt__rs_var stack_rs[XRT__RS_STACK_VARS];
+  xrt__var *stack_sorted[XRT__RS_STACK_VARS];
+} xrt__rs_scratch;
+
+/* Gives sc zeroed arrays of count entries.  On failure sc->owner says
+ * whether there is anything to release. */
+static xrt_status xrt__rs_scratch_get(xrt__rs_scratch *sc, xrt_variable *first,
+                                      int count) {
+  sc->rs = sc->stack_rs;
+  sc->sorted = sc->stack_sorted;
+  sc->owner = NULL;
+  if (count <= XRT__RS_STACK_VARS) {
+    memset(sc->rs, 0, (size_t)count * sizeof *sc->rs);
+    return XRT_OK;
+  }
+  sc->owner = xrt__var_acquire(first);
+  if (!sc->owner)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "variables[0] is not a live "
+                     "variable");
+  const xrt_allocator *a = &sc->owner->al;
+  sc->rs = (xrt__rs_var *)xrt__calloc(a, (size_t)count, sizeof *sc->rs);
+  sc->sorted = (xrt__var **)xrt__calloc(a, (size_t)count, sizeof *sc->sorted);
+  if (!sc->rs || !sc->sorted) return xrt__nomem("a reshard of many variables");
+  return XRT_OK;
+}
+
+static void xrt__rs_scratch_release(xrt__rs_scratch *sc) {
+  if (!sc->owner) return;
+  xrt__free(&sc->owner->al, sc->rs);
+  xrt__free(&sc->owner->al, sc->sorted);
+  xrt__var_unref(sc->owner);
+}
+
 /* Across processes (below). */
 
 xrt_status xrt_variables_reshard(xrt_variable *const *variables,
@@ -17824,23 +18249,11 @@ xrt_status xrt_variables_reshard(xrt_variable *const *variables,
   XRT__CHECK_ARG(variables && formats, "variables or formats is NULL");
   bool tracing = xrt__trace_on();
   int64_t t0 = tracing ? xrt__now_ns() : 0;
-  xrt__rs_var stack[4];
-  xrt__var *sorted_stack[4];
-  /* More than 4: scratch from the first variable's (client's) allocator. */
-  xrt__var *first = count <= 4 ? NULL : xrt__var_acquire(variables[0]);
-  if (count > 4 && !first)
-    return xrt__fail(XRT_INVALID_ARGUMENT, "variables[0] is not a live "
-                     "variable");
-  const xrt_allocator *a = first ? &first->al : NULL;
-  xrt__rs_var *rs = count <= 4 ? stack
-                               : (xrt__rs_var *)xrt__calloc(a, (size_t)count,
-                                                            sizeof *rs);
-  xrt__var **sorted = count <= 4 ? sorted_stack
-                                 : (xrt__var **)xrt__calloc(a, (size_t)count,
-                                                            sizeof *sorted);
-  xrt_status s = XRT_OK;
-  if (!rs || !sorted) s = xrt__nomem("a reshard of many variables");
-  else memset(rs, 0, (size_t)count * sizeof *rs);
+  xrt__rs_scratch sc;
+  xrt_status s = xrt__rs_scratch_get(&sc, variables[0], count);
+  if (s && !sc.owner) return s; /* nothing acquired or allocated */
+  xrt__rs_var *rs = sc.rs;
+  xrt__var **sorted = sc.sorted;
   int got = 0;
   for (; !s && got < count; got++) {
     rs[got].v = sorted[got] = xrt__var_acquire(variables[got]);
@@ -17864,17 +18277,14 @@ xrt_status xrt_variables_reshard(xrt_variable *const *variables,
     if (!s && tracing) xrt__rs_trace(rs, count, t0);
     xrt__vars_unlock(sorted, count);
   }
-  for (int i = 0; rs && i < got && i < count; i++) {
+  /* got counts the acquired variables: none when the scratch failed */
+  for (int i = 0; i < got; i++) {
     if (rs[i].v) xrt__rs_var_free(&rs[i]);
   }
   xrt__saved_error err = {XRT_OK, ""};
   xrt__save_error(&err, s);
-  for (int i = 0; rs && i < got && i < count; i++) xrt__var_unref(rs[i].v);
-  if (first) {
-    if (rs != stack) xrt__free(a, rs);
-    if (sorted != sorted_stack) xrt__free(a, sorted);
-    xrt__var_unref(first);
-  }
+  for (int i = 0; i < got; i++) xrt__var_unref(rs[i].v);
+  xrt__rs_scratch_release(&sc);
   return xrt__restore_error(&err);
 }
 

@@ -2,6 +2,9 @@
  * xrt.h - the one public header of xrt, an embeddable runtime for StableHLO
  * programs.  MIT licensed; see LICENSE.
  *
+ * xrt.h is generated from src/include/ (api.h, parallel.h, plugin.h) by
+ * tools/amalgamate.sh: edit those files; the build regenerates xrt.h.
+ *
  * Conventions (borrowed from IREE, SQLite and PJRT):
  *  - Every call that can fail returns an xrt_status.  XRT_OK is 0.  The
  *    message of the last failure on the calling thread is xrt_last_error().
@@ -1303,6 +1306,9 @@ XRT_API xrt_status xrt_execute_multi(xrt_executable *executable,
  * xrt_execute_async and options.launch_id, replica and partition.
  * Thread-safe. */
 XRT_API uint64_t xrt_client_new_launch_id(xrt_client *client);
+/* ==== begin src/include/parallel.h ==== */
+/* ---- src/include/parallel.h, part of xrt.h: sharding specs, sharded arrays
+ * and pmap, variables, several processes, host functions. */
 
 /* ======================================================================
  * Sharding specs, sharded arrays and pmap
@@ -1930,6 +1936,10 @@ XRT_API xrt_status xrt_host_call_fail(xrt_host_call *call, xrt_status code,
     XRT_PRINTF_FORMAT(3, 4)
 #endif
     ;
+/* ==== end src/include/parallel.h ==== */
+/* ==== begin src/include/plugin.h ==== */
+/* ---- src/include/plugin.h, part of xrt.h: the plugin interface and the IR that
+ * plugins receive (the plugin ABI). */
 
 /* ======================================================================
  * Plugin interface and IR (the plugin ABI: stable from version 1.0)
@@ -2525,3 +2535,4 @@ XRT_PLUGIN_EXPORT const xrt_plugin_api *xrt_plugin_get_api(void);
 }
 #endif
 #endif /* XRT_H */
+/* ==== end src/include/plugin.h ==== */

@@ -257,34 +257,61 @@ SIM_PRIVATE void sim_ABS_f64(void *const *in, void *out, size_t n, const void *c
 
 /* ---- dispatch ---- */
 
+/* Element classes a loaded executable may apply an elementwise op to (the
+ * core verifier's masks, which serialize.c checks again): bits of pred,
+ * integers, floats (small ones too) and complex, and the sets in use. */
+enum {
+  SIM_VK_P = 1, SIM_VK_I = 2, SIM_VK_F = 4, SIM_VK_C = 8,
+  SIM_VK_NONE = 0, /* not loadable from serialized bytes */
+  SIM_VK_PI = SIM_VK_P | SIM_VK_I,
+  SIM_VK_FC = SIM_VK_F | SIM_VK_C,
+  SIM_VK_IFC = SIM_VK_I | SIM_VK_FC,
+  SIM_VK_PIFC = SIM_VK_P | SIM_VK_IFC
+};
+
 /* Elementwise ops with one kernel per element type: our id, xrt opcode,
- * number of operands. */
+ * number of operands, element classes (SIM_VK_*) a loaded executable may
+ * apply it to.  The op table (lower.c) takes its entries for these ops
+ * from here. */
 #define SIM_EW_OPS(X)                                                         \
-  X(ADD, ADD, 2) X(SUB, SUBTRACT, 2) X(MUL, MULTIPLY, 2) X(DIV, DIVIDE, 2)    \
-  X(REM, REMAINDER, 2) X(MAX, MAXIMUM, 2) X(MIN, MINIMUM, 2)                  \
-  X(POW, POWER, 2) X(AND, AND, 2) X(OR, OR, 2) X(XOR, XOR, 2)                 \
-  X(SHL, SHIFT_LEFT, 2) X(SHRL, SHIFT_RIGHT_LOGICAL, 2)                       \
-  X(SHRA, SHIFT_RIGHT_ARITHMETIC, 2) X(ATAN2, ATAN2, 2) X(CMK, COMPLEX, 2)    \
-  X(NEG, NEGATE, 1) X(ABS, ABS, 1) X(SIGN, SIGN, 1) X(NOT, NOT, 1)            \
-  X(EXP, EXPONENTIAL, 1) X(LOG, LOG, 1) X(SQRT, SQRT, 1) X(RSQRT, RSQRT, 1)   \
-  X(TANH, TANH, 1) X(LOGISTIC, LOGISTIC, 1) X(SIN, SINE, 1) X(COS, COSINE, 1) \
-  X(TAN, TAN, 1) X(FLOOR, FLOOR, 1) X(CEIL, CEIL, 1)                          \
-  X(RAFZ, ROUND_NEAREST_AFZ, 1) X(REVEN, ROUND_NEAREST_EVEN, 1)               \
-  X(POPCNT, POPCNT, 1) X(CLZ, COUNT_LEADING_ZEROS, 1)                         \
-  X(EXPM1, EXPONENTIAL_MINUS_ONE, 1) X(LOG1P, LOG_PLUS_ONE, 1)                \
-  X(CBRT, CBRT, 1) X(ISFIN, IS_FINITE, 1) X(REAL, REAL, 1) X(IMAG, IMAG, 1)    \
-  X(MULHI, CHLO_MULHI, 2)
+  X(ADD, ADD, 2, PIFC) X(SUB, SUBTRACT, 2, IFC) X(MUL, MULTIPLY, 2, PIFC)     \
+  X(DIV, DIVIDE, 2, IFC) X(REM, REMAINDER, 2, IFC) X(MAX, MAXIMUM, 2, PIFC)   \
+  X(MIN, MINIMUM, 2, PIFC) X(POW, POWER, 2, IFC) X(AND, AND, 2, PI)           \
+  X(OR, OR, 2, PI) X(XOR, XOR, 2, PI) X(SHL, SHIFT_LEFT, 2, I)                \
+  X(SHRL, SHIFT_RIGHT_LOGICAL, 2, I) X(SHRA, SHIFT_RIGHT_ARITHMETIC, 2, I)    \
+  X(ATAN2, ATAN2, 2, FC) X(CMK, COMPLEX, 2, NONE) X(NEG, NEGATE, 1, IFC)      \
+  X(ABS, ABS, 1, IFC) X(SIGN, SIGN, 1, IFC) X(NOT, NOT, 1, PI)                \
+  X(EXP, EXPONENTIAL, 1, FC) X(LOG, LOG, 1, FC) X(SQRT, SQRT, 1, FC)          \
+  X(RSQRT, RSQRT, 1, FC) X(TANH, TANH, 1, FC) X(LOGISTIC, LOGISTIC, 1, FC)    \
+  X(SIN, SINE, 1, FC) X(COS, COSINE, 1, FC) X(TAN, TAN, 1, FC)                \
+  X(FLOOR, FLOOR, 1, F) X(CEIL, CEIL, 1, F)                                   \
+  X(RAFZ, ROUND_NEAREST_AFZ, 1, F) X(REVEN, ROUND_NEAREST_EVEN, 1, F)         \
+  X(POPCNT, POPCNT, 1, I) X(CLZ, COUNT_LEADING_ZEROS, 1, I)                   \
+  X(EXPM1, EXPONENTIAL_MINUS_ONE, 1, FC) X(LOG1P, LOG_PLUS_ONE, 1, FC)        \
+  X(CBRT, CBRT, 1, FC) X(ISFIN, IS_FINITE, 1, NONE) X(REAL, REAL, 1, NONE)    \
+  X(IMAG, IMAG, 1, NONE) X(MULHI, CHLO_MULHI, 2, NONE)
 
 enum {
-#define SIM_EW_ENUM(e, xo, ar) SIM_EW_##e,
+#define SIM_EW_ENUM(e, xo, ar, vk) SIM_EW_##e,
   SIM_EW_OPS(SIM_EW_ENUM)
 #undef SIM_EW_ENUM
   SIM_EW_NOPS
 };
 SIM_PRIVATE int sim_ew_op_of(xrt_opcode code);
-SIM_EXTERN_DATA const int sim_ew_arity[SIM_EW_NOPS];
 SIM_PRIVATE int sim_ew_handles(xrt_opcode code);
-SIM_PRIVATE int sim_ew_class(xrt_dtype t);
+
+/* The element classes the kernels tell apart. */
+enum sim_ew_class {
+  SIM_EWC_NONE,      /* not an element type the kernels know */
+  SIM_EWC_PRED,
+  SIM_EWC_SIGNED,    /* s2 ... s64 */
+  SIM_EWC_UNSIGNED,  /* u2 ... u64 */
+  SIM_EWC_FLOAT,     /* f16, bf16, f32, f64 */
+  SIM_EWC_MINIFLOAT, /* the f8/f6/f4 families */
+  SIM_EWC_COMPLEX,
+  SIM_EWC_COUNT
+};
+SIM_PRIVATE enum sim_ew_class sim_ew_class(xrt_dtype t);
 SIM_PRIVATE int sim_ew_bits(xrt_dtype t);
 SIM_PRIVATE size_t sim_ew_size(xrt_dtype t);
 SIM_PRIVATE const char *sim_opcode_name(xrt_opcode code);
@@ -1438,8 +1465,68 @@ SIM_PRIVATE xrt_status sim_run_collective_reduce(const sim_step *st, void **vals
 SIM_PRIVATE xrt_status sim_lower_collective_reduce(sim_fcc *fc, const xrt_ir_op *op,
                                               sim_step *st);
 
-/* ---- lower.c ---- */
-SIM_PRIVATE sim_lower_fn sim_lowerer(xrt_opcode code);
+/* ---- lower.c: the op table ---- */
+
+/* How an op takes part in fusion ("Fusion", fusion.c). */
+enum sim_fuse_kind {
+  SIM_FUSE_NONE,    /* lowered alone */
+  SIM_FUSE_EW,      /* an elementwise kernel */
+  SIM_FUSE_SELECT,
+  SIM_FUSE_CLAMP,
+  SIM_FUSE_RESHAPE, /* its operand's bytes, renamed */
+  SIM_FUSE_VIEW,    /* broadcast_in_dim, broadcast, transpose: a gather */
+  SIM_FUSE_REDUCE   /* only as the root of a group */
+};
+
+/* The element-type check op_support makes (plugin.c): the one the op's
+ * lowerer makes, so that a YES is a compile that succeeds. */
+enum sim_type_rule {
+  SIM_TR_ANY,          /* none beyond the values' (sim_values_why) */
+  SIM_TR_NUM_RESULT,   /* iota */
+  SIM_TR_CLAMP,
+  SIM_TR_DOT,          /* dot_general, dot */
+  SIM_TR_CONV,         /* convolution, dynamic_conv */
+  SIM_TR_RAGGED_DOT,   /* as SIM_TR_CONV, with 1-D group sizes */
+  SIM_TR_GATHER_INDEX, /* gather, dynamic_gather: integer indices */
+  SIM_TR_SCATTER_INDEX,
+  SIM_TR_LINALG,       /* cholesky, triangular_solve */
+  SIM_TR_FLOAT_INPUT,  /* the batch norms */
+  SIM_TR_RNG_BITS,     /* rng_bit_generator */
+  SIM_TR_RNG,
+  SIM_TR_COUNT
+};
+
+/* Which quantized values a compute op dequantizes before it runs (see
+ * "Quantized operands and results of compute ops", lower.c). */
+enum sim_quant_rule {
+  SIM_QR_NONE,   /* moves storage values, or quantizes in its kernels */
+  SIM_QR_ALL,    /* dequantize_op_quantize: every quantized value */
+  SIM_QR_SELECT, /* branches and result unless they share parameters */
+  SIM_QR_WIDEN   /* reduce, reduce_window: inputs of a wider result type */
+};
+
+enum {
+  SIM_OPF_TUPLES = 1, /* may take or make tuple and token values */
+  SIM_OPF_HOST = 2,   /* calls a host function or channel: op->callee
+                       * indexes the custom call bindings, no tuples */
+  SIM_OPF_CALL = 4    /* op->callee indexes the module's functions */
+};
+
+/* What the simulator knows of an opcode: one entry each in sim_ops
+ * (lower.c); a zero entry is an op the simulator refuses. */
+typedef struct sim_op_desc {
+  sim_lower_fn lower;         /* lowers it into a step; NULL: refused */
+  sim_run_fn coll;            /* a collective's kernel (traced, plugin.c) */
+  unsigned flags;             /* SIM_OPF_* */
+  int ew_arity;               /* operands of an op sim_ew_kernel runs (0:
+                               * another op) */
+  unsigned vk;                /* element classes a loaded executable may
+                               * give an elementwise op (SIM_VK_*) */
+  enum sim_type_rule types;   /* op_support's element-type check */
+  enum sim_fuse_kind fuse;
+  enum sim_quant_rule quant;
+} sim_op_desc;
+SIM_PRIVATE const sim_op_desc *sim_op(xrt_opcode code);
 SIM_PRIVATE xrt_status sim_values_why(const xrt_ir_func *f, const xrt_ir_op *op,
                                  char *why, size_t cap);
 SIM_PRIVATE int sim_quant_computes(const sim_fcc *fc, const xrt_ir_op *op);
@@ -2311,7 +2398,7 @@ static const sim_ew_fn sim_cmp_tab[2][SIM_NDIRS][XRT_DTYPE_COUNT] = {
 
 SIM_PRIVATE int sim_ew_op_of(xrt_opcode code) {
   switch (code) {
-#define SIM_EW_CASE(e, xo, ar)                                                \
+#define SIM_EW_CASE(e, xo, ar, vk)                                            \
   case XRT_OP_##xo:                                                           \
     return SIM_EW_##e;
     SIM_EW_OPS(SIM_EW_CASE)
@@ -2321,36 +2408,26 @@ SIM_PRIVATE int sim_ew_op_of(xrt_opcode code) {
   }
 }
 
-SIM_PRIVATE_DATA const int sim_ew_arity[SIM_EW_NOPS] = {
-#define SIM_EW_AR(e, xo, ar) [SIM_EW_##e] = ar,
-    SIM_EW_OPS(SIM_EW_AR)
-#undef SIM_EW_AR
-};
-
 /* True if the op code is one sim_ew_kernel handles. */
 SIM_PRIVATE int sim_ew_handles(xrt_opcode code) {
-  return sim_ew_op_of(code) >= 0 || code == XRT_OP_COMPARE ||
-         code == XRT_OP_CONVERT || code == XRT_OP_BITCAST_CONVERT ||
-         code == XRT_OP_REDUCE_PRECISION ||
-         code == XRT_OP_UNIFORM_QUANTIZE || code == XRT_OP_UNIFORM_DEQUANTIZE;
+  return sim_op(code)->ew_arity != 0;
 }
 
-/* Element class: 'p' pred, 's'/'u' integers, 'f' f16/bf16/f32/f64, 'm' the
- * small floats (f8/f6/f4), 'c' complex. */
-SIM_PRIVATE int sim_ew_class(xrt_dtype t) {
+SIM_PRIVATE enum sim_ew_class sim_ew_class(xrt_dtype t) {
   switch (t) {
-  case XRT_PRED: return 'p';
+  case XRT_PRED: return SIM_EWC_PRED;
   case XRT_S2: case XRT_S4: case XRT_S8: case XRT_S16: case XRT_S32:
-  case XRT_S64: return 's';
+  case XRT_S64: return SIM_EWC_SIGNED;
   case XRT_U2: case XRT_U4: case XRT_U8: case XRT_U16: case XRT_U32:
-  case XRT_U64: return 'u';
-  case XRT_F16: case XRT_BF16: case XRT_F32: case XRT_F64: return 'f';
-  case XRT_C64: case XRT_C128: return 'c';
+  case XRT_U64: return SIM_EWC_UNSIGNED;
+  case XRT_F16: case XRT_BF16: case XRT_F32: case XRT_F64:
+    return SIM_EWC_FLOAT;
+  case XRT_C64: case XRT_C128: return SIM_EWC_COMPLEX;
   case XRT_F8E4M3FN: case XRT_F8E5M2: case XRT_F8E4M3FNUZ:
   case XRT_F8E5M2FNUZ: case XRT_F8E4M3B11FNUZ: case XRT_F8E3M4:
   case XRT_F8E4M3: case XRT_F8E8M0FNU: case XRT_F6E2M3FN: case XRT_F6E3M2FN:
-  case XRT_F4E2M1FN: return 'm';
-  default: return 0;
+  case XRT_F4E2M1FN: return SIM_EWC_MINIFLOAT;
+  default: return SIM_EWC_NONE;
   }
 }
 
@@ -2386,10 +2463,12 @@ SIM_PRIVATE const char *sim_opcode_name(xrt_opcode code) {
   return (unsigned)code < XRT_OP_COUNT ? names[code] : "invalid";
 }
 SIM_PRIVATE int sim_dtype_is_float(xrt_dtype t) {
-  int c = sim_ew_class(t);
-  return c == 'f' || c == 'm';
+  enum sim_ew_class c = sim_ew_class(t);
+  return c == SIM_EWC_FLOAT || c == SIM_EWC_MINIFLOAT;
 }
-SIM_PRIVATE int sim_dtype_is_complex(xrt_dtype t) { return sim_ew_class(t) == 'c'; }
+SIM_PRIVATE int sim_dtype_is_complex(xrt_dtype t) {
+  return sim_ew_class(t) == SIM_EWC_COMPLEX;
+}
 /* "tensor<2x3xf32>" into buf (cap > 0), truncated if it does not fit. */
 static void sim_shape_format(const xrt_shape *s, char *buf, size_t cap) {
   size_t n = (size_t)snprintf(buf, cap, "tensor<");
@@ -2835,12 +2914,8 @@ SIM_PRIVATE void sim_q_run(void *const *in, void *out, size_t n, const void *ctx
 }
 
 static int sim_q_is_storage(xrt_dtype t) {
-  int c = sim_ew_class(t);
-  return c == 's' || c == 'u';
-}
-static int sim_q_is_float(xrt_dtype t) {
-  int c = sim_ew_class(t);
-  return c == 'f' || c == 'm';
+  enum sim_ew_class c = sim_ew_class(t);
+  return c == SIM_EWC_SIGNED || c == SIM_EWC_UNSIGNED;
 }
 
 /* Describes value v for the quantized kernel; 0 if its type is unusable. */
@@ -2849,9 +2924,9 @@ SIM_PRIVATE int sim_q_value(const xrt_ir_type *ty, sim_qv *q) {
   q->dt = q->ex = ty->shape.dtype;
   q->dim = 1, q->stride = 1;
   const xrt_ir_quant *u = ty->quant;
-  if (!u) return sim_q_is_float(q->dt) || q->dt == XRT_PRED;
+  if (!u) return sim_dtype_is_float(q->dt) || q->dt == XRT_PRED;
   if (!sim_q_is_storage(u->storage) || u->storage != q->dt ||
-      !sim_q_is_float(u->expressed) || u->num_scales < 1 || !u->scales ||
+      !sim_dtype_is_float(u->expressed) || u->num_scales < 1 || !u->scales ||
       !u->zero_points)
     return 0;
   q->quant = 1, q->ex = u->expressed;
@@ -2922,6 +2997,12 @@ static sim_ew_fn sim_ew_quant(const xrt_allocator *al, const xrt_ir_func *f,
   return sim_q_run;
 }
 
+/* The compare_type each element class takes (floats: TOTALORDER too). */
+static const char *const sim_cmp_types[SIM_EWC_COUNT] = {
+    [SIM_EWC_PRED] = "UNSIGNED", [SIM_EWC_SIGNED] = "SIGNED",
+    [SIM_EWC_UNSIGNED] = "UNSIGNED", [SIM_EWC_FLOAT] = "FLOAT",
+    [SIM_EWC_MINIFLOAT] = "FLOAT", [SIM_EWC_COMPLEX] = "FLOAT"};
+
 /* Compare: direction and compare_type attributes pick the kernel. */
 static sim_ew_fn sim_ew_compare(const xrt_allocator *al, const xrt_ir_func *f,
                                 const xrt_ir_op *op, const void **ctx_out,
@@ -2932,7 +3013,8 @@ static sim_ew_fn sim_ew_compare(const xrt_allocator *al, const xrt_ir_func *f,
   xrt_dtype r = f->value_types[op->results[0]].shape.dtype;
   const xrt_ir_attr *d = xrt_ir_op_attr(op, "comparison_direction");
   const xrt_ir_attr *ct = xrt_ir_op_attr(op, "compare_type");
-  int cls = sim_ew_class(t), dir = -1, tot = 0;
+  enum sim_ew_class cls = sim_ew_class(t);
+  int dir = -1, tot = 0;
   if (f->value_types[op->operands[1]].shape.dtype != t || r != XRT_PRED)
     return sim_ew_unsup(f, op, op->operands[0], op->results[0], "", why, whycap);
   for (int k = 0; d && d->s && k < SIM_NDIRS; k++)
@@ -2943,15 +3025,13 @@ static sim_ew_fn sim_ew_compare(const xrt_allocator *al, const xrt_ir_func *f,
   if (ct && ct->s) { /* the type must fit the elements (spec (C3)) */
     const char *s = ct->s;
     tot = !strcmp(s, "TOTALORDER");
-    int ok = ((cls == 'f' || cls == 'm') && (tot || !strcmp(s, "FLOAT"))) ||
-             (cls == 'c' && !strcmp(s, "FLOAT")) ||
-             (cls == 's' && !strcmp(s, "SIGNED")) ||
-             ((cls == 'u' || cls == 'p') && !strcmp(s, "UNSIGNED"));
+    int ok = (tot && sim_dtype_is_float(t)) ||
+             (sim_cmp_types[cls] && !strcmp(s, sim_cmp_types[cls]));
     if (!ok)
       return sim_ew_unsup(f, op, op->operands[0], -1,
                           " with this compare_type", why, whycap);
   }
-  if (cls == 'm') {
+  if (cls == SIM_EWC_MINIFLOAT) {
     sim_mf *m = sim_mf_new(al, t, r);
     if (!m) return sim_ew_oom(ctx_owned, why, whycap);
     m->dir = dir + (tot ? 8 : 0);
@@ -2959,7 +3039,7 @@ static sim_ew_fn sim_ew_compare(const xrt_allocator *al, const xrt_ir_func *f,
     *ctx_owned = 1;
     return sim_cmp_mf;
   }
-  sim_ew_fn fn = cls ? sim_cmp_tab[tot][dir][t] : NULL;
+  sim_ew_fn fn = cls != SIM_EWC_NONE ? sim_cmp_tab[tot][dir][t] : NULL;
   return fn ? fn : sim_ew_unsup(f, op, op->operands[0], -1, "", why, whycap);
 }
 
@@ -2997,17 +3077,17 @@ static sim_ew_fn sim_ew_bitcast(const xrt_allocator *al, const xrt_ir_func *f,
 
 /* real/imag of a real element type: a copy and zeros. */
 static sim_ew_fn sim_ew_real_imag(int e, xrt_dtype t, const void **ctx_out) {
-  if (sim_ew_class(t) != 'f') return NULL;
+  if (sim_ew_class(t) != SIM_EWC_FLOAT) return NULL;
   *ctx_out = &sim_esz[sim_ew_size(t)];
   return e == SIM_EW_REAL ? sim_copy : sim_zero;
 }
 
 /* The element type a result must have for an op whose operand has type t. */
 static xrt_dtype sim_ew_result_type(int e, xrt_dtype t) {
-  int c = sim_ew_class(t);
   if (e == SIM_EW_ISFIN) return XRT_PRED;
   if (e == SIM_EW_CMK) return t == XRT_F32 ? XRT_C64 : XRT_C128;
-  if ((e == SIM_EW_ABS || e == SIM_EW_REAL || e == SIM_EW_IMAG) && c == 'c')
+  if ((e == SIM_EW_ABS || e == SIM_EW_REAL || e == SIM_EW_IMAG) &&
+      sim_dtype_is_complex(t))
     return t == XRT_C64 ? XRT_F32 : XRT_F64;
   return t;
 }
@@ -3041,13 +3121,14 @@ static sim_ew_fn sim_ew_convert(const xrt_allocator *al, const xrt_ir_func *f,
                                 int *ctx_owned, char *why, size_t whycap) {
   xrt_dtype t = f->value_types[op->operands[0]].shape.dtype;
   xrt_dtype r = f->value_types[op->results[0]].shape.dtype;
-  int ct = sim_ew_class(t), cr = sim_ew_class(r);
-  if (!ct || !cr)
+  enum sim_ew_class ct = sim_ew_class(t), cr = sim_ew_class(r);
+  if (ct == SIM_EWC_NONE || cr == SIM_EWC_NONE)
     return sim_ew_unsup(f, op, op->operands[0], op->results[0], "", why, whycap);
-  if (ct == 'm' || cr == 'm') {
-    sim_ew_fn fn = ct == 'm' && cr == 'm' ? sim_cv_mf_mf
-                   : ct == 'm'            ? sim_cv_frommf_tab[r]
-                                          : sim_cv_tomf_tab[t];
+  int mt = ct == SIM_EWC_MINIFLOAT, mr = cr == SIM_EWC_MINIFLOAT;
+  if (mt || mr) {
+    sim_ew_fn fn = mt && mr ? sim_cv_mf_mf
+                   : mt     ? sim_cv_frommf_tab[r]
+                            : sim_cv_tomf_tab[t];
     return sim_ew_mf(al, f, op, fn, t, r, ctx_out, ctx_owned, why, whycap);
   }
   sim_ew_fn fn = sim_cv_tab[t][r];
@@ -3068,9 +3149,10 @@ SIM_PRIVATE sim_ew_fn sim_ew_kernel(const xrt_allocator *al, const xrt_ir_func *
   *ctx_out = NULL;
   *ctx_owned = 0;
   int e = sim_ew_op_of(op->code);
-  int arity = e >= 0 ? sim_ew_arity[e] : op->code == XRT_OP_COMPARE ? 2 : 1;
-  if (!sim_ew_handles(op->code) || op->num_operands != arity ||
-      op->num_results != 1) {
+  int handled = sim_ew_handles(op->code);
+  /* (the message below gives other ops one operand) */
+  int arity = handled ? sim_op(op->code)->ew_arity : 1;
+  if (!handled || op->num_operands != arity || op->num_results != 1) {
     if (why && whycap)
       snprintf(why, whycap, "%s is not an elementwise op with %d operand(s)",
                op->name ? op->name : sim_opcode_name(op->code), arity);
@@ -3102,9 +3184,9 @@ SIM_PRIVATE sim_ew_fn sim_ew_kernel(const xrt_allocator *al, const xrt_ir_func *
   if (arity == 2 && f->value_types[op->operands[1]].shape.dtype != t)
     return sim_ew_unsup(f, op, op->operands[1], op->results[0],
                         " (operand types differ)", why, whycap);
-  if (!sim_ew_class(t) || r != sim_ew_result_type(e, t))
+  if (sim_ew_class(t) == SIM_EWC_NONE || r != sim_ew_result_type(e, t))
     return sim_ew_unsup(f, op, op->operands[0], op->results[0], "", why, whycap);
-  if (sim_ew_class(t) == 'm')
+  if (sim_ew_class(t) == SIM_EWC_MINIFLOAT)
     return sim_ew_mf(al, f, op, sim_mf_tab[e], t, r, ctx_out, ctx_owned, why,
                      whycap);
   sim_ew_fn fn = sim_ew_tab[e][t];
@@ -8227,94 +8309,142 @@ static xrt_status sim_lower_custom_call(sim_fcc *fc, const xrt_ir_op *op,
                              op->num_operands, op->results, op->num_results);
 }
 
-/* Lowerers of the ops the simulator implements directly; elementwise ops
- * go to sim_ew_kernel. */
-SIM_PRIVATE sim_lower_fn sim_lowerer(xrt_opcode code) {
-  static const sim_lower_fn table[XRT_OP_COUNT] = {
-      [XRT_OP_CONSTANT] = sim_lower_constant,
-      [XRT_OP_IOTA] = sim_lower_iota,
-      [XRT_OP_GET_DIMENSION_SIZE] = sim_lower_get_dimension_size,
-      [XRT_OP_REPLICA_ID] = sim_lower_process_id,
-      [XRT_OP_PARTITION_ID] = sim_lower_process_id,
-      [XRT_OP_ALL_REDUCE] = sim_lower_all_reduce,
-      [XRT_OP_ALL_GATHER] = sim_lower_all_gather,
-      [XRT_OP_REDUCE_SCATTER] = sim_lower_reduce_scatter,
-      [XRT_OP_ALL_TO_ALL] = sim_lower_all_to_all,
-      [XRT_OP_COLLECTIVE_PERMUTE] = sim_lower_collective_permute,
-      [XRT_OP_COLLECTIVE_BROADCAST] = sim_lower_collective_broadcast,
-      [XRT_OP_COLLECTIVE_REDUCE] = sim_lower_collective_reduce,
-      [XRT_OP_BROADCAST_IN_DIM] = sim_lower_broadcast_in_dim,
-      [XRT_OP_BROADCAST] = sim_lower_broadcast,
-      [XRT_OP_RESHAPE] = sim_lower_reshape,
-      [XRT_OP_TRANSPOSE] = sim_lower_transpose,
-      [XRT_OP_SLICE] = sim_lower_slice,
-      [XRT_OP_CONCATENATE] = sim_lower_concatenate,
-      [XRT_OP_PAD] = sim_lower_pad,
-      [XRT_OP_REVERSE] = sim_lower_reverse,
-      [XRT_OP_SELECT] = sim_lower_select,
-      [XRT_OP_CLAMP] = sim_lower_clamp,
-      [XRT_OP_REDUCE] = sim_lower_reduce,
-      [XRT_OP_DOT_GENERAL] = sim_lower_dot_general,
-      [XRT_OP_DOT] = sim_lower_dot,
-      [XRT_OP_WHILE] = sim_lower_while,
-      [XRT_OP_FUNC_CALL] = sim_lower_call,
-      [XRT_OP_CUSTOM_CALL] = sim_lower_custom_call,
-      [XRT_OP_OPTIMIZATION_BARRIER] = sim_lower_barrier,
-      [XRT_OP_GATHER] = sim_lower_gather,
-      [XRT_OP_SCATTER] = sim_lower_scatter,
-      [XRT_OP_DYNAMIC_SLICE] = sim_lower_dynamic_slice,
-      [XRT_OP_DYNAMIC_UPDATE_SLICE] = sim_lower_dynamic_update_slice,
-      [XRT_OP_DYNAMIC_GATHER] = sim_lower_dynamic_gather,
-      [XRT_OP_REDUCE_WINDOW] = sim_lower_reduce_window,
-      [XRT_OP_SELECT_AND_SCATTER] = sim_lower_select_and_scatter,
-      [XRT_OP_DYNAMIC_BROADCAST_IN_DIM] = sim_lower_dynamic_broadcast_in_dim,
-      [XRT_OP_DYNAMIC_IOTA] = sim_lower_dynamic_iota,
-      [XRT_OP_DYNAMIC_PAD] = sim_lower_dynamic_pad,
-      [XRT_OP_DYNAMIC_RESHAPE] = sim_lower_dynamic_reshape,
-      [XRT_OP_IF] = sim_lower_if,
-      [XRT_OP_CASE] = sim_lower_case,
-      [XRT_OP_MAP] = sim_lower_map,
-      [XRT_OP_SORT] = sim_lower_sort,
-      [XRT_OP_COMPOSITE] = sim_lower_composite,
-      [XRT_OP_TUPLE] = sim_lower_tuple,
-      [XRT_OP_GET_TUPLE_ELEMENT] = sim_lower_get_tuple_element,
-      [XRT_OP_AFTER_ALL] = sim_lower_after_all,
-      [XRT_OP_INFEED] = sim_lower_infeed,
-      [XRT_OP_OUTFEED] = sim_lower_outfeed,
-      [XRT_OP_SEND] = sim_lower_send_any,
-      [XRT_OP_RECV] = sim_lower_recv_any,
-      [XRT_OP_CHLO_SCAN] = sim_lower_chlo_scan,
-      [XRT_OP_CONVOLUTION] = sim_lower_convolution,
-      [XRT_OP_DYNAMIC_CONV] = sim_lower_dynamic_conv,
-      [XRT_OP_FFT] = sim_lower_fft,
-      [XRT_OP_TRIANGULAR_SOLVE] = sim_lower_triangular_solve,
-      [XRT_OP_CHOLESKY] = sim_lower_cholesky,
-      [XRT_OP_BATCH_NORM_INFERENCE] = sim_lower_batch_norm_inference,
-      [XRT_OP_BATCH_NORM_TRAINING] = sim_lower_batch_norm_training,
-      [XRT_OP_BATCH_NORM_GRAD] = sim_lower_batch_norm_grad,
-      [XRT_OP_RNG] = sim_lower_rng,
-      [XRT_OP_RNG_BIT_GENERATOR] = sim_lower_rng_bit_generator,
-      [XRT_OP_CHLO_RAGGED_DOT] = sim_lower_chlo_ragged_dot,
-  };
-  if ((unsigned)code < XRT_OP_COUNT && table[code]) return table[code];
-  if ((unsigned)code < XRT_OP_COUNT && code != XRT_OP_INVALID &&
-      sim_ew_handles(code))
-    return sim_lower_ew;
-  return NULL;
-}
+/* ----------------------------------------------------------------------
+ * The op table: everything the simulator knows of an opcode in one entry
+ * (sim_op_desc, internal.h).  Ops without an entry are refused.  The
+ * elementwise ops of SIM_EW_OPS take theirs from that list; the other ops
+ * sim_ew_kernel runs are spelled out below.
+ * -------------------------------------------------------------------- */
 
-/* Ops that may take or make tuple and token values. */
-static int sim_takes_tuples(xrt_opcode code) {
-  switch (code) {
-  case XRT_OP_TUPLE: case XRT_OP_GET_TUPLE_ELEMENT: case XRT_OP_WHILE:
-  case XRT_OP_IF: case XRT_OP_CASE: case XRT_OP_OPTIMIZATION_BARRIER:
-  case XRT_OP_FUNC_CALL: case XRT_OP_RETURN: case XRT_OP_FUNC_RETURN:
-  case XRT_OP_AFTER_ALL: case XRT_OP_INFEED: case XRT_OP_OUTFEED:
-  case XRT_OP_SEND: case XRT_OP_RECV: case XRT_OP_COMPOSITE:
-  case XRT_OP_CUSTOM_CALL: /* tokens: no bytes; tuples: refused when lowered */
-    return 1;
-  default: return 0;
-  }
+#define SIM_OP_EW(e, xo, ar, k)                                               \
+  [XRT_OP_##xo] = {.lower = sim_lower_ew, .ew_arity = ar,                     \
+                   .vk = SIM_VK_##k, .fuse = SIM_FUSE_EW},
+static const sim_op_desc sim_ops[XRT_OP_COUNT] = {
+    SIM_EW_OPS(SIM_OP_EW)
+    [XRT_OP_COMPARE] = {.lower = sim_lower_ew, .ew_arity = 2,
+                        .fuse = SIM_FUSE_EW},
+    [XRT_OP_CONVERT] = {.lower = sim_lower_ew, .ew_arity = 1,
+                        .fuse = SIM_FUSE_EW},
+    [XRT_OP_BITCAST_CONVERT] = {.lower = sim_lower_ew, .ew_arity = 1},
+    [XRT_OP_REDUCE_PRECISION] = {.lower = sim_lower_ew, .ew_arity = 1,
+                                 .quant = SIM_QR_ALL},
+    [XRT_OP_UNIFORM_QUANTIZE] = {.lower = sim_lower_ew, .ew_arity = 1},
+    [XRT_OP_UNIFORM_DEQUANTIZE] = {.lower = sim_lower_ew, .ew_arity = 1},
+    [XRT_OP_CONSTANT] = {.lower = sim_lower_constant},
+    [XRT_OP_IOTA] = {.lower = sim_lower_iota, .types = SIM_TR_NUM_RESULT},
+    [XRT_OP_GET_DIMENSION_SIZE] = {.lower = sim_lower_get_dimension_size},
+    [XRT_OP_REPLICA_ID] = {.lower = sim_lower_process_id},
+    [XRT_OP_PARTITION_ID] = {.lower = sim_lower_process_id},
+    [XRT_OP_ALL_REDUCE] = {.lower = sim_lower_all_reduce,
+                           .coll = sim_run_all_reduce},
+    [XRT_OP_ALL_GATHER] = {.lower = sim_lower_all_gather,
+                           .coll = sim_run_all_gather},
+    [XRT_OP_REDUCE_SCATTER] = {.lower = sim_lower_reduce_scatter,
+                               .coll = sim_run_reduce_scatter},
+    [XRT_OP_ALL_TO_ALL] = {.lower = sim_lower_all_to_all,
+                           .coll = sim_run_all_to_all},
+    [XRT_OP_COLLECTIVE_PERMUTE] = {.lower = sim_lower_collective_permute,
+                                   .coll = sim_run_collective_permute},
+    [XRT_OP_COLLECTIVE_BROADCAST] = {.lower = sim_lower_collective_broadcast,
+                                     .coll = sim_run_collective_broadcast},
+    [XRT_OP_COLLECTIVE_REDUCE] = {.lower = sim_lower_collective_reduce,
+                                  .coll = sim_run_collective_reduce},
+    [XRT_OP_BROADCAST_IN_DIM] = {.lower = sim_lower_broadcast_in_dim,
+                                 .fuse = SIM_FUSE_VIEW},
+    [XRT_OP_BROADCAST] = {.lower = sim_lower_broadcast, .fuse = SIM_FUSE_VIEW},
+    [XRT_OP_RESHAPE] = {.lower = sim_lower_reshape, .fuse = SIM_FUSE_RESHAPE},
+    [XRT_OP_TRANSPOSE] = {.lower = sim_lower_transpose, .fuse = SIM_FUSE_VIEW},
+    [XRT_OP_SLICE] = {.lower = sim_lower_slice},
+    [XRT_OP_CONCATENATE] = {.lower = sim_lower_concatenate},
+    [XRT_OP_PAD] = {.lower = sim_lower_pad},
+    [XRT_OP_REVERSE] = {.lower = sim_lower_reverse},
+    [XRT_OP_SELECT] = {.lower = sim_lower_select, .fuse = SIM_FUSE_SELECT,
+                       .quant = SIM_QR_SELECT},
+    [XRT_OP_CLAMP] = {.lower = sim_lower_clamp, .types = SIM_TR_CLAMP,
+                      .fuse = SIM_FUSE_CLAMP, .quant = SIM_QR_ALL},
+    [XRT_OP_REDUCE] = {.lower = sim_lower_reduce, .fuse = SIM_FUSE_REDUCE,
+                       .quant = SIM_QR_WIDEN},
+    [XRT_OP_DOT_GENERAL] = {.lower = sim_lower_dot_general,
+                            .types = SIM_TR_DOT, .quant = SIM_QR_ALL},
+    [XRT_OP_DOT] = {.lower = sim_lower_dot, .types = SIM_TR_DOT,
+                    .quant = SIM_QR_ALL},
+    [XRT_OP_WHILE] = {.lower = sim_lower_while, .flags = SIM_OPF_TUPLES},
+    [XRT_OP_FUNC_CALL] = {.lower = sim_lower_call,
+                          .flags = SIM_OPF_TUPLES | SIM_OPF_CALL},
+    /* tokens: no bytes; tuples: refused when lowered */
+    [XRT_OP_CUSTOM_CALL] = {.lower = sim_lower_custom_call,
+                            .flags = SIM_OPF_TUPLES | SIM_OPF_HOST},
+    [XRT_OP_OPTIMIZATION_BARRIER] = {.lower = sim_lower_barrier,
+                                     .flags = SIM_OPF_TUPLES},
+    [XRT_OP_GATHER] = {.lower = sim_lower_gather,
+                       .types = SIM_TR_GATHER_INDEX},
+    [XRT_OP_SCATTER] = {.lower = sim_lower_scatter,
+                        .types = SIM_TR_SCATTER_INDEX},
+    [XRT_OP_DYNAMIC_SLICE] = {.lower = sim_lower_dynamic_slice},
+    [XRT_OP_DYNAMIC_UPDATE_SLICE] = {.lower = sim_lower_dynamic_update_slice},
+    [XRT_OP_DYNAMIC_GATHER] = {.lower = sim_lower_dynamic_gather,
+                               .types = SIM_TR_GATHER_INDEX},
+    [XRT_OP_REDUCE_WINDOW] = {.lower = sim_lower_reduce_window,
+                              .quant = SIM_QR_WIDEN},
+    [XRT_OP_SELECT_AND_SCATTER] = {.lower = sim_lower_select_and_scatter},
+    [XRT_OP_DYNAMIC_BROADCAST_IN_DIM] = {
+        .lower = sim_lower_dynamic_broadcast_in_dim},
+    [XRT_OP_DYNAMIC_IOTA] = {.lower = sim_lower_dynamic_iota},
+    [XRT_OP_DYNAMIC_PAD] = {.lower = sim_lower_dynamic_pad},
+    [XRT_OP_DYNAMIC_RESHAPE] = {.lower = sim_lower_dynamic_reshape},
+    [XRT_OP_IF] = {.lower = sim_lower_if, .flags = SIM_OPF_TUPLES},
+    [XRT_OP_CASE] = {.lower = sim_lower_case, .flags = SIM_OPF_TUPLES},
+    [XRT_OP_MAP] = {.lower = sim_lower_map},
+    [XRT_OP_SORT] = {.lower = sim_lower_sort},
+    [XRT_OP_COMPOSITE] = {.lower = sim_lower_composite,
+                          .flags = SIM_OPF_TUPLES},
+    [XRT_OP_TUPLE] = {.lower = sim_lower_tuple, .flags = SIM_OPF_TUPLES},
+    [XRT_OP_GET_TUPLE_ELEMENT] = {.lower = sim_lower_get_tuple_element,
+                                  .flags = SIM_OPF_TUPLES},
+    [XRT_OP_AFTER_ALL] = {.lower = sim_lower_after_all,
+                          .flags = SIM_OPF_TUPLES},
+    [XRT_OP_INFEED] = {.lower = sim_lower_infeed,
+                       .flags = SIM_OPF_TUPLES | SIM_OPF_HOST},
+    [XRT_OP_OUTFEED] = {.lower = sim_lower_outfeed,
+                        .flags = SIM_OPF_TUPLES | SIM_OPF_HOST},
+    [XRT_OP_SEND] = {.lower = sim_lower_send_any,
+                     .flags = SIM_OPF_TUPLES | SIM_OPF_HOST},
+    [XRT_OP_RECV] = {.lower = sim_lower_recv_any,
+                     .flags = SIM_OPF_TUPLES | SIM_OPF_HOST},
+    [XRT_OP_CHLO_SCAN] = {.lower = sim_lower_chlo_scan},
+    [XRT_OP_CONVOLUTION] = {.lower = sim_lower_convolution,
+                            .types = SIM_TR_CONV, .quant = SIM_QR_ALL},
+    [XRT_OP_DYNAMIC_CONV] = {.lower = sim_lower_dynamic_conv,
+                             .types = SIM_TR_CONV, .quant = SIM_QR_ALL},
+    [XRT_OP_FFT] = {.lower = sim_lower_fft},
+    [XRT_OP_TRIANGULAR_SOLVE] = {.lower = sim_lower_triangular_solve,
+                                 .types = SIM_TR_LINALG, .quant = SIM_QR_ALL},
+    [XRT_OP_CHOLESKY] = {.lower = sim_lower_cholesky, .types = SIM_TR_LINALG,
+                         .quant = SIM_QR_ALL},
+    [XRT_OP_BATCH_NORM_INFERENCE] = {.lower = sim_lower_batch_norm_inference,
+                                     .types = SIM_TR_FLOAT_INPUT,
+                                     .quant = SIM_QR_ALL},
+    [XRT_OP_BATCH_NORM_TRAINING] = {.lower = sim_lower_batch_norm_training,
+                                    .types = SIM_TR_FLOAT_INPUT,
+                                    .quant = SIM_QR_ALL},
+    [XRT_OP_BATCH_NORM_GRAD] = {.lower = sim_lower_batch_norm_grad,
+                                .types = SIM_TR_FLOAT_INPUT,
+                                .quant = SIM_QR_ALL},
+    [XRT_OP_RNG] = {.lower = sim_lower_rng, .types = SIM_TR_RNG},
+    [XRT_OP_RNG_BIT_GENERATOR] = {.lower = sim_lower_rng_bit_generator,
+                                  .types = SIM_TR_RNG_BITS},
+    [XRT_OP_CHLO_RAGGED_DOT] = {.lower = sim_lower_chlo_ragged_dot,
+                                .types = SIM_TR_RAGGED_DOT,
+                                .quant = SIM_QR_ALL},
+    /* terminators: lowered with their block (sim_lower_block) */
+    [XRT_OP_RETURN] = {.flags = SIM_OPF_TUPLES},
+    [XRT_OP_FUNC_RETURN] = {.flags = SIM_OPF_TUPLES},
+};
+#undef SIM_OP_EW
+
+SIM_PRIVATE const sim_op_desc *sim_op(xrt_opcode code) {
+  static const sim_op_desc refused; /* a code outside the table */
+  return (unsigned)code < XRT_OP_COUNT ? &sim_ops[code] : &refused;
 }
 
 /* Tensors (also inside tuples) have element types the simulator stores. */
@@ -8341,7 +8471,8 @@ SIM_PRIVATE xrt_status sim_values_why(const xrt_ir_func *f, const xrt_ir_op *op,
       return XRT_INTERNAL;
     }
     const xrt_ir_type *t = &f->value_types[id];
-    if (t->kind != XRT_TYPE_TENSOR && !sim_takes_tuples(op->code)) {
+    if (t->kind != XRT_TYPE_TENSOR &&
+        !(sim_op(op->code)->flags & SIM_OPF_TUPLES)) {
       snprintf(why, cap, "%s: tuple and token values are not supported by "
                "the simulator", op->name);
       return XRT_UNIMPLEMENTED;
@@ -8409,7 +8540,7 @@ static int sim_quant_want(const sim_fcc *fc, const xrt_ir_op *op, int32_t i,
   const xrt_ir_type *t = &fc->f->value_types[id];
   if (t->kind != XRT_TYPE_TENSOR || !t->quant) return 0;
   *w = *t;
-  if (op->code == XRT_OP_REDUCE || op->code == XRT_OP_REDUCE_WINDOW) {
+  if (sim_op(op->code)->quant == SIM_QR_WIDEN) {
     int32_t n = op->num_results;
     if (i >= n || nin != 2 * n) return 0;
     const xrt_ir_type *r = &fc->f->value_types[op->results[i]];
@@ -8423,39 +8554,44 @@ static int sim_quant_want(const sim_fcc *fc, const xrt_ir_op *op, int32_t i,
   return 1;
 }
 
-/* True if op is a compute op with a quantized operand or result. */
-SIM_PRIVATE int sim_quant_computes(const sim_fcc *fc, const xrt_ir_op *op) {
+/* True if a value op reads or writes is quantized. */
+static int sim_quant_any(const sim_fcc *fc, const xrt_ir_op *op) {
   const xrt_ir_type *t = fc->f->value_types;
-  switch (op->code) {
-  case XRT_OP_DOT_GENERAL: case XRT_OP_DOT: case XRT_OP_CONVOLUTION:
-  case XRT_OP_DYNAMIC_CONV: case XRT_OP_CLAMP: case XRT_OP_REDUCE_PRECISION:
-  case XRT_OP_BATCH_NORM_INFERENCE: case XRT_OP_BATCH_NORM_TRAINING:
-  case XRT_OP_BATCH_NORM_GRAD: case XRT_OP_CHOLESKY:
-  case XRT_OP_TRIANGULAR_SOLVE: case XRT_OP_CHLO_RAGGED_DOT:
-    break;
-  case XRT_OP_SELECT:
-    /* dequantize_select_quantize; a plain copy of storage values when the
-     * branches and the result share their parameters */
-    if (op->num_operands != 3 || op->num_results != 1) return 0;
-    return (t[op->operands[1]].quant || t[op->operands[2]].quant ||
-            t[op->results[0]].quant) &&
-           !(sim_quant_eq(t[op->operands[1]].quant, t[op->results[0]].quant) &&
-             sim_quant_eq(t[op->operands[2]].quant, t[op->results[0]].quant));
-  case XRT_OP_REDUCE: case XRT_OP_REDUCE_WINDOW: {
-    /* is_promotable: quantized inputs whose body and results use a wider
-     * storage type are converted first */
-    xrt_ir_type w;
-    for (int32_t i = 0; i < op->num_operands; i++)
-      if (sim_quant_want(fc, op, i, &w)) return 1;
-    return 0;
-  }
-  default:
-    return 0;
-  }
   for (int32_t i = 0; i < op->num_operands + op->num_results; i++) {
     int32_t id = i < op->num_operands ? op->operands[i]
                                       : op->results[i - op->num_operands];
     if (t[id].kind == XRT_TYPE_TENSOR && t[id].quant) return 1;
+  }
+  return 0;
+}
+
+/* dequantize_select_quantize; a plain copy of storage values when the
+ * branches and the result share their parameters. */
+static int sim_quant_select(const sim_fcc *fc, const xrt_ir_op *op) {
+  const xrt_ir_type *t = fc->f->value_types;
+  if (op->num_operands != 3 || op->num_results != 1) return 0;
+  return (t[op->operands[1]].quant || t[op->operands[2]].quant ||
+          t[op->results[0]].quant) &&
+         !(sim_quant_eq(t[op->operands[1]].quant, t[op->results[0]].quant) &&
+           sim_quant_eq(t[op->operands[2]].quant, t[op->results[0]].quant));
+}
+
+/* is_promotable: quantized inputs whose body and results use a wider
+ * storage type are converted first. */
+static int sim_quant_widens(const sim_fcc *fc, const xrt_ir_op *op) {
+  xrt_ir_type w;
+  for (int32_t i = 0; i < op->num_operands; i++)
+    if (sim_quant_want(fc, op, i, &w)) return 1;
+  return 0;
+}
+
+/* True if op is a compute op with a quantized operand or result. */
+SIM_PRIVATE int sim_quant_computes(const sim_fcc *fc, const xrt_ir_op *op) {
+  switch (sim_op(op->code)->quant) {
+  case SIM_QR_ALL: return sim_quant_any(fc, op);
+  case SIM_QR_SELECT: return sim_quant_select(fc, op);
+  case SIM_QR_WIDEN: return sim_quant_widens(fc, op);
+  case SIM_QR_NONE: break;
   }
   return 0;
 }
@@ -8578,7 +8714,7 @@ static xrt_status sim_lower_quant(sim_fcc *fc, const xrt_ir_op *op,
 /* Records the op's uses and definitions, then lowers it into one step. */
 SIM_PRIVATE xrt_status sim_lower_op(sim_fcc *fc, const xrt_ir_op *op,
                                sim_vec *steps) {
-  sim_lower_fn lower = sim_lowerer(op->code);
+  sim_lower_fn lower = sim_op(op->code)->lower;
   if (!lower)
     return sim_fail_op(fc->cc->err, op, XRT_UNIMPLEMENTED, "%s is not "
                        "supported by the simulator", op->name);
@@ -12246,110 +12382,167 @@ static int sim_fz_same_shape(const xrt_shape *a, const xrt_shape *b) {
   return 1;
 }
 
-/* How op takes part in fusion: 'e' elementwise, 's' select, 'c' clamp,
- * 'r' reshape, 'v' a view (broadcast, transpose), 'R' a reduce root;
- * 0: not at all. */
-static int sim_fz_kind(const sim_fcc *fc, const xrt_ir_op *op) {
-  if (op->num_results != 1) return 0;
-  const xrt_ir_type *rt = sim_fz_type(fc, op->results[0]);
-  if (!rt) return 0;
-  for (int32_t j = 0; j < op->num_operands; j++)
-    if (!sim_fz_type(fc, op->operands[j])) return 0;
-  const xrt_shape *rs = &rt->shape;
-  if (op->code == XRT_OP_REDUCE) {
-    const int64_t *rd;
-    int64_t nrd;
-    if (op->num_operands != 2 || op->num_regions != 1 ||
-        sim_shape(fc, op->operands[1])->rank != 0 ||
-        !sim_reduce_fast_body(fc, op))
-      return 0;
-    const xrt_ir_attr *a = sim_attr(op, "dimensions", XRT_ATTR_INTS);
-    if (!a) return 0;
-    rd = a->ints, nrd = a->n;
-    const xrt_shape *in = sim_shape(fc, op->operands[0]);
-    for (int64_t j = 0; j < nrd; j++)
-      if (rd[j] < 0 || rd[j] >= in->rank) return 0;
-    return 'R';
-  }
-  if (op->num_regions) return 0;
-  int e = sim_ew_op_of(op->code);
-  if (e >= 0 || op->code == XRT_OP_COMPARE || op->code == XRT_OP_CONVERT) {
-    int arity = e >= 0 ? sim_ew_arity[e] : op->code == XRT_OP_COMPARE ? 2 : 1;
-    if (op->num_operands != arity) return 0;
-    for (int32_t j = 0; j < arity; j++) {
-      const xrt_shape *s = sim_shape(fc, op->operands[j]);
-      int c = sim_ew_class(s->dtype);
-      if (!c || c == 'm' || !sim_fz_same_shape(s, rs)) return 0;
-    }
-    int c = sim_ew_class(rs->dtype);
-    return c && c != 'm' ? 'e' : 0;
-  }
-  switch (op->code) {
-  case XRT_OP_SELECT: {
-    if (op->num_operands != 3) return 0;
-    const xrt_shape *p = sim_shape(fc, op->operands[0]);
-    if (p->dtype != XRT_PRED ||
-        !sim_fz_sel_for(sim_esize(rs->dtype)) ||
-        (p->rank != 0 && !sim_fz_same_shape(p, rs)) ||
-        !sim_fz_same_shape(sim_shape(fc, op->operands[1]), rs) ||
-        !sim_fz_same_shape(sim_shape(fc, op->operands[2]), rs))
-      return 0;
-    return 's';
-  }
-  case XRT_OP_CLAMP:
-    if (op->num_operands != 3 || !sim_clamp_for(rs->dtype) ||
-        !sim_fz_same_shape(sim_shape(fc, op->operands[1]), rs))
-      return 0;
-    for (int j = 0; j < 3; j += 2) {
-      const xrt_shape *b = sim_shape(fc, op->operands[j]);
-      if (b->rank != 0 && !sim_fz_same_shape(b, rs)) return 0;
-    }
-    return 'c';
-  case XRT_OP_RESHAPE:
-    return op->num_operands == 1 &&
-                   sim_bytes(sim_shape(fc, op->operands[0])) == sim_bytes(rs)
-               ? 'r'
-               : 0;
-  case XRT_OP_BROADCAST_IN_DIM: {
-    const xrt_ir_attr *a = sim_attr(op, "broadcast_dimensions", XRT_ATTR_INTS);
-    if (op->num_operands != 1) return 0;
-    const xrt_shape *in = sim_shape(fc, op->operands[0]);
-    if (!a || a->n != in->rank) return 0;
-    for (int64_t i = 0; i < a->n; i++)
-      if (a->ints[i] < 0 || a->ints[i] >= rs->rank ||
-          (in->dims[i] != 1 && in->dims[i] != rs->dims[a->ints[i]]))
-        return 0;
-    return 'v';
-  }
-  case XRT_OP_BROADCAST: {
-    if (op->num_operands != 1) return 0;
-    const xrt_shape *in = sim_shape(fc, op->operands[0]);
-    if (in->rank > rs->rank) return 0;
-    for (int32_t i = 0; i < in->rank; i++)
-      if (in->dims[i] != rs->dims[rs->rank - in->rank + i]) return 0;
-    return 'v';
-  }
-  case XRT_OP_TRANSPOSE: {
-    const xrt_ir_attr *a = sim_attr(op, "permutation", XRT_ATTR_INTS);
-    if (op->num_operands != 1) return 0;
-    const xrt_shape *in = sim_shape(fc, op->operands[0]);
-    if (!a || a->n != in->rank || in->rank != rs->rank) return 0;
-    for (int64_t k = 0; k < a->n; k++)
-      if (a->ints[k] < 0 || a->ints[k] >= in->rank ||
-          in->dims[a->ints[k]] != rs->dims[k])
-        return 0;
-    return 'v';
-  }
-  default:
+/* The reduce root: one scalar init, a body with a fast kernel, and
+ * dimensions in range. */
+static int sim_fz_reduce_fits(const sim_fcc *fc, const xrt_ir_op *op,
+                              const xrt_shape *rs) {
+  (void)rs;
+  if (op->num_operands != 2 || op->num_regions != 1 ||
+      sim_shape(fc, op->operands[1])->rank != 0 ||
+      !sim_reduce_fast_body(fc, op))
     return 0;
+  const xrt_ir_attr *a = sim_attr(op, "dimensions", XRT_ATTR_INTS);
+  if (!a) return 0;
+  const xrt_shape *in = sim_shape(fc, op->operands[0]);
+  for (int64_t j = 0; j < a->n; j++)
+    if (a->ints[j] < 0 || a->ints[j] >= in->rank) return 0;
+  return 1;
+}
+
+/* The element types the fused loops have kernels for. */
+static int sim_fz_ew_type(xrt_dtype t) {
+  enum sim_ew_class c = sim_ew_class(t);
+  return c != SIM_EWC_NONE && c != SIM_EWC_MINIFLOAT;
+}
+
+static int sim_fz_ew_fits(const sim_fcc *fc, const xrt_ir_op *op,
+                          const xrt_shape *rs) {
+  int arity = sim_op(op->code)->ew_arity;
+  if (op->num_operands != arity) return 0;
+  for (int32_t j = 0; j < arity; j++) {
+    const xrt_shape *s = sim_shape(fc, op->operands[j]);
+    if (!sim_fz_ew_type(s->dtype) || !sim_fz_same_shape(s, rs)) return 0;
   }
+  return sim_fz_ew_type(rs->dtype);
+}
+
+static int sim_fz_select_fits(const sim_fcc *fc, const xrt_ir_op *op,
+                              const xrt_shape *rs) {
+  if (op->num_operands != 3) return 0;
+  const xrt_shape *p = sim_shape(fc, op->operands[0]);
+  return p->dtype == XRT_PRED && sim_fz_sel_for(sim_esize(rs->dtype)) &&
+         (p->rank == 0 || sim_fz_same_shape(p, rs)) &&
+         sim_fz_same_shape(sim_shape(fc, op->operands[1]), rs) &&
+         sim_fz_same_shape(sim_shape(fc, op->operands[2]), rs);
+}
+
+static int sim_fz_clamp_fits(const sim_fcc *fc, const xrt_ir_op *op,
+                             const xrt_shape *rs) {
+  if (op->num_operands != 3 || !sim_clamp_for(rs->dtype) ||
+      !sim_fz_same_shape(sim_shape(fc, op->operands[1]), rs))
+    return 0;
+  for (int j = 0; j < 3; j += 2) {
+    const xrt_shape *b = sim_shape(fc, op->operands[j]);
+    if (b->rank != 0 && !sim_fz_same_shape(b, rs)) return 0;
+  }
+  return 1;
+}
+
+static int sim_fz_reshape_fits(const sim_fcc *fc, const xrt_ir_op *op,
+                               const xrt_shape *rs) {
+  return op->num_operands == 1 &&
+         sim_bytes(sim_shape(fc, op->operands[0])) == sim_bytes(rs);
+}
+
+/* The view ops: the strides ss (by dimension of the result, o) at which
+ * op reads its operand in (whose own strides are ist); 0 if its
+ * attributes or shapes do not allow that. */
+static int sim_fz_bcast_in_dim_strides(const xrt_ir_op *op,
+                                       const xrt_shape *in,
+                                       const xrt_shape *o,
+                                       const int64_t *ist, int64_t *ss) {
+  const xrt_ir_attr *a = sim_attr(op, "broadcast_dimensions", XRT_ATTR_INTS);
+  if (!a || a->n != in->rank) return 0;
+  for (int64_t i = 0; i < a->n; i++) {
+    if (a->ints[i] < 0 || a->ints[i] >= o->rank ||
+        (in->dims[i] != 1 && in->dims[i] != o->dims[a->ints[i]]))
+      return 0;
+    if (in->dims[i] != 1) ss[a->ints[i]] = ist[i];
+  }
+  return 1;
+}
+
+static int sim_fz_bcast_strides(const xrt_shape *in, const xrt_shape *o,
+                                const int64_t *ist, int64_t *ss) {
+  if (in->rank > o->rank) return 0;
+  int32_t lead = o->rank - in->rank;
+  for (int32_t i = 0; i < in->rank; i++) {
+    if (in->dims[i] != o->dims[lead + i]) return 0;
+    ss[lead + i] = in->dims[i] == 1 ? 0 : ist[i];
+  }
+  return 1;
+}
+
+static int sim_fz_transpose_strides(const xrt_ir_op *op, const xrt_shape *in,
+                                    const xrt_shape *o, const int64_t *ist,
+                                    int64_t *ss) {
+  const xrt_ir_attr *a = sim_attr(op, "permutation", XRT_ATTR_INTS);
+  if (!a || a->n != in->rank || in->rank != o->rank) return 0;
+  for (int64_t k = 0; k < a->n; k++) {
+    if (a->ints[k] < 0 || a->ints[k] >= in->rank ||
+        in->dims[a->ints[k]] != o->dims[k])
+      return 0;
+    ss[k] = ist[a->ints[k]];
+  }
+  return 1;
+}
+
+/* A view op (SIM_FUSE_VIEW) as the strides of a gather from its operand
+ * (zero: a dimension it broadcasts); 0 if it does not fit. */
+static int sim_fz_view_strides(const sim_fcc *fc, const xrt_ir_op *op,
+                               int64_t ss[XRT_MAX_RANK]) {
+  if (op->num_operands != 1) return 0;
+  const xrt_shape *in = sim_shape(fc, op->operands[0]);
+  const xrt_shape *o = sim_shape(fc, op->results[0]);
+  int64_t ist[XRT_MAX_RANK];
+  memset(ss, 0, sizeof *ss * XRT_MAX_RANK);
+  sim_strides(in, ist);
+  switch (op->code) {
+  case XRT_OP_BROADCAST_IN_DIM:
+    return sim_fz_bcast_in_dim_strides(op, in, o, ist, ss);
+  case XRT_OP_BROADCAST: return sim_fz_bcast_strides(in, o, ist, ss);
+  case XRT_OP_TRANSPOSE: return sim_fz_transpose_strides(op, in, o, ist, ss);
+  default: return 0;
+  }
+}
+
+static int sim_fz_view_fits(const sim_fcc *fc, const xrt_ir_op *op,
+                            const xrt_shape *rs) {
+  int64_t ss[XRT_MAX_RANK];
+  (void)rs;
+  return sim_fz_view_strides(fc, op, ss);
+}
+
+/* Whether op, of fusion kind k, can be fused: its types and shapes are
+ * ones the fused loops handle (by kind). */
+static int (*const sim_fz_fits[])(const sim_fcc *fc, const xrt_ir_op *op,
+                                  const xrt_shape *rs) = {
+    [SIM_FUSE_EW] = sim_fz_ew_fits,
+    [SIM_FUSE_SELECT] = sim_fz_select_fits,
+    [SIM_FUSE_CLAMP] = sim_fz_clamp_fits,
+    [SIM_FUSE_RESHAPE] = sim_fz_reshape_fits,
+    [SIM_FUSE_VIEW] = sim_fz_view_fits,
+    [SIM_FUSE_REDUCE] = sim_fz_reduce_fits};
+
+/* How op takes part in fusion (SIM_FUSE_NONE: not at all): its kind in
+ * the op table, if its values are plain tensors that fit the kind. */
+static enum sim_fuse_kind sim_fz_kind(const sim_fcc *fc, const xrt_ir_op *op) {
+  enum sim_fuse_kind k = sim_op(op->code)->fuse;
+  if (k == SIM_FUSE_NONE || op->num_results != 1) return SIM_FUSE_NONE;
+  const xrt_ir_type *rt = sim_fz_type(fc, op->results[0]);
+  if (!rt) return SIM_FUSE_NONE;
+  for (int32_t j = 0; j < op->num_operands; j++)
+    if (!sim_fz_type(fc, op->operands[j])) return SIM_FUSE_NONE;
+  if (k != SIM_FUSE_REDUCE && op->num_regions) return SIM_FUSE_NONE;
+  return sim_fz_fits[k](fc, op, &rt->shape) ? k : SIM_FUSE_NONE;
 }
 
 /* Operand j of a member of kind k is computed inside the group when its
  * producer is absorbed (views and a reduce's init read materialized
  * values). */
-static int sim_fz_fusable_operand(int k, int32_t j) {
-  return k == 'e' || k == 's' || k == 'c' || ((k == 'r' || k == 'R') && j == 0);
+static int sim_fz_fusable_operand(enum sim_fuse_kind k, int32_t j) {
+  return k == SIM_FUSE_EW || k == SIM_FUSE_SELECT || k == SIM_FUSE_CLAMP ||
+         ((k == SIM_FUSE_RESHAPE || k == SIM_FUSE_REDUCE) && j == 0);
 }
 
 /* Index of op in block r, or -1. */
@@ -12359,9 +12552,9 @@ static int32_t sim_fz_index(const xrt_ir_region *r, const xrt_ir_op *op) {
 }
 
 static int64_t sim_fz_space(const sim_fcc *fc, const xrt_ir_op *root,
-                            int kind) {
-  return sim_numel(sim_shape(fc, kind == 'R' ? root->operands[0]
-                                             : root->results[0]));
+                            enum sim_fuse_kind kind) {
+  return sim_numel(sim_shape(fc, kind == SIM_FUSE_REDUCE ? root->operands[0]
+                                                       : root->results[0]));
 }
 
 /* Forms the group rooted at op ri: grp[i] = ri for its members. */
@@ -12383,7 +12576,8 @@ static void sim_fz_group(const sim_fcc *fc, const sim_fzinfo *zi,
         if (!sim_fz_fusable_operand(kinds[mem[m]], j) || v < 0 || v >= zi->n)
           continue;
         int32_t pi = sim_fz_index(r, zi->def[v]);
-        if (pi < 0 || grp[pi] != -1 || !kinds[pi] || kinds[pi] == 'R' ||
+        if (pi < 0 || grp[pi] != -1 || kinds[pi] == SIM_FUSE_NONE ||
+            kinds[pi] == SIM_FUSE_REDUCE ||
             sim_numel(sim_shape(fc, v)) != space)
           continue;
         /* v's one use is this operand; else count its uses in the group */
@@ -12401,7 +12595,7 @@ static void sim_fz_group(const sim_fcc *fc, const sim_fzinfo *zi,
       }
     }
   }
-  if (nm == 1 && kinds[ri] != 'R') grp[ri] = -1;
+  if (nm == 1 && kinds[ri] != SIM_FUSE_REDUCE) grp[ri] = -1;
 }
 
 /* Appends block grouping grp (n ops) to the executable's record, which
@@ -12457,12 +12651,14 @@ static int sim_fz_grouping_ok(const sim_fcc *fc, const sim_fzinfo *zi,
     if (++size[grp[i]] > SIM_FZ_MAXOPS) return 0;
   }
   for (int32_t i = 0; i < n; i++) /* roots first: members use their space */
-    if (grp[i] == i && (!kinds[i] || kinds[i] == 'v')) return 0;
+    if (grp[i] == i &&
+        (kinds[i] == SIM_FUSE_NONE || kinds[i] == SIM_FUSE_VIEW))
+      return 0;
   for (int32_t i = 0; i < n; i++) {
     int32_t g = grp[i];
     if (g == -1) continue;
-    int k = kinds[i];
-    if (g != i && (!k || k == 'R')) return 0;
+    enum sim_fuse_kind k = kinds[i];
+    if (g != i && (k == SIM_FUSE_NONE || k == SIM_FUSE_REDUCE)) return 0;
     const xrt_ir_op *op = &r->ops[i];
     if (g != i && sim_numel(sim_shape(fc, op->results[0])) !=
                       sim_fz_space(fc, &r->ops[g], kinds[g]))
@@ -12537,7 +12733,8 @@ static int32_t *sim_fz_plan_block(sim_fcc *fc, const xrt_ir_region *r) {
       kinds[i] = (uint8_t)sim_fz_kind(fc, &r->ops[i]);
     }
     for (int32_t i = n - 1; i >= 0; i--)
-      if (grp[i] == -1 && kinds[i] && kinds[i] != 'v')
+      if (grp[i] == -1 && kinds[i] != SIM_FUSE_NONE &&
+          kinds[i] != SIM_FUSE_VIEW)
         sim_fz_group(fc, zi, r, grp, kinds, i);
   }
   al->free(al->self, kinds);
@@ -12589,28 +12786,14 @@ static int sim_fz_all_zero(const sim_fznode *nd) {
   return 1;
 }
 
-/* The view op (broadcast_in_dim, broadcast, transpose) as a GATHER. */
+/* The view op (broadcast_in_dim, broadcast, transpose) as a GATHER (its
+ * kind says it fits: sim_fz_view_strides succeeds). */
 static void sim_fz_view(sim_fzb *b, const xrt_ir_op *op, sim_fznode *nd) {
-  const sim_fcc *fc = b->fc;
-  const xrt_shape *in = sim_shape(fc, op->operands[0]);
-  const xrt_shape *o = sim_shape(fc, op->results[0]);
-  int64_t ist[XRT_MAX_RANK], ss[XRT_MAX_RANK] = {0};
-  sim_strides(in, ist);
-  if (op->code == XRT_OP_BROADCAST_IN_DIM) {
-    const xrt_ir_attr *a = sim_attr(op, "broadcast_dimensions", XRT_ATTR_INTS);
-    for (int64_t i = 0; i < a->n; i++)
-      if (in->dims[i] != 1) ss[a->ints[i]] = ist[i];
-  } else if (op->code == XRT_OP_BROADCAST) {
-    int32_t lead = o->rank - in->rank;
-    for (int32_t i = 0; i < in->rank; i++)
-      ss[lead + i] = in->dims[i] == 1 ? 0 : ist[i];
-  } else {
-    const xrt_ir_attr *a = sim_attr(op, "permutation", XRT_ATTR_INTS);
-    for (int64_t k = 0; k < a->n; k++) ss[k] = ist[a->ints[k]];
-  }
+  int64_t ss[XRT_MAX_RANK];
+  sim_fz_view_strides(b->fc, op, ss);
   nd->kind = SIM_FZ_GATHER;
   nd->val = op->operands[0];
-  sim_fz_gather_init(b, nd, o, ss, 0);
+  sim_fz_gather_init(b, nd, sim_shape(b->fc, op->results[0]), ss, 0);
   if (sim_fz_all_zero(nd)) nd->kind = SIM_FZ_SPLAT;
 }
 
@@ -12661,13 +12844,13 @@ static xrt_status sim_fz_ew(sim_fzb *b, const xrt_ir_op *op, sim_fznode *nd) {
 /* A node for a member op (its operands first). */
 static xrt_status sim_fz_op_node(sim_fzb *b, const xrt_ir_op *op,
                                  sim_fznode *nd) {
-  if (op->code == XRT_OP_BROADCAST_IN_DIM || op->code == XRT_OP_BROADCAST ||
-      op->code == XRT_OP_TRANSPOSE) {
+  enum sim_fuse_kind k = sim_op(op->code)->fuse;
+  if (k == SIM_FUSE_VIEW) {
     sim_fz_view(b, op, nd);
     b->leaves[b->nleaves++] = op->operands[0];
     return XRT_OK;
   }
-  int32_t na = op->code == XRT_OP_RESHAPE ? 1 : op->num_operands;
+  int32_t na = k == SIM_FUSE_RESHAPE ? 1 : op->num_operands;
   for (int32_t j = 0; j < na; j++) {
     int32_t c;
     xrt_status rc = sim_fz_node(b, op->operands[j], &c);
@@ -12675,21 +12858,21 @@ static xrt_status sim_fz_op_node(sim_fzb *b, const xrt_ir_op *op,
     nd->arg[j] = (int16_t)c;
   }
   nd->nargs = (int8_t)na;
-  if (op->code == XRT_OP_RESHAPE) {
+  switch (k) {
+  case SIM_FUSE_RESHAPE:
     nd->kind = SIM_FZ_ID;
     return XRT_OK;
-  }
-  if (op->code == XRT_OP_SELECT) {
+  case SIM_FUSE_SELECT:
     nd->kind = SIM_FZ_SEL;
     nd->sel = sim_fz_sel_for(nd->es);
     return XRT_OK;
-  }
-  if (op->code == XRT_OP_CLAMP) {
+  case SIM_FUSE_CLAMP:
     nd->kind = SIM_FZ_CLAMP;
     nd->clamp = sim_clamp_for(sim_shape(b->fc, op->results[0])->dtype);
     return XRT_OK;
+  default:
+    return sim_fz_ew(b, op, nd);
   }
-  return sim_fz_ew(b, op, nd);
 }
 
 /* The node computing value v (shared when v is used twice). */
@@ -15518,103 +15701,160 @@ static xrt_dtype sim_os_type(const xrt_ir_func *f, int32_t id) {
   return t->quant ? t->quant->expressed : t->shape.dtype;
 }
 
-/* The element-type checks the lowerers of the ops below make (with the
- * same predicates: sim_dot_for, sim_clamp_for, sim_la_kernels, ...), so
- * that a YES here is a compile that succeeds.  0 and a reason in why when
- * the simulator would refuse. */
-static int sim_os_types_ok(const xrt_ir_func *f, const xrt_ir_op *op,
-                           char *why, size_t cap) {
-  const int32_t *in = op->operands, *out = op->results;
-  int nin = op->num_operands, nout = op->num_results;
-  xrt_dtype bad = XRT_DTYPE_INVALID;
+/* Writes "<op> is not supported for element type <t>" into why and
+ * returns 0; 1 for XRT_DTYPE_INVALID (no type to name: compile reports). */
+static int sim_os_refuse(const xrt_ir_op *op, xrt_dtype t, char *why,
+                         size_t cap) {
+  if (t == XRT_DTYPE_INVALID) return 1;
+  snprintf(why, cap, "%s is not supported for element type %s",
+           op->name ? op->name : sim_opcode_name(op->code),
+           sim_dtype_name(t));
+  return 0;
+}
+
+/* The element-type checks of the op table's rules (enum sim_type_rule),
+ * each the one the op's lowerer makes, with the same predicates
+ * (sim_dot_for, sim_clamp_for, sim_la_kernels, ...).  1 if the simulator
+ * takes the op's types, else 0 and a reason in why. */
+typedef int (*sim_os_rule_fn)(const xrt_ir_func *f, const xrt_ir_op *op,
+                              char *why, size_t cap);
+
+static int sim_os_num_result(const xrt_ir_func *f, const xrt_ir_op *op,
+                             char *why, size_t cap) {
+  if (op->num_results != 1) return 1;
+  xrt_dtype o = sim_os_type(f, op->results[0]);
+  return sim_num_supported(o) || sim_os_refuse(op, o, why, cap);
+}
+
+static int sim_os_clamp(const xrt_ir_func *f, const xrt_ir_op *op, char *why,
+                        size_t cap) {
+  if (op->num_results != 1) return 1;
+  xrt_dtype o = sim_os_type(f, op->results[0]);
+  return sim_clamp_for(o) || sim_os_refuse(op, o, why, cap);
+}
+
+static int sim_os_dot(const xrt_ir_func *f, const xrt_ir_op *op, char *why,
+                      size_t cap) {
+  if (op->num_operands != 2 || op->num_results != 1) return 1;
+  xrt_dtype o = sim_os_type(f, op->results[0]);
+  xrt_dtype a = sim_os_type(f, op->operands[0]);
+  xrt_dtype b = sim_os_type(f, op->operands[1]);
   size_t acc;
+  if (!sim_dot_for(sim_is_minifloat(o) ? XRT_F32 : o, &acc))
+    return sim_os_refuse(op, o, why, cap);
+  if (!sim_num_supported(a)) return sim_os_refuse(op, a, why, cap);
+  return sim_num_supported(b) || sim_os_refuse(op, b, why, cap);
+}
+
+static int sim_os_conv(const xrt_ir_func *f, const xrt_ir_op *op, char *why,
+                       size_t cap) {
+  if (op->num_operands < 2 || op->num_results != 1) return 1;
+  xrt_dtype o = sim_os_type(f, op->results[0]);
   sim_la_dotn_fn dotn;
   sim_la_store_fn store;
-  switch (op->code) {
-  case XRT_OP_IOTA:
-    if (nout == 1 && !sim_num_supported(sim_os_type(f, out[0])))
-      bad = sim_os_type(f, out[0]);
-    break;
-  case XRT_OP_CLAMP:
-    if (nout == 1 && !sim_clamp_for(sim_os_type(f, out[0])))
-      bad = sim_os_type(f, out[0]);
-    break;
-  case XRT_OP_DOT_GENERAL: case XRT_OP_DOT: {
-    if (nin != 2 || nout != 1) break;
-    xrt_dtype o = sim_os_type(f, out[0]);
-    if (!sim_dot_for(sim_is_minifloat(o) ? XRT_F32 : o, &acc)) bad = o;
-    else if (!sim_num_supported(sim_os_type(f, in[0])))
-      bad = sim_os_type(f, in[0]);
-    else if (!sim_num_supported(sim_os_type(f, in[1])))
-      bad = sim_os_type(f, in[1]);
-    break;
+  return (sim_la_kernels(sim_is_minifloat(o) ? XRT_F32 : o, &dotn, &store) &&
+          sim_num_supported(sim_os_type(f, op->operands[0])) &&
+          sim_num_supported(sim_os_type(f, op->operands[1]))) ||
+         sim_os_refuse(op, o, why, cap);
+}
+
+static int sim_os_ragged_dot(const xrt_ir_func *f, const xrt_ir_op *op,
+                             char *why, size_t cap) {
+  if (op->num_operands == 3 && op->num_results == 1 &&
+      f->value_types[op->operands[2]].shape.rank != 1) {
+    snprintf(why, cap, "%s: only 1-D group_sizes are supported by the "
+             "simulator", op->name);
+    return 0;
   }
-  case XRT_OP_CONVOLUTION: case XRT_OP_DYNAMIC_CONV:
-  case XRT_OP_CHLO_RAGGED_DOT: {
-    if (nin < 2 || nout != 1) break;
-    xrt_dtype o = sim_os_type(f, out[0]);
-    if (!sim_la_kernels(sim_is_minifloat(o) ? XRT_F32 : o, &dotn, &store) ||
-        !sim_num_supported(sim_os_type(f, in[0])) ||
-        !sim_num_supported(sim_os_type(f, in[1])))
-      bad = o;
-    if (op->code == XRT_OP_CHLO_RAGGED_DOT && nin == 3 &&
-        f->value_types[in[2]].shape.rank != 1) {
-      snprintf(why, cap, "%s: only 1-D group_sizes are supported by the "
-               "simulator", op->name);
-      return 0;
-    }
-    break;
-  }
-  case XRT_OP_GATHER: case XRT_OP_DYNAMIC_GATHER:
-    if (nin >= 2 && !sim_ix_is_int(f->value_types[in[1]].shape.dtype))
-      bad = f->value_types[in[1]].shape.dtype;
-    break;
-  case XRT_OP_SCATTER: /* inputs..., scatter_indices, updates... */
-    if (nin >= 3 && !sim_ix_is_int(f->value_types[in[nin / 2]].shape.dtype))
-      bad = f->value_types[in[nin / 2]].shape.dtype;
-    break;
-  case XRT_OP_CHOLESKY: case XRT_OP_TRIANGULAR_SOLVE:
-    if (nin >= 1 && !sim_la_linalg_type(sim_os_type(f, in[0])))
-      bad = sim_os_type(f, in[0]);
-    break;
-  case XRT_OP_BATCH_NORM_INFERENCE: case XRT_OP_BATCH_NORM_TRAINING:
-  case XRT_OP_BATCH_NORM_GRAD:
-    if (nin >= 1 && !sim_dtype_is_float(sim_os_type(f, in[0])))
-      bad = sim_os_type(f, in[0]);
-    break;
-  case XRT_OP_RNG_BIT_GENERATOR: {
-    if (nout != 2) break;
-    xrt_dtype o = f->value_types[out[1]].shape.dtype;
-    if (sim_esize(o) > 8 || o == XRT_PRED || sim_dtype_is_complex(o) ||
-        f->value_types[out[1]].quant)
-      bad = o;
-    break;
-  }
-  case XRT_OP_RNG: {
-    if (nout != 1) break;
-    xrt_dtype o = f->value_types[out[0]].shape.dtype;
-    if (!sim_num_supported(o) || sim_dtype_is_complex(o)) bad = o;
-    break;
-  }
-  case XRT_OP_CUSTOM_CALL: case XRT_OP_SEND: case XRT_OP_OUTFEED:
-  case XRT_OP_INFEED: case XRT_OP_RECV:
+  return sim_os_conv(f, op, why, cap);
+}
+
+/* Operand k, when there is one, holds integer indices. */
+static int sim_os_index(const xrt_ir_func *f, const xrt_ir_op *op, int32_t k,
+                        char *why, size_t cap) {
+  if (k >= op->num_operands) return 1;
+  xrt_dtype t = f->value_types[op->operands[k]].shape.dtype;
+  return sim_ix_is_int(t) || sim_os_refuse(op, t, why, cap);
+}
+
+static int sim_os_gather(const xrt_ir_func *f, const xrt_ir_op *op, char *why,
+                         size_t cap) {
+  return sim_os_index(f, op, 1, why, cap);
+}
+
+static int sim_os_scatter(const xrt_ir_func *f, const xrt_ir_op *op,
+                          char *why, size_t cap) {
+  /* inputs..., scatter_indices, updates... */
+  return op->num_operands < 3 ||
+         sim_os_index(f, op, op->num_operands / 2, why, cap);
+}
+
+static int sim_os_linalg(const xrt_ir_func *f, const xrt_ir_op *op, char *why,
+                         size_t cap) {
+  if (op->num_operands < 1) return 1;
+  xrt_dtype a = sim_os_type(f, op->operands[0]);
+  return sim_la_linalg_type(a) || sim_os_refuse(op, a, why, cap);
+}
+
+static int sim_os_float_input(const xrt_ir_func *f, const xrt_ir_op *op,
+                              char *why, size_t cap) {
+  if (op->num_operands < 1) return 1;
+  xrt_dtype a = sim_os_type(f, op->operands[0]);
+  return sim_dtype_is_float(a) || sim_os_refuse(op, a, why, cap);
+}
+
+static int sim_os_rng_bits(const xrt_ir_func *f, const xrt_ir_op *op,
+                           char *why, size_t cap) {
+  if (op->num_results != 2) return 1;
+  const xrt_ir_type *t = &f->value_types[op->results[1]];
+  xrt_dtype o = t->shape.dtype;
+  return (sim_esize(o) <= 8 && o != XRT_PRED && !sim_dtype_is_complex(o) &&
+          !t->quant) ||
+         sim_os_refuse(op, o, why, cap);
+}
+
+static int sim_os_rng(const xrt_ir_func *f, const xrt_ir_op *op, char *why,
+                      size_t cap) {
+  if (op->num_results != 1) return 1;
+  xrt_dtype o = f->value_types[op->results[0]].shape.dtype;
+  return (sim_num_supported(o) && !sim_dtype_is_complex(o)) ||
+         sim_os_refuse(op, o, why, cap);
+}
+
+static const sim_os_rule_fn sim_os_rules[SIM_TR_COUNT] = {
+    [SIM_TR_NUM_RESULT] = sim_os_num_result,
+    [SIM_TR_CLAMP] = sim_os_clamp,
+    [SIM_TR_DOT] = sim_os_dot,
+    [SIM_TR_CONV] = sim_os_conv,
+    [SIM_TR_RAGGED_DOT] = sim_os_ragged_dot,
+    [SIM_TR_GATHER_INDEX] = sim_os_gather,
+    [SIM_TR_SCATTER_INDEX] = sim_os_scatter,
+    [SIM_TR_LINALG] = sim_os_linalg,
+    [SIM_TR_FLOAT_INPUT] = sim_os_float_input,
+    [SIM_TR_RNG_BITS] = sim_os_rng_bits,
+    [SIM_TR_RNG] = sim_os_rng,
+};
+
+/* The checks the lowerer of op would make of its element types (and of
+ * tuples passed to the host), so that a YES here is a compile that
+ * succeeds.  0 and a reason in why when the simulator would refuse. */
+static int sim_os_types_ok(const sim_op_desc *d, const xrt_ir_func *f,
+                           const xrt_ir_op *op, char *why, size_t cap) {
+  if (d->flags & SIM_OPF_HOST) {
     /* host calls and channels move tensors and tokens, not tuples (as
      * sim_lower_host_call and the send lowering refuse them) */
-    for (int i = 0; i < nin + nout; i++)
-      if (f->value_types[i < nin ? in[i] : out[i - nin]].kind ==
-          XRT_TYPE_TUPLE) {
+    for (int32_t i = 0; i < op->num_operands + op->num_results; i++) {
+      int32_t id = i < op->num_operands ? op->operands[i]
+                                        : op->results[i - op->num_operands];
+      if (f->value_types[id].kind == XRT_TYPE_TUPLE) {
         snprintf(why, cap, "%s: tuple values cannot be passed to the host or "
                  "sent by the simulator", op->name);
         return 0;
       }
-    break;
-  default: break;
+    }
   }
-  if (bad == XRT_DTYPE_INVALID) return 1;
-  snprintf(why, cap, "%s is not supported for element type %s",
-           op->name ? op->name : sim_opcode_name(op->code),
-           sim_dtype_name(bad));
-  return 0;
+  sim_os_rule_fn rule = sim_os_rules[d->types];
+  return !rule || rule(f, op, why, cap);
 }
 
 /* Whether the simulator compiles op: it has a lowerer, its values are ones
@@ -15626,7 +15866,8 @@ static int sim_op_check(const xrt_allocator *al, const xrt_ir_func *f,
   const char *name = op->name ? op->name : sim_opcode_name(op->code);
   if (op->code == XRT_OP_RETURN || op->code == XRT_OP_FUNC_RETURN)
     return XRT_SUPPORT_YES; /* terminators: the plan binds their operands */
-  sim_lower_fn lower = sim_lowerer(op->code);
+  const sim_op_desc *d = sim_op(op->code);
+  sim_lower_fn lower = d->lower;
   if (!lower) {
     snprintf(why, cap, "%s is not supported by the simulator", name);
     return XRT_SUPPORT_NO;
@@ -15668,7 +15909,8 @@ static int sim_op_check(const xrt_allocator *al, const xrt_ir_func *f,
         return XRT_SUPPORT_NO;
       }
     }
-  return sim_os_types_ok(f, op, why, cap) ? XRT_SUPPORT_YES : XRT_SUPPORT_NO;
+  return sim_os_types_ok(d, f, op, why, cap) ? XRT_SUPPORT_YES
+                                             : XRT_SUPPORT_NO;
 }
 
 static void *sim_system_alloc(void *self, size_t n) {
@@ -15738,20 +15980,6 @@ SIM_PRIVATE void sim_trace_attach(sim_client *c,
   }
 }
 
-/* The kernel of a collective op (NULL for other ops). */
-static sim_run_fn sim_coll_runner(xrt_opcode code) {
-  switch (code) {
-  case XRT_OP_ALL_REDUCE: return sim_run_all_reduce;
-  case XRT_OP_ALL_GATHER: return sim_run_all_gather;
-  case XRT_OP_REDUCE_SCATTER: return sim_run_reduce_scatter;
-  case XRT_OP_ALL_TO_ALL: return sim_run_all_to_all;
-  case XRT_OP_COLLECTIVE_PERMUTE: return sim_run_collective_permute;
-  case XRT_OP_COLLECTIVE_BROADCAST: return sim_run_collective_broadcast;
-  case XRT_OP_COLLECTIVE_REDUCE: return sim_run_collective_reduce;
-  default: return NULL;
-  }
-}
-
 /* "all_reduce" for "stablehlo.all_reduce". */
 static const char *sim_trace_op_name(const xrt_ir_op *op) {
   const char *dot = op->name ? strrchr(op->name, '.') : NULL;
@@ -15762,7 +15990,7 @@ static const char *sim_trace_op_name(const xrt_ir_op *op) {
 static xrt_status sim_run_traced_coll(const sim_step *st, void **vals,
                                       sim_cx *cx) {
   const xrt_plugin_host_api *h = cx->exe->cl->host;
-  sim_run_fn run = sim_coll_runner(st->op->code);
+  sim_run_fn run = sim_op(st->op->code)->coll;
   if (!h->trace_enabled(h->ctx)) return run(st, vals, cx);
   int64_t t0 = h->now_ns(h->ctx);
   xrt_status rc = run(st, vals, cx);
@@ -15778,7 +16006,7 @@ SIM_PRIVATE void sim_trace_wrap(const sim_fcc *fc, sim_step *st) {
   const sim_client *cl = fc->cc->exe ? fc->cc->exe->cl : NULL;
   const xrt_plugin_host_api *h = cl ? cl->host : NULL;
   if (!h || !h->trace_enabled || !h->trace_event || !h->now_ns) return;
-  if (st->run && st->op && st->run == sim_coll_runner(st->op->code))
+  if (st->run && st->op && st->run == sim_op(st->op->code)->coll)
     st->run = sim_run_traced_coll;
 }
 
@@ -16563,15 +16791,12 @@ static void sim_rregion(sim_rbuf *r, xrt_ir_region *g);
 /* Whether op->callee indexes what op's code calls (other ops' callee is
  * not read: the parser leaves 0 or -1 there). */
 static int sim_rcallee_ok(const sim_rbuf *r, const xrt_ir_op *op) {
-  switch (op->code) {
-  case XRT_OP_FUNC_CALL:
+  unsigned flags = sim_op(op->code)->flags;
+  if (flags & SIM_OPF_CALL)
     return op->callee >= 0 && op->callee < r->num_funcs;
-  case XRT_OP_CUSTOM_CALL: case XRT_OP_INFEED: case XRT_OP_OUTFEED:
-  case XRT_OP_SEND: case XRT_OP_RECV:
+  if (flags & SIM_OPF_HOST)
     return op->callee >= 0 && op->callee < r->num_custom_calls;
-  default:
-    return 1;
-  }
+  return 1;
 }
 
 static void sim_rop(sim_rbuf *r, xrt_ir_op *op) {
@@ -16837,62 +17062,24 @@ static int sim_vcontains(const int64_t *d, int64_t n, int64_t x) {
   return 0;
 }
 
-/* Element classes of the elementwise ops (the core verifier's masks):
- * bits of 'p' pred, 'i' integers, 'f' floats, 'c' complex. */
-enum { SIM_VK_P = 1, SIM_VK_I = 2, SIM_VK_F = 4, SIM_VK_C = 8 };
-
+/* The SIM_VK_* bit of an element class. */
 static unsigned sim_vclass(xrt_dtype t) {
-  switch (sim_ew_class(t)) {
-  case 'p': return SIM_VK_P;
-  case 's': case 'u': return SIM_VK_I;
-  case 'f': case 'm': return SIM_VK_F;
-  case 'c': return SIM_VK_C;
-  default: return 0;
-  }
+  static const unsigned bit[SIM_EWC_COUNT] = {
+      [SIM_EWC_PRED] = SIM_VK_P,     [SIM_EWC_SIGNED] = SIM_VK_I,
+      [SIM_EWC_UNSIGNED] = SIM_VK_I, [SIM_EWC_FLOAT] = SIM_VK_F,
+      [SIM_EWC_MINIFLOAT] = SIM_VK_F, [SIM_EWC_COMPLEX] = SIM_VK_C};
+  return bit[sim_ew_class(t)];
 }
 
-static unsigned sim_vew_mask(xrt_opcode code) {
-  const unsigned num = SIM_VK_I | SIM_VK_F | SIM_VK_C;
-  switch (code) {
-  case XRT_OP_ADD: case XRT_OP_MULTIPLY: case XRT_OP_MAXIMUM:
-  case XRT_OP_MINIMUM: return num | SIM_VK_P;
-  case XRT_OP_SUBTRACT: case XRT_OP_DIVIDE: case XRT_OP_POWER:
-  case XRT_OP_NEGATE: case XRT_OP_REMAINDER: case XRT_OP_SIGN:
-  case XRT_OP_ABS: return num;
-  case XRT_OP_AND: case XRT_OP_OR: case XRT_OP_XOR: case XRT_OP_NOT:
-    return SIM_VK_I | SIM_VK_P;
-  case XRT_OP_SHIFT_LEFT: case XRT_OP_SHIFT_RIGHT_ARITHMETIC:
-  case XRT_OP_SHIFT_RIGHT_LOGICAL: case XRT_OP_POPCNT:
-  case XRT_OP_COUNT_LEADING_ZEROS: return SIM_VK_I;
-  case XRT_OP_EXPONENTIAL: case XRT_OP_LOG: case XRT_OP_SQRT:
-  case XRT_OP_RSQRT: case XRT_OP_TANH: case XRT_OP_LOGISTIC:
-  case XRT_OP_SINE: case XRT_OP_COSINE: case XRT_OP_EXPONENTIAL_MINUS_ONE:
-  case XRT_OP_LOG_PLUS_ONE: case XRT_OP_CBRT: case XRT_OP_TAN:
-  case XRT_OP_ATAN2: return SIM_VK_F | SIM_VK_C;
-  case XRT_OP_FLOOR: case XRT_OP_CEIL: case XRT_OP_ROUND_NEAREST_AFZ:
-  case XRT_OP_ROUND_NEAREST_EVEN: return SIM_VK_F;
-  default: return 0;
-  }
-}
-
-static int sim_vew_binary(xrt_opcode c) {
-  switch (c) {
-  case XRT_OP_ADD: case XRT_OP_SUBTRACT: case XRT_OP_MULTIPLY:
-  case XRT_OP_DIVIDE: case XRT_OP_REMAINDER: case XRT_OP_MAXIMUM:
-  case XRT_OP_MINIMUM: case XRT_OP_POWER: case XRT_OP_AND: case XRT_OP_OR:
-  case XRT_OP_XOR: case XRT_OP_SHIFT_LEFT: case XRT_OP_SHIFT_RIGHT_ARITHMETIC:
-  case XRT_OP_SHIFT_RIGHT_LOGICAL: case XRT_OP_ATAN2: return 1;
-  default: return 0;
-  }
-}
-
+/* An elementwise op of SIM_EW_OPS with loadable element classes. */
 static int sim_vew(sim_vchk *v) {
   const xrt_ir_op *op = v->op;
-  int binary = sim_vew_binary(op->code);
+  const sim_op_desc *d = sim_op(op->code);
+  int binary = d->ew_arity == 2;
   if (!sim_vcounts(v, binary ? 2 : 1, 1)) return 0;
   if (binary && !sim_vsame(v, op->operands[0], op->operands[1])) return 0;
   const xrt_shape *in = sim_vin(v, 0), *out = sim_vout(v, 0);
-  if (!(sim_vew_mask(op->code) & sim_vclass(in->dtype)))
+  if (!(d->vk & sim_vclass(in->dtype)))
     return sim_vbad(v, "element type not allowed");
   if (op->code == XRT_OP_ABS && sim_dtype_is_complex(in->dtype))
     return (out->dtype == (in->dtype == XRT_C64 ? XRT_F32 : XRT_F64) &&
@@ -17186,7 +17373,7 @@ static int sim_vop_rules(sim_vchk *v) {
   case XRT_OP_RETURN: case XRT_OP_FUNC_RETURN:
     return op->num_results == 0 || sim_vbad(v, "return with results");
   default:
-    if (sim_vew_mask(op->code)) return sim_vew(v);
+    if (sim_op(op->code)->vk) return sim_vew(v);
     return sim_vbad(v, "op not loadable from serialized bytes");
   }
 }

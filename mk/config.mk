@@ -60,10 +60,11 @@ LIB_SRCS := $(CORE_SRCS) $(SIM_SRCS) \
             $(if $(filter 1,$(XRT_MPI)),$(MPI_SRCS))
 
 # ---- the flags a build directory was made with ----
-# $(BUILD)/flags holds them; it is rewritten (and so everything compiled
-# is rebuilt) only when they change.
+# $(BUILD)/flags holds them; it is rewritten (and so everything compiled is
+# rebuilt) only when they change.  -Werror is left out: it changes no
+# object, and CI's later steps reuse the WERROR=1 build of `make test`.
 FLAGS_FILE := $(BUILD)/flags
-FLAGS_NOW := $(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $(LDLIBS)
+FLAGS_NOW := $(CC) $(CPPFLAGS) $(filter-out -Werror,$(CFLAGS)) $(LDFLAGS) $(LDLIBS)
 ifneq ($(filter-out clean amalgamate check-amalgamation deps% %-deps,$(MAKECMDGOALS))$(if $(MAKECMDGOALS),,all),)
   $(shell mkdir -p $(BUILD) && \
     if [ "$$(cat $(FLAGS_FILE) 2>/dev/null)" != "$(FLAGS_NOW)" ]; then \

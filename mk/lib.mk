@@ -23,11 +23,11 @@ all: $(LIB_A) $(LIB_SO) $(XRT_BIN) $(SIM_SO) $(CTS_BIN) $(MINIMAL_SO)
 # One object per source file; -fvisibility=hidden keeps what the files
 # share (XRT__PRIVATE, SIM_PRIVATE) out of libxrt.so, which exports only
 # the XRT_API functions of xrt.h.
-$(BUILD)/obj/%.o: src/%.c $(FLAGS_FILE) | deps
+$(BUILD)/obj/%.o: src/%.c $(FLAGS_FILE) | deps xrt.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(DEPFLAGS) $(CFLAGS) -c $< -o $@
 
-$(BUILD)/pic/%.o: src/%.c $(FLAGS_FILE) | deps
+$(BUILD)/pic/%.o: src/%.c $(FLAGS_FILE) | deps xrt.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(DEPFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
 
@@ -51,7 +51,7 @@ $(LIB_SO): $(LIB_SO_REAL)
 PLUGIN_LDFLAGS := -shared $(if $(filter 1,$(SAN)),,-Wl,--no-undefined)
 SIM_SO_OBJS := $(SIM_SRCS:src/%.c=$(BUILD)/simso/%.o)
 
-$(BUILD)/simso/%.o: src/%.c $(FLAGS_FILE) | deps
+$(BUILD)/simso/%.o: src/%.c $(FLAGS_FILE) | deps xrt.h
 	@mkdir -p $(@D)
 	$(CC) -I. -DXRT_PLUGIN_SHARED $(DEPFLAGS) $(CFLAGS) -fPIC \
 	  -fvisibility=hidden -c $< -o $@
@@ -69,7 +69,7 @@ $(MINIMAL_SO): examples/plugin_minimal.c xrt.h $(FLAGS_FILE)
 	$(CC) -I. $(CFLAGS) $(LDFLAGS) -fPIC $(PLUGIN_LDFLAGS) -o $@ $<
 
 # ---- the tool (tools/cli) and the plugin conformance suite ----
-$(BUILD)/obj/cli/%.o: tools/cli/%.c $(FLAGS_FILE) | deps
+$(BUILD)/obj/cli/%.o: tools/cli/%.c $(FLAGS_FILE) | deps xrt.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(DEPFLAGS) $(CFLAGS) -c $< -o $@
 

@@ -239,16 +239,31 @@ if cmake_build "cmake build of xrt" "$root" "$tmp/xrt_cmake" &&
   fi
 fi
 
-# ---- (d) plain vendoring: three files and one cc line ----
+# ---- (d) plain vendoring: the top-level files and one cc line ----
+# The README's "Vendoring": copy xrt.h, xrt.c and xrt_sim.c (generated
+# from src/ by tools/amalgamate.sh), then its cc line (-ldl: dlopen lives
+# in libdl before glibc 2.34); with xrt_cache.c for the disk cache.
 mkdir -p "$tmp/vendor"
-cp "$root/xrt.h" "$root/xrt.c" "$root/xrt_sim.c" "$tmp/app.c" "$tmp/vendor/"
-# While work in progress lives in _dev/*.inc (included by xrt.c and
-# xrt_sim.c until it is inlined), it travels with them.
-if [ -d "$root/_dev" ]; then cp -R "$root/_dev" "$tmp/vendor/"; fi
-# The README's line (-ldl: dlopen lives in libdl before glibc 2.34).
+cp "$root/xrt.h" "$root/xrt.c" "$root/xrt_sim.c" "$root/xrt_cache.c" \
+  "$tmp/app.c" "$tmp/vendor/"
 if (cd "$tmp/vendor" && step "vendored (build)" $cc -std=c11 -O0 $appdef app.c xrt.c xrt_sim.c \
       -lm -lpthread -ldl -o app); then
   run_app "vendored" "$tmp/vendor/app"
+fi
+if (cd "$tmp/vendor" && step "vendored with the disk cache (build)" $cc -std=c11 -O0 \
+      -DXRT_HAVE_DISK_CACHE $appdef app.c xrt.c xrt_sim.c xrt_cache.c \
+      -lm -lpthread -ldl -o app_cache); then
+  run_app "vendored with the disk cache" "$tmp/vendor/app_cache"
+fi
+# The single files keep their internals static: what they define for the
+# linker is the public API (xrt_*) and the few internal functions that
+# cross from xrt.c to xrt_cache.c (xrt__*), nothing of the simulator's.
+if command -v nm >/dev/null 2>&1 &&
+   (cd "$tmp/vendor" && step "vendored objects" $cc -std=c11 -O0 -c xrt.c xrt_sim.c xrt_cache.c); then
+  extra=$(cd "$tmp/vendor" && nm -g --defined-only xrt.o xrt_sim.o xrt_cache.o |
+          awk 'NF == 3 && $3 !~ /^xrt_/ {print $3}')
+  if [ -z "$extra" ]; then pass "vendored objects export only xrt_*"; else
+    echo "also defined: $extra" >"$log"; fail "vendored objects export only xrt_*"; fi
 fi
 
 # ---- make uninstall: nothing of xrt left, nothing else removed ----

@@ -25,18 +25,17 @@
  * least recently used.
  *
  * Contents:
- *   1. Platform: the only OS calls (POSIX here): mkdir, atomic write,
- *      read, touch, directory listing, unlink, pid
+ *   1. Failures of the operating-system layer (the core's, src/core/os.h,
+ *      which does mkdir, atomic write, read, touch, directory listing,
+ *      unlink, pid), as the cache sees them
  *   2. The cache object, counters and messages
  *   3. File format: encode, check
  *   4. Load and save (the xrt_cache_store), eviction
  *   5. Public API: options, open, close, store, stats
  */
 
-#if !defined(_POSIX_C_SOURCE) || _POSIX_C_SOURCE < 200809L
-#undef _POSIX_C_SOURCE
-#define _POSIX_C_SOURCE 200809L
-#endif
+/* First: it sets the POSIX level before any system header. */
+#include "../core/os.h"
 
 #include "xrt.h"
 
@@ -48,29 +47,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
 /* ======================================================================
- * 1. Platform (POSIX; Windows first, under _WIN32).  Everything
- * OS-specific is here; the functions return 0 or an XC_E* kind.
+ * 1. Failures of the operating-system layer: its functions return 0 or an
+ * errno value (Windows errors mapped to them), which matter here as one of
+ * these kinds.
  * ==================================================================== */
 
-#if defined(_WIN32)
-#define WIN32_LEAN_AND_MEAN
-#define NOMINMAX
-#include <windows.h>
-#define XC_SEP "\\" /* the directory separator of the paths built here */
-#else
-#define XC_SEP "/"
-#include <dirent.h>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <sys/types.h>
-#include <unistd.h>
-#endif
+#define XC_SEP XRT__OS_SEP /* the directory separator of the paths built here */
 
 enum {
   XC_OK = 0,
@@ -81,224 +68,10 @@ enum {
   XC_EOTHER
 };
 
-#if defined(_WIN32)
-/* Windows: the same operations on the Win32 API; file names are UTF-8,
- * converted to UTF-16.  Readers share delete access, so that a writer can
- * rename a new file over one being read (MoveFileExW). */
-
-static int xc_win_kind(DWORD e) {
-  switch (e) {
-  case ERROR_FILE_NOT_FOUND: case ERROR_PATH_NOT_FOUND:
-  case ERROR_INVALID_NAME:
-    return XC_ENOENT;
-  case ERROR_ACCESS_DENIED: case ERROR_WRITE_PROTECT: case ERROR_DIRECTORY:
-  case ERROR_SHARING_VIOLATION:
-    return XC_EUNWRITABLE;
-  case ERROR_DISK_FULL: case ERROR_HANDLE_DISK_FULL: return XC_EFULL;
-  case ERROR_NOT_ENOUGH_MEMORY: case ERROR_OUTOFMEMORY: return XC_ENOMEM;
-  default: return XC_EOTHER;
-  }
-}
-
-/* UTF-8 to a malloc'd UTF-16 string (NULL when not UTF-8 or no memory). */
-static wchar_t *xc_win_wide(const char *s) {
-  int n = MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, s, -1, NULL, 0);
-  wchar_t *w = n > 0 ? (wchar_t *)malloc((size_t)n * sizeof *w) : NULL;
-  if (w && MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, s, -1, w, n) > 0)
-    return w;
-  free(w);
-  return NULL;
-}
-
-/* FILETIME (100 ns since 1601) to nanoseconds since 1970. */
-static int64_t xc_win_ns(FILETIME ft) {
-  int64_t t = (int64_t)((uint64_t)ft.dwHighDateTime << 32 | ft.dwLowDateTime);
-  return (t - 116444736000000000LL) * 100;
-}
-
-static int xc_os_mkdir(const char *path) {
-  wchar_t *w = xc_win_wide(path);
-  if (!w) return XC_ENOMEM;
-  int kind = XC_OK;
-  if (!CreateDirectoryW(w, NULL)) {
-    DWORD e = GetLastError();
-    DWORD attr = GetFileAttributesW(w);
-    if (e != ERROR_ALREADY_EXISTS) kind = xc_win_kind(e);
-    else if (attr == INVALID_FILE_ATTRIBUTES ||
-             !(attr & FILE_ATTRIBUTE_DIRECTORY))
-      kind = XC_EUNWRITABLE;
-  }
-  free(w);
-  return kind;
-}
-
-static long xc_os_pid(void) { return (long)GetCurrentProcessId(); }
-
-/* Whether a failed open or rename (error e, try number tries) is worth
- * another try after a short sleep.  Another process replacing or removing
- * the same file leaves it "delete pending" for a moment, and until it is
- * closed, opening it or renaming over it fails with ERROR_ACCESS_DENIED
- * (or ERROR_SHARING_VIOLATION) although the directory is writable; so do
- * virus scanners and indexers holding a new file open. */
-static int xc_win_retry(DWORD e, int tries) {
-  if ((e != ERROR_ACCESS_DENIED && e != ERROR_SHARING_VIOLATION) ||
-      tries >= 12)
-    return 0;
-  Sleep(tries < 4 ? 1u << tries : 16u); /* at most about 140 ms in all */
-  return 1;
-}
-
-/* Renames tmp over path.  Failing after the retries, it is not taken as
- * an unwritable directory (which turns writing off for good): tmp was
- * just written there. */
-static int xc_win_replace(const wchar_t *wt, const wchar_t *wp) {
-  for (int tries = 0;; tries++) {
-    if (MoveFileExW(wt, wp, MOVEFILE_REPLACE_EXISTING |
-                                MOVEFILE_WRITE_THROUGH))
-      return XC_OK;
-    DWORD e = GetLastError();
-    if (!xc_win_retry(e, tries)) {
-      int kind = xc_win_kind(e);
-      return kind == XC_EUNWRITABLE ? XC_EOTHER : kind;
-    }
-  }
-}
-
-/* dir is unused: MOVEFILE_WRITE_THROUGH returns once the rename is on
- * the disk. */
-static int xc_os_write_atomic(const char *dir, const char *tmp,
-                              const char *path, const void *data,
-                              size_t size) {
-  (void)dir;
-  wchar_t *wt = xc_win_wide(tmp), *wp = wt ? xc_win_wide(path) : NULL;
-  if (!wp) {
-    free(wt);
-    return XC_ENOMEM;
-  }
-  HANDLE h = CreateFileW(wt, GENERIC_WRITE, 0, NULL, CREATE_NEW,
-                         FILE_ATTRIBUTE_NORMAL, NULL);
-  int kind = h == INVALID_HANDLE_VALUE ? xc_win_kind(GetLastError()) : XC_OK;
-  const char *p = (const char *)data;
-  while (h != INVALID_HANDLE_VALUE && size && !kind) {
-    DWORD n = 0, want = size > (1u << 30) ? (1u << 30) : (DWORD)size;
-    if (!WriteFile(h, p, want, &n, NULL)) kind = xc_win_kind(GetLastError());
-    else if (!n) kind = XC_EFULL;
-    else p += n, size -= n;
-  }
-  if (h != INVALID_HANDLE_VALUE) {
-    if (!kind && !FlushFileBuffers(h)) kind = xc_win_kind(GetLastError());
-    CloseHandle(h);
-    if (!kind) kind = xc_win_replace(wt, wp);
-    if (kind) DeleteFileW(wt);
-  }
-  free(wt);
-  free(wp);
-  return kind;
-}
-
-static int xc_os_read(const char *path, const xrt_allocator *al,
-                      uint64_t max_size, void **out, size_t *out_size) {
-  wchar_t *w = xc_win_wide(path);
-  if (!w) return XC_ENOMEM;
-  HANDLE h;
-  for (int tries = 0;; tries++) {
-    h = CreateFileW(w, GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE |
-                    FILE_SHARE_DELETE, NULL, OPEN_EXISTING,
-                    FILE_ATTRIBUTE_NORMAL, NULL);
-    if (h != INVALID_HANDLE_VALUE || !xc_win_retry(GetLastError(), tries))
-      break;
-  }
-  free(w);
-  if (h == INVALID_HANDLE_VALUE) return xc_win_kind(GetLastError());
-  LARGE_INTEGER sz;
-  int kind = XC_OK;
-  char *buf = NULL;
-  size_t size = 0, want = 0;
-  if (!GetFileSizeEx(h, &sz)) kind = xc_win_kind(GetLastError());
-  else if (sz.QuadPart < 0 || (uint64_t)sz.QuadPart > max_size ||
-           (uint64_t)sz.QuadPart >= SIZE_MAX)
-    kind = XC_EFULL;
-  else if (!(buf = (char *)al->alloc(al->self, (size_t)sz.QuadPart + 1)))
-    kind = XC_ENOMEM;
-  else
-    want = (size_t)sz.QuadPart;
-  while (!kind && size < want) {
-    DWORD n = 0, chunk = want - size > (1u << 30) ? (1u << 30)
-                                                  : (DWORD)(want - size);
-    if (!ReadFile(h, buf + size, chunk, &n, NULL))
-      kind = xc_win_kind(GetLastError());
-    if (!n) break; /* shorter than it was: the caller sees truncation */
-    size += n;
-  }
-  CloseHandle(h);
-  if (kind) {
-    al->free(al->self, buf);
-    return kind;
-  }
-  *out = buf;
-  *out_size = size;
-  return XC_OK;
-}
-
-static void xc_os_unlink(const char *path) {
-  wchar_t *w = xc_win_wide(path);
-  if (w) DeleteFileW(w);
-  free(w);
-}
-
-/* Sets the file's modification time to now (best effort: a read-only
- * directory keeps the old time). */
-static void xc_os_touch(const char *path) {
-  wchar_t *w = xc_win_wide(path);
-  HANDLE h = w ? CreateFileW(w, FILE_WRITE_ATTRIBUTES, FILE_SHARE_READ |
-                             FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
-                             OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL, NULL)
-               : INVALID_HANDLE_VALUE;
-  free(w);
-  if (h == INVALID_HANDLE_VALUE) return;
-  FILETIME now;
-  GetSystemTimePreciseAsFileTime(&now);
-  SetFileTime(h, NULL, NULL, &now);
-  CloseHandle(h);
-}
-
-typedef void (*xc_entry_fn)(void *ctx, const char *name, uint64_t size,
-                            int64_t mtime_ns);
-static int xc_os_list(const char *dir, xc_entry_fn fn, void *ctx) {
-  char pattern[4096];
-  if (snprintf(pattern, sizeof pattern, "%s" XC_SEP "*", dir) >=
-      (int)sizeof pattern)
-    return XC_ENOENT;
-  wchar_t *w = xc_win_wide(pattern);
-  if (!w) return XC_ENOMEM;
-  WIN32_FIND_DATAW fd;
-  HANDLE h = FindFirstFileW(w, &fd);
-  free(w);
-  if (h == INVALID_HANDLE_VALUE) return xc_win_kind(GetLastError());
-  do {
-    char name[MAX_PATH * 4];
-    if (fd.dwFileAttributes & (FILE_ATTRIBUTE_DIRECTORY |
-                               FILE_ATTRIBUTE_REPARSE_POINT) ||
-        WideCharToMultiByte(CP_UTF8, 0, fd.cFileName, -1, name, sizeof name,
-                            NULL, NULL) <= 0)
-      continue;
-    fn(ctx, name, (uint64_t)fd.nFileSizeHigh << 32 | fd.nFileSizeLow,
-       xc_win_ns(fd.ftLastWriteTime));
-  } while (FindNextFileW(h, &fd));
-  FindClose(h);
-  return XC_OK;
-}
-
-static int64_t xc_os_now_ns(void) {
-  FILETIME ft;
-  GetSystemTimePreciseAsFileTime(&ft);
-  return xc_win_ns(ft);
-}
-
-#else /* POSIX */
-
+/* The kind of failure of errno value e (0: none). */
 static int xc_errno_kind(int e) {
   switch (e) {
+  case 0: return XC_OK;
   case ENOENT: return XC_ENOENT;
   case EACCES: case EPERM: case EROFS: case ENOTDIR: case EISDIR:
     return XC_EUNWRITABLE;
@@ -308,131 +81,10 @@ static int xc_errno_kind(int e) {
 #endif
   case EFBIG:
     return XC_EFULL;
+  case ENOMEM: return XC_ENOMEM;
   default: return XC_EOTHER;
   }
 }
-
-/* Creates directory path (one level); an existing directory is fine. */
-static int xc_os_mkdir(const char *path) {
-  if (mkdir(path, 0777) == 0) return XC_OK;
-  int e = errno;
-  struct stat st;
-  if (e == EEXIST && stat(path, &st) == 0 && S_ISDIR(st.st_mode)) return XC_OK;
-  return xc_errno_kind(e == EEXIST ? ENOTDIR : e);
-}
-
-static long xc_os_pid(void) { return (long)getpid(); }
-
-/* Flushes directory dir's entries: after a rename, the new name is on
- * the disk only once its directory is; without this a crash soon after
- * could lose an entry whose write had completed (the file's own fsync
- * does not cover its name).  Best effort: some file systems refuse. */
-static void xc_os_sync_dir(const char *dir) {
-  int fd = open(dir, O_RDONLY);
-  if (fd < 0) return;
-  while (fsync(fd) != 0 && errno == EINTR) {
-  }
-  close(fd);
-}
-
-/* Writes data to tmp (created exclusively in dir), flushes it to the
- * disk and renames it to path, then flushes dir; on failure tmp is
- * gone. */
-static int xc_os_write_atomic(const char *dir, const char *tmp,
-                              const char *path, const void *data,
-                              size_t size) {
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0644);
-  if (fd < 0) return xc_errno_kind(errno);
-  const char *p = (const char *)data;
-  int kind = XC_OK;
-  while (size && !kind) {
-    ssize_t n = write(fd, p, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) kind = n < 0 ? xc_errno_kind(errno) : XC_EFULL;
-    else p += n, size -= (size_t)n;
-  }
-  if (!kind && fsync(fd) != 0) kind = xc_errno_kind(errno);
-  if (close(fd) != 0 && !kind) kind = xc_errno_kind(errno);
-  if (!kind && rename(tmp, path) != 0) kind = xc_errno_kind(errno);
-  if (kind) unlink(tmp);
-  else xc_os_sync_dir(dir);
-  return kind;
-}
-
-/* Reads the whole file at path into memory from al (*out_size bytes, at
- * most max_size; a larger file reads as XC_EFULL). */
-static int xc_os_read(const char *path, const xrt_allocator *al,
-                      uint64_t max_size, void **out, size_t *out_size) {
-  int fd = open(path, O_RDONLY);
-  if (fd < 0) return errno == ENOTDIR ? XC_ENOENT : xc_errno_kind(errno);
-  struct stat st;
-  int kind = XC_OK;
-  char *buf = NULL;
-  size_t size = 0;
-  if (fstat(fd, &st) != 0) kind = xc_errno_kind(errno);
-  else if (st.st_size < 0 || (uint64_t)st.st_size > max_size ||
-           (uint64_t)st.st_size >= SIZE_MAX)
-    kind = XC_EFULL;
-  else if (!(buf = (char *)al->alloc(al->self, (size_t)st.st_size + 1)))
-    kind = XC_ENOMEM;
-  while (!kind && size < (size_t)st.st_size) {
-    ssize_t n = read(fd, buf + size, (size_t)st.st_size - size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) kind = xc_errno_kind(errno);
-    if (n <= 0) break; /* shorter than it was: the caller sees truncation */
-    size += (size_t)n;
-  }
-  close(fd);
-  if (kind) {
-    al->free(al->self, buf);
-    return kind;
-  }
-  *out = buf;
-  *out_size = size;
-  return XC_OK;
-}
-
-static void xc_os_unlink(const char *path) { unlink(path); }
-
-/* Sets the file's modification time to now (best effort: a read-only
- * directory keeps the old time). */
-static void xc_os_touch(const char *path) {
-  utimensat(AT_FDCWD, path, NULL, 0);
-}
-
-/* Calls fn for every regular file of dir with its size and modification
- * time (nanoseconds since the epoch). */
-typedef void (*xc_entry_fn)(void *ctx, const char *name, uint64_t size,
-                            int64_t mtime_ns);
-static int xc_os_list(const char *dir, xc_entry_fn fn, void *ctx) {
-  DIR *d = opendir(dir);
-  if (!d) return xc_errno_kind(errno);
-  char path[4096];
-  struct dirent *ent;
-  while ((ent = readdir(d)) != NULL) {
-    if (ent->d_name[0] == '.' && (!ent->d_name[1] ||
-        (ent->d_name[1] == '.' && !ent->d_name[2])))
-      continue;
-    struct stat st;
-    if (snprintf(path, sizeof path, "%s/%s", dir, ent->d_name) >=
-            (int)sizeof path ||
-        stat(path, &st) != 0 || !S_ISREG(st.st_mode))
-      continue;
-    fn(ctx, ent->d_name, (uint64_t)st.st_size,
-       (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec);
-  }
-  closedir(d);
-  return XC_OK;
-}
-
-/* The wall clock in nanoseconds (comparable with file times). */
-static int64_t xc_os_now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-#endif /* POSIX */
 
 /* ======================================================================
  * 2. The cache object, counters and messages
@@ -594,9 +246,11 @@ static xrt_status xc_load(void *self, const char *key, const char *identity,
   void *buf = NULL;
   size_t n = 0;
   /* No file may be larger than the whole cache. */
-  int kind = xc_os_read(path, &c->al, c->max_bytes + XC_HEADER + XC_TRAILER +
-                                          XC_MAX_KEY + XC_MAX_IDENTITY,
-                        &buf, &n);
+  uint64_t max_size = c->max_bytes + XC_HEADER + XC_TRAILER + XC_MAX_KEY +
+                      XC_MAX_IDENTITY;
+  int err = xrt__os_read_file(path, &c->al, max_size, &buf, &n);
+  /* A component of path that is not a directory: no such entry either. */
+  int kind = err == ENOTDIR ? XC_ENOENT : xc_errno_kind(err);
   if (kind == XC_ENOENT) {
     xc_inc(&c->misses);
     xrt_log(XRT_LOG_DEBUG, "cache", "disk miss %s", key);
@@ -618,7 +272,7 @@ static xrt_status xc_load(void *self, const char *key, const char *identity,
   if (why) {
     c->al.free(c->al.self, buf);
     xc_inc(&c->corrupt);
-    xc_os_unlink(path);
+    xrt__os_unlink(path);
     xrt_log(XRT_LOG_WARN, "cache", "%s: %s; removed", path, why);
     return xc_fail(XRT_DATA_LOSS, "disk cache %s: %s", path, why);
   }
@@ -627,7 +281,7 @@ static xrt_status xc_load(void *self, const char *key, const char *identity,
    * block's address for xc_release. */
   char *payload = (char *)buf + at;
   memcpy(payload - sizeof buf, &buf, sizeof buf);
-  if (!c->read_only) xc_os_touch(path); /* eviction goes by last use */
+  if (!c->read_only) xrt__os_touch(path); /* eviction goes by last use */
   xc_inc(&c->hits);
   xrt_log(XRT_LOG_DEBUG, "cache", "disk hit %s (%zu bytes)", key, size);
   *out_data = payload;
@@ -664,24 +318,29 @@ static int xc_is_entry_name(const char *name) {
   return n > s && n - s <= XC_MAX_KEY && strcmp(name + n - s, XC_SUFFIX) == 0;
 }
 
-static void xc_scan_entry(void *ctx, const char *name, uint64_t size,
-                          int64_t mtime) {
+/* Per entry of the directory (an xrt__os_dir_fn): its regular files, with
+ * their size and modification time. */
+static int xc_scan_entry(void *ctx, const char *name) {
   xc_scan *sc = (xc_scan *)ctx;
-  if (strncmp(name, ".tmp.", 5) == 0 && sc->now - mtime > XC_STALE_TMP_NS) {
-    char path[XC_PATH_MAX];
-    if (snprintf(path, sizeof path, "%s" XC_SEP "%s", sc->c->dir, name) <
-        (int)sizeof path)
-      xc_os_unlink(path); /* left by a process that died mid-write */
-    return;
+  char path[XC_PATH_MAX];
+  xrt__os_file_info info;
+  if (snprintf(path, sizeof path, "%s" XC_SEP "%s", sc->c->dir, name) >=
+          (int)sizeof path ||
+      xrt__os_file_stat(path, &info) != 0 || !info.is_file)
+    return 0;
+  if (strncmp(name, ".tmp.", 5) == 0 &&
+      sc->now - info.mtime_ns > XC_STALE_TMP_NS) {
+    xrt__os_unlink(path); /* left by a process that died mid-write */
+    return 0;
   }
-  if (!xc_is_entry_name(name)) return;
+  if (!xc_is_entry_name(name)) return 0;
   if (sc->n == sc->cap) {
     size_t cap = sc->cap ? 2 * sc->cap : 64;
     const xrt_allocator *al = &sc->c->al;
     xc_file *f = (xc_file *)al->alloc(al->self, cap * sizeof *f);
     if (!f) {
       sc->oom = 1;
-      return;
+      return 0;
     }
     if (sc->n) memcpy(f, sc->files, sc->n * sizeof *f);
     al->free(al->self, sc->files);
@@ -690,9 +349,10 @@ static void xc_scan_entry(void *ctx, const char *name, uint64_t size,
   }
   xc_file *f = &sc->files[sc->n++];
   snprintf(f->name, sizeof f->name, "%s", name);
-  f->size = size;
-  f->mtime = mtime;
-  sc->bytes += size;
+  f->size = info.size;
+  f->mtime = info.mtime_ns;
+  sc->bytes += info.size;
+  return 0;
 }
 
 static int xc_older(const void *a, const void *b) {
@@ -705,8 +365,10 @@ static int xc_older(const void *a, const void *b) {
  * refreshes it) until the directory holds at most max_bytes, and records
  * what it holds. */
 static void xc_evict(xrt_disk_cache *c) {
-  xc_scan sc = {c, NULL, 0, 0, 0, xc_os_now_ns(), 0};
-  if (xc_os_list(c->dir, xc_scan_entry, &sc) != XC_OK || sc.oom) {
+  xc_scan sc = {c, NULL, 0, 0, 0, xrt__os_wall_ns(), 0};
+  char why[256]; /* not reported: eviction is best effort */
+  if (xrt__os_list_dir(c->dir, xc_scan_entry, &sc, why, sizeof why) != 0 ||
+      sc.oom) {
     c->al.free(c->al.self, sc.files);
     return;
   }
@@ -717,7 +379,7 @@ static void xc_evict(xrt_disk_cache *c) {
     if (snprintf(path, sizeof path, "%s" XC_SEP "%s", c->dir,
                  sc.files[i].name) >= (int)sizeof path)
       continue;
-    xc_os_unlink(path);
+    xrt__os_unlink(path);
     sc.bytes -= sc.files[i].size;
     xc_inc(&c->evictions);
     xrt_log(XRT_LOG_DEBUG, "cache", "evicted %s (%" PRIu64 " bytes)",
@@ -757,8 +419,8 @@ static xrt_status xc_save(void *self, const char *key, const char *identity,
     return xc_skip(c, key, "larger than max_bytes");
   }
   snprintf(tmp, sizeof tmp, "%s" XC_SEP ".tmp.%ld.%" PRIu64 ".%s", c->dir,
-           xc_os_pid(), atomic_fetch_add(&xc_tmp_seq, 1), key);
-  int kind = xc_os_write_atomic(c->dir, tmp, path, f, n);
+           xrt__os_pid(), atomic_fetch_add(&xc_tmp_seq, 1), key);
+  int kind = xc_errno_kind(xrt__os_write_file_atomic(c->dir, tmp, path, f, n));
   c->al.free(c->al.self, f);
   if (kind) {
     xc_inc(&c->write_errors);
@@ -819,7 +481,7 @@ xrt_status xrt_disk_cache_open(const xrt_disk_cache_options *options,
   c->store = (xrt_cache_store){sizeof(xrt_cache_store), c, xc_load,
                                xc_release, xc_save};
   if (!c->read_only) {
-    int kind = xc_os_mkdir(dir);
+    int kind = xc_errno_kind(xrt__os_mkdir(dir));
     if (kind)
       xc_disable_writes(c, kind == XC_ENOENT ? "its parent does not exist"
                                              : "cannot create the directory");

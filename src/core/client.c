@@ -172,7 +172,7 @@ static xrt_status xrt__client_open(xrt__client *c,
     return xrt__fail(XRT_INTERNAL, "plugin '%s': client_create returned OK "
                      "without a client", c->api->name);
   if ((s = xrt__client_devices(c)) || (s = xrt__mp_devices(c))) return s;
-  if ((s = xrt_host_register_builtins(c))) return s;
+  if ((s = xrt__host_register_builtins(c))) return s;
   if ((s = xrt__queues_start(c))) return s;
   c->handle = xrt__hnew(c, XRT__H_CLIENT);
   if (!c->handle) return xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of handles");

@@ -305,7 +305,7 @@ static xrt_status xrt__check_eq_fn(void *user, xrt_host_call *call) {
   return xrt__check_run(call, &p);
 }
 
-XRT__PRIVATE xrt_status xrt_host_register_builtins(xrt__client *c) {
+XRT__PRIVATE xrt_status xrt__host_register_builtins(xrt__client *c) {
   static const struct { const char *name; xrt__check_kind kind; } checks[] = {
       {"check.expect_eq", XRT__CHECK_EQ},
       {"check.expect_almost_eq", XRT__CHECK_ALMOST},

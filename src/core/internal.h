@@ -1,12 +1,13 @@
 /*
  * src/core/internal.h - what the files of the core share: includes, the
- * operating-system layer's interface, types, macros, and the functions and
- * data one file defines for others (XRT__PRIVATE, XRT__EXTERN_DATA), in the
- * order of the files that define them.  Part of the core of xrt: everything
- * that does not depend on a device.  MIT licensed; see LICENSE.
+ * operating-system layer's interface (os.h, shared with the disk cache),
+ * types, macros, and the functions and data one file defines for others
+ * (XRT__PRIVATE, XRT__EXTERN_DATA), in the order of the files that define
+ * them.  Part of the core of xrt: everything that does not depend on a
+ * device.  MIT licensed; see LICENSE.
  *
  * The files, in the order data flows (src/core/sources.txt; the generated
- * single file xrt.c is this header and then these):
+ * single file xrt.c is os.h, this header and then these):
  *   os.c            the operating-system layer
  *   error.c log.c trace.c   status and errors, logging, Chrome traces
  *   types.c         memory (allocator, arenas), dtypes, shapes, opcodes
@@ -29,10 +30,9 @@
  */
 
 
-#if !defined(_POSIX_C_SOURCE) || _POSIX_C_SOURCE < 200809L
-#undef _POSIX_C_SOURCE
-#define _POSIX_C_SOURCE 200809L
-#endif
+/* First: it sets the POSIX level before any system header, and defines
+ * XRT__PRIVATE and its kin (the generated xrt.c begins with it). */
+#include "os.h"
 
 #include "xrt.h"
 
@@ -60,97 +60,6 @@
 #define XRT__UNUSED(x) ((void)(x))
 #define XRT__ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
-
-/* Functions and data that one file of src/core defines for others: hidden
- * (extern, but not exported) in the separate build, static in the
- * generated single file, which defines XRT__AMALGAMATION. */
-#if defined(XRT__AMALGAMATION)
-#define XRT__PRIVATE static
-#define XRT__PRIVATE_DATA static
-#define XRT__EXTERN_DATA static
-#elif defined(__GNUC__) && !defined(_WIN32)
-#define XRT__PRIVATE __attribute__((visibility("hidden")))
-#define XRT__PRIVATE_DATA __attribute__((visibility("hidden")))
-#define XRT__EXTERN_DATA extern __attribute__((visibility("hidden")))
-#else
-#define XRT__PRIVATE
-#define XRT__PRIVATE_DATA
-#define XRT__EXTERN_DATA extern
-#endif
-
-
-/* ---- os.c ---- */
-/* ---- Operating system services ----
- *
- * Everything that differs between POSIX systems and Windows is here, behind
- * small xrt__os_* helpers; the rest of the file has no platform #ifdef.
- * Windows builds use mingw-w64 with its POSIX thread model, so pthreads
- * (winpthreads), <stdatomic.h> and _Thread_local work there as on Linux:
- * threads, mutexes and atomics are shared code.  What differs: dynamic
- * loading (LoadLibrary, GetProcAddress, FreeLibrary, with FormatMessage's
- * reasons), file identity, paths and directory listing (file names are
- * UTF-8, converted to UTF-16 for Windows), atomic replacement of a file
- * (MoveFileExW), aligned allocation (_aligned_malloc), the monotonic clock
- * and timed waits on it, and the CPU count.  Helpers that can fail return 0
- * or an errno value and write the system's reason into why[cap]. */
-
-#if defined(_WIN32)
-#ifndef WIN32_LEAN_AND_MEAN
-#define WIN32_LEAN_AND_MEAN
-#endif
-#ifndef NOMINMAX
-#define NOMINMAX
-#endif
-#include <malloc.h> /* _aligned_malloc */
-#include <windows.h>
-#define XRT__OS_LIB_EXT ".dll"
-#define XRT__OS_HERE ".\\"
-/* XRT_PLUGINS entries are "name;path" on Windows, where ':' belongs to
- * drive letters (as in JAX's PJRT_NAMES_AND_LIBRARY_PATHS). */
-#define XRT__OS_PLUGIN_SEP ';'
-#else
-#include <dirent.h>
-#include <dlfcn.h>
-#include <sys/stat.h>
-#include <unistd.h>
-#if defined(__APPLE__)
-#define XRT__OS_LIB_EXT ".dylib"
-#else
-#define XRT__OS_LIB_EXT ".so"
-#endif
-#define XRT__OS_HERE "./"
-#define XRT__OS_PLUGIN_SEP ':'
-#endif
-
-/* A loaded library's symbol, as a function pointer (cast it to its type). */
-typedef void (*xrt__os_fn)(void);
-/* Two paths name one file iff their ids are equal. */
-typedef struct xrt__os_file_id {
-  uint64_t dev, ino;
-} xrt__os_file_id;
-/* Called per directory entry; nonzero stops the listing with that value. */
-typedef int (*xrt__os_dir_fn)(void *ctx, const char *name);
-XRT__PRIVATE int64_t xrt__os_now_ns(void);
-XRT__PRIVATE void xrt__os_sleep_ns(long ns);
-XRT__PRIVATE int xrt__os_cpu_count(void);
-XRT__PRIVATE void xrt__os_cond_init(pthread_cond_t *cv);
-XRT__PRIVATE int xrt__os_cond_wait_until(pthread_cond_t *cv, pthread_mutex_t *mu,
-                                   int64_t deadline_ns);
-XRT__PRIVATE void *xrt__os_aligned_alloc(size_t align, size_t size);
-XRT__PRIVATE void xrt__os_aligned_free(void *p);
-XRT__PRIVATE void *xrt__os_dl_open(const char *path, char *why, size_t cap);
-XRT__PRIVATE xrt__os_fn xrt__os_dl_sym(void *lib, const char *name, char *why,
-                                 size_t cap);
-XRT__PRIVATE void xrt__os_dl_close(void *lib);
-XRT__PRIVATE int xrt__os_file_identify(const char *path, xrt__os_file_id *id,
-                                 bool *is_dir, char *why, size_t cap);
-XRT__PRIVATE bool xrt__os_path_is_bare(const char *path);
-XRT__PRIVATE int xrt__os_list_dir(const char *dir, xrt__os_dir_fn fn, void *ctx,
-                            char *why, size_t cap);
-XRT__PRIVATE FILE *xrt__os_fopen(const char *path, const char *mode);
-XRT__PRIVATE int xrt__os_temp_file(char *tmpl, char *why, size_t cap);
-XRT__PRIVATE int xrt__os_replace_file(const char *from, const char *to, char *why,
-                                size_t cap);
 
 /* ---- error.c ---- */
 
@@ -655,6 +564,8 @@ XRT__PRIVATE bool xrt__type_equal(const xrt_ir_type *a, const xrt_ir_type *b);
 XRT__PRIVATE xrt_status xrt__vcounts(const xrt__vctx *v, int operands, int results);
 XRT__PRIVATE xrt_status xrt__vsame(const xrt__vctx *v, int32_t a, int32_t b,
                              const char *what);
+XRT__PRIVATE bool xrt__dims_are(const xrt_shape *s, const int64_t *dims,
+                                int64_t rank);
 XRT__PRIVATE bool xrt__same_dims(const xrt_shape *a, const xrt_shape *b);
 XRT__PRIVATE unsigned xrt__elementwise_mask(xrt_opcode code);
 XRT__PRIVATE xrt_status xrt__verify_elementwise(const xrt__vctx *v);
@@ -669,14 +580,29 @@ XRT__PRIVATE xrt_status xrt__vfield(const xrt__vctx *v, const xrt_ir_attr *dict,
                               const char *name, const int64_t **ints,
                               int64_t *n);
 XRT__PRIVATE bool xrt__contains(const int64_t *d, int64_t n, int64_t x);
+XRT__PRIVATE bool xrt__dtype_is_int(xrt_dtype t);
+XRT__PRIVATE xrt_status xrt__vint(const xrt__vctx *v, const char *name,
+                                  int64_t *out);
+XRT__PRIVATE xrt_status xrt__vint_or(const xrt__vctx *v, const char *name,
+                                     int64_t dflt, int64_t *out);
+XRT__PRIVATE int64_t xrt__vfill_checked(int64_t *out, const int64_t *a,
+                                        int64_t n, int64_t dflt, int64_t lo,
+                                        int64_t hi);
+XRT__PRIVATE int64_t xrt__dilated(int64_t n, int64_t dilation);
+XRT__PRIVATE int64_t xrt__num_windows(int64_t padded, int64_t window,
+                                      int64_t stride);
 XRT__PRIVATE xrt_status xrt__verify_compare(const xrt__vctx *v);
 XRT__PRIVATE xrt_status xrt__verify_select(const xrt__vctx *v);
 XRT__PRIVATE xrt_status xrt__verify_clamp(const xrt__vctx *v);
 XRT__PRIVATE xrt_status xrt__verify_convert(const xrt__vctx *v);
 XRT__PRIVATE xrt_status xrt__verify_bitcast(const xrt__vctx *v);
+XRT__PRIVATE xrt_status xrt__viota_dimension(const xrt__vctx *v);
 XRT__PRIVATE xrt_status xrt__verify_iota(const xrt__vctx *v);
+XRT__PRIVATE xrt_status xrt__vbroadcast_dims(const xrt__vctx *v,
+                                             const int64_t *dims, int64_t n);
 XRT__PRIVATE xrt_status xrt__verify_broadcast_in_dim(const xrt__vctx *v);
 XRT__PRIVATE xrt_status xrt__verify_broadcast(const xrt__vctx *v);
+XRT__PRIVATE xrt_status xrt__vsame_elements(const xrt__vctx *v);
 XRT__PRIVATE xrt_status xrt__verify_reshape(const xrt__vctx *v);
 XRT__PRIVATE xrt_status xrt__verify_transpose(const xrt__vctx *v);
 XRT__PRIVATE xrt_status xrt__verify_slice(const xrt__vctx *v);
@@ -692,6 +618,8 @@ XRT__PRIVATE xrt_status xrt__vregion_sig(const xrt__vctx *v, const xrt_ir_region
 XRT__PRIVATE xrt_status xrt__verify_reduce(const xrt__vctx *v);
 XRT__PRIVATE xrt_status xrt__verify_dot_general(const xrt__vctx *v);
 XRT__PRIVATE xrt_status xrt__verify_while(const xrt__vctx *v);
+XRT__PRIVATE xrt_status xrt__vcallee(const xrt__vctx *v, const xrt_ir_func *f,
+                                     bool decomposition);
 XRT__PRIVATE xrt_status xrt__verify_call(const xrt__vctx *v);
 XRT__PRIVATE xrt_status xrt__verify_constant(const xrt__vctx *v);
 XRT__PRIVATE xrt_status xrt__verify_custom_call(const xrt__vctx *v);
@@ -902,7 +830,7 @@ XRT__PRIVATE xrt__client *xrt__client_get(const xrt_client *c);
 XRT__PRIVATE xrt__device *xrt__device_get(const xrt_device *d);
 
 /* ---- hostfn.c ---- */
-XRT__PRIVATE xrt_status xrt_host_register_builtins(xrt__client *c);
+XRT__PRIVATE xrt_status xrt__host_register_builtins(xrt__client *c);
 
 /* ---- pmap.c ---- */
 XRT__PRIVATE void xrt__client_free(xrt__client *c);

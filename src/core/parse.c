@@ -949,11 +949,6 @@ XRT__PRIVATE void xrt__parse_dense(xrt__parser *p, xrt_ir_literal *lit) {
  * Attributes
  * ------------------------------------------------------------------- */
 
-
-static int xrt__elem_is_int(xrt_dtype dt) {
-  return xrt_dtype_is_signed_int(dt) || xrt_dtype_is_unsigned_int(dt);
-}
-
 /* Reads element i of an integer literal as int64. */
 static int64_t xrt__lit_get_int(const xrt_ir_literal *l, int64_t i) {
   xrt_dtype dt = l->type.shape.dtype;
@@ -976,7 +971,7 @@ static void xrt__attr_dense(xrt__parser *p, xrt_ir_attr *a) {
   int64_t n = xrt__numel_sat(&lit->type.shape);
   xrt_dtype dt = lit->type.shape.dtype;
   a->lit = lit; /* kept: a constant's 'value' turns back into DENSE */
-  if ((xrt__elem_is_int(dt) || dt == XRT_PRED) && !lit->type.quant &&
+  if ((xrt__dtype_is_int(dt) || dt == XRT_PRED) && !lit->type.quant &&
       n <= (1 << 20)) {
     int64_t *v = xrt__p_alloc(p, (size_t)n * sizeof *v);
     for (int64_t i = 0; i < n; i++) v[i] = xrt__lit_get_int(lit, i);

@@ -438,6 +438,50 @@ static void xrt__rs_trace(xrt__rs_var *rs, int count, int64_t t0) {
                           t1);
 }
 
+/* Calls with up to this many variables keep their scratch on the stack. */
+#define XRT__RS_STACK_VARS 4
+
+/* A call's scratch: its variables (rs) and the same in lock order
+ * (sorted).  On the stack for a few variables; otherwise from the first
+ * variable's (client's) allocator, which owner keeps alive until
+ * xrt__rs_scratch_release. */
+typedef struct xrt__rs_scratch {
+  xrt__rs_var *rs;
+  xrt__var **sorted;
+  xrt__var *owner; /* NULL when on the stack */
+  xrt__rs_var stack_rs[XRT__RS_STACK_VARS];
+  xrt__var *stack_sorted[XRT__RS_STACK_VARS];
+} xrt__rs_scratch;
+
+/* Gives sc zeroed arrays of count entries.  On failure sc->owner says
+ * whether there is anything to release. */
+static xrt_status xrt__rs_scratch_get(xrt__rs_scratch *sc, xrt_variable *first,
+                                      int count) {
+  sc->rs = sc->stack_rs;
+  sc->sorted = sc->stack_sorted;
+  sc->owner = NULL;
+  if (count <= XRT__RS_STACK_VARS) {
+    memset(sc->rs, 0, (size_t)count * sizeof *sc->rs);
+    return XRT_OK;
+  }
+  sc->owner = xrt__var_acquire(first);
+  if (!sc->owner)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "variables[0] is not a live "
+                     "variable");
+  const xrt_allocator *a = &sc->owner->al;
+  sc->rs = (xrt__rs_var *)xrt__calloc(a, (size_t)count, sizeof *sc->rs);
+  sc->sorted = (xrt__var **)xrt__calloc(a, (size_t)count, sizeof *sc->sorted);
+  if (!sc->rs || !sc->sorted) return xrt__nomem("a reshard of many variables");
+  return XRT_OK;
+}
+
+static void xrt__rs_scratch_release(xrt__rs_scratch *sc) {
+  if (!sc->owner) return;
+  xrt__free(&sc->owner->al, sc->rs);
+  xrt__free(&sc->owner->al, sc->sorted);
+  xrt__var_unref(sc->owner);
+}
+
 /* Across processes (below). */
 
 xrt_status xrt_variables_reshard(xrt_variable *const *variables,
@@ -448,23 +492,11 @@ xrt_status xrt_variables_reshard(xrt_variable *const *variables,
   XRT__CHECK_ARG(variables && formats, "variables or formats is NULL");
   bool tracing = xrt__trace_on();
   int64_t t0 = tracing ? xrt__now_ns() : 0;
-  xrt__rs_var stack[4];
-  xrt__var *sorted_stack[4];
-  /* More than 4: scratch from the first variable's (client's) allocator. */
-  xrt__var *first = count <= 4 ? NULL : xrt__var_acquire(variables[0]);
-  if (count > 4 && !first)
-    return xrt__fail(XRT_INVALID_ARGUMENT, "variables[0] is not a live "
-                     "variable");
-  const xrt_allocator *a = first ? &first->al : NULL;
-  xrt__rs_var *rs = count <= 4 ? stack
-                               : (xrt__rs_var *)xrt__calloc(a, (size_t)count,
-                                                            sizeof *rs);
-  xrt__var **sorted = count <= 4 ? sorted_stack
-                                 : (xrt__var **)xrt__calloc(a, (size_t)count,
-                                                            sizeof *sorted);
-  xrt_status s = XRT_OK;
-  if (!rs || !sorted) s = xrt__nomem("a reshard of many variables");
-  else memset(rs, 0, (size_t)count * sizeof *rs);
+  xrt__rs_scratch sc;
+  xrt_status s = xrt__rs_scratch_get(&sc, variables[0], count);
+  if (s && !sc.owner) return s; /* nothing acquired or allocated */
+  xrt__rs_var *rs = sc.rs;
+  xrt__var **sorted = sc.sorted;
   int got = 0;
   for (; !s && got < count; got++) {
     rs[got].v = sorted[got] = xrt__var_acquire(variables[got]);
@@ -488,17 +520,14 @@ xrt_status xrt_variables_reshard(xrt_variable *const *variables,
     if (!s && tracing) xrt__rs_trace(rs, count, t0);
     xrt__vars_unlock(sorted, count);
   }
-  for (int i = 0; rs && i < got && i < count; i++) {
+  /* got counts the acquired variables: none when the scratch failed */
+  for (int i = 0; i < got; i++) {
     if (rs[i].v) xrt__rs_var_free(&rs[i]);
   }
   xrt__saved_error err = {XRT_OK, ""};
   xrt__save_error(&err, s);
-  for (int i = 0; rs && i < got && i < count; i++) xrt__var_unref(rs[i].v);
-  if (first) {
-    if (rs != stack) xrt__free(a, rs);
-    if (sorted != sorted_stack) xrt__free(a, sorted);
-    xrt__var_unref(first);
-  }
+  for (int i = 0; i < got; i++) xrt__var_unref(rs[i].v);
+  xrt__rs_scratch_release(&sc);
   return xrt__restore_error(&err);
 }
 

@@ -78,11 +78,17 @@ XRT__PRIVATE xrt_status xrt__vsame(const xrt__vctx *v, int32_t a, int32_t b,
   return xrt__vfail(v, "%s: %s vs %s", what, sa, sb);
 }
 
-XRT__PRIVATE bool xrt__same_dims(const xrt_shape *a, const xrt_shape *b) {
-  if (a->rank != b->rank) return false;
-  for (int32_t i = 0; i < a->rank; i++)
-    if (a->dims[i] != b->dims[i]) return false;
+/* s has exactly the rank dimensions dims. */
+XRT__PRIVATE bool xrt__dims_are(const xrt_shape *s, const int64_t *dims,
+                                int64_t rank) {
+  if (s->rank != rank) return false;
+  for (int32_t i = 0; i < s->rank; i++)
+    if (s->dims[i] != dims[i]) return false;
   return true;
+}
+
+XRT__PRIVATE bool xrt__same_dims(const xrt_shape *a, const xrt_shape *b) {
+  return xrt__dims_are(a, b->dims, b->rank);
 }
 
 /* Element-type classes an op accepts, as a bit mask of XRT__K_*. */
@@ -214,6 +220,62 @@ XRT__PRIVATE bool xrt__contains(const int64_t *d, int64_t n, int64_t x) {
   return false;
 }
 
+XRT__PRIVATE bool xrt__dtype_is_int(xrt_dtype t) {
+  return xrt_dtype_is_signed_int(t) || xrt_dtype_is_unsigned_int(t);
+}
+
+/* A required INT attribute (*out is 0 when it is missing, which keeps
+ * callers free of maybe-uninitialized warnings). */
+XRT__PRIVATE xrt_status xrt__vint(const xrt__vctx *v, const char *name,
+                                  int64_t *out) {
+  const xrt_ir_attr *a = xrt__vattr(v, name, XRT_ATTR_INT);
+  *out = a ? a->i : 0;
+  return a ? XRT_OK
+           : xrt__vfail(v, "missing integer attribute '%s'", name);
+}
+
+/* An optional INT attribute; absent gives dflt. */
+XRT__PRIVATE xrt_status xrt__vint_or(const xrt__vctx *v, const char *name,
+                                     int64_t dflt, int64_t *out) {
+  const xrt_ir_attr *a = xrt_ir_op_attr(v->op, name);
+  *out = dflt;
+  if (!a) return XRT_OK;
+  if (a->kind != XRT_ATTR_INT)
+    return xrt__vfail(v, "attribute '%s' must be an integer", name);
+  *out = a->i;
+  return XRT_OK;
+}
+
+/* Fills out[0..n) with the entries a of a list attribute (window sizes,
+ * strides, dilations, padding), or with dflt where the attribute is absent
+ * (a NULL); returns the first index whose entry lies outside [lo, hi], or
+ * -1.  The op families word a bad entry differently, so the caller fails
+ * with its own message. */
+XRT__PRIVATE int64_t xrt__vfill_checked(int64_t *out, const int64_t *a,
+                                        int64_t n, int64_t dflt, int64_t lo,
+                                        int64_t hi) {
+  for (int64_t i = 0; i < n; i++) {
+    out[i] = a ? a[i] : dflt;
+    if (out[i] < lo || out[i] > hi) return i;
+  }
+  return -1;
+}
+
+/* n elements with dilation - 1 holes between neighbours: the spec's
+ * dilated size, for base (lhs) and window (rhs) dilations alike. */
+XRT__PRIVATE int64_t xrt__dilated(int64_t n, int64_t dilation) {
+  return n ? (n - 1) * dilation + 1 : 0;
+}
+
+/* The spec's num_windows along one dimension: how many windows of `window`
+ * elements (dilated), `stride` apart, fit in `padded` elements (the input
+ * dilated and padded). */
+XRT__PRIVATE int64_t xrt__num_windows(int64_t padded, int64_t window,
+                                      int64_t stride) {
+  if (padded <= 0 || window > padded) return 0;
+  return (padded - window) / stride + 1;
+}
+
 XRT__PRIVATE xrt_status xrt__verify_compare(const xrt__vctx *v) {
   xrt_status s = xrt__vcounts(v, 2, 1);
   if (s || (s = xrt__vsame(v, v->op->operands[0], v->op->operands[1],
@@ -286,28 +348,42 @@ XRT__PRIVATE xrt_status xrt__verify_bitcast(const xrt__vctx *v) {
                                   xrt_dtype_name(out->dtype));
 }
 
+/* iota and dynamic_iota: iota_dimension is a dimension of the result. */
+XRT__PRIVATE xrt_status xrt__viota_dimension(const xrt__vctx *v) {
+  int64_t d;
+  xrt_status s = xrt__vint(v, "iota_dimension", &d);
+  if (s) return s;
+  if (d < 0 || d >= xrt__result(v, 0)->rank)
+    return xrt__vfail(v, "iota_dimension %" PRId64 " is out of range", d);
+  return XRT_OK;
+}
+
 XRT__PRIVATE xrt_status xrt__verify_iota(const xrt__vctx *v) {
   xrt_status s = xrt__vcounts(v, 0, 1);
-  if (s) return s;
-  const xrt_ir_attr *d = xrt__vattr(v, "iota_dimension", XRT_ATTR_INT);
-  if (!d) return xrt__vfail(v, "missing integer attribute 'iota_dimension'");
-  if (d->i < 0 || d->i >= xrt__result(v, 0)->rank)
-    return xrt__vfail(v, "iota_dimension %" PRId64 " is out of range", d->i);
-  return XRT_OK;
+  return s ? s : xrt__viota_dimension(v);
+}
+
+/* broadcast_in_dim and its dynamic form: operand and result share an
+ * element type, and broadcast_dimensions maps each operand dimension to a
+ * distinct result dimension. */
+XRT__PRIVATE xrt_status xrt__vbroadcast_dims(const xrt__vctx *v,
+                                             const int64_t *dims, int64_t n) {
+  const xrt_shape *in = xrt__operand(v, 0), *out = xrt__result(v, 0);
+  if (in->dtype != out->dtype) return xrt__vfail(v, "element types differ");
+  if (n != in->rank)
+    return xrt__vfail(v, "broadcast_dimensions has %" PRId64 " entries for an "
+                      "operand of rank %d", n, (int)in->rank);
+  return xrt__vdims(v, "broadcast_dimensions", dims, n, out->rank);
 }
 
 XRT__PRIVATE xrt_status xrt__verify_broadcast_in_dim(const xrt__vctx *v) {
   xrt_status s = xrt__vcounts(v, 1, 1);
   const int64_t *dims;
   int64_t n;
-  if (s || (s = xrt__vints(v, "broadcast_dimensions", false, &dims, &n)))
+  if (s || (s = xrt__vints(v, "broadcast_dimensions", false, &dims, &n)) ||
+      (s = xrt__vbroadcast_dims(v, dims, n)))
     return s;
   const xrt_shape *in = xrt__operand(v, 0), *out = xrt__result(v, 0);
-  if (in->dtype != out->dtype) return xrt__vfail(v, "element types differ");
-  if (n != in->rank)
-    return xrt__vfail(v, "broadcast_dimensions has %" PRId64 " entries for an "
-                      "operand of rank %d", n, (int)in->rank);
-  if ((s = xrt__vdims(v, "broadcast_dimensions", dims, n, out->rank))) return s;
   for (int64_t i = 0; i < n; i++)
     if (in->dims[i] != 1 && in->dims[i] != out->dims[dims[i]])
       return xrt__vfail(v, "operand dimension %" PRId64 " (size %" PRId64
@@ -347,15 +423,19 @@ XRT__PRIVATE xrt_status xrt__verify_broadcast(const xrt__vctx *v) {
   return xrt__vresult_dims(v, out, want);
 }
 
-XRT__PRIVATE xrt_status xrt__verify_reshape(const xrt__vctx *v) {
-  xrt_status s = xrt__vcounts(v, 1, 1);
-  if (s) return s;
+/* reshape and dynamic_reshape: operand and result hold the same elements. */
+XRT__PRIVATE xrt_status xrt__vsame_elements(const xrt__vctx *v) {
   const xrt_shape *in = xrt__operand(v, 0), *out = xrt__result(v, 0);
   if (in->dtype != out->dtype) return xrt__vfail(v, "element types differ");
   if (xrt_shape_numel(in) != xrt_shape_numel(out))
     return xrt__vfail(v, "operand has %" PRId64 " elements, result %" PRId64,
                       xrt_shape_numel(in), xrt_shape_numel(out));
   return XRT_OK;
+}
+
+XRT__PRIVATE xrt_status xrt__verify_reshape(const xrt__vctx *v) {
+  xrt_status s = xrt__vcounts(v, 1, 1);
+  return s ? s : xrt__vsame_elements(v);
 }
 
 XRT__PRIVATE xrt_status xrt__verify_transpose(const xrt__vctx *v) {
@@ -601,10 +681,9 @@ XRT__PRIVATE xrt_status xrt__verify_dot_general(const xrt__vctx *v) {
     for (int32_t d = 0; d < x->rank; d++)
       if (!xrt__contains(used, nused, d)) want[k++] = x->dims[d];
   }
-  bool ok = out->rank == k;
-  for (int i = 0; ok && i < k; i++) ok = out->dims[i] == want[i];
-  if (!ok) return xrt__vfail(v, "result shape does not follow from the "
-                                "operands and dimension numbers");
+  if (!xrt__dims_are(out, want, k))
+    return xrt__vfail(v, "result shape does not follow from the operands and "
+                         "dimension numbers");
   if (l->dtype != r->dtype && !(xrt__vtype(v, v->op->operands[0])->quant ||
                                 xrt__vtype(v, v->op->operands[1])->quant))
     return xrt__vfail(v, "lhs and rhs element types differ (%s vs %s)",
@@ -637,23 +716,32 @@ XRT__PRIVATE xrt_status xrt__verify_while(const xrt__vctx *v) {
   return xrt__vregion_sig(v, &op->regions[1], "body", n, sig, n, sig);
 }
 
-XRT__PRIVATE xrt_status xrt__verify_call(const xrt__vctx *v) {
+/* The op's operands and results have the types of f's arguments and
+ * results: f is func.call's callee or composite's decomposition, which the
+ * messages name as such. */
+XRT__PRIVATE xrt_status xrt__vcallee(const xrt__vctx *v, const xrt_ir_func *f,
+                                     bool decomposition) {
   const xrt_ir_op *op = v->op;
-  if (op->callee < 0 || op->callee >= v->module->num_funcs)
-    return xrt__vfail(v, "callee is not a function of this module");
-  const xrt_ir_func *f = &v->module->funcs[op->callee];
   if (op->num_operands != f->body.num_args || op->num_results != f->num_results)
-    return xrt__vfail(v, "@%s takes %d argument(s) and returns %d", f->name,
+    return xrt__vfail(v, "%s@%s takes %d argument(s) and returns %d",
+                      decomposition ? "decomposition " : "", f->name,
                       (int)f->body.num_args, (int)f->num_results);
   for (int i = 0; i < op->num_operands; i++)
     if (!xrt__type_equal(xrt__vtype(v, op->operands[i]),
                          &f->value_types[f->body.args[i]]))
-      return xrt__vfail(v, "argument %d has the wrong type for @%s", i,
-                        f->name);
+      return xrt__vfail(v, "%s %d has the wrong type for @%s",
+                        decomposition ? "operand" : "argument", i, f->name);
   for (int i = 0; i < op->num_results; i++)
     if (!xrt__type_equal(xrt__vtype(v, op->results[i]), &f->result_types[i]))
       return xrt__vfail(v, "result %d has the wrong type for @%s", i, f->name);
   return XRT_OK;
+}
+
+XRT__PRIVATE xrt_status xrt__verify_call(const xrt__vctx *v) {
+  const xrt_ir_op *op = v->op;
+  if (op->callee < 0 || op->callee >= v->module->num_funcs)
+    return xrt__vfail(v, "callee is not a function of this module");
+  return xrt__vcallee(v, &v->module->funcs[op->callee], false);
 }
 
 XRT__PRIVATE xrt_status xrt__verify_constant(const xrt__vctx *v) {

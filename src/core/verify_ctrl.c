@@ -102,10 +102,8 @@ static xrt_status xrt__verify_sort(const xrt__vctx *v) {
     if (!xrt__same_dims(xrt__operand(v, i), s0))
       return xrt__vfail(v, "operand %d differs in shape from operand 0", i);
   }
-  const xrt_ir_attr *d = xrt__vattr(v, "dimension", -1);
-  if (d && d->kind != XRT_ATTR_INT)
-    return xrt__vfail(v, "attribute 'dimension' must be an integer");
-  int64_t dim = d ? d->i : -1;
+  int64_t dim;
+  if ((s = xrt__vint_or(v, "dimension", -1, &dim))) return s;
   if (dim < -(int64_t)s0->rank || dim >= s0->rank)
     return xrt__vfail(v, "dimension %" PRId64 " is out of range for rank %d",
                       dim, (int)s0->rank);
@@ -123,7 +121,6 @@ static xrt_status xrt__verify_sort(const xrt__vctx *v) {
 /* composite: the decomposition is a function of the module whose
  * signature matches the operands and results. */
 static xrt_status xrt__verify_composite(const xrt__vctx *v) {
-  const xrt_ir_op *op = v->op;
   const xrt_ir_attr *d = xrt__vattr(v, "decomposition", XRT_ATTR_SYMBOL);
   if (!d || !d->s) return xrt__vfail(v, "missing symbol attribute 'decomposition'");
   const xrt_ir_attr *nm = xrt__vattr(v, "name", -1);
@@ -135,18 +132,7 @@ static xrt_status xrt__verify_composite(const xrt__vctx *v) {
       f = &v->module->funcs[i];
   if (!f) return xrt__vfail(v, "decomposition @%s is not a function of the "
                             "module", d->s);
-  if (op->num_operands != f->body.num_args || op->num_results != f->num_results)
-    return xrt__vfail(v, "decomposition @%s takes %d argument(s) and returns "
-                      "%d", f->name, (int)f->body.num_args,
-                      (int)f->num_results);
-  for (int i = 0; i < op->num_operands; i++)
-    if (!xrt__type_equal(xrt__vtype(v, op->operands[i]),
-                         &f->value_types[f->body.args[i]]))
-      return xrt__vfail(v, "operand %d has the wrong type for @%s", i, f->name);
-  for (int i = 0; i < op->num_results; i++)
-    if (!xrt__type_equal(xrt__vtype(v, op->results[i]), &f->result_types[i]))
-      return xrt__vfail(v, "result %d has the wrong type for @%s", i, f->name);
-  return XRT_OK;
+  return xrt__vcallee(v, f, true);
 }
 
 /* tuple: (C1) the result is tuple<operand types...>. */
@@ -170,14 +156,14 @@ static xrt_status xrt__verify_get_tuple_element(const xrt__vctx *v) {
     return xrt__vfail(v, "expects 1 operand and 1 result");
   const xrt_ir_type *t = xrt__vtype(v, op->operands[0]);
   if (t->kind != XRT_TYPE_TUPLE) return xrt__vfail(v, "operand must be a tuple");
-  const xrt_ir_attr *k = xrt__vattr(v, "index", XRT_ATTR_INT);
-  if (!k) return xrt__vfail(v, "missing integer attribute 'index'");
-  if (k->i < 0 || k->i >= t->num_elems)
+  int64_t k;
+  xrt_status s = xrt__vint(v, "index", &k);
+  if (s) return s;
+  if (k < 0 || k >= t->num_elems)
     return xrt__vfail(v, "index %" PRId64 " is out of range for a tuple of %d "
-                      "element(s)", k->i, (int)t->num_elems);
-  if (!xrt__type_equal(xrt__vtype(v, op->results[0]), &t->elems[k->i]))
-    return xrt__vfail(v, "result type differs from tuple element %" PRId64,
-                      k->i);
+                      "element(s)", k, (int)t->num_elems);
+  if (!xrt__type_equal(xrt__vtype(v, op->results[0]), &t->elems[k]))
+    return xrt__vfail(v, "result type differs from tuple element %" PRId64, k);
   return XRT_OK;
 }
 
@@ -237,8 +223,9 @@ static xrt_status xrt__verify_io(const xrt__vctx *v, bool reads) {
  * takes input slices and carries and returns output slices and carries. */
 static xrt_status xrt__verify_scan(const xrt__vctx *v) {
   const xrt_ir_op *op = v->op;
-  const xrt_ir_attr *d = xrt__vattr(v, "dimension", XRT_ATTR_INT);
-  if (!d) return xrt__vfail(v, "missing integer attribute 'dimension'");
+  int64_t dim;
+  xrt_status s = xrt__vint(v, "dimension", &dim);
+  if (s) return s;
   if (op->num_regions != 1) return xrt__vfail(v, "needs a body region");
   const xrt_ir_region *r = &op->regions[0];
   if (r->num_args != op->num_operands)
@@ -269,13 +256,13 @@ static xrt_status xrt__verify_scan(const xrt__vctx *v) {
   for (int i = 0; i < ni; i++) {
     const xrt_shape *in = xrt__operand(v, i);
     const xrt_ir_type *at = &v->func->value_types[r->args[i]];
-    if (d->i < 0 || d->i >= in->rank)
+    if (dim < 0 || dim >= in->rank)
       return xrt__vfail(v, "dimension %" PRId64 " is out of range for input "
-                        "%d of rank %d", d->i, i, (int)in->rank);
+                        "%d of rank %d", dim, i, (int)in->rank);
     bool ok = at->kind == XRT_TYPE_TENSOR && at->shape.dtype == in->dtype &&
               at->shape.rank == in->rank - 1;
     for (int k = 0, j = 0; ok && k < in->rank; k++)
-      if (k != d->i) ok = at->shape.dims[j++] == in->dims[k];
+      if (k != dim) ok = at->shape.dims[j++] == in->dims[k];
     if (!ok)
       return xrt__vfail(v, "body argument %d must be a slice of input %d", i, i);
   }

@@ -16,11 +16,6 @@
 #define XRT__IX_BIG ((int64_t)1 << 40) /* window attribute values beyond this
                                           cannot describe a real tensor */
 
-static bool xrt__ix_int(xrt_dtype t) {
-  return xrt_dtype_is_signed_int(t) || xrt_dtype_is_unsigned_int(t);
-}
-
-/* A list field of a dimension-numbers DICT; absent means empty. */
 /* In range, unique and (when sorted is set) ascending. */
 static xrt_status xrt__ix_dims(const xrt__vctx *v, const char *what,
                                const int64_t *d, int64_t n, int64_t rank,
@@ -43,6 +38,16 @@ static xrt_status xrt__ix_unique2(const xrt__vctx *v, const char *what,
   return XRT_OK;
 }
 
+/* Operand k is a 1-d integer tensor with n elements. */
+static xrt_status xrt__ix_shape_operand(const xrt__vctx *v, int k,
+                                        const char *what, int64_t n) {
+  const xrt_shape *s = xrt__operand(v, k);
+  if (!xrt__dtype_is_int(s->dtype) || s->rank != 1 || s->dims[0] != n)
+    return xrt__vfail(v, "%s must be a 1-d integer tensor of %" PRId64
+                      " elements", what, n);
+  return XRT_OK;
+}
+
 /* Shared by gather and scatter: the batching dims pair up (same count,
  * equal sizes, index_vector_dim not among them), index_vector_dim is in
  * range and the index vector has one entry per mapped dimension. */
@@ -51,11 +56,27 @@ typedef struct xrt__ix_dn {
   int64_t nwin, nins, nobat, nibat, nmap, ivd;
 } xrt__ix_dn;
 
+/* Reads the five lists named by names and index_vector_dim (absent: 0)
+ * from the dimension numbers dn. */
+static xrt_status xrt__ix_read_dn(const xrt__vctx *v, const xrt_ir_attr *dn,
+                                  const char *const *names, xrt__ix_dn *d) {
+  xrt_status s;
+  if ((s = xrt__vfield(v, dn, names[0], &d->win, &d->nwin)) ||
+      (s = xrt__vfield(v, dn, names[1], &d->ins, &d->nins)) ||
+      (s = xrt__vfield(v, dn, names[2], &d->obat, &d->nobat)) ||
+      (s = xrt__vfield(v, dn, names[3], &d->ibat, &d->nibat)) ||
+      (s = xrt__vfield(v, dn, names[4], &d->map, &d->nmap)))
+    return s;
+  const xrt_ir_attr *iv = xrt_ir_attr_field(dn, "index_vector_dim");
+  d->ivd = iv && iv->kind == XRT_ATTR_INT ? iv->i : 0;
+  return XRT_OK;
+}
+
 static xrt_status xrt__ix_common(const xrt__vctx *v, const xrt__ix_dn *d,
                                  const xrt_shape *opnd, const xrt_shape *idx,
                                  const char *const *names) {
   xrt_status s;
-  if (!xrt__ix_int(idx->dtype))
+  if (!xrt__dtype_is_int(idx->dtype))
     return xrt__vfail(v, "indices must have an integer element type");
   if (d->ivd < 0 || d->ivd > idx->rank)
     return xrt__vfail(v, "index_vector_dim %" PRId64 " is out of range for "
@@ -122,14 +143,7 @@ static xrt_status xrt__verify_gather(const xrt__vctx *v, bool dynamic) {
   const xrt_ir_attr *dn = xrt__vattr(v, "dimension_numbers", XRT_ATTR_DICT);
   if (!dn) return xrt__vfail(v, "missing attribute 'dimension_numbers'");
   xrt__ix_dn d;
-  if ((s = xrt__vfield(v, dn, names[0], &d.win, &d.nwin)) ||
-      (s = xrt__vfield(v, dn, names[1], &d.ins, &d.nins)) ||
-      (s = xrt__vfield(v, dn, names[2], &d.obat, &d.nobat)) ||
-      (s = xrt__vfield(v, dn, names[3], &d.ibat, &d.nibat)) ||
-      (s = xrt__vfield(v, dn, names[4], &d.map, &d.nmap)))
-    return s;
-  const xrt_ir_attr *iv = xrt_ir_attr_field(dn, "index_vector_dim");
-  d.ivd = iv && iv->kind == XRT_ATTR_INT ? iv->i : 0;
+  if ((s = xrt__ix_read_dn(v, dn, names, &d))) return s;
   const xrt_shape *op = xrt__operand(v, 0), *idx = xrt__operand(v, 1),
                   *out = xrt__result(v, 0);
   if ((s = xrt__ix_common(v, &d, op, idx, names)) ||
@@ -139,10 +153,7 @@ static xrt_status xrt__verify_gather(const xrt__vctx *v, bool dynamic) {
     return xrt__vfail(v, "operand and result element types differ");
   int64_t ss[XRT_MAX_RANK] = {0}, offs[XRT_MAX_RANK] = {0}, no = 0;
   if (dynamic) {
-    const xrt_shape *sz = xrt__operand(v, 2);
-    if (!xrt__ix_int(sz->dtype) || sz->rank != 1 || sz->dims[0] != op->rank)
-      return xrt__vfail(v, "slice_sizes must be a 1-d integer tensor of %d "
-                        "elements", (int)op->rank);
+    if ((s = xrt__ix_shape_operand(v, 2, "slice_sizes", op->rank))) return s;
     for (int32_t k = 0; k < op->rank; k++) ss[k] = -1; /* known at run time */
   } else {
     const int64_t *a;
@@ -195,14 +206,7 @@ static xrt_status xrt__verify_scatter(const xrt__vctx *v) {
   if (!dn)
     return xrt__vfail(v, "missing attribute 'scatter_dimension_numbers'");
   xrt__ix_dn d;
-  if ((s = xrt__vfield(v, dn, names[0], &d.win, &d.nwin)) ||
-      (s = xrt__vfield(v, dn, names[1], &d.ins, &d.nins)) ||
-      (s = xrt__vfield(v, dn, names[2], &d.obat, &d.nobat)) ||
-      (s = xrt__vfield(v, dn, names[3], &d.ibat, &d.nibat)) ||
-      (s = xrt__vfield(v, dn, names[4], &d.map, &d.nmap)))
-    return s;
-  const xrt_ir_attr *iv = xrt_ir_attr_field(dn, "index_vector_dim");
-  d.ivd = iv && iv->kind == XRT_ATTR_INT ? iv->i : 0;
+  if ((s = xrt__ix_read_dn(v, dn, names, &d))) return s;
   const xrt_shape *in0 = xrt__operand(v, 0), *idx = xrt__operand(v, n),
                   *up0 = xrt__operand(v, n + 1);
   const xrt_ir_type *sig[64];
@@ -260,7 +264,7 @@ static xrt_status xrt__verify_scatter(const xrt__vctx *v) {
 static xrt_status xrt__ix_starts(const xrt__vctx *v, int first, int count) {
   for (int i = 0; i < count; i++) {
     const xrt_shape *s = xrt__operand(v, first + i);
-    if (s->rank != 0 || !xrt__ix_int(s->dtype))
+    if (s->rank != 0 || !xrt__dtype_is_int(s->dtype))
       return xrt__vfail(v, "start index %d must be an integer scalar", i);
     if (s->dtype != xrt__operand(v, first)->dtype)
       return xrt__vfail(v, "start indices must share one element type");
@@ -323,18 +327,17 @@ static xrt_status xrt__ix_window_attr(const xrt__vctx *v, const char *name,
                                       int per_dim, int64_t lo,
                                       int64_t dflt, int64_t *out) {
   const int64_t *a;
-  int64_t n;
+  int64_t n, bad;
   xrt_status s = xrt__vints(v, name, !required, &a, &n);
   if (s) return s;
   if (a && n != per_dim * rank)
     return xrt__vfail(v, "%s needs %d entries, has %" PRId64, name,
                       per_dim * (int)rank, n);
-  for (int32_t i = 0; i < per_dim * rank; i++) {
-    out[i] = a ? a[i] : dflt;
-    if (out[i] < lo || out[i] > XRT__IX_BIG || out[i] < -XRT__IX_BIG)
-      return xrt__vfail(v, "%s[%d] = %" PRId64 " must be %s", name, (int)i,
-                        out[i], lo > 0 ? "positive" : "in range");
-  }
+  /* every caller's lo is at least -XRT__IX_BIG, so this bounds magnitudes */
+  bad = xrt__vfill_checked(out, a, per_dim * rank, dflt, lo, XRT__IX_BIG);
+  if (bad >= 0)
+    return xrt__vfail(v, "%s[%d] = %" PRId64 " must be %s", name, (int)bad,
+                      out[bad], lo > 0 ? "positive" : "in range");
   return XRT_OK;
 }
 
@@ -362,12 +365,11 @@ static xrt_status xrt__ix_windows(const xrt__vctx *v, const xrt_shape *x,
         (x->dims[d] > 1 && bd[d] > XRT__IX_BIG / (x->dims[d] - 1)) ||
         (wd[d] > 1 && wdl[d] > XRT__IX_BIG / (wd[d] - 1)))
       return xrt__vfail(v, "window of dimension %d is too large", (int)d);
-    int64_t dil = x->dims[d] ? (x->dims[d] - 1) * bd[d] + 1 : 0;
-    int64_t padded = dil + pad[2 * d] + pad[2 * d + 1];
-    int64_t win = (wd[d] - 1) * wdl[d] + 1;
+    int64_t padded = xrt__dilated(x->dims[d], bd[d]) + pad[2 * d] +
+                     pad[2 * d + 1];
     if (padded < 0)
       return xrt__vfail(v, "padding makes dimension %d negative", (int)d);
-    out[d] = padded < win ? 0 : (padded - win) / ws[d] + 1;
+    out[d] = xrt__num_windows(padded, xrt__dilated(wd[d], wdl[d]), ws[d]);
   }
   return XRT_OK;
 }
@@ -436,16 +438,6 @@ static xrt_status xrt__verify_select_and_scatter(const xrt__vctx *v) {
   return xrt__vregion_sig(v, &op->regions[1], "scatter", 2, sig, 1, sig);
 }
 
-/* Operand k is a 1-d integer tensor with n elements. */
-static xrt_status xrt__ix_shape_operand(const xrt__vctx *v, int k,
-                                        const char *what, int64_t n) {
-  const xrt_shape *s = xrt__operand(v, k);
-  if (!xrt__ix_int(s->dtype) || s->rank != 1 || s->dims[0] != n)
-    return xrt__vfail(v, "%s must be a 1-d integer tensor of %" PRId64
-                      " elements", what, n);
-  return XRT_OK;
-}
-
 static xrt_status xrt__verify_dynamic_broadcast_in_dim(const xrt__vctx *v) {
   xrt_status s = xrt__vcounts(v, 2, 1);
   const int64_t *bd, *ke, *kn;
@@ -455,13 +447,8 @@ static xrt_status xrt__verify_dynamic_broadcast_in_dim(const xrt__vctx *v) {
       (s = xrt__vints(v, "known_nonexpanding_dimensions", true, &kn, &nkn)))
     return s;
   const xrt_shape *in = xrt__operand(v, 0), *out = xrt__result(v, 0);
-  if ((s = xrt__ix_shape_operand(v, 1, "output_dimensions", out->rank)))
-    return s;
-  if (in->dtype != out->dtype) return xrt__vfail(v, "element types differ");
-  if (n != in->rank)
-    return xrt__vfail(v, "broadcast_dimensions has %" PRId64 " entries for an "
-                      "operand of rank %d", n, (int)in->rank);
-  if ((s = xrt__vdims(v, "broadcast_dimensions", bd, n, out->rank)) ||
+  if ((s = xrt__ix_shape_operand(v, 1, "output_dimensions", out->rank)) ||
+      (s = xrt__vbroadcast_dims(v, bd, n)) ||
       (s = xrt__vdims(v, "known_expanding_dimensions", ke, nke, in->rank)) ||
       (s = xrt__vdims(v, "known_nonexpanding_dimensions", kn, nkn,
                       in->rank)) ||
@@ -480,11 +467,7 @@ static xrt_status xrt__verify_dynamic_iota(const xrt__vctx *v) {
   if (s) return s;
   const xrt_shape *out = xrt__result(v, 0);
   if ((s = xrt__ix_shape_operand(v, 0, "output_shape", out->rank))) return s;
-  const xrt_ir_attr *d = xrt__vattr(v, "iota_dimension", XRT_ATTR_INT);
-  if (!d) return xrt__vfail(v, "missing integer attribute 'iota_dimension'");
-  if (d->i < 0 || d->i >= out->rank)
-    return xrt__vfail(v, "iota_dimension %" PRId64 " is out of range", d->i);
-  return XRT_OK;
+  return xrt__viota_dimension(v);
 }
 
 static xrt_status xrt__verify_dynamic_pad(const xrt__vctx *v) {
@@ -508,13 +491,9 @@ static xrt_status xrt__verify_dynamic_pad(const xrt__vctx *v) {
 static xrt_status xrt__verify_dynamic_reshape(const xrt__vctx *v) {
   xrt_status s = xrt__vcounts(v, 2, 1);
   if (s) return s;
-  const xrt_shape *in = xrt__operand(v, 0), *out = xrt__result(v, 0);
+  const xrt_shape *out = xrt__result(v, 0);
   if ((s = xrt__ix_shape_operand(v, 1, "output_shape", out->rank))) return s;
-  if (in->dtype != out->dtype) return xrt__vfail(v, "element types differ");
-  if (xrt_shape_numel(in) != xrt_shape_numel(out))
-    return xrt__vfail(v, "operand has %" PRId64 " elements, result %" PRId64,
-                      xrt_shape_numel(in), xrt_shape_numel(out));
-  return XRT_OK;
+  return xrt__vsame_elements(v);
 }
 
 XRT__PRIVATE xrt_status xrt__verify_index(const xrt__vctx *v) {

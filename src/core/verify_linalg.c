@@ -19,42 +19,21 @@ static bool xrt__la_quant(const xrt__vctx *v, int32_t id) {
   return xrt__vtype(v, id)->quant != NULL;
 }
 
-static bool xrt__la_int(xrt_dtype t) {
-  return xrt_dtype_is_signed_int(t) || xrt_dtype_is_unsigned_int(t);
-}
-
-static bool xrt__la_float(xrt_dtype t) { return xrt_dtype_is_float(t); }
-
 /* An optional list attribute of n entries, each in [lo, hi]; absent gives
  * dflt.  Boolean lists (window_reversal) come as 0/1 integers. */
 static xrt_status xrt__la_list(const xrt__vctx *v, const char *name,
                                int64_t n, int64_t lo, int64_t hi,
                                int64_t dflt, int64_t *out) {
   const int64_t *x;
-  int64_t k;
+  int64_t k, bad;
   xrt_status s = xrt__vints(v, name, true, &x, &k);
   if (s) return s;
   if (x && k != n)
     return xrt__vfail(v, "%s must have %" PRId64 " entries, not %" PRId64,
                       name, n, k);
-  for (int64_t i = 0; i < n; i++) {
-    out[i] = x ? x[i] : dflt;
-    if (out[i] < lo || out[i] > hi)
-      return xrt__vfail(v, "%s[%" PRId64 "] = %" PRId64 " is out of range",
-                        name, i, out[i]);
-  }
-  return XRT_OK;
-}
-
-/* An optional integer attribute; absent gives dflt. */
-static xrt_status xrt__la_int_attr(const xrt__vctx *v, const char *name,
-                                   int64_t dflt, int64_t *out) {
-  const xrt_ir_attr *a = xrt_ir_op_attr(v->op, name);
-  *out = dflt;
-  if (!a) return XRT_OK;
-  if (a->kind != XRT_ATTR_INT)
-    return xrt__vfail(v, "attribute '%s' must be an integer", name);
-  *out = a->i;
+  if ((bad = xrt__vfill_checked(out, x, n, dflt, lo, hi)) >= 0)
+    return xrt__vfail(v, "%s[%" PRId64 "] = %" PRId64 " is out of range",
+                      name, bad, out[bad]);
   return XRT_OK;
 }
 
@@ -147,37 +126,26 @@ static xrt_status xrt__la_conv_dn(const xrt__vctx *v, int64_t N,
   return xrt__la_perm(v, "output dimensions", c->ob, c->osp, c->ofd, N);
 }
 
-/* C26: num_windows of one spatial dimension. */
-static int64_t xrt__la_windows(int64_t in, int64_t k, int64_t lo, int64_t hi,
-                               int64_t ld, int64_t rd, int64_t ws) {
-  int64_t dil = in == 0 ? 0 : (in - 1) * ld + 1;
-  int64_t padded = lo + dil + hi;
-  int64_t win = k == 0 ? 0 : (k - 1) * rd + 1;
-  if (padded <= 0 || win > padded) return 0;
-  return (padded - win) / ws + 1;
-}
-
 static xrt_status xrt__la_padding(const xrt__vctx *v, int64_t ns,
                                   bool dynamic, int64_t *pad) {
   if (dynamic) {
     const xrt_shape *p = xrt__operand(v, 2);
     if (p->rank != 2 || p->dims[0] != ns || p->dims[1] != 2 ||
-        !xrt__la_int(p->dtype))
+        !xrt__dtype_is_int(p->dtype))
       return xrt__vfail(v, "padding must be an integer tensor<%" PRId64
                         "x2>", ns);
     return XRT_OK;
   }
   const int64_t *x;
-  int64_t k;
+  int64_t k, bad;
   xrt_status s = xrt__vints(v, "padding", true, &x, &k);
   if (s) return s;
   if (x && k != 2 * ns) /* C5 */
     return xrt__vfail(v, "padding must have %" PRId64 "x2 entries", ns);
-  for (int64_t i = 0; i < 2 * ns; i++) {
-    pad[i] = x ? x[i] : 0;
-    if (pad[i] <= -XRT__LA_BIG || pad[i] >= XRT__LA_BIG)
-      return xrt__vfail(v, "padding entry %" PRId64 " is out of range", i);
-  }
+  bad = xrt__vfill_checked(pad, x, 2 * ns, 0, -XRT__LA_BIG + 1,
+                           XRT__LA_BIG - 1);
+  if (bad >= 0)
+    return xrt__vfail(v, "padding entry %" PRId64 " is out of range", bad);
   return XRT_OK;
 }
 
@@ -186,8 +154,8 @@ static xrt_status xrt__la_groups(const xrt__vctx *v, const xrt__la_conv *c,
                                  int64_t *fg, int64_t *bg) {
   const xrt_shape *l = xrt__operand(v, 0), *r = xrt__operand(v, 1);
   xrt_status s;
-  if ((s = xrt__la_int_attr(v, "feature_group_count", 1, fg)) ||
-      (s = xrt__la_int_attr(v, "batch_group_count", 1, bg)))
+  if ((s = xrt__vint_or(v, "feature_group_count", 1, fg)) ||
+      (s = xrt__vint_or(v, "batch_group_count", 1, bg)))
     return s;
   if (*fg < 1 || *bg < 1)
     return xrt__vfail(v, "feature_group_count and batch_group_count must be "
@@ -245,9 +213,10 @@ static xrt_status xrt__verify_conv(const xrt__vctx *v, bool dynamic) {
     return xrt__vfail(v, "result feature size must be %" PRId64 ", not %"
                       PRId64, r->dims[c.kof], o->dims[c.ofd]);
   for (int64_t d = 0; !dynamic && d < ns; d++) {
-    int64_t n = xrt__la_windows(l->dims[c.isp[d]], r->dims[c.ksp[d]],
-                                pad[2 * d], pad[2 * d + 1], ld[d], rd[d],
-                                ws[d]);
+    int64_t padded = pad[2 * d] + xrt__dilated(l->dims[c.isp[d]], ld[d]) +
+                     pad[2 * d + 1];
+    int64_t win = xrt__dilated(r->dims[c.ksp[d]], rd[d]);
+    int64_t n = xrt__num_windows(padded, win, ws[d]);
     if (o->dims[c.osp[d]] != n)
       return xrt__vfail(v, "result spatial dimension %" PRId64 " must be %"
                         PRId64 " (the number of windows), not %" PRId64,
@@ -382,14 +351,12 @@ static xrt_status xrt__verify_batch_norm(const xrt__vctx *v, int nops,
   const xrt_ir_attr *e = xrt_ir_op_attr(v->op, "epsilon");
   if (!e || e->kind != XRT_ATTR_FLOAT)
     return xrt__vfail(v, "missing float attribute 'epsilon'");
-  const xrt_ir_attr *f = xrt__vattr(v, "feature_index", XRT_ATTR_INT);
-  if (!f) return xrt__vfail(v, "missing integer attribute 'feature_index'");
-  fi = f->i;
+  if ((s = xrt__vint(v, "feature_index", &fi))) return s;
   const xrt_shape *x = xrt__operand(v, 0);
   if (fi < 0 || fi >= x->rank) /* C1 */
     return xrt__vfail(v, "feature_index %" PRId64 " is out of range for rank "
                       "%d", fi, (int)x->rank);
-  if (!xrt__la_float(x->dtype) &&
+  if (!xrt_dtype_is_float(x->dtype) &&
       !xrt__la_per_tensor_quant(v, v->op->operands[0]))
     return xrt__vfail(v, "element type %s is not floating-point or "
                       "per-tensor quantized", xrt_dtype_name(x->dtype));
@@ -425,13 +392,13 @@ static xrt_status xrt__verify_rng(const xrt__vctx *v) {
     return xrt__vfail(v, "a and b must be 0-dimensional");
   if (a->dtype != o->dtype || b->dtype != o->dtype) /* C1 */
     return xrt__vfail(v, "a, b and result must have the same element type");
-  if (kind == 1 && !xrt__la_float(o->dtype)) /* C2 */
+  if (kind == 1 && !xrt_dtype_is_float(o->dtype)) /* C2 */
     return xrt__vfail(v, "NORMAL needs a floating-point element type");
-  if (!(kind == 0 && (xrt__la_int(o->dtype) || o->dtype == XRT_PRED)) &&
-      !xrt__la_float(o->dtype))
+  if (!(kind == 0 && (xrt__dtype_is_int(o->dtype) || o->dtype == XRT_PRED)) &&
+      !xrt_dtype_is_float(o->dtype))
     return xrt__vfail(v, "element type %s is not allowed",
                       xrt_dtype_name(o->dtype));
-  if (sh->rank != 1 || !xrt__la_int(sh->dtype) || sh->dims[0] != o->rank)
+  if (sh->rank != 1 || !xrt__dtype_is_int(sh->dtype) || sh->dims[0] != o->rank)
     return xrt__vfail(v, "shape must be a 1-D integer tensor of %d entries",
                       (int)o->rank); /* C3 */
   return XRT_OK;
@@ -452,7 +419,7 @@ static xrt_status xrt__verify_rng_bit_generator(const xrt__vctx *v) {
   if ((s = xrt__vsame(v, v->op->operands[0], v->op->results[0],
                       "output_state type differs from initial_state")))
     return s; /* C1 */
-  if (!xrt__la_int(o->dtype) && !xrt__la_float(o->dtype))
+  if (!xrt__dtype_is_int(o->dtype) && !xrt_dtype_is_float(o->dtype))
     return xrt__vfail(v, "output must have an integer or floating-point "
                          "element type, not %s", xrt_dtype_name(o->dtype));
   return XRT_OK;
@@ -479,9 +446,7 @@ static xrt_status xrt__la_rd_result(const xrt__vctx *v, const int64_t *lb,
     if (!xrt__contains(rb, nb, d) && !xrt__contains(rc, nc, d) &&
         !xrt__contains(rg, ng, d))
       want[k++] = r->dims[d];
-  bool ok = o->rank == k;
-  for (int i = 0; ok && i < k; i++) ok = o->dims[i] == want[i];
-  if (!ok)
+  if (!xrt__dims_are(o, want, k))
     return xrt__vfail(v, "result shape does not follow from the operands and "
                          "ragged_dot_dimension_numbers");
   return XRT_OK;
@@ -525,7 +490,7 @@ static xrt_status xrt__verify_ragged_dot(const xrt__vctx *v) {
   if (lr[0] < 0 || lr[0] >= l->rank)
     return xrt__vfail(v, "lhs ragged dimension %" PRId64 " is out of range",
                       lr[0]);
-  if (gs->rank != 1 || !xrt__la_int(gs->dtype))
+  if (gs->rank != 1 || !xrt__dtype_is_int(gs->dtype))
     return xrt__vfail(v, "group_sizes must be a 1-D integer tensor");
   if (l->dtype != r->dtype)
     return xrt__vfail(v, "lhs and rhs element types differ");

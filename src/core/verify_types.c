@@ -73,11 +73,7 @@ static xrt_status xrt__vquant(const xrt__vctx *v, int32_t id, const char *what) 
 }
 
 static bool xrt__vsame_dims_ids(const xrt__vctx *v, int32_t a, int32_t b) {
-  const xrt_shape *x = xrt__vshape(v, a), *y = xrt__vshape(v, b);
-  if (x->rank != y->rank) return false;
-  for (int32_t i = 0; i < x->rank; i++)
-    if (x->dims[i] != y->dims[i]) return false;
-  return true;
+  return xrt__same_dims(xrt__vshape(v, a), xrt__vshape(v, b));
 }
 
 static xrt_status xrt__verify_uniform_quantize(const xrt__vctx *v) {
@@ -154,9 +150,7 @@ static xrt_status xrt__verify_mulhi(const xrt__vctx *v) {
                       "result type differs from operand type")))
     return s;
   xrt_dtype t = xrt__operand(v, 0)->dtype;
-  int k = xrt__dtype_class(t);
-  if ((k != XRT__K_SINT && k != XRT__K_UINT) ||
-      xrt__vtype(v, v->op->operands[0])->quant)
+  if (!xrt__dtype_is_int(t) || xrt__vtype(v, v->op->operands[0])->quant)
     return xrt__vfail(v, "element type %s is not an integer type",
                       xrt_dtype_name(t));
   return XRT_OK;

@@ -820,7 +820,7 @@ static const sim_ew_fn sim_cmp_tab[2][SIM_NDIRS][XRT_DTYPE_COUNT] = {
 
 SIM_PRIVATE int sim_ew_op_of(xrt_opcode code) {
   switch (code) {
-#define SIM_EW_CASE(e, xo, ar)                                                \
+#define SIM_EW_CASE(e, xo, ar, vk)                                            \
   case XRT_OP_##xo:                                                           \
     return SIM_EW_##e;
     SIM_EW_OPS(SIM_EW_CASE)
@@ -830,36 +830,26 @@ SIM_PRIVATE int sim_ew_op_of(xrt_opcode code) {
   }
 }
 
-SIM_PRIVATE_DATA const int sim_ew_arity[SIM_EW_NOPS] = {
-#define SIM_EW_AR(e, xo, ar) [SIM_EW_##e] = ar,
-    SIM_EW_OPS(SIM_EW_AR)
-#undef SIM_EW_AR
-};
-
 /* True if the op code is one sim_ew_kernel handles. */
 SIM_PRIVATE int sim_ew_handles(xrt_opcode code) {
-  return sim_ew_op_of(code) >= 0 || code == XRT_OP_COMPARE ||
-         code == XRT_OP_CONVERT || code == XRT_OP_BITCAST_CONVERT ||
-         code == XRT_OP_REDUCE_PRECISION ||
-         code == XRT_OP_UNIFORM_QUANTIZE || code == XRT_OP_UNIFORM_DEQUANTIZE;
+  return sim_op(code)->ew_arity != 0;
 }
 
-/* Element class: 'p' pred, 's'/'u' integers, 'f' f16/bf16/f32/f64, 'm' the
- * small floats (f8/f6/f4), 'c' complex. */
-SIM_PRIVATE int sim_ew_class(xrt_dtype t) {
+SIM_PRIVATE enum sim_ew_class sim_ew_class(xrt_dtype t) {
   switch (t) {
-  case XRT_PRED: return 'p';
+  case XRT_PRED: return SIM_EWC_PRED;
   case XRT_S2: case XRT_S4: case XRT_S8: case XRT_S16: case XRT_S32:
-  case XRT_S64: return 's';
+  case XRT_S64: return SIM_EWC_SIGNED;
   case XRT_U2: case XRT_U4: case XRT_U8: case XRT_U16: case XRT_U32:
-  case XRT_U64: return 'u';
-  case XRT_F16: case XRT_BF16: case XRT_F32: case XRT_F64: return 'f';
-  case XRT_C64: case XRT_C128: return 'c';
+  case XRT_U64: return SIM_EWC_UNSIGNED;
+  case XRT_F16: case XRT_BF16: case XRT_F32: case XRT_F64:
+    return SIM_EWC_FLOAT;
+  case XRT_C64: case XRT_C128: return SIM_EWC_COMPLEX;
   case XRT_F8E4M3FN: case XRT_F8E5M2: case XRT_F8E4M3FNUZ:
   case XRT_F8E5M2FNUZ: case XRT_F8E4M3B11FNUZ: case XRT_F8E3M4:
   case XRT_F8E4M3: case XRT_F8E8M0FNU: case XRT_F6E2M3FN: case XRT_F6E3M2FN:
-  case XRT_F4E2M1FN: return 'm';
-  default: return 0;
+  case XRT_F4E2M1FN: return SIM_EWC_MINIFLOAT;
+  default: return SIM_EWC_NONE;
   }
 }
 
@@ -895,10 +885,12 @@ SIM_PRIVATE const char *sim_opcode_name(xrt_opcode code) {
   return (unsigned)code < XRT_OP_COUNT ? names[code] : "invalid";
 }
 SIM_PRIVATE int sim_dtype_is_float(xrt_dtype t) {
-  int c = sim_ew_class(t);
-  return c == 'f' || c == 'm';
+  enum sim_ew_class c = sim_ew_class(t);
+  return c == SIM_EWC_FLOAT || c == SIM_EWC_MINIFLOAT;
 }
-SIM_PRIVATE int sim_dtype_is_complex(xrt_dtype t) { return sim_ew_class(t) == 'c'; }
+SIM_PRIVATE int sim_dtype_is_complex(xrt_dtype t) {
+  return sim_ew_class(t) == SIM_EWC_COMPLEX;
+}
 /* "tensor<2x3xf32>" into buf (cap > 0), truncated if it does not fit. */
 static void sim_shape_format(const xrt_shape *s, char *buf, size_t cap) {
   size_t n = (size_t)snprintf(buf, cap, "tensor<");
@@ -1344,12 +1336,8 @@ SIM_PRIVATE void sim_q_run(void *const *in, void *out, size_t n, const void *ctx
 }
 
 static int sim_q_is_storage(xrt_dtype t) {
-  int c = sim_ew_class(t);
-  return c == 's' || c == 'u';
-}
-static int sim_q_is_float(xrt_dtype t) {
-  int c = sim_ew_class(t);
-  return c == 'f' || c == 'm';
+  enum sim_ew_class c = sim_ew_class(t);
+  return c == SIM_EWC_SIGNED || c == SIM_EWC_UNSIGNED;
 }
 
 /* Describes value v for the quantized kernel; 0 if its type is unusable. */
@@ -1358,9 +1346,9 @@ SIM_PRIVATE int sim_q_value(const xrt_ir_type *ty, sim_qv *q) {
   q->dt = q->ex = ty->shape.dtype;
   q->dim = 1, q->stride = 1;
   const xrt_ir_quant *u = ty->quant;
-  if (!u) return sim_q_is_float(q->dt) || q->dt == XRT_PRED;
+  if (!u) return sim_dtype_is_float(q->dt) || q->dt == XRT_PRED;
   if (!sim_q_is_storage(u->storage) || u->storage != q->dt ||
-      !sim_q_is_float(u->expressed) || u->num_scales < 1 || !u->scales ||
+      !sim_dtype_is_float(u->expressed) || u->num_scales < 1 || !u->scales ||
       !u->zero_points)
     return 0;
   q->quant = 1, q->ex = u->expressed;
@@ -1431,6 +1419,12 @@ static sim_ew_fn sim_ew_quant(const xrt_allocator *al, const xrt_ir_func *f,
   return sim_q_run;
 }
 
+/* The compare_type each element class takes (floats: TOTALORDER too). */
+static const char *const sim_cmp_types[SIM_EWC_COUNT] = {
+    [SIM_EWC_PRED] = "UNSIGNED", [SIM_EWC_SIGNED] = "SIGNED",
+    [SIM_EWC_UNSIGNED] = "UNSIGNED", [SIM_EWC_FLOAT] = "FLOAT",
+    [SIM_EWC_MINIFLOAT] = "FLOAT", [SIM_EWC_COMPLEX] = "FLOAT"};
+
 /* Compare: direction and compare_type attributes pick the kernel. */
 static sim_ew_fn sim_ew_compare(const xrt_allocator *al, const xrt_ir_func *f,
                                 const xrt_ir_op *op, const void **ctx_out,
@@ -1441,7 +1435,8 @@ static sim_ew_fn sim_ew_compare(const xrt_allocator *al, const xrt_ir_func *f,
   xrt_dtype r = f->value_types[op->results[0]].shape.dtype;
   const xrt_ir_attr *d = xrt_ir_op_attr(op, "comparison_direction");
   const xrt_ir_attr *ct = xrt_ir_op_attr(op, "compare_type");
-  int cls = sim_ew_class(t), dir = -1, tot = 0;
+  enum sim_ew_class cls = sim_ew_class(t);
+  int dir = -1, tot = 0;
   if (f->value_types[op->operands[1]].shape.dtype != t || r != XRT_PRED)
     return sim_ew_unsup(f, op, op->operands[0], op->results[0], "", why, whycap);
   for (int k = 0; d && d->s && k < SIM_NDIRS; k++)
@@ -1452,15 +1447,13 @@ static sim_ew_fn sim_ew_compare(const xrt_allocator *al, const xrt_ir_func *f,
   if (ct && ct->s) { /* the type must fit the elements (spec (C3)) */
     const char *s = ct->s;
     tot = !strcmp(s, "TOTALORDER");
-    int ok = ((cls == 'f' || cls == 'm') && (tot || !strcmp(s, "FLOAT"))) ||
-             (cls == 'c' && !strcmp(s, "FLOAT")) ||
-             (cls == 's' && !strcmp(s, "SIGNED")) ||
-             ((cls == 'u' || cls == 'p') && !strcmp(s, "UNSIGNED"));
+    int ok = (tot && sim_dtype_is_float(t)) ||
+             (sim_cmp_types[cls] && !strcmp(s, sim_cmp_types[cls]));
     if (!ok)
       return sim_ew_unsup(f, op, op->operands[0], -1,
                           " with this compare_type", why, whycap);
   }
-  if (cls == 'm') {
+  if (cls == SIM_EWC_MINIFLOAT) {
     sim_mf *m = sim_mf_new(al, t, r);
     if (!m) return sim_ew_oom(ctx_owned, why, whycap);
     m->dir = dir + (tot ? 8 : 0);
@@ -1468,7 +1461,7 @@ static sim_ew_fn sim_ew_compare(const xrt_allocator *al, const xrt_ir_func *f,
     *ctx_owned = 1;
     return sim_cmp_mf;
   }
-  sim_ew_fn fn = cls ? sim_cmp_tab[tot][dir][t] : NULL;
+  sim_ew_fn fn = cls != SIM_EWC_NONE ? sim_cmp_tab[tot][dir][t] : NULL;
   return fn ? fn : sim_ew_unsup(f, op, op->operands[0], -1, "", why, whycap);
 }
 
@@ -1506,17 +1499,17 @@ static sim_ew_fn sim_ew_bitcast(const xrt_allocator *al, const xrt_ir_func *f,
 
 /* real/imag of a real element type: a copy and zeros. */
 static sim_ew_fn sim_ew_real_imag(int e, xrt_dtype t, const void **ctx_out) {
-  if (sim_ew_class(t) != 'f') return NULL;
+  if (sim_ew_class(t) != SIM_EWC_FLOAT) return NULL;
   *ctx_out = &sim_esz[sim_ew_size(t)];
   return e == SIM_EW_REAL ? sim_copy : sim_zero;
 }
 
 /* The element type a result must have for an op whose operand has type t. */
 static xrt_dtype sim_ew_result_type(int e, xrt_dtype t) {
-  int c = sim_ew_class(t);
   if (e == SIM_EW_ISFIN) return XRT_PRED;
   if (e == SIM_EW_CMK) return t == XRT_F32 ? XRT_C64 : XRT_C128;
-  if ((e == SIM_EW_ABS || e == SIM_EW_REAL || e == SIM_EW_IMAG) && c == 'c')
+  if ((e == SIM_EW_ABS || e == SIM_EW_REAL || e == SIM_EW_IMAG) &&
+      sim_dtype_is_complex(t))
     return t == XRT_C64 ? XRT_F32 : XRT_F64;
   return t;
 }
@@ -1550,13 +1543,14 @@ static sim_ew_fn sim_ew_convert(const xrt_allocator *al, const xrt_ir_func *f,
                                 int *ctx_owned, char *why, size_t whycap) {
   xrt_dtype t = f->value_types[op->operands[0]].shape.dtype;
   xrt_dtype r = f->value_types[op->results[0]].shape.dtype;
-  int ct = sim_ew_class(t), cr = sim_ew_class(r);
-  if (!ct || !cr)
+  enum sim_ew_class ct = sim_ew_class(t), cr = sim_ew_class(r);
+  if (ct == SIM_EWC_NONE || cr == SIM_EWC_NONE)
     return sim_ew_unsup(f, op, op->operands[0], op->results[0], "", why, whycap);
-  if (ct == 'm' || cr == 'm') {
-    sim_ew_fn fn = ct == 'm' && cr == 'm' ? sim_cv_mf_mf
-                   : ct == 'm'            ? sim_cv_frommf_tab[r]
-                                          : sim_cv_tomf_tab[t];
+  int mt = ct == SIM_EWC_MINIFLOAT, mr = cr == SIM_EWC_MINIFLOAT;
+  if (mt || mr) {
+    sim_ew_fn fn = mt && mr ? sim_cv_mf_mf
+                   : mt     ? sim_cv_frommf_tab[r]
+                            : sim_cv_tomf_tab[t];
     return sim_ew_mf(al, f, op, fn, t, r, ctx_out, ctx_owned, why, whycap);
   }
   sim_ew_fn fn = sim_cv_tab[t][r];
@@ -1577,9 +1571,10 @@ SIM_PRIVATE sim_ew_fn sim_ew_kernel(const xrt_allocator *al, const xrt_ir_func *
   *ctx_out = NULL;
   *ctx_owned = 0;
   int e = sim_ew_op_of(op->code);
-  int arity = e >= 0 ? sim_ew_arity[e] : op->code == XRT_OP_COMPARE ? 2 : 1;
-  if (!sim_ew_handles(op->code) || op->num_operands != arity ||
-      op->num_results != 1) {
+  int handled = sim_ew_handles(op->code);
+  /* (the message below gives other ops one operand) */
+  int arity = handled ? sim_op(op->code)->ew_arity : 1;
+  if (!handled || op->num_operands != arity || op->num_results != 1) {
     if (why && whycap)
       snprintf(why, whycap, "%s is not an elementwise op with %d operand(s)",
                op->name ? op->name : sim_opcode_name(op->code), arity);
@@ -1611,9 +1606,9 @@ SIM_PRIVATE sim_ew_fn sim_ew_kernel(const xrt_allocator *al, const xrt_ir_func *
   if (arity == 2 && f->value_types[op->operands[1]].shape.dtype != t)
     return sim_ew_unsup(f, op, op->operands[1], op->results[0],
                         " (operand types differ)", why, whycap);
-  if (!sim_ew_class(t) || r != sim_ew_result_type(e, t))
+  if (sim_ew_class(t) == SIM_EWC_NONE || r != sim_ew_result_type(e, t))
     return sim_ew_unsup(f, op, op->operands[0], op->results[0], "", why, whycap);
-  if (sim_ew_class(t) == 'm')
+  if (sim_ew_class(t) == SIM_EWC_MINIFLOAT)
     return sim_ew_mf(al, f, op, sim_mf_tab[e], t, r, ctx_out, ctx_owned, why,
                      whycap);
   sim_ew_fn fn = sim_ew_tab[e][t];

@@ -734,110 +734,167 @@ static int sim_fz_same_shape(const xrt_shape *a, const xrt_shape *b) {
   return 1;
 }
 
-/* How op takes part in fusion: 'e' elementwise, 's' select, 'c' clamp,
- * 'r' reshape, 'v' a view (broadcast, transpose), 'R' a reduce root;
- * 0: not at all. */
-static int sim_fz_kind(const sim_fcc *fc, const xrt_ir_op *op) {
-  if (op->num_results != 1) return 0;
-  const xrt_ir_type *rt = sim_fz_type(fc, op->results[0]);
-  if (!rt) return 0;
-  for (int32_t j = 0; j < op->num_operands; j++)
-    if (!sim_fz_type(fc, op->operands[j])) return 0;
-  const xrt_shape *rs = &rt->shape;
-  if (op->code == XRT_OP_REDUCE) {
-    const int64_t *rd;
-    int64_t nrd;
-    if (op->num_operands != 2 || op->num_regions != 1 ||
-        sim_shape(fc, op->operands[1])->rank != 0 ||
-        !sim_reduce_fast_body(fc, op))
-      return 0;
-    const xrt_ir_attr *a = sim_attr(op, "dimensions", XRT_ATTR_INTS);
-    if (!a) return 0;
-    rd = a->ints, nrd = a->n;
-    const xrt_shape *in = sim_shape(fc, op->operands[0]);
-    for (int64_t j = 0; j < nrd; j++)
-      if (rd[j] < 0 || rd[j] >= in->rank) return 0;
-    return 'R';
-  }
-  if (op->num_regions) return 0;
-  int e = sim_ew_op_of(op->code);
-  if (e >= 0 || op->code == XRT_OP_COMPARE || op->code == XRT_OP_CONVERT) {
-    int arity = e >= 0 ? sim_ew_arity[e] : op->code == XRT_OP_COMPARE ? 2 : 1;
-    if (op->num_operands != arity) return 0;
-    for (int32_t j = 0; j < arity; j++) {
-      const xrt_shape *s = sim_shape(fc, op->operands[j]);
-      int c = sim_ew_class(s->dtype);
-      if (!c || c == 'm' || !sim_fz_same_shape(s, rs)) return 0;
-    }
-    int c = sim_ew_class(rs->dtype);
-    return c && c != 'm' ? 'e' : 0;
-  }
-  switch (op->code) {
-  case XRT_OP_SELECT: {
-    if (op->num_operands != 3) return 0;
-    const xrt_shape *p = sim_shape(fc, op->operands[0]);
-    if (p->dtype != XRT_PRED ||
-        !sim_fz_sel_for(sim_esize(rs->dtype)) ||
-        (p->rank != 0 && !sim_fz_same_shape(p, rs)) ||
-        !sim_fz_same_shape(sim_shape(fc, op->operands[1]), rs) ||
-        !sim_fz_same_shape(sim_shape(fc, op->operands[2]), rs))
-      return 0;
-    return 's';
-  }
-  case XRT_OP_CLAMP:
-    if (op->num_operands != 3 || !sim_clamp_for(rs->dtype) ||
-        !sim_fz_same_shape(sim_shape(fc, op->operands[1]), rs))
-      return 0;
-    for (int j = 0; j < 3; j += 2) {
-      const xrt_shape *b = sim_shape(fc, op->operands[j]);
-      if (b->rank != 0 && !sim_fz_same_shape(b, rs)) return 0;
-    }
-    return 'c';
-  case XRT_OP_RESHAPE:
-    return op->num_operands == 1 &&
-                   sim_bytes(sim_shape(fc, op->operands[0])) == sim_bytes(rs)
-               ? 'r'
-               : 0;
-  case XRT_OP_BROADCAST_IN_DIM: {
-    const xrt_ir_attr *a = sim_attr(op, "broadcast_dimensions", XRT_ATTR_INTS);
-    if (op->num_operands != 1) return 0;
-    const xrt_shape *in = sim_shape(fc, op->operands[0]);
-    if (!a || a->n != in->rank) return 0;
-    for (int64_t i = 0; i < a->n; i++)
-      if (a->ints[i] < 0 || a->ints[i] >= rs->rank ||
-          (in->dims[i] != 1 && in->dims[i] != rs->dims[a->ints[i]]))
-        return 0;
-    return 'v';
-  }
-  case XRT_OP_BROADCAST: {
-    if (op->num_operands != 1) return 0;
-    const xrt_shape *in = sim_shape(fc, op->operands[0]);
-    if (in->rank > rs->rank) return 0;
-    for (int32_t i = 0; i < in->rank; i++)
-      if (in->dims[i] != rs->dims[rs->rank - in->rank + i]) return 0;
-    return 'v';
-  }
-  case XRT_OP_TRANSPOSE: {
-    const xrt_ir_attr *a = sim_attr(op, "permutation", XRT_ATTR_INTS);
-    if (op->num_operands != 1) return 0;
-    const xrt_shape *in = sim_shape(fc, op->operands[0]);
-    if (!a || a->n != in->rank || in->rank != rs->rank) return 0;
-    for (int64_t k = 0; k < a->n; k++)
-      if (a->ints[k] < 0 || a->ints[k] >= in->rank ||
-          in->dims[a->ints[k]] != rs->dims[k])
-        return 0;
-    return 'v';
-  }
-  default:
+/* The reduce root: one scalar init, a body with a fast kernel, and
+ * dimensions in range. */
+static int sim_fz_reduce_fits(const sim_fcc *fc, const xrt_ir_op *op,
+                              const xrt_shape *rs) {
+  (void)rs;
+  if (op->num_operands != 2 || op->num_regions != 1 ||
+      sim_shape(fc, op->operands[1])->rank != 0 ||
+      !sim_reduce_fast_body(fc, op))
     return 0;
+  const xrt_ir_attr *a = sim_attr(op, "dimensions", XRT_ATTR_INTS);
+  if (!a) return 0;
+  const xrt_shape *in = sim_shape(fc, op->operands[0]);
+  for (int64_t j = 0; j < a->n; j++)
+    if (a->ints[j] < 0 || a->ints[j] >= in->rank) return 0;
+  return 1;
+}
+
+/* The element types the fused loops have kernels for. */
+static int sim_fz_ew_type(xrt_dtype t) {
+  enum sim_ew_class c = sim_ew_class(t);
+  return c != SIM_EWC_NONE && c != SIM_EWC_MINIFLOAT;
+}
+
+static int sim_fz_ew_fits(const sim_fcc *fc, const xrt_ir_op *op,
+                          const xrt_shape *rs) {
+  int arity = sim_op(op->code)->ew_arity;
+  if (op->num_operands != arity) return 0;
+  for (int32_t j = 0; j < arity; j++) {
+    const xrt_shape *s = sim_shape(fc, op->operands[j]);
+    if (!sim_fz_ew_type(s->dtype) || !sim_fz_same_shape(s, rs)) return 0;
   }
+  return sim_fz_ew_type(rs->dtype);
+}
+
+static int sim_fz_select_fits(const sim_fcc *fc, const xrt_ir_op *op,
+                              const xrt_shape *rs) {
+  if (op->num_operands != 3) return 0;
+  const xrt_shape *p = sim_shape(fc, op->operands[0]);
+  return p->dtype == XRT_PRED && sim_fz_sel_for(sim_esize(rs->dtype)) &&
+         (p->rank == 0 || sim_fz_same_shape(p, rs)) &&
+         sim_fz_same_shape(sim_shape(fc, op->operands[1]), rs) &&
+         sim_fz_same_shape(sim_shape(fc, op->operands[2]), rs);
+}
+
+static int sim_fz_clamp_fits(const sim_fcc *fc, const xrt_ir_op *op,
+                             const xrt_shape *rs) {
+  if (op->num_operands != 3 || !sim_clamp_for(rs->dtype) ||
+      !sim_fz_same_shape(sim_shape(fc, op->operands[1]), rs))
+    return 0;
+  for (int j = 0; j < 3; j += 2) {
+    const xrt_shape *b = sim_shape(fc, op->operands[j]);
+    if (b->rank != 0 && !sim_fz_same_shape(b, rs)) return 0;
+  }
+  return 1;
+}
+
+static int sim_fz_reshape_fits(const sim_fcc *fc, const xrt_ir_op *op,
+                               const xrt_shape *rs) {
+  return op->num_operands == 1 &&
+         sim_bytes(sim_shape(fc, op->operands[0])) == sim_bytes(rs);
+}
+
+/* The view ops: the strides ss (by dimension of the result, o) at which
+ * op reads its operand in (whose own strides are ist); 0 if its
+ * attributes or shapes do not allow that. */
+static int sim_fz_bcast_in_dim_strides(const xrt_ir_op *op,
+                                       const xrt_shape *in,
+                                       const xrt_shape *o,
+                                       const int64_t *ist, int64_t *ss) {
+  const xrt_ir_attr *a = sim_attr(op, "broadcast_dimensions", XRT_ATTR_INTS);
+  if (!a || a->n != in->rank) return 0;
+  for (int64_t i = 0; i < a->n; i++) {
+    if (a->ints[i] < 0 || a->ints[i] >= o->rank ||
+        (in->dims[i] != 1 && in->dims[i] != o->dims[a->ints[i]]))
+      return 0;
+    if (in->dims[i] != 1) ss[a->ints[i]] = ist[i];
+  }
+  return 1;
+}
+
+static int sim_fz_bcast_strides(const xrt_shape *in, const xrt_shape *o,
+                                const int64_t *ist, int64_t *ss) {
+  if (in->rank > o->rank) return 0;
+  int32_t lead = o->rank - in->rank;
+  for (int32_t i = 0; i < in->rank; i++) {
+    if (in->dims[i] != o->dims[lead + i]) return 0;
+    ss[lead + i] = in->dims[i] == 1 ? 0 : ist[i];
+  }
+  return 1;
+}
+
+static int sim_fz_transpose_strides(const xrt_ir_op *op, const xrt_shape *in,
+                                    const xrt_shape *o, const int64_t *ist,
+                                    int64_t *ss) {
+  const xrt_ir_attr *a = sim_attr(op, "permutation", XRT_ATTR_INTS);
+  if (!a || a->n != in->rank || in->rank != o->rank) return 0;
+  for (int64_t k = 0; k < a->n; k++) {
+    if (a->ints[k] < 0 || a->ints[k] >= in->rank ||
+        in->dims[a->ints[k]] != o->dims[k])
+      return 0;
+    ss[k] = ist[a->ints[k]];
+  }
+  return 1;
+}
+
+/* A view op (SIM_FUSE_VIEW) as the strides of a gather from its operand
+ * (zero: a dimension it broadcasts); 0 if it does not fit. */
+static int sim_fz_view_strides(const sim_fcc *fc, const xrt_ir_op *op,
+                               int64_t ss[XRT_MAX_RANK]) {
+  if (op->num_operands != 1) return 0;
+  const xrt_shape *in = sim_shape(fc, op->operands[0]);
+  const xrt_shape *o = sim_shape(fc, op->results[0]);
+  int64_t ist[XRT_MAX_RANK];
+  memset(ss, 0, sizeof *ss * XRT_MAX_RANK);
+  sim_strides(in, ist);
+  switch (op->code) {
+  case XRT_OP_BROADCAST_IN_DIM:
+    return sim_fz_bcast_in_dim_strides(op, in, o, ist, ss);
+  case XRT_OP_BROADCAST: return sim_fz_bcast_strides(in, o, ist, ss);
+  case XRT_OP_TRANSPOSE: return sim_fz_transpose_strides(op, in, o, ist, ss);
+  default: return 0;
+  }
+}
+
+static int sim_fz_view_fits(const sim_fcc *fc, const xrt_ir_op *op,
+                            const xrt_shape *rs) {
+  int64_t ss[XRT_MAX_RANK];
+  (void)rs;
+  return sim_fz_view_strides(fc, op, ss);
+}
+
+/* Whether op, of fusion kind k, can be fused: its types and shapes are
+ * ones the fused loops handle (by kind). */
+static int (*const sim_fz_fits[])(const sim_fcc *fc, const xrt_ir_op *op,
+                                  const xrt_shape *rs) = {
+    [SIM_FUSE_EW] = sim_fz_ew_fits,
+    [SIM_FUSE_SELECT] = sim_fz_select_fits,
+    [SIM_FUSE_CLAMP] = sim_fz_clamp_fits,
+    [SIM_FUSE_RESHAPE] = sim_fz_reshape_fits,
+    [SIM_FUSE_VIEW] = sim_fz_view_fits,
+    [SIM_FUSE_REDUCE] = sim_fz_reduce_fits};
+
+/* How op takes part in fusion (SIM_FUSE_NONE: not at all): its kind in
+ * the op table, if its values are plain tensors that fit the kind. */
+static enum sim_fuse_kind sim_fz_kind(const sim_fcc *fc, const xrt_ir_op *op) {
+  enum sim_fuse_kind k = sim_op(op->code)->fuse;
+  if (k == SIM_FUSE_NONE || op->num_results != 1) return SIM_FUSE_NONE;
+  const xrt_ir_type *rt = sim_fz_type(fc, op->results[0]);
+  if (!rt) return SIM_FUSE_NONE;
+  for (int32_t j = 0; j < op->num_operands; j++)
+    if (!sim_fz_type(fc, op->operands[j])) return SIM_FUSE_NONE;
+  if (k != SIM_FUSE_REDUCE && op->num_regions) return SIM_FUSE_NONE;
+  return sim_fz_fits[k](fc, op, &rt->shape) ? k : SIM_FUSE_NONE;
 }
 
 /* Operand j of a member of kind k is computed inside the group when its
  * producer is absorbed (views and a reduce's init read materialized
  * values). */
-static int sim_fz_fusable_operand(int k, int32_t j) {
-  return k == 'e' || k == 's' || k == 'c' || ((k == 'r' || k == 'R') && j == 0);
+static int sim_fz_fusable_operand(enum sim_fuse_kind k, int32_t j) {
+  return k == SIM_FUSE_EW || k == SIM_FUSE_SELECT || k == SIM_FUSE_CLAMP ||
+         ((k == SIM_FUSE_RESHAPE || k == SIM_FUSE_REDUCE) && j == 0);
 }
 
 /* Index of op in block r, or -1. */
@@ -847,9 +904,9 @@ static int32_t sim_fz_index(const xrt_ir_region *r, const xrt_ir_op *op) {
 }
 
 static int64_t sim_fz_space(const sim_fcc *fc, const xrt_ir_op *root,
-                            int kind) {
-  return sim_numel(sim_shape(fc, kind == 'R' ? root->operands[0]
-                                             : root->results[0]));
+                            enum sim_fuse_kind kind) {
+  return sim_numel(sim_shape(fc, kind == SIM_FUSE_REDUCE ? root->operands[0]
+                                                       : root->results[0]));
 }
 
 /* Forms the group rooted at op ri: grp[i] = ri for its members. */
@@ -871,7 +928,8 @@ static void sim_fz_group(const sim_fcc *fc, const sim_fzinfo *zi,
         if (!sim_fz_fusable_operand(kinds[mem[m]], j) || v < 0 || v >= zi->n)
           continue;
         int32_t pi = sim_fz_index(r, zi->def[v]);
-        if (pi < 0 || grp[pi] != -1 || !kinds[pi] || kinds[pi] == 'R' ||
+        if (pi < 0 || grp[pi] != -1 || kinds[pi] == SIM_FUSE_NONE ||
+            kinds[pi] == SIM_FUSE_REDUCE ||
             sim_numel(sim_shape(fc, v)) != space)
           continue;
         /* v's one use is this operand; else count its uses in the group */
@@ -889,7 +947,7 @@ static void sim_fz_group(const sim_fcc *fc, const sim_fzinfo *zi,
       }
     }
   }
-  if (nm == 1 && kinds[ri] != 'R') grp[ri] = -1;
+  if (nm == 1 && kinds[ri] != SIM_FUSE_REDUCE) grp[ri] = -1;
 }
 
 /* Appends block grouping grp (n ops) to the executable's record, which
@@ -945,12 +1003,14 @@ static int sim_fz_grouping_ok(const sim_fcc *fc, const sim_fzinfo *zi,
     if (++size[grp[i]] > SIM_FZ_MAXOPS) return 0;
   }
   for (int32_t i = 0; i < n; i++) /* roots first: members use their space */
-    if (grp[i] == i && (!kinds[i] || kinds[i] == 'v')) return 0;
+    if (grp[i] == i &&
+        (kinds[i] == SIM_FUSE_NONE || kinds[i] == SIM_FUSE_VIEW))
+      return 0;
   for (int32_t i = 0; i < n; i++) {
     int32_t g = grp[i];
     if (g == -1) continue;
-    int k = kinds[i];
-    if (g != i && (!k || k == 'R')) return 0;
+    enum sim_fuse_kind k = kinds[i];
+    if (g != i && (k == SIM_FUSE_NONE || k == SIM_FUSE_REDUCE)) return 0;
     const xrt_ir_op *op = &r->ops[i];
     if (g != i && sim_numel(sim_shape(fc, op->results[0])) !=
                       sim_fz_space(fc, &r->ops[g], kinds[g]))
@@ -1025,7 +1085,8 @@ static int32_t *sim_fz_plan_block(sim_fcc *fc, const xrt_ir_region *r) {
       kinds[i] = (uint8_t)sim_fz_kind(fc, &r->ops[i]);
     }
     for (int32_t i = n - 1; i >= 0; i--)
-      if (grp[i] == -1 && kinds[i] && kinds[i] != 'v')
+      if (grp[i] == -1 && kinds[i] != SIM_FUSE_NONE &&
+          kinds[i] != SIM_FUSE_VIEW)
         sim_fz_group(fc, zi, r, grp, kinds, i);
   }
   al->free(al->self, kinds);
@@ -1077,28 +1138,14 @@ static int sim_fz_all_zero(const sim_fznode *nd) {
   return 1;
 }
 
-/* The view op (broadcast_in_dim, broadcast, transpose) as a GATHER. */
+/* The view op (broadcast_in_dim, broadcast, transpose) as a GATHER (its
+ * kind says it fits: sim_fz_view_strides succeeds). */
 static void sim_fz_view(sim_fzb *b, const xrt_ir_op *op, sim_fznode *nd) {
-  const sim_fcc *fc = b->fc;
-  const xrt_shape *in = sim_shape(fc, op->operands[0]);
-  const xrt_shape *o = sim_shape(fc, op->results[0]);
-  int64_t ist[XRT_MAX_RANK], ss[XRT_MAX_RANK] = {0};
-  sim_strides(in, ist);
-  if (op->code == XRT_OP_BROADCAST_IN_DIM) {
-    const xrt_ir_attr *a = sim_attr(op, "broadcast_dimensions", XRT_ATTR_INTS);
-    for (int64_t i = 0; i < a->n; i++)
-      if (in->dims[i] != 1) ss[a->ints[i]] = ist[i];
-  } else if (op->code == XRT_OP_BROADCAST) {
-    int32_t lead = o->rank - in->rank;
-    for (int32_t i = 0; i < in->rank; i++)
-      ss[lead + i] = in->dims[i] == 1 ? 0 : ist[i];
-  } else {
-    const xrt_ir_attr *a = sim_attr(op, "permutation", XRT_ATTR_INTS);
-    for (int64_t k = 0; k < a->n; k++) ss[k] = ist[a->ints[k]];
-  }
+  int64_t ss[XRT_MAX_RANK];
+  sim_fz_view_strides(b->fc, op, ss);
   nd->kind = SIM_FZ_GATHER;
   nd->val = op->operands[0];
-  sim_fz_gather_init(b, nd, o, ss, 0);
+  sim_fz_gather_init(b, nd, sim_shape(b->fc, op->results[0]), ss, 0);
   if (sim_fz_all_zero(nd)) nd->kind = SIM_FZ_SPLAT;
 }
 
@@ -1149,13 +1196,13 @@ static xrt_status sim_fz_ew(sim_fzb *b, const xrt_ir_op *op, sim_fznode *nd) {
 /* A node for a member op (its operands first). */
 static xrt_status sim_fz_op_node(sim_fzb *b, const xrt_ir_op *op,
                                  sim_fznode *nd) {
-  if (op->code == XRT_OP_BROADCAST_IN_DIM || op->code == XRT_OP_BROADCAST ||
-      op->code == XRT_OP_TRANSPOSE) {
+  enum sim_fuse_kind k = sim_op(op->code)->fuse;
+  if (k == SIM_FUSE_VIEW) {
     sim_fz_view(b, op, nd);
     b->leaves[b->nleaves++] = op->operands[0];
     return XRT_OK;
   }
-  int32_t na = op->code == XRT_OP_RESHAPE ? 1 : op->num_operands;
+  int32_t na = k == SIM_FUSE_RESHAPE ? 1 : op->num_operands;
   for (int32_t j = 0; j < na; j++) {
     int32_t c;
     xrt_status rc = sim_fz_node(b, op->operands[j], &c);
@@ -1163,21 +1210,21 @@ static xrt_status sim_fz_op_node(sim_fzb *b, const xrt_ir_op *op,
     nd->arg[j] = (int16_t)c;
   }
   nd->nargs = (int8_t)na;
-  if (op->code == XRT_OP_RESHAPE) {
+  switch (k) {
+  case SIM_FUSE_RESHAPE:
     nd->kind = SIM_FZ_ID;
     return XRT_OK;
-  }
-  if (op->code == XRT_OP_SELECT) {
+  case SIM_FUSE_SELECT:
     nd->kind = SIM_FZ_SEL;
     nd->sel = sim_fz_sel_for(nd->es);
     return XRT_OK;
-  }
-  if (op->code == XRT_OP_CLAMP) {
+  case SIM_FUSE_CLAMP:
     nd->kind = SIM_FZ_CLAMP;
     nd->clamp = sim_clamp_for(sim_shape(b->fc, op->results[0])->dtype);
     return XRT_OK;
+  default:
+    return sim_fz_ew(b, op, nd);
   }
-  return sim_fz_ew(b, op, nd);
 }
 
 /* The node computing value v (shared when v is used twice). */

@@ -250,34 +250,61 @@ SIM_PRIVATE void sim_ABS_f64(void *const *in, void *out, size_t n, const void *c
 
 /* ---- dispatch ---- */
 
+/* Element classes a loaded executable may apply an elementwise op to (the
+ * core verifier's masks, which serialize.c checks again): bits of pred,
+ * integers, floats (small ones too) and complex, and the sets in use. */
+enum {
+  SIM_VK_P = 1, SIM_VK_I = 2, SIM_VK_F = 4, SIM_VK_C = 8,
+  SIM_VK_NONE = 0, /* not loadable from serialized bytes */
+  SIM_VK_PI = SIM_VK_P | SIM_VK_I,
+  SIM_VK_FC = SIM_VK_F | SIM_VK_C,
+  SIM_VK_IFC = SIM_VK_I | SIM_VK_FC,
+  SIM_VK_PIFC = SIM_VK_P | SIM_VK_IFC
+};
+
 /* Elementwise ops with one kernel per element type: our id, xrt opcode,
- * number of operands. */
+ * number of operands, element classes (SIM_VK_*) a loaded executable may
+ * apply it to.  The op table (lower.c) takes its entries for these ops
+ * from here. */
 #define SIM_EW_OPS(X)                                                         \
-  X(ADD, ADD, 2) X(SUB, SUBTRACT, 2) X(MUL, MULTIPLY, 2) X(DIV, DIVIDE, 2)    \
-  X(REM, REMAINDER, 2) X(MAX, MAXIMUM, 2) X(MIN, MINIMUM, 2)                  \
-  X(POW, POWER, 2) X(AND, AND, 2) X(OR, OR, 2) X(XOR, XOR, 2)                 \
-  X(SHL, SHIFT_LEFT, 2) X(SHRL, SHIFT_RIGHT_LOGICAL, 2)                       \
-  X(SHRA, SHIFT_RIGHT_ARITHMETIC, 2) X(ATAN2, ATAN2, 2) X(CMK, COMPLEX, 2)    \
-  X(NEG, NEGATE, 1) X(ABS, ABS, 1) X(SIGN, SIGN, 1) X(NOT, NOT, 1)            \
-  X(EXP, EXPONENTIAL, 1) X(LOG, LOG, 1) X(SQRT, SQRT, 1) X(RSQRT, RSQRT, 1)   \
-  X(TANH, TANH, 1) X(LOGISTIC, LOGISTIC, 1) X(SIN, SINE, 1) X(COS, COSINE, 1) \
-  X(TAN, TAN, 1) X(FLOOR, FLOOR, 1) X(CEIL, CEIL, 1)                          \
-  X(RAFZ, ROUND_NEAREST_AFZ, 1) X(REVEN, ROUND_NEAREST_EVEN, 1)               \
-  X(POPCNT, POPCNT, 1) X(CLZ, COUNT_LEADING_ZEROS, 1)                         \
-  X(EXPM1, EXPONENTIAL_MINUS_ONE, 1) X(LOG1P, LOG_PLUS_ONE, 1)                \
-  X(CBRT, CBRT, 1) X(ISFIN, IS_FINITE, 1) X(REAL, REAL, 1) X(IMAG, IMAG, 1)    \
-  X(MULHI, CHLO_MULHI, 2)
+  X(ADD, ADD, 2, PIFC) X(SUB, SUBTRACT, 2, IFC) X(MUL, MULTIPLY, 2, PIFC)     \
+  X(DIV, DIVIDE, 2, IFC) X(REM, REMAINDER, 2, IFC) X(MAX, MAXIMUM, 2, PIFC)   \
+  X(MIN, MINIMUM, 2, PIFC) X(POW, POWER, 2, IFC) X(AND, AND, 2, PI)           \
+  X(OR, OR, 2, PI) X(XOR, XOR, 2, PI) X(SHL, SHIFT_LEFT, 2, I)                \
+  X(SHRL, SHIFT_RIGHT_LOGICAL, 2, I) X(SHRA, SHIFT_RIGHT_ARITHMETIC, 2, I)    \
+  X(ATAN2, ATAN2, 2, FC) X(CMK, COMPLEX, 2, NONE) X(NEG, NEGATE, 1, IFC)      \
+  X(ABS, ABS, 1, IFC) X(SIGN, SIGN, 1, IFC) X(NOT, NOT, 1, PI)                \
+  X(EXP, EXPONENTIAL, 1, FC) X(LOG, LOG, 1, FC) X(SQRT, SQRT, 1, FC)          \
+  X(RSQRT, RSQRT, 1, FC) X(TANH, TANH, 1, FC) X(LOGISTIC, LOGISTIC, 1, FC)    \
+  X(SIN, SINE, 1, FC) X(COS, COSINE, 1, FC) X(TAN, TAN, 1, FC)                \
+  X(FLOOR, FLOOR, 1, F) X(CEIL, CEIL, 1, F)                                   \
+  X(RAFZ, ROUND_NEAREST_AFZ, 1, F) X(REVEN, ROUND_NEAREST_EVEN, 1, F)         \
+  X(POPCNT, POPCNT, 1, I) X(CLZ, COUNT_LEADING_ZEROS, 1, I)                   \
+  X(EXPM1, EXPONENTIAL_MINUS_ONE, 1, FC) X(LOG1P, LOG_PLUS_ONE, 1, FC)        \
+  X(CBRT, CBRT, 1, FC) X(ISFIN, IS_FINITE, 1, NONE) X(REAL, REAL, 1, NONE)    \
+  X(IMAG, IMAG, 1, NONE) X(MULHI, CHLO_MULHI, 2, NONE)
 
 enum {
-#define SIM_EW_ENUM(e, xo, ar) SIM_EW_##e,
+#define SIM_EW_ENUM(e, xo, ar, vk) SIM_EW_##e,
   SIM_EW_OPS(SIM_EW_ENUM)
 #undef SIM_EW_ENUM
   SIM_EW_NOPS
 };
 SIM_PRIVATE int sim_ew_op_of(xrt_opcode code);
-SIM_EXTERN_DATA const int sim_ew_arity[SIM_EW_NOPS];
 SIM_PRIVATE int sim_ew_handles(xrt_opcode code);
-SIM_PRIVATE int sim_ew_class(xrt_dtype t);
+
+/* The element classes the kernels tell apart. */
+enum sim_ew_class {
+  SIM_EWC_NONE,      /* not an element type the kernels know */
+  SIM_EWC_PRED,
+  SIM_EWC_SIGNED,    /* s2 ... s64 */
+  SIM_EWC_UNSIGNED,  /* u2 ... u64 */
+  SIM_EWC_FLOAT,     /* f16, bf16, f32, f64 */
+  SIM_EWC_MINIFLOAT, /* the f8/f6/f4 families */
+  SIM_EWC_COMPLEX,
+  SIM_EWC_COUNT
+};
+SIM_PRIVATE enum sim_ew_class sim_ew_class(xrt_dtype t);
 SIM_PRIVATE int sim_ew_bits(xrt_dtype t);
 SIM_PRIVATE size_t sim_ew_size(xrt_dtype t);
 SIM_PRIVATE const char *sim_opcode_name(xrt_opcode code);
@@ -1431,8 +1458,68 @@ SIM_PRIVATE xrt_status sim_run_collective_reduce(const sim_step *st, void **vals
 SIM_PRIVATE xrt_status sim_lower_collective_reduce(sim_fcc *fc, const xrt_ir_op *op,
                                               sim_step *st);
 
-/* ---- lower.c ---- */
-SIM_PRIVATE sim_lower_fn sim_lowerer(xrt_opcode code);
+/* ---- lower.c: the op table ---- */
+
+/* How an op takes part in fusion ("Fusion", fusion.c). */
+enum sim_fuse_kind {
+  SIM_FUSE_NONE,    /* lowered alone */
+  SIM_FUSE_EW,      /* an elementwise kernel */
+  SIM_FUSE_SELECT,
+  SIM_FUSE_CLAMP,
+  SIM_FUSE_RESHAPE, /* its operand's bytes, renamed */
+  SIM_FUSE_VIEW,    /* broadcast_in_dim, broadcast, transpose: a gather */
+  SIM_FUSE_REDUCE   /* only as the root of a group */
+};
+
+/* The element-type check op_support makes (plugin.c): the one the op's
+ * lowerer makes, so that a YES is a compile that succeeds. */
+enum sim_type_rule {
+  SIM_TR_ANY,          /* none beyond the values' (sim_values_why) */
+  SIM_TR_NUM_RESULT,   /* iota */
+  SIM_TR_CLAMP,
+  SIM_TR_DOT,          /* dot_general, dot */
+  SIM_TR_CONV,         /* convolution, dynamic_conv */
+  SIM_TR_RAGGED_DOT,   /* as SIM_TR_CONV, with 1-D group sizes */
+  SIM_TR_GATHER_INDEX, /* gather, dynamic_gather: integer indices */
+  SIM_TR_SCATTER_INDEX,
+  SIM_TR_LINALG,       /* cholesky, triangular_solve */
+  SIM_TR_FLOAT_INPUT,  /* the batch norms */
+  SIM_TR_RNG_BITS,     /* rng_bit_generator */
+  SIM_TR_RNG,
+  SIM_TR_COUNT
+};
+
+/* Which quantized values a compute op dequantizes before it runs (see
+ * "Quantized operands and results of compute ops", lower.c). */
+enum sim_quant_rule {
+  SIM_QR_NONE,   /* moves storage values, or quantizes in its kernels */
+  SIM_QR_ALL,    /* dequantize_op_quantize: every quantized value */
+  SIM_QR_SELECT, /* branches and result unless they share parameters */
+  SIM_QR_WIDEN   /* reduce, reduce_window: inputs of a wider result type */
+};
+
+enum {
+  SIM_OPF_TUPLES = 1, /* may take or make tuple and token values */
+  SIM_OPF_HOST = 2,   /* calls a host function or channel: op->callee
+                       * indexes the custom call bindings, no tuples */
+  SIM_OPF_CALL = 4    /* op->callee indexes the module's functions */
+};
+
+/* What the simulator knows of an opcode: one entry each in sim_ops
+ * (lower.c); a zero entry is an op the simulator refuses. */
+typedef struct sim_op_desc {
+  sim_lower_fn lower;         /* lowers it into a step; NULL: refused */
+  sim_run_fn coll;            /* a collective's kernel (traced, plugin.c) */
+  unsigned flags;             /* SIM_OPF_* */
+  int ew_arity;               /* operands of an op sim_ew_kernel runs (0:
+                               * another op) */
+  unsigned vk;                /* element classes a loaded executable may
+                               * give an elementwise op (SIM_VK_*) */
+  enum sim_type_rule types;   /* op_support's element-type check */
+  enum sim_fuse_kind fuse;
+  enum sim_quant_rule quant;
+} sim_op_desc;
+SIM_PRIVATE const sim_op_desc *sim_op(xrt_opcode code);
 SIM_PRIVATE xrt_status sim_values_why(const xrt_ir_func *f, const xrt_ir_op *op,
                                  char *why, size_t cap);
 SIM_PRIVATE int sim_quant_computes(const sim_fcc *fc, const xrt_ir_op *op);

@@ -813,94 +813,142 @@ static xrt_status sim_lower_custom_call(sim_fcc *fc, const xrt_ir_op *op,
                              op->num_operands, op->results, op->num_results);
 }
 
-/* Lowerers of the ops the simulator implements directly; elementwise ops
- * go to sim_ew_kernel. */
-SIM_PRIVATE sim_lower_fn sim_lowerer(xrt_opcode code) {
-  static const sim_lower_fn table[XRT_OP_COUNT] = {
-      [XRT_OP_CONSTANT] = sim_lower_constant,
-      [XRT_OP_IOTA] = sim_lower_iota,
-      [XRT_OP_GET_DIMENSION_SIZE] = sim_lower_get_dimension_size,
-      [XRT_OP_REPLICA_ID] = sim_lower_process_id,
-      [XRT_OP_PARTITION_ID] = sim_lower_process_id,
-      [XRT_OP_ALL_REDUCE] = sim_lower_all_reduce,
-      [XRT_OP_ALL_GATHER] = sim_lower_all_gather,
-      [XRT_OP_REDUCE_SCATTER] = sim_lower_reduce_scatter,
-      [XRT_OP_ALL_TO_ALL] = sim_lower_all_to_all,
-      [XRT_OP_COLLECTIVE_PERMUTE] = sim_lower_collective_permute,
-      [XRT_OP_COLLECTIVE_BROADCAST] = sim_lower_collective_broadcast,
-      [XRT_OP_COLLECTIVE_REDUCE] = sim_lower_collective_reduce,
-      [XRT_OP_BROADCAST_IN_DIM] = sim_lower_broadcast_in_dim,
-      [XRT_OP_BROADCAST] = sim_lower_broadcast,
-      [XRT_OP_RESHAPE] = sim_lower_reshape,
-      [XRT_OP_TRANSPOSE] = sim_lower_transpose,
-      [XRT_OP_SLICE] = sim_lower_slice,
-      [XRT_OP_CONCATENATE] = sim_lower_concatenate,
-      [XRT_OP_PAD] = sim_lower_pad,
-      [XRT_OP_REVERSE] = sim_lower_reverse,
-      [XRT_OP_SELECT] = sim_lower_select,
-      [XRT_OP_CLAMP] = sim_lower_clamp,
-      [XRT_OP_REDUCE] = sim_lower_reduce,
-      [XRT_OP_DOT_GENERAL] = sim_lower_dot_general,
-      [XRT_OP_DOT] = sim_lower_dot,
-      [XRT_OP_WHILE] = sim_lower_while,
-      [XRT_OP_FUNC_CALL] = sim_lower_call,
-      [XRT_OP_CUSTOM_CALL] = sim_lower_custom_call,
-      [XRT_OP_OPTIMIZATION_BARRIER] = sim_lower_barrier,
-      [XRT_OP_GATHER] = sim_lower_gather,
-      [XRT_OP_SCATTER] = sim_lower_scatter,
-      [XRT_OP_DYNAMIC_SLICE] = sim_lower_dynamic_slice,
-      [XRT_OP_DYNAMIC_UPDATE_SLICE] = sim_lower_dynamic_update_slice,
-      [XRT_OP_DYNAMIC_GATHER] = sim_lower_dynamic_gather,
-      [XRT_OP_REDUCE_WINDOW] = sim_lower_reduce_window,
-      [XRT_OP_SELECT_AND_SCATTER] = sim_lower_select_and_scatter,
-      [XRT_OP_DYNAMIC_BROADCAST_IN_DIM] = sim_lower_dynamic_broadcast_in_dim,
-      [XRT_OP_DYNAMIC_IOTA] = sim_lower_dynamic_iota,
-      [XRT_OP_DYNAMIC_PAD] = sim_lower_dynamic_pad,
-      [XRT_OP_DYNAMIC_RESHAPE] = sim_lower_dynamic_reshape,
-      [XRT_OP_IF] = sim_lower_if,
-      [XRT_OP_CASE] = sim_lower_case,
-      [XRT_OP_MAP] = sim_lower_map,
-      [XRT_OP_SORT] = sim_lower_sort,
-      [XRT_OP_COMPOSITE] = sim_lower_composite,
-      [XRT_OP_TUPLE] = sim_lower_tuple,
-      [XRT_OP_GET_TUPLE_ELEMENT] = sim_lower_get_tuple_element,
-      [XRT_OP_AFTER_ALL] = sim_lower_after_all,
-      [XRT_OP_INFEED] = sim_lower_infeed,
-      [XRT_OP_OUTFEED] = sim_lower_outfeed,
-      [XRT_OP_SEND] = sim_lower_send_any,
-      [XRT_OP_RECV] = sim_lower_recv_any,
-      [XRT_OP_CHLO_SCAN] = sim_lower_chlo_scan,
-      [XRT_OP_CONVOLUTION] = sim_lower_convolution,
-      [XRT_OP_DYNAMIC_CONV] = sim_lower_dynamic_conv,
-      [XRT_OP_FFT] = sim_lower_fft,
-      [XRT_OP_TRIANGULAR_SOLVE] = sim_lower_triangular_solve,
-      [XRT_OP_CHOLESKY] = sim_lower_cholesky,
-      [XRT_OP_BATCH_NORM_INFERENCE] = sim_lower_batch_norm_inference,
-      [XRT_OP_BATCH_NORM_TRAINING] = sim_lower_batch_norm_training,
-      [XRT_OP_BATCH_NORM_GRAD] = sim_lower_batch_norm_grad,
-      [XRT_OP_RNG] = sim_lower_rng,
-      [XRT_OP_RNG_BIT_GENERATOR] = sim_lower_rng_bit_generator,
-      [XRT_OP_CHLO_RAGGED_DOT] = sim_lower_chlo_ragged_dot,
-  };
-  if ((unsigned)code < XRT_OP_COUNT && table[code]) return table[code];
-  if ((unsigned)code < XRT_OP_COUNT && code != XRT_OP_INVALID &&
-      sim_ew_handles(code))
-    return sim_lower_ew;
-  return NULL;
-}
+/* ----------------------------------------------------------------------
+ * The op table: everything the simulator knows of an opcode in one entry
+ * (sim_op_desc, internal.h).  Ops without an entry are refused.  The
+ * elementwise ops of SIM_EW_OPS take theirs from that list; the other ops
+ * sim_ew_kernel runs are spelled out below.
+ * -------------------------------------------------------------------- */
 
-/* Ops that may take or make tuple and token values. */
-static int sim_takes_tuples(xrt_opcode code) {
-  switch (code) {
-  case XRT_OP_TUPLE: case XRT_OP_GET_TUPLE_ELEMENT: case XRT_OP_WHILE:
-  case XRT_OP_IF: case XRT_OP_CASE: case XRT_OP_OPTIMIZATION_BARRIER:
-  case XRT_OP_FUNC_CALL: case XRT_OP_RETURN: case XRT_OP_FUNC_RETURN:
-  case XRT_OP_AFTER_ALL: case XRT_OP_INFEED: case XRT_OP_OUTFEED:
-  case XRT_OP_SEND: case XRT_OP_RECV: case XRT_OP_COMPOSITE:
-  case XRT_OP_CUSTOM_CALL: /* tokens: no bytes; tuples: refused when lowered */
-    return 1;
-  default: return 0;
-  }
+#define SIM_OP_EW(e, xo, ar, k)                                               \
+  [XRT_OP_##xo] = {.lower = sim_lower_ew, .ew_arity = ar,                     \
+                   .vk = SIM_VK_##k, .fuse = SIM_FUSE_EW},
+static const sim_op_desc sim_ops[XRT_OP_COUNT] = {
+    SIM_EW_OPS(SIM_OP_EW)
+    [XRT_OP_COMPARE] = {.lower = sim_lower_ew, .ew_arity = 2,
+                        .fuse = SIM_FUSE_EW},
+    [XRT_OP_CONVERT] = {.lower = sim_lower_ew, .ew_arity = 1,
+                        .fuse = SIM_FUSE_EW},
+    [XRT_OP_BITCAST_CONVERT] = {.lower = sim_lower_ew, .ew_arity = 1},
+    [XRT_OP_REDUCE_PRECISION] = {.lower = sim_lower_ew, .ew_arity = 1,
+                                 .quant = SIM_QR_ALL},
+    [XRT_OP_UNIFORM_QUANTIZE] = {.lower = sim_lower_ew, .ew_arity = 1},
+    [XRT_OP_UNIFORM_DEQUANTIZE] = {.lower = sim_lower_ew, .ew_arity = 1},
+    [XRT_OP_CONSTANT] = {.lower = sim_lower_constant},
+    [XRT_OP_IOTA] = {.lower = sim_lower_iota, .types = SIM_TR_NUM_RESULT},
+    [XRT_OP_GET_DIMENSION_SIZE] = {.lower = sim_lower_get_dimension_size},
+    [XRT_OP_REPLICA_ID] = {.lower = sim_lower_process_id},
+    [XRT_OP_PARTITION_ID] = {.lower = sim_lower_process_id},
+    [XRT_OP_ALL_REDUCE] = {.lower = sim_lower_all_reduce,
+                           .coll = sim_run_all_reduce},
+    [XRT_OP_ALL_GATHER] = {.lower = sim_lower_all_gather,
+                           .coll = sim_run_all_gather},
+    [XRT_OP_REDUCE_SCATTER] = {.lower = sim_lower_reduce_scatter,
+                               .coll = sim_run_reduce_scatter},
+    [XRT_OP_ALL_TO_ALL] = {.lower = sim_lower_all_to_all,
+                           .coll = sim_run_all_to_all},
+    [XRT_OP_COLLECTIVE_PERMUTE] = {.lower = sim_lower_collective_permute,
+                                   .coll = sim_run_collective_permute},
+    [XRT_OP_COLLECTIVE_BROADCAST] = {.lower = sim_lower_collective_broadcast,
+                                     .coll = sim_run_collective_broadcast},
+    [XRT_OP_COLLECTIVE_REDUCE] = {.lower = sim_lower_collective_reduce,
+                                  .coll = sim_run_collective_reduce},
+    [XRT_OP_BROADCAST_IN_DIM] = {.lower = sim_lower_broadcast_in_dim,
+                                 .fuse = SIM_FUSE_VIEW},
+    [XRT_OP_BROADCAST] = {.lower = sim_lower_broadcast, .fuse = SIM_FUSE_VIEW},
+    [XRT_OP_RESHAPE] = {.lower = sim_lower_reshape, .fuse = SIM_FUSE_RESHAPE},
+    [XRT_OP_TRANSPOSE] = {.lower = sim_lower_transpose, .fuse = SIM_FUSE_VIEW},
+    [XRT_OP_SLICE] = {.lower = sim_lower_slice},
+    [XRT_OP_CONCATENATE] = {.lower = sim_lower_concatenate},
+    [XRT_OP_PAD] = {.lower = sim_lower_pad},
+    [XRT_OP_REVERSE] = {.lower = sim_lower_reverse},
+    [XRT_OP_SELECT] = {.lower = sim_lower_select, .fuse = SIM_FUSE_SELECT,
+                       .quant = SIM_QR_SELECT},
+    [XRT_OP_CLAMP] = {.lower = sim_lower_clamp, .types = SIM_TR_CLAMP,
+                      .fuse = SIM_FUSE_CLAMP, .quant = SIM_QR_ALL},
+    [XRT_OP_REDUCE] = {.lower = sim_lower_reduce, .fuse = SIM_FUSE_REDUCE,
+                       .quant = SIM_QR_WIDEN},
+    [XRT_OP_DOT_GENERAL] = {.lower = sim_lower_dot_general,
+                            .types = SIM_TR_DOT, .quant = SIM_QR_ALL},
+    [XRT_OP_DOT] = {.lower = sim_lower_dot, .types = SIM_TR_DOT,
+                    .quant = SIM_QR_ALL},
+    [XRT_OP_WHILE] = {.lower = sim_lower_while, .flags = SIM_OPF_TUPLES},
+    [XRT_OP_FUNC_CALL] = {.lower = sim_lower_call,
+                          .flags = SIM_OPF_TUPLES | SIM_OPF_CALL},
+    /* tokens: no bytes; tuples: refused when lowered */
+    [XRT_OP_CUSTOM_CALL] = {.lower = sim_lower_custom_call,
+                            .flags = SIM_OPF_TUPLES | SIM_OPF_HOST},
+    [XRT_OP_OPTIMIZATION_BARRIER] = {.lower = sim_lower_barrier,
+                                     .flags = SIM_OPF_TUPLES},
+    [XRT_OP_GATHER] = {.lower = sim_lower_gather,
+                       .types = SIM_TR_GATHER_INDEX},
+    [XRT_OP_SCATTER] = {.lower = sim_lower_scatter,
+                        .types = SIM_TR_SCATTER_INDEX},
+    [XRT_OP_DYNAMIC_SLICE] = {.lower = sim_lower_dynamic_slice},
+    [XRT_OP_DYNAMIC_UPDATE_SLICE] = {.lower = sim_lower_dynamic_update_slice},
+    [XRT_OP_DYNAMIC_GATHER] = {.lower = sim_lower_dynamic_gather,
+                               .types = SIM_TR_GATHER_INDEX},
+    [XRT_OP_REDUCE_WINDOW] = {.lower = sim_lower_reduce_window,
+                              .quant = SIM_QR_WIDEN},
+    [XRT_OP_SELECT_AND_SCATTER] = {.lower = sim_lower_select_and_scatter},
+    [XRT_OP_DYNAMIC_BROADCAST_IN_DIM] = {
+        .lower = sim_lower_dynamic_broadcast_in_dim},
+    [XRT_OP_DYNAMIC_IOTA] = {.lower = sim_lower_dynamic_iota},
+    [XRT_OP_DYNAMIC_PAD] = {.lower = sim_lower_dynamic_pad},
+    [XRT_OP_DYNAMIC_RESHAPE] = {.lower = sim_lower_dynamic_reshape},
+    [XRT_OP_IF] = {.lower = sim_lower_if, .flags = SIM_OPF_TUPLES},
+    [XRT_OP_CASE] = {.lower = sim_lower_case, .flags = SIM_OPF_TUPLES},
+    [XRT_OP_MAP] = {.lower = sim_lower_map},
+    [XRT_OP_SORT] = {.lower = sim_lower_sort},
+    [XRT_OP_COMPOSITE] = {.lower = sim_lower_composite,
+                          .flags = SIM_OPF_TUPLES},
+    [XRT_OP_TUPLE] = {.lower = sim_lower_tuple, .flags = SIM_OPF_TUPLES},
+    [XRT_OP_GET_TUPLE_ELEMENT] = {.lower = sim_lower_get_tuple_element,
+                                  .flags = SIM_OPF_TUPLES},
+    [XRT_OP_AFTER_ALL] = {.lower = sim_lower_after_all,
+                          .flags = SIM_OPF_TUPLES},
+    [XRT_OP_INFEED] = {.lower = sim_lower_infeed,
+                       .flags = SIM_OPF_TUPLES | SIM_OPF_HOST},
+    [XRT_OP_OUTFEED] = {.lower = sim_lower_outfeed,
+                        .flags = SIM_OPF_TUPLES | SIM_OPF_HOST},
+    [XRT_OP_SEND] = {.lower = sim_lower_send_any,
+                     .flags = SIM_OPF_TUPLES | SIM_OPF_HOST},
+    [XRT_OP_RECV] = {.lower = sim_lower_recv_any,
+                     .flags = SIM_OPF_TUPLES | SIM_OPF_HOST},
+    [XRT_OP_CHLO_SCAN] = {.lower = sim_lower_chlo_scan},
+    [XRT_OP_CONVOLUTION] = {.lower = sim_lower_convolution,
+                            .types = SIM_TR_CONV, .quant = SIM_QR_ALL},
+    [XRT_OP_DYNAMIC_CONV] = {.lower = sim_lower_dynamic_conv,
+                             .types = SIM_TR_CONV, .quant = SIM_QR_ALL},
+    [XRT_OP_FFT] = {.lower = sim_lower_fft},
+    [XRT_OP_TRIANGULAR_SOLVE] = {.lower = sim_lower_triangular_solve,
+                                 .types = SIM_TR_LINALG, .quant = SIM_QR_ALL},
+    [XRT_OP_CHOLESKY] = {.lower = sim_lower_cholesky, .types = SIM_TR_LINALG,
+                         .quant = SIM_QR_ALL},
+    [XRT_OP_BATCH_NORM_INFERENCE] = {.lower = sim_lower_batch_norm_inference,
+                                     .types = SIM_TR_FLOAT_INPUT,
+                                     .quant = SIM_QR_ALL},
+    [XRT_OP_BATCH_NORM_TRAINING] = {.lower = sim_lower_batch_norm_training,
+                                    .types = SIM_TR_FLOAT_INPUT,
+                                    .quant = SIM_QR_ALL},
+    [XRT_OP_BATCH_NORM_GRAD] = {.lower = sim_lower_batch_norm_grad,
+                                .types = SIM_TR_FLOAT_INPUT,
+                                .quant = SIM_QR_ALL},
+    [XRT_OP_RNG] = {.lower = sim_lower_rng, .types = SIM_TR_RNG},
+    [XRT_OP_RNG_BIT_GENERATOR] = {.lower = sim_lower_rng_bit_generator,
+                                  .types = SIM_TR_RNG_BITS},
+    [XRT_OP_CHLO_RAGGED_DOT] = {.lower = sim_lower_chlo_ragged_dot,
+                                .types = SIM_TR_RAGGED_DOT,
+                                .quant = SIM_QR_ALL},
+    /* terminators: lowered with their block (sim_lower_block) */
+    [XRT_OP_RETURN] = {.flags = SIM_OPF_TUPLES},
+    [XRT_OP_FUNC_RETURN] = {.flags = SIM_OPF_TUPLES},
+};
+#undef SIM_OP_EW
+
+SIM_PRIVATE const sim_op_desc *sim_op(xrt_opcode code) {
+  static const sim_op_desc refused; /* a code outside the table */
+  return (unsigned)code < XRT_OP_COUNT ? &sim_ops[code] : &refused;
 }
 
 /* Tensors (also inside tuples) have element types the simulator stores. */
@@ -927,7 +975,8 @@ SIM_PRIVATE xrt_status sim_values_why(const xrt_ir_func *f, const xrt_ir_op *op,
       return XRT_INTERNAL;
     }
     const xrt_ir_type *t = &f->value_types[id];
-    if (t->kind != XRT_TYPE_TENSOR && !sim_takes_tuples(op->code)) {
+    if (t->kind != XRT_TYPE_TENSOR &&
+        !(sim_op(op->code)->flags & SIM_OPF_TUPLES)) {
       snprintf(why, cap, "%s: tuple and token values are not supported by "
                "the simulator", op->name);
       return XRT_UNIMPLEMENTED;
@@ -995,7 +1044,7 @@ static int sim_quant_want(const sim_fcc *fc, const xrt_ir_op *op, int32_t i,
   const xrt_ir_type *t = &fc->f->value_types[id];
   if (t->kind != XRT_TYPE_TENSOR || !t->quant) return 0;
   *w = *t;
-  if (op->code == XRT_OP_REDUCE || op->code == XRT_OP_REDUCE_WINDOW) {
+  if (sim_op(op->code)->quant == SIM_QR_WIDEN) {
     int32_t n = op->num_results;
     if (i >= n || nin != 2 * n) return 0;
     const xrt_ir_type *r = &fc->f->value_types[op->results[i]];
@@ -1009,39 +1058,44 @@ static int sim_quant_want(const sim_fcc *fc, const xrt_ir_op *op, int32_t i,
   return 1;
 }
 
-/* True if op is a compute op with a quantized operand or result. */
-SIM_PRIVATE int sim_quant_computes(const sim_fcc *fc, const xrt_ir_op *op) {
+/* True if a value op reads or writes is quantized. */
+static int sim_quant_any(const sim_fcc *fc, const xrt_ir_op *op) {
   const xrt_ir_type *t = fc->f->value_types;
-  switch (op->code) {
-  case XRT_OP_DOT_GENERAL: case XRT_OP_DOT: case XRT_OP_CONVOLUTION:
-  case XRT_OP_DYNAMIC_CONV: case XRT_OP_CLAMP: case XRT_OP_REDUCE_PRECISION:
-  case XRT_OP_BATCH_NORM_INFERENCE: case XRT_OP_BATCH_NORM_TRAINING:
-  case XRT_OP_BATCH_NORM_GRAD: case XRT_OP_CHOLESKY:
-  case XRT_OP_TRIANGULAR_SOLVE: case XRT_OP_CHLO_RAGGED_DOT:
-    break;
-  case XRT_OP_SELECT:
-    /* dequantize_select_quantize; a plain copy of storage values when the
-     * branches and the result share their parameters */
-    if (op->num_operands != 3 || op->num_results != 1) return 0;
-    return (t[op->operands[1]].quant || t[op->operands[2]].quant ||
-            t[op->results[0]].quant) &&
-           !(sim_quant_eq(t[op->operands[1]].quant, t[op->results[0]].quant) &&
-             sim_quant_eq(t[op->operands[2]].quant, t[op->results[0]].quant));
-  case XRT_OP_REDUCE: case XRT_OP_REDUCE_WINDOW: {
-    /* is_promotable: quantized inputs whose body and results use a wider
-     * storage type are converted first */
-    xrt_ir_type w;
-    for (int32_t i = 0; i < op->num_operands; i++)
-      if (sim_quant_want(fc, op, i, &w)) return 1;
-    return 0;
-  }
-  default:
-    return 0;
-  }
   for (int32_t i = 0; i < op->num_operands + op->num_results; i++) {
     int32_t id = i < op->num_operands ? op->operands[i]
                                       : op->results[i - op->num_operands];
     if (t[id].kind == XRT_TYPE_TENSOR && t[id].quant) return 1;
+  }
+  return 0;
+}
+
+/* dequantize_select_quantize; a plain copy of storage values when the
+ * branches and the result share their parameters. */
+static int sim_quant_select(const sim_fcc *fc, const xrt_ir_op *op) {
+  const xrt_ir_type *t = fc->f->value_types;
+  if (op->num_operands != 3 || op->num_results != 1) return 0;
+  return (t[op->operands[1]].quant || t[op->operands[2]].quant ||
+          t[op->results[0]].quant) &&
+         !(sim_quant_eq(t[op->operands[1]].quant, t[op->results[0]].quant) &&
+           sim_quant_eq(t[op->operands[2]].quant, t[op->results[0]].quant));
+}
+
+/* is_promotable: quantized inputs whose body and results use a wider
+ * storage type are converted first. */
+static int sim_quant_widens(const sim_fcc *fc, const xrt_ir_op *op) {
+  xrt_ir_type w;
+  for (int32_t i = 0; i < op->num_operands; i++)
+    if (sim_quant_want(fc, op, i, &w)) return 1;
+  return 0;
+}
+
+/* True if op is a compute op with a quantized operand or result. */
+SIM_PRIVATE int sim_quant_computes(const sim_fcc *fc, const xrt_ir_op *op) {
+  switch (sim_op(op->code)->quant) {
+  case SIM_QR_ALL: return sim_quant_any(fc, op);
+  case SIM_QR_SELECT: return sim_quant_select(fc, op);
+  case SIM_QR_WIDEN: return sim_quant_widens(fc, op);
+  case SIM_QR_NONE: break;
   }
   return 0;
 }
@@ -1164,7 +1218,7 @@ static xrt_status sim_lower_quant(sim_fcc *fc, const xrt_ir_op *op,
 /* Records the op's uses and definitions, then lowers it into one step. */
 SIM_PRIVATE xrt_status sim_lower_op(sim_fcc *fc, const xrt_ir_op *op,
                                sim_vec *steps) {
-  sim_lower_fn lower = sim_lowerer(op->code);
+  sim_lower_fn lower = sim_op(op->code)->lower;
   if (!lower)
     return sim_fail_op(fc->cc->err, op, XRT_UNIMPLEMENTED, "%s is not "
                        "supported by the simulator", op->name);

@@ -53,103 +53,160 @@ static xrt_dtype sim_os_type(const xrt_ir_func *f, int32_t id) {
   return t->quant ? t->quant->expressed : t->shape.dtype;
 }
 
-/* The element-type checks the lowerers of the ops below make (with the
- * same predicates: sim_dot_for, sim_clamp_for, sim_la_kernels, ...), so
- * that a YES here is a compile that succeeds.  0 and a reason in why when
- * the simulator would refuse. */
-static int sim_os_types_ok(const xrt_ir_func *f, const xrt_ir_op *op,
-                           char *why, size_t cap) {
-  const int32_t *in = op->operands, *out = op->results;
-  int nin = op->num_operands, nout = op->num_results;
-  xrt_dtype bad = XRT_DTYPE_INVALID;
+/* Writes "<op> is not supported for element type <t>" into why and
+ * returns 0; 1 for XRT_DTYPE_INVALID (no type to name: compile reports). */
+static int sim_os_refuse(const xrt_ir_op *op, xrt_dtype t, char *why,
+                         size_t cap) {
+  if (t == XRT_DTYPE_INVALID) return 1;
+  snprintf(why, cap, "%s is not supported for element type %s",
+           op->name ? op->name : sim_opcode_name(op->code),
+           sim_dtype_name(t));
+  return 0;
+}
+
+/* The element-type checks of the op table's rules (enum sim_type_rule),
+ * each the one the op's lowerer makes, with the same predicates
+ * (sim_dot_for, sim_clamp_for, sim_la_kernels, ...).  1 if the simulator
+ * takes the op's types, else 0 and a reason in why. */
+typedef int (*sim_os_rule_fn)(const xrt_ir_func *f, const xrt_ir_op *op,
+                              char *why, size_t cap);
+
+static int sim_os_num_result(const xrt_ir_func *f, const xrt_ir_op *op,
+                             char *why, size_t cap) {
+  if (op->num_results != 1) return 1;
+  xrt_dtype o = sim_os_type(f, op->results[0]);
+  return sim_num_supported(o) || sim_os_refuse(op, o, why, cap);
+}
+
+static int sim_os_clamp(const xrt_ir_func *f, const xrt_ir_op *op, char *why,
+                        size_t cap) {
+  if (op->num_results != 1) return 1;
+  xrt_dtype o = sim_os_type(f, op->results[0]);
+  return sim_clamp_for(o) || sim_os_refuse(op, o, why, cap);
+}
+
+static int sim_os_dot(const xrt_ir_func *f, const xrt_ir_op *op, char *why,
+                      size_t cap) {
+  if (op->num_operands != 2 || op->num_results != 1) return 1;
+  xrt_dtype o = sim_os_type(f, op->results[0]);
+  xrt_dtype a = sim_os_type(f, op->operands[0]);
+  xrt_dtype b = sim_os_type(f, op->operands[1]);
   size_t acc;
+  if (!sim_dot_for(sim_is_minifloat(o) ? XRT_F32 : o, &acc))
+    return sim_os_refuse(op, o, why, cap);
+  if (!sim_num_supported(a)) return sim_os_refuse(op, a, why, cap);
+  return sim_num_supported(b) || sim_os_refuse(op, b, why, cap);
+}
+
+static int sim_os_conv(const xrt_ir_func *f, const xrt_ir_op *op, char *why,
+                       size_t cap) {
+  if (op->num_operands < 2 || op->num_results != 1) return 1;
+  xrt_dtype o = sim_os_type(f, op->results[0]);
   sim_la_dotn_fn dotn;
   sim_la_store_fn store;
-  switch (op->code) {
-  case XRT_OP_IOTA:
-    if (nout == 1 && !sim_num_supported(sim_os_type(f, out[0])))
-      bad = sim_os_type(f, out[0]);
-    break;
-  case XRT_OP_CLAMP:
-    if (nout == 1 && !sim_clamp_for(sim_os_type(f, out[0])))
-      bad = sim_os_type(f, out[0]);
-    break;
-  case XRT_OP_DOT_GENERAL: case XRT_OP_DOT: {
-    if (nin != 2 || nout != 1) break;
-    xrt_dtype o = sim_os_type(f, out[0]);
-    if (!sim_dot_for(sim_is_minifloat(o) ? XRT_F32 : o, &acc)) bad = o;
-    else if (!sim_num_supported(sim_os_type(f, in[0])))
-      bad = sim_os_type(f, in[0]);
-    else if (!sim_num_supported(sim_os_type(f, in[1])))
-      bad = sim_os_type(f, in[1]);
-    break;
+  return (sim_la_kernels(sim_is_minifloat(o) ? XRT_F32 : o, &dotn, &store) &&
+          sim_num_supported(sim_os_type(f, op->operands[0])) &&
+          sim_num_supported(sim_os_type(f, op->operands[1]))) ||
+         sim_os_refuse(op, o, why, cap);
+}
+
+static int sim_os_ragged_dot(const xrt_ir_func *f, const xrt_ir_op *op,
+                             char *why, size_t cap) {
+  if (op->num_operands == 3 && op->num_results == 1 &&
+      f->value_types[op->operands[2]].shape.rank != 1) {
+    snprintf(why, cap, "%s: only 1-D group_sizes are supported by the "
+             "simulator", op->name);
+    return 0;
   }
-  case XRT_OP_CONVOLUTION: case XRT_OP_DYNAMIC_CONV:
-  case XRT_OP_CHLO_RAGGED_DOT: {
-    if (nin < 2 || nout != 1) break;
-    xrt_dtype o = sim_os_type(f, out[0]);
-    if (!sim_la_kernels(sim_is_minifloat(o) ? XRT_F32 : o, &dotn, &store) ||
-        !sim_num_supported(sim_os_type(f, in[0])) ||
-        !sim_num_supported(sim_os_type(f, in[1])))
-      bad = o;
-    if (op->code == XRT_OP_CHLO_RAGGED_DOT && nin == 3 &&
-        f->value_types[in[2]].shape.rank != 1) {
-      snprintf(why, cap, "%s: only 1-D group_sizes are supported by the "
-               "simulator", op->name);
-      return 0;
-    }
-    break;
-  }
-  case XRT_OP_GATHER: case XRT_OP_DYNAMIC_GATHER:
-    if (nin >= 2 && !sim_ix_is_int(f->value_types[in[1]].shape.dtype))
-      bad = f->value_types[in[1]].shape.dtype;
-    break;
-  case XRT_OP_SCATTER: /* inputs..., scatter_indices, updates... */
-    if (nin >= 3 && !sim_ix_is_int(f->value_types[in[nin / 2]].shape.dtype))
-      bad = f->value_types[in[nin / 2]].shape.dtype;
-    break;
-  case XRT_OP_CHOLESKY: case XRT_OP_TRIANGULAR_SOLVE:
-    if (nin >= 1 && !sim_la_linalg_type(sim_os_type(f, in[0])))
-      bad = sim_os_type(f, in[0]);
-    break;
-  case XRT_OP_BATCH_NORM_INFERENCE: case XRT_OP_BATCH_NORM_TRAINING:
-  case XRT_OP_BATCH_NORM_GRAD:
-    if (nin >= 1 && !sim_dtype_is_float(sim_os_type(f, in[0])))
-      bad = sim_os_type(f, in[0]);
-    break;
-  case XRT_OP_RNG_BIT_GENERATOR: {
-    if (nout != 2) break;
-    xrt_dtype o = f->value_types[out[1]].shape.dtype;
-    if (sim_esize(o) > 8 || o == XRT_PRED || sim_dtype_is_complex(o) ||
-        f->value_types[out[1]].quant)
-      bad = o;
-    break;
-  }
-  case XRT_OP_RNG: {
-    if (nout != 1) break;
-    xrt_dtype o = f->value_types[out[0]].shape.dtype;
-    if (!sim_num_supported(o) || sim_dtype_is_complex(o)) bad = o;
-    break;
-  }
-  case XRT_OP_CUSTOM_CALL: case XRT_OP_SEND: case XRT_OP_OUTFEED:
-  case XRT_OP_INFEED: case XRT_OP_RECV:
+  return sim_os_conv(f, op, why, cap);
+}
+
+/* Operand k, when there is one, holds integer indices. */
+static int sim_os_index(const xrt_ir_func *f, const xrt_ir_op *op, int32_t k,
+                        char *why, size_t cap) {
+  if (k >= op->num_operands) return 1;
+  xrt_dtype t = f->value_types[op->operands[k]].shape.dtype;
+  return sim_ix_is_int(t) || sim_os_refuse(op, t, why, cap);
+}
+
+static int sim_os_gather(const xrt_ir_func *f, const xrt_ir_op *op, char *why,
+                         size_t cap) {
+  return sim_os_index(f, op, 1, why, cap);
+}
+
+static int sim_os_scatter(const xrt_ir_func *f, const xrt_ir_op *op,
+                          char *why, size_t cap) {
+  /* inputs..., scatter_indices, updates... */
+  return op->num_operands < 3 ||
+         sim_os_index(f, op, op->num_operands / 2, why, cap);
+}
+
+static int sim_os_linalg(const xrt_ir_func *f, const xrt_ir_op *op, char *why,
+                         size_t cap) {
+  if (op->num_operands < 1) return 1;
+  xrt_dtype a = sim_os_type(f, op->operands[0]);
+  return sim_la_linalg_type(a) || sim_os_refuse(op, a, why, cap);
+}
+
+static int sim_os_float_input(const xrt_ir_func *f, const xrt_ir_op *op,
+                              char *why, size_t cap) {
+  if (op->num_operands < 1) return 1;
+  xrt_dtype a = sim_os_type(f, op->operands[0]);
+  return sim_dtype_is_float(a) || sim_os_refuse(op, a, why, cap);
+}
+
+static int sim_os_rng_bits(const xrt_ir_func *f, const xrt_ir_op *op,
+                           char *why, size_t cap) {
+  if (op->num_results != 2) return 1;
+  const xrt_ir_type *t = &f->value_types[op->results[1]];
+  xrt_dtype o = t->shape.dtype;
+  return (sim_esize(o) <= 8 && o != XRT_PRED && !sim_dtype_is_complex(o) &&
+          !t->quant) ||
+         sim_os_refuse(op, o, why, cap);
+}
+
+static int sim_os_rng(const xrt_ir_func *f, const xrt_ir_op *op, char *why,
+                      size_t cap) {
+  if (op->num_results != 1) return 1;
+  xrt_dtype o = f->value_types[op->results[0]].shape.dtype;
+  return (sim_num_supported(o) && !sim_dtype_is_complex(o)) ||
+         sim_os_refuse(op, o, why, cap);
+}
+
+static const sim_os_rule_fn sim_os_rules[SIM_TR_COUNT] = {
+    [SIM_TR_NUM_RESULT] = sim_os_num_result,
+    [SIM_TR_CLAMP] = sim_os_clamp,
+    [SIM_TR_DOT] = sim_os_dot,
+    [SIM_TR_CONV] = sim_os_conv,
+    [SIM_TR_RAGGED_DOT] = sim_os_ragged_dot,
+    [SIM_TR_GATHER_INDEX] = sim_os_gather,
+    [SIM_TR_SCATTER_INDEX] = sim_os_scatter,
+    [SIM_TR_LINALG] = sim_os_linalg,
+    [SIM_TR_FLOAT_INPUT] = sim_os_float_input,
+    [SIM_TR_RNG_BITS] = sim_os_rng_bits,
+    [SIM_TR_RNG] = sim_os_rng,
+};
+
+/* The checks the lowerer of op would make of its element types (and of
+ * tuples passed to the host), so that a YES here is a compile that
+ * succeeds.  0 and a reason in why when the simulator would refuse. */
+static int sim_os_types_ok(const sim_op_desc *d, const xrt_ir_func *f,
+                           const xrt_ir_op *op, char *why, size_t cap) {
+  if (d->flags & SIM_OPF_HOST) {
     /* host calls and channels move tensors and tokens, not tuples (as
      * sim_lower_host_call and the send lowering refuse them) */
-    for (int i = 0; i < nin + nout; i++)
-      if (f->value_types[i < nin ? in[i] : out[i - nin]].kind ==
-          XRT_TYPE_TUPLE) {
+    for (int32_t i = 0; i < op->num_operands + op->num_results; i++) {
+      int32_t id = i < op->num_operands ? op->operands[i]
+                                        : op->results[i - op->num_operands];
+      if (f->value_types[id].kind == XRT_TYPE_TUPLE) {
         snprintf(why, cap, "%s: tuple values cannot be passed to the host or "
                  "sent by the simulator", op->name);
         return 0;
       }
-    break;
-  default: break;
+    }
   }
-  if (bad == XRT_DTYPE_INVALID) return 1;
-  snprintf(why, cap, "%s is not supported for element type %s",
-           op->name ? op->name : sim_opcode_name(op->code),
-           sim_dtype_name(bad));
-  return 0;
+  sim_os_rule_fn rule = sim_os_rules[d->types];
+  return !rule || rule(f, op, why, cap);
 }
 
 /* Whether the simulator compiles op: it has a lowerer, its values are ones
@@ -161,7 +218,8 @@ static int sim_op_check(const xrt_allocator *al, const xrt_ir_func *f,
   const char *name = op->name ? op->name : sim_opcode_name(op->code);
   if (op->code == XRT_OP_RETURN || op->code == XRT_OP_FUNC_RETURN)
     return XRT_SUPPORT_YES; /* terminators: the plan binds their operands */
-  sim_lower_fn lower = sim_lowerer(op->code);
+  const sim_op_desc *d = sim_op(op->code);
+  sim_lower_fn lower = d->lower;
   if (!lower) {
     snprintf(why, cap, "%s is not supported by the simulator", name);
     return XRT_SUPPORT_NO;
@@ -203,7 +261,8 @@ static int sim_op_check(const xrt_allocator *al, const xrt_ir_func *f,
         return XRT_SUPPORT_NO;
       }
     }
-  return sim_os_types_ok(f, op, why, cap) ? XRT_SUPPORT_YES : XRT_SUPPORT_NO;
+  return sim_os_types_ok(d, f, op, why, cap) ? XRT_SUPPORT_YES
+                                             : XRT_SUPPORT_NO;
 }
 
 static void *sim_system_alloc(void *self, size_t n) {
@@ -273,20 +332,6 @@ SIM_PRIVATE void sim_trace_attach(sim_client *c,
   }
 }
 
-/* The kernel of a collective op (NULL for other ops). */
-static sim_run_fn sim_coll_runner(xrt_opcode code) {
-  switch (code) {
-  case XRT_OP_ALL_REDUCE: return sim_run_all_reduce;
-  case XRT_OP_ALL_GATHER: return sim_run_all_gather;
-  case XRT_OP_REDUCE_SCATTER: return sim_run_reduce_scatter;
-  case XRT_OP_ALL_TO_ALL: return sim_run_all_to_all;
-  case XRT_OP_COLLECTIVE_PERMUTE: return sim_run_collective_permute;
-  case XRT_OP_COLLECTIVE_BROADCAST: return sim_run_collective_broadcast;
-  case XRT_OP_COLLECTIVE_REDUCE: return sim_run_collective_reduce;
-  default: return NULL;
-  }
-}
-
 /* "all_reduce" for "stablehlo.all_reduce". */
 static const char *sim_trace_op_name(const xrt_ir_op *op) {
   const char *dot = op->name ? strrchr(op->name, '.') : NULL;
@@ -297,7 +342,7 @@ static const char *sim_trace_op_name(const xrt_ir_op *op) {
 static xrt_status sim_run_traced_coll(const sim_step *st, void **vals,
                                       sim_cx *cx) {
   const xrt_plugin_host_api *h = cx->exe->cl->host;
-  sim_run_fn run = sim_coll_runner(st->op->code);
+  sim_run_fn run = sim_op(st->op->code)->coll;
   if (!h->trace_enabled(h->ctx)) return run(st, vals, cx);
   int64_t t0 = h->now_ns(h->ctx);
   xrt_status rc = run(st, vals, cx);
@@ -313,7 +358,7 @@ SIM_PRIVATE void sim_trace_wrap(const sim_fcc *fc, sim_step *st) {
   const sim_client *cl = fc->cc->exe ? fc->cc->exe->cl : NULL;
   const xrt_plugin_host_api *h = cl ? cl->host : NULL;
   if (!h || !h->trace_enabled || !h->trace_event || !h->now_ns) return;
-  if (st->run && st->op && st->run == sim_coll_runner(st->op->code))
+  if (st->run && st->op && st->run == sim_op(st->op->code)->coll)
     st->run = sim_run_traced_coll;
 }
 

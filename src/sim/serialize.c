@@ -740,15 +740,12 @@ static void sim_rregion(sim_rbuf *r, xrt_ir_region *g);
 /* Whether op->callee indexes what op's code calls (other ops' callee is
  * not read: the parser leaves 0 or -1 there). */
 static int sim_rcallee_ok(const sim_rbuf *r, const xrt_ir_op *op) {
-  switch (op->code) {
-  case XRT_OP_FUNC_CALL:
+  unsigned flags = sim_op(op->code)->flags;
+  if (flags & SIM_OPF_CALL)
     return op->callee >= 0 && op->callee < r->num_funcs;
-  case XRT_OP_CUSTOM_CALL: case XRT_OP_INFEED: case XRT_OP_OUTFEED:
-  case XRT_OP_SEND: case XRT_OP_RECV:
+  if (flags & SIM_OPF_HOST)
     return op->callee >= 0 && op->callee < r->num_custom_calls;
-  default:
-    return 1;
-  }
+  return 1;
 }
 
 static void sim_rop(sim_rbuf *r, xrt_ir_op *op) {
@@ -1014,62 +1011,24 @@ static int sim_vcontains(const int64_t *d, int64_t n, int64_t x) {
   return 0;
 }
 
-/* Element classes of the elementwise ops (the core verifier's masks):
- * bits of 'p' pred, 'i' integers, 'f' floats, 'c' complex. */
-enum { SIM_VK_P = 1, SIM_VK_I = 2, SIM_VK_F = 4, SIM_VK_C = 8 };
-
+/* The SIM_VK_* bit of an element class. */
 static unsigned sim_vclass(xrt_dtype t) {
-  switch (sim_ew_class(t)) {
-  case 'p': return SIM_VK_P;
-  case 's': case 'u': return SIM_VK_I;
-  case 'f': case 'm': return SIM_VK_F;
-  case 'c': return SIM_VK_C;
-  default: return 0;
-  }
+  static const unsigned bit[SIM_EWC_COUNT] = {
+      [SIM_EWC_PRED] = SIM_VK_P,     [SIM_EWC_SIGNED] = SIM_VK_I,
+      [SIM_EWC_UNSIGNED] = SIM_VK_I, [SIM_EWC_FLOAT] = SIM_VK_F,
+      [SIM_EWC_MINIFLOAT] = SIM_VK_F, [SIM_EWC_COMPLEX] = SIM_VK_C};
+  return bit[sim_ew_class(t)];
 }
 
-static unsigned sim_vew_mask(xrt_opcode code) {
-  const unsigned num = SIM_VK_I | SIM_VK_F | SIM_VK_C;
-  switch (code) {
-  case XRT_OP_ADD: case XRT_OP_MULTIPLY: case XRT_OP_MAXIMUM:
-  case XRT_OP_MINIMUM: return num | SIM_VK_P;
-  case XRT_OP_SUBTRACT: case XRT_OP_DIVIDE: case XRT_OP_POWER:
-  case XRT_OP_NEGATE: case XRT_OP_REMAINDER: case XRT_OP_SIGN:
-  case XRT_OP_ABS: return num;
-  case XRT_OP_AND: case XRT_OP_OR: case XRT_OP_XOR: case XRT_OP_NOT:
-    return SIM_VK_I | SIM_VK_P;
-  case XRT_OP_SHIFT_LEFT: case XRT_OP_SHIFT_RIGHT_ARITHMETIC:
-  case XRT_OP_SHIFT_RIGHT_LOGICAL: case XRT_OP_POPCNT:
-  case XRT_OP_COUNT_LEADING_ZEROS: return SIM_VK_I;
-  case XRT_OP_EXPONENTIAL: case XRT_OP_LOG: case XRT_OP_SQRT:
-  case XRT_OP_RSQRT: case XRT_OP_TANH: case XRT_OP_LOGISTIC:
-  case XRT_OP_SINE: case XRT_OP_COSINE: case XRT_OP_EXPONENTIAL_MINUS_ONE:
-  case XRT_OP_LOG_PLUS_ONE: case XRT_OP_CBRT: case XRT_OP_TAN:
-  case XRT_OP_ATAN2: return SIM_VK_F | SIM_VK_C;
-  case XRT_OP_FLOOR: case XRT_OP_CEIL: case XRT_OP_ROUND_NEAREST_AFZ:
-  case XRT_OP_ROUND_NEAREST_EVEN: return SIM_VK_F;
-  default: return 0;
-  }
-}
-
-static int sim_vew_binary(xrt_opcode c) {
-  switch (c) {
-  case XRT_OP_ADD: case XRT_OP_SUBTRACT: case XRT_OP_MULTIPLY:
-  case XRT_OP_DIVIDE: case XRT_OP_REMAINDER: case XRT_OP_MAXIMUM:
-  case XRT_OP_MINIMUM: case XRT_OP_POWER: case XRT_OP_AND: case XRT_OP_OR:
-  case XRT_OP_XOR: case XRT_OP_SHIFT_LEFT: case XRT_OP_SHIFT_RIGHT_ARITHMETIC:
-  case XRT_OP_SHIFT_RIGHT_LOGICAL: case XRT_OP_ATAN2: return 1;
-  default: return 0;
-  }
-}
-
+/* An elementwise op of SIM_EW_OPS with loadable element classes. */
 static int sim_vew(sim_vchk *v) {
   const xrt_ir_op *op = v->op;
-  int binary = sim_vew_binary(op->code);
+  const sim_op_desc *d = sim_op(op->code);
+  int binary = d->ew_arity == 2;
   if (!sim_vcounts(v, binary ? 2 : 1, 1)) return 0;
   if (binary && !sim_vsame(v, op->operands[0], op->operands[1])) return 0;
   const xrt_shape *in = sim_vin(v, 0), *out = sim_vout(v, 0);
-  if (!(sim_vew_mask(op->code) & sim_vclass(in->dtype)))
+  if (!(d->vk & sim_vclass(in->dtype)))
     return sim_vbad(v, "element type not allowed");
   if (op->code == XRT_OP_ABS && sim_dtype_is_complex(in->dtype))
     return (out->dtype == (in->dtype == XRT_C64 ? XRT_F32 : XRT_F64) &&
@@ -1363,7 +1322,7 @@ static int sim_vop_rules(sim_vchk *v) {
   case XRT_OP_RETURN: case XRT_OP_FUNC_RETURN:
     return op->num_results == 0 || sim_vbad(v, "return with results");
   default:
-    if (sim_vew_mask(op->code)) return sim_vew(v);
+    if (sim_op(op->code)->vk) return sim_vew(v);
     return sim_vbad(v, "op not loadable from serialized bytes");
   }
 }
