@@ -47,15 +47,23 @@
  *
  * The files (src/sim/sources.txt; the generated single file xrt_sim.c is
  * this header and then these, in this order):
- *   elementwise.c   elementwise kernels, the f8/f6/f4 families,
- *                   reduce_precision, quantized tensors
+ *   elementwise.c integer.c bitwise.c complex.c compare.c convert.c
+ *   minifloat.c quant.c   elementwise kernels: the dispatch with the pred
+ *                   and float kernels; integer arithmetic; bitwise ops;
+ *                   complex arithmetic; compare; convert and
+ *                   bitcast_convert; the f8/f6/f4 families and
+ *                   reduce_precision; quantized tensors
  *   device.c        small helpers, clients, devices and device memory,
  *                   fault kinds, region copies, zero-copy host memory
  *   plan.c          plans and steps; the planner (values, liveness, slots)
  *   move.c reduce.c gemm.c control.c   data movement, reduce, dot_general
  *                   and GEMM, control flow and structure
  *   lower.c         lowering ops to steps: the op table, quantized compute
- *   index.c linalg.c   indexing and windows; linear algebra and numerics
+ *   index.c         indexing and windows
+ *   linalg.c conv.c fft.c solve.c batchnorm.c rng.c ragged_dot.c   linear
+ *                   algebra and numerics: the shared dot kernels,
+ *                   convolution, fft, triangular_solve and cholesky, batch
+ *                   norm, random numbers, chlo.ragged_dot
  *   pool.c fusion.c the device thread pools; fused loops
  *   collectives.c collectives_mp.c launch.c   launches and collectives
  *                   within a process and across processes, send/recv,
@@ -358,6 +366,344 @@ SIM_PRIVATE int sim_q_value(const xrt_ir_type *ty, sim_qv *q);
 SIM_PRIVATE sim_ew_fn sim_ew_kernel(const xrt_allocator *al, const xrt_ir_func *f,
                                const xrt_ir_op *op, const void **ctx_out,
                                int *ctx_owned, char *why, size_t whycap);
+
+/* ---- what the files of the elementwise kernels share ----
+ *
+ * The kernels are hundreds of stamped functions, split by family so that
+ * every file compiles quickly: elementwise.c holds the dispatch
+ * (sim_ew_kernel) and the pred and float kernels; integer.c, bitwise.c,
+ * complex.c, compare.c, convert.c, minifloat.c and quant.c hold the other
+ * families, whose kernels stay static and are reached through the lookups
+ * and builders below.  What more than one of these files stamps or calls
+ * is here: type lists, stamping macros, loads and stores, small-float
+ * decoding. */
+
+/* Low w (< 64) bits of v as a w-bit integer, sign-extended when sg. */
+static inline uint64_t sim_wrap(uint64_t v, int w, int sg) {
+  uint64_t h = (uint64_t)1 << ((w - 1) & 63);
+  v &= (h << 1) - 1;
+  return sg ? (v ^ h) - h : v;
+}
+
+static inline int64_t sim_sext(uint64_t bits, int w) {
+  return (int64_t)(w >= 64 ? bits : sim_wrap(bits, w, 1));
+}
+
+/* Mask of the low W bits, W in 1..64 (the & 63 keeps W = 64 shift-safe). */
+#define SIM_M64(W) ((W) >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << ((W) & 63)) - 1)
+
+/* Stores v into storage type T of width W: sub-byte widths wrap. */
+#define SIM_ST(T, W, SG, v)                                                   \
+  ((W) == 8 * (int)sizeof(T) ? (T)(v) : (T)sim_wrap((uint64_t)(v), (W), (SG)))
+
+/* Arithmetic right shift of a w-bit pattern (also for unsigned types). */
+static inline uint64_t sim_sra(uint64_t bits, uint64_t sh, int w) {
+  int64_t s = sim_sext(bits, w);
+  if (sh >= (uint64_t)w) return s < 0 ? ~(uint64_t)0 : 0;
+  return (uint64_t)(s < 0 ? ~(~s >> sh) : s >> sh);
+}
+
+/* Leading zeros of x viewed as a w-bit number. */
+static inline int sim_clz(uint64_t x, int w) {
+#if defined(__GNUC__)
+  return x ? __builtin_clzll(x) - (64 - w) : w;
+#else
+  int k = w;
+  for (; x; x >>= 1) k--;
+  return k;
+#endif
+}
+
+/* Integer element types: name, dtype, storage T, unsigned compute type P
+ * (never narrower than unsigned int, so no promotion to signed int), width
+ * W, signedness SG.  OP is passed through for the caller's macro X. */
+#define SIM_INT_TYPES(X, OP)                                                  \
+  X(OP, s8, XRT_S8, int8_t, uint32_t, 8, 1)                                   \
+  X(OP, s16, XRT_S16, int16_t, uint32_t, 16, 1)                               \
+  X(OP, s32, XRT_S32, int32_t, uint32_t, 32, 1)                               \
+  X(OP, s64, XRT_S64, int64_t, uint64_t, 64, 1)                               \
+  X(OP, u8, XRT_U8, uint8_t, uint32_t, 8, 0)                                  \
+  X(OP, u16, XRT_U16, uint16_t, uint32_t, 16, 0)                              \
+  X(OP, u32, XRT_U32, uint32_t, uint32_t, 32, 0)                              \
+  X(OP, u64, XRT_U64, uint64_t, uint64_t, 64, 0)                              \
+  X(OP, s2, XRT_S2, int8_t, uint32_t, 2, 1)                                   \
+  X(OP, s4, XRT_S4, int8_t, uint32_t, 4, 1)                                   \
+  X(OP, u2, XRT_U2, uint8_t, uint32_t, 2, 0)                                  \
+  X(OP, u4, XRT_U4, uint8_t, uint32_t, 4, 0)
+
+/* Integer kernels of op OP (integer.c, bitwise.c), and their table rows. */
+#define SIM_DEF_IB(OP, nm, code, T, P, W, SG)                                 \
+  static void sim_##OP##_##nm(void *const *in, void *out, size_t n,           \
+                              const void *ctx) {                              \
+    const T *a = (const T *)in[0], *b = (const T *)in[1];                     \
+    T *o = (T *)out;                                                          \
+    (void)ctx;                                                                \
+    SIM_MAP2(T, a, b, o, n, SIM_ST(T, W, SG, SIM_I_##OP(X, Y, P, W, SG)));   \
+  }
+#define SIM_DEF_IU(OP, nm, code, T, P, W, SG)                                 \
+  static void sim_##OP##_##nm(void *const *in, void *out, size_t n,           \
+                              const void *ctx) {                              \
+    const T *a = (const T *)in[0];                                            \
+    T *o = (T *)out;                                                          \
+    (void)ctx;                                                                \
+    SIM_MAP1(T, a, o, n, SIM_ST(T, W, SG, SIM_I_##OP(X, P, W, SG)));         \
+  }
+#define SIM_STAMP_IB(OP) SIM_INT_TYPES(SIM_DEF_IB, OP)
+#define SIM_STAMP_IU(OP) SIM_INT_TYPES(SIM_DEF_IU, OP)
+#define SIM_TENT_I(OP, nm, code, T, P, W, SG) [SIM_EW_##OP][code] = sim_##OP##_##nm,
+#define SIM_TROW_I(OP) SIM_INT_TYPES(SIM_TENT_I, OP)
+
+/* Float types: name, dtype, storage T, compute type C, load, store, and the
+ * totalOrder key of a stored value (compare.c defines the keys). */
+#define SIM_ID(x) (x)
+#define SIM_FLT_TYPES(X, OP)                                                  \
+  X(OP, f32, XRT_F32, float, float, SIM_ID, SIM_ID, sim_key_f32)              \
+  X(OP, f64, XRT_F64, double, double, SIM_ID, SIM_ID, sim_key_f64)            \
+  X(OP, f16, XRT_F16, uint16_t, float, xrt_f16_to_f32, xrt_f32_to_f16,        \
+    sim_key_h)                                                                \
+  X(OP, bf16, XRT_BF16, uint16_t, float, xrt_bf16_to_f32, xrt_f32_to_bf16,    \
+    sim_key_h)
+
+/* Ops computed in the element's compute type C (correctly rounded there,
+ * and float has the 2p+2 bits that make f16/bf16 results exact too) ... */
+#define SIM_FLT_BIN_OPS(X) X(ADD) X(SUB) X(MUL) X(DIV) X(REM) X(MAX) X(MIN)
+#define SIM_FLT_UN_OPS(X)                                                     \
+  X(NEG) X(ABS) X(SIGN) X(SQRT) X(FLOOR) X(CEIL) X(RAFZ) X(REVEN)
+/* ... and ops computed in double. */
+#define SIM_FLT_BIN_DOPS(X) X(POW) X(ATAN2)
+#define SIM_FLT_UN_DOPS(X)                                                    \
+  X(EXP) X(LOG) X(RSQRT) X(TANH) X(LOGISTIC) X(SIN) X(COS) X(TAN) X(EXPM1)    \
+  X(LOG1P) X(CBRT)
+
+/* Complex types: name, dtype, type of the real and imaginary parts. */
+#define SIM_CPX_TYPES(X, OP)                                                  \
+  X(OP, c64, XRT_C64, float)                                                  \
+  X(OP, c128, XRT_C128, double)
+
+/* Complex values travel as pairs of doubles. */
+typedef struct sim_c2 {
+  double re, im;
+} sim_c2;
+static inline sim_c2 sim_c2_mk(double re, double im) {
+  sim_c2 r;
+  r.re = re;
+  r.im = im;
+  return r;
+}
+
+/* Compare directions, as the compare tables index them. */
+enum { SIM_EQ, SIM_NE, SIM_GE, SIM_GT, SIM_LE, SIM_LT, SIM_NDIRS };
+
+/* ---- loads and stores by element type (convert, minifloat, quant) ---- */
+
+/* A conversion loads the source into one of four intermediates - i (int64),
+ * u (uint64), f (double, exact for every float type), c (a pair of doubles)
+ * - and the destination stores from that intermediate. */
+
+/* Float -> integer: truncate, saturate, NaN -> 0 (APFloat's convertToInteger).
+ * Returns the W-bit pattern; the checks come before any cast (no UB). */
+static inline uint64_t sim_f2i(double d, int w, int sg) {
+  double lim = ldexp(1.0, sg ? w - 1 : w); /* exact; folds for constant w */
+  if (d != d) return 0;
+  if (sg) { /* d > -lim - 1 means trunc(d) >= -lim (for w = 64 the bound
+             * rounds to -lim, whose saturated result is the same value) */
+    if (!(d > -lim - 1)) return (uint64_t)0 - ((uint64_t)1 << ((w - 1) & 63));
+    if (d >= lim) return ((uint64_t)1 << ((w - 1) & 63)) - 1;
+    return (uint64_t)(int64_t)d; /* in range: the cast truncates */
+  }
+  if (!(d > -1)) return 0;
+  if (d >= lim) return SIM_M64(w);
+  return (uint64_t)d;
+}
+
+/* Integer -> double rounded to odd, so a second rounding to a narrower float
+ * is still correct (no double rounding for |v| >= 2^53). */
+static inline double sim_u2d_odd(uint64_t m) {
+  if (m < ((uint64_t)1 << 53)) return (double)m;
+  int drop = 11 - sim_clz(m, 64); /* keep the top 53 bits */
+  uint64_t kept = m >> drop;
+  if (m & (((uint64_t)1 << drop) - 1)) kept |= 1;
+  return ldexp((double)kept, drop);
+}
+static inline double sim_i2d_odd(int64_t v) {
+  return v < 0 ? -sim_u2d_odd(0 - (uint64_t)v) : sim_u2d_odd((uint64_t)v);
+}
+
+/* Loads: name, storage T, intermediate kind. */
+#define SIM_LD(nm, T, K, expr)                                                \
+  static inline K sim_ld_##nm(const void *p, size_t i) {                      \
+    const T *a = (const T *)p;                                                \
+    return expr;                                                              \
+  }
+SIM_LD(pred, uint8_t, uint64_t, a[i] != 0)
+SIM_LD(s2, int8_t, int64_t, a[i])
+SIM_LD(s4, int8_t, int64_t, a[i])
+SIM_LD(s8, int8_t, int64_t, a[i])
+SIM_LD(s16, int16_t, int64_t, a[i])
+SIM_LD(s32, int32_t, int64_t, a[i])
+SIM_LD(s64, int64_t, int64_t, a[i])
+SIM_LD(u2, uint8_t, uint64_t, a[i])
+SIM_LD(u4, uint8_t, uint64_t, a[i])
+SIM_LD(u8, uint8_t, uint64_t, a[i])
+SIM_LD(u16, uint16_t, uint64_t, a[i])
+SIM_LD(u32, uint32_t, uint64_t, a[i])
+SIM_LD(u64, uint64_t, uint64_t, a[i])
+SIM_LD(f16, uint16_t, double, xrt_f16_to_f32(a[i]))
+SIM_LD(bf16, uint16_t, double, xrt_bf16_to_f32(a[i]))
+SIM_LD(f32, float, double, a[i])
+SIM_LD(f64, double, double, a[i])
+SIM_LD(c64, float, sim_c2, sim_c2_mk(a[2 * i], a[2 * i + 1]))
+SIM_LD(c128, double, sim_c2, sim_c2_mk(a[2 * i], a[2 * i + 1]))
+
+/* Stores: sim_st_<dst>_<kind>(out, i, value). */
+#define SIM_ST_FNS(nm, T, ei, eu, ef, ec)                                     \
+  static inline void sim_st_##nm##_i(void *p, size_t i, int64_t v) {          \
+    T *o = (T *)p;                                                            \
+    ei;                                                                       \
+  }                                                                           \
+  static inline void sim_st_##nm##_u(void *p, size_t i, uint64_t v) {         \
+    T *o = (T *)p;                                                            \
+    eu;                                                                       \
+  }                                                                           \
+  static inline void sim_st_##nm##_f(void *p, size_t i, double v) {           \
+    T *o = (T *)p;                                                            \
+    ef;                                                                       \
+  }                                                                           \
+  static inline void sim_st_##nm##_c(void *p, size_t i, sim_c2 v) {           \
+    T *o = (T *)p;                                                            \
+    ec;                                                                       \
+  }
+/* Integers wrap from integers, saturate from floats, ignore imag parts. */
+#define SIM_ST_INT(nm, T, W, SG)                                              \
+  SIM_ST_FNS(nm, T, o[i] = SIM_ST(T, W, SG, (uint64_t)v),                     \
+             o[i] = SIM_ST(T, W, SG, v),                                      \
+             o[i] = SIM_ST(T, W, SG, sim_f2i(v, W, SG)),                      \
+             o[i] = SIM_ST(T, W, SG, sim_f2i(v.re, W, SG)))
+/* Floats: fi/fu/fd convert an int64 / uint64 / double, correctly rounded. */
+#define SIM_ST_FLT(nm, T, fi, fu, fd)                                         \
+  SIM_ST_FNS(nm, T, o[i] = fi(v), o[i] = fu(v), o[i] = fd(v), o[i] = fd(v.re))
+#define SIM_ST_CPX(nm, ET)                                                    \
+  SIM_ST_FNS(nm, ET, (o[2 * i] = (ET)v, o[2 * i + 1] = 0),                    \
+             (o[2 * i] = (ET)v, o[2 * i + 1] = 0),                            \
+             (o[2 * i] = (ET)v, o[2 * i + 1] = 0),                            \
+             (o[2 * i] = (ET)v.re, o[2 * i + 1] = (ET)v.im))
+
+SIM_ST_FNS(pred, uint8_t, o[i] = v != 0, o[i] = v != 0, o[i] = v != 0,
+           o[i] = v.re != 0)
+SIM_ST_INT(s2, int8_t, 2, 1)
+SIM_ST_INT(s4, int8_t, 4, 1)
+SIM_ST_INT(s8, int8_t, 8, 1)
+SIM_ST_INT(s16, int16_t, 16, 1)
+SIM_ST_INT(s32, int32_t, 32, 1)
+SIM_ST_INT(s64, int64_t, 64, 1)
+SIM_ST_INT(u2, uint8_t, 2, 0)
+SIM_ST_INT(u4, uint8_t, 4, 0)
+SIM_ST_INT(u8, uint8_t, 8, 0)
+SIM_ST_INT(u16, uint16_t, 16, 0)
+SIM_ST_INT(u32, uint32_t, 32, 0)
+SIM_ST_INT(u64, uint64_t, 64, 0)
+#define SIM_I2F16(v) xrt_f64_to_f16(sim_i2d_odd(v))
+#define SIM_U2F16(v) xrt_f64_to_f16(sim_u2d_odd(v))
+#define SIM_I2BF16(v) xrt_f64_to_bf16(sim_i2d_odd(v))
+#define SIM_U2BF16(v) xrt_f64_to_bf16(sim_u2d_odd(v))
+#define SIM_TOF(v) ((float)(v))
+#define SIM_TOD(v) ((double)(v))
+SIM_ST_FLT(f16, uint16_t, SIM_I2F16, SIM_U2F16, xrt_f64_to_f16)
+SIM_ST_FLT(bf16, uint16_t, SIM_I2BF16, SIM_U2BF16, xrt_f64_to_bf16)
+SIM_ST_FLT(f32, float, SIM_TOF, SIM_TOF, SIM_TOF)
+SIM_ST_FLT(f64, double, SIM_TOD, SIM_TOD, SIM_TOD)
+SIM_ST_CPX(c64, float)
+SIM_ST_CPX(c128, double)
+
+/* Convertible types: name, dtype, element bytes, load kind (i/u/f/c). */
+#define SIM_CV_SRCS(X)                                                        \
+  X(pred, XRT_PRED, 1, u) X(s2, XRT_S2, 1, i) X(s4, XRT_S4, 1, i)             \
+  X(s8, XRT_S8, 1, i) X(s16, XRT_S16, 2, i) X(s32, XRT_S32, 4, i)             \
+  X(s64, XRT_S64, 8, i) X(u2, XRT_U2, 1, u) X(u4, XRT_U4, 1, u)               \
+  X(u8, XRT_U8, 1, u) X(u16, XRT_U16, 2, u) X(u32, XRT_U32, 4, u)             \
+  X(u64, XRT_U64, 8, u) X(f16, XRT_F16, 2, f) X(bf16, XRT_BF16, 2, f)         \
+  X(f32, XRT_F32, 4, f) X(f64, XRT_F64, 8, f) X(c64, XRT_C64, 8, c)           \
+  X(c128, XRT_C128, 16, c)
+/* The same list again, carrying the source's parameters (A, B, K). */
+#define SIM_CV_DSTS(X, A, B, K)                                               \
+  X(A, B, K, pred, XRT_PRED, 1) X(A, B, K, s2, XRT_S2, 1)                     \
+  X(A, B, K, s4, XRT_S4, 1) X(A, B, K, s8, XRT_S8, 1)                         \
+  X(A, B, K, s16, XRT_S16, 2) X(A, B, K, s32, XRT_S32, 4)                     \
+  X(A, B, K, s64, XRT_S64, 8) X(A, B, K, u2, XRT_U2, 1)                       \
+  X(A, B, K, u4, XRT_U4, 1) X(A, B, K, u8, XRT_U8, 1)                         \
+  X(A, B, K, u16, XRT_U16, 2) X(A, B, K, u32, XRT_U32, 4)                     \
+  X(A, B, K, u64, XRT_U64, 8) X(A, B, K, f16, XRT_F16, 2)                     \
+  X(A, B, K, bf16, XRT_BF16, 2) X(A, B, K, f32, XRT_F32, 4)                   \
+  X(A, B, K, f64, XRT_F64, 8) X(A, B, K, c64, XRT_C64, 8)                     \
+  X(A, B, K, c128, XRT_C128, 16)
+
+/* ---- the f8/f6/f4 families (minifloat.c; quant.c decodes them too) ---- */
+
+/* The context of a small-float kernel. */
+typedef struct sim_mf {
+  xrt_dtype t, r;   /* operand and result element types */
+  int dir;          /* compare: SIM_EQ..SIM_LT, +8 for TOTALORDER */
+  uint8_t tmask;    /* the operand's bits within its byte */
+  double dec[256];  /* operand bit pattern -> value */
+} sim_mf;
+
+/* The value of bit pattern b of small-float type t. */
+static inline double sim_mf_dec1(xrt_dtype t, uint8_t b) {
+  xrt_minifloat_format f;
+  if (!xrt_minifloat_format_of(t, &f)) return 0;
+  unsigned w = f.kind == XRT_MINIFLOAT_E8M0 ? 8u : 1u + f.ebits + f.mbits;
+  return xrt_minifloat_to_f64(t, (uint8_t)(b & ((1u << w) - 1u)));
+}
+
+static inline int sim_is_mf(xrt_dtype t) {
+  return t >= XRT_F8E4M3FN && t <= XRT_F4E2M1FN;
+}
+
+/* ---- elementwise.c ---- */
+SIM_PRIVATE void sim_copy(void *const *in, void *out, size_t n,
+                          const void *ctx);
+/* sim_esz[k] == k: element sizes to pass as a kernel's ctx (sim_copy). */
+SIM_EXTERN_DATA const size_t sim_esz[17];
+SIM_PRIVATE sim_ew_fn sim_ew_unsup(const xrt_ir_func *f, const xrt_ir_op *op,
+                                   int32_t v, int32_t r,
+                                   const char *why_extra, char *why,
+                                   size_t whycap);
+SIM_PRIVATE sim_ew_fn sim_ew_oom(int *ctx_owned, char *why, size_t whycap);
+
+/* ---- integer.c bitwise.c complex.c compare.c ---- */
+SIM_PRIVATE sim_ew_fn sim_int_kernel(int e, xrt_dtype t);
+SIM_PRIVATE sim_ew_fn sim_bit_kernel(int e, xrt_dtype t);
+SIM_PRIVATE sim_ew_fn sim_cpx_kernel(int e, xrt_dtype t);
+SIM_PRIVATE sim_ew_fn sim_cmp_kernel(int tot, int dir, xrt_dtype t);
+
+/* ---- convert.c ---- */
+SIM_PRIVATE sim_ew_fn sim_cv_kernel(xrt_dtype t, xrt_dtype r);
+SIM_PRIVATE sim_ew_fn sim_ew_bitcast(const xrt_allocator *al,
+                                     const xrt_ir_func *f,
+                                     const xrt_ir_op *op,
+                                     const void **ctx_out, int *ctx_owned,
+                                     char *why, size_t whycap);
+
+/* ---- minifloat.c ---- */
+SIM_PRIVATE uint8_t sim_mf_enc(xrt_dtype t, double d);
+SIM_PRIVATE sim_mf *sim_mf_new(const xrt_allocator *al, xrt_dtype t,
+                               xrt_dtype r);
+SIM_PRIVATE void sim_cmp_mf(void *const *in, void *out, size_t n,
+                            const void *ctx);
+SIM_PRIVATE sim_ew_fn sim_mf_kernel(int e);
+SIM_PRIVATE sim_ew_fn sim_mf_cv_kernel(xrt_dtype t, xrt_dtype r);
+SIM_PRIVATE sim_ew_fn sim_ew_reduce_precision(const xrt_allocator *al,
+                                              const xrt_ir_func *f,
+                                              const xrt_ir_op *op,
+                                              const void **ctx_out,
+                                              int *ctx_owned, char *why,
+                                              size_t whycap);
+
+/* ---- quant.c ---- */
+SIM_PRIVATE sim_ew_fn sim_ew_quant(const xrt_allocator *al,
+                                   const xrt_ir_func *f, const xrt_ir_op *op,
+                                   int e, int arity, const void **ctx_out,
+                                   int *ctx_owned, char *why, size_t whycap);
 
 #define SIM_ALIGN 64
 #define SIM_MAX_EW_IN 8
@@ -1067,7 +1413,36 @@ typedef struct sim_la_cvt {
   sim_la_store_fn store;
   size_t cs; /* compute element size */
 } sim_la_cvt;
-SIM_PRIVATE int sim_la_next(int64_t *idx, const int64_t *dims, int n);
+SIM_PRIVATE xrt_status sim_la_cvt_init(sim_fcc *fc, const xrt_ir_op *op,
+                                  sim_la_cvt *c, int32_t lid, int32_t rid);
+SIM_PRIVATE void sim_la_cvt_pre(const sim_la_cvt *c, void **vals, const void **l,
+                           const void **r, void **res, void *out);
+SIM_PRIVATE void sim_la_cvt_post(const sim_la_cvt *c, void **vals, void *out);
+SIM_PRIVATE const char *sim_la_enum(const xrt_ir_op *op, const char *name);
+
+/* The helpers below are inline so that the kernels of conv.c, fft.c,
+ * solve.c, rng.c and ragged_dot.c compile as they did in one file. */
+
+/* An integer element of any integer type as int64 (u64 wraps). */
+static inline int64_t sim_la_geti(xrt_dtype t, const void *base, int64_t i) {
+  sim_num v;
+  sim_load(t, (const char *)base + (size_t)i * sim_esize(t), &v);
+  return v.is_int ? v.i : sim_float_to_i64(v.re);
+}
+
+/* Row-major multi-index increment; 0 once every index wrapped. */
+static inline int sim_la_next(int64_t *idx, const int64_t *dims, int n) {
+  for (int k = n - 1; k >= 0; k--) {
+    if (++idx[k] < dims[k]) return 1;
+    idx[k] = 0;
+  }
+  return 0;
+}
+
+static inline sim_c128 sim_cmul(sim_c128 a, sim_c128 b) {
+  sim_c128 r = {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
+  return r;
+}
 
 /* ======================================================================
  * convolution, dynamic_conv
@@ -1102,18 +1477,24 @@ typedef struct sim_conv {
 SIM_PRIVATE int sim_gemm_lower_conv(sim_fcc *fc, const sim_conv *c, sim_step *st,
                                xrt_status *rc);
 
-/* ---- linalg.c ---- */
+/* ---- conv.c ---- */
 SIM_PRIVATE xrt_status sim_lower_convolution(sim_fcc *fc, const xrt_ir_op *op,
                                         sim_step *st);
 SIM_PRIVATE xrt_status sim_lower_dynamic_conv(sim_fcc *fc, const xrt_ir_op *op,
                                          sim_step *st);
+
+/* ---- fft.c ---- */
 SIM_PRIVATE xrt_status sim_lower_fft(sim_fcc *fc, const xrt_ir_op *op,
                                 sim_step *st);
+
+/* ---- solve.c ---- */
 SIM_PRIVATE int sim_la_linalg_type(xrt_dtype t);
 SIM_PRIVATE xrt_status sim_lower_triangular_solve(sim_fcc *fc, const xrt_ir_op *op,
                                              sim_step *st);
 SIM_PRIVATE xrt_status sim_lower_cholesky(sim_fcc *fc, const xrt_ir_op *op,
                                      sim_step *st);
+
+/* ---- batchnorm.c ---- */
 SIM_PRIVATE xrt_status sim_lower_batch_norm_inference(sim_fcc *fc,
                                                  const xrt_ir_op *op,
                                                  sim_step *st);
@@ -1122,11 +1503,15 @@ SIM_PRIVATE xrt_status sim_lower_batch_norm_training(sim_fcc *fc,
                                                 sim_step *st);
 SIM_PRIVATE xrt_status sim_lower_batch_norm_grad(sim_fcc *fc, const xrt_ir_op *op,
                                             sim_step *st);
+
+/* ---- rng.c ---- */
 SIM_PRIVATE xrt_status sim_lower_rng_bit_generator(sim_fcc *fc,
                                               const xrt_ir_op *op,
                                               sim_step *st);
 SIM_PRIVATE xrt_status sim_lower_rng(sim_fcc *fc, const xrt_ir_op *op,
                                 sim_step *st);
+
+/* ---- ragged_dot.c ---- */
 SIM_PRIVATE xrt_status sim_lower_chlo_ragged_dot(sim_fcc *fc, const xrt_ir_op *op,
                                             sim_step *st);
 
@@ -1578,180 +1963,12 @@ SIM_PRIVATE xrt_status sim_executable_deserialize(void *client,
 /* ==== end src/sim/internal.h ==== */
 /* ==== begin src/sim/elementwise.c ==== */
 /*
- * src/sim/elementwise.c - the simulator's elementwise kernels (unary, binary,
- * compare, convert, bitcast), the f8/f6/f4 families, reduce_precision and
- * quantized tensors.
+ * src/sim/elementwise.c - the simulator's elementwise dispatch
+ * (sim_ew_kernel) and its pred and float kernels; the other families are
+ * in integer.c, bitwise.c, complex.c, compare.c, convert.c, minifloat.c
+ * and quant.c.
  * Part of the simulated device; MIT licensed, see LICENSE.
  */
-
-/* ---- integer helpers (values travel as 64-bit two's complement) ---- */
-
-/* Low w (< 64) bits of v as a w-bit integer, sign-extended when sg. */
-static inline uint64_t sim_wrap(uint64_t v, int w, int sg) {
-  uint64_t h = (uint64_t)1 << ((w - 1) & 63);
-  v &= (h << 1) - 1;
-  return sg ? (v ^ h) - h : v;
-}
-
-static inline int64_t sim_sext(uint64_t bits, int w) {
-  return (int64_t)(w >= 64 ? bits : sim_wrap(bits, w, 1));
-}
-
-/* Mask of the low W bits, W in 1..64 (the & 63 keeps W = 64 shift-safe). */
-#define SIM_M64(W) ((W) >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << ((W) & 63)) - 1)
-
-/* Stores v into storage type T of width W: sub-byte widths wrap. */
-#define SIM_ST(T, W, SG, v)                                                   \
-  ((W) == 8 * (int)sizeof(T) ? (T)(v) : (T)sim_wrap((uint64_t)(v), (W), (SG)))
-
-static inline int64_t sim_sdiv(int64_t a, int64_t b) {
-  if (b == 0) return -1;
-  if (b == -1) return (int64_t)(0 - (uint64_t)a); /* MIN / -1 wraps to MIN */
-  return a / b;
-}
-static inline uint64_t sim_udiv(uint64_t a, uint64_t b) {
-  return b ? a / b : ~(uint64_t)0;
-}
-static inline int64_t sim_srem(int64_t a, int64_t b) {
-  if (b == 0) return a;
-  if (b == -1) return 0;
-  return a % b; /* sign of the dividend, as C99 */
-}
-static inline uint64_t sim_urem(uint64_t a, uint64_t b) {
-  return b ? a % b : a;
-}
-
-/* Square-and-multiply modulo 2^64; narrower types truncate afterwards. */
-static inline uint64_t sim_upow(uint64_t base, uint64_t e) {
-  uint64_t r = 1;
-  for (; e; e >>= 1, base *= base)
-    if (e & 1) r *= base;
-  return r;
-}
-/* Negative exponents: 1 and -1 keep their powers, everything else gives 0
- * (the interpreter's rule). */
-static inline int64_t sim_spow(int64_t base, int64_t e) {
-  if (e < 0) {
-    if (base == 1) return 1;
-    if (base == -1) return (e & 1) ? -1 : 1;
-    return 0;
-  }
-  return (int64_t)sim_upow((uint64_t)base, (uint64_t)e);
-}
-
-/* Arithmetic right shift of a w-bit pattern (also for unsigned types). */
-static inline uint64_t sim_sra(uint64_t bits, uint64_t sh, int w) {
-  int64_t s = sim_sext(bits, w);
-  if (sh >= (uint64_t)w) return s < 0 ? ~(uint64_t)0 : 0;
-  return (uint64_t)(s < 0 ? ~(~s >> sh) : s >> sh);
-}
-
-static inline uint64_t sim_iabs(int64_t v) {
-  return v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
-}
-static inline int64_t sim_isign(int64_t v) { return (v > 0) - (v < 0); }
-
-static inline int sim_popcnt(uint64_t x) {
-#if defined(__GNUC__)
-  return __builtin_popcountll(x);
-#else
-  int c = 0;
-  for (; x; x &= x - 1) c++;
-  return c;
-#endif
-}
-/* Leading zeros of x viewed as a w-bit number. */
-static inline int sim_clz(uint64_t x, int w) {
-#if defined(__GNUC__)
-  return x ? __builtin_clzll(x) - (64 - w) : w;
-#else
-  int k = w;
-  for (; x; x >>= 1) k--;
-  return k;
-#endif
-}
-
-/* ---- integer kernels ---- */
-
-/* Integer element types: name, dtype, storage T, unsigned compute type P
- * (never narrower than unsigned int, so no promotion to signed int), width
- * W, signedness SG.  OP is passed through for the caller's macro X. */
-#define SIM_INT_TYPES(X, OP)                                                  \
-  X(OP, s8, XRT_S8, int8_t, uint32_t, 8, 1)                                   \
-  X(OP, s16, XRT_S16, int16_t, uint32_t, 16, 1)                               \
-  X(OP, s32, XRT_S32, int32_t, uint32_t, 32, 1)                               \
-  X(OP, s64, XRT_S64, int64_t, uint64_t, 64, 1)                               \
-  X(OP, u8, XRT_U8, uint8_t, uint32_t, 8, 0)                                  \
-  X(OP, u16, XRT_U16, uint16_t, uint32_t, 16, 0)                              \
-  X(OP, u32, XRT_U32, uint32_t, uint32_t, 32, 0)                              \
-  X(OP, u64, XRT_U64, uint64_t, uint64_t, 64, 0)                              \
-  X(OP, s2, XRT_S2, int8_t, uint32_t, 2, 1)                                   \
-  X(OP, s4, XRT_S4, int8_t, uint32_t, 4, 1)                                   \
-  X(OP, u2, XRT_U2, uint8_t, uint32_t, 2, 0)                                  \
-  X(OP, u4, XRT_U4, uint8_t, uint32_t, 4, 0)
-
-#define SIM_I_ADD(a, b, P, W, SG) ((P)(a) + (P)(b))
-#define SIM_I_SUB(a, b, P, W, SG) ((P)(a) - (P)(b))
-#define SIM_I_MUL(a, b, P, W, SG) ((P)(a) * (P)(b))
-#define SIM_I_AND(a, b, P, W, SG) ((P)(a) & (P)(b))
-#define SIM_I_OR(a, b, P, W, SG) ((P)(a) | (P)(b))
-#define SIM_I_XOR(a, b, P, W, SG) ((P)(a) ^ (P)(b))
-#define SIM_I_MAX(a, b, P, W, SG) ((a) > (b) ? (a) : (b))
-#define SIM_I_MIN(a, b, P, W, SG) ((a) < (b) ? (a) : (b))
-#define SIM_I_DIV(a, b, P, W, SG)                                             \
-  ((SG) ? (uint64_t)sim_sdiv((int64_t)(a), (int64_t)(b))                      \
-        : sim_udiv((uint64_t)(a), (uint64_t)(b)))
-#define SIM_I_REM(a, b, P, W, SG)                                             \
-  ((SG) ? (uint64_t)sim_srem((int64_t)(a), (int64_t)(b))                      \
-        : sim_urem((uint64_t)(a), (uint64_t)(b)))
-#define SIM_I_POW(a, b, P, W, SG)                                             \
-  ((SG) ? (uint64_t)sim_spow((int64_t)(a), (int64_t)(b))                      \
-        : sim_upow((uint64_t)(a), (uint64_t)(b)))
-/* Shift counts are read as unsigned W-bit values: negative ones are huge. */
-#define SIM_I_SHL(a, b, P, W, SG)                                             \
-  ((uint64_t)(P)(b) >= (W) ? 0 : (P)(a) << (uint64_t)(P)(b))
-#define SIM_I_SHRL(a, b, P, W, SG)                                            \
-  ((uint64_t)(P)(b) >= (W)                                                    \
-       ? 0                                                                    \
-       : ((uint64_t)(P)(a) & SIM_M64(W)) >> (uint64_t)(P)(b))
-#define SIM_I_SHRA(a, b, P, W, SG)                                            \
-  sim_sra((uint64_t)(P)(a), (uint64_t)(P)(b) & SIM_M64(W), (W))
-
-#define SIM_I_NEG(a, P, W, SG) ((P)0 - (P)(a))
-#define SIM_I_ABS(a, P, W, SG) ((SG) ? sim_iabs((int64_t)(a)) : (uint64_t)(a))
-#define SIM_I_SIGN(a, P, W, SG)                                               \
-  ((SG) ? (uint64_t)sim_isign((int64_t)(a)) : (uint64_t)((a) != 0))
-#define SIM_I_NOT(a, P, W, SG) ((P) ~(P)(a))
-#define SIM_I_POPCNT(a, P, W, SG)                                             \
-  ((uint64_t)sim_popcnt((uint64_t)(P)(a) & SIM_M64(W)))
-#define SIM_I_CLZ(a, P, W, SG)                                                \
-  ((uint64_t)sim_clz((uint64_t)(P)(a) & SIM_M64(W), (W)))
-
-#define SIM_INT_BIN_OPS(X)                                                    \
-  X(ADD) X(SUB) X(MUL) X(DIV) X(REM) X(MAX) X(MIN) X(POW) X(AND) X(OR)        \
-  X(XOR) X(SHL) X(SHRL) X(SHRA)
-#define SIM_INT_UN_OPS(X) X(NEG) X(ABS) X(SIGN) X(NOT) X(POPCNT) X(CLZ)
-
-#define SIM_DEF_IB(OP, nm, code, T, P, W, SG)                                 \
-  static void sim_##OP##_##nm(void *const *in, void *out, size_t n,           \
-                              const void *ctx) {                              \
-    const T *a = (const T *)in[0], *b = (const T *)in[1];                     \
-    T *o = (T *)out;                                                          \
-    (void)ctx;                                                                \
-    SIM_MAP2(T, a, b, o, n, SIM_ST(T, W, SG, SIM_I_##OP(X, Y, P, W, SG)));   \
-  }
-#define SIM_DEF_IU(OP, nm, code, T, P, W, SG)                                 \
-  static void sim_##OP##_##nm(void *const *in, void *out, size_t n,           \
-                              const void *ctx) {                              \
-    const T *a = (const T *)in[0];                                            \
-    T *o = (T *)out;                                                          \
-    (void)ctx;                                                                \
-    SIM_MAP1(T, a, o, n, SIM_ST(T, W, SG, SIM_I_##OP(X, P, W, SG)));         \
-  }
-#define SIM_STAMP_IB(OP) SIM_INT_TYPES(SIM_DEF_IB, OP)
-#define SIM_STAMP_IU(OP) SIM_INT_TYPES(SIM_DEF_IU, OP)
-SIM_INT_BIN_OPS(SIM_STAMP_IB)
-SIM_INT_UN_OPS(SIM_STAMP_IU)
 
 /* ---- pred (i1) kernels: arithmetic on booleans as the spec defines it ---- */
 
@@ -1776,28 +1993,6 @@ static void sim_NOT_pred(void *const *in, void *out, size_t n,
 }
 
 /* ---- float kernels ---- */
-
-/* Float types: name, dtype, storage T, compute type C, load, store, and the
- * totalOrder key of a stored value. */
-#define SIM_ID(x) (x)
-#define SIM_FLT_TYPES(X, OP)                                                  \
-  X(OP, f32, XRT_F32, float, float, SIM_ID, SIM_ID, sim_key_f32)              \
-  X(OP, f64, XRT_F64, double, double, SIM_ID, SIM_ID, sim_key_f64)            \
-  X(OP, f16, XRT_F16, uint16_t, float, xrt_f16_to_f32, xrt_f32_to_f16,        \
-    sim_key_h)                                                                \
-  X(OP, bf16, XRT_BF16, uint16_t, float, xrt_bf16_to_f32, xrt_f32_to_bf16,    \
-    sim_key_h)
-
-/* Ops computed in the element's compute type C (correctly rounded there,
- * and float has the 2p+2 bits that make f16/bf16 results exact too) ... */
-#define SIM_FLT_BIN_OPS(X) X(ADD) X(SUB) X(MUL) X(DIV) X(REM) X(MAX) X(MIN)
-#define SIM_FLT_UN_OPS(X)                                                     \
-  X(NEG) X(ABS) X(SIGN) X(SQRT) X(FLOOR) X(CEIL) X(RAFZ) X(REVEN)
-/* ... and ops computed in double. */
-#define SIM_FLT_BIN_DOPS(X) X(POW) X(ATAN2)
-#define SIM_FLT_UN_DOPS(X)                                                    \
-  X(EXP) X(LOG) X(RSQRT) X(TANH) X(LOGISTIC) X(SIN) X(COS) X(TAN) X(EXPM1)    \
-  X(LOG1P) X(CBRT)
 
 /* Stores a double into a float element type with one rounding. */
 #define SIM_STD_f32(v) ((float)(v))
@@ -1860,19 +2055,481 @@ SIM_FLT_UN_DOPS(SIM_STAMP_FUD)
   }
 SIM_FLT_TYPES(SIM_DEF_ISFIN, ISFIN)
 
-/* ---- complex kernels: values travel as pairs of doubles ---- */
+/* Same-size copy (real of a real type, bitcast); NULL-safe for n == 0. */
+SIM_PRIVATE void sim_copy(void *const *in, void *out, size_t n,
+                          const void *ctx) {
+  size_t esz = *(const size_t *)ctx;
+  if (n && in[0] != out) memcpy(out, in[0], n * esz);
+}
+static void sim_zero(void *const *in, void *out, size_t n, const void *ctx) {
+  size_t esz = *(const size_t *)ctx;
+  (void)in;
+  if (n) memset(out, 0, n * esz); /* +0.0 is all zero bits */
+}
+SIM_PRIVATE_DATA const size_t sim_esz[17] = {
+    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
 
-typedef struct sim_c2 {
-  double re, im;
-} sim_c2;
-typedef double _Complex sim_cd;
+/* Kernel table indexed by [op][operand element type]; NULL = unsupported. */
+#define SIM_TENT_F(OP, nm, code, T, C, LD, ST, KEY) [SIM_EW_##OP][code] = sim_##OP##_##nm,
+#define SIM_TENT_P(OP, sym) [SIM_EW_##OP][XRT_PRED] = sim_##OP##_pred,
+#define SIM_TROW_F(OP) SIM_FLT_TYPES(SIM_TENT_F, OP)
+static const sim_ew_fn sim_ew_tab[SIM_EW_NOPS][XRT_DTYPE_COUNT] = {
+    SIM_FLT_BIN_OPS(SIM_TROW_F) SIM_FLT_UN_OPS(SIM_TROW_F)
+    SIM_FLT_BIN_DOPS(SIM_TROW_F) SIM_FLT_UN_DOPS(SIM_TROW_F)
+    SIM_PRED_BIN_OPS(SIM_TENT_P)
+    [SIM_EW_NOT][XRT_PRED] = sim_NOT_pred,
+    SIM_FLT_TYPES(SIM_TENT_F, ISFIN)
+};
 
-static inline sim_c2 sim_c2_mk(double re, double im) {
-  sim_c2 r;
-  r.re = re;
-  r.im = im;
+SIM_PRIVATE int sim_ew_op_of(xrt_opcode code) {
+  switch (code) {
+#define SIM_EW_CASE(e, xo, ar, vk)                                            \
+  case XRT_OP_##xo:                                                           \
+    return SIM_EW_##e;
+    SIM_EW_OPS(SIM_EW_CASE)
+#undef SIM_EW_CASE
+  default:
+    return -1;
+  }
+}
+
+/* True if the op code is one sim_ew_kernel handles. */
+SIM_PRIVATE int sim_ew_handles(xrt_opcode code) {
+  return sim_op(code)->ew_arity != 0;
+}
+
+SIM_PRIVATE enum sim_ew_class sim_ew_class(xrt_dtype t) {
+  switch (t) {
+  case XRT_PRED: return SIM_EWC_PRED;
+  case XRT_S2: case XRT_S4: case XRT_S8: case XRT_S16: case XRT_S32:
+  case XRT_S64: return SIM_EWC_SIGNED;
+  case XRT_U2: case XRT_U4: case XRT_U8: case XRT_U16: case XRT_U32:
+  case XRT_U64: return SIM_EWC_UNSIGNED;
+  case XRT_F16: case XRT_BF16: case XRT_F32: case XRT_F64:
+    return SIM_EWC_FLOAT;
+  case XRT_C64: case XRT_C128: return SIM_EWC_COMPLEX;
+  case XRT_F8E4M3FN: case XRT_F8E5M2: case XRT_F8E4M3FNUZ:
+  case XRT_F8E5M2FNUZ: case XRT_F8E4M3B11FNUZ: case XRT_F8E3M4:
+  case XRT_F8E4M3: case XRT_F8E8M0FNU: case XRT_F6E2M3FN: case XRT_F6E3M2FN:
+  case XRT_F4E2M1FN: return SIM_EWC_MINIFLOAT;
+  default: return SIM_EWC_NONE;
+  }
+}
+
+/* Bit width of an element type (the MLIR one: 64 for c64). */
+SIM_PRIVATE int sim_ew_bits(xrt_dtype t) {
+  static const int8_t bits[XRT_DTYPE_COUNT] = {
+      [XRT_PRED] = 1, [XRT_S8] = 8, [XRT_S16] = 16, [XRT_S32] = 32,
+      [XRT_S64] = 64, [XRT_U8] = 8, [XRT_U16] = 16, [XRT_U32] = 32,
+      [XRT_U64] = 64, [XRT_F16] = 16, [XRT_BF16] = 16, [XRT_F32] = 32,
+      [XRT_F64] = 64, [XRT_C64] = 64, [XRT_S2] = 2, [XRT_S4] = 4,
+      [XRT_U2] = 2, [XRT_U4] = 4, [XRT_F8E4M3FN] = 8, [XRT_F8E5M2] = 8,
+      [XRT_F8E4M3FNUZ] = 8, [XRT_F8E5M2FNUZ] = 8, [XRT_F8E4M3B11FNUZ] = 8,
+      [XRT_F8E3M4] = 8, [XRT_F8E4M3] = 8, [XRT_F8E8M0FNU] = 8,
+      [XRT_F6E2M3FN] = 6, [XRT_F6E3M2FN] = 6, [XRT_F4E2M1FN] = 4};
+  if (t == XRT_C128) return 128; /* does not fit the int8_t table */
+  return (unsigned)t < XRT_DTYPE_COUNT ? bits[t] : 0;
+}
+/* Bytes per element in buffers. */
+SIM_PRIVATE size_t sim_ew_size(xrt_dtype t) {
+  int b = sim_ew_bits(t);
+  return b <= 8 ? (b > 0) : (size_t)b / 8;
+}
+
+/* The core's opcode names, dtype classes and shape spelling, repeated here
+ * so that the plugin built as a shared object calls nothing in xrt.c. */
+SIM_PRIVATE const char *sim_opcode_name(xrt_opcode code) {
+  static const char *const names[XRT_OP_COUNT] = {
+      [XRT_OP_INVALID] = "invalid",
+#define SIM_OPCODE_NAME(e, s) [XRT_OP_##e] = s,
+      XRT_OPCODES(SIM_OPCODE_NAME)
+#undef SIM_OPCODE_NAME
+  };
+  return (unsigned)code < XRT_OP_COUNT ? names[code] : "invalid";
+}
+SIM_PRIVATE int sim_dtype_is_float(xrt_dtype t) {
+  enum sim_ew_class c = sim_ew_class(t);
+  return c == SIM_EWC_FLOAT || c == SIM_EWC_MINIFLOAT;
+}
+SIM_PRIVATE int sim_dtype_is_complex(xrt_dtype t) {
+  return sim_ew_class(t) == SIM_EWC_COMPLEX;
+}
+/* "tensor<2x3xf32>" into buf (cap > 0), truncated if it does not fit. */
+static void sim_shape_format(const xrt_shape *s, char *buf, size_t cap) {
+  size_t n = (size_t)snprintf(buf, cap, "tensor<");
+  for (int32_t i = 0; i < s->rank && i < XRT_MAX_RANK && n < cap; i++)
+    n += (size_t)snprintf(buf + n, cap - n, "%lldx", (long long)s->dims[i]);
+  if (n < cap) snprintf(buf + n, cap - n, "%s>", sim_dtype_name(s->dtype));
+}
+
+/* Writes "<op> is not implemented for <type>[ -> <type>]" and returns NULL. */
+SIM_PRIVATE sim_ew_fn sim_ew_unsup(const xrt_ir_func *f, const xrt_ir_op *op,
+                                   int32_t v, int32_t r,
+                                   const char *why_extra, char *why,
+                                   size_t whycap) {
+  char a[128] = "", b[128] = "";
+  sim_shape_format(&f->value_types[v].shape, a, sizeof a);
+  if (r >= 0) sim_shape_format(&f->value_types[r].shape, b, sizeof b);
+  if (why && whycap)
+    snprintf(why, whycap, "%s is not implemented for %s%s%s%s",
+             op->name ? op->name : sim_opcode_name(op->code), a,
+             r >= 0 ? " -> " : "", b, why_extra ? why_extra : "");
+  return NULL;
+}
+
+/* A kernel context could not be allocated: *ctx_owned = -1 tells the
+ * caller (out of memory, not unsupported). */
+SIM_PRIVATE sim_ew_fn sim_ew_oom(int *ctx_owned, char *why, size_t whycap) {
+  *ctx_owned = -1;
+  if (why && whycap)
+    snprintf(why, whycap, "out of host memory for an elementwise kernel's "
+             "context");
+  return NULL;
+}
+
+/* The compare_type each element class takes (floats: TOTALORDER too). */
+static const char *const sim_cmp_types[SIM_EWC_COUNT] = {
+    [SIM_EWC_PRED] = "UNSIGNED", [SIM_EWC_SIGNED] = "SIGNED",
+    [SIM_EWC_UNSIGNED] = "UNSIGNED", [SIM_EWC_FLOAT] = "FLOAT",
+    [SIM_EWC_MINIFLOAT] = "FLOAT", [SIM_EWC_COMPLEX] = "FLOAT"};
+
+/* Compare: direction and compare_type attributes pick the kernel. */
+static sim_ew_fn sim_ew_compare(const xrt_allocator *al, const xrt_ir_func *f,
+                                const xrt_ir_op *op, const void **ctx_out,
+                                int *ctx_owned, char *why, size_t whycap) {
+  static const char *const dirs[SIM_NDIRS] = {"EQ", "NE", "GE",
+                                              "GT", "LE", "LT"};
+  xrt_dtype t = f->value_types[op->operands[0]].shape.dtype;
+  xrt_dtype r = f->value_types[op->results[0]].shape.dtype;
+  const xrt_ir_attr *d = xrt_ir_op_attr(op, "comparison_direction");
+  const xrt_ir_attr *ct = xrt_ir_op_attr(op, "compare_type");
+  enum sim_ew_class cls = sim_ew_class(t);
+  int dir = -1, tot = 0;
+  if (f->value_types[op->operands[1]].shape.dtype != t || r != XRT_PRED)
+    return sim_ew_unsup(f, op, op->operands[0], op->results[0], "", why, whycap);
+  for (int k = 0; d && d->s && k < SIM_NDIRS; k++)
+    if (!strcmp(d->s, dirs[k])) dir = k;
+  if (dir < 0)
+    return sim_ew_unsup(f, op, op->operands[0], -1,
+                        " (bad comparison_direction)", why, whycap);
+  if (ct && ct->s) { /* the type must fit the elements (spec (C3)) */
+    const char *s = ct->s;
+    tot = !strcmp(s, "TOTALORDER");
+    int ok = (tot && sim_dtype_is_float(t)) ||
+             (sim_cmp_types[cls] && !strcmp(s, sim_cmp_types[cls]));
+    if (!ok)
+      return sim_ew_unsup(f, op, op->operands[0], -1,
+                          " with this compare_type", why, whycap);
+  }
+  if (cls == SIM_EWC_MINIFLOAT) {
+    sim_mf *m = sim_mf_new(al, t, r);
+    if (!m) return sim_ew_oom(ctx_owned, why, whycap);
+    m->dir = dir + (tot ? 8 : 0);
+    *ctx_out = m;
+    *ctx_owned = 1;
+    return sim_cmp_mf;
+  }
+  sim_ew_fn fn = cls != SIM_EWC_NONE ? sim_cmp_kernel(tot, dir, t) : NULL;
+  return fn ? fn : sim_ew_unsup(f, op, op->operands[0], -1, "", why, whycap);
+}
+
+/* real/imag of a real element type: a copy and zeros. */
+static sim_ew_fn sim_ew_real_imag(int e, xrt_dtype t, const void **ctx_out) {
+  if (sim_ew_class(t) != SIM_EWC_FLOAT) return NULL;
+  *ctx_out = &sim_esz[sim_ew_size(t)];
+  return e == SIM_EW_REAL ? sim_copy : sim_zero;
+}
+
+/* The element type a result must have for an op whose operand has type t. */
+static xrt_dtype sim_ew_result_type(int e, xrt_dtype t) {
+  if (e == SIM_EW_ISFIN) return XRT_PRED;
+  if (e == SIM_EW_CMK) return t == XRT_F32 ? XRT_C64 : XRT_C128;
+  if ((e == SIM_EW_ABS || e == SIM_EW_REAL || e == SIM_EW_IMAG) &&
+      sim_dtype_is_complex(t))
+    return t == XRT_C64 ? XRT_F32 : XRT_F64;
+  return t;
+}
+
+/* A kernel with a sim_mf context: operand type t, result type r. */
+static sim_ew_fn sim_ew_mf(const xrt_allocator *al, const xrt_ir_func *f,
+                           const xrt_ir_op *op, sim_ew_fn fn, xrt_dtype t,
+                           xrt_dtype r, const void **ctx_out, int *ctx_owned,
+                           char *why, size_t whycap) {
+  if (!fn)
+    return sim_ew_unsup(f, op, op->operands[0], op->results[0], "", why, whycap);
+  sim_mf *m = sim_mf_new(al, t, r);
+  if (!m) return sim_ew_oom(ctx_owned, why, whycap);
+  *ctx_out = m;
+  *ctx_owned = 1;
+  return fn;
+}
+
+/* convert between any two element types (small floats included). */
+static sim_ew_fn sim_ew_convert(const xrt_allocator *al, const xrt_ir_func *f,
+                                const xrt_ir_op *op, const void **ctx_out,
+                                int *ctx_owned, char *why, size_t whycap) {
+  xrt_dtype t = f->value_types[op->operands[0]].shape.dtype;
+  xrt_dtype r = f->value_types[op->results[0]].shape.dtype;
+  enum sim_ew_class ct = sim_ew_class(t), cr = sim_ew_class(r);
+  if (ct == SIM_EWC_NONE || cr == SIM_EWC_NONE)
+    return sim_ew_unsup(f, op, op->operands[0], op->results[0], "", why, whycap);
+  if (ct == SIM_EWC_MINIFLOAT || cr == SIM_EWC_MINIFLOAT)
+    return sim_ew_mf(al, f, op, sim_mf_cv_kernel(t, r), t, r, ctx_out,
+                     ctx_owned, why, whycap);
+  sim_ew_fn fn = sim_cv_kernel(t, r);
+  return fn ? fn : sim_ew_unsup(f, op, op->operands[0], op->results[0], "", why, whycap);
+}
+
+/* Kernel for an elementwise op whose operands all have the result's shape
+ * (n elements each; for a bitcast_convert that changes the element width, n
+ * counts result elements).  ctx_out receives a pointer (may be NULL) passed
+ * back as ctx on every call; *ctx_owned is 1 if the caller must free it
+ * with al (it came from al), -1 (and NULL returned) when al failed.
+ * Returns NULL and writes a reason into why if unsupported.  Quantized
+ * operands or results (and uniform_quantize/dequantize) go to sim_ew_quant,
+ * which needs the result's shape to find per-axis parameters. */
+SIM_PRIVATE sim_ew_fn sim_ew_kernel(const xrt_allocator *al, const xrt_ir_func *f,
+                               const xrt_ir_op *op, const void **ctx_out,
+                               int *ctx_owned, char *why, size_t whycap) {
+  *ctx_out = NULL;
+  *ctx_owned = 0;
+  int e = sim_ew_op_of(op->code);
+  int handled = sim_ew_handles(op->code);
+  /* (the message below gives other ops one operand) */
+  int arity = handled ? sim_op(op->code)->ew_arity : 1;
+  if (!handled || op->num_operands != arity || op->num_results != 1) {
+    if (why && whycap)
+      snprintf(why, whycap, "%s is not an elementwise op with %d operand(s)",
+               op->name ? op->name : sim_opcode_name(op->code), arity);
+    return NULL;
+  }
+  int quant = op->code == XRT_OP_UNIFORM_QUANTIZE ||
+              op->code == XRT_OP_UNIFORM_DEQUANTIZE;
+  for (int k = 0; k <= arity; k++) {
+    int32_t v = k < arity ? op->operands[k] : op->results[0];
+    const xrt_ir_type *ty = &f->value_types[v];
+    if (ty->kind != XRT_TYPE_TENSOR)
+      return sim_ew_unsup(f, op, v, -1, "", why, whycap);
+    if (ty->quant) quant = 1;
+  }
+  xrt_dtype t = f->value_types[op->operands[0]].shape.dtype;
+  xrt_dtype r = f->value_types[op->results[0]].shape.dtype;
+  /* a bitcast between a quantized type and its storage type is a copy */
+  if (op->code == XRT_OP_BITCAST_CONVERT)
+    return sim_ew_bitcast(al, f, op, ctx_out, ctx_owned, why, whycap);
+  if (quant)
+    return sim_ew_quant(al, f, op, e, arity, ctx_out, ctx_owned, why, whycap);
+  if (op->code == XRT_OP_COMPARE)
+    return sim_ew_compare(al, f, op, ctx_out, ctx_owned, why, whycap);
+  if (op->code == XRT_OP_CONVERT)
+    return sim_ew_convert(al, f, op, ctx_out, ctx_owned, why, whycap);
+  if (op->code == XRT_OP_REDUCE_PRECISION)
+    return sim_ew_reduce_precision(al, f, op, ctx_out, ctx_owned, why,
+                                   whycap);
+  if (arity == 2 && f->value_types[op->operands[1]].shape.dtype != t)
+    return sim_ew_unsup(f, op, op->operands[1], op->results[0],
+                        " (operand types differ)", why, whycap);
+  enum sim_ew_class cls = sim_ew_class(t);
+  if (cls == SIM_EWC_NONE || r != sim_ew_result_type(e, t))
+    return sim_ew_unsup(f, op, op->operands[0], op->results[0], "", why, whycap);
+  if (cls == SIM_EWC_MINIFLOAT)
+    return sim_ew_mf(al, f, op, sim_mf_kernel(e), t, r, ctx_out, ctx_owned,
+                     why, whycap);
+  sim_ew_fn fn; /* from the table of the operand's family */
+  if (cls == SIM_EWC_SIGNED || cls == SIM_EWC_UNSIGNED) {
+    fn = sim_int_kernel(e, t);
+    if (!fn) fn = sim_bit_kernel(e, t);
+  } else if (cls == SIM_EWC_COMPLEX || e == SIM_EW_CMK) {
+    fn = sim_cpx_kernel(e, t);
+  } else {
+    fn = sim_ew_tab[e][t]; /* pred, float */
+  }
+  if (!fn && (e == SIM_EW_REAL || e == SIM_EW_IMAG))
+    fn = sim_ew_real_imag(e, t, ctx_out);
+  return fn ? fn : sim_ew_unsup(f, op, op->operands[0], -1, "", why, whycap);
+}
+/* ==== end src/sim/elementwise.c ==== */
+/* ==== begin src/sim/integer.c ==== */
+/*
+ * src/sim/integer.c - the simulator's integer arithmetic kernels (add ...
+ * power, negate, abs, sign, chlo.mulhi) and their table; the bitwise ops
+ * are in bitwise.c.
+ * Part of the simulated device; MIT licensed, see LICENSE.
+ */
+
+/* ---- integer helpers (values travel as 64-bit two's complement) ---- */
+
+static inline int64_t sim_sdiv(int64_t a, int64_t b) {
+  if (b == 0) return -1;
+  if (b == -1) return (int64_t)(0 - (uint64_t)a); /* MIN / -1 wraps to MIN */
+  return a / b;
+}
+static inline uint64_t sim_udiv(uint64_t a, uint64_t b) {
+  return b ? a / b : ~(uint64_t)0;
+}
+static inline int64_t sim_srem(int64_t a, int64_t b) {
+  if (b == 0) return a;
+  if (b == -1) return 0;
+  return a % b; /* sign of the dividend, as C99 */
+}
+static inline uint64_t sim_urem(uint64_t a, uint64_t b) {
+  return b ? a % b : a;
+}
+
+/* Square-and-multiply modulo 2^64; narrower types truncate afterwards. */
+static inline uint64_t sim_upow(uint64_t base, uint64_t e) {
+  uint64_t r = 1;
+  for (; e; e >>= 1, base *= base)
+    if (e & 1) r *= base;
   return r;
 }
+/* Negative exponents: 1 and -1 keep their powers, everything else gives 0
+ * (the interpreter's rule). */
+static inline int64_t sim_spow(int64_t base, int64_t e) {
+  if (e < 0) {
+    if (base == 1) return 1;
+    if (base == -1) return (e & 1) ? -1 : 1;
+    return 0;
+  }
+  return (int64_t)sim_upow((uint64_t)base, (uint64_t)e);
+}
+
+static inline uint64_t sim_iabs(int64_t v) {
+  return v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+}
+static inline int64_t sim_isign(int64_t v) { return (v > 0) - (v < 0); }
+
+/* ---- integer kernels ---- */
+
+#define SIM_I_ADD(a, b, P, W, SG) ((P)(a) + (P)(b))
+#define SIM_I_SUB(a, b, P, W, SG) ((P)(a) - (P)(b))
+#define SIM_I_MUL(a, b, P, W, SG) ((P)(a) * (P)(b))
+#define SIM_I_MAX(a, b, P, W, SG) ((a) > (b) ? (a) : (b))
+#define SIM_I_MIN(a, b, P, W, SG) ((a) < (b) ? (a) : (b))
+#define SIM_I_DIV(a, b, P, W, SG)                                             \
+  ((SG) ? (uint64_t)sim_sdiv((int64_t)(a), (int64_t)(b))                      \
+        : sim_udiv((uint64_t)(a), (uint64_t)(b)))
+#define SIM_I_REM(a, b, P, W, SG)                                             \
+  ((SG) ? (uint64_t)sim_srem((int64_t)(a), (int64_t)(b))                      \
+        : sim_urem((uint64_t)(a), (uint64_t)(b)))
+#define SIM_I_POW(a, b, P, W, SG)                                             \
+  ((SG) ? (uint64_t)sim_spow((int64_t)(a), (int64_t)(b))                      \
+        : sim_upow((uint64_t)(a), (uint64_t)(b)))
+
+#define SIM_I_NEG(a, P, W, SG) ((P)0 - (P)(a))
+#define SIM_I_ABS(a, P, W, SG) ((SG) ? sim_iabs((int64_t)(a)) : (uint64_t)(a))
+#define SIM_I_SIGN(a, P, W, SG)                                               \
+  ((SG) ? (uint64_t)sim_isign((int64_t)(a)) : (uint64_t)((a) != 0))
+
+#define SIM_INT_BIN_OPS(X)                                                    \
+  X(ADD) X(SUB) X(MUL) X(DIV) X(REM) X(MAX) X(MIN) X(POW)
+#define SIM_INT_UN_OPS(X) X(NEG) X(ABS) X(SIGN)
+
+SIM_INT_BIN_OPS(SIM_STAMP_IB)
+SIM_INT_UN_OPS(SIM_STAMP_IU)
+
+/* ---- chlo.mulhi: the high half of the double-width product ---- */
+
+static inline uint64_t sim_umulh64(uint64_t a, uint64_t b) {
+  uint64_t al = a & 0xffffffffu, ah = a >> 32, bl = b & 0xffffffffu, bh = b >> 32;
+  uint64_t ll = al * bl, lh = al * bh, hl = ah * bl, hh = ah * bh;
+  uint64_t mid = (ll >> 32) + (lh & 0xffffffffu) + (hl & 0xffffffffu);
+  return hh + (lh >> 32) + (hl >> 32) + (mid >> 32);
+}
+/* a and b are w-bit values, sign- or zero-extended to 64 bits. */
+static inline uint64_t sim_mulhi(uint64_t a, uint64_t b, int w, int sg) {
+  if (w < 64) { /* the product fits 64 bits (w <= 32) */
+    if (!sg) return (a * b) >> w;
+    return sim_sra(a * b, (uint64_t)w, 64); /* two's complement product */
+  }
+  uint64_t h = sim_umulh64(a, b);
+  if (sg) { /* signed high half from the unsigned one */
+    if (a >> 63) h -= b;
+    if (b >> 63) h -= a;
+  }
+  return h;
+}
+#define SIM_I_MULHI(a, b, P, W, SG)                                           \
+  sim_mulhi((SG) ? (uint64_t)(int64_t)(a) : (uint64_t)(a),                    \
+            (SG) ? (uint64_t)(int64_t)(b) : (uint64_t)(b), (W), (SG))
+SIM_INT_TYPES(SIM_DEF_IB, MULHI)
+
+/* Kernel table indexed by [op][operand element type]; NULL = unsupported. */
+static const sim_ew_fn sim_int_tab[SIM_EW_NOPS][XRT_DTYPE_COUNT] = {
+    SIM_INT_BIN_OPS(SIM_TROW_I) SIM_INT_UN_OPS(SIM_TROW_I)
+    SIM_INT_TYPES(SIM_TENT_I, MULHI)
+};
+
+/* The arithmetic kernel of op e (SIM_EW_*) for integer element type t;
+ * NULL: none (the bitwise ops: sim_bit_kernel). */
+SIM_PRIVATE sim_ew_fn sim_int_kernel(int e, xrt_dtype t) {
+  return sim_int_tab[e][t];
+}
+/* ==== end src/sim/integer.c ==== */
+/* ==== begin src/sim/bitwise.c ==== */
+/*
+ * src/sim/bitwise.c - the simulator's bitwise kernels on integers (and, or,
+ * xor, not, the shifts, popcnt, count_leading_zeros) and their table.
+ * Part of the simulated device; MIT licensed, see LICENSE.
+ */
+
+static inline int sim_popcnt(uint64_t x) {
+#if defined(__GNUC__)
+  return __builtin_popcountll(x);
+#else
+  int c = 0;
+  for (; x; x &= x - 1) c++;
+  return c;
+#endif
+}
+
+#define SIM_I_AND(a, b, P, W, SG) ((P)(a) & (P)(b))
+#define SIM_I_OR(a, b, P, W, SG) ((P)(a) | (P)(b))
+#define SIM_I_XOR(a, b, P, W, SG) ((P)(a) ^ (P)(b))
+/* Shift counts are read as unsigned W-bit values: negative ones are huge. */
+#define SIM_I_SHL(a, b, P, W, SG)                                             \
+  ((uint64_t)(P)(b) >= (W) ? 0 : (P)(a) << (uint64_t)(P)(b))
+#define SIM_I_SHRL(a, b, P, W, SG)                                            \
+  ((uint64_t)(P)(b) >= (W)                                                    \
+       ? 0                                                                    \
+       : ((uint64_t)(P)(a) & SIM_M64(W)) >> (uint64_t)(P)(b))
+#define SIM_I_SHRA(a, b, P, W, SG)                                            \
+  sim_sra((uint64_t)(P)(a), (uint64_t)(P)(b) & SIM_M64(W), (W))
+
+#define SIM_I_NOT(a, P, W, SG) ((P) ~(P)(a))
+#define SIM_I_POPCNT(a, P, W, SG)                                             \
+  ((uint64_t)sim_popcnt((uint64_t)(P)(a) & SIM_M64(W)))
+#define SIM_I_CLZ(a, P, W, SG)                                                \
+  ((uint64_t)sim_clz((uint64_t)(P)(a) & SIM_M64(W), (W)))
+
+#define SIM_BIT_BIN_OPS(X) X(AND) X(OR) X(XOR) X(SHL) X(SHRL) X(SHRA)
+#define SIM_BIT_UN_OPS(X) X(NOT) X(POPCNT) X(CLZ)
+
+SIM_BIT_BIN_OPS(SIM_STAMP_IB)
+SIM_BIT_UN_OPS(SIM_STAMP_IU)
+
+/* Kernel table indexed by [op][operand element type]; NULL = unsupported. */
+static const sim_ew_fn sim_bit_tab[SIM_EW_NOPS][XRT_DTYPE_COUNT] = {
+    SIM_BIT_BIN_OPS(SIM_TROW_I) SIM_BIT_UN_OPS(SIM_TROW_I)};
+
+/* The bitwise kernel of op e (SIM_EW_*) for integer element type t; NULL:
+ * none. */
+SIM_PRIVATE sim_ew_fn sim_bit_kernel(int e, xrt_dtype t) {
+  return sim_bit_tab[e][t];
+}
+/* ==== end src/sim/bitwise.c ==== */
+/* ==== begin src/sim/complex.c ==== */
+/*
+ * src/sim/complex.c - the simulator's complex arithmetic kernels (c64,
+ * c128; abs, real and imag to floats, complex(re, im) from them) and their
+ * table.
+ * Part of the simulated device; MIT licensed, see LICENSE.
+ */
+
+/* ---- complex kernels: values travel as pairs of doubles ---- */
+
+typedef double _Complex sim_cd;
+
 /* A union avoids x + y*I, which turns an infinite y into NaNs. */
 static inline sim_cd sim_cd_of(sim_c2 a) {
   union {
@@ -1961,9 +2618,6 @@ static inline sim_c2 sim_c_CBRT(sim_c2 a) {
   return sim_c2_mk(r * cos(t), r * sin(t));
 }
 
-#define SIM_CPX_TYPES(X, OP)                                                  \
-  X(OP, c64, XRT_C64, float)                                                  \
-  X(OP, c128, XRT_C128, double)
 #define SIM_CPX_BIN_OPS(X)                                                    \
   X(ADD) X(SUB) X(MUL) X(DIV) X(POW) X(ATAN2) X(MAX) X(MIN)
 #define SIM_CPX_UN_OPS(X)                                                     \
@@ -2032,20 +2686,31 @@ SIM_CPX_TYPES(SIM_DEF_CR, IMAG)
   }
 SIM_CPX_TYPES(SIM_DEF_CMK, CMK)
 
-/* Same-size copy (real of a real type, bitcast); NULL-safe for n == 0. */
-static void sim_copy(void *const *in, void *out, size_t n, const void *ctx) {
-  size_t esz = *(const size_t *)ctx;
-  if (n && in[0] != out) memcpy(out, in[0], n * esz);
-}
-static void sim_zero(void *const *in, void *out, size_t n, const void *ctx) {
-  size_t esz = *(const size_t *)ctx;
-  (void)in;
-  if (n) memset(out, 0, n * esz); /* +0.0 is all zero bits */
-}
-static const size_t sim_esz[17] = {0, 1, 2, 3, 4, 5, 6, 7, 8,
-                                   9, 10, 11, 12, 13, 14, 15, 16};
+/* Kernel table indexed by [op][operand element type]; NULL = unsupported. */
+#define SIM_TENT_C(OP, nm, code, ET) [SIM_EW_##OP][code] = sim_##OP##_##nm,
+#define SIM_TROW_C(OP) SIM_CPX_TYPES(SIM_TENT_C, OP)
+static const sim_ew_fn sim_cpx_tab[SIM_EW_NOPS][XRT_DTYPE_COUNT] = {
+    SIM_CPX_BIN_OPS(SIM_TROW_C) SIM_CPX_UN_OPS(SIM_TROW_C)
+    SIM_CPX_TYPES(SIM_TENT_C, ABS)
+    SIM_CPX_TYPES(SIM_TENT_C, REAL)
+    SIM_CPX_TYPES(SIM_TENT_C, IMAG)
+    [SIM_EW_CMK][XRT_F32] = sim_CMK_c64,
+    [SIM_EW_CMK][XRT_F64] = sim_CMK_c128,
+};
 
-/* ---- compare ---- */
+/* The complex kernel of op e (SIM_EW_*) for operand element type t (c64,
+ * c128; f32, f64 for complex(re, im)); NULL: none. */
+SIM_PRIVATE sim_ew_fn sim_cpx_kernel(int e, xrt_dtype t) {
+  return sim_cpx_tab[e][t];
+}
+/* ==== end src/sim/complex.c ==== */
+/* ==== begin src/sim/compare.c ==== */
+/*
+ * src/sim/compare.c - the simulator's compare kernels (integers, pred,
+ * floats with TOTALORDER too, complex) and their table; the small floats'
+ * one is in minifloat.c.
+ * Part of the simulated device; MIT licensed, see LICENSE.
+ */
 
 #define SIM_CMP_DIRS(X) X(EQ) X(NE) X(GE) X(GT) X(LE) X(LT)
 #define SIM_CMP_EQ(x, y) ((x) == (y))
@@ -2116,148 +2781,34 @@ static inline uint16_t sim_key_h(uint16_t u) {
   SIM_CPX_TYPES(SIM_DEF_CMPC, DIR)
 SIM_CMP_DIRS(SIM_STAMP_CMP)
 
+/* Compare kernels by [totalorder][direction][element type]. */
+#define SIM_CENT_I(DIR, nm, code, T, P, W, SG) [0][SIM_##DIR][code] = sim_cmp_##DIR##_##nm,
+#define SIM_CENT_F(DIR, nm, code, T, C, LD, ST, KEY)                          \
+  [0][SIM_##DIR][code] = sim_cmp_##DIR##_##nm,                                \
+  [1][SIM_##DIR][code] = sim_tot_##DIR##_##nm,
+#define SIM_CENT_C(DIR, nm, code, ET) [0][SIM_##DIR][code] = sim_cmp_##DIR##_##nm,
+#define SIM_CROW(DIR)                                                         \
+  SIM_INT_TYPES(SIM_CENT_I, DIR)                                              \
+  [0][SIM_##DIR][XRT_PRED] = sim_cmp_##DIR##_pred,                            \
+  SIM_FLT_TYPES(SIM_CENT_F, DIR) SIM_CPX_TYPES(SIM_CENT_C, DIR)
+static const sim_ew_fn sim_cmp_tab[2][SIM_NDIRS][XRT_DTYPE_COUNT] = {
+    SIM_CMP_DIRS(SIM_CROW)};
+
+/* The compare kernel by TOTALORDER (1) or not, direction SIM_EQ ... SIM_LT
+ * and element type t (not a small float); NULL: none. */
+SIM_PRIVATE sim_ew_fn sim_cmp_kernel(int tot, int dir, xrt_dtype t) {
+  return sim_cmp_tab[tot][dir][t];
+}
+/* ==== end src/sim/compare.c ==== */
+/* ==== begin src/sim/convert.c ==== */
+/*
+ * src/sim/convert.c - the simulator's convert kernels between element
+ * types other than the small floats (minifloat.c converts those), and
+ * bitcast_convert.
+ * Part of the simulated device; MIT licensed, see LICENSE.
+ */
+
 /* ---- convert ---- */
-
-/* A conversion loads the source into one of four intermediates - i (int64),
- * u (uint64), f (double, exact for every float type), c (a pair of doubles)
- * - and the destination stores from that intermediate. */
-
-/* Float -> integer: truncate, saturate, NaN -> 0 (APFloat's convertToInteger).
- * Returns the W-bit pattern; the checks come before any cast (no UB). */
-static inline uint64_t sim_f2i(double d, int w, int sg) {
-  double lim = ldexp(1.0, sg ? w - 1 : w); /* exact; folds for constant w */
-  if (d != d) return 0;
-  if (sg) { /* d > -lim - 1 means trunc(d) >= -lim (for w = 64 the bound
-             * rounds to -lim, whose saturated result is the same value) */
-    if (!(d > -lim - 1)) return (uint64_t)0 - ((uint64_t)1 << ((w - 1) & 63));
-    if (d >= lim) return ((uint64_t)1 << ((w - 1) & 63)) - 1;
-    return (uint64_t)(int64_t)d; /* in range: the cast truncates */
-  }
-  if (!(d > -1)) return 0;
-  if (d >= lim) return SIM_M64(w);
-  return (uint64_t)d;
-}
-
-/* Integer -> double rounded to odd, so a second rounding to a narrower float
- * is still correct (no double rounding for |v| >= 2^53). */
-static inline double sim_u2d_odd(uint64_t m) {
-  if (m < ((uint64_t)1 << 53)) return (double)m;
-  int drop = 11 - sim_clz(m, 64); /* keep the top 53 bits */
-  uint64_t kept = m >> drop;
-  if (m & (((uint64_t)1 << drop) - 1)) kept |= 1;
-  return ldexp((double)kept, drop);
-}
-static inline double sim_i2d_odd(int64_t v) {
-  return v < 0 ? -sim_u2d_odd(0 - (uint64_t)v) : sim_u2d_odd((uint64_t)v);
-}
-
-/* Loads: name, storage T, intermediate kind. */
-#define SIM_LD(nm, T, K, expr)                                                \
-  static inline K sim_ld_##nm(const void *p, size_t i) {                      \
-    const T *a = (const T *)p;                                                \
-    return expr;                                                              \
-  }
-SIM_LD(pred, uint8_t, uint64_t, a[i] != 0)
-SIM_LD(s2, int8_t, int64_t, a[i])
-SIM_LD(s4, int8_t, int64_t, a[i])
-SIM_LD(s8, int8_t, int64_t, a[i])
-SIM_LD(s16, int16_t, int64_t, a[i])
-SIM_LD(s32, int32_t, int64_t, a[i])
-SIM_LD(s64, int64_t, int64_t, a[i])
-SIM_LD(u2, uint8_t, uint64_t, a[i])
-SIM_LD(u4, uint8_t, uint64_t, a[i])
-SIM_LD(u8, uint8_t, uint64_t, a[i])
-SIM_LD(u16, uint16_t, uint64_t, a[i])
-SIM_LD(u32, uint32_t, uint64_t, a[i])
-SIM_LD(u64, uint64_t, uint64_t, a[i])
-SIM_LD(f16, uint16_t, double, xrt_f16_to_f32(a[i]))
-SIM_LD(bf16, uint16_t, double, xrt_bf16_to_f32(a[i]))
-SIM_LD(f32, float, double, a[i])
-SIM_LD(f64, double, double, a[i])
-SIM_LD(c64, float, sim_c2, sim_c2_mk(a[2 * i], a[2 * i + 1]))
-SIM_LD(c128, double, sim_c2, sim_c2_mk(a[2 * i], a[2 * i + 1]))
-
-/* Stores: sim_st_<dst>_<kind>(out, i, value). */
-#define SIM_ST_FNS(nm, T, ei, eu, ef, ec)                                     \
-  static inline void sim_st_##nm##_i(void *p, size_t i, int64_t v) {          \
-    T *o = (T *)p;                                                            \
-    ei;                                                                       \
-  }                                                                           \
-  static inline void sim_st_##nm##_u(void *p, size_t i, uint64_t v) {         \
-    T *o = (T *)p;                                                            \
-    eu;                                                                       \
-  }                                                                           \
-  static inline void sim_st_##nm##_f(void *p, size_t i, double v) {           \
-    T *o = (T *)p;                                                            \
-    ef;                                                                       \
-  }                                                                           \
-  static inline void sim_st_##nm##_c(void *p, size_t i, sim_c2 v) {           \
-    T *o = (T *)p;                                                            \
-    ec;                                                                       \
-  }
-/* Integers wrap from integers, saturate from floats, ignore imag parts. */
-#define SIM_ST_INT(nm, T, W, SG)                                              \
-  SIM_ST_FNS(nm, T, o[i] = SIM_ST(T, W, SG, (uint64_t)v),                     \
-             o[i] = SIM_ST(T, W, SG, v),                                      \
-             o[i] = SIM_ST(T, W, SG, sim_f2i(v, W, SG)),                      \
-             o[i] = SIM_ST(T, W, SG, sim_f2i(v.re, W, SG)))
-/* Floats: fi/fu/fd convert an int64 / uint64 / double, correctly rounded. */
-#define SIM_ST_FLT(nm, T, fi, fu, fd)                                         \
-  SIM_ST_FNS(nm, T, o[i] = fi(v), o[i] = fu(v), o[i] = fd(v), o[i] = fd(v.re))
-#define SIM_ST_CPX(nm, ET)                                                    \
-  SIM_ST_FNS(nm, ET, (o[2 * i] = (ET)v, o[2 * i + 1] = 0),                    \
-             (o[2 * i] = (ET)v, o[2 * i + 1] = 0),                            \
-             (o[2 * i] = (ET)v, o[2 * i + 1] = 0),                            \
-             (o[2 * i] = (ET)v.re, o[2 * i + 1] = (ET)v.im))
-
-SIM_ST_FNS(pred, uint8_t, o[i] = v != 0, o[i] = v != 0, o[i] = v != 0,
-           o[i] = v.re != 0)
-SIM_ST_INT(s2, int8_t, 2, 1)
-SIM_ST_INT(s4, int8_t, 4, 1)
-SIM_ST_INT(s8, int8_t, 8, 1)
-SIM_ST_INT(s16, int16_t, 16, 1)
-SIM_ST_INT(s32, int32_t, 32, 1)
-SIM_ST_INT(s64, int64_t, 64, 1)
-SIM_ST_INT(u2, uint8_t, 2, 0)
-SIM_ST_INT(u4, uint8_t, 4, 0)
-SIM_ST_INT(u8, uint8_t, 8, 0)
-SIM_ST_INT(u16, uint16_t, 16, 0)
-SIM_ST_INT(u32, uint32_t, 32, 0)
-SIM_ST_INT(u64, uint64_t, 64, 0)
-#define SIM_I2F16(v) xrt_f64_to_f16(sim_i2d_odd(v))
-#define SIM_U2F16(v) xrt_f64_to_f16(sim_u2d_odd(v))
-#define SIM_I2BF16(v) xrt_f64_to_bf16(sim_i2d_odd(v))
-#define SIM_U2BF16(v) xrt_f64_to_bf16(sim_u2d_odd(v))
-#define SIM_TOF(v) ((float)(v))
-#define SIM_TOD(v) ((double)(v))
-SIM_ST_FLT(f16, uint16_t, SIM_I2F16, SIM_U2F16, xrt_f64_to_f16)
-SIM_ST_FLT(bf16, uint16_t, SIM_I2BF16, SIM_U2BF16, xrt_f64_to_bf16)
-SIM_ST_FLT(f32, float, SIM_TOF, SIM_TOF, SIM_TOF)
-SIM_ST_FLT(f64, double, SIM_TOD, SIM_TOD, SIM_TOD)
-SIM_ST_CPX(c64, float)
-SIM_ST_CPX(c128, double)
-
-/* Convertible types: name, dtype, element bytes, load kind (i/u/f/c). */
-#define SIM_CV_SRCS(X)                                                        \
-  X(pred, XRT_PRED, 1, u) X(s2, XRT_S2, 1, i) X(s4, XRT_S4, 1, i)             \
-  X(s8, XRT_S8, 1, i) X(s16, XRT_S16, 2, i) X(s32, XRT_S32, 4, i)             \
-  X(s64, XRT_S64, 8, i) X(u2, XRT_U2, 1, u) X(u4, XRT_U4, 1, u)               \
-  X(u8, XRT_U8, 1, u) X(u16, XRT_U16, 2, u) X(u32, XRT_U32, 4, u)             \
-  X(u64, XRT_U64, 8, u) X(f16, XRT_F16, 2, f) X(bf16, XRT_BF16, 2, f)         \
-  X(f32, XRT_F32, 4, f) X(f64, XRT_F64, 8, f) X(c64, XRT_C64, 8, c)           \
-  X(c128, XRT_C128, 16, c)
-/* The same list again, carrying the source's parameters (A, B, K). */
-#define SIM_CV_DSTS(X, A, B, K)                                               \
-  X(A, B, K, pred, XRT_PRED, 1) X(A, B, K, s2, XRT_S2, 1)                     \
-  X(A, B, K, s4, XRT_S4, 1) X(A, B, K, s8, XRT_S8, 1)                         \
-  X(A, B, K, s16, XRT_S16, 2) X(A, B, K, s32, XRT_S32, 4)                     \
-  X(A, B, K, s64, XRT_S64, 8) X(A, B, K, u2, XRT_U2, 1)                       \
-  X(A, B, K, u4, XRT_U4, 1) X(A, B, K, u8, XRT_U8, 1)                         \
-  X(A, B, K, u16, XRT_U16, 2) X(A, B, K, u32, XRT_U32, 4)                     \
-  X(A, B, K, u64, XRT_U64, 8) X(A, B, K, f16, XRT_F16, 2)                     \
-  X(A, B, K, bf16, XRT_BF16, 2) X(A, B, K, f32, XRT_F32, 4)                   \
-  X(A, B, K, f64, XRT_F64, 8) X(A, B, K, c64, XRT_C64, 8)                     \
-  X(A, B, K, c128, XRT_C128, 16)
 
 /* Widening conversions run backwards so an in-place call stays safe. */
 #define SIM_DEF_CV(S, SSZ, K, D, dcode, DSZ)                                  \
@@ -2278,6 +2829,11 @@ SIM_CV_SRCS(SIM_CV_ROW)
 #define SIM_CV_TROW(S, code, SSZ, K) SIM_CV_DSTS(SIM_CV_TENT, S, code, K)
 static const sim_ew_fn sim_cv_tab[XRT_DTYPE_COUNT][XRT_DTYPE_COUNT] = {
     SIM_CV_SRCS(SIM_CV_TROW)};
+
+/* The convert kernel from t to r, neither a small float; NULL: none. */
+SIM_PRIVATE sim_ew_fn sim_cv_kernel(xrt_dtype t, xrt_dtype r) {
+  return sim_cv_tab[t][r];
+}
 
 /* ---- bitcast_convert between element types of equal bit width ---- */
 
@@ -2332,174 +2888,46 @@ static void sim_bc_bytes(void *const *in, void *out, size_t n,
   if (n && in[0] != out) memmove(out, in[0], n * esz);
 }
 
-/* ---- chlo.mulhi: the high half of the double-width product ---- */
-
-static inline uint64_t sim_umulh64(uint64_t a, uint64_t b) {
-  uint64_t al = a & 0xffffffffu, ah = a >> 32, bl = b & 0xffffffffu, bh = b >> 32;
-  uint64_t ll = al * bl, lh = al * bh, hl = ah * bl, hh = ah * bh;
-  uint64_t mid = (ll >> 32) + (lh & 0xffffffffu) + (hl & 0xffffffffu);
-  return hh + (lh >> 32) + (hl >> 32) + (mid >> 32);
-}
-/* a and b are w-bit values, sign- or zero-extended to 64 bits. */
-static inline uint64_t sim_mulhi(uint64_t a, uint64_t b, int w, int sg) {
-  if (w < 64) { /* the product fits 64 bits (w <= 32) */
-    if (!sg) return (a * b) >> w;
-    return sim_sra(a * b, (uint64_t)w, 64); /* two's complement product */
+/* bitcast_convert: n counts result elements (the operand has n * bits(r) /
+ * bits(t) of them).  Whole-byte types copy bytes, assuming a little-endian
+ * host like the rest of the simulator. */
+SIM_PRIVATE sim_ew_fn sim_ew_bitcast(const xrt_allocator *al,
+                                     const xrt_ir_func *f,
+                                     const xrt_ir_op *op,
+                                     const void **ctx_out, int *ctx_owned,
+                                     char *why, size_t whycap) {
+  xrt_dtype t = f->value_types[op->operands[0]].shape.dtype;
+  xrt_dtype r = f->value_types[op->results[0]].shape.dtype;
+  int bt = sim_ew_bits(t), br = sim_ew_bits(r);
+  if (!bt || !br || (bt % br && br % bt))
+    return sim_ew_unsup(f, op, op->operands[0], op->results[0], "", why, whycap);
+  if (bt == br && (bt >= 8 || bt == 1)) {
+    *ctx_out = &sim_esz[sim_ew_size(t)];
+    return sim_copy;
   }
-  uint64_t h = sim_umulh64(a, b);
-  if (sg) { /* signed high half from the unsigned one */
-    if (a >> 63) h -= b;
-    if (b >> 63) h -= a;
+  if (bt == br) { /* 2-, 4- and 6-bit types: re-extend the low bits */
+    *ctx_out = &sim_bc_subs[bt / 2 - 1][r == XRT_S2 || r == XRT_S4];
+    return sim_bc_rewrap;
   }
-  return h;
-}
-#define SIM_I_MULHI(a, b, P, W, SG)                                           \
-  sim_mulhi((SG) ? (uint64_t)(int64_t)(a) : (uint64_t)(a),                    \
-            (SG) ? (uint64_t)(int64_t)(b) : (uint64_t)(b), (W), (SG))
-SIM_INT_TYPES(SIM_DEF_IB, MULHI)
-
-/* Kernel table indexed by [op][operand element type]; NULL = unsupported. */
-#define SIM_TENT_I(OP, nm, code, T, P, W, SG) [SIM_EW_##OP][code] = sim_##OP##_##nm,
-#define SIM_TENT_F(OP, nm, code, T, C, LD, ST, KEY) [SIM_EW_##OP][code] = sim_##OP##_##nm,
-#define SIM_TENT_C(OP, nm, code, ET) [SIM_EW_##OP][code] = sim_##OP##_##nm,
-#define SIM_TENT_P(OP, sym) [SIM_EW_##OP][XRT_PRED] = sim_##OP##_pred,
-#define SIM_TROW_I(OP) SIM_INT_TYPES(SIM_TENT_I, OP)
-#define SIM_TROW_F(OP) SIM_FLT_TYPES(SIM_TENT_F, OP)
-#define SIM_TROW_C(OP) SIM_CPX_TYPES(SIM_TENT_C, OP)
-static const sim_ew_fn sim_ew_tab[SIM_EW_NOPS][XRT_DTYPE_COUNT] = {
-    SIM_INT_BIN_OPS(SIM_TROW_I) SIM_INT_UN_OPS(SIM_TROW_I)
-    SIM_FLT_BIN_OPS(SIM_TROW_F) SIM_FLT_UN_OPS(SIM_TROW_F)
-    SIM_FLT_BIN_DOPS(SIM_TROW_F) SIM_FLT_UN_DOPS(SIM_TROW_F)
-    SIM_CPX_BIN_OPS(SIM_TROW_C) SIM_CPX_UN_OPS(SIM_TROW_C)
-    SIM_PRED_BIN_OPS(SIM_TENT_P)
-    [SIM_EW_NOT][XRT_PRED] = sim_NOT_pred,
-    SIM_FLT_TYPES(SIM_TENT_F, ISFIN)
-    SIM_CPX_TYPES(SIM_TENT_C, ABS)
-    SIM_CPX_TYPES(SIM_TENT_C, REAL)
-    SIM_CPX_TYPES(SIM_TENT_C, IMAG)
-    [SIM_EW_CMK][XRT_F32] = sim_CMK_c64,
-    [SIM_EW_CMK][XRT_F64] = sim_CMK_c128,
-    SIM_INT_TYPES(SIM_TENT_I, MULHI)
-};
-
-/* Compare kernels by [totalorder][direction][element type]. */
-enum { SIM_EQ, SIM_NE, SIM_GE, SIM_GT, SIM_LE, SIM_LT, SIM_NDIRS };
-#define SIM_CENT_I(DIR, nm, code, T, P, W, SG) [0][SIM_##DIR][code] = sim_cmp_##DIR##_##nm,
-#define SIM_CENT_F(DIR, nm, code, T, C, LD, ST, KEY)                          \
-  [0][SIM_##DIR][code] = sim_cmp_##DIR##_##nm,                                \
-  [1][SIM_##DIR][code] = sim_tot_##DIR##_##nm,
-#define SIM_CENT_C(DIR, nm, code, ET) [0][SIM_##DIR][code] = sim_cmp_##DIR##_##nm,
-#define SIM_CROW(DIR)                                                         \
-  SIM_INT_TYPES(SIM_CENT_I, DIR)                                              \
-  [0][SIM_##DIR][XRT_PRED] = sim_cmp_##DIR##_pred,                            \
-  SIM_FLT_TYPES(SIM_CENT_F, DIR) SIM_CPX_TYPES(SIM_CENT_C, DIR)
-static const sim_ew_fn sim_cmp_tab[2][SIM_NDIRS][XRT_DTYPE_COUNT] = {
-    SIM_CMP_DIRS(SIM_CROW)};
-
-SIM_PRIVATE int sim_ew_op_of(xrt_opcode code) {
-  switch (code) {
-#define SIM_EW_CASE(e, xo, ar, vk)                                            \
-  case XRT_OP_##xo:                                                           \
-    return SIM_EW_##e;
-    SIM_EW_OPS(SIM_EW_CASE)
-#undef SIM_EW_CASE
-  default:
-    return -1;
+  if (bt % 8 == 0 && br % 8 == 0) {
+    *ctx_out = &sim_esz[sim_ew_size(r)];
+    return sim_bc_bytes;
   }
+  sim_bc_bits *c = (sim_bc_bits *)al->alloc(al->self, sizeof *c);
+  if (!c) return sim_ew_oom(ctx_owned, why, whycap);
+  c->bt = bt, c->br = br, c->rsg = r == XRT_S2 || r == XRT_S4;
+  c->st = sim_ew_size(t), c->sr = sim_ew_size(r);
+  *ctx_out = c;
+  *ctx_owned = 1;
+  return sim_bc_bits_run;
 }
-
-/* True if the op code is one sim_ew_kernel handles. */
-SIM_PRIVATE int sim_ew_handles(xrt_opcode code) {
-  return sim_op(code)->ew_arity != 0;
-}
-
-SIM_PRIVATE enum sim_ew_class sim_ew_class(xrt_dtype t) {
-  switch (t) {
-  case XRT_PRED: return SIM_EWC_PRED;
-  case XRT_S2: case XRT_S4: case XRT_S8: case XRT_S16: case XRT_S32:
-  case XRT_S64: return SIM_EWC_SIGNED;
-  case XRT_U2: case XRT_U4: case XRT_U8: case XRT_U16: case XRT_U32:
-  case XRT_U64: return SIM_EWC_UNSIGNED;
-  case XRT_F16: case XRT_BF16: case XRT_F32: case XRT_F64:
-    return SIM_EWC_FLOAT;
-  case XRT_C64: case XRT_C128: return SIM_EWC_COMPLEX;
-  case XRT_F8E4M3FN: case XRT_F8E5M2: case XRT_F8E4M3FNUZ:
-  case XRT_F8E5M2FNUZ: case XRT_F8E4M3B11FNUZ: case XRT_F8E3M4:
-  case XRT_F8E4M3: case XRT_F8E8M0FNU: case XRT_F6E2M3FN: case XRT_F6E3M2FN:
-  case XRT_F4E2M1FN: return SIM_EWC_MINIFLOAT;
-  default: return SIM_EWC_NONE;
-  }
-}
-
-/* Bit width of an element type (the MLIR one: 64 for c64). */
-SIM_PRIVATE int sim_ew_bits(xrt_dtype t) {
-  static const int8_t bits[XRT_DTYPE_COUNT] = {
-      [XRT_PRED] = 1, [XRT_S8] = 8, [XRT_S16] = 16, [XRT_S32] = 32,
-      [XRT_S64] = 64, [XRT_U8] = 8, [XRT_U16] = 16, [XRT_U32] = 32,
-      [XRT_U64] = 64, [XRT_F16] = 16, [XRT_BF16] = 16, [XRT_F32] = 32,
-      [XRT_F64] = 64, [XRT_C64] = 64, [XRT_S2] = 2, [XRT_S4] = 4,
-      [XRT_U2] = 2, [XRT_U4] = 4, [XRT_F8E4M3FN] = 8, [XRT_F8E5M2] = 8,
-      [XRT_F8E4M3FNUZ] = 8, [XRT_F8E5M2FNUZ] = 8, [XRT_F8E4M3B11FNUZ] = 8,
-      [XRT_F8E3M4] = 8, [XRT_F8E4M3] = 8, [XRT_F8E8M0FNU] = 8,
-      [XRT_F6E2M3FN] = 6, [XRT_F6E3M2FN] = 6, [XRT_F4E2M1FN] = 4};
-  if (t == XRT_C128) return 128; /* does not fit the int8_t table */
-  return (unsigned)t < XRT_DTYPE_COUNT ? bits[t] : 0;
-}
-/* Bytes per element in buffers. */
-SIM_PRIVATE size_t sim_ew_size(xrt_dtype t) {
-  int b = sim_ew_bits(t);
-  return b <= 8 ? (b > 0) : (size_t)b / 8;
-}
-
-/* The core's opcode names, dtype classes and shape spelling, repeated here
- * so that the plugin built as a shared object calls nothing in xrt.c. */
-SIM_PRIVATE const char *sim_opcode_name(xrt_opcode code) {
-  static const char *const names[XRT_OP_COUNT] = {
-      [XRT_OP_INVALID] = "invalid",
-#define SIM_OPCODE_NAME(e, s) [XRT_OP_##e] = s,
-      XRT_OPCODES(SIM_OPCODE_NAME)
-#undef SIM_OPCODE_NAME
-  };
-  return (unsigned)code < XRT_OP_COUNT ? names[code] : "invalid";
-}
-SIM_PRIVATE int sim_dtype_is_float(xrt_dtype t) {
-  enum sim_ew_class c = sim_ew_class(t);
-  return c == SIM_EWC_FLOAT || c == SIM_EWC_MINIFLOAT;
-}
-SIM_PRIVATE int sim_dtype_is_complex(xrt_dtype t) {
-  return sim_ew_class(t) == SIM_EWC_COMPLEX;
-}
-/* "tensor<2x3xf32>" into buf (cap > 0), truncated if it does not fit. */
-static void sim_shape_format(const xrt_shape *s, char *buf, size_t cap) {
-  size_t n = (size_t)snprintf(buf, cap, "tensor<");
-  for (int32_t i = 0; i < s->rank && i < XRT_MAX_RANK && n < cap; i++)
-    n += (size_t)snprintf(buf + n, cap - n, "%lldx", (long long)s->dims[i]);
-  if (n < cap) snprintf(buf + n, cap - n, "%s>", sim_dtype_name(s->dtype));
-}
-
-/* Writes "<op> is not implemented for <type>[ -> <type>]" and returns NULL. */
-static sim_ew_fn sim_ew_unsup(const xrt_ir_func *f, const xrt_ir_op *op,
-                              int32_t v, int32_t r, const char *why_extra,
-                              char *why, size_t whycap) {
-  char a[128] = "", b[128] = "";
-  sim_shape_format(&f->value_types[v].shape, a, sizeof a);
-  if (r >= 0) sim_shape_format(&f->value_types[r].shape, b, sizeof b);
-  if (why && whycap)
-    snprintf(why, whycap, "%s is not implemented for %s%s%s%s",
-             op->name ? op->name : sim_opcode_name(op->code), a,
-             r >= 0 ? " -> " : "", b, why_extra ? why_extra : "");
-  return NULL;
-}
-
-/* A kernel context could not be allocated: *ctx_owned = -1 tells the
- * caller (out of memory, not unsupported). */
-static sim_ew_fn sim_ew_oom(int *ctx_owned, char *why, size_t whycap) {
-  *ctx_owned = -1;
-  if (why && whycap)
-    snprintf(why, whycap, "out of host memory for an elementwise kernel's "
-             "context");
-  return NULL;
-}
+/* ==== end src/sim/convert.c ==== */
+/* ==== begin src/sim/minifloat.c ==== */
+/*
+ * src/sim/minifloat.c - the simulator's kernels for the f8/f6/f4 families
+ * (arithmetic, compare, convert to and from them) and reduce_precision.
+ * Part of the simulated device; MIT licensed, see LICENSE.
+ */
 
 /* ---- the f8/f6/f4 families ---- */
 
@@ -2509,14 +2937,9 @@ static sim_ew_fn sim_ew_oom(int *ctx_owned, char *why, size_t whycap) {
  * follow APFloat's convert: formats with infinities overflow to them, the
  * FN/FNUZ and E8M0 formats (NaN but no infinity) give NaN, and the FP6/FP4
  * formats (neither) saturate to their largest value; NaN becomes +0 there. */
-typedef struct sim_mf {
-  xrt_dtype t, r;   /* operand and result element types */
-  int dir;          /* compare: SIM_EQ..SIM_LT, +8 for TOTALORDER */
-  uint8_t tmask;    /* the operand's bits within its byte */
-  double dec[256];  /* operand bit pattern -> value */
-} sim_mf;
 
-static uint8_t sim_mf_enc(xrt_dtype t, double d) {
+/* The bit pattern of d rounded to small-float type t, by the rules above. */
+SIM_PRIVATE uint8_t sim_mf_enc(xrt_dtype t, double d) {
   xrt_minifloat_format f;
   if (!xrt_minifloat_format_of(t, &f)) return 0;
   unsigned mw = (unsigned)(f.ebits + f.mbits), all = (1u << mw) - 1u;
@@ -2536,13 +2959,6 @@ static uint8_t sim_mf_enc(xrt_dtype t, double d) {
   }
   int32_t r = xrt_minifloat_from_f64(t, d);
   return (uint8_t)(r >= 0 ? r : (int32_t)(neg | all)); /* FP6/FP4 saturate */
-}
-
-static inline double sim_mf_dec1(xrt_dtype t, uint8_t b) {
-  xrt_minifloat_format f;
-  if (!xrt_minifloat_format_of(t, &f)) return 0;
-  unsigned w = f.kind == XRT_MINIFLOAT_E8M0 ? 8u : 1u + f.ebits + f.mbits;
-  return xrt_minifloat_to_f64(t, (uint8_t)(b & ((1u << w) - 1u)));
 }
 
 /* totalOrder key of a sign-magnitude pattern of width w (E8M0: unsigned). */
@@ -2585,8 +3001,8 @@ static void sim_ISFIN_mf(void *const *in, void *out, size_t n,
   for (size_t i = 0; i < n; i++) o[i] = (uint8_t)(isfinite(m->dec[a[i]]) != 0);
 }
 
-static void sim_cmp_mf(void *const *in, void *out, size_t n,
-                       const void *ctx) {
+SIM_PRIVATE void sim_cmp_mf(void *const *in, void *out, size_t n,
+                            const void *ctx) {
   const sim_mf *m = (const sim_mf *)ctx;
   const uint8_t *a = (const uint8_t *)in[0], *b = (const uint8_t *)in[1];
   uint8_t *o = (uint8_t *)out;
@@ -2660,12 +3076,30 @@ static const sim_ew_fn sim_cv_tomf_tab[XRT_DTYPE_COUNT] = {
 static const sim_ew_fn sim_cv_frommf_tab[XRT_DTYPE_COUNT] = {
     SIM_CV_DSTS(SIM_CV_FROMMF_ENT, 0, 0, 0)};
 
-static inline int sim_is_mf(xrt_dtype t) {
-  return t >= XRT_F8E4M3FN && t <= XRT_F4E2M1FN;
+/* Small-float kernels by op (NULL: the op does not apply to floats). */
+static const sim_ew_fn sim_mf_tab[SIM_EW_NOPS] = {
+#define SIM_MF_ENT(OP) [SIM_EW_##OP] = sim_##OP##_mf,
+    SIM_FLT_BIN_OPS(SIM_MF_ENT) SIM_FLT_BIN_DOPS(SIM_MF_ENT)
+    SIM_FLT_UN_OPS(SIM_MF_ENT) SIM_FLT_UN_DOPS(SIM_MF_ENT)
+    SIM_MF_ENT(REAL) SIM_MF_ENT(IMAG) SIM_MF_ENT(ISFIN)
+#undef SIM_MF_ENT
+};
+
+/* The small-float kernel of op e (NULL: the op does not apply to floats). */
+SIM_PRIVATE sim_ew_fn sim_mf_kernel(int e) { return sim_mf_tab[e]; }
+
+/* The convert kernel from t to r, one of them (or both) a small float. */
+SIM_PRIVATE sim_ew_fn sim_mf_cv_kernel(xrt_dtype t, xrt_dtype r) {
+  int mt = sim_ew_class(t) == SIM_EWC_MINIFLOAT;
+  int mr = sim_ew_class(r) == SIM_EWC_MINIFLOAT;
+  return mt && mr ? sim_cv_mf_mf
+         : mt     ? sim_cv_frommf_tab[r]
+                  : sim_cv_tomf_tab[t];
 }
 
 /* A context for small-float kernels, from al (the caller frees it). */
-static sim_mf *sim_mf_new(const xrt_allocator *al, xrt_dtype t, xrt_dtype r) {
+SIM_PRIVATE sim_mf *sim_mf_new(const xrt_allocator *al, xrt_dtype t,
+                               xrt_dtype r) {
   sim_mf *m = (sim_mf *)al->alloc(al->self, sizeof *m);
   if (!m) return NULL;
   m->t = t, m->r = r, m->dir = 0, m->tmask = 0xff;
@@ -2749,11 +3183,12 @@ static void sim_rp_run(void *const *in, void *out, size_t n,
   }
 }
 
-static sim_ew_fn sim_ew_reduce_precision(const xrt_allocator *al,
-                                         const xrt_ir_func *f,
-                                         const xrt_ir_op *op,
-                                         const void **ctx_out, int *ctx_owned,
-                                         char *why, size_t whycap) {
+SIM_PRIVATE sim_ew_fn sim_ew_reduce_precision(const xrt_allocator *al,
+                                              const xrt_ir_func *f,
+                                              const xrt_ir_op *op,
+                                              const void **ctx_out,
+                                              int *ctx_owned, char *why,
+                                              size_t whycap) {
   xrt_dtype t = f->value_types[op->operands[0]].shape.dtype;
   const xrt_ir_attr *e = xrt_ir_op_attr(op, "exponent_bits");
   const xrt_ir_attr *m = xrt_ir_op_attr(op, "mantissa_bits");
@@ -2782,6 +3217,13 @@ static sim_ew_fn sim_ew_reduce_precision(const xrt_allocator *al,
   *ctx_owned = 1;
   return sim_rp_run;
 }
+/* ==== end src/sim/minifloat.c ==== */
+/* ==== begin src/sim/quant.c ==== */
+/*
+ * src/sim/quant.c - the simulator's kernel for quantized tensors
+ * (!quant.uniform operands or results, uniform_quantize/dequantize).
+ * Part of the simulated device; MIT licensed, see LICENSE.
+ */
 
 /* Rounds d to the float type t (the expressed type of a computation). */
 static double sim_q_rnd(xrt_dtype t, double d) {
@@ -2944,10 +3386,10 @@ SIM_PRIVATE int sim_q_value(const xrt_ir_type *ty, sim_qv *q) {
 
 /* Kernel for uniform_quantize / uniform_dequantize and for float ops with
  * quantized operands or results. */
-static sim_ew_fn sim_ew_quant(const xrt_allocator *al, const xrt_ir_func *f,
-                              const xrt_ir_op *op, int e, int arity,
-                              const void **ctx_out, int *ctx_owned, char *why,
-                              size_t whycap) {
+SIM_PRIVATE sim_ew_fn sim_ew_quant(const xrt_allocator *al,
+                                   const xrt_ir_func *f, const xrt_ir_op *op,
+                                   int e, int arity, const void **ctx_out,
+                                   int *ctx_owned, char *why, size_t whycap) {
   sim_q c;
   memset(&c, 0, sizeof c);
   c.nin = arity;
@@ -2996,205 +3438,7 @@ static sim_ew_fn sim_ew_quant(const xrt_allocator *al, const xrt_ir_func *f,
   *ctx_owned = 1;
   return sim_q_run;
 }
-
-/* The compare_type each element class takes (floats: TOTALORDER too). */
-static const char *const sim_cmp_types[SIM_EWC_COUNT] = {
-    [SIM_EWC_PRED] = "UNSIGNED", [SIM_EWC_SIGNED] = "SIGNED",
-    [SIM_EWC_UNSIGNED] = "UNSIGNED", [SIM_EWC_FLOAT] = "FLOAT",
-    [SIM_EWC_MINIFLOAT] = "FLOAT", [SIM_EWC_COMPLEX] = "FLOAT"};
-
-/* Compare: direction and compare_type attributes pick the kernel. */
-static sim_ew_fn sim_ew_compare(const xrt_allocator *al, const xrt_ir_func *f,
-                                const xrt_ir_op *op, const void **ctx_out,
-                                int *ctx_owned, char *why, size_t whycap) {
-  static const char *const dirs[SIM_NDIRS] = {"EQ", "NE", "GE",
-                                              "GT", "LE", "LT"};
-  xrt_dtype t = f->value_types[op->operands[0]].shape.dtype;
-  xrt_dtype r = f->value_types[op->results[0]].shape.dtype;
-  const xrt_ir_attr *d = xrt_ir_op_attr(op, "comparison_direction");
-  const xrt_ir_attr *ct = xrt_ir_op_attr(op, "compare_type");
-  enum sim_ew_class cls = sim_ew_class(t);
-  int dir = -1, tot = 0;
-  if (f->value_types[op->operands[1]].shape.dtype != t || r != XRT_PRED)
-    return sim_ew_unsup(f, op, op->operands[0], op->results[0], "", why, whycap);
-  for (int k = 0; d && d->s && k < SIM_NDIRS; k++)
-    if (!strcmp(d->s, dirs[k])) dir = k;
-  if (dir < 0)
-    return sim_ew_unsup(f, op, op->operands[0], -1,
-                        " (bad comparison_direction)", why, whycap);
-  if (ct && ct->s) { /* the type must fit the elements (spec (C3)) */
-    const char *s = ct->s;
-    tot = !strcmp(s, "TOTALORDER");
-    int ok = (tot && sim_dtype_is_float(t)) ||
-             (sim_cmp_types[cls] && !strcmp(s, sim_cmp_types[cls]));
-    if (!ok)
-      return sim_ew_unsup(f, op, op->operands[0], -1,
-                          " with this compare_type", why, whycap);
-  }
-  if (cls == SIM_EWC_MINIFLOAT) {
-    sim_mf *m = sim_mf_new(al, t, r);
-    if (!m) return sim_ew_oom(ctx_owned, why, whycap);
-    m->dir = dir + (tot ? 8 : 0);
-    *ctx_out = m;
-    *ctx_owned = 1;
-    return sim_cmp_mf;
-  }
-  sim_ew_fn fn = cls != SIM_EWC_NONE ? sim_cmp_tab[tot][dir][t] : NULL;
-  return fn ? fn : sim_ew_unsup(f, op, op->operands[0], -1, "", why, whycap);
-}
-
-/* bitcast_convert: n counts result elements (the operand has n * bits(r) /
- * bits(t) of them).  Whole-byte types copy bytes, assuming a little-endian
- * host like the rest of the simulator. */
-static sim_ew_fn sim_ew_bitcast(const xrt_allocator *al, const xrt_ir_func *f,
-                                const xrt_ir_op *op, const void **ctx_out,
-                                int *ctx_owned, char *why, size_t whycap) {
-  xrt_dtype t = f->value_types[op->operands[0]].shape.dtype;
-  xrt_dtype r = f->value_types[op->results[0]].shape.dtype;
-  int bt = sim_ew_bits(t), br = sim_ew_bits(r);
-  if (!bt || !br || (bt % br && br % bt))
-    return sim_ew_unsup(f, op, op->operands[0], op->results[0], "", why, whycap);
-  if (bt == br && (bt >= 8 || bt == 1)) {
-    *ctx_out = &sim_esz[sim_ew_size(t)];
-    return sim_copy;
-  }
-  if (bt == br) { /* 2-, 4- and 6-bit types: re-extend the low bits */
-    *ctx_out = &sim_bc_subs[bt / 2 - 1][r == XRT_S2 || r == XRT_S4];
-    return sim_bc_rewrap;
-  }
-  if (bt % 8 == 0 && br % 8 == 0) {
-    *ctx_out = &sim_esz[sim_ew_size(r)];
-    return sim_bc_bytes;
-  }
-  sim_bc_bits *c = (sim_bc_bits *)al->alloc(al->self, sizeof *c);
-  if (!c) return sim_ew_oom(ctx_owned, why, whycap);
-  c->bt = bt, c->br = br, c->rsg = r == XRT_S2 || r == XRT_S4;
-  c->st = sim_ew_size(t), c->sr = sim_ew_size(r);
-  *ctx_out = c;
-  *ctx_owned = 1;
-  return sim_bc_bits_run;
-}
-
-/* real/imag of a real element type: a copy and zeros. */
-static sim_ew_fn sim_ew_real_imag(int e, xrt_dtype t, const void **ctx_out) {
-  if (sim_ew_class(t) != SIM_EWC_FLOAT) return NULL;
-  *ctx_out = &sim_esz[sim_ew_size(t)];
-  return e == SIM_EW_REAL ? sim_copy : sim_zero;
-}
-
-/* The element type a result must have for an op whose operand has type t. */
-static xrt_dtype sim_ew_result_type(int e, xrt_dtype t) {
-  if (e == SIM_EW_ISFIN) return XRT_PRED;
-  if (e == SIM_EW_CMK) return t == XRT_F32 ? XRT_C64 : XRT_C128;
-  if ((e == SIM_EW_ABS || e == SIM_EW_REAL || e == SIM_EW_IMAG) &&
-      sim_dtype_is_complex(t))
-    return t == XRT_C64 ? XRT_F32 : XRT_F64;
-  return t;
-}
-
-/* Small-float kernels by op (NULL: the op does not apply to floats). */
-static const sim_ew_fn sim_mf_tab[SIM_EW_NOPS] = {
-#define SIM_MF_ENT(OP) [SIM_EW_##OP] = sim_##OP##_mf,
-    SIM_FLT_BIN_OPS(SIM_MF_ENT) SIM_FLT_BIN_DOPS(SIM_MF_ENT)
-    SIM_FLT_UN_OPS(SIM_MF_ENT) SIM_FLT_UN_DOPS(SIM_MF_ENT)
-    SIM_MF_ENT(REAL) SIM_MF_ENT(IMAG) SIM_MF_ENT(ISFIN)
-#undef SIM_MF_ENT
-};
-
-/* A kernel with a sim_mf context: operand type t, result type r. */
-static sim_ew_fn sim_ew_mf(const xrt_allocator *al, const xrt_ir_func *f,
-                           const xrt_ir_op *op, sim_ew_fn fn, xrt_dtype t,
-                           xrt_dtype r, const void **ctx_out, int *ctx_owned,
-                           char *why, size_t whycap) {
-  if (!fn)
-    return sim_ew_unsup(f, op, op->operands[0], op->results[0], "", why, whycap);
-  sim_mf *m = sim_mf_new(al, t, r);
-  if (!m) return sim_ew_oom(ctx_owned, why, whycap);
-  *ctx_out = m;
-  *ctx_owned = 1;
-  return fn;
-}
-
-/* convert between any two element types (small floats included). */
-static sim_ew_fn sim_ew_convert(const xrt_allocator *al, const xrt_ir_func *f,
-                                const xrt_ir_op *op, const void **ctx_out,
-                                int *ctx_owned, char *why, size_t whycap) {
-  xrt_dtype t = f->value_types[op->operands[0]].shape.dtype;
-  xrt_dtype r = f->value_types[op->results[0]].shape.dtype;
-  enum sim_ew_class ct = sim_ew_class(t), cr = sim_ew_class(r);
-  if (ct == SIM_EWC_NONE || cr == SIM_EWC_NONE)
-    return sim_ew_unsup(f, op, op->operands[0], op->results[0], "", why, whycap);
-  int mt = ct == SIM_EWC_MINIFLOAT, mr = cr == SIM_EWC_MINIFLOAT;
-  if (mt || mr) {
-    sim_ew_fn fn = mt && mr ? sim_cv_mf_mf
-                   : mt     ? sim_cv_frommf_tab[r]
-                            : sim_cv_tomf_tab[t];
-    return sim_ew_mf(al, f, op, fn, t, r, ctx_out, ctx_owned, why, whycap);
-  }
-  sim_ew_fn fn = sim_cv_tab[t][r];
-  return fn ? fn : sim_ew_unsup(f, op, op->operands[0], op->results[0], "", why, whycap);
-}
-
-/* Kernel for an elementwise op whose operands all have the result's shape
- * (n elements each; for a bitcast_convert that changes the element width, n
- * counts result elements).  ctx_out receives a pointer (may be NULL) passed
- * back as ctx on every call; *ctx_owned is 1 if the caller must free it
- * with al (it came from al), -1 (and NULL returned) when al failed.
- * Returns NULL and writes a reason into why if unsupported.  Quantized
- * operands or results (and uniform_quantize/dequantize) go to sim_ew_quant,
- * which needs the result's shape to find per-axis parameters. */
-SIM_PRIVATE sim_ew_fn sim_ew_kernel(const xrt_allocator *al, const xrt_ir_func *f,
-                               const xrt_ir_op *op, const void **ctx_out,
-                               int *ctx_owned, char *why, size_t whycap) {
-  *ctx_out = NULL;
-  *ctx_owned = 0;
-  int e = sim_ew_op_of(op->code);
-  int handled = sim_ew_handles(op->code);
-  /* (the message below gives other ops one operand) */
-  int arity = handled ? sim_op(op->code)->ew_arity : 1;
-  if (!handled || op->num_operands != arity || op->num_results != 1) {
-    if (why && whycap)
-      snprintf(why, whycap, "%s is not an elementwise op with %d operand(s)",
-               op->name ? op->name : sim_opcode_name(op->code), arity);
-    return NULL;
-  }
-  int quant = op->code == XRT_OP_UNIFORM_QUANTIZE ||
-              op->code == XRT_OP_UNIFORM_DEQUANTIZE;
-  for (int k = 0; k <= arity; k++) {
-    int32_t v = k < arity ? op->operands[k] : op->results[0];
-    const xrt_ir_type *ty = &f->value_types[v];
-    if (ty->kind != XRT_TYPE_TENSOR)
-      return sim_ew_unsup(f, op, v, -1, "", why, whycap);
-    if (ty->quant) quant = 1;
-  }
-  xrt_dtype t = f->value_types[op->operands[0]].shape.dtype;
-  xrt_dtype r = f->value_types[op->results[0]].shape.dtype;
-  /* a bitcast between a quantized type and its storage type is a copy */
-  if (op->code == XRT_OP_BITCAST_CONVERT)
-    return sim_ew_bitcast(al, f, op, ctx_out, ctx_owned, why, whycap);
-  if (quant)
-    return sim_ew_quant(al, f, op, e, arity, ctx_out, ctx_owned, why, whycap);
-  if (op->code == XRT_OP_COMPARE)
-    return sim_ew_compare(al, f, op, ctx_out, ctx_owned, why, whycap);
-  if (op->code == XRT_OP_CONVERT)
-    return sim_ew_convert(al, f, op, ctx_out, ctx_owned, why, whycap);
-  if (op->code == XRT_OP_REDUCE_PRECISION)
-    return sim_ew_reduce_precision(al, f, op, ctx_out, ctx_owned, why,
-                                   whycap);
-  if (arity == 2 && f->value_types[op->operands[1]].shape.dtype != t)
-    return sim_ew_unsup(f, op, op->operands[1], op->results[0],
-                        " (operand types differ)", why, whycap);
-  if (sim_ew_class(t) == SIM_EWC_NONE || r != sim_ew_result_type(e, t))
-    return sim_ew_unsup(f, op, op->operands[0], op->results[0], "", why, whycap);
-  if (sim_ew_class(t) == SIM_EWC_MINIFLOAT)
-    return sim_ew_mf(al, f, op, sim_mf_tab[e], t, r, ctx_out, ctx_owned, why,
-                     whycap);
-  sim_ew_fn fn = sim_ew_tab[e][t];
-  if (!fn && (e == SIM_EW_REAL || e == SIM_EW_IMAG))
-    fn = sim_ew_real_imag(e, t, ctx_out);
-  return fn ? fn : sim_ew_unsup(f, op, op->operands[0], -1, "", why, whycap);
-}
-/* ==== end src/sim/elementwise.c ==== */
+/* ==== end src/sim/quant.c ==== */
 /* ==== begin src/sim/device.c ==== */
 /*
  * src/sim/device.c - the simulator's platform calls, small helpers, clients,
@@ -9934,14 +10178,11 @@ SIM_PRIVATE xrt_status sim_lower_dynamic_pad(sim_fcc *fc, const xrt_ir_op *op,
 /* ==== end src/sim/index.c ==== */
 /* ==== begin src/sim/linalg.c ==== */
 /*
- * src/sim/linalg.c - linear algebra and numerics: dot kernels, convolution,
- * fft, triangular_solve, cholesky, batch norm, random numbers,
- * chlo.ragged_dot.
+ * src/sim/linalg.c - what the linear algebra and numerics files
+ * share: dot-product kernels by compute type, operands converted to and
+ * from the compute type, attribute and element helpers.
  * Part of the simulated device; MIT licensed, see LICENSE.
  */
-
-/* Zeros that stand for padding elements (any element size, stride 0). */
-static const double sim_la_zero[2] = {0.0, 0.0};
 
 #define SIM_LA_DOTN(NAME, T, FIELD, LD, MAC)                                 \
   static void NAME(sim_la_acc *acc, const char *a, ptrdiff_t as,            \
@@ -10012,7 +10253,7 @@ static int sim_la_is_subbyte(xrt_dtype t) {
   return t == XRT_S2 || t == XRT_S4 || t == XRT_U2 || t == XRT_U4;
 }
 
-static xrt_status sim_la_cvt_init(sim_fcc *fc, const xrt_ir_op *op,
+SIM_PRIVATE xrt_status sim_la_cvt_init(sim_fcc *fc, const xrt_ir_op *op,
                                   sim_la_cvt *c, int32_t lid, int32_t rid) {
   const xrt_ir_type *types = fc->f->value_types;
   const xrt_shape *L = sim_shape(fc, lid), *R = sim_shape(fc, rid);
@@ -10038,7 +10279,7 @@ static xrt_status sim_la_cvt_init(sim_fcc *fc, const xrt_ir_op *op,
 }
 
 /* Operands in the compute type and where the kernel writes its result. */
-static void sim_la_cvt_pre(const sim_la_cvt *c, void **vals, const void **l,
+SIM_PRIVATE void sim_la_cvt_pre(const sim_la_cvt *c, void **vals, const void **l,
                            const void **r, void **res, void *out) {
   if (c->ltmp >= 0) {
     sim_convert(vals[c->ltmp], *l, c->lnumel, c->lt, c->ct);
@@ -10051,40 +10292,27 @@ static void sim_la_cvt_pre(const sim_la_cvt *c, void **vals, const void **l,
   *res = c->otmp >= 0 ? vals[c->otmp] : out;
 }
 
-static void sim_la_cvt_post(const sim_la_cvt *c, void **vals, void *out) {
+SIM_PRIVATE void sim_la_cvt_post(const sim_la_cvt *c, void **vals, void *out) {
   if (c->otmp >= 0) sim_convert(out, vals[c->otmp], c->onumel, c->ct, c->ot);
   if (sim_la_is_subbyte(c->ot)) sim_wrap_all(c->ot, out, c->onumel);
 }
 
-/* Row-major multi-index increment; 0 once every index wrapped. */
-SIM_PRIVATE int sim_la_next(int64_t *idx, const int64_t *dims, int n) {
-  for (int k = n - 1; k >= 0; k--) {
-    if (++idx[k] < dims[k]) return 1;
-    idx[k] = 0;
-  }
-  return 0;
-}
-
-static int sim_la_flag(const xrt_ir_op *op, const char *name, int dflt) {
-  const xrt_ir_attr *a = xrt_ir_op_attr(op, name);
-  if (a && (a->kind == XRT_ATTR_BOOL || a->kind == XRT_ATTR_INT))
-    return a->i != 0;
-  return dflt;
-}
-
-static const char *sim_la_enum(const xrt_ir_op *op, const char *name) {
+SIM_PRIVATE const char *sim_la_enum(const xrt_ir_op *op, const char *name) {
   const xrt_ir_attr *a = xrt_ir_op_attr(op, name);
   return a && (a->kind == XRT_ATTR_ENUM || a->kind == XRT_ATTR_STRING) && a->s
              ? a->s
              : "";
 }
+/* ==== end src/sim/linalg.c ==== */
+/* ==== begin src/sim/conv.c ==== */
+/*
+ * src/sim/conv.c - convolution and dynamic_conv (large f32/f64
+ * ones run as packed GEMM, see gemm.c).
+ * Part of the simulated device; MIT licensed, see LICENSE.
+ */
 
-/* An integer element of any integer type as int64 (u64 wraps). */
-static int64_t sim_la_geti(xrt_dtype t, const void *base, int64_t i) {
-  sim_num v;
-  sim_load(t, (const char *)base + (size_t)i * sim_esize(t), &v);
-  return v.is_int ? v.i : sim_float_to_i64(v.re);
-}
+/* Zeros that stand for padding elements (any element size, stride 0). */
+static const double sim_la_zero[2] = {0.0, 0.0};
 
 /* Fills the tables for padding pad (lo, hi per dimension). */
 static void sim_conv_tables(const sim_conv *c, const int64_t *pad,
@@ -10347,10 +10575,13 @@ SIM_PRIVATE xrt_status sim_lower_dynamic_conv(sim_fcc *fc, const xrt_ir_op *op,
                                          sim_step *st) {
   return sim_lower_conv_common(fc, op, st, 1);
 }
-
-/* ======================================================================
- * fft
- * ==================================================================== */
+/* ==== end src/sim/conv.c ==== */
+/* ==== begin src/sim/fft.c ==== */
+/*
+ * src/sim/fft.c - fft: FFT, IFFT, RFFT and IRFFT, radix-2 or
+ * Bluestein, in double precision.
+ * Part of the simulated device; MIT licensed, see LICENSE.
+ */
 
 /* One transformed axis: a forward DFT of length n, radix-2 when n is a
  * power of two, else Bluestein's chirp-z through a power-of-two FFT of
@@ -10373,11 +10604,6 @@ typedef struct sim_fft {
 } sim_fft;
 
 static int sim_is_pow2(int64_t n) { return n > 0 && (n & (n - 1)) == 0; }
-
-static sim_c128 sim_cmul(sim_c128 a, sim_c128 b) {
-  sim_c128 r = {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
-  return r;
-}
 
 /* In-place iterative radix-2 FFT of length m (a power of two). */
 static void sim_fft_pow2(sim_c128 *x, int64_t m, const sim_c128 *tw) {
@@ -10613,10 +10839,20 @@ SIM_PRIVATE xrt_status sim_lower_fft(sim_fcc *fc, const xrt_ir_op *op,
   st->run = sim_run_fft;
   return rc;
 }
+/* ==== end src/sim/fft.c ==== */
+/* ==== begin src/sim/solve.c ==== */
+/*
+ * src/sim/solve.c - triangular_solve and cholesky, computed in complex
+ * double precision.
+ * Part of the simulated device; MIT licensed, see LICENSE.
+ */
 
-/* ======================================================================
- * triangular_solve, cholesky (computed in complex double precision)
- * ==================================================================== */
+static int sim_la_flag(const xrt_ir_op *op, const char *name, int dflt) {
+  const xrt_ir_attr *a = xrt_ir_op_attr(op, name);
+  if (a && (a->kind == XRT_ATTR_BOOL || a->kind == XRT_ATTR_INT))
+    return a->i != 0;
+  return dflt;
+}
 
 typedef struct sim_trsv {
   int left, lower, unit, trans; /* trans: 0 none, 1 transpose, 2 adjoint */
@@ -10821,10 +11057,13 @@ SIM_PRIVATE xrt_status sim_lower_cholesky(sim_fcc *fc, const xrt_ir_op *op,
   size_t w = (size_t)(c->n * c->n);
   return sim_temp(fc, sizeof(sim_c128) * (w ? w : 1), &c->work);
 }
-
-/* ======================================================================
- * batch_norm_inference, batch_norm_training, batch_norm_grad
- * ==================================================================== */
+/* ==== end src/sim/solve.c ==== */
+/* ==== begin src/sim/batchnorm.c ==== */
+/*
+ * src/sim/batchnorm.c - batch_norm_inference, batch_norm_training
+ * and batch_norm_grad.
+ * Part of the simulated device; MIT licensed, see LICENSE.
+ */
 
 /* Elements of operand at (o, f, i) are at (o * F + f) * inner + i, with f
  * along feature_index.  Computed in double precision, rounded once. */
@@ -10994,10 +11233,13 @@ SIM_PRIVATE xrt_status sim_lower_batch_norm_grad(sim_fcc *fc, const xrt_ir_op *o
                                             sim_step *st) {
   return sim_lower_bn(fc, op, st, 5, 3, 0x31u, sim_run_bn_grad);
 }
-
-/* ======================================================================
- * rng_bit_generator, rng
- * ==================================================================== */
+/* ==== end src/sim/batchnorm.c ==== */
+/* ==== begin src/sim/rng.c ==== */
+/*
+ * src/sim/rng.c - random numbers: rng_bit_generator (Three fry,
+ * Philox) and rng.
+ * Part of the simulated device; MIT licensed, see LICENSE.
+ */
 
 static uint32_t sim_rotl32(uint32_t v, int r) {
   return (v << r) | (v >> (32 - r));
@@ -11314,10 +11556,12 @@ SIM_PRIVATE xrt_status sim_lower_rng(sim_fcc *fc, const xrt_ir_op *op,
   st->run = sim_run_rng;
   return XRT_OK;
 }
-
-/* ======================================================================
- * chlo.ragged_dot
- * ==================================================================== */
+/* ==== end src/sim/rng.c ==== */
+/* ==== begin src/sim/ragged_dot.c ==== */
+/*
+ * src/sim/ragged_dot.c - chlo.ragged_dot.
+ * Part of the simulated device; MIT licensed, see LICENSE.
+ */
 
 /* A dot_general whose lhs ragged dimension is cut into groups by the
  * 1-D group_sizes: mode 1 (ragged lhs non-contracting dimension): rows
@@ -11475,7 +11719,7 @@ bad:
   return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "%s: result "
                      "shape does not follow from the operands", op->name);
 }
-/* ==== end src/sim/linalg.c ==== */
+/* ==== end src/sim/ragged_dot.c ==== */
 /* ==== begin src/sim/pool.c ==== */
 /*
  * src/sim/pool.c - the device thread pools.

@@ -40,15 +40,23 @@
  *
  * The files (src/sim/sources.txt; the generated single file xrt_sim.c is
  * this header and then these, in this order):
- *   elementwise.c   elementwise kernels, the f8/f6/f4 families,
- *                   reduce_precision, quantized tensors
+ *   elementwise.c integer.c bitwise.c complex.c compare.c convert.c
+ *   minifloat.c quant.c   elementwise kernels: the dispatch with the pred
+ *                   and float kernels; integer arithmetic; bitwise ops;
+ *                   complex arithmetic; compare; convert and
+ *                   bitcast_convert; the f8/f6/f4 families and
+ *                   reduce_precision; quantized tensors
  *   device.c        small helpers, clients, devices and device memory,
  *                   fault kinds, region copies, zero-copy host memory
  *   plan.c          plans and steps; the planner (values, liveness, slots)
  *   move.c reduce.c gemm.c control.c   data movement, reduce, dot_general
  *                   and GEMM, control flow and structure
  *   lower.c         lowering ops to steps: the op table, quantized compute
- *   index.c linalg.c   indexing and windows; linear algebra and numerics
+ *   index.c         indexing and windows
+ *   linalg.c conv.c fft.c solve.c batchnorm.c rng.c ragged_dot.c   linear
+ *                   algebra and numerics: the shared dot kernels,
+ *                   convolution, fft, triangular_solve and cholesky, batch
+ *                   norm, random numbers, chlo.ragged_dot
  *   pool.c fusion.c the device thread pools; fused loops
  *   collectives.c collectives_mp.c launch.c   launches and collectives
  *                   within a process and across processes, send/recv,
@@ -351,6 +359,344 @@ SIM_PRIVATE int sim_q_value(const xrt_ir_type *ty, sim_qv *q);
 SIM_PRIVATE sim_ew_fn sim_ew_kernel(const xrt_allocator *al, const xrt_ir_func *f,
                                const xrt_ir_op *op, const void **ctx_out,
                                int *ctx_owned, char *why, size_t whycap);
+
+/* ---- what the files of the elementwise kernels share ----
+ *
+ * The kernels are hundreds of stamped functions, split by family so that
+ * every file compiles quickly: elementwise.c holds the dispatch
+ * (sim_ew_kernel) and the pred and float kernels; integer.c, bitwise.c,
+ * complex.c, compare.c, convert.c, minifloat.c and quant.c hold the other
+ * families, whose kernels stay static and are reached through the lookups
+ * and builders below.  What more than one of these files stamps or calls
+ * is here: type lists, stamping macros, loads and stores, small-float
+ * decoding. */
+
+/* Low w (< 64) bits of v as a w-bit integer, sign-extended when sg. */
+static inline uint64_t sim_wrap(uint64_t v, int w, int sg) {
+  uint64_t h = (uint64_t)1 << ((w - 1) & 63);
+  v &= (h << 1) - 1;
+  return sg ? (v ^ h) - h : v;
+}
+
+static inline int64_t sim_sext(uint64_t bits, int w) {
+  return (int64_t)(w >= 64 ? bits : sim_wrap(bits, w, 1));
+}
+
+/* Mask of the low W bits, W in 1..64 (the & 63 keeps W = 64 shift-safe). */
+#define SIM_M64(W) ((W) >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << ((W) & 63)) - 1)
+
+/* Stores v into storage type T of width W: sub-byte widths wrap. */
+#define SIM_ST(T, W, SG, v)                                                   \
+  ((W) == 8 * (int)sizeof(T) ? (T)(v) : (T)sim_wrap((uint64_t)(v), (W), (SG)))
+
+/* Arithmetic right shift of a w-bit pattern (also for unsigned types). */
+static inline uint64_t sim_sra(uint64_t bits, uint64_t sh, int w) {
+  int64_t s = sim_sext(bits, w);
+  if (sh >= (uint64_t)w) return s < 0 ? ~(uint64_t)0 : 0;
+  return (uint64_t)(s < 0 ? ~(~s >> sh) : s >> sh);
+}
+
+/* Leading zeros of x viewed as a w-bit number. */
+static inline int sim_clz(uint64_t x, int w) {
+#if defined(__GNUC__)
+  return x ? __builtin_clzll(x) - (64 - w) : w;
+#else
+  int k = w;
+  for (; x; x >>= 1) k--;
+  return k;
+#endif
+}
+
+/* Integer element types: name, dtype, storage T, unsigned compute type P
+ * (never narrower than unsigned int, so no promotion to signed int), width
+ * W, signedness SG.  OP is passed through for the caller's macro X. */
+#define SIM_INT_TYPES(X, OP)                                                  \
+  X(OP, s8, XRT_S8, int8_t, uint32_t, 8, 1)                                   \
+  X(OP, s16, XRT_S16, int16_t, uint32_t, 16, 1)                               \
+  X(OP, s32, XRT_S32, int32_t, uint32_t, 32, 1)                               \
+  X(OP, s64, XRT_S64, int64_t, uint64_t, 64, 1)                               \
+  X(OP, u8, XRT_U8, uint8_t, uint32_t, 8, 0)                                  \
+  X(OP, u16, XRT_U16, uint16_t, uint32_t, 16, 0)                              \
+  X(OP, u32, XRT_U32, uint32_t, uint32_t, 32, 0)                              \
+  X(OP, u64, XRT_U64, uint64_t, uint64_t, 64, 0)                              \
+  X(OP, s2, XRT_S2, int8_t, uint32_t, 2, 1)                                   \
+  X(OP, s4, XRT_S4, int8_t, uint32_t, 4, 1)                                   \
+  X(OP, u2, XRT_U2, uint8_t, uint32_t, 2, 0)                                  \
+  X(OP, u4, XRT_U4, uint8_t, uint32_t, 4, 0)
+
+/* Integer kernels of op OP (integer.c, bitwise.c), and their table rows. */
+#define SIM_DEF_IB(OP, nm, code, T, P, W, SG)                                 \
+  static void sim_##OP##_##nm(void *const *in, void *out, size_t n,           \
+                              const void *ctx) {                              \
+    const T *a = (const T *)in[0], *b = (const T *)in[1];                     \
+    T *o = (T *)out;                                                          \
+    (void)ctx;                                                                \
+    SIM_MAP2(T, a, b, o, n, SIM_ST(T, W, SG, SIM_I_##OP(X, Y, P, W, SG)));   \
+  }
+#define SIM_DEF_IU(OP, nm, code, T, P, W, SG)                                 \
+  static void sim_##OP##_##nm(void *const *in, void *out, size_t n,           \
+                              const void *ctx) {                              \
+    const T *a = (const T *)in[0];                                            \
+    T *o = (T *)out;                                                          \
+    (void)ctx;                                                                \
+    SIM_MAP1(T, a, o, n, SIM_ST(T, W, SG, SIM_I_##OP(X, P, W, SG)));         \
+  }
+#define SIM_STAMP_IB(OP) SIM_INT_TYPES(SIM_DEF_IB, OP)
+#define SIM_STAMP_IU(OP) SIM_INT_TYPES(SIM_DEF_IU, OP)
+#define SIM_TENT_I(OP, nm, code, T, P, W, SG) [SIM_EW_##OP][code] = sim_##OP##_##nm,
+#define SIM_TROW_I(OP) SIM_INT_TYPES(SIM_TENT_I, OP)
+
+/* Float types: name, dtype, storage T, compute type C, load, store, and the
+ * totalOrder key of a stored value (compare.c defines the keys). */
+#define SIM_ID(x) (x)
+#define SIM_FLT_TYPES(X, OP)                                                  \
+  X(OP, f32, XRT_F32, float, float, SIM_ID, SIM_ID, sim_key_f32)              \
+  X(OP, f64, XRT_F64, double, double, SIM_ID, SIM_ID, sim_key_f64)            \
+  X(OP, f16, XRT_F16, uint16_t, float, xrt_f16_to_f32, xrt_f32_to_f16,        \
+    sim_key_h)                                                                \
+  X(OP, bf16, XRT_BF16, uint16_t, float, xrt_bf16_to_f32, xrt_f32_to_bf16,    \
+    sim_key_h)
+
+/* Ops computed in the element's compute type C (correctly rounded there,
+ * and float has the 2p+2 bits that make f16/bf16 results exact too) ... */
+#define SIM_FLT_BIN_OPS(X) X(ADD) X(SUB) X(MUL) X(DIV) X(REM) X(MAX) X(MIN)
+#define SIM_FLT_UN_OPS(X)                                                     \
+  X(NEG) X(ABS) X(SIGN) X(SQRT) X(FLOOR) X(CEIL) X(RAFZ) X(REVEN)
+/* ... and ops computed in double. */
+#define SIM_FLT_BIN_DOPS(X) X(POW) X(ATAN2)
+#define SIM_FLT_UN_DOPS(X)                                                    \
+  X(EXP) X(LOG) X(RSQRT) X(TANH) X(LOGISTIC) X(SIN) X(COS) X(TAN) X(EXPM1)    \
+  X(LOG1P) X(CBRT)
+
+/* Complex types: name, dtype, type of the real and imaginary parts. */
+#define SIM_CPX_TYPES(X, OP)                                                  \
+  X(OP, c64, XRT_C64, float)                                                  \
+  X(OP, c128, XRT_C128, double)
+
+/* Complex values travel as pairs of doubles. */
+typedef struct sim_c2 {
+  double re, im;
+} sim_c2;
+static inline sim_c2 sim_c2_mk(double re, double im) {
+  sim_c2 r;
+  r.re = re;
+  r.im = im;
+  return r;
+}
+
+/* Compare directions, as the compare tables index them. */
+enum { SIM_EQ, SIM_NE, SIM_GE, SIM_GT, SIM_LE, SIM_LT, SIM_NDIRS };
+
+/* ---- loads and stores by element type (convert, minifloat, quant) ---- */
+
+/* A conversion loads the source into one of four intermediates - i (int64),
+ * u (uint64), f (double, exact for every float type), c (a pair of doubles)
+ * - and the destination stores from that intermediate. */
+
+/* Float -> integer: truncate, saturate, NaN -> 0 (APFloat's convertToInteger).
+ * Returns the W-bit pattern; the checks come before any cast (no UB). */
+static inline uint64_t sim_f2i(double d, int w, int sg) {
+  double lim = ldexp(1.0, sg ? w - 1 : w); /* exact; folds for constant w */
+  if (d != d) return 0;
+  if (sg) { /* d > -lim - 1 means trunc(d) >= -lim (for w = 64 the bound
+             * rounds to -lim, whose saturated result is the same value) */
+    if (!(d > -lim - 1)) return (uint64_t)0 - ((uint64_t)1 << ((w - 1) & 63));
+    if (d >= lim) return ((uint64_t)1 << ((w - 1) & 63)) - 1;
+    return (uint64_t)(int64_t)d; /* in range: the cast truncates */
+  }
+  if (!(d > -1)) return 0;
+  if (d >= lim) return SIM_M64(w);
+  return (uint64_t)d;
+}
+
+/* Integer -> double rounded to odd, so a second rounding to a narrower float
+ * is still correct (no double rounding for |v| >= 2^53). */
+static inline double sim_u2d_odd(uint64_t m) {
+  if (m < ((uint64_t)1 << 53)) return (double)m;
+  int drop = 11 - sim_clz(m, 64); /* keep the top 53 bits */
+  uint64_t kept = m >> drop;
+  if (m & (((uint64_t)1 << drop) - 1)) kept |= 1;
+  return ldexp((double)kept, drop);
+}
+static inline double sim_i2d_odd(int64_t v) {
+  return v < 0 ? -sim_u2d_odd(0 - (uint64_t)v) : sim_u2d_odd((uint64_t)v);
+}
+
+/* Loads: name, storage T, intermediate kind. */
+#define SIM_LD(nm, T, K, expr)                                                \
+  static inline K sim_ld_##nm(const void *p, size_t i) {                      \
+    const T *a = (const T *)p;                                                \
+    return expr;                                                              \
+  }
+SIM_LD(pred, uint8_t, uint64_t, a[i] != 0)
+SIM_LD(s2, int8_t, int64_t, a[i])
+SIM_LD(s4, int8_t, int64_t, a[i])
+SIM_LD(s8, int8_t, int64_t, a[i])
+SIM_LD(s16, int16_t, int64_t, a[i])
+SIM_LD(s32, int32_t, int64_t, a[i])
+SIM_LD(s64, int64_t, int64_t, a[i])
+SIM_LD(u2, uint8_t, uint64_t, a[i])
+SIM_LD(u4, uint8_t, uint64_t, a[i])
+SIM_LD(u8, uint8_t, uint64_t, a[i])
+SIM_LD(u16, uint16_t, uint64_t, a[i])
+SIM_LD(u32, uint32_t, uint64_t, a[i])
+SIM_LD(u64, uint64_t, uint64_t, a[i])
+SIM_LD(f16, uint16_t, double, xrt_f16_to_f32(a[i]))
+SIM_LD(bf16, uint16_t, double, xrt_bf16_to_f32(a[i]))
+SIM_LD(f32, float, double, a[i])
+SIM_LD(f64, double, double, a[i])
+SIM_LD(c64, float, sim_c2, sim_c2_mk(a[2 * i], a[2 * i + 1]))
+SIM_LD(c128, double, sim_c2, sim_c2_mk(a[2 * i], a[2 * i + 1]))
+
+/* Stores: sim_st_<dst>_<kind>(out, i, value). */
+#define SIM_ST_FNS(nm, T, ei, eu, ef, ec)                                     \
+  static inline void sim_st_##nm##_i(void *p, size_t i, int64_t v) {          \
+    T *o = (T *)p;                                                            \
+    ei;                                                                       \
+  }                                                                           \
+  static inline void sim_st_##nm##_u(void *p, size_t i, uint64_t v) {         \
+    T *o = (T *)p;                                                            \
+    eu;                                                                       \
+  }                                                                           \
+  static inline void sim_st_##nm##_f(void *p, size_t i, double v) {           \
+    T *o = (T *)p;                                                            \
+    ef;                                                                       \
+  }                                                                           \
+  static inline void sim_st_##nm##_c(void *p, size_t i, sim_c2 v) {           \
+    T *o = (T *)p;                                                            \
+    ec;                                                                       \
+  }
+/* Integers wrap from integers, saturate from floats, ignore imag parts. */
+#define SIM_ST_INT(nm, T, W, SG)                                              \
+  SIM_ST_FNS(nm, T, o[i] = SIM_ST(T, W, SG, (uint64_t)v),                     \
+             o[i] = SIM_ST(T, W, SG, v),                                      \
+             o[i] = SIM_ST(T, W, SG, sim_f2i(v, W, SG)),                      \
+             o[i] = SIM_ST(T, W, SG, sim_f2i(v.re, W, SG)))
+/* Floats: fi/fu/fd convert an int64 / uint64 / double, correctly rounded. */
+#define SIM_ST_FLT(nm, T, fi, fu, fd)                                         \
+  SIM_ST_FNS(nm, T, o[i] = fi(v), o[i] = fu(v), o[i] = fd(v), o[i] = fd(v.re))
+#define SIM_ST_CPX(nm, ET)                                                    \
+  SIM_ST_FNS(nm, ET, (o[2 * i] = (ET)v, o[2 * i + 1] = 0),                    \
+             (o[2 * i] = (ET)v, o[2 * i + 1] = 0),                            \
+             (o[2 * i] = (ET)v, o[2 * i + 1] = 0),                            \
+             (o[2 * i] = (ET)v.re, o[2 * i + 1] = (ET)v.im))
+
+SIM_ST_FNS(pred, uint8_t, o[i] = v != 0, o[i] = v != 0, o[i] = v != 0,
+           o[i] = v.re != 0)
+SIM_ST_INT(s2, int8_t, 2, 1)
+SIM_ST_INT(s4, int8_t, 4, 1)
+SIM_ST_INT(s8, int8_t, 8, 1)
+SIM_ST_INT(s16, int16_t, 16, 1)
+SIM_ST_INT(s32, int32_t, 32, 1)
+SIM_ST_INT(s64, int64_t, 64, 1)
+SIM_ST_INT(u2, uint8_t, 2, 0)
+SIM_ST_INT(u4, uint8_t, 4, 0)
+SIM_ST_INT(u8, uint8_t, 8, 0)
+SIM_ST_INT(u16, uint16_t, 16, 0)
+SIM_ST_INT(u32, uint32_t, 32, 0)
+SIM_ST_INT(u64, uint64_t, 64, 0)
+#define SIM_I2F16(v) xrt_f64_to_f16(sim_i2d_odd(v))
+#define SIM_U2F16(v) xrt_f64_to_f16(sim_u2d_odd(v))
+#define SIM_I2BF16(v) xrt_f64_to_bf16(sim_i2d_odd(v))
+#define SIM_U2BF16(v) xrt_f64_to_bf16(sim_u2d_odd(v))
+#define SIM_TOF(v) ((float)(v))
+#define SIM_TOD(v) ((double)(v))
+SIM_ST_FLT(f16, uint16_t, SIM_I2F16, SIM_U2F16, xrt_f64_to_f16)
+SIM_ST_FLT(bf16, uint16_t, SIM_I2BF16, SIM_U2BF16, xrt_f64_to_bf16)
+SIM_ST_FLT(f32, float, SIM_TOF, SIM_TOF, SIM_TOF)
+SIM_ST_FLT(f64, double, SIM_TOD, SIM_TOD, SIM_TOD)
+SIM_ST_CPX(c64, float)
+SIM_ST_CPX(c128, double)
+
+/* Convertible types: name, dtype, element bytes, load kind (i/u/f/c). */
+#define SIM_CV_SRCS(X)                                                        \
+  X(pred, XRT_PRED, 1, u) X(s2, XRT_S2, 1, i) X(s4, XRT_S4, 1, i)             \
+  X(s8, XRT_S8, 1, i) X(s16, XRT_S16, 2, i) X(s32, XRT_S32, 4, i)             \
+  X(s64, XRT_S64, 8, i) X(u2, XRT_U2, 1, u) X(u4, XRT_U4, 1, u)               \
+  X(u8, XRT_U8, 1, u) X(u16, XRT_U16, 2, u) X(u32, XRT_U32, 4, u)             \
+  X(u64, XRT_U64, 8, u) X(f16, XRT_F16, 2, f) X(bf16, XRT_BF16, 2, f)         \
+  X(f32, XRT_F32, 4, f) X(f64, XRT_F64, 8, f) X(c64, XRT_C64, 8, c)           \
+  X(c128, XRT_C128, 16, c)
+/* The same list again, carrying the source's parameters (A, B, K). */
+#define SIM_CV_DSTS(X, A, B, K)                                               \
+  X(A, B, K, pred, XRT_PRED, 1) X(A, B, K, s2, XRT_S2, 1)                     \
+  X(A, B, K, s4, XRT_S4, 1) X(A, B, K, s8, XRT_S8, 1)                         \
+  X(A, B, K, s16, XRT_S16, 2) X(A, B, K, s32, XRT_S32, 4)                     \
+  X(A, B, K, s64, XRT_S64, 8) X(A, B, K, u2, XRT_U2, 1)                       \
+  X(A, B, K, u4, XRT_U4, 1) X(A, B, K, u8, XRT_U8, 1)                         \
+  X(A, B, K, u16, XRT_U16, 2) X(A, B, K, u32, XRT_U32, 4)                     \
+  X(A, B, K, u64, XRT_U64, 8) X(A, B, K, f16, XRT_F16, 2)                     \
+  X(A, B, K, bf16, XRT_BF16, 2) X(A, B, K, f32, XRT_F32, 4)                   \
+  X(A, B, K, f64, XRT_F64, 8) X(A, B, K, c64, XRT_C64, 8)                     \
+  X(A, B, K, c128, XRT_C128, 16)
+
+/* ---- the f8/f6/f4 families (minifloat.c; quant.c decodes them too) ---- */
+
+/* The context of a small-float kernel. */
+typedef struct sim_mf {
+  xrt_dtype t, r;   /* operand and result element types */
+  int dir;          /* compare: SIM_EQ..SIM_LT, +8 for TOTALORDER */
+  uint8_t tmask;    /* the operand's bits within its byte */
+  double dec[256];  /* operand bit pattern -> value */
+} sim_mf;
+
+/* The value of bit pattern b of small-float type t. */
+static inline double sim_mf_dec1(xrt_dtype t, uint8_t b) {
+  xrt_minifloat_format f;
+  if (!xrt_minifloat_format_of(t, &f)) return 0;
+  unsigned w = f.kind == XRT_MINIFLOAT_E8M0 ? 8u : 1u + f.ebits + f.mbits;
+  return xrt_minifloat_to_f64(t, (uint8_t)(b & ((1u << w) - 1u)));
+}
+
+static inline int sim_is_mf(xrt_dtype t) {
+  return t >= XRT_F8E4M3FN && t <= XRT_F4E2M1FN;
+}
+
+/* ---- elementwise.c ---- */
+SIM_PRIVATE void sim_copy(void *const *in, void *out, size_t n,
+                          const void *ctx);
+/* sim_esz[k] == k: element sizes to pass as a kernel's ctx (sim_copy). */
+SIM_EXTERN_DATA const size_t sim_esz[17];
+SIM_PRIVATE sim_ew_fn sim_ew_unsup(const xrt_ir_func *f, const xrt_ir_op *op,
+                                   int32_t v, int32_t r,
+                                   const char *why_extra, char *why,
+                                   size_t whycap);
+SIM_PRIVATE sim_ew_fn sim_ew_oom(int *ctx_owned, char *why, size_t whycap);
+
+/* ---- integer.c bitwise.c complex.c compare.c ---- */
+SIM_PRIVATE sim_ew_fn sim_int_kernel(int e, xrt_dtype t);
+SIM_PRIVATE sim_ew_fn sim_bit_kernel(int e, xrt_dtype t);
+SIM_PRIVATE sim_ew_fn sim_cpx_kernel(int e, xrt_dtype t);
+SIM_PRIVATE sim_ew_fn sim_cmp_kernel(int tot, int dir, xrt_dtype t);
+
+/* ---- convert.c ---- */
+SIM_PRIVATE sim_ew_fn sim_cv_kernel(xrt_dtype t, xrt_dtype r);
+SIM_PRIVATE sim_ew_fn sim_ew_bitcast(const xrt_allocator *al,
+                                     const xrt_ir_func *f,
+                                     const xrt_ir_op *op,
+                                     const void **ctx_out, int *ctx_owned,
+                                     char *why, size_t whycap);
+
+/* ---- minifloat.c ---- */
+SIM_PRIVATE uint8_t sim_mf_enc(xrt_dtype t, double d);
+SIM_PRIVATE sim_mf *sim_mf_new(const xrt_allocator *al, xrt_dtype t,
+                               xrt_dtype r);
+SIM_PRIVATE void sim_cmp_mf(void *const *in, void *out, size_t n,
+                            const void *ctx);
+SIM_PRIVATE sim_ew_fn sim_mf_kernel(int e);
+SIM_PRIVATE sim_ew_fn sim_mf_cv_kernel(xrt_dtype t, xrt_dtype r);
+SIM_PRIVATE sim_ew_fn sim_ew_reduce_precision(const xrt_allocator *al,
+                                              const xrt_ir_func *f,
+                                              const xrt_ir_op *op,
+                                              const void **ctx_out,
+                                              int *ctx_owned, char *why,
+                                              size_t whycap);
+
+/* ---- quant.c ---- */
+SIM_PRIVATE sim_ew_fn sim_ew_quant(const xrt_allocator *al,
+                                   const xrt_ir_func *f, const xrt_ir_op *op,
+                                   int e, int arity, const void **ctx_out,
+                                   int *ctx_owned, char *why, size_t whycap);
 
 #define SIM_ALIGN 64
 #define SIM_MAX_EW_IN 8
@@ -1060,7 +1406,36 @@ typedef struct sim_la_cvt {
   sim_la_store_fn store;
   size_t cs; /* compute element size */
 } sim_la_cvt;
-SIM_PRIVATE int sim_la_next(int64_t *idx, const int64_t *dims, int n);
+SIM_PRIVATE xrt_status sim_la_cvt_init(sim_fcc *fc, const xrt_ir_op *op,
+                                  sim_la_cvt *c, int32_t lid, int32_t rid);
+SIM_PRIVATE void sim_la_cvt_pre(const sim_la_cvt *c, void **vals, const void **l,
+                           const void **r, void **res, void *out);
+SIM_PRIVATE void sim_la_cvt_post(const sim_la_cvt *c, void **vals, void *out);
+SIM_PRIVATE const char *sim_la_enum(const xrt_ir_op *op, const char *name);
+
+/* The helpers below are inline so that the kernels of conv.c, fft.c,
+ * solve.c, rng.c and ragged_dot.c compile as they did in one file. */
+
+/* An integer element of any integer type as int64 (u64 wraps). */
+static inline int64_t sim_la_geti(xrt_dtype t, const void *base, int64_t i) {
+  sim_num v;
+  sim_load(t, (const char *)base + (size_t)i * sim_esize(t), &v);
+  return v.is_int ? v.i : sim_float_to_i64(v.re);
+}
+
+/* Row-major multi-index increment; 0 once every index wrapped. */
+static inline int sim_la_next(int64_t *idx, const int64_t *dims, int n) {
+  for (int k = n - 1; k >= 0; k--) {
+    if (++idx[k] < dims[k]) return 1;
+    idx[k] = 0;
+  }
+  return 0;
+}
+
+static inline sim_c128 sim_cmul(sim_c128 a, sim_c128 b) {
+  sim_c128 r = {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
+  return r;
+}
 
 /* ======================================================================
  * convolution, dynamic_conv
@@ -1095,18 +1470,24 @@ typedef struct sim_conv {
 SIM_PRIVATE int sim_gemm_lower_conv(sim_fcc *fc, const sim_conv *c, sim_step *st,
                                xrt_status *rc);
 
-/* ---- linalg.c ---- */
+/* ---- conv.c ---- */
 SIM_PRIVATE xrt_status sim_lower_convolution(sim_fcc *fc, const xrt_ir_op *op,
                                         sim_step *st);
 SIM_PRIVATE xrt_status sim_lower_dynamic_conv(sim_fcc *fc, const xrt_ir_op *op,
                                          sim_step *st);
+
+/* ---- fft.c ---- */
 SIM_PRIVATE xrt_status sim_lower_fft(sim_fcc *fc, const xrt_ir_op *op,
                                 sim_step *st);
+
+/* ---- solve.c ---- */
 SIM_PRIVATE int sim_la_linalg_type(xrt_dtype t);
 SIM_PRIVATE xrt_status sim_lower_triangular_solve(sim_fcc *fc, const xrt_ir_op *op,
                                              sim_step *st);
 SIM_PRIVATE xrt_status sim_lower_cholesky(sim_fcc *fc, const xrt_ir_op *op,
                                      sim_step *st);
+
+/* ---- batchnorm.c ---- */
 SIM_PRIVATE xrt_status sim_lower_batch_norm_inference(sim_fcc *fc,
                                                  const xrt_ir_op *op,
                                                  sim_step *st);
@@ -1115,11 +1496,15 @@ SIM_PRIVATE xrt_status sim_lower_batch_norm_training(sim_fcc *fc,
                                                 sim_step *st);
 SIM_PRIVATE xrt_status sim_lower_batch_norm_grad(sim_fcc *fc, const xrt_ir_op *op,
                                             sim_step *st);
+
+/* ---- rng.c ---- */
 SIM_PRIVATE xrt_status sim_lower_rng_bit_generator(sim_fcc *fc,
                                               const xrt_ir_op *op,
                                               sim_step *st);
 SIM_PRIVATE xrt_status sim_lower_rng(sim_fcc *fc, const xrt_ir_op *op,
                                 sim_step *st);
+
+/* ---- ragged_dot.c ---- */
 SIM_PRIVATE xrt_status sim_lower_chlo_ragged_dot(sim_fcc *fc, const xrt_ir_op *op,
                                             sim_step *st);
 
