@@ -85,6 +85,17 @@
 #include <string.h>
 
 
+/* Non-temporal stores (SSE2, every x86-64): big results bypass the cache
+ * (fused loops, collectives).  Tested with #ifdef, so it must be seen by
+ * every file that uses it: here, not in one file. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h> /* SSE2 streams; AVX-512 folds in target() functions */
+#define SIM_HAVE_STREAM 1
+#endif
+
+/* The most participants (replicas x partitions) one launch may have. */
+#define SIM_MAX_PROCS (1 << 16)
+
 /* Functions and data that one file of src/sim defines for others: hidden
  * (extern, but not exported) in the separate build, static in the
  * generated single file, which defines SIM_AMALGAMATION. */
@@ -1072,6 +1083,7 @@ typedef void (*sim_red_fn)(void *acc, const void *in, int64_t n, int vec);
   ((fa) != (fa) ? (a) : (fb) != (fb) ? (b)                                  \
    : (fa) == (fb) ? (signbit(fa) ? (a) : (b)) : (fa) < (fb) ? (a) : (b))
 SIM_PRIVATE sim_red_fn sim_red_pick(xrt_opcode code, xrt_dtype t);
+SIM_PRIVATE int sim_red_add_kind(sim_red_fn fn);
 
 /* The iteration plan walks the inputs once in row-major order; for each
  * input element the output element is sum idx_k * ostr_k (ostr 0 on reduced
@@ -1551,7 +1563,9 @@ struct sim_tpool {
   atomic_llong next;   /* next chunk to claim */
   int pending;         /* workers that have not finished this loop */
 };
-SIM_PRIVATE struct sim_tpool *sim_tpool_of(const sim_client *c, int device);
+static inline struct sim_tpool *sim_tpool_of(const sim_client *c, int device) {
+  return c->tp && device >= 0 && device < c->ntp ? &c->tp[device] : NULL;
+}
 
 /* ---- move.c ---- */
 
@@ -1840,8 +1854,6 @@ SIM_PRIVATE void sim_frame_release(sim_exe *e, int device, sim_frame *fr,
 SIM_PRIVATE xrt_status sim_compile_launch_shape(sim_exe *e,
                                            const xrt_plugin_compile_args *a,
                                            xrt_plugin_error *err);
-SIM_PRIVATE xrt_status sim_check_launch_args(const xrt_plugin_execute_args *a,
-                                        xrt_plugin_error *err);
 SIM_PRIVATE xrt_status sim_launch_own(struct sim_launch *l, sim_part *part,
                                  const xrt_plugin_execute_args *a,
                                  xrt_plugin_error *err);
@@ -3464,12 +3476,6 @@ SIM_PRIVATE long sim_os_cpu_count(void) {
 #include <unistd.h>
 
 SIM_PRIVATE long sim_os_cpu_count(void) { return sysconf(_SC_NPROCESSORS_ONLN); }
-#endif
-
-/* Non-temporal stores (SSE2, every x86-64): big results bypass the cache. */
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <emmintrin.h>
-#define SIM_HAVE_STREAM 1
 #endif
 
 /* ======================================================================
@@ -5513,6 +5519,12 @@ SIM_RED_DEF(sim_red_add_f64, double, a + b)
 SIM_RED_DEF(sim_red_mul_f64, double, a * b)
 SIM_RED_DEF(sim_red_max_f64, double, SIM_FMAX(a, b, a, b))
 SIM_RED_DEF(sim_red_min_f64, double, SIM_FMIN(a, b, a, b))
+
+/* Whether fn is the f32 add (1), the f64 add (2) or another kernel (0):
+ * collectives fold those two adds with vector loops of their own. */
+SIM_PRIVATE int sim_red_add_kind(sim_red_fn fn) {
+  return fn == sim_red_add_f32 ? 1 : fn == sim_red_add_f64 ? 2 : 0;
+}
 /* f16/bf16 round after every step, as the body would (an f32 add/mul of
  * two halves rounds correctly to half). */
 SIM_RED_DEF(sim_red_add_f16, uint16_t,
@@ -11886,9 +11898,6 @@ SIM_PRIVATE xrt_status sim_tpools_make(sim_client *c, int threads,
   return XRT_OK;
 }
 
-SIM_PRIVATE struct sim_tpool *sim_tpool_of(const sim_client *c, int device) {
-  return c->tp && device >= 0 && device < c->ntp ? &c->tp[device] : NULL;
-}
 /* ==== end src/sim/pool.c ==== */
 /* ==== begin src/sim/fusion.c ==== */
 /*
@@ -14197,8 +14206,9 @@ static int sim_fold_add(const sim_coll *k, int32_t j, char *acc,
                         const char *const *ins, int32_t gs, size_t off,
                         int64_t len) {
 #ifdef SIM_HAVE_STREAM
-  int f32 = k->fast[j] == sim_red_add_f32;
-  if (!f32 && k->fast[j] != sim_red_add_f64) return 0;
+  int kind = sim_red_add_kind(k->fast[j]);
+  if (!kind) return 0;
+  int f32 = kind == 1;
   size_t bytes = (size_t)len * k->es[j], i = 0;
   if (sim_isa_cap() >= 2 && __builtin_cpu_supports("avx512f"))
     i = sim_fold_add_avx512(f32, acc, ins, gs, off, bytes);
@@ -15239,7 +15249,6 @@ SIM_PRIVATE xrt_status sim_lower_process_id(sim_fcc *fc, const xrt_ir_op *op,
  * takes the oldest message of its channel, waiting for one.
  * ==================================================================== */
 
-
 typedef struct sim_chan {
   int64_t channel;
   int32_t n;           /* tensors (tokens carry nothing) */
@@ -15419,7 +15428,6 @@ SIM_PRIVATE int64_t sim_fault_take(sim_client *c, int device) {
  * Per-device frames
  * ==================================================================== */
 
-
 /* The device's frame of e, made on first use; *tmp when it is busy (a
  * concurrent execute on the same device). */
 SIM_PRIVATE xrt_status sim_frame_acquire(sim_exe *e, int device, sim_frame *tmp,
@@ -15454,9 +15462,6 @@ SIM_PRIVATE void sim_frame_release(sim_exe *e, int device, sim_frame *fr,
  * Launch shape: compile and execute
  * ==================================================================== */
 
-
-#define SIM_MAX_PROCS (1 << 16)
-
 /* The replicas and partitions an executable runs in: the compile
  * arguments', else the module's. */
 SIM_PRIVATE xrt_status sim_compile_launch_shape(sim_exe *e,
@@ -15471,22 +15476,6 @@ SIM_PRIVATE xrt_status sim_compile_launch_shape(sim_exe *e,
     return sim_fail(err, XRT_INVALID_ARGUMENT, "%d replicas x %d partitions "
                     "is more than the simulator's %d processes",
                     (int)e->nrep, (int)e->npart, SIM_MAX_PROCS);
-  return XRT_OK;
-}
-
-SIM_PRIVATE xrt_status sim_check_launch_args(const xrt_plugin_execute_args *a,
-                                        xrt_plugin_error *err) {
-  if (a->num_replicas < 1 || a->num_partitions < 1 ||
-      (int64_t)a->num_replicas * a->num_partitions > SIM_MAX_PROCS)
-    return sim_fail(err, XRT_INVALID_ARGUMENT, "bad launch shape: %d "
-                    "replica(s) x %d partition(s)", (int)a->num_replicas,
-                    (int)a->num_partitions);
-  if (a->replica < 0 || a->replica >= a->num_replicas || a->partition < 0 ||
-      a->partition >= a->num_partitions)
-    return sim_fail(err, XRT_INVALID_ARGUMENT, "participant (replica %d, "
-                    "partition %d) is outside a launch of %d x %d",
-                    (int)a->replica, (int)a->partition, (int)a->num_replicas,
-                    (int)a->num_partitions);
   return XRT_OK;
 }
 
@@ -15858,6 +15847,23 @@ static xrt_status sim_execute_in(sim_client *c, sim_exe *e,
   rc = sim_run_entry(e, fr, a->args, a->outs, &cx);
   sim_frame_put(e, a->device, fr, &tmp);
   return rc;
+}
+
+/* The launch shape and this participant's place in it. */
+static xrt_status sim_check_launch_args(const xrt_plugin_execute_args *a,
+                                        xrt_plugin_error *err) {
+  if (a->num_replicas < 1 || a->num_partitions < 1 ||
+      (int64_t)a->num_replicas * a->num_partitions > SIM_MAX_PROCS)
+    return sim_fail(err, XRT_INVALID_ARGUMENT, "bad launch shape: %d "
+                    "replica(s) x %d partition(s)", (int)a->num_replicas,
+                    (int)a->num_partitions);
+  if (a->replica < 0 || a->replica >= a->num_replicas || a->partition < 0 ||
+      a->partition >= a->num_partitions)
+    return sim_fail(err, XRT_INVALID_ARGUMENT, "participant (replica %d, "
+                    "partition %d) is outside a launch of %d x %d",
+                    (int)a->replica, (int)a->partition, (int)a->num_replicas,
+                    (int)a->num_partitions);
+  return XRT_OK;
 }
 
 SIM_PRIVATE xrt_status sim_execute(void *client, const xrt_plugin_execute_args *a,

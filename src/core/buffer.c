@@ -145,14 +145,6 @@ XRT__PRIVATE void xrt__buffer_discard(xrt__buffer *b) {
   xrt__buffer_unref(b);
 }
 
-/* The status of a buffer's producer without waiting: XRT_OK when ready,
- * XRT_UNAVAILABLE while pending, else its error (message in the event). */
-XRT__PRIVATE xrt_status xrt__buffer_state(const xrt__buffer *b) {
-  if (!b->ready) return XRT_OK;
-  if (!xrt__event_done(b->ready)) return XRT_UNAVAILABLE;
-  return b->ready->code;
-}
-
 /* Runs a task inline on a held device, as the worker would, and returns
  * the status of the event it completed; the caller keeps a reference to
  * t->done. */

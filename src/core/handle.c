@@ -28,15 +28,6 @@ static uint32_t xrt__hfree = UINT32_MAX;
 #define XRT__HSTRIPES 64u
 static atomic_flag xrt__hstripes[XRT__HSTRIPES];
 
-XRT__PRIVATE void xrt__spin_lock(atomic_flag *f) {
-  while (atomic_flag_test_and_set_explicit(f, memory_order_acquire))
-    sched_yield(); /* held for a few instructions only */
-}
-
-XRT__PRIVATE void xrt__spin_unlock(atomic_flag *f) {
-  atomic_flag_clear_explicit(f, memory_order_release);
-}
-
 static xrt__hslot *xrt__hslot_at(uint32_t idx) {
   xrt__hslot *c = atomic_load_explicit(&xrt__hchunks[idx / XRT__HCHUNK],
                                        memory_order_acquire);
@@ -130,7 +121,6 @@ XRT__PRIVATE uintptr_t xrt__hrenew(uintptr_t h, int kind) {
 XRT__PRIVATE atomic_flag *xrt__hstripe(const void *handle) {
   return &xrt__hstripes[((uintptr_t)handle & XRT__HIDX_MASK) % XRT__HSTRIPES];
 }
-
 
 /* Looks up a refcounted object whose memory outlives its handles (buffers
  * and executables: dead objects are recycled, never freed while their

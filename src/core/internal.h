@@ -286,7 +286,12 @@ enum { XRT__K_NONE, XRT__K_PRED, XRT__K_SINT, XRT__K_UINT, XRT__K_FLOAT,
        XRT__K_COMPLEX };
 XRT__PRIVATE int xrt__dtype_class(xrt_dtype t);
 XRT__PRIVATE xrt_status xrt__shape_check(const xrt_shape *s, size_t *bytes);
-XRT__PRIVATE bool xrt__shape_equal(const xrt_shape *a, const xrt_shape *b);
+static inline bool xrt__shape_equal(const xrt_shape *a, const xrt_shape *b) {
+  if (a->dtype != b->dtype || a->rank != b->rank) return false;
+  for (int32_t i = 0; i < a->rank; i++)
+    if (a->dims[i] != b->dims[i]) return false;
+  return true;
+}
 XRT__PRIVATE xrt_opcode xrt__opcode_from_name(const char *s, size_t n);
 
 /* ---- parse.c ---- */
@@ -688,8 +693,13 @@ enum { XRT__H_FREE = 0, XRT__H_CLIENT, XRT__H_DEVICE, XRT__H_BUFFER,
        XRT__H_PMAP, XRT__H_VARIABLE,
        XRT__H_CONTEXT, XRT__H_PLUGIN, XRT__H_REPORT,
        XRT__H_RDEVICE /* another process's device (section 13a) */ };
-XRT__PRIVATE void xrt__spin_lock(atomic_flag *f);
-XRT__PRIVATE void xrt__spin_unlock(atomic_flag *f);
+static inline void xrt__spin_lock(atomic_flag *f) {
+  while (atomic_flag_test_and_set_explicit(f, memory_order_acquire))
+    sched_yield(); /* held for a few instructions only */
+}
+static inline void xrt__spin_unlock(atomic_flag *f) {
+  atomic_flag_clear_explicit(f, memory_order_release);
+}
 XRT__PRIVATE uintptr_t xrt__hnew(void *obj, int kind);
 XRT__PRIVATE void *xrt__hget(const void *handle, int kind);
 XRT__PRIVATE void xrt__hfree_handle(uintptr_t h);
@@ -979,7 +989,15 @@ XRT__PRIVATE void xrt__task_run(xrt__device *d, xrt__task *t);
 
 /* ---- queue.c ---- */
 XRT__PRIVATE void xrt__enqueue(xrt__device *d, xrt__task *t);
-XRT__PRIVATE bool xrt__device_hold(xrt__device *d);
+/* Takes the device for inline work if its queue is empty and idle. */
+static inline bool xrt__device_hold(xrt__device *d) {
+  xrt__queue *q = &d->q;
+  xrt__spin_lock(&q->lock);
+  bool ok = !q->head && !q->busy;
+  if (ok) q->busy = true;
+  xrt__spin_unlock(&q->lock);
+  return ok;
+}
 XRT__PRIVATE void xrt__device_unhold(xrt__device *d);
 XRT__PRIVATE void xrt__queues_stop(xrt__client *c);
 XRT__PRIVATE xrt_status xrt__task_start(xrt__client *c, int kind, size_t extra,
@@ -1027,7 +1045,13 @@ XRT__PRIVATE void xrt__dlpack_freed(xrt__buffer *b);
 
 /* ---- buffer.c ---- */
 XRT__PRIVATE void xrt__buffer_discard(xrt__buffer *b);
-XRT__PRIVATE xrt_status xrt__buffer_state(const xrt__buffer *b);
+/* The status of a buffer's producer without waiting: XRT_OK when ready,
+ * XRT_UNAVAILABLE while pending, else its error (message in the event). */
+static inline xrt_status xrt__buffer_state(const xrt__buffer *b) {
+  if (!b->ready) return XRT_OK;
+  if (!xrt__event_done(b->ready)) return XRT_UNAVAILABLE;
+  return b->ready->code;
+}
 
 /* ---- exec.c ---- */
 XRT__PRIVATE void xrt__task_free(xrt__task *t, xrt__client *c);

@@ -181,16 +181,6 @@ XRT__PRIVATE void xrt__enqueue(xrt__device *d, xrt__task *t) {
   if (wake) xrt__queue_wake(q);
 }
 
-/* Takes the device for inline work if its queue is empty and idle. */
-XRT__PRIVATE bool xrt__device_hold(xrt__device *d) {
-  xrt__queue *q = &d->q;
-  xrt__spin_lock(&q->lock);
-  bool ok = !q->head && !q->busy;
-  if (ok) q->busy = true;
-  xrt__spin_unlock(&q->lock);
-  return ok;
-}
-
 XRT__PRIVATE void xrt__device_unhold(xrt__device *d) {
   xrt__queue *q = &d->q;
   xrt__spin_lock(&q->lock);

@@ -266,13 +266,6 @@ XRT__PRIVATE xrt_status xrt__shape_check(const xrt_shape *s, size_t *bytes) {
   return XRT_OK;
 }
 
-XRT__PRIVATE bool xrt__shape_equal(const xrt_shape *a, const xrt_shape *b) {
-  if (a->dtype != b->dtype || a->rank != b->rank) return false;
-  for (int32_t i = 0; i < a->rank; i++)
-    if (a->dims[i] != b->dims[i]) return false;
-  return true;
-}
-
 static const char *const xrt__opcode_names[XRT_OP_COUNT] = {
     [XRT_OP_INVALID] = "invalid",
 #define XRT__OPCODE_NAME(e, s) [XRT_OP_##e] = s,

@@ -894,8 +894,9 @@ static int sim_fold_add(const sim_coll *k, int32_t j, char *acc,
                         const char *const *ins, int32_t gs, size_t off,
                         int64_t len) {
 #ifdef SIM_HAVE_STREAM
-  int f32 = k->fast[j] == sim_red_add_f32;
-  if (!f32 && k->fast[j] != sim_red_add_f64) return 0;
+  int kind = sim_red_add_kind(k->fast[j]);
+  if (!kind) return 0;
+  int f32 = kind == 1;
   size_t bytes = (size_t)len * k->es[j], i = 0;
   if (sim_isa_cap() >= 2 && __builtin_cpu_supports("avx512f"))
     i = sim_fold_add_avx512(f32, acc, ins, gs, off, bytes);

@@ -25,12 +25,6 @@ SIM_PRIVATE long sim_os_cpu_count(void) {
 SIM_PRIVATE long sim_os_cpu_count(void) { return sysconf(_SC_NPROCESSORS_ONLN); }
 #endif
 
-/* Non-temporal stores (SSE2, every x86-64): big results bypass the cache. */
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <emmintrin.h>
-#define SIM_HAVE_STREAM 1
-#endif
-
 /* ======================================================================
  * Small helpers: errors, element types, compile-time memory
  * ==================================================================== */

@@ -327,6 +327,23 @@ static xrt_status sim_execute_in(sim_client *c, sim_exe *e,
   return rc;
 }
 
+/* The launch shape and this participant's place in it. */
+static xrt_status sim_check_launch_args(const xrt_plugin_execute_args *a,
+                                        xrt_plugin_error *err) {
+  if (a->num_replicas < 1 || a->num_partitions < 1 ||
+      (int64_t)a->num_replicas * a->num_partitions > SIM_MAX_PROCS)
+    return sim_fail(err, XRT_INVALID_ARGUMENT, "bad launch shape: %d "
+                    "replica(s) x %d partition(s)", (int)a->num_replicas,
+                    (int)a->num_partitions);
+  if (a->replica < 0 || a->replica >= a->num_replicas || a->partition < 0 ||
+      a->partition >= a->num_partitions)
+    return sim_fail(err, XRT_INVALID_ARGUMENT, "participant (replica %d, "
+                    "partition %d) is outside a launch of %d x %d",
+                    (int)a->replica, (int)a->partition, (int)a->num_replicas,
+                    (int)a->num_partitions);
+  return XRT_OK;
+}
+
 SIM_PRIVATE xrt_status sim_execute(void *client, const xrt_plugin_execute_args *a,
                               xrt_plugin_error *err) {
   sim_client *c = (sim_client *)client;

@@ -78,6 +78,17 @@
 #include <string.h>
 
 
+/* Non-temporal stores (SSE2, every x86-64): big results bypass the cache
+ * (fused loops, collectives).  Tested with #ifdef, so it must be seen by
+ * every file that uses it: here, not in one file. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h> /* SSE2 streams; AVX-512 folds in target() functions */
+#define SIM_HAVE_STREAM 1
+#endif
+
+/* The most participants (replicas x partitions) one launch may have. */
+#define SIM_MAX_PROCS (1 << 16)
+
 /* Functions and data that one file of src/sim defines for others: hidden
  * (extern, but not exported) in the separate build, static in the
  * generated single file, which defines SIM_AMALGAMATION. */
@@ -1065,6 +1076,7 @@ typedef void (*sim_red_fn)(void *acc, const void *in, int64_t n, int vec);
   ((fa) != (fa) ? (a) : (fb) != (fb) ? (b)                                  \
    : (fa) == (fb) ? (signbit(fa) ? (a) : (b)) : (fa) < (fb) ? (a) : (b))
 SIM_PRIVATE sim_red_fn sim_red_pick(xrt_opcode code, xrt_dtype t);
+SIM_PRIVATE int sim_red_add_kind(sim_red_fn fn);
 
 /* The iteration plan walks the inputs once in row-major order; for each
  * input element the output element is sum idx_k * ostr_k (ostr 0 on reduced
@@ -1544,7 +1556,9 @@ struct sim_tpool {
   atomic_llong next;   /* next chunk to claim */
   int pending;         /* workers that have not finished this loop */
 };
-SIM_PRIVATE struct sim_tpool *sim_tpool_of(const sim_client *c, int device);
+static inline struct sim_tpool *sim_tpool_of(const sim_client *c, int device) {
+  return c->tp && device >= 0 && device < c->ntp ? &c->tp[device] : NULL;
+}
 
 /* ---- move.c ---- */
 
@@ -1833,8 +1847,6 @@ SIM_PRIVATE void sim_frame_release(sim_exe *e, int device, sim_frame *fr,
 SIM_PRIVATE xrt_status sim_compile_launch_shape(sim_exe *e,
                                            const xrt_plugin_compile_args *a,
                                            xrt_plugin_error *err);
-SIM_PRIVATE xrt_status sim_check_launch_args(const xrt_plugin_execute_args *a,
-                                        xrt_plugin_error *err);
 SIM_PRIVATE xrt_status sim_launch_own(struct sim_launch *l, sim_part *part,
                                  const xrt_plugin_execute_args *a,
                                  xrt_plugin_error *err);

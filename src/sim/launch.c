@@ -12,7 +12,6 @@
  * takes the oldest message of its channel, waiting for one.
  * ==================================================================== */
 
-
 typedef struct sim_chan {
   int64_t channel;
   int32_t n;           /* tensors (tokens carry nothing) */
@@ -192,7 +191,6 @@ SIM_PRIVATE int64_t sim_fault_take(sim_client *c, int device) {
  * Per-device frames
  * ==================================================================== */
 
-
 /* The device's frame of e, made on first use; *tmp when it is busy (a
  * concurrent execute on the same device). */
 SIM_PRIVATE xrt_status sim_frame_acquire(sim_exe *e, int device, sim_frame *tmp,
@@ -227,9 +225,6 @@ SIM_PRIVATE void sim_frame_release(sim_exe *e, int device, sim_frame *fr,
  * Launch shape: compile and execute
  * ==================================================================== */
 
-
-#define SIM_MAX_PROCS (1 << 16)
-
 /* The replicas and partitions an executable runs in: the compile
  * arguments', else the module's. */
 SIM_PRIVATE xrt_status sim_compile_launch_shape(sim_exe *e,
@@ -244,22 +239,6 @@ SIM_PRIVATE xrt_status sim_compile_launch_shape(sim_exe *e,
     return sim_fail(err, XRT_INVALID_ARGUMENT, "%d replicas x %d partitions "
                     "is more than the simulator's %d processes",
                     (int)e->nrep, (int)e->npart, SIM_MAX_PROCS);
-  return XRT_OK;
-}
-
-SIM_PRIVATE xrt_status sim_check_launch_args(const xrt_plugin_execute_args *a,
-                                        xrt_plugin_error *err) {
-  if (a->num_replicas < 1 || a->num_partitions < 1 ||
-      (int64_t)a->num_replicas * a->num_partitions > SIM_MAX_PROCS)
-    return sim_fail(err, XRT_INVALID_ARGUMENT, "bad launch shape: %d "
-                    "replica(s) x %d partition(s)", (int)a->num_replicas,
-                    (int)a->num_partitions);
-  if (a->replica < 0 || a->replica >= a->num_replicas || a->partition < 0 ||
-      a->partition >= a->num_partitions)
-    return sim_fail(err, XRT_INVALID_ARGUMENT, "participant (replica %d, "
-                    "partition %d) is outside a launch of %d x %d",
-                    (int)a->replica, (int)a->partition, (int)a->num_replicas,
-                    (int)a->num_partitions);
   return XRT_OK;
 }
 

@@ -164,6 +164,3 @@ SIM_PRIVATE xrt_status sim_tpools_make(sim_client *c, int threads,
   return XRT_OK;
 }
 
-SIM_PRIVATE struct sim_tpool *sim_tpool_of(const sim_client *c, int device) {
-  return c->tp && device >= 0 && device < c->ntp ? &c->tp[device] : NULL;
-}

@@ -31,6 +31,12 @@ SIM_RED_DEF(sim_red_add_f64, double, a + b)
 SIM_RED_DEF(sim_red_mul_f64, double, a * b)
 SIM_RED_DEF(sim_red_max_f64, double, SIM_FMAX(a, b, a, b))
 SIM_RED_DEF(sim_red_min_f64, double, SIM_FMIN(a, b, a, b))
+
+/* Whether fn is the f32 add (1), the f64 add (2) or another kernel (0):
+ * collectives fold those two adds with vector loops of their own. */
+SIM_PRIVATE int sim_red_add_kind(sim_red_fn fn) {
+  return fn == sim_red_add_f32 ? 1 : fn == sim_red_add_f64 ? 2 : 0;
+}
 /* f16/bf16 round after every step, as the body would (an f32 add/mul of
  * two halves rounds correctly to half). */
 SIM_RED_DEF(sim_red_add_f16, uint16_t,
