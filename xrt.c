@@ -422,9 +422,13 @@ XRT__PRIVATE void xrt__trace_cache_hit(const struct xrt__client *c,
                                  int64_t t0_ns);
 
 /* ---- types.c ---- */
-XRT__PRIVATE void *xrt__alloc(const xrt_allocator *a, size_t n);
+static inline void *xrt__alloc(const xrt_allocator *a, size_t n) {
+  return a->alloc(a->self, n);
+}
 XRT__PRIVATE void *xrt__calloc(const xrt_allocator *a, size_t count, size_t size);
-XRT__PRIVATE void xrt__free(const xrt_allocator *a, void *p);
+static inline void xrt__free(const xrt_allocator *a, void *p) {
+  if (p) a->free(a->self, p);
+}
 XRT__PRIVATE void *xrt__realloc(const xrt_allocator *a, void *p, size_t old,
                           size_t n);
 XRT__PRIVATE char *xrt__strdup_with(const xrt_allocator *a, const char *s);
@@ -579,10 +583,16 @@ XRT__PRIVATE _Noreturn void xrt__perr_loc(xrt__parser *p, xrt_ir_loc loc,
                                     xrt_status code, const char *fmt, ...)
     XRT__PARSE_PRINTF(4, 5);
 XRT__PRIVATE _Noreturn void xrt__oom(xrt__parser *p);
-XRT__PRIVATE void *xrt__p_alloc(xrt__parser *p, size_t n);
+static inline void *xrt__p_alloc(xrt__parser *p, size_t n) {
+  void *m = xrt__arena_alloc(p->arena, n ? n : 1);
+  if (!m) xrt__oom(p);
+  return m;
+}
 XRT__PRIVATE const char *xrt__strdup(xrt__parser *p, const char *s, size_t n);
 XRT__PRIVATE void *xrt__push_raw(xrt__parser *p, xrt__pvec *v);
-XRT__PRIVATE void *xrt__push(xrt__parser *p, xrt__pvec *v);
+static inline void *xrt__push(xrt__parser *p, xrt__pvec *v) {
+  return memset(xrt__push_raw(p, v), 0, v->elem);
+}
 
 #define XRT__VAT(v, T, i) (((T *)(v).data)[i])
 XRT__PRIVATE void *xrt__vcopy(xrt__parser *p, const xrt__pvec *v, size_t mark);
@@ -599,14 +609,27 @@ static inline void xrt__ws(xrt__parser *p) {
   if (p->p < p->end && (unsigned char)*p->p > ' ' && *p->p != '/') return;
   xrt__ws_slow(p);
 }
-XRT__PRIVATE int xrt__peek(xrt__parser *p);
-XRT__PRIVATE int xrt__peek2(xrt__parser *p);
-XRT__PRIVATE bool xrt__eat(xrt__parser *p, char c);
+static inline int xrt__peek(xrt__parser *p) {
+  xrt__ws(p);
+  return p->p < p->end ? (unsigned char)*p->p : -1;
+}
+static inline int xrt__peek2(xrt__parser *p) { /* character after the next one */
+  xrt__ws(p);
+  return p->p + 1 < p->end ? (unsigned char)p->p[1] : -1;
+}
+static inline bool xrt__eat(xrt__parser *p, char c) {
+  if (xrt__peek(p) != (unsigned char)c) return false;
+  p->p++;
+  return true;
+}
 XRT__PRIVATE _Noreturn void xrt__expected(xrt__parser *p, const char *what);
 XRT__PRIVATE void xrt__expect(xrt__parser *p, char c);
 XRT__PRIVATE bool xrt__eat_arrow(xrt__parser *p);
 XRT__PRIVATE xrt__tok xrt__ident(xrt__parser *p);
-XRT__PRIVATE bool xrt__tok_is(xrt__tok t, const char *s);
+static inline bool xrt__tok_is(xrt__tok t, const char *s) {
+  size_t n = strlen(s);
+  return t.n == n && !memcmp(t.s, s, n);
+}
 XRT__PRIVATE bool xrt__eat_kw(xrt__parser *p, const char *kw);
 XRT__PRIVATE void xrt__expect_kw(xrt__parser *p, const char *kw);
 XRT__PRIVATE bool xrt__peek_kw(xrt__parser *p, const char *kw);
@@ -635,7 +658,10 @@ XRT__PRIVATE void xrt__parse_attr(xrt__parser *p, xrt_ir_attr *a, bool suffix);
 XRT__PRIVATE int32_t xrt__parse_dict_entries(xrt__parser *p, char close);
 
 /* ---- parse_ops.c ---- */
-XRT__PRIVATE const xrt_ir_type *xrt__value_type(xrt__parser *p, int32_t id);
+/* The type of value id (valid until the next xrt__new_value). */
+static inline const xrt_ir_type *xrt__value_type(xrt__parser *p, int32_t id) {
+  return &XRT__VAT(p->utypes, xrt_ir_type, XRT__VAT(p->vtypes, int32_t, id));
+}
 XRT__PRIVATE int32_t xrt__new_value(xrt__parser *p, const xrt_ir_type *t);
 XRT__PRIVATE int32_t xrt__parse_use(xrt__parser *p);
 XRT__PRIVATE void xrt__push_operand_at(xrt__parser *p, int32_t id, const char *at);
@@ -3228,17 +3254,11 @@ xrt_allocator xrt_allocator_system(void) {
   return a;
 }
 
-XRT__PRIVATE void *xrt__alloc(const xrt_allocator *a, size_t n) {
-  return a->alloc(a->self, n);
-}
 XRT__PRIVATE void *xrt__calloc(const xrt_allocator *a, size_t count, size_t size) {
   if (size && count > SIZE_MAX / size) return NULL;
   void *p = a->alloc(a->self, count * size);
   if (p) memset(p, 0, count * size);
   return p;
-}
-XRT__PRIVATE void xrt__free(const xrt_allocator *a, void *p) {
-  if (p) a->free(a->self, p);
 }
 
 /* realloc through an allocator (which has no realloc): n bytes holding
@@ -3554,12 +3574,6 @@ XRT__PRIVATE _Noreturn void xrt__oom(xrt__parser *p) {
   longjmp(p->jb, (int)XRT_RESOURCE_EXHAUSTED);
 }
 
-XRT__PRIVATE void *xrt__p_alloc(xrt__parser *p, size_t n) {
-  void *m = xrt__arena_alloc(p->arena, n ? n : 1);
-  if (!m) xrt__oom(p);
-  return m;
-}
-
 XRT__PRIVATE const char *xrt__strdup(xrt__parser *p, const char *s, size_t n) {
   char *m = xrt__arena_strndup(p->arena, s, n);
   if (!m) xrt__oom(p);
@@ -3577,10 +3591,6 @@ XRT__PRIVATE void *xrt__push_raw(xrt__parser *p, xrt__pvec *v) {
     v->cap = cap;
   }
   return v->data + v->n++ * v->elem;
-}
-
-XRT__PRIVATE void *xrt__push(xrt__parser *p, xrt__pvec *v) {
-  return memset(xrt__push_raw(p, v), 0, v->elem);
 }
 
 /* Copies entries [mark, n) of v into the arena (NULL when empty). */
@@ -3691,22 +3701,6 @@ XRT__PRIVATE void xrt__ws_slow(xrt__parser *p) {
   p->p = s;
 }
 
-XRT__PRIVATE int xrt__peek(xrt__parser *p) {
-  xrt__ws(p);
-  return p->p < p->end ? (unsigned char)*p->p : -1;
-}
-
-XRT__PRIVATE int xrt__peek2(xrt__parser *p) { /* character after the next one */
-  xrt__ws(p);
-  return p->p + 1 < p->end ? (unsigned char)p->p[1] : -1;
-}
-
-XRT__PRIVATE bool xrt__eat(xrt__parser *p, char c) {
-  if (xrt__peek(p) != (unsigned char)c) return false;
-  p->p++;
-  return true;
-}
-
 /* "expected X, found 'tok'" at the current position. */
 XRT__PRIVATE _Noreturn void xrt__expected(xrt__parser *p, const char *what) {
   xrt__ws(p);
@@ -3742,11 +3736,6 @@ XRT__PRIVATE xrt__tok xrt__ident(xrt__parser *p) {
   while (p->p < p->end && xrt__is_idchar(*p->p)) p->p++;
   t.n = (size_t)(p->p - t.s);
   return t;
-}
-
-XRT__PRIVATE bool xrt__tok_is(xrt__tok t, const char *s) {
-  size_t n = strlen(s);
-  return t.n == n && !memcmp(t.s, s, n);
 }
 
 /* Consumes keyword kw if it is the next whole identifier. */
@@ -3997,7 +3986,6 @@ XRT__PRIVATE int64_t xrt__parse_i64(xrt__parser *p) {
 /* ---------------------------------------------------------------------
  * Types
  * ------------------------------------------------------------------- */
-
 
 static xrt_dtype xrt__dtype_named(xrt__parser *p, xrt__tok t) {
   if (p->in_attr && xrt__tok_is(t, "index")) return XRT_S64;
@@ -4792,11 +4780,6 @@ static int32_t xrt__intern_type(xrt__parser *p, const xrt_ir_type *t) {
   *(xrt_ir_type *)xrt__push_raw(p, &p->utypes) = *t;
   p->utab[h] = (int32_t)(p->utypes.n - 1);
   return p->utab[h];
-}
-
-/* The type of value id (valid until the next xrt__new_value). */
-XRT__PRIVATE const xrt_ir_type *xrt__value_type(xrt__parser *p, int32_t id) {
-  return &XRT__VAT(p->utypes, xrt_ir_type, XRT__VAT(p->vtypes, int32_t, id));
 }
 
 XRT__PRIVATE int32_t xrt__new_value(xrt__parser *p, const xrt_ir_type *t) {

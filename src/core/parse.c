@@ -58,12 +58,6 @@ XRT__PRIVATE _Noreturn void xrt__oom(xrt__parser *p) {
   longjmp(p->jb, (int)XRT_RESOURCE_EXHAUSTED);
 }
 
-XRT__PRIVATE void *xrt__p_alloc(xrt__parser *p, size_t n) {
-  void *m = xrt__arena_alloc(p->arena, n ? n : 1);
-  if (!m) xrt__oom(p);
-  return m;
-}
-
 XRT__PRIVATE const char *xrt__strdup(xrt__parser *p, const char *s, size_t n) {
   char *m = xrt__arena_strndup(p->arena, s, n);
   if (!m) xrt__oom(p);
@@ -81,10 +75,6 @@ XRT__PRIVATE void *xrt__push_raw(xrt__parser *p, xrt__pvec *v) {
     v->cap = cap;
   }
   return v->data + v->n++ * v->elem;
-}
-
-XRT__PRIVATE void *xrt__push(xrt__parser *p, xrt__pvec *v) {
-  return memset(xrt__push_raw(p, v), 0, v->elem);
 }
 
 /* Copies entries [mark, n) of v into the arena (NULL when empty). */
@@ -195,22 +185,6 @@ XRT__PRIVATE void xrt__ws_slow(xrt__parser *p) {
   p->p = s;
 }
 
-XRT__PRIVATE int xrt__peek(xrt__parser *p) {
-  xrt__ws(p);
-  return p->p < p->end ? (unsigned char)*p->p : -1;
-}
-
-XRT__PRIVATE int xrt__peek2(xrt__parser *p) { /* character after the next one */
-  xrt__ws(p);
-  return p->p + 1 < p->end ? (unsigned char)p->p[1] : -1;
-}
-
-XRT__PRIVATE bool xrt__eat(xrt__parser *p, char c) {
-  if (xrt__peek(p) != (unsigned char)c) return false;
-  p->p++;
-  return true;
-}
-
 /* "expected X, found 'tok'" at the current position. */
 XRT__PRIVATE _Noreturn void xrt__expected(xrt__parser *p, const char *what) {
   xrt__ws(p);
@@ -246,11 +220,6 @@ XRT__PRIVATE xrt__tok xrt__ident(xrt__parser *p) {
   while (p->p < p->end && xrt__is_idchar(*p->p)) p->p++;
   t.n = (size_t)(p->p - t.s);
   return t;
-}
-
-XRT__PRIVATE bool xrt__tok_is(xrt__tok t, const char *s) {
-  size_t n = strlen(s);
-  return t.n == n && !memcmp(t.s, s, n);
 }
 
 /* Consumes keyword kw if it is the next whole identifier. */
@@ -501,7 +470,6 @@ XRT__PRIVATE int64_t xrt__parse_i64(xrt__parser *p) {
 /* ---------------------------------------------------------------------
  * Types
  * ------------------------------------------------------------------- */
-
 
 static xrt_dtype xrt__dtype_named(xrt__parser *p, xrt__tok t) {
   if (p->in_attr && xrt__tok_is(t, "index")) return XRT_S64;

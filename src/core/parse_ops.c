@@ -58,11 +58,6 @@ static int32_t xrt__intern_type(xrt__parser *p, const xrt_ir_type *t) {
   return p->utab[h];
 }
 
-/* The type of value id (valid until the next xrt__new_value). */
-XRT__PRIVATE const xrt_ir_type *xrt__value_type(xrt__parser *p, int32_t id) {
-  return &XRT__VAT(p->utypes, xrt_ir_type, XRT__VAT(p->vtypes, int32_t, id));
-}
-
 XRT__PRIVATE int32_t xrt__new_value(xrt__parser *p, const xrt_ir_type *t) {
   if (p->vtypes.n >= (size_t)INT32_MAX)
     xrt__perr(p, p->p, XRT_RESOURCE_EXHAUSTED, "too many values");

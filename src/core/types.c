@@ -44,17 +44,11 @@ xrt_allocator xrt_allocator_system(void) {
   return a;
 }
 
-XRT__PRIVATE void *xrt__alloc(const xrt_allocator *a, size_t n) {
-  return a->alloc(a->self, n);
-}
 XRT__PRIVATE void *xrt__calloc(const xrt_allocator *a, size_t count, size_t size) {
   if (size && count > SIZE_MAX / size) return NULL;
   void *p = a->alloc(a->self, count * size);
   if (p) memset(p, 0, count * size);
   return p;
-}
-XRT__PRIVATE void xrt__free(const xrt_allocator *a, void *p) {
-  if (p) a->free(a->self, p);
 }
 
 /* realloc through an allocator (which has no realloc): n bytes holding
