@@ -138,7 +138,7 @@ $(WIN_BUILD)/test_%.exe: test/test_%.c test/test_util.h test/spec_util.h \
 $(WIN_BUILD)/test_sim_so.exe $(WIN_BUILD)/test_platform.exe: \
     $(WIN_BUILD)/xrt_sim.dll $(WIN_BUILD)/xrt_tiny.dll
 
-$(WIN_BUILD) $(WIN_BUILD)/obj $(WIN_BUILD)/dll $(WIN_BUILD)/include/dlpack:
+$(WIN_BUILD) $(WIN_BUILD)/include/dlpack:
 	mkdir -p $@
 
 # Runs every test even when one fails, then fails if any did; a test that

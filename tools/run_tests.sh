@@ -25,11 +25,7 @@ for cmd in "$@"; do
   fi
   echo "== $cmd${wrap:+ ($wrap)}"
   t0=$(date +%s)
-  if [ -n "$limit" ]; then
-    sh -c "timeout $limit $wrap $cmd"
-  else
-    sh -c "$wrap $cmd"
-  fi
+  sh -c "${limit:+timeout $limit }$wrap $cmd"
   rc=$?
   [ -n "$wrap" ] && echo "== $cmd: $(($(date +%s) - t0)) s"
   if [ $rc -eq 0 ]; then
