@@ -13,7 +13,8 @@
 #   make test-valgrind  the test programs under valgrind (portable kernels)
 #   make test-blas  test_gemm on an XRT_BLAS=1 build: CBLAS on, off, timed
 #   make soak       8 threads of mixed work for SOAK_SECONDS (default 60)
-#   make fuzz-smoke each libFuzzer target for FUZZ_TIME s, in build-fuzz/
+#   make fuzz-smoke each libFuzzer target, fixed seed and runs (CI), in
+#                   build-fuzz/; make fuzz-long: random runs of FUZZ_TIME s
 #   make windows / test-windows   the mingw-w64 build, tested under wine
 #   make install / uninstall / examples / docs
 #   make amalgamate          writes xrt.h, xrt.c, xrt_sim.c, xrt_cache.c and
@@ -45,6 +46,8 @@ include mk/mpi.mk
 include mk/install.mk
 include mk/fuzz.mk
 include mk/windows.mk
+include mk/coverage.mk
+include mk/pjrt_plugin.mk
 
 # ---- the single files users vendor, generated from src/ ----
 # xrt.h is what everything includes, so the build itself keeps it in step

@@ -181,6 +181,10 @@ XRT__OS_API int xrt__os_unlink(const char *path);
  *   parse.c parse_ops.c parse_pretty.c parse_module.c
  *                   StableHLO text to IR (tokens, types, attributes; ops
  *                   and regions; the pretty syntax; functions and module)
+ *   parse_sdy.c sharding_annot.c   sharding annotations (Shardy ops,
+ *                   mhlo.sharding): identities, shard_map regions made
+ *                   per-device code, split shardings refused at compile
+ *   print.c         IR to canonical StableHLO text (xrt_program_print)
  *   normalize.c     one attribute form for pretty and generic syntax
  *   verify.c verify_index.c verify_ctrl.c verify_linalg.c verify_types.c
  *                   op constraints on the parsed IR, per op family
@@ -544,6 +548,48 @@ typedef struct xrt__name { /* a result or block-argument name */
   int32_t count;
 } xrt__name;
 
+/* ---- sharding annotations (parse_sdy.c, sharding_annot.c) ----
+ * The Shardy ops the parser reads get codes past XRT_OP_COUNT; the sharding
+ * pass at the end of parsing (xrt__shard_pass) rewrites them all away, so
+ * neither the verifier nor plugins see them. */
+#define XRT__OP_SDY_CONSTRAINT (XRT_OP_COUNT + 1)
+#define XRT__OP_SDY_RESHARD (XRT_OP_COUNT + 2)
+#define XRT__OP_SDY_MANUAL (XRT_OP_COUNT + 3)
+#define XRT__OP_SDY_RETURN (XRT_OP_COUNT + 4)
+
+/* An mhlo.sharding or sdy.sharding of a function argument or result. */
+typedef struct xrt__shard_note {
+  struct xrt__shard_note *next;
+  int32_t func, index;   /* function (module order); argument or result */
+  bool result, sdy;      /* sdy: Shardy text (inside #sdy.sharding<...>) */
+  const char *text;
+  xrt_ir_loc loc;        /* the argument, or the result's type */
+} xrt__shard_note;
+
+/* An sdy.mesh: named axes and their sizes. */
+typedef struct xrt__mesh {
+  struct xrt__mesh *next;
+  const char *name;
+  int32_t naxes;
+  const char **axes;
+  int64_t *sizes;
+} xrt__mesh;
+
+typedef struct xrt__annots {
+  xrt__shard_note *notes;
+  xrt__mesh *meshes;
+} xrt__annots;
+
+/* What the sharding pass leaves for each compile to check against its
+ * launch shape (xrt__shard_check). */
+typedef struct xrt__shard_info {
+  const char *split_what;     /* the first value a sharding splits other */
+  const char *split_sharding; /* than at a shard_map boundary; NULL: none */
+  xrt_ir_loc split_loc;
+  int64_t devices;            /* devices of the shard_map regions; 0: none */
+  xrt_ir_loc devices_loc;
+} xrt__shard_info;
+
 typedef struct xrt__parser {
   xrt__arena *arena;
   const char *beg, *p, *end;
@@ -575,6 +621,11 @@ typedef struct xrt__parser {
   xrt__pvec regions; /* xrt_ir_region */
   xrt__pvec names;   /* xrt__name */
   xrt__pvec fns;     /* xrt_ir_func */
+  xrt__annots annots;           /* sharding annotations set aside */
+  const xrt__shard_info *shard; /* what xrt__shard_pass found; NULL: none */
+  /* Text a portable artifact was read into: its large constants, which
+   * the text names dense<"@K"> (xrt__lit_hex); NULL for other text. */
+  const struct xrt__bctext *bc;
 } xrt__parser;
 XRT__PRIVATE _Noreturn void xrt__perr(xrt__parser *p, const char *at, xrt_status code,
                                 const char *fmt, ...) XRT__PARSE_PRINTF(4, 5);
@@ -656,6 +707,10 @@ XRT__PRIVATE void xrt__parse_type(xrt__parser *p, xrt_ir_type *t);
 XRT__PRIVATE void xrt__parse_dense(xrt__parser *p, xrt_ir_literal *lit);
 XRT__PRIVATE void xrt__parse_attr(xrt__parser *p, xrt_ir_attr *a, bool suffix);
 XRT__PRIVATE int32_t xrt__parse_dict_entries(xrt__parser *p, char close);
+/* The range of integer type dt (quant storage defaults). */
+XRT__PRIVATE void xrt__int_range(xrt_dtype dt, int64_t *lo, int64_t *hi);
+/* (float)d, without undefined behaviour beyond FLT_MAX. */
+XRT__PRIVATE float xrt__f64_to_f32(double d);
 
 /* ---- parse_ops.c ---- */
 /* The type of value id (valid until the next xrt__new_value). */
@@ -689,6 +744,19 @@ XRT__PRIVATE void xrt__check_use(xrt__parser *p, const xrt__opb *b, int32_t k,
                            const xrt_ir_type *t);
 XRT__PRIVATE void xrt__add_attr(xrt__parser *p, const char *name, const xrt_ir_attr *a);
 XRT__PRIVATE xrt_ir_attr *xrt__find_attr(xrt__parser *p, xrt__opb *b, const char *name);
+/* parse_sdy.c */
+XRT__PRIVATE xrt_opcode xrt__sdy_opcode(const char *s, size_t n);
+XRT__PRIVATE bool xrt__is_sdy_op(int code);
+XRT__PRIVATE const char *xrt__sdy_name(int code);
+XRT__PRIVATE void xrt__sdy_pretty(xrt__parser *p, xrt__opb *b);
+XRT__PRIVATE void xrt__sdy_note_attrs(xrt__parser *p, size_t mark, bool result,
+                                      int32_t index, const char *at);
+XRT__PRIVATE bool xrt__sdy_module_item(xrt__parser *p, xrt__tok t, bool generic);
+/* sharding_annot.c: the pass at the end of parsing, and its check per
+ * compile (see the file's comment). */
+XRT__PRIVATE void xrt__shard_pass(xrt__parser *p, xrt_ir_module *m);
+XRT__PRIVATE xrt_status xrt__shard_check(const xrt__shard_info *info,
+                                         int32_t replicas, int32_t partitions);
 XRT__PRIVATE void xrt__push_op(xrt__parser *p, const xrt_ir_op *op);
 XRT__PRIVATE void xrt__finish_op(xrt__parser *p, xrt__opb *b);
 
@@ -728,10 +796,76 @@ XRT__PRIVATE bool xrt__version_parse(const char *s, int v[3]);
 /* ---- parse_module.c ---- */
 XRT__PRIVATE xrt_status xrt__parse_module(xrt__arena *arena, const char *text,
                                     size_t len, const char *file,
-                                    int line_offset, xrt_ir_module **out);
+                                    int line_offset, xrt_ir_module **out,
+                                    const xrt__shard_info **shard);
+/* The same for the text a portable artifact was read into (its large
+ * constants by reference, see xrt__bctext). */
+XRT__PRIVATE xrt_status xrt__parse_module_bc(xrt__arena *arena,
+                                       const struct xrt__bctext *bc,
+                                       xrt_ir_module **out,
+                                       const xrt__shard_info **shard);
+
+/* ---- bytecode.c ---- */
+/* A portable artifact (MLIR bytecode of VHLO) read as StableHLO text, and
+ * where its lines came from (struct xrt__bcline, bytecode.h). */
+typedef struct xrt__bctext {
+  const char *text;               /* in the arena given to the reader */
+  size_t len;
+  const struct xrt__bcline *lines;
+  size_t num_lines;
+  const char *file;
+  /* Large constants, which the text names dense<"@K"> instead of
+   * spelling their bytes in hex (that would cost more than the rest of
+   * reading): blob K's bytes are in the artifact, valid while it is. */
+  const struct xrt__bcblob *blobs;
+  size_t num_blobs;
+} xrt__bctext;
+typedef struct xrt__bcblob {
+  const void *data;
+  size_t len;
+} xrt__bcblob;
+/* Whether data starts with MLIR bytecode's magic, "ML\xefR". */
+XRT__PRIVATE bool xrt__is_bytecode(const char *data, size_t len);
+/* Reads the artifact into *out (text and line table from arena); errors
+ * are "FILE: bytecode offset N: ..." (INVALID_ARGUMENT; UNIMPLEMENTED for
+ * an artifact newer than xrt reads). */
+XRT__PRIVATE xrt_status xrt__bytecode_read(xrt__arena *arena, const char *data,
+                                           size_t len, const char *file,
+                                           xrt__bctext *out);
+/* The artifact's text in memory from malloc (*text; the caller frees it),
+ * for tests (not in the single file). */
+#if !defined(XRT__AMALGAMATION)
+XRT__PRIVATE xrt_status xrt__bytecode_to_text(const char *data, size_t len,
+                                              const char *file, char **text,
+                                              size_t *text_len);
+#endif
+/* After parsing t->text (status parsed, module m when it succeeded): gives
+ * ops and functions the artifact's locations, or relocates the parse
+ * error's message to the artifact. */
+XRT__PRIVATE xrt_status xrt__bytecode_locate(const xrt__bctext *t,
+                                             xrt_status parsed,
+                                             xrt_ir_module *m);
+
+/* ---- print.c ---- */
+/* The module as StableHLO text in print.c's canonical form; *out_text from
+ * malloc (the caller frees it), *out_len (may be NULL) its length. */
+XRT__PRIVATE xrt_status xrt__print_module(const xrt_ir_module *m,
+                                          char **out_text, size_t *out_len);
 
 /* ---- normalize.c ---- */
 XRT__PRIVATE xrt_status xrt__normalize_module(xrt__arena *arena, xrt_ir_module *m);
+/* The attribute forms alone, without CHLO lowering (which needs static
+ * shapes: refine.c lowers a shape-polymorphic program once refined). */
+XRT__PRIVATE xrt_status xrt__normalize_attrs(xrt__arena *arena, xrt_ir_module *m);
+/* The fields of convolution's dimension_numbers: [input, kernel, output]
+ * x [batch or input feature, feature or output feature, spatial]. */
+XRT__EXTERN_DATA const char *const xrt__conv_dim_names[3][3];
+
+/* ---- chlo.c ---- */
+/* Rewrites the CHLO ops that have a StableHLO spelling into it (called by
+ * xrt__normalize_module). */
+XRT__PRIVATE xrt_status xrt__chlo_lower_module(xrt__arena *arena,
+                                               xrt_ir_module *m);
 
 /* ---- verify.c ---- */
 
@@ -1033,6 +1167,10 @@ XRT__PRIVATE xrt__device *xrt__device_get(const xrt_device *d);
 
 /* ---- hostfn.c ---- */
 XRT__PRIVATE xrt_status xrt__host_register_builtins(xrt__client *c);
+/* The numeric attributes of custom_call @target (n bytes) when target is
+ * a check op: located INVALID_ARGUMENT if one is out of its range. */
+XRT__PRIVATE xrt_status xrt__check_attrs_verify(const xrt_ir_op *op,
+                                                const char *target, size_t n);
 
 /* ---- pmap.c ---- */
 XRT__PRIVATE void xrt__client_free(xrt__client *c);
@@ -1070,6 +1208,7 @@ struct xrt__plugin_reg {
   xrt_plugin_api api;          /* private copy, zero-filled past table_size */
   xrt_plugin_platform_desc desc;
   int live_clients;            /* under ctx->mu */
+  bool pjrt_wrapper;           /* table made by xrt_pjrt_plugin_wrap */
 };
 
 struct xrt__context {
@@ -1271,6 +1410,11 @@ typedef struct xrt__program {
    * [0] and with [1] debug locations; set by xrt_program_parse. */
   uint64_t text_digest[2][2];
   bool has_digest;
+  const xrt__shard_info *shard; /* sharding_annot.c; NULL: no shardings */
+  /* Shape-polymorphic (refine.c): parsed but not verified; each compile
+   * refines a copy, whose base is this program (it holds a reference). */
+  bool dynamic;
+  struct xrt__program *base;
 } xrt__program;
 
 /* Refcounted like buffers: queued executions hold references. */
@@ -1311,6 +1455,14 @@ XRT__PRIVATE void xrt__cache_digest_program(xrt__program *p, const char *text,
 
 /* ---- program.c ---- */
 XRT__PRIVATE void xrt__program_unref(xrt__program *p);
+XRT__PRIVATE xrt_status xrt__program_index(xrt__program *p);
+/* refine.c: whether a parsed module needs refining before it verifies (a
+ * `?` dimension, a real_dynamic_slice), and the refinement of an
+ * executable's program for the compile options (e->program becomes the
+ * refined copy). */
+XRT__PRIVATE bool xrt__refine_needed(const xrt_ir_module *m);
+XRT__PRIVATE xrt_status xrt__refine_executable(struct xrt__executable *e,
+                                               const xrt_compile_options *o);
 XRT__PRIVATE xrt_status xrt__program_create(xrt_allocator a, const char *text,
                                       size_t len,
                                       const xrt_compile_options *options,
@@ -3437,7 +3589,10 @@ size_t xrt_shape_format(const xrt_shape *s, char *buf, size_t cap) {
   size_t n = 0;
   n += (size_t)snprintf(tmp + n, sizeof tmp - n, "tensor<");
   for (int32_t i = 0; s && i < s->rank && i < XRT_MAX_RANK; i++)
-    n += (size_t)snprintf(tmp + n, sizeof tmp - n, "%" PRId64 "x", s->dims[i]);
+    n += s->dims[i] < 0 /* XRT_DIM_DYNAMIC */
+             ? (size_t)snprintf(tmp + n, sizeof tmp - n, "?x")
+             : (size_t)snprintf(tmp + n, sizeof tmp - n, "%" PRId64 "x",
+                                s->dims[i]);
   n += (size_t)snprintf(tmp + n, sizeof tmp - n, "%s>",
                         s ? xrt_dtype_name(s->dtype) : "invalid");
   if (cap) snprintf(buf, cap, "%s", tmp);
@@ -3998,7 +4153,7 @@ static xrt_dtype xrt__dtype_named(xrt__parser *p, xrt__tok t) {
 }
 
 /* Integer range of a storage type (quant defaults). */
-static void xrt__int_range(xrt_dtype dt, int64_t *lo, int64_t *hi) {
+XRT__PRIVATE void xrt__int_range(xrt_dtype dt, int64_t *lo, int64_t *hi) {
   int b = xrt_dtype_bits(dt);
   if (dt == XRT_PRED) *lo = 0, *hi = 1;
   else if (xrt_dtype_is_signed_int(dt))
@@ -4056,7 +4211,16 @@ static xrt_dtype xrt__parse_quant(xrt__parser *p, const xrt_ir_quant **out) {
     xrt__perr(p, at, XRT_UNIMPLEMENTED, "unknown quantized expressed type '%.*s'",
               (int)e.n, e.s);
   q->axis = -1;
-  if (xrt__eat(p, ':')) q->axis = (int32_t)xrt__parse_i64(p);
+  if (xrt__eat(p, ':')) { /* -1 stands for per-tensor: refuse it written */
+    xrt__ws(p);
+    const char *dat = p->p;
+    int64_t d = xrt__parse_i64(p);
+    if (d < 0 || d >= XRT_MAX_RANK)
+      xrt__perr(p, dat, XRT_INVALID_ARGUMENT, "quantization dimension %lld "
+                "must be in [0, %d) (C11: 0 <= quantization_dimension)",
+                (long long)d, XRT_MAX_RANK);
+    q->axis = (int32_t)d;
+  }
   xrt__expect(p, ',');
   size_t fm = p->f64s.n, im = p->i64s.n;
   if (xrt__eat(p, '{')) {
@@ -4108,11 +4272,18 @@ static xrt_dtype xrt__parse_dtype(xrt__parser *p, const xrt_ir_quant **q) {
 static void xrt__parse_tensor_body(xrt__parser *p, xrt_ir_type *t) {
   for (;;) {
     int c = xrt__peek(p);
-    if (c == '?' || c == '*')
-      xrt__perr(p, p->p, XRT_UNIMPLEMENTED, "dynamic shapes are not supported");
-    if (!xrt__is_digit(c)) break;
+    if (c == '*')
+      xrt__perr(p, p->p, XRT_UNIMPLEMENTED, "unranked tensors are not supported");
+    if (!xrt__is_digit(c) && c != '?') break;
     if (t->shape.rank == XRT_MAX_RANK)
       xrt__perr(p, p->p, XRT_INVALID_ARGUMENT, "rank exceeds %d", XRT_MAX_RANK);
+    if (c == '?') { /* refined at compile (refine.c) */
+      p->p++;
+      t->shape.dims[t->shape.rank++] = XRT_DIM_DYNAMIC;
+      if (p->p >= p->end || *p->p != 'x') xrt__expected(p, "'x'");
+      p->p++;
+      continue;
+    }
     int64_t d = 0;
     const char *at = p->p;
     for (; p->p < p->end && xrt__is_digit(*p->p); p->p++) {
@@ -4173,7 +4344,7 @@ XRT__PRIVATE void xrt__parse_type(xrt__parser *p, xrt_ir_type *t) {
 
 /* (float)d without the undefined behaviour of out-of-range conversions:
  * beyond FLT_MAX + half an ulp it is infinity, else FLT_MAX. */
-static float xrt__f64_to_f32(double d) {
+XRT__PRIVATE float xrt__f64_to_f32(double d) {
   const double max = 3.4028234663852886e38, half_ulp = 10141204801825835211973625643008.0;
   if (!isfinite(d) || fabs(d) <= max) return (float)d;
   float r = fabs(d) >= max + half_ulp ? (float)INFINITY : (float)max;
@@ -4331,11 +4502,39 @@ static int64_t xrt__numel_sat(const xrt_shape *s) { /* saturating */
   return n;
 }
 
+/* "@K": large constant K of the portable artifact the text was read from
+ * (xrt__bctext), its raw element bytes copied; sizes checked as for hex. */
+static bool xrt__lit_blob(xrt__parser *p, xrt_ir_literal *lit, int64_t numel,
+                          size_t esz, const char *at, xrt__tok raw) {
+  if (!p->bc || raw.n < 2 || raw.s[0] != '@') return false;
+  size_t k = 0;
+  for (size_t i = 1; i < raw.n; i++) {
+    if (raw.s[i] < '0' || raw.s[i] > '9' || k > SIZE_MAX / 10 - 10)
+      xrt__perr(p, at, XRT_INVALID_ARGUMENT, "bad constant reference");
+    k = k * 10 + (size_t)(raw.s[i] - '0');
+  }
+  if (k >= p->bc->num_blobs)
+    xrt__perr(p, at, XRT_INVALID_ARGUMENT, "constant reference out of range");
+  size_t bytes = p->bc->blobs[k].len;
+  bool splat = bytes == esz && numel != 1;
+  if (!splat && (numel == INT64_MAX || bytes != (size_t)numel * esz))
+    xrt__perr(p, at, XRT_INVALID_ARGUMENT,
+              "constant has %zu bytes, its type needs %lld", bytes,
+              (long long)(numel == INT64_MAX ? -1 : numel * (int64_t)esz));
+  uint8_t *d = xrt__p_alloc(p, bytes);
+  memcpy(d, p->bc->blobs[k].data, bytes);
+  lit->data = d;
+  lit->bytes = bytes;
+  lit->splat = splat;
+  return true;
+}
+
 /* "0x..." raw element bytes; one element's worth is a splat. */
 static void xrt__lit_hex(xrt__parser *p, xrt_ir_literal *lit, int64_t numel,
                          size_t esz) {
   const char *at = p->p;
   xrt__tok raw = xrt__string_raw(p);
+  if (xrt__lit_blob(p, lit, numel, esz, at, raw)) return;
   if (raw.n < 2 || raw.s[0] != '0' || (raw.s[1] != 'x' && raw.s[1] != 'X') ||
       raw.n % 2)
     xrt__perr(p, at, XRT_INVALID_ARGUMENT, "expected a hex string \"0x...\"");
@@ -4590,13 +4789,17 @@ static void xrt__p_attr_number(xrt__parser *p, xrt_ir_attr *a, bool suffix) {
   xrt_ir_type t;
   xrt__parse_type(p, &t);
   xrt_dtype dt = t.shape.dtype;
-  if (t.kind != XRT_TYPE_TENSOR || !xrt_dtype_is_float(dt) || a->kind != XRT_ATTR_INT)
-    return;
+  if (t.kind != XRT_TYPE_TENSOR || !xrt_dtype_is_float(dt)) return;
+  bool bits = a->kind == XRT_ATTR_INT && r.hex;
   a->kind = XRT_ATTR_FLOAT;
-  if (r.hex && dt == XRT_F32) a->f = xrt__bits_to_f32((uint32_t)r.mag);
-  else if (r.hex && dt == XRT_F64) memcpy(&a->f, &r.mag, 8);
-  else if (r.hex && dt == XRT_F16) a->f = xrt_f16_to_f32((uint16_t)r.mag);
-  else if (r.hex && dt == XRT_BF16) a->f = xrt_bf16_to_f32((uint16_t)r.mag);
+  if (bits && dt == XRT_F32) a->f = xrt__bits_to_f32((uint32_t)r.mag);
+  else if (bits && dt == XRT_F64) memcpy(&a->f, &r.mag, 8);
+  else if (bits && dt == XRT_F16) a->f = xrt_f16_to_f32((uint16_t)r.mag);
+  else if (bits && dt == XRT_BF16) a->f = xrt_bf16_to_f32((uint16_t)r.mag);
+  /* a number `x : f32` holds an f32, as in MLIR (and in bytecode) */
+  else if (dt == XRT_F32) a->f = xrt__f64_to_f32(a->f);
+  else if (dt == XRT_F16) a->f = xrt_f16_to_f32(xrt_f64_to_f16(a->f));
+  else if (dt == XRT_BF16) a->f = xrt_bf16_to_f32(xrt_f64_to_bf16(a->f));
 }
 
 static bool xrt__is_type_word(xrt__parser *p, xrt__tok t) {
@@ -5133,6 +5336,17 @@ XRT__PRIVATE void xrt__parse_pretty_sig(xrt__parser *p, xrt__opb *b) {
   int32_t nops = (int32_t)(p->ints.n - b->operands_mark);
   size_t tm = p->tys.n;
   int32_t k = xrt__parse_types(p, false), nres = b->num_names;
+  if (xrt__eat_arrow(p)) { /* CHLO's `T, ... -> R` or `T -> (R, ...)` */
+    if (k != nops)
+      xrt__perr(p, at, XRT_INVALID_ARGUMENT,
+                "op '%s' has %d operands but its type lists %d",
+                b->op.name, (int)nops, (int)k);
+    p->tys.n -= (size_t)k; /* still readable: nothing pushed since */
+    for (int32_t i = 0; i < k; i++)
+      xrt__check_use(p, b, i, &XRT__VAT(p->tys, xrt_ir_type, p->tys.n + (size_t)i));
+    xrt__parse_types(p, xrt__peek(p) == '(');
+    return;
+  }
   xrt__sig_uses(p, b, &XRT__VAT(p->tys, xrt_ir_type, tm), k);
   if (nres == k) return;
   if (nres == 1) { /* select: pred type, result type */
@@ -5814,11 +6028,28 @@ static void xrt__pretty_scan(xrt__parser *p, xrt__opb *b) {
   p->i64s.n = mark;
 }
 
+/* chlo.top_k(%x, k = N) [{attrs}] : T -> (T, T) */
+static void xrt__pretty_top_k(xrt__parser *p, xrt__opb *b) {
+  xrt__expect(p, '(');
+  xrt__p_operand(p);
+  xrt__expect(p, ',');
+  xrt__expect_kw(p, "k");
+  xrt__expect(p, '=');
+  xrt_ir_attr a;
+  xrt__parse_attr(p, &a, false);
+  xrt__add_attr(p, "k", &a);
+  xrt__expect(p, ')');
+  xrt__opt_attr_dict(p);
+  xrt__expect(p, ':');
+  xrt__parse_pretty_sig(p, b);
+}
+
 /* An op name's opcode; create_token is after_all with no inputs (the
  * spec's replacement for it). */
 static xrt_opcode xrt__p_opcode(xrt__tok t) {
   if (xrt__tok_is(t, "stablehlo.create_token")) return XRT_OP_AFTER_ALL;
-  return xrt__opcode_from_name(t.s, t.n);
+  xrt_opcode c = xrt__opcode_from_name(t.s, t.n);
+  return c != XRT_OP_INVALID ? c : xrt__sdy_opcode(t.s, t.n); /* parse_sdy.c */
 }
 
 static void xrt__parse_pretty(xrt__parser *p, xrt__opb *b) {
@@ -5836,6 +6067,10 @@ static void xrt__parse_pretty(xrt__parser *p, xrt__opb *b) {
     xrt__perr(p, at, XRT_UNIMPLEMENTED, "unknown op '%.*s'", (int)t.n, t.s);
   b->op.code = code;
   b->op.name = xrt_opcode_name(code);
+  if (xrt__is_sdy_op(code)) {
+    xrt__sdy_pretty(p, b);
+    return;
+  }
   if (b->check) {
     if (is_const) xrt__pretty_check_const(p, b);
     else xrt__pretty_common(p, b);
@@ -5843,7 +6078,7 @@ static void xrt__parse_pretty(xrt__parser *p, xrt__opb *b) {
     return;
   }
   switch (code) {
-  case XRT_OP_CONSTANT:
+  case XRT_OP_CONSTANT: case XRT_OP_CHLO_CONSTANT:
     if (xrt__peek(p) == '(') xrt__pretty_constant_fn(p, b);
     else xrt__pretty_constant(p);
     break;
@@ -5856,6 +6091,7 @@ static void xrt__parse_pretty(xrt__parser *p, xrt__opb *b) {
   case XRT_OP_CUSTOM_CALL: xrt__pretty_call(p, b); break;
   case XRT_OP_WHILE: xrt__pretty_while(p, b); break;
   case XRT_OP_CHLO_SCAN: xrt__pretty_scan(p, b); break;
+  case XRT_OP_CHLO_TOP_K: xrt__pretty_top_k(p, b); break;
   case XRT_OP_REDUCE:
     if (xrt__peek(p) == '(') {
       xrt__pretty_reduce(p, b);
@@ -5878,7 +6114,7 @@ static void xrt__parse_generic(xrt__parser *p, xrt__opb *b) {
   if (code == XRT_OP_INVALID)
     xrt__perr(p, at, XRT_UNIMPLEMENTED, "unknown op '%.*s'", (int)t.n, t.s);
   b->op.code = code;
-  b->op.name = xrt_opcode_name(code);
+  b->op.name = xrt__is_sdy_op(code) ? xrt__sdy_name(code) : xrt_opcode_name(code);
   xrt__paren_operands(p);
   if (xrt__peek(p) == '[')
     xrt__perr(p, p->p, XRT_UNIMPLEMENTED, "successor blocks");
@@ -5896,7 +6132,8 @@ static void xrt__parse_generic(xrt__parser *p, xrt__opb *b) {
   xrt__expect(p, ':');
   xrt__parse_fn_type(p, b);
   xrt_ir_attr *v = xrt__find_attr(p, b, "value");
-  if (v && v->lit && (is_const || code == XRT_OP_CONSTANT))
+  if (v && v->lit && (is_const || code == XRT_OP_CONSTANT ||
+                      code == XRT_OP_CHLO_CONSTANT))
     v->kind = XRT_ATTR_DENSE; /* a tensor value, not a list of ints */
   if (is_const) {
     if (!v || v->kind != XRT_ATTR_DENSE)
@@ -5967,12 +6204,16 @@ XRT__PRIVATE void xrt__parse_op(xrt__parser *p) {
 static void xrt__parse_func_args(xrt__parser *p) {
   xrt__expect(p, '(');
   if (xrt__eat(p, ')')) return;
+  int32_t index = 0;
   do {
     xrt__name nm;
     xrt_ir_type t;
+    xrt__ws(p);
+    const char *at = p->p;
     xrt__parse_arg(p, &nm, &t);
     size_t am = p->attrs.n;
     xrt__opt_attr_dict(p);
+    xrt__sdy_note_attrs(p, am, false, index++, at); /* shardings: kept aside */
     p->attrs.n = am;
     xrt__skip_loc(p);
     xrt__rgn_arg(p, nm, &t);
@@ -5988,10 +6229,13 @@ static int32_t xrt__parse_func_results(xrt__parser *p) {
   if (!paren || !xrt__eat(p, ')')) {
     do {
       xrt_ir_type t;
+      xrt__ws(p);
+      const char *at = p->p;
       xrt__parse_type(p, &t);
       *(xrt_ir_type *)xrt__push_raw(p, &p->tys) = t;
       size_t am = p->attrs.n;
       if (paren) xrt__opt_attr_dict(p);
+      xrt__sdy_note_attrs(p, am, true, (int32_t)(p->tys.n - mark - 1), at);
       p->attrs.n = am;
       xrt__skip_loc(p);
     } while (paren && xrt__eat(p, ','));
@@ -6344,6 +6588,7 @@ static void xrt__parse_items(xrt__parser *p, xrt_ir_module *m, int close) {
         }
       }
       if (!t.n) xrt__expected(p, "'func.func' or 'module'");
+      if (xrt__sdy_module_item(p, t, *at == '"')) continue; /* sdy.mesh */
       xrt__perr(p, at, XRT_UNIMPLEMENTED, "unknown op '%.*s'", (int)t.n, t.s);
     }
   }
@@ -6395,11 +6640,14 @@ static void xrt__parse_all(xrt__parser *p, xrt_ir_module *m) {
   m->num_funcs = (int32_t)p->fns.n;
   m->funcs = xrt__vcopy(p, &p->fns, 0);
   for (int32_t i = 0; i < m->num_funcs; i++) xrt__resolve_calls(p, &m->funcs[i].body);
+  xrt__shard_pass(p, m); /* sharding annotations: sharding_annot.c */
 }
 
-XRT__PRIVATE xrt_status xrt__parse_module(xrt__arena *arena, const char *text,
-                                    size_t len, const char *file,
-                                    int line_offset, xrt_ir_module **out) {
+static xrt_status xrt__parse_run(xrt__arena *arena, const char *text,
+                                 size_t len, const char *file, int line_offset,
+                                 xrt_ir_module **out,
+                                 const xrt__shard_info **shard,
+                                 const xrt__bctext *bc) {
   /* The parser's scratch comes from the arena's allocator (the client's,
    * for xrt_compile). */
   xrt__parser *p = xrt__calloc(&arena->allocator, 1, sizeof *p);
@@ -6411,6 +6659,7 @@ XRT__PRIVATE xrt_status xrt__parse_module(xrt__arena *arena, const char *text,
   p->lc_line = 1;
   p->file = file ? file : "<input>";
   p->line_offset = line_offset;
+  p->bc = bc;
   xrt_ir_module *m = xrt__arena_alloc(arena, sizeof *m);
   xrt_status st = XRT_OK;
   if (!m) {
@@ -6421,6 +6670,7 @@ XRT__PRIVATE xrt_status xrt__parse_module(xrt__arena *arena, const char *text,
     m->stablehlo_version = XRT__STABLEHLO_VERSION;
     xrt__parse_all(p, m);
     *out = m;
+    if (shard) *shard = p->shard;
   } else {
     st = p->status;
   }
@@ -6428,7 +6678,6430 @@ XRT__PRIVATE xrt_status xrt__parse_module(xrt__arena *arena, const char *text,
   xrt__free(&arena->allocator, p);
   return st;
 }
+
+XRT__PRIVATE xrt_status xrt__parse_module(xrt__arena *arena, const char *text,
+                                    size_t len, const char *file,
+                                    int line_offset, xrt_ir_module **out,
+                                    const xrt__shard_info **shard) {
+  return xrt__parse_run(arena, text, len, file, line_offset, out, shard, NULL);
+}
+
+XRT__PRIVATE xrt_status xrt__parse_module_bc(xrt__arena *arena,
+                                       const struct xrt__bctext *bc,
+                                       xrt_ir_module **out,
+                                       const xrt__shard_info **shard) {
+  return xrt__parse_run(arena, bc->text, bc->len, bc->file, 0, out, shard, bc);
+}
 /* ==== end src/core/parse_module.c ==== */
+/* ==== begin src/core/bytecode.h ==== */
+/*
+ * src/core/bytecode.h - what the two files of the portable-artifact reader
+ * share: bytecode.c (the MLIR bytecode container: sections, strings,
+ * dialects, attribute/type tables, properties, resources, the IR walk) and
+ * bytecode_vhlo.c (VHLO's attribute and type encodings, and VHLO ops as
+ * StableHLO text).
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ *
+ * The reader turns an artifact into StableHLO text in MLIR's generic form,
+ * which the text parser then reads, so both inputs share one parser and
+ * one verifier.  Every length, count and index comes from the input and is
+ * checked against what is left of it; an error is "FILE: bytecode offset
+ * N: what" (INVALID_ARGUMENT), N the byte offset in the artifact.
+ */
+
+#include <setjmp.h>
+
+/* What an xrt__bcv (a decoded attribute or type) is. */
+typedef enum xrt__bck {
+  /* types */
+  XRT__BC_T_INT,      /* i: width, sub: 0 signless, 1 signed, 2 unsigned */
+  XRT__BC_T_FLOAT,    /* s: MLIR's name ("f32", "f8E4M3FN") */
+  XRT__BC_T_INDEX,
+  XRT__BC_T_NONE,
+  XRT__BC_T_COMPLEX,  /* t: element */
+  XRT__BC_T_TENSOR,   /* n dims (INT64_MIN: dynamic), t: element, a: encoding */
+  XRT__BC_T_UNRANKED, /* t: element */
+  XRT__BC_T_TUPLE,    /* kids[n] */
+  XRT__BC_T_FUNC,     /* kids[n]: i inputs then the results */
+  XRT__BC_T_TOKEN,
+  XRT__BC_T_QUANT,    /* t storage, a expressed, i axis (-1: per tensor),
+                         j flags, lo/hi storage range, n scales f[], zp[] */
+  XRT__BC_T_BUFFER,   /* memref-like ranked buffer: n dims, t element */
+  XRT__BC_T_FUTURE,   /* kids[n] */
+  XRT__BC_T_WITNESS,
+  XRT__BC_T_TEXT,     /* s: a type in MLIR's assembly syntax */
+  /* attributes */
+  XRT__BC_A_ARRAY,    /* kids[n] */
+  XRT__BC_A_DICT,     /* kids[2n]: name (a string attribute), value, ... */
+  XRT__BC_A_STRING,   /* s, len */
+  XRT__BC_A_SYMBOL,   /* s, len (a flat symbol reference) */
+  XRT__BC_A_TYPE,     /* t */
+  XRT__BC_A_UNIT,
+  XRT__BC_A_BOOL,     /* i */
+  XRT__BC_A_INT,      /* t, i (sign- or zero-extended as t says) */
+  XRT__BC_A_FLOAT,    /* t, u: the bits */
+  XRT__BC_A_ENUM,     /* sub: xrt__bc_enum, i: the value */
+  XRT__BC_A_TENSOR,   /* t, s/len: raw element bytes (one: a splat) */
+  XRT__BC_A_DARRAY,   /* t element, i count, s/len raw bytes */
+  XRT__BC_A_ALIAS,    /* output_operand_alias: dims[n] output tuple
+                         indices, i operand index, zp[j] its tuple indices */
+  XRT__BC_A_BOUNDS,   /* type extensions: dims[n] */
+  XRT__BC_A_ACCURACY, /* result accuracy: f[0] atol, f[1] rtol, i ulps,
+                         a: mode (an A_ENUM) */
+  XRT__BC_A_RESOURCE, /* t, i: index of the dialect resource */
+  XRT__BC_A_TEXT,     /* s: an attribute in MLIR's assembly syntax */
+  XRT__BC_A_MESH_AXES, /* replica groups by mesh axes: a mesh, t axes */
+  XRT__BC_A_AXIS_REF, /* a name, t: sub-axis info or NULL */
+  XRT__BC_A_SUB_AXIS, /* i pre-size, j size */
+  XRT__BC_L_UNKNOWN,  /* locations */
+  XRT__BC_L_FILE,     /* s/len file, i line, j col */
+  XRT__BC_L_NAME,     /* s/len name, a: child */
+  XRT__BC_L_FUSED,    /* kids[n] */
+  XRT__BC_L_CALLSITE  /* a: callee, t: caller (a location, not a type) */
+} xrt__bck;
+
+/* The enumerations of VHLO's enum attributes. */
+typedef enum xrt__bc_enum {
+  XRT__BCE_COMPARISON_DIRECTION,
+  XRT__BCE_COMPARISON_TYPE,
+  XRT__BCE_API_VERSION,
+  XRT__BCE_FFT_TYPE,
+  XRT__BCE_PRECISION,
+  XRT__BCE_RNG_ALGORITHM,
+  XRT__BCE_RNG_DISTRIBUTION,
+  XRT__BCE_TRANSPOSE,
+  XRT__BCE_ACCURACY_MODE
+} xrt__bc_enum;
+
+/* A decoded attribute or type (arena memory; shared by every use). */
+typedef struct xrt__bcv {
+  uint8_t kind; /* xrt__bck */
+  uint8_t sub;
+  int32_t n;
+  int64_t i, j, lo, hi;
+  uint64_t u;
+  const char *s;
+  size_t len;
+  const struct xrt__bcv *t, *a;
+  const struct xrt__bcv **kids;
+  const int64_t *dims, *zp;
+  const double *f;
+} xrt__bcv;
+
+/* A position in the artifact: reads advance p, never past end. */
+typedef struct xrt__bcur {
+  const uint8_t *p, *end;
+} xrt__bcur;
+
+/* One attribute or type of the table: its encoding and, once read, its
+ * value. */
+typedef struct xrt__bcent {
+  const uint8_t *data;
+  size_t size;
+  uint32_t dialect;
+  bool custom;
+  uint8_t state; /* 0 unread, 1 being read (a cycle if met again), 2 read */
+  const xrt__bcv *v;
+} xrt__bcent;
+
+/* Growable text. */
+typedef struct xrt__bcbuf {
+  char *s;
+  size_t n, cap;
+} xrt__bcbuf;
+
+/* One line of the generated text whose op came from the artifact: the op's
+ * own location there, and where its encoding starts. */
+typedef struct xrt__bcline {
+  int32_t line;
+  xrt_ir_loc loc;
+  size_t offset;
+} xrt__bcline;
+
+/* The reader. */
+typedef struct xrt__bc {
+  xrt__arena *arena;        /* decoded values (freed after reading) */
+  xrt__arena *keep;         /* the program's: file names of locations */
+  xrt_allocator allocator;  /* scratch (freed by xrt__bc_free) */
+  const uint8_t *beg;
+  size_t size;
+  const char *file;
+  jmp_buf jb;
+  xrt_status status;
+  uint64_t version;         /* of the bytecode format */
+  const char *producer;
+  int vhlo[3];              /* the producer's StableHLO version */
+  int depth;
+  /* string section */
+  uint64_t num_strings;
+  const char **strs;
+  size_t *str_len;
+  /* dialects and op names */
+  uint64_t num_dialects;
+  const char **dialects;
+  uint64_t num_opnames;
+  const char **opnames;     /* "dialect.name" */
+  /* attributes and types */
+  uint64_t num_attrs, num_types;
+  xrt__bcent *attrs, *types;
+  /* properties */
+  uint64_t num_props;
+  const uint8_t *props_beg;
+  size_t props_size;
+  uint64_t *prop_off;
+  /* dialect resources: blobs by handle index */
+  uint64_t num_res;
+  const uint8_t **res_data;
+  size_t *res_size;
+  /* values of the current isolated scope: text ids (-1 undefined, else
+   * id; ids >= 0 referenced before their definition are marked in
+   * slot_fwd) */
+  int64_t *slots;
+  uint8_t *slot_fwd;
+  size_t num_slots, cap_slots;
+  int64_t next_id;
+  const xrt__bcv **id_types; /* the type of each text id */
+  size_t cap_ids;
+  /* output */
+  xrt__bcbuf out;
+  int32_t line;             /* current line of out (1-based) */
+  const char *last_file, *last_file_src; /* the last location's file */
+  xrt__bcline *lines;
+  size_t num_lines, cap_lines;
+  /* large constants by reference (xrt__bctext.blobs), when by_ref */
+  bool by_ref;
+  xrt__bcblob *blobs;
+  size_t num_blobs, cap_blobs;
+} xrt__bc;
+
+/* An op as the IR walk found it, for the emitter. */
+typedef struct xrt__bcop {
+  const char *name;         /* "vhlo.add_v1", "builtin.module" */
+  size_t offset;            /* where its encoding starts */
+  const xrt__bcv *loc;
+  const xrt__bcv *attrs;    /* attribute dictionary (A_DICT) or NULL */
+  const xrt__bcv **props;   /* properties: attribute values in order */
+  int32_t num_props;
+  const xrt__bcv **results; /* result types */
+  int32_t num_results;
+  const int64_t *operands;  /* text ids */
+  int32_t num_operands;
+  const int64_t *result_ids; /* text ids */
+  int32_t num_regions;
+  int depth;                /* 0: the module's body */
+  const char *parent;       /* the enclosing op's name */
+} xrt__bcop;
+
+
+/* VHLO's attribute and type codes (VhloBytecode.cpp), for the reader and
+ * the writer. */
+enum {
+  XRT__VA_ARRAY = 1, XRT__VA_BOOL = 2, XRT__VA_COMPARISON_DIRECTION = 3,
+  XRT__VA_COMPARISON_TYPE = 4, XRT__VA_API_VERSION = 5, XRT__VA_DICT = 6,
+  XRT__VA_FFT_TYPE = 7, XRT__VA_FLOAT = 8, XRT__VA_INTEGER = 9,
+  XRT__VA_OUTPUT_OPERAND_ALIAS = 10, XRT__VA_PRECISION = 11,
+  XRT__VA_RNG_ALGORITHM = 12, XRT__VA_RNG_DISTRIBUTION = 13,
+  XRT__VA_STRING = 14, XRT__VA_TENSOR = 15, XRT__VA_TRANSPOSE = 16,
+  XRT__VA_TYPE = 17, XRT__VA_TYPE_EXTENSIONS = 18,
+  XRT__VA_RESULT_ACCURACY_MODE = 19, XRT__VA_RESULT_ACCURACY = 20,
+  XRT__VA_SUB_AXIS_INFO = 21, XRT__VA_AXIS_REF = 22, XRT__VA_MESH_AXES = 23
+};
+enum {
+  XRT__VT_COMPLEX = 1, XRT__VT_FUNCTION = 8, XRT__VT_RANKED_TENSOR = 20,
+  XRT__VT_RANKED_TENSOR_ENC = 21, XRT__VT_TOKEN = 22, XRT__VT_TUPLE = 23,
+  XRT__VT_QUANT = 24, XRT__VT_UNRANKED_TENSOR = 25, XRT__VT_QUANT_AXIS = 30,
+  XRT__VT_RANKED_BUFFER = 41, XRT__VT_FUTURE = 42
+};
+/* Builtin attribute codes the writer uses (BuiltinDialectBytecode.td). */
+enum {
+  XRT__BA_DICT = 1, XRT__BA_STRING = 2, XRT__BA_INTEGER = 8,
+  XRT__BA_FILE_LOC = 11, XRT__BA_UNKNOWN_LOC = 15, XRT__BT_INTEGER = 0
+};
+
+/* Attributes VHLO keeps in several pieces that StableHLO groups. */
+enum {
+  XRT__VG_NONE,
+  XRT__VG_CONV,     /* the nine dimension numbers -> dimension_numbers */
+  XRT__VG_DOT,      /* dot dimensions -> dot_dimension_numbers, algorithm */
+  XRT__VG_GATHER,   /* gather dimensions -> dimension_numbers */
+  XRT__VG_SCATTER,  /* scatter dimensions -> scatter_dimension_numbers */
+  XRT__VG_CHANNEL,  /* channel_id -> channel_handle (type 0), none if 0 */
+  XRT__VG_CHANNEL2, /* channel_id, channel_type -> channel_handle */
+  XRT__VG_FUNC,     /* func.func */
+  XRT__VG_RETURN,   /* func.return in a function, else stablehlo.return */
+  XRT__VG_OPAQUE    /* xrt knows no StableHLO form: attributes left out */
+};
+
+/* One VHLO op version: the StableHLO op it reads as, the version that
+ * introduced it, its properties in the order the bytecode stores them
+ * (by name: ODS sorts an op's attributes), and its grouped attributes. */
+typedef struct xrt__vop {
+  const char *vhlo, *shlo, *since, *props;
+  uint8_t group;
+} xrt__vop;
+
+
+/* How an attribute becomes StableHLO's, and when StableHLO leaves it out
+ * (VHLO spells every default out). */
+enum {
+  XRT__VR_KEEP, XRT__VR_ARRAY /* i64 tensor -> array<i64> */,
+  XRT__VR_BOOLS /* i1 tensor -> array<i1> */, XRT__VR_UNIT /* true -> unit */,
+  XRT__VR_SYMBOL /* string -> @symbol */, XRT__VR_SYMBOLS, XRT__VR_API /* -> i32 */
+};
+enum {
+  XRT__VD_NEVER, XRT__VD_FALSE, XRT__VD_EMPTY, XRT__VD_ZERO, XRT__VD_ENUM0,
+  XRT__VD_DEFAULTS /* precisions all DEFAULT */, XRT__VD_ONES, XRT__VD_ZEROS,
+  XRT__VD_API1, XRT__VD_ACCURACY, XRT__VD_MINUS1
+};
+
+/* The writer also reads rule and drop as the attribute's form and its
+ * default when a program leaves it out; empty says which empty value an
+ * XRT__VD_EMPTY default is: 'a' array, 's' string, 'd' dictionary, 't'
+ * i64 tensor. */
+typedef struct xrt__vrule {
+  const char *op; /* NULL: any op */
+  const char *name;
+  uint8_t rule, drop;
+  char empty;
+} xrt__vrule;
+
+/* ---- bytecode.c ---- */
+XRT__PRIVATE _Noreturn void xrt__bc_fail(xrt__bc *bc, const uint8_t *at,
+                                         const char *fmt, ...)
+    XRT_PRINTF_FORMAT(3, 4);
+XRT__PRIVATE void *xrt__bc_alloc(xrt__bc *bc, size_t n);
+XRT__PRIVATE uint8_t xrt__bc_byte(xrt__bc *bc, xrt__bcur *c);
+XRT__PRIVATE uint64_t xrt__bc_varint(xrt__bc *bc, xrt__bcur *c);
+XRT__PRIVATE int64_t xrt__bc_svarint(xrt__bc *bc, xrt__bcur *c);
+XRT__PRIVATE uint64_t xrt__bc_count(xrt__bc *bc, xrt__bcur *c, size_t min_each);
+XRT__PRIVATE const char *xrt__bc_string(xrt__bc *bc, xrt__bcur *c, size_t *len);
+XRT__PRIVATE const uint8_t *xrt__bc_blob(xrt__bc *bc, xrt__bcur *c, size_t *len);
+XRT__PRIVATE uint64_t xrt__bc_apint(xrt__bc *bc, xrt__bcur *c, int bits);
+XRT__PRIVATE const xrt__bcv *xrt__bc_attr(xrt__bc *bc, xrt__bcur *c);
+XRT__PRIVATE const xrt__bcv *xrt__bc_type(xrt__bc *bc, xrt__bcur *c);
+XRT__PRIVATE const xrt__bcv **xrt__bc_list(xrt__bc *bc, xrt__bcur *c,
+                                           bool types, int32_t *n);
+XRT__PRIVATE xrt__bcv *xrt__bc_new(xrt__bc *bc, xrt__bck kind);
+XRT__PRIVATE const xrt__bcv *xrt__bc_value_type(xrt__bc *bc, int64_t id);
+XRT__PRIVATE void xrt__bc_put(xrt__bc *bc, const char *s, size_t n);
+/* Names bytes of the artifact as a large constant: its number, or -1 when
+ * the text must spell them (not by reference, or not the artifact's). */
+XRT__PRIVATE int64_t xrt__bc_blob_ref(xrt__bc *bc, const char *s, size_t n);
+XRT__PRIVATE void xrt__bc_puts(xrt__bc *bc, const char *s);
+XRT__PRIVATE void xrt__bc_printf(xrt__bc *bc, const char *fmt, ...)
+    XRT_PRINTF_FORMAT(2, 3);
+
+/* ---- bytecode_vhlo.c ---- */
+/* The newest VHLO version this reader knows ("1.20.0"). */
+XRT__PRIVATE const char *xrt__vhlo_version(void);
+/* A VHLO attribute or type of the table, from its custom encoding. */
+XRT__PRIVATE const xrt__bcv *xrt__vhlo_read_attr(xrt__bc *bc, xrt__bcur *c);
+XRT__PRIVATE const xrt__bcv *xrt__vhlo_read_type(xrt__bc *bc, xrt__bcur *c);
+/* Emitting an op: its head (results, name, operands, attributes) before
+ * its regions, then its tail (types, location) after them. */
+XRT__PRIVATE void xrt__vhlo_op_head(xrt__bc *bc, const xrt__bcop *op);
+XRT__PRIVATE void xrt__vhlo_op_tail(xrt__bc *bc, const xrt__bcop *op);
+/* A type as StableHLO text (block arguments). */
+XRT__PRIVATE void xrt__vhlo_put_type(xrt__bc *bc, const xrt__bcv *t);
+/* The tables the writer shares: VHLO op versions (sorted by VHLO name),
+ * the op version of a "vhlo.x_vN" name, the rule of an attribute, the
+ * code of a payload-free type by MLIR name (-1 if none), the value names
+ * of an enumeration (xrt__bc_enum). */
+XRT__PRIVATE const xrt__vop *xrt__vhlo_ops_table(size_t *n);
+XRT__PRIVATE const xrt__vop *xrt__vhlo_op(const char *name);
+XRT__PRIVATE const xrt__vrule *xrt__vhlo_rule(const char *op, const char *name);
+XRT__PRIVATE int xrt__vhlo_type_code(const char *name);
+XRT__PRIVATE const char *const *xrt__vhlo_enum_names(int e, size_t *n);
+/* ==== end src/core/bytecode.h ==== */
+/* ==== begin src/core/bytecode.c ==== */
+/*
+ * src/core/bytecode.c - portable artifacts, part 1: the MLIR bytecode
+ * container (mlir/docs/BytecodeFormat.md): varints, sections, the string
+ * section, dialect and op name tables, the attribute/type table with the
+ * builtin dialect's encodings, properties, resources, and the IR walk
+ * (regions, blocks, value numbering, forward references) that writes the
+ * program as StableHLO text for the parser.  VHLO's own encodings and ops
+ * are in bytecode_vhlo.c.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
+
+/* The newest bytecode format this reader knows (MLIR's kVersion 6). */
+#define XRT__BC_FORMAT_MAX 6
+/* Nesting of attributes, types and regions the reader follows. */
+#define XRT__BC_MAX_DEPTH 256
+
+enum { /* section ids */
+  XRT__SEC_STRING, XRT__SEC_DIALECT, XRT__SEC_ATTRTYPE, XRT__SEC_ATTRTYPE_OFF,
+  XRT__SEC_IR, XRT__SEC_RESOURCE, XRT__SEC_RESOURCE_OFF,
+  XRT__SEC_DIALECT_VERSIONS, XRT__SEC_PROPERTIES, XRT__SEC_COUNT
+};
+
+enum { /* the op encoding mask */
+  XRT__OPM_ATTRS = 1, XRT__OPM_RESULTS = 2, XRT__OPM_OPERANDS = 4,
+  XRT__OPM_SUCCESSORS = 8, XRT__OPM_REGIONS = 16, XRT__OPM_USELISTS = 32,
+  XRT__OPM_PROPS = 64
+};
+
+/* ---------------------------------------------------------------------
+ * Errors, memory, output
+ * ------------------------------------------------------------------- */
+
+XRT__PRIVATE _Noreturn void xrt__bc_fail(xrt__bc *bc, const uint8_t *at,
+                                         const char *fmt, ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  size_t off = at && at >= bc->beg ? (size_t)(at - bc->beg) : 0;
+  if (off > bc->size) off = bc->size;
+  bc->status = xrt__fail(bc->status ? bc->status : XRT_INVALID_ARGUMENT,
+                         "%s: bytecode offset %zu: %s", bc->file, off, msg);
+  longjmp(bc->jb, 1);
+}
+
+static _Noreturn void xrt__bc_oom(xrt__bc *bc) {
+  bc->status = xrt__fail(XRT_RESOURCE_EXHAUSTED, "%s: out of host memory "
+                         "while reading the artifact", bc->file);
+  longjmp(bc->jb, 1);
+}
+
+XRT__PRIVATE void *xrt__bc_alloc(xrt__bc *bc, size_t n) {
+  void *m = xrt__arena_alloc(bc->arena, n ? n : 1);
+  if (!m) xrt__bc_oom(bc);
+  return m;
+}
+
+/* n elements of size each from the arena, n bounded by the caller. */
+static void *xrt__bc_array(xrt__bc *bc, uint64_t n, size_t each) {
+  if (n > SIZE_MAX / each / 2) xrt__bc_oom(bc);
+  return xrt__bc_alloc(bc, (size_t)n * each);
+}
+
+XRT__PRIVATE xrt__bcv *xrt__bc_new(xrt__bc *bc, xrt__bck kind) {
+  xrt__bcv *v = xrt__bc_alloc(bc, sizeof *v);
+  memset(v, 0, sizeof *v);
+  v->kind = (uint8_t)kind;
+  return v;
+}
+
+static void xrt__bc_grow(xrt__bc *bc, xrt__bcbuf *b, size_t more) {
+  if (b->cap - b->n > more) return;
+  size_t cap = b->cap ? b->cap : 4096;
+  while (cap - b->n <= more) {
+    if (cap > SIZE_MAX / 2) xrt__bc_oom(bc);
+    cap *= 2;
+  }
+  char *s = xrt__realloc(&bc->allocator, b->s, b->cap, cap);
+  if (!s) xrt__bc_oom(bc);
+  b->s = s;
+  b->cap = cap;
+}
+
+XRT__PRIVATE void xrt__bc_put(xrt__bc *bc, const char *s, size_t n) {
+  xrt__bc_grow(bc, &bc->out, n);
+  memcpy(bc->out.s + bc->out.n, s, n);
+  bc->out.n += n;
+  bc->out.s[bc->out.n] = 0;
+  for (size_t i = 0; i < n; i++) bc->line += s[i] == '\n';
+}
+
+XRT__PRIVATE int64_t xrt__bc_blob_ref(xrt__bc *bc, const char *s, size_t n) {
+  const char *beg = (const char *)bc->beg;
+  if (!bc->by_ref || s < beg || n > bc->size || s - beg > (ptrdiff_t)(bc->size - n))
+    return -1;
+  if (bc->num_blobs == bc->cap_blobs) {
+    size_t cap = bc->cap_blobs ? bc->cap_blobs * 2 : 64;
+    xrt__bcblob *b = xrt__realloc(&bc->allocator, bc->blobs,
+                                  bc->cap_blobs * sizeof *b, cap * sizeof *b);
+    if (!b) xrt__bc_oom(bc);
+    bc->blobs = b;
+    bc->cap_blobs = cap;
+  }
+  bc->blobs[bc->num_blobs].data = s;
+  bc->blobs[bc->num_blobs].len = n;
+  return (int64_t)bc->num_blobs++;
+}
+
+XRT__PRIVATE void xrt__bc_puts(xrt__bc *bc, const char *s) {
+  xrt__bc_put(bc, s, strlen(s));
+}
+
+XRT__PRIVATE void xrt__bc_printf(xrt__bc *bc, const char *fmt, ...) {
+  char buf[256];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  if (n < 0) n = 0;
+  if ((size_t)n >= sizeof buf) n = (int)sizeof buf - 1; /* short formats only */
+  xrt__bc_put(bc, buf, (size_t)n);
+}
+
+/* ---------------------------------------------------------------------
+ * Primitives
+ * ------------------------------------------------------------------- */
+
+XRT__PRIVATE uint8_t xrt__bc_byte(xrt__bc *bc, xrt__bcur *c) {
+  if (c->p >= c->end) xrt__bc_fail(bc, c->p, "unexpected end of data");
+  return *c->p++;
+}
+
+/* PrefixVarInt: the count of trailing zero bits of the first byte is the
+ * count of bytes that follow; a zero first byte is followed by 8. */
+XRT__PRIVATE uint64_t xrt__bc_varint(xrt__bc *bc, xrt__bcur *c) {
+  const uint8_t *at = c->p;
+  uint8_t first = xrt__bc_byte(bc, c);
+  if (first & 1) return first >> 1;
+  int more = 8;
+  if (first) for (more = 1; !(first & (1u << more)); more++) {}
+  if (c->end - c->p < more) xrt__bc_fail(bc, at, "truncated varint");
+  uint64_t v = 0;
+  for (int i = more - 1; i >= 0; i--) v = (v << 8) | c->p[i];
+  c->p += more;
+  if (more == 8) return v;
+  return (v << (8 - more - 1)) | ((uint64_t)first >> (more + 1));
+}
+
+XRT__PRIVATE int64_t xrt__bc_svarint(xrt__bc *bc, xrt__bcur *c) {
+  uint64_t v = xrt__bc_varint(bc, c);
+  return (int64_t)((v >> 1) ^ (0 - (v & 1)));
+}
+
+/* A count of things that take at least min_each bytes each in what is
+ * left of c: larger counts cannot be honest. */
+XRT__PRIVATE uint64_t xrt__bc_count(xrt__bc *bc, xrt__bcur *c, size_t min_each) {
+  const uint8_t *at = c->p;
+  uint64_t n = xrt__bc_varint(bc, c);
+  if (min_each && n > (uint64_t)(c->end - c->p) / min_each)
+    xrt__bc_fail(bc, at, "count %" PRIu64 " exceeds the data left (%zu bytes)",
+                 n, (size_t)(c->end - c->p));
+  return n;
+}
+
+static const uint8_t *xrt__bc_bytes(xrt__bc *bc, xrt__bcur *c, uint64_t n) {
+  if (n > (uint64_t)(c->end - c->p))
+    xrt__bc_fail(bc, c->p, "%" PRIu64 " bytes needed, %zu left", n,
+                 (size_t)(c->end - c->p));
+  const uint8_t *s = c->p;
+  c->p += n;
+  return s;
+}
+
+/* A reference to the string section. */
+XRT__PRIVATE const char *xrt__bc_string(xrt__bc *bc, xrt__bcur *c, size_t *len) {
+  const uint8_t *at = c->p;
+  uint64_t i = xrt__bc_varint(bc, c);
+  if (i >= bc->num_strings)
+    xrt__bc_fail(bc, at, "string index %" PRIu64 " out of range (%" PRIu64
+                 " strings)", i, bc->num_strings);
+  if (len) *len = bc->str_len[i];
+  return bc->strs[i];
+}
+
+XRT__PRIVATE const uint8_t *xrt__bc_blob(xrt__bc *bc, xrt__bcur *c, size_t *len) {
+  uint64_t n = xrt__bc_varint(bc, c);
+  const uint8_t *s = xrt__bc_bytes(bc, c, n);
+  *len = (size_t)n;
+  return s;
+}
+
+/* An APInt of a known width (<= 64 bits): a byte up to 8 bits, else a
+ * signed varint, else words (only one may be active here). */
+XRT__PRIVATE uint64_t xrt__bc_apint(xrt__bc *bc, xrt__bcur *c, int bits) {
+  if (bits <= 8) return xrt__bc_byte(bc, c);
+  if (bits <= 64) return (uint64_t)xrt__bc_svarint(bc, c);
+  const uint8_t *at = c->p;
+  uint64_t words = xrt__bc_count(bc, c, 1), v = 0;
+  for (uint64_t i = 0; i < words; i++) {
+    uint64_t w = (uint64_t)xrt__bc_svarint(bc, c);
+    if (i == 0) v = w;
+    else if (w) xrt__bc_fail(bc, at, "integers wider than 64 bits are not "
+                             "supported");
+  }
+  return v;
+}
+
+/* Moves c to an alignment (a power of two, relative to the artifact's
+ * start) over 0xCB padding. */
+static void xrt__bc_align(xrt__bc *bc, xrt__bcur *c, uint64_t align) {
+  if (!align || (align & (align - 1)) || align > 4096)
+    xrt__bc_fail(bc, c->p, "bad alignment %" PRIu64, align);
+  while ((size_t)(c->p - bc->beg) & (align - 1))
+    if (xrt__bc_byte(bc, c) != 0xCB)
+      xrt__bc_fail(bc, c->p - 1, "expected alignment padding (0xCB)");
+}
+
+/* A section: id byte (high bit: aligned), length, [alignment, padding],
+ * data. */
+static int xrt__bc_section(xrt__bc *bc, xrt__bcur *c, xrt__bcur *data) {
+  const uint8_t *at = c->p;
+  uint8_t id = xrt__bc_byte(bc, c);
+  uint64_t len = xrt__bc_varint(bc, c);
+  if ((id & 0x7f) >= XRT__SEC_COUNT)
+    xrt__bc_fail(bc, at, "unknown section id %d", id & 0x7f);
+  if (id & 0x80) xrt__bc_align(bc, c, xrt__bc_varint(bc, c));
+  data->p = xrt__bc_bytes(bc, c, len);
+  data->end = data->p + len;
+  return id & 0x7f;
+}
+
+/* ---------------------------------------------------------------------
+ * Tables: strings, dialects, op names, resources, properties
+ * ------------------------------------------------------------------- */
+
+/* Count, the lengths (with their NUL) last string first, then the text. */
+static void xrt__bc_strings(xrt__bc *bc, xrt__bcur c) {
+  uint64_t n = xrt__bc_count(bc, &c, 1);
+  bc->num_strings = n;
+  bc->strs = xrt__bc_array(bc, n + 1, sizeof *bc->strs);
+  bc->str_len = xrt__bc_array(bc, n + 1, sizeof *bc->str_len);
+  size_t end = (size_t)(c.end - c.p);
+  const uint8_t *lens = c.p;
+  uint64_t *sizes = xrt__bc_array(bc, n + 1, sizeof *sizes);
+  for (uint64_t k = 0; k < n; k++) sizes[n - 1 - k] = xrt__bc_varint(bc, &c);
+  size_t data = (size_t)(c.end - c.p);
+  for (uint64_t k = n; k-- > 0;) {
+    if (sizes[k] == 0 || sizes[k] > end - (size_t)(c.p - lens) ||
+        sizes[k] > data)
+      xrt__bc_fail(bc, lens, "string %" PRIu64 " has a bad length", k);
+    data -= (size_t)sizes[k];
+    const char *s = (const char *)c.p + data;
+    if (s[sizes[k] - 1] != 0)
+      xrt__bc_fail(bc, (const uint8_t *)s, "string %" PRIu64 " is not "
+                   "NUL-terminated", k);
+    bc->strs[k] = s;
+    bc->str_len[k] = (size_t)sizes[k] - 1;
+  }
+  if (data != 0)
+    xrt__bc_fail(bc, c.p, "%zu stray bytes in the string section", data);
+}
+
+static void xrt__bc_dialects(xrt__bc *bc, xrt__bcur c) {
+  uint64_t n = xrt__bc_count(bc, &c, 1);
+  bc->num_dialects = n;
+  bc->dialects = xrt__bc_array(bc, n + 1, sizeof *bc->dialects);
+  for (uint64_t i = 0; i < n; i++) {
+    if (bc->version < 1) {
+      bc->dialects[i] = xrt__bc_string(bc, &c, NULL);
+      continue;
+    }
+    const uint8_t *at = c.p;
+    uint64_t v = xrt__bc_varint(bc, &c);
+    if ((v >> 1) >= bc->num_strings)
+      xrt__bc_fail(bc, at, "dialect name index out of range");
+    bc->dialects[i] = bc->strs[v >> 1];
+    if (v & 1) { /* a version: ignored (VHLO versions by producer) */
+      xrt__bcur ver;
+      if (xrt__bc_section(bc, &c, &ver) != XRT__SEC_DIALECT_VERSIONS)
+        xrt__bc_fail(bc, at, "expected a dialect version section");
+    }
+  }
+  uint64_t cap = (uint64_t)(c.end - c.p);
+  if (bc->version >= 4) xrt__bc_varint(bc, &c); /* a size hint */
+  bc->opnames = xrt__bc_array(bc, cap + 1, sizeof *bc->opnames);
+  while (c.p < c.end) {
+    const uint8_t *at = c.p;
+    uint64_t d = xrt__bc_varint(bc, &c);
+    if (d >= bc->num_dialects) xrt__bc_fail(bc, at, "dialect index out of range");
+    uint64_t k = xrt__bc_count(bc, &c, 1);
+    for (uint64_t j = 0; j < k; j++) {
+      size_t dl = strlen(bc->dialects[d]), nl;
+      const char *name;
+      if (bc->version >= 5) { /* (index << 1) | registered */
+        const uint8_t *nat = c.p;
+        uint64_t v = xrt__bc_varint(bc, &c) >> 1;
+        if (v >= bc->num_strings) xrt__bc_fail(bc, nat, "op name index out of range");
+        name = bc->strs[v];
+        nl = bc->str_len[v];
+      } else {
+        name = xrt__bc_string(bc, &c, &nl);
+      }
+      char *full = xrt__bc_alloc(bc, dl + nl + 2);
+      memcpy(full, bc->dialects[d], dl);
+      full[dl] = '.';
+      memcpy(full + dl + 1, name, nl);
+      full[dl + 1 + nl] = 0;
+      bc->opnames[bc->num_opnames++] = full;
+    }
+  }
+}
+
+/* Offsets: count, then per entry (size << 1 | custom), grouped by dialect. */
+static void xrt__bc_attrtypes(xrt__bc *bc, xrt__bcur data, xrt__bcur c) {
+  uint64_t na = xrt__bc_count(bc, &c, 0), nt = xrt__bc_count(bc, &c, 0);
+  size_t left = (size_t)(c.end - c.p);
+  if (na > left || nt > left - na)
+    xrt__bc_fail(bc, c.p, "more attributes and types than the offsets hold");
+  bc->num_attrs = na;
+  bc->num_types = nt;
+  bc->attrs = xrt__bc_array(bc, na + 1, sizeof *bc->attrs);
+  bc->types = xrt__bc_array(bc, nt + 1, sizeof *bc->types);
+  memset(bc->attrs, 0, (size_t)(na + 1) * sizeof *bc->attrs);
+  memset(bc->types, 0, (size_t)(nt + 1) * sizeof *bc->types);
+  size_t off = 0, total = (size_t)(data.end - data.p);
+  for (int pass = 0; pass < 2; pass++) {
+    xrt__bcent *e = pass ? bc->types : bc->attrs;
+    uint64_t n = pass ? nt : na, i = 0;
+    while (i < n) {
+      const uint8_t *at = c.p;
+      uint64_t d = xrt__bc_varint(bc, &c);
+      if (d >= bc->num_dialects) xrt__bc_fail(bc, at, "dialect index out of range");
+      uint64_t k = xrt__bc_count(bc, &c, 1);
+      if (k > n - i) xrt__bc_fail(bc, at, "more entries than declared");
+      for (uint64_t j = 0; j < k; j++, i++) {
+        const uint8_t *eat = c.p;
+        uint64_t v = xrt__bc_varint(bc, &c), size = v >> 1;
+        if (size > total - off)
+          xrt__bc_fail(bc, eat, "entry runs past the attribute/type section");
+        e[i].data = data.p + off;
+        e[i].size = (size_t)size;
+        e[i].dialect = (uint32_t)d;
+        e[i].custom = v & 1;
+        off += (size_t)size;
+      }
+    }
+  }
+  if (c.p != c.end) xrt__bc_fail(bc, c.p, "stray bytes after the offsets");
+}
+
+/* Count, then per property blob its size and bytes. */
+static void xrt__bc_properties(xrt__bc *bc, xrt__bcur c) {
+  if (c.p == c.end) return;
+  uint64_t n = xrt__bc_count(bc, &c, 1);
+  bc->num_props = n;
+  bc->prop_off = xrt__bc_array(bc, n + 1, sizeof *bc->prop_off);
+  bc->props_beg = c.p;
+  bc->props_size = (size_t)(c.end - c.p);
+  for (uint64_t i = 0; i < n; i++) {
+    bc->prop_off[i] = (uint64_t)(c.p - bc->props_beg);
+    uint64_t len = xrt__bc_varint(bc, &c);
+    xrt__bc_bytes(bc, &c, len);
+  }
+  if (c.p != c.end) xrt__bc_fail(bc, c.p, "stray bytes after the properties");
+}
+
+/* Resource groups: external ones (skipped), then dialect ones whose blobs
+ * dense_resource attributes refer to by index. */
+static void xrt__bc_resource_group(xrt__bc *bc, xrt__bcur *off, xrt__bcur *res,
+                                   bool keep) {
+  uint64_t n = xrt__bc_count(bc, off, 1);
+  for (uint64_t i = 0; i < n; i++) {
+    xrt__bc_string(bc, off, NULL);
+    uint64_t size = xrt__bc_varint(bc, off);
+    uint8_t kind = xrt__bc_byte(bc, off);
+    xrt__bcur e;
+    e.p = xrt__bc_bytes(bc, res, size);
+    e.end = e.p + size;
+    if (!keep) continue;
+    const uint8_t *data = NULL;
+    size_t len = 0;
+    if (kind == 2 && e.p < e.end) { /* a blob: alignment, size, data */
+      xrt__bc_varint(bc, &e);
+      uint64_t bl = xrt__bc_varint(bc, &e);
+      data = xrt__bc_bytes(bc, &e, bl);
+      len = (size_t)bl;
+    }
+    bc->res_data[bc->num_res] = data;
+    bc->res_size[bc->num_res++] = len;
+  }
+}
+
+static void xrt__bc_resources(xrt__bc *bc, const xrt__bcur *data,
+                              const xrt__bcur *offs) {
+  if (!data || !offs) {
+    if (data || offs) xrt__bc_fail(bc, (data ? data : offs)->p,
+                                   "a resource section without its pair");
+    return;
+  }
+  xrt__bcur res = *data, off = *offs;
+  size_t cap = (size_t)(off.end - off.p) + 1;
+  bc->res_data = xrt__bc_array(bc, cap, sizeof *bc->res_data);
+  bc->res_size = xrt__bc_array(bc, cap, sizeof *bc->res_size);
+  uint64_t ext = xrt__bc_count(bc, &off, 1);
+  for (uint64_t i = 0; i < ext; i++) {
+    xrt__bc_string(bc, &off, NULL);
+    xrt__bc_resource_group(bc, &off, &res, false);
+  }
+  while (off.p < off.end) {
+    const uint8_t *at = off.p;
+    if (xrt__bc_varint(bc, &off) >= bc->num_dialects)
+      xrt__bc_fail(bc, at, "dialect index out of range");
+    xrt__bc_resource_group(bc, &off, &res, true);
+  }
+}
+
+/* ---------------------------------------------------------------------
+ * Attributes and types: the table, the builtin dialect's encodings
+ * ------------------------------------------------------------------- */
+
+static const xrt__bcv *xrt__bc_entry(xrt__bc *bc, xrt__bcent *e, bool type,
+                                     const uint8_t *ref);
+
+XRT__PRIVATE const xrt__bcv *xrt__bc_attr(xrt__bc *bc, xrt__bcur *c) {
+  const uint8_t *at = c->p;
+  uint64_t i = xrt__bc_varint(bc, c);
+  if (i >= bc->num_attrs)
+    xrt__bc_fail(bc, at, "attribute index %" PRIu64 " out of range (%" PRIu64
+                 " attributes)", i, bc->num_attrs);
+  return xrt__bc_entry(bc, &bc->attrs[i], false, at);
+}
+
+XRT__PRIVATE const xrt__bcv *xrt__bc_type(xrt__bc *bc, xrt__bcur *c) {
+  const uint8_t *at = c->p;
+  uint64_t i = xrt__bc_varint(bc, c);
+  if (i >= bc->num_types)
+    xrt__bc_fail(bc, at, "type index %" PRIu64 " out of range (%" PRIu64
+                 " types)", i, bc->num_types);
+  return xrt__bc_entry(bc, &bc->types[i], true, at);
+}
+
+/* A list: count, then attribute or type references. */
+XRT__PRIVATE const xrt__bcv **xrt__bc_list(xrt__bc *bc, xrt__bcur *c,
+                                           bool types, int32_t *n) {
+  uint64_t k = xrt__bc_count(bc, c, 1);
+  if (k > INT32_MAX) xrt__bc_fail(bc, c->p, "list too long");
+  const xrt__bcv **v = xrt__bc_array(bc, k + 1, sizeof *v);
+  for (uint64_t i = 0; i < k; i++)
+    v[i] = types ? xrt__bc_type(bc, c) : xrt__bc_attr(bc, c);
+  *n = (int32_t)k;
+  return v;
+}
+
+static const int64_t *xrt__bc_svarints(xrt__bc *bc, xrt__bcur *c, int32_t *n) {
+  uint64_t k = xrt__bc_count(bc, c, 1);
+  if (k > INT32_MAX) xrt__bc_fail(bc, c->p, "list too long");
+  int64_t *v = xrt__bc_array(bc, k + 1, sizeof *v);
+  for (uint64_t i = 0; i < k; i++) v[i] = xrt__bc_svarint(bc, c);
+  *n = (int32_t)k;
+  return v;
+}
+
+static const xrt__bcv *xrt__bc_string_attr(xrt__bc *bc, xrt__bcur *c) {
+  xrt__bcv *v = xrt__bc_new(bc, XRT__BC_A_STRING);
+  v->s = xrt__bc_string(bc, c, &v->len);
+  return v;
+}
+
+/* A builtin location, string or other attribute that must be of a kind. */
+static const xrt__bcv *xrt__bc_attr_of(xrt__bc *bc, xrt__bcur *c,
+                                       xrt__bck kind, const char *what) {
+  const uint8_t *at = c->p;
+  const xrt__bcv *v = xrt__bc_attr(bc, c);
+  if (v->kind != kind) xrt__bc_fail(bc, at, "expected %s", what);
+  return v;
+}
+
+static bool xrt__bc_is_loc(const xrt__bcv *v) {
+  return v->kind >= XRT__BC_L_UNKNOWN && v->kind <= XRT__BC_L_CALLSITE;
+}
+
+static const xrt__bcv *xrt__bc_loc(xrt__bc *bc, xrt__bcur *c) {
+  const uint8_t *at = c->p;
+  const xrt__bcv *v = xrt__bc_attr(bc, c);
+  if (!xrt__bc_is_loc(v)) xrt__bc_fail(bc, at, "expected a location");
+  return v;
+}
+
+static const xrt__bcv *xrt__bc_builtin_loc(xrt__bc *bc, xrt__bcur *c,
+                                           uint64_t code) {
+  xrt__bcv *v;
+  switch (code) {
+  case 10: /* CallSiteLoc */
+    v = xrt__bc_new(bc, XRT__BC_L_CALLSITE);
+    v->a = xrt__bc_loc(bc, c);
+    v->t = xrt__bc_loc(bc, c);
+    return v;
+  case 11: { /* FileLineColLoc */
+    const xrt__bcv *f = xrt__bc_attr_of(bc, c, XRT__BC_A_STRING, "a file name");
+    v = xrt__bc_new(bc, XRT__BC_L_FILE);
+    v->s = f->s;
+    v->len = f->len;
+    v->i = (int64_t)(xrt__bc_varint(bc, c) & 0x7fffffff);
+    v->j = (int64_t)(xrt__bc_varint(bc, c) & 0x7fffffff);
+    return v;
+  }
+  case 12: case 13: { /* FusedLoc [with metadata] */
+    v = xrt__bc_new(bc, XRT__BC_L_FUSED);
+    uint64_t k = xrt__bc_count(bc, c, 1);
+    const xrt__bcv **kids = xrt__bc_array(bc, k + 1, sizeof *kids);
+    for (uint64_t i = 0; i < k; i++) kids[i] = xrt__bc_loc(bc, c);
+    v->kids = kids;
+    v->n = (int32_t)k;
+    if (code == 13) v->a = xrt__bc_attr(bc, c);
+    return v;
+  }
+  case 14: { /* NameLoc */
+    const xrt__bcv *nm = xrt__bc_attr_of(bc, c, XRT__BC_A_STRING, "a name");
+    v = xrt__bc_new(bc, XRT__BC_L_NAME);
+    v->s = nm->s;
+    v->len = nm->len;
+    v->a = xrt__bc_loc(bc, c);
+    return v;
+  }
+  default:
+    return xrt__bc_new(bc, XRT__BC_L_UNKNOWN);
+  }
+}
+
+static const xrt__bcv *xrt__bc_builtin_attr(xrt__bc *bc, xrt__bcur *c) {
+  const uint8_t *at = c->p;
+  uint64_t code = xrt__bc_varint(bc, c);
+  xrt__bcv *v;
+  switch (code) {
+  case 0: /* ArrayAttr */
+    v = xrt__bc_new(bc, XRT__BC_A_ARRAY);
+    v->kids = xrt__bc_list(bc, c, false, &v->n);
+    return v;
+  case 1: { /* DictionaryAttr: (name, value) pairs */
+    v = xrt__bc_new(bc, XRT__BC_A_DICT);
+    uint64_t k = xrt__bc_count(bc, c, 2);
+    const xrt__bcv **kids = xrt__bc_array(bc, 2 * k + 1, sizeof *kids);
+    for (uint64_t i = 0; i < k; i++) {
+      kids[2 * i] = xrt__bc_attr_of(bc, c, XRT__BC_A_STRING, "a name");
+      kids[2 * i + 1] = xrt__bc_attr(bc, c);
+    }
+    v->kids = kids;
+    v->n = (int32_t)k;
+    return v;
+  }
+  case 2: return xrt__bc_string_attr(bc, c);
+  case 3: { /* StringAttr with a type */
+    const xrt__bcv *s = xrt__bc_string_attr(bc, c);
+    xrt__bc_type(bc, c);
+    return s;
+  }
+  case 4: case 5: { /* [Flat]SymbolRefAttr */
+    const xrt__bcv *r = xrt__bc_attr_of(bc, c, XRT__BC_A_STRING, "a symbol");
+    v = xrt__bc_new(bc, XRT__BC_A_SYMBOL);
+    v->s = r->s;
+    v->len = r->len;
+    if (code == 5 && xrt__bc_count(bc, c, 1))
+      xrt__bc_fail(bc, at, "nested symbol references are not supported");
+    return v;
+  }
+  case 6:
+    v = xrt__bc_new(bc, XRT__BC_A_TYPE);
+    v->t = xrt__bc_type(bc, c);
+    return v;
+  case 7: return xrt__bc_new(bc, XRT__BC_A_UNIT);
+  case 8: case 9: { /* IntegerAttr, FloatAttr */
+    v = xrt__bc_new(bc, code == 8 ? XRT__BC_A_INT : XRT__BC_A_FLOAT);
+    v->t = xrt__bc_type(bc, c);
+    int bits = v->t->kind == XRT__BC_T_INDEX ? 64 : (int)v->t->i;
+    if (v->t->kind != XRT__BC_T_INT && v->t->kind != XRT__BC_T_INDEX &&
+        v->t->kind != XRT__BC_T_FLOAT)
+      xrt__bc_fail(bc, at, "number of a non-scalar type");
+    v->u = xrt__bc_apint(bc, c, bits);
+    v->i = (int64_t)v->u;
+    if (v->t->kind == XRT__BC_T_INT && bits < 64 && v->t->sub != 2 && bits > 0 &&
+        ((v->u >> (bits - 1)) & 1))
+      v->i = (int64_t)(v->u | (~(uint64_t)0 << bits));
+    return v;
+  }
+  case 10: case 11: case 12: case 13: case 14: case 15:
+    return xrt__bc_builtin_loc(bc, c, code);
+  case 16: /* DenseResourceElementsAttr */
+    v = xrt__bc_new(bc, XRT__BC_A_RESOURCE);
+    v->t = xrt__bc_type(bc, c);
+    v->i = (int64_t)xrt__bc_varint(bc, c);
+    if ((uint64_t)v->i >= bc->num_res)
+      xrt__bc_fail(bc, at, "resource index out of range");
+    v->s = (const char *)bc->res_data[v->i];
+    v->len = bc->res_size[v->i];
+    return v;
+  case 17: /* DenseArrayAttr */
+    v = xrt__bc_new(bc, XRT__BC_A_DARRAY);
+    v->t = xrt__bc_type(bc, c);
+    v->i = (int64_t)xrt__bc_varint(bc, c);
+    v->s = (const char *)xrt__bc_blob(bc, c, &v->len);
+    return v;
+  case 18: /* DenseIntOrFPElementsAttr */
+    v = xrt__bc_new(bc, XRT__BC_A_TENSOR);
+    v->t = xrt__bc_type(bc, c);
+    v->s = (const char *)xrt__bc_blob(bc, c, &v->len);
+    return v;
+  case 21: /* DistinctAttr */
+    return xrt__bc_attr(bc, c);
+  default:
+    xrt__bc_fail(bc, at, "builtin attribute code %" PRIu64 " is not "
+                 "supported", code);
+  }
+}
+
+static const xrt__bcv *xrt__bc_float_type(xrt__bc *bc, const char *name,
+                                          int bits) {
+  xrt__bcv *v = xrt__bc_new(bc, XRT__BC_T_FLOAT);
+  v->s = name;
+  v->i = bits;
+  return v;
+}
+
+static const xrt__bcv *xrt__bc_builtin_type(xrt__bc *bc, xrt__bcur *c) {
+  const uint8_t *at = c->p;
+  uint64_t code = xrt__bc_varint(bc, c);
+  xrt__bcv *v;
+  switch (code) {
+  case 0: { /* IntegerType: (width << 2) | signedness */
+    uint64_t w = xrt__bc_varint(bc, c);
+    v = xrt__bc_new(bc, XRT__BC_T_INT);
+    v->i = (int64_t)(w >> 2);
+    v->sub = (uint8_t)(w & 3);
+    if (v->i < 1 || v->i > 64) xrt__bc_fail(bc, at, "integer width out of range");
+    return v;
+  }
+  case 1: return xrt__bc_new(bc, XRT__BC_T_INDEX);
+  case 2: { /* FunctionType */
+    int32_t ni, nr;
+    const xrt__bcv **in = xrt__bc_list(bc, c, true, &ni);
+    const xrt__bcv **res = xrt__bc_list(bc, c, true, &nr);
+    v = xrt__bc_new(bc, XRT__BC_T_FUNC);
+    const xrt__bcv **kids = xrt__bc_array(bc, (uint64_t)ni + (uint64_t)nr + 1,
+                                          sizeof *kids);
+    memcpy(kids, in, (size_t)ni * sizeof *kids);
+    memcpy(kids + ni, res, (size_t)nr * sizeof *kids);
+    v->kids = kids;
+    v->i = ni;
+    v->n = ni + nr;
+    return v;
+  }
+  case 3: return xrt__bc_float_type(bc, "bf16", 16);
+  case 4: return xrt__bc_float_type(bc, "f16", 16);
+  case 5: return xrt__bc_float_type(bc, "f32", 32);
+  case 6: return xrt__bc_float_type(bc, "f64", 64);
+  case 9:
+    v = xrt__bc_new(bc, XRT__BC_T_COMPLEX);
+    v->t = xrt__bc_type(bc, c);
+    return v;
+  case 12: return xrt__bc_new(bc, XRT__BC_T_NONE);
+  case 13: case 14: /* RankedTensorType [with encoding] */
+    v = xrt__bc_new(bc, XRT__BC_T_TENSOR);
+    if (code == 14) v->a = xrt__bc_attr(bc, c);
+    v->dims = xrt__bc_svarints(bc, c, &v->n);
+    v->t = xrt__bc_type(bc, c);
+    return v;
+  case 15:
+    v = xrt__bc_new(bc, XRT__BC_T_TUPLE);
+    v->kids = xrt__bc_list(bc, c, true, &v->n);
+    return v;
+  case 18:
+    v = xrt__bc_new(bc, XRT__BC_T_UNRANKED);
+    v->t = xrt__bc_type(bc, c);
+    return v;
+  default:
+    xrt__bc_fail(bc, at, "builtin type code %" PRIu64 " is not supported", code);
+  }
+}
+
+/* Reads table entry e (at most once; meeting it again while reading it is
+ * a cycle). */
+static const xrt__bcv *xrt__bc_entry(xrt__bc *bc, xrt__bcent *e, bool type,
+                                     const uint8_t *ref) {
+  if (e->state == 2) return e->v;
+  if (e->state == 1)
+    xrt__bc_fail(bc, ref, "%s refers to itself", type ? "a type" : "an attribute");
+  if (++bc->depth > XRT__BC_MAX_DEPTH)
+    xrt__bc_fail(bc, ref, "attributes and types nested deeper than %d",
+                 XRT__BC_MAX_DEPTH);
+  e->state = 1;
+  xrt__bcur c = {e->data, e->data + e->size};
+  const char *d = bc->dialects[e->dialect];
+  const xrt__bcv *v;
+  if (!e->custom) { /* assembly syntax, NUL-terminated */
+    const uint8_t *nul = memchr(c.p, 0, e->size);
+    if (!nul) xrt__bc_fail(bc, c.p, "unterminated attribute or type text");
+    xrt__bcv *t = xrt__bc_new(bc, type ? XRT__BC_T_TEXT : XRT__BC_A_TEXT);
+    t->s = (const char *)c.p;
+    t->len = (size_t)(nul - c.p);
+    c.p = nul + 1;
+    v = t;
+  } else if (!strcmp(d, "builtin")) {
+    v = type ? xrt__bc_builtin_type(bc, &c) : xrt__bc_builtin_attr(bc, &c);
+  } else if (!strcmp(d, "vhlo")) {
+    v = type ? xrt__vhlo_read_type(bc, &c) : xrt__vhlo_read_attr(bc, &c);
+  } else {
+    xrt__bc_fail(bc, c.p, "%s of dialect '%s' in an encoding xrt cannot read",
+                 type ? "a type" : "an attribute", d);
+  }
+  if (c.p != c.end)
+    xrt__bc_fail(bc, c.p, "%zu stray bytes after %s", (size_t)(c.end - c.p),
+                 type ? "a type" : "an attribute");
+  bc->depth--;
+  e->v = v;
+  e->state = 2;
+  return v;
+}
+
+/* ---------------------------------------------------------------------
+ * The IR: regions, blocks, ops, values
+ * ------------------------------------------------------------------- */
+
+/* Reading state of one isolated scope's values (MLIR numbers values from
+ * the start of the nearest isolated-from-above region). */
+typedef struct xrt__bcscope {
+  size_t base; /* first slot of the scope in bc->slots */
+} xrt__bcscope;
+
+static void xrt__bc_reserve(xrt__bc *bc, const uint8_t *at, uint64_t n) {
+  if (n > (uint64_t)bc->size) xrt__bc_fail(bc, at, "too many values");
+  size_t need = bc->num_slots + (size_t)n;
+  if (need > bc->cap_slots) {
+    size_t cap = bc->cap_slots ? bc->cap_slots : 256;
+    while (cap < need) cap *= 2;
+    int64_t *s = xrt__realloc(&bc->allocator, bc->slots,
+                              bc->cap_slots * sizeof *s, cap * sizeof *s);
+    if (!s) xrt__bc_oom(bc);
+    bc->slots = s;
+    uint8_t *f = xrt__realloc(&bc->allocator, bc->slot_fwd, bc->cap_slots, cap);
+    if (!f) xrt__bc_oom(bc);
+    bc->slot_fwd = f;
+    bc->cap_slots = cap;
+  }
+  for (size_t i = bc->num_slots; i < need; i++) bc->slots[i] = -1, bc->slot_fwd[i] = 0;
+  bc->num_slots = need;
+}
+
+/* Leaves a region: its values go; one used but never defined is an
+ * error. */
+static void xrt__bc_release(xrt__bc *bc, const uint8_t *at, size_t mark) {
+  for (size_t i = mark; i < bc->num_slots; i++)
+    if (bc->slot_fwd[i])
+      xrt__bc_fail(bc, at, "value %zu is used but never defined", i);
+  bc->num_slots = mark;
+}
+
+/* Defines the next value of the region whose next slot is *next (< end). */
+/* A fresh text id for a value of type t. */
+static int64_t xrt__bc_new_id(xrt__bc *bc, const xrt__bcv *t) {
+  if ((size_t)bc->next_id == bc->cap_ids) {
+    size_t cap = bc->cap_ids ? bc->cap_ids * 2 : 256;
+    const xrt__bcv **v = xrt__realloc(&bc->allocator, (void *)bc->id_types,
+                                      bc->cap_ids * sizeof *v, cap * sizeof *v);
+    if (!v) xrt__bc_oom(bc);
+    bc->id_types = v;
+    bc->cap_ids = cap;
+  }
+  bc->id_types[bc->next_id] = t;
+  return bc->next_id++;
+}
+
+XRT__PRIVATE const xrt__bcv *xrt__bc_value_type(xrt__bc *bc, int64_t id) {
+  return id >= 0 && id < bc->next_id ? bc->id_types[id] : NULL;
+}
+
+static int64_t xrt__bc_define(xrt__bc *bc, const uint8_t *at, size_t *next,
+                              size_t end, const xrt__bcv *t) {
+  if (*next >= end)
+    xrt__bc_fail(bc, at, "more values defined than the region declares");
+  size_t k = (*next)++;
+  if (bc->slot_fwd[k]) {
+    bc->slot_fwd[k] = 0;
+    bc->id_types[bc->slots[k]] = t;
+    return bc->slots[k];
+  }
+  if (bc->slots[k] >= 0) xrt__bc_fail(bc, at, "value defined twice");
+  return bc->slots[k] = xrt__bc_new_id(bc, t);
+}
+
+/* An operand: a value of the scope, maybe not defined yet. */
+static int64_t xrt__bc_operand(xrt__bc *bc, xrt__bcur *c, const xrt__bcscope *s) {
+  const uint8_t *at = c->p;
+  uint64_t i = xrt__bc_varint(bc, c);
+  if (i >= bc->num_slots - s->base)
+    xrt__bc_fail(bc, at, "value index %" PRIu64 " out of range (%zu values)", i,
+                 bc->num_slots - s->base);
+  size_t k = s->base + (size_t)i;
+  if (bc->slots[k] < 0) {
+    bc->slots[k] = xrt__bc_new_id(bc, NULL);
+    bc->slot_fwd[k] = 1;
+  }
+  return bc->slots[k];
+}
+
+/* Use-list orders (how uses were ordered): read and dropped. */
+static void xrt__bc_uselists(xrt__bc *bc, xrt__bcur *c, uint64_t range) {
+  uint64_t n = range > 1 ? xrt__bc_count(bc, c, 1) : 1;
+  for (uint64_t v = 0; v < n; v++) {
+    if (range > 1 && xrt__bc_varint(bc, c) >= range)
+      xrt__bc_fail(bc, c->p, "use-list value index out of range");
+    uint64_t k = xrt__bc_varint(bc, c) >> 1;
+    if (k > (uint64_t)(c->end - c->p))
+      xrt__bc_fail(bc, c->p, "use-list longer than the data left");
+    for (uint64_t i = 0; i < k; i++) xrt__bc_varint(bc, c);
+  }
+}
+
+/* An artifact location as the IR's: the file, line and column it names
+ * (a named, fused or call-site location: the first one inside that does),
+ * file NULL when there is none. */
+static xrt_ir_loc xrt__bc_ir_loc(xrt__bc *bc, const xrt__bcv *l) {
+  xrt_ir_loc r = {NULL, 0, 0};
+  for (int guard = 0; l && guard < XRT__BC_MAX_DEPTH; guard++) {
+    if (l->kind == XRT__BC_L_FILE) {
+      if (!bc->last_file || bc->last_file_src != l->s) {
+        char *f = xrt__arena_strndup(bc->keep, l->s, l->len);
+        if (!f) xrt__bc_oom(bc);
+        bc->last_file = f;
+        bc->last_file_src = l->s;
+      }
+      r.file = bc->last_file;
+      r.line = (int32_t)l->i;
+      r.col = (int32_t)l->j;
+      return r;
+    }
+    if (l->kind == XRT__BC_L_FUSED) {
+      for (int32_t i = 0; i < l->n; i++) {
+        r = xrt__bc_ir_loc(bc, l->kids[i]);
+        if (r.file) return r;
+      }
+      return r;
+    }
+    l = l->kind == XRT__BC_L_NAME || l->kind == XRT__BC_L_CALLSITE ? l->a : NULL;
+  }
+  return r;
+}
+
+static void xrt__bc_newline(xrt__bc *bc, int depth) {
+  xrt__bc_put(bc, "\n", 1);
+  for (int i = 0; i < depth; i++) xrt__bc_put(bc, "  ", 2);
+}
+
+static void xrt__bc_region(xrt__bc *bc, xrt__bcur *c, xrt__bcscope *s,
+                           const xrt__bcop *owner);
+
+/* A block: (ops << 1 | has args), [args, use-lists], ops. */
+static void xrt__bc_block(xrt__bc *bc, xrt__bcur *c, xrt__bcscope *s,
+                          size_t *next, size_t end, int index,
+                          const xrt__bcop *owner);
+
+/* An op with its regions. */
+static void xrt__bc_op(xrt__bc *bc, xrt__bcur *c, xrt__bcscope *s,
+                       size_t *next, size_t end, const xrt__bcop *parent,
+                       int depth) {
+  xrt__bcop op;
+  memset(&op, 0, sizeof op);
+  const uint8_t *at = c->p;
+  op.offset = (size_t)(at - bc->beg);
+  op.depth = depth;
+  op.parent = parent ? parent->name : "";
+  uint64_t ni = xrt__bc_varint(bc, c);
+  if (ni >= bc->num_opnames)
+    xrt__bc_fail(bc, at, "op name index %" PRIu64 " out of range", ni);
+  op.name = bc->opnames[ni];
+  uint8_t mask = xrt__bc_byte(bc, c);
+  if (mask & ~0x7f) xrt__bc_fail(bc, c->p - 1, "bad op encoding mask 0x%02x", mask);
+  op.loc = xrt__bc_loc(bc, c);
+  if (mask & XRT__OPM_ATTRS) {
+    const uint8_t *aat = c->p;
+    op.attrs = xrt__bc_attr(bc, c);
+    if (op.attrs->kind != XRT__BC_A_DICT)
+      xrt__bc_fail(bc, aat, "op attributes are not a dictionary");
+  }
+  if (mask & XRT__OPM_PROPS) {
+    const uint8_t *pat = c->p;
+    if (bc->version < 5) xrt__bc_fail(bc, pat, "properties before format 5");
+    uint64_t k = xrt__bc_varint(bc, c);
+    if (k >= bc->num_props)
+      xrt__bc_fail(bc, pat, "properties index %" PRIu64 " out of range", k);
+    /* a blob of attribute references, in the order of the op's
+     * definition (VHLO ops have required attributes only) */
+    xrt__bcur pc = {bc->props_beg + bc->prop_off[k],
+                    bc->props_beg + bc->props_size};
+    size_t len;
+    const uint8_t *blob = xrt__bc_blob(bc, &pc, &len);
+    xrt__bcur b = {blob, blob + len};
+    const xrt__bcv **v = xrt__bc_array(bc, len + 1, sizeof *v);
+    bool optional = strncmp(op.name, "vhlo.", 5) != 0; /* (index << 1) | set */
+    while (b.p < b.end) {
+      if (!optional) {
+        v[op.num_props++] = xrt__bc_attr(bc, &b);
+        continue;
+      }
+      const uint8_t *oat = b.p;
+      uint64_t x = xrt__bc_varint(bc, &b);
+      if (x & 1) {
+        if ((x >> 1) >= bc->num_attrs)
+          xrt__bc_fail(bc, oat, "attribute index out of range");
+        v[op.num_props] = xrt__bc_entry(bc, &bc->attrs[x >> 1], false, oat);
+      }
+      op.num_props++;
+    }
+    op.props = v;
+  }
+  if (mask & XRT__OPM_RESULTS)
+    op.results = xrt__bc_list(bc, c, true, &op.num_results);
+  if (mask & XRT__OPM_OPERANDS) {
+    uint64_t k = xrt__bc_count(bc, c, 1);
+    int64_t *ids = xrt__bc_array(bc, k + 1, sizeof *ids);
+    for (uint64_t i = 0; i < k; i++) ids[i] = xrt__bc_operand(bc, c, s);
+    op.operands = ids;
+    op.num_operands = (int32_t)k;
+  }
+  if (mask & XRT__OPM_SUCCESSORS)
+    xrt__bc_fail(bc, c->p, "ops with successor blocks are not supported");
+  if ((mask & XRT__OPM_USELISTS) && bc->version >= 3)
+    xrt__bc_uselists(bc, c, (uint64_t)op.num_results);
+  bool isolated = false;
+  if (mask & XRT__OPM_REGIONS) {
+    uint64_t r = xrt__bc_varint(bc, c);
+    isolated = r & 1;
+    if ((r >> 1) > (uint64_t)(c->end - c->p) + 1 || (r >> 1) > INT32_MAX)
+      xrt__bc_fail(bc, at, "more regions than the data holds");
+    op.num_regions = (int32_t)(r >> 1);
+  }
+  int64_t *res = xrt__bc_array(bc, (uint64_t)op.num_results + 1, sizeof *res);
+  for (int32_t i = 0; i < op.num_results; i++)
+    res[i] = end > 0 ? xrt__bc_define(bc, at, next, end, op.results[i])
+                     : xrt__bc_new_id(bc, op.results[i]);
+  op.result_ids = res;
+  /* text: one line per op, mapped back to the artifact */
+  xrt__bc_newline(bc, depth);
+  if (bc->num_lines == bc->cap_lines) {
+    size_t cap = bc->cap_lines ? bc->cap_lines * 2 : 256;
+    xrt__bcline *l = xrt__realloc(&bc->allocator, bc->lines,
+                                  bc->cap_lines * sizeof *l, cap * sizeof *l);
+    if (!l) xrt__bc_oom(bc);
+    bc->lines = l;
+    bc->cap_lines = cap;
+  }
+  xrt__bcline *ln = &bc->lines[bc->num_lines++];
+  memset(ln, 0, sizeof *ln);
+  ln->line = bc->line;
+  ln->offset = op.offset;
+  ln->loc = xrt__bc_ir_loc(bc, op.loc);
+  xrt__vhlo_op_head(bc, &op);
+  if (op.num_regions) {
+    xrt__bcscope inner = {bc->num_slots};
+    xrt__bcscope *rs = isolated ? &inner : s;
+    xrt__bcur sec = *c, *rc = c;
+    if (isolated && bc->version >= 2) {
+      if (xrt__bc_section(bc, c, &sec) != XRT__SEC_IR)
+        xrt__bc_fail(bc, sec.p, "expected an IR section for a region");
+      rc = &sec;
+    }
+    xrt__bc_put(bc, " (", 2);
+    for (int32_t i = 0; i < op.num_regions; i++) {
+      if (i) xrt__bc_put(bc, ", ", 2);
+      xrt__bc_region(bc, rc, rs, &op);
+    }
+    xrt__bc_put(bc, ")", 1);
+    if (rc == &sec && sec.p != sec.end)
+      xrt__bc_fail(bc, sec.p, "stray bytes after a region");
+  }
+  xrt__vhlo_op_tail(bc, &op);
+}
+
+static void xrt__bc_block(xrt__bc *bc, xrt__bcur *c, xrt__bcscope *s,
+                          size_t *next, size_t end, int index,
+                          const xrt__bcop *owner) {
+  const uint8_t *at = c->p;
+  uint64_t h = xrt__bc_varint(bc, c), num_ops = h >> 1;
+  if (num_ops > (uint64_t)(c->end - c->p))
+    xrt__bc_fail(bc, at, "more ops than the data holds");
+  int depth = owner ? owner->depth + 1 : 0;
+  if (h & 1) {
+    uint64_t na = xrt__bc_count(bc, c, 1);
+    xrt__bc_newline(bc, depth);
+    xrt__bc_printf(bc, "^bb%d(", index);
+    for (uint64_t i = 0; i < na; i++) {
+      const uint8_t *tat = c->p;
+      const xrt__bcv *t;
+      if (bc->version >= 4) { /* (type << 1) | has location */
+        uint64_t v = xrt__bc_varint(bc, c);
+        if ((v >> 1) >= bc->num_types)
+          xrt__bc_fail(bc, tat, "type index out of range");
+        t = xrt__bc_entry(bc, &bc->types[v >> 1], true, tat);
+        if (v & 1) xrt__bc_loc(bc, c);
+      } else {
+        t = xrt__bc_type(bc, c);
+        xrt__bc_loc(bc, c);
+      }
+      int64_t id = xrt__bc_define(bc, tat, next, end, t);
+      xrt__bc_printf(bc, "%s%%%" PRId64 ": ", i ? ", " : "", id);
+      xrt__vhlo_put_type(bc, t);
+    }
+    xrt__bc_put(bc, "):", 2);
+    if (bc->version >= 3 && xrt__bc_byte(bc, c))
+      xrt__bc_uselists(bc, c, na);
+  } else if (index > 0) {
+    xrt__bc_newline(bc, depth);
+    xrt__bc_printf(bc, "^bb%d:", index);
+  }
+  for (uint64_t i = 0; i < num_ops; i++)
+    xrt__bc_op(bc, c, s, next, end, owner, depth + 1);
+}
+
+/* A region: block count, [value count, blocks]. */
+static void xrt__bc_region(xrt__bc *bc, xrt__bcur *c, xrt__bcscope *s,
+                           const xrt__bcop *owner) {
+  const uint8_t *at = c->p;
+  if (++bc->depth > XRT__BC_MAX_DEPTH)
+    xrt__bc_fail(bc, at, "regions nested deeper than %d", XRT__BC_MAX_DEPTH);
+  uint64_t nb = xrt__bc_count(bc, c, 1);
+  xrt__bc_put(bc, "{", 1);
+  if (nb) {
+    uint64_t nv = xrt__bc_varint(bc, c);
+    size_t mark = bc->num_slots;
+    xrt__bc_reserve(bc, at, nv);
+    size_t next = mark, end = mark + (size_t)nv;
+    for (uint64_t b = 0; b < nb; b++)
+      xrt__bc_block(bc, c, s, &next, end, (int)b, owner);
+    xrt__bc_release(bc, c->p, mark);
+  }
+  xrt__bc_newline(bc, owner->depth);
+  xrt__bc_put(bc, "}", 1);
+  bc->depth--;
+}
+
+/* The IR section: one block (no arguments) of top-level ops. */
+static void xrt__bc_ir(xrt__bc *bc, xrt__bcur c) {
+  xrt__bcscope s = {0};
+  const uint8_t *at = c.p;
+  uint64_t h = xrt__bc_varint(bc, &c), n = h >> 1;
+  if (h & 1) xrt__bc_fail(bc, at, "the top-level block has arguments");
+  if (n > (uint64_t)(c.end - c.p)) xrt__bc_fail(bc, at, "more ops than the data holds");
+  size_t next = 0;
+  for (uint64_t i = 0; i < n; i++) xrt__bc_op(bc, &c, &s, &next, 0, NULL, 0);
+  if (c.p != c.end) xrt__bc_fail(bc, c.p, "stray bytes after the IR");
+  xrt__bc_put(bc, "\n", 1);
+}
+
+/* ---------------------------------------------------------------------
+ * The artifact
+ * ------------------------------------------------------------------- */
+
+XRT__PRIVATE bool xrt__is_bytecode(const char *data, size_t len) {
+  return data && len >= 4 && !memcmp(data, "ML\xefR", 4);
+}
+
+/* Magic, format version, producer ("StableHLO_vX.Y.Z"), checked against
+ * what this reader knows. */
+static void xrt__bc_header(xrt__bc *bc, xrt__bcur *c) {
+  xrt__bc_bytes(bc, c, 4);
+  const uint8_t *at = c->p;
+  bc->version = xrt__bc_varint(bc, c);
+  if (bc->version > XRT__BC_FORMAT_MAX)
+    xrt__bc_fail(bc, at, "bytecode format %" PRIu64 " is newer than the "
+                 "newest xrt reads (%d)", bc->version, XRT__BC_FORMAT_MAX);
+  at = c->p;
+  const uint8_t *nul = memchr(c->p, 0, (size_t)(c->end - c->p));
+  if (!nul) xrt__bc_fail(bc, at, "unterminated producer string");
+  bc->producer = (const char *)c->p;
+  c->p = nul + 1;
+  static const char pre[] = "StableHLO_v";
+  char ver[32];
+  int have[3], max[3];
+  /* the prefix first: a shorter producer ends before pre's length */
+  bool is_shlo = !strncmp(bc->producer, pre, sizeof pre - 1);
+  if (is_shlo) snprintf(ver, sizeof ver, "%s", bc->producer + sizeof pre - 1);
+  if (!is_shlo || !xrt__version_parse(ver, have))
+    xrt__bc_fail(bc, at, "not a StableHLO portable artifact (producer '%.64s')",
+                 bc->producer);
+  if (!xrt__version_parse(xrt__vhlo_version(), max)) max[0] = max[1] = max[2] = 0;
+  int cmp = 0;
+  for (int i = 0; i < 3 && !cmp; i++) cmp = (have[i] > max[i]) - (have[i] < max[i]);
+  if (cmp > 0) {
+    bc->status = XRT_UNIMPLEMENTED;
+    xrt__bc_fail(bc, at, "the artifact is StableHLO %d.%d.%d (producer '%.64s'),"
+                 " newer than the newest version xrt reads, %s", have[0],
+                 have[1], have[2], bc->producer, xrt__vhlo_version());
+  }
+  memcpy(bc->vhlo, have, sizeof have);
+}
+
+static void xrt__bc_read(xrt__bc *bc) {
+  xrt__bcur c = {bc->beg, bc->beg + bc->size}, sec[XRT__SEC_COUNT];
+  bool have[XRT__SEC_COUNT] = {false};
+  xrt__bc_header(bc, &c);
+  while (c.p < c.end) {
+    const uint8_t *at = c.p;
+    xrt__bcur d;
+    int id = xrt__bc_section(bc, &c, &d);
+    if (have[id]) xrt__bc_fail(bc, at, "section %d appears twice", id);
+    have[id] = true;
+    sec[id] = d;
+  }
+  static const int required[] = {XRT__SEC_STRING, XRT__SEC_DIALECT,
+                                 XRT__SEC_ATTRTYPE, XRT__SEC_ATTRTYPE_OFF,
+                                 XRT__SEC_IR};
+  for (size_t i = 0; i < XRT__ARRAY_SIZE(required); i++)
+    if (!have[required[i]])
+      xrt__bc_fail(bc, c.p, "section %d is missing", required[i]);
+  xrt__bc_strings(bc, sec[XRT__SEC_STRING]);
+  if (have[XRT__SEC_PROPERTIES]) xrt__bc_properties(bc, sec[XRT__SEC_PROPERTIES]);
+  xrt__bc_dialects(bc, sec[XRT__SEC_DIALECT]);
+  xrt__bc_resources(bc, have[XRT__SEC_RESOURCE] ? &sec[XRT__SEC_RESOURCE] : NULL,
+                    have[XRT__SEC_RESOURCE_OFF] ? &sec[XRT__SEC_RESOURCE_OFF]
+                                                : NULL);
+  xrt__bc_attrtypes(bc, sec[XRT__SEC_ATTRTYPE], sec[XRT__SEC_ATTRTYPE_OFF]);
+  bc->line = 1;
+  xrt__bc_ir(bc, sec[XRT__SEC_IR]);
+}
+
+/* Copies the text and its line table into the program's arena. */
+static void xrt__bc_keep(xrt__bc *bc, xrt__bctext *out) {
+  char *t = xrt__arena_alloc(bc->keep, bc->out.n + 1);
+  xrt__bcline *l = xrt__arena_alloc(bc->keep, bc->num_lines * sizeof *l + 1);
+  xrt__bcblob *b = xrt__arena_alloc(bc->keep, bc->num_blobs * sizeof *b + 1);
+  if (!t || !l || !b) xrt__bc_oom(bc);
+  if (bc->num_blobs) memcpy(b, bc->blobs, bc->num_blobs * sizeof *b);
+  out->blobs = b;
+  out->num_blobs = bc->num_blobs;
+  memcpy(t, bc->out.s, bc->out.n);
+  t[bc->out.n] = 0;
+  if (bc->num_lines) memcpy(l, bc->lines, bc->num_lines * sizeof *l);
+  out->text = t;
+  out->len = bc->out.n;
+  out->lines = l;
+  out->num_lines = bc->num_lines;
+  out->file = bc->file;
+}
+
+static xrt_status xrt__bc_run(xrt__arena *keep, const char *data, size_t len,
+                              const char *file, bool by_ref, xrt__bctext *out) {
+  memset(out, 0, sizeof *out);
+  xrt__bc *bc = xrt__calloc(&keep->allocator, 1, sizeof *bc);
+  if (!bc) return xrt__nomem("the bytecode reader");
+  xrt__arena tmp;
+  xrt__arena_init(&tmp, keep->allocator);
+  bc->arena = &tmp;
+  bc->keep = keep;
+  bc->allocator = keep->allocator;
+  bc->beg = (const uint8_t *)data;
+  bc->size = len;
+  bc->file = file;
+  bc->by_ref = by_ref;
+  xrt_status s = XRT_OK;
+  if (setjmp(bc->jb) == 0) {
+    xrt__bc_read(bc);
+    xrt__bc_keep(bc, out);
+  } else {
+    s = bc->status;
+  }
+  xrt__free(&bc->allocator, bc->out.s);
+  xrt__free(&bc->allocator, bc->lines);
+  xrt__free(&bc->allocator, bc->slots);
+  xrt__free(&bc->allocator, bc->slot_fwd);
+  xrt__free(&bc->allocator, (void *)bc->id_types);
+  xrt__free(&bc->allocator, bc->blobs);
+  xrt__arena_release(&tmp);
+  xrt__free(&keep->allocator, bc);
+  return s;
+}
+
+XRT__PRIVATE xrt_status xrt__bytecode_read(xrt__arena *keep, const char *data,
+                                           size_t len, const char *file,
+                                           xrt__bctext *out) {
+  return xrt__bc_run(keep, data, len, file, true, out);
+}
+
+/* The line of the generated text that starts at or before line. */
+static const xrt__bcline *xrt__bc_line(const xrt__bctext *t, int32_t line) {
+  size_t lo = 0, hi = t->num_lines;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (t->lines[mid].line <= line) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo ? &t->lines[lo - 1] : NULL;
+}
+
+/* The artifact's location of what the parser found at loc; line 0 when
+ * the artifact has none (stripped debug information), since the
+ * generated text's lines mean nothing to the user. */
+static void xrt__bc_relocate(const xrt__bctext *t, xrt_ir_loc *loc) {
+  const xrt__bcline *l = xrt__bc_line(t, loc->line);
+  if (l && l->loc.file) {
+    *loc = l->loc;
+  } else {
+    loc->line = 0;
+    loc->col = 0;
+  }
+}
+
+static void xrt__bc_relocate_region(const xrt__bctext *t, const xrt_ir_region *r) {
+  for (int32_t i = 0; i < r->num_ops; i++) {
+    xrt_ir_op *op = (xrt_ir_op *)&r->ops[i]; /* ours until shared */
+    xrt__bc_relocate(t, &op->loc);
+    for (int32_t k = 0; k < op->num_regions; k++)
+      xrt__bc_relocate_region(t, &op->regions[k]);
+  }
+}
+
+/* After the parser read the text: ops and functions take the artifact's
+ * own locations where it has them; a parse error's "FILE:LINE:COL:" becomes
+ * that location, or "FILE: bytecode offset N:" of the op. */
+XRT__PRIVATE xrt_status xrt__bytecode_locate(const xrt__bctext *t,
+                                             xrt_status parsed,
+                                             xrt_ir_module *m) {
+  if (parsed == XRT_OK) {
+    for (int32_t i = 0; i < m->num_funcs; i++) {
+      xrt_ir_func *f = (xrt_ir_func *)&m->funcs[i];
+      xrt__bc_relocate(t, &f->loc);
+      xrt__bc_relocate_region(t, &f->body);
+    }
+    return XRT_OK;
+  }
+  char msg[2048]; /* as long as xrt_last_error's own buffer */
+  snprintf(msg, sizeof msg, "%s", xrt_last_error());
+  size_t fl = strlen(t->file);
+  int line = 0, col = 0, used = 0;
+  if (strncmp(msg, t->file, fl) || sscanf(msg + fl, ":%d:%d: %n", &line, &col,
+                                          &used) < 2 || !used)
+    return parsed;
+  const xrt__bcline *l = xrt__bc_line(t, line);
+  if (!l) return parsed;
+  if (l->loc.file)
+    return xrt__fail(parsed, "%s:%d:%d: %s", l->loc.file, (int)l->loc.line,
+                     (int)l->loc.col, msg + fl + used);
+  return xrt__fail(parsed, "%s: bytecode offset %zu: %s", t->file, l->offset,
+                   msg + fl + used);
+}
+
+/* The artifact as text in malloc'd memory (for tests and tools that want
+ * the text itself): *text must be freed with free().  Not in the single
+ * file, which has no such tests. */
+#if !defined(XRT__AMALGAMATION)
+XRT__PRIVATE xrt_status xrt__bytecode_to_text(const char *data, size_t len,
+                                              const char *file, char **text,
+                                              size_t *text_len) {
+  *text = NULL;
+  xrt__arena a;
+  xrt__arena_init(&a, xrt_allocator_system());
+  xrt__bctext t;
+  xrt_status s = xrt__bc_run(&a, data, len, file ? file : "<input>", false, &t);
+  if (!s && !(*text = malloc(t.len + 1))) s = xrt__nomem("the artifact's text");
+  if (!s) {
+    memcpy(*text, t.text, t.len + 1);
+    if (text_len) *text_len = t.len;
+  }
+  xrt__arena_release(&a);
+  return s;
+}
+#endif
+/* ==== end src/core/bytecode.c ==== */
+/* ==== begin src/core/bytecode_vhlo.c ==== */
+/*
+ * src/core/bytecode_vhlo.c - portable artifacts, part 2: VHLO, StableHLO's
+ * versioned serialization dialect (openxla/stablehlo: VhloBytecode.cpp for
+ * the attribute and type codes, VhloOps.td for the ops of each version).
+ * Attributes and types are decoded from their codes; each op of any
+ * version from 0.9.0 is written as the StableHLO op it upgrades to, in
+ * MLIR's generic syntax, with StableHLO's attribute spellings and without
+ * the attributes VHLO spells out but StableHLO leaves at their default
+ * (what StableHLO's own deserializer does).
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
+
+/* The newest VHLO version this reader knows: artifacts from a newer
+ * StableHLO are refused by name and version. */
+XRT__PRIVATE const char *xrt__vhlo_version(void) { return "1.20.0"; }
+
+/* ---------------------------------------------------------------------
+ * Types (VhloBytecode.cpp's TypeCode)
+ * ------------------------------------------------------------------- */
+
+/* Codes of the types without a payload, and what they are. */
+static const struct {
+  uint8_t code;
+  uint8_t kind; /* xrt__bck */
+  uint8_t bits, sub;
+  const char *name;
+} xrt__vhlo_simple_types[] = {
+    {0, XRT__BC_T_INT, 1, 0, "i1"},          {2, XRT__BC_T_FLOAT, 16, 0, "bf16"},
+    {3, XRT__BC_T_FLOAT, 16, 0, "f16"},      {4, XRT__BC_T_FLOAT, 32, 0, "f32"},
+    {5, XRT__BC_T_FLOAT, 64, 0, "f64"},      {6, XRT__BC_T_FLOAT, 8, 0, "f8E4M3FN"},
+    {7, XRT__BC_T_FLOAT, 8, 0, "f8E5M2"},    {9, XRT__BC_T_INDEX, 64, 0, "index"},
+    {10, XRT__BC_T_INT, 4, 0, "i4"},         {11, XRT__BC_T_INT, 8, 0, "i8"},
+    {12, XRT__BC_T_INT, 16, 0, "i16"},       {13, XRT__BC_T_INT, 32, 0, "i32"},
+    {14, XRT__BC_T_INT, 64, 0, "i64"},       {15, XRT__BC_T_INT, 4, 2, "ui4"},
+    {16, XRT__BC_T_INT, 8, 2, "ui8"},        {17, XRT__BC_T_INT, 16, 2, "ui16"},
+    {18, XRT__BC_T_INT, 32, 2, "ui32"},      {19, XRT__BC_T_INT, 64, 2, "ui64"},
+    {22, XRT__BC_T_TOKEN, 0, 0, "token"},    {26, XRT__BC_T_WITNESS, 0, 0, "witness"},
+    {27, XRT__BC_T_FLOAT, 8, 0, "f8E4M3FNUZ"}, {28, XRT__BC_T_FLOAT, 8, 0, "f8E5M2FNUZ"},
+    {29, XRT__BC_T_FLOAT, 8, 0, "f8E4M3B11FNUZ"}, {31, XRT__BC_T_INT, 2, 0, "i2"},
+    {32, XRT__BC_T_INT, 2, 2, "ui2"},        {33, XRT__BC_T_NONE, 0, 0, "none"},
+    {34, XRT__BC_T_FLOAT, 19, 0, "tf32"},    {35, XRT__BC_T_FLOAT, 8, 0, "f8E4M3"},
+    {36, XRT__BC_T_FLOAT, 8, 0, "f8E3M4"},   {37, XRT__BC_T_FLOAT, 4, 0, "f4E2M1FN"},
+    {38, XRT__BC_T_FLOAT, 6, 0, "f6E2M3FN"}, {39, XRT__BC_T_FLOAT, 6, 0, "f6E3M2FN"},
+    {40, XRT__BC_T_FLOAT, 8, 0, "f8E8M0FNU"},
+};
+
+static const int64_t *xrt__vhlo_svarints(xrt__bc *bc, xrt__bcur *c, int32_t *n) {
+  uint64_t k = xrt__bc_count(bc, c, 1);
+  int64_t *v = xrt__bc_alloc(bc, (size_t)(k + 1) * sizeof *v);
+  for (uint64_t i = 0; i < k; i++) v[i] = xrt__bc_svarint(bc, c);
+  *n = (int32_t)k;
+  return v;
+}
+
+/* A type that must be a scalar (of a quantized type, a complex...). */
+static const xrt__bcv *xrt__vhlo_scalar(xrt__bc *bc, xrt__bcur *c) {
+  const uint8_t *at = c->p;
+  const xrt__bcv *t = xrt__bc_type(bc, c);
+  if (t->kind != XRT__BC_T_INT && t->kind != XRT__BC_T_FLOAT)
+    xrt__bc_fail(bc, at, "expected an integer or floating-point type");
+  return t;
+}
+
+/* UniformQuantized[PerAxis]V1Type: flags, storage, expressed, [axis],
+ * scale(s), zero point(s), storage range. */
+static const xrt__bcv *xrt__vhlo_quant(xrt__bc *bc, xrt__bcur *c, bool per_axis) {
+  xrt__bcv *v = xrt__bc_new(bc, XRT__BC_T_QUANT);
+  v->j = (int64_t)xrt__bc_varint(bc, c);
+  v->t = xrt__vhlo_scalar(bc, c);
+  v->a = xrt__vhlo_scalar(bc, c);
+  double *f;
+  int64_t *zp;
+  if (!per_axis) {
+    f = xrt__bc_alloc(bc, sizeof *f);
+    zp = xrt__bc_alloc(bc, sizeof *zp);
+    uint64_t bits = xrt__bc_apint(bc, c, 64);
+    memcpy(f, &bits, sizeof *f);
+    zp[0] = xrt__bc_svarint(bc, c);
+    v->lo = xrt__bc_svarint(bc, c);
+    v->hi = xrt__bc_svarint(bc, c);
+    v->i = -1;
+    v->n = 1;
+  } else {
+    v->i = (int64_t)(xrt__bc_varint(bc, c) & 0x7fffffff);
+    v->lo = xrt__bc_svarint(bc, c);
+    v->hi = xrt__bc_svarint(bc, c);
+    uint64_t k = xrt__bc_count(bc, c, 1);
+    f = xrt__bc_alloc(bc, (size_t)(k + 1) * sizeof *f);
+    for (uint64_t i = 0; i < k; i++) {
+      uint64_t bits = xrt__bc_apint(bc, c, 64);
+      memcpy(&f[i], &bits, sizeof *f);
+    }
+    const uint8_t *at = c->p;
+    int32_t nz;
+    zp = (int64_t *)xrt__vhlo_svarints(bc, c, &nz);
+    if ((uint64_t)nz != k)
+      xrt__bc_fail(bc, at, "%d zero points for %d scales", (int)nz, (int)k);
+    v->n = (int32_t)k;
+  }
+  v->f = f;
+  v->zp = zp;
+  return v;
+}
+
+XRT__PRIVATE int xrt__vhlo_type_code(const char *name) {
+  for (size_t i = 0; i < XRT__ARRAY_SIZE(xrt__vhlo_simple_types); i++)
+    if (!strcmp(xrt__vhlo_simple_types[i].name, name))
+      return xrt__vhlo_simple_types[i].code;
+  return -1;
+}
+
+XRT__PRIVATE const xrt__bcv *xrt__vhlo_read_type(xrt__bc *bc, xrt__bcur *c) {
+  const uint8_t *at = c->p;
+  uint64_t code = xrt__bc_varint(bc, c);
+  for (size_t i = 0; i < XRT__ARRAY_SIZE(xrt__vhlo_simple_types); i++) {
+    if (xrt__vhlo_simple_types[i].code != code) continue;
+    xrt__bcv *v = xrt__bc_new(bc, (xrt__bck)xrt__vhlo_simple_types[i].kind);
+    v->i = xrt__vhlo_simple_types[i].bits;
+    v->sub = xrt__vhlo_simple_types[i].sub;
+    v->s = xrt__vhlo_simple_types[i].name;
+    return v;
+  }
+  xrt__bcv *v;
+  switch (code) {
+  case XRT__VT_COMPLEX:
+    v = xrt__bc_new(bc, XRT__BC_T_COMPLEX);
+    v->t = xrt__vhlo_scalar(bc, c);
+    return v;
+  case XRT__VT_FUNCTION: { /* inputs, outputs */
+    int32_t ni, nr;
+    const xrt__bcv **in = xrt__bc_list(bc, c, true, &ni);
+    const xrt__bcv **out = xrt__bc_list(bc, c, true, &nr);
+    const xrt__bcv **kids = xrt__bc_alloc(bc, ((size_t)ni + (size_t)nr + 1) *
+                                                  sizeof *kids);
+    memcpy(kids, in, (size_t)ni * sizeof *kids);
+    memcpy(kids + ni, out, (size_t)nr * sizeof *kids);
+    v = xrt__bc_new(bc, XRT__BC_T_FUNC);
+    v->kids = kids;
+    v->i = ni;
+    v->n = ni + nr;
+    return v;
+  }
+  case XRT__VT_RANKED_TENSOR: case XRT__VT_RANKED_TENSOR_ENC:
+    v = xrt__bc_new(bc, XRT__BC_T_TENSOR);
+    if (code == XRT__VT_RANKED_TENSOR_ENC) v->a = xrt__bc_attr(bc, c);
+    v->dims = xrt__vhlo_svarints(bc, c, &v->n);
+    v->t = xrt__bc_type(bc, c);
+    return v;
+  case XRT__VT_TUPLE: case XRT__VT_FUTURE: /* types */
+    v = xrt__bc_new(bc, code == XRT__VT_TUPLE ? XRT__BC_T_TUPLE : XRT__BC_T_FUTURE);
+    v->kids = xrt__bc_list(bc, c, true, &v->n);
+    return v;
+  case XRT__VT_QUANT: case XRT__VT_QUANT_AXIS:
+    return xrt__vhlo_quant(bc, c, code == XRT__VT_QUANT_AXIS);
+  case XRT__VT_UNRANKED_TENSOR:
+    v = xrt__bc_new(bc, XRT__BC_T_UNRANKED);
+    v->t = xrt__bc_type(bc, c);
+    return v;
+  case XRT__VT_RANKED_BUFFER:
+    v = xrt__bc_new(bc, XRT__BC_T_BUFFER);
+    v->dims = xrt__vhlo_svarints(bc, c, &v->n);
+    v->t = xrt__bc_type(bc, c);
+    return v;
+  default:
+    xrt__bc_fail(bc, at, "unknown VHLO type code %" PRIu64, code);
+  }
+}
+
+/* ---------------------------------------------------------------------
+ * Attributes (VhloBytecode.cpp's AttributeCode)
+ * ------------------------------------------------------------------- */
+
+/* The values of VHLO's enums, by xrt__bc_enum (VhloEnums.td). */
+XRT__PRIVATE const char *const *xrt__vhlo_enum_names(int e, size_t *n) {
+  static const char *const dir[] = {"EQ", "NE", "GE", "GT", "LE", "LT"};
+  static const char *const cmp[] = {"NOTYPE", "FLOAT", "TOTALORDER", "SIGNED",
+                                    "UNSIGNED"};
+  static const char *const api[] = {
+      "API_VERSION_UNSPECIFIED", "API_VERSION_ORIGINAL",
+      "API_VERSION_STATUS_RETURNING", "API_VERSION_STATUS_RETURNING_UNIFIED",
+      "API_VERSION_TYPED_FFI"};
+  static const char *const fft[] = {"FFT", "IFFT", "RFFT", "IRFFT"};
+  static const char *const prec[] = {"DEFAULT", "HIGH", "HIGHEST"};
+  static const char *const alg[] = {"DEFAULT", "THREE_FRY", "PHILOX"};
+  static const char *const dist[] = {"INVALID", "UNIFORM", "NORMAL"};
+  static const char *const tr[] = {"TRANSPOSE_INVALID", "NO_TRANSPOSE",
+                                   "TRANSPOSE", "ADJOINT"};
+  static const char *const mode[] = {"DEFAULT", "HIGHEST", "TOLERANCE"};
+  static const struct {
+    const char *const *v;
+    size_t n;
+  } t[] = {{dir, 6}, {cmp, 5}, {api, 5}, {fft, 4}, {prec, 3},
+           {alg, 3}, {dist, 3}, {tr, 4}, {mode, 3}};
+  *n = t[e].n;
+  return t[e].v;
+}
+
+static const xrt__bcv *xrt__vhlo_enum(xrt__bc *bc, xrt__bcur *c, int e) {
+  const uint8_t *at = c->p;
+  uint64_t v = xrt__bc_varint(bc, c);
+  size_t n;
+  xrt__vhlo_enum_names(e, &n);
+  if (v >= n || (e == XRT__BCE_RNG_DISTRIBUTION && v == 0))
+    xrt__bc_fail(bc, at, "enum value %" PRIu64 " out of range", v);
+  xrt__bcv *r = xrt__bc_new(bc, XRT__BC_A_ENUM);
+  r->sub = (uint8_t)e;
+  r->i = (int64_t)v;
+  return r;
+}
+
+/* The bit width of a scalar type's values (index: 64). */
+static int xrt__vhlo_bits(xrt__bc *bc, const uint8_t *at, const xrt__bcv *t) {
+  if (t->kind == XRT__BC_T_INT || t->kind == XRT__BC_T_FLOAT ||
+      t->kind == XRT__BC_T_INDEX)
+    return (int)t->i;
+  xrt__bc_fail(bc, at, "a number of a non-scalar type");
+}
+
+static const xrt__bcv *xrt__vhlo_number(xrt__bc *bc, xrt__bcur *c, bool flt) {
+  xrt__bcv *v = xrt__bc_new(bc, flt ? XRT__BC_A_FLOAT : XRT__BC_A_INT);
+  const uint8_t *at = c->p;
+  v->t = xrt__bc_type(bc, c);
+  int bits = xrt__vhlo_bits(bc, at, v->t);
+  if (flt != (v->t->kind == XRT__BC_T_FLOAT))
+    xrt__bc_fail(bc, at, "%s attribute of type %s", flt ? "a float" : "an integer",
+                 v->t->s ? v->t->s : "?");
+  v->u = xrt__bc_apint(bc, c, bits);
+  if (bits < 64) v->u &= ((uint64_t)1 << bits) - 1;
+  v->i = (int64_t)v->u;
+  if (!flt && v->t->sub != 2 && bits < 64 && ((v->u >> (bits - 1)) & 1))
+    v->i = (int64_t)(v->u | (~(uint64_t)0 << bits));
+  return v;
+}
+
+/* TensorV1Attr: type, blob; i1 tensors come packed eight to a byte. */
+static const xrt__bcv *xrt__vhlo_tensor(xrt__bc *bc, xrt__bcur *c) {
+  xrt__bcv *v = xrt__bc_new(bc, XRT__BC_A_TENSOR);
+  const uint8_t *at = c->p;
+  v->t = xrt__bc_type(bc, c);
+  if (v->t->kind != XRT__BC_T_TENSOR) xrt__bc_fail(bc, at, "a tensor attribute of "
+                                                   "a non-tensor type");
+  size_t len;
+  const uint8_t *blob = xrt__bc_blob(bc, c, &len);
+  v->s = (const char *)blob;
+  v->len = len;
+  const xrt__bcv *e = v->t->t;
+  if (e->kind != XRT__BC_T_INT || e->i != 1) return v;
+  uint64_t n = 1;
+  for (int32_t i = 0; i < v->t->n; i++) {
+    if (v->t->dims[i] < 0) xrt__bc_fail(bc, at, "a tensor attribute of dynamic shape");
+    if (v->t->dims[i] && n > (uint64_t)bc->size * 8 / (uint64_t)v->t->dims[i] + 1)
+      xrt__bc_fail(bc, at, "tensor attribute too large for its data");
+    n *= (uint64_t)v->t->dims[i];
+  }
+  uint64_t packed = (n + 7) / 8;
+  uint8_t *u;
+  if (len == packed && len != n) { /* unpack */
+    u = xrt__bc_alloc(bc, (size_t)n + 1);
+    for (uint64_t i = 0; i < n; i++) u[i] = (blob[i / 8] >> (i % 8)) & 1;
+    len = (size_t)n;
+  } else {
+    u = xrt__bc_alloc(bc, len + 1);
+    for (size_t i = 0; i < len; i++) u[i] = blob[i] != 0;
+  }
+  v->s = (const char *)u;
+  v->len = len;
+  return v;
+}
+
+XRT__PRIVATE const xrt__bcv *xrt__vhlo_read_attr(xrt__bc *bc, xrt__bcur *c) {
+  const uint8_t *at = c->p;
+  uint64_t code = xrt__bc_varint(bc, c);
+  xrt__bcv *v;
+  switch (code) {
+  case XRT__VA_ARRAY:
+    v = xrt__bc_new(bc, XRT__BC_A_ARRAY);
+    v->kids = xrt__bc_list(bc, c, false, &v->n);
+    return v;
+  case XRT__VA_BOOL: {
+    uint64_t b = xrt__bc_varint(bc, c);
+    if (b > 1) xrt__bc_fail(bc, at, "boolean value %" PRIu64, b);
+    v = xrt__bc_new(bc, XRT__BC_A_BOOL);
+    v->i = (int64_t)b;
+    return v;
+  }
+  case XRT__VA_COMPARISON_DIRECTION: return xrt__vhlo_enum(bc, c, XRT__BCE_COMPARISON_DIRECTION);
+  case XRT__VA_COMPARISON_TYPE: return xrt__vhlo_enum(bc, c, XRT__BCE_COMPARISON_TYPE);
+  case XRT__VA_API_VERSION: return xrt__vhlo_enum(bc, c, XRT__BCE_API_VERSION);
+  case XRT__VA_DICT: { /* (name, value) pairs */
+    uint64_t k = xrt__bc_count(bc, c, 2);
+    const xrt__bcv **kids = xrt__bc_alloc(bc, (size_t)(2 * k + 1) * sizeof *kids);
+    for (uint64_t i = 0; i < 2 * k; i++) kids[i] = xrt__bc_attr(bc, c);
+    v = xrt__bc_new(bc, XRT__BC_A_DICT);
+    v->kids = kids;
+    v->n = (int32_t)k;
+    for (uint64_t i = 0; i < k; i++)
+      if (kids[2 * i]->kind != XRT__BC_A_STRING)
+        xrt__bc_fail(bc, at, "a dictionary key that is not a string");
+    return v;
+  }
+  case XRT__VA_FFT_TYPE: return xrt__vhlo_enum(bc, c, XRT__BCE_FFT_TYPE);
+  case XRT__VA_FLOAT: case XRT__VA_INTEGER:
+    return xrt__vhlo_number(bc, c, code == XRT__VA_FLOAT);
+  case XRT__VA_OUTPUT_OPERAND_ALIAS: {
+    v = xrt__bc_new(bc, XRT__BC_A_ALIAS);
+    int32_t nz;
+    v->dims = xrt__vhlo_svarints(bc, c, &v->n);
+    v->i = xrt__bc_svarint(bc, c);
+    v->zp = xrt__vhlo_svarints(bc, c, &nz);
+    v->j = nz;
+    return v;
+  }
+  case XRT__VA_PRECISION: return xrt__vhlo_enum(bc, c, XRT__BCE_PRECISION);
+  case XRT__VA_RNG_ALGORITHM: return xrt__vhlo_enum(bc, c, XRT__BCE_RNG_ALGORITHM);
+  case XRT__VA_RNG_DISTRIBUTION: return xrt__vhlo_enum(bc, c, XRT__BCE_RNG_DISTRIBUTION);
+  case XRT__VA_STRING:
+    v = xrt__bc_new(bc, XRT__BC_A_STRING);
+    v->s = xrt__bc_string(bc, c, &v->len);
+    return v;
+  case XRT__VA_TENSOR: return xrt__vhlo_tensor(bc, c);
+  case XRT__VA_TRANSPOSE: return xrt__vhlo_enum(bc, c, XRT__BCE_TRANSPOSE);
+  case XRT__VA_TYPE:
+    v = xrt__bc_new(bc, XRT__BC_A_TYPE);
+    v->t = xrt__bc_type(bc, c);
+    return v;
+  case XRT__VA_TYPE_EXTENSIONS: /* bounds */
+    v = xrt__bc_new(bc, XRT__BC_A_BOUNDS);
+    v->dims = xrt__vhlo_svarints(bc, c, &v->n);
+    return v;
+  case XRT__VA_RESULT_ACCURACY_MODE: return xrt__vhlo_enum(bc, c, XRT__BCE_ACCURACY_MODE);
+  case XRT__VA_RESULT_ACCURACY: { /* atol, rtol, ulps, mode */
+    v = xrt__bc_new(bc, XRT__BC_A_ACCURACY);
+    double *f = xrt__bc_alloc(bc, 2 * sizeof *f);
+    for (int i = 0; i < 2; i++) {
+      uint64_t bits = xrt__bc_apint(bc, c, 64);
+      memcpy(&f[i], &bits, sizeof *f);
+    }
+    v->f = f;
+    v->i = xrt__bc_svarint(bc, c);
+    const uint8_t *mat = c->p;
+    v->a = xrt__bc_attr(bc, c);
+    if (v->a->kind != XRT__BC_A_ENUM || v->a->sub != XRT__BCE_ACCURACY_MODE)
+      xrt__bc_fail(bc, mat, "expected a result accuracy mode");
+    return v;
+  }
+  case XRT__VA_SUB_AXIS_INFO: /* pre-size, size */
+    v = xrt__bc_new(bc, XRT__BC_A_SUB_AXIS);
+    v->i = xrt__bc_svarint(bc, c);
+    v->j = xrt__bc_svarint(bc, c);
+    return v;
+  case XRT__VA_AXIS_REF: /* name, [sub-axis info] */
+    v = xrt__bc_new(bc, XRT__BC_A_AXIS_REF);
+    v->a = xrt__bc_attr(bc, c);
+    if (xrt__bc_varint(bc, c)) v->t = xrt__bc_attr(bc, c);
+    return v;
+  case XRT__VA_MESH_AXES: /* mesh, axes */
+    v = xrt__bc_new(bc, XRT__BC_A_MESH_AXES);
+    v->a = xrt__bc_attr(bc, c);
+    v->t = xrt__bc_attr(bc, c);
+    return v;
+  default:
+    xrt__bc_fail(bc, at, "unknown VHLO attribute code %" PRIu64, code);
+  }
+}
+
+/* ---------------------------------------------------------------------
+ * StableHLO text: strings, numbers, types, generic attributes
+ * ------------------------------------------------------------------- */
+
+static void xrt__vhlo_put_string(xrt__bc *bc, const char *s, size_t n) {
+  static const char hex[] = "0123456789ABCDEF";
+  xrt__bc_put(bc, "\"", 1);
+  for (size_t i = 0; i < n; i++) {
+    unsigned char ch = (unsigned char)s[i];
+    if (ch >= 0x20 && ch < 0x7f && ch != '"' && ch != '\\') {
+      xrt__bc_put(bc, (const char *)&s[i], 1);
+    } else {
+      char e[3] = {'\\', hex[ch >> 4], hex[ch & 15]};
+      xrt__bc_put(bc, e, 3);
+    }
+  }
+  xrt__bc_put(bc, "\"", 1);
+}
+
+/* @name, quoted unless it is a plain identifier. */
+static void xrt__vhlo_put_symbol(xrt__bc *bc, const char *s, size_t n) {
+  bool plain = n > 0 && !(s[0] >= '0' && s[0] <= '9');
+  for (size_t i = 0; plain && i < n; i++)
+    plain = xrt__is_namechar((unsigned char)s[i]) && s[i] != '-';
+  xrt__bc_put(bc, "@", 1);
+  if (plain) xrt__bc_put(bc, s, n);
+  else xrt__vhlo_put_string(bc, s, n);
+}
+
+/* The shortest decimal that reads back as the same value of its width
+ * (what the text twin's parser turns into the same double). */
+static void xrt__vhlo_put_real(xrt__bc *bc, double d, bool single) {
+  char buf[40];
+  for (int p = 1; p <= 17; p++) {
+    snprintf(buf, sizeof buf, "%.*g", p, d);
+    if (single ? (float)strtod(buf, NULL) == (float)d : strtod(buf, NULL) == d)
+      break;
+  }
+  xrt__bc_puts(bc, buf);
+  if (!strpbrk(buf, ".e")) xrt__bc_puts(bc, ".0"); /* a float, also untyped */
+}
+
+/* A float attribute's value and type: a decimal when finite and of a width
+ * the parser reads, else its bits in hex. */
+static void xrt__vhlo_put_float(xrt__bc *bc, const xrt__bcv *v) {
+  const char *ty = v->t->s;
+  double d = 0;
+  bool dec = true;
+  if (!strcmp(ty, "f64")) memcpy(&d, &v->u, sizeof d);
+  else if (!strcmp(ty, "f32")) d = xrt__bits_to_f32((uint32_t)v->u);
+  else if (!strcmp(ty, "f16")) d = xrt_f16_to_f32((uint16_t)v->u);
+  else if (!strcmp(ty, "bf16")) d = xrt_bf16_to_f32((uint16_t)v->u);
+  else dec = false;
+  if (dec && isfinite(d)) xrt__vhlo_put_real(bc, d, strcmp(ty, "f64") != 0);
+  else xrt__bc_printf(bc, "0x%" PRIX64, v->u);
+  xrt__bc_printf(bc, " : %s", ty);
+}
+
+static void xrt__vhlo_put_dims(xrt__bc *bc, const int64_t *d, int32_t n) {
+  for (int32_t i = 0; i < n; i++) {
+    if (d[i] < 0) xrt__bc_put(bc, "?x", 2);
+    else xrt__bc_printf(bc, "%" PRId64 "x", d[i]);
+  }
+}
+
+static void xrt__vhlo_put_attr(xrt__bc *bc, const xrt__bcv *v);
+
+static void xrt__vhlo_put_types(xrt__bc *bc, const xrt__bcv *const *t, int32_t n,
+                                bool parens) {
+  if (parens) xrt__bc_put(bc, "(", 1);
+  for (int32_t i = 0; i < n; i++) {
+    if (i) xrt__bc_put(bc, ", ", 2);
+    xrt__vhlo_put_type(bc, t[i]);
+  }
+  if (parens) xrt__bc_put(bc, ")", 1);
+}
+
+/* !quant.uniform<i8[<lo:hi>]:f32[:axis], scale[:zp] | {s:zp, ...}> */
+static void xrt__vhlo_put_quant(xrt__bc *bc, const xrt__bcv *q) {
+  const xrt__bcv *st = q->t;
+  bool is_signed = q->j & 1;
+  int bits = (int)st->i;
+  xrt__bc_printf(bc, "!quant.uniform<%s%d", is_signed ? "i" : "u", bits);
+  int64_t lo = is_signed ? -((int64_t)1 << (bits - 1)) : 0;
+  int64_t hi = is_signed ? ((int64_t)1 << (bits - 1)) - 1
+                         : (int64_t)(((uint64_t)1 << bits) - 1);
+  if (bits >= 64) lo = is_signed ? INT64_MIN : 0, hi = INT64_MAX;
+  if (q->lo != lo || q->hi != hi)
+    xrt__bc_printf(bc, "<%" PRId64 ":%" PRId64 ">", q->lo, q->hi);
+  xrt__bc_put(bc, ":", 1);
+  xrt__vhlo_put_type(bc, q->a);
+  if (q->i >= 0) xrt__bc_printf(bc, ":%" PRId64, q->i);
+  xrt__bc_put(bc, q->i >= 0 ? ", {" : ", ", q->i >= 0 ? 3 : 2);
+  for (int32_t k = 0; k < q->n; k++) {
+    if (k) xrt__bc_put(bc, ", ", 2);
+    xrt__vhlo_put_real(bc, q->f[k], false);
+    if (q->zp[k]) xrt__bc_printf(bc, ":%" PRId64, q->zp[k]);
+  }
+  xrt__bc_puts(bc, q->i >= 0 ? "}>" : ">");
+}
+
+XRT__PRIVATE void xrt__vhlo_put_type(xrt__bc *bc, const xrt__bcv *t) {
+  switch ((xrt__bck)t->kind) {
+  case XRT__BC_T_INT:
+    if (t->i == 1) xrt__bc_puts(bc, "i1");
+    else xrt__bc_printf(bc, "%s%d", t->sub == 2 ? "ui" : t->sub == 1 ? "si" : "i",
+                        (int)t->i);
+    return;
+  case XRT__BC_T_FLOAT: xrt__bc_puts(bc, t->s); return;
+  case XRT__BC_T_INDEX: xrt__bc_puts(bc, "index"); return;
+  case XRT__BC_T_NONE: xrt__bc_puts(bc, "none"); return;
+  case XRT__BC_T_COMPLEX:
+    xrt__bc_puts(bc, "complex<");
+    xrt__vhlo_put_type(bc, t->t);
+    xrt__bc_puts(bc, ">");
+    return;
+  case XRT__BC_T_TENSOR: case XRT__BC_T_BUFFER:
+    xrt__bc_puts(bc, t->kind == XRT__BC_T_TENSOR ? "tensor<" : "memref<");
+    xrt__vhlo_put_dims(bc, t->dims, t->n);
+    xrt__vhlo_put_type(bc, t->t);
+    if (t->a) {
+      xrt__bc_put(bc, ", ", 2);
+      xrt__vhlo_put_attr(bc, t->a);
+    }
+    xrt__bc_puts(bc, ">");
+    return;
+  case XRT__BC_T_UNRANKED:
+    xrt__bc_puts(bc, "tensor<*x");
+    xrt__vhlo_put_type(bc, t->t);
+    xrt__bc_puts(bc, ">");
+    return;
+  case XRT__BC_T_TUPLE: case XRT__BC_T_FUTURE:
+    xrt__bc_puts(bc, t->kind == XRT__BC_T_TUPLE ? "tuple<" : "!stablehlo.future<");
+    xrt__vhlo_put_types(bc, t->kids, t->n, false);
+    xrt__bc_puts(bc, ">");
+    return;
+  case XRT__BC_T_FUNC:
+    xrt__vhlo_put_types(bc, t->kids, (int32_t)t->i, true);
+    xrt__bc_puts(bc, " -> ");
+    xrt__vhlo_put_types(bc, t->kids + t->i, t->n - (int32_t)t->i, true);
+    return;
+  case XRT__BC_T_TOKEN: xrt__bc_puts(bc, "!stablehlo.token"); return;
+  case XRT__BC_T_QUANT: xrt__vhlo_put_quant(bc, t); return;
+  case XRT__BC_T_WITNESS: xrt__bc_puts(bc, "!shape.witness"); return;
+  case XRT__BC_T_TEXT: xrt__bc_put(bc, t->s, t->len); return;
+  default: xrt__bc_puts(bc, "none"); return; /* an attribute: cannot be */
+  }
+}
+
+/* Elements and element size of a tensor attribute's type. */
+static uint64_t xrt__vhlo_numel(const xrt__bcv *t) {
+  uint64_t n = 1;
+  for (int32_t i = 0; i < t->n; i++) {
+    if (t->dims[i] < 0) return 0;
+    if (t->dims[i] && n > UINT64_MAX / (uint64_t)t->dims[i]) return UINT64_MAX;
+    n *= (uint64_t)t->dims[i];
+  }
+  return n;
+}
+
+static size_t xrt__vhlo_esize(const xrt__bcv *e) {
+  if (e->kind == XRT__BC_T_COMPLEX) return 2 * xrt__vhlo_esize(e->t);
+  if (e->kind == XRT__BC_T_INDEX) return 8;
+  int64_t b = e->kind == XRT__BC_T_INT || e->kind == XRT__BC_T_FLOAT ? e->i : 8;
+  return b <= 8 ? 1 : (size_t)(b + 7) / 8;
+}
+
+/* dense<"0x..."> : type (dense<> : type when empty). */
+static void xrt__vhlo_put_dense(xrt__bc *bc, const xrt__bcv *t, const char *s,
+                                size_t len) {
+  static const char hex[] = "0123456789ABCDEF";
+  int64_t ref = len >= 64 ? xrt__bc_blob_ref(bc, s, len) : -1;
+  if (!len) {
+    xrt__bc_puts(bc, "dense<>");
+  } else if (ref >= 0) { /* the parser copies the bytes: no hex */
+    xrt__bc_printf(bc, "dense<\"@%" PRId64 "\">", ref);
+  } else {
+    xrt__bc_puts(bc, "dense<\"0x");
+    for (size_t i = 0; i < len; i++) {
+      char h[2] = {hex[(unsigned char)s[i] >> 4], hex[(unsigned char)s[i] & 15]};
+      xrt__bc_put(bc, h, 2);
+    }
+    xrt__bc_puts(bc, "\">");
+  }
+  xrt__bc_puts(bc, " : ");
+  xrt__vhlo_put_type(bc, t);
+}
+
+static const char *const xrt__vhlo_enum_kind[] = {
+    "comparison_direction", "comparison_type", "api_version", "fft_type",
+    "precision", "rng_algorithm", "rng_distribution", "transpose",
+    "result_accuracy_mode"};
+
+static void xrt__vhlo_put_enum(xrt__bc *bc, const xrt__bcv *v) {
+  size_t n;
+  const char *const *names = xrt__vhlo_enum_names(v->sub, &n);
+  if (v->sub == XRT__BCE_ACCURACY_MODE)
+    xrt__bc_printf(bc, "#stablehlo.result_accuracy_mode<%s>", names[v->i]);
+  else
+    xrt__bc_printf(bc, "#stablehlo<%s %s>", xrt__vhlo_enum_kind[v->sub], names[v->i]);
+}
+
+static void xrt__vhlo_put_i64s(xrt__bc *bc, const int64_t *v, int64_t n) {
+  xrt__bc_put(bc, "[", 1);
+  for (int64_t i = 0; i < n; i++) xrt__bc_printf(bc, "%s%" PRId64, i ? ", " : "", v[i]);
+  xrt__bc_put(bc, "]", 1);
+}
+
+/* An attribute with StableHLO's spelling of its VHLO form. */
+static void xrt__vhlo_put_attr(xrt__bc *bc, const xrt__bcv *v) {
+  switch ((xrt__bck)v->kind) {
+  case XRT__BC_A_ARRAY:
+    xrt__bc_put(bc, "[", 1);
+    for (int32_t i = 0; i < v->n; i++) {
+      if (i) xrt__bc_put(bc, ", ", 2);
+      xrt__vhlo_put_attr(bc, v->kids[i]);
+    }
+    xrt__bc_put(bc, "]", 1);
+    return;
+  case XRT__BC_A_DICT:
+    xrt__bc_put(bc, "{", 1);
+    for (int32_t i = 0; i < v->n; i++) {
+      if (i) xrt__bc_put(bc, ", ", 2);
+      xrt__vhlo_put_string(bc, v->kids[2 * i]->s, v->kids[2 * i]->len);
+      xrt__bc_put(bc, " = ", 3);
+      xrt__vhlo_put_attr(bc, v->kids[2 * i + 1]);
+    }
+    xrt__bc_put(bc, "}", 1);
+    return;
+  case XRT__BC_A_STRING: xrt__vhlo_put_string(bc, v->s, v->len); return;
+  case XRT__BC_A_SYMBOL: xrt__vhlo_put_symbol(bc, v->s, v->len); return;
+  case XRT__BC_A_TYPE: xrt__vhlo_put_type(bc, v->t); return;
+  case XRT__BC_A_UNIT: xrt__bc_puts(bc, "unit"); return;
+  case XRT__BC_A_BOOL: xrt__bc_puts(bc, v->i ? "true" : "false"); return;
+  case XRT__BC_A_INT:
+    if (v->t->kind == XRT__BC_T_INT && v->t->i == 1) {
+      xrt__bc_puts(bc, v->i ? "true" : "false");
+      return;
+    }
+    if (v->t->kind == XRT__BC_T_INT && v->t->sub == 2)
+      xrt__bc_printf(bc, "%" PRIu64 " : ", v->u);
+    else
+      xrt__bc_printf(bc, "%" PRId64 " : ", v->i);
+    xrt__vhlo_put_type(bc, v->t);
+    return;
+  case XRT__BC_A_FLOAT: xrt__vhlo_put_float(bc, v); return;
+  case XRT__BC_A_ENUM: xrt__vhlo_put_enum(bc, v); return;
+  case XRT__BC_A_TENSOR: case XRT__BC_A_RESOURCE:
+    xrt__vhlo_put_dense(bc, v->t, v->s, v->len);
+    return;
+  case XRT__BC_A_DARRAY: {
+    size_t es = xrt__vhlo_esize(v->t);
+    xrt__bc_puts(bc, "array<");
+    xrt__vhlo_put_type(bc, v->t);
+    for (int64_t i = 0; i < v->i && (size_t)(i + 1) * es <= v->len; i++) {
+      int64_t x = 0;
+      memcpy(&x, v->s + (size_t)i * es, es < 8 ? es : 8);
+      if (es < 8 && ((x >> (8 * es - 1)) & 1)) x |= (int64_t)(~(uint64_t)0 << (8 * es));
+      xrt__bc_printf(bc, "%s%" PRId64, i ? ", " : ": ", x);
+    }
+    xrt__bc_puts(bc, ">");
+    return;
+  }
+  case XRT__BC_A_ALIAS:
+    xrt__bc_puts(bc, "#stablehlo.output_operand_alias<output_tuple_indices = ");
+    xrt__vhlo_put_i64s(bc, v->dims, v->n);
+    xrt__bc_printf(bc, ", operand_index = %" PRId64 ", operand_tuple_indices = ", v->i);
+    xrt__vhlo_put_i64s(bc, v->zp, v->j);
+    xrt__bc_puts(bc, ">");
+    return;
+  case XRT__BC_A_BOUNDS:
+    xrt__bc_puts(bc, "#stablehlo.bounds<");
+    for (int32_t i = 0; i < v->n; i++) {
+      if (i) xrt__bc_put(bc, ", ", 2);
+      if (v->dims[i] < 0) xrt__bc_put(bc, "?", 1);
+      else xrt__bc_printf(bc, "%" PRId64, v->dims[i]);
+    }
+    xrt__bc_puts(bc, ">");
+    return;
+  case XRT__BC_A_ACCURACY:
+    xrt__bc_puts(bc, "#stablehlo.result_accuracy<atol = ");
+    xrt__vhlo_put_real(bc, v->f[0], false);
+    xrt__bc_puts(bc, ", rtol = ");
+    xrt__vhlo_put_real(bc, v->f[1], false);
+    xrt__bc_printf(bc, ", ulps = %" PRId64 ", mode = ", v->i);
+    xrt__vhlo_put_enum(bc, v->a);
+    xrt__bc_puts(bc, ">");
+    return;
+  case XRT__BC_A_TEXT: xrt__bc_put(bc, v->s, v->len); return;
+  case XRT__BC_A_MESH_AXES:
+    xrt__bc_puts(bc, "#stablehlo.replica_group_mesh_axes<mesh = ");
+    if (v->a->kind == XRT__BC_A_STRING) xrt__vhlo_put_symbol(bc, v->a->s, v->a->len);
+    else xrt__vhlo_put_attr(bc, v->a);
+    xrt__bc_puts(bc, ", axes = ");
+    xrt__vhlo_put_attr(bc, v->t);
+    xrt__bc_puts(bc, ">");
+    return;
+  case XRT__BC_A_AXIS_REF:
+    xrt__bc_puts(bc, "#stablehlo.axis_ref<name = ");
+    xrt__vhlo_put_attr(bc, v->a);
+    if (v->t) {
+      xrt__bc_puts(bc, ", sub_axis_info = ");
+      xrt__vhlo_put_attr(bc, v->t);
+    }
+    xrt__bc_puts(bc, ">");
+    return;
+  case XRT__BC_A_SUB_AXIS:
+    xrt__bc_printf(bc, "(%" PRId64 ")%" PRId64, v->i, v->j);
+    return;
+  default: xrt__bc_puts(bc, "unit"); return; /* a location or a type */
+  }
+}
+
+/* ---------------------------------------------------------------------
+ * Ops: VHLO op versions as StableHLO ops
+ * ------------------------------------------------------------------- */
+
+#define XRT__CONV_PROPS                                                       \
+  "batch_group_count feature_group_count input_batch_dimension "              \
+  "input_feature_dimension input_spatial_dimensions "                         \
+  "kernel_input_feature_dimension kernel_output_feature_dimension "           \
+  "kernel_spatial_dimensions lhs_dilation output_batch_dimension "            \
+  "output_feature_dimension output_spatial_dimensions "
+#define XRT__RA "result_accuracy"
+
+static const xrt__vop xrt__vhlo_ops[] = {
+    {"abs_v1", "stablehlo.abs", "0.9.0", "", 0},
+    {"add_v1", "stablehlo.add", "0.9.0", "", 0},
+    {"after_all_v1", "stablehlo.after_all", "0.9.0", "", 0},
+    {"all_gather_v1", "stablehlo.all_gather", "0.9.0",
+     "all_gather_dim channel_id replica_groups use_global_device_ids", XRT__VG_CHANNEL},
+    {"all_gather_v2", "stablehlo.all_gather", "1.5.0",
+     "all_gather_dim channel_id replica_groups use_global_device_ids", XRT__VG_CHANNEL},
+    {"all_reduce_v1", "stablehlo.all_reduce", "0.9.0",
+     "channel_id replica_groups use_global_device_ids", XRT__VG_CHANNEL},
+    {"all_reduce_v2", "stablehlo.all_reduce", "1.5.0",
+     "channel_id replica_groups use_global_device_ids", XRT__VG_CHANNEL},
+    {"all_to_all_v1", "stablehlo.all_to_all", "0.9.0",
+     "channel_id concat_dimension replica_groups split_count split_dimension",
+     XRT__VG_CHANNEL},
+    {"all_to_all_v2", "stablehlo.all_to_all", "1.5.0",
+     "channel_id concat_dimension replica_groups split_count split_dimension",
+     XRT__VG_CHANNEL},
+    {"and_v1", "stablehlo.and", "0.9.0", "", 0},
+    {"async_done_v1", "stablehlo.async_done", "1.15.0", NULL, XRT__VG_OPAQUE},
+    {"async_start_v1", "stablehlo.async_start", "1.15.0", NULL, XRT__VG_OPAQUE},
+    {"atan2_v1", "stablehlo.atan2", "0.9.0", "", 0},
+    {"batch_norm_grad_v1", "stablehlo.batch_norm_grad", "0.9.0",
+     "epsilon feature_index", 0},
+    {"batch_norm_inference_v1", "stablehlo.batch_norm_inference", "0.9.0",
+     "epsilon feature_index", 0},
+    {"batch_norm_training_v1", "stablehlo.batch_norm_training", "0.9.0",
+     "epsilon feature_index", 0},
+    {"bitcast_convert_v1", "stablehlo.bitcast_convert", "0.9.0", "", 0},
+    {"broadcast_in_dim_v1", "stablehlo.broadcast_in_dim", "0.9.0",
+     "broadcast_dimensions", 0},
+    {"broadcast_v1", "stablehlo.broadcast", "0.9.0", "broadcast_sizes", 0},
+    {"call_v1", "func.call", "0.9.0", "callee", 0},
+    {"case_v1", "stablehlo.case", "0.9.0", "", 0},
+    {"cbrt_v1", "stablehlo.cbrt", "0.9.0", "", 0},
+    {"cbrt_v2", "stablehlo.cbrt", "1.10.0", XRT__RA, 0},
+    {"ceil_v1", "stablehlo.ceil", "0.9.0", "", 0},
+    {"cholesky_v1", "stablehlo.cholesky", "0.9.0", "lower", 0},
+    {"clamp_v1", "stablehlo.clamp", "0.9.0", "", 0},
+    {"collective_broadcast_v1", "stablehlo.collective_broadcast", "0.16.0",
+     "channel_id replica_groups", XRT__VG_CHANNEL},
+    {"collective_broadcast_v2", "stablehlo.collective_broadcast", "1.20.0",
+     "channel_id has_dynamic_root replica_groups", XRT__VG_CHANNEL},
+    {"collective_permute_v1", "stablehlo.collective_permute", "0.9.0",
+     "channel_id source_target_pairs", XRT__VG_CHANNEL},
+    {"collective_reduce_v1", "stablehlo.collective_reduce", "1.19.0",
+     "channel_id has_dynamic_root replica_groups use_global_device_ids",
+     XRT__VG_CHANNEL},
+    {"compare_v1", "stablehlo.compare", "0.9.0",
+     "compare_type comparison_direction", 0},
+    {"complex_v1", "stablehlo.complex", "0.9.0", "", 0},
+    {"composite_v1", "stablehlo.composite", "0.19.0",
+     "composite_attributes decomposition name version", 0},
+    {"composite_v2", "stablehlo.composite", "1.14.0",
+     "composite_attributes decomposition name version", 0},
+    {"concatenate_v1", "stablehlo.concatenate", "0.9.0", "dimension", 0},
+    {"constant_v1", "stablehlo.constant", "0.9.0", "value", 0},
+    {"convert_v1", "stablehlo.convert", "0.9.0", "", 0},
+    {"convolution_v1", "stablehlo.convolution", "0.9.0",
+     XRT__CONV_PROPS "padding precision_config rhs_dilation window_reversal "
+     "window_strides", XRT__VG_CONV},
+    {"cosine_v1", "stablehlo.cosine", "0.9.0", "", 0},
+    {"cosine_v2", "stablehlo.cosine", "1.10.0", XRT__RA, 0},
+    {"count_leading_zeros_v1", "stablehlo.count_leading_zeros", "0.9.0", "", 0},
+    {"create_token_v1", "stablehlo.create_token", "0.9.0", "", 0},
+    {"cross-replica-sum_v1", "stablehlo.cross-replica-sum", "0.9.0",
+     "replica_groups", 0},
+    {"custom_call_v1", "stablehlo.custom_call", "0.9.0",
+     "api_version backend_config call_target_name called_computations "
+     "has_side_effect operand_layouts output_operand_aliases result_layouts", 0},
+    {"custom_call_v2", "stablehlo.custom_call", "1.18.0",
+     "api_version backend_config call_target_name called_computations "
+     "has_side_effect operand_layouts output_operand_aliases result_layouts "
+     "result_tilings", 0},
+    {"divide_v1", "stablehlo.divide", "0.9.0", "", 0},
+    {"dot_general_v1", "stablehlo.dot_general", "0.9.0",
+     "lhs_batching_dimensions lhs_contracting_dimensions precision_config "
+     "rhs_batching_dimensions rhs_contracting_dimensions", XRT__VG_DOT},
+    {"dot_general_v2", "stablehlo.dot_general", "1.6.0",
+     "accumulation_type allow_imprecise_accumulation lhs_batching_dimensions "
+     "lhs_component_count lhs_contracting_dimensions lhs_precision_type "
+     "num_primitive_operations precision_config rhs_batching_dimensions "
+     "rhs_component_count rhs_contracting_dimensions rhs_precision_type",
+     XRT__VG_DOT},
+    {"dot_v1", "stablehlo.dot", "0.9.0", "precision_config", 0},
+    {"dynamic_broadcast_in_dim_v1", "stablehlo.dynamic_broadcast_in_dim",
+     "0.9.0", "broadcast_dimensions known_expanding_dimensions "
+     "known_nonexpanding_dimensions", 0},
+    {"dynamic_conv_v1", "stablehlo.dynamic_conv", "0.9.0",
+     XRT__CONV_PROPS "padding precision_config rhs_dilation window_reversal "
+     "window_strides", XRT__VG_CONV},
+    {"dynamic_conv_v2", "stablehlo.dynamic_conv", "0.20.0",
+     XRT__CONV_PROPS "precision_config rhs_dilation window_reversal "
+     "window_strides", XRT__VG_CONV},
+    {"dynamic_gather_v1", "stablehlo.dynamic_gather", "0.9.0",
+     "collapsed_slice_dims index_vector_dim indices_are_sorted offset_dims "
+     "start_index_map", XRT__VG_GATHER},
+    {"dynamic_gather_v2", "stablehlo.dynamic_gather", "1.1.0",
+     "collapsed_slice_dims index_vector_dim indices_are_sorted offset_dims "
+     "operand_batching_dims start_index_map start_indices_batching_dims",
+     XRT__VG_GATHER},
+    {"dynamic_iota_v1", "stablehlo.dynamic_iota", "0.9.0", "iota_dimension", 0},
+    {"dynamic_pad_v1", "stablehlo.dynamic_pad", "0.9.0", "", 0},
+    {"dynamic_reshape_v1", "stablehlo.dynamic_reshape", "0.9.0", "", 0},
+    {"dynamic_slice_v1", "stablehlo.dynamic_slice", "0.9.0", "slice_sizes", 0},
+    {"dynamic_update_slice_v1", "stablehlo.dynamic_update_slice", "0.9.0", "", 0},
+    {"einsum_v1", "stablehlo.einsum", "0.9.0", "einsum_config", 0},
+    {"exponential_minus_one_v1", "stablehlo.exponential_minus_one", "0.9.0", "", 0},
+    {"exponential_minus_one_v2", "stablehlo.exponential_minus_one", "1.10.0",
+     XRT__RA, 0},
+    {"exponential_v1", "stablehlo.exponential", "0.9.0", "", 0},
+    {"exponential_v2", "stablehlo.exponential", "1.9.0", XRT__RA, 0},
+    {"fft_v1", "stablehlo.fft", "0.9.0", "fft_length fft_type", 0},
+    {"floor_v1", "stablehlo.floor", "0.9.0", "", 0},
+    {"func_v1", "func.func", "0.9.0",
+     "arg_attrs function_type res_attrs sym_name sym_visibility", XRT__VG_FUNC},
+    {"gather_v1", "stablehlo.gather", "0.9.0",
+     "collapsed_slice_dims index_vector_dim indices_are_sorted offset_dims "
+     "slice_sizes start_index_map", XRT__VG_GATHER},
+    {"gather_v2", "stablehlo.gather", "1.1.0",
+     "collapsed_slice_dims index_vector_dim indices_are_sorted offset_dims "
+     "operand_batching_dims slice_sizes start_index_map "
+     "start_indices_batching_dims", XRT__VG_GATHER},
+    {"get_dimension_size_v1", "stablehlo.get_dimension_size", "0.9.0",
+     "dimension", 0},
+    {"get_tuple_element_v1", "stablehlo.get_tuple_element", "0.9.0", "index", 0},
+    {"if_v1", "stablehlo.if", "0.9.0", "", 0},
+    {"imag_v1", "stablehlo.imag", "0.9.0", "", 0},
+    {"infeed_v1", "stablehlo.infeed", "0.9.0", "infeed_config layout", 0},
+    {"iota_v1", "stablehlo.iota", "0.9.0", "iota_dimension", 0},
+    {"is_finite_v1", "stablehlo.is_finite", "0.9.0", "", 0},
+    {"log_plus_one_v1", "stablehlo.log_plus_one", "0.9.0", "", 0},
+    {"log_plus_one_v2", "stablehlo.log_plus_one", "1.10.0", XRT__RA, 0},
+    {"log_v1", "stablehlo.log", "0.9.0", "", 0},
+    {"log_v2", "stablehlo.log", "1.10.0", XRT__RA, 0},
+    {"logistic_v1", "stablehlo.logistic", "0.9.0", "", 0},
+    {"logistic_v2", "stablehlo.logistic", "1.10.0", XRT__RA, 0},
+    {"map_v1", "stablehlo.map", "0.9.0", "dimensions", 0},
+    {"maximum_v1", "stablehlo.maximum", "0.9.0", "", 0},
+    {"minimum_v1", "stablehlo.minimum", "0.9.0", "", 0},
+    {"multiply_v1", "stablehlo.multiply", "0.9.0", "", 0},
+    {"negate_v1", "stablehlo.negate", "0.9.0", "", 0},
+    {"not_v1", "stablehlo.not", "0.9.0", "", 0},
+    {"optimization_barrier_v1", "stablehlo.optimization_barrier", "0.9.0", "", 0},
+    {"or_v1", "stablehlo.or", "0.9.0", "", 0},
+    {"outfeed_v1", "stablehlo.outfeed", "0.9.0", "outfeed_config", 0},
+    {"pad_v1", "stablehlo.pad", "0.9.0",
+     "edge_padding_high edge_padding_low interior_padding", 0},
+    {"partition_id_v1", "stablehlo.partition_id", "0.9.0", "", 0},
+    {"popcnt_v1", "stablehlo.popcnt", "0.9.0", "", 0},
+    {"power_v1", "stablehlo.power", "0.9.0", "", 0},
+    {"real_dynamic_slice_v1", "stablehlo.real_dynamic_slice", "0.9.0", "", 0},
+    {"real_v1", "stablehlo.real", "0.9.0", "", 0},
+    {"recv_v1", "stablehlo.recv", "0.9.0",
+     "channel_id channel_type is_host_transfer", XRT__VG_CHANNEL2},
+    {"recv_v2", "stablehlo.recv", "1.12.0",
+     "channel_id channel_type is_host_transfer source_target_pairs",
+     XRT__VG_CHANNEL2},
+    {"reduce_precision_v1", "stablehlo.reduce_precision", "0.9.0",
+     "exponent_bits mantissa_bits", 0},
+    {"reduce_scatter_v1", "stablehlo.reduce_scatter", "0.9.0",
+     "channel_id replica_groups scatter_dimension use_global_device_ids",
+     XRT__VG_CHANNEL},
+    {"reduce_v1", "stablehlo.reduce", "0.9.0", "dimensions", 0},
+    {"reduce_window_v1", "stablehlo.reduce_window", "0.9.0",
+     "base_dilations padding window_dilations window_dimensions window_strides",
+     0},
+    {"remainder_v1", "stablehlo.remainder", "0.9.0", "", 0},
+    {"replica_id_v1", "stablehlo.replica_id", "0.9.0", "", 0},
+    {"reshape_v1", "stablehlo.reshape", "0.9.0", "", 0},
+    {"return_v1", "stablehlo.return", "0.9.0", "", XRT__VG_RETURN},
+    {"reverse_v1", "stablehlo.reverse", "0.9.0", "dimensions", 0},
+    {"rng_bit_generator_v1", "stablehlo.rng_bit_generator", "0.9.0",
+     "rng_algorithm", 0},
+    {"rng_v1", "stablehlo.rng", "0.9.0", "rng_distribution", 0},
+    {"round_nearest_afz_v1", "stablehlo.round_nearest_afz", "0.9.0", "", 0},
+    {"round_nearest_even_v1", "stablehlo.round_nearest_even", "0.9.0", "", 0},
+    {"rsqrt_v1", "stablehlo.rsqrt", "0.9.0", "", 0},
+    {"rsqrt_v2", "stablehlo.rsqrt", "1.10.0", XRT__RA, 0},
+    {"scatter_v1", "stablehlo.scatter", "0.9.0",
+     "index_vector_dim indices_are_sorted inserted_window_dims "
+     "scatter_dims_to_operand_dims unique_indices update_window_dims",
+     XRT__VG_SCATTER},
+    {"scatter_v2", "stablehlo.scatter", "1.1.0",
+     "index_vector_dim indices_are_sorted input_batching_dims "
+     "inserted_window_dims scatter_dims_to_operand_dims "
+     "scatter_indices_batching_dims unique_indices update_window_dims",
+     XRT__VG_SCATTER},
+    {"select_and_scatter_v1", "stablehlo.select_and_scatter", "0.9.0",
+     "padding window_dimensions window_strides", 0},
+    {"select_v1", "stablehlo.select", "0.9.0", "", 0},
+    {"send_v1", "stablehlo.send", "0.9.0",
+     "channel_id channel_type is_host_transfer", XRT__VG_CHANNEL2},
+    {"send_v2", "stablehlo.send", "1.12.0",
+     "channel_id channel_type is_host_transfer source_target_pairs",
+     XRT__VG_CHANNEL2},
+    {"set_dimension_size_v1", "stablehlo.set_dimension_size", "0.9.0",
+     "dimension", 0},
+    {"shift_left_v1", "stablehlo.shift_left", "0.9.0", "", 0},
+    {"shift_right_arithmetic_v1", "stablehlo.shift_right_arithmetic", "0.9.0",
+     "", 0},
+    {"shift_right_logical_v1", "stablehlo.shift_right_logical", "0.9.0", "", 0},
+    {"sign_v1", "stablehlo.sign", "0.9.0", "", 0},
+    {"sine_v1", "stablehlo.sine", "0.9.0", "", 0},
+    {"sine_v2", "stablehlo.sine", "1.10.0", XRT__RA, 0},
+    {"slice_v1", "stablehlo.slice", "0.9.0", "limit_indices start_indices strides",
+     0},
+    {"sort_v1", "stablehlo.sort", "0.9.0", "dimension is_stable", 0},
+    {"sqrt_v1", "stablehlo.sqrt", "0.9.0", "", 0},
+    {"sqrt_v2", "stablehlo.sqrt", "1.10.0", XRT__RA, 0},
+    {"subtract_v1", "stablehlo.subtract", "0.9.0", "", 0},
+    {"tan_v1", "stablehlo.tan", "1.4.0", "", 0},
+    {"tan_v2", "stablehlo.tan", "1.10.0", XRT__RA, 0},
+    {"tanh_v1", "stablehlo.tanh", "0.9.0", "", 0},
+    {"tanh_v2", "stablehlo.tanh", "1.10.0", XRT__RA, 0},
+    {"torch_index_select_v1", "stablehlo.torch_index_select", "0.9.0",
+     "batch_dims dim", 0},
+    {"transpose_v1", "stablehlo.transpose", "0.9.0", "permutation", 0},
+    {"triangular_solve_v1", "stablehlo.triangular_solve", "0.9.0",
+     "left_side lower transpose_a unit_diagonal", 0},
+    {"tuple_v1", "stablehlo.tuple", "0.9.0", "", 0},
+    {"unary_einsum_v1", "stablehlo.unary_einsum", "0.9.0", "einsum_config", 0},
+    {"uniform_dequantize_v1", "stablehlo.uniform_dequantize", "0.9.0", "", 0},
+    {"uniform_quantize_v1", "stablehlo.uniform_quantize", "0.9.0", "", 0},
+    {"while_v1", "stablehlo.while", "0.9.0", "", 0},
+    {"xor_v1", "stablehlo.xor", "0.9.0", "", 0},
+};
+
+XRT__PRIVATE const xrt__vop *xrt__vhlo_ops_table(size_t *n) {
+  *n = XRT__ARRAY_SIZE(xrt__vhlo_ops);
+  return xrt__vhlo_ops;
+}
+
+XRT__PRIVATE const xrt__vop *xrt__vhlo_op(const char *name) {
+  static const xrt__vop module = {"", "builtin.module", "",
+                                  "sym_name sym_visibility", 0};
+  if (!strcmp(name, "builtin.module")) return &module;
+  if (strncmp(name, "vhlo.", 5)) return NULL;
+  name += 5;
+  size_t lo = 0, hi = XRT__ARRAY_SIZE(xrt__vhlo_ops);
+  while (lo < hi) { /* the table is sorted by VHLO name */
+    size_t mid = lo + (hi - lo) / 2;
+    int c = strcmp(xrt__vhlo_ops[mid].vhlo, name);
+    if (!c) return &xrt__vhlo_ops[mid];
+    if (c < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return NULL;
+}
+
+static const xrt__vrule xrt__vhlo_rules[] = {
+    {"stablehlo.triangular_solve", "lower", XRT__VR_KEEP, XRT__VD_NEVER, 0},
+    {"stablehlo.sort", "dimension", XRT__VR_KEEP, XRT__VD_MINUS1, 0},
+    {NULL, "api_version", XRT__VR_API, XRT__VD_API1, 0},
+    {NULL, "arg_attrs", XRT__VR_KEEP, XRT__VD_EMPTY, 'a'},
+    {NULL, "backend_config", XRT__VR_KEEP, XRT__VD_EMPTY, 's'},
+    {NULL, "base_dilations", XRT__VR_ARRAY, XRT__VD_ONES, 0},
+    {NULL, "broadcast_dimensions", XRT__VR_ARRAY, XRT__VD_NEVER, 0},
+    {NULL, "broadcast_sizes", XRT__VR_ARRAY, XRT__VD_NEVER, 0},
+    {NULL, "callee", XRT__VR_SYMBOL, XRT__VD_NEVER, 0},
+    {NULL, "called_computations", XRT__VR_SYMBOLS, XRT__VD_EMPTY, 'a'},
+    {NULL, "compare_type", XRT__VR_KEEP, XRT__VD_ENUM0, 0},
+    {NULL, "composite_attributes", XRT__VR_KEEP, XRT__VD_EMPTY, 'd'},
+    {NULL, "decomposition", XRT__VR_SYMBOL, XRT__VD_NEVER, 0},
+    {NULL, "dimensions", XRT__VR_ARRAY, XRT__VD_NEVER, 0},
+    {NULL, "edge_padding_high", XRT__VR_ARRAY, XRT__VD_NEVER, 0},
+    {NULL, "edge_padding_low", XRT__VR_ARRAY, XRT__VD_NEVER, 0},
+    {NULL, "fft_length", XRT__VR_ARRAY, XRT__VD_NEVER, 0},
+    {NULL, "has_dynamic_root", XRT__VR_UNIT, XRT__VD_FALSE, 0},
+    {NULL, "has_side_effect", XRT__VR_KEEP, XRT__VD_FALSE, 0},
+    {NULL, "indices_are_sorted", XRT__VR_KEEP, XRT__VD_FALSE, 0},
+    {NULL, "infeed_config", XRT__VR_KEEP, XRT__VD_EMPTY, 's'},
+    {NULL, "interior_padding", XRT__VR_ARRAY, XRT__VD_NEVER, 0},
+    {NULL, "is_host_transfer", XRT__VR_KEEP, XRT__VD_FALSE, 0},
+    {NULL, "is_stable", XRT__VR_KEEP, XRT__VD_FALSE, 0},
+    {NULL, "known_expanding_dimensions", XRT__VR_ARRAY, XRT__VD_EMPTY, 't'},
+    {NULL, "known_nonexpanding_dimensions", XRT__VR_ARRAY, XRT__VD_EMPTY, 't'},
+    {NULL, "layout", XRT__VR_KEEP, XRT__VD_EMPTY, 'a'},
+    {NULL, "lhs_dilation", XRT__VR_ARRAY, XRT__VD_ONES, 0},
+    {NULL, "limit_indices", XRT__VR_ARRAY, XRT__VD_NEVER, 0},
+    {NULL, "lower", XRT__VR_KEEP, XRT__VD_FALSE, 0},
+    {NULL, "operand_layouts", XRT__VR_KEEP, XRT__VD_EMPTY, 'a'},
+    {NULL, "outfeed_config", XRT__VR_KEEP, XRT__VD_EMPTY, 's'},
+    {NULL, "output_operand_aliases", XRT__VR_KEEP, XRT__VD_EMPTY, 'a'},
+    {NULL, "padding", XRT__VR_KEEP, XRT__VD_ZEROS, 0},
+    {NULL, "permutation", XRT__VR_ARRAY, XRT__VD_NEVER, 0},
+    {NULL, "precision_config", XRT__VR_KEEP, XRT__VD_DEFAULTS, 0},
+    {NULL, "res_attrs", XRT__VR_KEEP, XRT__VD_EMPTY, 'a'},
+    {NULL, "result_accuracy", XRT__VR_KEEP, XRT__VD_ACCURACY, 0},
+    {NULL, "result_layouts", XRT__VR_KEEP, XRT__VD_EMPTY, 'a'},
+    {NULL, "result_tilings", XRT__VR_KEEP, XRT__VD_EMPTY, 'a'},
+    {NULL, "rhs_dilation", XRT__VR_ARRAY, XRT__VD_ONES, 0},
+    {NULL, "slice_sizes", XRT__VR_ARRAY, XRT__VD_NEVER, 0},
+    {NULL, "source_target_pairs", XRT__VR_KEEP, XRT__VD_EMPTY, 't'},
+    {NULL, "start_indices", XRT__VR_ARRAY, XRT__VD_NEVER, 0},
+    {NULL, "strides", XRT__VR_ARRAY, XRT__VD_NEVER, 0},
+    {NULL, "sym_visibility", XRT__VR_KEEP, XRT__VD_EMPTY, 's'},
+    {NULL, "unique_indices", XRT__VR_KEEP, XRT__VD_FALSE, 0},
+    {NULL, "use_global_device_ids", XRT__VR_UNIT, XRT__VD_FALSE, 0},
+    {NULL, "version", XRT__VR_KEEP, XRT__VD_ZERO, 0},
+    {NULL, "window_dilations", XRT__VR_ARRAY, XRT__VD_ONES, 0},
+    {NULL, "window_dimensions", XRT__VR_ARRAY, XRT__VD_NEVER, 0},
+    {NULL, "window_reversal", XRT__VR_BOOLS, XRT__VD_ZEROS, 0},
+    {NULL, "window_strides", XRT__VR_ARRAY, XRT__VD_ONES, 0},
+};
+
+XRT__PRIVATE const xrt__vrule *xrt__vhlo_rule(const char *op, const char *name) {
+  for (size_t i = 0; i < XRT__ARRAY_SIZE(xrt__vhlo_rules); i++) {
+    const xrt__vrule *r = &xrt__vhlo_rules[i];
+    if (!strcmp(r->name, name) && (!r->op || !strcmp(r->op, op))) return r;
+  }
+  return NULL;
+}
+
+/* The integers of an integer tensor attribute (a splat repeated); NULL if
+ * v is none or too large for a list. */
+static const int64_t *xrt__vhlo_ints(xrt__bc *bc, const xrt__bcv *v, int64_t *n) {
+  *n = 0;
+  if (!v || v->kind != XRT__BC_A_TENSOR) return NULL;
+  const xrt__bcv *e = v->t->t;
+  if (e->kind != XRT__BC_T_INT && e->kind != XRT__BC_T_INDEX) return NULL;
+  uint64_t numel = xrt__vhlo_numel(v->t);
+  size_t es = xrt__vhlo_esize(e);
+  bool splat = v->len == es && numel != 1;
+  if (numel > (1u << 20) || (!splat && v->len != numel * es)) return NULL;
+  int64_t *out = xrt__bc_alloc(bc, (size_t)(numel + 1) * sizeof *out);
+  bool sgn = e->kind == XRT__BC_T_INDEX || (e->sub != 2 && e->i > 1);
+  for (uint64_t i = 0; i < numel; i++) {
+    const unsigned char *p = (const unsigned char *)v->s + (splat ? 0 : i * es);
+    uint64_t x = 0;
+    for (size_t k = 0; k < es; k++) x |= (uint64_t)p[k] << (8 * k);
+    if (sgn && es < 8 && ((x >> (8 * es - 1)) & 1)) x |= ~(uint64_t)0 << (8 * es);
+    out[i] = (int64_t)x;
+  }
+  *n = (int64_t)numel;
+  return out;
+}
+
+static bool xrt__vhlo_all(xrt__bc *bc, const xrt__bcv *v, int64_t want) {
+  int64_t n;
+  const int64_t *x = xrt__vhlo_ints(bc, v, &n);
+  if (!x) return false;
+  for (int64_t i = 0; i < n; i++)
+    if (x[i] != want) return false;
+  return true;
+}
+
+/* Whether StableHLO leaves the attribute out. */
+static bool xrt__vhlo_dropped(xrt__bc *bc, const xrt__bcv *v, int drop) {
+  switch (drop) {
+  case XRT__VD_FALSE: return v->kind == XRT__BC_A_BOOL && !v->i;
+  case XRT__VD_EMPTY:
+    if (v->kind == XRT__BC_A_TENSOR) return xrt__vhlo_numel(v->t) == 0;
+    return (v->kind == XRT__BC_A_ARRAY || v->kind == XRT__BC_A_DICT ||
+            v->kind == XRT__BC_A_STRING) && v->n == 0 && v->len == 0;
+  case XRT__VD_ZERO: return v->kind == XRT__BC_A_INT && v->i == 0;
+  case XRT__VD_MINUS1: return v->kind == XRT__BC_A_INT && v->i == -1;
+  case XRT__VD_ENUM0: return v->kind == XRT__BC_A_ENUM && v->i == 0;
+  case XRT__VD_API1: return v->kind == XRT__BC_A_ENUM && v->i == 1;
+  case XRT__VD_DEFAULTS:
+    if (v->kind != XRT__BC_A_ARRAY) return false;
+    for (int32_t i = 0; i < v->n; i++)
+      if (v->kids[i]->kind != XRT__BC_A_ENUM || v->kids[i]->i != 0) return false;
+    return true;
+  case XRT__VD_ONES: return xrt__vhlo_all(bc, v, 1);
+  case XRT__VD_ZEROS: return xrt__vhlo_all(bc, v, 0);
+  case XRT__VD_ACCURACY:
+    return v->kind == XRT__BC_A_ACCURACY && v->f[0] == 0 && v->f[1] == 0 &&
+           v->i == 0 && v->a->i == 0;
+  default: return false;
+  }
+}
+
+/* An op's attributes by name: from its properties (names from the table)
+ * or its attribute dictionary. */
+typedef struct xrt__vattrs {
+  int32_t n;
+  const char **names;
+  const xrt__bcv **vals;
+  bool *used;
+} xrt__vattrs;
+
+static void xrt__vhlo_attrs(xrt__bc *bc, const xrt__bcop *op, const xrt__vop *d,
+                            xrt__vattrs *a) {
+  size_t cap = (size_t)op->num_props + (op->attrs ? (size_t)op->attrs->n : 0) + 1;
+  a->names = xrt__bc_alloc(bc, cap * sizeof *a->names);
+  a->vals = xrt__bc_alloc(bc, cap * sizeof *a->vals);
+  a->used = xrt__bc_alloc(bc, cap);
+  memset(a->used, 0, cap);
+  a->n = 0;
+  if (op->num_props) {
+    const char *p = d && d->props ? d->props : "";
+    for (int32_t i = 0; i < op->num_props; i++) {
+      while (*p == ' ') p++;
+      size_t len = strcspn(p, " ");
+      if (!len)
+        xrt__bc_fail(bc, bc->beg + op->offset, "%s has more properties (%d) than "
+                     "xrt knows", op->name, (int)op->num_props);
+      char *nm = xrt__bc_alloc(bc, len + 1);
+      memcpy(nm, p, len);
+      nm[len] = 0;
+      p += len;
+      if (!op->props[i]) continue; /* an absent optional property */
+      a->names[a->n] = nm;
+      a->vals[a->n++] = op->props[i];
+    }
+    while (*p == ' ') p++;
+    if (*p && d && d->props)
+      xrt__bc_fail(bc, bc->beg + op->offset, "%s has fewer properties (%d) than "
+                   "xrt knows", op->name, (int)op->num_props);
+  }
+  for (int32_t i = 0; op->attrs && i < op->attrs->n; i++) {
+    a->names[a->n] = op->attrs->kids[2 * i]->s;
+    a->vals[a->n++] = op->attrs->kids[2 * i + 1];
+  }
+}
+
+/* The value of attribute name (marked used), or NULL. */
+static const xrt__bcv *xrt__vhlo_take(xrt__vattrs *a, const char *name) {
+  for (int32_t i = 0; i < a->n; i++)
+    if (!a->used[i] && !strcmp(a->names[i], name)) {
+      a->used[i] = true;
+      return a->vals[i];
+    }
+  return NULL;
+}
+
+/* ", " between attributes of the dictionary being written. */
+typedef struct xrt__vout {
+  xrt__bc *bc;
+  int count;
+} xrt__vout;
+
+static void xrt__vhlo_key(xrt__vout *o, const char *name) {
+  xrt__bc_puts(o->bc, o->count++ ? ", " : "");
+  bool plain = xrt__is_idstart((unsigned char)name[0]);
+  for (const char *q = name; plain && *q; q++)
+    plain = xrt__is_namechar((unsigned char)*q) && *q != '-';
+  if (plain) xrt__bc_puts(o->bc, name);
+  else xrt__vhlo_put_string(o->bc, name, strlen(name));
+  xrt__bc_puts(o->bc, " = ");
+}
+
+/* `key = [a, b]` of an integer-tensor field of a group; left out when
+ * empty (as MLIR prints these). */
+static void xrt__vhlo_field(xrt__vout *o, xrt__vattrs *a, const char *from,
+                            const char *to, bool always) {
+  int64_t n;
+  const int64_t *x = xrt__vhlo_ints(o->bc, xrt__vhlo_take(a, from), &n);
+  if (!x || (!n && !always)) return;
+  xrt__vhlo_key(o, to);
+  xrt__vhlo_put_i64s(o->bc, x, n);
+}
+
+static int64_t xrt__vhlo_int(xrt__vattrs *a, const char *name, int64_t dflt) {
+  const xrt__bcv *v = xrt__vhlo_take(a, name);
+  return v && v->kind == XRT__BC_A_INT ? v->i : dflt;
+}
+
+/* dimension_numbers = #stablehlo.conv<[b, 0, 1, f]x[0, 1, i, o]->[...]>,
+ * MLIR's compact form: each side lists its dimensions in order, batch
+ * and feature (input/output) or input and output feature (kernel) by
+ * letter, spatial ones by number. */
+static void xrt__vhlo_conv_side(xrt__bc *bc, xrt__vattrs *a, const char *pre,
+                                const char *n1, const char *n2, char l1, char l2) {
+  char k1[64], k2[64], ks[64];
+  snprintf(k1, sizeof k1, "%s_%s", pre, n1);
+  snprintf(k2, sizeof k2, "%s_%s", pre, n2);
+  snprintf(ks, sizeof ks, "%s_spatial_dimensions", pre);
+  int64_t d1 = xrt__vhlo_int(a, k1, -1), d2 = xrt__vhlo_int(a, k2, -1), ns;
+  const int64_t *sp = xrt__vhlo_ints(bc, xrt__vhlo_take(a, ks), &ns);
+  int64_t rank = 2 + ns;
+  xrt__bc_put(bc, "[", 1);
+  for (int64_t p = 0; p < rank; p++) {
+    if (p) xrt__bc_put(bc, ", ", 2);
+    if (p == d1) { xrt__bc_put(bc, &l1, 1); continue; }
+    if (p == d2) { xrt__bc_put(bc, &l2, 1); continue; }
+    int64_t k = 0;
+    while (k < ns && sp[k] != p) k++;
+    if (k < ns) xrt__bc_printf(bc, "%" PRId64, k);
+    else xrt__bc_put(bc, "?", 1); /* malformed: the parser says so */
+  }
+  xrt__bc_put(bc, "]", 1);
+}
+
+static void xrt__vhlo_group_conv(xrt__vout *o, xrt__vattrs *a) {
+  xrt__vhlo_key(o, "dimension_numbers");
+  xrt__bc_puts(o->bc, "#stablehlo.conv<");
+  xrt__vhlo_conv_side(o->bc, a, "input", "batch_dimension", "feature_dimension",
+                      'b', 'f');
+  xrt__bc_put(o->bc, "x", 1);
+  xrt__vhlo_conv_side(o->bc, a, "kernel", "input_feature_dimension",
+                      "output_feature_dimension", 'i', 'o');
+  xrt__bc_put(o->bc, "->", 2);
+  xrt__vhlo_conv_side(o->bc, a, "output", "batch_dimension", "feature_dimension",
+                      'b', 'f');
+  xrt__bc_puts(o->bc, ">");
+}
+
+static void xrt__vhlo_group_dot(xrt__vout *o, xrt__vattrs *a) {
+  static const char *const dims[] = {
+      "lhs_batching_dimensions", "rhs_batching_dimensions",
+      "lhs_contracting_dimensions", "rhs_contracting_dimensions"};
+  static const char *const algo[] = {
+      "lhs_precision_type", "rhs_precision_type", "accumulation_type",
+      "lhs_component_count", "rhs_component_count", "num_primitive_operations",
+      "allow_imprecise_accumulation"};
+  xrt__vhlo_key(o, "dot_dimension_numbers");
+  xrt__bc_puts(o->bc, "#stablehlo.dot<");
+  xrt__vout in = {o->bc, 0};
+  for (size_t i = 0; i < XRT__ARRAY_SIZE(dims); i++)
+    xrt__vhlo_field(&in, a, dims[i], dims[i], false);
+  xrt__bc_puts(o->bc, ">");
+  const xrt__bcv *v[XRT__ARRAY_SIZE(algo)];
+  bool any = false;
+  for (size_t i = 0; i < XRT__ARRAY_SIZE(algo); i++) {
+    v[i] = xrt__vhlo_take(a, algo[i]);
+    any = any || (v[i] && !(v[i]->kind == XRT__BC_A_TYPE &&
+                            v[i]->t->kind == XRT__BC_T_NONE));
+  }
+  if (!any) return;
+  xrt__vhlo_key(o, "algorithm");
+  xrt__bc_puts(o->bc, "#stablehlo.dot_algorithm<");
+  in.count = 0;
+  for (size_t i = 0; i < XRT__ARRAY_SIZE(algo); i++) {
+    if (!v[i]) continue;
+    xrt__vhlo_key(&in, algo[i]);
+    if (v[i]->kind == XRT__BC_A_INT) xrt__bc_printf(o->bc, "%" PRId64, v[i]->i);
+    else xrt__vhlo_put_attr(o->bc, v[i]);
+  }
+  xrt__bc_puts(o->bc, ">");
+}
+
+/* gather's and scatter's dimension numbers: the lists (left out when
+ * empty) and index_vector_dim. */
+static void xrt__vhlo_group_dims(xrt__vout *o, xrt__vattrs *a, bool scatter) {
+  static const char *const g[] = {"offset_dims", "collapsed_slice_dims",
+                                  "operand_batching_dims",
+                                  "start_indices_batching_dims", "start_index_map"};
+  static const char *const s[] = {"update_window_dims", "inserted_window_dims",
+                                  "input_batching_dims",
+                                  "scatter_indices_batching_dims",
+                                  "scatter_dims_to_operand_dims"};
+  const char *const *f = scatter ? s : g;
+  xrt__vhlo_key(o, scatter ? "scatter_dimension_numbers" : "dimension_numbers");
+  xrt__bc_puts(o->bc, scatter ? "#stablehlo.scatter<" : "#stablehlo.gather<");
+  xrt__vout in = {o->bc, 0};
+  for (int i = 0; i < 5; i++) xrt__vhlo_field(&in, a, f[i], f[i], false);
+  xrt__vhlo_key(&in, "index_vector_dim");
+  xrt__bc_printf(o->bc, "%" PRId64 ">", xrt__vhlo_int(a, "index_vector_dim", 0));
+}
+
+static void xrt__vhlo_group_channel(xrt__vout *o, xrt__vattrs *a, bool typed) {
+  int64_t id = xrt__vhlo_int(a, "channel_id", 0);
+  int64_t type = typed ? xrt__vhlo_int(a, "channel_type", 0) : 0;
+  if (!typed && id == 0) return;
+  xrt__vhlo_key(o, "channel_handle");
+  xrt__bc_printf(o->bc, "#stablehlo.channel_handle<handle = %" PRId64
+                 ", type = %" PRId64 ">", id, type);
+}
+
+/* One attribute by its rule. */
+static void xrt__vhlo_one(xrt__vout *o, const char *op, const char *name,
+                          const xrt__bcv *v) {
+  xrt__bc *bc = o->bc;
+  const xrt__vrule *r = xrt__vhlo_rule(op, name);
+  int rule = r ? r->rule : XRT__VR_KEEP;
+  if (r && xrt__vhlo_dropped(bc, v, r->drop)) return;
+  int64_t n;
+  const int64_t *x;
+  switch (rule) {
+  case XRT__VR_ARRAY: case XRT__VR_BOOLS:
+    if (!(x = xrt__vhlo_ints(bc, v, &n))) break;
+    xrt__vhlo_key(o, name);
+    xrt__bc_puts(bc, rule == XRT__VR_ARRAY ? "array<i64" : "array<i1");
+    for (int64_t i = 0; i < n; i++) {
+      xrt__bc_puts(bc, i ? ", " : ": ");
+      if (rule == XRT__VR_ARRAY) xrt__bc_printf(bc, "%" PRId64, x[i]);
+      else xrt__bc_puts(bc, x[i] ? "true" : "false");
+    }
+    xrt__bc_puts(bc, ">");
+    return;
+  case XRT__VR_UNIT:
+    xrt__vhlo_key(o, name);
+    xrt__bc_puts(bc, "unit");
+    return;
+  case XRT__VR_SYMBOL:
+    if (v->kind != XRT__BC_A_STRING) break;
+    xrt__vhlo_key(o, name);
+    xrt__vhlo_put_symbol(bc, v->s, v->len);
+    return;
+  case XRT__VR_SYMBOLS:
+    if (v->kind != XRT__BC_A_ARRAY) break;
+    xrt__vhlo_key(o, name);
+    xrt__bc_put(bc, "[", 1);
+    for (int32_t i = 0; i < v->n; i++) {
+      if (i) xrt__bc_put(bc, ", ", 2);
+      if (v->kids[i]->kind == XRT__BC_A_STRING)
+        xrt__vhlo_put_symbol(bc, v->kids[i]->s, v->kids[i]->len);
+      else xrt__vhlo_put_attr(bc, v->kids[i]);
+    }
+    xrt__bc_put(bc, "]", 1);
+    return;
+  case XRT__VR_API:
+    if (v->kind != XRT__BC_A_ENUM) break;
+    xrt__vhlo_key(o, name);
+    xrt__bc_printf(bc, "%" PRId64 " : i32", v->i);
+    return;
+  default: break;
+  }
+  xrt__vhlo_key(o, name);
+  xrt__vhlo_put_attr(bc, v);
+}
+
+/* The op's attributes as a `<{...}>` dictionary (nothing if none). */
+static void xrt__vhlo_put_attrs(xrt__bc *bc, const xrt__bcop *op,
+                                const xrt__vop *d, const char *shlo) {
+  xrt__vattrs a;
+  xrt__vhlo_attrs(bc, op, d, &a);
+  if (!a.n || (d && d->group == XRT__VG_OPAQUE)) return;
+  size_t mark = bc->out.n;
+  xrt__bc_puts(bc, " <{");
+  xrt__vout o = {bc, 0};
+  switch (d ? d->group : XRT__VG_NONE) {
+  case XRT__VG_CONV:
+    xrt__vhlo_group_conv(&o, &a);
+    if (!strcmp(op->name, "vhlo.dynamic_conv_v1"))
+      xrt__vhlo_take(&a, "padding"); /* an operand, d_padding, since 0.20 */
+    break;
+  case XRT__VG_DOT: xrt__vhlo_group_dot(&o, &a); break;
+  case XRT__VG_GATHER: xrt__vhlo_group_dims(&o, &a, false); break;
+  case XRT__VG_SCATTER: xrt__vhlo_group_dims(&o, &a, true); break;
+  case XRT__VG_CHANNEL: xrt__vhlo_group_channel(&o, &a, false); break;
+  case XRT__VG_CHANNEL2: xrt__vhlo_group_channel(&o, &a, true); break;
+  default: break;
+  }
+  for (int32_t i = 0; i < a.n; i++) {
+    if (a.used[i]) continue;
+    if (d && d->group == XRT__VG_FUNC && !strcmp(a.names[i], "function_type") &&
+        a.vals[i]->kind == XRT__BC_A_TYPE) {
+      xrt__vhlo_key(&o, a.names[i]);
+      xrt__vhlo_put_type(bc, a.vals[i]->t);
+      continue;
+    }
+    xrt__vhlo_one(&o, shlo, a.names[i], a.vals[i]);
+  }
+  if (!o.count) { /* every attribute was a default */
+    bc->out.n = mark;
+    bc->out.s[mark] = 0;
+    return;
+  }
+  xrt__bc_puts(bc, "}>");
+}
+
+/* The StableHLO name the op reads as. */
+static const char *xrt__vhlo_name(const xrt__bcop *op, const xrt__vop *d) {
+  if (!d) return op->name;
+  if (d->group == XRT__VG_RETURN && !strcmp(op->parent, "vhlo.func_v1"))
+    return "func.return";
+  return d->shlo;
+}
+
+XRT__PRIVATE void xrt__vhlo_op_head(xrt__bc *bc, const xrt__bcop *op) {
+  const xrt__vop *d = xrt__vhlo_op(op->name);
+  const char *name = xrt__vhlo_name(op, d);
+  for (int32_t i = 0; i < op->num_results; i++)
+    xrt__bc_printf(bc, "%s%%%" PRId64, i ? ", " : "", op->result_ids[i]);
+  if (op->num_results) xrt__bc_puts(bc, " = ");
+  xrt__vhlo_put_string(bc, name, strlen(name));
+  xrt__bc_puts(bc, "(");
+  for (int32_t i = 0; i < op->num_operands; i++)
+    xrt__bc_printf(bc, "%s%%%" PRId64, i ? ", " : "", op->operands[i]);
+  xrt__bc_puts(bc, ")");
+  xrt__vhlo_put_attrs(bc, op, d, name);
+}
+
+XRT__PRIVATE void xrt__vhlo_op_tail(xrt__bc *bc, const xrt__bcop *op) {
+  xrt__bc_puts(bc, " : (");
+  for (int32_t i = 0; i < op->num_operands; i++) {
+    if (i) xrt__bc_put(bc, ", ", 2);
+    const xrt__bcv *t = xrt__bc_value_type(bc, op->operands[i]);
+    if (t) xrt__vhlo_put_type(bc, t);
+    else xrt__bc_puts(bc, "none"); /* used before defined: the parser says so */
+  }
+  xrt__bc_puts(bc, ") -> ");
+  xrt__vhlo_put_types(bc, op->results, op->num_results, true);
+}
+/* ==== end src/core/bytecode_vhlo.c ==== */
+/* ==== begin src/core/bytecode_write.c ==== */
+/*
+ * src/core/bytecode_write.c - portable artifacts, part 3: the writer.  A
+ * parsed program as MLIR bytecode of the VHLO dialect at a target
+ * StableHLO version (xrt_program_serialize): each op becomes the newest
+ * VHLO version of it the target has, with every attribute VHLO requires
+ * (StableHLO's defaults spelled out, as StableHLO's own serializer does);
+ * ops and attributes the target lacks are refused by name.  The op,
+ * attribute, type and enumeration tables are the reader's
+ * (bytecode_vhlo.c), so that what one writes the other reads.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
+
+enum { XRT__BW_BUILTIN = 0, XRT__BW_VHLO = 1 }; /* dialect numbers */
+enum { XRT__BW_SEC_STRING, XRT__BW_SEC_DIALECT, XRT__BW_SEC_ATTRTYPE,
+       XRT__BW_SEC_ATTRTYPE_OFF, XRT__BW_SEC_IR, XRT__BW_SEC_RESOURCE,
+       XRT__BW_SEC_RESOURCE_OFF, XRT__BW_SEC_PROPERTIES = 8 };
+enum { XRT__BW_OPM_ATTRS = 1, XRT__BW_OPM_RESULTS = 2, XRT__BW_OPM_OPERANDS = 4,
+       XRT__BW_OPM_REGIONS = 16, XRT__BW_OPM_PROPS = 64 };
+
+/* Growable bytes. */
+typedef struct xrt__bwbuf {
+  uint8_t *d;
+  size_t n, cap;
+} xrt__bwbuf;
+
+/* An interned item (string, attribute, type, property blob): its bytes in
+ * a buffer, and for attributes and types the dialect. */
+typedef struct xrt__bwent {
+  size_t off, len;
+  uint8_t dialect;
+} xrt__bwent;
+
+/* A table of interned items with an open-addressing index. */
+typedef struct xrt__bwtab {
+  xrt__bwbuf data;
+  xrt__bwent *e;
+  size_t n, cap;
+  uint32_t *slot; /* index + 1; 0 empty */
+  size_t nslot;
+} xrt__bwtab;
+
+typedef struct xrt__bw {
+  xrt_allocator al;
+  jmp_buf jb;
+  xrt_status status;
+  int ver[3];    /* the target StableHLO version */
+  char ver_s[32];
+  int format;    /* the bytecode format it implies */
+  xrt__bwtab strs, attrs, types, props, opnames;
+  xrt__arena arena; /* scratch: index lists */
+  const xrt_ir_func *fn;
+  int32_t *vmap;    /* function value id -> bytecode value index */
+  uint32_t top;     /* values of the open regions of the isolated scope */
+  const xrt__vop **opcache; /* by opcode: the chosen VHLO op (or NULL) */
+  uint8_t *opdone;
+  uint32_t t_i64, t_none; /* common types */
+  /* the IR, the module's and a function's region, a section being
+   * written: owned here so that a failure (longjmp) frees them too */
+  xrt__bwbuf ir, body[2], sec, out;
+} xrt__bw;
+
+/* ---------------------------------------------------------------------
+ * Errors, bytes, varints
+ * ------------------------------------------------------------------- */
+
+static _Noreturn void xrt__bw_fail(xrt__bw *w, xrt_status code, const char *fmt,
+                                   ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+static _Noreturn void xrt__bw_fail(xrt__bw *w, xrt_status code, const char *fmt,
+                                   ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  w->status = xrt__fail(code, "serializing at StableHLO %s: %s", w->ver_s, msg);
+  longjmp(w->jb, 1);
+}
+
+static _Noreturn void xrt__bw_oom(xrt__bw *w) {
+  w->status = xrt__nomem("the portable artifact");
+  longjmp(w->jb, 1);
+}
+
+static void xrt__bw_reserve(xrt__bw *w, xrt__bwbuf *b, size_t more) {
+  if (b->cap - b->n >= more) return;
+  size_t cap = b->cap ? b->cap : 256;
+  while (cap - b->n < more) {
+    if (cap > SIZE_MAX / 2) xrt__bw_oom(w);
+    cap *= 2;
+  }
+  uint8_t *d = xrt__realloc(&w->al, b->d, b->cap, cap);
+  if (!d) xrt__bw_oom(w);
+  b->d = d;
+  b->cap = cap;
+}
+
+static void xrt__bw_bytes(xrt__bw *w, xrt__bwbuf *b, const void *p, size_t n) {
+  if (!n) return;
+  xrt__bw_reserve(w, b, n);
+  memcpy(b->d + b->n, p, n);
+  b->n += n;
+}
+
+static void xrt__bw_byte(xrt__bw *w, xrt__bwbuf *b, uint8_t v) {
+  xrt__bw_bytes(w, b, &v, 1);
+}
+
+/* PrefixVarInt: as many trailing zero bits in the first byte as bytes
+ * follow (a zero first byte: 8 bytes follow). */
+static void xrt__bw_varint(xrt__bw *w, xrt__bwbuf *b, uint64_t v) {
+  uint8_t out[9];
+  if (v >> 56) {
+    out[0] = 0;
+    for (int i = 0; i < 8; i++) out[1 + i] = (uint8_t)(v >> (8 * i));
+    xrt__bw_bytes(w, b, out, 9);
+    return;
+  }
+  int extra = 0;
+  while (extra < 7 && (v >> (7 * (extra + 1)))) extra++;
+  uint64_t x = ((v << 1) | 1) << extra;
+  for (int i = 0; i <= extra; i++) out[i] = (uint8_t)(x >> (8 * i));
+  xrt__bw_bytes(w, b, out, (size_t)extra + 1);
+}
+
+static void xrt__bw_svarint(xrt__bw *w, xrt__bwbuf *b, int64_t v) {
+  xrt__bw_varint(w, b, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
+}
+
+/* An APInt of a known width: a byte up to 8 bits, else a signed varint
+ * of its sign extension (what MLIR writes). */
+static void xrt__bw_apint(xrt__bw *w, xrt__bwbuf *b, uint64_t v, int bits) {
+  if (bits <= 8) {
+    xrt__bw_byte(w, b, (uint8_t)v);
+    return;
+  }
+  if (bits < 64 && ((v >> (bits - 1)) & 1)) v |= ~(uint64_t)0 << bits;
+  else if (bits < 64) v &= ((uint64_t)1 << bits) - 1;
+  xrt__bw_svarint(w, b, (int64_t)v);
+}
+
+/* ---------------------------------------------------------------------
+ * Interning: strings, attributes, types, properties
+ * ------------------------------------------------------------------- */
+
+static uint64_t xrt__bw_hash(const uint8_t *p, size_t n, uint8_t d) {
+  uint64_t h = 0x9E3779B97F4A7C15ull ^ n ^ ((uint64_t)d << 56);
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) { /* 8 bytes a step: large constants */
+    uint64_t x;
+    memcpy(&x, p + i, 8);
+    h = (h ^ x) * 0xff51afd7ed558ccdull;
+    h ^= h >> 29;
+  }
+  for (; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
+  return h ^ (h >> 32);
+}
+
+static void xrt__bw_rehash(xrt__bw *w, xrt__bwtab *t) {
+  size_t ns = t->nslot ? t->nslot * 2 : 1024;
+  uint32_t *s = xrt__calloc(&w->al, ns, sizeof *s);
+  if (!s) xrt__bw_oom(w);
+  for (size_t i = 0; i < t->n; i++) {
+    const xrt__bwent *e = &t->e[i];
+    size_t h = (size_t)xrt__bw_hash(t->data.d + e->off, e->len, e->dialect);
+    while (s[h & (ns - 1)]) h++;
+    s[h & (ns - 1)] = (uint32_t)i + 1;
+  }
+  xrt__free(&w->al, t->slot);
+  t->slot = s;
+  t->nslot = ns;
+}
+
+/* The bytes t->data[mark..] as an item of dialect d: an equal item's
+ * index (the bytes are dropped), else a new one. */
+static uint32_t xrt__bw_intern(xrt__bw *w, xrt__bwtab *t, size_t mark, uint8_t d) {
+  if ((t->n + 1) * 2 > t->nslot) xrt__bw_rehash(w, t);
+  const uint8_t *p = t->data.d + mark;
+  size_t len = t->data.n - mark;
+  size_t h = (size_t)xrt__bw_hash(p, len, d);
+  for (;; h++) {
+    uint32_t k = t->slot[h & (t->nslot - 1)];
+    if (!k) break;
+    const xrt__bwent *e = &t->e[k - 1];
+    if (e->len == len && e->dialect == d && !memcmp(t->data.d + e->off, p, len)) {
+      t->data.n = mark;
+      return k - 1;
+    }
+  }
+  if (t->n == t->cap) {
+    size_t cap = t->cap ? t->cap * 2 : 256;
+    xrt__bwent *e = xrt__realloc(&w->al, t->e, t->cap * sizeof *e, cap * sizeof *e);
+    if (!e) xrt__bw_oom(w);
+    t->e = e;
+    t->cap = cap;
+  }
+  if (t->n >= UINT32_MAX - 1) xrt__bw_fail(w, XRT_RESOURCE_EXHAUSTED, "too many items");
+  t->e[t->n] = (xrt__bwent){mark, len, d};
+  t->slot[h & (t->nslot - 1)] = (uint32_t)++t->n;
+  return (uint32_t)(t->n - 1);
+}
+
+static void xrt__bw_tab_free(xrt__bw *w, xrt__bwtab *t) {
+  xrt__free(&w->al, t->data.d);
+  xrt__free(&w->al, t->e);
+  xrt__free(&w->al, t->slot);
+}
+
+static uint32_t xrt__bw_string(xrt__bw *w, const char *s, size_t n) {
+  size_t mark = w->strs.data.n;
+  xrt__bw_bytes(w, &w->strs.data, s, n);
+  return xrt__bw_intern(w, &w->strs, mark, 0);
+}
+
+/* An attribute or type is built at the end of its table's data (its
+ * parts interned first), then interned. */
+static size_t xrt__bw_begin(xrt__bwtab *t) { return t->data.n; }
+
+static uint32_t xrt__bw_end(xrt__bw *w, xrt__bwtab *t, size_t mark, uint8_t d) {
+  return xrt__bw_intern(w, t, mark, d);
+}
+
+/* ---------------------------------------------------------------------
+ * Versions
+ * ------------------------------------------------------------------- */
+
+static int xrt__bw_cmp(const int a[3], const int b[3]) {
+  for (int i = 0; i < 3; i++)
+    if (a[i] != b[i]) return a[i] < b[i] ? -1 : 1;
+  return 0;
+}
+
+/* Whether the target has what appeared in version since. */
+static bool xrt__bw_has(const xrt__bw *w, const char *since) {
+  int v[3];
+  return since && xrt__version_parse(since, v) && xrt__bw_cmp(v, w->ver) <= 0;
+}
+
+/* The bytecode format StableHLO writes for a target (what the official
+ * artifacts of each version carry). */
+static int xrt__bw_format(const int v[3]) {
+  static const struct { int v[3], format; } t[] = {
+      {{0, 15, 0}, 6}, {{0, 14, 0}, 4}, {{0, 12, 0}, 3}, {{0, 10, 0}, 1}};
+  for (size_t i = 0; i < XRT__ARRAY_SIZE(t); i++)
+    if (xrt__bw_cmp(v, t[i].v) >= 0) return t[i].format;
+  return 0;
+}
+
+/* ---------------------------------------------------------------------
+ * Types
+ * ------------------------------------------------------------------- */
+
+static uint32_t xrt__bw_simple_type(xrt__bw *w, const char *name) {
+  int code = xrt__vhlo_type_code(name);
+  if (code < 0)
+    xrt__bw_fail(w, XRT_UNIMPLEMENTED, "type %s has no VHLO form", name);
+  size_t m = xrt__bw_begin(&w->types);
+  xrt__bw_varint(w, &w->types.data, (uint64_t)code);
+  return xrt__bw_end(w, &w->types, m, XRT__BW_VHLO);
+}
+
+/* The signless integer type of a width (quantized storage). */
+static uint32_t xrt__bw_int_type(xrt__bw *w, int bits) {
+  char name[8];
+  snprintf(name, sizeof name, "i%d", bits);
+  return xrt__bw_simple_type(w, name);
+}
+
+static uint32_t xrt__bw_quant(xrt__bw *w, const xrt_ir_quant *q,
+                              uint32_t expressed) {
+  uint32_t st = xrt__bw_int_type(w, xrt_dtype_bits(q->storage));
+  bool axis = q->axis >= 0;
+  xrt__bwbuf *b = &w->types.data;
+  size_t m = xrt__bw_begin(&w->types);
+  xrt__bw_varint(w, b, axis ? XRT__VT_QUANT_AXIS : XRT__VT_QUANT);
+  xrt__bw_varint(w, b, xrt_dtype_is_signed_int(q->storage) ? 1 : 0);
+  xrt__bw_varint(w, b, st);
+  xrt__bw_varint(w, b, expressed);
+  uint64_t bits;
+  if (!axis) {
+    memcpy(&bits, &q->scales[0], sizeof bits);
+    xrt__bw_apint(w, b, bits, 64);
+    xrt__bw_svarint(w, b, q->zero_points[0]);
+    xrt__bw_svarint(w, b, q->storage_min);
+    xrt__bw_svarint(w, b, q->storage_max);
+  } else {
+    xrt__bw_varint(w, b, (uint64_t)q->axis);
+    xrt__bw_svarint(w, b, q->storage_min);
+    xrt__bw_svarint(w, b, q->storage_max);
+    xrt__bw_varint(w, b, (uint64_t)q->num_scales);
+    for (int32_t i = 0; i < q->num_scales; i++) {
+      memcpy(&bits, &q->scales[i], sizeof bits);
+      xrt__bw_apint(w, b, bits, 64);
+    }
+    xrt__bw_varint(w, b, (uint64_t)q->num_scales);
+    for (int32_t i = 0; i < q->num_scales; i++)
+      xrt__bw_svarint(w, b, q->zero_points[i]);
+  }
+  return xrt__bw_end(w, &w->types, m, XRT__BW_VHLO);
+}
+
+static uint32_t xrt__bw_elem(xrt__bw *w, xrt_dtype dt, const xrt_ir_quant *q) {
+  if (q) return xrt__bw_quant(w, q, xrt__bw_elem(w, q->expressed, NULL));
+  if (dt == XRT_C64 || dt == XRT_C128) {
+    uint32_t e = xrt__bw_simple_type(w, dt == XRT_C64 ? "f32" : "f64");
+    size_t m = xrt__bw_begin(&w->types);
+    xrt__bw_varint(w, &w->types.data, XRT__VT_COMPLEX);
+    xrt__bw_varint(w, &w->types.data, e);
+    return xrt__bw_end(w, &w->types, m, XRT__BW_VHLO);
+  }
+  return xrt__bw_simple_type(w, xrt_dtype_name(dt));
+}
+
+static uint32_t xrt__bw_tensor_type(xrt__bw *w, const xrt_shape *s,
+                                    const xrt_ir_quant *q) {
+  uint32_t e = xrt__bw_elem(w, s->dtype, q);
+  xrt__bwbuf *b = &w->types.data;
+  size_t m = xrt__bw_begin(&w->types);
+  xrt__bw_varint(w, b, XRT__VT_RANKED_TENSOR);
+  xrt__bw_varint(w, b, (uint64_t)s->rank);
+  for (int i = 0; i < s->rank; i++) /* MLIR's dynamic size: INT64_MIN */
+    xrt__bw_svarint(w, b, s->dims[i] < 0 ? INT64_MIN : s->dims[i]);
+  xrt__bw_varint(w, b, e);
+  return xrt__bw_end(w, &w->types, m, XRT__BW_VHLO);
+}
+
+static uint32_t xrt__bw_type(xrt__bw *w, const xrt_ir_type *t) {
+  if (t->kind == XRT_TYPE_TENSOR) return xrt__bw_tensor_type(w, &t->shape, t->quant);
+  if (t->kind == XRT_TYPE_TOKEN) {
+    size_t m = xrt__bw_begin(&w->types);
+    xrt__bw_varint(w, &w->types.data, XRT__VT_TOKEN);
+    return xrt__bw_end(w, &w->types, m, XRT__BW_VHLO);
+  }
+  uint32_t *k = xrt__arena_alloc(&w->arena, ((size_t)t->num_elems + 1) * sizeof *k);
+  if (!k) xrt__bw_oom(w);
+  for (int32_t i = 0; i < t->num_elems; i++) k[i] = xrt__bw_type(w, &t->elems[i]);
+  size_t m = xrt__bw_begin(&w->types);
+  xrt__bw_varint(w, &w->types.data, XRT__VT_TUPLE);
+  xrt__bw_varint(w, &w->types.data, (uint64_t)t->num_elems);
+  for (int32_t i = 0; i < t->num_elems; i++) xrt__bw_varint(w, &w->types.data, k[i]);
+  return xrt__bw_end(w, &w->types, m, XRT__BW_VHLO);
+}
+
+static uint32_t xrt__bw_func_type(xrt__bw *w, const xrt_ir_func *f) {
+  int32_t ni = f->body.num_args, nr = f->num_results;
+  uint32_t *k = xrt__arena_alloc(&w->arena, ((size_t)ni + (size_t)nr + 1) * sizeof *k);
+  if (!k) xrt__bw_oom(w);
+  for (int32_t i = 0; i < ni; i++)
+    k[i] = xrt__bw_type(w, &f->value_types[f->body.args[i]]);
+  for (int32_t i = 0; i < nr; i++) k[ni + i] = xrt__bw_type(w, &f->result_types[i]);
+  xrt__bwbuf *b = &w->types.data;
+  size_t m = xrt__bw_begin(&w->types);
+  xrt__bw_varint(w, b, XRT__VT_FUNCTION);
+  xrt__bw_varint(w, b, (uint64_t)ni);
+  for (int32_t i = 0; i < ni; i++) xrt__bw_varint(w, b, k[i]);
+  xrt__bw_varint(w, b, (uint64_t)nr);
+  for (int32_t i = 0; i < nr; i++) xrt__bw_varint(w, b, k[ni + i]);
+  return xrt__bw_end(w, &w->types, m, XRT__BW_VHLO);
+}
+
+/* ---------------------------------------------------------------------
+ * VHLO attributes
+ * ------------------------------------------------------------------- */
+
+static uint32_t xrt__bw_a_varint(xrt__bw *w, int code, uint64_t v) {
+  size_t m = xrt__bw_begin(&w->attrs);
+  xrt__bw_varint(w, &w->attrs.data, (uint64_t)code);
+  xrt__bw_varint(w, &w->attrs.data, v);
+  return xrt__bw_end(w, &w->attrs, m, XRT__BW_VHLO);
+}
+
+static uint32_t xrt__bw_a_bool(xrt__bw *w, bool v) {
+  return xrt__bw_a_varint(w, XRT__VA_BOOL, v);
+}
+
+static uint32_t xrt__bw_a_string(xrt__bw *w, const char *s, size_t n) {
+  return xrt__bw_a_varint(w, XRT__VA_STRING, xrt__bw_string(w, s, n));
+}
+
+static uint32_t xrt__bw_a_int(xrt__bw *w, uint32_t type, int bits, int64_t v) {
+  size_t m = xrt__bw_begin(&w->attrs);
+  xrt__bw_varint(w, &w->attrs.data, XRT__VA_INTEGER);
+  xrt__bw_varint(w, &w->attrs.data, type);
+  xrt__bw_apint(w, &w->attrs.data, (uint64_t)v, bits);
+  return xrt__bw_end(w, &w->attrs, m, XRT__BW_VHLO);
+}
+
+static uint32_t xrt__bw_a_i64(xrt__bw *w, int64_t v) {
+  return xrt__bw_a_int(w, w->t_i64, 64, v);
+}
+
+static uint32_t xrt__bw_a_type(xrt__bw *w, uint32_t type) {
+  return xrt__bw_a_varint(w, XRT__VA_TYPE, type);
+}
+
+static uint32_t xrt__bw_a_list(xrt__bw *w, int code, const uint32_t *k, size_t n) {
+  size_t m = xrt__bw_begin(&w->attrs);
+  xrt__bw_varint(w, &w->attrs.data, (uint64_t)code);
+  xrt__bw_varint(w, &w->attrs.data, code == XRT__VA_DICT ? n / 2 : n);
+  for (size_t i = 0; i < n; i++) xrt__bw_varint(w, &w->attrs.data, k[i]);
+  return xrt__bw_end(w, &w->attrs, m, XRT__BW_VHLO);
+}
+
+/* TensorV1Attr: type, raw data (MLIR's: a splat holds one element; i1
+ * is packed eight to a byte, a splat 0x00 or 0xFF). */
+static uint32_t xrt__bw_a_tensor(xrt__bw *w, uint32_t type, const void *data,
+                                 size_t len) {
+  xrt__bwbuf *b = &w->attrs.data;
+  size_t m = xrt__bw_begin(&w->attrs);
+  xrt__bw_varint(w, b, XRT__VA_TENSOR);
+  xrt__bw_varint(w, b, type);
+  xrt__bw_varint(w, b, len);
+  xrt__bw_bytes(w, b, data, len);
+  return xrt__bw_end(w, &w->attrs, m, XRT__BW_VHLO);
+}
+
+static uint32_t xrt__bw_a_pred(xrt__bw *w, uint32_t type, const uint8_t *v,
+                               int64_t n, bool splat) {
+  if (splat || n == 1) {
+    uint8_t x = v[0] ? 0xFF : 0;
+    if (n == 1) x = v[0] ? 1 : 0;
+    return xrt__bw_a_tensor(w, type, &x, 1);
+  }
+  size_t len = (size_t)(n + 7) / 8;
+  uint8_t *p = xrt__arena_alloc(&w->arena, len);
+  if (!p) xrt__bw_oom(w);
+  memset(p, 0, len);
+  for (int64_t i = 0; i < n; i++)
+    if (v[i]) p[i / 8] |= (uint8_t)(1u << (i % 8));
+  return xrt__bw_a_tensor(w, type, p, len);
+}
+
+static int64_t xrt__bw_numel(const xrt_shape *s) {
+  int64_t n = 1;
+  for (int i = 0; i < s->rank; i++) n *= s->dims[i] < 0 ? 0 : s->dims[i];
+  return n;
+}
+
+static uint32_t xrt__bw_a_literal(xrt__bw *w, const xrt_ir_literal *l) {
+  uint32_t type = xrt__bw_tensor_type(w, &l->type.shape, l->type.quant);
+  if (l->type.shape.dtype == XRT_PRED && !l->type.quant)
+    return xrt__bw_a_pred(w, type, l->data, xrt__bw_numel(&l->type.shape), l->splat);
+  return xrt__bw_a_tensor(w, type, l->data, l->bytes);
+}
+
+/* An i64 (or i1) tensor of n values with a shape (NULL: [n]); all equal
+ * values are written as a splat, as MLIR stores them. */
+static uint32_t xrt__bw_a_ints(xrt__bw *w, const int64_t *v, int64_t n,
+                               const int64_t *dims, int rank, bool pred) {
+  xrt_shape s;
+  memset(&s, 0, sizeof s);
+  s.dtype = pred ? XRT_PRED : XRT_S64;
+  s.rank = dims ? rank : 1;
+  if (dims) memcpy(s.dims, dims, (size_t)rank * sizeof *dims);
+  else s.dims[0] = n;
+  uint32_t type = xrt__bw_tensor_type(w, &s, NULL);
+  bool splat = n > 1;
+  for (int64_t i = 1; splat && i < n; i++) splat = v[i] == v[0];
+  if (pred) {
+    uint8_t *b = xrt__arena_alloc(&w->arena, (size_t)n + 1);
+    if (!b) xrt__bw_oom(w);
+    for (int64_t i = 0; i < n; i++) b[i] = v[i] != 0;
+    return xrt__bw_a_pred(w, type, b, n, splat);
+  }
+  return xrt__bw_a_tensor(w, type, v, (size_t)(splat ? 1 : n) * sizeof *v);
+}
+
+static uint32_t xrt__bw_a_filled(xrt__bw *w, int64_t v, int64_t n, int64_t pairs,
+                                 bool pred) {
+  int64_t *x = xrt__arena_alloc(&w->arena, (size_t)(n * (pairs ? 2 : 1) + 1) * 8);
+  if (!x) xrt__bw_oom(w);
+  for (int64_t i = 0; i < n * (pairs ? 2 : 1); i++) x[i] = v;
+  int64_t dims[2] = {n, 2};
+  return xrt__bw_a_ints(w, x, n * (pairs ? 2 : 1), pairs ? dims : NULL, 2, pred);
+}
+
+/* Which VHLO enumeration an enum-valued attribute of this name holds. */
+static int xrt__bw_enum_of(const char *name) {
+  static const struct { const char *name; int e; } t[] = {
+      {"comparison_direction", XRT__BCE_COMPARISON_DIRECTION},
+      {"compare_type", XRT__BCE_COMPARISON_TYPE},
+      {"fft_type", XRT__BCE_FFT_TYPE},
+      {"precision_config", XRT__BCE_PRECISION},
+      {"rng_algorithm", XRT__BCE_RNG_ALGORITHM},
+      {"rng_distribution", XRT__BCE_RNG_DISTRIBUTION},
+      {"transpose_a", XRT__BCE_TRANSPOSE},
+      {"mode", XRT__BCE_ACCURACY_MODE}};
+  for (size_t i = 0; i < XRT__ARRAY_SIZE(t); i++)
+    if (!strcmp(t[i].name, name)) return t[i].e;
+  return -1;
+}
+
+static int xrt__bw_enum_code(int e) {
+  static const uint8_t code[] = {
+      XRT__VA_COMPARISON_DIRECTION, XRT__VA_COMPARISON_TYPE, XRT__VA_API_VERSION,
+      XRT__VA_FFT_TYPE, XRT__VA_PRECISION, XRT__VA_RNG_ALGORITHM,
+      XRT__VA_RNG_DISTRIBUTION, XRT__VA_TRANSPOSE, XRT__VA_RESULT_ACCURACY_MODE};
+  return code[e];
+}
+
+static uint32_t xrt__bw_a_enum(xrt__bw *w, int e, const char *s, size_t len,
+                               const char *what) {
+  size_t n;
+  const char *const *names = xrt__vhlo_enum_names(e, &n);
+  for (size_t i = 0; i < n; i++)
+    if (strlen(names[i]) == len && !memcmp(names[i], s, len))
+      return xrt__bw_a_varint(w, xrt__bw_enum_code(e), i);
+  xrt__bw_fail(w, XRT_INVALID_ARGUMENT, "%s: unknown value %.*s", what, (int)len, s);
+}
+
+static uint32_t xrt__bw_a_f64(xrt__bw *w, double d) {
+  uint32_t t = xrt__bw_simple_type(w, "f64");
+  uint64_t bits;
+  memcpy(&bits, &d, sizeof bits);
+  size_t m = xrt__bw_begin(&w->attrs);
+  xrt__bw_varint(w, &w->attrs.data, XRT__VA_FLOAT);
+  xrt__bw_varint(w, &w->attrs.data, t);
+  xrt__bw_apint(w, &w->attrs.data, bits, 64);
+  return xrt__bw_end(w, &w->attrs, m, XRT__BW_VHLO);
+}
+
+static uint32_t xrt__bw_a_f32(xrt__bw *w, double d) {
+  uint32_t t = xrt__bw_simple_type(w, "f32");
+  float f = (float)d;
+  uint32_t bits;
+  memcpy(&bits, &f, sizeof bits);
+  size_t m = xrt__bw_begin(&w->attrs);
+  xrt__bw_varint(w, &w->attrs.data, XRT__VA_FLOAT);
+  xrt__bw_varint(w, &w->attrs.data, t);
+  xrt__bw_apint(w, &w->attrs.data, bits, 32);
+  return xrt__bw_end(w, &w->attrs, m, XRT__BW_VHLO);
+}
+
+/* ResultAccuracyV1Attr: atol, rtol, ulps, mode. */
+static uint32_t xrt__bw_a_accuracy(xrt__bw *w, double atol, double rtol,
+                                   int64_t ulps, const char *mode, size_t ml) {
+  uint32_t md = xrt__bw_a_enum(w, XRT__BCE_ACCURACY_MODE, mode, ml, "result_accuracy");
+  uint64_t a, r;
+  memcpy(&a, &atol, 8);
+  memcpy(&r, &rtol, 8);
+  xrt__bwbuf *b = &w->attrs.data;
+  size_t m = xrt__bw_begin(&w->attrs);
+  xrt__bw_varint(w, b, XRT__VA_RESULT_ACCURACY);
+  xrt__bw_apint(w, b, a, 64);
+  xrt__bw_apint(w, b, r, 64);
+  xrt__bw_svarint(w, b, ulps);
+  xrt__bw_varint(w, b, md);
+  return xrt__bw_end(w, &w->attrs, m, XRT__BW_VHLO);
+}
+
+static const xrt_ir_attr *xrt__bw_field(const xrt_ir_attr *a, const char *name) {
+  return xrt_ir_attr_field(a, name);
+}
+
+static int64_t xrt__bw_field_int(const xrt_ir_attr *a, const char *name, int64_t d) {
+  const xrt_ir_attr *f = xrt__bw_field(a, name);
+  return f && (f->kind == XRT_ATTR_INT || f->kind == XRT_ATTR_BOOL) ? f->i : d;
+}
+
+static uint32_t xrt__bw_generic(xrt__bw *w, const char *name, const xrt_ir_attr *a);
+
+static uint32_t xrt__bw_a_result_accuracy(xrt__bw *w, const xrt_ir_attr *a) {
+  const xrt_ir_attr *at = xrt__bw_field(a, "atol"), *rt = xrt__bw_field(a, "rtol");
+  const xrt_ir_attr *mode = xrt__bw_field(a, "mode");
+  const char *ms = "DEFAULT";
+  if (mode && mode->kind == XRT_ATTR_DICT && mode->num_items == 1)
+    ms = mode->items[0].name; /* #stablehlo.result_accuracy_mode<X> */
+  else if (mode && mode->kind == XRT_ATTR_ENUM)
+    ms = mode->s;
+  return xrt__bw_a_accuracy(w, at ? (at->kind == XRT_ATTR_INT ? (double)at->i : at->f) : 0,
+                            rt ? (rt->kind == XRT_ATTR_INT ? (double)rt->i : rt->f) : 0,
+                            xrt__bw_field_int(a, "ulps", 0), ms, strlen(ms));
+}
+
+static uint32_t xrt__bw_a_alias(xrt__bw *w, const xrt_ir_attr *a) {
+  const xrt_ir_attr *o = xrt__bw_field(a, "output_tuple_indices");
+  const xrt_ir_attr *t = xrt__bw_field(a, "operand_tuple_indices");
+  xrt__bwbuf *b = &w->attrs.data;
+  size_t m = xrt__bw_begin(&w->attrs);
+  xrt__bw_varint(w, b, XRT__VA_OUTPUT_OPERAND_ALIAS);
+  int64_t no = o && o->kind == XRT_ATTR_INTS ? o->n : 0;
+  xrt__bw_varint(w, b, (uint64_t)no);
+  for (int64_t i = 0; i < no; i++) xrt__bw_svarint(w, b, o->ints[i]);
+  xrt__bw_svarint(w, b, xrt__bw_field_int(a, "operand_index", 0));
+  int64_t nt = t && t->kind == XRT_ATTR_INTS ? t->n : 0;
+  xrt__bw_varint(w, b, (uint64_t)nt);
+  for (int64_t i = 0; i < nt; i++) xrt__bw_svarint(w, b, t->ints[i]);
+  return xrt__bw_end(w, &w->attrs, m, XRT__BW_VHLO);
+}
+
+/* A dictionary of VHLO attributes (string keys). */
+static uint32_t xrt__bw_a_dict(xrt__bw *w, const xrt_ir_attr *a) {
+  uint32_t *k = xrt__arena_alloc(&w->arena, (2 * (size_t)a->num_items + 1) * sizeof *k);
+  if (!k) xrt__bw_oom(w);
+  for (int32_t i = 0; i < a->num_items; i++) {
+    const char *nm = a->items[i].name ? a->items[i].name : "";
+    k[2 * i] = xrt__bw_a_string(w, nm, strlen(nm));
+    k[2 * i + 1] = xrt__bw_generic(w, nm, &a->items[i]);
+  }
+  return xrt__bw_a_list(w, XRT__VA_DICT, k, 2 * (size_t)a->num_items);
+}
+
+/* Any attribute by its kind, the name saying what enumerations and
+ * structures mean. */
+static uint32_t xrt__bw_generic(xrt__bw *w, const char *name, const xrt_ir_attr *a) {
+  int e;
+  switch ((xrt_ir_attr_kind)a->kind) {
+  case XRT_ATTR_INT: return xrt__bw_a_i64(w, a->i);
+  case XRT_ATTR_FLOAT:
+    return !strcmp(name, "epsilon") ? xrt__bw_a_f32(w, a->f) : xrt__bw_a_f64(w, a->f);
+  case XRT_ATTR_BOOL: return xrt__bw_a_bool(w, a->i != 0);
+  case XRT_ATTR_UNIT: return xrt__bw_a_bool(w, true);
+  case XRT_ATTR_STRING: case XRT_ATTR_SYMBOL:
+    return xrt__bw_a_string(w, a->s ? a->s : "", (size_t)a->n);
+  case XRT_ATTR_ENUM:
+    if ((e = xrt__bw_enum_of(name)) < 0)
+      xrt__bw_fail(w, XRT_UNIMPLEMENTED, "attribute %s (%.*s) has no VHLO form",
+                   name, (int)a->n, a->s);
+    return xrt__bw_a_enum(w, e, a->s, (size_t)a->n, name);
+  case XRT_ATTR_INTS:
+    if (a->lit) return xrt__bw_a_literal(w, a->lit);
+    if (!strcmp(name, "padding")) {
+      int64_t dims[2] = {a->n / 2, 2};
+      return xrt__bw_a_ints(w, a->ints, a->n, dims, 2, false);
+    } else {
+      uint32_t *k = xrt__arena_alloc(&w->arena, ((size_t)a->n + 1) * sizeof *k);
+      if (!k) xrt__bw_oom(w);
+      for (int64_t i = 0; i < a->n; i++) k[i] = xrt__bw_a_i64(w, a->ints[i]);
+      return xrt__bw_a_list(w, XRT__VA_ARRAY, k, (size_t)a->n);
+    }
+  case XRT_ATTR_DENSE: return xrt__bw_a_literal(w, a->lit);
+  case XRT_ATTR_TYPE: return xrt__bw_a_type(w, xrt__bw_type(w, a->type));
+  case XRT_ATTR_LIST: {
+    uint32_t *k = xrt__arena_alloc(&w->arena, ((size_t)a->num_items + 1) * sizeof *k);
+    if (!k) xrt__bw_oom(w);
+    for (int32_t i = 0; i < a->num_items; i++)
+      k[i] = !strcmp(name, "output_operand_aliases") && a->items[i].kind == XRT_ATTR_DICT
+                 ? xrt__bw_a_alias(w, &a->items[i])
+                 : xrt__bw_generic(w, name, &a->items[i]);
+    return xrt__bw_a_list(w, XRT__VA_ARRAY, k, (size_t)a->num_items);
+  }
+  case XRT_ATTR_DICT:
+    if (!strcmp(name, "result_accuracy")) return xrt__bw_a_result_accuracy(w, a);
+    return xrt__bw_a_dict(w, a);
+  default: break;
+  }
+  xrt__bw_fail(w, XRT_UNIMPLEMENTED, "attribute %s has no VHLO form", name);
+}
+
+/* ---------------------------------------------------------------------
+ * Op attributes: VHLO properties from StableHLO's attributes
+ * ------------------------------------------------------------------- */
+
+/* The op's attributes, each marked once written. */
+typedef struct xrt__bwattrs {
+  const xrt_ir_op *op;
+  const char *shlo;
+  bool used[256], grouped[256];
+  uint64_t fields[256]; /* group dictionaries: fields written */
+} xrt__bwattrs;
+
+static const xrt_ir_attr *xrt__bw_take(xrt__bwattrs *s, const char *name) {
+  for (int32_t i = 0; i < s->op->num_attrs && i < 256; i++)
+    if (!strcmp(s->op->attrs[i].name, name)) {
+      s->used[i] = true;
+      return &s->op->attrs[i];
+    }
+  return NULL;
+}
+
+/* A field of group dictionary `group`, marked written. */
+static const xrt_ir_attr *xrt__bw_take_field(xrt__bwattrs *s, const char *group,
+                                             const char *field) {
+  for (int32_t i = 0; i < s->op->num_attrs && i < 256; i++) {
+    const xrt_ir_attr *a = &s->op->attrs[i];
+    if (strcmp(a->name, group) || a->kind != XRT_ATTR_DICT) continue;
+    s->used[i] = s->grouped[i] = true;
+    for (int32_t k = 0; k < a->num_items; k++)
+      if (a->items[k].name && !strcmp(a->items[k].name, field)) {
+        if (k < 64) s->fields[i] |= (uint64_t)1 << k;
+        return &a->items[k];
+      }
+    return NULL;
+  }
+  return NULL;
+}
+
+/* Which group dictionary holds a VHLO property, and the field's name. */
+static const char *xrt__bw_group_of(int group, const char *prop, const char **field) {
+  static const char *const dot_algo[] = {
+      "lhs_precision_type", "rhs_precision_type", "accumulation_type",
+      "lhs_component_count", "rhs_component_count", "num_primitive_operations",
+      "allow_imprecise_accumulation"};
+  *field = prop;
+  switch (group) {
+  case XRT__VG_CONV:
+    for (int g = 0; g < 3; g++)
+      for (int k = 0; k < 3; k++)
+        if (!strcmp(prop, xrt__conv_dim_names[g][k])) return "dimension_numbers";
+    return NULL;
+  case XRT__VG_DOT:
+    if (strstr(prop, "_batching_dimensions") || strstr(prop, "_contracting_dimensions"))
+      return "dot_dimension_numbers";
+    for (size_t i = 0; i < XRT__ARRAY_SIZE(dot_algo); i++)
+      if (!strcmp(prop, dot_algo[i])) return "algorithm";
+    return NULL;
+  case XRT__VG_GATHER:
+    if (!strcmp(prop, "indices_are_sorted") || !strcmp(prop, "slice_sizes")) return NULL;
+    return "dimension_numbers";
+  case XRT__VG_SCATTER:
+    if (!strcmp(prop, "indices_are_sorted") || !strcmp(prop, "unique_indices"))
+      return NULL;
+    return "scatter_dimension_numbers";
+  case XRT__VG_CHANNEL: case XRT__VG_CHANNEL2:
+    if (!strcmp(prop, "channel_id")) { *field = "handle"; return "channel_handle"; }
+    if (!strcmp(prop, "channel_type")) { *field = "type"; return "channel_handle"; }
+    return NULL;
+  default: return NULL;
+  }
+}
+
+/* How many spatial or window dimensions the op has (for defaults). */
+static int64_t xrt__bw_window_rank(xrt__bwattrs *s) {
+  const xrt_ir_attr *d = xrt_ir_op_attr(s->op, "dimension_numbers");
+  const xrt_ir_attr *sp = xrt__bw_field(d, "input_spatial_dimensions");
+  if (sp && sp->kind == XRT_ATTR_INTS) return sp->n;
+  const xrt_ir_attr *wd = xrt_ir_op_attr(s->op, "window_dimensions");
+  return wd && wd->kind == XRT_ATTR_INTS ? wd->n : 0;
+}
+
+/* The value StableHLO means when it leaves a property out (what its
+ * serializer writes then). */
+static uint32_t xrt__bw_default_or(xrt__bw *w, xrt__bwattrs *s, const char *prop,
+                                   bool *ok) {
+  const xrt__vrule *r = xrt__vhlo_rule(s->shlo, prop);
+  *ok = true;
+  int drop = r ? r->drop : XRT__VD_NEVER;
+  uint32_t k[2];
+  switch (drop) {
+  case XRT__VD_FALSE: return xrt__bw_a_bool(w, false);
+  case XRT__VD_ZERO: return xrt__bw_a_i64(w, 0);
+  case XRT__VD_MINUS1: return xrt__bw_a_i64(w, -1);
+  case XRT__VD_ENUM0: return xrt__bw_a_varint(w, xrt__bw_enum_code(xrt__bw_enum_of(prop)), 0);
+  case XRT__VD_API1: return xrt__bw_a_varint(w, XRT__VA_API_VERSION, 1);
+  case XRT__VD_DEFAULTS:
+    k[0] = k[1] = xrt__bw_a_varint(w, XRT__VA_PRECISION, 0);
+    return xrt__bw_a_list(w, XRT__VA_ARRAY, k, 2);
+  case XRT__VD_ONES: return xrt__bw_a_filled(w, 1, xrt__bw_window_rank(s), 0, false);
+  case XRT__VD_ZEROS:
+    return xrt__bw_a_filled(w, 0, xrt__bw_window_rank(s), !strcmp(prop, "padding"),
+                            r->rule == XRT__VR_BOOLS);
+  case XRT__VD_ACCURACY: return xrt__bw_a_accuracy(w, 0, 0, 0, "DEFAULT", 7);
+  case XRT__VD_EMPTY:
+    if (r->rule == XRT__VR_ARRAY || r->empty == 't') {
+      int64_t dims[2] = {0, 2};
+      return xrt__bw_a_ints(w, NULL, 0, dims, strcmp(prop, "source_target_pairs") ? 1 : 2,
+                            false);
+    }
+    if (r->empty == 's') return xrt__bw_a_string(w, "", 0);
+    return xrt__bw_a_list(w, r->empty == 'd' ? XRT__VA_DICT : XRT__VA_ARRAY, k, 0);
+  default: break;
+  }
+  *ok = false;
+  return UINT32_MAX;
+}
+
+static uint32_t xrt__bw_default(xrt__bw *w, xrt__bwattrs *s, const char *prop) {
+  bool ok;
+  uint32_t v = xrt__bw_default_or(w, s, prop, &ok);
+  if (!ok) xrt__bw_fail(w, XRT_INVALID_ARGUMENT, "%s lacks its attribute %s", s->shlo, prop);
+  return v;
+}
+
+/* A group field that is absent: empty lists, zero numbers, no algorithm. */
+static uint32_t xrt__bw_group_default(xrt__bw *w, const char *group,
+                                      const char *field) {
+  if (!strcmp(group, "algorithm")) return xrt__bw_a_type(w, w->t_none);
+  if (strstr(field, "dimensions") || strstr(field, "_dims") || strstr(field, "_map"))
+    return xrt__bw_a_ints(w, NULL, 0, NULL, 1, false);
+  return xrt__bw_a_i64(w, 0);
+}
+
+/* One VHLO property of op. */
+static uint32_t xrt__bw_prop(xrt__bw *w, xrt__bwattrs *s, const xrt__vop *d,
+                             const char *prop) {
+  const char *field, *group = xrt__bw_group_of(d->group, prop, &field);
+  if (group) {
+    const xrt_ir_attr *f = xrt__bw_take_field(s, group, field);
+    if (!f) return xrt__bw_group_default(w, group, field);
+    if (f->kind == XRT_ATTR_INTS && !f->lit)
+      return xrt__bw_a_ints(w, f->ints, f->n, NULL, 1, false);
+    if (f->kind == XRT_ATTR_ENUM && !strcmp(group, "algorithm")) { /* tf32 */
+      char ty[32];
+      snprintf(ty, sizeof ty, "%.*s", (int)f->n, f->s);
+      return xrt__bw_a_type(w, xrt__bw_simple_type(w, ty));
+    }
+    return xrt__bw_generic(w, prop, f);
+  }
+  const xrt_ir_attr *a = xrt__bw_take(s, prop);
+  if (!a) return xrt__bw_default(w, s, prop);
+  const xrt__vrule *r = xrt__vhlo_rule(s->shlo, prop);
+  switch (r ? r->rule : XRT__VR_KEEP) {
+  case XRT__VR_ARRAY: case XRT__VR_BOOLS:
+    if (a->kind != XRT_ATTR_INTS) break;
+    if (a->lit && r->rule == XRT__VR_ARRAY) return xrt__bw_a_literal(w, a->lit);
+    return xrt__bw_a_ints(w, a->ints, a->n, NULL, 1, r->rule == XRT__VR_BOOLS);
+  case XRT__VR_UNIT:
+    if (a->kind == XRT_ATTR_UNIT) return xrt__bw_a_bool(w, true);
+    break;
+  case XRT__VR_API:
+    if (a->kind == XRT_ATTR_INT) return xrt__bw_a_varint(w, XRT__VA_API_VERSION, (uint64_t)a->i);
+    break;
+  case XRT__VR_SYMBOLS:
+    if (a->kind == XRT_ATTR_INTS && a->n == 0) return xrt__bw_a_list(w, XRT__VA_ARRAY, NULL, 0);
+    break;
+  default: break;
+  }
+  if (a->kind == XRT_ATTR_INTS && !a->lit && r && r->drop == XRT__VD_EMPTY && !a->n)
+    return xrt__bw_default(w, s, prop); /* `[]`: the empty value of its kind */
+  return xrt__bw_generic(w, prop, a);
+}
+
+/* The VHLO op version of a StableHLO op at the target: the newest the
+ * target has. */
+static const xrt__vop *xrt__bw_vop(xrt__bw *w, const xrt_ir_op *op) {
+  if (op->code > XRT_OP_INVALID && op->code < XRT_OP_COUNT && w->opdone[op->code])
+    return w->opcache[op->code];
+  const char *name = op->code == XRT_OP_FUNC_RETURN ? "stablehlo.return"
+                                                     : xrt_opcode_name(op->code);
+  size_t n;
+  const xrt__vop *t = xrt__vhlo_ops_table(&n), *best = NULL, *any = NULL;
+  for (size_t i = 0; i < n; i++) {
+    if (strcmp(t[i].shlo, name) || t[i].group == XRT__VG_OPAQUE) continue;
+    if (!any) any = &t[i]; /* the first version */
+    if (xrt__bw_has(w, t[i].since)) best = &t[i]; /* versions ascend */
+  }
+  if (!best && any)
+    xrt__bw_fail(w, XRT_UNIMPLEMENTED, "op %s is not in StableHLO %s (it appeared "
+                 "in %s)", op->name, w->ver_s, any->since);
+  if (!best)
+    xrt__bw_fail(w, XRT_UNIMPLEMENTED, "op %s has no portable (VHLO) form", op->name);
+  w->opcache[op->code] = best;
+  w->opdone[op->code] = 1;
+  return best;
+}
+
+/* Whether a newer VHLO version of the op has a property of this name. */
+static const char *xrt__bw_newer_prop(const char *shlo, const char *name) {
+  size_t n, len = strlen(name);
+  const xrt__vop *t = xrt__vhlo_ops_table(&n);
+  for (size_t i = 0; i < n; i++) {
+    if (strcmp(t[i].shlo, shlo) || !t[i].props) continue;
+    for (const char *p = t[i].props; (p = strstr(p, name)); p += len)
+      if ((p == t[i].props || p[-1] == ' ') && (p[len] == ' ' || !p[len]))
+        return t[i].since;
+  }
+  return NULL;
+}
+
+/* Attributes the chosen version has no place for: those of newer
+ * versions are refused unless they hold StableHLO's default; others
+ * (discardable ones: mhlo.sharding, ...) go to the op's dictionary. */
+static size_t xrt__bw_leftovers(xrt__bw *w, xrt__bwattrs *s, const char **names,
+                                uint32_t *vals) {
+  size_t n = 0;
+  for (int32_t i = 0; i < s->op->num_attrs && i < 256; i++) {
+    const xrt_ir_attr *a = &s->op->attrs[i];
+    if (s->used[i]) {
+      for (int32_t k = 0; s->grouped[i] && k < a->num_items && k < 64; k++)
+        if (!(s->fields[i] >> k & 1) && !(a->items[k].kind == XRT_ATTR_INTS &&
+                                          a->items[k].n == 0) &&
+            strcmp(a->name, "channel_handle")) /* untyped: StableHLO drops the type */
+          xrt__bw_fail(w, XRT_UNIMPLEMENTED, "attribute %s.%s of %s is not in "
+                       "StableHLO %s", a->name, a->items[k].name ? a->items[k].name : "",
+                       s->shlo, w->ver_s);
+      continue;
+    }
+    const char *since = xrt__bw_newer_prop(s->shlo, a->name);
+    if (!since && !strcmp(a->name, "algorithm")) since = "1.6.0";
+    if (since) {
+      bool ok = false;
+      uint32_t v = xrt__bw_generic(w, a->name, a), dv = UINT32_MAX;
+      if (strcmp(a->name, "algorithm")) dv = xrt__bw_default_or(w, s, a->name, &ok);
+      if (ok && v == dv) continue;
+      xrt__bw_fail(w, XRT_UNIMPLEMENTED, "attribute %s of %s is not in StableHLO "
+                   "%s (it appeared in %s)", a->name, s->shlo, w->ver_s, since);
+    }
+    names[n] = a->name;
+    vals[n++] = xrt__bw_generic(w, a->name, a);
+  }
+  return n;
+}
+
+/* ---------------------------------------------------------------------
+ * Builtin attributes: strings, locations, dictionaries, integers
+ * ------------------------------------------------------------------- */
+
+static uint32_t xrt__bw_b_string(xrt__bw *w, const char *s, size_t n) {
+  uint32_t k = xrt__bw_string(w, s, n);
+  size_t m = xrt__bw_begin(&w->attrs);
+  xrt__bw_varint(w, &w->attrs.data, XRT__BA_STRING);
+  xrt__bw_varint(w, &w->attrs.data, k);
+  return xrt__bw_end(w, &w->attrs, m, XRT__BW_BUILTIN);
+}
+
+static uint32_t xrt__bw_loc(xrt__bw *w, const xrt_ir_loc *l) {
+  if (!l || !l->file || l->line <= 0) {
+    size_t m = xrt__bw_begin(&w->attrs);
+    xrt__bw_varint(w, &w->attrs.data, XRT__BA_UNKNOWN_LOC);
+    return xrt__bw_end(w, &w->attrs, m, XRT__BW_BUILTIN);
+  }
+  uint32_t f = xrt__bw_b_string(w, l->file, strlen(l->file));
+  size_t m = xrt__bw_begin(&w->attrs);
+  xrt__bw_varint(w, &w->attrs.data, XRT__BA_FILE_LOC);
+  xrt__bw_varint(w, &w->attrs.data, f);
+  xrt__bw_varint(w, &w->attrs.data, (uint64_t)l->line);
+  xrt__bw_varint(w, &w->attrs.data, (uint64_t)(l->col > 0 ? l->col : 0));
+  return xrt__bw_end(w, &w->attrs, m, XRT__BW_BUILTIN);
+}
+
+/* An op's attribute dictionary: builtin string names (sorted, as MLIR's
+ * DictionaryAttr keeps them) and values. */
+static uint32_t xrt__bw_b_dict(xrt__bw *w, const char **names, const uint32_t *vals,
+                               size_t n) {
+  size_t *ord = xrt__arena_alloc(&w->arena, (n + 1) * sizeof *ord);
+  uint32_t *keys = xrt__arena_alloc(&w->arena, (n + 1) * sizeof *keys);
+  if (!ord || !keys) xrt__bw_oom(w);
+  for (size_t i = 0; i < n; i++) {
+    size_t j = i;
+    for (; j > 0 && strcmp(names[ord[j - 1]], names[i]) > 0; j--) ord[j] = ord[j - 1];
+    ord[j] = i;
+  }
+  for (size_t i = 0; i < n; i++)
+    keys[i] = xrt__bw_b_string(w, names[ord[i]], strlen(names[ord[i]]));
+  size_t m = xrt__bw_begin(&w->attrs);
+  xrt__bw_varint(w, &w->attrs.data, XRT__BA_DICT);
+  xrt__bw_varint(w, &w->attrs.data, n);
+  for (size_t i = 0; i < n; i++) {
+    xrt__bw_varint(w, &w->attrs.data, keys[i]);
+    xrt__bw_varint(w, &w->attrs.data, vals[ord[i]]);
+  }
+  return xrt__bw_end(w, &w->attrs, m, XRT__BW_BUILTIN);
+}
+
+static uint32_t xrt__bw_b_i32(xrt__bw *w, int64_t v) {
+  size_t m = xrt__bw_begin(&w->types);
+  xrt__bw_varint(w, &w->types.data, XRT__BT_INTEGER);
+  xrt__bw_varint(w, &w->types.data, 32 << 2);
+  uint32_t t = xrt__bw_end(w, &w->types, m, XRT__BW_BUILTIN);
+  m = xrt__bw_begin(&w->attrs);
+  xrt__bw_varint(w, &w->attrs.data, XRT__BA_INTEGER);
+  xrt__bw_varint(w, &w->attrs.data, t);
+  xrt__bw_apint(w, &w->attrs.data, (uint64_t)v, 32);
+  return xrt__bw_end(w, &w->attrs, m, XRT__BW_BUILTIN);
+}
+
+/* ---------------------------------------------------------------------
+ * Ops, regions, the module
+ * ------------------------------------------------------------------- */
+
+static uint32_t xrt__bw_opname(xrt__bw *w, uint8_t dialect, const char *name) {
+  size_t mark = w->opnames.data.n;
+  xrt__bw_bytes(w, &w->opnames.data, name, strlen(name));
+  return xrt__bw_intern(w, &w->opnames, mark, dialect);
+}
+
+/* Properties: a blob of attribute references (VHLO: required ones in
+ * order; builtin ops: (index << 1) | present, optional ones). */
+static uint32_t xrt__bw_props(xrt__bw *w, const uint32_t *v, size_t n, bool optional) {
+  xrt__bwbuf *b = &w->props.data;
+  size_t m = b->n;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t x = optional ? (v[i] == UINT32_MAX ? 0 : ((uint64_t)v[i] << 1) | 1) : v[i];
+    xrt__bw_varint(w, b, x);
+  }
+  return xrt__bw_intern(w, &w->props, m, 0);
+}
+
+static void xrt__bw_region(xrt__bw *w, xrt__bwbuf *out, const xrt_ir_region *r,
+                           bool isolated);
+
+/* The op's inherent attributes as VHLO properties (or, before format 5,
+ * all of its attributes in its dictionary). */
+static void xrt__bw_op_attrs(xrt__bw *w, const xrt_ir_op *op, const xrt__vop *d,
+                             uint8_t *mask, uint32_t *dict, uint32_t *props) {
+  xrt__bwattrs *s = xrt__arena_alloc(&w->arena, sizeof *s);
+  if (!s) xrt__bw_oom(w);
+  memset(s, 0, sizeof *s);
+  s->op = op;
+  s->shlo = xrt_opcode_name(op->code);
+  if (op->num_attrs > 256)
+    xrt__bw_fail(w, XRT_UNIMPLEMENTED, "%s has more than 256 attributes", op->name);
+  size_t np = 0, cap = (size_t)op->num_attrs + 32;
+  const char **names = xrt__arena_alloc(&w->arena, cap * sizeof *names);
+  uint32_t *vals = xrt__arena_alloc(&w->arena, cap * sizeof *vals);
+  if (!names || !vals) xrt__bw_oom(w);
+  for (const char *p = d->props; p && *p;) {
+    while (*p == ' ') p++;
+    size_t len = strcspn(p, " ");
+    if (!len) break;
+    char *nm = xrt__arena_alloc(&w->arena, len + 1);
+    if (!nm) xrt__bw_oom(w);
+    memcpy(nm, p, len);
+    nm[len] = 0;
+    p += len;
+    vals[np] = xrt__bw_prop(w, s, d, nm);
+    names[np++] = nm;
+  }
+  size_t nl = xrt__bw_leftovers(w, s, names + np, vals + np);
+  if (w->format >= 5) {
+    if (np) {
+      *props = xrt__bw_props(w, vals, np, false);
+      *mask |= XRT__BW_OPM_PROPS;
+    }
+    if (nl) {
+      *dict = xrt__bw_b_dict(w, names + np, vals + np, nl);
+      *mask |= XRT__BW_OPM_ATTRS;
+    }
+  } else if (np + nl) {
+    *dict = xrt__bw_b_dict(w, names, vals, np + nl);
+    *mask |= XRT__BW_OPM_ATTRS;
+  }
+}
+
+/* Op: name, mask, location, [attributes], [properties], [result types],
+ * [operands], [regions]. */
+static void xrt__bw_op(xrt__bw *w, xrt__bwbuf *out, const xrt_ir_op *op) {
+  const xrt__vop *d = xrt__bw_vop(w, op);
+  uint32_t name = xrt__bw_opname(w, XRT__BW_VHLO, d->vhlo);
+  uint32_t loc = xrt__bw_loc(w, &op->loc), dict = 0, props = 0;
+  uint8_t mask = 0;
+  xrt__bw_op_attrs(w, op, d, &mask, &dict, &props);
+  uint32_t *rt = xrt__arena_alloc(&w->arena, ((size_t)op->num_results + 1) * sizeof *rt);
+  if (!rt) xrt__bw_oom(w);
+  for (int32_t i = 0; i < op->num_results; i++)
+    rt[i] = xrt__bw_type(w, &w->fn->value_types[op->results[i]]);
+  if (op->num_results) mask |= XRT__BW_OPM_RESULTS;
+  if (op->num_operands) mask |= XRT__BW_OPM_OPERANDS;
+  if (op->num_regions) mask |= XRT__BW_OPM_REGIONS;
+  xrt__bw_varint(w, out, name);
+  xrt__bw_byte(w, out, mask);
+  xrt__bw_varint(w, out, loc);
+  if (mask & XRT__BW_OPM_ATTRS) xrt__bw_varint(w, out, dict);
+  if (mask & XRT__BW_OPM_PROPS) xrt__bw_varint(w, out, props);
+  if (op->num_results) {
+    xrt__bw_varint(w, out, (uint64_t)op->num_results);
+    for (int32_t i = 0; i < op->num_results; i++) xrt__bw_varint(w, out, rt[i]);
+  }
+  if (op->num_operands) {
+    xrt__bw_varint(w, out, (uint64_t)op->num_operands);
+    for (int32_t i = 0; i < op->num_operands; i++) {
+      int32_t v = op->operands[i];
+      if (v < 0 || v >= w->fn->num_values || w->vmap[v] < 0)
+        xrt__bw_fail(w, XRT_INVALID_ARGUMENT, "%s uses value %d before its "
+                     "definition", op->name, (int)v);
+      xrt__bw_varint(w, out, (uint64_t)w->vmap[v]);
+    }
+  }
+  if (op->num_regions) { /* VHLO ops' regions see the values around them */
+    xrt__bw_varint(w, out, (uint64_t)op->num_regions << 1);
+    for (int32_t i = 0; i < op->num_regions; i++)
+      xrt__bw_region(w, out, &op->regions[i], false);
+  }
+}
+
+/* Block arguments: count, then per argument its type (with a location
+ * flag from format 4, else type and location). */
+static void xrt__bw_block_args(xrt__bw *w, xrt__bwbuf *out, const xrt_ir_region *r) {
+  uint32_t unknown = xrt__bw_loc(w, NULL);
+  xrt__bw_varint(w, out, (uint64_t)r->num_args);
+  for (int32_t i = 0; i < r->num_args; i++) {
+    uint32_t t = xrt__bw_type(w, &w->fn->value_types[r->args[i]]);
+    if (w->format >= 4) {
+      xrt__bw_varint(w, out, (uint64_t)t << 1);
+    } else {
+      xrt__bw_varint(w, out, t);
+      xrt__bw_varint(w, out, unknown);
+    }
+  }
+  if (w->format >= 3) xrt__bw_byte(w, out, 0); /* no use-list orders */
+}
+
+/* A region of one block: its values are numbered after those of the
+ * regions around it (within the isolated scope) before its ops are
+ * written, so that every operand has its index. */
+static void xrt__bw_region(xrt__bw *w, xrt__bwbuf *out, const xrt_ir_region *r,
+                           bool isolated) {
+  if (!r->num_ops && !r->num_args) {
+    xrt__bw_varint(w, out, 0);
+    return;
+  }
+  uint32_t save = w->top;
+  if (isolated) w->top = 0;
+  uint64_t nv = (uint64_t)r->num_args;
+  for (int32_t i = 0; i < r->num_ops; i++) nv += (uint64_t)r->ops[i].num_results;
+  uint32_t next = w->top;
+  for (int32_t i = 0; i < r->num_args; i++) w->vmap[r->args[i]] = (int32_t)next++;
+  for (int32_t i = 0; i < r->num_ops; i++)
+    for (int32_t k = 0; k < r->ops[i].num_results; k++)
+      w->vmap[r->ops[i].results[k]] = (int32_t)next++;
+  w->top = next;
+  xrt__bw_varint(w, out, 1);
+  xrt__bw_varint(w, out, nv);
+  xrt__bw_varint(w, out, ((uint64_t)r->num_ops << 1) | (r->num_args ? 1 : 0));
+  if (r->num_args) xrt__bw_block_args(w, out, r);
+  for (int32_t i = 0; i < r->num_ops; i++) xrt__bw_op(w, out, &r->ops[i]);
+  w->top = save; /* the region's values go out of scope */
+}
+
+/* An isolated op's regions: in their own IR section from format 2. */
+static void xrt__bw_isolated(xrt__bw *w, xrt__bwbuf *out, const xrt__bwbuf *body) {
+  if (w->format >= 2) {
+    xrt__bw_byte(w, out, XRT__BW_SEC_IR);
+    xrt__bw_varint(w, out, body->n);
+  }
+  xrt__bw_bytes(w, out, body->d, body->n);
+}
+
+static void xrt__bw_func(xrt__bw *w, xrt__bwbuf *out, const xrt_ir_func *f) {
+  w->fn = f;
+  xrt__free(&w->al, w->vmap);
+  w->vmap = xrt__calloc(&w->al, (size_t)f->num_values + 1, sizeof *w->vmap);
+  if (!w->vmap) xrt__bw_oom(w);
+  for (int32_t i = 0; i < f->num_values; i++) w->vmap[i] = -1;
+  uint32_t v[5];
+  /* arg_attrs function_type res_attrs sym_name sym_visibility */
+  v[0] = v[2] = xrt__bw_a_list(w, XRT__VA_ARRAY, NULL, 0);
+  v[1] = xrt__bw_a_type(w, xrt__bw_func_type(w, f));
+  v[3] = xrt__bw_a_string(w, f->name, strlen(f->name));
+  v[4] = f->is_public ? xrt__bw_a_string(w, "", 0) : xrt__bw_a_string(w, "private", 7);
+  uint32_t name = xrt__bw_opname(w, XRT__BW_VHLO, "func_v1");
+  uint32_t loc = xrt__bw_loc(w, &f->loc), at = 0;
+  uint8_t mask = XRT__BW_OPM_REGIONS;
+  if (w->format >= 5) {
+    at = xrt__bw_props(w, v, 5, false);
+    mask |= XRT__BW_OPM_PROPS;
+  } else {
+    static const char *const nm[] = {"arg_attrs", "function_type", "res_attrs",
+                                     "sym_name", "sym_visibility"};
+    at = xrt__bw_b_dict(w, (const char **)nm, v, 5);
+    mask |= XRT__BW_OPM_ATTRS;
+  }
+  xrt__bwbuf *body = &w->body[1];
+  body->n = 0;
+  xrt__bw_region(w, body, &f->body, true);
+  xrt__bw_varint(w, out, name);
+  xrt__bw_byte(w, out, mask);
+  xrt__bw_varint(w, out, loc);
+  xrt__bw_varint(w, out, at);
+  xrt__bw_varint(w, out, (1 << 1) | 1);
+  xrt__bw_isolated(w, out, body);
+}
+
+/* The module: builtin.module with its name, replica and partition counts
+ * and one region of functions. */
+static void xrt__bw_module(xrt__bw *w, xrt__bwbuf *ir, const xrt_ir_module *m) {
+  uint32_t name = xrt__bw_opname(w, XRT__BW_BUILTIN, "module");
+  xrt_ir_loc none = {NULL, 0, 0};
+  uint32_t loc = xrt__bw_loc(w, &none);
+  const char *an[3];
+  uint32_t av[3];
+  size_t na = 0;
+  bool named = m->name && m->name[0];
+  uint32_t sym = named ? xrt__bw_b_string(w, m->name, strlen(m->name)) : UINT32_MAX;
+  if (m->num_partitions > 1)
+    an[na] = "mhlo.num_partitions", av[na++] = xrt__bw_b_i32(w, m->num_partitions);
+  if (m->num_replicas > 1)
+    an[na] = "mhlo.num_replicas", av[na++] = xrt__bw_b_i32(w, m->num_replicas);
+  uint8_t mask = XRT__BW_OPM_REGIONS;
+  uint32_t props = 0, dict = 0;
+  if (w->format >= 5) {
+    uint32_t pv[2] = {sym, UINT32_MAX}; /* sym_name, sym_visibility */
+    props = xrt__bw_props(w, pv, 2, true);
+    mask |= XRT__BW_OPM_PROPS;
+  } else if (named) {
+    an[na] = "sym_name", av[na++] = sym;
+  }
+  if (na) {
+    dict = xrt__bw_b_dict(w, an, av, na);
+    mask |= XRT__BW_OPM_ATTRS;
+  }
+  xrt__bwbuf *body = &w->body[0];
+  xrt__bw_varint(w, body, 1); /* one block */
+  xrt__bw_varint(w, body, 0); /* no values */
+  xrt__bw_varint(w, body, (uint64_t)m->num_funcs << 1);
+  for (int32_t i = 0; i < m->num_funcs; i++) xrt__bw_func(w, body, &m->funcs[i]);
+  xrt__bw_varint(w, ir, 1 << 1); /* the top level: one op */
+  xrt__bw_varint(w, ir, name);
+  xrt__bw_byte(w, ir, mask);
+  xrt__bw_varint(w, ir, loc);
+  if (mask & XRT__BW_OPM_ATTRS) xrt__bw_varint(w, ir, dict);
+  if (mask & XRT__BW_OPM_PROPS) xrt__bw_varint(w, ir, props);
+  xrt__bw_varint(w, ir, (1 << 1) | 1);
+  xrt__bw_isolated(w, ir, body);
+}
+
+/* ---------------------------------------------------------------------
+ * Sections and the artifact
+ * ------------------------------------------------------------------- */
+
+static void xrt__bw_section(xrt__bw *w, xrt__bwbuf *out, int id, const xrt__bwbuf *b) {
+  xrt__bw_byte(w, out, (uint8_t)id);
+  xrt__bw_varint(w, out, b->n);
+  xrt__bw_bytes(w, out, b->d, b->n);
+}
+
+/* Dialects, then op names grouped by dialect. */
+static void xrt__bw_dialects(xrt__bw *w, xrt__bwbuf *b) {
+  static const char *const names[] = {"builtin", "vhlo"};
+  uint32_t k[2];
+  for (int i = 0; i < 2; i++) k[i] = xrt__bw_string(w, names[i], strlen(names[i]));
+  uint32_t *on = xrt__arena_alloc(&w->arena, (w->opnames.n + 1) * sizeof *on);
+  if (!on) xrt__bw_oom(w);
+  for (size_t i = 0; i < w->opnames.n; i++) {
+    const xrt__bwent *e = &w->opnames.e[i];
+    on[i] = xrt__bw_string(w, (const char *)w->opnames.data.d + e->off, e->len);
+  }
+  xrt__bw_varint(w, b, 2);
+  for (int i = 0; i < 2; i++) xrt__bw_varint(w, b, w->format >= 1 ? k[i] << 1 : k[i]);
+  if (w->format >= 4) xrt__bw_varint(w, b, w->opnames.n);
+  for (uint8_t d = 0; d < 2; d++) {
+    size_t n = 0;
+    for (size_t i = 0; i < w->opnames.n; i++) n += w->opnames.e[i].dialect == d;
+    if (!n) continue;
+    xrt__bw_varint(w, b, d);
+    xrt__bw_varint(w, b, n);
+    for (size_t i = 0; i < w->opnames.n; i++)
+      if (w->opnames.e[i].dialect == d)
+        xrt__bw_varint(w, b, w->format >= 5 ? ((uint64_t)on[i] << 1) | 1 : on[i]);
+  }
+}
+
+/* Op names are numbered by dialect group in the dialect section: the IR
+ * refers to them by that order. */
+static void xrt__bw_opname_order(xrt__bw *w, uint32_t *order) {
+  uint32_t k = 0;
+  for (uint8_t d = 0; d < 2; d++)
+    for (size_t i = 0; i < w->opnames.n; i++)
+      if (w->opnames.e[i].dialect == d) order[i] = k++;
+}
+
+/* Entries in runs of one dialect: dialect, count, (size << 1 | custom). */
+static void xrt__bw_offsets(xrt__bw *w, xrt__bwbuf *b, const xrt__bwtab *t) {
+  for (size_t i = 0; i < t->n;) {
+    size_t j = i;
+    while (j < t->n && t->e[j].dialect == t->e[i].dialect) j++;
+    xrt__bw_varint(w, b, t->e[i].dialect);
+    xrt__bw_varint(w, b, j - i);
+    for (size_t k = i; k < j; k++) xrt__bw_varint(w, b, ((uint64_t)t->e[k].len << 1) | 1);
+    i = j;
+  }
+}
+
+static void xrt__bw_strings(xrt__bw *w, xrt__bwbuf *b) {
+  xrt__bw_varint(w, b, w->strs.n);
+  for (size_t i = w->strs.n; i-- > 0;) xrt__bw_varint(w, b, w->strs.e[i].len + 1);
+  for (size_t i = 0; i < w->strs.n; i++) {
+    xrt__bw_bytes(w, b, w->strs.data.d + w->strs.e[i].off, w->strs.e[i].len);
+    xrt__bw_byte(w, b, 0);
+  }
+}
+
+static void xrt__bw_properties(xrt__bw *w, xrt__bwbuf *b) {
+  xrt__bw_varint(w, b, w->props.n);
+  for (size_t i = 0; i < w->props.n; i++) {
+    xrt__bw_varint(w, b, w->props.e[i].len);
+    xrt__bw_bytes(w, b, w->props.data.d + w->props.e[i].off, w->props.e[i].len);
+  }
+}
+
+/* The artifact: header, then the sections in the order MLIR writes them.
+ * The IR refers to op names by interning order, which is the dialect
+ * section's (builtin.module first, VHLO ops after). */
+static void xrt__bw_write(xrt__bw *w, const xrt_ir_module *m, xrt__bwbuf *out) {
+  w->t_i64 = xrt__bw_simple_type(w, "i64");
+  w->t_none = xrt__bw_simple_type(w, "none");
+  /* builtin.module first and vhlo names after: interning order is then
+   * the dialect section's order */
+  xrt__bw_opname(w, XRT__BW_BUILTIN, "module");
+  xrt__bwbuf *ir = &w->ir, *sec = &w->sec;
+  xrt__bw_module(w, ir, m);
+  uint32_t *order = xrt__arena_alloc(&w->arena, (w->opnames.n + 1) * sizeof *order);
+  if (!order) xrt__bw_oom(w);
+  xrt__bw_opname_order(w, order);
+  for (size_t i = 0; i < w->opnames.n; i++)
+    if (order[i] != i)
+      xrt__bw_fail(w, XRT_INTERNAL, "op names out of order");
+  char producer[48];
+  snprintf(producer, sizeof producer, "StableHLO_v%s", w->ver_s);
+  xrt__bw_bytes(w, out, "ML\xefR", 4);
+  xrt__bw_varint(w, out, (uint64_t)w->format);
+  xrt__bw_bytes(w, out, producer, strlen(producer) + 1);
+  xrt__bw_dialects(w, sec);
+  xrt__bw_section(w, out, XRT__BW_SEC_DIALECT, sec);
+  sec->n = 0;
+  xrt__bw_varint(w, sec, w->attrs.n);
+  xrt__bw_varint(w, sec, w->types.n);
+  xrt__bw_offsets(w, sec, &w->attrs);
+  xrt__bw_offsets(w, sec, &w->types);
+  xrt__bw_section(w, out, XRT__BW_SEC_ATTRTYPE_OFF, sec);
+  xrt__bw_byte(w, out, XRT__BW_SEC_ATTRTYPE);
+  xrt__bw_varint(w, out, w->attrs.data.n + w->types.data.n);
+  xrt__bw_bytes(w, out, w->attrs.data.d, w->attrs.data.n);
+  xrt__bw_bytes(w, out, w->types.data.d, w->types.data.n);
+  xrt__bw_section(w, out, XRT__BW_SEC_IR, ir);
+  if (w->format >= 6) { /* empty resource sections, as MLIR writes them */
+    sec->n = 0;
+    xrt__bw_varint(w, sec, 0);
+    xrt__bw_section(w, out, XRT__BW_SEC_RESOURCE_OFF, sec);
+    sec->n = 0;
+    xrt__bw_section(w, out, XRT__BW_SEC_RESOURCE, sec);
+  }
+  sec->n = 0;
+  xrt__bw_strings(w, sec);
+  xrt__bw_section(w, out, XRT__BW_SEC_STRING, sec);
+  if (w->format >= 5) {
+    sec->n = 0;
+    xrt__bw_properties(w, sec);
+    xrt__bw_section(w, out, XRT__BW_SEC_PROPERTIES, sec);
+  }
+}
+
+static xrt_status xrt__bw_target(xrt__bw *w, const char *target) {
+  int max[3];
+  xrt__version_parse(xrt__vhlo_version(), max);
+  if (!target || !*target || !strcmp(target, "current")) target = xrt__vhlo_version();
+  if (!xrt__version_parse(target, w->ver))
+    return xrt__fail(XRT_INVALID_ARGUMENT, "serializing: target version '%.40s' "
+                     "is not MAJOR.MINOR.PATCH", target);
+  static const int min[3] = {0, 9, 0};
+  if (xrt__bw_cmp(w->ver, min) < 0 || xrt__bw_cmp(w->ver, max) > 0)
+    return xrt__fail(XRT_UNIMPLEMENTED, "serializing: target StableHLO %s is "
+                     "outside the versions xrt writes (0.9.0 to %s)", target,
+                     xrt__vhlo_version());
+  snprintf(w->ver_s, sizeof w->ver_s, "%d.%d.%d", w->ver[0], w->ver[1], w->ver[2]);
+  w->format = xrt__bw_format(w->ver);
+  return XRT_OK;
+}
+
+static xrt_status xrt__bytecode_write(const xrt_ir_module *m, const char *target,
+                                            char **out_data, size_t *out_size) {
+  xrt__bw *w = calloc(1, sizeof *w);
+  if (!w) return xrt__nomem("the artifact writer");
+  w->al = xrt_allocator_system();
+  xrt__arena_init(&w->arena, w->al);
+  w->opcache = calloc(XRT_OP_COUNT, sizeof *w->opcache);
+  w->opdone = calloc(XRT_OP_COUNT, 1);
+  xrt_status s = w->opcache && w->opdone ? xrt__bw_target(w, target)
+                                          : xrt__nomem("the artifact writer");
+  if (!s && setjmp(w->jb) == 0) {
+    xrt__bw_write(w, m, &w->out);
+  } else if (!s) {
+    s = w->status;
+  }
+  if (!s) {
+    *out_data = malloc(w->out.n ? w->out.n : 1);
+    if (!*out_data) s = xrt__nomem("the portable artifact");
+    else memcpy(*out_data, w->out.d, w->out.n), *out_size = w->out.n;
+  }
+  xrt__free(&w->al, w->out.d);
+  xrt__free(&w->al, w->ir.d);
+  xrt__free(&w->al, w->body[0].d);
+  xrt__free(&w->al, w->body[1].d);
+  xrt__free(&w->al, w->sec.d);
+  xrt__bw_tab_free(w, &w->strs);
+  xrt__bw_tab_free(w, &w->attrs);
+  xrt__bw_tab_free(w, &w->types);
+  xrt__bw_tab_free(w, &w->props);
+  xrt__bw_tab_free(w, &w->opnames);
+  xrt__free(&w->al, w->vmap);
+  xrt__arena_release(&w->arena);
+  free(w->opcache);
+  free(w->opdone);
+  free(w);
+  return s;
+}
+
+XRT_API xrt_status xrt_program_serialize(const xrt_program *program,
+                                         const char *target_version,
+                                         char **out_data, size_t *out_size) {
+  if (!out_data || !out_size)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "xrt_program_serialize: NULL output");
+  *out_data = NULL;
+  *out_size = 0;
+  const xrt_ir_module *m = program ? xrt_program_module(program) : NULL;
+  if (!m) return xrt__fail(XRT_INVALID_ARGUMENT, "xrt_program_serialize: invalid program");
+  return xrt__bytecode_write(m, target_version, out_data, out_size);
+}
+/* ==== end src/core/bytecode_write.c ==== */
+/* ==== begin src/core/parse_sdy.c ==== */
+/*
+ * src/core/parse_sdy.c - the parser, part 5: sharding annotations as JAX
+ * exports them (Shardy's sdy.mesh, sdy.sharding_constraint, sdy.reshard,
+ * sdy.manual_computation and sdy.return; mhlo.sharding and sdy.sharding of
+ * function arguments and results).
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ *
+ * The sdy ops get codes past XRT_OP_COUNT and their shardings as STRING
+ * attributes (the text inside the brackets); sharding_annot.c rewrites them
+ * away at the end of parsing, so the verifier and plugins never see them.
+ */
+
+static const struct {
+  const char *name;
+  int code;
+} xrt__sdy_ops[] = {
+    {"sdy.sharding_constraint", XRT__OP_SDY_CONSTRAINT},
+    {"sdy.reshard", XRT__OP_SDY_RESHARD},
+    {"sdy.manual_computation", XRT__OP_SDY_MANUAL},
+    {"sdy.return", XRT__OP_SDY_RETURN},
+};
+
+XRT__PRIVATE xrt_opcode xrt__sdy_opcode(const char *s, size_t n) {
+  for (size_t i = 0; i < XRT__ARRAY_SIZE(xrt__sdy_ops); i++)
+    if (strlen(xrt__sdy_ops[i].name) == n && !memcmp(xrt__sdy_ops[i].name, s, n))
+      return (xrt_opcode)xrt__sdy_ops[i].code;
+  return XRT_OP_INVALID;
+}
+
+XRT__PRIVATE bool xrt__is_sdy_op(int code) {
+  return code > XRT_OP_COUNT && code <= XRT__OP_SDY_RETURN;
+}
+
+XRT__PRIVATE const char *xrt__sdy_name(int code) {
+  for (size_t i = 0; i < XRT__ARRAY_SIZE(xrt__sdy_ops); i++)
+    if (xrt__sdy_ops[i].code == code) return xrt__sdy_ops[i].name;
+  return "invalid";
+}
+
+/* The text up to the bracket that closes the one just consumed (close is
+ * ']', '}' or '>'), as a STRING attribute named name. */
+static void xrt__sdy_raw_attr(xrt__parser *p, const char *name, char close) {
+  xrt__ws(p);
+  const char *s = p->p;
+  xrt__skip_balanced(p, false);
+  const char *e = p->p;
+  xrt__expect(p, close);
+  xrt_ir_attr a;
+  memset(&a, 0, sizeof a);
+  a.kind = XRT_ATTR_STRING;
+  a.s = xrt__strdup(p, s, (size_t)(e - s));
+  a.n = e - s;
+  xrt__add_attr(p, name, &a);
+}
+
+/* `%x <@mesh, [...]> [{attrs}] : T` of sharding_constraint and reshard. */
+static void xrt__sdy_constraint(xrt__parser *p, xrt__opb *b) {
+  xrt__p_operand(p);
+  xrt__expect(p, '<');
+  xrt__sdy_raw_attr(p, "sharding", '>');
+  xrt__opt_attr_dict(p);
+  xrt__expect(p, ':');
+  xrt_ir_type t;
+  xrt__parse_type(p, &t);
+  xrt__check_use(p, b, 0, &t);
+  *(xrt_ir_type *)xrt__push_raw(p, &p->tys) = t;
+}
+
+/* `key=[...]` / `key={...}` of manual_computation. */
+static void xrt__sdy_keyed(xrt__parser *p, const char *key, char open) {
+  xrt__expect_kw(p, key);
+  xrt__expect(p, '=');
+  xrt__expect(p, open);
+  xrt__sdy_raw_attr(p, key, open == '[' ? ']' : '}');
+}
+
+/* `(%a, ...) in_shardings=[...] out_shardings=[...] manual_axes={...}
+ * (%b: T, ...) {body} [{attrs}] : (T, ...) -> T` */
+static void xrt__sdy_manual(xrt__parser *p, xrt__opb *b) {
+  xrt__expect(p, '(');
+  if (!xrt__eat(p, ')')) {
+    do xrt__p_operand(p);
+    while (xrt__eat(p, ','));
+    xrt__expect(p, ')');
+  }
+  xrt__sdy_keyed(p, "in_shardings", '[');
+  xrt__sdy_keyed(p, "out_shardings", '[');
+  xrt__sdy_keyed(p, "manual_axes", '{');
+  xrt__rgn r;
+  xrt__rgn_begin(p, &r);
+  xrt__expect(p, '(');
+  if (!xrt__eat(p, ')')) {
+    do {
+      xrt__name nm;
+      xrt_ir_type t;
+      xrt__ws(p);
+      xrt__parse_arg(p, &nm, &t);
+      xrt__skip_loc(p);
+      xrt__rgn_arg(p, nm, &t);
+    } while (xrt__eat(p, ','));
+    xrt__expect(p, ')');
+  }
+  xrt__parse_block(p, &r, false);
+  xrt_ir_region g = xrt__rgn_end(p, &r);
+  xrt__push_region(p, &g);
+  xrt__opt_attr_dict(p);
+  xrt__expect(p, ':');
+  xrt__parse_fn_type(p, b);
+}
+
+/* `%a, ... : T, ...` (or nothing) of sdy.return. */
+static void xrt__sdy_return(xrt__parser *p, xrt__opb *b) {
+  if (xrt__peek(p) != '%') return;
+  do xrt__p_operand(p);
+  while (xrt__eat(p, ','));
+  xrt__opt_attr_dict(p);
+  xrt__expect(p, ':');
+  int32_t n = (int32_t)(p->ints.n - b->operands_mark);
+  size_t tm = p->tys.n;
+  if (xrt__parse_types(p, false) != n)
+    xrt__perr(p, b->at, XRT_INVALID_ARGUMENT, "sdy.return lists %d types for "
+              "%d operands", (int)(p->tys.n - tm), (int)n);
+  for (int32_t k = 0; k < n; k++)
+    xrt__check_use(p, b, k, &XRT__VAT(p->tys, xrt_ir_type, tm + (size_t)k));
+  p->tys.n = tm;
+}
+
+/* The pretty form of an sdy op (b->op.code one of ours). */
+XRT__PRIVATE void xrt__sdy_pretty(xrt__parser *p, xrt__opb *b) {
+  b->op.name = xrt__sdy_name(b->op.code);
+  switch ((int)b->op.code) {
+  case XRT__OP_SDY_MANUAL: xrt__sdy_manual(p, b); break;
+  case XRT__OP_SDY_RETURN: xrt__sdy_return(p, b); break;
+  default: xrt__sdy_constraint(p, b); break;
+  }
+}
+
+/* Keeps an mhlo.sharding or sdy.sharding among a function argument's or
+ * result's attributes (p->attrs from mark) for sharding_annot.c. */
+XRT__PRIVATE void xrt__sdy_note_attrs(xrt__parser *p, size_t mark, bool result,
+                                      int32_t index, const char *at) {
+  for (size_t i = mark; i < p->attrs.n; i++) {
+    const xrt_ir_attr *a = &XRT__VAT(p->attrs, xrt_ir_attr, i);
+    bool sdy = a->name && !strcmp(a->name, "sdy.sharding");
+    if (!a->name || a->kind != XRT_ATTR_STRING ||
+        (!sdy && strcmp(a->name, "mhlo.sharding")))
+      continue;
+    xrt__shard_note *n = xrt__p_alloc(p, sizeof *n);
+    memset(n, 0, sizeof *n);
+    n->func = (int32_t)p->fns.n;
+    n->index = index;
+    n->result = result;
+    n->sdy = sdy;
+    n->text = a->s;
+    n->loc.file = p->file;
+    xrt__loc_of(p, at, &n->loc.line, &n->loc.col);
+    n->next = p->annots.notes;
+    p->annots.notes = n;
+  }
+}
+
+/* `"x"=2, ...` of a mesh (inside its brackets) into m. */
+static void xrt__sdy_mesh_axes(xrt__parser *p, xrt__mesh *m) {
+  size_t mark = p->i64s.n;
+  const char *names[XRT_MAX_RANK];
+  while (xrt__peek(p) == '"') {
+    if (m->naxes == XRT_MAX_RANK)
+      xrt__perr(p, p->p, XRT_UNIMPLEMENTED, "a mesh of more than %d axes",
+                XRT_MAX_RANK);
+    xrt__tok t = xrt__string_raw(p);
+    names[m->naxes++] = xrt__strdup(p, t.s, t.n);
+    xrt__expect(p, '=');
+    xrt__ws(p);
+    const char *at = p->p;
+    int64_t size = xrt__parse_i64(p);
+    if (size < 1) xrt__perr(p, at, XRT_INVALID_ARGUMENT, "mesh axis size %lld "
+                            "must be positive", (long long)size);
+    *(int64_t *)xrt__push_raw(p, &p->i64s) = size;
+    if (!xrt__eat(p, ',')) break;
+  }
+  m->axes = xrt__p_alloc(p, sizeof *m->axes * (size_t)(m->naxes + 1));
+  m->sizes = xrt__p_alloc(p, sizeof *m->sizes * (size_t)(m->naxes + 1));
+  for (int32_t i = 0; i < m->naxes; i++) {
+    m->axes[i] = names[i];
+    m->sizes[i] = XRT__VAT(p->i64s, int64_t, mark + (size_t)i);
+  }
+  p->i64s.n = mark;
+}
+
+/* A mesh body after its '<': `["x"=2, ...][, device_ids=[...]]>` (or the
+ * older `"x"=2, ...>`). */
+static void xrt__sdy_mesh_body(xrt__parser *p, xrt__mesh *m) {
+  if (xrt__eat(p, '[')) {
+    xrt__sdy_mesh_axes(p, m);
+    xrt__expect(p, ']');
+  } else {
+    xrt__sdy_mesh_axes(p, m);
+  }
+  if (xrt__eat(p, ',')) xrt__skip_balanced(p, false); /* device_ids */
+  xrt__expect(p, '>');
+}
+
+/* Consumes lit when the input continues with it. */
+static bool xrt__sdy_eat_lit(xrt__parser *p, const char *lit) {
+  size_t n = strlen(lit);
+  xrt__ws(p);
+  if ((size_t)(p->end - p->p) < n || memcmp(p->p, lit, n)) return false;
+  p->p += n;
+  return true;
+}
+
+static xrt__mesh *xrt__sdy_new_mesh(xrt__parser *p, xrt__tok name) {
+  xrt__mesh *m = xrt__p_alloc(p, sizeof *m);
+  memset(m, 0, sizeof *m);
+  m->name = xrt__strdup(p, name.s, name.n);
+  m->next = p->annots.meshes;
+  p->annots.meshes = m;
+  return m;
+}
+
+/* A module-level op that is not a function: `sdy.mesh @m = <...>` or its
+ * generic form `"sdy.mesh"() <{mesh = #sdy.mesh<...>, sym_name = "m"}> :
+ * () -> ()`.  False for any other name (an unknown op). */
+XRT__PRIVATE bool xrt__sdy_module_item(xrt__parser *p, xrt__tok t, bool generic) {
+  if (!xrt__tok_is(t, "sdy.mesh")) return false;
+  if (!generic) {
+    xrt__expect(p, '@');
+    xrt__tok name = xrt__peek(p) == '"' ? xrt__string_raw(p) : xrt__suffix_name(p);
+    xrt__expect(p, '=');
+    xrt__sdy_eat_lit(p, "#sdy.mesh"); /* `= #sdy.mesh<...>` */
+    xrt__expect(p, '<');
+    xrt__sdy_mesh_body(p, xrt__sdy_new_mesh(p, name));
+    xrt__skip_loc(p);
+    return true;
+  }
+  xrt__expect(p, '(');
+  xrt__expect(p, ')');
+  xrt__expect(p, '<');
+  xrt__expect(p, '{');
+  xrt__tok name = {NULL, 0};
+  const char *body = NULL;
+  do {
+    xrt__ws(p);
+    xrt__tok k = xrt__ident(p);
+    xrt__expect(p, '=');
+    xrt__ws(p);
+    if (xrt__tok_is(k, "sym_name") && xrt__peek(p) == '"') {
+      name = xrt__string_raw(p);
+    } else {
+      if (xrt__tok_is(k, "mesh")) body = p->p;
+      xrt__skip_balanced(p, true);
+    }
+  } while (xrt__eat(p, ','));
+  xrt__expect(p, '}');
+  xrt__expect(p, '>');
+  xrt__expect(p, ':');
+  xrt__expect(p, '(');
+  xrt__expect(p, ')');
+  if (!xrt__eat_arrow(p)) xrt__expected(p, "'->'");
+  xrt__expect(p, '(');
+  xrt__expect(p, ')');
+  const char *end = p->p;
+  if (!name.n || !body)
+    xrt__perr(p, t.s, XRT_INVALID_ARGUMENT, "sdy.mesh needs a mesh and a "
+              "sym_name");
+  p->p = body;
+  if (!xrt__sdy_eat_lit(p, "#sdy.mesh")) xrt__expected(p, "#sdy.mesh<...>");
+  xrt__expect(p, '<');
+  xrt__sdy_mesh_body(p, xrt__sdy_new_mesh(p, name));
+  p->p = end;
+  xrt__skip_loc(p);
+  return true;
+}
+/* ==== end src/core/parse_sdy.c ==== */
+/* ==== begin src/core/sharding_annot.c ==== */
+/*
+ * src/core/sharding_annot.c - sharding annotations: what JAX's programs say
+ * about how their values are laid out over devices, read far enough to run
+ * them as xrt can.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ *
+ * Programs as JAX exports them carry shardings (mhlo.sharding strings,
+ * "{devices=[2,1]0,1}", and Shardy's #sdy.sharding<@mesh, [{"x"}, {}]>) on
+ * arguments, results and a few ops: custom_call @Sharding (every
+ * with_sharding_constraint), sdy.sharding_constraint, sdy.reshard.  xrt
+ * runs programs written per device; it does not partition a program
+ * written for the global shape (automatic SPMD partitioning).  So, at the
+ * end of parsing (xrt__shard_pass):
+ *  - every annotation op becomes an identity: its uses read its operand;
+ *  - shard_map regions become per-device code: @SPMDFullToShardShape /
+ *    @SPMDShardToFullShape are identities too, sdy.manual_computation is
+ *    inlined (its block arguments read its operands, its results the
+ *    operands of its sdy.return), and an argument of the entry function
+ *    (main, else the only function) that enters a shard_map takes the
+ *    shard's type, as does a result that leaves one.  Plugins then see an
+ *    ordinary per-device program: the caller passes each device its piece
+ *    and gets each device's piece back (xrt_execute_multi,
+ *    xrt_execute_sharded);
+ *  - a shard_map input computed in the program, or a shard_map output the
+ *    program goes on computing with, would need the partitioner: refused
+ *    (XRT_UNIMPLEMENTED) at the use, naming the value.
+ * What is left depends on the launch (xrt__shard_check, at compile): a
+ * sharding that splits a value over several devices, other than at a
+ * shard_map's boundary, is refused when the launch has more than one
+ * participant (on one device every sharding is an identity), and a
+ * program with shard_map regions over D devices runs with num_partitions
+ * D.  Replicated and maximal shardings, and sub-axes replicated by
+ * last_tile_dim_replicate or replicated={...}, split nothing.
+ */
+
+/* ---------------------------------------------------------------------
+ * Reading shardings
+ * ------------------------------------------------------------------- */
+
+enum { XRT__SHD_REPLICATED, XRT__SHD_MAXIMAL, XRT__SHD_MANUAL, XRT__SHD_TILED };
+
+/* A sharding, as far as xrt needs it. */
+typedef struct xrt__shd {
+  int kind;
+  int rank;                    /* data dimensions with a tile count */
+  int64_t tiles[XRT_MAX_RANK]; /* pieces per data dimension */
+  int64_t devices;             /* devices the sharding spans */
+} xrt__shd;
+
+static bool xrt__shd_split(const xrt__shd *s) {
+  for (int i = 0; s->kind == XRT__SHD_TILED && i < s->rank; i++)
+    if (s->tiles[i] > 1) return true;
+  return false;
+}
+
+static const char *xrt__sp_skip(const char *s) {
+  while (*s == ' ' || *s == '\n' || *s == '\t') s++;
+  return s;
+}
+
+static bool xrt__sp_lit(const char **s, const char *lit) {
+  const char *t = xrt__sp_skip(*s);
+  size_t n = strlen(lit);
+  if (strncmp(t, lit, n)) return false;
+  *s = t + n;
+  return true;
+}
+
+static bool xrt__sp_int(const char **s, int64_t *v) {
+  const char *t = xrt__sp_skip(*s);
+  if (*t < '0' || *t > '9') return false;
+  int64_t x = 0;
+  for (; *t >= '0' && *t <= '9'; t++) {
+    if (x > (INT64_MAX - 9) / 10) return false;
+    x = x * 10 + (*t - '0');
+  }
+  *v = x;
+  *s = t;
+  return true;
+}
+
+/* The closer matching the bracket before s (strings are opaque, "<=" is
+ * no bracket); NULL if there is none. */
+static const char *xrt__sp_close(const char *s) {
+  int depth = 1;
+  for (; *s; s++) {
+    if (*s == '"') {
+      for (s++; *s && *s != '"'; s++)
+        if (*s == '\\' && s[1]) s++;
+      if (!*s) return NULL;
+    } else if (*s == '{' || *s == '[' || *s == '(' ||
+               (*s == '<' && s[1] != '=')) { /* "<=[8]": an iota list */
+      depth++;
+    } else if ((*s == '}' || *s == ']' || *s == '>' || *s == ')') &&
+               --depth == 0) {
+      return s;
+    }
+  }
+  return NULL;
+}
+
+/* Whether [s, e) contains word. */
+static bool xrt__sp_has(const char *s, const char *e, const char *word) {
+  size_t n = strlen(word);
+  for (; s + n <= e; s++)
+    if (!memcmp(s, word, n)) return true;
+  return false;
+}
+
+/* `devices=[a,b,...]...` (at s, inside the braces ending at e): the last
+ * dims are replication or manual subgroups, not data, when
+ * last_tile_dim_replicate or last_tile_dims={...} says so. */
+static bool xrt__hlo_tiled(const char *s, const char *e, xrt__shd *o) {
+  int64_t dims[XRT_MAX_RANK + 8];
+  int n = 0;
+  o->kind = XRT__SHD_TILED;
+  o->devices = 1;
+  do {
+    if (n == (int)XRT__ARRAY_SIZE(dims) || !xrt__sp_int(&s, &dims[n]))
+      return false;
+    o->devices *= dims[n] > 0 ? dims[n] : 1;
+    n++;
+  } while (xrt__sp_lit(&s, ","));
+  if (!xrt__sp_lit(&s, "]")) return false;
+  int sub = 0;
+  if (xrt__sp_has(s, e, "last_tile_dim_replicate")) sub = 1;
+  static const char key[] = "last_tile_dims={";
+  for (const char *q = s; q + sizeof key - 1 <= e; q++) {
+    if (memcmp(q, key, sizeof key - 1)) continue;
+    sub = 1;
+    for (q += sizeof key - 1; q < e && *q != '}'; q++) sub += *q == ',';
+    break;
+  }
+  if (sub > n) return false;
+  o->rank = n - sub;
+  if (o->rank > XRT_MAX_RANK) return false;
+  for (int i = 0; i < o->rank; i++) o->tiles[i] = dims[i];
+  return true;
+}
+
+/* One HloSharding at *sp ("{replicated}", "{maximal device=0}",
+ * "{manual}", "{devices=[2,1]0,1}", a tuple "{{...}, {...}}": its first
+ * split element, else its first).  False when malformed. */
+static bool xrt__hlo_shd(const char **sp, xrt__shd *o, int depth) {
+  const char *s = *sp;
+  memset(o, 0, sizeof *o);
+  o->devices = 1;
+  if (depth > 8 || !xrt__sp_lit(&s, "{")) return false;
+  const char *e = xrt__sp_close(s);
+  if (!e) return false;
+  *sp = e + 1;
+  if (*xrt__sp_skip(s) == '{') {
+    bool first = true;
+    do {
+      xrt__shd el;
+      if (!xrt__hlo_shd(&s, &el, depth + 1)) return false;
+      if (first || (xrt__shd_split(&el) && !xrt__shd_split(o))) *o = el;
+      first = false;
+    } while (xrt__sp_lit(&s, ","));
+    return xrt__sp_lit(&s, "}");
+  }
+  if (xrt__sp_lit(&s, "devices=[")) return xrt__hlo_tiled(s, e, o);
+  if (xrt__sp_lit(&s, "maximal")) o->kind = XRT__SHD_MAXIMAL;
+  else if (xrt__sp_lit(&s, "manual")) o->kind = XRT__SHD_MANUAL;
+  else if (!xrt__sp_lit(&s, "replicated") && !xrt__sp_lit(&s, "unknown"))
+    return false;
+  return true;
+}
+
+static const xrt__mesh *xrt__mesh_find(const xrt__annots *an, const char *s,
+                                       size_t n) {
+  for (const xrt__mesh *m = an->meshes; m; m = m->next)
+    if (strlen(m->name) == n && !memcmp(m->name, s, n)) return m;
+  return NULL;
+}
+
+/* `"a"=2, ...]` of an inline mesh into m (names point into the text). */
+static bool xrt__sdy_inline_mesh(const char **sp, xrt__mesh *m,
+                                 const char **names, int64_t *sizes) {
+  const char *s = *sp;
+  m->axes = names;
+  m->sizes = sizes;
+  while (xrt__sp_lit(&s, "\"")) {
+    const char *q = strchr(s, '"');
+    if (!q || m->naxes == XRT_MAX_RANK) return false;
+    names[m->naxes] = s; /* compared by length below */
+    sizes[m->naxes] = (int64_t)(q - s);
+    s = q + 1;
+    int64_t size;
+    if (!xrt__sp_lit(&s, "=") || !xrt__sp_int(&s, &size)) return false;
+    sizes[XRT_MAX_RANK + m->naxes++] = size;
+    if (!xrt__sp_lit(&s, ",")) break;
+  }
+  *sp = s;
+  return xrt__sp_lit(sp, "]");
+}
+
+/* The size of axis "name" (n bytes) of mesh m; 0 if unknown. */
+static int64_t xrt__mesh_axis(const xrt__mesh *m, const char *name, size_t n,
+                              bool is_inline) {
+  for (int32_t i = 0; i < m->naxes; i++) {
+    size_t len = is_inline ? (size_t)m->sizes[i] : strlen(m->axes[i]);
+    if (len == n && !memcmp(m->axes[i], name, n))
+      return is_inline ? m->sizes[XRT_MAX_RANK + i] : m->sizes[i];
+  }
+  return 0;
+}
+
+/* `{"x", "y":(1)2, ?}` at *sp: the product of its axes' sizes. */
+static bool xrt__sdy_dim(const char **sp, const xrt__mesh *m, bool is_inline,
+                         int64_t *tiles, const char **err) {
+  const char *s = *sp;
+  *tiles = 1;
+  if (!xrt__sp_lit(&s, "{")) return false;
+  while (!xrt__sp_lit(&s, "}")) {
+    if (xrt__sp_lit(&s, "?") || xrt__sp_lit(&s, ",")) continue;
+    if (!xrt__sp_lit(&s, "\"")) return false;
+    const char *q = strchr(s, '"');
+    if (!q) return false;
+    int64_t size = xrt__mesh_axis(m, s, (size_t)(q - s), is_inline), pre;
+    if (!size) {
+      *err = "an axis the mesh lacks";
+      return false;
+    }
+    s = q + 1;
+    if (xrt__sp_lit(&s, ":(")) { /* sub-axis "x":(pre)size */
+      if (!xrt__sp_int(&s, &pre) || !xrt__sp_lit(&s, ")") ||
+          !xrt__sp_int(&s, &size))
+        return false;
+    }
+    *tiles *= size;
+  }
+  int64_t prio;
+  if (*s == 'p') { /* priority: p0, p1, ... */
+    s++;
+    if (!xrt__sp_int(&s, &prio)) return false;
+  }
+  *sp = s;
+  return true;
+}
+
+/* One sdy sharding at *sp: `@mesh, [dims...]...` or the same in `<...>`
+ * (the pointer then moves past the '>'), the mesh by name or inline
+ * (`mesh<[...]>`).  False when malformed, with *err set when the text is
+ * well formed but names what the program lacks. */
+static bool xrt__sdy_shd(const xrt__annots *an, const char **sp, xrt__shd *o,
+                         const char **err) {
+  const char *s = *sp, *close = NULL;
+  memset(o, 0, sizeof *o);
+  if (xrt__sp_lit(&s, "<")) {
+    close = xrt__sp_close(s);
+    if (!close) return false;
+  }
+  const xrt__mesh *m;
+  xrt__mesh inl;
+  const char *names[XRT_MAX_RANK];
+  int64_t sizes[2 * XRT_MAX_RANK];
+  bool is_inline = false;
+  memset(&inl, 0, sizeof inl);
+  if (xrt__sp_lit(&s, "@")) {
+    const char *n = s;
+    while (xrt__is_namechar(*s) || *s == '.' || *s == '$') s++;
+    if (!(m = xrt__mesh_find(an, n, (size_t)(s - n)))) {
+      *err = "a mesh the module does not define (sdy.mesh)";
+      return false;
+    }
+  } else {
+    xrt__sp_lit(&s, "#sdy.");
+    if (!xrt__sp_lit(&s, "mesh<")) return false;
+    bool bracket = xrt__sp_lit(&s, "[");
+    if (!bracket || !xrt__sdy_inline_mesh(&s, &inl, names, sizes)) return false;
+    const char *e = xrt__sp_close(s);
+    if (!e) return false;
+    s = e + 1;
+    m = &inl;
+    is_inline = true;
+  }
+  if (!xrt__sp_lit(&s, ",") || !xrt__sp_lit(&s, "[")) return false;
+  while (!xrt__sp_lit(&s, "]")) {
+    if (xrt__sp_lit(&s, ",")) continue;
+    if (o->rank == XRT_MAX_RANK ||
+        !xrt__sdy_dim(&s, m, is_inline, &o->tiles[o->rank++], err))
+      return false;
+  }
+  o->devices = 1;
+  for (int32_t i = 0; i < m->naxes; i++)
+    o->devices *= is_inline ? m->sizes[XRT_MAX_RANK + i] : m->sizes[i];
+  o->kind = m->naxes ? XRT__SHD_TILED : XRT__SHD_MAXIMAL;
+  *sp = close ? close + 1 : s;
+  return true;
+}
+
+/* Element k of an sdy sharding list `[<...>, <...>]` (brackets optional). */
+static bool xrt__sdy_shd_at(const xrt__annots *an, const char *s, int32_t k,
+                            xrt__shd *o, const char **err) {
+  xrt__sp_lit(&s, "[");
+  for (int32_t i = 0; i <= k; i++) {
+    if (i && !xrt__sp_lit(&s, ",")) return false;
+    if (!xrt__sdy_shd(an, &s, o, err)) return false;
+  }
+  return true;
+}
+
+/* ---------------------------------------------------------------------
+ * The pass
+ * ------------------------------------------------------------------- */
+
+/* A split sharding to judge once the function's boundaries are known. */
+typedef struct xrt__sp_cand {
+  struct xrt__sp_cand *next;
+  xrt_ir_loc loc;
+  const char *what;      /* "the result of sdy.sharding_constraint" */
+  const char *sharding;
+  int32_t root;          /* value whose type tells a boundary; -1: none */
+  xrt_ir_type written;   /* its type as the program wrote it */
+} xrt__sp_cand;
+
+typedef struct xrt__sp {
+  xrt__parser *p;
+  xrt_ir_module *m;
+  xrt_ir_func *f;
+  int32_t fi, entry;
+  int32_t *rep;          /* value -> the value its uses read */
+  xrt_ir_type *old;      /* value types as written */
+  const xrt_ir_op **prod;/* producer of each value; NULL for arguments */
+  int64_t *dev;          /* devices of the sharding a value was given */
+  xrt__sp_cand *cands;
+  xrt__shard_info *info;
+} xrt__sp;
+
+/* Ops being emitted into one region. */
+typedef struct xrt__sp_ops {
+  xrt_ir_op *v;
+  int32_t n, cap;
+} xrt__sp_ops;
+
+static void *xrt__sp_alloc(xrt__sp *s, size_t n) {
+  return memset(xrt__p_alloc(s->p, n), 0, n);
+}
+
+static void xrt__sp_push(xrt__sp *s, xrt__sp_ops *o, const xrt_ir_op *op) {
+  if (o->n == o->cap) {
+    int32_t cap = o->cap ? 2 * o->cap : 16;
+    xrt_ir_op *v = xrt__sp_alloc(s, sizeof *v * (size_t)cap);
+    if (o->n) memcpy(v, o->v, sizeof *v * (size_t)o->n);
+    o->v = v;
+    o->cap = cap;
+  }
+  o->v[o->n++] = *op;
+}
+
+static int32_t xrt__sp_find(const xrt__sp *s, int32_t v) {
+  while (s->rep[v] != v) v = s->rep[v];
+  return v;
+}
+
+static const char *xrt__sp_fmt(xrt__sp *s, const char *fmt, ...)
+    XRT__PARSE_PRINTF(2, 3);
+static const char *xrt__sp_fmt(xrt__sp *s, const char *fmt, ...) {
+  char buf[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  return xrt__strdup(s->p, buf, strlen(buf));
+}
+
+static const char *xrt__sp_op_name(xrt__sp *s, const xrt_ir_op *op) {
+  const char *t = op->code == XRT_OP_CUSTOM_CALL ? xrt__host_target(op) : NULL;
+  return t ? xrt__sp_fmt(s, "%s @%s", op->name, t) : op->name;
+}
+
+/* "argument 0 of @main", "the result of stablehlo.custom_call @Sharding". */
+static const char *xrt__sp_what(xrt__sp *s, int32_t v) {
+  for (int32_t i = 0; i < s->f->body.num_args; i++)
+    if (s->f->body.args[i] == v)
+      return xrt__sp_fmt(s, "argument %d of @%s", (int)i, s->f->name);
+  if (s->prod[v]) return xrt__sp_fmt(s, "the result of %s",
+                                     xrt__sp_op_name(s, s->prod[v]));
+  return xrt__sp_fmt(s, "a region argument in @%s", s->f->name);
+}
+
+static const char *xrt__sp_type(xrt__sp *s, const xrt_ir_type *t) {
+  char buf[160];
+  size_t n = 0;
+  xrt__p_type_fmt(t, buf, sizeof buf, &n);
+  return xrt__strdup(s->p, buf, strlen(buf));
+}
+
+static void xrt__sp_producers(xrt__sp *s, const xrt_ir_region *r) {
+  for (int32_t i = 0; i < r->num_ops; i++) {
+    const xrt_ir_op *op = &r->ops[i];
+    for (int32_t k = 0; k < op->num_results; k++) s->prod[op->results[k]] = op;
+    for (int32_t k = 0; k < op->num_regions; k++)
+      xrt__sp_producers(s, &op->regions[k]);
+  }
+}
+
+/* Reads a sharding attribute (mhlo.sharding string or sdy text); false
+ * when there is none.  A malformed one is an error at the op. */
+static bool xrt__sp_read(xrt__sp *s, xrt_ir_loc loc, const char *text,
+                         bool sdy, int32_t k, xrt__shd *o) {
+  const char *err = NULL, *t = text;
+  if (!text || !*text) return false; /* "": unspecified (JAX writes it) */
+  if (sdy ? xrt__sdy_shd_at(&s->p->annots, t, k, o, &err)
+          : xrt__hlo_shd(&t, o, 0))
+    return true;
+  xrt__perr_loc(s->p, loc, XRT_INVALID_ARGUMENT, "%s sharding \"%s\"%s%s",
+                err ? "the" : "malformed", text, err ? " names " : "",
+                err ? err : "");
+}
+
+/* The sharding an op carries: mhlo.sharding, sdy.sharding (of result k),
+ * or the sharding of sdy.sharding_constraint / sdy.reshard. */
+static bool xrt__sp_op_shd(xrt__sp *s, const xrt_ir_op *op, int32_t k,
+                           xrt__shd *o, const char **text) {
+  const xrt_ir_attr *a = xrt_ir_op_attr(op, "mhlo.sharding");
+  bool sdy = false;
+  if (!a || a->kind != XRT_ATTR_STRING) {
+    a = xrt_ir_op_attr(op, xrt__is_sdy_op(op->code) ? "sharding"
+                                                    : "sdy.sharding");
+    sdy = true;
+  }
+  if (!a || a->kind != XRT_ATTR_STRING) return false;
+  *text = a->s;
+  return xrt__sp_read(s, op->loc, a->s, sdy, k, o);
+}
+
+static void xrt__sp_cand_add(xrt__sp *s, xrt_ir_loc loc, const char *what,
+                             const char *sharding, int32_t root,
+                             const xrt_ir_type *written) {
+  xrt__sp_cand *c = xrt__sp_alloc(s, sizeof *c);
+  c->loc = loc;
+  c->what = what;
+  c->sharding = sharding;
+  c->root = root;
+  if (written) c->written = *written;
+  c->next = s->cands;
+  s->cands = c;
+}
+
+/* The devices a shard_map region runs on (all regions must agree). */
+static void xrt__sp_devices(xrt__sp *s, const xrt_ir_op *op, int64_t d) {
+  xrt__shard_info *in = s->info;
+  if (d < 1) return;
+  if (in->devices && in->devices != d)
+    xrt__perr_loc(s->p, op->loc, XRT_UNIMPLEMENTED, "%s runs on %lld devices "
+                  "but an earlier shard_map region on %lld", op->name,
+                  (long long)d, (long long)in->devices);
+  if (!in->devices) in->devices = d, in->devices_loc = op->loc;
+}
+
+/* Value v enters a shard_map region whose per-device type is local: its
+ * root, an argument of the entry function, takes that type. */
+static void xrt__sp_enter(xrt__sp *s, int32_t v, const xrt_ir_type *local,
+                          const xrt_ir_op *op) {
+  int32_t r = xrt__sp_find(s, v);
+  xrt_ir_type *t = (xrt_ir_type *)&s->f->value_types[r];
+  if (xrt__p_type_eq(t, local)) return;
+  bool arg = false;
+  for (int32_t i = 0; i < s->f->body.num_args && s->fi == s->entry; i++)
+    arg |= s->f->body.args[i] == r;
+  if (!arg || !xrt__p_type_eq(t, &s->old[r]))
+    xrt__perr_loc(s->p, op->loc, XRT_UNIMPLEMENTED, "%s enters %s with the "
+                  "global type %s, but each device takes a %s piece: "
+                  "automatic partitioning (SPMD partitioning of a program "
+                  "written for the global shape) is not supported; pass the "
+                  "value to @%s as an argument instead",
+                  xrt__sp_what(s, r), xrt__sp_op_name(s, op),
+                  xrt__sp_type(s, t), xrt__sp_type(s, local),
+                  s->m->funcs[s->entry].name);
+  bool ok = t->kind == XRT_TYPE_TENSOR && local->kind == XRT_TYPE_TENSOR &&
+            t->shape.dtype == local->shape.dtype &&
+            t->shape.rank == local->shape.rank;
+  for (int i = 0; ok && i < t->shape.rank; i++)
+    ok = local->shape.dims[i] > 0 ? t->shape.dims[i] % local->shape.dims[i] == 0
+                                  : t->shape.dims[i] == 0;
+  if (!ok)
+    xrt__perr_loc(s->p, op->loc, XRT_INVALID_ARGUMENT, "%s: the shard type %s "
+                  "does not divide %s of %s", xrt__sp_op_name(s, op),
+                  xrt__sp_type(s, local), xrt__sp_type(s, t),
+                  xrt__sp_what(s, r));
+  *t = *local;
+}
+
+/* Uses of each result of op read the operand at the same index. */
+static void xrt__sp_identity(xrt__sp *s, const xrt_ir_op *op) {
+  if (op->num_operands != op->num_results)
+    xrt__perr_loc(s->p, op->loc, XRT_INVALID_ARGUMENT, "%s has %d operands "
+                  "and %d results; a sharding annotation passes its operands "
+                  "through", xrt__sp_op_name(s, op), (int)op->num_operands,
+                  (int)op->num_results);
+  for (int32_t k = 0; k < op->num_results; k++)
+    s->rep[op->results[k]] = op->operands[k];
+}
+
+static void xrt__sp_emit(xrt__sp *s, const xrt_ir_op *ops, int32_t n,
+                         xrt__sp_ops *out);
+
+static void xrt__sp_region(xrt__sp *s, const xrt_ir_region *r) {
+  xrt__sp_ops out = {NULL, 0, 0};
+  xrt__sp_emit(s, r->ops, r->num_ops, &out);
+  xrt_ir_region *w = (xrt_ir_region *)r; /* ours until shared */
+  w->ops = out.v;
+  w->num_ops = out.n;
+}
+
+/* @Sharding, sdy.sharding_constraint, sdy.reshard: identities whose split
+ * shardings are judged once the boundaries are known. */
+static void xrt__sp_annotation(xrt__sp *s, const xrt_ir_op *op) {
+  xrt__sp_identity(s, op);
+  for (int32_t k = 0; k < op->num_results; k++) {
+    xrt__shd d;
+    const char *text = NULL;
+    if (!xrt__sp_op_shd(s, op, k, &d, &text)) continue;
+    s->dev[op->results[k]] = d.kind == XRT__SHD_TILED ? d.devices : 0;
+    if (xrt__shd_split(&d))
+      xrt__sp_cand_add(s, op->loc, xrt__sp_fmt(s, "the result of %s",
+                                               xrt__sp_op_name(s, op)),
+                       text, xrt__sp_find(s, op->operands[k]),
+                       &s->old[op->results[k]]);
+  }
+}
+
+/* sdy.manual_computation: its body, inlined. */
+static void xrt__sp_manual(xrt__sp *s, const xrt_ir_op *op, xrt__sp_ops *out) {
+  const xrt_ir_region *b = op->num_regions == 1 ? &op->regions[0] : NULL;
+  const xrt_ir_op *ret = b && b->num_ops ? &b->ops[b->num_ops - 1] : NULL;
+  if (!ret || (int)ret->code != XRT__OP_SDY_RETURN ||
+      b->num_args != op->num_operands || ret->num_operands != op->num_results)
+    xrt__perr_loc(s->p, op->loc, XRT_INVALID_ARGUMENT, "sdy.manual_computation "
+                  "needs a body with an argument per operand that ends in "
+                  "sdy.return of a value per result");
+  const xrt_ir_attr *in = xrt_ir_op_attr(op, "in_shardings");
+  xrt__shd d;
+  if (in && in->kind == XRT_ATTR_STRING && op->num_operands &&
+      xrt__sp_read(s, op->loc, in->s, true, 0, &d))
+    xrt__sp_devices(s, op, d.devices);
+  for (int32_t i = 0; i < op->num_operands; i++) {
+    s->rep[b->args[i]] = op->operands[i];
+    xrt__sp_enter(s, op->operands[i], &s->f->value_types[b->args[i]], op);
+  }
+  xrt__sp_emit(s, b->ops, b->num_ops - 1, out);
+  for (int32_t j = 0; j < op->num_results; j++)
+    s->rep[op->results[j]] = ret->operands[j];
+}
+
+/* A shard_map boundary custom call: 1 into, 2 out of the region; other
+ * targets: 0. */
+static int xrt__sp_boundary(const xrt_ir_op *op) {
+  const char *t = op->code == XRT_OP_CUSTOM_CALL ? xrt__host_target(op) : NULL;
+  if (!t) return 0;
+  return !strcmp(t, "SPMDFullToShardShape")   ? 1
+         : !strcmp(t, "SPMDShardToFullShape") ? 2
+                                              : 0;
+}
+
+static bool xrt__sp_is_annotation(const xrt_ir_op *op) {
+  const char *t = op->code == XRT_OP_CUSTOM_CALL ? xrt__host_target(op) : NULL;
+  return (t && !strcmp(t, "Sharding")) ||
+         (int)op->code == XRT__OP_SDY_CONSTRAINT ||
+         (int)op->code == XRT__OP_SDY_RESHARD;
+}
+
+static void xrt__sp_emit(xrt__sp *s, const xrt_ir_op *ops, int32_t n,
+                         xrt__sp_ops *out) {
+  for (int32_t i = 0; i < n; i++) {
+    const xrt_ir_op *op = &ops[i];
+    int bnd = xrt__sp_boundary(op);
+    xrt__shd d;
+    const char *text = NULL;
+    if (xrt__sp_is_annotation(op)) {
+      xrt__sp_annotation(s, op);
+    } else if (bnd) {
+      xrt__sp_identity(s, op);
+      if (bnd == 2 && xrt__sp_op_shd(s, op, 0, &d, &text))
+        xrt__sp_devices(s, op, d.kind == XRT__SHD_TILED ? d.devices : 0);
+      for (int32_t k = 0; bnd == 1 && k < op->num_operands; k++) {
+        xrt__sp_devices(s, op, s->dev[op->operands[k]]);
+        xrt__sp_enter(s, op->operands[k], &s->old[op->results[k]], op);
+      }
+    } else if ((int)op->code == XRT__OP_SDY_MANUAL) {
+      xrt__sp_manual(s, op, out);
+    } else if ((int)op->code == XRT__OP_SDY_RETURN) {
+      xrt__perr_loc(s->p, op->loc, XRT_INVALID_ARGUMENT, "sdy.return outside "
+                    "sdy.manual_computation");
+    } else {
+      for (int32_t k = 0; k < op->num_regions; k++)
+        xrt__sp_region(s, &op->regions[k]);
+      if (op->num_results && xrt__sp_op_shd(s, op, 0, &d, &text) &&
+          xrt__shd_split(&d))
+        xrt__sp_cand_add(s, op->loc, xrt__sp_fmt(s, "the result of %s",
+                                                 xrt__sp_op_name(s, op)),
+                         text, -1, NULL);
+      xrt__sp_push(s, out, op);
+    }
+  }
+}
+
+/* Points every use at the value it reads now; a type that changed (a
+ * shard_map's piece) may only leave through the entry's func.return,
+ * whose result then has the piece's type too. */
+static void xrt__sp_fix(xrt__sp *s, const xrt_ir_region *r, bool top) {
+  for (int32_t i = 0; i < r->num_ops; i++) {
+    const xrt_ir_op *op = &r->ops[i];
+    int32_t *operands = (int32_t *)op->operands;
+    for (int32_t k = 0; k < op->num_operands; k++) {
+      int32_t v = operands[k], n = xrt__sp_find(s, v);
+      const xrt_ir_type *t = &s->f->value_types[n];
+      operands[k] = n;
+      if (xrt__p_type_eq(t, &s->old[v])) continue;
+      if (top && s->fi == s->entry && op->code == XRT_OP_FUNC_RETURN &&
+          k < s->f->num_results) {
+        ((xrt_ir_type *)s->f->result_types)[k] = *t;
+        continue;
+      }
+      xrt__perr_loc(s->p, op->loc, XRT_UNIMPLEMENTED, "%s holds one device's "
+                    "piece (%s) of a shard_map, but %s uses it as the whole "
+                    "value (%s): automatic partitioning (SPMD partitioning of "
+                    "a program written for the global shape) is not "
+                    "supported; return the value from @%s instead",
+                    xrt__sp_what(s, n), xrt__sp_type(s, t),
+                    xrt__sp_op_name(s, op), xrt__sp_type(s, &s->old[v]),
+                    s->m->funcs[s->entry].name);
+    }
+    for (int32_t k = 0; k < op->num_regions; k++)
+      xrt__sp_fix(s, &op->regions[k], false);
+  }
+}
+
+/* The split shardings of a function's arguments and results that are not
+ * shard_map boundaries become candidates. */
+static void xrt__sp_notes(xrt__sp *s, const xrt_ir_type *old_results) {
+  for (const xrt__shard_note *n = s->p->annots.notes; n; n = n->next) {
+    if (n->func != s->fi) continue;
+    xrt__shd d;
+    if (!xrt__sp_read(s, n->loc, n->text, n->sdy, 0, &d) || !xrt__shd_split(&d))
+      continue;
+    bool changed;
+    if (n->result) {
+      if (n->index >= s->f->num_results) continue;
+      changed = !xrt__p_type_eq(&s->f->result_types[n->index],
+                                &old_results[n->index]);
+    } else {
+      if (n->index >= s->f->body.num_args) continue;
+      int32_t a = s->f->body.args[n->index];
+      changed = !xrt__p_type_eq(&s->f->value_types[a], &s->old[a]);
+    }
+    if (!changed)
+      xrt__sp_cand_add(s, n->loc, xrt__sp_fmt(s, "%s %d of @%s",
+                                              n->result ? "result" : "argument",
+                                              (int)n->index, s->f->name),
+                       n->text, -1, NULL);
+  }
+}
+
+static bool xrt__loc_before(xrt_ir_loc a, xrt_ir_loc b) {
+  return a.line < b.line || (a.line == b.line && a.col < b.col);
+}
+
+/* Keeps the first candidate that is no shard_map boundary. */
+static void xrt__sp_judge(xrt__sp *s) {
+  xrt__shard_info *in = s->info;
+  for (const xrt__sp_cand *c = s->cands; c; c = c->next) {
+    if (c->root >= 0 &&
+        !xrt__p_type_eq(&s->f->value_types[c->root], &c->written))
+      continue; /* the operand is a device's piece: a shard_map boundary */
+    if (in->split_what && !xrt__loc_before(c->loc, in->split_loc)) continue;
+    in->split_what = c->what;
+    in->split_sharding = c->sharding;
+    in->split_loc = c->loc;
+  }
+  s->cands = NULL;
+}
+
+static void xrt__sp_func(xrt__sp *s, int32_t fi) {
+  xrt_ir_func *f = (xrt_ir_func *)&s->m->funcs[fi];
+  size_t nv = (size_t)f->num_values + 1;
+  s->f = f;
+  s->fi = fi;
+  s->rep = xrt__sp_alloc(s, sizeof *s->rep * nv);
+  s->old = xrt__sp_alloc(s, sizeof *s->old * nv);
+  s->prod = xrt__sp_alloc(s, sizeof *s->prod * nv);
+  s->dev = xrt__sp_alloc(s, sizeof *s->dev * nv);
+  xrt_ir_type *old_res = xrt__sp_alloc(
+      s, sizeof *old_res * (size_t)(f->num_results + 1));
+  for (int32_t v = 0; v < f->num_values; v++) {
+    s->rep[v] = v;
+    s->old[v] = f->value_types[v];
+  }
+  for (int32_t j = 0; j < f->num_results; j++) old_res[j] = f->result_types[j];
+  xrt__sp_producers(s, &f->body);
+  xrt__sp_region(s, &f->body);
+  xrt__sp_fix(s, &f->body, true);
+  xrt__sp_notes(s, old_res);
+  xrt__sp_judge(s);
+}
+
+/* Whether any op of the module is a sharding annotation or shard_map
+ * piece (most programs have none: the pass then costs one scan). */
+static bool xrt__sp_any(const xrt_ir_region *r) {
+  for (int32_t i = 0; i < r->num_ops; i++) {
+    const xrt_ir_op *op = &r->ops[i];
+    if (xrt__is_sdy_op(op->code) || xrt__sp_is_annotation(op) ||
+        xrt__sp_boundary(op) || xrt_ir_op_attr(op, "mhlo.sharding") ||
+        xrt_ir_op_attr(op, "sdy.sharding"))
+      return true;
+    for (int32_t k = 0; k < op->num_regions; k++)
+      if (xrt__sp_any(&op->regions[k])) return true;
+  }
+  return false;
+}
+
+XRT__PRIVATE void xrt__shard_pass(xrt__parser *p, xrt_ir_module *m) {
+  bool any = p->annots.notes != NULL;
+  for (int32_t i = 0; !any && i < m->num_funcs; i++)
+    any = xrt__sp_any(&m->funcs[i].body);
+  if (!any) return;
+  xrt__sp s;
+  memset(&s, 0, sizeof s);
+  s.p = p;
+  s.m = m;
+  s.info = xrt__sp_alloc(&s, sizeof *s.info);
+  s.entry = -1;
+  for (int32_t i = 0; i < m->num_funcs; i++)
+    if (!strcmp(m->funcs[i].name, "main")) s.entry = i;
+  if (s.entry < 0 && m->num_funcs == 1) s.entry = 0;
+  for (int32_t i = 0; i < m->num_funcs; i++) xrt__sp_func(&s, i);
+  p->shard = s.info;
+}
+
+XRT__PRIVATE xrt_status xrt__shard_check(const xrt__shard_info *in,
+                                         int32_t replicas, int32_t partitions) {
+  if (!in) return XRT_OK;
+  int64_t n = (int64_t)replicas * partitions;
+  const xrt_ir_loc *l = &in->split_loc;
+  if (in->split_what && n > 1)
+    return xrt__fail(XRT_UNIMPLEMENTED, "%s:%d:%d: %s is split across devices "
+                     "by its sharding \"%s\": automatic partitioning (SPMD "
+                     "partitioning of a program written for the global shape) "
+                     "is not supported; xrt runs programs written per device "
+                     "(shard_map) on %lld devices, or this one on one device",
+                     l->file, (int)l->line, (int)l->col, in->split_what,
+                     in->split_sharding, (long long)n);
+  l = &in->devices_loc;
+  if (in->devices > 1 && partitions != in->devices)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "%s:%d:%d: the program's shard_map "
+                     "runs on %lld devices, but it is compiled for %d "
+                     "partitions (mhlo.num_partitions or num_partitions must "
+                     "be %lld)", l->file, (int)l->line, (int)l->col,
+                     (long long)in->devices, (int)partitions,
+                     (long long)in->devices);
+  return XRT_OK;
+}
+/* ==== end src/core/sharding_annot.c ==== */
+/* ==== begin src/core/print.c ==== */
+/*
+ * src/core/print.c - the IR printer: a parsed program as StableHLO text in
+ * one canonical form (xrt_program_print).
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
+
+/* ======================================================================
+ * 5c. Print
+ *
+ * The text depends on the IR alone, so that inputs that parse to the same
+ * IR (pretty or generic syntax, other value names, locations, comments,
+ * text or bytecode) print byte for byte the same, and parsing the text
+ * gives that IR back:
+ *  - module and func.func in their pretty form, every op in MLIR's generic
+ *    form: "name"(operands) ({regions}) {attributes} : (types) -> types;
+ *  - values numbered in print order: %argN for block arguments, %N for
+ *    results (%N:k and %N#i for several);
+ *  - attributes sorted by name, in StableHLO's spellings where the IR keeps
+ *    enough to know them (#stablehlo<comparison_direction GT>,
+ *    #stablehlo.dot<...>, array<i64: ...>);
+ *  - numbers exact: floats in the shortest decimal that reads back to the
+ *    same bits (hex for NaN and infinities), literals of more than
+ *    XRT__PR_LIST_MAX elements as dense<"0x..."> (raw element bytes);
+ *  - no locations.
+ * ==================================================================== */
+
+/* Literals with more elements than this print as a hex string. */
+#define XRT__PR_LIST_MAX 1024
+
+/* The text being built, and the numbering of the values of the function
+ * being printed. */
+typedef struct xrt__prn {
+  char *s;
+  size_t n, cap;
+  bool oom;      /* out of memory: the text is incomplete */
+  bool bad;      /* the IR uses a value it never defines */
+  const char *dialect; /* of the op being printed: "stablehlo" or "chlo" */
+  xrt_opcode code;     /* the op whose attributes are printed */
+  int32_t num_values;
+  int32_t *num;  /* per value id: its number (-1: not defined yet) */
+  int32_t *sub;  /* per value id: -2 block argument, -1 the only result,
+                    else its index among the op's results */
+  int32_t next_res, next_arg;
+} xrt__prn;
+
+/* ---------------------------------------------------------------------
+ * Output
+ * ------------------------------------------------------------------- */
+
+static void xrt__pr_put(xrt__prn *b, const char *s, size_t n) {
+  if (b->oom) return;
+  if (b->cap - b->n <= n) {
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap - b->n <= n) {
+      if (cap > SIZE_MAX / 2) {
+        b->oom = true;
+        return;
+      }
+      cap *= 2;
+    }
+    char *d = realloc(b->s, cap); /* the caller frees it with free() */
+    if (!d) {
+      b->oom = true;
+      return;
+    }
+    b->s = d;
+    b->cap = cap;
+  }
+  memcpy(b->s + b->n, s, n);
+  b->n += n;
+  b->s[b->n] = 0;
+}
+
+static void xrt__pr_puts(xrt__prn *b, const char *s) {
+  xrt__pr_put(b, s, strlen(s));
+}
+
+static void xrt__pr_fmt(xrt__prn *b, const char *fmt, ...) XRT__PARSE_PRINTF(2, 3);
+/* Short formatted pieces (numbers, names). */
+static void xrt__pr_fmt(xrt__prn *b, const char *fmt, ...) {
+  char tmp[160];
+  va_list ap;
+  va_start(ap, fmt);
+  int k = vsnprintf(tmp, sizeof tmp, fmt, ap);
+  va_end(ap);
+  if (k < 0 || (size_t)k >= sizeof tmp) b->oom = true; /* never this long */
+  else xrt__pr_put(b, tmp, (size_t)k);
+}
+
+static void xrt__pr_indent(xrt__prn *b, int n) {
+  static const char sp[] = "                                ";
+  for (; n > 0; n -= 32) xrt__pr_put(b, sp, (size_t)(n < 32 ? n : 32));
+}
+
+/* ---------------------------------------------------------------------
+ * Names and strings
+ * ------------------------------------------------------------------- */
+
+static bool xrt__pr_idchar(int c) { return xrt__is_namechar(c) && c != '-'; }
+
+/* A bare identifier (an attribute name or keyword the parser reads back). */
+static bool xrt__pr_is_ident(const char *s, size_t n) {
+  if (!n || !xrt__is_idstart((unsigned char)s[0])) return false;
+  for (size_t i = 1; i < n; i++)
+    if (!xrt__pr_idchar((unsigned char)s[i])) return false;
+  return true;
+}
+
+/* "..." with MLIR's escapes: \" \\ \n \t and \XX for other bytes outside
+ * printable ASCII (the parser's xrt__unescape reads them all). */
+static void xrt__pr_string(xrt__prn *b, const char *s, size_t n) {
+  xrt__pr_put(b, "\"", 1);
+  size_t run = 0; /* plain characters not yet written */
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
+      run++;
+      continue;
+    }
+    xrt__pr_put(b, s + i - run, run);
+    run = 0;
+    if (c == '"' || c == '\\') xrt__pr_fmt(b, "\\%c", c);
+    else if (c == '\n') xrt__pr_puts(b, "\\n");
+    else if (c == '\t') xrt__pr_puts(b, "\\t");
+    else xrt__pr_fmt(b, "\\%02X", c);
+  }
+  xrt__pr_put(b, s + n - run, run);
+  xrt__pr_put(b, "\"", 1);
+}
+
+/* @name, quoted when it has characters a bare symbol cannot. */
+static void xrt__pr_symbol(xrt__prn *b, const char *s, size_t n) {
+  bool bare = n > 0;
+  for (size_t i = 0; bare && i < n; i++) bare = xrt__is_namechar((unsigned char)s[i]);
+  xrt__pr_put(b, "@", 1);
+  if (bare) xrt__pr_put(b, s, n);
+  else xrt__pr_string(b, s, n);
+}
+
+/* A dictionary key: bare when it is an identifier. */
+static void xrt__pr_key(xrt__prn *b, const char *s) {
+  size_t n = strlen(s);
+  if (xrt__pr_is_ident(s, n)) xrt__pr_put(b, s, n);
+  else xrt__pr_string(b, s, n);
+}
+
+/* ---------------------------------------------------------------------
+ * Numbers
+ * ------------------------------------------------------------------- */
+
+/* The raw bits of an element of esz bytes (little-endian host, as the
+ * parser stores them). */
+static uint64_t xrt__pr_bits(const uint8_t *p, size_t esz) {
+  uint64_t v = 0;
+  memcpy(&v, p, esz < 8 ? esz : 8);
+  return v;
+}
+
+/* The exact value of float element bits of type dt. */
+static double xrt__pr_fdecode(xrt_dtype dt, uint64_t bits) {
+  switch (dt) {
+  case XRT_F64: { double d; memcpy(&d, &bits, 8); return d; }
+  case XRT_F32: { uint32_t u = (uint32_t)bits; float f; memcpy(&f, &u, 4); return f; }
+  case XRT_F16: return xrt_f16_to_f32((uint16_t)bits);
+  case XRT_BF16: return xrt_bf16_to_f32((uint16_t)bits);
+  default: return xrt_minifloat_to_f64(dt, (uint8_t)bits);
+  }
+}
+
+/* The bits the parser stores for the decimal value d in type dt (UINT64_MAX
+ * when out of range). */
+static uint64_t xrt__pr_fencode(xrt_dtype dt, double d) {
+  switch (dt) {
+  case XRT_F64: { uint64_t u; memcpy(&u, &d, 8); return u; }
+  case XRT_F32: {
+    float f = xrt__f64_to_f32(d);
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+  }
+  case XRT_F16: return xrt_f64_to_f16(d);
+  case XRT_BF16: return xrt_f64_to_bf16(d);
+  default: {
+    int32_t m = xrt_minifloat_from_f64(dt, d);
+    return m < 0 ? UINT64_MAX : (uint64_t)m;
+  }
+  }
+}
+
+/* Makes a %g number a float literal: MLIR's need a '.' ("1.0e+10"). */
+static void xrt__pr_dotted(char *s, size_t cap) {
+  if (strchr(s, '.')) return;
+  char *e = strchr(s, 'e');
+  size_t n = strlen(s);
+  if (n + 3 > cap) return;
+  if (!e) {
+    memcpy(s + n, ".0", 3);
+  } else {
+    memmove(e + 2, e, strlen(e) + 1);
+    e[0] = '.';
+    e[1] = '0';
+  }
+}
+
+/* The shortest decimal (%.Ng) that the parser reads back as the float
+ * element bits of type dt; false when there is none (NaN, infinities). */
+static bool xrt__pr_shortest(xrt_dtype dt, uint64_t bits, char *out, size_t cap) {
+  double v = xrt__pr_fdecode(dt, bits);
+  if (!isfinite(v)) return false;
+  for (int prec = 1; prec <= 17; prec++) {
+    snprintf(out, cap, "%.*g", prec, v);
+    if (xrt__pr_fencode(dt, strtod(out, NULL)) == bits) {
+      xrt__pr_dotted(out, cap);
+      return true;
+    }
+  }
+  return false;
+}
+
+/* One float element: shortest decimal, else its bits in hex (which the
+ * parser stores as they are). */
+static void xrt__pr_float_elem(xrt__prn *b, xrt_dtype dt, uint64_t bits) {
+  char num[48];
+  if (xrt__pr_shortest(dt, bits, num, sizeof num)) xrt__pr_puts(b, num);
+  else xrt__pr_fmt(b, "0x%0*" PRIX64, 2 * (int)xrt_dtype_size(dt), bits);
+}
+
+/* One element of a literal of type dt at p. */
+static void xrt__pr_elem(xrt__prn *b, xrt_dtype dt, const uint8_t *p) {
+  size_t esz = xrt_dtype_size(dt);
+  uint64_t u = xrt__pr_bits(p, esz);
+  if (dt == XRT_PRED) {
+    xrt__pr_puts(b, u ? "true" : "false");
+  } else if (xrt_dtype_is_complex(dt)) {
+    xrt_dtype part = dt == XRT_C64 ? XRT_F32 : XRT_F64;
+    size_t half = esz / 2;
+    xrt__pr_put(b, "(", 1);
+    xrt__pr_float_elem(b, part, xrt__pr_bits(p, half));
+    xrt__pr_put(b, ", ", 2);
+    xrt__pr_float_elem(b, part, xrt__pr_bits(p + half, half));
+    xrt__pr_put(b, ")", 1);
+  } else if (xrt_dtype_is_float(dt)) {
+    xrt__pr_float_elem(b, dt, u);
+  } else if (xrt_dtype_is_signed_int(dt)) {
+    int shift = 64 - 8 * (int)esz; /* sign-extend the stored bytes */
+    int64_t v = (int64_t)(u << shift) >> shift;
+    xrt__pr_fmt(b, "%" PRId64, v);
+  } else {
+    xrt__pr_fmt(b, "%" PRIu64, u);
+  }
+}
+
+/* A FLOAT attribute: its f64 bits in hex where no decimal gives them;
+ * else, where the syntax wants a type, an f32 when the value is one (as
+ * `x : f32` reads back rounded to f32, its shortest f32 decimal does), or
+ * an f64; bare (a struct's field), the shortest f64 decimal. */
+static void xrt__pr_float_attr(xrt__prn *b, double f, bool typed) {
+  char num[48];
+  uint64_t bits;
+  memcpy(&bits, &f, 8);
+  if (!xrt__pr_shortest(XRT_F64, bits, num, sizeof num)) {
+    xrt__pr_fmt(b, "0x%016" PRIX64 " : f64", bits); /* read as bits */
+    return;
+  }
+  bool f32 = fabs(f) <= FLT_MAX && (double)(float)f == f;
+  if (typed && f32) {
+    float g = (float)f;
+    uint32_t u;
+    memcpy(&u, &g, 4);
+    if (xrt__pr_shortest(XRT_F32, u, num, sizeof num)) {
+      xrt__pr_puts(b, num);
+      xrt__pr_puts(b, " : f32");
+      return;
+    }
+  }
+  xrt__pr_puts(b, num);
+  if (typed) xrt__pr_puts(b, " : f64");
+}
+
+/* ---------------------------------------------------------------------
+ * Types
+ * ------------------------------------------------------------------- */
+
+/* A quantization scale: shortest decimal ("inf"/"nan" as scan_num reads
+ * them). */
+static void xrt__pr_scale(xrt__prn *b, double d) {
+  char num[48];
+  uint64_t bits;
+  memcpy(&bits, &d, 8);
+  if (xrt__pr_shortest(XRT_F64, bits, num, sizeof num)) xrt__pr_puts(b, num);
+  else xrt__pr_puts(b, isnan(d) ? "nan" : d < 0 ? "-inf" : "inf");
+}
+
+/* !quant.uniform<i8[<min:max>]:f32[:axis], scale[:zp] | {scale[:zp], ...}> */
+static void xrt__pr_quant(xrt__prn *b, const xrt_ir_quant *q) {
+  int64_t lo, hi;
+  xrt__int_range(q->storage, &lo, &hi);
+  xrt__pr_puts(b, "!quant.uniform<");
+  if (xrt_dtype_is_unsigned_int(q->storage))
+    xrt__pr_fmt(b, "u%d", xrt_dtype_bits(q->storage)); /* quant's spelling */
+  else
+    xrt__pr_puts(b, xrt_dtype_name(q->storage));
+  if (q->storage_min != lo || q->storage_max != hi)
+    xrt__pr_fmt(b, "<%" PRId64 ":%" PRId64 ">", q->storage_min, q->storage_max);
+  xrt__pr_fmt(b, ":%s", xrt_dtype_name(q->expressed));
+  if (q->axis >= 0) xrt__pr_fmt(b, ":%d, {", (int)q->axis);
+  else xrt__pr_puts(b, ", ");
+  for (int32_t i = 0; i < q->num_scales; i++) {
+    if (i) xrt__pr_puts(b, ", ");
+    xrt__pr_scale(b, q->scales[i]);
+    if (q->zero_points[i]) xrt__pr_fmt(b, ":%" PRId64, q->zero_points[i]);
+  }
+  xrt__pr_puts(b, q->axis >= 0 ? "}>" : ">");
+}
+
+static void xrt__pr_elem_type(xrt__prn *b, const xrt_ir_type *t) {
+  if (t->quant) xrt__pr_quant(b, t->quant);
+  else xrt__pr_puts(b, xrt_dtype_name(t->shape.dtype));
+}
+
+/* A type; index: spell i64 elements `index` (layouts are index tensors,
+ * which the parser reads as i64). */
+static void xrt__pr_type_as(xrt__prn *b, const xrt_ir_type *t, bool index) {
+  if (t->kind == XRT_TYPE_TOKEN) {
+    xrt__pr_puts(b, "!stablehlo.token");
+  } else if (t->kind == XRT_TYPE_TUPLE) {
+    xrt__pr_puts(b, "tuple<");
+    for (int32_t i = 0; i < t->num_elems; i++) {
+      if (i) xrt__pr_puts(b, ", ");
+      xrt__pr_type_as(b, &t->elems[i], false);
+    }
+    xrt__pr_puts(b, ">");
+  } else {
+    xrt__pr_puts(b, "tensor<");
+    for (int32_t i = 0; i < t->shape.rank && i < XRT_MAX_RANK; i++)
+      if (t->shape.dims[i] == XRT_DIM_DYNAMIC) xrt__pr_puts(b, "?x");
+      else xrt__pr_fmt(b, "%" PRId64 "x", t->shape.dims[i]);
+    if (index && !t->quant && t->shape.dtype == XRT_S64) xrt__pr_puts(b, "index");
+    else xrt__pr_elem_type(b, t);
+    xrt__pr_puts(b, ">");
+  }
+}
+
+static void xrt__pr_type(xrt__prn *b, const xrt_ir_type *t) {
+  xrt__pr_type_as(b, t, false);
+}
+
+/* ---------------------------------------------------------------------
+ * Dense literals
+ * ------------------------------------------------------------------- */
+
+static int64_t xrt__pr_numel(const xrt_shape *s) { /* saturating */
+  int64_t n = 1;
+  for (int32_t i = 0; i < s->rank && i < XRT_MAX_RANK; i++) {
+    if (s->dims[i] <= 0) return 0;
+    n = n > INT64_MAX / s->dims[i] ? INT64_MAX : n * s->dims[i];
+  }
+  return n;
+}
+
+/* "0x..." of the literal's bytes as they are (how the parser reads it). */
+static void xrt__pr_hex_bytes(xrt__prn *b, const uint8_t *p, size_t n) {
+  static const char hex[] = "0123456789ABCDEF";
+  char chunk[256];
+  xrt__pr_puts(b, "\"0x");
+  for (size_t i = 0; i < n;) {
+    size_t k = 0;
+    for (; i < n && k < sizeof chunk; i++) {
+      chunk[k++] = hex[p[i] >> 4];
+      chunk[k++] = hex[p[i] & 15];
+    }
+    xrt__pr_put(b, chunk, k);
+  }
+  xrt__pr_puts(b, "\"");
+}
+
+/* [[...], ...] over the dimensions from level on; returns past the
+ * elements written. */
+static const uint8_t *xrt__pr_lit_list(xrt__prn *b, const xrt_ir_type *t,
+                                       int level, const uint8_t *p) {
+  size_t esz = xrt_dtype_size(t->shape.dtype);
+  xrt__pr_put(b, "[", 1);
+  for (int64_t i = 0; i < t->shape.dims[level]; i++) {
+    if (i) xrt__pr_put(b, ", ", 2);
+    if (level + 1 < t->shape.rank) {
+      p = xrt__pr_lit_list(b, t, level + 1, p);
+    } else {
+      xrt__pr_elem(b, t->shape.dtype, p);
+      p += esz;
+    }
+  }
+  xrt__pr_put(b, "]", 1);
+  return p;
+}
+
+/* dense<...> : type.  A splat prints its one element (read back as a
+ * splat), an empty literal dense<>, a rank-0 or large one its bytes in hex
+ * (read back as not a splat), others as nested lists. */
+static void xrt__pr_lit(xrt__prn *b, const xrt_ir_literal *l, bool index) {
+  const xrt_ir_type *t = &l->type;
+  size_t esz = xrt_dtype_size(t->shape.dtype);
+  int64_t numel = xrt__pr_numel(&t->shape);
+  const uint8_t *d = (const uint8_t *)l->data;
+  xrt__pr_puts(b, "dense<");
+  if (!esz || !l->bytes || !d) {
+    /* dense<> */
+  } else if (l->splat) {
+    xrt__pr_elem(b, t->shape.dtype, d);
+  } else if (t->shape.rank == 0 || numel > XRT__PR_LIST_MAX ||
+             l->bytes != (size_t)numel * esz) {
+    xrt__pr_hex_bytes(b, d, l->bytes);
+  } else {
+    xrt__pr_lit_list(b, t, 0, d);
+  }
+  xrt__pr_puts(b, "> : ");
+  xrt__pr_type_as(b, t, index);
+}
+
+/* ---------------------------------------------------------------------
+ * Attributes
+ * ------------------------------------------------------------------- */
+
+/* Where an attribute value stands: it decides how numbers are typed. */
+typedef enum xrt__pr_where {
+  XRT__PR_TOP,    /* an op's or a dictionary's entry: 1 : i64 */
+  XRT__PR_LIST,   /* an item of [...]: 1 : i64 */
+  XRT__PR_STRUCT  /* a field of #stablehlo.x<...>: bare 1 */
+} xrt__pr_where;
+
+/* Enum attributes: #<dialect><kind VALUE>, by attribute name (or the name
+ * of the list they are items of). */
+static const struct { const char *attr, *kind; } xrt__pr_enums[] = {
+    {"comparison_direction", "comparison_direction"},
+    {"compare_type", "comparison_type"},
+    {"precision_config", "precision"},
+    {"fft_type", "fft_type"},
+    {"rng_distribution", "rng_distribution"},
+    {"rng_algorithm", "rng_algorithm"},
+    {"transpose_a", "transpose"},
+};
+
+/* Struct attributes #mnemonic<field = value, ...>: the attribute name, the
+ * op it belongs to (XRT_OP_INVALID: any), the struct it is a field of
+ * (NULL: an op's attribute or a list item), and the fields in the order
+ * StableHLO prints them (others follow, sorted). */
+static const char *const xrt__pr_dot_fields[] = {
+    "lhs_batching_dimensions", "rhs_batching_dimensions",
+    "lhs_contracting_dimensions", "rhs_contracting_dimensions", NULL};
+static const char *const xrt__pr_gather_fields[] = {
+    "offset_dims", "collapsed_slice_dims", "operand_batching_dims",
+    "start_indices_batching_dims", "start_index_map", "index_vector_dim", NULL};
+static const char *const xrt__pr_scatter_fields[] = {
+    "update_window_dims", "inserted_window_dims", "input_batching_dims",
+    "scatter_indices_batching_dims", "scatter_dims_to_operand_dims",
+    "index_vector_dim", NULL};
+static const char *const xrt__pr_channel_fields[] = {"handle", "type", NULL};
+static const char *const xrt__pr_alias_fields[] = {
+    "output_tuple_indices", "operand_index", "operand_tuple_indices", NULL};
+static const char *const xrt__pr_algorithm_fields[] = {
+    "lhs_precision_type", "rhs_precision_type", "accumulation_type",
+    "lhs_component_count", "rhs_component_count", "num_primitive_operations",
+    "allow_imprecise_accumulation", NULL};
+static const char *const xrt__pr_accuracy_fields[] = {"atol", "rtol", "ulps",
+                                                      "mode", NULL};
+static const char *const xrt__pr_ragged_fields[] = {
+    "lhs_batching_dimensions", "rhs_batching_dimensions",
+    "lhs_contracting_dimensions", "rhs_contracting_dimensions",
+    "lhs_ragged_dimensions", "rhs_group_dimensions", NULL};
+static const char *const xrt__pr_no_fields[] = {NULL};
+
+typedef struct xrt__pr_struct {
+  const char *attr;
+  xrt_opcode op;
+  const char *parent, *mnemonic;
+  const char *const *fields;
+} xrt__pr_struct;
+
+static const xrt__pr_struct xrt__pr_structs[] = {
+    {"dot_dimension_numbers", XRT_OP_INVALID, NULL, "stablehlo.dot",
+     xrt__pr_dot_fields},
+    {"dimension_numbers", XRT_OP_GATHER, NULL, "stablehlo.gather",
+     xrt__pr_gather_fields},
+    {"dimension_numbers", XRT_OP_DYNAMIC_GATHER, NULL, "stablehlo.gather",
+     xrt__pr_gather_fields},
+    {"scatter_dimension_numbers", XRT_OP_INVALID, NULL, "stablehlo.scatter",
+     xrt__pr_scatter_fields},
+    {"channel_handle", XRT_OP_INVALID, NULL, "stablehlo.channel_handle",
+     xrt__pr_channel_fields},
+    {"output_operand_aliases", XRT_OP_INVALID, NULL,
+     "stablehlo.output_operand_alias", xrt__pr_alias_fields},
+    {"algorithm", XRT_OP_DOT_GENERAL, NULL, "stablehlo.dot_algorithm",
+     xrt__pr_algorithm_fields},
+    {"result_accuracy", XRT_OP_INVALID, NULL, "stablehlo.result_accuracy",
+     xrt__pr_accuracy_fields},
+    {"mode", XRT_OP_INVALID, "stablehlo.result_accuracy",
+     "stablehlo.result_accuracy_mode", xrt__pr_no_fields},
+    {"ragged_dot_dimension_numbers", XRT_OP_INVALID, NULL, "chlo.ragged_dot",
+     xrt__pr_ragged_fields},
+};
+
+/* Dense-array attributes whose elements are not i64. */
+static const struct { const char *attr; int bits; } xrt__pr_arrays[] = {
+    {"window_reversal", 1},
+    {"operandSegmentSizes", 32},
+    {"resultSegmentSizes", 32},
+};
+
+/* Integer attributes that StableHLO types i32 (others are i64). */
+static const char *const xrt__pr_i32_attrs[] = {
+    "api_version", "exponent_bits", "mantissa_bits", "index",
+    "mhlo.num_partitions", "mhlo.num_replicas"};
+
+static bool xrt__pr_streq(const char *a, const char *b) {
+  return a && b && strcmp(a, b) == 0;
+}
+
+static const xrt__pr_struct *xrt__pr_find_struct(const xrt__prn *b,
+                                                 const char *name,
+                                                 const char *parent) {
+  for (size_t i = 0; name && i < XRT__ARRAY_SIZE(xrt__pr_structs); i++) {
+    const xrt__pr_struct *s = &xrt__pr_structs[i];
+    if (strcmp(s->attr, name) != 0) continue;
+    if (s->op != XRT_OP_INVALID && s->op != b->code) continue;
+    if (s->parent ? !xrt__pr_streq(s->parent, parent) : parent != NULL) continue;
+    return s;
+  }
+  return NULL;
+}
+
+static void xrt__pr_attr(xrt__prn *b, const xrt_ir_attr *a, xrt__pr_where where,
+                         const char *name, const char *parent);
+
+/* Item indices of items[0..n) in name order (stable); NULL when out of
+ * memory (then they print in their own order). */
+static int32_t *xrt__pr_sorted(xrt__prn *b, const xrt_ir_attr *items, int32_t n) {
+  int32_t *ix = malloc(sizeof *ix * (size_t)(n > 0 ? n : 1));
+  if (!ix) {
+    b->oom = true;
+    return NULL;
+  }
+  for (int32_t i = 0; i < n; i++) {
+    int32_t j = i;
+    const char *k = items[i].name ? items[i].name : "";
+    for (; j > 0; j--) {
+      const char *p = items[ix[j - 1]].name ? items[ix[j - 1]].name : "";
+      if (strcmp(p, k) <= 0) break;
+      ix[j] = ix[j - 1];
+    }
+    ix[j] = i;
+  }
+  return ix;
+}
+
+/* `name = value` (a unit attribute: just its name). */
+static void xrt__pr_entry(xrt__prn *b, const xrt_ir_attr *a, xrt__pr_where where,
+                          const char *parent) {
+  xrt__pr_key(b, a->name ? a->name : "");
+  if (a->kind == XRT_ATTR_UNIT) return;
+  xrt__pr_puts(b, " = ");
+  xrt__pr_attr(b, a, where, a->name, parent);
+}
+
+/* Entries of a dictionary sorted by name, separated by ", ". */
+static void xrt__pr_entries(xrt__prn *b, const xrt_ir_attr *items, int32_t n,
+                            xrt__pr_where where, const char *parent) {
+  int32_t *ix = xrt__pr_sorted(b, items, n);
+  if (!ix) return;
+  for (int32_t i = 0; i < n; i++) {
+    if (i) xrt__pr_puts(b, ", ");
+    xrt__pr_entry(b, &items[ix[i]], where, parent);
+  }
+  free(ix);
+}
+
+static bool xrt__pr_listed(const char *const *names, const char *name) {
+  for (; *names; names++)
+    if (xrt__pr_streq(*names, name)) return true;
+  return false;
+}
+
+/* #mnemonic<fields>: those of the table first, in its order, then the rest
+ * sorted by name. */
+static void xrt__pr_struct_attr(xrt__prn *b, const xrt_ir_attr *a,
+                                const xrt__pr_struct *s) {
+  int32_t *ix = xrt__pr_sorted(b, a->items, a->num_items);
+  if (!ix) return;
+  const char *sep = "";
+  xrt__pr_fmt(b, "#%s<", s->mnemonic);
+  for (const char *const *f = s->fields; *f; f++)
+    for (int32_t i = 0; i < a->num_items; i++) {
+      if (!xrt__pr_streq(a->items[ix[i]].name, *f)) continue;
+      xrt__pr_puts(b, sep);
+      xrt__pr_entry(b, &a->items[ix[i]], XRT__PR_STRUCT, s->mnemonic);
+      sep = ", ";
+    }
+  for (int32_t i = 0; i < a->num_items; i++) {
+    if (xrt__pr_listed(s->fields, a->items[ix[i]].name)) continue;
+    xrt__pr_puts(b, sep);
+    xrt__pr_entry(b, &a->items[ix[i]], XRT__PR_STRUCT, s->mnemonic);
+    sep = ", ";
+  }
+  xrt__pr_puts(b, ">");
+  free(ix);
+}
+
+/* convolution's dimension_numbers (the nine fields normalize.c makes) in
+ * the compact form #stablehlo.conv<[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]>
+ * that normalize.c reads back; false (nothing printed) when the fields do
+ * not make one. */
+static bool xrt__pr_conv_dims(xrt__prn *b, const xrt_ir_attr *a) {
+  static const char letters[3][2] = {{'b', 'f'}, {'i', 'o'}, {'b', 'f'}};
+  int slot[3][XRT_MAX_RANK]; /* per position: -2 b or i, -1 f or o, k >= 0
+                               spatial dimension k */
+  int rank[3];
+  if (a->num_items != 9) return false;
+  for (int g = 0; g < 3; g++) {
+    const xrt_ir_attr *r0 = xrt_ir_attr_field(a, xrt__conv_dim_names[g][0]);
+    const xrt_ir_attr *r1 = xrt_ir_attr_field(a, xrt__conv_dim_names[g][1]);
+    const xrt_ir_attr *sp = xrt_ir_attr_field(a, xrt__conv_dim_names[g][2]);
+    if (!r0 || !r1 || !sp || r0->kind != XRT_ATTR_INT ||
+        r1->kind != XRT_ATTR_INT || sp->kind != XRT_ATTR_INTS ||
+        sp->n > XRT_MAX_RANK - 2 || sp->lit)
+      return false;
+    rank[g] = 2 + (int)sp->n;
+    for (int i = 0; i < rank[g]; i++) slot[g][i] = INT_MIN;
+    for (int64_t k = -2; k < sp->n; k++) {
+      int64_t pos = k == -2 ? r0->i : k == -1 ? r1->i : sp->ints[k];
+      if (pos < 0 || pos >= rank[g] || slot[g][pos] != INT_MIN) return false;
+      slot[g][pos] = (int)k;
+    }
+  }
+  xrt__pr_puts(b, "#stablehlo.conv<");
+  for (int g = 0; g < 3; g++) {
+    xrt__pr_puts(b, g == 0 ? "[" : g == 1 ? "]x[" : "]->[");
+    for (int i = 0; i < rank[g]; i++) {
+      if (i) xrt__pr_puts(b, ", ");
+      if (slot[g][i] < 0) xrt__pr_put(b, &letters[g][slot[g][i] + 2], 1);
+      else xrt__pr_fmt(b, "%d", slot[g][i]);
+    }
+  }
+  xrt__pr_puts(b, "]>");
+  return true;
+}
+
+static void xrt__pr_dict(xrt__prn *b, const xrt_ir_attr *a, const char *name,
+                         const char *parent) {
+  bool conv = b->code == XRT_OP_CONVOLUTION || b->code == XRT_OP_DYNAMIC_CONV;
+  if (conv && !parent && xrt__pr_streq(name, "dimension_numbers") &&
+      xrt__pr_conv_dims(b, a))
+    return;
+  const xrt__pr_struct *s = xrt__pr_find_struct(b, name, parent);
+  if (s) {
+    xrt__pr_struct_attr(b, a, s);
+    return;
+  }
+  xrt__pr_puts(b, "{");
+  xrt__pr_entries(b, a->items, a->num_items, XRT__PR_TOP, NULL);
+  xrt__pr_puts(b, "}");
+}
+
+/* Words a bare keyword cannot be: the parser reads them as other kinds. */
+static bool xrt__pr_reserved(const char *s, size_t n) {
+  static const char *const words[] = {"true", "false", "unit", "dense",
+                                      "array", "tensor", "tuple", "complex",
+                                      "index", "loc"};
+  for (size_t i = 0; i < XRT__ARRAY_SIZE(words); i++)
+    if (strlen(words[i]) == n && !memcmp(words[i], s, n)) return true;
+  return xrt_dtype_from_name(s, n) != XRT_DTYPE_INVALID;
+}
+
+static void xrt__pr_enum(xrt__prn *b, const xrt_ir_attr *a, const char *name) {
+  const char *s = a->s ? a->s : "";
+  size_t n = strlen(s);
+  for (size_t i = 0; name && i < XRT__ARRAY_SIZE(xrt__pr_enums); i++)
+    if (!strcmp(xrt__pr_enums[i].attr, name) && xrt__pr_is_ident(s, n)) {
+      xrt__pr_fmt(b, "#%s<%s ", b->dialect, xrt__pr_enums[i].kind);
+      xrt__pr_put(b, s, n);
+      xrt__pr_puts(b, ">");
+      return;
+    }
+  if (xrt__pr_is_ident(s, n) && !xrt__pr_reserved(s, n)) {
+    xrt__pr_put(b, s, n);
+  } else { /* #x<kind VALUE> reads back as an ENUM of VALUE */
+    xrt__pr_fmt(b, "#%s<enum ", b->dialect);
+    xrt__pr_put(b, s, n);
+    xrt__pr_puts(b, ">");
+  }
+}
+
+/* INTS without a literal: array<i64: ...> for an op's attribute, [...]
+ * inside lists and structs. */
+static void xrt__pr_ints(xrt__prn *b, const xrt_ir_attr *a, xrt__pr_where where,
+                         const char *name) {
+  if (where != XRT__PR_TOP) {
+    xrt__pr_puts(b, "[");
+    for (int64_t i = 0; i < a->n; i++)
+      xrt__pr_fmt(b, "%s%" PRId64, i ? ", " : "", a->ints[i]);
+    xrt__pr_puts(b, "]");
+    return;
+  }
+  int bits = 64;
+  for (size_t i = 0; name && i < XRT__ARRAY_SIZE(xrt__pr_arrays); i++)
+    if (!strcmp(xrt__pr_arrays[i].attr, name)) bits = xrt__pr_arrays[i].bits;
+  for (int64_t i = 0; bits == 1 && i < a->n; i++)
+    if (a->ints[i] != 0 && a->ints[i] != 1) bits = 64;
+  for (int64_t i = 0; bits == 32 && i < a->n; i++)
+    if (a->ints[i] != (int32_t)a->ints[i]) bits = 64;
+  xrt__pr_fmt(b, "array<i%d", bits);
+  for (int64_t i = 0; i < a->n; i++) {
+    xrt__pr_puts(b, i ? ", " : ": ");
+    if (bits == 1) xrt__pr_puts(b, a->ints[i] ? "true" : "false");
+    else xrt__pr_fmt(b, "%" PRId64, a->ints[i]);
+  }
+  xrt__pr_puts(b, ">");
+}
+
+/* custom_call's layouts: lists of tensor<Nxindex>. */
+static bool xrt__pr_is_layout(const char *name) {
+  return xrt__pr_streq(name, "operand_layouts") ||
+         xrt__pr_streq(name, "result_layouts");
+}
+
+static const char *xrt__pr_int_type(const char *name) {
+  for (size_t i = 0; name && i < XRT__ARRAY_SIZE(xrt__pr_i32_attrs); i++)
+    if (!strcmp(xrt__pr_i32_attrs[i], name)) return "i32";
+  return "i64";
+}
+
+/* An attribute's value.  name: the attribute's (a list's items get the
+ * list's); parent: the struct it is a field of (NULL: none). */
+static void xrt__pr_attr(xrt__prn *b, const xrt_ir_attr *a, xrt__pr_where where,
+                         const char *name, const char *parent) {
+  switch ((xrt_ir_attr_kind)a->kind) {
+  case XRT_ATTR_UNIT: xrt__pr_puts(b, "unit"); break;
+  case XRT_ATTR_INT:
+    xrt__pr_fmt(b, "%" PRId64, a->i);
+    if (where != XRT__PR_STRUCT) xrt__pr_fmt(b, " : %s", xrt__pr_int_type(name));
+    break;
+  case XRT_ATTR_FLOAT: xrt__pr_float_attr(b, a->f, where != XRT__PR_STRUCT); break;
+  case XRT_ATTR_BOOL: xrt__pr_puts(b, a->i ? "true" : "false"); break;
+  case XRT_ATTR_STRING:
+    xrt__pr_string(b, a->s ? a->s : "", a->s ? (size_t)a->n : 0);
+    break;
+  case XRT_ATTR_ENUM: xrt__pr_enum(b, a, name); break;
+  case XRT_ATTR_INTS:
+    if (a->lit) xrt__pr_lit(b, a->lit, xrt__pr_is_layout(name));
+    else xrt__pr_ints(b, a, where, name);
+    break;
+  case XRT_ATTR_DENSE:
+    if (a->lit) xrt__pr_lit(b, a->lit, false);
+    else xrt__pr_puts(b, "unit");
+    break;
+  case XRT_ATTR_TYPE: /* a scalar as its element type (dot_algorithm's
+                         accumulation_type = f32): the parser reads i32 and
+                         tensor<i32> alike */
+    if (a->type && a->type->kind == XRT_TYPE_TENSOR && a->type->shape.rank == 0)
+      xrt__pr_elem_type(b, a->type);
+    else if (a->type)
+      xrt__pr_type(b, a->type);
+    break;
+  case XRT_ATTR_SYMBOL:
+    xrt__pr_symbol(b, a->s ? a->s : "", a->s ? (size_t)a->n : 0);
+    break;
+  case XRT_ATTR_LIST:
+    xrt__pr_puts(b, "[");
+    for (int32_t i = 0; i < a->num_items; i++) {
+      if (i) xrt__pr_puts(b, ", ");
+      xrt__pr_attr(b, &a->items[i], XRT__PR_LIST, name, parent);
+    }
+    xrt__pr_puts(b, "]");
+    break;
+  case XRT_ATTR_DICT: xrt__pr_dict(b, a, name, parent); break;
+  default: xrt__pr_puts(b, "unit"); break;
+  }
+}
+
+/* ---------------------------------------------------------------------
+ * Values, ops, regions
+ * ------------------------------------------------------------------- */
+
+static bool xrt__pr_valid(const xrt__prn *b, int32_t id) {
+  return id >= 0 && id < b->num_values;
+}
+
+static void xrt__pr_value(xrt__prn *b, int32_t id) {
+  if (!xrt__pr_valid(b, id) || b->num[id] < 0) {
+    b->bad = true;
+    xrt__pr_puts(b, "%undefined");
+  } else if (b->sub[id] == -2) {
+    xrt__pr_fmt(b, "%%arg%d", (int)b->num[id]);
+  } else if (b->sub[id] == -1) {
+    xrt__pr_fmt(b, "%%%d", (int)b->num[id]);
+  } else {
+    xrt__pr_fmt(b, "%%%d#%d", (int)b->num[id], (int)b->sub[id]);
+  }
+}
+
+static void xrt__pr_def_arg(xrt__prn *b, int32_t id) {
+  if (!xrt__pr_valid(b, id)) {
+    b->bad = true;
+    return;
+  }
+  b->num[id] = b->next_arg++;
+  b->sub[id] = -2;
+}
+
+static const xrt_ir_type *xrt__pr_vtype(const xrt__prn *b,
+                                        const xrt_ir_func *f, int32_t id) {
+  static const xrt_ir_type none = {0};
+  return xrt__pr_valid(b, id) ? &f->value_types[id] : &none;
+}
+
+/* `%argN: type` */
+static void xrt__pr_arg(xrt__prn *b, const xrt_ir_func *f, int32_t id) {
+  xrt__pr_def_arg(b, id);
+  xrt__pr_value(b, id);
+  xrt__pr_puts(b, ": ");
+  xrt__pr_type(b, xrt__pr_vtype(b, f, id));
+}
+
+/* `(T, ...)` or, for one type when single is allowed, `T`. */
+static void xrt__pr_types(xrt__prn *b, const xrt_ir_func *f, const int32_t *ids,
+                          int32_t n, bool single) {
+  bool paren = !(single && n == 1);
+  if (paren) xrt__pr_puts(b, "(");
+  for (int32_t i = 0; i < n; i++) {
+    if (i) xrt__pr_puts(b, ", ");
+    xrt__pr_type(b, xrt__pr_vtype(b, f, ids[i]));
+  }
+  if (paren) xrt__pr_puts(b, ")");
+}
+
+static void xrt__pr_op(xrt__prn *b, const xrt_ir_func *f, const xrt_ir_op *op,
+                       int indent);
+
+static void xrt__pr_region(xrt__prn *b, const xrt_ir_func *f,
+                           const xrt_ir_region *r, int indent) {
+  xrt__pr_puts(b, "{\n");
+  if (r->num_args) {
+    xrt__pr_indent(b, indent);
+    xrt__pr_puts(b, "^bb0(");
+    for (int32_t i = 0; i < r->num_args; i++) {
+      if (i) xrt__pr_puts(b, ", ");
+      xrt__pr_arg(b, f, r->args[i]);
+    }
+    xrt__pr_puts(b, "):\n");
+  }
+  for (int32_t i = 0; i < r->num_ops; i++) xrt__pr_op(b, f, &r->ops[i], indent + 2);
+  xrt__pr_indent(b, indent);
+  xrt__pr_puts(b, "}");
+}
+
+/* Numbers the op's results: `%N = ` or `%N:k = `. */
+static void xrt__pr_results(xrt__prn *b, const xrt_ir_op *op) {
+  if (!op->num_results) return;
+  int32_t n = b->next_res++;
+  for (int32_t i = 0; i < op->num_results; i++) {
+    int32_t id = op->results[i];
+    if (!xrt__pr_valid(b, id)) {
+      b->bad = true;
+      continue;
+    }
+    b->num[id] = n;
+    b->sub[id] = op->num_results == 1 ? -1 : i;
+  }
+  if (op->num_results == 1) xrt__pr_fmt(b, "%%%d = ", (int)n);
+  else xrt__pr_fmt(b, "%%%d:%d = ", (int)n, (int)op->num_results);
+}
+
+/* "name"(operands) ({regions}) {attributes} : (types) -> types */
+static void xrt__pr_op(xrt__prn *b, const xrt_ir_func *f, const xrt_ir_op *op,
+                       int indent) {
+  bool known = op->code > XRT_OP_INVALID && op->code < XRT_OP_COUNT;
+  const char *name = known ? xrt_opcode_name(op->code) : op->name ? op->name : "";
+  xrt__pr_indent(b, indent);
+  xrt__pr_results(b, op);
+  xrt__pr_string(b, name, strlen(name));
+  xrt__pr_puts(b, "(");
+  for (int32_t i = 0; i < op->num_operands; i++) {
+    if (i) xrt__pr_puts(b, ", ");
+    xrt__pr_value(b, op->operands[i]);
+  }
+  xrt__pr_puts(b, ")");
+  if (op->num_regions) {
+    xrt__pr_puts(b, " (");
+    for (int32_t i = 0; i < op->num_regions; i++) {
+      if (i) xrt__pr_puts(b, ", ");
+      xrt__pr_region(b, f, &op->regions[i], indent);
+    }
+    xrt__pr_puts(b, ")");
+  }
+  if (op->num_attrs) { /* regions may have printed other ops' attributes */
+    b->code = op->code;
+    b->dialect = strncmp(name, "chlo.", 5) == 0 ? "chlo" : "stablehlo";
+    xrt__pr_puts(b, " {");
+    xrt__pr_entries(b, op->attrs, op->num_attrs, XRT__PR_TOP, NULL);
+    xrt__pr_puts(b, "}");
+  }
+  xrt__pr_puts(b, " : ");
+  xrt__pr_types(b, f, op->operands, op->num_operands, false);
+  xrt__pr_puts(b, " -> ");
+  xrt__pr_types(b, f, op->results, op->num_results, true);
+  xrt__pr_puts(b, "\n");
+}
+
+/* ---------------------------------------------------------------------
+ * Functions and the module
+ * ------------------------------------------------------------------- */
+
+/* @name of a function or module: quoted (as written: the parser takes
+ * those names raw) when it has other characters. */
+static void xrt__pr_sym_name(xrt__prn *b, const char *s) {
+  size_t n = strlen(s);
+  bool bare = n > 0;
+  for (size_t i = 0; bare && i < n; i++) bare = xrt__is_namechar((unsigned char)s[i]);
+  if (bare) xrt__pr_fmt(b, "@%s", s);
+  else xrt__pr_fmt(b, "@\"%s\"", s);
+}
+
+static void xrt__pr_func(xrt__prn *b, const xrt_ir_func *f) {
+  size_t bytes = sizeof(int32_t) * (size_t)(f->num_values > 0 ? f->num_values : 1);
+  b->num = malloc(bytes);
+  b->sub = malloc(bytes);
+  if (!b->num || !b->sub) {
+    b->oom = true;
+  } else {
+    memset(b->num, 0xff, bytes); /* -1: not defined yet */
+    b->num_values = f->num_values;
+    b->next_res = b->next_arg = 0;
+    xrt__pr_puts(b, "  func.func ");
+    if (!f->is_public) xrt__pr_puts(b, "private ");
+    xrt__pr_sym_name(b, f->name ? f->name : "");
+    xrt__pr_puts(b, "(");
+    for (int32_t i = 0; i < f->body.num_args; i++) {
+      if (i) xrt__pr_puts(b, ", ");
+      xrt__pr_arg(b, f, f->body.args[i]);
+    }
+    xrt__pr_puts(b, ")");
+    if (f->num_results) {
+      xrt__pr_puts(b, " -> ");
+      if (f->num_results != 1) xrt__pr_puts(b, "(");
+      for (int32_t i = 0; i < f->num_results; i++) {
+        if (i) xrt__pr_puts(b, ", ");
+        xrt__pr_type(b, &f->result_types[i]);
+      }
+      if (f->num_results != 1) xrt__pr_puts(b, ")");
+    }
+    if (f->body.num_ops) { /* else a declaration */
+      xrt__pr_puts(b, " {\n");
+      for (int32_t i = 0; i < f->body.num_ops; i++)
+        xrt__pr_op(b, f, &f->body.ops[i], 4);
+      xrt__pr_puts(b, "  }");
+    }
+    xrt__pr_puts(b, "\n");
+  }
+  free(b->num);
+  free(b->sub);
+  b->num = b->sub = NULL;
+  b->num_values = 0;
+}
+
+/* module [@name] [attributes {...}] { funcs }: the module attributes the IR
+ * keeps, where they differ from their defaults. */
+static void xrt__pr_module(xrt__prn *b, const xrt_ir_module *m) {
+  xrt__pr_puts(b, "module");
+  if (m->name && *m->name) {
+    xrt__pr_puts(b, " ");
+    xrt__pr_sym_name(b, m->name);
+  }
+  const char *sep = " attributes {";
+  if (m->num_partitions != 1) {
+    xrt__pr_fmt(b, "%smhlo.num_partitions = %d : i32", sep, (int)m->num_partitions);
+    sep = ", ";
+  }
+  if (m->num_replicas != 1) {
+    xrt__pr_fmt(b, "%smhlo.num_replicas = %d : i32", sep, (int)m->num_replicas);
+    sep = ", ";
+  }
+  const char *v = m->stablehlo_version;
+  if (v && strcmp(v, XRT__STABLEHLO_VERSION) != 0) {
+    xrt__pr_fmt(b, "%sstablehlo.version = ", sep);
+    xrt__pr_string(b, v, strlen(v));
+    sep = ", ";
+  }
+  if (sep[0] == ',') xrt__pr_puts(b, "}");
+  xrt__pr_puts(b, " {\n");
+  for (int32_t i = 0; i < m->num_funcs; i++) xrt__pr_func(b, &m->funcs[i]);
+  xrt__pr_puts(b, "}\n");
+}
+
+XRT__PRIVATE xrt_status xrt__print_module(const xrt_ir_module *m, char **out_text,
+                                          size_t *out_len) {
+  xrt__prn b;
+  memset(&b, 0, sizeof b);
+  b.dialect = "stablehlo";
+  xrt__pr_module(&b, m);
+  if (b.oom || b.bad) {
+    free(b.s);
+    return b.oom ? xrt__nomem("the printed program")
+                 : xrt__fail(XRT_INVALID_ARGUMENT, "the program uses a value "
+                             "it does not define; cannot print it");
+  }
+  *out_text = b.s;
+  if (out_len) *out_len = b.n;
+  return XRT_OK;
+}
+
+xrt_status xrt_program_print(const xrt_program *program, char **out_text,
+                             size_t *out_len) {
+  XRT__CHECK_ARG(out_text, "out_text is NULL");
+  *out_text = NULL;
+  if (out_len) *out_len = 0;
+  const xrt_ir_module *m = xrt_program_module(program);
+  XRT__CHECK_ARG(m, "invalid program");
+  return xrt__print_module(m, out_text, out_len);
+}
+/* ==== end src/core/print.c ==== */
 /* ==== begin src/core/normalize.c ==== */
 /*
  * src/core/normalize.c - one attribute form for the pretty and the generic
@@ -6525,16 +13198,18 @@ static xrt_status xrt__ints_attr(const xrt__nctx *n, const char *name,
   return XRT_OK;
 }
 
+XRT__PRIVATE_DATA const char *const xrt__conv_dim_names[3][3] = {
+    {"input_batch_dimension", "input_feature_dimension",
+     "input_spatial_dimensions"},
+    {"kernel_input_feature_dimension", "kernel_output_feature_dimension",
+     "kernel_spatial_dimensions"},
+    {"output_batch_dimension", "output_feature_dimension",
+     "output_spatial_dimensions"}};
+
 /* The compact conv form into a DICT of nine fields. */
 static xrt_status xrt__conv_dims(const xrt__nctx *n, const char *s,
                                  xrt_ir_attr *out) {
-  static const char *const names[3][3] = {
-      {"input_batch_dimension", "input_feature_dimension",
-       "input_spatial_dimensions"},
-      {"kernel_input_feature_dimension", "kernel_output_feature_dimension",
-       "kernel_spatial_dimensions"},
-      {"output_batch_dimension", "output_feature_dimension",
-       "output_spatial_dimensions"}};
+  const char *const (*names)[3] = xrt__conv_dim_names;
   static const char *const letters[3] = {"bf", "io", "bf"};
   xrt_ir_attr *items = (xrt_ir_attr *)xrt__arena_alloc(n->arena,
                                                        9 * sizeof *items);
@@ -6640,6 +13315,11 @@ static xrt_status xrt__normalize_region(xrt__nctx *n, const xrt_ir_region *r) {
 }
 
 XRT__PRIVATE xrt_status xrt__normalize_module(xrt__arena *arena, xrt_ir_module *m) {
+  xrt_status cs = xrt__chlo_lower_module(arena, m); /* chlo.c */
+  return cs ? cs : xrt__normalize_attrs(arena, m);
+}
+
+XRT__PRIVATE xrt_status xrt__normalize_attrs(xrt__arena *arena, xrt_ir_module *m) {
   xrt__nctx n = {arena, NULL};
   for (int32_t i = 0; i < m->num_funcs; i++) {
     xrt_status s = xrt__normalize_region(&n, &m->funcs[i].body);
@@ -6648,6 +13328,2751 @@ XRT__PRIVATE xrt_status xrt__normalize_module(xrt__arena *arena, xrt_ir_module *
   return XRT_OK;
 }
 /* ==== end src/core/normalize.c ==== */
+/* ==== begin src/core/chlo.c ==== */
+/*
+ * src/core/chlo.c - CHLO ops that are StableHLO in disguise, rewritten into
+ * StableHLO before verification so that every plugin runs them.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
+
+/* ======================================================================
+ * 5a. CHLO lowering
+ *
+ * The CHLO dialect (stablehlo/dialect/ChloOps.td) adds ops to StableHLO
+ * for client libraries.  Those with a StableHLO spelling become it here,
+ * after parsing and before the verifier sees the module:
+ *  - chlo.constant -> constant; chlo.tan -> tan;
+ *  - constant_like -> a splat constant of the result's type;
+ *  - conj -> complex(real(x), negate(imag(x))), or convert (an identity)
+ *    for real types;
+ *  - is_inf / is_pos_inf / is_neg_inf -> compare(abs(x) or x, +-inf), or
+ *    a constant false for types without infinities;
+ *  - broadcast_* -> broadcast_in_dim of each operand whose shape is not
+ *    the result's, then the op (CHLO's numpy-style implicit broadcasting:
+ *    trailing dimensions line up, or broadcast_dimensions maps the lower
+ *    ranked operand's dimensions);
+ *  - top_k -> iota, a stable sort over the last dimension comparing values
+ *    GT with TOTALORDER (the chlo-legalize-to-stablehlo lowering: ties keep
+ *    the lower index first, NaN sorts above +inf), and two slices.
+ * Ops are checked here first, so that a malformed CHLO op is reported with
+ * its own name; the StableHLO ops it becomes carry its location.  The
+ * elementwise math without a StableHLO spelling (acos, erf, lgamma, ...)
+ * stays: plugins run it (the verifier checks it as elementwise).
+ * ==================================================================== */
+
+typedef struct xrt__cops { /* a region's ops being rebuilt */
+  xrt_ir_op *v;
+  int32_t n, cap;
+} xrt__cops;
+
+typedef struct xrt__cctx {
+  xrt__arena *arena;
+  xrt_ir_func *f;
+  xrt_ir_type *types;      /* f's value types, grown as values are added */
+  int32_t nvals, cap;
+  const xrt_ir_op *op;     /* the CHLO op being lowered */
+  xrt__cops *out;
+} xrt__cctx;
+
+#if defined(__GNUC__)
+XRT_PRINTF_FORMAT(2, 3)
+#endif
+static xrt_status xrt__cfail(const xrt__cctx *c, const char *fmt, ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  const xrt_ir_loc *l = &c->op->loc;
+  return xrt__fail(XRT_INVALID_ARGUMENT, "%s:%d:%d: %s: %s",
+                   l->file ? l->file : "<input>", (int)l->line, (int)l->col,
+                   xrt_opcode_name(c->op->code), msg);
+}
+
+static void *xrt__chlo_alloc(xrt__cctx *c, size_t n) {
+  return xrt__arena_alloc(c->arena, n ? n : 1);
+}
+
+/* A copy of value id's type (pointers into c->types move as it grows). */
+static xrt_ir_type xrt__ctype(const xrt__cctx *c, int32_t id) {
+  return c->types[id];
+}
+
+/* A new value of type t; -1 when out of memory. */
+static int32_t xrt__cvalue(xrt__cctx *c, const xrt_ir_type *t) {
+  if (c->nvals == c->cap) {
+    int32_t cap = c->cap < 16 ? 32 : c->cap * 2;
+    xrt_ir_type *nt = (xrt_ir_type *)xrt__chlo_alloc(c, sizeof *nt * (size_t)cap);
+    if (!nt) return -1;
+    if (c->nvals) memcpy(nt, c->types, sizeof *nt * (size_t)c->nvals);
+    c->types = nt, c->cap = cap;
+  }
+  c->types[c->nvals] = *t;
+  return c->nvals++;
+}
+
+static xrt_ir_type xrt__tensor_type(xrt_dtype dt, const int64_t *dims,
+                                    int32_t rank) {
+  xrt_ir_type t;
+  memset(&t, 0, sizeof t);
+  t.kind = XRT_TYPE_TENSOR;
+  t.shape.dtype = dt;
+  t.shape.rank = rank;
+  for (int32_t i = 0; i < rank; i++) t.shape.dims[i] = dims[i];
+  return t;
+}
+
+/* Appends an op of code at the CHLO op's location; arrays are copied. */
+static xrt_ir_op *xrt__cemit(xrt__cctx *c, xrt_opcode code,
+                             const int32_t *ins, int32_t nin,
+                             const int32_t *outs, int32_t nout,
+                             const xrt_ir_attr *attrs, int32_t nattrs) {
+  xrt__cops *o = c->out;
+  if (o->n == o->cap) return NULL; /* sized by the caller: not reached */
+  int32_t *ids = (int32_t *)xrt__chlo_alloc(c, sizeof *ids * (size_t)(nin + nout));
+  xrt_ir_attr *as = (xrt_ir_attr *)xrt__chlo_alloc(c, sizeof *as * (size_t)nattrs);
+  if (!ids || !as) return NULL;
+  if (nin) memcpy(ids, ins, sizeof *ids * (size_t)nin);
+  if (nout) memcpy(ids + nin, outs, sizeof *ids * (size_t)nout);
+  if (nattrs) memcpy(as, attrs, sizeof *as * (size_t)nattrs);
+  xrt_ir_op *op = &o->v[o->n++];
+  memset(op, 0, sizeof *op);
+  op->code = code;
+  op->name = xrt_opcode_name(code);
+  op->operands = ids, op->num_operands = nin;
+  op->results = ids + nin, op->num_results = nout;
+  op->attrs = as, op->num_attrs = nattrs;
+  op->loc = c->op->loc;
+  op->callee = -1;
+  return op;
+}
+
+static xrt_ir_attr xrt__cattr(const char *name, int kind) {
+  xrt_ir_attr a;
+  memset(&a, 0, sizeof a);
+  a.name = name;
+  a.kind = (uint8_t)kind;
+  return a;
+}
+
+static xrt_ir_attr xrt__cint(const char *name, int64_t v) {
+  xrt_ir_attr a = xrt__cattr(name, XRT_ATTR_INT);
+  a.i = v;
+  return a;
+}
+
+static xrt_ir_attr xrt__cenum(const char *name, const char *s) {
+  xrt_ir_attr a = xrt__cattr(name, XRT_ATTR_ENUM);
+  a.s = s;
+  a.n = (int64_t)strlen(s);
+  return a;
+}
+
+static xrt_status xrt__cints(xrt__cctx *c, const char *name,
+                             const int64_t *v, int32_t n, xrt_ir_attr *a) {
+  int64_t *copy = (int64_t *)xrt__chlo_alloc(c, sizeof *copy * (size_t)n);
+  if (!copy) return xrt__nomem("a CHLO op's attribute");
+  if (n) memcpy(copy, v, sizeof *copy * (size_t)n);
+  *a = xrt__cattr(name, XRT_ATTR_INTS);
+  a->ints = copy;
+  a->n = n;
+  return XRT_OK;
+}
+
+/* Operand and result counts, all tensors, none of the results quantized
+ * unless quant_ok. */
+static xrt_status xrt__ccounts(const xrt__cctx *c, int nin, int nout) {
+  const xrt_ir_op *op = c->op;
+  if (op->num_operands != nin || op->num_results != nout)
+    return xrt__cfail(c, "expects %d operand(s) and %d result(s), got %d and "
+                      "%d", nin, nout, (int)op->num_operands,
+                      (int)op->num_results);
+  for (int32_t i = 0; i < nin + nout; i++) {
+    int32_t id = i < nin ? op->operands[i] : op->results[i - nin];
+    if (c->types[id].kind != XRT_TYPE_TENSOR)
+      return xrt__cfail(c, "%s %d must be a tensor", i < nin ? "operand"
+                        : "result", (int)(i < nin ? i : i - nin));
+  }
+  return XRT_OK;
+}
+
+static void xrt__cshape_str(const xrt_ir_type *t, char *buf, size_t cap) {
+  xrt_shape_format(&t->shape, buf, cap);
+}
+
+/* ---- splat literals ---- */
+
+/* d (or i when is_int) as one element of dt at dst; false if dt cannot
+ * hold it. */
+static bool xrt__celem(xrt_dtype dt, double d, int64_t i, bool is_int,
+                       uint8_t *dst) {
+  int k = xrt__dtype_class(dt);
+  if (k == XRT__K_PRED || k == XRT__K_SINT || k == XRT__K_UINT) {
+    if (!is_int && !(d > -9.3e18 && d < 9.3e18)) return false;
+    int64_t v = is_int ? i : (int64_t)d;
+    if (k == XRT__K_PRED) v = v != 0;
+    memcpy(dst, &v, xrt_dtype_size(dt)); /* little-endian host */
+    return true;
+  }
+  if (is_int) d = (double)i;
+  if (k == XRT__K_COMPLEX) {
+    memset(dst, 0, xrt_dtype_size(dt));
+    dt = dt == XRT_C64 ? XRT_F32 : XRT_F64;
+  }
+  if (dt == XRT_F64) {
+    memcpy(dst, &d, 8);
+  } else if (dt == XRT_F32) {
+    float f = isfinite(d) && fabs(d) > 3.4028235677973366e38
+                  ? (float)(d < 0 ? -INFINITY : INFINITY) : (float)d;
+    memcpy(dst, &f, 4);
+  } else if (dt == XRT_F16 || dt == XRT_BF16) {
+    uint16_t h = dt == XRT_F16 ? xrt_f64_to_f16(d) : xrt_f64_to_bf16(d);
+    memcpy(dst, &h, 2);
+  } else {
+    int32_t b = xrt_minifloat_from_f64(dt, d);
+    if (b < 0) return false;
+    *dst = (uint8_t)b;
+  }
+  return true;
+}
+
+/* A constant op writing a splat of one element (elem, of t's type) into
+ * value id. */
+static xrt_status xrt__csplat(xrt__cctx *c, const xrt_ir_type *t,
+                              const uint8_t *elem, int32_t id) {
+  size_t esz = xrt_dtype_size(t->shape.dtype);
+  xrt_ir_literal *lit = (xrt_ir_literal *)xrt__chlo_alloc(c, sizeof *lit);
+  uint8_t *data = (uint8_t *)xrt__chlo_alloc(c, esz);
+  if (!lit || !data) return xrt__nomem("a CHLO constant");
+  memcpy(data, elem, esz);
+  memset(lit, 0, sizeof *lit);
+  lit->type = *t;
+  lit->data = data;
+  lit->bytes = esz;
+  lit->splat = true;
+  xrt_ir_attr a = xrt__cattr("value", XRT_ATTR_DENSE);
+  a.lit = lit;
+  return xrt__cemit(c, XRT_OP_CONSTANT, NULL, 0, &id, 1, &a, 1)
+             ? XRT_OK : xrt__nomem("a CHLO constant");
+}
+
+/* ---- constant, constant_like, tan ---- */
+
+/* The op as it is, under its StableHLO code. */
+static xrt_status xrt__crename(xrt__cctx *c, xrt_opcode code) {
+  xrt__cops *o = c->out;
+  o->v[o->n] = *c->op;
+  o->v[o->n].code = code;
+  o->v[o->n].name = xrt_opcode_name(code);
+  o->n++;
+  return XRT_OK;
+}
+
+static xrt_status xrt__lower_constant_like(xrt__cctx *c) {
+  xrt_status s = xrt__ccounts(c, 1, 1);
+  if (s) return s;
+  xrt_ir_type in = xrt__ctype(c, c->op->operands[0]);
+  xrt_ir_type out = xrt__ctype(c, c->op->results[0]);
+  if (!xrt__same_dims(&in.shape, &out.shape))
+    return xrt__cfail(c, "result shape differs from the operand's");
+  if (out.quant) return xrt__cfail(c, "a quantized result is not supported");
+  const xrt_ir_attr *v = xrt_ir_op_attr(c->op, "value");
+  if (!v) return xrt__cfail(c, "missing attribute 'value'");
+  double d = 0;
+  int64_t i = 0;
+  bool is_int = false, ok = true;
+  if (v->kind == XRT_ATTR_FLOAT) d = v->f;
+  else if (v->kind == XRT_ATTR_INT || v->kind == XRT_ATTR_BOOL) i = v->i, is_int = true;
+  else if (v->kind == XRT_ATTR_INTS && v->n == 1) i = v->ints[0], is_int = true;
+  else ok = false;
+  uint8_t elem[16];
+  if (v->kind == XRT_ATTR_DENSE && v->lit && v->lit->bytes &&
+      v->lit->type.shape.dtype == out.shape.dtype &&
+      (v->lit->splat || xrt_shape_numel(&v->lit->type.shape) == 1)) {
+    memcpy(elem, v->lit->data, xrt_dtype_size(out.shape.dtype));
+  } else if (!ok || !xrt__celem(out.shape.dtype, d, i, is_int, elem)) {
+    return xrt__cfail(c, "attribute 'value' must be a scalar that the "
+                      "result's element type %s holds",
+                      xrt_dtype_name(out.shape.dtype));
+  }
+  return xrt__csplat(c, &out, elem, c->op->results[0]);
+}
+
+/* ---- conj ---- */
+
+static xrt_status xrt__lower_conj(xrt__cctx *c) {
+  xrt_status s = xrt__ccounts(c, 1, 1);
+  if (s) return s;
+  int32_t x = c->op->operands[0], r = c->op->results[0];
+  xrt_ir_type t = xrt__ctype(c, x), out = xrt__ctype(c, r);
+  if (!xrt__type_equal(&t, &out))
+    return xrt__cfail(c, "result type differs from operand type");
+  int k = xrt__dtype_class(t.shape.dtype);
+  if (t.quant || (k != XRT__K_FLOAT && k != XRT__K_COMPLEX))
+    return xrt__cfail(c, "operand must be a float or complex tensor, not %s",
+                      xrt_dtype_name(t.shape.dtype));
+  if (k == XRT__K_FLOAT) /* conj of a real number is itself */
+    return xrt__cemit(c, XRT_OP_CONVERT, &x, 1, &r, 1, NULL, 0)
+               ? XRT_OK : xrt__nomem("a CHLO op");
+  xrt_ir_type part = t;
+  part.shape.dtype = t.shape.dtype == XRT_C64 ? XRT_F32 : XRT_F64;
+  int32_t re = xrt__cvalue(c, &part), im = xrt__cvalue(c, &part),
+          nim = xrt__cvalue(c, &part);
+  if (re < 0 || im < 0 || nim < 0) return xrt__nomem("a CHLO op");
+  int32_t pair[2] = {re, nim};
+  if (!xrt__cemit(c, XRT_OP_REAL, &x, 1, &re, 1, NULL, 0) ||
+      !xrt__cemit(c, XRT_OP_IMAG, &x, 1, &im, 1, NULL, 0) ||
+      !xrt__cemit(c, XRT_OP_NEGATE, &im, 1, &nim, 1, NULL, 0) ||
+      !xrt__cemit(c, XRT_OP_COMPLEX, pair, 2, &r, 1, NULL, 0))
+    return xrt__nomem("a CHLO op");
+  return XRT_OK;
+}
+
+/* ---- is_inf, is_pos_inf, is_neg_inf ---- */
+
+/* Whether a float type has infinities (the FN, FNUZ and finite small
+ * floats do not, so no element of them is infinite). */
+static bool xrt__has_inf(xrt_dtype t) {
+  xrt_minifloat_format f;
+  return !xrt_minifloat_format_of(t, &f) || f.kind == XRT_MINIFLOAT_IEEE;
+}
+
+static xrt_status xrt__lower_is_inf(xrt__cctx *c) {
+  xrt_status s = xrt__ccounts(c, 1, 1);
+  if (s) return s;
+  xrt_opcode code = c->op->code;
+  int32_t x = c->op->operands[0], r = c->op->results[0];
+  xrt_ir_type t = xrt__ctype(c, x), out = xrt__ctype(c, r);
+  if (t.quant || xrt__dtype_class(t.shape.dtype) != XRT__K_FLOAT)
+    return xrt__cfail(c, "operand must be a float tensor, not %s",
+                      xrt_dtype_name(t.shape.dtype));
+  if (out.shape.dtype != XRT_PRED || !xrt__same_dims(&t.shape, &out.shape))
+    return xrt__cfail(c, "result must be a tensor of i1 with the operand's "
+                      "shape");
+  uint8_t elem[16];
+  if (!xrt__has_inf(t.shape.dtype)) {
+    elem[0] = 0;
+    return xrt__csplat(c, &out, elem, r);
+  }
+  double inf = code == XRT_OP_CHLO_IS_NEG_INF ? -INFINITY : INFINITY;
+  int32_t k = xrt__cvalue(c, &t), a = x;
+  if (k < 0 || !xrt__celem(t.shape.dtype, inf, 0, false, elem))
+    return xrt__nomem("a CHLO op");
+  if ((s = xrt__csplat(c, &t, elem, k))) return s;
+  if (code == XRT_OP_CHLO_IS_INF) { /* |x| == +inf */
+    if ((a = xrt__cvalue(c, &t)) < 0 ||
+        !xrt__cemit(c, XRT_OP_ABS, &x, 1, &a, 1, NULL, 0))
+      return xrt__nomem("a CHLO op");
+  }
+  int32_t ins[2] = {a, k};
+  xrt_ir_attr at[2] = {xrt__cenum("comparison_direction", "EQ"),
+                       xrt__cenum("compare_type", "FLOAT")};
+  return xrt__cemit(c, XRT_OP_COMPARE, ins, 2, &r, 1, at, 2)
+             ? XRT_OK : xrt__nomem("a CHLO op");
+}
+
+/* ---- broadcast_* ---- */
+
+static xrt_opcode xrt__broadcast_target(xrt_opcode code) {
+  static const xrt_opcode map[][2] = {
+      {XRT_OP_CHLO_BROADCAST_ADD, XRT_OP_ADD},
+      {XRT_OP_CHLO_BROADCAST_AND, XRT_OP_AND},
+      {XRT_OP_CHLO_BROADCAST_ATAN2, XRT_OP_ATAN2},
+      {XRT_OP_CHLO_BROADCAST_COMPARE, XRT_OP_COMPARE},
+      {XRT_OP_CHLO_BROADCAST_COMPLEX, XRT_OP_COMPLEX},
+      {XRT_OP_CHLO_BROADCAST_DIVIDE, XRT_OP_DIVIDE},
+      {XRT_OP_CHLO_BROADCAST_MAXIMUM, XRT_OP_MAXIMUM},
+      {XRT_OP_CHLO_BROADCAST_MINIMUM, XRT_OP_MINIMUM},
+      {XRT_OP_CHLO_BROADCAST_MULTIPLY, XRT_OP_MULTIPLY},
+      {XRT_OP_CHLO_BROADCAST_NEXT_AFTER, XRT_OP_CHLO_NEXT_AFTER},
+      {XRT_OP_CHLO_BROADCAST_OR, XRT_OP_OR},
+      {XRT_OP_CHLO_BROADCAST_POLYGAMMA, XRT_OP_CHLO_POLYGAMMA},
+      {XRT_OP_CHLO_BROADCAST_POWER, XRT_OP_POWER},
+      {XRT_OP_CHLO_BROADCAST_REMAINDER, XRT_OP_REMAINDER},
+      {XRT_OP_CHLO_BROADCAST_SELECT, XRT_OP_SELECT},
+      {XRT_OP_CHLO_BROADCAST_SHIFT_LEFT, XRT_OP_SHIFT_LEFT},
+      {XRT_OP_CHLO_BROADCAST_SHIFT_RIGHT_ARITHMETIC,
+       XRT_OP_SHIFT_RIGHT_ARITHMETIC},
+      {XRT_OP_CHLO_BROADCAST_SHIFT_RIGHT_LOGICAL, XRT_OP_SHIFT_RIGHT_LOGICAL},
+      {XRT_OP_CHLO_BROADCAST_SUBTRACT, XRT_OP_SUBTRACT},
+      {XRT_OP_CHLO_BROADCAST_XOR, XRT_OP_XOR},
+      {XRT_OP_CHLO_BROADCAST_ZETA, XRT_OP_CHLO_ZETA},
+  };
+  for (size_t i = 0; i < XRT__ARRAY_SIZE(map); i++)
+    if (map[i][0] == code) return map[i][1];
+  return XRT_OP_INVALID;
+}
+
+/* Where each operand's dimensions land in the result: map[k][d] for
+ * dimension d of operand k. */
+typedef struct xrt__bcast {
+  int n;
+  xrt_ir_type in[3];
+  int64_t map[3][XRT_MAX_RANK];
+} xrt__bcast;
+
+/* broadcast_dimensions (for the lower-ranked operand; the rhs when the
+ * ranks are equal) or numpy's alignment of trailing dimensions. */
+static xrt_status xrt__bcast_maps(const xrt__cctx *c, xrt__bcast *b,
+                                  int32_t rank) {
+  const xrt_ir_attr *bd = xrt_ir_op_attr(c->op, "broadcast_dimensions");
+  int low = -1;
+  if (bd) {
+    if (bd->kind != XRT_ATTR_INTS)
+      return xrt__cfail(c, "broadcast_dimensions must be a list of integers");
+    low = b->in[0].shape.rank < b->in[1].shape.rank ? 0 : 1;
+    if (bd->n != b->in[low].shape.rank)
+      return xrt__cfail(c, "broadcast_dimensions has %" PRId64 " entries for "
+                        "an operand of rank %d", bd->n,
+                        (int)b->in[low].shape.rank);
+  }
+  for (int k = 0; k < b->n; k++) {
+    int32_t r = b->in[k].shape.rank;
+    for (int32_t d = 0; d < r; d++) {
+      int64_t m = k == low ? bd->ints[d] : d + (rank - r);
+      if (m < 0 || m >= rank || (d && m <= b->map[k][d - 1]))
+        return xrt__cfail(c, "broadcast_dimensions must be increasing "
+                          "dimensions of the result (rank %d)", (int)rank);
+      b->map[k][d] = m;
+    }
+  }
+  return XRT_OK;
+}
+
+/* The broadcast shape of the operands, checked against the result's. */
+static xrt_status xrt__bcast_check(const xrt__cctx *c, const xrt__bcast *b,
+                                   const xrt_ir_type *out) {
+  int64_t want[XRT_MAX_RANK];
+  int32_t rank = out->shape.rank;
+  for (int32_t j = 0; j < rank; j++) want[j] = 1;
+  for (int k = 0; k < b->n; k++)
+    for (int32_t d = 0; d < b->in[k].shape.rank; d++) {
+      int64_t sz = b->in[k].shape.dims[d], *w = &want[b->map[k][d]];
+      if (sz == 1 || sz == *w) continue;
+      if (*w != 1) {
+        char s0[96], s1[96];
+        xrt__cshape_str(&b->in[0], s0, sizeof s0);
+        xrt__cshape_str(&b->in[k], s1, sizeof s1);
+        return xrt__cfail(c, "operand shapes %s and %s do not broadcast "
+                          "(dimension %d: %" PRId64 " vs %" PRId64 ")", s0,
+                          s1, (int)b->map[k][d], *w, sz);
+      }
+      *w = sz;
+    }
+  if (!xrt__dims_are(&out->shape, want, rank)) {
+    xrt_ir_type wt = *out;
+    memcpy(wt.shape.dims, want, sizeof want[0] * (size_t)rank);
+    char s0[96], s1[96];
+    xrt__cshape_str(out, s0, sizeof s0);
+    xrt__cshape_str(&wt, s1, sizeof s1);
+    return xrt__cfail(c, "result type %s differs from the broadcast shape "
+                      "of the operands, %s", s0, s1);
+  }
+  return XRT_OK;
+}
+
+/* The element types: operands alike (select: i1 and two alike), the
+ * result's as the target op derives it, classes the target allows. */
+static xrt_status xrt__bcast_types(const xrt__cctx *c, const xrt__bcast *b,
+                                   xrt_opcode target, const xrt_ir_type *out) {
+  int f = target == XRT_OP_SELECT; /* first value operand */
+  if (f && b->in[0].shape.dtype != XRT_PRED)
+    return xrt__cfail(c, "pred must be a tensor of i1, not %s",
+                      xrt_dtype_name(b->in[0].shape.dtype));
+  xrt_dtype t = b->in[f].shape.dtype, r = out->shape.dtype, want = t;
+  bool q = b->in[f].quant || b->in[f + 1].quant || out->quant;
+  if (b->in[f + 1].shape.dtype != t && !q)
+    return xrt__cfail(c, "operand element types differ (%s vs %s)",
+                      xrt_dtype_name(t),
+                      xrt_dtype_name(b->in[f + 1].shape.dtype));
+  if (target == XRT_OP_COMPARE) want = XRT_PRED;
+  if (target == XRT_OP_COMPLEX) {
+    if (t != XRT_F32 && t != XRT_F64)
+      return xrt__cfail(c, "operands must be f32 or f64, not %s",
+                        xrt_dtype_name(t));
+    want = t == XRT_F32 ? XRT_C64 : XRT_C128;
+  }
+  unsigned mask = xrt__elementwise_mask(target);
+  if (mask && !q && !(mask & (1u << xrt__dtype_class(t))))
+    return xrt__cfail(c, "element type %s is not allowed", xrt_dtype_name(t));
+  if (r != want && !q)
+    return xrt__cfail(c, "result element type must be %s, not %s",
+                      xrt_dtype_name(want), xrt_dtype_name(r));
+  return XRT_OK;
+}
+
+/* The attributes the StableHLO op keeps: compare's, without CHLO's
+ * NOTYPE. */
+static xrt_status xrt__bcast_attrs(xrt__cctx *c, xrt_opcode target,
+                                   xrt_ir_attr **attrs, int32_t *n) {
+  const xrt_ir_op *op = c->op;
+  *attrs = (xrt_ir_attr *)xrt__chlo_alloc(c, sizeof **attrs * (size_t)op->num_attrs);
+  *n = 0;
+  if (!*attrs) return xrt__nomem("a CHLO op");
+  for (int32_t i = 0; i < op->num_attrs; i++) {
+    const xrt_ir_attr *a = &op->attrs[i];
+    const char *nm = a->name ? a->name : "";
+    if (!strcmp(nm, "broadcast_dimensions")) continue;
+    if (!strcmp(nm, "compare_type") && a->kind == XRT_ATTR_ENUM && a->s &&
+        !strcmp(a->s, "NOTYPE"))
+      continue;
+    (*attrs)[(*n)++] = *a;
+  }
+  if (target == XRT_OP_COMPARE && !xrt_ir_op_attr(op, "comparison_direction"))
+    return xrt__cfail(c, "missing attribute 'comparison_direction'");
+  return XRT_OK;
+}
+
+static xrt_status xrt__lower_broadcast(xrt__cctx *c) {
+  xrt_opcode target = xrt__broadcast_target(c->op->code);
+  xrt__bcast b;
+  memset(&b, 0, sizeof b);
+  b.n = target == XRT_OP_SELECT ? 3 : 2;
+  xrt_status s = xrt__ccounts(c, b.n, 1);
+  if (s) return s;
+  xrt_ir_type out = xrt__ctype(c, c->op->results[0]);
+  int32_t rank = 0;
+  for (int k = 0; k < b.n; k++) {
+    b.in[k] = xrt__ctype(c, c->op->operands[k]);
+    if (b.in[k].shape.rank > rank) rank = b.in[k].shape.rank;
+  }
+  if (out.shape.rank != rank)
+    return xrt__cfail(c, "result rank %d differs from the operands' highest "
+                      "rank %d", (int)out.shape.rank, (int)rank);
+  xrt_ir_attr *attrs;
+  int32_t nattrs;
+  if ((s = xrt__bcast_maps(c, &b, rank)) || (s = xrt__bcast_check(c, &b, &out)) ||
+      (s = xrt__bcast_types(c, &b, target, &out)) ||
+      (s = xrt__bcast_attrs(c, target, &attrs, &nattrs)))
+    return s;
+  int32_t ins[3];
+  for (int k = 0; k < b.n; k++) {
+    ins[k] = c->op->operands[k];
+    if (xrt__dims_are(&b.in[k].shape, out.shape.dims, rank)) continue;
+    xrt_ir_type t = b.in[k];
+    t.shape = out.shape;
+    t.shape.dtype = b.in[k].shape.dtype;
+    xrt_ir_attr a;
+    int32_t v = xrt__cvalue(c, &t);
+    if (v < 0) return xrt__nomem("a CHLO op");
+    if ((s = xrt__cints(c, "broadcast_dimensions", b.map[k],
+                        b.in[k].shape.rank, &a)))
+      return s;
+    if (!xrt__cemit(c, XRT_OP_BROADCAST_IN_DIM, &ins[k], 1, &v, 1, &a, 1))
+      return xrt__nomem("a CHLO op");
+    ins[k] = v;
+  }
+  return xrt__cemit(c, target, ins, b.n, c->op->results, 1, attrs, nattrs)
+             ? XRT_OK : xrt__nomem("a CHLO op");
+}
+
+/* ---- top_k ---- */
+
+static xrt_status xrt__top_k_check(const xrt__cctx *c, int64_t *k) {
+  xrt_status s = xrt__ccounts(c, 1, 2);
+  if (s) return s;
+  xrt_ir_type x = xrt__ctype(c, c->op->operands[0]);
+  const xrt_ir_attr *a = xrt_ir_op_attr(c->op, "k");
+  if (!a || a->kind != XRT_ATTR_INT)
+    return xrt__cfail(c, "missing integer attribute 'k'");
+  int32_t r = x.shape.rank;
+  int cls = xrt__dtype_class(x.shape.dtype);
+  if (r < 1) return xrt__cfail(c, "operand must have rank 1 or more");
+  if (x.quant || cls == XRT__K_COMPLEX || cls == XRT__K_NONE)
+    return xrt__cfail(c, "element type %s is not ordered",
+                      xrt_dtype_name(x.shape.dtype));
+  *k = a->i;
+  if (*k < 0 || *k > x.shape.dims[r - 1])
+    return xrt__cfail(c, "k = %" PRId64 " is out of range for a last "
+                      "dimension of %" PRId64, *k, x.shape.dims[r - 1]);
+  xrt_ir_type want = x;
+  want.shape.dims[r - 1] = *k;
+  for (int i = 0; i < 2; i++) {
+    want.shape.dtype = i ? XRT_S32 : x.shape.dtype;
+    xrt_ir_type got = xrt__ctype(c, c->op->results[i]);
+    if (!xrt__type_equal(&got, &want)) {
+      char s0[96];
+      xrt__cshape_str(&want, s0, sizeof s0);
+      return xrt__cfail(c, "%s must be %s", i ? "indices" : "values", s0);
+    }
+  }
+  return XRT_OK;
+}
+
+/* The comparator of the sort: values GT in total order (floats), signed or
+ * unsigned order (integers, i1). */
+static xrt_status xrt__top_k_comparator(xrt__cctx *c, xrt_dtype t,
+                                        xrt_ir_region *g) {
+  xrt_ir_type vt = xrt__tensor_type(t, NULL, 0),
+              it = xrt__tensor_type(XRT_S32, NULL, 0),
+              pt = xrt__tensor_type(XRT_PRED, NULL, 0);
+  int32_t *args = (int32_t *)xrt__chlo_alloc(c, 4 * sizeof *args);
+  xrt_ir_op *ops = (xrt_ir_op *)xrt__chlo_alloc(c, 2 * sizeof *ops);
+  if (!args || !ops) return xrt__nomem("a CHLO op");
+  for (int i = 0; i < 4; i++)
+    if ((args[i] = xrt__cvalue(c, i < 2 ? &vt : &it)) < 0)
+      return xrt__nomem("a CHLO op");
+  int32_t p = xrt__cvalue(c, &pt);
+  if (p < 0) return xrt__nomem("a CHLO op");
+  int cls = xrt__dtype_class(t);
+  const char *ct = cls == XRT__K_FLOAT ? "TOTALORDER"
+                   : cls == XRT__K_SINT ? "SIGNED" : "UNSIGNED";
+  xrt_ir_attr at[2] = {xrt__cenum("comparison_direction", "GT"),
+                       xrt__cenum("compare_type", ct)};
+  xrt__cops body = {ops, 0, 2}, *outer = c->out;
+  c->out = &body;
+  bool ok = xrt__cemit(c, XRT_OP_COMPARE, args, 2, &p, 1, at, 2) &&
+            xrt__cemit(c, XRT_OP_RETURN, &p, 1, NULL, 0, NULL, 0);
+  c->out = outer;
+  if (!ok) return xrt__nomem("a CHLO op");
+  memset(g, 0, sizeof *g);
+  g->num_args = 4, g->args = args;
+  g->num_ops = 2, g->ops = ops;
+  return XRT_OK;
+}
+
+static xrt_status xrt__lower_top_k(xrt__cctx *c) {
+  int64_t k = 0;
+  xrt_status s = xrt__top_k_check(c, &k);
+  if (s) return s;
+  xrt_ir_type x = xrt__ctype(c, c->op->operands[0]), it = x;
+  int32_t last = x.shape.rank - 1;
+  it.shape.dtype = XRT_S32;
+  int32_t sorted[2] = {xrt__cvalue(c, &x), -1}, ins[2];
+  sorted[1] = xrt__cvalue(c, &it);
+  ins[0] = c->op->operands[0];
+  ins[1] = xrt__cvalue(c, &it);
+  xrt_ir_region *g = (xrt_ir_region *)xrt__chlo_alloc(c, sizeof *g);
+  if (sorted[0] < 0 || sorted[1] < 0 || ins[1] < 0 || !g)
+    return xrt__nomem("a CHLO op");
+  xrt_ir_attr ia = xrt__cint("iota_dimension", last), sa[2];
+  sa[0] = xrt__cint("dimension", last);
+  sa[1] = xrt__cattr("is_stable", XRT_ATTR_BOOL);
+  sa[1].i = 1;
+  if ((s = xrt__top_k_comparator(c, x.shape.dtype, g))) return s;
+  xrt_ir_op *sort;
+  if (!xrt__cemit(c, XRT_OP_IOTA, NULL, 0, &ins[1], 1, &ia, 1) ||
+      !(sort = xrt__cemit(c, XRT_OP_SORT, ins, 2, sorted, 2, sa, 2)))
+    return xrt__nomem("a CHLO op");
+  sort->regions = g;
+  sort->num_regions = 1;
+  int64_t lo[XRT_MAX_RANK] = {0}, hi[XRT_MAX_RANK], st[XRT_MAX_RANK];
+  for (int32_t d = 0; d <= last; d++) hi[d] = x.shape.dims[d], st[d] = 1;
+  hi[last] = k;
+  for (int i = 0; i < 2; i++) {
+    xrt_ir_attr a[3];
+    if ((s = xrt__cints(c, "start_indices", lo, last + 1, &a[0])) ||
+        (s = xrt__cints(c, "limit_indices", hi, last + 1, &a[1])) ||
+        (s = xrt__cints(c, "strides", st, last + 1, &a[2])))
+      return s;
+    if (!xrt__cemit(c, XRT_OP_SLICE, &sorted[i], 1, &c->op->results[i], 1, a,
+                    3))
+      return xrt__nomem("a CHLO op");
+  }
+  return XRT_OK;
+}
+
+/* ---- the walk ---- */
+
+/* How many ops a CHLO op may become at most; 0 if it stays as it is. */
+static int xrt__chlo_expansion(xrt_opcode code) {
+  switch (code) {
+  case XRT_OP_CHLO_CONSTANT: case XRT_OP_CHLO_CONSTANT_LIKE:
+  case XRT_OP_CHLO_TAN: return 1;
+  case XRT_OP_CHLO_CONJ: case XRT_OP_CHLO_IS_INF: case XRT_OP_CHLO_IS_POS_INF:
+  case XRT_OP_CHLO_IS_NEG_INF: case XRT_OP_CHLO_TOP_K: return 4;
+  default: return xrt__broadcast_target(code) ? 4 : 0;
+  }
+}
+
+static xrt_status xrt__chlo_lower_op(xrt__cctx *c) {
+  switch (c->op->code) {
+  case XRT_OP_CHLO_CONSTANT: return xrt__crename(c, XRT_OP_CONSTANT);
+  case XRT_OP_CHLO_TAN: return xrt__crename(c, XRT_OP_TAN);
+  case XRT_OP_CHLO_CONSTANT_LIKE: return xrt__lower_constant_like(c);
+  case XRT_OP_CHLO_CONJ: return xrt__lower_conj(c);
+  case XRT_OP_CHLO_IS_INF: case XRT_OP_CHLO_IS_POS_INF:
+  case XRT_OP_CHLO_IS_NEG_INF: return xrt__lower_is_inf(c);
+  case XRT_OP_CHLO_TOP_K: return xrt__lower_top_k(c);
+  default: return xrt__lower_broadcast(c);
+  }
+}
+
+static xrt_status xrt__chlo_region(xrt__cctx *c, xrt_ir_region *r, int depth) {
+  if (depth > 256) return XRT_OK; /* the verifier reports the nesting */
+  int64_t extra = 0;
+  for (int32_t i = 0; i < r->num_ops; i++) {
+    const xrt_ir_op *op = &r->ops[i];
+    for (int32_t k = 0; k < op->num_regions; k++) {
+      xrt_status s = xrt__chlo_region(c, (xrt_ir_region *)&op->regions[k],
+                                      depth + 1); /* ours until shared */
+      if (s) return s;
+    }
+    extra += xrt__chlo_expansion(op->code);
+  }
+  if (!extra) return XRT_OK;
+  int64_t cap = r->num_ops + extra;
+  if (cap > INT32_MAX) return xrt__nomem("a region's ops");
+  xrt__cops out = {(xrt_ir_op *)xrt__chlo_alloc(c, sizeof(xrt_ir_op) * (size_t)cap),
+                   0, (int32_t)cap};
+  if (!out.v) return xrt__nomem("a region's ops");
+  xrt_status s = XRT_OK;
+  c->out = &out;
+  for (int32_t i = 0; !s && i < r->num_ops; i++) {
+    c->op = &r->ops[i];
+    if (xrt__chlo_expansion(c->op->code)) s = xrt__chlo_lower_op(c);
+    else out.v[out.n++] = *c->op;
+  }
+  c->out = NULL;
+  if (s) return s;
+  r->ops = out.v;
+  r->num_ops = out.n;
+  return XRT_OK;
+}
+
+XRT__PRIVATE xrt_status xrt__chlo_lower_module(xrt__arena *arena,
+                                               xrt_ir_module *m) {
+  for (int32_t i = 0; i < m->num_funcs; i++) {
+    xrt_ir_func *f = (xrt_ir_func *)&m->funcs[i]; /* ours until shared */
+    xrt__cctx c;
+    memset(&c, 0, sizeof c);
+    c.arena = arena;
+    c.f = f;
+    c.types = (xrt_ir_type *)f->value_types;
+    c.nvals = c.cap = f->num_values;
+    xrt_status s = xrt__chlo_region(&c, &f->body, 0);
+    f->value_types = c.types;
+    f->num_values = c.nvals;
+    if (s) return s;
+  }
+  return XRT_OK;
+}
+/* ==== end src/core/chlo.c ==== */
+/* ==== begin src/core/refine.h ==== */
+/*
+ * src/core/refine.h - what the three files of shape refinement share:
+ * refine.c (the program walk: entry shapes, dimension arguments, function
+ * specialisation, regions, rewrites, shape_assertion), refine_infer.c
+ * (result shapes of ops from their operands' shapes) and refine_fold.c
+ * (constant folding of the small integer tensors that compute shapes).
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ *
+ * A shape-polymorphic program (`tensor<?x4xf32>`, as jax.export writes it
+ * with symbolic shapes) is parsed with XRT_DIM_DYNAMIC in its shapes and
+ * left unverified; each compile refines a copy of it for concrete argument
+ * shapes, as StableHLO's stablehlo-refine-arguments and
+ * stablehlo-refine-shapes passes do, and verifies that copy, which is all
+ * a plugin ever sees.
+ */
+
+/* Integer tensors of at most this many elements have their values tracked
+ * (and folded): shape computations are a handful of elements, and tracking
+ * large tensors would cost compile time for nothing. */
+#define XRT__RFOLD_MAX 4096
+
+/* A value's known contents (integers and pred only), or n = -1. */
+typedef struct xrt__rval {
+  int64_t n;
+  int64_t *v;
+} xrt__rval;
+
+typedef struct xrt__refiner xrt__refiner;
+
+/* One function instance being refined: the source function's values keep
+ * their ids; types and known contents are this instance's. */
+typedef struct xrt__rfn {
+  xrt__refiner *r;
+  const xrt_ir_func *src;
+  xrt_ir_type *types; /* src->num_values */
+  xrt__rval *known;   /* src->num_values */
+  const xrt_ir_op **def; /* src->num_values: the (refined) op defining each */
+  const xrt_ir_op *op; /* the op being refined (for messages) */
+} xrt__rfn;
+
+/* refine.c */
+#if defined(__GNUC__)
+XRT_PRINTF_FORMAT(3, 4)
+#endif
+XRT__PRIVATE xrt_status xrt__rfail(const xrt__rfn *f, xrt_status code,
+                                   const char *fmt, ...);
+XRT__PRIVATE void *xrt__ralloc(xrt__rfn *f, size_t bytes);
+XRT__PRIVATE const xrt__rval *xrt__rknown(const xrt__rfn *f, int32_t id);
+
+/* refine_infer.c: the result shapes op has given its operands' (refined)
+ * types in f->types; dims it cannot tell are XRT_DIM_DYNAMIC, and out[i]
+ * starts as result i's declared shape with every dim XRT_DIM_DYNAMIC. */
+XRT__PRIVATE xrt_status xrt__rinfer(xrt__rfn *f, const xrt_ir_op *op,
+                                    xrt_shape *out);
+/* The static form of a dynamic_* op whose shape operands are known: *op
+ * (a copy owned by the refiner) becomes it.  XRT_OK with *op unchanged
+ * for any other op. */
+XRT__PRIVATE xrt_status xrt__rstatic_form(xrt__rfn *f, xrt_ir_op *op);
+
+/* refine_fold.c: computes the contents of op's results into f->known when
+ * its operands are known (returns whether it did). */
+XRT__PRIVATE bool xrt__rfold(xrt__rfn *f, const xrt_ir_op *op);
+/* Reads a literal of an integer or pred type into n int64 values. */
+XRT__PRIVATE bool xrt__rread_literal(xrt__rfn *f, const xrt_ir_literal *lit,
+                                     xrt__rval *out);
+/* A constant op for the known value of id (a literal in the refiner's
+ * arena). */
+XRT__PRIVATE xrt_status xrt__rconstant(xrt__rfn *f, int32_t id,
+                                       xrt_ir_op *out);
+/* Elements of s; -1 when a dimension is dynamic or the count overflows. */
+XRT__PRIVATE int64_t xrt__rnumel(const xrt_shape *s);
+/* Whether values of dt are tracked (integers of 8 bits or more, pred). */
+XRT__PRIVATE bool xrt__rtracked(xrt_dtype dt);
+/* ==== end src/core/refine.h ==== */
+/* ==== begin src/core/refine.c ==== */
+/*
+ * src/core/refine.c - shape refinement of shape-polymorphic programs: the
+ * walk over the program (entry shapes, dimension arguments, function
+ * specialisation, regions, dynamic ops to static ones, shape_assertion).
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ */
+
+/* ======================================================================
+ * 5c. Shape refinement
+ *
+ * A program with `?` dimensions is parsed but not verified.  Compiling it
+ * makes a refined copy (a program of its own whose arena holds the new
+ * functions and which keeps a reference to the parsed one, whose
+ * attributes and names it shares), as StableHLO's refine-arguments and
+ * refine-shapes passes do:
+ *  - the entry's arguments take the shapes of xrt_compile_options
+ *    (rank, element type and static dimensions must agree);
+ *  - ops are visited in program order; each result's shape is inferred
+ *    from its operands' (refine_infer.c) and must agree with the static
+ *    dimensions it declares; integer tensors of up to XRT__RFOLD_MAX
+ *    elements whose contents are known (constants, get_dimension_size and
+ *    arithmetic on them, refine_fold.c) are tracked, and an op whose
+ *    results are all known becomes a constant;
+ *  - dynamic_broadcast_in_dim, dynamic_reshape, dynamic_iota, dynamic_pad,
+ *    dynamic_gather, dynamic_conv and real_dynamic_slice with known shape
+ *    operands become broadcast_in_dim, reshape, iota, pad, gather,
+ *    convolution and slice;
+ *  - func.call refines its callee for the call's argument types and known
+ *    argument contents (JAX passes dimension sizes as tensor<i64>
+ *    arguments): one instance per distinct signature, the first keeping
+ *    the function's name, later ones named `name$N`; only functions the
+ *    entry reaches are kept;
+ *  - custom_call @shape_assertion is checked (its error_message, with
+ *    `{k}` replaced by operand k+1's value as JAX formats it, is the
+ *    INVALID_ARGUMENT message when it fails) and removed;
+ *  - while loops carry their operands' shapes through both regions (a body
+ *    that changes them is an error), if/case results take their branches'.
+ * Then the copy is CHLO-lowered and verified like any parsed program.
+ *
+ * Dimension arguments of the entry.  Exports of jax2tf's era pass the
+ * dimension variables to @main itself: leading tensor<i64>/tensor<i32>
+ * arguments before arrays with `?` dimensions, bound by the caller
+ * (XlaCallModule's dim_args_spec, which the module does not record).
+ * When the program does not refine with those arguments unknown, xrt
+ * binds each to the size of a `?` dimension of the given shapes: first
+ * the k-th distinct size for the k-th argument, then every other choice
+ * (at most XRT__RSEARCH_MAX), and keeps the first under which the whole
+ * program refines and verifies.  The entry still takes those arguments;
+ * what the program computes from them is folded to constants.
+ * ==================================================================== */
+
+/* Refinement attempts of the dimension-argument search; each costs one
+ * refinement of the program. */
+#define XRT__RSEARCH_MAX 64
+
+typedef struct xrt__rinst {
+  int32_t src_func;
+  xrt_ir_type *arg_types;
+  xrt__rval *arg_known;
+  xrt_ir_func func;
+  xrt__rval *ret_known;
+  bool busy, done;
+} xrt__rinst;
+
+struct xrt__refiner {
+  xrt__arena *arena;
+  const xrt_ir_module *src;
+  xrt__rinst **insts;
+  int32_t ninst, cap;
+  int depth;
+};
+
+#if defined(__GNUC__)
+XRT_PRINTF_FORMAT(3, 4)
+#endif
+XRT__PRIVATE xrt_status xrt__rfail(const xrt__rfn *f, xrt_status code,
+                                   const char *fmt, ...) {
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  const xrt_ir_loc *l = f->op ? &f->op->loc : &f->src->loc;
+  const char *what = f->op ? (f->op->name ? f->op->name
+                                          : xrt_opcode_name(f->op->code))
+                           : "func.func";
+  return xrt__fail(code, "%s:%d:%d: %s: %s", l->file ? l->file : "<input>",
+                   (int)l->line, (int)l->col, what, msg);
+}
+
+XRT__PRIVATE void *xrt__ralloc(xrt__rfn *f, size_t bytes) {
+  void *p = xrt__arena_alloc(f->r->arena, bytes ? bytes : 1);
+  if (p) memset(p, 0, bytes ? bytes : 1);
+  return p;
+}
+
+XRT__PRIVATE const xrt__rval *xrt__rknown(const xrt__rfn *f, int32_t id) {
+  return f->known[id].n >= 0 ? &f->known[id] : NULL;
+}
+
+static bool xrt__shape_dynamic(const xrt_shape *s) {
+  for (int32_t i = 0; i < s->rank; i++)
+    if (s->dims[i] < 0) return true;
+  return false;
+}
+
+static bool xrt__type_dynamic(const xrt_ir_type *t) {
+  if (t->kind == XRT_TYPE_TUPLE) {
+    for (int32_t i = 0; i < t->num_elems; i++)
+      if (xrt__type_dynamic(&t->elems[i])) return true;
+    return false;
+  }
+  return t->kind == XRT_TYPE_TENSOR && xrt__shape_dynamic(&t->shape);
+}
+
+static bool xrt__region_needs_refine(const xrt_ir_region *r) {
+  for (int32_t i = 0; i < r->num_ops; i++) {
+    const xrt_ir_op *op = &r->ops[i];
+    if (op->code == XRT_OP_REAL_DYNAMIC_SLICE) return true;
+    for (int32_t k = 0; k < op->num_regions; k++)
+      if (xrt__region_needs_refine(&op->regions[k])) return true;
+  }
+  return false;
+}
+
+XRT__PRIVATE bool xrt__refine_needed(const xrt_ir_module *m) {
+  for (int32_t i = 0; i < m->num_funcs; i++) {
+    const xrt_ir_func *f = &m->funcs[i];
+    for (int32_t v = 0; v < f->num_values; v++)
+      if (xrt__type_dynamic(&f->value_types[v])) return true;
+    for (int32_t k = 0; k < f->num_results; k++)
+      if (xrt__type_dynamic(&f->result_types[k])) return true;
+    /* real_dynamic_slice has no static spelling but slice */
+    if (xrt__region_needs_refine(&f->body)) return true;
+  }
+  return false;
+}
+
+/* ---- instances ---- */
+
+static bool xrt__rval_equal(const xrt__rval *a, const xrt__rval *b) {
+  if (a->n != b->n) return false;
+  for (int64_t i = 0; i < a->n; i++)
+    if (a->v[i] != b->v[i]) return false;
+  return true;
+}
+
+static bool xrt__rtype_equal(const xrt_ir_type *a, const xrt_ir_type *b) {
+  return xrt__type_equal(a, b) && a->quant == b->quant;
+}
+
+static xrt__rinst *xrt__rinst_find(xrt__refiner *r, int32_t func,
+                                   const xrt_ir_type *types,
+                                   const xrt__rval *known) {
+  const xrt_ir_func *src = &r->src->funcs[func];
+  for (int32_t i = 0; i < r->ninst; i++) {
+    xrt__rinst *in = r->insts[i];
+    if (in->src_func != func) continue;
+    bool same = true;
+    for (int32_t a = 0; same && a < src->body.num_args; a++)
+      same = xrt__rtype_equal(&in->arg_types[a], &types[a]) &&
+             xrt__rval_equal(&in->arg_known[a], &known[a]);
+    if (same) return in;
+  }
+  return NULL;
+}
+
+static xrt__rinst *xrt__rinst_new(xrt__refiner *r, int32_t func,
+                                  const xrt_ir_type *types,
+                                  const xrt__rval *known) {
+  if (r->ninst == r->cap) {
+    int32_t cap = r->cap ? 2 * r->cap : 8;
+    xrt__rinst **n = (xrt__rinst **)xrt__arena_alloc(
+        r->arena, sizeof *n * (size_t)cap);
+    if (!n) return NULL;
+    if (r->ninst) memcpy(n, r->insts, sizeof *n * (size_t)r->ninst);
+    r->insts = n;
+    r->cap = cap;
+  }
+  int32_t na = r->src->funcs[func].body.num_args;
+  xrt__rinst *in = (xrt__rinst *)xrt__arena_alloc(r->arena, sizeof *in);
+  xrt_ir_type *t = (xrt_ir_type *)xrt__arena_alloc(
+      r->arena, sizeof *t * (size_t)(na + 1));
+  xrt__rval *k = (xrt__rval *)xrt__arena_alloc(
+      r->arena, sizeof *k * (size_t)(na + 1));
+  if (!in || !t || !k) return NULL;
+  memset(in, 0, sizeof *in);
+  for (int32_t a = 0; a < na; a++) t[a] = types[a], k[a] = known[a];
+  in->src_func = func;
+  in->arg_types = t;
+  in->arg_known = k;
+  r->insts[r->ninst++] = in;
+  return in;
+}
+
+/* The instance's name: the function's own for its first instance. */
+static const char *xrt__rinst_name(xrt__refiner *r, const xrt__rinst *in) {
+  const char *name = r->src->funcs[in->src_func].name;
+  int32_t nth = 0;
+  for (int32_t i = 0; i < r->ninst && r->insts[i] != in; i++)
+    nth += r->insts[i]->src_func == in->src_func;
+  if (!nth) return name;
+  size_t len = strlen(name) + 16;
+  char *s = (char *)xrt__arena_alloc(r->arena, len);
+  if (s) snprintf(s, len, "%s$%d", name, (int)nth);
+  return s;
+}
+
+static xrt_status xrt__rfunc(xrt__refiner *r, xrt__rinst *in);
+
+/* ---- ops ---- */
+
+static xrt_status xrt__rregion(xrt__rfn *f, const xrt_ir_region *src,
+                               xrt_ir_region *dst);
+
+/* Result i of op takes shape want (inferred, XRT_DIM_DYNAMIC where not
+ * known): the declared static dimensions must agree, and none may stay
+ * dynamic. */
+static xrt_status xrt__rmerge(xrt__rfn *f, const xrt_ir_op *op, int i,
+                              const xrt_shape *want) {
+  xrt_ir_type *t = &f->types[op->results[i]];
+  if (t->kind != XRT_TYPE_TENSOR) return XRT_OK;
+  xrt_shape got = t->shape;
+  char a[160], b[160];
+  if (want->rank != got.rank) {
+    xrt_shape_format(want, a, sizeof a);
+    xrt_shape_format(&got, b, sizeof b);
+    return xrt__rfail(f, XRT_INVALID_ARGUMENT, "result %d: the operands' "
+                      "shapes give %s, which disagrees with its type %s", i,
+                      a, b);
+  }
+  for (int32_t d = 0; d < got.rank; d++) {
+    if (want->dims[d] < 0) continue;
+    if (got.dims[d] >= 0 && got.dims[d] != want->dims[d]) {
+      xrt_shape_format(want, a, sizeof a);
+      xrt_shape_format(&got, b, sizeof b);
+      return xrt__rfail(f, XRT_INVALID_ARGUMENT, "result %d: the operands' "
+                        "shapes give %s, which disagrees with its type %s",
+                        i, a, b);
+    }
+    got.dims[d] = want->dims[d];
+  }
+  for (int32_t d = 0; d < got.rank; d++)
+    if (got.dims[d] < 0)
+      return xrt__rfail(f, XRT_INVALID_ARGUMENT, "result %d: dimension %d "
+                        "stays dynamic (its size does not follow from the "
+                        "argument shapes at compile time)", i, (int)d);
+  t->shape = got;
+  return XRT_OK;
+}
+
+/* Infers op's result shapes and merges them into f->types. */
+static xrt_status xrt__rresults(xrt__rfn *f, const xrt_ir_op *op) {
+  if (!op->num_results) return XRT_OK;
+  xrt_shape *out = (xrt_shape *)xrt__ralloc(
+      f, sizeof *out * (size_t)op->num_results);
+  if (!out) return xrt__nomem("refined shapes");
+  for (int32_t i = 0; i < op->num_results; i++) {
+    out[i] = f->types[op->results[i]].shape;
+    for (int32_t d = 0; d < out[i].rank; d++) out[i].dims[d] = XRT_DIM_DYNAMIC;
+  }
+  xrt_status s = xrt__rinfer(f, op, out);
+  for (int32_t i = 0; !s && i < op->num_results; i++)
+    s = xrt__rmerge(f, op, i, &out[i]);
+  return s;
+}
+
+/* The scalar value of operand k of op, for a message; "?" unknown. */
+static void xrt__rscalar_str(const xrt__rfn *f, const xrt_ir_op *op, int k,
+                             char *buf, size_t cap) {
+  const xrt__rval *v =
+      k < op->num_operands ? xrt__rknown(f, op->operands[k]) : NULL;
+  if (v && v->n == 1) snprintf(buf, cap, "%" PRId64, v->v[0]);
+  else snprintf(buf, cap, "?");
+}
+
+/* JAX's error_message.format(*inputs): {k} is input k (operand k + 1),
+ * {{ and }} are braces. */
+static void xrt__rformat(const xrt__rfn *f, const xrt_ir_op *op,
+                         const char *fmt, size_t len, char *out, size_t cap) {
+  size_t n = 0;
+  for (size_t i = 0; i < len && n + 1 < cap; i++) {
+    char c = fmt[i];
+    if ((c == '{' || c == '}') && i + 1 < len && fmt[i + 1] == c) {
+      out[n++] = c;
+      i++;
+      continue;
+    }
+    size_t j = i + 1;
+    int64_t k = 0;
+    while (c == '{' && j < len && fmt[j] >= '0' && fmt[j] <= '9' && k < 1000)
+      k = k * 10 + (fmt[j++] - '0');
+    if (c == '{' && j > i + 1 && j < len && fmt[j] == '}') {
+      char v[32];
+      xrt__rscalar_str(f, op, (int)k + 1, v, sizeof v);
+      for (const char *p = v; *p && n + 1 < cap; p++) out[n++] = *p;
+      i = j;
+      continue;
+    }
+    out[n++] = c;
+  }
+  out[n] = 0;
+}
+
+static bool xrt__is_shape_assertion(const xrt_ir_op *op) {
+  if (op->code != XRT_OP_CUSTOM_CALL) return false;
+  const xrt_ir_attr *t = xrt_ir_op_attr(op, "call_target_name");
+  return t && t->s && strcmp(t->s, "shape_assertion") == 0;
+}
+
+/* custom_call @shape_assertion: true when it holds (the op goes). */
+static xrt_status xrt__rassert(xrt__rfn *f, const xrt_ir_op *op) {
+  const xrt__rval *c =
+      op->num_operands ? xrt__rknown(f, op->operands[0]) : NULL;
+  if (!c)
+    return xrt__rfail(f, XRT_INVALID_ARGUMENT, "the assertion's condition "
+                      "is not known at compile time");
+  bool ok = true;
+  for (int64_t i = 0; i < c->n; i++) ok = ok && c->v[i] != 0;
+  if (ok) return XRT_OK;
+  const xrt_ir_attr *m = xrt_ir_op_attr(op, "error_message");
+  const char *fmt = m && m->s ? m->s : "shape assertion failed";
+  size_t len = m && m->s ? (size_t)m->n : strlen(fmt);
+  size_t cap = len * 2 + 256;
+  char *msg = (char *)xrt__ralloc((xrt__rfn *)f, cap);
+  if (!msg) return xrt__nomem("a shape assertion's message");
+  xrt__rformat(f, op, fmt, len, msg, cap);
+  const xrt_ir_loc *l = &op->loc;
+  return xrt__fail(XRT_INVALID_ARGUMENT, "%s:%d:%d: %s",
+                   l->file ? l->file : "<input>", (int)l->line, (int)l->col,
+                   msg);
+}
+
+/* func.call: the callee instance for the call's argument types and known
+ * contents. */
+static xrt_status xrt__rcall(xrt__rfn *f, xrt_ir_op *op) {
+  xrt__refiner *r = f->r;
+  if (op->callee < 0 || op->callee >= r->src->num_funcs)
+    return xrt__rfail(f, XRT_INVALID_ARGUMENT, "unknown callee");
+  const xrt_ir_func *g = &r->src->funcs[op->callee];
+  if (g->body.num_args != op->num_operands ||
+      g->num_results != op->num_results)
+    return xrt__rfail(f, XRT_INVALID_ARGUMENT, "@%s takes %d argument(s) "
+                      "and returns %d, the call has %d and %d", g->name,
+                      (int)g->body.num_args, (int)g->num_results,
+                      (int)op->num_operands, (int)op->num_results);
+  size_t na = (size_t)op->num_operands + 1;
+  xrt_ir_type *types = (xrt_ir_type *)xrt__ralloc(f, sizeof *types * na);
+  xrt__rval *known = (xrt__rval *)xrt__ralloc(f, sizeof *known * na);
+  if (!types || !known) return xrt__nomem("a call's signature");
+  for (int32_t i = 0; i < op->num_operands; i++) {
+    types[i] = f->types[op->operands[i]];
+    known[i] = f->known[op->operands[i]];
+  }
+  xrt__rinst *in = xrt__rinst_find(r, op->callee, types, known);
+  if (!in) {
+    if (!(in = xrt__rinst_new(r, op->callee, types, known)))
+      return xrt__nomem("a function instance");
+    xrt_status s = xrt__rfunc(r, in);
+    if (s) return s;
+  } else if (in->busy) {
+    return xrt__rfail(f, XRT_UNIMPLEMENTED, "@%s calls itself", g->name);
+  }
+  int32_t idx = 0;
+  while (r->insts[idx] != in) idx++;
+  op->callee = idx;
+  for (int32_t i = 0; i < op->num_results; i++) {
+    xrt_shape want = in->func.result_types[i].shape;
+    xrt_status s = xrt__rmerge(f, op, i, &want);
+    if (s) return s;
+    f->known[op->results[i]] = in->ret_known[i];
+  }
+  return XRT_OK;
+}
+
+/* while: the operands' types flow into both regions' arguments and must
+ * come back out of the body unchanged. */
+static xrt_status xrt__rwhile(xrt__rfn *f, xrt_ir_op *op,
+                              xrt_ir_region *regs) {
+  const xrt_ir_op *self = op;
+  for (int32_t k = 0; k < op->num_regions; k++) {
+    const xrt_ir_region *rg = &op->regions[k];
+    for (int32_t i = 0; i < rg->num_args && i < op->num_operands; i++)
+      f->types[rg->args[i]] = f->types[op->operands[i]];
+  }
+  for (int32_t k = 0; k < op->num_regions; k++) {
+    xrt_status s = xrt__rregion(f, &op->regions[k], &regs[k]);
+    f->op = self;
+    if (s) return s;
+  }
+  if (op->num_regions == 2 && regs[1].num_ops) {
+    const xrt_ir_op *ret = &regs[1].ops[regs[1].num_ops - 1];
+    for (int32_t i = 0; i < ret->num_operands && i < op->num_operands; i++) {
+      const xrt_shape *a = &f->types[op->operands[i]].shape,
+                      *b = &f->types[ret->operands[i]].shape;
+      if (!xrt__shape_equal(a, b)) {
+        char sa[160], sb[160];
+        xrt_shape_format(a, sa, sizeof sa);
+        xrt_shape_format(b, sb, sizeof sb);
+        return xrt__rfail(f, XRT_INVALID_ARGUMENT, "loop value %d enters as "
+                          "%s and leaves the body as %s", (int)i, sa, sb);
+      }
+    }
+  }
+  return XRT_OK;
+}
+
+/* Regions of any other op: if/case branches report their results. */
+static xrt_status xrt__rregions(xrt__rfn *f, xrt_ir_op *op) {
+  if (!op->num_regions) return XRT_OK;
+  xrt_ir_region *regs = (xrt_ir_region *)xrt__ralloc(
+      f, sizeof *regs * (size_t)op->num_regions);
+  if (!regs) return xrt__nomem("refined regions");
+  const xrt_ir_op *self = op;
+  xrt_status s = XRT_OK;
+  if (op->code == XRT_OP_WHILE) {
+    s = xrt__rwhile(f, op, regs);
+  } else {
+    for (int32_t k = 0; !s && k < op->num_regions; k++) {
+      s = xrt__rregion(f, &op->regions[k], &regs[k]);
+      f->op = self;
+    }
+  }
+  op->regions = regs;
+  return s;
+}
+
+/* An op whose results are all known becomes a constant (a single-result
+ * op without regions or effects). */
+static bool xrt__rfoldable(const xrt_ir_op *op) {
+  if (op->num_results != 1 || op->num_regions || op->code == XRT_OP_CONSTANT)
+    return false;
+  switch (op->code) {
+  case XRT_OP_CUSTOM_CALL: case XRT_OP_FUNC_CALL: case XRT_OP_RNG:
+  case XRT_OP_RNG_BIT_GENERATOR: case XRT_OP_INFEED: case XRT_OP_RECV:
+  case XRT_OP_COMPOSITE:
+    return false;
+  default:
+    return true;
+  }
+}
+
+/* Refines one op (a copy the caller owns); *drop: remove it. */
+static xrt_status xrt__rop(xrt__rfn *f, xrt_ir_op *op, bool *drop) {
+  f->op = op;
+  xrt_status s = xrt__rregions(f, op);
+  f->op = op;
+  if (s) return s;
+  if (xrt__is_shape_assertion(op)) {
+    *drop = true;
+    return xrt__rassert(f, op);
+  }
+  if (op->code == XRT_OP_FUNC_CALL) return xrt__rcall(f, op);
+  if ((s = xrt__rresults(f, op)) || (s = xrt__rstatic_form(f, op))) return s;
+  f->op = op;
+  if (xrt__rfold(f, op) && xrt__rfoldable(op)) {
+    xrt_ir_loc loc = op->loc;
+    int32_t res = op->results[0];
+    if ((s = xrt__rconstant(f, res, op))) return s;
+    op->loc = loc;
+  }
+  return XRT_OK;
+}
+
+static xrt_status xrt__rregion(xrt__rfn *f, const xrt_ir_region *src,
+                               xrt_ir_region *dst) {
+  if (++f->r->depth > 256) {
+    f->r->depth--;
+    return xrt__rfail(f, XRT_INVALID_ARGUMENT, "regions are nested too "
+                      "deeply");
+  }
+  xrt_ir_op *ops = (xrt_ir_op *)xrt__ralloc(
+      f, sizeof *ops * (size_t)src->num_ops);
+  if (!ops) return xrt__nomem("refined ops");
+  int32_t n = 0;
+  xrt_status s = XRT_OK;
+  for (int32_t i = 0; !s && i < src->num_ops; i++) {
+    bool drop = false;
+    ops[n] = src->ops[i];
+    s = xrt__rop(f, &ops[n], &drop);
+    for (int32_t k = 0; !drop && k < ops[n].num_results; k++)
+      f->def[ops[n].results[k]] = &ops[n];
+    if (!drop) n++;
+  }
+  f->r->depth--;
+  *dst = *src;
+  dst->ops = ops;
+  dst->num_ops = n;
+  return s;
+}
+
+/* ---- functions ---- */
+
+static xrt_status xrt__rfunc_results(xrt__rfn *f, xrt__rinst *in) {
+  const xrt_ir_func *src = f->src;
+  xrt_ir_region *b = &in->func.body;
+  if (!b->num_ops) return XRT_OK; /* the verifier reports it */
+  const xrt_ir_op *ret = &b->ops[b->num_ops - 1];
+  int32_t n = src->num_results;
+  if (ret->num_operands != n) return XRT_OK; /* likewise */
+  xrt_ir_type *rt = (xrt_ir_type *)xrt__ralloc(f, sizeof *rt * (size_t)(n + 1));
+  in->ret_known = (xrt__rval *)xrt__ralloc(f, sizeof(xrt__rval) * (size_t)(n + 1));
+  if (!rt || !in->ret_known) return xrt__nomem("refined result types");
+  f->op = ret;
+  for (int32_t i = 0; i < n; i++) {
+    rt[i] = src->result_types[i];
+    const xrt_ir_type *got = &f->types[ret->operands[i]];
+    in->ret_known[i] = f->known[ret->operands[i]];
+    if (rt[i].kind != XRT_TYPE_TENSOR || got->kind != XRT_TYPE_TENSOR) {
+      rt[i] = *got;
+      continue;
+    }
+    bool ok = got->shape.rank == rt[i].shape.rank;
+    for (int32_t d = 0; ok && d < got->shape.rank; d++)
+      ok = rt[i].shape.dims[d] < 0 || rt[i].shape.dims[d] == got->shape.dims[d];
+    if (!ok) {
+      char a[160], c[160];
+      xrt_shape_format(&got->shape, a, sizeof a);
+      xrt_shape_format(&rt[i].shape, c, sizeof c);
+      return xrt__rfail(f, XRT_INVALID_ARGUMENT, "@%s returns %s as result "
+                        "%d, declared %s", src->name, a, (int)i, c);
+    }
+    rt[i].shape = got->shape;
+  }
+  in->func.result_types = rt;
+  return XRT_OK;
+}
+
+static xrt_status xrt__rfunc(xrt__refiner *r, xrt__rinst *in) {
+  const xrt_ir_func *src = &r->src->funcs[in->src_func];
+  size_t nv = (size_t)src->num_values + 1;
+  xrt__rfn f = {r, src, NULL, NULL, NULL, NULL};
+  f.types = (xrt_ir_type *)xrt__arena_alloc(r->arena, sizeof *f.types * nv);
+  f.known = (xrt__rval *)xrt__arena_alloc(r->arena, sizeof *f.known * nv);
+  f.def = (const xrt_ir_op **)xrt__arena_alloc(r->arena, sizeof *f.def * nv);
+  if (!f.types || !f.known || !f.def) return xrt__nomem("a refined function");
+  memset(f.def, 0, sizeof *f.def * nv);
+  for (int32_t v = 0; v < src->num_values; v++) {
+    f.types[v] = src->value_types[v];
+    f.known[v].n = -1;
+    f.known[v].v = NULL;
+  }
+  for (int32_t a = 0; a < src->body.num_args; a++) {
+    f.types[src->body.args[a]] = in->arg_types[a];
+    f.known[src->body.args[a]] = in->arg_known[a];
+  }
+  in->busy = true;
+  in->func = *src;
+  in->func.name = xrt__rinst_name(r, in);
+  if (!in->func.name) return xrt__nomem("a function instance's name");
+  xrt_status s = xrt__rregion(&f, &src->body, &in->func.body);
+  in->func.value_types = f.types;
+  if (!s) s = xrt__rfunc_results(&f, in);
+  in->busy = false;
+  in->done = !s;
+  return s;
+}
+
+/* ---- the entry and its arguments ---- */
+
+/* The given shapes agree with the entry's declared argument types. */
+static xrt_status xrt__rcheck_args(const xrt_ir_func *f,
+                                   const xrt_compile_options *o) {
+  int32_t n = f->body.num_args;
+  if (o->num_arg_shapes != n)
+    return xrt__fail(XRT_INVALID_ARGUMENT, "%s:%d:%d: @%s takes %d "
+                     "argument(s), %d argument shape(s) given", f->loc.file,
+                     (int)f->loc.line, (int)f->loc.col, f->name, (int)n,
+                     o->num_arg_shapes);
+  for (int32_t i = 0; i < n; i++) {
+    const xrt_ir_type *t = &f->value_types[f->body.args[i]];
+    const xrt_shape *g = &o->arg_shapes[i];
+    bool ok = t->kind == XRT_TYPE_TENSOR && g->dtype == t->shape.dtype &&
+              g->rank == t->shape.rank;
+    for (int32_t d = 0; ok && d < g->rank; d++)
+      ok = g->dims[d] >= 0 &&
+           (t->shape.dims[d] < 0 || t->shape.dims[d] == g->dims[d]);
+    if (!ok) {
+      char a[160], b[160];
+      xrt_shape_format(g, a, sizeof a);
+      xrt_shape_format(&t->shape, b, sizeof b);
+      return xrt__fail(XRT_INVALID_ARGUMENT, "%s:%d:%d: @%s: argument %d "
+                       "is given as %s, which does not fit its type %s",
+                       f->loc.file, (int)f->loc.line, (int)f->loc.col,
+                       f->name, (int)i, a, b);
+    }
+  }
+  return XRT_OK;
+}
+
+/* Leading tensor<i64>/tensor<i32> arguments followed by arrays with `?`
+ * dimensions: how many (0: none). */
+static int32_t xrt__rdim_args(const xrt_ir_func *f) {
+  int32_t k = 0, n = f->body.num_args;
+  while (k < n) {
+    const xrt_ir_type *t = &f->value_types[f->body.args[k]];
+    if (t->kind != XRT_TYPE_TENSOR || t->shape.rank != 0 ||
+        (t->shape.dtype != XRT_S64 && t->shape.dtype != XRT_S32))
+      break;
+    k++;
+  }
+  for (int32_t i = k; i < n; i++)
+    if (xrt__type_dynamic(&f->value_types[f->body.args[i]])) return k;
+  return 0;
+}
+
+/* Builds a refined program from p (entry index entry) for the argument
+ * types types, the first ndim arguments known to be dims[]. */
+static xrt_status xrt__rattempt(xrt__program *p, int32_t entry,
+                                const xrt_ir_type *types, int32_t ndim,
+                                const int64_t *dims, xrt__program **out) {
+  xrt__program *q = (xrt__program *)xrt__calloc(&p->allocator, 1, sizeof *q);
+  if (!q) return xrt__nomem("a refined program");
+  q->allocator = p->allocator;
+  atomic_init(&q->refs, 1);
+  xrt__arena_init(&q->arena, p->allocator);
+  q->base = p;
+  atomic_fetch_add(&p->refs, 1);
+  memcpy(q->text_digest, p->text_digest, sizeof q->text_digest);
+  q->has_digest = p->has_digest;
+  q->shard = p->shard;
+  xrt__refiner r;
+  memset(&r, 0, sizeof r);
+  r.arena = &q->arena;
+  r.src = p->module;
+  const xrt_ir_func *ef = &p->module->funcs[entry];
+  int32_t na = ef->body.num_args;
+  xrt__rval *known = (xrt__rval *)xrt__arena_alloc(
+      r.arena, sizeof *known * (size_t)(na + 1));
+  xrt_ir_module *m = (xrt_ir_module *)xrt__arena_alloc(r.arena, sizeof *m);
+  xrt__rinst *in = known && m ? xrt__rinst_new(&r, entry, types, known) : NULL;
+  xrt_status s = in ? XRT_OK : xrt__nomem("a refined program");
+  for (int32_t a = 0; !s && a < na; a++) {
+    in->arg_known[a].n = a < ndim ? 1 : -1;
+    in->arg_known[a].v = NULL;
+    if (a < ndim &&
+        !(in->arg_known[a].v = (int64_t *)xrt__arena_alloc(r.arena, 8)))
+      s = xrt__nomem("a dimension argument");
+    else if (a < ndim)
+      in->arg_known[a].v[0] = dims[a];
+  }
+  if (!s) s = xrt__rfunc(&r, in);
+  if (!s) {
+    *m = *p->module;
+    xrt_ir_func *funcs = (xrt_ir_func *)xrt__arena_alloc(
+        r.arena, sizeof *funcs * (size_t)r.ninst);
+    if (!funcs) s = xrt__nomem("refined functions");
+    for (int32_t i = 0; !s && i < r.ninst; i++) funcs[i] = r.insts[i]->func;
+    m->funcs = funcs;
+    m->num_funcs = r.ninst;
+    q->module = m;
+  }
+  if (!s) s = xrt__chlo_lower_module(&q->arena, m);
+  if (!s) s = xrt__verify_module(m);
+  if (!s) s = xrt__program_index(q);
+  if (s) {
+    xrt__program_unref(q);
+    return s;
+  }
+  *out = q;
+  return XRT_OK;
+}
+
+/* The k-th choice of dimension-argument values: choice 0 binds argument i
+ * to the i-th distinct size (or the last), choice c > 0 counts through
+ * every assignment in base nvals, skipping choice 0's. */
+static bool xrt__rchoice(int64_t c, int32_t ndim, const int64_t *vals,
+                         int32_t nvals, int64_t *dims) {
+  int64_t natural = 0, total = 1;
+  for (int32_t i = 0; i < ndim; i++) {
+    if (total > XRT__RSEARCH_MAX) break;
+    total *= nvals;
+  }
+  for (int32_t i = ndim - 1; i >= 0; i--)
+    natural = natural * nvals + (i < nvals ? i : nvals - 1);
+  int64_t code = c == 0 ? natural : c - 1 < natural ? c - 1 : c;
+  if (code >= total) return false;
+  for (int32_t i = 0; i < ndim; i++) {
+    dims[i] = vals[code % nvals];
+    code /= nvals;
+  }
+  return true;
+}
+
+/* The sizes the given shapes put at the `?` dimensions of the entry's
+ * arguments after the first ndim, distinct, in order. */
+static int32_t xrt__rdyn_sizes(const xrt_ir_func *f, const xrt_ir_type *types,
+                               int32_t ndim, int64_t *vals, int32_t cap) {
+  int32_t n = 0;
+  for (int32_t a = ndim; a < f->body.num_args; a++) {
+    const xrt_ir_type *t = &f->value_types[f->body.args[a]];
+    for (int32_t d = 0; t->kind == XRT_TYPE_TENSOR && d < t->shape.rank; d++) {
+      int64_t v = types[a].shape.dims[d];
+      if (t->shape.dims[d] >= 0 || xrt__contains(vals, n, v) || n == cap)
+        continue;
+      vals[n++] = v;
+    }
+  }
+  return n;
+}
+
+/* Tries the dimension-argument bindings; the first choice's error is kept
+ * for the caller when none works. */
+static xrt_status xrt__rsearch(xrt__program *p, int32_t entry,
+                               const xrt_ir_type *types, int32_t ndim,
+                               xrt__program **out) {
+  const xrt_ir_func *f = &p->module->funcs[entry];
+  int32_t cap = 0;
+  for (int32_t a = ndim; a < f->body.num_args; a++)
+    cap += f->value_types[f->body.args[a]].shape.rank;
+  int64_t *vals = (int64_t *)xrt__calloc(&p->allocator, (size_t)cap + 1, 8);
+  int64_t *dims = (int64_t *)xrt__calloc(&p->allocator, (size_t)ndim + 1, 8);
+  char *first = NULL;
+  xrt_status s = vals && dims ? XRT_OK : xrt__nomem("dimension arguments"),
+             s0 = XRT_OK;
+  int32_t nvals = s ? 0 : xrt__rdyn_sizes(f, types, ndim, vals, cap);
+  for (int64_t c = 0; !s && nvals && c < XRT__RSEARCH_MAX &&
+                      xrt__rchoice(c, ndim, vals, nvals, dims); c++) {
+    xrt_status t = xrt__rattempt(p, entry, types, ndim, dims, out);
+    if (!t) {
+      s0 = XRT_OK;
+      break;
+    }
+    if (c == 0) {
+      s0 = t;
+      first = xrt__strdup_with(&p->allocator, xrt_last_error());
+    }
+    if (t == XRT_RESOURCE_EXHAUSTED || t == XRT_INTERNAL) {
+      s0 = t;
+      break;
+    }
+  }
+  if (!s && s0) s = xrt__fail(s0, "%s", first ? first : "refinement failed");
+  else if (!s && !nvals) s = XRT_NOT_FOUND;
+  xrt__free(&p->allocator, first);
+  xrt__free(&p->allocator, vals);
+  xrt__free(&p->allocator, dims);
+  return s;
+}
+
+/* The entry's argument types: the given shapes (checked) or its own. */
+static xrt_status xrt__rentry_types(xrt__program *p, const xrt_ir_func *f,
+                                    const xrt_compile_options *o,
+                                    xrt_ir_type **out) {
+  int32_t n = f->body.num_args;
+  /* not p's arena: other threads may compile p at the same time */
+  xrt_ir_type *t = (xrt_ir_type *)xrt__calloc(&p->allocator, (size_t)n + 1,
+                                              sizeof *t);
+  *out = t;
+  if (!t) return xrt__nomem("the entry's argument types");
+  bool given = o && o->num_arg_shapes > 0 && o->arg_shapes;
+  xrt_status s = given ? xrt__rcheck_args(f, o) : XRT_OK;
+  for (int32_t a = 0; !s && a < n; a++) {
+    t[a] = f->value_types[f->body.args[a]];
+    if (given) t[a].shape = o->arg_shapes[a];
+    else if (xrt__type_dynamic(&t[a]))
+      s = xrt__fail(XRT_INVALID_ARGUMENT, "%s:%d:%d: @%s: argument %d has "
+                    "dynamic dimensions: give every argument's shape "
+                    "(xrt_compile_options.arg_shapes) to compile this "
+                    "shape-polymorphic program", f->loc.file,
+                    (int)f->loc.line, (int)f->loc.col, f->name, (int)a);
+  }
+  return s;
+}
+
+static xrt_status xrt__refine(xrt__program *p, int32_t entry,
+                              const xrt_compile_options *o,
+                              xrt__program **out) {
+  const xrt_ir_func *f = &p->module->funcs[entry];
+  xrt_ir_type *types = NULL;
+  xrt_status s = xrt__rentry_types(p, f, o, &types);
+  if (s) {
+    xrt__free(&p->allocator, types);
+    return s;
+  }
+  s = xrt__rattempt(p, entry, types, 0, NULL, out);
+  int32_t ndim = xrt__rdim_args(f);
+  if (s && ndim && s != XRT_RESOURCE_EXHAUSTED && s != XRT_INTERNAL &&
+      o && o->num_arg_shapes > 0) {
+    char *msg = xrt__strdup_with(&p->allocator, xrt_last_error());
+    xrt_status t = xrt__rsearch(p, entry, types, ndim, out);
+    if (t == XRT_NOT_FOUND) t = xrt__fail(s, "%s", msg ? msg : "");
+    xrt__free(&p->allocator, msg);
+    s = t;
+  }
+  xrt__free(&p->allocator, types);
+  return s;
+}
+
+XRT__PRIVATE xrt_status xrt__refine_executable(xrt__executable *e,
+                                               const xrt_compile_options *o) {
+  xrt__program *p = e->program;
+  if (!p->dynamic && !(o && o->num_arg_shapes > 0 && o->arg_shapes))
+    return XRT_OK;
+  int32_t entry;
+  xrt_status s = xrt__find_entry(p->module, o ? o->entry : NULL, &entry);
+  if (s) return s;
+  if (!p->dynamic) return xrt__rcheck_args(&p->module->funcs[entry], o);
+  xrt__program *q;
+  if ((s = xrt__refine(p, entry, o, &q))) return s;
+  e->program = q;
+  xrt__program_unref(p);
+  return XRT_OK;
+}
+/* ==== end src/core/refine.c ==== */
+/* ==== begin src/core/refine_infer.c ==== */
+/*
+ * src/core/refine_infer.c - shape refinement: the result shapes of ops
+ * from their operands' shapes (and the contents of their shape operands),
+ * and the static forms of the dynamic_* ops.
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ *
+ * Each rule fills what it can tell and leaves XRT_DIM_DYNAMIC elsewhere;
+ * refine.c merges that with the declared type and fails where a dimension
+ * stays dynamic.  Malformed ops (wrong ranks, missing attributes) get no
+ * dims here: the verifier reports them once the program is static.
+ */
+
+/* Sizes and attribute values beyond this describe no real tensor; rules
+ * leave them to the verifier rather than overflow. */
+#define XRT__RBIG ((int64_t)1 << 40)
+
+static bool xrt__rsmall(const int64_t *v, int64_t n) {
+  for (int64_t i = 0; v && i < n; i++)
+    if (v[i] > XRT__RBIG || v[i] < -XRT__RBIG) return false;
+  return true;
+}
+
+static const xrt_shape *xrt__ropnd(const xrt__rfn *f, const xrt_ir_op *op,
+                                   int k) {
+  return &f->types[op->operands[k]].shape;
+}
+
+/* An INTS attribute or field; NULL (n 0) when absent or of another kind. */
+static const int64_t *xrt__rints(const xrt_ir_attr *a, int64_t *n) {
+  *n = 0;
+  if (!a || a->kind != XRT_ATTR_INTS) return NULL;
+  *n = a->n;
+  return a->ints;
+}
+
+static const int64_t *xrt__rattr(const xrt_ir_op *op, const char *name,
+                                 int64_t *n) {
+  return xrt__rints(xrt_ir_op_attr(op, name), n);
+}
+
+static int64_t xrt__rint_attr(const xrt_ir_op *op, const char *name,
+                              int64_t dflt) {
+  const xrt_ir_attr *a = xrt_ir_op_attr(op, name);
+  return a && a->kind == XRT_ATTR_INT ? a->i : dflt;
+}
+
+/* Known contents of operand k with exactly n elements, else NULL. */
+static const int64_t *xrt__rvals(const xrt__rfn *f, const xrt_ir_op *op,
+                                 int k, int64_t n) {
+  if (k >= op->num_operands) return NULL;
+  const xrt__rval *v = xrt__rknown(f, op->operands[k]);
+  return v && v->n == n ? v->v : NULL;
+}
+
+/* Copies dims of the same-rank operand in where out has none (elementwise
+ * ops and the like). */
+static void xrt__rlike(xrt_shape *out, const xrt_shape *in) {
+  if (in->rank != out->rank) return;
+  for (int32_t d = 0; d < out->rank; d++)
+    if (out->dims[d] < 0) out->dims[d] = in->dims[d];
+}
+
+static void xrt__rall_operands(const xrt__rfn *f, const xrt_ir_op *op,
+                               xrt_shape *out) {
+  for (int32_t k = 0; k < op->num_operands; k++)
+    if (f->types[op->operands[k]].kind == XRT_TYPE_TENSOR)
+      xrt__rlike(out, xrt__ropnd(f, op, k));
+}
+
+/* Result i from operand i (multi-result ops that keep shapes). */
+static void xrt__rpairwise(const xrt__rfn *f, const xrt_ir_op *op,
+                           xrt_shape *out) {
+  for (int32_t i = 0; i < op->num_results && i < op->num_operands; i++)
+    xrt__rlike(&out[i], xrt__ropnd(f, op, i));
+}
+
+/* chlo.broadcast_*: numpy broadcasting, trailing dimensions aligned (or
+ * broadcast_dimensions mapping the lower-ranked operand). */
+static void xrt__rchlo_broadcast(const xrt__rfn *f, const xrt_ir_op *op,
+                                 xrt_shape *out) {
+  int64_t nbd;
+  const int64_t *bd = xrt__rattr(op, "broadcast_dimensions", &nbd);
+  int64_t want[XRT_MAX_RANK];
+  for (int32_t d = 0; d < out->rank; d++) want[d] = 1;
+  for (int32_t k = 0; k < op->num_operands; k++) {
+    const xrt_shape *s = xrt__ropnd(f, op, k);
+    if (op->code == XRT_OP_CHLO_BROADCAST_SELECT && k == 0 && s->rank == 0)
+      continue;
+    for (int32_t d = 0; d < s->rank; d++) {
+      int64_t at = bd && nbd == s->rank && s->rank < out->rank
+                       ? bd[d]
+                       : out->rank - s->rank + d;
+      if (at < 0 || at >= out->rank) return;
+      if (s->dims[d] != 1) want[at] = s->dims[d];
+    }
+  }
+  for (int32_t d = 0; d < out->rank; d++) out->dims[d] = want[d];
+}
+
+static void xrt__rbroadcast_in_dim(const xrt__rfn *f, const xrt_ir_op *op,
+                                   xrt_shape *out) {
+  const xrt_shape *in = xrt__ropnd(f, op, 0);
+  if (op->code == XRT_OP_DYNAMIC_BROADCAST_IN_DIM) {
+    const int64_t *v = xrt__rvals(f, op, 1, out->rank);
+    for (int32_t d = 0; v && d < out->rank; d++) out->dims[d] = v[d];
+  }
+  int64_t n;
+  const int64_t *bd = xrt__rattr(op, "broadcast_dimensions", &n);
+  for (int64_t i = 0; bd && i < n && i < in->rank; i++)
+    if (bd[i] >= 0 && bd[i] < out->rank && out->dims[bd[i]] < 0 &&
+        in->dims[i] != 1)
+      out->dims[bd[i]] = in->dims[i];
+}
+
+/* reshape: at most one unknown dimension, from the element count. */
+static void xrt__rreshape(const xrt__rfn *f, const xrt_ir_op *op,
+                          const xrt_shape *declared, xrt_shape *out) {
+  if (op->code == XRT_OP_DYNAMIC_RESHAPE) {
+    const int64_t *v = xrt__rvals(f, op, 1, out->rank);
+    for (int32_t d = 0; v && d < out->rank; d++) out->dims[d] = v[d];
+    if (v) return;
+  }
+  int64_t total = xrt__rnumel(xrt__ropnd(f, op, 0)), rest = 1;
+  int32_t unknown = -1;
+  for (int32_t d = 0; d < out->rank; d++) {
+    out->dims[d] = declared->dims[d];
+    if (declared->dims[d] < 0) {
+      if (unknown >= 0) return;
+      unknown = d;
+    } else if (declared->dims[d] > XRT__RBIG || rest > XRT__RBIG) {
+      return;
+    } else {
+      rest *= declared->dims[d];
+    }
+  }
+  if (unknown >= 0 && total >= 0 && rest > 0 && total % rest == 0)
+    out->dims[unknown] = total / rest;
+}
+
+static void xrt__rfrom_values(const xrt__rfn *f, const xrt_ir_op *op, int k,
+                              xrt_shape *out) {
+  const int64_t *v = xrt__rvals(f, op, k, out->rank);
+  for (int32_t d = 0; v && d < out->rank; d++) out->dims[d] = v[d];
+}
+
+static void xrt__rtranspose(const xrt__rfn *f, const xrt_ir_op *op,
+                            xrt_shape *out) {
+  const xrt_shape *in = xrt__ropnd(f, op, 0);
+  int64_t n;
+  const int64_t *perm = xrt__rattr(op, "permutation", &n);
+  if (!perm || n != in->rank || out->rank != in->rank) return;
+  for (int64_t i = 0; i < n; i++)
+    if (perm[i] >= 0 && perm[i] < in->rank) out->dims[i] = in->dims[perm[i]];
+}
+
+/* slice from start/limit/strides (attributes, or the known operands of
+ * real_dynamic_slice). */
+static void xrt__rslice_dims(const xrt_shape *in, const int64_t *st,
+                             const int64_t *li, const int64_t *sd,
+                             xrt_shape *out) {
+  if (!st || !li || out->rank != in->rank || !xrt__rsmall(st, in->rank) ||
+      !xrt__rsmall(li, in->rank) || !xrt__rsmall(sd, in->rank))
+    return;
+  for (int32_t d = 0; d < out->rank; d++) {
+    int64_t stride = sd ? sd[d] : 1;
+    if (stride > 0 && li[d] >= st[d])
+      out->dims[d] = (li[d] - st[d] + stride - 1) / stride;
+  }
+}
+
+static bool xrt__rsame_attr(const xrt_ir_attr *a, const xrt_ir_attr *b) {
+  if (a->kind != b->kind || a->i != b->i || a->n != b->n ||
+      !a->name != !b->name || (a->name && strcmp(a->name, b->name)))
+    return false;
+  switch (a->kind) {
+  case XRT_ATTR_UNIT: case XRT_ATTR_INT: case XRT_ATTR_BOOL:
+    return true;
+  case XRT_ATTR_FLOAT: return a->f == b->f;
+  case XRT_ATTR_STRING: case XRT_ATTR_ENUM: case XRT_ATTR_SYMBOL:
+    return a->s && b->s && strcmp(a->s, b->s) == 0;
+  case XRT_ATTR_INTS:
+    return !a->n || memcmp(a->ints, b->ints, sizeof(int64_t) * (size_t)a->n) == 0;
+  case XRT_ATTR_DENSE:
+    return a->lit && b->lit && a->lit->bytes == b->lit->bytes &&
+           a->lit->splat == b->lit->splat &&
+           xrt__type_equal(&a->lit->type, &b->lit->type) &&
+           memcmp(a->lit->data, b->lit->data, a->lit->bytes) == 0;
+  default: return false; /* not needed for the shape computations JAX emits */
+  }
+}
+
+/* Whether values a and b hold the same contents by construction: one
+ * value, equal known contents, or ops of one kind with equal attributes
+ * on equivalent operands (JAX computes a slice's start twice). */
+static bool xrt__requiv(const xrt__rfn *f, int32_t a, int32_t b, int depth) {
+  if (a == b) return true;
+  const xrt__rval *ka = xrt__rknown(f, a), *kb = xrt__rknown(f, b);
+  if (ka && kb) return ka->n == kb->n && (!ka->n || !memcmp(ka->v, kb->v,
+                                          sizeof(int64_t) * (size_t)ka->n));
+  const xrt_ir_op *x = f->def[a], *y = f->def[b];
+  if (!x || !y || depth > 32 || x->code != y->code || x->num_regions ||
+      y->num_regions || x->num_results != 1 || y->num_results != 1 ||
+      x->num_operands != y->num_operands || x->num_attrs != y->num_attrs ||
+      x->code == XRT_OP_CUSTOM_CALL || x->code == XRT_OP_FUNC_CALL ||
+      x->code == XRT_OP_RNG || x->code == XRT_OP_RNG_BIT_GENERATOR ||
+      !xrt__type_equal(&f->types[a], &f->types[b]))
+    return false;
+  for (int32_t i = 0; i < x->num_attrs; i++)
+    if (!xrt__rsame_attr(&x->attrs[i], &y->attrs[i])) return false;
+  for (int32_t i = 0; i < x->num_operands; i++)
+    if (!xrt__requiv(f, x->operands[i], y->operands[i], depth + 1))
+      return false;
+  return true;
+}
+
+/* real_dynamic_slice(x, start, add(start', sizes), ones) with start'
+ * equivalent to start and sizes known: the sizes (what
+ * StablehloRefineShapes turns into a dynamic_slice). */
+static const int64_t *xrt__rslice_sizes(const xrt__rfn *f,
+                                        const xrt_ir_op *op, int64_t r) {
+  const int64_t *st = xrt__rvals(f, op, 3, r);
+  const xrt_ir_op *lim = op->num_operands == 4 ? f->def[op->operands[2]] : NULL;
+  for (int64_t d = 0; st && d < r; d++)
+    if (st[d] != 1) return NULL;
+  if (!st || !lim || lim->code != XRT_OP_ADD || lim->num_operands != 2)
+    return NULL;
+  for (int k = 0; k < 2; k++) {
+    const xrt__rval *c = xrt__rknown(f, lim->operands[1 - k]);
+    if (c && c->n == r && xrt__requiv(f, lim->operands[k], op->operands[1], 0))
+      return c->v;
+  }
+  return NULL;
+}
+
+static void xrt__rslice(const xrt__rfn *f, const xrt_ir_op *op,
+                        xrt_shape *out) {
+  const xrt_shape *in = xrt__ropnd(f, op, 0);
+  int64_t r = in->rank, n1, n2, n3;
+  if (op->code == XRT_OP_REAL_DYNAMIC_SLICE) {
+    const int64_t *sizes = xrt__rslice_sizes(f, op, r);
+    for (int32_t d = 0; sizes && d < out->rank; d++) out->dims[d] = sizes[d];
+    xrt__rslice_dims(in, xrt__rvals(f, op, 1, r), xrt__rvals(f, op, 2, r),
+                     xrt__rvals(f, op, 3, r), out);
+    return;
+  }
+  const int64_t *st = xrt__rattr(op, "start_indices", &n1),
+                *li = xrt__rattr(op, "limit_indices", &n2),
+                *sd = xrt__rattr(op, "strides", &n3);
+  if (n1 == r && n2 == r && (!sd || n3 == r))
+    xrt__rslice_dims(in, st, li, sd, out);
+}
+
+static void xrt__rpad_dims(const xrt_shape *x, const int64_t *lo,
+                           const int64_t *hi, const int64_t *in,
+                           xrt_shape *out) {
+  if (!lo || !hi || out->rank != x->rank || !xrt__rsmall(lo, x->rank) ||
+      !xrt__rsmall(hi, x->rank) || !xrt__rsmall(in, x->rank) ||
+      !xrt__rsmall(x->dims, x->rank))
+    return;
+  for (int32_t d = 0; d < x->rank; d++) {
+    int64_t interior = in ? in[d] : 0;
+    if (x->dims[d] < 0) continue;
+    out->dims[d] = lo[d] + hi[d] + x->dims[d] +
+                   (x->dims[d] ? (x->dims[d] - 1) * interior : 0);
+  }
+}
+
+static void xrt__rpad(const xrt__rfn *f, const xrt_ir_op *op,
+                      xrt_shape *out) {
+  const xrt_shape *x = xrt__ropnd(f, op, 0);
+  int64_t r = x->rank, n1, n2, n3;
+  if (op->code == XRT_OP_DYNAMIC_PAD) {
+    xrt__rpad_dims(x, xrt__rvals(f, op, 2, r), xrt__rvals(f, op, 3, r),
+                   xrt__rvals(f, op, 4, r), out);
+    return;
+  }
+  const int64_t *lo = xrt__rattr(op, "edge_padding_low", &n1),
+                *hi = xrt__rattr(op, "edge_padding_high", &n2),
+                *in = xrt__rattr(op, "interior_padding", &n3);
+  if (n1 == r && n2 == r && (!in || n3 == r))
+    xrt__rpad_dims(x, lo, hi, in, out);
+}
+
+static void xrt__rconcatenate(const xrt__rfn *f, const xrt_ir_op *op,
+                              xrt_shape *out) {
+  int64_t dim = xrt__rint_attr(op, "dimension", -1), total = 0;
+  if (dim < 0 || dim >= out->rank) return;
+  for (int32_t k = 0; k < op->num_operands; k++) {
+    const xrt_shape *s = xrt__ropnd(f, op, k);
+    if (s->rank != out->rank) return;
+    for (int32_t d = 0; d < s->rank; d++)
+      if (d != dim && out->dims[d] < 0) out->dims[d] = s->dims[d];
+    total = total < 0 || s->dims[dim] < 0 || s->dims[dim] > XRT__RBIG
+                ? -1
+                : total + s->dims[dim];
+  }
+  out->dims[dim] = total;
+}
+
+/* reduce: the inputs' dimensions without the reduced ones. */
+static void xrt__rreduce(const xrt__rfn *f, const xrt_ir_op *op,
+                         xrt_shape *out) {
+  int64_t n;
+  const int64_t *dims = xrt__rattr(op, "dimensions", &n);
+  const xrt_shape *in = xrt__ropnd(f, op, 0);
+  for (int32_t i = 0; i < op->num_results; i++) {
+    int32_t k = 0;
+    for (int32_t d = 0; d < in->rank && k < out[i].rank; d++)
+      if (!xrt__contains(dims, n, d)) out[i].dims[k++] = in->dims[d];
+  }
+}
+
+/* One window attribute (rank entries, or 2*rank for padding), or dflt. */
+static bool xrt__rwin(const xrt_ir_op *op, const char *name, int32_t count,
+                      int64_t dflt, int64_t *out) {
+  int64_t n;
+  const int64_t *a = xrt__rattr(op, name, &n);
+  if (a && (n != count || !xrt__rsmall(a, n))) return false;
+  for (int32_t i = 0; i < count; i++) out[i] = a ? a[i] : dflt;
+  return true;
+}
+
+static void xrt__rreduce_window(const xrt__rfn *f, const xrt_ir_op *op,
+                                xrt_shape *out) {
+  const xrt_shape *x = xrt__ropnd(f, op, 0);
+  int32_t r = x->rank;
+  int64_t wd[XRT_MAX_RANK], ws[XRT_MAX_RANK], bd[XRT_MAX_RANK],
+      wdl[XRT_MAX_RANK], pad[2 * XRT_MAX_RANK];
+  if (!xrt__rwin(op, "window_dimensions", r, 1, wd) ||
+      !xrt__rwin(op, "window_strides", r, 1, ws) ||
+      !xrt__rwin(op, "base_dilations", r, 1, bd) ||
+      !xrt__rwin(op, "window_dilations", r, 1, wdl) ||
+      !xrt__rwin(op, "padding", 2 * r, 0, pad))
+    return;
+  for (int32_t d = 0; d < r; d++) {
+    if (x->dims[d] < 0 || x->dims[d] > XRT__RBIG || ws[d] < 1 || bd[d] < 1 ||
+        wdl[d] < 1)
+      continue;
+    int64_t padded = xrt__dilated(x->dims[d], bd[d]) + pad[2 * d] +
+                     pad[2 * d + 1];
+    int64_t n = xrt__num_windows(padded, xrt__dilated(wd[d], wdl[d]), ws[d]);
+    for (int32_t i = 0; i < op->num_results; i++)
+      if (out[i].rank == r) out[i].dims[d] = n;
+  }
+}
+
+static void xrt__rdot(const xrt__rfn *f, const xrt_ir_op *op,
+                      xrt_shape *out) {
+  const xrt_shape *l = xrt__ropnd(f, op, 0), *r = xrt__ropnd(f, op, 1);
+  if (out->rank != l->rank + r->rank - 2 || l->rank < 1 || r->rank < 1)
+    return;
+  for (int32_t i = 0; i < out->rank; i++)
+    out->dims[i] = i < l->rank - 1 ? l->dims[i] : r->dims[i - l->rank + 2];
+}
+
+static void xrt__rdot_general(const xrt__rfn *f, const xrt_ir_op *op,
+                              xrt_shape *out) {
+  const xrt_ir_attr *dn = xrt_ir_op_attr(op, "dot_dimension_numbers");
+  int64_t nlb, nrb, nlc, nrc;
+  const int64_t *lb = xrt__rints(xrt_ir_attr_field(dn, "lhs_batching_dimensions"), &nlb),
+                *rb = xrt__rints(xrt_ir_attr_field(dn, "rhs_batching_dimensions"), &nrb),
+                *lc = xrt__rints(xrt_ir_attr_field(dn, "lhs_contracting_dimensions"), &nlc),
+                *rc = xrt__rints(xrt_ir_attr_field(dn, "rhs_contracting_dimensions"), &nrc);
+  const xrt_shape *l = xrt__ropnd(f, op, 0), *r = xrt__ropnd(f, op, 1);
+  int32_t k = 0;
+  int64_t want[3 * XRT_MAX_RANK];
+  if (nlb > XRT_MAX_RANK) return;
+  for (int64_t i = 0; i < nlb; i++)
+    want[k++] = lb[i] >= 0 && lb[i] < l->rank ? l->dims[lb[i]] : -1;
+  for (int32_t d = 0; d < l->rank; d++)
+    if (!xrt__contains(lb, nlb, d) && !xrt__contains(lc, nlc, d))
+      want[k++] = l->dims[d];
+  for (int32_t d = 0; d < r->rank; d++)
+    if (!xrt__contains(rb, nrb, d) && !xrt__contains(rc, nrc, d))
+      want[k++] = r->dims[d];
+  if (k != out->rank) return;
+  for (int32_t d = 0; d < k; d++) out->dims[d] = want[d];
+}
+
+/* convolution and dynamic_conv (padding from its known third operand). */
+static void xrt__rconv(const xrt__rfn *f, const xrt_ir_op *op,
+                       xrt_shape *out) {
+  const xrt_ir_attr *dn = xrt_ir_op_attr(op, "dimension_numbers");
+  const xrt_shape *l = xrt__ropnd(f, op, 0), *r = xrt__ropnd(f, op, 1);
+  int32_t N = l->rank, ns = N - 2;
+  if (!dn || dn->kind != XRT_ATTR_DICT || N < 2 || out->rank != N) return;
+  int64_t n, isp_n, ksp_n, osp_n;
+  const int64_t *isp = xrt__rints(xrt_ir_attr_field(dn, "input_spatial_dimensions"), &isp_n),
+                *ksp = xrt__rints(xrt_ir_attr_field(dn, "kernel_spatial_dimensions"), &ksp_n),
+                *osp = xrt__rints(xrt_ir_attr_field(dn, "output_spatial_dimensions"), &osp_n);
+  const xrt_ir_attr *ib = xrt_ir_attr_field(dn, "input_batch_dimension"),
+                    *kof = xrt_ir_attr_field(dn, "kernel_output_feature_dimension"),
+                    *ob = xrt_ir_attr_field(dn, "output_batch_dimension"),
+                    *ofd = xrt_ir_attr_field(dn, "output_feature_dimension");
+  if (!ib || !kof || !ob || !ofd || isp_n != ns || ksp_n != ns ||
+      osp_n != ns || ib->kind != XRT_ATTR_INT || kof->kind != XRT_ATTR_INT ||
+      ob->kind != XRT_ATTR_INT || ofd->kind != XRT_ATTR_INT ||
+      r->rank != N)
+    return;
+  const int64_t at[4] = {ib->i, kof->i, ob->i, ofd->i};
+  for (int i = 0; i < 4; i++)
+    if (at[i] < 0 || at[i] >= N) return;
+  for (int32_t d = 0; d < ns; d++)
+    if (isp[d] < 0 || isp[d] >= N || ksp[d] < 0 || ksp[d] >= N ||
+        osp[d] < 0 || osp[d] >= N)
+      return;
+  int64_t bg = xrt__rint_attr(op, "batch_group_count", 1);
+  if (bg >= 1 && l->dims[ib->i] >= 0) out->dims[ob->i] = l->dims[ib->i] / bg;
+  out->dims[ofd->i] = r->dims[kof->i];
+  int64_t ws[XRT_MAX_RANK], ld[XRT_MAX_RANK], rd[XRT_MAX_RANK],
+      pad[2 * XRT_MAX_RANK];
+  const int64_t *p = op->code == XRT_OP_DYNAMIC_CONV
+                         ? xrt__rvals(f, op, 2, 2 * (int64_t)ns)
+                         : xrt__rattr(op, "padding", &n);
+  if (op->code != XRT_OP_DYNAMIC_CONV && p && n != 2 * ns) return;
+  if (op->code == XRT_OP_DYNAMIC_CONV && !p) return;
+  if (!xrt__rsmall(p, 2 * (int64_t)ns)) return;
+  for (int32_t i = 0; i < 2 * ns; i++) pad[i] = p ? p[i] : 0;
+  if (!xrt__rwin(op, "window_strides", ns, 1, ws) ||
+      !xrt__rwin(op, "lhs_dilation", ns, 1, ld) ||
+      !xrt__rwin(op, "rhs_dilation", ns, 1, rd))
+    return;
+  for (int32_t d = 0; d < ns; d++) {
+    int64_t x = l->dims[isp[d]], k = r->dims[ksp[d]];
+    if (x < 0 || k < 0 || x > XRT__RBIG || k > XRT__RBIG || ws[d] < 1 ||
+        ld[d] < 1 || rd[d] < 1)
+      continue;
+    int64_t padded = pad[2 * d] + xrt__dilated(x, ld[d]) + pad[2 * d + 1];
+    out->dims[osp[d]] =
+        xrt__num_windows(padded, xrt__dilated(k, rd[d]), ws[d]);
+  }
+}
+
+/* gather and dynamic_gather (slice_sizes from its known third operand). */
+static void xrt__rgather(const xrt__rfn *f, const xrt_ir_op *op,
+                         xrt_shape *out) {
+  const xrt_ir_attr *dn = xrt_ir_op_attr(op, "dimension_numbers");
+  const xrt_shape *x = xrt__ropnd(f, op, 0), *idx = xrt__ropnd(f, op, 1);
+  int64_t nwin, nins, nobat, nss;
+  const int64_t *win = xrt__rints(xrt_ir_attr_field(dn, "offset_dims"), &nwin),
+                *ins = xrt__rints(xrt_ir_attr_field(dn, "collapsed_slice_dims"), &nins),
+                *obat = xrt__rints(xrt_ir_attr_field(dn, "operand_batching_dims"), &nobat);
+  const xrt_ir_attr *iv = xrt_ir_attr_field(dn, "index_vector_dim");
+  int64_t ivd = iv && iv->kind == XRT_ATTR_INT ? iv->i : 0;
+  const int64_t *ss = op->code == XRT_OP_DYNAMIC_GATHER
+                          ? xrt__rvals(f, op, 2, x->rank)
+                          : xrt__rattr(op, "slice_sizes", &nss);
+  if (!ss || (op->code == XRT_OP_GATHER && nss != x->rank)) return;
+  int64_t offs[XRT_MAX_RANK], no = 0;
+  for (int32_t k = 0; k < x->rank; k++)
+    if (!xrt__contains(ins, nins, k) && !xrt__contains(obat, nobat, k))
+      offs[no++] = ss[k];
+  int64_t rank = nwin + idx->rank - (ivd < idx->rank ? 1 : 0);
+  if (rank != out->rank || no != nwin) return;
+  int32_t bi = 0;
+  int64_t wi = 0;
+  for (int32_t d = 0; d < out->rank; d++) {
+    if (xrt__contains(win, nwin, d)) {
+      out->dims[d] = offs[wi++];
+    } else {
+      if (bi == ivd) bi++;
+      if (bi < idx->rank) out->dims[d] = idx->dims[bi++];
+    }
+  }
+}
+
+/* if/case: the first branch's returned shapes. */
+static void xrt__rbranches(const xrt__rfn *f, const xrt_ir_op *op,
+                           xrt_shape *out) {
+  if (!op->num_regions || !op->regions[0].num_ops) return;
+  const xrt_ir_region *r = &op->regions[0];
+  const xrt_ir_op *ret = &r->ops[r->num_ops - 1];
+  for (int32_t i = 0; i < op->num_results && i < ret->num_operands; i++)
+    xrt__rlike(&out[i], &f->types[ret->operands[i]].shape);
+}
+
+static void xrt__rbroadcast(const xrt__rfn *f, const xrt_ir_op *op,
+                            xrt_shape *out) {
+  const xrt_shape *in = xrt__ropnd(f, op, 0);
+  int64_t n;
+  const int64_t *sizes = xrt__rattr(op, "broadcast_sizes", &n);
+  if (n + in->rank != out->rank) return;
+  for (int32_t i = 0; i < out->rank; i++)
+    out->dims[i] = i < n ? sizes[i] : in->dims[i - n];
+}
+
+static bool xrt__is_chlo_broadcast(xrt_opcode c) {
+  return c >= XRT_OP_CHLO_BROADCAST_ADD && c <= XRT_OP_CHLO_BROADCAST_ZETA;
+}
+
+/* Ops whose results have their operands' shapes. */
+static bool xrt__rkeeps_shape(xrt_opcode c) {
+  if (xrt__elementwise_mask(c)) return true;
+  switch (c) {
+  case XRT_OP_COMPARE: case XRT_OP_SELECT: case XRT_OP_CLAMP:
+  case XRT_OP_CONVERT: case XRT_OP_IS_FINITE: case XRT_OP_REAL:
+  case XRT_OP_IMAG: case XRT_OP_COMPLEX: case XRT_OP_REDUCE_PRECISION:
+  case XRT_OP_UNIFORM_QUANTIZE: case XRT_OP_UNIFORM_DEQUANTIZE:
+  case XRT_OP_MAP: case XRT_OP_REVERSE: case XRT_OP_CHOLESKY:
+  case XRT_OP_DYNAMIC_UPDATE_SLICE: case XRT_OP_SELECT_AND_SCATTER:
+  case XRT_OP_BITCAST_CONVERT: case XRT_OP_CHLO_MULHI:
+  case XRT_OP_CHLO_CONJ: case XRT_OP_CHLO_IS_INF: case XRT_OP_CHLO_IS_NEG_INF:
+  case XRT_OP_CHLO_IS_POS_INF: case XRT_OP_CHLO_TAN:
+  case XRT_OP_CHLO_CONSTANT_LIKE: case XRT_OP_BATCH_NORM_INFERENCE:
+    return true;
+  default:
+    return false;
+  }
+}
+
+/* Ops whose result i has operand i's shape. */
+static bool xrt__rpairs(xrt_opcode c) {
+  switch (c) {
+  case XRT_OP_SORT: case XRT_OP_OPTIMIZATION_BARRIER: case XRT_OP_WHILE:
+  case XRT_OP_SCATTER: case XRT_OP_ALL_REDUCE:
+  case XRT_OP_COLLECTIVE_PERMUTE: case XRT_OP_COLLECTIVE_BROADCAST:
+    return true;
+  default:
+    return false;
+  }
+}
+
+/* The operands a rule reads by position: fewer (a malformed op) gets no
+ * inference and no rewrite, and the verifier reports it. */
+static int32_t xrt__rmin_operands(xrt_opcode c) {
+  switch (c) {
+  case XRT_OP_DYNAMIC_PAD: return 5;
+  case XRT_OP_REAL_DYNAMIC_SLICE: return 4;
+  case XRT_OP_RNG: case XRT_OP_DYNAMIC_GATHER: case XRT_OP_DYNAMIC_CONV:
+    return 3;
+  case XRT_OP_DYNAMIC_BROADCAST_IN_DIM: case XRT_OP_DYNAMIC_RESHAPE:
+  case XRT_OP_PAD: case XRT_OP_DOT: case XRT_OP_DOT_GENERAL:
+  case XRT_OP_CONVOLUTION: case XRT_OP_GATHER: case XRT_OP_TRIANGULAR_SOLVE:
+    return 2;
+  default: return 1;
+  }
+}
+
+XRT__PRIVATE xrt_status xrt__rinfer(xrt__rfn *f, const xrt_ir_op *op,
+                                    xrt_shape *out) {
+  xrt_opcode c = op->code;
+  if (op->num_operands < xrt__rmin_operands(c) && c != XRT_OP_IF &&
+      c != XRT_OP_CASE && c != XRT_OP_CONCATENATE && c != XRT_OP_WHILE)
+    return XRT_OK;
+  if (xrt__rpairs(c)) {
+    xrt__rpairwise(f, op, out);
+  } else if (xrt__rkeeps_shape(c)) {
+    if (c == XRT_OP_TRIANGULAR_SOLVE) xrt__rlike(out, xrt__ropnd(f, op, 1));
+    else xrt__rall_operands(f, op, out);
+  } else if (xrt__is_chlo_broadcast(c)) {
+    xrt__rchlo_broadcast(f, op, out);
+  } else {
+    const xrt_shape *declared = &f->types[op->results[0]].shape;
+    switch (c) {
+    case XRT_OP_BROADCAST_IN_DIM: case XRT_OP_DYNAMIC_BROADCAST_IN_DIM:
+      xrt__rbroadcast_in_dim(f, op, out); break;
+    case XRT_OP_BROADCAST: xrt__rbroadcast(f, op, out); break;
+    case XRT_OP_RESHAPE: case XRT_OP_DYNAMIC_RESHAPE:
+      xrt__rreshape(f, op, declared, out); break;
+    case XRT_OP_DYNAMIC_IOTA: xrt__rfrom_values(f, op, 0, out); break;
+    case XRT_OP_RNG: xrt__rfrom_values(f, op, 2, out); break;
+    case XRT_OP_TRANSPOSE: xrt__rtranspose(f, op, out); break;
+    case XRT_OP_SLICE: case XRT_OP_REAL_DYNAMIC_SLICE:
+      xrt__rslice(f, op, out); break;
+    case XRT_OP_PAD: case XRT_OP_DYNAMIC_PAD: xrt__rpad(f, op, out); break;
+    case XRT_OP_CONCATENATE: xrt__rconcatenate(f, op, out); break;
+    case XRT_OP_REDUCE: xrt__rreduce(f, op, out); break;
+    case XRT_OP_REDUCE_WINDOW: xrt__rreduce_window(f, op, out); break;
+    case XRT_OP_DOT: xrt__rdot(f, op, out); break;
+    case XRT_OP_DOT_GENERAL: xrt__rdot_general(f, op, out); break;
+    case XRT_OP_CONVOLUTION: case XRT_OP_DYNAMIC_CONV:
+      xrt__rconv(f, op, out); break;
+    case XRT_OP_GATHER: case XRT_OP_DYNAMIC_GATHER:
+      xrt__rgather(f, op, out); break;
+    case XRT_OP_TRIANGULAR_SOLVE: xrt__rlike(out, xrt__ropnd(f, op, 1)); break;
+    case XRT_OP_IF: case XRT_OP_CASE: xrt__rbranches(f, op, out); break;
+    default: break; /* the declared shape must be static */
+    }
+  }
+  return XRT_OK;
+}
+
+/* ---- static forms ---- */
+
+/* An INTS attribute named name holding v[0..n). */
+static xrt_status xrt__rints_attr(xrt__rfn *f, const char *name,
+                                  const int64_t *v, int64_t n,
+                                  xrt_ir_attr *a) {
+  int64_t *copy = (int64_t *)xrt__ralloc(f, sizeof *copy * (size_t)(n + 1));
+  if (!copy) return xrt__nomem("a refined attribute");
+  for (int64_t i = 0; i < n; i++) copy[i] = v[i];
+  memset(a, 0, sizeof *a);
+  a->name = name;
+  a->kind = XRT_ATTR_INTS;
+  a->ints = copy;
+  a->n = n;
+  return XRT_OK;
+}
+
+/* op keeps its attributes except those named in drop, gains the nadd of
+ * add, and keeps the first nkeep operands; code becomes code. */
+static xrt_status xrt__rrewrite(xrt__rfn *f, xrt_ir_op *op, xrt_opcode code,
+                                int32_t nkeep, const char *const *drop,
+                                const xrt_ir_attr *add, int32_t nadd) {
+  xrt_ir_attr *attrs = (xrt_ir_attr *)xrt__ralloc(
+      f, sizeof *attrs * (size_t)(op->num_attrs + nadd));
+  if (!attrs) return xrt__nomem("refined attributes");
+  int32_t n = 0;
+  for (int32_t i = 0; i < op->num_attrs; i++) {
+    bool gone = false;
+    for (const char *const *d = drop; d && *d && !gone; d++)
+      gone = op->attrs[i].name && strcmp(op->attrs[i].name, *d) == 0;
+    if (!gone) attrs[n++] = op->attrs[i];
+  }
+  for (int32_t i = 0; i < nadd; i++) attrs[n++] = add[i];
+  op->attrs = attrs;
+  op->num_attrs = n;
+  op->num_operands = nkeep;
+  op->code = code;
+  op->name = xrt_opcode_name(code);
+  return XRT_OK;
+}
+
+static xrt_status xrt__rstatic_pad(xrt__rfn *f, xrt_ir_op *op) {
+  int64_t r = xrt__ropnd(f, op, 0)->rank;
+  static const char *const names[3] = {"edge_padding_low",
+                                       "edge_padding_high",
+                                       "interior_padding"};
+  xrt_ir_attr add[3];
+  for (int i = 0; i < 3; i++) {
+    const int64_t *v = xrt__rvals(f, op, 2 + i, r);
+    if (!v) return XRT_OK;
+    xrt_status s = xrt__rints_attr(f, names[i], v, r, &add[i]);
+    if (s) return s;
+  }
+  return xrt__rrewrite(f, op, XRT_OP_PAD, 2, names, add, 3);
+}
+
+/* real_dynamic_slice of known sizes from unknown starts: a gather of one
+ * window at the start vector (which clamps the start as dynamic_slice
+ * does, where real_dynamic_slice leaves it undefined). */
+static xrt_status xrt__rslice_gather(xrt__rfn *f, xrt_ir_op *op,
+                                     const int64_t *sizes, int64_t r) {
+  int64_t *iota = (int64_t *)xrt__ralloc(f, sizeof *iota * (size_t)(r + 1));
+  xrt_ir_attr *dn = (xrt_ir_attr *)xrt__ralloc(f, sizeof *dn * 3);
+  if (!iota || !dn) return xrt__nomem("a refined gather");
+  for (int64_t d = 0; d < r; d++) iota[d] = d;
+  xrt_ir_attr add[2];
+  xrt_status s;
+  if ((s = xrt__rints_attr(f, "offset_dims", iota, r, &dn[0])) ||
+      (s = xrt__rints_attr(f, "start_index_map", iota, r, &dn[1])) ||
+      (s = xrt__rints_attr(f, "slice_sizes", sizes, r, &add[1])))
+    return s;
+  memset(&dn[2], 0, sizeof dn[2]);
+  dn[2].name = "index_vector_dim";
+  dn[2].kind = XRT_ATTR_INT;
+  memset(&add[0], 0, sizeof add[0]);
+  add[0].name = "dimension_numbers";
+  add[0].kind = XRT_ATTR_DICT;
+  add[0].items = dn;
+  add[0].num_items = 3;
+  return xrt__rrewrite(f, op, XRT_OP_GATHER, 2, NULL, add, 2);
+}
+
+static xrt_status xrt__rstatic_slice(xrt__rfn *f, xrt_ir_op *op) {
+  int64_t r = xrt__ropnd(f, op, 0)->rank;
+  const int64_t *sizes = xrt__rvals(f, op, 1, r) ? NULL
+                                                 : xrt__rslice_sizes(f, op, r);
+  if (sizes) return xrt__rslice_gather(f, op, sizes, r);
+  static const char *const names[4] = {"start_indices", "limit_indices",
+                                       "strides", NULL};
+  xrt_ir_attr add[3];
+  for (int i = 0; i < 3; i++) {
+    const int64_t *v = xrt__rvals(f, op, 1 + i, r);
+    if (!v) /* no plugin runs it: its operands must be known */
+      return xrt__rfail(f, XRT_INVALID_ARGUMENT, "start, limit and strides "
+                        "must be known at compile time (or the limit the "
+                        "start plus known sizes)");
+    xrt_status s = xrt__rints_attr(f, names[i], v, r, &add[i]);
+    if (s) return s;
+  }
+  return xrt__rrewrite(f, op, XRT_OP_SLICE, 1, names, add, 3);
+}
+
+static xrt_status xrt__rstatic_gather(xrt__rfn *f, xrt_ir_op *op) {
+  int64_t r = xrt__ropnd(f, op, 0)->rank;
+  const int64_t *v = xrt__rvals(f, op, 2, r);
+  static const char *const names[2] = {"slice_sizes", NULL};
+  xrt_ir_attr add;
+  if (!v) return XRT_OK;
+  xrt_status s = xrt__rints_attr(f, names[0], v, r, &add);
+  return s ? s : xrt__rrewrite(f, op, XRT_OP_GATHER, 2, names, &add, 1);
+}
+
+static xrt_status xrt__rstatic_conv(xrt__rfn *f, xrt_ir_op *op) {
+  int64_t ns = xrt__ropnd(f, op, 0)->rank - 2;
+  const int64_t *v = xrt__rvals(f, op, 2, 2 * ns);
+  static const char *const names[2] = {"padding", NULL};
+  xrt_ir_attr add;
+  if (!v || ns < 0) return XRT_OK;
+  xrt_status s = xrt__rints_attr(f, names[0], v, 2 * ns, &add);
+  return s ? s : xrt__rrewrite(f, op, XRT_OP_CONVOLUTION, 2, names, &add, 1);
+}
+
+XRT__PRIVATE xrt_status xrt__rstatic_form(xrt__rfn *f, xrt_ir_op *op) {
+  static const char *const bcast[3] = {"known_expanding_dimensions",
+                                       "known_nonexpanding_dimensions", NULL};
+  if (op->num_operands < xrt__rmin_operands(op->code) || op->num_results != 1)
+    return XRT_OK;
+  int32_t rank = f->types[op->results[0]].shape.rank;
+  switch (op->code) {
+  case XRT_OP_DYNAMIC_BROADCAST_IN_DIM:
+    return xrt__rvals(f, op, 1, rank)
+               ? xrt__rrewrite(f, op, XRT_OP_BROADCAST_IN_DIM, 1, bcast,
+                               NULL, 0)
+               : XRT_OK;
+  case XRT_OP_DYNAMIC_RESHAPE:
+    return xrt__rvals(f, op, 1, rank)
+               ? xrt__rrewrite(f, op, XRT_OP_RESHAPE, 1, NULL, NULL, 0)
+               : XRT_OK;
+  case XRT_OP_DYNAMIC_IOTA:
+    return xrt__rvals(f, op, 0, rank)
+               ? xrt__rrewrite(f, op, XRT_OP_IOTA, 0, NULL, NULL, 0)
+               : XRT_OK;
+  case XRT_OP_DYNAMIC_PAD: return xrt__rstatic_pad(f, op);
+  case XRT_OP_REAL_DYNAMIC_SLICE: return xrt__rstatic_slice(f, op);
+  case XRT_OP_DYNAMIC_GATHER: return xrt__rstatic_gather(f, op);
+  case XRT_OP_DYNAMIC_CONV: return xrt__rstatic_conv(f, op);
+  default: return XRT_OK;
+  }
+}
+/* ==== end src/core/refine_infer.c ==== */
+/* ==== begin src/core/refine_fold.c ==== */
+/*
+ * src/core/refine_fold.c - shape refinement: constant folding of the
+ * small integer tensors that compute shapes (what JAX emits around its
+ * dimension variables: converts, reshapes, concatenates and arithmetic on
+ * get_dimension_size and on dimension arguments).
+ * Part of the core of xrt; MIT licensed, see LICENSE.
+ *
+ * Values are int64: signed types sign-extended, unsigned ones
+ * zero-extended, pred 0/1.  What StableHLO leaves undefined or
+ * implementation-defined (division by zero, INT_MIN / -1) is not folded:
+ * the op then stays and computes at run time, as StablehloRefineShapes'
+ * folders leave it.
+ */
+
+XRT__PRIVATE bool xrt__rtracked(xrt_dtype dt) {
+  return dt == XRT_PRED ||
+         (xrt__dtype_is_int(dt) && xrt_dtype_bits(dt) >= 8);
+}
+
+XRT__PRIVATE int64_t xrt__rnumel(const xrt_shape *s) {
+  int64_t n = 1;
+  for (int32_t d = 0; d < s->rank; d++) {
+    if (s->dims[d] < 0) return -1;
+    if (s->dims[d] && n > INT64_MAX / s->dims[d]) return -1;
+    n *= s->dims[d];
+  }
+  return n;
+}
+
+static bool xrt__runsigned(xrt_dtype dt) {
+  return dt == XRT_PRED || xrt_dtype_is_unsigned_int(dt);
+}
+
+/* v as a value of dt (wrapped to its width). */
+static int64_t xrt__rwrap(xrt_dtype dt, int64_t v) {
+  if (dt == XRT_PRED) return v != 0;
+  int bits = xrt_dtype_bits(dt);
+  if (bits >= 64) return v;
+  uint64_t mask = ((uint64_t)1 << bits) - 1, u = (uint64_t)v & mask;
+  if (xrt_dtype_is_signed_int(dt) && (u >> (bits - 1)))
+    u |= ~mask;
+  return (int64_t)u;
+}
+
+XRT__PRIVATE bool xrt__rread_literal(xrt__rfn *f, const xrt_ir_literal *lit,
+                                     xrt__rval *out) {
+  xrt_dtype dt = lit->type.shape.dtype;
+  int64_t n = xrt__rnumel(&lit->type.shape);
+  size_t es = xrt_dtype_size(dt);
+  if (!xrt__rtracked(dt) || lit->type.quant || n < 0 || n > XRT__RFOLD_MAX ||
+      !es || es > 8 || lit->bytes < (lit->splat ? es : es * (size_t)n))
+    return false;
+  int64_t *v = (int64_t *)xrt__ralloc(f, sizeof *v * (size_t)(n + 1));
+  if (!v) return false;
+  const unsigned char *b = (const unsigned char *)lit->data;
+  for (int64_t i = 0; i < n; i++) {
+    const unsigned char *e = b + (lit->splat ? 0 : (size_t)i * es);
+    uint64_t u = 0;
+    for (size_t k = 0; k < es; k++) u |= (uint64_t)e[k] << (8 * k);
+    v[i] = xrt__rwrap(dt, (int64_t)u);
+  }
+  out->n = n;
+  out->v = v;
+  return true;
+}
+
+XRT__PRIVATE xrt_status xrt__rconstant(xrt__rfn *f, int32_t id,
+                                       xrt_ir_op *out) {
+  const xrt__rval *k = &f->known[id];
+  const xrt_ir_type *t = &f->types[id];
+  size_t es = xrt_dtype_size(t->shape.dtype);
+  xrt_ir_literal *lit = (xrt_ir_literal *)xrt__ralloc(f, sizeof *lit);
+  xrt_ir_attr *a = (xrt_ir_attr *)xrt__ralloc(f, sizeof *a);
+  unsigned char *data = (unsigned char *)xrt__ralloc(f, es * (size_t)k->n);
+  if (!lit || !a || !data) return xrt__nomem("a folded constant");
+  for (int64_t i = 0; i < k->n; i++)
+    for (size_t b = 0; b < es; b++)
+      data[(size_t)i * es + b] = (unsigned char)((uint64_t)k->v[i] >> (8 * b));
+  lit->type = *t;
+  lit->data = data;
+  lit->bytes = es * (size_t)k->n;
+  a->name = "value";
+  a->kind = XRT_ATTR_DENSE;
+  a->lit = lit;
+  const int32_t *results = out->results;
+  memset(out, 0, sizeof *out);
+  out->code = XRT_OP_CONSTANT;
+  out->name = xrt_opcode_name(XRT_OP_CONSTANT);
+  out->num_results = 1;
+  out->results = results;
+  out->num_attrs = 1;
+  out->attrs = a;
+  out->callee = -1;
+  return XRT_OK;
+}
+
+/* ---- element functions ---- */
+
+typedef bool (*xrt__rbin_fn)(int64_t a, int64_t b, bool uns, int64_t *out);
+
+static bool xrt__rb_add(int64_t a, int64_t b, bool u, int64_t *o) {
+  (void)u;
+  *o = (int64_t)((uint64_t)a + (uint64_t)b);
+  return true;
+}
+static bool xrt__rb_sub(int64_t a, int64_t b, bool u, int64_t *o) {
+  (void)u;
+  *o = (int64_t)((uint64_t)a - (uint64_t)b);
+  return true;
+}
+static bool xrt__rb_mul(int64_t a, int64_t b, bool u, int64_t *o) {
+  (void)u;
+  *o = (int64_t)((uint64_t)a * (uint64_t)b);
+  return true;
+}
+static bool xrt__rb_div(int64_t a, int64_t b, bool u, int64_t *o) {
+  if (b == 0 || (!u && a == INT64_MIN && b == -1)) return false;
+  *o = u ? (int64_t)((uint64_t)a / (uint64_t)b) : a / b;
+  return true;
+}
+static bool xrt__rb_rem(int64_t a, int64_t b, bool u, int64_t *o) {
+  if (b == 0 || (!u && a == INT64_MIN && b == -1)) return false;
+  *o = u ? (int64_t)((uint64_t)a % (uint64_t)b) : a % b;
+  return true;
+}
+static bool xrt__rless(int64_t a, int64_t b, bool u) {
+  return u ? (uint64_t)a < (uint64_t)b : a < b;
+}
+static bool xrt__rb_max(int64_t a, int64_t b, bool u, int64_t *o) {
+  *o = xrt__rless(a, b, u) ? b : a;
+  return true;
+}
+static bool xrt__rb_min(int64_t a, int64_t b, bool u, int64_t *o) {
+  *o = xrt__rless(a, b, u) ? a : b;
+  return true;
+}
+static bool xrt__rb_and(int64_t a, int64_t b, bool u, int64_t *o) {
+  (void)u;
+  *o = a & b;
+  return true;
+}
+static bool xrt__rb_or(int64_t a, int64_t b, bool u, int64_t *o) {
+  (void)u;
+  *o = a | b;
+  return true;
+}
+static bool xrt__rb_xor(int64_t a, int64_t b, bool u, int64_t *o) {
+  (void)u;
+  *o = a ^ b;
+  return true;
+}
+
+static const struct {
+  xrt_opcode code;
+  xrt__rbin_fn fn;
+  bool logic; /* also on pred */
+} xrt__rbinary[] = {
+    {XRT_OP_ADD, xrt__rb_add, false},      {XRT_OP_SUBTRACT, xrt__rb_sub, false},
+    {XRT_OP_MULTIPLY, xrt__rb_mul, false}, {XRT_OP_DIVIDE, xrt__rb_div, false},
+    {XRT_OP_REMAINDER, xrt__rb_rem, false}, {XRT_OP_MAXIMUM, xrt__rb_max, true},
+    {XRT_OP_MINIMUM, xrt__rb_min, true},   {XRT_OP_AND, xrt__rb_and, true},
+    {XRT_OP_OR, xrt__rb_or, true},         {XRT_OP_XOR, xrt__rb_xor, true},
+};
+
+/* ---- folds ---- */
+
+/* Known operand k of op with n elements (or a scalar, when scalar_ok). */
+static const xrt__rval *xrt__rarg(const xrt__rfn *f, const xrt_ir_op *op,
+                                  int k, int64_t n, bool scalar_ok) {
+  if (k >= op->num_operands) return NULL;
+  const xrt__rval *v = xrt__rknown(f, op->operands[k]);
+  if (!v || (v->n != n && !(scalar_ok && v->n == 1))) return NULL;
+  return v;
+}
+
+static int64_t xrt__rat(const xrt__rval *v, int64_t i) {
+  return v->n == 1 ? v->v[0] : v->v[i];
+}
+
+static bool xrt__rfold_binary(const xrt__rfn *f, const xrt_ir_op *op,
+                              xrt_dtype dt, int64_t n, int64_t *out) {
+  for (size_t t = 0; t < XRT__ARRAY_SIZE(xrt__rbinary); t++) {
+    if (xrt__rbinary[t].code != op->code) continue;
+    if (dt == XRT_PRED && !xrt__rbinary[t].logic) return false;
+    const xrt__rval *a = xrt__rarg(f, op, 0, n, false),
+                    *b = xrt__rarg(f, op, 1, n, false);
+    if (!a || !b) return false;
+    bool u = xrt__runsigned(dt);
+    for (int64_t i = 0; i < n; i++) {
+      if (!xrt__rbinary[t].fn(a->v[i], b->v[i], u, &out[i])) return false;
+      out[i] = xrt__rwrap(dt, out[i]);
+    }
+    return true;
+  }
+  return false;
+}
+
+static bool xrt__rfold_unary(const xrt__rfn *f, const xrt_ir_op *op,
+                             xrt_dtype dt, int64_t n, int64_t *out) {
+  const xrt__rval *a = xrt__rarg(f, op, 0, n, false);
+  if (!a) return false;
+  const xrt_ir_type *in = &f->types[op->operands[0]];
+  for (int64_t i = 0; i < n; i++) {
+    int64_t x = a->v[i];
+    switch (op->code) {
+    case XRT_OP_NEGATE: if (dt == XRT_PRED) return false;
+      x = (int64_t)(0 - (uint64_t)x); break;
+    case XRT_OP_ABS: if (xrt__runsigned(dt)) return false;
+      x = x < 0 ? (int64_t)(0 - (uint64_t)x) : x; break;
+    case XRT_OP_SIGN: if (xrt__runsigned(dt)) return false;
+      x = (x > 0) - (x < 0); break;
+    case XRT_OP_NOT: x = dt == XRT_PRED ? !x : ~x; break;
+    case XRT_OP_CONVERT:
+      if (!xrt__rtracked(in->shape.dtype) || in->quant) return false;
+      if (dt == XRT_PRED) x = x != 0;
+      break;
+    case XRT_OP_RESHAPE: case XRT_OP_DYNAMIC_RESHAPE: break;
+    default: return false;
+    }
+    out[i] = xrt__rwrap(dt, x);
+  }
+  return true;
+}
+
+static bool xrt__rfold_compare(const xrt__rfn *f, const xrt_ir_op *op,
+                               int64_t n, int64_t *out) {
+  const xrt__rval *a = xrt__rarg(f, op, 0, n, false),
+                  *b = xrt__rarg(f, op, 1, n, false);
+  const xrt_ir_attr *d = xrt_ir_op_attr(op, "comparison_direction");
+  if (!a || !b || !d || !d->s) return false;
+  bool u = xrt__runsigned(f->types[op->operands[0]].shape.dtype);
+  static const char *const dirs[] = {"EQ", "NE", "LT", "LE", "GT", "GE"};
+  int dir = -1;
+  for (int i = 0; i < 6; i++)
+    if (strcmp(d->s, dirs[i]) == 0) dir = i;
+  if (dir < 0) return false;
+  for (int64_t i = 0; i < n; i++) {
+    int64_t x = a->v[i], y = b->v[i];
+    bool lt = xrt__rless(x, y, u), gt = xrt__rless(y, x, u);
+    bool r[6] = {x == y, x != y, lt, !gt, gt, !lt};
+    out[i] = r[dir];
+  }
+  return true;
+}
+
+static bool xrt__rfold_select(const xrt__rfn *f, const xrt_ir_op *op,
+                              int64_t n, int64_t *out) {
+  bool clamp = op->code == XRT_OP_CLAMP;
+  const xrt__rval *a = xrt__rarg(f, op, 0, n, true),
+                  *b = xrt__rarg(f, op, 1, n, !clamp),
+                  *c = xrt__rarg(f, op, 2, n, true);
+  if (!a || !b || !c) return false;
+  bool u = xrt__runsigned(f->types[op->results[0]].shape.dtype);
+  for (int64_t i = 0; i < n; i++) {
+    int64_t x = xrt__rat(a, i), y = xrt__rat(b, i), z = xrt__rat(c, i);
+    if (clamp) out[i] = xrt__rless(y, x, u) ? x : xrt__rless(z, y, u) ? z : y;
+    else out[i] = x ? y : z;
+  }
+  return true;
+}
+
+/* The operand index of result element i for broadcast_in_dim. */
+static bool xrt__rfold_broadcast(const xrt__rfn *f, const xrt_ir_op *op,
+                                 const xrt_shape *out_s, int64_t *out) {
+  if (op->num_operands < 1) return false;
+  const xrt_shape *in = &f->types[op->operands[0]].shape;
+  const xrt__rval *a = xrt__rarg(f, op, 0, xrt__rnumel(in), false);
+  const xrt_ir_attr *bd = xrt_ir_op_attr(op, "broadcast_dimensions");
+  if (!a || !bd || bd->kind != XRT_ATTR_INTS || bd->n != in->rank)
+    return false;
+  for (int32_t d = 0; d < in->rank; d++)
+    if (bd->ints[d] < 0 || bd->ints[d] >= out_s->rank ||
+        (in->dims[d] != 1 && in->dims[d] != out_s->dims[bd->ints[d]]))
+      return false;
+  int64_t n = xrt__rnumel(out_s), idx[XRT_MAX_RANK];
+  for (int64_t i = 0; i < n; i++) {
+    int64_t rest = i;
+    for (int32_t d = out_s->rank - 1; d >= 0; d--) {
+      idx[d] = out_s->dims[d] ? rest % out_s->dims[d] : 0;
+      rest = out_s->dims[d] ? rest / out_s->dims[d] : 0;
+    }
+    int64_t at = 0;
+    for (int32_t d = 0; d < in->rank; d++) {
+      int64_t od = bd->ints[d];
+      if (od < 0 || od >= out_s->rank) return false;
+      at = at * in->dims[d] + (in->dims[d] == 1 ? 0 : idx[od]);
+    }
+    out[i] = a->v[at];
+  }
+  return true;
+}
+
+static bool xrt__rfold_concatenate(const xrt__rfn *f, const xrt_ir_op *op,
+                                   const xrt_shape *out_s, int64_t *out) {
+  const xrt_ir_attr *dim = xrt_ir_op_attr(op, "dimension");
+  if (!dim || dim->kind != XRT_ATTR_INT || dim->i < 0 ||
+      dim->i >= out_s->rank)
+    return false;
+  int64_t outer = 1, inner = 1, pos = 0;
+  for (int32_t d = 0; d < dim->i; d++) outer *= out_s->dims[d];
+  for (int32_t d = (int32_t)dim->i + 1; d < out_s->rank; d++)
+    inner *= out_s->dims[d];
+  int64_t row = out_s->dims[dim->i] * inner;
+  for (int32_t k = 0; k < op->num_operands; k++) {
+    const xrt_shape *s = &f->types[op->operands[k]].shape;
+    const xrt__rval *a = xrt__rarg(f, op, k, xrt__rnumel(s), false);
+    if (!a || s->rank != out_s->rank) return false;
+    for (int32_t d = 0; d < s->rank; d++)
+      if (d != dim->i && s->dims[d] != out_s->dims[d]) return false;
+    int64_t w = s->dims[dim->i] * inner;
+    if (pos + w > row) return false;
+    for (int64_t o = 0; o < outer; o++)
+      for (int64_t j = 0; j < w; j++) out[o * row + pos + j] = a->v[o * w + j];
+    pos += w;
+  }
+  return pos == row;
+}
+
+static bool xrt__rfold_slice(const xrt__rfn *f, const xrt_ir_op *op,
+                             const xrt_shape *out_s, int64_t *out) {
+  if (op->num_operands < 1) return false;
+  const xrt_shape *in = &f->types[op->operands[0]].shape;
+  const xrt__rval *a = xrt__rarg(f, op, 0, xrt__rnumel(in), false);
+  const xrt_ir_attr *st = xrt_ir_op_attr(op, "start_indices"),
+                    *sd = xrt_ir_op_attr(op, "strides");
+  if (!a || !st || st->kind != XRT_ATTR_INTS || st->n != in->rank ||
+      out_s->rank != in->rank || (sd && (sd->kind != XRT_ATTR_INTS ||
+                                         sd->n != in->rank)))
+    return false;
+  int64_t n = xrt__rnumel(out_s), idx[XRT_MAX_RANK];
+  for (int64_t i = 0; i < n; i++) {
+    int64_t rest = i, at = 0;
+    for (int32_t d = out_s->rank - 1; d >= 0; d--) {
+      idx[d] = rest % out_s->dims[d];
+      rest /= out_s->dims[d];
+    }
+    for (int32_t d = 0; d < in->rank; d++) {
+      int64_t x = st->ints[d] + idx[d] * (sd ? sd->ints[d] : 1);
+      if (x < 0 || x >= in->dims[d]) return false;
+      at = at * in->dims[d] + x;
+    }
+    out[i] = a->v[at];
+  }
+  return true;
+}
+
+static bool xrt__rfold_iota(const xrt_ir_op *op, const xrt_shape *out_s,
+                            int64_t *out) {
+  const xrt_ir_attr *d = xrt_ir_op_attr(op, "iota_dimension");
+  if (!d || d->kind != XRT_ATTR_INT || d->i < 0 || d->i >= out_s->rank)
+    return false;
+  int64_t inner = 1, n = xrt__rnumel(out_s);
+  for (int32_t k = (int32_t)d->i + 1; k < out_s->rank; k++)
+    inner *= out_s->dims[k];
+  for (int64_t i = 0; i < n; i++)
+    out[i] = xrt__rwrap(out_s->dtype, (i / inner) % out_s->dims[d->i]);
+  return true;
+}
+
+static bool xrt__rfold_into(xrt__rfn *f, const xrt_ir_op *op,
+                            const xrt_shape *s, int64_t n, int64_t *v) {
+  switch (op->code) {
+  case XRT_OP_GET_DIMENSION_SIZE: {
+    const xrt_ir_attr *d = xrt_ir_op_attr(op, "dimension");
+    if (op->num_operands < 1) return false;
+    const xrt_shape *in = &f->types[op->operands[0]].shape;
+    if (!d || d->kind != XRT_ATTR_INT || d->i < 0 || d->i >= in->rank ||
+        in->dims[d->i] < 0 || n != 1)
+      return false;
+    v[0] = xrt__rwrap(s->dtype, in->dims[d->i]);
+    return true;
+  }
+  case XRT_OP_COMPARE: return xrt__rfold_compare(f, op, n, v);
+  case XRT_OP_SELECT: case XRT_OP_CLAMP:
+    return xrt__rfold_select(f, op, n, v);
+  case XRT_OP_BROADCAST_IN_DIM: return xrt__rfold_broadcast(f, op, s, v);
+  case XRT_OP_CONCATENATE: return xrt__rfold_concatenate(f, op, s, v);
+  case XRT_OP_SLICE: return xrt__rfold_slice(f, op, s, v);
+  case XRT_OP_IOTA: return xrt__rfold_iota(op, s, v);
+  default:
+    return xrt__rfold_binary(f, op, s->dtype, n, v) ||
+           xrt__rfold_unary(f, op, s->dtype, n, v);
+  }
+}
+
+XRT__PRIVATE bool xrt__rfold(xrt__rfn *f, const xrt_ir_op *op) {
+  if (op->num_results != 1) return false;
+  int32_t id = op->results[0];
+  const xrt_ir_type *t = &f->types[id];
+  if (t->kind != XRT_TYPE_TENSOR || t->quant || !xrt__rtracked(t->shape.dtype))
+    return false;
+  for (int32_t d = 0; d < t->shape.rank; d++)
+    if (t->shape.dims[d] < 0) return false;
+  int64_t n = xrt__rnumel(&t->shape);
+  if (n < 0 || n > XRT__RFOLD_MAX) return false;
+  if (op->code == XRT_OP_CONSTANT) {
+    const xrt_ir_attr *a = xrt_ir_op_attr(op, "value");
+    return a && a->lit && xrt__rread_literal(f, a->lit, &f->known[id]);
+  }
+  for (int32_t k = 0; k < op->num_operands; k++)
+    if (!xrt__rknown(f, op->operands[k]) &&
+        op->code != XRT_OP_GET_DIMENSION_SIZE)
+      return false;
+  int64_t *v = (int64_t *)xrt__ralloc(f, sizeof *v * (size_t)(n + 1));
+  if (!v || !xrt__rfold_into(f, op, &t->shape, n, v)) return false;
+  f->known[id].n = n;
+  f->known[id].v = v;
+  return true;
+}
+/* ==== end src/core/refine_fold.c ==== */
 /* ==== begin src/core/verify.c ==== */
 /*
  * src/core/verify.c - the verifier: the shared checks and the core op family.
@@ -6769,6 +16194,15 @@ XRT__PRIVATE unsigned xrt__elementwise_mask(xrt_opcode code) {
   case XRT_OP_ATAN2: return XRT__M_FC;
   case XRT_OP_FLOOR: case XRT_OP_CEIL: case XRT_OP_ROUND_NEAREST_AFZ:
   case XRT_OP_ROUND_NEAREST_EVEN: return XRT__M(XRT__K_FLOAT);
+  /* CHLO's elementwise math (ChloOps.td: HLO_AnyFpOrComplexTensor or
+   * HLO_AnyFpTensor); bessel_i1e on complex has no definition to follow */
+  case XRT_OP_CHLO_ACOS: case XRT_OP_CHLO_ACOSH: case XRT_OP_CHLO_ASIN:
+  case XRT_OP_CHLO_ASINH: case XRT_OP_CHLO_ATAN: case XRT_OP_CHLO_ATANH:
+  case XRT_OP_CHLO_COSH: case XRT_OP_CHLO_SINH: return XRT__M_FC;
+  case XRT_OP_CHLO_BESSEL_I1E: case XRT_OP_CHLO_DIGAMMA: case XRT_OP_CHLO_ERF:
+  case XRT_OP_CHLO_ERFC: case XRT_OP_CHLO_ERF_INV: case XRT_OP_CHLO_LGAMMA:
+  case XRT_OP_CHLO_NEXT_AFTER: case XRT_OP_CHLO_POLYGAMMA:
+  case XRT_OP_CHLO_ZETA: return XRT__M(XRT__K_FLOAT);
   default: return 0;
   }
 }
@@ -6779,7 +16213,9 @@ static bool xrt__is_binary_elementwise(xrt_opcode c) {
   case XRT_OP_DIVIDE: case XRT_OP_REMAINDER: case XRT_OP_MAXIMUM:
   case XRT_OP_MINIMUM: case XRT_OP_POWER: case XRT_OP_AND: case XRT_OP_OR:
   case XRT_OP_XOR: case XRT_OP_SHIFT_LEFT: case XRT_OP_SHIFT_RIGHT_ARITHMETIC:
-  case XRT_OP_SHIFT_RIGHT_LOGICAL: case XRT_OP_ATAN2: return true;
+  case XRT_OP_SHIFT_RIGHT_LOGICAL: case XRT_OP_ATAN2:
+  case XRT_OP_CHLO_NEXT_AFTER: case XRT_OP_CHLO_POLYGAMMA:
+  case XRT_OP_CHLO_ZETA: return true;
   default: return false;
   }
 }
@@ -7407,7 +16843,7 @@ XRT__PRIVATE xrt_status xrt__verify_constant(const xrt__vctx *v) {
 XRT__PRIVATE xrt_status xrt__verify_custom_call(const xrt__vctx *v) {
   const xrt_ir_attr *t = xrt__vattr(v, "call_target_name", XRT_ATTR_STRING);
   if (!t) return xrt__vfail(v, "missing string attribute 'call_target_name'");
-  return XRT_OK;
+  return xrt__check_attrs_verify(v->op, t->s, (size_t)t->n); /* hostfn.c */
 }
 /* ==== end src/core/verify.c ==== */
 /* ==== begin src/core/verify_index.c ==== */
@@ -8766,7 +18202,9 @@ XRT__PRIVATE xrt_status xrt__verify_linalg(const xrt__vctx *v) {
  * -------------------------------------------------------------------- */
 
 /* The spec's constraints on a !quant.uniform element type of value id
- * (Types: quantized element types, C1-C10, and per-axis C11-C12). */
+ * (QuantizedTensorElementType C1-C11, and per-axis C12-C13).  The spec
+ * puts no bound on the storage width against the expressed type:
+ * i32:f32 is what quantized dot_general and convolution accumulate in. */
 static xrt_status xrt__vquant(const xrt__vctx *v, int32_t id, const char *what) {
   const xrt_ir_type *t = xrt__vtype(v, id);
   const xrt_ir_quant *q = t->quant;
@@ -8783,10 +18221,6 @@ static xrt_status xrt__vquant(const xrt__vctx *v, int32_t id, const char *what) 
                       "%s", what, xrt_dtype_name(t->shape.dtype),
                       xrt_dtype_name(q->storage));
   int sb = xrt_dtype_bits(q->storage);
-  if (sb >= xrt_dtype_bits(q->expressed))
-    return xrt__vfail(v, "%s: storage type %s must be narrower than the "
-                      "expressed type %s", what, xrt_dtype_name(q->storage),
-                      xrt_dtype_name(q->expressed));
   int64_t lo = 0, hi = 0;
   if (sk == XRT__K_SINT) {
     lo = sb >= 64 ? INT64_MIN : -((int64_t)1 << (sb - 1));
@@ -8797,33 +18231,35 @@ static xrt_status xrt__vquant(const xrt__vctx *v, int32_t id, const char *what) 
   if (q->storage_min < lo || q->storage_max > hi ||
       q->storage_min >= q->storage_max)
     return xrt__vfail(v, "%s: storage range [%" PRId64 ", %" PRId64 "] does "
-                      "not fit %s", what, q->storage_min, q->storage_max,
+                      "not fit %s (C3: min_value(storage_type) <= storage_min "
+                      "< storage_max <= max_value(storage_type))", what,
+                      q->storage_min, q->storage_max,
                       xrt_dtype_name(q->storage));
   if (q->num_scales < 1 || !q->scales || !q->zero_points)
     return xrt__vfail(v, "%s: quantized type without scales", what);
   for (int32_t i = 0; i < q->num_scales; i++) {
     if (!(q->scales[i] > 0) || !isfinite(q->scales[i]))
-      return xrt__vfail(v, "%s: scale %g must be positive and finite", what,
-                        q->scales[i]);
+      return xrt__vfail(v, "%s: scale %g must be positive and finite (C5, "
+                        "C6)", what, q->scales[i]);
     if (q->zero_points[i] < q->storage_min ||
         q->zero_points[i] > q->storage_max)
       return xrt__vfail(v, "%s: zero point %" PRId64 " is outside the storage "
-                        "range [%" PRId64 ", %" PRId64 "]", what,
+                        "range [%" PRId64 ", %" PRId64 "] (C7)", what,
                         q->zero_points[i], q->storage_min, q->storage_max);
   }
   if (q->axis < 0) {
     if (q->num_scales != 1)
       return xrt__vfail(v, "%s: per-tensor quantization needs one scale, got "
-                        "%d", what, (int)q->num_scales);
+                        "%d (C10)", what, (int)q->num_scales);
     return XRT_OK;
   }
   if (q->axis >= t->shape.rank)
     return xrt__vfail(v, "%s: quantization dimension %d is out of range for "
-                      "rank %d", what, (int)q->axis, (int)t->shape.rank);
+                      "rank %d (C12)", what, (int)q->axis, (int)t->shape.rank);
   if (t->shape.dims[q->axis] != q->num_scales)
     return xrt__vfail(v, "%s: %d scales for quantization dimension %d of size "
-                      "%" PRId64, what, (int)q->num_scales, (int)q->axis,
-                      t->shape.dims[q->axis]);
+                      "%" PRId64 " (C13)", what, (int)q->num_scales,
+                      (int)q->axis, t->shape.dims[q->axis]);
   return XRT_OK;
 }
 
@@ -9155,6 +18591,34 @@ static bool xrt__sim_linked(void) {
 #define XRT__SIM_LINKED() xrt__sim_linked()
 #endif
 
+/* The PJRT adapter (xrt_pjrt.c) is found the same way: XRT_WITH_PJRT (the
+ * Makefile's) links it strongly; otherwise a weak reference finds it when
+ * it is linked; without weak symbols, PJRT plugins are not loaded. */
+#if defined(XRT_WITH_PJRT)
+#define XRT__PJRT_LINKED() 1
+#elif defined(__GNUC__) && !defined(XRT_NO_PJRT) && !defined(_WIN32)
+#pragma weak xrt_pjrt_plugin_wrap
+#pragma weak xrt_pjrt_plugin_unwrap
+static bool xrt__pjrt_linked(void) {
+  xrt_status (*volatile fn)(const void *, const char *, const char *,
+                            const xrt_plugin_api **) = xrt_pjrt_plugin_wrap;
+  return fn != NULL;
+}
+#define XRT__PJRT_LINKED() xrt__pjrt_linked()
+#else
+#define XRT__PJRT_LINKED() 0
+#endif
+
+/* Frees a wrapper xrt_pjrt_plugin_wrap made. */
+static void xrt__pjrt_unwrap(const xrt_plugin_api *table) {
+#if defined(XRT_WITH_PJRT) || \
+    (defined(__GNUC__) && !defined(XRT_NO_PJRT) && !defined(_WIN32))
+  if (XRT__PJRT_LINKED()) xrt_pjrt_plugin_unwrap(table);
+#else
+  (void)table;
+#endif
+}
+
 /* The smallest table xrt loads: through `execute`, the last entry every
  * table since ABI 0.1 has (a shorter one cannot run a program). */
 #define XRT__PLUGIN_MIN_SIZE                                                  \
@@ -9295,11 +18759,13 @@ static xrt_status xrt__plugin_describe(xrt__plugin_reg *r) {
   xrt_plugin_platform_desc *d = &r->desc;
   memset(d, 0, sizeof *d);
   d->struct_size = sizeof *d;
+  d->api = r->table;
   if (r->api.platform_describe) {
     xrt_plugin_error err = {{0}};
     xrt_status s = r->api.platform_describe(d, &err);
     if (s) return xrt__fail_plugin(s, r->name, &err);
     d->struct_size = sizeof *d;
+    d->api = r->table;
   }
   int v[3];
   if ((d->stablehlo_min && !xrt__version_parse(d->stablehlo_min, v)) ||
@@ -9325,6 +18791,8 @@ static xrt_status xrt__plugin_describe(xrt__plugin_reg *r) {
 static void xrt__reg_free(xrt__context *x, xrt__plugin_reg *r) {
   if (!r) return;
   xrt__hfree_if_live(r->handle, XRT__H_PLUGIN, r);
+  /* A PJRT wrapper goes before its library: it may call into it. */
+  if (r->pjrt_wrapper) xrt__pjrt_unwrap(r->table);
   if (r->dl) xrt__os_dl_close(r->dl);
   xrt__free(&x->allocator, r->name);
   xrt__free(&x->allocator, r->path);
@@ -9387,15 +18855,67 @@ static xrt_status xrt__reg_add(xrt__context *x, const char *name,
 
 /* ---- loading shared libraries ---- */
 
-/* The library's table: NOT_FOUND without the entry symbol, FAILED_
- * PRECONDITION when it returns NULL. */
-static xrt_status xrt__dl_table(void *dl, const char *path,
-                                const xrt_plugin_api **out) {
-  char why[512];
-  xrt__os_fn sym = xrt__os_dl_sym(dl, XRT_PLUGIN_ENTRY_SYMBOL, why, sizeof why);
+/* The name a PJRT library registers under when none is given: its file
+ * name without directories, a "lib" prefix and the extension
+ * ("/opt/libtpu.so" -> "tpu"). */
+static void xrt__pjrt_default_name(const char *path, char *out, size_t cap) {
+  const char *b = path;
+  for (const char *p = path; *p; p++)
+    if (*p == '/' || *p == '\\') b = p + 1;
+  if (!strncmp(b, "lib", 3) && b[3] && b[3] != '.') b += 3;
+  size_t n = strcspn(b, ".");
+  if (!n) n = strlen(b);
+  if (n >= cap) n = cap - 1;
+  memcpy(out, b, n);
+  out[n] = '\0';
+}
+
+/* A library that exports GetPjrtApi: its PJRT table wrapped as an xrt
+ * table (*wrapped set), or why it cannot be. */
+static xrt_status xrt__dl_pjrt_table(void *dl, const char *path,
+                                     const char *name,
+                                     const xrt_plugin_api **out,
+                                     bool *wrapped) {
+  char why[512], def[128];
+  xrt__os_fn sym = xrt__os_dl_sym(dl, XRT_PJRT_ENTRY_SYMBOL, why, sizeof why);
   if (!sym)
-    return xrt__fail(XRT_NOT_FOUND, "'%s' does not export %s, so it is not "
-                     "an xrt plugin (%s)", path, XRT_PLUGIN_ENTRY_SYMBOL, why);
+    return xrt__fail(XRT_NOT_FOUND, "'%s' exports neither %s nor %s, so it "
+                     "is not an xrt plugin nor a PJRT one (%s)", path,
+                     XRT_PLUGIN_ENTRY_SYMBOL, XRT_PJRT_ENTRY_SYMBOL, why);
+  if (!XRT__PJRT_LINKED())
+    return xrt__fail(XRT_UNIMPLEMENTED, "'%s' is a PJRT plugin (it exports "
+                     "%s), but this xrt was built without xrt_pjrt.c, which "
+                     "loads them", path, XRT_PJRT_ENTRY_SYMBOL);
+  const void *api = ((const void *(*)(void))sym)();
+  if (!api)
+    return xrt__fail(XRT_FAILED_PRECONDITION, "'%s': %s() returned NULL",
+                     path, XRT_PJRT_ENTRY_SYMBOL);
+  if (!name) {
+    xrt__pjrt_default_name(path, def, sizeof def);
+    name = def;
+  }
+#if defined(XRT_WITH_PJRT) || \
+    (defined(__GNUC__) && !defined(XRT_NO_PJRT) && !defined(_WIN32))
+  xrt_status s = xrt_pjrt_plugin_wrap(api, name, path, out);
+  if (s) return s;
+  *wrapped = true;
+  return XRT_OK;
+#else
+  (void)out;
+  (void)wrapped;
+  return XRT_UNIMPLEMENTED;
+#endif
+}
+
+/* The library's table: NOT_FOUND without the entry symbol, FAILED_
+ * PRECONDITION when it returns NULL.  A PJRT library's table is wrapped
+ * (*wrapped set: the caller then owns the wrapper). */
+static xrt_status xrt__dl_table(void *dl, const char *path, const char *name,
+                                const xrt_plugin_api **out, bool *wrapped) {
+  char why[512];
+  *wrapped = false;
+  xrt__os_fn sym = xrt__os_dl_sym(dl, XRT_PLUGIN_ENTRY_SYMBOL, why, sizeof why);
+  if (!sym) return xrt__dl_pjrt_table(dl, path, name, out, wrapped);
   *out = ((xrt_plugin_get_api_fn)sym)();
   if (!*out)
     return xrt__fail(XRT_FAILED_PRECONDITION, "'%s': %s() returned NULL",
@@ -9450,11 +18970,12 @@ static xrt_status xrt__load_locked(xrt__context *x, const char *name,
   char why[512];
   void *dl = xrt__os_dl_open(real, why, sizeof why);
   const xrt_plugin_api *t = NULL;
+  bool wrapped = false;
   if (!dl) {
     s = xrt__fail(XRT_INVALID_ARGUMENT, "cannot load plugin '%s': not a "
                   "loadable shared library: %s", path, why);
   } else {
-    s = xrt__dl_table(dl, path, &t);
+    s = xrt__dl_table(dl, path, name, &t, &wrapped);
   }
   if (skipped && (s == XRT_INVALID_ARGUMENT || s == XRT_NOT_FOUND)) {
     xrt__log(XRT_LOG_INFO, "plugin", "skipped %s", xrt_last_error());
@@ -9464,8 +18985,11 @@ static xrt_status xrt__load_locked(xrt__context *x, const char *name,
     if (!s) {
       dl = NULL; /* the registration's now */
       (*out)->id = id;
+      (*out)->pjrt_wrapper = wrapped;
+      wrapped = false;
     }
   }
+  if (wrapped) xrt__pjrt_unwrap(t);
   if (dl) xrt__os_dl_close(dl);
   xrt__free(&x->allocator, real);
   return skipped && *skipped ? XRT_OK : s;
@@ -9609,6 +19133,37 @@ xrt_status xrt_context_register_plugin(xrt_context *context, const char *name,
   pthread_mutex_unlock(&x->mu);
   if (!s && out_plugin) *out_plugin = (xrt_plugin *)r->handle;
   return s;
+}
+
+xrt_status xrt_context_register_pjrt(xrt_context *context, const char *name,
+                                     const void *pjrt_api,
+                                     xrt_plugin **out_plugin) {
+  if (out_plugin) *out_plugin = NULL;
+  xrt__context *x = xrt__context_get(context);
+  XRT__CHECK_ARG(x, "invalid context");
+  XRT__CHECK_ARG(pjrt_api, "pjrt_api is NULL");
+  if (!XRT__PJRT_LINKED())
+    return xrt__fail(XRT_UNIMPLEMENTED, "xrt_context_register_pjrt: this xrt "
+                     "was built without xrt_pjrt.c, which wraps PJRT plugins");
+  const xrt_plugin_api *t = NULL;
+  if (!name) name = "pjrt";
+  xrt_status s = XRT_UNIMPLEMENTED;
+#if defined(XRT_WITH_PJRT) || \
+    (defined(__GNUC__) && !defined(XRT_NO_PJRT) && !defined(_WIN32))
+  s = xrt_pjrt_plugin_wrap(pjrt_api, name, NULL, &t);
+#endif
+  if (s) return s;
+  pthread_mutex_lock(&x->mu);
+  xrt__plugin_reg *r = NULL;
+  s = xrt__reg_add(x, name, t, "", NULL, NULL, &r);
+  if (!s) r->pjrt_wrapper = true;
+  pthread_mutex_unlock(&x->mu);
+  if (s) {
+    xrt__pjrt_unwrap(t);
+    return s;
+  }
+  if (out_plugin) *out_plugin = (xrt_plugin *)r->handle;
+  return XRT_OK;
 }
 
 xrt_status xrt_context_load_plugin(xrt_context *context, const char *name,
@@ -10219,6 +19774,7 @@ static _Atomic(xrt__hslot *) xrt__hchunks[XRT__HMAXCHUNKS];
 static atomic_flag xrt__hmu = ATOMIC_FLAG_INIT; /* the free list */
 static uint32_t xrt__hcount;
 static uint32_t xrt__hfree = UINT32_MAX;
+static uint32_t xrt__hused; /* slots taken and not freed (under xrt__hmu) */
 
 /* Spin locks guard the free list, the stripes, the client's object lists
  * and the device queues: a few instructions each, and a lock/unlock pair
@@ -10257,6 +19813,7 @@ XRT__PRIVATE uintptr_t xrt__hnew(void *obj, int kind) {
   uint32_t idx = xrt__hslot_take();
   uintptr_t h = 0;
   if (idx != UINT32_MAX) {
+    xrt__hused++;
     xrt__hslot *s = xrt__hslot_at(idx);
     uint64_t gen = ((atomic_load(&s->tag) >> 8) + 1) & XRT__HGEN_MASK;
     if (gen == 0) gen = 1;
@@ -10291,8 +19848,29 @@ XRT__PRIVATE void xrt__hfree_handle(uintptr_t h) {
   s->obj = NULL;
   s->next_free = xrt__hfree;
   xrt__hfree = idx;
+  xrt__hused--;
   xrt__spin_unlock(&xrt__hmu);
 }
+
+#if defined(__GNUC__)
+/* When a shared library holding xrt is unloaded (libxrt.so, or a plugin
+ * such as libxrt_pjrt.so that carries its own copy of the core) after its
+ * user released everything, the chunks would otherwise become unreachable
+ * memory.  With objects still alive (a process exiting without releasing
+ * them, whose threads may still look handles up) they are left alone. */
+__attribute__((destructor)) static void xrt__hchunks_release(void) {
+  xrt__spin_lock(&xrt__hmu);
+  if (xrt__hused == 0) {
+    for (uint32_t c = 0; c < XRT__HMAXCHUNKS; c++) {
+      xrt__hslot *p = atomic_exchange(&xrt__hchunks[c], NULL);
+      free(p);
+    }
+    xrt__hcount = 0;
+    xrt__hfree = UINT32_MAX;
+  }
+  xrt__spin_unlock(&xrt__hmu);
+}
+#endif
 
 /* Invalidates a handle but keeps its slot for the object's next life
  * (xrt__hrenew): recycled buffers reuse their slot, so neither dispatch nor
@@ -10527,6 +20105,7 @@ static xrt_status xrt__client_open(xrt__client *c,
   args.allocator = c->allocator;
   args.threads_per_device = o->threads_per_device;
   args.topology = c->topology;
+  args.api = c->reg->table;
   args.host = xrt__host_api_for(c, &c->allocator);
   if (!args.host) return xrt__nomem("the client's trace registry entry");
   xrt_plugin_error err = {{0}};
@@ -11864,6 +21443,96 @@ static xrt_status xrt__check_run(xrt_host_call *call,
   return XRT_OK;
 }
 
+/* ---- the numeric attributes of the check ops ---- */
+
+static const char *xrt__attr_kind_name(int kind) {
+  static const char *const names[] = {"a unit", "an integer", "a float",
+                                      "a bool", "a string", "an enum",
+                                      "an integer list", "a dense",
+                                      "a type", "a symbol", "a list",
+                                      "a dictionary"};
+  return kind >= 0 && kind < (int)XRT__ARRAY_SIZE(names) ? names[kind] : "?";
+}
+
+/* What a, which should be a number in a range, is instead ("-3", "nan",
+ * "a string attribute"), into buf. */
+static const char *xrt__attr_got(const xrt_ir_attr *a, char *buf, size_t cap) {
+  if (a->kind == XRT_ATTR_INT) snprintf(buf, cap, "%" PRId64, a->i);
+  else if (a->kind == XRT_ATTR_FLOAT)
+    for (int digits = 6; digits <= 17; digits++) { /* the shortest exact */
+      snprintf(buf, cap, "%.*g", digits, a->f);
+      if (a->f != a->f || strtod(buf, NULL) == a->f) break;
+    }
+  else snprintf(buf, cap, "%s attribute", xrt__attr_kind_name(a->kind));
+  return buf;
+}
+
+/* An optional integer attribute in [0, INT64_MAX] (absent: *out = dflt). */
+static bool xrt__check_count_attr(const xrt_ir_op *op, const char *name,
+                                  int64_t dflt, int64_t *out, char *msg,
+                                  size_t cap) {
+  const xrt_ir_attr *a = xrt_ir_op_attr(op, name);
+  *out = dflt;
+  if (!a) return true;
+  if (a->kind == XRT_ATTR_INT && a->i >= 0) {
+    *out = a->i;
+    return true;
+  }
+  char got[64];
+  snprintf(msg, cap, "%s must be an integer in [0, %" PRId64 "], got %s", name,
+           INT64_MAX, xrt__attr_got(a, got, sizeof got));
+  return false;
+}
+
+/* check.expect_almost_eq's tolerance: a finite number >= 0 (integers are
+ * numbers too); check.expect_close's min/max_ulp_difference: integers in
+ * [0, INT64_MAX], min <= max; check.expect_serialized_eq's iter: an
+ * integer in [0, INT64_MAX].  Other targets have no numeric attributes.
+ * False with the attribute, its range and what it is instead in msg. */
+static bool xrt__check_attrs_ok(const xrt_ir_op *op, const char *target,
+                                size_t n, char *msg, size_t cap) {
+  bool ok = true;
+#define XRT__IS(name) (n == sizeof name - 1 && !memcmp(target, name, n))
+  if (XRT__IS("check.expect_almost_eq")) {
+    const xrt_ir_attr *a = xrt_ir_op_attr(op, "tolerance");
+    double f = !a ? 0 : a->kind == XRT_ATTR_FLOAT ? a->f
+                      : a->kind == XRT_ATTR_INT ? (double)a->i : NAN;
+    ok = f >= 0 && f <= DBL_MAX; /* false for NaN */
+    char got[64];
+    if (!ok)
+      snprintf(msg, cap, "tolerance must be a finite number >= 0, got %s",
+               xrt__attr_got(a, got, sizeof got));
+  } else if (XRT__IS("check.expect_close")) {
+    int64_t lo = 0, hi = 0;
+    ok = xrt__check_count_attr(op, "min_ulp_difference", 0, &lo, msg, cap) &&
+         xrt__check_count_attr(op, "max_ulp_difference", 3, &hi, msg, cap);
+    if (ok && lo > hi) {
+      ok = false;
+      snprintf(msg, cap, "min_ulp_difference must be in [0, "
+               "max_ulp_difference = %" PRId64 "], got %" PRId64, hi, lo);
+    }
+  } else if (XRT__IS("check.expect_serialized_eq")) {
+    int64_t it;
+    ok = xrt__check_count_attr(op, "iter", 0, &it, msg, cap);
+  }
+#undef XRT__IS
+  return ok;
+}
+
+/* INVALID_ARGUMENT located at the op, naming the op, the attribute and its
+ * range, or XRT_OK.  The verifier calls this for every custom_call (so
+ * every input form: check.* ops, custom_call @check.*, bytecode), and the
+ * check functions check again before they convert a value. */
+XRT__PRIVATE xrt_status xrt__check_attrs_verify(const xrt_ir_op *op,
+                                                const char *target, size_t n) {
+  char msg[256];
+  if (xrt__check_attrs_ok(op, target, n, msg, sizeof msg)) return XRT_OK;
+  const xrt_ir_loc *l = &op->loc;
+  return xrt__fail(XRT_INVALID_ARGUMENT, "%s:%d:%d: %.*s: %s",
+                   l->file ? l->file : "<input>", (int)l->line, (int)l->col,
+                   (int)n, target, msg);
+}
+
 static double xrt__attr_number(const xrt_ir_op *op, const char *name,
                                double dflt) {
   const xrt_ir_attr *a = op ? xrt_ir_op_attr(op, name) : NULL;
@@ -11875,6 +21544,16 @@ static double xrt__attr_number(const xrt_ir_op *op, const char *name,
 
 static xrt_status xrt__check_eq_fn(void *user, xrt_host_call *call) {
   xrt__check_params p = {(xrt__check_kind)(intptr_t)user, 1e-3, 0, 3};
+  /* the verifier checked the attributes: again here, before the
+   * conversions, for ops that did not come through it */
+  char msg[256];
+  const xrt_ir_loc *l = call->op ? &call->op->loc : NULL;
+  if (l && call->target &&
+      !xrt__check_attrs_ok(call->op, call->target, strlen(call->target), msg,
+                           sizeof msg))
+    return xrt_host_call_fail(call, XRT_INVALID_ARGUMENT, "%s:%d:%d: %s: %s",
+                              l->file ? l->file : "<input>", (int)l->line,
+                              (int)l->col, call->target, msg);
   if (p.kind == XRT__CHECK_ALMOST)
     p.tolerance = xrt__attr_number(call->op, "tolerance", 1e-3);
   if (p.kind == XRT__CHECK_LEGACY_EQ) p.tolerance = 1e-4;
@@ -11944,7 +21623,7 @@ static int32_t xrt__number_custom_calls(const xrt_ir_region *r,
   return n;
 }
 
-static xrt_status xrt__program_index(xrt__program *p) {
+XRT__PRIVATE xrt_status xrt__program_index(xrt__program *p) {
   xrt_ir_module *m = p->module;
   int32_t n = 0;
   for (int32_t i = 0; i < m->num_funcs; i++)
@@ -11966,15 +21645,38 @@ static xrt_status xrt__program_build(xrt__program *p, const char *text,
   int line_offset = o ? o->line_offset : 0;
   char *fname = xrt__arena_strndup(&p->arena, file, strlen(file));
   if (!fname) return xrt__nomem("the program's file name");
-  xrt_status s = xrt__parse_module(&p->arena, text, len, fname, line_offset,
-                                   &p->module);
+  xrt__bctext bc = {0};
+  const char *input = text;
+  size_t input_len = len;
+  if (xrt__is_bytecode(text, len)) { /* a portable artifact: read as text */
+    xrt_status b = xrt__bytecode_read(&p->arena, text, len, fname, &bc);
+    if (b) return b;
+    text = bc.text;
+    len = bc.len;
+    line_offset = 0;
+  }
+  xrt_status s = bc.text ? xrt__parse_module_bc(&p->arena, &bc, &p->module, &p->shard)
+                         : xrt__parse_module(&p->arena, text, len, fname,
+                                             line_offset, &p->module, &p->shard);
+  if (bc.text) s = xrt__bytecode_locate(&bc, s, s ? NULL : p->module);
   if (s) return s;
   if (p->module->num_funcs == 0)
     return xrt__fail(XRT_INVALID_ARGUMENT, "%s:%d:1: the program has no "
                      "function", file, 1 + line_offset);
-  if ((s = xrt__normalize_module(&p->arena, p->module)) ||
-      (s = xrt__verify_module(p->module)))
+  /* A shape-polymorphic program is verified once refined (refine.c). */
+  p->dynamic = xrt__refine_needed(p->module);
+  if ((s = p->dynamic ? xrt__normalize_attrs(&p->arena, p->module)
+                      : xrt__normalize_module(&p->arena, p->module)) ||
+      (!p->dynamic && (s = xrt__verify_module(p->module))))
     return s;
+  /* Kept for plugins that compile the program with another compiler (a
+   * PJRT plugin's PJRT_Client_Compile); an artifact as it came (its text
+   * names large constants by reference, and PJRT reads artifacts). */
+  if (bc.text) len = input_len;
+  const char *src = xrt__arena_strndup(&p->arena, bc.text ? input : text, len);
+  if (!src) return xrt__nomem("the program's text");
+  p->module->source = src;
+  p->module->source_size = len;
   return xrt__program_index(p);
 }
 
@@ -11987,8 +21689,10 @@ static xrt__program *xrt__program_get(const xrt_program *p) {
 XRT__PRIVATE void xrt__program_unref(xrt__program *p) {
   if (atomic_fetch_sub(&p->refs, 1) != 1) return;
   xrt_allocator a = p->allocator;
+  xrt__program *base = p->base; /* a refined copy's (refine.c) */
   xrt__arena_release(&p->arena);
   xrt__free(&a, p);
+  if (base) xrt__program_unref(base);
 }
 
 XRT__PRIVATE xrt_status xrt__program_create(xrt_allocator a, const char *text,
@@ -12250,16 +21954,24 @@ static bool xrt__region_cheap(const xrt_ir_module *m, const xrt_ir_func *f,
 XRT__PRIVATE xrt_status xrt__executable_build(xrt__executable *e,
                                         const xrt_compile_options *o) {
   xrt__client *c = e->client;
+  xrt_status s = xrt__refine_executable(e, o); /* shape-polymorphic */
+  if (s) return s;
   const xrt_ir_module *m = e->program->module;
-  xrt_status s = xrt__find_entry(m, o ? o->entry : NULL, &e->entry);
-  if (s || (s = xrt__executable_launch(e, o)) || (s = xrt__entry_shapes(e)) ||
+  s = xrt__find_entry(m, o ? o->entry : NULL, &e->entry);
+  if (s || (s = xrt__executable_launch(e, o)) ||
+      (s = xrt__shard_check(e->program->shard, e->num_replicas,
+                            e->num_partitions)) ||
+      (s = xrt__entry_shapes(e)) ||
       (s = xrt__bind_custom_calls(e)))
     return s;
   int64_t budget = 1 << 14;
   /* XRT_NO_INLINE=1 sends every launch through the device queues (to
    * measure or debug them). */
   const char *no_inline = getenv("XRT_NO_INLINE");
+  bool together = (c->reg->desc.capabilities & XRT_CAP_LAUNCH_TOGETHER) &&
+                  (int64_t)e->num_replicas * e->num_partitions > 1;
   e->inline_ok = !(no_inline && *no_inline && *no_inline != '0') &&
+                 !together &&
                  xrt__region_cheap(m, &m->funcs[e->entry],
                                    &m->funcs[e->entry].body, &budget, 0);
   xrt_plugin_compile_args args = {sizeof args, m, e->entry, e->bindings,
@@ -12690,6 +22402,15 @@ static void xrt__text_digest(const char *text, size_t len, bool keep,
 
 XRT__PRIVATE void xrt__cache_digest_program(xrt__program *p, const char *text,
                                       size_t len) {
+  if (xrt__is_bytecode(text, len)) {
+    /* A portable artifact has no comments or loc(...) text to leave out:
+     * its bytes are its key either way (tokenizing 100 MB of weights cost
+     * more than reading them). */
+    xrt__text_digest(text, len, true, p->text_digest[1]);
+    memcpy(p->text_digest[0], p->text_digest[1], sizeof p->text_digest[0]);
+    p->has_digest = true;
+    return;
+  }
   xrt__text_digest(text, len, false, p->text_digest[0]);
   xrt__text_digest(text, len, true, p->text_digest[1]);
   p->has_digest = true;
@@ -12724,6 +22445,15 @@ static bool xrt__key_options(const xrt__client *c,
     k->words[6] = 1;
     k->words[7] = XXH3_64bits(o->device_assignment,
                               (size_t)n * sizeof(int));
+  }
+  /* The argument shapes a shape-polymorphic program is refined for (so
+   * keys without them stay as they were). */
+  for (int i = 0; o->arg_shapes && i < o->num_arg_shapes; i++) {
+    const xrt_shape *a = &o->arg_shapes[i];
+    int64_t w[2 + XRT_MAX_RANK] = {(int64_t)a->dtype, a->rank};
+    for (int32_t d = 0; d < a->rank && d < XRT_MAX_RANK; d++)
+      w[2 + d] = a->dims[d];
+    k->words[0] = XXH3_64bits_withSeed(w, sizeof w, k->words[0] + (uint64_t)i);
   }
   return true;
 }

@@ -277,6 +277,11 @@ typedef struct xrt_shape {
   int64_t dims[XRT_MAX_RANK]; /* dims[0..rank), outermost first */
 } xrt_shape;
 
+/* A dimension whose size is not known before compilation (`?` in
+ * tensor<?x4xf32>): found only in the types of a parsed shape-polymorphic
+ * program (xrt_program_module), never in a compiled one's. */
+#define XRT_DIM_DYNAMIC (-1)
+
 /* Number of elements (1 for rank 0). Thread-safe. */
 XRT_API int64_t xrt_shape_numel(const xrt_shape *s);
 /* Number of bytes of a dense array of this shape. Thread-safe. */
@@ -741,6 +746,10 @@ XRT_API xrt_plugin *xrt_context_find_plugin(const xrt_context *context,
 #define XRT_CAP_EXCLUSIVE (1u << 3)       /* one client per device at a time */
 #define XRT_CAP_FAULT_INJECTION (1u << 4) /* inject_fault works */
 #define XRT_CAP_HOST_MEMORY (1u << 5)     /* device memory is host-addressable */
+/* The participants of a launch over several devices must run at once (a
+ * PJRT plugin runs them in one call): the core never runs them one after
+ * another on the calling thread. */
+#define XRT_CAP_LAUNCH_TOGETHER (1u << 6)
 
 /* What a plugin says of itself, before any client exists.  Strings are
  * borrowed from the plugin and live until it is unloaded. */
@@ -1014,6 +1023,18 @@ typedef struct xrt_compile_options {
   int cache_keep_locations;
   /* 1: this compile neither reads nor fills any cache. */
   int cache_disable;
+  /* Shapes of the entry function's arguments (num_arg_shapes of them, one
+   * per argument; 0 and NULL: its own types), for shape-polymorphic
+   * programs: an argument type with `?` dimensions (tensor<?x4xf32>, as
+   * jax.export writes symbolic shapes) takes the given static shape, which
+   * must have its rank, element type and static dimensions (else
+   * XRT_INVALID_ARGUMENT naming the argument), and the compile refines
+   * every shape in the program from these (see "Shape-polymorphic
+   * programs"); the executable is static.  A program without `?` checks
+   * them against its own.  Keyed by the compilation cache.  Copied by the
+   * compile call. */
+  int num_arg_shapes;
+  const xrt_shape *arg_shapes;
 } xrt_compile_options;
 
 /* Fills *options with defaults. Thread-safe. */
@@ -1029,12 +1050,36 @@ XRT_API xrt_status xrt_program_parse(const char *text, size_t len,
 /* Releases a program; NULL and stale handles are ignored.  Not thread-safe
  * with other calls on the same program. */
 XRT_API void xrt_program_release(xrt_program *program);
+/* Writes the program as a StableHLO portable artifact: MLIR bytecode of
+ * the VHLO dialect, what jax.export and StableHLO's serializer write and
+ * what xrt_program_parse / xrt_compile read back.  target_version
+ * ("1.8.0"; NULL, "" or "current": the newest version whose artifacts
+ * xrt reads, 1.20.0 today) picks each op's VHLO version and the bytecode
+ * format; versions 0.9.0 and up are written.  An op, or an attribute that
+ * differs from its default, that the target version lacks is refused
+ * (XRT_UNIMPLEMENTED, naming it), as are ops without a portable form
+ * (CHLO math that xrt runs directly).  *out_data (*out_size bytes) is
+ * allocated with malloc: the caller frees it with free().  Thread-safe
+ * (the program is only read). */
+XRT_API xrt_status xrt_program_serialize(const xrt_program *program,
+                                         const char *target_version,
+                                         char **out_data, size_t *out_size);
 /* Number of functions of the program (-1 if invalid). Thread-safe. */
 XRT_API int xrt_program_function_count(const xrt_program *program);
 /* The name of function number index, without the "@" (borrowed from the
  * program; NULL if the program is invalid or index out of range).
  * Thread-safe. */
 XRT_API const char *xrt_program_function_name(const xrt_program *program, int index);
+/* Writes the program as StableHLO text in one canonical form, which
+ * depends only on what was parsed (not on pretty or generic syntax, value
+ * names, locations or comments) and parses back to the same program: the
+ * module and functions in their pretty form, every op in MLIR's generic
+ * form with its attributes sorted by name, floats exact (shortest decimal
+ * or hex), no locations.  *out_text (NUL-terminated, *out_len bytes
+ * without the NUL; out_len may be NULL) is allocated with malloc: the
+ * caller frees it with free().  Thread-safe. */
+XRT_API xrt_status xrt_program_print(const xrt_program *program,
+                                     char **out_text, size_t *out_len);
 
 /* Compiles a parsed program for the client's devices (options may be NULL;
  * options->entry, num_replicas, num_partitions and device_assignment are
@@ -2065,7 +2110,55 @@ XRT_API xrt_status xrt_host_call_fail(xrt_host_call *call, xrt_status code,
   X(FUNC_RETURN, "func.return")                                               \
   X(CHLO_MULHI, "chlo.mulhi")                                                 \
   X(CHLO_RAGGED_DOT, "chlo.ragged_dot")                                       \
-  X(CHLO_SCAN, "chlo.scan")
+  X(CHLO_SCAN, "chlo.scan")                                                   \
+  X(CHLO_ACOS, "chlo.acos")                                                   \
+  X(CHLO_ACOSH, "chlo.acosh")                                                 \
+  X(CHLO_ASIN, "chlo.asin")                                                   \
+  X(CHLO_ASINH, "chlo.asinh")                                                 \
+  X(CHLO_ATAN, "chlo.atan")                                                   \
+  X(CHLO_ATANH, "chlo.atanh")                                                 \
+  X(CHLO_BESSEL_I1E, "chlo.bessel_i1e")                                       \
+  X(CHLO_CONJ, "chlo.conj")                                                   \
+  X(CHLO_CONSTANT, "chlo.constant")                                           \
+  X(CHLO_CONSTANT_LIKE, "chlo.constant_like")                                 \
+  X(CHLO_COSH, "chlo.cosh")                                                   \
+  X(CHLO_DIGAMMA, "chlo.digamma")                                             \
+  X(CHLO_ERF, "chlo.erf")                                                     \
+  X(CHLO_ERFC, "chlo.erfc")                                                   \
+  X(CHLO_ERF_INV, "chlo.erf_inv")                                             \
+  X(CHLO_IS_INF, "chlo.is_inf")                                               \
+  X(CHLO_IS_NEG_INF, "chlo.is_neg_inf")                                       \
+  X(CHLO_IS_POS_INF, "chlo.is_pos_inf")                                       \
+  X(CHLO_LGAMMA, "chlo.lgamma")                                               \
+  X(CHLO_NEXT_AFTER, "chlo.next_after")                                       \
+  X(CHLO_POLYGAMMA, "chlo.polygamma")                                         \
+  X(CHLO_SINH, "chlo.sinh")                                                   \
+  X(CHLO_TAN, "chlo.tan")                                                     \
+  X(CHLO_TOP_K, "chlo.top_k")                                                 \
+  X(CHLO_ZETA, "chlo.zeta")                                                   \
+  X(CHLO_BROADCAST_ADD, "chlo.broadcast_add")                                 \
+  X(CHLO_BROADCAST_AND, "chlo.broadcast_and")                                 \
+  X(CHLO_BROADCAST_ATAN2, "chlo.broadcast_atan2")                             \
+  X(CHLO_BROADCAST_COMPARE, "chlo.broadcast_compare")                         \
+  X(CHLO_BROADCAST_COMPLEX, "chlo.broadcast_complex")                         \
+  X(CHLO_BROADCAST_DIVIDE, "chlo.broadcast_divide")                           \
+  X(CHLO_BROADCAST_MAXIMUM, "chlo.broadcast_maximum")                         \
+  X(CHLO_BROADCAST_MINIMUM, "chlo.broadcast_minimum")                         \
+  X(CHLO_BROADCAST_MULTIPLY, "chlo.broadcast_multiply")                       \
+  X(CHLO_BROADCAST_NEXT_AFTER, "chlo.broadcast_next_after")                   \
+  X(CHLO_BROADCAST_OR, "chlo.broadcast_or")                                   \
+  X(CHLO_BROADCAST_POLYGAMMA, "chlo.broadcast_polygamma")                     \
+  X(CHLO_BROADCAST_POWER, "chlo.broadcast_power")                             \
+  X(CHLO_BROADCAST_REMAINDER, "chlo.broadcast_remainder")                     \
+  X(CHLO_BROADCAST_SELECT, "chlo.broadcast_select")                           \
+  X(CHLO_BROADCAST_SHIFT_LEFT, "chlo.broadcast_shift_left")                   \
+  X(CHLO_BROADCAST_SHIFT_RIGHT_ARITHMETIC,                                    \
+    "chlo.broadcast_shift_right_arithmetic")                                  \
+  X(CHLO_BROADCAST_SHIFT_RIGHT_LOGICAL, "chlo.broadcast_shift_right_logical") \
+  X(CHLO_BROADCAST_SUBTRACT, "chlo.broadcast_subtract")                       \
+  X(CHLO_BROADCAST_XOR, "chlo.broadcast_xor")                                 \
+  X(CHLO_BROADCAST_ZETA, "chlo.broadcast_zeta")                             \
+  X(REAL_DYNAMIC_SLICE, "stablehlo.real_dynamic_slice")
 
 /* Every op the parser knows: XRT_OP_ADD for "stablehlo.add", and so on
  * (XRT_OPCODES lists them with their names). */
@@ -2215,6 +2308,12 @@ typedef struct xrt_ir_module {
   /* The module attribute stablehlo.version ("1.8.0"), or
    * xrt_stablehlo_version() when absent. */
   const char *stablehlo_version;
+  /* ---- ABI 1.3 ---- */
+  /* The program as xrt received it (StableHLO text, or the bytes of a
+   * portable artifact; source_size bytes, NUL-terminated), for plugins that hand programs on to another
+   * compiler (xrt_pjrt.c passes it to PJRT_Client_Compile). */
+  const char *source;
+  size_t source_size;
 } xrt_ir_module;
 
 /* The module of a parsed program (borrowed from it; read-only). Thread-safe. */
@@ -2264,7 +2363,7 @@ static inline const xrt_ir_attr *xrt_ir_attr_field(const xrt_ir_attr *attr,
 /* The plugin ABI version of this header: a plugin built with it sets
  * abi_major and abi_minor of its table to these. */
 #define XRT_PLUGIN_ABI_MAJOR 1 /* changes only when the ABI breaks */
-#define XRT_PLUGIN_ABI_MINOR 2 /* grows with each append to the ABI */
+#define XRT_PLUGIN_ABI_MINOR 3 /* grows with each append to the ABI */
 /* The oldest minor of this major that xrt still loads. */
 #define XRT_PLUGIN_ABI_MIN_MINOR 0
 
@@ -2320,6 +2419,10 @@ typedef struct xrt_plugin_client_args {
   /* ---- ABI 1.0 ---- */
   xrt_topology topology;   /* resolved, no -1 */
   const xrt_plugin_host_api *host; /* valid until client_destroy */
+  /* ---- ABI 1.3 ---- */
+  /* The table this call came through, so that one set of functions can
+   * serve several tables (xrt_pjrt.c makes one per PJRT plugin). */
+  const struct xrt_plugin_api *api;
 } xrt_plugin_client_args;
 
 /* A box copy: the elements of extent[0..rank) starting at src_start in
@@ -2350,6 +2453,10 @@ typedef struct xrt_plugin_platform_desc {
   uint64_t dtypes;               /* bit (1 << xrt_dtype) per type; 0: all */
   int num_attributes;
   const xrt_attribute *attributes;
+  /* ---- ABI 1.3 ---- */
+  /* Set by the core: the table platform_describe was called through (see
+   * xrt_plugin_client_args.api). */
+  const struct xrt_plugin_api *api;
 } xrt_plugin_platform_desc;
 
 /* What device_describe reports of one device. */
@@ -2525,6 +2632,37 @@ typedef struct xrt_plugin_api {
 
 /* The simulator's table, when xrt_sim.c is compiled in. Thread-safe. */
 XRT_API const xrt_plugin_api *xrt_sim_plugin_api(void);
+
+/* ---- PJRT plugins as xrt plugins (xrt_pjrt.c, optional) ----
+ * A library that exports GetPjrtApi (OpenXLA's PJRT C API: every vendor's
+ * device plugin) instead of xrt_plugin_get_api loads as an xrt plugin when
+ * xrt_pjrt.c is compiled in: xrt_context_load_plugin, XRT_PLUGINS and
+ * directory scans find the symbol and wrap the PJRT_Api table it returns. */
+
+/* The symbol a PJRT plugin library exports. */
+#define XRT_PJRT_ENTRY_SYMBOL "GetPjrtApi"
+
+/* Wraps pjrt_api (the const PJRT_Api * a PJRT plugin's GetPjrtApi
+ * returned) as an xrt plugin table named name (NULL: "pjrt"); label names
+ * the plugin in messages (its path, say; may be NULL).  Checks the table's
+ * version and size and calls PJRT_Plugin_Initialize.  The caller owns
+ * *out_table (release with xrt_pjrt_plugin_unwrap after every client of
+ * it is gone); pjrt_api must outlive it.  XRT_FAILED_PRECONDITION: another
+ * PJRT major version, or a table too small.  Thread-safe. */
+XRT_API xrt_status xrt_pjrt_plugin_wrap(const void *pjrt_api, const char *name,
+                                        const char *label,
+                                        const xrt_plugin_api **out_table);
+/* Frees what xrt_pjrt_plugin_wrap made (NULL: nothing). */
+XRT_API void xrt_pjrt_plugin_unwrap(const xrt_plugin_api *table);
+
+/* Registers a PJRT plugin's table (what its GetPjrtApi returned) in a
+ * context under name (NULL: "pjrt"), wrapped by xrt_pjrt_plugin_wrap; the
+ * context frees the wrapper when it unloads the plugin.  XRT_UNIMPLEMENTED
+ * when xrt_pjrt.c is not compiled in.  Thread-safe. */
+XRT_API xrt_status xrt_context_register_pjrt(xrt_context *context,
+                                             const char *name,
+                                             const void *pjrt_api,
+                                             xrt_plugin **out_plugin);
 
 /* What a plugin library defines (built with XRT_PLUGIN_SHARED for the
  * simulator): its function table, static for the library's lifetime.  The

@@ -4,6 +4,10 @@
  * Prints "KEY = NUMBER" lines:
  *   dispatch.add_f32x4.ns              one xrt_execute of a 4-element add
  *                                      plus release of its output (median)
+ *   dispatch.pjrt_add_f32x4.ns         the same through a PJRT plugin: xrt
+ *                                      -> xrt_pjrt.c -> libxrt_pjrt.so (xrt
+ *                                      as a PJRT plugin) -> the simulator
+ *   dispatch.pjrt_add_f32x4.ratio      pjrt / direct, same run (target <= 2)
  *   transfer.roundtrip_64MiB.ms        from_host + to_host + release of
  *                                      64 MiB (best of several)
  *   transfer.memcpy_2x64MiB.ms         two 64 MiB memcpys, same run
@@ -11,6 +15,12 @@
  *                                      fast as plain copies)
  *   compile.mb_per_s                   parse + verify + compile of a
  *                                      generated JAX-style program
+ *   compile.bytecode_mb_per_s          the same from a portable artifact
+ *                                      (MLIR bytecode, xrt_program_serialize)
+ *                                      of a ~100 MB program of weights (MB:
+ *                                      artifact bytes; target: >= mb_per_s)
+ *   compile.bytecode_ratio             bytecode_mb_per_s / mb_per_s
+ *   compile.bytecode_ops_mb_per_s      the JAX-style program as an artifact
  */
 #if !defined(_POSIX_C_SOURCE) || _POSIX_C_SOURCE < 200809L
 #undef _POSIX_C_SOURCE
@@ -55,7 +65,9 @@ static double dispatch_batch(xrt_executable *exe, xrt_device *dev,
   return bench_now_s() - t0;
 }
 
-static int bench_dispatch(xrt_client *client) {
+/* The median ns of one xrt_execute + release on client's device 0 (key
+ * printed), or -1. */
+static double bench_dispatch(xrt_client *client, const char *key) {
   enum { BATCHES = 7 };
   xrt_device *dev = xrt_client_device(client, 0);
   xrt_executable *exe = NULL;
@@ -63,7 +75,10 @@ static int bench_dispatch(xrt_client *client) {
   xrt_shape shape = {XRT_F32, 1, {4}};
   float a[4] = {1, 2, 3, 4}, b[4] = {5, 6, 7, 8};
   xrt_status s = xrt_compile(client, add_src, sizeof add_src - 1, NULL, &exe);
-  if (s) return bench_fail("compile add", s);
+  if (s) {
+    bench_fail("compile add", s);
+    return -1;
+  }
   int rc = 0;
   if ((s = xrt_buffer_from_host(client, dev, &shape, a, &args[0])) ||
       (s = xrt_buffer_from_host(client, dev, &shape, b, &args[1]))) {
@@ -83,14 +98,49 @@ static int bench_dispatch(xrt_client *client) {
     if (t < 0) rc = 1;
     per[i] = t / (double)n * 1e9;
   }
+  double median = -1;
   if (!rc) {
     qsort(per, BATCHES, sizeof per[0], cmp_double);
-    printf("dispatch.add_f32x4.ns = %.1f\n", per[BATCHES / 2]);
+    median = per[BATCHES / 2];
+    printf("%s = %.1f\n", key, median);
   }
   xrt_buffer_release(args[0]);
   xrt_buffer_release(args[1]);
   xrt_executable_release(exe);
-  return rc;
+  return median;
+}
+
+/* The same add through libxrt_pjrt.so loaded as a PJRT plugin (when the
+ * build made it: BENCH_PJRT_PLUGIN is its path). */
+static int bench_dispatch_pjrt(double direct) {
+#ifdef BENCH_PJRT_PLUGIN
+  xrt_context *ctx = NULL;
+  xrt_client *client = NULL;
+  xrt_status s = xrt_context_create(NULL, &ctx);
+  if (!s) s = xrt_context_load_plugin(ctx, "pjrt", BENCH_PJRT_PLUGIN, NULL);
+  if (s) {
+    xrt_context_release(ctx);
+    return bench_fail("load " BENCH_PJRT_PLUGIN, s);
+  }
+  xrt_client_options o;
+  xrt_client_options_init(&o);
+  o.context = ctx;
+  o.plugin = "pjrt";
+  if ((s = xrt_client_create(&o, &client))) {
+    xrt_context_release(ctx);
+    return bench_fail("PJRT client", s);
+  }
+  double ns = bench_dispatch(client, "dispatch.pjrt_add_f32x4.ns");
+  if (ns > 0 && direct > 0)
+    printf("dispatch.pjrt_add_f32x4.ratio = %.2f\n", ns / direct);
+  xrt_client_release(client);
+  xrt_context_release(ctx);
+  return ns < 0;
+#else
+  (void)direct;
+  printf("# dispatch.pjrt_add_f32x4.ns: libxrt_pjrt.so not built\n");
+  return 0;
+#endif
 }
 
 /* ---- transfer ---- */
@@ -224,7 +274,7 @@ static bench_text make_program(size_t target) {
   return t;
 }
 
-static int bench_compile(xrt_client *client) {
+static int bench_compile(xrt_client *client, double *mb_per_s) {
   bench_text t = make_program((size_t)4 << 20);
   if (t.failed) {
     free(t.p);
@@ -251,8 +301,104 @@ static int bench_compile(xrt_client *client) {
   if (!rc) {
     printf("compile.bytes = %zu\n", t.len);
     printf("compile.mb_per_s = %.2f\n", (double)t.len / 1e6 / best);
+    *mb_per_s = (double)t.len / 1e6 / best;
   }
   free(t.p);
+  return rc;
+}
+
+/* ---- portable artifacts ---- */
+
+/* A model of weights: nw constants of n f32 each (hex, as MLIR prints
+ * large constants), each added to the argument in turn. */
+static bench_text make_weights(int nw, int n) {
+  static const char hex[] = "0123456789ABCDEF";
+  bench_text t = {NULL, 0, 0, 0};
+  t.cap = (size_t)nw * ((size_t)n * 8 + 256) + 4096;
+  t.p = malloc(t.cap);
+  if (!t.p) {
+    t.failed = 1;
+    return t;
+  }
+  bench_put(&t, "module @weights {\n  func.func public @main(%%a: tensor<%dxf32>) -> "
+            "tensor<%dxf32> {\n", n, n);
+  uint32_t seed = 12345u;
+  for (int w = 0; w < nw && !t.failed; w++) {
+    bench_put(&t, "    %%c%d = stablehlo.constant dense<\"0x", w);
+    for (int i = 0; i < n; i++) {
+      seed = seed * 1664525u + 1013904223u;
+      float f = (float)((int)(seed >> 9) - (1 << 22)) / (float)(1 << 22);
+      unsigned char b[4];
+      memcpy(b, &f, 4);
+      for (int k = 0; k < 4; k++) {
+        t.p[t.len++] = hex[b[k] >> 4];
+        t.p[t.len++] = hex[b[k] & 15];
+      }
+    }
+    t.p[t.len] = 0;
+    bench_put(&t, "\"> : tensor<%dxf32>\n", n);
+    char prev[16] = "a";
+    if (w) snprintf(prev, sizeof prev, "s%d", w - 1);
+    bench_put(&t, "    %%s%d = stablehlo.add %%%s, %%c%d : tensor<%dxf32>\n", w, prev, w, n);
+  }
+  bench_put(&t, "    func.return %%s%d : tensor<%dxf32>\n  }\n}\n", nw - 1, n);
+  return t;
+}
+
+/* Parses text and writes it as an artifact (malloc'd, *len bytes). */
+static char *artifact_of(const bench_text *t, size_t *len) {
+  xrt_program *p = NULL;
+  char *b = NULL;
+  xrt_status s = xrt_program_parse(t->p, t->len, NULL, &p);
+  if (!s) s = xrt_program_serialize(p, NULL, &b, len);
+  xrt_program_release(p);
+  if (s) bench_fail("serializing the generated program", s);
+  return s ? NULL : b;
+}
+
+/* Best of five parse + compile of an artifact, in MB of artifact a second. */
+static double compile_artifact(xrt_client *client, const char *b, size_t n) {
+  xrt_compile_options co;
+  xrt_compile_options_init(&co);
+  co.filename = "bench.mlir.bc";
+  double best = 1e30;
+  for (int r = 0; r < 5; r++) {
+    xrt_program *prog = NULL;
+    xrt_executable *exe = NULL;
+    double t0 = bench_now_s();
+    xrt_status s = xrt_program_parse(b, n, &co, &prog);
+    if (!s) s = xrt_compile_program(client, prog, &co, &exe);
+    double t1 = bench_now_s();
+    xrt_executable_release(exe);
+    xrt_program_release(prog);
+    if (s) return bench_fail("compile of the artifact", s), -1;
+    if (t1 - t0 < best) best = t1 - t0;
+  }
+  return (double)n / 1e6 / best;
+}
+
+static int bench_bytecode(xrt_client *client, double text_mb_per_s) {
+  bench_text ops = make_program((size_t)4 << 20);
+  bench_text w = make_weights(24, 1 << 20); /* 24 x 4 MiB of weights */
+  size_t on = 0, wn = 0;
+  char *ob = ops.failed ? NULL : artifact_of(&ops, &on);
+  char *wb = w.failed ? NULL : artifact_of(&w, &wn);
+  free(ops.p);
+  free(w.p);
+  int rc = !ob || !wb;
+  if (!rc) {
+    double wm = compile_artifact(client, wb, wn), om = compile_artifact(client, ob, on);
+    rc = wm < 0 || om < 0;
+    if (!rc) {
+      printf("compile.bytecode_bytes = %zu\n", wn);
+      printf("compile.bytecode_mb_per_s = %.2f\n", wm);
+      printf("compile.bytecode_ratio = %.2f\n", wm / text_mb_per_s);
+      printf("compile.bytecode_ops_bytes = %zu\n", on);
+      printf("compile.bytecode_ops_mb_per_s = %.2f\n", om);
+    }
+  }
+  free(ob);
+  free(wb);
   return rc;
 }
 
@@ -267,9 +413,18 @@ int main(int argc, char **argv) {
   xrt_client *client = NULL;
   xrt_status s = xrt_client_create(NULL, &client);
   if (s) return bench_fail("client", s);
-  int rc = bench_dispatch(client);
-  rc |= bench_transfer(client);
-  rc |= bench_compile(client);
+  /* "bench_main --compile" runs the compile benchmarks only. */
+  bool compile_only = argc > 1 && strcmp(argv[1], "--compile") == 0;
+  int rc = 0;
+  if (!compile_only) {
+    double direct = bench_dispatch(client, "dispatch.add_f32x4.ns");
+    rc = direct < 0;
+    rc |= bench_dispatch_pjrt(direct);
+    rc |= bench_transfer(client);
+  }
+  double text_mb_per_s = 0;
+  rc |= bench_compile(client, &text_mb_per_s);
+  if (text_mb_per_s > 0) rc |= bench_bytecode(client, text_mb_per_s);
   xrt_client_release(client);
   return rc;
 }

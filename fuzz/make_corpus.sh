@@ -7,6 +7,9 @@
 #   fuzz_npy:          valid .npy files of several dtypes and shapes, and
 #                      broken ones (truncated, bad magic, bad header)
 #   fuzz_plugin_table: an all-working table and a few mixed ones
+#   fuzz_pjrt_table:   the same for PJRT tables
+#   fuzz_bytecode:     the portable artifacts of ../shared/stablehlo/vhlo
+#                      (*.mlir.bc)
 #   fuzz_cache_file:   real cache files (intact, flipped, truncated, with
 #                      and without a resealed checksum), written by the
 #                      target itself, found next to DIR (make fuzz first)
@@ -71,6 +74,21 @@ printf '\000\000\000\000\000\000\000\005\000\000\000\002\000\000\000\000\000\000
   > "$out/fuzz_plugin_table/bad_describe"
 printf '\000\003\000\000\000\000' > "$out/fuzz_plugin_table/zero_size"
 printf '\000\000\002\000\000\000' > "$out/fuzz_plugin_table/bad_major"
+# ---- PJRT tables (fuzz_pjrt_table): devices-1, error code, major,
+# minor, struct_size, then one byte per function (0 = working) ----
+mkdir -p "$out/fuzz_pjrt_table"
+printf '\002\000\000\074\000' > "$out/fuzz_pjrt_table/all_working"
+printf '\001\001\000\074\000\000\003\000\000\003\000\000\000\000\003\003\000\003\000\000\003' \
+  > "$out/fuzz_pjrt_table/lies"
+printf '\002\002\000\074\000\002\002\000\000\000\000\000\002\002\002\002\002\002\002\002\002\002' \
+  > "$out/fuzz_pjrt_table/failures"
+printf '\000\000\001\000\000' > "$out/fuzz_pjrt_table/bad_major"
+printf '\000\000\000\074\002' > "$out/fuzz_pjrt_table/small"
+# ---- portable artifacts ----
+mkdir -p "$out/fuzz_bytecode"
+for f in "$root"/../shared/stablehlo/vhlo/*.mlir.bc; do
+  [ -f "$f" ] && cp "$f" "$out/fuzz_bytecode/"
+done
 # ---- cache files: the target compiles its program and writes them ----
 mkdir -p "$out/fuzz_cache_file"
 cache_bin=$(dirname "$out")/fuzz_cache_file

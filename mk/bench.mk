@@ -9,6 +9,14 @@ $(BUILD)/bench/%: bench/%.c bench/bench_util.h test/spec_util.h $(LIB_A) | deps
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< -o $@ $(LIB_A) $(LDLIBS)
 
+# bench_main also measures dispatch through libxrt_pjrt.so (xrt as a PJRT
+# plugin, loaded back through xrt_pjrt.c).
+$(BUILD)/bench/bench_main: bench/bench_main.c bench/bench_util.h $(LIB_A) \
+                           $(BUILD)/libxrt_pjrt.so | deps
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) \
+	  -DBENCH_PJRT_PLUGIN='"$(BUILD)/libxrt_pjrt.so"' $< -o $@ $(LIB_A) $(LDLIBS)
+
 # bench_gemm measures against OpenBLAS when it is installed, and a second
 # copy of it runs on the XRT_BLAS=1 library (build-blas).
 HAVE_OPENBLAS = $(if $(wildcard /usr/lib/*/libopenblas.so /usr/lib/libopenblas.so),1)

@@ -13,7 +13,10 @@ endif
 # other flags never mix: build, build-asan, build-mpi, build-asan-mpi,
 # build-blas, build-nocache ...  (BUILD=DIR overrides it.)
 XRT_DISK_CACHE ?= 1
-CONFIG_SUFFIX := $(if $(filter 1,$(SAN)),-asan)$(if $(filter 1,$(XRT_MPI)),-mpi)$(if \
+# SAN_SUFFIX names the instrumented configurations (SAN=1, COV=1), which
+# test-mpi's two builds share.
+SAN_SUFFIX := $(if $(filter 1,$(SAN)),-asan)$(if $(filter 1,$(COV)),-cov)
+CONFIG_SUFFIX := $(SAN_SUFFIX)$(if $(filter 1,$(XRT_MPI)),-mpi)$(if \
   $(filter 1,$(XRT_BLAS)),-blas)$(if $(filter 1,$(XRT_DISK_CACHE)),,-nocache)
 BUILD ?= build$(CONFIG_SUFFIX)
 
@@ -26,7 +29,17 @@ ifeq ($(SAN),1)
   LDFLAGS += $(SANFLAGS)
 endif
 
-CPPFLAGS += -I. -DXRT_WITH_SIM
+# COV=1: gcc's coverage counters (make coverage), unoptimized so that
+# every line and branch counts as written, updated atomically (threads
+# share them).  SANFLAGS carries them to what the consumer test builds.
+ifeq ($(COV),1)
+  COVFLAGS := --coverage -fprofile-update=atomic
+  CFLAGS := $(patsubst -O%,-O0,$(CFLAGS)) $(COVFLAGS)
+  LDFLAGS += $(COVFLAGS)
+  SANFLAGS += $(COVFLAGS)
+endif
+
+CPPFLAGS += -I. -DXRT_WITH_SIM -DXRT_WITH_PJRT
 
 # XRT_BLAS=1: the simulator's f32/f64 dot_general may call CBLAS for large
 # products (Debian: libopenblas-dev).
@@ -46,6 +59,9 @@ ifeq ($(XRT_DISK_CACHE),1)
   CPPFLAGS += -DXRT_HAVE_DISK_CACHE
 endif
 DEPFLAGS := -MMD -MP
+# How many test programs the test targets run at once (tools/run_tests.sh
+# -j): one per core.
+TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 
 # ---- sources: each unit lists its files in src/<unit>/sources.txt ----
 # (the same lists tools/amalgamate.sh and CMakeLists.txt read).
@@ -54,8 +70,12 @@ CORE_SRCS := $(call unit_srcs,core)
 SIM_SRCS := $(call unit_srcs,sim)
 CACHE_SRCS := $(call unit_srcs,cache)
 MPI_SRCS := $(call unit_srcs,mpi)
+# src/pjrt: PJRT plugins as xrt plugins (xrt_pjrt.c), always built in;
+# src/pjrt_plugin: xrt as a PJRT plugin (libxrt_pjrt.so, mk/pjrt_plugin.mk).
+PJRT_SRCS := $(call unit_srcs,pjrt)
+PJRT_PLUGIN_SRCS := $(call unit_srcs,pjrt_plugin)
 CLI_SRCS := $(sort $(wildcard tools/cli/*.c))
-LIB_SRCS := $(CORE_SRCS) $(SIM_SRCS) \
+LIB_SRCS := $(CORE_SRCS) $(SIM_SRCS) $(PJRT_SRCS) \
             $(if $(filter 1,$(XRT_DISK_CACHE)),$(CACHE_SRCS)) \
             $(if $(filter 1,$(XRT_MPI)),$(MPI_SRCS))
 

@@ -14,8 +14,8 @@ MPI_NPROCS ?= 2 4
 MPI_TESTS := $(patsubst test/mpi/%.c,%,$(sort $(wildcard test/mpi/test_mpi_*.c)))
 MPI_BENCHES := $(patsubst bench/mpi/%.c,%,$(sort $(wildcard bench/mpi/bench_mpi*.c)))
 # The two configurations test-mpi uses, whatever XRT_MPI says.
-MPI_CONF := $(if $(filter 1,$(SAN)),build-asan-mpi,build-mpi)
-PLAIN_CONF := $(if $(filter 1,$(SAN)),build-asan,build)
+MPI_CONF := build$(SAN_SUFFIX)-mpi
+PLAIN_CONF := build$(SAN_SUFFIX)
 
 $(BUILD)/mpi/test_%: test/mpi/test_%.c test/mpi/mpi_util.h $(TEST_HDRS) $(LIB_A) | deps
 	@mkdir -p $(@D)

@@ -7,7 +7,7 @@ ifneq ($(XRT_DISK_CACHE),1)
   TEST_SRCS := $(filter-out test/test_disk_cache.c,$(TEST_SRCS))
 endif
 TEST_BINS := $(TEST_SRCS:test/%.c=$(BUILD)/%)
-TEST_HDRS := test/test_util.h test/spec_util.h
+TEST_HDRS := test/test_util.h test/spec_util.h test/ir_compare.h
 
 $(BUILD)/test_%: test/test_%.c $(TEST_HDRS) $(LIB_A) | deps
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< -o $@ $(LIB_A) -lcmocka $(LDLIBS)
@@ -17,6 +17,40 @@ $(BUILD)/test_sim_so: $(SIM_SO) $(TINY_SO)
 $(BUILD)/test_platform: $(SIM_SO)
 $(BUILD)/test_sim_so $(BUILD)/test_platform: \
   private CPPFLAGS += -DXRT_TEST_PLUGIN_DIR='"$(BUILD)"'
+
+# test_pjrt_abi checks src/pjrt/pjrt_abi.h; against upstream's PJRT header
+# too (test/pjrt_abi_upstream.c, linked in) when ../shared/pjrt has it.
+PJRT_UPSTREAM_DIR := ../shared/pjrt
+$(BUILD)/test_pjrt_abi: src/pjrt/pjrt_abi.h test/pjrt_abi_fields.h
+ifneq ($(wildcard $(PJRT_UPSTREAM_DIR)/pjrt_c_api.h),)
+$(BUILD)/pjrt_abi_upstream.o: test/pjrt_abi_upstream.c test/pjrt_abi_fields.h \
+  $(PJRT_UPSTREAM_DIR)/pjrt_c_api.h $(FLAGS_FILE)
+	@mkdir -p $(@D)
+	$(CC) -I$(PJRT_UPSTREAM_DIR) $(CFLAGS) -c $< -o $@
+$(BUILD)/test_pjrt_abi: $(BUILD)/pjrt_abi_upstream.o
+$(BUILD)/test_pjrt_abi: private CPPFLAGS += -DXRT_TEST_HAVE_UPSTREAM_PJRT
+$(BUILD)/test_pjrt_abi: private LDLIBS += $(BUILD)/pjrt_abi_upstream.o
+endif
+
+# test_pjrt_host: a PJRT host in C that dlopens xrt as a PJRT plugin, the
+# path XRT_TEST_PJRT_PLUGIN (the environment's XRT_PJRT_PLUGIN overrides).
+$(BUILD)/test_pjrt_host: $(BUILD)/libxrt_pjrt.so test/pjrt_proto_util.h \
+  src/pjrt/pjrt_abi.h
+$(BUILD)/test_pjrt_host: \
+  private CPPFLAGS += -DXRT_TEST_PJRT_PLUGIN='"$(BUILD)/libxrt_pjrt.so"'
+
+# test_bytecode reads StableHLO's versioned artifacts and their twins.
+$(BUILD)/test_bytecode: \
+  private CPPFLAGS += -DXRT_TEST_VHLO_DIR='"$(abspath ../shared/stablehlo/vhlo)"'
+$(BUILD)/test_bytecode_write: \
+  private CPPFLAGS += -DXRT_TEST_VHLO_DIR='"$(abspath ../shared/stablehlo/vhlo)"' \
+  -DXRT_TEST_INTERPRET_DIR='"$(abspath ../shared/stablehlo/interpret)"'
+
+# test_dynamic_shapes compiles JAX's shape-polymorphic exports.
+$(BUILD)/test_dynamic_shapes: test/dynamic_required.txt
+$(BUILD)/test_dynamic_shapes: private CPPFLAGS += \
+  -DXRT_TEST_DYNAMIC_DIR='"$(abspath ../shared/stablehlo/dynamic)"' \
+  -DXRT_TEST_DYNAMIC_REQUIRED='"$(abspath test/dynamic_required.txt)"'
 
 # Fake plugins of test_plugins: test/plugins/fake_*.c, one .so each; they
 # include only xrt.h and link to nothing from xrt.
@@ -30,13 +64,31 @@ $(BUILD)/plugins/%.so: test/plugins/%.c test/plugins/fake_plugin.h xrt.h $(FLAGS
 $(BUILD)/test_plugins: $(FAKE_PLUGINS)
 $(BUILD)/test_plugins: private CPPFLAGS += -DXRT_TEST_FAKE_DIR='"$(BUILD)/plugins"'
 
+# test_print round-trips the StableHLO test corpora (../shared/stablehlo;
+# skipped when absent) and examples/.
+$(BUILD)/test_print: private CPPFLAGS += \
+  -DXRT_TEST_STABLEHLO_DIR='"$(abspath ../shared/stablehlo)"' \
+  -DXRT_TEST_EXAMPLES_DIR='"$(abspath examples)"'
+
+# test_pjrt_adapter: PJRT plugins through src/pjrt: the fake PJRT plugin
+# (test/plugins/fake_pjrt.c) and, when this tree builds it,
+# libxrt_pjrt.so (xrt's simulator as a PJRT plugin).
+$(BUILD)/plugins/fake_pjrt.so: src/pjrt/pjrt_abi.h
+$(BUILD)/test_pjrt_adapter: $(BUILD)/plugins/fake_pjrt.so \
+  $(BUILD)/plugins/fake_nosym.so $(if $(PJRT_PLUGIN_SRCS),$(BUILD)/libxrt_pjrt.so)
+$(BUILD)/test_pjrt_adapter: private CPPFLAGS += \
+  -DXRT_TEST_FAKE_DIR='"$(BUILD)/plugins"' \
+  -DXRT_TEST_PJRT_SO='"$(BUILD)/libxrt_pjrt.so"'
+# test_cts.sh runs xrt-cts on libxrt_pjrt.so through the adapter.
+test: $(if $(PJRT_PLUGIN_SRCS),$(BUILD)/libxrt_pjrt.so)
+
 # Runs every test even when one fails, then fails if any did.
 TEST_SCRIPTS := "env XRT_BIN=$(XRT_BIN) sh test/test_cli.sh" \
   "env XRT_BUILD=$(BUILD) sh test/test_cts.sh" \
   "env XRT_BUILD=$(BUILD) CC='$(CC)' XRT_SANFLAGS='$(SANFLAGS)' sh test/test_consumers.sh" \
   "env XRT_BIN=$(XRT_BIN) sh test/run_interpret.sh"
 test: $(TEST_BINS) $(XRT_BIN) $(LIB_SO) $(CTS_BIN) $(MINIMAL_SO) $(SIM_SO) $(TINY_SO)
-	@sh tools/run_tests.sh "test programs" $(TEST_BINS) $(TEST_SCRIPTS)
+	@sh tools/run_tests.sh "test programs" -j $(TEST_JOBS) $(TEST_BINS) $(TEST_SCRIPTS)
 
 asan:
 	$(MAKE) test SAN=1
@@ -47,13 +99,15 @@ TSAN_TESTS := test_async test_threads test_api test_collectives test_pmap \
               test_sharding test_pool test_dispatch test_allreduce_fast \
               test_reshard test_variables test_dlpack test_trace test_plugins \
               test_faults test_cache test_launch_oom test_alloc_fail
+TSAN_TESTS += test_pjrt_host
+TSAN_TESTS += test_pjrt_adapter
 TSAN_FLAGS := -std=c11 -O1 -g -fsanitize=thread -fno-omit-frame-pointer \
               -Wall -Wextra -Wpedantic
 test-tsan: | deps
 	$(MAKE) BUILD=build-tsan CFLAGS="$(TSAN_FLAGS)" \
 	  LDFLAGS="-fsanitize=thread" $(TSAN_TESTS:%=build-tsan/%)
 	@TSAN_OPTIONS="halt_on_error=1 exitcode=66 $$TSAN_OPTIONS" \
-	  sh tools/run_tests.sh "ThreadSanitizer" $(TSAN_TESTS:%=build-tsan/%)
+	  sh tools/run_tests.sh "ThreadSanitizer" -j $(TEST_JOBS) $(TSAN_TESTS:%=build-tsan/%)
 
 # valgrind memcheck over the test programs of $(BUILD) (those of `make
 # test`), with the simulator's portable kernels: valgrind 3.19 stops at the
@@ -69,7 +123,7 @@ valgrind-deps:
 	@sh tools/deps.sh valgrind
 
 test-valgrind: $(VALGRIND_TESTS) | valgrind-deps
-	@XRT_SIM_ISA=portable sh tools/run_tests.sh valgrind \
+	@XRT_SIM_ISA=portable sh tools/run_tests.sh valgrind -j $(TEST_JOBS) \
 	  -w "valgrind $(VALGRIND_FLAGS)" $(VALGRIND_TESTS)
 
 # test_gemm on the XRT_BLAS=1 library (build-blas), with CBLAS forced on,

@@ -25,14 +25,14 @@ WINE ?= $(firstword $(shell command -v wine64 wine 2>/dev/null) /usr/lib/wine/wi
 WIN_CFLAGS ?= -std=c11 -O2 -g -Wall -Wextra -Wpedantic \
               $(if $(filter 1,$(WERROR)),-Werror)
 WIN_CFLAGS += -Wa,-muse-unaligned-vector-move
-WIN_CPPFLAGS := -I. -DXRT_WITH_SIM -D__USE_MINGW_ANSI_STDIO=1 \
+WIN_CPPFLAGS := -I. -DXRT_WITH_SIM -DXRT_WITH_PJRT -D__USE_MINGW_ANSI_STDIO=1 \
                 $(filter -DXRT_HAVE_DISK_CACHE,$(CPPFLAGS))
 WIN_LDFLAGS := -static
 WIN_LDLIBS := -lm -lpthread
 # Host headers the tests and the cache use, and no other (-isystem: the
 # wrapper's #include_next): cmocka.h, xxhash.h (header-only), dlpack.h.
 WIN_TEST_INC := -isystem test/win/include -isystem $(WIN_BUILD)/include
-WIN_SRCS := $(CORE_SRCS) $(SIM_SRCS) $(if $(filter 1,$(XRT_DISK_CACHE)),$(CACHE_SRCS))
+WIN_SRCS := $(CORE_SRCS) $(SIM_SRCS) $(PJRT_SRCS) $(if $(filter 1,$(XRT_DISK_CACHE)),$(CACHE_SRCS))
 WIN_OBJS := $(WIN_SRCS:src/%.c=$(WIN_BUILD)/obj/%.o)
 WIN_DLL_OBJS := $(WIN_SRCS:src/%.c=$(WIN_BUILD)/dll/%.o)
 WIN_SIM_OBJS := $(SIM_SRCS:src/%.c=$(WIN_BUILD)/simdll/%.o)
@@ -47,9 +47,13 @@ WIN_PLUGINS := $(WIN_BUILD)/xrt_sim.dll $(WIN_BUILD)/xrt_tiny.dll \
 #                 nothing; Windows needs a privilege for them) and the
 #                 POSIX "name:path" lists; test_platform covers loading,
 #                 scans, XRT_PLUGINS and file identity on Windows instead
+#   test_pjrt_host, test_pjrt_adapter  libxrt_pjrt.so and the fake PJRT
+#                 plugins, which the Windows build does not make (the
+#                 adapter itself is in the Windows library, and
+#                 test_pjrt_abi runs)
 # (test_disk_cache runs, without its one fork() test; its two-thread test
 # covers the same races on Windows.)
-WIN_TEST_SKIP := test_trace test_plugins
+WIN_TEST_SKIP := test_trace test_plugins test_pjrt_host test_pjrt_adapter
 WIN_TESTS := $(filter-out $(WIN_TEST_SKIP:%=$(WIN_BUILD)/%.exe),\
                $(TEST_SRCS:test/%.c=$(WIN_BUILD)/%.exe))
 WIN_HOST_HEADERS := $(WIN_BUILD)/include/cmocka.h \

@@ -566,6 +566,50 @@ else
   failures=$((failures + 1))
 fi
 
+# --- xrt print: a program's pretty and generic spellings (other names,
+# locations, comments) print the same canonical text; a file that does not
+# parse fails with file:line:col ---
+cat >"$tmp/pretty.mlir" <<'EOF'
+module {
+  func.func @main(%a: tensor<3xf32>, %b: tensor<3xf32>) -> tensor<3xi1> {
+    %0 = stablehlo.add %a, %b : tensor<3xf32> loc("x.py":1:2)
+    // a comment
+    %1 = stablehlo.compare GT, %0, %b, FLOAT : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xi1>
+    return %1 : tensor<3xi1>
+  }
+}
+EOF
+cat >"$tmp/generic.mlir" <<'EOF'
+"builtin.module"() ({
+  "func.func"() <{function_type = (tensor<3xf32>, tensor<3xf32>) -> tensor<3xi1>, sym_name = "main"}> ({
+  ^bb0(%x: tensor<3xf32>, %y: tensor<3xf32>):
+    %s = "stablehlo.add"(%x, %y) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+    %c = "stablehlo.compare"(%s, %y) {comparison_direction = #stablehlo<comparison_direction GT>, compare_type = #stablehlo<comparison_type FLOAT>} : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xi1>
+    "func.return"(%c) : (tensor<3xi1>) -> ()
+  }) : () -> ()
+}) : () -> ()
+EOF
+if "$bin" print "$tmp/pretty.mlir" >"$tmp/print1" 2>&1 &&
+   "$bin" print "$tmp/generic.mlir" -o "$tmp/print2" >"$tmp/out" 2>&1 &&
+   cmp -s "$tmp/print1" "$tmp/print2" &&
+   grep -qF '%0 = "stablehlo.add"(%arg0, %arg1)' "$tmp/print1" &&
+   "$bin" print "$tmp/print1" | cmp -s - "$tmp/print1"; then
+  echo "PASS print: pretty and generic twins print the same, and reprint"
+else
+  echo "FAIL print: pretty and generic twins print the same, and reprint"
+  sed 's/^/  | /' "$tmp/print1" "$tmp/print2" "$tmp/out" 2>/dev/null
+  failures=$((failures + 1))
+fi
+printf 'func.func @main() -> () {\n  %%0 = stablehlo.bogus : tensor<f32>\n}\n' >"$tmp/bad.mlir"
+"$bin" print "$tmp/bad.mlir" >"$tmp/out" 2>&1
+if [ $? -eq 2 ] && grep -qF "bad.mlir:2:8: unknown op 'stablehlo.bogus'" "$tmp/out"; then
+  echo "PASS print: a file that does not parse fails at file:line:col"
+else
+  echo "FAIL print: a file that does not parse fails at file:line:col"
+  sed 's/^/  | /' "$tmp/out"
+  failures=$((failures + 1))
+fi
+
 if [ $failures -ne 0 ]; then
   echo "test_cli: $failures failed"
   exit 1

@@ -129,6 +129,42 @@ expect minimal 0 -"FAIL " +"PASS basic.load" +"PASS basic.info" \
   +"SKIP execute.multiply.f32: query_support: NO: stablehlo.multiply"
 summary minimal
 
+# --- a PJRT plugin through xrt_pjrt.c: libxrt_pjrt.so (the simulator as a
+# PJRT plugin) passes every test the simulator passes directly, except
+# skips for what PJRT cannot express, each named: element types PJRT 0.60
+# lacks, fault injection (PJRT has none) ---
+pjrt=$build/${XRT_LIB_PREFIX-lib}xrt_pjrt${XRT_LIB_SUFFIX-.so}
+if [ -e "$pjrt" ]; then
+  run pjrt "$pjrt"
+  expect pjrt 0 -"FAIL " +"PASS basic.load" +"PASS basic.devices" \
+    +"PASS basic.topology" +"PASS buffers.roundtrip.f32" \
+    +"PASS buffers.roundtrip.c128" +"PASS buffers.copy_device" \
+    +"PASS compile.query_support" +"PASS execute.async_events" \
+    +"PASS multi.execute_multi" +"PASS collectives.all_reduce" \
+    +"PASS collectives.all_gather" +"PASS collectives.collective_permute" \
+    +"PASS numerics.dot_general.f32" +"PASS numerics.divide.s32.xla_edges" \
+    +"SKIP buffers.roundtrip.f4e2m1fn: element type f4e2m1fn (not advertised)" \
+    +"SKIP faults.execute: capability FAULT_INJECTION (not advertised)"
+  summary pjrt
+  # What the simulator passed that this run did not pass: only the named
+  # skips may differ.
+  lost=$(grep '^PASS ' "$tmp/sim.out" | cut -d' ' -f2 | while read -r n; do
+    grep -qx "PASS $n" "$tmp/pjrt.out" && continue
+    grep "^SKIP $n: " "$tmp/pjrt.out" | grep -qE ': (element type (f8e8m0fnu|f6e2m3fn|f6e3m2fn|f4e2m1fn)|capability FAULT_INJECTION) \(not advertised\)$' && continue
+    echo "$n"
+  done)
+  if [ -n "$lost" ]; then
+    echo "FAIL pjrt.vs_sim: passed on the simulator, not through PJRT:" $lost
+    failures=$((failures + 1))
+  else
+    echo "PASS pjrt.vs_sim"
+  fi
+  run pjrt_devices2 "$pjrt" --devices 2 --filter collectives.
+  expect pjrt_devices2 0 +"xrt-cts: 3 passed, 0 failed, 0 skipped"
+else
+  echo "SKIP pjrt: $pjrt not built"
+fi
+
 # --- options: --filter and --devices ---
 run filter "$(lib sim)" --filter numerics.divide
 expect filter 0 +"PASS numerics.divide.s32" +"PASS numerics.divide.s32.xla_edges" \

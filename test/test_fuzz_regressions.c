@@ -366,6 +366,56 @@ static void test_cache_file_opcode_changed(void **state) {
   free(f);
 }
 
+/* fuzz_program: check.expect_close's max_ulp_difference = -3 was
+ * converted to uint64_t when the check ran (UBSan); NaN tolerances and
+ * float ULP counts the same.  The verifier now refuses them, located. */
+static void test_check_attr_findings(void **state) {
+  (void)state;
+  static const struct { const char *file, *want; } cases[] = {
+      {"fuzz_program-check-close-negative-ulp",
+       "chk.mlir:4:3: check.expect_close: max_ulp_difference must be an "
+       "integer in [0, 9223372036854775807], got -3"},
+      {"fuzz_program-check-close-huge-ulp",
+       "chk.mlir:4:3: check.expect_close: max_ulp_difference must be an "
+       "integer in [0, 9223372036854775807], got 1e+300"},
+      {"fuzz_program-check-almost-eq-nan-tolerance",
+       "chk.mlir:4:3: check.expect_almost_eq: tolerance must be a finite "
+       "number >= 0, got nan"},
+  };
+  xrt_compile_options o;
+  xrt_compile_options_init(&o);
+  o.filename = "chk.mlir";
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    size_t len;
+    char path[256];
+    snprintf(path, sizeof path, REGRESSIONS "%s", cases[i].file);
+    char *text = tu_read_file(path, &len);
+    assert_non_null(text);
+    tu_parse_fails(text, &o, XRT_INVALID_ARGUMENT, cases[i].want, NULL);
+    assert_string_equal(tu_msg, cases[i].want);
+    free(text);
+  }
+}
+
+/* fuzz_bytecode (and fuzz_program): a bytecode producer string shorter
+ * than "StableHLO_v" was read past its end. */
+static void test_bytecode_short_producer(void **state) {
+  (void)state;
+  size_t len;
+  char *bc = tu_read_file(REGRESSIONS "fuzz_bytecode-short-producer", &len);
+  assert_non_null(bc);
+  xrt_compile_options o;
+  xrt_compile_options_init(&o);
+  o.filename = "p.mlir.bc";
+  xrt_program *p = NULL;
+  assert_int_equal(xrt_program_parse(bc, len, &o, &p), XRT_INVALID_ARGUMENT);
+  assert_null(p);
+  tu_save_error();
+  assert_string_equal(tu_msg, "p.mlir.bc: bytecode offset 5: not a StableHLO"
+                              " portable artifact (producer '')");
+  free(bc);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_broadcast_without_operand),
@@ -385,6 +435,8 @@ int main(void) {
       cmocka_unit_test(test_plugin_without_free_functions),
       cmocka_unit_test(test_plugin_unterminated_message),
       cmocka_unit_test(test_cache_file_opcode_changed),
+      cmocka_unit_test(test_check_attr_findings),
+      cmocka_unit_test(test_bytecode_short_producer),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,7 +3,8 @@
 # the small files under src/ (as SQLite's mksqlite3c.tcl does):
 #
 #   sh tools/amalgamate.sh [OUTDIR]          writes OUTDIR/xrt.h, xrt.c,
-#                                            xrt_sim.c, xrt_cache.c, xrt_mpi.c
+#                                            xrt_sim.c, xrt_cache.c, xrt_mpi.c,
+#                                            xrt_pjrt.c, xrt_pjrt_plugin.c
 #                                            (default .)
 #   sh tools/amalgamate.sh --header          writes ./xrt.h only (the build
 #                                            runs this when src/include/
@@ -24,7 +25,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 # unit directory, output name, the macro that makes shared functions static
 # (none for the public header, xrt.h, whose pieces are in src/include)
 UNITS="include:xrt.h: core:xrt.c:XRT__AMALGAMATION sim:xrt_sim.c:SIM_AMALGAMATION
-cache:xrt_cache.c:XC_AMALGAMATION mpi:xrt_mpi.c:XM_AMALGAMATION"
+cache:xrt_cache.c:XC_AMALGAMATION mpi:xrt_mpi.c:XM_AMALGAMATION
+pjrt:xrt_pjrt.c:XPJ_AMALGAMATION pjrt_plugin:xrt_pjrt_plugin.c:XP_AMALGAMATION"
 
 # emit UNIT MACRO: the single file of src/UNIT on standard output.
 emit() {
@@ -67,7 +69,7 @@ if [ "${1:-}" = --check ]; then
     echo "amalgamate: out of date:$stale (edit src/, then run make amalgamate)" >&2
     exit 1
   fi
-  echo "amalgamate: xrt.h, xrt.c, xrt_sim.c, xrt_cache.c, xrt_mpi.c match src/"
+  echo "amalgamate: xrt.h and the xrt*.c single files match src/"
   exit 0
 fi
 

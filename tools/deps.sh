@@ -113,6 +113,15 @@ if [ "${1:-}" = mpi ]; then
   install_or_tell $PKGS
 fi
 
+# `tools/deps.sh coverage` (called by `make coverage`): gcovr, which reads
+# gcc's coverage counts and writes the per-file figures and the HTML
+# report, plus what `make test` needs.
+if [ "${1:-}" = coverage ]; then
+  command -v gcovr >/dev/null 2>&1 && exit 0
+  echo "tools/deps.sh: missing for make coverage: gcovr"
+  install_or_tell gcovr
+fi
+
 if [ "${1:-}" = bench ]; then
   PKGS="python3-numpy python3-torch libopenblas-dev"
   missing=""

@@ -163,6 +163,7 @@ static xrt_status xrt__client_open(xrt__client *c,
   args.allocator = c->allocator;
   args.threads_per_device = o->threads_per_device;
   args.topology = c->topology;
+  args.api = c->reg->table;
   args.host = xrt__host_api_for(c, &c->allocator);
   if (!args.host) return xrt__nomem("the client's trace registry entry");
   xrt_plugin_error err = {{0}};

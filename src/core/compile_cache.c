@@ -224,6 +224,15 @@ static void xrt__text_digest(const char *text, size_t len, bool keep,
 
 XRT__PRIVATE void xrt__cache_digest_program(xrt__program *p, const char *text,
                                       size_t len) {
+  if (xrt__is_bytecode(text, len)) {
+    /* A portable artifact has no comments or loc(...) text to leave out:
+     * its bytes are its key either way (tokenizing 100 MB of weights cost
+     * more than reading them). */
+    xrt__text_digest(text, len, true, p->text_digest[1]);
+    memcpy(p->text_digest[0], p->text_digest[1], sizeof p->text_digest[0]);
+    p->has_digest = true;
+    return;
+  }
   xrt__text_digest(text, len, false, p->text_digest[0]);
   xrt__text_digest(text, len, true, p->text_digest[1]);
   p->has_digest = true;
@@ -258,6 +267,15 @@ static bool xrt__key_options(const xrt__client *c,
     k->words[6] = 1;
     k->words[7] = XXH3_64bits(o->device_assignment,
                               (size_t)n * sizeof(int));
+  }
+  /* The argument shapes a shape-polymorphic program is refined for (so
+   * keys without them stay as they were). */
+  for (int i = 0; o->arg_shapes && i < o->num_arg_shapes; i++) {
+    const xrt_shape *a = &o->arg_shapes[i];
+    int64_t w[2 + XRT_MAX_RANK] = {(int64_t)a->dtype, a->rank};
+    for (int32_t d = 0; d < a->rank && d < XRT_MAX_RANK; d++)
+      w[2 + d] = a->dims[d];
+    k->words[0] = XXH3_64bits_withSeed(w, sizeof w, k->words[0] + (uint64_t)i);
   }
   return true;
 }

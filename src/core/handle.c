@@ -20,6 +20,7 @@ static _Atomic(xrt__hslot *) xrt__hchunks[XRT__HMAXCHUNKS];
 static atomic_flag xrt__hmu = ATOMIC_FLAG_INIT; /* the free list */
 static uint32_t xrt__hcount;
 static uint32_t xrt__hfree = UINT32_MAX;
+static uint32_t xrt__hused; /* slots taken and not freed (under xrt__hmu) */
 
 /* Spin locks guard the free list, the stripes, the client's object lists
  * and the device queues: a few instructions each, and a lock/unlock pair
@@ -58,6 +59,7 @@ XRT__PRIVATE uintptr_t xrt__hnew(void *obj, int kind) {
   uint32_t idx = xrt__hslot_take();
   uintptr_t h = 0;
   if (idx != UINT32_MAX) {
+    xrt__hused++;
     xrt__hslot *s = xrt__hslot_at(idx);
     uint64_t gen = ((atomic_load(&s->tag) >> 8) + 1) & XRT__HGEN_MASK;
     if (gen == 0) gen = 1;
@@ -92,8 +94,29 @@ XRT__PRIVATE void xrt__hfree_handle(uintptr_t h) {
   s->obj = NULL;
   s->next_free = xrt__hfree;
   xrt__hfree = idx;
+  xrt__hused--;
   xrt__spin_unlock(&xrt__hmu);
 }
+
+#if defined(__GNUC__)
+/* When a shared library holding xrt is unloaded (libxrt.so, or a plugin
+ * such as libxrt_pjrt.so that carries its own copy of the core) after its
+ * user released everything, the chunks would otherwise become unreachable
+ * memory.  With objects still alive (a process exiting without releasing
+ * them, whose threads may still look handles up) they are left alone. */
+__attribute__((destructor)) static void xrt__hchunks_release(void) {
+  xrt__spin_lock(&xrt__hmu);
+  if (xrt__hused == 0) {
+    for (uint32_t c = 0; c < XRT__HMAXCHUNKS; c++) {
+      xrt__hslot *p = atomic_exchange(&xrt__hchunks[c], NULL);
+      free(p);
+    }
+    xrt__hcount = 0;
+    xrt__hfree = UINT32_MAX;
+  }
+  xrt__spin_unlock(&xrt__hmu);
+}
+#endif
 
 /* Invalidates a handle but keeps its slot for the object's next life
  * (xrt__hrenew): recycled buffers reuse their slot, so neither dispatch nor

@@ -284,6 +284,96 @@ static xrt_status xrt__check_run(xrt_host_call *call,
   return XRT_OK;
 }
 
+/* ---- the numeric attributes of the check ops ---- */
+
+static const char *xrt__attr_kind_name(int kind) {
+  static const char *const names[] = {"a unit", "an integer", "a float",
+                                      "a bool", "a string", "an enum",
+                                      "an integer list", "a dense",
+                                      "a type", "a symbol", "a list",
+                                      "a dictionary"};
+  return kind >= 0 && kind < (int)XRT__ARRAY_SIZE(names) ? names[kind] : "?";
+}
+
+/* What a, which should be a number in a range, is instead ("-3", "nan",
+ * "a string attribute"), into buf. */
+static const char *xrt__attr_got(const xrt_ir_attr *a, char *buf, size_t cap) {
+  if (a->kind == XRT_ATTR_INT) snprintf(buf, cap, "%" PRId64, a->i);
+  else if (a->kind == XRT_ATTR_FLOAT)
+    for (int digits = 6; digits <= 17; digits++) { /* the shortest exact */
+      snprintf(buf, cap, "%.*g", digits, a->f);
+      if (a->f != a->f || strtod(buf, NULL) == a->f) break;
+    }
+  else snprintf(buf, cap, "%s attribute", xrt__attr_kind_name(a->kind));
+  return buf;
+}
+
+/* An optional integer attribute in [0, INT64_MAX] (absent: *out = dflt). */
+static bool xrt__check_count_attr(const xrt_ir_op *op, const char *name,
+                                  int64_t dflt, int64_t *out, char *msg,
+                                  size_t cap) {
+  const xrt_ir_attr *a = xrt_ir_op_attr(op, name);
+  *out = dflt;
+  if (!a) return true;
+  if (a->kind == XRT_ATTR_INT && a->i >= 0) {
+    *out = a->i;
+    return true;
+  }
+  char got[64];
+  snprintf(msg, cap, "%s must be an integer in [0, %" PRId64 "], got %s", name,
+           INT64_MAX, xrt__attr_got(a, got, sizeof got));
+  return false;
+}
+
+/* check.expect_almost_eq's tolerance: a finite number >= 0 (integers are
+ * numbers too); check.expect_close's min/max_ulp_difference: integers in
+ * [0, INT64_MAX], min <= max; check.expect_serialized_eq's iter: an
+ * integer in [0, INT64_MAX].  Other targets have no numeric attributes.
+ * False with the attribute, its range and what it is instead in msg. */
+static bool xrt__check_attrs_ok(const xrt_ir_op *op, const char *target,
+                                size_t n, char *msg, size_t cap) {
+  bool ok = true;
+#define XRT__IS(name) (n == sizeof name - 1 && !memcmp(target, name, n))
+  if (XRT__IS("check.expect_almost_eq")) {
+    const xrt_ir_attr *a = xrt_ir_op_attr(op, "tolerance");
+    double f = !a ? 0 : a->kind == XRT_ATTR_FLOAT ? a->f
+                      : a->kind == XRT_ATTR_INT ? (double)a->i : NAN;
+    ok = f >= 0 && f <= DBL_MAX; /* false for NaN */
+    char got[64];
+    if (!ok)
+      snprintf(msg, cap, "tolerance must be a finite number >= 0, got %s",
+               xrt__attr_got(a, got, sizeof got));
+  } else if (XRT__IS("check.expect_close")) {
+    int64_t lo = 0, hi = 0;
+    ok = xrt__check_count_attr(op, "min_ulp_difference", 0, &lo, msg, cap) &&
+         xrt__check_count_attr(op, "max_ulp_difference", 3, &hi, msg, cap);
+    if (ok && lo > hi) {
+      ok = false;
+      snprintf(msg, cap, "min_ulp_difference must be in [0, "
+               "max_ulp_difference = %" PRId64 "], got %" PRId64, hi, lo);
+    }
+  } else if (XRT__IS("check.expect_serialized_eq")) {
+    int64_t it;
+    ok = xrt__check_count_attr(op, "iter", 0, &it, msg, cap);
+  }
+#undef XRT__IS
+  return ok;
+}
+
+/* INVALID_ARGUMENT located at the op, naming the op, the attribute and its
+ * range, or XRT_OK.  The verifier calls this for every custom_call (so
+ * every input form: check.* ops, custom_call @check.*, bytecode), and the
+ * check functions check again before they convert a value. */
+XRT__PRIVATE xrt_status xrt__check_attrs_verify(const xrt_ir_op *op,
+                                                const char *target, size_t n) {
+  char msg[256];
+  if (xrt__check_attrs_ok(op, target, n, msg, sizeof msg)) return XRT_OK;
+  const xrt_ir_loc *l = &op->loc;
+  return xrt__fail(XRT_INVALID_ARGUMENT, "%s:%d:%d: %.*s: %s",
+                   l->file ? l->file : "<input>", (int)l->line, (int)l->col,
+                   (int)n, target, msg);
+}
+
 static double xrt__attr_number(const xrt_ir_op *op, const char *name,
                                double dflt) {
   const xrt_ir_attr *a = op ? xrt_ir_op_attr(op, name) : NULL;
@@ -295,6 +385,16 @@ static double xrt__attr_number(const xrt_ir_op *op, const char *name,
 
 static xrt_status xrt__check_eq_fn(void *user, xrt_host_call *call) {
   xrt__check_params p = {(xrt__check_kind)(intptr_t)user, 1e-3, 0, 3};
+  /* the verifier checked the attributes: again here, before the
+   * conversions, for ops that did not come through it */
+  char msg[256];
+  const xrt_ir_loc *l = call->op ? &call->op->loc : NULL;
+  if (l && call->target &&
+      !xrt__check_attrs_ok(call->op, call->target, strlen(call->target), msg,
+                           sizeof msg))
+    return xrt_host_call_fail(call, XRT_INVALID_ARGUMENT, "%s:%d:%d: %s: %s",
+                              l->file ? l->file : "<input>", (int)l->line,
+                              (int)l->col, call->target, msg);
   if (p.kind == XRT__CHECK_ALMOST)
     p.tolerance = xrt__attr_number(call->op, "tolerance", 1e-3);
   if (p.kind == XRT__CHECK_LEGACY_EQ) p.tolerance = 1e-4;

@@ -14,6 +14,10 @@
  *   parse.c parse_ops.c parse_pretty.c parse_module.c
  *                   StableHLO text to IR (tokens, types, attributes; ops
  *                   and regions; the pretty syntax; functions and module)
+ *   parse_sdy.c sharding_annot.c   sharding annotations (Shardy ops,
+ *                   mhlo.sharding): identities, shard_map regions made
+ *                   per-device code, split shardings refused at compile
+ *   print.c         IR to canonical StableHLO text (xrt_program_print)
  *   normalize.c     one attribute form for pretty and generic syntax
  *   verify.c verify_index.c verify_ctrl.c verify_linalg.c verify_types.c
  *                   op constraints on the parsed IR, per op family
@@ -378,6 +382,48 @@ typedef struct xrt__name { /* a result or block-argument name */
   int32_t count;
 } xrt__name;
 
+/* ---- sharding annotations (parse_sdy.c, sharding_annot.c) ----
+ * The Shardy ops the parser reads get codes past XRT_OP_COUNT; the sharding
+ * pass at the end of parsing (xrt__shard_pass) rewrites them all away, so
+ * neither the verifier nor plugins see them. */
+#define XRT__OP_SDY_CONSTRAINT (XRT_OP_COUNT + 1)
+#define XRT__OP_SDY_RESHARD (XRT_OP_COUNT + 2)
+#define XRT__OP_SDY_MANUAL (XRT_OP_COUNT + 3)
+#define XRT__OP_SDY_RETURN (XRT_OP_COUNT + 4)
+
+/* An mhlo.sharding or sdy.sharding of a function argument or result. */
+typedef struct xrt__shard_note {
+  struct xrt__shard_note *next;
+  int32_t func, index;   /* function (module order); argument or result */
+  bool result, sdy;      /* sdy: Shardy text (inside #sdy.sharding<...>) */
+  const char *text;
+  xrt_ir_loc loc;        /* the argument, or the result's type */
+} xrt__shard_note;
+
+/* An sdy.mesh: named axes and their sizes. */
+typedef struct xrt__mesh {
+  struct xrt__mesh *next;
+  const char *name;
+  int32_t naxes;
+  const char **axes;
+  int64_t *sizes;
+} xrt__mesh;
+
+typedef struct xrt__annots {
+  xrt__shard_note *notes;
+  xrt__mesh *meshes;
+} xrt__annots;
+
+/* What the sharding pass leaves for each compile to check against its
+ * launch shape (xrt__shard_check). */
+typedef struct xrt__shard_info {
+  const char *split_what;     /* the first value a sharding splits other */
+  const char *split_sharding; /* than at a shard_map boundary; NULL: none */
+  xrt_ir_loc split_loc;
+  int64_t devices;            /* devices of the shard_map regions; 0: none */
+  xrt_ir_loc devices_loc;
+} xrt__shard_info;
+
 typedef struct xrt__parser {
   xrt__arena *arena;
   const char *beg, *p, *end;
@@ -409,6 +455,11 @@ typedef struct xrt__parser {
   xrt__pvec regions; /* xrt_ir_region */
   xrt__pvec names;   /* xrt__name */
   xrt__pvec fns;     /* xrt_ir_func */
+  xrt__annots annots;           /* sharding annotations set aside */
+  const xrt__shard_info *shard; /* what xrt__shard_pass found; NULL: none */
+  /* Text a portable artifact was read into: its large constants, which
+   * the text names dense<"@K"> (xrt__lit_hex); NULL for other text. */
+  const struct xrt__bctext *bc;
 } xrt__parser;
 XRT__PRIVATE _Noreturn void xrt__perr(xrt__parser *p, const char *at, xrt_status code,
                                 const char *fmt, ...) XRT__PARSE_PRINTF(4, 5);
@@ -490,6 +541,10 @@ XRT__PRIVATE void xrt__parse_type(xrt__parser *p, xrt_ir_type *t);
 XRT__PRIVATE void xrt__parse_dense(xrt__parser *p, xrt_ir_literal *lit);
 XRT__PRIVATE void xrt__parse_attr(xrt__parser *p, xrt_ir_attr *a, bool suffix);
 XRT__PRIVATE int32_t xrt__parse_dict_entries(xrt__parser *p, char close);
+/* The range of integer type dt (quant storage defaults). */
+XRT__PRIVATE void xrt__int_range(xrt_dtype dt, int64_t *lo, int64_t *hi);
+/* (float)d, without undefined behaviour beyond FLT_MAX. */
+XRT__PRIVATE float xrt__f64_to_f32(double d);
 
 /* ---- parse_ops.c ---- */
 /* The type of value id (valid until the next xrt__new_value). */
@@ -523,6 +578,19 @@ XRT__PRIVATE void xrt__check_use(xrt__parser *p, const xrt__opb *b, int32_t k,
                            const xrt_ir_type *t);
 XRT__PRIVATE void xrt__add_attr(xrt__parser *p, const char *name, const xrt_ir_attr *a);
 XRT__PRIVATE xrt_ir_attr *xrt__find_attr(xrt__parser *p, xrt__opb *b, const char *name);
+/* parse_sdy.c */
+XRT__PRIVATE xrt_opcode xrt__sdy_opcode(const char *s, size_t n);
+XRT__PRIVATE bool xrt__is_sdy_op(int code);
+XRT__PRIVATE const char *xrt__sdy_name(int code);
+XRT__PRIVATE void xrt__sdy_pretty(xrt__parser *p, xrt__opb *b);
+XRT__PRIVATE void xrt__sdy_note_attrs(xrt__parser *p, size_t mark, bool result,
+                                      int32_t index, const char *at);
+XRT__PRIVATE bool xrt__sdy_module_item(xrt__parser *p, xrt__tok t, bool generic);
+/* sharding_annot.c: the pass at the end of parsing, and its check per
+ * compile (see the file's comment). */
+XRT__PRIVATE void xrt__shard_pass(xrt__parser *p, xrt_ir_module *m);
+XRT__PRIVATE xrt_status xrt__shard_check(const xrt__shard_info *info,
+                                         int32_t replicas, int32_t partitions);
 XRT__PRIVATE void xrt__push_op(xrt__parser *p, const xrt_ir_op *op);
 XRT__PRIVATE void xrt__finish_op(xrt__parser *p, xrt__opb *b);
 
@@ -562,10 +630,76 @@ XRT__PRIVATE bool xrt__version_parse(const char *s, int v[3]);
 /* ---- parse_module.c ---- */
 XRT__PRIVATE xrt_status xrt__parse_module(xrt__arena *arena, const char *text,
                                     size_t len, const char *file,
-                                    int line_offset, xrt_ir_module **out);
+                                    int line_offset, xrt_ir_module **out,
+                                    const xrt__shard_info **shard);
+/* The same for the text a portable artifact was read into (its large
+ * constants by reference, see xrt__bctext). */
+XRT__PRIVATE xrt_status xrt__parse_module_bc(xrt__arena *arena,
+                                       const struct xrt__bctext *bc,
+                                       xrt_ir_module **out,
+                                       const xrt__shard_info **shard);
+
+/* ---- bytecode.c ---- */
+/* A portable artifact (MLIR bytecode of VHLO) read as StableHLO text, and
+ * where its lines came from (struct xrt__bcline, bytecode.h). */
+typedef struct xrt__bctext {
+  const char *text;               /* in the arena given to the reader */
+  size_t len;
+  const struct xrt__bcline *lines;
+  size_t num_lines;
+  const char *file;
+  /* Large constants, which the text names dense<"@K"> instead of
+   * spelling their bytes in hex (that would cost more than the rest of
+   * reading): blob K's bytes are in the artifact, valid while it is. */
+  const struct xrt__bcblob *blobs;
+  size_t num_blobs;
+} xrt__bctext;
+typedef struct xrt__bcblob {
+  const void *data;
+  size_t len;
+} xrt__bcblob;
+/* Whether data starts with MLIR bytecode's magic, "ML\xefR". */
+XRT__PRIVATE bool xrt__is_bytecode(const char *data, size_t len);
+/* Reads the artifact into *out (text and line table from arena); errors
+ * are "FILE: bytecode offset N: ..." (INVALID_ARGUMENT; UNIMPLEMENTED for
+ * an artifact newer than xrt reads). */
+XRT__PRIVATE xrt_status xrt__bytecode_read(xrt__arena *arena, const char *data,
+                                           size_t len, const char *file,
+                                           xrt__bctext *out);
+/* The artifact's text in memory from malloc (*text; the caller frees it),
+ * for tests (not in the single file). */
+#if !defined(XRT__AMALGAMATION)
+XRT__PRIVATE xrt_status xrt__bytecode_to_text(const char *data, size_t len,
+                                              const char *file, char **text,
+                                              size_t *text_len);
+#endif
+/* After parsing t->text (status parsed, module m when it succeeded): gives
+ * ops and functions the artifact's locations, or relocates the parse
+ * error's message to the artifact. */
+XRT__PRIVATE xrt_status xrt__bytecode_locate(const xrt__bctext *t,
+                                             xrt_status parsed,
+                                             xrt_ir_module *m);
+
+/* ---- print.c ---- */
+/* The module as StableHLO text in print.c's canonical form; *out_text from
+ * malloc (the caller frees it), *out_len (may be NULL) its length. */
+XRT__PRIVATE xrt_status xrt__print_module(const xrt_ir_module *m,
+                                          char **out_text, size_t *out_len);
 
 /* ---- normalize.c ---- */
 XRT__PRIVATE xrt_status xrt__normalize_module(xrt__arena *arena, xrt_ir_module *m);
+/* The attribute forms alone, without CHLO lowering (which needs static
+ * shapes: refine.c lowers a shape-polymorphic program once refined). */
+XRT__PRIVATE xrt_status xrt__normalize_attrs(xrt__arena *arena, xrt_ir_module *m);
+/* The fields of convolution's dimension_numbers: [input, kernel, output]
+ * x [batch or input feature, feature or output feature, spatial]. */
+XRT__EXTERN_DATA const char *const xrt__conv_dim_names[3][3];
+
+/* ---- chlo.c ---- */
+/* Rewrites the CHLO ops that have a StableHLO spelling into it (called by
+ * xrt__normalize_module). */
+XRT__PRIVATE xrt_status xrt__chlo_lower_module(xrt__arena *arena,
+                                               xrt_ir_module *m);
 
 /* ---- verify.c ---- */
 
@@ -867,6 +1001,10 @@ XRT__PRIVATE xrt__device *xrt__device_get(const xrt_device *d);
 
 /* ---- hostfn.c ---- */
 XRT__PRIVATE xrt_status xrt__host_register_builtins(xrt__client *c);
+/* The numeric attributes of custom_call @target (n bytes) when target is
+ * a check op: located INVALID_ARGUMENT if one is out of its range. */
+XRT__PRIVATE xrt_status xrt__check_attrs_verify(const xrt_ir_op *op,
+                                                const char *target, size_t n);
 
 /* ---- pmap.c ---- */
 XRT__PRIVATE void xrt__client_free(xrt__client *c);
@@ -904,6 +1042,7 @@ struct xrt__plugin_reg {
   xrt_plugin_api api;          /* private copy, zero-filled past table_size */
   xrt_plugin_platform_desc desc;
   int live_clients;            /* under ctx->mu */
+  bool pjrt_wrapper;           /* table made by xrt_pjrt_plugin_wrap */
 };
 
 struct xrt__context {
@@ -1105,6 +1244,11 @@ typedef struct xrt__program {
    * [0] and with [1] debug locations; set by xrt_program_parse. */
   uint64_t text_digest[2][2];
   bool has_digest;
+  const xrt__shard_info *shard; /* sharding_annot.c; NULL: no shardings */
+  /* Shape-polymorphic (refine.c): parsed but not verified; each compile
+   * refines a copy, whose base is this program (it holds a reference). */
+  bool dynamic;
+  struct xrt__program *base;
 } xrt__program;
 
 /* Refcounted like buffers: queued executions hold references. */
@@ -1145,6 +1289,14 @@ XRT__PRIVATE void xrt__cache_digest_program(xrt__program *p, const char *text,
 
 /* ---- program.c ---- */
 XRT__PRIVATE void xrt__program_unref(xrt__program *p);
+XRT__PRIVATE xrt_status xrt__program_index(xrt__program *p);
+/* refine.c: whether a parsed module needs refining before it verifies (a
+ * `?` dimension, a real_dynamic_slice), and the refinement of an
+ * executable's program for the compile options (e->program becomes the
+ * refined copy). */
+XRT__PRIVATE bool xrt__refine_needed(const xrt_ir_module *m);
+XRT__PRIVATE xrt_status xrt__refine_executable(struct xrt__executable *e,
+                                               const xrt_compile_options *o);
 XRT__PRIVATE xrt_status xrt__program_create(xrt_allocator a, const char *text,
                                       size_t len,
                                       const xrt_compile_options *options,

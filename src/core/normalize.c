@@ -94,16 +94,18 @@ static xrt_status xrt__ints_attr(const xrt__nctx *n, const char *name,
   return XRT_OK;
 }
 
+XRT__PRIVATE_DATA const char *const xrt__conv_dim_names[3][3] = {
+    {"input_batch_dimension", "input_feature_dimension",
+     "input_spatial_dimensions"},
+    {"kernel_input_feature_dimension", "kernel_output_feature_dimension",
+     "kernel_spatial_dimensions"},
+    {"output_batch_dimension", "output_feature_dimension",
+     "output_spatial_dimensions"}};
+
 /* The compact conv form into a DICT of nine fields. */
 static xrt_status xrt__conv_dims(const xrt__nctx *n, const char *s,
                                  xrt_ir_attr *out) {
-  static const char *const names[3][3] = {
-      {"input_batch_dimension", "input_feature_dimension",
-       "input_spatial_dimensions"},
-      {"kernel_input_feature_dimension", "kernel_output_feature_dimension",
-       "kernel_spatial_dimensions"},
-      {"output_batch_dimension", "output_feature_dimension",
-       "output_spatial_dimensions"}};
+  const char *const (*names)[3] = xrt__conv_dim_names;
   static const char *const letters[3] = {"bf", "io", "bf"};
   xrt_ir_attr *items = (xrt_ir_attr *)xrt__arena_alloc(n->arena,
                                                        9 * sizeof *items);
@@ -209,6 +211,11 @@ static xrt_status xrt__normalize_region(xrt__nctx *n, const xrt_ir_region *r) {
 }
 
 XRT__PRIVATE xrt_status xrt__normalize_module(xrt__arena *arena, xrt_ir_module *m) {
+  xrt_status cs = xrt__chlo_lower_module(arena, m); /* chlo.c */
+  return cs ? cs : xrt__normalize_attrs(arena, m);
+}
+
+XRT__PRIVATE xrt_status xrt__normalize_attrs(xrt__arena *arena, xrt_ir_module *m) {
   xrt__nctx n = {arena, NULL};
   for (int32_t i = 0; i < m->num_funcs; i++) {
     xrt_status s = xrt__normalize_region(&n, &m->funcs[i].body);

@@ -482,7 +482,7 @@ static xrt_dtype xrt__dtype_named(xrt__parser *p, xrt__tok t) {
 }
 
 /* Integer range of a storage type (quant defaults). */
-static void xrt__int_range(xrt_dtype dt, int64_t *lo, int64_t *hi) {
+XRT__PRIVATE void xrt__int_range(xrt_dtype dt, int64_t *lo, int64_t *hi) {
   int b = xrt_dtype_bits(dt);
   if (dt == XRT_PRED) *lo = 0, *hi = 1;
   else if (xrt_dtype_is_signed_int(dt))
@@ -540,7 +540,16 @@ static xrt_dtype xrt__parse_quant(xrt__parser *p, const xrt_ir_quant **out) {
     xrt__perr(p, at, XRT_UNIMPLEMENTED, "unknown quantized expressed type '%.*s'",
               (int)e.n, e.s);
   q->axis = -1;
-  if (xrt__eat(p, ':')) q->axis = (int32_t)xrt__parse_i64(p);
+  if (xrt__eat(p, ':')) { /* -1 stands for per-tensor: refuse it written */
+    xrt__ws(p);
+    const char *dat = p->p;
+    int64_t d = xrt__parse_i64(p);
+    if (d < 0 || d >= XRT_MAX_RANK)
+      xrt__perr(p, dat, XRT_INVALID_ARGUMENT, "quantization dimension %lld "
+                "must be in [0, %d) (C11: 0 <= quantization_dimension)",
+                (long long)d, XRT_MAX_RANK);
+    q->axis = (int32_t)d;
+  }
   xrt__expect(p, ',');
   size_t fm = p->f64s.n, im = p->i64s.n;
   if (xrt__eat(p, '{')) {
@@ -592,11 +601,18 @@ static xrt_dtype xrt__parse_dtype(xrt__parser *p, const xrt_ir_quant **q) {
 static void xrt__parse_tensor_body(xrt__parser *p, xrt_ir_type *t) {
   for (;;) {
     int c = xrt__peek(p);
-    if (c == '?' || c == '*')
-      xrt__perr(p, p->p, XRT_UNIMPLEMENTED, "dynamic shapes are not supported");
-    if (!xrt__is_digit(c)) break;
+    if (c == '*')
+      xrt__perr(p, p->p, XRT_UNIMPLEMENTED, "unranked tensors are not supported");
+    if (!xrt__is_digit(c) && c != '?') break;
     if (t->shape.rank == XRT_MAX_RANK)
       xrt__perr(p, p->p, XRT_INVALID_ARGUMENT, "rank exceeds %d", XRT_MAX_RANK);
+    if (c == '?') { /* refined at compile (refine.c) */
+      p->p++;
+      t->shape.dims[t->shape.rank++] = XRT_DIM_DYNAMIC;
+      if (p->p >= p->end || *p->p != 'x') xrt__expected(p, "'x'");
+      p->p++;
+      continue;
+    }
     int64_t d = 0;
     const char *at = p->p;
     for (; p->p < p->end && xrt__is_digit(*p->p); p->p++) {
@@ -657,7 +673,7 @@ XRT__PRIVATE void xrt__parse_type(xrt__parser *p, xrt_ir_type *t) {
 
 /* (float)d without the undefined behaviour of out-of-range conversions:
  * beyond FLT_MAX + half an ulp it is infinity, else FLT_MAX. */
-static float xrt__f64_to_f32(double d) {
+XRT__PRIVATE float xrt__f64_to_f32(double d) {
   const double max = 3.4028234663852886e38, half_ulp = 10141204801825835211973625643008.0;
   if (!isfinite(d) || fabs(d) <= max) return (float)d;
   float r = fabs(d) >= max + half_ulp ? (float)INFINITY : (float)max;
@@ -815,11 +831,39 @@ static int64_t xrt__numel_sat(const xrt_shape *s) { /* saturating */
   return n;
 }
 
+/* "@K": large constant K of the portable artifact the text was read from
+ * (xrt__bctext), its raw element bytes copied; sizes checked as for hex. */
+static bool xrt__lit_blob(xrt__parser *p, xrt_ir_literal *lit, int64_t numel,
+                          size_t esz, const char *at, xrt__tok raw) {
+  if (!p->bc || raw.n < 2 || raw.s[0] != '@') return false;
+  size_t k = 0;
+  for (size_t i = 1; i < raw.n; i++) {
+    if (raw.s[i] < '0' || raw.s[i] > '9' || k > SIZE_MAX / 10 - 10)
+      xrt__perr(p, at, XRT_INVALID_ARGUMENT, "bad constant reference");
+    k = k * 10 + (size_t)(raw.s[i] - '0');
+  }
+  if (k >= p->bc->num_blobs)
+    xrt__perr(p, at, XRT_INVALID_ARGUMENT, "constant reference out of range");
+  size_t bytes = p->bc->blobs[k].len;
+  bool splat = bytes == esz && numel != 1;
+  if (!splat && (numel == INT64_MAX || bytes != (size_t)numel * esz))
+    xrt__perr(p, at, XRT_INVALID_ARGUMENT,
+              "constant has %zu bytes, its type needs %lld", bytes,
+              (long long)(numel == INT64_MAX ? -1 : numel * (int64_t)esz));
+  uint8_t *d = xrt__p_alloc(p, bytes);
+  memcpy(d, p->bc->blobs[k].data, bytes);
+  lit->data = d;
+  lit->bytes = bytes;
+  lit->splat = splat;
+  return true;
+}
+
 /* "0x..." raw element bytes; one element's worth is a splat. */
 static void xrt__lit_hex(xrt__parser *p, xrt_ir_literal *lit, int64_t numel,
                          size_t esz) {
   const char *at = p->p;
   xrt__tok raw = xrt__string_raw(p);
+  if (xrt__lit_blob(p, lit, numel, esz, at, raw)) return;
   if (raw.n < 2 || raw.s[0] != '0' || (raw.s[1] != 'x' && raw.s[1] != 'X') ||
       raw.n % 2)
     xrt__perr(p, at, XRT_INVALID_ARGUMENT, "expected a hex string \"0x...\"");
@@ -1074,13 +1118,17 @@ static void xrt__p_attr_number(xrt__parser *p, xrt_ir_attr *a, bool suffix) {
   xrt_ir_type t;
   xrt__parse_type(p, &t);
   xrt_dtype dt = t.shape.dtype;
-  if (t.kind != XRT_TYPE_TENSOR || !xrt_dtype_is_float(dt) || a->kind != XRT_ATTR_INT)
-    return;
+  if (t.kind != XRT_TYPE_TENSOR || !xrt_dtype_is_float(dt)) return;
+  bool bits = a->kind == XRT_ATTR_INT && r.hex;
   a->kind = XRT_ATTR_FLOAT;
-  if (r.hex && dt == XRT_F32) a->f = xrt__bits_to_f32((uint32_t)r.mag);
-  else if (r.hex && dt == XRT_F64) memcpy(&a->f, &r.mag, 8);
-  else if (r.hex && dt == XRT_F16) a->f = xrt_f16_to_f32((uint16_t)r.mag);
-  else if (r.hex && dt == XRT_BF16) a->f = xrt_bf16_to_f32((uint16_t)r.mag);
+  if (bits && dt == XRT_F32) a->f = xrt__bits_to_f32((uint32_t)r.mag);
+  else if (bits && dt == XRT_F64) memcpy(&a->f, &r.mag, 8);
+  else if (bits && dt == XRT_F16) a->f = xrt_f16_to_f32((uint16_t)r.mag);
+  else if (bits && dt == XRT_BF16) a->f = xrt_bf16_to_f32((uint16_t)r.mag);
+  /* a number `x : f32` holds an f32, as in MLIR (and in bytecode) */
+  else if (dt == XRT_F32) a->f = xrt__f64_to_f32(a->f);
+  else if (dt == XRT_F16) a->f = xrt_f16_to_f32(xrt_f64_to_f16(a->f));
+  else if (dt == XRT_BF16) a->f = xrt_bf16_to_f32(xrt_f64_to_bf16(a->f));
 }
 
 static bool xrt__is_type_word(xrt__parser *p, xrt__tok t) {

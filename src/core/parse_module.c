@@ -13,12 +13,16 @@
 static void xrt__parse_func_args(xrt__parser *p) {
   xrt__expect(p, '(');
   if (xrt__eat(p, ')')) return;
+  int32_t index = 0;
   do {
     xrt__name nm;
     xrt_ir_type t;
+    xrt__ws(p);
+    const char *at = p->p;
     xrt__parse_arg(p, &nm, &t);
     size_t am = p->attrs.n;
     xrt__opt_attr_dict(p);
+    xrt__sdy_note_attrs(p, am, false, index++, at); /* shardings: kept aside */
     p->attrs.n = am;
     xrt__skip_loc(p);
     xrt__rgn_arg(p, nm, &t);
@@ -34,10 +38,13 @@ static int32_t xrt__parse_func_results(xrt__parser *p) {
   if (!paren || !xrt__eat(p, ')')) {
     do {
       xrt_ir_type t;
+      xrt__ws(p);
+      const char *at = p->p;
       xrt__parse_type(p, &t);
       *(xrt_ir_type *)xrt__push_raw(p, &p->tys) = t;
       size_t am = p->attrs.n;
       if (paren) xrt__opt_attr_dict(p);
+      xrt__sdy_note_attrs(p, am, true, (int32_t)(p->tys.n - mark - 1), at);
       p->attrs.n = am;
       xrt__skip_loc(p);
     } while (paren && xrt__eat(p, ','));
@@ -390,6 +397,7 @@ static void xrt__parse_items(xrt__parser *p, xrt_ir_module *m, int close) {
         }
       }
       if (!t.n) xrt__expected(p, "'func.func' or 'module'");
+      if (xrt__sdy_module_item(p, t, *at == '"')) continue; /* sdy.mesh */
       xrt__perr(p, at, XRT_UNIMPLEMENTED, "unknown op '%.*s'", (int)t.n, t.s);
     }
   }
@@ -441,11 +449,14 @@ static void xrt__parse_all(xrt__parser *p, xrt_ir_module *m) {
   m->num_funcs = (int32_t)p->fns.n;
   m->funcs = xrt__vcopy(p, &p->fns, 0);
   for (int32_t i = 0; i < m->num_funcs; i++) xrt__resolve_calls(p, &m->funcs[i].body);
+  xrt__shard_pass(p, m); /* sharding annotations: sharding_annot.c */
 }
 
-XRT__PRIVATE xrt_status xrt__parse_module(xrt__arena *arena, const char *text,
-                                    size_t len, const char *file,
-                                    int line_offset, xrt_ir_module **out) {
+static xrt_status xrt__parse_run(xrt__arena *arena, const char *text,
+                                 size_t len, const char *file, int line_offset,
+                                 xrt_ir_module **out,
+                                 const xrt__shard_info **shard,
+                                 const xrt__bctext *bc) {
   /* The parser's scratch comes from the arena's allocator (the client's,
    * for xrt_compile). */
   xrt__parser *p = xrt__calloc(&arena->allocator, 1, sizeof *p);
@@ -457,6 +468,7 @@ XRT__PRIVATE xrt_status xrt__parse_module(xrt__arena *arena, const char *text,
   p->lc_line = 1;
   p->file = file ? file : "<input>";
   p->line_offset = line_offset;
+  p->bc = bc;
   xrt_ir_module *m = xrt__arena_alloc(arena, sizeof *m);
   xrt_status st = XRT_OK;
   if (!m) {
@@ -467,10 +479,25 @@ XRT__PRIVATE xrt_status xrt__parse_module(xrt__arena *arena, const char *text,
     m->stablehlo_version = XRT__STABLEHLO_VERSION;
     xrt__parse_all(p, m);
     *out = m;
+    if (shard) *shard = p->shard;
   } else {
     st = p->status;
   }
   xrt__parser_free(p);
   xrt__free(&arena->allocator, p);
   return st;
+}
+
+XRT__PRIVATE xrt_status xrt__parse_module(xrt__arena *arena, const char *text,
+                                    size_t len, const char *file,
+                                    int line_offset, xrt_ir_module **out,
+                                    const xrt__shard_info **shard) {
+  return xrt__parse_run(arena, text, len, file, line_offset, out, shard, NULL);
+}
+
+XRT__PRIVATE xrt_status xrt__parse_module_bc(xrt__arena *arena,
+                                       const struct xrt__bctext *bc,
+                                       xrt_ir_module **out,
+                                       const xrt__shard_info **shard) {
+  return xrt__parse_run(arena, bc->text, bc->len, bc->file, 0, out, shard, bc);
 }

@@ -409,6 +409,17 @@ XRT__PRIVATE void xrt__parse_pretty_sig(xrt__parser *p, xrt__opb *b) {
   int32_t nops = (int32_t)(p->ints.n - b->operands_mark);
   size_t tm = p->tys.n;
   int32_t k = xrt__parse_types(p, false), nres = b->num_names;
+  if (xrt__eat_arrow(p)) { /* CHLO's `T, ... -> R` or `T -> (R, ...)` */
+    if (k != nops)
+      xrt__perr(p, at, XRT_INVALID_ARGUMENT,
+                "op '%s' has %d operands but its type lists %d",
+                b->op.name, (int)nops, (int)k);
+    p->tys.n -= (size_t)k; /* still readable: nothing pushed since */
+    for (int32_t i = 0; i < k; i++)
+      xrt__check_use(p, b, i, &XRT__VAT(p->tys, xrt_ir_type, p->tys.n + (size_t)i));
+    xrt__parse_types(p, xrt__peek(p) == '(');
+    return;
+  }
   xrt__sig_uses(p, b, &XRT__VAT(p->tys, xrt_ir_type, tm), k);
   if (nres == k) return;
   if (nres == 1) { /* select: pred type, result type */

@@ -502,11 +502,28 @@ static void xrt__pretty_scan(xrt__parser *p, xrt__opb *b) {
   p->i64s.n = mark;
 }
 
+/* chlo.top_k(%x, k = N) [{attrs}] : T -> (T, T) */
+static void xrt__pretty_top_k(xrt__parser *p, xrt__opb *b) {
+  xrt__expect(p, '(');
+  xrt__p_operand(p);
+  xrt__expect(p, ',');
+  xrt__expect_kw(p, "k");
+  xrt__expect(p, '=');
+  xrt_ir_attr a;
+  xrt__parse_attr(p, &a, false);
+  xrt__add_attr(p, "k", &a);
+  xrt__expect(p, ')');
+  xrt__opt_attr_dict(p);
+  xrt__expect(p, ':');
+  xrt__parse_pretty_sig(p, b);
+}
+
 /* An op name's opcode; create_token is after_all with no inputs (the
  * spec's replacement for it). */
 static xrt_opcode xrt__p_opcode(xrt__tok t) {
   if (xrt__tok_is(t, "stablehlo.create_token")) return XRT_OP_AFTER_ALL;
-  return xrt__opcode_from_name(t.s, t.n);
+  xrt_opcode c = xrt__opcode_from_name(t.s, t.n);
+  return c != XRT_OP_INVALID ? c : xrt__sdy_opcode(t.s, t.n); /* parse_sdy.c */
 }
 
 static void xrt__parse_pretty(xrt__parser *p, xrt__opb *b) {
@@ -524,6 +541,10 @@ static void xrt__parse_pretty(xrt__parser *p, xrt__opb *b) {
     xrt__perr(p, at, XRT_UNIMPLEMENTED, "unknown op '%.*s'", (int)t.n, t.s);
   b->op.code = code;
   b->op.name = xrt_opcode_name(code);
+  if (xrt__is_sdy_op(code)) {
+    xrt__sdy_pretty(p, b);
+    return;
+  }
   if (b->check) {
     if (is_const) xrt__pretty_check_const(p, b);
     else xrt__pretty_common(p, b);
@@ -531,7 +552,7 @@ static void xrt__parse_pretty(xrt__parser *p, xrt__opb *b) {
     return;
   }
   switch (code) {
-  case XRT_OP_CONSTANT:
+  case XRT_OP_CONSTANT: case XRT_OP_CHLO_CONSTANT:
     if (xrt__peek(p) == '(') xrt__pretty_constant_fn(p, b);
     else xrt__pretty_constant(p);
     break;
@@ -544,6 +565,7 @@ static void xrt__parse_pretty(xrt__parser *p, xrt__opb *b) {
   case XRT_OP_CUSTOM_CALL: xrt__pretty_call(p, b); break;
   case XRT_OP_WHILE: xrt__pretty_while(p, b); break;
   case XRT_OP_CHLO_SCAN: xrt__pretty_scan(p, b); break;
+  case XRT_OP_CHLO_TOP_K: xrt__pretty_top_k(p, b); break;
   case XRT_OP_REDUCE:
     if (xrt__peek(p) == '(') {
       xrt__pretty_reduce(p, b);
@@ -566,7 +588,7 @@ static void xrt__parse_generic(xrt__parser *p, xrt__opb *b) {
   if (code == XRT_OP_INVALID)
     xrt__perr(p, at, XRT_UNIMPLEMENTED, "unknown op '%.*s'", (int)t.n, t.s);
   b->op.code = code;
-  b->op.name = xrt_opcode_name(code);
+  b->op.name = xrt__is_sdy_op(code) ? xrt__sdy_name(code) : xrt_opcode_name(code);
   xrt__paren_operands(p);
   if (xrt__peek(p) == '[')
     xrt__perr(p, p->p, XRT_UNIMPLEMENTED, "successor blocks");
@@ -584,7 +606,8 @@ static void xrt__parse_generic(xrt__parser *p, xrt__opb *b) {
   xrt__expect(p, ':');
   xrt__parse_fn_type(p, b);
   xrt_ir_attr *v = xrt__find_attr(p, b, "value");
-  if (v && v->lit && (is_const || code == XRT_OP_CONSTANT))
+  if (v && v->lit && (is_const || code == XRT_OP_CONSTANT ||
+                      code == XRT_OP_CHLO_CONSTANT))
     v->kind = XRT_ATTR_DENSE; /* a tensor value, not a list of ints */
   if (is_const) {
     if (!v || v->kind != XRT_ATTR_DENSE)

@@ -35,6 +35,34 @@ static bool xrt__sim_linked(void) {
 #define XRT__SIM_LINKED() xrt__sim_linked()
 #endif
 
+/* The PJRT adapter (xrt_pjrt.c) is found the same way: XRT_WITH_PJRT (the
+ * Makefile's) links it strongly; otherwise a weak reference finds it when
+ * it is linked; without weak symbols, PJRT plugins are not loaded. */
+#if defined(XRT_WITH_PJRT)
+#define XRT__PJRT_LINKED() 1
+#elif defined(__GNUC__) && !defined(XRT_NO_PJRT) && !defined(_WIN32)
+#pragma weak xrt_pjrt_plugin_wrap
+#pragma weak xrt_pjrt_plugin_unwrap
+static bool xrt__pjrt_linked(void) {
+  xrt_status (*volatile fn)(const void *, const char *, const char *,
+                            const xrt_plugin_api **) = xrt_pjrt_plugin_wrap;
+  return fn != NULL;
+}
+#define XRT__PJRT_LINKED() xrt__pjrt_linked()
+#else
+#define XRT__PJRT_LINKED() 0
+#endif
+
+/* Frees a wrapper xrt_pjrt_plugin_wrap made. */
+static void xrt__pjrt_unwrap(const xrt_plugin_api *table) {
+#if defined(XRT_WITH_PJRT) || \
+    (defined(__GNUC__) && !defined(XRT_NO_PJRT) && !defined(_WIN32))
+  if (XRT__PJRT_LINKED()) xrt_pjrt_plugin_unwrap(table);
+#else
+  (void)table;
+#endif
+}
+
 /* The smallest table xrt loads: through `execute`, the last entry every
  * table since ABI 0.1 has (a shorter one cannot run a program). */
 #define XRT__PLUGIN_MIN_SIZE                                                  \
@@ -175,11 +203,13 @@ static xrt_status xrt__plugin_describe(xrt__plugin_reg *r) {
   xrt_plugin_platform_desc *d = &r->desc;
   memset(d, 0, sizeof *d);
   d->struct_size = sizeof *d;
+  d->api = r->table;
   if (r->api.platform_describe) {
     xrt_plugin_error err = {{0}};
     xrt_status s = r->api.platform_describe(d, &err);
     if (s) return xrt__fail_plugin(s, r->name, &err);
     d->struct_size = sizeof *d;
+    d->api = r->table;
   }
   int v[3];
   if ((d->stablehlo_min && !xrt__version_parse(d->stablehlo_min, v)) ||
@@ -205,6 +235,8 @@ static xrt_status xrt__plugin_describe(xrt__plugin_reg *r) {
 static void xrt__reg_free(xrt__context *x, xrt__plugin_reg *r) {
   if (!r) return;
   xrt__hfree_if_live(r->handle, XRT__H_PLUGIN, r);
+  /* A PJRT wrapper goes before its library: it may call into it. */
+  if (r->pjrt_wrapper) xrt__pjrt_unwrap(r->table);
   if (r->dl) xrt__os_dl_close(r->dl);
   xrt__free(&x->allocator, r->name);
   xrt__free(&x->allocator, r->path);
@@ -267,15 +299,67 @@ static xrt_status xrt__reg_add(xrt__context *x, const char *name,
 
 /* ---- loading shared libraries ---- */
 
-/* The library's table: NOT_FOUND without the entry symbol, FAILED_
- * PRECONDITION when it returns NULL. */
-static xrt_status xrt__dl_table(void *dl, const char *path,
-                                const xrt_plugin_api **out) {
-  char why[512];
-  xrt__os_fn sym = xrt__os_dl_sym(dl, XRT_PLUGIN_ENTRY_SYMBOL, why, sizeof why);
+/* The name a PJRT library registers under when none is given: its file
+ * name without directories, a "lib" prefix and the extension
+ * ("/opt/libtpu.so" -> "tpu"). */
+static void xrt__pjrt_default_name(const char *path, char *out, size_t cap) {
+  const char *b = path;
+  for (const char *p = path; *p; p++)
+    if (*p == '/' || *p == '\\') b = p + 1;
+  if (!strncmp(b, "lib", 3) && b[3] && b[3] != '.') b += 3;
+  size_t n = strcspn(b, ".");
+  if (!n) n = strlen(b);
+  if (n >= cap) n = cap - 1;
+  memcpy(out, b, n);
+  out[n] = '\0';
+}
+
+/* A library that exports GetPjrtApi: its PJRT table wrapped as an xrt
+ * table (*wrapped set), or why it cannot be. */
+static xrt_status xrt__dl_pjrt_table(void *dl, const char *path,
+                                     const char *name,
+                                     const xrt_plugin_api **out,
+                                     bool *wrapped) {
+  char why[512], def[128];
+  xrt__os_fn sym = xrt__os_dl_sym(dl, XRT_PJRT_ENTRY_SYMBOL, why, sizeof why);
   if (!sym)
-    return xrt__fail(XRT_NOT_FOUND, "'%s' does not export %s, so it is not "
-                     "an xrt plugin (%s)", path, XRT_PLUGIN_ENTRY_SYMBOL, why);
+    return xrt__fail(XRT_NOT_FOUND, "'%s' exports neither %s nor %s, so it "
+                     "is not an xrt plugin nor a PJRT one (%s)", path,
+                     XRT_PLUGIN_ENTRY_SYMBOL, XRT_PJRT_ENTRY_SYMBOL, why);
+  if (!XRT__PJRT_LINKED())
+    return xrt__fail(XRT_UNIMPLEMENTED, "'%s' is a PJRT plugin (it exports "
+                     "%s), but this xrt was built without xrt_pjrt.c, which "
+                     "loads them", path, XRT_PJRT_ENTRY_SYMBOL);
+  const void *api = ((const void *(*)(void))sym)();
+  if (!api)
+    return xrt__fail(XRT_FAILED_PRECONDITION, "'%s': %s() returned NULL",
+                     path, XRT_PJRT_ENTRY_SYMBOL);
+  if (!name) {
+    xrt__pjrt_default_name(path, def, sizeof def);
+    name = def;
+  }
+#if defined(XRT_WITH_PJRT) || \
+    (defined(__GNUC__) && !defined(XRT_NO_PJRT) && !defined(_WIN32))
+  xrt_status s = xrt_pjrt_plugin_wrap(api, name, path, out);
+  if (s) return s;
+  *wrapped = true;
+  return XRT_OK;
+#else
+  (void)out;
+  (void)wrapped;
+  return XRT_UNIMPLEMENTED;
+#endif
+}
+
+/* The library's table: NOT_FOUND without the entry symbol, FAILED_
+ * PRECONDITION when it returns NULL.  A PJRT library's table is wrapped
+ * (*wrapped set: the caller then owns the wrapper). */
+static xrt_status xrt__dl_table(void *dl, const char *path, const char *name,
+                                const xrt_plugin_api **out, bool *wrapped) {
+  char why[512];
+  *wrapped = false;
+  xrt__os_fn sym = xrt__os_dl_sym(dl, XRT_PLUGIN_ENTRY_SYMBOL, why, sizeof why);
+  if (!sym) return xrt__dl_pjrt_table(dl, path, name, out, wrapped);
   *out = ((xrt_plugin_get_api_fn)sym)();
   if (!*out)
     return xrt__fail(XRT_FAILED_PRECONDITION, "'%s': %s() returned NULL",
@@ -330,11 +414,12 @@ static xrt_status xrt__load_locked(xrt__context *x, const char *name,
   char why[512];
   void *dl = xrt__os_dl_open(real, why, sizeof why);
   const xrt_plugin_api *t = NULL;
+  bool wrapped = false;
   if (!dl) {
     s = xrt__fail(XRT_INVALID_ARGUMENT, "cannot load plugin '%s': not a "
                   "loadable shared library: %s", path, why);
   } else {
-    s = xrt__dl_table(dl, path, &t);
+    s = xrt__dl_table(dl, path, name, &t, &wrapped);
   }
   if (skipped && (s == XRT_INVALID_ARGUMENT || s == XRT_NOT_FOUND)) {
     xrt__log(XRT_LOG_INFO, "plugin", "skipped %s", xrt_last_error());
@@ -344,8 +429,11 @@ static xrt_status xrt__load_locked(xrt__context *x, const char *name,
     if (!s) {
       dl = NULL; /* the registration's now */
       (*out)->id = id;
+      (*out)->pjrt_wrapper = wrapped;
+      wrapped = false;
     }
   }
+  if (wrapped) xrt__pjrt_unwrap(t);
   if (dl) xrt__os_dl_close(dl);
   xrt__free(&x->allocator, real);
   return skipped && *skipped ? XRT_OK : s;
@@ -489,6 +577,37 @@ xrt_status xrt_context_register_plugin(xrt_context *context, const char *name,
   pthread_mutex_unlock(&x->mu);
   if (!s && out_plugin) *out_plugin = (xrt_plugin *)r->handle;
   return s;
+}
+
+xrt_status xrt_context_register_pjrt(xrt_context *context, const char *name,
+                                     const void *pjrt_api,
+                                     xrt_plugin **out_plugin) {
+  if (out_plugin) *out_plugin = NULL;
+  xrt__context *x = xrt__context_get(context);
+  XRT__CHECK_ARG(x, "invalid context");
+  XRT__CHECK_ARG(pjrt_api, "pjrt_api is NULL");
+  if (!XRT__PJRT_LINKED())
+    return xrt__fail(XRT_UNIMPLEMENTED, "xrt_context_register_pjrt: this xrt "
+                     "was built without xrt_pjrt.c, which wraps PJRT plugins");
+  const xrt_plugin_api *t = NULL;
+  if (!name) name = "pjrt";
+  xrt_status s = XRT_UNIMPLEMENTED;
+#if defined(XRT_WITH_PJRT) || \
+    (defined(__GNUC__) && !defined(XRT_NO_PJRT) && !defined(_WIN32))
+  s = xrt_pjrt_plugin_wrap(pjrt_api, name, NULL, &t);
+#endif
+  if (s) return s;
+  pthread_mutex_lock(&x->mu);
+  xrt__plugin_reg *r = NULL;
+  s = xrt__reg_add(x, name, t, "", NULL, NULL, &r);
+  if (!s) r->pjrt_wrapper = true;
+  pthread_mutex_unlock(&x->mu);
+  if (s) {
+    xrt__pjrt_unwrap(t);
+    return s;
+  }
+  if (out_plugin) *out_plugin = (xrt_plugin *)r->handle;
+  return XRT_OK;
 }
 
 xrt_status xrt_context_load_plugin(xrt_context *context, const char *name,

@@ -42,7 +42,7 @@ static int32_t xrt__number_custom_calls(const xrt_ir_region *r,
   return n;
 }
 
-static xrt_status xrt__program_index(xrt__program *p) {
+XRT__PRIVATE xrt_status xrt__program_index(xrt__program *p) {
   xrt_ir_module *m = p->module;
   int32_t n = 0;
   for (int32_t i = 0; i < m->num_funcs; i++)
@@ -64,15 +64,38 @@ static xrt_status xrt__program_build(xrt__program *p, const char *text,
   int line_offset = o ? o->line_offset : 0;
   char *fname = xrt__arena_strndup(&p->arena, file, strlen(file));
   if (!fname) return xrt__nomem("the program's file name");
-  xrt_status s = xrt__parse_module(&p->arena, text, len, fname, line_offset,
-                                   &p->module);
+  xrt__bctext bc = {0};
+  const char *input = text;
+  size_t input_len = len;
+  if (xrt__is_bytecode(text, len)) { /* a portable artifact: read as text */
+    xrt_status b = xrt__bytecode_read(&p->arena, text, len, fname, &bc);
+    if (b) return b;
+    text = bc.text;
+    len = bc.len;
+    line_offset = 0;
+  }
+  xrt_status s = bc.text ? xrt__parse_module_bc(&p->arena, &bc, &p->module, &p->shard)
+                         : xrt__parse_module(&p->arena, text, len, fname,
+                                             line_offset, &p->module, &p->shard);
+  if (bc.text) s = xrt__bytecode_locate(&bc, s, s ? NULL : p->module);
   if (s) return s;
   if (p->module->num_funcs == 0)
     return xrt__fail(XRT_INVALID_ARGUMENT, "%s:%d:1: the program has no "
                      "function", file, 1 + line_offset);
-  if ((s = xrt__normalize_module(&p->arena, p->module)) ||
-      (s = xrt__verify_module(p->module)))
+  /* A shape-polymorphic program is verified once refined (refine.c). */
+  p->dynamic = xrt__refine_needed(p->module);
+  if ((s = p->dynamic ? xrt__normalize_attrs(&p->arena, p->module)
+                      : xrt__normalize_module(&p->arena, p->module)) ||
+      (!p->dynamic && (s = xrt__verify_module(p->module))))
     return s;
+  /* Kept for plugins that compile the program with another compiler (a
+   * PJRT plugin's PJRT_Client_Compile); an artifact as it came (its text
+   * names large constants by reference, and PJRT reads artifacts). */
+  if (bc.text) len = input_len;
+  const char *src = xrt__arena_strndup(&p->arena, bc.text ? input : text, len);
+  if (!src) return xrt__nomem("the program's text");
+  p->module->source = src;
+  p->module->source_size = len;
   return xrt__program_index(p);
 }
 
@@ -85,8 +108,10 @@ static xrt__program *xrt__program_get(const xrt_program *p) {
 XRT__PRIVATE void xrt__program_unref(xrt__program *p) {
   if (atomic_fetch_sub(&p->refs, 1) != 1) return;
   xrt_allocator a = p->allocator;
+  xrt__program *base = p->base; /* a refined copy's (refine.c) */
   xrt__arena_release(&p->arena);
   xrt__free(&a, p);
+  if (base) xrt__program_unref(base);
 }
 
 XRT__PRIVATE xrt_status xrt__program_create(xrt_allocator a, const char *text,
@@ -348,16 +373,24 @@ static bool xrt__region_cheap(const xrt_ir_module *m, const xrt_ir_func *f,
 XRT__PRIVATE xrt_status xrt__executable_build(xrt__executable *e,
                                         const xrt_compile_options *o) {
   xrt__client *c = e->client;
+  xrt_status s = xrt__refine_executable(e, o); /* shape-polymorphic */
+  if (s) return s;
   const xrt_ir_module *m = e->program->module;
-  xrt_status s = xrt__find_entry(m, o ? o->entry : NULL, &e->entry);
-  if (s || (s = xrt__executable_launch(e, o)) || (s = xrt__entry_shapes(e)) ||
+  s = xrt__find_entry(m, o ? o->entry : NULL, &e->entry);
+  if (s || (s = xrt__executable_launch(e, o)) ||
+      (s = xrt__shard_check(e->program->shard, e->num_replicas,
+                            e->num_partitions)) ||
+      (s = xrt__entry_shapes(e)) ||
       (s = xrt__bind_custom_calls(e)))
     return s;
   int64_t budget = 1 << 14;
   /* XRT_NO_INLINE=1 sends every launch through the device queues (to
    * measure or debug them). */
   const char *no_inline = getenv("XRT_NO_INLINE");
+  bool together = (c->reg->desc.capabilities & XRT_CAP_LAUNCH_TOGETHER) &&
+                  (int64_t)e->num_replicas * e->num_partitions > 1;
   e->inline_ok = !(no_inline && *no_inline && *no_inline != '0') &&
+                 !together &&
                  xrt__region_cheap(m, &m->funcs[e->entry],
                                    &m->funcs[e->entry].body, &budget, 0);
   xrt_plugin_compile_args args = {sizeof args, m, e->entry, e->bindings,

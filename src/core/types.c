@@ -227,7 +227,10 @@ size_t xrt_shape_format(const xrt_shape *s, char *buf, size_t cap) {
   size_t n = 0;
   n += (size_t)snprintf(tmp + n, sizeof tmp - n, "tensor<");
   for (int32_t i = 0; s && i < s->rank && i < XRT_MAX_RANK; i++)
-    n += (size_t)snprintf(tmp + n, sizeof tmp - n, "%" PRId64 "x", s->dims[i]);
+    n += s->dims[i] < 0 /* XRT_DIM_DYNAMIC */
+             ? (size_t)snprintf(tmp + n, sizeof tmp - n, "?x")
+             : (size_t)snprintf(tmp + n, sizeof tmp - n, "%" PRId64 "x",
+                                s->dims[i]);
   n += (size_t)snprintf(tmp + n, sizeof tmp - n, "%s>",
                         s ? xrt_dtype_name(s->dtype) : "invalid");
   if (cap) snprintf(buf, cap, "%s", tmp);

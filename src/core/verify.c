@@ -119,6 +119,15 @@ XRT__PRIVATE unsigned xrt__elementwise_mask(xrt_opcode code) {
   case XRT_OP_ATAN2: return XRT__M_FC;
   case XRT_OP_FLOOR: case XRT_OP_CEIL: case XRT_OP_ROUND_NEAREST_AFZ:
   case XRT_OP_ROUND_NEAREST_EVEN: return XRT__M(XRT__K_FLOAT);
+  /* CHLO's elementwise math (ChloOps.td: HLO_AnyFpOrComplexTensor or
+   * HLO_AnyFpTensor); bessel_i1e on complex has no definition to follow */
+  case XRT_OP_CHLO_ACOS: case XRT_OP_CHLO_ACOSH: case XRT_OP_CHLO_ASIN:
+  case XRT_OP_CHLO_ASINH: case XRT_OP_CHLO_ATAN: case XRT_OP_CHLO_ATANH:
+  case XRT_OP_CHLO_COSH: case XRT_OP_CHLO_SINH: return XRT__M_FC;
+  case XRT_OP_CHLO_BESSEL_I1E: case XRT_OP_CHLO_DIGAMMA: case XRT_OP_CHLO_ERF:
+  case XRT_OP_CHLO_ERFC: case XRT_OP_CHLO_ERF_INV: case XRT_OP_CHLO_LGAMMA:
+  case XRT_OP_CHLO_NEXT_AFTER: case XRT_OP_CHLO_POLYGAMMA:
+  case XRT_OP_CHLO_ZETA: return XRT__M(XRT__K_FLOAT);
   default: return 0;
   }
 }
@@ -129,7 +138,9 @@ static bool xrt__is_binary_elementwise(xrt_opcode c) {
   case XRT_OP_DIVIDE: case XRT_OP_REMAINDER: case XRT_OP_MAXIMUM:
   case XRT_OP_MINIMUM: case XRT_OP_POWER: case XRT_OP_AND: case XRT_OP_OR:
   case XRT_OP_XOR: case XRT_OP_SHIFT_LEFT: case XRT_OP_SHIFT_RIGHT_ARITHMETIC:
-  case XRT_OP_SHIFT_RIGHT_LOGICAL: case XRT_OP_ATAN2: return true;
+  case XRT_OP_SHIFT_RIGHT_LOGICAL: case XRT_OP_ATAN2:
+  case XRT_OP_CHLO_NEXT_AFTER: case XRT_OP_CHLO_POLYGAMMA:
+  case XRT_OP_CHLO_ZETA: return true;
   default: return false;
   }
 }
@@ -757,5 +768,5 @@ XRT__PRIVATE xrt_status xrt__verify_constant(const xrt__vctx *v) {
 XRT__PRIVATE xrt_status xrt__verify_custom_call(const xrt__vctx *v) {
   const xrt_ir_attr *t = xrt__vattr(v, "call_target_name", XRT_ATTR_STRING);
   if (!t) return xrt__vfail(v, "missing string attribute 'call_target_name'");
-  return XRT_OK;
+  return xrt__check_attrs_verify(v->op, t->s, (size_t)t->n); /* hostfn.c */
 }

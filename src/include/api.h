@@ -277,6 +277,11 @@ typedef struct xrt_shape {
   int64_t dims[XRT_MAX_RANK]; /* dims[0..rank), outermost first */
 } xrt_shape;
 
+/* A dimension whose size is not known before compilation (`?` in
+ * tensor<?x4xf32>): found only in the types of a parsed shape-polymorphic
+ * program (xrt_program_module), never in a compiled one's. */
+#define XRT_DIM_DYNAMIC (-1)
+
 /* Number of elements (1 for rank 0). Thread-safe. */
 XRT_API int64_t xrt_shape_numel(const xrt_shape *s);
 /* Number of bytes of a dense array of this shape. Thread-safe. */
@@ -741,6 +746,10 @@ XRT_API xrt_plugin *xrt_context_find_plugin(const xrt_context *context,
 #define XRT_CAP_EXCLUSIVE (1u << 3)       /* one client per device at a time */
 #define XRT_CAP_FAULT_INJECTION (1u << 4) /* inject_fault works */
 #define XRT_CAP_HOST_MEMORY (1u << 5)     /* device memory is host-addressable */
+/* The participants of a launch over several devices must run at once (a
+ * PJRT plugin runs them in one call): the core never runs them one after
+ * another on the calling thread. */
+#define XRT_CAP_LAUNCH_TOGETHER (1u << 6)
 
 /* What a plugin says of itself, before any client exists.  Strings are
  * borrowed from the plugin and live until it is unloaded. */
@@ -1014,6 +1023,18 @@ typedef struct xrt_compile_options {
   int cache_keep_locations;
   /* 1: this compile neither reads nor fills any cache. */
   int cache_disable;
+  /* Shapes of the entry function's arguments (num_arg_shapes of them, one
+   * per argument; 0 and NULL: its own types), for shape-polymorphic
+   * programs: an argument type with `?` dimensions (tensor<?x4xf32>, as
+   * jax.export writes symbolic shapes) takes the given static shape, which
+   * must have its rank, element type and static dimensions (else
+   * XRT_INVALID_ARGUMENT naming the argument), and the compile refines
+   * every shape in the program from these (see "Shape-polymorphic
+   * programs"); the executable is static.  A program without `?` checks
+   * them against its own.  Keyed by the compilation cache.  Copied by the
+   * compile call. */
+  int num_arg_shapes;
+  const xrt_shape *arg_shapes;
 } xrt_compile_options;
 
 /* Fills *options with defaults. Thread-safe. */
@@ -1029,12 +1050,36 @@ XRT_API xrt_status xrt_program_parse(const char *text, size_t len,
 /* Releases a program; NULL and stale handles are ignored.  Not thread-safe
  * with other calls on the same program. */
 XRT_API void xrt_program_release(xrt_program *program);
+/* Writes the program as a StableHLO portable artifact: MLIR bytecode of
+ * the VHLO dialect, what jax.export and StableHLO's serializer write and
+ * what xrt_program_parse / xrt_compile read back.  target_version
+ * ("1.8.0"; NULL, "" or "current": the newest version whose artifacts
+ * xrt reads, 1.20.0 today) picks each op's VHLO version and the bytecode
+ * format; versions 0.9.0 and up are written.  An op, or an attribute that
+ * differs from its default, that the target version lacks is refused
+ * (XRT_UNIMPLEMENTED, naming it), as are ops without a portable form
+ * (CHLO math that xrt runs directly).  *out_data (*out_size bytes) is
+ * allocated with malloc: the caller frees it with free().  Thread-safe
+ * (the program is only read). */
+XRT_API xrt_status xrt_program_serialize(const xrt_program *program,
+                                         const char *target_version,
+                                         char **out_data, size_t *out_size);
 /* Number of functions of the program (-1 if invalid). Thread-safe. */
 XRT_API int xrt_program_function_count(const xrt_program *program);
 /* The name of function number index, without the "@" (borrowed from the
  * program; NULL if the program is invalid or index out of range).
  * Thread-safe. */
 XRT_API const char *xrt_program_function_name(const xrt_program *program, int index);
+/* Writes the program as StableHLO text in one canonical form, which
+ * depends only on what was parsed (not on pretty or generic syntax, value
+ * names, locations or comments) and parses back to the same program: the
+ * module and functions in their pretty form, every op in MLIR's generic
+ * form with its attributes sorted by name, floats exact (shortest decimal
+ * or hex), no locations.  *out_text (NUL-terminated, *out_len bytes
+ * without the NUL; out_len may be NULL) is allocated with malloc: the
+ * caller frees it with free().  Thread-safe. */
+XRT_API xrt_status xrt_program_print(const xrt_program *program,
+                                     char **out_text, size_t *out_len);
 
 /* Compiles a parsed program for the client's devices (options may be NULL;
  * options->entry, num_replicas, num_partitions and device_assignment are

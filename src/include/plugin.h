@@ -125,7 +125,55 @@
   X(FUNC_RETURN, "func.return")                                               \
   X(CHLO_MULHI, "chlo.mulhi")                                                 \
   X(CHLO_RAGGED_DOT, "chlo.ragged_dot")                                       \
-  X(CHLO_SCAN, "chlo.scan")
+  X(CHLO_SCAN, "chlo.scan")                                                   \
+  X(CHLO_ACOS, "chlo.acos")                                                   \
+  X(CHLO_ACOSH, "chlo.acosh")                                                 \
+  X(CHLO_ASIN, "chlo.asin")                                                   \
+  X(CHLO_ASINH, "chlo.asinh")                                                 \
+  X(CHLO_ATAN, "chlo.atan")                                                   \
+  X(CHLO_ATANH, "chlo.atanh")                                                 \
+  X(CHLO_BESSEL_I1E, "chlo.bessel_i1e")                                       \
+  X(CHLO_CONJ, "chlo.conj")                                                   \
+  X(CHLO_CONSTANT, "chlo.constant")                                           \
+  X(CHLO_CONSTANT_LIKE, "chlo.constant_like")                                 \
+  X(CHLO_COSH, "chlo.cosh")                                                   \
+  X(CHLO_DIGAMMA, "chlo.digamma")                                             \
+  X(CHLO_ERF, "chlo.erf")                                                     \
+  X(CHLO_ERFC, "chlo.erfc")                                                   \
+  X(CHLO_ERF_INV, "chlo.erf_inv")                                             \
+  X(CHLO_IS_INF, "chlo.is_inf")                                               \
+  X(CHLO_IS_NEG_INF, "chlo.is_neg_inf")                                       \
+  X(CHLO_IS_POS_INF, "chlo.is_pos_inf")                                       \
+  X(CHLO_LGAMMA, "chlo.lgamma")                                               \
+  X(CHLO_NEXT_AFTER, "chlo.next_after")                                       \
+  X(CHLO_POLYGAMMA, "chlo.polygamma")                                         \
+  X(CHLO_SINH, "chlo.sinh")                                                   \
+  X(CHLO_TAN, "chlo.tan")                                                     \
+  X(CHLO_TOP_K, "chlo.top_k")                                                 \
+  X(CHLO_ZETA, "chlo.zeta")                                                   \
+  X(CHLO_BROADCAST_ADD, "chlo.broadcast_add")                                 \
+  X(CHLO_BROADCAST_AND, "chlo.broadcast_and")                                 \
+  X(CHLO_BROADCAST_ATAN2, "chlo.broadcast_atan2")                             \
+  X(CHLO_BROADCAST_COMPARE, "chlo.broadcast_compare")                         \
+  X(CHLO_BROADCAST_COMPLEX, "chlo.broadcast_complex")                         \
+  X(CHLO_BROADCAST_DIVIDE, "chlo.broadcast_divide")                           \
+  X(CHLO_BROADCAST_MAXIMUM, "chlo.broadcast_maximum")                         \
+  X(CHLO_BROADCAST_MINIMUM, "chlo.broadcast_minimum")                         \
+  X(CHLO_BROADCAST_MULTIPLY, "chlo.broadcast_multiply")                       \
+  X(CHLO_BROADCAST_NEXT_AFTER, "chlo.broadcast_next_after")                   \
+  X(CHLO_BROADCAST_OR, "chlo.broadcast_or")                                   \
+  X(CHLO_BROADCAST_POLYGAMMA, "chlo.broadcast_polygamma")                     \
+  X(CHLO_BROADCAST_POWER, "chlo.broadcast_power")                             \
+  X(CHLO_BROADCAST_REMAINDER, "chlo.broadcast_remainder")                     \
+  X(CHLO_BROADCAST_SELECT, "chlo.broadcast_select")                           \
+  X(CHLO_BROADCAST_SHIFT_LEFT, "chlo.broadcast_shift_left")                   \
+  X(CHLO_BROADCAST_SHIFT_RIGHT_ARITHMETIC,                                    \
+    "chlo.broadcast_shift_right_arithmetic")                                  \
+  X(CHLO_BROADCAST_SHIFT_RIGHT_LOGICAL, "chlo.broadcast_shift_right_logical") \
+  X(CHLO_BROADCAST_SUBTRACT, "chlo.broadcast_subtract")                       \
+  X(CHLO_BROADCAST_XOR, "chlo.broadcast_xor")                                 \
+  X(CHLO_BROADCAST_ZETA, "chlo.broadcast_zeta")                             \
+  X(REAL_DYNAMIC_SLICE, "stablehlo.real_dynamic_slice")
 
 /* Every op the parser knows: XRT_OP_ADD for "stablehlo.add", and so on
  * (XRT_OPCODES lists them with their names). */
@@ -275,6 +323,12 @@ typedef struct xrt_ir_module {
   /* The module attribute stablehlo.version ("1.8.0"), or
    * xrt_stablehlo_version() when absent. */
   const char *stablehlo_version;
+  /* ---- ABI 1.3 ---- */
+  /* The program as xrt received it (StableHLO text, or the bytes of a
+   * portable artifact; source_size bytes, NUL-terminated), for plugins that hand programs on to another
+   * compiler (xrt_pjrt.c passes it to PJRT_Client_Compile). */
+  const char *source;
+  size_t source_size;
 } xrt_ir_module;
 
 /* The module of a parsed program (borrowed from it; read-only). Thread-safe. */
@@ -324,7 +378,7 @@ static inline const xrt_ir_attr *xrt_ir_attr_field(const xrt_ir_attr *attr,
 /* The plugin ABI version of this header: a plugin built with it sets
  * abi_major and abi_minor of its table to these. */
 #define XRT_PLUGIN_ABI_MAJOR 1 /* changes only when the ABI breaks */
-#define XRT_PLUGIN_ABI_MINOR 2 /* grows with each append to the ABI */
+#define XRT_PLUGIN_ABI_MINOR 3 /* grows with each append to the ABI */
 /* The oldest minor of this major that xrt still loads. */
 #define XRT_PLUGIN_ABI_MIN_MINOR 0
 
@@ -380,6 +434,10 @@ typedef struct xrt_plugin_client_args {
   /* ---- ABI 1.0 ---- */
   xrt_topology topology;   /* resolved, no -1 */
   const xrt_plugin_host_api *host; /* valid until client_destroy */
+  /* ---- ABI 1.3 ---- */
+  /* The table this call came through, so that one set of functions can
+   * serve several tables (xrt_pjrt.c makes one per PJRT plugin). */
+  const struct xrt_plugin_api *api;
 } xrt_plugin_client_args;
 
 /* A box copy: the elements of extent[0..rank) starting at src_start in
@@ -410,6 +468,10 @@ typedef struct xrt_plugin_platform_desc {
   uint64_t dtypes;               /* bit (1 << xrt_dtype) per type; 0: all */
   int num_attributes;
   const xrt_attribute *attributes;
+  /* ---- ABI 1.3 ---- */
+  /* Set by the core: the table platform_describe was called through (see
+   * xrt_plugin_client_args.api). */
+  const struct xrt_plugin_api *api;
 } xrt_plugin_platform_desc;
 
 /* What device_describe reports of one device. */
@@ -585,6 +647,37 @@ typedef struct xrt_plugin_api {
 
 /* The simulator's table, when xrt_sim.c is compiled in. Thread-safe. */
 XRT_API const xrt_plugin_api *xrt_sim_plugin_api(void);
+
+/* ---- PJRT plugins as xrt plugins (xrt_pjrt.c, optional) ----
+ * A library that exports GetPjrtApi (OpenXLA's PJRT C API: every vendor's
+ * device plugin) instead of xrt_plugin_get_api loads as an xrt plugin when
+ * xrt_pjrt.c is compiled in: xrt_context_load_plugin, XRT_PLUGINS and
+ * directory scans find the symbol and wrap the PJRT_Api table it returns. */
+
+/* The symbol a PJRT plugin library exports. */
+#define XRT_PJRT_ENTRY_SYMBOL "GetPjrtApi"
+
+/* Wraps pjrt_api (the const PJRT_Api * a PJRT plugin's GetPjrtApi
+ * returned) as an xrt plugin table named name (NULL: "pjrt"); label names
+ * the plugin in messages (its path, say; may be NULL).  Checks the table's
+ * version and size and calls PJRT_Plugin_Initialize.  The caller owns
+ * *out_table (release with xrt_pjrt_plugin_unwrap after every client of
+ * it is gone); pjrt_api must outlive it.  XRT_FAILED_PRECONDITION: another
+ * PJRT major version, or a table too small.  Thread-safe. */
+XRT_API xrt_status xrt_pjrt_plugin_wrap(const void *pjrt_api, const char *name,
+                                        const char *label,
+                                        const xrt_plugin_api **out_table);
+/* Frees what xrt_pjrt_plugin_wrap made (NULL: nothing). */
+XRT_API void xrt_pjrt_plugin_unwrap(const xrt_plugin_api *table);
+
+/* Registers a PJRT plugin's table (what its GetPjrtApi returned) in a
+ * context under name (NULL: "pjrt"), wrapped by xrt_pjrt_plugin_wrap; the
+ * context frees the wrapper when it unloads the plugin.  XRT_UNIMPLEMENTED
+ * when xrt_pjrt.c is not compiled in.  Thread-safe. */
+XRT_API xrt_status xrt_context_register_pjrt(xrt_context *context,
+                                             const char *name,
+                                             const void *pjrt_api,
+                                             xrt_plugin **out_plugin);
 
 /* What a plugin library defines (built with XRT_PLUGIN_SHARED for the
  * simulator): its function table, static for the library's lifetime.  The

@@ -383,5 +383,6 @@ SIM_PRIVATE sim_ew_fn sim_ew_kernel(const xrt_allocator *al, const xrt_ir_func *
   }
   if (!fn && (e == SIM_EW_REAL || e == SIM_EW_IMAG))
     fn = sim_ew_real_imag(e, t, ctx_out);
+  if (!fn) fn = sim_chlo_kernel(e, t); /* special.c */
   return fn ? fn : sim_ew_unsup(f, op, op->operands[0], -1, "", why, whycap);
 }

@@ -250,6 +250,32 @@ static inline float sim_revenf(float x) {
 #define SIM_F_EXPM1(x) expm1(x)
 #define SIM_F_LOG1P(x) log1p(x)
 #define SIM_F_CBRT(x) cbrt(x)
+/* CHLO's math without a StableHLO op (special.c), also in double. */
+#define SIM_CHLO_UN_OPS(X)                                                    \
+  X(ACOS) X(ACOSH) X(ASIN) X(ASINH) X(ATAN) X(ATANH) X(COSH) X(SINH) X(I1E)   \
+  X(DIGAMMA) X(ERF) X(ERFC) X(ERFINV) X(LGAMMA)
+#define SIM_CHLO_BIN_OPS(X) X(POLYGAMMA) X(ZETA)
+#define SIM_F_ACOS(x) acos(x)
+#define SIM_F_ACOSH(x) acosh(x)
+#define SIM_F_ASIN(x) asin(x)
+#define SIM_F_ASINH(x) asinh(x)
+#define SIM_F_ATAN(x) atan(x)
+#define SIM_F_ATANH(x) atanh(x)
+#define SIM_F_COSH(x) cosh(x)
+#define SIM_F_SINH(x) sinh(x)
+#define SIM_F_ERF(x) erf(x)
+#define SIM_F_ERFC(x) erfc(x)
+#define SIM_F_LGAMMA(x) lgamma(x)
+#define SIM_F_I1E(x) sim_bessel_i1e(x)
+#define SIM_F_DIGAMMA(x) sim_digamma(x)
+#define SIM_F_ERFINV(x) sim_erf_inv(x)
+#define SIM_F_POLYGAMMA(n, x) sim_polygamma(n, x)
+#define SIM_F_ZETA(x, q) sim_zeta(x, q)
+SIM_PRIVATE double sim_bessel_i1e(double x);
+SIM_PRIVATE double sim_digamma(double x);
+SIM_PRIVATE double sim_erf_inv(double x);
+SIM_PRIVATE double sim_polygamma(double n, double x);
+SIM_PRIVATE double sim_zeta(double x, double q);
 SIM_PRIVATE void sim_ADD_f32(void *const *in, void *out, size_t n, const void *ctx);
 SIM_PRIVATE void sim_SUB_f32(void *const *in, void *out, size_t n, const void *ctx);
 SIM_PRIVATE void sim_MUL_f32(void *const *in, void *out, size_t n, const void *ctx);
@@ -301,7 +327,16 @@ enum {
   X(POPCNT, POPCNT, 1, I) X(CLZ, COUNT_LEADING_ZEROS, 1, I)                   \
   X(EXPM1, EXPONENTIAL_MINUS_ONE, 1, FC) X(LOG1P, LOG_PLUS_ONE, 1, FC)        \
   X(CBRT, CBRT, 1, FC) X(ISFIN, IS_FINITE, 1, NONE) X(REAL, REAL, 1, NONE)    \
-  X(IMAG, IMAG, 1, NONE) X(MULHI, CHLO_MULHI, 2, NONE)
+  X(IMAG, IMAG, 1, NONE) X(MULHI, CHLO_MULHI, 2, NONE)                       \
+  X(ACOS, CHLO_ACOS, 1, FC) X(ACOSH, CHLO_ACOSH, 1, FC)                       \
+  X(ASIN, CHLO_ASIN, 1, FC) X(ASINH, CHLO_ASINH, 1, FC)                       \
+  X(ATAN, CHLO_ATAN, 1, FC) X(ATANH, CHLO_ATANH, 1, FC)                       \
+  X(COSH, CHLO_COSH, 1, FC) X(SINH, CHLO_SINH, 1, FC)                         \
+  X(I1E, CHLO_BESSEL_I1E, 1, F) X(DIGAMMA, CHLO_DIGAMMA, 1, F)                \
+  X(ERF, CHLO_ERF, 1, F) X(ERFC, CHLO_ERFC, 1, F)                             \
+  X(ERFINV, CHLO_ERF_INV, 1, F) X(LGAMMA, CHLO_LGAMMA, 1, F)                  \
+  X(NEXTAFTER, CHLO_NEXT_AFTER, 2, F) X(POLYGAMMA, CHLO_POLYGAMMA, 2, F)      \
+  X(ZETA, CHLO_ZETA, 2, F)
 
 enum {
 #define SIM_EW_ENUM(e, xo, ar, vk) SIM_EW_##e,
@@ -695,6 +730,9 @@ SIM_PRIVATE sim_mf *sim_mf_new(const xrt_allocator *al, xrt_dtype t,
 SIM_PRIVATE void sim_cmp_mf(void *const *in, void *out, size_t n,
                             const void *ctx);
 SIM_PRIVATE sim_ew_fn sim_mf_kernel(int e);
+/* special.c: CHLO's math (SIM_CHLO_*_OPS, next_after) on floats and the
+ * complex trigonometric and hyperbolic ones; NULL for other ops. */
+SIM_PRIVATE sim_ew_fn sim_chlo_kernel(int e, xrt_dtype t);
 SIM_PRIVATE sim_ew_fn sim_mf_cv_kernel(xrt_dtype t, xrt_dtype r);
 SIM_PRIVATE sim_ew_fn sim_ew_reduce_precision(const xrt_allocator *al,
                                               const xrt_ir_func *f,

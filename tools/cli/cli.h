@@ -10,6 +10,8 @@
  *   run_parallel.c  interpreter.run_parallel, also spread over --mpi processes
  *   args.c          the --args="[dense<...> : tensor<...>, ...]" parser
  *   filecheck.c     the FileCheck matcher of `// CHECK:` lines
+ *   print_cmd.c     `xrt print`: a program as canonical StableHLO text
+ *   arg_shapes.c    the argument shapes of a shape-polymorphic program
  *
  * They use only the public API in xrt.h.  Include this header before any
  * other: it sets _POSIX_C_SOURCE for the system headers.
@@ -31,6 +33,15 @@
 /* Participants of one interpreter.run_parallel launch; also the most
  * devices one `xrt run` runs on. */
 enum { RP_MAX = 1024 };
+
+/* ---- arg_shapes.c ---- */
+
+/* For an entry with `?` dimensions in its arguments: the shapes of the
+ * .npy files inputs[0..num_inputs) (malloc'd into *out), to compile it
+ * for; *out stays NULL otherwise. */
+xrt_status cli_arg_shapes(xrt_client *client, const xrt_program *prog,
+                          const char *entry, const char *const *inputs,
+                          int num_inputs, xrt_shape **out);
 
 /* ---- --mpi: this process's place in the MPI job (main.c) ---- */
 
@@ -65,6 +76,11 @@ void sb_add(sbuf *b, const char *s);
 
 /* Prints "result[k]: tensor<...>" and the values of one output. */
 xrt_status cli_print_result(int k, xrt_buffer *buf);
+
+/* ---- `xrt print` (print_cmd.c) ---- */
+
+/* `xrt print FILE [-o OUT]`; returns the exit code. */
+int cmd_print(int argc, char **argv);
 
 /* ---- the interpreter's test ops (interp.c) ---- */
 

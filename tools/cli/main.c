@@ -5,6 +5,7 @@
  *   xrt run FILE.mlir [--devices N] [--input A.npy]... [--output-dir DIR]
  *                     [--entry NAME]
  *   xrt check FILE.mlir [--split-input-file] [--verbose]
+ *   xrt print FILE [-o OUT]   (print_cmd.c)
  *   (either with --mpi: one process of an MPI job; see "--mpi" below)
  *   xrt version | xrt --help
  *
@@ -67,6 +68,11 @@ static const char usage_text[] =
     "                         program, interpreter.run_parallel spreads its\n"
     "                         participants over the processes; process 0\n"
     "                         prints, and all exit with the worst status\n"
+    "  print FILE         write the program as StableHLO text in one canonical\n"
+    "                     form: generic ops, attributes sorted by name, exact\n"
+    "                     numbers, no locations (two files of one program print\n"
+    "                     the same)\n"
+    "      -o OUT             write it to OUT instead of stdout\n"
     "  version            print the version\n"
     "  help, --help       print this message\n"
     "\n"
@@ -511,7 +517,14 @@ static int run_program(const run_args *ra, xrt_client *client, interp_state *st,
     rc = run_replicas(ra, prog, &replicas);
     co.num_replicas = replicas;
   }
+  xrt_shape *shapes = NULL; /* a shape-polymorphic entry's, from --input */
+  if (!rc && (s = cli_arg_shapes(client, prog, ra->entry, ra->inputs,
+                                 ra->num_inputs, &shapes)) != XRT_OK)
+    rc = report(s, NULL);
+  co.num_arg_shapes = shapes ? ra->num_inputs : 0;
+  co.arg_shapes = shapes;
   if (!rc && (s = xrt_compile_program(client, prog, &co, &exe)) != XRT_OK) rc = report(s, NULL);
+  free(shapes);
   if (!rc) {
     int n = xrt_executable_num_replicas(exe) * xrt_executable_num_partitions(exe);
     rc = n > 1 ? run_devices(ra, client, exe, n) : run_one(ra, client, exe);
@@ -938,6 +951,7 @@ int main(int argc, char **argv) {
     printf("xrt %s\n", XRT_VERSION_STRING);
     return EXIT_PASS;
   }
+  if (!strcmp(cmd, "print")) return cmd_print(argc, argv);
   int is_run = !strcmp(cmd, "run");
   if (!is_run && strcmp(cmd, "check")) return usage_error("unknown command '%s'", cmd);
   int rc = take_mpi_flag(&argc, argv) ? mpi_begin() : 0;
