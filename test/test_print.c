@@ -502,6 +502,7 @@ static void test_bad_arguments(void **state) {
  * Corpora
  * ------------------------------------------------------------------- */
 
+#ifdef XRT_TEST_STABLEHLO_DIR /* the corpus sweeps need the test data */
 typedef struct corpus_stats {
   int chunks, parsed, failed;
 } corpus_stats;
@@ -611,7 +612,6 @@ static void report(const char *what, const corpus_stats *st) {
                 st->chunks, st->parsed, st->parsed - st->failed);
 }
 
-#ifdef XRT_TEST_STABLEHLO_DIR
 static bool have_dir(const char *dir) {
   DIR *d = opendir(dir);
   if (d) closedir(d);
