@@ -113,8 +113,11 @@ test-tsan: | deps
 # test`), with the simulator's portable kernels: valgrind 3.19 stops at the
 # first AVX-512 instruction, so XRT_SIM_ISA=portable keeps the run-time
 # dispatch off AVX2/AVX-512.  Any memory error or leak fails it.
-# VALGRIND_SKIP: tests left out (none by default; see README "Reliability").
-VALGRIND_SKIP ?=
+# VALGRIND_SKIP: tests left out (see README "Reliability").  By default the
+# four that sweep StableHLO's whole test corpora (tens of thousands of
+# programs: minutes each under valgrind); they run under ASan and UBSan in
+# `make asan`, and their code under valgrind through the other tests.
+VALGRIND_SKIP ?= test_bytecode test_bytecode_write test_print test_dynamic_shapes
 VALGRIND_TESTS := $(filter-out $(VALGRIND_SKIP:%=$(BUILD)/%),$(TEST_BINS))
 VALGRIND_FLAGS := --error-exitcode=1 --leak-check=full \
                   --errors-for-leak-kinds=definite,indirect,possible \
