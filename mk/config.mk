@@ -62,6 +62,11 @@ DEPFLAGS := -MMD -MP
 # How many test programs the test targets run at once (tools/run_tests.sh
 # -j): one per core.
 TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
+# Make itself runs one job per core too (a -j on the command line wins:
+# make -j1 for a serial build); recursive makes share the top one's jobs.
+ifeq ($(MAKELEVEL),0)
+  MAKEFLAGS += -j$(TEST_JOBS)
+endif
 
 # ---- sources: each unit lists its files in src/<unit>/sources.txt ----
 # (the same lists tools/amalgamate.sh and CMakeLists.txt read).

@@ -132,7 +132,7 @@ $(WIN_BUILD)/cmocka_mingw.o: test/win/cmocka_mingw.c $(WIN_HOST_HEADERS) | $(WIN
 WIN_TEST_DEFS := -DXRT_TEST_PLUGIN_DIR='"$(WIN_BUILD)"' \
                  -DXRT_TEST_SIM_LIB='"xrt_sim.dll"' \
                  -DXRT_TEST_TINY_LIB='"xrt_tiny.dll"'
-$(WIN_BUILD)/test_%.exe: test/test_%.c test/test_util.h test/spec_util.h \
+$(WIN_BUILD)/test_%.exe: test/test_%.c $(wildcard test/*.h) \
     test/win/posix_compat.h test/win/include/dlfcn.h $(WIN_LIB_A) \
     $(WIN_BUILD)/cmocka_mingw.o $(WIN_HOST_HEADERS) | $(WIN_BUILD)
 	$(WIN_CC) $(WIN_CPPFLAGS) $(WIN_TEST_INC) $(WIN_TEST_DEFS) \
@@ -153,7 +153,7 @@ test-windows: | windows-deps
 	$(MAKE) windows
 	@$(WIN_ENV) $(WINE) wineboot -i >/dev/null 2>&1 || true
 	@export $(WIN_ENV); sh tools/run_tests.sh "windows test programs" \
-	  -t $(WIN_TEST_TIMEOUT) -w "$(WINE)" $(WIN_TESTS) -- \
+	  -j $(TEST_JOBS) -t $(WIN_TEST_TIMEOUT) -w "$(WINE)" $(WIN_TESTS) -- \
 	  "env XRT_BUILD=$(WIN_BUILD) XRT_RUN='$(WINE)' XRT_EXE=.exe XRT_LIB_PREFIX= XRT_LIB_SUFFIX=.dll CC='$(WIN_CC) -static' sh test/test_cts.sh"
 
 windows-deps:

@@ -356,9 +356,16 @@ static inline char *with_callees(const chunk *all, int n, const chunk *c) {
     if (&all[i] == c) continue;
     char ref[160];
     snprintf(ref, sizeof ref, "@%s", all[i].name);
-    const char *hit = c->s;
-    while ((hit = strstr(hit, ref)) && hit < c->s + c->n) {
-      char after = hit[strlen(ref)];
+    /* only within the chunk: strstr would scan the rest of the file for
+     * each pair of functions (minutes with msvcrt's strstr) */
+    size_t rn = strlen(ref);
+    const char *hit = c->s, *end = c->s + c->n;
+    while ((hit = memchr(hit, '@', (size_t)(end - hit)))) {
+      if ((size_t)(end - hit) <= rn || memcmp(hit, ref, rn)) {
+        hit++;
+        continue;
+      }
+      char after = hit[rn];
       if (!(after == '_' || after == '.' || after == '-' ||
             (after >= '0' && after <= '9') || (after >= 'a' && after <= 'z') ||
             (after >= 'A' && after <= 'Z'))) {

@@ -13,6 +13,12 @@
 # baselines skip, so it never fails.
 set -eu
 
+# A parallel make may run two of these at once, and apt-get takes one at a
+# time: each waits for the one before it.
+if [ -z "${XRT_DEPS_LOCKED:-}" ] && command -v flock >/dev/null 2>&1; then
+  XRT_DEPS_LOCKED=1 exec flock "${TMPDIR:-/tmp}/xrt-deps.lock" sh "$0" "$@"
+fi
+
 # Installs the Debian packages given when run as root (then exits 0), else
 # prints the command that would (then exits 1).
 install_or_tell() {

@@ -3,7 +3,7 @@
 # - the one pass/fail runner of the Makefile's test targets.  Runs every
 # CMD (a shell command line) even when one fails, each under WRAPPER (say
 # "valgrind ..." or "wine"; not the commands after --) and, with -t,
-# killed after SECONDS; prints "== CMD" and its output for each, in the
+# killed after SECONDS; prints "== CMD", its output and "== CMD: N s" for each, in the
 # order given, and "LABEL: N passed, M failed" at the end, and exits 1 if
 # any failed.
 #
@@ -52,7 +52,7 @@ run_one() {
     t0=$(date +%s)
     sh -c "${limit:+timeout $limit }$w $c" </dev/null
     rc=$?
-    [ -n "$w" ] && echo "== $c: $(($(date +%s) - t0)) s"
+    echo "== $c: $(($(date +%s) - t0)) s"
   } >"$tmp/$1.out" 2>&1
   echo $rc >"$tmp/$1.rc.tmp"
   mv "$tmp/$1.rc.tmp" "$tmp/$1.rc"
