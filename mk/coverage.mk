@@ -3,8 +3,10 @@
 #   make coverage   builds the library, tools and tests with coverage
 #                   counters (COV=1: build-cov, build-cov-mpi), runs what
 #                   `make test` runs (the test programs, the CLI and
-#                   conformance scripts, the interpreter suite) and the MPI
-#                   tests, then prints per source file of src/ the share of
+#                   conformance scripts, the interpreter suite), the MPI
+#                   tests, and the test programs and interpreter suite again
+#                   with the portable and the AVX2 kernels (make test-isa),
+#                   then prints per source file of src/ the share of
 #                   lines and of branches taken
 #                   ("coverage.<file>.lines = N", "... .branches = N") and
 #                   the totals, writes an HTML report to build-cov/html/,
@@ -22,7 +24,9 @@ coverage: | coverage-deps deps
 	  [ -d $$d ] && find $$d -name '*.gcda' -delete; done; true
 	@$(MAKE) --no-print-directory COV=1 test; s1=$$?; \
 	 $(MAKE) --no-print-directory COV=1 test-mpi; s2=$$?; \
+	 $(MAKE) --no-print-directory COV=1 test-isa TEST_ISA=portable; s3=$$?; \
+	 $(MAKE) --no-print-directory COV=1 test-isa TEST_ISA=avx2; s4=$$?; \
 	 sh tools/coverage.sh test/coverage_required.txt $(COV_DIRS) || exit 1; \
-	 [ $$s1 = 0 ] && [ $$s2 = 0 ] || { echo "coverage: tests failed"; exit 1; }
+	 [ $$s1$$s2$$s3$$s4 = 0000 ] || { echo "coverage: tests failed"; exit 1; }
 
 .PHONY: coverage coverage-deps

@@ -90,6 +90,16 @@ TEST_SCRIPTS := "env XRT_BIN=$(XRT_BIN) sh test/test_cli.sh" \
 test: $(TEST_BINS) $(XRT_BIN) $(LIB_SO) $(CTS_BIN) $(MINIMAL_SO) $(SIM_SO) $(TINY_SO)
 	@sh tools/run_tests.sh "test programs" -j $(TEST_JOBS) $(TEST_BINS) $(TEST_SCRIPTS)
 
+# The test programs and the interpreter suite again with the simulator's
+# kernels held to TEST_ISA (portable or avx2, see XRT_SIM_ISA): make
+# coverage runs them so that every kernel variant counts, not only the
+# best one this CPU has.
+TEST_ISA ?= portable
+test-isa: $(TEST_BINS) $(XRT_BIN) $(LIB_SO) $(SIM_SO) $(TINY_SO)
+	@XRT_SIM_ISA=$(TEST_ISA) sh tools/run_tests.sh \
+	  "test programs (XRT_SIM_ISA=$(TEST_ISA))" -j $(TEST_JOBS) $(TEST_BINS) \
+	  "env XRT_BIN=$(XRT_BIN) sh test/run_interpret.sh"
+
 asan:
 	$(MAKE) test SAN=1
 
