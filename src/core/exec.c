@@ -14,7 +14,9 @@
  * behind.  A participant's outputs share its event as their ready event.
  * ==================================================================== */
 
-#define XRT__MAX_IO 64 /* arguments and results kept on the stack */
+/* Arguments and results a one-device call keeps on the stack; a program
+ * with more (models pass thousands of weights) takes one heap block. */
+#define XRT__STACK_IO 32
 
 /* Where one participant sits in its launch. */
 typedef struct xrt__pos {
@@ -227,9 +229,6 @@ static xrt_status xrt__exec_check(const xrt__executable *e,
   if (num_args != e->num_inputs)
     return xrt__fail(XRT_INVALID_ARGUMENT, "@%s takes %d argument(s), got %d",
                      xrt__exe_name(e), e->num_inputs, num_args);
-  if (num_args > XRT__MAX_IO || num_outputs > XRT__MAX_IO)
-    return xrt__fail(XRT_UNIMPLEMENTED, "more than %d arguments or results",
-                     XRT__MAX_IO);
   return XRT_OK;
 }
 
@@ -407,10 +406,20 @@ static void xrt__exec_task_cancel(xrt__task *t, xrt__client *c) {
 static xrt_status xrt__execute_inline(xrt__executable *e, xrt__device *d,
                                       const xrt__pos *pos, xrt__buffer **args,
                                       xrt_buffer **outputs) {
-  void *in_mem[XRT__MAX_IO], *out_mem[XRT__MAX_IO];
-  xrt__buffer *outs[XRT__MAX_IO];
+  void *stack[3 * XRT__STACK_IO];
   xrt__client *c = e->client;
   int nin = e->num_inputs, nout = e->num_outputs;
+  void **in_mem = stack, **out_mem = stack + XRT__STACK_IO;
+  xrt__buffer **outs = (xrt__buffer **)(void *)(stack + 2 * XRT__STACK_IO);
+  void **heap = NULL;
+  if (nin > XRT__STACK_IO || nout > XRT__STACK_IO) {
+    heap = (void **)xrt__calloc(&c->allocator, (size_t)nin + 2 * (size_t)nout,
+                                sizeof(void *));
+    if (!heap) return xrt__nomem("the arguments and results of an execute");
+    in_mem = heap;
+    out_mem = heap + nin;
+    outs = (xrt__buffer **)(void *)(out_mem + nout);
+  }
   for (int i = 0; i < nout; i++) outs[i] = NULL;
   for (int i = 0; i < nin; i++) in_mem[i] = args[i]->mem;
   xrt_status s = XRT_OK;
@@ -429,6 +438,7 @@ static xrt_status xrt__execute_inline(xrt__executable *e, xrt__device *d,
     if (s) xrt__buffer_discard(outs[i]);
     else outputs[i] = (xrt_buffer *)outs[i]->handle;
   }
+  xrt__free(&c->allocator, heap);
   return s;
 }
 
@@ -462,20 +472,30 @@ static xrt_status xrt__args_state(xrt__buffer **args, int n) {
 }
 
 /* The checks and references every one-device execute starts with: on
- * success the caller holds *e and the argument buffers. */
+ * success the caller holds *e and the argument buffers, in *bufs: stack
+ * (XRT__STACK_IO entries) when they fit, else a heap array that
+ * xrt__exec_end frees. */
 static xrt_status xrt__exec_begin(xrt_executable *executable,
                                   xrt_device *device, xrt_buffer *const *args,
                                   int num_args, xrt_buffer **outputs,
                                   int num_outputs,
                                   const xrt_execute_options *options,
                                   xrt__executable **e_out, xrt__device **d_out,
-                                  xrt__pos *pos, xrt__buffer **bufs) {
+                                  xrt__pos *pos, xrt__buffer **stack,
+                                  xrt__buffer ***bufs) {
   xrt__executable *e = xrt__executable_acquire(executable);
   xrt__device *d = xrt__device_get(device);
   xrt_status s = xrt__exec_check(e, d, outputs, num_outputs, num_args);
   if (!s) s = xrt__exec_position(e, d, options, pos);
-  if (!s) s = xrt__args_acquire(e, d->index, args, num_args, -1, bufs);
+  *bufs = stack;
+  if (!s && num_args > XRT__STACK_IO) {
+    *bufs = (xrt__buffer **)xrt__calloc(&e->client->allocator,
+                                        (size_t)num_args, sizeof **bufs);
+    if (!*bufs) s = xrt__nomem("the arguments of an execute");
+  }
+  if (!s) s = xrt__args_acquire(e, d->index, args, num_args, -1, *bufs);
   if (s) {
+    if (e && *bufs != stack) xrt__free(&e->client->allocator, *bufs);
     if (e) xrt__executable_unref(e);
     return s;
   }
@@ -484,16 +504,25 @@ static xrt_status xrt__exec_begin(xrt_executable *executable,
   return XRT_OK;
 }
 
+/* Drops what xrt__exec_begin took. */
+static void xrt__exec_end(xrt__executable *e, xrt__buffer **stack,
+                          xrt__buffer **bufs, int num_args) {
+  xrt__bufs_unref(bufs, num_args);
+  if (bufs != stack) xrt__free(&e->client->allocator, bufs);
+  xrt__executable_unref(e);
+}
+
 xrt_status xrt_execute(xrt_executable *executable, xrt_device *device,
                        xrt_buffer *const *args, int num_args,
                        xrt_buffer **outputs, int num_outputs,
                        const xrt_execute_options *options) {
   xrt__executable *e;
   xrt__device *d;
-  xrt__buffer *bufs[XRT__MAX_IO];
+  xrt__buffer *stack[XRT__STACK_IO], **bufs;
   xrt__pos pos;
   xrt_status s = xrt__exec_begin(executable, device, args, num_args, outputs,
-                                 num_outputs, options, &e, &d, &pos, bufs);
+                                 num_outputs, options, &e, &d, &pos, stack,
+                                 &bufs);
   if (s) return s;
   s = xrt__args_state(bufs, num_args);
   if (!s && xrt__device_hold(d)) {
@@ -511,8 +540,7 @@ xrt_status xrt_execute(xrt_executable *executable, xrt_device *device,
     }
     xrt__event_unref(done);
   }
-  xrt__bufs_unref(bufs, num_args);
-  xrt__executable_unref(e);
+  xrt__exec_end(e, stack, bufs, num_args);
   return s;
 }
 
@@ -524,10 +552,11 @@ xrt_status xrt_execute_async(xrt_executable *executable, xrt_device *device,
   if (out_done) *out_done = NULL;
   xrt__executable *e;
   xrt__device *d;
-  xrt__buffer *bufs[XRT__MAX_IO];
+  xrt__buffer *stack[XRT__STACK_IO], **bufs;
   xrt__pos pos;
   xrt_status s = xrt__exec_begin(executable, device, args, num_args, outputs,
-                                 num_outputs, options, &e, &d, &pos, bufs);
+                                 num_outputs, options, &e, &d, &pos, stack,
+                                 &bufs);
   if (s) return s;
   xrt__task *t;
   s = xrt__exec_task(e, d, &pos, bufs, NULL, &t);
@@ -537,8 +566,7 @@ xrt_status xrt_execute_async(xrt_executable *executable, xrt_device *device,
     xrt__exec_publish(t, outputs);
     xrt__enqueue(d, t);
   }
-  xrt__bufs_unref(bufs, num_args);
-  xrt__executable_unref(e);
+  xrt__exec_end(e, stack, bufs, num_args);
   return s;
 }
 

@@ -181,16 +181,21 @@ static xrt_status xrt__pmap_check_inputs(xrt_executable *exe,
                                          const xrt__pmap_entry *e) {
   int n = xrt_executable_num_inputs(exe);
   bool same = n == e->num_args;
-  xrt_shape want[64];
-  if (n > (int)XRT__ARRAY_SIZE(want)) n = (int)XRT__ARRAY_SIZE(want);
-  for (int i = 0; i < n; i++) {
-    xrt_executable_input_shape(exe, i, &want[i]);
-    same = same && xrt__shape_equal(&want[i], &e->shapes[i]);
+  for (int i = 0; i < n && same; i++) {
+    xrt_shape want;
+    xrt_executable_input_shape(exe, i, &want);
+    same = xrt__shape_equal(&want, &e->shapes[i]);
   }
   if (same) return XRT_OK;
+  /* The message shows the first few of each side (the formatter stops
+   * at its buffer's end). */
+  enum { SHOWN = 64 };
+  xrt_shape want[SHOWN];
+  int shown = n < SHOWN ? n : SHOWN;
+  for (int i = 0; i < shown; i++) xrt_executable_input_shape(exe, i, &want[i]);
   char have_s[1024], want_s[1024];
   xrt__format_shapes(e->shapes, e->num_args, have_s, sizeof have_s);
-  xrt__format_shapes(want, n, want_s, sizeof want_s);
+  xrt__format_shapes(want, shown, want_s, sizeof want_s);
   return xrt__fail(XRT_INVALID_ARGUMENT, "pmap: the arguments' pieces %s do "
                    "not match the inputs %s of @%s", have_s, want_s,
                    xrt_executable_name(exe));
@@ -279,23 +284,38 @@ xrt_status xrt_pmap_call(xrt_pmap *pmap, xrt_sharded_array *const *args,
   xrt__pmap *p = xrt__pmap_get(pmap);
   XRT__CHECK_ARG(p, "invalid or released pmap");
   XRT__CHECK_ARG(xrt__client_get(p->client), "the pmap's client was released");
-  XRT__CHECK_ARG(num_args >= 1 && num_args <= 64,
-                 "pmap needs 1..64 arguments (they give its devices)");
-  xrt__sharded *a[64];
+  XRT__CHECK_ARG(num_args >= 1, "pmap needs at least one argument (its "
+                 "arguments give its devices)");
+  /* The call's sharded arrays and their pieces' shapes: on the stack for
+   * a few arguments, else one heap block. */
+  enum { STACK = 16 };
+  xrt__sharded *a_stack[STACK], **a = a_stack;
+  xrt_shape shapes_stack[STACK], *shapes = shapes_stack;
+  void *heap = NULL;
+  if (num_args > STACK) {
+    heap = xrt__calloc(&p->allocator, (size_t)num_args,
+                       sizeof *a + sizeof *shapes);
+    if (!heap) return xrt__nomem("a pmap call's arguments");
+    shapes = (xrt_shape *)heap; /* the stricter alignment first */
+    a = (xrt__sharded **)(void *)(shapes + num_args);
+  }
   xrt_status s = xrt__sharded_args(args, num_args, a);
-  if (s) return s;
-  if (a[0]->client != xrt__client_get(p->client))
-    return xrt__fail(XRT_INVALID_ARGUMENT, "the arguments belong to another "
-                     "client than the pmap");
-  xrt_shape shapes[64];
-  for (int i = 0; i < num_args; i++) shapes[i] = a[i]->piece;
-  int n = a[0]->n;
-  int *ids = (int *)xrt__calloc(&p->allocator, (size_t)n, sizeof(int));
-  if (!ids) return xrt__nomem("a pmap call's device list");
-  for (int d = 0; d < n; d++) ids[d] = xrt_device_global_id(a[0]->devices[d]);
+  if (!s && a[0]->client != xrt__client_get(p->client))
+    s = xrt__fail(XRT_INVALID_ARGUMENT, "the arguments belong to another "
+                  "client than the pmap");
+  int n = s ? 0 : a[0]->n;
+  int *ids = NULL;
+  if (!s && !(ids = (int *)xrt__calloc(&p->allocator, (size_t)n, sizeof(int))))
+    s = xrt__nomem("a pmap call's device list");
   xrt_executable *exe = NULL;
-  s = xrt__pmap_lookup(p, shapes, num_args, ids, n, &exe);
+  if (!s) {
+    for (int i = 0; i < num_args; i++) shapes[i] = a[i]->piece;
+    for (int d = 0; d < n; d++)
+      ids[d] = xrt_device_global_id(a[0]->devices[d]);
+    s = xrt__pmap_lookup(p, shapes, num_args, ids, n, &exe);
+  }
   xrt__free(&p->allocator, ids);
+  xrt__free(&p->allocator, heap);
   if (s) return s;
   return xrt_execute_sharded(exe, args, num_args, outputs, num_outputs,
                              options, out_done);
