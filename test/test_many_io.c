@@ -6,7 +6,8 @@
  * ResNet-50 has about 320, large language models thousands.  xrt keeps a
  * call's arrays on the stack only while they are small; these tests run
  * 5,000 arguments and 5,000 results through each way of executing
- * (xrt_execute, xrt_execute_async, xrt_execute_multi, pmap and variables),
+ * (xrt_execute, xrt_execute_async, pmap, which runs xrt_execute_sharded and
+ * xrt_execute_multi, and xrt_execute_variables),
  * with every result checked against a value computed here.
  */
 #include "test_util.h"
@@ -224,6 +225,59 @@ static void test_pmap(void **state) {
   xrt_client_release(c);
 }
 
+/* xrt_execute_variables: 5,000 variables, each updated by its result. */
+static void test_variables(void **state) {
+  (void)state;
+  xrt_client *c = tu_client(1, 0, 0);
+  xrt_device *dev = xrt_client_device(c, 0);
+  xrt_sharding_spec spec = tu_spec_replicated(1, 1);
+  xrt_variable_format fmt = {&spec, &dev, 1};
+  xrt_shape shape = TU_SHAPE(XRT_F32, 2);
+  xrt_variable **vars = calloc(N, sizeof *vars);
+  xrt_variable_arg *args = calloc(N, sizeof *args);
+  xrt_sharded_array **outs = calloc(N, sizeof *outs);
+  int *updates = calloc(N, sizeof *updates);
+  assert_true(vars && args && outs && updates);
+  for (int i = 0; i < N; i++) {
+    float v[2];
+    arg_values(i, v);
+    char name[32];
+    snprintf(name, sizeof name, "w%d", i);
+    assert_int_equal(xrt_variable_create(c, name, &shape, v, &fmt, &vars[i]),
+                     XRT_OK);
+    args[i].variable = vars[i];
+    updates[i] = i;
+  }
+  char *src = many_io_program(N);
+  xrt_executable *exe = NULL;
+  assert_int_equal(xrt_compile(c, src, strlen(src), NULL, &exe), XRT_OK);
+  assert_int_equal(xrt_execute_variables(exe, args, N, updates, outs, N, NULL),
+                   XRT_OK);
+  for (int i = 0; i < N; i++) {
+    assert_null(outs[i]); /* donated to variable i */
+    float got[2], a[2], b[2];
+    assert_int_equal(xrt_variable_to_host(vars[i], got, sizeof got), XRT_OK);
+    arg_values(i, a);
+    arg_values((i + 1) % N, b);
+    if (got[0] != a[0] + b[0] || got[1] != a[1] + b[1])
+      fail_msg("variable %d: {%g, %g}, want {%g, %g}", i, (double)got[0],
+               (double)got[1], (double)(a[0] + b[0]), (double)(a[1] + b[1]));
+  }
+  /* two outputs updating one variable: named by index */
+  updates[4000] = 17;
+  assert_int_equal(xrt_execute_variables(exe, args, N, updates, outs, N, NULL),
+                   XRT_INVALID_ARGUMENT);
+  TU_ASSERT_CONTAINS(xrt_last_error(), "'w17'");
+  for (int i = 0; i < N; i++) xrt_variable_release(vars[i]);
+  xrt_executable_release(exe);
+  free(src);
+  free(vars);
+  free(args);
+  free(outs);
+  free(updates);
+  xrt_client_release(c);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_signature),
@@ -233,6 +287,7 @@ int main(void) {
   };
   const struct CMUnitTest alone[] = {
       cmocka_unit_test(test_pmap),
+      cmocka_unit_test(test_variables),
   };
   int failed = cmocka_run_group_tests(tests, setup, teardown);
   return failed + cmocka_run_group_tests(alone, NULL, NULL);

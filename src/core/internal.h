@@ -1763,13 +1763,16 @@ XRT__PRIVATE xrt_status xrt__mpv_reshard(xrt__rs_var *rs, int nv,
 
 /* ---- execution over variables ---- */
 
-/* Scratch of one xrt_execute_variables call (at most 64 arguments). */
+/* Scratch of one xrt_execute_variables call: arrays of its argument and
+ * output counts, one zeroed heap block (xrt_execute_variables). */
 typedef struct xrt__xv_call {
-  xrt__var *vars[64];    /* per argument, NULL for arrays (referenced) */
-  xrt__var *uniq[64];    /* distinct variables, locked in handle order */
+  xrt__var **vars;    /* per argument, NULL for arrays (referenced) */
+  xrt__var **uniq;    /* distinct variables, locked in handle order */
   int nuniq;
-  xrt__sharded *views[64];
-  xrt_sharded_array *arrays[64];
+  xrt__sharded **views;
+  xrt_sharded_array **arrays;
+  const xrt_sharding_spec **specs; /* per output */
+  xrt_sharded_array **outs;        /* per output */
 } xrt__xv_call;
 XRT__PRIVATE xrt_status xrt__xv_acquire(const xrt_variable_arg *args, int num_args,
                                   xrt__xv_call *k);

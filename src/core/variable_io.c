@@ -85,22 +85,41 @@ static xrt_status xrt__mpv_load(xrt__var *v, const char *path) {
   return s;
 }
 
+/* Lays k's arrays out in one zeroed block (returned, NULL when out of
+ * memory): na entries for each per-argument array, no for each per-output
+ * one. */
+static void *xrt__xv_alloc(const xrt_allocator *al, int na, int no,
+                           xrt__xv_call *k) {
+  memset(k, 0, sizeof *k);
+  size_t n = 4 * (size_t)na + 2 * (size_t)no;
+  void **p = (void **)xrt__calloc(al, n ? n : 1, sizeof(void *));
+  if (!p) return NULL;
+  k->vars = (xrt__var **)(void *)p;
+  k->uniq = (xrt__var **)(void *)(p + na);
+  k->views = (xrt__sharded **)(void *)(p + 2 * (size_t)na);
+  k->arrays = (xrt_sharded_array **)(void *)(p + 3 * (size_t)na);
+  k->specs = (const xrt_sharding_spec **)(void *)(p + 4 * (size_t)na);
+  k->outs = (xrt_sharded_array **)(void *)(p + 4 * (size_t)na + (size_t)no);
+  return p;
+}
+
 xrt_status xrt_execute_variables(xrt_executable *executable,
                                  const xrt_variable_arg *args, int num_args,
                                  const int *updates,
                                  xrt_sharded_array **outputs, int num_outputs,
                                  const xrt_execute_options *options) {
   XRT__CHECK_ARG(outputs || num_outputs == 0, "outputs is NULL");
-  XRT__CHECK_ARG(num_args >= 0 && num_outputs >= 0 && num_outputs <= 256,
+  XRT__CHECK_ARG(num_args >= 0 && num_outputs >= 0,
                  "bad argument or output count");
   for (int j = 0; j < num_outputs; j++) outputs[j] = NULL;
   XRT__CHECK_ARG(args || num_args == 0, "args is NULL");
-  XRT__CHECK_ARG(num_args <= 64, "more than 64 arguments");
-  XRT__CHECK_ARG(xrt__executable_get(executable),
-                 "invalid or released executable");
+  xrt__executable *xe = xrt__executable_get(executable);
+  XRT__CHECK_ARG(xe, "invalid or released executable");
+  xrt_allocator al = xe->client->allocator;
   xrt__xv_call k;
-  memset(&k, 0, sizeof k);
-  xrt_sharded_array *outs[256] = {NULL};
+  void *block = xrt__xv_alloc(&al, num_args, num_outputs, &k);
+  if (!block) return xrt__nomem("the arguments of an execute over variables");
+  xrt_sharded_array **outs = k.outs;
   xrt_status s = xrt__xv_acquire(args, num_args, &k);
   if (!s) s = xrt__xv_check_updates(executable, &k, num_args, updates,
                                     num_outputs);
@@ -123,6 +142,7 @@ xrt_status xrt_execute_variables(xrt_executable *executable,
   xrt__saved_error err = {XRT_OK, ""};
   xrt__save_error(&err, s);
   for (int i = 0; i < num_args; i++) xrt__var_unref(k.vars[i]);
+  xrt__free(&al, block);
   return xrt__restore_error(&err);
 }
 

@@ -600,7 +600,7 @@ static xrt_status xrt__mpv_xv_specs(xrt_executable *exe, xrt__xv_call *k,
                                     const int *updates, int no, int n,
                                     const xrt_execute_options *options,
                                     xrt__mpv_xv *x) {
-  const xrt_sharding_spec *specs[256];
+  const xrt_sharding_spec **specs = k->specs;
   xrt_execute_options o;
   xrt_execute_options_init(&o);
   if (options) o = *options;

@@ -602,8 +602,7 @@ XRT__PRIVATE xrt_status xrt__xv_run(xrt_executable *exe, xrt__xv_call *k,
                               int num_args, const int *updates,
                               xrt_sharded_array **outs, int num_outputs,
                               const xrt_execute_options *options) {
-  const xrt_sharding_spec *specs[256];
-  XRT__CHECK_ARG(num_outputs <= 256, "more than 256 outputs");
+  const xrt_sharding_spec **specs = k->specs;
   xrt_execute_options o;
   xrt_execute_options_init(&o);
   if (options) o = *options;
