@@ -278,6 +278,147 @@ static void test_variables(void **state) {
   xrt_client_release(c);
 }
 
+/* ---- a while loop carrying many values, compiled and reloaded ---- */
+
+enum { NLOOP = 300 };
+
+/* A loop of NLOOP f32 scalars and an i32 counter: three trips, each adding
+ * k + 1 to value k. */
+static char *many_loop_program(void) {
+  size_t cap = (size_t)NLOOP * 400 + 4096, len = 0;
+  char *p = malloc(cap);
+  assert_non_null(p);
+#define OUT(...) len += (size_t)snprintf(p + len, cap - len, __VA_ARGS__)
+  OUT("func.func @main(");
+  for (int i = 0; i < NLOOP; i++) OUT("%s%%a%d: tensor<f32>", i ? ", " : "", i);
+  OUT(") -> (");
+  for (int i = 0; i < NLOOP; i++) OUT("%stensor<f32>", i ? ", " : "");
+  OUT(") {\n  %%zero = stablehlo.constant dense<0> : tensor<i32>\n");
+  OUT("  %%w:%d = stablehlo.while(%%c = %%zero", NLOOP + 1);
+  for (int i = 0; i < NLOOP; i++) OUT(", %%v%d = %%a%d", i, i);
+  OUT(") : tensor<i32>");
+  for (int i = 0; i < NLOOP; i++) OUT(", tensor<f32>");
+  OUT("\n  cond {\n    %%three = stablehlo.constant dense<3> : tensor<i32>\n"
+      "    %%lt = stablehlo.compare LT, %%c, %%three : (tensor<i32>, "
+      "tensor<i32>) -> tensor<i1>\n    stablehlo.return %%lt : tensor<i1>\n"
+      "  } do {\n    %%one = stablehlo.constant dense<1> : tensor<i32>\n"
+      "    %%c1 = stablehlo.add %%c, %%one : tensor<i32>\n");
+  for (int i = 0; i < NLOOP; i++)
+    OUT("    %%k%d = stablehlo.constant dense<%d.0> : tensor<f32>\n"
+        "    %%n%d = stablehlo.add %%v%d, %%k%d : tensor<f32>\n",
+        i, i + 1, i, i, i);
+  OUT("    stablehlo.return %%c1");
+  for (int i = 0; i < NLOOP; i++) OUT(", %%n%d", i);
+  OUT(" : tensor<i32>");
+  for (int i = 0; i < NLOOP; i++) OUT(", tensor<f32>");
+  OUT("\n  }\n  func.return ");
+  for (int i = 0; i < NLOOP; i++) OUT("%s%%w#%d", i ? ", " : "", i + 1);
+  OUT(" : ");
+  for (int i = 0; i < NLOOP; i++) OUT("%stensor<f32>", i ? ", " : "");
+  OUT("\n}\n");
+#undef OUT
+  return p;
+}
+
+/* A store of one executable and its alias, in memory. */
+typedef struct one_store {
+  char key[2][80];
+  void *data[2];
+  size_t size[2];
+  int n;
+} one_store;
+
+static xrt_status os_load(void *self, const char *key, const char *id,
+                          void **out, size_t *size) {
+  one_store *m = self;
+  (void)id;
+  for (int i = 0; i < m->n; i++)
+    if (!strcmp(m->key[i], key)) {
+      *out = malloc(m->size[i]);
+      if (!*out) return XRT_RESOURCE_EXHAUSTED;
+      memcpy(*out, m->data[i], m->size[i]);
+      *size = m->size[i];
+      return XRT_OK;
+    }
+  return XRT_NOT_FOUND;
+}
+
+static void os_release(void *self, void *data) {
+  (void)self;
+  free(data);
+}
+
+static xrt_status os_save(void *self, const char *key, const char *id,
+                          const void *data, size_t size, uint64_t ns) {
+  one_store *m = self;
+  (void)id;
+  (void)ns;
+  if (m->n == 2 || !(m->data[m->n] = malloc(size))) return XRT_RESOURCE_EXHAUSTED;
+  memcpy(m->data[m->n], data, size);
+  m->size[m->n] = size;
+  snprintf(m->key[m->n++], sizeof m->key[0], "%s", key);
+  return XRT_OK;
+}
+
+/* Runs the loop on a fresh client of store; returns its cache counters. */
+static xrt_cache_stats run_loop(const xrt_cache_store *store, const char *src) {
+  xrt_client_options o;
+  xrt_client_options_init(&o);
+  o.cache_store = store;
+  xrt_client *c = NULL;
+  assert_int_equal(xrt_client_create(&o, &c), XRT_OK);
+  xrt_executable *exe = NULL;
+  if (xrt_compile(c, src, strlen(src), NULL, &exe))
+    fail_msg("compile: %s", xrt_last_error());
+  xrt_device *dev = xrt_client_device(c, 0);
+  xrt_buffer *args[NLOOP], *outs[NLOOP];
+  xrt_shape scalar = TU_SCALAR(XRT_F32);
+  for (int i = 0; i < NLOOP; i++) {
+    float v = (float)(10 * i);
+    assert_int_equal(xrt_buffer_from_host(c, dev, &scalar, &v, &args[i]),
+                     XRT_OK);
+  }
+  assert_int_equal(xrt_execute(exe, dev, args, NLOOP, outs, NLOOP, NULL),
+                   XRT_OK);
+  for (int i = 0; i < NLOOP; i++) {
+    float got;
+    assert_int_equal(xrt_buffer_to_host(outs[i], &got, sizeof got), XRT_OK);
+    float want = (float)(10 * i + 3 * (i + 1));
+    if (got != want) fail_msg("value %d: %g, want %g", i, (double)got,
+                              (double)want);
+    xrt_buffer_release(outs[i]);
+    xrt_buffer_release(args[i]);
+  }
+  xrt_cache_stats st;
+  assert_int_equal(xrt_client_get_cache_stats(c, &st), XRT_OK);
+  xrt_executable_release(exe);
+  xrt_client_release(c);
+  return st;
+}
+
+/* Compiled, then loaded from the store by another client: the loader's
+ * own checks take a loop of any width too. */
+static void test_while_many_values(void **state) {
+  (void)state;
+  char *src = many_loop_program();
+  one_store m;
+  memset(&m, 0, sizeof m);
+  xrt_cache_store store;
+  memset(&store, 0, sizeof store);
+  store.struct_size = sizeof store;
+  store.self = &m;
+  store.load = os_load;
+  store.release_data = os_release;
+  store.save = os_save;
+  xrt_cache_stats first = run_loop(&store, src);
+  assert_int_equal(first.store_writes, 1);
+  xrt_cache_stats second = run_loop(&store, src);
+  assert_int_equal(second.store_hits, 1);
+  assert_int_equal(second.store_errors, 0);
+  for (int i = 0; i < m.n; i++) free(m.data[i]);
+  free(src);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_signature),
@@ -288,6 +429,7 @@ int main(void) {
   const struct CMUnitTest alone[] = {
       cmocka_unit_test(test_pmap),
       cmocka_unit_test(test_variables),
+      cmocka_unit_test(test_while_many_values),
   };
   int failed = cmocka_run_group_tests(tests, setup, teardown);
   return failed + cmocka_run_group_tests(alone, NULL, NULL);

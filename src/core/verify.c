@@ -34,9 +34,9 @@ XRT__PRIVATE const xrt_shape *xrt__result(const xrt__vctx *v, int i) {
 }
 
 static void xrt__type_str(const xrt_ir_type *t, char *buf, size_t cap) {
-  if (t->kind == XRT_TYPE_TOKEN) snprintf(buf, cap, "!stablehlo.token");
-  else if (t->kind == XRT_TYPE_TUPLE) snprintf(buf, cap, "tuple<...>");
-  else xrt_shape_format(&t->shape, buf, cap);
+  size_t n = 0; /* quantized types with their scales, tuples in full */
+  if (t->kind == XRT_TYPE_TENSOR && !t->quant) xrt_shape_format(&t->shape, buf, cap);
+  else xrt__p_type_fmt(t, buf, cap, &n);
 }
 
 XRT__PRIVATE bool xrt__type_equal(const xrt_ir_type *a, const xrt_ir_type *b) {
@@ -707,24 +707,33 @@ XRT__PRIVATE xrt_status xrt__verify_while(const xrt__vctx *v) {
   int n = op->num_operands;
   if (op->num_results != n || op->num_regions != 2)
     return xrt__vfail(v, "needs as many results as operands and two regions");
-  const xrt_ir_type *sig[256];
-  if (n > 256) return xrt__vfail(v, "too many loop values");
-  for (int i = 0; i < n; i++) {
-    xrt_status s = xrt__vsame(v, op->operands[i], op->results[i],
-                              "loop value type differs from result type");
-    if (s) return s;
+  /* The loop values' types: on the stack for most loops; a loop that
+   * carries a model's weights (thousands) takes a heap array. */
+  const xrt_ir_type *stack[64], **sig = stack;
+  xrt_allocator al = xrt_allocator_system();
+  if (n > (int)XRT__ARRAY_SIZE(stack) &&
+      !(sig = (const xrt_ir_type **)xrt__calloc(&al, (size_t)n, sizeof *sig)))
+    return xrt__nomem("a while loop's value types");
+  xrt_status s = XRT_OK;
+  for (int i = 0; i < n && !s; i++) {
+    s = xrt__vsame(v, op->operands[i], op->results[i],
+                   "loop value type differs from result type");
     sig[i] = xrt__vtype(v, op->operands[i]);
   }
-  xrt_status s = xrt__vregion_sig(v, &op->regions[0], "cond", n, sig, 1,
-                                  (const xrt_ir_type *[]){NULL});
-  if (s) return s;
-  const xrt_ir_region *c = &op->regions[0];
-  const xrt_ir_type *ct =
-      &v->func->value_types[c->ops[c->num_ops - 1].operands[0]];
-  if (ct->kind != XRT_TYPE_TENSOR || ct->shape.dtype != XRT_PRED ||
-      ct->shape.rank != 0)
-    return xrt__vfail(v, "cond region must return tensor<i1>");
-  return xrt__vregion_sig(v, &op->regions[1], "body", n, sig, n, sig);
+  if (!s)
+    s = xrt__vregion_sig(v, &op->regions[0], "cond", n, sig, 1,
+                         (const xrt_ir_type *[]){NULL});
+  if (!s) {
+    const xrt_ir_region *c = &op->regions[0];
+    const xrt_ir_type *ct =
+        &v->func->value_types[c->ops[c->num_ops - 1].operands[0]];
+    if (ct->kind != XRT_TYPE_TENSOR || ct->shape.dtype != XRT_PRED ||
+        ct->shape.rank != 0)
+      s = xrt__vfail(v, "cond region must return tensor<i1>");
+  }
+  if (!s) s = xrt__vregion_sig(v, &op->regions[1], "body", n, sig, n, sig);
+  if (sig != stack) xrt__free(&al, sig);
+  return s;
 }
 
 /* The op's operands and results have the types of f's arguments and

@@ -1226,21 +1226,30 @@ static int sim_vdot_general(sim_vchk *v) {
 static int sim_vwhile(sim_vchk *v) {
   const xrt_ir_op *op = v->op;
   int n = op->num_operands;
-  if (op->num_results != n || op->num_regions != 2 || n > 256)
+  if (op->num_results != n || op->num_regions != 2)
     return sim_vbad(v, "bad while");
-  const xrt_ir_type *sig[256];
-  for (int i = 0; i < n; i++) {
-    if (!sim_vsame(v, op->operands[i], op->results[i])) return 0;
+  /* on the stack for most loops; one carrying a model's weights takes a
+   * heap array */
+  const xrt_ir_type *stack[64], **sig = stack;
+  if (n > 64 && !(sig = (const xrt_ir_type **)malloc((size_t)n * sizeof *sig)))
+    return sim_vbad(v, "out of host memory checking a while loop");
+  int ok = 1;
+  for (int i = 0; i < n && ok; i++) {
+    ok = sim_vsame(v, op->operands[i], op->results[i]);
     sig[i] = sim_vty(v, op->operands[i]);
   }
   const xrt_ir_type *any[1] = {NULL};
-  if (!sim_vregion_sig(v, &op->regions[0], n, sig, 1, any)) return 0;
-  const xrt_ir_region *c = &op->regions[0];
-  const xrt_ir_type *ct = sim_vty(v, c->ops[c->num_ops - 1].operands[0]);
-  if (ct->kind != XRT_TYPE_TENSOR || ct->shape.dtype != XRT_PRED ||
-      ct->shape.rank != 0)
-    return sim_vbad(v, "while cond must return tensor<i1>");
-  return sim_vregion_sig(v, &op->regions[1], n, sig, n, sig);
+  ok = ok && sim_vregion_sig(v, &op->regions[0], n, sig, 1, any);
+  if (ok) {
+    const xrt_ir_region *c = &op->regions[0];
+    const xrt_ir_type *ct = sim_vty(v, c->ops[c->num_ops - 1].operands[0]);
+    if (ct->kind != XRT_TYPE_TENSOR || ct->shape.dtype != XRT_PRED ||
+        ct->shape.rank != 0)
+      ok = sim_vbad(v, "while cond must return tensor<i1>");
+  }
+  ok = ok && sim_vregion_sig(v, &op->regions[1], n, sig, n, sig);
+  if (sig != stack) free(sig);
+  return ok;
 }
 
 static int sim_vcall(sim_vchk *v) {
