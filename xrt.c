@@ -1929,13 +1929,16 @@ XRT__PRIVATE xrt_status xrt__mpv_reshard(xrt__rs_var *rs, int nv,
 
 /* ---- execution over variables ---- */
 
-/* Scratch of one xrt_execute_variables call (at most 64 arguments). */
+/* Scratch of one xrt_execute_variables call: arrays of its argument and
+ * output counts, one zeroed heap block (xrt_execute_variables). */
 typedef struct xrt__xv_call {
-  xrt__var *vars[64];    /* per argument, NULL for arrays (referenced) */
-  xrt__var *uniq[64];    /* distinct variables, locked in handle order */
+  xrt__var **vars;    /* per argument, NULL for arrays (referenced) */
+  xrt__var **uniq;    /* distinct variables, locked in handle order */
   int nuniq;
-  xrt__sharded *views[64];
-  xrt_sharded_array *arrays[64];
+  xrt__sharded **views;
+  xrt_sharded_array **arrays;
+  const xrt_sharding_spec **specs; /* per output */
+  xrt_sharded_array **outs;        /* per output */
 } xrt__xv_call;
 XRT__PRIVATE xrt_status xrt__xv_acquire(const xrt_variable_arg *args, int num_args,
                                   xrt__xv_call *k);
@@ -4183,6 +4186,7 @@ static xrt_dtype xrt__quant_storage(xrt__parser *p) {
 /* One scale[:zero_point] of a !quant.uniform. */
 static void xrt__quant_scale(xrt__parser *p) {
   xrt__num r = xrt__scan_num(p);
+  if (r.hex && !r.neg) memcpy(&r.d, &r.mag, 8); /* as MLIR: a hex is f64 bits */
   *(double *)xrt__push_raw(p, &p->f64s) = r.d;
   int64_t zp = 0;
   if (xrt__eat(p, ':')) zp = xrt__parse_i64(p);
@@ -5100,10 +5104,17 @@ XRT__PRIVATE void xrt__p_type_fmt(const xrt_ir_type *t, char *buf, size_t cap, s
   } else {
     XRT__FMT("tensor<");
     for (int i = 0; i < t->shape.rank; i++)
-      XRT__FMT("%lldx", (long long)t->shape.dims[i]);
-    if (t->quant)
-      XRT__FMT("!quant.uniform<%s:%s>", xrt_dtype_name(t->quant->storage),
-               xrt_dtype_name(t->quant->expressed));
+      if (t->shape.dims[i] < 0) XRT__FMT("?x"); /* XRT_DIM_DYNAMIC */
+      else XRT__FMT("%lldx", (long long)t->shape.dims[i]);
+    const xrt_ir_quant *q = t->quant; /* with its scales: types differ there */
+    if (q) XRT__FMT("!quant.uniform<%s:%s", xrt_dtype_name(q->storage),
+                    xrt_dtype_name(q->expressed));
+    if (q && q->axis >= 0) XRT__FMT(":%d, {", (int)q->axis);
+    else if (q) XRT__FMT(", ");
+    for (int32_t i = 0; q && i < q->num_scales; i++)
+      XRT__FMT("%s%g:%lld", i ? ", " : "", q->scales[i],
+               (long long)q->zero_points[i]);
+    if (q) XRT__FMT("%s>", q->axis >= 0 ? "}" : "");
     else
       XRT__FMT("%s", xrt_dtype_name(t->shape.dtype));
     XRT__FMT(">");
@@ -11589,9 +11600,15 @@ static bool xrt__sdy_shd(const xrt__annots *an, const char **sp, xrt__shd *o,
   bool is_inline = false;
   memset(&inl, 0, sizeof inl);
   if (xrt__sp_lit(&s, "@")) {
-    const char *n = s;
-    while (xrt__is_namechar(*s) || *s == '.' || *s == '$') s++;
-    if (!(m = xrt__mesh_find(an, n, (size_t)(s - n)))) {
+    const char *n = s, *e;
+    if (*s == '"') { /* @"a quoted name" */
+      if (!(e = strchr(++n, '"'))) return false;
+      s = e + 1;
+    } else {
+      while (xrt__is_namechar(*s) || *s == '.' || *s == '$') s++;
+      e = s;
+    }
+    if (!(m = xrt__mesh_find(an, n, (size_t)(e - n)))) {
       *err = "a mesh the module does not define (sdy.mesh)";
       return false;
     }
@@ -14704,7 +14721,9 @@ static xrt_status xrt__rcheck_args(const xrt_ir_func *f,
     if (!ok) {
       char a[160], b[160];
       xrt_shape_format(g, a, sizeof a);
-      xrt_shape_format(&t->shape, b, sizeof b);
+      if (t->kind == XRT_TYPE_TENSOR) xrt_shape_format(&t->shape, b, sizeof b);
+      else snprintf(b, sizeof b, "%s", t->kind == XRT_TYPE_TUPLE ? "tuple<...>"
+                                                                 : "(not a tensor)");
       return xrt__fail(XRT_INVALID_ARGUMENT, "%s:%d:%d: @%s: argument %d "
                        "is given as %s, which does not fit its type %s",
                        f->loc.file, (int)f->loc.line, (int)f->loc.col,
@@ -16109,9 +16128,9 @@ XRT__PRIVATE const xrt_shape *xrt__result(const xrt__vctx *v, int i) {
 }
 
 static void xrt__type_str(const xrt_ir_type *t, char *buf, size_t cap) {
-  if (t->kind == XRT_TYPE_TOKEN) snprintf(buf, cap, "!stablehlo.token");
-  else if (t->kind == XRT_TYPE_TUPLE) snprintf(buf, cap, "tuple<...>");
-  else xrt_shape_format(&t->shape, buf, cap);
+  size_t n = 0; /* quantized types with their scales, tuples in full */
+  if (t->kind == XRT_TYPE_TENSOR && !t->quant) xrt_shape_format(&t->shape, buf, cap);
+  else xrt__p_type_fmt(t, buf, cap, &n);
 }
 
 XRT__PRIVATE bool xrt__type_equal(const xrt_ir_type *a, const xrt_ir_type *b) {
@@ -16782,24 +16801,33 @@ XRT__PRIVATE xrt_status xrt__verify_while(const xrt__vctx *v) {
   int n = op->num_operands;
   if (op->num_results != n || op->num_regions != 2)
     return xrt__vfail(v, "needs as many results as operands and two regions");
-  const xrt_ir_type *sig[256];
-  if (n > 256) return xrt__vfail(v, "too many loop values");
-  for (int i = 0; i < n; i++) {
-    xrt_status s = xrt__vsame(v, op->operands[i], op->results[i],
-                              "loop value type differs from result type");
-    if (s) return s;
+  /* The loop values' types: on the stack for most loops; a loop that
+   * carries a model's weights (thousands) takes a heap array. */
+  const xrt_ir_type *stack[64], **sig = stack;
+  xrt_allocator al = xrt_allocator_system();
+  if (n > (int)XRT__ARRAY_SIZE(stack) &&
+      !(sig = (const xrt_ir_type **)xrt__calloc(&al, (size_t)n, sizeof *sig)))
+    return xrt__nomem("a while loop's value types");
+  xrt_status s = XRT_OK;
+  for (int i = 0; i < n && !s; i++) {
+    s = xrt__vsame(v, op->operands[i], op->results[i],
+                   "loop value type differs from result type");
     sig[i] = xrt__vtype(v, op->operands[i]);
   }
-  xrt_status s = xrt__vregion_sig(v, &op->regions[0], "cond", n, sig, 1,
-                                  (const xrt_ir_type *[]){NULL});
-  if (s) return s;
-  const xrt_ir_region *c = &op->regions[0];
-  const xrt_ir_type *ct =
-      &v->func->value_types[c->ops[c->num_ops - 1].operands[0]];
-  if (ct->kind != XRT_TYPE_TENSOR || ct->shape.dtype != XRT_PRED ||
-      ct->shape.rank != 0)
-    return xrt__vfail(v, "cond region must return tensor<i1>");
-  return xrt__vregion_sig(v, &op->regions[1], "body", n, sig, n, sig);
+  if (!s)
+    s = xrt__vregion_sig(v, &op->regions[0], "cond", n, sig, 1,
+                         (const xrt_ir_type *[]){NULL});
+  if (!s) {
+    const xrt_ir_region *c = &op->regions[0];
+    const xrt_ir_type *ct =
+        &v->func->value_types[c->ops[c->num_ops - 1].operands[0]];
+    if (ct->kind != XRT_TYPE_TENSOR || ct->shape.dtype != XRT_PRED ||
+        ct->shape.rank != 0)
+      s = xrt__vfail(v, "cond region must return tensor<i1>");
+  }
+  if (!s) s = xrt__vregion_sig(v, &op->regions[1], "body", n, sig, n, sig);
+  if (sig != stack) xrt__free(&al, sig);
+  return s;
 }
 
 /* The op's operands and results have the types of f's arguments and
@@ -17185,7 +17213,8 @@ static xrt_status xrt__ix_window_attr(const xrt__vctx *v, const char *name,
   bad = xrt__vfill_checked(out, a, per_dim * rank, dflt, lo, XRT__IX_BIG);
   if (bad >= 0)
     return xrt__vfail(v, "%s[%d] = %" PRId64 " must be %s", name, (int)bad,
-                      out[bad], lo > 0 ? "positive" : "in range");
+                      out[bad], out[bad] > lo ? "at most 2^40" /* too large */
+                                : lo > 0 ? "positive" : "in range");
   return XRT_OK;
 }
 
@@ -23815,7 +23844,9 @@ XRT__PRIVATE xrt_status xrt__cache_compile(xrt__client *c, const char *text,
  * behind.  A participant's outputs share its event as their ready event.
  * ==================================================================== */
 
-#define XRT__MAX_IO 64 /* arguments and results kept on the stack */
+/* Arguments and results a one-device call keeps on the stack; a program
+ * with more (models pass thousands of weights) takes one heap block. */
+#define XRT__STACK_IO 32
 
 /* Where one participant sits in its launch. */
 typedef struct xrt__pos {
@@ -24028,9 +24059,6 @@ static xrt_status xrt__exec_check(const xrt__executable *e,
   if (num_args != e->num_inputs)
     return xrt__fail(XRT_INVALID_ARGUMENT, "@%s takes %d argument(s), got %d",
                      xrt__exe_name(e), e->num_inputs, num_args);
-  if (num_args > XRT__MAX_IO || num_outputs > XRT__MAX_IO)
-    return xrt__fail(XRT_UNIMPLEMENTED, "more than %d arguments or results",
-                     XRT__MAX_IO);
   return XRT_OK;
 }
 
@@ -24208,10 +24236,20 @@ static void xrt__exec_task_cancel(xrt__task *t, xrt__client *c) {
 static xrt_status xrt__execute_inline(xrt__executable *e, xrt__device *d,
                                       const xrt__pos *pos, xrt__buffer **args,
                                       xrt_buffer **outputs) {
-  void *in_mem[XRT__MAX_IO], *out_mem[XRT__MAX_IO];
-  xrt__buffer *outs[XRT__MAX_IO];
+  void *stack[3 * XRT__STACK_IO];
   xrt__client *c = e->client;
   int nin = e->num_inputs, nout = e->num_outputs;
+  void **in_mem = stack, **out_mem = stack + XRT__STACK_IO;
+  xrt__buffer **outs = (xrt__buffer **)(void *)(stack + 2 * XRT__STACK_IO);
+  void **heap = NULL;
+  if (nin > XRT__STACK_IO || nout > XRT__STACK_IO) {
+    heap = (void **)xrt__calloc(&c->allocator, (size_t)nin + 2 * (size_t)nout,
+                                sizeof(void *));
+    if (!heap) return xrt__nomem("the arguments and results of an execute");
+    in_mem = heap;
+    out_mem = heap + nin;
+    outs = (xrt__buffer **)(void *)(out_mem + nout);
+  }
   for (int i = 0; i < nout; i++) outs[i] = NULL;
   for (int i = 0; i < nin; i++) in_mem[i] = args[i]->mem;
   xrt_status s = XRT_OK;
@@ -24230,6 +24268,7 @@ static xrt_status xrt__execute_inline(xrt__executable *e, xrt__device *d,
     if (s) xrt__buffer_discard(outs[i]);
     else outputs[i] = (xrt_buffer *)outs[i]->handle;
   }
+  xrt__free(&c->allocator, heap);
   return s;
 }
 
@@ -24263,20 +24302,30 @@ static xrt_status xrt__args_state(xrt__buffer **args, int n) {
 }
 
 /* The checks and references every one-device execute starts with: on
- * success the caller holds *e and the argument buffers. */
+ * success the caller holds *e and the argument buffers, in *bufs: stack
+ * (XRT__STACK_IO entries) when they fit, else a heap array that
+ * xrt__exec_end frees. */
 static xrt_status xrt__exec_begin(xrt_executable *executable,
                                   xrt_device *device, xrt_buffer *const *args,
                                   int num_args, xrt_buffer **outputs,
                                   int num_outputs,
                                   const xrt_execute_options *options,
                                   xrt__executable **e_out, xrt__device **d_out,
-                                  xrt__pos *pos, xrt__buffer **bufs) {
+                                  xrt__pos *pos, xrt__buffer **stack,
+                                  xrt__buffer ***bufs) {
   xrt__executable *e = xrt__executable_acquire(executable);
   xrt__device *d = xrt__device_get(device);
   xrt_status s = xrt__exec_check(e, d, outputs, num_outputs, num_args);
   if (!s) s = xrt__exec_position(e, d, options, pos);
-  if (!s) s = xrt__args_acquire(e, d->index, args, num_args, -1, bufs);
+  *bufs = stack;
+  if (!s && num_args > XRT__STACK_IO) {
+    *bufs = (xrt__buffer **)xrt__calloc(&e->client->allocator,
+                                        (size_t)num_args, sizeof **bufs);
+    if (!*bufs) s = xrt__nomem("the arguments of an execute");
+  }
+  if (!s) s = xrt__args_acquire(e, d->index, args, num_args, -1, *bufs);
   if (s) {
+    if (e && *bufs != stack) xrt__free(&e->client->allocator, *bufs);
     if (e) xrt__executable_unref(e);
     return s;
   }
@@ -24285,16 +24334,25 @@ static xrt_status xrt__exec_begin(xrt_executable *executable,
   return XRT_OK;
 }
 
+/* Drops what xrt__exec_begin took. */
+static void xrt__exec_end(xrt__executable *e, xrt__buffer **stack,
+                          xrt__buffer **bufs, int num_args) {
+  xrt__bufs_unref(bufs, num_args);
+  if (bufs != stack) xrt__free(&e->client->allocator, bufs);
+  xrt__executable_unref(e);
+}
+
 xrt_status xrt_execute(xrt_executable *executable, xrt_device *device,
                        xrt_buffer *const *args, int num_args,
                        xrt_buffer **outputs, int num_outputs,
                        const xrt_execute_options *options) {
   xrt__executable *e;
   xrt__device *d;
-  xrt__buffer *bufs[XRT__MAX_IO];
+  xrt__buffer *stack[XRT__STACK_IO], **bufs;
   xrt__pos pos;
   xrt_status s = xrt__exec_begin(executable, device, args, num_args, outputs,
-                                 num_outputs, options, &e, &d, &pos, bufs);
+                                 num_outputs, options, &e, &d, &pos, stack,
+                                 &bufs);
   if (s) return s;
   s = xrt__args_state(bufs, num_args);
   if (!s && xrt__device_hold(d)) {
@@ -24312,8 +24370,7 @@ xrt_status xrt_execute(xrt_executable *executable, xrt_device *device,
     }
     xrt__event_unref(done);
   }
-  xrt__bufs_unref(bufs, num_args);
-  xrt__executable_unref(e);
+  xrt__exec_end(e, stack, bufs, num_args);
   return s;
 }
 
@@ -24325,10 +24382,11 @@ xrt_status xrt_execute_async(xrt_executable *executable, xrt_device *device,
   if (out_done) *out_done = NULL;
   xrt__executable *e;
   xrt__device *d;
-  xrt__buffer *bufs[XRT__MAX_IO];
+  xrt__buffer *stack[XRT__STACK_IO], **bufs;
   xrt__pos pos;
   xrt_status s = xrt__exec_begin(executable, device, args, num_args, outputs,
-                                 num_outputs, options, &e, &d, &pos, bufs);
+                                 num_outputs, options, &e, &d, &pos, stack,
+                                 &bufs);
   if (s) return s;
   xrt__task *t;
   s = xrt__exec_task(e, d, &pos, bufs, NULL, &t);
@@ -24338,8 +24396,7 @@ xrt_status xrt_execute_async(xrt_executable *executable, xrt_device *device,
     xrt__exec_publish(t, outputs);
     xrt__enqueue(d, t);
   }
-  xrt__bufs_unref(bufs, num_args);
-  xrt__executable_unref(e);
+  xrt__exec_end(e, stack, bufs, num_args);
   return s;
 }
 
@@ -24688,9 +24745,10 @@ XRT__PRIVATE xrt_status xrt__mp_devices(xrt__client *c) {
   }
   for (int p = 0; p < mp->nproc; p++) {
     if (counts[p] < 1 || counts[p] > 65536) {
+      int bad = counts[p]; /* read before counts is freed */
       xrt__free(&c->allocator, counts);
       return xrt__fail(XRT_INTERNAL, "client creation: process %d reports %d "
-                       "devices", p, counts[p]);
+                       "devices", p, bad);
     }
     mp->first[p + 1] = mp->first[p] + counts[p];
   }
@@ -25564,6 +25622,7 @@ static void xrt__plan_free(xrt__client *c, xrt__split_plan *p) {
   xrt__free(&c->allocator, p->first);
   xrt__free(&c->allocator, p->stage);
   xrt__free(&c->allocator, p->ev);
+  memset(p, 0, sizeof *p); /* freeing again (after a failed init) is a no-op */
 }
 
 /* Finds each device's piece and the first device holding each piece. */
@@ -26669,16 +26728,21 @@ static xrt_status xrt__pmap_check_inputs(xrt_executable *exe,
                                          const xrt__pmap_entry *e) {
   int n = xrt_executable_num_inputs(exe);
   bool same = n == e->num_args;
-  xrt_shape want[64];
-  if (n > (int)XRT__ARRAY_SIZE(want)) n = (int)XRT__ARRAY_SIZE(want);
-  for (int i = 0; i < n; i++) {
-    xrt_executable_input_shape(exe, i, &want[i]);
-    same = same && xrt__shape_equal(&want[i], &e->shapes[i]);
+  for (int i = 0; i < n && same; i++) {
+    xrt_shape want;
+    xrt_executable_input_shape(exe, i, &want);
+    same = xrt__shape_equal(&want, &e->shapes[i]);
   }
   if (same) return XRT_OK;
+  /* The message shows the first few of each side (the formatter stops
+   * at its buffer's end). */
+  enum { SHOWN = 64 };
+  xrt_shape want[SHOWN];
+  int shown = n < SHOWN ? n : SHOWN;
+  for (int i = 0; i < shown; i++) xrt_executable_input_shape(exe, i, &want[i]);
   char have_s[1024], want_s[1024];
   xrt__format_shapes(e->shapes, e->num_args, have_s, sizeof have_s);
-  xrt__format_shapes(want, n, want_s, sizeof want_s);
+  xrt__format_shapes(want, shown, want_s, sizeof want_s);
   return xrt__fail(XRT_INVALID_ARGUMENT, "pmap: the arguments' pieces %s do "
                    "not match the inputs %s of @%s", have_s, want_s,
                    xrt_executable_name(exe));
@@ -26767,23 +26831,38 @@ xrt_status xrt_pmap_call(xrt_pmap *pmap, xrt_sharded_array *const *args,
   xrt__pmap *p = xrt__pmap_get(pmap);
   XRT__CHECK_ARG(p, "invalid or released pmap");
   XRT__CHECK_ARG(xrt__client_get(p->client), "the pmap's client was released");
-  XRT__CHECK_ARG(num_args >= 1 && num_args <= 64,
-                 "pmap needs 1..64 arguments (they give its devices)");
-  xrt__sharded *a[64];
+  XRT__CHECK_ARG(num_args >= 1, "pmap needs at least one argument (its "
+                 "arguments give its devices)");
+  /* The call's sharded arrays and their pieces' shapes: on the stack for
+   * a few arguments, else one heap block. */
+  enum { STACK = 16 };
+  xrt__sharded *a_stack[STACK], **a = a_stack;
+  xrt_shape shapes_stack[STACK], *shapes = shapes_stack;
+  void *heap = NULL;
+  if (num_args > STACK) {
+    heap = xrt__calloc(&p->allocator, (size_t)num_args,
+                       sizeof *a + sizeof *shapes);
+    if (!heap) return xrt__nomem("a pmap call's arguments");
+    shapes = (xrt_shape *)heap; /* the stricter alignment first */
+    a = (xrt__sharded **)(void *)(shapes + num_args);
+  }
   xrt_status s = xrt__sharded_args(args, num_args, a);
-  if (s) return s;
-  if (a[0]->client != xrt__client_get(p->client))
-    return xrt__fail(XRT_INVALID_ARGUMENT, "the arguments belong to another "
-                     "client than the pmap");
-  xrt_shape shapes[64];
-  for (int i = 0; i < num_args; i++) shapes[i] = a[i]->piece;
-  int n = a[0]->n;
-  int *ids = (int *)xrt__calloc(&p->allocator, (size_t)n, sizeof(int));
-  if (!ids) return xrt__nomem("a pmap call's device list");
-  for (int d = 0; d < n; d++) ids[d] = xrt_device_global_id(a[0]->devices[d]);
+  if (!s && a[0]->client != xrt__client_get(p->client))
+    s = xrt__fail(XRT_INVALID_ARGUMENT, "the arguments belong to another "
+                  "client than the pmap");
+  int n = s ? 0 : a[0]->n;
+  int *ids = NULL;
+  if (!s && !(ids = (int *)xrt__calloc(&p->allocator, (size_t)n, sizeof(int))))
+    s = xrt__nomem("a pmap call's device list");
   xrt_executable *exe = NULL;
-  s = xrt__pmap_lookup(p, shapes, num_args, ids, n, &exe);
+  if (!s) {
+    for (int i = 0; i < num_args; i++) shapes[i] = a[i]->piece;
+    for (int d = 0; d < n; d++)
+      ids[d] = xrt_device_global_id(a[0]->devices[d]);
+    s = xrt__pmap_lookup(p, shapes, num_args, ids, n, &exe);
+  }
   xrt__free(&p->allocator, ids);
+  xrt__free(&p->allocator, heap);
   if (s) return s;
   return xrt_execute_sharded(exe, args, num_args, outputs, num_outputs,
                              options, out_done);
@@ -28061,8 +28140,7 @@ XRT__PRIVATE xrt_status xrt__xv_run(xrt_executable *exe, xrt__xv_call *k,
                               int num_args, const int *updates,
                               xrt_sharded_array **outs, int num_outputs,
                               const xrt_execute_options *options) {
-  const xrt_sharding_spec *specs[256];
-  XRT__CHECK_ARG(num_outputs <= 256, "more than 256 outputs");
+  const xrt_sharding_spec **specs = k->specs;
   xrt_execute_options o;
   xrt_execute_options_init(&o);
   if (options) o = *options;
@@ -28701,7 +28779,7 @@ static xrt_status xrt__mpv_xv_specs(xrt_executable *exe, xrt__xv_call *k,
                                     const int *updates, int no, int n,
                                     const xrt_execute_options *options,
                                     xrt__mpv_xv *x) {
-  const xrt_sharding_spec *specs[256];
+  const xrt_sharding_spec **specs = k->specs;
   xrt_execute_options o;
   xrt_execute_options_init(&o);
   if (options) o = *options;
@@ -28894,22 +28972,41 @@ static xrt_status xrt__mpv_load(xrt__var *v, const char *path) {
   return s;
 }
 
+/* Lays k's arrays out in one zeroed block (returned, NULL when out of
+ * memory): na entries for each per-argument array, no for each per-output
+ * one. */
+static void *xrt__xv_alloc(const xrt_allocator *al, int na, int no,
+                           xrt__xv_call *k) {
+  memset(k, 0, sizeof *k);
+  size_t n = 4 * (size_t)na + 2 * (size_t)no;
+  void **p = (void **)xrt__calloc(al, n ? n : 1, sizeof(void *));
+  if (!p) return NULL;
+  k->vars = (xrt__var **)(void *)p;
+  k->uniq = (xrt__var **)(void *)(p + na);
+  k->views = (xrt__sharded **)(void *)(p + 2 * (size_t)na);
+  k->arrays = (xrt_sharded_array **)(void *)(p + 3 * (size_t)na);
+  k->specs = (const xrt_sharding_spec **)(void *)(p + 4 * (size_t)na);
+  k->outs = (xrt_sharded_array **)(void *)(p + 4 * (size_t)na + (size_t)no);
+  return p;
+}
+
 xrt_status xrt_execute_variables(xrt_executable *executable,
                                  const xrt_variable_arg *args, int num_args,
                                  const int *updates,
                                  xrt_sharded_array **outputs, int num_outputs,
                                  const xrt_execute_options *options) {
   XRT__CHECK_ARG(outputs || num_outputs == 0, "outputs is NULL");
-  XRT__CHECK_ARG(num_args >= 0 && num_outputs >= 0 && num_outputs <= 256,
+  XRT__CHECK_ARG(num_args >= 0 && num_outputs >= 0,
                  "bad argument or output count");
   for (int j = 0; j < num_outputs; j++) outputs[j] = NULL;
   XRT__CHECK_ARG(args || num_args == 0, "args is NULL");
-  XRT__CHECK_ARG(num_args <= 64, "more than 64 arguments");
-  XRT__CHECK_ARG(xrt__executable_get(executable),
-                 "invalid or released executable");
+  xrt__executable *xe = xrt__executable_get(executable);
+  XRT__CHECK_ARG(xe, "invalid or released executable");
+  xrt_allocator al = xe->client->allocator;
   xrt__xv_call k;
-  memset(&k, 0, sizeof k);
-  xrt_sharded_array *outs[256] = {NULL};
+  void *block = xrt__xv_alloc(&al, num_args, num_outputs, &k);
+  if (!block) return xrt__nomem("the arguments of an execute over variables");
+  xrt_sharded_array **outs = k.outs;
   xrt_status s = xrt__xv_acquire(args, num_args, &k);
   if (!s) s = xrt__xv_check_updates(executable, &k, num_args, updates,
                                     num_outputs);
@@ -28932,6 +29029,7 @@ xrt_status xrt_execute_variables(xrt_executable *executable,
   xrt__saved_error err = {XRT_OK, ""};
   xrt__save_error(&err, s);
   for (int i = 0; i < num_args; i++) xrt__var_unref(k.vars[i]);
+  xrt__free(&al, block);
   return xrt__restore_error(&err);
 }
 

@@ -10744,6 +10744,8 @@ static void sim_conv_run_tabs(const sim_conv *c, const int64_t *tab,
                               const char *L, const char *R, char *res) {
   int64_t p[XRT_MAX_RANK] = {0};
   size_t cs = c->cv.cs;
+  int empty = 0; /* a window of no position: every sum is of nothing */
+  for (int32_t d = 0; d < c->ns; d++) empty |= c->K[d] == 0;
   if (c->cv.onumel == 0) return;
   do {
     int64_t obase = 0;
@@ -10754,7 +10756,7 @@ static void sim_conv_run_tabs(const sim_conv *c, const int64_t *tab,
         int64_t lbase = lbatch * c->lb + o / c->o_per_fgroup * c->Cg * c->lf;
         sim_la_acc acc;
         memset(&acc, 0, sizeof acc);
-        sim_conv_elem(c, tab, L, R, lbase, o * c->rof, p, &acc);
+        if (!empty) sim_conv_elem(c, tab, L, R, lbase, o * c->rof, p, &acc);
         c->cv.store(res + (size_t)(obase + b * c->ob + o * c->of) * cs, &acc);
       }
   } while (sim_la_next(p, c->out, c->ns));
@@ -14343,10 +14345,14 @@ static xrt_status sim_coll_body(sim_fcc *fc, const xrt_ir_op *op,
   for (int32_t j = 0; j < k->nops; j++) {
     fast[j] = sim_coll_fast(fc, op, j);
     slow |= !fast[j];
+    /* The computation combines the operand's bytes as its own element
+     * type: an i32 body over f32 data (same size) would add bit patterns,
+     * so the types must be the same, not only their sizes. */
+    xrt_dtype ot = sim_shape(fc, op->operands[j])->dtype;
     for (int32_t a = 0; a < 2; a++) {
       const xrt_ir_type *t = &fc->f->value_types[reg->args[a]];
       if (t->kind != XRT_TYPE_TENSOR || sim_numel(&t->shape) != 1 ||
-          sim_esize(t->shape.dtype) != k->es[j])
+          sim_esize(t->shape.dtype) != k->es[j] || t->shape.dtype != ot)
         return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "%s: the "
                            "computation's arguments must be scalars of "
                            "operand %d's element type", op->name, (int)j);
@@ -17891,21 +17897,30 @@ static int sim_vdot_general(sim_vchk *v) {
 static int sim_vwhile(sim_vchk *v) {
   const xrt_ir_op *op = v->op;
   int n = op->num_operands;
-  if (op->num_results != n || op->num_regions != 2 || n > 256)
+  if (op->num_results != n || op->num_regions != 2)
     return sim_vbad(v, "bad while");
-  const xrt_ir_type *sig[256];
-  for (int i = 0; i < n; i++) {
-    if (!sim_vsame(v, op->operands[i], op->results[i])) return 0;
+  /* on the stack for most loops; one carrying a model's weights takes a
+   * heap array */
+  const xrt_ir_type *stack[64], **sig = stack;
+  if (n > 64 && !(sig = (const xrt_ir_type **)malloc((size_t)n * sizeof *sig)))
+    return sim_vbad(v, "out of host memory checking a while loop");
+  int ok = 1;
+  for (int i = 0; i < n && ok; i++) {
+    ok = sim_vsame(v, op->operands[i], op->results[i]);
     sig[i] = sim_vty(v, op->operands[i]);
   }
   const xrt_ir_type *any[1] = {NULL};
-  if (!sim_vregion_sig(v, &op->regions[0], n, sig, 1, any)) return 0;
-  const xrt_ir_region *c = &op->regions[0];
-  const xrt_ir_type *ct = sim_vty(v, c->ops[c->num_ops - 1].operands[0]);
-  if (ct->kind != XRT_TYPE_TENSOR || ct->shape.dtype != XRT_PRED ||
-      ct->shape.rank != 0)
-    return sim_vbad(v, "while cond must return tensor<i1>");
-  return sim_vregion_sig(v, &op->regions[1], n, sig, n, sig);
+  ok = ok && sim_vregion_sig(v, &op->regions[0], n, sig, 1, any);
+  if (ok) {
+    const xrt_ir_region *c = &op->regions[0];
+    const xrt_ir_type *ct = sim_vty(v, c->ops[c->num_ops - 1].operands[0]);
+    if (ct->kind != XRT_TYPE_TENSOR || ct->shape.dtype != XRT_PRED ||
+        ct->shape.rank != 0)
+      ok = sim_vbad(v, "while cond must return tensor<i1>");
+  }
+  ok = ok && sim_vregion_sig(v, &op->regions[1], n, sig, n, sig);
+  if (sig != stack) free(sig);
+  return ok;
 }
 
 static int sim_vcall(sim_vchk *v) {

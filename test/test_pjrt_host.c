@@ -20,6 +20,18 @@
  * unimplemented entries naming the function); bad host input (struct_size
  * too small, NULL args and fields, released objects, wrong Execute
  * arguments) answered with INVALID_ARGUMENT; two threads on one client.
+ * Issue #25 (coverage of src/pjrt_plugin) adds: every entry called with
+ * NULL args, a struct_size of 1, zeroed fields and a handle the plugin
+ * never made; every element type and layout of a host buffer and its
+ * targets (memory, device, another client's); create options (memory,
+ * threads, injected faults of each kind); replicas launched one
+ * participant at a time through execute_device, failing ones and their
+ * events; multi-device launches given bad lists, options or arguments;
+ * what sends a call off the one-device dispatch path (17 and 129
+ * arguments, 17 outputs, 33 replicas, no arguments); malformed
+ * CompileOptionsProto bytes, offset by offset; objects used after their
+ * client is destroyed; DefaultDeviceAssignment, lookups and error
+ * objects.
  * Every object is destroyed (clean under ASan/UBSan, LSan and TSan).
  *
  * Expected values are computed here, never read back from the plugin.
@@ -32,6 +44,7 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -2569,6 +2582,1981 @@ static void test_two_threads(void **state) {
   client_destroy(c);
 }
 
+/* ======================================================================
+ * 9. Launch paths: participants, multi-device errors, faults (issue #25)
+ * ==================================================================== */
+
+/* Execute as execute() does, with the options given (NULL: none). */
+static PJRT_Error *execute_opts(PJRT_LoadedExecutable *x, size_t ndev,
+                                size_t nargs, PJRT_Buffer *const *args,
+                                size_t nout, PJRT_Buffer **outs,
+                                PJRT_Event **evs, PJRT_Device *exec_dev,
+                                PJRT_ExecuteOptions *opt) {
+  PJRT_Buffer *const *arg_lists[MAXD];
+  PJRT_Buffer **out_lists[MAXD];
+  for (size_t d = 0; d < ndev && d < MAXD; d++) {
+    arg_lists[d] = args + d * nargs;
+    out_lists[d] = outs + d * nout;
+  }
+  for (size_t i = 0; i < ndev * nout; i++) outs[i] = NULL;
+  if (evs)
+    for (size_t d = 0; d < ndev; d++) evs[d] = NULL;
+  ARGS(PJRT_LoadedExecutable_Execute_Args, a);
+  a.executable = x;
+  a.options = opt;
+  a.argument_lists = arg_lists;
+  a.num_devices = ndev;
+  a.num_args = nargs;
+  a.output_lists = out_lists;
+  a.device_complete_events = evs;
+  a.execute_device = exec_dev;
+  return API->PJRT_LoadedExecutable_Execute(&a);
+}
+
+static void exec_options(PJRT_ExecuteOptions *o, int64_t launch_id) {
+  memset(o, 0, sizeof *o);
+  o->struct_size = PJRT_ExecuteOptions_STRUCT_SIZE;
+  o->launch_id = (int)launch_id;
+}
+
+/* OnReady callback: records the outcome (code, or 0 for success). */
+typedef struct on_ready_rec {
+  pthread_mutex_t mu;
+  int fired, code;
+} on_ready_rec;
+
+static void part_ready_cb(PJRT_Error *e, void *user) {
+  on_ready_rec *r = user;
+  int code = 0;
+  if (e) {
+    code = err_code(e);
+    err_destroy(e);
+  }
+  pthread_mutex_lock(&r->mu);
+  r->code = code;
+  r->fired++;
+  pthread_mutex_unlock(&r->mu);
+}
+
+static int on_ready_wait(on_ready_rec *r) {
+  for (int spin = 0; spin < 200000; spin++) {
+    pthread_mutex_lock(&r->mu);
+    int f = r->fired;
+    pthread_mutex_unlock(&r->mu);
+    if (f) return f;
+    sched_yield();
+  }
+  return 0;
+}
+
+/* Each replica of a 4-replica all_reduce launched on its own through
+ * execute_device, sharing one launch_id: asynchronous participants. */
+static void test_participants(void **state) {
+  (void)state;
+  PJRT_Client *c = new_client(NDEV);
+  PJRT_Device *d[NDEV];
+  get_devices(c, d, NDEV);
+  int64_t ids[NDEV];
+  for (int i = 0; i < NDEV; i++) ids[i] = device_id(d[i]);
+  pb_buf o;
+  pb_compile_options(&o, NDEV, 1, ids);
+  PJRT_LoadedExecutable *x = compile_ok(c, k_allreduce, o.b, o.n);
+  const int64_t d4[1] = {4};
+  float in[NDEV][4], want[4] = {0, 0, 0, 0};
+  PJRT_Buffer *args[NDEV], *outs[NDEV * 2];
+  for (int r = 0; r < NDEV; r++) {
+    for (int i = 0; i < 4; i++) {
+      in[r][i] = (float)(r * 4 + i) - 3.5f;
+      want[i] += in[r][i];
+    }
+    args[r] = upload(c, d[r], PJRT_Buffer_Type_F32, in[r], d4, 1);
+  }
+  PJRT_ExecuteOptions opt;
+  exec_options(&opt, 41);
+  PJRT_Event *evs[NDEV];
+  on_ready_rec rec[NDEV];
+  for (int r = 0; r < NDEV; r++) {
+    OK(execute_opts(x, 1, 1, &args[r], 2, &outs[2 * r], &evs[r], d[r], &opt));
+    assert_non_null(evs[r]);
+    memset(&rec[r], 0, sizeof rec[r]);
+    pthread_mutex_init(&rec[r].mu, NULL);
+    ARGS(PJRT_Event_OnReady_Args, on);
+    on.event = evs[r];
+    on.callback = part_ready_cb;
+    on.user_arg = &rec[r];
+    OK(API->PJRT_Event_OnReady(&on));
+  }
+  for (int r = 0; r < NDEV; r++) {
+    /* pending or not yet: IsReady answers without waiting */
+    ARGS(PJRT_Event_IsReady_Args, ir);
+    ir.event = evs[r];
+    OK(API->PJRT_Event_IsReady(&ir));
+    await_ok(evs[r]);
+    assert_int_equal(on_ready_wait(&rec[r]), 1);
+    assert_int_equal(rec[r].code, 0);
+    pthread_mutex_destroy(&rec[r].mu);
+  }
+  for (int r = 0; r < NDEV; r++) {
+    float got[4];
+    assert_ptr_equal(buffer_device(outs[2 * r]), d[r]);
+    download(outs[2 * r], got, sizeof got);
+    assert_memory_equal(got, want, sizeof want);
+    uint32_t id = 99;
+    download(outs[2 * r + 1], &id, sizeof id);
+    assert_int_equal(id, r);
+    buffer_destroy(outs[2 * r]);
+    buffer_destroy(outs[2 * r + 1]);
+  }
+
+  /* the same without completion events: outputs still come back */
+  exec_options(&opt, 42);
+  for (int r = 0; r < NDEV; r++)
+    OK(execute_opts(x, 1, 1, &args[r], 2, &outs[2 * r], NULL, d[r], &opt));
+  for (int r = 0; r < NDEV; r++) {
+    float got[4];
+    download(outs[2 * r], got, sizeof got);
+    assert_memory_equal(got, want, sizeof want);
+    buffer_destroy(outs[2 * r]);
+    buffer_destroy(outs[2 * r + 1]);
+  }
+
+  /* wrong participants */
+  const int IA = PJRT_Error_Code_INVALID_ARGUMENT;
+  PJRT_Event *ev[2];
+  EXPECT_ERR(execute_opts(x, 1, 1, &args[0], 2, outs, ev, d[0], NULL), IA,
+             "needs options->launch_id");
+  exec_options(&opt, 0);
+  EXPECT_ERR(execute_opts(x, 1, 1, &args[0], 2, outs, ev, d[0], &opt), IA,
+             "needs options->launch_id");
+  assert_null(outs[0]);
+  exec_options(&opt, 43);
+  EXPECT_ERR(execute_opts(x, 2, 1, args, 2, outs, ev, d[0], &opt), IA,
+             "num_devices must be 1, not 2");
+  {
+    PJRT_Buffer *gone_arg[1] = {NULL};
+    EXPECT_ERR(execute_opts(x, 1, 1, gone_arg, 2, outs, ev, d[1], &opt), IA,
+               "argument_lists[0][0] is NULL");
+  }
+  /* a device of another client, then one of a destroyed client */
+  PJRT_Client *c2 = new_client(2);
+  PJRT_Device *d2[2];
+  get_devices(c2, d2, 2);
+  EXPECT_ERR(execute_opts(x, 1, 1, &args[0], 2, outs, ev, d2[0], &opt), IA,
+             "execute_device belongs to another client");
+  client_destroy(c2);
+  EXPECT_ERR(execute_opts(x, 1, 1, &args[0], 2, outs, ev, d2[0], &opt), IA,
+             "args->execute_device is not a live PJRT_Device");
+  loaded_destroy(x);
+
+  /* a launch of 2 replicas on devices 0 and 1: device 3 takes no part */
+  pb_compile_options(&o, 2, 1, ids);
+  x = compile_ok(c, k_add, o.b, o.n);
+  PJRT_Buffer *two[2] = {args[0], args[0]};
+  EXPECT_ERR(execute_opts(x, 1, 2, two, 1, outs, ev, d[3], &opt), IA,
+             "execute_device 3 takes no part in the launch of @main");
+  loaded_destroy(x);
+  for (int r = 0; r < NDEV; r++) buffer_destroy(args[r]);
+  client_destroy(c);
+}
+
+static int g_send_cb_calls;
+static PJRT_Error *send_cb(PJRT_Chunk *chunk, PJRT_CallbackError *cb_error,
+                           size_t total, bool done, void *user) {
+  (void)chunk; (void)cb_error; (void)total; (void)done; (void)user;
+  g_send_cb_calls++;
+  return NULL;
+}
+
+/* Multi-device launches given bad lists or options, and failing midway. */
+static void test_multi_launch_errors(void **state) {
+  (void)state;
+  const int IA = PJRT_Error_Code_INVALID_ARGUMENT;
+  PJRT_Client *c = new_client(NDEV);
+  PJRT_Device *d[NDEV];
+  get_devices(c, d, NDEV);
+  int64_t ids[NDEV];
+  for (int i = 0; i < NDEV; i++) ids[i] = device_id(d[i]);
+  pb_buf o;
+  pb_compile_options(&o, NDEV, 1, ids);
+  PJRT_LoadedExecutable *x = compile_ok(c, k_allreduce, o.b, o.n);
+  const int64_t d4[1] = {4}, d3[1] = {3};
+  float v[4] = {1, 2, 3, 4};
+  PJRT_Buffer *args[NDEV], *outs[NDEV * 2];
+  PJRT_Event *evs[NDEV];
+  for (int r = 0; r < NDEV; r++)
+    args[r] = upload(c, d[r], PJRT_Buffer_Type_F32, v, d4, 1);
+
+  /* argument_lists[2] NULL; output_lists[1] NULL */
+  {
+    PJRT_Buffer *const *al[NDEV] = {&args[0], &args[1], NULL, &args[3]};
+    PJRT_Buffer **ol[NDEV] = {&outs[0], &outs[2], &outs[4], &outs[6]};
+    ARGS(PJRT_LoadedExecutable_Execute_Args, a);
+    a.executable = x;
+    a.argument_lists = al;
+    a.num_devices = NDEV;
+    a.num_args = 1;
+    a.output_lists = ol;
+    EXPECT_ERR(API->PJRT_LoadedExecutable_Execute(&a), IA,
+               "argument_lists[2] is NULL");
+    al[2] = &args[2];
+    ol[1] = NULL;
+    EXPECT_ERR(API->PJRT_LoadedExecutable_Execute(&a), IA,
+               "output_lists[1] is NULL");
+  }
+  /* send callbacks: unimplemented */
+  {
+    PJRT_SendCallbackInfo info;
+    memset(&info, 0, sizeof info);
+    info.channel_id = 1;
+    info.send_callback = send_cb;
+    PJRT_SendCallbackInfo *per_dev[1] = {&info};
+    PJRT_ExecuteOptions opt;
+    exec_options(&opt, 5);
+    opt.send_callbacks = per_dev;
+    opt.num_send_ops = 1;
+    EXPECT_ERR(execute_opts(x, NDEV, 1, args, 2, outs, evs, NULL, &opt),
+               PJRT_Error_Code_UNIMPLEMENTED, "send/recv callbacks");
+    PJRT_Buffer *one[2] = {args[0], args[0]};
+    PJRT_LoadedExecutable *x1 = compile_ok(c, k_add, NULL, 0);
+    PJRT_Buffer *out1[1];
+    /* the one-device dispatch path hands it to the checked path */
+    EXPECT_ERR(execute_opts(x1, 1, 2, one, 1, out1, evs, NULL, &opt),
+               PJRT_Error_Code_UNIMPLEMENTED, "send/recv callbacks");
+    opt.num_send_ops = 0;
+    opt.recv_callbacks = (PJRT_RecvCallbackInfo **)per_dev;
+    opt.num_recv_ops = 1;
+    EXPECT_ERR(execute_opts(x1, 1, 2, one, 1, out1, evs, NULL, &opt),
+               PJRT_Error_Code_UNIMPLEMENTED, "send/recv callbacks");
+    assert_null(out1[0]);
+    loaded_destroy(x1);
+    assert_int_equal(g_send_cb_calls, 0);
+  }
+  /* a replica's argument of the wrong shape: xrt refuses the launch */
+  {
+    PJRT_Buffer *bad = upload(c, d[2], PJRT_Buffer_Type_F32, v, d3, 1);
+    PJRT_Buffer *mixed[NDEV] = {args[0], args[1], bad, args[3]};
+    EXPECT_ERR(execute(x, NDEV, 1, mixed, 2, outs, evs, NULL), IA, NULL);
+    for (int i = 0; i < NDEV * 2; i++) assert_null(outs[i]);
+    for (int i = 0; i < NDEV; i++) assert_null(evs[i]);
+    buffer_destroy(bad);
+  }
+  /* the launch still works afterwards */
+  execute_ok(x, NDEV, 1, args, 2, outs);
+  for (int r = 0; r < NDEV; r++) {
+    float got[4];
+    download(outs[2 * r], got, sizeof got);
+    for (int i = 0; i < 4; i++) assert_true(got[i] == 4.0f * v[i]);
+  }
+  for (int i = 0; i < NDEV * 2; i++) buffer_destroy(outs[i]);
+  /* num_devices 0 with no lists at all: the launch size is reported */
+  {
+    ARGS(PJRT_LoadedExecutable_Execute_Args, a);
+    a.executable = x;
+    a.num_args = 1;
+    EXPECT_ERR(API->PJRT_LoadedExecutable_Execute(&a), IA,
+               "runs on 4 device(s) (4 replica(s) x 1 partition(s)), "
+               "num_devices is 0");
+  }
+  /* the executable deleted: refused */
+  {
+    ARGS(PJRT_LoadedExecutable_Delete_Args, del);
+    del.executable = x;
+    OK(API->PJRT_LoadedExecutable_Delete(&del));
+    EXPECT_ERR(execute(x, NDEV, 1, args, 2, outs, evs, NULL), IA,
+               "the executable has been deleted");
+  }
+  loaded_destroy(x);
+  for (int r = 0; r < NDEV; r++) buffer_destroy(args[r]);
+  client_destroy(c);
+}
+
+/* ======================================================================
+ * 10. Element types, layouts and targets of host buffers (issue #25)
+ * ==================================================================== */
+
+/* Every PJRT element type: round trip of the type, dims and (for the
+ * whole-byte types) the bytes; TOKEN unimplemented, values outside the
+ * enum invalid. */
+static void test_buffer_types_and_layouts(void **state) {
+  host_fixture *f = *state;
+  const int IA = PJRT_Error_Code_INVALID_ARGUMENT;
+  const int UN = PJRT_Error_Code_UNIMPLEMENTED;
+  PJRT_Client *c = f->c;
+  PJRT_Device **d = f->d;
+  const int64_t d8[1] = {8};
+  uint8_t src[128], got[128];
+  for (int i = 0; i < 128; i++) src[i] = (uint8_t)(i & 1);
+  for (int t = PJRT_Buffer_Type_PRED; t <= PJRT_Buffer_Type_F8E3M4; t++) {
+    PJRT_Buffer_Type ty = (PJRT_Buffer_Type)t;
+    PJRT_Event *done = NULL;
+    PJRT_Buffer *b = NULL;
+    PJRT_Error *e = from_host(
+        c, d[1], ty, src, d8, 1,
+        PJRT_HostBufferSemantics_kImmutableUntilTransferCompletes, &done, &b);
+    if (ty == PJRT_Buffer_Type_TOKEN) {
+      EXPECT_ERR(e, UN, "element type 23 is not supported");
+      assert_null(b);
+      continue;
+    }
+    OK(e);
+    await_ok(done);
+    check_buffer_shape(b, ty, d8, 1);
+    size_t es = type_bytes(ty);
+    if (ty >= PJRT_Buffer_Type_F8E5M2 && ty <= PJRT_Buffer_Type_F8E4M3FNUZ)
+      es = 1;
+    if (ty == PJRT_Buffer_Type_F8E4M3 || ty == PJRT_Buffer_Type_F8E3M4) es = 1;
+    if (es) {
+      memset(got, 0xee, sizeof got);
+      download(b, got, 8 * es);
+      assert_memory_equal(got, src, 8 * es);
+    }
+    buffer_destroy(b);
+  }
+  PJRT_Event *done = NULL;
+  PJRT_Buffer *b = NULL;
+  EXPECT_ERR(from_host(c, d[0], PJRT_Buffer_Type_INVALID, src, d8, 1,
+                       PJRT_HostBufferSemantics_kImmutableOnlyDuringCall,
+                       &done, &b),
+             IA, "0 is not a PJRT element type");
+  EXPECT_ERR(from_host(c, d[0], (PJRT_Buffer_Type)200, src, d8, 1,
+                       PJRT_HostBufferSemantics_kImmutableOnlyDuringCall,
+                       &done, &b),
+             IA, "200 is not a PJRT element type");
+  /* rank 17 (xrt has 16 at most), a negative dimension */
+  int64_t d17[17];
+  for (int i = 0; i < 17; i++) d17[i] = 1;
+  EXPECT_ERR(from_host(c, d[0], PJRT_Buffer_Type_U8, src, d17, 17,
+                       PJRT_HostBufferSemantics_kImmutableOnlyDuringCall,
+                       &done, &b),
+             UN, "rank 17");
+  const int64_t neg[2] = {2, -1};
+  EXPECT_ERR(from_host(c, d[0], PJRT_Buffer_Type_U8, src, neg, 2,
+                       PJRT_HostBufferSemantics_kImmutableOnlyDuringCall,
+                       &done, &b),
+             IA, "dims[1] is -1");
+  /* rank 6 (more than 4 dims kept inline) round trips */
+  {
+    const int64_t d6[6] = {1, 2, 1, 2, 1, 3};
+    b = upload(c, d[0], PJRT_Buffer_Type_U8, src, d6, 6);
+    check_buffer_shape(b, PJRT_Buffer_Type_U8, d6, 6);
+    memset(got, 0xee, sizeof got);
+    download(b, got, 12);
+    assert_memory_equal(got, src, 12);
+    buffer_destroy(b);
+  }
+  /* an empty array needs no data */
+  {
+    const int64_t d0[2] = {3, 0};
+    OK(from_host(c, d[0], PJRT_Buffer_Type_F32, NULL, d0, 2,
+                 PJRT_HostBufferSemantics_kImmutableOnlyDuringCall, &done,
+                 &b));
+    await_ok(done);
+    check_buffer_shape(b, PJRT_Buffer_Type_F32, d0, 2);
+    buffer_destroy(b);
+  }
+
+  /* device layouts: the dense row-major one, tiled or strided, is taken;
+   * any other is UNIMPLEMENTED; a too small struct INVALID_ARGUMENT */
+  const int64_t d23[2] = {2, 3};
+  const float m[6] = {1, 2, 3, 4, 5, 6};
+  const int64_t m2m[2] = {1, 0}, m2m_t[2] = {0, 1};
+  const int64_t str_dense[2] = {12, 4}, str_t[2] = {4, 8};
+  struct {
+    int type;
+    const int64_t *v;
+    size_t n, struct_size;
+    int want; /* 0 ok, else the code */
+    const char *msg;
+  } cases[] = {
+      {PJRT_Buffer_MemoryLayout_Type_Tiled, m2m, 2,
+       PJRT_Buffer_MemoryLayout_STRUCT_SIZE, 0, NULL},
+      {PJRT_Buffer_MemoryLayout_Type_Tiled, m2m_t, 2,
+       PJRT_Buffer_MemoryLayout_STRUCT_SIZE, UN,
+       "args->device_layout is not the dense row-major layout"},
+      {PJRT_Buffer_MemoryLayout_Type_Tiled, m2m, 1,
+       PJRT_Buffer_MemoryLayout_STRUCT_SIZE, UN, "dense row-major"},
+      {PJRT_Buffer_MemoryLayout_Type_Tiled, NULL, 2,
+       PJRT_Buffer_MemoryLayout_STRUCT_SIZE, UN, "dense row-major"},
+      {PJRT_Buffer_MemoryLayout_Type_Strides, str_dense, 2,
+       PJRT_Buffer_MemoryLayout_STRUCT_SIZE, 0, NULL},
+      {PJRT_Buffer_MemoryLayout_Type_Strides, str_t, 2,
+       PJRT_Buffer_MemoryLayout_STRUCT_SIZE, UN, "dense row-major"},
+      {PJRT_Buffer_MemoryLayout_Type_Strides, str_dense, 1,
+       PJRT_Buffer_MemoryLayout_STRUCT_SIZE, UN, "dense row-major"},
+      {PJRT_Buffer_MemoryLayout_Type_Strides, NULL, 2,
+       PJRT_Buffer_MemoryLayout_STRUCT_SIZE, UN, "dense row-major"},
+      {7, m2m, 2, PJRT_Buffer_MemoryLayout_STRUCT_SIZE, UN,
+       "dense row-major"},
+      {PJRT_Buffer_MemoryLayout_Type_Tiled, m2m, 2, 8, IA,
+       "args->device_layout->struct_size is 8"},
+  };
+  for (size_t k = 0; k < COUNT(cases); k++) {
+    PJRT_Buffer_MemoryLayout l;
+    memset(&l, 0, sizeof l);
+    l.struct_size = cases[k].struct_size;
+    l.type = (PJRT_Buffer_MemoryLayout_Type)cases[k].type;
+    if (cases[k].type == PJRT_Buffer_MemoryLayout_Type_Strides) {
+      l.strides.struct_size = PJRT_Buffer_MemoryLayout_Strides_STRUCT_SIZE;
+      l.strides.byte_strides = cases[k].v;
+      l.strides.num_byte_strides = cases[k].n;
+    } else {
+      l.tiled.struct_size = PJRT_Buffer_MemoryLayout_Tiled_STRUCT_SIZE;
+      l.tiled.minor_to_major = cases[k].v;
+      l.tiled.minor_to_major_size = cases[k].n;
+    }
+    ARGS(PJRT_Client_BufferFromHostBuffer_Args, a);
+    a.client = c;
+    a.data = m;
+    a.type = PJRT_Buffer_Type_F32;
+    a.dims = d23;
+    a.num_dims = 2;
+    a.host_buffer_semantics =
+        PJRT_HostBufferSemantics_kImmutableOnlyDuringCall;
+    a.device = d[0];
+    a.device_layout = &l;
+    PJRT_Error *e = API->PJRT_Client_BufferFromHostBuffer(&a);
+    if (!cases[k].want) {
+      OK(e);
+      await_ok(a.done_with_host_buffer);
+      float back[6];
+      download(a.buffer, back, sizeof back);
+      assert_memory_equal(back, m, sizeof m);
+      /* the same layout given for the download */
+      ARGS(PJRT_Buffer_ToHostBuffer_Args, th);
+      th.src = a.buffer;
+      th.dst = back;
+      th.dst_size = sizeof back;
+      th.host_layout = &l;
+      OK(API->PJRT_Buffer_ToHostBuffer(&th));
+      await_ok(th.event);
+      buffer_destroy(a.buffer);
+    } else {
+      if (!e) fail_msg("layout case %zu accepted", k);
+      EXPECT_ERR(e, cases[k].want, cases[k].msg);
+      assert_null(a.buffer);
+    }
+  }
+  /* a host layout that is not row-major for ToHostBuffer */
+  {
+    PJRT_Buffer_MemoryLayout l;
+    memset(&l, 0, sizeof l);
+    l.struct_size = PJRT_Buffer_MemoryLayout_STRUCT_SIZE;
+    l.type = PJRT_Buffer_MemoryLayout_Type_Tiled;
+    l.tiled.minor_to_major = m2m; /* {1}: no dimension 1 in rank 1 */
+    l.tiled.minor_to_major_size = 1;
+    float back[4];
+    ARGS(PJRT_Buffer_ToHostBuffer_Args, th);
+    th.src = f->b;
+    th.dst = back;
+    th.dst_size = sizeof back;
+    th.host_layout = &l;
+    EXPECT_ERR(API->PJRT_Buffer_ToHostBuffer(&th), UN,
+               "args->host_layout is not the dense row-major layout");
+    /* dst too small */
+    th.host_layout = NULL;
+    th.dst_size = 15;
+    EXPECT_ERR(API->PJRT_Buffer_ToHostBuffer(&th), IA,
+               "dst_size is 15, the buffer has 16 bytes");
+  }
+  /* byte_strides of the wrong count; strided 2x3 (the transpose of a
+   * 3x2 array) gathered */
+  {
+    const float t32[6] = {1, 4, 2, 5, 3, 6}; /* 3x2, t32[j][i] = m[i][j] */
+    const int64_t tstr[2] = {4, 8};
+    ARGS(PJRT_Client_BufferFromHostBuffer_Args, a);
+    a.client = c;
+    a.data = t32;
+    a.type = PJRT_Buffer_Type_F32;
+    a.dims = d23;
+    a.num_dims = 2;
+    a.byte_strides = tstr;
+    a.num_byte_strides = 1;
+    a.host_buffer_semantics =
+        PJRT_HostBufferSemantics_kImmutableOnlyDuringCall;
+    a.device = d[0];
+    EXPECT_ERR(API->PJRT_Client_BufferFromHostBuffer(&a), IA,
+               "1 byte_strides for 2 dimensions");
+    a.num_byte_strides = 2;
+    OK(API->PJRT_Client_BufferFromHostBuffer(&a));
+    await_ok(a.done_with_host_buffer);
+    float back[6];
+    download(a.buffer, back, sizeof back);
+    assert_memory_equal(back, m, sizeof m);
+    buffer_destroy(a.buffer);
+    /* a scalar "gathered" with strides of rank 0 is a plain copy */
+    const float s = 2.5f;
+    a.data = &s;
+    a.dims = NULL;
+    a.num_dims = 0;
+    a.byte_strides = tstr;
+    a.num_byte_strides = 0;
+    OK(API->PJRT_Client_BufferFromHostBuffer(&a));
+    await_ok(a.done_with_host_buffer);
+    float sb = 0;
+    download(a.buffer, &sb, sizeof sb);
+    assert_true(sb == 2.5f);
+    buffer_destroy(a.buffer);
+  }
+
+  /* targets: memory alone, memory and its device, a memory of another
+   * device, a device of another client, stale handles, semantics */
+  {
+    const int64_t d4[1] = {4};
+    const float v4[4] = {9, 8, 7, 6};
+    ARGS(PJRT_Client_BufferFromHostBuffer_Args, a);
+    a.client = c;
+    a.data = v4;
+    a.type = PJRT_Buffer_Type_F32;
+    a.dims = d4;
+    a.num_dims = 1;
+    a.host_buffer_semantics =
+        PJRT_HostBufferSemantics_kImmutableOnlyDuringCall;
+    a.memory = default_memory(d[2]);
+    OK(API->PJRT_Client_BufferFromHostBuffer(&a));
+    await_ok(a.done_with_host_buffer);
+    assert_ptr_equal(buffer_device(a.buffer), d[2]);
+    ARGS(PJRT_Buffer_Memory_Args, bm);
+    bm.buffer = a.buffer;
+    OK(API->PJRT_Buffer_Memory(&bm));
+    assert_ptr_equal(bm.memory, a.memory);
+    buffer_destroy(a.buffer);
+    a.device = d[2];
+    OK(API->PJRT_Client_BufferFromHostBuffer(&a));
+    await_ok(a.done_with_host_buffer);
+    buffer_destroy(a.buffer);
+    a.device = d[3];
+    EXPECT_ERR(API->PJRT_Client_BufferFromHostBuffer(&a), IA,
+               "args->memory is not a memory of args->device");
+    a.host_buffer_semantics = (PJRT_HostBufferSemantics)9;
+    EXPECT_ERR(API->PJRT_Client_BufferFromHostBuffer(&a), IA,
+               "unknown host_buffer_semantics 9");
+    a.host_buffer_semantics =
+        PJRT_HostBufferSemantics_kImmutableOnlyDuringCall;
+    PJRT_Client *c2 = new_client(2);
+    PJRT_Device *d2[2];
+    get_devices(c2, d2, 2);
+    PJRT_Memory *m2 = default_memory(d2[1]);
+    a.memory = NULL;
+    a.device = d2[1];
+    EXPECT_ERR(API->PJRT_Client_BufferFromHostBuffer(&a), IA,
+               "the device belongs to another client");
+    /* copies across clients are refused */
+    ARGS(PJRT_Buffer_CopyToDevice_Args, cp);
+    cp.buffer = f->b;
+    cp.dst_device = d2[0];
+    EXPECT_ERR(API->PJRT_Buffer_CopyToDevice(&cp), IA,
+               "the destination belongs to another client");
+    assert_null(cp.dst_buffer);
+    ARGS(PJRT_Buffer_CopyToMemory_Args, cm);
+    cm.buffer = f->b;
+    cm.dst_memory = m2;
+    EXPECT_ERR(API->PJRT_Buffer_CopyToMemory(&cm), IA,
+               "the destination belongs to another client");
+    client_destroy(c2);
+    EXPECT_ERR(API->PJRT_Client_BufferFromHostBuffer(&a), IA,
+               "args->device is not a live PJRT_Device");
+    a.device = NULL;
+    a.memory = m2;
+    EXPECT_ERR(API->PJRT_Client_BufferFromHostBuffer(&a), IA,
+               "args->memory is not a live PJRT_Memory");
+    cp.dst_device = d2[0];
+    EXPECT_ERR(API->PJRT_Buffer_CopyToDevice(&cp), IA,
+               "args->dst_device is not a live PJRT_Device");
+    cp.dst_device = NULL;
+    EXPECT_ERR(API->PJRT_Buffer_CopyToDevice(&cp), IA, "args->dst_device");
+    EXPECT_ERR(API->PJRT_Buffer_CopyToMemory(&cm), IA,
+               "args->dst_memory is not a live PJRT_Memory");
+    cm.dst_memory = NULL;
+    EXPECT_ERR(API->PJRT_Buffer_CopyToMemory(&cm), IA, "args->dst_memory");
+    /* CopyToMemory onto the buffer's own memory */
+    cm.dst_memory = default_memory(d[0]);
+    EXPECT_ERR(API->PJRT_Buffer_CopyToMemory(&cm), IA,
+               "the buffer is already on device 0");
+    /* a destroyed client */
+    a.client = c2;
+    EXPECT_ERR(API->PJRT_Client_BufferFromHostBuffer(&a), IA,
+               "args->client is not a live PJRT_Client");
+  }
+}
+
+/* ======================================================================
+ * 11. Client create options: memory, threads, injected faults
+ * ==================================================================== */
+
+static PJRT_NamedValue nv_str(const char *name, const char *v) {
+  PJRT_NamedValue nv;
+  memset(&nv, 0, sizeof nv);
+  nv.struct_size = PJRT_NamedValue_STRUCT_SIZE;
+  nv.name = name;
+  nv.name_size = strlen(name);
+  nv.type = PJRT_NamedValue_kString;
+  nv.string_value = v;
+  nv.value_size = v ? strlen(v) : 0;
+  return nv;
+}
+
+static PJRT_Error *create_with(PJRT_NamedValue *opts, size_t n,
+                               PJRT_Client **out) {
+  ARGS(PJRT_Client_Create_Args, a);
+  a.create_options = opts;
+  a.num_options = n;
+  PJRT_Error *e = API->PJRT_Client_Create(&a);
+  *out = a.client;
+  return e;
+}
+
+static void test_create_options_faults(void **state) {
+  (void)state;
+  const int IA = PJRT_Error_Code_INVALID_ARGUMENT;
+  PJRT_Client *c = NULL;
+  /* wrong values */
+  {
+    PJRT_NamedValue o[2] = {nv_int("num_devices", 2),
+                            nv_int("memory_per_device", 0)};
+    EXPECT_ERR(create_with(o, 2, &c), IA,
+               "create option memory_per_device is 0");
+    assert_null(c);
+    o[1] = nv_int("threads_per_device", 4097);
+    EXPECT_ERR(create_with(o, 2, &c), IA,
+               "create option threads_per_device is 4097; at most 4096");
+    o[1] = nv_int("memory_per_device", -5);
+    EXPECT_ERR(create_with(o, 2, &c), IA,
+               "create option memory_per_device is -5; it cannot be "
+               "negative");
+    o[1] = nv_str("inject_fault_kind", "disk");
+    EXPECT_ERR(create_with(o, 2, &c), IA,
+               "create option inject_fault_kind is \"disk\"; expected "
+               "kernel, transfer, collective or alloc");
+    o[1] = nv_str("inject_fault_kind", "allox"); /* as long as "alloc" */
+    EXPECT_ERR(create_with(o, 2, &c), IA,
+               "create option inject_fault_kind is \"allox\"");
+    /* NULL and empty: no kind (it printed a NULL string through %.*s) */
+    o[1] = nv_str("inject_fault_kind", NULL);
+    EXPECT_ERR(create_with(o, 2, &c), IA,
+               "create option inject_fault_kind is \"\"; expected");
+    o[1] = nv_str("inject_fault_kind", NULL);
+    o[1].value_size = 3;
+    EXPECT_ERR(create_with(o, 2, &c), IA,
+               "the value of create option inject_fault_kind");
+    o[1] = nv_int("inject_fault_kind", 1);
+    EXPECT_ERR(create_with(o, 2, &c), IA,
+               "create option inject_fault_kind must be of type string, "
+               "not int64");
+    struct { int t; const char *name; } types[] = {
+        {PJRT_NamedValue_kInt64List, "int64 list"},
+        {PJRT_NamedValue_kFloat, "float"},
+        {PJRT_NamedValue_kBool, "bool"},
+        {77, "unknown type"}};
+    for (size_t k = 0; k < COUNT(types); k++) {
+      char want[128];
+      o[1] = nv_int("num_devices", 1);
+      o[1].type = (PJRT_NamedValue_Type)types[k].t;
+      snprintf(want, sizeof want,
+               "num_devices must be of type int64, not %s", types[k].name);
+      EXPECT_ERR(create_with(o, 2, &c), IA, want);
+    }
+    o[1] = nv_int("inject_fault_device", 2);
+    EXPECT_ERR(create_with(o, 2, &c), IA,
+               "create option inject_fault_device is 2, but the client has "
+               "2 device(s)");
+    o[1] = nv_int("num_devices", 1);
+    o[1].struct_size = 8;
+    EXPECT_ERR(create_with(o, 2, &c), IA, "create_options[1].struct_size is 8");
+    o[1] = nv_int("num_devices", 1);
+    o[1].name = NULL;
+    EXPECT_ERR(create_with(o, 2, &c), IA, "create_options[1].name is NULL");
+    assert_null(c);
+    /* an empty name (NULL, size 0) names no option: ignored */
+    o[1].name_size = 0;
+    OK(create_with(o, 2, &c));
+    PJRT_Device *two[2];
+    get_devices(c, two, 2);
+    client_destroy(c);
+    c = NULL;
+  }
+  /* memory and threads per device taken: a buffer that does not fit the
+   * device's memory fails to upload */
+  {
+    PJRT_NamedValue o[3] = {nv_int("num_devices", 1),
+                            nv_int("memory_per_device", 4096),
+                            nv_int("threads_per_device", 1)};
+    OK(create_with(o, 3, &c));
+    PJRT_Device *d[1];
+    get_devices(c, d, 1);
+    static float big[2048];
+    const int64_t dims[1] = {2048};
+    PJRT_Event *done = NULL;
+    PJRT_Buffer *b = NULL;
+    EXPECT_ERR(from_host(c, d[0], PJRT_Buffer_Type_F32, big, dims, 1,
+                         PJRT_HostBufferSemantics_kImmutableOnlyDuringCall,
+                         &done, &b),
+               PJRT_Error_Code_RESOURCE_EXHAUSTED, NULL);
+    assert_null(b);
+    client_destroy(c);
+  }
+  /* a kernel fault on device 1 after 0 steps: its next execution fails,
+   * in a multi-device launch (after it started) as alone */
+  {
+    PJRT_NamedValue o[3] = {nv_int("num_devices", NDEV),
+                            nv_int("inject_fault_device", 1),
+                            nv_int("inject_fault_after", 0)};
+    OK(create_with(o, 3, &c));
+    PJRT_Device *d[NDEV];
+    get_devices(c, d, NDEV);
+    int64_t ids[NDEV];
+    for (int i = 0; i < NDEV; i++) ids[i] = device_id(d[i]);
+    pb_buf po;
+    pb_compile_options(&po, NDEV, 1, ids);
+    PJRT_LoadedExecutable *x = compile_ok(c, k_allreduce, po.b, po.n);
+    const int64_t d4[1] = {4};
+    float v[4] = {1, 2, 3, 4};
+    PJRT_Buffer *args[NDEV], *outs[NDEV * 2];
+    PJRT_Event *evs[NDEV];
+    for (int r = 0; r < NDEV; r++)
+      args[r] = upload(c, d[r], PJRT_Buffer_Type_F32, v, d4, 1);
+    PJRT_Error *e = execute(x, NDEV, 1, args, 2, outs, evs, NULL);
+    assert_non_null(e);
+    char m[512];
+    err_text(e, m, sizeof m);
+    err_destroy(e);
+    assert_non_null(strstr(m, "PJRT_LoadedExecutable_Execute"));
+    for (int i = 0; i < NDEV * 2; i++) assert_null(outs[i]);
+    /* the fault is spent: the launch runs */
+    execute_ok(x, NDEV, 1, args, 2, outs);
+    for (int r = 0; r < NDEV; r++) {
+      float got[4];
+      download(outs[2 * r], got, sizeof got);
+      for (int i = 0; i < 4; i++) assert_true(got[i] == 4.0f * v[i]);
+    }
+    for (int i = 0; i < NDEV * 2; i++) buffer_destroy(outs[i]);
+    for (int r = 0; r < NDEV; r++) buffer_destroy(args[r]);
+    loaded_destroy(x);
+    client_destroy(c);
+  }
+  /* each fault kind by name is accepted; a transfer fault fails the
+   * next upload to the device */
+  {
+    static const char *kinds[] = {"kernel", "transfer", "collective",
+                                  "alloc"};
+    for (size_t k = 0; k < COUNT(kinds); k++) {
+      PJRT_NamedValue o[3] = {nv_int("num_devices", 2),
+                              nv_str("inject_fault_kind", kinds[k]),
+                              nv_int("inject_fault_device", 0)};
+      OK(create_with(o, 3, &c));
+      PJRT_Device *d[2];
+      get_devices(c, d, 2);
+      const int64_t d4[1] = {4};
+      float v[4] = {1, 2, 3, 4}, got[4];
+      PJRT_Event *done = NULL;
+      PJRT_Buffer *b = NULL;
+      PJRT_Error *e =
+          from_host(c, d[0], PJRT_Buffer_Type_F32, v, d4, 1,
+                    PJRT_HostBufferSemantics_kImmutableOnlyDuringCall, &done,
+                    &b);
+      if (k == 1 || k == 3) {
+        assert_non_null(e);
+        err_destroy(e);
+        assert_null(b);
+        b = upload(c, d[0], PJRT_Buffer_Type_F32, v, d4, 1);
+      } else {
+        OK(e);
+        await_ok(done);
+      }
+      download(b, got, sizeof got);
+      assert_memory_equal(got, v, sizeof v);
+      buffer_destroy(b);
+      client_destroy(c);
+    }
+  }
+}
+
+/* ======================================================================
+ * 12. CompileOptionsProto decoding: malformed bytes and skipped fields
+ * ==================================================================== */
+
+/* Each case: the options bytes, and the code (0: accepted) with a message
+ * fragment; the byte offsets are counted by hand. */
+static void test_compile_options_proto(void **state) {
+  host_fixture *f = *state;
+  const int IA = PJRT_Error_Code_INVALID_ARGUMENT;
+  int id1 = device_id(f->d[1]), id2 = device_id(f->d[2]);
+  assert_true(id1 >= 0 && id1 < 128 && id2 >= 0 && id2 < 128);
+  uint8_t u1 = (uint8_t)id1, u2 = (uint8_t)id2;
+  static uint8_t deep[70];
+  memset(deep, 0x0b, sizeof deep);
+  struct {
+    const char *what;
+    const uint8_t *b;
+    size_t n;
+    int code;
+    const char *msg;
+    PJRT_Device *placed; /* accepted: the one device it runs on */
+  } cases[] = {
+#define B(...) (const uint8_t[]){__VA_ARGS__}, sizeof((const uint8_t[]){__VA_ARGS__})
+      {"varint of 11 bytes",
+       B(0x28, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80),
+       IA, "a varint is longer than 10 bytes (at byte 11 of 11)", NULL},
+      {"field 0", B(0x00), IA,
+       "a field number is out of range (at byte 1 of 1)", NULL},
+      {"wire type 6", B(0x0e), IA, "an unknown wire type (at byte 1 of 1)",
+       NULL},
+      {"fixed64 cut", B(0x09, 1, 2, 3), IA,
+       "a fixed-size value runs past the end (at byte 1 of 4)", NULL},
+      {"fixed64 and fixed32 skipped",
+       B(0x09, 1, 2, 3, 4, 5, 6, 7, 8, 0x0d, 1, 2, 3, 4), 0, NULL, NULL},
+      {"a group skipped", B(0x0b, 0x10, 0x01, 0x0c), 0, NULL, NULL},
+      {"a group ended by another field", B(0x0b, 0x14), IA,
+       "a group ends with another field (at byte 2 of 2)", NULL},
+      {"a group without end", B(0x0b, 0x10, 0x01), IA,
+       "a group has no end (at byte 3 of 3)", NULL},
+      {"an end group alone", B(0x0c), IA,
+       "a group end without its start (at byte 1 of 1)", NULL},
+      {"groups 70 deep", deep, sizeof deep, IA,
+       "groups nest too deep (at byte 66 of 70)", NULL},
+      {"length past the end", B(0x1a, 0x05, 0x00), IA,
+       "a length runs past the end (at byte 2 of 3)", NULL},
+      {"compile_portable_executable cut", B(0x20), IA,
+       "a varint runs past the end (at byte 1 of 1)", NULL},
+      {"compile_portable_executable false", B(0x20, 0x00), 0, NULL, NULL},
+      {"num_replicas cut", B(0x1a, 0x01, 0x20), IA,
+       "a varint runs past the end (at byte 3 of 3)", NULL},
+      {"device_assignment cut", B(0x1a, 0x02, 0x4a, 0x05), IA,
+       "a length runs past the end (at byte 4 of 4)", NULL},
+      {"build options: a bad key", B(0x1a, 0x01, 0x0e), IA,
+       "an unknown wire type (at byte 3 of 3)", NULL},
+      {"num_replicas -1",
+       B(0x1a, 0x0b, 0x20, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+         0xff, 0x01),
+       IA, "num_replicas -1, num_partitions 0", NULL},
+      {"an empty device assignment", B(0x1a, 0x02, 0x4a, 0x00), IA,
+       "the device assignment has replica_count 0, computation_count 0 and "
+       "0 computation_devices", NULL},
+      {"2 computation_devices for computation_count 1",
+       B(0x1a, 0x0a, 0x4a, 0x08, 0x08, 0x01, 0x10, 0x01, 0x1a, 0x00, 0x1a,
+         0x00),
+       IA, "replica_count 1, computation_count 1 and 2 computation_devices",
+       NULL},
+      {"replica_count 100 in 6 bytes",
+       B(0x1a, 0x08, 0x4a, 0x06, 0x08, 0x64, 0x10, 0x01, 0x1a, 0x00), IA,
+       "replica_count 100, computation_count 1 and 1 computation_devices",
+       NULL},
+      {"1 id for 2 replicas",
+       B(0x1a, 0x0a, 0x4a, 0x08, 0x08, 0x02, 0x10, 0x01, 0x1a, 0x02, 0x08,
+         0x00),
+       IA, "device assignment: a computation_devices entry does not list "
+           "replica_count ids", NULL},
+      {"an id of -1",
+       B(0x1a, 0x13, 0x4a, 0x11, 0x08, 0x01, 0x10, 0x01, 0x1a, 0x0b, 0x08,
+         0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01),
+       IA, "a replica_device_id is out of range (at byte 21 of 21)", NULL},
+      {"a packed id cut",
+       B(0x1a, 0x0b, 0x4a, 0x09, 0x08, 0x01, 0x10, 0x01, 0x1a, 0x03, 0x0a,
+         0x01, 0x80),
+       IA, "a varint runs past the end (at byte 13 of 13)", NULL},
+      {"a bad key in a device assignment", B(0x1a, 0x03, 0x4a, 0x01, 0x00),
+       IA, "a field number is out of range (at byte 5 of 5)", NULL},
+      {"a bad key in computation_devices",
+       B(0x1a, 0x09, 0x4a, 0x07, 0x08, 0x01, 0x10, 0x01, 0x1a, 0x01, 0x0e),
+       IA, "an unknown wire type (at byte 11 of 11)", NULL},
+      {"field number 2^29", B(0x80, 0x80, 0x80, 0x80, 0x10), IA,
+       "a field number is out of range (at byte 5 of 5)", NULL},
+      {"a length without its varint", B(0x1a), IA,
+       "a varint runs past the end (at byte 1 of 1)", NULL},
+      {"a bad key in a group", B(0x0b, 0x0e), IA,
+       "an unknown wire type (at byte 2 of 2)", NULL},
+      {"an id of 2^31",
+       B(0x1a, 0x0e, 0x4a, 0x0c, 0x08, 0x01, 0x10, 0x01, 0x1a, 0x06, 0x08,
+         0x80, 0x80, 0x80, 0x80, 0x08),
+       IA, "a replica_device_id is out of range (at byte 16 of 16)", NULL},
+      {"replica_count cut", B(0x1a, 0x03, 0x4a, 0x01, 0x08), IA,
+       "a varint runs past the end (at byte 5 of 5)", NULL},
+      {"replica_count as bytes (skipped)", B(0x1a, 0x04, 0x4a, 0x02, 0x0a, 0x00),
+       IA, "replica_count 0, computation_count 0 and 0 computation_devices",
+       NULL},
+      {"computation_devices cut", B(0x1a, 0x04, 0x4a, 0x02, 0x1a, 0x05), IA,
+       "a length runs past the end (at byte 6 of 6)", NULL},
+      {"2 ids for 1 replica",
+       B(0x1a, 0x0c, 0x4a, 0x0a, 0x08, 0x01, 0x10, 0x01, 0x1a, 0x04, 0x08,
+         u1, 0x08, u2),
+       IA, "a computation_devices entry does not list replica_count ids",
+       NULL},
+      {"a packed id list past the end",
+       B(0x1a, 0x0a, 0x4a, 0x08, 0x08, 0x01, 0x10, 0x01, 0x1a, 0x02, 0x0a,
+         0x05),
+       IA, "a length runs past the end (at byte 12 of 12)", NULL},
+      {"a fixed64 cut in a device assignment",
+       B(0x1a, 0x05, 0x4a, 0x03, 0x09, 0x01, 0x02), IA,
+       "a fixed-size value runs past the end (at byte 5 of 7)", NULL},
+      {"computation_count 0", B(0x1a, 0x06, 0x4a, 0x04, 0x08, 0x01, 0x1a,
+                                0x00),
+       IA, "replica_count 1, computation_count 0 and 1 computation_devices",
+       NULL},
+      {"num_partitions -1",
+       B(0x1a, 0x0b, 0x28, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+         0xff, 0x01),
+       IA, "num_replicas 0, num_partitions -1", NULL},
+      {"num_replicas 2^31", B(0x1a, 0x06, 0x20, 0x80, 0x80, 0x80, 0x80, 0x08),
+       IA, "num_replicas 2147483648, num_partitions 0", NULL},
+      {"num_partitions 2^31",
+       B(0x1a, 0x06, 0x28, 0x80, 0x80, 0x80, 0x80, 0x08), IA,
+       "num_replicas 0, num_partitions 2147483648", NULL},
+      {"a fixed64 cut in computation_devices",
+       B(0x1a, 0x0a, 0x4a, 0x08, 0x08, 0x01, 0x10, 0x01, 0x1a, 0x02, 0x09,
+         0x01),
+       IA, "a fixed-size value runs past the end (at byte 11 of 12)", NULL},
+      {"a fixed64 cut in build options", B(0x1a, 0x02, 0x09, 0x01), IA,
+       "a fixed-size value runs past the end (at byte 3 of 4)", NULL},
+      /* known field numbers of another wire type are skipped */
+      {"fields of unexpected wire types",
+       B(0x18, 0x01, 0x22, 0x00, 0x1a, 0x04, 0x22, 0x00, 0x48, 0x01), 0,
+       NULL, NULL},
+      {"an id as a fixed64 (skipped), then as a varint",
+       B(0x1a, 0x13, 0x4a, 0x11, 0x08, 0x01, 0x10, 0x01, 0x1a, 0x0b, 0x09,
+         1, 2, 3, 4, 5, 6, 7, 8, 0x08, u1),
+       0, NULL, f->d[1]},
+      {"computation_devices as a varint (skipped)",
+       B(0x1a, 0x0c, 0x4a, 0x0a, 0x08, 0x01, 0x10, 0x01, 0x18, 0x05, 0x1a,
+         0x02, 0x08, u2),
+       0, NULL, f->d[2]},
+      /* unknown fields skipped at every level; the id after them */
+      {"unknown fields around one id",
+       B(0x1a, 0x0e, 0x4a, 0x0c, 0x08, 0x01, 0x10, 0x01, 0x28, 0x07, 0x1a,
+         0x04, 0x10, 0x05, 0x08, u1, 0x20, 0x01),
+       0, NULL, f->d[1]},
+      /* two device assignments: the last one counts */
+      {"two device assignments",
+       B(0x1a, 0x14, 0x4a, 0x08, 0x08, 0x01, 0x10, 0x01, 0x1a, 0x02, 0x08,
+         u1, 0x4a, 0x08, 0x08, 0x01, 0x10, 0x01, 0x1a, 0x02, 0x08, u2),
+       0, NULL, f->d[2]},
+#undef B
+  };
+  for (size_t k = 0; k < COUNT(cases); k++) {
+    PJRT_LoadedExecutable *x = NULL;
+    PJRT_Error *e = compile(f->c, k_add, "mlir", cases[k].b, cases[k].n, &x);
+    if (cases[k].code) {
+      if (!e) fail_msg("case \"%s\" accepted", cases[k].what);
+      char m[1024];
+      int c = err_code(e);
+      err_text(e, m, sizeof m);
+      err_destroy(e);
+      if (c != cases[k].code || !strstr(m, cases[k].msg))
+        fail_msg("case \"%s\": %s (%d) \"%s\"; want %s with \"%s\"",
+                 cases[k].what, code_name(c), c, m, code_name(cases[k].code),
+                 cases[k].msg);
+      assert_null(x);
+      continue;
+    }
+    if (e) {
+      char m[1024];
+      err_text(e, m, sizeof m);
+      err_destroy(e);
+      fail_msg("case \"%s\" refused: %s", cases[k].what, m);
+    }
+    if (cases[k].placed) {
+      ARGS(PJRT_LoadedExecutable_AddressableDevices_Args, ad);
+      ad.executable = x;
+      OK(API->PJRT_LoadedExecutable_AddressableDevices(&ad));
+      assert_int_equal(ad.num_addressable_devices, 1);
+      assert_ptr_equal(ad.addressable_devices[0], cases[k].placed);
+    }
+    loaded_destroy(x);
+  }
+  /* compile_options NULL with a size */
+  PJRT_Program prog;
+  memset(&prog, 0, sizeof prog);
+  prog.struct_size = PJRT_Program_STRUCT_SIZE;
+  prog.code = (char *)k_add;
+  prog.code_size = strlen(k_add);
+  prog.format = "mlir";
+  prog.format_size = 4;
+  ARGS(PJRT_Client_Compile_Args, a);
+  a.client = f->c;
+  a.program = &prog;
+  a.compile_options_size = 3;
+  EXPECT_ERR(API->PJRT_Client_Compile(&a), IA, "args->compile_options");
+  assert_null(a.executable);
+}
+
+/* ======================================================================
+ * 13. Every entry with a NULL args pointer, a struct_size too small, and
+ *     args of the right size but every field zero
+ * ==================================================================== */
+
+/* Entries that may succeed on zeroed args (NULL objects are no-ops for a
+ * Destroy; the others need no object): left out of the zero-field pass. */
+static const char *const k_zero_ok[] = {
+    "PJRT_Plugin_Initialize", "PJRT_Plugin_Attributes", "PJRT_Client_Create",
+    "PJRT_Client_Destroy", "PJRT_Buffer_Destroy", "PJRT_Event_Destroy",
+    "PJRT_Executable_Destroy", "PJRT_LoadedExecutable_Destroy",
+    "PJRT_ExecuteContext_Create", "PJRT_ExecuteContext_Destroy",
+    "PJRT_TopologyDescription_Create", "PJRT_TopologyDescription_Destroy",
+    "PJRT_CopyToDeviceStream_Destroy",
+    "PJRT_AsyncHostToDeviceTransferManager_Destroy"};
+
+static bool zero_may_succeed(const char *fn) {
+  for (size_t i = 0; i < COUNT(k_zero_ok); i++)
+    if (!strcmp(fn, k_zero_ok[i])) return true;
+  return false;
+}
+
+/* e must be an INVALID_ARGUMENT or UNIMPLEMENTED error naming fn (with
+ * `sub` in it when the entry is implemented). */
+static void sweep_check(PJRT_Error *e, const char *fn, const char *pass,
+                        const char *sub) {
+  if (!e) fail_msg("%s (%s): succeeded", fn, pass);
+  char m[1024];
+  int c = err_code(e);
+  err_text(e, m, sizeof m);
+  err_destroy(e);
+  if (c == PJRT_Error_Code_UNIMPLEMENTED) {
+    if (!strstr(m, fn)) fail_msg("%s (%s): \"%s\" does not name it", fn, pass, m);
+    return;
+  }
+  if (c != PJRT_Error_Code_INVALID_ARGUMENT)
+    fail_msg("%s (%s): %s (%d): %s", fn, pass, code_name(c), c, m);
+  if (!strstr(m, fn)) fail_msg("%s (%s): \"%s\" does not name it", fn, pass, m);
+  if (sub && !strstr(m, sub))
+    fail_msg("%s (%s): \"%s\" lacks \"%s\"", fn, pass, m, sub);
+}
+
+/* The entries that return a PJRT_Error (all but Error_Destroy and
+ * Error_Message), in table order. */
+#define PJRT_FNS_ERR(X)                                                      \
+  X(PJRT_Error_GetCode) X(PJRT_Plugin_Initialize) X(PJRT_Plugin_Attributes)  \
+  X(PJRT_Event_Destroy) X(PJRT_Event_IsReady) X(PJRT_Event_Error)            \
+  X(PJRT_Event_Await) X(PJRT_Event_OnReady) X(PJRT_Client_Create)            \
+  X(PJRT_Client_Destroy) X(PJRT_Client_PlatformName)                         \
+  X(PJRT_Client_ProcessIndex) X(PJRT_Client_PlatformVersion)                 \
+  X(PJRT_Client_Devices) X(PJRT_Client_AddressableDevices)                   \
+  X(PJRT_Client_LookupDevice) X(PJRT_Client_LookupAddressableDevice)         \
+  X(PJRT_Client_AddressableMemories) X(PJRT_Client_Compile)                  \
+  X(PJRT_Client_DefaultDeviceAssignment)                                     \
+  X(PJRT_Client_BufferFromHostBuffer) X(PJRT_DeviceDescription_Id)           \
+  X(PJRT_DeviceDescription_ProcessIndex)                                     \
+  X(PJRT_DeviceDescription_Attributes) X(PJRT_DeviceDescription_Kind)        \
+  X(PJRT_DeviceDescription_DebugString) X(PJRT_DeviceDescription_ToString)   \
+  X(PJRT_Device_GetDescription) X(PJRT_Device_IsAddressable)                 \
+  X(PJRT_Device_LocalHardwareId) X(PJRT_Device_AddressableMemories)          \
+  X(PJRT_Device_DefaultMemory) X(PJRT_Device_MemoryStats) X(PJRT_Memory_Id)  \
+  X(PJRT_Memory_Kind) X(PJRT_Memory_DebugString) X(PJRT_Memory_ToString)     \
+  X(PJRT_Memory_AddressableByDevices) X(PJRT_Executable_Destroy)             \
+  X(PJRT_Executable_Name) X(PJRT_Executable_NumReplicas)                     \
+  X(PJRT_Executable_NumPartitions) X(PJRT_Executable_NumOutputs)             \
+  X(PJRT_Executable_SizeOfGeneratedCodeInBytes)                              \
+  X(PJRT_Executable_GetCostAnalysis) X(PJRT_Executable_OutputMemoryKinds)    \
+  X(PJRT_Executable_OptimizedProgram) X(PJRT_Executable_Serialize)           \
+  X(PJRT_LoadedExecutable_Destroy) X(PJRT_LoadedExecutable_GetExecutable)    \
+  X(PJRT_LoadedExecutable_AddressableDevices)                                \
+  X(PJRT_LoadedExecutable_Delete) X(PJRT_LoadedExecutable_IsDeleted)         \
+  X(PJRT_LoadedExecutable_Execute) X(PJRT_Executable_DeserializeAndLoad)     \
+  X(PJRT_LoadedExecutable_Fingerprint) X(PJRT_Buffer_Destroy)                \
+  X(PJRT_Buffer_ElementType) X(PJRT_Buffer_Dimensions)                       \
+  X(PJRT_Buffer_UnpaddedDimensions) X(PJRT_Buffer_DynamicDimensionIndices)   \
+  X(PJRT_Buffer_GetMemoryLayout) X(PJRT_Buffer_OnDeviceSizeInBytes)          \
+  X(PJRT_Buffer_Device) X(PJRT_Buffer_Memory) X(PJRT_Buffer_Delete)          \
+  X(PJRT_Buffer_IsDeleted) X(PJRT_Buffer_CopyToDevice)                       \
+  X(PJRT_Buffer_ToHostBuffer) X(PJRT_Buffer_IsOnCpu)                         \
+  X(PJRT_Buffer_ReadyEvent) X(PJRT_Buffer_UnsafePointer)                     \
+  X(PJRT_Buffer_IncreaseExternalReferenceCount)                              \
+  X(PJRT_Buffer_DecreaseExternalReferenceCount)                              \
+  X(PJRT_Buffer_OpaqueDeviceMemoryDataPointer)                               \
+  X(PJRT_CopyToDeviceStream_Destroy) X(PJRT_CopyToDeviceStream_AddChunk)     \
+  X(PJRT_CopyToDeviceStream_TotalBytes)                                      \
+  X(PJRT_CopyToDeviceStream_GranuleSize)                                     \
+  X(PJRT_CopyToDeviceStream_CurrentBytes)                                    \
+  X(PJRT_TopologyDescription_Create) X(PJRT_TopologyDescription_Destroy)     \
+  X(PJRT_TopologyDescription_PlatformName)                                   \
+  X(PJRT_TopologyDescription_PlatformVersion)                                \
+  X(PJRT_TopologyDescription_GetDeviceDescriptions)                          \
+  X(PJRT_TopologyDescription_Serialize)                                      \
+  X(PJRT_TopologyDescription_Attributes) X(PJRT_Compile)                     \
+  X(PJRT_Executable_OutputElementTypes) X(PJRT_Executable_OutputDimensions)  \
+  X(PJRT_Buffer_CopyToMemory) X(PJRT_Client_CreateViewOfDeviceBuffer)        \
+  X(PJRT_Executable_Fingerprint) X(PJRT_Client_TopologyDescription)          \
+  X(PJRT_Executable_GetCompiledMemoryStats) X(PJRT_Memory_Kind_Id)           \
+  X(PJRT_ExecuteContext_Create) X(PJRT_ExecuteContext_Destroy)               \
+  X(PJRT_Buffer_CopyRawToHost)                                               \
+  X(PJRT_AsyncHostToDeviceTransferManager_Destroy)                           \
+  X(PJRT_AsyncHostToDeviceTransferManager_TransferData)                      \
+  X(PJRT_Client_CreateBuffersForAsyncHostToDevice)
+
+/* A handle value no object of the plugin has (plugin handles are slot
+ * numbers with a generation, never dereferenced). */
+#define k_bogus_handle \
+  ((void *)((uintptr_t)1 | ((uintptr_t)0x5a5a << (sizeof(void *) * 8 - 16))))
+
+/* One function per entry, with the entry's own args type. */
+#define SWEEP_FN(f)                                                         \
+  static void sweep_one_##f(void) {                                         \
+    static union {                                                          \
+      f##_Args a;                                                           \
+      size_t struct_size;                                                   \
+      unsigned char pad[sizeof(f##_Args) + 16];                             \
+    } z;                                                                    \
+    sweep_check(API->f(NULL), #f, "NULL args", "args is NULL");             \
+    memset(&z, 0, sizeof z);                                                \
+    z.struct_size = 1;                                                      \
+    sweep_check(API->f(&z.a), #f, "struct_size 1",                          \
+                "args->struct_size is 1,");                                 \
+    if (zero_may_succeed(#f)) return;                                       \
+    memset(&z, 0, sizeof z);                                                \
+    z.struct_size = f##_Args_STRUCT_SIZE;                                   \
+    sweep_check(API->f(&z.a), #f, "fields zero", "is NULL");                \
+    if (!strcmp(#f, "PJRT_Error_GetCode")) return; /* errors: pointers */   \
+    /* the first field (the object) a handle the plugin never made */      \
+    void *bogus = k_bogus_handle;                                           \
+    size_t at = offsetof(f##_Args, extension_start) + sizeof(void *);       \
+    if (at + sizeof bogus > f##_Args_STRUCT_SIZE) return;                   \
+    memcpy(z.pad + at, &bogus, sizeof bogus);                               \
+    sweep_check(API->f(&z.a), #f, "bogus object", "is not a live");         \
+  }
+PJRT_FNS_ERR(SWEEP_FN)
+#undef SWEEP_FN
+
+static void test_entry_sweep(void **state) {
+  (void)state;
+#define SWEEP_CALL(f) sweep_one_##f();
+  PJRT_FNS_ERR(SWEEP_CALL)
+#undef SWEEP_CALL
+}
+
+/* ======================================================================
+ * 14. The one-device dispatch path and what sends a call past it
+ * ==================================================================== */
+
+/* "func.func @main" with n f32 scalar arguments returning a0 + a(n-1), or
+ * (wide_out) one argument returned n times. */
+static char *wide_program(int n, int wide_out) {
+  size_t cap = 8192;
+  char *p = malloc(cap);
+  assert_non_null(p);
+  size_t k = 0;
+  k += (size_t)snprintf(p + k, cap - k, "func.func @main(");
+  if (wide_out) {
+    k += (size_t)snprintf(p + k, cap - k, "%%a0: tensor<f32>) -> (");
+    for (int i = 0; i < n; i++)
+      k += (size_t)snprintf(p + k, cap - k, "%stensor<f32>", i ? ", " : "");
+    k += (size_t)snprintf(p + k, cap - k, ") {\n  return ");
+    for (int i = 0; i < n; i++)
+      k += (size_t)snprintf(p + k, cap - k, "%s%%a0", i ? ", " : "");
+    k += (size_t)snprintf(p + k, cap - k, " : ");
+    for (int i = 0; i < n; i++)
+      k += (size_t)snprintf(p + k, cap - k, "%stensor<f32>", i ? ", " : "");
+    snprintf(p + k, cap - k, "\n}\n");
+    return p;
+  }
+  for (int i = 0; i < n; i++)
+    k += (size_t)snprintf(p + k, cap - k, "%s%%a%d: tensor<f32>", i ? ", " : "",
+                          i);
+  snprintf(p + k, cap - k,
+           ") -> tensor<f32> {\n"
+           "  %%0 = stablehlo.add %%a0, %%a%d : tensor<f32>\n"
+           "  return %%0 : tensor<f32>\n}\n",
+           n - 1);
+  return p;
+}
+
+static void test_dispatch_fallbacks(void **state) {
+  host_fixture *f = *state;
+  const int IA = PJRT_Error_Code_INVALID_ARGUMENT;
+  PJRT_Client *c = f->c;
+  PJRT_LoadedExecutable *x = compile_ok(c, k_add, NULL, 0);
+  ARGS(PJRT_LoadedExecutable_AddressableDevices_Args, ad);
+  ad.executable = x;
+  OK(API->PJRT_LoadedExecutable_AddressableDevices(&ad));
+  PJRT_Device *dev = ad.addressable_devices[0];
+  const int64_t d4[1] = {4};
+  const float a[4] = {1, 2, 3, 4}, want[4] = {2, 4, 6, 8};
+  PJRT_Buffer *in = upload(c, dev, PJRT_Buffer_Type_F32, a, d4, 1);
+  PJRT_Buffer *args[2] = {in, in}, *out[1];
+  PJRT_Event *ev[2];
+  float got[4];
+
+  /* callbacks given with no ops: nothing to refuse */
+  {
+    PJRT_ExecuteOptions opt;
+    exec_options(&opt, 3);
+    PJRT_SendCallbackInfo *none[1] = {NULL};
+    opt.send_callbacks = none;
+    opt.recv_callbacks = (PJRT_RecvCallbackInfo **)none;
+    OK(execute_opts(x, 1, 2, args, 1, out, NULL, NULL, &opt));
+    download(out[0], got, sizeof got);
+    assert_memory_equal(got, want, sizeof want);
+    buffer_destroy(out[0]);
+  }
+  /* no options at all: the dispatch path */
+  OK(execute_opts(x, 1, 2, args, 1, out, ev, NULL, NULL));
+  await_ok(ev[0]);
+  download(out[0], got, sizeof got);
+  assert_memory_equal(got, want, sizeof want);
+  buffer_destroy(out[0]);
+  /* argument_lists[0] NULL, output_lists[0] NULL, no argument_lists */
+  {
+    PJRT_Buffer **ol[1] = {out};
+    PJRT_Buffer *const *al[1] = {NULL};
+    ARGS(PJRT_LoadedExecutable_Execute_Args, e);
+    e.executable = x;
+    e.num_devices = 1;
+    e.num_args = 2;
+    e.argument_lists = al;
+    e.output_lists = ol;
+    EXPECT_ERR(API->PJRT_LoadedExecutable_Execute(&e), IA,
+               "argument_lists[0] is NULL");
+    al[0] = args;
+    ol[0] = NULL;
+    EXPECT_ERR(API->PJRT_LoadedExecutable_Execute(&e), IA,
+               "output_lists[0] is NULL");
+    ol[0] = out;
+    e.argument_lists = NULL;
+    EXPECT_ERR(API->PJRT_LoadedExecutable_Execute(&e), IA,
+               "args->argument_lists is NULL");
+    /* struct_size without execute_device (an older host): accepted */
+    e.argument_lists = al;
+    e.struct_size =
+        offsetof(PJRT_LoadedExecutable_Execute_Args, device_complete_events) +
+        sizeof(PJRT_Event **);
+    e.device_complete_events = ev;
+    e.execute_device = f->d[3]; /* beyond struct_size: not read */
+    OK(API->PJRT_LoadedExecutable_Execute(&e));
+    await_ok(ev[0]);
+    assert_ptr_equal(buffer_device(out[0]), dev);
+    buffer_destroy(out[0]);
+  }
+  /* execute_device of another client, of a destroyed client; two lists */
+  {
+    PJRT_Client *c2 = new_client(2);
+    PJRT_Device *d2[2];
+    get_devices(c2, d2, 2);
+    EXPECT_ERR(execute(x, 1, 2, args, 1, out, ev, d2[1]), IA,
+               "execute_device belongs to another client");
+    client_destroy(c2);
+    EXPECT_ERR(execute(x, 1, 2, args, 1, out, ev, d2[1]), IA,
+               "args->execute_device is not a live PJRT_Device");
+    PJRT_Buffer *four[4] = {in, in, in, in}, *out2[2];
+    EXPECT_ERR(execute(x, 2, 2, four, 1, out2, ev, dev), IA,
+               "with execute_device, num_devices must be 1, not 2");
+  }
+  /* a deleted argument, a buffer of the wrong kind of handle */
+  {
+    PJRT_Buffer *gone = upload(c, dev, PJRT_Buffer_Type_F32, a, d4, 1);
+    ARGS(PJRT_Buffer_Delete_Args, del);
+    del.buffer = gone;
+    OK(API->PJRT_Buffer_Delete(&del));
+    PJRT_Buffer *dead[2] = {in, gone};
+    EXPECT_ERR(execute(x, 1, 2, dead, 1, out, ev, NULL), IA,
+               "argument_lists[0][1] is a deleted PJRT_Buffer");
+    PJRT_Buffer *odd[2] = {(PJRT_Buffer *)dev, in};
+    EXPECT_ERR(execute(x, 1, 2, odd, 1, out, ev, NULL), IA,
+               "argument_lists[0][0] is not a live PJRT_Buffer");
+    buffer_destroy(gone);
+  }
+  /* an xrt failure on the dispatch path: a buffer of the wrong shape */
+  {
+    const int64_t d2[1] = {2};
+    PJRT_Buffer *small = upload(c, dev, PJRT_Buffer_Type_F32, a, d2, 1);
+    PJRT_Buffer *bad[2] = {in, small};
+    EXPECT_ERR(execute(x, 1, 2, bad, 1, out, ev, NULL), IA,
+               "PJRT_LoadedExecutable_Execute: ");
+    assert_null(out[0]);
+    buffer_destroy(small);
+  }
+  buffer_destroy(in);
+  loaded_destroy(x);
+
+  /* 17 arguments, then 17 outputs: past the dispatch path's 16 */
+  {
+    char *src = wide_program(17, 0);
+    x = compile_ok(c, src, NULL, 0);
+    free(src);
+    ad.executable = x;
+    OK(API->PJRT_LoadedExecutable_AddressableDevices(&ad));
+    dev = ad.addressable_devices[0];
+    PJRT_Buffer *many[17], *o1[1];
+    float vals[17];
+    for (int i = 0; i < 17; i++) {
+      vals[i] = (float)(i * 3) + 0.5f;
+      many[i] = upload(c, dev, PJRT_Buffer_Type_F32, &vals[i], NULL, 0);
+    }
+    execute_ok(x, 1, 17, many, 1, o1);
+    float s = 0;
+    download(o1[0], &s, sizeof s);
+    assert_true(s == vals[0] + vals[16]);
+    buffer_destroy(o1[0]);
+    /* the same without completion events, and on another device */
+    OK(execute(x, 1, 17, many, 1, o1, NULL, NULL));
+    s = 0;
+    download(o1[0], &s, sizeof s);
+    assert_true(s == vals[0] + vals[16]);
+    buffer_destroy(o1[0]);
+    {
+      PJRT_Device *other = dev == f->d[3] ? f->d[2] : f->d[3];
+      PJRT_Buffer *there[17];
+      for (int i = 0; i < 17; i++)
+        there[i] = upload(c, other, PJRT_Buffer_Type_F32, &vals[i], NULL, 0);
+      OK(execute(x, 1, 17, there, 1, o1, ev, other));
+      await_ok(ev[0]);
+      assert_ptr_equal(buffer_device(o1[0]), other);
+      s = 0;
+      download(o1[0], &s, sizeof s);
+      assert_true(s == vals[0] + vals[16]);
+      buffer_destroy(o1[0]);
+      for (int i = 0; i < 17; i++) buffer_destroy(there[i]);
+    }
+    /* on the general path, an xrt failure: a rank-1 argument */
+    PJRT_Buffer *r1 = upload(c, dev, PJRT_Buffer_Type_F32, a, d4, 1);
+    PJRT_Buffer *keep = many[5];
+    many[5] = r1;
+    EXPECT_ERR(execute(x, 1, 17, many, 1, o1, ev, NULL), IA, NULL);
+    assert_null(o1[0]);
+    many[5] = keep;
+    buffer_destroy(r1);
+    for (int i = 0; i < 17; i++) buffer_destroy(many[i]);
+    loaded_destroy(x);
+
+    src = wide_program(17, 1);
+    x = compile_ok(c, src, NULL, 0);
+    free(src);
+    ad.executable = x;
+    OK(API->PJRT_LoadedExecutable_AddressableDevices(&ad));
+    dev = ad.addressable_devices[0];
+    const float v = -7.25f;
+    PJRT_Buffer *one = upload(c, dev, PJRT_Buffer_Type_F32, &v, NULL, 0);
+    PJRT_Buffer *o17[17];
+    execute_ok(x, 1, 1, &one, 17, o17);
+    for (int i = 0; i < 17; i++) {
+      float g = 0;
+      download(o17[i], &g, sizeof g);
+      assert_true(g == v);
+      buffer_destroy(o17[i]);
+    }
+    buffer_destroy(one);
+    loaded_destroy(x);
+  }
+}
+
+/* A program without arguments: no argument lists needed. */
+static void test_no_arguments(void **state) {
+  host_fixture *f = *state;
+  PJRT_LoadedExecutable *x = compile_ok(
+      f->c,
+      "func.func @main() -> tensor<2xf32> {\n"
+      "  %0 = stablehlo.constant dense<[2.5, -1.0]> : tensor<2xf32>\n"
+      "  return %0 : tensor<2xf32>\n"
+      "}\n",
+      NULL, 0);
+  PJRT_Buffer *out[1] = {NULL};
+  PJRT_Buffer **ol[1] = {out};
+  PJRT_Event *ev[1] = {NULL};
+  ARGS(PJRT_LoadedExecutable_Execute_Args, a);
+  a.executable = x;
+  a.num_devices = 1;
+  a.output_lists = ol;
+  a.device_complete_events = ev;
+  OK(API->PJRT_LoadedExecutable_Execute(&a));
+  await_ok(ev[0]);
+  float got[2] = {0, 0};
+  download(out[0], got, sizeof got);
+  assert_true(got[0] == 2.5f && got[1] == -1.0f);
+  buffer_destroy(out[0]);
+  /* its PJRT_Executable destroyed twice */
+  PJRT_Executable *e = get_executable(x);
+  executable_destroy(e);
+  ARGS(PJRT_Executable_Destroy_Args, ed);
+  ed.executable = e;
+  EXPECT_ERR(API->PJRT_Executable_Destroy(&ed),
+             PJRT_Error_Code_INVALID_ARGUMENT,
+             "args->executable is not a live PJRT_Executable");
+  loaded_destroy(x);
+}
+
+/* PJRT_Error objects themselves: NULL, too small, destroyed. */
+static void test_error_objects(void **state) {
+  (void)state;
+  PJRT_Error *e = API->PJRT_Client_PlatformName(NULL);
+  assert_non_null(e);
+  /* Destroy and Message with no args or too small ones: nothing happens */
+  API->PJRT_Error_Destroy(NULL);
+  ARGS(PJRT_Error_Destroy_Args, small);
+  small.struct_size = 1;
+  small.error = e;
+  API->PJRT_Error_Destroy(&small);
+  assert_int_equal(err_code(e), PJRT_Error_Code_INVALID_ARGUMENT);
+  API->PJRT_Error_Message(NULL);
+  ARGS(PJRT_Error_Message_Args, ms);
+  ms.struct_size = 1;
+  ms.error = e;
+  ms.message = "unchanged";
+  API->PJRT_Error_Message(&ms);
+  assert_string_equal(ms.message, "unchanged");
+  /* the message of no error is empty */
+  ARGS(PJRT_Error_Message_Args, mn);
+  mn.message = "x";
+  mn.message_size = 1;
+  API->PJRT_Error_Message(&mn);
+  assert_int_equal(mn.message_size, 0);
+  /* a destroyed error: its message says so, GetCode refuses it */
+  err_destroy(e);
+  char m[256];
+  err_text(e, m, sizeof m);
+  assert_string_equal(m, "invalid PJRT_Error (destroyed, or not from this "
+                         "plugin)");
+  ARGS(PJRT_Error_GetCode_Args, gc);
+  gc.error = e;
+  EXPECT_ERR(API->PJRT_Error_GetCode(&gc), PJRT_Error_Code_INVALID_ARGUMENT,
+             "args->error is not a live PJRT_Error");
+  /* destroying it again is ignored */
+  err_destroy(e);
+}
+
+/* ======================================================================
+ * 15. Failing participants, events that carry the failure; objects that
+ *     outlive their client
+ * ==================================================================== */
+
+static void test_participant_faults(void **state) {
+  (void)state;
+  PJRT_NamedValue o[3] = {nv_int("num_devices", 2),
+                          nv_int("inject_fault_device", 1),
+                          nv_int("inject_fault_after", 0)};
+  PJRT_Client *c = NULL;
+  OK(create_with(o, 3, &c));
+  PJRT_Device *d[2];
+  get_devices(c, d, 2);
+  int64_t ids[2] = {device_id(d[0]), device_id(d[1])};
+  pb_buf po;
+  pb_compile_options(&po, 2, 1, ids);
+  PJRT_LoadedExecutable *x = compile_ok(c, k_add, po.b, po.n);
+  const int64_t d4[1] = {4};
+  const float v[4] = {1, 2, 3, 4};
+  PJRT_Buffer *in[2], *out[2];
+  PJRT_Event *ev[2];
+  on_ready_rec rec[2], late[2];
+  for (int r = 0; r < 2; r++)
+    in[r] = upload(c, d[r], PJRT_Buffer_Type_F32, v, d4, 1);
+  PJRT_ExecuteOptions opt;
+  exec_options(&opt, 77);
+  for (int r = 0; r < 2; r++) {
+    PJRT_Buffer *args[2] = {in[r], in[r]};
+    OK(execute_opts(x, 1, 2, args, 1, &out[r], &ev[r], d[r], &opt));
+    memset(&rec[r], 0, sizeof rec[r]);
+    pthread_mutex_init(&rec[r].mu, NULL);
+    ARGS(PJRT_Event_OnReady_Args, on);
+    on.event = ev[r];
+    on.callback = part_ready_cb;
+    on.user_arg = &rec[r];
+    OK(API->PJRT_Event_OnReady(&on));
+  }
+  /* replica 0 runs; replica 1 (device 1) meets the fault */
+  ARGS(PJRT_Event_Await_Args, w);
+  w.event = ev[0];
+  OK(API->PJRT_Event_Await(&w));
+  w.event = ev[1];
+  PJRT_Error *e = API->PJRT_Event_Await(&w);
+  assert_non_null(e);
+  int code = err_code(e);
+  err_destroy(e);
+  assert_int_not_equal(code, 0);
+  ARGS(PJRT_Event_Error_Args, ee);
+  ee.event = ev[1];
+  e = API->PJRT_Event_Error(&ee);
+  assert_non_null(e);
+  assert_int_equal(err_code(e), code);
+  err_destroy(e);
+  for (int r = 0; r < 2; r++) {
+    assert_int_equal(on_ready_wait(&rec[r]), 1);
+    assert_int_equal(rec[r].code, r ? code : 0);
+    pthread_mutex_destroy(&rec[r].mu);
+    /* OnReady once the event is ready: at once, the same outcome */
+    memset(&late[r], 0, sizeof late[r]);
+    pthread_mutex_init(&late[r].mu, NULL);
+    ARGS(PJRT_Event_OnReady_Args, on);
+    on.event = ev[r];
+    on.callback = part_ready_cb;
+    on.user_arg = &late[r];
+    OK(API->PJRT_Event_OnReady(&on));
+    assert_int_equal(late[r].fired, 1);
+    assert_int_equal(late[r].code, r ? code : 0);
+    pthread_mutex_destroy(&late[r].mu);
+    ARGS(PJRT_Event_IsReady_Args, ir);
+    ir.event = ev[r];
+    OK(API->PJRT_Event_IsReady(&ir));
+    assert_true(ir.is_ready);
+    event_destroy(ev[r]);
+  }
+  float got[4];
+  download(out[0], got, sizeof got);
+  for (int i = 0; i < 4; i++) assert_true(got[i] == 2 * v[i]);
+  for (int r = 0; r < 2; r++) {
+    buffer_destroy(out[r]);
+    buffer_destroy(in[r]);
+  }
+  /* an OnReady without a callback */
+  ARGS(PJRT_Buffer_ReadyEvent_Args, re);
+  PJRT_Buffer *b = upload(c, d[0], PJRT_Buffer_Type_F32, v, d4, 1);
+  re.buffer = b;
+  OK(API->PJRT_Buffer_ReadyEvent(&re));
+  ARGS(PJRT_Event_OnReady_Args, on);
+  on.event = re.event;
+  EXPECT_ERR(API->PJRT_Event_OnReady(&on), PJRT_Error_Code_INVALID_ARGUMENT,
+             "args->callback is NULL");
+  await_ok(re.event);
+  buffer_destroy(b);
+  loaded_destroy(x);
+  /* destroyed twice */
+  ARGS(PJRT_LoadedExecutable_Destroy_Args, ld);
+  ld.executable = x;
+  EXPECT_ERR(API->PJRT_LoadedExecutable_Destroy(&ld),
+             PJRT_Error_Code_INVALID_ARGUMENT,
+             "args->executable is not a live PJRT_LoadedExecutable");
+  client_destroy(c);
+}
+
+/* An executable and buffers used after their client is destroyed. */
+static void test_after_client_destroy(void **state) {
+  (void)state;
+  const int IA = PJRT_Error_Code_INVALID_ARGUMENT;
+  PJRT_Client *c = new_client(NDEV);
+  PJRT_Device *d[NDEV];
+  get_devices(c, d, NDEV);
+  int64_t ids[NDEV];
+  for (int i = 0; i < NDEV; i++) ids[i] = device_id(d[i]);
+  pb_buf po;
+  pb_compile_options(&po, NDEV, 1, ids);
+  PJRT_LoadedExecutable *xm = compile_ok(c, k_allreduce, po.b, po.n);
+  PJRT_LoadedExecutable *x1 = compile_ok(c, k_add, NULL, 0);
+  ARGS(PJRT_LoadedExecutable_AddressableDevices_Args, ad);
+  ad.executable = x1;
+  OK(API->PJRT_LoadedExecutable_AddressableDevices(&ad));
+  int dev1 = -1;
+  for (int i = 0; i < NDEV; i++)
+    if (ad.addressable_devices[0] == d[i]) dev1 = i;
+  assert_true(dev1 >= 0);
+  const int64_t d4[1] = {4};
+  const float v[4] = {1, 2, 3, 4};
+  PJRT_Buffer *in[NDEV], *outs[NDEV * 2];
+  PJRT_Event *evs[NDEV];
+  for (int r = 0; r < NDEV; r++)
+    in[r] = upload(c, d[r], PJRT_Buffer_Type_F32, v, d4, 1);
+  client_destroy(c);
+  /* (xrt released the executable with its client: xrt says so) */
+  EXPECT_ERR(execute(xm, NDEV, 1, in, 2, outs, evs, NULL), IA,
+             "invalid or released executable");
+  for (int i = 0; i < NDEV * 2; i++) assert_null(outs[i]);
+  PJRT_Buffer *two[2] = {in[dev1], in[dev1]};
+  EXPECT_ERR(execute(x1, 1, 2, two, 1, outs, evs, NULL), IA,
+             "the executable's client has been destroyed");
+  /* the buffers still know their shape, not their device */
+  check_buffer_shape(in[0], PJRT_Buffer_Type_F32, d4, 1);
+  ARGS(PJRT_Buffer_Device_Args, bd);
+  bd.buffer = in[0];
+  EXPECT_ERR(API->PJRT_Buffer_Device(&bd), IA,
+             "the buffer's client has been destroyed");
+  ARGS(PJRT_Buffer_Memory_Args, bm);
+  bm.buffer = in[0];
+  EXPECT_ERR(API->PJRT_Buffer_Memory(&bm), IA,
+             "the buffer's client has been destroyed");
+  {
+    /* a copy from it: its own device is gone (the destination too) */
+    PJRT_Client *c2 = new_client(2);
+    PJRT_Device *e2[2];
+    get_devices(c2, e2, 2);
+    ARGS(PJRT_Buffer_CopyToDevice_Args, cp);
+    cp.buffer = in[0];
+    cp.dst_device = e2[1];
+    EXPECT_ERR(API->PJRT_Buffer_CopyToDevice(&cp), IA,
+               "the buffer's client has been destroyed");
+    client_destroy(c2);
+  }
+  /* reading it back: xrt released the buffer with its client */
+  {
+    float got[4];
+    ARGS(PJRT_Buffer_ToHostBuffer_Args, th);
+    th.src = in[1];
+    th.dst = got;
+    th.dst_size = sizeof got;
+    EXPECT_ERR(API->PJRT_Buffer_ToHostBuffer(&th), IA,
+               "PJRT_Buffer_ToHostBuffer: xrt_buffer_to_host: invalid or "
+               "released buffer");
+    ARGS(PJRT_Buffer_ReadyEvent_Args, re);
+    re.buffer = in[1];
+    EXPECT_ERR(API->PJRT_Buffer_ReadyEvent(&re), IA, "PJRT_Buffer_ReadyEvent");
+  }
+  /* Delete twice: the second finds nothing to release */
+  ARGS(PJRT_Buffer_Delete_Args, del);
+  del.buffer = in[2];
+  OK(API->PJRT_Buffer_Delete(&del));
+  OK(API->PJRT_Buffer_Delete(&del));
+  for (int r = 0; r < NDEV; r++) buffer_destroy(in[r]);
+  loaded_destroy(xm);
+  loaded_destroy(x1);
+}
+
+/* DefaultDeviceAssignment's limits; an ExecuteContext destroyed twice. */
+static void test_assignment_and_context(void **state) {
+  host_fixture *f = *state;
+  const int IA = PJRT_Error_Code_INVALID_ARGUMENT;
+  int da[8];
+  ARGS(PJRT_Client_DefaultDeviceAssignment_Args, a);
+  a.client = f->c;
+  a.num_replicas = 2;
+  a.num_partitions = 2;
+  a.default_assignment = da;
+  a.default_assignment_size = 8;
+  for (int i = 0; i < 8; i++) da[i] = -1;
+  OK(API->PJRT_Client_DefaultDeviceAssignment(&a));
+  for (int i = 0; i < 4; i++) assert_int_equal(da[i], i);
+  assert_int_equal(da[4], -1);
+  a.num_partitions = 3;
+  EXPECT_ERR(API->PJRT_Client_DefaultDeviceAssignment(&a), IA,
+             "2 replica(s) x 3 partition(s) do not fit the client's 4 "
+             "device(s)");
+  a.num_partitions = 0;
+  EXPECT_ERR(API->PJRT_Client_DefaultDeviceAssignment(&a), IA,
+             "2 replica(s) x 0 partition(s)");
+  a.num_partitions = 1;
+  a.num_replicas = 0;
+  EXPECT_ERR(API->PJRT_Client_DefaultDeviceAssignment(&a), IA,
+             "0 replica(s) x 1 partition(s)");
+  a.num_replicas = 4;
+  a.default_assignment_size = 3;
+  EXPECT_ERR(API->PJRT_Client_DefaultDeviceAssignment(&a), IA,
+             "default_assignment_size is 3, 4 needed");
+  a.default_assignment_size = 4;
+  a.default_assignment = NULL;
+  EXPECT_ERR(API->PJRT_Client_DefaultDeviceAssignment(&a), IA,
+             "args->default_assignment is NULL");
+
+  /* lookups of devices the client does not have */
+  ARGS(PJRT_Client_LookupDevice_Args, lk);
+  lk.client = f->c;
+  lk.id = -1;
+  EXPECT_ERR(API->PJRT_Client_LookupDevice(&lk), IA,
+             "no device -1 (the client has devices 0..3)");
+  lk.id = 4;
+  EXPECT_ERR(API->PJRT_Client_LookupDevice(&lk), IA, "no device 4");
+  lk.id = 2;
+  OK(API->PJRT_Client_LookupDevice(&lk));
+  assert_int_equal(device_id(lk.device), 2);
+  ARGS(PJRT_Client_LookupAddressableDevice_Args, la);
+  la.client = f->c;
+  la.local_hardware_id = 9;
+  EXPECT_ERR(API->PJRT_Client_LookupAddressableDevice(&la), IA,
+             "PJRT_Client_LookupAddressableDevice: no device 9");
+
+  ARGS(PJRT_ExecuteContext_Create_Args, cc);
+  if (OK_OR_UNIMPL(API->PJRT_ExecuteContext_Create(&cc),
+                   "PJRT_ExecuteContext_Create")) {
+    ARGS(PJRT_ExecuteContext_Destroy_Args, cd);
+    cd.context = cc.context;
+    OK(API->PJRT_ExecuteContext_Destroy(&cd));
+    EXPECT_ERR(API->PJRT_ExecuteContext_Destroy(&cd), IA,
+               "args->context is not a live PJRT_ExecuteContext");
+  }
+}
+
+/* A result of a type PJRT 0.60 has no name for (f8E8M0FNU): reported as
+ * INVALID, its bytes still readable. */
+static void test_unnamed_output_type(void **state) {
+  host_fixture *f = *state;
+  PJRT_LoadedExecutable *x = compile_ok(
+      f->c,
+      "func.func @main(%a: tensor<4xf32>) -> tensor<4xf8E8M0FNU> {\n"
+      "  %0 = stablehlo.convert %a : (tensor<4xf32>) -> tensor<4xf8E8M0FNU>\n"
+      "  return %0 : tensor<4xf8E8M0FNU>\n"
+      "}\n",
+      NULL, 0);
+  PJRT_Executable *e = get_executable(x);
+  ARGS(PJRT_Executable_OutputElementTypes_Args, ot);
+  ot.executable = e;
+  OK(API->PJRT_Executable_OutputElementTypes(&ot));
+  assert_int_equal(ot.num_output_types, 1);
+  assert_int_equal(ot.output_types[0], PJRT_Buffer_Type_INVALID);
+  executable_destroy(e);
+  ARGS(PJRT_LoadedExecutable_AddressableDevices_Args, ad);
+  ad.executable = x;
+  OK(API->PJRT_LoadedExecutable_AddressableDevices(&ad));
+  /* 2^k in f8E8M0FNU is the byte 127 + k */
+  const float v[4] = {1, 2, 0.5f, 1024};
+  const uint8_t want[4] = {127, 128, 126, 137};
+  const int64_t d4[1] = {4};
+  PJRT_Buffer *in =
+      upload(f->c, ad.addressable_devices[0], PJRT_Buffer_Type_F32, v, d4, 1);
+  PJRT_Buffer *out[1];
+  execute_ok(x, 1, 1, &in, 1, out);
+  check_buffer_shape(out[0], PJRT_Buffer_Type_INVALID, d4, 1);
+  uint8_t got[4];
+  download(out[0], got, sizeof got);
+  assert_memory_equal(got, want, sizeof want);
+  buffer_destroy(out[0]);
+  buffer_destroy(in);
+  loaded_destroy(x);
+}
+
+/* Launches whose lists outgrow the plugin's stack arrays: 129 arguments
+ * on one device, 33 replicas (66 lists); a replicated program without
+ * arguments, given no argument lists; ops counts without callbacks. */
+static void test_wide_launches(void **state) {
+  (void)state;
+  enum { NA = 129, NR = 33 };
+  PJRT_Client *c = new_client(NR);
+  PJRT_Device *d[NR];
+  get_devices(c, d, NR);
+  /* 129 arguments */
+  {
+    char *src = wide_program(NA, 0);
+    PJRT_LoadedExecutable *x = compile_ok(c, src, NULL, 0);
+    free(src);
+    ARGS(PJRT_LoadedExecutable_AddressableDevices_Args, ad);
+    ad.executable = x;
+    OK(API->PJRT_LoadedExecutable_AddressableDevices(&ad));
+    PJRT_Device *dev = ad.addressable_devices[0];
+    PJRT_Buffer *in[NA], *out[1];
+    float vals[NA];
+    for (int i = 0; i < NA; i++) {
+      vals[i] = (float)i * 0.5f - 7.0f;
+      in[i] = upload(c, dev, PJRT_Buffer_Type_F32, &vals[i], NULL, 0);
+    }
+    execute_ok(x, 1, NA, in, 1, out);
+    float s = 0;
+    download(out[0], &s, sizeof s);
+    assert_true(s == vals[0] + vals[NA - 1]);
+    buffer_destroy(out[0]);
+    for (int i = 0; i < NA; i++) buffer_destroy(in[i]);
+    loaded_destroy(x);
+  }
+  /* 33 replicas of an add */
+  {
+    int64_t ids[NR];
+    for (int i = 0; i < NR; i++) ids[i] = device_id(d[i]);
+    pb_buf o;
+    pb_compile_options(&o, NR, 1, ids);
+    PJRT_LoadedExecutable *x = compile_ok(c, k_add, o.b, o.n);
+    const int64_t d4[1] = {4};
+    PJRT_Buffer *in[NR * 2], *out[NR];
+    float v[NR][4];
+    for (int r = 0; r < NR; r++) {
+      for (int i = 0; i < 4; i++) v[r][i] = (float)(r * 4 + i);
+      in[2 * r] = upload(c, d[r], PJRT_Buffer_Type_F32, v[r], d4, 1);
+      in[2 * r + 1] = in[2 * r];
+    }
+    PJRT_Buffer *const *al[NR];
+    PJRT_Buffer **ol[NR];
+    PJRT_Event *ev[NR];
+    for (int r = 0; r < NR; r++) {
+      al[r] = &in[2 * r];
+      ol[r] = &out[r];
+    }
+    ARGS(PJRT_LoadedExecutable_Execute_Args, a);
+    a.executable = x;
+    a.argument_lists = al;
+    a.num_devices = NR;
+    a.num_args = 2;
+    a.output_lists = ol;
+    a.device_complete_events = ev;
+    /* counts of send and recv ops without callbacks: nothing to refuse */
+    PJRT_ExecuteOptions opt;
+    exec_options(&opt, 0);
+    opt.num_send_ops = 2;
+    opt.num_recv_ops = 1;
+    a.options = &opt;
+    OK(API->PJRT_LoadedExecutable_Execute(&a));
+    for (int r = 0; r < NR; r++) {
+      await_ok(ev[r]);
+      float got[4];
+      download(out[r], got, sizeof got);
+      for (int i = 0; i < 4; i++) assert_true(got[i] == 2 * v[r][i]);
+      buffer_destroy(out[r]);
+    }
+    for (int r = 0; r < NR; r++) buffer_destroy(in[2 * r]);
+    loaded_destroy(x);
+  }
+  /* 2 replicas without arguments: no argument lists at all (this read
+   * argument_lists[0] through the NULL array, a crash, until
+   * src/pjrt_plugin/execute.c:xp_args_resolve checked it) */
+  {
+    int64_t ids[2] = {device_id(d[5]), device_id(d[6])};
+    pb_buf o;
+    pb_compile_options(&o, 2, 1, ids);
+    PJRT_LoadedExecutable *x = compile_ok(
+        c,
+        "func.func @main() -> tensor<i32> {\n"
+        "  %0 = stablehlo.constant dense<41> : tensor<i32>\n"
+        "  return %0 : tensor<i32>\n"
+        "}\n",
+        o.b, o.n);
+    PJRT_Buffer *out[2] = {NULL, NULL};
+    PJRT_Buffer **ol[2] = {&out[0], &out[1]};
+    ARGS(PJRT_LoadedExecutable_Execute_Args, a);
+    a.executable = x;
+    a.num_devices = 2;
+    a.output_lists = ol;
+    OK(API->PJRT_LoadedExecutable_Execute(&a));
+    /* argument lists given, each NULL (no arguments to hold) */
+    PJRT_Buffer *out2[2] = {NULL, NULL};
+    PJRT_Buffer **ol2[2] = {&out2[0], &out2[1]};
+    PJRT_Buffer *const *al[2] = {NULL, NULL};
+    a.argument_lists = al;
+    a.output_lists = ol2;
+    OK(API->PJRT_LoadedExecutable_Execute(&a));
+    for (int r = 0; r < 2; r++) {
+      int32_t got = 0;
+      download(out[r], &got, sizeof got);
+      assert_int_equal(got, 41);
+      download(out2[r], &got, sizeof got);
+      assert_int_equal(got, 41);
+      assert_ptr_equal(buffer_device(out[r]), d[5 + r]);
+      buffer_destroy(out[r]);
+      buffer_destroy(out2[r]);
+    }
+    loaded_destroy(x);
+  }
+  {
+    PJRT_LoadedExecutable *x = compile_ok(c, k_add, NULL, 0);
+    ARGS(PJRT_LoadedExecutable_AddressableDevices_Args, ad);
+    ad.executable = x;
+    OK(API->PJRT_LoadedExecutable_AddressableDevices(&ad));
+    const float v[4] = {1, 2, 3, 4};
+    const int64_t d4[1] = {4};
+    PJRT_Buffer *in = upload(c, ad.addressable_devices[0],
+                             PJRT_Buffer_Type_F32, v, d4, 1);
+    PJRT_Buffer *args[2] = {in, in}, *out[1];
+    PJRT_ExecuteOptions opt;
+    exec_options(&opt, 0);
+    opt.num_send_ops = 1;
+    opt.num_recv_ops = 1;
+    OK(execute_opts(x, 1, 2, args, 1, out, NULL, NULL, &opt));
+    float got[4];
+    download(out[0], got, sizeof got);
+    for (int i = 0; i < 4; i++) assert_true(got[i] == 2 * v[i]);
+    buffer_destroy(out[0]);
+    buffer_destroy(in);
+    loaded_destroy(x);
+  }
+  /* 300 buffers at once, then none: more records than the plugin keeps
+   * for reuse (256) go back to the system; the next ones are fine */
+  {
+    enum { NB = 300 };
+    static PJRT_Buffer *many[NB];
+    for (int i = 0; i < NB; i++) {
+      int32_t v = i * 7 - 1000;
+      many[i] = upload(c, d[i % NR], PJRT_Buffer_Type_S32, &v, NULL, 0);
+    }
+    for (int i = 0; i < NB; i++) {
+      int32_t got = 0;
+      if (i % 50 == 0) {
+        download(many[i], &got, sizeof got);
+        assert_int_equal(got, i * 7 - 1000);
+      }
+      buffer_destroy(many[i]);
+    }
+    int32_t v = 5, got = 0;
+    PJRT_Buffer *b = upload(c, d[0], PJRT_Buffer_Type_S32, &v, NULL, 0);
+    download(b, &got, sizeof got);
+    assert_int_equal(got, 5);
+    buffer_destroy(b);
+  }
+  /* an ExecuteContext_Destroy of nothing */
+  ARGS(PJRT_ExecuteContext_Destroy_Args, cd);
+  OK(API->PJRT_ExecuteContext_Destroy(&cd));
+  client_destroy(c);
+}
+
+/* PJRT_Program checks: formats of four letters that are not "mlir", NULL
+ * format or code with a size, an empty format; partition counts that
+ * disagree with the device assignment. */
+static void test_program_checks(void **state) {
+  host_fixture *f = *state;
+  const int IA = PJRT_Error_Code_INVALID_ARGUMENT;
+  PJRT_LoadedExecutable *x = NULL;
+  EXPECT_ERR(compile(f->c, k_add, "mliz", NULL, 0, &x),
+             PJRT_Error_Code_UNIMPLEMENTED,
+             "program format \"mliz\" is not implemented by xrt");
+  EXPECT_ERR(compile(f->c, k_add, "", NULL, 0, &x),
+             PJRT_Error_Code_UNIMPLEMENTED, "program format \"\"");
+  PJRT_Program prog;
+  memset(&prog, 0, sizeof prog);
+  prog.struct_size = PJRT_Program_STRUCT_SIZE;
+  prog.code = (char *)k_add;
+  prog.code_size = strlen(k_add);
+  prog.format = NULL;
+  prog.format_size = 4;
+  ARGS(PJRT_Client_Compile_Args, a);
+  a.client = f->c;
+  a.program = &prog;
+  EXPECT_ERR(API->PJRT_Client_Compile(&a), IA,
+             "args->program->format is NULL");
+  prog.format = "mlir";
+  prog.code = NULL;
+  EXPECT_ERR(API->PJRT_Client_Compile(&a), IA, "args->program->code is NULL");
+  assert_null(a.executable);
+  /* build options of 1 x 2 against an assignment of 1 x 1 */
+  {
+    int64_t one[1] = {device_id(f->d[1])};
+    pb_buf dap, ebo, o;
+    pb_device_assignment(&dap, 1, 1, one, 1);
+    pb_init(&ebo);
+    pb_int(&ebo, 5, 2);
+    pb_msg(&ebo, 9, &dap);
+    pb_init(&o);
+    pb_msg(&o, 3, &ebo);
+    EXPECT_ERR(compile(f->c, k_add, "mlir", o.b, o.n, &x), IA,
+               "compile_options ask for 0 replica(s) x 2");
+    assert_null(x);
+  }
+}
+
+/* Programs without results: a check op that fails is INTERNAL (PJRT has
+ * no code of xrt's CHECK_FAILED); output lists may then be NULL. */
+static void test_no_results(void **state) {
+  host_fixture *f = *state;
+  static const char *fmt =
+      "func.func @main() {\n"
+      "  %%a = stablehlo.constant dense<[1, 2]> : tensor<2xi64>\n"
+      "  %%b = stablehlo.constant dense<[1, %d]> : tensor<2xi64>\n"
+      "  check.expect_eq %%a, %%b : tensor<2xi64>\n"
+      "  func.return\n"
+      "}\n";
+  char src[512];
+  for (int bad = 0; bad < 2; bad++) {
+    snprintf(src, sizeof src, fmt, bad ? 3 : 2);
+    PJRT_LoadedExecutable *x = compile_ok(f->c, src, NULL, 0);
+    PJRT_Buffer **ol[1] = {NULL};
+    PJRT_Event *ev[1] = {NULL};
+    ARGS(PJRT_LoadedExecutable_Execute_Args, a);
+    a.executable = x;
+    a.num_devices = 1;
+    a.output_lists = ol;
+    a.device_complete_events = ev;
+    PJRT_Error *e = API->PJRT_LoadedExecutable_Execute(&a);
+    if (bad) {
+      EXPECT_ERR(e, PJRT_Error_Code_INTERNAL,
+                 "PJRT_LoadedExecutable_Execute: ");
+      assert_null(ev[0]);
+    } else {
+      OK(e);
+      await_ok(ev[0]);
+    }
+    loaded_destroy(x);
+  }
+  /* replicated on 2 devices, no output lists to fill */
+  snprintf(src, sizeof src, fmt, 2);
+  int64_t ids[2] = {device_id(f->d[2]), device_id(f->d[3])};
+  pb_buf o;
+  pb_compile_options(&o, 2, 1, ids);
+  PJRT_LoadedExecutable *x = compile_ok(f->c, src, o.b, o.n);
+  PJRT_Buffer **ol[2] = {NULL, NULL};
+  PJRT_Event *ev[2] = {NULL, NULL};
+  ARGS(PJRT_LoadedExecutable_Execute_Args, a);
+  a.executable = x;
+  a.num_devices = 2;
+  a.output_lists = ol;
+  a.device_complete_events = ev;
+  OK(API->PJRT_LoadedExecutable_Execute(&a));
+  await_ok(ev[0]);
+  await_ok(ev[1]);
+  loaded_destroy(x);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_api_table),
@@ -2595,6 +4583,30 @@ int main(void) {
       cmocka_unit_test(test_bad_execute_args),
       cmocka_unit_test(test_released_objects),
       cmocka_unit_test(test_two_threads),
+      cmocka_unit_test(test_participants),
+      cmocka_unit_test(test_multi_launch_errors),
+      cmocka_unit_test_setup_teardown(test_buffer_types_and_layouts,
+                                      fixture_setup, fixture_teardown),
+      cmocka_unit_test(test_create_options_faults),
+      cmocka_unit_test_setup_teardown(test_compile_options_proto,
+                                      fixture_setup, fixture_teardown),
+      cmocka_unit_test(test_entry_sweep),
+      cmocka_unit_test_setup_teardown(test_dispatch_fallbacks, fixture_setup,
+                                      fixture_teardown),
+      cmocka_unit_test(test_error_objects),
+      cmocka_unit_test(test_wide_launches),
+      cmocka_unit_test_setup_teardown(test_no_results, fixture_setup,
+                                      fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_program_checks, fixture_setup,
+                                      fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_unnamed_output_type, fixture_setup,
+                                      fixture_teardown),
+      cmocka_unit_test_setup_teardown(test_no_arguments, fixture_setup,
+                                      fixture_teardown),
+      cmocka_unit_test(test_participant_faults),
+      cmocka_unit_test(test_after_client_destroy),
+      cmocka_unit_test_setup_teardown(test_assignment_and_context,
+                                      fixture_setup, fixture_teardown),
   };
   return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -155,9 +155,10 @@ XRT__PRIVATE xrt_status xrt__mp_devices(xrt__client *c) {
   }
   for (int p = 0; p < mp->nproc; p++) {
     if (counts[p] < 1 || counts[p] > 65536) {
+      int bad = counts[p]; /* read before counts is freed */
       xrt__free(&c->allocator, counts);
       return xrt__fail(XRT_INTERNAL, "client creation: process %d reports %d "
-                       "devices", p, counts[p]);
+                       "devices", p, bad);
     }
     mp->first[p + 1] = mp->first[p] + counts[p];
   }

@@ -512,6 +512,7 @@ static xrt_dtype xrt__quant_storage(xrt__parser *p) {
 /* One scale[:zero_point] of a !quant.uniform. */
 static void xrt__quant_scale(xrt__parser *p) {
   xrt__num r = xrt__scan_num(p);
+  if (r.hex && !r.neg) memcpy(&r.d, &r.mag, 8); /* as MLIR: a hex is f64 bits */
   *(double *)xrt__push_raw(p, &p->f64s) = r.d;
   int64_t zp = 0;
   if (xrt__eat(p, ':')) zp = xrt__parse_i64(p);

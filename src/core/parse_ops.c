@@ -173,10 +173,17 @@ XRT__PRIVATE void xrt__p_type_fmt(const xrt_ir_type *t, char *buf, size_t cap, s
   } else {
     XRT__FMT("tensor<");
     for (int i = 0; i < t->shape.rank; i++)
-      XRT__FMT("%lldx", (long long)t->shape.dims[i]);
-    if (t->quant)
-      XRT__FMT("!quant.uniform<%s:%s>", xrt_dtype_name(t->quant->storage),
-               xrt_dtype_name(t->quant->expressed));
+      if (t->shape.dims[i] < 0) XRT__FMT("?x"); /* XRT_DIM_DYNAMIC */
+      else XRT__FMT("%lldx", (long long)t->shape.dims[i]);
+    const xrt_ir_quant *q = t->quant; /* with its scales: types differ there */
+    if (q) XRT__FMT("!quant.uniform<%s:%s", xrt_dtype_name(q->storage),
+                    xrt_dtype_name(q->expressed));
+    if (q && q->axis >= 0) XRT__FMT(":%d, {", (int)q->axis);
+    else if (q) XRT__FMT(", ");
+    for (int32_t i = 0; q && i < q->num_scales; i++)
+      XRT__FMT("%s%g:%lld", i ? ", " : "", q->scales[i],
+               (long long)q->zero_points[i]);
+    if (q) XRT__FMT("%s>", q->axis >= 0 ? "}" : "");
     else
       XRT__FMT("%s", xrt_dtype_name(t->shape.dtype));
     XRT__FMT(">");

@@ -579,7 +579,9 @@ static xrt_status xrt__rcheck_args(const xrt_ir_func *f,
     if (!ok) {
       char a[160], b[160];
       xrt_shape_format(g, a, sizeof a);
-      xrt_shape_format(&t->shape, b, sizeof b);
+      if (t->kind == XRT_TYPE_TENSOR) xrt_shape_format(&t->shape, b, sizeof b);
+      else snprintf(b, sizeof b, "%s", t->kind == XRT_TYPE_TUPLE ? "tuple<...>"
+                                                                 : "(not a tensor)");
       return xrt__fail(XRT_INVALID_ARGUMENT, "%s:%d:%d: @%s: argument %d "
                        "is given as %s, which does not fit its type %s",
                        f->loc.file, (int)f->loc.line, (int)f->loc.col,

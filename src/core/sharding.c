@@ -450,6 +450,7 @@ static void xrt__plan_free(xrt__client *c, xrt__split_plan *p) {
   xrt__free(&c->allocator, p->first);
   xrt__free(&c->allocator, p->stage);
   xrt__free(&c->allocator, p->ev);
+  memset(p, 0, sizeof *p); /* freeing again (after a failed init) is a no-op */
 }
 
 /* Finds each device's piece and the first device holding each piece. */

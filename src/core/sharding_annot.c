@@ -259,9 +259,15 @@ static bool xrt__sdy_shd(const xrt__annots *an, const char **sp, xrt__shd *o,
   bool is_inline = false;
   memset(&inl, 0, sizeof inl);
   if (xrt__sp_lit(&s, "@")) {
-    const char *n = s;
-    while (xrt__is_namechar(*s) || *s == '.' || *s == '$') s++;
-    if (!(m = xrt__mesh_find(an, n, (size_t)(s - n)))) {
+    const char *n = s, *e;
+    if (*s == '"') { /* @"a quoted name" */
+      if (!(e = strchr(++n, '"'))) return false;
+      s = e + 1;
+    } else {
+      while (xrt__is_namechar(*s) || *s == '.' || *s == '$') s++;
+      e = s;
+    }
+    if (!(m = xrt__mesh_find(an, n, (size_t)(e - n)))) {
       *err = "a mesh the module does not define (sdy.mesh)";
       return false;
     }

@@ -337,7 +337,8 @@ static xrt_status xrt__ix_window_attr(const xrt__vctx *v, const char *name,
   bad = xrt__vfill_checked(out, a, per_dim * rank, dflt, lo, XRT__IX_BIG);
   if (bad >= 0)
     return xrt__vfail(v, "%s[%d] = %" PRId64 " must be %s", name, (int)bad,
-                      out[bad], lo > 0 ? "positive" : "in range");
+                      out[bad], out[bad] > lo ? "at most 2^40" /* too large */
+                                : lo > 0 ? "positive" : "in range");
   return XRT_OK;
 }
 

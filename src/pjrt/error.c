@@ -68,7 +68,9 @@ XPJ_PRIVATE xrt_status xpj_error(const xpj_plugin *p, PJRT_Error *e,
   p->fn.PJRT_Error_Message(&m);
   size_t n = m.message ? m.message_size : 0;
   if (n > sizeof err->message) n = sizeof err->message; /* it is cut anyway */
-  xpj_fail(err, code, "plugin '%s': %s: %.*s", p->name, fn, (int)n,
+  /* (the precision is the placeholder's own length when there is none) */
+  xpj_fail(err, code, "plugin '%s': %s: %.*s", p->name, fn,
+           n ? (int)n : (int)sizeof "(no message)" - 1,
            n ? m.message : "(no message)");
   xpj_error_destroy(p, e);
   return code;

@@ -107,7 +107,8 @@ static PJRT_Error *xp_option_kind(const char *fn, const PJRT_NamedValue *v,
   return xp_error(PJRT_Error_Code_INVALID_ARGUMENT,
                   "%s: create option inject_fault_kind is \"%.*s\"; expected "
                   "kernel, transfer, collective or alloc",
-                  fn, (int)v->value_size, v->string_value);
+                  fn, (int)v->value_size,
+                  v->string_value ? v->string_value : "");
 }
 
 static PJRT_Error *xp_option_set(const char *fn, const PJRT_NamedValue *v,

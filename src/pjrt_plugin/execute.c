@@ -68,7 +68,10 @@ typedef struct xp_call {
 /* The xrt buffers of argument list `list` into out. */
 static PJRT_Error *xp_args_resolve(const xp_call *c, size_t list,
                                    xrt_buffer **out) {
-  PJRT_Buffer *const *in = c->args->argument_lists[list];
+  /* argument_lists itself may be NULL when there are no arguments (see
+   * xp_call_init) */
+  PJRT_Buffer *const *in =
+      c->args->argument_lists ? c->args->argument_lists[list] : NULL;
   if (!in && c->num_args)
     return xp_error(PJRT_Error_Code_INVALID_ARGUMENT,
                     "%s: argument_lists[%zu] is NULL", c->fn, list);

@@ -667,10 +667,14 @@ static xrt_status sim_coll_body(sim_fcc *fc, const xrt_ir_op *op,
   for (int32_t j = 0; j < k->nops; j++) {
     fast[j] = sim_coll_fast(fc, op, j);
     slow |= !fast[j];
+    /* The computation combines the operand's bytes as its own element
+     * type: an i32 body over f32 data (same size) would add bit patterns,
+     * so the types must be the same, not only their sizes. */
+    xrt_dtype ot = sim_shape(fc, op->operands[j])->dtype;
     for (int32_t a = 0; a < 2; a++) {
       const xrt_ir_type *t = &fc->f->value_types[reg->args[a]];
       if (t->kind != XRT_TYPE_TENSOR || sim_numel(&t->shape) != 1 ||
-          sim_esize(t->shape.dtype) != k->es[j])
+          sim_esize(t->shape.dtype) != k->es[j] || t->shape.dtype != ot)
         return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "%s: the "
                            "computation's arguments must be scalars of "
                            "operand %d's element type", op->name, (int)j);

@@ -19,6 +19,7 @@
  *   unimplemented the optional functions return UNIMPLEMENTED
  *   init_err      PJRT_Plugin_Initialize fails
  *   attrs_null    PJRT_Plugin_Attributes: 2 attributes, NULL array
+ *   attrs_err     PJRT_Plugin_Attributes fails (INTERNAL)
  *   create_err    PJRT_Client_Create fails (RESOURCE_EXHAUSTED)
  *   create_null   PJRT_Client_Create: no error, NULL client
  *   devices_null  PJRT_Client_AddressableDevices: 3 devices, NULL array
@@ -32,6 +33,36 @@
  *   event_err     ... its device_complete_events fail (DATA_LOSS)
  *   bad_code      errors carry code 99
  *   tohost_size   PJRT_Buffer_ToHostBuffer reports 3 bytes too many
+ *   tohost_query_err  ... fails when asked only for the size (dst NULL)
+ *   upload_null   PJRT_Client_BufferFromHostBuffer: no error, NULL buffer
+ *   upload_event_err  ... its done_with_host_buffer event fails (DATA_LOSS)
+ *   copy_null     PJRT_Buffer_CopyToDevice: no error, NULL buffer
+ *   ready_err     PJRT_Buffer_ReadyEvent fails (INTERNAL)
+ *   ready_event_err   ... its event fails (DATA_LOSS)
+ *   loaded_devices_short  PJRT_LoadedExecutable_AddressableDevices: one
+ *                 device fewer than the launch has
+ *   loaded_devices_null   ... the right count, a NULL array
+ *   loaded_devices_twice  ... the first device listed twice
+ *   loaded_devices_foreign  ... a device of no client as the second
+ *   getcode_err   PJRT_Error_GetCode fails (on every error)
+ *   msg_null      PJRT_Error_Message gives a NULL message (with a size)
+ *   attr_bad_name, attr_bad_string, attr_bad_list, attr_long_name,
+ *   attr_long_value  PJRT_Plugin_Attributes: one attribute malformed
+ *   attrs_many    ... 65537 attributes
+ *   attr_new_type ... one attribute of a type newer than xrt knows
+ *   desc_err, id_err, kind_err, dattrs_err  PJRT_Device_GetDescription,
+ *                 PJRT_DeviceDescription_Id, _Kind, _Attributes fail
+ *                 (INTERNAL)
+ *   kind_empty    PJRT_DeviceDescription_Kind gives an empty kind
+ *   destroy_err   PJRT_Buffer_Destroy frees the buffer but returns an
+ *                 error (INTERNAL)
+ *   query_event   PJRT_Buffer_ToHostBuffer gives an event for a size query
+ *   getexe_err    PJRT_LoadedExecutable_GetExecutable fails (INTERNAL)
+ *   getexe_null   ... gives no executable (and no error)
+ *   numout_err    PJRT_Executable_NumOutputs fails (INTERNAL)
+ *   loaded_devices_err  PJRT_LoadedExecutable_AddressableDevices fails
+ *   shlo_neg, shlo_huge, shlo_mid  the StableHLO version attributes out
+ *                 of range or of the wrong type or size
  * A program containing "fake_compile_error" fails to compile
  * (INVALID_ARGUMENT, "fake: cannot compile this").
  */
@@ -78,10 +109,12 @@ static PJRT_Error *unimpl(const char *fn) {
 
 static void error_destroy(PJRT_Error_Destroy_Args *a) { free(a->error); }
 static void error_message(PJRT_Error_Message_Args *a) {
-  a->message = a->error->msg;
+  a->message = mode("msg_null") ? NULL : a->error->msg;
   a->message_size = strlen(a->error->msg);
 }
 static PJRT_Error *error_getcode(PJRT_Error_GetCode_Args *a) {
+  if (mode("getcode_err"))
+    return fail(PJRT_Error_Code_INTERNAL, "fake: no code for you");
   a->code = a->error->code;
   return NULL;
 }
@@ -111,6 +144,7 @@ static PJRT_Error *event_await(PJRT_Event_Await_Args *a) {
 
 static PJRT_Error *plugin_initialize(PJRT_Plugin_Initialize_Args *a) {
   (void)a;
+  if (mode("unimplemented")) return unimpl("PJRT_Plugin_Initialize");
   if (mode("init_err"))
     return fail(PJRT_Error_Code_FAILED_PRECONDITION, "fake: no hardware");
   return NULL;
@@ -137,12 +171,67 @@ static const PJRT_NamedValue plugin_attrs[] = {
      .int64_array_value = list3, .value_size = 3},
 };
 
+/* One malformed (or newer) attribute after a good one, per mode. */
+static PJRT_NamedValue odd_attrs[2];
+
 static PJRT_Error *plugin_attributes(PJRT_Plugin_Attributes_Args *a) {
   if (mode("unimplemented")) return unimpl("PJRT_Plugin_Attributes");
+  if (mode("attrs_err"))
+    return fail(PJRT_Error_Code_INTERNAL, "fake: no attributes today");
   a->attributes = mode("attrs_null") ? NULL : plugin_attrs;
   a->num_attributes = mode("attrs_null")
                           ? 2
                           : sizeof plugin_attrs / sizeof plugin_attrs[0];
+  if (mode("attrs_many")) a->num_attributes = 65537;
+  static const char *const odd[] = {"attr_bad_name", "attr_bad_string",
+                                    "attr_bad_list", "attr_long_name",
+                                    "attr_long_value", "attr_new_type"};
+  for (size_t k = 0; k < sizeof odd / sizeof odd[0]; k++) {
+    if (!mode(odd[k])) continue;
+    odd_attrs[0] = plugin_attrs[2];
+    PJRT_NamedValue *v = &odd_attrs[1];
+    *v = plugin_attrs[3]; /* fake_int */
+    switch (k) {
+    case 0: v->name = NULL; break;
+    case 1:
+      v->type = PJRT_NamedValue_kString;
+      v->string_value = NULL;
+      v->value_size = 2;
+      break;
+    case 2:
+      v->type = PJRT_NamedValue_kInt64List;
+      v->int64_array_value = NULL;
+      v->value_size = 2;
+      break;
+    case 3: v->name_size = 4097; break;
+    case 4:
+      v->type = PJRT_NamedValue_kString;
+      v->value_size = 65537;
+      break;
+    case 5: v->type = (PJRT_NamedValue_Type)42; break;
+    }
+    a->attributes = odd_attrs;
+    a->num_attributes = 2;
+  }
+  /* The version attributes, unusable: minimum {-1, 9, 0} and current an
+   * int64; {1000000, 0, 0} and a list of 2; {0, -1, 0} and {0, 0, 1000000}. */
+  static PJRT_NamedValue vers[sizeof plugin_attrs / sizeof plugin_attrs[0]];
+  static int64_t vmin[3], vcur[3];
+  static const int64_t tables[3][6] = {{-1, 9, 0, 1, 99, 0},
+                                       {1000000, 0, 0, 1, 99, 0},
+                                       {0, -1, 0, 0, 0, 1000000}};
+  static const char *const vmodes[] = {"shlo_neg", "shlo_huge", "shlo_mid"};
+  for (int k = 0; k < 3; k++) {
+    if (!mode(vmodes[k])) continue;
+    memcpy(vers, plugin_attrs, sizeof vers);
+    memcpy(vmin, tables[k], sizeof vmin);
+    memcpy(vcur, tables[k] + 3, sizeof vcur);
+    vers[0].int64_array_value = vmin;
+    vers[1].int64_array_value = vcur;
+    if (k == 0) vers[1].type = PJRT_NamedValue_kInt64;
+    if (k == 1) vers[1].value_size = 2;
+    a->attributes = vers;
+  }
   return NULL;
 }
 
@@ -213,20 +302,25 @@ static PJRT_Error *addressable_devices(PJRT_Client_AddressableDevices_Args *a) {
 
 static PJRT_Error *get_description(PJRT_Device_GetDescription_Args *a) {
   if (mode("unimplemented")) return unimpl("PJRT_Device_GetDescription");
+  if (mode("desc_err")) return fail(PJRT_Error_Code_INTERNAL, "fake: no desc");
   a->device_description = (PJRT_DeviceDescription *)(void *)a->device;
   return NULL;
 }
 static PJRT_Error *description_id(PJRT_DeviceDescription_Id_Args *a) {
+  if (mode("id_err")) return fail(PJRT_Error_Code_INTERNAL, "fake: no id");
   a->id = 100 + dev_of(a->device_description)->index;
   return NULL;
 }
 static PJRT_Error *description_kind(PJRT_DeviceDescription_Kind_Args *a) {
+  if (mode("kind_err")) return fail(PJRT_Error_Code_INTERNAL, "fake: no kind");
   a->device_kind = "fake_pjrt_device";
-  a->device_kind_size = strlen(a->device_kind);
+  a->device_kind_size = mode("kind_empty") ? 0 : strlen(a->device_kind);
   return NULL;
 }
 static PJRT_Error *description_attributes(
     PJRT_DeviceDescription_Attributes_Args *a) {
+  if (mode("dattrs_err"))
+    return fail(PJRT_Error_Code_INTERNAL, "fake: no attributes");
   a->attributes = &dev_of(a->device_description)->attr;
   a->num_attributes = 1;
   return NULL;
@@ -279,19 +373,34 @@ static PJRT_Error *from_host(PJRT_Client_BufferFromHostBuffer_Args *a) {
   if (b->bytes) memcpy(b->data, a->data, b->bytes);
   a->buffer = b;
   a->done_with_host_buffer = event_new(0, "");
+  if (mode("upload_null")) {
+    free(b->data);
+    free(b);
+    a->buffer = NULL;
+  }
+  if (mode("upload_event_err")) {
+    a->done_with_host_buffer->code = PJRT_Error_Code_DATA_LOSS;
+    snprintf(a->done_with_host_buffer->msg,
+             sizeof a->done_with_host_buffer->msg, "fake: upload lost");
+  }
   return NULL;
 }
 
 static PJRT_Error *buffer_destroy(PJRT_Buffer_Destroy_Args *a) {
   free(a->buffer->data);
   free(a->buffer);
+  if (mode("destroy_err"))
+    return fail(PJRT_Error_Code_INTERNAL, "fake: destroyed, grudgingly");
   return NULL;
 }
 
 static PJRT_Error *to_host(PJRT_Buffer_ToHostBuffer_Args *a) {
   size_t have = a->src->bytes + (mode("tohost_size") ? 3 : 0);
+  if (!a->dst && mode("tohost_query_err"))
+    return fail(PJRT_Error_Code_INTERNAL, "fake: sizes are secret");
   if (!a->dst) {
     a->dst_size = have;
+    if (mode("query_event")) a->event = event_new(0, "");
     return NULL;
   }
   if (a->dst_size < a->src->bytes)
@@ -309,11 +418,18 @@ static PJRT_Error *copy_to_device(PJRT_Buffer_CopyToDevice_Args *a) {
                               dev_of(a->dst_device)->index);
   if (b->bytes) memcpy(b->data, s->data, b->bytes);
   a->dst_buffer = b;
+  if (mode("copy_null")) {
+    free(b->data);
+    free(b);
+    a->dst_buffer = NULL;
+  }
   return NULL;
 }
 
 static PJRT_Error *ready_event(PJRT_Buffer_ReadyEvent_Args *a) {
-  a->event = event_new(0, "");
+  if (mode("ready_err")) return fail(PJRT_Error_Code_INTERNAL, "fake: unsure");
+  a->event = event_new(mode("ready_event_err") ? PJRT_Error_Code_DATA_LOSS : 0,
+                       "fake: the copy was lost");
   return NULL;
 }
 
@@ -459,6 +575,12 @@ static PJRT_Error *loaded_destroy(PJRT_LoadedExecutable_Destroy_Args *a) {
   return NULL;
 }
 static PJRT_Error *get_executable(PJRT_LoadedExecutable_GetExecutable_Args *a) {
+  if (mode("getexe_err"))
+    return fail(PJRT_Error_Code_INTERNAL, "fake: no executable");
+  if (mode("getexe_null")) {
+    a->executable = NULL;
+    return NULL;
+  }
   PJRT_Executable *x = calloc(1, sizeof *x);
   x->le = a->loaded_executable;
   a->executable = x;
@@ -470,14 +592,32 @@ static PJRT_Error *executable_destroy(PJRT_Executable_Destroy_Args *a) {
 }
 static PJRT_Error *num_outputs(PJRT_Executable_NumOutputs_Args *a) {
   if (mode("unimplemented")) return unimpl("PJRT_Executable_NumOutputs");
+  if (mode("numout_err"))
+    return fail(PJRT_Error_Code_INTERNAL, "fake: cannot count");
   a->num_outputs = mode("num_outputs") ? 5 : 1;
   return NULL;
 }
 static PJRT_Error *loaded_devices(
     PJRT_LoadedExecutable_AddressableDevices_Args *a) {
+  if (mode("loaded_devices_err"))
+    return fail(PJRT_Error_Code_INTERNAL, "fake: devices unknown");
   a->addressable_devices = a->executable->devices;
   a->num_addressable_devices =
       a->executable->portable ? 0 : (size_t)a->executable->num_parts;
+  if (a->executable->portable) return NULL;
+  if (mode("loaded_devices_short")) a->num_addressable_devices--;
+  if (mode("loaded_devices_null")) a->addressable_devices = NULL;
+  if ((mode("loaded_devices_twice") || mode("loaded_devices_foreign")) &&
+      a->num_addressable_devices > 1) {
+    static PJRT_Device *twice[64];
+    static fake_device stranger;
+    for (size_t i = 0; i < a->num_addressable_devices && i < 64; i++)
+      twice[i] = a->executable->devices[i];
+    twice[1] = mode("loaded_devices_twice")
+                   ? twice[0]
+                   : (PJRT_Device *)(void *)&stranger;
+    a->addressable_devices = twice;
+  }
   return NULL;
 }
 
