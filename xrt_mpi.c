@@ -118,9 +118,11 @@ static void mpi_abandon(MPI_Request *req, int n) {
 }
 
 /* Polls req[0..n) until all complete, an error, or the deadline.  what
- * names the operation in messages. */
+ * names the operation in messages.  coll: req is a nonblocking
+ * collective, which MPI forbids to cancel or free (Open MPI aborts the
+ * job): given up on, it stays posted. */
 static xrt_status mpi_wait_all(MPI_Request *req, int n, const char *what,
-                               int peer, char *err, size_t cap) {
+                               int peer, int coll, char *err, size_t cap) {
   int64_t timeout = atomic_load(&mpi_st.timeout_ms);
   int64_t deadline = timeout > 0 ? mpi_now_ms() + timeout : 0;
   for (unsigned spins = 0;; spins++) {
@@ -130,14 +132,14 @@ static xrt_status mpi_wait_all(MPI_Request *req, int n, const char *what,
     mpi_unlock();
     if (rc != MPI_SUCCESS) {
       mpi_lock();
-      mpi_abandon(req, n);
+      if (!coll) mpi_abandon(req, n);
       mpi_unlock();
       return mpi_fail_rc(err, cap, what, rc);
     }
     if (done) return XRT_OK;
     if (deadline && (spins & 255) == 0 && mpi_now_ms() > deadline) {
       mpi_lock();
-      mpi_abandon(req, n);
+      if (!coll) mpi_abandon(req, n);
       mpi_unlock();
       if (peer >= 0)
         return mpi_fail(err, cap, XRT_DEADLINE_EXCEEDED, "%s: process %d did "
@@ -248,10 +250,15 @@ static xrt_status mpi_exchange(void *self, uint64_t tag64,
     s = mpi_wait_all(req, nreq, "exchange",
                      nrecv == 1 ? recvs[0].peer
                                 : nsend == 1 && !nrecv ? sends[0].peer : -1,
-                     err, cap);
+                     0, err, cap);
   if (req != stack) free(req);
   return s;
 }
+
+/* The buffers of allgathers given up on (a list through their first
+ * word), which MPI may still use: never freed. */
+static void *mpi_orphans;
+static pthread_mutex_t mpi_orphans_mu = PTHREAD_MUTEX_INITIALIZER;
 
 /* allgather in process-index order (ranks may be permuted by the
  * environment's RANK). */
@@ -261,20 +268,35 @@ static xrt_status mpi_allgather_ranked(void *self, const void *in, void *out,
   if (bytes > (size_t)INT32_MAX / (size_t)mpi_st.size)
     return mpi_fail(err, cap, XRT_INVALID_ARGUMENT, "allgather of %zu bytes "
                     "per process is too large", bytes);
-  char *tmp = (char *)malloc(bytes * (size_t)mpi_st.size + 1);
-  if (!tmp) return mpi_fail(err, cap, XRT_RESOURCE_EXHAUSTED, "out of memory");
+  /* A link (see mpi_orphans), room for every process's bytes, then a copy
+   * of in: a collective that times out stays posted and may still read
+   * and write them. */
+  void **block = (void **)malloc(sizeof(void *) +
+                                 bytes * ((size_t)mpi_st.size + 1) + 1);
+  if (!block)
+    return mpi_fail(err, cap, XRT_RESOURCE_EXHAUSTED, "out of memory");
+  char *tmp = (char *)(block + 1), *mine = tmp + bytes * (size_t)mpi_st.size;
+  if (bytes) memcpy(mine, in, bytes);
   MPI_Request req = MPI_REQUEST_NULL;
   mpi_lock();
-  int rc = MPI_Iallgather(in, (int)bytes, MPI_BYTE, tmp, (int)bytes, MPI_BYTE,
-                          mpi_st.comm, &req);
+  int rc = MPI_Iallgather(mine, (int)bytes, MPI_BYTE, tmp, (int)bytes,
+                          MPI_BYTE, mpi_st.comm, &req);
   mpi_unlock();
   xrt_status s = rc != MPI_SUCCESS ? mpi_fail_rc(err, cap, "MPI_Iallgather", rc)
-                                   : mpi_wait_all(&req, 1, "allgather", -1,
+                                   : mpi_wait_all(&req, 1, "allgather", -1, 1,
                                                   err, cap);
   for (int p = 0; !s && p < mpi_st.size; p++)
     memcpy((char *)out + (size_t)p * bytes,
            tmp + (size_t)mpi_st.rank_of[p] * bytes, bytes);
-  free(tmp);
+  if (s != XRT_DEADLINE_EXCEEDED) {
+    free(block);
+    return s;
+  }
+  /* Given up on, the collective keeps its buffers: kept for good. */
+  pthread_mutex_lock(&mpi_orphans_mu);
+  *block = mpi_orphans;
+  mpi_orphans = block;
+  pthread_mutex_unlock(&mpi_orphans_mu);
   return s;
 }
 
@@ -445,6 +467,12 @@ static xrt_status mpi_open_comm(const xrt_mpi_options *o, char *err,
   if (base == MPI_COMM_NULL)
     return mpi_fail(err, cap, XRT_INVALID_ARGUMENT, "xrt_mpi_init: "
                     "options.comm points at MPI_COMM_NULL");
+  /* MPI_Comm_split_type (section 5) is for intracommunicators: Open MPI
+   * crashes on an intercommunicator. */
+  int inter = 0;
+  if (MPI_Comm_test_inter(base, &inter) == MPI_SUCCESS && inter)
+    return mpi_fail(err, cap, XRT_INVALID_ARGUMENT, "xrt_mpi_init: "
+                    "options.comm is an intercommunicator");
   int rc = MPI_Comm_dup(base, &mpi_st.comm);
   if (rc != MPI_SUCCESS) return mpi_fail_rc(err, cap, "MPI_Comm_dup", rc);
   rc = MPI_Comm_set_errhandler(mpi_st.comm, MPI_ERRORS_RETURN);
