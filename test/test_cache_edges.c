@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h> /* rmdir */
 #if defined(_WIN32)
 #include <sys/utime.h>
 #else
@@ -441,7 +442,7 @@ static void test_open_edges(void **state) {
   char gone[700];
   snprintf(gone, sizeof gone, "%s/gone", dir);
   c = open_cache(gone, 0, NULL);
-  assert_int_equal(remove(gone), 0);
+  assert_int_equal(rmdir(gone), 0);
   st = xrt_disk_cache_store(c);
   assert_int_equal(st->save(st->self, KEY, ID, "s", 1, UINT64_MAX),
                    XRT_UNAVAILABLE);

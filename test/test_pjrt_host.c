@@ -31,7 +31,9 @@
  * arguments, 17 outputs, 33 replicas, no arguments); malformed
  * CompileOptionsProto bytes, offset by offset; objects used after their
  * client is destroyed; DefaultDeviceAssignment, lookups and error
- * objects.
+ * objects; the general Execute path's last ways in (send/recv op counts
+ * without callbacks, recv callbacks, an older Execute_Args without
+ * execute_device on both paths, a participant whose xrt launch fails).
  * Every object is destroyed (clean under ASan/UBSan, LSan and TSan).
  *
  * Expected values are computed here, never read back from the plugin.
@@ -2870,6 +2872,156 @@ static void test_multi_launch_errors(void **state) {
   client_destroy(c);
 }
 
+/* The general Execute path's remaining ways in (issue #25): send/recv
+ * op counts without callbacks (accepted), recv callbacks (refused), a
+ * caller of an older Execute_Args without execute_device (the field is
+ * not read: on both the dispatch and the general path), and a participant
+ * whose xrt launch itself fails (an argument on another device). */
+static void recv_cb_unused(PJRT_CopyToDeviceStream *stream, void *user) {
+  (void)stream;
+  (void)user;
+}
+
+static void test_execute_general_edges(void **state) {
+  (void)state;
+  const int IA = PJRT_Error_Code_INVALID_ARGUMENT;
+  PJRT_Client *c = new_client(NDEV);
+  PJRT_Device *d[NDEV];
+  get_devices(c, d, NDEV);
+  int64_t ids[NDEV];
+  for (int i = 0; i < NDEV; i++) ids[i] = device_id(d[i]);
+  pb_buf o;
+  pb_compile_options(&o, NDEV, 1, ids);
+  PJRT_LoadedExecutable *x = compile_ok(c, k_allreduce, o.b, o.n);
+  const int64_t d4[1] = {4};
+  float in[NDEV][4], want[4] = {0, 0, 0, 0};
+  PJRT_Buffer *args[NDEV], *outs[NDEV * 2];
+  PJRT_Event *evs[NDEV];
+  for (int r = 0; r < NDEV; r++) {
+    for (int i = 0; i < 4; i++) {
+      in[r][i] = (float)(r * 10 + i) + 0.5f;
+      want[i] += in[r][i];
+    }
+    args[r] = upload(c, d[r], PJRT_Buffer_Type_F32, in[r], d4, 1);
+  }
+
+  /* send/recv op counts without callbacks: nothing to refuse */
+  PJRT_ExecuteOptions opt;
+  exec_options(&opt, 51);
+  opt.num_send_ops = 1;
+  opt.num_recv_ops = 2;
+  OK(execute_opts(x, NDEV, 1, args, 2, outs, evs, NULL, &opt));
+  for (int r = 0; r < NDEV; r++) {
+    await_ok(evs[r]);
+    float got[4];
+    uint32_t id = 99;
+    download(outs[2 * r], got, sizeof got);
+    assert_memory_equal(got, want, sizeof want);
+    download(outs[2 * r + 1], &id, sizeof id);
+    assert_int_equal(id, r);
+    buffer_destroy(outs[2 * r]);
+    buffer_destroy(outs[2 * r + 1]);
+  }
+  /* recv callbacks: refused before anything runs */
+  PJRT_RecvCallbackInfo rinfo;
+  memset(&rinfo, 0, sizeof rinfo);
+  rinfo.recv_callback = recv_cb_unused;
+  PJRT_RecvCallbackInfo *rlist[1] = {&rinfo};
+  exec_options(&opt, 52);
+  opt.num_recv_ops = 1;
+  opt.recv_callbacks = rlist;
+  opt.num_send_ops = 0;
+  EXPECT_ERR(execute_opts(x, NDEV, 1, args, 2, outs, evs, NULL, &opt),
+             PJRT_Error_Code_UNIMPLEMENTED,
+             "send/recv callbacks are not implemented by xrt");
+  for (int i = 0; i < NDEV * 2; i++) assert_null(outs[i]);
+
+  /* an older caller: struct_size ends before execute_device, whose
+   * stale value (a participant's device, which needs num_devices 1 and a
+   * launch_id) must not be read */
+  {
+    PJRT_Buffer *const *al[NDEV] = {&args[0], &args[1], &args[2], &args[3]};
+    PJRT_Buffer **ol[NDEV] = {&outs[0], &outs[2], &outs[4], &outs[6]};
+    for (int i = 0; i < NDEV * 2; i++) outs[i] = NULL;
+    ARGS(PJRT_LoadedExecutable_Execute_Args, a);
+    a.struct_size = offsetof(PJRT_LoadedExecutable_Execute_Args,
+                             device_complete_events) +
+                    sizeof a.device_complete_events;
+    a.executable = x;
+    a.argument_lists = al;
+    a.num_devices = NDEV;
+    a.num_args = 1;
+    a.output_lists = ol;
+    a.device_complete_events = evs;
+    a.execute_device = d[2];
+    OK(API->PJRT_LoadedExecutable_Execute(&a));
+    for (int r = 0; r < NDEV; r++) {
+      await_ok(evs[r]);
+      float got[4];
+      download(outs[2 * r], got, sizeof got);
+      assert_memory_equal(got, want, sizeof want);
+      assert_ptr_equal(buffer_device(outs[2 * r]), d[r]);
+      buffer_destroy(outs[2 * r]);
+      buffer_destroy(outs[2 * r + 1]);
+    }
+  }
+
+  /* a participant (replica 1 on d[1]) given a buffer of d[0]: xrt's
+   * launch fails, no output and no event are left behind */
+  exec_options(&opt, 53);
+  outs[0] = outs[1] = NULL;
+  PJRT_Event *ev1 = NULL;
+  PJRT_Error *pe = execute_opts(x, 1, 1, &args[0], 2, outs, &ev1, d[1], &opt);
+  assert_non_null(pe);
+  char m[1024];
+  err_text(pe, m, sizeof m);
+  assert_int_equal(err_code(pe), IA);
+  assert_non_null(strstr(m, "PJRT_LoadedExecutable_Execute: argument 0 "
+                          "lives on device 0, not on device 1"));
+  err_destroy(pe);
+  assert_null(outs[0]);
+  assert_null(outs[1]);
+  assert_null(ev1);
+  loaded_destroy(x);
+
+  /* one device, older caller: execute_device (another device) unread, the
+   * dispatch path runs on the executable's own device */
+  x = compile_ok(c, k_add, NULL, 0);
+  ARGS(PJRT_LoadedExecutable_AddressableDevices_Args, ad);
+  ad.executable = x;
+  OK(API->PJRT_LoadedExecutable_AddressableDevices(&ad));
+  int own = -1;
+  for (int i = 0; i < NDEV; i++)
+    if (ad.addressable_devices[0] == d[i]) own = i;
+  assert_true(own >= 0);
+  {
+    PJRT_Buffer *two[2] = {args[own], args[own]};
+    PJRT_Buffer *const *al[1] = {two};
+    PJRT_Buffer *out1 = NULL;
+    PJRT_Buffer **ol[1] = {&out1};
+    ARGS(PJRT_LoadedExecutable_Execute_Args, a);
+    a.struct_size = offsetof(PJRT_LoadedExecutable_Execute_Args,
+                             device_complete_events) +
+                    sizeof a.device_complete_events;
+    a.executable = x;
+    a.argument_lists = al;
+    a.num_devices = 1;
+    a.num_args = 2;
+    a.output_lists = ol;
+    a.execute_device = d[(own + 1) % NDEV];
+    OK(API->PJRT_LoadedExecutable_Execute(&a));
+    assert_ptr_equal(buffer_device(out1), d[own]);
+    float got[4];
+    download(out1, got, sizeof got);
+    for (int i = 0; i < 4; i++)
+      assert_true(got[i] == in[own][i] + in[own][i]);
+    buffer_destroy(out1);
+  }
+  loaded_destroy(x);
+  for (int r = 0; r < NDEV; r++) buffer_destroy(args[r]);
+  client_destroy(c);
+}
+
 /* ======================================================================
  * 10. Element types, layouts and targets of host buffers (issue #25)
  * ==================================================================== */
@@ -4605,6 +4757,7 @@ int main(void) {
                                       fixture_teardown),
       cmocka_unit_test(test_participant_faults),
       cmocka_unit_test(test_after_client_destroy),
+      cmocka_unit_test(test_execute_general_edges),
       cmocka_unit_test_setup_teardown(test_assignment_and_context,
                                       fixture_setup, fixture_teardown),
   };

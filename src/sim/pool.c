@@ -125,22 +125,15 @@ static xrt_status sim_tpool_init(sim_client *c, struct sim_tpool *tp,
                                      sizeof(pthread_t) * (size_t)threads);
   if (!tp->tid) return sim_fail(err, XRT_RESOURCE_EXHAUSTED, "out of host "
                                 "memory for a thread pool");
-  int ok = pthread_mutex_init(&tp->mu, NULL) == 0;
-  if (ok && pthread_cond_init(&tp->wake, NULL) != 0) {
-    pthread_mutex_destroy(&tp->mu);
-    ok = 0;
-  }
-  if (ok && pthread_cond_init(&tp->done, NULL) != 0) {
-    pthread_cond_destroy(&tp->wake);
-    pthread_mutex_destroy(&tp->mu);
-    ok = 0;
-  }
-  if (!ok) {
-    c->al.free(c->al.self, tp->tid);
-    tp->tid = NULL;
-    return sim_fail(err, XRT_INTERNAL, "cannot initialise a thread pool");
-  }
-  return XRT_OK;
+  /* Each succeeds only after the one before; a failure undoes those. */
+  int mu = pthread_mutex_init(&tp->mu, NULL) == 0;
+  int wake = mu && pthread_cond_init(&tp->wake, NULL) == 0;
+  if (wake && pthread_cond_init(&tp->done, NULL) == 0) return XRT_OK;
+  if (wake) pthread_cond_destroy(&tp->wake);
+  if (mu) pthread_mutex_destroy(&tp->mu);
+  c->al.free(c->al.self, tp->tid);
+  tp->tid = NULL;
+  return sim_fail(err, XRT_INTERNAL, "cannot initialise a thread pool");
 }
 
 /* One pool per device, no threads yet; also reports the thread count as
