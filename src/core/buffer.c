@@ -23,7 +23,7 @@ XRT__PRIVATE xrt__buffer *xrt__buffer_acquire(const xrt_buffer *handle) {
  * thread keeps one dead object aside (keyed by the client's handle, never
  * reused), so that a release followed by a dispatch on one thread takes
  * no lock; the others wait on the client's free list. */
-static XRT__THREAD_LOCAL struct {
+static XRT__THREAD_LOCAL_SMALL struct {
   uintptr_t client;
   xrt__buffer *b;
 } xrt__spare_buf;

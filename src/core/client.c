@@ -15,7 +15,7 @@
  * cache, so a later thread at the same address (the first one has exited)
  * takes it over.  Blocks live until the client is released. */
 #define XRT__ST_MAXBLKS 64
-XRT__PRIVATE_DATA XRT__THREAD_LOCAL xrt__tls_stats_cache xrt__tls_stats;
+XRT__PRIVATE_DATA XRT__THREAD_LOCAL_SMALL xrt__tls_stats_cache xrt__tls_stats;
 
 /* This thread's block of c (made on first use), or NULL: count in c->st. */
 static xrt__stats_blk *xrt__stats_bind(xrt__client *c) {

@@ -5,7 +5,62 @@
  */
 #include "internal.h"
 
-XRT__PRIVATE_DATA XRT__THREAD_LOCAL xrt__error_state xrt__error;
+XRT__PRIVATE_DATA XRT__THREAD_LOCAL_SMALL xrt__error_state xrt__error;
+
+/* Frees a thread's message when it exits (the key's destructor). */
+static pthread_key_t xrt__error_key;
+static pthread_once_t xrt__error_once = PTHREAD_ONCE_INIT;
+static _Atomic int xrt__error_key_made;
+
+static void xrt__error_thread_exit(void *message) { free(message); }
+
+static void xrt__error_key_make(void) {
+  if (!pthread_key_create(&xrt__error_key, xrt__error_thread_exit))
+    atomic_store(&xrt__error_key_made, 1);
+}
+
+XRT__PRIVATE char *xrt__error_buf(size_t *cap) {
+  if (!xrt__error.message) {
+    pthread_once(&xrt__error_once, xrt__error_key_make);
+    char *m = atomic_load(&xrt__error_key_made)
+                  ? (char *)malloc(XRT__ERROR_MAX) : NULL;
+    if (m && pthread_setspecific(xrt__error_key, m)) {
+      free(m);
+      m = NULL;
+    }
+    xrt__error.message = m;
+  }
+  if (xrt__error.message) {
+    *cap = XRT__ERROR_MAX;
+    return xrt__error.message;
+  }
+  *cap = sizeof xrt__error.fallback;
+  return xrt__error.fallback;
+}
+
+#if defined(__GNUC__)
+/* When the library holding this copy of xrt is unloaded (dlclose of
+ * libxrt.so or of a plugin that embeds xrt), no thread may run the key's
+ * destructor any more: the key goes, and with it this thread's message.
+ * Other threads' messages, if any, are left (they cannot be reached). */
+__attribute__((destructor)) static void xrt__error_unload(void) {
+  if (!atomic_load(&xrt__error_key_made)) return;
+  pthread_key_delete(xrt__error_key);
+  free(xrt__error.message);
+  xrt__error.message = NULL;
+}
+#endif
+
+XRT__PRIVATE xrt_status xrt__error_vset(xrt_status code, const char *fmt,
+                                        va_list ap) {
+  size_t cap;
+  char *buf = xrt__error_buf(&cap);
+  if (fmt) vsnprintf(buf, cap, fmt, ap);
+  else buf[0] = 0;
+  xrt__error.code = code;
+  if (code) xrt__log_failure(code, buf); /* debug level, section 2b */
+  return code;
+}
 
 const char *xrt_strerror(xrt_status code) {
   switch (code) {
@@ -31,7 +86,10 @@ const char *xrt_strerror(xrt_status code) {
   return "UNKNOWN_STATUS";
 }
 
-const char *xrt_last_error(void) { return xrt__error.message; }
+const char *xrt_last_error(void) {
+  if (xrt__error.message) return xrt__error.message;
+  return xrt__error.fallback; /* "" until a failure */
+}
 xrt_status xrt_last_status(void) { return xrt__error.code; }
 
 /* Records a failure for xrt_last_error() and returns its code, so that
@@ -42,10 +100,8 @@ XRT_PRINTF_FORMAT(2, 3)
 XRT__PRIVATE xrt_status xrt__fail(xrt_status code, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(xrt__error.message, sizeof xrt__error.message, fmt, ap);
+  xrt__error_vset(code, fmt, ap);
   va_end(ap);
-  xrt__error.code = code;
-  xrt__log_failure(code, xrt__error.message); /* debug level, section 2b */
   return code;
 }
 

@@ -281,7 +281,7 @@ static void xrt__bufs_unref(xrt__buffer **bufs, int n) {
  * never reused. */
 static uint64_t xrt__own_launch_id(xrt__client *c) {
   enum { BLOCK = 256 };
-  static XRT__THREAD_LOCAL struct {
+  static XRT__THREAD_LOCAL_SMALL struct {
     uintptr_t client;
     uint64_t next, end;
   } ids;

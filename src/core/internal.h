@@ -61,6 +61,20 @@
 #define XRT__THREAD_LOCAL _Thread_local
 #endif
 
+/* The thread-locals of the core are small (a launch id block, a spare
+ * buffer object, a statistics block, the last error's code and pointer:
+ * under 200 bytes) and use the initial-exec model under glibc: in a shared
+ * library (libxrt.so, libxrt_pjrt.so, a plugin that embeds xrt.c) the
+ * default model calls __tls_get_addr on every access, three times per
+ * dispatch.  glibc keeps a reserve of static TLS for libraries loaded
+ * later with dlopen, which this fits in. */
+#if defined(__GLIBC__) && defined(__GNUC__) && !defined(_WIN32)
+#define XRT__THREAD_LOCAL_SMALL \
+  XRT__THREAD_LOCAL __attribute__((tls_model("initial-exec")))
+#else
+#define XRT__THREAD_LOCAL_SMALL XRT__THREAD_LOCAL
+#endif
+
 #define XRT__UNUSED(x) ((void)(x))
 #define XRT__ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -71,11 +85,22 @@
  * 2. Errors
  * ==================================================================== */
 
+/* The last failure of this thread.  The message lives on the heap (made
+ * at the thread's first failure, freed when the thread exits), so that
+ * the thread-locals of the core stay small enough for the initial-exec
+ * model below; `fallback` holds it when that allocation fails. */
+#define XRT__ERROR_MAX 2048
 typedef struct xrt__error_state {
   xrt_status code;
-  char message[2048];
+  char *message;    /* XRT__ERROR_MAX bytes, or NULL */
+  char fallback[96];
 } xrt__error_state;
-XRT__EXTERN_DATA XRT__THREAD_LOCAL xrt__error_state xrt__error;
+XRT__EXTERN_DATA XRT__THREAD_LOCAL_SMALL xrt__error_state xrt__error;
+/* Where this thread's message goes (never NULL), and its capacity. */
+XRT__PRIVATE char *xrt__error_buf(size_t *cap);
+/* Records code and a formatted message (fmt NULL: no message). */
+XRT__PRIVATE xrt_status xrt__error_vset(xrt_status code, const char *fmt,
+                                        va_list ap);
 
 /* ---- log.c ---- */
 XRT__PRIVATE void xrt__log_failure(xrt_status code, const char *message);
@@ -270,7 +295,7 @@ static inline void xrt__free(const xrt_allocator *a, void *p) {
 XRT__PRIVATE void *xrt__realloc(const xrt_allocator *a, void *p, size_t old,
                           size_t n);
 XRT__PRIVATE char *xrt__strdup_with(const xrt_allocator *a, const char *s);
-XRT__EXTERN_DATA XRT__THREAD_LOCAL unsigned xrt__nomem_seen;
+XRT__EXTERN_DATA XRT__THREAD_LOCAL_SMALL unsigned xrt__nomem_seen;
 XRT__PRIVATE xrt_status xrt__nomem(const char *what);
 
 /* An arena: many small allocations freed at once (parsed programs). */
@@ -975,7 +1000,7 @@ typedef struct xrt__tls_stats_cache {
   uintptr_t client; /* handle: never reused, so never a dead client's */
   xrt__stats_blk *blk;
 } xrt__tls_stats_cache;
-XRT__EXTERN_DATA XRT__THREAD_LOCAL xrt__tls_stats_cache xrt__tls_stats;
+XRT__EXTERN_DATA XRT__THREAD_LOCAL_SMALL xrt__tls_stats_cache xrt__tls_stats;
 XRT__PRIVATE void xrt__stat_add_slow(xrt__client *c, int i, uint64_t n);
 
 static inline void xrt__stat_add(xrt__client *c, int i, uint64_t n) {
@@ -1599,7 +1624,7 @@ XRT__PRIVATE xrt_status xrt__sharded_new(xrt__client *c, const xrt_shape *logica
  * their own. */
 typedef struct xrt__saved_error {
   xrt_status code;
-  char message[sizeof xrt__error.message];
+  char message[XRT__ERROR_MAX];
 } xrt__saved_error;
 XRT__PRIVATE void xrt__save_error(xrt__saved_error *e, xrt_status code);
 XRT__PRIVATE xrt_status xrt__restore_error(const xrt__saved_error *e);

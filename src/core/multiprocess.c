@@ -27,11 +27,8 @@
 xrt_status xrt_report_error(xrt_status code, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  if (fmt) vsnprintf(xrt__error.message, sizeof xrt__error.message, fmt, ap);
-  else xrt__error.message[0] = 0;
+  xrt__error_vset(code, fmt, ap);
   va_end(ap);
-  xrt__error.code = code;
-  if (code) xrt__log_failure(code, xrt__error.message);
   return code;
 }
 

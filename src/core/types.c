@@ -71,7 +71,7 @@ XRT__PRIVATE char *xrt__strdup_with(const xrt_allocator *a, const char *s) {
 
 /* Host allocation failures seen by this thread (lets a caller tell them
  * from a plugin's device memory running out). */
-XRT__PRIVATE_DATA XRT__THREAD_LOCAL unsigned xrt__nomem_seen;
+XRT__PRIVATE_DATA XRT__THREAD_LOCAL_SMALL unsigned xrt__nomem_seen;
 
 /* The failure of an allocation: what was being allocated, and for what. */
 XRT__PRIVATE xrt_status xrt__nomem(const char *what) {
