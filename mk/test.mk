@@ -39,6 +39,11 @@ $(BUILD)/test_pjrt_host: $(BUILD)/libxrt_pjrt.so test/pjrt_proto_util.h \
 $(BUILD)/test_pjrt_host: \
   private CPPFLAGS += -DXRT_TEST_PJRT_PLUGIN='"$(BUILD)/libxrt_pjrt.so"'
 
+# test_pjrt_plugin_alloc compiles the plugin's files in (with its test
+# hooks: XP_ALLOC_HOOKS).
+$(BUILD)/test_pjrt_plugin_alloc: $(PJRT_PLUGIN_SRCS) src/pjrt_plugin/internal.h \
+  src/pjrt/pjrt_abi.h test/pjrt_proto_util.h
+
 # test_bytecode reads StableHLO's versioned artifacts and their twins.
 $(BUILD)/test_bytecode: \
   private CPPFLAGS += -DXRT_TEST_VHLO_DIR='"$(abspath ../shared/stablehlo/vhlo)"'
@@ -47,6 +52,8 @@ $(BUILD)/test_bytecode_write: \
   -DXRT_TEST_INTERPRET_DIR='"$(abspath ../shared/stablehlo/interpret)"'
 
 # test_dynamic_shapes compiles JAX's shape-polymorphic exports.
+$(BUILD)/test_dynamic_conv_strides: private CPPFLAGS += \
+  -DXRT_TEST_DYNAMIC_DIR='"$(abspath ../shared/stablehlo/dynamic)"'
 $(BUILD)/test_dynamic_shapes: test/dynamic_required.txt
 $(BUILD)/test_dynamic_shapes: private CPPFLAGS += \
   -DXRT_TEST_DYNAMIC_DIR='"$(abspath ../shared/stablehlo/dynamic)"' \

@@ -378,6 +378,24 @@ static void xrt__rdot_general(const xrt__rfn *f, const xrt_ir_op *op,
   for (int32_t d = 0; d < k; d++) out->dims[d] = want[d];
 }
 
+/* The window_strides of a dynamic_conv with ns spatial dimensions, as
+ * many as it has (n).  JAX's shape-polymorphic lowering of a 1-D
+ * conv_general_dilated (its conv_general_dilated_1d_stride_2_* exports)
+ * writes one stride more than there are spatial dimensions, repeating
+ * the last; those repeats are dropped here (and from the convolution the
+ * op becomes), as the strides cannot mean anything else.  Anything other
+ * than such repeats is left for the verifier to refuse. */
+static const int64_t *xrt__rconv_strides(const xrt_ir_op *op, int64_t ns,
+                                         int64_t *n) {
+  const int64_t *ws = xrt__rattr(op, "window_strides", n);
+  if (!ws || op->code != XRT_OP_DYNAMIC_CONV || ns < 1 || *n <= ns)
+    return ws;
+  for (int64_t i = ns; i < *n; i++)
+    if (ws[i] != ws[ns - 1]) return ws;
+  *n = ns;
+  return ws;
+}
+
 /* convolution and dynamic_conv (padding from its known third operand). */
 static void xrt__rconv(const xrt__rfn *f, const xrt_ir_op *op,
                        xrt_shape *out) {
@@ -417,10 +435,13 @@ static void xrt__rconv(const xrt__rfn *f, const xrt_ir_op *op,
   if (op->code == XRT_OP_DYNAMIC_CONV && !p) return;
   if (!xrt__rsmall(p, 2 * (int64_t)ns)) return;
   for (int32_t i = 0; i < 2 * ns; i++) pad[i] = p ? p[i] : 0;
-  if (!xrt__rwin(op, "window_strides", ns, 1, ws) ||
+  int64_t nws;
+  const int64_t *w = xrt__rconv_strides(op, ns, &nws);
+  if ((w && (nws != ns || !xrt__rsmall(w, nws))) ||
       !xrt__rwin(op, "lhs_dilation", ns, 1, ld) ||
       !xrt__rwin(op, "rhs_dilation", ns, 1, rd))
     return;
+  for (int32_t d = 0; d < ns; d++) ws[d] = w ? w[d] : 1;
   for (int32_t d = 0; d < ns; d++) {
     int64_t x = l->dims[isp[d]], k = r->dims[ksp[d]];
     if (x < 0 || k < 0 || x > XRT__RBIG || k > XRT__RBIG || ws[d] < 1 ||
@@ -694,13 +715,20 @@ static xrt_status xrt__rstatic_gather(xrt__rfn *f, xrt_ir_op *op) {
 }
 
 static xrt_status xrt__rstatic_conv(xrt__rfn *f, xrt_ir_op *op) {
-  int64_t ns = xrt__ropnd(f, op, 0)->rank - 2;
+  int64_t ns = xrt__ropnd(f, op, 0)->rank - 2, nws, all;
   const int64_t *v = xrt__rvals(f, op, 2, 2 * ns);
-  static const char *const names[2] = {"padding", NULL};
-  xrt_ir_attr add;
+  /* The attributes replaced: padding, and the strides when trimmed. */
+  static const char *const names[3] = {"padding", "window_strides", NULL};
+  static const char *const pad_only[2] = {"padding", NULL};
+  xrt_ir_attr add[2];
   if (!v || ns < 0) return XRT_OK;
-  xrt_status s = xrt__rints_attr(f, names[0], v, 2 * ns, &add);
-  return s ? s : xrt__rrewrite(f, op, XRT_OP_CONVOLUTION, 2, names, &add, 1);
+  const int64_t *ws = xrt__rconv_strides(op, ns, &nws);
+  bool trimmed = ws && xrt__rattr(op, names[1], &all) && nws != all;
+  xrt_status s = xrt__rints_attr(f, names[0], v, 2 * ns, &add[0]);
+  if (!s && trimmed) s = xrt__rints_attr(f, names[1], ws, nws, &add[1]);
+  if (s) return s;
+  return xrt__rrewrite(f, op, XRT_OP_CONVOLUTION, 2,
+                       trimmed ? names : pad_only, add, trimmed ? 2 : 1);
 }
 
 XRT__PRIVATE xrt_status xrt__rstatic_form(xrt__rfn *f, xrt_ir_op *op) {
