@@ -108,6 +108,7 @@ typedef struct sim_ix_body {
   int32_t n;
   const size_t *es;   /* per accumulator */
   sim_red_fn fast;    /* one binary op of both arguments, or NULL */
+  xrt_opcode fast_code; /* that op */
   int keep;           /* 1: returns its 2nd argument, 2: its 1st */
   sim_plan plan;
   const int32_t *args, *rets;
@@ -170,6 +171,7 @@ static void sim_ix_pick_fast(const sim_fcc *fc, const xrt_ir_region *r,
   if ((o->operands[0] == a0 && o->operands[1] == a1) ||
       (o->operands[0] == a1 && o->operands[1] == a0))
     b->fast = sim_red_pick(o->code, t);
+  if (b->fast) b->fast_code = o->code;
 }
 
 /* Plans region k of op as a body over n accumulators of the given types. */
@@ -868,7 +870,81 @@ typedef struct sim_rwin {
   sim_win w;
   sim_ix_body body;
   int32_t n;
+  /* The dimensions the window spans (more than one element), for the
+   * typed kernels below: span[1] is -1 for a window of one dimension. */
+  int32_t span[2];
 } sim_rwin;
+
+/* reduce_window of one f32 operand whose body is add, maximum or minimum
+ * and whose window spans at most two dimensions (pooling): the other
+ * dimensions give one offset per result element, the spanned ones are
+ * walked directly, and the operation is inline.  Elements combine in the
+ * order of the general path (row-major over the window, padding as the
+ * init value), so results are the same bit for bit. */
+#define SIM_RWIN_F32(NAME, COMB)                                              \
+  static xrt_status NAME(const sim_step *st, void **vals, sim_cx *cx) {       \
+    (void)cx;                                                                 \
+    const sim_rwin *r = (const sim_rwin *)st->data;                           \
+    const sim_win *w = &r->w;                                                 \
+    const float *x = (const float *)vals[st->in[0]];                          \
+    const float init = *(const float *)vals[st->in[1]];                       \
+    float *out = (float *)vals[st->out[0]];                                   \
+    static const int64_t none[1] = {0};                                       \
+    int32_t da = r->span[0], db = r->span[1];                                 \
+    int64_t wa = w->wdims[da], wb = db >= 0 ? w->wdims[db] : 1;               \
+    int64_t ri[XRT_MAX_RANK] = {0};                                           \
+    for (int64_t o = 0; o < w->onumel; o++) {                                 \
+      int64_t base = 0;                                                       \
+      int pad = 0;                                                            \
+      for (int32_t d = 0; d < w->rank; d++) {                                 \
+        if (d == da || d == db) continue;                                     \
+        int64_t t = w->tab[d][ri[d]];                                         \
+        pad |= t < 0;                                                         \
+        base += t;                                                            \
+      }                                                                       \
+      const int64_t *ta = w->tab[da] + ri[da] * wa;                           \
+      const int64_t *tb = db >= 0 ? w->tab[db] + ri[db] * wb : none;          \
+      float acc = init;                                                       \
+      for (int64_t ka = 0; ka < wa; ka++)                                     \
+        for (int64_t kb = 0; kb < wb; kb++) {                                 \
+          float e = pad || ta[ka] < 0 || tb[kb] < 0                           \
+                        ? init                                                \
+                        : x[base + ta[ka] + tb[kb]];                          \
+          acc = COMB(acc, e);                                                 \
+        }                                                                     \
+      out[o] = acc;                                                           \
+      sim_win_next(w->rank, w->odims, ri);                                    \
+    }                                                                         \
+    return XRT_OK;                                                            \
+  }
+
+#define SIM_RWIN_ADD(a, b) ((a) + (b))
+#define SIM_RWIN_MAX(a, b) SIM_FMAX(a, b, a, b)
+#define SIM_RWIN_MIN(a, b) SIM_FMIN(a, b, a, b)
+SIM_RWIN_F32(sim_run_rwin_add_f32, SIM_RWIN_ADD)
+SIM_RWIN_F32(sim_run_rwin_max_f32, SIM_RWIN_MAX)
+SIM_RWIN_F32(sim_run_rwin_min_f32, SIM_RWIN_MIN)
+
+/* The typed kernel for r (see above), or NULL for the general path. */
+static sim_run_fn sim_rwin_kernel(sim_rwin *r, xrt_dtype t) {
+  const sim_win *w = &r->w;
+  if (r->n != 1 || t != XRT_F32 || !r->body.fast || w->onumel == 0)
+    return NULL;
+  int32_t k = 0;
+  r->span[0] = 0;
+  r->span[1] = -1;
+  for (int32_t d = 0; d < w->rank; d++)
+    if (w->wdims[d] > 1) {
+      if (k == 2) return NULL;
+      r->span[k++] = d;
+    }
+  switch (r->body.fast_code) {
+  case XRT_OP_ADD: return sim_run_rwin_add_f32;
+  case XRT_OP_MAXIMUM: return sim_run_rwin_max_f32;
+  case XRT_OP_MINIMUM: return sim_run_rwin_min_f32;
+  default: return NULL;
+  }
+}
 
 static xrt_status sim_run_reduce_window(const sim_step *st, void **vals,
                                         sim_cx *cx) {
@@ -928,7 +1004,8 @@ SIM_PRIVATE xrt_status sim_lower_reduce_window(sim_fcc *fc, const xrt_ir_op *op,
     return rc;
   r->n = n;
   st->data = r;
-  st->run = sim_run_reduce_window;
+  st->run = sim_rwin_kernel(r, types[0]);
+  if (!st->run) st->run = sim_run_reduce_window;
   return XRT_OK;
 }
 
