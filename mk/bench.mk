@@ -1,6 +1,7 @@
 # mk/bench.mk - the benchmarks: bench/*.c, linked with libxrt.a, print
 # KEY = NUMBER lines; their baselines (numpy, torch, OpenBLAS) are
-# installed first when root.
+# installed first when root.  bench-models runs the model zoo
+# (bench/models) on xrt, PyTorch and ONNX Runtime.
 
 BENCH_SRCS := $(sort $(wildcard bench/*.c))
 BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
@@ -32,12 +33,33 @@ $(BUILD)/bench/bench_gemm_blas: bench/bench_gemm.c bench/bench_util.h $(LIB_A) |
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -DBENCH_GEMM_BLAS $< -o $@ $(LIB_A) \
 	  $(GEMM_BENCH_BLAS) $(LDLIBS)
 
+# ONNX Runtime for bench-models: onnxruntime-node, npm-installed here.
+MODELS_DIR := $(BUILD)/models
+ORT_DIR := $(MODELS_DIR)/ort
+
 bench-deps:
-	@sh tools/deps.sh bench
+	@sh tools/deps.sh bench $(ORT_DIR)
 
 # The baselines first (a separate make: HAVE_OPENBLAS is looked up after).
 bench: bench-deps
 	@$(MAKE) --no-print-directory bench-run
+	@$(MAKE) --no-print-directory bench-models-run
+
+# The model zoo: bench/models/gen.py writes each model (StableHLO text, its
+# arguments and PyTorch's results as .npy) into $(MODELS_DIR)/M, then
+# bench_models.py runs `xrt bench` on it against PyTorch and ONNX Runtime
+# and prints model.M.* keys (BENCH_MODELS_REPS calls each, default 10).
+# It needs Debian's /usr/bin/python3 with numpy and torch.
+bench-models: bench-deps
+	@$(MAKE) --no-print-directory bench-models-run
+
+bench-models-run: $(XRT_BIN)
+	@if /usr/bin/python3 -c 'import numpy, torch' >/dev/null 2>&1; then \
+	  /usr/bin/python3 bench/models/bench_models.py --xrt $(XRT_BIN) \
+	    --out $(MODELS_DIR) --ort $(ORT_DIR) || exit 1; \
+	else \
+	  echo "# model.*: /usr/bin/python3 lacks numpy or torch (tools/deps.sh bench)"; \
+	fi
 
 bench-run: $(BENCH_BINS)
 	@if [ -n "$(HAVE_OPENBLAS)" ]; then \
@@ -46,4 +68,4 @@ bench-run: $(BENCH_BINS)
 	@for b in $(BENCH_BINS) $(if $(HAVE_OPENBLAS),build-blas/bench/bench_gemm_blas); do \
 	  $$b || exit 1; done
 
-.PHONY: bench bench-deps bench-run
+.PHONY: bench bench-deps bench-run bench-models bench-models-run

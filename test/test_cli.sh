@@ -2,10 +2,10 @@
 # test_cli.sh - the `xrt check` features the StableHLO interpreter's own
 # tests use: results printed in the interpreter's format, FileCheck-style
 # CHECK lines, --args on the RUN line, interpreter.print/probe,
-# check.expect_serialized_eq and interpreter.run_parallel; and `xrt run
-# --devices N`.  Runs XRT_BIN (default build/xrt) on small
-# files written to a temporary directory; prints one line per case and
-# exits 1 if any case fails.
+# check.expect_serialized_eq and interpreter.run_parallel; `xrt run
+# --devices N`; `xrt print`; and `xrt bench`.  Runs XRT_BIN (default
+# build/xrt) on small files written to a temporary directory; prints one
+# line per case and exits 1 if any case fails.
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -607,6 +607,150 @@ if [ $? -eq 2 ] && grep -qF "bad.mlir:2:8: unknown op 'stablehlo.bogus'" "$tmp/o
 else
   echo "FAIL print: a file that does not parse fails at file:line:col"
   sed 's/^/  | /' "$tmp/out"
+  failures=$((failures + 1))
+fi
+
+# --- xrt bench: compile time, latency, throughput and peak memory, as
+# text or one JSON object; .npy or generated inputs, text or bytecode;
+# bad input exits 2 with the reason ---
+# expect_bench NAME WANT_EXIT ARGS... -- PATTERN...: `xrt bench ARGS` must
+# exit WANT_EXIT, and each extended regular expression PATTERN match a
+# line of its output (stdout and stderr).
+# bench_first N ARGS...: `xrt bench` on the first N of ARGS.
+bench_first() {
+  k=$1 i=0
+  shift
+  for a in "$@"; do
+    [ $i -lt $k ] && set -- "$@" "$a"
+    i=$((i + 1))
+  done
+  shift $i
+  "$bin" bench "$@"
+}
+expect_bench() {
+  name=$1 want=$2
+  shift 2
+  n=0
+  for a in "$@"; do
+    [ "$a" = -- ] && break
+    n=$((n + 1))
+  done
+  bench_first $n "$@" >"$tmp/out" 2>&1
+  got=$?
+  shift $n
+  [ $# -gt 0 ] && shift
+  ok=1
+  [ "$got" -eq "$want" ] || ok=0
+  for pat in "$@"; do
+    grep -qE -- "$pat" "$tmp/out" || { ok=0; echo "  missing: $pat"; }
+  done
+  if [ $ok -eq 1 ]; then
+    echo "PASS $name"
+  else
+    echo "FAIL $name (exit $got, want $want)"
+    sed 's/^/  | /' "$tmp/out"
+    failures=$((failures + 1))
+  fi
+}
+cat >"$tmp/badd.mlir" <<'EOF'
+func.func @main(%a: tensor<256x256xf32>, %b: tensor<256x256xf32>) -> tensor<256x256xf32> {
+  %0 = stablehlo.add %a, %b : tensor<256x256xf32>
+  return %0 : tensor<256x256xf32>
+}
+EOF
+num='[0-9]+\.[0-9]{3} (us|ms)'
+expect_bench "bench: text report" 0 "$tmp/badd.mlir" --iterations 3 --warmup 1 --threads 1 -- \
+  "^program:     .*badd\.mlir @main, 2 inputs \(random\), 1 device, 1 thread per device$" \
+  "^compile:     $num \(parse $num\)$" \
+  "^latency:     min $num, median $num, p90 $num, mean $num \(3 calls after 1 warmup\)$" \
+  "^throughput:  [0-9]+\.[0-9]{2} calls/s$" \
+  "^peak memory: [0-9]+ bytes \([0-9]+\.[0-9] MiB\)$"
+# The peak holds at least both arguments and the result (3 x 256 KiB),
+# and little else (under 1 MiB more).
+peak=$(sed -n 's/^peak memory: \([0-9]*\) bytes.*/\1/p' "$tmp/out")
+if [ -n "$peak" ] && [ "$peak" -ge 786432 ] && [ "$peak" -lt 1835008 ]; then
+  echo "PASS bench: peak memory holds the arguments and the result"
+else
+  echo "FAIL bench: peak memory holds the arguments and the result (peak '$peak')"
+  failures=$((failures + 1))
+fi
+jnum='[0-9]+(\.[0-9]+)?'
+expect_bench "bench --json: one object" 0 "$tmp/badd.mlir" --json --inputs zeros \
+  --iterations 4 --warmup 0 --threads 2 --devices 2 -- \
+  "^\{\"file\": \".*badd\.mlir\", \"entry\": \"main\", \"inputs\": \"zeros\", \"num_inputs\": 2, \"devices\": 2, \"threads\": 2, \"warmup\": 0, \"iterations\": 4, \"parse_ms\": $jnum, \"compile_ms\": $jnum, \"min_ms\": $jnum, \"median_ms\": $jnum, \"p90_ms\": $jnum, \"mean_ms\": $jnum, \"calls_per_s\": $jnum, \"peak_memory_bytes\": [0-9]+\}$"
+# min <= median <= p90, compile includes parse, a positive throughput;
+# two devices hold two copies of the arguments and the result.
+if [ "$(wc -l <"$tmp/out")" -eq 1 ] &&
+   awk -F'[:,}] *' '{ for (i = 1; i < NF; i++) v[$i] = $(i + 1) }
+     END { exit !(v["\"min_ms\""] <= v["\"median_ms\""] &&
+                  v["\"median_ms\""] <= v["\"p90_ms\""] &&
+                  v["\"parse_ms\""] <= v["\"compile_ms\""] && v["\"calls_per_s\""] > 0 &&
+                  v["\"peak_memory_bytes\""] >= 2 * 786432) }' "$tmp/out"; then
+  echo "PASS bench --json: consistent figures"
+else
+  echo "FAIL bench --json: consistent figures"
+  sed 's/^/  | /' "$tmp/out"
+  failures=$((failures + 1))
+fi
+# .npy inputs (as xrt run takes them) on a bytecode program: an add of two
+# tensor<4xf32>, as xrt_program_serialize writes it.
+cat >"$tmp/c4.mlir" <<'EOF'
+func.func @main() -> (tensor<4xf32>, tensor<3xf32>) {
+  %0 = stablehlo.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
+  %1 = stablehlo.constant dense<[1.0, 2.0, 3.0]> : tensor<3xf32>
+  return %0, %1 : tensor<4xf32>, tensor<3xf32>
+}
+EOF
+"$bin" run "$tmp/c4.mlir" --output-dir "$tmp/c4" >/dev/null 2>&1
+base64 -d >"$tmp/add4.mlir.bc" <<'EOF'
+TUzvUg1TdGFibGVITE9fdjEuMjAuMAABGQUNEQkBAxcDBxsfIwMxEwsBAwcDCQsLCwsBCQsTExMD
+CwcHBxMbAkkfAwEjCR0BHQMFBRcLAwMXCwURFwsHBx1DCSkDEQURBQcHAwcETQUBUAEBBwQ9AwEF
+A1ANAwcEKQMHCwUNDQAFBg8DBwUBAwcEEQMFBgMBBQEAixMVDxEPCxERAwttYWluAAA8aW5wdXQ+
+AGJ1aWx0aW4AdmhsbwBtb2R1bGUAZnVuY192MQBhZGRfdjEAcmV0dXJuX3YxAAgVBQUBAQsDBQMH
+CQ==
+EOF
+c4a="$tmp/c4/result_0.npy" c4b="$tmp/c4/result_1.npy"
+expect_bench "bench: bytecode program, .npy inputs" 0 "$tmp/add4.mlir.bc" \
+  --input "$c4a" --input "$c4a" --iterations 2 -- \
+  "^program:     .*add4\.mlir\.bc @main, 2 inputs \(files\), 1 device, " \
+  "\(2 calls after 2 warmup\)$"
+expect_bench "bench: a .npy of the wrong shape" 2 "$tmp/add4.mlir.bc" \
+  --input "$c4a" --input "$c4b" -- \
+  "result_1\.npy holds tensor<3xf32> but argument 1 of @main is tensor<4xf32>$"
+expect_bench "bench: too few .npy files" 2 "$tmp/add4.mlir.bc" --input "$c4a" -- \
+  "@main takes 2 arguments but 1 --input file was given$" "^  argument 1: tensor<4xf32>$"
+expect_bench "bench: a missing .npy" 2 "$tmp/add4.mlir.bc" --input "$c4a" \
+  --input "$tmp/none.npy" -- "none\.npy: cannot open: No such file or directory \[NOT_FOUND\]$"
+printf 'func.func @main() -> () {\n  %%0 = stablehlo.bogus : tensor<f32>\n}\n' >"$tmp/bogus.mlir"
+expect_bench "bench: a program that does not parse" 2 "$tmp/bogus.mlir" -- \
+  "bogus\.mlir:2:8: unknown op 'stablehlo\.bogus'"
+expect_bench "bench: a program that does not compile" 2 "$tmp/badd.mlir" --entry nothere -- \
+  "no function @nothere.*\[NOT_FOUND\]$"
+expect_bench "bench: a missing program" 2 "$tmp/nothere.mlir" -- \
+  "nothere\.mlir: No such file or directory$"
+expect_bench "bench: --iterations 0" 2 "$tmp/badd.mlir" --iterations 0 -- \
+  "^xrt: bench: --iterations needs a number from 1 to 10000000, not '0'$"
+expect_bench "bench: --iterations=-3" 2 "$tmp/badd.mlir" --iterations=-3 -- \
+  "--iterations needs a number from 1 to 10000000, not '-3'$"
+expect_bench "bench: --warmup -1" 2 "$tmp/badd.mlir" --warmup -1 -- \
+  "--warmup needs a number from 0 to 10000000, not '-1'$"
+expect_bench "bench: --threads 0" 2 "$tmp/badd.mlir" --threads 0 -- \
+  "--threads needs a number from 1 to 1024, not '0'$"
+expect_bench "bench: --devices 0" 2 "$tmp/badd.mlir" --devices 0 -- \
+  "--devices needs a number from 1 to 1024, not '0'$"
+expect_bench "bench: --inputs ones" 2 "$tmp/badd.mlir" --inputs ones -- \
+  "--inputs is 'random' or 'zeros', not 'ones'$"
+expect_bench "bench: --input with --inputs" 2 "$tmp/badd.mlir" --input "$c4a" --inputs zeros -- \
+  "--input files and --inputs exclude each other$"
+expect_bench "bench: an unknown option" 2 "$tmp/badd.mlir" --mpi -- \
+  "^xrt: bench: unknown option '--mpi'$" "^usage: xrt bench FILE"
+expect_bench "bench: no program" 2 --json -- "^xrt: bench: no program file given$"
+expect_bench "bench --help" 0 --help -- "^usage: xrt bench FILE"
+"$bin" --help >"$tmp/out" 2>&1
+if grep -q "^  bench FILE.mlir " "$tmp/out" && grep -q -- "--inputs KIND" "$tmp/out"; then
+  echo "PASS xrt --help lists bench"
+else
+  echo "FAIL xrt --help lists bench"
   failures=$((failures + 1))
 fi
 

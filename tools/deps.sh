@@ -7,10 +7,11 @@
 #   DLPack  - dlpack.h, which test/test_dlpack.c checks xrt against
 # Called by `make test` and `make run`.
 #
-# `tools/deps.sh bench` (called by `make bench`) does the same for the
-# benchmarks' baselines: python3-numpy and python3-torch (for
-# /usr/bin/python3) and libopenblas-dev.  Missing ones only make their
-# baselines skip, so it never fails.
+# `tools/deps.sh bench [ORT_DIR]` (called by `make bench` and `make
+# bench-models`) does the same for the benchmarks' baselines: python3-numpy
+# and python3-torch (for /usr/bin/python3) and libopenblas-dev, and npm's
+# onnxruntime-node in ORT_DIR.  Missing ones only make their baselines
+# skip, so it never fails.
 set -eu
 
 # A parallel make may run two of these at once, and apt-get takes one at a
@@ -129,6 +130,22 @@ if [ "${1:-}" = coverage ]; then
 fi
 
 if [ "${1:-}" = bench ]; then
+  # `tools/deps.sh bench ORT_DIR` also npm-installs onnxruntime-node (ONNX
+  # Runtime's CPU library, for bench-models) into ORT_DIR, without its
+  # install script (which fetches GPU files).  Never fails: a missing
+  # baseline only skips.
+  ort_dir=${2:-}
+  if [ -n "$ort_dir" ] && [ ! -d "$ort_dir/node_modules/onnxruntime-node/bin" ]; then
+    if command -v npm >/dev/null 2>&1 && command -v node >/dev/null 2>&1; then
+      mkdir -p "$ort_dir" &&
+        (cd "$ort_dir" && npm install --ignore-scripts --no-audit --no-fund \
+           --loglevel=error onnxruntime-node >/dev/null) ||
+        echo "tools/deps.sh: npm install onnxruntime-node failed; the ONNX Runtime baseline will skip"
+    else
+      echo "tools/deps.sh: node and npm are missing; the ONNX Runtime baseline will skip"
+      echo "  (sudo apt-get install -y nodejs npm)"
+    fi
+  fi
   PKGS="python3-numpy python3-torch libopenblas-dev"
   missing=""
   /usr/bin/python3 -c 'import numpy' >/dev/null 2>&1 || missing="$missing numpy"

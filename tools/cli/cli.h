@@ -12,6 +12,7 @@
  *   filecheck.c     the FileCheck matcher of `// CHECK:` lines
  *   print_cmd.c     `xrt print`: a program as canonical StableHLO text
  *   arg_shapes.c    the argument shapes of a shape-polymorphic program
+ *   bench_cmd.c     `xrt bench`: compile time, latency, throughput, memory
  *
  * They use only the public API in xrt.h.  Include this header before any
  * other: it sets _POSIX_C_SOURCE for the system headers.
@@ -81,6 +82,11 @@ xrt_status cli_print_result(int k, xrt_buffer *buf);
 
 /* `xrt print FILE [-o OUT]`; returns the exit code. */
 int cmd_print(int argc, char **argv);
+
+/* ---- `xrt bench` (bench_cmd.c) ---- */
+
+/* `xrt bench FILE [options]`; returns the exit code. */
+int cmd_bench(int argc, char **argv);
 
 /* ---- the interpreter's test ops (interp.c) ---- */
 

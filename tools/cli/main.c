@@ -6,6 +6,7 @@
  *                     [--entry NAME]
  *   xrt check FILE.mlir [--split-input-file] [--verbose]
  *   xrt print FILE [-o OUT]   (print_cmd.c)
+ *   xrt bench FILE.mlir [...] (bench_cmd.c)
  *   (either with --mpi: one process of an MPI job; see "--mpi" below)
  *   xrt version | xrt --help
  *
@@ -73,6 +74,19 @@ static const char usage_text[] =
     "                     numbers, no locations (two files of one program print\n"
     "                     the same)\n"
     "      -o OUT             write it to OUT instead of stdout\n"
+    "  bench FILE.mlir    compile the entry function and time its calls: prints\n"
+    "                     the compile time, min / median / p90 / mean latency\n"
+    "                     per call, throughput (calls/s) and peak memory\n"
+    "      --input A.npy      an argument, as for run (repeat per argument)\n"
+    "      --inputs KIND      or generated arguments: random (floats uniform in\n"
+    "                         [-1, 1), integers in [0, 16); the default) or zeros\n"
+    "      --iterations N     timed calls (default 10)\n"
+    "      --warmup N         untimed calls first (default 2; 0 for none)\n"
+    "      --threads T        threads per simulated device (default: the cores\n"
+    "                         divided by the devices)\n"
+    "      --devices N        run it replicated on N devices, one launch per call\n"
+    "      --entry NAME       as for run\n"
+    "      --json             print one JSON object instead\n"
     "  version            print the version\n"
     "  help, --help       print this message\n"
     "\n"
@@ -952,6 +966,7 @@ int main(int argc, char **argv) {
     return EXIT_PASS;
   }
   if (!strcmp(cmd, "print")) return cmd_print(argc, argv);
+  if (!strcmp(cmd, "bench")) return cmd_bench(argc, argv);
   int is_run = !strcmp(cmd, "run");
   if (!is_run && strcmp(cmd, "check")) return usage_error("unknown command '%s'", cmd);
   int rc = take_mpi_flag(&argc, argv) ? mpi_begin() : 0;

@@ -1,0 +1,253 @@
+#!/usr/bin/python3
+"""`make bench-models`: the model zoo (models.py) on xrt against PyTorch
+eager and ONNX Runtime, printing KEY = NUMBER lines:
+
+    bench_models.py --xrt BUILD/xrt --out DIR [--reps N] [--ort DIR] [MODEL...]
+
+Per model M (gen.py writes it into DIR/M first):
+  model.M.max_rel_err    max |xrt - torch| / max |torch| over the elements
+                         of each result (`xrt run` of the model on its
+                         arguments against PyTorch's results), the worst
+                         result
+  model.M.xrt_ms         best call of `xrt bench --threads 1` (N calls
+                         after 2 warm-up calls)
+  model.M.torch_ms       best call of the PyTorch model, torch.set_num_threads(1),
+                         torch.no_grad() (autograd for mlp_train), N calls
+                         after 2 warm-up calls
+  model.M.ratio_torch    torch_ms / xrt_ms (higher is better for xrt)
+  model.M.gflops         the model's dot_general and convolution FLOPs / xrt_ms
+  model.M.xrt_ms_2t, model.M.torch_ms_2t, model.M.ratio_torch_2t
+                         the same with two threads on each side
+  model.M.ort_ms, model.M.ratio_ort, model.M.ort_ms_2t, model.M.ratio_ort_2t
+                         ONNX Runtime (onnxruntime-node under DIR/ort, or
+                         --ort DIR: see tools/deps.sh bench) running
+                         torch.onnx.export of the same model with
+                         intraOpNumThreads 1 and 2
+A baseline that cannot run prints "# model.M.KEY: why" instead of its keys.
+N is --reps (default 10, or $BENCH_MODELS_REPS).  Needs Debian's
+/usr/bin/python3 with python3-numpy (python3-torch for the baselines).
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+import warnings
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+
+import gen  # noqa: E402
+import models  # noqa: E402
+
+
+def fail(msg):
+    sys.stderr.write("bench_models.py: %s\n" % msg)
+    sys.exit(2)
+
+
+def xrt_inputs(d, n):
+    out = []
+    for k in range(n):
+        out += ["--input", os.path.join(d, "arg_%d.npy" % k)]
+    return out
+
+
+def max_rel_err(d, meta, xrt):
+    outdir = os.path.join(d, "xrt_out")
+    r = subprocess.run([xrt, "run", os.path.join(d, "model.mlir"), "--output-dir", outdir] +
+                       xrt_inputs(d, meta["num_args"]), stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        fail("xrt run %s failed: %s" % (d, r.stderr.strip()))
+    worst = 0.0
+    for k in range(meta["num_results"]):
+        a = np.load(os.path.join(outdir, "result_%d.npy" % k)).astype(np.float64)
+        ref = np.load(os.path.join(d, "ref_%d.npy" % k)).astype(np.float64)
+        if a.shape != ref.shape:
+            fail("%s: result %d is %s, torch's %s" % (d, k, a.shape, ref.shape))
+        scale = np.abs(ref).max() if ref.size else 0.0
+        err = np.abs(a - ref).max() if ref.size else 0.0
+        worst = max(worst, err / scale if scale > 0 else err)
+    return worst
+
+
+def xrt_ms(d, meta, xrt, threads, reps):
+    r = subprocess.run([xrt, "bench", os.path.join(d, "model.mlir"), "--json",
+                        "--threads", str(threads), "--iterations", str(reps), "--warmup", "2"] +
+                       xrt_inputs(d, meta["num_args"]), capture_output=True, text=True)
+    if r.returncode != 0:
+        fail("xrt bench %s failed: %s" % (d, r.stderr.strip()))
+    return json.loads(r.stdout)["min_ms"]
+
+
+def best_ms(fn, reps):
+    fn()
+    fn()
+    best = float("inf")
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best * 1e3
+
+
+def torch_ms(m, threads, reps):
+    import torch
+    torch.set_num_threads(threads)
+    fn, targs = m.torch_setup(m.args)
+    if m.train:
+        return best_ms(lambda: fn(*targs), reps)
+    with torch.no_grad():
+        return best_ms(lambda: fn(*targs), reps)
+
+
+# ---- ONNX Runtime (onnxruntime-node, driven by ort_bench.js) ----
+
+def ort_module_dir(ort_dir):
+    return os.path.join(ort_dir, "node_modules", "onnxruntime-node")
+
+
+def ort_export(m, d):
+    """torch.onnx.export of the model with its weights as initializers and
+    its data inputs as graph inputs; returns the .onnx path."""
+    import torch
+    path = os.path.join(d, "model.onnx")
+    if os.path.exists(path) and os.path.getmtime(path) >= os.path.getmtime(
+            os.path.join(d, "meta.json")) and os.path.exists(os.path.join(d, "ort_input_0.npy")):
+        return path
+    fn, targs = m.torch_setup(m.args)
+    n_in = m.num_inputs
+
+    class Wrapped(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            for i, t in enumerate(targs[n_in:]):
+                self.register_buffer("w%d" % i, t)
+
+        def forward(self, *inputs):
+            ws = [getattr(self, "w%d" % i) for i in range(len(targs) - n_in)]
+            outs = fn(*inputs, *ws)
+            return outs[0] if len(outs) == 1 else tuple(outs)
+
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # LSTM batch size, shape inference notes
+        torch.onnx.export(Wrapped(), tuple(targs[:n_in]), path, opset_version=14,
+                          input_names=["input%d" % i for i in range(n_in)],
+                          do_constant_folding=True)
+    # The data inputs in the PyTorch model's layout (NCHW where xrt's is NHWC).
+    for k, t in enumerate(targs[:n_in]):
+        np.save(os.path.join(d, "ort_input_%d.npy" % k), t.numpy())
+    return path
+
+
+def ort_ms(onnx_path, d, n_in, ort_dir, threads, reps):
+    """Best call in ms, or (None, why)."""
+    inputs = [os.path.join(d, "ort_input_%d.npy" % k) for k in range(n_in)]
+    r = subprocess.run(["node", os.path.join(HERE, "ort_bench.js"), ort_module_dir(ort_dir),
+                        onnx_path, str(threads), str(reps)] + inputs,
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        why = " ".join((r.stderr.strip() or r.stdout.strip() or "no output").split())
+        return None, why[:300]
+    out = json.loads(r.stdout)
+    ref = np.load(os.path.join(d, "ref_0.npy")).astype(np.float64)
+    got = np.array(out["output0"], dtype=np.float64).reshape(ref.shape)
+    err = np.abs(got - ref).max() / max(np.abs(ref).max(), 1e-30)
+    if err > 1e-3:
+        return None, "its result differs from torch's by %.3g relative" % err
+    return out["min_ms"], None
+
+
+def ort_why_not(ort_dir):
+    if subprocess.run(["sh", "-c", "command -v node"], capture_output=True).returncode != 0:
+        return "node is not installed"
+    if not os.path.isdir(ort_module_dir(ort_dir)):
+        return "onnxruntime-node is not installed in %s (tools/deps.sh bench)" % ort_dir
+    return None
+
+
+def bench_model(name, args, keys):
+    d = os.path.join(args.out, name)
+    gen.generate(args.out, name, gen.sources_digest())
+    with open(os.path.join(d, "meta.json")) as f:
+        meta = json.load(f)
+    m = models.MODELS[name]()
+    p = "model.%s." % name
+
+    def key(k, v, fmt="%.3f"):
+        keys.append((p + k, v))
+        print(("%s%s = " + fmt) % (p, k, v), flush=True)
+
+    key("max_rel_err", max_rel_err(d, meta, args.xrt), "%.3g")
+    x1 = xrt_ms(d, meta, args.xrt, 1, args.reps)
+    x2 = xrt_ms(d, meta, args.xrt, 2, args.reps)
+    key("xrt_ms", x1)
+    key("gflops", meta["flops"] / (x1 * 1e-3) / 1e9, "%.2f")
+    key("xrt_ms_2t", x2)
+    try:
+        import torch  # noqa: F401
+        have_torch = True
+    except Exception as e:  # ImportError or a broken install
+        have_torch = False
+        print("# %storch_ms: torch cannot be imported: %s" % (p, str(e).splitlines()[0]))
+    if have_torch:
+        t1 = torch_ms(m, 1, args.reps)
+        t2 = torch_ms(m, 2, args.reps)
+        key("torch_ms", t1)
+        key("ratio_torch", t1 / x1)
+        key("torch_ms_2t", t2)
+        key("ratio_torch_2t", t2 / x2)
+    why = ort_why_not(args.ort) if have_torch else "torch is needed to export the model"
+    if not why and not m.onnx:
+        why = "the model is a training step (autograd), which torch.onnx.export does not write"
+    onnx_path = None
+    if not why:
+        try:
+            onnx_path = ort_export(m, d)
+        except Exception as e:
+            why = "torch.onnx.export failed: %s" % str(e).splitlines()[0][:200]
+    if not why:
+        o1, why = ort_ms(onnx_path, d, m.num_inputs, args.ort, 1, args.reps)
+    if not why:
+        o2, why = ort_ms(onnx_path, d, m.num_inputs, args.ort, 2, args.reps)
+    if why:
+        print("# %sratio_ort: %s" % (p, why))
+    else:
+        key("ort_ms", o1)
+        key("ratio_ort", o1 / x1)
+        key("ort_ms_2t", o2)
+        key("ratio_ort_2t", o2 / x2)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--xrt", required=True, help="the xrt binary")
+    ap.add_argument("--out", required=True, help="where the models are written")
+    ap.add_argument("--reps", type=int, default=int(os.environ.get("BENCH_MODELS_REPS", "10")))
+    ap.add_argument("--ort", help="directory with node_modules/onnxruntime-node "
+                    "(default: OUT/ort)")
+    ap.add_argument("models", nargs="*")
+    args = ap.parse_args()
+    if args.reps < 1:
+        fail("--reps must be at least 1")
+    if not os.access(args.xrt, os.X_OK):
+        fail("%s is not an executable" % args.xrt)
+    args.ort = args.ort or os.path.join(args.out, "ort")
+    names = args.models or list(models.MODELS)
+    for n in names:
+        if n not in models.MODELS:
+            fail("unknown model '%s' (have: %s)" % (n, ", ".join(models.MODELS)))
+    os.makedirs(args.out, exist_ok=True)
+    keys = []
+    for n in names:
+        bench_model(n, args, keys)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
