@@ -10,12 +10,17 @@ static void *sim_while_other(const sim_while *w, void **vals, int32_t i) {
   return vals[w->bargs[i]] == a ? vals[w->bufb[i]] : a;
 }
 
+/* The body's results become the next iteration's arguments, each in the
+ * buffer the arguments do not use.  A value the body returns unchanged
+ * (its own argument: weights, inputs carried through a loop) stays where
+ * it is, uncopied. */
 static void sim_while_advance(const sim_while *w, void **vals) {
   for (int32_t i = 0; i < w->n; i++)
-    if (w->bytes[i])
+    if (w->bytes[i] && w->brets[i] != w->bargs[i])
       memcpy(sim_while_other(w, vals, i), vals[w->brets[i]], w->bytes[i]);
   for (int32_t i = 0; i < w->n; i++)
-    vals[w->bargs[i]] = vals[w->cargs[i]] = sim_while_other(w, vals, i);
+    if (w->brets[i] != w->bargs[i])
+      vals[w->bargs[i]] = vals[w->cargs[i]] = sim_while_other(w, vals, i);
 }
 
 SIM_PRIVATE xrt_status sim_run_while(const sim_step *st, void **vals, sim_cx *cx) {
