@@ -203,6 +203,7 @@ static int sim_fz_isa(void) {
   pthread_once(&sim_fz_isa_once, sim_fz_isa_detect);
   return sim_fz_isa_level;
 }
+SIM_PRIVATE int sim_isa_level(void) { return sim_fz_isa(); }
 
 /* XRT_SIM_NO_FUSION set: every op lowers alone (to compare and debug). */
 static int sim_fz_off;

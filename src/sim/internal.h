@@ -1273,6 +1273,10 @@ typedef struct sim_fcc {
   void *fz; /* fusion: uses and definitions of values (see "Fusion") */
 } sim_fcc;
 
+/* Lowers d as a skinny product (skinny.c) when it is one: 1 (and *rc)
+ * if it did, 0 to leave d to the other paths. */
+SIM_PRIVATE int sim_skinny_lower_dot(sim_fcc *fc, const sim_dot *d,
+                                     sim_step *st, xrt_status *rc);
 typedef xrt_status (*sim_lower_fn)(sim_fcc *fc, const xrt_ir_op *op,
                                    sim_step *st);
 SIM_PRIVATE xrt_status sim_oom(sim_fcc *fc);
@@ -1613,6 +1617,9 @@ SIM_PRIVATE int sim_isa_cap(void);
  * and the vectorized one of vmath.c for ISA level 0-2, or NULL. */
 SIM_PRIVATE sim_ew_fn sim_ew_plain(int e, xrt_dtype t);
 SIM_PRIVATE sim_ew_fn sim_vm_kernel(int ew_op, xrt_dtype t, int level);
+/* 0 portable, 1 AVX2, 2 AVX-512F: what the running CPU has, capped by
+ * XRT_SIM_ISA (fusion.c). */
+SIM_PRIVATE int sim_isa_level(void);
 
 /* ---- collectives.c ---- */
 SIM_PRIVATE void sim_copy_nt(void *dst, const void *src, size_t n);

@@ -637,7 +637,9 @@ static xrt_status sim_lower_dot_dims(sim_fcc *fc, const xrt_ir_op *op,
                     O->dtype == XRT_U4
                 ? O->dtype
                 : XRT_DTYPE_INVALID;
-  xrt_status grc; /* large f32/f64 products: packed GEMM (sim_gemm.inc) */
+  xrt_status grc; /* few f32 rows against weights: skinny.c */
+  if (sim_skinny_lower_dot(fc, d, st, &grc)) return grc;
+  /* large f32/f64 products: packed GEMM (sim_gemm.inc) */
   if (sim_gemm_lower_dot(fc, d, st, &grc)) return grc;
   d->acc = -1;
   xrt_status rc = sim_dot_convert_temps(fc, d);
