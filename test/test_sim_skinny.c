@@ -104,10 +104,15 @@ static void test_edges(void **state) {
       check(c, m % 3 ? 0 : 2, m, 1 + (m * 5) % 9, ks[i], 0);
 }
 
-/* The same products with the contracted dimension not innermost in rhs:
- * the other paths, same bound. */
-static void test_other_layout(void **state) {
+/* Weights [K, N] (x @ W): 64-result blocks and the columns after them,
+ * any K; with fewer than 64 results, the other paths; same bound. */
+static void test_weights_kn(void **state) {
   xrt_client *c = (xrt_client *)*state;
+  check(c, 0, 1, 2304, 768, 1); /* a decoder token's QKV product */
+  check(c, 0, 8, 100, 64, 1);
+  check(c, 3, 5, 130, 7, 1);
+  check(c, 2, 17, 64, 40, 1); /* more rows than the skinny path takes */
+  for (int64_t m = 1; m <= 9; m++) check(c, m % 2, m, 64 + 9 * m, 3 + m, 1);
   check(c, 0, 8, 40, 64, 1);
   check(c, 3, 2, 17, 35, 1);
 }
@@ -116,7 +121,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_model_shapes),
       cmocka_unit_test(test_edges),
-      cmocka_unit_test(test_other_layout),
+      cmocka_unit_test(test_weights_kn),
   };
   return cmocka_run_group_tests(tests, tu_setup_client, tu_teardown_client);
 }

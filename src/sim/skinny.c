@@ -18,14 +18,17 @@
  * vector code, no FMA contraction), but not the GEMM's, so results may
  * differ from the packed path's in the last bits, as XLA's dot emitters'
  * do.  Tiles of four lhs rows by two weight rows share their loads.
+ * Weights laid out the other way (x @ W, W [K, N] with N innermost) take
+ * blocks of 64 results per lhs row, summed over k in order (below).
  * ==================================================================== */
 
 #define SIM_SK_MAXM 16 /* lhs rows, at most */
-#define SIM_SK_MINK 32 /* contracted length, at least */
+#define SIM_SK_MINK 32 /* contracted length, at least (rows in k) */
+#define SIM_SK_MINN 64 /* results per row, at least (rows in n) */
 
 typedef struct sim_skinny {
   int64_t B, M, N, K;
-  const int64_t *lb, *lm, *rb, *rn; /* element offsets, as sim_dot's */
+  const int64_t *lb, *lm, *lk, *rb, *rn, *rk; /* offsets, as sim_dot's */
   void (*kernel)(const struct sim_skinny *s, float *out, const float *a,
                  const float *b);
 } sim_skinny;
@@ -118,6 +121,51 @@ typedef float sim_sk_v16 __attribute__((vector_size(64)));
     }                                                                         \
   }
 
+/* Weights with the result's dimension innermost (x @ W, W [K, N]): each
+ * block of 64 results of four lhs rows accumulates over k in order, one
+ * weight row block loaded per k for the four rows (sixteen registers of
+ * sums); results past the last whole block, one at a time, also in k
+ * order.  Every result is then the plain sequential sum. */
+#define SIM_SK_NN(ISA)                                                        \
+  static SIM_SK_T_##ISA void sim_sk_nn_block_##ISA(                           \
+      const sim_skinny *s, const float *const *ar, int nr, const float *w,    \
+      float *out) {                                                           \
+    sim_sk_v16 c[4][4] = {{{0}}};                                             \
+    for (int64_t k = 0; k < s->K; k++) {                                      \
+      const float *row = w + s->rk[k];                                        \
+      sim_sk_v16 u[4];                                                        \
+      for (int j = 0; j < 4; j++) memcpy(&u[j], row + 16 * j, sizeof u[j]);   \
+      for (int r = 0; r < 4; r++) {                                           \
+        float x = ar[r < nr ? r : 0][s->lk[k]];                               \
+        for (int j = 0; j < 4; j++) c[r][j] = c[r][j] + x * u[j];             \
+      }                                                                       \
+    }                                                                         \
+    for (int r = 0; r < nr; r++)                                              \
+      memcpy(out + r * s->N, c[r], sizeof c[r]);                              \
+  }                                                                           \
+  static SIM_SK_T_##ISA void sim_sk_nn_##ISA(                                 \
+      const sim_skinny *s, float *out, const float *a, const float *b) {      \
+    for (int64_t bi = 0; bi < s->B; bi++) {                                   \
+      float *o = out + bi * s->M * s->N;                                      \
+      const float *w = b + s->rb[bi];                                         \
+      for (int64_t m0 = 0; m0 < s->M; m0 += 4) {                              \
+        int nr = s->M - m0 < 4 ? (int)(s->M - m0) : 4;                        \
+        const float *ar[4];                                                   \
+        for (int r = 0; r < nr; r++) ar[r] = a + s->lb[bi] + s->lm[m0 + r];   \
+        int64_t n = 0;                                                        \
+        for (; n + 64 <= s->N; n += 64)                                       \
+          sim_sk_nn_block_##ISA(s, ar, nr, w + n, o + m0 * s->N + n);         \
+        for (; n < s->N; n++)                                                 \
+          for (int r = 0; r < nr; r++) {                                      \
+            float acc = 0;                                                    \
+            for (int64_t k = 0; k < s->K; k++)                                \
+              acc = acc + ar[r][s->lk[k]] * w[s->rk[k] + n];                  \
+            o[(m0 + r) * s->N + n] = acc;                                     \
+          }                                                                   \
+      }                                                                       \
+    }                                                                         \
+  }
+
 #if defined(__x86_64__) || defined(__i386__)
 #define SIM_SK_X86 1
 #define SIM_SK_T_avx2 __attribute__((target("avx2")))
@@ -126,9 +174,12 @@ typedef float sim_sk_v16 __attribute__((vector_size(64)));
 #define SIM_SK_T_port
 
 SIM_SK_KERNEL(port)
+SIM_SK_NN(port)
 #ifdef SIM_SK_X86
 SIM_SK_KERNEL(avx2)
+SIM_SK_NN(avx2)
 SIM_SK_KERNEL(avx512)
+SIM_SK_NN(avx512)
 #endif
 
 static xrt_status sim_run_skinny(const sim_step *st, void **vals,
@@ -150,23 +201,28 @@ SIM_PRIVATE int sim_skinny_lower_dot(sim_fcc *fc, const sim_dot *d,
 #else
   if (d->ct != XRT_F32 || d->lt != XRT_F32 || d->rt != XRT_F32 ||
       d->ot != XRT_F32 || d->M < 1 || d->M > SIM_SK_MAXM ||
-      d->K < SIM_SK_MINK || d->N < 1 || d->B < 1)
+      d->K < 1 || d->N < 1 || d->B < 1)
     return 0;
-  for (int64_t k = 0; k < d->K; k++)
-    if (d->lk[k] != k || d->rk[k] != k) return 0;
+  int nt = d->K >= SIM_SK_MINK; /* both rows contiguous in k */
+  for (int64_t k = 0; nt && k < d->K; k++)
+    nt = d->lk[k] == k && d->rk[k] == k;
+  /* or the result's dimension contiguous in the weights */
+  int nn = !nt && d->unit_n && d->N >= SIM_SK_MINN;
+  if (!nt && !nn) return 0;
   sim_skinny *s = (sim_skinny *)sim_palloc(fc, sizeof *s);
   if (!s) {
     *rc = XRT_RESOURCE_EXHAUSTED;
     return 1;
   }
   s->B = d->B, s->M = d->M, s->N = d->N, s->K = d->K;
-  s->lb = d->lb, s->lm = d->lm, s->rb = d->rb, s->rn = d->rn;
+  s->lb = d->lb, s->lm = d->lm, s->lk = d->lk;
+  s->rb = d->rb, s->rn = d->rn, s->rk = d->rk;
   int level = sim_isa_level();
   (void)level;
-  s->kernel = sim_sk_run_port;
+  s->kernel = nt ? sim_sk_run_port : sim_sk_nn_port;
 #ifdef SIM_SK_X86
-  if (level == 2) s->kernel = sim_sk_run_avx512;
-  else if (level == 1) s->kernel = sim_sk_run_avx2;
+  if (level == 2) s->kernel = nt ? sim_sk_run_avx512 : sim_sk_nn_avx512;
+  else if (level == 1) s->kernel = nt ? sim_sk_run_avx2 : sim_sk_nn_avx2;
 #endif
   st->data = s;
   st->run = sim_run_skinny;
