@@ -531,12 +531,62 @@ static size_t xrt__vhlo_esize(const xrt__bcv *e) {
   return b <= 8 ? 1 : (size_t)(b + 7) / 8;
 }
 
-/* dense<"0x..."> : type (dense<> : type when empty). */
+/* The bits of one element of scalar type e (size es) at s, unquoted hex
+ * (how the parser reads an element's bits); false if e is not a scalar
+ * the parser reads so. */
+static bool xrt__vhlo_put_bits(xrt__bc *bc, const xrt__bcv *e, const char *s,
+                               size_t es) {
+  if (e->kind == XRT__BC_T_QUANT) e = e->t; /* its storage integers */
+  if (e->kind != XRT__BC_T_INT && e->kind != XRT__BC_T_FLOAT &&
+      e->kind != XRT__BC_T_INDEX)
+    return false;
+  uint64_t x = 0;
+  for (size_t k = 0; k < es && k < 8; k++)
+    x |= (uint64_t)(unsigned char)s[k] << (8 * k);
+  xrt__bc_printf(bc, "0x%" PRIX64, x);
+  return true;
+}
+
+/* One element of type e at s (len bytes): dense<0x..> or dense<(0x..,
+ * 0x..)>, as the text writes a tensor of one element (a splat at rank 0,
+ * where the hex string of its bytes would read as no splat). */
+static bool xrt__vhlo_put_one(xrt__bc *bc, const xrt__bcv *e, const char *s,
+                              size_t len) {
+  const xrt__bcv *part = e->kind == XRT__BC_T_COMPLEX ? e->t : e;
+  size_t es = e->kind == XRT__BC_T_QUANT ? xrt__vhlo_esize(e->t) : xrt__vhlo_esize(e);
+  if (len != es || (part->kind != XRT__BC_T_FLOAT && e->kind == XRT__BC_T_COMPLEX))
+    return false;
+  size_t mark = bc->out.n;
+  xrt__bc_puts(bc, "dense<");
+  bool ok;
+  if (e->kind == XRT__BC_T_COMPLEX) {
+    xrt__bc_puts(bc, "(");
+    ok = xrt__vhlo_put_bits(bc, part, s, es / 2);
+    xrt__bc_puts(bc, ", ");
+    ok = ok && xrt__vhlo_put_bits(bc, part, s + es / 2, es / 2);
+    xrt__bc_puts(bc, ")");
+  } else {
+    ok = xrt__vhlo_put_bits(bc, e, s, es);
+  }
+  if (!ok) { /* nothing with a newline was written */
+    bc->out.n = mark;
+    bc->out.s[mark] = 0;
+    return false;
+  }
+  xrt__bc_puts(bc, ">");
+  return true;
+}
+
+/* dense<"0x..."> : type (dense<> : type when empty; dense<0x..> : type for
+ * one element). */
 static void xrt__vhlo_put_dense(xrt__bc *bc, const xrt__bcv *t, const char *s,
                                 size_t len) {
   static const char hex[] = "0123456789ABCDEF";
   int64_t ref = len >= 64 ? xrt__bc_blob_ref(bc, s, len) : -1;
-  if (!len) {
+  if (len && t->kind == XRT__BC_T_TENSOR && xrt__vhlo_numel(t) == 1 &&
+      xrt__vhlo_put_one(bc, t->t, s, len)) {
+    /* written */
+  } else if (!len) {
     xrt__bc_puts(bc, "dense<>");
   } else if (ref >= 0) { /* the parser copies the bytes: no hex */
     xrt__bc_printf(bc, "dense<\"@%" PRId64 "\">", ref);
@@ -708,8 +758,8 @@ static const xrt__vop xrt__vhlo_ops[] = {
      "channel_id concat_dimension replica_groups split_count split_dimension",
      XRT__VG_CHANNEL},
     {"and_v1", "stablehlo.and", "0.9.0", "", 0},
-    {"async_done_v1", "stablehlo.async_done", "1.15.0", NULL, XRT__VG_OPAQUE},
-    {"async_start_v1", "stablehlo.async_start", "1.15.0", NULL, XRT__VG_OPAQUE},
+    {"async_done_v1", "stablehlo.async_done", "1.15.0", "", 0},
+    {"async_start_v1", "stablehlo.async_start", "1.15.0", "", 0},
     {"atan2_v1", "stablehlo.atan2", "0.9.0", "", 0},
     {"batch_norm_grad_v1", "stablehlo.batch_norm_grad", "0.9.0",
      "epsilon feature_index", 0},
@@ -1001,6 +1051,84 @@ XRT__PRIVATE const xrt__vrule *xrt__vhlo_rule(const char *op, const char *name) 
     if (!strcmp(r->name, name) && (!r->op || !strcmp(r->op, op))) return r;
   }
   return NULL;
+}
+
+/* The number of window dimensions of op (reduce_window, select_and_scatter:
+ * its window_dimensions; convolution: its spatial dimensions), -1 if it
+ * does not say. */
+static int64_t xrt__vhlo_ir_window(const xrt_ir_op *op) {
+  const xrt_ir_attr *w = xrt_ir_op_attr(op, "window_dimensions");
+  if (w) return w->kind == XRT_ATTR_INTS ? w->n : -1;
+  const xrt_ir_attr *d = xrt_ir_op_attr(op, "dimension_numbers");
+  const xrt_ir_attr *s = d && d->kind == XRT_ATTR_DICT
+                             ? xrt_ir_attr_field(d, "input_spatial_dimensions")
+                             : NULL;
+  return s && s->kind == XRT_ATTR_INTS ? s->n : -1;
+}
+
+/* Whether a (an INTS window attribute of op) is all x and as long as the
+ * default it stands for (padding: [window, 2]), so that leaving it out
+ * hides no malformed one from the verifier. */
+static bool xrt__vhlo_ir_all(const xrt_ir_op *op, const xrt_ir_attr *a,
+                             int64_t x) {
+  if (a->kind != XRT_ATTR_INTS) return false;
+  int64_t w = xrt__vhlo_ir_window(op), per = strcmp(a->name, "padding") ? 1 : 2;
+  if (w < 0 || a->n != w * per) return false;
+  if (a->lit && per == 2 && (a->lit->type.shape.rank != 2 ||
+                             a->lit->type.shape.dims[0] != w ||
+                             a->lit->type.shape.dims[1] != 2))
+    return false;
+  if (a->lit && per == 1 && a->lit->type.shape.rank != 1) return false;
+  for (int64_t i = 0; i < a->n; i++)
+    if (a->ints[i] != x) return false;
+  return true;
+}
+
+/* A field of a struct attribute that is 0 (or absent). */
+static bool xrt__vhlo_ir_zero(const xrt_ir_attr *a, const char *field) {
+  const xrt_ir_attr *f = xrt_ir_attr_field(a, field);
+  return !f || (f->kind == XRT_ATTR_INT && f->i == 0) ||
+         (f->kind == XRT_ATTR_FLOAT && f->f == 0);
+}
+
+XRT__PRIVATE bool xrt__vhlo_ir_default(const xrt_ir_op *op, const xrt_ir_attr *a) {
+  if (!op->name || !a->name || strncmp(op->name, "stablehlo.", 10)) return false;
+  const xrt__vrule *r = xrt__vhlo_rule(op->name, a->name);
+  if (!r) return false;
+  switch (r->drop) {
+  case XRT__VD_FALSE: return a->kind == XRT_ATTR_BOOL && !a->i;
+  case XRT__VD_EMPTY:
+    return ((a->kind == XRT_ATTR_LIST || a->kind == XRT_ATTR_DICT) &&
+            !a->num_items) ||
+           ((a->kind == XRT_ATTR_INTS || a->kind == XRT_ATTR_STRING) && !a->n);
+  case XRT__VD_ZERO: return a->kind == XRT_ATTR_INT && a->i == 0;
+  case XRT__VD_MINUS1: return a->kind == XRT_ATTR_INT && a->i == -1;
+  case XRT__VD_API1: return a->kind == XRT_ATTR_INT && a->i == 1;
+  case XRT__VD_ENUM0: { /* the enumeration's first value (NOTYPE) */
+    size_t n;
+    const char *const *v = xrt__vhlo_enum_names(XRT__BCE_COMPARISON_TYPE, &n);
+    return a->kind == XRT_ATTR_ENUM && a->s && !strcmp(a->s, v[0]);
+  }
+  case XRT__VD_DEFAULTS: /* none, or one per operand (all four ops: 2) */
+    if (a->kind == XRT_ATTR_INTS) return a->n == 0;
+    if (a->kind != XRT_ATTR_LIST || a->num_items != 2) return false;
+    for (int32_t i = 0; i < a->num_items; i++)
+      if (a->items[i].kind != XRT_ATTR_ENUM || !a->items[i].s ||
+          strcmp(a->items[i].s, "DEFAULT"))
+        return false;
+    return true;
+  case XRT__VD_ONES: return xrt__vhlo_ir_all(op, a, 1);
+  case XRT__VD_ZEROS: return xrt__vhlo_ir_all(op, a, 0);
+  case XRT__VD_ACCURACY: {
+    if (a->kind != XRT_ATTR_DICT) return false;
+    const xrt_ir_attr *m = xrt_ir_attr_field(a, "mode");
+    return m && m->kind == XRT_ATTR_DICT && m->num_items == 1 &&
+           m->items[0].name && !strcmp(m->items[0].name, "DEFAULT") &&
+           xrt__vhlo_ir_zero(a, "atol") && xrt__vhlo_ir_zero(a, "rtol") &&
+           xrt__vhlo_ir_zero(a, "ulps");
+  }
+  default: return false;
+  }
 }
 
 /* The integers of an integer tensor attribute (a splat repeated); NULL if

@@ -313,7 +313,7 @@ static uint32_t xrt__bw_elem(xrt__bw *w, xrt_dtype dt, const xrt_ir_quant *q) {
     xrt__bw_varint(w, &w->types.data, e);
     return xrt__bw_end(w, &w->types, m, XRT__BW_VHLO);
   }
-  return xrt__bw_simple_type(w, xrt_dtype_name(dt));
+  return xrt__bw_simple_type(w, xrt__dtype_spelling(dt));
 }
 
 static uint32_t xrt__bw_tensor_type(xrt__bw *w, const xrt_shape *s,
@@ -329,18 +329,65 @@ static uint32_t xrt__bw_tensor_type(xrt__bw *w, const xrt_shape *s,
   return xrt__bw_end(w, &w->types, m, XRT__BW_VHLO);
 }
 
+/* The other forms of tensor type: bounded (tensor<?xT,
+ * #stablehlo.bounds<N>>, XRT__TYPE_BOUNDS) and memref (VHLO's buffer);
+ * *handled false for a plain tensor type. */
+static uint32_t xrt__bw_other_tensor(xrt__bw *w, const xrt_ir_type *t,
+                                     bool *handled) {
+  const xrt_ir_type *bd = t->elems && t->elems->kind == XRT__TYPE_BOUNDS &&
+                                  t->kind == XRT_TYPE_TENSOR
+                              ? t->elems
+                              : NULL;
+  bool memref = t->kind == XRT__TYPE_MEMREF;
+  *handled = bd || memref;
+  if (!*handled) return 0;
+  if (memref && !xrt__bw_has(w, "1.13.0"))
+    xrt__bw_fail(w, XRT_UNIMPLEMENTED, "memref types are not in StableHLO %s "
+                 "(they appeared in 1.13.0)", w->ver_s);
+  uint32_t e = xrt__bw_elem(w, t->shape.dtype, t->quant), enc = 0;
+  if (bd) { /* TypeExtensionsV1Attr: the bounds, MLIR's dynamic INT64_MIN */
+    size_t m = xrt__bw_begin(&w->attrs);
+    xrt__bw_varint(w, &w->attrs.data, XRT__VA_TYPE_EXTENSIONS);
+    xrt__bw_varint(w, &w->attrs.data, (uint64_t)bd->shape.rank);
+    for (int32_t i = 0; i < bd->shape.rank && i < XRT_MAX_RANK; i++)
+      xrt__bw_svarint(w, &w->attrs.data,
+                      bd->shape.dims[i] < 0 ? INT64_MIN : bd->shape.dims[i]);
+    enc = xrt__bw_end(w, &w->attrs, m, XRT__BW_VHLO);
+  }
+  xrt__bwbuf *b = &w->types.data;
+  size_t m = xrt__bw_begin(&w->types);
+  xrt__bw_varint(w, b, memref ? XRT__VT_RANKED_BUFFER : XRT__VT_RANKED_TENSOR_ENC);
+  if (!memref) xrt__bw_varint(w, b, enc);
+  xrt__bw_varint(w, b, (uint64_t)t->shape.rank);
+  for (int i = 0; i < t->shape.rank && i < XRT_MAX_RANK; i++)
+    xrt__bw_svarint(w, b, t->shape.dims[i] < 0 ? INT64_MIN : t->shape.dims[i]);
+  xrt__bw_varint(w, b, e);
+  return xrt__bw_end(w, &w->types, m, XRT__BW_VHLO);
+}
+
 static uint32_t xrt__bw_type(xrt__bw *w, const xrt_ir_type *t) {
-  if (t->kind == XRT_TYPE_TENSOR) return xrt__bw_tensor_type(w, &t->shape, t->quant);
+  if (t->kind == XRT_TYPE_TENSOR || t->kind == XRT__TYPE_MEMREF) {
+    bool other;
+    uint32_t k = xrt__bw_other_tensor(w, t, &other);
+    return other ? k : xrt__bw_tensor_type(w, &t->shape, t->quant);
+  }
   if (t->kind == XRT_TYPE_TOKEN) {
     size_t m = xrt__bw_begin(&w->types);
     xrt__bw_varint(w, &w->types.data, XRT__VT_TOKEN);
     return xrt__bw_end(w, &w->types, m, XRT__BW_VHLO);
   }
+  bool future = t->kind == XRT__TYPE_FUTURE;
+  if (future && !xrt__bw_has(w, "1.15.0"))
+    xrt__bw_fail(w, XRT_UNIMPLEMENTED, "!stablehlo.future types are not in "
+                 "StableHLO %s (they appeared in 1.15.0)", w->ver_s);
+  if (!future && t->kind != XRT_TYPE_TUPLE)
+    xrt__bw_fail(w, XRT_UNIMPLEMENTED, "a type of kind %d has no VHLO form",
+                 (int)t->kind);
   uint32_t *k = xrt__arena_alloc(&w->arena, ((size_t)t->num_elems + 1) * sizeof *k);
   if (!k) xrt__bw_oom(w);
   for (int32_t i = 0; i < t->num_elems; i++) k[i] = xrt__bw_type(w, &t->elems[i]);
   size_t m = xrt__bw_begin(&w->types);
-  xrt__bw_varint(w, &w->types.data, XRT__VT_TUPLE);
+  xrt__bw_varint(w, &w->types.data, future ? XRT__VT_FUTURE : XRT__VT_TUPLE);
   xrt__bw_varint(w, &w->types.data, (uint64_t)t->num_elems);
   for (int32_t i = 0; i < t->num_elems; i++) xrt__bw_varint(w, &w->types.data, k[i]);
   return xrt__bw_end(w, &w->types, m, XRT__BW_VHLO);
@@ -828,10 +875,12 @@ static uint32_t xrt__bw_prop(xrt__bw *w, xrt__bwattrs *s, const xrt__vop *d,
 /* The VHLO op version of a StableHLO op at the target: the newest the
  * target has. */
 static const xrt__vop *xrt__bw_vop(xrt__bw *w, const xrt_ir_op *op) {
-  if (op->code > XRT_OP_INVALID && op->code < XRT_OP_COUNT && w->opdone[op->code])
-    return w->opcache[op->code];
+  bool cached = op->code > XRT_OP_INVALID && op->code < XRT_OP_COUNT;
+  if (cached && w->opdone[op->code]) return w->opcache[op->code];
+  const char *extra = xrt__extra_op_name(op->code); /* einsum, ... */
   const char *name = op->code == XRT_OP_FUNC_RETURN ? "stablehlo.return"
-                                                     : xrt_opcode_name(op->code);
+                     : extra                        ? extra
+                                                    : xrt_opcode_name(op->code);
   size_t n;
   const xrt__vop *t = xrt__vhlo_ops_table(&n), *best = NULL, *any = NULL;
   for (size_t i = 0; i < n; i++) {
@@ -844,8 +893,10 @@ static const xrt__vop *xrt__bw_vop(xrt__bw *w, const xrt_ir_op *op) {
                  "in %s)", op->name, w->ver_s, any->since);
   if (!best)
     xrt__bw_fail(w, XRT_UNIMPLEMENTED, "op %s has no portable (VHLO) form", op->name);
-  w->opcache[op->code] = best;
-  w->opdone[op->code] = 1;
+  if (cached) {
+    w->opcache[op->code] = best;
+    w->opdone[op->code] = 1;
+  }
   return best;
 }
 

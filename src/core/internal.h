@@ -326,6 +326,14 @@ static inline bool xrt__shape_equal(const xrt_shape *a, const xrt_shape *b) {
   return true;
 }
 XRT__PRIVATE xrt_opcode xrt__opcode_from_name(const char *s, size_t n);
+/* The ops past XRT_OP_COUNT that xrt reads but does not run (see
+ * XRT__OP_EXTRA_FIRST): code by name (XRT_OP_INVALID if none), name by
+ * code (NULL if none). */
+XRT__PRIVATE xrt_opcode xrt__extra_opcode(const char *s, size_t n);
+XRT__PRIVATE const char *xrt__extra_op_name(int code);
+/* The spelling of an element type in a value's type (xrt_dtype_name, and
+ * "index" for XRT__DT_INDEX). */
+XRT__PRIVATE const char *xrt__dtype_spelling(xrt_dtype t);
 
 /* ---- parse.c ---- */
 
@@ -415,6 +423,37 @@ typedef struct xrt__name { /* a result or block-argument name */
 #define XRT__OP_SDY_RESHARD (XRT_OP_COUNT + 2)
 #define XRT__OP_SDY_MANUAL (XRT_OP_COUNT + 3)
 #define XRT__OP_SDY_RETURN (XRT_OP_COUNT + 4)
+
+/* ---- valid StableHLO that xrt reads and prints but does not run ----
+ * The parser keeps these in the IR (xrt_program_print shows them, and a
+ * portable artifact reads into the same IR as its text); a module that
+ * holds any is parsed without verification, and compiling it is
+ * UNIMPLEMENTED naming the first, at its location (xrt__find_unsupported,
+ * program.c), so no plugin ever receives one.
+ *   - ops of the StableHLO dialect xrt has no opcode for (deprecated ones
+ *     and the async ones), codes XRT__OP_EXTRA_FIRST.. (types.c);
+ *   - `index` elements of a value's type: dtype XRT__DT_INDEX (inside
+ *     attributes `index` stays i64, as layouts use it);
+ *   - memref<NxT> (VHLO's buffers) and !stablehlo.future<T, ...>: kinds
+ *     XRT__TYPE_MEMREF (shape as a tensor's) and XRT__TYPE_FUTURE (elems
+ *     as a tuple's).
+ * A bounded tensor (tensor<?xT, #stablehlo.bounds<N>>) is run like any
+ * shape-polymorphic one; its bounds ride in the type's elems, unused by
+ * tensors otherwise: one xrt_ir_type of kind XRT__TYPE_BOUNDS whose
+ * shape.dims are the bounds (XRT_DIM_DYNAMIC for `?`), num_elems 0. */
+#define XRT__OP_EXTRA_FIRST (XRT_OP_COUNT + 8)
+#define XRT__OP_ASYNC_DONE (XRT__OP_EXTRA_FIRST + 0)
+#define XRT__OP_ASYNC_START (XRT__OP_EXTRA_FIRST + 1)
+#define XRT__OP_CROSS_REPLICA_SUM (XRT__OP_EXTRA_FIRST + 2)
+#define XRT__OP_EINSUM (XRT__OP_EXTRA_FIRST + 3)
+#define XRT__OP_SET_DIMENSION_SIZE (XRT__OP_EXTRA_FIRST + 4)
+#define XRT__OP_TORCH_INDEX_SELECT (XRT__OP_EXTRA_FIRST + 5)
+#define XRT__OP_UNARY_EINSUM (XRT__OP_EXTRA_FIRST + 6)
+#define XRT__OP_EXTRA_END (XRT__OP_EXTRA_FIRST + 7)
+#define XRT__DT_INDEX ((xrt_dtype)(XRT_DTYPE_COUNT + 1))
+#define XRT__TYPE_MEMREF 3
+#define XRT__TYPE_FUTURE 4
+#define XRT__TYPE_BOUNDS 5
 
 /* An mhlo.sharding or sdy.sharding of a function argument or result. */
 typedef struct xrt__shard_note {
@@ -564,6 +603,8 @@ XRT__PRIVATE int64_t xrt__num_to_i64(xrt__parser *p, const xrt__num *r);
 XRT__PRIVATE int64_t xrt__parse_i64(xrt__parser *p);
 XRT__PRIVATE void xrt__parse_type(xrt__parser *p, xrt_ir_type *t);
 XRT__PRIVATE void xrt__parse_dense(xrt__parser *p, xrt_ir_literal *lit);
+XRT__PRIVATE void xrt__parse_dense_as(xrt__parser *p, xrt_ir_literal *lit,
+                                      xrt_ir_type *written);
 XRT__PRIVATE void xrt__parse_attr(xrt__parser *p, xrt_ir_attr *a, bool suffix);
 XRT__PRIVATE int32_t xrt__parse_dict_entries(xrt__parser *p, char close);
 /* The range of integer type dt (quant storage defaults). */
@@ -698,6 +739,12 @@ XRT__PRIVATE xrt_status xrt__bytecode_to_text(const char *data, size_t len,
                                               const char *file, char **text,
                                               size_t *text_len);
 #endif
+/* Whether attribute a of op (a StableHLO op) holds the value StableHLO
+ * leaves out, as the artifact reader drops it (bytecode_vhlo.c's rules):
+ * a program's text and artifact then give one IR.  A list default (window
+ * strides of ones, ...) counts only at the length it stands for, so that
+ * leaving it out never hides a malformed one from a later verification. */
+XRT__PRIVATE bool xrt__vhlo_ir_default(const xrt_ir_op *op, const xrt_ir_attr *a);
 /* After parsing t->text (status parsed, module m when it succeeded): gives
  * ops and functions the artifact's locations, or relocates the parse
  * error's message to the artifact. */
@@ -1274,6 +1321,11 @@ typedef struct xrt__program {
    * refines a copy, whose base is this program (it holds a reference). */
   bool dynamic;
   struct xrt__program *base;
+  /* The first construct xrt reads but does not run (see
+   * XRT__OP_EXTRA_FIRST), located ("FILE:L:C: what"): the program was
+   * not verified, and compiling it is UNIMPLEMENTED with this; NULL:
+   * none. */
+  const char *unsupported;
 } xrt__program;
 
 /* Refcounted like buffers: queued executions hold references. */

@@ -472,7 +472,7 @@ XRT__PRIVATE int64_t xrt__parse_i64(xrt__parser *p) {
  * ------------------------------------------------------------------- */
 
 static xrt_dtype xrt__dtype_named(xrt__parser *p, xrt__tok t) {
-  if (p->in_attr && xrt__tok_is(t, "index")) return XRT_S64;
+  if (xrt__tok_is(t, "index")) return p->in_attr ? XRT_S64 : XRT__DT_INDEX;
   /* xrt_dtype_from_name scans a table; programs repeat one or two types */
   if (t.n == p->dt_last.n && t.n && !memcmp(t.s, p->dt_last.s, t.n))
     return p->dt_last_type;
@@ -598,12 +598,67 @@ static xrt_dtype xrt__parse_dtype(xrt__parser *p, const xrt_ir_quant **q) {
   return dt;
 }
 
-/* The 2x3x part of tensor<2x3xf32>, then the element type. */
-static void xrt__parse_tensor_body(xrt__parser *p, xrt_ir_type *t) {
+/* Whether the text at p->p starts with s (moving past it if so). */
+static bool xrt__eat_text(xrt__parser *p, const char *s) {
+  size_t n = strlen(s);
+  if ((size_t)(p->end - p->p) < n || memcmp(p->p, s, n)) return false;
+  p->p += n;
+  return true;
+}
+
+/* A tensor type's encoding after its ',': #stablehlo.bounds<16, ?> (or
+ * the long form #stablehlo.type_extensions<bounds = [16, ?]>) becomes the
+ * type's bounds (see XRT__TYPE_BOUNDS); other encodings are ignored. */
+static void xrt__parse_encoding(xrt__parser *p, xrt_ir_type *t) {
+  xrt__ws(p);
+  const char *at = p->p;
+  bool ext = false;
+  if (!xrt__eat_text(p, "#stablehlo.bounds<")) {
+    if (!xrt__eat_text(p, "#stablehlo.type_extensions<")) {
+      xrt__skip_balanced(p, false);
+      return;
+    }
+    ext = true;
+    xrt__expect_kw(p, "bounds");
+    xrt__expect(p, '=');
+    xrt__expect(p, '[');
+  }
+  xrt_ir_type *b = xrt__p_alloc(p, sizeof *b);
+  memset(b, 0, sizeof *b);
+  b->kind = XRT__TYPE_BOUNDS;
+  if (xrt__peek(p) != (ext ? ']' : '>')) {
+    do {
+      xrt__ws(p);
+      const char *dat = p->p;
+      if (b->shape.rank == XRT_MAX_RANK)
+        xrt__perr(p, dat, XRT_INVALID_ARGUMENT, "more bounds than dimensions");
+      int64_t d = XRT_DIM_DYNAMIC;
+      if (!xrt__eat(p, '?') && (d = xrt__parse_i64(p)) < 0)
+        xrt__perr(p, dat, XRT_INVALID_ARGUMENT, "a bound must be ? or >= 0");
+      if (b->shape.rank < t->shape.rank &&
+          t->shape.dims[b->shape.rank] != XRT_DIM_DYNAMIC && d != XRT_DIM_DYNAMIC)
+        xrt__perr(p, dat, XRT_INVALID_ARGUMENT, "static dimension %d cannot "
+                  "have a bound (its bound must be ?)", (int)b->shape.rank);
+      b->shape.dims[b->shape.rank++] = d;
+    } while (xrt__eat(p, ','));
+  }
+  if (ext) xrt__expect(p, ']');
+  xrt__expect(p, '>');
+  if (b->shape.rank != t->shape.rank)
+    xrt__perr(p, at, XRT_INVALID_ARGUMENT, "%d bounds for a tensor of rank %d",
+              (int)b->shape.rank, (int)t->shape.rank);
+  t->elems = b;
+}
+
+/* The 2x3x part of tensor<2x3xf32>, then the element type (and a tensor's
+ * encoding; a memref has none of its own).  Unranked types (tensor<*xf32>)
+ * are no StableHLO. */
+static void xrt__parse_tensor_body(xrt__parser *p, xrt_ir_type *t, bool memref) {
   for (;;) {
     int c = xrt__peek(p);
     if (c == '*')
-      xrt__perr(p, p->p, XRT_UNIMPLEMENTED, "unranked tensors are not supported");
+      xrt__perr(p, p->p, XRT_UNIMPLEMENTED, "unranked %s are not supported",
+                memref ? "memrefs" : "tensors");
     if (!xrt__is_digit(c) && c != '?') break;
     if (t->shape.rank == XRT_MAX_RANK)
       xrt__perr(p, p->p, XRT_INVALID_ARGUMENT, "rank exceeds %d", XRT_MAX_RANK);
@@ -626,7 +681,10 @@ static void xrt__parse_tensor_body(xrt__parser *p, xrt_ir_type *t) {
     p->p++;
   }
   t->shape.dtype = xrt__parse_dtype(p, &t->quant);
-  if (xrt__eat(p, ',')) xrt__skip_balanced(p, false); /* encoding: ignored */
+  if (memref && xrt__peek(p) == ',')
+    xrt__perr(p, p->p, XRT_UNIMPLEMENTED, "memref layouts and memory spaces "
+              "are not supported");
+  if (xrt__eat(p, ',')) xrt__parse_encoding(p, t);
 }
 
 static void xrt__parse_tuple_body(xrt__parser *p, xrt_ir_type *t) {
@@ -649,16 +707,24 @@ XRT__PRIVATE void xrt__parse_type(xrt__parser *p, xrt_ir_type *t) {
   xrt__ws(p);
   const char *at = p->p;
   xrt__depth_in(p);
-  if (xrt__eat_kw(p, "tensor")) {
+  bool memref = false;
+  xrt__tok bang = {NULL, 0};
+  if (xrt__eat_kw(p, "tensor") || (memref = xrt__eat_kw(p, "memref"))) {
     xrt__expect(p, '<');
-    xrt__parse_tensor_body(p, t);
+    xrt__parse_tensor_body(p, t, memref);
+    if (memref) t->kind = XRT__TYPE_MEMREF;
     xrt__expect(p, '>');
   } else if (xrt__eat_kw(p, "tuple")) {
     xrt__expect(p, '<');
     xrt__parse_tuple_body(p, t);
     xrt__expect(p, '>');
-  } else if (xrt__eat(p, '!') && xrt__tok_is(xrt__suffix_name(p), "stablehlo.token")) {
+  } else if (xrt__eat(p, '!') && xrt__tok_is(bang = xrt__suffix_name(p), "stablehlo.token")) {
     t->kind = XRT_TYPE_TOKEN;
+  } else if (xrt__tok_is(bang, "stablehlo.future")) {
+    xrt__expect(p, '<');
+    xrt__parse_tuple_body(p, t);
+    t->kind = XRT__TYPE_FUTURE;
+    xrt__expect(p, '>');
   } else {
     p->p = at;
     if (!xrt__is_idstart(xrt__peek(p)) && xrt__peek(p) != '!')
@@ -886,6 +952,23 @@ static void xrt__lit_hex(xrt__parser *p, xrt_ir_literal *lit, int64_t numel,
   lit->splat = splat;
 }
 
+/* One form for one value, whichever way it was written (a portable
+ * artifact cannot tell them apart): a literal of numel > 1 elements that
+ * are all the same becomes a splat of one (as MLIR stores it), and one of
+ * a single element is a splat only at rank 0 (dense<1.0> : tensor<f32>;
+ * hex, there, says otherwise), a list of one elsewhere. */
+static void xrt__lit_canon(xrt_ir_literal *lit, const xrt_shape *s,
+                           int64_t numel, size_t esz) {
+  if (numel == 1 && s->rank > 0) lit->splat = false; /* bytes: esz either way */
+  if (lit->splat || numel < 2 || !esz || lit->bytes != (size_t)numel * esz)
+    return;
+  const uint8_t *d = (const uint8_t *)lit->data;
+  for (size_t i = esz; i < lit->bytes; i += esz)
+    if (memcmp(d, d + i, esz)) return;
+  lit->splat = true;
+  lit->bytes = esz;
+}
+
 /* Parses the text between dense< and > (already delimited: p->end is set
  * to the closing '>') for a literal of type t. */
 static void xrt__lit_body(xrt__parser *p, const xrt_ir_type *t,
@@ -903,6 +986,7 @@ static void xrt__lit_body(xrt__parser *p, const xrt_ir_type *t,
   }
   if (c == '"') {
     xrt__lit_hex(p, lit, numel, esz);
+    xrt__lit_canon(lit, &t->shape, numel, esz);
     return;
   }
   int64_t text = (int64_t)(p->end - p->p) + 1; /* >= elements possible */
@@ -917,6 +1001,7 @@ static void xrt__lit_body(xrt__parser *p, const xrt_ir_type *t,
   }
   lit->data = w.data;
   lit->bytes = (size_t)(w.n < w.cap ? w.n : w.cap) * esz;
+  xrt__lit_canon(lit, &t->shape, numel, esz);
 }
 
 /* Moves to the '>' that closes a dense<...> body.  Bodies are usually
@@ -933,8 +1018,10 @@ static void xrt__skip_dense_body(xrt__parser *p) {
 }
 
 /* dense<...> : type.  The body is scanned first, then parsed once the type
- * is known. */
-XRT__PRIVATE void xrt__parse_dense(xrt__parser *p, xrt_ir_literal *lit) {
+ * is known.  `index` elements are read as i64 (outside attributes, where
+ * `index` is a type of its own, written gets the type as written). */
+XRT__PRIVATE void xrt__parse_dense_as(xrt__parser *p, xrt_ir_literal *lit,
+                                      xrt_ir_type *written) {
   xrt__expect_kw(p, "dense");
   xrt__expect(p, '<');
   const char *body = p->p;
@@ -948,6 +1035,8 @@ XRT__PRIVATE void xrt__parse_dense(xrt__parser *p, xrt_ir_literal *lit) {
   xrt__parse_type(p, &t);
   if (t.kind != XRT_TYPE_TENSOR)
     xrt__perr(p, tat, XRT_INVALID_ARGUMENT, "dense literal needs a tensor type");
+  if (written) *written = t;
+  if (t.shape.dtype == XRT__DT_INDEX) t.shape.dtype = XRT_S64;
   const char *save = p->p, *save_end = p->end;
   p->p = body;
   p->end = body_end;
@@ -956,6 +1045,10 @@ XRT__PRIVATE void xrt__parse_dense(xrt__parser *p, xrt_ir_literal *lit) {
   if (xrt__peek(p) >= 0) xrt__expected(p, "'>'");
   p->p = save;
   p->end = save_end;
+}
+
+XRT__PRIVATE void xrt__parse_dense(xrt__parser *p, xrt_ir_literal *lit) {
+  xrt__parse_dense_as(p, lit, NULL);
 }
 
 /* ---------------------------------------------------------------------

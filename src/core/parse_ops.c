@@ -136,9 +136,19 @@ static bool xrt__quant_eq(const xrt_ir_quant *a, const xrt_ir_quant *b) {
   return true;
 }
 
+/* A tensor's bounds (XRT__TYPE_BOUNDS), or NULL. */
+static const xrt_ir_type *xrt__p_bounds(const xrt_ir_type *t) {
+  return t->kind == XRT_TYPE_TENSOR && t->elems &&
+                 t->elems->kind == XRT__TYPE_BOUNDS
+             ? t->elems
+             : NULL;
+}
+
 XRT__PRIVATE bool xrt__p_type_eq(const xrt_ir_type *a, const xrt_ir_type *b) {
   if (a->kind != b->kind) return false;
-  if (a->kind == XRT_TYPE_TUPLE) {
+  const xrt_ir_type *ba = xrt__p_bounds(a), *bb = xrt__p_bounds(b);
+  if (!ba != !bb || (ba && !xrt__p_type_eq(ba, bb))) return false;
+  if (a->kind == XRT_TYPE_TUPLE || a->kind == XRT__TYPE_FUTURE) {
     if (a->num_elems != b->num_elems) return false;
     for (int32_t i = 0; i < a->num_elems; i++)
       if (!xrt__p_type_eq(&a->elems[i], &b->elems[i])) return false;
@@ -163,15 +173,15 @@ XRT__PRIVATE void xrt__p_type_fmt(const xrt_ir_type *t, char *buf, size_t cap, s
   } while (0)
   if (t->kind == XRT_TYPE_TOKEN) {
     XRT__FMT("!stablehlo.token");
-  } else if (t->kind == XRT_TYPE_TUPLE) {
-    XRT__FMT("tuple<");
+  } else if (t->kind == XRT_TYPE_TUPLE || t->kind == XRT__TYPE_FUTURE) {
+    XRT__FMT(t->kind == XRT_TYPE_TUPLE ? "tuple<" : "!stablehlo.future<");
     for (int32_t i = 0; i < t->num_elems; i++) {
       if (i) XRT__FMT(", ");
       xrt__p_type_fmt(&t->elems[i], buf, cap, n);
     }
     XRT__FMT(">");
   } else {
-    XRT__FMT("tensor<");
+    XRT__FMT(t->kind == XRT__TYPE_MEMREF ? "memref<" : "tensor<");
     for (int i = 0; i < t->shape.rank; i++)
       if (t->shape.dims[i] < 0) XRT__FMT("?x"); /* XRT_DIM_DYNAMIC */
       else XRT__FMT("%lldx", (long long)t->shape.dims[i]);
@@ -185,7 +195,13 @@ XRT__PRIVATE void xrt__p_type_fmt(const xrt_ir_type *t, char *buf, size_t cap, s
                (long long)q->zero_points[i]);
     if (q) XRT__FMT("%s>", q->axis >= 0 ? "}" : "");
     else
-      XRT__FMT("%s", xrt_dtype_name(t->shape.dtype));
+      XRT__FMT("%s", xrt__dtype_spelling(t->shape.dtype));
+    const xrt_ir_type *b = xrt__p_bounds(t);
+    for (int i = 0; b && i < b->shape.rank; i++)
+      if (b->shape.dims[i] < 0) XRT__FMT("%s?", i ? ", " : ", #stablehlo.bounds<");
+      else XRT__FMT("%s%lld", i ? ", " : ", #stablehlo.bounds<",
+                    (long long)b->shape.dims[i]);
+    if (b && b->shape.rank) XRT__FMT(">");
     XRT__FMT(">");
   }
 #undef XRT__FMT

@@ -31,6 +31,8 @@ static const char *xrt__pretty_key(xrt_opcode code, xrt__tok key) {
       {XRT_OP_RNG, "distribution", "rng_distribution"},
       {XRT_OP_RNG_BIT_GENERATOR, "algorithm", "rng_algorithm"},
       {XRT_OP_DYNAMIC_CONV, "dim_numbers", "dimension_numbers"},
+      {(xrt_opcode)XRT__OP_EINSUM, "config", "einsum_config"},
+      {(xrt_opcode)XRT__OP_UNARY_EINSUM, "config", "einsum_config"},
   };
   for (size_t i = 0; i < sizeof map / sizeof *map; i++)
     if (map[i].op == code && xrt__tok_is(key, map[i].key)) return map[i].name;
@@ -274,13 +276,14 @@ static void xrt__pretty_constant_fn(xrt__parser *p, xrt__opb *b) {
 static void xrt__pretty_constant(xrt__parser *p) {
   xrt__opt_attr_dict(p);
   xrt_ir_literal *lit = xrt__p_alloc(p, sizeof *lit);
-  xrt__parse_dense(p, lit);
+  xrt_ir_type written;
+  xrt__parse_dense_as(p, lit, &written);
   xrt_ir_attr a;
   memset(&a, 0, sizeof a);
   a.kind = XRT_ATTR_DENSE;
   a.lit = lit;
   xrt__add_attr(p, "value", &a);
-  *(xrt_ir_type *)xrt__push_raw(p, &p->tys) = lit->type;
+  *(xrt_ir_type *)xrt__push_raw(p, &p->tys) = written;
 }
 
 /* `@callee(%a, ...) [{attrs}] : (T) -> T` of func.call and custom_call. */
@@ -523,7 +526,15 @@ static void xrt__pretty_top_k(xrt__parser *p, xrt__opb *b) {
 static xrt_opcode xrt__p_opcode(xrt__tok t) {
   if (xrt__tok_is(t, "stablehlo.create_token")) return XRT_OP_AFTER_ALL;
   xrt_opcode c = xrt__opcode_from_name(t.s, t.n);
+  if (c == XRT_OP_INVALID) c = xrt__extra_opcode(t.s, t.n); /* not run */
   return c != XRT_OP_INVALID ? c : xrt__sdy_opcode(t.s, t.n); /* parse_sdy.c */
+}
+
+/* The name an op code prints as. */
+static const char *xrt__p_op_name(xrt_opcode code) {
+  if (xrt__is_sdy_op(code)) return xrt__sdy_name(code);
+  const char *x = xrt__extra_op_name(code);
+  return x ? x : xrt_opcode_name(code);
 }
 
 static void xrt__parse_pretty(xrt__parser *p, xrt__opb *b) {
@@ -540,7 +551,7 @@ static void xrt__parse_pretty(xrt__parser *p, xrt__opb *b) {
   if (code == XRT_OP_INVALID)
     xrt__perr(p, at, XRT_UNIMPLEMENTED, "unknown op '%.*s'", (int)t.n, t.s);
   b->op.code = code;
-  b->op.name = xrt_opcode_name(code);
+  b->op.name = xrt__p_op_name(code);
   if (xrt__is_sdy_op(code)) {
     xrt__sdy_pretty(p, b);
     return;
@@ -588,7 +599,7 @@ static void xrt__parse_generic(xrt__parser *p, xrt__opb *b) {
   if (code == XRT_OP_INVALID)
     xrt__perr(p, at, XRT_UNIMPLEMENTED, "unknown op '%.*s'", (int)t.n, t.s);
   b->op.code = code;
-  b->op.name = xrt__is_sdy_op(code) ? xrt__sdy_name(code) : xrt_opcode_name(code);
+  b->op.name = xrt__p_op_name(code);
   xrt__paren_operands(p);
   if (xrt__peek(p) == '[')
     xrt__perr(p, p->p, XRT_UNIMPLEMENTED, "successor blocks");

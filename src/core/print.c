@@ -37,6 +37,8 @@ typedef struct xrt__prn {
   bool bad;      /* the IR uses a value it never defines */
   const char *dialect; /* of the op being printed: "stablehlo" or "chlo" */
   xrt_opcode code;     /* the op whose attributes are printed */
+  bool index_value;    /* its `value` is of index elements (a constant
+                          whose result is: the parser reads them as i64) */
   int32_t num_values;
   int32_t *num;  /* per value id: its number (-1: not defined yet) */
   int32_t *sub;  /* per value id: -2 block argument, -1 the only result,
@@ -316,7 +318,20 @@ static void xrt__pr_quant(xrt__prn *b, const xrt_ir_quant *q) {
 
 static void xrt__pr_elem_type(xrt__prn *b, const xrt_ir_type *t) {
   if (t->quant) xrt__pr_quant(b, t->quant);
-  else xrt__pr_puts(b, xrt_dtype_name(t->shape.dtype));
+  else xrt__pr_puts(b, xrt__dtype_spelling(t->shape.dtype));
+}
+
+/* A bounded tensor's `, #stablehlo.bounds<16, ?>` (XRT__TYPE_BOUNDS). */
+static void xrt__pr_bounds(xrt__prn *b, const xrt_ir_type *t) {
+  const xrt_ir_type *bd = t->elems;
+  if (!bd || bd->kind != XRT__TYPE_BOUNDS) return;
+  xrt__pr_puts(b, ", #stablehlo.bounds<");
+  for (int32_t i = 0; i < bd->shape.rank && i < XRT_MAX_RANK; i++) {
+    if (i) xrt__pr_puts(b, ", ");
+    if (bd->shape.dims[i] == XRT_DIM_DYNAMIC) xrt__pr_puts(b, "?");
+    else xrt__pr_fmt(b, "%" PRId64, bd->shape.dims[i]);
+  }
+  xrt__pr_puts(b, ">");
 }
 
 /* A type; index: spell i64 elements `index` (layouts are index tensors,
@@ -324,20 +339,22 @@ static void xrt__pr_elem_type(xrt__prn *b, const xrt_ir_type *t) {
 static void xrt__pr_type_as(xrt__prn *b, const xrt_ir_type *t, bool index) {
   if (t->kind == XRT_TYPE_TOKEN) {
     xrt__pr_puts(b, "!stablehlo.token");
-  } else if (t->kind == XRT_TYPE_TUPLE) {
-    xrt__pr_puts(b, "tuple<");
+  } else if (t->kind == XRT_TYPE_TUPLE || t->kind == XRT__TYPE_FUTURE) {
+    xrt__pr_puts(b, t->kind == XRT_TYPE_TUPLE ? "tuple<" : "!stablehlo.future<");
     for (int32_t i = 0; i < t->num_elems; i++) {
       if (i) xrt__pr_puts(b, ", ");
       xrt__pr_type_as(b, &t->elems[i], false);
     }
     xrt__pr_puts(b, ">");
   } else {
-    xrt__pr_puts(b, "tensor<");
+    bool memref = t->kind == XRT__TYPE_MEMREF;
+    xrt__pr_puts(b, memref ? "memref<" : "tensor<");
     for (int32_t i = 0; i < t->shape.rank && i < XRT_MAX_RANK; i++)
       if (t->shape.dims[i] == XRT_DIM_DYNAMIC) xrt__pr_puts(b, "?x");
       else xrt__pr_fmt(b, "%" PRId64 "x", t->shape.dims[i]);
     if (index && !t->quant && t->shape.dtype == XRT_S64) xrt__pr_puts(b, "index");
     else xrt__pr_elem_type(b, t);
+    if (!memref) xrt__pr_bounds(b, t);
     xrt__pr_puts(b, ">");
   }
 }
@@ -396,7 +413,8 @@ static const uint8_t *xrt__pr_lit_list(xrt__prn *b, const xrt_ir_type *t,
 
 /* dense<...> : type.  A splat prints its one element (read back as a
  * splat), an empty literal dense<>, a rank-0 or large one its bytes in hex
- * (read back as not a splat), others as nested lists. */
+ * (read back as not a splat), others as nested lists (xrt__lit_canon
+ * leaves these no list a splat would print the same as). */
 static void xrt__pr_lit(xrt__prn *b, const xrt_ir_literal *l, bool index) {
   const xrt_ir_type *t = &l->type;
   size_t esz = xrt_dtype_size(t->shape.dtype);
@@ -718,7 +736,8 @@ static void xrt__pr_ints(xrt__prn *b, const xrt_ir_attr *a, xrt__pr_where where,
 /* custom_call's layouts: lists of tensor<Nxindex>. */
 static bool xrt__pr_is_layout(const char *name) {
   return xrt__pr_streq(name, "operand_layouts") ||
-         xrt__pr_streq(name, "result_layouts");
+         xrt__pr_streq(name, "result_layouts") ||
+         xrt__pr_streq(name, "result_tilings");
 }
 
 static const char *xrt__pr_int_type(const char *name) {
@@ -748,7 +767,9 @@ static void xrt__pr_attr(xrt__prn *b, const xrt_ir_attr *a, xrt__pr_where where,
     else xrt__pr_ints(b, a, where, name);
     break;
   case XRT_ATTR_DENSE:
-    if (a->lit) xrt__pr_lit(b, a->lit, false);
+    if (a->lit)
+      xrt__pr_lit(b, a->lit, b->index_value && where == XRT__PR_TOP &&
+                                 !parent && xrt__pr_streq(name, "value"));
     else xrt__pr_puts(b, "unit");
     break;
   case XRT_ATTR_TYPE: /* a scalar as its element type (dot_algorithm's
@@ -893,6 +914,9 @@ static void xrt__pr_op(xrt__prn *b, const xrt_ir_func *f, const xrt_ir_op *op,
   if (op->num_attrs) { /* regions may have printed other ops' attributes */
     b->code = op->code;
     b->dialect = strncmp(name, "chlo.", 5) == 0 ? "chlo" : "stablehlo";
+    b->index_value = op->code == XRT_OP_CONSTANT && op->num_results == 1 &&
+                     xrt__pr_valid(b, op->results[0]) &&
+                     f->value_types[op->results[0]].shape.dtype == XRT__DT_INDEX;
     xrt__pr_puts(b, " {");
     xrt__pr_entries(b, op->attrs, op->num_attrs, XRT__PR_TOP, NULL);
     xrt__pr_puts(b, "}");

@@ -57,6 +57,115 @@ XRT__PRIVATE xrt_status xrt__program_index(xrt__program *p) {
   return XRT_OK;
 }
 
+/* ---- constructs xrt reads but does not run (XRT__OP_EXTRA_FIRST) ---- */
+
+/* What of type t xrt does not run ("memref types"), or NULL. */
+static const char *xrt__type_unsupported(const xrt_ir_type *t) {
+  switch (t->kind) {
+  case XRT_TYPE_TOKEN: return NULL;
+  case XRT_TYPE_TUPLE:
+    for (int32_t i = 0; i < t->num_elems; i++) {
+      const char *w = xrt__type_unsupported(&t->elems[i]);
+      if (w) return w;
+    }
+    return NULL;
+  case XRT_TYPE_TENSOR:
+    if (t->shape.dtype == XRT__DT_INDEX) return "tensors of index elements";
+    return NULL;
+  case XRT__TYPE_MEMREF: return "memref types";
+  case XRT__TYPE_FUTURE: return "!stablehlo.future types";
+  default: return "this type";
+  }
+}
+
+typedef struct xrt__unsup {
+  char *buf;
+  size_t cap;
+  bool found;
+} xrt__unsup;
+
+static void xrt__unsup_at(xrt__unsup *u, xrt_ir_loc loc, const char *who,
+                          const char *what, const char *kind, int32_t index) {
+  u->found = true;
+  if (kind)
+    snprintf(u->buf, u->cap, "%s:%d:%d: %s: %s %d: xrt does not run %s",
+             loc.file ? loc.file : "<input>", (int)loc.line, (int)loc.col, who,
+             kind, (int)index, what);
+  else
+    snprintf(u->buf, u->cap, "%s:%d:%d: %s: xrt does not run %s",
+             loc.file ? loc.file : "<input>", (int)loc.line, (int)loc.col, who,
+             what);
+}
+
+/* The values ids[0..n) of f, as kind ("result") of who at loc. */
+static void xrt__unsup_values(xrt__unsup *u, const xrt_ir_func *f,
+                              const int32_t *ids, int32_t n, xrt_ir_loc loc,
+                              const char *who, const char *kind) {
+  for (int32_t i = 0; i < n && !u->found; i++) {
+    if (ids[i] < 0 || ids[i] >= f->num_values) continue;
+    const char *w = xrt__type_unsupported(&f->value_types[ids[i]]);
+    if (w) xrt__unsup_at(u, loc, who, w, kind, i);
+  }
+}
+
+static void xrt__unsup_region(xrt__unsup *u, const xrt_ir_func *f,
+                              const xrt_ir_region *r, const xrt_ir_op *owner) {
+  if (owner)
+    xrt__unsup_values(u, f, r->args, r->num_args, owner->loc, owner->name,
+                      "block argument");
+  for (int32_t i = 0; i < r->num_ops && !u->found; i++) {
+    const xrt_ir_op *op = &r->ops[i];
+    const char *name = op->name ? op->name : "an op";
+    if ((int)op->code >= XRT__OP_EXTRA_FIRST && (int)op->code < XRT__OP_EXTRA_END) {
+      xrt__unsup_at(u, op->loc, name, "this op", NULL, 0);
+      return;
+    }
+    xrt__unsup_values(u, f, op->results, op->num_results, op->loc, name,
+                      "result");
+    for (int32_t k = 0; k < op->num_regions && !u->found; k++)
+      xrt__unsup_region(u, f, &op->regions[k], op);
+  }
+}
+
+/* Describes the first construct of m that xrt reads but does not run into
+ * buf; false when there is none. */
+static bool xrt__find_unsupported(const xrt_ir_module *m, char *buf, size_t cap) {
+  xrt__unsup u = {buf, cap, false};
+  for (int32_t i = 0; i < m->num_funcs && !u.found; i++) {
+    const xrt_ir_func *f = &m->funcs[i];
+    char who[160];
+    snprintf(who, sizeof who, "@%s", f->name ? f->name : "");
+    xrt__unsup_values(&u, f, f->body.args, f->body.num_args, f->loc, who,
+                      "argument");
+    for (int32_t k = 0; k < f->num_results && !u.found; k++) {
+      const char *w = xrt__type_unsupported(&f->result_types[k]);
+      if (w) xrt__unsup_at(&u, f->loc, who, w, "result", k);
+    }
+    if (!u.found) xrt__unsup_region(&u, f, &f->body, NULL);
+  }
+  return u.found;
+}
+
+/* Leaves out the attributes of StableHLO ops that hold the value StableHLO
+ * leaves out (xrt__vhlo_ir_default): as a portable artifact reads, so that
+ * a program's text and its artifact give one IR (and print alike). */
+static void xrt__drop_defaults(const xrt_ir_region *r) {
+  for (int32_t i = 0; i < r->num_ops; i++) {
+    xrt_ir_op *op = (xrt_ir_op *)&r->ops[i]; /* still ours: not yet shared */
+    xrt_ir_attr *attrs = (xrt_ir_attr *)op->attrs;
+    int32_t k = 0;
+    for (int32_t j = 0; j < op->num_attrs; j++)
+      if (!xrt__vhlo_ir_default(op, &attrs[j])) attrs[k++] = attrs[j];
+    op->num_attrs = k;
+    for (int32_t j = 0; j < op->num_regions; j++)
+      xrt__drop_defaults(&op->regions[j]);
+  }
+}
+
+static void xrt__drop_module_defaults(const xrt_ir_module *m) {
+  for (int32_t i = 0; i < m->num_funcs; i++) xrt__drop_defaults(&m->funcs[i].body);
+}
+
 /* Parses and verifies text into the program's arena. */
 static xrt_status xrt__program_build(xrt__program *p, const char *text,
                                      size_t len, const xrt_compile_options *o) {
@@ -82,12 +191,21 @@ static xrt_status xrt__program_build(xrt__program *p, const char *text,
   if (p->module->num_funcs == 0)
     return xrt__fail(XRT_INVALID_ARGUMENT, "%s:%d:1: the program has no "
                      "function", file, 1 + line_offset);
-  /* A shape-polymorphic program is verified once refined (refine.c). */
+  /* A shape-polymorphic program is verified once refined (refine.c); one
+   * that holds what xrt does not run is only parsed (its compiles are
+   * refused). */
+  char why[512];
+  if (xrt__find_unsupported(p->module, why, sizeof why)) {
+    p->unsupported = xrt__arena_strndup(&p->arena, why, strlen(why));
+    if (!p->unsupported) return xrt__nomem("the program's diagnostics");
+  }
   p->dynamic = xrt__refine_needed(p->module);
-  if ((s = p->dynamic ? xrt__normalize_attrs(&p->arena, p->module)
-                      : xrt__normalize_module(&p->arena, p->module)) ||
-      (!p->dynamic && (s = xrt__verify_module(p->module))))
+  bool verify = !p->dynamic && !p->unsupported;
+  if ((s = verify ? xrt__normalize_module(&p->arena, p->module)
+                  : xrt__normalize_attrs(&p->arena, p->module)) ||
+      (verify && (s = xrt__verify_module(p->module))))
     return s;
+  xrt__drop_module_defaults(p->module); /* once checked as written */
   /* Kept for plugins that compile the program with another compiler (a
    * PJRT plugin's PJRT_Client_Compile); an artifact as it came (its text
    * names large constants by reference, and PJRT reads artifacts). */
@@ -373,6 +491,8 @@ static bool xrt__region_cheap(const xrt_ir_module *m, const xrt_ir_func *f,
 XRT__PRIVATE xrt_status xrt__executable_build(xrt__executable *e,
                                         const xrt_compile_options *o) {
   xrt__client *c = e->client;
+  if (e->program->unsupported)
+    return xrt__fail(XRT_UNIMPLEMENTED, "%s", e->program->unsupported);
   xrt_status s = xrt__refine_executable(e, o); /* shape-polymorphic */
   if (s) return s;
   const xrt_ir_module *m = e->program->module;

@@ -306,3 +306,27 @@ XRT__PRIVATE xrt_opcode xrt__opcode_from_name(const char *s, size_t n) {
   }
   return XRT_OP_INVALID;
 }
+
+/* Ops of the StableHLO dialect that xrt reads and prints but does not run
+ * (XRT__OP_EXTRA_FIRST in internal.h), in code order. */
+static const char *const xrt__extra_ops[XRT__OP_EXTRA_END - XRT__OP_EXTRA_FIRST] = {
+    "stablehlo.async_done",         "stablehlo.async_start",
+    "stablehlo.cross-replica-sum",  "stablehlo.einsum",
+    "stablehlo.set_dimension_size", "stablehlo.torch_index_select",
+    "stablehlo.unary_einsum"};
+
+XRT__PRIVATE xrt_opcode xrt__extra_opcode(const char *s, size_t n) {
+  for (size_t i = 0; i < XRT__ARRAY_SIZE(xrt__extra_ops); i++)
+    if (strlen(xrt__extra_ops[i]) == n && !memcmp(xrt__extra_ops[i], s, n))
+      return (xrt_opcode)(XRT__OP_EXTRA_FIRST + (int)i);
+  return XRT_OP_INVALID;
+}
+
+XRT__PRIVATE const char *xrt__extra_op_name(int code) {
+  if (code < XRT__OP_EXTRA_FIRST || code >= XRT__OP_EXTRA_END) return NULL;
+  return xrt__extra_ops[code - XRT__OP_EXTRA_FIRST];
+}
+
+XRT__PRIVATE const char *xrt__dtype_spelling(xrt_dtype t) {
+  return t == XRT__DT_INDEX ? "index" : xrt_dtype_name(t);
+}
