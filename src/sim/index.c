@@ -873,6 +873,8 @@ typedef struct sim_rwin {
   /* The dimensions the window spans (more than one element), for the
    * typed kernels below: span[1] is -1 for a window of one dimension. */
   int32_t span[2];
+  int32_t rowtmp; /* separable kernels: one operand row of scratch */
+  int64_t xw;     /* that row's length (the operand's last dimension) */
 } sim_rwin;
 
 /* reduce_window of one f32 operand whose body is add, maximum or minimum
@@ -924,6 +926,103 @@ typedef struct sim_rwin {
 SIM_RWIN_F32(sim_run_rwin_add_f32, SIM_RWIN_ADD)
 SIM_RWIN_F32(sim_run_rwin_max_f32, SIM_RWIN_MAX)
 SIM_RWIN_F32(sim_run_rwin_min_f32, SIM_RWIN_MIN)
+
+#if defined(__GNUC__)
+/* Separable max and min pools: a window over the last two dimensions
+ * without dilation (an NCHW pool).  Maximum and minimum do not depend on
+ * the order they combine in (signed zeros included; of several NaNs, one
+ * is kept), so each result row first combines the window's operand rows
+ * lane by lane (sixteen at a time), then each result takes its window's
+ * columns of that row.  Lanes follow SIM_FMAX / SIM_FMIN: NaN wins, +0 is
+ * the larger zero. */
+typedef float sim_rw_v16 __attribute__((vector_size(64)));
+typedef int32_t sim_rw_i16 __attribute__((vector_size(64)));
+
+#define SIM_RW_SEL(c, a, b)                                                   \
+  ((sim_rw_v16)(((sim_rw_i16)(a) & (c)) | ((sim_rw_i16)(b) & ~(c))))
+/* r = comb(a, b) lane by lane; ISMAX: maximum, else minimum. */
+#define SIM_RW_COMB(r, a, b, ISMAX)                                           \
+  do {                                                                        \
+    sim_rw_i16 ai_ = (sim_rw_i16)(a), bi_ = (sim_rw_i16)(b);                  \
+    sim_rw_v16 z_ = (sim_rw_v16)((ISMAX) ? (ai_ & bi_) : (ai_ | bi_));        \
+    r = SIM_RW_SEL((ISMAX) ? (a) > (b) : (a) < (b), a, b);                    \
+    r = SIM_RW_SEL((a) == (b), z_, r);                                        \
+    r = SIM_RW_SEL((b) != (b), b, r);                                         \
+    r = SIM_RW_SEL((a) != (a), a, r);                                         \
+  } while (0)
+
+#define SIM_RWSEP(NAME, ISMAX, SCALAR)                                        \
+  static void NAME##_rows(float *acc, const float *row, int64_t n) {          \
+    int64_t i = 0;                                                            \
+    for (; i + 16 <= n; i += 16) {                                            \
+      sim_rw_v16 a, b, r;                                                     \
+      memcpy(&a, acc + i, sizeof a);                                          \
+      memcpy(&b, row + i, sizeof b);                                          \
+      SIM_RW_COMB(r, a, b, ISMAX);                                            \
+      memcpy(acc + i, &r, sizeof r);                                          \
+    }                                                                         \
+    for (; i < n; i++) acc[i] = SCALAR(acc[i], row[i]);                       \
+  }                                                                           \
+  static xrt_status NAME(const sim_step *st, void **vals, sim_cx *cx) {       \
+    (void)cx;                                                                 \
+    const sim_rwin *r = (const sim_rwin *)st->data;                           \
+    const sim_win *w = &r->w;                                                 \
+    const float *x = (const float *)vals[st->in[0]];                          \
+    const float init = *(const float *)vals[st->in[1]];                       \
+    float *out = (float *)vals[st->out[0]], *tmp = (float *)vals[r->rowtmp];  \
+    int32_t da = w->rank - 2, db = w->rank - 1;                               \
+    int64_t wa = w->wdims[da], wb = w->wdims[db], ob = w->odims[db];          \
+    int64_t ri[XRT_MAX_RANK] = {0};                                           \
+    for (int64_t o = 0; o < w->onumel; o += ob) {                             \
+      int64_t base = 0;                                                       \
+      int pad = 0;                                                            \
+      for (int32_t d = 0; d < da; d++) {                                      \
+        int64_t t = w->tab[d][ri[d]];                                         \
+        pad |= t < 0;                                                         \
+        base += t;                                                            \
+      }                                                                       \
+      for (int64_t i = 0; i < r->xw; i++) tmp[i] = init;                      \
+      const int64_t *ta = w->tab[da] + ri[da] * wa;                           \
+      for (int64_t ka = 0; !pad && ka < wa; ka++)                             \
+        if (ta[ka] >= 0) NAME##_rows(tmp, x + base + ta[ka], r->xw);          \
+      for (int64_t j = 0; j < ob; j++) {                                      \
+        const int64_t *tb = w->tab[db] + j * wb;                              \
+        float acc = init;                                                     \
+        for (int64_t kb = 0; kb < wb; kb++)                                   \
+          if (tb[kb] >= 0) acc = SCALAR(acc, tmp[tb[kb]]);                    \
+        out[o + j] = acc;                                                     \
+      }                                                                       \
+      sim_win_next(db, w->odims, ri); /* the next result row */               \
+    }                                                                         \
+    return XRT_OK;                                                            \
+  }
+SIM_RWSEP(sim_run_rwsep_max_f32, 1, SIM_RWIN_MAX)
+SIM_RWSEP(sim_run_rwsep_min_f32, 0, SIM_RWIN_MIN)
+#endif
+
+/* The separable kernel for r when it applies (see above), else NULL. */
+static sim_run_fn sim_rwin_separable(sim_fcc *fc, sim_rwin *r,
+                                     const xrt_shape *X,
+                                     const sim_win_attrs *a) {
+#if defined(__GNUC__)
+  const sim_win *w = &r->w;
+  xrt_opcode code = r->body.fast_code;
+  int32_t da = w->rank - 2, db = w->rank - 1;
+  if (w->rank < 2 || r->span[0] != da || r->span[1] != db ||
+      (code != XRT_OP_MAXIMUM && code != XRT_OP_MINIMUM))
+    return NULL;
+  for (int32_t d = da; d <= db; d++)
+    if ((a->bd && a->bd[d] != 1) || (a->wdl && a->wdl[d] != 1)) return NULL;
+  r->xw = X->dims[db];
+  if (sim_temp(fc, sizeof(float) * (size_t)(r->xw ? r->xw : 1), &r->rowtmp))
+    return NULL; /* the general kernel needs no scratch */
+  return code == XRT_OP_MAXIMUM ? sim_run_rwsep_max_f32
+                                : sim_run_rwsep_min_f32;
+#else
+  (void)fc, (void)r, (void)X, (void)a;
+  return NULL;
+#endif
+}
 
 /* The typed kernel for r (see above), or NULL for the general path. */
 static sim_run_fn sim_rwin_kernel(sim_rwin *r, xrt_dtype t) {
@@ -1005,6 +1104,10 @@ SIM_PRIVATE xrt_status sim_lower_reduce_window(sim_fcc *fc, const xrt_ir_op *op,
   r->n = n;
   st->data = r;
   st->run = sim_rwin_kernel(r, types[0]);
+  if (st->run) {
+    sim_run_fn sep = sim_rwin_separable(fc, r, X, &a);
+    if (sep) st->run = sep;
+  }
   if (!st->run) st->run = sim_run_reduce_window;
   return XRT_OK;
 }
