@@ -53,7 +53,8 @@ WIN_PLUGINS := $(WIN_BUILD)/xrt_sim.dll $(WIN_BUILD)/xrt_tiny.dll \
 #                 test_pjrt_abi runs)
 # (test_disk_cache runs, without its one fork() test; its two-thread test
 # covers the same races on Windows.)
-WIN_TEST_SKIP := test_trace test_plugins test_pjrt_host test_pjrt_adapter
+WIN_TEST_SKIP := test_trace test_plugins test_pjrt_host test_pjrt_adapter \
+                 test_pjrt_plugin_alloc
 WIN_TESTS := $(filter-out $(WIN_TEST_SKIP:%=$(WIN_BUILD)/%.exe),\
                $(TEST_SRCS:test/%.c=$(WIN_BUILD)/%.exe))
 WIN_HOST_HEADERS := $(WIN_BUILD)/include/cmocka.h \

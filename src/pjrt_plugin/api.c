@@ -95,6 +95,7 @@ static void xp_version_parse(const char *s, int64_t out[XP_VERSION_PARTS]) {
 static void xp_minimum_version(int64_t out[XP_VERSION_PARTS]) {
   xrt_context_options co;
   xrt_context_options_init(&co);
+  co.allocator = xp_allocator();
   co.env_plugins = false;
   xrt_context *ctx = NULL;
   xrt_plugin_info info;
@@ -164,10 +165,10 @@ static PJRT_Error *xp_context_create(PJRT_ExecuteContext_Create_Args *args) {
   static const char fn[] = "PJRT_ExecuteContext_Create";
   XP_ARGS(fn, args, PJRT_ExecuteContext_Create_Args_STRUCT_SIZE);
   args->context = NULL;
-  xp_exec_context *x = (xp_exec_context *)malloc(sizeof *x);
+  xp_exec_context *x = (xp_exec_context *)xp_malloc(sizeof *x);
   if (x) x->handle = (PJRT_ExecuteContext *)xp_handle_new(x, XP_KIND_EXEC_CONTEXT);
   if (!x || !x->handle) {
-    free(x);
+    xp_free(x);
     return xp_error(PJRT_Error_Code_RESOURCE_EXHAUSTED,
                     "%s: out of host memory", fn);
   }
@@ -182,7 +183,7 @@ static PJRT_Error *xp_context_destroy(PJRT_ExecuteContext_Destroy_Args *args) {
   xp_exec_context *x = (xp_exec_context *)xp_handle_retire(
       args->context, XP_KIND_EXEC_CONTEXT);
   if (!x) return xp_error_stale(fn, "args->context", "PJRT_ExecuteContext");
-  free(x);
+  xp_free(x);
   return NULL;
 }
 

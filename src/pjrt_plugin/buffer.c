@@ -109,7 +109,7 @@ static xp_buffer *xp_record_new(void) {
     xp_num_spare--;
   }
   xp_spare_give();
-  if (!b && (b = (xp_buffer *)malloc(sizeof *b))) b->slot = XP_NO_SLOT;
+  if (!b && (b = (xp_buffer *)xp_malloc(sizeof *b))) b->slot = XP_NO_SLOT;
   return b;
 }
 
@@ -125,7 +125,7 @@ static void xp_record_free(xp_buffer *b) {
   xp_spare_give();
   if (keep) return;
   if (b->slot != XP_NO_SLOT) xp_handle_slot_free(b->slot);
-  free(b);
+  xp_free(b);
 }
 
 #if defined(__GNUC__)
@@ -134,7 +134,7 @@ __attribute__((destructor)) static void xp_spares_unload(void) {
   while (xp_spare) {
     xp_buffer *b = xp_spare;
     xp_spare = b->next_spare;
-    free(b);
+    xp_free(b);
   }
   xp_num_spare = 0;
 }
@@ -370,7 +370,7 @@ static PJRT_Error *xp_upload(const char *fn,
                       "%s: %zu byte_strides for %zu dimensions", fn,
                       a->num_byte_strides, s->num_dims);
     if (bytes && !xp_strides_dense(s, a->byte_strides, es)) {
-      if (!(tmp = (uint8_t *)malloc(bytes)))
+      if (!(tmp = (uint8_t *)xp_malloc(bytes)))
         return xp_error(PJRT_Error_Code_RESOURCE_EXHAUSTED,
                         "%s: out of host memory (%zu bytes to gather strided "
                         "data)", fn, bytes);
@@ -379,7 +379,7 @@ static PJRT_Error *xp_upload(const char *fn,
     }
   }
   xrt_status st = xrt_buffer_from_host(c->xc, d->xd, &xs, src, out);
-  free(tmp);
+  xp_free(tmp);
   return st ? xp_error_xrt(fn, st) : NULL;
 }
 

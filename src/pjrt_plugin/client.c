@@ -184,16 +184,17 @@ static void xp_client_free(xp_client *c) {
     for (int i = 0; i < c->num_devices; i++) xp_device_fini(&c->devices[i]);
   if (c->xc) xrt_client_release(c->xc);
   if (c->context) xrt_context_release(c->context);
-  free(c->devices);
-  free(c->device_list);
-  free(c->memory_list);
-  free(c->platform_version);
-  free(c);
+  xp_free(c->devices);
+  xp_free(c->device_list);
+  xp_free(c->memory_list);
+  xp_free(c->platform_version);
+  xp_free(c);
 }
 
 static xrt_status xp_client_open(const xp_create_options *o, xp_client *c) {
   xrt_context_options co;
   xrt_context_options_init(&co);
+  co.allocator = xp_allocator(); /* xrt's allocations are the plugin's */
   co.builtin_plugins = true;
   co.env_plugins = false;
   xrt_status s = xrt_context_create(&co, &c->context);
@@ -202,6 +203,7 @@ static xrt_status xp_client_open(const xp_create_options *o, xp_client *c) {
   xrt_client_options_init(&opts);
   opts.plugin = "sim";
   opts.context = c->context;
+  opts.allocator = xp_allocator();
   opts.topology.process_index = 0;
   opts.topology.process_count = 1;
   opts.topology.host_index = 0;
@@ -218,9 +220,11 @@ static PJRT_Error *xp_client_devices_init(const char *fn, xp_client *c) {
   int n = xrt_client_device_count(c->xc);
   if (n < 0) return xp_error_xrt(fn, xrt_last_status());
   c->num_devices = n;
-  c->devices = (xp_device *)calloc((size_t)n ? (size_t)n : 1, sizeof *c->devices);
-  c->device_list = (PJRT_Device **)calloc((size_t)n + 1, sizeof(PJRT_Device *));
-  c->memory_list = (PJRT_Memory **)calloc((size_t)n + 1, sizeof(PJRT_Memory *));
+  c->devices = (xp_device *)xp_calloc((size_t)n, sizeof *c->devices);
+  c->device_list =
+      (PJRT_Device **)xp_calloc((size_t)n + 1, sizeof(PJRT_Device *));
+  c->memory_list =
+      (PJRT_Memory **)xp_calloc((size_t)n + 1, sizeof(PJRT_Memory *));
   if (!c->devices || !c->device_list || !c->memory_list)
     return xp_error(PJRT_Error_Code_RESOURCE_EXHAUSTED,
                     "%s: out of host memory (device lists)", fn);
@@ -270,7 +274,7 @@ static PJRT_Error *xp_client_create(PJRT_Client_Create_Args *args) {
   xp_create_options o;
   PJRT_Error *e = xp_options_read(fn, args, &o);
   if (e) return e;
-  xp_client *c = (xp_client *)calloc(1, sizeof *c);
+  xp_client *c = (xp_client *)xp_calloc(1, sizeof *c);
   if (!c)
     return xp_error(PJRT_Error_Code_RESOURCE_EXHAUSTED,
                     "%s: out of host memory", fn);

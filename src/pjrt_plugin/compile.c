@@ -96,7 +96,7 @@ static PJRT_Error *xp_compile(PJRT_Client_Compile_Args *args) {
                                args->compile_options_size, &o);
   if (e) return e;
   e = xp_compile_with(fn, c, args->program, &o, &args->executable);
-  free(o.assignment);
+  xp_free(o.assignment);
   return e;
 }
 

@@ -42,7 +42,8 @@ static void xp_attr_convert(const xrt_attribute *a, PJRT_NamedValue *v) {
 static PJRT_Error *xp_device_attributes(const char *fn, xp_device *d) {
   int n = xrt_device_attribute_count(d->xd);
   if (n < 0) return xp_error_xrt(fn, xrt_last_status());
-  d->attributes = (PJRT_NamedValue *)calloc((size_t)n + 1, sizeof *d->attributes);
+  d->attributes =
+      (PJRT_NamedValue *)xp_calloc((size_t)n + 1, sizeof *d->attributes);
   if (!d->attributes)
     return xp_error(PJRT_Error_Code_RESOURCE_EXHAUSTED,
                     "%s: out of host memory (device attributes)", fn);
@@ -95,11 +96,11 @@ XP_PRIVATE void xp_device_fini(xp_device *d) {
   if (d->handle) xp_handle_retire(d->handle, XP_KIND_DEVICE);
   if (d->desc_handle) xp_handle_retire(d->desc_handle, XP_KIND_DESCRIPTION);
   if (d->memory_handle) xp_handle_retire(d->memory_handle, XP_KIND_MEMORY);
-  free(d->attributes);
-  free(d->debug_string);
-  free(d->to_string);
-  free(d->mem_debug_string);
-  free(d->mem_to_string);
+  xp_free(d->attributes);
+  xp_free(d->debug_string);
+  xp_free(d->to_string);
+  xp_free(d->mem_debug_string);
+  xp_free(d->mem_to_string);
 }
 
 /* The record behind a handle of the given kind, or NULL with *err set. */

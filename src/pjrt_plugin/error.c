@@ -41,7 +41,7 @@ static PJRT_Error *xp_error_v(PJRT_Error_Code code, const char *fmt,
   int n = vsnprintf(NULL, 0, fmt, ap2);
   va_end(ap2);
   if (n < 0) n = 0;
-  PJRT_Error *e = (PJRT_Error *)malloc(sizeof *e + (size_t)n + 1);
+  PJRT_Error *e = (PJRT_Error *)xp_malloc(sizeof *e + (size_t)n + 1);
   if (!e) return (PJRT_Error *)xp_handle_reserved(XP_RESERVED_OOM_ERROR);
   char *text = (char *)(e + 1);
   vsnprintf(text, (size_t)n + 1, fmt, ap);
@@ -50,7 +50,7 @@ static PJRT_Error *xp_error_v(PJRT_Error_Code code, const char *fmt,
   e->message = text;
   PJRT_Error *h = (PJRT_Error *)xp_handle_new(e, XP_KIND_ERROR);
   if (h) return h;
-  free(e);
+  xp_free(e);
   return (PJRT_Error *)xp_handle_reserved(XP_RESERVED_OOM_ERROR);
 }
 
@@ -93,7 +93,7 @@ XP_PRIVATE const char *xp_error_message(const PJRT_Error *error) {
 static int xp_error_release(PJRT_Error *error) {
   if ((void *)error == xp_handle_reserved(XP_RESERVED_OOM_ERROR)) return 1;
   PJRT_Error *e = (PJRT_Error *)xp_handle_retire(error, XP_KIND_ERROR);
-  free(e);
+  xp_free(e);
   return e != NULL;
 }
 
@@ -127,7 +127,7 @@ XP_PRIVATE PJRT_Error *xp_error_stale(const char *fn, const char *what,
 }
 
 XP_PRIVATE char *xp_strndup(const char *s, size_t n) {
-  char *d = (char *)malloc(n + 1);
+  char *d = (char *)xp_malloc(n + 1);
   if (!d) return NULL;
   if (n) memcpy(d, s, n);
   d[n] = '\0';
@@ -140,7 +140,7 @@ XP_PRIVATE char *xp_format(const char *fmt, ...) {
   va_copy(ap2, ap);
   int n = vsnprintf(NULL, 0, fmt, ap2);
   va_end(ap2);
-  char *d = n < 0 ? NULL : (char *)malloc((size_t)n + 1);
+  char *d = n < 0 ? NULL : (char *)xp_malloc((size_t)n + 1);
   if (d) vsnprintf(d, (size_t)n + 1, fmt, ap);
   va_end(ap);
   return d;

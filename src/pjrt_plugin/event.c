@@ -26,7 +26,7 @@ static PJRT_Event *xp_event_publish(xp_event *ev) {
   if (ev->handle) return ev->handle;
   if (ev->xe) xrt_event_release(ev->xe);
   xp_error_free(ev->error);
-  free(ev);
+  xp_free(ev);
   return NULL;
 }
 
@@ -39,7 +39,7 @@ static inline int xp_event_is_ok(const PJRT_Event *event) {
 
 XP_PRIVATE PJRT_Event *xp_event_ready(PJRT_Error *error) {
   if (!error) return (PJRT_Event *)xp_handle_reserved(XP_RESERVED_EVENT_OK);
-  xp_event *ev = (xp_event *)calloc(1, sizeof *ev);
+  xp_event *ev = (xp_event *)xp_calloc(1, sizeof *ev);
   if (!ev) {
     xp_error_free(error);
     return NULL;
@@ -49,7 +49,7 @@ XP_PRIVATE PJRT_Event *xp_event_ready(PJRT_Error *error) {
 }
 
 XP_PRIVATE PJRT_Event *xp_event_wrap(xrt_event *xe) {
-  xp_event *ev = (xp_event *)calloc(1, sizeof *ev);
+  xp_event *ev = (xp_event *)xp_calloc(1, sizeof *ev);
   if (!ev) {
     xrt_event_release(xe);
     return NULL;
@@ -78,7 +78,7 @@ XP_PRIVATE int xp_event_free(PJRT_Event *event) {
   if (!ev) return 0;
   if (ev->xe) xrt_event_release(ev->xe);
   xp_error_free(ev->error);
-  free(ev);
+  xp_free(ev);
   return 1;
 }
 
@@ -149,7 +149,7 @@ static void xp_on_ready_fire(void *user, xrt_status status,
     e = xp_error(xp_code_of(status), "PJRT_Event_OnReady: %s",
                  message && *message ? message : xrt_strerror(status));
   r->callback(e, r->user_arg); /* the callback owns e */
-  free(r);
+  xp_free(r);
 }
 
 /* Ready events call back at once, on the calling thread; pending ones
@@ -172,7 +172,7 @@ static PJRT_Error *xp_event_on_ready(PJRT_Event_OnReady_Args *args) {
     args->callback(xp_event_outcome(fn, ev), args->user_arg);
     return NULL;
   }
-  xp_on_ready *r = (xp_on_ready *)malloc(sizeof *r);
+  xp_on_ready *r = (xp_on_ready *)xp_malloc(sizeof *r);
   if (!r)
     return xp_error(PJRT_Error_Code_RESOURCE_EXHAUSTED,
                     "%s: out of host memory", fn);
@@ -180,7 +180,7 @@ static PJRT_Error *xp_event_on_ready(PJRT_Event_OnReady_Args *args) {
   r->user_arg = args->user_arg;
   xrt_status s = xrt_event_on_ready(ev->xe, xp_on_ready_fire, r);
   if (s) {
-    free(r);
+    xp_free(r);
     return xp_error_xrt(fn, s);
   }
   return NULL;

@@ -17,16 +17,16 @@
 static void xp_core_free(xp_exe_core *k) {
   xrt_executable *xe = atomic_exchange(&k->xe, NULL);
   if (xe) xrt_executable_release(xe);
-  free(k->name);
-  free(k->outputs);
-  free(k->output_types);
-  free(k->output_dims);
-  free(k->output_dim_sizes);
-  free(k->output_kinds);
-  free(k->output_kind_sizes);
-  free(k->devices);
-  free(k->xdevices);
-  free(k);
+  xp_free(k->name);
+  xp_free(k->outputs);
+  xp_free(k->output_types);
+  xp_free(k->output_dims);
+  xp_free(k->output_dim_sizes);
+  xp_free(k->output_kinds);
+  xp_free(k->output_kind_sizes);
+  xp_free(k->devices);
+  xp_free(k->xdevices);
+  xp_free(k);
 }
 
 XP_PRIVATE void xp_core_unref(xp_exe_core *k) {
@@ -36,11 +36,13 @@ XP_PRIVATE void xp_core_unref(xp_exe_core *k) {
 /* Output shapes, types, dimensions and memory kinds. */
 static int xp_core_outputs(xp_exe_core *k, xrt_executable *xe) {
   size_t n = k->num_outputs, total = 0;
-  k->outputs = (xp_shape *)calloc(n + 1, sizeof *k->outputs);
-  k->output_types = (PJRT_Buffer_Type *)calloc(n + 1, sizeof *k->output_types);
-  k->output_dim_sizes = (size_t *)calloc(n + 1, sizeof *k->output_dim_sizes);
-  k->output_kinds = (const char **)calloc(n + 1, sizeof *k->output_kinds);
-  k->output_kind_sizes = (size_t *)calloc(n + 1, sizeof *k->output_kind_sizes);
+  k->outputs = (xp_shape *)xp_calloc(n + 1, sizeof *k->outputs);
+  k->output_types =
+      (PJRT_Buffer_Type *)xp_calloc(n + 1, sizeof *k->output_types);
+  k->output_dim_sizes = (size_t *)xp_calloc(n + 1, sizeof *k->output_dim_sizes);
+  k->output_kinds = (const char **)xp_calloc(n + 1, sizeof *k->output_kinds);
+  k->output_kind_sizes =
+      (size_t *)xp_calloc(n + 1, sizeof *k->output_kind_sizes);
   if (!k->outputs || !k->output_types || !k->output_dim_sizes ||
       !k->output_kinds || !k->output_kind_sizes)
     return 0;
@@ -54,7 +56,7 @@ static int xp_core_outputs(xp_exe_core *k, xrt_executable *xe) {
     k->output_kind_sizes[i] = sizeof XP_MEMORY_KIND - 1;
     total += k->outputs[i].num_dims;
   }
-  k->output_dims = (int64_t *)calloc(total + 1, sizeof *k->output_dims);
+  k->output_dims = (int64_t *)xp_calloc(total + 1, sizeof *k->output_dims);
   if (!k->output_dims) return 0;
   for (size_t i = 0, at = 0; i < n; i++)
     for (size_t d = 0; d < k->outputs[i].num_dims; d++)
@@ -65,8 +67,8 @@ static int xp_core_outputs(xp_exe_core *k, xrt_executable *xe) {
 /* The devices of logical ids 0 .. replicas * partitions - 1. */
 static int xp_core_devices(xp_exe_core *k, xp_client *c, xrt_executable *xe) {
   size_t n = k->num_devices;
-  k->devices = (PJRT_Device **)calloc(n + 1, sizeof *k->devices);
-  k->xdevices = (xrt_device **)calloc(n + 1, sizeof *k->xdevices);
+  k->devices = (PJRT_Device **)xp_calloc(n + 1, sizeof *k->devices);
+  k->xdevices = (xrt_device **)xp_calloc(n + 1, sizeof *k->xdevices);
   if (!k->devices || !k->xdevices) return 0;
   for (size_t i = 0; i < n; i++) {
     xrt_device *xd = xrt_executable_device(xe, (int)i);
@@ -81,7 +83,7 @@ static int xp_core_devices(xp_exe_core *k, xp_client *c, xrt_executable *xe) {
 static PJRT_Error *xp_core_create(const char *fn, xp_client *c,
                                   xrt_executable *xe, const char *fingerprint,
                                   xp_exe_core **out) {
-  xp_exe_core *k = (xp_exe_core *)calloc(1, sizeof *k);
+  xp_exe_core *k = (xp_exe_core *)xp_calloc(1, sizeof *k);
   if (!k) {
     xrt_executable_release(xe);
     return xp_error(PJRT_Error_Code_RESOURCE_EXHAUSTED,
@@ -121,14 +123,14 @@ XP_PRIVATE PJRT_Error *xp_loaded_create(const char *fn, xp_client *c,
   xp_exe_core *k = NULL;
   PJRT_Error *e = xp_core_create(fn, c, xe, fingerprint, &k);
   if (e) return e;
-  xp_loaded *l = (xp_loaded *)calloc(1, sizeof *l);
+  xp_loaded *l = (xp_loaded *)xp_calloc(1, sizeof *l);
   if (l) {
     l->core = k;
     atomic_init(&l->deleted, 0);
     l->handle = (PJRT_LoadedExecutable *)xp_handle_new(l, XP_KIND_LOADED);
   }
   if (!l || !l->handle) {
-    free(l);
+    xp_free(l);
     xp_core_unref(k);
     return xp_error(PJRT_Error_Code_RESOURCE_EXHAUSTED,
                     "%s: out of host memory", fn);
@@ -178,7 +180,7 @@ static PJRT_Error *xp_exe_destroy(PJRT_Executable_Destroy_Args *args) {
       (xp_executable *)xp_handle_retire(args->executable, XP_KIND_EXECUTABLE);
   if (!x) return xp_error_stale(fn, "args->executable", "PJRT_Executable");
   xp_core_unref(x->core);
-  free(x);
+  xp_free(x);
   return NULL;
 }
 
@@ -283,7 +285,7 @@ static PJRT_Error *xp_loaded_destroy(PJRT_LoadedExecutable_Destroy_Args *args) {
     return xp_error_stale(fn, "args->executable", "PJRT_LoadedExecutable");
   xp_loaded_delete_xe(l);
   xp_core_unref(l->core);
-  free(l);
+  xp_free(l);
   return NULL;
 }
 
@@ -293,13 +295,13 @@ static PJRT_Error *xp_loaded_executable(
   XP_LOADED_ARG(fn, args, PJRT_LoadedExecutable_GetExecutable_Args,
                 loaded_executable);
   args->executable = NULL;
-  xp_executable *x = (xp_executable *)malloc(sizeof *x);
+  xp_executable *x = (xp_executable *)xp_malloc(sizeof *x);
   if (x) {
     x->core = l->core;
     x->handle = (PJRT_Executable *)xp_handle_new(x, XP_KIND_EXECUTABLE);
   }
   if (!x || !x->handle) {
-    free(x);
+    xp_free(x);
     return xp_error(PJRT_Error_Code_RESOURCE_EXHAUSTED,
                     "%s: out of host memory", fn);
   }

@@ -42,18 +42,19 @@ static xrt_buffer **xp_scratch_bufs(xp_scratch *s, size_t n) {
   s->heap_bufs = s->heap_lists = NULL;
   if (n <= XP_STACK_PTRS) return s->bufs;
   if (n > SIZE_MAX / sizeof(xrt_buffer *)) return NULL;
-  return (xrt_buffer **)(s->heap_bufs = malloc(n * sizeof(xrt_buffer *)));
+  return (xrt_buffer **)(s->heap_bufs = xp_malloc(n * sizeof(xrt_buffer *)));
 }
 
 static xrt_buffer ***xp_scratch_lists(xp_scratch *s, size_t n) {
   if (n <= XP_STACK_LISTS) return s->lists;
   if (n > SIZE_MAX / sizeof(xrt_buffer **)) return NULL;
-  return (xrt_buffer ***)(s->heap_lists = malloc(n * sizeof(xrt_buffer **)));
+  s->heap_lists = xp_malloc(n * sizeof(xrt_buffer **));
+  return (xrt_buffer ***)s->heap_lists;
 }
 
 static void xp_scratch_free(xp_scratch *s) {
-  free(s->heap_bufs);
-  free(s->heap_lists);
+  xp_free(s->heap_bufs);
+  xp_free(s->heap_lists);
 }
 
 /* What one call works on. */
@@ -98,9 +99,12 @@ static PJRT_Error *xp_outputs_wrap(const xp_call *c, size_t list,
     dst[j] = xp_buffer_wrap(outs[j], d, &c->core->outputs[j]);
     outs[j] = NULL;
     if (dst[j]) continue;
-    while (j > 0) xp_buffer_free(dst[--j]);
     for (size_t r = j + 1; r < c->num_outputs; r++)
       if (outs[r]) xrt_buffer_release(outs[r]);
+    while (j > 0) { /* nothing is returned on failure */
+      xp_buffer_free(dst[--j]);
+      dst[j] = NULL;
+    }
     return xp_error(PJRT_Error_Code_RESOURCE_EXHAUSTED,
                     "%s: out of host memory (output buffers)", c->fn);
   }

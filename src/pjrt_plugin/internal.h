@@ -33,7 +33,7 @@
  *
  * The files (src/pjrt_plugin/sources.txt; the single file
  * xrt_pjrt_plugin.c is ../pjrt/pjrt_abi.h, this header and these):
- *   handle.c      the handle table
+ *   handle.c      the handle table, and the allocator every file uses
  *   error.c       PJRT_Error, status mapping, argument checks' messages
  *   event.c       PJRT_Event
  *   client.c      clients and their named-value create options
@@ -82,6 +82,35 @@
 #define XP_PLATFORM_NAME "xrt-sim"
 /* The one memory kind a device has. */
 #define XP_MEMORY_KIND "device"
+
+/* ----------------------------------------------------------------------
+ * Host memory (handle.c)
+ * -------------------------------------------------------------------- */
+
+/* Every allocation of the plugin goes through these (malloc's, calloc's
+ * and free's contract; a size of 0 gives a block of its own), and so do
+ * those of the xrt contexts and clients it creates (xp_allocator). */
+XP_PRIVATE void *xp_malloc(size_t size);
+XP_PRIVATE void *xp_calloc(size_t n, size_t size);
+XP_PRIVATE void xp_free(void *p);
+/* xp_malloc and xp_free as an xrt allocator. */
+XP_PRIVATE xrt_allocator xp_allocator(void);
+
+#ifdef XP_ALLOC_HOOKS
+/* Test hooks, compiled in only where XP_ALLOC_HOOKS is defined (by
+ * test/test_pjrt_plugin_alloc.c, which compiles these files in; never in
+ * libxrt_pjrt.so or the single file).  xp_alloc_fail_after: from now on
+ * allocation n + 1 fails (the first one for n = 0), and with persistent
+ * every one after it too; n < 0: none fails from now on (the default).
+ * xp_alloc_calls: the allocations asked for from the last n >= 0 to the
+ * next n < 0; xp_alloc_failed: whether one of them failed; xp_alloc_live:
+ * the blocks allocated and not yet freed.  Thread-safe; they count the
+ * whole process's allocations (xrt's device threads included). */
+XP_PRIVATE void xp_alloc_fail_after(long n, int persistent);
+XP_PRIVATE long xp_alloc_calls(void);
+XP_PRIVATE int xp_alloc_failed(void);
+XP_PRIVATE long xp_alloc_live(void);
+#endif
 
 /* ----------------------------------------------------------------------
  * Handles (handle.c)
@@ -418,8 +447,8 @@ XP_PRIVATE int xp_event_free(PJRT_Event *event);
 XP_PRIVATE PJRT_Event *xp_event_wrap(xrt_event *xe);
 
 /* Reads the fields of a serialized CompileOptionsProto that xrt uses
- * (proto.c).  *out_assignment (malloc'd, NULL when none) lists device ids
- * by logical id. */
+ * (proto.c).  *out_assignment (from xp_malloc, NULL when none) lists
+ * device ids by logical id. */
 typedef struct xp_compile_options {
   int64_t num_replicas, num_partitions; /* 0: from the module */
   int *assignment;                      /* [replicas * partitions] or NULL */
@@ -442,7 +471,7 @@ XP_PRIVATE void xp_execute_register(PJRT_Api *api);
 
 /* A copy of s (n bytes, NUL added); NULL when out of memory. */
 XP_PRIVATE char *xp_strndup(const char *s, size_t n);
-/* A malloc'd printf result; NULL when out of memory. */
+/* A printf result from xp_malloc; NULL when out of memory. */
 XP_PRIVATE char *xp_format(const char *fmt, ...) XP_PRINTF(1, 2);
 
 #endif /* XP_INTERNAL_H */

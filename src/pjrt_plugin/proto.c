@@ -204,16 +204,16 @@ static int xp_pb_assignment_counts(xp_pb *r, int64_t *replicas,
   return !r->why;
 }
 
-/* Fills ids[replica * computations + computation] from the lists; *bad
- * says what is inconsistent when the bytes are well-formed. */
-static int xp_pb_assignment_ids(xp_pb *r, int *ids, int64_t replicas,
-                                int64_t computations, const char **bad) {
+/* Fills ids[replica * computations + computation] from the lists
+ * (column: room for one list); *bad says what is inconsistent when the
+ * bytes are well-formed. */
+static int xp_pb_assignment_ids(xp_pb *r, int *ids, int *column,
+                                int64_t replicas, int64_t computations,
+                                const char **bad) {
   uint32_t f;
   xp_wire w;
   xp_pb sub;
   int64_t c = 0, n;
-  int *column = (int *)malloc((size_t)replicas * sizeof *column);
-  if (!column) return *bad = "out of host memory", 0;
   while (!*bad && xp_pb_key(r, &f, &w)) {
     if (f != XP_DA_COMPUTATION_DEVICES || w != XP_WIRE_LEN) {
       if (!xp_pb_skip(r, f, w, 0)) break;
@@ -232,7 +232,6 @@ static int xp_pb_assignment_ids(xp_pb *r, int *ids, int64_t replicas,
       ids[i * computations + c] = column[i];
     c++;
   }
-  free(column);
   return !r->why && !*bad;
 }
 
@@ -251,13 +250,18 @@ static PJRT_Error *xp_pb_assignment(const char *fn, xp_pb *r,
                     "replica_count %lld, computation_count %lld and %lld "
                     "computation_devices", fn, (long long)R, (long long)C,
                     (long long)listed);
-  o->assignment = (int *)malloc((size_t)(R * C) * sizeof *o->assignment);
-  if (!o->assignment)
+  /* (o->assignment is freed by the caller, also on failure) */
+  o->assignment = (int *)xp_malloc((size_t)(R * C) * sizeof *o->assignment);
+  int *column = o->assignment ? (int *)xp_malloc((size_t)R * sizeof *column)
+                              : NULL;
+  if (!column)
     return xp_error(PJRT_Error_Code_RESOURCE_EXHAUSTED,
                     "%s: out of host memory", fn);
   const char *bad = NULL;
   pass = *r;
-  if (!xp_pb_assignment_ids(&pass, o->assignment, R, C, &bad)) {
+  int ok = xp_pb_assignment_ids(&pass, o->assignment, column, R, C, &bad);
+  xp_free(column);
+  if (!ok) {
     if (!bad) return xp_pb_adopt(r, &pass), NULL;
     return xp_error(PJRT_Error_Code_INVALID_ARGUMENT,
                     "%s: compile_options: device assignment: %s", fn, bad);
@@ -283,7 +287,7 @@ static PJRT_Error *xp_pb_build_options(const char *fn, xp_pb *r,
           (int64_t)v;
     } else if (f == XP_BO_DEVICE_ASSIGNMENT && w == XP_WIRE_LEN) {
       if (!xp_pb_len(r, &sub)) break;
-      free(o->assignment); /* the last one counts, as protobuf says */
+      xp_free(o->assignment); /* the last one counts, as protobuf says */
       o->assignment = NULL;
       PJRT_Error *e = xp_pb_assignment(fn, &sub, o);
       if (e || !xp_pb_adopt(r, &sub)) return e;
@@ -336,7 +340,7 @@ XP_PRIVATE PJRT_Error *xp_compile_options_parse(const char *fn,
                  "%lld", fn, (long long)out->num_replicas,
                  (long long)out->num_partitions);
   if (e) {
-    free(out->assignment);
+    xp_free(out->assignment);
     out->assignment = NULL;
   }
   return e;
