@@ -47,7 +47,8 @@ WIN_PLUGINS := $(WIN_BUILD)/xrt_sim.dll $(WIN_BUILD)/xrt_tiny.dll \
 #                 nothing; Windows needs a privilege for them) and the
 #                 POSIX "name:path" lists; test_platform covers loading,
 #                 scans, XRT_PLUGINS and file identity on Windows instead
-#   test_pjrt_host, test_pjrt_adapter  libxrt_pjrt.so and the fake PJRT
+#   test_pjrt_host, test_pjrt_adapter, test_pjrt_plugin_alloc
+#                 libxrt_pjrt.so (or its sources) and the fake PJRT
 #                 plugins, which the Windows build does not make (the
 #                 adapter itself is in the Windows library, and
 #                 test_pjrt_abi runs)
