@@ -254,7 +254,9 @@ static xrt_status sim_lower_conv_common(sim_fcc *fc, const xrt_ir_op *op,
     if (!t) return XRT_RESOURCE_EXHAUSTED;
     sim_conv_tables(c, c->pad, t);
     c->tab = t;
-    xrt_status grc; /* large f32/f64 convolutions: packed GEMM */
+    xrt_status grc; /* f32/f64 depthwise ones: conv_dw.c */
+    if (sim_conv_dw_lower(fc, c, st, &grc)) return grc;
+    /* large f32/f64 convolutions: packed GEMM */
     if (sim_gemm_lower_conv(fc, c, st, &grc)) return grc;
   }
   st->data = c;

@@ -645,7 +645,13 @@ typedef struct sim_gblk {
 
 /* Copies n elements of one row of A, from column k of the panel on, into
  * a strip-packed micro-panel of kb columns (see SIM_GK_STRIP); src NULL
- * means zeros. */
+ * means zeros.  Only the AVX-512 kernel has strips (k->fs), so the runs
+ * (at most a strip each) are masked vector copies, not calls to memcpy:
+ * features come in short runs when a window position has few (the RGB
+ * input of a first layer). */
+#if SIM_GEMM_X86
+__attribute__((target("avx512f")))
+#endif
 static void sim_gstrip_put(float *dst, int64_t MR, int64_t kb, int64_t i,
                            int64_t k, int64_t n, const float *src) {
   while (n > 0) {
@@ -653,12 +659,18 @@ static void sim_gstrip_put(float *dst, int64_t MR, int64_t kb, int64_t i,
     int64_t S = kb - s0 < SIM_GK_STRIP ? kb - s0 : SIM_GK_STRIP;
     int64_t c = S - t < n ? S - t : n;
     float *d = dst + s0 * MR + i * S + t;
+#if SIM_GEMM_X86
+    __mmask16 m = (__mmask16)((1u << c) - 1); /* c <= 16 */
+    _mm512_mask_storeu_ps(d, m, src ? _mm512_maskz_loadu_ps(m, src)
+                                    : _mm512_setzero_ps());
+#else
     if (c == SIM_GK_STRIP && src) /* constant size: one vector copy */
       memcpy(d, src, sizeof(float) * SIM_GK_STRIP);
     else if (src)
       memcpy(d, src, sizeof(float) * (size_t)c);
     else
       memset(d, 0, sizeof(float) * (size_t)c);
+#endif
     k += c, n -= c;
     if (src) src += c;
   }
@@ -677,6 +689,48 @@ __attribute__((target("avx512f"))) static void sim_gstrip_put16(
 }
 #endif
 
+#if SIM_GEMM_X86
+enum { SIM_GSHORT_MAX = 1024 }; /* most k of a short-run panel */
+
+/* sim_gpack_conv_strip for runs shorter than a strip (Cg < 16): each row
+ * is gathered into a buffer, a masked load per window position, then put
+ * into its strips. */
+__attribute__((target("avx512f"))) static void sim_gpack_conv_short(
+    const sim_gemm *g, const float *a, int64_t r0, int64_t mv, int64_t k0,
+    int64_t kb, float *dst) {
+  const sim_gconv *cv = g->conv;
+  const int64_t MR = g->k->mr, Cg = cv->Cg;
+  int32_t ns = cv->ns;
+  float row[SIM_GSHORT_MAX + SIM_GK_STRIP];
+  for (int64_t i = 0; i < MR; i++) {
+    if (i >= mv) {
+      sim_gstrip_put(dst, MR, kb, i, 0, kb, NULL);
+      continue;
+    }
+    const int32_t *mp = cv->mpos + (r0 + i) * ns;
+    const float *base = a + g->am[r0 + i];
+    int64_t w = k0 / Cg, f = k0 % Cg;
+    for (int64_t k = 0; k < kb; w++, f = 0) {
+      int64_t run = Cg - f < kb - k ? Cg - f : kb - k;
+      const int32_t *kw = cv->kwin + w * ns;
+      int64_t off = 0;
+      int ok = 1;
+      for (int32_t s = 0; s < ns; s++) {
+        int64_t t = cv->tab[mp[s] + kw[s]];
+        ok &= t >= 0;
+        off += t;
+      }
+      __mmask16 m = (__mmask16)((1u << run) - 1);
+      /* whole vectors out: the next run overwrites the rest */
+      _mm512_storeu_ps(row + k, ok ? _mm512_maskz_loadu_ps(m, base + off + f)
+                                   : _mm512_setzero_ps());
+      k += run;
+    }
+    sim_gstrip_put(dst, MR, kb, i, 0, kb, row);
+  }
+}
+#endif
+
 /* A convolution micro-panel for f32 with contiguous features (lf == 1),
  * strip-packed: per window position each row copies a run of features, or
  * zeros (padding, rows past mv). */
@@ -686,6 +740,12 @@ static void sim_gpack_conv_strip(const sim_gemm *g, const float *a,
   const int64_t MR = g->k->mr;
   const sim_gconv *cv = g->conv;
   int32_t ns = cv->ns;
+#if SIM_GEMM_X86
+  if (cv->Cg < SIM_GK_STRIP && kb <= SIM_GSHORT_MAX) {
+    sim_gpack_conv_short(g, a, r0, mv, k0, kb, dst);
+    return;
+  }
+#endif
   /* Only the AVX-512 kernel has strips (k->fs), so the vector copy runs. */
   int whole = cv->Cg % SIM_GK_STRIP == 0 && k0 % SIM_GK_STRIP == 0 &&
               kb % SIM_GK_STRIP == 0;
@@ -1141,10 +1201,14 @@ static int sim_gemm_big(int64_t M, int64_t N, int64_t K) {
   return M > 0 && N > 0 && (double)M * (double)N * (double)(K ? K : 64) >= 4096;
 }
 
+SIM_PRIVATE int sim_gemm_isa(sim_cc *cc) {
+  if (!cc->gemm_known) cc->gemm_path = sim_gemm_path(), cc->gemm_known = 1;
+  return cc->gemm_path;
+}
+
 /* A kernel for element type t, or NULL (then the plain loops run). */
 static const sim_gk *sim_gemm_kernel(sim_cc *cc, xrt_dtype t) {
-  if (!cc->gemm_known) cc->gemm_path = sim_gemm_path(), cc->gemm_known = 1;
-  int p = cc->gemm_path;
+  int p = sim_gemm_isa(cc);
   if (p < 0 || (t != XRT_F32 && t != XRT_F64)) return NULL;
   const sim_gk *k = &sim_gks[t == XRT_F64][p];
   return k->fn ? k : &sim_gks[t == XRT_F64][0];

@@ -1523,6 +1523,13 @@ typedef struct sim_conv {
 /* ---- gemm.c ---- */
 SIM_PRIVATE int sim_gemm_lower_conv(sim_fcc *fc, const sim_conv *c, sim_step *st,
                                xrt_status *rc);
+/* The GEMM micro-kernels' instruction set: -1 off, 0 portable, 1 AVX2,
+ * 2 AVX-512 (XRT_SIM_GEMM, XRT_SIM_ISA and the CPU decide). */
+SIM_PRIVATE int sim_gemm_isa(sim_cc *cc);
+
+/* ---- conv_dw.c ---- */
+SIM_PRIVATE int sim_conv_dw_lower(sim_fcc *fc, const sim_conv *c, sim_step *st,
+                                  xrt_status *rc);
 
 /* ---- conv.c ---- */
 SIM_PRIVATE xrt_status sim_lower_convolution(sim_fcc *fc, const xrt_ir_op *op,

@@ -1,0 +1,595 @@
+/*
+ * test_sim_conv_dw.c - depthwise convolutions (feature_group_count = input
+ * features): the simulator's kernels of src/sim/conv_dw.c, features-inner
+ * (NHWC) and row by row (NCHW and other layouts), f32 and f64, against a
+ * reference written here.
+ *
+ * The reference sums, in double, over window positions in row-major order
+ * from 0, padding and lhs-dilation holes as zeros.  On small integers every
+ * product and sum is exact, so results must agree bit for bit; on reals
+ * within the error bound of n additions in the element type,
+ * (n + 2) u sum |x w| (twice that for f64, whose reference rounds too).
+ * Also: the same bits as the packed GEMM computes for one feature alone,
+ * the same bits on several threads, 0 * inf at the padding, the depthwise
+ * shapes of MobileNetV2, the shapes that stay with the other paths, and
+ * (same reference, groups of several features) the GEMM's packing of
+ * short feature runs (a first layer on RGB).  MIT licensed.
+ */
+#include "test_util.h"
+
+#include <float.h>
+#include <math.h>
+
+#define C(state) ((xrt_client *)*(state))
+
+/* Logical dimensions: lhs and result [b, f, s0..], rhs [o, i, s0..].  C
+ * groups of I input features (I = 1: depthwise) and mult results each. */
+typedef struct dw_case {
+  int ns, f64, ints;
+  int64_t N, C, mult, I;
+  int64_t in[3], k[3], s[3], lo[3], hi[3], ld[3], rd[3];
+  int rev[3];
+  int lp[5], rp[5], op[5]; /* logical dimension at each position */
+} dw_case;
+
+static int64_t out_dim(const dw_case *k, int d) {
+  int64_t dil = (k->in[d] - 1) * k->ld[d] + 1;
+  int64_t padded = dil + k->lo[d] + k->hi[d];
+  int64_t wext = (k->k[d] - 1) * k->rd[d] + 1;
+  return padded < wext ? 0 : (padded - wext) / k->s[d] + 1;
+}
+
+/* Logical sizes of each operand. */
+static void sizes(const dw_case *k, int64_t *ls, int64_t *rs, int64_t *os) {
+  ls[0] = k->N, ls[1] = k->C * k->I;
+  rs[0] = k->C * k->mult, rs[1] = k->I;
+  os[0] = k->N, os[1] = k->C * k->mult;
+  for (int d = 0; d < k->ns; d++) {
+    ls[2 + d] = k->in[d], rs[2 + d] = k->k[d], os[2 + d] = out_dim(k, d);
+  }
+}
+
+/* Element strides per logical dimension of a row-major tensor whose
+ * position p holds logical dimension perm[p]. */
+static void strides(int rank, const int *perm, const int64_t *sz, int64_t *st) {
+  int64_t s = 1;
+  for (int p = rank - 1; p >= 0; p--) {
+    st[perm[p]] = s;
+    s *= sz[perm[p]];
+  }
+}
+
+static int64_t numel(int rank, const int64_t *sz) {
+  int64_t n = 1;
+  for (int i = 0; i < rank; i++)
+    n *= sz[i];
+  return n;
+}
+
+/* The reference; sabs[i]: sum |x w| of result i.  x, w as doubles. */
+static void reference(const dw_case *k, const double *x, const double *w,
+                      double *y, double *sabs) {
+  int rank = k->ns + 2;
+  int64_t ls[5], rs[5], os[5], lst[5], rst[5], ost[5];
+  sizes(k, ls, rs, os);
+  strides(rank, k->lp, ls, lst);
+  strides(rank, k->rp, rs, rst);
+  strides(rank, k->op, os, ost);
+  int64_t oi[5] = {0};
+  int64_t total = numel(rank, os);
+  for (int64_t e = 0; e < total; e++) {
+    int64_t r = e; /* logical row-major index of the result */
+    for (int d = rank - 1; d >= 0; d--)
+      oi[d] = r % os[d], r /= os[d];
+    int64_t g = oi[1] / k->mult;
+    double sum = 0, sa = 0;
+    int64_t kk[3] = {0, 0, 0};
+    int64_t nwin = numel(k->ns, k->k);
+    for (int64_t t = 0; t < nwin; t++) {
+      int64_t rem = t, loff = oi[0] * lst[0];
+      int valid = 1;
+      for (int d = k->ns - 1; d >= 0; d--)
+        kk[d] = rem % k->k[d], rem /= k->k[d];
+      int64_t woff = oi[1] * rst[0];
+      for (int d = 0; d < k->ns; d++) {
+        int64_t kr = k->rev[d] ? k->k[d] - 1 - kk[d] : kk[d];
+        int64_t p = oi[2 + d] * k->s[d] + kr * k->rd[d] - k->lo[d];
+        if (p < 0 || p % k->ld[d] || p / k->ld[d] >= k->in[d])
+          valid = 0;
+        else
+          loff += p / k->ld[d] * lst[2 + d];
+        woff += kk[d] * rst[2 + d];
+      }
+      for (int64_t i = 0; i < k->I; i++) {
+        double xv = valid ? x[loff + (g * k->I + i) * lst[1]] : 0.0;
+        double wv = w[woff + i * rst[1]];
+        sum += xv * wv;
+        sa += fabs(xv * wv);
+      }
+    }
+    int64_t yo = 0;
+    for (int d = 0; d < rank; d++)
+      yo += oi[d] * ost[d];
+    y[yo] = sum, sabs[yo] = sa;
+  }
+}
+
+static const char letters_l[] = "bf", letters_r[] = "oi";
+
+static size_t dn_part(char *buf, size_t cap, int rank, const int *perm,
+                      const char *let) {
+  size_t n = 0;
+  n += (size_t)snprintf(buf + n, cap - n, "[");
+  for (int p = 0; p < rank; p++) {
+    if (perm[p] < 2)
+      n += (size_t)snprintf(buf + n, cap - n, "%s%c", p ? ", " : "",
+                            let[perm[p]]);
+    else
+      n += (size_t)snprintf(buf + n, cap - n, "%s%d", p ? ", " : "",
+                            perm[p] - 2);
+  }
+  n += (size_t)snprintf(buf + n, cap - n, "]");
+  return n;
+}
+
+static void ttype(char *buf, size_t cap, int rank, const int *perm,
+                  const int64_t *sz, int f64) {
+  size_t n = (size_t)snprintf(buf, cap, "tensor<");
+  for (int p = 0; p < rank; p++)
+    n += (size_t)snprintf(buf + n, cap - n, "%lldx", (long long)sz[perm[p]]);
+  snprintf(buf + n, cap - n, "%s>", f64 ? "f64" : "f32");
+}
+
+static char *program(const dw_case *k) {
+  int rank = k->ns + 2;
+  int64_t ls[5], rs[5], os[5];
+  sizes(k, ls, rs, os);
+  char lt[128], rt[128], ot[128], dn[128],
+      st[64] = "", pad[128] = "", ld[64] = "", rd[64] = "", rev[64] = "";
+  ttype(lt, sizeof lt, rank, k->lp, ls, k->f64);
+  ttype(rt, sizeof rt, rank, k->rp, rs, k->f64);
+  ttype(ot, sizeof ot, rank, k->op, os, k->f64);
+  size_t n = dn_part(dn, sizeof dn, rank, k->lp, letters_l);
+  n += (size_t)snprintf(dn + n, sizeof dn - n, "x");
+  n += dn_part(dn + n, sizeof dn - n, rank, k->rp, letters_r);
+  n += (size_t)snprintf(dn + n, sizeof dn - n, "->");
+  dn_part(dn + n, sizeof dn - n, rank, k->op, letters_l);
+  size_t a = 0, b = 0, c = 0, e = 0, g = 0;
+  a += (size_t)snprintf(pad, sizeof pad, "[");
+  for (int d = 0; d < k->ns; d++) {
+    const char *sep = d ? ", " : "";
+    b += (size_t)snprintf(st + b, sizeof st - b, "%s%lld", sep,
+                          (long long)k->s[d]);
+    a += (size_t)snprintf(pad + a, sizeof pad - a, "%s[%lld, %lld]", sep,
+                          (long long)k->lo[d], (long long)k->hi[d]);
+    c += (size_t)snprintf(ld + c, sizeof ld - c, "%s%lld", sep,
+                          (long long)k->ld[d]);
+    e += (size_t)snprintf(rd + e, sizeof rd - e, "%s%lld", sep,
+                          (long long)k->rd[d]);
+    g += (size_t)snprintf(rev + g, sizeof rev - g, "%s%s", sep,
+                          k->rev[d] ? "true" : "false");
+  }
+  snprintf(pad + a, sizeof pad - a, "]");
+  char *prog = malloc(2048);
+  assert_non_null(prog);
+  snprintf(prog, 2048,
+           "func.func @main(%%x: %s, %%w: %s) -> %s {\n"
+           "  %%0 = \"stablehlo.convolution\"(%%x, %%w) {\n"
+           "    window_strides = array<i64: %s>,\n"
+           "    padding = dense<%s> : tensor<%dx2xi64>,\n"
+           "    lhs_dilation = array<i64: %s>, rhs_dilation = array<i64: %s>,\n"
+           "    window_reversal = array<i1: %s>,\n"
+           "    dimension_numbers = #stablehlo.conv<%s>,\n"
+           "    feature_group_count = %lld : i64, batch_group_count = 1 : i64\n"
+           "  } : (%s, %s) -> %s\n"
+           "  func.return %%0 : %s\n}\n",
+           lt, rt, ot, st, pad, k->ns, ld, rd, rev, dn, (long long)k->C, lt, rt,
+           ot, ot);
+  return prog;
+}
+
+static uint32_t rng_state = 2024;
+static uint32_t rnd(uint32_t n) {
+  rng_state = rng_state * 1664525u + 1013904223u;
+  return (rng_state >> 8) % n;
+}
+
+/* Values: small integers (exact sums) or reals in [-1, 1) as floats. */
+static void fill(double *v, int64_t n, int ints) {
+  for (int64_t i = 0; i < n; i++)
+    v[i] = ints ? (double)((int)rnd(7) - 3)
+                : (double)(float)((double)rnd(1u << 20) / (1 << 19) - 1.0);
+}
+
+static void *pack(const double *v, int64_t n, int f64) {
+  void *p = malloc((size_t)(n ? n : 1) * (f64 ? 8 : 4));
+  assert_non_null(p);
+  for (int64_t i = 0; i < n; i++) {
+    if (f64)
+      ((double *)p)[i] = v[i];
+    else
+      ((float *)p)[i] = (float)v[i];
+  }
+  return p;
+}
+
+static xrt_shape phys_shape(const dw_case *k, const int *perm,
+                            const int64_t *sz) {
+  int64_t dims[5];
+  for (int p = 0; p < k->ns + 2; p++)
+    dims[p] = sz[perm[p]];
+  return tu_shape(k->f64 ? XRT_F64 : XRT_F32, k->ns + 2, dims);
+}
+
+/* Runs k on client cl with x, w (doubles in physical order); the result
+ * in *out. */
+static void run(xrt_client *cl, const dw_case *k, const double *x,
+                const double *w, tu_out *out) {
+  int rank = k->ns + 2;
+  int64_t ls[5], rs[5], os[5];
+  sizes(k, ls, rs, os);
+  char *prog = program(k);
+  void *xb = pack(x, numel(rank, ls), k->f64);
+  void *wb = pack(w, numel(rank, rs), k->f64);
+  tu_in in[2] = {{phys_shape(k, k->lp, ls), xb},
+                 {phys_shape(k, k->rp, rs), wb}};
+  xrt_status st = tu_run(cl, prog, 2, in, out);
+  if (st != XRT_OK)
+    fail_msg("%s: %s\n%s", xrt_strerror(st), tu_msg, prog);
+  assert_int_equal(out->bytes[0], (size_t)numel(rank, os) * (k->f64 ? 8 : 4));
+  free(prog), free(xb), free(wb);
+}
+
+static double elem(const tu_out *o, int64_t i, int f64) {
+  return f64 ? ((const double *)o->data[0])[i]
+             : (double)((const float *)o->data[0])[i];
+}
+
+/* Runs k and checks it against the reference; with cl2, also that cl2
+ * (another thread count) gives the same bits. */
+static void check(xrt_client *cl, xrt_client *cl2, const dw_case *k) {
+  int rank = k->ns + 2;
+  int64_t ls[5], rs[5], os[5];
+  sizes(k, ls, rs, os);
+  int64_t nx = numel(rank, ls), nw = numel(rank, rs), ny = numel(rank, os);
+  double *x = malloc(sizeof *x * (size_t)(nx + 1));
+  double *w = malloc(sizeof *w * (size_t)(nw + 1));
+  double *y = malloc(sizeof *y * (size_t)(ny + 1));
+  double *sa = malloc(sizeof *sa * (size_t)(ny + 1));
+  assert_true(x && w && y && sa);
+  fill(x, nx, k->ints);
+  fill(w, nw, k->ints);
+  reference(k, x, w, y, sa);
+  tu_out o;
+  run(cl, k, x, w, &o);
+  int64_t nwin = numel(k->ns, k->k) * k->I;
+  double u = k->f64 ? 0x1p-53 : 0x1p-24;
+  for (int64_t i = 0; i < ny; i++) {
+    double got = elem(&o, i, k->f64);
+    double want = k->f64 ? y[i] : (double)(float)y[i];
+    if (k->ints) {
+      if (memcmp(&got, &want, sizeof got) != 0) {
+        char *prog = program(k);
+        fail_msg("element %lld: %.17g, want %.17g (exact)\n%s", (long long)i,
+                 got, want, prog);
+      }
+      continue;
+    }
+    double tol = (double)(nwin + 2) * u * sa[i] * (k->f64 ? 2 : 1) +
+                 (k->f64 ? DBL_MIN : FLT_MIN);
+    if (!(fabs(got - y[i]) <= tol)) {
+      char *prog = program(k);
+      fail_msg("element %lld: %.17g, want %.17g within %.3g\n%s", (long long)i,
+               got, y[i], tol, prog);
+    }
+  }
+  if (cl2) {
+    tu_out o2;
+    run(cl2, k, x, w, &o2);
+    assert_int_equal(o2.bytes[0], o.bytes[0]);
+    assert_memory_equal(o2.data[0], o.data[0], o.bytes[0]);
+    tu_out_free(&o2);
+  }
+  tu_out_free(&o);
+  free(x), free(w), free(y), free(sa);
+}
+
+/* Layouts: 0 features last (NHWC / HWIO), 1 features first (NCHW /
+ * OIHW), 2 random. */
+static void layout(dw_case *k, int which) {
+  int rank = k->ns + 2;
+  for (int t = 0; t < 3; t++) {
+    int *perm = t == 0 ? k->lp : t == 1 ? k->rp : k->op;
+    if (which == 0) { /* [b, 0.., f], [0.., i, o], [b, 0.., f] */
+      if (t == 1) {
+        for (int d = 0; d < k->ns; d++)
+          perm[d] = 2 + d;
+        perm[k->ns] = 1, perm[k->ns + 1] = 0;
+      } else {
+        perm[0] = 0;
+        for (int d = 0; d < k->ns; d++)
+          perm[1 + d] = 2 + d;
+        perm[k->ns + 1] = 1;
+      }
+    } else {
+      for (int p = 0; p < rank; p++)
+        perm[p] = p;
+      if (which == 2)
+        for (int p = rank - 1; p > 0; p--) {
+          int q = (int)rnd((uint32_t)p + 1), tmp = perm[p];
+          perm[p] = perm[q], perm[q] = tmp;
+        }
+    }
+  }
+}
+
+static dw_case random_case(void) {
+  dw_case k;
+  memset(&k, 0, sizeof k);
+  uint32_t r = rnd(10);
+  k.ns = r < 2 ? 1 : r < 9 ? 2 : 3;
+  k.f64 = rnd(5) == 0;
+  k.ints = rnd(2) == 0;
+  k.N = 1 + rnd(3);
+  k.C = 1 + rnd(40), k.I = 1;
+  k.mult = rnd(4) == 0 ? 2 + rnd(2) : 1;
+  for (;;) {
+    int64_t P = 1;
+    for (int d = 0; d < k.ns; d++) {
+      int small = k.ns == 3;
+      k.in[d] = 1 + rnd(small ? 5 : 12);
+      k.k[d] = 1 + rnd(small ? 3 : 5);
+      k.s[d] = 1 + rnd(2);
+      k.lo[d] = (int64_t)rnd(4) - 1;
+      k.hi[d] = (int64_t)rnd(4) - 1;
+      k.ld[d] = rnd(4) == 0 ? 2 : 1;
+      k.rd[d] = rnd(4) == 0 ? 2 : 1;
+      k.rev[d] = rnd(5) == 0;
+      P *= out_dim(&k, d);
+    }
+    if (P > 0)
+      break;
+  }
+  layout(&k, (int)rnd(3));
+  return k;
+}
+
+/* Random shapes, attributes and layouts (and a few C = 1, which stay with
+ * the GEMM path). */
+static void test_random(void **state) {
+  xrt_client *cl2 = tu_client(1, 3, 0);
+  for (int i = 0; i < 300; i++) {
+    dw_case k = random_case();
+    check(C(state), i % 10 == 0 ? cl2 : NULL, &k);
+  }
+  xrt_client_release(cl2);
+}
+
+static dw_case conv2d(int64_t N, int64_t H, int64_t W, int64_t Cn, int64_t mult,
+                      int64_t kh, int64_t kw, int64_t s, int64_t pad, int lay,
+                      int f64, int ints) {
+  dw_case k;
+  memset(&k, 0, sizeof k);
+  k.ns = 2, k.f64 = f64, k.ints = ints, k.N = N, k.C = Cn, k.mult = mult;
+  k.I = 1;
+  k.in[0] = H, k.in[1] = W, k.k[0] = kh, k.k[1] = kw;
+  for (int d = 0; d < 2; d++) {
+    k.s[d] = s, k.lo[d] = k.hi[d] = pad, k.ld[d] = k.rd[d] = 1;
+  }
+  layout(&k, lay);
+  return k;
+}
+
+/* The depthwise convolutions of MobileNetV2 (3x3, padding 1), NHWC as JAX
+ * writes them and NCHW, reals. */
+static void test_mobilenet_shapes(void **state) {
+  static const int64_t sh[][3] = {
+      {112, 32, 1}, {112, 96, 2}, {56, 144, 1}, {56, 144, 2}, {28, 192, 1},
+      {28, 192, 2}, {14, 384, 1}, {14, 576, 1}, {14, 576, 2}, {7, 960, 1}};
+  for (size_t i = 0; i < TU_COUNT(sh); i++)
+    for (int lay = 0; lay < 2; lay++) {
+      dw_case k = conv2d(1, sh[i][0], sh[i][0], sh[i][1], 1, 3, 3, sh[i][2], 1,
+                         lay, 0, 0);
+      check(C(state), NULL, &k);
+    }
+}
+
+/* Several threads split the results: the same bits as one. */
+static void test_threads(void **state) {
+  xrt_client *cl2 = tu_client(1, 4, 0);
+  for (int lay = 0; lay < 3; lay++) {
+    dw_case k = conv2d(2, 40, 33, 48, 1, 3, 3, 1, 1, lay, 0, 0);
+    check(C(state), cl2, &k);
+    k = conv2d(3, 21, 20, 24, 2, 5, 5, 2, 2, lay, 1, 0);
+    check(C(state), cl2, &k);
+  }
+  xrt_client_release(cl2);
+}
+
+/* Runs a 2-D convolution of reals and returns its result (free it). */
+static void *run_real(xrt_client *cl, const dw_case *k, const double *x,
+                      const double *w, size_t *bytes) {
+  tu_out o;
+  run(cl, k, x, w, &o);
+  void *p = malloc(o.bytes[0]);
+  assert_non_null(p);
+  memcpy(p, o.data[0], o.bytes[0]);
+  *bytes = o.bytes[0];
+  tu_out_free(&o);
+  return p;
+}
+
+/* Each feature alone is an ordinary convolution of one input and one
+ * result feature, which (24 x 24 results of 9 products) goes to the packed
+ * GEMM: the depthwise kernels add in its order with its kind of multiply-
+ * add (fused or not), so the bits agree, whatever XRT_SIM_ISA says. */
+static void test_same_bits_as_gemm(void **state) {
+  for (int lay = 0; lay < 2; lay++)
+    for (int f64 = 0; f64 < 2; f64++) {
+      const int64_t Cn = 5, H = 24;
+      dw_case k = conv2d(1, H, H, Cn, 1, 3, 3, 1, 1, lay, f64, 0);
+      int64_t nx = H * H * Cn, nw = 9 * Cn;
+      double *x = malloc(sizeof *x * (size_t)nx),
+             *w = malloc(sizeof *w * (size_t)nw);
+      double *x1 = malloc(sizeof *x1 * (size_t)(H * H));
+      assert_true(x && w && x1);
+      fill(x, nx, 0);
+      fill(w, nw, 0);
+      size_t bytes, b1, es = f64 ? 8 : 4;
+      char *all = run_real(C(state), &k, x, w, &bytes);
+      assert_int_equal(bytes, (size_t)(H * H * Cn) * es);
+      dw_case k1 = k;
+      k1.C = 1;
+      for (int64_t f = 0; f < Cn; f++) {
+        double w1[9];
+        for (int64_t i = 0; i < H * H; i++) /* feature f of x */
+          x1[i] = lay == 0 ? x[i * Cn + f] : x[f * H * H + i];
+        for (int t = 0; t < 9; t++)
+          w1[t] = lay == 0 ? w[t * Cn + f] : w[f * 9 + t];
+        char *one = run_real(C(state), &k1, x1, w1, &b1);
+        assert_int_equal(b1, (size_t)(H * H) * es);
+        for (int64_t i = 0; i < H * H; i++) {
+          const char *a =
+              all + (size_t)(lay == 0 ? i * Cn + f : f * H * H + i) * es;
+          if (memcmp(a, one + (size_t)i * es, es) != 0)
+            fail_msg("layout %d f64 %d feature %lld result %lld differs", lay,
+                     f64, (long long)f, (long long)i);
+        }
+        free(one);
+      }
+      free(all), free(x), free(w), free(x1);
+    }
+}
+
+/* Padding multiplies the weights too: 0 * inf is nan there, while the
+ * results whose window is inside the input get inf.  A sum of -0 products
+ * is +0 (sums start from +0). */
+static void test_special_values(void **state) {
+  for (int lay = 0; lay < 2; lay++) {
+    /* x: 1 x 3 x 3 x 2 of ones; w[0, 0] of feature 0 is inf */
+    float x[18], w[18];
+    for (int i = 0; i < 18; i++)
+      x[i] = 1.0f, w[i] = 0.5f;
+    w[lay == 0 ? 0 : 0] = INFINITY; /* (0, 0) of feature 0 either way */
+    char prog[1024];
+    snprintf(
+        prog, sizeof prog,
+        "func.func @main(%%x: tensor<%s>, %%w: tensor<%s>) -> tensor<%s> {\n"
+        "  %%0 = \"stablehlo.convolution\"(%%x, %%w) {\n"
+        "    padding = dense<[[1, 1], [1, 1]]> : tensor<2x2xi64>,\n"
+        "    dimension_numbers = #stablehlo.conv<%s>,\n"
+        "    feature_group_count = 2 : i64, batch_group_count = 1 : i64\n"
+        "  } : (tensor<%s>, tensor<%s>) -> tensor<%s>\n"
+        "  func.return %%0 : tensor<%s>\n}\n",
+        lay ? "1x2x3x3xf32" : "1x3x3x2xf32",
+        lay ? "2x1x3x3xf32" : "3x3x1x2xf32",
+        lay ? "1x2x3x3xf32" : "1x3x3x2xf32",
+        lay ? "[b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1]"
+            : "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]",
+        lay ? "1x2x3x3xf32" : "1x3x3x2xf32",
+        lay ? "2x1x3x3xf32" : "3x3x1x2xf32",
+        lay ? "1x2x3x3xf32" : "1x3x3x2xf32",
+        lay ? "1x2x3x3xf32" : "1x3x3x2xf32");
+    tu_in in[2] = {
+        {lay ? TU_SHAPE(XRT_F32, 1, 2, 3, 3) : TU_SHAPE(XRT_F32, 1, 3, 3, 2),
+         x},
+        {lay ? TU_SHAPE(XRT_F32, 2, 1, 3, 3) : TU_SHAPE(XRT_F32, 3, 3, 1, 2),
+         w}};
+    tu_out o;
+    TU_RUN_OK(C(state), prog, 2, in, &o);
+    const float *y = (const float *)o.data[0];
+    for (int p = 0; p < 9; p++) {
+      int oy = p / 3, ox = p % 3;
+      float f0 = y[lay ? p : p * 2], f1 = y[lay ? 9 + p : p * 2 + 1];
+      /* window position (0, 0) reads (oy - 1, ox - 1) */
+      if (oy == 0 || ox == 0)
+        assert_true(isnan(f0));
+      else
+        assert_true(isinf(f0) && f0 > 0);
+      int n = (oy == 1 ? 3 : 2) * (ox == 1 ? 3 : 2); /* positions inside */
+      assert_true(f1 == 0.5f * (float)n);
+    }
+    tu_out_free(&o);
+    /* zeros times -1: +0 */
+    for (int i = 0; i < 18; i++)
+      x[i] = 0.0f, w[i] = -1.0f;
+    TU_RUN_OK(C(state), prog, 2, in, &o);
+    y = (const float *)o.data[0];
+    for (int i = 0; i < 18; i++)
+      assert_true(y[i] == 0.0f && !signbit(y[i]));
+    tu_out_free(&o);
+  }
+}
+
+/* Channel multipliers, f64, one spatial dimension, lhs dilation in the
+ * last dimension (the row nest's table), batches: each layout. */
+static void test_varieties(void **state) {
+  for (int lay = 0; lay < 3; lay++) {
+    dw_case k = conv2d(2, 9, 11, 7, 3, 3, 2, 2, 1, lay, 0, 1);
+    check(C(state), NULL, &k);
+    k = conv2d(3, 8, 8, 17, 1, 5, 5, 1, 2, lay, 1, 0);
+    check(C(state), NULL, &k);
+    k = conv2d(1, 10, 10, 33, 1, 3, 3, 2, 0, lay, 0, 0);
+    k.ld[1] = 2, k.rd[0] = 2, k.rev[1] = 1;
+    check(C(state), NULL, &k);
+    k = conv2d(1, 6, 19, 40, 2, 2, 4, 3, 1, lay, 1, 1);
+    k.s[0] = 1, k.lo[1] = -1, k.hi[1] = 2;
+    check(C(state), NULL, &k);
+  }
+  dw_case k = conv2d(2, 1, 37, 20, 1, 1, 5, 1, 2, 1, 0, 0);
+  k.ns = 1, k.in[0] = 37, k.k[0] = 5; /* [b, f, 0] */
+  layout(&k, 1);
+  check(C(state), NULL, &k);
+  layout(&k, 0);
+  check(C(state), NULL, &k);
+}
+
+/* Shapes the depthwise kernels leave to the other paths: one group, a
+ * window of more than 128 positions, an empty window, no result. */
+static void test_other_paths(void **state) {
+  dw_case k = conv2d(1, 9, 9, 1, 4, 3, 3, 1, 1, 0, 0, 1);
+  check(C(state), NULL, &k);
+  k = conv2d(1, 140, 4, 6, 1, 130, 1, 1, 0, 0, 0, 1);
+  check(C(state), NULL, &k);
+  k = conv2d(1, 4, 140, 6, 1, 1, 130, 1, 0, 1, 0, 1);
+  check(C(state), NULL, &k);
+  k = conv2d(1, 140, 4, 6, 1, 130, 1, 1, 0, 1, 0, 1);
+  check(C(state), NULL, &k);
+  k = conv2d(1, 3, 3, 4, 1, 0, 2, 1, 1, 0, 0, 1); /* sums of nothing */
+  check(C(state), NULL, &k);
+  k = conv2d(0, 3, 3, 4, 1, 2, 2, 1, 0, 0, 0, 1); /* no batch */
+  check(C(state), NULL, &k);
+}
+
+/* Not depthwise: few input features per window position go to the
+ * packed GEMM, whose AVX-512 packing gathers such short runs row by row
+ * (src/sim/gemm.c): a first layer (RGB), and 5 features under a 13 x 13
+ * window into 400 results (K = 845 in several blocks, several column
+ * blocks). */
+static void test_gemm_short_runs(void **state) {
+  dw_case k = conv2d(2, 30, 29, 1, 32, 3, 3, 2, 1, 0, 0, 1);
+  k.I = 3; /* one group of 3 features */
+  check(C(state), NULL, &k);
+  k.ints = 0;
+  check(C(state), NULL, &k);
+  k = conv2d(1, 8, 7, 1, 400, 13, 13, 1, 6, 0, 0, 1);
+  k.I = 5, k.lo[1] = 5;
+  check(C(state), NULL, &k);
+  k = conv2d(1, 12, 12, 2, 8, 3, 3, 1, 1, 0, 0, 1); /* two groups */
+  k.I = 7;
+  check(C(state), NULL, &k);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_random),
+      cmocka_unit_test(test_mobilenet_shapes),
+      cmocka_unit_test(test_threads),
+      cmocka_unit_test(test_same_bits_as_gemm),
+      cmocka_unit_test(test_special_values),
+      cmocka_unit_test(test_varieties),
+      cmocka_unit_test(test_other_paths),
+      cmocka_unit_test(test_gemm_short_runs),
+  };
+  return cmocka_run_group_tests(tests, tu_setup_client, tu_teardown_client);
+}
