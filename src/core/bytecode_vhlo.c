@@ -447,10 +447,14 @@ static void xrt__vhlo_put_quant(xrt__bc *bc, const xrt__bcv *q) {
   bool is_signed = q->j & 1;
   int bits = (int)st->i;
   xrt__bc_printf(bc, "!quant.uniform<%s%d", is_signed ? "i" : "u", bits);
-  int64_t lo = is_signed ? -((int64_t)1 << (bits - 1)) : 0;
-  int64_t hi = is_signed ? ((int64_t)1 << (bits - 1)) - 1
-                         : (int64_t)(((uint64_t)1 << bits) - 1);
-  if (bits >= 64) lo = is_signed ? INT64_MIN : 0, hi = INT64_MAX;
+  /* The storage type's own range (any width a file claims: shifts stay
+   * within 63 bits; widths outside 1..63 take the full int64 range). */
+  int64_t lo = is_signed ? INT64_MIN : 0, hi = INT64_MAX;
+  if (bits >= 1 && bits < 64) {
+    uint64_t half = (uint64_t)1 << (bits - 1);
+    lo = is_signed ? -(int64_t)half : 0;
+    hi = (int64_t)(is_signed ? half - 1 : half * 2 - 1);
+  }
   if (q->lo != lo || q->hi != hi)
     xrt__bc_printf(bc, "<%" PRId64 ":%" PRId64 ">", q->lo, q->hi);
   xrt__bc_put(bc, ":", 1);
