@@ -7,7 +7,7 @@ ifneq ($(XRT_DISK_CACHE),1)
   TEST_SRCS := $(filter-out test/test_disk_cache.c,$(TEST_SRCS))
 endif
 TEST_BINS := $(TEST_SRCS:test/%.c=$(BUILD)/%)
-TEST_HDRS := test/test_util.h test/spec_util.h test/ir_compare.h
+TEST_HDRS := $(wildcard test/*.h)
 
 $(BUILD)/test_%: test/test_%.c $(TEST_HDRS) $(LIB_A) | deps
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< -o $@ $(LIB_A) -lcmocka $(LDLIBS)

@@ -153,25 +153,6 @@ static void test_copy_between_devices(void **state) {
 
 /* ---- .npy ---- */
 
-static char tmpdir[64];
-
-static int npy_setup(void **state) {
-  snprintf(tmpdir, sizeof tmpdir, "/tmp/xrt_test_npy_XXXXXX");
-  if (!mkdtemp(tmpdir)) return -1;
-  return tu_setup_client(state);
-}
-
-static int npy_teardown(void **state) {
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-  if (system(cmd) != 0) return -1;
-  return tu_teardown_client(state);
-}
-
-static void tmp_path(char *buf, size_t cap, const char *name) {
-  snprintf(buf, cap, "%s/%s", tmpdir, name);
-}
-
 /* Checks the .npy header written by xrt against the format spec (v1.0). */
 static void check_npy_header(const char *path, const char *descr,
                              const char *shape, size_t data_bytes) {
@@ -200,7 +181,7 @@ static void npy_round_trip(xrt_client *c, const char *name, xrt_shape s,
                            const void *data, const char *descr,
                            const char *shape_str) {
   char path[256];
-  tmp_path(path, sizeof path, name);
+  tu_tmp_path(path, sizeof path, name);
   size_t bytes = xrt_shape_bytes(&s);
   xrt_device *d = xrt_client_device(c, 0);
   xrt_buffer *b = NULL, *r = NULL;
@@ -254,7 +235,7 @@ static void test_npy_scalar(void **state) {
 static void test_npy_handmade(void **state) {
   xrt_client *c = (xrt_client *)*state;
   char path[256];
-  tmp_path(path, sizeof path, "hand.npy");
+  tu_tmp_path(path, sizeof path, "hand.npy");
   unsigned char f[128 + 8];
   const char *hdr = "{'descr': '<u2', 'fortran_order': False, 'shape': (2, 2), }";
   size_t hl = 118; /* 10 + 118 = 128 */
@@ -284,7 +265,7 @@ static void test_npy_handmade(void **state) {
 static void expect_bad_npy(xrt_client *c, const char *name, const void *data,
                            size_t n) {
   char path[256];
-  tmp_path(path, sizeof path, name);
+  tu_tmp_path(path, sizeof path, name);
   tu_write_file(path, data, n);
   xrt_buffer *b = NULL;
   assert_int_not_equal(
@@ -335,7 +316,7 @@ static void test_npy_bad_files(void **state) {
 static void test_npy_missing(void **state) {
   xrt_client *c = (xrt_client *)*state;
   char path[256];
-  tmp_path(path, sizeof path, "does_not_exist.npy");
+  tu_tmp_path(path, sizeof path, "does_not_exist.npy");
   xrt_buffer *b = NULL;
   assert_int_equal(xrt_buffer_from_npy(c, xrt_client_device(c, 0), path, &b),
                    XRT_NOT_FOUND);
@@ -346,7 +327,7 @@ static void test_npy_missing(void **state) {
 static void test_npy_unwritable(void **state) {
   xrt_client *c = (xrt_client *)*state;
   char path[256];
-  tmp_path(path, sizeof path, "no_dir/x.npy");
+  tu_tmp_path(path, sizeof path, "no_dir/x.npy");
   float v = 1;
   xrt_shape s = TU_SCALAR(XRT_F32);
   xrt_buffer *b = NULL;
@@ -377,5 +358,6 @@ int main(void) {
       cmocka_unit_test(test_npy_missing),
       cmocka_unit_test(test_npy_unwritable),
   };
-  return cmocka_run_group_tests(tests, npy_setup, npy_teardown);
+  return cmocka_run_group_tests(tests, tu_setup_client_tmpdir,
+                                tu_teardown_client_tmpdir);
 }

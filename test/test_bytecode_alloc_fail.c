@@ -134,10 +134,6 @@ static void test_dimension_search_under_allocation_failures(void **state) {
   walk(kDimArg, 2);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_read_and_refine_under_allocation_failures),
-      cmocka_unit_test(test_dimension_search_under_allocation_failures),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL,
+        cmocka_unit_test(test_read_and_refine_under_allocation_failures),
+        cmocka_unit_test(test_dimension_search_under_allocation_failures))

@@ -1396,24 +1396,14 @@ static void test_text_and_keys(void **state) {
   expect_attr_error(&a, VATTR(&a, U(15), U(big), U(0)), "tensor attribute too large for its data");
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_builtin_scalars),
-      cmocka_unit_test(test_builtin_structures),
-      cmocka_unit_test(test_builtin_types),
-      cmocka_unit_test(test_builtin_dense),
-      cmocka_unit_test(test_resources),
-      cmocka_unit_test(test_locations),
-      cmocka_unit_test(test_formats),
-      cmocka_unit_test(test_sections),
-      cmocka_unit_test(test_tables),
-      cmocka_unit_test(test_regions),
-      cmocka_unit_test(test_uselists),
-      cmocka_unit_test(test_properties),
-      cmocka_unit_test(test_vhlo_types),
-      cmocka_unit_test(test_vhlo_attrs),
-      cmocka_unit_test(test_nesting_limits),
-      cmocka_unit_test(test_text_and_keys),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL, cmocka_unit_test(test_builtin_scalars),
+        cmocka_unit_test(test_builtin_structures),
+        cmocka_unit_test(test_builtin_types),
+        cmocka_unit_test(test_builtin_dense), cmocka_unit_test(test_resources),
+        cmocka_unit_test(test_locations), cmocka_unit_test(test_formats),
+        cmocka_unit_test(test_sections), cmocka_unit_test(test_tables),
+        cmocka_unit_test(test_regions), cmocka_unit_test(test_uselists),
+        cmocka_unit_test(test_properties), cmocka_unit_test(test_vhlo_types),
+        cmocka_unit_test(test_vhlo_attrs),
+        cmocka_unit_test(test_nesting_limits),
+        cmocka_unit_test(test_text_and_keys))

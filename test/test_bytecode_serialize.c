@@ -257,16 +257,11 @@ static void test_pred_constants_and_aliases(void **state) {
   xrt_program_release(p);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_module_facts),
-      cmocka_unit_test(test_null_output),
-      cmocka_unit_test(test_discardable_attributes),
-      cmocka_unit_test(test_many_entries),
-      cmocka_unit_test(test_too_many_attributes),
-      cmocka_unit_test(test_result_accuracy_forms),
-      cmocka_unit_test(test_targets),
-      cmocka_unit_test(test_pred_constants_and_aliases),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL, cmocka_unit_test(test_module_facts),
+        cmocka_unit_test(test_null_output),
+        cmocka_unit_test(test_discardable_attributes),
+        cmocka_unit_test(test_many_entries),
+        cmocka_unit_test(test_too_many_attributes),
+        cmocka_unit_test(test_result_accuracy_forms),
+        cmocka_unit_test(test_targets),
+        cmocka_unit_test(test_pred_constants_and_aliases))

@@ -473,14 +473,8 @@ static void test_stale_temporary_file(void **state) {
   xrt_disk_cache_close(c);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_damaged_headers),
-      cmocka_unit_test(test_oversized_and_unreadable),
-      cmocka_unit_test(test_key_characters),
-      cmocka_unit_test(test_out_of_memory),
-      cmocka_unit_test(test_open_edges),
-      cmocka_unit_test(test_stale_temporary_file),
-  };
-  return cmocka_run_group_tests(tests, setup, teardown);
-}
+TU_MAIN(setup, teardown, cmocka_unit_test(test_damaged_headers),
+        cmocka_unit_test(test_oversized_and_unreadable),
+        cmocka_unit_test(test_key_characters),
+        cmocka_unit_test(test_out_of_memory), cmocka_unit_test(test_open_edges),
+        cmocka_unit_test(test_stale_temporary_file))

@@ -9,31 +9,16 @@
  * broadcast_compare's NOTYPE, is_inf / is_pos_inf on f8 types with and
  * without infinities, broadcast_complex of f64 parts and broadcast_add of
  * quantized operands, with the expected bytes worked out by hand. */
-#include "test_util.h"
-
-#define IA XRT_INVALID_ARGUMENT
-#define UN XRT_UNIMPLEMENTED
+#include "test_bad_progs.h"
 
 /* Program builders: each takes the attributes and types to vary. */
-#define U1(op, ti, to)                                                       \
-  "func.func @main(%a: " ti ") -> " to " {\n  %0 = " op " : (" ti ") -> " to \
-  "\n  func.return %0 : " to "\n}\n"
-#define B2(op, ta, tb, to)                                                    \
-  "func.func @main(%a: " ta ", %b: " tb ") -> " to " {\n  %0 = " op " : (" ta \
-  ", " tb ") -> " to "\n  func.return %0 : " to "\n}\n"
 #define U2(op, ti, to)                                                         \
   "func.func @main(%a: " ti ") -> tensor<1xf32> {\n  %0:2 = " op " : (" ti     \
   ") -> (" to                                                                  \
   ")\n  %c = stablehlo.constant dense<0.0> : tensor<1xf32>\n  func.return %c " \
   ": tensor<1xf32>\n}\n"
 
-typedef struct bad_prog {
-  const char *text;
-  xrt_status code;
-  const char *where, *sub;
-} bad_prog;
-
-static const bad_prog errors_cases[] = {
+static const tu_bad_prog errors_cases[] = {
     {U1("\"chlo.constant_like\"(%a) {value = 1.0 : f32}", "tensor<2xf32>",
         "tensor<3xf32>"),
      IA, "<input>:2:8:",
@@ -176,12 +161,7 @@ static const bad_prog errors_cases[] = {
      "chlo.top_k: k = -1 is out of range for a last dimension of 3"},
 };
 
-static void test_errors(void **state) {
-  (void)state;
-  for (size_t i = 0; i < TU_COUNT(errors_cases); i++)
-    tu_parse_fails(errors_cases[i].text, NULL, errors_cases[i].code,
-                   errors_cases[i].where, errors_cases[i].sub);
-}
+TU_BAD_PROGS_TEST(test_errors, errors_cases)
 
 /* constant_like of one value into the result type, run. */
 #define CL(val, t)                                    \
@@ -333,15 +313,10 @@ static void test_broadcast_add_quantized(void **state) {
   tu_out_free(&o);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_errors),
-      cmocka_unit_test(test_constant_like_values),
-      cmocka_unit_test(test_broadcast_compare_notype),
-      cmocka_unit_test(test_constant_like_more),
-      cmocka_unit_test(test_is_inf_small_floats),
-      cmocka_unit_test(test_broadcast_complex_f64),
-      cmocka_unit_test(test_broadcast_add_quantized),
-  };
-  return cmocka_run_group_tests(tests, tu_setup_client, tu_teardown_client);
-}
+TU_MAIN(tu_setup_client, tu_teardown_client, cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_constant_like_values),
+        cmocka_unit_test(test_broadcast_compare_notype),
+        cmocka_unit_test(test_constant_like_more),
+        cmocka_unit_test(test_is_inf_small_floats),
+        cmocka_unit_test(test_broadcast_complex_f64),
+        cmocka_unit_test(test_broadcast_add_quantized))

@@ -57,11 +57,6 @@ static xrt_status ms_load(void *self, const char *key, const char *id,
   return XRT_OK;
 }
 
-static void ms_release(void *self, void *data) {
-  (void)self;
-  free(data);
-}
-
 static xrt_status ms_save(void *self, const char *key, const char *id,
                           const void *data, size_t size, uint64_t ns) {
   mem_store *m = (mem_store *)self;
@@ -88,13 +83,11 @@ static void ms_free(mem_store *m) {
 }
 
 static xrt_cache_store ms_table(mem_store *m) {
-  xrt_cache_store s;
-  memset(&s, 0, sizeof s);
-  s.struct_size = sizeof s;
-  s.self = m;
-  s.load = ms_load;
-  s.release_data = ms_release;
-  s.save = ms_save;
+  xrt_cache_store s = {.struct_size = sizeof(xrt_cache_store),
+                       .self = m,
+                       .load = ms_load,
+                       .release_data = tu_free,
+                       .save = ms_save};
   return s;
 }
 
@@ -411,12 +404,10 @@ static void run_sq(xrt_client *c, int32_t v) {
 static void test_plugin_serialization(void **state) {
   (void)state;
   static xrt_plugin_api odd;
-  odd = *xrt_sim_plugin_api();
-  odd.name = "odd";
+  odd = tu_sim_table("odd");
   odd.executable_serialize = odd_serialize;
   odd.executable_deserialize = odd_deserialize;
-  xrt_context *x = tu_context(false);
-  assert_int_equal(xrt_context_register_plugin(x, NULL, &odd, NULL), XRT_OK);
+  xrt_context *x = tu_context_with(&odd);
   static mem_store m; /* zero: static */
   xrt_cache_store st = ms_table(&m);
   xrt_log_set_callback(on_log, NULL);
@@ -489,14 +480,12 @@ static void test_store_load_out_of_memory(void **state) {
   for (long k = 1; k < 400; k++) {
     assert_int_equal(xrt_client_clear_cache(c), XRT_OK);
     xrt_cache_stats before = cstats(c);
-    ca.fail_at = atomic_load(&ca.calls) + k;
-    atomic_store(&ca.failed, false);
+    tu_counting_arm(&ca, k);
     int32_t v = (int32_t)k;
     tu_in in = {TU_SCALAR(XRT_S32), &v};
     tu_out out;
     xrt_status s = tu_run(c, sq, 1, &in, &out);
-    bool injected = atomic_load(&ca.failed);
-    ca.fail_at = 0;
+    bool injected = tu_counting_disarm(&ca);
     if (s == XRT_OK) {
       TU_ASSERT_OUT(&out, 0, int32_t, v * v);
       tu_out_free(&out);
@@ -515,13 +504,8 @@ static void test_store_load_out_of_memory(void **state) {
   ms_free(&m);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_damaged_entries),
-      cmocka_unit_test(test_store_save_fails),
-      cmocka_unit_test(test_entry_names),
-      cmocka_unit_test(test_plugin_serialization),
-      cmocka_unit_test(test_store_load_out_of_memory),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL, cmocka_unit_test(test_damaged_entries),
+        cmocka_unit_test(test_store_save_fails),
+        cmocka_unit_test(test_entry_names),
+        cmocka_unit_test(test_plugin_serialization),
+        cmocka_unit_test(test_store_load_out_of_memory))

@@ -23,7 +23,7 @@
 #define SEP "/"
 #endif
 
-#include "test_util.h"
+#include "test_plugin_abi.h"
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -1352,12 +1352,8 @@ static void assert_reserializes(const xrt_plugin_api *api, void *back,
 static void test_sim_serialized_bytes(void **state) {
   (void)state;
   xrt_program *prog = NULL;
-  assert_int_equal(xrt_program_parse(kE2E, strlen(kE2E), NULL, &prog), XRT_OK);
-  const xrt_ir_module *m = xrt_program_module(prog);
-  int32_t entry = -1;
-  for (int32_t i = 0; i < m->num_funcs; i++)
-    if (strcmp(m->funcs[i].name, "main") == 0) entry = i;
-  assert_true(entry >= 0);
+  int32_t entry;
+  const xrt_ir_module *m = tu_parse_main(kE2E, "kE2E", &prog, &entry);
   const xrt_plugin_api *api = xrt_sim_plugin_api();
   assert_non_null(api->executable_serialize);
   assert_non_null(api->executable_deserialize);
@@ -1365,14 +1361,8 @@ static void test_sim_serialized_bytes(void **state) {
   xrt_plugin_error err;
   xrt_host_binding hosts[1] = {{nop_host, NULL}};
   int32_t device = 0;
-  xrt_plugin_compile_args a;
-  memset(&a, 0, sizeof a);
-  a.struct_size = sizeof a;
-  a.module = m;
-  a.entry = entry;
+  xrt_plugin_compile_args a = tu_plugin_compile_args(m, entry, &device);
   a.host_bindings = hosts;
-  a.num_replicas = a.num_partitions = 1;
-  a.device_assignment = &device;
   void *exe = NULL, *back = NULL, *bytes = NULL;
   size_t n = 0;
   assert_int_equal(api->compile(pc, &a, &exe, &err), XRT_OK);
@@ -1532,13 +1522,8 @@ static xrt_status sweep_run(sweep_rig *g, void *exe, const float *x,
 static void test_sim_bytes_sweep(void **state) {
   (void)state;
   xrt_program *prog = NULL;
-  assert_int_equal(
-      xrt_program_parse(kSweep, strlen(kSweep), NULL, &prog), XRT_OK);
-  const xrt_ir_module *m = xrt_program_module(prog);
-  int32_t entry = -1;
-  for (int32_t i = 0; i < m->num_funcs; i++)
-    if (strcmp(m->funcs[i].name, "main") == 0) entry = i;
-  assert_true(entry >= 0);
+  int32_t entry;
+  const xrt_ir_module *m = tu_parse_main(kSweep, "kSweep", &prog, &entry);
   sweep_rig g = {xrt_sim_plugin_api(), tu_sim_plugin_client(1 << 24), {NULL}};
   xrt_plugin_error err;
   const size_t sizes[4] = {16, 16, 16, 4};
@@ -1546,13 +1531,7 @@ static void test_sim_bytes_sweep(void **state) {
     assert_int_equal(g.api->buffer_alloc(g.pc, 0, sizes[i], &g.mem[i], &err),
                      XRT_OK);
   int32_t device = 0;
-  xrt_plugin_compile_args a;
-  memset(&a, 0, sizeof a);
-  a.struct_size = sizeof a;
-  a.module = m;
-  a.entry = entry;
-  a.num_replicas = a.num_partitions = 1;
-  a.device_assignment = &device;
+  xrt_plugin_compile_args a = tu_plugin_compile_args(m, entry, &device);
   void *exe = NULL, *bytes = NULL;
   size_t n = 0;
   assert_int_equal(g.api->compile(g.pc, &a, &exe, &err), XRT_OK);

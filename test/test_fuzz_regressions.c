@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "test_util.h"
+#include "test_plugin_abi.h"
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -249,13 +249,11 @@ static void test_empty_shape_overflow(void **state) {
  * executable_destroy) leaked what it made; now a client of such a plugin
  * is refused before it exists.  which: 0, 1, 2 for the three. */
 static void plugin_cannot_free(int which, const char *fn) {
-  xrt_plugin_api t = *xrt_sim_plugin_api();
-  t.name = "nofree";
+  xrt_plugin_api t = tu_sim_table("nofree");
   if (which == 0) t.client_destroy = NULL;
   if (which == 1) t.buffer_free = NULL;
   if (which == 2) t.executable_destroy = NULL;
-  xrt_context *x = tu_context(false);
-  assert_int_equal(xrt_context_register_plugin(x, NULL, &t, NULL), XRT_OK);
+  xrt_context *x = tu_context_with(&t);
   xrt_client_options o = tu_client_options(x, "nofree", 1);
   xrt_client *c = NULL;
   assert_int_equal(xrt_client_create(&o, &c), XRT_UNIMPLEMENTED);
@@ -285,11 +283,9 @@ static xrt_status execute_unterminated(void *client,
 
 static void test_plugin_unterminated_message(void **state) {
   (void)state;
-  xrt_plugin_api t = *xrt_sim_plugin_api();
-  t.name = "noterm";
+  xrt_plugin_api t = tu_sim_table("noterm");
   t.execute = execute_unterminated;
-  xrt_context *x = tu_context(false);
-  assert_int_equal(xrt_context_register_plugin(x, NULL, &t, NULL), XRT_OK);
+  xrt_context *x = tu_context_with(&t);
   xrt_client *c = tu_client_of(x, "noterm", 1);
   const float a[2] = {1, 2};
   tu_out out;
@@ -332,12 +328,7 @@ static void test_cache_file_opcode_changed(void **state) {
   void *pc = tu_sim_plugin_client(1 << 24);
   xrt_plugin_error err;
   int32_t device = 0;
-  xrt_plugin_compile_args a;
-  memset(&a, 0, sizeof a);
-  a.struct_size = sizeof a;
-  a.entry = -1;
-  a.num_replicas = a.num_partitions = 1;
-  a.device_assignment = &device;
+  xrt_plugin_compile_args a = tu_plugin_compile_args(NULL, -1, &device);
   /* What the core expects of the fuzz target's @main (ABI 1.2):
    * tensor<4xf32> -> (tensor<4xf32>, tensor<f32>), no host calls. */
   xrt_shape ins[1] = {{XRT_F32, 1, {4}}};
@@ -416,6 +407,27 @@ static void test_bytecode_short_producer(void **state) {
   free(bc);
 }
 
+/* fuzz_bytecode: a quantized type whose storage claims 64 bits shifted a
+ * signed 1 by 63 while its range was worked out (UBSan); the file is then
+ * refused further on, where its data ends early. */
+static void test_bytecode_quant_storage_64_bits(void **state) {
+  (void)state;
+  size_t len;
+  char *bc =
+      tu_read_file(REGRESSIONS "fuzz_bytecode-quant-storage-64-bits", &len);
+  assert_non_null(bc);
+  xrt_compile_options o;
+  xrt_compile_options_init(&o);
+  o.filename = "q.mlir.bc";
+  xrt_program *p = NULL;
+  assert_int_equal(xrt_program_parse(bc, len, &o, &p), XRT_INVALID_ARGUMENT);
+  assert_null(p);
+  tu_save_error();
+  assert_string_equal(tu_msg, "q.mlir.bc: bytecode offset 6703: count 10 "
+                              "exceeds the data left (1 bytes)");
+  free(bc);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_broadcast_without_operand),
@@ -437,6 +449,7 @@ int main(void) {
       cmocka_unit_test(test_cache_file_opcode_changed),
       cmocka_unit_test(test_check_attr_findings),
       cmocka_unit_test(test_bytecode_short_producer),
+      cmocka_unit_test(test_bytecode_quant_storage_64_bits),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,7 +5,7 @@
  * falls back to the best one it has, so every case still runs).
  */
 #define _POSIX_C_SOURCE 200809L
-#include "test_util.h"
+#include "test_kernels.h"
 
 static const char *const paths[] = {"c", "avx2", "avx512", "off"};
 
@@ -250,7 +250,7 @@ static void test_dot_zero_size(void **state) {
 }
 
 
-/* ---- convolution (reference: tu_conv_ref in test_util.h) ---- */
+/* ---- convolution (reference: tu_conv_ref in test_kernels.h) ---- */
 
 /* A layout: where each canonical dimension (batch/o, feature/i, 0, 1)
  * sits in the tensor. */

@@ -318,14 +318,10 @@ static void test_user_host_function(void **state) {
   assert_string_equal(buf, "changed"); /* cut to 7 bytes */
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_close_every_family),
-      cmocka_unit_test(test_failure_messages),
-      cmocka_unit_test(test_operands),
-      cmocka_unit_test(test_almost_special_pairs),
-      cmocka_unit_test(test_lookalike_targets),
-      cmocka_unit_test(test_user_host_function),
-  };
-  return cmocka_run_group_tests(tests, tu_setup_client, tu_teardown_client);
-}
+TU_MAIN(tu_setup_client, tu_teardown_client,
+        cmocka_unit_test(test_close_every_family),
+        cmocka_unit_test(test_failure_messages),
+        cmocka_unit_test(test_operands),
+        cmocka_unit_test(test_almost_special_pairs),
+        cmocka_unit_test(test_lookalike_targets),
+        cmocka_unit_test(test_user_host_function))

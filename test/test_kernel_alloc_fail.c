@@ -95,9 +95,4 @@ static void test_kernel_contexts_alloc_fail(void **state) {
   assert_int_equal(atomic_load(&ca.live), 0);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_kernel_contexts_alloc_fail),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL, cmocka_unit_test(test_kernel_contexts_alloc_fail))

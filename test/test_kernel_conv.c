@@ -15,100 +15,24 @@
  * and rhs dilation, stride, window reversal), in int64 / double on small
  * integer values (exact in every type).
  */
-#include "test_util.h"
+#include "test_kernels.h"
 
 #define C(state) ((xrt_client *)*(state))
 
-typedef struct {
-  xrt_dtype dt;
-  const char *mlir;
-  size_t size;
-  int bits, is_signed, kind; /* kind: 0 int, 1 float, 2 complex, 3 pred, 4 f8 */
-} dtinfo;
-
-static const dtinfo dts[] = {
-    {XRT_F32, "f32", 4, 32, 1, 1},     {XRT_F64, "f64", 8, 64, 1, 1},
-    {XRT_F16, "f16", 2, 16, 1, 1},     {XRT_BF16, "bf16", 2, 16, 1, 1},
-    {XRT_S8, "i8", 1, 8, 1, 0},        {XRT_U8, "ui8", 1, 8, 0, 0},
-    {XRT_S16, "i16", 2, 16, 1, 0},     {XRT_U16, "ui16", 2, 16, 0, 0},
-    {XRT_S32, "i32", 4, 32, 1, 0},     {XRT_U32, "ui32", 4, 32, 0, 0},
-    {XRT_S64, "i64", 8, 64, 1, 0},     {XRT_U64, "ui64", 8, 64, 0, 0},
-    {XRT_S4, "i4", 1, 4, 1, 0},        {XRT_U4, "ui4", 1, 4, 0, 0},
-    {XRT_S2, "i2", 1, 2, 1, 0},        {XRT_U2, "ui2", 1, 2, 0, 0},
-    {XRT_C64, "complex<f32>", 8, 64, 1, 2},
-    {XRT_C128, "complex<f64>", 16, 128, 1, 2},
-    {XRT_PRED, "i1", 1, 1, 0, 3},
-    {XRT_F8E4M3FN, "f8E4M3FN", 1, 8, 1, 4},
+/* Every element type, f8E4M3FN last. */
+static const xrt_dtype dts[] = {
+    XRT_F32, XRT_F64, XRT_F16, XRT_BF16, XRT_S8,  XRT_U8,   XRT_S16,
+    XRT_U16, XRT_S32, XRT_U32, XRT_S64,  XRT_U64, XRT_S4,   XRT_U4,
+    XRT_S2,  XRT_U2,  XRT_C64, XRT_C128, XRT_PRED, XRT_F8E4M3FN,
 };
 
-static const dtinfo *find_dt(xrt_dtype t) {
-  for (size_t i = 0; i < TU_COUNT(dts); i++)
-    if (dts[i].dt == t) return &dts[i];
-  fail_msg("no dtype %d", (int)t);
-  return NULL;
-}
-
-static int64_t wrap_int(const dtinfo *d, uint64_t v) {
-  if (d->bits >= 64) return (int64_t)v;
-  uint64_t m = (1ull << d->bits) - 1;
-  v &= m;
-  if (d->is_signed && (v >> (d->bits - 1))) v |= ~m;
-  return (int64_t)v;
-}
-
-/* f8E4M3FN: round to 3 mantissa bits (exponent bias 7, subnormals in
- * steps of 2^-9, largest 448), and its bit pattern. */
-static double e4m3_rnd(double v) {
-  if (v == 0) return v;
-  double a = fabs(v), r;
-  if (a < 0x1p-6) {
-    r = nearbyint(a * 512) / 512;
-  } else {
-    int ex;
-    double fr = frexp(a, &ex); /* a = fr 2^ex, fr in [0.5, 1) */
-    r = ldexp(nearbyint(ldexp(fr, 4)), ex - 4);
-  }
-  if (r > 448) r = 448;
-  return v < 0 ? -r : r;
-}
-static uint8_t e4m3(double v) {
-  v = e4m3_rnd(v);
-  uint8_t sign = signbit(v) ? 0x80 : 0;
-  double a = fabs(v);
-  if (a < 0x1p-6) return (uint8_t)(sign | (uint8_t)(a * 512));
-  int ex;
-  double fr = frexp(a, &ex);
-  return (uint8_t)(sign | (ex - 1 + 7) << 3 | ((int)ldexp(fr, 4) - 8));
-}
-
-static void put(const dtinfo *d, void *buf, int64_t i, double re, double im) {
-  char *p = (char *)buf + (size_t)i * d->size;
-  switch (d->dt) {
-  case XRT_F32: { float f = (float)re; memcpy(p, &f, 4); return; }
-  case XRT_F64: memcpy(p, &re, 8); return;
-  case XRT_F16: { uint16_t h = xrt_f64_to_f16(re); memcpy(p, &h, 2); return; }
-  case XRT_BF16: { uint16_t h = xrt_f64_to_bf16(re); memcpy(p, &h, 2); return; }
-  case XRT_C64: { float f[2] = {(float)re, (float)im}; memcpy(p, f, 8); return; }
-  case XRT_C128: { double f[2] = {re, im}; memcpy(p, f, 16); return; }
-  case XRT_PRED: *(uint8_t *)p = re != 0; return;
-  case XRT_F8E4M3FN: *(uint8_t *)p = e4m3(re); return;
-  default: break;
-  }
-  int64_t v = wrap_int(d, (uint64_t)(int64_t)re);
-  switch (d->size) {
-  case 1: { int8_t x = (int8_t)v; memcpy(p, &x, 1); return; }
-  case 2: { int16_t x = (int16_t)v; memcpy(p, &x, 2); return; }
-  case 4: { int32_t x = (int32_t)v; memcpy(p, &x, 4); return; }
-  default: memcpy(p, &v, 8); return;
-  }
-}
-
 /* A small value of type d, by a fixed recipe. */
-static double val(const dtinfo *d, int64_t i, int salt) {
+static double val(const tu_dtinfo *d, int64_t i, int salt) {
   int64_t v = (i * 5 + salt * 3 + (i * i) % 7) % 5 - 2; /* [-2, 2] */
-  if (d->kind == 3) return (double)((i + salt) % 3 == 0);
-  if (d->kind == 0 && d->bits == 2) return d->is_signed ? (double)(v % 2) : (double)((v < 0 ? -v : v) % 4);
-  if (d->kind == 0 && !d->is_signed) return (double)(v < 0 ? -v : v);
+  if (d->kind == TU_K_PRED) return (double)((i + salt) % 3 == 0);
+  if (d->kind == TU_K_INT && d->bits == 2)
+    return d->is_signed ? (double)(v % 2) : (double)((v < 0 ? -v : v) % 4);
+  if (d->kind == TU_K_INT && !d->is_signed) return (double)(v < 0 ? -v : v);
   return (double)v;
 }
 
@@ -124,8 +48,8 @@ static int out_len(const conv1 *c) {
 
 /* Runs c with operands of type a, b and result type o; dyn: the padding
  * as a tensor<1x2x(pt)> operand of dynamic_conv. */
-static void run_conv(xrt_client *cl, const conv1 *c, const dtinfo *a,
-                     const dtinfo *o, const dtinfo *pt) {
+static void run_conv(xrt_client *cl, const conv1 *c, const tu_dtinfo *a,
+                     const tu_dtinfo *o, const tu_dtinfo *pt) {
   int OW = out_len(c);
   int64_t nx = (int64_t)c->N * c->W * c->Cin, nw = (int64_t)c->K * c->Cin * c->O;
   int64_t ny = (int64_t)c->N * OW * c->O;
@@ -135,12 +59,12 @@ static void run_conv(xrt_client *cl, const conv1 *c, const dtinfo *a,
   char *want = calloc((size_t)ny + 1, o->size);
   assert_true(xr && xi && wr && wi && xb && wb && want);
   for (int64_t i = 0; i < nx; i++) {
-    xr[i] = val(a, i, 1), xi[i] = a->kind == 2 ? val(a, i, 4) : 0;
-    put(a, xb, i, xr[i], xi[i]);
+    xr[i] = val(a, i, 1), xi[i] = a->kind == TU_K_COMPLEX ? val(a, i, 4) : 0;
+    tu_put(a, xb, i, xr[i], xi[i]);
   }
   for (int64_t i = 0; i < nw; i++) {
-    wr[i] = val(a, i, 2), wi[i] = a->kind == 2 ? val(a, i, 6) : 0;
-    put(a, wb, i, wr[i], wi[i]);
+    wr[i] = val(a, i, 2), wi[i] = a->kind == TU_K_COMPLEX ? val(a, i, 6) : 0;
+    tu_put(a, wb, i, wr[i], wi[i]);
   }
   for (int n = 0; n < c->N; n++)
     for (int q = 0; q < OW; q++)
@@ -164,10 +88,11 @@ static void run_conv(xrt_client *cl, const conv1 *c, const dtinfo *a,
           }
         }
         int64_t oi = ((int64_t)n * OW + q) * c->O + f;
-        if (o->kind == 3) put(o, want, oi, any, 0);
-        else if (o->kind == 0) put(o, want, oi, (double)wrap_int(o, su), 0);
-        else put(o, want, oi, sr, si);
-        if (o->kind == 0 && o->bits == 64) memcpy(want + oi * 8, &su, 8);
+        if (o->kind == TU_K_PRED) tu_put(o, want, oi, any, 0);
+        else if (o->kind == TU_K_INT)
+          tu_put(o, want, oi, (double)(int64_t)tu_wrap(o, su), 0);
+        else tu_put(o, want, oi, sr, si);
+        if (o->kind == TU_K_INT && o->bits == 64) memcpy(want + oi * 8, &su, 8);
       }
   char xt[96], wt[96], yt[96], prog[2048];
   snprintf(xt, sizeof xt, "tensor<%dx%dx%dx%s>", c->N, c->W, c->Cin, a->mlir);
@@ -192,7 +117,7 @@ static void run_conv(xrt_client *cl, const conv1 *c, const dtinfo *a,
            c->ld, c->rd, c->rev ? "true" : "false", xt, wt, pt ? ", " : "",
            ptype, yt, yt);
   char pbuf[16];
-  if (pt) put(pt, pbuf, 0, c->lo, 0), put(pt, pbuf, 1, c->hi, 0);
+  if (pt) tu_put(pt, pbuf, 0, c->lo, 0), tu_put(pt, pbuf, 1, c->hi, 0);
   tu_in in[3] = {{TU_SHAPE(a->dt, c->N, c->W, c->Cin), xb},
                  {TU_SHAPE(a->dt, c->K, c->Cin, c->O), wb},
                  {pt ? TU_SHAPE(pt->dt, 1, 2) : TU_SCALAR(XRT_S32), pbuf}};
@@ -218,28 +143,29 @@ static const conv1 windows = {2, 7, 2, 3, 3, 2, 1, 2, 2, 1, 1};
 
 static void test_conv_every_type(void **state) {
   for (size_t i = 0; i < TU_COUNT(dts); i++) {
-    if (dts[i].kind == 4) continue; /* f8 operands: below */
-    run_conv(C(state), &plain, &dts[i], &dts[i], NULL);
-    run_conv(C(state), &windows, &dts[i], &dts[i], NULL);
+    const tu_dtinfo *d = tu_dt(dts[i]);
+    if (d->kind == TU_K_F8) continue; /* f8 operands: below */
+    run_conv(C(state), &plain, d, d, NULL);
+    run_conv(C(state), &windows, d, d, NULL);
   }
 }
 
 /* Operands converted to the result type first; a small-float result is
  * computed in f32 and rounded once. */
 static void test_conv_mixed(void **state) {
-  run_conv(C(state), &windows, find_dt(XRT_S8), find_dt(XRT_S32), NULL);
-  run_conv(C(state), &plain, find_dt(XRT_F16), find_dt(XRT_F32), NULL);
-  run_conv(C(state), &plain, find_dt(XRT_S4), find_dt(XRT_S16), NULL);
-  run_conv(C(state), &windows, find_dt(XRT_F8E4M3FN), find_dt(XRT_F8E4M3FN), NULL);
-  run_conv(C(state), &plain, find_dt(XRT_F32), find_dt(XRT_F8E4M3FN), NULL);
+  run_conv(C(state), &windows, tu_dt(XRT_S8), tu_dt(XRT_S32), NULL);
+  run_conv(C(state), &plain, tu_dt(XRT_F16), tu_dt(XRT_F32), NULL);
+  run_conv(C(state), &plain, tu_dt(XRT_S4), tu_dt(XRT_S16), NULL);
+  run_conv(C(state), &windows, tu_dt(XRT_F8E4M3FN), tu_dt(XRT_F8E4M3FN), NULL);
+  run_conv(C(state), &plain, tu_dt(XRT_F32), tu_dt(XRT_F8E4M3FN), NULL);
 }
 
 /* dynamic_conv: the padding is an operand, of any integer type. */
 static void test_dynamic_conv(void **state) {
   const xrt_dtype pts[] = {XRT_S32, XRT_S64, XRT_S8, XRT_U16, XRT_U8};
   for (size_t i = 0; i < TU_COUNT(pts); i++) {
-    run_conv(C(state), &windows, find_dt(XRT_F32), find_dt(XRT_F32), find_dt(pts[i]));
-    run_conv(C(state), &plain, find_dt(XRT_S32), find_dt(XRT_S32), find_dt(pts[i]));
+    run_conv(C(state), &windows, tu_dt(XRT_F32), tu_dt(XRT_F32), tu_dt(pts[i]));
+    run_conv(C(state), &plain, tu_dt(XRT_S32), tu_dt(XRT_S32), tu_dt(pts[i]));
   }
 }
 
@@ -300,60 +226,55 @@ static void test_dynamic_conv_padding_checked(void **state) {
                              "windows, but the result has 5");
 }
 
+/* Runs an f32 convolution [b, 0, f] x [0, i, o] -> [b, 0, f] of x and w
+ * of dims xd and wd (the result's yd), with the attribute line pad ("" for
+ * none); fails the test unless it runs. */
+static void conv_f32(xrt_client *c, const int64_t xd[3], const int64_t wd[3],
+                     const int64_t yd[3], const char *pad, const float *x,
+                     const float *w, tu_out *o) {
+  char t[3][48], prog[1024];
+  const int64_t *d[3] = {xd, wd, yd};
+  for (int k = 0; k < 3; k++)
+    snprintf(t[k], sizeof t[k], "tensor<%lldx%lldx%lldxf32>",
+             (long long)d[k][0], (long long)d[k][1], (long long)d[k][2]);
+  snprintf(prog, sizeof prog,
+           "func.func @main(%%x: %s, %%w: %s) -> %s {\n"
+           "  %%0 = \"stablehlo.convolution\"(%%x, %%w) {\n%s"
+           "    dimension_numbers = #stablehlo.conv<[b, 0, f]x[0, i, o]->[b, 0, f]>,\n"
+           "    feature_group_count = 1 : i64, batch_group_count = 1 : i64\n"
+           "  } : (%s, %s) -> %s\n"
+           "  func.return %%0 : %s\n}\n",
+           t[0], t[1], t[2], pad, t[0], t[1], t[2], t[2]);
+  tu_in in[2] = {{TU_SHAPE(XRT_F32, xd[0], xd[1], xd[2]), x},
+                 {TU_SHAPE(XRT_F32, wd[0], wd[1], wd[2]), w}};
+  TU_RUN_OK(c, prog, 2, in, o);
+}
+
 /* An empty input padded to one window, and an empty window: sums of
  * nothing. */
 static void test_conv_empty(void **state) {
   const float x[3] = {1, 2, 3}, w[2] = {1, 10};
-  tu_in in[2] = {{TU_SHAPE(XRT_F32, 1, 0, 1), x},
-                 {TU_SHAPE(XRT_F32, 2, 1, 1), w}};
   tu_out o;
-  TU_RUN_OK(C(state),
-            "func.func @main(%x: tensor<1x0x1xf32>, %w: tensor<2x1x1xf32>) -> tensor<1x1x1xf32> {\n"
-            "  %0 = \"stablehlo.convolution\"(%x, %w) {\n"
-            "    padding = dense<[[1, 1]]> : tensor<1x2xi64>,\n"
-            "    dimension_numbers = #stablehlo.conv<[b, 0, f]x[0, i, o]->[b, 0, f]>,\n"
-            "    feature_group_count = 1 : i64, batch_group_count = 1 : i64\n"
-            "  } : (tensor<1x0x1xf32>, tensor<2x1x1xf32>) -> tensor<1x1x1xf32>\n"
-            "  func.return %0 : tensor<1x1x1xf32>\n}\n",
-            2, in, &o);
+  conv_f32(C(state), (int64_t[]){1, 0, 1}, (int64_t[]){2, 1, 1},
+           (int64_t[]){1, 1, 1},
+           "    padding = dense<[[1, 1]]> : tensor<1x2xi64>,\n", x, w, &o);
   TU_ASSERT_OUT(&o, 0, float, 0);
   tu_out_free(&o);
-  in[0] = (tu_in){TU_SHAPE(XRT_F32, 1, 3, 1), x};
-  in[1] = (tu_in){TU_SHAPE(XRT_F32, 0, 1, 1), w};
-  TU_RUN_OK(C(state),
-            "func.func @main(%x: tensor<1x3x1xf32>, %w: tensor<0x1x1xf32>) -> tensor<1x4x1xf32> {\n"
-            "  %0 = \"stablehlo.convolution\"(%x, %w) {\n"
-            "    dimension_numbers = #stablehlo.conv<[b, 0, f]x[0, i, o]->[b, 0, f]>,\n"
-            "    feature_group_count = 1 : i64, batch_group_count = 1 : i64\n"
-            "  } : (tensor<1x3x1xf32>, tensor<0x1x1xf32>) -> tensor<1x4x1xf32>\n"
-            "  func.return %0 : tensor<1x4x1xf32>\n}\n",
-            2, in, &o);
+  conv_f32(C(state), (int64_t[]){1, 3, 1}, (int64_t[]){0, 1, 1},
+           (int64_t[]){1, 4, 1}, "", x, w, &o);
   TU_ASSERT_OUT(&o, 0, float, 0, 0, 0, 0);
   tu_out_free(&o);
   /* an empty batch: an empty result */
-  in[0] = (tu_in){TU_SHAPE(XRT_F32, 0, 4, 1), x};
-  in[1] = (tu_in){TU_SHAPE(XRT_F32, 2, 1, 1), w};
-  TU_RUN_OK(C(state),
-            "func.func @main(%x: tensor<0x4x1xf32>, %w: tensor<2x1x1xf32>) -> tensor<0x3x1xf32> {\n"
-            "  %0 = \"stablehlo.convolution\"(%x, %w) {\n"
-            "    dimension_numbers = #stablehlo.conv<[b, 0, f]x[0, i, o]->[b, 0, f]>,\n"
-            "    feature_group_count = 1 : i64, batch_group_count = 1 : i64\n"
-            "  } : (tensor<0x4x1xf32>, tensor<2x1x1xf32>) -> tensor<0x3x1xf32>\n"
-            "  func.return %0 : tensor<0x3x1xf32>\n}\n",
-            2, in, &o);
+  conv_f32(C(state), (int64_t[]){0, 4, 1}, (int64_t[]){2, 1, 1},
+           (int64_t[]){0, 3, 1}, "", x, w, &o);
   tu_assert_shape(&o, 0, TU_SHAPE(XRT_F32, 0, 3, 1));
   assert_int_equal(o.bytes[0], 0);
   tu_out_free(&o);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_conv_every_type),
-      cmocka_unit_test(test_conv_mixed),
-      cmocka_unit_test(test_dynamic_conv),
-      cmocka_unit_test(test_conv_no_spatial),
-      cmocka_unit_test(test_dynamic_conv_padding_checked),
-      cmocka_unit_test(test_conv_empty),
-  };
-  return cmocka_run_group_tests(tests, tu_setup_client, tu_teardown_client);
-}
+TU_MAIN(tu_setup_client, tu_teardown_client,
+        cmocka_unit_test(test_conv_every_type),
+        cmocka_unit_test(test_conv_mixed), cmocka_unit_test(test_dynamic_conv),
+        cmocka_unit_test(test_conv_no_spatial),
+        cmocka_unit_test(test_dynamic_conv_padding_checked),
+        cmocka_unit_test(test_conv_empty))

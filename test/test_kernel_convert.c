@@ -9,58 +9,23 @@
  * whole bytes, and bit strings of sub-byte / i1 elements, checked against
  * bit patterns worked out by hand.
  */
-#include "test_util.h"
+#include "test_kernels.h"
 
 #define C(state) ((xrt_client *)*(state))
 enum { N = 8 };
 
-typedef struct {
-  xrt_dtype dt;
-  const char *mlir;
-  size_t size;
-  int bits, is_signed, kind; /* kind: 0 int, 1 float, 2 complex, 3 pred */
-} dtinfo;
-
-static const dtinfo dts[] = {
-    {XRT_PRED, "i1", 1, 1, 0, 3},
-    {XRT_S2, "i2", 1, 2, 1, 0},      {XRT_S4, "i4", 1, 4, 1, 0},
-    {XRT_S8, "i8", 1, 8, 1, 0},      {XRT_S16, "i16", 2, 16, 1, 0},
-    {XRT_S32, "i32", 4, 32, 1, 0},   {XRT_S64, "i64", 8, 64, 1, 0},
-    {XRT_U2, "ui2", 1, 2, 0, 0},     {XRT_U4, "ui4", 1, 4, 0, 0},
-    {XRT_U8, "ui8", 1, 8, 0, 0},     {XRT_U16, "ui16", 2, 16, 0, 0},
-    {XRT_U32, "ui32", 4, 32, 0, 0},  {XRT_U64, "ui64", 8, 64, 0, 0},
-    {XRT_F16, "f16", 2, 16, 1, 1},   {XRT_BF16, "bf16", 2, 16, 1, 1},
-    {XRT_F32, "f32", 4, 32, 1, 1},   {XRT_F64, "f64", 8, 64, 1, 1},
-    {XRT_C64, "complex<f32>", 8, 64, 1, 2},
-    {XRT_C128, "complex<f64>", 16, 128, 1, 2},
+/* Every element type but the small floats. */
+static const xrt_dtype dts[] = {
+    XRT_PRED, XRT_S2,  XRT_S4,  XRT_S8,  XRT_S16,  XRT_S32, XRT_S64,
+    XRT_U2,   XRT_U4,  XRT_U8,  XRT_U16, XRT_U32,  XRT_U64, XRT_F16,
+    XRT_BF16, XRT_F32, XRT_F64, XRT_C64, XRT_C128,
 };
 
-/* Writes real value v (imaginary part im for complex) as element i. */
-static void put(const dtinfo *d, void *buf, int i, double v, double im) {
-  char *p = (char *)buf + (size_t)i * d->size;
-  switch (d->dt) {
-  case XRT_PRED: *(uint8_t *)p = v != 0; return;
-  case XRT_F16: { uint16_t h = xrt_f64_to_f16(v); memcpy(p, &h, 2); return; }
-  case XRT_BF16: { uint16_t h = xrt_f64_to_bf16(v); memcpy(p, &h, 2); return; }
-  case XRT_F32: { float f = (float)v; memcpy(p, &f, 4); return; }
-  case XRT_F64: memcpy(p, &v, 8); return;
-  case XRT_C64: { float f[2] = {(float)v, (float)im}; memcpy(p, f, 8); return; }
-  case XRT_C128: { double f[2] = {v, im}; memcpy(p, f, 16); return; }
-  default: break;
-  }
-  int64_t x = (int64_t)v;
-  switch (d->size) {
-  case 1: { int8_t y = (int8_t)x; memcpy(p, &y, 1); return; }
-  case 2: { int16_t y = (int16_t)x; memcpy(p, &y, 2); return; }
-  case 4: { int32_t y = (int32_t)x; memcpy(p, &y, 4); return; }
-  default: memcpy(p, &x, 8); return;
-  }
-}
-
 /* Whether type d holds value v exactly. */
-static int holds(const dtinfo *d, double v) {
-  if (d->kind == 3) return v == 0 || v == 1;
-  if (d->kind) return 1; /* the values used are exact in every float */
+static int holds(const tu_dtinfo *d, double v) {
+  if (d->kind == TU_K_PRED) return v == 0 || v == 1;
+  /* the values used are exact in every float */
+  if (d->kind != TU_K_INT) return 1;
   if (v != floor(v)) return 0;
   double lo = d->is_signed ? -ldexp(1, d->bits - 1) : 0;
   double hi = d->is_signed ? ldexp(1, d->bits - 1) - 1 : ldexp(1, d->bits) - 1;
@@ -71,22 +36,26 @@ static void test_convert_pairs(void **state) {
   const double pool[] = {0, 1, -1, 3, -2, 100, -100, 1000, 1.5, -2.75, 0.25};
   for (size_t s = 0; s < TU_COUNT(dts); s++)
     for (size_t r = 0; r < TU_COUNT(dts); r++) {
-      const dtinfo *a = &dts[s], *b = &dts[r];
+      const tu_dtinfo *a = tu_dt(dts[s]), *b = tu_dt(dts[r]);
       /* values both hold (fractions only into floats or toward zero) */
       double v[N];
       int nv = 0;
       for (size_t k = 0; k < TU_COUNT(pool) && nv < N; k++) {
         double x = pool[k], t = trunc(x);
         if (!holds(a, x)) continue;
-        if (b->kind == 3 || holds(b, x) || (!b->kind && holds(b, t) && b->kind != 3))
+        if (b->kind == TU_K_PRED || holds(b, x) ||
+            (b->kind == TU_K_INT && holds(b, t)))
           v[nv++] = x;
       }
       while (nv < N) v[nv] = v[nv % 2], nv++;
       char in[N * 16], want[N * 16];
       for (int i = 0; i < N; i++) {
-        put(a, in, i, v[i], a->kind == 2 ? 3 : 0);
-        double w = b->kind == 3 ? (v[i] != 0) : b->kind ? v[i] : trunc(v[i]);
-        put(b, want, i, w, a->kind == 2 && b->kind == 2 ? 3 : 0);
+        tu_put(a, in, i, v[i], a->kind == TU_K_COMPLEX ? 3 : 0);
+        double w = b->kind == TU_K_PRED  ? (v[i] != 0)
+                   : b->kind != TU_K_INT ? v[i]
+                                         : trunc(v[i]);
+        tu_put(b, want, i, w,
+               a->kind == TU_K_COMPLEX && b->kind == TU_K_COMPLEX ? 3 : 0);
       }
       char prog[512];
       snprintf(prog, sizeof prog,
@@ -170,10 +139,5 @@ static void test_bitcast(void **state) {
           (tu_in){TU_SHAPE(XRT_U2, 2, 2), b2}, b4, sizeof b4);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_convert_pairs),
-      cmocka_unit_test(test_bitcast),
-  };
-  return cmocka_run_group_tests(tests, tu_setup_client, tu_teardown_client);
-}
+TU_MAIN(tu_setup_client, tu_teardown_client,
+        cmocka_unit_test(test_convert_pairs), cmocka_unit_test(test_bitcast))

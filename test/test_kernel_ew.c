@@ -24,92 +24,27 @@
  * than fusion's own loops.
  */
 #define _POSIX_C_SOURCE 200809L /* setenv */
-#include "test_util.h"
+#include "test_kernels.h"
 
 #define C(state) ((xrt_client *)*(state))
 enum { N = 21 };
 
 /* ---- element types ---- */
 
-typedef struct {
-  xrt_dtype dt;
-  const char *mlir;
-  size_t size;
-  int bits, is_signed, is_float;
-} dtinfo;
-
-static const dtinfo fdts[] = {
-    {XRT_F32, "f32", 4, 32, 1, 1},
-    {XRT_F64, "f64", 8, 64, 1, 1},
-    {XRT_F16, "f16", 2, 16, 1, 1},
-    {XRT_BF16, "bf16", 2, 16, 1, 1},
-};
-static const dtinfo idts[] = {
-    {XRT_S8, "i8", 1, 8, 1, 0},     {XRT_U8, "ui8", 1, 8, 0, 0},
-    {XRT_S16, "i16", 2, 16, 1, 0},  {XRT_U16, "ui16", 2, 16, 0, 0},
-    {XRT_S32, "i32", 4, 32, 1, 0},  {XRT_U32, "ui32", 4, 32, 0, 0},
-    {XRT_S64, "i64", 8, 64, 1, 0},  {XRT_U64, "ui64", 8, 64, 0, 0},
-    {XRT_S2, "i2", 1, 2, 1, 0},     {XRT_U2, "ui2", 1, 2, 0, 0},
-    {XRT_S4, "i4", 1, 4, 1, 0},     {XRT_U4, "ui4", 1, 4, 0, 0},
+static const xrt_dtype fdts[] = {XRT_F32, XRT_F64, XRT_F16, XRT_BF16};
+static const xrt_dtype idts[] = {
+    XRT_S8,  XRT_U8,  XRT_S16, XRT_U16, XRT_S32, XRT_U32,
+    XRT_S64, XRT_U64, XRT_S2,  XRT_U2,  XRT_S4,  XRT_U4,
 };
 
-/* x wrapped to the width of d: sign-extended when signed, else
- * zero-extended (as a uint64 bit pattern). */
-static uint64_t wrapi(const dtinfo *d, uint64_t x) {
-  if (d->bits == 64) return x;
-  uint64_t m = (1ull << d->bits) - 1;
-  x &= m;
-  if (d->is_signed && (x >> (d->bits - 1))) x |= ~m;
-  return x;
-}
-
-static void puti(const dtinfo *d, void *buf, int i, uint64_t v) {
-  char *p = (char *)buf + (size_t)i * d->size;
-  v = wrapi(d, v);
-  switch (d->size) {
-  case 1: { uint8_t x = (uint8_t)v; memcpy(p, &x, 1); break; }
-  case 2: { uint16_t x = (uint16_t)v; memcpy(p, &x, 2); break; }
-  case 4: { uint32_t x = (uint32_t)v; memcpy(p, &x, 4); break; }
-  default: memcpy(p, &v, 8); break;
-  }
-}
-
-static uint64_t geti(const dtinfo *d, const void *buf, int i) {
-  const char *p = (const char *)buf + (size_t)i * d->size;
-  uint64_t v = 0;
-  switch (d->size) {
-  case 1: { uint8_t x; memcpy(&x, p, 1); v = x; break; }
-  case 2: { uint16_t x; memcpy(&x, p, 2); v = x; break; }
-  case 4: { uint32_t x; memcpy(&x, p, 4); v = x; break; }
-  default: memcpy(&v, p, 8); break;
-  }
-  return wrapi(d, v);
-}
-
-static void putf(const dtinfo *d, void *buf, int i, double v) {
-  char *p = (char *)buf + (size_t)i * d->size;
-  switch (d->dt) {
-  case XRT_F32: { float f = (float)v; memcpy(p, &f, 4); break; }
-  case XRT_F64: memcpy(p, &v, 8); break;
-  case XRT_F16: { uint16_t h = xrt_f64_to_f16(v); memcpy(p, &h, 2); break; }
-  default: { uint16_t h = xrt_f64_to_bf16(v); memcpy(p, &h, 2); break; }
-  }
-}
-
-static double getf(const dtinfo *d, const void *buf, int i) {
-  const char *p = (const char *)buf + (size_t)i * d->size;
-  uint16_t h;
-  switch (d->dt) {
-  case XRT_F32: { float f; memcpy(&f, p, 4); return f; }
-  case XRT_F64: { double x; memcpy(&x, p, 8); return x; }
-  case XRT_F16: memcpy(&h, p, 2); return xrt_f16_to_f32(h);
-  default: memcpy(&h, p, 2); return xrt_bf16_to_f32(h);
-  }
+/* Integer element i wrapped to the width of d. */
+static uint64_t geti(const tu_dtinfo *d, const void *buf, int i) {
+  return tu_wrap(d, tu_get_int(d, buf, i));
 }
 
 /* Runs "%0 = <body>" on inputs a (and b) of type d (N elements each) and
  * returns the output (free with tu_out_free). */
-static void run_ew(xrt_client *c, const dtinfo *d, const char *rtype,
+static void run_ew(xrt_client *c, const tu_dtinfo *d, const char *rtype,
                    const char *body, const void *a, const void *b,
                    tu_out *o) {
   char prog[1024];
@@ -124,85 +59,6 @@ static void run_ew(xrt_client *c, const dtinfo *d, const char *rtype,
 
 /* ---- floats ---- */
 
-typedef enum {
-  F_ADD, F_SUB, F_MUL, F_DIV, F_REM, F_MAX, F_MIN, F_POW, F_ATAN2,
-  F_NEG, F_ABS, F_SIGN, F_SQRT, F_FLOOR, F_CEIL, F_RAFZ, F_REVEN,
-  F_EXP, F_LOG, F_RSQRT, F_TANH, F_LOGISTIC, F_SIN, F_COS, F_TAN, F_EXPM1,
-  F_LOG1P, F_CBRT, F_COUNT
-} fop;
-
-static const struct {
-  const char *name;
-  int binary, transcendental;
-} fops[F_COUNT] = {
-    [F_ADD] = {"add", 1, 0},          [F_SUB] = {"subtract", 1, 0},
-    [F_MUL] = {"multiply", 1, 0},     [F_DIV] = {"divide", 1, 0},
-    [F_REM] = {"remainder", 1, 0},    [F_MAX] = {"maximum", 1, 0},
-    [F_MIN] = {"minimum", 1, 0},      [F_POW] = {"power", 1, 1},
-    [F_ATAN2] = {"atan2", 1, 1},      [F_NEG] = {"negate", 0, 0},
-    [F_ABS] = {"abs", 0, 0},          [F_SIGN] = {"sign", 0, 0},
-    [F_SQRT] = {"sqrt", 0, 0},        [F_FLOOR] = {"floor", 0, 0},
-    [F_CEIL] = {"ceil", 0, 0},        [F_RAFZ] = {"round_nearest_afz", 0, 0},
-    [F_REVEN] = {"round_nearest_even", 0, 0},
-    [F_EXP] = {"exponential", 0, 1},  [F_LOG] = {"log", 0, 1},
-    [F_RSQRT] = {"rsqrt", 0, 1},      [F_TANH] = {"tanh", 0, 1},
-    [F_LOGISTIC] = {"logistic", 0, 1}, [F_SIN] = {"sine", 0, 1},
-    [F_COS] = {"cosine", 0, 1},       [F_TAN] = {"tan", 0, 1},
-    [F_EXPM1] = {"exponential_minus_one", 0, 1},
-    [F_LOG1P] = {"log_plus_one", 0, 1}, [F_CBRT] = {"cbrt", 0, 1},
-};
-
-/* IEEE maximum / minimum: NaN wins, -0 < +0. */
-static double ref_max(double x, double y, int is_max) {
-  if (x != x) return x;
-  if (y != y) return y;
-  if (x == y) return (signbit(x) != 0) == is_max ? y : x;
-  return (x > y) == is_max ? x : y;
-}
-
-/* Round half to even; a zero result keeps the sign of x. */
-static double ref_reven(double x) {
-  double f = floor(x), d = x - f, r;
-  if (d > 0.5) r = f + 1;
-  else if (d < 0.5) r = f;
-  else r = fmod(f, 2) == 0 ? f : f + 1;
-  return r == 0 ? copysign(0.0, x) : r;
-}
-
-static double fref(fop op, double x, double y) {
-  switch (op) {
-  case F_ADD: return x + y;
-  case F_SUB: return x - y;
-  case F_MUL: return x * y;
-  case F_DIV: return x / y;
-  case F_REM: return fmod(x, y);
-  case F_MAX: return ref_max(x, y, 1);
-  case F_MIN: return ref_max(x, y, 0);
-  case F_POW: return pow(x, y);
-  case F_ATAN2: return atan2(x, y);
-  case F_NEG: return -x;
-  case F_ABS: return fabs(x);
-  case F_SIGN: return x > 0 ? 1 : x < 0 ? -1 : x;
-  case F_SQRT: return sqrt(x);
-  case F_FLOOR: return floor(x);
-  case F_CEIL: return ceil(x);
-  case F_RAFZ: return round(x);
-  case F_REVEN: return x != x || isinf(x) ? x : ref_reven(x);
-  case F_EXP: return exp(x);
-  case F_LOG: return log(x);
-  case F_RSQRT: return 1 / sqrt(x);
-  case F_TANH: return tanh(x);
-  case F_LOGISTIC: return 1 / (1 + exp(-x));
-  case F_SIN: return sin(x);
-  case F_COS: return cos(x);
-  case F_TAN: return tan(x);
-  case F_EXPM1: return expm1(x);
-  case F_LOG1P: return log1p(x);
-  case F_CBRT: return cbrt(x);
-  default: return 0;
-  }
-}
-
 static const double fa[N] = {0,   -0.0, 1,    -1,  0.5,   -0.5,     1.5,
                              2.5, -2.5, 3,    100, -7.25, INFINITY, -INFINITY,
                              NAN, 0.1,  1e-3, 2,   -3.75, 7,        0.75};
@@ -212,7 +68,7 @@ static const double fb[N] = {1,   2,     -0.0, 0.0,      0.25, 3,   -1.5,
 
 /* got vs want in type d: NaN matches NaN, zeros match in sign, else
  * equal (arithmetic) or within 2 ulps of d (transcendental). */
-static void check_f(const dtinfo *d, double got, double want, int loose,
+static void check_f(const tu_dtinfo *d, double got, double want, int loose,
                     const char *what, int i) {
   if (want != want) {
     if (got == got) fail_msg("%s %s [%d]: got %.17g want NaN", what, d->mlir, i, got);
@@ -228,29 +84,30 @@ static void check_f(const dtinfo *d, double got, double want, int loose,
 
 static void test_float_ops(void **state) {
   for (size_t t = 0; t < TU_COUNT(fdts); t++) {
-    const dtinfo *d = &fdts[t];
+    const tu_dtinfo *d = tu_dt(fdts[t]);
     char a[N * 8], b[N * 8];
     double xa[N], xb[N];
     for (int i = 0; i < N; i++) {
-      putf(d, a, i, fa[i]), putf(d, b, i, fb[i]);
-      xa[i] = getf(d, a, i), xb[i] = getf(d, b, i); /* as rounded to d */
+      tu_put(d, a, i, fa[i], 0), tu_put(d, b, i, fb[i], 0);
+      xa[i] = tu_get_f(d, a, i),
+      xb[i] = tu_get_f(d, b, i); /* as rounded to d */
     }
-    for (int op = 0; op < F_COUNT; op++) {
+    for (int op = 0; op < TU_F_COUNT; op++) {
       char body[256];
-      if (fops[op].binary)
+      if (tu_fop(op)->binary)
         snprintf(body, sizeof body, "stablehlo.%s %%a, %%b : tensor<%dx%s>",
-                 fops[op].name, N, d->mlir);
+                 tu_fop(op)->name, N, d->mlir);
       else
         snprintf(body, sizeof body, "stablehlo.%s %%a : tensor<%dx%s>",
-                 fops[op].name, N, d->mlir);
+                 tu_fop(op)->name, N, d->mlir);
       tu_out o;
       run_ew(C(state), d, d->mlir, body, a, b, &o);
       assert_int_equal(o.bytes[0], N * d->size);
       for (int i = 0; i < N; i++) {
         char w[8];
-        putf(d, w, 0, fref((fop)op, xa[i], xb[i])); /* one rounding */
-        check_f(d, getf(d, o.data[0], i), getf(d, w, 0),
-                fops[op].transcendental, fops[op].name, i);
+        tu_put(d, w, 0, tu_ref_fop(op, xa[i], xb[i]), 0); /* one rounding */
+        check_f(d, tu_get_f(d, o.data[0], i), tu_get_f(d, w, 0),
+                tu_fop(op)->transcendental, tu_fop(op)->name, i);
       }
       tu_out_free(&o);
     }
@@ -271,7 +128,7 @@ static void test_float_ops(void **state) {
 /* ---- pred ---- */
 
 static void test_pred_ops(void **state) {
-  static const dtinfo p = {XRT_PRED, "i1", 1, 1, 0, 0};
+  const tu_dtinfo *p = tu_dt(XRT_PRED);
   const char *names[] = {"add", "multiply", "maximum", "minimum",
                          "and", "or",       "xor",     "not"};
   uint8_t a[N], b[N];
@@ -284,7 +141,7 @@ static void test_pred_ops(void **state) {
       snprintf(body, sizeof body, "stablehlo.%s %%a, %%b : tensor<%dxi1>",
                names[k], N);
     tu_out o;
-    run_ew(C(state), &p, "i1", body, a, b, &o);
+    run_ew(C(state), p, "i1", body, a, b, &o);
     for (int i = 0; i < N; i++) {
       int x = a[i], y = b[i], w;
       switch (k) {
@@ -331,34 +188,34 @@ __extension__ typedef __int128 i128;
 __extension__ typedef unsigned __int128 u128;
 
 /* The reference of op on a and b (both already wrapped to d), wrapped. */
-static uint64_t iref(const dtinfo *d, iop op, uint64_t a, uint64_t b) {
+static uint64_t iref(const tu_dtinfo *d, iop op, uint64_t a, uint64_t b) {
   int w = d->bits, sg = d->is_signed;
   uint64_t mask = w == 64 ? ~0ull : (1ull << w) - 1;
   int64_t sa = (int64_t)a, sb = (int64_t)b;
   uint64_t ua = a & mask, ub = b & mask; /* unsigned views */
   switch (op) {
-  case I_ADD: return wrapi(d, a + b);
-  case I_SUB: return wrapi(d, a - b);
-  case I_MUL: return wrapi(d, a * b);
+  case I_ADD: return tu_wrap(d, a + b);
+  case I_SUB: return tu_wrap(d, a - b);
+  case I_MUL: return tu_wrap(d, a * b);
   case I_DIV:
     if (sg) {
-      if (sb == 0) return wrapi(d, ~0ull);
-      if (sb == -1) return wrapi(d, 0 - a);
-      return wrapi(d, (uint64_t)(sa / sb));
+      if (sb == 0) return tu_wrap(d, ~0ull);
+      if (sb == -1) return tu_wrap(d, 0 - a);
+      return tu_wrap(d, (uint64_t)(sa / sb));
     }
-    return ub == 0 ? wrapi(d, ~0ull) : ua / ub;
+    return ub == 0 ? tu_wrap(d, ~0ull) : ua / ub;
   case I_REM:
     if (sg) {
       if (sb == 0) return a;
       if (sb == -1) return 0;
-      return wrapi(d, (uint64_t)(sa % sb));
+      return tu_wrap(d, (uint64_t)(sa % sb));
     }
     return ub == 0 ? ua : ua % ub;
   case I_MAX: return sg ? (sa > sb ? a : b) : (ua > ub ? a : b);
   case I_MIN: return sg ? (sa < sb ? a : b) : (ua < ub ? a : b);
   case I_POW: {
     if (sg && sb < 0)
-      return sa == 1 ? 1 : sa == -1 ? wrapi(d, (sb & 1) ? ~0ull : 1) : 0;
+      return sa == 1 ? 1 : sa == -1 ? tu_wrap(d, (sb & 1) ? ~0ull : 1) : 0;
     uint64_t r = 1, e = sg ? (uint64_t)sb : ub;
     for (uint64_t k = 0; k < e && k < 200; k++) r *= a;
     if (e >= 200) { /* only 0, 1 and -1 bases appear with big exponents */
@@ -366,25 +223,25 @@ static uint64_t iref(const dtinfo *d, iop op, uint64_t a, uint64_t b) {
       for (uint64_t base = a; e; e >>= 1, base *= base)
         if (e & 1) r *= base;
     }
-    return wrapi(d, r);
+    return tu_wrap(d, r);
   }
   case I_AND: return a & b;
   case I_OR: return a | b;
   case I_XOR: return a ^ b;
-  case I_SHL: return ub >= (uint64_t)w ? 0 : wrapi(d, ua << ub);
-  case I_SHRL: return ub >= (uint64_t)w ? 0 : wrapi(d, ua >> ub);
+  case I_SHL: return ub >= (uint64_t)w ? 0 : tu_wrap(d, ua << ub);
+  case I_SHRL: return ub >= (uint64_t)w ? 0 : tu_wrap(d, ua >> ub);
   case I_SHRA: {
     int neg = (ua >> (w - 1)) & 1;
-    if (ub >= (uint64_t)w) return neg ? wrapi(d, ~0ull) : 0;
+    if (ub >= (uint64_t)w) return neg ? tu_wrap(d, ~0ull) : 0;
     uint64_t r = ua >> ub;
     if (neg && ub) r |= mask & ~(mask >> ub);
-    return wrapi(d, r);
+    return tu_wrap(d, r);
   }
-  case I_NEG: return wrapi(d, 0 - a);
-  case I_ABS: return sg && sa < 0 ? wrapi(d, 0 - a) : a;
+  case I_NEG: return tu_wrap(d, 0 - a);
+  case I_ABS: return sg && sa < 0 ? tu_wrap(d, 0 - a) : a;
   case I_SIGN:
-    return sg ? wrapi(d, (uint64_t)(int64_t)((sa > 0) - (sa < 0))) : ua != 0;
-  case I_NOT: return wrapi(d, ~a);
+    return sg ? tu_wrap(d, (uint64_t)(int64_t)((sa > 0) - (sa < 0))) : ua != 0;
+  case I_NOT: return tu_wrap(d, ~a);
   case I_POPCNT: {
     uint64_t n = 0;
     for (uint64_t x = ua; x; x &= x - 1) n++;
@@ -396,17 +253,17 @@ static uint64_t iref(const dtinfo *d, iop op, uint64_t a, uint64_t b) {
     return n;
   }
   case I_MULHI: /* the high w bits of the 2w-bit product */
-    if (sg) return wrapi(d, (uint64_t)(((i128)sa * (i128)sb) >> w));
-    return wrapi(d, (uint64_t)(((u128)ua * (u128)ub) >> w));
+    if (sg) return tu_wrap(d, (uint64_t)(((i128)sa * (i128)sb) >> w));
+    return tu_wrap(d, (uint64_t)(((u128)ua * (u128)ub) >> w));
   default: return 0;
   }
 }
 
 static void test_int_ops(void **state) {
   for (size_t t = 0; t < TU_COUNT(idts); t++) {
-    const dtinfo *d = &idts[t];
+    const tu_dtinfo *d = tu_dt(idts[t]);
     int w = d->bits;
-    uint64_t mn = d->is_signed ? wrapi(d, 1ull << (w - 1)) : 0;
+    uint64_t mn = d->is_signed ? tu_wrap(d, 1ull << (w - 1)) : 0;
     uint64_t mx = d->is_signed ? (w == 64 ? (uint64_t)INT64_MAX
                                           : (1ull << (w - 1)) - 1)
                                : (w == 64 ? ~0ull : (1ull << w) - 1);
@@ -422,7 +279,7 @@ static void test_int_ops(void **state) {
     char a[N * 8], b[N * 8];
     uint64_t xa[N], xb[N];
     for (int i = 0; i < N; i++) {
-      puti(d, a, i, av[i]), puti(d, b, i, bv[i]);
+      tu_put_int(d, a, i, av[i]), tu_put_int(d, b, i, bv[i]);
       xa[i] = geti(d, a, i), xb[i] = geti(d, b, i);
     }
     for (int op = 0; op < I_COUNT; op++) {
@@ -443,7 +300,7 @@ static void test_int_ops(void **state) {
       assert_int_equal(o.bytes[0], N * d->size);
       for (int i = 0; i < N; i++) {
         uint64_t got = geti(d, o.data[0], i);
-        uint64_t want = wrapi(d, iref(d, (iop)op, xa[i], xb[i]));
+        uint64_t want = tu_wrap(d, iref(d, (iop)op, xa[i], xb[i]));
         if (got != want)
           fail_msg("%s %s [%d] (%lld, %lld): got %lld want %lld",
                    iops[op].name, d->mlir, i, (long long)xa[i],
@@ -457,17 +314,6 @@ static void test_int_ops(void **state) {
 /* ---- compare ---- */
 
 static const char *const dirs[6] = {"EQ", "NE", "GE", "GT", "LE", "LT"};
-
-static int cmp_dir(int dir, int lt, int eq) {
-  switch (dir) {
-  case 0: return eq;
-  case 1: return !eq;
-  case 2: return !lt;
-  case 3: return !lt && !eq;
-  case 4: return lt || eq;
-  default: return lt;
-  }
-}
 
 /* The total order of floats as a signed key: -NaN < -inf < ... < -0 < +0
  * < ... < inf < NaN. */
@@ -492,9 +338,10 @@ static void test_compare(void **state) {
   for (int dir = 0; dir < 6; dir++) {
     /* floats, FLOAT and TOTALORDER */
     for (size_t t = 0; t < TU_COUNT(fdts); t++) {
-      const dtinfo *d = &fdts[t];
+      const tu_dtinfo *d = tu_dt(fdts[t]);
       char a[N * 8], b[N * 8];
-      for (int i = 0; i < N; i++) putf(d, a, i, fa[i]), putf(d, b, i, fb[i]);
+      for (int i = 0; i < N; i++)
+        tu_put(d, a, i, fa[i], 0), tu_put(d, b, i, fb[i], 0);
       for (int tot = 0; tot < 2; tot++) {
         snprintf(body, sizeof body,
                  "stablehlo.compare %s, %%a, %%b, %s : (tensor<%dx%s>, "
@@ -503,14 +350,14 @@ static void test_compare(void **state) {
                  d->mlir, N);
         run_ew(C(state), d, "i1", body, a, b, &o);
         for (int i = 0; i < N; i++) {
-          double x = getf(d, a, i), y = getf(d, b, i);
+          double x = tu_get_f(d, a, i), y = tu_get_f(d, b, i);
           if (tot) {
             int64_t kx = tot_key(x), ky = tot_key(y);
-            want[i] = (uint8_t)cmp_dir(dir, kx < ky, kx == ky);
+            want[i] = (uint8_t)tu_cmp_dir(dir, kx < ky, kx == ky);
           } else if (x != x || y != y) {
             want[i] = dir == 1; /* unordered: only NE holds */
           } else {
-            want[i] = (uint8_t)cmp_dir(dir, x < y, x == y);
+            want[i] = (uint8_t)tu_cmp_dir(dir, x < y, x == y);
           }
         }
         snprintf(what, sizeof what, "%s %s %d", dirs[dir], d->mlir, tot);
@@ -520,13 +367,12 @@ static void test_compare(void **state) {
     }
     /* integers (and i1, unsigned) */
     for (size_t t = 0; t <= TU_COUNT(idts); t++) {
-      static const dtinfo p = {XRT_PRED, "i1", 1, 1, 0, 0};
-      const dtinfo *d = t < TU_COUNT(idts) ? &idts[t] : &p;
+      const tu_dtinfo *d = tu_dt(t < TU_COUNT(idts) ? idts[t] : XRT_PRED);
       char a[N * 8], b[N * 8];
       for (int i = 0; i < N; i++) {
         uint64_t x = (uint64_t)(i % 5) - 2, y = (uint64_t)(i % 3) - 1;
         if (d->bits == 1) x &= 1, y &= 1, a[i] = (char)x, b[i] = (char)y;
-        else puti(d, a, i, x), puti(d, b, i, y);
+        else tu_put_int(d, a, i, x), tu_put_int(d, b, i, y);
       }
       snprintf(body, sizeof body,
                "stablehlo.compare %s, %%a, %%b, %s : (tensor<%dx%s>, "
@@ -538,7 +384,7 @@ static void test_compare(void **state) {
         uint64_t x = d->bits == 1 ? (uint8_t)a[i] : geti(d, a, i);
         uint64_t y = d->bits == 1 ? (uint8_t)b[i] : geti(d, b, i);
         int lt = d->is_signed ? (int64_t)x < (int64_t)y : x < y;
-        want[i] = (uint8_t)cmp_dir(dir, lt, x == y);
+        want[i] = (uint8_t)tu_cmp_dir(dir, lt, x == y);
       }
       snprintf(what, sizeof what, "%s %s", dirs[dir], d->mlir);
       check_cmp(what, o.data[0], want);
@@ -546,9 +392,7 @@ static void test_compare(void **state) {
     }
     /* complex: lexicographic (real, then imaginary) */
     for (int w = 0; w < 2; w++) {
-      static const dtinfo c64 = {XRT_C64, "complex<f32>", 8, 64, 1, 1};
-      static const dtinfo c128 = {XRT_C128, "complex<f64>", 16, 128, 1, 1};
-      const dtinfo *d = w ? &c128 : &c64;
+      const tu_dtinfo *d = tu_dt(w ? XRT_C128 : XRT_C64);
       double ar[N], ai[N], br[N], bi[N];
       char a[N * 16], b[N * 16];
       for (int i = 0; i < N; i++) {
@@ -570,7 +414,7 @@ static void test_compare(void **state) {
       for (int i = 0; i < N; i++) {
         int lt = ar[i] < br[i] || (ar[i] == br[i] && ai[i] < bi[i]);
         int eq = ar[i] == br[i] && ai[i] == bi[i];
-        want[i] = (uint8_t)cmp_dir(dir, lt, eq);
+        want[i] = (uint8_t)tu_cmp_dir(dir, lt, eq);
       }
       snprintf(what, sizeof what, "%s %s", dirs[dir], d->mlir);
       check_cmp(what, o.data[0], want);
@@ -607,9 +451,10 @@ static void test_compare_type_mismatch(void **state) {
 /* real of a real float is the value, imag +0. */
 static void test_real_imag_of_real(void **state) {
   for (size_t t = 0; t < TU_COUNT(fdts); t++) {
-    const dtinfo *d = &fdts[t];
+    const tu_dtinfo *d = tu_dt(fdts[t]);
     char a[N * 8], b[N * 8];
-    for (int i = 0; i < N; i++) putf(d, a, i, fa[i]), putf(d, b, i, 0);
+    for (int i = 0; i < N; i++)
+      tu_put(d, a, i, fa[i], 0), tu_put(d, b, i, 0, 0);
     for (int im = 0; im < 2; im++) {
       char body[128];
       snprintf(body, sizeof body, "stablehlo.%s %%a : (tensor<%dx%s>) -> tensor<%dx%s>",
@@ -618,7 +463,7 @@ static void test_real_imag_of_real(void **state) {
       run_ew(C(state), d, d->mlir, body, a, b, &o);
       assert_int_equal(o.bytes[0], N * d->size);
       for (int i = 0; i < N; i++) {
-        double g = getf(d, o.data[0], i), w = im ? 0.0 : getf(d, a, i);
+        double g = tu_get_f(d, o.data[0], i), w = im ? 0.0 : tu_get_f(d, a, i);
         if (!(w != w ? g != g : g == w && signbit(g) == signbit(w)))
           fail_msg("%s %s [%d]: got %g want %g", im ? "imag" : "real",
                    d->mlir, i, g, w);
@@ -628,15 +473,14 @@ static void test_real_imag_of_real(void **state) {
   }
 }
 
-int main(void) {
+/* The group's client, with fusion off (each op runs its own kernel). */
+static int setup(void **state) {
   setenv("XRT_SIM_NO_FUSION", "1", 1);
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_float_ops),
-      cmocka_unit_test(test_pred_ops),
-      cmocka_unit_test(test_int_ops),
-      cmocka_unit_test(test_compare),
-      cmocka_unit_test(test_compare_type_mismatch),
-      cmocka_unit_test(test_real_imag_of_real),
-  };
-  return cmocka_run_group_tests(tests, tu_setup_client, tu_teardown_client);
+  return tu_setup_client(state);
 }
+
+TU_MAIN(setup, tu_teardown_client, cmocka_unit_test(test_float_ops),
+        cmocka_unit_test(test_pred_ops), cmocka_unit_test(test_int_ops),
+        cmocka_unit_test(test_compare),
+        cmocka_unit_test(test_compare_type_mismatch),
+        cmocka_unit_test(test_real_imag_of_real))

@@ -22,82 +22,32 @@
  * int64 / double loops) compare exactly.
  */
 #define _POSIX_C_SOURCE 200809L /* setenv */
-#include "test_util.h"
+#include "test_kernels.h"
 
 #define C(state) ((xrt_client *)*(state))
 
-typedef struct {
-  xrt_dtype dt;
-  const char *mlir;
-  size_t size;
-  int bits; /* integer width (0: float or complex) */
-  int is_signed;
-} dtinfo;
-
-static const dtinfo dts[] = {
-    {XRT_F32, "f32", 4, 0, 1},          {XRT_F64, "f64", 8, 0, 1},
-    {XRT_F16, "f16", 2, 0, 1},          {XRT_BF16, "bf16", 2, 0, 1},
-    {XRT_S8, "i8", 1, 8, 1},            {XRT_U8, "ui8", 1, 8, 0},
-    {XRT_S16, "i16", 2, 16, 1},         {XRT_U16, "ui16", 2, 16, 0},
-    {XRT_S32, "i32", 4, 32, 1},         {XRT_U32, "ui32", 4, 32, 0},
-    {XRT_S64, "i64", 8, 64, 1},         {XRT_U64, "ui64", 8, 64, 0},
-    {XRT_S4, "i4", 1, 4, 1},            {XRT_U4, "ui4", 1, 4, 0},
-    {XRT_S2, "i2", 1, 2, 1},            {XRT_U2, "ui2", 1, 2, 0},
-    {XRT_C64, "complex<f32>", 8, 0, 1}, {XRT_C128, "complex<f64>", 16, 0, 1},
+/* Every element type but i1 and the small floats. */
+static const xrt_dtype dts[] = {
+    XRT_F32, XRT_F64, XRT_F16, XRT_BF16, XRT_S8, XRT_U8,  XRT_S16, XRT_U16,
+    XRT_S32, XRT_U32, XRT_S64, XRT_U64,  XRT_S4, XRT_U4,  XRT_S2,  XRT_U2,
+    XRT_C64, XRT_C128,
 };
 
 static int is_cplx(xrt_dtype t) { return t == XRT_C64 || t == XRT_C128; }
 
-/* An integer wrapped to the type's width (sign-extended when signed). */
-static int64_t wrap_int(const dtinfo *d, uint64_t v) {
-  if (d->bits == 64) return (int64_t)v;
-  uint64_t m = (1ull << d->bits) - 1;
-  v &= m;
-  if (d->is_signed && (v >> (d->bits - 1))) v |= ~m;
-  return (int64_t)v;
-}
-
-/* Writes (re, im) as element i (im ignored unless complex). */
-static void put(const dtinfo *d, void *buf, int64_t i, double re, double im) {
-  char *p = (char *)buf + (size_t)i * d->size;
-  switch (d->dt) {
-  case XRT_F32: { float f = (float)re; memcpy(p, &f, 4); return; }
-  case XRT_F64: memcpy(p, &re, 8); return;
-  case XRT_F16: { uint16_t h = xrt_f64_to_f16(re); memcpy(p, &h, 2); return; }
-  case XRT_BF16: { uint16_t h = xrt_f64_to_bf16(re); memcpy(p, &h, 2); return; }
-  case XRT_C64: { float f[2] = {(float)re, (float)im}; memcpy(p, f, 8); return; }
-  case XRT_C128: { double f[2] = {re, im}; memcpy(p, f, 16); return; }
-  default: break;
-  }
-  int64_t v = wrap_int(d, (uint64_t)(int64_t)re);
-  switch (d->size) {
-  case 1: { int8_t x = (int8_t)v; memcpy(p, &x, 1); return; }
-  case 2: { int16_t x = (int16_t)v; memcpy(p, &x, 2); return; }
-  case 4: { int32_t x = (int32_t)v; memcpy(p, &x, 4); return; }
-  default: memcpy(p, &v, 8); return;
-  }
-}
-
 /* Small integer test values in [-4, 4] (in [-1, 1] for 2-bit types and
  * [0, 3] for unsigned 2-bit), by a fixed recipe. */
-static double val(const dtinfo *d, int64_t i, int salt) {
+static double val(const tu_dtinfo *d, int64_t i, int salt) {
   int64_t v = (i * 7 + salt * 3 + (i * i) % 5) % 9 - 4;
   if (d->bits == 2) v = d->is_signed ? v % 2 : (v < 0 ? -v : v) % 4;
   else if (!d->is_signed) v = v < 0 ? -v : v;
   return (double)v;
 }
 
-static const dtinfo *find_dt(xrt_dtype t) {
-  for (size_t i = 0; i < TU_COUNT(dts); i++)
-    if (dts[i].dt == t) return &dts[i];
-  fail_msg("no dtype %d", (int)t);
-  return NULL;
-}
-
 /* Runs a B x M x K by (B x K x N, or B x N x K when trans) dot_general of
  * type d (result type o) and checks it against the reference. */
-static void run_dot(xrt_client *c, const dtinfo *d, const dtinfo *o, int B,
-                    int M, int K, int N, int trans) {
+static void run_dot(xrt_client *c, const tu_dtinfo *d, const tu_dtinfo *o,
+                    int B, int M, int K, int N, int trans) {
   char prog[2048], lt[64], rt[64], ot[64];
   snprintf(lt, sizeof lt, "tensor<%dx%dx%dx%s>", B, M, K, d->mlir);
   if (trans) snprintf(rt, sizeof rt, "tensor<%dx%dx%dx%s>", B, N, K, d->mlir);
@@ -119,7 +69,7 @@ static void run_dot(xrt_client *c, const dtinfo *d, const dtinfo *o, int B,
   assert_true(a && b && want && ar && ai && br && bi);
   for (int64_t i = 0; i < na; i++) {
     ar[i] = val(d, i, 1), ai[i] = is_cplx(d->dt) ? val(d, i, 5) : 0;
-    put(d, a, i, ar[i], ai[i]);
+    tu_put(d, a, i, ar[i], ai[i]);
   }
   /* b is indexed canonically [b][k][n]; stored transposed when trans */
   for (int bb = 0; bb < B; bb++)
@@ -128,7 +78,7 @@ static void run_dot(xrt_client *c, const dtinfo *d, const dtinfo *o, int B,
         int64_t ci = ((int64_t)bb * K + k) * N + n;
         int64_t si = trans ? ((int64_t)bb * N + n) * K + k : ci;
         br[ci] = val(d, ci, 2), bi[ci] = is_cplx(d->dt) ? val(d, ci, 7) : 0;
-        put(d, b, si, br[ci], bi[ci]);
+        tu_put(d, b, si, br[ci], bi[ci]);
       }
   for (int bb = 0; bb < B; bb++)
     for (int m = 0; m < M; m++)
@@ -143,8 +93,9 @@ static void run_dot(xrt_client *c, const dtinfo *d, const dtinfo *o, int B,
           su += (uint64_t)(int64_t)ar[x] * (uint64_t)(int64_t)br[y];
         }
         int64_t oi = ((int64_t)bb * M + m) * N + n;
-        put(o, want, oi, o->bits ? (double)wrap_int(o, su) : sr, si);
-        if (o->bits == 64) { /* beyond double's integers: the bits */
+        int is_int = o->kind == TU_K_INT;
+        tu_put(o, want, oi, is_int ? (double)(int64_t)tu_wrap(o, su) : sr, si);
+        if (is_int && o->bits == 64) { /* beyond double's integers: the bits */
           int64_t w = (int64_t)su;
           memcpy(want + oi * 8, &w, 8);
         }
@@ -172,8 +123,8 @@ static void run_dot(xrt_client *c, const dtinfo *d, const dtinfo *o, int B,
 static void test_dot_every_type(void **state) {
   for (size_t i = 0; i < TU_COUNT(dts); i++)
     for (int trans = 0; trans < 2; trans++) {
-      run_dot(C(state), &dts[i], &dts[i], 2, 3, 5, 6, trans);
-      run_dot(C(state), &dts[i], &dts[i], 1, 2, 3, 3, trans);
+      run_dot(C(state), tu_dt(dts[i]), tu_dt(dts[i]), 2, 3, 5, 6, trans);
+      run_dot(C(state), tu_dt(dts[i]), tu_dt(dts[i]), 1, 2, 3, 3, trans);
     }
 }
 
@@ -181,16 +132,16 @@ static void test_dot_every_type(void **state) {
 static void test_dot_int_wrap(void **state) {
   const xrt_dtype ts[] = {XRT_S8, XRT_U8, XRT_S16, XRT_U16, XRT_S4, XRT_U4};
   for (size_t i = 0; i < TU_COUNT(ts); i++)
-    run_dot(C(state), find_dt(ts[i]), find_dt(ts[i]), 1, 4, 40, 5, 0);
+    run_dot(C(state), tu_dt(ts[i]), tu_dt(ts[i]), 1, 4, 40, 5, 0);
 }
 
 /* Operands converted to the result type before the product. */
 static void test_dot_mixed_types(void **state) {
-  run_dot(C(state), find_dt(XRT_S8), find_dt(XRT_S32), 2, 3, 5, 6, 0);
-  run_dot(C(state), find_dt(XRT_U8), find_dt(XRT_U32), 1, 3, 5, 6, 1);
-  run_dot(C(state), find_dt(XRT_F16), find_dt(XRT_F32), 2, 3, 5, 6, 1);
-  run_dot(C(state), find_dt(XRT_BF16), find_dt(XRT_F32), 2, 3, 5, 6, 0);
-  run_dot(C(state), find_dt(XRT_S16), find_dt(XRT_S64), 1, 4, 7, 5, 0);
+  run_dot(C(state), tu_dt(XRT_S8), tu_dt(XRT_S32), 2, 3, 5, 6, 0);
+  run_dot(C(state), tu_dt(XRT_U8), tu_dt(XRT_U32), 1, 3, 5, 6, 1);
+  run_dot(C(state), tu_dt(XRT_F16), tu_dt(XRT_F32), 2, 3, 5, 6, 1);
+  run_dot(C(state), tu_dt(XRT_BF16), tu_dt(XRT_F32), 2, 3, 5, 6, 0);
+  run_dot(C(state), tu_dt(XRT_S16), tu_dt(XRT_S64), 1, 4, 7, 5, 0);
 }
 
 /* ---- the packed GEMM on each path ---- */
@@ -215,7 +166,7 @@ static int setup_nocache(void **state) {
 }
 
 static void test_gemm_dot_paths(void **state) {
-  const dtinfo *f32 = find_dt(XRT_F32), *f64 = find_dt(XRT_F64);
+  const tu_dtinfo *f32 = tu_dt(XRT_F32), *f64 = tu_dt(XRT_F64);
   for (size_t p = 0; p < TU_COUNT(paths); p++) {
     setenv("XRT_SIM_GEMM", paths[p], 1);
     for (int trans = 0; trans < 2; trans++) {
@@ -233,7 +184,7 @@ static void test_gemm_dot_paths(void **state) {
  * empty contraction (zeros), full tiles over several K blocks, and rows
  * split between two lanes. */
 static void test_gemm_shapes(void **state) {
-  const dtinfo *f32 = find_dt(XRT_F32), *f64 = find_dt(XRT_F64);
+  const tu_dtinfo *f32 = tu_dt(XRT_F32), *f64 = tu_dt(XRT_F64);
   xrt_client *one = nocache_client(1), *two = nocache_client(2);
   for (size_t p = 0; p < TU_COUNT(paths); p++) {
     setenv("XRT_SIM_GEMM", paths[p], 1);
@@ -280,7 +231,7 @@ static double conv_in(const conv *c, const double *x, int n, int py, int px,
 }
 
 static void run_conv(xrt_client *cl, const conv *c, xrt_dtype t) {
-  const dtinfo *d = find_dt(t);
+  const tu_dtinfo *d = tu_dt(t);
   int I = c->Cin / c->fg, NB = c->N / c->bg;
   int OH = conv_out(c->H, c->kh, c->s, c->lo, c->hi, c->ld, c->rd);
   int OW = conv_out(c->W, c->kw, c->s, c->lo, c->hi, c->ld, c->rd);
@@ -291,8 +242,8 @@ static void run_conv(xrt_client *cl, const conv *c, xrt_dtype t) {
   char *xb = calloc((size_t)nx, d->size), *wb = calloc((size_t)nw, d->size);
   char *want = calloc((size_t)ny + 1, d->size);
   assert_true(x && w && xb && wb && want);
-  for (int64_t i = 0; i < nx; i++) put(d, xb, i, x[i] = val(d, i, 3), 0);
-  for (int64_t i = 0; i < nw; i++) put(d, wb, i, w[i] = val(d, i, 4), 0);
+  for (int64_t i = 0; i < nx; i++) tu_put(d, xb, i, x[i] = val(d, i, 3), 0);
+  for (int64_t i = 0; i < nw; i++) tu_put(d, wb, i, w[i] = val(d, i, 4), 0);
   int OG = c->O / c->fg, OB = c->O / c->bg;
   for (int n = 0; n < NB; n++)
     for (int oy = 0; oy < OH; oy++)
@@ -306,7 +257,7 @@ static void run_conv(xrt_client *cl, const conv *c, xrt_dtype t) {
                 s += conv_in(c, x, nb, oy * c->s + ky * c->rd,
                              ox * c->s + kx * c->rd, f0 + i) *
                      w[(((int64_t)ky * c->kw + kx) * I + i) * c->O + o];
-          put(d, want, (((int64_t)n * OH + oy) * OW + ox) * c->O + o, s, 0);
+          tu_put(d, want, (((int64_t)n * OH + oy) * OW + ox) * c->O + o, s, 0);
         }
   char prog[2048];
   const char *ts = d->mlir;

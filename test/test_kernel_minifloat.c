@@ -15,7 +15,7 @@
  * are checked where exact (it has no zero and no sign to round to).
  */
 #define _POSIX_C_SOURCE 200809L /* setenv */
-#include "test_util.h"
+#include "test_kernels.h"
 
 #define C(state) ((xrt_client *)*(state))
 
@@ -132,11 +132,15 @@ static void run(xrt_client *c, const char *prog, int nin, const tu_in *in,
   if (st != XRT_OK) fail_msg("%s: %s\n%s", xrt_strerror(st), tu_msg, prog);
 }
 
-/* Inputs: a = every pattern, b = the patterns in another order. */
-static void inputs(const mfmt *f, uint8_t *a, uint8_t *b) {
+/* Inputs in[0] and in[1]: a = every pattern, b = the patterns in another
+ * order; their count. */
+static int inputs(const mfmt *f, uint8_t *a, uint8_t *b, tu_in *in) {
   int n = npat(f);
   for (int i = 0; i < n; i++)
     a[i] = (uint8_t)i, b[i] = (uint8_t)((i * 37 + 11) % n);
+  in[0] = (tu_in){TU_SHAPE(f->dt, n), a};
+  in[1] = (tu_in){TU_SHAPE(f->dt, n), b};
+  return n;
 }
 
 /* got pattern vs reference pattern want (-1: unchecked): NaNs match any
@@ -150,103 +154,30 @@ static void check_pat(const mfmt *f, int got, int want, const char *what,
            f->mlir, i, x, y, (unsigned)got, g, (unsigned)want, w);
 }
 
-static const struct {
-  const char *name;
-  int binary;
-} ops[] = {
-    {"add", 1},   {"subtract", 1}, {"multiply", 1}, {"divide", 1},
-    {"remainder", 1}, {"maximum", 1}, {"minimum", 1}, {"power", 1},
-    {"atan2", 1}, {"negate", 0},   {"abs", 0},      {"sign", 0},
-    {"sqrt", 0},  {"floor", 0},    {"ceil", 0},     {"round_nearest_afz", 0},
-    {"round_nearest_even", 0}, {"exponential", 0}, {"log", 0},
-    {"rsqrt", 0}, {"tanh", 0},     {"logistic", 0}, {"sine", 0},
-    {"cosine", 0}, {"tan", 0},     {"exponential_minus_one", 0},
-    {"log_plus_one", 0}, {"cbrt", 0},
-};
-
-static double maxmin(double x, double y, int is_max) {
-  if (x != x) return x;
-  if (y != y) return y;
-  if (x == y) return (signbit(x) != 0) == is_max ? y : x;
-  return (x > y) == is_max ? x : y;
-}
-
-static double reven(double x) {
-  if (!isfinite(x)) return x;
-  double f = floor(x), d = x - f, r;
-  r = d > 0.5 ? f + 1 : d < 0.5 ? f : fmod(f, 2) == 0 ? f : f + 1;
-  return r == 0 ? copysign(0.0, x) : r;
-}
-
-static double ref(int op, double x, double y) {
-  switch (op) {
-  case 0: return x + y;
-  case 1: return x - y;
-  case 2: return x * y;
-  case 3: return x / y;
-  case 4: return fmod(x, y);
-  case 5: return maxmin(x, y, 1);
-  case 6: return maxmin(x, y, 0);
-  case 7: return pow(x, y);
-  case 8: return atan2(x, y);
-  case 9: return -x;
-  case 10: return fabs(x);
-  case 11: return x > 0 ? 1 : x < 0 ? -1 : x;
-  case 12: return sqrt(x);
-  case 13: return floor(x);
-  case 14: return ceil(x);
-  case 15: return round(x);
-  case 16: return reven(x);
-  case 17: return exp(x);
-  case 18: return log(x);
-  case 19: return 1 / sqrt(x);
-  case 20: return tanh(x);
-  case 21: return 1 / (1 + exp(-x));
-  case 22: return sin(x);
-  case 23: return cos(x);
-  case 24: return tan(x);
-  case 25: return expm1(x);
-  case 26: return log1p(x);
-  default: return cbrt(x);
-  }
-}
-
 static void test_mf_ops(void **state) {
   for (size_t t = 0; t < TU_COUNT(fmts); t++) {
     const mfmt *f = &fmts[t];
-    int n = npat(f);
     uint8_t a[256], b[256];
-    inputs(f, a, b);
-    tu_in in[2] = {{TU_SHAPE(f->dt, n), a}, {TU_SHAPE(f->dt, n), b}};
-    for (size_t k = 0; k < TU_COUNT(ops); k++) {
+    tu_in in[2];
+    int n = inputs(f, a, b, in);
+    for (int k = 0; k < TU_F_COUNT; k++) {
       char prog[1024];
       snprintf(prog, sizeof prog,
                "func.func @main(%%a: tensor<%dx%s>, %%b: tensor<%dx%s>) -> "
                "tensor<%dx%s> {\n  %%0 = stablehlo.%s %%a%s : tensor<%dx%s>\n"
                "  func.return %%0 : tensor<%dx%s>\n}\n",
-               n, f->mlir, n, f->mlir, n, f->mlir, ops[k].name,
-               ops[k].binary ? ", %b" : "", n, f->mlir, n, f->mlir);
+               n, f->mlir, n, f->mlir, n, f->mlir, tu_fop(k)->name,
+               tu_fop(k)->binary ? ", %b" : "", n, f->mlir, n, f->mlir);
       tu_out o;
       run(C(state), prog, 2, in, &o);
       assert_int_equal(o.bytes[0], (size_t)n);
       for (int i = 0; i < n; i++) {
-        int want = enc(f, ref((int)k, dec(f, a[i]), dec(f, b[i])));
-        check_pat(f, ((uint8_t *)o.data[0])[i], want, ops[k].name, i, a[i],
+        int want = enc(f, tu_ref_fop(k, dec(f, a[i]), dec(f, b[i])));
+        check_pat(f, ((uint8_t *)o.data[0])[i], want, tu_fop(k)->name, i, a[i],
                   b[i]);
       }
       tu_out_free(&o);
     }
-  }
-}
-
-static int cmp_dir(int dir, int lt, int eq) {
-  switch (dir) {
-  case 0: return eq;
-  case 1: return !eq;
-  case 2: return !lt;
-  case 3: return !lt && !eq;
-  case 4: return lt || eq;
-  default: return lt;
   }
 }
 
@@ -261,11 +192,10 @@ static void test_mf_compare_isfinite(void **state) {
   static const char *const dirs[6] = {"EQ", "NE", "GE", "GT", "LE", "LT"};
   for (size_t t = 0; t < TU_COUNT(fmts); t++) {
     const mfmt *f = &fmts[t];
-    int n = npat(f);
     uint8_t a[256], b[256];
-    inputs(f, a, b);
+    tu_in in[2];
+    int n = inputs(f, a, b, in);
     for (int i = 0; i < n; i += 7) b[i] = a[i]; /* some equal pairs */
-    tu_in in[2] = {{TU_SHAPE(f->dt, n), a}, {TU_SHAPE(f->dt, n), b}};
     /* FLOAT, then TOTALORDER: six compares and is_finite each */
     tu_out o;
     for (int half = 0; half < 2; half++) {
@@ -297,9 +227,9 @@ static void test_mf_compare_isfinite(void **state) {
           int w;
           if (half) {
             int kx = tot_key(f, a[i]), ky = tot_key(f, b[i]);
-            w = cmp_dir(r, kx < ky, kx == ky);
+            w = tu_cmp_dir(r, kx < ky, kx == ky);
           } else {
-            w = x != x || y != y ? r == 1 : cmp_dir(r, x < y, x == y);
+            w = x != x || y != y ? r == 1 : tu_cmp_dir(r, x < y, x == y);
           }
           if (((uint8_t *)o.data[r])[i] != w)
             fail_msg("%s %s %s [%d] (0x%x, 0x%x): got %d", f->mlir, dirs[r],
@@ -320,10 +250,9 @@ static void test_mf_compare_isfinite(void **state) {
 static void test_mf_convert(void **state) {
   for (size_t t = 0; t < TU_COUNT(fmts); t++) {
     const mfmt *f = &fmts[t];
-    int n = npat(f);
     uint8_t a[256], b[256];
-    inputs(f, a, b);
-    tu_in in = {TU_SHAPE(f->dt, n), a};
+    tu_in in[2];
+    int n = inputs(f, a, b, in);
     char prog[2048];
     /* to the wide floats */
     snprintf(prog, sizeof prog,
@@ -338,7 +267,7 @@ static void test_mf_convert(void **state) {
              n, f->mlir, n, n, n, n, n, f->mlir, n, n, f->mlir, n, n, f->mlir,
              n, n, f->mlir, n, n, n, n, n);
     tu_out o;
-    run(C(state), prog, 1, &in, &o);
+    run(C(state), prog, 1, in, &o);
     for (int i = 0; i < n; i++) {
       double v = dec(f, a[i]);
       double g0 = ((float *)o.data[0])[i], g1 = ((double *)o.data[1])[i];
@@ -365,7 +294,7 @@ static void test_mf_convert(void **state) {
                "  %%0 = stablehlo.convert %%a : (tensor<%dx%s>) -> tensor<%dx%s>\n"
                "  func.return %%0 : tensor<%dx%s>\n}\n",
                n, f->mlir, n, g->mlir, n, f->mlir, n, g->mlir, n, g->mlir);
-      run(C(state), prog, 1, &in, &o);
+      run(C(state), prog, 1, in, &o);
       for (int i = 0; i < n; i++)
         check_pat(g, ((uint8_t *)o.data[0])[i], enc(g, dec(f, a[i])),
                   "convert", i, a[i], (unsigned)t);
@@ -485,10 +414,9 @@ static void test_reduce_precision(void **state) {
     const mfmt *f = &fmts[t];
     /* FNUZ biases are not the IEEE ones the bit recipe assumes */
     if (f->kind != K_IEEE && f->kind != K_FN) continue;
-    int n = npat(f);
     uint8_t a[256], b[256];
-    inputs(f, a, b);
-    tu_in mi = {TU_SHAPE(f->dt, n), a};
+    tu_in in[2];
+    int n = inputs(f, a, b, in);
     char prog[1024];
     snprintf(prog, sizeof prog,
              "func.func @main(%%a: tensor<%dx%s>) -> tensor<%dx%s> {\n"
@@ -497,7 +425,7 @@ static void test_reduce_precision(void **state) {
              n, f->mlir, n, f->mlir, f->eb, f->mb > 0 ? f->mb - 1 : 0, n,
              f->mlir, n, f->mlir);
     tu_out o;
-    run(C(state), prog, 1, &mi, &o);
+    run(C(state), prog, 1, in, &o);
     for (int i = 0; i < n; i++) {
       double x = dec(f, a[i]);
       unsigned e = (a[i] >> f->mb) & ((1u << f->eb) - 1);
@@ -518,10 +446,9 @@ static void test_mf_real_imag(void **state) {
   for (size_t t = 0; t < TU_COUNT(fmts); t++) {
     const mfmt *f = &fmts[t];
     if (f->kind == K_E8M0) continue;
-    int n = npat(f);
     uint8_t a[256], b[256];
-    inputs(f, a, b);
-    tu_in in = {TU_SHAPE(f->dt, n), a};
+    tu_in in[2];
+    int n = inputs(f, a, b, in);
     char prog[1024];
     snprintf(prog, sizeof prog,
              "func.func @main(%%a: tensor<%dx%s>) -> (tensor<%dx%s>, tensor<%dx%s>) {\n"
@@ -531,7 +458,7 @@ static void test_mf_real_imag(void **state) {
              n, f->mlir, n, f->mlir, n, f->mlir, n, f->mlir, n, f->mlir, n,
              f->mlir, n, f->mlir, n, f->mlir, n, f->mlir);
     tu_out o;
-    run(C(state), prog, 1, &in, &o);
+    run(C(state), prog, 1, in, &o);
     for (int i = 0; i < n; i++) {
       check_pat(f, ((uint8_t *)o.data[0])[i], a[i], "real", i, a[i], 0);
       check_pat(f, ((uint8_t *)o.data[1])[i], 0, "imag", i, a[i], 0);
@@ -578,14 +505,9 @@ static void test_mf_zeta_polygamma(void **state) {
   }
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_mf_ops),
-      cmocka_unit_test(test_mf_compare_isfinite),
-      cmocka_unit_test(test_mf_convert),
-      cmocka_unit_test(test_reduce_precision),
-      cmocka_unit_test(test_mf_real_imag),
-      cmocka_unit_test(test_mf_zeta_polygamma),
-  };
-  return cmocka_run_group_tests(tests, tu_setup_client, tu_teardown_client);
-}
+TU_MAIN(tu_setup_client, tu_teardown_client, cmocka_unit_test(test_mf_ops),
+        cmocka_unit_test(test_mf_compare_isfinite),
+        cmocka_unit_test(test_mf_convert),
+        cmocka_unit_test(test_reduce_precision),
+        cmocka_unit_test(test_mf_real_imag),
+        cmocka_unit_test(test_mf_zeta_polygamma))

@@ -13,131 +13,29 @@
  * expressed type, and the expected values follow the spec's formulas
  * evaluated here.
  */
-#include "test_util.h"
+#include "test_kernels.h"
 
 #define C(state) ((xrt_client *)*(state))
 enum { N = 8 };
 
-typedef struct {
-  xrt_dtype dt;
-  const char *mlir;
-  size_t size;
-  int bits, is_signed;
-} stinfo;
+/* The storage types and the expressed types. */
+static const xrt_dtype sts[] = {XRT_S2, XRT_S4,  XRT_S8,  XRT_S16,
+                                XRT_S32, XRT_S64, XRT_U2,  XRT_U4,
+                                XRT_U8, XRT_U16, XRT_U32, XRT_U64};
+static const xrt_dtype exs[] = {XRT_F32, XRT_F64, XRT_F16, XRT_BF16,
+                                XRT_F8E4M3FN};
 
-static const stinfo sts[] = {
-    {XRT_S2, "i2", 1, 2, 1},    {XRT_S4, "i4", 1, 4, 1},
-    {XRT_S8, "i8", 1, 8, 1},    {XRT_S16, "i16", 2, 16, 1},
-    {XRT_S32, "i32", 4, 32, 1}, {XRT_S64, "i64", 8, 64, 1},
-    {XRT_U2, "ui2", 1, 2, 0},   {XRT_U4, "ui4", 1, 4, 0},
-    {XRT_U8, "ui8", 1, 8, 0},   {XRT_U16, "ui16", 2, 16, 0},
-    {XRT_U32, "ui32", 4, 32, 0}, {XRT_U64, "ui64", 8, 64, 0},
-};
-
-typedef struct {
-  xrt_dtype dt;
-  const char *mlir;
-  size_t size;
-} exinfo;
-
-static const exinfo exs[] = {
-    {XRT_F32, "f32", 4},  {XRT_F64, "f64", 8},
-    {XRT_F16, "f16", 2},  {XRT_BF16, "bf16", 2},
-    {XRT_F8E4M3FN, "f8E4M3FN", 1},
-};
-
-/* f8E4M3FN by its definition: sign, 4 exponent bits of bias 7 (0:
- * subnormal), 3 mantissa bits; no infinity, all ones is NaN, max 448. */
-static double e4m3_rnd(double v) {
-  if (v == 0 || v != v) return v;
-  double a = fabs(v), r;
-  if (a < 0x1p-6) {
-    r = nearbyint(a * 512) / 512; /* subnormals: steps of 2^-9 */
-  } else {
-    int ex;
-    double fr = frexp(a, &ex); /* a = fr 2^ex, fr in [0.5, 1) */
-    r = ldexp(nearbyint(ldexp(fr, 4)), ex - 4);
-  }
-  if (r > 448) r = 448;
-  return v < 0 ? -r : r;
-}
-
-static uint8_t e4m3(double v) {
-  v = e4m3_rnd(v);
-  uint8_t sign = signbit(v) ? 0x80 : 0;
-  double a = fabs(v);
-  if (a < 0x1p-6) return (uint8_t)(sign | (uint8_t)(a * 512));
-  int ex;
-  double fr = frexp(a, &ex);
-  int m = (int)ldexp(fr, 4) - 8, e = ex - 1 + 7;
-  return (uint8_t)(sign | e << 3 | m);
-}
-
-static double e4m3_val(uint8_t b) {
-  int e = (b >> 3) & 15, m = b & 7;
-  if ((b & 0x7f) == 0x7f) return NAN;
-  double a = e ? ldexp(8 + m, e - 7 - 3) : ldexp(m, -9);
-  return b & 0x80 ? -a : a;
-}
-
-/* v rounded to the expressed type e. */
-static double rnd(const exinfo *e, double v) {
-  switch (e->dt) {
-  case XRT_F32: return (float)v;
-  case XRT_F64: return v;
-  case XRT_F16: return xrt_f16_to_f32(xrt_f64_to_f16(v));
-  case XRT_BF16: return xrt_bf16_to_f32(xrt_f64_to_bf16(v));
-  default: return e4m3_rnd(v);
-  }
-}
-
-static void putx(const exinfo *e, void *buf, int i, double v) {
-  char *p = (char *)buf + (size_t)i * e->size;
-  switch (e->dt) {
-  case XRT_F32: { float f = (float)v; memcpy(p, &f, 4); break; }
-  case XRT_F64: memcpy(p, &v, 8); break;
-  case XRT_F16: { uint16_t h = xrt_f64_to_f16(v); memcpy(p, &h, 2); break; }
-  case XRT_BF16: { uint16_t h = xrt_f64_to_bf16(v); memcpy(p, &h, 2); break; }
-  default: *(uint8_t *)p = e4m3(v); break;
-  }
-}
-
-static double getx(const exinfo *e, const void *buf, int i) {
-  const char *p = (const char *)buf + (size_t)i * e->size;
-  uint16_t h;
-  switch (e->dt) {
-  case XRT_F32: { float f; memcpy(&f, p, 4); return f; }
-  case XRT_F64: { double d; memcpy(&d, p, 8); return d; }
-  case XRT_F16: memcpy(&h, p, 2); return xrt_f16_to_f32(h);
-  case XRT_BF16: memcpy(&h, p, 2); return xrt_bf16_to_f32(h);
-  default: return e4m3_val(*(const uint8_t *)p);
-  }
-}
-
-static int64_t geti(const stinfo *s, const void *buf, int i) {
-  const char *p = (const char *)buf + (size_t)i * s->size;
-  switch (s->size) {
-  case 1: return s->is_signed ? (int64_t)*(const int8_t *)p : (int64_t)*(const uint8_t *)p;
-  case 2: { int16_t a; uint16_t b; memcpy(&a, p, 2); memcpy(&b, p, 2);
-            return s->is_signed ? (int64_t)a : (int64_t)b; }
-  case 4: { int32_t a; uint32_t b; memcpy(&a, p, 4); memcpy(&b, p, 4);
-            return s->is_signed ? (int64_t)a : (int64_t)b; }
-  default: { int64_t a; memcpy(&a, p, 8); return a; }
-  }
-}
-
-static double reven(double x) {
-  double f = floor(x), d = x - f;
-  return d > 0.5 ? f + 1 : d < 0.5 ? f : fmod(f, 2) == 0 ? f : f + 1;
+static int64_t geti(const tu_dtinfo *s, const void *buf, int i) {
+  return (int64_t)tu_get_int(s, buf, i);
 }
 
 /* quantize x with scale s, zero point zp into [lo, hi], each step
  * rounded to the expressed type e. */
-static int64_t quant(const exinfo *e, double x, double s, int64_t zp,
+static int64_t quant(const tu_dtinfo *e, double x, double s, int64_t zp,
                      double lo, double hi) {
-  double y = rnd(e, rnd(e, x / s) + (double)zp);
+  double y = tu_round_to(e->dt, tu_round_to(e->dt, x / s) + (double)zp);
   y = y < lo ? lo : y > hi ? hi : y;
-  return (int64_t)reven(y);
+  return (int64_t)tu_ref_round_even(y);
 }
 
 static void test_quant_types(void **state) {
@@ -145,8 +43,8 @@ static void test_quant_types(void **state) {
   const double ys[N] = {0.5, 0.5, -1, 1, 3, -0.5, 4, -2};
   for (size_t t = 0; t < TU_COUNT(sts); t++)
     for (size_t e = 0; e < TU_COUNT(exs); e++) {
-      const stinfo *s = &sts[t];
-      const exinfo *x = &exs[e];
+      const tu_dtinfo *s = tu_dt(sts[t]);
+      const tu_dtinfo *x = tu_dt(exs[e]);
       int64_t zp = s->is_signed ? 1 : 2;
       double lo = s->is_signed ? -ldexp(1, s->bits - 1) : 0;
       double hi = s->is_signed ? ldexp(1, s->bits - 1) - 1 : ldexp(1, s->bits) - 1;
@@ -174,7 +72,8 @@ static void test_quant_types(void **state) {
                x->mlir, q, q, N, s->mlir, q, q, N, s->mlir, q, q, N, N,
                s->mlir, N, x->mlir, N, s->mlir, N, s->mlir, N);
       char a[N * 8], b[N * 8];
-      for (int i = 0; i < N; i++) putx(x, a, i, xs[i]), putx(x, b, i, ys[i]);
+      for (int i = 0; i < N; i++)
+        tu_put(x, a, i, xs[i], 0), tu_put(x, b, i, ys[i], 0);
       tu_in in[2] = {{TU_SHAPE(x->dt, N), a}, {TU_SHAPE(x->dt, N), b}};
       tu_out o;
       xrt_status st = tu_run(C(state), prog, 2, in, &o);
@@ -182,19 +81,19 @@ static void test_quant_types(void **state) {
         fail_msg("%s:%s: %s: %s\n%s", s->mlir, x->mlir, xrt_strerror(st),
                  tu_msg, prog);
       for (int i = 0; i < N; i++) {
-        int64_t qa = quant(x, rnd(x, xs[i]), 0.5, zp, lo, hi);
-        int64_t qb = quant(x, rnd(x, ys[i]), 0.5, zp, lo, hi);
-        double va = rnd(x, (double)(qa - zp) * 0.5);
-        double vb = rnd(x, (double)(qb - zp) * 0.5);
-        int64_t sum = quant(x, rnd(x, va + vb), 0.5, zp, lo, hi);
-        int64_t ab = quant(x, rnd(x, fabs(vb)), 0.5, zp, lo, hi);
-        if (geti(s, o.data[0], i) != qa || getx(x, o.data[1], i) != va ||
+        int64_t qa = quant(x, tu_round_to(x->dt, xs[i]), 0.5, zp, lo, hi);
+        int64_t qb = quant(x, tu_round_to(x->dt, ys[i]), 0.5, zp, lo, hi);
+        double va = tu_round_to(x->dt, (double)(qa - zp) * 0.5);
+        double vb = tu_round_to(x->dt, (double)(qb - zp) * 0.5);
+        int64_t sum = quant(x, tu_round_to(x->dt, va + vb), 0.5, zp, lo, hi);
+        int64_t ab = quant(x, tu_round_to(x->dt, fabs(vb)), 0.5, zp, lo, hi);
+        if (geti(s, o.data[0], i) != qa || tu_get_f(x, o.data[1], i) != va ||
             geti(s, o.data[2], i) != sum || geti(s, o.data[3], i) != ab ||
             ((uint8_t *)o.data[4])[i] != (va > vb))
           fail_msg("%s:%s [%d]: q %lld/%lld deq %g/%g add %lld/%lld abs "
                    "%lld/%lld gt %d/%d",
                    s->mlir, x->mlir, i, (long long)geti(s, o.data[0], i),
-                   (long long)qa, getx(x, o.data[1], i), va,
+                   (long long)qa, tu_get_f(x, o.data[1], i), va,
                    (long long)geti(s, o.data[2], i), (long long)sum,
                    (long long)geti(s, o.data[3], i), (long long)ab,
                    ((uint8_t *)o.data[4])[i], va > vb);
@@ -231,61 +130,15 @@ static void test_quant_per_axis(void **state) {
 #define Q4 "tensor<4x!quant.uniform<i8:f32, 0.5:0>>"
 #define Q8 "tensor<8x!quant.uniform<i8:f32, 0.5:0>>"
 
-static double maxmin(double x, double y, int is_max) {
-  if (x != x) return x;
-  if (y != y) return y;
-  if (x == y) return (signbit(x) != 0) == is_max ? y : x;
-  return (x > y) == is_max ? x : y;
-}
-
-static double fop(int k, double x, double y) {
-  switch (k) {
-  case 0: return x + y;
-  case 1: return x - y;
-  case 2: return x * y;
-  case 3: return x / y;
-  case 4: return fmod(x, y);
-  case 5: return maxmin(x, y, 1);
-  case 6: return maxmin(x, y, 0);
-  case 7: return pow(x, y);
-  case 8: return atan2(x, y);
-  case 9: return -x;
-  case 10: return fabs(x);
-  case 11: return x > 0 ? 1 : x < 0 ? -1 : x;
-  case 12: return sqrt(x);
-  case 13: return floor(x);
-  case 14: return ceil(x);
-  case 15: return round(x);
-  case 16: return reven(x);
-  case 17: return exp(x);
-  case 18: return log(x);
-  case 19: return 1 / sqrt(x);
-  case 20: return tanh(x);
-  case 21: return 1 / (1 + exp(-x));
-  case 22: return sin(x);
-  case 23: return cos(x);
-  case 24: return tan(x);
-  case 25: return expm1(x);
-  case 26: return log1p(x);
-  default: return cbrt(x);
-  }
-}
-
 /* Every float op on quantized i8:f32 (scale 0.5) operands and result:
  * dequantize, compute in double, round to f32, requantize (NaN gives 0,
  * infinities clamp). */
 static void test_quant_every_op(void **state) {
-  static const char *const names[28] = {
-      "add", "subtract", "multiply", "divide", "remainder", "maximum",
-      "minimum", "power", "atan2", "negate", "abs", "sign", "sqrt", "floor",
-      "ceil", "round_nearest_afz", "round_nearest_even", "exponential", "log",
-      "rsqrt", "tanh", "logistic", "sine", "cosine", "tan",
-      "exponential_minus_one", "log_plus_one", "cbrt"};
   const float a[8] = {1, -2, 3, 0.5f, 4, -1, 0, 2.5f};
   const float b[8] = {2, 1, -1, 0.5f, 3, 4, 1, 0.5f};
   tu_in in[2] = {{TU_SHAPE(XRT_F32, 8), a}, {TU_SHAPE(XRT_F32, 8), b}};
-  const exinfo *f32 = &exs[0];
-  for (int k = 0; k < 28; k++) {
+  const tu_dtinfo *f32 = tu_dt(XRT_F32);
+  for (int k = 0; k < TU_F_COUNT; k++) {
     char prog[1024];
     snprintf(prog, sizeof prog,
              "func.func @main(%%a: tensor<8xf32>, %%b: tensor<8xf32>) -> tensor<8xi8> {\n"
@@ -294,16 +147,17 @@ static void test_quant_every_op(void **state) {
              "  %%r = stablehlo.%s %%p%s : " Q8 "\n"
              "  %%0 = stablehlo.bitcast_convert %%r : (" Q8 ") -> tensor<8xi8>\n"
              "  func.return %%0 : tensor<8xi8>\n}\n",
-             names[k], k < 9 ? ", %q" : "");
+             tu_fop(k)->name, tu_fop(k)->binary ? ", %q" : "");
     tu_out o;
     TU_RUN_OK(C(state), prog, 2, in, &o);
     for (int i = 0; i < 8; i++) {
-      double r = (float)fop(k, a[i], b[i]); /* inputs are exact in 0.5 steps */
+      double r =
+          (float)tu_ref_fop(k, a[i], b[i]); /* inputs are exact in 0.5 steps */
       int64_t w = r != r ? 0 : quant(f32, r, 0.5, 0, -128, 127);
       int8_t g = ((int8_t *)o.data[0])[i];
       if (g != w)
-        fail_msg("quantized %s [%d] (%g, %g): got %d want %lld", names[k], i,
-                 a[i], b[i], g, (long long)w);
+        fail_msg("quantized %s [%d] (%g, %g): got %d want %lld",
+                 tu_fop(k)->name, i, a[i], b[i], g, (long long)w);
     }
     tu_out_free(&o);
   }
@@ -361,13 +215,8 @@ static void test_quant_unsupported(void **state) {
   }
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_quant_types),
-      cmocka_unit_test(test_quant_per_axis),
-      cmocka_unit_test(test_quant_compare_dirs),
-      cmocka_unit_test(test_quant_every_op),
-      cmocka_unit_test(test_quant_unsupported),
-  };
-  return cmocka_run_group_tests(tests, tu_setup_client, tu_teardown_client);
-}
+TU_MAIN(tu_setup_client, tu_teardown_client, cmocka_unit_test(test_quant_types),
+        cmocka_unit_test(test_quant_per_axis),
+        cmocka_unit_test(test_quant_compare_dirs),
+        cmocka_unit_test(test_quant_every_op),
+        cmocka_unit_test(test_quant_unsupported))

@@ -19,7 +19,7 @@
  * plain kernels every dtype shares.
  */
 #define _POSIX_C_SOURCE 200809L /* setenv */
-#include "test_util.h"
+#include "test_kernels.h"
 
 #define C(state) ((xrt_client *)*(state))
 
@@ -29,76 +29,13 @@ typedef enum { R_ADD, R_MUL, R_MAX, R_MIN, R_AND, R_OR, R_XOR } rop;
 static const char *const rop_name[] = {"add", "multiply", "maximum",
                                        "minimum", "and", "or", "xor"};
 
-typedef struct {
-  xrt_dtype dt;
-  const char *mlir;
-  size_t size;
-} dtinfo;
-
-static const dtinfo dts[] = {
-    {XRT_F32, "f32", 4},  {XRT_F64, "f64", 8},  {XRT_F16, "f16", 2},
-    {XRT_BF16, "bf16", 2}, {XRT_S8, "i8", 1},   {XRT_U8, "ui8", 1},
-    {XRT_S16, "i16", 2},  {XRT_U16, "ui16", 2}, {XRT_S32, "i32", 4},
-    {XRT_U32, "ui32", 4}, {XRT_S64, "i64", 8},  {XRT_U64, "ui64", 8},
-    {XRT_PRED, "i1", 1},
-};
-
 static int is_flt(xrt_dtype t) {
   return t == XRT_F32 || t == XRT_F64 || t == XRT_F16 || t == XRT_BF16;
 }
 
-/* Writes v as element i of a buffer of dtype t. */
-static void put(const dtinfo *d, void *buf, int i, double v) {
-  char *p = (char *)buf + (size_t)i * d->size;
-  switch (d->dt) {
-  case XRT_F32: { float f = (float)v; memcpy(p, &f, 4); break; }
-  case XRT_F64: memcpy(p, &v, 8); break;
-  case XRT_F16: { uint16_t h = xrt_f64_to_f16(v); memcpy(p, &h, 2); break; }
-  case XRT_BF16: { uint16_t h = xrt_f64_to_bf16(v); memcpy(p, &h, 2); break; }
-  case XRT_PRED: *(uint8_t *)p = v != 0; break;
-  case XRT_S8: *(int8_t *)p = (int8_t)(int64_t)v; break;
-  case XRT_U8: *(uint8_t *)p = (uint8_t)(int64_t)v; break;
-  case XRT_S16: { int16_t x = (int16_t)(int64_t)v; memcpy(p, &x, 2); break; }
-  case XRT_U16: { uint16_t x = (uint16_t)(int64_t)v; memcpy(p, &x, 2); break; }
-  case XRT_S32: { int32_t x = (int32_t)(int64_t)v; memcpy(p, &x, 4); break; }
-  case XRT_U32: { uint32_t x = (uint32_t)(int64_t)v; memcpy(p, &x, 4); break; }
-  case XRT_S64: { int64_t x = (int64_t)v; memcpy(p, &x, 8); break; }
-  case XRT_U64: { uint64_t x = (uint64_t)(int64_t)v; memcpy(p, &x, 8); break; }
-  default: fail_msg("dtype %d", (int)d->dt);
-  }
-}
-
-/* Float element i as a double (f16/bf16 widen exactly). */
-static double getf(const dtinfo *d, const void *buf, int i) {
-  const char *p = (const char *)buf + (size_t)i * d->size;
-  uint16_t h;
-  switch (d->dt) {
-  case XRT_F32: { float f; memcpy(&f, p, 4); return f; }
-  case XRT_F64: { double x; memcpy(&x, p, 8); return x; }
-  case XRT_F16: memcpy(&h, p, 2); return xrt_f16_to_f32(h);
-  default: memcpy(&h, p, 2); return xrt_bf16_to_f32(h);
-  }
-}
-
-/* The StableHLO max/min of floats: NaN wins, +0 > -0. */
-static double ref_fmax(double a, double b, int is_max) {
-  if (a != a) return a;
-  if (b != b) return b;
-  if (a == b) {
-    int take_a = is_max ? !signbit(a) : signbit(a) != 0;
-    return take_a ? a : b;
-  }
-  return is_max ? (a > b ? a : b) : (a < b ? a : b);
-}
-
-/* Rounds x to the precision of float dtype t. */
-static double round_to(xrt_dtype t, double x) {
-  switch (t) {
-  case XRT_F32: return (float)x;
-  case XRT_F16: return xrt_f16_to_f32(xrt_f64_to_f16(x));
-  case XRT_BF16: return xrt_bf16_to_f32(xrt_f64_to_bf16(x));
-  default: return x;
-  }
+/* Writes v as element i of a buffer of type d. */
+static void put(const tu_dtinfo *d, void *buf, int i, double v) {
+  tu_put(d, buf, i, v, 0);
 }
 
 #define FOLD_INT(T, U)                                                       \
@@ -120,7 +57,7 @@ static double round_to(xrt_dtype t, double x) {
   } while (0)
 
 /* The reference fold of init and v[0..n) for dtype d, written to out. */
-static void ref_fold(const dtinfo *d, rop op, double init, const double *v,
+static void ref_fold(const tu_dtinfo *d, rop op, double init, const double *v,
                      int n, void *out) {
   switch (d->dt) {
   case XRT_S8: FOLD_INT(int8_t, uint32_t); return;
@@ -142,14 +79,14 @@ static void ref_fold(const dtinfo *d, rop op, double init, const double *v,
   }
   default: break;
   }
-  double a = round_to(d->dt, init);
+  double a = tu_round_to(d->dt, init);
   for (int k = 0; k < n; k++) {
-    double b = round_to(d->dt, v[k]);
+    double b = tu_round_to(d->dt, v[k]);
     switch (op) {
-    case R_ADD: a = round_to(d->dt, a + b); break;
-    case R_MUL: a = round_to(d->dt, a * b); break;
-    case R_MAX: a = ref_fmax(a, b, 1); break;
-    case R_MIN: a = ref_fmax(a, b, 0); break;
+    case R_ADD: a = tu_round_to(d->dt, a + b); break;
+    case R_MUL: a = tu_round_to(d->dt, a * b); break;
+    case R_MAX: a = tu_ref_maxmin(a, b, 1); break;
+    case R_MIN: a = tu_ref_maxmin(a, b, 0); break;
     default: fail_msg("float op %d", (int)op);
     }
   }
@@ -158,10 +95,10 @@ static void ref_fold(const dtinfo *d, rop op, double init, const double *v,
 
 /* Compares element i of got with want: bit-exact, except that any NaN
  * matches any NaN, and the sign of a zero must match. */
-static void check_elem(const dtinfo *d, const void *got, const void *want,
+static void check_elem(const tu_dtinfo *d, const void *got, const void *want,
                        int i, const char *what) {
   if (is_flt(d->dt)) {
-    double g = getf(d, got, i), w = getf(d, want, i);
+    double g = tu_get_f(d, got, i), w = tu_get_f(d, want, i);
     if (w != w) {
       if (g == g) fail_msg("%s[%d]: got %g want NaN", what, i, g);
       return;
@@ -177,7 +114,7 @@ static void check_elem(const dtinfo *d, const void *got, const void *want,
 
 /* Reduces m (ROWS x COLS) across dim 1 and m^T across dim 0 with op and
  * init, checking both against the fold of each row. */
-static void run_case(xrt_client *c, const dtinfo *d, rop op,
+static void run_case(xrt_client *c, const tu_dtinfo *d, rop op,
                      const double m[ROWS][COLS], double init) {
   char prog[2048];
   const char *t = d->mlir;
@@ -223,13 +160,6 @@ static void run_case(xrt_client *c, const dtinfo *d, rop op,
   tu_out_free(&o);
 }
 
-static const dtinfo *find_dt(xrt_dtype t) {
-  for (size_t i = 0; i < TU_COUNT(dts); i++)
-    if (dts[i].dt == t) return &dts[i];
-  fail_msg("no dtype %d", (int)t);
-  return NULL;
-}
-
 /* Exactly representable in every float type: sums and products stay so. */
 static const double flt_arith[ROWS][COLS] = {
     {1, 2, -3, 4, 0.5, -1},
@@ -241,8 +171,8 @@ static const double flt_arith[ROWS][COLS] = {
 static void test_reduce_float_arith(void **state) {
   const xrt_dtype ts[] = {XRT_F32, XRT_F64, XRT_F16, XRT_BF16};
   for (size_t i = 0; i < TU_COUNT(ts); i++) {
-    run_case(C(state), find_dt(ts[i]), R_ADD, flt_arith, 0.5);
-    run_case(C(state), find_dt(ts[i]), R_MUL, flt_arith, -1);
+    run_case(C(state), tu_dt(ts[i]), R_ADD, flt_arith, 0.5);
+    run_case(C(state), tu_dt(ts[i]), R_MUL, flt_arith, -1);
   }
 }
 
@@ -257,11 +187,11 @@ static void test_reduce_float_minmax(void **state) {
   };
   const xrt_dtype ts[] = {XRT_F32, XRT_F64, XRT_F16, XRT_BF16};
   for (size_t i = 0; i < TU_COUNT(ts); i++) {
-    run_case(C(state), find_dt(ts[i]), R_MAX, m, -inf);
-    run_case(C(state), find_dt(ts[i]), R_MIN, m, inf);
+    run_case(C(state), tu_dt(ts[i]), R_MAX, m, -inf);
+    run_case(C(state), tu_dt(ts[i]), R_MIN, m, inf);
     /* init 0: the first step compares two zeros of either sign */
-    run_case(C(state), find_dt(ts[i]), R_MAX, m, -0.0);
-    run_case(C(state), find_dt(ts[i]), R_MIN, m, 0.0);
+    run_case(C(state), tu_dt(ts[i]), R_MAX, m, -0.0);
+    run_case(C(state), tu_dt(ts[i]), R_MIN, m, 0.0);
   }
 }
 
@@ -277,7 +207,7 @@ static void test_reduce_ints(void **state) {
   const xrt_dtype ts[] = {XRT_S8,  XRT_U8,  XRT_S16, XRT_U16,
                           XRT_S32, XRT_U32, XRT_S64, XRT_U64};
   for (size_t i = 0; i < TU_COUNT(ts); i++) {
-    const dtinfo *d = find_dt(ts[i]);
+    const tu_dtinfo *d = tu_dt(ts[i]);
     run_case(C(state), d, R_ADD, m, 5);
     run_case(C(state), d, R_MUL, m, 3);
     run_case(C(state), d, R_MAX, m, 0);
@@ -301,7 +231,7 @@ static void test_reduce_wide_ints(void **state) {
   };
   const xrt_dtype ts[] = {XRT_S64, XRT_U64};
   for (size_t i = 0; i < TU_COUNT(ts); i++) {
-    const dtinfo *d = find_dt(ts[i]);
+    const tu_dtinfo *d = tu_dt(ts[i]);
     run_case(C(state), d, R_ADD, m, 0);
     run_case(C(state), d, R_MUL, m, 1);
     run_case(C(state), d, R_MAX, m, 0);
@@ -316,7 +246,7 @@ static void test_reduce_pred(void **state) {
       {1, 0, 1, 1, 0, 1},
       {0, 0, 0, 0, 0, 1},
   };
-  const dtinfo *d = find_dt(XRT_PRED);
+  const tu_dtinfo *d = tu_dt(XRT_PRED);
   for (int init = 0; init < 2; init++) {
     run_case(C(state), d, R_AND, m, init);
     run_case(C(state), d, R_OR, m, init);
@@ -413,16 +343,16 @@ static void test_reduce_generic_bodies(void **state) {
   tu_out_free(&o);
 }
 
-int main(void) {
+/* The group's client, with fusion off (each op runs its own kernel). */
+static int setup(void **state) {
   setenv("XRT_SIM_NO_FUSION", "1", 1);
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_reduce_float_arith),
-      cmocka_unit_test(test_reduce_float_minmax),
-      cmocka_unit_test(test_reduce_ints),
-      cmocka_unit_test(test_reduce_wide_ints),
-      cmocka_unit_test(test_reduce_pred),
-      cmocka_unit_test(test_reduce_body_and_empty),
-      cmocka_unit_test(test_reduce_generic_bodies),
-  };
-  return cmocka_run_group_tests(tests, tu_setup_client, tu_teardown_client);
+  return tu_setup_client(state);
 }
+
+TU_MAIN(setup, tu_teardown_client, cmocka_unit_test(test_reduce_float_arith),
+        cmocka_unit_test(test_reduce_float_minmax),
+        cmocka_unit_test(test_reduce_ints),
+        cmocka_unit_test(test_reduce_wide_ints),
+        cmocka_unit_test(test_reduce_pred),
+        cmocka_unit_test(test_reduce_body_and_empty),
+        cmocka_unit_test(test_reduce_generic_bodies))

@@ -172,13 +172,9 @@ static void test_rng_shape_mismatch(void **state) {
   TU_ASSERT_CONTAINS(tu_msg, "the shape operand's dimension 0 is 3, the result's 4");
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_threefry_known_answers),
-      cmocka_unit_test(test_rbg_shapes_and_carry),
-      cmocka_unit_test(test_rng_uniform_ranges),
-      cmocka_unit_test(test_rng_narrow_and_wide),
-      cmocka_unit_test(test_rng_shape_mismatch),
-  };
-  return cmocka_run_group_tests(tests, tu_setup_client, tu_teardown_client);
-}
+TU_MAIN(tu_setup_client, tu_teardown_client,
+        cmocka_unit_test(test_threefry_known_answers),
+        cmocka_unit_test(test_rbg_shapes_and_carry),
+        cmocka_unit_test(test_rng_uniform_ranges),
+        cmocka_unit_test(test_rng_narrow_and_wide),
+        cmocka_unit_test(test_rng_shape_mismatch))

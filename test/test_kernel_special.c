@@ -141,36 +141,35 @@ static void test_next_after_edges(void **state) {
   assert_true(got[3] == 0x1p-1074 && got[4] == -0x1p-1074);
   assert_true(got[5] == 0 && !signbit(got[5])); /* equal: b itself */
   assert_true(got[6] == 1 + 0x1p-52 && got[7] == -1 - 0x1p-52);
-  /* f16 and bf16 on their bit patterns */
-  const uint16_t ha[] = {0x7e00, 0x3c00, 0x3c00, 0x0000, 0x0000, 0x3c00};
-  const uint16_t hb[] = {0x3c00, 0x7e00, 0x3c00, 0x3c00, 0xbc00, 0x0000};
-  uint16_t ho[6];
-  sp_run(C(state), "chlo.next_after", XRT_F16, ha, hb, 6, ho);
-  assert_true((ho[0] & 0x7c00) == 0x7c00 && (ho[0] & 0x3ff));
-  assert_true((ho[1] & 0x7c00) == 0x7c00 && (ho[1] & 0x3ff));
-  assert_int_equal(ho[2], 0x3c00);
-  assert_int_equal(ho[3], 0x0001);
-  assert_int_equal(ho[4], 0x8001);
-  assert_int_equal(ho[5], 0x3bff);
-  const uint16_t ba[] = {0x7fc0, 0x3f80, 0x3f80, 0x0000, 0x0000, 0xbf80};
-  const uint16_t bb[] = {0x3f80, 0x7fc0, 0x3f80, 0x3f80, 0xbf80, 0x0000};
-  sp_run(C(state), "chlo.next_after", XRT_BF16, ba, bb, 6, ho);
-  assert_true((ho[0] & 0x7f80) == 0x7f80 && (ho[0] & 0x7f));
-  assert_true((ho[1] & 0x7f80) == 0x7f80 && (ho[1] & 0x7f));
-  assert_int_equal(ho[2], 0x3f80);
-  assert_int_equal(ho[3], 0x0001);
-  assert_int_equal(ho[4], 0x8001);
-  assert_int_equal(ho[5], 0xbf7f);
+  /* f16 and bf16 on their bit patterns: NaNs (any payload), equal, the
+   * least subnormals, toward zero */
+  static const struct {
+    xrt_dtype dt;
+    uint16_t a[6], b[6], exp, man, want[4]; /* want: ho[2..5] */
+  } bits[] = {
+      {XRT_F16,
+       {0x7e00, 0x3c00, 0x3c00, 0x0000, 0x0000, 0x3c00},
+       {0x3c00, 0x7e00, 0x3c00, 0x3c00, 0xbc00, 0x0000},
+       0x7c00, 0x3ff, {0x3c00, 0x0001, 0x8001, 0x3bff}},
+      {XRT_BF16,
+       {0x7fc0, 0x3f80, 0x3f80, 0x0000, 0x0000, 0xbf80},
+       {0x3f80, 0x7fc0, 0x3f80, 0x3f80, 0xbf80, 0x0000},
+       0x7f80, 0x7f, {0x3f80, 0x0001, 0x8001, 0xbf7f}},
+  };
+  for (size_t k = 0; k < TU_COUNT(bits); k++) {
+    uint16_t ho[6];
+    sp_run(C(state), "chlo.next_after", bits[k].dt, bits[k].a, bits[k].b, 6,
+           ho);
+    for (int i = 0; i < 2; i++)
+      assert_true((ho[i] & bits[k].exp) == bits[k].exp &&
+                  (ho[i] & bits[k].man));
+    for (int i = 0; i < 4; i++) assert_int_equal(ho[2 + i], bits[k].want[i]);
+  }
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_chlo_unary_types),
-      cmocka_unit_test(test_zeta_edges),
-      cmocka_unit_test(test_polygamma_edges),
-      cmocka_unit_test(test_digamma_edges),
-      cmocka_unit_test(test_i1e),
-      cmocka_unit_test(test_next_after_edges),
-  };
-  return cmocka_run_group_tests(tests, tu_setup_client, tu_teardown_client);
-}
+TU_MAIN(tu_setup_client, tu_teardown_client,
+        cmocka_unit_test(test_chlo_unary_types),
+        cmocka_unit_test(test_zeta_edges),
+        cmocka_unit_test(test_polygamma_edges),
+        cmocka_unit_test(test_digamma_edges), cmocka_unit_test(test_i1e),
+        cmocka_unit_test(test_next_after_edges))

@@ -343,11 +343,6 @@ static xrt_status os_load(void *self, const char *key, const char *id,
   return XRT_NOT_FOUND;
 }
 
-static void os_release(void *self, void *data) {
-  (void)self;
-  free(data);
-}
-
 static xrt_status os_save(void *self, const char *key, const char *id,
                           const void *data, size_t size, uint64_t ns) {
   one_store *m = self;
@@ -403,13 +398,11 @@ static void test_while_many_values(void **state) {
   char *src = many_loop_program();
   one_store m;
   memset(&m, 0, sizeof m);
-  xrt_cache_store store;
-  memset(&store, 0, sizeof store);
-  store.struct_size = sizeof store;
-  store.self = &m;
-  store.load = os_load;
-  store.release_data = os_release;
-  store.save = os_save;
+  xrt_cache_store store = {.struct_size = sizeof(xrt_cache_store),
+                           .self = &m,
+                           .load = os_load,
+                           .release_data = tu_free,
+                           .save = os_save};
   xrt_cache_stats first = run_loop(&store, src);
   assert_int_equal(first.store_writes, 1);
   xrt_cache_stats second = run_loop(&store, src);

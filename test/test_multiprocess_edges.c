@@ -17,7 +17,7 @@
  * the assembly plan in src/core/sharding.c).  The device-count check found
  * a use after free in src/core/multiprocess.c (both fixed).
  */
-#include "test_util.h"
+#include "test_plugin_abi.h"
 
 /* ---- a transport of two processes, the other one imaginary ---- */
 
@@ -100,6 +100,19 @@ static xrt_client *ft_client(void) {
   xrt_client *c = NULL;
   if (xrt_client_create(&o, &c) != XRT_OK)
     fail_msg("client: %s", xrt_last_error());
+  return c;
+}
+
+/* A client of two processes (the peer a mirror: it votes as this process
+ * does and sends back what it is sent) whose host memory comes from a
+ * (NULL: the default), with the transport installed; g its four global
+ * devices. */
+static xrt_client *mirror_client(tu_counting_alloc *a, xrt_device *g[4]) {
+  ft_install(2);
+  ft.mirror = true;
+  xrt_client *c = a ? tu_client_counted(2, a) : ft_client();
+  assert_int_equal(xrt_transport_install(NULL), XRT_OK);
+  for (int i = 0; i < 4; i++) g[i] = xrt_client_global_device(c, i);
   return c;
 }
 
@@ -366,17 +379,9 @@ static void test_assignment_and_launch(void **state) {
  * this process's participants and updates its pieces. */
 static void test_variables_across_processes(void **state) {
   (void)state;
-  ft_install(2);
-  ft.mirror = true;
-  xrt_client *c = ft_client();
-  assert_int_equal(xrt_transport_install(NULL), XRT_OK);
   xrt_device *g[4];
-  for (int i = 0; i < 4; i++) g[i] = xrt_client_global_device(c, i);
-  xrt_sharding_spec s;
-  xrt_sharding_spec_init(&s, 1);
-  s.num_mesh_dims = 1;
-  s.mesh[0].kind = XRT_MESH_REPLICATED;
-  s.mesh[0].replicas = 4;
+  xrt_client *c = mirror_client(NULL, g);
+  xrt_sharding_spec s = tu_spec_replicated(1, 4);
   xrt_shape sh = TU_SHAPE(XRT_F32, 2);
   float x[2] = {1.5f, -2};
   xrt_variable_format f4 = {&s, g, 4};
@@ -445,17 +450,9 @@ static void test_variables_across_processes(void **state) {
  * formats; every call agrees with the peer. */
 static void test_variable_io_across_processes(void **state) {
   (void)state;
-  ft_install(2);
-  ft.mirror = true;
-  xrt_client *c = ft_client();
-  assert_int_equal(xrt_transport_install(NULL), XRT_OK);
   xrt_device *g[4];
-  for (int i = 0; i < 4; i++) g[i] = xrt_client_global_device(c, i);
-  xrt_sharding_spec s;
-  xrt_sharding_spec_init(&s, 1);
-  s.num_mesh_dims = 1;
-  s.mesh[0].kind = XRT_MESH_REPLICATED;
-  s.mesh[0].replicas = 4;
+  xrt_client *c = mirror_client(NULL, g);
+  xrt_sharding_spec s = tu_spec_replicated(1, 4);
   xrt_shape sh = TU_SHAPE(XRT_F32, 4);
   float x[4] = {1, 2, 3, 4}, got[4] = {0, 0, 0, 0};
   xrt_variable_format f4 = {&s, g, 4};
@@ -507,29 +504,15 @@ static void test_variable_io_across_processes(void **state) {
  * it reaches the transport (its failure and message come back in the
  * plugin's error, or nowhere when it gives none); without a client it
  * refuses. */
-static const xrt_plugin_host_api *spy_host;
-
-static xrt_status spy_create(const xrt_plugin_client_args *a, void **out,
-                             xrt_plugin_error *err) {
-  spy_host = a->host;
-  return xrt_sim_plugin_api()->client_create(a, out, err);
-}
-
 static void test_plugin_exchange(void **state) {
   (void)state;
-  static xrt_plugin_api spy;
-  spy = *xrt_sim_plugin_api();
-  spy.name = "spy";
-  spy.client_create = spy_create;
-  xrt_context *x = tu_context(false);
-  assert_int_equal(xrt_context_register_plugin(x, NULL, &spy, NULL), XRT_OK);
+  xrt_context *x = tu_spy_context();
   ft_install(2);
-  spy_host = NULL;
   xrt_client_options o = tu_client_options(x, "spy", 2);
   xrt_client *c = NULL;
   assert_int_equal(xrt_client_create(&o, &c), XRT_OK);
   assert_int_equal(xrt_transport_install(NULL), XRT_OK);
-  const xrt_plugin_host_api *h = spy_host;
+  const xrt_plugin_host_api *h = *tu_spy_host();
   assert_non_null(h);
   assert_non_null(h->exchange);
   assert_int_equal(h->process_index, 0);
@@ -564,20 +547,9 @@ static void test_plugin_exchange(void **state) {
  * crossing between the processes. */
 static void test_pieces_across_processes(void **state) {
   (void)state;
-  ft_install(2);
-  ft.mirror = true;
-  xrt_client *c = ft_client();
-  assert_int_equal(xrt_transport_install(NULL), XRT_OK);
   xrt_device *g[4];
-  for (int i = 0; i < 4; i++) g[i] = xrt_client_global_device(c, i);
-  xrt_sharding_spec ch;
-  xrt_sharding_spec_init(&ch, 1);
-  ch.dims[0].kind = XRT_DIM_CHUNKED;
-  ch.dims[0].num_chunks = 1;
-  ch.dims[0].chunks[0] = 4;
-  ch.num_mesh_dims = 1;
-  ch.mesh[0].kind = XRT_MESH_SHARDED_AXIS;
-  ch.mesh[0].axis = 0;
+  xrt_client *c = mirror_client(NULL, g);
+  xrt_sharding_spec ch = tu_spec_chunked(1, 0, 4);
   xrt_shape sh = TU_SHAPE(XRT_F32, 8);
   float x[8] = {1, 2, 3, 4, 5, 6, 7, 8}, got[8];
   xrt_sharded_array *a = NULL;
@@ -589,11 +561,7 @@ static void test_pieces_across_processes(void **state) {
   for (int i = 0; i < 4; i++) assert_true(got[i] == x[i]);
   xrt_sharded_array_release(a);
   /* a variable: replicated on 4 -> chunked in 4 -> replicated */
-  xrt_sharding_spec rep;
-  xrt_sharding_spec_init(&rep, 1);
-  rep.num_mesh_dims = 1;
-  rep.mesh[0].kind = XRT_MESH_REPLICATED;
-  rep.mesh[0].replicas = 4;
+  xrt_sharding_spec rep = tu_spec_replicated(1, 4);
   xrt_variable_format fr = {&rep, g, 4}, fc = {&ch, g, 4};
   xrt_variable *v = NULL;
   assert_int_equal(xrt_variable_create(c, "v", &sh, x, &fr, &v), XRT_OK);
@@ -622,30 +590,10 @@ static void test_pieces_across_processes(void **state) {
 static void test_out_of_memory_across_processes(void **state) {
   (void)state;
   tu_counting_alloc ca;
-  tu_counting_init(&ca, 0);
-  ft_install(2);
-  ft.mirror = true;
-  xrt_client_options o;
-  xrt_client_options_init(&o);
-  o.num_devices = 2;
-  o.allocator = tu_counting_allocator(&ca);
-  xrt_client *c = NULL;
-  assert_int_equal(xrt_client_create(&o, &c), XRT_OK);
-  assert_int_equal(xrt_transport_install(NULL), XRT_OK);
   xrt_device *g[4];
-  for (int i = 0; i < 4; i++) g[i] = xrt_client_global_device(c, i);
-  xrt_sharding_spec rep, ch;
-  xrt_sharding_spec_init(&rep, 1);
-  rep.num_mesh_dims = 1;
-  rep.mesh[0].kind = XRT_MESH_REPLICATED;
-  rep.mesh[0].replicas = 4;
-  xrt_sharding_spec_init(&ch, 1);
-  ch.dims[0].kind = XRT_DIM_CHUNKED;
-  ch.dims[0].num_chunks = 1;
-  ch.dims[0].chunks[0] = 4;
-  ch.num_mesh_dims = 1;
-  ch.mesh[0].kind = XRT_MESH_SHARDED_AXIS;
-  ch.mesh[0].axis = 0;
+  xrt_client *c = mirror_client(&ca, g);
+  xrt_sharding_spec rep = tu_spec_replicated(1, 4),
+                    ch = tu_spec_chunked(1, 0, 4);
   xrt_variable_format fr = {&rep, g, 4}, fc = {&ch, g, 4};
   xrt_shape sh = TU_SHAPE(XRT_F32, 8);
   float x[8] = {1, 2, 3, 4, 5, 6, 7, 8};
@@ -653,11 +601,9 @@ static void test_out_of_memory_across_processes(void **state) {
   xrt_variable *v = NULL;
   int failures = 0;
   for (long k = 1; k < 100; k++) {
-    ca.fail_at = atomic_load(&ca.calls) + k;
-    atomic_store(&ca.failed, false);
+    tu_counting_arm(&ca, k);
     xrt_status st = xrt_variable_create(c, "v", &sh, x, &fr, &v);
-    bool injected = atomic_load(&ca.failed);
-    ca.fail_at = 0;
+    bool injected = tu_counting_disarm(&ca);
     if (st == XRT_OK) {
       if (!injected) break;
       xrt_variable_release(v);
@@ -672,11 +618,9 @@ static void test_out_of_memory_across_processes(void **state) {
   assert_true(failures >= 1);
   failures = 0;
   for (long k = 1; k < 300; k++) {
-    ca.fail_at = atomic_load(&ca.calls) + k;
-    atomic_store(&ca.failed, false);
+    tu_counting_arm(&ca, k);
     xrt_status st = xrt_variables_reshard(&v, &fc, 1, NULL);
-    bool injected = atomic_load(&ca.failed);
-    ca.fail_at = 0;
+    bool injected = tu_counting_disarm(&ca);
     xrt_sharding_spec now;
     assert_int_equal(xrt_variable_spec(v, &now), XRT_OK);
     if (st == XRT_OK) {
@@ -698,12 +642,10 @@ static void test_out_of_memory_across_processes(void **state) {
   for (int op = 0; op < 2; op++) {
     failures = 0;
     for (long k = 1; k < 300; k++) {
-      ca.fail_at = atomic_load(&ca.calls) + k;
-      atomic_store(&ca.failed, false);
+      tu_counting_arm(&ca, k);
       xrt_status st = op == 0 ? xrt_variable_save(v, path)
                               : xrt_variable_load(v, path);
-      bool injected = atomic_load(&ca.failed);
-      ca.fail_at = 0;
+      bool injected = tu_counting_disarm(&ca);
       if (st == XRT_OK) {
         if (!injected) break;
         continue;
@@ -738,18 +680,13 @@ static void test_report_error(void **state) {
   assert_int_equal(xrt_last_status(), XRT_OK);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_install_checks),
-      cmocka_unit_test(test_join_failures),
-      cmocka_unit_test(test_process_messages),
-      cmocka_unit_test(test_assignment_and_launch),
-      cmocka_unit_test(test_variables_across_processes),
-      cmocka_unit_test(test_variable_io_across_processes),
-      cmocka_unit_test(test_plugin_exchange),
-      cmocka_unit_test(test_pieces_across_processes),
-      cmocka_unit_test(test_out_of_memory_across_processes),
-      cmocka_unit_test(test_report_error),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL, cmocka_unit_test(test_install_checks),
+        cmocka_unit_test(test_join_failures),
+        cmocka_unit_test(test_process_messages),
+        cmocka_unit_test(test_assignment_and_launch),
+        cmocka_unit_test(test_variables_across_processes),
+        cmocka_unit_test(test_variable_io_across_processes),
+        cmocka_unit_test(test_plugin_exchange),
+        cmocka_unit_test(test_pieces_across_processes),
+        cmocka_unit_test(test_out_of_memory_across_processes),
+        cmocka_unit_test(test_report_error))

@@ -11,25 +11,6 @@
 #define _POSIX_C_SOURCE 200809L /* mkdtemp */
 #include "test_util.h"
 
-static char tmpdir[64];
-
-static int npy_setup(void **state) {
-  snprintf(tmpdir, sizeof tmpdir, "/tmp/xrt_test_npy2_XXXXXX");
-  if (!mkdtemp(tmpdir)) return -1;
-  return tu_setup_client(state);
-}
-
-static int npy_teardown(void **state) {
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-  if (system(cmd) != 0) return -1;
-  return tu_teardown_client(state);
-}
-
-static void tmp_path(char *buf, size_t cap, const char *name) {
-  snprintf(buf, cap, "%s/%s", tmpdir, name);
-}
-
 /* Writes a .npy file of format version major.0 with the header text hdr
  * as is (no padding: the reader needs none) followed by n data bytes. */
 static void write_npy(const char *path, int major, const char *hdr,
@@ -132,7 +113,7 @@ static const bad_header bad_headers[] = {
 static void test_bad_headers(void **state) {
   xrt_client *c = (xrt_client *)*state;
   char path[256];
-  tmp_path(path, sizeof path, "bad.npy");
+  tu_tmp_path(path, sizeof path, "bad.npy");
   for (size_t i = 0; i < TU_COUNT(bad_headers); i++) {
     write_npy(path, 1, bad_headers[i].hdr, NULL, 0);
     expect_fail(c, path, bad_headers[i].code, bad_headers[i].sub);
@@ -142,31 +123,35 @@ static void test_bad_headers(void **state) {
 static void test_bad_preambles(void **state) {
   xrt_client *c = (xrt_client *)*state;
   char path[256];
-  tmp_path(path, sizeof path, "pre.npy");
-  tu_write_file(path, "\x93NUM", 4);
-  expect_fail(c, path, XRT_INVALID_ARGUMENT,
-              "file is truncated in the preamble");
-  tu_write_file(path, "\x93NUX", 4);
-  expect_fail(c, path, XRT_INVALID_ARGUMENT, "not a .npy file (bad magic)");
-  tu_write_file(path, "", 0);
-  expect_fail(c, path, XRT_INVALID_ARGUMENT, "not a .npy file (empty)");
-  tu_write_file(path, "\x93NUMPY\x04\x01\x00\x00", 10);
-  expect_fail(c, path, XRT_UNIMPLEMENTED,
-              "npy format version 4.1 is not supported");
-  tu_write_file(path, "\x93NUMPY\x00\x00\x00\x00", 10);
-  expect_fail(c, path, XRT_UNIMPLEMENTED,
-              "npy format version 0.0 is not supported");
-  /* Version 2.0 has a 4-byte header length: two bytes are not enough. */
-  tu_write_file(path, "\x93NUMPY\x02\x00\x10\x00", 10);
-  expect_fail(c, path, XRT_INVALID_ARGUMENT,
-              "the header length needs 4 bytes, only 2 present");
-  /* 2 MiB of header is refused before anything is allocated. */
-  tu_write_file(path, "\x93NUMPY\x02\x00\x00\x00\x20\x00", 12);
-  expect_fail(c, path, XRT_INVALID_ARGUMENT,
-              "header length 2097152 is implausibly large");
-  /* A header of length 0 is not a dict. */
-  tu_write_file(path, "\x93NUMPY\x01\x00\x00\x00", 10);
-  expect_fail(c, path, XRT_INVALID_ARGUMENT, "header is not a dict");
+  tu_tmp_path(path, sizeof path, "pre.npy");
+  static const struct {
+    const char *bytes;
+    size_t n;
+    xrt_status code;
+    const char *sub;
+  } cases[] = {
+      {"\x93NUM", 4, XRT_INVALID_ARGUMENT, "file is truncated in the preamble"},
+      {"\x93NUX", 4, XRT_INVALID_ARGUMENT, "not a .npy file (bad magic)"},
+      {"", 0, XRT_INVALID_ARGUMENT, "not a .npy file (empty)"},
+      {"\x93NUMPY\x04\x01\x00\x00", 10, XRT_UNIMPLEMENTED,
+       "npy format version 4.1 is not supported"},
+      {"\x93NUMPY\x00\x00\x00\x00", 10, XRT_UNIMPLEMENTED,
+       "npy format version 0.0 is not supported"},
+      /* Version 2.0 has a 4-byte header length: two bytes are not
+       * enough. */
+      {"\x93NUMPY\x02\x00\x10\x00", 10, XRT_INVALID_ARGUMENT,
+       "the header length needs 4 bytes, only 2 present"},
+      /* 2 MiB of header is refused before anything is allocated. */
+      {"\x93NUMPY\x02\x00\x00\x00\x20\x00", 12, XRT_INVALID_ARGUMENT,
+       "header length 2097152 is implausibly large"},
+      /* A header of length 0 is not a dict. */
+      {"\x93NUMPY\x01\x00\x00\x00", 10, XRT_INVALID_ARGUMENT,
+       "header is not a dict"},
+  };
+  for (size_t i = 0; i < TU_COUNT(cases); i++) {
+    tu_write_file(path, cases[i].bytes, cases[i].n);
+    expect_fail(c, path, cases[i].code, cases[i].sub);
+  }
 }
 
 /* Reads path and checks its shape and bytes. */
@@ -195,7 +180,7 @@ static void expect_read(xrt_client *c, const char *path, xrt_shape want,
 static void test_header_variants(void **state) {
   xrt_client *c = (xrt_client *)*state;
   char path[256];
-  tmp_path(path, sizeof path, "ok.npy");
+  tu_tmp_path(path, sizeof path, "ok.npy");
   const float f2[2] = {1.5f, -2.0f};
   /* Double quotes, tabs, CR/LF, Python 2 'L' suffix, version 2.0. */
   write_npy(path, 2,
@@ -236,7 +221,7 @@ static void test_header_variants(void **state) {
 static void round_trip(xrt_client *c, xrt_shape s, const void *data,
                        const char *descr) {
   char path[256];
-  tmp_path(path, sizeof path, "rt.npy");
+  tu_tmp_path(path, sizeof path, "rt.npy");
   size_t n = xrt_shape_bytes(&s);
   xrt_buffer *b = NULL;
   assert_int_equal(
@@ -289,7 +274,7 @@ static void test_write_dtypes(void **state) {
 static void test_write_errors(void **state) {
   xrt_client *c = (xrt_client *)*state;
   char path[256];
-  tmp_path(path, sizeof path, "bf.npy");
+  tu_tmp_path(path, sizeof path, "bf.npy");
   xrt_shape s = TU_SHAPE(XRT_BF16, 2);
   const uint16_t v[2] = {0x3f80, 0x4000};
   xrt_buffer *b = NULL;
@@ -305,7 +290,7 @@ static void test_write_errors(void **state) {
   const float one = 1;
   assert_int_equal(
       xrt_buffer_from_host(c, xrt_client_device(c, 0), &s, &one, &b), XRT_OK);
-  tmp_path(path, sizeof path, "no/such/dir.npy");
+  tu_tmp_path(path, sizeof path, "no/such/dir.npy");
   assert_int_equal(xrt_buffer_to_npy(b, path), XRT_NOT_FOUND);
   TU_ASSERT_CONTAINS(xrt_last_error(), "cannot create");
   xrt_buffer_release(b);
@@ -327,13 +312,14 @@ static void test_write_errors(void **state) {
   /* A directory: POSIX opens it for reading, then the read fails; it cannot
    * be created as a file either. */
 #ifndef _WIN32
-  assert_int_equal(xrt_buffer_from_npy(c, xrt_client_device(c, 0), tmpdir, &r),
-                   XRT_INVALID_ARGUMENT);
+  assert_int_equal(
+      xrt_buffer_from_npy(c, xrt_client_device(c, 0), tu_tmpdir(), &r),
+      XRT_INVALID_ARGUMENT);
   TU_ASSERT_CONTAINS(xrt_last_error(), "cannot read: ");
   assert_null(r);
   assert_int_equal(
       xrt_buffer_from_host(c, xrt_client_device(c, 0), &s, &one, &b), XRT_OK);
-  assert_int_equal(xrt_buffer_to_npy(b, tmpdir), XRT_INVALID_ARGUMENT);
+  assert_int_equal(xrt_buffer_to_npy(b, tu_tmpdir()), XRT_INVALID_ARGUMENT);
   TU_ASSERT_CONTAINS(xrt_last_error(), "cannot create: ");
   xrt_buffer_release(b);
 #endif
@@ -344,7 +330,7 @@ static void test_write_errors(void **state) {
 static void test_variables(void **state) {
   xrt_client *c = (xrt_client *)*state;
   char path[256];
-  tmp_path(path, sizeof path, "var.npy");
+  tu_tmp_path(path, sizeof path, "var.npy");
   xrt_device *d0 = xrt_client_device(c, 0);
   xrt_sharding_spec rep = tu_spec_replicated(1, 1);
   xrt_variable_format fmt = {&rep, &d0, 1};
@@ -374,14 +360,9 @@ static void test_variables(void **state) {
   xrt_variable_release(v);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_bad_headers),
-      cmocka_unit_test(test_bad_preambles),
-      cmocka_unit_test(test_header_variants),
-      cmocka_unit_test(test_write_dtypes),
-      cmocka_unit_test(test_write_errors),
-      cmocka_unit_test(test_variables),
-  };
-  return cmocka_run_group_tests(tests, npy_setup, npy_teardown);
-}
+TU_MAIN(tu_setup_client_tmpdir, tu_teardown_client_tmpdir,
+        cmocka_unit_test(test_bad_headers),
+        cmocka_unit_test(test_bad_preambles),
+        cmocka_unit_test(test_header_variants),
+        cmocka_unit_test(test_write_dtypes),
+        cmocka_unit_test(test_write_errors), cmocka_unit_test(test_variables))

@@ -6,7 +6,7 @@
  * published known-answer vectors for the bit generators, and the
  * verifier's located errors.
  */
-#include "test_util.h"
+#include "test_kernels.h"
 
 #define C(state) ((xrt_client *)*(state))
 #define IN(dt, data, ...) ((tu_in){TU_SHAPE((dt), __VA_ARGS__), (data)})
@@ -17,7 +17,7 @@ static char prog[8192];
   "dimension_numbers = #stablehlo.conv<[b, f, 0]x[o, i, 0]->[b, f, 0]>"
 
 /* ======================================================================
- * convolution: against tu_conv_ref (test_util.h), a reference that pads
+ * convolution: against tu_conv_ref (test_kernels.h), a reference that pads
  * and dilates the input explicitly
  * ==================================================================== */
 

@@ -210,12 +210,6 @@ static int teardown(void **state) {
   return 0;
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_read_file),
-      cmocka_unit_test(test_write_atomic),
-      cmocka_unit_test(test_mkdir),
-      cmocka_unit_test(test_list_dir),
-  };
-  return cmocka_run_group_tests(tests, setup, teardown);
-}
+TU_MAIN(setup, teardown, cmocka_unit_test(test_read_file),
+        cmocka_unit_test(test_write_atomic), cmocka_unit_test(test_mkdir),
+        cmocka_unit_test(test_list_dir))

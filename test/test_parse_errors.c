@@ -10,7 +10,7 @@
  * u64 max, float overflow to infinity, mixed complex elements; and a
  * program large enough (140 argument types, 1100 names) to grow the
  * parser's type and symbol tables, run for its value. */
-#include "test_util.h"
+#include "test_bad_progs.h"
 
 /* A program returning one constant of type ty written as lit. */
 #define C1(ty, lit)                                                        \
@@ -23,16 +23,7 @@
   "} : () -> tensor<2xi32>\n"                                          \
   "  func.return %0 : tensor<2xi32>\n}\n"
 
-typedef struct bad_prog {
-  const char *text;
-  xrt_status code;
-  const char *where, *sub;
-} bad_prog;
-
-#define IA XRT_INVALID_ARGUMENT
-#define UN XRT_UNIMPLEMENTED
-
-static const bad_prog bad[] = {
+static const tu_bad_prog bad[] = {
     /* dense literals */
     {C1("tensor<f32>", "dense<\"0x0000>"), IA,
      "<input>:2:33:", "unterminated string"},
@@ -136,11 +127,7 @@ static const bad_prog bad[] = {
      IA, "<input>:5:1:", "unterminated string"},
 };
 
-static void test_bad_programs(void **state) {
-  (void)state;
-  for (size_t i = 0; i < TU_COUNT(bad); i++)
-    tu_parse_fails(bad[i].text, NULL, bad[i].code, bad[i].where, bad[i].sub);
-}
+TU_BAD_PROGS_TEST(test_bad_programs, bad)
 
 /* Builds G("x = OPEN^n CLOSE^n") style nesting n deep. */
 static char *nested(const char *pre, char open, char close, int n,
@@ -296,13 +283,9 @@ static void test_large_program(void **state) {
   free(prog);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_bad_programs),
-      cmocka_unit_test(test_nesting_limits),
-      cmocka_unit_test(test_attr_forms),
-      cmocka_unit_test(test_literal_values),
-      cmocka_unit_test(test_large_program),
-  };
-  return cmocka_run_group_tests(tests, tu_setup_client, tu_teardown_client);
-}
+TU_MAIN(tu_setup_client, tu_teardown_client,
+        cmocka_unit_test(test_bad_programs),
+        cmocka_unit_test(test_nesting_limits),
+        cmocka_unit_test(test_attr_forms),
+        cmocka_unit_test(test_literal_values),
+        cmocka_unit_test(test_large_program))

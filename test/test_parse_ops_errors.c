@@ -6,21 +6,12 @@
  * `T, T -> R`), regions of several blocks, and the interpreter/check ops'
  * operand, result and attribute rules.  Each with its status,
  * "file:line:col:" and message. */
-#include "test_util.h"
-
-#define IA XRT_INVALID_ARGUMENT
-#define UN XRT_UNIMPLEMENTED
+#include "test_bad_progs.h"
 
 /* Program builders: each takes the attributes and types to vary. */
 #define QA0 "!quant.uniform<i8:f32:0, {0.5:0, 0.25:1}>"
 
-typedef struct bad_prog {
-  const char *text;
-  xrt_status code;
-  const char *where, *sub;
-} bad_prog;
-
-static const bad_prog ops_cases[] = {
+static const tu_bad_prog ops_cases[] = {
     {"func.func @main(%a: tensor<f32>) -> tensor<f32> {\n  %0 = "
      "stablehlo.negate %a : tensor<f32>\n  func.return %0#5 : tensor<f32>\n}\n",
      IA, "<input>:3:15:", "%0 has 1 results, not #5"},
@@ -174,16 +165,6 @@ static const bad_prog ops_cases[] = {
      "tensor<?xf32>"},
 };
 
-static void test_ops(void **state) {
-  (void)state;
-  for (size_t i = 0; i < TU_COUNT(ops_cases); i++)
-    tu_parse_fails(ops_cases[i].text, NULL, ops_cases[i].code,
-                   ops_cases[i].where, ops_cases[i].sub);
-}
+TU_BAD_PROGS_TEST(test_ops, ops_cases)
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_ops),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL, cmocka_unit_test(test_ops))

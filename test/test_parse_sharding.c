@@ -305,10 +305,5 @@ static void test_shardy(void **state) {
   check(shardy_bad, TU_COUNT(shardy_bad), shardy_ok, TU_COUNT(shardy_ok));
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_annotations),
-      cmocka_unit_test(test_shardy),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL, cmocka_unit_test(test_annotations),
+        cmocka_unit_test(test_shardy))

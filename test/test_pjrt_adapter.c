@@ -22,7 +22,7 @@
 #undef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L /* setenv, clock_gettime */
 #endif
-#include "test_util.h"
+#include "test_plugin_abi.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -1035,12 +1035,7 @@ static void test_table_compile_execute(void **state) {
   const xrt_ir_module *m = xrt_program_module(prog);
   assert_non_null(m);
 
-  xrt_plugin_compile_args a;
-  memset(&a, 0, sizeof a);
-  a.struct_size = sizeof a;
-  a.module = m;
-  a.entry = 0;
-  a.num_replicas = a.num_partitions = 1;
+  xrt_plugin_compile_args a = tu_plugin_compile_args(m, 0, NULL);
   void *exe = NULL;
   /* what the adapter refuses before PJRT sees it */
   {
@@ -1110,17 +1105,9 @@ static void test_table_compile_execute(void **state) {
                      XRT_OK);
   }
   assert_int_equal(t->buffer_alloc(c, 1, 16, &out[0], &err), XRT_OK);
-  xrt_plugin_execute_args ea;
-  memset(&ea, 0, sizeof ea);
-  ea.struct_size = sizeof ea;
-  ea.executable = exe;
+  xrt_plugin_execute_args ea = tu_plugin_exec(exe, in, 2, out, 1);
   ea.device = 1;
   ea.launch_id = 9;
-  ea.num_replicas = ea.num_partitions = 1;
-  ea.args = in;
-  ea.num_args = 2;
-  ea.outs = out;
-  ea.num_outs = 1;
   ea.abort_message = "a sibling failed";
   assert_int_equal(t->execute(c, &ea, &err), XRT_ABORTED);
   assert_string_equal(err.message, "a sibling failed");

@@ -538,6 +538,18 @@ static const char *k_allreduce_jax =
     "  }\n"
     "}\n";
 
+/* The NDEV devices of c in d, and k_allreduce compiled for NDEV replicas
+ * on them. */
+static PJRT_LoadedExecutable *compile_allreduce(PJRT_Client *c,
+                                                PJRT_Device **d) {
+  get_devices(c, d, NDEV);
+  int64_t ids[NDEV];
+  for (int i = 0; i < NDEV; i++) ids[i] = device_id(d[i]);
+  pb_buf o;
+  pb_compile_options(&o, NDEV, 1, ids);
+  return compile_ok(c, k_allreduce, o.b, o.n);
+}
+
 /* %7 is undefined: the mistake is at line 2, column 26. */
 static const char *k_bad =
     "func.func @main(%a: tensor<f32>) -> tensor<f32> {\n"
@@ -2410,13 +2422,8 @@ static void test_bad_execute_args(void **state) {
   }
   /* a replicated executable given one device's arguments */
   {
-    int64_t ids[NDEV];
     PJRT_Device *d[NDEV];
-    get_devices(c, d, NDEV);
-    for (int i = 0; i < NDEV; i++) ids[i] = device_id(d[i]);
-    pb_buf o;
-    pb_compile_options(&o, NDEV, 1, ids);
-    PJRT_LoadedExecutable *rx = compile_ok(c, k_allreduce, o.b, o.n);
+    PJRT_LoadedExecutable *rx = compile_allreduce(c, d);
     PJRT_Buffer *a1[1] = {f4}, *o2[2];
     EXPECT_ERR(execute(rx, 1, 1, a1, 2, o2, ev, NULL), IA, NULL);
     assert_null(o2[0]);
@@ -2663,12 +2670,7 @@ static void test_participants(void **state) {
   (void)state;
   PJRT_Client *c = new_client(NDEV);
   PJRT_Device *d[NDEV];
-  get_devices(c, d, NDEV);
-  int64_t ids[NDEV];
-  for (int i = 0; i < NDEV; i++) ids[i] = device_id(d[i]);
-  pb_buf o;
-  pb_compile_options(&o, NDEV, 1, ids);
-  PJRT_LoadedExecutable *x = compile_ok(c, k_allreduce, o.b, o.n);
+  PJRT_LoadedExecutable *x = compile_allreduce(c, d);
   const int64_t d4[1] = {4};
   float in[NDEV][4], want[4] = {0, 0, 0, 0};
   PJRT_Buffer *args[NDEV], *outs[NDEV * 2];
@@ -2757,6 +2759,8 @@ static void test_participants(void **state) {
   loaded_destroy(x);
 
   /* a launch of 2 replicas on devices 0 and 1: device 3 takes no part */
+  int64_t ids[2] = {device_id(d[0]), device_id(d[1])};
+  pb_buf o;
   pb_compile_options(&o, 2, 1, ids);
   x = compile_ok(c, k_add, o.b, o.n);
   PJRT_Buffer *two[2] = {args[0], args[0]};
@@ -2781,12 +2785,7 @@ static void test_multi_launch_errors(void **state) {
   const int IA = PJRT_Error_Code_INVALID_ARGUMENT;
   PJRT_Client *c = new_client(NDEV);
   PJRT_Device *d[NDEV];
-  get_devices(c, d, NDEV);
-  int64_t ids[NDEV];
-  for (int i = 0; i < NDEV; i++) ids[i] = device_id(d[i]);
-  pb_buf o;
-  pb_compile_options(&o, NDEV, 1, ids);
-  PJRT_LoadedExecutable *x = compile_ok(c, k_allreduce, o.b, o.n);
+  PJRT_LoadedExecutable *x = compile_allreduce(c, d);
   const int64_t d4[1] = {4}, d3[1] = {3};
   float v[4] = {1, 2, 3, 4};
   PJRT_Buffer *args[NDEV], *outs[NDEV * 2];
@@ -2893,12 +2892,7 @@ static void test_execute_general_edges(void **state) {
   const int IA = PJRT_Error_Code_INVALID_ARGUMENT;
   PJRT_Client *c = new_client(NDEV);
   PJRT_Device *d[NDEV];
-  get_devices(c, d, NDEV);
-  int64_t ids[NDEV];
-  for (int i = 0; i < NDEV; i++) ids[i] = device_id(d[i]);
-  pb_buf o;
-  pb_compile_options(&o, NDEV, 1, ids);
-  PJRT_LoadedExecutable *x = compile_ok(c, k_allreduce, o.b, o.n);
+  PJRT_LoadedExecutable *x = compile_allreduce(c, d);
   const int64_t d4[1] = {4};
   float in[NDEV][4], want[4] = {0, 0, 0, 0};
   PJRT_Buffer *args[NDEV], *outs[NDEV * 2];
@@ -3460,12 +3454,7 @@ static void test_create_options_faults(void **state) {
                             nv_int("inject_fault_after", 0)};
     OK(create_with(o, 3, &c));
     PJRT_Device *d[NDEV];
-    get_devices(c, d, NDEV);
-    int64_t ids[NDEV];
-    for (int i = 0; i < NDEV; i++) ids[i] = device_id(d[i]);
-    pb_buf po;
-    pb_compile_options(&po, NDEV, 1, ids);
-    PJRT_LoadedExecutable *x = compile_ok(c, k_allreduce, po.b, po.n);
+    PJRT_LoadedExecutable *x = compile_allreduce(c, d);
     const int64_t d4[1] = {4};
     float v[4] = {1, 2, 3, 4};
     PJRT_Buffer *args[NDEV], *outs[NDEV * 2];
@@ -4214,12 +4203,7 @@ static void test_after_client_destroy(void **state) {
   const int IA = PJRT_Error_Code_INVALID_ARGUMENT;
   PJRT_Client *c = new_client(NDEV);
   PJRT_Device *d[NDEV];
-  get_devices(c, d, NDEV);
-  int64_t ids[NDEV];
-  for (int i = 0; i < NDEV; i++) ids[i] = device_id(d[i]);
-  pb_buf po;
-  pb_compile_options(&po, NDEV, 1, ids);
-  PJRT_LoadedExecutable *xm = compile_ok(c, k_allreduce, po.b, po.n);
+  PJRT_LoadedExecutable *xm = compile_allreduce(c, d);
   PJRT_LoadedExecutable *x1 = compile_ok(c, k_add, NULL, 0);
   ARGS(PJRT_LoadedExecutable_AddressableDevices_Args, ad);
   ad.executable = x1;

@@ -304,12 +304,9 @@ static int judge(void *client, const xrt_ir_module *m, int32_t func,
 static void test_support_answers(void **state) {
   (void)state;
   static xrt_plugin_api judging;
-  judging = *xrt_sim_plugin_api();
-  judging.name = "judge";
+  judging = tu_sim_table("judge");
   judging.op_support = judge;
-  xrt_context *x = tu_context(false);
-  assert_int_equal(xrt_context_register_plugin(x, NULL, &judging, NULL),
-                   XRT_OK);
+  xrt_context *x = tu_context_with(&judging);
   xrt_client *c = tu_client_of(x, "judge", 1);
   char text[8192];
   enum { ADDS = 20 };
@@ -476,10 +473,18 @@ static void test_topology_environment(void **state) {
 }
 
 
+/* The group setup: the environment of test_env_plugins_refused. */
+static int setup(void **state) {
+  (void)state;
+  setenv("XRT_PLUGINS", "noseparator", 1);
+  return 0;
+}
+
 /* XRT_PLUGINS is read once, when the process's default context is first
- * used: main sets it to an entry that is not name:path.  The default
- * context is made all the same (with a warning), its built-in simulator
- * works, and asking it for a plugin it lacks names the refused entry. */
+ * used: the group setup sets it to an entry that is not name:path.  The
+ * default context is made all the same (with a warning), its built-in
+ * simulator works, and asking it for a plugin it lacks names the refused
+ * entry. */
 static void test_env_plugins_refused(void **state) {
   (void)state;
   xrt_log_set_callback(tu_quiet_log, NULL);
@@ -498,17 +503,11 @@ static void test_env_plugins_refused(void **state) {
   unsetenv("XRT_PLUGINS");
 }
 
-int main(void) {
-  setenv("XRT_PLUGINS", "noseparator", 1); /* test_env_plugins_refused */
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_env_plugins_refused),
-      cmocka_unit_test(test_bad_descriptions),
-      cmocka_unit_test(test_version_out_of_range),
-      cmocka_unit_test(test_register_and_lookups),
-      cmocka_unit_test(test_lists_and_scans),
-      cmocka_unit_test(test_registry_out_of_memory),
-      cmocka_unit_test(test_support_answers),
-      cmocka_unit_test(test_topology_environment),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(setup, NULL, cmocka_unit_test(test_env_plugins_refused),
+        cmocka_unit_test(test_bad_descriptions),
+        cmocka_unit_test(test_version_out_of_range),
+        cmocka_unit_test(test_register_and_lookups),
+        cmocka_unit_test(test_lists_and_scans),
+        cmocka_unit_test(test_registry_out_of_memory),
+        cmocka_unit_test(test_support_answers),
+        cmocka_unit_test(test_topology_environment))

@@ -17,33 +17,28 @@
 
 #define C(state) ((xrt_client *)*(state))
 
+/* Compiles text, called rf.mlir, for the argument shapes. */
 static xrt_executable *rf_compile(xrt_client *c, const char *text, int nin,
                                   const xrt_shape *in, xrt_status *st) {
-  xrt_compile_options o;
-  xrt_compile_options_init(&o);
-  o.filename = "rf.mlir";
-  o.num_arg_shapes = nin;
-  o.arg_shapes = in;
-  o.cache_disable = 1;
-  xrt_executable *exe = NULL;
-  tu_msg[0] = 0;
-  *st = xrt_compile(c, text, strlen(text), &o, &exe);
-  if (*st) tu_save_error();
-  return exe;
+  return tu_compile_for(c, text, "rf.mlir", nin, in, st);
+}
+
+/* The shapes of the first nout outputs of text compiled for in; fails
+ * the test unless it compiles. */
+static void rf_outputs(xrt_client *c, const char *text, int nin,
+                       const xrt_shape *in, xrt_shape *out, int nout) {
+  xrt_status s;
+  xrt_executable *exe = rf_compile(c, text, nin, in, &s);
+  if (s) fail_msg("%s", tu_msg);
+  for (int k = 0; k < nout; k++)
+    assert_int_equal(xrt_executable_output_shape(exe, k, &out[k]), XRT_OK);
+  xrt_executable_release(exe);
 }
 
 static void rf_refused(xrt_client *c, const char *text, int nin,
                        const xrt_shape *in, xrt_status want, const char *prefix,
                        const char *what) {
-  xrt_status s;
-  xrt_executable *exe = rf_compile(c, text, nin, in, &s);
-  if (!s) {
-    xrt_executable_release(exe);
-    fail_msg("compiled, expected '%s'", what);
-  }
-  if (s != want) fail_msg("status %d (%s), want %d", (int)s, tu_msg, (int)want);
-  TU_ASSERT_PREFIX(tu_msg, prefix);
-  TU_ASSERT_CONTAINS(tu_msg, what);
+  tu_compile_fails(c, text, "rf.mlir", nin, in, want, prefix, what);
 }
 
 static void test_result_disagrees(void **state) {
@@ -203,17 +198,11 @@ static void test_instances_by_known_values(void **state) {
       "  %s = stablehlo.reshape %n : (tensor<i64>) -> tensor<1xi64>\n"
       "  %r = stablehlo.dynamic_iota %s, dim = 0 : (tensor<1xi64>) -> tensor<?xf32>\n"
       "  return %r : tensor<?xf32>\n}\n";
-  xrt_shape in[1] = {TU_SHAPE(XRT_F32, 7)};
-  xrt_status s;
-  xrt_executable *exe = rf_compile(C(state), p, 1, in, &s);
-  if (s) fail_msg("%s", tu_msg);
-  xrt_shape o;
-  assert_int_equal(xrt_executable_output_shape(exe, 0, &o), XRT_OK);
-  assert_int_equal(o.rank, 1);
-  assert_int_equal(o.dims[0], 2);
-  assert_int_equal(xrt_executable_output_shape(exe, 1, &o), XRT_OK);
-  assert_int_equal(o.dims[0], 3);
-  xrt_executable_release(exe);
+  xrt_shape in[1] = {TU_SHAPE(XRT_F32, 7)}, o[2];
+  rf_outputs(C(state), p, 1, in, o, 2);
+  assert_int_equal(o[0].rank, 1);
+  assert_int_equal(o[0].dims[0], 2);
+  assert_int_equal(o[1].dims[0], 3);
 }
 
 /* jax.export's dimension arguments: @main(%b: tensor<i64>, %x: [?]) is
@@ -227,14 +216,9 @@ static void test_dimension_argument_search(void **state) {
       "  %y = stablehlo.dynamic_broadcast_in_dim %o, %s, dims = [] : (tensor<f32>, tensor<1xi64>) -> tensor<?xf32>\n"
       "  %r = stablehlo.add %x, %y : tensor<?xf32>\n"
       "  return %r : tensor<?xf32>\n}\n";
-  xrt_shape in[2] = {TU_SCALAR(XRT_S64), TU_SHAPE(XRT_F32, 6)};
-  xrt_status s;
-  xrt_executable *exe = rf_compile(C(state), p, 2, in, &s);
-  if (s) fail_msg("%s", tu_msg);
-  xrt_shape o;
-  assert_int_equal(xrt_executable_output_shape(exe, 0, &o), XRT_OK);
+  xrt_shape in[2] = {TU_SCALAR(XRT_S64), TU_SHAPE(XRT_F32, 6)}, o;
+  rf_outputs(C(state), p, 2, in, &o, 1);
   assert_int_equal(o.dims[0], 6);
-  xrt_executable_release(exe);
   /* two dimension arguments, two sizes: b = 6 and c = 2 found (choice 0
    * binds them in order) */
   static const char *q =
@@ -247,12 +231,9 @@ static void test_dimension_argument_search(void **state) {
       "  %r = stablehlo.add %x, %y : tensor<?x?xf32>\n"
       "  return %r : tensor<?x?xf32>\n}\n";
   xrt_shape in2[3] = {TU_SCALAR(XRT_S64), TU_SCALAR(XRT_S64), TU_SHAPE(XRT_F32, 2, 6)};
-  exe = rf_compile(C(state), q, 3, in2, &s);
-  if (s) fail_msg("%s", tu_msg);
-  assert_int_equal(xrt_executable_output_shape(exe, 0, &o), XRT_OK);
+  rf_outputs(C(state), q, 3, in2, &o, 1);
   assert_int_equal(o.dims[0], 2);
   assert_int_equal(o.dims[1], 6);
-  xrt_executable_release(exe);
   /* no binding works: the sizes disagree whatever b is */
   static const char *r =
       "func.func @main(%b: tensor<i64>, %x: tensor<?xf32>) -> tensor<?xf32> {\n"
@@ -300,12 +281,9 @@ static void test_call_signatures(void **state) {
       "func.func private @f(%x: tensor<?xf32>, %t: !stablehlo.token) -> (tensor<?xf32>, !stablehlo.token) {\n"
       "  %y = stablehlo.negate %x : tensor<?xf32>\n"
       "  return %y, %t : tensor<?xf32>, !stablehlo.token\n}\n";
-  exe = rf_compile(C(state), tok, 1, in, &s);
-  if (s) fail_msg("%s", tu_msg);
   xrt_shape o;
-  assert_int_equal(xrt_executable_output_shape(exe, 0, &o), XRT_OK);
+  rf_outputs(C(state), tok, 1, in, &o, 1);
   assert_int_equal(o.dims[0], 4);
-  xrt_executable_release(exe);
   /* a leading tensor<i64> argument, but no `?` argument after it: no
    * search for its value; the size it gives stays unknown */
   static const char *nodim =
@@ -359,27 +337,19 @@ static void test_static_arguments(void **state) {
       "  %y = stablehlo.dynamic_broadcast_in_dim %o, %s, dims = [] : (tensor<f32>, tensor<1xi32>) -> tensor<?xf32>\n"
       "  %r = stablehlo.add %x, %y : tensor<?xf32>\n"
       "  return %r : tensor<?xf32>\n}\n";
-  xrt_shape sh[2] = {TU_SCALAR(XRT_S32), TU_SHAPE(XRT_F32, 5)};
-  xrt_executable *exe = rf_compile(C(state), dim32, 2, sh, &s);
-  if (s) fail_msg("%s", tu_msg);
-  xrt_shape out;
-  assert_int_equal(xrt_executable_output_shape(exe, 0, &out), XRT_OK);
+  xrt_shape sh[2] = {TU_SCALAR(XRT_S32), TU_SHAPE(XRT_F32, 5)}, out;
+  rf_outputs(C(state), dim32, 2, sh, &out, 1);
   assert_int_equal(out.dims[0], 5);
-  xrt_executable_release(exe);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_result_disagrees),
-      cmocka_unit_test(test_loop_value_changes),
-      cmocka_unit_test(test_function_returns_other_shape),
-      cmocka_unit_test(test_recursion),
-      cmocka_unit_test(test_shape_assertions),
-      cmocka_unit_test(test_argument_shapes),
-      cmocka_unit_test(test_instances_by_known_values),
-      cmocka_unit_test(test_dimension_argument_search),
-      cmocka_unit_test(test_call_signatures),
-      cmocka_unit_test(test_static_arguments),
-  };
-  return cmocka_run_group_tests(tests, tu_setup_client, tu_teardown_client);
-}
+TU_MAIN(tu_setup_client, tu_teardown_client,
+        cmocka_unit_test(test_result_disagrees),
+        cmocka_unit_test(test_loop_value_changes),
+        cmocka_unit_test(test_function_returns_other_shape),
+        cmocka_unit_test(test_recursion),
+        cmocka_unit_test(test_shape_assertions),
+        cmocka_unit_test(test_argument_shapes),
+        cmocka_unit_test(test_instances_by_known_values),
+        cmocka_unit_test(test_dimension_argument_search),
+        cmocka_unit_test(test_call_signatures),
+        cmocka_unit_test(test_static_arguments))

@@ -300,10 +300,5 @@ static void test_not_folded(void **state) {
   }
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_folds),
-      cmocka_unit_test(test_not_folded),
-  };
-  return cmocka_run_group_tests(tests, tu_setup_client, tu_teardown_client);
-}
+TU_MAIN(tu_setup_client, tu_teardown_client, cmocka_unit_test(test_folds),
+        cmocka_unit_test(test_not_folded))

@@ -14,21 +14,10 @@
 
 #define C(state) ((xrt_client *)*(state))
 
-/* Compiles text for the argument shapes; the executable or NULL (the
- * message in tu_msg). */
+/* Compiles text, called rf.mlir, for the argument shapes. */
 static xrt_executable *rf_compile(xrt_client *c, const char *text, int nin,
                                   const xrt_shape *in, xrt_status *st) {
-  xrt_compile_options o;
-  xrt_compile_options_init(&o);
-  o.filename = "rf.mlir";
-  o.num_arg_shapes = nin;
-  o.arg_shapes = in;
-  o.cache_disable = 1;
-  xrt_executable *exe = NULL;
-  tu_msg[0] = 0;
-  *st = xrt_compile(c, text, strlen(text), &o, &exe);
-  if (*st) tu_save_error();
-  return exe;
+  return tu_compile_for(c, text, "rf.mlir", nin, in, st);
 }
 
 /* A shape in a table: element type, rank, dims. */
@@ -79,15 +68,8 @@ static void rf_check(xrt_client *c, const rf_case *k) {
 
 static void rf_refused(xrt_client *c, const char *text, int nin,
                        const xrt_shape *in, const char *what) {
-  xrt_status s;
-  xrt_executable *exe = rf_compile(c, text, nin, in, &s);
-  if (!s) {
-    xrt_executable_release(exe);
-    fail_msg("compiled, expected '%s'", what);
-  }
-  assert_int_equal(s, XRT_INVALID_ARGUMENT);
-  TU_ASSERT_PREFIX(tu_msg, "rf.mlir:");
-  TU_ASSERT_CONTAINS(tu_msg, what);
+  tu_compile_fails(c, text, "rf.mlir", nin, in, XRT_INVALID_ARGUMENT,
+                   "rf.mlir:", what);
 }
 
 #define S TU_SHAPE
@@ -379,12 +361,8 @@ static void test_real_dynamic_slice_broadcast_start(void **state) {
   rf_check(C(state), &k);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_shapes_inferred),
-      cmocka_unit_test(test_refined_programs_run),
-      cmocka_unit_test(test_real_dynamic_slice_equivalent_starts),
-      cmocka_unit_test(test_real_dynamic_slice_broadcast_start),
-  };
-  return cmocka_run_group_tests(tests, tu_setup_client, tu_teardown_client);
-}
+TU_MAIN(tu_setup_client, tu_teardown_client,
+        cmocka_unit_test(test_shapes_inferred),
+        cmocka_unit_test(test_refined_programs_run),
+        cmocka_unit_test(test_real_dynamic_slice_equivalent_starts),
+        cmocka_unit_test(test_real_dynamic_slice_broadcast_start))

@@ -16,14 +16,7 @@
 
 /* A rank-2 spec over 2 devices: dim 0 chunked by 2, mesh ShardedAxis(0). */
 static xrt_sharding_spec chunked2(void) {
-  xrt_sharding_spec s;
-  xrt_sharding_spec_init(&s, 2);
-  s.dims[0].kind = XRT_DIM_CHUNKED;
-  s.dims[0].num_chunks = 1;
-  s.dims[0].chunks[0] = 2;
-  s.num_mesh_dims = 1;
-  s.mesh[0].kind = XRT_MESH_SHARDED_AXIS;
-  s.mesh[0].axis = 0;
+  xrt_sharding_spec s = tu_spec_chunked(2, 0, 2);
   return s;
 }
 
@@ -350,21 +343,8 @@ static void test_array_arguments(void **state) {
 static void test_out_of_memory(void **state) {
   (void)state;
   tu_counting_alloc a;
-  tu_counting_init(&a, 0);
-  xrt_client_options o;
-  xrt_client_options_init(&o);
-  o.num_devices = 2;
-  o.allocator = tu_counting_allocator(&a);
-  xrt_client *c = NULL;
-  assert_int_equal(xrt_client_create(&o, &c), XRT_OK);
-  xrt_sharding_spec s;
-  xrt_sharding_spec_init(&s, 2);
-  s.dims[1].kind = XRT_DIM_CHUNKED;
-  s.dims[1].num_chunks = 1;
-  s.dims[1].chunks[0] = 2;
-  s.num_mesh_dims = 1;
-  s.mesh[0].kind = XRT_MESH_SHARDED_AXIS;
-  s.mesh[0].axis = 0;
+  xrt_client *c = tu_client_counted(2, &a);
+  xrt_sharding_spec s = tu_spec_chunked(2, 1, 2);
   xrt_shape sh = TU_SHAPE(XRT_F32, 3, 4);
   float x[12], got[12];
   for (int i = 0; i < 12; i++) x[i] = (float)(i * i) - 5.5f;
@@ -372,11 +352,9 @@ static void test_out_of_memory(void **state) {
   xrt_sharded_array *arr = NULL;
   int failures = 0;
   for (long k = 1; k < 200; k++) {
-    a.fail_at = atomic_load(&a.calls) + k;
-    atomic_store(&a.failed, false);
+    tu_counting_arm(&a, k);
     xrt_status st = xrt_sharded_array_from_host(c, &sh, x, &s, devs, 2, &arr);
-    bool injected = atomic_load(&a.failed);
-    a.fail_at = 0;
+    bool injected = tu_counting_disarm(&a);
     if (st == XRT_OK) {
       if (!injected) break;
       xrt_sharded_array_release(arr);
@@ -392,11 +370,9 @@ static void test_out_of_memory(void **state) {
   failures = 0;
   for (long k = 1; k < 200; k++) {
     memset(got, 0, sizeof got);
-    a.fail_at = atomic_load(&a.calls) + k;
-    atomic_store(&a.failed, false);
+    tu_counting_arm(&a, k);
     xrt_status st = xrt_sharded_array_to_host(arr, got, sizeof got);
-    bool injected = atomic_load(&a.failed);
-    a.fail_at = 0;
+    bool injected = tu_counting_disarm(&a);
     if (st == XRT_OK) {
       for (int i = 0; i < 12; i++) assert_true(got[i] == x[i]);
       if (!injected) break;
@@ -411,11 +387,6 @@ static void test_out_of_memory(void **state) {
   assert_int_equal(atomic_load(&a.live), 0);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_malformed_specs),
-      cmocka_unit_test(test_array_arguments),
-      cmocka_unit_test(test_out_of_memory),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL, cmocka_unit_test(test_malformed_specs),
+        cmocka_unit_test(test_array_arguments),
+        cmocka_unit_test(test_out_of_memory))

@@ -134,11 +134,5 @@ static void test_mixed_operands(void **state) {
   xrt_client_release(c);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_wide_sum),
-      cmocka_unit_test(test_wide_max),
-      cmocka_unit_test(test_mixed_operands),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL, cmocka_unit_test(test_wide_sum),
+        cmocka_unit_test(test_wide_max), cmocka_unit_test(test_mixed_operands))

@@ -11,105 +11,16 @@
  * the window-count edge cases (empty input, empty kernel, a window wider
  * than the padded input) compile.  Issue #25 (coverage of src/sim).
  */
-#include "test_util.h"
-
-static const xrt_plugin_api *api(void) { return xrt_sim_plugin_api(); }
+#include "test_plugin_abi.h"
 
 static xrt_ir_type ty3(xrt_dtype dt, int64_t a, int64_t b, int64_t c) {
-  xrt_ir_type t;
-  memset(&t, 0, sizeof t);
-  t.kind = XRT_TYPE_TENSOR;
-  t.shape.dtype = dt;
-  t.shape.rank = 3;
-  t.shape.dims[0] = a;
-  t.shape.dims[1] = b;
+  xrt_ir_type t = tu_ty(dt, 3, a, b);
   t.shape.dims[2] = c;
   return t;
 }
 
 static xrt_ir_type ty2(xrt_dtype dt, int64_t a, int64_t b) {
-  xrt_ir_type t = ty3(dt, a, b, 0);
-  t.shape.rank = 2;
-  return t;
-}
-
-static xrt_ir_attr ints_attr(const char *name, const int64_t *v, int64_t n) {
-  xrt_ir_attr a;
-  memset(&a, 0, sizeof a);
-  a.name = name;
-  a.kind = XRT_ATTR_INTS;
-  a.ints = v;
-  a.n = n;
-  return a;
-}
-
-static xrt_ir_attr int_attr(const char *name, int64_t v) {
-  xrt_ir_attr a;
-  memset(&a, 0, sizeof a);
-  a.name = name;
-  a.kind = XRT_ATTR_INT;
-  a.i = v;
-  return a;
-}
-
-/* One op (values 0..nin-1 in, then its result) and an empty return, as
- * the module's only function, compiled by the simulator's table. */
-static xrt_status compile_op(xrt_opcode code, const char *name, int nin,
-                             const xrt_ir_type *tin, xrt_ir_type tout,
-                             int nattrs, const xrt_ir_attr *attrs,
-                             xrt_plugin_error *err) {
-  xrt_ir_type types[8];
-  int32_t ids[8];
-  assert_true(nin + 1 <= 8);
-  for (int i = 0; i <= nin; i++) {
-    types[i] = i < nin ? tin[i] : tout;
-    ids[i] = i;
-  }
-  xrt_ir_op ops[2];
-  memset(ops, 0, sizeof ops);
-  ops[0].code = code;
-  ops[0].name = name;
-  ops[0].num_operands = nin;
-  ops[0].operands = ids;
-  ops[0].num_results = 1;
-  ops[0].results = ids + nin;
-  ops[0].num_attrs = nattrs;
-  ops[0].attrs = attrs;
-  ops[0].callee = -1;
-  ops[1].code = XRT_OP_FUNC_RETURN;
-  ops[1].name = "func.return";
-  ops[1].callee = -1;
-  xrt_ir_func f;
-  memset(&f, 0, sizeof f);
-  f.name = "main";
-  f.is_public = true;
-  f.num_values = nin + 1;
-  f.value_types = types;
-  f.body.num_args = nin;
-  f.body.args = ids;
-  f.body.num_ops = 2;
-  f.body.ops = ops;
-  xrt_ir_module m;
-  memset(&m, 0, sizeof m);
-  m.name = "";
-  m.num_funcs = 1;
-  m.funcs = &f;
-  m.num_replicas = m.num_partitions = 1;
-  m.stablehlo_version = "1.0.0";
-  void *pc = tu_sim_plugin_client(1 << 20), *exe = NULL;
-  int32_t dev = 0;
-  xrt_plugin_compile_args a;
-  memset(&a, 0, sizeof a);
-  a.struct_size = sizeof a;
-  a.module = &m;
-  a.entry = 0;
-  a.num_replicas = a.num_partitions = 1;
-  a.device_assignment = &dev;
-  err->message[0] = 0;
-  xrt_status st = api()->compile(pc, &a, &exe, err);
-  if (exe) api()->executable_destroy(exe);
-  api()->client_destroy(pc);
-  return st;
+  return tu_ty(dt, 2, a, b);
 }
 
 /* The convolution under test: lhs [N, C, W], rhs [O, I, K], result
@@ -129,19 +40,16 @@ typedef struct conv_case {
 } conv_case;
 
 static conv_case good(void) {
-  conv_case c;
-  memset(&c, 0, sizeof c);
-  c.code = XRT_OP_CONVOLUTION;
-  c.name = "stablehlo.convolution";
-  c.nin = 2;
-  c.in[0] = ty3(XRT_F32, 1, 2, 5);
-  c.in[1] = ty3(XRT_F32, 3, 2, 2);
-  c.out = ty3(XRT_F32, 1, 3, 4);
-  const int64_t dn[6] = {0, 1, 1, 0, 0, 1};
-  memcpy(c.dn, dn, sizeof dn);
-  c.isp[0] = c.ksp[0] = c.osp[0] = 2;
-  c.isp[1] = c.ksp[1] = c.osp[1] = 2;
-  c.nsp = 1;
+  conv_case c = {.code = XRT_OP_CONVOLUTION,
+                 .name = "stablehlo.convolution",
+                 .nin = 2,
+                 .in = {ty3(XRT_F32, 1, 2, 5), ty3(XRT_F32, 3, 2, 2)},
+                 .out = ty3(XRT_F32, 1, 3, 4),
+                 .dn = {0, 1, 1, 0, 0, 1},
+                 .isp = {2, 2},
+                 .ksp = {2, 2},
+                 .osp = {2, 2},
+                 .nsp = 1};
   return c;
 }
 
@@ -151,41 +59,24 @@ static xrt_status compile_conv(const conv_case *c, xrt_plugin_error *err) {
       "kernel_input_feature_dimension", "kernel_output_feature_dimension",
       "output_batch_dimension",         "output_feature_dimension"};
   xrt_ir_attr items[9];
-  for (int i = 0; i < 6; i++) items[i] = int_attr(names[i], c->dn[i]);
-  if (c->dn_kind_bad) items[0] = ints_attr(names[0], c->dn, 1);
-  items[6] = ints_attr("input_spatial_dimensions", c->isp, c->nsp);
-  items[7] = ints_attr("kernel_spatial_dimensions", c->ksp, c->nsp);
-  items[8] = ints_attr("output_spatial_dimensions", c->osp, c->nsp);
+  for (int i = 0; i < 6; i++) items[i] = tu_ir_int(names[i], c->dn[i]);
+  if (c->dn_kind_bad) items[0] = tu_ir_ints(names[0], c->dn, 1);
+  items[6] = tu_ir_ints("input_spatial_dimensions", c->isp, c->nsp);
+  items[7] = tu_ir_ints("kernel_spatial_dimensions", c->ksp, c->nsp);
+  items[8] = tu_ir_ints("output_spatial_dimensions", c->osp, c->nsp);
   xrt_ir_attr attrs[8];
   int n = 0;
-  if (!c->no_dn) {
-    memset(&attrs[n], 0, sizeof attrs[n]);
-    attrs[n].name = "dimension_numbers";
-    attrs[n].kind = XRT_ATTR_DICT;
-    attrs[n].num_items = 9;
-    attrs[n].items = items;
-    n++;
-  }
+  if (!c->no_dn) attrs[n++] = tu_ir_dict("dimension_numbers", items, 9);
   for (int i = 0; i < c->nextra; i++) attrs[n++] = c->extra[i];
-  return compile_op(c->code, c->name, c->nin, c->in, c->out, n, attrs, err);
+  tu_ir_one o;
+  return tu_sim_compile_module(tu_ir_one_op(&o, c->code, c->name, c->nin,
+                                            c->in, 1, &c->out, n, attrs),
+                               err);
 }
 
 #define CONV_REFUSED(c, why)                                                \
-  do {                                                                      \
-    xrt_plugin_error e_;                                                    \
-    xrt_status s_ = compile_conv(&(c), &e_);                                \
-    if (s_ != XRT_INVALID_ARGUMENT)                                         \
-      fail_msg("line %d: status %d (%s), want INVALID_ARGUMENT", __LINE__,  \
-               (int)s_, s_ ? e_.message : "");                              \
-    TU_ASSERT_CONTAINS(e_.message, why);                                    \
-  } while (0)
-
-#define CONV_COMPILES(c)                                                    \
-  do {                                                                      \
-    xrt_plugin_error e_;                                                    \
-    if (compile_conv(&(c), &e_) != XRT_OK)                                  \
-      fail_msg("line %d: %s", __LINE__, e_.message);                        \
-  } while (0)
+  TU_EXPECT_PLUGIN(XRT_INVALID_ARGUMENT, why, compile_conv, &(c))
+#define CONV_COMPILES(c) TU_EXPECT_PLUGIN(XRT_OK, NULL, compile_conv, &(c))
 
 static const char kBad[] =
     "stablehlo.convolution: invalid dimension numbers, window attributes or "
@@ -240,24 +131,24 @@ static void test_conv_dims(void **state) {
 static void test_conv_groups(void **state) {
   (void)state;
   conv_case c = good();
-  c.extra[0] = int_attr("batch_group_count", 0);
+  c.extra[0] = tu_ir_int("batch_group_count", 0);
   c.nextra = 1;
   CONV_REFUSED(c, kBad);
-  c.extra[0] = int_attr("feature_group_count", 0);
+  c.extra[0] = tu_ir_int("feature_group_count", 0);
   CONV_REFUSED(c, kBad);
   /* batch 1 is not a multiple of 2 batch groups */
-  c.extra[0] = int_attr("batch_group_count", 2);
+  c.extra[0] = tu_ir_int("batch_group_count", 2);
   CONV_REFUSED(c, kBad);
   /* batch 2 in 2 groups, but 3 output features do not split in 2 */
   c = good();
   c.in[0] = ty3(XRT_F32, 2, 2, 5);
-  c.extra[0] = int_attr("batch_group_count", 2);
+  c.extra[0] = tu_ir_int("batch_group_count", 2);
   c.nextra = 1;
   CONV_REFUSED(c, kBad);
   /* 3 output features in 2 feature groups */
   c = good();
   c.in[0] = ty3(XRT_F32, 1, 4, 5);
-  c.extra[0] = int_attr("feature_group_count", 2);
+  c.extra[0] = tu_ir_int("feature_group_count", 2);
   c.nextra = 1;
   CONV_REFUSED(c, kBad);
   /* kernel input features x groups != input features */
@@ -277,7 +168,7 @@ static void test_conv_groups(void **state) {
   c.in[0] = ty3(XRT_F32, 1, 2, 5);
   c.in[1] = ty3(XRT_F32, 2, 1, 2);
   c.out = ty3(XRT_F32, 1, 2, 4);
-  c.extra[0] = int_attr("feature_group_count", 2);
+  c.extra[0] = tu_ir_int("feature_group_count", 2);
   c.nextra = 1;
   CONV_COMPILES(c);
 }
@@ -297,28 +188,28 @@ static void test_conv_window(void **state) {
   conv_case c;
   for (int i = 0; i < 4; i++) {
     c = good();
-    c.extra[0] = int_attr(lists[i], 1); /* not a list */
+    c.extra[0] = tu_ir_int(lists[i], 1); /* not a list */
     c.nextra = 1;
     CONV_REFUSED(c, kBad);
-    c.extra[0] = ints_attr(lists[i], two, 2); /* one per dimension */
+    c.extra[0] = tu_ir_ints(lists[i], two, 2); /* one per dimension */
     CONV_REFUSED(c, kBad);
-    c.extra[0] = ints_attr(lists[i], one, 1); /* well-formed */
+    c.extra[0] = tu_ir_ints(lists[i], one, 1); /* well-formed */
     if (i == 3) CONV_COMPILES(c);
     if (i < 3) {
       CONV_COMPILES(c);
-      c.extra[0] = ints_attr(lists[i], zero, 1); /* must be positive */
+      c.extra[0] = tu_ir_ints(lists[i], zero, 1); /* must be positive */
       CONV_REFUSED(c, kBad);
     }
   }
   c = good();
-  c.extra[0] = ints_attr("padding", pad3, 3);
+  c.extra[0] = tu_ir_ints("padding", pad3, 3);
   c.nextra = 1;
   CONV_REFUSED(c, kBad);
-  c.extra[0] = ints_attr("padding", pad1, 2);
+  c.extra[0] = tu_ir_ints("padding", pad1, 2);
   CONV_COMPILES(c);
   const int64_t *huge[4] = {big_lo, big_hi, neg_lo, neg_hi};
   for (int i = 0; i < 4; i++) {
-    c.extra[0] = ints_attr("padding", huge[i], 2);
+    c.extra[0] = tu_ir_ints("padding", huge[i], 2);
     CONV_REFUSED(c, kBad);
   }
   /* 4 windows of 2 over 5, not 3 */
@@ -372,7 +263,7 @@ static void test_dynamic_conv(void **state) {
   /* the padding attribute of a dynamic_conv is not read */
   static const int64_t pad3[3] = {9, 9, 9};
   c.in[2] = ty2(XRT_S64, 1, 2);
-  c.extra[0] = ints_attr("padding", pad3, 3);
+  c.extra[0] = tu_ir_ints("padding", pad3, 3);
   c.nextra = 1;
   CONV_COMPILES(c);
   /* without its padding operand */
@@ -382,13 +273,7 @@ static void test_dynamic_conv(void **state) {
   CONV_REFUSED(c, "stablehlo.dynamic_conv: invalid dimension numbers");
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_conv_dims),
-      cmocka_unit_test(test_conv_groups),
-      cmocka_unit_test(test_conv_window),
-      cmocka_unit_test(test_conv_window_counts),
-      cmocka_unit_test(test_dynamic_conv),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL, cmocka_unit_test(test_conv_dims),
+        cmocka_unit_test(test_conv_groups), cmocka_unit_test(test_conv_window),
+        cmocka_unit_test(test_conv_window_counts),
+        cmocka_unit_test(test_dynamic_conv))

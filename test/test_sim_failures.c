@@ -31,7 +31,7 @@
  * the number of kernels and the run succeeds with the expected results.
  * Issue #25.
  */
-#include "test_util.h"
+#include "test_plugin_abi.h"
 
 #define MAX_IO 8
 
@@ -465,15 +465,8 @@ static int run_and_check(walk_round *r, const xrt_plugin_api *api, void *pc,
                                           &outs[i], &err),
                      &err, "buffer_alloc", n);
   if (good) {
-    xrt_plugin_execute_args a;
-    memset(&a, 0, sizeof a);
-    a.struct_size = sizeof a;
-    a.executable = exe;
-    a.num_replicas = a.num_partitions = 1;
-    a.args = ins;
-    a.num_args = c->nin;
-    a.outs = outs;
-    a.num_outs = c->nout;
+    xrt_plugin_execute_args a =
+        tu_plugin_exec(exe, ins, c->nin, outs, c->nout);
     good = ok_or_oom(r, api->execute(pc, &a, &err), &err, "execute", n);
   }
   for (int i = 0; good && i < c->nout; i++) {
@@ -497,22 +490,11 @@ static int run_and_check(walk_round *r, const xrt_plugin_api *api, void *pc,
 static void fault_walk(const program_case *c) {
   const xrt_plugin_api *api = xrt_sim_plugin_api();
   xrt_program *p = NULL;
-  if (xrt_program_parse(c->text, strlen(c->text), NULL, &p) != XRT_OK)
-    fail_msg("%s: %s", c->name, xrt_last_error());
-  const xrt_ir_module *m = xrt_program_module(p);
-  int32_t entry = -1;
-  for (int32_t i = 0; i < m->num_funcs; i++)
-    if (strcmp(m->funcs[i].name, "main") == 0) entry = i;
-  assert_true(entry >= 0);
+  int32_t entry;
+  const xrt_ir_module *m = tu_parse_main(c->text, c->name, &p, &entry);
   void *pc = tu_sim_plugin_client(1 << 22), *exe = NULL;
   int32_t dev = 0;
-  xrt_plugin_compile_args a;
-  memset(&a, 0, sizeof a);
-  a.struct_size = sizeof a;
-  a.module = m;
-  a.entry = entry;
-  a.num_replicas = a.num_partitions = 1;
-  a.device_assignment = &dev;
+  xrt_plugin_compile_args a = tu_plugin_compile_args(m, entry, &dev);
   xrt_plugin_error err;
   if (api->compile(pc, &a, &exe, &err) != XRT_OK)
     fail_msg("%s: %s", c->name, err.message);
@@ -527,15 +509,7 @@ static void fault_walk(const program_case *c) {
     assert_int_equal(api->buffer_alloc(pc, 0, io_bytes(&c->out[i]), &outs[i],
                                        &err),
                      XRT_OK);
-  xrt_plugin_execute_args x;
-  memset(&x, 0, sizeof x);
-  x.struct_size = sizeof x;
-  x.executable = exe;
-  x.num_replicas = x.num_partitions = 1;
-  x.args = ins;
-  x.num_args = c->nin;
-  x.outs = outs;
-  x.num_outs = c->nout;
+  xrt_plugin_execute_args x = tu_plugin_exec(exe, ins, c->nin, outs, c->nout);
   long k = 0;
   for (;; k++) {
     assert_int_equal(api->inject_fault(pc, 0, k, &err), XRT_OK);
@@ -595,13 +569,7 @@ static int one_round(walk_round *r, long n, bool persistent) {
                  n))
     goto out;
   int32_t dev = 0;
-  xrt_plugin_compile_args a;
-  memset(&a, 0, sizeof a);
-  a.struct_size = sizeof a;
-  a.module = r->m;
-  a.entry = r->entry;
-  a.num_replicas = a.num_partitions = 1;
-  a.device_assignment = &dev;
+  xrt_plugin_compile_args a = tu_plugin_compile_args(r->m, r->entry, &dev);
   if (!ok_or_oom(r, api->compile(pc, &a, &exe, &err), &err, "compile", n))
     goto out;
   if (!run_and_check(r, api, pc, exe, n)) goto out;
@@ -650,50 +618,43 @@ out:
   return done && !atomic_load(&r->al.failed);
 }
 
-static void walk(bool persistent) {
+/* Calls fn on a round of each program case, parsed. */
+static void each_case(void (*fn)(walk_round *r, bool persistent),
+                      bool persistent) {
   cases_init();
   for (size_t k = 0; k < TU_COUNT(g_cases); k++) {
     walk_round r;
     memset(&r, 0, sizeof r);
     r.pc = &g_cases[k];
     xrt_program *p = NULL;
-    if (xrt_program_parse(r.pc->text, strlen(r.pc->text), NULL, &p) != XRT_OK)
-      fail_msg("%s: %s", r.pc->name, xrt_last_error());
-    r.m = xrt_program_module(p);
-    r.entry = -1;
-    for (int32_t i = 0; i < r.m->num_funcs; i++)
-      if (strcmp(r.m->funcs[i].name, "main") == 0) r.entry = i;
-    assert_true(r.entry >= 0);
-    long n = 1;
-    while (!one_round(&r, n, persistent)) {
-      n++;
-      if (n > 100000) fail_msg("%s: no end in sight", r.pc->name);
-    }
-    print_message("%s: %ld allocation(s)\n", r.pc->name, n - 1);
-    /* the allocations of a whole round: at least one per call */
-    assert_true(n > 10);
+    r.m = tu_parse_main(r.pc->text, r.pc->name, &p, &r.entry);
+    fn(&r, persistent);
     xrt_program_release(p);
   }
+}
+
+static void walk_case(walk_round *r, bool persistent) {
+  long n = 1;
+  while (!one_round(r, n, persistent)) {
+    n++;
+    if (n > 100000) fail_msg("%s: no end in sight", r->pc->name);
+  }
+  print_message("%s: %ld allocation(s)\n", r->pc->name, n - 1);
+  /* the allocations of a whole round: at least one per call */
+  assert_true(n > 10);
+}
+
+static void walk(bool persistent) { each_case(walk_case, persistent); }
+
+static void complete_case(walk_round *r, bool persistent) {
+  if (!one_round(r, 0, persistent))
+    fail_msg("%s did not complete", r->pc->name);
 }
 
 /* The programs run right with an allocator that never fails. */
 static void test_programs(void **state) {
   (void)state;
-  cases_init();
-  for (size_t k = 0; k < TU_COUNT(g_cases); k++) {
-    walk_round r;
-    memset(&r, 0, sizeof r);
-    r.pc = &g_cases[k];
-    xrt_program *p = NULL;
-    if (xrt_program_parse(r.pc->text, strlen(r.pc->text), NULL, &p) != XRT_OK)
-      fail_msg("%s: %s", r.pc->name, xrt_last_error());
-    r.m = xrt_program_module(p);
-    r.entry = -1;
-    for (int32_t i = 0; i < r.m->num_funcs; i++)
-      if (strcmp(r.m->funcs[i].name, "main") == 0) r.entry = i;
-    if (!one_round(&r, 0, false)) fail_msg("%s did not complete", r.pc->name);
-    xrt_program_release(p);
-  }
+  each_case(complete_case, false);
 }
 
 static void test_every_allocation_fails_once(void **state) {
@@ -706,12 +667,7 @@ static void test_allocations_fail_from_n_on(void **state) {
   walk(true);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_programs),
-      cmocka_unit_test(test_every_allocation_fails_once),
-      cmocka_unit_test(test_allocations_fail_from_n_on),
-      cmocka_unit_test(test_injected_faults),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL, cmocka_unit_test(test_programs),
+        cmocka_unit_test(test_every_allocation_fails_once),
+        cmocka_unit_test(test_allocations_fail_from_n_on),
+        cmocka_unit_test(test_injected_faults))

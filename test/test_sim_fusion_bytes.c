@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "test_util.h"
+#include "test_plugin_abi.h"
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -75,21 +75,10 @@ typedef struct rig {
 
 static void rig_open(rig *g, const char *text) {
   memset(g, 0, sizeof *g);
-  assert_int_equal(xrt_program_parse(text, strlen(text), NULL, &g->prog),
-                   XRT_OK);
-  g->m = xrt_program_module(g->prog);
-  g->entry = -1;
-  for (int32_t i = 0; i < g->m->num_funcs; i++)
-    if (strcmp(g->m->funcs[i].name, "main") == 0) g->entry = i;
-  assert_true(g->entry >= 0);
+  g->m = tu_parse_main(text, "parse", &g->prog, &g->entry);
   g->api = xrt_sim_plugin_api();
   g->pc = tu_sim_plugin_client(1 << 26);
-  memset(&g->a, 0, sizeof g->a);
-  g->a.struct_size = sizeof g->a;
-  g->a.module = g->m;
-  g->a.entry = g->entry;
-  g->a.num_replicas = g->a.num_partitions = 1;
-  g->a.device_assignment = &g->device;
+  g->a = tu_plugin_compile_args(g->m, g->entry, &g->device);
   const xrt_ir_func *f = &g->m->funcs[g->entry];
   assert_true(f->body.num_args <= 8 && f->num_results <= 8);
   for (int32_t i = 0; i < f->body.num_args; i++)

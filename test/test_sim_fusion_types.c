@@ -207,13 +207,8 @@ static void test_fused_transpose_broadcast(void **state) {
   tu_out_free(&o);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_fused_select_types),
-      cmocka_unit_test(test_fused_select_complex),
-      cmocka_unit_test(test_fused_reductions),
-      cmocka_unit_test(test_fused_legacy_broadcast),
-      cmocka_unit_test(test_fused_transpose_broadcast),
-  };
-  return cmocka_run_group_tests(tests, setup, teardown);
-}
+TU_MAIN(setup, teardown, cmocka_unit_test(test_fused_select_types),
+        cmocka_unit_test(test_fused_select_complex),
+        cmocka_unit_test(test_fused_reductions),
+        cmocka_unit_test(test_fused_legacy_broadcast),
+        cmocka_unit_test(test_fused_transpose_broadcast))

@@ -151,10 +151,5 @@ static void test_recv_size_mismatch(void **state) {
                      "recv on channel 5 expects 8 bytes, the send had 16");
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_token_and_empty_messages),
-      cmocka_unit_test(test_recv_size_mismatch),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL, cmocka_unit_test(test_token_and_empty_messages),
+        cmocka_unit_test(test_recv_size_mismatch))

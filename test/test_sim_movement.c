@@ -171,11 +171,6 @@ static void test_iota_types(void **state) {
   }
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_clamp_select_types),
-      cmocka_unit_test(test_select_complex128),
-      cmocka_unit_test(test_iota_types),
-  };
-  return cmocka_run_group_tests(tests, setup, teardown);
-}
+TU_MAIN(setup, teardown, cmocka_unit_test(test_clamp_select_types),
+        cmocka_unit_test(test_select_complex128),
+        cmocka_unit_test(test_iota_types))

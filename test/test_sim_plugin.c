@@ -12,7 +12,7 @@
  * an allocation; and more bytes read than a block holds.  Issue #25
  * (coverage of src/sim).
  */
-#include "test_util.h"
+#include "test_plugin_abi.h"
 
 static const xrt_plugin_api *api(void) { return xrt_sim_plugin_api(); }
 
@@ -25,13 +25,7 @@ typedef struct prog {
 
 static void prog_open(prog *g, const char *text) {
   memset(g, 0, sizeof *g);
-  if (xrt_program_parse(text, strlen(text), NULL, &g->p) != XRT_OK)
-    fail_msg("parse: %s", xrt_last_error());
-  g->m = xrt_program_module(g->p);
-  g->entry = -1;
-  for (int32_t i = 0; i < g->m->num_funcs; i++)
-    if (strcmp(g->m->funcs[i].name, "main") == 0) g->entry = i;
-  assert_true(g->entry >= 0);
+  g->m = tu_parse_main(text, "parse", &g->p, &g->entry);
 }
 
 static const xrt_ir_op *prog_op(const prog *g, int k) {
@@ -43,13 +37,8 @@ static const xrt_ir_op *prog_op(const prog *g, int k) {
 static void compile_args(xrt_plugin_compile_args *a, const prog *g,
                          const int32_t *devices,
                          const xrt_host_binding *hosts) {
-  memset(a, 0, sizeof *a);
-  a->struct_size = sizeof *a;
-  a->module = g->m;
-  a->entry = g->entry;
+  *a = tu_plugin_compile_args(g->m, g->entry, devices);
   a->host_bindings = hosts;
-  a->num_replicas = a->num_partitions = 1;
-  a->device_assignment = devices;
 }
 
 static const char *kNeg =
@@ -168,153 +157,99 @@ static void test_op_support_types(void **state) {
 /* op_support on single ops built by hand (the plugin ABI's IR structs):
  * element types and shapes the verifier would refuse before a core asks,
  * so that the simulator's own checks answer. */
-static xrt_ir_type ty(xrt_dtype dt, int rank, int64_t d0, int64_t d1) {
-  xrt_ir_type t;
-  memset(&t, 0, sizeof t);
-  t.kind = XRT_TYPE_TENSOR;
-  t.shape.dtype = dt;
-  t.shape.rank = rank;
-  t.shape.dims[0] = d0;
-  t.shape.dims[1] = d1;
-  return t;
-}
 
 /* The verdict of op_support for an op of code (named name) taking nin
  * values of types tin and giving nout of types tout; why->message. */
 static int synth_support(xrt_opcode code, const char *name, int nin,
                          const xrt_ir_type *tin, int nout,
                          const xrt_ir_type *tout, xrt_plugin_error *why) {
-  xrt_ir_type types[8];
-  int32_t ids[8];
-  assert_true(nin + nout <= 8);
-  for (int i = 0; i < nin + nout; i++) {
-    types[i] = i < nin ? tin[i] : tout[i - nin];
-    ids[i] = i;
-  }
-  xrt_ir_op ops[2];
-  memset(ops, 0, sizeof ops);
-  ops[0].code = code;
-  ops[0].name = name;
-  ops[0].num_operands = nin;
-  ops[0].operands = ids;
-  ops[0].num_results = nout;
-  ops[0].results = ids + nin;
-  ops[0].callee = -1;
-  ops[1].code = XRT_OP_FUNC_RETURN;
-  ops[1].name = "func.return";
-  ops[1].callee = -1;
-  xrt_ir_func f;
-  memset(&f, 0, sizeof f);
-  f.name = "main";
-  f.is_public = true;
-  f.num_values = nin + nout;
-  f.value_types = types;
-  f.body.num_args = nin;
-  f.body.args = ids;
-  f.body.num_ops = 2;
-  f.body.ops = ops;
-  xrt_ir_module m;
-  memset(&m, 0, sizeof m);
-  m.name = "";
-  m.num_funcs = 1;
-  m.funcs = &f;
-  m.num_replicas = m.num_partitions = 1;
-  m.stablehlo_version = "1.0.0";
-  int v = api()->op_support(NULL, &m, 0, &ops[0], why);
+  tu_ir_one o;
+  const xrt_ir_module *m =
+      tu_ir_one_op(&o, code, name, nin, tin, nout, tout, 0, NULL);
+  int v = api()->op_support(NULL, m, 0, &o.ops[0], why);
   /* the return is always taken */
   xrt_plugin_error w2;
-  assert_int_equal(api()->op_support(NULL, &m, 0, &ops[1], &w2),
+  assert_int_equal(api()->op_support(NULL, m, 0, &o.ops[1], &w2),
                    XRT_SUPPORT_YES);
   return v;
 }
 
+#define SUPPORT(verdict, reason, ...)                                       \
+  do {                                                                      \
+    xrt_plugin_error why_;                                                  \
+    assert_int_equal(synth_support(__VA_ARGS__, &why_), (verdict));         \
+    const char *reason_ = (reason);                                         \
+    if (reason_) assert_string_equal(why_.message, reason_);                \
+  } while (0)
+
 static void test_op_support_synthetic(void **state) {
   (void)state;
-  xrt_plugin_error why;
-  const xrt_ir_type f32s = ty(XRT_F32, 0, 0, 0), i64v = ty(XRT_S64, 1, 1, 0);
-  const xrt_ir_type u64v = ty(XRT_U64, 1, 2, 0), c64v = ty(XRT_C64, 1, 3, 0);
+  const xrt_ir_type f32s = tu_ty(XRT_F32, 0, 0, 0),
+                    i64v = tu_ty(XRT_S64, 1, 1, 0);
+  const xrt_ir_type u64v = tu_ty(XRT_U64, 1, 2, 0),
+                    c64v = tu_ty(XRT_C64, 1, 3, 0);
   /* rng and rng_bit_generator of complex (and i1) values */
   xrt_ir_type in3[3] = {f32s, f32s, i64v};
-  assert_int_equal(synth_support(XRT_OP_RNG, "stablehlo.rng", 3, in3, 1, &c64v,
-                                 &why),
-                   XRT_SUPPORT_NO);
-  assert_string_equal(why.message, "stablehlo.rng is not supported for "
-                                   "element type complex<f32>");
+  SUPPORT(XRT_SUPPORT_NO,
+          "stablehlo.rng is not supported for element type complex<f32>",
+          XRT_OP_RNG, "stablehlo.rng", 3, in3, 1, &c64v);
   xrt_ir_type out2[2] = {u64v, c64v};
-  assert_int_equal(synth_support(XRT_OP_RNG_BIT_GENERATOR,
-                                 "stablehlo.rng_bit_generator", 1, &u64v, 2,
-                                 out2, &why),
-                   XRT_SUPPORT_NO);
-  assert_string_equal(why.message, "stablehlo.rng_bit_generator is not "
-                                   "supported for element type complex<f32>");
-  out2[1] = ty(XRT_PRED, 1, 3, 0);
-  assert_int_equal(synth_support(XRT_OP_RNG_BIT_GENERATOR,
-                                 "stablehlo.rng_bit_generator", 1, &u64v, 2,
-                                 out2, &why),
-                   XRT_SUPPORT_NO);
-  assert_string_equal(why.message, "stablehlo.rng_bit_generator is not "
-                                   "supported for element type i1");
-  out2[1] = ty(XRT_U32, 1, 3, 0);
-  assert_int_equal(synth_support(XRT_OP_RNG_BIT_GENERATOR,
-                                 "stablehlo.rng_bit_generator", 1, &u64v, 2,
-                                 out2, &why),
-                   XRT_SUPPORT_YES);
+  SUPPORT(XRT_SUPPORT_NO,
+          "stablehlo.rng_bit_generator is not supported for element type "
+          "complex<f32>",
+          XRT_OP_RNG_BIT_GENERATOR, "stablehlo.rng_bit_generator", 1, &u64v, 2,
+          out2);
+  out2[1] = tu_ty(XRT_PRED, 1, 3, 0);
+  SUPPORT(XRT_SUPPORT_NO,
+          "stablehlo.rng_bit_generator is not supported for element type i1",
+          XRT_OP_RNG_BIT_GENERATOR, "stablehlo.rng_bit_generator", 1, &u64v, 2,
+          out2);
+  out2[1] = tu_ty(XRT_U32, 1, 3, 0);
+  SUPPORT(XRT_SUPPORT_YES, NULL, XRT_OP_RNG_BIT_GENERATOR,
+          "stablehlo.rng_bit_generator", 1, &u64v, 2, out2);
   /* indices that are not integers */
-  xrt_ir_type sc[3] = {ty(XRT_F32, 1, 5, 0), ty(XRT_F32, 2, 2, 1),
-                       ty(XRT_F32, 2, 2, 2)};
-  xrt_ir_type f5 = ty(XRT_F32, 1, 5, 0);
-  assert_int_equal(synth_support(XRT_OP_SCATTER, "stablehlo.scatter", 3, sc, 1,
-                                 &f5, &why),
-                   XRT_SUPPORT_NO);
-  assert_string_equal(why.message, "stablehlo.scatter is not supported for "
-                                   "element type f32");
+  xrt_ir_type sc[3] = {tu_ty(XRT_F32, 1, 5, 0), tu_ty(XRT_F32, 2, 2, 1),
+                       tu_ty(XRT_F32, 2, 2, 2)};
+  xrt_ir_type f5 = tu_ty(XRT_F32, 1, 5, 0);
+  SUPPORT(XRT_SUPPORT_NO,
+          "stablehlo.scatter is not supported for element type f32",
+          XRT_OP_SCATTER, "stablehlo.scatter", 3, sc, 1, &f5);
   /* ragged_dot: 1-D group sizes only */
-  xrt_ir_type rd[3] = {ty(XRT_F32, 2, 5, 2), ty(XRT_F32, 2, 3, 2),
-                       ty(XRT_S32, 2, 3, 1)};
-  xrt_ir_type r52 = ty(XRT_F32, 2, 5, 2);
-  assert_int_equal(synth_support(XRT_OP_CHLO_RAGGED_DOT, "chlo.ragged_dot", 3,
-                                 rd, 1, &r52, &why),
-                   XRT_SUPPORT_NO);
-  assert_string_equal(why.message, "chlo.ragged_dot: only 1-D group_sizes are "
-                                   "supported by the simulator");
-  rd[2] = ty(XRT_S32, 1, 3, 0);
-  assert_int_equal(synth_support(XRT_OP_CHLO_RAGGED_DOT, "chlo.ragged_dot", 3,
-                                 rd, 1, &r52, &why),
-                   XRT_SUPPORT_YES);
+  xrt_ir_type rd[3] = {tu_ty(XRT_F32, 2, 5, 2), tu_ty(XRT_F32, 2, 3, 2),
+                       tu_ty(XRT_S32, 2, 3, 1)};
+  xrt_ir_type r52 = tu_ty(XRT_F32, 2, 5, 2);
+  SUPPORT(
+      XRT_SUPPORT_NO,
+      "chlo.ragged_dot: only 1-D group_sizes are supported by the simulator",
+      XRT_OP_CHLO_RAGGED_DOT, "chlo.ragged_dot", 3, rd, 1, &r52);
+  rd[2] = tu_ty(XRT_S32, 1, 3, 0);
+  SUPPORT(XRT_SUPPORT_YES, NULL, XRT_OP_CHLO_RAGGED_DOT, "chlo.ragged_dot", 3,
+          rd, 1, &r52);
   /* an op the simulator has no lowerer for (the core rewrites it first) */
-  xrt_ir_type two[2] = {ty(XRT_F32, 1, 2, 0), ty(XRT_F32, 1, 2, 0)};
-  assert_int_equal(synth_support(XRT_OP_CHLO_BROADCAST_ADD,
-                                 "chlo.broadcast_add", 2, two, 1, two, &why),
-                   XRT_SUPPORT_NO);
-  assert_string_equal(why.message, "chlo.broadcast_add is not supported by "
-                                   "the simulator");
+  xrt_ir_type two[2] = {tu_ty(XRT_F32, 1, 2, 0), tu_ty(XRT_F32, 1, 2, 0)};
+  SUPPORT(XRT_SUPPORT_NO,
+          "chlo.broadcast_add is not supported by the simulator",
+          XRT_OP_CHLO_BROADCAST_ADD, "chlo.broadcast_add", 2, two, 1, two);
   /* an elementwise op with two results */
-  assert_int_equal(synth_support(XRT_OP_ADD, "stablehlo.add", 2, two, 2, two,
-                                 &why),
-                   XRT_SUPPORT_NO);
-  assert_string_equal(why.message, "stablehlo.add with 2 operands and 2 "
-                                   "results is not supported by the simulator");
+  SUPPORT(XRT_SUPPORT_NO,
+          "stablehlo.add with 2 operands and 2 results is not supported by the "
+          "simulator",
+          XRT_OP_ADD, "stablehlo.add", 2, two, 2, two);
   /* an elementwise op with no kernel for its type */
-  assert_int_equal(synth_support(XRT_OP_NOT, "stablehlo.not", 1, two, 1, two,
-                                 &why),
-                   XRT_SUPPORT_NO);
-  assert_string_equal(why.message, "stablehlo.not is not implemented for "
-                                   "tensor<2xf32>");
+  SUPPORT(XRT_SUPPORT_NO, "stablehlo.not is not implemented for tensor<2xf32>",
+          XRT_OP_NOT, "stablehlo.not", 1, two, 1, two);
   /* linear algebra and batch norm of integers */
-  xrt_ir_type i22 = ty(XRT_S32, 2, 2, 2);
-  assert_int_equal(synth_support(XRT_OP_CHOLESKY, "stablehlo.cholesky", 1, &i22,
-                                 1, &i22, &why),
-                   XRT_SUPPORT_NO);
-  assert_string_equal(why.message, "stablehlo.cholesky is not supported for "
-                                   "element type i32");
-  xrt_ir_type bn[5] = {i22, ty(XRT_S32, 1, 2, 0), ty(XRT_S32, 1, 2, 0),
-                       ty(XRT_S32, 1, 2, 0), ty(XRT_S32, 1, 2, 0)};
-  assert_int_equal(synth_support(XRT_OP_BATCH_NORM_INFERENCE,
-                                 "stablehlo.batch_norm_inference", 5, bn, 1,
-                                 &i22, &why),
-                   XRT_SUPPORT_NO);
-  assert_string_equal(why.message, "stablehlo.batch_norm_inference is not "
-                                   "supported for element type i32");
+  xrt_ir_type i22 = tu_ty(XRT_S32, 2, 2, 2);
+  SUPPORT(XRT_SUPPORT_NO,
+          "stablehlo.cholesky is not supported for element type i32",
+          XRT_OP_CHOLESKY, "stablehlo.cholesky", 1, &i22, 1, &i22);
+  xrt_ir_type bn[5] = {i22, tu_ty(XRT_S32, 1, 2, 0), tu_ty(XRT_S32, 1, 2, 0),
+                       tu_ty(XRT_S32, 1, 2, 0), tu_ty(XRT_S32, 1, 2, 0)};
+  SUPPORT(
+      XRT_SUPPORT_NO,
+      "stablehlo.batch_norm_inference is not supported for element type i32",
+      XRT_OP_BATCH_NORM_INFERENCE, "stablehlo.batch_norm_inference", 5, bn, 1,
+      &i22);
   /* a quantized type whose storage is not an integer */
   xrt_ir_quant q;
   memset(&q, 0, sizeof q);
@@ -328,14 +263,12 @@ static void test_op_support_synthetic(void **state) {
   q.num_scales = 1;
   q.scales = &scale;
   q.zero_points = &zp;
-  xrt_ir_type qt[2] = {ty(XRT_F16, 1, 2, 0), ty(XRT_F16, 1, 2, 0)};
+  xrt_ir_type qt[2] = {tu_ty(XRT_F16, 1, 2, 0), tu_ty(XRT_F16, 1, 2, 0)};
   qt[0].quant = qt[1].quant = &q;
-  assert_int_equal(synth_support(XRT_OP_DOT_GENERAL, "stablehlo.dot_general",
-                                 2, qt, 1, qt, &why),
-                   XRT_SUPPORT_NO);
-  assert_string_equal(why.message, "stablehlo.dot_general: quantized type with "
-                                   "storage f16 is not supported by the "
-                                   "simulator");
+  SUPPORT(XRT_SUPPORT_NO,
+          "stablehlo.dot_general: quantized type with storage f16 is not "
+          "supported by the simulator",
+          XRT_OP_DOT_GENERAL, "stablehlo.dot_general", 2, qt, 1, qt);
 }
 
 /* ---- compile ---- */
@@ -388,33 +321,49 @@ static void test_compile_arguments(void **state) {
 
 static void exec_args(xrt_plugin_execute_args *x, void *exe, void **args,
                       void **outs) {
-  memset(x, 0, sizeof *x);
-  x->struct_size = sizeof *x;
-  x->executable = exe;
-  x->num_replicas = x->num_partitions = 1;
-  x->args = args;
-  x->num_args = 1;
-  x->outs = outs;
-  x->num_outs = 1;
+  *x = tu_plugin_exec(exe, args, 1, outs, 1);
+}
+
+/* A program compiled (with hosts) for device 0 of the client pc, and
+ * blocks in and out of n bytes there, in holding x unless it is NULL. */
+typedef struct run1 {
+  void *pc, *exe, *in, *out;
+} run1;
+
+static void run1_open(run1 *r, void *pc, const prog *g,
+                      const xrt_host_binding *hosts, const void *x, size_t n) {
+  memset(r, 0, sizeof *r);
+  r->pc = pc;
+  int32_t dev = 0;
+  xrt_plugin_compile_args a;
+  compile_args(&a, g, &dev, hosts);
+  xrt_plugin_error err;
+  assert_int_equal(api()->compile(pc, &a, &r->exe, &err), XRT_OK);
+  assert_int_equal(api()->buffer_alloc(pc, 0, n, &r->in, &err), XRT_OK);
+  assert_int_equal(api()->buffer_alloc(pc, 0, n, &r->out, &err), XRT_OK);
+  if (x)
+    assert_int_equal(api()->buffer_write(pc, 0, r->in, x, n, &err), XRT_OK);
+}
+
+/* Frees the blocks and the executable, and destroys the client. */
+static void run1_close(run1 *r) {
+  api()->buffer_free(r->pc, 0, r->in);
+  api()->buffer_free(r->pc, 0, r->out);
+  api()->executable_destroy(r->exe);
+  api()->client_destroy(r->pc);
 }
 
 static void test_execute_arguments(void **state) {
   (void)state;
   prog g;
   prog_open(&g, kNeg);
-  void *pc = tu_sim_plugin_client(1 << 20);
-  void *pc2 = tu_sim_plugin_client(1 << 20);
-  int32_t dev = 0;
-  xrt_plugin_compile_args a;
-  compile_args(&a, &g, &dev, NULL);
-  xrt_plugin_error err;
-  void *exe = NULL, *in = NULL, *out = NULL;
-  assert_int_equal(api()->compile(pc, &a, &exe, &err), XRT_OK);
-  assert_int_equal(api()->buffer_alloc(pc, 0, 16, &in, &err), XRT_OK);
-  assert_int_equal(api()->buffer_alloc(pc, 0, 16, &out, &err), XRT_OK);
   const float x[4] = {1.5f, -2.0f, 0.0f, 3.25f};
-  assert_int_equal(api()->buffer_write(pc, 0, in, x, sizeof x, &err), XRT_OK);
-  void *args[1] = {in}, *outs[1] = {out};
+  run1 r;
+  run1_open(&r, tu_sim_plugin_client(1 << 20), &g, NULL, x, sizeof x);
+  void *pc = r.pc, *exe = r.exe, *out = r.out;
+  void *pc2 = tu_sim_plugin_client(1 << 20);
+  xrt_plugin_error err;
+  void *args[1] = {r.in}, *outs[1] = {out};
   xrt_plugin_execute_args e;
   assert_int_equal(api()->execute(pc, NULL, &err), XRT_INVALID_ARGUMENT);
   TU_ASSERT_CONTAINS(err.message, "bad execute arguments");
@@ -479,10 +428,7 @@ static void test_execute_arguments(void **state) {
   assert_int_equal(api()->buffer_read(pc, 0, out, y, sizeof y, &err), XRT_OK);
   const float want[4] = {-1.5f, 2.0f, -0.0f, -3.25f};
   assert_memory_equal(y, want, sizeof y);
-  api()->buffer_free(pc, 0, in);
-  api()->buffer_free(pc, 0, out);
-  api()->executable_destroy(exe);
-  api()->client_destroy(pc);
+  run1_close(&r);
   api()->client_destroy(pc2);
   xrt_program_release(g.p);
 }
@@ -490,48 +436,40 @@ static void test_execute_arguments(void **state) {
 /* A program with a collective run as a launch of one participant: the
  * simulator makes the launch its own (no registry).  all_reduce of one
  * participant is the input itself. */
+static const char *kAllReduce =
+    "func.func @main(%a: tensor<3xf32>) -> tensor<3xf32> {\n"
+    "  %0 = \"stablehlo.all_reduce\"(%a) ({\n"
+    "  ^bb0(%x: tensor<f32>, %y: tensor<f32>):\n"
+    "    %s = stablehlo.add %x, %y : tensor<f32>\n"
+    "    stablehlo.return %s : tensor<f32>\n"
+    "  }) {replica_groups = dense<[[0]]> : tensor<1x1xi64>} : (tensor<3xf32>) -> tensor<3xf32>\n"
+    "  return %0 : tensor<3xf32>\n"
+    "}\n";
+
 static void test_launch_of_one(void **state) {
   (void)state;
   prog g;
-  prog_open(&g,
-            "func.func @main(%a: tensor<3xf32>) -> tensor<3xf32> {\n"
-            "  %0 = \"stablehlo.all_reduce\"(%a) ({\n"
-            "  ^bb0(%x: tensor<f32>, %y: tensor<f32>):\n"
-            "    %s = stablehlo.add %x, %y : tensor<f32>\n"
-            "    stablehlo.return %s : tensor<f32>\n"
-            "  }) {replica_groups = dense<[[0]]> : tensor<1x1xi64>} : (tensor<3xf32>) -> tensor<3xf32>\n"
-            "  return %0 : tensor<3xf32>\n"
-            "}\n");
-  void *pc = tu_sim_plugin_client(1 << 20);
-  int32_t dev = 0;
-  xrt_plugin_compile_args a;
-  compile_args(&a, &g, &dev, NULL);
-  xrt_plugin_error err;
-  void *exe = NULL, *in = NULL, *out = NULL;
-  assert_int_equal(api()->compile(pc, &a, &exe, &err), XRT_OK);
-  assert_int_equal(api()->buffer_alloc(pc, 0, 12, &in, &err), XRT_OK);
-  assert_int_equal(api()->buffer_alloc(pc, 0, 12, &out, &err), XRT_OK);
+  prog_open(&g, kAllReduce);
   const float x[3] = {1.0f, 2.5f, -4.0f};
-  assert_int_equal(api()->buffer_write(pc, 0, in, x, sizeof x, &err), XRT_OK);
-  void *args[1] = {in}, *outs[1] = {out};
+  run1 r;
+  run1_open(&r, tu_sim_plugin_client(1 << 20), &g, NULL, x, sizeof x);
+  xrt_plugin_error err;
+  void *args[1] = {r.in}, *outs[1] = {r.out};
   xrt_plugin_execute_args e;
-  exec_args(&e, exe, args, outs);
+  exec_args(&e, r.exe, args, outs);
   for (int rep = 0; rep < 2; rep++) {
-    assert_int_equal(api()->execute(pc, &e, &err), XRT_OK);
+    assert_int_equal(api()->execute(r.pc, &e, &err), XRT_OK);
     float y[3];
-    assert_int_equal(api()->buffer_read(pc, 0, out, y, sizeof y, &err),
+    assert_int_equal(api()->buffer_read(r.pc, 0, r.out, y, sizeof y, &err),
                      XRT_OK);
     assert_memory_equal(y, x, sizeof y);
   }
   /* compiled for one participant: a launch of two is refused */
   e.num_replicas = 2;
-  assert_int_equal(api()->execute(pc, &e, &err), XRT_INVALID_ARGUMENT);
+  assert_int_equal(api()->execute(r.pc, &e, &err), XRT_INVALID_ARGUMENT);
   TU_ASSERT_CONTAINS(err.message, "@main was compiled for 1 replica(s) x 1 "
                                   "partition(s); the launch has 2 x 1");
-  api()->buffer_free(pc, 0, in);
-  api()->buffer_free(pc, 0, out);
-  api()->executable_destroy(exe);
-  api()->client_destroy(pc);
+  run1_close(&r);
   xrt_program_release(g.p);
 }
 
@@ -560,48 +498,26 @@ static void tr_event(void *ctx, int device, const char *category,
 }
 static int64_t tr_now(void *ctx) { return ++((tracer *)ctx)->clock * 100; }
 
-static const char *kAllReduce =
-    "func.func @main(%a: tensor<3xf32>) -> tensor<3xf32> {\n"
-    "  %0 = \"stablehlo.all_reduce\"(%a) ({\n"
-    "  ^bb0(%x: tensor<f32>, %y: tensor<f32>):\n"
-    "    %s = stablehlo.add %x, %y : tensor<f32>\n"
-    "    stablehlo.return %s : tensor<f32>\n"
-    "  }) {replica_groups = dense<[[0]]> : tensor<1x1xi64>} : (tensor<3xf32>) -> tensor<3xf32>\n"
-    "  return %0 : tensor<3xf32>\n"
-    "}\n";
-
 /* Runs kAllReduce once on a client with host services h. */
 static void traced_run(const xrt_plugin_host_api *h) {
   prog g;
   prog_open(&g, kAllReduce);
-  xrt_plugin_client_args ca;
-  memset(&ca, 0, sizeof ca);
-  ca.struct_size = sizeof ca;
-  ca.num_devices = 1;
-  ca.device_memory_bytes = 1 << 20;
-  ca.allocator = xrt_allocator_system();
+  xrt_plugin_client_args ca = tu_plugin_client_args(1, 1 << 20);
   ca.host = h;
-  void *pc = NULL, *exe = NULL, *in = NULL, *out = NULL;
+  void *pc = NULL;
   xrt_plugin_error err;
   assert_int_equal(api()->client_create(&ca, &pc, &err), XRT_OK);
-  int32_t dev = 0;
-  xrt_plugin_compile_args a;
-  compile_args(&a, &g, &dev, NULL);
-  assert_int_equal(api()->compile(pc, &a, &exe, &err), XRT_OK);
-  assert_int_equal(api()->buffer_alloc(pc, 0, 12, &in, &err), XRT_OK);
-  assert_int_equal(api()->buffer_alloc(pc, 0, 12, &out, &err), XRT_OK);
   const float x[3] = {1, -2, 4};
-  assert_int_equal(api()->buffer_write(pc, 0, in, x, sizeof x, &err), XRT_OK);
+  run1 r;
+  run1_open(&r, pc, &g, NULL, x, sizeof x);
   xrt_plugin_execute_args e;
-  exec_args(&e, exe, &in, &out);
+  exec_args(&e, r.exe, &r.in, &r.out);
   assert_int_equal(api()->execute(pc, &e, &err), XRT_OK);
   float y[3];
-  assert_int_equal(api()->buffer_read(pc, 0, out, y, sizeof y, &err), XRT_OK);
+  assert_int_equal(api()->buffer_read(pc, 0, r.out, y, sizeof y, &err),
+                   XRT_OK);
   assert_memory_equal(y, x, sizeof y);
-  api()->buffer_free(pc, 0, in);
-  api()->buffer_free(pc, 0, out);
-  api()->executable_destroy(exe);
-  api()->client_destroy(pc);
+  run1_close(&r);
   xrt_program_release(g.p);
 }
 
@@ -609,13 +525,11 @@ static void test_trace_services(void **state) {
   (void)state;
   tracer t;
   memset(&t, 0, sizeof t);
-  xrt_plugin_host_api h;
-  memset(&h, 0, sizeof h);
-  h.struct_size = sizeof h;
-  h.ctx = &t;
-  h.trace_enabled = tr_enabled;
-  h.trace_event = tr_event;
-  h.now_ns = tr_now; /* and no log */
+  xrt_plugin_host_api h = {.struct_size = sizeof(xrt_plugin_host_api),
+                           .ctx = &t,
+                           .trace_enabled = tr_enabled,
+                           .trace_event = tr_event,
+                           .now_ns = tr_now}; /* and no log */
   traced_run(&h);
   assert_int_equal(t.events, 1);
   assert_int_equal(t.device, 0);
@@ -674,22 +588,16 @@ static void test_reentered_device(void **state) {
             "}\n");
   reenter r;
   memset(&r, 0, sizeof r);
-  r.pc = tu_sim_plugin_client(1 << 20);
   xrt_host_binding hosts[1] = {{reenter_host, &r}};
-  int32_t dev = 0;
-  xrt_plugin_compile_args a;
-  compile_args(&a, &g, &dev, hosts);
-  xrt_plugin_error err;
-  void *in = NULL, *out = NULL;
-  assert_int_equal(api()->compile(r.pc, &a, &r.exe, &err), XRT_OK);
-  assert_int_equal(api()->buffer_alloc(r.pc, 0, 8, &in, &err), XRT_OK);
-  assert_int_equal(api()->buffer_alloc(r.pc, 0, 8, &out, &err), XRT_OK);
-  assert_int_equal(api()->buffer_alloc(r.pc, 0, 8, &r.out, &err), XRT_OK);
-  r.in = in;
   const float x[2] = {1.0f, -3.0f};
-  assert_int_equal(api()->buffer_write(r.pc, 0, in, x, sizeof x, &err),
-                   XRT_OK);
-  void *args[1] = {in}, *outs[1] = {out};
+  run1 o;
+  run1_open(&o, tu_sim_plugin_client(1 << 20), &g, hosts, x, sizeof x);
+  r.pc = o.pc;
+  r.exe = o.exe;
+  r.in = o.in;
+  xrt_plugin_error err;
+  assert_int_equal(api()->buffer_alloc(r.pc, 0, 8, &r.out, &err), XRT_OK);
+  void *args[1] = {o.in}, *outs[1] = {o.out};
   xrt_plugin_execute_args e;
   exec_args(&e, r.exe, args, outs);
   assert_int_equal(api()->execute(r.pc, &e, &err), XRT_OK);
@@ -698,16 +606,22 @@ static void test_reentered_device(void **state) {
   /* (x + x) * 2 + x = 5x, both times */
   const float want[2] = {5.0f, -15.0f};
   float y[2];
-  assert_int_equal(api()->buffer_read(r.pc, 0, out, y, sizeof y, &err),
+  assert_int_equal(api()->buffer_read(r.pc, 0, o.out, y, sizeof y, &err),
                    XRT_OK);
   assert_memory_equal(y, want, sizeof y);
   assert_memory_equal(r.inner_out, want, sizeof want);
-  api()->buffer_free(r.pc, 0, in);
-  api()->buffer_free(r.pc, 0, out);
   api()->buffer_free(r.pc, 0, r.out);
-  api()->executable_destroy(r.exe);
-  api()->client_destroy(r.pc);
+  run1_close(&o);
   xrt_program_release(g.p);
+}
+
+/* A client of two devices (no host services). */
+static void *client2(void) {
+  xrt_plugin_client_args ca = tu_plugin_client_args(2, 1 << 20);
+  void *pc = NULL;
+  xrt_plugin_error err;
+  assert_int_equal(api()->client_create(&ca, &pc, &err), XRT_OK);
+  return pc;
 }
 
 /* A launch of two joined wrongly: the same participant twice, and a
@@ -718,15 +632,8 @@ static void test_launch_join_errors(void **state) {
   (void)state;
   prog g;
   prog_open(&g, kNeg);
-  xrt_plugin_client_args ca;
-  memset(&ca, 0, sizeof ca);
-  ca.struct_size = sizeof ca;
-  ca.num_devices = 2;
-  ca.device_memory_bytes = 1 << 20;
-  ca.allocator = xrt_allocator_system();
-  void *pc = NULL;
+  void *pc = client2();
   xrt_plugin_error err;
-  assert_int_equal(api()->client_create(&ca, &pc, &err), XRT_OK);
   int32_t devs[2] = {0, 1};
   xrt_plugin_compile_args a;
   compile_args(&a, &g, devs, NULL);
@@ -819,15 +726,8 @@ static void test_send_recv_mismatch(void **state) {
   prog gs, gr;
   prog_open(&gs, kSend);
   prog_open(&gr, kRecv4);
-  xrt_plugin_client_args ca;
-  memset(&ca, 0, sizeof ca);
-  ca.struct_size = sizeof ca;
-  ca.num_devices = 2;
-  ca.device_memory_bytes = 1 << 20;
-  ca.allocator = xrt_allocator_system();
-  void *pc = NULL;
+  void *pc = client2();
   xrt_plugin_error err;
-  assert_int_equal(api()->client_create(&ca, &pc, &err), XRT_OK);
   int32_t devs[2] = {0, 1};
   xrt_plugin_compile_args a;
   void *xs = NULL, *xr = NULL, *in[2] = {0}, *out[2] = {0};
@@ -899,23 +799,17 @@ static void test_host_calls(void **state) {
   a.host_bindings = unbound;
   assert_int_equal(api()->compile(pc, &a, &exe, &err), XRT_NOT_FOUND);
   xrt_host_binding hosts[1] = {{silent_fail, NULL}};
-  a.host_bindings = hosts;
-  assert_int_equal(api()->compile(pc, &a, &exe, &err), XRT_OK);
-  void *in = NULL, *out = NULL;
-  assert_int_equal(api()->buffer_alloc(pc, 0, 8, &in, &err), XRT_OK);
-  assert_int_equal(api()->buffer_alloc(pc, 0, 8, &out, &err), XRT_OK);
-  void *args[1] = {in}, *outs[1] = {out};
+  run1 r;
+  run1_open(&r, pc, &g, hosts, NULL, 8);
+  void *args[1] = {r.in}, *outs[1] = {r.out};
   xrt_plugin_execute_args e;
-  exec_args(&e, exe, args, outs);
+  exec_args(&e, r.exe, args, outs);
   assert_int_equal(api()->execute(pc, &e, &err), XRT_DATA_LOSS);
   char want[80];
   snprintf(want, sizeof want, "custom_call @test.quiet failed (code %d)",
            (int)XRT_DATA_LOSS);
   TU_ASSERT_CONTAINS(err.message, want);
-  api()->buffer_free(pc, 0, in);
-  api()->buffer_free(pc, 0, out);
-  api()->executable_destroy(exe);
-  api()->client_destroy(pc);
+  run1_close(&r);
   xrt_program_release(g.p);
 }
 
@@ -944,12 +838,7 @@ static void test_recursive_call(void **state) {
 
 static void test_client_arguments(void **state) {
   (void)state;
-  xrt_plugin_client_args ca;
-  memset(&ca, 0, sizeof ca);
-  ca.struct_size = sizeof ca;
-  ca.num_devices = 1;
-  ca.device_memory_bytes = 1 << 20;
-  ca.allocator = xrt_allocator_system();
+  xrt_plugin_client_args ca = tu_plugin_client_args(1, 1 << 20);
   void *pc = NULL;
   xrt_plugin_error err;
   assert_int_equal(api()->client_create(NULL, &pc, &err), XRT_INVALID_ARGUMENT);
@@ -1059,12 +948,7 @@ static void test_memory_arguments(void **state) {
 static void test_region_copy(void **state) {
   (void)state;
   /* four threads per device: big copies are split among them */
-  xrt_plugin_client_args ca;
-  memset(&ca, 0, sizeof ca);
-  ca.struct_size = sizeof ca;
-  ca.num_devices = 1;
-  ca.device_memory_bytes = 1 << 24;
-  ca.allocator = xrt_allocator_system();
+  xrt_plugin_client_args ca = tu_plugin_client_args(1, 1 << 24);
   ca.threads_per_device = 4;
   void *pc = NULL;
   xrt_plugin_error err;
@@ -1143,24 +1027,19 @@ static void test_region_copy(void **state) {
   api()->client_destroy(pc);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_platform_describe),
-      cmocka_unit_test(test_op_support_arguments),
-      cmocka_unit_test(test_op_support_types),
-      cmocka_unit_test(test_op_support_synthetic),
-      cmocka_unit_test(test_compile_arguments),
-      cmocka_unit_test(test_execute_arguments),
-      cmocka_unit_test(test_launch_of_one),
-      cmocka_unit_test(test_reentered_device),
-      cmocka_unit_test(test_trace_services),
-      cmocka_unit_test(test_launch_join_errors),
-      cmocka_unit_test(test_send_recv_mismatch),
-      cmocka_unit_test(test_host_calls),
-      cmocka_unit_test(test_recursive_call),
-      cmocka_unit_test(test_client_arguments),
-      cmocka_unit_test(test_memory_arguments),
-      cmocka_unit_test(test_region_copy),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL, cmocka_unit_test(test_platform_describe),
+        cmocka_unit_test(test_op_support_arguments),
+        cmocka_unit_test(test_op_support_types),
+        cmocka_unit_test(test_op_support_synthetic),
+        cmocka_unit_test(test_compile_arguments),
+        cmocka_unit_test(test_execute_arguments),
+        cmocka_unit_test(test_launch_of_one),
+        cmocka_unit_test(test_reentered_device),
+        cmocka_unit_test(test_trace_services),
+        cmocka_unit_test(test_launch_join_errors),
+        cmocka_unit_test(test_send_recv_mismatch),
+        cmocka_unit_test(test_host_calls),
+        cmocka_unit_test(test_recursive_call),
+        cmocka_unit_test(test_client_arguments),
+        cmocka_unit_test(test_memory_arguments),
+        cmocka_unit_test(test_region_copy))

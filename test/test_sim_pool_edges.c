@@ -23,7 +23,7 @@
  */
 #include <pthread.h>
 
-#include "test_util.h"
+#include "test_plugin_abi.h"
 
 /* y = (x + w) * x - w over n f32: one fused elementwise loop, which the
  * simulator cuts into pieces that the pool runs. */
@@ -257,6 +257,24 @@ typedef struct conc_job {
   int rounds;
 } conc_job;
 
+/* Runs fn on each of the n jobs of size bytes at jobs, one thread each;
+ * the sum of what they return (the bad results). */
+static intptr_t run_threads(void *(*fn)(void *), void *jobs, size_t size,
+                            int n) {
+  pthread_t tid[8];
+  assert_true(n <= 8);
+  for (int i = 0; i < n; i++)
+    assert_int_equal(
+        pthread_create(&tid[i], NULL, fn, (char *)jobs + (size_t)i * size), 0);
+  intptr_t bad = 0;
+  for (int i = 0; i < n; i++) {
+    void *r = NULL;
+    assert_int_equal(pthread_join(tid[i], &r), 0);
+    bad += (intptr_t)r;
+  }
+  return bad;
+}
+
 /* cmocka's asserts longjmp, which must not happen off the main thread:
  * the host threads count their own failures. */
 static void *conc_main(void *arg) {
@@ -298,18 +316,8 @@ static void test_concurrent_loops(void **state) {
   const int64_t n = 40000;
   xrt_executable *exe = compile_fused(c, n);
   conc_job jobs[NT];
-  pthread_t tid[NT];
-  for (int i = 0; i < NT; i++) {
-    jobs[i] = (conc_job){c, exe, n, 100 * i, 12};
-    assert_int_equal(pthread_create(&tid[i], NULL, conc_main, &jobs[i]), 0);
-  }
-  intptr_t bad = 0;
-  for (int i = 0; i < NT; i++) {
-    void *r = NULL;
-    assert_int_equal(pthread_join(tid[i], &r), 0);
-    bad += (intptr_t)r;
-  }
-  assert_int_equal(bad, 0);
+  for (int i = 0; i < NT; i++) jobs[i] = (conc_job){c, exe, n, 100 * i, 12};
+  assert_int_equal(run_threads(conc_main, jobs, sizeof jobs[0], NT), 0);
   xrt_executable_release(exe);
   xrt_client_release(c);
 }
@@ -364,39 +372,18 @@ static void test_plugin_concurrent_same_device(void **state) {
   const xrt_plugin_api *api = xrt_sim_plugin_api();
   static const xrt_plugin_host_api host = {
       .struct_size = sizeof host, .log = tu_quiet_log, .now_ns = tu_zero_ns};
-  xrt_plugin_client_args ca;
-  memset(&ca, 0, sizeof ca);
-  ca.struct_size = sizeof ca;
-  ca.num_devices = 1;
-  ca.device_memory_bytes = (uint64_t)1 << 26;
-  ca.allocator = xrt_allocator_system();
+  xrt_plugin_client_args ca = tu_plugin_client_args(1, (uint64_t)1 << 26);
   ca.host = &host;
   ca.threads_per_device = 3;
   void *pc = NULL, *exe = NULL;
   xrt_plugin_error err;
   assert_int_equal(api->client_create(&ca, &pc, &err), XRT_OK);
   int32_t dev = 0;
-  xrt_plugin_compile_args a;
-  memset(&a, 0, sizeof a);
-  a.struct_size = sizeof a;
-  a.module = m;
-  a.entry = 0;
-  a.num_replicas = a.num_partitions = 1;
-  a.device_assignment = &dev;
+  xrt_plugin_compile_args a = tu_plugin_compile_args(m, 0, &dev);
   assert_int_equal(api->compile(pc, &a, &exe, &err), XRT_OK);
   pjob jobs[NT];
-  pthread_t tid[NT];
-  for (int i = 0; i < NT; i++) {
-    jobs[i] = (pjob){api, pc, exe, n, 7 * i, 8};
-    assert_int_equal(pthread_create(&tid[i], NULL, plugin_main, &jobs[i]), 0);
-  }
-  intptr_t bad = 0;
-  for (int i = 0; i < NT; i++) {
-    void *r = NULL;
-    assert_int_equal(pthread_join(tid[i], &r), 0);
-    bad += (intptr_t)r;
-  }
-  assert_int_equal(bad, 0);
+  for (int i = 0; i < NT; i++) jobs[i] = (pjob){api, pc, exe, n, 7 * i, 8};
+  assert_int_equal(run_threads(plugin_main, jobs, sizeof jobs[0], NT), 0);
   api->executable_destroy(exe);
   api->client_destroy(pc);
   xrt_program_release(prog);
@@ -452,17 +439,12 @@ static void test_create_alloc_fail(void **state) {
   assert_true(n < 10000);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_thread_count_range),
-      cmocka_unit_test(test_default_threads),
-      cmocka_unit_test(test_split_sizes),
-      cmocka_unit_test(test_transpose_sizes),
-      cmocka_unit_test(test_many_loops),
-      cmocka_unit_test(test_concurrent_loops),
-      cmocka_unit_test(test_plugin_concurrent_same_device),
-      cmocka_unit_test(test_shutdown),
-      cmocka_unit_test(test_create_alloc_fail),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL, cmocka_unit_test(test_thread_count_range),
+        cmocka_unit_test(test_default_threads),
+        cmocka_unit_test(test_split_sizes),
+        cmocka_unit_test(test_transpose_sizes),
+        cmocka_unit_test(test_many_loops),
+        cmocka_unit_test(test_concurrent_loops),
+        cmocka_unit_test(test_plugin_concurrent_same_device),
+        cmocka_unit_test(test_shutdown),
+        cmocka_unit_test(test_create_alloc_fail))

@@ -15,7 +15,7 @@
  * (bytes_verified), so that the validator is what refuses them.  Issue
  * #25 (coverage of src/sim).
  */
-#include "test_util.h"
+#include "test_plugin_abi.h"
 
 static xrt_status nop_host(void *user, xrt_host_call *call) {
   (void)user, (void)call;
@@ -38,24 +38,13 @@ typedef struct ser {
 
 static void ser_open(ser *s, const char *text) {
   memset(s, 0, sizeof *s);
-  if (xrt_program_parse(text, strlen(text), NULL, &s->prog) != XRT_OK)
-    fail_msg("parse: %s", xrt_last_error());
-  const xrt_ir_module *m = xrt_program_module(s->prog);
-  int32_t entry = -1;
-  for (int32_t i = 0; i < m->num_funcs; i++)
-    if (strcmp(m->funcs[i].name, "main") == 0) entry = i;
-  assert_true(entry >= 0);
+  int32_t entry;
+  const xrt_ir_module *m = tu_parse_main(text, "parse", &s->prog, &entry);
   s->api = xrt_sim_plugin_api();
   s->pc = tu_sim_plugin_client(1 << 24);
   for (int i = 0; i < 4; i++) s->hosts[i].fn = nop_host;
-  xrt_plugin_compile_args a;
-  memset(&a, 0, sizeof a);
-  a.struct_size = sizeof a;
-  a.module = m;
-  a.entry = entry;
+  xrt_plugin_compile_args a = tu_plugin_compile_args(m, entry, &s->device);
   a.host_bindings = s->hosts;
-  a.num_replicas = a.num_partitions = 1;
-  a.device_assignment = &s->device;
   if (s->api->compile(s->pc, &a, &s->exe, &s->err) != XRT_OK)
     fail_msg("compile: %s", s->err.message);
   void *b = NULL;
@@ -439,19 +428,12 @@ static void test_custom_call_name(void **state) {
   ser_close(&s);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_bad_arguments),
-      cmocka_unit_test(test_signature_record),
-      cmocka_unit_test(test_round_trips),
-      cmocka_unit_test(test_bad_transpose),
-      cmocka_unit_test(test_bad_permutation),
-      cmocka_unit_test(test_bad_names),
-      cmocka_unit_test(test_bad_iota),
-      cmocka_unit_test(test_bad_broadcast),
-      cmocka_unit_test(test_bad_dot),
-      cmocka_unit_test(test_bad_reduce),
-      cmocka_unit_test(test_custom_call_name),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL, cmocka_unit_test(test_bad_arguments),
+        cmocka_unit_test(test_signature_record),
+        cmocka_unit_test(test_round_trips),
+        cmocka_unit_test(test_bad_transpose),
+        cmocka_unit_test(test_bad_permutation),
+        cmocka_unit_test(test_bad_names), cmocka_unit_test(test_bad_iota),
+        cmocka_unit_test(test_bad_broadcast), cmocka_unit_test(test_bad_dot),
+        cmocka_unit_test(test_bad_reduce),
+        cmocka_unit_test(test_custom_call_name))

@@ -19,7 +19,7 @@
 #include <time.h>
 #include <wchar.h>
 
-#include "test_util.h"
+#include "test_plugin_abi.h"
 
 /* ---- helpers ---- */
 
@@ -408,29 +408,15 @@ static void test_log_failures_at_debug(void **state) {
 
 /* ---- the host services a plugin gets ---- */
 
-static const xrt_plugin_host_api *spy_host;
-
-static xrt_status spy_create(const xrt_plugin_client_args *a, void **out,
-                             xrt_plugin_error *err) {
-  spy_host = a->host;
-  return xrt_sim_plugin_api()->client_create(a, out, err);
-}
-
 /* A plugin logs through xrt's log (at the levels XRT_LOG allows) and
  * records trace events on the client's tracks (a NULL category is
  * "plugin", a NULL name empty). */
 static void test_plugin_host_services(void **state) {
   (void)state;
-  static xrt_plugin_api spy;
-  spy = *xrt_sim_plugin_api();
-  spy.name = "spy";
-  spy.client_create = spy_create;
-  xrt_context *x = tu_context(false);
-  assert_int_equal(xrt_context_register_plugin(x, NULL, &spy, NULL), XRT_OK);
-  spy_host = NULL;
+  xrt_context *x = tu_spy_context();
   xrt_client *c = tu_client_of(x, "spy", 1);
-  assert_non_null(spy_host);
-  const xrt_plugin_host_api *h = spy_host;
+  const xrt_plugin_host_api *h = *tu_spy_host();
+  assert_non_null(h);
   static log_rec r;
   memset(&r, 0, sizeof r);
   xrt_log_set_callback(on_log, &r);
@@ -468,10 +454,18 @@ static void test_plugin_host_services(void **state) {
   assert_int_equal(xrt_context_release(x), XRT_OK);
 }
 
+/* The group setup: the environment of test_env_refused. */
+static int setup(void **state) {
+  (void)state;
+  setenv("XRT_LOG", "loudest", 1);
+  setenv("XRT_TRACE", "/nonexistent-xrt-h6/t.json", 1);
+  return 0;
+}
+
 /* XRT_TRACE and XRT_LOG are read once, at the first client and the first
- * log call: main sets them to values xrt refuses, and this test (the
- * first) sees both refused (the log spec on stderr, the trace's failure as
- * a warning) and neither in force. */
+ * log call: the group setup sets them to values xrt refuses, and this
+ * test (the first) sees both refused (the log spec on stderr, the trace's
+ * failure as a warning) and neither in force. */
 static void test_env_refused(void **state) {
   (void)state;
   static log_rec r;
@@ -500,20 +494,13 @@ static void test_env_refused(void **state) {
   xrt_client_release(c);
 }
 
-int main(void) {
-  setenv("XRT_LOG", "loudest", 1);
-  setenv("XRT_TRACE", "/nonexistent-xrt-h6/t.json", 1);
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_env_refused),
-      cmocka_unit_test(test_trace_utf8_names),
-      cmocka_unit_test(test_trace_unnamed_and_long),
-      cmocka_unit_test(test_trace_start_errors),
-      cmocka_unit_test(test_log_levels_spelled),
-      cmocka_unit_test(test_log_components),
-      cmocka_unit_test(test_log_too_many),
-      cmocka_unit_test(test_log_messages),
-      cmocka_unit_test(test_log_failures_at_debug),
-      cmocka_unit_test(test_plugin_host_services),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(setup, NULL, cmocka_unit_test(test_env_refused),
+        cmocka_unit_test(test_trace_utf8_names),
+        cmocka_unit_test(test_trace_unnamed_and_long),
+        cmocka_unit_test(test_trace_start_errors),
+        cmocka_unit_test(test_log_levels_spelled),
+        cmocka_unit_test(test_log_components),
+        cmocka_unit_test(test_log_too_many),
+        cmocka_unit_test(test_log_messages),
+        cmocka_unit_test(test_log_failures_at_debug),
+        cmocka_unit_test(test_plugin_host_services))

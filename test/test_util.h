@@ -1,8 +1,12 @@
 /*
  * test_util.h - helpers shared by the cmocka tests: a client fixture, a
- * compile-upload-execute-download helper, and array assertions; contexts,
- * plugin clients, pmaps, a plain allocator, files, and (spec_util.h)
- * sharding specs.
+ * compile-upload-execute-download helper, and array assertions; compiles
+ * for argument shapes, a main of one group of tests, contexts, plugin
+ * clients, pmaps, a plain and a counting allocator, files, and
+ * (spec_util.h) sharding specs.  Focused headers build on it:
+ * test_plugin_abi.h (the plugin ABI used directly), test_kernels.h
+ * (element codecs and reference kernels), test_bad_progs.h (tables of
+ * refused programs).
  *
  * Expected values in the tests are always computed independently (by hand or
  * with libm in the test), never read back from xrt.
@@ -176,6 +180,52 @@ static inline void tu_assert_f32_near(const tu_out *o, int i, const double *want
       fail_msg("message \"%s\" does not contain \"%s\"", tu_s_, tu_p_);     \
   } while (0)
 
+/* Compiles text (called filename in messages) for the argument shapes
+ * in[0, nin), the compile cache off; the executable, or NULL with the
+ * status in *st and the message in tu_msg. */
+static inline xrt_executable *tu_compile_for(xrt_client *c, const char *text,
+                                             const char *filename, int nin,
+                                             const xrt_shape *in,
+                                             xrt_status *st) {
+  xrt_compile_options o;
+  xrt_compile_options_init(&o);
+  o.filename = filename;
+  o.num_arg_shapes = nin;
+  o.arg_shapes = in;
+  o.cache_disable = 1;
+  xrt_executable *exe = NULL;
+  tu_msg[0] = 0;
+  *st = xrt_compile(c, text, strlen(text), &o, &exe);
+  if (*st) tu_save_error();
+  return exe;
+}
+
+/* The same compile refused: fails the test unless its status is want and
+ * its message starts with prefix and contains sub. */
+static inline void tu_compile_fails(xrt_client *c, const char *text,
+                                    const char *filename, int nin,
+                                    const xrt_shape *in, xrt_status want,
+                                    const char *prefix, const char *sub) {
+  xrt_status s;
+  xrt_executable *exe = tu_compile_for(c, text, filename, nin, in, &s);
+  if (!s) {
+    xrt_executable_release(exe);
+    fail_msg("compiled, expected '%s'", sub);
+  }
+  if (s != want) fail_msg("status %d (%s), want %d", (int)s, tu_msg, (int)want);
+  TU_ASSERT_PREFIX(tu_msg, prefix);
+  TU_ASSERT_CONTAINS(tu_msg, sub);
+}
+
+/* The main of a test program of one group of tests (the cmocka_unit_test
+ * entries after the group fixtures setup and teardown, which may be
+ * NULL). */
+#define TU_MAIN(setup, teardown, ...)                                       \
+  int main(void) {                                                          \
+    const struct CMUnitTest tests[] = {__VA_ARGS__};                        \
+    return cmocka_run_group_tests(tests, setup, teardown);                  \
+  }
+
 /* Group fixtures: a default one-device client in *state. */
 static inline int tu_setup_client(void **state) {
   xrt_client *c = NULL;
@@ -188,6 +238,34 @@ static inline int tu_teardown_client(void **state) {
   xrt_client_release((xrt_client *)*state);
   return 0;
 }
+
+#if defined(_POSIX_C_SOURCE)
+/* Group fixtures for tests that define _POSIX_C_SOURCE (mkdtemp): the
+ * client of tu_setup_client and a new temporary directory, tu_tmpdir(),
+ * removed with all in it at the end. */
+static inline char *tu_tmpdir(void) {
+  static char dir[64];
+  return dir;
+}
+
+static inline int tu_setup_client_tmpdir(void **state) {
+  snprintf(tu_tmpdir(), 64, "/tmp/xrt_test_XXXXXX");
+  if (!mkdtemp(tu_tmpdir())) return -1;
+  return tu_setup_client(state);
+}
+
+static inline int tu_teardown_client_tmpdir(void **state) {
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tu_tmpdir());
+  if (system(cmd) != 0) return -1;
+  return tu_teardown_client(state);
+}
+
+/* buf = the path of name in tu_tmpdir(). */
+static inline void tu_tmp_path(char *buf, size_t cap, const char *name) {
+  snprintf(buf, cap, "%s/%s", tu_tmpdir(), name);
+}
+#endif
 
 /* A client of ndev devices, threads_per_device threads and memory_bytes of
  * memory per device (0 keeps the default of each); fails the test if it
@@ -218,6 +296,23 @@ static inline xrt_context *tu_context(bool builtin) {
   return x;
 }
 
+/* The simulator's plugin table under another name (the caller changes
+ * entries of it before registering it). */
+static inline xrt_plugin_api tu_sim_table(const char *name) {
+  xrt_plugin_api t = *xrt_sim_plugin_api();
+  t.name = name;
+  return t;
+}
+
+/* A context as tu_context(false) holding the plugin table t (which must
+ * outlive it, and names itself); fails the test otherwise. */
+static inline xrt_context *tu_context_with(const xrt_plugin_api *t) {
+  xrt_context *x = tu_context(false);
+  if (xrt_context_register_plugin(x, NULL, t, NULL) != XRT_OK)
+    fail_msg("register %s: %s", t->name, xrt_last_error());
+  return x;
+}
+
 /* Options for a client of plugin in ctx with ndev devices (0 keeps the
  * default), the rest default. */
 static inline xrt_client_options tu_client_options(xrt_context *ctx,
@@ -245,33 +340,6 @@ static inline xrt_client *tu_client_of(xrt_context *ctx, const char *plugin,
 static inline void tu_quiet_log(void *ctx, xrt_log_level level,
                                 const char *component, const char *message) {
   (void)ctx, (void)level, (void)component, (void)message;
-}
-
-static inline int64_t tu_zero_ns(void *ctx) {
-  (void)ctx;
-  return 0;
-}
-
-/* A client of the simulator's plugin table used directly, without the
- * core (xrt_sim_plugin_api()->client_destroy releases it): one device of
- * memory_bytes, host services that log nothing and read a clock at 0.
- * The plugin keeps the host table, hence static.  Fails the test if the
- * client cannot be created. */
-static inline void *tu_sim_plugin_client(uint64_t memory_bytes) {
-  static const xrt_plugin_host_api host = {
-      .struct_size = sizeof host, .log = tu_quiet_log, .now_ns = tu_zero_ns};
-  xrt_plugin_client_args ca;
-  memset(&ca, 0, sizeof ca);
-  ca.struct_size = sizeof ca;
-  ca.num_devices = 1;
-  ca.device_memory_bytes = memory_bytes;
-  ca.allocator = xrt_allocator_system();
-  ca.host = &host;
-  void *pc = NULL;
-  xrt_plugin_error err;
-  if (xrt_sim_plugin_api()->client_create(&ca, &pc, &err) != XRT_OK)
-    fail_msg("simulator plugin client: %s", err.message);
-  return pc;
 }
 
 /* Compiles text for replicas (0: the program's own count) on the devices
@@ -379,6 +447,35 @@ static inline xrt_allocator tu_counting_allocator(tu_counting_alloc *a) {
   return al;
 }
 
+/* Arms a to fail the k-th allocation from now (once) and forgets an
+ * earlier failure. */
+static inline void tu_counting_arm(tu_counting_alloc *a, long k) {
+  a->fail_at = atomic_load(&a->calls) + k;
+  atomic_store(&a->failed, false);
+}
+
+/* Disarms a; whether the armed failure happened. */
+static inline bool tu_counting_disarm(tu_counting_alloc *a) {
+  bool failed = atomic_load(&a->failed);
+  a->fail_at = 0;
+  return failed;
+}
+
+/* A client of ndev devices whose host memory comes from a, set up here
+ * to fail nothing (tu_counting_arm it); fails the test if the client
+ * cannot be created. */
+static inline xrt_client *tu_client_counted(int ndev, tu_counting_alloc *a) {
+  tu_counting_init(a, 0);
+  xrt_client_options o;
+  xrt_client_options_init(&o);
+  o.num_devices = ndev;
+  o.allocator = tu_counting_allocator(a);
+  xrt_client *c = NULL;
+  if (xrt_client_create(&o, &c) != XRT_OK)
+    fail_msg("client: %s", xrt_last_error());
+  return c;
+}
+
 /* Writes n bytes of data to the file path; fails the test otherwise. */
 /* Reads a whole file into memory from malloc (NUL-terminated, so text can
  * be used as a string; *len excludes the NUL); fails the test if it cannot
@@ -450,85 +547,7 @@ static inline void tu_parse_fails_at(const char *text, const char *where,
   tu_parse_fails(text, NULL, XRT_INVALID_ARGUMENT, where, sub);
 }
 
-/* ---- a reference convolution (test_ops_linalg.c, test_gemm.c) ---- */
-
-/* Canonical layouts: x[N][Cin][sp...], w[O][I][k...], y[N/bg][O][out...];
- * up to two spatial dimensions (pass size 1 for the missing one). */
-typedef struct tu_conv {
-  int64_t N, Cin, O, I, in[2], k[2], s[2], lo[2], hi[2], ld[2], rd[2];
-  int rev[2];
-  int64_t fg, bg, out[2];
-} tu_conv;
-
-/* Sets c->out and, when P is not NULL, the padded input sizes P. */
-static inline void tu_conv_out(tu_conv *c, int64_t *P) {
-  for (int d = 0; d < 2; d++) {
-    int64_t p = c->lo[d] + (c->in[d] - 1) * c->ld[d] + 1 + c->hi[d];
-    c->out[d] = (p - ((c->k[d] - 1) * c->rd[d] + 1)) / c->s[d] + 1;
-    if (P) P[d] = p;
-  }
-}
-
-/* y = conv(x, w) in canonical layouts (sets c->out). */
-static inline void tu_conv_ref(tu_conv *c, const double *x, const double *w,
-                               double *y) {
-  int64_t P[2];
-  tu_conv_out(c, P);
-  /* The padded, dilated input, built element by element. */
-  double *xp = (double *)calloc((size_t)(c->N * c->Cin * P[0] * P[1] + 1),
-                                sizeof *xp);
-  assert_non_null(xp);
-  for (int64_t n = 0; n < c->N; n++)
-    for (int64_t ch = 0; ch < c->Cin; ch++)
-      for (int64_t i0 = 0; i0 < c->in[0]; i0++)
-        for (int64_t i1 = 0; i1 < c->in[1]; i1++) {
-          int64_t p0 = c->lo[0] + i0 * c->ld[0], p1 = c->lo[1] + i1 * c->ld[1];
-          if (p0 < 0 || p0 >= P[0] || p1 < 0 || p1 >= P[1]) continue;
-          xp[((n * c->Cin + ch) * P[0] + p0) * P[1] + p1] =
-              x[((n * c->Cin + ch) * c->in[0] + i0) * c->in[1] + i1];
-        }
-  int64_t NB = c->N / c->bg;
-  for (int64_t n = 0; n < NB; n++)
-    for (int64_t o = 0; o < c->O; o++)
-      for (int64_t q0 = 0; q0 < c->out[0]; q0++)
-        for (int64_t q1 = 0; q1 < c->out[1]; q1++) {
-          int64_t nb = o / (c->O / c->bg) * NB + n;
-          int64_t f0 = o / (c->O / c->fg) * c->I;
-          double sum = 0;
-          for (int64_t k0 = 0; k0 < c->k[0]; k0++)
-            for (int64_t k1 = 0; k1 < c->k[1]; k1++)
-              for (int64_t i = 0; i < c->I; i++) {
-                int64_t kk0 = c->rev[0] ? c->k[0] - 1 - k0 : k0;
-                int64_t kk1 = c->rev[1] ? c->k[1] - 1 - k1 : k1;
-                int64_t p0 = q0 * c->s[0] + kk0 * c->rd[0];
-                int64_t p1 = q1 * c->s[1] + kk1 * c->rd[1];
-                sum += xp[((nb * c->Cin + f0 + i) * P[0] + p0) * P[1] + p1] *
-                       w[((o * c->I + i) * c->k[0] + k0) * c->k[1] + k1];
-              }
-          y[((n * c->O + o) * c->out[0] + q0) * c->out[1] + q1] = sum;
-        }
-  free(xp);
-}
-
 /* ---- a plugin's execute called directly (test_disk_cache.c,
  * test_sim_fusion_bytes.c) ---- */
-
-/* Arguments of one launch of one participant: mem[0, nin) in, then
- * mem[nin, nin + nout) out. */
-static inline xrt_plugin_execute_args tu_plugin_exec_args(void *exe,
-                                                          void **mem, int nin,
-                                                          int nout) {
-  xrt_plugin_execute_args ea;
-  memset(&ea, 0, sizeof ea);
-  ea.struct_size = sizeof ea;
-  ea.executable = exe;
-  ea.launch_id = 1;
-  ea.num_replicas = ea.num_partitions = 1;
-  ea.args = mem;
-  ea.num_args = nin;
-  ea.outs = mem + nin;
-  ea.num_outs = nout;
-  return ea;
-}
 
 #endif /* XRT_TEST_UTIL_H */

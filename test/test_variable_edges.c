@@ -39,11 +39,7 @@ static int teardown(void **state) {
 static xrt_variable *make_var(xrt_client *c, float base) {
   float x[6];
   for (int i = 0; i < 6; i++) x[i] = (float)(10 * (i / 2) + i % 2) + base;
-  xrt_sharding_spec s;
-  xrt_sharding_spec_init(&s, 2);
-  s.num_mesh_dims = 1;
-  s.mesh[0].kind = XRT_MESH_REPLICATED;
-  s.mesh[0].replicas = 2;
+  xrt_sharding_spec s = tu_spec_replicated(2, 2);
   xrt_device *devs[2] = {xrt_client_device(c, 0), xrt_client_device(c, 1)};
   xrt_variable_format f = {&s, devs, 2};
   xrt_shape sh = TU_SHAPE(XRT_F32, 3, 2);
@@ -137,23 +133,15 @@ static void test_save_placement_errors(void **state) {
 static void test_save_load_out_of_memory(void **state) {
   (void)state;
   tu_counting_alloc a;
-  tu_counting_init(&a, 0);
-  xrt_client_options o;
-  xrt_client_options_init(&o);
-  o.num_devices = 2;
-  o.allocator = tu_counting_allocator(&a);
-  xrt_client *c = NULL;
-  assert_int_equal(xrt_client_create(&o, &c), XRT_OK);
+  xrt_client *c = tu_client_counted(2, &a);
   xrt_variable *v = make_var(c, 1.0f);
   char p[700];
   snprintf(p, sizeof p, "%s/oom.npy", dir);
   int failures = 0;
   for (long k = 1; k < 200; k++) {
-    a.fail_at = atomic_load(&a.calls) + k;
-    atomic_store(&a.failed, false);
+    tu_counting_arm(&a, k);
     xrt_status st = xrt_variable_save(v, p);
-    bool injected = atomic_load(&a.failed);
-    a.fail_at = 0;
+    bool injected = tu_counting_disarm(&a);
     if (!injected) {
       assert_int_equal(st, XRT_OK);
       break;
@@ -170,11 +158,9 @@ static void test_save_load_out_of_memory(void **state) {
   xrt_variable *w = make_var(c, 7.0f);
   failures = 0;
   for (long k = 1; k < 400; k++) {
-    a.fail_at = atomic_load(&a.calls) + k;
-    atomic_store(&a.failed, false);
+    tu_counting_arm(&a, k);
     xrt_status st = xrt_variable_load(w, p);
-    bool injected = atomic_load(&a.failed);
-    a.fail_at = 0;
+    bool injected = tu_counting_disarm(&a);
     if (!injected) {
       assert_int_equal(st, XRT_OK);
       break;
@@ -364,25 +350,14 @@ static void test_reshard_large(void **state) {
   assert_non_null(x);
   assert_non_null(back);
   for (int i = 0; i < ROWS * COLS; i++) x[i] = (float)(i % 65521) - 7.0f;
-  xrt_sharding_spec rep;
-  xrt_sharding_spec_init(&rep, 2);
-  rep.num_mesh_dims = 1;
-  rep.mesh[0].kind = XRT_MESH_REPLICATED;
-  rep.mesh[0].replicas = 2;
+  xrt_sharding_spec rep = tu_spec_replicated(2, 2);
   xrt_device *devs[2] = {xrt_client_device(c, 0), xrt_client_device(c, 1)};
   xrt_variable_format f = {&rep, devs, 2};
   xrt_shape sh = TU_SHAPE(XRT_F32, ROWS, COLS);
   xrt_variable *v = NULL;
   assert_int_equal(xrt_variable_create(c, "big", &sh, x, &f, &v), XRT_OK);
   /* rows cut in 2, on the devices in the other order */
-  xrt_sharding_spec ch;
-  xrt_sharding_spec_init(&ch, 2);
-  ch.dims[0].kind = XRT_DIM_CHUNKED;
-  ch.dims[0].num_chunks = 1;
-  ch.dims[0].chunks[0] = 2;
-  ch.num_mesh_dims = 1;
-  ch.mesh[0].kind = XRT_MESH_SHARDED_AXIS;
-  ch.mesh[0].axis = 0;
+  xrt_sharding_spec ch = tu_spec_chunked(2, 0, 2);
   xrt_device *rdevs[2] = {devs[1], devs[0]};
   xrt_variable_format g = {&ch, rdevs, 2};
   assert_int_equal(xrt_variables_reshard(&v, &g, 1, NULL), XRT_OK);
@@ -409,22 +384,13 @@ static void test_reshard_large(void **state) {
 static void test_reshard_out_of_memory(void **state) {
   (void)state;
   tu_counting_alloc a;
-  tu_counting_init(&a, 0);
-  xrt_client_options o;
-  xrt_client_options_init(&o);
-  o.num_devices = 2;
-  o.allocator = tu_counting_allocator(&a);
-  xrt_client *c = NULL;
-  assert_int_equal(xrt_client_create(&o, &c), XRT_OK);
+  xrt_client *c = tu_client_counted(2, &a);
   enum { NV = 6 };
   xrt_variable *vs[NV];
   xrt_sharding_spec s, rs;
   xrt_device *devs[2];
   xrt_variable_format f = chunked_fmt(c, &s, devs), fs[NV], back[NV];
-  xrt_sharding_spec_init(&rs, 2);
-  rs.num_mesh_dims = 1;
-  rs.mesh[0].kind = XRT_MESH_REPLICATED;
-  rs.mesh[0].replicas = 2;
+  rs = tu_spec_replicated(2, 2);
   xrt_device *odevs[2] = {xrt_client_device(c, 0), xrt_client_device(c, 1)};
   for (int i = 0; i < NV; i++) {
     vs[i] = make_var(c, (float)(10 * i));
@@ -433,11 +399,9 @@ static void test_reshard_out_of_memory(void **state) {
   }
   int failures = 0;
   for (long k = 1; k < 400; k++) {
-    a.fail_at = atomic_load(&a.calls) + k;
-    atomic_store(&a.failed, false);
+    tu_counting_arm(&a, k);
     xrt_status st = xrt_variables_reshard(vs, fs, NV, NULL);
-    bool injected = atomic_load(&a.failed);
-    a.fail_at = 0;
+    bool injected = tu_counting_disarm(&a);
     if (st == XRT_OK) {
       assert_ptr_equal(xrt_variable_device(vs[0], 0), devs[0]);
       if (!injected) break;
@@ -510,15 +474,10 @@ static void test_execute_updates(void **state) {
   xrt_client_release(c);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_save_placement_errors),
-      cmocka_unit_test(test_save_load_out_of_memory),
-      cmocka_unit_test(test_execute_variables_args),
-      cmocka_unit_test(test_reshard_many_traced),
-      cmocka_unit_test(test_reshard_large),
-      cmocka_unit_test(test_execute_updates),
-      cmocka_unit_test(test_reshard_out_of_memory),
-  };
-  return cmocka_run_group_tests(tests, setup, teardown);
-}
+TU_MAIN(setup, teardown, cmocka_unit_test(test_save_placement_errors),
+        cmocka_unit_test(test_save_load_out_of_memory),
+        cmocka_unit_test(test_execute_variables_args),
+        cmocka_unit_test(test_reshard_many_traced),
+        cmocka_unit_test(test_reshard_large),
+        cmocka_unit_test(test_execute_updates),
+        cmocka_unit_test(test_reshard_out_of_memory))

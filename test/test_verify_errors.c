@@ -6,22 +6,9 @@
  * call and composite arity, gather/scatter dimension numbers, window
  * attributes, quantized types), each with its status, the op's
  * "file:line:col:" and the message naming the broken rule. */
-#include "test_util.h"
-
-#define IA XRT_INVALID_ARGUMENT
-#define UN XRT_UNIMPLEMENTED
+#include "test_bad_progs.h"
 
 /* Program builders: each takes the attributes and types to vary. */
-#define U1(op, ti, to)                                                       \
-  "func.func @main(%a: " ti ") -> " to " {\n  %0 = " op " : (" ti ") -> " to \
-  "\n  func.return %0 : " to "\n}\n"
-#define B2(op, ta, tb, to)                                                    \
-  "func.func @main(%a: " ta ", %b: " tb ") -> " to " {\n  %0 = " op " : (" ta \
-  ", " tb ") -> " to "\n  func.return %0 : " to "\n}\n"
-#define T3(op, ta, tb, tc, to)                                 \
-  "func.func @main(%a: " ta ", %b: " tb ", %c: " tc ") -> " to \
-  " {\n  %0 = " op " : (" ta ", " tb ", " tc ") -> " to        \
-  "\n  func.return %0 : " to "\n}\n"
 #define GA(dn, ss, at, it, ot)                                          \
   "func.func @main(%a: " at ", %i: " it ") -> " ot                      \
   " {\n  %0 = \"stablehlo.gather\"(%a, %i) {dimension_numbers = "       \
@@ -83,13 +70,7 @@
 #define QA0 "!quant.uniform<i8:f32:0, {0.5:0, 0.25:0}>"
 #define QA1 "!quant.uniform<i8:f32:1, {0.5:0, 0.25:0}>"
 
-typedef struct bad_prog {
-  const char *text;
-  xrt_status code;
-  const char *where, *sub;
-} bad_prog;
-
-static const bad_prog core_cases[] = {
+static const tu_bad_prog core_cases[] = {
     {U1("\"stablehlo.abs\"(%a)", "tensor<2xcomplex<f32>>",
         "tensor<2xcomplex<f32>>"),
      IA, "<input>:2:8:",
@@ -406,14 +387,9 @@ static const bad_prog core_cases[] = {
      IA, "<input>:2:8:", "stablehlo.reduce: expects 2 operand(s), got 0"},
 };
 
-static void test_core(void **state) {
-  (void)state;
-  for (size_t i = 0; i < TU_COUNT(core_cases); i++)
-    tu_parse_fails(core_cases[i].text, NULL, core_cases[i].code,
-                   core_cases[i].where, core_cases[i].sub);
-}
+TU_BAD_PROGS_TEST(test_core, core_cases)
 
-static const bad_prog index_cases[] = {
+static const tu_bad_prog index_cases[] = {
     {GA("offset_dims = [1, 1], collapsed_slice_dims = [0], start_index_map = "
         "[0], index_vector_dim = 1",
         "1, 2", "tensor<3x2xi32>", "tensor<4x1xi32>", "tensor<4x2xi32>"),
@@ -654,14 +630,9 @@ static const bad_prog index_cases[] = {
      "expected 2"},
 };
 
-static void test_index(void **state) {
-  (void)state;
-  for (size_t i = 0; i < TU_COUNT(index_cases); i++)
-    tu_parse_fails(index_cases[i].text, NULL, index_cases[i].code,
-                   index_cases[i].where, index_cases[i].sub);
-}
+TU_BAD_PROGS_TEST(test_index, index_cases)
 
-static const bad_prog types_cases[] = {
+static const tu_bad_prog types_cases[] = {
     {U1("\"stablehlo.negate\"(%a)",
         "tensor<2x!quant.uniform<i8:f32:3, {0.5:0, 0.5:0}>>",
         "tensor<2x!quant.uniform<i8:f32:3, {0.5:0, 0.5:0}>>"),
@@ -840,18 +811,7 @@ static const bad_prog types_cases[] = {
      "0.5:0>> vs tensor<2xi8>"},
 };
 
-static void test_types(void **state) {
-  (void)state;
-  for (size_t i = 0; i < TU_COUNT(types_cases); i++)
-    tu_parse_fails(types_cases[i].text, NULL, types_cases[i].code,
-                   types_cases[i].where, types_cases[i].sub);
-}
+TU_BAD_PROGS_TEST(test_types, types_cases)
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_core),
-      cmocka_unit_test(test_index),
-      cmocka_unit_test(test_types),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL, cmocka_unit_test(test_core), cmocka_unit_test(test_index),
+        cmocka_unit_test(test_types))

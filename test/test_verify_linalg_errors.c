@@ -9,10 +9,7 @@
  * covers the valid programs and a few errors; these are the rest.  A
  * second table breaks the compact convolution syntax that
  * src/core/normalize.c rewrites (dim_numbers strings, window pads). */
-#include "test_util.h"
-
-#define IA XRT_INVALID_ARGUMENT
-#define UN XRT_UNIMPLEMENTED
+#include "test_bad_progs.h"
 
 /* Program builders: each takes the attributes and types to vary. */
 #define CONV_DN \
@@ -61,13 +58,7 @@
   "} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : " \
   "(tensor<1x4x6xf32>, " wt ") -> " rt "\n  func.return %0 : " rt "\n}\n"
 
-typedef struct bad_prog {
-  const char *text;
-  xrt_status code;
-  const char *where, *sub;
-} bad_prog;
-
-static const bad_prog linalg_cases[] = {
+static const tu_bad_prog linalg_cases[] = {
     {CONV(CONV_DN ", window_strides = array<i64: 1, 1>", "tensor<2x4x3xf32>",
           "tensor<1x2x4xf32>"),
      IA, "<input>:2:8:",
@@ -365,14 +356,9 @@ static const bad_prog linalg_cases[] = {
      IA, "<input>:2:8:", "chlo.ragged_dot: too many dimensions"},
 };
 
-static void test_linalg(void **state) {
-  (void)state;
-  for (size_t i = 0; i < TU_COUNT(linalg_cases); i++)
-    tu_parse_fails(linalg_cases[i].text, NULL, linalg_cases[i].code,
-                   linalg_cases[i].where, linalg_cases[i].sub);
-}
+TU_BAD_PROGS_TEST(test_linalg, linalg_cases)
 
-static const bad_prog normalize_cases[] = {
+static const tu_bad_prog normalize_cases[] = {
     {CONVP("[b, f, 0]x[o, i, 0]->[b, f, 0]", "stride = [1], pad = [[0]]",
            "tensor<2x4x3xf32>", "tensor<1x2x4xf32>"),
      IA, "<input>:2:8:",
@@ -427,17 +413,7 @@ static const bad_prog normalize_cases[] = {
      "stablehlo.convolution: expected '->' in dimension numbers"},
 };
 
-static void test_normalize(void **state) {
-  (void)state;
-  for (size_t i = 0; i < TU_COUNT(normalize_cases); i++)
-    tu_parse_fails(normalize_cases[i].text, NULL, normalize_cases[i].code,
-                   normalize_cases[i].where, normalize_cases[i].sub);
-}
+TU_BAD_PROGS_TEST(test_normalize, normalize_cases)
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_linalg),
-      cmocka_unit_test(test_normalize),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL, cmocka_unit_test(test_linalg),
+        cmocka_unit_test(test_normalize))
