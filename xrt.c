@@ -227,6 +227,20 @@ XRT__OS_API int xrt__os_unlink(const char *path);
 #define XRT__THREAD_LOCAL _Thread_local
 #endif
 
+/* The thread-locals of the core are small (a launch id block, a spare
+ * buffer object, a statistics block, the last error's code and pointer:
+ * under 200 bytes) and use the initial-exec model under glibc: in a shared
+ * library (libxrt.so, libxrt_pjrt.so, a plugin that embeds xrt.c) the
+ * default model calls __tls_get_addr on every access, three times per
+ * dispatch.  glibc keeps a reserve of static TLS for libraries loaded
+ * later with dlopen, which this fits in. */
+#if defined(__GLIBC__) && defined(__GNUC__) && !defined(_WIN32)
+#define XRT__THREAD_LOCAL_SMALL \
+  XRT__THREAD_LOCAL __attribute__((tls_model("initial-exec")))
+#else
+#define XRT__THREAD_LOCAL_SMALL XRT__THREAD_LOCAL
+#endif
+
 #define XRT__UNUSED(x) ((void)(x))
 #define XRT__ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -237,11 +251,22 @@ XRT__OS_API int xrt__os_unlink(const char *path);
  * 2. Errors
  * ==================================================================== */
 
+/* The last failure of this thread.  The message lives on the heap (made
+ * at the thread's first failure, freed when the thread exits), so that
+ * the thread-locals of the core stay small enough for the initial-exec
+ * model below; `fallback` holds it when that allocation fails. */
+#define XRT__ERROR_MAX 2048
 typedef struct xrt__error_state {
   xrt_status code;
-  char message[2048];
+  char *message;    /* XRT__ERROR_MAX bytes, or NULL */
+  char fallback[96];
 } xrt__error_state;
-XRT__EXTERN_DATA XRT__THREAD_LOCAL xrt__error_state xrt__error;
+XRT__EXTERN_DATA XRT__THREAD_LOCAL_SMALL xrt__error_state xrt__error;
+/* Where this thread's message goes (never NULL), and its capacity. */
+XRT__PRIVATE char *xrt__error_buf(size_t *cap);
+/* Records code and a formatted message (fmt NULL: no message). */
+XRT__PRIVATE xrt_status xrt__error_vset(xrt_status code, const char *fmt,
+                                        va_list ap);
 
 /* ---- log.c ---- */
 XRT__PRIVATE void xrt__log_failure(xrt_status code, const char *message);
@@ -436,7 +461,7 @@ static inline void xrt__free(const xrt_allocator *a, void *p) {
 XRT__PRIVATE void *xrt__realloc(const xrt_allocator *a, void *p, size_t old,
                           size_t n);
 XRT__PRIVATE char *xrt__strdup_with(const xrt_allocator *a, const char *s);
-XRT__EXTERN_DATA XRT__THREAD_LOCAL unsigned xrt__nomem_seen;
+XRT__EXTERN_DATA XRT__THREAD_LOCAL_SMALL unsigned xrt__nomem_seen;
 XRT__PRIVATE xrt_status xrt__nomem(const char *what);
 
 /* An arena: many small allocations freed at once (parsed programs). */
@@ -467,6 +492,14 @@ static inline bool xrt__shape_equal(const xrt_shape *a, const xrt_shape *b) {
   return true;
 }
 XRT__PRIVATE xrt_opcode xrt__opcode_from_name(const char *s, size_t n);
+/* The ops past XRT_OP_COUNT that xrt reads but does not run (see
+ * XRT__OP_EXTRA_FIRST): code by name (XRT_OP_INVALID if none), name by
+ * code (NULL if none). */
+XRT__PRIVATE xrt_opcode xrt__extra_opcode(const char *s, size_t n);
+XRT__PRIVATE const char *xrt__extra_op_name(int code);
+/* The spelling of an element type in a value's type (xrt_dtype_name, and
+ * "index" for XRT__DT_INDEX). */
+XRT__PRIVATE const char *xrt__dtype_spelling(xrt_dtype t);
 
 /* ---- parse.c ---- */
 
@@ -556,6 +589,37 @@ typedef struct xrt__name { /* a result or block-argument name */
 #define XRT__OP_SDY_RESHARD (XRT_OP_COUNT + 2)
 #define XRT__OP_SDY_MANUAL (XRT_OP_COUNT + 3)
 #define XRT__OP_SDY_RETURN (XRT_OP_COUNT + 4)
+
+/* ---- valid StableHLO that xrt reads and prints but does not run ----
+ * The parser keeps these in the IR (xrt_program_print shows them, and a
+ * portable artifact reads into the same IR as its text); a module that
+ * holds any is parsed without verification, and compiling it is
+ * UNIMPLEMENTED naming the first, at its location (xrt__find_unsupported,
+ * program.c), so no plugin ever receives one.
+ *   - ops of the StableHLO dialect xrt has no opcode for (deprecated ones
+ *     and the async ones), codes XRT__OP_EXTRA_FIRST.. (types.c);
+ *   - `index` elements of a value's type: dtype XRT__DT_INDEX (inside
+ *     attributes `index` stays i64, as layouts use it);
+ *   - memref<NxT> (VHLO's buffers) and !stablehlo.future<T, ...>: kinds
+ *     XRT__TYPE_MEMREF (shape as a tensor's) and XRT__TYPE_FUTURE (elems
+ *     as a tuple's).
+ * A bounded tensor (tensor<?xT, #stablehlo.bounds<N>>) is run like any
+ * shape-polymorphic one; its bounds ride in the type's elems, unused by
+ * tensors otherwise: one xrt_ir_type of kind XRT__TYPE_BOUNDS whose
+ * shape.dims are the bounds (XRT_DIM_DYNAMIC for `?`), num_elems 0. */
+#define XRT__OP_EXTRA_FIRST (XRT_OP_COUNT + 8)
+#define XRT__OP_ASYNC_DONE (XRT__OP_EXTRA_FIRST + 0)
+#define XRT__OP_ASYNC_START (XRT__OP_EXTRA_FIRST + 1)
+#define XRT__OP_CROSS_REPLICA_SUM (XRT__OP_EXTRA_FIRST + 2)
+#define XRT__OP_EINSUM (XRT__OP_EXTRA_FIRST + 3)
+#define XRT__OP_SET_DIMENSION_SIZE (XRT__OP_EXTRA_FIRST + 4)
+#define XRT__OP_TORCH_INDEX_SELECT (XRT__OP_EXTRA_FIRST + 5)
+#define XRT__OP_UNARY_EINSUM (XRT__OP_EXTRA_FIRST + 6)
+#define XRT__OP_EXTRA_END (XRT__OP_EXTRA_FIRST + 7)
+#define XRT__DT_INDEX ((xrt_dtype)(XRT_DTYPE_COUNT + 1))
+#define XRT__TYPE_MEMREF 3
+#define XRT__TYPE_FUTURE 4
+#define XRT__TYPE_BOUNDS 5
 
 /* An mhlo.sharding or sdy.sharding of a function argument or result. */
 typedef struct xrt__shard_note {
@@ -705,6 +769,8 @@ XRT__PRIVATE int64_t xrt__num_to_i64(xrt__parser *p, const xrt__num *r);
 XRT__PRIVATE int64_t xrt__parse_i64(xrt__parser *p);
 XRT__PRIVATE void xrt__parse_type(xrt__parser *p, xrt_ir_type *t);
 XRT__PRIVATE void xrt__parse_dense(xrt__parser *p, xrt_ir_literal *lit);
+XRT__PRIVATE void xrt__parse_dense_as(xrt__parser *p, xrt_ir_literal *lit,
+                                      xrt_ir_type *written);
 XRT__PRIVATE void xrt__parse_attr(xrt__parser *p, xrt_ir_attr *a, bool suffix);
 XRT__PRIVATE int32_t xrt__parse_dict_entries(xrt__parser *p, char close);
 /* The range of integer type dt (quant storage defaults). */
@@ -839,6 +905,12 @@ XRT__PRIVATE xrt_status xrt__bytecode_to_text(const char *data, size_t len,
                                               const char *file, char **text,
                                               size_t *text_len);
 #endif
+/* Whether attribute a of op (a StableHLO op) holds the value StableHLO
+ * leaves out, as the artifact reader drops it (bytecode_vhlo.c's rules):
+ * a program's text and artifact then give one IR.  A list default (window
+ * strides of ones, ...) counts only at the length it stands for, so that
+ * leaving it out never hides a malformed one from a later verification. */
+XRT__PRIVATE bool xrt__vhlo_ir_default(const xrt_ir_op *op, const xrt_ir_attr *a);
 /* After parsing t->text (status parsed, module m when it succeeded): gives
  * ops and functions the artifact's locations, or relocates the parse
  * error's message to the artifact. */
@@ -1141,7 +1213,7 @@ typedef struct xrt__tls_stats_cache {
   uintptr_t client; /* handle: never reused, so never a dead client's */
   xrt__stats_blk *blk;
 } xrt__tls_stats_cache;
-XRT__EXTERN_DATA XRT__THREAD_LOCAL xrt__tls_stats_cache xrt__tls_stats;
+XRT__EXTERN_DATA XRT__THREAD_LOCAL_SMALL xrt__tls_stats_cache xrt__tls_stats;
 XRT__PRIVATE void xrt__stat_add_slow(xrt__client *c, int i, uint64_t n);
 
 static inline void xrt__stat_add(xrt__client *c, int i, uint64_t n) {
@@ -1415,6 +1487,11 @@ typedef struct xrt__program {
    * refines a copy, whose base is this program (it holds a reference). */
   bool dynamic;
   struct xrt__program *base;
+  /* The first construct xrt reads but does not run (see
+   * XRT__OP_EXTRA_FIRST), located ("FILE:L:C: what"): the program was
+   * not verified, and compiling it is UNIMPLEMENTED with this; NULL:
+   * none. */
+  const char *unsupported;
 } xrt__program;
 
 /* Refcounted like buffers: queued executions hold references. */
@@ -1765,7 +1842,7 @@ XRT__PRIVATE xrt_status xrt__sharded_new(xrt__client *c, const xrt_shape *logica
  * their own. */
 typedef struct xrt__saved_error {
   xrt_status code;
-  char message[sizeof xrt__error.message];
+  char message[XRT__ERROR_MAX];
 } xrt__saved_error;
 XRT__PRIVATE void xrt__save_error(xrt__saved_error *e, xrt_status code);
 XRT__PRIVATE xrt_status xrt__restore_error(const xrt__saved_error *e);
@@ -2675,7 +2752,62 @@ XRT__OS_API int xrt__os_write_file_atomic(const char *dir, const char *tmp,
  * Part of the core of xrt; MIT licensed, see LICENSE.
  */
 
-XRT__PRIVATE_DATA XRT__THREAD_LOCAL xrt__error_state xrt__error;
+XRT__PRIVATE_DATA XRT__THREAD_LOCAL_SMALL xrt__error_state xrt__error;
+
+/* Frees a thread's message when it exits (the key's destructor). */
+static pthread_key_t xrt__error_key;
+static pthread_once_t xrt__error_once = PTHREAD_ONCE_INIT;
+static _Atomic int xrt__error_key_made;
+
+static void xrt__error_thread_exit(void *message) { free(message); }
+
+static void xrt__error_key_make(void) {
+  if (!pthread_key_create(&xrt__error_key, xrt__error_thread_exit))
+    atomic_store(&xrt__error_key_made, 1);
+}
+
+XRT__PRIVATE char *xrt__error_buf(size_t *cap) {
+  if (!xrt__error.message) {
+    pthread_once(&xrt__error_once, xrt__error_key_make);
+    char *m = atomic_load(&xrt__error_key_made)
+                  ? (char *)malloc(XRT__ERROR_MAX) : NULL;
+    if (m && pthread_setspecific(xrt__error_key, m)) {
+      free(m);
+      m = NULL;
+    }
+    xrt__error.message = m;
+  }
+  if (xrt__error.message) {
+    *cap = XRT__ERROR_MAX;
+    return xrt__error.message;
+  }
+  *cap = sizeof xrt__error.fallback;
+  return xrt__error.fallback;
+}
+
+#if defined(__GNUC__)
+/* When the library holding this copy of xrt is unloaded (dlclose of
+ * libxrt.so or of a plugin that embeds xrt), no thread may run the key's
+ * destructor any more: the key goes, and with it this thread's message.
+ * Other threads' messages, if any, are left (they cannot be reached). */
+__attribute__((destructor)) static void xrt__error_unload(void) {
+  if (!atomic_load(&xrt__error_key_made)) return;
+  pthread_key_delete(xrt__error_key);
+  free(xrt__error.message);
+  xrt__error.message = NULL;
+}
+#endif
+
+XRT__PRIVATE xrt_status xrt__error_vset(xrt_status code, const char *fmt,
+                                        va_list ap) {
+  size_t cap;
+  char *buf = xrt__error_buf(&cap);
+  if (fmt) vsnprintf(buf, cap, fmt, ap);
+  else buf[0] = 0;
+  xrt__error.code = code;
+  if (code) xrt__log_failure(code, buf); /* debug level, section 2b */
+  return code;
+}
 
 const char *xrt_strerror(xrt_status code) {
   switch (code) {
@@ -2701,7 +2833,10 @@ const char *xrt_strerror(xrt_status code) {
   return "UNKNOWN_STATUS";
 }
 
-const char *xrt_last_error(void) { return xrt__error.message; }
+const char *xrt_last_error(void) {
+  if (xrt__error.message) return xrt__error.message;
+  return xrt__error.fallback; /* "" until a failure */
+}
 xrt_status xrt_last_status(void) { return xrt__error.code; }
 
 /* Records a failure for xrt_last_error() and returns its code, so that
@@ -2712,10 +2847,8 @@ XRT_PRINTF_FORMAT(2, 3)
 XRT__PRIVATE xrt_status xrt__fail(xrt_status code, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(xrt__error.message, sizeof xrt__error.message, fmt, ap);
+  xrt__error_vset(code, fmt, ap);
   va_end(ap);
-  xrt__error.code = code;
-  xrt__log_failure(code, xrt__error.message); /* debug level, section 2b */
   return code;
 }
 
@@ -3436,7 +3569,7 @@ XRT__PRIVATE char *xrt__strdup_with(const xrt_allocator *a, const char *s) {
 
 /* Host allocation failures seen by this thread (lets a caller tell them
  * from a plugin's device memory running out). */
-XRT__PRIVATE_DATA XRT__THREAD_LOCAL unsigned xrt__nomem_seen;
+XRT__PRIVATE_DATA XRT__THREAD_LOCAL_SMALL unsigned xrt__nomem_seen;
 
 /* The failure of an allocation: what was being allocated, and for what. */
 XRT__PRIVATE xrt_status xrt__nomem(const char *what) {
@@ -3670,6 +3803,30 @@ XRT__PRIVATE xrt_opcode xrt__opcode_from_name(const char *s, size_t n) {
     h = (h + 1) & (XRT__OPHASH_SIZE - 1);
   }
   return XRT_OP_INVALID;
+}
+
+/* Ops of the StableHLO dialect that xrt reads and prints but does not run
+ * (XRT__OP_EXTRA_FIRST in internal.h), in code order. */
+static const char *const xrt__extra_ops[XRT__OP_EXTRA_END - XRT__OP_EXTRA_FIRST] = {
+    "stablehlo.async_done",         "stablehlo.async_start",
+    "stablehlo.cross-replica-sum",  "stablehlo.einsum",
+    "stablehlo.set_dimension_size", "stablehlo.torch_index_select",
+    "stablehlo.unary_einsum"};
+
+XRT__PRIVATE xrt_opcode xrt__extra_opcode(const char *s, size_t n) {
+  for (size_t i = 0; i < XRT__ARRAY_SIZE(xrt__extra_ops); i++)
+    if (strlen(xrt__extra_ops[i]) == n && !memcmp(xrt__extra_ops[i], s, n))
+      return (xrt_opcode)(XRT__OP_EXTRA_FIRST + (int)i);
+  return XRT_OP_INVALID;
+}
+
+XRT__PRIVATE const char *xrt__extra_op_name(int code) {
+  if (code < XRT__OP_EXTRA_FIRST || code >= XRT__OP_EXTRA_END) return NULL;
+  return xrt__extra_ops[code - XRT__OP_EXTRA_FIRST];
+}
+
+XRT__PRIVATE const char *xrt__dtype_spelling(xrt_dtype t) {
+  return t == XRT__DT_INDEX ? "index" : xrt_dtype_name(t);
 }
 /* ==== end src/core/types.c ==== */
 /* ==== begin src/core/parse.c ==== */
@@ -4146,7 +4303,7 @@ XRT__PRIVATE int64_t xrt__parse_i64(xrt__parser *p) {
  * ------------------------------------------------------------------- */
 
 static xrt_dtype xrt__dtype_named(xrt__parser *p, xrt__tok t) {
-  if (p->in_attr && xrt__tok_is(t, "index")) return XRT_S64;
+  if (xrt__tok_is(t, "index")) return p->in_attr ? XRT_S64 : XRT__DT_INDEX;
   /* xrt_dtype_from_name scans a table; programs repeat one or two types */
   if (t.n == p->dt_last.n && t.n && !memcmp(t.s, p->dt_last.s, t.n))
     return p->dt_last_type;
@@ -4272,12 +4429,67 @@ static xrt_dtype xrt__parse_dtype(xrt__parser *p, const xrt_ir_quant **q) {
   return dt;
 }
 
-/* The 2x3x part of tensor<2x3xf32>, then the element type. */
-static void xrt__parse_tensor_body(xrt__parser *p, xrt_ir_type *t) {
+/* Whether the text at p->p starts with s (moving past it if so). */
+static bool xrt__eat_text(xrt__parser *p, const char *s) {
+  size_t n = strlen(s);
+  if ((size_t)(p->end - p->p) < n || memcmp(p->p, s, n)) return false;
+  p->p += n;
+  return true;
+}
+
+/* A tensor type's encoding after its ',': #stablehlo.bounds<16, ?> (or
+ * the long form #stablehlo.type_extensions<bounds = [16, ?]>) becomes the
+ * type's bounds (see XRT__TYPE_BOUNDS); other encodings are ignored. */
+static void xrt__parse_encoding(xrt__parser *p, xrt_ir_type *t) {
+  xrt__ws(p);
+  const char *at = p->p;
+  bool ext = false;
+  if (!xrt__eat_text(p, "#stablehlo.bounds<")) {
+    if (!xrt__eat_text(p, "#stablehlo.type_extensions<")) {
+      xrt__skip_balanced(p, false);
+      return;
+    }
+    ext = true;
+    xrt__expect_kw(p, "bounds");
+    xrt__expect(p, '=');
+    xrt__expect(p, '[');
+  }
+  xrt_ir_type *b = xrt__p_alloc(p, sizeof *b);
+  memset(b, 0, sizeof *b);
+  b->kind = XRT__TYPE_BOUNDS;
+  if (xrt__peek(p) != (ext ? ']' : '>')) {
+    do {
+      xrt__ws(p);
+      const char *dat = p->p;
+      if (b->shape.rank == XRT_MAX_RANK)
+        xrt__perr(p, dat, XRT_INVALID_ARGUMENT, "more bounds than dimensions");
+      int64_t d = XRT_DIM_DYNAMIC;
+      if (!xrt__eat(p, '?') && (d = xrt__parse_i64(p)) < 0)
+        xrt__perr(p, dat, XRT_INVALID_ARGUMENT, "a bound must be ? or >= 0");
+      if (b->shape.rank < t->shape.rank &&
+          t->shape.dims[b->shape.rank] != XRT_DIM_DYNAMIC && d != XRT_DIM_DYNAMIC)
+        xrt__perr(p, dat, XRT_INVALID_ARGUMENT, "static dimension %d cannot "
+                  "have a bound (its bound must be ?)", (int)b->shape.rank);
+      b->shape.dims[b->shape.rank++] = d;
+    } while (xrt__eat(p, ','));
+  }
+  if (ext) xrt__expect(p, ']');
+  xrt__expect(p, '>');
+  if (b->shape.rank != t->shape.rank)
+    xrt__perr(p, at, XRT_INVALID_ARGUMENT, "%d bounds for a tensor of rank %d",
+              (int)b->shape.rank, (int)t->shape.rank);
+  t->elems = b;
+}
+
+/* The 2x3x part of tensor<2x3xf32>, then the element type (and a tensor's
+ * encoding; a memref has none of its own).  Unranked types (tensor<*xf32>)
+ * are no StableHLO. */
+static void xrt__parse_tensor_body(xrt__parser *p, xrt_ir_type *t, bool memref) {
   for (;;) {
     int c = xrt__peek(p);
     if (c == '*')
-      xrt__perr(p, p->p, XRT_UNIMPLEMENTED, "unranked tensors are not supported");
+      xrt__perr(p, p->p, XRT_UNIMPLEMENTED, "unranked %s are not supported",
+                memref ? "memrefs" : "tensors");
     if (!xrt__is_digit(c) && c != '?') break;
     if (t->shape.rank == XRT_MAX_RANK)
       xrt__perr(p, p->p, XRT_INVALID_ARGUMENT, "rank exceeds %d", XRT_MAX_RANK);
@@ -4300,7 +4512,10 @@ static void xrt__parse_tensor_body(xrt__parser *p, xrt_ir_type *t) {
     p->p++;
   }
   t->shape.dtype = xrt__parse_dtype(p, &t->quant);
-  if (xrt__eat(p, ',')) xrt__skip_balanced(p, false); /* encoding: ignored */
+  if (memref && xrt__peek(p) == ',')
+    xrt__perr(p, p->p, XRT_UNIMPLEMENTED, "memref layouts and memory spaces "
+              "are not supported");
+  if (xrt__eat(p, ',')) xrt__parse_encoding(p, t);
 }
 
 static void xrt__parse_tuple_body(xrt__parser *p, xrt_ir_type *t) {
@@ -4323,16 +4538,24 @@ XRT__PRIVATE void xrt__parse_type(xrt__parser *p, xrt_ir_type *t) {
   xrt__ws(p);
   const char *at = p->p;
   xrt__depth_in(p);
-  if (xrt__eat_kw(p, "tensor")) {
+  bool memref = false;
+  xrt__tok bang = {NULL, 0};
+  if (xrt__eat_kw(p, "tensor") || (memref = xrt__eat_kw(p, "memref"))) {
     xrt__expect(p, '<');
-    xrt__parse_tensor_body(p, t);
+    xrt__parse_tensor_body(p, t, memref);
+    if (memref) t->kind = XRT__TYPE_MEMREF;
     xrt__expect(p, '>');
   } else if (xrt__eat_kw(p, "tuple")) {
     xrt__expect(p, '<');
     xrt__parse_tuple_body(p, t);
     xrt__expect(p, '>');
-  } else if (xrt__eat(p, '!') && xrt__tok_is(xrt__suffix_name(p), "stablehlo.token")) {
+  } else if (xrt__eat(p, '!') && xrt__tok_is(bang = xrt__suffix_name(p), "stablehlo.token")) {
     t->kind = XRT_TYPE_TOKEN;
+  } else if (xrt__tok_is(bang, "stablehlo.future")) {
+    xrt__expect(p, '<');
+    xrt__parse_tuple_body(p, t);
+    t->kind = XRT__TYPE_FUTURE;
+    xrt__expect(p, '>');
   } else {
     p->p = at;
     if (!xrt__is_idstart(xrt__peek(p)) && xrt__peek(p) != '!')
@@ -4560,6 +4783,23 @@ static void xrt__lit_hex(xrt__parser *p, xrt_ir_literal *lit, int64_t numel,
   lit->splat = splat;
 }
 
+/* One form for one value, whichever way it was written (a portable
+ * artifact cannot tell them apart): a literal of numel > 1 elements that
+ * are all the same becomes a splat of one (as MLIR stores it), and one of
+ * a single element is a splat only at rank 0 (dense<1.0> : tensor<f32>;
+ * hex, there, says otherwise), a list of one elsewhere. */
+static void xrt__lit_canon(xrt_ir_literal *lit, const xrt_shape *s,
+                           int64_t numel, size_t esz) {
+  if (numel == 1 && s->rank > 0) lit->splat = false; /* bytes: esz either way */
+  if (lit->splat || numel < 2 || !esz || lit->bytes != (size_t)numel * esz)
+    return;
+  const uint8_t *d = (const uint8_t *)lit->data;
+  for (size_t i = esz; i < lit->bytes; i += esz)
+    if (memcmp(d, d + i, esz)) return;
+  lit->splat = true;
+  lit->bytes = esz;
+}
+
 /* Parses the text between dense< and > (already delimited: p->end is set
  * to the closing '>') for a literal of type t. */
 static void xrt__lit_body(xrt__parser *p, const xrt_ir_type *t,
@@ -4577,6 +4817,7 @@ static void xrt__lit_body(xrt__parser *p, const xrt_ir_type *t,
   }
   if (c == '"') {
     xrt__lit_hex(p, lit, numel, esz);
+    xrt__lit_canon(lit, &t->shape, numel, esz);
     return;
   }
   int64_t text = (int64_t)(p->end - p->p) + 1; /* >= elements possible */
@@ -4591,6 +4832,7 @@ static void xrt__lit_body(xrt__parser *p, const xrt_ir_type *t,
   }
   lit->data = w.data;
   lit->bytes = (size_t)(w.n < w.cap ? w.n : w.cap) * esz;
+  xrt__lit_canon(lit, &t->shape, numel, esz);
 }
 
 /* Moves to the '>' that closes a dense<...> body.  Bodies are usually
@@ -4607,8 +4849,10 @@ static void xrt__skip_dense_body(xrt__parser *p) {
 }
 
 /* dense<...> : type.  The body is scanned first, then parsed once the type
- * is known. */
-XRT__PRIVATE void xrt__parse_dense(xrt__parser *p, xrt_ir_literal *lit) {
+ * is known.  `index` elements are read as i64 (outside attributes, where
+ * `index` is a type of its own, written gets the type as written). */
+XRT__PRIVATE void xrt__parse_dense_as(xrt__parser *p, xrt_ir_literal *lit,
+                                      xrt_ir_type *written) {
   xrt__expect_kw(p, "dense");
   xrt__expect(p, '<');
   const char *body = p->p;
@@ -4622,6 +4866,8 @@ XRT__PRIVATE void xrt__parse_dense(xrt__parser *p, xrt_ir_literal *lit) {
   xrt__parse_type(p, &t);
   if (t.kind != XRT_TYPE_TENSOR)
     xrt__perr(p, tat, XRT_INVALID_ARGUMENT, "dense literal needs a tensor type");
+  if (written) *written = t;
+  if (t.shape.dtype == XRT__DT_INDEX) t.shape.dtype = XRT_S64;
   const char *save = p->p, *save_end = p->end;
   p->p = body;
   p->end = body_end;
@@ -4630,6 +4876,10 @@ XRT__PRIVATE void xrt__parse_dense(xrt__parser *p, xrt_ir_literal *lit) {
   if (xrt__peek(p) >= 0) xrt__expected(p, "'>'");
   p->p = save;
   p->end = save_end;
+}
+
+XRT__PRIVATE void xrt__parse_dense(xrt__parser *p, xrt_ir_literal *lit) {
+  xrt__parse_dense_as(p, lit, NULL);
 }
 
 /* ---------------------------------------------------------------------
@@ -5067,9 +5317,19 @@ static bool xrt__quant_eq(const xrt_ir_quant *a, const xrt_ir_quant *b) {
   return true;
 }
 
+/* A tensor's bounds (XRT__TYPE_BOUNDS), or NULL. */
+static const xrt_ir_type *xrt__p_bounds(const xrt_ir_type *t) {
+  return t->kind == XRT_TYPE_TENSOR && t->elems &&
+                 t->elems->kind == XRT__TYPE_BOUNDS
+             ? t->elems
+             : NULL;
+}
+
 XRT__PRIVATE bool xrt__p_type_eq(const xrt_ir_type *a, const xrt_ir_type *b) {
   if (a->kind != b->kind) return false;
-  if (a->kind == XRT_TYPE_TUPLE) {
+  const xrt_ir_type *ba = xrt__p_bounds(a), *bb = xrt__p_bounds(b);
+  if (!ba != !bb || (ba && !xrt__p_type_eq(ba, bb))) return false;
+  if (a->kind == XRT_TYPE_TUPLE || a->kind == XRT__TYPE_FUTURE) {
     if (a->num_elems != b->num_elems) return false;
     for (int32_t i = 0; i < a->num_elems; i++)
       if (!xrt__p_type_eq(&a->elems[i], &b->elems[i])) return false;
@@ -5094,15 +5354,15 @@ XRT__PRIVATE void xrt__p_type_fmt(const xrt_ir_type *t, char *buf, size_t cap, s
   } while (0)
   if (t->kind == XRT_TYPE_TOKEN) {
     XRT__FMT("!stablehlo.token");
-  } else if (t->kind == XRT_TYPE_TUPLE) {
-    XRT__FMT("tuple<");
+  } else if (t->kind == XRT_TYPE_TUPLE || t->kind == XRT__TYPE_FUTURE) {
+    XRT__FMT(t->kind == XRT_TYPE_TUPLE ? "tuple<" : "!stablehlo.future<");
     for (int32_t i = 0; i < t->num_elems; i++) {
       if (i) XRT__FMT(", ");
       xrt__p_type_fmt(&t->elems[i], buf, cap, n);
     }
     XRT__FMT(">");
   } else {
-    XRT__FMT("tensor<");
+    XRT__FMT(t->kind == XRT__TYPE_MEMREF ? "memref<" : "tensor<");
     for (int i = 0; i < t->shape.rank; i++)
       if (t->shape.dims[i] < 0) XRT__FMT("?x"); /* XRT_DIM_DYNAMIC */
       else XRT__FMT("%lldx", (long long)t->shape.dims[i]);
@@ -5116,7 +5376,13 @@ XRT__PRIVATE void xrt__p_type_fmt(const xrt_ir_type *t, char *buf, size_t cap, s
                (long long)q->zero_points[i]);
     if (q) XRT__FMT("%s>", q->axis >= 0 ? "}" : "");
     else
-      XRT__FMT("%s", xrt_dtype_name(t->shape.dtype));
+      XRT__FMT("%s", xrt__dtype_spelling(t->shape.dtype));
+    const xrt_ir_type *b = xrt__p_bounds(t);
+    for (int i = 0; b && i < b->shape.rank; i++)
+      if (b->shape.dims[i] < 0) XRT__FMT("%s?", i ? ", " : ", #stablehlo.bounds<");
+      else XRT__FMT("%s%lld", i ? ", " : ", #stablehlo.bounds<",
+                    (long long)b->shape.dims[i]);
+    if (b && b->shape.rank) XRT__FMT(">");
     XRT__FMT(">");
   }
 #undef XRT__FMT
@@ -5568,6 +5834,8 @@ static const char *xrt__pretty_key(xrt_opcode code, xrt__tok key) {
       {XRT_OP_RNG, "distribution", "rng_distribution"},
       {XRT_OP_RNG_BIT_GENERATOR, "algorithm", "rng_algorithm"},
       {XRT_OP_DYNAMIC_CONV, "dim_numbers", "dimension_numbers"},
+      {(xrt_opcode)XRT__OP_EINSUM, "config", "einsum_config"},
+      {(xrt_opcode)XRT__OP_UNARY_EINSUM, "config", "einsum_config"},
   };
   for (size_t i = 0; i < sizeof map / sizeof *map; i++)
     if (map[i].op == code && xrt__tok_is(key, map[i].key)) return map[i].name;
@@ -5811,13 +6079,14 @@ static void xrt__pretty_constant_fn(xrt__parser *p, xrt__opb *b) {
 static void xrt__pretty_constant(xrt__parser *p) {
   xrt__opt_attr_dict(p);
   xrt_ir_literal *lit = xrt__p_alloc(p, sizeof *lit);
-  xrt__parse_dense(p, lit);
+  xrt_ir_type written;
+  xrt__parse_dense_as(p, lit, &written);
   xrt_ir_attr a;
   memset(&a, 0, sizeof a);
   a.kind = XRT_ATTR_DENSE;
   a.lit = lit;
   xrt__add_attr(p, "value", &a);
-  *(xrt_ir_type *)xrt__push_raw(p, &p->tys) = lit->type;
+  *(xrt_ir_type *)xrt__push_raw(p, &p->tys) = written;
 }
 
 /* `@callee(%a, ...) [{attrs}] : (T) -> T` of func.call and custom_call. */
@@ -6060,7 +6329,15 @@ static void xrt__pretty_top_k(xrt__parser *p, xrt__opb *b) {
 static xrt_opcode xrt__p_opcode(xrt__tok t) {
   if (xrt__tok_is(t, "stablehlo.create_token")) return XRT_OP_AFTER_ALL;
   xrt_opcode c = xrt__opcode_from_name(t.s, t.n);
+  if (c == XRT_OP_INVALID) c = xrt__extra_opcode(t.s, t.n); /* not run */
   return c != XRT_OP_INVALID ? c : xrt__sdy_opcode(t.s, t.n); /* parse_sdy.c */
+}
+
+/* The name an op code prints as. */
+static const char *xrt__p_op_name(xrt_opcode code) {
+  if (xrt__is_sdy_op(code)) return xrt__sdy_name(code);
+  const char *x = xrt__extra_op_name(code);
+  return x ? x : xrt_opcode_name(code);
 }
 
 static void xrt__parse_pretty(xrt__parser *p, xrt__opb *b) {
@@ -6077,7 +6354,7 @@ static void xrt__parse_pretty(xrt__parser *p, xrt__opb *b) {
   if (code == XRT_OP_INVALID)
     xrt__perr(p, at, XRT_UNIMPLEMENTED, "unknown op '%.*s'", (int)t.n, t.s);
   b->op.code = code;
-  b->op.name = xrt_opcode_name(code);
+  b->op.name = xrt__p_op_name(code);
   if (xrt__is_sdy_op(code)) {
     xrt__sdy_pretty(p, b);
     return;
@@ -6125,7 +6402,7 @@ static void xrt__parse_generic(xrt__parser *p, xrt__opb *b) {
   if (code == XRT_OP_INVALID)
     xrt__perr(p, at, XRT_UNIMPLEMENTED, "unknown op '%.*s'", (int)t.n, t.s);
   b->op.code = code;
-  b->op.name = xrt__is_sdy_op(code) ? xrt__sdy_name(code) : xrt_opcode_name(code);
+  b->op.name = xrt__p_op_name(code);
   xrt__paren_operands(p);
   if (xrt__peek(p) == '[')
     xrt__perr(p, p->p, XRT_UNIMPLEMENTED, "successor blocks");
@@ -8740,10 +9017,14 @@ static void xrt__vhlo_put_quant(xrt__bc *bc, const xrt__bcv *q) {
   bool is_signed = q->j & 1;
   int bits = (int)st->i;
   xrt__bc_printf(bc, "!quant.uniform<%s%d", is_signed ? "i" : "u", bits);
-  int64_t lo = is_signed ? -((int64_t)1 << (bits - 1)) : 0;
-  int64_t hi = is_signed ? ((int64_t)1 << (bits - 1)) - 1
-                         : (int64_t)(((uint64_t)1 << bits) - 1);
-  if (bits >= 64) lo = is_signed ? INT64_MIN : 0, hi = INT64_MAX;
+  /* The storage type's own range (any width a file claims: shifts stay
+   * within 63 bits; widths outside 1..63 take the full int64 range). */
+  int64_t lo = is_signed ? INT64_MIN : 0, hi = INT64_MAX;
+  if (bits >= 1 && bits < 64) {
+    uint64_t half = (uint64_t)1 << (bits - 1);
+    lo = is_signed ? -(int64_t)half : 0;
+    hi = (int64_t)(is_signed ? half - 1 : half * 2 - 1);
+  }
   if (q->lo != lo || q->hi != hi)
     xrt__bc_printf(bc, "<%" PRId64 ":%" PRId64 ">", q->lo, q->hi);
   xrt__bc_put(bc, ":", 1);
@@ -8824,12 +9105,62 @@ static size_t xrt__vhlo_esize(const xrt__bcv *e) {
   return b <= 8 ? 1 : (size_t)(b + 7) / 8;
 }
 
-/* dense<"0x..."> : type (dense<> : type when empty). */
+/* The bits of one element of scalar type e (size es) at s, unquoted hex
+ * (how the parser reads an element's bits); false if e is not a scalar
+ * the parser reads so. */
+static bool xrt__vhlo_put_bits(xrt__bc *bc, const xrt__bcv *e, const char *s,
+                               size_t es) {
+  if (e->kind == XRT__BC_T_QUANT) e = e->t; /* its storage integers */
+  if (e->kind != XRT__BC_T_INT && e->kind != XRT__BC_T_FLOAT &&
+      e->kind != XRT__BC_T_INDEX)
+    return false;
+  uint64_t x = 0;
+  for (size_t k = 0; k < es && k < 8; k++)
+    x |= (uint64_t)(unsigned char)s[k] << (8 * k);
+  xrt__bc_printf(bc, "0x%" PRIX64, x);
+  return true;
+}
+
+/* One element of type e at s (len bytes): dense<0x..> or dense<(0x..,
+ * 0x..)>, as the text writes a tensor of one element (a splat at rank 0,
+ * where the hex string of its bytes would read as no splat). */
+static bool xrt__vhlo_put_one(xrt__bc *bc, const xrt__bcv *e, const char *s,
+                              size_t len) {
+  const xrt__bcv *part = e->kind == XRT__BC_T_COMPLEX ? e->t : e;
+  size_t es = e->kind == XRT__BC_T_QUANT ? xrt__vhlo_esize(e->t) : xrt__vhlo_esize(e);
+  if (len != es || (part->kind != XRT__BC_T_FLOAT && e->kind == XRT__BC_T_COMPLEX))
+    return false;
+  size_t mark = bc->out.n;
+  xrt__bc_puts(bc, "dense<");
+  bool ok;
+  if (e->kind == XRT__BC_T_COMPLEX) {
+    xrt__bc_puts(bc, "(");
+    ok = xrt__vhlo_put_bits(bc, part, s, es / 2);
+    xrt__bc_puts(bc, ", ");
+    ok = ok && xrt__vhlo_put_bits(bc, part, s + es / 2, es / 2);
+    xrt__bc_puts(bc, ")");
+  } else {
+    ok = xrt__vhlo_put_bits(bc, e, s, es);
+  }
+  if (!ok) { /* nothing with a newline was written */
+    bc->out.n = mark;
+    bc->out.s[mark] = 0;
+    return false;
+  }
+  xrt__bc_puts(bc, ">");
+  return true;
+}
+
+/* dense<"0x..."> : type (dense<> : type when empty; dense<0x..> : type for
+ * one element). */
 static void xrt__vhlo_put_dense(xrt__bc *bc, const xrt__bcv *t, const char *s,
                                 size_t len) {
   static const char hex[] = "0123456789ABCDEF";
   int64_t ref = len >= 64 ? xrt__bc_blob_ref(bc, s, len) : -1;
-  if (!len) {
+  if (len && t->kind == XRT__BC_T_TENSOR && xrt__vhlo_numel(t) == 1 &&
+      xrt__vhlo_put_one(bc, t->t, s, len)) {
+    /* written */
+  } else if (!len) {
     xrt__bc_puts(bc, "dense<>");
   } else if (ref >= 0) { /* the parser copies the bytes: no hex */
     xrt__bc_printf(bc, "dense<\"@%" PRId64 "\">", ref);
@@ -9001,8 +9332,8 @@ static const xrt__vop xrt__vhlo_ops[] = {
      "channel_id concat_dimension replica_groups split_count split_dimension",
      XRT__VG_CHANNEL},
     {"and_v1", "stablehlo.and", "0.9.0", "", 0},
-    {"async_done_v1", "stablehlo.async_done", "1.15.0", NULL, XRT__VG_OPAQUE},
-    {"async_start_v1", "stablehlo.async_start", "1.15.0", NULL, XRT__VG_OPAQUE},
+    {"async_done_v1", "stablehlo.async_done", "1.15.0", "", 0},
+    {"async_start_v1", "stablehlo.async_start", "1.15.0", "", 0},
     {"atan2_v1", "stablehlo.atan2", "0.9.0", "", 0},
     {"batch_norm_grad_v1", "stablehlo.batch_norm_grad", "0.9.0",
      "epsilon feature_index", 0},
@@ -9294,6 +9625,84 @@ XRT__PRIVATE const xrt__vrule *xrt__vhlo_rule(const char *op, const char *name) 
     if (!strcmp(r->name, name) && (!r->op || !strcmp(r->op, op))) return r;
   }
   return NULL;
+}
+
+/* The number of window dimensions of op (reduce_window, select_and_scatter:
+ * its window_dimensions; convolution: its spatial dimensions), -1 if it
+ * does not say. */
+static int64_t xrt__vhlo_ir_window(const xrt_ir_op *op) {
+  const xrt_ir_attr *w = xrt_ir_op_attr(op, "window_dimensions");
+  if (w) return w->kind == XRT_ATTR_INTS ? w->n : -1;
+  const xrt_ir_attr *d = xrt_ir_op_attr(op, "dimension_numbers");
+  const xrt_ir_attr *s = d && d->kind == XRT_ATTR_DICT
+                             ? xrt_ir_attr_field(d, "input_spatial_dimensions")
+                             : NULL;
+  return s && s->kind == XRT_ATTR_INTS ? s->n : -1;
+}
+
+/* Whether a (an INTS window attribute of op) is all x and as long as the
+ * default it stands for (padding: [window, 2]), so that leaving it out
+ * hides no malformed one from the verifier. */
+static bool xrt__vhlo_ir_all(const xrt_ir_op *op, const xrt_ir_attr *a,
+                             int64_t x) {
+  if (a->kind != XRT_ATTR_INTS) return false;
+  int64_t w = xrt__vhlo_ir_window(op), per = strcmp(a->name, "padding") ? 1 : 2;
+  if (w < 0 || a->n != w * per) return false;
+  if (a->lit && per == 2 && (a->lit->type.shape.rank != 2 ||
+                             a->lit->type.shape.dims[0] != w ||
+                             a->lit->type.shape.dims[1] != 2))
+    return false;
+  if (a->lit && per == 1 && a->lit->type.shape.rank != 1) return false;
+  for (int64_t i = 0; i < a->n; i++)
+    if (a->ints[i] != x) return false;
+  return true;
+}
+
+/* A field of a struct attribute that is 0 (or absent). */
+static bool xrt__vhlo_ir_zero(const xrt_ir_attr *a, const char *field) {
+  const xrt_ir_attr *f = xrt_ir_attr_field(a, field);
+  return !f || (f->kind == XRT_ATTR_INT && f->i == 0) ||
+         (f->kind == XRT_ATTR_FLOAT && f->f == 0);
+}
+
+XRT__PRIVATE bool xrt__vhlo_ir_default(const xrt_ir_op *op, const xrt_ir_attr *a) {
+  if (!op->name || !a->name || strncmp(op->name, "stablehlo.", 10)) return false;
+  const xrt__vrule *r = xrt__vhlo_rule(op->name, a->name);
+  if (!r) return false;
+  switch (r->drop) {
+  case XRT__VD_FALSE: return a->kind == XRT_ATTR_BOOL && !a->i;
+  case XRT__VD_EMPTY:
+    return ((a->kind == XRT_ATTR_LIST || a->kind == XRT_ATTR_DICT) &&
+            !a->num_items) ||
+           ((a->kind == XRT_ATTR_INTS || a->kind == XRT_ATTR_STRING) && !a->n);
+  case XRT__VD_ZERO: return a->kind == XRT_ATTR_INT && a->i == 0;
+  case XRT__VD_MINUS1: return a->kind == XRT_ATTR_INT && a->i == -1;
+  case XRT__VD_API1: return a->kind == XRT_ATTR_INT && a->i == 1;
+  case XRT__VD_ENUM0: { /* the enumeration's first value (NOTYPE) */
+    size_t n;
+    const char *const *v = xrt__vhlo_enum_names(XRT__BCE_COMPARISON_TYPE, &n);
+    return a->kind == XRT_ATTR_ENUM && a->s && !strcmp(a->s, v[0]);
+  }
+  case XRT__VD_DEFAULTS: /* none, or one per operand (all four ops: 2) */
+    if (a->kind == XRT_ATTR_INTS) return a->n == 0;
+    if (a->kind != XRT_ATTR_LIST || a->num_items != 2) return false;
+    for (int32_t i = 0; i < a->num_items; i++)
+      if (a->items[i].kind != XRT_ATTR_ENUM || !a->items[i].s ||
+          strcmp(a->items[i].s, "DEFAULT"))
+        return false;
+    return true;
+  case XRT__VD_ONES: return xrt__vhlo_ir_all(op, a, 1);
+  case XRT__VD_ZEROS: return xrt__vhlo_ir_all(op, a, 0);
+  case XRT__VD_ACCURACY: {
+    if (a->kind != XRT_ATTR_DICT) return false;
+    const xrt_ir_attr *m = xrt_ir_attr_field(a, "mode");
+    return m && m->kind == XRT_ATTR_DICT && m->num_items == 1 &&
+           m->items[0].name && !strcmp(m->items[0].name, "DEFAULT") &&
+           xrt__vhlo_ir_zero(a, "atol") && xrt__vhlo_ir_zero(a, "rtol") &&
+           xrt__vhlo_ir_zero(a, "ulps");
+  }
+  default: return false;
+  }
 }
 
 /* The integers of an integer tensor attribute (a splat repeated); NULL if
@@ -9985,7 +10394,7 @@ static uint32_t xrt__bw_elem(xrt__bw *w, xrt_dtype dt, const xrt_ir_quant *q) {
     xrt__bw_varint(w, &w->types.data, e);
     return xrt__bw_end(w, &w->types, m, XRT__BW_VHLO);
   }
-  return xrt__bw_simple_type(w, xrt_dtype_name(dt));
+  return xrt__bw_simple_type(w, xrt__dtype_spelling(dt));
 }
 
 static uint32_t xrt__bw_tensor_type(xrt__bw *w, const xrt_shape *s,
@@ -10001,18 +10410,65 @@ static uint32_t xrt__bw_tensor_type(xrt__bw *w, const xrt_shape *s,
   return xrt__bw_end(w, &w->types, m, XRT__BW_VHLO);
 }
 
+/* The other forms of tensor type: bounded (tensor<?xT,
+ * #stablehlo.bounds<N>>, XRT__TYPE_BOUNDS) and memref (VHLO's buffer);
+ * *handled false for a plain tensor type. */
+static uint32_t xrt__bw_other_tensor(xrt__bw *w, const xrt_ir_type *t,
+                                     bool *handled) {
+  const xrt_ir_type *bd = t->elems && t->elems->kind == XRT__TYPE_BOUNDS &&
+                                  t->kind == XRT_TYPE_TENSOR
+                              ? t->elems
+                              : NULL;
+  bool memref = t->kind == XRT__TYPE_MEMREF;
+  *handled = bd || memref;
+  if (!*handled) return 0;
+  if (memref && !xrt__bw_has(w, "1.13.0"))
+    xrt__bw_fail(w, XRT_UNIMPLEMENTED, "memref types are not in StableHLO %s "
+                 "(they appeared in 1.13.0)", w->ver_s);
+  uint32_t e = xrt__bw_elem(w, t->shape.dtype, t->quant), enc = 0;
+  if (bd) { /* TypeExtensionsV1Attr: the bounds, MLIR's dynamic INT64_MIN */
+    size_t m = xrt__bw_begin(&w->attrs);
+    xrt__bw_varint(w, &w->attrs.data, XRT__VA_TYPE_EXTENSIONS);
+    xrt__bw_varint(w, &w->attrs.data, (uint64_t)bd->shape.rank);
+    for (int32_t i = 0; i < bd->shape.rank && i < XRT_MAX_RANK; i++)
+      xrt__bw_svarint(w, &w->attrs.data,
+                      bd->shape.dims[i] < 0 ? INT64_MIN : bd->shape.dims[i]);
+    enc = xrt__bw_end(w, &w->attrs, m, XRT__BW_VHLO);
+  }
+  xrt__bwbuf *b = &w->types.data;
+  size_t m = xrt__bw_begin(&w->types);
+  xrt__bw_varint(w, b, memref ? XRT__VT_RANKED_BUFFER : XRT__VT_RANKED_TENSOR_ENC);
+  if (!memref) xrt__bw_varint(w, b, enc);
+  xrt__bw_varint(w, b, (uint64_t)t->shape.rank);
+  for (int i = 0; i < t->shape.rank && i < XRT_MAX_RANK; i++)
+    xrt__bw_svarint(w, b, t->shape.dims[i] < 0 ? INT64_MIN : t->shape.dims[i]);
+  xrt__bw_varint(w, b, e);
+  return xrt__bw_end(w, &w->types, m, XRT__BW_VHLO);
+}
+
 static uint32_t xrt__bw_type(xrt__bw *w, const xrt_ir_type *t) {
-  if (t->kind == XRT_TYPE_TENSOR) return xrt__bw_tensor_type(w, &t->shape, t->quant);
+  if (t->kind == XRT_TYPE_TENSOR || t->kind == XRT__TYPE_MEMREF) {
+    bool other;
+    uint32_t k = xrt__bw_other_tensor(w, t, &other);
+    return other ? k : xrt__bw_tensor_type(w, &t->shape, t->quant);
+  }
   if (t->kind == XRT_TYPE_TOKEN) {
     size_t m = xrt__bw_begin(&w->types);
     xrt__bw_varint(w, &w->types.data, XRT__VT_TOKEN);
     return xrt__bw_end(w, &w->types, m, XRT__BW_VHLO);
   }
+  bool future = t->kind == XRT__TYPE_FUTURE;
+  if (future && !xrt__bw_has(w, "1.15.0"))
+    xrt__bw_fail(w, XRT_UNIMPLEMENTED, "!stablehlo.future types are not in "
+                 "StableHLO %s (they appeared in 1.15.0)", w->ver_s);
+  if (!future && t->kind != XRT_TYPE_TUPLE)
+    xrt__bw_fail(w, XRT_UNIMPLEMENTED, "a type of kind %d has no VHLO form",
+                 (int)t->kind);
   uint32_t *k = xrt__arena_alloc(&w->arena, ((size_t)t->num_elems + 1) * sizeof *k);
   if (!k) xrt__bw_oom(w);
   for (int32_t i = 0; i < t->num_elems; i++) k[i] = xrt__bw_type(w, &t->elems[i]);
   size_t m = xrt__bw_begin(&w->types);
-  xrt__bw_varint(w, &w->types.data, XRT__VT_TUPLE);
+  xrt__bw_varint(w, &w->types.data, future ? XRT__VT_FUTURE : XRT__VT_TUPLE);
   xrt__bw_varint(w, &w->types.data, (uint64_t)t->num_elems);
   for (int32_t i = 0; i < t->num_elems; i++) xrt__bw_varint(w, &w->types.data, k[i]);
   return xrt__bw_end(w, &w->types, m, XRT__BW_VHLO);
@@ -10500,10 +10956,12 @@ static uint32_t xrt__bw_prop(xrt__bw *w, xrt__bwattrs *s, const xrt__vop *d,
 /* The VHLO op version of a StableHLO op at the target: the newest the
  * target has. */
 static const xrt__vop *xrt__bw_vop(xrt__bw *w, const xrt_ir_op *op) {
-  if (op->code > XRT_OP_INVALID && op->code < XRT_OP_COUNT && w->opdone[op->code])
-    return w->opcache[op->code];
+  bool cached = op->code > XRT_OP_INVALID && op->code < XRT_OP_COUNT;
+  if (cached && w->opdone[op->code]) return w->opcache[op->code];
+  const char *extra = xrt__extra_op_name(op->code); /* einsum, ... */
   const char *name = op->code == XRT_OP_FUNC_RETURN ? "stablehlo.return"
-                                                     : xrt_opcode_name(op->code);
+                     : extra                        ? extra
+                                                    : xrt_opcode_name(op->code);
   size_t n;
   const xrt__vop *t = xrt__vhlo_ops_table(&n), *best = NULL, *any = NULL;
   for (size_t i = 0; i < n; i++) {
@@ -10516,8 +10974,10 @@ static const xrt__vop *xrt__bw_vop(xrt__bw *w, const xrt_ir_op *op) {
                  "in %s)", op->name, w->ver_s, any->since);
   if (!best)
     xrt__bw_fail(w, XRT_UNIMPLEMENTED, "op %s has no portable (VHLO) form", op->name);
-  w->opcache[op->code] = best;
-  w->opdone[op->code] = 1;
+  if (cached) {
+    w->opcache[op->code] = best;
+    w->opdone[op->code] = 1;
+  }
   return best;
 }
 
@@ -12140,6 +12600,8 @@ typedef struct xrt__prn {
   bool bad;      /* the IR uses a value it never defines */
   const char *dialect; /* of the op being printed: "stablehlo" or "chlo" */
   xrt_opcode code;     /* the op whose attributes are printed */
+  bool index_value;    /* its `value` is of index elements (a constant
+                          whose result is: the parser reads them as i64) */
   int32_t num_values;
   int32_t *num;  /* per value id: its number (-1: not defined yet) */
   int32_t *sub;  /* per value id: -2 block argument, -1 the only result,
@@ -12419,7 +12881,20 @@ static void xrt__pr_quant(xrt__prn *b, const xrt_ir_quant *q) {
 
 static void xrt__pr_elem_type(xrt__prn *b, const xrt_ir_type *t) {
   if (t->quant) xrt__pr_quant(b, t->quant);
-  else xrt__pr_puts(b, xrt_dtype_name(t->shape.dtype));
+  else xrt__pr_puts(b, xrt__dtype_spelling(t->shape.dtype));
+}
+
+/* A bounded tensor's `, #stablehlo.bounds<16, ?>` (XRT__TYPE_BOUNDS). */
+static void xrt__pr_bounds(xrt__prn *b, const xrt_ir_type *t) {
+  const xrt_ir_type *bd = t->elems;
+  if (!bd || bd->kind != XRT__TYPE_BOUNDS) return;
+  xrt__pr_puts(b, ", #stablehlo.bounds<");
+  for (int32_t i = 0; i < bd->shape.rank && i < XRT_MAX_RANK; i++) {
+    if (i) xrt__pr_puts(b, ", ");
+    if (bd->shape.dims[i] == XRT_DIM_DYNAMIC) xrt__pr_puts(b, "?");
+    else xrt__pr_fmt(b, "%" PRId64, bd->shape.dims[i]);
+  }
+  xrt__pr_puts(b, ">");
 }
 
 /* A type; index: spell i64 elements `index` (layouts are index tensors,
@@ -12427,20 +12902,22 @@ static void xrt__pr_elem_type(xrt__prn *b, const xrt_ir_type *t) {
 static void xrt__pr_type_as(xrt__prn *b, const xrt_ir_type *t, bool index) {
   if (t->kind == XRT_TYPE_TOKEN) {
     xrt__pr_puts(b, "!stablehlo.token");
-  } else if (t->kind == XRT_TYPE_TUPLE) {
-    xrt__pr_puts(b, "tuple<");
+  } else if (t->kind == XRT_TYPE_TUPLE || t->kind == XRT__TYPE_FUTURE) {
+    xrt__pr_puts(b, t->kind == XRT_TYPE_TUPLE ? "tuple<" : "!stablehlo.future<");
     for (int32_t i = 0; i < t->num_elems; i++) {
       if (i) xrt__pr_puts(b, ", ");
       xrt__pr_type_as(b, &t->elems[i], false);
     }
     xrt__pr_puts(b, ">");
   } else {
-    xrt__pr_puts(b, "tensor<");
+    bool memref = t->kind == XRT__TYPE_MEMREF;
+    xrt__pr_puts(b, memref ? "memref<" : "tensor<");
     for (int32_t i = 0; i < t->shape.rank && i < XRT_MAX_RANK; i++)
       if (t->shape.dims[i] == XRT_DIM_DYNAMIC) xrt__pr_puts(b, "?x");
       else xrt__pr_fmt(b, "%" PRId64 "x", t->shape.dims[i]);
     if (index && !t->quant && t->shape.dtype == XRT_S64) xrt__pr_puts(b, "index");
     else xrt__pr_elem_type(b, t);
+    if (!memref) xrt__pr_bounds(b, t);
     xrt__pr_puts(b, ">");
   }
 }
@@ -12499,7 +12976,8 @@ static const uint8_t *xrt__pr_lit_list(xrt__prn *b, const xrt_ir_type *t,
 
 /* dense<...> : type.  A splat prints its one element (read back as a
  * splat), an empty literal dense<>, a rank-0 or large one its bytes in hex
- * (read back as not a splat), others as nested lists. */
+ * (read back as not a splat), others as nested lists (xrt__lit_canon
+ * leaves these no list a splat would print the same as). */
 static void xrt__pr_lit(xrt__prn *b, const xrt_ir_literal *l, bool index) {
   const xrt_ir_type *t = &l->type;
   size_t esz = xrt_dtype_size(t->shape.dtype);
@@ -12821,7 +13299,8 @@ static void xrt__pr_ints(xrt__prn *b, const xrt_ir_attr *a, xrt__pr_where where,
 /* custom_call's layouts: lists of tensor<Nxindex>. */
 static bool xrt__pr_is_layout(const char *name) {
   return xrt__pr_streq(name, "operand_layouts") ||
-         xrt__pr_streq(name, "result_layouts");
+         xrt__pr_streq(name, "result_layouts") ||
+         xrt__pr_streq(name, "result_tilings");
 }
 
 static const char *xrt__pr_int_type(const char *name) {
@@ -12851,7 +13330,9 @@ static void xrt__pr_attr(xrt__prn *b, const xrt_ir_attr *a, xrt__pr_where where,
     else xrt__pr_ints(b, a, where, name);
     break;
   case XRT_ATTR_DENSE:
-    if (a->lit) xrt__pr_lit(b, a->lit, false);
+    if (a->lit)
+      xrt__pr_lit(b, a->lit, b->index_value && where == XRT__PR_TOP &&
+                                 !parent && xrt__pr_streq(name, "value"));
     else xrt__pr_puts(b, "unit");
     break;
   case XRT_ATTR_TYPE: /* a scalar as its element type (dot_algorithm's
@@ -12996,6 +13477,9 @@ static void xrt__pr_op(xrt__prn *b, const xrt_ir_func *f, const xrt_ir_op *op,
   if (op->num_attrs) { /* regions may have printed other ops' attributes */
     b->code = op->code;
     b->dialect = strncmp(name, "chlo.", 5) == 0 ? "chlo" : "stablehlo";
+    b->index_value = op->code == XRT_OP_CONSTANT && op->num_results == 1 &&
+                     xrt__pr_valid(b, op->results[0]) &&
+                     f->value_types[op->results[0]].shape.dtype == XRT__DT_INDEX;
     xrt__pr_puts(b, " {");
     xrt__pr_entries(b, op->attrs, op->num_attrs, XRT__PR_TOP, NULL);
     xrt__pr_puts(b, "}");
@@ -15328,6 +15812,24 @@ static void xrt__rdot_general(const xrt__rfn *f, const xrt_ir_op *op,
   for (int32_t d = 0; d < k; d++) out->dims[d] = want[d];
 }
 
+/* The window_strides of a dynamic_conv with ns spatial dimensions, as
+ * many as it has (n).  JAX's shape-polymorphic lowering of a 1-D
+ * conv_general_dilated (its conv_general_dilated_1d_stride_2_* exports)
+ * writes one stride more than there are spatial dimensions, repeating
+ * the last; those repeats are dropped here (and from the convolution the
+ * op becomes), as the strides cannot mean anything else.  Anything other
+ * than such repeats is left for the verifier to refuse. */
+static const int64_t *xrt__rconv_strides(const xrt_ir_op *op, int64_t ns,
+                                         int64_t *n) {
+  const int64_t *ws = xrt__rattr(op, "window_strides", n);
+  if (!ws || op->code != XRT_OP_DYNAMIC_CONV || ns < 1 || *n <= ns)
+    return ws;
+  for (int64_t i = ns; i < *n; i++)
+    if (ws[i] != ws[ns - 1]) return ws;
+  *n = ns;
+  return ws;
+}
+
 /* convolution and dynamic_conv (padding from its known third operand). */
 static void xrt__rconv(const xrt__rfn *f, const xrt_ir_op *op,
                        xrt_shape *out) {
@@ -15367,10 +15869,13 @@ static void xrt__rconv(const xrt__rfn *f, const xrt_ir_op *op,
   if (op->code == XRT_OP_DYNAMIC_CONV && !p) return;
   if (!xrt__rsmall(p, 2 * (int64_t)ns)) return;
   for (int32_t i = 0; i < 2 * ns; i++) pad[i] = p ? p[i] : 0;
-  if (!xrt__rwin(op, "window_strides", ns, 1, ws) ||
+  int64_t nws;
+  const int64_t *w = xrt__rconv_strides(op, ns, &nws);
+  if ((w && (nws != ns || !xrt__rsmall(w, nws))) ||
       !xrt__rwin(op, "lhs_dilation", ns, 1, ld) ||
       !xrt__rwin(op, "rhs_dilation", ns, 1, rd))
     return;
+  for (int32_t d = 0; d < ns; d++) ws[d] = w ? w[d] : 1;
   for (int32_t d = 0; d < ns; d++) {
     int64_t x = l->dims[isp[d]], k = r->dims[ksp[d]];
     if (x < 0 || k < 0 || x > XRT__RBIG || k > XRT__RBIG || ws[d] < 1 ||
@@ -15644,13 +16149,20 @@ static xrt_status xrt__rstatic_gather(xrt__rfn *f, xrt_ir_op *op) {
 }
 
 static xrt_status xrt__rstatic_conv(xrt__rfn *f, xrt_ir_op *op) {
-  int64_t ns = xrt__ropnd(f, op, 0)->rank - 2;
+  int64_t ns = xrt__ropnd(f, op, 0)->rank - 2, nws, all;
   const int64_t *v = xrt__rvals(f, op, 2, 2 * ns);
-  static const char *const names[2] = {"padding", NULL};
-  xrt_ir_attr add;
+  /* The attributes replaced: padding, and the strides when trimmed. */
+  static const char *const names[3] = {"padding", "window_strides", NULL};
+  static const char *const pad_only[2] = {"padding", NULL};
+  xrt_ir_attr add[2];
   if (!v || ns < 0) return XRT_OK;
-  xrt_status s = xrt__rints_attr(f, names[0], v, 2 * ns, &add);
-  return s ? s : xrt__rrewrite(f, op, XRT_OP_CONVOLUTION, 2, names, &add, 1);
+  const int64_t *ws = xrt__rconv_strides(op, ns, &nws);
+  bool trimmed = ws && xrt__rattr(op, names[1], &all) && nws != all;
+  xrt_status s = xrt__rints_attr(f, names[0], v, 2 * ns, &add[0]);
+  if (!s && trimmed) s = xrt__rints_attr(f, names[1], ws, nws, &add[1]);
+  if (s) return s;
+  return xrt__rrewrite(f, op, XRT_OP_CONVOLUTION, 2,
+                       trimmed ? names : pad_only, add, trimmed ? 2 : 1);
 }
 
 XRT__PRIVATE xrt_status xrt__rstatic_form(xrt__rfn *f, xrt_ir_op *op) {
@@ -19986,7 +20498,7 @@ XRT__PRIVATE void xrt__hfree_if_live(uintptr_t h, int kind, const void *obj) {
  * cache, so a later thread at the same address (the first one has exited)
  * takes it over.  Blocks live until the client is released. */
 #define XRT__ST_MAXBLKS 64
-XRT__PRIVATE_DATA XRT__THREAD_LOCAL xrt__tls_stats_cache xrt__tls_stats;
+XRT__PRIVATE_DATA XRT__THREAD_LOCAL_SMALL xrt__tls_stats_cache xrt__tls_stats;
 
 /* This thread's block of c (made on first use), or NULL: count in c->st. */
 static xrt__stats_blk *xrt__stats_bind(xrt__client *c) {
@@ -20677,7 +21189,7 @@ XRT__PRIVATE xrt__buffer *xrt__buffer_acquire(const xrt_buffer *handle) {
  * thread keeps one dead object aside (keyed by the client's handle, never
  * reused), so that a release followed by a dispatch on one thread takes
  * no lock; the others wait on the client's free list. */
-static XRT__THREAD_LOCAL struct {
+static XRT__THREAD_LOCAL_SMALL struct {
   uintptr_t client;
   xrt__buffer *b;
 } xrt__spare_buf;
@@ -21667,6 +22179,115 @@ XRT__PRIVATE xrt_status xrt__program_index(xrt__program *p) {
   return XRT_OK;
 }
 
+/* ---- constructs xrt reads but does not run (XRT__OP_EXTRA_FIRST) ---- */
+
+/* What of type t xrt does not run ("memref types"), or NULL. */
+static const char *xrt__type_unsupported(const xrt_ir_type *t) {
+  switch (t->kind) {
+  case XRT_TYPE_TOKEN: return NULL;
+  case XRT_TYPE_TUPLE:
+    for (int32_t i = 0; i < t->num_elems; i++) {
+      const char *w = xrt__type_unsupported(&t->elems[i]);
+      if (w) return w;
+    }
+    return NULL;
+  case XRT_TYPE_TENSOR:
+    if (t->shape.dtype == XRT__DT_INDEX) return "tensors of index elements";
+    return NULL;
+  case XRT__TYPE_MEMREF: return "memref types";
+  case XRT__TYPE_FUTURE: return "!stablehlo.future types";
+  default: return "this type";
+  }
+}
+
+typedef struct xrt__unsup {
+  char *buf;
+  size_t cap;
+  bool found;
+} xrt__unsup;
+
+static void xrt__unsup_at(xrt__unsup *u, xrt_ir_loc loc, const char *who,
+                          const char *what, const char *kind, int32_t index) {
+  u->found = true;
+  if (kind)
+    snprintf(u->buf, u->cap, "%s:%d:%d: %s: %s %d: xrt does not run %s",
+             loc.file ? loc.file : "<input>", (int)loc.line, (int)loc.col, who,
+             kind, (int)index, what);
+  else
+    snprintf(u->buf, u->cap, "%s:%d:%d: %s: xrt does not run %s",
+             loc.file ? loc.file : "<input>", (int)loc.line, (int)loc.col, who,
+             what);
+}
+
+/* The values ids[0..n) of f, as kind ("result") of who at loc. */
+static void xrt__unsup_values(xrt__unsup *u, const xrt_ir_func *f,
+                              const int32_t *ids, int32_t n, xrt_ir_loc loc,
+                              const char *who, const char *kind) {
+  for (int32_t i = 0; i < n && !u->found; i++) {
+    if (ids[i] < 0 || ids[i] >= f->num_values) continue;
+    const char *w = xrt__type_unsupported(&f->value_types[ids[i]]);
+    if (w) xrt__unsup_at(u, loc, who, w, kind, i);
+  }
+}
+
+static void xrt__unsup_region(xrt__unsup *u, const xrt_ir_func *f,
+                              const xrt_ir_region *r, const xrt_ir_op *owner) {
+  if (owner)
+    xrt__unsup_values(u, f, r->args, r->num_args, owner->loc, owner->name,
+                      "block argument");
+  for (int32_t i = 0; i < r->num_ops && !u->found; i++) {
+    const xrt_ir_op *op = &r->ops[i];
+    const char *name = op->name ? op->name : "an op";
+    if ((int)op->code >= XRT__OP_EXTRA_FIRST && (int)op->code < XRT__OP_EXTRA_END) {
+      xrt__unsup_at(u, op->loc, name, "this op", NULL, 0);
+      return;
+    }
+    xrt__unsup_values(u, f, op->results, op->num_results, op->loc, name,
+                      "result");
+    for (int32_t k = 0; k < op->num_regions && !u->found; k++)
+      xrt__unsup_region(u, f, &op->regions[k], op);
+  }
+}
+
+/* Describes the first construct of m that xrt reads but does not run into
+ * buf; false when there is none. */
+static bool xrt__find_unsupported(const xrt_ir_module *m, char *buf, size_t cap) {
+  xrt__unsup u = {buf, cap, false};
+  for (int32_t i = 0; i < m->num_funcs && !u.found; i++) {
+    const xrt_ir_func *f = &m->funcs[i];
+    char who[160];
+    snprintf(who, sizeof who, "@%s", f->name ? f->name : "");
+    xrt__unsup_values(&u, f, f->body.args, f->body.num_args, f->loc, who,
+                      "argument");
+    for (int32_t k = 0; k < f->num_results && !u.found; k++) {
+      const char *w = xrt__type_unsupported(&f->result_types[k]);
+      if (w) xrt__unsup_at(&u, f->loc, who, w, "result", k);
+    }
+    if (!u.found) xrt__unsup_region(&u, f, &f->body, NULL);
+  }
+  return u.found;
+}
+
+/* Leaves out the attributes of StableHLO ops that hold the value StableHLO
+ * leaves out (xrt__vhlo_ir_default): as a portable artifact reads, so that
+ * a program's text and its artifact give one IR (and print alike). */
+static void xrt__drop_defaults(const xrt_ir_region *r) {
+  for (int32_t i = 0; i < r->num_ops; i++) {
+    xrt_ir_op *op = (xrt_ir_op *)&r->ops[i]; /* still ours: not yet shared */
+    xrt_ir_attr *attrs = (xrt_ir_attr *)op->attrs;
+    int32_t k = 0;
+    for (int32_t j = 0; j < op->num_attrs; j++)
+      if (!xrt__vhlo_ir_default(op, &attrs[j])) attrs[k++] = attrs[j];
+    op->num_attrs = k;
+    for (int32_t j = 0; j < op->num_regions; j++)
+      xrt__drop_defaults(&op->regions[j]);
+  }
+}
+
+static void xrt__drop_module_defaults(const xrt_ir_module *m) {
+  for (int32_t i = 0; i < m->num_funcs; i++) xrt__drop_defaults(&m->funcs[i].body);
+}
+
 /* Parses and verifies text into the program's arena. */
 static xrt_status xrt__program_build(xrt__program *p, const char *text,
                                      size_t len, const xrt_compile_options *o) {
@@ -21692,12 +22313,21 @@ static xrt_status xrt__program_build(xrt__program *p, const char *text,
   if (p->module->num_funcs == 0)
     return xrt__fail(XRT_INVALID_ARGUMENT, "%s:%d:1: the program has no "
                      "function", file, 1 + line_offset);
-  /* A shape-polymorphic program is verified once refined (refine.c). */
+  /* A shape-polymorphic program is verified once refined (refine.c); one
+   * that holds what xrt does not run is only parsed (its compiles are
+   * refused). */
+  char why[512];
+  if (xrt__find_unsupported(p->module, why, sizeof why)) {
+    p->unsupported = xrt__arena_strndup(&p->arena, why, strlen(why));
+    if (!p->unsupported) return xrt__nomem("the program's diagnostics");
+  }
   p->dynamic = xrt__refine_needed(p->module);
-  if ((s = p->dynamic ? xrt__normalize_attrs(&p->arena, p->module)
-                      : xrt__normalize_module(&p->arena, p->module)) ||
-      (!p->dynamic && (s = xrt__verify_module(p->module))))
+  bool verify = !p->dynamic && !p->unsupported;
+  if ((s = verify ? xrt__normalize_module(&p->arena, p->module)
+                  : xrt__normalize_attrs(&p->arena, p->module)) ||
+      (verify && (s = xrt__verify_module(p->module))))
     return s;
+  xrt__drop_module_defaults(p->module); /* once checked as written */
   /* Kept for plugins that compile the program with another compiler (a
    * PJRT plugin's PJRT_Client_Compile); an artifact as it came (its text
    * names large constants by reference, and PJRT reads artifacts). */
@@ -21983,6 +22613,8 @@ static bool xrt__region_cheap(const xrt_ir_module *m, const xrt_ir_func *f,
 XRT__PRIVATE xrt_status xrt__executable_build(xrt__executable *e,
                                         const xrt_compile_options *o) {
   xrt__client *c = e->client;
+  if (e->program->unsupported)
+    return xrt__fail(XRT_UNIMPLEMENTED, "%s", e->program->unsupported);
   xrt_status s = xrt__refine_executable(e, o); /* shape-polymorphic */
   if (s) return s;
   const xrt_ir_module *m = e->program->module;
@@ -24111,7 +24743,7 @@ static void xrt__bufs_unref(xrt__buffer **bufs, int n) {
  * never reused. */
 static uint64_t xrt__own_launch_id(xrt__client *c) {
   enum { BLOCK = 256 };
-  static XRT__THREAD_LOCAL struct {
+  static XRT__THREAD_LOCAL_SMALL struct {
     uintptr_t client;
     uint64_t next, end;
   } ids;
@@ -24617,11 +25249,8 @@ xrt_status xrt_execute_multi(xrt_executable *executable,
 xrt_status xrt_report_error(xrt_status code, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  if (fmt) vsnprintf(xrt__error.message, sizeof xrt__error.message, fmt, ap);
-  else xrt__error.message[0] = 0;
+  xrt__error_vset(code, fmt, ap);
   va_end(ap);
-  xrt__error.code = code;
-  if (code) xrt__log_failure(code, xrt__error.message);
   return code;
 }
 

@@ -1772,7 +1772,7 @@ typedef struct PJRT_Api {
  *
  * The files (src/pjrt_plugin/sources.txt; the single file
  * xrt_pjrt_plugin.c is ../pjrt/pjrt_abi.h, this header and these):
- *   handle.c      the handle table
+ *   handle.c      the handle table, and the allocator every file uses
  *   error.c       PJRT_Error, status mapping, argument checks' messages
  *   event.c       PJRT_Event
  *   client.c      clients and their named-value create options
@@ -1820,6 +1820,35 @@ typedef struct PJRT_Api {
 #define XP_PLATFORM_NAME "xrt-sim"
 /* The one memory kind a device has. */
 #define XP_MEMORY_KIND "device"
+
+/* ----------------------------------------------------------------------
+ * Host memory (handle.c)
+ * -------------------------------------------------------------------- */
+
+/* Every allocation of the plugin goes through these (malloc's, calloc's
+ * and free's contract; a size of 0 gives a block of its own), and so do
+ * those of the xrt contexts and clients it creates (xp_allocator). */
+XP_PRIVATE void *xp_malloc(size_t size);
+XP_PRIVATE void *xp_calloc(size_t n, size_t size);
+XP_PRIVATE void xp_free(void *p);
+/* xp_malloc and xp_free as an xrt allocator. */
+XP_PRIVATE xrt_allocator xp_allocator(void);
+
+#ifdef XP_ALLOC_HOOKS
+/* Test hooks, compiled in only where XP_ALLOC_HOOKS is defined (by
+ * test/test_pjrt_plugin_alloc.c, which compiles these files in; never in
+ * libxrt_pjrt.so or the single file).  xp_alloc_fail_after: from now on
+ * allocation n + 1 fails (the first one for n = 0), and with persistent
+ * every one after it too; n < 0: none fails from now on (the default).
+ * xp_alloc_calls: the allocations asked for from the last n >= 0 to the
+ * next n < 0; xp_alloc_failed: whether one of them failed; xp_alloc_live:
+ * the blocks allocated and not yet freed.  Thread-safe; they count the
+ * whole process's allocations (xrt's device threads included). */
+XP_PRIVATE void xp_alloc_fail_after(long n, int persistent);
+XP_PRIVATE long xp_alloc_calls(void);
+XP_PRIVATE int xp_alloc_failed(void);
+XP_PRIVATE long xp_alloc_live(void);
+#endif
 
 /* ----------------------------------------------------------------------
  * Handles (handle.c)
@@ -2156,8 +2185,8 @@ XP_PRIVATE int xp_event_free(PJRT_Event *event);
 XP_PRIVATE PJRT_Event *xp_event_wrap(xrt_event *xe);
 
 /* Reads the fields of a serialized CompileOptionsProto that xrt uses
- * (proto.c).  *out_assignment (malloc'd, NULL when none) lists device ids
- * by logical id. */
+ * (proto.c).  *out_assignment (from xp_malloc, NULL when none) lists
+ * device ids by logical id. */
 typedef struct xp_compile_options {
   int64_t num_replicas, num_partitions; /* 0: from the module */
   int *assignment;                      /* [replicas * partitions] or NULL */
@@ -2180,7 +2209,7 @@ XP_PRIVATE void xp_execute_register(PJRT_Api *api);
 
 /* A copy of s (n bytes, NUL added); NULL when out of memory. */
 XP_PRIVATE char *xp_strndup(const char *s, size_t n);
-/* A malloc'd printf result; NULL when out of memory. */
+/* A printf result from xp_malloc; NULL when out of memory. */
 XP_PRIVATE char *xp_format(const char *fmt, ...) XP_PRINTF(1, 2);
 
 #endif /* XP_INTERNAL_H */
@@ -2201,7 +2230,100 @@ XP_PRIVATE char *xp_format(const char *fmt, ...) XP_PRINTF(1, 2);
  * instructions).  Retiring bumps nothing: the next use of the slot does,
  * so a handle never comes back to life until its generation wraps (2^36
  * reuses of one slot on 64-bit targets).
+ *
+ * Also here: the plugin's allocator (xp_malloc, xp_calloc, xp_free and
+ * xp_allocator for the xrt objects it creates), with the test hooks that
+ * fail the Nth allocation (test/test_pjrt_plugin_alloc.c).
  */
+
+/* ---- host memory ----
+ * One place for every allocation of the plugin (and of the xrt contexts
+ * and clients it makes, through xp_allocator).  With XP_ALLOC_HOOKS (a
+ * test's build only) any one of them can be made to fail, and the blocks
+ * in use are counted. */
+
+#ifdef XP_ALLOC_HOOKS
+static _Atomic int xp_fail_armed;      /* 0: no allocation fails */
+static _Atomic long xp_fail_calls;     /* allocations since arming */
+static _Atomic long xp_fail_at;        /* the one that fails, 1-based */
+static _Atomic int xp_fail_persistent; /* ... and every later one */
+static _Atomic int xp_fail_happened;
+static _Atomic long xp_live_blocks;
+
+XP_PRIVATE void xp_alloc_fail_after(long n, int persistent) {
+  atomic_store(&xp_fail_armed, 0);
+  if (n < 0) return; /* the counts stay, for the caller to read */
+  atomic_store(&xp_fail_calls, 0);
+  atomic_store(&xp_fail_at, n + 1);
+  atomic_store(&xp_fail_persistent, persistent != 0);
+  atomic_store(&xp_fail_happened, 0);
+  atomic_store(&xp_fail_armed, 1);
+}
+
+XP_PRIVATE long xp_alloc_calls(void) { return atomic_load(&xp_fail_calls); }
+
+XP_PRIVATE int xp_alloc_failed(void) {
+  return atomic_load(&xp_fail_happened);
+}
+
+XP_PRIVATE long xp_alloc_live(void) { return atomic_load(&xp_live_blocks); }
+
+/* Whether this allocation is the one (or, persistent, one of those) to
+ * fail. */
+static int xp_alloc_fails(void) {
+  if (!atomic_load(&xp_fail_armed)) return 0;
+  long call = atomic_fetch_add(&xp_fail_calls, 1) + 1;
+  long at = atomic_load(&xp_fail_at);
+  if (call != at && !(call > at && atomic_load(&xp_fail_persistent)))
+    return 0;
+  atomic_store(&xp_fail_happened, 1);
+  return 1;
+}
+
+/* p, a new block or NULL, counted. */
+static void *xp_alloc_counted(void *p) {
+  if (p) atomic_fetch_add(&xp_live_blocks, 1);
+  return p;
+}
+#define XP_FAILS() xp_alloc_fails()
+#define XP_COUNTED(p) xp_alloc_counted(p)
+#define XP_UNCOUNT(p) \
+  ((p) ? (void)atomic_fetch_sub(&xp_live_blocks, 1) : (void)0)
+#else
+#define XP_FAILS() 0
+#define XP_COUNTED(p) (p)
+#define XP_UNCOUNT(p) ((void)0)
+#endif
+
+XP_PRIVATE void *xp_malloc(size_t size) {
+  return XP_FAILS() ? NULL : XP_COUNTED(malloc(size ? size : 1));
+}
+
+XP_PRIVATE void *xp_calloc(size_t n, size_t size) {
+  return XP_FAILS() ? NULL : XP_COUNTED(calloc(n ? n : 1, size ? size : 1));
+}
+
+XP_PRIVATE void xp_free(void *p) {
+  XP_UNCOUNT(p);
+  free(p);
+}
+
+static void *xp_allocator_alloc(void *self, size_t size) {
+  (void)self;
+  return xp_malloc(size);
+}
+
+static void xp_allocator_free(void *self, void *p) {
+  (void)self;
+  xp_free(p);
+}
+
+XP_PRIVATE xrt_allocator xp_allocator(void) {
+  xrt_allocator a = {NULL, xp_allocator_alloc, xp_allocator_free};
+  return a;
+}
+
+/* ---- the handle table ---- */
 
 /* XP_IDX_BITS, XP_DIR_SIZE, XP_CHUNK, the slot, the lookup and the
  * retiring and renewing of kept slots: internal.h. */
@@ -2238,7 +2360,7 @@ static uint32_t xp_slot_take(void) {
       (uint64_t)xp_used >= XP_IDX_MASK)
     return XP_NO_SLOT;
   if (xp_used % XP_CHUNK == 0) {
-    xp_slot *chunk = (xp_slot *)calloc(XP_CHUNK, sizeof *chunk);
+    xp_slot *chunk = (xp_slot *)xp_calloc(XP_CHUNK, sizeof *chunk);
     if (!chunk) return XP_NO_SLOT;
     atomic_store_explicit(&xp_dir[xp_used / XP_CHUNK], chunk,
                           memory_order_release);
@@ -2287,7 +2409,7 @@ __attribute__((destructor)) static void xp_handles_unload(void) {
   for (uint32_t c = 0; c < XP_DIR_SIZE; c++) {
     xp_slot *chunk = atomic_exchange(&xp_dir[c], NULL);
     if (!chunk) break; /* chunks are allocated in order */
-    free(chunk);
+    xp_free(chunk);
   }
   xp_used = 0;
   xp_free_head = XP_NO_SLOT;
@@ -2337,7 +2459,7 @@ static PJRT_Error *xp_error_v(PJRT_Error_Code code, const char *fmt,
   int n = vsnprintf(NULL, 0, fmt, ap2);
   va_end(ap2);
   if (n < 0) n = 0;
-  PJRT_Error *e = (PJRT_Error *)malloc(sizeof *e + (size_t)n + 1);
+  PJRT_Error *e = (PJRT_Error *)xp_malloc(sizeof *e + (size_t)n + 1);
   if (!e) return (PJRT_Error *)xp_handle_reserved(XP_RESERVED_OOM_ERROR);
   char *text = (char *)(e + 1);
   vsnprintf(text, (size_t)n + 1, fmt, ap);
@@ -2346,7 +2468,7 @@ static PJRT_Error *xp_error_v(PJRT_Error_Code code, const char *fmt,
   e->message = text;
   PJRT_Error *h = (PJRT_Error *)xp_handle_new(e, XP_KIND_ERROR);
   if (h) return h;
-  free(e);
+  xp_free(e);
   return (PJRT_Error *)xp_handle_reserved(XP_RESERVED_OOM_ERROR);
 }
 
@@ -2389,7 +2511,7 @@ XP_PRIVATE const char *xp_error_message(const PJRT_Error *error) {
 static int xp_error_release(PJRT_Error *error) {
   if ((void *)error == xp_handle_reserved(XP_RESERVED_OOM_ERROR)) return 1;
   PJRT_Error *e = (PJRT_Error *)xp_handle_retire(error, XP_KIND_ERROR);
-  free(e);
+  xp_free(e);
   return e != NULL;
 }
 
@@ -2423,7 +2545,7 @@ XP_PRIVATE PJRT_Error *xp_error_stale(const char *fn, const char *what,
 }
 
 XP_PRIVATE char *xp_strndup(const char *s, size_t n) {
-  char *d = (char *)malloc(n + 1);
+  char *d = (char *)xp_malloc(n + 1);
   if (!d) return NULL;
   if (n) memcpy(d, s, n);
   d[n] = '\0';
@@ -2436,7 +2558,7 @@ XP_PRIVATE char *xp_format(const char *fmt, ...) {
   va_copy(ap2, ap);
   int n = vsnprintf(NULL, 0, fmt, ap2);
   va_end(ap2);
-  char *d = n < 0 ? NULL : (char *)malloc((size_t)n + 1);
+  char *d = n < 0 ? NULL : (char *)xp_malloc((size_t)n + 1);
   if (d) vsnprintf(d, (size_t)n + 1, fmt, ap);
   va_end(ap);
   return d;
@@ -2507,7 +2629,7 @@ static PJRT_Event *xp_event_publish(xp_event *ev) {
   if (ev->handle) return ev->handle;
   if (ev->xe) xrt_event_release(ev->xe);
   xp_error_free(ev->error);
-  free(ev);
+  xp_free(ev);
   return NULL;
 }
 
@@ -2520,7 +2642,7 @@ static inline int xp_event_is_ok(const PJRT_Event *event) {
 
 XP_PRIVATE PJRT_Event *xp_event_ready(PJRT_Error *error) {
   if (!error) return (PJRT_Event *)xp_handle_reserved(XP_RESERVED_EVENT_OK);
-  xp_event *ev = (xp_event *)calloc(1, sizeof *ev);
+  xp_event *ev = (xp_event *)xp_calloc(1, sizeof *ev);
   if (!ev) {
     xp_error_free(error);
     return NULL;
@@ -2530,7 +2652,7 @@ XP_PRIVATE PJRT_Event *xp_event_ready(PJRT_Error *error) {
 }
 
 XP_PRIVATE PJRT_Event *xp_event_wrap(xrt_event *xe) {
-  xp_event *ev = (xp_event *)calloc(1, sizeof *ev);
+  xp_event *ev = (xp_event *)xp_calloc(1, sizeof *ev);
   if (!ev) {
     xrt_event_release(xe);
     return NULL;
@@ -2559,7 +2681,7 @@ XP_PRIVATE int xp_event_free(PJRT_Event *event) {
   if (!ev) return 0;
   if (ev->xe) xrt_event_release(ev->xe);
   xp_error_free(ev->error);
-  free(ev);
+  xp_free(ev);
   return 1;
 }
 
@@ -2630,7 +2752,7 @@ static void xp_on_ready_fire(void *user, xrt_status status,
     e = xp_error(xp_code_of(status), "PJRT_Event_OnReady: %s",
                  message && *message ? message : xrt_strerror(status));
   r->callback(e, r->user_arg); /* the callback owns e */
-  free(r);
+  xp_free(r);
 }
 
 /* Ready events call back at once, on the calling thread; pending ones
@@ -2653,7 +2775,7 @@ static PJRT_Error *xp_event_on_ready(PJRT_Event_OnReady_Args *args) {
     args->callback(xp_event_outcome(fn, ev), args->user_arg);
     return NULL;
   }
-  xp_on_ready *r = (xp_on_ready *)malloc(sizeof *r);
+  xp_on_ready *r = (xp_on_ready *)xp_malloc(sizeof *r);
   if (!r)
     return xp_error(PJRT_Error_Code_RESOURCE_EXHAUSTED,
                     "%s: out of host memory", fn);
@@ -2661,7 +2783,7 @@ static PJRT_Error *xp_event_on_ready(PJRT_Event_OnReady_Args *args) {
   r->user_arg = args->user_arg;
   xrt_status s = xrt_event_on_ready(ev->xe, xp_on_ready_fire, r);
   if (s) {
-    free(r);
+    xp_free(r);
     return xp_error_xrt(fn, s);
   }
   return NULL;
@@ -2861,16 +2983,17 @@ static void xp_client_free(xp_client *c) {
     for (int i = 0; i < c->num_devices; i++) xp_device_fini(&c->devices[i]);
   if (c->xc) xrt_client_release(c->xc);
   if (c->context) xrt_context_release(c->context);
-  free(c->devices);
-  free(c->device_list);
-  free(c->memory_list);
-  free(c->platform_version);
-  free(c);
+  xp_free(c->devices);
+  xp_free(c->device_list);
+  xp_free(c->memory_list);
+  xp_free(c->platform_version);
+  xp_free(c);
 }
 
 static xrt_status xp_client_open(const xp_create_options *o, xp_client *c) {
   xrt_context_options co;
   xrt_context_options_init(&co);
+  co.allocator = xp_allocator(); /* xrt's allocations are the plugin's */
   co.builtin_plugins = true;
   co.env_plugins = false;
   xrt_status s = xrt_context_create(&co, &c->context);
@@ -2879,6 +3002,7 @@ static xrt_status xp_client_open(const xp_create_options *o, xp_client *c) {
   xrt_client_options_init(&opts);
   opts.plugin = "sim";
   opts.context = c->context;
+  opts.allocator = xp_allocator();
   opts.topology.process_index = 0;
   opts.topology.process_count = 1;
   opts.topology.host_index = 0;
@@ -2895,9 +3019,11 @@ static PJRT_Error *xp_client_devices_init(const char *fn, xp_client *c) {
   int n = xrt_client_device_count(c->xc);
   if (n < 0) return xp_error_xrt(fn, xrt_last_status());
   c->num_devices = n;
-  c->devices = (xp_device *)calloc((size_t)n ? (size_t)n : 1, sizeof *c->devices);
-  c->device_list = (PJRT_Device **)calloc((size_t)n + 1, sizeof(PJRT_Device *));
-  c->memory_list = (PJRT_Memory **)calloc((size_t)n + 1, sizeof(PJRT_Memory *));
+  c->devices = (xp_device *)xp_calloc((size_t)n, sizeof *c->devices);
+  c->device_list =
+      (PJRT_Device **)xp_calloc((size_t)n + 1, sizeof(PJRT_Device *));
+  c->memory_list =
+      (PJRT_Memory **)xp_calloc((size_t)n + 1, sizeof(PJRT_Memory *));
   if (!c->devices || !c->device_list || !c->memory_list)
     return xp_error(PJRT_Error_Code_RESOURCE_EXHAUSTED,
                     "%s: out of host memory (device lists)", fn);
@@ -2947,7 +3073,7 @@ static PJRT_Error *xp_client_create(PJRT_Client_Create_Args *args) {
   xp_create_options o;
   PJRT_Error *e = xp_options_read(fn, args, &o);
   if (e) return e;
-  xp_client *c = (xp_client *)calloc(1, sizeof *c);
+  xp_client *c = (xp_client *)xp_calloc(1, sizeof *c);
   if (!c)
     return xp_error(PJRT_Error_Code_RESOURCE_EXHAUSTED,
                     "%s: out of host memory", fn);
@@ -3155,7 +3281,8 @@ static void xp_attr_convert(const xrt_attribute *a, PJRT_NamedValue *v) {
 static PJRT_Error *xp_device_attributes(const char *fn, xp_device *d) {
   int n = xrt_device_attribute_count(d->xd);
   if (n < 0) return xp_error_xrt(fn, xrt_last_status());
-  d->attributes = (PJRT_NamedValue *)calloc((size_t)n + 1, sizeof *d->attributes);
+  d->attributes =
+      (PJRT_NamedValue *)xp_calloc((size_t)n + 1, sizeof *d->attributes);
   if (!d->attributes)
     return xp_error(PJRT_Error_Code_RESOURCE_EXHAUSTED,
                     "%s: out of host memory (device attributes)", fn);
@@ -3208,11 +3335,11 @@ XP_PRIVATE void xp_device_fini(xp_device *d) {
   if (d->handle) xp_handle_retire(d->handle, XP_KIND_DEVICE);
   if (d->desc_handle) xp_handle_retire(d->desc_handle, XP_KIND_DESCRIPTION);
   if (d->memory_handle) xp_handle_retire(d->memory_handle, XP_KIND_MEMORY);
-  free(d->attributes);
-  free(d->debug_string);
-  free(d->to_string);
-  free(d->mem_debug_string);
-  free(d->mem_to_string);
+  xp_free(d->attributes);
+  xp_free(d->debug_string);
+  xp_free(d->to_string);
+  xp_free(d->mem_debug_string);
+  xp_free(d->mem_to_string);
 }
 
 /* The record behind a handle of the given kind, or NULL with *err set. */
@@ -3511,7 +3638,7 @@ static xp_buffer *xp_record_new(void) {
     xp_num_spare--;
   }
   xp_spare_give();
-  if (!b && (b = (xp_buffer *)malloc(sizeof *b))) b->slot = XP_NO_SLOT;
+  if (!b && (b = (xp_buffer *)xp_malloc(sizeof *b))) b->slot = XP_NO_SLOT;
   return b;
 }
 
@@ -3527,7 +3654,7 @@ static void xp_record_free(xp_buffer *b) {
   xp_spare_give();
   if (keep) return;
   if (b->slot != XP_NO_SLOT) xp_handle_slot_free(b->slot);
-  free(b);
+  xp_free(b);
 }
 
 #if defined(__GNUC__)
@@ -3536,7 +3663,7 @@ __attribute__((destructor)) static void xp_spares_unload(void) {
   while (xp_spare) {
     xp_buffer *b = xp_spare;
     xp_spare = b->next_spare;
-    free(b);
+    xp_free(b);
   }
   xp_num_spare = 0;
 }
@@ -3772,7 +3899,7 @@ static PJRT_Error *xp_upload(const char *fn,
                       "%s: %zu byte_strides for %zu dimensions", fn,
                       a->num_byte_strides, s->num_dims);
     if (bytes && !xp_strides_dense(s, a->byte_strides, es)) {
-      if (!(tmp = (uint8_t *)malloc(bytes)))
+      if (!(tmp = (uint8_t *)xp_malloc(bytes)))
         return xp_error(PJRT_Error_Code_RESOURCE_EXHAUSTED,
                         "%s: out of host memory (%zu bytes to gather strided "
                         "data)", fn, bytes);
@@ -3781,7 +3908,7 @@ static PJRT_Error *xp_upload(const char *fn,
     }
   }
   xrt_status st = xrt_buffer_from_host(c->xc, d->xd, &xs, src, out);
-  free(tmp);
+  xp_free(tmp);
   return st ? xp_error_xrt(fn, st) : NULL;
 }
 
@@ -4247,16 +4374,16 @@ static int xp_pb_assignment_counts(xp_pb *r, int64_t *replicas,
   return !r->why;
 }
 
-/* Fills ids[replica * computations + computation] from the lists; *bad
- * says what is inconsistent when the bytes are well-formed. */
-static int xp_pb_assignment_ids(xp_pb *r, int *ids, int64_t replicas,
-                                int64_t computations, const char **bad) {
+/* Fills ids[replica * computations + computation] from the lists
+ * (column: room for one list); *bad says what is inconsistent when the
+ * bytes are well-formed. */
+static int xp_pb_assignment_ids(xp_pb *r, int *ids, int *column,
+                                int64_t replicas, int64_t computations,
+                                const char **bad) {
   uint32_t f;
   xp_wire w;
   xp_pb sub;
   int64_t c = 0, n;
-  int *column = (int *)malloc((size_t)replicas * sizeof *column);
-  if (!column) return *bad = "out of host memory", 0;
   while (!*bad && xp_pb_key(r, &f, &w)) {
     if (f != XP_DA_COMPUTATION_DEVICES || w != XP_WIRE_LEN) {
       if (!xp_pb_skip(r, f, w, 0)) break;
@@ -4275,7 +4402,6 @@ static int xp_pb_assignment_ids(xp_pb *r, int *ids, int64_t replicas,
       ids[i * computations + c] = column[i];
     c++;
   }
-  free(column);
   return !r->why && !*bad;
 }
 
@@ -4294,13 +4420,18 @@ static PJRT_Error *xp_pb_assignment(const char *fn, xp_pb *r,
                     "replica_count %lld, computation_count %lld and %lld "
                     "computation_devices", fn, (long long)R, (long long)C,
                     (long long)listed);
-  o->assignment = (int *)malloc((size_t)(R * C) * sizeof *o->assignment);
-  if (!o->assignment)
+  /* (o->assignment is freed by the caller, also on failure) */
+  o->assignment = (int *)xp_malloc((size_t)(R * C) * sizeof *o->assignment);
+  int *column = o->assignment ? (int *)xp_malloc((size_t)R * sizeof *column)
+                              : NULL;
+  if (!column)
     return xp_error(PJRT_Error_Code_RESOURCE_EXHAUSTED,
                     "%s: out of host memory", fn);
   const char *bad = NULL;
   pass = *r;
-  if (!xp_pb_assignment_ids(&pass, o->assignment, R, C, &bad)) {
+  int ok = xp_pb_assignment_ids(&pass, o->assignment, column, R, C, &bad);
+  xp_free(column);
+  if (!ok) {
     if (!bad) return xp_pb_adopt(r, &pass), NULL;
     return xp_error(PJRT_Error_Code_INVALID_ARGUMENT,
                     "%s: compile_options: device assignment: %s", fn, bad);
@@ -4326,7 +4457,7 @@ static PJRT_Error *xp_pb_build_options(const char *fn, xp_pb *r,
           (int64_t)v;
     } else if (f == XP_BO_DEVICE_ASSIGNMENT && w == XP_WIRE_LEN) {
       if (!xp_pb_len(r, &sub)) break;
-      free(o->assignment); /* the last one counts, as protobuf says */
+      xp_free(o->assignment); /* the last one counts, as protobuf says */
       o->assignment = NULL;
       PJRT_Error *e = xp_pb_assignment(fn, &sub, o);
       if (e || !xp_pb_adopt(r, &sub)) return e;
@@ -4379,7 +4510,7 @@ XP_PRIVATE PJRT_Error *xp_compile_options_parse(const char *fn,
                  "%lld", fn, (long long)out->num_replicas,
                  (long long)out->num_partitions);
   if (e) {
-    free(out->assignment);
+    xp_free(out->assignment);
     out->assignment = NULL;
   }
   return e;
@@ -4483,7 +4614,7 @@ static PJRT_Error *xp_compile(PJRT_Client_Compile_Args *args) {
                                args->compile_options_size, &o);
   if (e) return e;
   e = xp_compile_with(fn, c, args->program, &o, &args->executable);
-  free(o.assignment);
+  xp_free(o.assignment);
   return e;
 }
 
@@ -4510,16 +4641,16 @@ XP_PRIVATE void xp_compile_register(PJRT_Api *api) {
 static void xp_core_free(xp_exe_core *k) {
   xrt_executable *xe = atomic_exchange(&k->xe, NULL);
   if (xe) xrt_executable_release(xe);
-  free(k->name);
-  free(k->outputs);
-  free(k->output_types);
-  free(k->output_dims);
-  free(k->output_dim_sizes);
-  free(k->output_kinds);
-  free(k->output_kind_sizes);
-  free(k->devices);
-  free(k->xdevices);
-  free(k);
+  xp_free(k->name);
+  xp_free(k->outputs);
+  xp_free(k->output_types);
+  xp_free(k->output_dims);
+  xp_free(k->output_dim_sizes);
+  xp_free(k->output_kinds);
+  xp_free(k->output_kind_sizes);
+  xp_free(k->devices);
+  xp_free(k->xdevices);
+  xp_free(k);
 }
 
 XP_PRIVATE void xp_core_unref(xp_exe_core *k) {
@@ -4529,11 +4660,13 @@ XP_PRIVATE void xp_core_unref(xp_exe_core *k) {
 /* Output shapes, types, dimensions and memory kinds. */
 static int xp_core_outputs(xp_exe_core *k, xrt_executable *xe) {
   size_t n = k->num_outputs, total = 0;
-  k->outputs = (xp_shape *)calloc(n + 1, sizeof *k->outputs);
-  k->output_types = (PJRT_Buffer_Type *)calloc(n + 1, sizeof *k->output_types);
-  k->output_dim_sizes = (size_t *)calloc(n + 1, sizeof *k->output_dim_sizes);
-  k->output_kinds = (const char **)calloc(n + 1, sizeof *k->output_kinds);
-  k->output_kind_sizes = (size_t *)calloc(n + 1, sizeof *k->output_kind_sizes);
+  k->outputs = (xp_shape *)xp_calloc(n + 1, sizeof *k->outputs);
+  k->output_types =
+      (PJRT_Buffer_Type *)xp_calloc(n + 1, sizeof *k->output_types);
+  k->output_dim_sizes = (size_t *)xp_calloc(n + 1, sizeof *k->output_dim_sizes);
+  k->output_kinds = (const char **)xp_calloc(n + 1, sizeof *k->output_kinds);
+  k->output_kind_sizes =
+      (size_t *)xp_calloc(n + 1, sizeof *k->output_kind_sizes);
   if (!k->outputs || !k->output_types || !k->output_dim_sizes ||
       !k->output_kinds || !k->output_kind_sizes)
     return 0;
@@ -4547,7 +4680,7 @@ static int xp_core_outputs(xp_exe_core *k, xrt_executable *xe) {
     k->output_kind_sizes[i] = sizeof XP_MEMORY_KIND - 1;
     total += k->outputs[i].num_dims;
   }
-  k->output_dims = (int64_t *)calloc(total + 1, sizeof *k->output_dims);
+  k->output_dims = (int64_t *)xp_calloc(total + 1, sizeof *k->output_dims);
   if (!k->output_dims) return 0;
   for (size_t i = 0, at = 0; i < n; i++)
     for (size_t d = 0; d < k->outputs[i].num_dims; d++)
@@ -4558,8 +4691,8 @@ static int xp_core_outputs(xp_exe_core *k, xrt_executable *xe) {
 /* The devices of logical ids 0 .. replicas * partitions - 1. */
 static int xp_core_devices(xp_exe_core *k, xp_client *c, xrt_executable *xe) {
   size_t n = k->num_devices;
-  k->devices = (PJRT_Device **)calloc(n + 1, sizeof *k->devices);
-  k->xdevices = (xrt_device **)calloc(n + 1, sizeof *k->xdevices);
+  k->devices = (PJRT_Device **)xp_calloc(n + 1, sizeof *k->devices);
+  k->xdevices = (xrt_device **)xp_calloc(n + 1, sizeof *k->xdevices);
   if (!k->devices || !k->xdevices) return 0;
   for (size_t i = 0; i < n; i++) {
     xrt_device *xd = xrt_executable_device(xe, (int)i);
@@ -4574,7 +4707,7 @@ static int xp_core_devices(xp_exe_core *k, xp_client *c, xrt_executable *xe) {
 static PJRT_Error *xp_core_create(const char *fn, xp_client *c,
                                   xrt_executable *xe, const char *fingerprint,
                                   xp_exe_core **out) {
-  xp_exe_core *k = (xp_exe_core *)calloc(1, sizeof *k);
+  xp_exe_core *k = (xp_exe_core *)xp_calloc(1, sizeof *k);
   if (!k) {
     xrt_executable_release(xe);
     return xp_error(PJRT_Error_Code_RESOURCE_EXHAUSTED,
@@ -4614,14 +4747,14 @@ XP_PRIVATE PJRT_Error *xp_loaded_create(const char *fn, xp_client *c,
   xp_exe_core *k = NULL;
   PJRT_Error *e = xp_core_create(fn, c, xe, fingerprint, &k);
   if (e) return e;
-  xp_loaded *l = (xp_loaded *)calloc(1, sizeof *l);
+  xp_loaded *l = (xp_loaded *)xp_calloc(1, sizeof *l);
   if (l) {
     l->core = k;
     atomic_init(&l->deleted, 0);
     l->handle = (PJRT_LoadedExecutable *)xp_handle_new(l, XP_KIND_LOADED);
   }
   if (!l || !l->handle) {
-    free(l);
+    xp_free(l);
     xp_core_unref(k);
     return xp_error(PJRT_Error_Code_RESOURCE_EXHAUSTED,
                     "%s: out of host memory", fn);
@@ -4671,7 +4804,7 @@ static PJRT_Error *xp_exe_destroy(PJRT_Executable_Destroy_Args *args) {
       (xp_executable *)xp_handle_retire(args->executable, XP_KIND_EXECUTABLE);
   if (!x) return xp_error_stale(fn, "args->executable", "PJRT_Executable");
   xp_core_unref(x->core);
-  free(x);
+  xp_free(x);
   return NULL;
 }
 
@@ -4776,7 +4909,7 @@ static PJRT_Error *xp_loaded_destroy(PJRT_LoadedExecutable_Destroy_Args *args) {
     return xp_error_stale(fn, "args->executable", "PJRT_LoadedExecutable");
   xp_loaded_delete_xe(l);
   xp_core_unref(l->core);
-  free(l);
+  xp_free(l);
   return NULL;
 }
 
@@ -4786,13 +4919,13 @@ static PJRT_Error *xp_loaded_executable(
   XP_LOADED_ARG(fn, args, PJRT_LoadedExecutable_GetExecutable_Args,
                 loaded_executable);
   args->executable = NULL;
-  xp_executable *x = (xp_executable *)malloc(sizeof *x);
+  xp_executable *x = (xp_executable *)xp_malloc(sizeof *x);
   if (x) {
     x->core = l->core;
     x->handle = (PJRT_Executable *)xp_handle_new(x, XP_KIND_EXECUTABLE);
   }
   if (!x || !x->handle) {
-    free(x);
+    xp_free(x);
     return xp_error(PJRT_Error_Code_RESOURCE_EXHAUSTED,
                     "%s: out of host memory", fn);
   }
@@ -4896,18 +5029,19 @@ static xrt_buffer **xp_scratch_bufs(xp_scratch *s, size_t n) {
   s->heap_bufs = s->heap_lists = NULL;
   if (n <= XP_STACK_PTRS) return s->bufs;
   if (n > SIZE_MAX / sizeof(xrt_buffer *)) return NULL;
-  return (xrt_buffer **)(s->heap_bufs = malloc(n * sizeof(xrt_buffer *)));
+  return (xrt_buffer **)(s->heap_bufs = xp_malloc(n * sizeof(xrt_buffer *)));
 }
 
 static xrt_buffer ***xp_scratch_lists(xp_scratch *s, size_t n) {
   if (n <= XP_STACK_LISTS) return s->lists;
   if (n > SIZE_MAX / sizeof(xrt_buffer **)) return NULL;
-  return (xrt_buffer ***)(s->heap_lists = malloc(n * sizeof(xrt_buffer **)));
+  s->heap_lists = xp_malloc(n * sizeof(xrt_buffer **));
+  return (xrt_buffer ***)s->heap_lists;
 }
 
 static void xp_scratch_free(xp_scratch *s) {
-  free(s->heap_bufs);
-  free(s->heap_lists);
+  xp_free(s->heap_bufs);
+  xp_free(s->heap_lists);
 }
 
 /* What one call works on. */
@@ -4952,9 +5086,12 @@ static PJRT_Error *xp_outputs_wrap(const xp_call *c, size_t list,
     dst[j] = xp_buffer_wrap(outs[j], d, &c->core->outputs[j]);
     outs[j] = NULL;
     if (dst[j]) continue;
-    while (j > 0) xp_buffer_free(dst[--j]);
     for (size_t r = j + 1; r < c->num_outputs; r++)
       if (outs[r]) xrt_buffer_release(outs[r]);
+    while (j > 0) { /* nothing is returned on failure */
+      xp_buffer_free(dst[--j]);
+      dst[j] = NULL;
+    }
     return xp_error(PJRT_Error_Code_RESOURCE_EXHAUSTED,
                     "%s: out of host memory (output buffers)", c->fn);
   }
@@ -5390,6 +5527,7 @@ static void xp_version_parse(const char *s, int64_t out[XP_VERSION_PARTS]) {
 static void xp_minimum_version(int64_t out[XP_VERSION_PARTS]) {
   xrt_context_options co;
   xrt_context_options_init(&co);
+  co.allocator = xp_allocator();
   co.env_plugins = false;
   xrt_context *ctx = NULL;
   xrt_plugin_info info;
@@ -5459,10 +5597,10 @@ static PJRT_Error *xp_context_create(PJRT_ExecuteContext_Create_Args *args) {
   static const char fn[] = "PJRT_ExecuteContext_Create";
   XP_ARGS(fn, args, PJRT_ExecuteContext_Create_Args_STRUCT_SIZE);
   args->context = NULL;
-  xp_exec_context *x = (xp_exec_context *)malloc(sizeof *x);
+  xp_exec_context *x = (xp_exec_context *)xp_malloc(sizeof *x);
   if (x) x->handle = (PJRT_ExecuteContext *)xp_handle_new(x, XP_KIND_EXEC_CONTEXT);
   if (!x || !x->handle) {
-    free(x);
+    xp_free(x);
     return xp_error(PJRT_Error_Code_RESOURCE_EXHAUSTED,
                     "%s: out of host memory", fn);
   }
@@ -5477,7 +5615,7 @@ static PJRT_Error *xp_context_destroy(PJRT_ExecuteContext_Destroy_Args *args) {
   xp_exec_context *x = (xp_exec_context *)xp_handle_retire(
       args->context, XP_KIND_EXEC_CONTEXT);
   if (!x) return xp_error_stale(fn, "args->context", "PJRT_ExecuteContext");
-  free(x);
+  xp_free(x);
   return NULL;
 }
 

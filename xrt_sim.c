@@ -1280,6 +1280,10 @@ typedef struct sim_fcc {
   void *fz; /* fusion: uses and definitions of values (see "Fusion") */
 } sim_fcc;
 
+/* Lowers d as a skinny product (skinny.c) when it is one: 1 (and *rc)
+ * if it did, 0 to leave d to the other paths. */
+SIM_PRIVATE int sim_skinny_lower_dot(sim_fcc *fc, const sim_dot *d,
+                                     sim_step *st, xrt_status *rc);
 typedef xrt_status (*sim_lower_fn)(sim_fcc *fc, const xrt_ir_op *op,
                                    sim_step *st);
 SIM_PRIVATE xrt_status sim_oom(sim_fcc *fc);
@@ -1526,6 +1530,13 @@ typedef struct sim_conv {
 /* ---- gemm.c ---- */
 SIM_PRIVATE int sim_gemm_lower_conv(sim_fcc *fc, const sim_conv *c, sim_step *st,
                                xrt_status *rc);
+/* The GEMM micro-kernels' instruction set: -1 off, 0 portable, 1 AVX2,
+ * 2 AVX-512 (XRT_SIM_GEMM, XRT_SIM_ISA and the CPU decide). */
+SIM_PRIVATE int sim_gemm_isa(sim_cc *cc);
+
+/* ---- conv_dw.c ---- */
+SIM_PRIVATE int sim_conv_dw_lower(sim_fcc *fc, const sim_conv *c, sim_step *st,
+                                  xrt_status *rc);
 
 /* ---- conv.c ---- */
 SIM_PRIVATE xrt_status sim_lower_convolution(sim_fcc *fc, const xrt_ir_op *op,
@@ -1616,6 +1627,13 @@ static inline struct sim_tpool *sim_tpool_of(const sim_client *c, int device) {
 #define SIM_PAR_MIN ((size_t)1 << 20)
 #define SIM_PAR_GRAIN ((size_t)128 << 10)
 SIM_PRIVATE int sim_isa_cap(void);
+/* The plain elementwise kernel of op e (SIM_EW_*) on type t (elementwise.c)
+ * and the vectorized one of vmath.c for ISA level 0-2, or NULL. */
+SIM_PRIVATE sim_ew_fn sim_ew_plain(int e, xrt_dtype t);
+SIM_PRIVATE sim_ew_fn sim_vm_kernel(int ew_op, xrt_dtype t, int level);
+/* 0 portable, 1 AVX2, 2 AVX-512F: what the running CPU has, capped by
+ * XRT_SIM_ISA (fusion.c). */
+SIM_PRIVATE int sim_isa_level(void);
 
 /* ---- collectives.c ---- */
 SIM_PRIVATE void sim_copy_nt(void *dst, const void *src, size_t n);
@@ -2130,6 +2148,13 @@ static const sim_ew_fn sim_ew_tab[SIM_EW_NOPS][XRT_DTYPE_COUNT] = {
     [SIM_EW_NOT][XRT_PRED] = sim_NOT_pred,
     SIM_FLT_TYPES(SIM_TENT_F, ISFIN)
 };
+
+/* The plain kernel of op e (SIM_EW_*) on element type t, or NULL. */
+SIM_PRIVATE sim_ew_fn sim_ew_plain(int e, xrt_dtype t) {
+  return e >= 0 && e < SIM_EW_NOPS && (unsigned)t < XRT_DTYPE_COUNT
+             ? sim_ew_tab[e][t]
+             : NULL;
+}
 
 SIM_PRIVATE int sim_ew_op_of(xrt_opcode code) {
   switch (code) {
@@ -6681,7 +6706,13 @@ typedef struct sim_gblk {
 
 /* Copies n elements of one row of A, from column k of the panel on, into
  * a strip-packed micro-panel of kb columns (see SIM_GK_STRIP); src NULL
- * means zeros. */
+ * means zeros.  Only the AVX-512 kernel has strips (k->fs), so the runs
+ * (at most a strip each) are masked vector copies, not calls to memcpy:
+ * features come in short runs when a window position has few (the RGB
+ * input of a first layer). */
+#if SIM_GEMM_X86
+__attribute__((target("avx512f")))
+#endif
 static void sim_gstrip_put(float *dst, int64_t MR, int64_t kb, int64_t i,
                            int64_t k, int64_t n, const float *src) {
   while (n > 0) {
@@ -6689,12 +6720,18 @@ static void sim_gstrip_put(float *dst, int64_t MR, int64_t kb, int64_t i,
     int64_t S = kb - s0 < SIM_GK_STRIP ? kb - s0 : SIM_GK_STRIP;
     int64_t c = S - t < n ? S - t : n;
     float *d = dst + s0 * MR + i * S + t;
+#if SIM_GEMM_X86
+    __mmask16 m = (__mmask16)((1u << c) - 1); /* c <= 16 */
+    _mm512_mask_storeu_ps(d, m, src ? _mm512_maskz_loadu_ps(m, src)
+                                    : _mm512_setzero_ps());
+#else
     if (c == SIM_GK_STRIP && src) /* constant size: one vector copy */
       memcpy(d, src, sizeof(float) * SIM_GK_STRIP);
     else if (src)
       memcpy(d, src, sizeof(float) * (size_t)c);
     else
       memset(d, 0, sizeof(float) * (size_t)c);
+#endif
     k += c, n -= c;
     if (src) src += c;
   }
@@ -6713,6 +6750,48 @@ __attribute__((target("avx512f"))) static void sim_gstrip_put16(
 }
 #endif
 
+#if SIM_GEMM_X86
+enum { SIM_GSHORT_MAX = 1024 }; /* most k of a short-run panel */
+
+/* sim_gpack_conv_strip for runs shorter than a strip (Cg < 16): each row
+ * is gathered into a buffer, a masked load per window position, then put
+ * into its strips. */
+__attribute__((target("avx512f"))) static void sim_gpack_conv_short(
+    const sim_gemm *g, const float *a, int64_t r0, int64_t mv, int64_t k0,
+    int64_t kb, float *dst) {
+  const sim_gconv *cv = g->conv;
+  const int64_t MR = g->k->mr, Cg = cv->Cg;
+  int32_t ns = cv->ns;
+  float row[SIM_GSHORT_MAX + SIM_GK_STRIP];
+  for (int64_t i = 0; i < MR; i++) {
+    if (i >= mv) {
+      sim_gstrip_put(dst, MR, kb, i, 0, kb, NULL);
+      continue;
+    }
+    const int32_t *mp = cv->mpos + (r0 + i) * ns;
+    const float *base = a + g->am[r0 + i];
+    int64_t w = k0 / Cg, f = k0 % Cg;
+    for (int64_t k = 0; k < kb; w++, f = 0) {
+      int64_t run = Cg - f < kb - k ? Cg - f : kb - k;
+      const int32_t *kw = cv->kwin + w * ns;
+      int64_t off = 0;
+      int ok = 1;
+      for (int32_t s = 0; s < ns; s++) {
+        int64_t t = cv->tab[mp[s] + kw[s]];
+        ok &= t >= 0;
+        off += t;
+      }
+      __mmask16 m = (__mmask16)((1u << run) - 1);
+      /* whole vectors out: the next run overwrites the rest */
+      _mm512_storeu_ps(row + k, ok ? _mm512_maskz_loadu_ps(m, base + off + f)
+                                   : _mm512_setzero_ps());
+      k += run;
+    }
+    sim_gstrip_put(dst, MR, kb, i, 0, kb, row);
+  }
+}
+#endif
+
 /* A convolution micro-panel for f32 with contiguous features (lf == 1),
  * strip-packed: per window position each row copies a run of features, or
  * zeros (padding, rows past mv). */
@@ -6722,6 +6801,12 @@ static void sim_gpack_conv_strip(const sim_gemm *g, const float *a,
   const int64_t MR = g->k->mr;
   const sim_gconv *cv = g->conv;
   int32_t ns = cv->ns;
+#if SIM_GEMM_X86
+  if (cv->Cg < SIM_GK_STRIP && kb <= SIM_GSHORT_MAX) {
+    sim_gpack_conv_short(g, a, r0, mv, k0, kb, dst);
+    return;
+  }
+#endif
   /* Only the AVX-512 kernel has strips (k->fs), so the vector copy runs. */
   int whole = cv->Cg % SIM_GK_STRIP == 0 && k0 % SIM_GK_STRIP == 0 &&
               kb % SIM_GK_STRIP == 0;
@@ -7177,10 +7262,14 @@ static int sim_gemm_big(int64_t M, int64_t N, int64_t K) {
   return M > 0 && N > 0 && (double)M * (double)N * (double)(K ? K : 64) >= 4096;
 }
 
+SIM_PRIVATE int sim_gemm_isa(sim_cc *cc) {
+  if (!cc->gemm_known) cc->gemm_path = sim_gemm_path(), cc->gemm_known = 1;
+  return cc->gemm_path;
+}
+
 /* A kernel for element type t, or NULL (then the plain loops run). */
 static const sim_gk *sim_gemm_kernel(sim_cc *cc, xrt_dtype t) {
-  if (!cc->gemm_known) cc->gemm_path = sim_gemm_path(), cc->gemm_known = 1;
-  int p = cc->gemm_path;
+  int p = sim_gemm_isa(cc);
   if (p < 0 || (t != XRT_F32 && t != XRT_F64)) return NULL;
   const sim_gk *k = &sim_gks[t == XRT_F64][p];
   return k->fn ? k : &sim_gks[t == XRT_F64][0];
@@ -7328,6 +7417,238 @@ SIM_PRIVATE int sim_gemm_lower_conv(sim_fcc *fc, const sim_conv *c, sim_step *st
   return 1;
 }
 /* ==== end src/sim/gemm.c ==== */
+/* ==== begin src/sim/skinny.c ==== */
+/*
+ * src/sim/skinny.c - skinny f32 products: a few rows against weights.
+ * Part of the simulated device; MIT licensed, see LICENSE.
+ */
+/* ======================================================================
+ * Skinny products
+ *
+ * A dot_general whose lhs has a few rows (M <= SIM_SK_MAXM: one token of a
+ * decoder, the batch of an LSTM step) and whose operands both keep the
+ * contracted dimension innermost (x @ W^T, as JAX writes dense layers
+ * with contracting_dims = [1] x [1]) costs the packed GEMM more to pack
+ * the weights than to multiply them.  Here every result is a dot product
+ * of two contiguous rows, read in place: sixteen lanes of partial sums
+ * over k (lane j takes k = j mod 16), added pairwise in a fixed tree, then
+ * the k % 16 leftover products in order.  That is one fixed order for
+ * every instruction set (portable, AVX2 and AVX-512 builds of the same
+ * vector code, no FMA contraction), but not the GEMM's, so results may
+ * differ from the packed path's in the last bits, as XLA's dot emitters'
+ * do.  Tiles of four lhs rows by two weight rows share their loads.
+ * Weights laid out the other way (x @ W, W [K, N] with N innermost) take
+ * blocks of 64 results per lhs row, summed over k in order (below).
+ * ==================================================================== */
+
+#define SIM_SK_MAXM 16 /* lhs rows, at most */
+#define SIM_SK_MINK 32 /* contracted length, at least (rows in k) */
+#define SIM_SK_MINN 64 /* results per row, at least (rows in n) */
+
+typedef struct sim_skinny {
+  int64_t B, M, N, K;
+  const int64_t *lb, *lm, *lk, *rb, *rn, *rk; /* offsets, as sim_dot's */
+  void (*kernel)(const struct sim_skinny *s, float *out, const float *a,
+                 const float *b);
+} sim_skinny;
+
+#if defined(__GNUC__)
+typedef float sim_sk_v16 __attribute__((vector_size(64)));
+
+/* The sum of a vector's lanes in a fixed tree: (0+8, 1+9, ...), then
+ * halves (a macro: no function takes a vector by value). */
+#define SIM_SK_HSUM(out, v)                                                   \
+  do {                                                                        \
+    float s8_[8], s4_[4];                                                     \
+    for (int i_ = 0; i_ < 8; i_++) s8_[i_] = (v)[i_] + (v)[i_ + 8];           \
+    for (int i_ = 0; i_ < 4; i_++) s4_[i_] = s8_[i_] + s8_[i_ + 4];           \
+    out = (s4_[0] + s4_[2]) + (s4_[1] + s4_[3]);                              \
+  } while (0)
+
+/* out[r * ostride + j] = dot(ar[r], b[j]) for the nr <= 4 rows ar and the
+ * two weight rows b[0], b[1]: eight named accumulators (registers; rows
+ * past nr repeat row 0 and are not stored). */
+#define SIM_SK_TILE(ISA)                                                      \
+  static SIM_SK_T_##ISA void sim_sk_tile_##ISA(                               \
+      const float *const *ar, int nr, const float *const *br, int64_t K,      \
+      float *out, int64_t ostride) {                                          \
+    const float *a0 = ar[0], *a1 = nr > 1 ? ar[1] : a0,                       \
+                *a2 = nr > 2 ? ar[2] : a0, *a3 = nr > 3 ? ar[3] : a0;         \
+    const float *b0 = br[0], *b1 = br[1];                                     \
+    sim_sk_v16 c00 = {0}, c10 = {0}, c20 = {0}, c30 = {0};                    \
+    sim_sk_v16 c01 = {0}, c11 = {0}, c21 = {0}, c31 = {0}, u, v, x;           \
+    int64_t k = 0;                                                            \
+    for (; k + 16 <= K; k += 16) {                                            \
+      memcpy(&u, b0 + k, sizeof u);                                           \
+      memcpy(&v, b1 + k, sizeof v);                                           \
+      memcpy(&x, a0 + k, sizeof x);                                           \
+      c00 = c00 + x * u;                                                      \
+      c01 = c01 + x * v;                                                      \
+      memcpy(&x, a1 + k, sizeof x);                                           \
+      c10 = c10 + x * u;                                                      \
+      c11 = c11 + x * v;                                                      \
+      memcpy(&x, a2 + k, sizeof x);                                           \
+      c20 = c20 + x * u;                                                      \
+      c21 = c21 + x * v;                                                      \
+      memcpy(&x, a3 + k, sizeof x);                                           \
+      c30 = c30 + x * u;                                                      \
+      c31 = c31 + x * v;                                                      \
+    }                                                                         \
+    float s[4][2];                                                            \
+    SIM_SK_HSUM(s[0][0], c00);                                                \
+    SIM_SK_HSUM(s[1][0], c10);                                                \
+    SIM_SK_HSUM(s[2][0], c20);                                                \
+    SIM_SK_HSUM(s[3][0], c30);                                                \
+    SIM_SK_HSUM(s[0][1], c01);                                                \
+    SIM_SK_HSUM(s[1][1], c11);                                                \
+    SIM_SK_HSUM(s[2][1], c21);                                                \
+    SIM_SK_HSUM(s[3][1], c31);                                                \
+    for (int r = 0; r < nr; r++)                                              \
+      for (int j = 0; j < 2; j++) {                                           \
+        for (int64_t t = k; t < K; t++)                                       \
+          s[r][j] = s[r][j] + ar[r][t] * br[j][t];                            \
+        out[r * ostride + j] = s[r][j];                                       \
+      }                                                                       \
+  }
+
+/* Column pairs; an odd last column is paired with itself and stored
+ * once (a scratch row takes the duplicate). */
+#define SIM_SK_KERNEL(ISA)                                                    \
+  SIM_SK_TILE(ISA)                                                            \
+  static SIM_SK_T_##ISA void sim_sk_run_##ISA(                                \
+      const sim_skinny *s, float *out, const float *a, const float *b) {      \
+    for (int64_t bi = 0; bi < s->B; bi++) {                                   \
+      float *o = out + bi * s->M * s->N;                                      \
+      for (int64_t m0 = 0; m0 < s->M; m0 += 4) {                              \
+        int nr = s->M - m0 < 4 ? (int)(s->M - m0) : 4;                        \
+        const float *ar[4];                                                   \
+        for (int r = 0; r < nr; r++) ar[r] = a + s->lb[bi] + s->lm[m0 + r];   \
+        int64_t n = 0;                                                        \
+        for (; n + 2 <= s->N; n += 2) {                                       \
+          const float *br[2] = {b + s->rb[bi] + s->rn[n],                     \
+                                b + s->rb[bi] + s->rn[n + 1]};                \
+          sim_sk_tile_##ISA(ar, nr, br, s->K, o + m0 * s->N + n, s->N);       \
+        }                                                                     \
+        if (n < s->N) {                                                       \
+          const float *br[2] = {b + s->rb[bi] + s->rn[n],                     \
+                                b + s->rb[bi] + s->rn[n]};                    \
+          float two[4 * 2];                                                   \
+          sim_sk_tile_##ISA(ar, nr, br, s->K, two, 2);                        \
+          for (int r = 0; r < nr; r++) o[(m0 + r) * s->N + n] = two[r * 2];   \
+        }                                                                     \
+      }                                                                       \
+    }                                                                         \
+  }
+
+/* Weights with the result's dimension innermost (x @ W, W [K, N]): each
+ * block of 64 results of four lhs rows accumulates over k in order, one
+ * weight row block loaded per k for the four rows (sixteen registers of
+ * sums); results past the last whole block, one at a time, also in k
+ * order.  Every result is then the plain sequential sum. */
+#define SIM_SK_NN(ISA)                                                        \
+  static SIM_SK_T_##ISA void sim_sk_nn_block_##ISA(                           \
+      const sim_skinny *s, const float *const *ar, int nr, const float *w,    \
+      float *out) {                                                           \
+    sim_sk_v16 c[4][4] = {{{0}}};                                             \
+    for (int64_t k = 0; k < s->K; k++) {                                      \
+      const float *row = w + s->rk[k];                                        \
+      sim_sk_v16 u[4];                                                        \
+      for (int j = 0; j < 4; j++) memcpy(&u[j], row + 16 * j, sizeof u[j]);   \
+      for (int r = 0; r < 4; r++) {                                           \
+        float x = ar[r < nr ? r : 0][s->lk[k]];                               \
+        for (int j = 0; j < 4; j++) c[r][j] = c[r][j] + x * u[j];             \
+      }                                                                       \
+    }                                                                         \
+    for (int r = 0; r < nr; r++)                                              \
+      memcpy(out + r * s->N, c[r], sizeof c[r]);                              \
+  }                                                                           \
+  static SIM_SK_T_##ISA void sim_sk_nn_##ISA(                                 \
+      const sim_skinny *s, float *out, const float *a, const float *b) {      \
+    for (int64_t bi = 0; bi < s->B; bi++) {                                   \
+      float *o = out + bi * s->M * s->N;                                      \
+      const float *w = b + s->rb[bi];                                         \
+      for (int64_t m0 = 0; m0 < s->M; m0 += 4) {                              \
+        int nr = s->M - m0 < 4 ? (int)(s->M - m0) : 4;                        \
+        const float *ar[4];                                                   \
+        for (int r = 0; r < nr; r++) ar[r] = a + s->lb[bi] + s->lm[m0 + r];   \
+        int64_t n = 0;                                                        \
+        for (; n + 64 <= s->N; n += 64)                                       \
+          sim_sk_nn_block_##ISA(s, ar, nr, w + n, o + m0 * s->N + n);         \
+        for (; n < s->N; n++)                                                 \
+          for (int r = 0; r < nr; r++) {                                      \
+            float acc = 0;                                                    \
+            for (int64_t k = 0; k < s->K; k++)                                \
+              acc = acc + ar[r][s->lk[k]] * w[s->rk[k] + n];                  \
+            o[(m0 + r) * s->N + n] = acc;                                     \
+          }                                                                   \
+      }                                                                       \
+    }                                                                         \
+  }
+
+#if defined(__x86_64__) || defined(__i386__)
+#define SIM_SK_X86 1
+#define SIM_SK_T_avx2 __attribute__((target("avx2")))
+#define SIM_SK_T_avx512 __attribute__((target("avx512f")))
+#endif
+#define SIM_SK_T_port
+
+SIM_SK_KERNEL(port)
+SIM_SK_NN(port)
+#ifdef SIM_SK_X86
+SIM_SK_KERNEL(avx2)
+SIM_SK_NN(avx2)
+SIM_SK_KERNEL(avx512)
+SIM_SK_NN(avx512)
+#endif
+
+static xrt_status sim_run_skinny(const sim_step *st, void **vals,
+                                 sim_cx *cx) {
+  const sim_skinny *s = (const sim_skinny *)st->data;
+  (void)cx;
+  s->kernel(s, (float *)vals[st->out[0]], (const float *)vals[st->in[0]],
+            (const float *)vals[st->in[1]]);
+  return XRT_OK;
+}
+#endif /* __GNUC__ */
+
+SIM_PRIVATE int sim_skinny_lower_dot(sim_fcc *fc, const sim_dot *d,
+                                     sim_step *st, xrt_status *rc) {
+  *rc = XRT_OK;
+#if !defined(__GNUC__)
+  (void)fc, (void)d, (void)st;
+  return 0; /* no vector extensions: the other paths */
+#else
+  if (d->ct != XRT_F32 || d->lt != XRT_F32 || d->rt != XRT_F32 ||
+      d->ot != XRT_F32 || d->M < 1 || d->M > SIM_SK_MAXM ||
+      d->K < 1 || d->N < 1 || d->B < 1)
+    return 0;
+  int nt = d->K >= SIM_SK_MINK; /* both rows contiguous in k */
+  for (int64_t k = 0; nt && k < d->K; k++)
+    nt = d->lk[k] == k && d->rk[k] == k;
+  /* or the result's dimension contiguous in the weights */
+  int nn = !nt && d->unit_n && d->N >= SIM_SK_MINN;
+  if (!nt && !nn) return 0;
+  sim_skinny *s = (sim_skinny *)sim_palloc(fc, sizeof *s);
+  if (!s) {
+    *rc = XRT_RESOURCE_EXHAUSTED;
+    return 1;
+  }
+  s->B = d->B, s->M = d->M, s->N = d->N, s->K = d->K;
+  s->lb = d->lb, s->lm = d->lm, s->lk = d->lk;
+  s->rb = d->rb, s->rn = d->rn, s->rk = d->rk;
+  int level = sim_isa_level();
+  (void)level;
+  s->kernel = nt ? sim_sk_run_port : sim_sk_nn_port;
+#ifdef SIM_SK_X86
+  if (level == 2) s->kernel = nt ? sim_sk_run_avx512 : sim_sk_nn_avx512;
+  else if (level == 1) s->kernel = nt ? sim_sk_run_avx2 : sim_sk_nn_avx2;
+#endif
+  st->data = s;
+  st->run = sim_run_skinny;
+  return 1;
+#endif
+}
+/* ==== end src/sim/skinny.c ==== */
 /* ==== begin src/sim/control.c ==== */
 /*
  * src/sim/control.c - while, func.call, custom_call; if, case, map, sort,
@@ -7340,12 +7661,17 @@ static void *sim_while_other(const sim_while *w, void **vals, int32_t i) {
   return vals[w->bargs[i]] == a ? vals[w->bufb[i]] : a;
 }
 
+/* The body's results become the next iteration's arguments, each in the
+ * buffer the arguments do not use.  A value the body returns unchanged
+ * (its own argument: weights, inputs carried through a loop) stays where
+ * it is, uncopied. */
 static void sim_while_advance(const sim_while *w, void **vals) {
   for (int32_t i = 0; i < w->n; i++)
-    if (w->bytes[i])
+    if (w->bytes[i] && w->brets[i] != w->bargs[i])
       memcpy(sim_while_other(w, vals, i), vals[w->brets[i]], w->bytes[i]);
   for (int32_t i = 0; i < w->n; i++)
-    vals[w->bargs[i]] = vals[w->cargs[i]] = sim_while_other(w, vals, i);
+    if (w->brets[i] != w->bargs[i])
+      vals[w->bargs[i]] = vals[w->cargs[i]] = sim_while_other(w, vals, i);
 }
 
 SIM_PRIVATE xrt_status sim_run_while(const sim_step *st, void **vals, sim_cx *cx) {
@@ -8753,7 +9079,9 @@ static xrt_status sim_lower_dot_dims(sim_fcc *fc, const xrt_ir_op *op,
                     O->dtype == XRT_U4
                 ? O->dtype
                 : XRT_DTYPE_INVALID;
-  xrt_status grc; /* large f32/f64 products: packed GEMM (sim_gemm.inc) */
+  xrt_status grc; /* few f32 rows against weights: skinny.c */
+  if (sim_skinny_lower_dot(fc, d, st, &grc)) return grc;
+  /* large f32/f64 products: packed GEMM (sim_gemm.inc) */
   if (sim_gemm_lower_dot(fc, d, st, &grc)) return grc;
   d->acc = -1;
   xrt_status rc = sim_dot_convert_temps(fc, d);
@@ -9511,6 +9839,7 @@ typedef struct sim_ix_body {
   int32_t n;
   const size_t *es;   /* per accumulator */
   sim_red_fn fast;    /* one binary op of both arguments, or NULL */
+  xrt_opcode fast_code; /* that op */
   int keep;           /* 1: returns its 2nd argument, 2: its 1st */
   sim_plan plan;
   const int32_t *args, *rets;
@@ -9573,6 +9902,7 @@ static void sim_ix_pick_fast(const sim_fcc *fc, const xrt_ir_region *r,
   if ((o->operands[0] == a0 && o->operands[1] == a1) ||
       (o->operands[0] == a1 && o->operands[1] == a0))
     b->fast = sim_red_pick(o->code, t);
+  if (b->fast) b->fast_code = o->code;
 }
 
 /* Plans region k of op as a body over n accumulators of the given types. */
@@ -10271,7 +10601,180 @@ typedef struct sim_rwin {
   sim_win w;
   sim_ix_body body;
   int32_t n;
+  /* The dimensions the window spans (more than one element), for the
+   * typed kernels below: span[1] is -1 for a window of one dimension. */
+  int32_t span[2];
+  int32_t rowtmp; /* separable kernels: one operand row of scratch */
+  int64_t xw;     /* that row's length (the operand's last dimension) */
 } sim_rwin;
+
+/* reduce_window of one f32 operand whose body is add, maximum or minimum
+ * and whose window spans at most two dimensions (pooling): the other
+ * dimensions give one offset per result element, the spanned ones are
+ * walked directly, and the operation is inline.  Elements combine in the
+ * order of the general path (row-major over the window, padding as the
+ * init value), so results are the same bit for bit. */
+#define SIM_RWIN_F32(NAME, COMB)                                              \
+  static xrt_status NAME(const sim_step *st, void **vals, sim_cx *cx) {       \
+    (void)cx;                                                                 \
+    const sim_rwin *r = (const sim_rwin *)st->data;                           \
+    const sim_win *w = &r->w;                                                 \
+    const float *x = (const float *)vals[st->in[0]];                          \
+    const float init = *(const float *)vals[st->in[1]];                       \
+    float *out = (float *)vals[st->out[0]];                                   \
+    static const int64_t none[1] = {0};                                       \
+    int32_t da = r->span[0], db = r->span[1];                                 \
+    int64_t wa = w->wdims[da], wb = db >= 0 ? w->wdims[db] : 1;               \
+    int64_t ri[XRT_MAX_RANK] = {0};                                           \
+    for (int64_t o = 0; o < w->onumel; o++) {                                 \
+      int64_t base = 0;                                                       \
+      int pad = 0;                                                            \
+      for (int32_t d = 0; d < w->rank; d++) {                                 \
+        if (d == da || d == db) continue;                                     \
+        int64_t t = w->tab[d][ri[d]];                                         \
+        pad |= t < 0;                                                         \
+        base += t;                                                            \
+      }                                                                       \
+      const int64_t *ta = w->tab[da] + ri[da] * wa;                           \
+      const int64_t *tb = db >= 0 ? w->tab[db] + ri[db] * wb : none;          \
+      float acc = init;                                                       \
+      for (int64_t ka = 0; ka < wa; ka++)                                     \
+        for (int64_t kb = 0; kb < wb; kb++) {                                 \
+          float e = pad || ta[ka] < 0 || tb[kb] < 0                           \
+                        ? init                                                \
+                        : x[base + ta[ka] + tb[kb]];                          \
+          acc = COMB(acc, e);                                                 \
+        }                                                                     \
+      out[o] = acc;                                                           \
+      sim_win_next(w->rank, w->odims, ri);                                    \
+    }                                                                         \
+    return XRT_OK;                                                            \
+  }
+
+#define SIM_RWIN_ADD(a, b) ((a) + (b))
+#define SIM_RWIN_MAX(a, b) SIM_FMAX(a, b, a, b)
+#define SIM_RWIN_MIN(a, b) SIM_FMIN(a, b, a, b)
+SIM_RWIN_F32(sim_run_rwin_add_f32, SIM_RWIN_ADD)
+SIM_RWIN_F32(sim_run_rwin_max_f32, SIM_RWIN_MAX)
+SIM_RWIN_F32(sim_run_rwin_min_f32, SIM_RWIN_MIN)
+
+#if defined(__GNUC__)
+/* Separable max and min pools: a window over the last two dimensions
+ * without dilation (an NCHW pool).  Maximum and minimum do not depend on
+ * the order they combine in (signed zeros included; of several NaNs, one
+ * is kept), so each result row first combines the window's operand rows
+ * lane by lane (sixteen at a time), then each result takes its window's
+ * columns of that row.  Lanes follow SIM_FMAX / SIM_FMIN: NaN wins, +0 is
+ * the larger zero. */
+typedef float sim_rw_v16 __attribute__((vector_size(64)));
+typedef int32_t sim_rw_i16 __attribute__((vector_size(64)));
+
+#define SIM_RW_SEL(c, a, b)                                                   \
+  ((sim_rw_v16)(((sim_rw_i16)(a) & (c)) | ((sim_rw_i16)(b) & ~(c))))
+/* r = comb(a, b) lane by lane; ISMAX: maximum, else minimum. */
+#define SIM_RW_COMB(r, a, b, ISMAX)                                           \
+  do {                                                                        \
+    sim_rw_i16 ai_ = (sim_rw_i16)(a), bi_ = (sim_rw_i16)(b);                  \
+    sim_rw_v16 z_ = (sim_rw_v16)((ISMAX) ? (ai_ & bi_) : (ai_ | bi_));        \
+    r = SIM_RW_SEL((ISMAX) ? (a) > (b) : (a) < (b), a, b);                    \
+    r = SIM_RW_SEL((a) == (b), z_, r);                                        \
+    r = SIM_RW_SEL((b) != (b), b, r);                                         \
+    r = SIM_RW_SEL((a) != (a), a, r);                                         \
+  } while (0)
+
+#define SIM_RWSEP(NAME, ISMAX, SCALAR)                                        \
+  static void NAME##_rows(float *acc, const float *row, int64_t n) {          \
+    int64_t i = 0;                                                            \
+    for (; i + 16 <= n; i += 16) {                                            \
+      sim_rw_v16 a, b, r;                                                     \
+      memcpy(&a, acc + i, sizeof a);                                          \
+      memcpy(&b, row + i, sizeof b);                                          \
+      SIM_RW_COMB(r, a, b, ISMAX);                                            \
+      memcpy(acc + i, &r, sizeof r);                                          \
+    }                                                                         \
+    for (; i < n; i++) acc[i] = SCALAR(acc[i], row[i]);                       \
+  }                                                                           \
+  static xrt_status NAME(const sim_step *st, void **vals, sim_cx *cx) {       \
+    (void)cx;                                                                 \
+    const sim_rwin *r = (const sim_rwin *)st->data;                           \
+    const sim_win *w = &r->w;                                                 \
+    const float *x = (const float *)vals[st->in[0]];                          \
+    const float init = *(const float *)vals[st->in[1]];                       \
+    float *out = (float *)vals[st->out[0]], *tmp = (float *)vals[r->rowtmp];  \
+    int32_t da = w->rank - 2, db = w->rank - 1;                               \
+    int64_t wa = w->wdims[da], wb = w->wdims[db], ob = w->odims[db];          \
+    int64_t ri[XRT_MAX_RANK] = {0};                                           \
+    for (int64_t o = 0; o < w->onumel; o += ob) {                             \
+      int64_t base = 0;                                                       \
+      int pad = 0;                                                            \
+      for (int32_t d = 0; d < da; d++) {                                      \
+        int64_t t = w->tab[d][ri[d]];                                         \
+        pad |= t < 0;                                                         \
+        base += t;                                                            \
+      }                                                                       \
+      for (int64_t i = 0; i < r->xw; i++) tmp[i] = init;                      \
+      const int64_t *ta = w->tab[da] + ri[da] * wa;                           \
+      for (int64_t ka = 0; !pad && ka < wa; ka++)                             \
+        if (ta[ka] >= 0) NAME##_rows(tmp, x + base + ta[ka], r->xw);          \
+      for (int64_t j = 0; j < ob; j++) {                                      \
+        const int64_t *tb = w->tab[db] + j * wb;                              \
+        float acc = init;                                                     \
+        for (int64_t kb = 0; kb < wb; kb++)                                   \
+          if (tb[kb] >= 0) acc = SCALAR(acc, tmp[tb[kb]]);                    \
+        out[o + j] = acc;                                                     \
+      }                                                                       \
+      sim_win_next(db, w->odims, ri); /* the next result row */               \
+    }                                                                         \
+    return XRT_OK;                                                            \
+  }
+SIM_RWSEP(sim_run_rwsep_max_f32, 1, SIM_RWIN_MAX)
+SIM_RWSEP(sim_run_rwsep_min_f32, 0, SIM_RWIN_MIN)
+#endif
+
+/* The separable kernel for r when it applies (see above), else NULL. */
+static sim_run_fn sim_rwin_separable(sim_fcc *fc, sim_rwin *r,
+                                     const xrt_shape *X,
+                                     const sim_win_attrs *a) {
+#if defined(__GNUC__)
+  const sim_win *w = &r->w;
+  xrt_opcode code = r->body.fast_code;
+  int32_t da = w->rank - 2, db = w->rank - 1;
+  if (w->rank < 2 || r->span[0] != da || r->span[1] != db ||
+      (code != XRT_OP_MAXIMUM && code != XRT_OP_MINIMUM))
+    return NULL;
+  for (int32_t d = da; d <= db; d++)
+    if ((a->bd && a->bd[d] != 1) || (a->wdl && a->wdl[d] != 1)) return NULL;
+  r->xw = X->dims[db];
+  if (sim_temp(fc, sizeof(float) * (size_t)(r->xw ? r->xw : 1), &r->rowtmp))
+    return NULL; /* the general kernel needs no scratch */
+  return code == XRT_OP_MAXIMUM ? sim_run_rwsep_max_f32
+                                : sim_run_rwsep_min_f32;
+#else
+  (void)fc, (void)r, (void)X, (void)a;
+  return NULL;
+#endif
+}
+
+/* The typed kernel for r (see above), or NULL for the general path. */
+static sim_run_fn sim_rwin_kernel(sim_rwin *r, xrt_dtype t) {
+  const sim_win *w = &r->w;
+  if (r->n != 1 || t != XRT_F32 || !r->body.fast || w->onumel == 0)
+    return NULL;
+  int32_t k = 0;
+  r->span[0] = 0;
+  r->span[1] = -1;
+  for (int32_t d = 0; d < w->rank; d++)
+    if (w->wdims[d] > 1) {
+      if (k == 2) return NULL;
+      r->span[k++] = d;
+    }
+  switch (r->body.fast_code) {
+  case XRT_OP_ADD: return sim_run_rwin_add_f32;
+  case XRT_OP_MAXIMUM: return sim_run_rwin_max_f32;
+  case XRT_OP_MINIMUM: return sim_run_rwin_min_f32;
+  default: return NULL;
+  }
+}
 
 static xrt_status sim_run_reduce_window(const sim_step *st, void **vals,
                                         sim_cx *cx) {
@@ -10331,7 +10834,12 @@ SIM_PRIVATE xrt_status sim_lower_reduce_window(sim_fcc *fc, const xrt_ir_op *op,
     return rc;
   r->n = n;
   st->data = r;
-  st->run = sim_run_reduce_window;
+  st->run = sim_rwin_kernel(r, types[0]);
+  if (st->run) {
+    sim_run_fn sep = sim_rwin_separable(fc, r, X, &a);
+    if (sep) st->run = sep;
+  }
+  if (!st->run) st->run = sim_run_reduce_window;
   return XRT_OK;
 }
 
@@ -10936,7 +11444,9 @@ static xrt_status sim_lower_conv_common(sim_fcc *fc, const xrt_ir_op *op,
     if (!t) return XRT_RESOURCE_EXHAUSTED;
     sim_conv_tables(c, c->pad, t);
     c->tab = t;
-    xrt_status grc; /* large f32/f64 convolutions: packed GEMM */
+    xrt_status grc; /* f32/f64 depthwise ones: conv_dw.c */
+    if (sim_conv_dw_lower(fc, c, st, &grc)) return grc;
+    /* large f32/f64 convolutions: packed GEMM */
     if (sim_gemm_lower_conv(fc, c, st, &grc)) return grc;
   }
   st->data = c;
@@ -10954,6 +11464,742 @@ SIM_PRIVATE xrt_status sim_lower_dynamic_conv(sim_fcc *fc, const xrt_ir_op *op,
   return sim_lower_conv_common(fc, op, st, 1);
 }
 /* ==== end src/sim/conv.c ==== */
+/* ==== begin src/sim/conv_dw.c ==== */
+/*
+ * src/sim/conv_dw.c - depthwise convolutions: one input feature per group
+ * (feature_group_count = input features, any channel multiplier), f32 and
+ * f64 with static padding, any layout, strides, padding and dilations.
+ * Part of the simulated device; MIT licensed, see LICENSE.
+ */
+
+/* ======================================================================
+ * Depthwise convolution
+ *
+ * As a GEMM (gemm.c) a depthwise convolution is one tiny product per group
+ * (N = channel multiplier, K = window positions), whose packing costs far
+ * more than its arithmetic.  Here result[b, p, f * mult + j] is the sum
+ * over window positions t of lhs[b, f, x_t(p)] * rhs[t, 0, f * mult + j],
+ * from 0, in window order (row-major, as the GEMM's columns), one multiply
+ * and add per position, padding and lhs-dilation holes included as zeros
+ * (0 * inf is nan, as in the other paths).  The multiply-adds are fused
+ * where the GEMM micro-kernels fuse them (AVX2, AVX-512: the same choice of
+ * kernels, sim_gemm_isa) and separate in the portable build, so a result
+ * is bit for bit the packed GEMM's of the same convolution (one K block:
+ * windows up to 256 positions).  Two loop nests, picked when planning:
+ *
+ *  - features contiguous in lhs (NHWC, as JAX writes them): per result
+ *    position, the window positions' lhs rows (or a row of zeros) and
+ *    weight rows go to a kernel that runs across the features, several
+ *    vectors of sums at a time;
+ *  - otherwise (NCHW): per result row (batch, feature, positions of all but
+ *    the last spatial dimension), a vector of results along the last one at
+ *    a time, four rows of one feature at once; each window position reads
+ *    a run of the lhs row (masked at the padding; stride 2: two loads and
+ *    a shuffle; larger strides: a gather), or, with lhs dilation, goes
+ *    through the table one result at a time.
+ *
+ * Either splits its results across the device's threads when large.  The
+ * small convolutions that used to take the plain loops of conv.c (whose
+ * multiply-adds are separate) now fuse them too on AVX2 / AVX-512.
+ * ==================================================================== */
+
+#if (defined(__GNUC__) || defined(__clang__)) && \
+    (defined(__x86_64__) || defined(__i386__))
+#define SIM_DW_X86 1
+#include <immintrin.h>
+#else
+#define SIM_DW_X86 0
+#endif
+
+enum {
+  SIM_DW_TAPS = 128, /* most window positions (rows of them: row nest) */
+  SIM_DW_ROWS = 4,   /* row nest: rows at once (independent sums) */
+  SIM_DW_CB = 256    /* features per block when the result is strided */
+};
+
+/* Window position kx of the last spatial dimension (row nest): results i
+ * in [lo, hi) read x0 + (i - lo) * xs of their lhs row, the others zero;
+ * or, when tab is not NULL, tab[i * ts] (-1: zero). */
+typedef struct sim_dw_col {
+  int64_t lo, hi, xs, x0;
+  const int64_t *tab;
+} sim_dw_col;
+
+/* Kernels of one element type and instruction set. */
+typedef struct sim_dw_k {
+  /* o[c] = the sum over t < nt of ip[t][off + c] * wp[t][off + c], in t
+   * order from 0, for c < n. */
+  void (*ch)(int64_t nt, const char *const *ip, const char *const *wp,
+             int64_t off, void *o, int64_t n);
+  /* For each of nr <= SIM_DW_ROWS rows r: acc_r[i * as] (i < n) = the sum
+   * over window positions (ro < nro, kx < KX), in order from 0, of
+   * L[roff[r * nro + ro] + col_kx(i)] * w[woff[ro * KX + kx]] (roff < 0:
+   * a padding row of zeros).  vec: as == 1 and no column goes through a
+   * table (then vectors of results). */
+  void (*row)(char *const *acc, int64_t nr, int64_t as, int64_t n,
+              const char *L, int64_t nro, const int64_t *roff, int64_t KX,
+              const sim_dw_col *cols, int64_t ts, const char *w,
+              const int64_t *woff, int vec);
+} sim_dw_k;
+
+/* p + bytes as an address, which may lie outside p's array: only masked
+ * loads use it, for lanes inside. */
+static inline const void *sim_dw_addr(const void *p, int64_t bytes) {
+  return (const void *)(uintptr_t)((uintptr_t)p + (uintptr_t)bytes);
+}
+
+/* Row u's lhs vector for column q (the row kernel's vector loop; mode 0
+ * none, 1 whole, 2 masked by m, 3 gathered, 4 every other element) times
+ * wv, into A. */
+#define SIM_DW_ROWX(A, u, T, V, VZERO, VLD, MLD, MGS, MS2, VFMA)               \
+  {                                                                            \
+    V xv = VZERO;                                                              \
+    int64_t R = roff[(u) * nro + ro];                                          \
+    const T *x = R < 0 ? L : L + R + q->x0;                                    \
+    if (R < 0 || mode == 0) {                                                  \
+    } else if (mode == 1) {                                                    \
+      xv = VLD(x + d);                                                         \
+    } else if (mode == 2) {                                                    \
+      MLD(xv, (const T *)sim_dw_addr(x, d * (int64_t)sizeof(T)), m);           \
+    } else if (mode == 4) {                                                    \
+      MS2(xv, (const T *)sim_dw_addr(x, 2 * d * (int64_t)sizeof(T)), la, le);  \
+    } else {                                                                   \
+      MGS(xv, x, m, d, q->xs);                                                 \
+    }                                                                          \
+    A = VFMA(xv, wv, A);                                                       \
+  }
+
+/* The kernels, one instantiation per element type T and instruction set:
+ * V a vector of VL elements with its zero, load, store, broadcast and
+ * (fused or not) multiply-add VFMA(x, w, acc), SFMA the scalar one; MT a
+ * lane mask, MK(a, e) the one of lanes [a, e) (clamped), MLD(v, p, m) a
+ * load of those lanes (zeros in the others, which are not read),
+ * MGS(v, p, m, d, xs) the same from p[(d + l) * xs], MS2(v, p, a, e) from
+ * p[2 l] (two loads and a shuffle), MST(p, v, r) a store of lanes
+ * [0, r). */
+#define SIM_DW_KERNELS(SFX, T, ATTR, V, VL, VZERO, VLD, VST, VSET1, VFMA,      \
+                       SFMA, MT, MK, MLD, MGS, MS2, MST)                       \
+  ATTR static void sim_dw_ch_##SFX(int64_t nt, const char *const *ip,          \
+                                   const char *const *wp, int64_t off,         \
+                                   void *op, int64_t n) {                      \
+    T *o = (T *)op;                                                            \
+    int64_t c = 0;                                                             \
+    for (; c + 4 * (VL) <= n; c += 4 * (VL)) {                                 \
+      V a0 = VZERO, a1 = VZERO, a2 = VZERO, a3 = VZERO;                        \
+      for (int64_t t = 0; t < nt; t++) {                                       \
+        const T *x = (const T *)(const void *)ip[t] + off + c;                 \
+        const T *w = (const T *)(const void *)wp[t] + off + c;                 \
+        a0 = VFMA(VLD(x), VLD(w), a0);                                         \
+        a1 = VFMA(VLD(x + (VL)), VLD(w + (VL)), a1);                           \
+        a2 = VFMA(VLD(x + 2 * (VL)), VLD(w + 2 * (VL)), a2);                   \
+        a3 = VFMA(VLD(x + 3 * (VL)), VLD(w + 3 * (VL)), a3);                   \
+      }                                                                        \
+      VST(o + c, a0), VST(o + c + (VL), a1);                                   \
+      VST(o + c + 2 * (VL), a2), VST(o + c + 3 * (VL), a3);                    \
+    }                                                                          \
+    for (; c + 2 * (VL) <= n; c += 2 * (VL)) {                                 \
+      V a0 = VZERO, a1 = VZERO;                                                \
+      for (int64_t t = 0; t < nt; t++) {                                       \
+        const T *x = (const T *)(const void *)ip[t] + off + c;                 \
+        const T *w = (const T *)(const void *)wp[t] + off + c;                 \
+        a0 = VFMA(VLD(x), VLD(w), a0);                                         \
+        a1 = VFMA(VLD(x + (VL)), VLD(w + (VL)), a1);                           \
+      }                                                                        \
+      VST(o + c, a0), VST(o + c + (VL), a1);                                   \
+    }                                                                          \
+    for (; c < n; c += (VL)) { /* one vector, the last one masked */           \
+      int64_t r = n - c < (VL) ? n - c : (VL);                                 \
+      MT m = MK(0, r);                                                         \
+      V a0 = VZERO, x0 = VZERO, w0 = VZERO;                                    \
+      for (int64_t t = 0; t < nt; t++) {                                       \
+        MLD(x0, (const T *)(const void *)ip[t] + off + c, m);                  \
+        MLD(w0, (const T *)(const void *)wp[t] + off + c, m);                  \
+        a0 = VFMA(x0, w0, a0);                                                 \
+      }                                                                        \
+      MST(o + c, a0, r);                                                       \
+    }                                                                          \
+  }                                                                            \
+                                                                               \
+  ATTR static void sim_dw_row_##SFX(                                           \
+      char *const *accp, int64_t nr, int64_t as, int64_t n, const char *Lp,    \
+      int64_t nro, const int64_t *roff, int64_t KX, const sim_dw_col *cols,    \
+      int64_t ts, const char *wp, const int64_t *woff, int vec) {              \
+    const T *L = (const T *)(const void *)Lp;                                  \
+    const T *W = (const T *)(const void *)wp;                                  \
+    if (vec) { /* a vector of results of each row, every tap in turn */        \
+      T *a[SIM_DW_ROWS];                                                       \
+      for (int64_t u = 0; u < SIM_DW_ROWS; u++)                                \
+        a[u] = (T *)(void *)accp[u < nr ? u : 0];                              \
+      for (int64_t i0 = 0; i0 < n; i0 += (VL)) {                               \
+        int64_t r = n - i0 < (VL) ? n - i0 : (VL);                             \
+        V a0 = VZERO, a1 = VZERO, a2 = VZERO, a3 = VZERO;                      \
+        for (int64_t ro = 0; ro < nro; ro++) {                                 \
+          const int64_t *wo = woff + ro * KX;                                  \
+          for (int64_t kx = 0; kx < KX; kx++) {                                \
+            const sim_dw_col *q = cols + kx;                                   \
+            int64_t la = q->lo - i0, le = q->hi - i0, d = i0 - q->lo;          \
+            int mode = le <= la ? 0 : q->xs == 2 ? 4 : q->xs != 1 ? 3          \
+                       : la <= 0 && le >= (VL) ? 1 : 2;                        \
+            MT m = MK(la, le);                                                 \
+            V wv = VSET1(W[wo[kx]]);                                           \
+            SIM_DW_ROWX(a0, 0, T, V, VZERO, VLD, MLD, MGS, MS2, VFMA)          \
+            if (nr > 1)                                                        \
+              SIM_DW_ROWX(a1, 1, T, V, VZERO, VLD, MLD, MGS, MS2, VFMA)        \
+            if (nr > 2)                                                        \
+              SIM_DW_ROWX(a2, 2, T, V, VZERO, VLD, MLD, MGS, MS2, VFMA)        \
+            if (nr > 3)                                                        \
+              SIM_DW_ROWX(a3, 3, T, V, VZERO, VLD, MLD, MGS, MS2, VFMA)        \
+          }                                                                    \
+        }                                                                      \
+        if (r == (VL)) {                                                       \
+          VST(a[0] + i0, a0);                                                  \
+          if (nr > 1) VST(a[1] + i0, a1);                                      \
+          if (nr > 2) VST(a[2] + i0, a2);                                      \
+          if (nr > 3) VST(a[3] + i0, a3);                                      \
+        } else {                                                               \
+          MST(a[0] + i0, a0, r);                                               \
+          if (nr > 1) MST(a[1] + i0, a1, r);                                   \
+          if (nr > 2) MST(a[2] + i0, a2, r);                                   \
+          if (nr > 3) MST(a[3] + i0, a3, r);                                   \
+        }                                                                      \
+      }                                                                        \
+      return;                                                                  \
+    }                                                                          \
+    for (int64_t u = 0; u < nr; u++) { /* one result at a time */              \
+      T *acc = (T *)(void *)accp[u];                                           \
+      const int64_t *rf = roff + u * nro;                                      \
+      for (int64_t i = 0; i < n; i++) {                                        \
+        T s = (T)0;                                                            \
+        for (int64_t ro = 0; ro < nro; ro++)                                   \
+          for (int64_t kx = 0; kx < KX; kx++) {                                \
+            const sim_dw_col *q = cols + kx;                                   \
+            T v = (T)0;                                                        \
+            if (rf[ro] < 0) {                                                  \
+            } else if (q->tab) {                                               \
+              int64_t t = q->tab[i * ts];                                      \
+              if (t >= 0) v = L[rf[ro] + t];                                   \
+            } else if (i >= q->lo && i < q->hi) {                              \
+              v = L[rf[ro] + q->x0 + (i - q->lo) * q->xs];                     \
+            }                                                                  \
+            s = SFMA(v, W[woff[ro * KX + kx]], s);                             \
+          }                                                                    \
+        acc[i * as] = s;                                                       \
+      }                                                                        \
+    }                                                                          \
+  }
+
+/* ---- portable: separate multiply and add (as the portable GEMM) ---- */
+
+#define SIM_DW_MAC(x, w, a) ((x) * (w) + (a))
+/* Masks as lane ranges; masked loads through an array. */
+typedef struct sim_dw_pm {
+  int64_t a, e;
+} sim_dw_pm;
+static inline sim_dw_pm sim_dw_pmk(int64_t a, int64_t e) {
+  sim_dw_pm m = {a, e};
+  return m;
+}
+#define SIM_DW_PMLD(T, VL, v, p, m, IDX)                                       \
+  do {                                                                         \
+    T t_[VL];                                                                  \
+    for (int64_t l_ = 0; l_ < (VL); l_++)                                      \
+      t_[l_] = l_ >= (m).a && l_ < (m).e ? (p)[IDX] : (T)0;                    \
+    memcpy(&(v), t_, sizeof(v));                                               \
+  } while (0)
+#define SIM_DW_PMST(p, v, r) memcpy((p), &(v), sizeof(*(p)) * (size_t)(r))
+#if defined(__GNUC__) || defined(__clang__)
+/* GCC/clang vector extensions: one 16-byte register (SSE2, NEON). */
+typedef float sim_dw_vf __attribute__((vector_size(16)));
+typedef double sim_dw_vd __attribute__((vector_size(16)));
+static inline sim_dw_vf sim_dw_ldf(const float *p) {
+  sim_dw_vf v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+static inline sim_dw_vd sim_dw_ldd(const double *p) {
+  sim_dw_vd v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+#define SIM_DW_STV(p, v) memcpy((p), &(v), sizeof(v))
+#define SIM_DW_VZF ((sim_dw_vf){0})
+#define SIM_DW_VZD ((sim_dw_vd){0})
+#define SIM_DW_SETF(s) ((sim_dw_vf){0} + (s))
+#define SIM_DW_SETD(s) ((sim_dw_vd){0} + (s))
+#define SIM_DW_PF 4
+#define SIM_DW_PD 2
+#else
+/* Other compilers: one element is a vector. */
+typedef float sim_dw_vf;
+typedef double sim_dw_vd;
+#define sim_dw_ldf(p) (*(p))
+#define sim_dw_ldd(p) (*(p))
+#define SIM_DW_STV(p, v) (*(p) = (v))
+#define SIM_DW_VZF 0.0f
+#define SIM_DW_VZD 0.0
+#define SIM_DW_SETF(s) (s)
+#define SIM_DW_SETD(s) (s)
+#define SIM_DW_PF 1
+#define SIM_DW_PD 1
+#endif
+#define SIM_DW_MLDF(v, p, m) SIM_DW_PMLD(float, SIM_DW_PF, v, p, m, l_)
+#define SIM_DW_MLDD(v, p, m) SIM_DW_PMLD(double, SIM_DW_PD, v, p, m, l_)
+#define SIM_DW_MS2F(v, p, a, e)                                                \
+  SIM_DW_PMLD(float, SIM_DW_PF, v, p, sim_dw_pmk((a), (e)), 2 * l_)
+#define SIM_DW_MS2D(v, p, a, e)                                                \
+  SIM_DW_PMLD(double, SIM_DW_PD, v, p, sim_dw_pmk((a), (e)), 2 * l_)
+#define SIM_DW_MGSF(v, p, m, d, xs)                                            \
+  SIM_DW_PMLD(float, SIM_DW_PF, v, p, m, ((d) + l_) * (xs))
+#define SIM_DW_MGSD(v, p, m, d, xs)                                            \
+  SIM_DW_PMLD(double, SIM_DW_PD, v, p, m, ((d) + l_) * (xs))
+SIM_DW_KERNELS(f32_port, float, , sim_dw_vf, SIM_DW_PF, SIM_DW_VZF,
+               sim_dw_ldf, SIM_DW_STV, SIM_DW_SETF, SIM_DW_MAC, SIM_DW_MAC,
+               sim_dw_pm, sim_dw_pmk, SIM_DW_MLDF, SIM_DW_MGSF, SIM_DW_MS2F,
+               SIM_DW_PMST)
+SIM_DW_KERNELS(f64_port, double, , sim_dw_vd, SIM_DW_PD, SIM_DW_VZD,
+               sim_dw_ldd, SIM_DW_STV, SIM_DW_SETD, SIM_DW_MAC, SIM_DW_MAC,
+               sim_dw_pm, sim_dw_pmk, SIM_DW_MLDD, SIM_DW_MGSD, SIM_DW_MS2D,
+               SIM_DW_PMST)
+#undef SIM_DW_MAC
+#undef SIM_DW_PMLD
+#undef SIM_DW_PMST
+#undef SIM_DW_STV
+#undef SIM_DW_VZF
+#undef SIM_DW_VZD
+#undef SIM_DW_SETF
+#undef SIM_DW_SETD
+#undef SIM_DW_PF
+#undef SIM_DW_PD
+#undef SIM_DW_MLDF
+#undef SIM_DW_MLDD
+#undef SIM_DW_MGSF
+#undef SIM_DW_MGSD
+#undef SIM_DW_MS2F
+#undef SIM_DW_MS2D
+#if !defined(__GNUC__) && !defined(__clang__)
+#undef sim_dw_ldf
+#undef sim_dw_ldd
+#endif
+
+#if SIM_DW_X86
+/* ---- AVX2 and AVX-512: fused multiply-adds (as their GEMM kernels) ---- */
+
+#define SIM_DW_T2 __attribute__((target("avx2,fma")))
+#define SIM_DW_T5 __attribute__((target("avx512f")))
+#define SIM_DW_FMAF(x, w, a) __builtin_fmaf((x), (w), (a))
+#define SIM_DW_FMAD(x, w, a) __builtin_fma((x), (w), (a))
+
+/* Lane masks of [a, e) (clamped to the vector) and gather indices
+ * (d + l) * xs. */
+SIM_DW_T5 static inline __mmask16 sim_dw_m16(int64_t a, int64_t e) {
+  a = a < 0 ? 0 : a > 16 ? 16 : a;
+  e = e < 0 ? 0 : e > 16 ? 16 : e;
+  return (__mmask16)(((1u << e) - 1) & ~((1u << a) - 1));
+}
+SIM_DW_T5 static inline __mmask8 sim_dw_m8(int64_t a, int64_t e) {
+  return (__mmask8)sim_dw_m16(a, e > 8 ? 8 : e);
+}
+SIM_DW_T2 static inline __m256i sim_dw_m8x32(int64_t a, int64_t e) {
+  a = a < 0 ? 0 : a > 8 ? 8 : a;
+  e = e < 0 ? 0 : e > 8 ? 8 : e;
+  __m256i l = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  return _mm256_andnot_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)a), l),
+                             _mm256_cmpgt_epi32(_mm256_set1_epi32((int)e), l));
+}
+SIM_DW_T2 static inline __m256i sim_dw_m4x64(int64_t a, int64_t e) {
+  a = a < 0 ? 0 : a > 4 ? 4 : a;
+  e = e < 0 ? 0 : e > 4 ? 4 : e;
+  __m256i l = _mm256_setr_epi64x(0, 1, 2, 3);
+  return _mm256_andnot_si256(_mm256_cmpgt_epi64(_mm256_set1_epi64x(a), l),
+                             _mm256_cmpgt_epi64(_mm256_set1_epi64x(e), l));
+}
+SIM_DW_T5 static inline __m512i sim_dw_ix16(int64_t d, int64_t xs) {
+  __m512i l = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13,
+                                14, 15);
+  return _mm512_mullo_epi32(_mm512_add_epi32(_mm512_set1_epi32((int)d), l),
+                            _mm512_set1_epi32((int)xs));
+}
+SIM_DW_T2 static inline __m256i sim_dw_ix8(int64_t d, int64_t xs) {
+  __m256i l = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  return _mm256_mullo_epi32(_mm256_add_epi32(_mm256_set1_epi32((int)d), l),
+                            _mm256_set1_epi32((int)xs));
+}
+SIM_DW_T2 static inline __m128i sim_dw_ix4(int64_t d, int64_t xs) {
+  __m128i l = _mm_setr_epi32(0, 1, 2, 3);
+  return _mm_mullo_epi32(_mm_add_epi32(_mm_set1_epi32((int)d), l),
+                         _mm_set1_epi32((int)xs));
+}
+
+/* Even elements of the 2 VL from p whose lanes l lie in [a, e): the
+ * elements [2 a, 2 e - 1) of two masked loads, then shuffled. */
+SIM_DW_T5 static inline uint32_t sim_dw_m32(int64_t a, int64_t e) {
+  a = a < 0 ? 0 : a > 32 ? 32 : a;
+  e = e < 0 ? 0 : e > 32 ? 32 : e;
+  return (uint32_t)((((uint64_t)1 << e) - 1) & ~(((uint64_t)1 << a) - 1));
+}
+SIM_DW_T5 static inline __m512 sim_dw_s2_5f(const float *p, int64_t a,
+                                            int64_t e) {
+  uint32_t m = sim_dw_m32(2 * a, 2 * e - 1);
+  __m512 lo = _mm512_maskz_loadu_ps((__mmask16)m, p);
+  __m512 hi = _mm512_maskz_loadu_ps((__mmask16)(m >> 16), p + 16);
+  __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22,
+                                 24, 26, 28, 30);
+  return _mm512_permutex2var_ps(lo, ev, hi);
+}
+SIM_DW_T5 static inline __m512d sim_dw_s2_5d(const double *p, int64_t a,
+                                             int64_t e) {
+  uint32_t m = sim_dw_m32(2 * a, 2 * e - 1);
+  __m512d lo = _mm512_maskz_loadu_pd((__mmask8)m, p);
+  __m512d hi = _mm512_maskz_loadu_pd((__mmask8)(m >> 8), p + 8);
+  __m512i ev = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14);
+  return _mm512_permutex2var_pd(lo, ev, hi);
+}
+SIM_DW_T2 static inline __m256 sim_dw_s2_2f(const float *p, int64_t a,
+                                            int64_t e) {
+  __m256 lo = _mm256_maskload_ps(p, sim_dw_m8x32(2 * a, 2 * e - 1));
+  __m256 hi = _mm256_maskload_ps(p + 8, sim_dw_m8x32(2 * a - 8, 2 * e - 9));
+  __m256 ev = _mm256_shuffle_ps(lo, hi, 0x88); /* lo0 lo2 hi0 hi2 | 4 6 */
+  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(ev), 0xd8));
+}
+SIM_DW_T2 static inline __m256d sim_dw_s2_2d(const double *p, int64_t a,
+                                             int64_t e) {
+  __m256d lo = _mm256_maskload_pd(p, sim_dw_m4x64(2 * a, 2 * e - 1));
+  __m256d hi = _mm256_maskload_pd(p + 4, sim_dw_m4x64(2 * a - 4, 2 * e - 5));
+  return _mm256_permute4x64_pd(_mm256_unpacklo_pd(lo, hi), 0xd8);
+}
+#define SIM_DW_MS2_2F(v, p, a, e) ((v) = sim_dw_s2_2f((p), (a), (e)))
+#define SIM_DW_MS2_2D(v, p, a, e) ((v) = sim_dw_s2_2d((p), (a), (e)))
+#define SIM_DW_MS2_5F(v, p, a, e) ((v) = sim_dw_s2_5f((p), (a), (e)))
+#define SIM_DW_MS2_5D(v, p, a, e) ((v) = sim_dw_s2_5d((p), (a), (e)))
+
+#define SIM_DW_MLD2F(v, p, m) ((v) = _mm256_maskload_ps((p), (m)))
+#define SIM_DW_MLD2D(v, p, m) ((v) = _mm256_maskload_pd((p), (m)))
+#define SIM_DW_MGS2F(v, p, m, d, xs)                                           \
+  ((v) = _mm256_mask_i32gather_ps(_mm256_setzero_ps(), (p),                    \
+                                  sim_dw_ix8((d), (xs)),                       \
+                                  _mm256_castsi256_ps(m), 4))
+#define SIM_DW_MGS2D(v, p, m, d, xs)                                           \
+  ((v) = _mm256_mask_i32gather_pd(_mm256_setzero_pd(), (p),                    \
+                                  sim_dw_ix4((d), (xs)),                       \
+                                  _mm256_castsi256_pd(m), 8))
+#define SIM_DW_MST2F(p, v, r) _mm256_maskstore_ps((p), sim_dw_m8x32(0, r), (v))
+#define SIM_DW_MST2D(p, v, r) _mm256_maskstore_pd((p), sim_dw_m4x64(0, r), (v))
+#define SIM_DW_MLD5F(v, p, m) ((v) = _mm512_maskz_loadu_ps((m), (p)))
+#define SIM_DW_MLD5D(v, p, m) ((v) = _mm512_maskz_loadu_pd((m), (p)))
+#define SIM_DW_MGS5F(v, p, m, d, xs)                                           \
+  ((v) = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), (m),                    \
+                                  sim_dw_ix16((d), (xs)), (p), 4))
+#define SIM_DW_MGS5D(v, p, m, d, xs)                                           \
+  ((v) = _mm512_mask_i32gather_pd(_mm512_setzero_pd(), (m),                    \
+                                  sim_dw_ix8((d), (xs)), (p), 8))
+#define SIM_DW_MST5F(p, v, r) _mm512_mask_storeu_ps((p), sim_dw_m16(0, r), (v))
+#define SIM_DW_MST5D(p, v, r) _mm512_mask_storeu_pd((p), sim_dw_m8(0, r), (v))
+
+SIM_DW_KERNELS(f32_avx2, float, SIM_DW_T2, __m256, 8, _mm256_setzero_ps(),
+               _mm256_loadu_ps, _mm256_storeu_ps, _mm256_set1_ps,
+               _mm256_fmadd_ps, SIM_DW_FMAF, __m256i, sim_dw_m8x32,
+               SIM_DW_MLD2F, SIM_DW_MGS2F, SIM_DW_MS2_2F, SIM_DW_MST2F)
+SIM_DW_KERNELS(f64_avx2, double, SIM_DW_T2, __m256d, 4, _mm256_setzero_pd(),
+               _mm256_loadu_pd, _mm256_storeu_pd, _mm256_set1_pd,
+               _mm256_fmadd_pd, SIM_DW_FMAD, __m256i, sim_dw_m4x64,
+               SIM_DW_MLD2D, SIM_DW_MGS2D, SIM_DW_MS2_2D, SIM_DW_MST2D)
+SIM_DW_KERNELS(f32_avx512, float, SIM_DW_T5, __m512, 16,
+               _mm512_setzero_ps(), _mm512_loadu_ps, _mm512_storeu_ps,
+               _mm512_set1_ps, _mm512_fmadd_ps, SIM_DW_FMAF, __mmask16,
+               sim_dw_m16, SIM_DW_MLD5F, SIM_DW_MGS5F, SIM_DW_MS2_5F,
+               SIM_DW_MST5F)
+SIM_DW_KERNELS(f64_avx512, double, SIM_DW_T5, __m512d, 8,
+               _mm512_setzero_pd(), _mm512_loadu_pd, _mm512_storeu_pd,
+               _mm512_set1_pd, _mm512_fmadd_pd, SIM_DW_FMAD, __mmask8,
+               sim_dw_m8, SIM_DW_MLD5D, SIM_DW_MGS5D, SIM_DW_MS2_5D,
+               SIM_DW_MST5D)
+#undef SIM_DW_T2
+#undef SIM_DW_T5
+#undef SIM_DW_FMAF
+#undef SIM_DW_FMAD
+#undef SIM_DW_MLD2F
+#undef SIM_DW_MLD2D
+#undef SIM_DW_MGS2F
+#undef SIM_DW_MGS2D
+#undef SIM_DW_MST2F
+#undef SIM_DW_MST2D
+#undef SIM_DW_MLD5F
+#undef SIM_DW_MLD5D
+#undef SIM_DW_MGS5F
+#undef SIM_DW_MGS5D
+#undef SIM_DW_MST5F
+#undef SIM_DW_MST5D
+#undef SIM_DW_MS2_2F
+#undef SIM_DW_MS2_2D
+#undef SIM_DW_MS2_5F
+#undef SIM_DW_MS2_5D
+#endif
+#undef SIM_DW_KERNELS
+#undef SIM_DW_ROWX
+
+/* [f64][portable, AVX2, AVX-512] */
+static const sim_dw_k sim_dw_ks[2][3] = {
+    {{sim_dw_ch_f32_port, sim_dw_row_f32_port},
+#if SIM_DW_X86
+     {sim_dw_ch_f32_avx2, sim_dw_row_f32_avx2},
+     {sim_dw_ch_f32_avx512, sim_dw_row_f32_avx512}},
+#else
+     {NULL, NULL}, {NULL, NULL}},
+#endif
+    {{sim_dw_ch_f64_port, sim_dw_row_f64_port},
+#if SIM_DW_X86
+     {sim_dw_ch_f64_avx2, sim_dw_row_f64_avx2},
+     {sim_dw_ch_f64_avx512, sim_dw_row_f64_avx512}},
+#else
+     {NULL, NULL}, {NULL, NULL}},
+#endif
+};
+
+/* ---- the plan ---- */
+
+typedef struct sim_dw {
+  const sim_conv *c;
+  sim_dw_k k;
+  size_t es;
+  int rows;            /* 1: the row nest, 0: the features-inner one */
+  int64_t C, mult;     /* input features (groups), results per feature */
+  int64_t Wn, P;       /* window positions, result positions per batch */
+  const int64_t *woff; /* per window position: sum_d k_d * rsp[d] */
+  const char *zero;    /* C zeros (features-inner: padding reads them) */
+  int32_t wtmp;        /* features-inner: weights as [j][t][c], or -1 */
+  /* Row nest: the last spatial dimension's window positions, vec (see
+   * sim_dw_k.row), results per row of all but the last, window rows. */
+  const sim_dw_col *cols;
+  int vec;
+  int64_t PO, nro;
+  int64_t n, grain;    /* parallel items and their grain */
+} sim_dw;
+
+typedef struct sim_dw_run {
+  const sim_dw *w;
+  const char *L, *R, *W; /* W: the weights as [j][t][c] (features-inner) */
+  char *O;
+} sim_dw_run;
+
+/* Window position t's weight row for multiplier j (features-inner). */
+static const char *sim_dw_wrow(const sim_dw_run *r, int64_t j, int64_t t) {
+  const sim_dw *w = r->w;
+  return r->W ? r->W + (size_t)((j * w->Wn + t) * w->C) * w->es
+              : r->R + (size_t)w->woff[t] * w->es;
+}
+
+/* Features-inner nest: result positions [q0, q1) of batch * P. */
+static void sim_dw_ch_range(void *ctx, int64_t q0, int64_t q1) {
+  const sim_dw_run *r = (const sim_dw_run *)ctx;
+  const sim_dw *w = r->w;
+  const sim_conv *c = w->c;
+  const size_t es = w->es;
+  const int32_t ns = c->ns, last = ns - 1;
+  const int64_t C = w->C, Wn = w->Wn, ostr = c->of * w->mult;
+  const int64_t KX = ns ? c->K[last] : 1;
+  const char *ip[SIM_DW_TAPS], *wp[SIM_DW_TAPS];
+  _Alignas(64) char buf[SIM_DW_CB * sizeof(double)];
+  int64_t p[XRT_MAX_RANK], k[XRT_MAX_RANK], b = q0 / w->P, rest = q0 % w->P;
+  const int64_t *tv[XRT_MAX_RANK];
+  for (int32_t d = last; d >= 0; d--)
+    p[d] = rest % c->out[d], rest /= c->out[d];
+  if (w->mult == 1)
+    for (int64_t t = 0; t < Wn; t++) wp[t] = sim_dw_wrow(r, 0, t);
+  for (int64_t q = q0; q < q1; q++) {
+    int64_t lb = b * c->lb, ob = b * c->ob, t = 0;
+    for (int32_t d = 0; d < ns; d++) {
+      k[d] = 0;
+      ob += p[d] * c->osp[d];
+      tv[d] = c->tab + c->toff[d] + p[d] * c->K[d];
+    }
+    do { /* the dimensions but the last, then the last one's positions */
+      int64_t off = lb;
+      int valid = 1;
+      for (int32_t d = 0; d < last; d++) {
+        int64_t v = tv[d][k[d]];
+        valid &= v >= 0;
+        off += v;
+      }
+      for (int64_t kx = 0; kx < KX; kx++, t++) {
+        int64_t v = ns ? tv[last][kx] : 0;
+        ip[t] = valid && v >= 0 ? r->L + (size_t)(off + v) * es : w->zero;
+      }
+    } while (last > 0 && sim_la_next(k, c->K, last));
+    for (int64_t j = 0; j < w->mult; j++) {
+      char *o = r->O + (size_t)(ob + j * c->of) * es;
+      if (w->mult > 1)
+        for (int64_t u = 0; u < Wn; u++) wp[u] = sim_dw_wrow(r, j, u);
+      if (ostr == 1) {
+        w->k.ch(Wn, ip, wp, 0, o, C);
+        continue;
+      }
+      for (int64_t c0 = 0; c0 < C; c0 += SIM_DW_CB) { /* strided result */
+        int64_t nc = C - c0 < SIM_DW_CB ? C - c0 : SIM_DW_CB;
+        w->k.ch(Wn, ip, wp, c0, buf, nc);
+        for (int64_t i = 0; i < nc; i++)
+          memcpy(o + (size_t)((c0 + i) * ostr) * es, buf + (size_t)i * es, es);
+      }
+    }
+    if (!sim_la_next(p, c->out, ns)) b++;
+  }
+}
+
+/* Row nest: rows [r0, r1) of (batch, feature, multiplier, positions of all
+ * but the last spatial dimension), up to SIM_DW_ROWS of one result feature
+ * at a time. */
+static void sim_dw_row_range(void *ctx, int64_t r0, int64_t r1) {
+  const sim_dw_run *r = (const sim_dw_run *)ctx;
+  const sim_dw *w = r->w;
+  const sim_conv *c = w->c;
+  const size_t es = w->es;
+  const int32_t last = c->ns - 1;
+  const int64_t OW = c->out[last], KX = c->K[last], nro = w->nro;
+  int64_t roff[SIM_DW_ROWS * SIM_DW_TAPS], p[XRT_MAX_RANK], k[XRT_MAX_RANK];
+  char *acc[SIM_DW_ROWS];
+  int64_t rest = r0 % w->PO, q = r0 / w->PO;
+  for (int32_t d = last - 1; d >= 0; d--)
+    p[d] = rest % c->out[d], rest /= c->out[d];
+  int64_t j = q % w->mult, f = q / w->mult % w->C, b = q / w->mult / w->C;
+  for (int64_t row = r0; row < r1;) {
+    int64_t o = f * w->mult + j, nr = 0;
+    int more = 1; /* rows of this result feature follow */
+    while (nr < SIM_DW_ROWS && row < r1 && more) {
+      int64_t ob = b * c->ob + o * c->of, *rf = roff + nr * nro;
+      for (int32_t d = 0; d < last; d++) ob += p[d] * c->osp[d], k[d] = 0;
+      for (int64_t i = 0; i < nro; i++) { /* the window's lhs rows */
+        int64_t off = 0;
+        int valid = 1;
+        for (int32_t d = 0; d < last; d++) {
+          int64_t v = c->tab[c->toff[d] + p[d] * c->K[d] + k[d]];
+          valid &= v >= 0;
+          off += v;
+        }
+        rf[i] = valid ? off : -1;
+        sim_la_next(k, c->K, last);
+      }
+      acc[nr++] = r->O + (size_t)ob * es;
+      row++;
+      more = sim_la_next(p, c->out, last);
+    }
+    w->k.row(acc, nr, c->osp[last], OW,
+             r->L + (size_t)(b * c->lb + f * c->lf) * es, nro, roff, KX,
+             w->cols, KX, r->R + (size_t)(o * c->rof) * es, w->woff, w->vec);
+    if (!more && ++j == w->mult) {
+      j = 0;
+      if (++f == w->C) f = 0, b++;
+    }
+  }
+}
+
+static xrt_status sim_run_dw(const sim_step *st, void **vals, sim_cx *cx) {
+  const sim_dw *w = (const sim_dw *)st->data;
+  const sim_conv *c = w->c;
+  sim_dw_run r = {w, (const char *)vals[st->in[0]],
+                  (const char *)vals[st->in[1]], NULL,
+                  (char *)vals[st->out[0]]};
+  if (w->wtmp >= 0) { /* weights as [j][t][c]: rows the kernel reads */
+    char *wt = (char *)vals[w->wtmp];
+    const size_t es = w->es;
+    for (int64_t j = 0; j < w->mult; j++)
+      for (int64_t t = 0; t < w->Wn; t++)
+        for (int64_t f = 0; f < w->C; f++)
+          memcpy(wt + (size_t)((j * w->Wn + t) * w->C + f) * es,
+                 r.R + (size_t)((f * w->mult + j) * c->rof + w->woff[t]) * es,
+                 es);
+    r.W = wt;
+  }
+  sim_parallel_for(cx, w->n, w->grain,
+                   w->rows ? sim_dw_row_range : sim_dw_ch_range, &r);
+  return XRT_OK;
+}
+
+/* The row nest's columns (see sim_dw_col) from the last dimension's table:
+ * a run when the valid results are contiguous and their offsets affine. */
+static int sim_dw_cols(sim_fcc *fc, const sim_conv *c, sim_dw *w) {
+  int32_t last = c->ns - 1;
+  int64_t OW = c->out[last], KX = c->K[last];
+  const int64_t *tx = c->tab + c->toff[last];
+  sim_dw_col *cols = (sim_dw_col *)sim_palloc(fc, sizeof *cols * (size_t)KX);
+  if (!cols) return 0;
+  int vec = c->osp[last] == 1 && OW < (1 << 30);
+  for (int64_t kx = 0; kx < KX; kx++) {
+    int64_t a = 0, e, i;
+    while (a < OW && tx[a * KX + kx] < 0) a++;
+    for (e = a; e < OW && tx[e * KX + kx] >= 0; e++) {}
+    int64_t s = e - a >= 2 ? tx[(a + 1) * KX + kx] - tx[a * KX + kx] : 1;
+    int ok = 1;
+    for (i = a; ok && i < e; i++)
+      ok = tx[i * KX + kx] == tx[a * KX + kx] + (i - a) * s;
+    for (i = e; ok && i < OW; i++) ok = tx[i * KX + kx] < 0;
+    sim_dw_col *q = &cols[kx];
+    q->lo = a, q->hi = e, q->xs = s, q->x0 = e > a ? tx[a * KX + kx] : 0;
+    q->tab = ok ? NULL : tx + kx;
+    /* gathers index (i - lo) * xs in 32 bits */
+    vec &= ok && s > 0 && s < (1 << 30) / (OW + 1);
+  }
+  w->cols = cols, w->vec = vec;
+  return 1;
+}
+
+/* Replaces a planned static-padding f32/f64 convolution with one input
+ * feature per group by the depthwise kernels.  Returns 0 (leaving st
+ * alone) when it is not one. */
+SIM_PRIVATE int sim_conv_dw_lower(sim_fcc *fc, const sim_conv *c,
+                                  sim_step *st, xrt_status *rc) {
+  const sim_la_cvt *t = &c->cv;
+  *rc = XRT_OK;
+  if (!c->tab || (t->ct != XRT_F32 && t->ct != XRT_F64) || t->lt != t->ct ||
+      t->rt != t->ct || t->ot != t->ct || t->onumel == 0 || c->Cg != 1 ||
+      c->o_per_bgroup != c->O || c->o_per_fgroup < 1)
+    return 0;
+  int64_t C = c->O / c->o_per_fgroup, Wn = 1, P = 1;
+  for (int32_t d = 0; d < c->ns; d++) Wn *= c->K[d], P *= c->out[d];
+  int rows = c->lf != 1;
+  /* A single group is an ordinary convolution (GEMM); an empty window and
+   * very large ones stay with the other paths too. */
+  if (C < 2 || Wn == 0 || (rows && c->ns == 0) ||
+      (rows ? Wn / c->K[c->ns - 1] : Wn) > SIM_DW_TAPS)
+    return 0;
+  int isa = sim_gemm_isa(fc->cc), f64 = t->ct == XRT_F64;
+  sim_dw *w = (sim_dw *)sim_palloc(fc, sizeof *w);
+  int64_t *woff = (int64_t *)sim_palloc(fc, sizeof *woff * (size_t)Wn);
+  char *zero = (char *)sim_palloc(fc, (size_t)C * t->cs);
+  if (!w || !woff || !zero) return (*rc = XRT_RESOURCE_EXHAUSTED), 1;
+  memset(zero, 0, (size_t)C * t->cs);
+  w->c = c;
+  int ki = isa == 1 || isa == 2 ? isa : 0; /* -1 (GEMM off): portable */
+  w->k = sim_dw_ks[f64][sim_dw_ks[f64][ki].ch ? ki : 0];
+  w->es = t->cs;
+  w->rows = rows;
+  w->C = C, w->mult = c->o_per_fgroup, w->Wn = Wn, w->P = P;
+  int64_t k[XRT_MAX_RANK] = {0};
+  for (int64_t i = 0; i < Wn; i++) {
+    woff[i] = 0;
+    for (int32_t d = 0; d < c->ns; d++) woff[i] += k[d] * c->rsp[d];
+    sim_la_next(k, c->K, c->ns);
+  }
+  w->woff = woff, w->zero = zero;
+  w->wtmp = -1;
+  /* Pieces of about 32K multiply-adds on the device's threads. */
+  if (rows) {
+    int64_t OW = c->out[c->ns - 1];
+    w->PO = P / OW, w->nro = Wn / c->K[c->ns - 1];
+    w->n = c->NB * c->O * w->PO;
+    w->grain = 32768 / (Wn * OW) + 1;
+    if (!sim_dw_cols(fc, c, w)) return (*rc = XRT_RESOURCE_EXHAUSTED), 1;
+  } else {
+    w->n = c->NB * P;
+    w->grain = 32768 / (Wn * c->O) + 1;
+    if (c->rof != 1 || w->mult != 1) {
+      *rc = sim_temp(fc, (size_t)(Wn * c->O) * w->es, &w->wtmp);
+      if (*rc) return 1;
+    }
+  }
+  st->data = w;
+  st->run = sim_run_dw;
+  return 1;
+}
+/* ==== end src/sim/conv_dw.c ==== */
 /* ==== begin src/sim/fft.c ==== */
 /*
  * src/sim/fft.c - fft: FFT, IFFT, RFFT and IRFFT, radix-2 or
@@ -12258,6 +13504,203 @@ SIM_PRIVATE xrt_status sim_tpools_make(sim_client *c, int threads,
 }
 
 /* ==== end src/sim/pool.c ==== */
+/* ==== begin src/sim/vmath.c ==== */
+/*
+ * src/sim/vmath.c - vectorized exponential, tanh and logistic for f32.
+ * Part of the simulated device; MIT licensed, see LICENSE.
+ */
+/* ======================================================================
+ * Vectorized elementary functions (f32 exp, tanh, logistic)
+ *
+ * The simulator computes transcendentals in double and rounds once to the
+ * element type (internal.h, SIM_F_EXP): for f32 the result is then the
+ * correctly rounded value except when the exact one lies within libm's
+ * error of a rounding boundary.  Calling libm per element costs most of a
+ * softmax or a GELU, so for f32 these three compute the same double value
+ * with straight-line arithmetic on eight lanes at once (GCC/clang vector
+ * extensions: one AVX-512 register of doubles), compiled three times like
+ * fusion's kernels and picked once at run time:
+ *
+ *   exp(x) = 2^k exp(r), k = round(x / ln 2), r = x - k ln 2 (two-part
+ *   ln 2, exact for |k| <= 2^11), exp(r) by its Taylor series to r^13
+ *   (|r| <= 0.347: truncation under 5e-18), 2^k by building the exponent
+ *   field.  x is clamped to [-708, 709] first, which changes no f32
+ *   result (exp(709) overflows f32 and exp(-708) underflows it to 0).
+ *   expm1(y) for |y| < 0.35 by its own series (relative accuracy near 0),
+ *   exp(y) - 1 above.  tanh(x) = sign(x) e / (e + 2), e = expm1(2|x|),
+ *   |x| clamped to 20 (tanh(20) is 1 in double).  logistic(x) =
+ *   1 / (1 + exp(-x)), the formula of the scalar path.
+ *
+ * The double results are within a few double ulps (about 1e-15 relative)
+ * of the exact ones, so after rounding to f32 they equal the scalar path's
+ * except for inputs within 1e-15 of an f32 rounding boundary, where they
+ * may differ by one f32 ulp: test_sim_vmath counts them over 2^20 inputs
+ * spread over every exponent (none seen).  No FMA contraction (gcc's ISO
+ * C mode), so the three builds agree bit for bit.  NaN in, NaN out.
+ * Other compilers keep the scalar path.
+ * ==================================================================== */
+
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#define SIM_VM_X86 1
+#define SIM_VM_T_avx2 __attribute__((target("avx2,fma")))
+#define SIM_VM_T_avx512 __attribute__((target("avx512f")))
+#endif
+#define SIM_VM_T_port
+
+#if defined(__GNUC__)
+/* Eight lanes (GCC/clang vector extensions): one AVX-512 register of
+ * doubles, two AVX2 ones, four SSE2 ones, as the target gives.  The
+ * helpers are macros, so no function passes a vector by value. */
+typedef float sim_vm_f8 __attribute__((vector_size(32)));
+typedef int32_t sim_vm_i8 __attribute__((vector_size(32)));
+typedef double sim_vm_d8 __attribute__((vector_size(64)));
+typedef int64_t sim_vm_l8 __attribute__((vector_size(64)));
+
+#define SIM_VM_LOG2E 1.4426950408889634
+#define SIM_VM_LN2HI 6.93147180369123816490e-01 /* 32 bits: k ln2hi exact */
+#define SIM_VM_LN2LO 1.90821492927058770002e-10
+#define SIM_VM_SHIFTER 6755399441055744.0 /* 1.5 * 2^52: rounds to integer */
+
+/* c ? a : b, lane by lane, for a mask c of comparisons (-1 or 0). */
+#define SIM_VM_SEL_D(c, a, b)                                                 \
+  ((sim_vm_d8)(((sim_vm_l8)(a) & (c)) | ((sim_vm_l8)(b) & ~(c))))
+#define SIM_VM_SEL_F(c, a, b)                                                 \
+  ((sim_vm_f8)(((sim_vm_i8)(a) & (c)) | ((sim_vm_i8)(b) & ~(c))))
+#define SIM_VM_CLAMP(x, lo, hi)                                               \
+  do {                                                                        \
+    sim_vm_d8 lo_ = (sim_vm_d8){0} + (lo), hi_ = (sim_vm_d8){0} + (hi);       \
+    x = SIM_VM_SEL_D((x) < lo_, lo_, x);                                      \
+    x = SIM_VM_SEL_D((x) > hi_, hi_, x);                                      \
+  } while (0)
+
+/* y = exp(x) for x in [-708, 709] (clamped by the caller). */
+#define SIM_VM_EXP(y, x)                                                      \
+  do {                                                                        \
+    sim_vm_d8 kd_ = (x) * SIM_VM_LOG2E + SIM_VM_SHIFTER;                      \
+    sim_vm_l8 kb_ = (sim_vm_l8)kd_; /* low bits: k, two's complement */       \
+    kd_ = kd_ - SIM_VM_SHIFTER;                                               \
+    sim_vm_d8 r_ = ((x) - kd_ * SIM_VM_LN2HI) - kd_ * SIM_VM_LN2LO;           \
+    sim_vm_d8 p_ = r_ * (1.0 / 6227020800.0) + 1.0 / 479001600.0;             \
+    p_ = p_ * r_ + 1.0 / 39916800.0;                                          \
+    p_ = p_ * r_ + 1.0 / 3628800.0;                                           \
+    p_ = p_ * r_ + 1.0 / 362880.0;                                            \
+    p_ = p_ * r_ + 1.0 / 40320.0;                                             \
+    p_ = p_ * r_ + 1.0 / 5040.0;                                              \
+    p_ = p_ * r_ + 1.0 / 720.0;                                               \
+    p_ = p_ * r_ + 1.0 / 120.0;                                               \
+    p_ = p_ * r_ + 1.0 / 24.0;                                                \
+    p_ = p_ * r_ + 1.0 / 6.0;                                                 \
+    p_ = p_ * r_ + 0.5;                                                       \
+    p_ = p_ * r_ + 1.0;                                                       \
+    p_ = p_ * r_ + 1.0;                                                       \
+    y = p_ * (sim_vm_d8)((kb_ + 1023) << 52);                                 \
+  } while (0)
+
+/* y = expm1(x) for x in [0, 40]: its series below 0.35 (relative accuracy
+ * near 0), exp(x) - 1 above. */
+#define SIM_VM_EXPM1(y, x)                                                    \
+  do {                                                                        \
+    sim_vm_d8 q_ = (x) * (1.0 / 87178291200.0) + 1.0 / 6227020800.0;          \
+    q_ = q_ * (x) + 1.0 / 479001600.0;                                        \
+    q_ = q_ * (x) + 1.0 / 39916800.0;                                         \
+    q_ = q_ * (x) + 1.0 / 3628800.0;                                          \
+    q_ = q_ * (x) + 1.0 / 362880.0;                                           \
+    q_ = q_ * (x) + 1.0 / 40320.0;                                            \
+    q_ = q_ * (x) + 1.0 / 5040.0;                                             \
+    q_ = q_ * (x) + 1.0 / 720.0;                                              \
+    q_ = q_ * (x) + 1.0 / 120.0;                                              \
+    q_ = q_ * (x) + 1.0 / 24.0;                                               \
+    q_ = q_ * (x) + 1.0 / 6.0;                                                \
+    q_ = q_ * (x) + 0.5;                                                      \
+    sim_vm_d8 small_ = (x) + ((x) * (x)) * q_, big_;                          \
+    SIM_VM_EXP(big_, x);                                                      \
+    big_ = big_ - 1.0;                                                        \
+    y = SIM_VM_SEL_D((x) < 0.35, small_, big_);                               \
+  } while (0)
+
+/* Eight f32 results of x (doubles of the eight inputs xf). */
+#define SIM_VM_BODY_exp(r, x, xf)                                             \
+  do {                                                                        \
+    sim_vm_d8 e_;                                                             \
+    SIM_VM_CLAMP(x, -708.0, 709.0);                                           \
+    SIM_VM_EXP(e_, x);                                                        \
+    r = __builtin_convertvector(e_, sim_vm_f8);                               \
+  } while (0)
+#define SIM_VM_BODY_tanh(r, x, xf)                                            \
+  do {                                                                        \
+    sim_vm_d8 a_ = (sim_vm_d8)((sim_vm_l8)(x) & INT64_MAX), e_;               \
+    SIM_VM_CLAMP(a_, 0.0, 20.0);                                              \
+    a_ = a_ * 2.0;                                                            \
+    SIM_VM_EXPM1(e_, a_);                                                     \
+    r = __builtin_convertvector(e_ / (e_ + 2.0), sim_vm_f8);                  \
+    /* the sign of x (tanh(-0) = -0) */                                      \
+    r = (sim_vm_f8)((sim_vm_i8)r | ((sim_vm_i8)(xf) & INT32_MIN));            \
+  } while (0)
+#define SIM_VM_BODY_logistic(r, x, xf)                                        \
+  do {                                                                        \
+    sim_vm_d8 e_ = -(x);                                                      \
+    SIM_VM_CLAMP(e_, -708.0, 709.0);                                          \
+    SIM_VM_EXP(e_, e_);                                                       \
+    r = __builtin_convertvector(1.0 / (1.0 + e_), sim_vm_f8);                 \
+  } while (0)
+
+/* Eight lanes at a time (the tail through a zero-padded block); a NaN
+ * input gives itself. */
+#define SIM_VM_KERNEL(ISA, NAME)                                              \
+  static SIM_VM_T_##ISA void sim_vm_##NAME##_##ISA(                           \
+      void *const *in, void *out, size_t n, const void *ctx) {                \
+    const float *a = (const float *)in[0];                                    \
+    float *o = (float *)out;                                                  \
+    (void)ctx;                                                                \
+    size_t i = 0;                                                             \
+    for (; i + 8 <= n; i += 8) {                                              \
+      sim_vm_f8 xf, r;                                                        \
+      memcpy(&xf, a + i, sizeof xf);                                          \
+      sim_vm_d8 x = __builtin_convertvector(xf, sim_vm_d8);                   \
+      SIM_VM_BODY_##NAME(r, x, xf);                                           \
+      r = SIM_VM_SEL_F(xf != xf, xf, r);                                      \
+      memcpy(o + i, &r, sizeof r);                                            \
+    }                                                                         \
+    if (i < n) {                                                              \
+      sim_vm_f8 xf = {0}, r;                                                  \
+      memcpy(&xf, a + i, (n - i) * sizeof(float));                           \
+      sim_vm_d8 x = __builtin_convertvector(xf, sim_vm_d8);                   \
+      SIM_VM_BODY_##NAME(r, x, xf);                                           \
+      r = SIM_VM_SEL_F(xf != xf, xf, r);                                      \
+      memcpy(o + i, &r, (n - i) * sizeof(float));                             \
+    }                                                                         \
+  }
+#define SIM_VM_KERNELS(ISA)                                                   \
+  SIM_VM_KERNEL(ISA, exp) SIM_VM_KERNEL(ISA, tanh) SIM_VM_KERNEL(ISA, logistic)
+
+SIM_VM_KERNELS(port)
+#ifdef SIM_VM_X86
+SIM_VM_KERNELS(avx2)
+SIM_VM_KERNELS(avx512)
+#define SIM_VM_PICK(name)                                                     \
+  (level == 2 ? name##_avx512 : level == 1 ? name##_avx2 : name##_port)
+#else
+#define SIM_VM_PICK(name) name##_port
+#endif
+#endif /* __GNUC__ */
+
+SIM_PRIVATE sim_ew_fn sim_vm_kernel(int ew_op, xrt_dtype t, int level) {
+  (void)level;
+#if !defined(__GNUC__)
+  (void)ew_op;
+  (void)t;
+  return NULL; /* no vector extensions: the scalar path */
+#else
+  if (t != XRT_F32) return NULL;
+  switch (ew_op) {
+  case SIM_EW_EXP: return SIM_VM_PICK(sim_vm_exp);
+  case SIM_EW_TANH: return SIM_VM_PICK(sim_vm_tanh);
+  case SIM_EW_LOGISTIC: return SIM_VM_PICK(sim_vm_logistic);
+  default: return NULL;
+  }
+#endif
+}
+/* ==== end src/sim/vmath.c ==== */
 /* ==== begin src/sim/fusion.c ==== */
 /*
  * src/sim/fusion.c - fusion: elementwise trees and reductions as one tiled loop.
@@ -12463,6 +13906,7 @@ static int sim_fz_isa(void) {
   pthread_once(&sim_fz_isa_once, sim_fz_isa_detect);
   return sim_fz_isa_level;
 }
+SIM_PRIVATE int sim_isa_level(void) { return sim_fz_isa(); }
 
 /* XRT_SIM_NO_FUSION set: every op lowers alone (to compare and debug). */
 static int sim_fz_off;
@@ -12497,6 +13941,13 @@ SIM_PRIVATE sim_ew_fn sim_fz_isa_kernel(sim_ew_fn fn) {
   SIM_FZ_MAPK2(f64)
 #undef SIM_FZ_MAPK2
 #undef SIM_FZ_MAPK
+  /* f32 exp, tanh, logistic: the vectorized ones of vmath.c */
+  static const int vm_ops[] = {SIM_EW_EXP, SIM_EW_TANH, SIM_EW_LOGISTIC};
+  for (size_t i = 0; i < sizeof vm_ops / sizeof vm_ops[0]; i++)
+    if (fn == sim_ew_plain(vm_ops[i], XRT_F32)) {
+      sim_ew_fn v = sim_vm_kernel(vm_ops[i], XRT_F32, lv);
+      return v ? v : fn;
+    }
   return fn;
 }
 
