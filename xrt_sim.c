@@ -1628,9 +1628,10 @@ static inline struct sim_tpool *sim_tpool_of(const sim_client *c, int device) {
 #define SIM_PAR_GRAIN ((size_t)128 << 10)
 SIM_PRIVATE int sim_isa_cap(void);
 /* The plain elementwise kernel of op e (SIM_EW_*) on type t (elementwise.c)
- * and the vectorized one of vmath.c for ISA level 0-2, or NULL. */
+ * and, for plain kernel fn, vmath.c's vectorized one for ISA level 0-2, or
+ * NULL. */
 SIM_PRIVATE sim_ew_fn sim_ew_plain(int e, xrt_dtype t);
-SIM_PRIVATE sim_ew_fn sim_vm_kernel(int ew_op, xrt_dtype t, int level);
+SIM_PRIVATE sim_ew_fn sim_vm_kernel(sim_ew_fn fn, int level);
 /* 0 portable, 1 AVX2, 2 AVX-512F: what the running CPU has, capped by
  * XRT_SIM_ISA (fusion.c). */
 SIM_PRIVATE int sim_isa_level(void);
@@ -2149,11 +2150,9 @@ static const sim_ew_fn sim_ew_tab[SIM_EW_NOPS][XRT_DTYPE_COUNT] = {
     SIM_FLT_TYPES(SIM_TENT_F, ISFIN)
 };
 
-/* The plain kernel of op e (SIM_EW_*) on element type t, or NULL. */
+/* The plain kernel of op e (a SIM_EW_* id) on element type t, or NULL. */
 SIM_PRIVATE sim_ew_fn sim_ew_plain(int e, xrt_dtype t) {
-  return e >= 0 && e < SIM_EW_NOPS && (unsigned)t < XRT_DTYPE_COUNT
-             ? sim_ew_tab[e][t]
-             : NULL;
+  return sim_ew_tab[e][t];
 }
 
 SIM_PRIVATE int sim_ew_op_of(xrt_opcode code) {
@@ -13684,21 +13683,17 @@ SIM_VM_KERNELS(avx512)
 #endif
 #endif /* __GNUC__ */
 
-SIM_PRIVATE sim_ew_fn sim_vm_kernel(int ew_op, xrt_dtype t, int level) {
+SIM_PRIVATE sim_ew_fn sim_vm_kernel(sim_ew_fn fn, int level) {
   (void)level;
-#if !defined(__GNUC__)
-  (void)ew_op;
-  (void)t;
-  return NULL; /* no vector extensions: the scalar path */
-#else
-  if (t != XRT_F32) return NULL;
-  switch (ew_op) {
-  case SIM_EW_EXP: return SIM_VM_PICK(sim_vm_exp);
-  case SIM_EW_TANH: return SIM_VM_PICK(sim_vm_tanh);
-  case SIM_EW_LOGISTIC: return SIM_VM_PICK(sim_vm_logistic);
-  default: return NULL;
-  }
+#if defined(__GNUC__)
+  if (fn == sim_ew_plain(SIM_EW_EXP, XRT_F32)) return SIM_VM_PICK(sim_vm_exp);
+  if (fn == sim_ew_plain(SIM_EW_TANH, XRT_F32))
+    return SIM_VM_PICK(sim_vm_tanh);
+  if (fn == sim_ew_plain(SIM_EW_LOGISTIC, XRT_F32))
+    return SIM_VM_PICK(sim_vm_logistic);
 #endif
+  (void)fn;
+  return NULL; /* not one of them, or no vector extensions */
 }
 /* ==== end src/sim/vmath.c ==== */
 /* ==== begin src/sim/fusion.c ==== */
@@ -13942,13 +13937,8 @@ SIM_PRIVATE sim_ew_fn sim_fz_isa_kernel(sim_ew_fn fn) {
 #undef SIM_FZ_MAPK2
 #undef SIM_FZ_MAPK
   /* f32 exp, tanh, logistic: the vectorized ones of vmath.c */
-  static const int vm_ops[] = {SIM_EW_EXP, SIM_EW_TANH, SIM_EW_LOGISTIC};
-  for (size_t i = 0; i < sizeof vm_ops / sizeof vm_ops[0]; i++)
-    if (fn == sim_ew_plain(vm_ops[i], XRT_F32)) {
-      sim_ew_fn v = sim_vm_kernel(vm_ops[i], XRT_F32, lv);
-      return v ? v : fn;
-    }
-  return fn;
+  sim_ew_fn v = sim_vm_kernel(fn, lv);
+  return v ? v : fn;
 }
 
 /* The reducer for a one-op body on f32/f64 (ours), else the plain one. */

@@ -118,11 +118,9 @@ static const sim_ew_fn sim_ew_tab[SIM_EW_NOPS][XRT_DTYPE_COUNT] = {
     SIM_FLT_TYPES(SIM_TENT_F, ISFIN)
 };
 
-/* The plain kernel of op e (SIM_EW_*) on element type t, or NULL. */
+/* The plain kernel of op e (a SIM_EW_* id) on element type t, or NULL. */
 SIM_PRIVATE sim_ew_fn sim_ew_plain(int e, xrt_dtype t) {
-  return e >= 0 && e < SIM_EW_NOPS && (unsigned)t < XRT_DTYPE_COUNT
-             ? sim_ew_tab[e][t]
-             : NULL;
+  return sim_ew_tab[e][t];
 }
 
 SIM_PRIVATE int sim_ew_op_of(xrt_opcode code) {

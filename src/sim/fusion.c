@@ -239,13 +239,8 @@ SIM_PRIVATE sim_ew_fn sim_fz_isa_kernel(sim_ew_fn fn) {
 #undef SIM_FZ_MAPK2
 #undef SIM_FZ_MAPK
   /* f32 exp, tanh, logistic: the vectorized ones of vmath.c */
-  static const int vm_ops[] = {SIM_EW_EXP, SIM_EW_TANH, SIM_EW_LOGISTIC};
-  for (size_t i = 0; i < sizeof vm_ops / sizeof vm_ops[0]; i++)
-    if (fn == sim_ew_plain(vm_ops[i], XRT_F32)) {
-      sim_ew_fn v = sim_vm_kernel(vm_ops[i], XRT_F32, lv);
-      return v ? v : fn;
-    }
-  return fn;
+  sim_ew_fn v = sim_vm_kernel(fn, lv);
+  return v ? v : fn;
 }
 
 /* The reducer for a one-op body on f32/f64 (ours), else the plain one. */

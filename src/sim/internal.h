@@ -1621,9 +1621,10 @@ static inline struct sim_tpool *sim_tpool_of(const sim_client *c, int device) {
 #define SIM_PAR_GRAIN ((size_t)128 << 10)
 SIM_PRIVATE int sim_isa_cap(void);
 /* The plain elementwise kernel of op e (SIM_EW_*) on type t (elementwise.c)
- * and the vectorized one of vmath.c for ISA level 0-2, or NULL. */
+ * and, for plain kernel fn, vmath.c's vectorized one for ISA level 0-2, or
+ * NULL. */
 SIM_PRIVATE sim_ew_fn sim_ew_plain(int e, xrt_dtype t);
-SIM_PRIVATE sim_ew_fn sim_vm_kernel(int ew_op, xrt_dtype t, int level);
+SIM_PRIVATE sim_ew_fn sim_vm_kernel(sim_ew_fn fn, int level);
 /* 0 portable, 1 AVX2, 2 AVX-512F: what the running CPU has, capped by
  * XRT_SIM_ISA (fusion.c). */
 SIM_PRIVATE int sim_isa_level(void);

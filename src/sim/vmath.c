@@ -178,19 +178,15 @@ SIM_VM_KERNELS(avx512)
 #endif
 #endif /* __GNUC__ */
 
-SIM_PRIVATE sim_ew_fn sim_vm_kernel(int ew_op, xrt_dtype t, int level) {
+SIM_PRIVATE sim_ew_fn sim_vm_kernel(sim_ew_fn fn, int level) {
   (void)level;
-#if !defined(__GNUC__)
-  (void)ew_op;
-  (void)t;
-  return NULL; /* no vector extensions: the scalar path */
-#else
-  if (t != XRT_F32) return NULL;
-  switch (ew_op) {
-  case SIM_EW_EXP: return SIM_VM_PICK(sim_vm_exp);
-  case SIM_EW_TANH: return SIM_VM_PICK(sim_vm_tanh);
-  case SIM_EW_LOGISTIC: return SIM_VM_PICK(sim_vm_logistic);
-  default: return NULL;
-  }
+#if defined(__GNUC__)
+  if (fn == sim_ew_plain(SIM_EW_EXP, XRT_F32)) return SIM_VM_PICK(sim_vm_exp);
+  if (fn == sim_ew_plain(SIM_EW_TANH, XRT_F32))
+    return SIM_VM_PICK(sim_vm_tanh);
+  if (fn == sim_ew_plain(SIM_EW_LOGISTIC, XRT_F32))
+    return SIM_VM_PICK(sim_vm_logistic);
 #endif
+  (void)fn;
+  return NULL; /* not one of them, or no vector extensions */
 }
