@@ -10671,6 +10671,21 @@ typedef struct sim_rwin {
   int64_t xw;     /* that row's length (the operand's last dimension) */
 } sim_rwin;
 
+/* The operand offset that the dimensions other than da and db (windows
+ * of one element) give result index ri; *pad: one of them is padding. */
+static inline int64_t sim_rwin_base(const sim_win *w, const int64_t *ri,
+                                    int32_t da, int32_t db, int *pad) {
+  int64_t base = 0;
+  *pad = 0;
+  for (int32_t d = 0; d < w->rank; d++) {
+    if (d == da || d == db) continue;
+    int64_t t = w->tab[d][ri[d]];
+    *pad |= t < 0;
+    base += t;
+  }
+  return base;
+}
+
 /* reduce_window of one f32 operand whose body is add, maximum or minimum
  * and whose window spans at most two dimensions (pooling): the other
  * dimensions give one offset per result element, the spanned ones are
@@ -10690,14 +10705,8 @@ typedef struct sim_rwin {
     int64_t wa = w->wdims[da], wb = db >= 0 ? w->wdims[db] : 1;               \
     int64_t ri[XRT_MAX_RANK] = {0};                                           \
     for (int64_t o = 0; o < w->onumel; o++) {                                 \
-      int64_t base = 0;                                                       \
-      int pad = 0;                                                            \
-      for (int32_t d = 0; d < w->rank; d++) {                                 \
-        if (d == da || d == db) continue;                                     \
-        int64_t t = w->tab[d][ri[d]];                                         \
-        pad |= t < 0;                                                         \
-        base += t;                                                            \
-      }                                                                       \
+      int pad;                                                                \
+      int64_t base = sim_rwin_base(w, ri, da, db, &pad);                      \
       const int64_t *ta = w->tab[da] + ri[da] * wa;                           \
       const int64_t *tb = db >= 0 ? w->tab[db] + ri[db] * wb : none;          \
       float acc = init;                                                       \
@@ -10768,13 +10777,8 @@ typedef int32_t sim_rw_i16 __attribute__((vector_size(64)));
     int64_t wa = w->wdims[da], wb = w->wdims[db], ob = w->odims[db];          \
     int64_t ri[XRT_MAX_RANK] = {0};                                           \
     for (int64_t o = 0; o < w->onumel; o += ob) {                             \
-      int64_t base = 0;                                                       \
-      int pad = 0;                                                            \
-      for (int32_t d = 0; d < da; d++) {                                      \
-        int64_t t = w->tab[d][ri[d]];                                         \
-        pad |= t < 0;                                                         \
-        base += t;                                                            \
-      }                                                                       \
+      int pad;                                                                \
+      int64_t base = sim_rwin_base(w, ri, da, db, &pad);                      \
       for (int64_t i = 0; i < r->xw; i++) tmp[i] = init;                      \
       const int64_t *ta = w->tab[da] + ri[da] * wa;                           \
       for (int64_t ka = 0; !pad && ka < wa; ka++)                             \

@@ -388,23 +388,33 @@ static void test_check_attr_findings(void **state) {
   }
 }
 
-/* fuzz_bytecode (and fuzz_program): a bytecode producer string shorter
- * than "StableHLO_v" was read past its end. */
-static void test_bytecode_short_producer(void **state) {
-  (void)state;
+/* Regression input name, read as artifact file, must be refused with
+ * INVALID_ARGUMENT and exactly the message want. */
+static void expect_bytecode_refused(const char *name, const char *file,
+                                    const char *want) {
+  char path[256];
+  snprintf(path, sizeof path, "%s%s", REGRESSIONS, name);
   size_t len;
-  char *bc = tu_read_file(REGRESSIONS "fuzz_bytecode-short-producer", &len);
+  char *bc = tu_read_file(path, &len);
   assert_non_null(bc);
   xrt_compile_options o;
   xrt_compile_options_init(&o);
-  o.filename = "p.mlir.bc";
+  o.filename = file;
   xrt_program *p = NULL;
   assert_int_equal(xrt_program_parse(bc, len, &o, &p), XRT_INVALID_ARGUMENT);
   assert_null(p);
   tu_save_error();
-  assert_string_equal(tu_msg, "p.mlir.bc: bytecode offset 5: not a StableHLO"
-                              " portable artifact (producer '')");
+  assert_string_equal(tu_msg, want);
   free(bc);
+}
+
+/* fuzz_bytecode (and fuzz_program): a bytecode producer string shorter
+ * than "StableHLO_v" was read past its end. */
+static void test_bytecode_short_producer(void **state) {
+  (void)state;
+  expect_bytecode_refused("fuzz_bytecode-short-producer", "p.mlir.bc",
+                          "p.mlir.bc: bytecode offset 5: not a StableHLO"
+                          " portable artifact (producer '')");
 }
 
 /* fuzz_bytecode: a quantized type whose storage claims 64 bits shifted a
@@ -412,20 +422,9 @@ static void test_bytecode_short_producer(void **state) {
  * refused further on, where its data ends early. */
 static void test_bytecode_quant_storage_64_bits(void **state) {
   (void)state;
-  size_t len;
-  char *bc =
-      tu_read_file(REGRESSIONS "fuzz_bytecode-quant-storage-64-bits", &len);
-  assert_non_null(bc);
-  xrt_compile_options o;
-  xrt_compile_options_init(&o);
-  o.filename = "q.mlir.bc";
-  xrt_program *p = NULL;
-  assert_int_equal(xrt_program_parse(bc, len, &o, &p), XRT_INVALID_ARGUMENT);
-  assert_null(p);
-  tu_save_error();
-  assert_string_equal(tu_msg, "q.mlir.bc: bytecode offset 6703: count 10 "
-                              "exceeds the data left (1 bytes)");
-  free(bc);
+  expect_bytecode_refused("fuzz_bytecode-quant-storage-64-bits", "q.mlir.bc",
+                          "q.mlir.bc: bytecode offset 6703: count 10 "
+                          "exceeds the data left (1 bytes)");
 }
 
 int main(void) {

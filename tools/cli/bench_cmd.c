@@ -171,43 +171,6 @@ static int parse_bench_args(int argc, char **argv, bench_args *ba) {
   return 0;
 }
 
-/* Reads a whole file into a NUL-terminated heap string. */
-static int bench_read_file(const char *path, char **out, size_t *out_len) {
-  *out = NULL;
-  *out_len = 0;
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    fprintf(stderr, "xrt: %s: %s\n", path, strerror(errno));
-    return -1;
-  }
-  size_t cap = 1 << 16, len = 0;
-  char *buf = malloc(cap);
-  while (buf) {
-    len += fread(buf + len, 1, cap - len - 1, f);
-    if (len < cap - 1) break;
-    char *nb = cap > SIZE_MAX / 2 ? NULL : realloc(buf, cap * 2);
-    if (!nb) {
-      free(buf);
-      buf = NULL;
-      break;
-    }
-    buf = nb;
-    cap *= 2;
-  }
-  int err = !buf || ferror(f);
-  int e = errno;
-  fclose(f);
-  if (err) {
-    fprintf(stderr, "xrt: %s: %s\n", path, buf ? strerror(e) : "out of memory");
-    free(buf);
-    return -1;
-  }
-  buf[len] = 0;
-  *out = buf;
-  *out_len = len;
-  return 0;
-}
-
 /* ---- the counting allocator ---- */
 
 typedef struct mem_count {
@@ -592,7 +555,7 @@ int cmd_bench(int argc, char **argv) {
   }
   char *text = NULL;
   size_t len = 0;
-  if (!rc && bench_read_file(ba.file, &text, &len)) rc = BENCH_ERROR;
+  if (!rc && cli_read_file(ba.file, &text, &len)) rc = BENCH_ERROR;
   mem_count mc;
   atomic_init(&mc.in_use, 0);
   atomic_init(&mc.peak, 0);

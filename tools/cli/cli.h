@@ -88,6 +88,10 @@ int cmd_print(int argc, char **argv);
 /* `xrt bench FILE [options]`; returns the exit code. */
 int cmd_bench(int argc, char **argv);
 
+/* Reads a whole file into a NUL-terminated heap string (the caller frees
+ * *out); 0, or -1 after printing why to stderr (main.c). */
+int cli_read_file(const char *path, char **out, size_t *out_len);
+
 /* ---- the interpreter's test ops (interp.c) ---- */
 
 /* What interpreter.probe recorded: one per probe_id and iteration. */

@@ -222,8 +222,8 @@ static int mpi_end(int rc) {
 #endif
 }
 
-/* Reads a whole file into a NUL-terminated heap string. */
-static int read_file(const char *path, char **out, size_t *out_len) {
+/* Reads a whole file into a NUL-terminated heap string (cli.h). */
+int cli_read_file(const char *path, char **out, size_t *out_len) {
   *out = NULL;
   *out_len = 0;
   FILE *f = fopen(path, "rb");
@@ -555,7 +555,7 @@ static int cmd_run(int argc, char **argv) {
   int rc = parse_run_args(argc, argv, &ra);
   char *text = NULL;
   size_t len = 0;
-  if (!rc && read_file(ra.file, &text, &len)) rc = EXIT_ERROR;
+  if (!rc && cli_read_file(ra.file, &text, &len)) rc = EXIT_ERROR;
   xrt_disk_cache *cache = NULL;
   if (!rc) rc = open_disk_cache(ra.cache_dir, &cache);
   xrt_client *client = NULL;
@@ -895,7 +895,7 @@ static int cmd_check(int argc, char **argv) {
   xrt_disk_cache *cache = NULL;
   int rc = open_disk_cache(cache_dir, &cache);
   if (rc) return rc;
-  if (read_file(file, &text, &len)) {
+  if (cli_read_file(file, &text, &len)) {
     close_disk_cache(cache);
     return EXIT_ERROR;
   }

@@ -19,34 +19,6 @@ static int print_usage_error(const char *msg, const char *arg) {
   return PRINT_ERROR;
 }
 
-/* The whole file, NUL-terminated (bytes: text or bytecode alike). */
-static char *print_read(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    fprintf(stderr, "xrt: %s: %s\n", path, strerror(errno));
-    return NULL;
-  }
-  size_t cap = 1 << 16, n = 0;
-  char *buf = malloc(cap);
-  for (size_t k; buf && (k = fread(buf + n, 1, cap - n - 1, f)) > 0;) {
-    n += k;
-    if (n < cap - 1) continue;
-    char *more = cap > SIZE_MAX / 2 ? NULL : realloc(buf, cap *= 2);
-    if (!more) free(buf);
-    buf = more;
-  }
-  int err = !buf || ferror(f);
-  fclose(f);
-  if (err) {
-    fprintf(stderr, "xrt: %s: %s\n", path, buf ? "read error" : "out of memory");
-    free(buf);
-    return NULL;
-  }
-  buf[n] = 0;
-  *len = n;
-  return buf;
-}
-
 /* Writes text to path ("-" or NULL: stdout); 0 or an exit code. */
 static int print_write(const char *path, const char *text, size_t len) {
   int to_stdout = !path || !strcmp(path, "-");
@@ -83,8 +55,8 @@ int cmd_print(int argc, char **argv) {
   }
   if (!file) return print_usage_error("no file given", NULL);
   size_t len = 0;
-  char *src = print_read(file, &len);
-  if (!src) return PRINT_ERROR;
+  char *src = NULL; /* bytes: text or bytecode alike */
+  if (cli_read_file(file, &src, &len)) return PRINT_ERROR;
   xrt_compile_options o;
   xrt_compile_options_init(&o);
   o.filename = file;
