@@ -2759,7 +2759,13 @@ static pthread_key_t xrt__error_key;
 static pthread_once_t xrt__error_once = PTHREAD_ONCE_INIT;
 static _Atomic int xrt__error_key_made;
 
-static void xrt__error_thread_exit(void *message) { free(message); }
+/* Runs on the exiting thread, whose thread-locals are still there: a
+ * later key destructor that fails an xrt call gets a new buffer (or the
+ * fallback) instead of writing into this freed one. */
+static void xrt__error_thread_exit(void *message) {
+  if (xrt__error.message == message) xrt__error.message = NULL;
+  free(message);
+}
 
 static void xrt__error_key_make(void) {
   if (!pthread_key_create(&xrt__error_key, xrt__error_thread_exit))
@@ -24627,13 +24633,26 @@ static xrt_status xrt__transfer_run(xrt__device *d, xrt__task *t,
   return s;
 }
 
-XRT__PRIVATE void xrt__task_free(xrt__task *t, xrt__client *c) {
+/* Drops the task's references to buffers and its executable.  A finished
+ * task does this before it completes its event: a caller woken by the
+ * event who then releases its buffers frees them on the spot, so the
+ * client's stats (device_frees, device_bytes_in_use) are exact once
+ * xrt_buffer_release returns, not later when the worker gets round to it. */
+static void xrt__task_drop_refs(xrt__task *t) {
   xrt__buffer_unref(t->src);
   xrt__buffer_unref(t->dst);
-  for (int i = 0; t->bufs && i < t->num_args + t->num_outs; i++)
+  t->src = t->dst = NULL;
+  for (int i = 0; t->bufs && i < t->num_args + t->num_outs; i++) {
     xrt__buffer_unref(t->bufs[i]);
-  xrt__event_unref(t->done);
+    t->bufs[i] = NULL;
+  }
   if (t->exe) xrt__executable_unref(t->exe);
+  t->exe = NULL;
+}
+
+XRT__PRIVATE void xrt__task_free(xrt__task *t, xrt__client *c) {
+  xrt__task_drop_refs(t);
+  xrt__event_unref(t->done);
   xrt__free(&c->allocator, t);
 }
 
@@ -24664,10 +24683,12 @@ XRT__PRIVATE void xrt__task_run(xrt__device *d, xrt__task *t) {
     xrt__event_run_callbacks(t->done);
   } else if (t->kind == XRT__T_EXEC) {
     xrt_status s = xrt__exec_run(d, t, msg);
+    xrt__task_drop_refs(t);
     xrt__event_complete(t->done, s, msg);
     if (t->launch) xrt__launch_finish(c, t->launch, s, msg);
   } else {
     xrt_status s = xrt__transfer_run(d, t, msg);
+    xrt__task_drop_refs(t);
     xrt__event_complete(t->done, s, msg);
   }
   xrt__task_free(t, c);

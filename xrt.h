@@ -849,7 +849,9 @@ XRT_API size_t xrt_buffer_bytes(const xrt_buffer *buffer);
 XRT_API xrt_device *xrt_buffer_device(const xrt_buffer *buffer);
 
 /* Drops the caller's buffer: the handle is invalid at once, the memory is
- * freed when work already queued on the buffer is done.  NULL is ignored;
+ * freed when work already queued on the buffer is done (before that
+ * work's event completes, so that xrt_client_get_stats counts it freed once
+ * the event is ready).  NULL is ignored;
  * a stale handle is reported, not dereferenced (of two threads releasing
  * one handle at once, one gets XRT_OK, the other XRT_INVALID_ARGUMENT).
  * Thread-safe. */

@@ -375,6 +375,60 @@ static void test_release_while_pending(void **state) {
   xrt_client_release(c);
 }
 
+/* What a callback on an execute's event saw of the client's stats. */
+typedef struct stats_seen {
+  xrt_client *client;
+  xrt_client_stats stats;
+  xrt_status status;
+} stats_seen;
+
+static void cb_read_stats(void *user, xrt_status status, const char *message) {
+  (void)status;
+  (void)message;
+  stats_seen *seen = (stats_seen *)user;
+  seen->status = xrt_client_get_stats(seen->client, &seen->stats);
+}
+
+/* Buffers released while an execute that reads or writes them is queued
+ * are freed by the time its event completes: a callback on the event (it
+ * runs inside the completion) and the caller woken by it both see them in
+ * device_frees and out of device_bytes_in_use. */
+static void test_release_frees_before_completion(void **state) {
+  (void)state;
+  xrt_client *c = new_client(1);
+  xrt_device *d = xrt_client_device(c, 0);
+  xrt_executable *gated = tu_compile(c, kGated, 0, NULL);
+  float in[4] = {1, 2, 3, 4};
+  xrt_buffer *x = upload(c, 0, in), *y = NULL;
+  xrt_client_stats s0, s1, s2;
+  assert_int_equal(xrt_client_get_stats(c, &s0), XRT_OK);
+  gate_close();
+  xrt_event *done = NULL;
+  assert_int_equal(xrt_execute_async(gated, d, &x, 1, &y, 1, NULL, &done),
+                   XRT_OK);
+  gate_wait_entered(1);
+  stats_seen seen = {c, {0}, XRT_UNKNOWN};
+  assert_int_equal(xrt_event_on_ready(done, cb_read_stats, &seen), XRT_OK);
+  assert_int_equal(xrt_buffer_release(x), XRT_OK);
+  assert_int_equal(xrt_buffer_release(y), XRT_OK);
+  /* Both are still the execute's: nothing freed yet. */
+  assert_int_equal(xrt_client_get_stats(c, &s1), XRT_OK);
+  assert_int_equal(s1.device_allocations, s0.device_allocations + 1);
+  assert_int_equal(s1.device_frees, s0.device_frees);
+  assert_int_equal(s1.device_bytes_in_use, s0.device_bytes_in_use + 16);
+  gate_open();
+  assert_int_equal(xrt_event_await(done), XRT_OK);
+  assert_int_equal(seen.status, XRT_OK);
+  assert_int_equal(seen.stats.device_frees, s0.device_frees + 2);
+  assert_int_equal(seen.stats.device_bytes_in_use, s0.device_bytes_in_use - 16);
+  assert_int_equal(xrt_client_get_stats(c, &s2), XRT_OK);
+  assert_int_equal(s2.device_frees, s0.device_frees + 2);
+  assert_int_equal(s2.device_bytes_in_use, s0.device_bytes_in_use - 16);
+  xrt_event_release(done);
+  xrt_executable_release(gated);
+  xrt_client_release(c);
+}
+
 static int g_chain_done;
 static pthread_mutex_t g_chain_mu = PTHREAD_MUTEX_INITIALIZER;
 
@@ -725,6 +779,7 @@ int main(void) {
       cmocka_unit_test(test_async_execute_and_callbacks),
       cmocka_unit_test(test_error_propagation),
       cmocka_unit_test(test_release_while_pending),
+      cmocka_unit_test(test_release_frees_before_completion),
       cmocka_unit_test(test_client_release_with_pending_work),
       cmocka_unit_test(test_execute_multi),
       cmocka_unit_test(test_mpmd_launch),

@@ -82,12 +82,24 @@ while [ $i -le $n ]; do
     passed=$((passed + 1))
   else
     nfailed=$((nfailed + 1))
-    failed="$failed
-  $(cat "$tmp/$i.cmd")"
+    failed="$failed $i"
   fi
   i=$((i + 1))
 done
 wait
-[ -n "$failed" ] && echo "failed:$failed"
+# The failures again at the end, each with its error lines (cmocka's,
+# sanitizers', compilers') and last lines: a log cut to its tail (CI's)
+# still says what failed and why.
+if [ -n "$failed" ]; then
+  echo "failed:"
+  for i in $failed; do
+    echo "  $(cat "$tmp/$i.cmd") (exit $(cat "$tmp/$i.rc")):"
+    grep -v '^== ' "$tmp/$i.out" |
+      grep -E '^\[  ERROR|^\[   LINE|ERROR: |SUMMARY: |error:|FAIL' |
+      head -n 12 | sed 's/^/    | /'
+    echo "    ... its last lines:"
+    tail -n 6 "$tmp/$i.out" | sed 's/^/    | /'
+  done
+fi
 echo "$label: $passed passed, $nfailed failed"
 [ -z "$failed" ]

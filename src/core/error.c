@@ -12,7 +12,13 @@ static pthread_key_t xrt__error_key;
 static pthread_once_t xrt__error_once = PTHREAD_ONCE_INIT;
 static _Atomic int xrt__error_key_made;
 
-static void xrt__error_thread_exit(void *message) { free(message); }
+/* Runs on the exiting thread, whose thread-locals are still there: a
+ * later key destructor that fails an xrt call gets a new buffer (or the
+ * fallback) instead of writing into this freed one. */
+static void xrt__error_thread_exit(void *message) {
+  if (xrt__error.message == message) xrt__error.message = NULL;
+  free(message);
+}
 
 static void xrt__error_key_make(void) {
   if (!pthread_key_create(&xrt__error_key, xrt__error_thread_exit))

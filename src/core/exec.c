@@ -165,13 +165,26 @@ static xrt_status xrt__transfer_run(xrt__device *d, xrt__task *t,
   return s;
 }
 
-XRT__PRIVATE void xrt__task_free(xrt__task *t, xrt__client *c) {
+/* Drops the task's references to buffers and its executable.  A finished
+ * task does this before it completes its event: a caller woken by the
+ * event who then releases its buffers frees them on the spot, so the
+ * client's stats (device_frees, device_bytes_in_use) are exact once
+ * xrt_buffer_release returns, not later when the worker gets round to it. */
+static void xrt__task_drop_refs(xrt__task *t) {
   xrt__buffer_unref(t->src);
   xrt__buffer_unref(t->dst);
-  for (int i = 0; t->bufs && i < t->num_args + t->num_outs; i++)
+  t->src = t->dst = NULL;
+  for (int i = 0; t->bufs && i < t->num_args + t->num_outs; i++) {
     xrt__buffer_unref(t->bufs[i]);
-  xrt__event_unref(t->done);
+    t->bufs[i] = NULL;
+  }
   if (t->exe) xrt__executable_unref(t->exe);
+  t->exe = NULL;
+}
+
+XRT__PRIVATE void xrt__task_free(xrt__task *t, xrt__client *c) {
+  xrt__task_drop_refs(t);
+  xrt__event_unref(t->done);
   xrt__free(&c->allocator, t);
 }
 
@@ -202,10 +215,12 @@ XRT__PRIVATE void xrt__task_run(xrt__device *d, xrt__task *t) {
     xrt__event_run_callbacks(t->done);
   } else if (t->kind == XRT__T_EXEC) {
     xrt_status s = xrt__exec_run(d, t, msg);
+    xrt__task_drop_refs(t);
     xrt__event_complete(t->done, s, msg);
     if (t->launch) xrt__launch_finish(c, t->launch, s, msg);
   } else {
     xrt_status s = xrt__transfer_run(d, t, msg);
+    xrt__task_drop_refs(t);
     xrt__event_complete(t->done, s, msg);
   }
   xrt__task_free(t, c);
