@@ -1379,6 +1379,7 @@ SIM_PRIVATE xrt_status sim_lower_scatter(sim_fcc *fc, const xrt_ir_op *op,
                                     sim_step *st);
 SIM_PRIVATE xrt_status sim_lower_dynamic_slice(sim_fcc *fc, const xrt_ir_op *op,
                                           sim_step *st);
+SIM_PRIVATE bool sim_dus_update_in_place(sim_step *st, int32_t operand);
 SIM_PRIVATE xrt_status sim_lower_dynamic_update_slice(sim_fcc *fc,
                                                  const xrt_ir_op *op,
                                                  sim_step *st);
@@ -7724,16 +7725,23 @@ static void *sim_while_other(const sim_while *w, void **vals, int32_t i) {
   return vals[w->bargs[i]] == a ? vals[w->bufb[i]] : a;
 }
 
+/* Whether the body left result i where argument i is: its own argument
+ * returned unchanged (weights, inputs carried through a loop), or state
+ * updated in place (see sim_while_in_place in lower.c). */
+static bool sim_while_kept(const sim_while *w, void **vals, int32_t i) {
+  return w->brets[i] == w->bargs[i] || vals[w->brets[i]] == vals[w->bargs[i]];
+}
+
 /* The body's results become the next iteration's arguments, each in the
- * buffer the arguments do not use.  A value the body returns unchanged
- * (its own argument: weights, inputs carried through a loop) stays where
- * it is, uncopied. */
+ * buffer the arguments do not use; a result already in its argument's
+ * buffer stays there, uncopied.  (Only copies happen in the first pass,
+ * so the second sees the same pointers.) */
 static void sim_while_advance(const sim_while *w, void **vals) {
   for (int32_t i = 0; i < w->n; i++)
-    if (w->bytes[i] && w->brets[i] != w->bargs[i])
+    if (w->bytes[i] && !sim_while_kept(w, vals, i))
       memcpy(sim_while_other(w, vals, i), vals[w->brets[i]], w->bytes[i]);
   for (int32_t i = 0; i < w->n; i++)
-    if (w->brets[i] != w->bargs[i])
+    if (!sim_while_kept(w, vals, i))
       vals[w->bargs[i]] = vals[w->cargs[i]] = sim_while_other(w, vals, i);
 }
 
@@ -9209,6 +9217,41 @@ static xrt_status sim_while_buffers(sim_fcc *fc, const xrt_ir_op *op,
   return XRT_OK;
 }
 
+/* How many times value v is read in region r: by its ops, the ops of
+ * their nested regions (which may read it from outside) and its
+ * terminator. */
+static int64_t sim_region_reads(const xrt_ir_region *r, int32_t v) {
+  int64_t n = 0;
+  for (int32_t k = 0; k < r->num_ops; k++) {
+    const xrt_ir_op *o = &r->ops[k];
+    for (int32_t j = 0; j < o->num_operands; j++) n += o->operands[j] == v;
+    for (int32_t j = 0; j < o->num_regions; j++)
+      n += sim_region_reads(&o->regions[j], v);
+  }
+  return n;
+}
+
+/* Loop state that the body replaces by a dynamic_update_slice of itself
+ * (an RNN writing step t's output into a [T, ...] array) is updated in
+ * place: when the body reads the argument only there and the result only
+ * goes back into the loop, the slice is written into the argument's
+ * buffer and nothing is copied (sim_while_advance sees it kept). */
+static void sim_while_in_place(const sim_while *w, const xrt_ir_region *body) {
+  for (int32_t i = 0; i < w->n; i++) {
+    int32_t arg = w->bargs[i], ret = w->brets[i];
+    if (ret == arg || sim_region_reads(body, arg) != 1 ||
+        sim_region_reads(body, ret) != 1)
+      continue;
+    for (int32_t k = 0; k < w->body.n; k++) {
+      sim_step *s = (sim_step *)(uintptr_t)&w->body.steps[k]; /* plan memory */
+      if (s->nout == 1 && s->out[0] == ret) {
+        sim_dus_update_in_place(s, arg);
+        break;
+      }
+    }
+  }
+}
+
 static xrt_status sim_lower_while(sim_fcc *fc, const xrt_ir_op *op,
                                   sim_step *st) {
   if (op->num_regions != 2 || op->num_results != op->num_operands ||
@@ -9231,6 +9274,7 @@ static xrt_status sim_lower_while(sim_fcc *fc, const xrt_ir_op *op,
   w->cret = cret[0];
   w->cargs = op->regions[0].args;
   w->bargs = op->regions[1].args;
+  sim_while_in_place(w, &op->regions[1]);
   st->data = w;
   st->run = sim_run_while;
   return XRT_OK;
@@ -10468,6 +10512,7 @@ typedef struct sim_dslice {
   int64_t hi[XRT_MAX_RANK], str[XRT_MAX_RANK];
   xrt_dtype t[XRT_MAX_RANK];
   size_t es, bytes;    /* bytes: update_slice's initial copy */
+  bool in_place;       /* update_slice writes into its operand's memory */
 } sim_dslice;
 
 /* Element offset of the clamped start indices. */
@@ -10495,8 +10540,9 @@ static xrt_status sim_run_dynamic_slice(const sim_step *st, void **vals,
 static xrt_status sim_run_dynamic_update_slice(const sim_step *st,
                                                void **vals, sim_cx *cx) {
   const sim_dslice *d = (const sim_dslice *)st->data;
-  char *out = (char *)vals[st->out[0]];
   (void)cx;
+  if (d->in_place) vals[st->out[0]] = vals[st->in[0]];
+  char *out = (char *)vals[st->out[0]];
   if (d->bytes && out != vals[st->in[0]])
     memcpy(out, vals[st->in[0]], d->bytes);
   if (d->x.empty) return XRT_OK;
@@ -10504,6 +10550,19 @@ static xrt_status sim_run_dynamic_update_slice(const sim_step *st,
   sim_xcopy_run(&d->x, out + (size_t)base * d->es,
                 (const char *)vals[st->in[1]]);
   return XRT_OK;
+}
+
+/* Makes st, if it is a dynamic_update_slice of value operand, update
+ * that operand's memory in place: its result then lives where the operand
+ * did (the caller has checked that nothing else reads the operand).  A
+ * while loop uses it for state it updates slice by slice (an RNN's
+ * outputs), which otherwise costs two copies of the whole state a step. */
+SIM_PRIVATE bool sim_dus_update_in_place(sim_step *st, int32_t operand) {
+  if (st->run != sim_run_dynamic_update_slice || st->nin < 2 ||
+      st->nout != 1 || st->in[0] != operand)
+    return false;
+  ((sim_dslice *)(uintptr_t)st->data)->in_place = true; /* plan memory */
+  return true;
 }
 
 /* The slice (or update) has shape W inside the operand O. */

@@ -10,16 +10,23 @@ static void *sim_while_other(const sim_while *w, void **vals, int32_t i) {
   return vals[w->bargs[i]] == a ? vals[w->bufb[i]] : a;
 }
 
+/* Whether the body left result i where argument i is: its own argument
+ * returned unchanged (weights, inputs carried through a loop), or state
+ * updated in place (see sim_while_in_place in lower.c). */
+static bool sim_while_kept(const sim_while *w, void **vals, int32_t i) {
+  return w->brets[i] == w->bargs[i] || vals[w->brets[i]] == vals[w->bargs[i]];
+}
+
 /* The body's results become the next iteration's arguments, each in the
- * buffer the arguments do not use.  A value the body returns unchanged
- * (its own argument: weights, inputs carried through a loop) stays where
- * it is, uncopied. */
+ * buffer the arguments do not use; a result already in its argument's
+ * buffer stays there, uncopied.  (Only copies happen in the first pass,
+ * so the second sees the same pointers.) */
 static void sim_while_advance(const sim_while *w, void **vals) {
   for (int32_t i = 0; i < w->n; i++)
-    if (w->bytes[i] && w->brets[i] != w->bargs[i])
+    if (w->bytes[i] && !sim_while_kept(w, vals, i))
       memcpy(sim_while_other(w, vals, i), vals[w->brets[i]], w->bytes[i]);
   for (int32_t i = 0; i < w->n; i++)
-    if (w->brets[i] != w->bargs[i])
+    if (!sim_while_kept(w, vals, i))
       vals[w->bargs[i]] = vals[w->cargs[i]] = sim_while_other(w, vals, i);
 }
 

@@ -674,6 +674,7 @@ typedef struct sim_dslice {
   int64_t hi[XRT_MAX_RANK], str[XRT_MAX_RANK];
   xrt_dtype t[XRT_MAX_RANK];
   size_t es, bytes;    /* bytes: update_slice's initial copy */
+  bool in_place;       /* update_slice writes into its operand's memory */
 } sim_dslice;
 
 /* Element offset of the clamped start indices. */
@@ -701,8 +702,9 @@ static xrt_status sim_run_dynamic_slice(const sim_step *st, void **vals,
 static xrt_status sim_run_dynamic_update_slice(const sim_step *st,
                                                void **vals, sim_cx *cx) {
   const sim_dslice *d = (const sim_dslice *)st->data;
-  char *out = (char *)vals[st->out[0]];
   (void)cx;
+  if (d->in_place) vals[st->out[0]] = vals[st->in[0]];
+  char *out = (char *)vals[st->out[0]];
   if (d->bytes && out != vals[st->in[0]])
     memcpy(out, vals[st->in[0]], d->bytes);
   if (d->x.empty) return XRT_OK;
@@ -710,6 +712,19 @@ static xrt_status sim_run_dynamic_update_slice(const sim_step *st,
   sim_xcopy_run(&d->x, out + (size_t)base * d->es,
                 (const char *)vals[st->in[1]]);
   return XRT_OK;
+}
+
+/* Makes st, if it is a dynamic_update_slice of value operand, update
+ * that operand's memory in place: its result then lives where the operand
+ * did (the caller has checked that nothing else reads the operand).  A
+ * while loop uses it for state it updates slice by slice (an RNN's
+ * outputs), which otherwise costs two copies of the whole state a step. */
+SIM_PRIVATE bool sim_dus_update_in_place(sim_step *st, int32_t operand) {
+  if (st->run != sim_run_dynamic_update_slice || st->nin < 2 ||
+      st->nout != 1 || st->in[0] != operand)
+    return false;
+  ((sim_dslice *)(uintptr_t)st->data)->in_place = true; /* plan memory */
+  return true;
 }
 
 /* The slice (or update) has shape W inside the operand O. */

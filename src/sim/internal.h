@@ -1372,6 +1372,7 @@ SIM_PRIVATE xrt_status sim_lower_scatter(sim_fcc *fc, const xrt_ir_op *op,
                                     sim_step *st);
 SIM_PRIVATE xrt_status sim_lower_dynamic_slice(sim_fcc *fc, const xrt_ir_op *op,
                                           sim_step *st);
+SIM_PRIVATE bool sim_dus_update_in_place(sim_step *st, int32_t operand);
 SIM_PRIVATE xrt_status sim_lower_dynamic_update_slice(sim_fcc *fc,
                                                  const xrt_ir_op *op,
                                                  sim_step *st);

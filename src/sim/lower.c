@@ -704,6 +704,41 @@ static xrt_status sim_while_buffers(sim_fcc *fc, const xrt_ir_op *op,
   return XRT_OK;
 }
 
+/* How many times value v is read in region r: by its ops, the ops of
+ * their nested regions (which may read it from outside) and its
+ * terminator. */
+static int64_t sim_region_reads(const xrt_ir_region *r, int32_t v) {
+  int64_t n = 0;
+  for (int32_t k = 0; k < r->num_ops; k++) {
+    const xrt_ir_op *o = &r->ops[k];
+    for (int32_t j = 0; j < o->num_operands; j++) n += o->operands[j] == v;
+    for (int32_t j = 0; j < o->num_regions; j++)
+      n += sim_region_reads(&o->regions[j], v);
+  }
+  return n;
+}
+
+/* Loop state that the body replaces by a dynamic_update_slice of itself
+ * (an RNN writing step t's output into a [T, ...] array) is updated in
+ * place: when the body reads the argument only there and the result only
+ * goes back into the loop, the slice is written into the argument's
+ * buffer and nothing is copied (sim_while_advance sees it kept). */
+static void sim_while_in_place(const sim_while *w, const xrt_ir_region *body) {
+  for (int32_t i = 0; i < w->n; i++) {
+    int32_t arg = w->bargs[i], ret = w->brets[i];
+    if (ret == arg || sim_region_reads(body, arg) != 1 ||
+        sim_region_reads(body, ret) != 1)
+      continue;
+    for (int32_t k = 0; k < w->body.n; k++) {
+      sim_step *s = (sim_step *)(uintptr_t)&w->body.steps[k]; /* plan memory */
+      if (s->nout == 1 && s->out[0] == ret) {
+        sim_dus_update_in_place(s, arg);
+        break;
+      }
+    }
+  }
+}
+
 static xrt_status sim_lower_while(sim_fcc *fc, const xrt_ir_op *op,
                                   sim_step *st) {
   if (op->num_regions != 2 || op->num_results != op->num_operands ||
@@ -726,6 +761,7 @@ static xrt_status sim_lower_while(sim_fcc *fc, const xrt_ir_op *op,
   w->cret = cret[0];
   w->cargs = op->regions[0].args;
   w->bargs = op->regions[1].args;
+  sim_while_in_place(w, &op->regions[1]);
   st->data = w;
   st->run = sim_run_while;
   return XRT_OK;

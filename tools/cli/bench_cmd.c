@@ -43,7 +43,7 @@
 #include <string.h>
 #include <time.h>
 
-enum { BENCH_OK = 0, BENCH_ERROR = 2 };
+enum { BENCH_OK = CLI_EXIT_PASS, BENCH_ERROR = CLI_EXIT_ERROR };
 enum { BENCH_MAX_ITERATIONS = 10000000, BENCH_MAX_THREADS = 1024 };
 
 typedef enum { IN_FILES, IN_RANDOM, IN_ZEROS } input_kind;
@@ -74,28 +74,6 @@ static int bench_usage_error(const char *fmt, const char *arg) {
   return BENCH_ERROR;
 }
 
-static int bench_report(xrt_status s, const char *what) {
-  fprintf(stderr, "xrt: %s%s%s [%s]\n", what ? what : "", what ? ": " : "",
-          xrt_last_error(), xrt_strerror(s));
-  return BENCH_ERROR;
-}
-
-/* Matches "--name VALUE" or "--name=VALUE"; advances *i past the value
- * (*value NULL when it is missing). */
-static int bench_option(int argc, char **argv, int *i, const char *name,
-                        const char **value) {
-  size_t n = strlen(name);
-  const char *a = argv[*i];
-  if (strncmp(a, name, n) != 0) return 0;
-  if (a[n] == '=') {
-    *value = a + n + 1;
-    return 1;
-  }
-  if (a[n] != 0) return 0;
-  *value = *i + 1 < argc ? argv[++*i] : NULL;
-  return 1;
-}
-
 /* A decimal integer in [lo, hi]; -1 if v is not one. */
 static int parse_count(const char *v, long lo, long hi, long *out) {
   if (!v || !*v) return -1;
@@ -120,35 +98,35 @@ static int parse_bench_args(int argc, char **argv, bench_args *ba) {
   for (int i = 2; i < argc; i++) {
     const char *v = NULL;
     long n = 0;
-    if (bench_option(argc, argv, &i, "--iterations", &v)) {
+    if (cli_option(argc, argv, &i, "--iterations", &v)) {
       if (parse_count(v, 1, BENCH_MAX_ITERATIONS, &n))
         return bench_usage_error("--iterations needs a number from 1 to 10000000, not '%s'",
                                  v ? v : "");
       ba->iterations = n;
-    } else if (bench_option(argc, argv, &i, "--warmup", &v)) {
+    } else if (cli_option(argc, argv, &i, "--warmup", &v)) {
       if (parse_count(v, 0, BENCH_MAX_ITERATIONS, &n))
         return bench_usage_error("--warmup needs a number from 0 to 10000000, not '%s'",
                                  v ? v : "");
       ba->warmup = n;
-    } else if (bench_option(argc, argv, &i, "--threads", &v)) {
+    } else if (cli_option(argc, argv, &i, "--threads", &v)) {
       if (parse_count(v, 1, BENCH_MAX_THREADS, &n))
         return bench_usage_error("--threads needs a number from 1 to 1024, not '%s'",
                                  v ? v : "");
       ba->threads = (int)n;
-    } else if (bench_option(argc, argv, &i, "--devices", &v)) {
+    } else if (cli_option(argc, argv, &i, "--devices", &v)) {
       if (parse_count(v, 1, RP_MAX, &n))
         return bench_usage_error("--devices needs a number from 1 to 1024, not '%s'",
                                  v ? v : "");
       ba->devices = (int)n;
-    } else if (bench_option(argc, argv, &i, "--inputs", &v)) {
+    } else if (cli_option(argc, argv, &i, "--inputs", &v)) {
       if (v && !strcmp(v, "random")) ba->kind = IN_RANDOM;
       else if (v && !strcmp(v, "zeros")) ba->kind = IN_ZEROS;
       else return bench_usage_error("--inputs is 'random' or 'zeros', not '%s'", v ? v : "");
       ba->kind_given = 1;
-    } else if (bench_option(argc, argv, &i, "--input", &v)) {
+    } else if (cli_option(argc, argv, &i, "--input", &v)) {
       if (!v) return bench_usage_error("%s needs a file", "--input");
       ba->inputs[ba->num_inputs++] = v;
-    } else if (bench_option(argc, argv, &i, "--entry", &v)) {
+    } else if (cli_option(argc, argv, &i, "--entry", &v)) {
       if (!v || !*v) return bench_usage_error("%s needs a function name", "--entry");
       ba->entry = v;
     } else if (!strcmp(argv[i], "--json")) {
@@ -265,41 +243,6 @@ static void *make_host_data(const xrt_shape *shape, input_kind kind, uint64_t *s
   return data;
 }
 
-/* Loads the --input files onto dev, checking them against the entry's
- * signature so that mistakes are reported by file name (as `xrt run`). */
-static int load_files(const bench_args *ba, xrt_client *client, xrt_device *dev,
-                      xrt_executable *exe, xrt_buffer **args) {
-  int want = xrt_executable_num_inputs(exe);
-  if (want != ba->num_inputs) {
-    fprintf(stderr, "xrt: @%s takes %d argument%s but %d --input file%s given\n",
-            xrt_executable_name(exe), want, want == 1 ? "" : "s", ba->num_inputs,
-            ba->num_inputs == 1 ? " was" : "s were");
-    for (int i = 0; i < want; i++) {
-      xrt_shape s;
-      char type[256] = "?";
-      if (!xrt_executable_input_shape(exe, i, &s)) xrt_shape_format(&s, type, sizeof type);
-      fprintf(stderr, "  argument %d: %s\n", i, type);
-    }
-    return BENCH_ERROR;
-  }
-  for (int i = 0; i < want; i++) {
-    xrt_status s = xrt_buffer_from_npy(client, dev, ba->inputs[i], &args[i]);
-    if (s) return bench_report(s, NULL);
-    xrt_shape got, expect;
-    if (xrt_buffer_shape(args[i], &got) || xrt_executable_input_shape(exe, i, &expect))
-      return bench_report(xrt_last_status(), NULL);
-    char tg[256], te[256];
-    xrt_shape_format(&got, tg, sizeof tg);
-    xrt_shape_format(&expect, te, sizeof te);
-    if (strcmp(tg, te) != 0) {
-      fprintf(stderr, "xrt: %s holds %s but argument %d of @%s is %s\n", ba->inputs[i],
-              tg, i, xrt_executable_name(exe), te);
-      return BENCH_ERROR;
-    }
-  }
-  return 0;
-}
-
 /* Generated inputs on dev: the same values on every device (one seed). */
 static int make_inputs(const bench_args *ba, xrt_client *client, xrt_device *dev,
                        xrt_executable *exe, xrt_buffer **args) {
@@ -308,7 +251,7 @@ static int make_inputs(const bench_args *ba, xrt_client *client, xrt_device *dev
   for (int i = 0; i < n; i++) {
     xrt_shape shape;
     xrt_status s = xrt_executable_input_shape(exe, i, &shape);
-    if (s) return bench_report(s, NULL);
+    if (s) return cli_report(s, NULL);
     size_t bytes = 0;
     void *data = make_host_data(&shape, ba->kind, &seed, &bytes);
     if (!data) {
@@ -317,7 +260,7 @@ static int make_inputs(const bench_args *ba, xrt_client *client, xrt_device *dev
     }
     s = xrt_buffer_from_host(client, dev, &shape, data, &args[i]);
     free(data);
-    if (s) return bench_report(s, NULL);
+    if (s) return cli_report(s, NULL);
   }
   return 0;
 }
@@ -382,7 +325,7 @@ static int run_bench(const bench_args *ba, xrt_client *client, xrt_executable *e
   l.n = xrt_executable_num_replicas(exe) * xrt_executable_num_partitions(exe);
   l.nin = xrt_executable_num_inputs(exe);
   l.nout = xrt_executable_num_outputs(exe);
-  if (l.n < 1 || l.n > RP_MAX || l.nin < 0 || l.nout < 0) return bench_report(XRT_INTERNAL, NULL);
+  if (l.n < 1 || l.n > RP_MAX || l.nin < 0 || l.nout < 0) return cli_report(XRT_INTERNAL, NULL);
   size_t ai = (size_t)(l.nin > 0 ? l.nin : 1), ao = (size_t)(l.nout > 0 ? l.nout : 1);
   l.bufs = calloc((size_t)l.n * (ai + ao), sizeof *l.bufs);
   double *lat = calloc((size_t)ba->iterations, sizeof *lat);
@@ -393,7 +336,7 @@ static int run_bench(const bench_args *ba, xrt_client *client, xrt_executable *e
     if (d == 0) l.dev0 = dev;
     l.args[d] = l.bufs + (size_t)d * ai;
     l.outs[d] = l.bufs + (size_t)l.n * ai + (size_t)d * ao;
-    rc = ba->kind == IN_FILES ? load_files(ba, client, dev, exe, l.args[d])
+    rc = ba->kind == IN_FILES ? cli_load_npy_inputs(client, dev, exe, ba->inputs, ba->num_inputs, l.args[d])
                               : make_inputs(ba, client, dev, exe, l.args[d]);
   }
   xrt_attribute cores;
@@ -404,7 +347,7 @@ static int run_bench(const bench_args *ba, xrt_client *client, xrt_executable *e
   atomic_store(&mc->peak, atomic_load(&mc->in_use));
   xrt_status s = XRT_OK;
   for (long i = 0; !rc && i < ba->warmup; i++) {
-    if ((s = launch_call(&l))) rc = bench_report(s, "warmup call");
+    if ((s = launch_call(&l))) rc = cli_report(s, "warmup call");
     launch_drop_outputs(&l);
   }
   double t_start = now_seconds();
@@ -412,7 +355,7 @@ static int run_bench(const bench_args *ba, xrt_client *client, xrt_executable *e
     double t0 = now_seconds();
     s = launch_call(&l);
     lat[i] = now_seconds() - t0;
-    if (s) rc = bench_report(s, NULL);
+    if (s) rc = cli_report(s, NULL);
     launch_drop_outputs(&l);
   }
   double wall = now_seconds() - t_start;
@@ -512,7 +455,7 @@ static int bench_program(const bench_args *ba, xrt_client *client, mem_count *mc
   double t0 = now_seconds();
   xrt_status s = xrt_program_parse(text, len, &co, &prog);
   double t1 = now_seconds();
-  if (s) return bench_report(s, NULL);
+  if (s) return cli_report(s, NULL);
   r.parse_s = t1 - t0;
   if (ba->devices > 1) {
     const xrt_ir_module *m = xrt_program_module(prog);
@@ -527,12 +470,12 @@ static int bench_program(const bench_args *ba, xrt_client *client, mem_count *mc
   xrt_shape *shapes = NULL; /* a shape-polymorphic entry's, from --input */
   if (!rc && (s = cli_arg_shapes(client, prog, ba->entry, ba->inputs, ba->num_inputs,
                                  &shapes)) != XRT_OK)
-    rc = bench_report(s, NULL);
+    rc = cli_report(s, NULL);
   co.num_arg_shapes = shapes ? ba->num_inputs : 0;
   co.arg_shapes = shapes;
   t0 = now_seconds();
   if (!rc && (s = xrt_compile_program(client, prog, &co, &exe)) != XRT_OK)
-    rc = bench_report(s, NULL);
+    rc = cli_report(s, NULL);
   r.compile_s = now_seconds() - t0;
   free(shapes);
   if (!rc) {
@@ -569,7 +512,7 @@ int cmd_bench(int argc, char **argv) {
     opt.allocator.alloc = count_alloc;
     opt.allocator.free = count_free;
     xrt_status s = xrt_client_create(&opt, &client);
-    if (s) rc = bench_report(s, NULL);
+    if (s) rc = cli_report(s, NULL);
   }
   if (!rc) rc = bench_program(&ba, client, &mc, text, len);
   xrt_client_release(client);

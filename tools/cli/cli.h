@@ -88,9 +88,28 @@ int cmd_print(int argc, char **argv);
 /* `xrt bench FILE [options]`; returns the exit code. */
 int cmd_bench(int argc, char **argv);
 
+/* ---- helpers of every command (common.c) ---- */
+
+/* The tool's exit codes: success, a check.* op failed, anything else. */
+enum { CLI_EXIT_PASS = 0, CLI_EXIT_CHECK = 1, CLI_EXIT_ERROR = 2 };
+
 /* Reads a whole file into a NUL-terminated heap string (the caller frees
- * *out); 0, or -1 after printing why to stderr (main.c). */
+ * *out); 0, or -1 after printing why to stderr. */
 int cli_read_file(const char *path, char **out, size_t *out_len);
+
+/* Prints "xrt: [what: ]<last error> [<status>]" to stderr; the exit code. */
+int cli_report(xrt_status s, const char *what);
+
+/* Matches argv[*i] as "--name VALUE" or "--name=VALUE": 1 and *value set
+ * (NULL when the value is missing), *i advanced past it; 0 otherwise. */
+int cli_option(int argc, char **argv, int *i, const char *name,
+               const char **value);
+
+/* Loads num_files .npy files onto dev as exe's arguments (args[i]; the
+ * caller releases them), checked against the entry's signature so that a
+ * mistake names the file; 0 or CLI_EXIT_ERROR after printing why. */
+int cli_load_npy_inputs(xrt_client *client, xrt_device *dev, xrt_executable *exe,
+                        const char *const *files, int num_files, xrt_buffer **args);
 
 /* ---- the interpreter's test ops (interp.c) ---- */
 

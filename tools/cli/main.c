@@ -37,7 +37,7 @@ static int os_mkdir(const char *dir) { return _mkdir(dir); }
 static int os_mkdir(const char *dir) { return mkdir(dir, 0777); }
 #endif
 
-enum { EXIT_PASS = 0, EXIT_CHECK = 1, EXIT_ERROR = 2 };
+enum { EXIT_PASS = CLI_EXIT_PASS, EXIT_CHECK = CLI_EXIT_CHECK, EXIT_ERROR = CLI_EXIT_ERROR };
 
 static const char usage_text[] =
     "usage: xrt <command> [options]\n"
@@ -98,14 +98,6 @@ static int usage_error(const char *fmt, const char *arg) {
   fputs("\n\n", stderr);
   fputs(usage_text, stderr);
   return EXIT_ERROR;
-}
-
-/* Prints the last xrt error with its status name; returns the exit code it
- * maps to. */
-static int report(xrt_status s, const char *what) {
-  fprintf(stderr, "xrt: %s%s%s [%s]\n", what ? what : "", what ? ": " : "",
-          xrt_last_error(), xrt_strerror(s));
-  return s == XRT_CHECK_FAILED ? EXIT_CHECK : EXIT_ERROR;
 }
 
 /* ---- --mpi: one process of an MPI job ----
@@ -179,10 +171,10 @@ static int mpi_begin(void) {
   xrt_mpi_options o;
   xrt_mpi_options_init(&o);
   xrt_status s = xrt_mpi_init(&o);
-  if (s) return report(s, "--mpi");
+  if (s) return cli_report(s, "--mpi");
   xrt_topology t;
   if ((s = xrt_mpi_topology(&t))) {
-    int rc = report(s, "--mpi");
+    int rc = cli_report(s, "--mpi");
     xrt_mpi_finalize();
     return rc;
   }
@@ -222,43 +214,6 @@ static int mpi_end(int rc) {
 #endif
 }
 
-/* Reads a whole file into a NUL-terminated heap string (cli.h). */
-int cli_read_file(const char *path, char **out, size_t *out_len) {
-  *out = NULL;
-  *out_len = 0;
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    fprintf(stderr, "xrt: %s: %s\n", path, strerror(errno));
-    return -1;
-  }
-  size_t cap = 1 << 16, len = 0;
-  char *buf = malloc(cap);
-  while (buf) {
-    len += fread(buf + len, 1, cap - len - 1, f);
-    if (len < cap - 1) break;
-    char *nb = cap > SIZE_MAX / 2 ? NULL : realloc(buf, cap * 2);
-    if (!nb) {
-      free(buf);
-      buf = NULL;
-      break;
-    }
-    buf = nb;
-    cap *= 2;
-  }
-  int err = !buf || ferror(f);
-  int e = errno;
-  fclose(f);
-  if (err) {
-    fprintf(stderr, "xrt: %s: %s\n", path, buf ? strerror(e) : "out of memory");
-    free(buf);
-    return -1;
-  }
-  buf[len] = 0;
-  *out = buf;
-  *out_len = len;
-  return 0;
-}
-
 /* ======================================================================
  * xrt run
  * ==================================================================== */
@@ -272,25 +227,6 @@ typedef struct run_args {
   int num_inputs;
   const char **inputs; /* borrowed from argv */
 } run_args;
-
-/* Matches "--name VALUE" or "--name=VALUE"; advances *i past the value. */
-static int option_value(int argc, char **argv, int *i, const char *name,
-                        const char **value) {
-  size_t n = strlen(name);
-  const char *a = argv[*i];
-  if (strncmp(a, name, n) != 0) return 0;
-  if (a[n] == '=') {
-    *value = a + n + 1;
-    return 1;
-  }
-  if (a[n] != 0) return 0;
-  if (*i + 1 >= argc) {
-    *value = NULL;
-    return 1;
-  }
-  *value = argv[++*i];
-  return 1;
-}
 
 static int parse_devices(const char *v, int *out) {
   char *end;
@@ -309,19 +245,19 @@ static int parse_run_args(int argc, char **argv, run_args *ra) {
   if (!ra->inputs) return usage_error("%s", "out of memory");
   for (int i = 2; i < argc; i++) {
     const char *v = NULL;
-    if (option_value(argc, argv, &i, "--devices", &v)) {
+    if (cli_option(argc, argv, &i, "--devices", &v)) {
       if (!v || parse_devices(v, &ra->devices))
         return usage_error("--devices needs a number from 1 to 1024, not '%s'", v ? v : "");
-    } else if (option_value(argc, argv, &i, "--input", &v)) {
+    } else if (cli_option(argc, argv, &i, "--input", &v)) {
       if (!v) return usage_error("%s needs a file", "--input");
       ra->inputs[ra->num_inputs++] = v;
-    } else if (option_value(argc, argv, &i, "--output-dir", &v)) {
+    } else if (cli_option(argc, argv, &i, "--output-dir", &v)) {
       if (!v) return usage_error("%s needs a directory", "--output-dir");
       ra->output_dir = v;
-    } else if (option_value(argc, argv, &i, "--entry", &v)) {
+    } else if (cli_option(argc, argv, &i, "--entry", &v)) {
       if (!v) return usage_error("%s needs a function name", "--entry");
       ra->entry = v;
-    } else if (option_value(argc, argv, &i, "--cache-dir", &v)) {
+    } else if (cli_option(argc, argv, &i, "--cache-dir", &v)) {
       if (!v || !*v) return usage_error("%s needs a directory", "--cache-dir");
       ra->cache_dir = v;
     } else if (argv[i][0] == '-' && argv[i][1]) {
@@ -350,7 +286,7 @@ static int open_disk_cache(const char *dir, xrt_disk_cache **out) {
   xrt_disk_cache_options_init(&o);
   o.directory = dir;
   xrt_status s = xrt_disk_cache_open(&o, out);
-  return s ? report(s, NULL) : 0;
+  return s ? cli_report(s, NULL) : 0;
 #else
   fprintf(stderr, "xrt: --cache-dir %s: this xrt is built without the disk "
           "cache (XRT_DISK_CACHE=0)\n", dir);
@@ -364,41 +300,6 @@ static void close_disk_cache(xrt_disk_cache *cache) {
 #else
   (void)cache;
 #endif
-}
-
-/* Loads the --input files onto dev, checking them against the entry's
- * signature so that mistakes are reported by file name. */
-static int load_inputs(const run_args *ra, xrt_client *client, xrt_device *dev,
-                       xrt_executable *exe, xrt_buffer **args) {
-  int want = xrt_executable_num_inputs(exe);
-  if (want != ra->num_inputs) {
-    fprintf(stderr, "xrt: @%s takes %d argument%s but %d --input file%s given\n",
-            xrt_executable_name(exe), want, want == 1 ? "" : "s", ra->num_inputs,
-            ra->num_inputs == 1 ? " was" : "s were");
-    for (int i = 0; i < want; i++) {
-      xrt_shape s;
-      char type[256] = "?";
-      if (!xrt_executable_input_shape(exe, i, &s)) xrt_shape_format(&s, type, sizeof type);
-      fprintf(stderr, "  argument %d: %s\n", i, type);
-    }
-    return EXIT_ERROR;
-  }
-  for (int i = 0; i < want; i++) {
-    xrt_status s = xrt_buffer_from_npy(client, dev, ra->inputs[i], &args[i]);
-    if (s) return report(s, NULL);
-    xrt_shape got, expect;
-    if (xrt_buffer_shape(args[i], &got) || xrt_executable_input_shape(exe, i, &expect))
-      return report(xrt_last_status(), NULL);
-    char tg[256], te[256];
-    xrt_shape_format(&got, tg, sizeof tg);
-    xrt_shape_format(&expect, te, sizeof te);
-    if (strcmp(tg, te) != 0) {
-      fprintf(stderr, "xrt: %s holds %s but argument %d of @%s is %s\n", ra->inputs[i],
-              tg, i, xrt_executable_name(exe), te);
-      return EXIT_ERROR;
-    }
-  }
-  return 0;
 }
 
 /* Creates dir if it does not exist (one level, like mkdir). */
@@ -428,7 +329,7 @@ static int write_results(const char *dir, xrt_buffer **outs, int n, int device) 
     if (device < 0) snprintf(path, cap, "%s/result_%d.npy", dir, k);
     else snprintf(path, cap, "%s/device_%d_result_%d.npy", dir, device, k);
     xrt_status s = xrt_buffer_to_npy(outs[k], path);
-    if (s) rc = report(s, NULL);
+    if (s) rc = cli_report(s, NULL);
   }
   free(path);
   return rc;
@@ -454,7 +355,7 @@ static int show_results(const run_args *ra, xrt_buffer **outs, int nout, int dev
   if (device >= 0) printf("device %d:\n", device);
   for (int k = 0; k < nout; k++) {
     xrt_status s = cli_print_result(k, outs[k]);
-    if (s) return report(s, NULL);
+    if (s) return cli_report(s, NULL);
   }
   return ra->output_dir ? write_results(ra->output_dir, outs, nout, device) : 0;
 }
@@ -471,7 +372,8 @@ static int run_devices(const run_args *ra, xrt_client *client, xrt_executable *e
   for (int d = 0; !rc && d < n; d++) {
     arg_lists[d] = bufs + (size_t)d * ai;
     out_lists[d] = bufs + (size_t)n * ai + (size_t)d * ao;
-    rc = load_inputs(ra, client, xrt_executable_device(exe, d), exe, arg_lists[d]);
+    rc = cli_load_npy_inputs(client, xrt_executable_device(exe, d), exe,
+                             ra->inputs, ra->num_inputs, arg_lists[d]);
   }
   xrt_status s = XRT_OK;
   if (!rc) {
@@ -479,7 +381,7 @@ static int run_devices(const run_args *ra, xrt_client *client, xrt_executable *e
     s = xrt_execute_multi(exe, (xrt_buffer *const *const *)arg_lists, n, nin,
                           (xrt_buffer **const *)out_lists, nout, NULL, &done);
     if (!s) s = xrt_event_await(done);
-    if (s) rc = report(s, NULL);
+    if (s) rc = cli_report(s, NULL);
     xrt_event_release(done);
   }
   for (int d = 0; !rc && d < n; d++) rc = show_results(ra, out_lists[d], nout, d);
@@ -496,10 +398,10 @@ static int run_one(const run_args *ra, xrt_client *client, xrt_executable *exe) 
   xrt_buffer **args = calloc((size_t)(nin > 0 ? nin : 1), sizeof *args);
   xrt_buffer **outs = calloc((size_t)(nout > 0 ? nout : 1), sizeof *outs);
   int rc = !args || !outs ? EXIT_ERROR : 0;
-  if (!rc) rc = load_inputs(ra, client, dev, exe, args);
+  if (!rc) rc = cli_load_npy_inputs(client, dev, exe, ra->inputs, ra->num_inputs, args);
   if (!rc) {
     xrt_status s = xrt_execute(exe, dev, args, nin, outs, nout, NULL);
-    if (s) rc = report(s, NULL);
+    if (s) rc = cli_report(s, NULL);
   }
   if (!rc) rc = show_results(ra, outs, nout, -1);
   for (int i = 0; args && i < nin; i++) xrt_buffer_release(args[i]);
@@ -521,7 +423,7 @@ static int run_program(const run_args *ra, xrt_client *client, interp_state *st,
   xrt_executable *exe = NULL;
   int replicas = 1, rc = 0;
   xrt_status s = xrt_program_parse(text, len, &co, &prog);
-  if (s) return report(s, NULL);
+  if (s) return cli_report(s, NULL);
   st->prog = prog; /* for interpreter.run_parallel */
   st->module = xrt_program_module(prog);
   st->text = text;
@@ -534,10 +436,10 @@ static int run_program(const run_args *ra, xrt_client *client, interp_state *st,
   xrt_shape *shapes = NULL; /* a shape-polymorphic entry's, from --input */
   if (!rc && (s = cli_arg_shapes(client, prog, ra->entry, ra->inputs,
                                  ra->num_inputs, &shapes)) != XRT_OK)
-    rc = report(s, NULL);
+    rc = cli_report(s, NULL);
   co.num_arg_shapes = shapes ? ra->num_inputs : 0;
   co.arg_shapes = shapes;
-  if (!rc && (s = xrt_compile_program(client, prog, &co, &exe)) != XRT_OK) rc = report(s, NULL);
+  if (!rc && (s = xrt_compile_program(client, prog, &co, &exe)) != XRT_OK) rc = cli_report(s, NULL);
   free(shapes);
   if (!rc) {
     int n = xrt_executable_num_replicas(exe) * xrt_executable_num_partitions(exe);
@@ -568,13 +470,13 @@ static int cmd_run(int argc, char **argv) {
     if (cache) opt.cache_store = xrt_disk_cache_store(cache);
 #endif
     xrt_status s = xrt_client_create(&opt, &client);
-    if (s) rc = report(s, NULL);
+    if (s) rc = cli_report(s, NULL);
   }
   interp_state ist;
   interp_init(&ist);
   if (!rc) {
     xrt_status s = interp_register(client, &ist);
-    if (s) rc = report(s, NULL);
+    if (s) rc = cli_report(s, NULL);
   }
   if (!rc) rc = run_program(&ra, client, &ist, text, len);
   xrt_client_release(client);
@@ -876,7 +778,7 @@ static int cmd_check(int argc, char **argv) {
   for (int i = 2; i < argc; i++) {
     if (strcmp(argv[i], "--split-input-file") == 0 || strcmp(argv[i], "-split-input-file") == 0)
       split = 1;
-    else if (option_value(argc, argv, &i, "--cache-dir", &v)) {
+    else if (cli_option(argc, argv, &i, "--cache-dir", &v)) {
       if (!v || !*v) return usage_error("%s needs a directory", "--cache-dir");
       cache_dir = v;
     }
@@ -921,7 +823,7 @@ static int cmd_check(int argc, char **argv) {
     close_disk_cache(cache);
     interp_free(&ist);
     free(text);
-    return report(s, NULL);
+    return cli_report(s, NULL);
   }
   int passed = 0, failed = 0, errors = 0;
   const char *chunk = text, *p = text, *end = text + len;
