@@ -9,6 +9,9 @@ Per model M (gen.py writes it into DIR/M first):
                          of each result (`xrt run` of the model on its
                          arguments against PyTorch's results), the worst
                          result
+  model.M.fusion_rel_diff
+                         the same measure between xrt's results with and
+                         without the simulator's fusion (XRT_SIM_NO_FUSION=1)
   model.M.xrt_ms         best call of `xrt bench --threads 1` (N calls
                          after 2 warm-up calls)
   model.M.torch_ms       best call of the PyTorch model, torch.set_num_threads(1),
@@ -57,23 +60,39 @@ def xrt_inputs(d, n):
     return out
 
 
-def max_rel_err(d, meta, xrt):
-    outdir = os.path.join(d, "xrt_out")
+def xrt_results(d, meta, xrt, outdir, env=None):
+    """`xrt run` of the model on its arguments: its results, as float64."""
     r = subprocess.run([xrt, "run", os.path.join(d, "model.mlir"), "--output-dir", outdir] +
                        xrt_inputs(d, meta["num_args"]), stdout=subprocess.DEVNULL,
-                       stderr=subprocess.PIPE, text=True)
+                       stderr=subprocess.PIPE, text=True, env=env)
     if r.returncode != 0:
         fail("xrt run %s failed: %s" % (d, r.stderr.strip()))
+    return [np.load(os.path.join(outdir, "result_%d.npy" % k)).astype(np.float64)
+            for k in range(meta["num_results"])]
+
+
+def rel_diff(got, want):
+    """max |got - want| / max |want| over the elements, the worst result."""
     worst = 0.0
-    for k in range(meta["num_results"]):
-        a = np.load(os.path.join(outdir, "result_%d.npy" % k)).astype(np.float64)
-        ref = np.load(os.path.join(d, "ref_%d.npy" % k)).astype(np.float64)
+    for k, (a, ref) in enumerate(zip(got, want)):
         if a.shape != ref.shape:
-            fail("%s: result %d is %s, torch's %s" % (d, k, a.shape, ref.shape))
+            fail("result %d is %s, expected %s" % (k, a.shape, ref.shape))
         scale = np.abs(ref).max() if ref.size else 0.0
         err = np.abs(a - ref).max() if ref.size else 0.0
         worst = max(worst, err / scale if scale > 0 else err)
     return worst
+
+
+def max_rel_err(d, meta, xrt):
+    """xrt's results against PyTorch's, and against xrt's own with the
+    simulator's fusion off (XRT_SIM_NO_FUSION: every op its own loop), which
+    must agree to the ops' own rounding."""
+    fused = xrt_results(d, meta, xrt, os.path.join(d, "xrt_out"))
+    refs = [np.load(os.path.join(d, "ref_%d.npy" % k)).astype(np.float64)
+            for k in range(meta["num_results"])]
+    env = dict(os.environ, XRT_SIM_NO_FUSION="1")
+    unfused = xrt_results(d, meta, xrt, os.path.join(d, "xrt_out_unfused"), env)
+    return rel_diff(fused, refs), rel_diff(fused, unfused)
 
 
 def xrt_ms(d, meta, xrt, threads, reps):
@@ -183,7 +202,9 @@ def bench_model(name, args, keys):
         keys.append((p + k, v))
         print(("%s%s = " + fmt) % (p, k, v), flush=True)
 
-    key("max_rel_err", max_rel_err(d, meta, args.xrt), "%.3g")
+    err, fusion_diff = max_rel_err(d, meta, args.xrt)
+    key("max_rel_err", err, "%.3g")
+    key("fusion_rel_diff", fusion_diff, "%.3g")
     x1 = xrt_ms(d, meta, args.xrt, 1, args.reps)
     x2 = xrt_ms(d, meta, args.xrt, 2, args.reps)
     key("xrt_ms", x1)
