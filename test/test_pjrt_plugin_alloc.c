@@ -55,60 +55,16 @@
 #include <time.h>
 
 #include "pjrt_proto_util.h"
+#include "pjrt_host_util.h"
 
 /* A walk longer than this is a runaway. */
 #define MAX_WALK 20000
-
-static const PJRT_Api *api;
-
-/* An args struct of type T named v, zeroed, with its struct_size. */
-#define ARGS(T, v)         \
-  T v;                     \
-  memset(&v, 0, sizeof v); \
-  v.struct_size = T##_STRUCT_SIZE
 
 #define OOM_TEXT "out of host memory (allocating a PJRT_Error)"
 
 /* ======================================================================
  * Errors
  * ==================================================================== */
-
-static void err_destroy(PJRT_Error *e) {
-  ARGS(PJRT_Error_Destroy_Args, a);
-  a.error = e;
-  api->PJRT_Error_Destroy(&a);
-}
-
-static void err_text(PJRT_Error *e, char *buf, size_t cap) {
-  ARGS(PJRT_Error_Message_Args, a);
-  a.error = e;
-  api->PJRT_Error_Message(&a);
-  size_t n = a.message_size < cap - 1 ? a.message_size : cap - 1;
-  if (a.message && n) memcpy(buf, a.message, n);
-  buf[n] = 0;
-}
-
-static int err_code(PJRT_Error *e) {
-  ARGS(PJRT_Error_GetCode_Args, a);
-  a.error = e;
-  PJRT_Error *e2 = api->PJRT_Error_GetCode(&a);
-  if (e2) {
-    err_destroy(e2);
-    return -1;
-  }
-  return (int)a.code;
-}
-
-/* A call that must succeed (outside the walks' failing stretch). */
-#define OK(call) ok_at((call), #call, __LINE__)
-static void ok_at(PJRT_Error *e, const char *what, int line) {
-  if (!e) return;
-  char m[1024];
-  int c = err_code(e);
-  err_text(e, m, sizeof m);
-  err_destroy(e);
-  fail_msg("line %d: %s failed (code %d): %s", line, what, c, m);
-}
 
 /* The walk in progress. */
 static struct {
@@ -333,55 +289,29 @@ static long walk(const scenario *sc) {
  * PJRT helpers (outside the failing stretch unless said)
  * ==================================================================== */
 
-static PJRT_NamedValue nv_int(const char *name, int64_t v) {
-  PJRT_NamedValue nv;
-  memset(&nv, 0, sizeof nv);
-  nv.struct_size = PJRT_NamedValue_STRUCT_SIZE;
-  nv.name = name;
-  nv.name_size = strlen(name);
-  nv.type = PJRT_NamedValue_kInt64;
-  nv.int64_value = v;
-  nv.value_size = 1;
-  return nv;
-}
-
 static PJRT_Error *client_create(int64_t ndev, PJRT_Client **out) {
   PJRT_NamedValue opt = nv_int("num_devices", ndev);
   ARGS(PJRT_Client_Create_Args, a);
   a.create_options = &opt;
   a.num_options = 1;
-  PJRT_Error *e = api->PJRT_Client_Create(&a);
+  PJRT_Error *e = g_api->PJRT_Client_Create(&a);
   *out = a.client;
   return e;
-}
-
-static void get_devices(fix *f, size_t n) {
-  ARGS(PJRT_Client_AddressableDevices_Args, a);
-  a.client = f->c;
-  OK(api->PJRT_Client_AddressableDevices(&a));
-  assert_int_equal(a.num_addressable_devices, n);
-  for (size_t i = 0; i < n; i++) f->d[i] = a.addressable_devices[i];
 }
 
 static void new_client(fix *f, int64_t ndev) {
   OK(client_create(ndev, &f->c));
   assert_non_null(f->c);
-  get_devices(f, (size_t)ndev);
-}
-
-static void client_destroy(PJRT_Client *c) {
-  ARGS(PJRT_Client_Destroy_Args, a);
-  a.client = c;
-  OK(api->PJRT_Client_Destroy(&a));
+  get_devices(f->c, f->d, (size_t)ndev);
 }
 
 static int device_id(PJRT_Device *d) {
   ARGS(PJRT_Device_GetDescription_Args, g);
   g.device = d;
-  OK(api->PJRT_Device_GetDescription(&g));
+  OK(g_api->PJRT_Device_GetDescription(&g));
   ARGS(PJRT_DeviceDescription_Id_Args, a);
   a.device_description = g.device_description;
-  OK(api->PJRT_DeviceDescription_Id(&a));
+  OK(g_api->PJRT_DeviceDescription_Id(&a));
   return a.id;
 }
 
@@ -400,16 +330,10 @@ static PJRT_Error *from_host(fix *f, PJRT_Device *d, PJRT_Buffer_Type t,
   a.host_buffer_semantics =
       PJRT_HostBufferSemantics_kImmutableUntilTransferCompletes;
   a.device = d;
-  PJRT_Error *e = api->PJRT_Client_BufferFromHostBuffer(&a);
+  PJRT_Error *e = g_api->PJRT_Client_BufferFromHostBuffer(&a);
   *out = a.buffer;
   *done = a.done_with_host_buffer;
   return e;
-}
-
-static void event_destroy(PJRT_Event *ev) {
-  ARGS(PJRT_Event_Destroy_Args, a);
-  a.event = ev;
-  OK(api->PJRT_Event_Destroy(&a));
 }
 
 static PJRT_Buffer *upload(fix *f, PJRT_Device *d, PJRT_Buffer_Type t,
@@ -421,26 +345,19 @@ static PJRT_Buffer *upload(fix *f, PJRT_Device *d, PJRT_Buffer_Type t,
   return b;
 }
 
-static void buffer_destroy(PJRT_Buffer *b) {
-  if (!b) return;
-  ARGS(PJRT_Buffer_Destroy_Args, a);
-  a.buffer = b;
-  OK(api->PJRT_Buffer_Destroy(&a));
-}
-
 static void download(PJRT_Buffer *b, void *dst, size_t bytes) {
   ARGS(PJRT_Buffer_ToHostBuffer_Args, a);
   a.src = b;
   a.dst = dst;
   a.dst_size = bytes;
-  OK(api->PJRT_Buffer_ToHostBuffer(&a));
+  OK(g_api->PJRT_Buffer_ToHostBuffer(&a));
   event_destroy(a.event);
 }
 
 static PJRT_Device *buffer_device(PJRT_Buffer *b) {
   ARGS(PJRT_Buffer_Device_Args, a);
   a.buffer = b;
-  OK(api->PJRT_Buffer_Device(&a));
+  OK(g_api->PJRT_Buffer_Device(&a));
   return a.device;
 }
 
@@ -458,7 +375,7 @@ static PJRT_Error *compile(fix *f, const char *code, const pb_buf *opts,
   a.program = &prog;
   a.compile_options = opts ? (const char *)opts->b : NULL;
   a.compile_options_size = opts ? opts->n : 0;
-  PJRT_Error *e = api->PJRT_Client_Compile(&a);
+  PJRT_Error *e = g_api->PJRT_Client_Compile(&a);
   *out = a.executable;
   return e;
 }
@@ -467,7 +384,7 @@ static void loaded_destroy(PJRT_LoadedExecutable *x) {
   if (!x) return;
   ARGS(PJRT_LoadedExecutable_Destroy_Args, a);
   a.executable = x;
-  OK(api->PJRT_LoadedExecutable_Destroy(&a));
+  OK(g_api->PJRT_LoadedExecutable_Destroy(&a));
 }
 
 /* Compile options for `replicas` replicas on devices ids (NULL: none). */
@@ -505,7 +422,7 @@ static PJRT_Error *execute(PJRT_LoadedExecutable *x, size_t ndev,
   a.output_lists = out_lists;
   a.device_complete_events = evs;
   a.execute_device = exec_dev;
-  return api->PJRT_LoadedExecutable_Execute(&a);
+  return g_api->PJRT_LoadedExecutable_Execute(&a);
 }
 
 /* The outputs of an Execute that failed: none. */
@@ -524,7 +441,7 @@ static bool await_event(PJRT_Event *ev) {
   if (!ev) return true;
   ARGS(PJRT_Event_Await_Args, a);
   a.event = ev;
-  bool ok = OUTCOME(api->PJRT_Event_Await(&a), "PJRT_Event_Await");
+  bool ok = OUTCOME(g_api->PJRT_Event_Await(&a), "PJRT_Event_Await");
   event_destroy(ev);
   return ok;
 }
@@ -598,19 +515,19 @@ static void create_run(fix *f) {
 
 static void create_finish(fix *f) {
   if (!f->c) return;
-  get_devices(f, 2);
+  get_devices(f->c, f->d, 2);
   for (int i = 0; i < 2; i++) assert_int_equal(device_id(f->d[i]), i);
   ARGS(PJRT_Client_PlatformVersion_Args, v);
   v.client = f->c;
-  OK(api->PJRT_Client_PlatformVersion(&v));
+  OK(g_api->PJRT_Client_PlatformVersion(&v));
   assert_true(v.platform_version_size > 4);
   assert_memory_equal(v.platform_version, "xrt ", 4);
   ARGS(PJRT_Device_GetDescription_Args, g);
   g.device = f->d[1];
-  OK(api->PJRT_Device_GetDescription(&g));
+  OK(g_api->PJRT_Device_GetDescription(&g));
   ARGS(PJRT_DeviceDescription_ToString_Args, s);
   s.device_description = g.device_description;
-  OK(api->PJRT_DeviceDescription_ToString(&s));
+  OK(g_api->PJRT_DeviceDescription_ToString(&s));
   assert_int_equal(s.to_string_size, strlen("XrtSimDevice(id=1)"));
   assert_memory_equal(s.to_string, "XrtSimDevice(id=1)", s.to_string_size);
   client_destroy(f->c);
@@ -689,14 +606,14 @@ static void compile_run(fix *f) {
   } else {
     ARGS(PJRT_LoadedExecutable_GetExecutable_Args, g);
     g.loaded_executable = f->x;
-    if (OUTCOME(api->PJRT_LoadedExecutable_GetExecutable(&g),
+    if (OUTCOME(g_api->PJRT_LoadedExecutable_GetExecutable(&g),
                 "PJRT_LoadedExecutable_GetExecutable"))
       f->exe = g.executable;
     else
       assert_null(g.executable);
   }
   ARGS(PJRT_ExecuteContext_Create_Args, c);
-  if (OUTCOME(api->PJRT_ExecuteContext_Create(&c),
+  if (OUTCOME(g_api->PJRT_ExecuteContext_Create(&c),
               "PJRT_ExecuteContext_Create"))
     f->ctx = c.context;
   else
@@ -707,7 +624,7 @@ static void compile_finish(fix *f) {
   if (f->x) {
     ARGS(PJRT_LoadedExecutable_AddressableDevices_Args, a);
     a.executable = f->x;
-    OK(api->PJRT_LoadedExecutable_AddressableDevices(&a));
+    OK(g_api->PJRT_LoadedExecutable_AddressableDevices(&a));
     assert_int_equal(a.num_addressable_devices, 2);
     assert_ptr_equal(a.addressable_devices[0], f->d[1]);
     assert_ptr_equal(a.addressable_devices[1], f->d[0]);
@@ -715,23 +632,23 @@ static void compile_finish(fix *f) {
   if (f->exe) {
     ARGS(PJRT_Executable_NumReplicas_Args, r);
     r.executable = f->exe;
-    OK(api->PJRT_Executable_NumReplicas(&r));
+    OK(g_api->PJRT_Executable_NumReplicas(&r));
     assert_int_equal(r.num_replicas, 2);
     ARGS(PJRT_Executable_OutputDimensions_Args, od);
     od.executable = f->exe;
-    OK(api->PJRT_Executable_OutputDimensions(&od));
+    OK(g_api->PJRT_Executable_OutputDimensions(&od));
     assert_int_equal(od.num_outputs, 2);
     assert_int_equal(od.dim_sizes[0], 1);
     assert_int_equal(od.dim_sizes[1], 0);
     assert_int_equal(od.dims[0], 4);
     ARGS(PJRT_Executable_Destroy_Args, d);
     d.executable = f->exe;
-    OK(api->PJRT_Executable_Destroy(&d));
+    OK(g_api->PJRT_Executable_Destroy(&d));
   }
   if (f->ctx) {
     ARGS(PJRT_ExecuteContext_Destroy_Args, d);
     d.context = f->ctx;
-    OK(api->PJRT_ExecuteContext_Destroy(&d));
+    OK(g_api->PJRT_ExecuteContext_Destroy(&d));
   }
   loaded_destroy(f->x);
   client_destroy(f->c);
@@ -972,7 +889,7 @@ static void events_setup(fix *f) {
   f->b[1] = upload(f, f->d[0], PJRT_Buffer_Type_F32, k_x1, d4, 1);
   ARGS(PJRT_Buffer_Delete_Args, del);
   del.buffer = f->b[1];
-  OK(api->PJRT_Buffer_Delete(&del));
+  OK(g_api->PJRT_Buffer_Delete(&del));
   /* replica 1 of launch 9 waits in the all_reduce for replica 0; its
    * device thread is left to get there before the run's failures */
   OK(execute(f->x, 1, 1, &f->in[1], &f->out[1], &f->ev[1], f->d[1], 9));
@@ -997,18 +914,18 @@ static void events_run(fix *f) {
   const char *fn = "PJRT_Buffer_ReadyEvent";
   ARGS(PJRT_Buffer_ReadyEvent_Args, r);
   r.buffer = f->b[0];
-  if (OUTCOME(api->PJRT_Buffer_ReadyEvent(&r), fn))
+  if (OUTCOME(g_api->PJRT_Buffer_ReadyEvent(&r), fn))
     f->ev[2] = r.event;
   else
     assert_null(r.event);
   ARGS(PJRT_Buffer_ReadyEvent_Args, r2);
   r2.buffer = f->b[1];
-  if (OUTCOME(api->PJRT_Buffer_ReadyEvent(&r2), fn)) {
+  if (OUTCOME(g_api->PJRT_Buffer_ReadyEvent(&r2), fn)) {
     f->ev[3] = r2.event;
     /* its error: a copy each time */
     ARGS(PJRT_Event_Error_Args, ee);
     ee.event = f->ev[3];
-    PJRT_Error *e = api->PJRT_Event_Error(&ee);
+    PJRT_Error *e = g_api->PJRT_Event_Error(&ee);
     assert_non_null(e);
     char m[256];
     err_text(e, m, sizeof m);
@@ -1019,7 +936,7 @@ static void events_run(fix *f) {
     on.event = f->ev[3];
     on.callback = on_ready_cb;
     on.user_arg = f;
-    OK(api->PJRT_Event_OnReady(&on));
+    OK(g_api->PJRT_Event_OnReady(&on));
     assert_int_equal(fired(f), 1);
     deleted_error_ok(f->fired_code, f->fired_msg, "PJRT_Event_OnReady");
     f->fired = 0;
@@ -1031,21 +948,21 @@ static void events_run(fix *f) {
   on.event = f->ev[1];
   on.callback = on_ready_cb;
   on.user_arg = f;
-  f->ran = OUTCOME(api->PJRT_Event_OnReady(&on), "PJRT_Event_OnReady");
+  f->ran = OUTCOME(g_api->PJRT_Event_OnReady(&on), "PJRT_Event_OnReady");
   ARGS(PJRT_Buffer_CopyToDevice_Args, cd);
   cd.buffer = f->b[0];
   cd.dst_device = f->d[1];
-  if (OUTCOME(api->PJRT_Buffer_CopyToDevice(&cd), "PJRT_Buffer_CopyToDevice"))
+  if (OUTCOME(g_api->PJRT_Buffer_CopyToDevice(&cd), "PJRT_Buffer_CopyToDevice"))
     f->b[2] = cd.dst_buffer;
   else
     assert_null(cd.dst_buffer);
   ARGS(PJRT_Device_DefaultMemory_Args, dm);
   dm.device = f->d[1];
-  OK(api->PJRT_Device_DefaultMemory(&dm));
+  OK(g_api->PJRT_Device_DefaultMemory(&dm));
   ARGS(PJRT_Buffer_CopyToMemory_Args, cm);
   cm.buffer = f->b[0];
   cm.dst_memory = dm.memory;
-  if (OUTCOME(api->PJRT_Buffer_CopyToMemory(&cm), "PJRT_Buffer_CopyToMemory"))
+  if (OUTCOME(g_api->PJRT_Buffer_CopyToMemory(&cm), "PJRT_Buffer_CopyToMemory"))
     f->b[3] = cm.dst_buffer;
   else
     assert_null(cm.dst_buffer);
@@ -1069,7 +986,7 @@ static bool launch_outcome(int code, const char *m, const char *fn) {
 static bool await_launch(PJRT_Event *ev) {
   ARGS(PJRT_Event_Await_Args, a);
   a.event = ev;
-  PJRT_Error *e = api->PJRT_Event_Await(&a);
+  PJRT_Error *e = g_api->PJRT_Event_Await(&a);
   int code = 0;
   char m[1024] = "";
   if (e) {
@@ -1122,7 +1039,7 @@ static void errors_run(fix *f) {
   PJRT_Error *e[2];
   e[0] = client_create(0, &f->c);
   ARGS(PJRT_Executable_Serialize_Args, s);
-  e[1] = api->PJRT_Executable_Serialize(&s);
+  e[1] = g_api->PJRT_Executable_Serialize(&s);
   static const char *const want[2] = {
       "PJRT_Client_Create: create option num_devices is 0; the simulator "
       "has 1 to 1024 devices",
@@ -1196,10 +1113,10 @@ static void test_allocator_counts(void **state) {
 
 static int group_setup(void **state) {
   (void)state;
-  api = GetPjrtApi();
-  if (!api) return -1;
+  g_api = GetPjrtApi();
+  if (!g_api) return -1;
   ARGS(PJRT_Plugin_Initialize_Args, a);
-  PJRT_Error *e = api->PJRT_Plugin_Initialize(&a);
+  PJRT_Error *e = g_api->PJRT_Plugin_Initialize(&a);
   if (e) {
     err_destroy(e);
     return -1;
