@@ -375,18 +375,33 @@ static void test_release_while_pending(void **state) {
   xrt_client_release(c);
 }
 
-/* What a callback on an execute's event saw of the client's stats. */
+/* What a callback on an execute's event saw of the client's stats; done
+ * under mu once it has run (a waiter on the event may wake first). */
 typedef struct stats_seen {
   xrt_client *client;
   xrt_client_stats stats;
   xrt_status status;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  bool done;
 } stats_seen;
 
 static void cb_read_stats(void *user, xrt_status status, const char *message) {
   (void)status;
   (void)message;
   stats_seen *seen = (stats_seen *)user;
-  seen->status = xrt_client_get_stats(seen->client, &seen->stats);
+  xrt_status s = xrt_client_get_stats(seen->client, &seen->stats);
+  pthread_mutex_lock(&seen->mu);
+  seen->status = s;
+  seen->done = true;
+  pthread_cond_broadcast(&seen->cv);
+  pthread_mutex_unlock(&seen->mu);
+}
+
+static void stats_seen_wait(stats_seen *seen) {
+  pthread_mutex_lock(&seen->mu);
+  while (!seen->done) pthread_cond_wait(&seen->cv, &seen->mu);
+  pthread_mutex_unlock(&seen->mu);
 }
 
 /* Buffers released while an execute that reads or writes them is queued
@@ -407,7 +422,8 @@ static void test_release_frees_before_completion(void **state) {
   assert_int_equal(xrt_execute_async(gated, d, &x, 1, &y, 1, NULL, &done),
                    XRT_OK);
   gate_wait_entered(1);
-  stats_seen seen = {c, {0}, XRT_UNKNOWN};
+  stats_seen seen = {c, {0}, XRT_UNKNOWN, PTHREAD_MUTEX_INITIALIZER,
+                     PTHREAD_COND_INITIALIZER, false};
   assert_int_equal(xrt_event_on_ready(done, cb_read_stats, &seen), XRT_OK);
   assert_int_equal(xrt_buffer_release(x), XRT_OK);
   assert_int_equal(xrt_buffer_release(y), XRT_OK);
@@ -418,6 +434,7 @@ static void test_release_frees_before_completion(void **state) {
   assert_int_equal(s1.device_bytes_in_use, s0.device_bytes_in_use + 16);
   gate_open();
   assert_int_equal(xrt_event_await(done), XRT_OK);
+  stats_seen_wait(&seen);
   assert_int_equal(seen.status, XRT_OK);
   assert_int_equal(seen.stats.device_frees, s0.device_frees + 2);
   assert_int_equal(seen.stats.device_bytes_in_use, s0.device_bytes_in_use - 16);
