@@ -840,6 +840,9 @@ typedef struct sim_client {
   const xrt_plugin_host_api *host; /* the core's services (sim_trace.inc) */
   int32_t xp_threads; /* cores per process of this host ("Collectives
                          across processes") */
+  /* Packed GEMM operands kept across executes (gemm_cache.c), made on
+   * first use. */
+  _Atomic(struct sim_gcache *) gcache;
 } sim_client;
 
 /* ---- collectives.c ---- */
@@ -1280,6 +1283,31 @@ typedef struct sim_fcc {
   void *fz; /* fusion: uses and definitions of values (see "Fusion") */
 } sim_fcc;
 
+/* ---- device.c ---- */
+/* The write generation of device memory mem: a process-wide serial that
+ * changes at every allocation of and write into it, or 0 when it has none
+ * (adopted host memory, a block whose host address was handed out). */
+SIM_PRIVATE uint64_t sim_mem_serial(void *client, int device,
+                                    const void *mem);
+
+/* ---- gemm_cache.c ---- */
+/* Packed operands kept across executes, per client: an entry belongs to a
+ * planned product (gid, from sim_gcache_id), a device and an argument's
+ * memory at one write generation (sim_mem_serial), never anything else.
+ * sim_gcache_get returns the entry's packed bytes: ready (*fill 0), or to
+ * be filled by the caller (*fill 1); NULL when there is none (the first
+ * sight of a key only records it, so a product whose operand changes at
+ * every call never pays for a copy; full cache; out of memory).  Every
+ * non-NULL return is paired with sim_gcache_put(filled: whether the
+ * bytes are now valid). */
+SIM_PRIVATE uint64_t sim_gcache_id(void);
+SIM_PRIVATE void *sim_gcache_get(sim_client *c, uint64_t gid, int device,
+                                 const void *mem, uint64_t serial,
+                                 size_t bytes, int *fill, void **entry);
+SIM_PRIVATE void sim_gcache_put(sim_client *c, void *entry, int filled);
+/* Frees every entry (client destruction). */
+SIM_PRIVATE void sim_gcache_free(sim_client *c);
+
 /* Lowers d as a skinny product (skinny.c) when it is one: 1 (and *rc)
  * if it did, 0 to leave d to the other paths. */
 SIM_PRIVATE int sim_skinny_lower_dot(sim_fcc *fc, const sim_dot *d,
@@ -1538,6 +1566,13 @@ SIM_PRIVATE int sim_gemm_isa(sim_cc *cc);
 /* ---- conv_dw.c ---- */
 SIM_PRIVATE int sim_conv_dw_lower(sim_fcc *fc, const sim_conv *c, sim_step *st,
                                   xrt_status *rc);
+
+/* ---- conv_gemm.c ---- */
+/* f32/f64 convolutions as plain products (NCHW results: kernel x im2col;
+ * NHWC 1x1 ones and ones of few positions: lhs or im2col x kernel):
+ * 1 (and *rc) if it planned st, 0 to leave c to the other paths. */
+SIM_PRIVATE int sim_conv_gemm_lower(sim_fcc *fc, const sim_conv *c,
+                                    sim_step *st, xrt_status *rc);
 
 /* ---- conv.c ---- */
 SIM_PRIVATE xrt_status sim_lower_convolution(sim_fcc *fc, const xrt_ir_op *op,
@@ -4038,7 +4073,13 @@ typedef struct sim_blk {
   size_t bytes; /* requested */
   size_t cap;   /* usable, a multiple of SIM_ALIGN */
   void *raw;    /* what the client allocator returned (freed with it) */
+  /* Write generation (sim_mem_serial): a new process-wide serial at every
+   * allocation and every write into the block; 0 once its host address
+   * was handed out (it may change behind the device's back). */
+  _Atomic uint64_t serial;
 } sim_blk;
+
+static _Atomic uint64_t sim_serial_next = 1;
 
 static sim_blk *sim_blk_of(void *mem) {
   return (sim_blk *)((char *)mem - SIM_ALIGN);
@@ -4134,6 +4175,7 @@ SIM_PRIVATE void sim_client_destroy(void *client) {
   if (!c) return;
   sim_launches_free(c);
   sim_tpools_free(c);
+  sim_gcache_free(c);
   for (int i = 0; i < c->ndev; i++) {
     sim_cache_drop_all(&c->al, &c->dev[i]);
   }
@@ -4270,6 +4312,9 @@ SIM_PRIVATE xrt_status sim_buffer_alloc(void *client, int device, size_t bytes,
   }
   ((sim_blk *)raw)->bytes = bytes;
   ((sim_blk *)raw)->cap = cap;
+  atomic_store_explicit(&((sim_blk *)raw)->serial,
+                        atomic_fetch_add(&sim_serial_next, 1),
+                        memory_order_relaxed);
   *out_mem = sim_mem_of(raw);
   return XRT_OK;
 }
@@ -4306,6 +4351,28 @@ static xrt_status sim_check_mem(sim_client *c, int device, const void *mem,
   return XRT_OK;
 }
 
+/* A write into device memory mem: a block takes a new serial (unless its
+ * host address was handed out); adopted host memory has none. */
+static void sim_mem_touch(sim_client *c, int device, const void *mem) {
+  size_t have;
+  if (sim_adopt_bytes(c, device, mem, &have)) return;
+  sim_blk *b = sim_blk_of((void *)(uintptr_t)mem);
+  if (atomic_load_explicit(&b->serial, memory_order_relaxed))
+    atomic_store_explicit(&b->serial, atomic_fetch_add(&sim_serial_next, 1),
+                          memory_order_relaxed);
+}
+
+SIM_PRIVATE uint64_t sim_mem_serial(void *client, int device,
+                                    const void *mem) {
+  sim_client *c = (sim_client *)client;
+  size_t have;
+  if (!c || !mem || device < 0 || device >= c->ndev ||
+      sim_adopt_bytes(c, device, mem, &have))
+    return 0;
+  return atomic_load_explicit(&sim_blk_of((void *)(uintptr_t)mem)->serial,
+                              memory_order_relaxed);
+}
+
 SIM_PRIVATE xrt_status sim_buffer_write(void *client, int device, void *mem,
                                    const void *src, size_t bytes,
                                    xrt_plugin_error *err) {
@@ -4315,6 +4382,7 @@ SIM_PRIVATE xrt_status sim_buffer_write(void *client, int device, void *mem,
   if (s) return s;
   if (bytes && !src) return sim_fail(err, XRT_INVALID_ARGUMENT, "src is NULL");
   if (bytes) memcpy(mem, src, bytes);
+  sim_mem_touch((sim_client *)client, device, mem);
   return XRT_OK;
 }
 
@@ -4342,6 +4410,7 @@ SIM_PRIVATE xrt_status sim_buffer_copy(void *client, int src_device,
                            "device copy (destination)", err)))
     return s;
   if (bytes && src != dst) memmove(dst, src, bytes);
+  sim_mem_touch(c, dst_device, dst);
   return XRT_OK;
 }
 /* ======================================================================
@@ -4501,6 +4570,7 @@ SIM_PRIVATE xrt_status sim_buffer_copy_region(void *client,
       (s = sim_fault_check(c, a->dst_device, XRT_FAULT_TRANSFER,
                            "region copy (destination)", err)))
     return s;
+  sim_mem_touch(c, a->dst_device, a->dst); /* before any return below */
   int64_t so = 0, dof = 0, runs = 1;
   for (int d = 0; d < r; d++) {
     if (a->extent[d] == 0) return XRT_OK;
@@ -4718,8 +4788,12 @@ static xrt_status sim_adopt_add(sim_client *c, int device, void *host,
 }
 
 SIM_PRIVATE void *sim_buffer_host_pointer(void *client, int device, void *mem) {
-  (void)client;
-  (void)device;
+  sim_client *c = (sim_client *)client;
+  size_t have;
+  /* writable behind the device's back from now on: no write generation */
+  if (c && mem && device >= 0 && device < c->ndev &&
+      !sim_adopt_bytes(c, device, mem, &have))
+    atomic_store_explicit(&sim_blk_of(mem)->serial, 0, memory_order_relaxed);
   return mem;
 }
 
@@ -6273,8 +6347,13 @@ SIM_PRIVATE xrt_status sim_run_dot(const sim_step *st, void **vals, sim_cx *cx) 
  * transpose) for a kernel variant that reads that layout (sim_gk.fs).
  * Operands are read through element-offset tables (the ones dot_general
  * computes for any dimension layout, or a convolution's windows), so no
- * transposing copy is made; affine tables get strided fast paths.  Every
- * buffer is plan scratch, so execute allocates nothing.  Kernels exist for
+ * transposing copy is made; affine tables get strided fast paths.  f32
+ * rows of A contiguous in k are strip-packed too (copies of 16-k runs).
+ * When B is an argument of the execute (a model's weights), all of it is
+ * kept packed across calls in the client's cache (gemm_cache.c, keyed by
+ * the buffer's memory and write generation), so later calls skip its
+ * packing (sim_gemm_bpre).  Every other buffer is plan scratch, so
+ * execute allocates nothing but that cache's entries.  Kernels exist for
  * AVX-512, AVX2+FMA and portable C, picked at compile time of the program
  * from the running CPU (XRT_SIM_GEMM=c|avx2|avx512|off forces one, for
  * tests; off keeps the plain loops).  With XRT_WITH_CBLAS large products in
@@ -6389,29 +6468,45 @@ SIM_GK_VEC_DEF(sim_gk_f32_avx512, "avx512f", float, 12, SIM_GK_ROWS12)
     c##i##a = FMA(ai, b0, c##i##a);                                          \
     c##i##b = FMA(ai, b1, c##i##b);                                          \
   }
-__attribute__((target("avx512f"))) static void sim_gk_f32_avx512_strip(
-    int64_t kc, const void *ap, const void *bp, void *cp, int64_t ldc,
-    int first) {
-  const float *as = (const float *)ap, *b = (const float *)bp;
-  float *c = (float *)cp;
-  SIM_GK_ROWS12(SIM_GK_Z_DECL)
-  int64_t k = 0;
-  for (; k + SIM_GK_STRIP <= kc; k += SIM_GK_STRIP, as += SIM_GK_STRIP * 12) {
-    const float *a = as;
-    enum { S = SIM_GK_STRIP };
-    for (int t = 0; t < SIM_GK_STRIP; t++, a++, b += 2 * W) {
-      V b0 = LOAD(b), b1 = LOAD(b + W);
-      SIM_GK_ROWS12(SIM_GK_S_FMA)
-    }
+#define SIM_GK_STRIP_DEF(NAME, ROWS)                                         \
+  __attribute__((target("avx512f"))) static void NAME(                       \
+      int64_t kc, const void *ap, const void *bp, void *cp, int64_t ldc,     \
+      int first) {                                                           \
+    const float *as = (const float *)ap, *b = (const float *)bp;             \
+    float *c = (float *)cp;                                                  \
+    ROWS(SIM_GK_Z_DECL)                                                      \
+    int64_t k = 0;                                                           \
+    for (; k + SIM_GK_STRIP <= kc;                                           \
+         k += SIM_GK_STRIP, as += SIM_GK_STRIP * 12) {                       \
+      const float *a = as;                                                   \
+      enum { S = SIM_GK_STRIP };                                             \
+      for (int t = 0; t < SIM_GK_STRIP; t++, a++, b += 2 * W) {              \
+        V b0 = LOAD(b), b1 = LOAD(b + W);                                    \
+        /* B's micro-panel streams from L2: one strip ahead into L1 */       \
+        _mm_prefetch((const char *)(b + SIM_GK_STRIP * 2 * W), _MM_HINT_T0); \
+        _mm_prefetch((const char *)(b + SIM_GK_STRIP * 2 * W + W),           \
+                     _MM_HINT_T0);                                           \
+        ROWS(SIM_GK_S_FMA)                                                   \
+      }                                                                      \
+    }                                                                        \
+    const float *a = as;                                                     \
+    const int64_t S = kc - k;                                                \
+    for (; k < kc; k++, a++, b += 2 * W) {                                   \
+      V b0 = LOAD(b), b1 = LOAD(b + W);                                      \
+      ROWS(SIM_GK_S_FMA)                                                     \
+    }                                                                        \
+    ROWS(SIM_GK_Z_STORE)                                                     \
   }
-  const float *a = as;
-  const int64_t S = kc - k;
-  for (; k < kc; k++, a++, b += 2 * W) {
-    V b0 = LOAD(b), b1 = LOAD(b + W);
-    SIM_GK_ROWS12(SIM_GK_S_FMA)
-  }
-  SIM_GK_ROWS12(SIM_GK_Z_STORE)
-}
+#define SIM_GK_ROWS8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+#define SIM_GK_ROWS4(X) X(0) X(1) X(2) X(3)
+SIM_GK_STRIP_DEF(sim_gk_f32_avx512_strip, SIM_GK_ROWS12)
+/* The first 8 or 4 rows of a 12-row panel, stored straight into C: a
+ * product whose rows end there (128 = 10 x 12 + 8) needs no tile buffer
+ * and computes no padding rows. */
+SIM_GK_STRIP_DEF(sim_gk_f32_avx512_strip8, SIM_GK_ROWS8)
+SIM_GK_STRIP_DEF(sim_gk_f32_avx512_strip4, SIM_GK_ROWS4)
+SIM_GK_VEC_DEF(sim_gk_f32_avx512_r8, "avx512f", float, 12, SIM_GK_ROWS8)
+SIM_GK_VEC_DEF(sim_gk_f32_avx512_r4, "avx512f", float, 12, SIM_GK_ROWS4)
 #undef V
 #undef W
 #undef ZERO
@@ -6577,6 +6672,8 @@ typedef struct sim_gemm {
   size_t apack_lane, bpack_lane; /* elements */
   int blas;              /* call CBLAS (XRT_WITH_CBLAS) */
   int astrip;            /* A strip-packed for k->fs (see SIM_GK_STRIP) */
+  int64_t np;            /* N rounded up to whole micro-panels */
+  uint64_t gid;          /* B may be kept packed (gemm_cache.c), else 0 */
 } sim_gemm;
 
 /* ---- packing ---- */
@@ -6766,6 +6863,8 @@ typedef struct sim_gblk {
   int64_t ic, mb, pc, kb;
   int first;
   int lanes; /* in use: at most g->lanes, at most the pool's threads */
+  /* All of this batch's B packed (sim_gemm_bpre), or NULL: pack here */
+  const char *bpre;
 } sim_gblk;
 
 /* Copies n elements of one row of A, from column k of the panel on, into
@@ -6904,17 +7003,58 @@ static void sim_gpack_conv_strip(const sim_gemm *g, const float *a,
   }
 }
 
+#if SIM_GEMM_X86
+/* An f32 A micro-panel whose rows are contiguous in m (A transposed, as
+ * jax.grad's products have it): per k one masked vector copy of mv <= 16
+ * rows, zeros after them. */
+__attribute__((target("avx512f"))) static void sim_gpack_a_mrun(
+    const sim_gemm *g, const float *a, int64_t r0, int64_t mv, int64_t k0,
+    int64_t kb, float *dst) {
+  const int64_t MR = g->k->mr;
+  const __mmask16 m = (__mmask16)((1u << mv) - 1);
+  const __mmask16 w = (__mmask16)((1u << MR) - 1);
+  const float *s = a + g->am[r0];
+  for (int64_t k = 0; k < kb; k++)
+    _mm512_mask_storeu_ps(dst + k * MR, w,
+                          _mm512_maskz_loadu_ps(m, s + g->ak[k0 + k]));
+}
+#endif
+
 static void sim_gpack_a_panel(const sim_gblk *x, int64_t p) {
   const sim_gemm *g = x->g;
   int64_t MR = g->k->mr, r0 = x->ic + p * MR;
   int64_t mv = x->mb - p * MR < MR ? x->mb - p * MR : MR;
   char *dst = x->apack + (size_t)(p * MR * x->kb) * g->es;
   if (g->es == 4) {
+    if (g->astrip && !g->conv) { /* rows contiguous in k: runs of them */
+      const float *a = (const float *)(const void *)x->a;
+      float *d = (float *)(void *)dst;
+      int64_t kf = 0; /* whole strips: vector copies */
+#if SIM_GEMM_X86
+      kf = x->kb / SIM_GK_STRIP * SIM_GK_STRIP;
+#endif
+      for (int64_t i = 0; i < MR; i++) {
+        const float *src = i < mv ? a + g->am[r0 + i] + x->pc : NULL;
+#if SIM_GEMM_X86
+        if (kf) sim_gstrip_put16(d, MR, i, 0, kf, src);
+#endif
+        if (kf < x->kb)
+          sim_gstrip_put(d, MR, x->kb, i, kf, x->kb - kf, src ? src + kf : NULL);
+      }
+      return;
+    }
     if (g->astrip) {
       sim_gpack_conv_strip(g, (const float *)(const void *)x->a, r0, mv,
                            x->pc, x->kb, (float *)(void *)dst);
       return;
     }
+#if SIM_GEMM_X86
+    if (!g->conv && g->am_s == 1 && g->k->tr16 && MR <= 16) {
+      sim_gpack_a_mrun(g, (const float *)(const void *)x->a, r0, mv, x->pc,
+                       x->kb, (float *)(void *)dst);
+      return;
+    }
+#endif
     if (g->conv)
       sim_gpack_conv_f32(g, (const float *)(const void *)x->a, r0, mv, x->pc,
                          x->kb, (float *)(void *)dst);
@@ -6961,6 +7101,21 @@ static void sim_gpack_b_block(const sim_gblk *x, int64_t c0, int64_t nb,
                       bp + (size_t)(j * x->kb) * x->g->es);
 }
 
+/* A kernel for the first mv < MR rows of a panel only, or NULL. */
+static sim_gk_fn sim_gk_rows(const sim_gemm *g, int64_t mv) {
+#if SIM_GEMM_X86
+  if (g->k->fn == sim_gk_f32_avx512 && (mv == 8 || mv == 4)) {
+    if (g->astrip && g->k->fs == sim_gk_f32_avx512_strip)
+      return mv == 8 ? sim_gk_f32_avx512_strip8 : sim_gk_f32_avx512_strip4;
+    if (!g->astrip)
+      return mv == 8 ? sim_gk_f32_avx512_r8 : sim_gk_f32_avx512_r4;
+  }
+#else
+  (void)g, (void)mv;
+#endif
+  return NULL;
+}
+
 /* The packed A micro-panel ap (C rows r0 .. r0 + mv) times the packed B
  * block bp (C columns c0 .. c0 + nb): full tiles straight into C where its
  * rows are strided and columns dense, others through a tile. */
@@ -6971,13 +7126,14 @@ static void sim_gemm_panel_row(const sim_gblk *x, const char *ap,
   const int64_t MR = g->k->mr, NR = g->k->nr;
   size_t es = g->es;
   sim_gk_fn fn = g->astrip ? g->k->fs : g->k->fn;
+  sim_gk_fn fr = mv == MR ? fn : sim_gk_rows(g, mv); /* mv rows, or NULL */
   _Alignas(64) char tile[12 * 32 * sizeof(float)];
   for (int64_t j = 0; j < nb; j += NR) {
     const char *bj = bp + (size_t)(j * x->kb) * es;
     int64_t nv = nb - j < NR ? nb - j : NR;
-    if (mv == MR && nv == NR && g->cm_s && g->cn_s == 1) {
+    if (fr && nv == NR && g->cm_s && g->cn_s == 1) {
       char *c = x->c + (size_t)(g->cm[r0] + c0 + j) * es;
-      fn(x->kb, ap, bj, c, g->cm_s, x->first);
+      fr(x->kb, ap, bj, c, g->cm_s, x->first);
       continue;
     }
     fn(x->kb, ap, bj, tile, NR, 1);
@@ -6992,10 +7148,14 @@ static void sim_gemm_rect(const sim_gblk *x, int lane, int64_t pa, int64_t pe,
   const sim_gemm *g = x->g;
   const int64_t MR = g->k->mr;
   size_t es = g->es;
-  char *bp = x->bpack + g->bpack_lane * (size_t)lane * es;
+  char *bl = x->bpack + g->bpack_lane * (size_t)lane * es;
   for (int64_t jc = n0; jc < n1; jc += g->nc) {
     int64_t nb = n1 - jc < g->nc ? n1 - jc : g->nc;
-    sim_gpack_b_block(x, jc, nb, bp);
+    const char *bp = bl;
+    if (x->bpre)
+      bp = x->bpre + (size_t)(x->pc * g->np + jc * x->kb) * es;
+    else
+      sim_gpack_b_block(x, jc, nb, bl);
     for (int64_t p = pa; p < pe; p++) {
       const char *ap = x->apack + (size_t)(p * MR * x->kb) * es;
       int64_t mv = x->mb - p * MR < MR ? x->mb - p * MR : MR;
@@ -7014,12 +7174,16 @@ static void sim_gemm_narrow(sim_gblk *x, int lane, int64_t m0, int64_t m1,
   const sim_gemm *g = x->g;
   const int64_t MR = g->k->mr;
   size_t es = g->es;
-  char *bp = x->bpack + g->bpack_lane * (size_t)lane * es;
+  char *bl = x->bpack + g->bpack_lane * (size_t)lane * es;
   int64_t nb = n1 - n0;
   for (x->pc = 0; x->pc < g->K; x->pc += g->kc) {
     x->kb = g->K - x->pc < g->kc ? g->K - x->pc : g->kc;
     x->first = x->pc == 0;
-    sim_gpack_b_block(x, n0, nb, bp);
+    const char *bp = bl;
+    if (x->bpre)
+      bp = x->bpre + (size_t)(x->pc * g->np + n0 * x->kb) * es;
+    else
+      sim_gpack_b_block(x, n0, nb, bl);
     for (int64_t r0 = m0; r0 < m1; r0 += MR) {
       int64_t mv = m1 - r0 < MR ? m1 - r0 : MR;
       x->ic = r0, x->mb = mv;
@@ -7098,10 +7262,12 @@ static void sim_gemm_blas(const sim_gemm *g, const char *a, const char *b,
 }
 #endif
 
+/* bpre: all of B packed (sim_gemm_bpre), or NULL. */
 static void sim_gemm_exec(const sim_gemm *g, const char *A, const char *B,
-                          char *C, void **vals, sim_cx *cx) {
+                          char *C, void **vals, sim_cx *cx,
+                          const char *bpre) {
   size_t es = g->es;
-  sim_gblk x = {g, NULL, NULL, NULL, NULL, NULL, 0, 0, 0, 0, 0, 1};
+  sim_gblk x = {g, NULL, NULL, NULL, NULL, NULL, 0, 0, 0, 0, 0, 1, NULL};
   /* One lane per thread of the device's pool (the plan has buffers for
    * g->lanes); serial: one lane, so an A micro-panel meets every column. */
   int threads = cx && cx->tp ? cx->tp->threads : 1;
@@ -7112,6 +7278,7 @@ static void sim_gemm_exec(const sim_gemm *g, const char *A, const char *B,
     x.a = A + (size_t)g->ab[bt] * es;
     x.b = B + (size_t)g->bb[bt] * es;
     x.c = C + (size_t)g->cb[bt] * es;
+    x.bpre = bpre ? bpre + (size_t)(bt * g->K * g->np) * es : NULL;
 #ifdef XRT_WITH_CBLAS
     if (g->blas) {
       sim_gemm_blas(g, x.a, x.b, x.c);
@@ -7125,12 +7292,69 @@ static void sim_gemm_exec(const sim_gemm *g, const char *A, const char *B,
   }
 }
 
+/* ---- B packed once for many calls (gemm_cache.c) ----
+ * All of B in the layout the blocked loops pack a block in, block after
+ * block: batch bt, K block at pc (kb rows), micro-panel of columns j (NR
+ * of them, zero-padded) at element (bt * K + pc) * np + j * kb, so the B
+ * block of any column range starting on a panel is one slice of it. */
+typedef struct sim_gfill {
+  const sim_gemm *g;
+  const char *b;
+  char *dst;
+  int64_t nk; /* K blocks */
+} sim_gfill;
+
+static void sim_gemm_fill_range(void *ctx, int64_t begin, int64_t end) {
+  const sim_gfill *f = (const sim_gfill *)ctx;
+  const sim_gemm *g = f->g;
+  for (int64_t i = begin; i < end; i++) {
+    int64_t bt = i / f->nk, pc = i % f->nk * g->kc;
+    sim_gblk x;
+    memset(&x, 0, sizeof x);
+    x.g = g;
+    x.b = f->b + (size_t)g->bb[bt] * g->es;
+    x.pc = pc;
+    x.kb = g->K - pc < g->kc ? g->K - pc : g->kc;
+    sim_gpack_b_block(&x, 0, g->N,
+                      f->dst + (size_t)((bt * g->K + pc) * g->np) * g->es);
+  }
+}
+
+/* B's packed copy when B is an argument of this execute with a write
+ * generation, from the client's cache (packed now when the cache asks);
+ * *entry: what to give back with sim_gcache_put, or NULL. */
+static const char *sim_gemm_bpre(const sim_gemm *g, const char *B,
+                                 sim_cx *cx, void **entry) {
+  *entry = NULL;
+  if (!g->gid || !cx || !cx->xa || !cx->exe || !cx->xa->args || g->blas)
+    return NULL;
+  const xrt_plugin_execute_args *a = cx->xa;
+  int arg = 0;
+  for (int i = 0; i < a->num_args && !arg; i++) arg = a->args[i] == B;
+  if (!arg) return NULL;
+  sim_client *c = cx->exe->cl;
+  uint64_t serial = sim_mem_serial(c, a->device, B);
+  if (!serial) return NULL;
+  int fill;
+  char *p = (char *)sim_gcache_get(c, g->gid, a->device, B, serial,
+                                   (size_t)(g->BT * g->K * g->np) * g->es,
+                                   &fill, entry);
+  if (p && fill) {
+    sim_gfill f = {g, B, p, (g->K + g->kc - 1) / g->kc};
+    sim_parallel_for(cx, g->BT * f.nk, 1, sim_gemm_fill_range, &f);
+  }
+  return p;
+}
+
 /* A dot, or a convolution planned as GEMM: C = A x B of its operands. */
 static xrt_status sim_run_gemm(const sim_step *st, void **vals, sim_cx *cx) {
   const sim_gemm *g = (const sim_gemm *)st->data;
-  sim_gemm_exec(g, (const char *)vals[st->in[0]],
-                (const char *)vals[st->in[1]], (char *)vals[st->out[0]], vals,
-                cx);
+  const char *B = (const char *)vals[st->in[1]];
+  void *entry;
+  const char *bpre = sim_gemm_bpre(g, B, cx, &entry);
+  sim_gemm_exec(g, (const char *)vals[st->in[0]], B,
+                (char *)vals[st->out[0]], vals, cx, bpre);
+  if (entry) sim_gcache_put(cx->exe->cl, entry, 1);
   return XRT_OK;
 }
 
@@ -7196,6 +7420,7 @@ static void sim_gemm_blocks(sim_gemm *g, int64_t threads) {
       (size_t)(g->K * k->mr) * g->es <= 32 * 1024)
     g->kc = g->K;
   int64_t pn = (g->N + k->nr - 1) / k->nr, pm = (g->M + k->mr - 1) / k->mr;
+  g->np = pn * k->nr;
   int64_t L = threads;
   if (pn < L && pm < L) L = pn > pm ? pn : pm;
   g->lanes = (int)(L > 0 ? L : 1);
@@ -7254,7 +7479,7 @@ static double sim_blas_run(sim_gemm *g, int blas, const char *a,
                            const char *b, char *c, void **vals, sim_cx *cx) {
   g->blas = blas;
   double t0 = sim_blas_now();
-  sim_gemm_exec(g, a, b, c, vals, cx);
+  sim_gemm_exec(g, a, b, c, vals, cx, NULL);
   return sim_blas_now() - t0;
 }
 
@@ -7361,9 +7586,13 @@ SIM_PRIVATE int sim_gemm_lower_dot(sim_fcc *fc, const sim_dot *d, sim_step *st,
   g->cn = sim_gemm_iota(fc, d->N, 1);
   if (!g->cb || !g->cm || !g->cn) return (*rc = XRT_RESOURCE_EXHAUSTED), 1;
   if ((*rc = sim_gemm_finish(fc, g))) return 1;
+  /* f32 rows of A contiguous in k: copied in strips, not transposed */
+  g->astrip = g->es == 4 && g->ak_s == 1 && g->am_s != 1 && k->fs != NULL;
 #ifdef XRT_WITH_CBLAS
   g->blas = sim_gemm_blas_ok(g) && sim_blas_faster(fc, k, g->es);
 #endif
+  /* B packed across calls when it is an argument (sim_gemm_bpre) */
+  g->gid = g->K > 0 ? sim_gcache_id() : 0;
   st->data = g;
   st->run = sim_run_gemm;
   return 1;
@@ -7486,6 +7715,9 @@ SIM_PRIVATE int sim_gemm_lower_conv(sim_fcc *fc, const sim_conv *c, sim_step *st
  * src/sim/skinny.c - skinny f32 products: a few rows against weights.
  * Part of the simulated device; MIT licensed, see LICENSE.
  */
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#include <immintrin.h>
+#endif
 /* ======================================================================
  * Skinny products
  *
@@ -7500,9 +7732,12 @@ SIM_PRIVATE int sim_gemm_lower_conv(sim_fcc *fc, const sim_conv *c, sim_step *st
  * every instruction set (portable, AVX2 and AVX-512 builds of the same
  * vector code, no FMA contraction), but not the GEMM's, so results may
  * differ from the packed path's in the last bits, as XLA's dot emitters'
- * do.  Tiles of four lhs rows by two weight rows share their loads.
- * Weights laid out the other way (x @ W, W [K, N] with N innermost) take
- * blocks of 64 results per lhs row, summed over k in order (below).
+ * do.  Tiles of four lhs rows by two weight rows share their loads; the
+ * AVX-512 build adds the lanes of all eight sums with shuffles, in the
+ * same tree.  Weights laid out the other way (x @ W, W [K, N] with N
+ * innermost) are streamed row after row, each result summed over k in
+ * order (below).  Work is cut into (column chunk, batch) items, the
+ * batches of a chunk next to each other, shared by the device's threads.
  * ==================================================================== */
 
 #define SIM_SK_MAXM 16 /* lhs rows, at most */
@@ -7512,8 +7747,10 @@ SIM_PRIVATE int sim_gemm_lower_conv(sim_fcc *fc, const sim_conv *c, sim_step *st
 typedef struct sim_skinny {
   int64_t B, M, N, K;
   const int64_t *lb, *lm, *lk, *rb, *rn, *rk; /* offsets, as sim_dot's */
+  int nn; /* weights [K, N] (x @ W), else [N, K] */
+  /* results [n0, n0 + nb) of batch bi */
   void (*kernel)(const struct sim_skinny *s, float *out, const float *a,
-                 const float *b);
+                 const float *b, int64_t bi, int64_t n0, int64_t nb);
 } sim_skinny;
 
 #if defined(__GNUC__)
@@ -7529,13 +7766,68 @@ typedef float sim_sk_v16 __attribute__((vector_size(64)));
     out = (s4_[0] + s4_[2]) + (s4_[1] + s4_[3]);                              \
   } while (0)
 
+/* s[r][j] = the lane sums of accumulators c{r}{j} (rows < nr), each in
+ * SIM_SK_HSUM's tree. */
+#define SIM_SK_RED_SCALAR(s, nr, c00, c10, c20, c30, c01, c11, c21, c31)      \
+  do {                                                                        \
+    SIM_SK_HSUM(s[0][0], c00);                                                \
+    SIM_SK_HSUM(s[0][1], c01);                                                \
+    if (nr > 1) {                                                             \
+      SIM_SK_HSUM(s[1][0], c10);                                              \
+      SIM_SK_HSUM(s[1][1], c11);                                              \
+    }                                                                         \
+    if (nr > 2) {                                                             \
+      SIM_SK_HSUM(s[2][0], c20);                                              \
+      SIM_SK_HSUM(s[2][1], c21);                                              \
+    }                                                                         \
+    if (nr > 3) {                                                             \
+      SIM_SK_HSUM(s[3][0], c30);                                              \
+      SIM_SK_HSUM(s[3][1], c31);                                              \
+    }                                                                         \
+  } while (0)
+#define SIM_SK_RED_port SIM_SK_RED_SCALAR
+#define SIM_SK_RED_avx2 SIM_SK_RED_SCALAR
+/* AVX-512: the same tree for all eight at once (unused ones are zero):
+ * halves of pairs of accumulators added (lane i + lane i + 8), then
+ * quarters (+ 4), then (0 + 2, 1 + 3) and their sum, each step one add of
+ * two shuffled vectors, so every sum takes the same additions in the same
+ * order as SIM_SK_HSUM. */
+#define SIM_SK_RED_avx512(s, nr, c00, c10, c20, c30, c01, c11, c21, c31)      \
+  do {                                                                        \
+    __m512 a0_ = (__m512)(c00), a1_ = (__m512)(c10), a2_ = (__m512)(c20);     \
+    __m512 a3_ = (__m512)(c30), a4_ = (__m512)(c01), a5_ = (__m512)(c11);     \
+    __m512 a6_ = (__m512)(c21), a7_ = (__m512)(c31);                          \
+    __m512 b0_ = _mm512_add_ps(_mm512_shuffle_f32x4(a0_, a4_, 0x44),          \
+                               _mm512_shuffle_f32x4(a0_, a4_, 0xEE));         \
+    __m512 b1_ = _mm512_add_ps(_mm512_shuffle_f32x4(a1_, a5_, 0x44),          \
+                               _mm512_shuffle_f32x4(a1_, a5_, 0xEE));         \
+    __m512 b2_ = _mm512_add_ps(_mm512_shuffle_f32x4(a2_, a6_, 0x44),          \
+                               _mm512_shuffle_f32x4(a2_, a6_, 0xEE));         \
+    __m512 b3_ = _mm512_add_ps(_mm512_shuffle_f32x4(a3_, a7_, 0x44),          \
+                               _mm512_shuffle_f32x4(a3_, a7_, 0xEE));         \
+    /* quarters: [a0, a4, a2, a6] and [a1, a5, a3, a7] */                     \
+    __m512 q0_ = _mm512_add_ps(_mm512_shuffle_f32x4(b0_, b2_, 0x88),          \
+                               _mm512_shuffle_f32x4(b0_, b2_, 0xDD));         \
+    __m512 q1_ = _mm512_add_ps(_mm512_shuffle_f32x4(b1_, b3_, 0x88),          \
+                               _mm512_shuffle_f32x4(b1_, b3_, 0xDD));         \
+    __m512 d_ = _mm512_add_ps(_mm512_shuffle_ps(q0_, q1_, 0x44),              \
+                              _mm512_shuffle_ps(q0_, q1_, 0xEE));             \
+    __m512 e_ = _mm512_add_ps(_mm512_shuffle_ps(d_, d_, 0x88),                \
+                              _mm512_shuffle_ps(d_, d_, 0xDD));               \
+    float f_[16];                                                             \
+    _mm512_storeu_ps(f_, e_);                                                 \
+    s[0][0] = f_[0], s[1][0] = f_[1], s[0][1] = f_[4], s[1][1] = f_[5];       \
+    s[2][0] = f_[8], s[3][0] = f_[9], s[2][1] = f_[12], s[3][1] = f_[13];     \
+    (void)(nr);                                                               \
+  } while (0)
+
 /* out[r * ostride + j] = dot(ar[r], b[j]) for the nr <= 4 rows ar and the
- * two weight rows b[0], b[1]: eight named accumulators (registers; rows
- * past nr repeat row 0 and are not stored). */
+ * two weight rows b[0], b[1]: up to eight named accumulators (registers),
+ * specialized for each nr (a single query row sums two, not eight). */
 #define SIM_SK_TILE(ISA)                                                      \
-  static SIM_SK_T_##ISA void sim_sk_tile_##ISA(                               \
-      const float *const *ar, int nr, const float *const *br, int64_t K,      \
-      float *out, int64_t ostride) {                                          \
+  static inline __attribute__((always_inline)) SIM_SK_T_##ISA void            \
+  sim_sk_tilek_##ISA(const float *const *ar, int nr, const float *const *br,  \
+                     int64_t K, float *out, int64_t ostride) {                \
     const float *a0 = ar[0], *a1 = nr > 1 ? ar[1] : a0,                       \
                 *a2 = nr > 2 ? ar[2] : a0, *a3 = nr > 3 ? ar[3] : a0;         \
     const float *b0 = br[0], *b1 = br[1];                                     \
@@ -7548,103 +7840,147 @@ typedef float sim_sk_v16 __attribute__((vector_size(64)));
       memcpy(&x, a0 + k, sizeof x);                                           \
       c00 = c00 + x * u;                                                      \
       c01 = c01 + x * v;                                                      \
-      memcpy(&x, a1 + k, sizeof x);                                           \
-      c10 = c10 + x * u;                                                      \
-      c11 = c11 + x * v;                                                      \
-      memcpy(&x, a2 + k, sizeof x);                                           \
-      c20 = c20 + x * u;                                                      \
-      c21 = c21 + x * v;                                                      \
-      memcpy(&x, a3 + k, sizeof x);                                           \
-      c30 = c30 + x * u;                                                      \
-      c31 = c31 + x * v;                                                      \
+      if (nr > 1) {                                                           \
+        memcpy(&x, a1 + k, sizeof x);                                         \
+        c10 = c10 + x * u;                                                    \
+        c11 = c11 + x * v;                                                    \
+      }                                                                       \
+      if (nr > 2) {                                                           \
+        memcpy(&x, a2 + k, sizeof x);                                         \
+        c20 = c20 + x * u;                                                    \
+        c21 = c21 + x * v;                                                    \
+      }                                                                       \
+      if (nr > 3) {                                                           \
+        memcpy(&x, a3 + k, sizeof x);                                         \
+        c30 = c30 + x * u;                                                    \
+        c31 = c31 + x * v;                                                    \
+      }                                                                       \
     }                                                                         \
     float s[4][2];                                                            \
-    SIM_SK_HSUM(s[0][0], c00);                                                \
-    SIM_SK_HSUM(s[1][0], c10);                                                \
-    SIM_SK_HSUM(s[2][0], c20);                                                \
-    SIM_SK_HSUM(s[3][0], c30);                                                \
-    SIM_SK_HSUM(s[0][1], c01);                                                \
-    SIM_SK_HSUM(s[1][1], c11);                                                \
-    SIM_SK_HSUM(s[2][1], c21);                                                \
-    SIM_SK_HSUM(s[3][1], c31);                                                \
+    SIM_SK_RED_##ISA(s, nr, c00, c10, c20, c30, c01, c11, c21, c31);          \
     for (int r = 0; r < nr; r++)                                              \
       for (int j = 0; j < 2; j++) {                                           \
         for (int64_t t = k; t < K; t++)                                       \
           s[r][j] = s[r][j] + ar[r][t] * br[j][t];                            \
         out[r * ostride + j] = s[r][j];                                       \
       }                                                                       \
+  }                                                                           \
+  static SIM_SK_T_##ISA void sim_sk_tile_##ISA(                               \
+      const float *const *ar, int nr, const float *const *br, int64_t K,      \
+      float *out, int64_t ostride) {                                          \
+    switch (nr) {                                                             \
+    case 1: sim_sk_tilek_##ISA(ar, 1, br, K, out, ostride); break;            \
+    case 2: sim_sk_tilek_##ISA(ar, 2, br, K, out, ostride); break;            \
+    case 3: sim_sk_tilek_##ISA(ar, 3, br, K, out, ostride); break;            \
+    default: sim_sk_tilek_##ISA(ar, 4, br, K, out, ostride); break;           \
+    }                                                                         \
   }
 
-/* Column pairs; an odd last column is paired with itself and stored
- * once (a scratch row takes the duplicate). */
+/* Results [n0, n0 + nb) of every lhs row of batch bi, in column pairs
+ * (both weight rows then stay in L1 for every group of four lhs rows); an
+ * odd last column is paired with itself and stored once (a scratch row
+ * takes the duplicate). */
 #define SIM_SK_KERNEL(ISA)                                                    \
   SIM_SK_TILE(ISA)                                                            \
-  static SIM_SK_T_##ISA void sim_sk_run_##ISA(                                \
-      const sim_skinny *s, float *out, const float *a, const float *b) {      \
-    for (int64_t bi = 0; bi < s->B; bi++) {                                   \
-      float *o = out + bi * s->M * s->N;                                      \
+  static SIM_SK_T_##ISA void sim_sk_nt_cols_##ISA(                            \
+      const sim_skinny *s, float *out, const float *a, const float *b,        \
+      int64_t bi, int64_t n0, int64_t nb) {                                   \
+    float *o = out + bi * s->M * s->N;                                        \
+    const float *wb = b + s->rb[bi];                                          \
+    for (int64_t n = n0; n < n0 + nb; n += 2) {                               \
+      int pair = n + 1 < n0 + nb;                                             \
+      const float *br[2] = {wb + s->rn[n], wb + s->rn[pair ? n + 1 : n]};     \
       for (int64_t m0 = 0; m0 < s->M; m0 += 4) {                              \
         int nr = s->M - m0 < 4 ? (int)(s->M - m0) : 4;                        \
         const float *ar[4];                                                   \
         for (int r = 0; r < nr; r++) ar[r] = a + s->lb[bi] + s->lm[m0 + r];   \
-        int64_t n = 0;                                                        \
-        for (; n + 2 <= s->N; n += 2) {                                       \
-          const float *br[2] = {b + s->rb[bi] + s->rn[n],                     \
-                                b + s->rb[bi] + s->rn[n + 1]};                \
+        if (pair) {                                                           \
           sim_sk_tile_##ISA(ar, nr, br, s->K, o + m0 * s->N + n, s->N);       \
+          continue;                                                           \
         }                                                                     \
-        if (n < s->N) {                                                       \
-          const float *br[2] = {b + s->rb[bi] + s->rn[n],                     \
-                                b + s->rb[bi] + s->rn[n]};                    \
-          float two[4 * 2];                                                   \
-          sim_sk_tile_##ISA(ar, nr, br, s->K, two, 2);                        \
-          for (int r = 0; r < nr; r++) o[(m0 + r) * s->N + n] = two[r * 2];   \
-        }                                                                     \
+        float two[4 * 2];                                                     \
+        sim_sk_tile_##ISA(ar, nr, br, s->K, two, 2);                          \
+        for (int r = 0; r < nr; r++) o[(m0 + r) * s->N + n] = two[r * 2];     \
       }                                                                       \
     }                                                                         \
   }
 
-/* Weights with the result's dimension innermost (x @ W, W [K, N]): each
- * block of 64 results of four lhs rows accumulates over k in order, one
- * weight row block loaded per k for the four rows (sixteen registers of
- * sums); results past the last whole block, one at a time, also in k
- * order.  Every result is then the plain sequential sum. */
+/* Weights with the result's dimension innermost (x @ W, W [K, N]): the
+ * weight matrix is streamed once, row after row.  Columns go in chunks
+ * whose sums for all lhs rows stay in L1 (they live in the result), and
+ * each step reads SIM_SK_KU weight rows of the chunk and adds their
+ * products to the sums of up to four lhs rows at a time, sixteen columns
+ * per vector; columns past the last whole vector one at a time.  Every
+ * result is the plain sequential sum over k from zero (a product, then an
+ * add: no contraction), so every instruction set gives the same bits.
+ * Streaming the rows in place reads memory sequentially (a decoder's
+ * token reads each weight once): no packing. */
+#define SIM_SK_KU 8 /* weight rows per step */
 #define SIM_SK_NN(ISA)                                                        \
-  static SIM_SK_T_##ISA void sim_sk_nn_block_##ISA(                           \
-      const sim_skinny *s, const float *const *ar, int nr, const float *w,    \
-      float *out) {                                                           \
-    sim_sk_v16 c[4][4] = {{{0}}};                                             \
-    for (int64_t k = 0; k < s->K; k++) {                                      \
-      const float *row = w + s->rk[k];                                        \
-      sim_sk_v16 u[4];                                                        \
-      for (int j = 0; j < 4; j++) memcpy(&u[j], row + 16 * j, sizeof u[j]);   \
-      for (int r = 0; r < 4; r++) {                                           \
-        float x = ar[r < nr ? r : 0][s->lk[k]];                               \
-        for (int j = 0; j < 4; j++) c[r][j] = c[r][j] + x * u[j];             \
+  static inline __attribute__((always_inline)) SIM_SK_T_##ISA void            \
+  sim_sk_nnk_##ISA(const float *const *r, int ku, const float *xv, int nr,    \
+                   float *o, int64_t ldo, int64_t nb) {                       \
+    int64_t j = 0;                                                            \
+    for (; j + 16 <= nb; j += 16) {                                           \
+      sim_sk_v16 c0 = {0}, c1 = {0}, c2 = {0}, c3 = {0}, u;                   \
+      memcpy(&c0, o + j, sizeof c0);                                          \
+      if (nr > 1) memcpy(&c1, o + ldo + j, sizeof c1);                        \
+      if (nr > 2) memcpy(&c2, o + 2 * ldo + j, sizeof c2);                    \
+      if (nr > 3) memcpy(&c3, o + 3 * ldo + j, sizeof c3);                    \
+      for (int t = 0; t < ku; t++) {                                          \
+        memcpy(&u, r[t] + j, sizeof u);                                       \
+        c0 = c0 + xv[t] * u;                                                  \
+        if (nr > 1) c1 = c1 + xv[SIM_SK_KU + t] * u;                          \
+        if (nr > 2) c2 = c2 + xv[2 * SIM_SK_KU + t] * u;                      \
+        if (nr > 3) c3 = c3 + xv[3 * SIM_SK_KU + t] * u;                      \
       }                                                                       \
+      memcpy(o + j, &c0, sizeof c0);                                          \
+      if (nr > 1) memcpy(o + ldo + j, &c1, sizeof c1);                        \
+      if (nr > 2) memcpy(o + 2 * ldo + j, &c2, sizeof c2);                    \
+      if (nr > 3) memcpy(o + 3 * ldo + j, &c3, sizeof c3);                    \
     }                                                                         \
-    for (int r = 0; r < nr; r++)                                              \
-      memcpy(out + r * s->N, c[r], sizeof c[r]);                              \
+    for (; j < nb; j++)                                                       \
+      for (int i = 0; i < nr; i++) {                                          \
+        float acc = o[i * ldo + j];                                           \
+        for (int t = 0; t < ku; t++) {                                        \
+          float p = xv[i * SIM_SK_KU + t] * r[t][j];                          \
+          acc = acc + p;                                                      \
+        }                                                                     \
+        o[i * ldo + j] = acc;                                                 \
+      }                                                                       \
   }                                                                           \
-  static SIM_SK_T_##ISA void sim_sk_nn_##ISA(                                 \
-      const sim_skinny *s, float *out, const float *a, const float *b) {      \
-    for (int64_t bi = 0; bi < s->B; bi++) {                                   \
-      float *o = out + bi * s->M * s->N;                                      \
-      const float *w = b + s->rb[bi];                                         \
-      for (int64_t m0 = 0; m0 < s->M; m0 += 4) {                              \
-        int nr = s->M - m0 < 4 ? (int)(s->M - m0) : 4;                        \
-        const float *ar[4];                                                   \
-        for (int r = 0; r < nr; r++) ar[r] = a + s->lb[bi] + s->lm[m0 + r];   \
-        int64_t n = 0;                                                        \
-        for (; n + 64 <= s->N; n += 64)                                       \
-          sim_sk_nn_block_##ISA(s, ar, nr, w + n, o + m0 * s->N + n);         \
-        for (; n < s->N; n++)                                                 \
-          for (int r = 0; r < nr; r++) {                                      \
-            float acc = 0;                                                    \
-            for (int64_t k = 0; k < s->K; k++)                                \
-              acc = acc + ar[r][s->lk[k]] * w[s->rk[k] + n];                  \
-            o[(m0 + r) * s->N + n] = acc;                                     \
+  /* Results [n0, n0 + nb) of every lhs row of batch bi. */                   \
+  static SIM_SK_T_##ISA void sim_sk_nn_cols_##ISA(                            \
+      const sim_skinny *s, float *out, const float *a, const float *b,        \
+      int64_t bi, int64_t n0, int64_t nb) {                                   \
+    const int64_t M = s->M, N = s->N, K = s->K;                               \
+    float *o = out + bi * M * N + n0;                                         \
+    const float *w = b + s->rb[bi] + n0;                                      \
+    for (int64_t m = 0; m < M; m++)                                           \
+      memset(o + m * N, 0, sizeof(float) * (size_t)nb);                       \
+    for (int64_t k0 = 0; k0 < K; k0 += SIM_SK_KU) {                           \
+      int ku = K - k0 < SIM_SK_KU ? (int)(K - k0) : SIM_SK_KU;                \
+      const float *r[SIM_SK_KU];                                              \
+      for (int t = 0; t < ku; t++) r[t] = w + s->rk[k0 + t];                  \
+      for (int64_t m0 = 0; m0 < M; m0 += 4) {                                 \
+        int nr = M - m0 < 4 ? (int)(M - m0) : 4;                              \
+        float xv[4 * SIM_SK_KU];                                              \
+        for (int i = 0; i < nr; i++) {                                        \
+          const float *ai = a + s->lb[bi] + s->lm[m0 + i];                    \
+          for (int t = 0; t < ku; t++)                                        \
+            xv[i * SIM_SK_KU + t] = ai[s->lk[k0 + t]];                        \
+        }                                                                     \
+        float *om = o + m0 * N;                                               \
+        if (ku == SIM_SK_KU) {                                                \
+          switch (nr) {                                                       \
+          case 1: sim_sk_nnk_##ISA(r, SIM_SK_KU, xv, 1, om, N, nb); break;    \
+          case 2: sim_sk_nnk_##ISA(r, SIM_SK_KU, xv, 2, om, N, nb); break;    \
+          case 3: sim_sk_nnk_##ISA(r, SIM_SK_KU, xv, 3, om, N, nb); break;    \
+          default: sim_sk_nnk_##ISA(r, SIM_SK_KU, xv, 4, om, N, nb); break;   \
           }                                                                   \
+        } else {                                                              \
+          sim_sk_nnk_##ISA(r, ku, xv, nr, om, N, nb);                         \
+        }                                                                     \
       }                                                                       \
     }                                                                         \
   }
@@ -7665,12 +8001,49 @@ SIM_SK_KERNEL(avx512)
 SIM_SK_NN(avx512)
 #endif
 
+/* One call's work: items are (batch, column chunk of nc). */
+typedef struct sim_sk_job {
+  const sim_skinny *s;
+  float *out;
+  const float *a, *b;
+  int64_t nc, nch; /* columns per chunk, chunks per batch */
+} sim_sk_job;
+
+/* Item i is chunk i / B of batch i % B: the batches of one chunk run
+ * together, so weights whose batches interleave (the heads of a KV
+ * cache, [T, heads, 64]) are read from cache once, not once a head. */
+static void sim_sk_items(void *ctx, int64_t begin, int64_t end) {
+  const sim_sk_job *j = (const sim_sk_job *)ctx;
+  for (int64_t i = begin; i < end; i++) {
+    int64_t bi = i % j->s->B, n0 = i / j->s->B * j->nc;
+    int64_t nb = j->s->N - n0 < j->nc ? j->s->N - n0 : j->nc;
+    j->s->kernel(j->s, j->out, j->a, j->b, bi, n0, nb);
+  }
+}
+
 static xrt_status sim_run_skinny(const sim_step *st, void **vals,
                                  sim_cx *cx) {
   const sim_skinny *s = (const sim_skinny *)st->data;
-  (void)cx;
-  s->kernel(s, (float *)vals[st->out[0]], (const float *)vals[st->in[0]],
-            (const float *)vals[st->in[1]]);
+  sim_sk_job j = {s, (float *)vals[st->out[0]],
+                  (const float *)vals[st->in[0]],
+                  (const float *)vals[st->in[1]], 0, 0};
+  int threads = cx && cx->tp && cx->tp->threads > 1 ? cx->tp->threads : 1;
+  if (s->nn) {
+    /* the sums of all lhs rows of a chunk fit L1 (16 KiB of 32) */
+    j.nc = 4096 / s->M / 16 * 16;
+    j.nc = j.nc < 256 ? 256 : j.nc;
+    /* enough chunks for every thread */
+    int64_t per = (s->N + threads - 1) / threads;
+    per = (per + 15) / 16 * 16;
+    if (threads > 1 && s->B < threads && per < j.nc) j.nc = per;
+  } else {
+    j.nc = 64; /* weight rows of the other layout: pairs, in any chunks */
+  }
+  j.nch = (s->N + j.nc - 1) / j.nc;
+  /* a thread's part reads at least 64 KiB of weights */
+  int64_t grain = (int64_t)(65536 / ((uint64_t)j.nc * (uint64_t)s->K * 4 + 1));
+  sim_parallel_for(threads > 1 ? cx : NULL, s->B * j.nch, grain + 1,
+                   sim_sk_items, &j);
   return XRT_OK;
 }
 #endif /* __GNUC__ */
@@ -7702,10 +8075,13 @@ SIM_PRIVATE int sim_skinny_lower_dot(sim_fcc *fc, const sim_dot *d,
   s->rb = d->rb, s->rn = d->rn, s->rk = d->rk;
   int level = sim_isa_level();
   (void)level;
-  s->kernel = nt ? sim_sk_run_port : sim_sk_nn_port;
+  s->nn = !nt;
+  s->kernel = nt ? sim_sk_nt_cols_port : sim_sk_nn_cols_port;
 #ifdef SIM_SK_X86
-  if (level == 2) s->kernel = nt ? sim_sk_run_avx512 : sim_sk_nn_avx512;
-  else if (level == 1) s->kernel = nt ? sim_sk_run_avx2 : sim_sk_nn_avx2;
+  if (level == 2)
+    s->kernel = nt ? sim_sk_nt_cols_avx512 : sim_sk_nn_cols_avx512;
+  else if (level == 1)
+    s->kernel = nt ? sim_sk_nt_cols_avx2 : sim_sk_nn_cols_avx2;
 #endif
   st->data = s;
   st->run = sim_run_skinny;
@@ -7713,6 +8089,218 @@ SIM_PRIVATE int sim_skinny_lower_dot(sim_fcc *fc, const sim_dot *d,
 #endif
 }
 /* ==== end src/sim/skinny.c ==== */
+/* ==== begin src/sim/gemm_cache.c ==== */
+/*
+ * src/sim/gemm_cache.c - packed GEMM operands kept across executes.
+ * Part of the simulated device; MIT licensed, see LICENSE.
+ */
+/* ======================================================================
+ * The packed-operand cache
+ *
+ * A model passes its weights as arguments, the same buffers call after
+ * call; the GEMM packs its B operand into micro-panels on every call
+ * (an eighth of a transformer's time).  When that operand is an argument
+ * of the execute, the product asks here for its packed copy, keyed by
+ *
+ *   (product gid, device, argument memory, write generation)
+ *
+ * where the generation (sim_mem_serial) is a process-wide serial that
+ * device.c renews at every allocation of and every write into the block,
+ * so memory freed and allocated again at the same address, or rewritten,
+ * never matches an old entry; memory without a generation (adopted host
+ * memory, a block whose host address was handed out) is never cached.
+ * Nothing is guessed from contents.
+ *
+ * Each (gid, device) has at most one entry: a new key replaces the old
+ * one.  The first sight of a key only records it (state SEEN); the second
+ * allocates and fills the packed copy (FILLING, by the caller, outside the
+ * lock), which later calls read (READY).  So a training step, whose
+ * weights are new buffers every call, never copies.  Entries in use
+ * (refs) are never freed.  Memory is bounded by SIM_GC_BYTES: to make
+ * room an entry may evict only entries that were not used since the
+ * entrant's own previous call (products of destroyed executables, or of
+ * programs no longer run); products that are all in use every call and do
+ * not fit keep packing as before instead of evicting each other.  Every
+ * entry is freed with the client.
+ * ==================================================================== */
+
+enum { SIM_GC_SLOTS = 128 };
+#define SIM_GC_BYTES ((size_t)1 << 30) /* packed bytes, at most */
+
+enum { SIM_GC_FREE, SIM_GC_SEEN, SIM_GC_FILLING, SIM_GC_READY };
+
+typedef struct sim_gc_ent {
+  uint64_t gid, serial, last; /* last: clock of the latest use */
+  const void *mem;
+  int device, state, refs;
+  void *raw;   /* allocation (data aligned inside it) */
+  void *data;
+  size_t bytes; /* reserved against SIM_GC_BYTES */
+} sim_gc_ent;
+
+struct sim_gcache {
+  atomic_flag mu;
+  size_t bytes;
+  uint64_t clock;
+  sim_gc_ent e[SIM_GC_SLOTS];
+};
+
+static _Atomic uint64_t sim_gc_next_id = 1;
+
+SIM_PRIVATE uint64_t sim_gcache_id(void) {
+  return atomic_fetch_add(&sim_gc_next_id, 1);
+}
+
+static void sim_gc_lock(struct sim_gcache *g) {
+  while (atomic_flag_test_and_set_explicit(&g->mu, memory_order_acquire))
+    sched_yield();
+}
+
+static void sim_gc_unlock(struct sim_gcache *g) {
+  atomic_flag_clear_explicit(&g->mu, memory_order_release);
+}
+
+/* The client's cache, made on first use; NULL when out of memory. */
+static struct sim_gcache *sim_gc_of(sim_client *c) {
+  struct sim_gcache *g = atomic_load(&c->gcache);
+  if (g) return g;
+  struct sim_gcache *n =
+      (struct sim_gcache *)c->al.alloc(c->al.self, sizeof *n);
+  if (!n) return NULL;
+  memset(n, 0, sizeof *n);
+  atomic_flag_clear(&n->mu);
+  if (atomic_compare_exchange_strong(&c->gcache, &g, n)) return n;
+  c->al.free(c->al.self, n); /* another thread made it first: g */
+  return g;
+}
+
+/* Frees an unused entry's bytes; it becomes SEEN (or FREE). Locked. */
+static void sim_gc_drop(sim_client *c, struct sim_gcache *g, sim_gc_ent *e,
+                        int state) {
+  if (e->raw) c->al.free(c->al.self, e->raw);
+  g->bytes -= e->bytes;
+  e->raw = e->data = NULL;
+  e->bytes = 0;
+  e->state = state;
+}
+
+/* Makes room for need bytes by evicting unused READY entries last used
+ * before `before`, the least recently used first.  Locked. */
+static int sim_gc_room(sim_client *c, struct sim_gcache *g, size_t need,
+                       uint64_t before) {
+  while (g->bytes + need > SIM_GC_BYTES) {
+    sim_gc_ent *v = NULL;
+    for (int i = 0; i < SIM_GC_SLOTS; i++) {
+      sim_gc_ent *e = &g->e[i];
+      if (e->state == SIM_GC_READY && !e->refs && e->last < before &&
+          (!v || e->last < v->last))
+        v = e;
+    }
+    if (!v) return 0;
+    sim_gc_drop(c, g, v, SIM_GC_FREE);
+  }
+  return 1;
+}
+
+SIM_PRIVATE void *sim_gcache_get(sim_client *c, uint64_t gid, int device,
+                                 const void *mem, uint64_t serial,
+                                 size_t bytes, int *fill, void **entry) {
+  *fill = 0;
+  *entry = NULL;
+  if (!c || !mem || !serial || !bytes || bytes > SIM_GC_BYTES) return NULL;
+  struct sim_gcache *g = sim_gc_of(c);
+  if (!g) return NULL;
+  sim_gc_lock(g);
+  uint64_t now = ++g->clock;
+  sim_gc_ent *e = NULL, *slot = NULL;
+  for (int i = 0; i < SIM_GC_SLOTS && !e; i++) {
+    sim_gc_ent *x = &g->e[i];
+    if (x->state != SIM_GC_FREE && x->gid == gid && x->device == device)
+      e = x;
+    else if (x->state == SIM_GC_FREE && !slot)
+      slot = x;
+  }
+  void *out = NULL;
+  if (e && e->mem == mem && e->serial == serial) {
+    if (e->state == SIM_GC_READY) { /* hit */
+      e->refs++;
+      e->last = now;
+      out = e->data;
+    } else if (e->state == SIM_GC_SEEN) { /* second sight: fill */
+      uint64_t before = e->last;
+      e->last = now;
+      if (sim_gc_room(c, g, bytes, before)) {
+        e->state = SIM_GC_FILLING;
+        e->refs = 1;
+        e->bytes = bytes;
+        g->bytes += bytes;
+        *fill = 1;
+      }
+    } /* FILLING: another thread packs it; pack as usual meanwhile */
+    sim_gc_unlock(g);
+    if (!*fill) {
+      if (out) *entry = e;
+      return out;
+    }
+    /* allocate outside the lock; only this thread touches a FILLING
+     * entry's bytes */
+    void *raw = c->al.alloc(c->al.self, bytes + SIM_ALIGN);
+    sim_gc_lock(g);
+    if (!raw) {
+      e->refs = 0;
+      sim_gc_drop(c, g, e, SIM_GC_SEEN);
+      sim_gc_unlock(g);
+      *fill = 0;
+      return NULL;
+    }
+    e->raw = raw;
+    e->data = (char *)raw + (SIM_ALIGN - (uintptr_t)raw % SIM_ALIGN) % SIM_ALIGN;
+    sim_gc_unlock(g);
+    *entry = e;
+    return e->data;
+  }
+  /* A new key: it replaces the product's old entry, or takes a free slot,
+   * or the least recently used unused SEEN one. */
+  if (e && e->refs) e = NULL; /* in use: leave it, record nothing */
+  else if (e) sim_gc_drop(c, g, e, SIM_GC_SEEN);
+  else if (slot) e = slot;
+  else
+    for (int i = 0; i < SIM_GC_SLOTS; i++) {
+      sim_gc_ent *x = &g->e[i];
+      if (x->state == SIM_GC_SEEN && (!e || x->last < e->last)) e = x;
+    }
+  if (e) {
+    e->gid = gid, e->device = device, e->mem = mem, e->serial = serial;
+    e->state = SIM_GC_SEEN;
+    e->refs = 0;
+    e->last = now;
+  }
+  sim_gc_unlock(g);
+  return NULL;
+}
+
+SIM_PRIVATE void sim_gcache_put(sim_client *c, void *entry, int filled) {
+  sim_gc_ent *e = (sim_gc_ent *)entry;
+  struct sim_gcache *g = c ? atomic_load(&c->gcache) : NULL;
+  if (!e || !g) return;
+  sim_gc_lock(g);
+  e->refs--;
+  if (e->state == SIM_GC_FILLING) {
+    if (filled) e->state = SIM_GC_READY;
+    else sim_gc_drop(c, g, e, SIM_GC_SEEN);
+  }
+  sim_gc_unlock(g);
+}
+
+SIM_PRIVATE void sim_gcache_free(sim_client *c) {
+  struct sim_gcache *g = c ? atomic_load(&c->gcache) : NULL;
+  if (!g) return;
+  for (int i = 0; i < SIM_GC_SLOTS; i++)
+    if (g->e[i].raw) c->al.free(c->al.self, g->e[i].raw);
+  c->al.free(c->al.self, g);
+  atomic_store(&c->gcache, NULL);
+}
+/* ==== end src/sim/gemm_cache.c ==== */
 /* ==== begin src/sim/control.c ==== */
 /*
  * src/sim/control.c - while, func.call, custom_call; if, case, map, sort,
@@ -11572,6 +12160,8 @@ static xrt_status sim_lower_conv_common(sim_fcc *fc, const xrt_ir_op *op,
     c->tab = t;
     xrt_status grc; /* f32/f64 depthwise ones: conv_dw.c */
     if (sim_conv_dw_lower(fc, c, st, &grc)) return grc;
+    /* plain products: NCHW results, NHWC 1x1 ones (conv_gemm.c) */
+    if (sim_conv_gemm_lower(fc, c, st, &grc)) return grc;
     /* large f32/f64 convolutions: packed GEMM */
     if (sim_gemm_lower_conv(fc, c, st, &grc)) return grc;
   }
@@ -12326,6 +12916,528 @@ SIM_PRIVATE int sim_conv_dw_lower(sim_fcc *fc, const sim_conv *c,
   return 1;
 }
 /* ==== end src/sim/conv_dw.c ==== */
+/* ==== begin src/sim/conv_gemm.c ==== */
+/*
+ * src/sim/conv_gemm.c - convolutions as plain GEMMs: feature-major (NCHW)
+ * results as kernel x im2col, NHWC 1x1 ones as lhs x kernel in place,
+ * NHWC ones of few positions as im2col x kernel; f32 and f64 with static
+ * padding and one feature group.
+ * Part of the simulated device; MIT licensed, see LICENSE.
+ */
+
+/* ======================================================================
+ * Convolution as plain products (gemm.c's packed GEMM, through
+ * sim_gemm_lower_dot)
+ *
+ * gemm.c plans a convolution as windows x weights: C[(b, p), o], so a
+ * result whose positions are contiguous and features strided (NCHW, as
+ * PyTorch exports) is stored tile by tile through a scatter, and the lhs
+ * windows are packed element by element at the feature stride.  Here such
+ * a result is computed the other way round, per batch element:
+ *
+ *   result[b, o, p] = sum_k W[o, k] * cols[b, k, p],  k = (i, window)
+ *
+ * whose A operand is the kernel as it is (OIHW: rows of k, contiguous)
+ * and whose B operand has the positions contiguous.  cols is the im2col
+ * panel, built per call into plan scratch (on the device's threads): row
+ * (b, i, window) holds, for every result position, the lhs element that
+ * window position reads (runs copied, stride 2 by vector permutes), or
+ * zero for padding and lhs-dilation holes (0 * inf is nan, as in the
+ * other paths).  A panel over 4 MiB per batch element is made a batch
+ * element and a chunk of whole result rows (about 512 KiB) at a time, the
+ * products of a chunk going through scratch into place, so it is read
+ * back from L2 rather than memory; a batch over 32 MiB goes element by
+ * element.  A 1x1 convolution of stride 1 without padding or lhs dilation
+ * reads the lhs in place: no copy at all.
+ *
+ * NHWC results (features contiguous, as JAX writes them) stay with gemm.c's
+ * windows x weights, except two plain products that let gemm.c treat the
+ * kernel as the B operand of a dot (packed once per call at most, and
+ * kept packed across calls while the argument is unchanged, gemm_cache.c):
+ * a 1x1 convolution without padding or lhs dilation (any stride) is
+ * lhs rows x kernel in place, and one of at most as many result positions
+ * as features (the last stages of a ResNet, where the weights outweigh the
+ * windows) is an im2col panel [positions, (window, feature)] x kernel.
+ *
+ * Only the order of the sums over k differs from the plain loops (the
+ * GEMM's K blocks); results do not depend on the thread count.
+ * ==================================================================== */
+
+typedef struct sim_cg {
+  const sim_conv *c;
+  sim_step gemm;      /* the dot: in = {kernel, cols}, out = result */
+  sim_step gemm2;     /* chunked: the dot of the last, narrower chunk */
+  int32_t ids[2];     /* gemm.in (and gemm2.in) */
+  int32_t cols;       /* im2col scratch */
+  int32_t ctmp;       /* chunked: the products of one chunk, [O, width] */
+  size_t es;
+  int64_t P, Wn, OL;  /* result positions, window positions, last dim */
+  /* Last spatial dimension, per window position kx: positions [lo, hi)
+   * read x0 + (p - lo) * xs (elements from the lhs row), others zero;
+   * gather (lhs dilation): through the table instead. */
+  int64_t *lo, *hi, *x0, xs;
+  int gather;
+  /* 0: one panel of every batch element, one product; 1: a batch element
+   * at a time, in chunks of CH positions (whole rows of the last
+   * dimension), nch of them, so the panel stays in the caches. */
+  int per_batch;
+  int64_t CH, nch;
+  int v512;           /* AVX-512 copies (f32 runs of stride 2) */
+  /* NHWC: cols is [positions, (window, feature)], the A operand */
+  int nhwc;
+  const int32_t *mpos; /* NHWC: per row, ns table starts */
+} sim_cg;
+
+/* What a piece of the panel reads and writes: rows (batch element,
+ * feature) from rb on, the positions of outer rows [po0, po1) (width of
+ * them), into cols. */
+typedef struct sim_cg_run {
+  const sim_cg *g;
+  const char *L;
+  char *cols;
+  int64_t rb, po0, po1, width;
+} sim_cg_run;
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+/* dst[p] = s[2 p] for p < n: two loads (the second masked short of the
+ * element after the last one read) and a permutation per 16. */
+__attribute__((target("avx512f"))) static void sim_cg_even_f32(
+    float *dst, const float *s, int64_t n) {
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18,
+                                         20, 22, 24, 26, 28, 30);
+  int64_t p = 0;
+  for (; p + 16 <= n; p += 16) {
+    __m512 a = _mm512_loadu_ps(s + 2 * p);
+    __m512 b = _mm512_maskz_loadu_ps(0x7fff, s + 2 * p + 16);
+    _mm512_storeu_ps(dst + p, _mm512_permutex2var_ps(a, even, b));
+  }
+  for (; p < n; p++) dst[p] = s[2 * p];
+}
+#define SIM_CG_EVEN(g, d, s, n) \
+  ((g)->v512 && sizeof *(d) == 4 \
+       ? (sim_cg_even_f32((float *)(void *)(d), \
+                          (const float *)(const void *)(s), (n)), 1) \
+       : 0)
+#else
+#define SIM_CG_EVEN(g, d, s, n) 0
+#endif
+
+#define SIM_CG_ROW(T)                                                       \
+  static void sim_cg_last_##T(const sim_cg *g, int64_t kx, const T *src,   \
+                              T *dst) {                                      \
+    const sim_conv *c = g->c;                                                \
+    int32_t d = c->ns - 1;                                                   \
+    if (g->gather) {                                                         \
+      const int64_t *t = c->tab + c->toff[d] + kx;                           \
+      for (int64_t p = 0; p < g->OL; p++) {                                  \
+        int64_t o = t[p * c->K[d]];                                          \
+        dst[p] = o >= 0 ? src[o] : (T)0;                                     \
+      }                                                                      \
+      return;                                                                \
+    }                                                                        \
+    int64_t lo = g->lo[kx], hi = g->hi[kx], xs = g->xs;                      \
+    for (int64_t p = 0; p < lo; p++) dst[p] = 0;                             \
+    const T *s = src + g->x0[kx];                                            \
+    if (xs == 1)                                                             \
+      memcpy(dst + lo, s, sizeof(T) * (size_t)(hi - lo));                    \
+    else if (xs != 2 || !SIM_CG_EVEN(g, dst + lo, s, hi - lo))               \
+      for (int64_t p = lo; p < hi; p++) dst[p] = s[(p - lo) * xs];           \
+    for (int64_t p = hi; p < g->OL; p++) dst[p] = 0;                         \
+  }
+SIM_CG_ROW(float)
+SIM_CG_ROW(double)
+
+/* Items [j0, j1) of the panel: item j is row j / Wn (batch element,
+ * feature) at window position j % Wn. */
+static void sim_cg_rows(void *ctx, int64_t j0, int64_t j1) {
+  const sim_cg_run *x = (const sim_cg_run *)ctx;
+  const sim_cg *g = x->g;
+  const sim_conv *c = g->c;
+  int32_t ns = c->ns, d = ns - 1;
+  int64_t C = c->Cg, es = (int64_t)g->es;
+  for (int64_t j = j0; j < j1; j++) {
+    int64_t r = j / g->Wn, wi = j % g->Wn;
+    int64_t b = (x->rb + r) / C, i = (x->rb + r) % C;
+    const char *src = x->L + (b * c->lb + i * c->lf) * es;
+    char *dst = x->cols + (j * x->width) * es;
+    int64_t w[XRT_MAX_RANK] = {0}, q[XRT_MAX_RANK] = {0}, rem = wi;
+    for (int32_t e = d; e >= 0; e--) w[e] = rem % c->K[e], rem /= c->K[e];
+    rem = x->po0;
+    for (int32_t e = d - 1; e >= 0; e--)
+      q[e] = rem % c->out[e], rem /= c->out[e];
+    for (int64_t po = x->po0; po < x->po1; po++) {
+      int64_t off = 0;
+      int ok = 1;
+      for (int32_t e = 0; e < d; e++) {
+        int64_t t = c->tab[c->toff[e] + q[e] * c->K[e] + w[e]];
+        ok &= t >= 0;
+        off += t;
+      }
+      char *o = dst + (po - x->po0) * g->OL * es;
+      if (!ok)
+        memset(o, 0, (size_t)(g->OL * es));
+      else if (es == 4)
+        sim_cg_last_float(g, w[d],
+                          (const float *)(const void *)(src + off * es),
+                          (float *)(void *)o);
+      else
+        sim_cg_last_double(g, w[d],
+                           (const double *)(const void *)(src + off * es),
+                           (double *)(void *)o);
+      sim_la_next(q, c->out, d);
+    }
+  }
+}
+
+/* NHWC rows [m0, m1) of the panel: per result position (b, p) and
+ * window position, the lhs features it reads (a run), or zeros. */
+static void sim_cg_rows_nhwc(void *ctx, int64_t m0, int64_t m1) {
+  const sim_cg_run *x = (const sim_cg_run *)ctx;
+  const sim_cg *g = x->g;
+  const sim_conv *c = g->c;
+  int32_t ns = c->ns;
+  size_t es = g->es, run = (size_t)c->Cg * es;
+  for (int64_t m = m0; m < m1; m++) {
+    const int32_t *mp = g->mpos + m * ns;
+    const char *src = x->L + (size_t)(m / g->P * c->lb) * es;
+    char *dst = x->cols + (size_t)(m * g->Wn) * run;
+    int64_t w[XRT_MAX_RANK] = {0};
+    for (int64_t wi = 0; wi < g->Wn; wi++, dst += run) {
+      int64_t off = 0;
+      int ok = 1;
+      for (int32_t e = 0; e < ns; e++) {
+        int64_t t = c->tab[mp[e] + w[e]];
+        ok &= t >= 0;
+        off += t;
+      }
+      if (ok)
+        memcpy(dst, src + (size_t)off * es, run);
+      else
+        memset(dst, 0, run);
+      sim_la_next(w, c->K, ns);
+    }
+  }
+}
+
+static xrt_status sim_run_cg(const sim_step *st, void **vals, sim_cx *cx) {
+  const sim_cg *g = (const sim_cg *)st->data;
+  const sim_conv *c = g->c;
+  if (g->cols < 0) return g->gemm.run(&g->gemm, vals, cx);
+  if (g->nhwc) {
+    sim_cg_run y = {g, (const char *)vals[st->in[0]], (char *)vals[g->cols],
+                    0, 0, 0, 0};
+    int64_t per = g->Wn * c->Cg, gr = per >= 16384 ? 1 : 16384 / per;
+    sim_parallel_for(cx, c->NB * g->P, gr, sim_cg_rows_nhwc, &y);
+    return g->gemm.run(&g->gemm, vals, cx);
+  }
+  int64_t PO = g->P / g->OL; /* rows of positions of the outer dims */
+  sim_cg_run x = {g, (const char *)vals[st->in[0]], (char *)vals[g->cols],
+                  0, 0, PO, g->P};
+  /* pieces of about 64K elements */
+  int64_t per = g->per_batch ? g->CH : g->P;
+  int64_t grain = per >= 65536 ? 1 : 65536 / per;
+  if (!g->per_batch) {
+    sim_parallel_for(cx, c->NB * c->Cg * g->Wn, grain, sim_cg_rows, &x);
+    return g->gemm.run(&g->gemm, vals, cx);
+  }
+  /* A batch element (and a chunk) at a time: the product writes through
+   * the result's slot, pointed for the while at the element's results, or
+   * at the chunk's scratch, whose rows are then copied into place. */
+  void *out = vals[st->out[0]];
+  char *ct = g->ctmp >= 0 ? (char *)vals[g->ctmp] : NULL;
+  xrt_status rc = XRT_OK;
+  for (int64_t b = 0; b < c->NB && !rc; b++) {
+    char *ob = (char *)out + (size_t)(b * c->ob) * g->es;
+    x.rb = b * c->Cg;
+    for (int64_t k = 0; k < g->nch && !rc; k++) {
+      int64_t p0 = k * g->CH, n = g->P - p0 < g->CH ? g->P - p0 : g->CH;
+      x.po0 = p0 / g->OL, x.po1 = (p0 + n) / g->OL, x.width = n;
+      sim_parallel_for(cx, c->Cg * g->Wn, grain, sim_cg_rows, &x);
+      const sim_step *gs = n < g->CH ? &g->gemm2 : &g->gemm;
+      vals[st->out[0]] = ct ? (void *)ct : (void *)ob;
+      rc = gs->run(gs, vals, cx);
+      vals[st->out[0]] = out;
+      if (ct)
+        for (int64_t o = 0; o < c->O; o++)
+          memcpy(ob + (size_t)(o * c->of + p0) * g->es,
+                 ct + (size_t)(o * n) * g->es, (size_t)n * g->es);
+    }
+  }
+  return rc;
+}
+
+static int64_t *sim_cg_tab(sim_fcc *fc, int64_t n) {
+  return (int64_t *)sim_palloc(fc, sizeof(int64_t) * (size_t)(n ? n : 1));
+}
+
+/* The last dimension's runs of an im2col panel (lhs dilation 1: one run
+ * per window position, affine in the result position). */
+static xrt_status sim_cg_runs(sim_fcc *fc, sim_cg *g) {
+  const sim_conv *c = g->c;
+  int32_t d = c->ns - 1;
+  g->gather = c->ld[d] != 1;
+  g->lo = sim_cg_tab(fc, c->K[d]), g->hi = sim_cg_tab(fc, c->K[d]);
+  g->x0 = sim_cg_tab(fc, c->K[d]);
+  if (!g->lo || !g->hi || !g->x0) return XRT_RESOURCE_EXHAUSTED;
+  g->xs = c->ws[d] * c->lsp[d];
+  const int64_t *tb = c->tab + c->toff[d];
+  for (int64_t kx = 0; kx < c->K[d]; kx++) {
+    int64_t lo = 0, hi = g->OL;
+    while (lo < hi && tb[lo * c->K[d] + kx] < 0) lo++;
+    while (hi > lo && tb[(hi - 1) * c->K[d] + kx] < 0) hi--;
+    g->lo[kx] = lo, g->hi[kx] = hi;
+    g->x0[kx] = lo < hi ? tb[lo * c->K[d] + kx] : 0;
+    /* the run must be affine in p (window reversal flips the sign) */
+    for (int64_t p = lo; p < hi && !g->gather; p++)
+      g->gather = tb[p * c->K[d] + kx] != g->x0[kx] + (p - lo) * g->xs;
+  }
+  return XRT_OK;
+}
+
+/* NHWC results (features contiguous) of a 1x1 convolution without
+ * padding or lhs dilation: the product of the lhs rows (of the positions
+ * the strides pick) and the kernel, both in place (a plain dot_general:
+ * result[b, p, o] = sum_i lhs[b, x(p), i] * rhs[i, o]). */
+static int sim_cg_lower_rows(sim_fcc *fc, const sim_conv *c, sim_step *st,
+                             int64_t P, xrt_status *rc) {
+  int32_t ns = c->ns;
+  int64_t s = 1;
+  for (int32_t e = ns - 1; e >= 0; e--) {
+    if (c->out[e] > 1 && c->osp[e] != s * c->O) return 0;
+    s *= c->out[e];
+  }
+  if ((c->NB > 1 && c->ob != P * c->O) || (c->O > 1 && c->of != 1)) return 0;
+  sim_dot *dt = (sim_dot *)sim_palloc(fc, sizeof *dt);
+  int64_t *lb = sim_cg_tab(fc, c->NB), *lm = sim_cg_tab(fc, P);
+  int64_t *lk = sim_cg_tab(fc, c->Cg), *rb = sim_cg_tab(fc, c->NB);
+  int64_t *rk = sim_cg_tab(fc, c->Cg), *rn = sim_cg_tab(fc, c->O);
+  if (!dt || !lb || !lm || !lk || !rb || !rk || !rn)
+    return (*rc = XRT_RESOURCE_EXHAUSTED), 1;
+  memset(dt, 0, sizeof *dt);
+  for (int64_t b = 0; b < c->NB; b++) lb[b] = b * c->lb, rb[b] = 0;
+  int64_t q[XRT_MAX_RANK] = {0};
+  for (int64_t p = 0; p < P; p++) {
+    lm[p] = 0;
+    for (int32_t e = 0; e < ns; e++) lm[p] += q[e] * c->ws[e] * c->lsp[e];
+    sim_la_next(q, c->out, ns);
+  }
+  for (int64_t i = 0; i < c->Cg; i++) lk[i] = i * c->lf, rk[i] = i * c->rif;
+  for (int64_t o = 0; o < c->O; o++) rn[o] = o * c->rof;
+  const sim_la_cvt *t = &c->cv;
+  dt->B = c->NB, dt->M = P, dt->N = c->O, dt->K = c->Cg;
+  dt->lb = lb, dt->lm = lm, dt->lk = lk, dt->rb = rb, dt->rk = rk;
+  dt->rn = rn;
+  dt->lt = dt->rt = dt->ot = dt->ct = t->ct;
+  dt->acc = dt->ltmp = dt->rtmp = dt->otmp = -1;
+  dt->lnumel = t->lnumel, dt->rnumel = t->rnumel, dt->onumel = t->onumel;
+  dt->wrap = XRT_DTYPE_INVALID;
+  return sim_gemm_lower_dot(fc, dt, st, rc);
+}
+
+/* The product kernel x panel of N positions per batch element (NB of
+ * them), planned into step: result[b, o, p] = sum_k W[o, k] cols[b, k, p]
+ * with W[o, k] at lm[o] + lk[k]; direct: the lhs is the panel. */
+static int sim_cg_dot(sim_fcc *fc, const sim_conv *c, int64_t NB,
+                      const int64_t *lm, const int64_t *lk, int64_t K,
+                      int64_t N, int direct, sim_step *step, xrt_status *rc) {
+  const sim_la_cvt *t = &c->cv;
+  sim_dot *dt = (sim_dot *)sim_palloc(fc, sizeof *dt);
+  int64_t *lb = sim_cg_tab(fc, NB), *rb = sim_cg_tab(fc, NB);
+  int64_t *rk = sim_cg_tab(fc, K), *rn = sim_cg_tab(fc, N);
+  if (!dt || !lb || !rb || !rk || !rn)
+    return (*rc = XRT_RESOURCE_EXHAUSTED), 1;
+  memset(dt, 0, sizeof *dt);
+  for (int64_t b = 0; b < NB; b++)
+    lb[b] = 0, rb[b] = direct ? b * c->lb : b * K * N;
+  for (int64_t k = 0; k < K; k++) rk[k] = direct ? k * c->lf : k * N;
+  int64_t q[XRT_MAX_RANK] = {0};
+  for (int64_t p = 0; p < N; p++) {
+    rn[p] = direct ? 0 : p;
+    for (int32_t e = 0; direct && e < c->ns; e++) rn[p] += q[e] * c->lsp[e];
+    if (direct) sim_la_next(q, c->out, c->ns);
+  }
+  dt->B = NB, dt->M = c->O, dt->N = N, dt->K = K;
+  dt->lb = lb, dt->lm = lm, dt->lk = lk, dt->rb = rb, dt->rk = rk;
+  dt->rn = rn;
+  dt->lt = dt->rt = dt->ot = dt->ct = t->ct;
+  dt->acc = dt->ltmp = dt->rtmp = dt->otmp = -1;
+  dt->lnumel = t->rnumel, dt->onumel = NB * c->O * N;
+  dt->rnumel = direct ? t->lnumel : NB * K * N;
+  dt->wrap = XRT_DTYPE_INVALID;
+  return sim_gemm_lower_dot(fc, dt, step, rc);
+}
+
+/* NHWC results of a convolution of few positions and many weights
+ * (positions at most the result features, as in the last stages of a
+ * ResNet): an im2col panel [positions, (window, feature)] times the kernel
+ * [(window, feature), o] in place, a plain dot_general whose B operand is
+ * the kernel itself, so gemm.c can keep it packed across calls while the
+ * argument is unchanged (gemm_cache.c), where gemm.c's convolution packs
+ * all of it again at every call. */
+static int sim_cg_lower_win(sim_fcc *fc, const sim_conv *c, sim_step *st,
+                            int64_t P, int64_t Wn, xrt_status *rc) {
+  int32_t ns = c->ns;
+  int64_t M = c->NB * P, K = Wn * c->Cg;
+  int64_t s = 1;
+  for (int32_t e = ns - 1; e >= 0; e--) {
+    if (c->out[e] > 1 && c->osp[e] != s * c->O) return 0;
+    s *= c->out[e];
+  }
+  if ((c->NB > 1 && c->ob != P * c->O) || (c->O > 1 && c->of != 1) ||
+      M > c->O || K < 64 || c->tab_n >= INT32_MAX ||
+      (double)M * (double)K * (double)c->cv.cs > 64.0 * 1048576)
+    return 0;
+  sim_cg *g = (sim_cg *)sim_palloc(fc, sizeof *g);
+  sim_dot *dt = (sim_dot *)sim_palloc(fc, sizeof *dt);
+  int64_t *lb = sim_cg_tab(fc, 1), *lm = sim_cg_tab(fc, M);
+  int64_t *lk = sim_cg_tab(fc, K), *rb = sim_cg_tab(fc, 1);
+  int64_t *rk = sim_cg_tab(fc, K), *rn = sim_cg_tab(fc, c->O);
+  int32_t *mp = (int32_t *)sim_palloc(fc, sizeof *mp * (size_t)(M * ns + 1));
+  if (!g || !dt || !lb || !lm || !lk || !rb || !rk || !rn || !mp)
+    return (*rc = XRT_RESOURCE_EXHAUSTED), 1;
+  memset(g, 0, sizeof *g);
+  memset(dt, 0, sizeof *dt);
+  g->c = c, g->es = c->cv.cs, g->P = P, g->Wn = Wn, g->OL = c->out[ns - 1];
+  g->nhwc = 1, g->ctmp = -1, g->mpos = mp;
+  for (int64_t m = 0; m < M; m++) lm[m] = m * K;
+  for (int64_t k = 0; k < K; k++) lk[k] = k;
+  lb[0] = rb[0] = 0;
+  int64_t w[XRT_MAX_RANK] = {0};
+  for (int64_t wi = 0; wi < Wn; wi++) {
+    int64_t r = 0;
+    for (int32_t e = 0; e < ns; e++) r += w[e] * c->rsp[e];
+    for (int64_t i = 0; i < c->Cg; i++) rk[wi * c->Cg + i] = r + i * c->rif;
+    sim_la_next(w, c->K, ns);
+  }
+  for (int64_t o = 0; o < c->O; o++) rn[o] = o * c->rof;
+  for (int64_t m = 0; m < M; m++) {
+    int64_t rem = m % P;
+    for (int32_t e = ns - 1; e >= 0; e--) {
+      mp[m * ns + e] = (int32_t)(c->toff[e] + rem % c->out[e] * c->K[e]);
+      rem /= c->out[e];
+    }
+  }
+  dt->B = 1, dt->M = M, dt->N = c->O, dt->K = K;
+  dt->lb = lb, dt->lm = lm, dt->lk = lk, dt->rb = rb, dt->rk = rk;
+  dt->rn = rn;
+  dt->lt = dt->rt = dt->ot = dt->ct = c->cv.ct;
+  dt->acc = dt->ltmp = dt->rtmp = dt->otmp = -1;
+  dt->lnumel = M * K, dt->rnumel = c->cv.rnumel, dt->onumel = c->cv.onumel;
+  dt->wrap = XRT_DTYPE_INVALID;
+  g->gemm = *st;
+  if (!sim_gemm_lower_dot(fc, dt, &g->gemm, rc)) return 0;
+  if (*rc) return 1;
+  if ((*rc = sim_temp(fc, (size_t)(M * K) * g->es, &g->cols))) return 1;
+  g->ids[0] = g->cols;
+  g->ids[1] = st->in[1];
+  g->gemm.in = g->ids;
+  g->gemm.nin = 2;
+  st->data = g;
+  st->run = sim_run_cg;
+  return 1;
+}
+
+SIM_PRIVATE int sim_conv_gemm_lower(sim_fcc *fc, const sim_conv *c,
+                                    sim_step *st, xrt_status *rc) {
+  const sim_la_cvt *t = &c->cv;
+  *rc = XRT_OK;
+  if (!c->tab || (t->ct != XRT_F32 && t->ct != XRT_F64) || t->lt != t->ct ||
+      t->rt != t->ct || t->ot != t->ct || t->onumel == 0 || c->ns < 1 ||
+      c->o_per_fgroup != c->O || c->o_per_bgroup != c->O || c->Cg == 0)
+    return 0;
+  int32_t ns = c->ns, d = ns - 1;
+  int64_t P = 1, Wn = 1;
+  for (int32_t e = 0; e < ns; e++) P *= c->out[e], Wn *= c->K[e];
+  int direct = 1; /* 1x1, stride 1, no padding or dilation: lhs in place */
+  for (int32_t e = 0; e < ns; e++)
+    direct &= c->K[e] == 1 && c->ws[e] == 1 && c->ld[e] == 1 &&
+              c->pad[2 * e] == 0 && c->pad[2 * e + 1] == 0;
+  if (c->lf == 1) { /* features contiguous: gemm.c's windows, or in place */
+    int pointwise = 1; /* 1x1 (any stride), no padding, no lhs dilation */
+    for (int32_t e = 0; e < ns; e++)
+      pointwise &= c->K[e] == 1 && c->ld[e] == 1 && c->pad[2 * e] == 0 &&
+                   c->pad[2 * e + 1] == 0;
+    if (pointwise) return sim_cg_lower_rows(fc, c, st, P, rc);
+    return Wn > 0 ? sim_cg_lower_win(fc, c, st, P, Wn, rc) : 0;
+  }
+  /* The result must be [b, o, positions] densely (feature-major). */
+  int64_t s = 1;
+  for (int32_t e = ns - 1; e >= 0; e--) {
+    if (c->out[e] > 1 && c->osp[e] != s) return 0;
+    s *= c->out[e];
+  }
+  if ((c->O > 1 && c->of != P) || (c->NB > 1 && c->ob != c->O * P) ||
+      Wn == 0)
+    return 0;
+  int64_t K = c->Cg * Wn;
+  /* The panel of all batch elements at once while small; else one batch
+   * element at a time, and a panel of a batch element over 4 MiB in
+   * chunks of whole rows of about 512 KiB (half of a core's L2: the panel
+   * is written and read back from the cache, not memory; smaller panels
+   * come back from L3 about as fast as the chunks' extra copies). */
+  double es = (double)t->cs, one = (double)K * (double)P * es;
+  int per_batch = !direct && (one > 4.0 * 1048576 ||
+                              (double)c->NB * one > 32.0 * 1048576);
+  int64_t CH = P;
+  if (per_batch && one > 4.0 * 1048576) {
+    /* at least 4 O positions: each chunk packs the kernel again */
+    int64_t want = (int64_t)(524288.0 / ((double)K * es));
+    if (want < 512) want = 512;
+    if (want < 4 * c->O) want = 4 * c->O;
+    CH = (want / c->out[d]) * c->out[d];
+    if (CH < c->out[d]) CH = c->out[d];
+    if (CH > P) CH = P;
+  }
+  if (!direct && (double)(per_batch ? 1 : c->NB) * (double)K * (double)CH * es >
+                     (double)(1u << 30))
+    return 0;
+  sim_cg *g = (sim_cg *)sim_palloc(fc, sizeof *g);
+  if (!g) return (*rc = XRT_RESOURCE_EXHAUSTED), 1;
+  memset(g, 0, sizeof *g);
+  g->c = c, g->es = t->cs, g->P = P, g->Wn = Wn, g->OL = c->out[d];
+  g->cols = g->ctmp = -1;
+  g->per_batch = per_batch;
+  g->CH = CH, g->nch = (P + CH - 1) / CH;
+  g->v512 = sim_gemm_isa(fc->cc) == 2;
+  int64_t *lm = sim_cg_tab(fc, c->O), *lk = sim_cg_tab(fc, K);
+  if (!lm || !lk) return (*rc = XRT_RESOURCE_EXHAUSTED), 1;
+  for (int64_t o = 0; o < c->O; o++) lm[o] = o * c->rof;
+  int64_t w[XRT_MAX_RANK] = {0};
+  for (int64_t wi = 0; wi < Wn; wi++) {
+    int64_t r = 0;
+    for (int32_t e = 0; e < ns; e++) r += w[e] * c->rsp[e];
+    for (int64_t i = 0; i < c->Cg; i++) lk[i * Wn + wi] = i * c->rif + r;
+    sim_la_next(w, c->K, ns);
+  }
+  int64_t NB = per_batch ? 1 : c->NB;
+  g->gemm = *st;
+  if (!sim_cg_dot(fc, c, NB, lm, lk, K, CH, direct, &g->gemm, rc)) return 0;
+  if (*rc) return 1;
+  int64_t last = P - (g->nch - 1) * CH;
+  if (last != CH) {
+    g->gemm2 = *st;
+    if (!sim_cg_dot(fc, c, NB, lm, lk, K, last, direct, &g->gemm2, rc))
+      return 0; /* too small to pack: the other paths */
+    if (*rc) return 1;
+  }
+  if (!direct) {
+    if ((*rc = sim_cg_runs(fc, g))) return 1;
+    size_t cells = (size_t)(NB * K * CH);
+    if ((*rc = sim_temp(fc, cells * g->es, &g->cols))) return 1;
+    if (g->nch > 1 &&
+        (*rc = sim_temp(fc, (size_t)(c->O * CH) * g->es, &g->ctmp)))
+      return 1;
+  }
+  g->ids[0] = st->in[1];
+  g->ids[1] = direct ? st->in[0] : g->cols;
+  g->gemm.in = g->gemm2.in = g->ids;
+  g->gemm.nin = g->gemm2.nin = 2;
+  st->data = g;
+  st->run = sim_run_cg;
+  return 1;
+}
+/* ==== end src/sim/conv_gemm.c ==== */
 /* ==== begin src/sim/fft.c ==== */
 /*
  * src/sim/fft.c - fft: FFT, IFFT, RFFT and IRFFT, radix-2 or
@@ -13652,8 +14764,9 @@ SIM_PRIVATE xrt_status sim_tpools_make(sim_client *c, int threads,
  *   (|r| <= 0.347: truncation under 5e-18), 2^k by building the exponent
  *   field.  x is clamped to [-708, 709] first, which changes no f32
  *   result (exp(709) overflows f32 and exp(-708) underflows it to 0).
- *   expm1(y) for |y| < 0.35 by its own series (relative accuracy near 0),
- *   exp(y) - 1 above.  tanh(x) = sign(x) e / (e + 2), e = expm1(2|x|),
+ *   expm1(y) = 2^k expm1(r) + (2^k - 1) with the same reduction and
+ *   expm1(r) by its series (k = 0, r = y below 0.346: relative accuracy
+ *   near 0).  tanh(x) = sign(x) e / (e + 2), e = expm1(2|x|),
  *   |x| clamped to 20 (tanh(20) is 1 in double).  logistic(x) =
  *   1 / (1 + exp(-x)), the formula of the scalar path.
  *
@@ -13722,26 +14835,33 @@ typedef int64_t sim_vm_l8 __attribute__((vector_size(64)));
     y = p_ * (sim_vm_d8)((kb_ + 1023) << 52);                                 \
   } while (0)
 
-/* y = expm1(x) for x in [0, 40]: its series below 0.35 (relative accuracy
- * near 0), exp(x) - 1 above. */
+/* y = expm1(x) for x in [0, 40]: x = k ln 2 + r as for exp, |r| <= 0.347,
+ * expm1(r) by its series to r^14 (truncation under 1e-19 relative), then
+ * expm1(x) = 2^k expm1(r) + (2^k - 1).  For x < 0.346, k = 0 and r = x:
+ * the series itself, with its relative accuracy near 0; for k >= 1 the
+ * two terms add with at most a 1.5-fold loss (expm1(r) >= -0.293), so the
+ * result stays within a few double ulps like exp's. */
 #define SIM_VM_EXPM1(y, x)                                                    \
   do {                                                                        \
-    sim_vm_d8 q_ = (x) * (1.0 / 87178291200.0) + 1.0 / 6227020800.0;          \
-    q_ = q_ * (x) + 1.0 / 479001600.0;                                        \
-    q_ = q_ * (x) + 1.0 / 39916800.0;                                         \
-    q_ = q_ * (x) + 1.0 / 3628800.0;                                          \
-    q_ = q_ * (x) + 1.0 / 362880.0;                                           \
-    q_ = q_ * (x) + 1.0 / 40320.0;                                            \
-    q_ = q_ * (x) + 1.0 / 5040.0;                                             \
-    q_ = q_ * (x) + 1.0 / 720.0;                                              \
-    q_ = q_ * (x) + 1.0 / 120.0;                                              \
-    q_ = q_ * (x) + 1.0 / 24.0;                                               \
-    q_ = q_ * (x) + 1.0 / 6.0;                                                \
-    q_ = q_ * (x) + 0.5;                                                      \
-    sim_vm_d8 small_ = (x) + ((x) * (x)) * q_, big_;                          \
-    SIM_VM_EXP(big_, x);                                                      \
-    big_ = big_ - 1.0;                                                        \
-    y = SIM_VM_SEL_D((x) < 0.35, small_, big_);                               \
+    sim_vm_d8 kd_ = (x) * SIM_VM_LOG2E + SIM_VM_SHIFTER;                      \
+    sim_vm_l8 kb_ = (sim_vm_l8)kd_; /* low bits: k */                         \
+    kd_ = kd_ - SIM_VM_SHIFTER;                                               \
+    sim_vm_d8 r_ = ((x) - kd_ * SIM_VM_LN2HI) - kd_ * SIM_VM_LN2LO;           \
+    sim_vm_d8 q_ = r_ * (1.0 / 87178291200.0) + 1.0 / 6227020800.0;           \
+    q_ = q_ * r_ + 1.0 / 479001600.0;                                         \
+    q_ = q_ * r_ + 1.0 / 39916800.0;                                          \
+    q_ = q_ * r_ + 1.0 / 3628800.0;                                           \
+    q_ = q_ * r_ + 1.0 / 362880.0;                                            \
+    q_ = q_ * r_ + 1.0 / 40320.0;                                             \
+    q_ = q_ * r_ + 1.0 / 5040.0;                                              \
+    q_ = q_ * r_ + 1.0 / 720.0;                                               \
+    q_ = q_ * r_ + 1.0 / 120.0;                                               \
+    q_ = q_ * r_ + 1.0 / 24.0;                                                \
+    q_ = q_ * r_ + 1.0 / 6.0;                                                 \
+    q_ = q_ * r_ + 0.5;                                                       \
+    sim_vm_d8 p_ = r_ + (r_ * r_) * q_;                                       \
+    sim_vm_d8 s_ = (sim_vm_d8)((kb_ + 1023) << 52); /* 2^k */                 \
+    y = s_ * p_ + (s_ - 1.0);                                                 \
   } while (0)
 
 /* Eight f32 results of x (doubles of the eight inputs xf). */
@@ -13779,6 +14899,19 @@ typedef int64_t sim_vm_l8 __attribute__((vector_size(64)));
     float *o = (float *)out;                                                  \
     (void)ctx;                                                                \
     size_t i = 0;                                                             \
+    for (; i + 16 <= n; i += 16) { /* two independent chains */               \
+      sim_vm_f8 xf, yf, r, q;                                                 \
+      memcpy(&xf, a + i, sizeof xf);                                          \
+      memcpy(&yf, a + i + 8, sizeof yf);                                      \
+      sim_vm_d8 x = __builtin_convertvector(xf, sim_vm_d8);                   \
+      sim_vm_d8 y = __builtin_convertvector(yf, sim_vm_d8);                   \
+      SIM_VM_BODY_##NAME(r, x, xf);                                           \
+      SIM_VM_BODY_##NAME(q, y, yf);                                           \
+      r = SIM_VM_SEL_F(xf != xf, xf, r);                                      \
+      q = SIM_VM_SEL_F(yf != yf, yf, q);                                      \
+      memcpy(o + i, &r, sizeof r);                                            \
+      memcpy(o + i + 8, &q, sizeof q);                                        \
+    }                                                                         \
     for (; i + 8 <= n; i += 8) {                                              \
       sim_vm_f8 xf, r;                                                        \
       memcpy(&xf, a + i, sizeof xf);                                          \
@@ -14108,10 +15241,22 @@ typedef void (*sim_fz_sel_fn)(const uint8_t *p, const void *a, const void *b,
     T *o = (T *)out;                                                          \
     for (int64_t i = 0; i < n; i++) o[i] = p[i] ? x[i] : y[i];                \
   }
-SIM_FZ_SEL_DEF(sim_fz_sel_1, uint8_t)
-SIM_FZ_SEL_DEF(sim_fz_sel_2, uint16_t)
-SIM_FZ_SEL_DEF(sim_fz_sel_4, uint32_t)
-SIM_FZ_SEL_DEF(sim_fz_sel_8, uint64_t)
+/* Integer widths by masks, no branch: a ReLU's mask is unpredictable
+ * (half the elements each way), so a branch mispredicts half the time. */
+#define SIM_FZ_SELM_DEF(NAME, T)                                              \
+  static void NAME(const uint8_t *p, const void *a, const void *b, void *out, \
+                   int64_t n) {                                               \
+    const T *x = (const T *)a, *y = (const T *)b;                             \
+    T *o = (T *)out;                                                          \
+    for (int64_t i = 0; i < n; i++) {                                         \
+      T m = (T)((T)0 - (T)(p[i] != 0));                                       \
+      o[i] = (T)((x[i] & m) | (y[i] & (T)~m));                                \
+    }                                                                         \
+  }
+SIM_FZ_SELM_DEF(sim_fz_sel_1, uint8_t)
+SIM_FZ_SELM_DEF(sim_fz_sel_2, uint16_t)
+SIM_FZ_SELM_DEF(sim_fz_sel_4, uint32_t)
+SIM_FZ_SELM_DEF(sim_fz_sel_8, uint64_t)
 SIM_FZ_SEL_DEF(sim_fz_sel_16, sim_b16)
 
 static sim_fz_sel_fn sim_fz_sel_for(size_t es) {

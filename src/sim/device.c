@@ -196,7 +196,13 @@ typedef struct sim_blk {
   size_t bytes; /* requested */
   size_t cap;   /* usable, a multiple of SIM_ALIGN */
   void *raw;    /* what the client allocator returned (freed with it) */
+  /* Write generation (sim_mem_serial): a new process-wide serial at every
+   * allocation and every write into the block; 0 once its host address
+   * was handed out (it may change behind the device's back). */
+  _Atomic uint64_t serial;
 } sim_blk;
+
+static _Atomic uint64_t sim_serial_next = 1;
 
 static sim_blk *sim_blk_of(void *mem) {
   return (sim_blk *)((char *)mem - SIM_ALIGN);
@@ -292,6 +298,7 @@ SIM_PRIVATE void sim_client_destroy(void *client) {
   if (!c) return;
   sim_launches_free(c);
   sim_tpools_free(c);
+  sim_gcache_free(c);
   for (int i = 0; i < c->ndev; i++) {
     sim_cache_drop_all(&c->al, &c->dev[i]);
   }
@@ -428,6 +435,9 @@ SIM_PRIVATE xrt_status sim_buffer_alloc(void *client, int device, size_t bytes,
   }
   ((sim_blk *)raw)->bytes = bytes;
   ((sim_blk *)raw)->cap = cap;
+  atomic_store_explicit(&((sim_blk *)raw)->serial,
+                        atomic_fetch_add(&sim_serial_next, 1),
+                        memory_order_relaxed);
   *out_mem = sim_mem_of(raw);
   return XRT_OK;
 }
@@ -464,6 +474,28 @@ static xrt_status sim_check_mem(sim_client *c, int device, const void *mem,
   return XRT_OK;
 }
 
+/* A write into device memory mem: a block takes a new serial (unless its
+ * host address was handed out); adopted host memory has none. */
+static void sim_mem_touch(sim_client *c, int device, const void *mem) {
+  size_t have;
+  if (sim_adopt_bytes(c, device, mem, &have)) return;
+  sim_blk *b = sim_blk_of((void *)(uintptr_t)mem);
+  if (atomic_load_explicit(&b->serial, memory_order_relaxed))
+    atomic_store_explicit(&b->serial, atomic_fetch_add(&sim_serial_next, 1),
+                          memory_order_relaxed);
+}
+
+SIM_PRIVATE uint64_t sim_mem_serial(void *client, int device,
+                                    const void *mem) {
+  sim_client *c = (sim_client *)client;
+  size_t have;
+  if (!c || !mem || device < 0 || device >= c->ndev ||
+      sim_adopt_bytes(c, device, mem, &have))
+    return 0;
+  return atomic_load_explicit(&sim_blk_of((void *)(uintptr_t)mem)->serial,
+                              memory_order_relaxed);
+}
+
 SIM_PRIVATE xrt_status sim_buffer_write(void *client, int device, void *mem,
                                    const void *src, size_t bytes,
                                    xrt_plugin_error *err) {
@@ -473,6 +505,7 @@ SIM_PRIVATE xrt_status sim_buffer_write(void *client, int device, void *mem,
   if (s) return s;
   if (bytes && !src) return sim_fail(err, XRT_INVALID_ARGUMENT, "src is NULL");
   if (bytes) memcpy(mem, src, bytes);
+  sim_mem_touch((sim_client *)client, device, mem);
   return XRT_OK;
 }
 
@@ -500,6 +533,7 @@ SIM_PRIVATE xrt_status sim_buffer_copy(void *client, int src_device,
                            "device copy (destination)", err)))
     return s;
   if (bytes && src != dst) memmove(dst, src, bytes);
+  sim_mem_touch(c, dst_device, dst);
   return XRT_OK;
 }
 /* ======================================================================
@@ -659,6 +693,7 @@ SIM_PRIVATE xrt_status sim_buffer_copy_region(void *client,
       (s = sim_fault_check(c, a->dst_device, XRT_FAULT_TRANSFER,
                            "region copy (destination)", err)))
     return s;
+  sim_mem_touch(c, a->dst_device, a->dst); /* before any return below */
   int64_t so = 0, dof = 0, runs = 1;
   for (int d = 0; d < r; d++) {
     if (a->extent[d] == 0) return XRT_OK;
@@ -876,8 +911,12 @@ static xrt_status sim_adopt_add(sim_client *c, int device, void *host,
 }
 
 SIM_PRIVATE void *sim_buffer_host_pointer(void *client, int device, void *mem) {
-  (void)client;
-  (void)device;
+  sim_client *c = (sim_client *)client;
+  size_t have;
+  /* writable behind the device's back from now on: no write generation */
+  if (c && mem && device >= 0 && device < c->ndev &&
+      !sim_adopt_bytes(c, device, mem, &have))
+    atomic_store_explicit(&sim_blk_of(mem)->serial, 0, memory_order_relaxed);
   return mem;
 }
 

@@ -148,8 +148,13 @@ SIM_PRIVATE xrt_status sim_run_dot(const sim_step *st, void **vals, sim_cx *cx) 
  * transpose) for a kernel variant that reads that layout (sim_gk.fs).
  * Operands are read through element-offset tables (the ones dot_general
  * computes for any dimension layout, or a convolution's windows), so no
- * transposing copy is made; affine tables get strided fast paths.  Every
- * buffer is plan scratch, so execute allocates nothing.  Kernels exist for
+ * transposing copy is made; affine tables get strided fast paths.  f32
+ * rows of A contiguous in k are strip-packed too (copies of 16-k runs).
+ * When B is an argument of the execute (a model's weights), all of it is
+ * kept packed across calls in the client's cache (gemm_cache.c, keyed by
+ * the buffer's memory and write generation), so later calls skip its
+ * packing (sim_gemm_bpre).  Every other buffer is plan scratch, so
+ * execute allocates nothing but that cache's entries.  Kernels exist for
  * AVX-512, AVX2+FMA and portable C, picked at compile time of the program
  * from the running CPU (XRT_SIM_GEMM=c|avx2|avx512|off forces one, for
  * tests; off keeps the plain loops).  With XRT_WITH_CBLAS large products in
@@ -264,29 +269,45 @@ SIM_GK_VEC_DEF(sim_gk_f32_avx512, "avx512f", float, 12, SIM_GK_ROWS12)
     c##i##a = FMA(ai, b0, c##i##a);                                          \
     c##i##b = FMA(ai, b1, c##i##b);                                          \
   }
-__attribute__((target("avx512f"))) static void sim_gk_f32_avx512_strip(
-    int64_t kc, const void *ap, const void *bp, void *cp, int64_t ldc,
-    int first) {
-  const float *as = (const float *)ap, *b = (const float *)bp;
-  float *c = (float *)cp;
-  SIM_GK_ROWS12(SIM_GK_Z_DECL)
-  int64_t k = 0;
-  for (; k + SIM_GK_STRIP <= kc; k += SIM_GK_STRIP, as += SIM_GK_STRIP * 12) {
-    const float *a = as;
-    enum { S = SIM_GK_STRIP };
-    for (int t = 0; t < SIM_GK_STRIP; t++, a++, b += 2 * W) {
-      V b0 = LOAD(b), b1 = LOAD(b + W);
-      SIM_GK_ROWS12(SIM_GK_S_FMA)
-    }
+#define SIM_GK_STRIP_DEF(NAME, ROWS)                                         \
+  __attribute__((target("avx512f"))) static void NAME(                       \
+      int64_t kc, const void *ap, const void *bp, void *cp, int64_t ldc,     \
+      int first) {                                                           \
+    const float *as = (const float *)ap, *b = (const float *)bp;             \
+    float *c = (float *)cp;                                                  \
+    ROWS(SIM_GK_Z_DECL)                                                      \
+    int64_t k = 0;                                                           \
+    for (; k + SIM_GK_STRIP <= kc;                                           \
+         k += SIM_GK_STRIP, as += SIM_GK_STRIP * 12) {                       \
+      const float *a = as;                                                   \
+      enum { S = SIM_GK_STRIP };                                             \
+      for (int t = 0; t < SIM_GK_STRIP; t++, a++, b += 2 * W) {              \
+        V b0 = LOAD(b), b1 = LOAD(b + W);                                    \
+        /* B's micro-panel streams from L2: one strip ahead into L1 */       \
+        _mm_prefetch((const char *)(b + SIM_GK_STRIP * 2 * W), _MM_HINT_T0); \
+        _mm_prefetch((const char *)(b + SIM_GK_STRIP * 2 * W + W),           \
+                     _MM_HINT_T0);                                           \
+        ROWS(SIM_GK_S_FMA)                                                   \
+      }                                                                      \
+    }                                                                        \
+    const float *a = as;                                                     \
+    const int64_t S = kc - k;                                                \
+    for (; k < kc; k++, a++, b += 2 * W) {                                   \
+      V b0 = LOAD(b), b1 = LOAD(b + W);                                      \
+      ROWS(SIM_GK_S_FMA)                                                     \
+    }                                                                        \
+    ROWS(SIM_GK_Z_STORE)                                                     \
   }
-  const float *a = as;
-  const int64_t S = kc - k;
-  for (; k < kc; k++, a++, b += 2 * W) {
-    V b0 = LOAD(b), b1 = LOAD(b + W);
-    SIM_GK_ROWS12(SIM_GK_S_FMA)
-  }
-  SIM_GK_ROWS12(SIM_GK_Z_STORE)
-}
+#define SIM_GK_ROWS8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+#define SIM_GK_ROWS4(X) X(0) X(1) X(2) X(3)
+SIM_GK_STRIP_DEF(sim_gk_f32_avx512_strip, SIM_GK_ROWS12)
+/* The first 8 or 4 rows of a 12-row panel, stored straight into C: a
+ * product whose rows end there (128 = 10 x 12 + 8) needs no tile buffer
+ * and computes no padding rows. */
+SIM_GK_STRIP_DEF(sim_gk_f32_avx512_strip8, SIM_GK_ROWS8)
+SIM_GK_STRIP_DEF(sim_gk_f32_avx512_strip4, SIM_GK_ROWS4)
+SIM_GK_VEC_DEF(sim_gk_f32_avx512_r8, "avx512f", float, 12, SIM_GK_ROWS8)
+SIM_GK_VEC_DEF(sim_gk_f32_avx512_r4, "avx512f", float, 12, SIM_GK_ROWS4)
 #undef V
 #undef W
 #undef ZERO
@@ -452,6 +473,8 @@ typedef struct sim_gemm {
   size_t apack_lane, bpack_lane; /* elements */
   int blas;              /* call CBLAS (XRT_WITH_CBLAS) */
   int astrip;            /* A strip-packed for k->fs (see SIM_GK_STRIP) */
+  int64_t np;            /* N rounded up to whole micro-panels */
+  uint64_t gid;          /* B may be kept packed (gemm_cache.c), else 0 */
 } sim_gemm;
 
 /* ---- packing ---- */
@@ -641,6 +664,8 @@ typedef struct sim_gblk {
   int64_t ic, mb, pc, kb;
   int first;
   int lanes; /* in use: at most g->lanes, at most the pool's threads */
+  /* All of this batch's B packed (sim_gemm_bpre), or NULL: pack here */
+  const char *bpre;
 } sim_gblk;
 
 /* Copies n elements of one row of A, from column k of the panel on, into
@@ -779,17 +804,58 @@ static void sim_gpack_conv_strip(const sim_gemm *g, const float *a,
   }
 }
 
+#if SIM_GEMM_X86
+/* An f32 A micro-panel whose rows are contiguous in m (A transposed, as
+ * jax.grad's products have it): per k one masked vector copy of mv <= 16
+ * rows, zeros after them. */
+__attribute__((target("avx512f"))) static void sim_gpack_a_mrun(
+    const sim_gemm *g, const float *a, int64_t r0, int64_t mv, int64_t k0,
+    int64_t kb, float *dst) {
+  const int64_t MR = g->k->mr;
+  const __mmask16 m = (__mmask16)((1u << mv) - 1);
+  const __mmask16 w = (__mmask16)((1u << MR) - 1);
+  const float *s = a + g->am[r0];
+  for (int64_t k = 0; k < kb; k++)
+    _mm512_mask_storeu_ps(dst + k * MR, w,
+                          _mm512_maskz_loadu_ps(m, s + g->ak[k0 + k]));
+}
+#endif
+
 static void sim_gpack_a_panel(const sim_gblk *x, int64_t p) {
   const sim_gemm *g = x->g;
   int64_t MR = g->k->mr, r0 = x->ic + p * MR;
   int64_t mv = x->mb - p * MR < MR ? x->mb - p * MR : MR;
   char *dst = x->apack + (size_t)(p * MR * x->kb) * g->es;
   if (g->es == 4) {
+    if (g->astrip && !g->conv) { /* rows contiguous in k: runs of them */
+      const float *a = (const float *)(const void *)x->a;
+      float *d = (float *)(void *)dst;
+      int64_t kf = 0; /* whole strips: vector copies */
+#if SIM_GEMM_X86
+      kf = x->kb / SIM_GK_STRIP * SIM_GK_STRIP;
+#endif
+      for (int64_t i = 0; i < MR; i++) {
+        const float *src = i < mv ? a + g->am[r0 + i] + x->pc : NULL;
+#if SIM_GEMM_X86
+        if (kf) sim_gstrip_put16(d, MR, i, 0, kf, src);
+#endif
+        if (kf < x->kb)
+          sim_gstrip_put(d, MR, x->kb, i, kf, x->kb - kf, src ? src + kf : NULL);
+      }
+      return;
+    }
     if (g->astrip) {
       sim_gpack_conv_strip(g, (const float *)(const void *)x->a, r0, mv,
                            x->pc, x->kb, (float *)(void *)dst);
       return;
     }
+#if SIM_GEMM_X86
+    if (!g->conv && g->am_s == 1 && g->k->tr16 && MR <= 16) {
+      sim_gpack_a_mrun(g, (const float *)(const void *)x->a, r0, mv, x->pc,
+                       x->kb, (float *)(void *)dst);
+      return;
+    }
+#endif
     if (g->conv)
       sim_gpack_conv_f32(g, (const float *)(const void *)x->a, r0, mv, x->pc,
                          x->kb, (float *)(void *)dst);
@@ -836,6 +902,21 @@ static void sim_gpack_b_block(const sim_gblk *x, int64_t c0, int64_t nb,
                       bp + (size_t)(j * x->kb) * x->g->es);
 }
 
+/* A kernel for the first mv < MR rows of a panel only, or NULL. */
+static sim_gk_fn sim_gk_rows(const sim_gemm *g, int64_t mv) {
+#if SIM_GEMM_X86
+  if (g->k->fn == sim_gk_f32_avx512 && (mv == 8 || mv == 4)) {
+    if (g->astrip && g->k->fs == sim_gk_f32_avx512_strip)
+      return mv == 8 ? sim_gk_f32_avx512_strip8 : sim_gk_f32_avx512_strip4;
+    if (!g->astrip)
+      return mv == 8 ? sim_gk_f32_avx512_r8 : sim_gk_f32_avx512_r4;
+  }
+#else
+  (void)g, (void)mv;
+#endif
+  return NULL;
+}
+
 /* The packed A micro-panel ap (C rows r0 .. r0 + mv) times the packed B
  * block bp (C columns c0 .. c0 + nb): full tiles straight into C where its
  * rows are strided and columns dense, others through a tile. */
@@ -846,13 +927,14 @@ static void sim_gemm_panel_row(const sim_gblk *x, const char *ap,
   const int64_t MR = g->k->mr, NR = g->k->nr;
   size_t es = g->es;
   sim_gk_fn fn = g->astrip ? g->k->fs : g->k->fn;
+  sim_gk_fn fr = mv == MR ? fn : sim_gk_rows(g, mv); /* mv rows, or NULL */
   _Alignas(64) char tile[12 * 32 * sizeof(float)];
   for (int64_t j = 0; j < nb; j += NR) {
     const char *bj = bp + (size_t)(j * x->kb) * es;
     int64_t nv = nb - j < NR ? nb - j : NR;
-    if (mv == MR && nv == NR && g->cm_s && g->cn_s == 1) {
+    if (fr && nv == NR && g->cm_s && g->cn_s == 1) {
       char *c = x->c + (size_t)(g->cm[r0] + c0 + j) * es;
-      fn(x->kb, ap, bj, c, g->cm_s, x->first);
+      fr(x->kb, ap, bj, c, g->cm_s, x->first);
       continue;
     }
     fn(x->kb, ap, bj, tile, NR, 1);
@@ -867,10 +949,14 @@ static void sim_gemm_rect(const sim_gblk *x, int lane, int64_t pa, int64_t pe,
   const sim_gemm *g = x->g;
   const int64_t MR = g->k->mr;
   size_t es = g->es;
-  char *bp = x->bpack + g->bpack_lane * (size_t)lane * es;
+  char *bl = x->bpack + g->bpack_lane * (size_t)lane * es;
   for (int64_t jc = n0; jc < n1; jc += g->nc) {
     int64_t nb = n1 - jc < g->nc ? n1 - jc : g->nc;
-    sim_gpack_b_block(x, jc, nb, bp);
+    const char *bp = bl;
+    if (x->bpre)
+      bp = x->bpre + (size_t)(x->pc * g->np + jc * x->kb) * es;
+    else
+      sim_gpack_b_block(x, jc, nb, bl);
     for (int64_t p = pa; p < pe; p++) {
       const char *ap = x->apack + (size_t)(p * MR * x->kb) * es;
       int64_t mv = x->mb - p * MR < MR ? x->mb - p * MR : MR;
@@ -889,12 +975,16 @@ static void sim_gemm_narrow(sim_gblk *x, int lane, int64_t m0, int64_t m1,
   const sim_gemm *g = x->g;
   const int64_t MR = g->k->mr;
   size_t es = g->es;
-  char *bp = x->bpack + g->bpack_lane * (size_t)lane * es;
+  char *bl = x->bpack + g->bpack_lane * (size_t)lane * es;
   int64_t nb = n1 - n0;
   for (x->pc = 0; x->pc < g->K; x->pc += g->kc) {
     x->kb = g->K - x->pc < g->kc ? g->K - x->pc : g->kc;
     x->first = x->pc == 0;
-    sim_gpack_b_block(x, n0, nb, bp);
+    const char *bp = bl;
+    if (x->bpre)
+      bp = x->bpre + (size_t)(x->pc * g->np + n0 * x->kb) * es;
+    else
+      sim_gpack_b_block(x, n0, nb, bl);
     for (int64_t r0 = m0; r0 < m1; r0 += MR) {
       int64_t mv = m1 - r0 < MR ? m1 - r0 : MR;
       x->ic = r0, x->mb = mv;
@@ -973,10 +1063,12 @@ static void sim_gemm_blas(const sim_gemm *g, const char *a, const char *b,
 }
 #endif
 
+/* bpre: all of B packed (sim_gemm_bpre), or NULL. */
 static void sim_gemm_exec(const sim_gemm *g, const char *A, const char *B,
-                          char *C, void **vals, sim_cx *cx) {
+                          char *C, void **vals, sim_cx *cx,
+                          const char *bpre) {
   size_t es = g->es;
-  sim_gblk x = {g, NULL, NULL, NULL, NULL, NULL, 0, 0, 0, 0, 0, 1};
+  sim_gblk x = {g, NULL, NULL, NULL, NULL, NULL, 0, 0, 0, 0, 0, 1, NULL};
   /* One lane per thread of the device's pool (the plan has buffers for
    * g->lanes); serial: one lane, so an A micro-panel meets every column. */
   int threads = cx && cx->tp ? cx->tp->threads : 1;
@@ -987,6 +1079,7 @@ static void sim_gemm_exec(const sim_gemm *g, const char *A, const char *B,
     x.a = A + (size_t)g->ab[bt] * es;
     x.b = B + (size_t)g->bb[bt] * es;
     x.c = C + (size_t)g->cb[bt] * es;
+    x.bpre = bpre ? bpre + (size_t)(bt * g->K * g->np) * es : NULL;
 #ifdef XRT_WITH_CBLAS
     if (g->blas) {
       sim_gemm_blas(g, x.a, x.b, x.c);
@@ -1000,12 +1093,69 @@ static void sim_gemm_exec(const sim_gemm *g, const char *A, const char *B,
   }
 }
 
+/* ---- B packed once for many calls (gemm_cache.c) ----
+ * All of B in the layout the blocked loops pack a block in, block after
+ * block: batch bt, K block at pc (kb rows), micro-panel of columns j (NR
+ * of them, zero-padded) at element (bt * K + pc) * np + j * kb, so the B
+ * block of any column range starting on a panel is one slice of it. */
+typedef struct sim_gfill {
+  const sim_gemm *g;
+  const char *b;
+  char *dst;
+  int64_t nk; /* K blocks */
+} sim_gfill;
+
+static void sim_gemm_fill_range(void *ctx, int64_t begin, int64_t end) {
+  const sim_gfill *f = (const sim_gfill *)ctx;
+  const sim_gemm *g = f->g;
+  for (int64_t i = begin; i < end; i++) {
+    int64_t bt = i / f->nk, pc = i % f->nk * g->kc;
+    sim_gblk x;
+    memset(&x, 0, sizeof x);
+    x.g = g;
+    x.b = f->b + (size_t)g->bb[bt] * g->es;
+    x.pc = pc;
+    x.kb = g->K - pc < g->kc ? g->K - pc : g->kc;
+    sim_gpack_b_block(&x, 0, g->N,
+                      f->dst + (size_t)((bt * g->K + pc) * g->np) * g->es);
+  }
+}
+
+/* B's packed copy when B is an argument of this execute with a write
+ * generation, from the client's cache (packed now when the cache asks);
+ * *entry: what to give back with sim_gcache_put, or NULL. */
+static const char *sim_gemm_bpre(const sim_gemm *g, const char *B,
+                                 sim_cx *cx, void **entry) {
+  *entry = NULL;
+  if (!g->gid || !cx || !cx->xa || !cx->exe || !cx->xa->args || g->blas)
+    return NULL;
+  const xrt_plugin_execute_args *a = cx->xa;
+  int arg = 0;
+  for (int i = 0; i < a->num_args && !arg; i++) arg = a->args[i] == B;
+  if (!arg) return NULL;
+  sim_client *c = cx->exe->cl;
+  uint64_t serial = sim_mem_serial(c, a->device, B);
+  if (!serial) return NULL;
+  int fill;
+  char *p = (char *)sim_gcache_get(c, g->gid, a->device, B, serial,
+                                   (size_t)(g->BT * g->K * g->np) * g->es,
+                                   &fill, entry);
+  if (p && fill) {
+    sim_gfill f = {g, B, p, (g->K + g->kc - 1) / g->kc};
+    sim_parallel_for(cx, g->BT * f.nk, 1, sim_gemm_fill_range, &f);
+  }
+  return p;
+}
+
 /* A dot, or a convolution planned as GEMM: C = A x B of its operands. */
 static xrt_status sim_run_gemm(const sim_step *st, void **vals, sim_cx *cx) {
   const sim_gemm *g = (const sim_gemm *)st->data;
-  sim_gemm_exec(g, (const char *)vals[st->in[0]],
-                (const char *)vals[st->in[1]], (char *)vals[st->out[0]], vals,
-                cx);
+  const char *B = (const char *)vals[st->in[1]];
+  void *entry;
+  const char *bpre = sim_gemm_bpre(g, B, cx, &entry);
+  sim_gemm_exec(g, (const char *)vals[st->in[0]], B,
+                (char *)vals[st->out[0]], vals, cx, bpre);
+  if (entry) sim_gcache_put(cx->exe->cl, entry, 1);
   return XRT_OK;
 }
 
@@ -1071,6 +1221,7 @@ static void sim_gemm_blocks(sim_gemm *g, int64_t threads) {
       (size_t)(g->K * k->mr) * g->es <= 32 * 1024)
     g->kc = g->K;
   int64_t pn = (g->N + k->nr - 1) / k->nr, pm = (g->M + k->mr - 1) / k->mr;
+  g->np = pn * k->nr;
   int64_t L = threads;
   if (pn < L && pm < L) L = pn > pm ? pn : pm;
   g->lanes = (int)(L > 0 ? L : 1);
@@ -1129,7 +1280,7 @@ static double sim_blas_run(sim_gemm *g, int blas, const char *a,
                            const char *b, char *c, void **vals, sim_cx *cx) {
   g->blas = blas;
   double t0 = sim_blas_now();
-  sim_gemm_exec(g, a, b, c, vals, cx);
+  sim_gemm_exec(g, a, b, c, vals, cx, NULL);
   return sim_blas_now() - t0;
 }
 
@@ -1236,9 +1387,13 @@ SIM_PRIVATE int sim_gemm_lower_dot(sim_fcc *fc, const sim_dot *d, sim_step *st,
   g->cn = sim_gemm_iota(fc, d->N, 1);
   if (!g->cb || !g->cm || !g->cn) return (*rc = XRT_RESOURCE_EXHAUSTED), 1;
   if ((*rc = sim_gemm_finish(fc, g))) return 1;
+  /* f32 rows of A contiguous in k: copied in strips, not transposed */
+  g->astrip = g->es == 4 && g->ak_s == 1 && g->am_s != 1 && k->fs != NULL;
 #ifdef XRT_WITH_CBLAS
   g->blas = sim_gemm_blas_ok(g) && sim_blas_faster(fc, k, g->es);
 #endif
+  /* B packed across calls when it is an argument (sim_gemm_bpre) */
+  g->gid = g->K > 0 ? sim_gcache_id() : 0;
   st->data = g;
   st->run = sim_run_gemm;
   return 1;

@@ -833,6 +833,9 @@ typedef struct sim_client {
   const xrt_plugin_host_api *host; /* the core's services (sim_trace.inc) */
   int32_t xp_threads; /* cores per process of this host ("Collectives
                          across processes") */
+  /* Packed GEMM operands kept across executes (gemm_cache.c), made on
+   * first use. */
+  _Atomic(struct sim_gcache *) gcache;
 } sim_client;
 
 /* ---- collectives.c ---- */
@@ -1273,6 +1276,31 @@ typedef struct sim_fcc {
   void *fz; /* fusion: uses and definitions of values (see "Fusion") */
 } sim_fcc;
 
+/* ---- device.c ---- */
+/* The write generation of device memory mem: a process-wide serial that
+ * changes at every allocation of and write into it, or 0 when it has none
+ * (adopted host memory, a block whose host address was handed out). */
+SIM_PRIVATE uint64_t sim_mem_serial(void *client, int device,
+                                    const void *mem);
+
+/* ---- gemm_cache.c ---- */
+/* Packed operands kept across executes, per client: an entry belongs to a
+ * planned product (gid, from sim_gcache_id), a device and an argument's
+ * memory at one write generation (sim_mem_serial), never anything else.
+ * sim_gcache_get returns the entry's packed bytes: ready (*fill 0), or to
+ * be filled by the caller (*fill 1); NULL when there is none (the first
+ * sight of a key only records it, so a product whose operand changes at
+ * every call never pays for a copy; full cache; out of memory).  Every
+ * non-NULL return is paired with sim_gcache_put(filled: whether the
+ * bytes are now valid). */
+SIM_PRIVATE uint64_t sim_gcache_id(void);
+SIM_PRIVATE void *sim_gcache_get(sim_client *c, uint64_t gid, int device,
+                                 const void *mem, uint64_t serial,
+                                 size_t bytes, int *fill, void **entry);
+SIM_PRIVATE void sim_gcache_put(sim_client *c, void *entry, int filled);
+/* Frees every entry (client destruction). */
+SIM_PRIVATE void sim_gcache_free(sim_client *c);
+
 /* Lowers d as a skinny product (skinny.c) when it is one: 1 (and *rc)
  * if it did, 0 to leave d to the other paths. */
 SIM_PRIVATE int sim_skinny_lower_dot(sim_fcc *fc, const sim_dot *d,
@@ -1531,6 +1559,13 @@ SIM_PRIVATE int sim_gemm_isa(sim_cc *cc);
 /* ---- conv_dw.c ---- */
 SIM_PRIVATE int sim_conv_dw_lower(sim_fcc *fc, const sim_conv *c, sim_step *st,
                                   xrt_status *rc);
+
+/* ---- conv_gemm.c ---- */
+/* f32/f64 convolutions as plain products (NCHW results: kernel x im2col;
+ * NHWC 1x1 ones and ones of few positions: lhs or im2col x kernel):
+ * 1 (and *rc) if it planned st, 0 to leave c to the other paths. */
+SIM_PRIVATE int sim_conv_gemm_lower(sim_fcc *fc, const sim_conv *c,
+                                    sim_step *st, xrt_status *rc);
 
 /* ---- conv.c ---- */
 SIM_PRIVATE xrt_status sim_lower_convolution(sim_fcc *fc, const xrt_ir_op *op,

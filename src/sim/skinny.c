@@ -3,6 +3,9 @@
  * Part of the simulated device; MIT licensed, see LICENSE.
  */
 #include "internal.h"
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#include <immintrin.h>
+#endif
 /* ======================================================================
  * Skinny products
  *
@@ -17,9 +20,12 @@
  * every instruction set (portable, AVX2 and AVX-512 builds of the same
  * vector code, no FMA contraction), but not the GEMM's, so results may
  * differ from the packed path's in the last bits, as XLA's dot emitters'
- * do.  Tiles of four lhs rows by two weight rows share their loads.
- * Weights laid out the other way (x @ W, W [K, N] with N innermost) take
- * blocks of 64 results per lhs row, summed over k in order (below).
+ * do.  Tiles of four lhs rows by two weight rows share their loads; the
+ * AVX-512 build adds the lanes of all eight sums with shuffles, in the
+ * same tree.  Weights laid out the other way (x @ W, W [K, N] with N
+ * innermost) are streamed row after row, each result summed over k in
+ * order (below).  Work is cut into (column chunk, batch) items, the
+ * batches of a chunk next to each other, shared by the device's threads.
  * ==================================================================== */
 
 #define SIM_SK_MAXM 16 /* lhs rows, at most */
@@ -29,8 +35,10 @@
 typedef struct sim_skinny {
   int64_t B, M, N, K;
   const int64_t *lb, *lm, *lk, *rb, *rn, *rk; /* offsets, as sim_dot's */
+  int nn; /* weights [K, N] (x @ W), else [N, K] */
+  /* results [n0, n0 + nb) of batch bi */
   void (*kernel)(const struct sim_skinny *s, float *out, const float *a,
-                 const float *b);
+                 const float *b, int64_t bi, int64_t n0, int64_t nb);
 } sim_skinny;
 
 #if defined(__GNUC__)
@@ -46,13 +54,68 @@ typedef float sim_sk_v16 __attribute__((vector_size(64)));
     out = (s4_[0] + s4_[2]) + (s4_[1] + s4_[3]);                              \
   } while (0)
 
+/* s[r][j] = the lane sums of accumulators c{r}{j} (rows < nr), each in
+ * SIM_SK_HSUM's tree. */
+#define SIM_SK_RED_SCALAR(s, nr, c00, c10, c20, c30, c01, c11, c21, c31)      \
+  do {                                                                        \
+    SIM_SK_HSUM(s[0][0], c00);                                                \
+    SIM_SK_HSUM(s[0][1], c01);                                                \
+    if (nr > 1) {                                                             \
+      SIM_SK_HSUM(s[1][0], c10);                                              \
+      SIM_SK_HSUM(s[1][1], c11);                                              \
+    }                                                                         \
+    if (nr > 2) {                                                             \
+      SIM_SK_HSUM(s[2][0], c20);                                              \
+      SIM_SK_HSUM(s[2][1], c21);                                              \
+    }                                                                         \
+    if (nr > 3) {                                                             \
+      SIM_SK_HSUM(s[3][0], c30);                                              \
+      SIM_SK_HSUM(s[3][1], c31);                                              \
+    }                                                                         \
+  } while (0)
+#define SIM_SK_RED_port SIM_SK_RED_SCALAR
+#define SIM_SK_RED_avx2 SIM_SK_RED_SCALAR
+/* AVX-512: the same tree for all eight at once (unused ones are zero):
+ * halves of pairs of accumulators added (lane i + lane i + 8), then
+ * quarters (+ 4), then (0 + 2, 1 + 3) and their sum, each step one add of
+ * two shuffled vectors, so every sum takes the same additions in the same
+ * order as SIM_SK_HSUM. */
+#define SIM_SK_RED_avx512(s, nr, c00, c10, c20, c30, c01, c11, c21, c31)      \
+  do {                                                                        \
+    __m512 a0_ = (__m512)(c00), a1_ = (__m512)(c10), a2_ = (__m512)(c20);     \
+    __m512 a3_ = (__m512)(c30), a4_ = (__m512)(c01), a5_ = (__m512)(c11);     \
+    __m512 a6_ = (__m512)(c21), a7_ = (__m512)(c31);                          \
+    __m512 b0_ = _mm512_add_ps(_mm512_shuffle_f32x4(a0_, a4_, 0x44),          \
+                               _mm512_shuffle_f32x4(a0_, a4_, 0xEE));         \
+    __m512 b1_ = _mm512_add_ps(_mm512_shuffle_f32x4(a1_, a5_, 0x44),          \
+                               _mm512_shuffle_f32x4(a1_, a5_, 0xEE));         \
+    __m512 b2_ = _mm512_add_ps(_mm512_shuffle_f32x4(a2_, a6_, 0x44),          \
+                               _mm512_shuffle_f32x4(a2_, a6_, 0xEE));         \
+    __m512 b3_ = _mm512_add_ps(_mm512_shuffle_f32x4(a3_, a7_, 0x44),          \
+                               _mm512_shuffle_f32x4(a3_, a7_, 0xEE));         \
+    /* quarters: [a0, a4, a2, a6] and [a1, a5, a3, a7] */                     \
+    __m512 q0_ = _mm512_add_ps(_mm512_shuffle_f32x4(b0_, b2_, 0x88),          \
+                               _mm512_shuffle_f32x4(b0_, b2_, 0xDD));         \
+    __m512 q1_ = _mm512_add_ps(_mm512_shuffle_f32x4(b1_, b3_, 0x88),          \
+                               _mm512_shuffle_f32x4(b1_, b3_, 0xDD));         \
+    __m512 d_ = _mm512_add_ps(_mm512_shuffle_ps(q0_, q1_, 0x44),              \
+                              _mm512_shuffle_ps(q0_, q1_, 0xEE));             \
+    __m512 e_ = _mm512_add_ps(_mm512_shuffle_ps(d_, d_, 0x88),                \
+                              _mm512_shuffle_ps(d_, d_, 0xDD));               \
+    float f_[16];                                                             \
+    _mm512_storeu_ps(f_, e_);                                                 \
+    s[0][0] = f_[0], s[1][0] = f_[1], s[0][1] = f_[4], s[1][1] = f_[5];       \
+    s[2][0] = f_[8], s[3][0] = f_[9], s[2][1] = f_[12], s[3][1] = f_[13];     \
+    (void)(nr);                                                               \
+  } while (0)
+
 /* out[r * ostride + j] = dot(ar[r], b[j]) for the nr <= 4 rows ar and the
- * two weight rows b[0], b[1]: eight named accumulators (registers; rows
- * past nr repeat row 0 and are not stored). */
+ * two weight rows b[0], b[1]: up to eight named accumulators (registers),
+ * specialized for each nr (a single query row sums two, not eight). */
 #define SIM_SK_TILE(ISA)                                                      \
-  static SIM_SK_T_##ISA void sim_sk_tile_##ISA(                               \
-      const float *const *ar, int nr, const float *const *br, int64_t K,      \
-      float *out, int64_t ostride) {                                          \
+  static inline __attribute__((always_inline)) SIM_SK_T_##ISA void            \
+  sim_sk_tilek_##ISA(const float *const *ar, int nr, const float *const *br,  \
+                     int64_t K, float *out, int64_t ostride) {                \
     const float *a0 = ar[0], *a1 = nr > 1 ? ar[1] : a0,                       \
                 *a2 = nr > 2 ? ar[2] : a0, *a3 = nr > 3 ? ar[3] : a0;         \
     const float *b0 = br[0], *b1 = br[1];                                     \
@@ -65,103 +128,147 @@ typedef float sim_sk_v16 __attribute__((vector_size(64)));
       memcpy(&x, a0 + k, sizeof x);                                           \
       c00 = c00 + x * u;                                                      \
       c01 = c01 + x * v;                                                      \
-      memcpy(&x, a1 + k, sizeof x);                                           \
-      c10 = c10 + x * u;                                                      \
-      c11 = c11 + x * v;                                                      \
-      memcpy(&x, a2 + k, sizeof x);                                           \
-      c20 = c20 + x * u;                                                      \
-      c21 = c21 + x * v;                                                      \
-      memcpy(&x, a3 + k, sizeof x);                                           \
-      c30 = c30 + x * u;                                                      \
-      c31 = c31 + x * v;                                                      \
+      if (nr > 1) {                                                           \
+        memcpy(&x, a1 + k, sizeof x);                                         \
+        c10 = c10 + x * u;                                                    \
+        c11 = c11 + x * v;                                                    \
+      }                                                                       \
+      if (nr > 2) {                                                           \
+        memcpy(&x, a2 + k, sizeof x);                                         \
+        c20 = c20 + x * u;                                                    \
+        c21 = c21 + x * v;                                                    \
+      }                                                                       \
+      if (nr > 3) {                                                           \
+        memcpy(&x, a3 + k, sizeof x);                                         \
+        c30 = c30 + x * u;                                                    \
+        c31 = c31 + x * v;                                                    \
+      }                                                                       \
     }                                                                         \
     float s[4][2];                                                            \
-    SIM_SK_HSUM(s[0][0], c00);                                                \
-    SIM_SK_HSUM(s[1][0], c10);                                                \
-    SIM_SK_HSUM(s[2][0], c20);                                                \
-    SIM_SK_HSUM(s[3][0], c30);                                                \
-    SIM_SK_HSUM(s[0][1], c01);                                                \
-    SIM_SK_HSUM(s[1][1], c11);                                                \
-    SIM_SK_HSUM(s[2][1], c21);                                                \
-    SIM_SK_HSUM(s[3][1], c31);                                                \
+    SIM_SK_RED_##ISA(s, nr, c00, c10, c20, c30, c01, c11, c21, c31);          \
     for (int r = 0; r < nr; r++)                                              \
       for (int j = 0; j < 2; j++) {                                           \
         for (int64_t t = k; t < K; t++)                                       \
           s[r][j] = s[r][j] + ar[r][t] * br[j][t];                            \
         out[r * ostride + j] = s[r][j];                                       \
       }                                                                       \
+  }                                                                           \
+  static SIM_SK_T_##ISA void sim_sk_tile_##ISA(                               \
+      const float *const *ar, int nr, const float *const *br, int64_t K,      \
+      float *out, int64_t ostride) {                                          \
+    switch (nr) {                                                             \
+    case 1: sim_sk_tilek_##ISA(ar, 1, br, K, out, ostride); break;            \
+    case 2: sim_sk_tilek_##ISA(ar, 2, br, K, out, ostride); break;            \
+    case 3: sim_sk_tilek_##ISA(ar, 3, br, K, out, ostride); break;            \
+    default: sim_sk_tilek_##ISA(ar, 4, br, K, out, ostride); break;           \
+    }                                                                         \
   }
 
-/* Column pairs; an odd last column is paired with itself and stored
- * once (a scratch row takes the duplicate). */
+/* Results [n0, n0 + nb) of every lhs row of batch bi, in column pairs
+ * (both weight rows then stay in L1 for every group of four lhs rows); an
+ * odd last column is paired with itself and stored once (a scratch row
+ * takes the duplicate). */
 #define SIM_SK_KERNEL(ISA)                                                    \
   SIM_SK_TILE(ISA)                                                            \
-  static SIM_SK_T_##ISA void sim_sk_run_##ISA(                                \
-      const sim_skinny *s, float *out, const float *a, const float *b) {      \
-    for (int64_t bi = 0; bi < s->B; bi++) {                                   \
-      float *o = out + bi * s->M * s->N;                                      \
+  static SIM_SK_T_##ISA void sim_sk_nt_cols_##ISA(                            \
+      const sim_skinny *s, float *out, const float *a, const float *b,        \
+      int64_t bi, int64_t n0, int64_t nb) {                                   \
+    float *o = out + bi * s->M * s->N;                                        \
+    const float *wb = b + s->rb[bi];                                          \
+    for (int64_t n = n0; n < n0 + nb; n += 2) {                               \
+      int pair = n + 1 < n0 + nb;                                             \
+      const float *br[2] = {wb + s->rn[n], wb + s->rn[pair ? n + 1 : n]};     \
       for (int64_t m0 = 0; m0 < s->M; m0 += 4) {                              \
         int nr = s->M - m0 < 4 ? (int)(s->M - m0) : 4;                        \
         const float *ar[4];                                                   \
         for (int r = 0; r < nr; r++) ar[r] = a + s->lb[bi] + s->lm[m0 + r];   \
-        int64_t n = 0;                                                        \
-        for (; n + 2 <= s->N; n += 2) {                                       \
-          const float *br[2] = {b + s->rb[bi] + s->rn[n],                     \
-                                b + s->rb[bi] + s->rn[n + 1]};                \
+        if (pair) {                                                           \
           sim_sk_tile_##ISA(ar, nr, br, s->K, o + m0 * s->N + n, s->N);       \
+          continue;                                                           \
         }                                                                     \
-        if (n < s->N) {                                                       \
-          const float *br[2] = {b + s->rb[bi] + s->rn[n],                     \
-                                b + s->rb[bi] + s->rn[n]};                    \
-          float two[4 * 2];                                                   \
-          sim_sk_tile_##ISA(ar, nr, br, s->K, two, 2);                        \
-          for (int r = 0; r < nr; r++) o[(m0 + r) * s->N + n] = two[r * 2];   \
-        }                                                                     \
+        float two[4 * 2];                                                     \
+        sim_sk_tile_##ISA(ar, nr, br, s->K, two, 2);                          \
+        for (int r = 0; r < nr; r++) o[(m0 + r) * s->N + n] = two[r * 2];     \
       }                                                                       \
     }                                                                         \
   }
 
-/* Weights with the result's dimension innermost (x @ W, W [K, N]): each
- * block of 64 results of four lhs rows accumulates over k in order, one
- * weight row block loaded per k for the four rows (sixteen registers of
- * sums); results past the last whole block, one at a time, also in k
- * order.  Every result is then the plain sequential sum. */
+/* Weights with the result's dimension innermost (x @ W, W [K, N]): the
+ * weight matrix is streamed once, row after row.  Columns go in chunks
+ * whose sums for all lhs rows stay in L1 (they live in the result), and
+ * each step reads SIM_SK_KU weight rows of the chunk and adds their
+ * products to the sums of up to four lhs rows at a time, sixteen columns
+ * per vector; columns past the last whole vector one at a time.  Every
+ * result is the plain sequential sum over k from zero (a product, then an
+ * add: no contraction), so every instruction set gives the same bits.
+ * Streaming the rows in place reads memory sequentially (a decoder's
+ * token reads each weight once): no packing. */
+#define SIM_SK_KU 8 /* weight rows per step */
 #define SIM_SK_NN(ISA)                                                        \
-  static SIM_SK_T_##ISA void sim_sk_nn_block_##ISA(                           \
-      const sim_skinny *s, const float *const *ar, int nr, const float *w,    \
-      float *out) {                                                           \
-    sim_sk_v16 c[4][4] = {{{0}}};                                             \
-    for (int64_t k = 0; k < s->K; k++) {                                      \
-      const float *row = w + s->rk[k];                                        \
-      sim_sk_v16 u[4];                                                        \
-      for (int j = 0; j < 4; j++) memcpy(&u[j], row + 16 * j, sizeof u[j]);   \
-      for (int r = 0; r < 4; r++) {                                           \
-        float x = ar[r < nr ? r : 0][s->lk[k]];                               \
-        for (int j = 0; j < 4; j++) c[r][j] = c[r][j] + x * u[j];             \
+  static inline __attribute__((always_inline)) SIM_SK_T_##ISA void            \
+  sim_sk_nnk_##ISA(const float *const *r, int ku, const float *xv, int nr,    \
+                   float *o, int64_t ldo, int64_t nb) {                       \
+    int64_t j = 0;                                                            \
+    for (; j + 16 <= nb; j += 16) {                                           \
+      sim_sk_v16 c0 = {0}, c1 = {0}, c2 = {0}, c3 = {0}, u;                   \
+      memcpy(&c0, o + j, sizeof c0);                                          \
+      if (nr > 1) memcpy(&c1, o + ldo + j, sizeof c1);                        \
+      if (nr > 2) memcpy(&c2, o + 2 * ldo + j, sizeof c2);                    \
+      if (nr > 3) memcpy(&c3, o + 3 * ldo + j, sizeof c3);                    \
+      for (int t = 0; t < ku; t++) {                                          \
+        memcpy(&u, r[t] + j, sizeof u);                                       \
+        c0 = c0 + xv[t] * u;                                                  \
+        if (nr > 1) c1 = c1 + xv[SIM_SK_KU + t] * u;                          \
+        if (nr > 2) c2 = c2 + xv[2 * SIM_SK_KU + t] * u;                      \
+        if (nr > 3) c3 = c3 + xv[3 * SIM_SK_KU + t] * u;                      \
       }                                                                       \
+      memcpy(o + j, &c0, sizeof c0);                                          \
+      if (nr > 1) memcpy(o + ldo + j, &c1, sizeof c1);                        \
+      if (nr > 2) memcpy(o + 2 * ldo + j, &c2, sizeof c2);                    \
+      if (nr > 3) memcpy(o + 3 * ldo + j, &c3, sizeof c3);                    \
     }                                                                         \
-    for (int r = 0; r < nr; r++)                                              \
-      memcpy(out + r * s->N, c[r], sizeof c[r]);                              \
+    for (; j < nb; j++)                                                       \
+      for (int i = 0; i < nr; i++) {                                          \
+        float acc = o[i * ldo + j];                                           \
+        for (int t = 0; t < ku; t++) {                                        \
+          float p = xv[i * SIM_SK_KU + t] * r[t][j];                          \
+          acc = acc + p;                                                      \
+        }                                                                     \
+        o[i * ldo + j] = acc;                                                 \
+      }                                                                       \
   }                                                                           \
-  static SIM_SK_T_##ISA void sim_sk_nn_##ISA(                                 \
-      const sim_skinny *s, float *out, const float *a, const float *b) {      \
-    for (int64_t bi = 0; bi < s->B; bi++) {                                   \
-      float *o = out + bi * s->M * s->N;                                      \
-      const float *w = b + s->rb[bi];                                         \
-      for (int64_t m0 = 0; m0 < s->M; m0 += 4) {                              \
-        int nr = s->M - m0 < 4 ? (int)(s->M - m0) : 4;                        \
-        const float *ar[4];                                                   \
-        for (int r = 0; r < nr; r++) ar[r] = a + s->lb[bi] + s->lm[m0 + r];   \
-        int64_t n = 0;                                                        \
-        for (; n + 64 <= s->N; n += 64)                                       \
-          sim_sk_nn_block_##ISA(s, ar, nr, w + n, o + m0 * s->N + n);         \
-        for (; n < s->N; n++)                                                 \
-          for (int r = 0; r < nr; r++) {                                      \
-            float acc = 0;                                                    \
-            for (int64_t k = 0; k < s->K; k++)                                \
-              acc = acc + ar[r][s->lk[k]] * w[s->rk[k] + n];                  \
-            o[(m0 + r) * s->N + n] = acc;                                     \
+  /* Results [n0, n0 + nb) of every lhs row of batch bi. */                   \
+  static SIM_SK_T_##ISA void sim_sk_nn_cols_##ISA(                            \
+      const sim_skinny *s, float *out, const float *a, const float *b,        \
+      int64_t bi, int64_t n0, int64_t nb) {                                   \
+    const int64_t M = s->M, N = s->N, K = s->K;                               \
+    float *o = out + bi * M * N + n0;                                         \
+    const float *w = b + s->rb[bi] + n0;                                      \
+    for (int64_t m = 0; m < M; m++)                                           \
+      memset(o + m * N, 0, sizeof(float) * (size_t)nb);                       \
+    for (int64_t k0 = 0; k0 < K; k0 += SIM_SK_KU) {                           \
+      int ku = K - k0 < SIM_SK_KU ? (int)(K - k0) : SIM_SK_KU;                \
+      const float *r[SIM_SK_KU];                                              \
+      for (int t = 0; t < ku; t++) r[t] = w + s->rk[k0 + t];                  \
+      for (int64_t m0 = 0; m0 < M; m0 += 4) {                                 \
+        int nr = M - m0 < 4 ? (int)(M - m0) : 4;                              \
+        float xv[4 * SIM_SK_KU];                                              \
+        for (int i = 0; i < nr; i++) {                                        \
+          const float *ai = a + s->lb[bi] + s->lm[m0 + i];                    \
+          for (int t = 0; t < ku; t++)                                        \
+            xv[i * SIM_SK_KU + t] = ai[s->lk[k0 + t]];                        \
+        }                                                                     \
+        float *om = o + m0 * N;                                               \
+        if (ku == SIM_SK_KU) {                                                \
+          switch (nr) {                                                       \
+          case 1: sim_sk_nnk_##ISA(r, SIM_SK_KU, xv, 1, om, N, nb); break;    \
+          case 2: sim_sk_nnk_##ISA(r, SIM_SK_KU, xv, 2, om, N, nb); break;    \
+          case 3: sim_sk_nnk_##ISA(r, SIM_SK_KU, xv, 3, om, N, nb); break;    \
+          default: sim_sk_nnk_##ISA(r, SIM_SK_KU, xv, 4, om, N, nb); break;   \
           }                                                                   \
+        } else {                                                              \
+          sim_sk_nnk_##ISA(r, ku, xv, nr, om, N, nb);                         \
+        }                                                                     \
       }                                                                       \
     }                                                                         \
   }
@@ -182,12 +289,49 @@ SIM_SK_KERNEL(avx512)
 SIM_SK_NN(avx512)
 #endif
 
+/* One call's work: items are (batch, column chunk of nc). */
+typedef struct sim_sk_job {
+  const sim_skinny *s;
+  float *out;
+  const float *a, *b;
+  int64_t nc, nch; /* columns per chunk, chunks per batch */
+} sim_sk_job;
+
+/* Item i is chunk i / B of batch i % B: the batches of one chunk run
+ * together, so weights whose batches interleave (the heads of a KV
+ * cache, [T, heads, 64]) are read from cache once, not once a head. */
+static void sim_sk_items(void *ctx, int64_t begin, int64_t end) {
+  const sim_sk_job *j = (const sim_sk_job *)ctx;
+  for (int64_t i = begin; i < end; i++) {
+    int64_t bi = i % j->s->B, n0 = i / j->s->B * j->nc;
+    int64_t nb = j->s->N - n0 < j->nc ? j->s->N - n0 : j->nc;
+    j->s->kernel(j->s, j->out, j->a, j->b, bi, n0, nb);
+  }
+}
+
 static xrt_status sim_run_skinny(const sim_step *st, void **vals,
                                  sim_cx *cx) {
   const sim_skinny *s = (const sim_skinny *)st->data;
-  (void)cx;
-  s->kernel(s, (float *)vals[st->out[0]], (const float *)vals[st->in[0]],
-            (const float *)vals[st->in[1]]);
+  sim_sk_job j = {s, (float *)vals[st->out[0]],
+                  (const float *)vals[st->in[0]],
+                  (const float *)vals[st->in[1]], 0, 0};
+  int threads = cx && cx->tp && cx->tp->threads > 1 ? cx->tp->threads : 1;
+  if (s->nn) {
+    /* the sums of all lhs rows of a chunk fit L1 (16 KiB of 32) */
+    j.nc = 4096 / s->M / 16 * 16;
+    j.nc = j.nc < 256 ? 256 : j.nc;
+    /* enough chunks for every thread */
+    int64_t per = (s->N + threads - 1) / threads;
+    per = (per + 15) / 16 * 16;
+    if (threads > 1 && s->B < threads && per < j.nc) j.nc = per;
+  } else {
+    j.nc = 64; /* weight rows of the other layout: pairs, in any chunks */
+  }
+  j.nch = (s->N + j.nc - 1) / j.nc;
+  /* a thread's part reads at least 64 KiB of weights */
+  int64_t grain = (int64_t)(65536 / ((uint64_t)j.nc * (uint64_t)s->K * 4 + 1));
+  sim_parallel_for(threads > 1 ? cx : NULL, s->B * j.nch, grain + 1,
+                   sim_sk_items, &j);
   return XRT_OK;
 }
 #endif /* __GNUC__ */
@@ -219,10 +363,13 @@ SIM_PRIVATE int sim_skinny_lower_dot(sim_fcc *fc, const sim_dot *d,
   s->rb = d->rb, s->rn = d->rn, s->rk = d->rk;
   int level = sim_isa_level();
   (void)level;
-  s->kernel = nt ? sim_sk_run_port : sim_sk_nn_port;
+  s->nn = !nt;
+  s->kernel = nt ? sim_sk_nt_cols_port : sim_sk_nn_cols_port;
 #ifdef SIM_SK_X86
-  if (level == 2) s->kernel = nt ? sim_sk_run_avx512 : sim_sk_nn_avx512;
-  else if (level == 1) s->kernel = nt ? sim_sk_run_avx2 : sim_sk_nn_avx2;
+  if (level == 2)
+    s->kernel = nt ? sim_sk_nt_cols_avx512 : sim_sk_nn_cols_avx512;
+  else if (level == 1)
+    s->kernel = nt ? sim_sk_nt_cols_avx2 : sim_sk_nn_cols_avx2;
 #endif
   st->data = s;
   st->run = sim_run_skinny;
