@@ -1710,6 +1710,23 @@ XRT__PRIVATE const char *xrt__exe_name(const xrt__executable *e);
 /* ---- program.c ---- */
 XRT__PRIVATE void xrt__executable_unref(xrt__executable *e);
 
+/* ---- exec.c: the dispatch of libxrt_pjrt.so ----
+ * Called by src/pjrt_plugin (which declares them again with opaque
+ * pointers, and says what they do): hidden, as XRT__PRIVATE, but never
+ * static, since in the generated single files that plugin
+ * (xrt_pjrt_plugin.c) is a file apart from the core (xrt.c). */
+#define XRT__PJRT_API XRT__OS_API
+XRT__PJRT_API void *xrt__pjrt_device_obj(const xrt_device *device);
+XRT__PJRT_API void *xrt__pjrt_executable_obj(const xrt_executable *exe);
+XRT__PJRT_API void *xrt__pjrt_buffer_hold(const xrt_buffer *buffer);
+XRT__PJRT_API void xrt__pjrt_buffer_unref(void *obj);
+XRT__PJRT_API xrt_buffer *xrt__pjrt_buffer_publish(void *obj);
+XRT__PJRT_API xrt_status xrt__pjrt_execute(void *exe, void *device,
+                                           void *const *args, int num_args,
+                                           void **outputs, int num_outputs,
+                                           const size_t *output_bytes,
+                                           bool *ran);
+
 /* ---- exec.c ---- */
 
 /* Everything a multi-device launch allocates before it is enqueued. */
@@ -25050,6 +25067,149 @@ xrt_status xrt_execute_async(xrt_executable *executable, xrt_device *device,
     xrt__enqueue(d, t);
   }
   xrt__exec_end(e, stack, bufs, num_args);
+  return s;
+}
+
+/* ---- the dispatch of libxrt_pjrt.so ----
+ *
+ * libxrt_pjrt.so (src/pjrt_plugin: xrt as a PJRT plugin) holds one
+ * reference to the buffer object behind each of its PJRT buffers (the
+ * buffer's handle, when it has one, holds its own), and its dispatch path
+ * runs on objects: xrt__pjrt_execute pins the arguments with one atomic
+ * operation each (objects are recycled, never freed while their client
+ * lives, so that is safe without a look-up; the plugin keeps its
+ * reference to the executable until no call can use it), runs the
+ * execution inline as xrt_execute would, and makes outputs without
+ * handles, which the plugin publishes only if a host call needs one
+ * (xrt__pjrt_buffer_publish): a dispatch whose outputs are destroyed or
+ * passed on touches no handle.  It runs only where xrt_execute would run
+ * inline on the calling thread; anything else (arguments invalid, pending
+ * or failed, work queued on the device, a launch of several participants)
+ * it leaves to xrt_execute, having done nothing. */
+
+XRT__PJRT_API void *xrt__pjrt_device_obj(const xrt_device *device) {
+  return xrt__device_get(device);
+}
+
+XRT__PJRT_API void *xrt__pjrt_executable_obj(const xrt_executable *exe) {
+  return xrt__executable_get(exe);
+}
+
+XRT__PJRT_API void *xrt__pjrt_buffer_hold(const xrt_buffer *buffer) {
+  return xrt__buffer_acquire(buffer);
+}
+
+XRT__PJRT_API void xrt__pjrt_buffer_unref(void *obj) {
+  xrt__buffer_unref((xrt__buffer *)obj);
+}
+
+XRT__PJRT_API xrt_buffer *xrt__pjrt_buffer_publish(void *obj) {
+  xrt__buffer *b = (xrt__buffer *)obj;
+  atomic_fetch_add(&b->refs, 1); /* the handle's */
+  uintptr_t h = b->handle ? xrt__hrenew(b->handle, XRT__H_BUFFER)
+                          : xrt__hnew(b, XRT__H_BUFFER);
+  if (!h) {
+    atomic_fetch_sub(&b->refs, 1);
+    xrt__fail(XRT_RESOURCE_EXHAUSTED, "out of handles");
+    return NULL;
+  }
+  b->handle = h;
+  return (xrt_buffer *)h;
+}
+
+/* Takes a reference to an object its caller holds one to (0: the object
+ * died meanwhile, released by another thread). */
+static bool xrt__pjrt_pin(_Atomic int *refs) {
+  int r = atomic_load_explicit(refs, memory_order_relaxed);
+  do {
+    if (r == 0) return false;
+  } while (!atomic_compare_exchange_weak_explicit(
+      refs, &r, r + 1, memory_order_acquire, memory_order_relaxed));
+  return true;
+}
+
+/* A buffer of the executable's output i on d without a handle (its one
+ * reference is the caller's): as xrt__buffer_new, without publishing. */
+static xrt_status xrt__pjrt_output(xrt__client *c, xrt__device *d,
+                                   const xrt_shape *shape, size_t bytes,
+                                   xrt__buffer **out) {
+  xrt__buffer *b = xrt__buffer_obj(c);
+  if (!b) return xrt__nomem("a buffer object");
+  b->client = c;
+  b->device = d->index;
+  b->shape = *shape;
+  b->bytes = bytes;
+  b->ready = NULL;
+  b->mem = NULL;
+  xrt_plugin_error err;
+  err.message[0] = 0;
+  xrt_status s = c->api->buffer_alloc(c->pc, d->index, bytes, &b->mem, &err);
+  if (s || !b->mem) {
+    xrt__buffer_recycle(c, b);
+    if (!s) return xrt__fail(XRT_INTERNAL, "plugin '%s': buffer_alloc "
+                             "returned OK without memory", c->api->name);
+    return xrt__fail_plugin(s, c->api->name, &err);
+  }
+  XRT__STAT(c, ALLOCS, 1);
+  XRT__STAT(c, BYTES_IN_USE, bytes);
+  b->live = true;
+  atomic_store_explicit(&b->refs, 1, memory_order_release);
+  *out = b;
+  return XRT_OK;
+}
+
+XRT__PJRT_API xrt_status xrt__pjrt_execute(void *exe, void *device,
+                                           void *const *args, int num_args,
+                                           void **outputs, int num_outputs,
+                                           const size_t *output_bytes,
+                                           bool *ran) {
+  xrt__executable *e = (xrt__executable *)exe;
+  xrt__device *d = (xrt__device *)device;
+  xrt__buffer *bufs[XRT__STACK_IO];
+  void *mems[2 * XRT__STACK_IO];
+  *ran = false;
+  if (num_args > XRT__STACK_IO || num_outputs > XRT__STACK_IO) return XRT_OK;
+  xrt__client *c = e->client;
+  bool ok = d->client == c && num_args == e->num_inputs &&
+            num_outputs == e->num_outputs &&
+            e->num_replicas * e->num_partitions == 1 &&
+            e->assignment[0] >= 0 && c->api->buffer_alloc && c->api->execute;
+  int n = 0;
+  for (; ok && n < num_args; n++) {
+    xrt__buffer *b = (xrt__buffer *)args[n];
+    if (!xrt__pjrt_pin(&b->refs)) break;
+    bufs[n] = b;
+    mems[n] = b->mem;
+    ok = b->client == c && b->device == d->index &&
+         xrt__shape_equal(&b->shape, &e->inputs[n]) &&
+         xrt__buffer_state(b) == XRT_OK;
+  }
+  xrt_status s = XRT_OK;
+  if (ok && n == num_args && xrt__device_hold(d)) {
+    *ran = true;
+    int made = 0;
+    for (; !s && made < num_outputs; made++) {
+      xrt__buffer *o = NULL;
+      s = xrt__pjrt_output(c, d, &e->outputs[made], output_bytes[made], &o);
+      if (s) break;
+      outputs[made] = o;
+      mems[num_args + made] = o->mem;
+    }
+    if (!s) {
+      char msg[XRT__MSG_CAP];
+      xrt__pos pos = {xrt__own_launch_id(c), 0, 0};
+      s = xrt__plugin_execute(e, d->index, &pos, mems, num_args,
+                              mems + num_args, num_outputs, NULL, msg);
+      if (s) xrt__fail(s, "%s", msg);
+    }
+    xrt__device_unhold(d);
+    if (s)
+      for (int i = 0; i < made; i++) {
+        xrt__buffer_unref((xrt__buffer *)outputs[i]);
+        outputs[i] = NULL;
+      }
+  }
+  xrt__bufs_unref(bufs, n);
   return s;
 }
 

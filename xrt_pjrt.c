@@ -1795,6 +1795,17 @@ typedef struct PJRT_Api {
 #define XPJ_PRINTF(fmt, first)
 #endif
 
+/* Thread-locals (one spare memory record per thread, buffer.c): the
+ * initial-exec model under glibc, as the core's (a shared library's
+ * default model calls __tls_get_addr on every access). */
+#if defined(_MSC_VER)
+#define XPJ_TLS __declspec(thread)
+#elif defined(__GLIBC__) && defined(__GNUC__)
+#define XPJ_TLS _Thread_local __attribute__((tls_model("initial-exec")))
+#else
+#define XPJ_TLS _Thread_local
+#endif
+
 /* Counts a PJRT plugin may report before we call them garbage. */
 #define XPJ_MAX_DEVICES 65536
 #define XPJ_MAX_ATTRIBUTES 65536
@@ -1841,9 +1852,14 @@ typedef struct xpj_client {
   xpj_device *devs;
   /* Recycled memory records: a dispatch allocates one per output.  A
    * spin lock (held for a few instructions; a mutex costs ~50 more per
-   * lock and unlock, twice per dispatch). */
+   * lock and unlock, twice per dispatch) guards the lists; each thread
+   * also keeps one spare record aside (buffer.c), of the client whose
+   * serial (never reused) it names.  Every record the client made is on
+   * all_mems, which client destroy frees. */
   atomic_flag free_lock;
   xpj_mem *free_mems;
+  xpj_mem *all_mems;
+  uint64_t serial;
 } xpj_client;
 
 /* An xrt device memory. */
@@ -1855,6 +1871,7 @@ struct xpj_mem {
   int64_t dims[XRT_MAX_RANK];
   unsigned char *host;     /* staged bytes (bytes of them), or NULL */
   xpj_mem *next_free;
+  xpj_mem *next_all;       /* the client's all_mems */
 };
 
 /* A launch of several participants being gathered (execute.c). */
@@ -2622,11 +2639,16 @@ static void xpj_client_destroy(void *client) {
     xpj_attrs_free(&c->devs[i].attrs);
   }
   xpj_free(c->al, c->devs);
-  while (c->free_mems) {
-    xpj_mem *m = c->free_mems;
-    c->free_mems = m->next_free;
+  /* Every record (on the free list, in a thread's spare slot, or, when
+   * the core has not freed it, in use). */
+  while (c->all_mems) {
+    xpj_mem *m = c->all_mems;
+    c->all_mems = m->next_all;
+    xpj_buffer_destroy(p, m->buf); /* NULL: nothing */
+    xpj_free(c->al, m->host);
     xpj_free(c->al, m);
   }
+  c->free_mems = NULL;
   if (c->pc) {
     PJRT_Client_Destroy_Args a;
     memset(&a, 0, sizeof a);
@@ -2673,6 +2695,8 @@ static xrt_status xpj_client_create(const xrt_plugin_client_args *args,
   c->p = p;
   c->al = args->allocator;
   atomic_flag_clear(&c->free_lock);
+  static _Atomic uint64_t serials;
+  c->serial = atomic_fetch_add(&serials, 1) + 1; /* never 0 */
   xrt_status s = xpj_client_open(c, args, err);
   if (s) {
     xpj_client_destroy(c);
@@ -2878,21 +2902,49 @@ XPJ_PRIVATE xrt_status xpj_mem_ensure(xpj_client *c, int dev, xpj_mem *m,
 
 /* ---- the xrt entries ---- */
 
+/* Each thread keeps one spare record aside, of the client whose serial
+ * it names, so that a dispatch and the release of its output take no
+ * lock.  A spare of another client is dropped from the slot (it stays on
+ * that client's all_mems, which its destroy frees). */
+static XPJ_TLS struct {
+  uint64_t client;
+  xpj_mem *m;
+} xpj_spare;
+
+static void xpj_lock(xpj_client *c) {
+  while (atomic_flag_test_and_set_explicit(&c->free_lock,
+                                           memory_order_acquire))
+    sched_yield();
+}
+
+static void xpj_unlock(xpj_client *c) {
+  atomic_flag_clear_explicit(&c->free_lock, memory_order_release);
+}
+
 static xrt_status xpj_buffer_alloc(void *client, int device, size_t bytes,
                                    void **out_mem, xrt_plugin_error *err) {
   xpj_client *c = (xpj_client *)client;
   if (!c || !out_mem || device < 0 || device >= c->n)
     return xpj_fail(err, XRT_INVALID_ARGUMENT, "buffer_alloc: bad "
                     "arguments (device %d)", device);
-  while (atomic_flag_test_and_set_explicit(&c->free_lock,
-                                           memory_order_acquire))
-    sched_yield();
-  xpj_mem *m = c->free_mems;
-  if (m) c->free_mems = m->next_free;
-  atomic_flag_clear_explicit(&c->free_lock, memory_order_release);
-  if (!m && !(m = (xpj_mem *)xpj_alloc(c->al, sizeof *m)))
-    return xpj_fail(err, XRT_RESOURCE_EXHAUSTED, "plugin '%s': out of host "
-                    "memory for a buffer record", c->p->name);
+  xpj_mem *m = xpj_spare.m;
+  if (m && xpj_spare.client == c->serial) {
+    xpj_spare.m = NULL;
+  } else {
+    xpj_lock(c);
+    m = c->free_mems;
+    if (m) c->free_mems = m->next_free;
+    xpj_unlock(c);
+  }
+  if (!m) {
+    if (!(m = (xpj_mem *)xpj_alloc(c->al, sizeof *m)))
+      return xpj_fail(err, XRT_RESOURCE_EXHAUSTED, "plugin '%s': out of "
+                      "host memory for a buffer record", c->p->name);
+    xpj_lock(c);
+    m->next_all = c->all_mems;
+    c->all_mems = m;
+    xpj_unlock(c);
+  }
   m->bytes = bytes;
   m->buf = NULL;
   m->host = NULL;
@@ -2915,12 +2967,15 @@ static void xpj_buffer_free(void *client, int device, void *mem) {
     xpj_free(c->al, m->host);
     m->host = NULL;
   }
-  while (atomic_flag_test_and_set_explicit(&c->free_lock,
-                                           memory_order_acquire))
-    sched_yield();
+  if (!xpj_spare.m || xpj_spare.client != c->serial) {
+    xpj_spare.client = c->serial;
+    xpj_spare.m = m;
+    return;
+  }
+  xpj_lock(c);
   m->next_free = c->free_mems;
   c->free_mems = m;
-  atomic_flag_clear_explicit(&c->free_lock, memory_order_release);
+  xpj_unlock(c);
 }
 
 static xrt_status xpj_buffer_write(void *client, int device, void *mem,

@@ -1808,6 +1808,17 @@ typedef struct PJRT_Api {
 #define XP_PRIVATE
 #endif
 
+/* Thread-locals (a spare buffer record per thread, buffer.c): the
+ * initial-exec model under glibc, as the core's (a shared library's
+ * default model calls __tls_get_addr on every access). */
+#if defined(_MSC_VER)
+#define XP_TLS __declspec(thread)
+#elif defined(__GLIBC__) && defined(__GNUC__)
+#define XP_TLS _Thread_local __attribute__((tls_model("initial-exec")))
+#else
+#define XP_TLS _Thread_local
+#endif
+
 /* printf-style checks of the message helpers. */
 #if defined(__GNUC__)
 #define XP_PRINTF(fmt, first) XRT_PRINTF_FORMAT(fmt, first)
@@ -1820,6 +1831,50 @@ typedef struct PJRT_Api {
 #define XP_PLATFORM_NAME "xrt-sim"
 /* The one memory kind a device has. */
 #define XP_MEMORY_KIND "device"
+
+/* ----------------------------------------------------------------------
+ * The core's entry points for this plugin (src/core/exec.c)
+ *
+ * A PJRT buffer holds one reference to the core's buffer object behind it
+ * and, only once a call needs one, an xrt handle of it (with a reference
+ * of its own).  The dispatch path (execute.c) runs on objects:
+ * xrt__pjrt_execute pins the arguments with one atomic operation each
+ * (the executable's reference is the plugin's, kept until no call can use
+ * it: see xp_exe_core.xe), runs the execution inline as xrt_execute
+ * would, and
+ * makes the outputs as objects without handles, so that a dispatch whose
+ * outputs are destroyed, or passed to the next dispatch, touches no xrt
+ * handle.  When it cannot run that way (*ran false: work queued on the
+ * device, arguments pending, failed or invalid, a launch of several
+ * devices) it has done nothing and the caller goes through xrt_execute.
+ * Hidden symbols of the core (never static, also in the single files);
+ * the objects are opaque here.
+ * -------------------------------------------------------------------- */
+#if defined(__GNUC__) && !defined(_WIN32)
+#define XP_CORE_API __attribute__((visibility("hidden")))
+#else
+#define XP_CORE_API
+#endif
+/* The objects of live handles, or NULL (no reference taken: devices and
+ * executables live as long as the plugin's handles of them). */
+XP_CORE_API void *xrt__pjrt_device_obj(const xrt_device *device);
+XP_CORE_API void *xrt__pjrt_executable_obj(const xrt_executable *exe);
+/* A new reference to the object of a live buffer handle, or NULL. */
+XP_CORE_API void *xrt__pjrt_buffer_hold(const xrt_buffer *buffer);
+/* Drops one reference (the last frees the device memory). */
+XP_CORE_API void xrt__pjrt_buffer_unref(void *obj);
+/* A new handle of an object made without one, with a reference of its
+ * own; NULL (xrt_last_error says) when out of handles.  Once per object. */
+XP_CORE_API xrt_buffer *xrt__pjrt_buffer_publish(void *obj);
+/* Runs exe on device with the argument objects; on success outputs[i]
+ * are new objects (a reference each, for the caller) of output_bytes[i]
+ * bytes (xrt_shape_bytes of the executable's output i).  *ran false:
+ * left to xrt_execute, nothing done. */
+XP_CORE_API xrt_status xrt__pjrt_execute(void *exe, void *device,
+                                         void *const *args, int num_args,
+                                         void **outputs, int num_outputs,
+                                         const size_t *output_bytes,
+                                         bool *ran);
 
 /* ----------------------------------------------------------------------
  * Host memory (handle.c)
@@ -2050,6 +2105,7 @@ typedef struct xp_client xp_client;
 typedef struct xp_device {
   xp_client *client;
   xrt_device *xd;
+  void *xobj;               /* the core's object of xd */
   int index;                /* the xrt device id: PJRT id and hardware id */
   PJRT_Device *handle;
   PJRT_DeviceDescription *desc_handle;
@@ -2083,8 +2139,15 @@ typedef struct xp_shape {
 typedef struct xp_buffer {
   PJRT_Buffer *handle;
   struct xp_buffer *next_spare; /* in buffer.c's list of spare records */
+  struct xp_buffer *all_prev, *all_next; /* buffer.c's list of all */
   uint32_t slot; /* the handle slot the record keeps (XP_NO_SLOT: none) */
-  _Atomic(xrt_buffer *) xb;   /* NULL once deleted */
+  /* The core's buffer object (one reference, the record's), NULL once
+   * deleted; and its xrt handle (a reference of its own), NULL until a
+   * call needs one (xp_buffer_xrt), as outputs of the dispatch path have
+   * none.  lock: making the handle against deleting. */
+  _Atomic(void *) xobj;
+  _Atomic(xrt_buffer *) xb;
+  atomic_flag lock;
   PJRT_Device *device;        /* handles: the client may go first */
   PJRT_Memory *memory;
   xp_shape shape;
@@ -2096,12 +2159,19 @@ typedef struct xp_buffer {
  * PJRT_Executables made from it (refcounted: the last one frees it). */
 typedef struct xp_exe_core {
   _Atomic int refs;
-  _Atomic(xrt_executable *) xe; /* NULL once the loaded one is deleted */
+  /* NULL once the loaded one is deleted; its reference is dropped only
+   * when the last user of the core goes (xp_core_free, from a Destroy),
+   * so that an Execute racing a Delete runs on a live object without a
+   * reference of its own (xrt__pjrt_execute takes none). */
+  _Atomic(xrt_executable *) xe;
+  xrt_executable *xe_held;      /* the reference */
+  void *xobj;                   /* the core's object of xe */
   PJRT_Client *client;
   char *name;
   int num_replicas, num_partitions, num_args;
   size_t num_outputs;
   xp_shape *outputs;                /* [num_outputs] */
+  size_t *output_bytes;             /* [num_outputs], of outputs[i] */
   PJRT_Buffer_Type *output_types;   /* [num_outputs] */
   int64_t *output_dims;             /* concatenated */
   size_t *output_dim_sizes;         /* [num_outputs] */
@@ -2169,6 +2239,13 @@ XP_PRIVATE void xp_shape_from_xrt(xp_shape *out, const xrt_shape *s);
  * shape already known; NULL when out of memory (xb is then released). */
 XP_PRIVATE PJRT_Buffer *xp_buffer_wrap(xrt_buffer *xb, const xp_device *d,
                                        const xp_shape *shape);
+/* The same over a core buffer object without a handle (taking over its
+ * reference: dropped on failure). */
+XP_PRIVATE PJRT_Buffer *xp_buffer_wrap_obj(void *xobj, const xp_device *d,
+                                           const xp_shape *shape);
+/* The xrt handle of a buffer, made on first need; NULL once deleted (or
+ * out of handles). */
+XP_PRIVATE xrt_buffer *xp_buffer_xrt(xp_buffer *b);
 
 /* Retires and frees a buffer (releasing its xrt buffer); 0 if it was not
  * live. */
@@ -3318,6 +3395,7 @@ XP_PRIVATE PJRT_Error *xp_device_init(xp_client *c, xp_device *d, int index) {
   d->index = index;
   d->xd = xrt_client_device(c->xc, index);
   if (!d->xd) return xp_error_xrt(fn, xrt_last_status());
+  d->xobj = xrt__pjrt_device_obj(d->xd);
   PJRT_Error *e = xp_device_attributes(fn, d);
   if (!e) e = xp_device_strings(fn, d);
   if (e) return e;
@@ -3542,6 +3620,11 @@ XP_PRIVATE void xp_device_register(PJRT_Api *api) {
  * host_buffer_semantics, and done_with_host_buffer is ready at once.  A
  * buffer is not "on CPU" for PJRT (IsOnCpu false): the host must not alias
  * its memory.
+ *
+ * A PJRT_Buffer holds a reference to the core's buffer object; the
+ * outputs of the dispatch path have no xrt handle until a call needs one
+ * (xp_buffer_xrt: reads, copies, the general Execute path), see
+ * internal.h.
  */
 
 /* ---- element types ---- */
@@ -3612,11 +3695,22 @@ static const int64_t xp_row_major[XRT_MAX_RANK] = {15, 14, 13, 12, 11, 10, 9, 8,
  * going through malloc and free each time, and each keeps its handle
  * slot meanwhile (handle.c: no table lock then).  A spin lock guards the
  * list: it is held for a few instructions.  At most XP_SPARE_MAX are kept,
- * so a burst of live buffers gives its memory back. */
+ * so a burst of live buffers gives its memory back.
+ *
+ * Each thread also keeps one spare record aside, so that a dispatch and
+ * the destroy of its output take no lock.  Every record is on xp_all
+ * (under the lock), so that one left in the slot of a thread that exited
+ * is not lost: the library's unload frees them all.  Not with the test
+ * hooks, whose test frees the list of spares itself. */
 enum { XP_SPARE_MAX = 256 };
 static atomic_flag xp_spare_lock = ATOMIC_FLAG_INIT;
 static xp_buffer *xp_spare;
 static unsigned xp_num_spare;
+#if !defined(XP_ALLOC_HOOKS)
+#define XP_THREAD_SPARE 1
+static XP_TLS xp_buffer *xp_thread_spare;
+static xp_buffer *xp_all;
+#endif
 
 static void xp_spare_take(void) {
   while (atomic_flag_test_and_set_explicit(&xp_spare_lock,
@@ -3631,6 +3725,13 @@ static void xp_spare_give(void) {
 /* A record, spare (with its slot) or new (slot XP_NO_SLOT); NULL when out
  * of memory. */
 static xp_buffer *xp_record_new(void) {
+#ifdef XP_THREAD_SPARE
+  xp_buffer *t = xp_thread_spare;
+  if (t) {
+    xp_thread_spare = NULL;
+    return t;
+  }
+#endif
   xp_spare_take();
   xp_buffer *b = xp_spare;
   if (b) {
@@ -3638,12 +3739,27 @@ static xp_buffer *xp_record_new(void) {
     xp_num_spare--;
   }
   xp_spare_give();
-  if (!b && (b = (xp_buffer *)xp_malloc(sizeof *b))) b->slot = XP_NO_SLOT;
+  if (b || !(b = (xp_buffer *)xp_malloc(sizeof *b))) return b;
+  b->slot = XP_NO_SLOT;
+#ifdef XP_THREAD_SPARE
+  xp_spare_take();
+  b->all_prev = NULL;
+  b->all_next = xp_all;
+  if (xp_all) xp_all->all_prev = b;
+  xp_all = b;
+  xp_spare_give();
+#endif
   return b;
 }
 
 /* Keeps a record (with its slot) for reuse, or frees both. */
 static void xp_record_free(xp_buffer *b) {
+#ifdef XP_THREAD_SPARE
+  if (!xp_thread_spare) {
+    xp_thread_spare = b;
+    return;
+  }
+#endif
   xp_spare_take();
   int keep = xp_num_spare < XP_SPARE_MAX;
   if (keep) {
@@ -3651,6 +3767,13 @@ static void xp_record_free(xp_buffer *b) {
     xp_spare = b;
     xp_num_spare++;
   }
+#ifdef XP_THREAD_SPARE
+  if (!keep) {
+    if (b->all_prev) b->all_prev->all_next = b->all_next;
+    else xp_all = b->all_next;
+    if (b->all_next) b->all_next->all_prev = b->all_prev;
+  }
+#endif
   xp_spare_give();
   if (keep) return;
   if (b->slot != XP_NO_SLOT) xp_handle_slot_free(b->slot);
@@ -3658,13 +3781,24 @@ static void xp_record_free(xp_buffer *b) {
 }
 
 #if defined(__GNUC__)
-/* The spares go when the library is unloaded (as the handle chunks do). */
+/* The records go when the library is unloaded (as the handle chunks
+ * do). */
 __attribute__((destructor)) static void xp_spares_unload(void) {
+#ifdef XP_THREAD_SPARE
+  while (xp_all) {
+    xp_buffer *b = xp_all;
+    xp_all = b->all_next;
+    xp_free(b);
+  }
+  xp_thread_spare = NULL;
+#else
   while (xp_spare) {
     xp_buffer *b = xp_spare;
     xp_spare = b->next_spare;
     xp_free(b);
   }
+#endif
+  xp_spare = NULL;
   xp_num_spare = 0;
 }
 #endif
@@ -3682,37 +3816,93 @@ static void xp_shape_copy(xp_shape *dst, const xp_shape *src) {
            (src->num_dims - 4) * sizeof src->dims[0]);
 }
 
+/* A record on d with the shape, over xobj and xb (either may be NULL);
+ * NULL when out of memory. */
+static PJRT_Buffer *xp_buffer_record(void *xobj, xrt_buffer *xb,
+                                     const xp_device *d,
+                                     const xp_shape *shape) {
+  xp_buffer *b = xp_record_new();
+  if (!b) return NULL;
+  atomic_init(&b->xobj, xobj);
+  atomic_init(&b->xb, xb);
+  atomic_flag_clear_explicit(&b->lock, memory_order_relaxed);
+  b->device = d->handle;
+  b->memory = d->memory_handle;
+  xp_shape_copy(&b->shape, shape);
+  b->minor_to_major = xp_row_major + (XRT_MAX_RANK - shape->num_dims);
+  if (b->slot != XP_NO_SLOT) {
+    b->handle = (PJRT_Buffer *)xp_handle_renew(b->slot, b, XP_KIND_BUFFER);
+    return b->handle;
+  }
+  b->handle = (PJRT_Buffer *)xp_handle_new(b, XP_KIND_BUFFER);
+  if (b->handle) {
+    b->slot = xp_handle_slot(b->handle);
+    return b->handle;
+  }
+  xp_record_free(b);
+  return NULL;
+}
+
 XP_PRIVATE PJRT_Buffer *xp_buffer_wrap(xrt_buffer *xb, const xp_device *d,
                                        const xp_shape *shape) {
-  xp_buffer *b = xp_record_new();
-  if (b) {
-    atomic_init(&b->xb, xb);
-    b->device = d->handle;
-    b->memory = d->memory_handle;
-    xp_shape_copy(&b->shape, shape);
-    b->minor_to_major = xp_row_major + (XRT_MAX_RANK - shape->num_dims);
-    if (b->slot != XP_NO_SLOT) {
-      b->handle = (PJRT_Buffer *)xp_handle_renew(b->slot, b, XP_KIND_BUFFER);
-      return b->handle;
-    }
-    b->handle = (PJRT_Buffer *)xp_handle_new(b, XP_KIND_BUFFER);
-    if (b->handle) {
-      b->slot = xp_handle_slot(b->handle);
-      return b->handle;
-    }
-    xp_record_free(b);
-  }
+  void *xobj = xrt__pjrt_buffer_hold(xb); /* the record's reference */
+  PJRT_Buffer *h = xobj ? xp_buffer_record(xobj, xb, d, shape) : NULL;
+  if (h) return h;
+  if (xobj) xrt__pjrt_buffer_unref(xobj);
   xrt_buffer_release(xb);
   return NULL;
+}
+
+XP_PRIVATE PJRT_Buffer *xp_buffer_wrap_obj(void *xobj, const xp_device *d,
+                                           const xp_shape *shape) {
+  PJRT_Buffer *h = xp_buffer_record(xobj, NULL, d, shape);
+  if (!h) xrt__pjrt_buffer_unref(xobj);
+  return h;
+}
+
+static void xp_buffer_lock(xp_buffer *b) {
+  while (atomic_flag_test_and_set_explicit(&b->lock, memory_order_acquire))
+    sched_yield();
+}
+
+static void xp_buffer_unlock(xp_buffer *b) {
+  atomic_flag_clear_explicit(&b->lock, memory_order_release);
+}
+
+XP_PRIVATE xrt_buffer *xp_buffer_xrt(xp_buffer *b) {
+  xrt_buffer *xb = atomic_load_explicit(&b->xb, memory_order_acquire);
+  if (xb) return xb;
+  xp_buffer_lock(b);
+  xb = atomic_load_explicit(&b->xb, memory_order_acquire);
+  void *xobj = atomic_load_explicit(&b->xobj, memory_order_acquire);
+  /* the object went with its client, if that was destroyed (its device
+   * handles die first) */
+  if (!xb && xobj && xp_device_get(b->device)) {
+    xb = xrt__pjrt_buffer_publish(xobj);
+    atomic_store_explicit(&b->xb, xb, memory_order_release);
+  }
+  xp_buffer_unlock(b);
+  return xb;
+}
+
+/* Drops what a record holds (the device memory goes with the last
+ * reference); the object is not touched once its client is destroyed,
+ * which freed it (the device handles die first). */
+static void xp_buffer_drop(xp_buffer *b, void *xobj, xrt_buffer *xb) {
+  if (xb) xrt_buffer_release(xb); /* a stale handle is refused safely */
+  if (xobj && xp_device_get(b->device)) xrt__pjrt_buffer_unref(xobj);
 }
 
 XP_PRIVATE int xp_buffer_free(PJRT_Buffer *buffer) {
   xp_buffer *b = (xp_buffer *)xp_handle_retire_keep(buffer, XP_KIND_BUFFER);
   if (!b) return 0;
   /* The retire made this thread the object's last user (PJRT forbids
-   * using a buffer while it is destroyed), so a plain load will do. */
+   * using a buffer while it is destroyed): no lock, plain loads. */
+  void *xobj = atomic_load_explicit(&b->xobj, memory_order_acquire);
   xrt_buffer *xb = atomic_load_explicit(&b->xb, memory_order_acquire);
-  if (xb) xrt_buffer_release(xb);
+  atomic_store_explicit(&b->xobj, NULL, memory_order_relaxed);
+  atomic_store_explicit(&b->xb, NULL, memory_order_relaxed);
+  xp_buffer_drop(b, xobj, xb);
   xp_record_free(b); /* with its slot */
   return 1;
 }
@@ -3729,11 +3919,17 @@ static xp_buffer *xp_buffer_arg(const char *fn, PJRT_Buffer *buffer,
 /* The xrt buffer of a buffer that is not deleted, or NULL with *err. */
 static xrt_buffer *xp_buffer_live(const char *fn, xp_buffer *b,
                                   PJRT_Error **err) {
-  xrt_buffer *xb = atomic_load_explicit(&b->xb, memory_order_acquire);
-  if (!xb)
+  xrt_buffer *xb = xp_buffer_xrt(b);
+  if (xb) return xb;
+  if (!atomic_load_explicit(&b->xobj, memory_order_acquire))
     *err = xp_error(PJRT_Error_Code_INVALID_ARGUMENT,
                     "%s: the buffer has been deleted", fn);
-  return xb;
+  else if (!xp_device_get(b->device))
+    *err = xp_error(PJRT_Error_Code_INVALID_ARGUMENT,
+                    "%s: the buffer's client has been destroyed", fn);
+  else
+    *err = xp_error_xrt(fn, xrt_last_status()); /* out of handles */
+  return NULL;
 }
 
 /* The device record of a buffer; NULL (with *err) once its client is
@@ -4035,15 +4231,18 @@ static PJRT_Error *xp_buffer_memory(PJRT_Buffer_Memory_Args *args) {
  * stays for IsDeleted and Destroy. */
 static PJRT_Error *xp_buffer_delete(PJRT_Buffer_Delete_Args *args) {
   XP_BUFFER_ARG("PJRT_Buffer_Delete", args, PJRT_Buffer_Delete_Args, buffer);
+  xp_buffer_lock(b);
+  void *xobj = atomic_exchange(&b->xobj, NULL);
   xrt_buffer *xb = atomic_exchange(&b->xb, NULL);
-  if (xb) xrt_buffer_release(xb);
+  xp_buffer_unlock(b);
+  xp_buffer_drop(b, xobj, xb);
   return NULL;
 }
 
 static PJRT_Error *xp_buffer_is_deleted(PJRT_Buffer_IsDeleted_Args *args) {
   XP_BUFFER_ARG("PJRT_Buffer_IsDeleted", args, PJRT_Buffer_IsDeleted_Args,
                 buffer);
-  args->is_deleted = atomic_load(&b->xb) == NULL;
+  args->is_deleted = atomic_load(&b->xobj) == NULL;
   return NULL;
 }
 
@@ -4134,14 +4333,18 @@ static PJRT_Error *xp_buffer_ready_event(PJRT_Buffer_ReadyEvent_Args *args) {
   static const char fn[] = "PJRT_Buffer_ReadyEvent";
   XP_BUFFER_ARG(fn, args, PJRT_Buffer_ReadyEvent_Args, buffer);
   args->event = NULL;
+  /* Without a handle it is an output of the dispatch path: ready. */
+  int live = atomic_load_explicit(&b->xobj, memory_order_acquire) != NULL;
   xrt_buffer *xb = atomic_load_explicit(&b->xb, memory_order_acquire);
+  if (live && !xb && !xp_buffer_device(fn, b, &err_)) return err_;
   xrt_event *xe = NULL;
-  xrt_status s = xb ? xrt_buffer_ready_event(xb, &xe) : XRT_OK;
+  xrt_status s = live && xb ? xrt_buffer_ready_event(xb, &xe) : XRT_OK;
   if (s) return xp_error_xrt(fn, s);
-  args->event = xe ? xp_event_wrap(xe)
-                   : xp_event_ready(xp_error(PJRT_Error_Code_FAILED_PRECONDITION,
-                                             "%s: the buffer has been deleted",
-                                             fn));
+  args->event = xe     ? xp_event_wrap(xe)
+                : live ? xp_event_ready(NULL)
+                       : xp_event_ready(xp_error(
+                             PJRT_Error_Code_FAILED_PRECONDITION,
+                             "%s: the buffer has been deleted", fn));
   if (!args->event)
     return xp_error(PJRT_Error_Code_RESOURCE_EXHAUSTED,
                     "%s: out of host memory", fn);
@@ -4639,8 +4842,9 @@ XP_PRIVATE void xp_compile_register(PJRT_Api *api) {
  */
 
 static void xp_core_free(xp_exe_core *k) {
-  xrt_executable *xe = atomic_exchange(&k->xe, NULL);
-  if (xe) xrt_executable_release(xe);
+  atomic_store(&k->xe, NULL);
+  /* a stale handle (its client destroyed) is refused safely */
+  if (k->xe_held) xrt_executable_release(k->xe_held);
   xp_free(k->name);
   xp_free(k->outputs);
   xp_free(k->output_types);
@@ -4663,7 +4867,10 @@ static int xp_core_outputs(xp_exe_core *k, xrt_executable *xe) {
   k->outputs = (xp_shape *)xp_calloc(n + 1, sizeof *k->outputs);
   k->output_types =
       (PJRT_Buffer_Type *)xp_calloc(n + 1, sizeof *k->output_types);
-  k->output_dim_sizes = (size_t *)xp_calloc(n + 1, sizeof *k->output_dim_sizes);
+  /* output_bytes shares the block of output_dim_sizes. */
+  k->output_dim_sizes =
+      (size_t *)xp_calloc(2 * (n + 1), sizeof *k->output_dim_sizes);
+  k->output_bytes = k->output_dim_sizes ? k->output_dim_sizes + n + 1 : NULL;
   k->output_kinds = (const char **)xp_calloc(n + 1, sizeof *k->output_kinds);
   k->output_kind_sizes =
       (size_t *)xp_calloc(n + 1, sizeof *k->output_kind_sizes);
@@ -4676,6 +4883,7 @@ static int xp_core_outputs(xp_exe_core *k, xrt_executable *xe) {
     xp_shape_from_xrt(&k->outputs[i], &s);
     k->output_types[i] = k->outputs[i].type;
     k->output_dim_sizes[i] = k->outputs[i].num_dims;
+    k->output_bytes[i] = k->outputs[i].bytes;
     k->output_kinds[i] = XP_MEMORY_KIND;
     k->output_kind_sizes[i] = sizeof XP_MEMORY_KIND - 1;
     total += k->outputs[i].num_dims;
@@ -4715,6 +4923,8 @@ static PJRT_Error *xp_core_create(const char *fn, xp_client *c,
   }
   atomic_init(&k->refs, 1);
   atomic_init(&k->xe, xe);
+  k->xe_held = xe;
+  k->xobj = xrt__pjrt_executable_obj(xe);
   k->client = c->handle;
   const char *name = xrt_executable_name(xe);
   k->name = xp_strndup(name ? name : "main", strlen(name ? name : "main"));
@@ -4894,10 +5104,11 @@ static PJRT_Error *xp_exe_fingerprint(PJRT_Executable_Fingerprint_Args *args) {
 
 /* ---- PJRT_LoadedExecutable ---- */
 
+/* Marks the executable deleted: later Executes refuse it; its xrt
+ * executable goes with the core (see xp_exe_core.xe). */
 static void xp_loaded_delete_xe(xp_loaded *l) {
   atomic_store(&l->deleted, 1);
-  xrt_executable *xe = atomic_exchange(&l->core->xe, NULL);
-  if (xe) xrt_executable_release(xe);
+  atomic_store(&l->core->xe, NULL);
 }
 
 static PJRT_Error *xp_loaded_destroy(PJRT_LoadedExecutable_Destroy_Args *args) {
@@ -4992,8 +5203,10 @@ XP_PRIVATE void xp_executable_register(PJRT_Api *api) {
  *
  * Three ways in:
  *  - one device (the executable's launch is 1 replica x 1 partition):
- *    xrt_execute on its assigned device, or on execute_device when the
- *    host gives one (PJRT's portable executables);
+ *    on its assigned device, or on execute_device when the host gives one
+ *    (PJRT's portable executables), through the core's dispatch entry
+ *    xrt__pjrt_execute, or xrt_execute when that leaves the call to it
+ *    (work queued on the device, arguments pending or wrong);
  *  - every device of the launch (num_devices = replicas x partitions):
  *    xrt_execute_multi, collectives included, awaited before returning;
  *  - one participant of a larger launch (execute_device set): the host
@@ -5004,11 +5217,12 @@ XP_PRIVATE void xp_executable_register(PJRT_Api *api) {
  * the error and no output; device_complete_events are ready.
  *
  * The first is the dispatch path (xp_execute): it allocates nothing (the
- * output PJRT_Buffers are recycled records, see buffer.c; completion
- * events that are ready cost nothing, see event.c) and takes no lock but
- * the records' spin lock.  The others keep the xrt argument and output
- * arrays on the stack unless a launch needs more than XP_STACK_PTRS
- * buffers or XP_STACK_LISTS lists.
+ * output PJRT_Buffers are recycled records over core objects without xrt
+ * handles, see buffer.c; completion events that are ready cost nothing,
+ * see event.c) and takes no lock but the device queue's (a thread
+ * reuses its own spare record without the record list's).  The others
+ * keep the xrt argument and output arrays on the stack unless a launch
+ * needs more than XP_STACK_PTRS buffers or XP_STACK_LISTS lists.
  */
 
 enum { XP_STACK_PTRS = 128, XP_STACK_LISTS = 64 };
@@ -5065,14 +5279,15 @@ static PJRT_Error *xp_args_resolve(const xp_call *c, size_t list,
                     "%s: argument_lists[%zu] is NULL", c->fn, list);
   for (size_t j = 0; j < c->num_args; j++) {
     xp_buffer *b = (xp_buffer *)xp_handle_get(in[j], XP_KIND_BUFFER);
-    xrt_buffer *xb = b ? atomic_load_explicit(&b->xb, memory_order_acquire)
-                       : NULL;
+    xrt_buffer *xb = b ? xp_buffer_xrt(b) : NULL;
     if (!xb)
       return xp_error(PJRT_Error_Code_INVALID_ARGUMENT,
                       "%s: argument_lists[%zu][%zu] is %s", c->fn, list, j,
                       !in[j] ? "NULL"
-                      : b    ? "a deleted PJRT_Buffer"
-                             : "not a live PJRT_Buffer");
+                      : !b   ? "not a live PJRT_Buffer"
+                      : atomic_load(&b->xobj)
+                          ? "a PJRT_Buffer of a destroyed client"
+                          : "a deleted PJRT_Buffer");
     out[j] = xb;
   }
   return NULL;
@@ -5380,11 +5595,39 @@ static int xp_fast_ok(const PJRT_LoadedExecutable_Execute_Args *a,
                  !(o->num_recv_ops && o->recv_callbacks)));
 }
 
+/* The dispatch path's call when xrt__pjrt_execute leaves it to
+ * xrt_execute (work queued on the device, arguments pending or failed or
+ * invalid): the same call through handles, which waits for what it must
+ * and reports what is wrong. */
+static PJRT_Error *xp_execute_slow(const char *fn,
+                                   PJRT_LoadedExecutable_Execute_Args *args,
+                                   xp_exe_core *k, xrt_executable *xe,
+                                   const xp_device *d, xp_buffer *const *rec) {
+  xp_call c;
+  c.fn = fn;
+  c.args = args;
+  c.core = k;
+  c.xe = xe;
+  c.num_args = args->num_args;
+  c.num_outputs = k->num_outputs;
+  xrt_buffer *x[2 * XP_FAST_IO];
+  for (size_t j = 0; j < c.num_args; j++)
+    if (!(x[j] = xp_buffer_xrt(rec[j]))) return xp_execute_general(fn, args);
+  xrt_status st = xrt_execute(xe, d->xd, x, (int)c.num_args, x + c.num_args,
+                              (int)c.num_outputs, NULL);
+  if (st) return xp_error_xrt(fn, st);
+  PJRT_Error *e = xp_outputs_wrap(&c, 0, d, x + c.num_args);
+  if (!e && args->device_complete_events)
+    args->device_complete_events[0] =
+        (PJRT_Event *)xp_handle_reserved(XP_RESERVED_EVENT_OK);
+  return e;
+}
+
 /* PJRT_LoadedExecutable_Execute.  The dispatch path (one device) looks up
- * the executable, the device and each argument once, runs xrt_execute
- * with the lists on the stack, wraps the outputs in recycled records and
- * hands out the shared ready event: no allocation, no lock but the
- * records' and the handle table's own. */
+ * the executable, the device and each argument once, runs
+ * xrt__pjrt_execute on the core's objects (internal.h), wraps its outputs
+ * (objects without xrt handles) in recycled records and hands out the
+ * shared ready event: no allocation, no lock but the device queue's. */
 static PJRT_Error *xp_execute(PJRT_LoadedExecutable_Execute_Args *args) {
   static const char fn[] = "PJRT_LoadedExecutable_Execute";
   /* execute_device came in PJRT 0.3x: older callers stop before it. */
@@ -5401,29 +5644,43 @@ static PJRT_Error *xp_execute(PJRT_LoadedExecutable_Execute_Args *args) {
   if (!d || (on && d->client->handle != k->client))
     return xp_execute_general(fn, args);
   size_t nin = args->num_args, nout = k->num_outputs;
-  xrt_buffer *x[2 * XP_FAST_IO];
+  /* The core's objects of the arguments, then of the outputs. */
+  void *o[2 * XP_FAST_IO];
+  xp_buffer *rec[XP_FAST_IO];
   PJRT_Buffer *const *in = nin ? args->argument_lists[0] : NULL;
   for (size_t j = 0; j < nin; j++) {
-    xp_buffer *b = (xp_buffer *)xp_handle_get(in[j], XP_KIND_BUFFER);
-    if (!b || !(x[j] = atomic_load_explicit(&b->xb, memory_order_acquire)))
+    xp_buffer *b = rec[j] = (xp_buffer *)xp_handle_get(in[j], XP_KIND_BUFFER);
+    /* on d, else the general way says what is wrong (another device, a
+     * destroyed client whose objects are gone) */
+    if (!b || b->device != d->handle ||
+        !(o[j] = atomic_load_explicit(&b->xobj, memory_order_acquire)))
       return xp_execute_general(fn, args);
   }
-  xrt_status st = xrt_execute(xe, d->xd, x, (int)nin, x + nin, (int)nout,
-                              NULL);
+  bool ran = false;
+  xrt_status st = XRT_OK;
+  if (k->xobj && d->xobj)
+    st = xrt__pjrt_execute(k->xobj, d->xobj, o, (int)nin, o + nin, (int)nout,
+                           k->output_bytes, &ran);
+  if (!ran) /* queued work, pending arguments, errors: the general way */
+    return xp_execute_slow(fn, args, k, xe, d, rec);
   if (st) return xp_error_xrt(fn, st);
-  xp_call c;
-  c.fn = fn;
-  c.args = args;
-  c.core = k;
-  c.xe = xe;
-  c.num_args = nin;
-  c.num_outputs = nout;
-  PJRT_Error *e = xp_outputs_wrap(&c, 0, d, x + nin);
-  if (!e && args->device_complete_events)
+  PJRT_Buffer **dst = args->output_lists[0];
+  for (size_t j = 0; j < nout; j++) {
+    dst[j] = xp_buffer_wrap_obj(o[nin + j], d, &k->outputs[j]);
+    if (dst[j]) continue;
+    for (size_t r = j + 1; r < nout; r++) xrt__pjrt_buffer_unref(o[nin + r]);
+    while (j > 0) { /* nothing is returned on failure */
+      xp_buffer_free(dst[--j]);
+      dst[j] = NULL;
+    }
+    return xp_error(PJRT_Error_Code_RESOURCE_EXHAUSTED,
+                    "%s: out of host memory (output buffers)", fn);
+  }
+  if (args->device_complete_events)
     /* The shared success event, as xp_event_ready(NULL) gives it. */
     args->device_complete_events[0] =
         (PJRT_Event *)xp_handle_reserved(XP_RESERVED_EVENT_OK);
-  return e;
+  return NULL;
 }
 
 XP_PRIVATE void xp_execute_register(PJRT_Api *api) {

@@ -43,6 +43,9 @@ $(BUILD)/test_pjrt_host: \
 # hooks: XP_ALLOC_HOOKS).
 $(BUILD)/test_pjrt_plugin_alloc: $(PJRT_PLUGIN_SRCS) src/pjrt_plugin/internal.h \
   src/pjrt/pjrt_abi.h test/pjrt_proto_util.h
+# test_pjrt_dispatch too (to see which way a call went).
+$(BUILD)/test_pjrt_dispatch: $(PJRT_PLUGIN_SRCS) src/pjrt_plugin/internal.h \
+  src/pjrt/pjrt_abi.h test/pjrt_proto_util.h
 
 # test_bytecode reads StableHLO's versioned artifacts and their twins.
 $(BUILD)/test_bytecode: \
@@ -122,6 +125,7 @@ TSAN_TESTS := test_async test_threads test_api test_collectives test_pmap \
               test_faults test_cache test_launch_oom test_alloc_fail
 TSAN_TESTS += test_pjrt_host
 TSAN_TESTS += test_pjrt_adapter
+TSAN_TESTS += test_pjrt_dispatch
 TSAN_FLAGS := -std=c11 -O1 -g -fsanitize=thread -fno-omit-frame-pointer \
               -Wall -Wextra -Wpedantic
 test-tsan: | deps

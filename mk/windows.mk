@@ -47,7 +47,8 @@ WIN_PLUGINS := $(WIN_BUILD)/xrt_sim.dll $(WIN_BUILD)/xrt_tiny.dll \
 #                 nothing; Windows needs a privilege for them) and the
 #                 POSIX "name:path" lists; test_platform covers loading,
 #                 scans, XRT_PLUGINS and file identity on Windows instead
-#   test_pjrt_host, test_pjrt_adapter, test_pjrt_plugin_alloc
+#   test_pjrt_host, test_pjrt_adapter, test_pjrt_plugin_alloc,
+#   test_pjrt_dispatch
 #                 libxrt_pjrt.so (or its sources) and the fake PJRT
 #                 plugins, which the Windows build does not make (the
 #                 adapter itself is in the Windows library, and
@@ -55,7 +56,7 @@ WIN_PLUGINS := $(WIN_BUILD)/xrt_sim.dll $(WIN_BUILD)/xrt_tiny.dll \
 # (test_disk_cache runs, without its one fork() test; its two-thread test
 # covers the same races on Windows.)
 WIN_TEST_SKIP := test_trace test_plugins test_pjrt_host test_pjrt_adapter \
-                 test_pjrt_plugin_alloc
+                 test_pjrt_plugin_alloc test_pjrt_dispatch
 WIN_TESTS := $(filter-out $(WIN_TEST_SKIP:%=$(WIN_BUILD)/%.exe),\
                $(TEST_SRCS:test/%.c=$(WIN_BUILD)/%.exe))
 WIN_HOST_HEADERS := $(WIN_BUILD)/include/cmocka.h \

@@ -1544,6 +1544,23 @@ XRT__PRIVATE const char *xrt__exe_name(const xrt__executable *e);
 /* ---- program.c ---- */
 XRT__PRIVATE void xrt__executable_unref(xrt__executable *e);
 
+/* ---- exec.c: the dispatch of libxrt_pjrt.so ----
+ * Called by src/pjrt_plugin (which declares them again with opaque
+ * pointers, and says what they do): hidden, as XRT__PRIVATE, but never
+ * static, since in the generated single files that plugin
+ * (xrt_pjrt_plugin.c) is a file apart from the core (xrt.c). */
+#define XRT__PJRT_API XRT__OS_API
+XRT__PJRT_API void *xrt__pjrt_device_obj(const xrt_device *device);
+XRT__PJRT_API void *xrt__pjrt_executable_obj(const xrt_executable *exe);
+XRT__PJRT_API void *xrt__pjrt_buffer_hold(const xrt_buffer *buffer);
+XRT__PJRT_API void xrt__pjrt_buffer_unref(void *obj);
+XRT__PJRT_API xrt_buffer *xrt__pjrt_buffer_publish(void *obj);
+XRT__PJRT_API xrt_status xrt__pjrt_execute(void *exe, void *device,
+                                           void *const *args, int num_args,
+                                           void **outputs, int num_outputs,
+                                           const size_t *output_bytes,
+                                           bool *ran);
+
 /* ---- exec.c ---- */
 
 /* Everything a multi-device launch allocates before it is enqueued. */

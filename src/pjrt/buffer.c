@@ -170,21 +170,49 @@ XPJ_PRIVATE xrt_status xpj_mem_ensure(xpj_client *c, int dev, xpj_mem *m,
 
 /* ---- the xrt entries ---- */
 
+/* Each thread keeps one spare record aside, of the client whose serial
+ * it names, so that a dispatch and the release of its output take no
+ * lock.  A spare of another client is dropped from the slot (it stays on
+ * that client's all_mems, which its destroy frees). */
+static XPJ_TLS struct {
+  uint64_t client;
+  xpj_mem *m;
+} xpj_spare;
+
+static void xpj_lock(xpj_client *c) {
+  while (atomic_flag_test_and_set_explicit(&c->free_lock,
+                                           memory_order_acquire))
+    sched_yield();
+}
+
+static void xpj_unlock(xpj_client *c) {
+  atomic_flag_clear_explicit(&c->free_lock, memory_order_release);
+}
+
 static xrt_status xpj_buffer_alloc(void *client, int device, size_t bytes,
                                    void **out_mem, xrt_plugin_error *err) {
   xpj_client *c = (xpj_client *)client;
   if (!c || !out_mem || device < 0 || device >= c->n)
     return xpj_fail(err, XRT_INVALID_ARGUMENT, "buffer_alloc: bad "
                     "arguments (device %d)", device);
-  while (atomic_flag_test_and_set_explicit(&c->free_lock,
-                                           memory_order_acquire))
-    sched_yield();
-  xpj_mem *m = c->free_mems;
-  if (m) c->free_mems = m->next_free;
-  atomic_flag_clear_explicit(&c->free_lock, memory_order_release);
-  if (!m && !(m = (xpj_mem *)xpj_alloc(c->al, sizeof *m)))
-    return xpj_fail(err, XRT_RESOURCE_EXHAUSTED, "plugin '%s': out of host "
-                    "memory for a buffer record", c->p->name);
+  xpj_mem *m = xpj_spare.m;
+  if (m && xpj_spare.client == c->serial) {
+    xpj_spare.m = NULL;
+  } else {
+    xpj_lock(c);
+    m = c->free_mems;
+    if (m) c->free_mems = m->next_free;
+    xpj_unlock(c);
+  }
+  if (!m) {
+    if (!(m = (xpj_mem *)xpj_alloc(c->al, sizeof *m)))
+      return xpj_fail(err, XRT_RESOURCE_EXHAUSTED, "plugin '%s': out of "
+                      "host memory for a buffer record", c->p->name);
+    xpj_lock(c);
+    m->next_all = c->all_mems;
+    c->all_mems = m;
+    xpj_unlock(c);
+  }
   m->bytes = bytes;
   m->buf = NULL;
   m->host = NULL;
@@ -207,12 +235,15 @@ static void xpj_buffer_free(void *client, int device, void *mem) {
     xpj_free(c->al, m->host);
     m->host = NULL;
   }
-  while (atomic_flag_test_and_set_explicit(&c->free_lock,
-                                           memory_order_acquire))
-    sched_yield();
+  if (!xpj_spare.m || xpj_spare.client != c->serial) {
+    xpj_spare.client = c->serial;
+    xpj_spare.m = m;
+    return;
+  }
+  xpj_lock(c);
   m->next_free = c->free_mems;
   c->free_mems = m;
-  atomic_flag_clear_explicit(&c->free_lock, memory_order_release);
+  xpj_unlock(c);
 }
 
 static xrt_status xpj_buffer_write(void *client, int device, void *mem,

@@ -166,11 +166,16 @@ static void xpj_client_destroy(void *client) {
     xpj_attrs_free(&c->devs[i].attrs);
   }
   xpj_free(c->al, c->devs);
-  while (c->free_mems) {
-    xpj_mem *m = c->free_mems;
-    c->free_mems = m->next_free;
+  /* Every record (on the free list, in a thread's spare slot, or, when
+   * the core has not freed it, in use). */
+  while (c->all_mems) {
+    xpj_mem *m = c->all_mems;
+    c->all_mems = m->next_all;
+    xpj_buffer_destroy(p, m->buf); /* NULL: nothing */
+    xpj_free(c->al, m->host);
     xpj_free(c->al, m);
   }
+  c->free_mems = NULL;
   if (c->pc) {
     PJRT_Client_Destroy_Args a;
     memset(&a, 0, sizeof a);
@@ -217,6 +222,8 @@ static xrt_status xpj_client_create(const xrt_plugin_client_args *args,
   c->p = p;
   c->al = args->allocator;
   atomic_flag_clear(&c->free_lock);
+  static _Atomic uint64_t serials;
+  c->serial = atomic_fetch_add(&serials, 1) + 1; /* never 0 */
   xrt_status s = xpj_client_open(c, args, err);
   if (s) {
     xpj_client_destroy(c);

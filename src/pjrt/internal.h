@@ -57,6 +57,17 @@
 #define XPJ_PRINTF(fmt, first)
 #endif
 
+/* Thread-locals (one spare memory record per thread, buffer.c): the
+ * initial-exec model under glibc, as the core's (a shared library's
+ * default model calls __tls_get_addr on every access). */
+#if defined(_MSC_VER)
+#define XPJ_TLS __declspec(thread)
+#elif defined(__GLIBC__) && defined(__GNUC__)
+#define XPJ_TLS _Thread_local __attribute__((tls_model("initial-exec")))
+#else
+#define XPJ_TLS _Thread_local
+#endif
+
 /* Counts a PJRT plugin may report before we call them garbage. */
 #define XPJ_MAX_DEVICES 65536
 #define XPJ_MAX_ATTRIBUTES 65536
@@ -103,9 +114,14 @@ typedef struct xpj_client {
   xpj_device *devs;
   /* Recycled memory records: a dispatch allocates one per output.  A
    * spin lock (held for a few instructions; a mutex costs ~50 more per
-   * lock and unlock, twice per dispatch). */
+   * lock and unlock, twice per dispatch) guards the lists; each thread
+   * also keeps one spare record aside (buffer.c), of the client whose
+   * serial (never reused) it names.  Every record the client made is on
+   * all_mems, which client destroy frees. */
   atomic_flag free_lock;
   xpj_mem *free_mems;
+  xpj_mem *all_mems;
+  uint64_t serial;
 } xpj_client;
 
 /* An xrt device memory. */
@@ -117,6 +133,7 @@ struct xpj_mem {
   int64_t dims[XRT_MAX_RANK];
   unsigned char *host;     /* staged bytes (bytes of them), or NULL */
   xpj_mem *next_free;
+  xpj_mem *next_all;       /* the client's all_mems */
 };
 
 /* A launch of several participants being gathered (execute.c). */

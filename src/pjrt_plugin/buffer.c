@@ -12,6 +12,11 @@
  * host_buffer_semantics, and done_with_host_buffer is ready at once.  A
  * buffer is not "on CPU" for PJRT (IsOnCpu false): the host must not alias
  * its memory.
+ *
+ * A PJRT_Buffer holds a reference to the core's buffer object; the
+ * outputs of the dispatch path have no xrt handle until a call needs one
+ * (xp_buffer_xrt: reads, copies, the general Execute path), see
+ * internal.h.
  */
 #include "internal.h"
 
@@ -83,11 +88,22 @@ static const int64_t xp_row_major[XRT_MAX_RANK] = {15, 14, 13, 12, 11, 10, 9, 8,
  * going through malloc and free each time, and each keeps its handle
  * slot meanwhile (handle.c: no table lock then).  A spin lock guards the
  * list: it is held for a few instructions.  At most XP_SPARE_MAX are kept,
- * so a burst of live buffers gives its memory back. */
+ * so a burst of live buffers gives its memory back.
+ *
+ * Each thread also keeps one spare record aside, so that a dispatch and
+ * the destroy of its output take no lock.  Every record is on xp_all
+ * (under the lock), so that one left in the slot of a thread that exited
+ * is not lost: the library's unload frees them all.  Not with the test
+ * hooks, whose test frees the list of spares itself. */
 enum { XP_SPARE_MAX = 256 };
 static atomic_flag xp_spare_lock = ATOMIC_FLAG_INIT;
 static xp_buffer *xp_spare;
 static unsigned xp_num_spare;
+#if !defined(XP_ALLOC_HOOKS)
+#define XP_THREAD_SPARE 1
+static XP_TLS xp_buffer *xp_thread_spare;
+static xp_buffer *xp_all;
+#endif
 
 static void xp_spare_take(void) {
   while (atomic_flag_test_and_set_explicit(&xp_spare_lock,
@@ -102,6 +118,13 @@ static void xp_spare_give(void) {
 /* A record, spare (with its slot) or new (slot XP_NO_SLOT); NULL when out
  * of memory. */
 static xp_buffer *xp_record_new(void) {
+#ifdef XP_THREAD_SPARE
+  xp_buffer *t = xp_thread_spare;
+  if (t) {
+    xp_thread_spare = NULL;
+    return t;
+  }
+#endif
   xp_spare_take();
   xp_buffer *b = xp_spare;
   if (b) {
@@ -109,12 +132,27 @@ static xp_buffer *xp_record_new(void) {
     xp_num_spare--;
   }
   xp_spare_give();
-  if (!b && (b = (xp_buffer *)xp_malloc(sizeof *b))) b->slot = XP_NO_SLOT;
+  if (b || !(b = (xp_buffer *)xp_malloc(sizeof *b))) return b;
+  b->slot = XP_NO_SLOT;
+#ifdef XP_THREAD_SPARE
+  xp_spare_take();
+  b->all_prev = NULL;
+  b->all_next = xp_all;
+  if (xp_all) xp_all->all_prev = b;
+  xp_all = b;
+  xp_spare_give();
+#endif
   return b;
 }
 
 /* Keeps a record (with its slot) for reuse, or frees both. */
 static void xp_record_free(xp_buffer *b) {
+#ifdef XP_THREAD_SPARE
+  if (!xp_thread_spare) {
+    xp_thread_spare = b;
+    return;
+  }
+#endif
   xp_spare_take();
   int keep = xp_num_spare < XP_SPARE_MAX;
   if (keep) {
@@ -122,6 +160,13 @@ static void xp_record_free(xp_buffer *b) {
     xp_spare = b;
     xp_num_spare++;
   }
+#ifdef XP_THREAD_SPARE
+  if (!keep) {
+    if (b->all_prev) b->all_prev->all_next = b->all_next;
+    else xp_all = b->all_next;
+    if (b->all_next) b->all_next->all_prev = b->all_prev;
+  }
+#endif
   xp_spare_give();
   if (keep) return;
   if (b->slot != XP_NO_SLOT) xp_handle_slot_free(b->slot);
@@ -129,13 +174,24 @@ static void xp_record_free(xp_buffer *b) {
 }
 
 #if defined(__GNUC__)
-/* The spares go when the library is unloaded (as the handle chunks do). */
+/* The records go when the library is unloaded (as the handle chunks
+ * do). */
 __attribute__((destructor)) static void xp_spares_unload(void) {
+#ifdef XP_THREAD_SPARE
+  while (xp_all) {
+    xp_buffer *b = xp_all;
+    xp_all = b->all_next;
+    xp_free(b);
+  }
+  xp_thread_spare = NULL;
+#else
   while (xp_spare) {
     xp_buffer *b = xp_spare;
     xp_spare = b->next_spare;
     xp_free(b);
   }
+#endif
+  xp_spare = NULL;
   xp_num_spare = 0;
 }
 #endif
@@ -153,37 +209,93 @@ static void xp_shape_copy(xp_shape *dst, const xp_shape *src) {
            (src->num_dims - 4) * sizeof src->dims[0]);
 }
 
+/* A record on d with the shape, over xobj and xb (either may be NULL);
+ * NULL when out of memory. */
+static PJRT_Buffer *xp_buffer_record(void *xobj, xrt_buffer *xb,
+                                     const xp_device *d,
+                                     const xp_shape *shape) {
+  xp_buffer *b = xp_record_new();
+  if (!b) return NULL;
+  atomic_init(&b->xobj, xobj);
+  atomic_init(&b->xb, xb);
+  atomic_flag_clear_explicit(&b->lock, memory_order_relaxed);
+  b->device = d->handle;
+  b->memory = d->memory_handle;
+  xp_shape_copy(&b->shape, shape);
+  b->minor_to_major = xp_row_major + (XRT_MAX_RANK - shape->num_dims);
+  if (b->slot != XP_NO_SLOT) {
+    b->handle = (PJRT_Buffer *)xp_handle_renew(b->slot, b, XP_KIND_BUFFER);
+    return b->handle;
+  }
+  b->handle = (PJRT_Buffer *)xp_handle_new(b, XP_KIND_BUFFER);
+  if (b->handle) {
+    b->slot = xp_handle_slot(b->handle);
+    return b->handle;
+  }
+  xp_record_free(b);
+  return NULL;
+}
+
 XP_PRIVATE PJRT_Buffer *xp_buffer_wrap(xrt_buffer *xb, const xp_device *d,
                                        const xp_shape *shape) {
-  xp_buffer *b = xp_record_new();
-  if (b) {
-    atomic_init(&b->xb, xb);
-    b->device = d->handle;
-    b->memory = d->memory_handle;
-    xp_shape_copy(&b->shape, shape);
-    b->minor_to_major = xp_row_major + (XRT_MAX_RANK - shape->num_dims);
-    if (b->slot != XP_NO_SLOT) {
-      b->handle = (PJRT_Buffer *)xp_handle_renew(b->slot, b, XP_KIND_BUFFER);
-      return b->handle;
-    }
-    b->handle = (PJRT_Buffer *)xp_handle_new(b, XP_KIND_BUFFER);
-    if (b->handle) {
-      b->slot = xp_handle_slot(b->handle);
-      return b->handle;
-    }
-    xp_record_free(b);
-  }
+  void *xobj = xrt__pjrt_buffer_hold(xb); /* the record's reference */
+  PJRT_Buffer *h = xobj ? xp_buffer_record(xobj, xb, d, shape) : NULL;
+  if (h) return h;
+  if (xobj) xrt__pjrt_buffer_unref(xobj);
   xrt_buffer_release(xb);
   return NULL;
+}
+
+XP_PRIVATE PJRT_Buffer *xp_buffer_wrap_obj(void *xobj, const xp_device *d,
+                                           const xp_shape *shape) {
+  PJRT_Buffer *h = xp_buffer_record(xobj, NULL, d, shape);
+  if (!h) xrt__pjrt_buffer_unref(xobj);
+  return h;
+}
+
+static void xp_buffer_lock(xp_buffer *b) {
+  while (atomic_flag_test_and_set_explicit(&b->lock, memory_order_acquire))
+    sched_yield();
+}
+
+static void xp_buffer_unlock(xp_buffer *b) {
+  atomic_flag_clear_explicit(&b->lock, memory_order_release);
+}
+
+XP_PRIVATE xrt_buffer *xp_buffer_xrt(xp_buffer *b) {
+  xrt_buffer *xb = atomic_load_explicit(&b->xb, memory_order_acquire);
+  if (xb) return xb;
+  xp_buffer_lock(b);
+  xb = atomic_load_explicit(&b->xb, memory_order_acquire);
+  void *xobj = atomic_load_explicit(&b->xobj, memory_order_acquire);
+  /* the object went with its client, if that was destroyed (its device
+   * handles die first) */
+  if (!xb && xobj && xp_device_get(b->device)) {
+    xb = xrt__pjrt_buffer_publish(xobj);
+    atomic_store_explicit(&b->xb, xb, memory_order_release);
+  }
+  xp_buffer_unlock(b);
+  return xb;
+}
+
+/* Drops what a record holds (the device memory goes with the last
+ * reference); the object is not touched once its client is destroyed,
+ * which freed it (the device handles die first). */
+static void xp_buffer_drop(xp_buffer *b, void *xobj, xrt_buffer *xb) {
+  if (xb) xrt_buffer_release(xb); /* a stale handle is refused safely */
+  if (xobj && xp_device_get(b->device)) xrt__pjrt_buffer_unref(xobj);
 }
 
 XP_PRIVATE int xp_buffer_free(PJRT_Buffer *buffer) {
   xp_buffer *b = (xp_buffer *)xp_handle_retire_keep(buffer, XP_KIND_BUFFER);
   if (!b) return 0;
   /* The retire made this thread the object's last user (PJRT forbids
-   * using a buffer while it is destroyed), so a plain load will do. */
+   * using a buffer while it is destroyed): no lock, plain loads. */
+  void *xobj = atomic_load_explicit(&b->xobj, memory_order_acquire);
   xrt_buffer *xb = atomic_load_explicit(&b->xb, memory_order_acquire);
-  if (xb) xrt_buffer_release(xb);
+  atomic_store_explicit(&b->xobj, NULL, memory_order_relaxed);
+  atomic_store_explicit(&b->xb, NULL, memory_order_relaxed);
+  xp_buffer_drop(b, xobj, xb);
   xp_record_free(b); /* with its slot */
   return 1;
 }
@@ -200,11 +312,17 @@ static xp_buffer *xp_buffer_arg(const char *fn, PJRT_Buffer *buffer,
 /* The xrt buffer of a buffer that is not deleted, or NULL with *err. */
 static xrt_buffer *xp_buffer_live(const char *fn, xp_buffer *b,
                                   PJRT_Error **err) {
-  xrt_buffer *xb = atomic_load_explicit(&b->xb, memory_order_acquire);
-  if (!xb)
+  xrt_buffer *xb = xp_buffer_xrt(b);
+  if (xb) return xb;
+  if (!atomic_load_explicit(&b->xobj, memory_order_acquire))
     *err = xp_error(PJRT_Error_Code_INVALID_ARGUMENT,
                     "%s: the buffer has been deleted", fn);
-  return xb;
+  else if (!xp_device_get(b->device))
+    *err = xp_error(PJRT_Error_Code_INVALID_ARGUMENT,
+                    "%s: the buffer's client has been destroyed", fn);
+  else
+    *err = xp_error_xrt(fn, xrt_last_status()); /* out of handles */
+  return NULL;
 }
 
 /* The device record of a buffer; NULL (with *err) once its client is
@@ -506,15 +624,18 @@ static PJRT_Error *xp_buffer_memory(PJRT_Buffer_Memory_Args *args) {
  * stays for IsDeleted and Destroy. */
 static PJRT_Error *xp_buffer_delete(PJRT_Buffer_Delete_Args *args) {
   XP_BUFFER_ARG("PJRT_Buffer_Delete", args, PJRT_Buffer_Delete_Args, buffer);
+  xp_buffer_lock(b);
+  void *xobj = atomic_exchange(&b->xobj, NULL);
   xrt_buffer *xb = atomic_exchange(&b->xb, NULL);
-  if (xb) xrt_buffer_release(xb);
+  xp_buffer_unlock(b);
+  xp_buffer_drop(b, xobj, xb);
   return NULL;
 }
 
 static PJRT_Error *xp_buffer_is_deleted(PJRT_Buffer_IsDeleted_Args *args) {
   XP_BUFFER_ARG("PJRT_Buffer_IsDeleted", args, PJRT_Buffer_IsDeleted_Args,
                 buffer);
-  args->is_deleted = atomic_load(&b->xb) == NULL;
+  args->is_deleted = atomic_load(&b->xobj) == NULL;
   return NULL;
 }
 
@@ -605,14 +726,18 @@ static PJRT_Error *xp_buffer_ready_event(PJRT_Buffer_ReadyEvent_Args *args) {
   static const char fn[] = "PJRT_Buffer_ReadyEvent";
   XP_BUFFER_ARG(fn, args, PJRT_Buffer_ReadyEvent_Args, buffer);
   args->event = NULL;
+  /* Without a handle it is an output of the dispatch path: ready. */
+  int live = atomic_load_explicit(&b->xobj, memory_order_acquire) != NULL;
   xrt_buffer *xb = atomic_load_explicit(&b->xb, memory_order_acquire);
+  if (live && !xb && !xp_buffer_device(fn, b, &err_)) return err_;
   xrt_event *xe = NULL;
-  xrt_status s = xb ? xrt_buffer_ready_event(xb, &xe) : XRT_OK;
+  xrt_status s = live && xb ? xrt_buffer_ready_event(xb, &xe) : XRT_OK;
   if (s) return xp_error_xrt(fn, s);
-  args->event = xe ? xp_event_wrap(xe)
-                   : xp_event_ready(xp_error(PJRT_Error_Code_FAILED_PRECONDITION,
-                                             "%s: the buffer has been deleted",
-                                             fn));
+  args->event = xe     ? xp_event_wrap(xe)
+                : live ? xp_event_ready(NULL)
+                       : xp_event_ready(xp_error(
+                             PJRT_Error_Code_FAILED_PRECONDITION,
+                             "%s: the buffer has been deleted", fn));
   if (!args->event)
     return xp_error(PJRT_Error_Code_RESOURCE_EXHAUSTED,
                     "%s: out of host memory", fn);

@@ -79,6 +79,7 @@ XP_PRIVATE PJRT_Error *xp_device_init(xp_client *c, xp_device *d, int index) {
   d->index = index;
   d->xd = xrt_client_device(c->xc, index);
   if (!d->xd) return xp_error_xrt(fn, xrt_last_status());
+  d->xobj = xrt__pjrt_device_obj(d->xd);
   PJRT_Error *e = xp_device_attributes(fn, d);
   if (!e) e = xp_device_strings(fn, d);
   if (e) return e;

@@ -15,8 +15,9 @@
 #include "internal.h"
 
 static void xp_core_free(xp_exe_core *k) {
-  xrt_executable *xe = atomic_exchange(&k->xe, NULL);
-  if (xe) xrt_executable_release(xe);
+  atomic_store(&k->xe, NULL);
+  /* a stale handle (its client destroyed) is refused safely */
+  if (k->xe_held) xrt_executable_release(k->xe_held);
   xp_free(k->name);
   xp_free(k->outputs);
   xp_free(k->output_types);
@@ -39,7 +40,10 @@ static int xp_core_outputs(xp_exe_core *k, xrt_executable *xe) {
   k->outputs = (xp_shape *)xp_calloc(n + 1, sizeof *k->outputs);
   k->output_types =
       (PJRT_Buffer_Type *)xp_calloc(n + 1, sizeof *k->output_types);
-  k->output_dim_sizes = (size_t *)xp_calloc(n + 1, sizeof *k->output_dim_sizes);
+  /* output_bytes shares the block of output_dim_sizes. */
+  k->output_dim_sizes =
+      (size_t *)xp_calloc(2 * (n + 1), sizeof *k->output_dim_sizes);
+  k->output_bytes = k->output_dim_sizes ? k->output_dim_sizes + n + 1 : NULL;
   k->output_kinds = (const char **)xp_calloc(n + 1, sizeof *k->output_kinds);
   k->output_kind_sizes =
       (size_t *)xp_calloc(n + 1, sizeof *k->output_kind_sizes);
@@ -52,6 +56,7 @@ static int xp_core_outputs(xp_exe_core *k, xrt_executable *xe) {
     xp_shape_from_xrt(&k->outputs[i], &s);
     k->output_types[i] = k->outputs[i].type;
     k->output_dim_sizes[i] = k->outputs[i].num_dims;
+    k->output_bytes[i] = k->outputs[i].bytes;
     k->output_kinds[i] = XP_MEMORY_KIND;
     k->output_kind_sizes[i] = sizeof XP_MEMORY_KIND - 1;
     total += k->outputs[i].num_dims;
@@ -91,6 +96,8 @@ static PJRT_Error *xp_core_create(const char *fn, xp_client *c,
   }
   atomic_init(&k->refs, 1);
   atomic_init(&k->xe, xe);
+  k->xe_held = xe;
+  k->xobj = xrt__pjrt_executable_obj(xe);
   k->client = c->handle;
   const char *name = xrt_executable_name(xe);
   k->name = xp_strndup(name ? name : "main", strlen(name ? name : "main"));
@@ -270,10 +277,11 @@ static PJRT_Error *xp_exe_fingerprint(PJRT_Executable_Fingerprint_Args *args) {
 
 /* ---- PJRT_LoadedExecutable ---- */
 
+/* Marks the executable deleted: later Executes refuse it; its xrt
+ * executable goes with the core (see xp_exe_core.xe). */
 static void xp_loaded_delete_xe(xp_loaded *l) {
   atomic_store(&l->deleted, 1);
-  xrt_executable *xe = atomic_exchange(&l->core->xe, NULL);
-  if (xe) xrt_executable_release(xe);
+  atomic_store(&l->core->xe, NULL);
 }
 
 static PJRT_Error *xp_loaded_destroy(PJRT_LoadedExecutable_Destroy_Args *args) {

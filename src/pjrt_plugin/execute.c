@@ -4,8 +4,10 @@
  *
  * Three ways in:
  *  - one device (the executable's launch is 1 replica x 1 partition):
- *    xrt_execute on its assigned device, or on execute_device when the
- *    host gives one (PJRT's portable executables);
+ *    on its assigned device, or on execute_device when the host gives one
+ *    (PJRT's portable executables), through the core's dispatch entry
+ *    xrt__pjrt_execute, or xrt_execute when that leaves the call to it
+ *    (work queued on the device, arguments pending or wrong);
  *  - every device of the launch (num_devices = replicas x partitions):
  *    xrt_execute_multi, collectives included, awaited before returning;
  *  - one participant of a larger launch (execute_device set): the host
@@ -16,11 +18,12 @@
  * the error and no output; device_complete_events are ready.
  *
  * The first is the dispatch path (xp_execute): it allocates nothing (the
- * output PJRT_Buffers are recycled records, see buffer.c; completion
- * events that are ready cost nothing, see event.c) and takes no lock but
- * the records' spin lock.  The others keep the xrt argument and output
- * arrays on the stack unless a launch needs more than XP_STACK_PTRS
- * buffers or XP_STACK_LISTS lists.
+ * output PJRT_Buffers are recycled records over core objects without xrt
+ * handles, see buffer.c; completion events that are ready cost nothing,
+ * see event.c) and takes no lock but the device queue's (a thread
+ * reuses its own spare record without the record list's).  The others
+ * keep the xrt argument and output arrays on the stack unless a launch
+ * needs more than XP_STACK_PTRS buffers or XP_STACK_LISTS lists.
  */
 #include "internal.h"
 
@@ -78,14 +81,15 @@ static PJRT_Error *xp_args_resolve(const xp_call *c, size_t list,
                     "%s: argument_lists[%zu] is NULL", c->fn, list);
   for (size_t j = 0; j < c->num_args; j++) {
     xp_buffer *b = (xp_buffer *)xp_handle_get(in[j], XP_KIND_BUFFER);
-    xrt_buffer *xb = b ? atomic_load_explicit(&b->xb, memory_order_acquire)
-                       : NULL;
+    xrt_buffer *xb = b ? xp_buffer_xrt(b) : NULL;
     if (!xb)
       return xp_error(PJRT_Error_Code_INVALID_ARGUMENT,
                       "%s: argument_lists[%zu][%zu] is %s", c->fn, list, j,
                       !in[j] ? "NULL"
-                      : b    ? "a deleted PJRT_Buffer"
-                             : "not a live PJRT_Buffer");
+                      : !b   ? "not a live PJRT_Buffer"
+                      : atomic_load(&b->xobj)
+                          ? "a PJRT_Buffer of a destroyed client"
+                          : "a deleted PJRT_Buffer");
     out[j] = xb;
   }
   return NULL;
@@ -393,11 +397,39 @@ static int xp_fast_ok(const PJRT_LoadedExecutable_Execute_Args *a,
                  !(o->num_recv_ops && o->recv_callbacks)));
 }
 
+/* The dispatch path's call when xrt__pjrt_execute leaves it to
+ * xrt_execute (work queued on the device, arguments pending or failed or
+ * invalid): the same call through handles, which waits for what it must
+ * and reports what is wrong. */
+static PJRT_Error *xp_execute_slow(const char *fn,
+                                   PJRT_LoadedExecutable_Execute_Args *args,
+                                   xp_exe_core *k, xrt_executable *xe,
+                                   const xp_device *d, xp_buffer *const *rec) {
+  xp_call c;
+  c.fn = fn;
+  c.args = args;
+  c.core = k;
+  c.xe = xe;
+  c.num_args = args->num_args;
+  c.num_outputs = k->num_outputs;
+  xrt_buffer *x[2 * XP_FAST_IO];
+  for (size_t j = 0; j < c.num_args; j++)
+    if (!(x[j] = xp_buffer_xrt(rec[j]))) return xp_execute_general(fn, args);
+  xrt_status st = xrt_execute(xe, d->xd, x, (int)c.num_args, x + c.num_args,
+                              (int)c.num_outputs, NULL);
+  if (st) return xp_error_xrt(fn, st);
+  PJRT_Error *e = xp_outputs_wrap(&c, 0, d, x + c.num_args);
+  if (!e && args->device_complete_events)
+    args->device_complete_events[0] =
+        (PJRT_Event *)xp_handle_reserved(XP_RESERVED_EVENT_OK);
+  return e;
+}
+
 /* PJRT_LoadedExecutable_Execute.  The dispatch path (one device) looks up
- * the executable, the device and each argument once, runs xrt_execute
- * with the lists on the stack, wraps the outputs in recycled records and
- * hands out the shared ready event: no allocation, no lock but the
- * records' and the handle table's own. */
+ * the executable, the device and each argument once, runs
+ * xrt__pjrt_execute on the core's objects (internal.h), wraps its outputs
+ * (objects without xrt handles) in recycled records and hands out the
+ * shared ready event: no allocation, no lock but the device queue's. */
 static PJRT_Error *xp_execute(PJRT_LoadedExecutable_Execute_Args *args) {
   static const char fn[] = "PJRT_LoadedExecutable_Execute";
   /* execute_device came in PJRT 0.3x: older callers stop before it. */
@@ -414,29 +446,43 @@ static PJRT_Error *xp_execute(PJRT_LoadedExecutable_Execute_Args *args) {
   if (!d || (on && d->client->handle != k->client))
     return xp_execute_general(fn, args);
   size_t nin = args->num_args, nout = k->num_outputs;
-  xrt_buffer *x[2 * XP_FAST_IO];
+  /* The core's objects of the arguments, then of the outputs. */
+  void *o[2 * XP_FAST_IO];
+  xp_buffer *rec[XP_FAST_IO];
   PJRT_Buffer *const *in = nin ? args->argument_lists[0] : NULL;
   for (size_t j = 0; j < nin; j++) {
-    xp_buffer *b = (xp_buffer *)xp_handle_get(in[j], XP_KIND_BUFFER);
-    if (!b || !(x[j] = atomic_load_explicit(&b->xb, memory_order_acquire)))
+    xp_buffer *b = rec[j] = (xp_buffer *)xp_handle_get(in[j], XP_KIND_BUFFER);
+    /* on d, else the general way says what is wrong (another device, a
+     * destroyed client whose objects are gone) */
+    if (!b || b->device != d->handle ||
+        !(o[j] = atomic_load_explicit(&b->xobj, memory_order_acquire)))
       return xp_execute_general(fn, args);
   }
-  xrt_status st = xrt_execute(xe, d->xd, x, (int)nin, x + nin, (int)nout,
-                              NULL);
+  bool ran = false;
+  xrt_status st = XRT_OK;
+  if (k->xobj && d->xobj)
+    st = xrt__pjrt_execute(k->xobj, d->xobj, o, (int)nin, o + nin, (int)nout,
+                           k->output_bytes, &ran);
+  if (!ran) /* queued work, pending arguments, errors: the general way */
+    return xp_execute_slow(fn, args, k, xe, d, rec);
   if (st) return xp_error_xrt(fn, st);
-  xp_call c;
-  c.fn = fn;
-  c.args = args;
-  c.core = k;
-  c.xe = xe;
-  c.num_args = nin;
-  c.num_outputs = nout;
-  PJRT_Error *e = xp_outputs_wrap(&c, 0, d, x + nin);
-  if (!e && args->device_complete_events)
+  PJRT_Buffer **dst = args->output_lists[0];
+  for (size_t j = 0; j < nout; j++) {
+    dst[j] = xp_buffer_wrap_obj(o[nin + j], d, &k->outputs[j]);
+    if (dst[j]) continue;
+    for (size_t r = j + 1; r < nout; r++) xrt__pjrt_buffer_unref(o[nin + r]);
+    while (j > 0) { /* nothing is returned on failure */
+      xp_buffer_free(dst[--j]);
+      dst[j] = NULL;
+    }
+    return xp_error(PJRT_Error_Code_RESOURCE_EXHAUSTED,
+                    "%s: out of host memory (output buffers)", fn);
+  }
+  if (args->device_complete_events)
     /* The shared success event, as xp_event_ready(NULL) gives it. */
     args->device_complete_events[0] =
         (PJRT_Event *)xp_handle_reserved(XP_RESERVED_EVENT_OK);
-  return e;
+  return NULL;
 }
 
 XP_PRIVATE void xp_execute_register(PJRT_Api *api) {

@@ -70,6 +70,17 @@
 #define XP_PRIVATE
 #endif
 
+/* Thread-locals (a spare buffer record per thread, buffer.c): the
+ * initial-exec model under glibc, as the core's (a shared library's
+ * default model calls __tls_get_addr on every access). */
+#if defined(_MSC_VER)
+#define XP_TLS __declspec(thread)
+#elif defined(__GLIBC__) && defined(__GNUC__)
+#define XP_TLS _Thread_local __attribute__((tls_model("initial-exec")))
+#else
+#define XP_TLS _Thread_local
+#endif
+
 /* printf-style checks of the message helpers. */
 #if defined(__GNUC__)
 #define XP_PRINTF(fmt, first) XRT_PRINTF_FORMAT(fmt, first)
@@ -82,6 +93,50 @@
 #define XP_PLATFORM_NAME "xrt-sim"
 /* The one memory kind a device has. */
 #define XP_MEMORY_KIND "device"
+
+/* ----------------------------------------------------------------------
+ * The core's entry points for this plugin (src/core/exec.c)
+ *
+ * A PJRT buffer holds one reference to the core's buffer object behind it
+ * and, only once a call needs one, an xrt handle of it (with a reference
+ * of its own).  The dispatch path (execute.c) runs on objects:
+ * xrt__pjrt_execute pins the arguments with one atomic operation each
+ * (the executable's reference is the plugin's, kept until no call can use
+ * it: see xp_exe_core.xe), runs the execution inline as xrt_execute
+ * would, and
+ * makes the outputs as objects without handles, so that a dispatch whose
+ * outputs are destroyed, or passed to the next dispatch, touches no xrt
+ * handle.  When it cannot run that way (*ran false: work queued on the
+ * device, arguments pending, failed or invalid, a launch of several
+ * devices) it has done nothing and the caller goes through xrt_execute.
+ * Hidden symbols of the core (never static, also in the single files);
+ * the objects are opaque here.
+ * -------------------------------------------------------------------- */
+#if defined(__GNUC__) && !defined(_WIN32)
+#define XP_CORE_API __attribute__((visibility("hidden")))
+#else
+#define XP_CORE_API
+#endif
+/* The objects of live handles, or NULL (no reference taken: devices and
+ * executables live as long as the plugin's handles of them). */
+XP_CORE_API void *xrt__pjrt_device_obj(const xrt_device *device);
+XP_CORE_API void *xrt__pjrt_executable_obj(const xrt_executable *exe);
+/* A new reference to the object of a live buffer handle, or NULL. */
+XP_CORE_API void *xrt__pjrt_buffer_hold(const xrt_buffer *buffer);
+/* Drops one reference (the last frees the device memory). */
+XP_CORE_API void xrt__pjrt_buffer_unref(void *obj);
+/* A new handle of an object made without one, with a reference of its
+ * own; NULL (xrt_last_error says) when out of handles.  Once per object. */
+XP_CORE_API xrt_buffer *xrt__pjrt_buffer_publish(void *obj);
+/* Runs exe on device with the argument objects; on success outputs[i]
+ * are new objects (a reference each, for the caller) of output_bytes[i]
+ * bytes (xrt_shape_bytes of the executable's output i).  *ran false:
+ * left to xrt_execute, nothing done. */
+XP_CORE_API xrt_status xrt__pjrt_execute(void *exe, void *device,
+                                         void *const *args, int num_args,
+                                         void **outputs, int num_outputs,
+                                         const size_t *output_bytes,
+                                         bool *ran);
 
 /* ----------------------------------------------------------------------
  * Host memory (handle.c)
@@ -312,6 +367,7 @@ typedef struct xp_client xp_client;
 typedef struct xp_device {
   xp_client *client;
   xrt_device *xd;
+  void *xobj;               /* the core's object of xd */
   int index;                /* the xrt device id: PJRT id and hardware id */
   PJRT_Device *handle;
   PJRT_DeviceDescription *desc_handle;
@@ -345,8 +401,15 @@ typedef struct xp_shape {
 typedef struct xp_buffer {
   PJRT_Buffer *handle;
   struct xp_buffer *next_spare; /* in buffer.c's list of spare records */
+  struct xp_buffer *all_prev, *all_next; /* buffer.c's list of all */
   uint32_t slot; /* the handle slot the record keeps (XP_NO_SLOT: none) */
-  _Atomic(xrt_buffer *) xb;   /* NULL once deleted */
+  /* The core's buffer object (one reference, the record's), NULL once
+   * deleted; and its xrt handle (a reference of its own), NULL until a
+   * call needs one (xp_buffer_xrt), as outputs of the dispatch path have
+   * none.  lock: making the handle against deleting. */
+  _Atomic(void *) xobj;
+  _Atomic(xrt_buffer *) xb;
+  atomic_flag lock;
   PJRT_Device *device;        /* handles: the client may go first */
   PJRT_Memory *memory;
   xp_shape shape;
@@ -358,12 +421,19 @@ typedef struct xp_buffer {
  * PJRT_Executables made from it (refcounted: the last one frees it). */
 typedef struct xp_exe_core {
   _Atomic int refs;
-  _Atomic(xrt_executable *) xe; /* NULL once the loaded one is deleted */
+  /* NULL once the loaded one is deleted; its reference is dropped only
+   * when the last user of the core goes (xp_core_free, from a Destroy),
+   * so that an Execute racing a Delete runs on a live object without a
+   * reference of its own (xrt__pjrt_execute takes none). */
+  _Atomic(xrt_executable *) xe;
+  xrt_executable *xe_held;      /* the reference */
+  void *xobj;                   /* the core's object of xe */
   PJRT_Client *client;
   char *name;
   int num_replicas, num_partitions, num_args;
   size_t num_outputs;
   xp_shape *outputs;                /* [num_outputs] */
+  size_t *output_bytes;             /* [num_outputs], of outputs[i] */
   PJRT_Buffer_Type *output_types;   /* [num_outputs] */
   int64_t *output_dims;             /* concatenated */
   size_t *output_dim_sizes;         /* [num_outputs] */
@@ -431,6 +501,13 @@ XP_PRIVATE void xp_shape_from_xrt(xp_shape *out, const xrt_shape *s);
  * shape already known; NULL when out of memory (xb is then released). */
 XP_PRIVATE PJRT_Buffer *xp_buffer_wrap(xrt_buffer *xb, const xp_device *d,
                                        const xp_shape *shape);
+/* The same over a core buffer object without a handle (taking over its
+ * reference: dropped on failure). */
+XP_PRIVATE PJRT_Buffer *xp_buffer_wrap_obj(void *xobj, const xp_device *d,
+                                           const xp_shape *shape);
+/* The xrt handle of a buffer, made on first need; NULL once deleted (or
+ * out of handles). */
+XP_PRIVATE xrt_buffer *xp_buffer_xrt(xp_buffer *b);
 
 /* Retires and frees a buffer (releasing its xrt buffer); 0 if it was not
  * live. */
