@@ -7,11 +7,17 @@
 
 /* Elements of operand at (o, f, i) are at (o * F + f) * inner + i, with f
  * along feature_index.  Computed in double precision, rounded once. */
+struct sim_bn;
+typedef void (*sim_bn_fast_fn)(const struct sim_bn *b, const void *x,
+                               void *y, const double *k, int64_t begin,
+                               int64_t end);
+
 typedef struct sim_bn {
   int64_t outer, F, inner;
   double eps;
   xrt_dtype t;
-  int32_t work; /* pseudo value: per-feature doubles */
+  int32_t work; /* pseudo value: per-feature doubles (the fast path's k) */
+  sim_bn_fast_fn fast; /* batch_norm_inference on f32 / f64, or NULL */
 } sim_bn;
 
 static double sim_la_getd(xrt_dtype t, const void *base, int64_t i) {
@@ -54,10 +60,155 @@ static void sim_bn_normalize(const sim_bn *b, const void *x, void *y,
     }
 }
 
+/* The fast batch_norm_inference for f32 and f64: the same operations on
+ * the same doubles in the same order as sim_bn_normalize (subtract the
+ * mean, divide by sqrt(var + eps), multiply by the scale, add the offset,
+ * each rounded to double; then one rounding to the type), so the results
+ * are the same bit for bit, but without per-element type dispatch and
+ * with the contiguous dimension innermost.  k holds per feature f the
+ * mean k[f], sd k[F + f], scale k[2F + f] and offset k[3F + f].  The
+ * product and the sum are separate statements so that no compiler fuses
+ * them into one FMA.  Items [begin, end) are rows of F features (inner
+ * 1: feature innermost, NHWC) or runs of inner elements of one feature
+ * (NCHW).  Compiled once per instruction set (sim_isa_level). */
+#if defined(__GNUC__)
+typedef double sim_bn_d8 __attribute__((vector_size(64)));
+typedef float sim_bn_f8 __attribute__((vector_size(32)));
+
+#define SIM_BN_ONE(T, X, M, SD, SC, OF)                                       \
+  do {                                                                        \
+    double v_ = ((double)(X) - (M)) / (SD);                                   \
+    double p_ = (SC) * v_;                                                    \
+    r_ = (T)(p_ + (OF));                                                      \
+  } while (0)
+
+/* 8 elements: xs (T) to ys with per-lane constants. */
+#define SIM_BN_VEC8(T, xs, ys, M, SD, SC, OF)                                 \
+  do {                                                                        \
+    sim_bn_d8 xd_;                                                            \
+    if (sizeof(T) == 4) {                                                     \
+      sim_bn_f8 xf_;                                                          \
+      memcpy(&xf_, xs, sizeof xf_);                                           \
+      xd_ = __builtin_convertvector(xf_, sim_bn_d8);                          \
+    } else {                                                                  \
+      memcpy(&xd_, xs, sizeof xd_);                                           \
+    }                                                                         \
+    sim_bn_d8 v_ = (xd_ - (M)) / (SD);                                        \
+    sim_bn_d8 p_ = (SC) * v_;                                                 \
+    sim_bn_d8 r_ = p_ + (OF);                                                 \
+    if (sizeof(T) == 4) {                                                     \
+      sim_bn_f8 rf_ = __builtin_convertvector(r_, sim_bn_f8);                 \
+      memcpy(ys, &rf_, sizeof rf_);                                           \
+    } else {                                                                  \
+      memcpy(ys, &r_, sizeof r_);                                             \
+    }                                                                         \
+  } while (0)
+
+#define SIM_BN_FAST(NAME, T, ATTR)                                            \
+  ATTR static void NAME(const sim_bn *b, const void *xv, void *yv,            \
+                        const double *k, int64_t begin, int64_t end) {       \
+    const T *x = (const T *)xv;                                               \
+    T *y = (T *)yv;                                                           \
+    int64_t F = b->F, n = b->inner;                                           \
+    const double *m = k, *sd = k + F, *sc = k + 2 * F, *of = k + 3 * F;       \
+    if (n == 1) {                                                             \
+      for (int64_t o = begin; o < end; o++) {                                 \
+        const T *xr = x + o * F;                                              \
+        T *yr = y + o * F;                                                    \
+        int64_t f = 0;                                                        \
+        for (; f + 8 <= F; f += 8) {                                          \
+          sim_bn_d8 mv, sv, cv, ov;                                           \
+          memcpy(&mv, m + f, sizeof mv);                                      \
+          memcpy(&sv, sd + f, sizeof sv);                                     \
+          memcpy(&cv, sc + f, sizeof cv);                                     \
+          memcpy(&ov, of + f, sizeof ov);                                     \
+          SIM_BN_VEC8(T, xr + f, yr + f, mv, sv, cv, ov);                     \
+        }                                                                     \
+        for (; f < F; f++) {                                                  \
+          T r_;                                                               \
+          SIM_BN_ONE(T, xr[f], m[f], sd[f], sc[f], of[f]);                    \
+          yr[f] = r_;                                                         \
+        }                                                                     \
+      }                                                                       \
+      return;                                                                 \
+    }                                                                         \
+    for (int64_t it = begin; it < end; it++) { /* it = o * F + f */           \
+      int64_t f = it % F;                                                     \
+      const T *xr = x + it * n;                                               \
+      T *yr = y + it * n;                                                     \
+      sim_bn_d8 mv = (sim_bn_d8){0} + m[f], sv = (sim_bn_d8){0} + sd[f];      \
+      sim_bn_d8 cv = (sim_bn_d8){0} + sc[f], ov = (sim_bn_d8){0} + of[f];     \
+      int64_t i = 0;                                                          \
+      for (; i + 8 <= n; i += 8) SIM_BN_VEC8(T, xr + i, yr + i, mv, sv, cv, ov); \
+      for (; i < n; i++) {                                                    \
+        T r_;                                                                 \
+        SIM_BN_ONE(T, xr[i], m[f], sd[f], sc[f], of[f]);                      \
+        yr[i] = r_;                                                           \
+      }                                                                       \
+    }                                                                         \
+  }
+
+SIM_BN_FAST(sim_bn_fast_f32, float, )
+SIM_BN_FAST(sim_bn_fast_f64, double, )
+#if defined(__x86_64__) || defined(__i386__)
+#define SIM_BN_X86 1
+SIM_BN_FAST(sim_bn_fast_f32_avx2, float, __attribute__((target("avx2"))))
+SIM_BN_FAST(sim_bn_fast_f64_avx2, double, __attribute__((target("avx2"))))
+SIM_BN_FAST(sim_bn_fast_f32_avx512, float, __attribute__((target("avx512f"))))
+SIM_BN_FAST(sim_bn_fast_f64_avx512, double, __attribute__((target("avx512f"))))
+#endif
+
+/* The fast kernel for type t at the running CPU's level, or NULL. */
+static sim_bn_fast_fn sim_bn_fast_pick(xrt_dtype t) {
+  if (t != XRT_F32 && t != XRT_F64) return NULL;
+  int f32 = t == XRT_F32;
+#if SIM_BN_X86
+  int level = sim_isa_level();
+  if (level >= 2) return f32 ? sim_bn_fast_f32_avx512 : sim_bn_fast_f64_avx512;
+  if (level >= 1) return f32 ? sim_bn_fast_f32_avx2 : sim_bn_fast_f64_avx2;
+#endif
+  return f32 ? sim_bn_fast_f32 : sim_bn_fast_f64;
+}
+#else
+static sim_bn_fast_fn sim_bn_fast_pick(xrt_dtype t) {
+  (void)t;
+  return NULL;
+}
+#endif
+
+typedef struct sim_bn_job {
+  const sim_bn *b;
+  const void *x;
+  void *y;
+  const double *k;
+} sim_bn_job;
+
+static void sim_bn_fast_range(void *ctx, int64_t begin, int64_t end) {
+  const sim_bn_job *j = (const sim_bn_job *)ctx;
+  j->b->fast(j->b, j->x, j->y, j->k, begin, end);
+}
+
 static xrt_status sim_run_bn_inference(const sim_step *st, void **vals,
                                        sim_cx *cx) {
   const sim_bn *b = (const sim_bn *)st->data;
-  (void)cx;
+  if (b->fast) {
+    double *k = (double *)vals[b->work];
+    int64_t F = b->F;
+    for (int64_t f = 0; f < F; f++) {
+      k[f] = sim_la_getd(b->t, vals[st->in[3]], f);
+      k[F + f] = sqrt(sim_la_getd(b->t, vals[st->in[4]], f) + b->eps);
+      k[2 * F + f] = sim_la_getd(b->t, vals[st->in[1]], f);
+      k[3 * F + f] = sim_la_getd(b->t, vals[st->in[2]], f);
+    }
+    sim_bn_job j = {b, vals[st->in[0]], vals[st->out[0]], k};
+    /* Items: rows of F (feature innermost) or runs of inner; chunks of
+     * at least 16K elements. */
+    int64_t per = b->inner == 1 ? F : b->inner;
+    int64_t items = b->inner == 1 ? b->outer : b->outer * F;
+    int64_t grain = per >= 16384 ? 1 : 16384 / per;
+    sim_parallel_for(cx, items, grain, sim_bn_fast_range, &j);
+    return XRT_OK;
+  }
   for (int64_t f = 0; f < b->F; f++)
     sim_bn_normalize(b, vals[st->in[0]], vals[st->out[0]], f,
                      sim_la_getd(b->t, vals[st->in[1]], f),
@@ -152,6 +303,12 @@ static xrt_status sim_lower_bn(sim_fcc *fc, const xrt_ir_op *op, sim_step *st,
       return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT, "%s: "
                          "operand and result shapes do not agree", op->name);
   }
+  b->fast = NULL;
+  if (run == sim_run_bn_inference && b->F > 0 &&
+      (b->fast = sim_bn_fast_pick(b->t)) != NULL &&
+      (b->F > (int64_t)(SIZE_MAX / 32) ||
+       sim_temp(fc, sizeof(double) * 4 * (size_t)b->F, &b->work)))
+    b->fast = NULL; /* the per-element path needs no scratch */
   st->data = b;
   st->run = run;
   return XRT_OK;

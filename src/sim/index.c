@@ -888,8 +888,11 @@ typedef struct sim_rwin {
   /* The dimensions the window spans (more than one element), for the
    * typed kernels below: span[1] is -1 for a window of one dimension. */
   int32_t span[2];
-  int32_t rowtmp; /* separable kernels: one operand row of scratch */
+  int32_t rowtmp; /* separable kernels: two operand rows (and 32) of
+                   * scratch for rows too long for the stack, else -1 */
   int64_t xw;     /* that row's length (the operand's last dimension) */
+  sim_range_fn range;  /* fast kernels: the range of result rows/pixels */
+  int64_t items, grain; /* their count, and the least per chunk */
 } sim_rwin;
 
 /* The operand offset that the dimensions other than da and db (windows
@@ -952,19 +955,36 @@ SIM_RWIN_F32(sim_run_rwin_max_f32, SIM_RWIN_MAX)
 SIM_RWIN_F32(sim_run_rwin_min_f32, SIM_RWIN_MIN)
 
 #if defined(__GNUC__)
-/* Separable max and min pools: a window over the last two dimensions
- * without dilation (an NCHW pool).  Maximum and minimum do not depend on
- * the order they combine in (signed zeros included; of several NaNs, one
- * is kept), so each result row first combines the window's operand rows
- * lane by lane (sixteen at a time), then each result takes its window's
- * columns of that row.  Lanes follow SIM_FMAX / SIM_FMIN: NaN wins, +0 is
+/* Fast max / min pools (and, channels last, sums), vectorized along the
+ * operand's contiguous last dimension, split over the device's threads
+ * and compiled once per instruction set (sim_isa_level).
+ *
+ * Separable (a window over the last two dimensions without dilation, an
+ * NCHW pool): maximum and minimum do not depend on the order they combine
+ * in (signed zeros included; of several NaNs, one is kept), so each
+ * result row first combines the window's operand rows lane by lane
+ * (vertical pass), then the window's columns of that row at every start
+ * column (horizontal pass, unaligned loads), and each result whose window
+ * lies inside the row takes its start column's value; the others combine
+ * their columns one by one.  Both passes combine in window order from the
+ * init value, skipping padding (combining the init value again changes
+ * nothing for maximum and minimum).
+ *
+ * Channels last (the last dimension has a window of one element, stride
+ * one and no padding: an NHWC pool): each result pixel combines its
+ * window's operand pixels, sixteen channels at a time, in row-major
+ * window order from the init value, padding as the init value: the order
+ * of the general path, so sums agree bit for bit too.
+ *
+ * Lanes follow SIM_FMAX / SIM_FMIN: NaN wins (the first one met), +0 is
  * the larger zero. */
 typedef float sim_rw_v16 __attribute__((vector_size(64)));
 typedef int32_t sim_rw_i16 __attribute__((vector_size(64)));
 
 #define SIM_RW_SEL(c, a, b)                                                   \
   ((sim_rw_v16)(((sim_rw_i16)(a) & (c)) | ((sim_rw_i16)(b) & ~(c))))
-/* r = comb(a, b) lane by lane; ISMAX: maximum, else minimum. */
+/* r = comb(a, b) lane by lane (r must not be a or b); ISMAX: maximum,
+ * else minimum. */
 #define SIM_RW_COMB(r, a, b, ISMAX)                                           \
   do {                                                                        \
     sim_rw_i16 ai_ = (sim_rw_i16)(a), bi_ = (sim_rw_i16)(b);                  \
@@ -974,74 +994,261 @@ typedef int32_t sim_rw_i16 __attribute__((vector_size(64)));
     r = SIM_RW_SEL((b) != (b), b, r);                                         \
     r = SIM_RW_SEL((a) != (a), a, r);                                         \
   } while (0)
+/* acc = comb(acc, e) for op 0 add, 1 maximum, 2 minimum. */
+#define SIM_RW_ACC(OP, acc, e)                                                \
+  do {                                                                        \
+    sim_rw_v16 t_;                                                            \
+    if ((OP) == 0) t_ = (acc) + (e);                                          \
+    else SIM_RW_COMB(t_, acc, e, (OP) == 1);                                  \
+    acc = t_;                                                                 \
+  } while (0)
+#define SIM_RW_SACC(OP, acc, e)                                               \
+  ((OP) == 0 ? (acc) + (e) : (OP) == 1 ? SIM_RWIN_MAX(acc, e)                \
+                                       : SIM_RWIN_MIN(acc, e))
 
-#define SIM_RWSEP(NAME, ISMAX, SCALAR)                                        \
-  static void NAME##_rows(float *acc, const float *row, int64_t n) {          \
-    int64_t i = 0;                                                            \
-    for (; i + 16 <= n; i += 16) {                                            \
-      sim_rw_v16 a, b, r;                                                     \
-      memcpy(&a, acc + i, sizeof a);                                          \
-      memcpy(&b, row + i, sizeof b);                                          \
-      SIM_RW_COMB(r, a, b, ISMAX);                                            \
-      memcpy(acc + i, &r, sizeof r);                                          \
-    }                                                                         \
-    for (; i < n; i++) acc[i] = SCALAR(acc[i], row[i]);                       \
-  }                                                                           \
-  static xrt_status NAME(const sim_step *st, void **vals, sim_cx *cx) {       \
-    (void)cx;                                                                 \
-    const sim_rwin *r = (const sim_rwin *)st->data;                           \
+/* Scratch rows of the separable kernels on the stack up to this length;
+ * longer rows use the step's scratch value on one thread. */
+#define SIM_RW_STACK 1024
+
+typedef struct sim_rw_job {
+  const sim_rwin *r;
+  const float *x;
+  float *out;
+  float init;
+  float *tmp; /* 2 * (xw + 32) floats when xw > SIM_RW_STACK, else NULL */
+} sim_rw_job;
+
+/* ri[0, nd) = the row-major index idx over odims[0, nd). */
+static void sim_rw_unravel(const sim_win *w, int32_t nd, int64_t idx,
+                           int64_t *ri) {
+  for (int32_t d = nd - 1; d >= 0; d--) {
+    ri[d] = idx % w->odims[d];
+    idx /= w->odims[d];
+  }
+}
+
+/* Result rows [b, e) of a separable pool.  Row tails are whole vectors
+ * too: the vertical pass redoes the row's last 16 elements (a row
+ * shorter than 16 goes through a buffer of init values); tmp holds the
+ * row followed by 32 init values, so that the horizontal pass's loads
+ * stay inside tmp and read defined values (the results of lanes past the
+ * row are never used).  Scratch: tmp, xw rounded up to 16, + 32; then h,
+ * the same rounded length. */
+#define SIM_RW_SEP(NAME, OP, ATTR)                                            \
+  ATTR static void NAME(void *ctx, int64_t b, int64_t e) {                    \
+    const sim_rw_job *j = (const sim_rw_job *)ctx;                            \
+    const sim_rwin *r = j->r;                                                 \
     const sim_win *w = &r->w;                                                 \
-    const float *x = (const float *)vals[st->in[0]];                          \
-    const float init = *(const float *)vals[st->in[1]];                       \
-    float *out = (float *)vals[st->out[0]], *tmp = (float *)vals[r->rowtmp];  \
+    const float init = j->init;                                               \
+    float stack[2 * (SIM_RW_STACK + 32)];                                     \
+    int64_t xw = r->xw, xr = (xw + 15) / 16 * 16;                             \
+    float *tmp = j->tmp ? j->tmp : stack, *h = tmp + xr + 32;                 \
     int32_t da = w->rank - 2, db = w->rank - 1;                               \
     int64_t wa = w->wdims[da], wb = w->wdims[db], ob = w->odims[db];          \
+    int64_t hn = xw >= wb ? xw - wb + 1 : 0;                                  \
     int64_t ri[XRT_MAX_RANK] = {0};                                           \
-    for (int64_t o = 0; o < w->onumel; o += ob) {                             \
+    sim_rw_v16 iv;                                                            \
+    for (int l = 0; l < 16; l++) iv[l] = init;                                \
+    memcpy(tmp + xw, &iv, sizeof iv);                                         \
+    memcpy(tmp + xw + 16, &iv, sizeof iv);                                    \
+    sim_rw_unravel(w, db, b, ri);                                             \
+    for (int64_t q = b; q < e; q++) {                                         \
       int pad;                                                                \
       int64_t base = sim_rwin_base(w, ri, da, db, &pad);                      \
-      for (int64_t i = 0; i < r->xw; i++) tmp[i] = init;                      \
+      float *o = j->out + q * ob;                                             \
       const int64_t *ta = w->tab[da] + ri[da] * wa;                           \
-      for (int64_t ka = 0; !pad && ka < wa; ka++)                             \
-        if (ta[ka] >= 0) NAME##_rows(tmp, x + base + ta[ka], r->xw);          \
-      for (int64_t j = 0; j < ob; j++) {                                      \
-        const int64_t *tb = w->tab[db] + j * wb;                              \
+      sim_win_next(db, w->odims, ri); /* for the next row */                  \
+      if (pad) {                                                              \
+        for (int64_t jj = 0; jj < ob; jj++) o[jj] = init;                     \
+        continue;                                                             \
+      }                                                                       \
+      const float *xb = j->x + base;                                          \
+      int64_t i = 0;                                                          \
+      for (; i + 16 <= xw; i += 16) {                                         \
+        sim_rw_v16 acc = iv, v;                                               \
+        for (int64_t ka = 0; ka < wa; ka++)                                   \
+          if (ta[ka] >= 0) {                                                  \
+            memcpy(&v, xb + ta[ka] + i, sizeof v);                            \
+            SIM_RW_ACC(OP, acc, v);                                           \
+          }                                                                   \
+        memcpy(tmp + i, &acc, sizeof acc);                                    \
+      }                                                                       \
+      if (i < xw && xw >= 16) { /* the last 16, again in part */              \
+        sim_rw_v16 acc = iv, v;                                               \
+        i = xw - 16;                                                          \
+        for (int64_t ka = 0; ka < wa; ka++)                                   \
+          if (ta[ka] >= 0) {                                                  \
+            memcpy(&v, xb + ta[ka] + i, sizeof v);                            \
+            SIM_RW_ACC(OP, acc, v);                                           \
+          }                                                                   \
+        memcpy(tmp + i, &acc, sizeof acc);                                    \
+      } else if (i < xw) { /* a short row, through a buffer of init values */ \
+        float lane[16];                                                       \
+        sim_rw_v16 acc = iv, v;                                               \
+        for (int64_t ka = 0; ka < wa; ka++)                                   \
+          if (ta[ka] >= 0) {                                                  \
+            memcpy(lane, &iv, sizeof lane);                                   \
+            memcpy(lane, xb + ta[ka] + i, (size_t)(xw - i) * sizeof(float));  \
+            memcpy(&v, lane, sizeof v);                                       \
+            SIM_RW_ACC(OP, acc, v);                                           \
+          }                                                                   \
+        memcpy(tmp + i, &acc, sizeof acc);                                    \
+      }                                                                       \
+      for (i = 0; i < hn; i += 16) {                                          \
+        sim_rw_v16 acc = iv, v;                                               \
+        for (int64_t kb = 0; kb < wb; kb++) {                                 \
+          memcpy(&v, tmp + i + kb, sizeof v);                                 \
+          SIM_RW_ACC(OP, acc, v);                                             \
+        }                                                                     \
+        memcpy(h + i, &acc, sizeof acc);                                      \
+      }                                                                       \
+      for (int64_t jj = 0; jj < ob; jj++) {                                   \
+        const int64_t *tb = w->tab[db] + jj * wb;                             \
+        if (tb[0] >= 0 && tb[wb - 1] >= 0) {                                  \
+          o[jj] = h[tb[0]];                                                   \
+          continue;                                                           \
+        }                                                                     \
         float acc = init;                                                     \
         for (int64_t kb = 0; kb < wb; kb++)                                   \
-          if (tb[kb] >= 0) acc = SCALAR(acc, tmp[tb[kb]]);                    \
-        out[o + j] = acc;                                                     \
+          if (tb[kb] >= 0) acc = SIM_RW_SACC(OP, acc, tmp[tb[kb]]);           \
+        o[jj] = acc;                                                          \
       }                                                                       \
-      sim_win_next(db, w->odims, ri); /* the next result row */               \
     }                                                                         \
-    return XRT_OK;                                                            \
   }
-SIM_RWSEP(sim_run_rwsep_max_f32, 1, SIM_RWIN_MAX)
-SIM_RWSEP(sim_run_rwsep_min_f32, 0, SIM_RWIN_MIN)
+
+/* Result pixels [b, e) of a channels-last pool. */
+#define SIM_RW_CL(NAME, OP, ATTR)                                             \
+  ATTR static void NAME(void *ctx, int64_t b, int64_t e) {                    \
+    const sim_rw_job *j = (const sim_rw_job *)ctx;                            \
+    const sim_rwin *r = j->r;                                                 \
+    const sim_win *w = &r->w;                                                 \
+    const float init = j->init;                                               \
+    static const int64_t none[1] = {0};                                       \
+    int32_t last = w->rank - 1, da = r->span[0], db = r->span[1];             \
+    int64_t C = w->odims[last], wa = w->wdims[da];                            \
+    int64_t wb = db >= 0 ? w->wdims[db] : 1;                                  \
+    int64_t ri[XRT_MAX_RANK] = {0};                                           \
+    sim_rw_v16 iv;                                                            \
+    for (int l = 0; l < 16; l++) iv[l] = init;                                \
+    sim_rw_unravel(w, last, b, ri);                                           \
+    for (int64_t p = b; p < e; p++) {                                         \
+      int pad;                                                                \
+      int64_t base = sim_rwin_base(w, ri, da, db, &pad);                      \
+      const int64_t *ta = w->tab[da] + ri[da] * wa;                           \
+      const int64_t *tb = db >= 0 ? w->tab[db] + ri[db] * wb : none;          \
+      float *o = j->out + p * C;                                              \
+      const float *xb = j->x + base;                                          \
+      int64_t c = 0;                                                          \
+      for (; c + 16 <= C; c += 16) {                                          \
+        sim_rw_v16 acc = iv, v;                                               \
+        for (int64_t ka = 0; ka < wa; ka++)                                   \
+          for (int64_t kb = 0; kb < wb; kb++) {                               \
+            if (pad || ta[ka] < 0 || tb[kb] < 0) v = iv;                      \
+            else memcpy(&v, xb + ta[ka] + tb[kb] + c, sizeof v);              \
+            SIM_RW_ACC(OP, acc, v);                                           \
+          }                                                                   \
+        memcpy(o + c, &acc, sizeof acc);                                      \
+      }                                                                       \
+      for (; c < C; c++) {                                                    \
+        float acc = init;                                                     \
+        for (int64_t ka = 0; ka < wa; ka++)                                   \
+          for (int64_t kb = 0; kb < wb; kb++) {                               \
+            float v = pad || ta[ka] < 0 || tb[kb] < 0                         \
+                          ? init                                              \
+                          : xb[ta[ka] + tb[kb] + c];                          \
+            acc = SIM_RW_SACC(OP, acc, v);                                    \
+          }                                                                   \
+        o[c] = acc;                                                           \
+      }                                                                       \
+      sim_win_next(last, w->odims, ri);                                       \
+    }                                                                         \
+  }
+
+/* Kernels per instruction set: [level][kind][op], kind 0 separable (op 1
+ * maximum, 2 minimum), 1 channels last (op 0 add, 1, 2). */
+#define SIM_RW_ISA(SUF, ATTR)                                                 \
+  SIM_RW_SEP(sim_rwsep_max_##SUF, 1, ATTR)                                    \
+  SIM_RW_SEP(sim_rwsep_min_##SUF, 2, ATTR)                                    \
+  SIM_RW_CL(sim_rwcl_add_##SUF, 0, ATTR)                                      \
+  SIM_RW_CL(sim_rwcl_max_##SUF, 1, ATTR)                                      \
+  SIM_RW_CL(sim_rwcl_min_##SUF, 2, ATTR)
+#define SIM_RW_SET(SUF)                                                       \
+  {{NULL, sim_rwsep_max_##SUF, sim_rwsep_min_##SUF},                          \
+   {sim_rwcl_add_##SUF, sim_rwcl_max_##SUF, sim_rwcl_min_##SUF}}
+
+SIM_RW_ISA(port, )
+#if defined(__x86_64__) || defined(__i386__)
+SIM_RW_ISA(avx2, __attribute__((target("avx2"))))
+SIM_RW_ISA(avx512, __attribute__((target("avx512f"))))
+static const sim_range_fn sim_rw_kernels[3][2][3] = {
+    SIM_RW_SET(port), SIM_RW_SET(avx2), SIM_RW_SET(avx512)};
+#else
+static const sim_range_fn sim_rw_kernels[1][2][3] = {SIM_RW_SET(port)};
 #endif
 
-/* The separable kernel for r when it applies (see above), else NULL. */
-static sim_run_fn sim_rwin_separable(sim_fcc *fc, sim_rwin *r,
-                                     const xrt_shape *X,
-                                     const sim_win_attrs *a) {
-#if defined(__GNUC__)
+static xrt_status sim_run_rw_fast(const sim_step *st, void **vals,
+                                  sim_cx *cx) {
+  const sim_rwin *r = (const sim_rwin *)st->data;
+  sim_rw_job j = {r, (const float *)vals[st->in[0]],
+                  (float *)vals[st->out[0]], *(const float *)vals[st->in[1]],
+                  r->rowtmp >= 0 ? (float *)vals[r->rowtmp] : NULL};
+  if (j.tmp) r->range(&j, 0, r->items); /* one scratch row: one thread */
+  else sim_parallel_for(cx, r->items, r->grain, r->range, &j);
+  return XRT_OK;
+}
+
+/* The fast kernel for r when one applies (see above), else NULL. */
+static sim_run_fn sim_rwin_fast(sim_fcc *fc, sim_rwin *r, const xrt_shape *X,
+                                const sim_win_attrs *a) {
   const sim_win *w = &r->w;
   xrt_opcode code = r->body.fast_code;
+  int op = code == XRT_OP_ADD ? 0 : code == XRT_OP_MAXIMUM ? 1
+           : code == XRT_OP_MINIMUM ? 2 : -1;
   int32_t da = w->rank - 2, db = w->rank - 1;
-  if (w->rank < 2 || r->span[0] != da || r->span[1] != db ||
-      (code != XRT_OP_MAXIMUM && code != XRT_OP_MINIMUM))
-    return NULL;
-  for (int32_t d = da; d <= db; d++)
-    if ((a->bd && a->bd[d] != 1) || (a->wdl && a->wdl[d] != 1)) return NULL;
-  r->xw = X->dims[db];
-  if (sim_temp(fc, sizeof(float) * (size_t)(r->xw ? r->xw : 1), &r->rowtmp))
-    return NULL; /* the general kernel needs no scratch */
-  return code == XRT_OP_MAXIMUM ? sim_run_rwsep_max_f32
-                                : sim_run_rwsep_min_f32;
+  int level = 0;
+#if defined(__x86_64__) || defined(__i386__)
+  level = sim_isa_level();
+  if (level > 2) level = 2;
+  if (level < 0) level = 0;
+#endif
+  if (op < 0 || w->rank < 1) return NULL;
+  r->rowtmp = -1;
+  /* About 16K operand elements per chunk. */
+  int64_t work = w->wnumel;
+  if (w->wdims[db] == 1) { /* channels last? */
+    const int64_t *t = w->tab[db];
+    if (X->dims[db] != w->odims[db]) return NULL;
+    for (int64_t i = 0; i < w->odims[db]; i++)
+      if (t[i] != i) return NULL;
+    r->items = w->onumel / w->odims[db];
+    work *= w->odims[db];
+    r->range = sim_rw_kernels[level][1][op];
+  } else {
+    if (op == 0 || w->rank < 2 || r->span[0] != da || r->span[1] != db)
+      return NULL;
+    for (int32_t d = da; d <= db; d++)
+      if ((a->bd && a->bd[d] != 1) || (a->wdl && a->wdl[d] != 1))
+        return NULL;
+    r->xw = X->dims[db];
+    if (r->xw > SIM_RW_STACK &&
+        (r->xw > (int64_t)(SIZE_MAX / 8) ||
+         sim_temp(fc, sizeof(float) * 2 * (size_t)(r->xw + 32),
+                  &r->rowtmp)))
+      return NULL; /* the general kernel needs no scratch */
+    r->items = w->onumel / w->odims[db];
+    work = w->wdims[da] * r->xw;
+    r->range = sim_rw_kernels[level][0][op];
+  }
+  r->grain = work >= 16384 ? 1 : 16384 / (work > 0 ? work : 1);
+  return sim_run_rw_fast;
+}
 #else
+static sim_run_fn sim_rwin_fast(sim_fcc *fc, sim_rwin *r, const xrt_shape *X,
+                                const sim_win_attrs *a) {
   (void)fc, (void)r, (void)X, (void)a;
   return NULL;
-#endif
 }
+#endif
 
 /* The typed kernel for r (see above), or NULL for the general path. */
 static sim_run_fn sim_rwin_kernel(sim_rwin *r, xrt_dtype t) {
@@ -1124,8 +1331,8 @@ SIM_PRIVATE xrt_status sim_lower_reduce_window(sim_fcc *fc, const xrt_ir_op *op,
   st->data = r;
   st->run = sim_rwin_kernel(r, types[0]);
   if (st->run) {
-    sim_run_fn sep = sim_rwin_separable(fc, r, X, &a);
-    if (sep) st->run = sep;
+    sim_run_fn fast = sim_rwin_fast(fc, r, X, &a);
+    if (fast) st->run = fast;
   }
   if (!st->run) st->run = sim_run_reduce_window;
   return XRT_OK;
