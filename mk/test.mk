@@ -138,6 +138,8 @@ test-tsan: | deps
 # test`), with the simulator's portable kernels: valgrind 3.19 stops at the
 # first AVX-512 instruction, so XRT_SIM_ISA=portable keeps the run-time
 # dispatch off AVX2/AVX-512.  Any memory error or leak fails it.
+# XRT_TEST_LIGHT=1 has the heaviest tests leave their largest cases to the
+# other runs (a multiply-add costs a hundred times more under valgrind).
 # VALGRIND_SKIP: tests left out (see README "Reliability").  By default the
 # four that sweep StableHLO's whole test corpora (tens of thousands of
 # programs: minutes each under valgrind); they run under ASan and UBSan in
@@ -151,7 +153,7 @@ valgrind-deps:
 	@sh tools/deps.sh valgrind
 
 test-valgrind: $(VALGRIND_TESTS) | valgrind-deps
-	@XRT_SIM_ISA=portable sh tools/run_tests.sh valgrind -j $(TEST_JOBS) \
+	@XRT_SIM_ISA=portable XRT_TEST_LIGHT=1 sh tools/run_tests.sh valgrind -j $(TEST_JOBS) \
 	  -w "valgrind $(VALGRIND_FLAGS)" $(VALGRIND_TESTS)
 
 # test_gemm on the XRT_BLAS=1 library (build-blas), with CBLAS forced on,

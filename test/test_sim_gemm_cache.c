@@ -8,12 +8,16 @@
  * with other contents (the address is checked), imported zero-copy from
  * host memory that is then rewritten, exported and written through the
  * export, used by two products, batched, transposed, f32 and f64, with one
- * and two threads.  A stale pack would give the old results.
+ * and two threads.  A stale pack would give the old results.  Also the
+ * cache under pressure: a byte cap (XRT_SIM_GEMM_CACHE_MB) that makes
+ * entries evict each other or find no room, a cap of 0 (no cache), and
+ * more products than the cache has entries.
  *
  * Values are small integers (as floats), so every sum is exact in any
  * order: results are compared exactly with sums computed here in double.
  * MIT licensed.
  */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include "test_util.h"
 
 #include <dlpack/dlpack.h>
@@ -396,6 +400,117 @@ static void test_exported_written(void **state) {
   xrt_executable_release(e);
 }
 
+/* ---- the cache under pressure ---- */
+
+/* A client whose cache holds at most `mb` megabytes (the variable is read
+ * when the client's cache is made, at its first product). */
+static xrt_client *client_with_cap(const char *mb) {
+  setenv("XRT_SIM_GEMM_CACHE_MB", mb, 1);
+  xrt_client *c = tu_client(1, 1, 0);
+  return c;
+}
+
+/* With 1 MB, three packed f32 weights of 256 x 256..304 fit and a fourth
+ * does not: it evicts the least recently used one when that was not used
+ * since the fourth's previous call, and packs as usual (no room) when
+ * every other entry was used since.  Every result stays right.  (The
+ * products differ in N: the same program compiled again is the same
+ * plan, one product.) */
+static void test_small_cap(void **state) {
+  (void)state;
+  xrt_client *c = client_with_cap("1");
+  enum { NP = 5 };
+  prog p[NP];
+  xrt_executable *e[NP];
+  xrt_buffer *a[NP], *b[NP];
+  for (int i = 0; i < NP; i++) {
+    p[i] = (prog){XRT_F32, 0, 48, 256 + 16 * i, 256, 0, 0};
+    e[i] = compile(c, &p[i]);
+    a[i] = upload(c, &p[i], 0, 1);
+    b[i] = upload(c, &p[i], 1, 20 + i);
+  }
+#define RUN(i) run_check(c, e[i], &p[i], a[i], b[i], 1, 20 + (i))
+  for (int i = 0; i < 3; i++) /* three fill the cache */
+    for (int r = 0; r < 3; r++) RUN(i);
+  RUN(3); /* seen */
+  for (int i = 0; i < 3; i++) RUN(i);
+  RUN(3); /* all used since its last call: no room, packs as usual */
+  RUN(3); /* evicts the least recently used */
+  RUN(3);
+  for (int r = 0; r < 3; r++) /* the evicted one comes back, and so on */
+    for (int i = 0; i < NP; i++) RUN(i);
+#undef RUN
+  for (int i = 0; i < NP; i++) {
+    xrt_buffer_release(a[i]);
+    xrt_buffer_release(b[i]);
+    xrt_executable_release(e[i]);
+  }
+  xrt_client_release(c);
+  unsetenv("XRT_SIM_GEMM_CACHE_MB");
+}
+
+/* A cap of 0 keeps nothing: every call packs, results as always. */
+static void test_no_cache(void **state) {
+  (void)state;
+  xrt_client *c = client_with_cap("0");
+  prog p = {XRT_F32, 0, 48, 64, 200, 0, 0};
+  reuse(c, &p);
+  xrt_client_release(c);
+  unsetenv("XRT_SIM_GEMM_CACHE_MB");
+}
+
+/* More products than entries: one program of 140 products of the same
+ * A and B (each a product of its own), run three times, so that each asks
+ * for an entry: new keys take the least recently used unused ones.  The
+ * result, 140 A B, is checked each time. */
+static void test_many_products(void **state) {
+  xrt_client *c = (xrt_client *)*state;
+  enum { NP = 140 };
+  prog p = {XRT_F32, 0, 24, 32, 40, 0, 0};
+  const char *dot = "stablehlo.dot_general %a, %b, contracting_dims = [1] x "
+                    "[0], precision = [DEFAULT, DEFAULT] : "
+                    "(tensor<24x40xf32>, tensor<40x32xf32>) -> "
+                    "tensor<24x32xf32>";
+  size_t cap = (size_t)NP * 400 + 400, len = 0;
+  char *text = malloc(cap);
+  assert_non_null(text);
+  len += (size_t)snprintf(text + len, cap - len,
+                          "func.func @main(%%a: tensor<24x40xf32>, %%b: "
+                          "tensor<40x32xf32>) -> tensor<24x32xf32> {\n"
+                          "  %%s0 = %s\n", dot);
+  for (int i = 1; i < NP; i++)
+    len += (size_t)snprintf(text + len, cap - len,
+                            "  %%d%d = %s\n  %%s%d = stablehlo.add %%s%d, "
+                            "%%d%d : tensor<24x32xf32>\n",
+                            i, dot, i, i - 1, i);
+  snprintf(text + len, cap - len,
+           "  func.return %%s%d : tensor<24x32xf32>\n}\n", NP - 1);
+  xrt_executable *e = tu_compile(c, text, 0, NULL);
+  free(text);
+  xrt_buffer *a = upload(c, &p, 0, 2), *b = upload(c, &p, 1, 3);
+  for (int r = 0; r < 3; r++) {
+    xrt_buffer *args[2] = {a, b}, *out = NULL;
+    assert_int_equal(
+        xrt_execute(e, xrt_client_device(c, 0), args, 2, &out, 1, NULL),
+        XRT_OK);
+    float got[24 * 32];
+    assert_int_equal(xrt_buffer_to_host(out, got, sizeof got), XRT_OK);
+    for (int64_t m = 0; m < 24; m++)
+      for (int64_t j = 0; j < 32; j++) {
+        double want = 0;
+        for (int64_t k = 0; k < 40; k++)
+          want += val(m * 40 + k, 2) * val(k * 32 + j, 3);
+        if ((double)got[m * 32 + j] != NP * want)
+          fail_msg("[%lld,%lld] got %g want %g", (long long)m, (long long)j,
+                   (double)got[m * 32 + j], NP * want);
+      }
+    xrt_buffer_release(out);
+  }
+  xrt_buffer_release(a);
+  xrt_buffer_release(b);
+  xrt_executable_release(e);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_reallocated),
@@ -406,6 +521,9 @@ int main(void) {
       cmocka_unit_test(test_concurrent),
       cmocka_unit_test(test_imported_rewritten),
       cmocka_unit_test(test_exported_written),
+      cmocka_unit_test(test_small_cap),
+      cmocka_unit_test(test_no_cache),
+      cmocka_unit_test(test_many_products),
   };
   return cmocka_run_group_tests(tests, tu_setup_client, tu_teardown_client);
 }

@@ -112,6 +112,18 @@ static void sweep(xrt_client *c, xrt_dtype t) {
     }
 }
 
+/* The skinny paths themselves, every row count: [N, K] weights need
+ * K >= 32 (here K % 16 = 0 and 15), [K, N] ones N >= 64 (N % 16 = 0 and
+ * 15), each with and without a batch. */
+static void test_skinny_every_row_count(void **state) {
+  xrt_client *c = (xrt_client *)*state;
+  for (int64_t m = 1; m <= 16; m++)
+    for (int nn = 0; nn < 2; nn++)
+      for (int v = 0; v < 2; v++)
+        check(c, XRT_F32, v ? 2 : 0, m, nn ? (v ? 79 : 64) : 65 + 2 * m,
+              nn ? 40 + m : (v ? 47 : 32), nn, 1);
+}
+
 static void test_rows_f32(void **state) {
   sweep((xrt_client *)*state, XRT_F32);
 }
@@ -157,6 +169,7 @@ static void test_two_threads(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_rows_f32),  cmocka_unit_test(test_rows_f64),
+      cmocka_unit_test(test_skinny_every_row_count),
       cmocka_unit_test(test_wide),      cmocka_unit_test(test_rounding),
       cmocka_unit_test(test_two_threads),
   };

@@ -25,7 +25,9 @@
  * allocates and fills the packed copy (FILLING, by the caller, outside the
  * lock), which later calls read (READY).  So a training step, whose
  * weights are new buffers every call, never copies.  Entries in use
- * (refs) are never freed.  Memory is bounded by SIM_GC_BYTES: to make
+ * (refs) are never freed.  Memory is bounded by SIM_GC_BYTES (or
+ * XRT_SIM_GEMM_CACHE_MB megabytes, read when a client's cache is made; 0
+ * turns the cache off): to make
  * room an entry may evict only entries that were not used since the
  * entrant's own previous call (products of destroyed executables, or of
  * programs no longer run); products that are all in use every call and do
@@ -44,12 +46,12 @@ typedef struct sim_gc_ent {
   int device, state, refs;
   void *raw;   /* allocation (data aligned inside it) */
   void *data;
-  size_t bytes; /* reserved against SIM_GC_BYTES */
+  size_t bytes; /* reserved against the cache's cap */
 } sim_gc_ent;
 
 struct sim_gcache {
   atomic_flag mu;
-  size_t bytes;
+  size_t bytes, cap; /* packed bytes held, at most */
   uint64_t clock;
   sim_gc_ent e[SIM_GC_SLOTS];
 };
@@ -69,6 +71,16 @@ static void sim_gc_unlock(struct sim_gcache *g) {
   atomic_flag_clear_explicit(&g->mu, memory_order_release);
 }
 
+/* The cap on packed bytes: XRT_SIM_GEMM_CACHE_MB when it is a number of
+ * megabytes (0: no cache), else SIM_GC_BYTES. */
+static size_t sim_gc_cap(void) {
+  const char *v = getenv("XRT_SIM_GEMM_CACHE_MB");
+  char *end = NULL;
+  unsigned long long mb = v && *v ? strtoull(v, &end, 10) : 0;
+  if (!v || !*v || *end || mb > (SIZE_MAX >> 20)) return SIM_GC_BYTES;
+  return (size_t)mb << 20;
+}
+
 /* The client's cache, made on first use; NULL when out of memory. */
 static struct sim_gcache *sim_gc_of(sim_client *c) {
   struct sim_gcache *g = atomic_load(&c->gcache);
@@ -77,6 +89,7 @@ static struct sim_gcache *sim_gc_of(sim_client *c) {
       (struct sim_gcache *)c->al.alloc(c->al.self, sizeof *n);
   if (!n) return NULL;
   memset(n, 0, sizeof *n);
+  n->cap = sim_gc_cap();
   atomic_flag_clear(&n->mu);
   if (atomic_compare_exchange_strong(&c->gcache, &g, n)) return n;
   c->al.free(c->al.self, n); /* another thread made it first: g */
@@ -97,7 +110,7 @@ static void sim_gc_drop(sim_client *c, struct sim_gcache *g, sim_gc_ent *e,
  * before `before`, the least recently used first.  Locked. */
 static int sim_gc_room(sim_client *c, struct sim_gcache *g, size_t need,
                        uint64_t before) {
-  while (g->bytes + need > SIM_GC_BYTES) {
+  while (g->bytes + need > g->cap) {
     sim_gc_ent *v = NULL;
     for (int i = 0; i < SIM_GC_SLOTS; i++) {
       sim_gc_ent *e = &g->e[i];
@@ -116,9 +129,9 @@ SIM_PRIVATE void *sim_gcache_get(sim_client *c, uint64_t gid, int device,
                                  size_t bytes, int *fill, void **entry) {
   *fill = 0;
   *entry = NULL;
-  if (!c || !mem || !serial || !bytes || bytes > SIM_GC_BYTES) return NULL;
+  if (!c || !mem || !serial || !bytes) return NULL;
   struct sim_gcache *g = sim_gc_of(c);
-  if (!g) return NULL;
+  if (!g || bytes > g->cap) return NULL;
   sim_gc_lock(g);
   uint64_t now = ++g->clock;
   sim_gc_ent *e = NULL, *slot = NULL;

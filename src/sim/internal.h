@@ -1227,6 +1227,7 @@ typedef struct sim_vinfo {
   int32_t def, last; /* op positions (pre-order over nested regions) */
   size_t bytes, off, cap;
   int32_t in_out; /* 1 + the entry result whose buffer holds it; 0: arena */
+  int32_t alias;  /* 1 + the value whose memory it is (a free reshape) */
   void *cptr;
 } sim_vinfo;
 
@@ -1326,6 +1327,7 @@ SIM_PRIVATE xrt_status sim_int_attr(sim_fcc *fc, const xrt_ir_op *op,
 SIM_PRIVATE xrt_status sim_unsupported_type(sim_fcc *fc, const xrt_ir_op *op,
                                        xrt_dtype t);
 SIM_PRIVATE xrt_status sim_new_value(sim_fcc *fc, int32_t *id);
+SIM_PRIVATE int32_t sim_root(const sim_fcc *fc, int32_t id);
 SIM_PRIVATE xrt_status sim_keep(sim_fcc *fc, int32_t id);
 SIM_PRIVATE xrt_status sim_def(sim_fcc *fc, int32_t id, size_t bytes);
 SIM_PRIVATE xrt_status sim_temp(sim_fcc *fc, size_t bytes, int32_t *id);

@@ -209,12 +209,52 @@ static xrt_status sim_lower_reverse(sim_fcc *fc, const xrt_ir_op *op,
   return sim_lower_gather_view(fc, op, st, ss, base);
 }
 
+/* A reshape that copies nothing: its result is its operand's memory. */
+static xrt_status sim_run_alias(const sim_step *st, void **vals, sim_cx *cx) {
+  (void)cx;
+  vals[st->out[0]] = vals[st->in[0]];
+  return XRT_OK;
+}
+
+/* Whether value id is a result of the entry function (written into the
+ * caller's buffer: a reshape into it stays a copy). */
+static int sim_entry_result(const sim_fcc *fc, int32_t id) {
+  const sim_exe *e = fc->cc->exe;
+  const xrt_ir_region *b = &fc->f->body;
+  if (fc->f != &fc->cc->m->funcs[e->entry] || b->num_ops < 1) return 0;
+  const xrt_ir_op *t = &b->ops[b->num_ops - 1];
+  for (int32_t i = 0; i < t->num_operands; i++)
+    if (t->operands[i] == id) return 1;
+  return 0;
+}
+
+/* A reshape relabels its operand's bytes: unless its result is an entry
+ * result, it takes no memory of its own but aliases the value whose
+ * memory its operand is (an arena value, an argument, a constant), which
+ * then lives as long as the alias is used (sim_root).  Nothing writes a
+ * value in place once defined, except a while body's dynamic_update_slice
+ * of a loop argument that it reads only there (sim_while_in_place), which
+ * a reshape of that argument, being a read, turns off. */
 SIM_PRIVATE xrt_status sim_lower_reshape(sim_fcc *fc, const xrt_ir_op *op,
                                     sim_step *st) {
   size_t in = sim_bytes(sim_shape(fc, op->operands[0]));
   if (in != sim_bytes(sim_shape(fc, op->results[0])))
     return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT,
                        "reshape changes the number of elements");
+  int32_t out = op->results[0], root = sim_root(fc, op->operands[0]);
+  sim_vinfo *r = &fc->v[root], *o = &fc->v[out];
+  int ok = r->kind == SIM_V_SLOT || r->kind == SIM_V_BOUND ||
+           r->kind == SIM_V_CONST;
+  if (ok && in > 0 && o->kind == SIM_V_SLOT && !o->alias &&
+      fc->f->value_types[op->operands[0]].kind == XRT_TYPE_TENSOR &&
+      !sim_entry_result(fc, out)) {
+    o->kind = SIM_V_NONE;
+    o->bytes = 0;
+    o->alias = root + 1;
+    if (r->last < o->last) r->last = o->last;
+    st->run = sim_run_alias;
+    return XRT_OK;
+  }
   st->run = sim_run_copy;
   st->n = (int64_t)in;
   return XRT_OK;

@@ -141,7 +141,16 @@ SIM_PRIVATE xrt_status sim_new_value(sim_fcc *fc, int32_t *id) {
   return XRT_OK;
 }
 
+/* The value whose memory id is: id itself, or what a chain of aliases
+ * (reshapes that copy nothing, see sim_lower_reshape) leads to.  Uses of
+ * an alias are uses of that value: it must live as long as they do. */
+SIM_PRIVATE int32_t sim_root(const sim_fcc *fc, int32_t id) {
+  while (fc->v[id].alias) id = fc->v[id].alias - 1;
+  return id;
+}
+
 SIM_PRIVATE xrt_status sim_keep(sim_fcc *fc, int32_t id) {
+  id = sim_root(fc, id);
   return sim_push_i32(&fc->cc->al, &fc->nested, id) ? XRT_OK : sim_oom(fc);
 }
 
@@ -165,6 +174,7 @@ SIM_PRIVATE xrt_status sim_temp(sim_fcc *fc, size_t bytes, int32_t *id) {
  * whole top-level op, which may run the region many times. */
 SIM_PRIVATE xrt_status sim_use(sim_fcc *fc, int32_t id) {
   if (fc->depth > 0) return sim_keep(fc, id);
+  id = sim_root(fc, id);
   if (fc->v[id].last < fc->cur) fc->v[id].last = fc->cur;
   return XRT_OK;
 }
@@ -178,10 +188,14 @@ SIM_PRIVATE void sim_set_const(sim_fcc *fc, int32_t id, void *p) {
 SIM_PRIVATE void sim_extend(sim_fcc *fc, int32_t from, int32_t end) {
   const int32_t *d = (const int32_t *)fc->defs.p;
   const int32_t *k = (const int32_t *)fc->nested.p;
-  for (int32_t i = from; i < fc->defs.n; i++)
-    if (fc->v[d[i]].last < end) fc->v[d[i]].last = end;
-  for (int32_t i = 0; i < fc->nested.n; i++)
-    if (fc->v[k[i]].last < end) fc->v[k[i]].last = end;
+  for (int32_t i = from; i < fc->defs.n; i++) {
+    sim_vinfo *v = &fc->v[sim_root(fc, d[i])];
+    if (v->last < end) v->last = end;
+  }
+  for (int32_t i = 0; i < fc->nested.n; i++) {
+    sim_vinfo *v = &fc->v[sim_root(fc, k[i])];
+    if (v->last < end) v->last = end;
+  }
   fc->nested.n = 0;
 }
 

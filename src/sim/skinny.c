@@ -279,14 +279,14 @@ typedef float sim_sk_v16 __attribute__((vector_size(64)));
 #define SIM_SK_T_avx512 __attribute__((target("avx512f")))
 #endif
 #define SIM_SK_T_port
-
-SIM_SK_KERNEL(port)
-SIM_SK_NN(port)
+/* Branch coverage leaves these out: an inlined copy per constant nr. */
+SIM_SK_KERNEL(port) /* GCOVR_EXCL_BR_LINE */
+SIM_SK_NN(port) /* GCOVR_EXCL_BR_LINE */
 #ifdef SIM_SK_X86
-SIM_SK_KERNEL(avx2)
-SIM_SK_NN(avx2)
-SIM_SK_KERNEL(avx512)
-SIM_SK_NN(avx512)
+SIM_SK_KERNEL(avx2) /* GCOVR_EXCL_BR_LINE */
+SIM_SK_NN(avx2) /* GCOVR_EXCL_BR_LINE */
+SIM_SK_KERNEL(avx512) /* GCOVR_EXCL_BR_LINE */
+SIM_SK_NN(avx512) /* GCOVR_EXCL_BR_LINE */
 #endif
 
 /* One call's work: items are (batch, column chunk of nc). */
