@@ -261,26 +261,20 @@ static void random_pools(xrt_client *c) {
   }
 }
 
-static void test_one_thread(void **state) {
+/* On one thread, then on two (the kernels split their work). */
+static void test_one_and_two_threads(void **state) {
   (void)state;
-  xrt_client *c = tu_client(1, 1, 0);
-  cnn_pools(c);
-  random_pools(c);
-  xrt_client_release(c);
-}
-
-static void test_two_threads(void **state) {
-  (void)state;
-  xrt_client *c = tu_client(1, 2, 0);
-  cnn_pools(c);
-  random_pools(c);
-  xrt_client_release(c);
+  for (int threads = 1; threads <= 2; threads++) {
+    xrt_client *c = tu_client(1, threads, 0);
+    cnn_pools(c);
+    random_pools(c);
+    xrt_client_release(c);
+  }
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_one_thread),
-      cmocka_unit_test(test_two_threads),
+      cmocka_unit_test(test_one_and_two_threads),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
