@@ -55,7 +55,7 @@ bench-models: bench-deps
 
 bench-models-run: $(XRT_BIN)
 	@if /usr/bin/python3 -c 'import numpy, torch' >/dev/null 2>&1; then \
-	  /usr/bin/python3 bench/models/bench_models.py --xrt $(XRT_BIN) \
+	  env -u OPENBLAS_CORETYPE /usr/bin/python3 bench/models/bench_models.py --xrt $(XRT_BIN) \
 	    --out $(MODELS_DIR) --ort $(ORT_DIR) || exit 1; \
 	else \
 	  echo "# model.*: /usr/bin/python3 lacks numpy or torch (tools/deps.sh bench)"; \

@@ -5,7 +5,9 @@
 #                   `make test` runs (the test programs, the CLI and
 #                   conformance scripts, the interpreter suite), the MPI
 #                   tests, and the test programs and interpreter suite again
-#                   with the portable and the AVX2 kernels (make test-isa),
+#                   with the portable and the AVX2 kernels (make test-isa,
+#                   light: XRT_TEST_LIGHT=1 leaves the largest cases, whose
+#                   code is the same for every ISA, to the first run),
 #                   then prints per source file of src/ the share of
 #                   lines and of branches taken
 #                   ("coverage.<file>.lines = N", "... .branches = N") and
@@ -24,8 +26,8 @@ coverage: | coverage-deps deps
 	  [ -d $$d ] && find $$d -name '*.gcda' -delete; done; true
 	@$(MAKE) --no-print-directory COV=1 test; s1=$$?; \
 	 $(MAKE) --no-print-directory COV=1 test-mpi; s2=$$?; \
-	 $(MAKE) --no-print-directory COV=1 test-isa TEST_ISA=portable; s3=$$?; \
-	 $(MAKE) --no-print-directory COV=1 test-isa TEST_ISA=avx2; s4=$$?; \
+	 XRT_TEST_LIGHT=1 $(MAKE) --no-print-directory COV=1 test-isa TEST_ISA=portable; s3=$$?; \
+	 XRT_TEST_LIGHT=1 $(MAKE) --no-print-directory COV=1 test-isa TEST_ISA=avx2; s4=$$?; \
 	 sh tools/coverage.sh test/coverage_required.txt $(COV_DIRS) || exit 1; \
 	 [ $$s1$$s2$$s3$$s4 = 0000 ] || { echo "coverage: tests failed"; exit 1; }
 

@@ -181,13 +181,6 @@ static char *program(const conv_case *k) {
   return prog;
 }
 
-/* Whether the run is a light one (XRT_TEST_LIGHT set: `make
- * test-valgrind`, where every multiply-add costs a hundred times more):
- * the largest cases are left to the other runs (test, asan, coverage). */
-static inline int conv_light(void) {
-  const char *v = getenv("XRT_TEST_LIGHT");
-  return v && *v && strcmp(v, "0") != 0;
-}
 
 /* The tests' random numbers: a fixed sequence per program (each sets its
  * own seed in main). */

@@ -137,7 +137,7 @@ static void test_pointwise(void **state) {
  * column blocks), each layout; 7x7 windows of 64 features (K = 3136);
  * long rows of stride 2. */
 static void test_blocks(void **state) {
-  for (int lay = 0; lay < (conv_light() ? 1 : 3); lay++) {
+  for (int lay = 0; lay < (tu_light() ? 1 : 3); lay++) {
     cg_case k = conv2d(1, 24, 24, 70, 40, 3, 3, 1, 1, lay, 0, 0);
     check(C(state), NULL, &k);
     k.ints = 1;
@@ -197,7 +197,7 @@ static void test_odd_layouts(void **state) {
 static void test_threads(void **state) {
   xrt_client *cl2 = tu_client(1, 2, 0);
   xrt_client *cl4 = tu_client(1, 4, 0);
-  for (int lay = 0; lay < (conv_light() ? 1 : 3); lay++) {
+  for (int lay = 0; lay < (tu_light() ? 1 : 3); lay++) {
     cg_case k = conv2d(2, 30, 33, 48, 64, 3, 3, 1, 1, lay, 0, 0);
     check(C(state), cl2, &k);
     check(C(state), cl4, &k);
@@ -260,7 +260,7 @@ static void test_special_values(void **state) {
  * chunks of whole result rows (a last, narrower chunk or not), the same
  * bits on two threads; f64 with strides and dilation. */
 static void test_chunks(void **state) {
-  if (conv_light()) {
+  if (tu_light()) {
     print_message("test_chunks: left to the runs without XRT_TEST_LIGHT\n");
     return;
   }

@@ -39,6 +39,14 @@
            (const int64_t[]){__VA_ARGS__})
 #define TU_SCALAR(dt) tu_shape((dt), 0, NULL)
 
+/* Whether the run is a light one (XRT_TEST_LIGHT set: `make
+ * test-valgrind`, where every multiply-add costs a hundred times more):
+ * the largest cases are left to the other runs (test, asan, coverage). */
+static inline int tu_light(void) {
+  const char *v = getenv("XRT_TEST_LIGHT");
+  return v && *v && strcmp(v, "0") != 0;
+}
+
 static inline xrt_shape tu_shape(xrt_dtype dt, int rank, const int64_t *dims) {
   xrt_shape s;
   memset(&s, 0, sizeof s);

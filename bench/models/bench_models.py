@@ -14,7 +14,9 @@ Per model M (gen.py writes it into DIR/M first):
                          without the simulator's fusion (XRT_SIM_NO_FUSION=1)
   model.M.xrt_ms         best call of `xrt bench --threads 1` (N calls
                          after 2 warm-up calls)
-  model.M.torch_ms       best call of the PyTorch model, torch.set_num_threads(1),
+  model.M.torch_ms       best call of the PyTorch model, torch.set_num_threads(1)
+                         and openblas_set_num_threads(1) (its matmuls run in
+                         OpenBLAS, which has a thread pool of its own),
                          torch.no_grad() (autograd for mlp_train), N calls
                          after 2 warm-up calls
   model.M.ratio_torch    torch_ms / xrt_ms (higher is better for xrt)
@@ -115,9 +117,36 @@ def best_ms(fn, reps):
     return best * 1e3
 
 
-def torch_ms(m, threads, reps):
+def openblas_lib():
+    """The OpenBLAS that torch loaded (Debian's torch does its matrix
+    products there), or None."""
+    import ctypes
+    with open("/proc/self/maps") as f:
+        for line in f:
+            path = line.split()[-1]
+            if "libopenblas" in os.path.basename(path):
+                return ctypes.CDLL(path)
+    return None
+
+
+def set_torch_threads(threads):
+    """torch.set_num_threads sets only torch's OpenMP pool; OpenBLAS keeps
+    a pthread pool of its own with one thread per core, so without this a
+    "one thread" torch runs every matmul on both cores.  Returns the
+    OpenBLAS kernel name (openblas_get_corename) or None."""
     import torch
     torch.set_num_threads(threads)
+    lib = openblas_lib()
+    if lib is None:
+        return None
+    lib.openblas_set_num_threads(threads)
+    lib.openblas_get_corename.restype = __import__("ctypes").c_char_p
+    return lib.openblas_get_corename().decode()
+
+
+def torch_ms(m, threads, reps):
+    import torch
+    set_torch_threads(threads)
     fn, targs = m.torch_setup(m.args)
     if m.train:
         return best_ms(lambda: fn(*targs), reps)
@@ -217,6 +246,9 @@ def bench_model(name, args, keys):
         have_torch = False
         print("# %storch_ms: torch cannot be imported: %s" % (p, str(e).splitlines()[0]))
     if have_torch:
+        core = set_torch_threads(1)
+        print("# %storch_blas: %s" % (p, "OpenBLAS kernel " + core if core else
+                                      "no OpenBLAS loaded"))
         t1 = torch_ms(m, 1, args.reps)
         t2 = torch_ms(m, 2, args.reps)
         key("torch_ms", t1)
