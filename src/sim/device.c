@@ -474,26 +474,31 @@ static xrt_status sim_check_mem(sim_client *c, int device, const void *mem,
   return XRT_OK;
 }
 
+/* The block header of device memory mem, or NULL when mem is not one of
+ * the device's blocks (adopted host memory has no header) or the
+ * arguments name no device. */
+static sim_blk *sim_device_blk(const sim_client *c, int device,
+                               const void *mem) {
+  size_t have;
+  if (!c || !mem || device < 0 || device >= c->ndev ||
+      sim_adopt_bytes(c, device, mem, &have))
+    return NULL;
+  return sim_blk_of((void *)(uintptr_t)mem);
+}
+
 /* A write into device memory mem: a block takes a new serial (unless its
  * host address was handed out); adopted host memory has none. */
 static void sim_mem_touch(sim_client *c, int device, const void *mem) {
-  size_t have;
-  if (sim_adopt_bytes(c, device, mem, &have)) return;
-  sim_blk *b = sim_blk_of((void *)(uintptr_t)mem);
-  if (atomic_load_explicit(&b->serial, memory_order_relaxed))
+  sim_blk *b = sim_device_blk(c, device, mem);
+  if (b && atomic_load_explicit(&b->serial, memory_order_relaxed))
     atomic_store_explicit(&b->serial, atomic_fetch_add(&sim_serial_next, 1),
                           memory_order_relaxed);
 }
 
 SIM_PRIVATE uint64_t sim_mem_serial(void *client, int device,
                                     const void *mem) {
-  sim_client *c = (sim_client *)client;
-  size_t have;
-  if (!c || !mem || device < 0 || device >= c->ndev ||
-      sim_adopt_bytes(c, device, mem, &have))
-    return 0;
-  return atomic_load_explicit(&sim_blk_of((void *)(uintptr_t)mem)->serial,
-                              memory_order_relaxed);
+  sim_blk *b = sim_device_blk((sim_client *)client, device, mem);
+  return b ? atomic_load_explicit(&b->serial, memory_order_relaxed) : 0;
 }
 
 SIM_PRIVATE xrt_status sim_buffer_write(void *client, int device, void *mem,
@@ -911,12 +916,9 @@ static xrt_status sim_adopt_add(sim_client *c, int device, void *host,
 }
 
 SIM_PRIVATE void *sim_buffer_host_pointer(void *client, int device, void *mem) {
-  sim_client *c = (sim_client *)client;
-  size_t have;
   /* writable behind the device's back from now on: no write generation */
-  if (c && mem && device >= 0 && device < c->ndev &&
-      !sim_adopt_bytes(c, device, mem, &have))
-    atomic_store_explicit(&sim_blk_of(mem)->serial, 0, memory_order_relaxed);
+  sim_blk *b = sim_device_blk((sim_client *)client, device, mem);
+  if (b) atomic_store_explicit(&b->serial, 0, memory_order_relaxed);
   return mem;
 }
 
