@@ -1203,6 +1203,15 @@ typedef struct sim_while {
   const int32_t *cargs, *bargs, *bufa, *bufb, *brets;
   int32_t cret;
   const size_t *bytes;
+  /* Per carry: 1 when the body returns its argument unchanged (weights
+   * carried through), read in place from the while's operand; bytes of
+   * the result to copy out (0: nothing reads it). */
+  const uint8_t *thru;
+  const size_t *obytes;
+  /* Pseudo values zeroed at every entry (pack flags of loop-invariant
+   * operands, see sim_loop_invariant), nflags of them. */
+  const int32_t *flags;
+  int32_t nflags;
 } sim_while;
 SIM_PRIVATE xrt_status sim_run_while(const sim_step *st, void **vals, sim_cx *cx);
 
@@ -1235,6 +1244,9 @@ typedef struct sim_vinfo {
   size_t bytes, off, cap;
   int32_t in_out; /* 1 + the entry result whose buffer holds it; 0: arena */
   int32_t alias;  /* 1 + the value whose memory it is (a free reshape) */
+  /* the concatenate whose bytes this value is, never materialized: only
+   * products read it, from the parts (dot_concat.c) */
+  const xrt_ir_op *vcat;
   void *cptr;
 } sim_vinfo;
 
@@ -1282,7 +1294,19 @@ typedef struct sim_fcc {
   xrt_ir_type *xt;
   int32_t xcap;
   void *fz; /* fusion: uses and definitions of values (see "Fusion") */
+  /* The body of the innermost while being lowered, and its pack flags
+   * (sim_loop_invariant); NULL outside one. */
+  const xrt_ir_region *lbody;
+  sim_vec *lflags;
 } sim_fcc;
+
+/* Whether value v is an argument of the body of the while being lowered
+ * that the body returns unchanged (the same memory, never written, for
+ * the whole loop).  If so, *flag is a new pseudo value of 16 bytes that the
+ * while zeroes at every entry, for the reader's "packed already" state;
+ * 0 otherwise, or on failure (*rc). */
+SIM_PRIVATE int sim_loop_invariant(sim_fcc *fc, int32_t v, int32_t *flag,
+                                   xrt_status *rc);
 
 /* ---- device.c ---- */
 /* The write generation of device memory mem: a process-wide serial that
@@ -1388,6 +1412,32 @@ SIM_PRIVATE int64_t *sim_dot_table(sim_fcc *fc, const xrt_shape *x,
 /* ---- gemm.c ---- */
 SIM_PRIVATE int sim_gemm_lower_dot(sim_fcc *fc, const sim_dot *d, sim_step *st,
                               xrt_status *rc);
+/* Chunked convolutions' products, one per thread (gemm.c). */
+SIM_PRIVATE int64_t sim_gemm_kc_for(sim_fcc *fc, xrt_dtype t, int64_t N,
+                                    int64_t K);
+SIM_PRIVATE int sim_gemm_slots(const sim_step *st);
+SIM_PRIVATE int sim_gemm_out_rows(sim_fcc *fc, sim_step *st, int64_t stride,
+                                  xrt_status *rc);
+SIM_PRIVATE void sim_gemm_keep_a(sim_step *st);
+SIM_PRIVATE const char *sim_gemm_apre(const sim_step *st, const char *A,
+                                      sim_cx *cx, void **entry);
+SIM_PRIVATE void sim_gemm_apre_put(sim_cx *cx, void *entry);
+SIM_PRIVATE void sim_gemm_run_slot(const sim_step *st, void **vals,
+                                   const char *A, const char *B, char *C,
+                                   const char *apre, int slot);
+
+/* ---- dot_concat.c ---- */
+/* A concatenate only dot_generals read (directly or through reshapes):
+ * 1 when it is left unmaterialized (vcat of its value set), else 0. */
+SIM_PRIVATE int sim_dc_lower_concat(sim_fcc *fc, const xrt_ir_op *op);
+/* A reshape of such a value: unmaterialized too. */
+SIM_PRIVATE void sim_dc_lower_reshape(sim_fcc *fc, const xrt_ir_op *op);
+/* A dot_general reading one: a product per part. */
+SIM_PRIVATE xrt_status sim_dc_lower_dot(sim_fcc *fc, const xrt_ir_op *op,
+                                        sim_step *st, const int64_t *lb,
+                                        const int64_t *rb, const int64_t *lc,
+                                        const int64_t *rc, int64_t nb,
+                                        int64_t nc);
 
 /* ---- lower.c ---- */
 SIM_PRIVATE const int64_t *sim_dot_field(const xrt_ir_attr *dn, const char *name,
@@ -1568,6 +1618,13 @@ SIM_PRIVATE int sim_gemm_isa(sim_cc *cc);
 /* ---- conv_dw.c ---- */
 SIM_PRIVATE int sim_conv_dw_lower(sim_fcc *fc, const sim_conv *c, sim_step *st,
                                   xrt_status *rc);
+/* A depthwise step that computes whole result positions (features
+ * innermost and contiguous): *O results per position, *np positions;
+ * sim_dw_positions computes positions [q0, q1) into o (row-major). */
+SIM_PRIVATE int sim_dw_by_position(const sim_step *st, int64_t *O,
+                                   int64_t *np);
+SIM_PRIVATE void sim_dw_positions(const sim_step *st, void **vals, int64_t q0,
+                                  int64_t q1, void *o);
 
 /* ---- conv_gemm.c ---- */
 /* f32/f64 convolutions as plain products (NCHW results: kernel x im2col;
@@ -1629,7 +1686,10 @@ SIM_PRIVATE xrt_status sim_lower_chlo_ragged_dot(sim_fcc *fc, const xrt_ir_op *o
  * OS delays (a loaded machine) just takes fewer chunks.  A pool runs one
  * loop at a time: a loop started while it is busy (a nested call from a
  * chunk, or a concurrent execute on the same device) runs serially on its
- * caller.  No allocation per loop.
+ * caller.  No allocation per loop.  Between loops, workers poll for the
+ * next one a few tens of microseconds before they sleep, and the caller
+ * polls for the workers' end before it does, when every thread of every
+ * pool has a core of its own (a wake-up costs about as long).
  * ==================================================================== */
 
 #include <stdatomic.h>
@@ -1642,13 +1702,16 @@ struct sim_tpool {
   int nworkers;        /* started */
   int started, stop;
   pthread_t *tid;      /* threads - 1 slots */
-  /* The current loop (written under mu before wake is broadcast). */
-  uint64_t gen, gen0; /* loops run; gen when the workers started */
+  int spin;            /* idle workers and the waiting caller poll first */
+  /* The current loop (written under mu before gen is bumped and wake is
+   * broadcast; workers that poll read gen with acquire). */
+  atomic_ullong gen;   /* loops run */
+  uint64_t gen0;       /* gen when the workers started */
   sim_range_fn fn;
   void *ctx;
   int64_t n, chunk, nchunks;
   atomic_llong next;   /* next chunk to claim */
-  int pending;         /* workers that have not finished this loop */
+  atomic_int pending;  /* workers that have not finished this loop */
 };
 static inline struct sim_tpool *sim_tpool_of(const sim_client *c, int device) {
   return c->tp && device >= 0 && device < c->ntp ? &c->tp[device] : NULL;
@@ -4353,26 +4416,31 @@ static xrt_status sim_check_mem(sim_client *c, int device, const void *mem,
   return XRT_OK;
 }
 
+/* The block header of device memory mem, or NULL when mem is not one of
+ * the device's blocks (adopted host memory has no header) or the
+ * arguments name no device. */
+static sim_blk *sim_device_blk(const sim_client *c, int device,
+                               const void *mem) {
+  size_t have;
+  if (!c || !mem || device < 0 || device >= c->ndev ||
+      sim_adopt_bytes(c, device, mem, &have))
+    return NULL;
+  return sim_blk_of((void *)(uintptr_t)mem);
+}
+
 /* A write into device memory mem: a block takes a new serial (unless its
  * host address was handed out); adopted host memory has none. */
 static void sim_mem_touch(sim_client *c, int device, const void *mem) {
-  size_t have;
-  if (sim_adopt_bytes(c, device, mem, &have)) return;
-  sim_blk *b = sim_blk_of((void *)(uintptr_t)mem);
-  if (atomic_load_explicit(&b->serial, memory_order_relaxed))
+  sim_blk *b = sim_device_blk(c, device, mem);
+  if (b && atomic_load_explicit(&b->serial, memory_order_relaxed))
     atomic_store_explicit(&b->serial, atomic_fetch_add(&sim_serial_next, 1),
                           memory_order_relaxed);
 }
 
 SIM_PRIVATE uint64_t sim_mem_serial(void *client, int device,
                                     const void *mem) {
-  sim_client *c = (sim_client *)client;
-  size_t have;
-  if (!c || !mem || device < 0 || device >= c->ndev ||
-      sim_adopt_bytes(c, device, mem, &have))
-    return 0;
-  return atomic_load_explicit(&sim_blk_of((void *)(uintptr_t)mem)->serial,
-                              memory_order_relaxed);
+  sim_blk *b = sim_device_blk((sim_client *)client, device, mem);
+  return b ? atomic_load_explicit(&b->serial, memory_order_relaxed) : 0;
 }
 
 SIM_PRIVATE xrt_status sim_buffer_write(void *client, int device, void *mem,
@@ -4790,12 +4858,9 @@ static xrt_status sim_adopt_add(sim_client *c, int device, void *host,
 }
 
 SIM_PRIVATE void *sim_buffer_host_pointer(void *client, int device, void *mem) {
-  sim_client *c = (sim_client *)client;
-  size_t have;
   /* writable behind the device's back from now on: no write generation */
-  if (c && mem && device >= 0 && device < c->ndev &&
-      !sim_adopt_bytes(c, device, mem, &have))
-    atomic_store_explicit(&sim_blk_of(mem)->serial, 0, memory_order_relaxed);
+  sim_blk *b = sim_device_blk((sim_client *)client, device, mem);
+  if (b) atomic_store_explicit(&b->serial, 0, memory_order_relaxed);
   return mem;
 }
 
@@ -5501,10 +5566,48 @@ typedef int32_t sim_cl_i16 __attribute__((vector_size(64)));
       memcpy(o + i, &r, sizeof r);                                            \
     }                                                                         \
   }
+/* Bounds that are one number each, neither NaN (relu6's 0 and 6): one
+ * compare and one blend a bound, the same choices as SIM_CLAMP_FLT.  No
+ * compare with a NaN x holds, so it stays.  x == lo picks lo, the bits
+ * of x except for lo = -0, x = +0, which keeps x: a strict compare for
+ * lo = -0 (CA), else >=.  r == hi picks hi only when hi's sign bit is
+ * set (the bits differ only for hi = -0, r = +0): <= then, else < (CB). */
+#define SIM_CL_KS(ISA, ATTR, V, CA, CB)                                       \
+  static ATTR void sim_clamp_f32s##V##_##ISA(float *o, const float *l,        \
+                                             const float *v, const float *h,  \
+                                             int64_t n) {                     \
+    sim_cl_v16 fa, fb;                                                        \
+    for (int k = 0; k < 16; k++) {                                            \
+      fa[k] = l[0];                                                           \
+      fb[k] = h[0];                                                           \
+    }                                                                         \
+    for (int64_t i = 0; i + 16 <= n; i += 16) {                               \
+      sim_cl_v16 fx, r;                                                       \
+      memcpy(&fx, v + i, sizeof fx);                                          \
+      sim_cl_i16 ta = CA;                                                     \
+      r = SIM_CL_SEL(ta, fa, fx);                                             \
+      sim_cl_i16 tb = CB;                                                     \
+      r = SIM_CL_SEL(tb, fb, r);                                              \
+      memcpy(o + i, &r, sizeof r);                                            \
+    }                                                                         \
+  }
+#define SIM_CL_KS4(ISA, ATTR)                                                 \
+  SIM_CL_KS(ISA, ATTR, 0, (fa >= fx), (fb < r))                               \
+  SIM_CL_KS(ISA, ATTR, 1, (fa > fx), (fb < r))                                \
+  SIM_CL_KS(ISA, ATTR, 2, (fa >= fx), (fb <= r))                              \
+  SIM_CL_KS(ISA, ATTR, 3, (fa > fx), (fb <= r))                               \
+  static void (*const sim_clamp_f32s_##ISA[4])(float *, const float *,        \
+                                               const float *, const float *,  \
+                                               int64_t) = {                   \
+      sim_clamp_f32s0_##ISA, sim_clamp_f32s1_##ISA, sim_clamp_f32s2_##ISA,    \
+      sim_clamp_f32s3_##ISA};
 SIM_CL_KERNEL(port, )
+SIM_CL_KS4(port, )
 #if defined(__x86_64__) || defined(__i386__)
 SIM_CL_KERNEL(avx2, __attribute__((target("avx2"))))
 SIM_CL_KERNEL(avx512, __attribute__((target("avx512f"))))
+SIM_CL_KS4(avx2, __attribute__((target("avx2"))))
+SIM_CL_KS4(avx512, __attribute__((target("avx512f"))))
 #endif
 
 static void sim_clamp_f32(void *out, const void *lo, const void *x,
@@ -5519,6 +5622,17 @@ static void sim_clamp_f32(void *out, const void *lo, const void *x,
   int64_t whole = n / 16 * 16;
 #if defined(__x86_64__) || defined(__i386__)
   int level = sim_isa_level();
+#endif
+  if (!ls && !hs && l[0] == l[0] && h[0] == h[0]) {
+    int var = (l[0] == 0 && signbit(l[0])) + 2 * (signbit(h[0]) != 0);
+#if defined(__x86_64__) || defined(__i386__)
+    if (level == 2) sim_clamp_f32s_avx512[var](o, l, v, h, whole);
+    else if (level == 1) sim_clamp_f32s_avx2[var](o, l, v, h, whole);
+    else
+#endif
+      sim_clamp_f32s_port[var](o, l, v, h, whole);
+  } else
+#if defined(__x86_64__) || defined(__i386__)
   if (level == 2) sim_clamp_f32_avx512(o, l, v, h, whole, ls, hs);
   else if (level == 1) sim_clamp_f32_avx2(o, l, v, h, whole, ls, hs);
   else
@@ -6690,6 +6804,7 @@ typedef struct sim_gemm {
   int astrip;            /* A strip-packed for k->fs (see SIM_GK_STRIP) */
   int64_t np;            /* N rounded up to whole micro-panels */
   uint64_t gid;          /* B may be kept packed (gemm_cache.c), else 0 */
+  uint64_t gida;         /* A likewise (sim_gemm_keep_a), else 0 */
 } sim_gemm;
 
 /* ---- packing ---- */
@@ -6881,6 +6996,8 @@ typedef struct sim_gblk {
   int lanes; /* in use: at most g->lanes, at most the pool's threads */
   /* All of this batch's B packed (sim_gemm_bpre), or NULL: pack here */
   const char *bpre;
+  /* All of A packed (sim_gemm_apre, one batch), or NULL: pack here */
+  const char *apre;
 } sim_gblk;
 
 /* Copies n elements of one row of A, from column k of the panel on, into
@@ -7185,6 +7302,15 @@ static void sim_gemm_rect(const sim_gblk *x, int lane, int64_t pa, int64_t pe,
  * micro-panel is packed right before its kernels, so it is read back from
  * L1 rather than through a large A block that would only meet a few B
  * micro-panels. */
+/* All of A packed (sim_gemm_apre): the micro-panel of rows from r0 (a
+ * multiple of MR) in the K block at pc (kb rows) at this element offset,
+ * the next micro-panels after it, as sim_gpack_a_panel packs a block. */
+static size_t sim_gemm_aoff(const sim_gemm *g, int64_t pc, int64_t r0,
+                            int64_t kb) {
+  int64_t MR = g->k->mr, Mp = (g->M + MR - 1) / MR * MR;
+  return (size_t)(pc * Mp + r0 * kb);
+}
+
 static void sim_gemm_narrow(sim_gblk *x, int lane, int64_t m0, int64_t m1,
                             int64_t n0, int64_t n1) {
   const sim_gemm *g = x->g;
@@ -7203,8 +7329,12 @@ static void sim_gemm_narrow(sim_gblk *x, int lane, int64_t m0, int64_t m1,
     for (int64_t r0 = m0; r0 < m1; r0 += MR) {
       int64_t mv = m1 - r0 < MR ? m1 - r0 : MR;
       x->ic = r0, x->mb = mv;
-      sim_gpack_a_panel(x, 0); /* at apack: one panel, reused from L1 */
-      sim_gemm_panel_row(x, x->apack, bp, r0, mv, n0, nb);
+      const char *ap = x->apack;
+      if (x->apre)
+        ap = x->apre + sim_gemm_aoff(g, x->pc, r0, x->kb) * es;
+      else
+        sim_gpack_a_panel(x, 0); /* at apack: one panel, reused from L1 */
+      sim_gemm_panel_row(x, ap, bp, r0, mv, n0, nb);
     }
   }
 }
@@ -7239,7 +7369,11 @@ static void sim_gemm_lane(const sim_gblk *base, int64_t l) {
     for (x.pc = 0; x.pc < g->K; x.pc += g->kc) {
       x.kb = g->K - x.pc < g->kc ? g->K - x.pc : g->kc;
       x.first = x.pc == 0;
-      for (int64_t p = 0; p < pm; p++) sim_gpack_a_panel(&x, p);
+      if (x.apre) /* the block's panels, in place */
+        x.apack = (char *)(uintptr_t)x.apre +
+                  sim_gemm_aoff(g, x.pc, x.ic, x.kb) * g->es;
+      else
+        for (int64_t p = 0; p < pm; p++) sim_gpack_a_panel(&x, p);
       sim_gemm_rect(&x, (int)l, 0, pm, n0, n1);
     }
   }
@@ -7278,18 +7412,62 @@ static void sim_gemm_blas(const sim_gemm *g, const char *a, const char *b,
 }
 #endif
 
+/* Batches one thread each (sim_gemm_exec): lane slots in use (bits). */
+typedef struct sim_gbat {
+  sim_gblk x; /* the blocks of every batch; a, b, c at batch 0 */
+  const char *A, *B, *bpre;
+  char *C;
+  atomic_ullong busy;
+} sim_gbat;
+
+static void sim_gemm_batches(void *ctx, int64_t b0, int64_t b1) {
+  sim_gbat *y = (sim_gbat *)ctx;
+  const sim_gemm *g = y->x.g;
+  size_t es = g->es;
+  int slot = 0;
+  for (;;) { /* a free slot: at most g->lanes threads run batches */
+    unsigned long long m = atomic_load(&y->busy);
+    while (slot < g->lanes && (m & (1ull << slot))) slot++;
+    if (slot < g->lanes &&
+        atomic_compare_exchange_weak(&y->busy, &m, m | (1ull << slot)))
+      break;
+    if (slot >= g->lanes) sched_yield(), slot = 0;
+  }
+  for (int64_t bt = b0; bt < b1; bt++) {
+    sim_gblk x = y->x;
+    x.lanes = 1;
+    x.apack += g->apack_lane * es * (size_t)slot;
+    x.bpack += g->bpack_lane * es * (size_t)slot;
+    x.a = y->A + (size_t)g->ab[bt] * es;
+    x.b = y->B + (size_t)g->bb[bt] * es;
+    x.c = y->C + (size_t)g->cb[bt] * es;
+    x.bpre = y->bpre ? y->bpre + (size_t)(bt * g->K * g->np) * es : NULL;
+    sim_gemm_lane(&x, 0);
+  }
+  atomic_fetch_and(&y->busy, ~(1ull << slot));
+}
+
 /* bpre: all of B packed (sim_gemm_bpre), or NULL. */
 static void sim_gemm_exec(const sim_gemm *g, const char *A, const char *B,
                           char *C, void **vals, sim_cx *cx,
-                          const char *bpre) {
+                          const char *bpre, const char *apre) {
   size_t es = g->es;
-  sim_gblk x = {g, NULL, NULL, NULL, NULL, NULL, 0, 0, 0, 0, 0, 1, NULL};
+  sim_gblk x = {g, NULL, NULL, NULL, NULL, NULL, 0, 0, 0, 0, 0, 1, NULL, NULL};
+  x.apre = g->BT == 1 ? apre : NULL;
   /* One lane per thread of the device's pool (the plan has buffers for
    * g->lanes); serial: one lane, so an A micro-panel meets every column. */
   int threads = cx && cx->tp ? cx->tp->threads : 1;
   x.lanes = threads < 1 ? 1 : threads < g->lanes ? threads : g->lanes;
   x.apack = (char *)vals[g->apack];
   x.bpack = (char *)vals[g->bpack];
+  /* Many batches (attention heads) on several threads: a batch per
+   * thread at a time, one fork-join for all, the same sums. */
+  if (threads > 1 && threads <= g->lanes && g->lanes <= 64 &&
+      g->BT >= 2 * (int64_t)threads && g->K > 0 && !g->blas) {
+    sim_gbat y = {x, A, B, bpre, C, 0};
+    sim_parallel_for(cx, g->BT, 1, sim_gemm_batches, &y);
+    return;
+  }
   for (int64_t bt = 0; bt < g->BT; bt++) {
     x.a = A + (size_t)g->ab[bt] * es;
     x.b = B + (size_t)g->bb[bt] * es;
@@ -7362,15 +7540,75 @@ static const char *sim_gemm_bpre(const sim_gemm *g, const char *B,
   return p;
 }
 
+/* ---- A packed once for many calls (gemm_cache.c) ----
+ * A convolution's kernel as the A operand of weights x im2col (conv_gemm.c)
+ * is an argument like the weights of a dot: all of it in the layout of
+ * sim_gemm_aoff, K block after K block, micro-panels of MR rows (the last
+ * one zero-padded) in each. */
+typedef struct sim_gafill {
+  const sim_gemm *g;
+  const char *a;
+  char *dst;
+  int64_t pm; /* micro-panels */
+} sim_gafill;
+
+static void sim_gemm_afill_range(void *ctx, int64_t begin, int64_t end) {
+  const sim_gafill *f = (const sim_gafill *)ctx;
+  const sim_gemm *g = f->g;
+  int64_t MR = g->k->mr;
+  for (int64_t i = begin; i < end; i++) {
+    sim_gblk x;
+    memset(&x, 0, sizeof x);
+    x.g = g;
+    x.a = f->a + (size_t)g->ab[0] * g->es;
+    x.pc = i / f->pm * g->kc;
+    x.kb = g->K - x.pc < g->kc ? g->K - x.pc : g->kc;
+    x.ic = i % f->pm * MR;
+    x.mb = g->M - x.ic < MR ? g->M - x.ic : MR;
+    x.apack = f->dst + sim_gemm_aoff(g, x.pc, x.ic, x.kb) * g->es;
+    sim_gpack_a_panel(&x, 0);
+  }
+}
+
+/* A's packed copy when A is an argument of this execute with a write
+ * generation (as sim_gemm_bpre); *entry: to give back, or NULL. */
+static const char *sim_gemm_apre_of(const sim_gemm *g, const char *A,
+                                    sim_cx *cx, void **entry) {
+  *entry = NULL;
+  if (!g->gida || g->BT != 1 || !cx || !cx->xa || !cx->exe ||
+      !cx->xa->args || g->blas)
+    return NULL;
+  const xrt_plugin_execute_args *a = cx->xa;
+  int arg = 0;
+  for (int i = 0; i < a->num_args && !arg; i++) arg = a->args[i] == A;
+  if (!arg) return NULL;
+  sim_client *c = cx->exe->cl;
+  uint64_t serial = sim_mem_serial(c, a->device, A);
+  if (!serial) return NULL;
+  int64_t MR = g->k->mr, pm = (g->M + MR - 1) / MR;
+  int fill;
+  char *p = (char *)sim_gcache_get(c, g->gida, a->device, A, serial,
+                                   (size_t)(g->K * pm * MR) * g->es, &fill,
+                                   entry);
+  if (p && fill) {
+    sim_gafill f = {g, A, p, pm};
+    sim_parallel_for(cx, (g->K + g->kc - 1) / g->kc * pm, 1,
+                     sim_gemm_afill_range, &f);
+  }
+  return p;
+}
+
 /* A dot, or a convolution planned as GEMM: C = A x B of its operands. */
 static xrt_status sim_run_gemm(const sim_step *st, void **vals, sim_cx *cx) {
   const sim_gemm *g = (const sim_gemm *)st->data;
+  const char *A = (const char *)vals[st->in[0]];
   const char *B = (const char *)vals[st->in[1]];
-  void *entry;
+  void *entry, *aentry;
   const char *bpre = sim_gemm_bpre(g, B, cx, &entry);
-  sim_gemm_exec(g, (const char *)vals[st->in[0]], B,
-                (char *)vals[st->out[0]], vals, cx, bpre);
+  const char *apre = sim_gemm_apre_of(g, A, cx, &aentry);
+  sim_gemm_exec(g, A, B, (char *)vals[st->out[0]], vals, cx, bpre, apre);
   if (entry) sim_gcache_put(cx->exe->cl, entry, 1);
+  if (aentry) sim_gcache_put(cx->exe->cl, aentry, 1);
   return XRT_OK;
 }
 
@@ -7405,6 +7643,24 @@ static int64_t sim_gemm_threads(const sim_fcc *fc) {
   return t < 1 ? 1 : t > 64 ? 64 : t;
 }
 
+/* The K block of a product of N columns: it orders the sums. */
+static int64_t sim_gemm_kc(const sim_gk *k, int64_t N, int64_t K, size_t es) {
+  int64_t kc = K < k->kc ? (K ? K : 1) : k->kc;
+  /* Near-equal K blocks: no thin last block. */
+  if (K > k->kc) {
+    int64_t nk = (K + k->kc - 1) / k->kc;
+    kc = (K + nk - 1) / nk;
+  }
+  int64_t nc = N < k->nc ? sim_gemm_roundup(N ? N : 1, k->nr) : k->nc;
+  /* One column block (sim_gemm_narrow): all of K in one block when its B
+   * block fits L2 with room and an A micro-panel half of L1, so C is
+   * written once. */
+  if (N <= nc && K <= 2 * k->kc && (size_t)(K * nc) * es <= 256 * 1024 &&
+      (size_t)(K * k->mr) * es <= 32 * 1024)
+    kc = K;
+  return kc;
+}
+
 /* Block sizes and lanes (at most threads), once the tables are set. */
 static void sim_gemm_blocks(sim_gemm *g, int64_t threads) {
   const sim_gk *k = g->k;
@@ -7417,24 +7673,12 @@ static void sim_gemm_blocks(sim_gemm *g, int64_t threads) {
   g->cm_s = sim_gemm_affine(g->cm, g->M);
   g->cn_s = sim_gemm_affine(g->cn, g->N);
   g->mc = g->M < k->mc ? sim_gemm_roundup(g->M ? g->M : 1, k->mr) : k->mc;
-  g->kc = g->K < k->kc ? (g->K ? g->K : 1) : k->kc;
-  /* Near-equal K blocks: no thin last block. */
-  if (g->K > k->kc) {
-    int64_t nk = (g->K + k->kc - 1) / k->kc;
-    g->kc = (g->K + nk - 1) / nk;
-  }
+  g->kc = sim_gemm_kc(k, g->N, g->K, g->es);
   if (g->M > k->mc) { /* near-equal M blocks too */
     int64_t nm = (g->M + k->mc - 1) / k->mc;
     g->mc = sim_gemm_roundup((g->M + nm - 1) / nm, k->mr);
   }
   g->nc = g->N < k->nc ? sim_gemm_roundup(g->N ? g->N : 1, k->nr) : k->nc;
-  /* One column block (sim_gemm_narrow): all of K in one block when its B
-   * block fits L2 with room and an A micro-panel half of L1, so C is
-   * written once. */
-  if (g->N <= g->nc && g->K <= 2 * k->kc &&
-      (size_t)(g->K * g->nc) * g->es <= 256 * 1024 &&
-      (size_t)(g->K * k->mr) * g->es <= 32 * 1024)
-    g->kc = g->K;
   int64_t pn = (g->N + k->nr - 1) / k->nr, pm = (g->M + k->mr - 1) / k->mr;
   g->np = pn * k->nr;
   int64_t L = threads;
@@ -7614,6 +7858,77 @@ SIM_PRIVATE int sim_gemm_lower_dot(sim_fcc *fc, const sim_dot *d, sim_step *st,
   return 1;
 }
 
+/* ---- products of one lane's own (conv_gemm.c's chunked convolutions) ----
+ * A product that sim_gemm_lower_dot planned, run whole on the calling
+ * thread with the pack buffers of lane slot (< sim_gemm_slots), so that
+ * as many products as the plan has lanes run at once, each on one thread:
+ * no fork-join per product, and each thread packs and multiplies data it
+ * wrote itself.  The same blocks and sums as sim_run_gemm with one lane. */
+
+/* The K block the packed product of N columns and a K of type t would
+ * have (0: none), so that callers can split N without reordering sums. */
+SIM_PRIVATE int64_t sim_gemm_kc_for(sim_fcc *fc, xrt_dtype t, int64_t N,
+                                    int64_t K) {
+  const sim_gk *k = sim_gemm_kernel(fc->cc, t);
+  return k ? sim_gemm_kc(k, N, K, sim_esize(t)) : 0;
+}
+
+/* Lane slots of a planned product (0: st is not one). */
+SIM_PRIVATE int sim_gemm_slots(const sim_step *st) {
+  if (st->run != sim_run_gemm) return 0;
+  const sim_gemm *g = (const sim_gemm *)st->data;
+  return g->BT == 1 && g->K > 0 && !g->blas ? g->lanes : 0;
+}
+
+/* Result rows stride elements apart (>= N): a window of columns of a
+ * wider result.  0: not a planned product (st is left alone). */
+SIM_PRIVATE int sim_gemm_out_rows(sim_fcc *fc, sim_step *st, int64_t stride,
+                                  xrt_status *rc) {
+  *rc = XRT_OK;
+  if (!sim_gemm_slots(st)) return 0;
+  sim_gemm *g = (sim_gemm *)(void *)(uintptr_t)st->data;
+  if (stride < g->N || g->cm_s != g->N || g->cn_s != 1) return 0;
+  int64_t *cm = sim_gemm_iota(fc, g->M, stride);
+  if (!cm) return (*rc = XRT_RESOURCE_EXHAUSTED), 1;
+  g->cm = cm;
+  g->cm_s = sim_gemm_affine(cm, g->M);
+  return 1;
+}
+
+/* Keeps A packed across calls when it is an argument (a convolution's
+ * kernel: conv_gemm.c); one batch only. */
+SIM_PRIVATE void sim_gemm_keep_a(sim_step *st) {
+  if (!sim_gemm_slots(st)) return;
+  sim_gemm *g = (sim_gemm *)(void *)(uintptr_t)st->data;
+  g->gida = sim_gcache_id();
+}
+
+/* A packed for st (sim_gemm_apre_of) or NULL; *entry for sim_gemm_apre_put
+ * after the last use. */
+SIM_PRIVATE const char *sim_gemm_apre(const sim_step *st, const char *A,
+                                      sim_cx *cx, void **entry) {
+  *entry = NULL;
+  if (!sim_gemm_slots(st)) return NULL;
+  return sim_gemm_apre_of((const sim_gemm *)st->data, A, cx, entry);
+}
+
+SIM_PRIVATE void sim_gemm_apre_put(sim_cx *cx, void *entry) {
+  if (entry) sim_gcache_put(cx->exe->cl, entry, 1);
+}
+
+SIM_PRIVATE void sim_gemm_run_slot(const sim_step *st, void **vals,
+                                   const char *A, const char *B, char *C,
+                                   const char *apre, int slot) {
+  const sim_gemm *g = (const sim_gemm *)st->data;
+  sim_gblk x = {g, A, B, C, NULL, NULL, 0, 0, 0, 0, 0, 1, NULL, apre};
+  x.apack = (char *)vals[g->apack] + g->apack_lane * g->es * (size_t)slot;
+  x.bpack = (char *)vals[g->bpack] + g->bpack_lane * g->es * (size_t)slot;
+  x.a += (size_t)g->ab[0] * g->es;
+  x.b += (size_t)g->bb[0] * g->es;
+  x.c += (size_t)g->cb[0] * g->es;
+  sim_gemm_lane(&x, 0);
+}
+
 /* ---- convolution as GEMM ---- */
 
 /* Rows: (result batch, output position), position row-major. */
@@ -7764,6 +8079,14 @@ typedef struct sim_skinny {
   int64_t B, M, N, K;
   const int64_t *lb, *lm, *lk, *rb, *rn, *rk; /* offsets, as sim_dot's */
   int nn; /* weights [K, N] (x @ W), else [N, K] */
+  /* Weights [N, K] that stay the same for a whole while loop (see
+   * "Packed loop-invariant weights"): pseudo values of the pack flag and
+   * the packed panels, np panels; flag 0 when not packed. */
+  int32_t flag, pack;
+  int64_t np;
+  uint64_t gid; /* the panels may be kept in the client's cache */
+  void (*pk)(const struct sim_skinny *s, float *out, const float *a,
+             const float *pk, int64_t p);
   /* results [n0, n0 + nb) of batch bi */
   void (*kernel)(const struct sim_skinny *s, float *out, const float *a,
                  const float *b, int64_t bi, int64_t n0, int64_t nb);
@@ -8017,6 +8340,270 @@ SIM_SK_KERNEL(avx512) /* GCOVR_EXCL_BR_LINE */
 SIM_SK_NN(avx512) /* GCOVR_EXCL_BR_LINE */
 #endif
 
+/* ======================================================================
+ * Packed loop-invariant weights
+ *
+ * An LSTM step multiplies its few rows by the same [N, K] weights at every
+ * iteration of a while loop (weights carried through the loop unchanged:
+ * sim_loop_invariant).  Reading those rows in place costs a horizontal sum
+ * per result and re-reads each weight row for every four lhs rows; instead
+ * the first iteration of each run of the loop copies the weights into
+ * panels of SIM_SK_PW columns, k-major (panel p holds W[p * PW + j][k] at
+ * [p][k][j], zero past N), and every iteration multiplies up to eight lhs
+ * rows by a panel with 8 x 3 vectors of sums in registers, streaming the
+ * panel once: per k three panel vectors and one broadcast per row.  Every
+ * result is the sequential sum over k from zero, each step one fused
+ * multiply-add (fmaf in portable C: one rounding, so every instruction set
+ * gives the same bits, the panels from the cache or packed now).  Panels are
+ * shared by the device's threads; consecutive iterations walk them in
+ * opposite directions, so the panels read last (still in cache) come
+ * first.
+ * ==================================================================== */
+#define SIM_SK_PW 48 /* columns per panel: three vectors */
+
+#define SIM_SK_PK(ISA)                                                        \
+  static inline __attribute__((always_inline)) SIM_SK_TP_##ISA void           \
+  sim_sk_pkk_##ISA(const float *const *ar, int nr, const float *p,            \
+                   int64_t K, float *o, int64_t ldo, int64_t nc) {            \
+    sim_sk_v16 c00 = {0}, c01 = {0}, c02 = {0}, c10 = {0}, c11 = {0};         \
+    sim_sk_v16 c12 = {0}, c20 = {0}, c21 = {0}, c22 = {0}, c30 = {0};         \
+    sim_sk_v16 c31 = {0}, c32 = {0}, c40 = {0}, c41 = {0}, c42 = {0};         \
+    sim_sk_v16 c50 = {0}, c51 = {0}, c52 = {0}, c60 = {0}, c61 = {0};         \
+    sim_sk_v16 c62 = {0}, c70 = {0}, c71 = {0}, c72 = {0}, u0, u1, u2;        \
+    for (int64_t k = 0; k < K; k++, p += SIM_SK_PW) {                         \
+      memcpy(&u0, p, sizeof u0);                                              \
+      memcpy(&u1, p + 16, sizeof u1);                                         \
+      memcpy(&u2, p + 32, sizeof u2);                                         \
+      SIM_SK_PROW(ISA, 0);                                                    \
+      if (nr > 1) SIM_SK_PROW(ISA, 1);                                        \
+      if (nr > 2) SIM_SK_PROW(ISA, 2);                                        \
+      if (nr > 3) SIM_SK_PROW(ISA, 3);                                        \
+      if (nr > 4) SIM_SK_PROW(ISA, 4);                                        \
+      if (nr > 5) SIM_SK_PROW(ISA, 5);                                        \
+      if (nr > 6) SIM_SK_PROW(ISA, 6);                                        \
+      if (nr > 7) SIM_SK_PROW(ISA, 7);                                        \
+    }                                                                         \
+    float t_[3 * 16];                                                         \
+    SIM_SK_PSTORE(0);                                                         \
+    if (nr > 1) SIM_SK_PSTORE(1);                                             \
+    if (nr > 2) SIM_SK_PSTORE(2);                                             \
+    if (nr > 3) SIM_SK_PSTORE(3);                                             \
+    if (nr > 4) SIM_SK_PSTORE(4);                                             \
+    if (nr > 5) SIM_SK_PSTORE(5);                                             \
+    if (nr > 6) SIM_SK_PSTORE(6);                                             \
+    if (nr > 7) SIM_SK_PSTORE(7);                                             \
+  }                                                                           \
+  /* Panel pi for every lhs row, in groups of eight. */                       \
+  static SIM_SK_TP_##ISA void sim_sk_pk_##ISA(                               \
+      const sim_skinny *s, float *out, const float *a, const float *pk,       \
+      int64_t pi) {                                                           \
+    int64_t n0 = pi * SIM_SK_PW;                                              \
+    int64_t nc = s->N - n0 < SIM_SK_PW ? s->N - n0 : SIM_SK_PW;               \
+    const float *p = pk + pi * SIM_SK_PW * s->K;                              \
+    for (int64_t m0 = 0; m0 < s->M; m0 += 8) {                                \
+      int nr = s->M - m0 < 8 ? (int)(s->M - m0) : 8;                          \
+      const float *ar[8];                                                     \
+      for (int r = 0; r < nr; r++) ar[r] = a + s->lb[0] + s->lm[m0 + r];      \
+      float *o = out + m0 * s->N + n0;                                        \
+      switch (nr) {                                                           \
+      case 1: sim_sk_pkk_##ISA(ar, 1, p, s->K, o, s->N, nc); break;           \
+      case 2: sim_sk_pkk_##ISA(ar, 2, p, s->K, o, s->N, nc); break;           \
+      case 3: sim_sk_pkk_##ISA(ar, 3, p, s->K, o, s->N, nc); break;           \
+      case 4: sim_sk_pkk_##ISA(ar, 4, p, s->K, o, s->N, nc); break;           \
+      case 5: sim_sk_pkk_##ISA(ar, 5, p, s->K, o, s->N, nc); break;           \
+      case 6: sim_sk_pkk_##ISA(ar, 6, p, s->K, o, s->N, nc); break;           \
+      case 7: sim_sk_pkk_##ISA(ar, 7, p, s->K, o, s->N, nc); break;           \
+      default: sim_sk_pkk_##ISA(ar, 8, p, s->K, o, s->N, nc); break;          \
+      }                                                                       \
+    }                                                                         \
+  }
+/* Row r's three sums += its k-th value times the panel's vectors, each
+ * lane one fused multiply-add (one rounding: the same bits on every
+ * instruction set). */
+#define SIM_SK_PROW(ISA, r)                                                   \
+  do {                                                                        \
+    float x_ = ar[r][k];                                                      \
+    SIM_SK_FMA_##ISA(c##r##0, x_, u0);                                        \
+    SIM_SK_FMA_##ISA(c##r##1, x_, u1);                                        \
+    SIM_SK_FMA_##ISA(c##r##2, x_, u2);                                        \
+  } while (0)
+#define SIM_SK_FMA_port(c, x, u)                                              \
+  do {                                                                        \
+    for (int l_ = 0; l_ < 16; l_++) (c)[l_] = fmaf((x), (u)[l_], (c)[l_]);    \
+  } while (0)
+#define SIM_SK_TP_port
+#ifdef SIM_SK_X86
+#define SIM_SK_TP_avx2 __attribute__((target("avx2,fma")))
+#define SIM_SK_TP_avx512 __attribute__((target("avx512f")))
+#define SIM_SK_FMA_avx512(c, x, u)                                            \
+  (c) = (sim_sk_v16)_mm512_fmadd_ps(_mm512_set1_ps(x), (__m512)(u),           \
+                                    (__m512)(c))
+/* two halves of eight lanes */
+#define SIM_SK_FMA_avx2(c, x, u)                                              \
+  do {                                                                        \
+    __m256 l_, h_, ul_, uh_, x_b = _mm256_set1_ps(x);                         \
+    memcpy(&l_, &(c), 32);                                                    \
+    memcpy(&h_, (char *)&(c) + 32, 32);                                       \
+    memcpy(&ul_, &(u), 32);                                                   \
+    memcpy(&uh_, (const char *)&(u) + 32, 32);                                \
+    l_ = _mm256_fmadd_ps(x_b, ul_, l_);                                       \
+    h_ = _mm256_fmadd_ps(x_b, uh_, h_);                                       \
+    memcpy(&(c), &l_, 32);                                                    \
+    memcpy((char *)&(c) + 32, &h_, 32);                                       \
+  } while (0)
+#endif
+/* Row r's nc results: straight from the registers, or through t_. */
+#define SIM_SK_PSTORE(r)                                                      \
+  do {                                                                        \
+    float *or_ = o + (r) * ldo;                                               \
+    if (nc == SIM_SK_PW) {                                                    \
+      memcpy(or_, &c##r##0, sizeof c##r##0);                                  \
+      memcpy(or_ + 16, &c##r##1, sizeof c##r##1);                             \
+      memcpy(or_ + 32, &c##r##2, sizeof c##r##2);                             \
+    } else {                                                                  \
+      memcpy(t_, &c##r##0, sizeof c##r##0);                                   \
+      memcpy(t_ + 16, &c##r##1, sizeof c##r##1);                              \
+      memcpy(t_ + 32, &c##r##2, sizeof c##r##2);                              \
+      memcpy(or_, t_, sizeof(float) * (size_t)nc);                            \
+    }                                                                         \
+  } while (0)
+
+/* With sixteen vector registers (AVX2, portable C) eight rows of three
+ * vectors would spill: one vector of sixteen columns for up to four rows
+ * at a time, the same sums in the same order. */
+#define SIM_SK_PKN(ISA)                                                       \
+  static inline __attribute__((always_inline)) SIM_SK_TP_##ISA void           \
+  sim_sk_pkn_##ISA(const float *const *ar, int nr, const float *p,            \
+                   int64_t K, float *o, int64_t ldo, int64_t nc) {            \
+    sim_sk_v16 c00 = {0}, c10 = {0}, c20 = {0}, c30 = {0}, u0;                \
+    for (int64_t k = 0; k < K; k++, p += SIM_SK_PW) {                         \
+      memcpy(&u0, p, sizeof u0);                                              \
+      SIM_SK_FMA_##ISA(c00, ar[0][k], u0);                                    \
+      if (nr > 1) SIM_SK_FMA_##ISA(c10, ar[1][k], u0);                        \
+      if (nr > 2) SIM_SK_FMA_##ISA(c20, ar[2][k], u0);                        \
+      if (nr > 3) SIM_SK_FMA_##ISA(c30, ar[3][k], u0);                        \
+    }                                                                         \
+    sim_sk_v16 *cs[4] = {&c00, &c10, &c20, &c30};                             \
+    for (int r = 0; r < nr; r++)                                              \
+      memcpy(o + r * ldo, cs[r], sizeof(float) * (size_t)nc);                 \
+  }                                                                           \
+  static SIM_SK_TP_##ISA void sim_sk_pk_##ISA(                               \
+      const sim_skinny *s, float *out, const float *a, const float *pk,       \
+      int64_t pi) {                                                           \
+    int64_t n0 = pi * SIM_SK_PW;                                              \
+    const float *p = pk + pi * SIM_SK_PW * s->K;                              \
+    for (int64_t v = 0; v < SIM_SK_PW && n0 + v < s->N; v += 16) {            \
+      int64_t nc = s->N - n0 - v < 16 ? s->N - n0 - v : 16;                   \
+      for (int64_t m0 = 0; m0 < s->M; m0 += 4) {                              \
+        int nr = s->M - m0 < 4 ? (int)(s->M - m0) : 4;                        \
+        const float *ar[4];                                                   \
+        for (int r = 0; r < nr; r++) ar[r] = a + s->lb[0] + s->lm[m0 + r];    \
+        float *o = out + m0 * s->N + n0 + v;                                  \
+        switch (nr) {                                                         \
+        case 1: sim_sk_pkn_##ISA(ar, 1, p + v, s->K, o, s->N, nc); break;     \
+        case 2: sim_sk_pkn_##ISA(ar, 2, p + v, s->K, o, s->N, nc); break;     \
+        case 3: sim_sk_pkn_##ISA(ar, 3, p + v, s->K, o, s->N, nc); break;     \
+        default: sim_sk_pkn_##ISA(ar, 4, p + v, s->K, o, s->N, nc); break;    \
+        }                                                                     \
+      }                                                                       \
+    }                                                                         \
+  }
+
+SIM_SK_PKN(port) /* GCOVR_EXCL_BR_LINE */
+#ifdef SIM_SK_X86
+SIM_SK_PKN(avx2) /* GCOVR_EXCL_BR_LINE */
+SIM_SK_PK(avx512) /* GCOVR_EXCL_BR_LINE */
+#endif
+
+typedef struct sim_sk_pjob {
+  const sim_skinny *s;
+  float *out, *pk;
+  const float *a, *b;
+  int back; /* panels in reverse order */
+} sim_sk_pjob;
+
+/* Packs panels [begin, end): W[n][k] to [p][k][n - p * PW], zero past N. */
+static void sim_sk_pack_range(void *ctx, int64_t begin, int64_t end) {
+  const sim_sk_pjob *j = (const sim_sk_pjob *)ctx;
+  const sim_skinny *s = j->s;
+  const int64_t K = s->K;
+  for (int64_t pi = begin; pi < end; pi++) {
+    float *p = j->pk + pi * SIM_SK_PW * K;
+    for (int64_t c = 0; c < SIM_SK_PW; c++) {
+      int64_t n = pi * SIM_SK_PW + c;
+      if (n >= s->N) {
+        for (int64_t k = 0; k < K; k++) p[k * SIM_SK_PW + c] = 0;
+        continue;
+      }
+      const float *w = j->b + s->rb[0] + s->rn[n];
+      for (int64_t k = 0; k < K; k++) p[k * SIM_SK_PW + c] = w[k];
+    }
+  }
+}
+
+static void sim_sk_panels(void *ctx, int64_t begin, int64_t end) {
+  const sim_sk_pjob *j = (const sim_sk_pjob *)ctx;
+  for (int64_t i = begin; i < end; i++) {
+    int64_t pi = j->back ? j->s->np - 1 - i : i;
+    j->s->pk(j->s, j->out, j->a, j->pk, pi);
+  }
+}
+
+/* The panels of weights b from the client's cache when b is an argument
+ * of this execute with a write generation (as sim_gemm_bpre: packed now
+ * when the cache asks), else NULL; *entry as sim_gcache_get's. */
+static float *sim_sk_cached(const sim_skinny *s, const float *b, sim_cx *cx,
+                            void **entry) {
+  *entry = NULL;
+  if (!s->gid || !cx || !cx->xa || !cx->exe || !cx->xa->args) return NULL;
+  const xrt_plugin_execute_args *a = cx->xa;
+  int arg = 0;
+  for (int i = 0; i < a->num_args && !arg; i++) arg = a->args[i] == b;
+  if (!arg) return NULL;
+  sim_client *c = cx->exe->cl;
+  uint64_t serial = sim_mem_serial(c, a->device, b);
+  if (!serial) return NULL;
+  int fill;
+  float *p = (float *)sim_gcache_get(
+      c, s->gid, a->device, b, serial,
+      sizeof(float) * (size_t)(s->np * SIM_SK_PW) * (size_t)s->K, &fill,
+      entry);
+  if (p && fill) {
+    sim_sk_pjob pj = {s, NULL, p, NULL, b, 0};
+    int threads = cx->tp && cx->tp->threads > 1 ? cx->tp->threads : 1;
+    sim_parallel_for(threads > 1 ? cx : NULL, s->np, 1, sim_sk_pack_range,
+                     &pj);
+  }
+  return p;
+}
+
+static xrt_status sim_run_skinny_packed(const sim_step *st, void **vals,
+                                        sim_cx *cx) {
+  const sim_skinny *s = (const sim_skinny *)st->data;
+  uint64_t *flag = (uint64_t *)vals[s->flag];
+  sim_sk_pjob j = {s, (float *)vals[st->out[0]], (float *)vals[s->pack],
+                   (const float *)vals[st->in[0]],
+                   (const float *)vals[st->in[1]], 0};
+  int threads = cx && cx->tp && cx->tp->threads > 1 ? cx->tp->threads : 1;
+  /* flag[0]: iterations of this run of the loop; flag[1]: 1 when the
+   * plan's own panels are packed (the client's cache had none) */
+  void *entry = NULL;
+  float *cached = flag[1] ? NULL : sim_sk_cached(s, j.b, cx, &entry);
+  if (cached) {
+    j.pk = cached;
+  } else if (!flag[1]) { /* packed once per run of the loop */
+    sim_parallel_for(threads > 1 ? cx : NULL, s->np, 1, sim_sk_pack_range,
+                     &j);
+    flag[1] = 1;
+  }
+  j.back = (int)(flag[0] & 1);
+  flag[0] += 1;
+  /* a thread's part is at least two panels */
+  sim_parallel_for(threads > 1 ? cx : NULL, s->np, 2, sim_sk_panels, &j);
+  if (entry) sim_gcache_put(cx->exe->cl, entry, 1);
+  return XRT_OK;
+}
+
 /* One call's work: items are (batch, column chunk of nc). */
 typedef struct sim_sk_job {
   const sim_skinny *s;
@@ -8101,6 +8688,26 @@ SIM_PRIVATE int sim_skinny_lower_dot(sim_fcc *fc, const sim_dot *d,
 #endif
   st->data = s;
   st->run = sim_run_skinny;
+  s->flag = s->pack = 0;
+  s->np = 0;
+  s->gid = 0;
+  s->pk = NULL;
+  /* [N, K] weights the same for the whole loop: packed once per run */
+  int32_t flag = 0;
+  if (nt && s->B == 1 && s->M >= 2 &&
+      sim_loop_invariant(fc, st->in[1], &flag, rc)) {
+    s->np = (s->N + SIM_SK_PW - 1) / SIM_SK_PW;
+    size_t pb = sizeof(float) * (size_t)(s->np * SIM_SK_PW) * (size_t)s->K;
+    if ((*rc = sim_temp(fc, pb, &s->pack))) return 1;
+    s->flag = flag;
+    s->gid = sim_gcache_id();
+    s->pk = sim_sk_pk_port;
+#ifdef SIM_SK_X86
+    if (level == 2) s->pk = sim_sk_pk_avx512;
+    else if (level == 1) s->pk = sim_sk_pk_avx2;
+#endif
+    st->run = sim_run_skinny_packed;
+  }
   return 1;
 #endif
 }
@@ -8352,7 +8959,10 @@ static bool sim_while_kept(const sim_while *w, void **vals, int32_t i) {
 /* The body's results become the next iteration's arguments, each in the
  * buffer the arguments do not use; a result already in its argument's
  * buffer stays there, uncopied.  (Only copies happen in the first pass,
- * so the second sees the same pointers.) */
+ * so the second sees the same pointers.)  A carry the body returns
+ * unchanged (weights) is read from the while's operand for the whole loop
+ * (nothing writes it): not copied in, and copied out only when something
+ * reads that result. */
 static void sim_while_advance(const sim_while *w, void **vals) {
   for (int32_t i = 0; i < w->n; i++)
     if (w->bytes[i] && !sim_while_kept(w, vals, i))
@@ -8365,10 +8975,13 @@ static void sim_while_advance(const sim_while *w, void **vals) {
 SIM_PRIVATE xrt_status sim_run_while(const sim_step *st, void **vals, sim_cx *cx) {
   const sim_while *w = (const sim_while *)st->data;
   for (int32_t i = 0; i < w->n; i++) {
-    void *a = vals[w->bufa[i]];
-    if (w->bytes[i]) memcpy(a, vals[st->in[i]], w->bytes[i]);
+    /* a carry the body returns unchanged is read where it is */
+    void *a = w->thru[i] ? vals[st->in[i]] : vals[w->bufa[i]];
+    if (w->bytes[i] && !w->thru[i]) memcpy(a, vals[st->in[i]], w->bytes[i]);
     vals[w->bargs[i]] = vals[w->cargs[i]] = a;
   }
+  for (int32_t i = 0; i < w->nflags; i++)
+    memset(vals[w->flags[i]], 0, 16);
   for (;;) {
     xrt_status rc = sim_run_plan(&w->cond, vals, cx);
     if (rc) return rc;
@@ -8377,7 +8990,8 @@ SIM_PRIVATE xrt_status sim_run_while(const sim_step *st, void **vals, sim_cx *cx
     sim_while_advance(w, vals);
   }
   for (int32_t i = 0; i < w->n; i++)
-    if (w->bytes[i]) memcpy(vals[st->out[i]], vals[w->bargs[i]], w->bytes[i]);
+    if (w->obytes[i] && vals[st->out[i]] != vals[w->bargs[i]])
+      memcpy(vals[st->out[i]], vals[w->bargs[i]], w->obytes[i]);
   return XRT_OK;
 }
 
@@ -9371,6 +9985,10 @@ SIM_PRIVATE xrt_status sim_lower_reshape(sim_fcc *fc, const xrt_ir_op *op,
   if (in != sim_bytes(sim_shape(fc, op->results[0])))
     return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT,
                        "reshape changes the number of elements");
+  if (fc->v[op->operands[0]].vcat) { /* of a concatenation never made */
+    sim_dc_lower_reshape(fc, op);
+    return XRT_OK;
+  }
   int32_t out = op->results[0], root = sim_root(fc, op->operands[0]);
   sim_vinfo *r = &fc->v[root], *o = &fc->v[out];
   int ok = r->kind == SIM_V_SLOT || r->kind == SIM_V_BOUND ||
@@ -9460,6 +10078,7 @@ static xrt_status sim_lower_concatenate(sim_fcc *fc, const xrt_ir_op *op,
   if (axis < 0 || axis >= o->rank)
     return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT,
                        "bad concatenate dimension");
+  if (sim_dc_lower_concat(fc, op)) return XRT_OK; /* only products read it */
   sim_cat *c = (sim_cat *)sim_palloc(fc, sizeof *c);
   size_t *chunk = (size_t *)sim_palloc(
       fc, sizeof *chunk * (size_t)(op->num_operands + 1));
@@ -9773,6 +10392,9 @@ static xrt_status sim_lower_dot_dims(sim_fcc *fc, const xrt_ir_op *op,
   const xrt_shape *O = sim_shape(fc, op->results[0]);
   const xrt_ir_type *types = fc->f->value_types;
   size_t asz;
+  if (fc->v[op->operands[0]].vcat || fc->v[op->operands[1]].vcat)
+    return sim_dc_lower_dot(fc, op, st, dd->lb, dd->rb, dd->lc, dd->rc,
+                            dd->nb, dd->nc); /* products of the parts */
   /* Small floats compute in f32 (exact products, one rounding at the end). */
   xrt_dtype ct = sim_is_minifloat(O->dtype) ? XRT_F32 : O->dtype;
   sim_dot_fn fn = sim_dot_for(ct, &asz);
@@ -9855,23 +10477,58 @@ static xrt_status sim_lower_dot(sim_fcc *fc, const xrt_ir_op *op,
   return sim_lower_dot_dims(fc, op, st, &dd);
 }
 
+static int64_t sim_region_reads(const xrt_ir_region *r, int32_t v);
+
+/* Two buffers per carry, except for carries the body returns unchanged
+ * (read in place from the operand: no buffers); the bytes of each result
+ * that something reads. */
 static xrt_status sim_while_buffers(sim_fcc *fc, const xrt_ir_op *op,
                                     sim_while *w) {
   int32_t n = op->num_operands;
+  const xrt_ir_region *body = &op->regions[1];
+  const xrt_ir_op *term =
+      body->num_ops > 0 ? &body->ops[body->num_ops - 1] : NULL;
   int32_t *a = (int32_t *)sim_palloc(fc, sizeof *a * (size_t)(n + 1));
   int32_t *b = (int32_t *)sim_palloc(fc, sizeof *b * (size_t)(n + 1));
   size_t *bytes = (size_t *)sim_palloc(fc, sizeof *bytes * (size_t)(n + 1));
-  if (!a || !b || !bytes) return XRT_RESOURCE_EXHAUSTED;
+  size_t *ob = (size_t *)sim_palloc(fc, sizeof *ob * (size_t)(n + 1));
+  uint8_t *thru = (uint8_t *)sim_palloc(fc, (size_t)(n + 1));
+  if (!a || !b || !bytes || !ob || !thru) return XRT_RESOURCE_EXHAUSTED;
   for (int32_t i = 0; i < n; i++) {
     bytes[i] = sim_vbytes(fc, op->operands[i]);
-    xrt_status rc = sim_temp(fc, bytes[i], &a[i]);
-    if (rc || (rc = sim_temp(fc, bytes[i], &b[i]))) return rc;
+    thru[i] = term && term->num_operands == n && i < body->num_args &&
+              term->operands[i] == body->args[i];
+    ob[i] = sim_region_reads(&fc->f->body, op->results[i]) ? bytes[i] : 0;
+    size_t own = thru[i] ? 0 : bytes[i];
+    xrt_status rc = sim_temp(fc, own, &a[i]);
+    if (rc || (rc = sim_temp(fc, own, &b[i]))) return rc;
   }
   w->n = n;
   w->bufa = a;
   w->bufb = b;
   w->bytes = bytes;
+  w->thru = thru;
+  w->obytes = ob;
   return XRT_OK;
+}
+
+SIM_PRIVATE int sim_loop_invariant(sim_fcc *fc, int32_t v, int32_t *flag,
+                                   xrt_status *rc) {
+  *rc = XRT_OK;
+  *flag = 0;
+  const xrt_ir_region *b = fc->lbody;
+  if (!b || b->num_ops < 1) return 0;
+  const xrt_ir_op *t = &b->ops[b->num_ops - 1];
+  int found = 0;
+  for (int32_t i = 0; i < b->num_args && i < t->num_operands; i++)
+    found |= b->args[i] == v && t->operands[i] == v;
+  if (!found) return 0;
+  if ((*rc = sim_temp(fc, 16, flag))) return 0;
+  if (!sim_push_i32(&fc->cc->al, fc->lflags, *flag)) {
+    *rc = sim_oom(fc);
+    return 0;
+  }
+  return 1;
 }
 
 /* How many times value v is read in region r: by its ops, the ops of
@@ -9920,10 +10577,28 @@ static xrt_status sim_lower_while(sim_fcc *fc, const xrt_ir_op *op,
   const int32_t *cret;
   xrt_status rc = sim_while_buffers(fc, op, w);
   if (rc ||
-      (rc = sim_lower_region(fc, &op->regions[0], &w->cond, &cret, 1, op)) ||
-      (rc = sim_lower_region(fc, &op->regions[1], &w->body, &w->brets,
-                             op->num_operands, op)))
+      (rc = sim_lower_region(fc, &op->regions[0], &w->cond, &cret, 1, op)))
     return rc;
+  /* the body's readers of loop-invariant carries register pack flags */
+  sim_vec flags = {NULL, 0, 0, sizeof(int32_t)};
+  const xrt_ir_region *lbody = fc->lbody;
+  sim_vec *lflags = fc->lflags;
+  fc->lbody = &op->regions[1];
+  fc->lflags = &flags;
+  rc = sim_lower_region(fc, &op->regions[1], &w->body, &w->brets,
+                        op->num_operands, op);
+  fc->lbody = lbody;
+  fc->lflags = lflags;
+  int32_t *fl = NULL;
+  if (!rc && flags.n) {
+    fl = (int32_t *)sim_palloc(fc, sizeof *fl * (size_t)flags.n);
+    if (!fl) rc = XRT_RESOURCE_EXHAUSTED;
+    else memcpy(fl, flags.p, sizeof *fl * (size_t)flags.n);
+  }
+  w->flags = fl;
+  w->nflags = fl ? (int32_t)flags.n : 0;
+  sim_vec_free(&fc->cc->al, &flags);
+  if (rc) return rc;
   const xrt_shape *cs = sim_shape(fc, cret[0]);
   if (cs->dtype != XRT_PRED || cs->rank != 0)
     return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT,
@@ -13191,6 +13866,40 @@ SIM_PRIVATE int sim_conv_dw_lower(sim_fcc *fc, const sim_conv *c,
   st->run = sim_run_dw;
   return 1;
 }
+
+/* ---- results by position, for a fused epilogue (fusion.c) ---- */
+
+/* Whether st is a depthwise step of the features-inner nest without a
+ * weight copy whose results are row-major with the features innermost,
+ * so that positions [q0, q1) are one contiguous run of (q1 - q0) * O. */
+SIM_PRIVATE int sim_dw_by_position(const sim_step *st, int64_t *O,
+                                   int64_t *np) {
+  if (st->run != sim_run_dw) return 0;
+  const sim_dw *w = (const sim_dw *)st->data;
+  const sim_conv *c = w->c;
+  if (w->rows || w->wtmp >= 0 || c->of != 1) return 0;
+  int64_t s = c->O;
+  for (int32_t d = c->ns - 1; d >= 0; d--) {
+    if (c->out[d] != 1 && c->osp[d] != s) return 0;
+    s *= c->out[d];
+  }
+  if (c->NB > 1 && c->ob != s) return 0;
+  *O = c->O;
+  *np = c->NB * w->P;
+  return 1;
+}
+
+/* Positions [q0, q1) of st (sim_dw_by_position) into o: position q's
+ * results start at element (q - q0) * O. */
+SIM_PRIVATE void sim_dw_positions(const sim_step *st, void **vals, int64_t q0,
+                                  int64_t q1, void *o) {
+  const sim_dw *w = (const sim_dw *)st->data;
+  /* the kernels write position q at O + q * O elements */
+  uintptr_t base = (uintptr_t)o - (uintptr_t)(q0 * w->c->O) * w->es;
+  sim_dw_run r = {w, (const char *)vals[st->in[0]],
+                  (const char *)vals[st->in[1]], NULL, (char *)base};
+  sim_dw_ch_range(&r, q0, q1);
+}
 /* ==== end src/sim/conv_dw.c ==== */
 /* ==== begin src/sim/conv_gemm.c ==== */
 /*
@@ -13220,11 +13929,17 @@ SIM_PRIVATE int sim_conv_dw_lower(sim_fcc *fc, const sim_conv *c,
  * window position reads (runs copied, stride 2 by vector permutes), or
  * zero for padding and lhs-dilation holes (0 * inf is nan, as in the
  * other paths).  A panel over 4 MiB per batch element is made a batch
- * element and a chunk of whole result rows (about 512 KiB) at a time, the
- * products of a chunk going through scratch into place, so it is read
- * back from L2 rather than memory; a batch over 32 MiB goes element by
- * element.  A 1x1 convolution of stride 1 without padding or lhs dilation
- * reads the lhs in place: no copy at all.
+ * element and a chunk of whole result rows (about 512 KiB) at a time, so
+ * it is read back from L2 rather than memory; a batch over 32 MiB goes
+ * element by element.  Chunks are each one thread's whole (its panel in its
+ * own scratch, its product written in place, result rows P apart), so the
+ * threads take chunks, not halves of every chunk: no fork-join per chunk,
+ * and each thread multiplies the panel it made.  On several threads, a
+ * panel that would be made whole goes in 2 (or 1) chunks per thread so,
+ * when that keeps the product's K blocks (so its sums).  A 1x1
+ * convolution of stride 1 without padding or lhs dilation reads the lhs
+ * in place: no copy at all.  The kernel, an argument, stays packed across
+ * calls while unchanged (gemm_cache.c, as the weights of a dot).
  *
  * NHWC results (features contiguous, as JAX writes them) stay with gemm.c's
  * windows x weights, except two plain products that let gemm.c treat the
@@ -13258,6 +13973,10 @@ typedef struct sim_cg {
    * dimension), nch of them, so the panel stays in the caches. */
   int per_batch;
   int64_t CH, nch;
+  /* chunked, lanes > 0: each chunk is one thread's whole (its panel in
+   * its own part of cols, its product written in place, rows P apart)
+   * on up to lanes threads at once (sim_cg_chunks); 0: ctmp */
+  int lanes;
   int v512;           /* AVX-512 copies (f32 runs of stride 2) */
   /* NHWC: cols is [positions, (window, feature)], the A operand */
   int nhwc;
@@ -13396,6 +14115,49 @@ static void sim_cg_rows_nhwc(void *ctx, int64_t m0, int64_t m1) {
   }
 }
 
+/* Chunked convolutions, a chunk per thread: lane slots in use (bits). */
+typedef struct sim_cg_lane {
+  const sim_cg *g;
+  void **vals;
+  const char *L, *W;
+  char *cols, *out;
+  atomic_ullong busy;
+  const char *apre, *apre2; /* the kernel packed for gemm, gemm2, or NULL */
+} sim_cg_lane;
+
+/* A free lane slot, marked busy: at most lanes threads run chunks at once,
+ * so one is free but for the moment another thread takes to mark one. */
+static int sim_cg_slot(sim_cg_lane *y) {
+  for (;;) {
+    unsigned long long m = atomic_load(&y->busy);
+    for (int i = 0; i < y->g->lanes; i++)
+      if (!(m & (1ull << i)) &&
+          atomic_compare_exchange_weak(&y->busy, &m, m | (1ull << i)))
+        return i;
+    sched_yield();
+  }
+}
+
+/* Chunks [j0, j1): chunk j is batch element j / nch, positions of chunk
+ * j % nch; panel and product on the calling thread. */
+static void sim_cg_chunks(void *ctx, int64_t j0, int64_t j1) {
+  sim_cg_lane *y = (sim_cg_lane *)ctx;
+  const sim_cg *g = y->g;
+  const sim_conv *c = g->c;
+  int slot = sim_cg_slot(y);
+  char *cols = y->cols + (size_t)(slot * c->Cg * g->Wn * g->CH) * g->es;
+  for (int64_t j = j0; j < j1; j++) {
+    int64_t b = j / g->nch, p0 = j % g->nch * g->CH;
+    int64_t n = g->P - p0 < g->CH ? g->P - p0 : g->CH;
+    sim_cg_run x = {g, y->L, cols, b * c->Cg, p0 / g->OL, (p0 + n) / g->OL, n};
+    sim_cg_rows(&x, 0, c->Cg * g->Wn);
+    sim_gemm_run_slot(n < g->CH ? &g->gemm2 : &g->gemm, y->vals, y->W, cols,
+                      y->out + (size_t)(b * c->ob + p0) * g->es,
+                      n < g->CH ? y->apre2 : y->apre, slot);
+  }
+  atomic_fetch_and(&y->busy, ~(1ull << slot));
+}
+
 static xrt_status sim_run_cg(const sim_step *st, void **vals, sim_cx *cx) {
   const sim_cg *g = (const sim_cg *)st->data;
   const sim_conv *c = g->c;
@@ -13416,6 +14178,21 @@ static xrt_status sim_run_cg(const sim_step *st, void **vals, sim_cx *cx) {
   if (!g->per_batch) {
     sim_parallel_for(cx, c->NB * c->Cg * g->Wn, grain, sim_cg_rows, &x);
     return g->gemm.run(&g->gemm, vals, cx);
+  }
+  if (g->lanes) {
+    sim_cg_lane y = {g, vals, (const char *)vals[st->in[0]],
+                     (const char *)vals[st->in[1]], (char *)vals[g->cols],
+                     (char *)vals[st->out[0]], 0, NULL, NULL};
+    void *e1, *e2 = NULL;
+    y.apre = sim_gemm_apre(&g->gemm, y.W, cx, &e1);
+    y.apre2 = y.apre;
+    if (g->P % g->CH) y.apre2 = sim_gemm_apre(&g->gemm2, y.W, cx, &e2);
+    int threads = cx && cx->tp ? cx->tp->threads : 1;
+    if (threads > g->lanes) sim_cg_chunks(&y, 0, c->NB * g->nch);
+    else sim_parallel_for(cx, c->NB * g->nch, 1, sim_cg_chunks, &y);
+    sim_gemm_apre_put(cx, e1);
+    sim_gemm_apre_put(cx, e2);
+    return XRT_OK;
   }
   /* A batch element (and a chunk) at a time: the product writes through
    * the result's slot, pointed for the while at the element's results, or
@@ -13614,6 +14391,11 @@ static int sim_cg_lower_win(sim_fcc *fc, const sim_conv *c, sim_step *st,
   return 1;
 }
 
+static int sim_cg_plan(sim_fcc *fc, const sim_conv *c, sim_step *st,
+                       int64_t P, int64_t Wn, int64_t K, int direct,
+                       int per_batch, int64_t CH, int need_lanes,
+                       xrt_status *rc);
+
 SIM_PRIVATE int sim_conv_gemm_lower(sim_fcc *fc, const sim_conv *c,
                                     sim_step *st, xrt_status *rc) {
   const sim_la_cvt *t = &c->cv;
@@ -13665,6 +14447,35 @@ SIM_PRIVATE int sim_conv_gemm_lower(sim_fcc *fc, const sim_conv *c,
     if (CH < c->out[d]) CH = c->out[d];
     if (CH > P) CH = P;
   }
+  /* On several threads, a panel that would be made whole (its rows on
+   * any thread) and multiplied by column halves (read by the other
+   * thread) goes in a few chunks of whole rows instead, each one thread's
+   * whole (sim_cg_chunks): when the K blocks, so the sums, stay the same. */
+  const struct sim_tpool *tp = sim_tpool_of(fc->cc->exe->cl, 0);
+  int64_t T = tp && tp->threads > 1 ? tp->threads : 1;
+  int64_t nw = P >= 2 * T * 256 ? 2 * T : P >= T * 256 ? T : 1;
+  int64_t R = P / c->out[d], kc = sim_gemm_kc_for(fc, t->ct, P, K);
+  if (!direct && !per_batch && T > 1 && nw > 1 && R > 1 && kc > 0) {
+    int64_t CH2 = (R + nw - 1) / nw * c->out[d];
+    int64_t last = P - (P + CH2 - 1) / CH2 * CH2 + CH2;
+    if (CH2 < P && sim_gemm_kc_for(fc, t->ct, CH2, K) == kc &&
+        sim_gemm_kc_for(fc, t->ct, last, K) == kc &&
+        (sim_cg_plan(fc, c, st, P, Wn, K, 0, 1, CH2, 1, rc) || *rc))
+      return 1;
+  }
+  return sim_cg_plan(fc, c, st, P, Wn, K, direct, per_batch, CH, 0, rc);
+}
+
+/* Plans the product for sim_conv_gemm_lower: per_batch, CH as there;
+ * need_lanes: only the chunks of one thread each (sim_cg_chunks), else
+ * returns 0 leaving st alone. */
+static int sim_cg_plan(sim_fcc *fc, const sim_conv *c, sim_step *st,
+                       int64_t P, int64_t Wn, int64_t K, int direct,
+                       int per_batch, int64_t CH, int need_lanes,
+                       xrt_status *rc) {
+  const sim_la_cvt *t = &c->cv;
+  int32_t ns = c->ns, d = ns - 1;
+  double es = (double)t->cs;
   if (!direct && (double)(per_batch ? 1 : c->NB) * (double)K * (double)CH * es >
                      (double)(1u << 30))
     return 0;
@@ -13697,11 +14508,27 @@ SIM_PRIVATE int sim_conv_gemm_lower(sim_fcc *fc, const sim_conv *c,
       return 0; /* too small to pack: the other paths */
     if (*rc) return 1;
   }
+  if (!direct && g->nch > 1) { /* products in place: lane per chunk */
+    int l1 = sim_gemm_slots(&g->gemm);
+    int l2 = last != CH ? sim_gemm_slots(&g->gemm2) : l1;
+    int L = l1 < l2 ? l1 : l2;
+    if (L > 0 && L <= 64 && c->of == P &&
+        sim_gemm_out_rows(fc, &g->gemm, P, rc) && !*rc &&
+        (last == CH || (sim_gemm_out_rows(fc, &g->gemm2, P, rc) && !*rc)))
+      g->lanes = L;
+    if (*rc) return 1;
+  }
+  if (need_lanes && !g->lanes) return 0;
+  /* the kernel (A) packed across calls while the argument is unchanged */
+  sim_gemm_keep_a(&g->gemm);
+  if (last != CH) sim_gemm_keep_a(&g->gemm2);
   if (!direct) {
     if ((*rc = sim_cg_runs(fc, g))) return 1;
     size_t cells = (size_t)(NB * K * CH);
-    if ((*rc = sim_temp(fc, cells * g->es, &g->cols))) return 1;
-    if (g->nch > 1 &&
+    if ((*rc = sim_temp(fc, cells * g->es * (size_t)(g->lanes ? g->lanes : 1),
+                        &g->cols)))
+      return 1;
+    if (g->nch > 1 && !g->lanes &&
         (*rc = sim_temp(fc, (size_t)(c->O * CH) * g->es, &g->ctmp)))
       return 1;
   }
@@ -15015,6 +15842,570 @@ bad:
                      "shape does not follow from the operands", op->name);
 }
 /* ==== end src/sim/ragged_dot.c ==== */
+/* ==== begin src/sim/dot_concat.c ==== */
+/*
+ * src/sim/dot_concat.c - dot_general over a concatenation, without the
+ * concatenation.
+ * Part of the simulated device; MIT licensed, see LICENSE.
+ */
+
+/* ======================================================================
+ * Products over concatenations
+ *
+ * A decoder appends the new token's key and value to its cache with a
+ * concatenate ([T, d] ++ [1, d] -> [T + 1, d]), reshapes the result into
+ * heads and reads it only with dot_generals.  Materializing it copies the
+ * whole cache once a call, a read and a write of the cache on top of the
+ * product's own read.  Instead, when every use of a concatenation is a
+ * dot_general (of the same block, directly or through reshapes, which
+ * only relabel the row-major bytes) in which the concatenated dimension
+ * stays one dimension of the operand, the concatenation is never
+ * computed: each product is split by the parts.
+ *
+ *  - the concatenated dimension a batching or free dimension of the
+ *    operand: the result is the concatenation of the parts' products
+ *    along the matching result dimension (and the other operand's batch
+ *    dimension is sliced with it);
+ *  - a contracting dimension: the result is the sum of the parts'
+ *    products, each against the matching slice of the other operand's
+ *    contracting dimension (the parts' partial sums added in part order:
+ *    a reordering of the sum, as the packed and skinny kernels do too).
+ *
+ * Each part's product is planned like any dot_general (skinny, packed or
+ * plain kernels) with offset tables over the part and the other operand
+ * in place; a slice of the other operand is a shift of its batch table.
+ * A part whose results form the start of the result is written there;
+ * the others go to one scratch result and are copied into their slice
+ * (or added).  Only f32 and f64 products whose operands and result share
+ * the type are split; the concatenation stays materialized for anything
+ * else (other users, entry results, nested regions, quantized types), and
+ * when XRT_SIM_NO_FUSION is set (the unfused reference program) or fusion
+ * decisions are being replayed from serialized bytes.  A big part whose
+ * batches interleave (the heads of a cache) is read ahead in one
+ * sequential pass on one thread (sim_dc_touch).
+ * ==================================================================== */
+
+/* XRT_SIM_NO_FUSION: products read materialized concatenations. */
+static int sim_dc_off;
+static pthread_once_t sim_dc_off_once = PTHREAD_ONCE_INIT;
+static void sim_dc_off_read(void) {
+  sim_dc_off = getenv("XRT_SIM_NO_FUSION") != NULL;
+}
+
+/* A plain f32/f64 tensor value (no quantization). */
+static int sim_dc_float(const sim_fcc *fc, int32_t id, xrt_dtype t) {
+  if (id < 0 || id >= fc->f->num_values) return 0;
+  const xrt_ir_type *ty = &fc->f->value_types[id];
+  return ty->kind == XRT_TYPE_TENSOR && !ty->quant && ty->shape.dtype == t;
+}
+
+/* How a dot_general reads the concatenation behind one operand. */
+typedef struct sim_dc_map {
+  int p;          /* the operand (0 lhs, 1 rhs) */
+  int32_t j;      /* its concatenated dimension */
+  int role;       /* 0 batching, 1 contracting, 2 free */
+  int32_t jo;     /* batching/contracting: the other operand's dimension */
+  int32_t r;      /* batching/free: the result dimension */
+  const int64_t *lb, *rb, *lc, *rc;
+  int64_t nb, nc;
+} sim_dc_map;
+
+/* The dimension of shape x that is dimension axis of c (same row-major
+ * bytes): the one with the same elements before it and the same size, or
+ * -1 when the reshape merged or split it. */
+static int32_t sim_dc_dim(const xrt_shape *c, int64_t axis,
+                          const xrt_shape *x) {
+  int64_t pre = 1, xp = 1;
+  for (int64_t k = 0; k < axis; k++) pre *= c->dims[k];
+  for (int32_t j = 0; j < x->rank; j++) {
+    if (xp == pre && x->dims[j] == c->dims[axis]) return j;
+    xp *= x->dims[j];
+    if (xp > pre) break;
+  }
+  return -1;
+}
+
+/* Whether the dimension lists of a product of L and R into O are well
+ * formed (in range, each dimension used once, sizes agreeing) and O is
+ * [batch, lhs free, rhs free]. */
+static int sim_dc_dims_ok(const xrt_shape *L, const xrt_shape *R,
+                          const xrt_shape *O, const sim_dc_map *m) {
+  int used[2][XRT_MAX_RANK] = {{0}};
+  const xrt_shape *S[2] = {L, R};
+  const int64_t *lists[2][2] = {{m->lb, m->lc}, {m->rb, m->rc}};
+  int64_t counts[2] = {m->nb, m->nc};
+  if (m->nb < 0 || m->nc < 0 || m->nb + m->nc > L->rank ||
+      m->nb + m->nc > R->rank)
+    return 0;
+  for (int s = 0; s < 2; s++)
+    for (int g = 0; g < 2; g++)
+      for (int64_t q = 0; q < counts[g]; q++) {
+        int64_t d = lists[s][g][q];
+        if (d < 0 || d >= S[s]->rank || used[s][d]) return 0;
+        used[s][d] = 1;
+      }
+  for (int g = 0; g < 2; g++)
+    for (int64_t q = 0; q < counts[g]; q++)
+      if (L->dims[lists[0][g][q]] != R->dims[lists[1][g][q]]) return 0;
+  int64_t want[XRT_MAX_RANK];
+  int32_t n = 0;
+  for (int64_t q = 0; q < m->nb; q++) want[n++] = L->dims[m->lb[q]];
+  for (int s = 0; s < 2; s++)
+    for (int32_t d = 0; d < S[s]->rank; d++)
+      if (!used[s][d]) {
+        if (n >= XRT_MAX_RANK) return 0;
+        want[n++] = S[s]->dims[d];
+      }
+  if (O->rank != n) return 0;
+  for (int32_t k = 0; k < n; k++)
+    if (O->dims[k] != want[k]) return 0;
+  return 1;
+}
+
+/* Fills m for dot_general op reading value x (one of its operands) whose
+ * bytes are the concatenation cat: 1 when the product can be split. */
+static int sim_dc_mapping(const sim_fcc *fc, const xrt_ir_op *cat,
+                          const xrt_ir_op *op, int32_t x, const int64_t *lb,
+                          const int64_t *rb, const int64_t *lc,
+                          const int64_t *rc, int64_t nb, int64_t nc,
+                          sim_dc_map *m) {
+  if (op->num_operands != 2 || op->num_results != 1 ||
+      (op->operands[0] == x) == (op->operands[1] == x))
+    return 0;
+  xrt_dtype t = sim_shape(fc, cat->results[0])->dtype;
+  if (!sim_dc_float(fc, op->operands[0], t) ||
+      !sim_dc_float(fc, op->operands[1], t) ||
+      !sim_dc_float(fc, op->results[0], t))
+    return 0;
+  m->lb = lb, m->rb = rb, m->lc = lc, m->rc = rc, m->nb = nb, m->nc = nc;
+  const xrt_shape *L = sim_shape(fc, op->operands[0]);
+  const xrt_shape *R = sim_shape(fc, op->operands[1]);
+  if (!sim_dc_dims_ok(L, R, sim_shape(fc, op->results[0]), m)) return 0;
+  const xrt_ir_attr *da = sim_attr(cat, "dimension", XRT_ATTR_INT);
+  if (!da) return 0;
+  m->p = op->operands[1] == x;
+  m->j = sim_dc_dim(sim_shape(fc, cat->results[0]), da->i,
+                    m->p ? R : L);
+  if (m->j < 0) return 0;
+  const int64_t *mb = m->p ? rb : lb, *mc = m->p ? rc : lc;
+  const int64_t *ob = m->p ? lb : rb, *oc = m->p ? lc : rc;
+  for (int64_t q = 0; q < nb; q++)
+    if (mb[q] == m->j) {
+      m->role = 0, m->jo = (int32_t)ob[q], m->r = (int32_t)q;
+      return 1;
+    }
+  for (int64_t q = 0; q < nc; q++)
+    if (mc[q] == m->j) {
+      m->role = 1, m->jo = (int32_t)oc[q], m->r = -1;
+      return 1;
+    }
+  /* free: after the batch dimensions and, for the rhs, the lhs free ones */
+  int32_t r = (int32_t)nb;
+  if (m->p) r += (int32_t)(L->rank - nb - nc);
+  const xrt_shape *X = m->p ? R : L;
+  for (int32_t d = 0; d < m->j && d < X->rank; d++) {
+    int listed = 0;
+    for (int64_t q = 0; q < nb; q++) listed |= mb[q] == d;
+    for (int64_t q = 0; q < nc; q++) listed |= mc[q] == d;
+    r += !listed;
+  }
+  m->role = 2, m->jo = -1, m->r = r;
+  return 1;
+}
+
+/* The dimension numbers of a dot_general op (0 when malformed). */
+static int sim_dc_dot_dims(const xrt_ir_op *op, const int64_t **lb,
+                           const int64_t **rb, const int64_t **lc,
+                           const int64_t **rc, int64_t *nb, int64_t *nc) {
+  const xrt_ir_attr *dn =
+      sim_named(op->attrs, op->num_attrs, "dot_dimension_numbers");
+  int64_t n1, n2, n3, n4;
+  *lb = sim_dot_field(dn, "lhs_batching_dimensions", &n1);
+  *rb = sim_dot_field(dn, "rhs_batching_dimensions", &n2);
+  *lc = sim_dot_field(dn, "lhs_contracting_dimensions", &n3);
+  *rc = sim_dot_field(dn, "rhs_contracting_dimensions", &n4);
+  *nb = n1, *nc = n3;
+  return n1 == n2 && n3 == n4 && n1 <= XRT_MAX_RANK && n3 <= XRT_MAX_RANK;
+}
+
+/* Uses of value v by the ops of region r, nested regions included. */
+static int64_t sim_dc_uses(const xrt_ir_region *r, int32_t v, int depth) {
+  int64_t n = 0;
+  for (int32_t k = 0; k < r->num_ops; k++) {
+    const xrt_ir_op *o = &r->ops[k];
+    for (int32_t j = 0; j < o->num_operands; j++) n += o->operands[j] == v;
+    for (int32_t j = 0; j < o->num_regions && depth < 256; j++)
+      n += sim_dc_uses(&o->regions[j], v, depth + 1);
+  }
+  return n;
+}
+
+/* The region whose ops include op (NULL: none). */
+static const xrt_ir_region *sim_dc_home(const xrt_ir_region *r,
+                                        const xrt_ir_op *op, int depth) {
+  if (r->num_ops > 0 && op >= r->ops && op < r->ops + r->num_ops) return r;
+  for (int32_t k = 0; k < r->num_ops; k++)
+    for (int32_t j = 0; j < r->ops[k].num_regions && depth < 256; j++) {
+      const xrt_ir_region *h =
+          sim_dc_home(&r->ops[k].regions[j], op, depth + 1);
+      if (h) return h;
+    }
+  return NULL;
+}
+
+/* The value whose bytes id relabels through reshapes defined in r. */
+static int32_t sim_dc_base(const xrt_ir_region *r, int32_t id) {
+  for (int hop = 0; hop < 16; hop++) {
+    const xrt_ir_op *def = NULL;
+    for (int32_t k = 0; k < r->num_ops && !def; k++)
+      if (r->ops[k].num_results == 1 && r->ops[k].results[0] == id)
+        def = &r->ops[k];
+    if (!def || def->code != XRT_OP_RESHAPE || def->num_operands != 1)
+      break;
+    id = def->operands[0];
+  }
+  return id;
+}
+
+/* Whether every use of v (the bytes of cat) is a splittable dot_general
+ * or a reshape of the same kind, all ops of region r. */
+static int sim_dc_users_ok(const sim_fcc *fc, const xrt_ir_region *r,
+                           const xrt_ir_op *cat, int32_t v, int depth) {
+  int64_t total = sim_dc_uses(&fc->f->body, v, 0), ok = 0;
+  if (total < 1 || depth > 8) return 0;
+  for (int32_t k = 0; k + 1 < r->num_ops; k++) {
+    const xrt_ir_op *o = &r->ops[k];
+    int reads = 0;
+    for (int32_t j = 0; j < o->num_operands; j++) reads += o->operands[j] == v;
+    if (!reads) continue;
+    if (o->code == XRT_OP_DOT_GENERAL) {
+      const int64_t *lb, *rb, *lc, *rc;
+      int64_t nb, nc;
+      sim_dc_map m;
+      if (!sim_dc_dot_dims(o, &lb, &rb, &lc, &rc, &nb, &nc) ||
+          !sim_dc_mapping(fc, cat, o, v, lb, rb, lc, rc, nb, nc, &m))
+        return 0;
+      /* the other operand is materialized (not this concatenation nor
+       * one already left unmaterialized) */
+      int32_t other = sim_dc_base(r, o->operands[1 - m.p]);
+      if (other == cat->results[0] || fc->v[other].vcat) return 0;
+    } else if (o->code == XRT_OP_RESHAPE) {
+      if (o->num_operands != 1 || o->num_results != 1 ||
+          !sim_dc_float(fc, o->results[0],
+                        sim_shape(fc, cat->results[0])->dtype) ||
+          sim_numel(sim_shape(fc, o->results[0])) !=
+              sim_numel(sim_shape(fc, v)) ||
+          !sim_dc_users_ok(fc, r, cat, o->results[0], depth + 1))
+        return 0;
+    } else {
+      return 0;
+    }
+    ok += reads;
+  }
+  return ok == total;
+}
+
+/* Lowering a concatenate: 1 when it is left unmaterialized (no step; the
+ * products that read it read its parts), 0 to lower it as a copy. */
+SIM_PRIVATE int sim_dc_lower_concat(sim_fcc *fc, const xrt_ir_op *op) {
+  pthread_once(&sim_dc_off_once, sim_dc_off_read);
+  if (sim_dc_off || fc->cc->fzin || op->num_operands < 2 ||
+      op->num_results != 1)
+    return 0;
+  int32_t v = op->results[0];
+  const xrt_shape *c = sim_shape(fc, v);
+  const xrt_ir_attr *da = sim_attr(op, "dimension", XRT_ATTR_INT);
+  if ((c->dtype != XRT_F32 && c->dtype != XRT_F64) ||
+      !sim_dc_float(fc, v, c->dtype) || !da || da->i < 0 ||
+      da->i >= c->rank || sim_numel(c) < 1)
+    return 0;
+  int64_t axis = da->i, sum = 0;
+  for (int32_t i = 0; i < op->num_operands; i++) {
+    int32_t pid = op->operands[i];
+    if (!sim_dc_float(fc, pid, c->dtype)) return 0;
+    const xrt_shape *s = sim_shape(fc, pid);
+    if (s->rank != c->rank || s->dims[axis] < 1) return 0;
+    for (int32_t k = 0; k < c->rank; k++)
+      if (k != axis && s->dims[k] != c->dims[k]) return 0;
+    sum += s->dims[axis];
+  }
+  if (sum != c->dims[axis]) return 0;
+  const xrt_ir_region *home = sim_dc_home(&fc->f->body, op, 0);
+  if (!home || !sim_dc_users_ok(fc, home, op, v, 0)) return 0;
+  sim_vinfo *vi = &fc->v[v];
+  vi->kind = SIM_V_NONE;
+  vi->bytes = 0;
+  vi->vcat = op;
+  return 1;
+}
+
+/* A reshape of an unmaterialized concatenation is one too. */
+SIM_PRIVATE void sim_dc_lower_reshape(sim_fcc *fc, const xrt_ir_op *op) {
+  sim_vinfo *o = &fc->v[op->results[0]];
+  o->kind = SIM_V_NONE;
+  o->bytes = 0;
+  o->vcat = fc->v[op->operands[0]].vcat;
+}
+
+/* ---- the split product ---- */
+
+enum { SIM_DC_DIRECT, SIM_DC_COPY, SIM_DC_ADD };
+
+/* Parts of more bytes whose batch dimensions are not leading are read
+ * ahead (sim_dc_touch). */
+#define SIM_DC_TOUCH_MIN ((size_t)256 << 10)
+
+/* Parts' products of fewer multiply-adds run on the calling thread. */
+#define SIM_DC_SERIAL 65536.0
+
+typedef struct sim_dc_part {
+  sim_step st;     /* the part's product: in ids[0..1], out ids[2] */
+  int32_t ids[3];
+  int mode;        /* SIM_DC_*: where its result goes */
+  int serial;      /* too small to share with the device's threads */
+  size_t touch;    /* bytes of the part read ahead, sequentially */
+  sim_xcopy x;     /* SIM_DC_COPY: scratch -> the result's slice */
+} sim_dc_part;
+
+typedef struct sim_dc {
+  int32_t n;
+  sim_dc_part *parts;
+  int64_t onumel;
+  int f64;
+  int cat_p; /* which operand the parts are */
+} sim_dc;
+
+/* Reads [p, p + n) ahead into the caches, in order: the products read a
+ * part whose batches interleave (the heads of a cache, [T, heads, 64])
+ * batch by batch, a few lines of each row at a time, which from memory is
+ * several times slower than one sequential pass followed by reads from
+ * the cache.  One thread only: with two, a product's columns are shared,
+ * and each core reads its share faster from memory than from the other
+ * core's cache (measured on gpt_decode: 2.6 ms touched, 2.4 ms not). */
+static void sim_dc_touch(const char *p, size_t n) {
+  for (size_t o = 0; o < n; o += 64) {
+#if defined(__GNUC__)
+    __builtin_prefetch(p + o, 0, 3);
+#else
+    (void)((const volatile unsigned char *)p)[o];
+#endif
+  }
+}
+
+static xrt_status sim_run_dc(const sim_step *st, void **vals, sim_cx *cx) {
+  const sim_dc *c = (const sim_dc *)st->data;
+  char *out = (char *)vals[st->out[0]];
+  for (int32_t i = 0; i < c->n; i++) {
+    const sim_dc_part *p = &c->parts[i];
+    if (p->touch && !(cx && cx->tp && cx->tp->threads > 1))
+      sim_dc_touch((const char *)vals[p->ids[c->cat_p]], p->touch);
+    sim_cx one; /* a one-row part: waking the other threads costs more */
+    if (p->serial && cx) {
+      one = *cx;
+      one.tp = NULL;
+    }
+    xrt_status rc = p->st.run(&p->st, vals, p->serial && cx ? &one : cx);
+    if (rc) return rc;
+    const char *res = (const char *)vals[p->ids[2]];
+    if (p->mode == SIM_DC_COPY) {
+      sim_xcopy_run(&p->x, out, res);
+    } else if (p->mode == SIM_DC_ADD && c->f64) {
+      double *o = (double *)(void *)out;
+      const double *a = (const double *)(const void *)res;
+      for (int64_t k = 0; k < c->onumel; k++) o[k] += a[k];
+    } else if (p->mode == SIM_DC_ADD) {
+      float *o = (float *)(void *)out;
+      const float *a = (const float *)(const void *)res;
+      for (int64_t k = 0; k < c->onumel; k++) o[k] += a[k];
+    }
+  }
+  return XRT_OK;
+}
+
+/* Row-major element strides of dims. */
+static void sim_dc_strides(int32_t rank, const int64_t *dims, int64_t *st) {
+  int64_t s = 1;
+  for (int32_t k = rank - 1; k >= 0; k--) {
+    st[k] = s;
+    s *= dims[k];
+  }
+}
+
+/* An offset table over the listed dimensions (sizes from dims), with
+ * strides s1 (and s2 of a second operand, when given): count entries. */
+static int64_t *sim_dc_table(sim_fcc *fc, int64_t nd, const int64_t *list,
+                             const int64_t *dims, const int64_t *s1,
+                             const int64_t *list2, const int64_t *s2,
+                             int64_t **t2, int64_t *count) {
+  int64_t sizes[XRT_MAX_RANK], a[XRT_MAX_RANK], b[XRT_MAX_RANK], c = 1;
+  for (int64_t q = 0; q < nd; q++) {
+    sizes[q] = dims[list[q]];
+    a[q] = s1[list[q]];
+    b[q] = s2 ? s2[list2[q]] : 0;
+    c *= sizes[q];
+  }
+  int64_t *t = (int64_t *)sim_palloc(fc, sizeof *t * (size_t)(c ? c : 1));
+  int64_t *u = s2 ? (int64_t *)sim_palloc(fc, sizeof *u * (size_t)(c ? c : 1))
+                  : NULL;
+  if (!t || (s2 && !u)) return NULL;
+  sim_enum_offsets(nd, sizes, a, s2 ? b : NULL, t, u);
+  if (t2) *t2 = u;
+  *count = c;
+  return t;
+}
+
+/* Plans the product of part i (value pid, s0.. s0 + sn of the
+ * concatenated dimension) into ps->st, writing value ps->ids[2]. */
+static xrt_status sim_dc_plan_part(sim_fcc *fc, const xrt_ir_op *op,
+                                   const sim_dc_map *m, int32_t pid,
+                                   int64_t s0, int64_t sn, sim_dc_part *ps) {
+  const xrt_shape *S[2] = {sim_shape(fc, op->operands[0]),
+                           sim_shape(fc, op->operands[1])};
+  const xrt_shape *O = sim_shape(fc, op->results[0]);
+  xrt_dtype t = O->dtype;
+  int64_t dims[2][XRT_MAX_RANK], str[2][XRT_MAX_RANK], shift[2] = {0, 0};
+  for (int s = 0; s < 2; s++)
+    memcpy(dims[s], S[s]->dims, sizeof(int64_t) * (size_t)S[s]->rank);
+  /* the part: its own row-major layout */
+  dims[m->p][m->j] = sn;
+  sim_dc_strides(S[m->p]->rank, dims[m->p], str[m->p]);
+  /* the other operand in place, sliced with a batching/contracting pair */
+  int o = 1 - m->p;
+  sim_dc_strides(S[o]->rank, S[o]->dims, str[o]);
+  if (m->role != 2) {
+    dims[o][m->jo] = sn;
+    shift[o] = s0 * str[o][m->jo];
+  }
+  sim_dot *d = (sim_dot *)sim_palloc(fc, sizeof *d);
+  if (!d) return XRT_RESOURCE_EXHAUSTED;
+  int64_t lf[XRT_MAX_RANK], rf[XRT_MAX_RANK], nlf, nrf, *rbt = NULL,
+      *rkt = NULL;
+  nlf = sim_free_dims(S[0], m->lb, m->nb, m->lc, m->nc, lf);
+  nrf = sim_free_dims(S[1], m->rb, m->nb, m->rc, m->nc, rf);
+  int64_t *lbt = sim_dc_table(fc, m->nb, m->lb, dims[0], str[0], m->rb,
+                              str[1], &rbt, &d->B);
+  int64_t *lkt = sim_dc_table(fc, m->nc, m->lc, dims[0], str[0], m->rc,
+                              str[1], &rkt, &d->K);
+  int64_t *lmt = sim_dc_table(fc, nlf, lf, dims[0], str[0], NULL, NULL,
+                              NULL, &d->M);
+  int64_t *rnt = sim_dc_table(fc, nrf, rf, dims[1], str[1], NULL, NULL,
+                              NULL, &d->N);
+  if (!lbt || !lkt || !lmt || !rnt) return XRT_RESOURCE_EXHAUSTED;
+  for (int64_t b = 0; b < d->B; b++) { /* the other operand's slice */
+    lbt[b] += shift[0];
+    rbt[b] += shift[1];
+  }
+  size_t asz;
+  d->fn = sim_dot_for(t, &asz);
+  if (!d->fn) return sim_unsupported_type(fc, op, t);
+  d->lb = lbt, d->rb = rbt, d->lk = lkt, d->rk = rkt, d->lm = lmt;
+  d->rn = rnt;
+  d->unit_n = 1;
+  for (int64_t n = 0; n < d->N; n++) d->unit_n &= d->rn[n] == n;
+  d->lt = d->rt = d->ot = d->ct = t;
+  d->ltmp = d->rtmp = d->otmp = d->acc = -1;
+  d->lnumel = sim_numel(S[0]), d->rnumel = sim_numel(S[1]);
+  d->onumel = d->B * d->M * d->N;
+  d->wrap = XRT_DTYPE_INVALID;
+  ps->serial = (double)d->B * (double)d->M * (double)d->N * (double)d->K <
+               SIM_DC_SERIAL;
+  /* a part whose batches interleave in memory (the heads of a cache) */
+  ps->touch = 0;
+  size_t pbytes = (size_t)sim_numel(S[m->p]) / (size_t)S[m->p]->dims[m->j] *
+                  (size_t)sn * sim_esize(t);
+  if (m->nb > 0 && pbytes >= SIM_DC_TOUCH_MIN) {
+    const int64_t *pb = m->p ? m->rb : m->lb;
+    for (int64_t q = 0; q < m->nb; q++)
+      if (pb[q] != q) ps->touch = pbytes;
+  }
+  sim_step *st = &ps->st;
+  memset(st, 0, sizeof *st);
+  ps->ids[m->p] = pid;
+  ps->ids[o] = op->operands[o];
+  st->in = ps->ids;
+  st->out = ps->ids + 2;
+  st->nin = 2;
+  st->nout = 1;
+  st->op = op;
+  xrt_status rc;
+  if (sim_skinny_lower_dot(fc, d, st, &rc)) return rc;
+  if (sim_gemm_lower_dot(fc, d, st, &rc)) return rc;
+  rc = d->unit_n ? sim_temp(fc, (size_t)d->N * asz, &d->acc) : XRT_OK;
+  st->data = d;
+  st->run = sim_run_dot;
+  return rc;
+}
+
+/* Lowering a dot_general one of whose operands is an unmaterialized
+ * concatenation (sim_dc_lower_concat): one product per part. */
+SIM_PRIVATE xrt_status sim_dc_lower_dot(sim_fcc *fc, const xrt_ir_op *op,
+                                        sim_step *st, const int64_t *lb,
+                                        const int64_t *rb, const int64_t *lc,
+                                        const int64_t *rcd, int64_t nb,
+                                        int64_t nc) {
+  int p = fc->v[op->operands[0]].vcat == NULL;
+  int32_t x = op->operands[p];
+  const xrt_ir_op *cat = fc->v[x].vcat;
+  sim_dc_map m;
+  if (fc->v[op->operands[1 - p]].vcat ||
+      !sim_dc_mapping(fc, cat, op, x, lb, rb, lc, rcd, nb, nc, &m))
+    return sim_fail_op(fc->cc->err, op, XRT_INTERNAL, "a product over a "
+                       "concatenation that was not materialized");
+  const xrt_shape *O = sim_shape(fc, op->results[0]);
+  int64_t ost[XRT_MAX_RANK], axis = sim_attr(cat, "dimension",
+                                             XRT_ATTR_INT)->i;
+  sim_dc_strides(O->rank, O->dims, ost);
+  sim_dc *c = (sim_dc *)sim_palloc(fc, sizeof *c);
+  sim_dc_part *parts = (sim_dc_part *)sim_palloc(
+      fc, sizeof *parts * (size_t)cat->num_operands);
+  if (!c || !parts) return XRT_RESOURCE_EXHAUSTED;
+  c->n = cat->num_operands;
+  c->parts = parts;
+  c->onumel = sim_numel(O);
+  c->f64 = O->dtype == XRT_F64;
+  c->cat_p = m.p;
+  /* elements of the result before the sliced dimension: the first part's
+   * results are the start of the result when they are one run */
+  int64_t pre = 1;
+  for (int32_t k = 0; m.role != 1 && k < m.r; k++) pre *= O->dims[k];
+  int32_t tmp = -1;
+  size_t es = sim_esize(O->dtype), most = 0;
+  xrt_status rc = XRT_OK;
+  int64_t s0 = 0;
+  for (int32_t i = 0; i < c->n; i++) {
+    int64_t sn = sim_shape(fc, cat->operands[i])->dims[axis];
+    sim_dc_part *ps = &parts[i];
+    ps->mode = m.role == 1 ? (i ? SIM_DC_ADD : SIM_DC_DIRECT)
+                           : (i == 0 && pre == 1 ? SIM_DC_DIRECT
+                                                 : SIM_DC_COPY);
+    int64_t pd[XRT_MAX_RANK], pst[XRT_MAX_RANK];
+    memcpy(pd, O->dims, sizeof(int64_t) * (size_t)O->rank);
+    if (m.role != 1) pd[m.r] = sn;
+    size_t bytes = es;
+    for (int32_t k = 0; k < O->rank; k++) bytes *= (size_t)pd[k];
+    if (ps->mode != SIM_DC_DIRECT && bytes > most) most = bytes;
+    if (ps->mode == SIM_DC_COPY) {
+      sim_dc_strides(O->rank, pd, pst);
+      sim_xcopy_init(&ps->x, es, O->rank, pd, pst, ost, 0, s0 * ost[m.r]);
+    }
+    s0 += sn;
+  }
+  if (most && (rc = sim_temp(fc, most, &tmp))) return rc;
+  s0 = 0;
+  for (int32_t i = 0; i < c->n && !rc; i++) {
+    int32_t pid = cat->operands[i];
+    int64_t sn = sim_shape(fc, pid)->dims[axis];
+    parts[i].ids[2] = parts[i].mode == SIM_DC_DIRECT ? op->results[0] : tmp;
+    rc = sim_use(fc, pid); /* the parts are read here, not at the cat */
+    if (!rc) rc = sim_dc_plan_part(fc, op, &m, pid, s0, sn, &parts[i]);
+    s0 += sn;
+  }
+  if (rc) return rc;
+  st->data = c;
+  st->run = sim_run_dc;
+  return XRT_OK;
+}
+/* ==== end src/sim/dot_concat.c ==== */
 /* ==== begin src/sim/pool.c ==== */
 /*
  * src/sim/pool.c - the device thread pools.
@@ -15022,6 +16413,19 @@ bad:
  */
 
 #define SIM_MAX_THREADS 256 /* per device */
+
+/* Polls between loops: about 1024 pause instructions (20-50 us), longer
+ * than the serial steps between most parallel ops, where a worker asleep
+ * on a condition variable takes tens of microseconds to wake (in a virtual
+ * machine more).  No sched_yield: on a loaded machine it gives the core
+ * away for a whole time slice, where the wait was to be microseconds. */
+#define SIM_SPIN_POLLS 1024
+
+static inline void sim_spin_pause(void) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  _mm_pause();
+#endif
+}
 
 /* Claims and runs chunks of the current loop until none is left. */
 static void sim_tpool_work(struct sim_tpool *tp) {
@@ -15033,18 +16437,40 @@ static void sim_tpool_work(struct sim_tpool *tp) {
   }
 }
 
+/* Polls gen for a loop after seen (pools that spin): 1 when one started,
+ * 0 after the polls (then the worker sleeps; stop is read under mu). */
+static int sim_tpool_poll(struct sim_tpool *tp, uint64_t seen) {
+  if (!tp->spin) return 0;
+  for (int i = 0; i < SIM_SPIN_POLLS; i++) {
+    if (atomic_load_explicit(&tp->gen, memory_order_acquire) != seen) return 1;
+    sim_spin_pause();
+  }
+  return 0;
+}
+
 static void *sim_tpool_main(void *arg) {
   struct sim_tpool *tp = (struct sim_tpool *)arg;
   pthread_mutex_lock(&tp->mu);
   uint64_t seen = tp->gen0; /* the loop that started us may be running */
   for (;;) {
-    while (!tp->stop && tp->gen == seen) pthread_cond_wait(&tp->wake, &tp->mu);
+    while (!tp->stop && atomic_load(&tp->gen) == seen)
+      pthread_cond_wait(&tp->wake, &tp->mu);
     if (tp->stop) break;
-    seen = tp->gen;
     pthread_mutex_unlock(&tp->mu);
-    sim_tpool_work(tp);
+    for (;;) {
+      seen = atomic_load_explicit(&tp->gen, memory_order_acquire);
+      sim_tpool_work(tp);
+      /* The last worker to finish wakes a caller that sleeps; a caller
+       * that polls sees pending reach 0. */
+      if (atomic_fetch_sub_explicit(&tp->pending, 1, memory_order_acq_rel) ==
+          1) {
+        pthread_mutex_lock(&tp->mu);
+        pthread_cond_signal(&tp->done);
+        pthread_mutex_unlock(&tp->mu);
+      }
+      if (!sim_tpool_poll(tp, seen)) break;
+    }
     pthread_mutex_lock(&tp->mu);
-    if (--tp->pending == 0) pthread_cond_signal(&tp->done);
   }
   pthread_mutex_unlock(&tp->mu);
   return NULL;
@@ -15080,10 +16506,11 @@ SIM_PRIVATE void sim_parallel_for(sim_cx *cx, int64_t n, int64_t grain,
     fn(ctx, 0, n);
     return;
   }
-  /* About four chunks per participant balance a loaded machine without
-   * making chunks small. */
+  /* Four to eight chunks per participant balance a loaded machine without
+   * making chunks small (rounded down: 14 items on 2 threads go one by
+   * one, not in 7 pairs that one thread would get 4 of). */
   int64_t want = (int64_t)tp->threads * 4;
-  int64_t chunk = (n + want - 1) / want;
+  int64_t chunk = n / want;
   if (chunk < grain) chunk = grain;
   pthread_mutex_lock(&tp->mu);
   if (!tp->started) sim_tpool_start(tp);
@@ -15099,14 +16526,22 @@ SIM_PRIVATE void sim_parallel_for(sim_cx *cx, int64_t n, int64_t grain,
   tp->chunk = chunk;
   tp->nchunks = (n + chunk - 1) / chunk;
   atomic_store(&tp->next, 0);
-  tp->pending = tp->nworkers;
-  tp->gen++;
+  atomic_store(&tp->pending, tp->nworkers);
+  /* Release: a worker that polls gen and sees the bump sees the loop. */
+  atomic_fetch_add_explicit(&tp->gen, 1, memory_order_release);
   pthread_cond_broadcast(&tp->wake);
   pthread_mutex_unlock(&tp->mu);
   sim_tpool_work(tp);
-  pthread_mutex_lock(&tp->mu);
-  while (tp->pending > 0) pthread_cond_wait(&tp->done, &tp->mu);
-  pthread_mutex_unlock(&tp->mu);
+  for (int i = 0; tp->spin && i < SIM_SPIN_POLLS &&
+                  atomic_load_explicit(&tp->pending, memory_order_acquire) > 0;
+       i++)
+    sim_spin_pause();
+  if (atomic_load_explicit(&tp->pending, memory_order_acquire) > 0) {
+    pthread_mutex_lock(&tp->mu);
+    while (atomic_load(&tp->pending) > 0)
+      pthread_cond_wait(&tp->done, &tp->mu);
+    pthread_mutex_unlock(&tp->mu);
+  }
   atomic_store(&tp->busy, 0);
 }
 
@@ -15137,7 +16572,12 @@ static xrt_status sim_tpool_init(sim_client *c, struct sim_tpool *tp,
   memset(tp, 0, sizeof *tp);
   atomic_init(&tp->busy, 0);
   atomic_init(&tp->next, 0);
+  atomic_init(&tp->gen, 0);
+  atomic_init(&tp->pending, 0);
   tp->threads = threads;
+  /* Polling pays when every participant of every pool has a core. */
+  long cores = sim_os_cpu_count();
+  tp->spin = cores > 0 && (long)threads * (c->ndev > 0 ? c->ndev : 1) <= cores;
   tp->tid = (pthread_t *)c->al.alloc(c->al.self,
                                      sizeof(pthread_t) * (size_t)threads);
   if (!tp->tid) return sim_fail(err, XRT_RESOURCE_EXHAUSTED, "out of host "
@@ -15192,28 +16632,41 @@ SIM_PRIVATE xrt_status sim_tpools_make(sim_client *c, int threads,
  * extensions: one AVX-512 register of doubles), compiled three times like
  * fusion's kernels and picked once at run time:
  *
- *   exp(x) = 2^k exp(r), k = round(x / ln 2), r = x - k ln 2 (two-part
- *   ln 2, exact for |k| <= 2^11), exp(r) by its Taylor series to r^13
- *   (|r| <= 0.347: truncation under 5e-18), 2^k by building the exponent
- *   field.  x is clamped to [-708, 709] first, which changes no f32
- *   result (exp(709) overflows f32 and exp(-708) underflows it to 0).
- *   expm1(y) = 2^k expm1(r) + (2^k - 1) with the same reduction and
- *   expm1(r) by its series (k = 0, r = y below 0.346: relative accuracy
- *   near 0).  tanh(x) = sign(x) e / (e + 2), e = expm1(2|x|),
- *   |x| clamped to 20 (tanh(20) is 1 in double).  logistic(x) =
- *   1 / (1 + exp(-x)), the formula of the scalar path.
+ *   exp(x) = 2^m 2^(j/16) exp(r), k = 16 m + j = round(16 x / ln 2),
+ *   r = x - k ln2/16 (two-part ln2/16, k chi exact), |r| <= 0.0217;
+ *   2^(j/16) from a 16-entry table (one permute on AVX-512, a gather on
+ *   AVX2), expm1(r) by its Taylor series to r^7 (truncation under 1.3e-18)
+ *   in a short-chained order, 2^m added to the exponent field.  Error under
+ *   2.1 double ulps (2.3e-16 relative): the table's rounding, the final
+ *   sum's, and a little from r and the product.  x is clamped to
+ *   [-120, 120] first, which changes no f32 result (exp(120) overflows
+ *   f32, exp(-120) underflows it to 0, and so does 1 / (1 + exp(120))).
+ *   expm1(y), y >= 0: the same reduction, 2^(j/16) - 1 = hi + lo from two
+ *   tables, v = hi + ((lo + hi p) + p) (= 2^(j/16) exp(r) - 1, p =
+ *   expm1(r)), expm1(y) = 2^m v + (2^m - 1): for k = 0, v = p with the
+ *   series' relative accuracy near 0; else v >= hi/2 or 2^m - 1 dominates:
+ *   under 4 double ulps (4.4e-16 relative).  tanh(x) = sign(x) e / (e + 2),
+ *   e = expm1(2|x|), |x| clamped to 10 (tanh(10) rounds to 1 in f32, as
+ *   does every tanh beyond).  logistic(x) = 1 / (1 + exp(-x)), the formula
+ *   of the scalar path.
  *
- * The double results are within a few double ulps (about 1e-15 relative)
+ * The double results are within a few double ulps (under 5e-16 relative)
  * of the exact ones, so after rounding to f32 they equal the scalar path's
- * except for inputs within 1e-15 of an f32 rounding boundary, where they
- * may differ by one f32 ulp: test_sim_vmath counts them over 2^20 inputs
- * spread over every exponent (none seen).  No FMA contraction (gcc's ISO
- * C mode), so the three builds agree bit for bit.  NaN in, NaN out.
- * Other compilers keep the scalar path.
+ * except for inputs whose exact result lies within ~6e-16 of an f32
+ * rounding boundary, where they may differ by one f32 ulp: test_sim_vmath
+ * counts them over 2^20 inputs spread over every exponent, runs at the
+ * seams and the edges (none), and over all 2^32 f32 inputs with glibc
+ * 2.36 none differs either (each of the three builds, checked once
+ * outside the suite; the bits are those of the former degree-13 Taylor
+ * kernels too).  No FMA contraction (gcc's ISO C mode; the AVX-512
+ * min/max and permute give what the portable selects and loads give), so
+ * the three builds agree bit for bit.  NaN in, NaN out.  Other compilers
+ * keep the scalar path.
  * ==================================================================== */
 
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
 #define SIM_VM_X86 1
+#include <immintrin.h>
 #define SIM_VM_T_avx2 __attribute__((target("avx2,fma")))
 #define SIM_VM_T_avx512 __attribute__((target("avx512f")))
 #endif
@@ -15227,139 +16680,254 @@ typedef float sim_vm_f8 __attribute__((vector_size(32)));
 typedef int32_t sim_vm_i8 __attribute__((vector_size(32)));
 typedef double sim_vm_d8 __attribute__((vector_size(64)));
 typedef int64_t sim_vm_l8 __attribute__((vector_size(64)));
+typedef uint64_t sim_vm_u8 __attribute__((vector_size(64)));
 
-#define SIM_VM_LOG2E 1.4426950408889634
-#define SIM_VM_LN2HI 6.93147180369123816490e-01 /* 32 bits: k ln2hi exact */
-#define SIM_VM_LN2LO 1.90821492927058770002e-10
 #define SIM_VM_SHIFTER 6755399441055744.0 /* 1.5 * 2^52: rounds to integer */
+#define SIM_VM_INVC 23.083120654223414    /* 16 / ln 2 */
+#define SIM_VM_CHI 0x1.62e42ffp-5         /* ln2/16 to 29 bits: k chi exact */
+#define SIM_VM_CLO -0x1.718432a1b0e26p-39 /* ln2/16 - chi */
+
+/* 2^(j/16) rounded to double, and 2^(j/16) - 1 as hi + lo (hi rounded,
+ * lo the rounded remainder), j = 0..15. */
+static const sim_vm_d8 sim_vm_t2[2] = {
+    {0x1.0000000000000p+0, 0x1.0b5586cf9890fp+0, 0x1.172b83c7d517bp+0,
+     0x1.2387a6e756238p+0, 0x1.306fe0a31b715p+0, 0x1.3dea64c123422p+0,
+     0x1.4bfdad5362a27p+0, 0x1.5ab07dd485429p+0},
+    {0x1.6a09e667f3bcdp+0, 0x1.7a11473eb0187p+0, 0x1.8ace5422aa0dbp+0,
+     0x1.9c49182a3f090p+0, 0x1.ae89f995ad3adp+0, 0x1.c199bdd85529cp+0,
+     0x1.d5818dcfba487p+0, 0x1.ea4afa2a490dap+0}};
+static const sim_vm_d8 sim_vm_m1hi[2] = {
+    {0x0.0p+0, 0x1.6ab0d9f3121ecp-5, 0x1.72b83c7d517aep-4,
+     0x1.1c3d373ab11c3p-3, 0x1.837f0518db8a9p-3, 0x1.ef5326091a112p-3,
+     0x1.2ff6b54d8a89cp-2, 0x1.6ac1f752150a5p-2},
+    {0x1.a827999fcef32p-2, 0x1.e8451cfac061bp-2, 0x1.159ca845541b7p-1,
+     0x1.389230547e120p-1, 0x1.5d13f32b5a75bp-1, 0x1.83337bb0aa538p-1,
+     0x1.ab031b9f7490ep-1, 0x1.d495f454921b3p-1}};
+static const sim_vm_d8 sim_vm_m1lo[2] = {
+    {0x0.0p+0, 0x1.4c5c95b8c2155p-59, -0x1.9041b9d78a75bp-59,
+     0x1.b07eb6c70572dp-58, 0x1.bd1ab48c60b91p-57, -0x1.497dbb83d8512p-57,
+     0x1.d4397afec42e2p-56, 0x1.8c93015191eb3p-56},
+    {0x1.08b2fb1366ea9p-56, 0x1.7d51023f6cda2p-56, -0x1.22c1d52f369b2p-55,
+     0x1.c7c46b071f2bep-56, -0x1.0bc65974466fdp-55, 0x1.11065895048ddp-55,
+     0x1.2ed02d75b3707p-55, 0x1.63dce863d76ccp-58}};
 
 /* c ? a : b, lane by lane, for a mask c of comparisons (-1 or 0). */
 #define SIM_VM_SEL_D(c, a, b)                                                 \
   ((sim_vm_d8)(((sim_vm_l8)(a) & (c)) | ((sim_vm_l8)(b) & ~(c))))
 #define SIM_VM_SEL_F(c, a, b)                                                 \
   ((sim_vm_f8)(((sim_vm_i8)(a) & (c)) | ((sim_vm_i8)(b) & ~(c))))
-#define SIM_VM_CLAMP(x, lo, hi)                                               \
+
+/* Per build (the suffix): x = min(x, hi), x = min(max(x, lo), hi) (NaN
+ * lanes: anything; the kernel puts NaN back), the eight f32 lanes f as
+ * doubles, t = tab[k mod 16] (tab0, tab1: its halves as vectors; kb: k in
+ * the low bits), and whether four chains fit the registers. */
+#define SIM_VM_MIN_port(x, hi)                                                \
   do {                                                                        \
-    sim_vm_d8 lo_ = (sim_vm_d8){0} + (lo), hi_ = (sim_vm_d8){0} + (hi);       \
-    x = SIM_VM_SEL_D((x) < lo_, lo_, x);                                      \
+    sim_vm_d8 hi_ = (sim_vm_d8){0} + (hi);                                    \
     x = SIM_VM_SEL_D((x) > hi_, hi_, x);                                      \
   } while (0)
-
-/* y = exp(x) for x in [-708, 709] (clamped by the caller). */
-#define SIM_VM_EXP(y, x)                                                      \
+#define SIM_VM_CLAMP_port(x, lo, hi)                                          \
   do {                                                                        \
-    sim_vm_d8 kd_ = (x) * SIM_VM_LOG2E + SIM_VM_SHIFTER;                      \
-    sim_vm_l8 kb_ = (sim_vm_l8)kd_; /* low bits: k, two's complement */       \
+    sim_vm_d8 lo_ = (sim_vm_d8){0} + (lo);                                    \
+    x = SIM_VM_SEL_D((x) < lo_, lo_, x);                                      \
+    SIM_VM_MIN_port(x, hi);                                                   \
+  } while (0)
+#define SIM_VM_CVT_port(f) __builtin_convertvector(f, sim_vm_d8)
+#define SIM_VM_LOOKUP_port(t, tab0, tab1, tab, kb)                            \
+  do {                                                                        \
+    (void)(tab0);                                                             \
+    (void)(tab1);                                                             \
+    for (int i_ = 0; i_ < 8; i_++)                                         \
+      (t)[i_] = (tab)[(kb)[i_] >> 3 & 1][(kb)[i_] & 7];                       \
+  } while (0)
+#define SIM_VM_WIDE_port 0
+
+#define SIM_VM_MIN_avx2 SIM_VM_MIN_port
+#define SIM_VM_CLAMP_avx2 SIM_VM_CLAMP_port
+#define SIM_VM_CVT_avx2 SIM_VM_CVT_port
+#define SIM_VM_LOOKUP_avx2(t, tab0, tab1, tab, kb)                            \
+  do { /* two gathers of four */                                             \
+    sim_vm_l8 k_ = (kb) & 15;                                                 \
+    __m256i i0_, i1_;                                                         \
+    __m256d g0_, g1_;                                                         \
+    (void)(tab0);                                                             \
+    (void)(tab1);                                                             \
+    memcpy(&i0_, &k_, sizeof i0_);                                            \
+    memcpy(&i1_, (char *)&k_ + sizeof i0_, sizeof i1_);                       \
+    g0_ = _mm256_i64gather_pd((const double *)(tab), i0_, 8);                 \
+    g1_ = _mm256_i64gather_pd((const double *)(tab), i1_, 8);                 \
+    memcpy(&(t), &g0_, sizeof g0_);                                           \
+    memcpy((char *)&(t) + sizeof g0_, &g1_, sizeof g1_);                      \
+  } while (0)
+#define SIM_VM_WIDE_avx2 0
+
+#define SIM_VM_MIN_avx512(x, hi)                                              \
+  x = (sim_vm_d8)_mm512_min_pd((__m512d)(x), _mm512_set1_pd(hi))
+#define SIM_VM_CLAMP_avx512(x, lo, hi)                                        \
+  x = (sim_vm_d8)_mm512_max_pd(                                               \
+      _mm512_min_pd((__m512d)(x), _mm512_set1_pd(hi)), _mm512_set1_pd(lo))
+#define SIM_VM_CVT_avx512(f) ((sim_vm_d8)_mm512_cvtps_pd((__m256)(f)))
+#define SIM_VM_LOOKUP_avx512(t, tab0, tab1, tab, kb)                          \
+  do {                                                                        \
+    (void)(tab);                                                              \
+    t = (sim_vm_d8)_mm512_permutex2var_pd((__m512d)(tab0), (__m512i)(kb),     \
+                                          (__m512d)(tab1));                   \
+  } while (0)
+#define SIM_VM_WIDE_avx512 1
+
+/* The reduction for exp and expm1: k = 16 m + j, the nearest integer to
+ * 16 x / ln 2 (kb: k in the low bits, two's complement), r = x - k chi -
+ * k clo: k chi is exact (|k| < 2^24), so r's error is under 2^-53 |r| plus
+ * |k| 2^-53 |clo|, |r| <= ln2/32 (0.02167) and a little more from the
+ * rounding of 16 x / ln 2.  p = expm1(r) = r + r^2 (a + r^2 (b + r^2 c)),
+ * a, b, c linear in r: the Taylor series to r^7 (truncation under 1.3e-18
+ * relative), rounding errors under 2^-53 |p|. */
+#define SIM_VM_REDUCE(kb, p, x)                                               \
+  do {                                                                        \
+    sim_vm_d8 kd_ = (x) * SIM_VM_INVC + SIM_VM_SHIFTER;                       \
+    kb = (sim_vm_l8)kd_;                                                      \
     kd_ = kd_ - SIM_VM_SHIFTER;                                               \
-    sim_vm_d8 r_ = ((x) - kd_ * SIM_VM_LN2HI) - kd_ * SIM_VM_LN2LO;           \
-    sim_vm_d8 p_ = r_ * (1.0 / 6227020800.0) + 1.0 / 479001600.0;             \
-    p_ = p_ * r_ + 1.0 / 39916800.0;                                          \
-    p_ = p_ * r_ + 1.0 / 3628800.0;                                           \
-    p_ = p_ * r_ + 1.0 / 362880.0;                                            \
-    p_ = p_ * r_ + 1.0 / 40320.0;                                             \
-    p_ = p_ * r_ + 1.0 / 5040.0;                                              \
-    p_ = p_ * r_ + 1.0 / 720.0;                                               \
-    p_ = p_ * r_ + 1.0 / 120.0;                                               \
-    p_ = p_ * r_ + 1.0 / 24.0;                                                \
-    p_ = p_ * r_ + 1.0 / 6.0;                                                 \
-    p_ = p_ * r_ + 0.5;                                                       \
-    p_ = p_ * r_ + 1.0;                                                       \
-    p_ = p_ * r_ + 1.0;                                                       \
-    y = p_ * (sim_vm_d8)((kb_ + 1023) << 52);                                 \
+    sim_vm_d8 r_ = ((x) - kd_ * SIM_VM_CHI) - kd_ * SIM_VM_CLO;               \
+    sim_vm_d8 r2_ = r_ * r_;                                                  \
+    sim_vm_d8 a_ = r_ * (1.0 / 6.0) + 0.5;                                    \
+    sim_vm_d8 b_ = r_ * (1.0 / 120.0) + 1.0 / 24.0;                           \
+    sim_vm_d8 c_ = r_ * (1.0 / 5040.0) + 1.0 / 720.0;                         \
+    b_ = r2_ * c_ + b_;                                                       \
+    a_ = r2_ * b_ + a_;                                                       \
+    p = r2_ * a_ + r_;                                                        \
   } while (0)
 
-/* y = expm1(x) for x in [0, 40]: x = k ln 2 + r as for exp, |r| <= 0.347,
- * expm1(r) by its series to r^14 (truncation under 1e-19 relative), then
- * expm1(x) = 2^k expm1(r) + (2^k - 1).  For x < 0.346, k = 0 and r = x:
- * the series itself, with its relative accuracy near 0; for k >= 1 the
- * two terms add with at most a 1.5-fold loss (expm1(r) >= -0.293), so the
- * result stays within a few double ulps like exp's. */
-#define SIM_VM_EXPM1(y, x)                                                    \
+/* y = exp(x) for x in [-120, 120]: t = 2^m 2^(j/16) (the table's value,
+ * rounding error under 2^-53 t, 2^m added to its exponent field: normal
+ * all the way), y = t + t p (t p under 0.022 t: its rounding is
+ * negligible; the sum rounds once).  Under 2.1 * 2^-53 relative. */
+#define SIM_VM_EXP(y, x, ISA)                                                 \
   do {                                                                        \
-    sim_vm_d8 kd_ = (x) * SIM_VM_LOG2E + SIM_VM_SHIFTER;                      \
-    sim_vm_l8 kb_ = (sim_vm_l8)kd_; /* low bits: k */                         \
-    kd_ = kd_ - SIM_VM_SHIFTER;                                               \
-    sim_vm_d8 r_ = ((x) - kd_ * SIM_VM_LN2HI) - kd_ * SIM_VM_LN2LO;           \
-    sim_vm_d8 q_ = r_ * (1.0 / 87178291200.0) + 1.0 / 6227020800.0;           \
-    q_ = q_ * r_ + 1.0 / 479001600.0;                                         \
-    q_ = q_ * r_ + 1.0 / 39916800.0;                                          \
-    q_ = q_ * r_ + 1.0 / 3628800.0;                                           \
-    q_ = q_ * r_ + 1.0 / 362880.0;                                            \
-    q_ = q_ * r_ + 1.0 / 40320.0;                                             \
-    q_ = q_ * r_ + 1.0 / 5040.0;                                              \
-    q_ = q_ * r_ + 1.0 / 720.0;                                               \
-    q_ = q_ * r_ + 1.0 / 120.0;                                               \
-    q_ = q_ * r_ + 1.0 / 24.0;                                                \
-    q_ = q_ * r_ + 1.0 / 6.0;                                                 \
-    q_ = q_ * r_ + 0.5;                                                       \
-    sim_vm_d8 p_ = r_ + (r_ * r_) * q_;                                       \
-    sim_vm_d8 s_ = (sim_vm_d8)((kb_ + 1023) << 52); /* 2^k */                 \
-    y = s_ * p_ + (s_ - 1.0);                                                 \
+    sim_vm_l8 kb_;                                                            \
+    sim_vm_d8 p_, t_;                                                         \
+    SIM_VM_REDUCE(kb_, p_, x);                                                \
+    SIM_VM_LOOKUP_##ISA(t_, t2a, t2b, sim_vm_t2, kb_);                        \
+    t_ = (sim_vm_d8)((sim_vm_u8)t_ +                                          \
+                     (((sim_vm_u8)kb_ & ~(uint64_t)15) << 48));               \
+    y = t_ + t_ * p_;                                                         \
   } while (0)
+
+/* y = expm1(x) for x in [0, 20]: v = 2^(j/16) (1 + p) - 1 = hi + ((lo +
+ * hi p) + p), y = 2^m v + (2^m - 1).  k = 0: v = p, relative accuracy
+ * near 0.  m = 0 < j: r >= -0.0217 and hi >= 0.0443, so v >= hi/2 and the
+ * roundings (hi's 2^-53 hi is cancelled by lo; hi p, the two sums) stay
+ * under 3 * 2^-53 v.  m >= 1: 2^m v >= -0.022 2^m against 2^m - 1 >=
+ * 2^(m-1), one more rounding: under 4 * 2^-53 relative. */
+#define SIM_VM_EXPM1(y, x, ISA)                                               \
+  do {                                                                        \
+    sim_vm_l8 kb_;                                                            \
+    sim_vm_d8 p_, h_, l_;                                                     \
+    SIM_VM_REDUCE(kb_, p_, x);                                                \
+    SIM_VM_LOOKUP_##ISA(h_, m1a, m1b, sim_vm_m1hi, kb_);                      \
+    SIM_VM_LOOKUP_##ISA(l_, m1c, m1d, sim_vm_m1lo, kb_);                      \
+    sim_vm_d8 v_ = h_ + ((l_ + h_ * p_) + p_);                                \
+    sim_vm_d8 s_ = /* 2^m, m >= 0 */                                          \
+        (sim_vm_d8)((((sim_vm_u8)kb_ >> 4) + 1023) << 52);                    \
+    y = s_ * v_ + (s_ - 1.0);                                                 \
+  } while (0)
+
+/* The tables as vectors (two halves each), for the permutes. */
+#define SIM_VM_TABLES                                                         \
+  sim_vm_d8 t2a = sim_vm_t2[0], t2b = sim_vm_t2[1];                           \
+  sim_vm_d8 m1a = sim_vm_m1hi[0], m1b = sim_vm_m1hi[1];                       \
+  sim_vm_d8 m1c = sim_vm_m1lo[0], m1d = sim_vm_m1lo[1];                       \
+  (void)t2a, (void)t2b, (void)m1a, (void)m1b, (void)m1c, (void)m1d
 
 /* Eight f32 results of x (doubles of the eight inputs xf). */
-#define SIM_VM_BODY_exp(r, x, xf)                                             \
+#define SIM_VM_BODY_exp(r, x, xf, ISA)                                        \
   do {                                                                        \
     sim_vm_d8 e_;                                                             \
-    SIM_VM_CLAMP(x, -708.0, 709.0);                                           \
-    SIM_VM_EXP(e_, x);                                                        \
+    SIM_VM_CLAMP_##ISA(x, -120.0, 120.0);                                     \
+    SIM_VM_EXP(e_, x, ISA);                                                   \
     r = __builtin_convertvector(e_, sim_vm_f8);                               \
   } while (0)
-#define SIM_VM_BODY_tanh(r, x, xf)                                            \
+#define SIM_VM_BODY_tanh(r, x, xf, ISA)                                       \
   do {                                                                        \
     sim_vm_d8 a_ = (sim_vm_d8)((sim_vm_l8)(x) & INT64_MAX), e_;               \
-    SIM_VM_CLAMP(a_, 0.0, 20.0);                                              \
+    SIM_VM_MIN_##ISA(a_, 10.0);                                               \
     a_ = a_ * 2.0;                                                            \
-    SIM_VM_EXPM1(e_, a_);                                                     \
+    SIM_VM_EXPM1(e_, a_, ISA);                                                \
     r = __builtin_convertvector(e_ / (e_ + 2.0), sim_vm_f8);                  \
     /* the sign of x (tanh(-0) = -0) */                                      \
     r = (sim_vm_f8)((sim_vm_i8)r | ((sim_vm_i8)(xf) & INT32_MIN));            \
   } while (0)
-#define SIM_VM_BODY_logistic(r, x, xf)                                        \
+#define SIM_VM_BODY_logistic(r, x, xf, ISA)                                   \
   do {                                                                        \
     sim_vm_d8 e_ = -(x);                                                      \
-    SIM_VM_CLAMP(e_, -708.0, 709.0);                                          \
-    SIM_VM_EXP(e_, e_);                                                       \
+    SIM_VM_CLAMP_##ISA(e_, -120.0, 120.0);                                    \
+    SIM_VM_EXP(e_, e_, ISA);                                                  \
     r = __builtin_convertvector(1.0 / (1.0 + e_), sim_vm_f8);                 \
   } while (0)
 
-/* Eight lanes at a time (the tail through a zero-padded block); a NaN
- * input gives itself. */
+/* Four (AVX-512) or two independent chains of eight lanes at a time (their
+ * loads, bodies and stores side by side, so that independent work is near
+ * in the instruction stream), then eight, then the tail through a
+ * zero-padded array (a partial copy straight into a vector makes GCC 12
+ * crash under -fsanitize=address); a NaN input gives itself. */
 #define SIM_VM_KERNEL(ISA, NAME)                                              \
   static SIM_VM_T_##ISA void sim_vm_##NAME##_##ISA(                           \
       void *const *in, void *out, size_t n, const void *ctx) {                \
     const float *a = (const float *)in[0];                                    \
     float *o = (float *)out;                                                  \
     (void)ctx;                                                                \
+    SIM_VM_TABLES;                                                            \
     size_t i = 0;                                                             \
-    for (; i + 16 <= n; i += 16) { /* two independent chains */               \
-      sim_vm_f8 xf, yf, r, q;                                                 \
-      memcpy(&xf, a + i, sizeof xf);                                          \
-      memcpy(&yf, a + i + 8, sizeof yf);                                      \
-      sim_vm_d8 x = __builtin_convertvector(xf, sim_vm_d8);                   \
-      sim_vm_d8 y = __builtin_convertvector(yf, sim_vm_d8);                   \
-      SIM_VM_BODY_##NAME(r, x, xf);                                           \
-      SIM_VM_BODY_##NAME(q, y, yf);                                           \
-      r = SIM_VM_SEL_F(xf != xf, xf, r);                                      \
-      q = SIM_VM_SEL_F(yf != yf, yf, q);                                      \
-      memcpy(o + i, &r, sizeof r);                                            \
-      memcpy(o + i + 8, &q, sizeof q);                                        \
+    for (; SIM_VM_WIDE_##ISA && i + 32 <= n; i += 32) {                       \
+      sim_vm_f8 f0, f1, f2, f3, r0, r1, r2, r3;                               \
+      memcpy(&f0, a + i, sizeof f0);                                          \
+      memcpy(&f1, a + i + 8, sizeof f1);                                      \
+      memcpy(&f2, a + i + 16, sizeof f2);                                     \
+      memcpy(&f3, a + i + 24, sizeof f3);                                     \
+      sim_vm_d8 x0 = SIM_VM_CVT_##ISA(f0), x1 = SIM_VM_CVT_##ISA(f1);         \
+      sim_vm_d8 x2 = SIM_VM_CVT_##ISA(f2), x3 = SIM_VM_CVT_##ISA(f3);         \
+      SIM_VM_BODY_##NAME(r0, x0, f0, ISA);                                    \
+      SIM_VM_BODY_##NAME(r1, x1, f1, ISA);                                    \
+      SIM_VM_BODY_##NAME(r2, x2, f2, ISA);                                    \
+      SIM_VM_BODY_##NAME(r3, x3, f3, ISA);                                    \
+      r0 = SIM_VM_SEL_F(f0 != f0, f0, r0);                                    \
+      r1 = SIM_VM_SEL_F(f1 != f1, f1, r1);                                    \
+      r2 = SIM_VM_SEL_F(f2 != f2, f2, r2);                                    \
+      r3 = SIM_VM_SEL_F(f3 != f3, f3, r3);                                    \
+      memcpy(o + i, &r0, sizeof r0);                                          \
+      memcpy(o + i + 8, &r1, sizeof r1);                                      \
+      memcpy(o + i + 16, &r2, sizeof r2);                                     \
+      memcpy(o + i + 24, &r3, sizeof r3);                                     \
+    }                                                                         \
+    for (; i + 16 <= n; i += 16) {                                            \
+      sim_vm_f8 f0, f1, r0, r1;                                               \
+      memcpy(&f0, a + i, sizeof f0);                                          \
+      memcpy(&f1, a + i + 8, sizeof f1);                                      \
+      sim_vm_d8 x0 = SIM_VM_CVT_##ISA(f0), x1 = SIM_VM_CVT_##ISA(f1);         \
+      SIM_VM_BODY_##NAME(r0, x0, f0, ISA);                                    \
+      SIM_VM_BODY_##NAME(r1, x1, f1, ISA);                                    \
+      r0 = SIM_VM_SEL_F(f0 != f0, f0, r0);                                    \
+      r1 = SIM_VM_SEL_F(f1 != f1, f1, r1);                                    \
+      memcpy(o + i, &r0, sizeof r0);                                          \
+      memcpy(o + i + 8, &r1, sizeof r1);                                      \
     }                                                                         \
     for (; i + 8 <= n; i += 8) {                                              \
       sim_vm_f8 xf, r;                                                        \
       memcpy(&xf, a + i, sizeof xf);                                          \
-      sim_vm_d8 x = __builtin_convertvector(xf, sim_vm_d8);                   \
-      SIM_VM_BODY_##NAME(r, x, xf);                                           \
+      sim_vm_d8 x = SIM_VM_CVT_##ISA(xf);                                     \
+      SIM_VM_BODY_##NAME(r, x, xf, ISA);                                      \
       r = SIM_VM_SEL_F(xf != xf, xf, r);                                      \
       memcpy(o + i, &r, sizeof r);                                            \
     }                                                                         \
     if (i < n) {                                                              \
-      sim_vm_f8 xf = {0}, r;                                                  \
-      memcpy(&xf, a + i, (n - i) * sizeof(float));                           \
-      sim_vm_d8 x = __builtin_convertvector(xf, sim_vm_d8);                   \
-      SIM_VM_BODY_##NAME(r, x, xf);                                           \
+      float t[8] = {0};                                                       \
+      sim_vm_f8 xf, r;                                                        \
+      memcpy(t, a + i, (n - i) * sizeof(float));                              \
+      memcpy(&xf, t, sizeof xf);                                              \
+      sim_vm_d8 x = SIM_VM_CVT_##ISA(xf);                                     \
+      SIM_VM_BODY_##NAME(r, x, xf, ISA);                                      \
       r = SIM_VM_SEL_F(xf != xf, xf, r);                                      \
-      memcpy(o + i, &r, (n - i) * sizeof(float));                             \
+      memcpy(t, &r, sizeof r);                                                \
+      memcpy(o + i, t, (n - i) * sizeof(float));                              \
     }                                                                         \
   }
 #define SIM_VM_KERNELS(ISA)                                                   \
@@ -15448,6 +17016,19 @@ SIM_PRIVATE sim_ew_fn sim_vm_kernel(sim_ew_fn fn, int level) {
  * they match the plain kernels bit for bit.  Unfused elementwise steps use
  * them too (sim_lower_ew).
  *
+ * A broadcast operand whose values repeat with a period that divides the
+ * tile (a per-channel vector over an NHWC image: batch norm as JAX writes
+ * it) is a PTILE: the tile is made a multiple of the period and the
+ * operand's tile is filled once per piece, not gathered per tile.  A tree
+ * that is one line of f32 add/sub/mul/div, each with a leaf operand,
+ * maybe ending in a clamp with scalar bounds (batch norm + relu6), runs in
+ * registers (sim_fz_chain_eval): the same IEEE operations per element, no
+ * tiles in between.  A depthwise convolution whose result only the group
+ * reads, as a whole operand, is lowered with it (sim_fz_lower_dw): each
+ * tile of positions is convolved into an L1 buffer and the group runs on
+ * it there, so the convolution's result never goes to memory.  On one
+ * thread an elementwise loop is one piece.
+ *
  * XRT_SIM_NO_FUSION in the environment turns grouping off (every op lowers
  * alone), to compare and debug.
  * ==================================================================== */
@@ -15460,6 +17041,7 @@ SIM_PRIVATE sim_ew_fn sim_vm_kernel(sim_ew_fn fn, int level) {
 #define SIM_FZ_PAR_MIN 65536 /* fewer elements: one piece */
 #define SIM_FZ_STREAM_MIN ((size_t)16 << 20) /* output bytes: streamed */
 #define SIM_FZ_SUB 256 /* elements a streaming root computes per store run */
+#define SIM_FZ_CHAIN 8 /* operations of a chain evaluated in registers */
 
 /* ---- kernels compiled per instruction set ---- */
 
@@ -15709,6 +17291,9 @@ enum {
   SIM_FZ_FULL,   /* a value of the space's shape, read in place */
   SIM_FZ_GATHER, /* a value read by index arithmetic into the tile */
   SIM_FZ_SPLAT,  /* one element repeated: the tile is filled once */
+  SIM_FZ_PTILE,  /* a GATHER whose tiles all hold the same values (a
+                  * broadcast of a period that divides the tile, such as a
+                  * per-channel vector): filled once, as a SPLAT */
   SIM_FZ_EW,     /* an elementwise kernel */
   SIM_FZ_SEL,    /* select */
   SIM_FZ_CLAMP,  /* clamp */
@@ -15743,6 +17328,14 @@ typedef struct sim_fz {
   int32_t scratch; /* pseudo value: maxp * (part_bytes + 16) */
   int32_t maxp;    /* pieces: SIM_FZ_PARTS for big loops, else 1 */
   int stream;      /* the elementwise root stores past the cache */
+  /* chain: the tree is a line of f32 add/sub/mul/div, each with one leaf
+   * operand, from leaf node chx, maybe ending in a clamp with splat bounds
+   * (clo, chi; else -1): evaluated in registers (sim_fz_chain_eval) */
+  int chain;
+  int32_t inplace; /* the input whose memory the result takes, or -1 */
+  int8_t nch;
+  uint8_t chop[SIM_FZ_CHAIN]; /* SIM_FZC_*, + SIM_FZC_REV: b op v */
+  int16_t charg[SIM_FZ_CHAIN], chx, clo, chi;
   /* reduce roots */
   int red;
   sim_red_fn rfn;
@@ -15809,10 +17402,12 @@ static void sim_fz_ew_stream(const sim_fz *z, const sim_fznode *nd,
 }
 
 /* Evaluates the tree on elements [i0, i0 + L) of the space; the root
- * writes into dst when given (streaming when z->stream).  Returns the
- * root's values. */
-static const void *sim_fz_eval(const sim_fz *z, void **vals, char *scr,
-                               int64_t i0, int64_t L, void *dst) {
+ * writes into dst when given (streaming when z->stream); the leaf of
+ * value xv (-1: none) reads its L elements at xp.  Returns the root's
+ * values. */
+static const void *sim_fz_eval_x(const sim_fz *z, void **vals, char *scr,
+                                 int64_t i0, int64_t L, void *dst, int32_t xv,
+                                 const void *xp) {
   const void *p[SIM_FZ_MAXN];
   for (int32_t k = 0; k < z->nn; k++) {
     const sim_fznode *nd = &z->nodes[k];
@@ -15824,9 +17419,11 @@ static const void *sim_fz_eval(const sim_fz *z, void **vals, char *scr,
     }
     switch (nd->kind) {
     case SIM_FZ_FULL:
-      p[k] = (const char *)vals[nd->val] + (size_t)i0 * nd->es;
+      p[k] = nd->val == xv ? (const char *)xp
+                           : (const char *)vals[nd->val] + (size_t)i0 * nd->es;
       continue;
-    case SIM_FZ_SPLAT: p[k] = scr + nd->off; continue;
+    case SIM_FZ_SPLAT:
+    case SIM_FZ_PTILE: p[k] = scr + nd->off; continue;
     case SIM_FZ_ID: p[k] = p[nd->arg[0]]; continue;
     case SIM_FZ_GATHER:
       sim_fz_gather(nd, (const char *)vals[nd->val], o, i0, L);
@@ -15842,8 +17439,10 @@ static const void *sim_fz_eval(const sim_fz *z, void **vals, char *scr,
       nd->sel((const uint8_t *)p[nd->arg[0]], p[nd->arg[1]], p[nd->arg[2]], o,
               L);
       break;
-    default: /* SIM_FZ_CLAMP */
-      nd->clamp(o, p[nd->arg[0]], p[nd->arg[1]], p[nd->arg[2]], L, 1, 1);
+    default: /* SIM_FZ_CLAMP: a splat bound is read as one element */
+      nd->clamp(o, p[nd->arg[0]], p[nd->arg[1]], p[nd->arg[2]], L,
+                z->nodes[nd->arg[0]].kind != SIM_FZ_SPLAT,
+                z->nodes[nd->arg[2]].kind != SIM_FZ_SPLAT);
       break;
     }
     p[k] = o;
@@ -15854,7 +17453,183 @@ static const void *sim_fz_eval(const sim_fz *z, void **vals, char *scr,
   return dst ? dst : r;
 }
 
-/* Fills the tiles of the splat leaves of one piece. */
+static const void *sim_fz_eval(const sim_fz *z, void **vals, char *scr,
+                               int64_t i0, int64_t L, void *dst) {
+  return sim_fz_eval_x(z, vals, scr, i0, L, dst, -1, NULL);
+}
+
+/* ---- chains in registers ---- */
+
+/* A line of f32 operations v = v op b_j (or b_j op v), then maybe a clamp
+ * with bounds that are one number each and not NaN, sixteen elements at a
+ * time without storing the values in between: each element sees the same
+ * IEEE operations in the same order as the node-by-node loop, so the bits
+ * are the same; the clamp makes the choices of the scalar-bound kernel of
+ * move.c (a strict compare for lo = -0, <= for a hi with its sign bit). */
+enum { SIM_FZC_ADD, SIM_FZC_SUB, SIM_FZC_MUL, SIM_FZC_DIV, SIM_FZC_REV = 4 };
+
+typedef struct sim_fzch {
+  int n, clamp, lo_strict, hi_eq;
+  float lo, hi;
+  const uint8_t *op;
+  const float *b[SIM_FZ_CHAIN];
+} sim_fzch;
+
+#if defined(__GNUC__)
+typedef float sim_fzc_v16 __attribute__((vector_size(64)));
+typedef int32_t sim_fzc_i16 __attribute__((vector_size(64)));
+#define SIM_FZC_OPS(V, B, OPC)                                                \
+  switch (OPC) {                                                              \
+  case SIM_FZC_ADD: V = V + B; break;                                         \
+  case SIM_FZC_SUB: V = V - B; break;                                         \
+  case SIM_FZC_MUL: V = V * B; break;                                         \
+  case SIM_FZC_DIV: V = V / B; break;                                         \
+  case SIM_FZC_ADD + SIM_FZC_REV: V = B + V; break;                           \
+  case SIM_FZC_SUB + SIM_FZC_REV: V = B - V; break;                           \
+  case SIM_FZC_MUL + SIM_FZC_REV: V = B * V; break;                           \
+  default: V = B / V; break;                                                  \
+  }
+#define SIM_FZC_4(D, A, OP, B)                                                \
+  D##0 = A##0 OP B##0, D##1 = A##1 OP B##1, D##2 = A##2 OP B##2,              \
+  D##3 = A##3 OP B##3;
+#define SIM_FZC_CL(V)                                                         \
+  {                                                                           \
+    sim_fzc_i16 ta = c->lo_strict ? fa > V : fa >= V;                         \
+    V = SIM_FZC_SEL(ta, fa, V);                                               \
+    sim_fzc_i16 tb = c->hi_eq ? fb <= V : fb < V;                             \
+    V = SIM_FZC_SEL(tb, fb, V);                                               \
+  }
+#define SIM_FZC_SEL(c, a, b)                                                  \
+  ((sim_fzc_v16)(((sim_fzc_i16)(a) & (c)) | ((sim_fzc_i16)(b) & ~(c))))
+#define SIM_FZ_CHAINK(ISA)                                                    \
+  static SIM_FZ_T_##ISA void sim_fz_chain_##ISA(const sim_fzch *c,            \
+                                                const float *x, float *o,     \
+                                                int64_t L) {                  \
+    sim_fzc_v16 fa, fb;                                                       \
+    for (int k = 0; k < 16; k++) fa[k] = c->lo, fb[k] = c->hi;                \
+    int64_t i = 0;                                                            \
+    for (; i + 64 <= L; i += 64) { /* four vectors a dispatch */              \
+      sim_fzc_v16 v0, v1, v2, v3, b0, b1, b2, b3;                             \
+      memcpy(&v0, x + i, sizeof v0);                                          \
+      memcpy(&v1, x + i + 16, sizeof v1);                                     \
+      memcpy(&v2, x + i + 32, sizeof v2);                                     \
+      memcpy(&v3, x + i + 48, sizeof v3);                                     \
+      for (int j = 0; j < c->n; j++) {                                        \
+        const float *bp = c->b[j] + i;                                        \
+        memcpy(&b0, bp, sizeof b0);                                           \
+        memcpy(&b1, bp + 16, sizeof b1);                                      \
+        memcpy(&b2, bp + 32, sizeof b2);                                      \
+        memcpy(&b3, bp + 48, sizeof b3);                                      \
+        switch (c->op[j]) {                                                   \
+        case SIM_FZC_ADD: SIM_FZC_4(v, v, +, b) break;                        \
+        case SIM_FZC_SUB: SIM_FZC_4(v, v, -, b) break;                        \
+        case SIM_FZC_MUL: SIM_FZC_4(v, v, *, b) break;                        \
+        case SIM_FZC_DIV: SIM_FZC_4(v, v, /, b) break;                        \
+        case SIM_FZC_ADD + SIM_FZC_REV: SIM_FZC_4(v, b, +, v) break;          \
+        case SIM_FZC_SUB + SIM_FZC_REV: SIM_FZC_4(v, b, -, v) break;          \
+        case SIM_FZC_MUL + SIM_FZC_REV: SIM_FZC_4(v, b, *, v) break;          \
+        default: SIM_FZC_4(v, b, /, v) break;                                 \
+        }                                                                     \
+      }                                                                       \
+      if (c->clamp) {                                                         \
+        SIM_FZC_CL(v0) SIM_FZC_CL(v1) SIM_FZC_CL(v2) SIM_FZC_CL(v3)           \
+      }                                                                       \
+      memcpy(o + i, &v0, sizeof v0);                                          \
+      memcpy(o + i + 16, &v1, sizeof v1);                                     \
+      memcpy(o + i + 32, &v2, sizeof v2);                                     \
+      memcpy(o + i + 48, &v3, sizeof v3);                                     \
+    }                                                                         \
+    for (; i + 16 <= L; i += 16) {                                            \
+      sim_fzc_v16 v, b;                                                       \
+      memcpy(&v, x + i, sizeof v);                                            \
+      for (int j = 0; j < c->n; j++) {                                        \
+        memcpy(&b, c->b[j] + i, sizeof b);                                    \
+        SIM_FZC_OPS(v, b, c->op[j])                                           \
+      }                                                                       \
+      if (c->clamp) {                                                         \
+        sim_fzc_i16 ta = c->lo_strict ? fa > v : fa >= v;                     \
+        v = SIM_FZC_SEL(ta, fa, v);                                           \
+        sim_fzc_i16 tb = c->hi_eq ? fb <= v : fb < v;                         \
+        v = SIM_FZC_SEL(tb, fb, v);                                           \
+      }                                                                       \
+      memcpy(o + i, &v, sizeof v);                                            \
+    }                                                                         \
+    for (; i < L; i++) {                                                      \
+      float v = x[i];                                                         \
+      for (int j = 0; j < c->n; j++) {                                        \
+        float b = c->b[j][i];                                                 \
+        SIM_FZC_OPS(v, b, c->op[j])                                           \
+      }                                                                       \
+      if (c->clamp) {                                                         \
+        if (c->lo_strict ? c->lo > v : c->lo >= v) v = c->lo;                 \
+        if (c->hi_eq ? c->hi <= v : c->hi < v) v = c->hi;                     \
+      }                                                                       \
+      o[i] = v;                                                               \
+    }                                                                         \
+  }
+SIM_FZ_CHAINK(port)
+#ifdef SIM_FZ_X86
+SIM_FZ_CHAINK(avx2)
+SIM_FZ_CHAINK(avx512)
+#endif
+#define SIM_FZ_HAVE_CHAIN 1
+#endif
+
+/* The chain on elements [i0, i0 + L) into dst (leaf xv at xp, as
+ * sim_fz_eval_x); 0 when it cannot run (a NaN bound): the caller
+ * evaluates node by node. */
+static int sim_fz_chain_eval(const sim_fz *z, void **vals, char *scr,
+                             int64_t i0, int64_t L, void *dst, int32_t xv,
+                             const void *xp) {
+#ifdef SIM_FZ_HAVE_CHAIN
+  sim_fzch c;
+  const float *p[SIM_FZ_MAXN];
+  c.n = z->nch;
+  c.op = z->chop;
+  c.clamp = z->clo >= 0;
+  c.lo = c.hi = 0;
+  if (c.clamp) {
+    c.lo = *(const float *)(const void *)(scr + z->nodes[z->clo].off);
+    c.hi = *(const float *)(const void *)(scr + z->nodes[z->chi].off);
+    if (c.lo != c.lo || c.hi != c.hi) return 0;
+  }
+  c.lo_strict = c.lo == 0 && signbit(c.lo);
+  c.hi_eq = signbit(c.hi) != 0;
+  for (int j = -1; j < c.n; j++) {
+    int32_t k = j < 0 ? z->chx : z->charg[j];
+    const sim_fznode *nd = &z->nodes[k];
+    const void *q = nd->kind != SIM_FZ_FULL ? (const void *)(scr + nd->off)
+                    : nd->val == xv ? xp
+                    : (const char *)vals[nd->val] + (size_t)i0 * nd->es;
+    p[k] = (const float *)q;
+  }
+  for (int j = 0; j < c.n; j++) c.b[j] = p[z->charg[j]];
+  int lv = sim_fz_isa();
+  (void)lv;
+  SIM_FZ_PICK3(sim_fz_chain)(&c, p[z->chx], (float *)dst, L);
+  return 1;
+#else
+  (void)z, (void)vals, (void)scr, (void)i0, (void)L, (void)dst, (void)xv;
+  (void)xp;
+  return 0;
+#endif
+}
+
+/* Whether node k is read as one element only: a splat bound of the
+ * clamp (which reads a splat bound's first element), no other node's
+ * operand. */
+static int sim_fz_bound_only(const sim_fz *z, int32_t k) {
+  int uses = 0;
+  for (int32_t i = 0; i < z->nn; i++) {
+    const sim_fznode *nd = &z->nodes[i];
+    for (int j = 0; j < nd->nargs; j++)
+      if (nd->arg[j] == k)
+        uses += nd->kind == SIM_FZ_CLAMP && j != 1 ? 0 : 1;
+  }
+  return uses == 0;
+}
+
+/* Fills the tiles of the splat and periodic leaves of one piece. */
 static void sim_fz_splats(const sim_fz *z, void **vals, char *scr) {
   for (int32_t k = 0; k < z->nn; k++) {
     const sim_fznode *nd = &z->nodes[k];
@@ -15862,7 +17637,10 @@ static void sim_fz_splats(const sim_fz *z, void **vals, char *scr) {
       sim_fill_for(nd->es)(scr + nd->off,
                            (const char *)vals[nd->val] +
                                (size_t)nd->base * nd->es,
-                           z->tile);
+                           sim_fz_bound_only(z, k) ? 1 : z->tile);
+    else if (nd->kind == SIM_FZ_PTILE)
+      sim_fz_gather(nd, (const char *)vals[nd->val], scr + nd->off, 0,
+                    z->tile < z->numel ? z->tile : z->numel);
   }
 }
 
@@ -15874,6 +17652,7 @@ typedef struct sim_fzrun {
   const char *init;
   int64_t per; /* work items per piece */
   int64_t items, np;
+  const void *aux; /* a convolution with this epilogue (sim_fzdw) */
 } sim_fzrun;
 
 static char *sim_fz_piece_scratch(const sim_fzrun *r, int64_t p) {
@@ -15893,7 +17672,9 @@ static void sim_fz_ew_pieces(void *ctx, int64_t b, int64_t e) {
     sim_fz_splats(z, r->vals, scr);
     for (int64_t i = lo; i < hi; i += z->tile) {
       int64_t L = hi - i < z->tile ? hi - i : z->tile;
-      sim_fz_eval(z, r->vals, scr, i, L, r->out + (size_t)i * es);
+      char *dst = r->out + (size_t)i * es;
+      if (!z->chain || !sim_fz_chain_eval(z, r->vals, scr, i, L, dst, -1, NULL))
+        sim_fz_eval(z, r->vals, scr, i, L, dst);
     }
   }
   if (z->stream) sim_copy_nt_done();
@@ -15914,13 +17695,76 @@ static void sim_fz_go(sim_cx *cx, sim_fzrun *r, int64_t items,
   else fn(r, 0, 1);
 }
 
+/* Elementwise loops: pieces on several threads, else one (each piece
+ * fills its splat and periodic tiles). */
+static void sim_fz_go_ew(sim_cx *cx, sim_fzrun *r, int64_t tiles,
+                         sim_range_fn fn) {
+  if (cx && cx->tp && cx->tp->threads > 1) {
+    sim_fz_go(cx, r, tiles, fn);
+    return;
+  }
+  r->items = r->per = tiles;
+  r->np = 1;
+  fn(r, 0, 1);
+}
+
 static xrt_status sim_run_fused(const sim_step *st, void **vals, sim_cx *cx) {
   const sim_fz *z = (const sim_fz *)st->data;
+  if (z->inplace >= 0) vals[st->out[0]] = vals[z->inplace];
   if (z->numel == 0) return XRT_OK;
   sim_fzrun r = {z, vals, (char *)vals[z->scratch], (char *)vals[st->out[0]],
-                 NULL, 0, 0, 0};
+                 NULL, 0, 0, 0, NULL};
   int64_t tiles = (z->numel + z->tile - 1) / z->tile;
-  sim_fz_go(cx, &r, tiles, sim_fz_ew_pieces);
+  sim_fz_go_ew(cx, &r, tiles, sim_fz_ew_pieces);
+  return XRT_OK;
+}
+
+/* ---- a depthwise convolution with its elementwise epilogue ---- */
+
+/* The group reads the convolution's result x as a whole leaf, its only
+ * use: each tile of positions is convolved into a tile buffer (L1) and
+ * the group runs on it there, so x never goes to memory.  The same
+ * kernels on the same elements: the bits of the two steps. */
+typedef struct sim_fzdw {
+  const sim_fz *z;
+  sim_step dw;   /* the convolution's step (sim_dw_by_position) */
+  int32_t x;     /* its result */
+  int32_t buf;   /* pseudo value: one tile of x per piece */
+  int64_t O;     /* results per position: divides the tile */
+  size_t xes, xtile; /* x's element size; bytes of one piece's tile */
+} sim_fzdw;
+
+static void sim_fzdw_pieces(void *ctx, int64_t b, int64_t e) {
+  const sim_fzrun *r = (const sim_fzrun *)ctx;
+  const sim_fz *z = r->z;
+  const sim_fzdw *d = (const sim_fzdw *)r->aux;
+  size_t es = z->nodes[z->nn - 1].es;
+  for (int64_t p = b; p < e; p++) {
+    char *scr = sim_fz_piece_scratch(r, p);
+    char *xb = (char *)r->vals[d->buf] + (size_t)p * d->xtile;
+    int64_t lo = p * r->per * z->tile, hi = lo + r->per * z->tile;
+    if (hi > z->numel) hi = z->numel;
+    if (lo >= hi) continue;
+    sim_fz_splats(z, r->vals, scr);
+    for (int64_t i = lo; i < hi; i += z->tile) {
+      int64_t L = hi - i < z->tile ? hi - i : z->tile;
+      char *dst = r->out + (size_t)i * es;
+      sim_dw_positions(&d->dw, r->vals, i / d->O, (i + L) / d->O, xb);
+      if (!z->chain || !sim_fz_chain_eval(z, r->vals, scr, i, L, dst, d->x, xb))
+        sim_fz_eval_x(z, r->vals, scr, i, L, dst, d->x, xb);
+    }
+  }
+  if (z->stream) sim_copy_nt_done();
+}
+
+static xrt_status sim_run_fused_dw(const sim_step *st, void **vals,
+                                   sim_cx *cx) {
+  const sim_fzdw *d = (const sim_fzdw *)st->data;
+  const sim_fz *z = d->z;
+  if (z->numel == 0) return XRT_OK;
+  sim_fzrun r = {z, vals, (char *)vals[z->scratch], (char *)vals[st->out[0]],
+                 NULL, 0, 0, 0, d};
+  sim_fz_go_ew(cx, &r, (z->numel + z->tile - 1) / z->tile, sim_fzdw_pieces);
   return XRT_OK;
 }
 
@@ -16050,7 +17894,7 @@ static xrt_status sim_run_fused_reduce(const sim_step *st, void **vals,
                                        sim_cx *cx) {
   const sim_fz *z = (const sim_fz *)st->data;
   sim_fzrun r = {z, vals, (char *)vals[z->scratch], (char *)vals[st->out[0]],
-                 (const char *)vals[st->in[0]], 0, 0, 0};
+                 (const char *)vals[st->in[0]], 0, 0, 0, NULL};
   z->fill(r.out, r.init, z->out_numel);
   if (z->numel == 0) return XRT_OK;
   if (z->rank == 2 && z->ostr[0] == 0 && z->ostr[1] == 1) {
@@ -16516,6 +18360,7 @@ typedef struct sim_fzb {
   int64_t gbuf[(SIM_FZ_MAXN + 2) * 2 * XRT_MAX_RANK];
   size_t gused;
   int32_t leaves[SIM_FZ_MAXN], nleaves;
+  int32_t minp; /* pieces at least (a convolution runs in them too) */
 } sim_fzb;
 
 static xrt_status sim_fz_node(sim_fzb *b, int32_t v, int32_t *out);
@@ -16660,6 +18505,126 @@ static xrt_status sim_fz_node(sim_fzb *b, int32_t v, int32_t *out) {
   return XRT_OK;
 }
 
+/* The period of GATHER node nd's values along the space (the product of
+ * its dimensions after the leading broadcast ones), or 0 when it has
+ * none shorter than the space. */
+static int64_t sim_fz_period(const sim_fznode *nd, int64_t numel) {
+  int32_t j = 0;
+  while (j < nd->rank && (nd->ss[j] == 0 || nd->dims[j] == 1)) j++;
+  int64_t p = 1;
+  for (int32_t k = j; k < nd->rank; k++) p *= nd->dims[k];
+  return j > 0 && p < numel ? p : 0;
+}
+
+static int64_t sim_fz_gcd(int64_t a, int64_t b) {
+  while (b) {
+    int64_t t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+/* Elementwise loops: a tile that is a multiple of the common period of
+ * the GATHER nodes that have a short one (reading per-channel vectors
+ * broadcast over an image, say), which then become PTILE nodes, filled
+ * once per piece instead of gathered for every tile.  Tiles start at
+ * multiples of the tile, so every tile sees the same values. */
+static void sim_fz_periodic(sim_fz *z) {
+  int64_t L = 1;
+  if (z->red) return;
+  for (int32_t k = 0; k < z->nn; k++) {
+    const sim_fznode *nd = &z->nodes[k];
+    if (nd->kind != SIM_FZ_GATHER) continue;
+    int64_t p = sim_fz_period(nd, z->numel);
+    if (p && p <= z->tile && L / sim_fz_gcd(L, p) * p <= z->tile)
+      L = L / sim_fz_gcd(L, p) * p;
+  }
+  if (z->numel > z->tile) z->tile = z->tile / L * L;
+  for (int32_t k = 0; k < z->nn; k++) {
+    sim_fznode *nd = &z->nodes[k];
+    if (nd->kind != SIM_FZ_GATHER) continue;
+    int64_t p = sim_fz_period(nd, z->numel);
+    if (p && (z->tile % p == 0 || z->numel <= z->tile))
+      nd->kind = SIM_FZ_PTILE; /* one tile: filled once all the same */
+  }
+}
+
+static int sim_fz_leafy(const sim_fznode *nd) {
+  return nd->es == 4 && (nd->kind == SIM_FZ_FULL || nd->kind == SIM_FZ_PTILE ||
+                         nd->kind == SIM_FZ_SPLAT);
+}
+
+/* Node k as a chain operation (SIM_FZC_*), or -1. */
+static int sim_fz_chain_op(const sim_fznode *nd) {
+  int lv = sim_fz_isa();
+  (void)lv;
+  if (nd->kind != SIM_FZ_EW || nd->nargs != 2 || nd->es != 4) return -1;
+  if (nd->ew == SIM_FZ_PICK3(sim_fz_ADD_f32)) return SIM_FZC_ADD;
+  if (nd->ew == SIM_FZ_PICK3(sim_fz_SUB_f32)) return SIM_FZC_SUB;
+  if (nd->ew == SIM_FZ_PICK3(sim_fz_MUL_f32)) return SIM_FZC_MUL;
+  if (nd->ew == SIM_FZ_PICK3(sim_fz_DIV_f32)) return SIM_FZC_DIV;
+  return -1;
+}
+
+/* Whether the tree is a chain (see sim_fz): z->chain and its fields. */
+static void sim_fz_chain_plan(sim_fz *z) {
+  z->chain = 0;
+  z->clo = z->chi = -1;
+#ifdef SIM_FZ_HAVE_CHAIN
+  if (z->red || z->stream || z->nn < 2) return;
+  int32_t k = z->nn - 1, inner = 0;
+  const sim_fznode *root = &z->nodes[k];
+  for (int32_t i = 0; i < z->nn; i++) {
+    int kd = z->nodes[i].kind;
+    inner += kd == SIM_FZ_EW || kd == SIM_FZ_CLAMP || kd == SIM_FZ_SEL ||
+             kd == SIM_FZ_ID || kd == SIM_FZ_GATHER;
+  }
+  if (root->kind == SIM_FZ_CLAMP) {
+    if (root->es != 4 || root->clamp != sim_clamp_for(XRT_F32) ||
+        z->nodes[root->arg[0]].kind != SIM_FZ_SPLAT ||
+        z->nodes[root->arg[2]].kind != SIM_FZ_SPLAT)
+      return;
+    z->clo = root->arg[0];
+    z->chi = root->arg[2];
+    k = root->arg[1];
+    inner--;
+  }
+  int8_t n = 0;
+  uint8_t op[SIM_FZ_CHAIN];
+  int16_t arg[SIM_FZ_CHAIN];
+  for (;;) { /* from the end of the line to its start */
+    const sim_fznode *nd = &z->nodes[k];
+    int o = sim_fz_chain_op(nd);
+    if (o < 0 || n == SIM_FZ_CHAIN) return;
+    const sim_fznode *a = &z->nodes[nd->arg[0]], *b = &z->nodes[nd->arg[1]];
+    inner--;
+    if (sim_fz_leafy(b)) { /* v op b */
+      op[n] = (uint8_t)o;
+      arg[n++] = nd->arg[1];
+      if (sim_fz_leafy(a)) {
+        z->chx = nd->arg[0];
+        break;
+      }
+      k = nd->arg[0];
+    } else if (sim_fz_leafy(a)) { /* a op v */
+      op[n] = (uint8_t)(o + SIM_FZC_REV);
+      arg[n++] = nd->arg[0];
+      k = nd->arg[1];
+    } else {
+      return;
+    }
+  }
+  if (inner != 0) return; /* every inner node is on the line */
+  for (int8_t j = 0; j < n; j++) { /* in evaluation order */
+    z->chop[j] = op[n - 1 - j];
+    z->charg[j] = arg[n - 1 - j];
+  }
+  z->nch = n;
+  z->chain = 1;
+#endif
+}
+
 /* Tile size and scratch offsets of the nodes that need a tile. */
 static void sim_fz_layout(sim_fz *z) {
   size_t per_elem = 0;
@@ -16671,6 +18636,8 @@ static void sim_fz_layout(sim_fz *z) {
   while (tile > 64 && (size_t)tile * per_elem > SIM_FZ_BUDGET) tile /= 2;
   while (tile > 64 && tile / 2 >= z->numel) tile /= 2; /* small loops */
   z->tile = tile;
+  sim_fz_periodic(z);
+  tile = z->tile;
   z->maxp = z->numel >= SIM_FZ_PAR_MIN ? SIM_FZ_PARTS : 1;
 #ifdef SIM_HAVE_STREAM
   const sim_fznode *root = &z->nodes[z->nn - 1];
@@ -16685,6 +18652,7 @@ static void sim_fz_layout(sim_fz *z) {
     off += sim_align_up((size_t)tile * nd->es);
   }
   z->part_bytes = off;
+  sim_fz_chain_plan(z);
 }
 
 /* Reduce roots: the coalesced iteration plan and the reducer. */
@@ -16719,6 +18687,7 @@ static xrt_status sim_fz_lower(sim_fcc *fc, const xrt_ir_region *r,
   int red = op->code == XRT_OP_REDUCE;
   sim_fz zb, *z = &zb; /* built here, then copied to executable memory */
   memset(z, 0, sizeof *z);
+  z->inplace = -1;
   b->nleaves = 0; /* b->nodes fill as z->nn grows */
   b->gused = 0;
   b->fc = fc, b->r = r, b->grp = grp, b->root = ri, b->z = z;
@@ -16765,6 +18734,7 @@ static xrt_status sim_fz_lower(sim_fcc *fc, const xrt_ir_region *r,
   if (red) ins[nin++] = op->operands[1];
   for (int32_t i = 0; i < b->nleaves; i++) ins[nin++] = b->leaves[i];
   sim_fz_layout(z);
+  if (b->minp > z->maxp) z->maxp = b->minp;
   z = (sim_fz *)(void *)mem;
   *z = zb;
   int32_t cur = fc->cur = fc->pos++;
@@ -16788,6 +18758,126 @@ static xrt_status sim_fz_lower(sim_fcc *fc, const xrt_ir_region *r,
   return XRT_OK;
 }
 
+static void sim_fz_in_place(sim_fcc *fc, sim_vec *steps);
+
+/* Convolutions lowered with the group that reads their result (as a whole
+ * leaf, its only use; sim_fz_lower_dw): for such a pair, defer[conv] is
+ * the root and defer[root] the convolution. */
+static void sim_fz_defer_convs(const sim_fcc *fc, const xrt_ir_region *r,
+                               const int32_t *grp, int32_t *defer) {
+  const sim_fzinfo *zi = (const sim_fzinfo *)fc->fz;
+  int32_t n = r->num_ops - 1;
+  for (int32_t i = 0; i < n; i++) defer[i] = -1;
+  if (fc->depth > 0 || !zi) return;
+  for (int32_t i = 0; i < n; i++) {
+    int32_t g = grp[i];
+    if (g < 0 || defer[g] >= 0 || r->ops[g].code == XRT_OP_REDUCE) continue;
+    const xrt_ir_op *op = &r->ops[i];
+    enum sim_fuse_kind k = sim_op(op->code)->fuse;
+    int64_t space = sim_fz_space(fc, &r->ops[g], SIM_FUSE_EW);
+    for (int32_t j = 0; j < op->num_operands && defer[g] < 0; j++) {
+      int32_t v = op->operands[j];
+      if (!sim_fz_fusable_operand(k, j) || v < 0 || v >= zi->n) continue;
+      int32_t ci = sim_fz_index(r, zi->def[v]);
+      if (ci < 0 || grp[ci] != -1 || defer[ci] >= 0 ||
+          r->ops[ci].code != XRT_OP_CONVOLUTION || zi->nuse[v] != 1 ||
+          r->ops[ci].num_results != 1 || sim_numel(sim_shape(fc, v)) != space)
+        continue;
+      defer[ci] = g;
+      defer[g] = ci;
+    }
+  }
+}
+
+/* Lowers convolution ci just before the group rooted at ri, which reads
+ * its result; a depthwise one that computes whole positions, with a tile
+ * of whole positions, becomes one step with the group (sim_fzdw). */
+static xrt_status sim_fz_lower_dw(sim_fcc *fc, const xrt_ir_region *r,
+                                  const int32_t *grp, int32_t ri, int32_t ci,
+                                  sim_fzb *b, sim_vec *steps) {
+  const xrt_allocator *al = &fc->cc->al;
+  int32_t n0 = steps->n;
+  xrt_status rc = sim_lower_op(fc, &r->ops[ci], steps);
+  if (rc) return rc;
+  sim_step cs;
+  int64_t O = 0, np = 0;
+  int got = steps->n == n0 + 1 &&
+            sim_dw_by_position((sim_step *)steps->p + n0, &O, &np) && O > 0;
+  if (got) {
+    cs = ((sim_step *)steps->p)[n0];
+    steps->n--;
+  }
+  b->minp = got && np * O >= 8192 ? SIM_FZ_PARTS : 0;
+  rc = sim_fz_lower(fc, r, grp, ri, b, steps);
+  b->minp = 0;
+  if (!rc && !got) sim_fz_in_place(fc, steps);
+  if (rc || !got) return rc;
+  sim_step *st = (sim_step *)steps->p + steps->n - 1;
+  sim_fz *z = (sim_fz *)(uintptr_t)st->data;
+  int32_t x = r->ops[ci].results[0];
+  if (z->numel != np * O || (z->tile % O && z->numel > z->tile)) {
+    /* tiles of part positions: the convolution stays a step of its own */
+    if (!sim_vec_push(al, steps)) return sim_oom(fc);
+    st = (sim_step *)steps->p + steps->n - 2;
+    st[1] = st[0];
+    st[0] = cs;
+    sim_fz_in_place(fc, steps);
+    return XRT_OK;
+  }
+  sim_fzdw *d = (sim_fzdw *)sim_palloc(fc, sizeof *d);
+  if (!d) return XRT_RESOURCE_EXHAUSTED;
+  d->z = z;
+  d->dw = cs;
+  d->x = x;
+  d->O = O;
+  d->xes = sim_esize(sim_shape(fc, x)->dtype);
+  d->xtile = sim_align_up((size_t)z->tile * d->xes);
+  /* the step (at fc->cur) now reads the convolution's operands */
+  for (int32_t i = 0; i < cs.nin && !rc; i++) rc = sim_use(fc, cs.in[i]);
+  if (!rc) rc = sim_temp(fc, d->xtile * (size_t)z->maxp, &d->buf);
+  if (rc) return rc;
+  st->run = sim_run_fused_dw;
+  st->data = d;
+  return XRT_OK;
+}
+
+/* The elementwise step just lowered (the last of steps) writes over an
+ * input of its shape that dies there: an arena value read only by the
+ * group, only element i for result element i (whole leaves, no views of
+ * it), of the result's size.  The result then takes the input's memory
+ * (an alias, as a free reshape): its lines were just read, so the writes
+ * find them in cache, and the working set is one array smaller.  Every
+ * kernel reads element i before it writes element i. */
+static void sim_fz_in_place(sim_fcc *fc, sim_vec *steps) {
+  const sim_fzinfo *zi = (const sim_fzinfo *)fc->fz;
+  sim_step *st = (sim_step *)steps->p + steps->n - 1;
+  if (fc->depth > 0 || !zi || steps->n < 1 || st->run != sim_run_fused) return;
+  sim_fz *z = (sim_fz *)(uintptr_t)st->data;
+  int32_t out = st->out[0];
+  sim_vinfo *o = &fc->v[out];
+  if (z->red || o->kind != SIM_V_SLOT || o->alias || o->vcat) return;
+  size_t es = z->nodes[z->nn - 1].es;
+  for (int32_t k = 0; k < z->nn; k++) {
+    const sim_fznode *nd = &z->nodes[k];
+    int32_t v = nd->val;
+    if (nd->kind != SIM_FZ_FULL || nd->es != es || v < 0 || v >= zi->n ||
+        zi->nuse[v] != 1 || fc->v[v].kind != SIM_V_SLOT || fc->v[v].alias ||
+        fc->v[v].vcat || fc->v[v].bytes != o->bytes ||
+        fc->v[v].last > fc->cur)
+      continue;
+    int other = 0; /* v read another way (a view) */
+    for (int32_t j = 0; j < z->nn; j++)
+      other |= z->nodes[j].val == v && z->nodes[j].kind != SIM_FZ_FULL;
+    if (other) continue;
+    o->kind = SIM_V_NONE;
+    o->bytes = 0;
+    o->alias = v + 1;
+    if (fc->v[v].last < o->last) fc->v[v].last = o->last;
+    z->inplace = v;
+    return;
+  }
+}
+
 /* Lowers the ops of block r (all but the terminator), fused where
  * sim_fz_plan_block groups them. */
 SIM_PRIVATE xrt_status sim_fz_lower_ops(sim_fcc *fc, const xrt_ir_region *r,
@@ -16795,21 +18885,39 @@ SIM_PRIVATE xrt_status sim_fz_lower_ops(sim_fcc *fc, const xrt_ir_region *r,
   const xrt_allocator *al = &fc->cc->al;
   int32_t *grp = sim_fz_plan_block(fc, r);
   sim_fzb *b = NULL; /* building space, shared by the block's groups */
+  int32_t *defer = NULL;
   xrt_status rc = XRT_OK;
-  if (fc->cc->fz_bad == 2) return sim_oom(fc);
-  if (fc->cc->fz_bad)
-    return sim_fail(fc->cc->err, XRT_INVALID_ARGUMENT, "@%s: stored fusion "
-                    "decisions do not fit a block", fc->f->name);
+  if (grp) {
+    defer = (int32_t *)al->alloc(al->self,
+                                 sizeof(int32_t) * (size_t)r->num_ops);
+    if (!defer) {
+      al->free(al->self, grp);
+      return sim_oom(fc);
+    }
+    sim_fz_defer_convs(fc, r, grp, defer);
+  }
+  if (fc->cc->fz_bad == 2) rc = sim_oom(fc);
+  else if (fc->cc->fz_bad)
+    rc = sim_fail(fc->cc->err, XRT_INVALID_ARGUMENT, "@%s: stored fusion "
+                  "decisions do not fit a block", fc->f->name);
   for (int32_t i = 0; i < r->num_ops - 1 && !rc; i++) {
-    if (!grp || grp[i] == -1) {
+    int deferred = defer && defer[i] >= 0;
+    if (deferred && r->ops[i].code == XRT_OP_CONVOLUTION) {
+      continue; /* lowered with the group that reads it */
+    } else if (!grp || grp[i] == -1) {
       rc = sim_lower_op(fc, &r->ops[i], steps);
     } else if (grp[i] == i) {
-      if (!b && !(b = (sim_fzb *)al->alloc(al->self, sizeof *b)))
+      if (!b && (b = (sim_fzb *)al->alloc(al->self, sizeof *b)) != NULL)
+        b->minp = 0;
+      if (!b)
         rc = sim_oom(fc);
-      else
-        rc = sim_fz_lower(fc, r, grp, i, b, steps);
+      else if (deferred)
+        rc = sim_fz_lower_dw(fc, r, grp, i, defer[i], b, steps);
+      else if (!(rc = sim_fz_lower(fc, r, grp, i, b, steps)))
+        sim_fz_in_place(fc, steps);
     }
   }
+  al->free(al->self, defer);
   al->free(al->self, b);
   al->free(al->self, grp);
   return rc;

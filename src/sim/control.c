@@ -20,7 +20,10 @@ static bool sim_while_kept(const sim_while *w, void **vals, int32_t i) {
 /* The body's results become the next iteration's arguments, each in the
  * buffer the arguments do not use; a result already in its argument's
  * buffer stays there, uncopied.  (Only copies happen in the first pass,
- * so the second sees the same pointers.) */
+ * so the second sees the same pointers.)  A carry the body returns
+ * unchanged (weights) is read from the while's operand for the whole loop
+ * (nothing writes it): not copied in, and copied out only when something
+ * reads that result. */
 static void sim_while_advance(const sim_while *w, void **vals) {
   for (int32_t i = 0; i < w->n; i++)
     if (w->bytes[i] && !sim_while_kept(w, vals, i))
@@ -33,10 +36,13 @@ static void sim_while_advance(const sim_while *w, void **vals) {
 SIM_PRIVATE xrt_status sim_run_while(const sim_step *st, void **vals, sim_cx *cx) {
   const sim_while *w = (const sim_while *)st->data;
   for (int32_t i = 0; i < w->n; i++) {
-    void *a = vals[w->bufa[i]];
-    if (w->bytes[i]) memcpy(a, vals[st->in[i]], w->bytes[i]);
+    /* a carry the body returns unchanged is read where it is */
+    void *a = w->thru[i] ? vals[st->in[i]] : vals[w->bufa[i]];
+    if (w->bytes[i] && !w->thru[i]) memcpy(a, vals[st->in[i]], w->bytes[i]);
     vals[w->bargs[i]] = vals[w->cargs[i]] = a;
   }
+  for (int32_t i = 0; i < w->nflags; i++)
+    memset(vals[w->flags[i]], 0, 16);
   for (;;) {
     xrt_status rc = sim_run_plan(&w->cond, vals, cx);
     if (rc) return rc;
@@ -45,7 +51,8 @@ SIM_PRIVATE xrt_status sim_run_while(const sim_step *st, void **vals, sim_cx *cx
     sim_while_advance(w, vals);
   }
   for (int32_t i = 0; i < w->n; i++)
-    if (w->bytes[i]) memcpy(vals[st->out[i]], vals[w->bargs[i]], w->bytes[i]);
+    if (w->obytes[i] && vals[st->out[i]] != vals[w->bargs[i]])
+      memcpy(vals[st->out[i]], vals[w->bargs[i]], w->obytes[i]);
   return XRT_OK;
 }
 

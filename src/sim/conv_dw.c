@@ -733,3 +733,37 @@ SIM_PRIVATE int sim_conv_dw_lower(sim_fcc *fc, const sim_conv *c,
   st->run = sim_run_dw;
   return 1;
 }
+
+/* ---- results by position, for a fused epilogue (fusion.c) ---- */
+
+/* Whether st is a depthwise step of the features-inner nest without a
+ * weight copy whose results are row-major with the features innermost,
+ * so that positions [q0, q1) are one contiguous run of (q1 - q0) * O. */
+SIM_PRIVATE int sim_dw_by_position(const sim_step *st, int64_t *O,
+                                   int64_t *np) {
+  if (st->run != sim_run_dw) return 0;
+  const sim_dw *w = (const sim_dw *)st->data;
+  const sim_conv *c = w->c;
+  if (w->rows || w->wtmp >= 0 || c->of != 1) return 0;
+  int64_t s = c->O;
+  for (int32_t d = c->ns - 1; d >= 0; d--) {
+    if (c->out[d] != 1 && c->osp[d] != s) return 0;
+    s *= c->out[d];
+  }
+  if (c->NB > 1 && c->ob != s) return 0;
+  *O = c->O;
+  *np = c->NB * w->P;
+  return 1;
+}
+
+/* Positions [q0, q1) of st (sim_dw_by_position) into o: position q's
+ * results start at element (q - q0) * O. */
+SIM_PRIVATE void sim_dw_positions(const sim_step *st, void **vals, int64_t q0,
+                                  int64_t q1, void *o) {
+  const sim_dw *w = (const sim_dw *)st->data;
+  /* the kernels write position q at O + q * O elements */
+  uintptr_t base = (uintptr_t)o - (uintptr_t)(q0 * w->c->O) * w->es;
+  sim_dw_run r = {w, (const char *)vals[st->in[0]],
+                  (const char *)vals[st->in[1]], NULL, (char *)base};
+  sim_dw_ch_range(&r, q0, q1);
+}

@@ -26,11 +26,17 @@
  * window position reads (runs copied, stride 2 by vector permutes), or
  * zero for padding and lhs-dilation holes (0 * inf is nan, as in the
  * other paths).  A panel over 4 MiB per batch element is made a batch
- * element and a chunk of whole result rows (about 512 KiB) at a time, the
- * products of a chunk going through scratch into place, so it is read
- * back from L2 rather than memory; a batch over 32 MiB goes element by
- * element.  A 1x1 convolution of stride 1 without padding or lhs dilation
- * reads the lhs in place: no copy at all.
+ * element and a chunk of whole result rows (about 512 KiB) at a time, so
+ * it is read back from L2 rather than memory; a batch over 32 MiB goes
+ * element by element.  Chunks are each one thread's whole (its panel in its
+ * own scratch, its product written in place, result rows P apart), so the
+ * threads take chunks, not halves of every chunk: no fork-join per chunk,
+ * and each thread multiplies the panel it made.  On several threads, a
+ * panel that would be made whole goes in 2 (or 1) chunks per thread so,
+ * when that keeps the product's K blocks (so its sums).  A 1x1
+ * convolution of stride 1 without padding or lhs dilation reads the lhs
+ * in place: no copy at all.  The kernel, an argument, stays packed across
+ * calls while unchanged (gemm_cache.c, as the weights of a dot).
  *
  * NHWC results (features contiguous, as JAX writes them) stay with gemm.c's
  * windows x weights, except two plain products that let gemm.c treat the
@@ -64,6 +70,10 @@ typedef struct sim_cg {
    * dimension), nch of them, so the panel stays in the caches. */
   int per_batch;
   int64_t CH, nch;
+  /* chunked, lanes > 0: each chunk is one thread's whole (its panel in
+   * its own part of cols, its product written in place, rows P apart)
+   * on up to lanes threads at once (sim_cg_chunks); 0: ctmp */
+  int lanes;
   int v512;           /* AVX-512 copies (f32 runs of stride 2) */
   /* NHWC: cols is [positions, (window, feature)], the A operand */
   int nhwc;
@@ -202,6 +212,49 @@ static void sim_cg_rows_nhwc(void *ctx, int64_t m0, int64_t m1) {
   }
 }
 
+/* Chunked convolutions, a chunk per thread: lane slots in use (bits). */
+typedef struct sim_cg_lane {
+  const sim_cg *g;
+  void **vals;
+  const char *L, *W;
+  char *cols, *out;
+  atomic_ullong busy;
+  const char *apre, *apre2; /* the kernel packed for gemm, gemm2, or NULL */
+} sim_cg_lane;
+
+/* A free lane slot, marked busy: at most lanes threads run chunks at once,
+ * so one is free but for the moment another thread takes to mark one. */
+static int sim_cg_slot(sim_cg_lane *y) {
+  for (;;) {
+    unsigned long long m = atomic_load(&y->busy);
+    for (int i = 0; i < y->g->lanes; i++)
+      if (!(m & (1ull << i)) &&
+          atomic_compare_exchange_weak(&y->busy, &m, m | (1ull << i)))
+        return i;
+    sched_yield();
+  }
+}
+
+/* Chunks [j0, j1): chunk j is batch element j / nch, positions of chunk
+ * j % nch; panel and product on the calling thread. */
+static void sim_cg_chunks(void *ctx, int64_t j0, int64_t j1) {
+  sim_cg_lane *y = (sim_cg_lane *)ctx;
+  const sim_cg *g = y->g;
+  const sim_conv *c = g->c;
+  int slot = sim_cg_slot(y);
+  char *cols = y->cols + (size_t)(slot * c->Cg * g->Wn * g->CH) * g->es;
+  for (int64_t j = j0; j < j1; j++) {
+    int64_t b = j / g->nch, p0 = j % g->nch * g->CH;
+    int64_t n = g->P - p0 < g->CH ? g->P - p0 : g->CH;
+    sim_cg_run x = {g, y->L, cols, b * c->Cg, p0 / g->OL, (p0 + n) / g->OL, n};
+    sim_cg_rows(&x, 0, c->Cg * g->Wn);
+    sim_gemm_run_slot(n < g->CH ? &g->gemm2 : &g->gemm, y->vals, y->W, cols,
+                      y->out + (size_t)(b * c->ob + p0) * g->es,
+                      n < g->CH ? y->apre2 : y->apre, slot);
+  }
+  atomic_fetch_and(&y->busy, ~(1ull << slot));
+}
+
 static xrt_status sim_run_cg(const sim_step *st, void **vals, sim_cx *cx) {
   const sim_cg *g = (const sim_cg *)st->data;
   const sim_conv *c = g->c;
@@ -222,6 +275,21 @@ static xrt_status sim_run_cg(const sim_step *st, void **vals, sim_cx *cx) {
   if (!g->per_batch) {
     sim_parallel_for(cx, c->NB * c->Cg * g->Wn, grain, sim_cg_rows, &x);
     return g->gemm.run(&g->gemm, vals, cx);
+  }
+  if (g->lanes) {
+    sim_cg_lane y = {g, vals, (const char *)vals[st->in[0]],
+                     (const char *)vals[st->in[1]], (char *)vals[g->cols],
+                     (char *)vals[st->out[0]], 0, NULL, NULL};
+    void *e1, *e2 = NULL;
+    y.apre = sim_gemm_apre(&g->gemm, y.W, cx, &e1);
+    y.apre2 = y.apre;
+    if (g->P % g->CH) y.apre2 = sim_gemm_apre(&g->gemm2, y.W, cx, &e2);
+    int threads = cx && cx->tp ? cx->tp->threads : 1;
+    if (threads > g->lanes) sim_cg_chunks(&y, 0, c->NB * g->nch);
+    else sim_parallel_for(cx, c->NB * g->nch, 1, sim_cg_chunks, &y);
+    sim_gemm_apre_put(cx, e1);
+    sim_gemm_apre_put(cx, e2);
+    return XRT_OK;
   }
   /* A batch element (and a chunk) at a time: the product writes through
    * the result's slot, pointed for the while at the element's results, or
@@ -420,6 +488,11 @@ static int sim_cg_lower_win(sim_fcc *fc, const sim_conv *c, sim_step *st,
   return 1;
 }
 
+static int sim_cg_plan(sim_fcc *fc, const sim_conv *c, sim_step *st,
+                       int64_t P, int64_t Wn, int64_t K, int direct,
+                       int per_batch, int64_t CH, int need_lanes,
+                       xrt_status *rc);
+
 SIM_PRIVATE int sim_conv_gemm_lower(sim_fcc *fc, const sim_conv *c,
                                     sim_step *st, xrt_status *rc) {
   const sim_la_cvt *t = &c->cv;
@@ -471,6 +544,35 @@ SIM_PRIVATE int sim_conv_gemm_lower(sim_fcc *fc, const sim_conv *c,
     if (CH < c->out[d]) CH = c->out[d];
     if (CH > P) CH = P;
   }
+  /* On several threads, a panel that would be made whole (its rows on
+   * any thread) and multiplied by column halves (read by the other
+   * thread) goes in a few chunks of whole rows instead, each one thread's
+   * whole (sim_cg_chunks): when the K blocks, so the sums, stay the same. */
+  const struct sim_tpool *tp = sim_tpool_of(fc->cc->exe->cl, 0);
+  int64_t T = tp && tp->threads > 1 ? tp->threads : 1;
+  int64_t nw = P >= 2 * T * 256 ? 2 * T : P >= T * 256 ? T : 1;
+  int64_t R = P / c->out[d], kc = sim_gemm_kc_for(fc, t->ct, P, K);
+  if (!direct && !per_batch && T > 1 && nw > 1 && R > 1 && kc > 0) {
+    int64_t CH2 = (R + nw - 1) / nw * c->out[d];
+    int64_t last = P - (P + CH2 - 1) / CH2 * CH2 + CH2;
+    if (CH2 < P && sim_gemm_kc_for(fc, t->ct, CH2, K) == kc &&
+        sim_gemm_kc_for(fc, t->ct, last, K) == kc &&
+        (sim_cg_plan(fc, c, st, P, Wn, K, 0, 1, CH2, 1, rc) || *rc))
+      return 1;
+  }
+  return sim_cg_plan(fc, c, st, P, Wn, K, direct, per_batch, CH, 0, rc);
+}
+
+/* Plans the product for sim_conv_gemm_lower: per_batch, CH as there;
+ * need_lanes: only the chunks of one thread each (sim_cg_chunks), else
+ * returns 0 leaving st alone. */
+static int sim_cg_plan(sim_fcc *fc, const sim_conv *c, sim_step *st,
+                       int64_t P, int64_t Wn, int64_t K, int direct,
+                       int per_batch, int64_t CH, int need_lanes,
+                       xrt_status *rc) {
+  const sim_la_cvt *t = &c->cv;
+  int32_t ns = c->ns, d = ns - 1;
+  double es = (double)t->cs;
   if (!direct && (double)(per_batch ? 1 : c->NB) * (double)K * (double)CH * es >
                      (double)(1u << 30))
     return 0;
@@ -503,11 +605,27 @@ SIM_PRIVATE int sim_conv_gemm_lower(sim_fcc *fc, const sim_conv *c,
       return 0; /* too small to pack: the other paths */
     if (*rc) return 1;
   }
+  if (!direct && g->nch > 1) { /* products in place: lane per chunk */
+    int l1 = sim_gemm_slots(&g->gemm);
+    int l2 = last != CH ? sim_gemm_slots(&g->gemm2) : l1;
+    int L = l1 < l2 ? l1 : l2;
+    if (L > 0 && L <= 64 && c->of == P &&
+        sim_gemm_out_rows(fc, &g->gemm, P, rc) && !*rc &&
+        (last == CH || (sim_gemm_out_rows(fc, &g->gemm2, P, rc) && !*rc)))
+      g->lanes = L;
+    if (*rc) return 1;
+  }
+  if (need_lanes && !g->lanes) return 0;
+  /* the kernel (A) packed across calls while the argument is unchanged */
+  sim_gemm_keep_a(&g->gemm);
+  if (last != CH) sim_gemm_keep_a(&g->gemm2);
   if (!direct) {
     if ((*rc = sim_cg_runs(fc, g))) return 1;
     size_t cells = (size_t)(NB * K * CH);
-    if ((*rc = sim_temp(fc, cells * g->es, &g->cols))) return 1;
-    if (g->nch > 1 &&
+    if ((*rc = sim_temp(fc, cells * g->es * (size_t)(g->lanes ? g->lanes : 1),
+                        &g->cols)))
+      return 1;
+    if (g->nch > 1 && !g->lanes &&
         (*rc = sim_temp(fc, (size_t)(c->O * CH) * g->es, &g->ctmp)))
       return 1;
   }

@@ -57,6 +57,19 @@
  * they match the plain kernels bit for bit.  Unfused elementwise steps use
  * them too (sim_lower_ew).
  *
+ * A broadcast operand whose values repeat with a period that divides the
+ * tile (a per-channel vector over an NHWC image: batch norm as JAX writes
+ * it) is a PTILE: the tile is made a multiple of the period and the
+ * operand's tile is filled once per piece, not gathered per tile.  A tree
+ * that is one line of f32 add/sub/mul/div, each with a leaf operand,
+ * maybe ending in a clamp with scalar bounds (batch norm + relu6), runs in
+ * registers (sim_fz_chain_eval): the same IEEE operations per element, no
+ * tiles in between.  A depthwise convolution whose result only the group
+ * reads, as a whole operand, is lowered with it (sim_fz_lower_dw): each
+ * tile of positions is convolved into an L1 buffer and the group runs on
+ * it there, so the convolution's result never goes to memory.  On one
+ * thread an elementwise loop is one piece.
+ *
  * XRT_SIM_NO_FUSION in the environment turns grouping off (every op lowers
  * alone), to compare and debug.
  * ==================================================================== */
@@ -69,6 +82,7 @@
 #define SIM_FZ_PAR_MIN 65536 /* fewer elements: one piece */
 #define SIM_FZ_STREAM_MIN ((size_t)16 << 20) /* output bytes: streamed */
 #define SIM_FZ_SUB 256 /* elements a streaming root computes per store run */
+#define SIM_FZ_CHAIN 8 /* operations of a chain evaluated in registers */
 
 /* ---- kernels compiled per instruction set ---- */
 
@@ -318,6 +332,9 @@ enum {
   SIM_FZ_FULL,   /* a value of the space's shape, read in place */
   SIM_FZ_GATHER, /* a value read by index arithmetic into the tile */
   SIM_FZ_SPLAT,  /* one element repeated: the tile is filled once */
+  SIM_FZ_PTILE,  /* a GATHER whose tiles all hold the same values (a
+                  * broadcast of a period that divides the tile, such as a
+                  * per-channel vector): filled once, as a SPLAT */
   SIM_FZ_EW,     /* an elementwise kernel */
   SIM_FZ_SEL,    /* select */
   SIM_FZ_CLAMP,  /* clamp */
@@ -352,6 +369,14 @@ typedef struct sim_fz {
   int32_t scratch; /* pseudo value: maxp * (part_bytes + 16) */
   int32_t maxp;    /* pieces: SIM_FZ_PARTS for big loops, else 1 */
   int stream;      /* the elementwise root stores past the cache */
+  /* chain: the tree is a line of f32 add/sub/mul/div, each with one leaf
+   * operand, from leaf node chx, maybe ending in a clamp with splat bounds
+   * (clo, chi; else -1): evaluated in registers (sim_fz_chain_eval) */
+  int chain;
+  int32_t inplace; /* the input whose memory the result takes, or -1 */
+  int8_t nch;
+  uint8_t chop[SIM_FZ_CHAIN]; /* SIM_FZC_*, + SIM_FZC_REV: b op v */
+  int16_t charg[SIM_FZ_CHAIN], chx, clo, chi;
   /* reduce roots */
   int red;
   sim_red_fn rfn;
@@ -418,10 +443,12 @@ static void sim_fz_ew_stream(const sim_fz *z, const sim_fznode *nd,
 }
 
 /* Evaluates the tree on elements [i0, i0 + L) of the space; the root
- * writes into dst when given (streaming when z->stream).  Returns the
- * root's values. */
-static const void *sim_fz_eval(const sim_fz *z, void **vals, char *scr,
-                               int64_t i0, int64_t L, void *dst) {
+ * writes into dst when given (streaming when z->stream); the leaf of
+ * value xv (-1: none) reads its L elements at xp.  Returns the root's
+ * values. */
+static const void *sim_fz_eval_x(const sim_fz *z, void **vals, char *scr,
+                                 int64_t i0, int64_t L, void *dst, int32_t xv,
+                                 const void *xp) {
   const void *p[SIM_FZ_MAXN];
   for (int32_t k = 0; k < z->nn; k++) {
     const sim_fznode *nd = &z->nodes[k];
@@ -433,9 +460,11 @@ static const void *sim_fz_eval(const sim_fz *z, void **vals, char *scr,
     }
     switch (nd->kind) {
     case SIM_FZ_FULL:
-      p[k] = (const char *)vals[nd->val] + (size_t)i0 * nd->es;
+      p[k] = nd->val == xv ? (const char *)xp
+                           : (const char *)vals[nd->val] + (size_t)i0 * nd->es;
       continue;
-    case SIM_FZ_SPLAT: p[k] = scr + nd->off; continue;
+    case SIM_FZ_SPLAT:
+    case SIM_FZ_PTILE: p[k] = scr + nd->off; continue;
     case SIM_FZ_ID: p[k] = p[nd->arg[0]]; continue;
     case SIM_FZ_GATHER:
       sim_fz_gather(nd, (const char *)vals[nd->val], o, i0, L);
@@ -451,8 +480,10 @@ static const void *sim_fz_eval(const sim_fz *z, void **vals, char *scr,
       nd->sel((const uint8_t *)p[nd->arg[0]], p[nd->arg[1]], p[nd->arg[2]], o,
               L);
       break;
-    default: /* SIM_FZ_CLAMP */
-      nd->clamp(o, p[nd->arg[0]], p[nd->arg[1]], p[nd->arg[2]], L, 1, 1);
+    default: /* SIM_FZ_CLAMP: a splat bound is read as one element */
+      nd->clamp(o, p[nd->arg[0]], p[nd->arg[1]], p[nd->arg[2]], L,
+                z->nodes[nd->arg[0]].kind != SIM_FZ_SPLAT,
+                z->nodes[nd->arg[2]].kind != SIM_FZ_SPLAT);
       break;
     }
     p[k] = o;
@@ -463,7 +494,183 @@ static const void *sim_fz_eval(const sim_fz *z, void **vals, char *scr,
   return dst ? dst : r;
 }
 
-/* Fills the tiles of the splat leaves of one piece. */
+static const void *sim_fz_eval(const sim_fz *z, void **vals, char *scr,
+                               int64_t i0, int64_t L, void *dst) {
+  return sim_fz_eval_x(z, vals, scr, i0, L, dst, -1, NULL);
+}
+
+/* ---- chains in registers ---- */
+
+/* A line of f32 operations v = v op b_j (or b_j op v), then maybe a clamp
+ * with bounds that are one number each and not NaN, sixteen elements at a
+ * time without storing the values in between: each element sees the same
+ * IEEE operations in the same order as the node-by-node loop, so the bits
+ * are the same; the clamp makes the choices of the scalar-bound kernel of
+ * move.c (a strict compare for lo = -0, <= for a hi with its sign bit). */
+enum { SIM_FZC_ADD, SIM_FZC_SUB, SIM_FZC_MUL, SIM_FZC_DIV, SIM_FZC_REV = 4 };
+
+typedef struct sim_fzch {
+  int n, clamp, lo_strict, hi_eq;
+  float lo, hi;
+  const uint8_t *op;
+  const float *b[SIM_FZ_CHAIN];
+} sim_fzch;
+
+#if defined(__GNUC__)
+typedef float sim_fzc_v16 __attribute__((vector_size(64)));
+typedef int32_t sim_fzc_i16 __attribute__((vector_size(64)));
+#define SIM_FZC_OPS(V, B, OPC)                                                \
+  switch (OPC) {                                                              \
+  case SIM_FZC_ADD: V = V + B; break;                                         \
+  case SIM_FZC_SUB: V = V - B; break;                                         \
+  case SIM_FZC_MUL: V = V * B; break;                                         \
+  case SIM_FZC_DIV: V = V / B; break;                                         \
+  case SIM_FZC_ADD + SIM_FZC_REV: V = B + V; break;                           \
+  case SIM_FZC_SUB + SIM_FZC_REV: V = B - V; break;                           \
+  case SIM_FZC_MUL + SIM_FZC_REV: V = B * V; break;                           \
+  default: V = B / V; break;                                                  \
+  }
+#define SIM_FZC_4(D, A, OP, B)                                                \
+  D##0 = A##0 OP B##0, D##1 = A##1 OP B##1, D##2 = A##2 OP B##2,              \
+  D##3 = A##3 OP B##3;
+#define SIM_FZC_CL(V)                                                         \
+  {                                                                           \
+    sim_fzc_i16 ta = c->lo_strict ? fa > V : fa >= V;                         \
+    V = SIM_FZC_SEL(ta, fa, V);                                               \
+    sim_fzc_i16 tb = c->hi_eq ? fb <= V : fb < V;                             \
+    V = SIM_FZC_SEL(tb, fb, V);                                               \
+  }
+#define SIM_FZC_SEL(c, a, b)                                                  \
+  ((sim_fzc_v16)(((sim_fzc_i16)(a) & (c)) | ((sim_fzc_i16)(b) & ~(c))))
+#define SIM_FZ_CHAINK(ISA)                                                    \
+  static SIM_FZ_T_##ISA void sim_fz_chain_##ISA(const sim_fzch *c,            \
+                                                const float *x, float *o,     \
+                                                int64_t L) {                  \
+    sim_fzc_v16 fa, fb;                                                       \
+    for (int k = 0; k < 16; k++) fa[k] = c->lo, fb[k] = c->hi;                \
+    int64_t i = 0;                                                            \
+    for (; i + 64 <= L; i += 64) { /* four vectors a dispatch */              \
+      sim_fzc_v16 v0, v1, v2, v3, b0, b1, b2, b3;                             \
+      memcpy(&v0, x + i, sizeof v0);                                          \
+      memcpy(&v1, x + i + 16, sizeof v1);                                     \
+      memcpy(&v2, x + i + 32, sizeof v2);                                     \
+      memcpy(&v3, x + i + 48, sizeof v3);                                     \
+      for (int j = 0; j < c->n; j++) {                                        \
+        const float *bp = c->b[j] + i;                                        \
+        memcpy(&b0, bp, sizeof b0);                                           \
+        memcpy(&b1, bp + 16, sizeof b1);                                      \
+        memcpy(&b2, bp + 32, sizeof b2);                                      \
+        memcpy(&b3, bp + 48, sizeof b3);                                      \
+        switch (c->op[j]) {                                                   \
+        case SIM_FZC_ADD: SIM_FZC_4(v, v, +, b) break;                        \
+        case SIM_FZC_SUB: SIM_FZC_4(v, v, -, b) break;                        \
+        case SIM_FZC_MUL: SIM_FZC_4(v, v, *, b) break;                        \
+        case SIM_FZC_DIV: SIM_FZC_4(v, v, /, b) break;                        \
+        case SIM_FZC_ADD + SIM_FZC_REV: SIM_FZC_4(v, b, +, v) break;          \
+        case SIM_FZC_SUB + SIM_FZC_REV: SIM_FZC_4(v, b, -, v) break;          \
+        case SIM_FZC_MUL + SIM_FZC_REV: SIM_FZC_4(v, b, *, v) break;          \
+        default: SIM_FZC_4(v, b, /, v) break;                                 \
+        }                                                                     \
+      }                                                                       \
+      if (c->clamp) {                                                         \
+        SIM_FZC_CL(v0) SIM_FZC_CL(v1) SIM_FZC_CL(v2) SIM_FZC_CL(v3)           \
+      }                                                                       \
+      memcpy(o + i, &v0, sizeof v0);                                          \
+      memcpy(o + i + 16, &v1, sizeof v1);                                     \
+      memcpy(o + i + 32, &v2, sizeof v2);                                     \
+      memcpy(o + i + 48, &v3, sizeof v3);                                     \
+    }                                                                         \
+    for (; i + 16 <= L; i += 16) {                                            \
+      sim_fzc_v16 v, b;                                                       \
+      memcpy(&v, x + i, sizeof v);                                            \
+      for (int j = 0; j < c->n; j++) {                                        \
+        memcpy(&b, c->b[j] + i, sizeof b);                                    \
+        SIM_FZC_OPS(v, b, c->op[j])                                           \
+      }                                                                       \
+      if (c->clamp) {                                                         \
+        sim_fzc_i16 ta = c->lo_strict ? fa > v : fa >= v;                     \
+        v = SIM_FZC_SEL(ta, fa, v);                                           \
+        sim_fzc_i16 tb = c->hi_eq ? fb <= v : fb < v;                         \
+        v = SIM_FZC_SEL(tb, fb, v);                                           \
+      }                                                                       \
+      memcpy(o + i, &v, sizeof v);                                            \
+    }                                                                         \
+    for (; i < L; i++) {                                                      \
+      float v = x[i];                                                         \
+      for (int j = 0; j < c->n; j++) {                                        \
+        float b = c->b[j][i];                                                 \
+        SIM_FZC_OPS(v, b, c->op[j])                                           \
+      }                                                                       \
+      if (c->clamp) {                                                         \
+        if (c->lo_strict ? c->lo > v : c->lo >= v) v = c->lo;                 \
+        if (c->hi_eq ? c->hi <= v : c->hi < v) v = c->hi;                     \
+      }                                                                       \
+      o[i] = v;                                                               \
+    }                                                                         \
+  }
+SIM_FZ_CHAINK(port)
+#ifdef SIM_FZ_X86
+SIM_FZ_CHAINK(avx2)
+SIM_FZ_CHAINK(avx512)
+#endif
+#define SIM_FZ_HAVE_CHAIN 1
+#endif
+
+/* The chain on elements [i0, i0 + L) into dst (leaf xv at xp, as
+ * sim_fz_eval_x); 0 when it cannot run (a NaN bound): the caller
+ * evaluates node by node. */
+static int sim_fz_chain_eval(const sim_fz *z, void **vals, char *scr,
+                             int64_t i0, int64_t L, void *dst, int32_t xv,
+                             const void *xp) {
+#ifdef SIM_FZ_HAVE_CHAIN
+  sim_fzch c;
+  const float *p[SIM_FZ_MAXN];
+  c.n = z->nch;
+  c.op = z->chop;
+  c.clamp = z->clo >= 0;
+  c.lo = c.hi = 0;
+  if (c.clamp) {
+    c.lo = *(const float *)(const void *)(scr + z->nodes[z->clo].off);
+    c.hi = *(const float *)(const void *)(scr + z->nodes[z->chi].off);
+    if (c.lo != c.lo || c.hi != c.hi) return 0;
+  }
+  c.lo_strict = c.lo == 0 && signbit(c.lo);
+  c.hi_eq = signbit(c.hi) != 0;
+  for (int j = -1; j < c.n; j++) {
+    int32_t k = j < 0 ? z->chx : z->charg[j];
+    const sim_fznode *nd = &z->nodes[k];
+    const void *q = nd->kind != SIM_FZ_FULL ? (const void *)(scr + nd->off)
+                    : nd->val == xv ? xp
+                    : (const char *)vals[nd->val] + (size_t)i0 * nd->es;
+    p[k] = (const float *)q;
+  }
+  for (int j = 0; j < c.n; j++) c.b[j] = p[z->charg[j]];
+  int lv = sim_fz_isa();
+  (void)lv;
+  SIM_FZ_PICK3(sim_fz_chain)(&c, p[z->chx], (float *)dst, L);
+  return 1;
+#else
+  (void)z, (void)vals, (void)scr, (void)i0, (void)L, (void)dst, (void)xv;
+  (void)xp;
+  return 0;
+#endif
+}
+
+/* Whether node k is read as one element only: a splat bound of the
+ * clamp (which reads a splat bound's first element), no other node's
+ * operand. */
+static int sim_fz_bound_only(const sim_fz *z, int32_t k) {
+  int uses = 0;
+  for (int32_t i = 0; i < z->nn; i++) {
+    const sim_fznode *nd = &z->nodes[i];
+    for (int j = 0; j < nd->nargs; j++)
+      if (nd->arg[j] == k)
+        uses += nd->kind == SIM_FZ_CLAMP && j != 1 ? 0 : 1;
+  }
+  return uses == 0;
+}
+
+/* Fills the tiles of the splat and periodic leaves of one piece. */
 static void sim_fz_splats(const sim_fz *z, void **vals, char *scr) {
   for (int32_t k = 0; k < z->nn; k++) {
     const sim_fznode *nd = &z->nodes[k];
@@ -471,7 +678,10 @@ static void sim_fz_splats(const sim_fz *z, void **vals, char *scr) {
       sim_fill_for(nd->es)(scr + nd->off,
                            (const char *)vals[nd->val] +
                                (size_t)nd->base * nd->es,
-                           z->tile);
+                           sim_fz_bound_only(z, k) ? 1 : z->tile);
+    else if (nd->kind == SIM_FZ_PTILE)
+      sim_fz_gather(nd, (const char *)vals[nd->val], scr + nd->off, 0,
+                    z->tile < z->numel ? z->tile : z->numel);
   }
 }
 
@@ -483,6 +693,7 @@ typedef struct sim_fzrun {
   const char *init;
   int64_t per; /* work items per piece */
   int64_t items, np;
+  const void *aux; /* a convolution with this epilogue (sim_fzdw) */
 } sim_fzrun;
 
 static char *sim_fz_piece_scratch(const sim_fzrun *r, int64_t p) {
@@ -502,7 +713,9 @@ static void sim_fz_ew_pieces(void *ctx, int64_t b, int64_t e) {
     sim_fz_splats(z, r->vals, scr);
     for (int64_t i = lo; i < hi; i += z->tile) {
       int64_t L = hi - i < z->tile ? hi - i : z->tile;
-      sim_fz_eval(z, r->vals, scr, i, L, r->out + (size_t)i * es);
+      char *dst = r->out + (size_t)i * es;
+      if (!z->chain || !sim_fz_chain_eval(z, r->vals, scr, i, L, dst, -1, NULL))
+        sim_fz_eval(z, r->vals, scr, i, L, dst);
     }
   }
   if (z->stream) sim_copy_nt_done();
@@ -523,13 +736,76 @@ static void sim_fz_go(sim_cx *cx, sim_fzrun *r, int64_t items,
   else fn(r, 0, 1);
 }
 
+/* Elementwise loops: pieces on several threads, else one (each piece
+ * fills its splat and periodic tiles). */
+static void sim_fz_go_ew(sim_cx *cx, sim_fzrun *r, int64_t tiles,
+                         sim_range_fn fn) {
+  if (cx && cx->tp && cx->tp->threads > 1) {
+    sim_fz_go(cx, r, tiles, fn);
+    return;
+  }
+  r->items = r->per = tiles;
+  r->np = 1;
+  fn(r, 0, 1);
+}
+
 static xrt_status sim_run_fused(const sim_step *st, void **vals, sim_cx *cx) {
   const sim_fz *z = (const sim_fz *)st->data;
+  if (z->inplace >= 0) vals[st->out[0]] = vals[z->inplace];
   if (z->numel == 0) return XRT_OK;
   sim_fzrun r = {z, vals, (char *)vals[z->scratch], (char *)vals[st->out[0]],
-                 NULL, 0, 0, 0};
+                 NULL, 0, 0, 0, NULL};
   int64_t tiles = (z->numel + z->tile - 1) / z->tile;
-  sim_fz_go(cx, &r, tiles, sim_fz_ew_pieces);
+  sim_fz_go_ew(cx, &r, tiles, sim_fz_ew_pieces);
+  return XRT_OK;
+}
+
+/* ---- a depthwise convolution with its elementwise epilogue ---- */
+
+/* The group reads the convolution's result x as a whole leaf, its only
+ * use: each tile of positions is convolved into a tile buffer (L1) and
+ * the group runs on it there, so x never goes to memory.  The same
+ * kernels on the same elements: the bits of the two steps. */
+typedef struct sim_fzdw {
+  const sim_fz *z;
+  sim_step dw;   /* the convolution's step (sim_dw_by_position) */
+  int32_t x;     /* its result */
+  int32_t buf;   /* pseudo value: one tile of x per piece */
+  int64_t O;     /* results per position: divides the tile */
+  size_t xes, xtile; /* x's element size; bytes of one piece's tile */
+} sim_fzdw;
+
+static void sim_fzdw_pieces(void *ctx, int64_t b, int64_t e) {
+  const sim_fzrun *r = (const sim_fzrun *)ctx;
+  const sim_fz *z = r->z;
+  const sim_fzdw *d = (const sim_fzdw *)r->aux;
+  size_t es = z->nodes[z->nn - 1].es;
+  for (int64_t p = b; p < e; p++) {
+    char *scr = sim_fz_piece_scratch(r, p);
+    char *xb = (char *)r->vals[d->buf] + (size_t)p * d->xtile;
+    int64_t lo = p * r->per * z->tile, hi = lo + r->per * z->tile;
+    if (hi > z->numel) hi = z->numel;
+    if (lo >= hi) continue;
+    sim_fz_splats(z, r->vals, scr);
+    for (int64_t i = lo; i < hi; i += z->tile) {
+      int64_t L = hi - i < z->tile ? hi - i : z->tile;
+      char *dst = r->out + (size_t)i * es;
+      sim_dw_positions(&d->dw, r->vals, i / d->O, (i + L) / d->O, xb);
+      if (!z->chain || !sim_fz_chain_eval(z, r->vals, scr, i, L, dst, d->x, xb))
+        sim_fz_eval_x(z, r->vals, scr, i, L, dst, d->x, xb);
+    }
+  }
+  if (z->stream) sim_copy_nt_done();
+}
+
+static xrt_status sim_run_fused_dw(const sim_step *st, void **vals,
+                                   sim_cx *cx) {
+  const sim_fzdw *d = (const sim_fzdw *)st->data;
+  const sim_fz *z = d->z;
+  if (z->numel == 0) return XRT_OK;
+  sim_fzrun r = {z, vals, (char *)vals[z->scratch], (char *)vals[st->out[0]],
+                 NULL, 0, 0, 0, d};
+  sim_fz_go_ew(cx, &r, (z->numel + z->tile - 1) / z->tile, sim_fzdw_pieces);
   return XRT_OK;
 }
 
@@ -659,7 +935,7 @@ static xrt_status sim_run_fused_reduce(const sim_step *st, void **vals,
                                        sim_cx *cx) {
   const sim_fz *z = (const sim_fz *)st->data;
   sim_fzrun r = {z, vals, (char *)vals[z->scratch], (char *)vals[st->out[0]],
-                 (const char *)vals[st->in[0]], 0, 0, 0};
+                 (const char *)vals[st->in[0]], 0, 0, 0, NULL};
   z->fill(r.out, r.init, z->out_numel);
   if (z->numel == 0) return XRT_OK;
   if (z->rank == 2 && z->ostr[0] == 0 && z->ostr[1] == 1) {
@@ -1125,6 +1401,7 @@ typedef struct sim_fzb {
   int64_t gbuf[(SIM_FZ_MAXN + 2) * 2 * XRT_MAX_RANK];
   size_t gused;
   int32_t leaves[SIM_FZ_MAXN], nleaves;
+  int32_t minp; /* pieces at least (a convolution runs in them too) */
 } sim_fzb;
 
 static xrt_status sim_fz_node(sim_fzb *b, int32_t v, int32_t *out);
@@ -1269,6 +1546,126 @@ static xrt_status sim_fz_node(sim_fzb *b, int32_t v, int32_t *out) {
   return XRT_OK;
 }
 
+/* The period of GATHER node nd's values along the space (the product of
+ * its dimensions after the leading broadcast ones), or 0 when it has
+ * none shorter than the space. */
+static int64_t sim_fz_period(const sim_fznode *nd, int64_t numel) {
+  int32_t j = 0;
+  while (j < nd->rank && (nd->ss[j] == 0 || nd->dims[j] == 1)) j++;
+  int64_t p = 1;
+  for (int32_t k = j; k < nd->rank; k++) p *= nd->dims[k];
+  return j > 0 && p < numel ? p : 0;
+}
+
+static int64_t sim_fz_gcd(int64_t a, int64_t b) {
+  while (b) {
+    int64_t t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+/* Elementwise loops: a tile that is a multiple of the common period of
+ * the GATHER nodes that have a short one (reading per-channel vectors
+ * broadcast over an image, say), which then become PTILE nodes, filled
+ * once per piece instead of gathered for every tile.  Tiles start at
+ * multiples of the tile, so every tile sees the same values. */
+static void sim_fz_periodic(sim_fz *z) {
+  int64_t L = 1;
+  if (z->red) return;
+  for (int32_t k = 0; k < z->nn; k++) {
+    const sim_fznode *nd = &z->nodes[k];
+    if (nd->kind != SIM_FZ_GATHER) continue;
+    int64_t p = sim_fz_period(nd, z->numel);
+    if (p && p <= z->tile && L / sim_fz_gcd(L, p) * p <= z->tile)
+      L = L / sim_fz_gcd(L, p) * p;
+  }
+  if (z->numel > z->tile) z->tile = z->tile / L * L;
+  for (int32_t k = 0; k < z->nn; k++) {
+    sim_fznode *nd = &z->nodes[k];
+    if (nd->kind != SIM_FZ_GATHER) continue;
+    int64_t p = sim_fz_period(nd, z->numel);
+    if (p && (z->tile % p == 0 || z->numel <= z->tile))
+      nd->kind = SIM_FZ_PTILE; /* one tile: filled once all the same */
+  }
+}
+
+static int sim_fz_leafy(const sim_fznode *nd) {
+  return nd->es == 4 && (nd->kind == SIM_FZ_FULL || nd->kind == SIM_FZ_PTILE ||
+                         nd->kind == SIM_FZ_SPLAT);
+}
+
+/* Node k as a chain operation (SIM_FZC_*), or -1. */
+static int sim_fz_chain_op(const sim_fznode *nd) {
+  int lv = sim_fz_isa();
+  (void)lv;
+  if (nd->kind != SIM_FZ_EW || nd->nargs != 2 || nd->es != 4) return -1;
+  if (nd->ew == SIM_FZ_PICK3(sim_fz_ADD_f32)) return SIM_FZC_ADD;
+  if (nd->ew == SIM_FZ_PICK3(sim_fz_SUB_f32)) return SIM_FZC_SUB;
+  if (nd->ew == SIM_FZ_PICK3(sim_fz_MUL_f32)) return SIM_FZC_MUL;
+  if (nd->ew == SIM_FZ_PICK3(sim_fz_DIV_f32)) return SIM_FZC_DIV;
+  return -1;
+}
+
+/* Whether the tree is a chain (see sim_fz): z->chain and its fields. */
+static void sim_fz_chain_plan(sim_fz *z) {
+  z->chain = 0;
+  z->clo = z->chi = -1;
+#ifdef SIM_FZ_HAVE_CHAIN
+  if (z->red || z->stream || z->nn < 2) return;
+  int32_t k = z->nn - 1, inner = 0;
+  const sim_fznode *root = &z->nodes[k];
+  for (int32_t i = 0; i < z->nn; i++) {
+    int kd = z->nodes[i].kind;
+    inner += kd == SIM_FZ_EW || kd == SIM_FZ_CLAMP || kd == SIM_FZ_SEL ||
+             kd == SIM_FZ_ID || kd == SIM_FZ_GATHER;
+  }
+  if (root->kind == SIM_FZ_CLAMP) {
+    if (root->es != 4 || root->clamp != sim_clamp_for(XRT_F32) ||
+        z->nodes[root->arg[0]].kind != SIM_FZ_SPLAT ||
+        z->nodes[root->arg[2]].kind != SIM_FZ_SPLAT)
+      return;
+    z->clo = root->arg[0];
+    z->chi = root->arg[2];
+    k = root->arg[1];
+    inner--;
+  }
+  int8_t n = 0;
+  uint8_t op[SIM_FZ_CHAIN];
+  int16_t arg[SIM_FZ_CHAIN];
+  for (;;) { /* from the end of the line to its start */
+    const sim_fznode *nd = &z->nodes[k];
+    int o = sim_fz_chain_op(nd);
+    if (o < 0 || n == SIM_FZ_CHAIN) return;
+    const sim_fznode *a = &z->nodes[nd->arg[0]], *b = &z->nodes[nd->arg[1]];
+    inner--;
+    if (sim_fz_leafy(b)) { /* v op b */
+      op[n] = (uint8_t)o;
+      arg[n++] = nd->arg[1];
+      if (sim_fz_leafy(a)) {
+        z->chx = nd->arg[0];
+        break;
+      }
+      k = nd->arg[0];
+    } else if (sim_fz_leafy(a)) { /* a op v */
+      op[n] = (uint8_t)(o + SIM_FZC_REV);
+      arg[n++] = nd->arg[0];
+      k = nd->arg[1];
+    } else {
+      return;
+    }
+  }
+  if (inner != 0) return; /* every inner node is on the line */
+  for (int8_t j = 0; j < n; j++) { /* in evaluation order */
+    z->chop[j] = op[n - 1 - j];
+    z->charg[j] = arg[n - 1 - j];
+  }
+  z->nch = n;
+  z->chain = 1;
+#endif
+}
+
 /* Tile size and scratch offsets of the nodes that need a tile. */
 static void sim_fz_layout(sim_fz *z) {
   size_t per_elem = 0;
@@ -1280,6 +1677,8 @@ static void sim_fz_layout(sim_fz *z) {
   while (tile > 64 && (size_t)tile * per_elem > SIM_FZ_BUDGET) tile /= 2;
   while (tile > 64 && tile / 2 >= z->numel) tile /= 2; /* small loops */
   z->tile = tile;
+  sim_fz_periodic(z);
+  tile = z->tile;
   z->maxp = z->numel >= SIM_FZ_PAR_MIN ? SIM_FZ_PARTS : 1;
 #ifdef SIM_HAVE_STREAM
   const sim_fznode *root = &z->nodes[z->nn - 1];
@@ -1294,6 +1693,7 @@ static void sim_fz_layout(sim_fz *z) {
     off += sim_align_up((size_t)tile * nd->es);
   }
   z->part_bytes = off;
+  sim_fz_chain_plan(z);
 }
 
 /* Reduce roots: the coalesced iteration plan and the reducer. */
@@ -1328,6 +1728,7 @@ static xrt_status sim_fz_lower(sim_fcc *fc, const xrt_ir_region *r,
   int red = op->code == XRT_OP_REDUCE;
   sim_fz zb, *z = &zb; /* built here, then copied to executable memory */
   memset(z, 0, sizeof *z);
+  z->inplace = -1;
   b->nleaves = 0; /* b->nodes fill as z->nn grows */
   b->gused = 0;
   b->fc = fc, b->r = r, b->grp = grp, b->root = ri, b->z = z;
@@ -1374,6 +1775,7 @@ static xrt_status sim_fz_lower(sim_fcc *fc, const xrt_ir_region *r,
   if (red) ins[nin++] = op->operands[1];
   for (int32_t i = 0; i < b->nleaves; i++) ins[nin++] = b->leaves[i];
   sim_fz_layout(z);
+  if (b->minp > z->maxp) z->maxp = b->minp;
   z = (sim_fz *)(void *)mem;
   *z = zb;
   int32_t cur = fc->cur = fc->pos++;
@@ -1397,6 +1799,126 @@ static xrt_status sim_fz_lower(sim_fcc *fc, const xrt_ir_region *r,
   return XRT_OK;
 }
 
+static void sim_fz_in_place(sim_fcc *fc, sim_vec *steps);
+
+/* Convolutions lowered with the group that reads their result (as a whole
+ * leaf, its only use; sim_fz_lower_dw): for such a pair, defer[conv] is
+ * the root and defer[root] the convolution. */
+static void sim_fz_defer_convs(const sim_fcc *fc, const xrt_ir_region *r,
+                               const int32_t *grp, int32_t *defer) {
+  const sim_fzinfo *zi = (const sim_fzinfo *)fc->fz;
+  int32_t n = r->num_ops - 1;
+  for (int32_t i = 0; i < n; i++) defer[i] = -1;
+  if (fc->depth > 0 || !zi) return;
+  for (int32_t i = 0; i < n; i++) {
+    int32_t g = grp[i];
+    if (g < 0 || defer[g] >= 0 || r->ops[g].code == XRT_OP_REDUCE) continue;
+    const xrt_ir_op *op = &r->ops[i];
+    enum sim_fuse_kind k = sim_op(op->code)->fuse;
+    int64_t space = sim_fz_space(fc, &r->ops[g], SIM_FUSE_EW);
+    for (int32_t j = 0; j < op->num_operands && defer[g] < 0; j++) {
+      int32_t v = op->operands[j];
+      if (!sim_fz_fusable_operand(k, j) || v < 0 || v >= zi->n) continue;
+      int32_t ci = sim_fz_index(r, zi->def[v]);
+      if (ci < 0 || grp[ci] != -1 || defer[ci] >= 0 ||
+          r->ops[ci].code != XRT_OP_CONVOLUTION || zi->nuse[v] != 1 ||
+          r->ops[ci].num_results != 1 || sim_numel(sim_shape(fc, v)) != space)
+        continue;
+      defer[ci] = g;
+      defer[g] = ci;
+    }
+  }
+}
+
+/* Lowers convolution ci just before the group rooted at ri, which reads
+ * its result; a depthwise one that computes whole positions, with a tile
+ * of whole positions, becomes one step with the group (sim_fzdw). */
+static xrt_status sim_fz_lower_dw(sim_fcc *fc, const xrt_ir_region *r,
+                                  const int32_t *grp, int32_t ri, int32_t ci,
+                                  sim_fzb *b, sim_vec *steps) {
+  const xrt_allocator *al = &fc->cc->al;
+  int32_t n0 = steps->n;
+  xrt_status rc = sim_lower_op(fc, &r->ops[ci], steps);
+  if (rc) return rc;
+  sim_step cs;
+  int64_t O = 0, np = 0;
+  int got = steps->n == n0 + 1 &&
+            sim_dw_by_position((sim_step *)steps->p + n0, &O, &np) && O > 0;
+  if (got) {
+    cs = ((sim_step *)steps->p)[n0];
+    steps->n--;
+  }
+  b->minp = got && np * O >= 8192 ? SIM_FZ_PARTS : 0;
+  rc = sim_fz_lower(fc, r, grp, ri, b, steps);
+  b->minp = 0;
+  if (!rc && !got) sim_fz_in_place(fc, steps);
+  if (rc || !got) return rc;
+  sim_step *st = (sim_step *)steps->p + steps->n - 1;
+  sim_fz *z = (sim_fz *)(uintptr_t)st->data;
+  int32_t x = r->ops[ci].results[0];
+  if (z->numel != np * O || (z->tile % O && z->numel > z->tile)) {
+    /* tiles of part positions: the convolution stays a step of its own */
+    if (!sim_vec_push(al, steps)) return sim_oom(fc);
+    st = (sim_step *)steps->p + steps->n - 2;
+    st[1] = st[0];
+    st[0] = cs;
+    sim_fz_in_place(fc, steps);
+    return XRT_OK;
+  }
+  sim_fzdw *d = (sim_fzdw *)sim_palloc(fc, sizeof *d);
+  if (!d) return XRT_RESOURCE_EXHAUSTED;
+  d->z = z;
+  d->dw = cs;
+  d->x = x;
+  d->O = O;
+  d->xes = sim_esize(sim_shape(fc, x)->dtype);
+  d->xtile = sim_align_up((size_t)z->tile * d->xes);
+  /* the step (at fc->cur) now reads the convolution's operands */
+  for (int32_t i = 0; i < cs.nin && !rc; i++) rc = sim_use(fc, cs.in[i]);
+  if (!rc) rc = sim_temp(fc, d->xtile * (size_t)z->maxp, &d->buf);
+  if (rc) return rc;
+  st->run = sim_run_fused_dw;
+  st->data = d;
+  return XRT_OK;
+}
+
+/* The elementwise step just lowered (the last of steps) writes over an
+ * input of its shape that dies there: an arena value read only by the
+ * group, only element i for result element i (whole leaves, no views of
+ * it), of the result's size.  The result then takes the input's memory
+ * (an alias, as a free reshape): its lines were just read, so the writes
+ * find them in cache, and the working set is one array smaller.  Every
+ * kernel reads element i before it writes element i. */
+static void sim_fz_in_place(sim_fcc *fc, sim_vec *steps) {
+  const sim_fzinfo *zi = (const sim_fzinfo *)fc->fz;
+  sim_step *st = (sim_step *)steps->p + steps->n - 1;
+  if (fc->depth > 0 || !zi || steps->n < 1 || st->run != sim_run_fused) return;
+  sim_fz *z = (sim_fz *)(uintptr_t)st->data;
+  int32_t out = st->out[0];
+  sim_vinfo *o = &fc->v[out];
+  if (z->red || o->kind != SIM_V_SLOT || o->alias || o->vcat) return;
+  size_t es = z->nodes[z->nn - 1].es;
+  for (int32_t k = 0; k < z->nn; k++) {
+    const sim_fznode *nd = &z->nodes[k];
+    int32_t v = nd->val;
+    if (nd->kind != SIM_FZ_FULL || nd->es != es || v < 0 || v >= zi->n ||
+        zi->nuse[v] != 1 || fc->v[v].kind != SIM_V_SLOT || fc->v[v].alias ||
+        fc->v[v].vcat || fc->v[v].bytes != o->bytes ||
+        fc->v[v].last > fc->cur)
+      continue;
+    int other = 0; /* v read another way (a view) */
+    for (int32_t j = 0; j < z->nn; j++)
+      other |= z->nodes[j].val == v && z->nodes[j].kind != SIM_FZ_FULL;
+    if (other) continue;
+    o->kind = SIM_V_NONE;
+    o->bytes = 0;
+    o->alias = v + 1;
+    if (fc->v[v].last < o->last) fc->v[v].last = o->last;
+    z->inplace = v;
+    return;
+  }
+}
+
 /* Lowers the ops of block r (all but the terminator), fused where
  * sim_fz_plan_block groups them. */
 SIM_PRIVATE xrt_status sim_fz_lower_ops(sim_fcc *fc, const xrt_ir_region *r,
@@ -1404,21 +1926,39 @@ SIM_PRIVATE xrt_status sim_fz_lower_ops(sim_fcc *fc, const xrt_ir_region *r,
   const xrt_allocator *al = &fc->cc->al;
   int32_t *grp = sim_fz_plan_block(fc, r);
   sim_fzb *b = NULL; /* building space, shared by the block's groups */
+  int32_t *defer = NULL;
   xrt_status rc = XRT_OK;
-  if (fc->cc->fz_bad == 2) return sim_oom(fc);
-  if (fc->cc->fz_bad)
-    return sim_fail(fc->cc->err, XRT_INVALID_ARGUMENT, "@%s: stored fusion "
-                    "decisions do not fit a block", fc->f->name);
+  if (grp) {
+    defer = (int32_t *)al->alloc(al->self,
+                                 sizeof(int32_t) * (size_t)r->num_ops);
+    if (!defer) {
+      al->free(al->self, grp);
+      return sim_oom(fc);
+    }
+    sim_fz_defer_convs(fc, r, grp, defer);
+  }
+  if (fc->cc->fz_bad == 2) rc = sim_oom(fc);
+  else if (fc->cc->fz_bad)
+    rc = sim_fail(fc->cc->err, XRT_INVALID_ARGUMENT, "@%s: stored fusion "
+                  "decisions do not fit a block", fc->f->name);
   for (int32_t i = 0; i < r->num_ops - 1 && !rc; i++) {
-    if (!grp || grp[i] == -1) {
+    int deferred = defer && defer[i] >= 0;
+    if (deferred && r->ops[i].code == XRT_OP_CONVOLUTION) {
+      continue; /* lowered with the group that reads it */
+    } else if (!grp || grp[i] == -1) {
       rc = sim_lower_op(fc, &r->ops[i], steps);
     } else if (grp[i] == i) {
-      if (!b && !(b = (sim_fzb *)al->alloc(al->self, sizeof *b)))
+      if (!b && (b = (sim_fzb *)al->alloc(al->self, sizeof *b)) != NULL)
+        b->minp = 0;
+      if (!b)
         rc = sim_oom(fc);
-      else
-        rc = sim_fz_lower(fc, r, grp, i, b, steps);
+      else if (deferred)
+        rc = sim_fz_lower_dw(fc, r, grp, i, defer[i], b, steps);
+      else if (!(rc = sim_fz_lower(fc, r, grp, i, b, steps)))
+        sim_fz_in_place(fc, steps);
     }
   }
+  al->free(al->self, defer);
   al->free(al->self, b);
   al->free(al->self, grp);
   return rc;

@@ -475,6 +475,7 @@ typedef struct sim_gemm {
   int astrip;            /* A strip-packed for k->fs (see SIM_GK_STRIP) */
   int64_t np;            /* N rounded up to whole micro-panels */
   uint64_t gid;          /* B may be kept packed (gemm_cache.c), else 0 */
+  uint64_t gida;         /* A likewise (sim_gemm_keep_a), else 0 */
 } sim_gemm;
 
 /* ---- packing ---- */
@@ -666,6 +667,8 @@ typedef struct sim_gblk {
   int lanes; /* in use: at most g->lanes, at most the pool's threads */
   /* All of this batch's B packed (sim_gemm_bpre), or NULL: pack here */
   const char *bpre;
+  /* All of A packed (sim_gemm_apre, one batch), or NULL: pack here */
+  const char *apre;
 } sim_gblk;
 
 /* Copies n elements of one row of A, from column k of the panel on, into
@@ -970,6 +973,15 @@ static void sim_gemm_rect(const sim_gblk *x, int lane, int64_t pa, int64_t pe,
  * micro-panel is packed right before its kernels, so it is read back from
  * L1 rather than through a large A block that would only meet a few B
  * micro-panels. */
+/* All of A packed (sim_gemm_apre): the micro-panel of rows from r0 (a
+ * multiple of MR) in the K block at pc (kb rows) at this element offset,
+ * the next micro-panels after it, as sim_gpack_a_panel packs a block. */
+static size_t sim_gemm_aoff(const sim_gemm *g, int64_t pc, int64_t r0,
+                            int64_t kb) {
+  int64_t MR = g->k->mr, Mp = (g->M + MR - 1) / MR * MR;
+  return (size_t)(pc * Mp + r0 * kb);
+}
+
 static void sim_gemm_narrow(sim_gblk *x, int lane, int64_t m0, int64_t m1,
                             int64_t n0, int64_t n1) {
   const sim_gemm *g = x->g;
@@ -988,8 +1000,12 @@ static void sim_gemm_narrow(sim_gblk *x, int lane, int64_t m0, int64_t m1,
     for (int64_t r0 = m0; r0 < m1; r0 += MR) {
       int64_t mv = m1 - r0 < MR ? m1 - r0 : MR;
       x->ic = r0, x->mb = mv;
-      sim_gpack_a_panel(x, 0); /* at apack: one panel, reused from L1 */
-      sim_gemm_panel_row(x, x->apack, bp, r0, mv, n0, nb);
+      const char *ap = x->apack;
+      if (x->apre)
+        ap = x->apre + sim_gemm_aoff(g, x->pc, r0, x->kb) * es;
+      else
+        sim_gpack_a_panel(x, 0); /* at apack: one panel, reused from L1 */
+      sim_gemm_panel_row(x, ap, bp, r0, mv, n0, nb);
     }
   }
 }
@@ -1024,7 +1040,11 @@ static void sim_gemm_lane(const sim_gblk *base, int64_t l) {
     for (x.pc = 0; x.pc < g->K; x.pc += g->kc) {
       x.kb = g->K - x.pc < g->kc ? g->K - x.pc : g->kc;
       x.first = x.pc == 0;
-      for (int64_t p = 0; p < pm; p++) sim_gpack_a_panel(&x, p);
+      if (x.apre) /* the block's panels, in place */
+        x.apack = (char *)(uintptr_t)x.apre +
+                  sim_gemm_aoff(g, x.pc, x.ic, x.kb) * g->es;
+      else
+        for (int64_t p = 0; p < pm; p++) sim_gpack_a_panel(&x, p);
       sim_gemm_rect(&x, (int)l, 0, pm, n0, n1);
     }
   }
@@ -1063,18 +1083,62 @@ static void sim_gemm_blas(const sim_gemm *g, const char *a, const char *b,
 }
 #endif
 
+/* Batches one thread each (sim_gemm_exec): lane slots in use (bits). */
+typedef struct sim_gbat {
+  sim_gblk x; /* the blocks of every batch; a, b, c at batch 0 */
+  const char *A, *B, *bpre;
+  char *C;
+  atomic_ullong busy;
+} sim_gbat;
+
+static void sim_gemm_batches(void *ctx, int64_t b0, int64_t b1) {
+  sim_gbat *y = (sim_gbat *)ctx;
+  const sim_gemm *g = y->x.g;
+  size_t es = g->es;
+  int slot = 0;
+  for (;;) { /* a free slot: at most g->lanes threads run batches */
+    unsigned long long m = atomic_load(&y->busy);
+    while (slot < g->lanes && (m & (1ull << slot))) slot++;
+    if (slot < g->lanes &&
+        atomic_compare_exchange_weak(&y->busy, &m, m | (1ull << slot)))
+      break;
+    if (slot >= g->lanes) sched_yield(), slot = 0;
+  }
+  for (int64_t bt = b0; bt < b1; bt++) {
+    sim_gblk x = y->x;
+    x.lanes = 1;
+    x.apack += g->apack_lane * es * (size_t)slot;
+    x.bpack += g->bpack_lane * es * (size_t)slot;
+    x.a = y->A + (size_t)g->ab[bt] * es;
+    x.b = y->B + (size_t)g->bb[bt] * es;
+    x.c = y->C + (size_t)g->cb[bt] * es;
+    x.bpre = y->bpre ? y->bpre + (size_t)(bt * g->K * g->np) * es : NULL;
+    sim_gemm_lane(&x, 0);
+  }
+  atomic_fetch_and(&y->busy, ~(1ull << slot));
+}
+
 /* bpre: all of B packed (sim_gemm_bpre), or NULL. */
 static void sim_gemm_exec(const sim_gemm *g, const char *A, const char *B,
                           char *C, void **vals, sim_cx *cx,
-                          const char *bpre) {
+                          const char *bpre, const char *apre) {
   size_t es = g->es;
-  sim_gblk x = {g, NULL, NULL, NULL, NULL, NULL, 0, 0, 0, 0, 0, 1, NULL};
+  sim_gblk x = {g, NULL, NULL, NULL, NULL, NULL, 0, 0, 0, 0, 0, 1, NULL, NULL};
+  x.apre = g->BT == 1 ? apre : NULL;
   /* One lane per thread of the device's pool (the plan has buffers for
    * g->lanes); serial: one lane, so an A micro-panel meets every column. */
   int threads = cx && cx->tp ? cx->tp->threads : 1;
   x.lanes = threads < 1 ? 1 : threads < g->lanes ? threads : g->lanes;
   x.apack = (char *)vals[g->apack];
   x.bpack = (char *)vals[g->bpack];
+  /* Many batches (attention heads) on several threads: a batch per
+   * thread at a time, one fork-join for all, the same sums. */
+  if (threads > 1 && threads <= g->lanes && g->lanes <= 64 &&
+      g->BT >= 2 * (int64_t)threads && g->K > 0 && !g->blas) {
+    sim_gbat y = {x, A, B, bpre, C, 0};
+    sim_parallel_for(cx, g->BT, 1, sim_gemm_batches, &y);
+    return;
+  }
   for (int64_t bt = 0; bt < g->BT; bt++) {
     x.a = A + (size_t)g->ab[bt] * es;
     x.b = B + (size_t)g->bb[bt] * es;
@@ -1147,15 +1211,75 @@ static const char *sim_gemm_bpre(const sim_gemm *g, const char *B,
   return p;
 }
 
+/* ---- A packed once for many calls (gemm_cache.c) ----
+ * A convolution's kernel as the A operand of weights x im2col (conv_gemm.c)
+ * is an argument like the weights of a dot: all of it in the layout of
+ * sim_gemm_aoff, K block after K block, micro-panels of MR rows (the last
+ * one zero-padded) in each. */
+typedef struct sim_gafill {
+  const sim_gemm *g;
+  const char *a;
+  char *dst;
+  int64_t pm; /* micro-panels */
+} sim_gafill;
+
+static void sim_gemm_afill_range(void *ctx, int64_t begin, int64_t end) {
+  const sim_gafill *f = (const sim_gafill *)ctx;
+  const sim_gemm *g = f->g;
+  int64_t MR = g->k->mr;
+  for (int64_t i = begin; i < end; i++) {
+    sim_gblk x;
+    memset(&x, 0, sizeof x);
+    x.g = g;
+    x.a = f->a + (size_t)g->ab[0] * g->es;
+    x.pc = i / f->pm * g->kc;
+    x.kb = g->K - x.pc < g->kc ? g->K - x.pc : g->kc;
+    x.ic = i % f->pm * MR;
+    x.mb = g->M - x.ic < MR ? g->M - x.ic : MR;
+    x.apack = f->dst + sim_gemm_aoff(g, x.pc, x.ic, x.kb) * g->es;
+    sim_gpack_a_panel(&x, 0);
+  }
+}
+
+/* A's packed copy when A is an argument of this execute with a write
+ * generation (as sim_gemm_bpre); *entry: to give back, or NULL. */
+static const char *sim_gemm_apre_of(const sim_gemm *g, const char *A,
+                                    sim_cx *cx, void **entry) {
+  *entry = NULL;
+  if (!g->gida || g->BT != 1 || !cx || !cx->xa || !cx->exe ||
+      !cx->xa->args || g->blas)
+    return NULL;
+  const xrt_plugin_execute_args *a = cx->xa;
+  int arg = 0;
+  for (int i = 0; i < a->num_args && !arg; i++) arg = a->args[i] == A;
+  if (!arg) return NULL;
+  sim_client *c = cx->exe->cl;
+  uint64_t serial = sim_mem_serial(c, a->device, A);
+  if (!serial) return NULL;
+  int64_t MR = g->k->mr, pm = (g->M + MR - 1) / MR;
+  int fill;
+  char *p = (char *)sim_gcache_get(c, g->gida, a->device, A, serial,
+                                   (size_t)(g->K * pm * MR) * g->es, &fill,
+                                   entry);
+  if (p && fill) {
+    sim_gafill f = {g, A, p, pm};
+    sim_parallel_for(cx, (g->K + g->kc - 1) / g->kc * pm, 1,
+                     sim_gemm_afill_range, &f);
+  }
+  return p;
+}
+
 /* A dot, or a convolution planned as GEMM: C = A x B of its operands. */
 static xrt_status sim_run_gemm(const sim_step *st, void **vals, sim_cx *cx) {
   const sim_gemm *g = (const sim_gemm *)st->data;
+  const char *A = (const char *)vals[st->in[0]];
   const char *B = (const char *)vals[st->in[1]];
-  void *entry;
+  void *entry, *aentry;
   const char *bpre = sim_gemm_bpre(g, B, cx, &entry);
-  sim_gemm_exec(g, (const char *)vals[st->in[0]], B,
-                (char *)vals[st->out[0]], vals, cx, bpre);
+  const char *apre = sim_gemm_apre_of(g, A, cx, &aentry);
+  sim_gemm_exec(g, A, B, (char *)vals[st->out[0]], vals, cx, bpre, apre);
   if (entry) sim_gcache_put(cx->exe->cl, entry, 1);
+  if (aentry) sim_gcache_put(cx->exe->cl, aentry, 1);
   return XRT_OK;
 }
 
@@ -1190,6 +1314,24 @@ static int64_t sim_gemm_threads(const sim_fcc *fc) {
   return t < 1 ? 1 : t > 64 ? 64 : t;
 }
 
+/* The K block of a product of N columns: it orders the sums. */
+static int64_t sim_gemm_kc(const sim_gk *k, int64_t N, int64_t K, size_t es) {
+  int64_t kc = K < k->kc ? (K ? K : 1) : k->kc;
+  /* Near-equal K blocks: no thin last block. */
+  if (K > k->kc) {
+    int64_t nk = (K + k->kc - 1) / k->kc;
+    kc = (K + nk - 1) / nk;
+  }
+  int64_t nc = N < k->nc ? sim_gemm_roundup(N ? N : 1, k->nr) : k->nc;
+  /* One column block (sim_gemm_narrow): all of K in one block when its B
+   * block fits L2 with room and an A micro-panel half of L1, so C is
+   * written once. */
+  if (N <= nc && K <= 2 * k->kc && (size_t)(K * nc) * es <= 256 * 1024 &&
+      (size_t)(K * k->mr) * es <= 32 * 1024)
+    kc = K;
+  return kc;
+}
+
 /* Block sizes and lanes (at most threads), once the tables are set. */
 static void sim_gemm_blocks(sim_gemm *g, int64_t threads) {
   const sim_gk *k = g->k;
@@ -1202,24 +1344,12 @@ static void sim_gemm_blocks(sim_gemm *g, int64_t threads) {
   g->cm_s = sim_gemm_affine(g->cm, g->M);
   g->cn_s = sim_gemm_affine(g->cn, g->N);
   g->mc = g->M < k->mc ? sim_gemm_roundup(g->M ? g->M : 1, k->mr) : k->mc;
-  g->kc = g->K < k->kc ? (g->K ? g->K : 1) : k->kc;
-  /* Near-equal K blocks: no thin last block. */
-  if (g->K > k->kc) {
-    int64_t nk = (g->K + k->kc - 1) / k->kc;
-    g->kc = (g->K + nk - 1) / nk;
-  }
+  g->kc = sim_gemm_kc(k, g->N, g->K, g->es);
   if (g->M > k->mc) { /* near-equal M blocks too */
     int64_t nm = (g->M + k->mc - 1) / k->mc;
     g->mc = sim_gemm_roundup((g->M + nm - 1) / nm, k->mr);
   }
   g->nc = g->N < k->nc ? sim_gemm_roundup(g->N ? g->N : 1, k->nr) : k->nc;
-  /* One column block (sim_gemm_narrow): all of K in one block when its B
-   * block fits L2 with room and an A micro-panel half of L1, so C is
-   * written once. */
-  if (g->N <= g->nc && g->K <= 2 * k->kc &&
-      (size_t)(g->K * g->nc) * g->es <= 256 * 1024 &&
-      (size_t)(g->K * k->mr) * g->es <= 32 * 1024)
-    g->kc = g->K;
   int64_t pn = (g->N + k->nr - 1) / k->nr, pm = (g->M + k->mr - 1) / k->mr;
   g->np = pn * k->nr;
   int64_t L = threads;
@@ -1397,6 +1527,77 @@ SIM_PRIVATE int sim_gemm_lower_dot(sim_fcc *fc, const sim_dot *d, sim_step *st,
   st->data = g;
   st->run = sim_run_gemm;
   return 1;
+}
+
+/* ---- products of one lane's own (conv_gemm.c's chunked convolutions) ----
+ * A product that sim_gemm_lower_dot planned, run whole on the calling
+ * thread with the pack buffers of lane slot (< sim_gemm_slots), so that
+ * as many products as the plan has lanes run at once, each on one thread:
+ * no fork-join per product, and each thread packs and multiplies data it
+ * wrote itself.  The same blocks and sums as sim_run_gemm with one lane. */
+
+/* The K block the packed product of N columns and a K of type t would
+ * have (0: none), so that callers can split N without reordering sums. */
+SIM_PRIVATE int64_t sim_gemm_kc_for(sim_fcc *fc, xrt_dtype t, int64_t N,
+                                    int64_t K) {
+  const sim_gk *k = sim_gemm_kernel(fc->cc, t);
+  return k ? sim_gemm_kc(k, N, K, sim_esize(t)) : 0;
+}
+
+/* Lane slots of a planned product (0: st is not one). */
+SIM_PRIVATE int sim_gemm_slots(const sim_step *st) {
+  if (st->run != sim_run_gemm) return 0;
+  const sim_gemm *g = (const sim_gemm *)st->data;
+  return g->BT == 1 && g->K > 0 && !g->blas ? g->lanes : 0;
+}
+
+/* Result rows stride elements apart (>= N): a window of columns of a
+ * wider result.  0: not a planned product (st is left alone). */
+SIM_PRIVATE int sim_gemm_out_rows(sim_fcc *fc, sim_step *st, int64_t stride,
+                                  xrt_status *rc) {
+  *rc = XRT_OK;
+  if (!sim_gemm_slots(st)) return 0;
+  sim_gemm *g = (sim_gemm *)(void *)(uintptr_t)st->data;
+  if (stride < g->N || g->cm_s != g->N || g->cn_s != 1) return 0;
+  int64_t *cm = sim_gemm_iota(fc, g->M, stride);
+  if (!cm) return (*rc = XRT_RESOURCE_EXHAUSTED), 1;
+  g->cm = cm;
+  g->cm_s = sim_gemm_affine(cm, g->M);
+  return 1;
+}
+
+/* Keeps A packed across calls when it is an argument (a convolution's
+ * kernel: conv_gemm.c); one batch only. */
+SIM_PRIVATE void sim_gemm_keep_a(sim_step *st) {
+  if (!sim_gemm_slots(st)) return;
+  sim_gemm *g = (sim_gemm *)(void *)(uintptr_t)st->data;
+  g->gida = sim_gcache_id();
+}
+
+/* A packed for st (sim_gemm_apre_of) or NULL; *entry for sim_gemm_apre_put
+ * after the last use. */
+SIM_PRIVATE const char *sim_gemm_apre(const sim_step *st, const char *A,
+                                      sim_cx *cx, void **entry) {
+  *entry = NULL;
+  if (!sim_gemm_slots(st)) return NULL;
+  return sim_gemm_apre_of((const sim_gemm *)st->data, A, cx, entry);
+}
+
+SIM_PRIVATE void sim_gemm_apre_put(sim_cx *cx, void *entry) {
+  if (entry) sim_gcache_put(cx->exe->cl, entry, 1);
+}
+
+SIM_PRIVATE void sim_gemm_run_slot(const sim_step *st, void **vals,
+                                   const char *A, const char *B, char *C,
+                                   const char *apre, int slot) {
+  const sim_gemm *g = (const sim_gemm *)st->data;
+  sim_gblk x = {g, A, B, C, NULL, NULL, 0, 0, 0, 0, 0, 1, NULL, apre};
+  x.apack = (char *)vals[g->apack] + g->apack_lane * g->es * (size_t)slot;
+  x.bpack = (char *)vals[g->bpack] + g->bpack_lane * g->es * (size_t)slot;
+  x.a += (size_t)g->ab[0] * g->es;
+  x.b += (size_t)g->bb[0] * g->es;
+  x.c += (size_t)g->cb[0] * g->es;
+  sim_gemm_lane(&x, 0);
 }
 
 /* ---- convolution as GEMM ---- */

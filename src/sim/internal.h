@@ -1196,6 +1196,15 @@ typedef struct sim_while {
   const int32_t *cargs, *bargs, *bufa, *bufb, *brets;
   int32_t cret;
   const size_t *bytes;
+  /* Per carry: 1 when the body returns its argument unchanged (weights
+   * carried through), read in place from the while's operand; bytes of
+   * the result to copy out (0: nothing reads it). */
+  const uint8_t *thru;
+  const size_t *obytes;
+  /* Pseudo values zeroed at every entry (pack flags of loop-invariant
+   * operands, see sim_loop_invariant), nflags of them. */
+  const int32_t *flags;
+  int32_t nflags;
 } sim_while;
 SIM_PRIVATE xrt_status sim_run_while(const sim_step *st, void **vals, sim_cx *cx);
 
@@ -1228,6 +1237,9 @@ typedef struct sim_vinfo {
   size_t bytes, off, cap;
   int32_t in_out; /* 1 + the entry result whose buffer holds it; 0: arena */
   int32_t alias;  /* 1 + the value whose memory it is (a free reshape) */
+  /* the concatenate whose bytes this value is, never materialized: only
+   * products read it, from the parts (dot_concat.c) */
+  const xrt_ir_op *vcat;
   void *cptr;
 } sim_vinfo;
 
@@ -1275,7 +1287,19 @@ typedef struct sim_fcc {
   xrt_ir_type *xt;
   int32_t xcap;
   void *fz; /* fusion: uses and definitions of values (see "Fusion") */
+  /* The body of the innermost while being lowered, and its pack flags
+   * (sim_loop_invariant); NULL outside one. */
+  const xrt_ir_region *lbody;
+  sim_vec *lflags;
 } sim_fcc;
+
+/* Whether value v is an argument of the body of the while being lowered
+ * that the body returns unchanged (the same memory, never written, for
+ * the whole loop).  If so, *flag is a new pseudo value of 16 bytes that the
+ * while zeroes at every entry, for the reader's "packed already" state;
+ * 0 otherwise, or on failure (*rc). */
+SIM_PRIVATE int sim_loop_invariant(sim_fcc *fc, int32_t v, int32_t *flag,
+                                   xrt_status *rc);
 
 /* ---- device.c ---- */
 /* The write generation of device memory mem: a process-wide serial that
@@ -1381,6 +1405,32 @@ SIM_PRIVATE int64_t *sim_dot_table(sim_fcc *fc, const xrt_shape *x,
 /* ---- gemm.c ---- */
 SIM_PRIVATE int sim_gemm_lower_dot(sim_fcc *fc, const sim_dot *d, sim_step *st,
                               xrt_status *rc);
+/* Chunked convolutions' products, one per thread (gemm.c). */
+SIM_PRIVATE int64_t sim_gemm_kc_for(sim_fcc *fc, xrt_dtype t, int64_t N,
+                                    int64_t K);
+SIM_PRIVATE int sim_gemm_slots(const sim_step *st);
+SIM_PRIVATE int sim_gemm_out_rows(sim_fcc *fc, sim_step *st, int64_t stride,
+                                  xrt_status *rc);
+SIM_PRIVATE void sim_gemm_keep_a(sim_step *st);
+SIM_PRIVATE const char *sim_gemm_apre(const sim_step *st, const char *A,
+                                      sim_cx *cx, void **entry);
+SIM_PRIVATE void sim_gemm_apre_put(sim_cx *cx, void *entry);
+SIM_PRIVATE void sim_gemm_run_slot(const sim_step *st, void **vals,
+                                   const char *A, const char *B, char *C,
+                                   const char *apre, int slot);
+
+/* ---- dot_concat.c ---- */
+/* A concatenate only dot_generals read (directly or through reshapes):
+ * 1 when it is left unmaterialized (vcat of its value set), else 0. */
+SIM_PRIVATE int sim_dc_lower_concat(sim_fcc *fc, const xrt_ir_op *op);
+/* A reshape of such a value: unmaterialized too. */
+SIM_PRIVATE void sim_dc_lower_reshape(sim_fcc *fc, const xrt_ir_op *op);
+/* A dot_general reading one: a product per part. */
+SIM_PRIVATE xrt_status sim_dc_lower_dot(sim_fcc *fc, const xrt_ir_op *op,
+                                        sim_step *st, const int64_t *lb,
+                                        const int64_t *rb, const int64_t *lc,
+                                        const int64_t *rc, int64_t nb,
+                                        int64_t nc);
 
 /* ---- lower.c ---- */
 SIM_PRIVATE const int64_t *sim_dot_field(const xrt_ir_attr *dn, const char *name,
@@ -1561,6 +1611,13 @@ SIM_PRIVATE int sim_gemm_isa(sim_cc *cc);
 /* ---- conv_dw.c ---- */
 SIM_PRIVATE int sim_conv_dw_lower(sim_fcc *fc, const sim_conv *c, sim_step *st,
                                   xrt_status *rc);
+/* A depthwise step that computes whole result positions (features
+ * innermost and contiguous): *O results per position, *np positions;
+ * sim_dw_positions computes positions [q0, q1) into o (row-major). */
+SIM_PRIVATE int sim_dw_by_position(const sim_step *st, int64_t *O,
+                                   int64_t *np);
+SIM_PRIVATE void sim_dw_positions(const sim_step *st, void **vals, int64_t q0,
+                                  int64_t q1, void *o);
 
 /* ---- conv_gemm.c ---- */
 /* f32/f64 convolutions as plain products (NCHW results: kernel x im2col;
@@ -1622,7 +1679,10 @@ SIM_PRIVATE xrt_status sim_lower_chlo_ragged_dot(sim_fcc *fc, const xrt_ir_op *o
  * OS delays (a loaded machine) just takes fewer chunks.  A pool runs one
  * loop at a time: a loop started while it is busy (a nested call from a
  * chunk, or a concurrent execute on the same device) runs serially on its
- * caller.  No allocation per loop.
+ * caller.  No allocation per loop.  Between loops, workers poll for the
+ * next one a few tens of microseconds before they sleep, and the caller
+ * polls for the workers' end before it does, when every thread of every
+ * pool has a core of its own (a wake-up costs about as long).
  * ==================================================================== */
 
 #include <stdatomic.h>
@@ -1635,13 +1695,16 @@ struct sim_tpool {
   int nworkers;        /* started */
   int started, stop;
   pthread_t *tid;      /* threads - 1 slots */
-  /* The current loop (written under mu before wake is broadcast). */
-  uint64_t gen, gen0; /* loops run; gen when the workers started */
+  int spin;            /* idle workers and the waiting caller poll first */
+  /* The current loop (written under mu before gen is bumped and wake is
+   * broadcast; workers that poll read gen with acquire). */
+  atomic_ullong gen;   /* loops run */
+  uint64_t gen0;       /* gen when the workers started */
   sim_range_fn fn;
   void *ctx;
   int64_t n, chunk, nchunks;
   atomic_llong next;   /* next chunk to claim */
-  int pending;         /* workers that have not finished this loop */
+  atomic_int pending;  /* workers that have not finished this loop */
 };
 static inline struct sim_tpool *sim_tpool_of(const sim_client *c, int device) {
   return c->tp && device >= 0 && device < c->ntp ? &c->tp[device] : NULL;

@@ -241,6 +241,10 @@ SIM_PRIVATE xrt_status sim_lower_reshape(sim_fcc *fc, const xrt_ir_op *op,
   if (in != sim_bytes(sim_shape(fc, op->results[0])))
     return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT,
                        "reshape changes the number of elements");
+  if (fc->v[op->operands[0]].vcat) { /* of a concatenation never made */
+    sim_dc_lower_reshape(fc, op);
+    return XRT_OK;
+  }
   int32_t out = op->results[0], root = sim_root(fc, op->operands[0]);
   sim_vinfo *r = &fc->v[root], *o = &fc->v[out];
   int ok = r->kind == SIM_V_SLOT || r->kind == SIM_V_BOUND ||
@@ -330,6 +334,7 @@ static xrt_status sim_lower_concatenate(sim_fcc *fc, const xrt_ir_op *op,
   if (axis < 0 || axis >= o->rank)
     return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT,
                        "bad concatenate dimension");
+  if (sim_dc_lower_concat(fc, op)) return XRT_OK; /* only products read it */
   sim_cat *c = (sim_cat *)sim_palloc(fc, sizeof *c);
   size_t *chunk = (size_t *)sim_palloc(
       fc, sizeof *chunk * (size_t)(op->num_operands + 1));
@@ -643,6 +648,9 @@ static xrt_status sim_lower_dot_dims(sim_fcc *fc, const xrt_ir_op *op,
   const xrt_shape *O = sim_shape(fc, op->results[0]);
   const xrt_ir_type *types = fc->f->value_types;
   size_t asz;
+  if (fc->v[op->operands[0]].vcat || fc->v[op->operands[1]].vcat)
+    return sim_dc_lower_dot(fc, op, st, dd->lb, dd->rb, dd->lc, dd->rc,
+                            dd->nb, dd->nc); /* products of the parts */
   /* Small floats compute in f32 (exact products, one rounding at the end). */
   xrt_dtype ct = sim_is_minifloat(O->dtype) ? XRT_F32 : O->dtype;
   sim_dot_fn fn = sim_dot_for(ct, &asz);
@@ -725,23 +733,58 @@ static xrt_status sim_lower_dot(sim_fcc *fc, const xrt_ir_op *op,
   return sim_lower_dot_dims(fc, op, st, &dd);
 }
 
+static int64_t sim_region_reads(const xrt_ir_region *r, int32_t v);
+
+/* Two buffers per carry, except for carries the body returns unchanged
+ * (read in place from the operand: no buffers); the bytes of each result
+ * that something reads. */
 static xrt_status sim_while_buffers(sim_fcc *fc, const xrt_ir_op *op,
                                     sim_while *w) {
   int32_t n = op->num_operands;
+  const xrt_ir_region *body = &op->regions[1];
+  const xrt_ir_op *term =
+      body->num_ops > 0 ? &body->ops[body->num_ops - 1] : NULL;
   int32_t *a = (int32_t *)sim_palloc(fc, sizeof *a * (size_t)(n + 1));
   int32_t *b = (int32_t *)sim_palloc(fc, sizeof *b * (size_t)(n + 1));
   size_t *bytes = (size_t *)sim_palloc(fc, sizeof *bytes * (size_t)(n + 1));
-  if (!a || !b || !bytes) return XRT_RESOURCE_EXHAUSTED;
+  size_t *ob = (size_t *)sim_palloc(fc, sizeof *ob * (size_t)(n + 1));
+  uint8_t *thru = (uint8_t *)sim_palloc(fc, (size_t)(n + 1));
+  if (!a || !b || !bytes || !ob || !thru) return XRT_RESOURCE_EXHAUSTED;
   for (int32_t i = 0; i < n; i++) {
     bytes[i] = sim_vbytes(fc, op->operands[i]);
-    xrt_status rc = sim_temp(fc, bytes[i], &a[i]);
-    if (rc || (rc = sim_temp(fc, bytes[i], &b[i]))) return rc;
+    thru[i] = term && term->num_operands == n && i < body->num_args &&
+              term->operands[i] == body->args[i];
+    ob[i] = sim_region_reads(&fc->f->body, op->results[i]) ? bytes[i] : 0;
+    size_t own = thru[i] ? 0 : bytes[i];
+    xrt_status rc = sim_temp(fc, own, &a[i]);
+    if (rc || (rc = sim_temp(fc, own, &b[i]))) return rc;
   }
   w->n = n;
   w->bufa = a;
   w->bufb = b;
   w->bytes = bytes;
+  w->thru = thru;
+  w->obytes = ob;
   return XRT_OK;
+}
+
+SIM_PRIVATE int sim_loop_invariant(sim_fcc *fc, int32_t v, int32_t *flag,
+                                   xrt_status *rc) {
+  *rc = XRT_OK;
+  *flag = 0;
+  const xrt_ir_region *b = fc->lbody;
+  if (!b || b->num_ops < 1) return 0;
+  const xrt_ir_op *t = &b->ops[b->num_ops - 1];
+  int found = 0;
+  for (int32_t i = 0; i < b->num_args && i < t->num_operands; i++)
+    found |= b->args[i] == v && t->operands[i] == v;
+  if (!found) return 0;
+  if ((*rc = sim_temp(fc, 16, flag))) return 0;
+  if (!sim_push_i32(&fc->cc->al, fc->lflags, *flag)) {
+    *rc = sim_oom(fc);
+    return 0;
+  }
+  return 1;
 }
 
 /* How many times value v is read in region r: by its ops, the ops of
@@ -790,10 +833,28 @@ static xrt_status sim_lower_while(sim_fcc *fc, const xrt_ir_op *op,
   const int32_t *cret;
   xrt_status rc = sim_while_buffers(fc, op, w);
   if (rc ||
-      (rc = sim_lower_region(fc, &op->regions[0], &w->cond, &cret, 1, op)) ||
-      (rc = sim_lower_region(fc, &op->regions[1], &w->body, &w->brets,
-                             op->num_operands, op)))
+      (rc = sim_lower_region(fc, &op->regions[0], &w->cond, &cret, 1, op)))
     return rc;
+  /* the body's readers of loop-invariant carries register pack flags */
+  sim_vec flags = {NULL, 0, 0, sizeof(int32_t)};
+  const xrt_ir_region *lbody = fc->lbody;
+  sim_vec *lflags = fc->lflags;
+  fc->lbody = &op->regions[1];
+  fc->lflags = &flags;
+  rc = sim_lower_region(fc, &op->regions[1], &w->body, &w->brets,
+                        op->num_operands, op);
+  fc->lbody = lbody;
+  fc->lflags = lflags;
+  int32_t *fl = NULL;
+  if (!rc && flags.n) {
+    fl = (int32_t *)sim_palloc(fc, sizeof *fl * (size_t)flags.n);
+    if (!fl) rc = XRT_RESOURCE_EXHAUSTED;
+    else memcpy(fl, flags.p, sizeof *fl * (size_t)flags.n);
+  }
+  w->flags = fl;
+  w->nflags = fl ? (int32_t)flags.n : 0;
+  sim_vec_free(&fc->cc->al, &flags);
+  if (rc) return rc;
   const xrt_shape *cs = sim_shape(fc, cret[0]);
   if (cs->dtype != XRT_PRED || cs->rank != 0)
     return sim_fail_op(fc->cc->err, op, XRT_INVALID_ARGUMENT,

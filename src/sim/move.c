@@ -308,10 +308,48 @@ typedef int32_t sim_cl_i16 __attribute__((vector_size(64)));
       memcpy(o + i, &r, sizeof r);                                            \
     }                                                                         \
   }
+/* Bounds that are one number each, neither NaN (relu6's 0 and 6): one
+ * compare and one blend a bound, the same choices as SIM_CLAMP_FLT.  No
+ * compare with a NaN x holds, so it stays.  x == lo picks lo, the bits
+ * of x except for lo = -0, x = +0, which keeps x: a strict compare for
+ * lo = -0 (CA), else >=.  r == hi picks hi only when hi's sign bit is
+ * set (the bits differ only for hi = -0, r = +0): <= then, else < (CB). */
+#define SIM_CL_KS(ISA, ATTR, V, CA, CB)                                       \
+  static ATTR void sim_clamp_f32s##V##_##ISA(float *o, const float *l,        \
+                                             const float *v, const float *h,  \
+                                             int64_t n) {                     \
+    sim_cl_v16 fa, fb;                                                        \
+    for (int k = 0; k < 16; k++) {                                            \
+      fa[k] = l[0];                                                           \
+      fb[k] = h[0];                                                           \
+    }                                                                         \
+    for (int64_t i = 0; i + 16 <= n; i += 16) {                               \
+      sim_cl_v16 fx, r;                                                       \
+      memcpy(&fx, v + i, sizeof fx);                                          \
+      sim_cl_i16 ta = CA;                                                     \
+      r = SIM_CL_SEL(ta, fa, fx);                                             \
+      sim_cl_i16 tb = CB;                                                     \
+      r = SIM_CL_SEL(tb, fb, r);                                              \
+      memcpy(o + i, &r, sizeof r);                                            \
+    }                                                                         \
+  }
+#define SIM_CL_KS4(ISA, ATTR)                                                 \
+  SIM_CL_KS(ISA, ATTR, 0, (fa >= fx), (fb < r))                               \
+  SIM_CL_KS(ISA, ATTR, 1, (fa > fx), (fb < r))                                \
+  SIM_CL_KS(ISA, ATTR, 2, (fa >= fx), (fb <= r))                              \
+  SIM_CL_KS(ISA, ATTR, 3, (fa > fx), (fb <= r))                               \
+  static void (*const sim_clamp_f32s_##ISA[4])(float *, const float *,        \
+                                               const float *, const float *,  \
+                                               int64_t) = {                   \
+      sim_clamp_f32s0_##ISA, sim_clamp_f32s1_##ISA, sim_clamp_f32s2_##ISA,    \
+      sim_clamp_f32s3_##ISA};
 SIM_CL_KERNEL(port, )
+SIM_CL_KS4(port, )
 #if defined(__x86_64__) || defined(__i386__)
 SIM_CL_KERNEL(avx2, __attribute__((target("avx2"))))
 SIM_CL_KERNEL(avx512, __attribute__((target("avx512f"))))
+SIM_CL_KS4(avx2, __attribute__((target("avx2"))))
+SIM_CL_KS4(avx512, __attribute__((target("avx512f"))))
 #endif
 
 static void sim_clamp_f32(void *out, const void *lo, const void *x,
@@ -326,6 +364,17 @@ static void sim_clamp_f32(void *out, const void *lo, const void *x,
   int64_t whole = n / 16 * 16;
 #if defined(__x86_64__) || defined(__i386__)
   int level = sim_isa_level();
+#endif
+  if (!ls && !hs && l[0] == l[0] && h[0] == h[0]) {
+    int var = (l[0] == 0 && signbit(l[0])) + 2 * (signbit(h[0]) != 0);
+#if defined(__x86_64__) || defined(__i386__)
+    if (level == 2) sim_clamp_f32s_avx512[var](o, l, v, h, whole);
+    else if (level == 1) sim_clamp_f32s_avx2[var](o, l, v, h, whole);
+    else
+#endif
+      sim_clamp_f32s_port[var](o, l, v, h, whole);
+  } else
+#if defined(__x86_64__) || defined(__i386__)
   if (level == 2) sim_clamp_f32_avx512(o, l, v, h, whole, ls, hs);
   else if (level == 1) sim_clamp_f32_avx2(o, l, v, h, whole, ls, hs);
   else

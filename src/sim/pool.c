@@ -6,6 +6,19 @@
 
 #define SIM_MAX_THREADS 256 /* per device */
 
+/* Polls between loops: about 1024 pause instructions (20-50 us), longer
+ * than the serial steps between most parallel ops, where a worker asleep
+ * on a condition variable takes tens of microseconds to wake (in a virtual
+ * machine more).  No sched_yield: on a loaded machine it gives the core
+ * away for a whole time slice, where the wait was to be microseconds. */
+#define SIM_SPIN_POLLS 1024
+
+static inline void sim_spin_pause(void) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  _mm_pause();
+#endif
+}
+
 /* Claims and runs chunks of the current loop until none is left. */
 static void sim_tpool_work(struct sim_tpool *tp) {
   for (;;) {
@@ -16,18 +29,40 @@ static void sim_tpool_work(struct sim_tpool *tp) {
   }
 }
 
+/* Polls gen for a loop after seen (pools that spin): 1 when one started,
+ * 0 after the polls (then the worker sleeps; stop is read under mu). */
+static int sim_tpool_poll(struct sim_tpool *tp, uint64_t seen) {
+  if (!tp->spin) return 0;
+  for (int i = 0; i < SIM_SPIN_POLLS; i++) {
+    if (atomic_load_explicit(&tp->gen, memory_order_acquire) != seen) return 1;
+    sim_spin_pause();
+  }
+  return 0;
+}
+
 static void *sim_tpool_main(void *arg) {
   struct sim_tpool *tp = (struct sim_tpool *)arg;
   pthread_mutex_lock(&tp->mu);
   uint64_t seen = tp->gen0; /* the loop that started us may be running */
   for (;;) {
-    while (!tp->stop && tp->gen == seen) pthread_cond_wait(&tp->wake, &tp->mu);
+    while (!tp->stop && atomic_load(&tp->gen) == seen)
+      pthread_cond_wait(&tp->wake, &tp->mu);
     if (tp->stop) break;
-    seen = tp->gen;
     pthread_mutex_unlock(&tp->mu);
-    sim_tpool_work(tp);
+    for (;;) {
+      seen = atomic_load_explicit(&tp->gen, memory_order_acquire);
+      sim_tpool_work(tp);
+      /* The last worker to finish wakes a caller that sleeps; a caller
+       * that polls sees pending reach 0. */
+      if (atomic_fetch_sub_explicit(&tp->pending, 1, memory_order_acq_rel) ==
+          1) {
+        pthread_mutex_lock(&tp->mu);
+        pthread_cond_signal(&tp->done);
+        pthread_mutex_unlock(&tp->mu);
+      }
+      if (!sim_tpool_poll(tp, seen)) break;
+    }
     pthread_mutex_lock(&tp->mu);
-    if (--tp->pending == 0) pthread_cond_signal(&tp->done);
   }
   pthread_mutex_unlock(&tp->mu);
   return NULL;
@@ -63,10 +98,11 @@ SIM_PRIVATE void sim_parallel_for(sim_cx *cx, int64_t n, int64_t grain,
     fn(ctx, 0, n);
     return;
   }
-  /* About four chunks per participant balance a loaded machine without
-   * making chunks small. */
+  /* Four to eight chunks per participant balance a loaded machine without
+   * making chunks small (rounded down: 14 items on 2 threads go one by
+   * one, not in 7 pairs that one thread would get 4 of). */
   int64_t want = (int64_t)tp->threads * 4;
-  int64_t chunk = (n + want - 1) / want;
+  int64_t chunk = n / want;
   if (chunk < grain) chunk = grain;
   pthread_mutex_lock(&tp->mu);
   if (!tp->started) sim_tpool_start(tp);
@@ -82,14 +118,22 @@ SIM_PRIVATE void sim_parallel_for(sim_cx *cx, int64_t n, int64_t grain,
   tp->chunk = chunk;
   tp->nchunks = (n + chunk - 1) / chunk;
   atomic_store(&tp->next, 0);
-  tp->pending = tp->nworkers;
-  tp->gen++;
+  atomic_store(&tp->pending, tp->nworkers);
+  /* Release: a worker that polls gen and sees the bump sees the loop. */
+  atomic_fetch_add_explicit(&tp->gen, 1, memory_order_release);
   pthread_cond_broadcast(&tp->wake);
   pthread_mutex_unlock(&tp->mu);
   sim_tpool_work(tp);
-  pthread_mutex_lock(&tp->mu);
-  while (tp->pending > 0) pthread_cond_wait(&tp->done, &tp->mu);
-  pthread_mutex_unlock(&tp->mu);
+  for (int i = 0; tp->spin && i < SIM_SPIN_POLLS &&
+                  atomic_load_explicit(&tp->pending, memory_order_acquire) > 0;
+       i++)
+    sim_spin_pause();
+  if (atomic_load_explicit(&tp->pending, memory_order_acquire) > 0) {
+    pthread_mutex_lock(&tp->mu);
+    while (atomic_load(&tp->pending) > 0)
+      pthread_cond_wait(&tp->done, &tp->mu);
+    pthread_mutex_unlock(&tp->mu);
+  }
   atomic_store(&tp->busy, 0);
 }
 
@@ -120,7 +164,12 @@ static xrt_status sim_tpool_init(sim_client *c, struct sim_tpool *tp,
   memset(tp, 0, sizeof *tp);
   atomic_init(&tp->busy, 0);
   atomic_init(&tp->next, 0);
+  atomic_init(&tp->gen, 0);
+  atomic_init(&tp->pending, 0);
   tp->threads = threads;
+  /* Polling pays when every participant of every pool has a core. */
+  long cores = sim_os_cpu_count();
+  tp->spin = cores > 0 && (long)threads * (c->ndev > 0 ? c->ndev : 1) <= cores;
   tp->tid = (pthread_t *)c->al.alloc(c->al.self,
                                      sizeof(pthread_t) * (size_t)threads);
   if (!tp->tid) return sim_fail(err, XRT_RESOURCE_EXHAUSTED, "out of host "

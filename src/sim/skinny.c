@@ -36,6 +36,14 @@ typedef struct sim_skinny {
   int64_t B, M, N, K;
   const int64_t *lb, *lm, *lk, *rb, *rn, *rk; /* offsets, as sim_dot's */
   int nn; /* weights [K, N] (x @ W), else [N, K] */
+  /* Weights [N, K] that stay the same for a whole while loop (see
+   * "Packed loop-invariant weights"): pseudo values of the pack flag and
+   * the packed panels, np panels; flag 0 when not packed. */
+  int32_t flag, pack;
+  int64_t np;
+  uint64_t gid; /* the panels may be kept in the client's cache */
+  void (*pk)(const struct sim_skinny *s, float *out, const float *a,
+             const float *pk, int64_t p);
   /* results [n0, n0 + nb) of batch bi */
   void (*kernel)(const struct sim_skinny *s, float *out, const float *a,
                  const float *b, int64_t bi, int64_t n0, int64_t nb);
@@ -289,6 +297,270 @@ SIM_SK_KERNEL(avx512) /* GCOVR_EXCL_BR_LINE */
 SIM_SK_NN(avx512) /* GCOVR_EXCL_BR_LINE */
 #endif
 
+/* ======================================================================
+ * Packed loop-invariant weights
+ *
+ * An LSTM step multiplies its few rows by the same [N, K] weights at every
+ * iteration of a while loop (weights carried through the loop unchanged:
+ * sim_loop_invariant).  Reading those rows in place costs a horizontal sum
+ * per result and re-reads each weight row for every four lhs rows; instead
+ * the first iteration of each run of the loop copies the weights into
+ * panels of SIM_SK_PW columns, k-major (panel p holds W[p * PW + j][k] at
+ * [p][k][j], zero past N), and every iteration multiplies up to eight lhs
+ * rows by a panel with 8 x 3 vectors of sums in registers, streaming the
+ * panel once: per k three panel vectors and one broadcast per row.  Every
+ * result is the sequential sum over k from zero, each step one fused
+ * multiply-add (fmaf in portable C: one rounding, so every instruction set
+ * gives the same bits, the panels from the cache or packed now).  Panels are
+ * shared by the device's threads; consecutive iterations walk them in
+ * opposite directions, so the panels read last (still in cache) come
+ * first.
+ * ==================================================================== */
+#define SIM_SK_PW 48 /* columns per panel: three vectors */
+
+#define SIM_SK_PK(ISA)                                                        \
+  static inline __attribute__((always_inline)) SIM_SK_TP_##ISA void           \
+  sim_sk_pkk_##ISA(const float *const *ar, int nr, const float *p,            \
+                   int64_t K, float *o, int64_t ldo, int64_t nc) {            \
+    sim_sk_v16 c00 = {0}, c01 = {0}, c02 = {0}, c10 = {0}, c11 = {0};         \
+    sim_sk_v16 c12 = {0}, c20 = {0}, c21 = {0}, c22 = {0}, c30 = {0};         \
+    sim_sk_v16 c31 = {0}, c32 = {0}, c40 = {0}, c41 = {0}, c42 = {0};         \
+    sim_sk_v16 c50 = {0}, c51 = {0}, c52 = {0}, c60 = {0}, c61 = {0};         \
+    sim_sk_v16 c62 = {0}, c70 = {0}, c71 = {0}, c72 = {0}, u0, u1, u2;        \
+    for (int64_t k = 0; k < K; k++, p += SIM_SK_PW) {                         \
+      memcpy(&u0, p, sizeof u0);                                              \
+      memcpy(&u1, p + 16, sizeof u1);                                         \
+      memcpy(&u2, p + 32, sizeof u2);                                         \
+      SIM_SK_PROW(ISA, 0);                                                    \
+      if (nr > 1) SIM_SK_PROW(ISA, 1);                                        \
+      if (nr > 2) SIM_SK_PROW(ISA, 2);                                        \
+      if (nr > 3) SIM_SK_PROW(ISA, 3);                                        \
+      if (nr > 4) SIM_SK_PROW(ISA, 4);                                        \
+      if (nr > 5) SIM_SK_PROW(ISA, 5);                                        \
+      if (nr > 6) SIM_SK_PROW(ISA, 6);                                        \
+      if (nr > 7) SIM_SK_PROW(ISA, 7);                                        \
+    }                                                                         \
+    float t_[3 * 16];                                                         \
+    SIM_SK_PSTORE(0);                                                         \
+    if (nr > 1) SIM_SK_PSTORE(1);                                             \
+    if (nr > 2) SIM_SK_PSTORE(2);                                             \
+    if (nr > 3) SIM_SK_PSTORE(3);                                             \
+    if (nr > 4) SIM_SK_PSTORE(4);                                             \
+    if (nr > 5) SIM_SK_PSTORE(5);                                             \
+    if (nr > 6) SIM_SK_PSTORE(6);                                             \
+    if (nr > 7) SIM_SK_PSTORE(7);                                             \
+  }                                                                           \
+  /* Panel pi for every lhs row, in groups of eight. */                       \
+  static SIM_SK_TP_##ISA void sim_sk_pk_##ISA(                               \
+      const sim_skinny *s, float *out, const float *a, const float *pk,       \
+      int64_t pi) {                                                           \
+    int64_t n0 = pi * SIM_SK_PW;                                              \
+    int64_t nc = s->N - n0 < SIM_SK_PW ? s->N - n0 : SIM_SK_PW;               \
+    const float *p = pk + pi * SIM_SK_PW * s->K;                              \
+    for (int64_t m0 = 0; m0 < s->M; m0 += 8) {                                \
+      int nr = s->M - m0 < 8 ? (int)(s->M - m0) : 8;                          \
+      const float *ar[8];                                                     \
+      for (int r = 0; r < nr; r++) ar[r] = a + s->lb[0] + s->lm[m0 + r];      \
+      float *o = out + m0 * s->N + n0;                                        \
+      switch (nr) {                                                           \
+      case 1: sim_sk_pkk_##ISA(ar, 1, p, s->K, o, s->N, nc); break;           \
+      case 2: sim_sk_pkk_##ISA(ar, 2, p, s->K, o, s->N, nc); break;           \
+      case 3: sim_sk_pkk_##ISA(ar, 3, p, s->K, o, s->N, nc); break;           \
+      case 4: sim_sk_pkk_##ISA(ar, 4, p, s->K, o, s->N, nc); break;           \
+      case 5: sim_sk_pkk_##ISA(ar, 5, p, s->K, o, s->N, nc); break;           \
+      case 6: sim_sk_pkk_##ISA(ar, 6, p, s->K, o, s->N, nc); break;           \
+      case 7: sim_sk_pkk_##ISA(ar, 7, p, s->K, o, s->N, nc); break;           \
+      default: sim_sk_pkk_##ISA(ar, 8, p, s->K, o, s->N, nc); break;          \
+      }                                                                       \
+    }                                                                         \
+  }
+/* Row r's three sums += its k-th value times the panel's vectors, each
+ * lane one fused multiply-add (one rounding: the same bits on every
+ * instruction set). */
+#define SIM_SK_PROW(ISA, r)                                                   \
+  do {                                                                        \
+    float x_ = ar[r][k];                                                      \
+    SIM_SK_FMA_##ISA(c##r##0, x_, u0);                                        \
+    SIM_SK_FMA_##ISA(c##r##1, x_, u1);                                        \
+    SIM_SK_FMA_##ISA(c##r##2, x_, u2);                                        \
+  } while (0)
+#define SIM_SK_FMA_port(c, x, u)                                              \
+  do {                                                                        \
+    for (int l_ = 0; l_ < 16; l_++) (c)[l_] = fmaf((x), (u)[l_], (c)[l_]);    \
+  } while (0)
+#define SIM_SK_TP_port
+#ifdef SIM_SK_X86
+#define SIM_SK_TP_avx2 __attribute__((target("avx2,fma")))
+#define SIM_SK_TP_avx512 __attribute__((target("avx512f")))
+#define SIM_SK_FMA_avx512(c, x, u)                                            \
+  (c) = (sim_sk_v16)_mm512_fmadd_ps(_mm512_set1_ps(x), (__m512)(u),           \
+                                    (__m512)(c))
+/* two halves of eight lanes */
+#define SIM_SK_FMA_avx2(c, x, u)                                              \
+  do {                                                                        \
+    __m256 l_, h_, ul_, uh_, x_b = _mm256_set1_ps(x);                         \
+    memcpy(&l_, &(c), 32);                                                    \
+    memcpy(&h_, (char *)&(c) + 32, 32);                                       \
+    memcpy(&ul_, &(u), 32);                                                   \
+    memcpy(&uh_, (const char *)&(u) + 32, 32);                                \
+    l_ = _mm256_fmadd_ps(x_b, ul_, l_);                                       \
+    h_ = _mm256_fmadd_ps(x_b, uh_, h_);                                       \
+    memcpy(&(c), &l_, 32);                                                    \
+    memcpy((char *)&(c) + 32, &h_, 32);                                       \
+  } while (0)
+#endif
+/* Row r's nc results: straight from the registers, or through t_. */
+#define SIM_SK_PSTORE(r)                                                      \
+  do {                                                                        \
+    float *or_ = o + (r) * ldo;                                               \
+    if (nc == SIM_SK_PW) {                                                    \
+      memcpy(or_, &c##r##0, sizeof c##r##0);                                  \
+      memcpy(or_ + 16, &c##r##1, sizeof c##r##1);                             \
+      memcpy(or_ + 32, &c##r##2, sizeof c##r##2);                             \
+    } else {                                                                  \
+      memcpy(t_, &c##r##0, sizeof c##r##0);                                   \
+      memcpy(t_ + 16, &c##r##1, sizeof c##r##1);                              \
+      memcpy(t_ + 32, &c##r##2, sizeof c##r##2);                              \
+      memcpy(or_, t_, sizeof(float) * (size_t)nc);                            \
+    }                                                                         \
+  } while (0)
+
+/* With sixteen vector registers (AVX2, portable C) eight rows of three
+ * vectors would spill: one vector of sixteen columns for up to four rows
+ * at a time, the same sums in the same order. */
+#define SIM_SK_PKN(ISA)                                                       \
+  static inline __attribute__((always_inline)) SIM_SK_TP_##ISA void           \
+  sim_sk_pkn_##ISA(const float *const *ar, int nr, const float *p,            \
+                   int64_t K, float *o, int64_t ldo, int64_t nc) {            \
+    sim_sk_v16 c00 = {0}, c10 = {0}, c20 = {0}, c30 = {0}, u0;                \
+    for (int64_t k = 0; k < K; k++, p += SIM_SK_PW) {                         \
+      memcpy(&u0, p, sizeof u0);                                              \
+      SIM_SK_FMA_##ISA(c00, ar[0][k], u0);                                    \
+      if (nr > 1) SIM_SK_FMA_##ISA(c10, ar[1][k], u0);                        \
+      if (nr > 2) SIM_SK_FMA_##ISA(c20, ar[2][k], u0);                        \
+      if (nr > 3) SIM_SK_FMA_##ISA(c30, ar[3][k], u0);                        \
+    }                                                                         \
+    sim_sk_v16 *cs[4] = {&c00, &c10, &c20, &c30};                             \
+    for (int r = 0; r < nr; r++)                                              \
+      memcpy(o + r * ldo, cs[r], sizeof(float) * (size_t)nc);                 \
+  }                                                                           \
+  static SIM_SK_TP_##ISA void sim_sk_pk_##ISA(                               \
+      const sim_skinny *s, float *out, const float *a, const float *pk,       \
+      int64_t pi) {                                                           \
+    int64_t n0 = pi * SIM_SK_PW;                                              \
+    const float *p = pk + pi * SIM_SK_PW * s->K;                              \
+    for (int64_t v = 0; v < SIM_SK_PW && n0 + v < s->N; v += 16) {            \
+      int64_t nc = s->N - n0 - v < 16 ? s->N - n0 - v : 16;                   \
+      for (int64_t m0 = 0; m0 < s->M; m0 += 4) {                              \
+        int nr = s->M - m0 < 4 ? (int)(s->M - m0) : 4;                        \
+        const float *ar[4];                                                   \
+        for (int r = 0; r < nr; r++) ar[r] = a + s->lb[0] + s->lm[m0 + r];    \
+        float *o = out + m0 * s->N + n0 + v;                                  \
+        switch (nr) {                                                         \
+        case 1: sim_sk_pkn_##ISA(ar, 1, p + v, s->K, o, s->N, nc); break;     \
+        case 2: sim_sk_pkn_##ISA(ar, 2, p + v, s->K, o, s->N, nc); break;     \
+        case 3: sim_sk_pkn_##ISA(ar, 3, p + v, s->K, o, s->N, nc); break;     \
+        default: sim_sk_pkn_##ISA(ar, 4, p + v, s->K, o, s->N, nc); break;    \
+        }                                                                     \
+      }                                                                       \
+    }                                                                         \
+  }
+
+SIM_SK_PKN(port) /* GCOVR_EXCL_BR_LINE */
+#ifdef SIM_SK_X86
+SIM_SK_PKN(avx2) /* GCOVR_EXCL_BR_LINE */
+SIM_SK_PK(avx512) /* GCOVR_EXCL_BR_LINE */
+#endif
+
+typedef struct sim_sk_pjob {
+  const sim_skinny *s;
+  float *out, *pk;
+  const float *a, *b;
+  int back; /* panels in reverse order */
+} sim_sk_pjob;
+
+/* Packs panels [begin, end): W[n][k] to [p][k][n - p * PW], zero past N. */
+static void sim_sk_pack_range(void *ctx, int64_t begin, int64_t end) {
+  const sim_sk_pjob *j = (const sim_sk_pjob *)ctx;
+  const sim_skinny *s = j->s;
+  const int64_t K = s->K;
+  for (int64_t pi = begin; pi < end; pi++) {
+    float *p = j->pk + pi * SIM_SK_PW * K;
+    for (int64_t c = 0; c < SIM_SK_PW; c++) {
+      int64_t n = pi * SIM_SK_PW + c;
+      if (n >= s->N) {
+        for (int64_t k = 0; k < K; k++) p[k * SIM_SK_PW + c] = 0;
+        continue;
+      }
+      const float *w = j->b + s->rb[0] + s->rn[n];
+      for (int64_t k = 0; k < K; k++) p[k * SIM_SK_PW + c] = w[k];
+    }
+  }
+}
+
+static void sim_sk_panels(void *ctx, int64_t begin, int64_t end) {
+  const sim_sk_pjob *j = (const sim_sk_pjob *)ctx;
+  for (int64_t i = begin; i < end; i++) {
+    int64_t pi = j->back ? j->s->np - 1 - i : i;
+    j->s->pk(j->s, j->out, j->a, j->pk, pi);
+  }
+}
+
+/* The panels of weights b from the client's cache when b is an argument
+ * of this execute with a write generation (as sim_gemm_bpre: packed now
+ * when the cache asks), else NULL; *entry as sim_gcache_get's. */
+static float *sim_sk_cached(const sim_skinny *s, const float *b, sim_cx *cx,
+                            void **entry) {
+  *entry = NULL;
+  if (!s->gid || !cx || !cx->xa || !cx->exe || !cx->xa->args) return NULL;
+  const xrt_plugin_execute_args *a = cx->xa;
+  int arg = 0;
+  for (int i = 0; i < a->num_args && !arg; i++) arg = a->args[i] == b;
+  if (!arg) return NULL;
+  sim_client *c = cx->exe->cl;
+  uint64_t serial = sim_mem_serial(c, a->device, b);
+  if (!serial) return NULL;
+  int fill;
+  float *p = (float *)sim_gcache_get(
+      c, s->gid, a->device, b, serial,
+      sizeof(float) * (size_t)(s->np * SIM_SK_PW) * (size_t)s->K, &fill,
+      entry);
+  if (p && fill) {
+    sim_sk_pjob pj = {s, NULL, p, NULL, b, 0};
+    int threads = cx->tp && cx->tp->threads > 1 ? cx->tp->threads : 1;
+    sim_parallel_for(threads > 1 ? cx : NULL, s->np, 1, sim_sk_pack_range,
+                     &pj);
+  }
+  return p;
+}
+
+static xrt_status sim_run_skinny_packed(const sim_step *st, void **vals,
+                                        sim_cx *cx) {
+  const sim_skinny *s = (const sim_skinny *)st->data;
+  uint64_t *flag = (uint64_t *)vals[s->flag];
+  sim_sk_pjob j = {s, (float *)vals[st->out[0]], (float *)vals[s->pack],
+                   (const float *)vals[st->in[0]],
+                   (const float *)vals[st->in[1]], 0};
+  int threads = cx && cx->tp && cx->tp->threads > 1 ? cx->tp->threads : 1;
+  /* flag[0]: iterations of this run of the loop; flag[1]: 1 when the
+   * plan's own panels are packed (the client's cache had none) */
+  void *entry = NULL;
+  float *cached = flag[1] ? NULL : sim_sk_cached(s, j.b, cx, &entry);
+  if (cached) {
+    j.pk = cached;
+  } else if (!flag[1]) { /* packed once per run of the loop */
+    sim_parallel_for(threads > 1 ? cx : NULL, s->np, 1, sim_sk_pack_range,
+                     &j);
+    flag[1] = 1;
+  }
+  j.back = (int)(flag[0] & 1);
+  flag[0] += 1;
+  /* a thread's part is at least two panels */
+  sim_parallel_for(threads > 1 ? cx : NULL, s->np, 2, sim_sk_panels, &j);
+  if (entry) sim_gcache_put(cx->exe->cl, entry, 1);
+  return XRT_OK;
+}
+
 /* One call's work: items are (batch, column chunk of nc). */
 typedef struct sim_sk_job {
   const sim_skinny *s;
@@ -373,6 +645,26 @@ SIM_PRIVATE int sim_skinny_lower_dot(sim_fcc *fc, const sim_dot *d,
 #endif
   st->data = s;
   st->run = sim_run_skinny;
+  s->flag = s->pack = 0;
+  s->np = 0;
+  s->gid = 0;
+  s->pk = NULL;
+  /* [N, K] weights the same for the whole loop: packed once per run */
+  int32_t flag = 0;
+  if (nt && s->B == 1 && s->M >= 2 &&
+      sim_loop_invariant(fc, st->in[1], &flag, rc)) {
+    s->np = (s->N + SIM_SK_PW - 1) / SIM_SK_PW;
+    size_t pb = sizeof(float) * (size_t)(s->np * SIM_SK_PW) * (size_t)s->K;
+    if ((*rc = sim_temp(fc, pb, &s->pack))) return 1;
+    s->flag = flag;
+    s->gid = sim_gcache_id();
+    s->pk = sim_sk_pk_port;
+#ifdef SIM_SK_X86
+    if (level == 2) s->pk = sim_sk_pk_avx512;
+    else if (level == 1) s->pk = sim_sk_pk_avx2;
+#endif
+    st->run = sim_run_skinny_packed;
+  }
   return 1;
 #endif
 }
