@@ -1330,6 +1330,11 @@ SIM_PRIVATE void *sim_gcache_get(sim_client *c, uint64_t gid, int device,
                                  const void *mem, uint64_t serial,
                                  size_t bytes, int *fill, void **entry);
 SIM_PRIVATE void sim_gcache_put(sim_client *c, void *entry, int filled);
+/* sim_gcache_get for mem when it is an argument of the execute cx runs and
+ * has a write generation (on the execute's device); NULL otherwise. */
+SIM_PRIVATE void *sim_gcache_get_arg(sim_cx *cx, uint64_t gid,
+                                     const void *mem, size_t bytes, int *fill,
+                                     void **entry);
 /* Frees every entry (client destruction). */
 SIM_PRIVATE void sim_gcache_free(sim_client *c);
 
@@ -7520,19 +7525,10 @@ static void sim_gemm_fill_range(void *ctx, int64_t begin, int64_t end) {
 static const char *sim_gemm_bpre(const sim_gemm *g, const char *B,
                                  sim_cx *cx, void **entry) {
   *entry = NULL;
-  if (!g->gid || !cx || !cx->xa || !cx->exe || !cx->xa->args || g->blas)
-    return NULL;
-  const xrt_plugin_execute_args *a = cx->xa;
-  int arg = 0;
-  for (int i = 0; i < a->num_args && !arg; i++) arg = a->args[i] == B;
-  if (!arg) return NULL;
-  sim_client *c = cx->exe->cl;
-  uint64_t serial = sim_mem_serial(c, a->device, B);
-  if (!serial) return NULL;
+  if (g->blas) return NULL;
   int fill;
-  char *p = (char *)sim_gcache_get(c, g->gid, a->device, B, serial,
-                                   (size_t)(g->BT * g->K * g->np) * g->es,
-                                   &fill, entry);
+  char *p = (char *)sim_gcache_get_arg(
+      cx, g->gid, B, (size_t)(g->BT * g->K * g->np) * g->es, &fill, entry);
   if (p && fill) {
     sim_gfill f = {g, B, p, (g->K + g->kc - 1) / g->kc};
     sim_parallel_for(cx, g->BT * f.nk, 1, sim_gemm_fill_range, &f);
@@ -7575,21 +7571,11 @@ static void sim_gemm_afill_range(void *ctx, int64_t begin, int64_t end) {
 static const char *sim_gemm_apre_of(const sim_gemm *g, const char *A,
                                     sim_cx *cx, void **entry) {
   *entry = NULL;
-  if (!g->gida || g->BT != 1 || !cx || !cx->xa || !cx->exe ||
-      !cx->xa->args || g->blas)
-    return NULL;
-  const xrt_plugin_execute_args *a = cx->xa;
-  int arg = 0;
-  for (int i = 0; i < a->num_args && !arg; i++) arg = a->args[i] == A;
-  if (!arg) return NULL;
-  sim_client *c = cx->exe->cl;
-  uint64_t serial = sim_mem_serial(c, a->device, A);
-  if (!serial) return NULL;
+  if (g->BT != 1 || g->blas) return NULL;
   int64_t MR = g->k->mr, pm = (g->M + MR - 1) / MR;
   int fill;
-  char *p = (char *)sim_gcache_get(c, g->gida, a->device, A, serial,
-                                   (size_t)(g->K * pm * MR) * g->es, &fill,
-                                   entry);
+  char *p = (char *)sim_gcache_get_arg(
+      cx, g->gida, A, (size_t)(g->K * pm * MR) * g->es, &fill, entry);
   if (p && fill) {
     sim_gafill f = {g, A, p, pm};
     sim_parallel_for(cx, (g->K + g->kc - 1) / g->kc * pm, 1,
@@ -8554,18 +8540,9 @@ static void sim_sk_panels(void *ctx, int64_t begin, int64_t end) {
  * when the cache asks), else NULL; *entry as sim_gcache_get's. */
 static float *sim_sk_cached(const sim_skinny *s, const float *b, sim_cx *cx,
                             void **entry) {
-  *entry = NULL;
-  if (!s->gid || !cx || !cx->xa || !cx->exe || !cx->xa->args) return NULL;
-  const xrt_plugin_execute_args *a = cx->xa;
-  int arg = 0;
-  for (int i = 0; i < a->num_args && !arg; i++) arg = a->args[i] == b;
-  if (!arg) return NULL;
-  sim_client *c = cx->exe->cl;
-  uint64_t serial = sim_mem_serial(c, a->device, b);
-  if (!serial) return NULL;
   int fill;
-  float *p = (float *)sim_gcache_get(
-      c, s->gid, a->device, b, serial,
+  float *p = (float *)sim_gcache_get_arg(
+      cx, s->gid, b,
       sizeof(float) * (size_t)(s->np * SIM_SK_PW) * (size_t)s->K, &fill,
       entry);
   if (p && fill) {
@@ -8935,6 +8912,21 @@ SIM_PRIVATE void sim_gcache_free(sim_client *c) {
     if (g->e[i].raw) c->al.free(c->al.self, g->e[i].raw);
   c->al.free(c->al.self, g);
   atomic_store(&c->gcache, NULL);
+}
+
+SIM_PRIVATE void *sim_gcache_get_arg(sim_cx *cx, uint64_t gid,
+                                     const void *mem, size_t bytes, int *fill,
+                                     void **entry) {
+  *entry = NULL;
+  if (!gid || !cx || !cx->xa || !cx->exe || !cx->xa->args) return NULL;
+  const xrt_plugin_execute_args *a = cx->xa;
+  int arg = 0;
+  for (int i = 0; i < a->num_args && !arg; i++) arg = a->args[i] == mem;
+  if (!arg) return NULL;
+  sim_client *c = cx->exe->cl;
+  uint64_t serial = sim_mem_serial(c, a->device, mem);
+  if (!serial) return NULL;
+  return sim_gcache_get(c, gid, a->device, mem, serial, bytes, fill, entry);
 }
 /* ==== end src/sim/gemm_cache.c ==== */
 /* ==== begin src/sim/control.c ==== */

@@ -1191,19 +1191,10 @@ static void sim_gemm_fill_range(void *ctx, int64_t begin, int64_t end) {
 static const char *sim_gemm_bpre(const sim_gemm *g, const char *B,
                                  sim_cx *cx, void **entry) {
   *entry = NULL;
-  if (!g->gid || !cx || !cx->xa || !cx->exe || !cx->xa->args || g->blas)
-    return NULL;
-  const xrt_plugin_execute_args *a = cx->xa;
-  int arg = 0;
-  for (int i = 0; i < a->num_args && !arg; i++) arg = a->args[i] == B;
-  if (!arg) return NULL;
-  sim_client *c = cx->exe->cl;
-  uint64_t serial = sim_mem_serial(c, a->device, B);
-  if (!serial) return NULL;
+  if (g->blas) return NULL;
   int fill;
-  char *p = (char *)sim_gcache_get(c, g->gid, a->device, B, serial,
-                                   (size_t)(g->BT * g->K * g->np) * g->es,
-                                   &fill, entry);
+  char *p = (char *)sim_gcache_get_arg(
+      cx, g->gid, B, (size_t)(g->BT * g->K * g->np) * g->es, &fill, entry);
   if (p && fill) {
     sim_gfill f = {g, B, p, (g->K + g->kc - 1) / g->kc};
     sim_parallel_for(cx, g->BT * f.nk, 1, sim_gemm_fill_range, &f);
@@ -1246,21 +1237,11 @@ static void sim_gemm_afill_range(void *ctx, int64_t begin, int64_t end) {
 static const char *sim_gemm_apre_of(const sim_gemm *g, const char *A,
                                     sim_cx *cx, void **entry) {
   *entry = NULL;
-  if (!g->gida || g->BT != 1 || !cx || !cx->xa || !cx->exe ||
-      !cx->xa->args || g->blas)
-    return NULL;
-  const xrt_plugin_execute_args *a = cx->xa;
-  int arg = 0;
-  for (int i = 0; i < a->num_args && !arg; i++) arg = a->args[i] == A;
-  if (!arg) return NULL;
-  sim_client *c = cx->exe->cl;
-  uint64_t serial = sim_mem_serial(c, a->device, A);
-  if (!serial) return NULL;
+  if (g->BT != 1 || g->blas) return NULL;
   int64_t MR = g->k->mr, pm = (g->M + MR - 1) / MR;
   int fill;
-  char *p = (char *)sim_gcache_get(c, g->gida, a->device, A, serial,
-                                   (size_t)(g->K * pm * MR) * g->es, &fill,
-                                   entry);
+  char *p = (char *)sim_gcache_get_arg(
+      cx, g->gida, A, (size_t)(g->K * pm * MR) * g->es, &fill, entry);
   if (p && fill) {
     sim_gafill f = {g, A, p, pm};
     sim_parallel_for(cx, (g->K + g->kc - 1) / g->kc * pm, 1,

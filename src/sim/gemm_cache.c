@@ -222,3 +222,18 @@ SIM_PRIVATE void sim_gcache_free(sim_client *c) {
   c->al.free(c->al.self, g);
   atomic_store(&c->gcache, NULL);
 }
+
+SIM_PRIVATE void *sim_gcache_get_arg(sim_cx *cx, uint64_t gid,
+                                     const void *mem, size_t bytes, int *fill,
+                                     void **entry) {
+  *entry = NULL;
+  if (!gid || !cx || !cx->xa || !cx->exe || !cx->xa->args) return NULL;
+  const xrt_plugin_execute_args *a = cx->xa;
+  int arg = 0;
+  for (int i = 0; i < a->num_args && !arg; i++) arg = a->args[i] == mem;
+  if (!arg) return NULL;
+  sim_client *c = cx->exe->cl;
+  uint64_t serial = sim_mem_serial(c, a->device, mem);
+  if (!serial) return NULL;
+  return sim_gcache_get(c, gid, a->device, mem, serial, bytes, fill, entry);
+}

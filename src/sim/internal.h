@@ -1323,6 +1323,11 @@ SIM_PRIVATE void *sim_gcache_get(sim_client *c, uint64_t gid, int device,
                                  const void *mem, uint64_t serial,
                                  size_t bytes, int *fill, void **entry);
 SIM_PRIVATE void sim_gcache_put(sim_client *c, void *entry, int filled);
+/* sim_gcache_get for mem when it is an argument of the execute cx runs and
+ * has a write generation (on the execute's device); NULL otherwise. */
+SIM_PRIVATE void *sim_gcache_get_arg(sim_cx *cx, uint64_t gid,
+                                     const void *mem, size_t bytes, int *fill,
+                                     void **entry);
 /* Frees every entry (client destruction). */
 SIM_PRIVATE void sim_gcache_free(sim_client *c);
 

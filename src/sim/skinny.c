@@ -511,18 +511,9 @@ static void sim_sk_panels(void *ctx, int64_t begin, int64_t end) {
  * when the cache asks), else NULL; *entry as sim_gcache_get's. */
 static float *sim_sk_cached(const sim_skinny *s, const float *b, sim_cx *cx,
                             void **entry) {
-  *entry = NULL;
-  if (!s->gid || !cx || !cx->xa || !cx->exe || !cx->xa->args) return NULL;
-  const xrt_plugin_execute_args *a = cx->xa;
-  int arg = 0;
-  for (int i = 0; i < a->num_args && !arg; i++) arg = a->args[i] == b;
-  if (!arg) return NULL;
-  sim_client *c = cx->exe->cl;
-  uint64_t serial = sim_mem_serial(c, a->device, b);
-  if (!serial) return NULL;
   int fill;
-  float *p = (float *)sim_gcache_get(
-      c, s->gid, a->device, b, serial,
+  float *p = (float *)sim_gcache_get_arg(
+      cx, s->gid, b,
       sizeof(float) * (size_t)(s->np * SIM_SK_PW) * (size_t)s->K, &fill,
       entry);
   if (p && fill) {
