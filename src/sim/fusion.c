@@ -700,13 +700,29 @@ static char *sim_fz_piece_scratch(const sim_fzrun *r, int64_t p) {
   return r->scr + (size_t)p * r->z->part_bytes;
 }
 
-/* Elementwise root: piece p computes its range of output elements. */
+/* A depthwise convolution whose result x a group reads as a whole leaf,
+ * its only use (the aux of a run: see sim_run_fused_dw). */
+typedef struct sim_fzdw {
+  const sim_fz *z;
+  sim_step dw;   /* the convolution's step (sim_dw_by_position) */
+  int32_t x;     /* its result */
+  int32_t buf;   /* pseudo value: one tile of x per piece */
+  int64_t O;     /* results per position: divides the tile */
+  size_t xes, xtile; /* x's element size; bytes of one piece's tile */
+} sim_fzdw;
+
+/* Elementwise root: piece p computes its range of output elements.  With
+ * a depthwise producer (r->aux), each tile of its result is computed
+ * first, into the piece's tile buffer, where the group reads it. */
 static void sim_fz_ew_pieces(void *ctx, int64_t b, int64_t e) {
   const sim_fzrun *r = (const sim_fzrun *)ctx;
   const sim_fz *z = r->z;
+  const sim_fzdw *d = (const sim_fzdw *)r->aux;
+  int32_t x = d ? d->x : -1;
   size_t es = z->nodes[z->nn - 1].es;
   for (int64_t p = b; p < e; p++) {
     char *scr = sim_fz_piece_scratch(r, p);
+    char *xb = d ? (char *)r->vals[d->buf] + (size_t)p * d->xtile : NULL;
     int64_t lo = p * r->per * z->tile, hi = lo + r->per * z->tile;
     if (hi > z->numel) hi = z->numel;
     if (lo >= hi) continue;
@@ -714,8 +730,9 @@ static void sim_fz_ew_pieces(void *ctx, int64_t b, int64_t e) {
     for (int64_t i = lo; i < hi; i += z->tile) {
       int64_t L = hi - i < z->tile ? hi - i : z->tile;
       char *dst = r->out + (size_t)i * es;
-      if (!z->chain || !sim_fz_chain_eval(z, r->vals, scr, i, L, dst, -1, NULL))
-        sim_fz_eval(z, r->vals, scr, i, L, dst);
+      if (d) sim_dw_positions(&d->dw, r->vals, i / d->O, (i + L) / d->O, xb);
+      if (!z->chain || !sim_fz_chain_eval(z, r->vals, scr, i, L, dst, x, xb))
+        sim_fz_eval_x(z, r->vals, scr, i, L, dst, x, xb);
     }
   }
   if (z->stream) sim_copy_nt_done();
@@ -763,41 +780,10 @@ static xrt_status sim_run_fused(const sim_step *st, void **vals, sim_cx *cx) {
 /* ---- a depthwise convolution with its elementwise epilogue ---- */
 
 /* The group reads the convolution's result x as a whole leaf, its only
- * use: each tile of positions is convolved into a tile buffer (L1) and
- * the group runs on it there, so x never goes to memory.  The same
- * kernels on the same elements: the bits of the two steps. */
-typedef struct sim_fzdw {
-  const sim_fz *z;
-  sim_step dw;   /* the convolution's step (sim_dw_by_position) */
-  int32_t x;     /* its result */
-  int32_t buf;   /* pseudo value: one tile of x per piece */
-  int64_t O;     /* results per position: divides the tile */
-  size_t xes, xtile; /* x's element size; bytes of one piece's tile */
-} sim_fzdw;
-
-static void sim_fzdw_pieces(void *ctx, int64_t b, int64_t e) {
-  const sim_fzrun *r = (const sim_fzrun *)ctx;
-  const sim_fz *z = r->z;
-  const sim_fzdw *d = (const sim_fzdw *)r->aux;
-  size_t es = z->nodes[z->nn - 1].es;
-  for (int64_t p = b; p < e; p++) {
-    char *scr = sim_fz_piece_scratch(r, p);
-    char *xb = (char *)r->vals[d->buf] + (size_t)p * d->xtile;
-    int64_t lo = p * r->per * z->tile, hi = lo + r->per * z->tile;
-    if (hi > z->numel) hi = z->numel;
-    if (lo >= hi) continue;
-    sim_fz_splats(z, r->vals, scr);
-    for (int64_t i = lo; i < hi; i += z->tile) {
-      int64_t L = hi - i < z->tile ? hi - i : z->tile;
-      char *dst = r->out + (size_t)i * es;
-      sim_dw_positions(&d->dw, r->vals, i / d->O, (i + L) / d->O, xb);
-      if (!z->chain || !sim_fz_chain_eval(z, r->vals, scr, i, L, dst, d->x, xb))
-        sim_fz_eval_x(z, r->vals, scr, i, L, dst, d->x, xb);
-    }
-  }
-  if (z->stream) sim_copy_nt_done();
-}
-
+ * use (sim_fzdw above): sim_fz_ew_pieces convolves each tile of positions
+ * into a tile buffer (L1) and runs the group on it there, so x never goes
+ * to memory.  The same kernels on the same elements: the bits of the two
+ * steps. */
 static xrt_status sim_run_fused_dw(const sim_step *st, void **vals,
                                    sim_cx *cx) {
   const sim_fzdw *d = (const sim_fzdw *)st->data;
@@ -805,7 +791,7 @@ static xrt_status sim_run_fused_dw(const sim_step *st, void **vals,
   if (z->numel == 0) return XRT_OK;
   sim_fzrun r = {z, vals, (char *)vals[z->scratch], (char *)vals[st->out[0]],
                  NULL, 0, 0, 0, d};
-  sim_fz_go_ew(cx, &r, (z->numel + z->tile - 1) / z->tile, sim_fzdw_pieces);
+  sim_fz_go_ew(cx, &r, (z->numel + z->tile - 1) / z->tile, sim_fz_ew_pieces);
   return XRT_OK;
 }
 
