@@ -1124,6 +1124,7 @@ typedef void (*sim_red_fn)(void *acc, const void *in, int64_t n, int vec);
   ((fa) != (fa) ? (a) : (fb) != (fb) ? (b)                                  \
    : (fa) == (fb) ? (signbit(fa) ? (a) : (b)) : (fa) < (fb) ? (a) : (b))
 SIM_PRIVATE sim_red_fn sim_red_pick(xrt_opcode code, xrt_dtype t);
+SIM_PRIVATE sim_red_fn sim_red_pick_isa(xrt_opcode code, xrt_dtype t);
 SIM_PRIVATE int sim_red_add_kind(sim_red_fn fn);
 
 /* The iteration plan walks the inputs once in row-major order; for each
@@ -1421,6 +1422,12 @@ SIM_PRIVATE int sim_gemm_lower_dot(sim_fcc *fc, const sim_dot *d, sim_step *st,
 SIM_PRIVATE int64_t sim_gemm_kc_for(sim_fcc *fc, xrt_dtype t, int64_t N,
                                     int64_t K);
 SIM_PRIVATE int sim_gemm_slots(const sim_step *st);
+/* An epilogue of a product: rows [m0, m1) of its result are final. */
+typedef void (*sim_gemm_epi_fn)(void *ctx, int lane, int64_t m0, int64_t m1);
+SIM_PRIVATE int sim_gemm_by_rows(const sim_step *st, int64_t *M, int64_t *N,
+                                 int *lanes);
+SIM_PRIVATE int sim_gemm_run_epi(const sim_step *st, void **vals, sim_cx *cx,
+                                 sim_gemm_epi_fn epi, void *ctx);
 SIM_PRIVATE int sim_gemm_out_rows(sim_fcc *fc, sim_step *st, int64_t stride,
                                   xrt_status *rc);
 SIM_PRIVATE void sim_gemm_keep_a(sim_step *st);
@@ -7003,6 +7010,10 @@ typedef struct sim_gblk {
   const char *bpre;
   /* All of A packed (sim_gemm_apre, one batch), or NULL: pack here */
   const char *apre;
+  /* Rows of C done (every column, every K block) go to epi on the lane's
+   * thread while they are in its cache (sim_gemm_run_epi), or NULL */
+  sim_gemm_epi_fn epi;
+  void *epi_ctx;
 } sim_gblk;
 
 /* Copies n elements of one row of A, from column k of the panel on, into
@@ -7316,6 +7327,10 @@ static size_t sim_gemm_aoff(const sim_gemm *g, int64_t pc, int64_t r0,
   return (size_t)(pc * Mp + r0 * kb);
 }
 
+/* Rows of at least this many elements go to an epilogue at once (a few
+ * of its tiles; they are still in L2). */
+#define SIM_GEMM_EPI_ELEMS 8192
+
 static void sim_gemm_narrow(sim_gblk *x, int lane, int64_t m0, int64_t m1,
                             int64_t n0, int64_t n1) {
   const sim_gemm *g = x->g;
@@ -7331,6 +7346,8 @@ static void sim_gemm_narrow(sim_gblk *x, int lane, int64_t m0, int64_t m1,
       bp = x->bpre + (size_t)(x->pc * g->np + n0 * x->kb) * es;
     else
       sim_gpack_b_block(x, n0, nb, bl);
+    int last = x->pc + x->kb >= g->K && x->epi;
+    int64_t done = m0; /* rows before it went to the epilogue */
     for (int64_t r0 = m0; r0 < m1; r0 += MR) {
       int64_t mv = m1 - r0 < MR ? m1 - r0 : MR;
       x->ic = r0, x->mb = mv;
@@ -7340,6 +7357,10 @@ static void sim_gemm_narrow(sim_gblk *x, int lane, int64_t m0, int64_t m1,
       else
         sim_gpack_a_panel(x, 0); /* at apack: one panel, reused from L1 */
       sim_gemm_panel_row(x, ap, bp, r0, mv, n0, nb);
+      if (last && ((r0 + mv - done) * nb >= SIM_GEMM_EPI_ELEMS || r0 + mv == m1)) {
+        x->epi(x->epi_ctx, lane, done, r0 + mv);
+        done = r0 + mv;
+      }
     }
   }
 }
@@ -7349,13 +7370,19 @@ static void sim_gemm_narrow(sim_gblk *x, int lane, int64_t m0, int64_t m1,
  * fork-join on the pool (a loaded machine delays every join), at the price
  * of packing the operand that is not split once per lane: the split is
  * along the longer side so that operand is the smaller one. */
+static int sim_gemm_split_cols(const sim_gemm *g, int64_t L) {
+  int64_t MR = g->k->mr, NR = g->k->nr;
+  int64_t pn = (g->N + NR - 1) / NR, pmt = (g->M + MR - 1) / MR;
+  return L > 1 && pn >= L && (g->N >= g->M || pmt < L);
+}
+
 static void sim_gemm_lane(const sim_gblk *base, int64_t l) {
   sim_gblk x = *base;
   const sim_gemm *g = x.g;
   int64_t MR = g->k->mr, NR = g->k->nr, L = x.lanes;
   int64_t pn = (g->N + NR - 1) / NR, pmt = (g->M + MR - 1) / MR;
   int64_t m0 = 0, m1 = g->M, n0 = 0, n1 = g->N;
-  if (pn >= L && (g->N >= g->M || pmt < L)) {
+  if (sim_gemm_split_cols(g, L)) {
     n0 = l * pn / L * NR, n1 = (l + 1) * pn / L * NR;
     n1 = n1 < g->N ? n1 : g->N;
   } else {
@@ -7381,6 +7408,7 @@ static void sim_gemm_lane(const sim_gblk *base, int64_t l) {
         for (int64_t p = 0; p < pm; p++) sim_gpack_a_panel(&x, p);
       sim_gemm_rect(&x, (int)l, 0, pm, n0, n1);
     }
+    if (x.epi) x.epi(x.epi_ctx, (int)l, x.ic, x.ic + x.mb);
   }
 }
 
@@ -7452,12 +7480,17 @@ static void sim_gemm_batches(void *ctx, int64_t b0, int64_t b1) {
   atomic_fetch_and(&y->busy, ~(1ull << slot));
 }
 
-/* bpre: all of B packed (sim_gemm_bpre), or NULL. */
-static void sim_gemm_exec(const sim_gemm *g, const char *A, const char *B,
-                          char *C, void **vals, sim_cx *cx,
-                          const char *bpre, const char *apre) {
+/* bpre: all of B packed (sim_gemm_bpre), or NULL.  epi (or NULL): takes
+ * every row of C as soon as it is done when the lanes split the rows of
+ * one batch; returns whether it did (else nothing went to epi). */
+static int sim_gemm_exec(const sim_gemm *g, const char *A, const char *B,
+                         char *C, void **vals, sim_cx *cx, const char *bpre,
+                         const char *apre, sim_gemm_epi_fn epi, void *ctx) {
   size_t es = g->es;
-  sim_gblk x = {g, NULL, NULL, NULL, NULL, NULL, 0, 0, 0, 0, 0, 1, NULL, NULL};
+  sim_gblk x;
+  memset(&x, 0, sizeof x);
+  x.g = g;
+  x.first = 1;
   x.apre = g->BT == 1 ? apre : NULL;
   /* One lane per thread of the device's pool (the plan has buffers for
    * g->lanes); serial: one lane, so an A micro-panel meets every column. */
@@ -7465,13 +7498,16 @@ static void sim_gemm_exec(const sim_gemm *g, const char *A, const char *B,
   x.lanes = threads < 1 ? 1 : threads < g->lanes ? threads : g->lanes;
   x.apack = (char *)vals[g->apack];
   x.bpack = (char *)vals[g->bpack];
+  if (epi && g->BT == 1 && g->K > 0 && !g->blas &&
+      !sim_gemm_split_cols(g, x.lanes))
+    x.epi = epi, x.epi_ctx = ctx;
   /* Many batches (attention heads) on several threads: a batch per
    * thread at a time, one fork-join for all, the same sums. */
   if (threads > 1 && threads <= g->lanes && g->lanes <= 64 &&
       g->BT >= 2 * (int64_t)threads && g->K > 0 && !g->blas) {
     sim_gbat y = {x, A, B, bpre, C, 0};
     sim_parallel_for(cx, g->BT, 1, sim_gemm_batches, &y);
-    return;
+    return 0;
   }
   for (int64_t bt = 0; bt < g->BT; bt++) {
     x.a = A + (size_t)g->ab[bt] * es;
@@ -7489,6 +7525,7 @@ static void sim_gemm_exec(const sim_gemm *g, const char *A, const char *B,
     else
       sim_parallel_for(cx, x.lanes, 1, sim_gemm_lanes, &x);
   }
+  return x.epi != NULL;
 }
 
 /* ---- B packed once for many calls (gemm_cache.c) ----
@@ -7584,17 +7621,25 @@ static const char *sim_gemm_apre_of(const sim_gemm *g, const char *A,
   return p;
 }
 
-/* A dot, or a convolution planned as GEMM: C = A x B of its operands. */
-static xrt_status sim_run_gemm(const sim_step *st, void **vals, sim_cx *cx) {
+/* A dot, or a convolution planned as GEMM: C = A x B of its operands;
+ * epi as sim_gemm_exec. */
+static int sim_gemm_run(const sim_step *st, void **vals, sim_cx *cx,
+                        sim_gemm_epi_fn epi, void *ctx) {
   const sim_gemm *g = (const sim_gemm *)st->data;
   const char *A = (const char *)vals[st->in[0]];
   const char *B = (const char *)vals[st->in[1]];
   void *entry, *aentry;
   const char *bpre = sim_gemm_bpre(g, B, cx, &entry);
   const char *apre = sim_gemm_apre_of(g, A, cx, &aentry);
-  sim_gemm_exec(g, A, B, (char *)vals[st->out[0]], vals, cx, bpre, apre);
+  int took = sim_gemm_exec(g, A, B, (char *)vals[st->out[0]], vals, cx, bpre,
+                           apre, epi, ctx);
   if (entry) sim_gcache_put(cx->exe->cl, entry, 1);
   if (aentry) sim_gcache_put(cx->exe->cl, aentry, 1);
+  return took;
+}
+
+static xrt_status sim_run_gemm(const sim_step *st, void **vals, sim_cx *cx) {
+  sim_gemm_run(st, vals, cx, NULL, NULL);
   return XRT_OK;
 }
 
@@ -7725,7 +7770,7 @@ static double sim_blas_run(sim_gemm *g, int blas, const char *a,
                            const char *b, char *c, void **vals, sim_cx *cx) {
   g->blas = blas;
   double t0 = sim_blas_now();
-  sim_gemm_exec(g, a, b, c, vals, cx, NULL);
+  sim_gemm_exec(g, a, b, c, vals, cx, NULL, NULL, NULL, NULL);
   return sim_blas_now() - t0;
 }
 
@@ -7881,6 +7926,29 @@ SIM_PRIVATE int sim_gemm_out_rows(sim_fcc *fc, sim_step *st, int64_t stride,
   return 1;
 }
 
+/* Whether st is a product of one batch, on our kernels, whose result is M
+ * rows of N contiguous elements, one after the other: then an epilogue can
+ * take the rows as they are done (sim_gemm_run_epi); *lanes: the most
+ * threads it runs on at once. */
+SIM_PRIVATE int sim_gemm_by_rows(const sim_step *st, int64_t *M, int64_t *N,
+                                 int *lanes) {
+  if (!sim_gemm_slots(st)) return 0;
+  const sim_gemm *g = (const sim_gemm *)st->data;
+  if (g->cm_s != g->N || g->cn_s != 1 || g->cb[0] != 0) return 0;
+  *M = g->M, *N = g->N, *lanes = g->lanes;
+  return 1;
+}
+
+/* Runs st (sim_gemm_by_rows), calling epi(ctx, lane, m0, m1) on the rows
+ * [m0, m1) of the result on the lane's thread as soon as they are final,
+ * lane < the *lanes of sim_gemm_by_rows.  Returns 1 when every row went
+ * to epi; 0 when none did (the lanes split the columns): the caller then
+ * runs its epilogue over the whole result. */
+SIM_PRIVATE int sim_gemm_run_epi(const sim_step *st, void **vals, sim_cx *cx,
+                                 sim_gemm_epi_fn epi, void *ctx) {
+  return sim_gemm_run(st, vals, cx, epi, ctx);
+}
+
 /* Keeps A packed across calls when it is an argument (a convolution's
  * kernel: conv_gemm.c); one batch only. */
 SIM_PRIVATE void sim_gemm_keep_a(sim_step *st) {
@@ -7906,7 +7974,8 @@ SIM_PRIVATE void sim_gemm_run_slot(const sim_step *st, void **vals,
                                    const char *A, const char *B, char *C,
                                    const char *apre, int slot) {
   const sim_gemm *g = (const sim_gemm *)st->data;
-  sim_gblk x = {g, A, B, C, NULL, NULL, 0, 0, 0, 0, 0, 1, NULL, apre};
+  sim_gblk x = {g, A, B, C, NULL, NULL, 0, 0, 0, 0, 0, 1, NULL, apre,
+                NULL, NULL};
   x.apack = (char *)vals[g->apack] + g->apack_lane * g->es * (size_t)slot;
   x.bpack = (char *)vals[g->bpack] + g->bpack_lane * g->es * (size_t)slot;
   x.a += (size_t)g->ab[0] * g->es;
@@ -10181,7 +10250,7 @@ SIM_PRIVATE sim_red_fn sim_reduce_fast_body(const sim_fcc *fc, const xrt_ir_op *
   if (in->quant || res->quant || bt->quant ||
       in->shape.dtype != res->shape.dtype || bt->shape.dtype != res->shape.dtype)
     return NULL;
-  return sim_red_pick(b->code, res->shape.dtype);
+  return sim_red_pick_isa(b->code, res->shape.dtype);
 }
 
 /* Drops the unit dimensions of shape sh (strides str) and joins neighbours
@@ -15849,8 +15918,8 @@ bad:
  * heads and reads it only with dot_generals.  Materializing it copies the
  * whole cache once a call, a read and a write of the cache on top of the
  * product's own read.  Instead, when every use of a concatenation is a
- * dot_general (of the same block, directly or through reshapes, which
- * only relabel the row-major bytes) in which the concatenated dimension
+ * dot_general (of the same block, directly or through one reshape, which
+ * only relabels the row-major bytes) in which the concatenated dimension
  * stays one dimension of the operand, the concatenation is never
  * computed: each product is split by the parts.
  *
@@ -15972,7 +16041,10 @@ static int sim_dc_mapping(const sim_fcc *fc, const xrt_ir_op *cat,
   m->lb = lb, m->rb = rb, m->lc = lc, m->rc = rc, m->nb = nb, m->nc = nc;
   const xrt_shape *L = sim_shape(fc, op->operands[0]);
   const xrt_shape *R = sim_shape(fc, op->operands[1]);
-  if (!sim_dc_dims_ok(L, R, sim_shape(fc, op->results[0]), m)) return 0;
+  /* a product of no elements is not split: its parts' results would have
+   * no scratch (sim_dc_lower_dot sizes it by the largest) */
+  const xrt_shape *O = sim_shape(fc, op->results[0]);
+  if (!sim_dc_dims_ok(L, R, O, m) || sim_numel(O) < 1) return 0;
   const xrt_ir_attr *da = sim_attr(cat, "dimension", XRT_ATTR_INT);
   if (!da) return 0;
   m->p = op->operands[1] == x;
@@ -16060,11 +16132,13 @@ static int32_t sim_dc_base(const xrt_ir_region *r, int32_t id) {
 }
 
 /* Whether every use of v (the bytes of cat) is a splittable dot_general
- * or a reshape of the same kind, all ops of region r. */
+ * or (v being cat itself, depth 0) a reshape of the same kind, all ops of
+ * region r.  Not a reshape of a reshape: fusion may make the two one loop
+ * (sim_fz_plan_block) that reads the concatenation's bytes, never made. */
 static int sim_dc_users_ok(const sim_fcc *fc, const xrt_ir_region *r,
                            const xrt_ir_op *cat, int32_t v, int depth) {
   int64_t total = sim_dc_uses(&fc->f->body, v, 0), ok = 0;
-  if (total < 1 || depth > 8) return 0;
+  if (total < 1) return 0;
   for (int32_t k = 0; k + 1 < r->num_ops; k++) {
     const xrt_ir_op *o = &r->ops[k];
     int reads = 0;
@@ -16082,7 +16156,7 @@ static int sim_dc_users_ok(const sim_fcc *fc, const xrt_ir_region *r,
       int32_t other = sim_dc_base(r, o->operands[1 - m.p]);
       if (other == cat->results[0] || fc->v[other].vcat) return 0;
     } else if (o->code == XRT_OP_RESHAPE) {
-      if (o->num_operands != 1 || o->num_results != 1 ||
+      if (depth > 0 || o->num_operands != 1 || o->num_results != 1 ||
           !sim_dc_float(fc, o->results[0],
                         sim_shape(fc, cat->results[0])->dtype) ||
           sim_numel(sim_shape(fc, o->results[0])) !=
@@ -17208,8 +17282,10 @@ SIM_PRIVATE sim_ew_fn sim_fz_isa_kernel(sim_ew_fn fn) {
   return v ? v : fn;
 }
 
-/* The reducer for a one-op body on f32/f64 (ours), else the plain one. */
-static sim_red_fn sim_fz_red_kernel(xrt_opcode code, xrt_dtype t) {
+/* The reducer for a one-op body on f32/f64 (ours), else the plain one.
+ * Unfused reduces use it too, so a row reduced in one call adds in the same
+ * order fused or not (an f32 add of 256 or more keeps 32 partial sums). */
+SIM_PRIVATE sim_red_fn sim_red_pick_isa(xrt_opcode code, xrt_dtype t) {
   int lv = sim_fz_isa();
   (void)lv;
 #define SIM_FZ_REDK(OPC, opn, nm)                                             \
@@ -17743,6 +17819,62 @@ static xrt_status sim_run_fused_dw(const sim_step *st, void **vals,
   sim_fzrun r = {z, vals, (char *)vals[z->scratch], (char *)vals[st->out[0]],
                  NULL, 0, 0, 0, d};
   sim_fz_go_ew(cx, &r, (z->numel + z->tile - 1) / z->tile, sim_fz_ew_pieces);
+  return XRT_OK;
+}
+
+/* ---- a product with its elementwise epilogue ---- */
+
+/* A product (sim_gemm_by_rows) whose result x a group reads as whole
+ * leaves, its only use: the group's result takes x's memory, and each
+ * lane runs the group over its rows of x as soon as they are done
+ * (sim_gemm_run_epi), in place while they are in its cache, so x does
+ * not go to memory and come back.  The same kernels on the same
+ * elements: the bits of the two steps. */
+typedef struct sim_fzgm {
+  const sim_fz *z;
+  sim_step gemm; /* the product's step */
+  int32_t x;     /* its result */
+  int64_t N;     /* elements per row of it */
+} sim_fzgm;
+
+typedef struct sim_fzgrun {
+  sim_fzrun r;
+  int64_t N;
+  unsigned char filled[SIM_FZ_PARTS]; /* lane's splat tiles are filled */
+} sim_fzgrun;
+
+/* Rows [m0, m1) of the product are final: the group over their elements,
+ * with the lane's scratch (tiles from a row start: see sim_fz_gemm_fits). */
+static void sim_fz_gemm_rows(void *ctx, int lane, int64_t m0, int64_t m1) {
+  sim_fzgrun *g = (sim_fzgrun *)ctx;
+  const sim_fz *z = g->r.z;
+  size_t es = z->nodes[z->nn - 1].es;
+  char *scr = sim_fz_piece_scratch(&g->r, lane);
+  int64_t hi = m1 * g->N;
+  if (!g->filled[lane]) sim_fz_splats(z, g->r.vals, scr);
+  g->filled[lane] = 1;
+  for (int64_t i = m0 * g->N; i < hi; i += z->tile) {
+    int64_t L = hi - i < z->tile ? hi - i : z->tile;
+    char *dst = g->r.out + (size_t)i * es;
+    if (!z->chain || !sim_fz_chain_eval(z, g->r.vals, scr, i, L, dst, -1, NULL))
+      sim_fz_eval_x(z, g->r.vals, scr, i, L, dst, -1, NULL);
+  }
+}
+
+static xrt_status sim_run_fused_gemm(const sim_step *st, void **vals,
+                                     sim_cx *cx) {
+  const sim_fzgm *d = (const sim_fzgm *)st->data;
+  const sim_fz *z = d->z;
+  vals[st->out[0]] = vals[d->x]; /* the result is the product's memory */
+  sim_fzgrun g = {{z, vals, (char *)vals[z->scratch], (char *)vals[st->out[0]],
+                   NULL, 0, 0, 0, NULL},
+                  d->N,
+                  {0}};
+  if (sim_gemm_run_epi(&d->gemm, vals, cx, sim_fz_gemm_rows, &g) ||
+      z->numel == 0)
+    return XRT_OK;
+  /* the lanes split the columns: the group afterwards, as a step */
+  sim_fz_go_ew(cx, &g.r, (z->numel + z->tile - 1) / z->tile, sim_fz_ew_pieces);
   return XRT_OK;
 }
 
@@ -18339,6 +18471,7 @@ typedef struct sim_fzb {
   size_t gused;
   int32_t leaves[SIM_FZ_MAXN], nleaves;
   int32_t minp; /* pieces at least (a convolution runs in them too) */
+  int cached;    /* the result is written over lines in cache: no streaming */
 } sim_fzb;
 
 static xrt_status sim_fz_node(sim_fzb *b, int32_t v, int32_t *out);
@@ -18603,6 +18736,16 @@ static void sim_fz_chain_plan(sim_fz *z) {
 #endif
 }
 
+/* A reduce over the last dimension: tiles hold whole rows when a row fits,
+ * so each row is folded in one call, as the unfused reduce folds it, and
+ * both add in the same order. */
+static void sim_fz_row_tiles(sim_fz *z) {
+  int64_t row = z->red && z->rank ? z->dims[z->rank - 1] : 0;
+  if (row > 1 && z->ostr[z->rank - 1] == 0 && row <= z->tile &&
+      z->numel > z->tile)
+    z->tile = z->tile / row * row;
+}
+
 /* Tile size and scratch offsets of the nodes that need a tile. */
 static void sim_fz_layout(sim_fz *z) {
   size_t per_elem = 0;
@@ -18615,6 +18758,7 @@ static void sim_fz_layout(sim_fz *z) {
   while (tile > 64 && tile / 2 >= z->numel) tile /= 2; /* small loops */
   z->tile = tile;
   sim_fz_periodic(z);
+  sim_fz_row_tiles(z);
   tile = z->tile;
   z->maxp = z->numel >= SIM_FZ_PAR_MIN ? SIM_FZ_PARTS : 1;
 #ifdef SIM_HAVE_STREAM
@@ -18647,7 +18791,7 @@ static xrt_status sim_fz_reduce_root(sim_fzb *b, const xrt_ir_op *op) {
   memcpy(z->ostr, tmp.ostr, sizeof z->ostr);
   const xrt_ir_op *body = &op->regions[0].ops[0];
   xrt_dtype t = sim_shape(fc, op->results[0])->dtype;
-  z->rfn = sim_fz_red_kernel(body->code, t);
+  z->rfn = sim_red_pick_isa(body->code, t);
   if (z->nn == 1 && b->nodes[0].kind == SIM_FZ_FULL)
     z->add4 = sim_fz_add4_kernel(body->code, t);
   z->res = sim_esize(t);
@@ -18713,6 +18857,10 @@ static xrt_status sim_fz_lower(sim_fcc *fc, const xrt_ir_region *r,
   for (int32_t i = 0; i < b->nleaves; i++) ins[nin++] = b->leaves[i];
   sim_fz_layout(z);
   if (b->minp > z->maxp) z->maxp = b->minp;
+  if (b->cached && z->stream) {
+    z->stream = 0;
+    sim_fz_chain_plan(z);
+  }
   z = (sim_fz *)(void *)mem;
   *z = zb;
   int32_t cur = fc->cur = fc->pos++;
@@ -18738,9 +18886,15 @@ static xrt_status sim_fz_lower(sim_fcc *fc, const xrt_ir_region *r,
 
 static void sim_fz_in_place(sim_fcc *fc, sim_vec *steps);
 
-/* Convolutions lowered with the group that reads their result (as a whole
- * leaf, its only use; sim_fz_lower_dw): for such a pair, defer[conv] is
- * the root and defer[root] the convolution. */
+/* Ops that may become one step with the group that reads their result. */
+static int sim_fz_producer(xrt_opcode code) {
+  return code == XRT_OP_CONVOLUTION || code == XRT_OP_DOT_GENERAL ||
+         code == XRT_OP_DOT;
+}
+
+/* Convolutions and products lowered with the group that reads their
+ * result (as a whole leaf, its only use; sim_fz_lower_with): for such a
+ * pair, defer[producer] is the root and defer[root] the producer. */
 static void sim_fz_defer_convs(const sim_fcc *fc, const xrt_ir_region *r,
                                const int32_t *grp, int32_t *defer) {
   const sim_fzinfo *zi = (const sim_fzinfo *)fc->fz;
@@ -18758,7 +18912,7 @@ static void sim_fz_defer_convs(const sim_fcc *fc, const xrt_ir_region *r,
       if (!sim_fz_fusable_operand(k, j) || v < 0 || v >= zi->n) continue;
       int32_t ci = sim_fz_index(r, zi->def[v]);
       if (ci < 0 || grp[ci] != -1 || defer[ci] >= 0 ||
-          r->ops[ci].code != XRT_OP_CONVOLUTION || zi->nuse[v] != 1 ||
+          !sim_fz_producer(r->ops[ci].code) || zi->nuse[v] != 1 ||
           r->ops[ci].num_results != 1 || sim_numel(sim_shape(fc, v)) != space)
         continue;
       defer[ci] = g;
@@ -18767,41 +18921,108 @@ static void sim_fz_defer_convs(const sim_fcc *fc, const xrt_ir_region *r,
   }
 }
 
-/* Lowers convolution ci just before the group rooted at ri, which reads
- * its result; a depthwise one that computes whole positions, with a tile
- * of whole positions, becomes one step with the group (sim_fzdw). */
-static xrt_status sim_fz_lower_dw(sim_fcc *fc, const xrt_ir_region *r,
-                                  const int32_t *grp, int32_t ri, int32_t ci,
-                                  sim_fzb *b, sim_vec *steps) {
-  const xrt_allocator *al = &fc->cc->al;
-  int32_t n0 = steps->n;
+/* The producer's step cs, taken out of steps, goes back before the group
+ * just lowered (the last step): the two stay steps of their own. */
+static xrt_status sim_fz_unfuse(sim_fcc *fc, sim_vec *steps,
+                                const sim_step *cs) {
+  if (!sim_vec_push(&fc->cc->al, steps)) return sim_oom(fc);
+  sim_step *st = (sim_step *)steps->p + steps->n - 2;
+  st[1] = st[0];
+  st[0] = *cs;
+  sim_fz_in_place(fc, steps);
+  return XRT_OK;
+}
+
+/* Whether the group z just lowered (step st) can take the rows of the
+ * product x (N of them per row, on up to lanes threads) as they are done,
+ * in place: its result has x's elements and element size, in a slot of
+ * its own; it reads x only element i for element i; its periodic tiles
+ * repeat within a row, so they hold for tiles starting at any row. */
+static int sim_fz_gemm_fits(const sim_fcc *fc, const sim_step *st,
+                            const sim_fz *z, int32_t x, int64_t N,
+                            int lanes) {
+  const sim_vinfo *o = &fc->v[st->out[0]], *xv = &fc->v[x];
+  if (z->red || z->inplace >= 0 || z->maxp < lanes || N < 1 ||
+      z->numel != sim_numel(sim_shape(fc, x)) ||
+      z->nodes[z->nn - 1].es != sim_esize(sim_shape(fc, x)->dtype) ||
+      o->kind != SIM_V_SLOT || o->alias || o->vcat ||
+      xv->kind != SIM_V_SLOT || xv->alias || xv->vcat ||
+      xv->bytes != o->bytes)
+    return 0;
+  int reads = 0;
+  for (int32_t k = 0; k < z->nn; k++) {
+    const sim_fznode *nd = &z->nodes[k];
+    if (nd->val == x && nd->kind != SIM_FZ_FULL) return 0;
+    reads += nd->val == x;
+    if (nd->kind == SIM_FZ_PTILE && N % sim_fz_period(nd, z->numel)) return 0;
+  }
+  return reads > 0;
+}
+
+/* Makes step st (the group z) run the product cs with it (sim_fzgm); the
+ * product's operands and scratch (defined since defs index ndefs) live
+ * until this step, and the group's result takes the product's memory (an
+ * alias, as sim_fz_in_place). */
+static xrt_status sim_fz_with_gemm(sim_fcc *fc, sim_step *st, sim_fz *z,
+                                   const sim_step *cs, int32_t x, int64_t N,
+                                   int32_t ndefs) {
+  sim_fzgm *d = (sim_fzgm *)sim_palloc(fc, sizeof *d);
+  if (!d) return XRT_RESOURCE_EXHAUSTED;
+  d->z = z;
+  d->gemm = *cs;
+  d->x = x;
+  d->N = N;
+  xrt_status rc = XRT_OK;
+  const int32_t *dv = (const int32_t *)fc->defs.p;
+  for (int32_t i = 0; i < cs->nin && !rc; i++) rc = sim_use(fc, cs->in[i]);
+  for (int32_t i = ndefs; i < fc->defs.n && !rc; i++) rc = sim_use(fc, dv[i]);
+  if (rc) return rc;
+  sim_vinfo *o = &fc->v[st->out[0]], *xv = &fc->v[x];
+  o->kind = SIM_V_NONE;
+  o->bytes = 0;
+  o->alias = x + 1;
+  if (xv->last < o->last) xv->last = o->last;
+  st->run = sim_run_fused_gemm;
+  st->data = d;
+  return XRT_OK;
+}
+
+/* Lowers producer ci (a convolution or a product) just before the group
+ * rooted at ri, which reads its result; a depthwise convolution that
+ * computes whole positions, with a tile of whole positions, becomes one
+ * step with the group (sim_fzdw), and so does a product whose rows the
+ * group can take as they are done (sim_fzgm). */
+static xrt_status sim_fz_lower_with(sim_fcc *fc, const xrt_ir_region *r,
+                                    const int32_t *grp, int32_t ri,
+                                    int32_t ci, sim_fzb *b, sim_vec *steps) {
+  int32_t n0 = steps->n, ndefs = fc->defs.n;
   xrt_status rc = sim_lower_op(fc, &r->ops[ci], steps);
   if (rc) return rc;
-  sim_step cs;
-  int64_t O = 0, np = 0;
-  int got = steps->n == n0 + 1 &&
-            sim_dw_by_position((sim_step *)steps->p + n0, &O, &np) && O > 0;
-  if (got) {
-    cs = ((sim_step *)steps->p)[n0];
+  sim_step cs, *ps = steps->n == n0 + 1 ? (sim_step *)steps->p + n0 : NULL;
+  int64_t O = 0, np = 0, M = 0, N = 0;
+  int lanes = 0;
+  int dw = ps && sim_dw_by_position(ps, &O, &np) && O > 0;
+  int gm = ps && !dw && sim_gemm_by_rows(ps, &M, &N, &lanes);
+  if (dw || gm) {
+    cs = *ps;
     steps->n--;
   }
-  b->minp = got && np * O >= 8192 ? SIM_FZ_PARTS : 0;
+  b->minp = dw && np * O >= 8192 ? SIM_FZ_PARTS : gm ? lanes : 0;
+  b->cached = gm;
   rc = sim_fz_lower(fc, r, grp, ri, b, steps);
-  b->minp = 0;
-  if (!rc && !got) sim_fz_in_place(fc, steps);
-  if (rc || !got) return rc;
+  b->minp = 0, b->cached = 0;
+  if (!rc && !dw && !gm) sim_fz_in_place(fc, steps);
+  if (rc || (!dw && !gm)) return rc;
   sim_step *st = (sim_step *)steps->p + steps->n - 1;
   sim_fz *z = (sim_fz *)(uintptr_t)st->data;
   int32_t x = r->ops[ci].results[0];
-  if (z->numel != np * O || (z->tile % O && z->numel > z->tile)) {
-    /* tiles of part positions: the convolution stays a step of its own */
-    if (!sim_vec_push(al, steps)) return sim_oom(fc);
-    st = (sim_step *)steps->p + steps->n - 2;
-    st[1] = st[0];
-    st[0] = cs;
-    sim_fz_in_place(fc, steps);
-    return XRT_OK;
+  if (gm) {
+    if (!sim_fz_gemm_fits(fc, st, z, x, N, lanes))
+      return sim_fz_unfuse(fc, steps, &cs);
+    return sim_fz_with_gemm(fc, st, z, &cs, x, N, ndefs);
   }
+  if (z->numel != np * O || (z->tile % O && z->numel > z->tile))
+    return sim_fz_unfuse(fc, steps, &cs); /* tiles of part positions */
   sim_fzdw *d = (sim_fzdw *)sim_palloc(fc, sizeof *d);
   if (!d) return XRT_RESOURCE_EXHAUSTED;
   d->z = z;
@@ -18880,17 +19101,17 @@ SIM_PRIVATE xrt_status sim_fz_lower_ops(sim_fcc *fc, const xrt_ir_region *r,
                   "decisions do not fit a block", fc->f->name);
   for (int32_t i = 0; i < r->num_ops - 1 && !rc; i++) {
     int deferred = defer && defer[i] >= 0;
-    if (deferred && r->ops[i].code == XRT_OP_CONVOLUTION) {
+    if (deferred && sim_fz_producer(r->ops[i].code)) {
       continue; /* lowered with the group that reads it */
     } else if (!grp || grp[i] == -1) {
       rc = sim_lower_op(fc, &r->ops[i], steps);
     } else if (grp[i] == i) {
       if (!b && (b = (sim_fzb *)al->alloc(al->self, sizeof *b)) != NULL)
-        b->minp = 0;
+        b->minp = 0, b->cached = 0;
       if (!b)
         rc = sim_oom(fc);
       else if (deferred)
-        rc = sim_fz_lower_dw(fc, r, grp, i, defer[i], b, steps);
+        rc = sim_fz_lower_with(fc, r, grp, i, defer[i], b, steps);
       else if (!(rc = sim_fz_lower(fc, r, grp, i, b, steps)))
         sim_fz_in_place(fc, steps);
     }

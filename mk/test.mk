@@ -126,6 +126,7 @@ TSAN_TESTS := test_async test_threads test_api test_collectives test_pmap \
 TSAN_TESTS += test_pjrt_host
 TSAN_TESTS += test_pjrt_adapter
 TSAN_TESTS += test_pjrt_dispatch
+TSAN_TESTS += test_sim_gemm_epilogue
 TSAN_FLAGS := -std=c11 -O1 -g -fsanitize=thread -fno-omit-frame-pointer \
               -Wall -Wextra -Wpedantic
 test-tsan: | deps

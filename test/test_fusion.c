@@ -478,6 +478,69 @@ static void test_reduce_long_sum(void **state) {
   free(a);
 }
 
+/* The order an f32 add reduce folds one row of n in: 32 partial sums over
+ * whole blocks of 32 when n >= 256, folded pairwise and added to the init,
+ * then the rest one by one.  Fused and unfused reduces both keep it, so
+ * fusing a reduce never changes its bits. */
+static float ref_row_sum(const float *x, int64_t n, float init) {
+  float a = init;
+  int64_t i = 0;
+  if (n >= 256) {
+    float s[32] = {0};
+    for (; i + 32 <= n; i += 32)
+      for (int k = 0; k < 32; k++) s[k] += x[i + k];
+    for (int w = 16; w > 0; w /= 2)
+      for (int k = 0; k < w; k++) s[k] += s[k + w];
+    a += s[0];
+  }
+  for (; i < n; i++) a += x[i];
+  return a;
+}
+
+/* Row sums of random floats (where the order shows in the bits), of the
+ * input itself and of a fused producer, with rows of every size around
+ * the tiles and enough rows to be cut into pieces. */
+static void reduce_rows_order(xrt_client *c, int64_t R, int64_t C) {
+  char prog[1024];
+  tpl(prog, sizeof prog,
+      "func.func @main(%a: tensor<$1x$2xf32>) -> "
+      "(tensor<$1xf32>, tensor<$1xf32>) {\n"
+      "  %z = stablehlo.constant dense<0.5> : tensor<f32>\n"
+      "  %t = stablehlo.constant dense<3.0> : tensor<$1x$2xf32>\n"
+      "  %m = stablehlo.multiply %a, %t : tensor<$1x$2xf32>\n"
+      "  %0 = stablehlo.reduce(%a init: %z) applies stablehlo.add "
+      "across dimensions = [1] : (tensor<$1x$2xf32>, "
+      "tensor<f32>) -> tensor<$1xf32>\n"
+      "  %1 = stablehlo.reduce(%m init: %z) applies stablehlo.add "
+      "across dimensions = [1] : (tensor<$1x$2xf32>, "
+      "tensor<f32>) -> tensor<$1xf32>\n"
+      "  func.return %0, %1 : tensor<$1xf32>, tensor<$1xf32>\n"
+      "}\n",
+      (long long)R, (long long)C, 0);
+  float *a = fvec(R * C, 31), *m = fvec(C, 0), *w0 = fvec(R, 0),
+        *w1 = fvec(R, 0);
+  uint32_t s = 7;
+  for (int64_t k = 0; k < R * C; k++) {
+    s = s * 1664525u + 1013904223u;
+    a[k] = (float)(s >> 8) / 16777216.0f - 0.3f;
+  }
+  for (int64_t i = 0; i < R; i++) {
+    for (int64_t j = 0; j < C; j++) m[j] = a[i * C + j] * 3.0f;
+    w0[i] = ref_row_sum(a + i * C, C, 0.5f);
+    w1[i] = ref_row_sum(m, C, 0.5f);
+  }
+  tu_in in[1] = {{TU_SHAPE(XRT_F32, R, C), a}};
+  run_check(c, prog, 1, in, WANT({w0, R}, {w1, R}));
+  free(a), free(m), free(w0), free(w1);
+}
+
+static void test_reduce_rows_order(void **state) {
+  static const int64_t shapes[][2] = {{5, 255}, {5, 256}, {6, 300},
+                                      {5, 513}, {9, 768}, {3, 2048},
+                                      {100, 768}, {40, 1000}};
+  each_shape(state, shapes, TU_COUNT(shapes), reduce_rows_order);
+}
+
 /* Zero-size dimensions: nothing computed, reductions give the init. */
 static void test_zero_size(void **state) {
   xrt_client *c = (xrt_client *)*state;
@@ -677,6 +740,7 @@ int main(void) {
       cmocka_unit_test(test_reduce_products),
       cmocka_unit_test(test_reduce_types),
       cmocka_unit_test(test_reduce_long_sum),
+      cmocka_unit_test(test_reduce_rows_order),
       cmocka_unit_test(test_zero_size),
       cmocka_unit_test(test_fused_in_region),
       cmocka_unit_test(test_other_types),

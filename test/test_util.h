@@ -469,19 +469,25 @@ static inline bool tu_counting_disarm(tu_counting_alloc *a) {
   return failed;
 }
 
-/* A client of ndev devices whose host memory comes from a, set up here
- * to fail nothing (tu_counting_arm it); fails the test if the client
- * cannot be created. */
-static inline xrt_client *tu_client_counted(int ndev, tu_counting_alloc *a) {
+/* A client of ndev devices (threads per device: 0 for the default) whose
+ * host memory comes from a, set up here to fail nothing (tu_counting_arm
+ * it); fails the test if the client cannot be created. */
+static inline xrt_client *tu_client_counted_threads(int ndev, int threads,
+                                                    tu_counting_alloc *a) {
   tu_counting_init(a, 0);
   xrt_client_options o;
   xrt_client_options_init(&o);
   o.num_devices = ndev;
+  if (threads) o.threads_per_device = threads;
   o.allocator = tu_counting_allocator(a);
   xrt_client *c = NULL;
   if (xrt_client_create(&o, &c) != XRT_OK)
     fail_msg("client: %s", xrt_last_error());
   return c;
+}
+
+static inline xrt_client *tu_client_counted(int ndev, tu_counting_alloc *a) {
+  return tu_client_counted_threads(ndev, 0, a);
 }
 
 /* Writes n bytes of data to the file path; fails the test otherwise. */

@@ -13,8 +13,8 @@
  * heads and reads it only with dot_generals.  Materializing it copies the
  * whole cache once a call, a read and a write of the cache on top of the
  * product's own read.  Instead, when every use of a concatenation is a
- * dot_general (of the same block, directly or through reshapes, which
- * only relabel the row-major bytes) in which the concatenated dimension
+ * dot_general (of the same block, directly or through one reshape, which
+ * only relabels the row-major bytes) in which the concatenated dimension
  * stays one dimension of the operand, the concatenation is never
  * computed: each product is split by the parts.
  *
@@ -136,7 +136,10 @@ static int sim_dc_mapping(const sim_fcc *fc, const xrt_ir_op *cat,
   m->lb = lb, m->rb = rb, m->lc = lc, m->rc = rc, m->nb = nb, m->nc = nc;
   const xrt_shape *L = sim_shape(fc, op->operands[0]);
   const xrt_shape *R = sim_shape(fc, op->operands[1]);
-  if (!sim_dc_dims_ok(L, R, sim_shape(fc, op->results[0]), m)) return 0;
+  /* a product of no elements is not split: its parts' results would have
+   * no scratch (sim_dc_lower_dot sizes it by the largest) */
+  const xrt_shape *O = sim_shape(fc, op->results[0]);
+  if (!sim_dc_dims_ok(L, R, O, m) || sim_numel(O) < 1) return 0;
   const xrt_ir_attr *da = sim_attr(cat, "dimension", XRT_ATTR_INT);
   if (!da) return 0;
   m->p = op->operands[1] == x;
@@ -224,11 +227,13 @@ static int32_t sim_dc_base(const xrt_ir_region *r, int32_t id) {
 }
 
 /* Whether every use of v (the bytes of cat) is a splittable dot_general
- * or a reshape of the same kind, all ops of region r. */
+ * or (v being cat itself, depth 0) a reshape of the same kind, all ops of
+ * region r.  Not a reshape of a reshape: fusion may make the two one loop
+ * (sim_fz_plan_block) that reads the concatenation's bytes, never made. */
 static int sim_dc_users_ok(const sim_fcc *fc, const xrt_ir_region *r,
                            const xrt_ir_op *cat, int32_t v, int depth) {
   int64_t total = sim_dc_uses(&fc->f->body, v, 0), ok = 0;
-  if (total < 1 || depth > 8) return 0;
+  if (total < 1) return 0;
   for (int32_t k = 0; k + 1 < r->num_ops; k++) {
     const xrt_ir_op *o = &r->ops[k];
     int reads = 0;
@@ -246,7 +251,7 @@ static int sim_dc_users_ok(const sim_fcc *fc, const xrt_ir_region *r,
       int32_t other = sim_dc_base(r, o->operands[1 - m.p]);
       if (other == cat->results[0] || fc->v[other].vcat) return 0;
     } else if (o->code == XRT_OP_RESHAPE) {
-      if (o->num_operands != 1 || o->num_results != 1 ||
+      if (depth > 0 || o->num_operands != 1 || o->num_results != 1 ||
           !sim_dc_float(fc, o->results[0],
                         sim_shape(fc, cat->results[0])->dtype) ||
           sim_numel(sim_shape(fc, o->results[0])) !=

@@ -257,8 +257,10 @@ SIM_PRIVATE sim_ew_fn sim_fz_isa_kernel(sim_ew_fn fn) {
   return v ? v : fn;
 }
 
-/* The reducer for a one-op body on f32/f64 (ours), else the plain one. */
-static sim_red_fn sim_fz_red_kernel(xrt_opcode code, xrt_dtype t) {
+/* The reducer for a one-op body on f32/f64 (ours), else the plain one.
+ * Unfused reduces use it too, so a row reduced in one call adds in the same
+ * order fused or not (an f32 add of 256 or more keeps 32 partial sums). */
+SIM_PRIVATE sim_red_fn sim_red_pick_isa(xrt_opcode code, xrt_dtype t) {
   int lv = sim_fz_isa();
   (void)lv;
 #define SIM_FZ_REDK(OPC, opn, nm)                                             \
@@ -792,6 +794,62 @@ static xrt_status sim_run_fused_dw(const sim_step *st, void **vals,
   sim_fzrun r = {z, vals, (char *)vals[z->scratch], (char *)vals[st->out[0]],
                  NULL, 0, 0, 0, d};
   sim_fz_go_ew(cx, &r, (z->numel + z->tile - 1) / z->tile, sim_fz_ew_pieces);
+  return XRT_OK;
+}
+
+/* ---- a product with its elementwise epilogue ---- */
+
+/* A product (sim_gemm_by_rows) whose result x a group reads as whole
+ * leaves, its only use: the group's result takes x's memory, and each
+ * lane runs the group over its rows of x as soon as they are done
+ * (sim_gemm_run_epi), in place while they are in its cache, so x does
+ * not go to memory and come back.  The same kernels on the same
+ * elements: the bits of the two steps. */
+typedef struct sim_fzgm {
+  const sim_fz *z;
+  sim_step gemm; /* the product's step */
+  int32_t x;     /* its result */
+  int64_t N;     /* elements per row of it */
+} sim_fzgm;
+
+typedef struct sim_fzgrun {
+  sim_fzrun r;
+  int64_t N;
+  unsigned char filled[SIM_FZ_PARTS]; /* lane's splat tiles are filled */
+} sim_fzgrun;
+
+/* Rows [m0, m1) of the product are final: the group over their elements,
+ * with the lane's scratch (tiles from a row start: see sim_fz_gemm_fits). */
+static void sim_fz_gemm_rows(void *ctx, int lane, int64_t m0, int64_t m1) {
+  sim_fzgrun *g = (sim_fzgrun *)ctx;
+  const sim_fz *z = g->r.z;
+  size_t es = z->nodes[z->nn - 1].es;
+  char *scr = sim_fz_piece_scratch(&g->r, lane);
+  int64_t hi = m1 * g->N;
+  if (!g->filled[lane]) sim_fz_splats(z, g->r.vals, scr);
+  g->filled[lane] = 1;
+  for (int64_t i = m0 * g->N; i < hi; i += z->tile) {
+    int64_t L = hi - i < z->tile ? hi - i : z->tile;
+    char *dst = g->r.out + (size_t)i * es;
+    if (!z->chain || !sim_fz_chain_eval(z, g->r.vals, scr, i, L, dst, -1, NULL))
+      sim_fz_eval_x(z, g->r.vals, scr, i, L, dst, -1, NULL);
+  }
+}
+
+static xrt_status sim_run_fused_gemm(const sim_step *st, void **vals,
+                                     sim_cx *cx) {
+  const sim_fzgm *d = (const sim_fzgm *)st->data;
+  const sim_fz *z = d->z;
+  vals[st->out[0]] = vals[d->x]; /* the result is the product's memory */
+  sim_fzgrun g = {{z, vals, (char *)vals[z->scratch], (char *)vals[st->out[0]],
+                   NULL, 0, 0, 0, NULL},
+                  d->N,
+                  {0}};
+  if (sim_gemm_run_epi(&d->gemm, vals, cx, sim_fz_gemm_rows, &g) ||
+      z->numel == 0)
+    return XRT_OK;
+  /* the lanes split the columns: the group afterwards, as a step */
+  sim_fz_go_ew(cx, &g.r, (z->numel + z->tile - 1) / z->tile, sim_fz_ew_pieces);
   return XRT_OK;
 }
 
@@ -1388,6 +1446,7 @@ typedef struct sim_fzb {
   size_t gused;
   int32_t leaves[SIM_FZ_MAXN], nleaves;
   int32_t minp; /* pieces at least (a convolution runs in them too) */
+  int cached;    /* the result is written over lines in cache: no streaming */
 } sim_fzb;
 
 static xrt_status sim_fz_node(sim_fzb *b, int32_t v, int32_t *out);
@@ -1652,6 +1711,16 @@ static void sim_fz_chain_plan(sim_fz *z) {
 #endif
 }
 
+/* A reduce over the last dimension: tiles hold whole rows when a row fits,
+ * so each row is folded in one call, as the unfused reduce folds it, and
+ * both add in the same order. */
+static void sim_fz_row_tiles(sim_fz *z) {
+  int64_t row = z->red && z->rank ? z->dims[z->rank - 1] : 0;
+  if (row > 1 && z->ostr[z->rank - 1] == 0 && row <= z->tile &&
+      z->numel > z->tile)
+    z->tile = z->tile / row * row;
+}
+
 /* Tile size and scratch offsets of the nodes that need a tile. */
 static void sim_fz_layout(sim_fz *z) {
   size_t per_elem = 0;
@@ -1664,6 +1733,7 @@ static void sim_fz_layout(sim_fz *z) {
   while (tile > 64 && tile / 2 >= z->numel) tile /= 2; /* small loops */
   z->tile = tile;
   sim_fz_periodic(z);
+  sim_fz_row_tiles(z);
   tile = z->tile;
   z->maxp = z->numel >= SIM_FZ_PAR_MIN ? SIM_FZ_PARTS : 1;
 #ifdef SIM_HAVE_STREAM
@@ -1696,7 +1766,7 @@ static xrt_status sim_fz_reduce_root(sim_fzb *b, const xrt_ir_op *op) {
   memcpy(z->ostr, tmp.ostr, sizeof z->ostr);
   const xrt_ir_op *body = &op->regions[0].ops[0];
   xrt_dtype t = sim_shape(fc, op->results[0])->dtype;
-  z->rfn = sim_fz_red_kernel(body->code, t);
+  z->rfn = sim_red_pick_isa(body->code, t);
   if (z->nn == 1 && b->nodes[0].kind == SIM_FZ_FULL)
     z->add4 = sim_fz_add4_kernel(body->code, t);
   z->res = sim_esize(t);
@@ -1762,6 +1832,10 @@ static xrt_status sim_fz_lower(sim_fcc *fc, const xrt_ir_region *r,
   for (int32_t i = 0; i < b->nleaves; i++) ins[nin++] = b->leaves[i];
   sim_fz_layout(z);
   if (b->minp > z->maxp) z->maxp = b->minp;
+  if (b->cached && z->stream) {
+    z->stream = 0;
+    sim_fz_chain_plan(z);
+  }
   z = (sim_fz *)(void *)mem;
   *z = zb;
   int32_t cur = fc->cur = fc->pos++;
@@ -1787,9 +1861,15 @@ static xrt_status sim_fz_lower(sim_fcc *fc, const xrt_ir_region *r,
 
 static void sim_fz_in_place(sim_fcc *fc, sim_vec *steps);
 
-/* Convolutions lowered with the group that reads their result (as a whole
- * leaf, its only use; sim_fz_lower_dw): for such a pair, defer[conv] is
- * the root and defer[root] the convolution. */
+/* Ops that may become one step with the group that reads their result. */
+static int sim_fz_producer(xrt_opcode code) {
+  return code == XRT_OP_CONVOLUTION || code == XRT_OP_DOT_GENERAL ||
+         code == XRT_OP_DOT;
+}
+
+/* Convolutions and products lowered with the group that reads their
+ * result (as a whole leaf, its only use; sim_fz_lower_with): for such a
+ * pair, defer[producer] is the root and defer[root] the producer. */
 static void sim_fz_defer_convs(const sim_fcc *fc, const xrt_ir_region *r,
                                const int32_t *grp, int32_t *defer) {
   const sim_fzinfo *zi = (const sim_fzinfo *)fc->fz;
@@ -1807,7 +1887,7 @@ static void sim_fz_defer_convs(const sim_fcc *fc, const xrt_ir_region *r,
       if (!sim_fz_fusable_operand(k, j) || v < 0 || v >= zi->n) continue;
       int32_t ci = sim_fz_index(r, zi->def[v]);
       if (ci < 0 || grp[ci] != -1 || defer[ci] >= 0 ||
-          r->ops[ci].code != XRT_OP_CONVOLUTION || zi->nuse[v] != 1 ||
+          !sim_fz_producer(r->ops[ci].code) || zi->nuse[v] != 1 ||
           r->ops[ci].num_results != 1 || sim_numel(sim_shape(fc, v)) != space)
         continue;
       defer[ci] = g;
@@ -1816,41 +1896,108 @@ static void sim_fz_defer_convs(const sim_fcc *fc, const xrt_ir_region *r,
   }
 }
 
-/* Lowers convolution ci just before the group rooted at ri, which reads
- * its result; a depthwise one that computes whole positions, with a tile
- * of whole positions, becomes one step with the group (sim_fzdw). */
-static xrt_status sim_fz_lower_dw(sim_fcc *fc, const xrt_ir_region *r,
-                                  const int32_t *grp, int32_t ri, int32_t ci,
-                                  sim_fzb *b, sim_vec *steps) {
-  const xrt_allocator *al = &fc->cc->al;
-  int32_t n0 = steps->n;
+/* The producer's step cs, taken out of steps, goes back before the group
+ * just lowered (the last step): the two stay steps of their own. */
+static xrt_status sim_fz_unfuse(sim_fcc *fc, sim_vec *steps,
+                                const sim_step *cs) {
+  if (!sim_vec_push(&fc->cc->al, steps)) return sim_oom(fc);
+  sim_step *st = (sim_step *)steps->p + steps->n - 2;
+  st[1] = st[0];
+  st[0] = *cs;
+  sim_fz_in_place(fc, steps);
+  return XRT_OK;
+}
+
+/* Whether the group z just lowered (step st) can take the rows of the
+ * product x (N of them per row, on up to lanes threads) as they are done,
+ * in place: its result has x's elements and element size, in a slot of
+ * its own; it reads x only element i for element i; its periodic tiles
+ * repeat within a row, so they hold for tiles starting at any row. */
+static int sim_fz_gemm_fits(const sim_fcc *fc, const sim_step *st,
+                            const sim_fz *z, int32_t x, int64_t N,
+                            int lanes) {
+  const sim_vinfo *o = &fc->v[st->out[0]], *xv = &fc->v[x];
+  if (z->red || z->inplace >= 0 || z->maxp < lanes || N < 1 ||
+      z->numel != sim_numel(sim_shape(fc, x)) ||
+      z->nodes[z->nn - 1].es != sim_esize(sim_shape(fc, x)->dtype) ||
+      o->kind != SIM_V_SLOT || o->alias || o->vcat ||
+      xv->kind != SIM_V_SLOT || xv->alias || xv->vcat ||
+      xv->bytes != o->bytes)
+    return 0;
+  int reads = 0;
+  for (int32_t k = 0; k < z->nn; k++) {
+    const sim_fznode *nd = &z->nodes[k];
+    if (nd->val == x && nd->kind != SIM_FZ_FULL) return 0;
+    reads += nd->val == x;
+    if (nd->kind == SIM_FZ_PTILE && N % sim_fz_period(nd, z->numel)) return 0;
+  }
+  return reads > 0;
+}
+
+/* Makes step st (the group z) run the product cs with it (sim_fzgm); the
+ * product's operands and scratch (defined since defs index ndefs) live
+ * until this step, and the group's result takes the product's memory (an
+ * alias, as sim_fz_in_place). */
+static xrt_status sim_fz_with_gemm(sim_fcc *fc, sim_step *st, sim_fz *z,
+                                   const sim_step *cs, int32_t x, int64_t N,
+                                   int32_t ndefs) {
+  sim_fzgm *d = (sim_fzgm *)sim_palloc(fc, sizeof *d);
+  if (!d) return XRT_RESOURCE_EXHAUSTED;
+  d->z = z;
+  d->gemm = *cs;
+  d->x = x;
+  d->N = N;
+  xrt_status rc = XRT_OK;
+  const int32_t *dv = (const int32_t *)fc->defs.p;
+  for (int32_t i = 0; i < cs->nin && !rc; i++) rc = sim_use(fc, cs->in[i]);
+  for (int32_t i = ndefs; i < fc->defs.n && !rc; i++) rc = sim_use(fc, dv[i]);
+  if (rc) return rc;
+  sim_vinfo *o = &fc->v[st->out[0]], *xv = &fc->v[x];
+  o->kind = SIM_V_NONE;
+  o->bytes = 0;
+  o->alias = x + 1;
+  if (xv->last < o->last) xv->last = o->last;
+  st->run = sim_run_fused_gemm;
+  st->data = d;
+  return XRT_OK;
+}
+
+/* Lowers producer ci (a convolution or a product) just before the group
+ * rooted at ri, which reads its result; a depthwise convolution that
+ * computes whole positions, with a tile of whole positions, becomes one
+ * step with the group (sim_fzdw), and so does a product whose rows the
+ * group can take as they are done (sim_fzgm). */
+static xrt_status sim_fz_lower_with(sim_fcc *fc, const xrt_ir_region *r,
+                                    const int32_t *grp, int32_t ri,
+                                    int32_t ci, sim_fzb *b, sim_vec *steps) {
+  int32_t n0 = steps->n, ndefs = fc->defs.n;
   xrt_status rc = sim_lower_op(fc, &r->ops[ci], steps);
   if (rc) return rc;
-  sim_step cs;
-  int64_t O = 0, np = 0;
-  int got = steps->n == n0 + 1 &&
-            sim_dw_by_position((sim_step *)steps->p + n0, &O, &np) && O > 0;
-  if (got) {
-    cs = ((sim_step *)steps->p)[n0];
+  sim_step cs, *ps = steps->n == n0 + 1 ? (sim_step *)steps->p + n0 : NULL;
+  int64_t O = 0, np = 0, M = 0, N = 0;
+  int lanes = 0;
+  int dw = ps && sim_dw_by_position(ps, &O, &np) && O > 0;
+  int gm = ps && !dw && sim_gemm_by_rows(ps, &M, &N, &lanes);
+  if (dw || gm) {
+    cs = *ps;
     steps->n--;
   }
-  b->minp = got && np * O >= 8192 ? SIM_FZ_PARTS : 0;
+  b->minp = dw && np * O >= 8192 ? SIM_FZ_PARTS : gm ? lanes : 0;
+  b->cached = gm;
   rc = sim_fz_lower(fc, r, grp, ri, b, steps);
-  b->minp = 0;
-  if (!rc && !got) sim_fz_in_place(fc, steps);
-  if (rc || !got) return rc;
+  b->minp = 0, b->cached = 0;
+  if (!rc && !dw && !gm) sim_fz_in_place(fc, steps);
+  if (rc || (!dw && !gm)) return rc;
   sim_step *st = (sim_step *)steps->p + steps->n - 1;
   sim_fz *z = (sim_fz *)(uintptr_t)st->data;
   int32_t x = r->ops[ci].results[0];
-  if (z->numel != np * O || (z->tile % O && z->numel > z->tile)) {
-    /* tiles of part positions: the convolution stays a step of its own */
-    if (!sim_vec_push(al, steps)) return sim_oom(fc);
-    st = (sim_step *)steps->p + steps->n - 2;
-    st[1] = st[0];
-    st[0] = cs;
-    sim_fz_in_place(fc, steps);
-    return XRT_OK;
+  if (gm) {
+    if (!sim_fz_gemm_fits(fc, st, z, x, N, lanes))
+      return sim_fz_unfuse(fc, steps, &cs);
+    return sim_fz_with_gemm(fc, st, z, &cs, x, N, ndefs);
   }
+  if (z->numel != np * O || (z->tile % O && z->numel > z->tile))
+    return sim_fz_unfuse(fc, steps, &cs); /* tiles of part positions */
   sim_fzdw *d = (sim_fzdw *)sim_palloc(fc, sizeof *d);
   if (!d) return XRT_RESOURCE_EXHAUSTED;
   d->z = z;
@@ -1929,17 +2076,17 @@ SIM_PRIVATE xrt_status sim_fz_lower_ops(sim_fcc *fc, const xrt_ir_region *r,
                   "decisions do not fit a block", fc->f->name);
   for (int32_t i = 0; i < r->num_ops - 1 && !rc; i++) {
     int deferred = defer && defer[i] >= 0;
-    if (deferred && r->ops[i].code == XRT_OP_CONVOLUTION) {
+    if (deferred && sim_fz_producer(r->ops[i].code)) {
       continue; /* lowered with the group that reads it */
     } else if (!grp || grp[i] == -1) {
       rc = sim_lower_op(fc, &r->ops[i], steps);
     } else if (grp[i] == i) {
       if (!b && (b = (sim_fzb *)al->alloc(al->self, sizeof *b)) != NULL)
-        b->minp = 0;
+        b->minp = 0, b->cached = 0;
       if (!b)
         rc = sim_oom(fc);
       else if (deferred)
-        rc = sim_fz_lower_dw(fc, r, grp, i, defer[i], b, steps);
+        rc = sim_fz_lower_with(fc, r, grp, i, defer[i], b, steps);
       else if (!(rc = sim_fz_lower(fc, r, grp, i, b, steps)))
         sim_fz_in_place(fc, steps);
     }

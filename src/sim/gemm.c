@@ -669,6 +669,10 @@ typedef struct sim_gblk {
   const char *bpre;
   /* All of A packed (sim_gemm_apre, one batch), or NULL: pack here */
   const char *apre;
+  /* Rows of C done (every column, every K block) go to epi on the lane's
+   * thread while they are in its cache (sim_gemm_run_epi), or NULL */
+  sim_gemm_epi_fn epi;
+  void *epi_ctx;
 } sim_gblk;
 
 /* Copies n elements of one row of A, from column k of the panel on, into
@@ -982,6 +986,10 @@ static size_t sim_gemm_aoff(const sim_gemm *g, int64_t pc, int64_t r0,
   return (size_t)(pc * Mp + r0 * kb);
 }
 
+/* Rows of at least this many elements go to an epilogue at once (a few
+ * of its tiles; they are still in L2). */
+#define SIM_GEMM_EPI_ELEMS 8192
+
 static void sim_gemm_narrow(sim_gblk *x, int lane, int64_t m0, int64_t m1,
                             int64_t n0, int64_t n1) {
   const sim_gemm *g = x->g;
@@ -997,6 +1005,8 @@ static void sim_gemm_narrow(sim_gblk *x, int lane, int64_t m0, int64_t m1,
       bp = x->bpre + (size_t)(x->pc * g->np + n0 * x->kb) * es;
     else
       sim_gpack_b_block(x, n0, nb, bl);
+    int last = x->pc + x->kb >= g->K && x->epi;
+    int64_t done = m0; /* rows before it went to the epilogue */
     for (int64_t r0 = m0; r0 < m1; r0 += MR) {
       int64_t mv = m1 - r0 < MR ? m1 - r0 : MR;
       x->ic = r0, x->mb = mv;
@@ -1006,6 +1016,10 @@ static void sim_gemm_narrow(sim_gblk *x, int lane, int64_t m0, int64_t m1,
       else
         sim_gpack_a_panel(x, 0); /* at apack: one panel, reused from L1 */
       sim_gemm_panel_row(x, ap, bp, r0, mv, n0, nb);
+      if (last && ((r0 + mv - done) * nb >= SIM_GEMM_EPI_ELEMS || r0 + mv == m1)) {
+        x->epi(x->epi_ctx, lane, done, r0 + mv);
+        done = r0 + mv;
+      }
     }
   }
 }
@@ -1015,13 +1029,19 @@ static void sim_gemm_narrow(sim_gblk *x, int lane, int64_t m0, int64_t m1,
  * fork-join on the pool (a loaded machine delays every join), at the price
  * of packing the operand that is not split once per lane: the split is
  * along the longer side so that operand is the smaller one. */
+static int sim_gemm_split_cols(const sim_gemm *g, int64_t L) {
+  int64_t MR = g->k->mr, NR = g->k->nr;
+  int64_t pn = (g->N + NR - 1) / NR, pmt = (g->M + MR - 1) / MR;
+  return L > 1 && pn >= L && (g->N >= g->M || pmt < L);
+}
+
 static void sim_gemm_lane(const sim_gblk *base, int64_t l) {
   sim_gblk x = *base;
   const sim_gemm *g = x.g;
   int64_t MR = g->k->mr, NR = g->k->nr, L = x.lanes;
   int64_t pn = (g->N + NR - 1) / NR, pmt = (g->M + MR - 1) / MR;
   int64_t m0 = 0, m1 = g->M, n0 = 0, n1 = g->N;
-  if (pn >= L && (g->N >= g->M || pmt < L)) {
+  if (sim_gemm_split_cols(g, L)) {
     n0 = l * pn / L * NR, n1 = (l + 1) * pn / L * NR;
     n1 = n1 < g->N ? n1 : g->N;
   } else {
@@ -1047,6 +1067,7 @@ static void sim_gemm_lane(const sim_gblk *base, int64_t l) {
         for (int64_t p = 0; p < pm; p++) sim_gpack_a_panel(&x, p);
       sim_gemm_rect(&x, (int)l, 0, pm, n0, n1);
     }
+    if (x.epi) x.epi(x.epi_ctx, (int)l, x.ic, x.ic + x.mb);
   }
 }
 
@@ -1118,12 +1139,17 @@ static void sim_gemm_batches(void *ctx, int64_t b0, int64_t b1) {
   atomic_fetch_and(&y->busy, ~(1ull << slot));
 }
 
-/* bpre: all of B packed (sim_gemm_bpre), or NULL. */
-static void sim_gemm_exec(const sim_gemm *g, const char *A, const char *B,
-                          char *C, void **vals, sim_cx *cx,
-                          const char *bpre, const char *apre) {
+/* bpre: all of B packed (sim_gemm_bpre), or NULL.  epi (or NULL): takes
+ * every row of C as soon as it is done when the lanes split the rows of
+ * one batch; returns whether it did (else nothing went to epi). */
+static int sim_gemm_exec(const sim_gemm *g, const char *A, const char *B,
+                         char *C, void **vals, sim_cx *cx, const char *bpre,
+                         const char *apre, sim_gemm_epi_fn epi, void *ctx) {
   size_t es = g->es;
-  sim_gblk x = {g, NULL, NULL, NULL, NULL, NULL, 0, 0, 0, 0, 0, 1, NULL, NULL};
+  sim_gblk x;
+  memset(&x, 0, sizeof x);
+  x.g = g;
+  x.first = 1;
   x.apre = g->BT == 1 ? apre : NULL;
   /* One lane per thread of the device's pool (the plan has buffers for
    * g->lanes); serial: one lane, so an A micro-panel meets every column. */
@@ -1131,13 +1157,16 @@ static void sim_gemm_exec(const sim_gemm *g, const char *A, const char *B,
   x.lanes = threads < 1 ? 1 : threads < g->lanes ? threads : g->lanes;
   x.apack = (char *)vals[g->apack];
   x.bpack = (char *)vals[g->bpack];
+  if (epi && g->BT == 1 && g->K > 0 && !g->blas &&
+      !sim_gemm_split_cols(g, x.lanes))
+    x.epi = epi, x.epi_ctx = ctx;
   /* Many batches (attention heads) on several threads: a batch per
    * thread at a time, one fork-join for all, the same sums. */
   if (threads > 1 && threads <= g->lanes && g->lanes <= 64 &&
       g->BT >= 2 * (int64_t)threads && g->K > 0 && !g->blas) {
     sim_gbat y = {x, A, B, bpre, C, 0};
     sim_parallel_for(cx, g->BT, 1, sim_gemm_batches, &y);
-    return;
+    return 0;
   }
   for (int64_t bt = 0; bt < g->BT; bt++) {
     x.a = A + (size_t)g->ab[bt] * es;
@@ -1155,6 +1184,7 @@ static void sim_gemm_exec(const sim_gemm *g, const char *A, const char *B,
     else
       sim_parallel_for(cx, x.lanes, 1, sim_gemm_lanes, &x);
   }
+  return x.epi != NULL;
 }
 
 /* ---- B packed once for many calls (gemm_cache.c) ----
@@ -1250,17 +1280,25 @@ static const char *sim_gemm_apre_of(const sim_gemm *g, const char *A,
   return p;
 }
 
-/* A dot, or a convolution planned as GEMM: C = A x B of its operands. */
-static xrt_status sim_run_gemm(const sim_step *st, void **vals, sim_cx *cx) {
+/* A dot, or a convolution planned as GEMM: C = A x B of its operands;
+ * epi as sim_gemm_exec. */
+static int sim_gemm_run(const sim_step *st, void **vals, sim_cx *cx,
+                        sim_gemm_epi_fn epi, void *ctx) {
   const sim_gemm *g = (const sim_gemm *)st->data;
   const char *A = (const char *)vals[st->in[0]];
   const char *B = (const char *)vals[st->in[1]];
   void *entry, *aentry;
   const char *bpre = sim_gemm_bpre(g, B, cx, &entry);
   const char *apre = sim_gemm_apre_of(g, A, cx, &aentry);
-  sim_gemm_exec(g, A, B, (char *)vals[st->out[0]], vals, cx, bpre, apre);
+  int took = sim_gemm_exec(g, A, B, (char *)vals[st->out[0]], vals, cx, bpre,
+                           apre, epi, ctx);
   if (entry) sim_gcache_put(cx->exe->cl, entry, 1);
   if (aentry) sim_gcache_put(cx->exe->cl, aentry, 1);
+  return took;
+}
+
+static xrt_status sim_run_gemm(const sim_step *st, void **vals, sim_cx *cx) {
+  sim_gemm_run(st, vals, cx, NULL, NULL);
   return XRT_OK;
 }
 
@@ -1391,7 +1429,7 @@ static double sim_blas_run(sim_gemm *g, int blas, const char *a,
                            const char *b, char *c, void **vals, sim_cx *cx) {
   g->blas = blas;
   double t0 = sim_blas_now();
-  sim_gemm_exec(g, a, b, c, vals, cx, NULL);
+  sim_gemm_exec(g, a, b, c, vals, cx, NULL, NULL, NULL, NULL);
   return sim_blas_now() - t0;
 }
 
@@ -1547,6 +1585,29 @@ SIM_PRIVATE int sim_gemm_out_rows(sim_fcc *fc, sim_step *st, int64_t stride,
   return 1;
 }
 
+/* Whether st is a product of one batch, on our kernels, whose result is M
+ * rows of N contiguous elements, one after the other: then an epilogue can
+ * take the rows as they are done (sim_gemm_run_epi); *lanes: the most
+ * threads it runs on at once. */
+SIM_PRIVATE int sim_gemm_by_rows(const sim_step *st, int64_t *M, int64_t *N,
+                                 int *lanes) {
+  if (!sim_gemm_slots(st)) return 0;
+  const sim_gemm *g = (const sim_gemm *)st->data;
+  if (g->cm_s != g->N || g->cn_s != 1 || g->cb[0] != 0) return 0;
+  *M = g->M, *N = g->N, *lanes = g->lanes;
+  return 1;
+}
+
+/* Runs st (sim_gemm_by_rows), calling epi(ctx, lane, m0, m1) on the rows
+ * [m0, m1) of the result on the lane's thread as soon as they are final,
+ * lane < the *lanes of sim_gemm_by_rows.  Returns 1 when every row went
+ * to epi; 0 when none did (the lanes split the columns): the caller then
+ * runs its epilogue over the whole result. */
+SIM_PRIVATE int sim_gemm_run_epi(const sim_step *st, void **vals, sim_cx *cx,
+                                 sim_gemm_epi_fn epi, void *ctx) {
+  return sim_gemm_run(st, vals, cx, epi, ctx);
+}
+
 /* Keeps A packed across calls when it is an argument (a convolution's
  * kernel: conv_gemm.c); one batch only. */
 SIM_PRIVATE void sim_gemm_keep_a(sim_step *st) {
@@ -1572,7 +1633,8 @@ SIM_PRIVATE void sim_gemm_run_slot(const sim_step *st, void **vals,
                                    const char *A, const char *B, char *C,
                                    const char *apre, int slot) {
   const sim_gemm *g = (const sim_gemm *)st->data;
-  sim_gblk x = {g, A, B, C, NULL, NULL, 0, 0, 0, 0, 0, 1, NULL, apre};
+  sim_gblk x = {g, A, B, C, NULL, NULL, 0, 0, 0, 0, 0, 1, NULL, apre,
+                NULL, NULL};
   x.apack = (char *)vals[g->apack] + g->apack_lane * g->es * (size_t)slot;
   x.bpack = (char *)vals[g->bpack] + g->bpack_lane * g->es * (size_t)slot;
   x.a += (size_t)g->ab[0] * g->es;

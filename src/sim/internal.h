@@ -1117,6 +1117,7 @@ typedef void (*sim_red_fn)(void *acc, const void *in, int64_t n, int vec);
   ((fa) != (fa) ? (a) : (fb) != (fb) ? (b)                                  \
    : (fa) == (fb) ? (signbit(fa) ? (a) : (b)) : (fa) < (fb) ? (a) : (b))
 SIM_PRIVATE sim_red_fn sim_red_pick(xrt_opcode code, xrt_dtype t);
+SIM_PRIVATE sim_red_fn sim_red_pick_isa(xrt_opcode code, xrt_dtype t);
 SIM_PRIVATE int sim_red_add_kind(sim_red_fn fn);
 
 /* The iteration plan walks the inputs once in row-major order; for each
@@ -1414,6 +1415,12 @@ SIM_PRIVATE int sim_gemm_lower_dot(sim_fcc *fc, const sim_dot *d, sim_step *st,
 SIM_PRIVATE int64_t sim_gemm_kc_for(sim_fcc *fc, xrt_dtype t, int64_t N,
                                     int64_t K);
 SIM_PRIVATE int sim_gemm_slots(const sim_step *st);
+/* An epilogue of a product: rows [m0, m1) of its result are final. */
+typedef void (*sim_gemm_epi_fn)(void *ctx, int lane, int64_t m0, int64_t m1);
+SIM_PRIVATE int sim_gemm_by_rows(const sim_step *st, int64_t *M, int64_t *N,
+                                 int *lanes);
+SIM_PRIVATE int sim_gemm_run_epi(const sim_step *st, void **vals, sim_cx *cx,
+                                 sim_gemm_epi_fn epi, void *ctx);
 SIM_PRIVATE int sim_gemm_out_rows(sim_fcc *fc, sim_step *st, int64_t stride,
                                   xrt_status *rc);
 SIM_PRIVATE void sim_gemm_keep_a(sim_step *st);

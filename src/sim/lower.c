@@ -445,7 +445,7 @@ SIM_PRIVATE sim_red_fn sim_reduce_fast_body(const sim_fcc *fc, const xrt_ir_op *
   if (in->quant || res->quant || bt->quant ||
       in->shape.dtype != res->shape.dtype || bt->shape.dtype != res->shape.dtype)
     return NULL;
-  return sim_red_pick(b->code, res->shape.dtype);
+  return sim_red_pick_isa(b->code, res->shape.dtype);
 }
 
 /* Drops the unit dimensions of shape sh (strides str) and joins neighbours

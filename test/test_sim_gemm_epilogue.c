@@ -1,0 +1,312 @@
+/*
+ * test_sim_gemm_epilogue.c - a product with its elementwise epilogue as one
+ * step of the simulator (src/sim/fusion.c, sim_fzgm; src/sim/gemm.c,
+ * sim_gemm_run_epi): a dot_general or an NHWC 1x1 convolution whose only
+ * use is an elementwise group (bias, batch norm, ReLU, clamp) has the group
+ * run over each block of result rows as soon as the product finishes it,
+ * in place.  Shapes reach the product's paths: few columns (K blocks
+ * outside the rows, the epilogue every few thousand elements), many
+ * columns (row blocks outside, the epilogue per block), several K blocks,
+ * row counts that are not a multiple of the kernel's, and on two threads
+ * the rows split between threads (each runs its own rows' epilogue) or the
+ * columns (the epilogue after the product).  Groups that read the product
+ * other than element for element (a transpose) or with a period that does
+ * not divide a row stay two steps.  Operands are small integers and
+ * halves, so every sum is exact in any order: results are checked bit for
+ * bit against loops written here, on one and two threads.  MIT licensed.
+ */
+#include "test_util.h"
+
+typedef struct clients {
+  xrt_client *t[2];
+} clients;
+
+static int setup(void **state) {
+  clients *c = calloc(1, sizeof *c);
+  if (!c) return -1;
+  for (int i = 0; i < 2; i++) c->t[i] = tu_client(1, i + 1, 0);
+  *state = c;
+  return c->t[0] && c->t[1] ? 0 : -1;
+}
+
+static int teardown(void **state) {
+  clients *c = (clients *)*state;
+  for (int i = 0; i < 2; i++)
+    if (c->t[i]) xrt_client_release(c->t[i]);
+  free(c);
+  return 0;
+}
+
+/* Element i of operand s: an integer in [-4, 4]. */
+static float val(int64_t i, int s) {
+  return (float)((int64_t)((uint64_t)(i * 7 + s * 13 + (i / 5) * s) % 9) - 4);
+}
+
+static float *vec(int64_t n, int s, float scale) {
+  float *p = malloc(sizeof *p * (size_t)(n ? n : 1));
+  assert_non_null(p);
+  for (int64_t i = 0; i < n; i++) p[i] = val(i, s) * scale;
+  return p;
+}
+
+/* Runs prog on both clients; every output must equal want (n floats). */
+static void run_both(clients *c, const char *prog, int nin, const tu_in *in,
+                     const float *want, int64_t n) {
+  for (int t = 0; t < 2; t++) {
+    tu_out o;
+    xrt_status st = tu_run(c->t[t], prog, nin, in, &o);
+    if (st) fail_msg("%s: %s", xrt_strerror(st), tu_msg);
+    assert_int_equal(o.bytes[0], sizeof(float) * (size_t)n);
+    const float *got = (const float *)o.data[0];
+    for (int64_t i = 0; i < n; i++)
+      if (tu_f32_bits(got[i]) != tu_f32_bits(want[i]))
+        fail_msg("%d thread(s), element %lld: got %.9g want %.9g", t + 1,
+                 (long long)i, (double)got[i], (double)want[i]);
+    tu_out_free(&o);
+  }
+}
+
+/* C = A x W, [M, K] x [K, N], by plain loops (exact on these values). */
+static float *product(const float *a, const float *w, int64_t M, int64_t K,
+                      int64_t N) {
+  float *c = malloc(sizeof *c * (size_t)(M * N > 0 ? M * N : 1));
+  assert_non_null(c);
+  for (int64_t m = 0; m < M; m++)
+    for (int64_t n = 0; n < N; n++) {
+      double s = 0;
+      for (int64_t k = 0; k < K; k++) s += (double)a[m * K + k] * w[k * N + n];
+      c[m * N + n] = (float)s;
+    }
+  return c;
+}
+
+/* relu(A x W + bias) as JAX writes a dense layer. */
+static void dense_relu(clients *c, int64_t M, int64_t K, int64_t N) {
+  char prog[2048];
+  snprintf(prog, sizeof prog,
+           "func.func @main(%%a: tensor<%lldx%lldxf32>, %%w: "
+           "tensor<%lldx%lldxf32>, %%b: tensor<%lldxf32>) -> "
+           "tensor<%lldx%lldxf32> {\n"
+           "  %%0 = stablehlo.dot_general %%a, %%w, contracting_dims = [1] x "
+           "[0], precision = [DEFAULT, DEFAULT] : (tensor<%lldx%lldxf32>, "
+           "tensor<%lldx%lldxf32>) -> tensor<%lldx%lldxf32>\n"
+           "  %%1 = stablehlo.broadcast_in_dim %%b, dims = [1] : "
+           "(tensor<%lldxf32>) -> tensor<%lldx%lldxf32>\n"
+           "  %%2 = stablehlo.add %%0, %%1 : tensor<%lldx%lldxf32>\n"
+           "  %%z = stablehlo.constant dense<0.0> : tensor<%lldx%lldxf32>\n"
+           "  %%3 = stablehlo.maximum %%2, %%z : tensor<%lldx%lldxf32>\n"
+           "  func.return %%3 : tensor<%lldx%lldxf32>\n}\n",
+           (long long)M, (long long)K, (long long)K, (long long)N,
+           (long long)N, (long long)M, (long long)N, (long long)M,
+           (long long)K, (long long)K, (long long)N, (long long)M,
+           (long long)N, (long long)N, (long long)M, (long long)N,
+           (long long)M, (long long)N, (long long)M, (long long)N,
+           (long long)M, (long long)N, (long long)M, (long long)N);
+  float *a = vec(M * K, 1, 1.0f), *w = vec(K * N, 2, 1.0f);
+  float *b = vec(N, 3, 0.5f), *want = product(a, w, M, K, N);
+  for (int64_t m = 0; m < M; m++)
+    for (int64_t n = 0; n < N; n++) {
+      float v = want[m * N + n] + b[n];
+      want[m * N + n] = v > 0.0f ? v : 0.0f;
+    }
+  tu_in in[3] = {{TU_SHAPE(XRT_F32, M, K), a},
+                 {TU_SHAPE(XRT_F32, K, N), w},
+                 {TU_SHAPE(XRT_F32, N), b}};
+  run_both(c, prog, 3, in, want, M * N);
+  free(a), free(w), free(b), free(want);
+}
+
+/* Few columns: the epilogue every few thousand elements of the rows. */
+static void test_dense_few_columns(void **state) {
+  clients *c = (clients *)*state;
+  dense_relu(c, 1000, 40, 96); /* one K block, many row chunks */
+  dense_relu(c, 37, 800, 200); /* several K blocks, 37 rows */
+  dense_relu(c, 1, 16, 24);
+  dense_relu(c, 13, 5, 3);
+}
+
+/* Many columns: the epilogue per block of rows. */
+static void test_dense_many_columns(void **state) {
+  clients *c = (clients *)*state;
+  int light = tu_light(); /* valgrind: smaller, the same paths */
+  dense_relu(c, light ? 100 : 700, 50, 2100);
+  dense_relu(c, 50, light ? 100 : 500, 2500);
+  dense_relu(c, light ? 600 : 2000, 50, 400); /* two threads: rows split */
+}
+
+/* Fewer rows than columns: on two threads the columns are split, and the
+ * epilogue runs after the product. */
+static void test_dense_split_columns(void **state) {
+  clients *c = (clients *)*state;
+  dense_relu(c, 24, 64, 1000);
+  dense_relu(c, 37, 800, 200);
+}
+
+/* The group's result is f64 (8 bytes an element, the product's 4): it
+ * cannot take the product's memory, and the two stay steps. */
+static void test_wider_result(void **state) {
+  clients *c = (clients *)*state;
+  const int64_t M = 300, K = 20, N = 64;
+  const char *prog =
+      "func.func @main(%a: tensor<300x20xf32>, %w: tensor<20x64xf32>, "
+      "%b: tensor<64xf32>) -> tensor<300x64xf64> {\n"
+      "  %0 = stablehlo.dot_general %a, %w, contracting_dims = [1] x [0] : "
+      "(tensor<300x20xf32>, tensor<20x64xf32>) -> tensor<300x64xf32>\n"
+      "  %1 = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<64xf32>) "
+      "-> tensor<300x64xf32>\n"
+      "  %2 = stablehlo.add %0, %1 : tensor<300x64xf32>\n"
+      "  %3 = stablehlo.convert %2 : (tensor<300x64xf32>) -> "
+      "tensor<300x64xf64>\n"
+      "  func.return %3 : tensor<300x64xf64>\n}\n";
+  float *a = vec(M * K, 1, 1.0f), *w = vec(K * N, 2, 1.0f);
+  float *b = vec(N, 3, 0.5f), *p = product(a, w, M, K, N);
+  tu_in in[3] = {{TU_SHAPE(XRT_F32, M, K), a},
+                 {TU_SHAPE(XRT_F32, K, N), w},
+                 {TU_SHAPE(XRT_F32, N), b}};
+  for (int t = 0; t < 2; t++) {
+    tu_out o;
+    xrt_status st = tu_run(c->t[t], prog, 3, in, &o);
+    if (st) fail_msg("%s: %s", xrt_strerror(st), tu_msg);
+    assert_int_equal(o.bytes[0], sizeof(double) * (size_t)(M * N));
+    const double *got = (const double *)o.data[0];
+    for (int64_t i = 0; i < M * N; i++)
+      if (got[i] != (double)(p[i] + b[i % N]))
+        fail_msg("element %lld: got %.17g", (long long)i, got[i]);
+    tu_out_free(&o);
+  }
+  free(a), free(w), free(b), free(p);
+}
+
+/* An NHWC 1x1 convolution with batch norm as JAX writes it, and ReLU6. */
+static void conv_bn_relu6(clients *c, int64_t H, int64_t W, int64_t Ci,
+                          int64_t Co) {
+  char prog[4096];
+  snprintf(prog, sizeof prog,
+           "func.func @main(%%x: tensor<1x%lldx%lldx%lldxf32>, %%k: "
+           "tensor<1x1x%lldx%lldxf32>, %%mean: tensor<%lldxf32>, %%s: "
+           "tensor<%lldxf32>, %%off: tensor<%lldxf32>) -> "
+           "tensor<1x%lldx%lldx%lldxf32> {\n"
+           "  %%0 = stablehlo.convolution(%%x, %%k) dim_numbers = [b, 0, 1, "
+           "f]x[0, 1, i, o]->[b, 0, 1, f], window = {stride = [1, 1], pad = "
+           "[[0, 0], [0, 0]], rhs_dilate = [1, 1]} {batch_group_count = 1 : "
+           "i64, feature_group_count = 1 : i64} : "
+           "(tensor<1x%lldx%lldx%lldxf32>, tensor<1x1x%lldx%lldxf32>) -> "
+           "tensor<1x%lldx%lldx%lldxf32>\n"
+           "  %%1 = stablehlo.broadcast_in_dim %%mean, dims = [3] : "
+           "(tensor<%lldxf32>) -> tensor<1x%lldx%lldx%lldxf32>\n"
+           "  %%2 = stablehlo.subtract %%0, %%1 : tensor<1x%lldx%lldx%lldxf32>\n"
+           "  %%3 = stablehlo.broadcast_in_dim %%s, dims = [3] : "
+           "(tensor<%lldxf32>) -> tensor<1x%lldx%lldx%lldxf32>\n"
+           "  %%4 = stablehlo.multiply %%2, %%3 : tensor<1x%lldx%lldx%lldxf32>\n"
+           "  %%5 = stablehlo.broadcast_in_dim %%off, dims = [3] : "
+           "(tensor<%lldxf32>) -> tensor<1x%lldx%lldx%lldxf32>\n"
+           "  %%6 = stablehlo.add %%4, %%5 : tensor<1x%lldx%lldx%lldxf32>\n"
+           "  %%lo = stablehlo.constant dense<0.0> : tensor<f32>\n"
+           "  %%hi = stablehlo.constant dense<6.0> : tensor<f32>\n"
+           "  %%7 = stablehlo.clamp %%lo, %%6, %%hi : (tensor<f32>, "
+           "tensor<1x%lldx%lldx%lldxf32>, tensor<f32>) -> "
+           "tensor<1x%lldx%lldx%lldxf32>\n"
+           "  func.return %%7 : tensor<1x%lldx%lldx%lldxf32>\n}\n",
+           (long long)H, (long long)W, (long long)Ci, (long long)Ci,
+           (long long)Co, (long long)Co, (long long)Co, (long long)Co,
+           (long long)H, (long long)W, (long long)Co, (long long)H,
+           (long long)W, (long long)Ci, (long long)Ci, (long long)Co,
+           (long long)H, (long long)W, (long long)Co, (long long)Co,
+           (long long)H, (long long)W, (long long)Co, (long long)H,
+           (long long)W, (long long)Co, (long long)Co, (long long)H,
+           (long long)W, (long long)Co, (long long)H, (long long)W,
+           (long long)Co, (long long)Co, (long long)H, (long long)W,
+           (long long)Co, (long long)H, (long long)W, (long long)Co,
+           (long long)H, (long long)W, (long long)Co, (long long)H,
+           (long long)W, (long long)Co, (long long)H, (long long)W,
+           (long long)Co);
+  int64_t M = H * W;
+  float *x = vec(M * Ci, 4, 1.0f), *k = vec(Ci * Co, 5, 0.5f);
+  float *mean = vec(Co, 6, 1.0f), *s = vec(Co, 7, 0.5f);
+  float *off = vec(Co, 8, 0.25f), *want = product(x, k, M, Ci, Co);
+  for (int64_t m = 0; m < M; m++)
+    for (int64_t o = 0; o < Co; o++) {
+      float v = (want[m * Co + o] - mean[o]) * s[o] + off[o];
+      want[m * Co + o] = v < 0.0f ? 0.0f : v > 6.0f ? 6.0f : v;
+    }
+  tu_in in[5] = {{TU_SHAPE(XRT_F32, 1, H, W, Ci), x},
+                 {TU_SHAPE(XRT_F32, 1, 1, Ci, Co), k},
+                 {TU_SHAPE(XRT_F32, Co), mean},
+                 {TU_SHAPE(XRT_F32, Co), s},
+                 {TU_SHAPE(XRT_F32, Co), off}};
+  run_both(c, prog, 5, in, want, M * Co);
+  free(x), free(k), free(mean), free(s), free(off), free(want);
+}
+
+static void test_conv_batch_norm(void **state) {
+  clients *c = (clients *)*state;
+  conv_bn_relu6(c, 56, 56, 24, 144);
+  conv_bn_relu6(c, 7, 7, 160, 960);
+  conv_bn_relu6(c, 28, 28, 16, 24);
+}
+
+/* The group reads the product transposed. */
+static void test_transposed_read(void **state) {
+  clients *c = (clients *)*state;
+  const int64_t M = 70, K = 30, N = 70;
+  const char *prog =
+      "func.func @main(%a: tensor<70x30xf32>, %w: tensor<30x70xf32>, "
+      "%b: tensor<70x70xf32>) -> tensor<70x70xf32> {\n"
+      "  %0 = stablehlo.dot_general %a, %w, contracting_dims = [1] x [0] : "
+      "(tensor<70x30xf32>, tensor<30x70xf32>) -> tensor<70x70xf32>\n"
+      "  %1 = stablehlo.transpose %0, dims = [1, 0] : (tensor<70x70xf32>) "
+      "-> tensor<70x70xf32>\n"
+      "  %2 = stablehlo.add %1, %b : tensor<70x70xf32>\n"
+      "  func.return %2 : tensor<70x70xf32>\n}\n";
+  float *a = vec(M * K, 1, 1.0f), *w = vec(K * N, 2, 1.0f);
+  float *b = vec(M * N, 3, 0.5f), *p = product(a, w, M, K, N);
+  float *want = malloc(sizeof *want * (size_t)(M * N));
+  assert_non_null(want);
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t j = 0; j < N; j++)
+      want[i * N + j] = p[j * N + i] + b[i * N + j];
+  tu_in in[3] = {{TU_SHAPE(XRT_F32, M, K), a},
+                 {TU_SHAPE(XRT_F32, K, N), w},
+                 {TU_SHAPE(XRT_F32, M, N), b}};
+  run_both(c, prog, 3, in, want, M * N);
+  free(a), free(w), free(b), free(p), free(want);
+}
+
+/* The product [96, 64] read as [128, 48] with a [48] vector broadcast over
+ * it: its period (48) does not divide a row of the product (64). */
+static void test_period_across_rows(void **state) {
+  clients *c = (clients *)*state;
+  const int64_t M = 96, K = 20, N = 64;
+  const char *prog =
+      "func.func @main(%a: tensor<96x20xf32>, %w: tensor<20x64xf32>, "
+      "%v: tensor<48xf32>) -> tensor<128x48xf32> {\n"
+      "  %0 = stablehlo.dot_general %a, %w, contracting_dims = [1] x [0] : "
+      "(tensor<96x20xf32>, tensor<20x64xf32>) -> tensor<96x64xf32>\n"
+      "  %1 = stablehlo.reshape %0 : (tensor<96x64xf32>) -> "
+      "tensor<128x48xf32>\n"
+      "  %2 = stablehlo.broadcast_in_dim %v, dims = [1] : (tensor<48xf32>) "
+      "-> tensor<128x48xf32>\n"
+      "  %3 = stablehlo.multiply %1, %2 : tensor<128x48xf32>\n"
+      "  func.return %3 : tensor<128x48xf32>\n}\n";
+  float *a = vec(M * K, 1, 1.0f), *w = vec(K * N, 2, 1.0f);
+  float *v = vec(48, 3, 0.5f), *want = product(a, w, M, K, N);
+  for (int64_t i = 0; i < M * N; i++) want[i] *= v[i % 48];
+  tu_in in[3] = {{TU_SHAPE(XRT_F32, M, K), a},
+                 {TU_SHAPE(XRT_F32, K, N), w},
+                 {TU_SHAPE(XRT_F32, 48), v}};
+  run_both(c, prog, 3, in, want, M * N);
+  free(a), free(w), free(v), free(want);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_dense_few_columns),
+      cmocka_unit_test(test_dense_many_columns),
+      cmocka_unit_test(test_dense_split_columns),
+      cmocka_unit_test(test_wider_result),
+      cmocka_unit_test(test_conv_batch_norm),
+      cmocka_unit_test(test_transposed_read),
+      cmocka_unit_test(test_period_across_rows),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
