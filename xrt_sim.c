@@ -5401,12 +5401,19 @@ SIM_PRIVATE void sim_xcopy_run(const sim_xcopy *x, char *dst, const char *src) {
   }
 }
 
+/* A 64-byte block of the value, copied block by block: whole vector
+ * stores (-O2 leaves a loop of element stores scalar, a quarter of the
+ * speed or less, and fills are hot: a per-channel bias broadcast over the
+ * positions of a feature-major image is filled run by run). */
 #define SIM_FILL_DEF(NAME, T)                                           \
   static void NAME(char *d, const char *val, int64_t n) {               \
-    T v;                                                                \
-    memcpy(&v, val, sizeof v);                                          \
-    T *o = (T *)(void *)d;                                              \
-    for (int64_t i = 0; i < n; i++) o[i] = v;                           \
+    T blk[64 / sizeof(T)];                                              \
+    const int64_t per = (int64_t)(64 / sizeof(T));                      \
+    for (int64_t i = 0; i < per; i++) memcpy(&blk[i], val, sizeof(T));  \
+    int64_t i = 0;                                                      \
+    for (; i + per <= n; i += per)                                      \
+      memcpy(d + (size_t)i * sizeof(T), blk, sizeof blk);               \
+    for (; i < n; i++) memcpy(d + (size_t)i * sizeof(T), blk, sizeof(T)); \
   }
 SIM_FILL_DEF(sim_fill_2, uint16_t)
 SIM_FILL_DEF(sim_fill_4, uint32_t)
@@ -8304,7 +8311,10 @@ typedef float sim_sk_v16 __attribute__((vector_size(64)));
  * whose sums for all lhs rows stay in L1 (they live in the result), and
  * each step reads SIM_SK_KU weight rows of the chunk and adds their
  * products to the sums of up to four lhs rows at a time, sixteen columns
- * per vector; columns past the last whole vector one at a time.  Every
+ * per vector (a single lhs row: four vectors, 64 columns, so each weight
+ * row is read a whole cache line at a time and the sums are loaded and
+ * stored once per SIM_SK_KU rows); columns past the last whole vector one
+ * at a time.  Every
  * result is the plain sequential sum over k from zero (a product, then an
  * add: no contraction), so every instruction set gives the same bits.
  * Streaming the rows in place reads memory sequentially (a decoder's
@@ -8315,6 +8325,30 @@ typedef float sim_sk_v16 __attribute__((vector_size(64)));
   sim_sk_nnk_##ISA(const float *const *r, int ku, const float *xv, int nr,    \
                    float *o, int64_t ldo, int64_t nb) {                       \
     int64_t j = 0;                                                            \
+    if (nr == 1) /* four vectors of sums: whole cache lines a row */         \
+      for (; j + 64 <= nb; j += 64) {                                         \
+        sim_sk_v16 c0, c1, c2, c3, u0, u1, u2, u3;                            \
+        memcpy(&c0, o + j, sizeof c0);                                        \
+        memcpy(&c1, o + j + 16, sizeof c1);                                   \
+        memcpy(&c2, o + j + 32, sizeof c2);                                   \
+        memcpy(&c3, o + j + 48, sizeof c3);                                   \
+        for (int t = 0; t < ku; t++) {                                        \
+          const float *rt = r[t] + j;                                         \
+          float x = xv[t];                                                    \
+          memcpy(&u0, rt, sizeof u0);                                         \
+          memcpy(&u1, rt + 16, sizeof u1);                                    \
+          memcpy(&u2, rt + 32, sizeof u2);                                    \
+          memcpy(&u3, rt + 48, sizeof u3);                                    \
+          c0 = c0 + x * u0;                                                   \
+          c1 = c1 + x * u1;                                                   \
+          c2 = c2 + x * u2;                                                   \
+          c3 = c3 + x * u3;                                                   \
+        }                                                                     \
+        memcpy(o + j, &c0, sizeof c0);                                        \
+        memcpy(o + j + 16, &c1, sizeof c1);                                   \
+        memcpy(o + j + 32, &c2, sizeof c2);                                   \
+        memcpy(o + j + 48, &c3, sizeof c3);                                   \
+      }                                                                       \
     for (; j + 16 <= nb; j += 16) {                                           \
       sim_sk_v16 c0 = {0}, c1 = {0}, c2 = {0}, c3 = {0}, u;                   \
       memcpy(&c0, o + j, sizeof c0);                                          \
@@ -8681,9 +8715,10 @@ static xrt_status sim_run_skinny(const sim_step *st, void **vals,
     /* the sums of all lhs rows of a chunk fit L1 (16 KiB of 32) */
     j.nc = 4096 / s->M / 16 * 16;
     j.nc = j.nc < 256 ? 256 : j.nc;
-    /* enough chunks for every thread */
+    /* one chunk for every thread: a thread's rows are read in segments
+     * as long as they can be (four chunks a thread measured slower) */
     int64_t per = (s->N + threads - 1) / threads;
-    per = (per + 15) / 16 * 16;
+    per = (per + 63) / 64 * 64;
     if (threads > 1 && s->B < threads && per < j.nc) j.nc = per;
   } else {
     j.nc = 64; /* weight rows of the other layout: pairs, in any chunks */
@@ -17401,9 +17436,11 @@ typedef struct sim_fz {
    * (clo, chi; else -1): evaluated in registers (sim_fz_chain_eval) */
   int chain;
   int32_t inplace; /* the input whose memory the result takes, or -1 */
+  int64_t cost;    /* work an element, in plain ops (sim_fz_op_cost) */
   int8_t nch;
   uint8_t chop[SIM_FZ_CHAIN]; /* SIM_FZC_*, + SIM_FZC_REV: b op v */
   int16_t charg[SIM_FZ_CHAIN], chx, clo, chi;
+  int8_t cmm; /* the clamp is a max (1) or min (2) with splat clo */
   /* reduce roots */
   int red;
   sim_red_fn rfn;
@@ -17657,8 +17694,12 @@ static int sim_fz_chain_eval(const sim_fz *z, void **vals, char *scr,
   c.clamp = z->clo >= 0;
   c.lo = c.hi = 0;
   if (c.clamp) {
-    c.lo = *(const float *)(const void *)(scr + z->nodes[z->clo].off);
-    c.hi = *(const float *)(const void *)(scr + z->nodes[z->chi].off);
+    float b = *(const float *)(const void *)(scr + z->nodes[z->clo].off);
+    c.lo = z->cmm == 2 ? -INFINITY : b;
+    c.hi = z->cmm == 1   ? INFINITY
+           : z->cmm == 2 ? b
+                         : *(const float *)(const void *)(scr +
+                                                          z->nodes[z->chi].off);
     if (c.lo != c.lo || c.hi != c.hi) return 0;
   }
   c.lo_strict = c.lo == 0 && signbit(c.lo);
@@ -17666,6 +17707,8 @@ static int sim_fz_chain_eval(const sim_fz *z, void **vals, char *scr,
   for (int j = -1; j < c.n; j++) {
     int32_t k = j < 0 ? z->chx : z->charg[j];
     const sim_fznode *nd = &z->nodes[k];
+    if (nd->kind == SIM_FZ_GATHER) /* its tile, now */
+      sim_fz_gather(nd, (const char *)vals[nd->val], scr + nd->off, i0, L);
     const void *q = nd->kind != SIM_FZ_FULL ? (const void *)(scr + nd->off)
                     : nd->val == xv ? xp
                     : (const char *)vals[nd->val] + (size_t)i0 * nd->es;
@@ -18530,6 +18573,21 @@ static xrt_status sim_fz_leaf(sim_fzb *b, int32_t v, sim_fznode *nd) {
 }
 
 /* The elementwise kernel of a member op (with its context kept). */
+/* What an element of op costs, in plain ops: elementary functions take
+ * tens of instructions an element, so loops of them are worth cutting
+ * among threads at fewer elements (sim_fz_layout). */
+static int64_t sim_fz_op_cost(xrt_opcode code) {
+  switch (code) {
+  case XRT_OP_EXPONENTIAL: case XRT_OP_EXPONENTIAL_MINUS_ONE:
+  case XRT_OP_LOG: case XRT_OP_LOG_PLUS_ONE: case XRT_OP_LOGISTIC:
+  case XRT_OP_TANH: case XRT_OP_SINE: case XRT_OP_COSINE: case XRT_OP_TAN:
+  case XRT_OP_POWER: case XRT_OP_ATAN2: case XRT_OP_CBRT:
+    return 16;
+  default:
+    return 1;
+  }
+}
+
 static xrt_status sim_fz_ew(sim_fzb *b, const xrt_ir_op *op, sim_fznode *nd) {
   sim_fcc *fc = b->fc;
   char why[512];
@@ -18552,6 +18610,7 @@ static xrt_status sim_fz_ew(sim_fzb *b, const xrt_ir_op *op, sim_fznode *nd) {
   }
   nd->ew = sim_fz_isa_kernel(fn);
   nd->kind = SIM_FZ_EW;
+  b->z->cost += sim_fz_op_cost(op->code);
   return XRT_OK;
 }
 
@@ -18663,7 +18722,17 @@ static void sim_fz_periodic(sim_fz *z) {
 
 static int sim_fz_leafy(const sim_fznode *nd) {
   return nd->es == 4 && (nd->kind == SIM_FZ_FULL || nd->kind == SIM_FZ_PTILE ||
-                         nd->kind == SIM_FZ_SPLAT);
+                         nd->kind == SIM_FZ_SPLAT || nd->kind == SIM_FZ_GATHER);
+}
+
+/* 1 if nd is an f32 maximum, 2 a minimum, else 0. */
+static int sim_fz_minmax(const sim_fznode *nd) {
+  int lv = sim_fz_isa();
+  (void)lv;
+  if (nd->kind != SIM_FZ_EW || nd->nargs != 2 || nd->es != 4) return 0;
+  return nd->ew == SIM_FZ_PICK3(sim_fz_MAX_f32)   ? 1
+         : nd->ew == SIM_FZ_PICK3(sim_fz_MIN_f32) ? 2
+                                                  : 0;
 }
 
 /* Node k as a chain operation (SIM_FZC_*), or -1. */
@@ -18682,6 +18751,7 @@ static int sim_fz_chain_op(const sim_fznode *nd) {
 static void sim_fz_chain_plan(sim_fz *z) {
   z->chain = 0;
   z->clo = z->chi = -1;
+  z->cmm = 0;
 #ifdef SIM_FZ_HAVE_CHAIN
   if (z->red || z->stream || z->nn < 2) return;
   int32_t k = z->nn - 1, inner = 0;
@@ -18689,7 +18759,7 @@ static void sim_fz_chain_plan(sim_fz *z) {
   for (int32_t i = 0; i < z->nn; i++) {
     int kd = z->nodes[i].kind;
     inner += kd == SIM_FZ_EW || kd == SIM_FZ_CLAMP || kd == SIM_FZ_SEL ||
-             kd == SIM_FZ_ID || kd == SIM_FZ_GATHER;
+             kd == SIM_FZ_ID;
   }
   if (root->kind == SIM_FZ_CLAMP) {
     if (root->es != 4 || root->clamp != sim_clamp_for(XRT_F32) ||
@@ -18699,6 +18769,16 @@ static void sim_fz_chain_plan(sim_fz *z) {
     z->clo = root->arg[0];
     z->chi = root->arg[2];
     k = root->arg[1];
+    inner--;
+  } else if ((z->cmm = (int8_t)sim_fz_minmax(root)) != 0) {
+    /* max(v, c) is clamp(c, v, +inf) and min(v, c) clamp(-inf, v, c),
+     * NaN and signed zeros included (c is not NaN: sim_fz_chain_eval) */
+    int s = z->nodes[root->arg[1]].kind == SIM_FZ_SPLAT   ? 1
+            : z->nodes[root->arg[0]].kind == SIM_FZ_SPLAT ? 0
+                                                          : -1;
+    if (s < 0) return;
+    z->clo = root->arg[s];
+    k = root->arg[1 - s];
     inner--;
   }
   int8_t n = 0;
@@ -18756,11 +18836,15 @@ static void sim_fz_layout(sim_fz *z) {
   int64_t tile = SIM_FZ_TILE;
   while (tile > 64 && (size_t)tile * per_elem > SIM_FZ_BUDGET) tile /= 2;
   while (tile > 64 && tile / 2 >= z->numel) tile /= 2; /* small loops */
+  /* few elements of much work: at least four tiles, for the threads */
+  int costly = !z->red && z->numel < SIM_FZ_PAR_MIN &&
+               z->numel * z->cost >= SIM_FZ_PAR_MIN;
+  while (costly && tile > 64 && tile * 4 > z->numel) tile /= 2;
   z->tile = tile;
   sim_fz_periodic(z);
   sim_fz_row_tiles(z);
   tile = z->tile;
-  z->maxp = z->numel >= SIM_FZ_PAR_MIN ? SIM_FZ_PARTS : 1;
+  z->maxp = z->numel >= SIM_FZ_PAR_MIN || costly ? SIM_FZ_PARTS : 1;
 #ifdef SIM_HAVE_STREAM
   const sim_fznode *root = &z->nodes[z->nn - 1];
   z->stream = !z->red && root->kind == SIM_FZ_EW && tile >= SIM_FZ_SUB &&

@@ -263,6 +263,78 @@ static void test_compare_select_clamp(void **state) {
   each_size(state, compare_select_clamp);
 }
 
+/* IEEE maximum / minimum with NaN first (as stablehlo's): the NaN
+ * operand; equal values: +0 is the larger. */
+static float ref_fmax(float a, float b) {
+  if (a != a) return a;
+  if (b != b) return b;
+  if (a == b) return signbit(a) ? b : a;
+  return a > b ? a : b;
+}
+
+static float ref_fmin(float a, float b) {
+  if (a != a) return a;
+  if (b != b) return b;
+  if (a == b) return signbit(a) ? a : b;
+  return a < b ? a : b;
+}
+
+/* ReLU and its kin after a per-channel operand (NCHW: runs of the same
+ * value): a line of f32 ops ending in a maximum or minimum with a splat,
+ * with NaN, infinities and signed zeros among the inputs. */
+static void relu_chains(xrt_client *c, int64_t C, int64_t H, int64_t W) {
+  char prog[4096];
+  char t[64];
+  snprintf(t, sizeof t, "tensor<2x%lldx%lldx%lldxf32>", (long long)C,
+           (long long)H, (long long)W);
+  snprintf(prog, sizeof prog,
+           "func.func @main(%%x: %s, %%b: tensor<%lldxf32>) -> (%s, %s, %s) "
+           "{\n"
+           "  %%bb = stablehlo.broadcast_in_dim %%b, dims = [1] : "
+           "(tensor<%lldxf32>) -> %s\n"
+           "  %%z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+           "  %%zb = stablehlo.broadcast_in_dim %%z, dims = [] : "
+           "(tensor<f32>) -> %s\n"
+           "  %%n = stablehlo.constant dense<-0.0> : tensor<f32>\n"
+           "  %%nb = stablehlo.broadcast_in_dim %%n, dims = [] : "
+           "(tensor<f32>) -> %s\n"
+           "  %%nc = stablehlo.broadcast_in_dim %%n, dims = [] : "
+           "(tensor<f32>) -> %s\n"
+           "  %%s = stablehlo.add %%x, %%bb : %s\n"
+           "  %%r0 = stablehlo.maximum %%s, %%zb : %s\n"
+           "  %%m = stablehlo.multiply %%x, %%bb : %s\n"
+           "  %%r1 = stablehlo.minimum %%nb, %%m : %s\n"
+           "  %%d = stablehlo.subtract %%x, %%bb : %s\n"
+           "  %%r2 = stablehlo.maximum %%nc, %%d : %s\n"
+           "  func.return %%r0, %%r1, %%r2 : %s, %s, %s\n}\n",
+           t, (long long)C, t, t, t, (long long)C, t, t, t, t, t, t, t, t,
+           t, t, t, t, t);
+  int64_t n = 2 * C * H * W, P = H * W;
+  float *x = fvec(n, 21), *b = fvec(C, 22);
+  const float special[] = {NAN, -0.0f, 0.0f, INFINITY, -INFINITY};
+  for (int64_t i = 0; i < n; i += 7) x[i] = special[(i / 7) % 5];
+  for (int64_t k = 0; k < C; k++)
+    b[k] = k % 4 == 0 ? -0.0f : k % 4 == 1 ? 0.0f : b[k];
+  float *w0 = fvec(n, 0), *w1 = fvec(n, 0), *w2 = fvec(n, 0);
+  for (int64_t i = 0; i < n; i++) {
+    float bv = b[(i / P) % C];
+    w0[i] = ref_fmax(x[i] + bv, 0.0f);
+    w1[i] = ref_fmin(-0.0f, x[i] * bv);
+    w2[i] = ref_fmax(-0.0f, x[i] - bv);
+  }
+  tu_in in[2] = {{TU_SHAPE(XRT_F32, 2, C, H, W), x},
+                 {TU_SHAPE(XRT_F32, C), b}};
+  run_check(c, prog, 2, in, WANT({w0, n}, {w1, n}, {w2, n}));
+  free(x), free(b), free(w0), free(w1), free(w2);
+}
+
+static void test_relu_chains(void **state) {
+  xrt_client *c = (xrt_client *)*state;
+  relu_chains(c, 3, 5, 7);   /* runs of 35, one tile */
+  relu_chains(c, 4, 33, 33); /* runs cross tiles */
+  relu_chains(c, 64, 2, 3);  /* runs of 6: shorter than a vector */
+}
+
 /* A value used inside the loop and returned; one used twice in the loop;
  * an intermediate returned as well. */
 static void shared_values(xrt_client *c, int64_t n) {
@@ -735,6 +807,7 @@ int main(void) {
       cmocka_unit_test(test_broadcasts),
       cmocka_unit_test(test_converts),
       cmocka_unit_test(test_compare_select_clamp),
+      cmocka_unit_test(test_relu_chains),
       cmocka_unit_test(test_shared_values),
       cmocka_unit_test(test_transposed_inputs),
       cmocka_unit_test(test_reduce_products),

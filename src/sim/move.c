@@ -131,12 +131,19 @@ SIM_PRIVATE void sim_xcopy_run(const sim_xcopy *x, char *dst, const char *src) {
   }
 }
 
+/* A 64-byte block of the value, copied block by block: whole vector
+ * stores (-O2 leaves a loop of element stores scalar, a quarter of the
+ * speed or less, and fills are hot: a per-channel bias broadcast over the
+ * positions of a feature-major image is filled run by run). */
 #define SIM_FILL_DEF(NAME, T)                                           \
   static void NAME(char *d, const char *val, int64_t n) {               \
-    T v;                                                                \
-    memcpy(&v, val, sizeof v);                                          \
-    T *o = (T *)(void *)d;                                              \
-    for (int64_t i = 0; i < n; i++) o[i] = v;                           \
+    T blk[64 / sizeof(T)];                                              \
+    const int64_t per = (int64_t)(64 / sizeof(T));                      \
+    for (int64_t i = 0; i < per; i++) memcpy(&blk[i], val, sizeof(T));  \
+    int64_t i = 0;                                                      \
+    for (; i + per <= n; i += per)                                      \
+      memcpy(d + (size_t)i * sizeof(T), blk, sizeof blk);               \
+    for (; i < n; i++) memcpy(d + (size_t)i * sizeof(T), blk, sizeof(T)); \
   }
 SIM_FILL_DEF(sim_fill_2, uint16_t)
 SIM_FILL_DEF(sim_fill_4, uint32_t)

@@ -206,7 +206,10 @@ typedef float sim_sk_v16 __attribute__((vector_size(64)));
  * whose sums for all lhs rows stay in L1 (they live in the result), and
  * each step reads SIM_SK_KU weight rows of the chunk and adds their
  * products to the sums of up to four lhs rows at a time, sixteen columns
- * per vector; columns past the last whole vector one at a time.  Every
+ * per vector (a single lhs row: four vectors, 64 columns, so each weight
+ * row is read a whole cache line at a time and the sums are loaded and
+ * stored once per SIM_SK_KU rows); columns past the last whole vector one
+ * at a time.  Every
  * result is the plain sequential sum over k from zero (a product, then an
  * add: no contraction), so every instruction set gives the same bits.
  * Streaming the rows in place reads memory sequentially (a decoder's
@@ -217,6 +220,30 @@ typedef float sim_sk_v16 __attribute__((vector_size(64)));
   sim_sk_nnk_##ISA(const float *const *r, int ku, const float *xv, int nr,    \
                    float *o, int64_t ldo, int64_t nb) {                       \
     int64_t j = 0;                                                            \
+    if (nr == 1) /* four vectors of sums: whole cache lines a row */         \
+      for (; j + 64 <= nb; j += 64) {                                         \
+        sim_sk_v16 c0, c1, c2, c3, u0, u1, u2, u3;                            \
+        memcpy(&c0, o + j, sizeof c0);                                        \
+        memcpy(&c1, o + j + 16, sizeof c1);                                   \
+        memcpy(&c2, o + j + 32, sizeof c2);                                   \
+        memcpy(&c3, o + j + 48, sizeof c3);                                   \
+        for (int t = 0; t < ku; t++) {                                        \
+          const float *rt = r[t] + j;                                         \
+          float x = xv[t];                                                    \
+          memcpy(&u0, rt, sizeof u0);                                         \
+          memcpy(&u1, rt + 16, sizeof u1);                                    \
+          memcpy(&u2, rt + 32, sizeof u2);                                    \
+          memcpy(&u3, rt + 48, sizeof u3);                                    \
+          c0 = c0 + x * u0;                                                   \
+          c1 = c1 + x * u1;                                                   \
+          c2 = c2 + x * u2;                                                   \
+          c3 = c3 + x * u3;                                                   \
+        }                                                                     \
+        memcpy(o + j, &c0, sizeof c0);                                        \
+        memcpy(o + j + 16, &c1, sizeof c1);                                   \
+        memcpy(o + j + 32, &c2, sizeof c2);                                   \
+        memcpy(o + j + 48, &c3, sizeof c3);                                   \
+      }                                                                       \
     for (; j + 16 <= nb; j += 16) {                                           \
       sim_sk_v16 c0 = {0}, c1 = {0}, c2 = {0}, c3 = {0}, u;                   \
       memcpy(&c0, o + j, sizeof c0);                                          \
@@ -583,9 +610,10 @@ static xrt_status sim_run_skinny(const sim_step *st, void **vals,
     /* the sums of all lhs rows of a chunk fit L1 (16 KiB of 32) */
     j.nc = 4096 / s->M / 16 * 16;
     j.nc = j.nc < 256 ? 256 : j.nc;
-    /* enough chunks for every thread */
+    /* one chunk for every thread: a thread's rows are read in segments
+     * as long as they can be (four chunks a thread measured slower) */
     int64_t per = (s->N + threads - 1) / threads;
-    per = (per + 15) / 16 * 16;
+    per = (per + 63) / 64 * 64;
     if (threads > 1 && s->B < threads && per < j.nc) j.nc = per;
   } else {
     j.nc = 64; /* weight rows of the other layout: pairs, in any chunks */

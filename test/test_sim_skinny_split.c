@@ -1,0 +1,122 @@
+/*
+ * test_sim_skinny_split.c - x @ W products with weights [K, N] (the result's
+ * dimension innermost) on the skinny path of src/sim/skinny.c, split over
+ * one, two and three threads: every result must be bit for bit the plain
+ * sequential f32 sum over k from zero (a product rounded, then added, no
+ * fused multiply-add), computed here.  That is the order the kernel
+ * promises whatever the instruction set (XRT_SIM_ISA), the split of the
+ * columns between threads, the 64-column blocks of a single lhs row, the
+ * 16-column vectors after them, the columns one at a time after those,
+ * and the steps of eight weight rows (K not a multiple of eight).  Random
+ * values (multiples of 2^-8 of either sign) make every sum round, so
+ * another order would show.  MIT licensed.
+ */
+#include "test_util.h"
+
+static uint32_t seed = 4242;
+static float rnd(void) {
+  seed = seed * 1664525u + 1013904223u;
+  return (float)((int)(seed >> 9) % 2001 - 1000) / 256.0f + 1.0f / 3.0f;
+}
+
+/* lhs [bt, M, K] (no batch dimension when Bt = 0) times rhs [bt, K, N]
+ * contracting K, on client c: each result exactly the sequential sum. */
+static void check(xrt_client *c, int64_t Bt, int64_t M, int64_t N,
+                  int64_t K) {
+  int64_t bt = Bt ? Bt : 1;
+  float *a = malloc(sizeof(float) * (size_t)(bt * M * K));
+  float *b = malloc(sizeof(float) * (size_t)(bt * K * N));
+  assert_true(a && b);
+  for (int64_t i = 0; i < bt * M * K; i++) a[i] = rnd();
+  for (int64_t i = 0; i < bt * K * N; i++) b[i] = rnd();
+  char ls[64], rs[64], os[64], text[1200];
+  long long LB = (long long)Bt, LM = (long long)M, LN = (long long)N,
+            LK = (long long)K;
+  if (Bt) {
+    snprintf(ls, sizeof ls, "%lldx%lldx%lldxf32", LB, LM, LK);
+    snprintf(rs, sizeof rs, "%lldx%lldx%lldxf32", LB, LK, LN);
+    snprintf(os, sizeof os, "%lldx%lldx%lldxf32", LB, LM, LN);
+  } else {
+    snprintf(ls, sizeof ls, "%lldx%lldxf32", LM, LK);
+    snprintf(rs, sizeof rs, "%lldx%lldxf32", LK, LN);
+    snprintf(os, sizeof os, "%lldx%lldxf32", LM, LN);
+  }
+  snprintf(text, sizeof text,
+           "func.func @main(%%a: tensor<%s>, %%b: tensor<%s>) -> tensor<%s> "
+           "{\n  %%r = stablehlo.dot_general %%a, %%b, %s contracting_dims = "
+           "[%d] x [%d], precision = [DEFAULT, DEFAULT] : (tensor<%s>, "
+           "tensor<%s>) -> tensor<%s>\n  func.return %%r : tensor<%s>\n}\n",
+           ls, rs, os, Bt ? "batching_dims = [0] x [0]," : "", Bt ? 2 : 1,
+           Bt ? 1 : 0, ls, rs, os, os);
+  tu_in in[2] = {{Bt ? TU_SHAPE(XRT_F32, Bt, M, K) : TU_SHAPE(XRT_F32, M, K),
+                  a},
+                 {Bt ? TU_SHAPE(XRT_F32, Bt, K, N) : TU_SHAPE(XRT_F32, K, N),
+                  b}};
+  tu_out o;
+  xrt_status s = tu_run(c, text, 2, in, &o);
+  if (s) fail_msg("%s\n%s", tu_msg, text);
+  assert_int_equal(o.bytes[0], sizeof(float) * (size_t)(bt * M * N));
+  const float *got = (const float *)o.data[0];
+  for (int64_t q = 0; q < bt; q++)
+    for (int64_t m = 0; m < M; m++)
+      for (int64_t n = 0; n < N; n++) {
+        volatile float acc = 0; /* each step rounded to f32 */
+        for (int64_t k = 0; k < K; k++) {
+          volatile float p = a[(q * M + m) * K + k] * b[(q * K + k) * N + n];
+          acc = acc + p;
+        }
+        float g = got[(q * M + m) * N + n], want = acc;
+        if (memcmp(&g, &want, sizeof g) != 0)
+          fail_msg("B %lld M %lld N %lld K %lld: [%lld,%lld,%lld] got %.9g "
+                   "want %.9g",
+                   LB, LM, LN, LK, (long long)q, (long long)m, (long long)n,
+                   (double)g, (double)want);
+      }
+  tu_out_free(&o);
+  free(a);
+  free(b);
+}
+
+/* The shapes, on a client of the given threads. */
+static void shapes(int threads) {
+  xrt_client *c = tu_client(1, threads, 0);
+  assert_non_null(c);
+  /* one lhs row: 64-column blocks only; then blocks, a 16-column vector
+   * and 5 single columns; K not a multiple of the 8-row step */
+  check(c, 0, 1, 384, 64);
+  check(c, 0, 1, 64 * 3 + 16 + 5, 37);
+  check(c, 0, 1, 100, 9);
+  check(c, 2, 1, 130, 21); /* batched */
+  /* several lhs rows: the 16-column vectors, four rows at a time */
+  check(c, 0, 3, 213, 19);
+  check(c, 0, 6, 150, 24);
+  if (!tu_light()) {
+    check(c, 0, 1, 768, 768); /* a decoder token's attention output */
+    check(c, 0, 1, 2304, 200);
+  }
+  xrt_client_release(c);
+}
+
+static void test_one_thread(void **state) {
+  (void)state;
+  shapes(1);
+}
+
+static void test_two_threads(void **state) {
+  (void)state;
+  shapes(2);
+}
+
+static void test_three_threads(void **state) {
+  (void)state;
+  shapes(3);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_one_thread),
+      cmocka_unit_test(test_two_threads),
+      cmocka_unit_test(test_three_threads),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
