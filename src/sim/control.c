@@ -25,9 +25,11 @@ static bool sim_while_kept(const sim_while *w, void **vals, int32_t i) {
  * (nothing writes it): not copied in, and copied out only when something
  * reads that result. */
 static void sim_while_advance(const sim_while *w, void **vals) {
-  for (int32_t i = 0; i < w->n; i++)
-    if (w->bytes[i] && !sim_while_kept(w, vals, i))
-      memcpy(sim_while_other(w, vals, i), vals[w->brets[i]], w->bytes[i]);
+  for (int32_t i = 0; i < w->n; i++) {
+    void *o = sim_while_other(w, vals, i);
+    if (w->bytes[i] && !sim_while_kept(w, vals, i) && o != vals[w->brets[i]])
+      memcpy(o, vals[w->brets[i]], w->bytes[i]);
+  }
   for (int32_t i = 0; i < w->n; i++)
     if (!sim_while_kept(w, vals, i))
       vals[w->bargs[i]] = vals[w->cargs[i]] = sim_while_other(w, vals, i);
@@ -47,6 +49,9 @@ SIM_PRIVATE xrt_status sim_run_while(const sim_step *st, void **vals, sim_cx *cx
     xrt_status rc = sim_run_plan(&w->cond, vals, cx);
     if (rc) return rc;
     if (!*(const uint8_t *)vals[w->cret]) break;
+    /* results written where the next iteration reads them */
+    for (int32_t i = 0; i < w->n; i++)
+      if (w->redir[i]) vals[w->brets[i]] = sim_while_other(w, vals, i);
     if ((rc = sim_run_plan(&w->body, vals, cx))) return rc;
     sim_while_advance(w, vals);
   }

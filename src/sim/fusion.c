@@ -81,6 +81,7 @@
 #define SIM_FZ_BUDGET 65536 /* tile bytes of one piece, roughly */
 #define SIM_FZ_PAR_MIN 65536 /* fewer elements: one piece */
 #define SIM_FZ_STREAM_MIN ((size_t)16 << 20) /* output bytes: streamed */
+#define SIM_FZ_ROW_MIN 128 /* rows read in place as tiles, at least */
 #define SIM_FZ_SUB 256 /* elements a streaming root computes per store run */
 #define SIM_FZ_CHAIN 8 /* operations of a chain evaluated in registers */
 
@@ -428,6 +429,23 @@ static void sim_fz_gather(const sim_fznode *nd, const char *src, char *d,
   }
 }
 
+/* Where elements [i0, i0 + L) of GATHER node nd lie in src when they are
+ * one contiguous run of it (unit innermost stride, within one innermost
+ * row), else NULL. */
+static const char *sim_fz_run_at(const sim_fznode *nd, const char *src,
+                                 int64_t i0, int64_t L) {
+  int last = nd->rank - 1;
+  if (last < 0 || nd->ss[last] != 1) return NULL;
+  int64_t rem = i0, off = nd->base;
+  int64_t first = rem % nd->dims[last];
+  if (first + L > nd->dims[last]) return NULL;
+  for (int k = last; k >= 0; k--) {
+    off += rem % nd->dims[k] * nd->ss[k];
+    rem /= nd->dims[k];
+  }
+  return src + (size_t)off * nd->es;
+}
+
 /* The elementwise root nd on L elements into dst with non-temporal stores,
  * SIM_FZ_SUB elements at a time through buf (its tile): short runs keep
  * the loads and the stores interleaved and buf in L1.  Measured here, one
@@ -471,6 +489,8 @@ static const void *sim_fz_eval_x(const sim_fz *z, void **vals, char *scr,
     case SIM_FZ_PTILE: p[k] = scr + nd->off; continue;
     case SIM_FZ_ID: p[k] = p[nd->arg[0]]; continue;
     case SIM_FZ_GATHER:
+      if ((p[k] = sim_fz_run_at(nd, (const char *)vals[nd->val], i0, L)))
+        continue; /* one contiguous run (a slice's row): read in place */
       sim_fz_gather(nd, (const char *)vals[nd->val], o, i0, L);
       break;
     case SIM_FZ_EW: {
@@ -647,11 +667,15 @@ static int sim_fz_chain_eval(const sim_fz *z, void **vals, char *scr,
   for (int j = -1; j < c.n; j++) {
     int32_t k = j < 0 ? z->chx : z->charg[j];
     const sim_fznode *nd = &z->nodes[k];
-    if (nd->kind == SIM_FZ_GATHER) /* its tile, now */
-      sim_fz_gather(nd, (const char *)vals[nd->val], scr + nd->off, i0, L);
     const void *q = nd->kind != SIM_FZ_FULL ? (const void *)(scr + nd->off)
                     : nd->val == xv ? xp
                     : (const char *)vals[nd->val] + (size_t)i0 * nd->es;
+    if (nd->kind == SIM_FZ_GATHER) { /* in place when one run, else now */
+      const char *src = (const char *)vals[nd->val];
+      if ((p[k] = (const float *)(const void *)sim_fz_run_at(nd, src, i0, L)))
+        continue;
+      sim_fz_gather(nd, src, scr + nd->off, i0, L);
+    }
     p[k] = (const float *)q;
   }
   for (int j = 0; j < c.n; j++) c.b[j] = p[z->charg[j]];
@@ -1182,10 +1206,37 @@ static int sim_fz_transpose_strides(const xrt_ir_op *op, const xrt_shape *in,
   return 1;
 }
 
+/* A slice as a gather: start offset *base, strides ist times its steps;
+ * 0 if its attributes do not fit (its own lowering reports why) or its
+ * innermost step is not 1 (read element by element: the copy is faster). */
+static int sim_fz_slice_strides(const xrt_ir_op *op, const xrt_shape *in,
+                                const xrt_shape *o, const int64_t *ist,
+                                int64_t *ss, int64_t *base) {
+  const xrt_ir_attr *st = sim_attr(op, "start_indices", XRT_ATTR_INTS);
+  const xrt_ir_attr *lt = sim_attr(op, "limit_indices", XRT_ATTR_INTS);
+  const xrt_ir_attr *sp = sim_attr(op, "strides", XRT_ATTR_INTS);
+  if (!st || !lt || st->n != in->rank || lt->n != in->rank ||
+      (sp && sp->n != in->rank) || o->rank != in->rank || in->rank < 1 ||
+      (sp && sp->ints[in->rank - 1] != 1)) /* strided rows: a copy */
+    return 0;
+  *base = 0;
+  for (int32_t k = 0; k < in->rank; k++) {
+    int64_t s0 = st->ints[k], step = sp ? sp->ints[k] : 1;
+    if (s0 < 0 || step < 1 || s0 > in->dims[k] || o->dims[k] < 0 ||
+        (o->dims[k] && s0 + (o->dims[k] - 1) * step >= in->dims[k]))
+      return 0;
+    *base += s0 * ist[k];
+    ss[k] = ist[k] * step;
+  }
+  return 1;
+}
+
 /* A view op (SIM_FUSE_VIEW) as the strides of a gather from its operand
- * (zero: a dimension it broadcasts); 0 if it does not fit. */
+ * (zero: a dimension it broadcasts) from element *base; 0 if it does not
+ * fit. */
 static int sim_fz_view_strides(const sim_fcc *fc, const xrt_ir_op *op,
-                               int64_t ss[XRT_MAX_RANK]) {
+                               int64_t ss[XRT_MAX_RANK], int64_t *base) {
+  *base = 0;
   if (op->num_operands != 1) return 0;
   const xrt_shape *in = sim_shape(fc, op->operands[0]);
   const xrt_shape *o = sim_shape(fc, op->results[0]);
@@ -1193,6 +1244,7 @@ static int sim_fz_view_strides(const sim_fcc *fc, const xrt_ir_op *op,
   memset(ss, 0, sizeof *ss * XRT_MAX_RANK);
   sim_strides(in, ist);
   switch (op->code) {
+  case XRT_OP_SLICE: return sim_fz_slice_strides(op, in, o, ist, ss, base);
   case XRT_OP_BROADCAST_IN_DIM:
     return sim_fz_bcast_in_dim_strides(op, in, o, ist, ss);
   case XRT_OP_BROADCAST: return sim_fz_bcast_strides(in, o, ist, ss);
@@ -1203,9 +1255,9 @@ static int sim_fz_view_strides(const sim_fcc *fc, const xrt_ir_op *op,
 
 static int sim_fz_view_fits(const sim_fcc *fc, const xrt_ir_op *op,
                             const xrt_shape *rs) {
-  int64_t ss[XRT_MAX_RANK];
+  int64_t ss[XRT_MAX_RANK], base;
   (void)rs;
-  return sim_fz_view_strides(fc, op, ss);
+  return sim_fz_view_strides(fc, op, ss, &base);
 }
 
 /* Whether op, of fusion kind k, can be fused: its types and shapes are
@@ -1486,11 +1538,11 @@ static int sim_fz_all_zero(const sim_fznode *nd) {
 /* The view op (broadcast_in_dim, broadcast, transpose) as a GATHER (its
  * kind says it fits: sim_fz_view_strides succeeds). */
 static void sim_fz_view(sim_fzb *b, const xrt_ir_op *op, sim_fznode *nd) {
-  int64_t ss[XRT_MAX_RANK];
-  sim_fz_view_strides(b->fc, op, ss);
+  int64_t ss[XRT_MAX_RANK], base;
+  sim_fz_view_strides(b->fc, op, ss, &base);
   nd->kind = SIM_FZ_GATHER;
   nd->val = op->operands[0];
-  sim_fz_gather_init(b, nd, sim_shape(b->fc, op->results[0]), ss, 0);
+  sim_fz_gather_init(b, nd, sim_shape(b->fc, op->results[0]), ss, base);
   if (sim_fz_all_zero(nd)) nd->kind = SIM_FZ_SPLAT;
 }
 
@@ -1759,11 +1811,36 @@ static void sim_fz_chain_plan(sim_fz *z) {
 /* A reduce over the last dimension: tiles hold whole rows when a row fits,
  * so each row is folded in one call, as the unfused reduce folds it, and
  * both add in the same order. */
-static void sim_fz_row_tiles(sim_fz *z) {
+static void sim_fz_reduce_row_tiles(sim_fz *z) {
   int64_t row = z->red && z->rank ? z->dims[z->rank - 1] : 0;
   if (row > 1 && z->ostr[z->rank - 1] == 0 && row <= z->tile &&
       z->numel > z->tile)
     z->tile = z->tile / row * row;
+}
+
+/* Elementwise loops reading GATHER nodes with unit innermost stride (a
+ * slice of rows) in rows of R elements, shorter than the tile: tiles of R
+ * (when every such node's rows are multiples of R and no periodic tile
+ * needs the longer one), so each tile reads one run in place instead of
+ * gathering it (see sim_fz_run_at). */
+static void sim_fz_slice_row_tiles(sim_fz *z) {
+  int64_t R = 0;
+  if (z->red) return;
+  for (int32_t k = 0; k < z->nn; k++) {
+    const sim_fznode *nd = &z->nodes[k];
+    if (nd->kind == SIM_FZ_PTILE) return;
+    if (nd->kind != SIM_FZ_GATHER || nd->rank < 1) continue;
+    int64_t r = nd->dims[nd->rank - 1];
+    if (nd->ss[nd->rank - 1] == 1 && (!R || r < R)) R = r;
+  }
+  if (R < SIM_FZ_ROW_MIN || R >= z->tile) return;
+  for (int32_t k = 0; k < z->nn; k++) {
+    const sim_fznode *nd = &z->nodes[k];
+    if (nd->kind == SIM_FZ_GATHER && nd->rank >= 1 &&
+        nd->ss[nd->rank - 1] == 1 && nd->dims[nd->rank - 1] % R)
+      return;
+  }
+  z->tile = R;
 }
 
 /* Tile size and scratch offsets of the nodes that need a tile. */
@@ -1782,7 +1859,8 @@ static void sim_fz_layout(sim_fz *z) {
   while (costly && tile > 64 && tile * 4 > z->numel) tile /= 2;
   z->tile = tile;
   sim_fz_periodic(z);
-  sim_fz_row_tiles(z);
+  sim_fz_reduce_row_tiles(z);
+  sim_fz_slice_row_tiles(z);
   tile = z->tile;
   z->maxp = z->numel >= SIM_FZ_PAR_MIN || costly ? SIM_FZ_PARTS : 1;
 #ifdef SIM_HAVE_STREAM

@@ -1206,6 +1206,9 @@ typedef struct sim_while {
    * operands, see sim_loop_invariant), nflags of them. */
   const int32_t *flags;
   int32_t nflags;
+  /* Per carry: 1 when the body's result is pointed at the buffer the next
+   * iteration reads before each run of the body (sim_while_redirect). */
+  const uint8_t *redir;
 } sim_while;
 SIM_PRIVATE xrt_status sim_run_while(const sim_step *st, void **vals, sim_cx *cx);
 

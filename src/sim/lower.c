@@ -806,7 +806,8 @@ static int64_t sim_region_reads(const xrt_ir_region *r, int32_t v) {
  * place: when the body reads the argument only there and the result only
  * goes back into the loop, the slice is written into the argument's
  * buffer and nothing is copied (sim_while_advance sees it kept). */
-static void sim_while_in_place(const sim_while *w, const xrt_ir_region *body) {
+static void sim_while_in_place(const sim_while *w, const xrt_ir_region *body,
+                               uint8_t *redir) {
   for (int32_t i = 0; i < w->n; i++) {
     int32_t arg = w->bargs[i], ret = w->brets[i];
     if (ret == arg || sim_region_reads(body, arg) != 1 ||
@@ -815,11 +816,39 @@ static void sim_while_in_place(const sim_while *w, const xrt_ir_region *body) {
     for (int32_t k = 0; k < w->body.n; k++) {
       sim_step *s = (sim_step *)(uintptr_t)&w->body.steps[k]; /* plan memory */
       if (s->nout == 1 && s->out[0] == ret) {
-        sim_dus_update_in_place(s, arg);
+        if (sim_dus_update_in_place(s, arg)) redir[i] = 2;
         break;
       }
     }
   }
+}
+
+/* Carries whose result the body computes into an arena value of its own
+ * (the new h and c of an LSTM step): the body writes it straight into the
+ * carry buffer the next iteration reads (sim_run_while points the value
+ * there), so nothing is copied.  Not for results that are arguments,
+ * outer values, aliases, updated in place (redir 2 already) or returned
+ * twice. */
+static void sim_while_redirect(sim_fcc *fc, const sim_while *w,
+                               uint8_t *redir) {
+  for (int32_t i = 0; i < w->n; i++) {
+    int32_t ret = w->brets[i];
+    if (redir[i] || w->thru[i] || !w->bytes[i] || ret == w->bargs[i] ||
+        ret < 0 || ret >= fc->nv)
+      continue;
+    const sim_vinfo *v = &fc->v[ret];
+    if (v->kind != SIM_V_SLOT || v->alias || v->vcat || v->in_out ||
+        v->bytes != w->bytes[i])
+      continue;
+    int twice = 0, made = 0;
+    for (int32_t j = 0; j < w->n; j++) twice |= j != i && w->brets[j] == ret;
+    for (int32_t k = 0; k < w->body.n; k++) {
+      const sim_step *s = &w->body.steps[k];
+      for (int32_t j = 0; j < s->nout; j++) made |= s->out[j] == ret;
+    }
+    if (!twice && made) redir[i] = 1;
+  }
+  for (int32_t i = 0; i < w->n; i++) redir[i] = redir[i] == 1;
 }
 
 static xrt_status sim_lower_while(sim_fcc *fc, const xrt_ir_op *op,
@@ -862,7 +891,11 @@ static xrt_status sim_lower_while(sim_fcc *fc, const xrt_ir_op *op,
   w->cret = cret[0];
   w->cargs = op->regions[0].args;
   w->bargs = op->regions[1].args;
-  sim_while_in_place(w, &op->regions[1]);
+  uint8_t *redir = (uint8_t *)sim_palloc(fc, (size_t)w->n + 1);
+  if (!redir) return XRT_RESOURCE_EXHAUSTED;
+  sim_while_in_place(w, &op->regions[1], redir);
+  sim_while_redirect(fc, w, redir);
+  w->redir = redir;
   st->data = w;
   st->run = sim_run_while;
   return XRT_OK;
@@ -997,7 +1030,7 @@ static const sim_op_desc sim_ops[XRT_OP_COUNT] = {
     [XRT_OP_BROADCAST] = {.lower = sim_lower_broadcast, .fuse = SIM_FUSE_VIEW},
     [XRT_OP_RESHAPE] = {.lower = sim_lower_reshape, .fuse = SIM_FUSE_RESHAPE},
     [XRT_OP_TRANSPOSE] = {.lower = sim_lower_transpose, .fuse = SIM_FUSE_VIEW},
-    [XRT_OP_SLICE] = {.lower = sim_lower_slice},
+    [XRT_OP_SLICE] = {.lower = sim_lower_slice, .fuse = SIM_FUSE_VIEW},
     [XRT_OP_CONCATENATE] = {.lower = sim_lower_concatenate},
     [XRT_OP_PAD] = {.lower = sim_lower_pad},
     [XRT_OP_REVERSE] = {.lower = sim_lower_reverse},
