@@ -5,7 +5,7 @@
  * tiles (1, 3, 1023, 4097, and big enough to be cut into pieces), and
  * outputs big enough to bypass the cache.
  */
-#include "test_util.h"
+#include "test_kernels.h"
 
 static const int64_t sizes[] = {1, 3, 1023, 4097, 70001};
 
@@ -38,32 +38,14 @@ static void each_shape(void **state, const int64_t (*shapes)[2], size_t k,
     one((xrt_client *)*state, shapes[i][0], shapes[i][1]);
 }
 
-/* IEEE maximum: NaN wins, -0 < +0 (inputs here have no NaN). */
+/* IEEE maximum / minimum as stablehlo's (test_kernels.h): NaN wins (the
+ * first NaN operand); equal values: +0 is the larger. */
 static float ref_max(float x, float y) {
-  if (x == y) return signbit(x) ? y : x;
-  return x > y ? x : y;
-}
-
-/* Expands a program template: $1, $2, $3 become the numbers v1..v3. */
-static void tpl(char *out, size_t cap, const char *t, long long v1,
-                long long v2, long long v3) {
-  const long long v[3] = {v1, v2, v3};
-  size_t n = 0;
-  for (; *t && n + 24 < cap; t++) {
-    if (t[0] == '$' && t[1] >= '1' && t[1] <= '3') {
-      n += (size_t)snprintf(out + n, cap - n, "%lld", v[t[1] - '1']);
-      t++;
-    } else {
-      out[n++] = *t;
-    }
-  }
-  out[n] = 0;
-  assert_true(*t == 0); /* the buffer was big enough */
+  return (float)tu_ref_maxmin(x, y, 1);
 }
 
 static float ref_min(float x, float y) {
-  if (x == y) return signbit(x) ? x : y;
-  return x < y ? x : y;
+  return (float)tu_ref_maxmin(x, y, 0);
 }
 
 static void assert_f32_bits(const tu_out *o, int i, const float *want,
@@ -99,7 +81,7 @@ static void run_check(xrt_client *c, const char *prog, int nin,
 /* A long chain of unary and binary ops over four inputs. */
 static void long_chain(xrt_client *c, int64_t n) {
   char prog[2048];
-  tpl(prog, sizeof prog,
+  TU_TPL(prog, sizeof prog,
       "func.func @main(%a: tensor<$1xf32>, %b: tensor<$1xf32>,"
       " %c: tensor<$1xf32>, %d: tensor<$1xf32>) -> "
       "tensor<$1xf32> {\n"
@@ -138,7 +120,7 @@ static void test_long_chain(void **state) {
 /* Scalars, rows and columns broadcast into a loop over a matrix. */
 static void broadcasts(xrt_client *c, int64_t R, int64_t C) {
   char prog[2048];
-  tpl(prog, sizeof prog,
+  TU_TPL(prog, sizeof prog,
       "func.func @main(%a: tensor<$1x$2xf32>, %s: tensor<f32>,"
       " %row: tensor<$2xf32>, %col: tensor<$1xf32>) -> "
       "tensor<$1x$2xf32> {\n"
@@ -186,7 +168,7 @@ static float ref_bf16(float f) {
 /* Converts to f16, bf16 and i32 and back inside one loop. */
 static void converts(xrt_client *c, int64_t n) {
   char prog[2048];
-  tpl(prog, sizeof prog,
+  TU_TPL(prog, sizeof prog,
       "func.func @main(%a: tensor<$1xf32>, %b: tensor<$1xf32>)"
       " -> (tensor<$1xf32>, tensor<$1xi32>) {\n"
       "  %0 = stablehlo.multiply %a, %b : tensor<$1xf32>\n"
@@ -232,7 +214,7 @@ static void test_converts(void **state) {
 /* compare + select, and clamp with scalar bounds. */
 static void compare_select_clamp(xrt_client *c, int64_t n) {
   char prog[2048];
-  tpl(prog, sizeof prog,
+  TU_TPL(prog, sizeof prog,
       "func.func @main(%a: tensor<$1xf32>, %b: tensor<$1xf32>,"
       " %lo: tensor<f32>, %hi: tensor<f32>) -> tensor<$1xf32> {\n"
       "  %0 = stablehlo.compare GT, %a, %b, FLOAT : "
@@ -261,22 +243,6 @@ static void compare_select_clamp(xrt_client *c, int64_t n) {
 
 static void test_compare_select_clamp(void **state) {
   each_size(state, compare_select_clamp);
-}
-
-/* IEEE maximum / minimum with NaN first (as stablehlo's): the NaN
- * operand; equal values: +0 is the larger. */
-static float ref_fmax(float a, float b) {
-  if (a != a) return a;
-  if (b != b) return b;
-  if (a == b) return signbit(a) ? b : a;
-  return a > b ? a : b;
-}
-
-static float ref_fmin(float a, float b) {
-  if (a != a) return a;
-  if (b != b) return b;
-  if (a == b) return signbit(a) ? a : b;
-  return a < b ? a : b;
 }
 
 /* ReLU and its kin after a per-channel operand (NCHW: runs of the same
@@ -318,9 +284,9 @@ static void relu_chains(xrt_client *c, int64_t C, int64_t H, int64_t W) {
   float *w0 = fvec(n, 0), *w1 = fvec(n, 0), *w2 = fvec(n, 0);
   for (int64_t i = 0; i < n; i++) {
     float bv = b[(i / P) % C];
-    w0[i] = ref_fmax(x[i] + bv, 0.0f);
-    w1[i] = ref_fmin(-0.0f, x[i] * bv);
-    w2[i] = ref_fmax(-0.0f, x[i] - bv);
+    w0[i] = ref_max(x[i] + bv, 0.0f);
+    w1[i] = ref_min(-0.0f, x[i] * bv);
+    w2[i] = ref_max(-0.0f, x[i] - bv);
   }
   tu_in in[2] = {{TU_SHAPE(XRT_F32, 2, C, H, W), x},
                  {TU_SHAPE(XRT_F32, C), b}};
@@ -339,7 +305,7 @@ static void test_relu_chains(void **state) {
  * an intermediate returned as well. */
 static void shared_values(xrt_client *c, int64_t n) {
   char prog[2048];
-  tpl(prog, sizeof prog,
+  TU_TPL(prog, sizeof prog,
       "func.func @main(%a: tensor<$1xf32>, %b: tensor<$1xf32>)"
       " -> (tensor<$1xf32>, tensor<$1xf32>, tensor<$1xf32>)"
       " {\n"
@@ -372,7 +338,7 @@ static void test_shared_values(void **state) {
 /* Transposed and reshaped operands read by index inside the loop. */
 static void transposed_inputs(xrt_client *c, int64_t R, int64_t C) {
   char prog[2048];
-  tpl(prog, sizeof prog,
+  TU_TPL(prog, sizeof prog,
       "func.func @main(%a: tensor<$1x$2xf32>, "
       "%b: tensor<$2x$1xf32>, %f: tensor<$3xf32>) -> "
       "tensor<$1x$2xf32> {\n"
@@ -407,7 +373,7 @@ static void test_transposed_inputs(void **state) {
 /* sum(a * b) over axis 0, axis 1 and both; max over axis 1. */
 static void reduce_products(xrt_client *c, int64_t R, int64_t C) {
   char prog[3072];
-  tpl(prog, sizeof prog,
+  TU_TPL(prog, sizeof prog,
       "func.func @main(%a: tensor<$1x$2xf32>, "
       "%b: tensor<$1x$2xf32>) -> (tensor<$2xf32>, "
       "tensor<$1xf32>, tensor<f32>, tensor<$1xf32>, tensor<$2xf32>) {\n"
@@ -523,7 +489,7 @@ static void test_reduce_long_sum(void **state) {
   xrt_client *c = (xrt_client *)*state;
   const int64_t R = 7, C = 100003;
   char prog[1024];
-  tpl(prog, sizeof prog,
+  TU_TPL(prog, sizeof prog,
       "func.func @main(%a: tensor<$1x$2xf32>) -> "
       "tensor<$1xf32> {\n"
       "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
@@ -574,7 +540,7 @@ static float ref_row_sum(const float *x, int64_t n, float init) {
  * the tiles and enough rows to be cut into pieces. */
 static void reduce_rows_order(xrt_client *c, int64_t R, int64_t C) {
   char prog[1024];
-  tpl(prog, sizeof prog,
+  TU_TPL(prog, sizeof prog,
       "func.func @main(%a: tensor<$1x$2xf32>) -> "
       "(tensor<$1xf32>, tensor<$1xf32>) {\n"
       "  %z = stablehlo.constant dense<0.5> : tensor<f32>\n"
@@ -752,7 +718,7 @@ static void test_two_threads(void **state) {
   xrt_client *c = tu_client(0, 2, 0);
   const int64_t R = 513, C = 9001; /* two column blocks of the axis-0 sum */
   char prog[2048];
-  tpl(prog, sizeof prog,
+  TU_TPL(prog, sizeof prog,
       "func.func @main(%a: tensor<$1x$2xf32>, "
       "%b: tensor<$1x$2xf32>) -> (tensor<$1x$2xf32>, "
       "tensor<$2xf32>, tensor<$1xf32>) {\n"

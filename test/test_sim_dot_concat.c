@@ -11,208 +11,7 @@
  * reference computed here bit for bit.  A last test shows the
  * concatenation takes no memory.  MIT licensed.
  */
-#include "test_util.h"
-
-#define MAXR 6
-
-/* Input i: multiples of 1/4 in [-1, 1]. */
-static double val(int64_t i, int salt) {
-  return (double)((i * 7 + salt * 3) % 9 - 4) / 4.0;
-}
-
-static int64_t numel(int rank, const int64_t *d) {
-  int64_t n = 1;
-  for (int k = 0; k < rank; k++) n *= d[k];
-  return n;
-}
-
-/* out = the concatenation of n parts (shapes pd[i], rank) along axis. */
-static void ref_concat(int n, double *const *parts, const int64_t (*pd)[MAXR],
-                       int rank, int axis, double *out) {
-  int64_t outer = 1, inner = 1;
-  for (int k = 0; k < axis; k++) outer *= pd[0][k];
-  for (int k = axis + 1; k < rank; k++) inner *= pd[0][k];
-  int64_t at = 0;
-  for (int64_t o = 0; o < outer; o++)
-    for (int i = 0; i < n; i++) {
-      int64_t run = pd[i][axis] * inner;
-      for (int64_t e = 0; e < run; e++) out[at++] = parts[i][o * run + e];
-    }
-}
-
-/* A dot_general of row-major L and R into out [batch, lhs free, rhs free]. */
-typedef struct dims {
-  int nb, nc;
-  int64_t lb[MAXR], rb[MAXR], lc[MAXR], rc[MAXR];
-} dims;
-
-static int listed(const int64_t *a, int n, int64_t d) {
-  for (int i = 0; i < n; i++)
-    if (a[i] == d) return i;
-  return -1;
-}
-
-static void ref_dot(const double *L, int lr, const int64_t *ld,
-                    const double *R, int rr, const int64_t *rd,
-                    const dims *dd, double *out) {
-  int64_t ls[MAXR], rs[MAXR], lf[MAXR], rf[MAXR], nlf = 0, nrf = 0;
-  for (int k = lr - 1, s = 1; k >= 0; k--) ls[k] = s, s *= (int)ld[k];
-  for (int k = rr - 1, s = 1; k >= 0; k--) rs[k] = s, s *= (int)rd[k];
-  for (int k = 0; k < lr; k++)
-    if (listed(dd->lb, dd->nb, k) < 0 && listed(dd->lc, dd->nc, k) < 0)
-      lf[nlf++] = k;
-  for (int k = 0; k < rr; k++)
-    if (listed(dd->rb, dd->nb, k) < 0 && listed(dd->rc, dd->nc, k) < 0)
-      rf[nrf++] = k;
-  /* result index space: batch dims, lhs free, rhs free */
-  int64_t od[3 * MAXR], on = 0;
-  for (int q = 0; q < dd->nb; q++) od[on++] = ld[dd->lb[q]];
-  for (int q = 0; q < nlf; q++) od[on++] = ld[lf[q]];
-  for (int q = 0; q < nrf; q++) od[on++] = rd[rf[q]];
-  int64_t cd[MAXR], K = 1;
-  for (int q = 0; q < dd->nc; q++) cd[q] = ld[dd->lc[q]], K *= cd[q];
-  int64_t total = numel((int)on, od), idx[3 * MAXR] = {0};
-  for (int64_t o = 0; o < total; o++) {
-    int64_t lo = 0, ro = 0;
-    for (int q = 0; q < dd->nb; q++)
-      lo += idx[q] * ls[dd->lb[q]], ro += idx[q] * rs[dd->rb[q]];
-    for (int q = 0; q < nlf; q++) lo += idx[dd->nb + q] * ls[lf[q]];
-    for (int q = 0; q < nrf; q++) ro += idx[dd->nb + nlf + q] * rs[rf[q]];
-    double s = 0;
-    int64_t ci[MAXR] = {0};
-    for (int64_t k = 0; k < K; k++) {
-      int64_t a = lo, b = ro;
-      for (int q = 0; q < dd->nc; q++)
-        a += ci[q] * ls[dd->lc[q]], b += ci[q] * rs[dd->rc[q]];
-      s += L[a] * R[b];
-      for (int q = dd->nc - 1; q >= 0; q--) {
-        if (++ci[q] < cd[q]) break;
-        ci[q] = 0;
-      }
-    }
-    out[o] = s;
-    for (int q = (int)on - 1; q >= 0; q--) {
-      if (++idx[q] < od[q]) break;
-      idx[q] = 0;
-    }
-  }
-}
-
-/* ---- running a case ---- */
-
-typedef struct input {
-  int rank;
-  int64_t d[MAXR];
-  double *v;
-} input;
-
-static void make_input(input *in, int salt, int rank, const int64_t *d) {
-  in->rank = rank;
-  memcpy(in->d, d, sizeof(int64_t) * (size_t)rank);
-  int64_t n = numel(rank, d);
-  in->v = malloc(sizeof(double) * (size_t)(n ? n : 1));
-  for (int64_t i = 0; i < n; i++) in->v[i] = val(i, salt);
-}
-
-/* src with its element type marker T (in "xT>" and "<T>") replaced by
- * f32 or f64 (free the result). */
-static char *typed(const char *src, int f64) {
-  size_t n = strlen(src), w = 0;
-  char *r = malloc(3 * n + 1);
-  for (size_t i = 0; i < n; i++) {
-    if (src[i] == 'T' && i > 0 && (src[i - 1] == 'x' || src[i - 1] == '<') &&
-        src[i + 1] == '>') {
-      memcpy(r + w, f64 ? "f64" : "f32", 3);
-      w += 3;
-      continue;
-    }
-    r[w++] = src[i];
-  }
-  r[w] = 0;
-  return r;
-}
-
-/* Runs src (element type T) on the inputs and checks result k against
- * want[k] (nres results of want_n[k] elements), exactly; each program
- * runs twice (the second on a reused frame). */
-static void run_case(xrt_client *c, const char *src, int f64, int nin,
-                     const input *in, int nres, double *const *want,
-                     const int64_t *want_n) {
-  char *text = typed(src, f64);
-  tu_in ti[8];
-  void *bufs[8];
-  assert_true(nin <= 8);
-  for (int i = 0; i < nin; i++) {
-    int64_t n = numel(in[i].rank, in[i].d);
-    bufs[i] = malloc((f64 ? 8 : 4) * (size_t)(n ? n : 1));
-    for (int64_t e = 0; e < n; e++) {
-      if (f64) ((double *)bufs[i])[e] = in[i].v[e];
-      else ((float *)bufs[i])[e] = (float)in[i].v[e];
-    }
-    ti[i].shape = tu_shape(f64 ? XRT_F64 : XRT_F32, in[i].rank, in[i].d);
-    ti[i].data = bufs[i];
-  }
-  for (int rep = 0; rep < 2; rep++) {
-    tu_out o;
-    xrt_status s = tu_run(c, text, nin, ti, &o);
-    if (s) fail_msg("%s\n%s", tu_msg, text);
-    assert_int_equal(o.n, nres);
-    for (int k = 0; k < nres; k++) {
-      assert_int_equal(o.bytes[k], (size_t)want_n[k] * (f64 ? 8 : 4));
-      for (int64_t e = 0; e < want_n[k]; e++) {
-        double g = f64 ? ((const double *)o.data[k])[e]
-                       : (double)((const float *)o.data[k])[e];
-        if (g != want[k][e])
-          fail_msg("result %d element %lld: got %.17g want %.17g (%s)\n%s", k,
-                   (long long)e, g, want[k][e], f64 ? "f64" : "f32", text);
-      }
-    }
-    tu_out_free(&o);
-  }
-  for (int i = 0; i < nin; i++) free(bufs[i]);
-  free(text);
-}
-
-static void free_inputs(input *in, int n) {
-  for (int i = 0; i < n; i++) free(in[i].v);
-}
-
-/* One concatenation of inputs [0, nparts) along axis (result dims cd),
- * read by one product with input `other` (the concatenation as the lhs
- * or rhs, seen through a reshape to xd); the product's result is the
- * only result. */
-static void check_one(xrt_client *c, const char *src, int f64, int nparts,
-                      const int64_t (*pd)[MAXR], int rank, int axis,
-                      const int64_t *cd, int xr, const int64_t *xd,
-                      int cat_is_rhs, int orank, const int64_t *od,
-                      const dims *dd) {
-  input in[4];
-  double *parts[4];
-  for (int i = 0; i < nparts; i++) {
-    make_input(&in[i], i + 1, rank, pd[i]);
-    parts[i] = in[i].v;
-  }
-  make_input(&in[nparts], 9, orank, od);
-  double *cat = malloc(sizeof(double) * (size_t)numel(rank, cd));
-  ref_concat(nparts, parts, pd, rank, axis, cat);
-  /* the result: batch x lhs free x rhs free elements */
-  const int64_t *ldims = cat_is_rhs ? od : xd;
-  int64_t kk = 1, bb = 1;
-  for (int q = 0; q < dd->nc; q++) kk *= ldims[dd->lc[q]];
-  for (int q = 0; q < dd->nb; q++) bb *= ldims[dd->lb[q]];
-  int64_t total_l = numel(cat_is_rhs ? orank : xr, cat_is_rhs ? od : xd);
-  int64_t total_r = numel(cat_is_rhs ? xr : orank, cat_is_rhs ? xd : od);
-  int64_t on = bb * (total_l / (kk * bb)) * (total_r / (kk * bb));
-  double *want = malloc(sizeof(double) * (size_t)on);
-  if (cat_is_rhs)
-    ref_dot(in[nparts].v, orank, od, cat, xr, xd, dd, want);
-  else
-    ref_dot(cat, xr, xd, in[nparts].v, orank, od, dd, want);
-  run_case(c, src, f64, nparts + 1, in, 1, &want, &on);
-  free(want);
-  free(cat);
-  free_inputs(in, nparts + 1);
-}
+#include "dot_concat_ref.h"
 
 /* ---- a decoder's attention over its KV cache ---- */
 
@@ -244,13 +43,13 @@ static const char values_src[] =
 static void test_attention(void **state) {
   xrt_client *c = (xrt_client *)*state;
   static const int64_t pd[2][MAXR] = {{5, 16}, {1, 16}};
-  static const int64_t cd[] = {6, 16}, xd[] = {6, 2, 8};
+  static const int64_t xd[] = {6, 2, 8};
   static const int64_t qd[] = {2, 8}, pdd[] = {2, 6};
   dims k = {1, 1, {0}, {1}, {1}, {2}};
   dims v = {1, 1, {0}, {1}, {1}, {0}};
   for (int f64 = 0; f64 < 2; f64++) {
-    check_one(c, keys_src, f64, 2, pd, 2, 0, cd, 3, xd, 1, 2, qd, &k);
-    check_one(c, values_src, f64, 2, pd, 2, 0, cd, 3, xd, 1, 2, pdd, &v);
+    check_one(c, keys_src, f64, 2, pd, 2, 0, 3, xd, 1, 2, qd, &k);
+    check_one(c, values_src, f64, 2, pd, 2, 0, 3, xd, 1, 2, pdd, &v);
   }
 }
 
@@ -328,14 +127,14 @@ static void check_kv_big(xrt_client *c, int f64) {
 static void test_attention_skinny(void **state) {
   xrt_client *c = (xrt_client *)*state;
   static const int64_t kpd[2][MAXR] = {{64, 128}, {1, 128}};
-  static const int64_t kcd[] = {65, 128}, kxd[] = {65, 4, 32}, qd[] = {4, 32};
+  static const int64_t kxd[] = {65, 4, 32}, qd[] = {4, 32};
   static const int64_t vpd[2][MAXR] = {{64, 256}, {1, 256}};
-  static const int64_t vcd[] = {65, 256}, vxd[] = {65, 4, 64}, pd[] = {4, 65};
+  static const int64_t vxd[] = {65, 4, 64}, pd[] = {4, 65};
   dims k = {1, 1, {0}, {1}, {1}, {2}};
   dims v = {1, 1, {0}, {1}, {1}, {0}};
   for (int f64 = 0; f64 < 2; f64++) {
-    check_one(c, kv_src, f64, 2, kpd, 2, 0, kcd, 3, kxd, 1, 2, qd, &k);
-    check_one(c, pv_src, f64, 2, vpd, 2, 0, vcd, 3, vxd, 1, 2, pd, &v);
+    check_one(c, kv_src, f64, 2, kpd, 2, 0, 3, kxd, 1, 2, qd, &k);
+    check_one(c, pv_src, f64, 2, vpd, 2, 0, 3, vxd, 1, 2, pd, &v);
     check_kv_big(c, f64);
   }
 }
@@ -395,19 +194,19 @@ static void test_roles(void **state) {
       static const int64_t pd[2][MAXR] = {{2, 3, 4}, {1, 3, 4}};
       static const int64_t cd[] = {3, 3, 4}, bd[] = {3, 4, 5};
       dims d = {1, 1, {0}, {0}, {2}, {1}};
-      check_one(c, batch_src, f64, 2, pd, 3, 0, cd, 3, cd, 0, 3, bd, &d);
+      check_one(c, batch_src, f64, 2, pd, 3, 0, 3, cd, 0, 3, bd, &d);
     }
     {
       static const int64_t pd[3][MAXR] = {{3, 4}, {2, 4}, {1, 4}};
       static const int64_t cd[] = {6, 4}, wd[] = {4, 5};
       dims d = {0, 1, {0}, {0}, {1}, {0}};
-      check_one(c, lfree_src, f64, 3, pd, 2, 0, cd, 2, cd, 0, 2, wd, &d);
+      check_one(c, lfree_src, f64, 3, pd, 2, 0, 2, cd, 0, 2, wd, &d);
     }
     {
       static const int64_t pd[2][MAXR] = {{3, 2}, {3, 5}};
       static const int64_t cd[] = {3, 7}, wd[] = {7, 4};
       dims d = {0, 1, {0}, {0}, {1}, {0}};
-      check_one(c, lcontr_src, f64, 2, pd, 2, 1, cd, 2, cd, 0, 2, wd, &d);
+      check_one(c, lcontr_src, f64, 2, pd, 2, 1, 2, cd, 0, 2, wd, &d);
     }
   }
 }
@@ -419,12 +218,9 @@ static void test_rhs_batch(void **state) {
   static const int64_t cd[] = {4, 3, 6}, xd[] = {4, 3, 2, 3}, ad[] = {3, 2, 5};
   for (int f64 = 0; f64 < 2; f64++) {
     input in[3];
-    make_input(&in[0], 1, 3, pd[0]);
-    make_input(&in[1], 2, 3, pd[1]);
-    make_input(&in[2], 9, 3, ad);
     double cat[72], full[3 * 5 * 4 * 3], want[3 * 5 * 4 * 2];
-    double *parts[2] = {in[0].v, in[1].v};
-    ref_concat(2, parts, pd, 3, 1, cat);
+    concat_inputs(in, 2, pd, 3, 1, cat);
+    make_input(&in[2], 9, 3, ad);
     dims d = {1, 1, {0}, {1}, {1}, {2}};
     ref_dot(in[2].v, 3, ad, cat, 4, xd, &d, full);
     for (int i = 0; i < 3 * 5 * 4; i++)
@@ -479,17 +275,17 @@ static void test_kernels(void **state) {
     {
       static const int64_t pd[2][MAXR] = {{24, 18}, {16, 18}};
       static const int64_t cd[] = {40, 18}, ad[] = {20, 40};
-      check_one(c, gemm_k_src, f64, 2, pd, 2, 0, cd, 2, cd, 1, 2, ad, &kn);
+      check_one(c, gemm_k_src, f64, 2, pd, 2, 0, 2, cd, 1, 2, ad, &kn);
     }
     {
       static const int64_t pd[2][MAXR] = {{16, 12}, {16, 20}};
       static const int64_t cd[] = {16, 32}, ad[] = {20, 16};
-      check_one(c, gemm_n_src, f64, 2, pd, 2, 1, cd, 2, cd, 1, 2, ad, &kn);
+      check_one(c, gemm_n_src, f64, 2, pd, 2, 1, 2, cd, 1, 2, ad, &kn);
     }
     {
       static const int64_t pd[2][MAXR] = {{70, 64}, {3, 64}};
       static const int64_t cd[] = {73, 64}, ad[] = {1, 64};
-      check_one(c, skinny_src, f64, 2, pd, 2, 0, cd, 2, cd, 1, 2, ad, &nt);
+      check_one(c, skinny_src, f64, 2, pd, 2, 0, 2, cd, 1, 2, ad, &nt);
     }
   }
 }
@@ -538,12 +334,9 @@ static void test_other_users(void **state) {
   dims dd = {0, 1, {0}, {0}, {1}, {0}};
   for (int f64 = 0; f64 < 2; f64++) {
     input in[3];
-    make_input(&in[0], 1, 2, pd[0]);
-    make_input(&in[1], 2, 2, pd[1]);
-    make_input(&in[2], 9, 2, wd);
     double cat[12], d[6], s[12];
-    double *parts[2] = {in[0].v, in[1].v};
-    ref_concat(2, parts, pd, 2, 0, cat);
+    concat_inputs(in, 2, pd, 2, 0, cat);
+    make_input(&in[2], 9, 2, wd);
     ref_dot(cat, 2, cd, in[2].v, 2, wd, &dd, d);
     for (int i = 0; i < 12; i++) s[i] = cat[i] + cat[i];
     double *want[3] = {cat, d, s};
@@ -595,25 +388,11 @@ static void test_not_split(void **state) {
   for (int f64 = 0; f64 < 2; f64++) {
     {
       static const int64_t pd[2][MAXR] = {{2, 3}, {2, 5}};
-      static const int64_t cd[] = {2, 8}, xd[] = {16}, vd[] = {16};
+      static const int64_t xd[] = {16}, vd[] = {16};
       dims d = {0, 1, {0}, {0}, {0}, {0}};
-      check_one(c, merged_src, f64, 2, pd, 2, 1, cd, 1, xd, 0, 1, vd, &d);
+      check_one(c, merged_src, f64, 2, pd, 2, 1, 1, xd, 0, 1, vd, &d);
     }
-    {
-      static const int64_t pd[2][MAXR] = {{2, 4}, {1, 4}}, cd[] = {3, 4};
-      input in[2];
-      make_input(&in[0], 1, 2, pd[0]);
-      make_input(&in[1], 2, 2, pd[1]);
-      double cat[12], want[9];
-      double *parts[2] = {in[0].v, in[1].v};
-      ref_concat(2, parts, pd, 2, 0, cat);
-      dims d = {0, 1, {0}, {0}, {1}, {1}};
-      ref_dot(cat, 2, cd, cat, 2, cd, &d, want);
-      double *w = want;
-      int64_t n = 9;
-      run_case(c, self_src, f64, 2, in, 1, &w, &n);
-      free_inputs(in, 2);
-    }
+    check_self(c, self_src, f64);
     {
       static const int64_t ad[2][MAXR] = {{2, 4}, {1, 4}};
       static const int64_t bd[2][MAXR] = {{4, 2}, {4, 3}};
@@ -790,25 +569,16 @@ static void test_alloc_failures(void **state) {
   static const int64_t cd[] = {6, 16}, xd[] = {6, 2, 8}, qd[] = {2, 8},
                        ppd[] = {2, 6};
   input in[4];
-  make_input(&in[0], 1, 2, pd[0]);
-  make_input(&in[1], 2, 2, pd[1]);
+  double cat[96], ws[12], wo[16];
+  concat_inputs(in, 2, pd, 2, 0, cat);
   make_input(&in[2], 3, 2, qd);
   make_input(&in[3], 4, 2, ppd);
-  double cat[96], ws[12], wo[16];
-  double *parts[2] = {in[0].v, in[1].v};
-  ref_concat(2, parts, pd, 2, 0, cat);
   dims k = {1, 1, {0}, {1}, {1}, {2}}, v = {1, 1, {0}, {1}, {1}, {0}};
   ref_dot(in[2].v, 2, qd, cat, 3, xd, &k, ws);
   ref_dot(in[3].v, 2, ppd, cat, 3, xd, &v, wo);
   (void)cd;
-  float f[4][96];
   tu_in ti[4];
-  for (int i = 0; i < 4; i++) {
-    int64_t n = numel(in[i].rank, in[i].d);
-    for (int64_t e = 0; e < n; e++) f[i][e] = (float)in[i].v[e];
-    ti[i].shape = tu_shape(XRT_F32, in[i].rank, in[i].d);
-    ti[i].data = f[i];
-  }
+  for (int i = 0; i < 4; i++) host_input(&in[i], 0, &ti[i]);
   int done = 0;
   long n = 1;
   for (; n < 100000 && !done; n++) {
@@ -834,6 +604,7 @@ static void test_alloc_failures(void **state) {
   }
   assert_true(done);
   assert_true(n > 10); /* the walk reached the compile's allocations */
+  for (int i = 0; i < 4; i++) free((void *)ti[i].data);
   free_inputs(in, 4);
 }
 

@@ -83,25 +83,19 @@ static float *product(const float *a, const float *w, int64_t M, int64_t K,
 /* relu(A x W + bias) as JAX writes a dense layer. */
 static void dense_relu(clients *c, int64_t M, int64_t K, int64_t N) {
   char prog[2048];
-  snprintf(prog, sizeof prog,
-           "func.func @main(%%a: tensor<%lldx%lldxf32>, %%w: "
-           "tensor<%lldx%lldxf32>, %%b: tensor<%lldxf32>) -> "
-           "tensor<%lldx%lldxf32> {\n"
-           "  %%0 = stablehlo.dot_general %%a, %%w, contracting_dims = [1] x "
-           "[0], precision = [DEFAULT, DEFAULT] : (tensor<%lldx%lldxf32>, "
-           "tensor<%lldx%lldxf32>) -> tensor<%lldx%lldxf32>\n"
-           "  %%1 = stablehlo.broadcast_in_dim %%b, dims = [1] : "
-           "(tensor<%lldxf32>) -> tensor<%lldx%lldxf32>\n"
-           "  %%2 = stablehlo.add %%0, %%1 : tensor<%lldx%lldxf32>\n"
-           "  %%z = stablehlo.constant dense<0.0> : tensor<%lldx%lldxf32>\n"
-           "  %%3 = stablehlo.maximum %%2, %%z : tensor<%lldx%lldxf32>\n"
-           "  func.return %%3 : tensor<%lldx%lldxf32>\n}\n",
-           (long long)M, (long long)K, (long long)K, (long long)N,
-           (long long)N, (long long)M, (long long)N, (long long)M,
-           (long long)K, (long long)K, (long long)N, (long long)M,
-           (long long)N, (long long)N, (long long)M, (long long)N,
-           (long long)M, (long long)N, (long long)M, (long long)N,
-           (long long)M, (long long)N, (long long)M, (long long)N);
+  TU_TPL(prog, sizeof prog,
+         "func.func @main(%a: tensor<$1x$2xf32>, %w: tensor<$2x$3xf32>, "
+         "%b: tensor<$3xf32>) -> tensor<$1x$3xf32> {\n"
+         "  %0 = stablehlo.dot_general %a, %w, contracting_dims = [1] x "
+         "[0], precision = [DEFAULT, DEFAULT] : (tensor<$1x$2xf32>, "
+         "tensor<$2x$3xf32>) -> tensor<$1x$3xf32>\n"
+         "  %1 = stablehlo.broadcast_in_dim %b, dims = [1] : "
+         "(tensor<$3xf32>) -> tensor<$1x$3xf32>\n"
+         "  %2 = stablehlo.add %0, %1 : tensor<$1x$3xf32>\n"
+         "  %z = stablehlo.constant dense<0.0> : tensor<$1x$3xf32>\n"
+         "  %3 = stablehlo.maximum %2, %z : tensor<$1x$3xf32>\n"
+         "  func.return %3 : tensor<$1x$3xf32>\n}\n",
+         M, K, N);
   float *a = vec(M * K, 1, 1.0f), *w = vec(K * N, 2, 1.0f);
   float *b = vec(N, 3, 0.5f), *want = product(a, w, M, K, N);
   for (int64_t m = 0; m < M; m++)
@@ -181,45 +175,33 @@ static void test_wider_result(void **state) {
 static void conv_bn_relu6(clients *c, int64_t H, int64_t W, int64_t Ci,
                           int64_t Co) {
   char prog[4096];
-  snprintf(prog, sizeof prog,
-           "func.func @main(%%x: tensor<1x%lldx%lldx%lldxf32>, %%k: "
-           "tensor<1x1x%lldx%lldxf32>, %%mean: tensor<%lldxf32>, %%s: "
-           "tensor<%lldxf32>, %%off: tensor<%lldxf32>) -> "
-           "tensor<1x%lldx%lldx%lldxf32> {\n"
-           "  %%0 = stablehlo.convolution(%%x, %%k) dim_numbers = [b, 0, 1, "
-           "f]x[0, 1, i, o]->[b, 0, 1, f], window = {stride = [1, 1], pad = "
-           "[[0, 0], [0, 0]], rhs_dilate = [1, 1]} {batch_group_count = 1 : "
-           "i64, feature_group_count = 1 : i64} : "
-           "(tensor<1x%lldx%lldx%lldxf32>, tensor<1x1x%lldx%lldxf32>) -> "
-           "tensor<1x%lldx%lldx%lldxf32>\n"
-           "  %%1 = stablehlo.broadcast_in_dim %%mean, dims = [3] : "
-           "(tensor<%lldxf32>) -> tensor<1x%lldx%lldx%lldxf32>\n"
-           "  %%2 = stablehlo.subtract %%0, %%1 : tensor<1x%lldx%lldx%lldxf32>\n"
-           "  %%3 = stablehlo.broadcast_in_dim %%s, dims = [3] : "
-           "(tensor<%lldxf32>) -> tensor<1x%lldx%lldx%lldxf32>\n"
-           "  %%4 = stablehlo.multiply %%2, %%3 : tensor<1x%lldx%lldx%lldxf32>\n"
-           "  %%5 = stablehlo.broadcast_in_dim %%off, dims = [3] : "
-           "(tensor<%lldxf32>) -> tensor<1x%lldx%lldx%lldxf32>\n"
-           "  %%6 = stablehlo.add %%4, %%5 : tensor<1x%lldx%lldx%lldxf32>\n"
-           "  %%lo = stablehlo.constant dense<0.0> : tensor<f32>\n"
-           "  %%hi = stablehlo.constant dense<6.0> : tensor<f32>\n"
-           "  %%7 = stablehlo.clamp %%lo, %%6, %%hi : (tensor<f32>, "
-           "tensor<1x%lldx%lldx%lldxf32>, tensor<f32>) -> "
-           "tensor<1x%lldx%lldx%lldxf32>\n"
-           "  func.return %%7 : tensor<1x%lldx%lldx%lldxf32>\n}\n",
-           (long long)H, (long long)W, (long long)Ci, (long long)Ci,
-           (long long)Co, (long long)Co, (long long)Co, (long long)Co,
-           (long long)H, (long long)W, (long long)Co, (long long)H,
-           (long long)W, (long long)Ci, (long long)Ci, (long long)Co,
-           (long long)H, (long long)W, (long long)Co, (long long)Co,
-           (long long)H, (long long)W, (long long)Co, (long long)H,
-           (long long)W, (long long)Co, (long long)Co, (long long)H,
-           (long long)W, (long long)Co, (long long)H, (long long)W,
-           (long long)Co, (long long)Co, (long long)H, (long long)W,
-           (long long)Co, (long long)H, (long long)W, (long long)Co,
-           (long long)H, (long long)W, (long long)Co, (long long)H,
-           (long long)W, (long long)Co, (long long)H, (long long)W,
-           (long long)Co);
+  TU_TPL(prog, sizeof prog,
+         "func.func @main(%x: tensor<1x$1x$2x$3xf32>, %k: "
+         "tensor<1x1x$3x$4xf32>, %mean: tensor<$4xf32>, %s: "
+         "tensor<$4xf32>, %off: tensor<$4xf32>) -> "
+         "tensor<1x$1x$2x$4xf32> {\n"
+         "  %0 = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, "
+         "f]x[0, 1, i, o]->[b, 0, 1, f], window = {stride = [1, 1], pad = "
+         "[[0, 0], [0, 0]], rhs_dilate = [1, 1]} {batch_group_count = 1 : "
+         "i64, feature_group_count = 1 : i64} : "
+         "(tensor<1x$1x$2x$3xf32>, tensor<1x1x$3x$4xf32>) -> "
+         "tensor<1x$1x$2x$4xf32>\n"
+         "  %1 = stablehlo.broadcast_in_dim %mean, dims = [3] : "
+         "(tensor<$4xf32>) -> tensor<1x$1x$2x$4xf32>\n"
+         "  %2 = stablehlo.subtract %0, %1 : tensor<1x$1x$2x$4xf32>\n"
+         "  %3 = stablehlo.broadcast_in_dim %s, dims = [3] : "
+         "(tensor<$4xf32>) -> tensor<1x$1x$2x$4xf32>\n"
+         "  %4 = stablehlo.multiply %2, %3 : tensor<1x$1x$2x$4xf32>\n"
+         "  %5 = stablehlo.broadcast_in_dim %off, dims = [3] : "
+         "(tensor<$4xf32>) -> tensor<1x$1x$2x$4xf32>\n"
+         "  %6 = stablehlo.add %4, %5 : tensor<1x$1x$2x$4xf32>\n"
+         "  %lo = stablehlo.constant dense<0.0> : tensor<f32>\n"
+         "  %hi = stablehlo.constant dense<6.0> : tensor<f32>\n"
+         "  %7 = stablehlo.clamp %lo, %6, %hi : (tensor<f32>, "
+         "tensor<1x$1x$2x$4xf32>, tensor<f32>) -> "
+         "tensor<1x$1x$2x$4xf32>\n"
+         "  func.return %7 : tensor<1x$1x$2x$4xf32>\n}\n",
+         H, W, Ci, Co);
   int64_t M = H * W;
   float *x = vec(M * Ci, 4, 1.0f), *k = vec(Ci * Co, 5, 0.5f);
   float *mean = vec(Co, 6, 1.0f), *s = vec(Co, 7, 0.5f);

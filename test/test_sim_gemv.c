@@ -46,26 +46,11 @@ static void check(xrt_client *c, xrt_dtype t, int64_t Bt, int64_t M,
     if (t == XRT_F64) ((double *)bh)[i] = b[i];
     else ((float *)bh)[i] = (float)b[i];
   }
-  char ls[64], rs[64], os[64], text[1200];
+  char text[1200];
   long long LB = (long long)Bt, LM = (long long)M, LN = (long long)N,
             LK = (long long)K;
   long long R0 = nn ? LK : LN, R1 = nn ? LN : LK;
-  if (Bt) {
-    snprintf(ls, sizeof ls, "%lldx%lldx%lldx%s", LB, LM, LK, ty);
-    snprintf(rs, sizeof rs, "%lldx%lldx%lldx%s", LB, R0, R1, ty);
-    snprintf(os, sizeof os, "%lldx%lldx%lldx%s", LB, LM, LN, ty);
-  } else {
-    snprintf(ls, sizeof ls, "%lldx%lldx%s", LM, LK, ty);
-    snprintf(rs, sizeof rs, "%lldx%lldx%s", R0, R1, ty);
-    snprintf(os, sizeof os, "%lldx%lldx%s", LM, LN, ty);
-  }
-  snprintf(text, sizeof text,
-           "func.func @main(%%a: tensor<%s>, %%b: tensor<%s>) -> tensor<%s> "
-           "{\n  %%r = stablehlo.dot_general %%a, %%b, %s contracting_dims = "
-           "[%d] x [%d], precision = [DEFAULT, DEFAULT] : (tensor<%s>, "
-           "tensor<%s>) -> tensor<%s>\n  func.return %%r : tensor<%s>\n}\n",
-           ls, rs, os, Bt ? "batching_dims = [0] x [0]," : "", Bt ? 2 : 1,
-           (Bt ? 1 : 0) + (nn ? 0 : 1), ls, rs, os, os);
+  tu_dot_text(text, sizeof text, ty, Bt, M, N, K, nn);
   tu_in in[2] = {
       {Bt ? TU_SHAPE(t, Bt, M, K) : TU_SHAPE(t, M, K), ah},
       {Bt ? TU_SHAPE(t, Bt, R0, R1) : TU_SHAPE(t, R0, R1), bh}};

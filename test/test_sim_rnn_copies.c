@@ -32,14 +32,8 @@ typedef struct prog {
 static size_t esz(xrt_dtype t) { return t == XRT_F64 ? 8 : 4; }
 static const char *tyname(xrt_dtype t) { return t == XRT_F64 ? "f64" : "f32"; }
 
-/* -1, 0 or 1 from index i and salt s. */
-static double val(int64_t i, int s) {
-  uint32_t x = (uint32_t)(i * 2654435761u) ^ (uint32_t)(s * 40503u);
-  x ^= x >> 13;
-  x *= 0x5bd1e995u;
-  x ^= x >> 15;
-  return (double)((int)(x % 3u) - 1);
-}
+/* -1, 0 or 1 from index i and salt s (test_util.h). */
+static double val(int64_t i, int s) { return tu_trit(i, s); }
 
 /* Appends printf-formatted text to b (of capacity cap). */
 static void put(char *b, size_t cap, const char *fmt, ...) {

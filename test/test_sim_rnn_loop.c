@@ -27,14 +27,8 @@ typedef struct prog {
 
 static size_t esz(const prog *p) { return p->t == XRT_F64 ? 8 : 4; }
 
-/* -1, 0 or 1 from index i and salt s. */
-static double val(int64_t i, int s) {
-  uint32_t x = (uint32_t)(i * 2654435761u) ^ (uint32_t)(s * 40503u);
-  x ^= x >> 13;
-  x *= 0x5bd1e995u;
-  x ^= x >> 15;
-  return (double)((int)(x % 3u) - 1);
-}
+/* -1, 0 or 1 from index i and salt s (test_util.h). */
+static double val(int64_t i, int s) { return tu_trit(i, s); }
 
 static void program(const prog *p, char *text, size_t cap) {
   const char *ty = p->t == XRT_F64 ? "f64" : "f32";

@@ -29,25 +29,10 @@ static void check(xrt_client *c, int64_t Bt, int64_t M, int64_t N,
   assert_true(a && b);
   for (int64_t i = 0; i < bt * M * K; i++) a[i] = rnd();
   for (int64_t i = 0; i < bt * K * N; i++) b[i] = rnd();
-  char ls[64], rs[64], os[64], text[1200];
+  char text[1200];
   long long LB = (long long)Bt, LM = (long long)M, LN = (long long)N,
             LK = (long long)K;
-  if (Bt) {
-    snprintf(ls, sizeof ls, "%lldx%lldx%lldxf32", LB, LM, LK);
-    snprintf(rs, sizeof rs, "%lldx%lldx%lldxf32", LB, LK, LN);
-    snprintf(os, sizeof os, "%lldx%lldx%lldxf32", LB, LM, LN);
-  } else {
-    snprintf(ls, sizeof ls, "%lldx%lldxf32", LM, LK);
-    snprintf(rs, sizeof rs, "%lldx%lldxf32", LK, LN);
-    snprintf(os, sizeof os, "%lldx%lldxf32", LM, LN);
-  }
-  snprintf(text, sizeof text,
-           "func.func @main(%%a: tensor<%s>, %%b: tensor<%s>) -> tensor<%s> "
-           "{\n  %%r = stablehlo.dot_general %%a, %%b, %s contracting_dims = "
-           "[%d] x [%d], precision = [DEFAULT, DEFAULT] : (tensor<%s>, "
-           "tensor<%s>) -> tensor<%s>\n  func.return %%r : tensor<%s>\n}\n",
-           ls, rs, os, Bt ? "batching_dims = [0] x [0]," : "", Bt ? 2 : 1,
-           Bt ? 1 : 0, ls, rs, os, os);
+  tu_dot_text(text, sizeof text, "f32", Bt, M, N, K, 1);
   tu_in in[2] = {{Bt ? TU_SHAPE(XRT_F32, Bt, M, K) : TU_SHAPE(XRT_F32, M, K),
                   a},
                  {Bt ? TU_SHAPE(XRT_F32, Bt, K, N) : TU_SHAPE(XRT_F32, K, N),
@@ -112,11 +97,6 @@ static void test_three_threads(void **state) {
   shapes(3);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_one_thread),
-      cmocka_unit_test(test_two_threads),
-      cmocka_unit_test(test_three_threads),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(NULL, NULL, cmocka_unit_test(test_one_thread),
+        cmocka_unit_test(test_two_threads),
+        cmocka_unit_test(test_three_threads))

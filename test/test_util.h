@@ -2,11 +2,13 @@
  * test_util.h - helpers shared by the cmocka tests: a client fixture, a
  * compile-upload-execute-download helper, and array assertions; compiles
  * for argument shapes, a main of one group of tests, contexts, plugin
- * clients, pmaps, a plain and a counting allocator, files, and
- * (spec_util.h) sharding specs.  Focused headers build on it:
- * test_plugin_abi.h (the plugin ABI used directly), test_kernels.h
- * (element codecs and reference kernels), test_bad_progs.h (tables of
- * refused programs).
+ * clients, pmaps, a plain and a counting allocator, files, program
+ * texts from templates (tu_tpl) and of one dot_general (tu_dot_text),
+ * hashed values -1, 0, 1 (tu_trit), and (spec_util.h) sharding specs.
+ * Focused headers build on it: test_plugin_abi.h (the plugin ABI used
+ * directly), test_kernels.h (element codecs and reference kernels),
+ * test_bad_progs.h (tables of refused programs), dot_concat_ref.h (the
+ * references of the dot_concat tests).
  *
  * Expected values in the tests are always computed independently (by hand or
  * with libm in the test), never read back from xrt.
@@ -532,6 +534,70 @@ static inline float tu_bits_f32(uint32_t u) {
   memcpy(&f, &u, 4);
   return f;
 }
+
+/* -1, 0 or 1 from index i and salt s, hashed (no period that a kernel's
+ * blocks could line up with): test values whose every sum is exact. */
+static inline double tu_trit(int64_t i, int s) {
+  uint32_t x = (uint32_t)(i * 2654435761u) ^ (uint32_t)(s * 40503u);
+  x ^= x >> 13;
+  x *= 0x5bd1e995u;
+  x ^= x >> 15;
+  return (double)((int)(x % 3u) - 1);
+}
+
+/* text = a program of one dot_general of element type ty ("f32", "f64"):
+ * lhs [Bt, M, K] times rhs [Bt, K, N] (nn) or [Bt, N, K] (not nn: its
+ * last dimension contracted), batched over the first dimension, or with
+ * no batch dimension when Bt = 0; the result [Bt, M, N]. */
+static inline void tu_dot_text(char *text, size_t cap, const char *ty,
+                               int64_t Bt, int64_t M, int64_t N, int64_t K,
+                               int nn) {
+  char ls[64], rs[64], os[64];
+  long long LB = (long long)Bt, LM = (long long)M, LN = (long long)N,
+            LK = (long long)K;
+  long long R0 = nn ? LK : LN, R1 = nn ? LN : LK;
+  if (Bt) {
+    snprintf(ls, sizeof ls, "%lldx%lldx%lldx%s", LB, LM, LK, ty);
+    snprintf(rs, sizeof rs, "%lldx%lldx%lldx%s", LB, R0, R1, ty);
+    snprintf(os, sizeof os, "%lldx%lldx%lldx%s", LB, LM, LN, ty);
+  } else {
+    snprintf(ls, sizeof ls, "%lldx%lldx%s", LM, LK, ty);
+    snprintf(rs, sizeof rs, "%lldx%lldx%s", R0, R1, ty);
+    snprintf(os, sizeof os, "%lldx%lldx%s", LM, LN, ty);
+  }
+  int w = snprintf(
+      text, cap,
+      "func.func @main(%%a: tensor<%s>, %%b: tensor<%s>) -> tensor<%s> "
+      "{\n  %%r = stablehlo.dot_general %%a, %%b, %s contracting_dims = "
+      "[%d] x [%d], precision = [DEFAULT, DEFAULT] : (tensor<%s>, "
+      "tensor<%s>) -> tensor<%s>\n  func.return %%r : tensor<%s>\n}\n",
+      ls, rs, os, Bt ? "batching_dims = [0] x [0]," : "", Bt ? 2 : 1,
+      (Bt ? 1 : 0) + (nn ? 0 : 1), ls, rs, os, os);
+  assert_true(w > 0 && (size_t)w < cap);
+}
+
+/* Expands a program template into out (of capacity cap): $1 ... $9
+ * become the numbers v[0] ... v[n - 1] (printed as %lld); fails the test
+ * if out is too small.  TU_TPL(out, cap, t, M, K, N) passes the numbers
+ * in line. */
+static inline void tu_tpl(char *out, size_t cap, const char *t, int n,
+                          const long long *v) {
+  size_t w = 0;
+  for (; *t && w + 24 < cap; t++) {
+    if (t[0] == '$' && t[1] >= '1' && t[1] < '1' + n && t[1] <= '9') {
+      w += (size_t)snprintf(out + w, cap - w, "%lld", v[t[1] - '1']);
+      t++;
+    } else {
+      out[w++] = *t;
+    }
+  }
+  out[w] = 0;
+  assert_true(*t == 0); /* the buffer was big enough */
+}
+
+#define TU_TPL(out, cap, t, ...)                                            \
+  tu_tpl((out), (cap), (t), (int)TU_COUNT(((long long[]){__VA_ARGS__})),    \
+         (const long long[]){__VA_ARGS__})
 
 /* Parses text (options may be NULL) expecting it to fail with code (XRT_OK
  * means any failure code); the message, saved in tu_msg, must start with
