@@ -413,6 +413,65 @@ static void test_bad_reduce(void **state) {
       "dimensions", SER_AT_INTS, 1, 0, "bad reduce result");
 }
 
+/* slice, concatenate, dynamic_slice and dynamic_update_slice load (their
+ * own validators: an LSTM step or a KV cache has them all) */
+static const char *kMoves =
+    "func.func @main(%a: tensor<4x6xf32>, %b: tensor<2x6xf32>, %i: tensor<i32>) -> (tensor<2x3xf32>, tensor<6x6xf32>, tensor<2x6xf32>, tensor<4x6xf32>) {\n"
+    "  %z = stablehlo.constant dense<0> : tensor<i32>\n"
+    "  %0 = stablehlo.slice %a [1:3, 0:6:2] : (tensor<4x6xf32>) -> tensor<2x3xf32>\n"
+    "  %1 = stablehlo.concatenate %a, %b, dim = 0 : (tensor<4x6xf32>, tensor<2x6xf32>) -> tensor<6x6xf32>\n"
+    "  %2 = stablehlo.dynamic_slice %a, %i, %z, sizes = [2, 6] : (tensor<4x6xf32>, tensor<i32>, tensor<i32>) -> tensor<2x6xf32>\n"
+    "  %3 = stablehlo.dynamic_update_slice %a, %b, %i, %z : (tensor<4x6xf32>, tensor<2x6xf32>, tensor<i32>, tensor<i32>) -> tensor<4x6xf32>\n"
+    "  return %0, %1, %2, %3 : tensor<2x3xf32>, tensor<6x6xf32>, tensor<2x6xf32>, tensor<4x6xf32>\n"
+    "}\n";
+
+static void test_moves_load(void **state) {
+  (void)state;
+  ser s;
+  ser_open(&s, kMoves);
+  assert_int_equal(ser_load(&s, &s.d, s.bytes, s.n), XRT_OK);
+  ser_close(&s);
+}
+
+/* Each bound of a slice out of its range, a stride of 0, a result of the
+ * wrong size, a missing list.  (A list of another length changes the
+ * layout of the bytes: the reader refuses those before any validator.) */
+static void test_bad_slice(void **state) {
+  (void)state;
+  /* start 1 > limit 0 in dim 0 after the edit; limit 7 > 4 */
+  ser_refuse_edit(kMoves, "start_indices", SER_AT_INTS, 1, 4,
+                  "bad slice bounds");
+  ser_refuse_edit(kMoves, "limit_indices", SER_AT_INTS, 3, 7,
+                  "bad slice bounds");
+  ser_refuse_edit(kMoves, "start_indices", SER_AT_INTS, 1, -1,
+                  "bad slice bounds");
+  ser_refuse_edit(kMoves, "strides", SER_AT_INTS + 8, 2, 0,
+                  "bad slice bounds");
+  /* [1:3:1, 0:6:2] is still in range, but 3 columns became 6 */
+  ser_refuse_edit(kMoves, "strides", SER_AT_INTS + 8, 2, 1,
+                  "bad slice bounds");
+  ser_refuse_rename(kMoves, "limit_indices", 'X',
+                    "missing integer list attribute");
+}
+
+static void test_bad_concatenate(void **state) {
+  (void)state;
+  ser_refuse_edit(kMoves, "dimension", SER_AT_I, 0, 2, "bad concatenate");
+  ser_refuse_edit(kMoves, "dimension", SER_AT_I, 0, -1, "bad concatenate");
+  /* along dim 1: the operands' rows differ (4, 2) */
+  ser_refuse_edit(kMoves, "dimension", SER_AT_I, 0, 1,
+                  "bad concatenate operand");
+}
+
+static void test_bad_dynamic_slice(void **state) {
+  (void)state;
+  /* sizes [5, 6] > [4, 6]; [2, 5] does not match the 2x6 result */
+  ser_refuse_edit(kMoves, "slice_sizes", SER_AT_INTS, 2, 5,
+                  "bad dynamic_slice sizes");
+  ser_refuse_edit(kMoves, "slice_sizes", SER_AT_INTS + 8, 6, 5,
+                  "bad dynamic_slice sizes");
+}
+
 static void test_custom_call_name(void **state) {
   (void)state;
   ser s;
@@ -436,4 +495,8 @@ TU_MAIN(NULL, NULL, cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_bad_names), cmocka_unit_test(test_bad_iota),
         cmocka_unit_test(test_bad_broadcast), cmocka_unit_test(test_bad_dot),
         cmocka_unit_test(test_bad_reduce),
+        cmocka_unit_test(test_moves_load),
+        cmocka_unit_test(test_bad_slice),
+        cmocka_unit_test(test_bad_concatenate),
+        cmocka_unit_test(test_bad_dynamic_slice),
         cmocka_unit_test(test_custom_call_name))

@@ -1124,6 +1124,92 @@ static int sim_vtranspose(sim_vchk *v) {
   return 1;
 }
 
+static int sim_vslice(sim_vchk *v) {
+  const int64_t *st, *li;
+  int64_t n1, n2;
+  if (!sim_vcounts(v, 1, 1) || !sim_vints(v, "start_indices", &st, &n1) ||
+      !sim_vints(v, "limit_indices", &li, &n2))
+    return 0;
+  const xrt_ir_attr *sa = sim_attr(v->op, "strides", XRT_ATTR_INTS);
+  const xrt_shape *in = sim_vin(v, 0), *out = sim_vout(v, 0);
+  if (n1 != in->rank || n2 != in->rank || (sa && sa->n != in->rank) ||
+      out->rank != in->rank || out->dtype != in->dtype)
+    return sim_vbad(v, "bad slice");
+  for (int32_t k = 0; k < in->rank; k++) {
+    int64_t step = sa ? sa->ints[k] : 1;
+    if (st[k] < 0 || st[k] > li[k] || li[k] > in->dims[k] || step < 1 ||
+        out->dims[k] != (li[k] - st[k] + step - 1) / step)
+      return sim_vbad(v, "bad slice bounds");
+  }
+  return 1;
+}
+
+static int sim_vconcatenate(sim_vchk *v) {
+  const xrt_ir_op *op = v->op;
+  const xrt_ir_attr *d = sim_attr(op, "dimension", XRT_ATTR_INT);
+  if (!sim_vcounts(v, -1, 1)) return 0;
+  const xrt_shape *out = sim_vout(v, 0);
+  if (op->num_operands < 1 || !d || d->i < 0 || d->i >= out->rank)
+    return sim_vbad(v, "bad concatenate");
+  int64_t total = 0;
+  for (int32_t i = 0; i < op->num_operands; i++) {
+    const xrt_shape *in = sim_vin(v, i);
+    if (in->rank != out->rank || in->dtype != out->dtype)
+      return sim_vbad(v, "bad concatenate operand");
+    for (int32_t k = 0; k < in->rank; k++)
+      if (k != d->i && in->dims[k] != out->dims[k])
+        return sim_vbad(v, "bad concatenate operand");
+    total += in->dims[d->i];
+  }
+  return total == out->dims[d->i] || sim_vbad(v, "bad concatenate result");
+}
+
+/* count integer scalars of one element type from operand first (the
+ * start indices of a dynamic slice or update). */
+static int sim_vstarts(sim_vchk *v, int32_t first, int32_t count) {
+  for (int32_t i = 0; i < count; i++) {
+    const xrt_shape *s = sim_vin(v, first + i);
+    if (s->rank != 0 || !sim_ix_is_int(s->dtype) ||
+        s->dtype != sim_vin(v, first)->dtype)
+      return sim_vbad(v, "bad start index");
+  }
+  return 1;
+}
+
+static int sim_vdynamic_slice(sim_vchk *v) {
+  const xrt_ir_op *op = v->op;
+  if (op->num_operands < 1 || !sim_vcounts(v, -1, 1))
+    return sim_vbad(v, "bad dynamic_slice");
+  const xrt_shape *x = sim_vin(v, 0), *out = sim_vout(v, 0);
+  const int64_t *sz;
+  int64_t n;
+  if (op->num_operands != 1 + x->rank || !sim_vstarts(v, 1, x->rank) ||
+      !sim_vints(v, "slice_sizes", &sz, &n))
+    return sim_vbad(v, "bad dynamic_slice");
+  if (n != x->rank || out->rank != x->rank || out->dtype != x->dtype)
+    return sim_vbad(v, "bad dynamic_slice");
+  for (int32_t k = 0; k < x->rank; k++)
+    if (sz[k] < 0 || sz[k] > x->dims[k] || out->dims[k] != sz[k])
+      return sim_vbad(v, "bad dynamic_slice sizes");
+  return 1;
+}
+
+static int sim_vdynamic_update_slice(sim_vchk *v) {
+  const xrt_ir_op *op = v->op;
+  if (op->num_operands < 2 || !sim_vcounts(v, -1, 1))
+    return sim_vbad(v, "bad dynamic_update_slice");
+  const xrt_shape *x = sim_vin(v, 0), *u = sim_vin(v, 1);
+  if (op->num_operands != 2 + x->rank || !sim_vstarts(v, 2, x->rank) ||
+      !sim_vsame(v, op->operands[0], op->results[0]))
+    return sim_vbad(v, "bad dynamic_update_slice");
+  if (u->rank != x->rank || u->dtype != x->dtype)
+    return sim_vbad(v, "bad dynamic_update_slice update");
+  for (int32_t k = 0; k < x->rank; k++)
+    if (u->dims[k] > x->dims[k])
+      return sim_vbad(v, "bad dynamic_update_slice update");
+  return 1;
+}
+
 /* Region r takes nargs values of types args and returns nrets of types
  * rets (NULL entries: any type). */
 static int sim_vregion_sig(sim_vchk *v, const xrt_ir_region *r, int nargs,
@@ -1320,6 +1406,10 @@ static int sim_vop_rules(sim_vchk *v) {
   case XRT_OP_BROADCAST_IN_DIM: return sim_vbroadcast_in_dim(v);
   case XRT_OP_RESHAPE: return sim_vreshape(v);
   case XRT_OP_TRANSPOSE: return sim_vtranspose(v);
+  case XRT_OP_SLICE: return sim_vslice(v);
+  case XRT_OP_CONCATENATE: return sim_vconcatenate(v);
+  case XRT_OP_DYNAMIC_SLICE: return sim_vdynamic_slice(v);
+  case XRT_OP_DYNAMIC_UPDATE_SLICE: return sim_vdynamic_update_slice(v);
   case XRT_OP_REDUCE: return sim_vreduce(v);
   case XRT_OP_DOT_GENERAL: return sim_vdot_general(v);
   case XRT_OP_WHILE: return sim_vwhile(v);
