@@ -7367,12 +7367,20 @@ static void sim_gemm_narrow(sim_gblk *x, int lane, int64_t m0, int64_t m1,
       else
         sim_gpack_a_panel(x, 0); /* at apack: one panel, reused from L1 */
       sim_gemm_panel_row(x, ap, bp, r0, mv, n0, nb);
-      if (last && ((r0 + mv - done) * nb >= SIM_GEMM_EPI_ELEMS || r0 + mv == m1)) {
-        x->epi(x->epi_ctx, lane, done, r0 + mv);
-        done = r0 + mv;
+      int64_t end = r0 + mv;
+      if (last && ((end - done) * nb >= SIM_GEMM_EPI_ELEMS || end == m1)) {
+        x->epi(x->epi_ctx, lane, done, end);
+        done = end;
       }
     }
   }
+}
+
+/* Whether L lanes split the columns of C (else the rows). */
+static int sim_gemm_split_cols(const sim_gemm *g, int64_t L) {
+  int64_t MR = g->k->mr, NR = g->k->nr;
+  int64_t pn = (g->N + NR - 1) / NR, pmt = (g->M + MR - 1) / MR;
+  return L > 1 && pn >= L && (g->N >= g->M || pmt < L);
 }
 
 /* One lane's whole loop nest over its share of C: a row range or a column
@@ -7380,12 +7388,6 @@ static void sim_gemm_narrow(sim_gblk *x, int lane, int64_t m0, int64_t m1,
  * fork-join on the pool (a loaded machine delays every join), at the price
  * of packing the operand that is not split once per lane: the split is
  * along the longer side so that operand is the smaller one. */
-static int sim_gemm_split_cols(const sim_gemm *g, int64_t L) {
-  int64_t MR = g->k->mr, NR = g->k->nr;
-  int64_t pn = (g->N + NR - 1) / NR, pmt = (g->M + MR - 1) / MR;
-  return L > 1 && pn >= L && (g->N >= g->M || pmt < L);
-}
-
 static void sim_gemm_lane(const sim_gblk *base, int64_t l) {
   sim_gblk x = *base;
   const sim_gemm *g = x.g;
@@ -7631,10 +7633,14 @@ static const char *sim_gemm_apre_of(const sim_gemm *g, const char *A,
   return p;
 }
 
-/* A dot, or a convolution planned as GEMM: C = A x B of its operands;
- * epi as sim_gemm_exec. */
-static int sim_gemm_run(const sim_step *st, void **vals, sim_cx *cx,
-                        sim_gemm_epi_fn epi, void *ctx) {
+/* Runs st (a dot, or a convolution planned as GEMM: C = A x B of its
+ * operands), calling epi(ctx, lane, m0, m1) (or nothing: NULL) on the rows
+ * [m0, m1) of the result on the lane's thread as soon as they are final,
+ * lane < the *lanes of sim_gemm_by_rows.  Returns 1 when every row went
+ * to epi; 0 when none did (the lanes split the columns, or epi is NULL):
+ * the caller then runs its epilogue over the whole result. */
+SIM_PRIVATE int sim_gemm_run_epi(const sim_step *st, void **vals, sim_cx *cx,
+                                 sim_gemm_epi_fn epi, void *ctx) {
   const sim_gemm *g = (const sim_gemm *)st->data;
   const char *A = (const char *)vals[st->in[0]];
   const char *B = (const char *)vals[st->in[1]];
@@ -7649,7 +7655,7 @@ static int sim_gemm_run(const sim_step *st, void **vals, sim_cx *cx,
 }
 
 static xrt_status sim_run_gemm(const sim_step *st, void **vals, sim_cx *cx) {
-  sim_gemm_run(st, vals, cx, NULL, NULL);
+  sim_gemm_run_epi(st, vals, cx, NULL, NULL);
   return XRT_OK;
 }
 
@@ -7947,16 +7953,6 @@ SIM_PRIVATE int sim_gemm_by_rows(const sim_step *st, int64_t *M, int64_t *N,
   if (g->cm_s != g->N || g->cn_s != 1 || g->cb[0] != 0) return 0;
   *M = g->M, *N = g->N, *lanes = g->lanes;
   return 1;
-}
-
-/* Runs st (sim_gemm_by_rows), calling epi(ctx, lane, m0, m1) on the rows
- * [m0, m1) of the result on the lane's thread as soon as they are final,
- * lane < the *lanes of sim_gemm_by_rows.  Returns 1 when every row went
- * to epi; 0 when none did (the lanes split the columns): the caller then
- * runs its epilogue over the whole result. */
-SIM_PRIVATE int sim_gemm_run_epi(const sim_step *st, void **vals, sim_cx *cx,
-                                 sim_gemm_epi_fn epi, void *ctx) {
-  return sim_gemm_run(st, vals, cx, epi, ctx);
 }
 
 /* Keeps A packed across calls when it is an argument (a convolution's
@@ -17849,12 +17845,28 @@ typedef struct sim_fzdw {
 /* Elementwise root: piece p computes its range of output elements.  With
  * a depthwise producer (r->aux), each tile of its result is computed
  * first, into the piece's tile buffer, where the group reads it. */
-static void sim_fz_ew_pieces(void *ctx, int64_t b, int64_t e) {
-  const sim_fzrun *r = (const sim_fzrun *)ctx;
+/* Elements [lo, hi) of an elementwise root into r->out, tile by tile from
+ * lo, with scratch scr (splat tiles filled); a depthwise producer (r->aux)
+ * computes each tile of its result into xb first. */
+static void sim_fz_ew_span(const sim_fzrun *r, char *scr, char *xb,
+                           int64_t lo, int64_t hi) {
   const sim_fz *z = r->z;
   const sim_fzdw *d = (const sim_fzdw *)r->aux;
   int32_t x = d ? d->x : -1;
   size_t es = z->nodes[z->nn - 1].es;
+  for (int64_t i = lo; i < hi; i += z->tile) {
+    int64_t L = hi - i < z->tile ? hi - i : z->tile;
+    char *dst = r->out + (size_t)i * es;
+    if (d) sim_dw_positions(&d->dw, r->vals, i / d->O, (i + L) / d->O, xb);
+    if (!z->chain || !sim_fz_chain_eval(z, r->vals, scr, i, L, dst, x, xb))
+      sim_fz_eval_x(z, r->vals, scr, i, L, dst, x, xb);
+  }
+}
+
+static void sim_fz_ew_pieces(void *ctx, int64_t b, int64_t e) {
+  const sim_fzrun *r = (const sim_fzrun *)ctx;
+  const sim_fz *z = r->z;
+  const sim_fzdw *d = (const sim_fzdw *)r->aux;
   for (int64_t p = b; p < e; p++) {
     char *scr = sim_fz_piece_scratch(r, p);
     char *xb = d ? (char *)r->vals[d->buf] + (size_t)p * d->xtile : NULL;
@@ -17862,13 +17874,7 @@ static void sim_fz_ew_pieces(void *ctx, int64_t b, int64_t e) {
     if (hi > z->numel) hi = z->numel;
     if (lo >= hi) continue;
     sim_fz_splats(z, r->vals, scr);
-    for (int64_t i = lo; i < hi; i += z->tile) {
-      int64_t L = hi - i < z->tile ? hi - i : z->tile;
-      char *dst = r->out + (size_t)i * es;
-      if (d) sim_dw_positions(&d->dw, r->vals, i / d->O, (i + L) / d->O, xb);
-      if (!z->chain || !sim_fz_chain_eval(z, r->vals, scr, i, L, dst, x, xb))
-        sim_fz_eval_x(z, r->vals, scr, i, L, dst, x, xb);
-    }
+    sim_fz_ew_span(r, scr, xb, lo, hi);
   }
   if (z->stream) sim_copy_nt_done();
 }
@@ -17955,18 +17961,10 @@ typedef struct sim_fzgrun {
  * with the lane's scratch (tiles from a row start: see sim_fz_gemm_fits). */
 static void sim_fz_gemm_rows(void *ctx, int lane, int64_t m0, int64_t m1) {
   sim_fzgrun *g = (sim_fzgrun *)ctx;
-  const sim_fz *z = g->r.z;
-  size_t es = z->nodes[z->nn - 1].es;
   char *scr = sim_fz_piece_scratch(&g->r, lane);
-  int64_t hi = m1 * g->N;
-  if (!g->filled[lane]) sim_fz_splats(z, g->r.vals, scr);
+  if (!g->filled[lane]) sim_fz_splats(g->r.z, g->r.vals, scr);
   g->filled[lane] = 1;
-  for (int64_t i = m0 * g->N; i < hi; i += z->tile) {
-    int64_t L = hi - i < z->tile ? hi - i : z->tile;
-    char *dst = g->r.out + (size_t)i * es;
-    if (!z->chain || !sim_fz_chain_eval(z, g->r.vals, scr, i, L, dst, -1, NULL))
-      sim_fz_eval_x(z, g->r.vals, scr, i, L, dst, -1, NULL);
-  }
+  sim_fz_ew_span(&g->r, scr, NULL, m0 * g->N, m1 * g->N);
 }
 
 static xrt_status sim_run_fused_gemm(const sim_step *st, void **vals,

@@ -748,12 +748,28 @@ typedef struct sim_fzdw {
 /* Elementwise root: piece p computes its range of output elements.  With
  * a depthwise producer (r->aux), each tile of its result is computed
  * first, into the piece's tile buffer, where the group reads it. */
-static void sim_fz_ew_pieces(void *ctx, int64_t b, int64_t e) {
-  const sim_fzrun *r = (const sim_fzrun *)ctx;
+/* Elements [lo, hi) of an elementwise root into r->out, tile by tile from
+ * lo, with scratch scr (splat tiles filled); a depthwise producer (r->aux)
+ * computes each tile of its result into xb first. */
+static void sim_fz_ew_span(const sim_fzrun *r, char *scr, char *xb,
+                           int64_t lo, int64_t hi) {
   const sim_fz *z = r->z;
   const sim_fzdw *d = (const sim_fzdw *)r->aux;
   int32_t x = d ? d->x : -1;
   size_t es = z->nodes[z->nn - 1].es;
+  for (int64_t i = lo; i < hi; i += z->tile) {
+    int64_t L = hi - i < z->tile ? hi - i : z->tile;
+    char *dst = r->out + (size_t)i * es;
+    if (d) sim_dw_positions(&d->dw, r->vals, i / d->O, (i + L) / d->O, xb);
+    if (!z->chain || !sim_fz_chain_eval(z, r->vals, scr, i, L, dst, x, xb))
+      sim_fz_eval_x(z, r->vals, scr, i, L, dst, x, xb);
+  }
+}
+
+static void sim_fz_ew_pieces(void *ctx, int64_t b, int64_t e) {
+  const sim_fzrun *r = (const sim_fzrun *)ctx;
+  const sim_fz *z = r->z;
+  const sim_fzdw *d = (const sim_fzdw *)r->aux;
   for (int64_t p = b; p < e; p++) {
     char *scr = sim_fz_piece_scratch(r, p);
     char *xb = d ? (char *)r->vals[d->buf] + (size_t)p * d->xtile : NULL;
@@ -761,13 +777,7 @@ static void sim_fz_ew_pieces(void *ctx, int64_t b, int64_t e) {
     if (hi > z->numel) hi = z->numel;
     if (lo >= hi) continue;
     sim_fz_splats(z, r->vals, scr);
-    for (int64_t i = lo; i < hi; i += z->tile) {
-      int64_t L = hi - i < z->tile ? hi - i : z->tile;
-      char *dst = r->out + (size_t)i * es;
-      if (d) sim_dw_positions(&d->dw, r->vals, i / d->O, (i + L) / d->O, xb);
-      if (!z->chain || !sim_fz_chain_eval(z, r->vals, scr, i, L, dst, x, xb))
-        sim_fz_eval_x(z, r->vals, scr, i, L, dst, x, xb);
-    }
+    sim_fz_ew_span(r, scr, xb, lo, hi);
   }
   if (z->stream) sim_copy_nt_done();
 }
@@ -854,18 +864,10 @@ typedef struct sim_fzgrun {
  * with the lane's scratch (tiles from a row start: see sim_fz_gemm_fits). */
 static void sim_fz_gemm_rows(void *ctx, int lane, int64_t m0, int64_t m1) {
   sim_fzgrun *g = (sim_fzgrun *)ctx;
-  const sim_fz *z = g->r.z;
-  size_t es = z->nodes[z->nn - 1].es;
   char *scr = sim_fz_piece_scratch(&g->r, lane);
-  int64_t hi = m1 * g->N;
-  if (!g->filled[lane]) sim_fz_splats(z, g->r.vals, scr);
+  if (!g->filled[lane]) sim_fz_splats(g->r.z, g->r.vals, scr);
   g->filled[lane] = 1;
-  for (int64_t i = m0 * g->N; i < hi; i += z->tile) {
-    int64_t L = hi - i < z->tile ? hi - i : z->tile;
-    char *dst = g->r.out + (size_t)i * es;
-    if (!z->chain || !sim_fz_chain_eval(z, g->r.vals, scr, i, L, dst, -1, NULL))
-      sim_fz_eval_x(z, g->r.vals, scr, i, L, dst, -1, NULL);
-  }
+  sim_fz_ew_span(&g->r, scr, NULL, m0 * g->N, m1 * g->N);
 }
 
 static xrt_status sim_run_fused_gemm(const sim_step *st, void **vals,

@@ -1016,12 +1016,20 @@ static void sim_gemm_narrow(sim_gblk *x, int lane, int64_t m0, int64_t m1,
       else
         sim_gpack_a_panel(x, 0); /* at apack: one panel, reused from L1 */
       sim_gemm_panel_row(x, ap, bp, r0, mv, n0, nb);
-      if (last && ((r0 + mv - done) * nb >= SIM_GEMM_EPI_ELEMS || r0 + mv == m1)) {
-        x->epi(x->epi_ctx, lane, done, r0 + mv);
-        done = r0 + mv;
+      int64_t end = r0 + mv;
+      if (last && ((end - done) * nb >= SIM_GEMM_EPI_ELEMS || end == m1)) {
+        x->epi(x->epi_ctx, lane, done, end);
+        done = end;
       }
     }
   }
+}
+
+/* Whether L lanes split the columns of C (else the rows). */
+static int sim_gemm_split_cols(const sim_gemm *g, int64_t L) {
+  int64_t MR = g->k->mr, NR = g->k->nr;
+  int64_t pn = (g->N + NR - 1) / NR, pmt = (g->M + MR - 1) / MR;
+  return L > 1 && pn >= L && (g->N >= g->M || pmt < L);
 }
 
 /* One lane's whole loop nest over its share of C: a row range or a column
@@ -1029,12 +1037,6 @@ static void sim_gemm_narrow(sim_gblk *x, int lane, int64_t m0, int64_t m1,
  * fork-join on the pool (a loaded machine delays every join), at the price
  * of packing the operand that is not split once per lane: the split is
  * along the longer side so that operand is the smaller one. */
-static int sim_gemm_split_cols(const sim_gemm *g, int64_t L) {
-  int64_t MR = g->k->mr, NR = g->k->nr;
-  int64_t pn = (g->N + NR - 1) / NR, pmt = (g->M + MR - 1) / MR;
-  return L > 1 && pn >= L && (g->N >= g->M || pmt < L);
-}
-
 static void sim_gemm_lane(const sim_gblk *base, int64_t l) {
   sim_gblk x = *base;
   const sim_gemm *g = x.g;
@@ -1280,10 +1282,14 @@ static const char *sim_gemm_apre_of(const sim_gemm *g, const char *A,
   return p;
 }
 
-/* A dot, or a convolution planned as GEMM: C = A x B of its operands;
- * epi as sim_gemm_exec. */
-static int sim_gemm_run(const sim_step *st, void **vals, sim_cx *cx,
-                        sim_gemm_epi_fn epi, void *ctx) {
+/* Runs st (a dot, or a convolution planned as GEMM: C = A x B of its
+ * operands), calling epi(ctx, lane, m0, m1) (or nothing: NULL) on the rows
+ * [m0, m1) of the result on the lane's thread as soon as they are final,
+ * lane < the *lanes of sim_gemm_by_rows.  Returns 1 when every row went
+ * to epi; 0 when none did (the lanes split the columns, or epi is NULL):
+ * the caller then runs its epilogue over the whole result. */
+SIM_PRIVATE int sim_gemm_run_epi(const sim_step *st, void **vals, sim_cx *cx,
+                                 sim_gemm_epi_fn epi, void *ctx) {
   const sim_gemm *g = (const sim_gemm *)st->data;
   const char *A = (const char *)vals[st->in[0]];
   const char *B = (const char *)vals[st->in[1]];
@@ -1298,7 +1304,7 @@ static int sim_gemm_run(const sim_step *st, void **vals, sim_cx *cx,
 }
 
 static xrt_status sim_run_gemm(const sim_step *st, void **vals, sim_cx *cx) {
-  sim_gemm_run(st, vals, cx, NULL, NULL);
+  sim_gemm_run_epi(st, vals, cx, NULL, NULL);
   return XRT_OK;
 }
 
@@ -1596,16 +1602,6 @@ SIM_PRIVATE int sim_gemm_by_rows(const sim_step *st, int64_t *M, int64_t *N,
   if (g->cm_s != g->N || g->cn_s != 1 || g->cb[0] != 0) return 0;
   *M = g->M, *N = g->N, *lanes = g->lanes;
   return 1;
-}
-
-/* Runs st (sim_gemm_by_rows), calling epi(ctx, lane, m0, m1) on the rows
- * [m0, m1) of the result on the lane's thread as soon as they are final,
- * lane < the *lanes of sim_gemm_by_rows.  Returns 1 when every row went
- * to epi; 0 when none did (the lanes split the columns): the caller then
- * runs its epilogue over the whole result. */
-SIM_PRIVATE int sim_gemm_run_epi(const sim_step *st, void **vals, sim_cx *cx,
-                                 sim_gemm_epi_fn epi, void *ctx) {
-  return sim_gemm_run(st, vals, cx, epi, ctx);
 }
 
 /* Keeps A packed across calls when it is an argument (a convolution's
