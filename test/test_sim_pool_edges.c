@@ -19,9 +19,19 @@
  * - shutdown: a client whose workers never started, and one whose workers
  *   ran, released cleanly (ASan/valgrind check the joins and frees);
  * - an allocation failure at every step of creating a client with pools
- *   fails with RESOURCE_EXHAUSTED and leaks nothing.
+ *   fails with RESOURCE_EXHAUSTED and leaks nothing;
+ * - (Linux) the default thread count is the cores this process may run
+ *   on, and a worker that finds itself on its caller's core narrows its
+ *   own affinity to leave it (read back from /proc).
  */
+#if defined(__linux__) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE 1 /* sched_getaffinity, sched_setaffinity */
+#endif
 #include <pthread.h>
+#if defined(__linux__)
+#include <dirent.h>
+#include <sched.h>
+#endif
 
 #include "test_plugin_abi.h"
 
@@ -138,7 +148,11 @@ static void test_default_threads(void **state) {
    * 500 threads) */
   assert_int_equal(try_client(200, 0, &c), XRT_OK);
   long ncpu = -1;
-#if defined(_SC_NPROCESSORS_ONLN)
+#if defined(__linux__)
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof allowed, &allowed) == 0)
+    ncpu = CPU_COUNT(&allowed);
+#elif defined(_SC_NPROCESSORS_ONLN)
   ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 #endif
   int64_t want = ncpu > 0 ? ncpu / 200 : 1;
@@ -439,6 +453,88 @@ static void test_create_alloc_fail(void **state) {
   assert_true(n < 10000);
 }
 
+#if defined(__linux__)
+/* Sets the allowed cores of every thread of this process to set, or
+ * counts those whose allowed cores are exactly set (when count). */
+static int each_thread(const cpu_set_t *set, int count) {
+  DIR *d = opendir("/proc/self/task");
+  assert_non_null(d);
+  int hits = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    if (e->d_name[0] == '.') continue;
+    pid_t tid = (pid_t)atoi(e->d_name);
+    cpu_set_t got;
+    if (!count)
+      hits += sched_setaffinity(tid, sizeof *set, set) == 0;
+    else if (sched_getaffinity(tid, sizeof got, &got) == 0 &&
+             CPU_EQUAL(&got, set))
+      hits++;
+  }
+  closedir(d);
+  return hits;
+}
+
+/* A worker that shares its caller's core leaves it.  The worker starts
+ * with this thread's cores; then every thread, the worker included, is
+ * pinned to the first of them, where this thread (an idle device runs
+ * the loops on its caller) meets the worker.  The worker must then allow
+ * itself the other start cores, and results stay right throughout. */
+static void test_worker_leaves_callers_core(void **state) {
+  (void)state;
+  cpu_set_t start, one, rest;
+  assert_int_equal(sched_getaffinity(0, sizeof start, &start), 0);
+  if (CPU_COUNT(&start) < 2) skip(); /* one core: nowhere to go */
+  int first = 0;
+  while (!CPU_ISSET(first, &start)) first++;
+  CPU_ZERO(&one);
+  CPU_SET(first, &one);
+  rest = start;
+  CPU_CLR(first, &rest);
+  xrt_client *c = tu_client(1, 2, 0);
+  const int64_t n = 200000;
+  xrt_executable *exe = compile_fused(c, n);
+  run_fused(c, exe, 0, n, 0); /* starts the worker with start's cores */
+  assert_true(each_thread(&one, 0) >= 2); /* the worker may have moved */
+  assert_int_equal(each_thread(&rest, 1), 0);
+  for (int i = 1; i <= 10; i++) run_fused(c, exe, 0, n, i);
+  assert_int_equal(each_thread(&rest, 1), 1);
+  each_thread(&start, 0);
+  xrt_executable_release(exe);
+  xrt_client_release(c);
+}
+
+/* The default thread count is the cores the process may run on. */
+static void test_default_threads_affinity(void **state) {
+  (void)state;
+  cpu_set_t start, one;
+  assert_int_equal(sched_getaffinity(0, sizeof start, &start), 0);
+  int first = 0;
+  while (!CPU_ISSET(first, &start)) first++;
+  CPU_ZERO(&one);
+  CPU_SET(first, &one);
+  assert_int_equal(sched_setaffinity(0, sizeof one, &one), 0);
+  xrt_client *c = NULL;
+  xrt_status st = try_client(1, 0, &c);
+  assert_int_equal(sched_setaffinity(0, sizeof start, &start), 0);
+  assert_int_equal(st, XRT_OK);
+  assert_int_equal(cores_of(c, 0), 1);
+  xrt_executable *exe = compile_fused(c, 100000);
+  run_fused(c, exe, 0, 100000, 3);
+  xrt_executable_release(exe);
+  xrt_client_release(c);
+}
+#else
+static void test_worker_leaves_callers_core(void **state) {
+  (void)state;
+  skip();
+}
+static void test_default_threads_affinity(void **state) {
+  (void)state;
+  skip();
+}
+#endif
+
 TU_MAIN(NULL, NULL, cmocka_unit_test(test_thread_count_range),
         cmocka_unit_test(test_default_threads),
         cmocka_unit_test(test_split_sizes),
@@ -447,4 +543,6 @@ TU_MAIN(NULL, NULL, cmocka_unit_test(test_thread_count_range),
         cmocka_unit_test(test_concurrent_loops),
         cmocka_unit_test(test_plugin_concurrent_same_device),
         cmocka_unit_test(test_shutdown),
-        cmocka_unit_test(test_create_alloc_fail))
+        cmocka_unit_test(test_create_alloc_fail),
+        cmocka_unit_test(test_worker_leaves_callers_core),
+        cmocka_unit_test(test_default_threads_affinity))

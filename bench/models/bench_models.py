@@ -157,7 +157,8 @@ def torch_ms(m, threads, reps):
 # ---- ONNX Runtime (onnxruntime-node, driven by ort_bench.js) ----
 
 def ort_module_dir(ort_dir):
-    return os.path.join(ort_dir, "node_modules", "onnxruntime-node")
+    # Absolute: node's require() reads a relative name as a package name.
+    return os.path.abspath(os.path.join(ort_dir, "node_modules", "onnxruntime-node"))
 
 
 def ort_export(m, d):

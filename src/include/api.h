@@ -545,8 +545,8 @@ typedef struct xrt_client_options {
    * and the client's support reports. */
   xrt_allocator allocator;
   /* Worker threads each simulated device may use for one large op (its
-   * thread pool); 0 means the machine's cores divided by num_devices, at
-   * least 1.  Small ops always run on the device's own queue thread. */
+   * thread pool); 0 means the cores this process may run on (as nproc
+   * counts them) divided by num_devices, at least 1.  Small ops always run on the device's own queue thread. */
   int threads_per_device;
   /* Bytes of executables the client's in-memory compilation cache keeps
    * (least recently used evicted first); default 256 MiB, 0 turns the

@@ -22,7 +22,17 @@ SIM_PRIVATE long sim_os_cpu_count(void) {
 #else
 #include <unistd.h>
 
-SIM_PRIVATE long sim_os_cpu_count(void) { return sysconf(_SC_NPROCESSORS_ONLN); }
+/* The cores this process may run on (taskset, cgroup cpusets), as nproc
+ * counts them: a pool sized from the online count would put two polling
+ * threads on one allowed core. */
+SIM_PRIVATE long sim_os_cpu_count(void) {
+#if defined(__linux__)
+  cpu_set_t s;
+  if (sched_getaffinity(0, sizeof s, &s) == 0 && CPU_COUNT(&s) > 0)
+    return CPU_COUNT(&s);
+#endif
+  return sysconf(_SC_NPROCESSORS_ONLN);
+}
 #endif
 
 /* ======================================================================

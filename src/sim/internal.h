@@ -64,6 +64,9 @@
  *   exec.c plugin.c serialize.c   executables and execution, the platform
  *                   description and plugin table, serialized executables
  */
+#if defined(__linux__) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE 1 /* sched_getcpu, pthread_setaffinity_np (pool.c) */
+#endif
 #define _POSIX_C_SOURCE 200809L
 #include "xrt.h"
 
@@ -1689,9 +1692,14 @@ SIM_PRIVATE xrt_status sim_lower_chlo_ragged_dot(sim_fcc *fc, const xrt_ir_op *o
  * the pool's first parallel loop (a client with many devices and small
  * programs starts none) and are joined when the client is destroyed.
  *
- * sim_parallel_for cuts [0, n) into chunks of at least grain items that
- * the participants claim with an atomic counter, so a participant that the
- * OS delays (a loaded machine) just takes fewer chunks.  A pool runs one
+ * sim_parallel_for cuts [0, n) into chunks of at least grain items and
+ * gives each participant a home run of them, in order (the caller the
+ * first, worker w run w + 1): consecutive loops over the same rows then
+ * find them in the cache of the core that wrote them, where a shared
+ * counter sent each chunk to whichever thread came first and the data
+ * across the cores.  A participant that is done claims what is left of
+ * the others' runs, so one that the OS delays (a loaded machine) just
+ * takes fewer chunks.  A pool runs one
  * loop at a time: a loop started while it is busy (a nested call from a
  * chunk, or a concurrent execute on the same device) runs serially on its
  * caller.  No allocation per loop.  Between loops, workers poll for the
@@ -1718,8 +1726,15 @@ struct sim_tpool {
   sim_range_fn fn;
   void *ctx;
   int64_t n, chunk, nchunks;
-  atomic_llong next;   /* next chunk to claim */
+  struct sim_tcursor *cur; /* per participant: next chunk of its home run */
   atomic_int pending;  /* workers that have not finished this loop */
+  atomic_int nextid;   /* the participant number of the next worker */
+  atomic_int caller_cpu; /* the core the current loop's caller is on, or -1 */
+};
+/* A cache line each: the participants claim from their own. */
+struct sim_tcursor {
+  atomic_llong next;
+  char pad[64 - sizeof(atomic_llong)];
 };
 static inline struct sim_tpool *sim_tpool_of(const sim_client *c, int device) {
   return c->tp && device >= 0 && device < c->ntp ? &c->tp[device] : NULL;

@@ -19,13 +19,68 @@ static inline void sim_spin_pause(void) {
 #endif
 }
 
-/* Claims and runs chunks of the current loop until none is left. */
-static void sim_tpool_work(struct sim_tpool *tp) {
-  for (;;) {
-    int64_t k = (int64_t)atomic_fetch_add(&tp->next, 1);
-    if (k >= tp->nchunks) return;
-    int64_t b = k * tp->chunk, e = b + tp->chunk;
-    tp->fn(tp->ctx, b, e < tp->n ? e : tp->n);
+/* ---- keeping a worker off its caller's core ----
+ * A pool that polls assumes each participant has a core.  Linux's wake-up
+ * placement can put a worker on the core of the thread that woke it, and
+ * while they share it every loop waits for the worker's turn: rnn took
+ * 13 ms instead of 2.6 on two threads until the scheduler moved one of
+ * them, up to half a second later.  A worker that finds itself on its
+ * caller's core leaves it, by narrowing its own affinity to the cores it
+ * started with minus that one (the caller is never pinned: it is the
+ * application's or the device's thread). */
+#if defined(__linux__)
+typedef struct sim_cpus {
+  cpu_set_t start; /* the worker's affinity when it started */
+  int ok;          /* start was read */
+} sim_cpus;
+
+static void sim_cpus_init(sim_cpus *m) {
+  m->ok = pthread_getaffinity_np(pthread_self(), sizeof m->start,
+                                 &m->start) == 0;
+}
+
+static int sim_current_cpu(void) { return sched_getcpu(); }
+
+/* Leaves the caller's core when this thread is on it and may run on
+ * another. */
+static void sim_cpus_avoid(const sim_cpus *m, int caller) {
+  if (!m->ok || caller < 0 || caller >= CPU_SETSIZE ||
+      sched_getcpu() != caller || !CPU_ISSET(caller, &m->start) ||
+      CPU_COUNT(&m->start) < 2)
+    return;
+  cpu_set_t s = m->start;
+  CPU_CLR(caller, &s);
+  (void)pthread_setaffinity_np(pthread_self(), sizeof s, &s);
+}
+#else
+typedef struct sim_cpus {
+  int ok;
+} sim_cpus;
+static void sim_cpus_init(sim_cpus *m) { m->ok = 0; }
+static int sim_current_cpu(void) { return -1; }
+static void sim_cpus_avoid(const sim_cpus *m, int caller) {
+  (void)m, (void)caller;
+}
+#endif
+
+/* The first chunk of participant p's home run of the current loop. */
+static int64_t sim_tpool_home(const struct sim_tpool *tp, int p) {
+  return tp->nchunks * p / (tp->nworkers + 1);
+}
+
+/* Participant p runs the chunks of its home run, then claims what is left
+ * of the others' (a cursor past its run's end claims nothing). */
+static void sim_tpool_work(struct sim_tpool *tp, int p) {
+  int parts = tp->nworkers + 1;
+  for (int i = 0; i < parts; i++) {
+    int q = (p + i) % parts;
+    int64_t end = sim_tpool_home(tp, q + 1);
+    for (;;) {
+      int64_t k = (int64_t)atomic_fetch_add(&tp->cur[q].next, 1);
+      if (k >= end) break;
+      int64_t b = k * tp->chunk, e = b + tp->chunk;
+      tp->fn(tp->ctx, b, e < tp->n ? e : tp->n);
+    }
   }
 }
 
@@ -42,6 +97,9 @@ static int sim_tpool_poll(struct sim_tpool *tp, uint64_t seen) {
 
 static void *sim_tpool_main(void *arg) {
   struct sim_tpool *tp = (struct sim_tpool *)arg;
+  int p = atomic_fetch_add(&tp->nextid, 1) + 1;
+  sim_cpus cpus;
+  sim_cpus_init(&cpus);
   pthread_mutex_lock(&tp->mu);
   uint64_t seen = tp->gen0; /* the loop that started us may be running */
   for (;;) {
@@ -51,7 +109,8 @@ static void *sim_tpool_main(void *arg) {
     pthread_mutex_unlock(&tp->mu);
     for (;;) {
       seen = atomic_load_explicit(&tp->gen, memory_order_acquire);
-      sim_tpool_work(tp);
+      if (tp->spin) sim_cpus_avoid(&cpus, atomic_load(&tp->caller_cpu));
+      sim_tpool_work(tp, p);
       /* The last worker to finish wakes a caller that sleeps; a caller
        * that polls sees pending reach 0. */
       if (atomic_fetch_sub_explicit(&tp->pending, 1, memory_order_acq_rel) ==
@@ -117,13 +176,16 @@ SIM_PRIVATE void sim_parallel_for(sim_cx *cx, int64_t n, int64_t grain,
   tp->n = n;
   tp->chunk = chunk;
   tp->nchunks = (n + chunk - 1) / chunk;
-  atomic_store(&tp->next, 0);
+  for (int q = 0; q <= tp->nworkers; q++)
+    atomic_store_explicit(&tp->cur[q].next, sim_tpool_home(tp, q),
+                          memory_order_relaxed);
   atomic_store(&tp->pending, tp->nworkers);
+  if (tp->spin) atomic_store(&tp->caller_cpu, sim_current_cpu());
   /* Release: a worker that polls gen and sees the bump sees the loop. */
   atomic_fetch_add_explicit(&tp->gen, 1, memory_order_release);
   pthread_cond_broadcast(&tp->wake);
   pthread_mutex_unlock(&tp->mu);
-  sim_tpool_work(tp);
+  sim_tpool_work(tp, 0);
   for (int i = 0; tp->spin && i < SIM_SPIN_POLLS &&
                   atomic_load_explicit(&tp->pending, memory_order_acquire) > 0;
        i++)
@@ -137,7 +199,7 @@ SIM_PRIVATE void sim_parallel_for(sim_cx *cx, int64_t n, int64_t grain,
   atomic_store(&tp->busy, 0);
 }
 
-/* threads_per_device 0: the online cores shared among the devices. */
+/* threads_per_device 0: the allowed cores shared among the devices. */
 static int sim_threads_default(int ndev) {
   long cores = sim_os_cpu_count();
   long t = cores > 0 ? cores / (ndev > 0 ? ndev : 1) : 1;
@@ -152,7 +214,7 @@ SIM_PRIVATE void sim_tpools_free(sim_client *c) {
     pthread_cond_destroy(&tp->done);
     pthread_cond_destroy(&tp->wake);
     pthread_mutex_destroy(&tp->mu);
-    c->al.free(c->al.self, tp->tid);
+    c->al.free(c->al.self, tp->cur);
   }
   c->al.free(c->al.self, c->tp);
   c->tp = NULL;
@@ -163,15 +225,20 @@ static xrt_status sim_tpool_init(sim_client *c, struct sim_tpool *tp,
                                  int threads, xrt_plugin_error *err) {
   memset(tp, 0, sizeof *tp);
   atomic_init(&tp->busy, 0);
-  atomic_init(&tp->next, 0);
+  atomic_init(&tp->nextid, 0);
+  atomic_init(&tp->caller_cpu, -1);
   atomic_init(&tp->gen, 0);
   atomic_init(&tp->pending, 0);
   tp->threads = threads;
   /* Polling pays when every participant of every pool has a core. */
   long cores = sim_os_cpu_count();
   tp->spin = cores > 0 && (long)threads * (c->ndev > 0 ? c->ndev : 1) <= cores;
-  tp->tid = (pthread_t *)c->al.alloc(c->al.self,
-                                     sizeof(pthread_t) * (size_t)threads);
+  /* One block: the cursors (aligned as the allocator aligns), then tid. */
+  tp->cur = (struct sim_tcursor *)c->al.alloc(
+      c->al.self, (sizeof(struct sim_tcursor) + sizeof(pthread_t)) *
+                      (size_t)threads);
+  tp->tid = tp->cur ? (pthread_t *)(tp->cur + threads) : NULL;
+  for (int q = 0; tp->cur && q < threads; q++) atomic_init(&tp->cur[q].next, 0);
   if (!tp->tid) return sim_fail(err, XRT_RESOURCE_EXHAUSTED, "out of host "
                                 "memory for a thread pool");
   /* Each succeeds only after the one before; a failure undoes those. */
@@ -180,8 +247,9 @@ static xrt_status sim_tpool_init(sim_client *c, struct sim_tpool *tp,
   if (wake && pthread_cond_init(&tp->done, NULL) == 0) return XRT_OK;
   if (wake) pthread_cond_destroy(&tp->wake);
   if (mu) pthread_mutex_destroy(&tp->mu);
-  c->al.free(c->al.self, tp->tid);
+  c->al.free(c->al.self, tp->cur);
   tp->tid = NULL;
+  tp->cur = NULL;
   return sim_fail(err, XRT_INTERNAL, "cannot initialise a thread pool");
 }
 
