@@ -13315,7 +13315,10 @@ SIM_PRIVATE xrt_status sim_lower_dynamic_conv(sim_fcc *fc, const xrt_ir_op *op,
  *  - features contiguous in lhs (NHWC, as JAX writes them): per result
  *    position, the window positions' lhs rows (or a row of zeros) and
  *    weight rows go to a kernel that runs across the features, several
- *    vectors of sums at a time;
+ *    vectors of sums at a time; inside the padding's border, four
+ *    positions along the last dimension at once, so that each weight
+ *    vector is loaded once for four (a MobileNet 3x3 layer on 56x56x144:
+ *    218 -> 128 us on one AVX-512 core);
  *  - otherwise (NCHW): per result row (batch, feature, positions of all but
  *    the last spatial dimension), a vector of results along the last one at
  *    a time, four rows of one feature at once; each window position reads
@@ -13339,7 +13342,8 @@ SIM_PRIVATE xrt_status sim_lower_dynamic_conv(sim_fcc *fc, const xrt_ir_op *op,
 enum {
   SIM_DW_TAPS = 128, /* most window positions (rows of them: row nest) */
   SIM_DW_ROWS = 4,   /* row nest: rows at once (independent sums) */
-  SIM_DW_CB = 256    /* features per block when the result is strided */
+  SIM_DW_CB = 256,   /* features per block when the result is strided */
+  SIM_DW_RUN = 4     /* features-inner: result positions per kernel call */
 };
 
 /* Window position kx of the last spatial dimension (row nest): results i
@@ -13356,6 +13360,11 @@ typedef struct sim_dw_k {
    * order from 0, for c < n. */
   void (*ch)(int64_t nt, const char *const *ip, const char *const *wp,
              int64_t off, void *o, int64_t n);
+  /* ch for SIM_DW_RUN result positions at once, position u reading
+   * ip[t] + u * xs elements and writing o + u * os: each weight vector
+   * is loaded once for all of them (the same sums, in the same order). */
+  void (*ch4)(int64_t nt, const char *const *ip, const char *const *wp,
+              int64_t xs, void *o, int64_t os, int64_t n);
   /* For each of nr <= SIM_DW_ROWS rows r: acc_r[i * as] (i < n) = the sum
    * over window positions (ro < nro, kx < KX), in order from 0, of
    * L[roff[r * nro + ro] + col_kx(i)] * w[woff[ro * KX + kx]] (roff < 0:
@@ -13442,6 +13451,54 @@ static inline const void *sim_dw_addr(const void *p, int64_t bytes) {
         a0 = VFMA(x0, w0, a0);                                                 \
       }                                                                        \
       MST(o + c, a0, r);                                                       \
+    }                                                                          \
+  }                                                                            \
+                                                                               \
+  ATTR static void sim_dw_ch4_##SFX(int64_t nt, const char *const *ip,         \
+                                    const char *const *wp, int64_t xs,         \
+                                    void *op, int64_t os, int64_t n) {         \
+    T *o = (T *)op;                                                            \
+    int64_t c = 0;                                                             \
+    for (; c + 2 * (VL) <= n; c += 2 * (VL)) {                                 \
+      V a0 = VZERO, a1 = VZERO, a2 = VZERO, a3 = VZERO;                        \
+      V b0 = VZERO, b1 = VZERO, b2 = VZERO, b3 = VZERO;                        \
+      for (int64_t t = 0; t < nt; t++) {                                       \
+        const T *x = (const T *)(const void *)ip[t] + c;                       \
+        const T *w = (const T *)(const void *)wp[t] + c;                       \
+        V w0 = VLD(w), w1 = VLD(w + (VL));                                     \
+        a0 = VFMA(VLD(x), w0, a0);                                             \
+        b0 = VFMA(VLD(x + (VL)), w1, b0);                                      \
+        a1 = VFMA(VLD(x + xs), w0, a1);                                        \
+        b1 = VFMA(VLD(x + xs + (VL)), w1, b1);                                 \
+        a2 = VFMA(VLD(x + 2 * xs), w0, a2);                                    \
+        b2 = VFMA(VLD(x + 2 * xs + (VL)), w1, b2);                             \
+        a3 = VFMA(VLD(x + 3 * xs), w0, a3);                                    \
+        b3 = VFMA(VLD(x + 3 * xs + (VL)), w1, b3);                             \
+      }                                                                        \
+      VST(o + c, a0), VST(o + c + (VL), b0);                                   \
+      VST(o + os + c, a1), VST(o + os + c + (VL), b1);                         \
+      VST(o + 2 * os + c, a2), VST(o + 2 * os + c + (VL), b2);                 \
+      VST(o + 3 * os + c, a3), VST(o + 3 * os + c + (VL), b3);                 \
+    }                                                                          \
+    for (; c < n; c += (VL)) { /* one vector, the last one masked */           \
+      int64_t r = n - c < (VL) ? n - c : (VL);                                 \
+      MT m = MK(0, r);                                                         \
+      V a0 = VZERO, a1 = VZERO, a2 = VZERO, a3 = VZERO, x0 = VZERO;            \
+      V w0 = VZERO;                                                            \
+      for (int64_t t = 0; t < nt; t++) {                                       \
+        const T *x = (const T *)(const void *)ip[t] + c;                       \
+        MLD(w0, (const T *)(const void *)wp[t] + c, m);                        \
+        MLD(x0, x, m);                                                         \
+        a0 = VFMA(x0, w0, a0);                                                 \
+        MLD(x0, x + xs, m);                                                    \
+        a1 = VFMA(x0, w0, a1);                                                 \
+        MLD(x0, x + 2 * xs, m);                                                \
+        a2 = VFMA(x0, w0, a2);                                                 \
+        MLD(x0, x + 3 * xs, m);                                                \
+        a3 = VFMA(x0, w0, a3);                                                 \
+      }                                                                        \
+      MST(o + c, a0, r), MST(o + os + c, a1, r);                               \
+      MST(o + 2 * os + c, a2, r), MST(o + 3 * os + c, a3, r);                  \
     }                                                                          \
   }                                                                            \
                                                                                \
@@ -13764,19 +13821,19 @@ SIM_DW_KERNELS(f64_avx512, double, SIM_DW_T5, __m512d, 8,
 
 /* [f64][portable, AVX2, AVX-512] */
 static const sim_dw_k sim_dw_ks[2][3] = {
-    {{sim_dw_ch_f32_port, sim_dw_row_f32_port},
+    {{sim_dw_ch_f32_port, sim_dw_ch4_f32_port, sim_dw_row_f32_port},
 #if SIM_DW_X86
-     {sim_dw_ch_f32_avx2, sim_dw_row_f32_avx2},
-     {sim_dw_ch_f32_avx512, sim_dw_row_f32_avx512}},
+     {sim_dw_ch_f32_avx2, sim_dw_ch4_f32_avx2, sim_dw_row_f32_avx2},
+     {sim_dw_ch_f32_avx512, sim_dw_ch4_f32_avx512, sim_dw_row_f32_avx512}},
 #else
-     {NULL, NULL}, {NULL, NULL}},
+     {NULL, NULL, NULL}, {NULL, NULL, NULL}},
 #endif
-    {{sim_dw_ch_f64_port, sim_dw_row_f64_port},
+    {{sim_dw_ch_f64_port, sim_dw_ch4_f64_port, sim_dw_row_f64_port},
 #if SIM_DW_X86
-     {sim_dw_ch_f64_avx2, sim_dw_row_f64_avx2},
-     {sim_dw_ch_f64_avx512, sim_dw_row_f64_avx512}},
+     {sim_dw_ch_f64_avx2, sim_dw_ch4_f64_avx2, sim_dw_row_f64_avx2},
+     {sim_dw_ch_f64_avx512, sim_dw_ch4_f64_avx512, sim_dw_row_f64_avx512}},
 #else
-     {NULL, NULL}, {NULL, NULL}},
+     {NULL, NULL, NULL}, {NULL, NULL, NULL}},
 #endif
 };
 
@@ -13811,6 +13868,32 @@ static const char *sim_dw_wrow(const sim_dw_run *r, int64_t j, int64_t t) {
   const sim_dw *w = r->w;
   return r->W ? r->W + (size_t)((j * w->Wn + t) * w->C) * w->es
               : r->R + (size_t)w->woff[t] * w->es;
+}
+
+/* SIM_DW_RUN when the result positions from p on (left: how many the
+ * range still has) along the last spatial dimension read every window
+ * position inside lhs, each the one before moved by the same *xs
+ * elements, with one weight row per feature and contiguous results (the
+ * 4-position kernel's case); else 0.  ip: position p's rows, tl: its
+ * last-dimension table. */
+static int64_t sim_dw_run_len(const sim_dw *w, const char *const *ip,
+                              const int64_t *tl, const int64_t *p,
+                              int64_t left, int64_t *xs) {
+  const sim_conv *c = w->c;
+  const int32_t last = c->ns - 1;
+  *xs = 0;
+  if (c->ns < 1 || w->mult != 1 || c->of != 1 || left < SIM_DW_RUN ||
+      p[last] + SIM_DW_RUN > c->out[last])
+    return 0;
+  for (int64_t t = 0; t < w->Wn; t++)
+    if (ip[t] == w->zero) return 0;
+  const int64_t KX = c->K[last];
+  *xs = tl[KX] - tl[0];
+  for (int64_t u = 1; u < SIM_DW_RUN; u++)
+    for (int64_t kx = 0; kx < KX; kx++)
+      if (tl[u * KX + kx] < 0 || tl[u * KX + kx] != tl[kx] + u * *xs)
+        return 0;
+  return SIM_DW_RUN;
 }
 
 /* Features-inner nest: result positions [q0, q1) of batch * P. */
@@ -13850,6 +13933,15 @@ static void sim_dw_ch_range(void *ctx, int64_t q0, int64_t q1) {
         ip[t] = valid && v >= 0 ? r->L + (size_t)(off + v) * es : w->zero;
       }
     } while (last > 0 && sim_la_next(k, c->K, last));
+    int64_t xs, run = sim_dw_run_len(w, ip, ns > 0 ? tv[last] : NULL, p, q1 - q,
+                                     &xs);
+    if (run) { /* SIM_DW_RUN positions along the last dimension */
+      w->k.ch4(Wn, ip, wp, xs, r->O + (size_t)ob * es, c->osp[last], C);
+      p[last] += run - 1;
+      q += run - 1;
+      if (!sim_la_next(p, c->out, ns)) b++;
+      continue;
+    }
     for (int64_t j = 0; j < w->mult; j++) {
       char *o = r->O + (size_t)(ob + j * c->of) * es;
       if (w->mult > 1)
