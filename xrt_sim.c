@@ -13933,28 +13933,28 @@ static void sim_dw_ch_range(void *ctx, int64_t q0, int64_t q1) {
         ip[t] = valid && v >= 0 ? r->L + (size_t)(off + v) * es : w->zero;
       }
     } while (last > 0 && sim_la_next(k, c->K, last));
-    int64_t xs, run = sim_dw_run_len(w, ip, ns > 0 ? tv[last] : NULL, p, q1 - q,
-                                     &xs);
+    int64_t xs, run = sim_dw_run_len(w, ip, ns > 0 ? tv[last] : NULL, p,
+                                     q1 - q, &xs);
     if (run) { /* SIM_DW_RUN positions along the last dimension */
       w->k.ch4(Wn, ip, wp, xs, r->O + (size_t)ob * es, c->osp[last], C);
       p[last] += run - 1;
       q += run - 1;
-      if (!sim_la_next(p, c->out, ns)) b++;
-      continue;
-    }
-    for (int64_t j = 0; j < w->mult; j++) {
-      char *o = r->O + (size_t)(ob + j * c->of) * es;
-      if (w->mult > 1)
-        for (int64_t u = 0; u < Wn; u++) wp[u] = sim_dw_wrow(r, j, u);
-      if (ostr == 1) {
-        w->k.ch(Wn, ip, wp, 0, o, C);
-        continue;
-      }
-      for (int64_t c0 = 0; c0 < C; c0 += SIM_DW_CB) { /* strided result */
-        int64_t nc = C - c0 < SIM_DW_CB ? C - c0 : SIM_DW_CB;
-        w->k.ch(Wn, ip, wp, c0, buf, nc);
-        for (int64_t i = 0; i < nc; i++)
-          memcpy(o + (size_t)((c0 + i) * ostr) * es, buf + (size_t)i * es, es);
+    } else {
+      for (int64_t j = 0; j < w->mult; j++) {
+        char *o = r->O + (size_t)(ob + j * c->of) * es;
+        if (w->mult > 1)
+          for (int64_t u = 0; u < Wn; u++) wp[u] = sim_dw_wrow(r, j, u);
+        if (ostr == 1) {
+          w->k.ch(Wn, ip, wp, 0, o, C);
+          continue;
+        }
+        for (int64_t c0 = 0; c0 < C; c0 += SIM_DW_CB) { /* strided result */
+          int64_t nc = C - c0 < SIM_DW_CB ? C - c0 : SIM_DW_CB;
+          w->k.ch(Wn, ip, wp, c0, buf, nc);
+          for (int64_t i = 0; i < nc; i++)
+            memcpy(o + (size_t)((c0 + i) * ostr) * es, buf + (size_t)i * es,
+                   es);
+        }
       }
     }
     if (!sim_la_next(p, c->out, ns)) b++;
