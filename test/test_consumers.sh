@@ -125,6 +125,8 @@ target_compile_definitions(app PRIVATE XRT_EXPECT_VERSION="$version")
 target_link_libraries(app PRIVATE xrt::xrt)
 CM
 }
+# Builds of all of xrt take most of this script's time: one job per core.
+jobs=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
 # cmake_build NAME SRC BIN [CMAKE ARGS...]
 cmake_build() {
   name=$1 src=$2 bin=$3
@@ -132,7 +134,7 @@ cmake_build() {
   step "$name (configure)" cmake -S "$src" -B "$bin" -DCMAKE_C_COMPILER="$cc" \
     -DCMAKE_BUILD_TYPE= -DCMAKE_C_FLAGS="-O0 $san" \
     -DCMAKE_EXE_LINKER_FLAGS="$san" -DCMAKE_SHARED_LINKER_FLAGS="$san" "$@" &&
-    step "$name (build)" cmake --build "$bin"
+    step "$name (build)" cmake --build "$bin" --parallel "$jobs"
 }
 
 prefix=$tmp/prefix
