@@ -34,8 +34,16 @@ WIN_LDLIBS := -lm -lpthread
 WIN_TEST_INC := -isystem test/win/include -isystem $(WIN_BUILD)/include
 WIN_SRCS := $(CORE_SRCS) $(SIM_SRCS) $(PJRT_SRCS) $(if $(filter 1,$(XRT_DISK_CACHE)),$(CACHE_SRCS))
 WIN_OBJS := $(WIN_SRCS:src/%.c=$(WIN_BUILD)/obj/%.o)
-WIN_DLL_OBJS := $(WIN_SRCS:src/%.c=$(WIN_BUILD)/dll/%.o)
-WIN_SIM_OBJS := $(SIM_SRCS:src/%.c=$(WIN_BUILD)/simdll/%.o)
+# Of the simulator's files only src/sim/plugin.c defines an XRT_API function
+# (so XRT_BUILD_DLL changes it) or reads XRT_PLUGIN_SHARED: xrt.dll and
+# xrt_sim.dll reuse the static library's objects of the others (compiled
+# once, not three times).
+WIN_SIM_SHARED_OBJS := $(filter-out $(WIN_BUILD)/obj/sim/plugin.o,\
+                         $(SIM_SRCS:src/%.c=$(WIN_BUILD)/obj/%.o))
+WIN_DLL_OBJS := $(filter-out $(SIM_SRCS:src/%.c=$(WIN_BUILD)/dll/%.o),\
+                  $(WIN_SRCS:src/%.c=$(WIN_BUILD)/dll/%.o)) \
+                $(WIN_BUILD)/dll/sim/plugin.o $(WIN_SIM_SHARED_OBJS)
+WIN_SIM_OBJS := $(WIN_SIM_SHARED_OBJS) $(WIN_BUILD)/simdll/sim/plugin.o
 WIN_CLI_OBJS := $(CLI_SRCS:tools/cli/%.c=$(WIN_BUILD)/cli/%.o)
 WIN_LIB_A := $(WIN_BUILD)/libxrt.a
 WIN_DLL := $(WIN_BUILD)/xrt.dll
@@ -156,7 +164,7 @@ test-windows: | windows-deps
 	$(MAKE) windows
 	@$(WIN_ENV) $(WINE) wineboot -i >/dev/null 2>&1 || true
 	@export $(WIN_ENV); sh tools/run_tests.sh "windows test programs" \
-	  -j $(TEST_JOBS) -t $(WIN_TEST_TIMEOUT) -w "$(WINE)" $(WIN_TESTS) -- \
+	  -j $(TEST_JOBS) -t $(WIN_TEST_TIMEOUT) -r -w "$(WINE)" $(WIN_TESTS) -- \
 	  "env XRT_BUILD=$(WIN_BUILD) XRT_RUN='$(WINE)' XRT_EXE=.exe XRT_LIB_PREFIX= XRT_LIB_SUFFIX=.dll CC='$(WIN_CC) -static' sh test/test_cts.sh"
 
 windows-deps:

@@ -1,11 +1,16 @@
 #!/bin/sh
-# tools/run_tests.sh LABEL [-j JOBS] [-w WRAPPER] [-t SECONDS] CMD... [-- CMD...]
+# tools/run_tests.sh LABEL [-j JOBS] [-w WRAPPER] [-t SECONDS] [-r] CMD... [-- CMD...]
 # - the one pass/fail runner of the Makefile's test targets.  Runs every
 # CMD (a shell command line) even when one fails, each under WRAPPER (say
 # "valgrind ..." or "wine"; not the commands after --) and, with -t,
 # killed after SECONDS; prints "== CMD", its output and "== CMD: N s" for each, in the
 # order given, and "LABEL: N passed, M failed" at the end, and exits 1 if
 # any failed.
+#
+# -r runs a command once more when it fails without printing anything: a
+# program under wine now and then exits 1 before its main() starts (no
+# output at all; CI saw it once in the Windows tests), which
+# says nothing about the program; a failing test prints what failed.
 #
 # -j JOBS runs up to JOBS commands at once (default 1): each worker claims
 # the next command not yet taken (mkdir is atomic, so each command runs
@@ -15,12 +20,13 @@
 set -u
 label=$1
 shift
-wrap="" limit="" jobs=1
+wrap="" limit="" jobs=1 retry=0
 while [ $# -gt 0 ]; do
   case $1 in
     -j) jobs=$2; shift 2 ;;
     -w) wrap=$2; shift 2 ;;
     -t) limit=$2; shift 2 ;;
+    -r) retry=1; shift ;;
     *) break ;;
   esac
 done
@@ -50,8 +56,14 @@ run_one() {
   {
     echo "== $c${w:+ ($w)}"
     t0=$(date +%s)
-    sh -c "${limit:+timeout $limit }$w $c" </dev/null
+    sh -c "${limit:+timeout $limit }$w $c" </dev/null >"$tmp/$1.run" 2>&1
     rc=$?
+    if [ $rc -ne 0 ] && [ $retry = 1 ] && [ ! -s "$tmp/$1.run" ]; then
+      echo "== exit $rc before printing anything: once more"
+      sh -c "${limit:+timeout $limit }$w $c" </dev/null >"$tmp/$1.run" 2>&1
+      rc=$?
+    fi
+    cat "$tmp/$1.run"
     echo "== $c: $(($(date +%s) - t0)) s"
   } >"$tmp/$1.out" 2>&1
   echo $rc >"$tmp/$1.rc.tmp"
