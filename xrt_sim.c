@@ -16708,7 +16708,7 @@ static int sim_current_cpu(void) { return sched_getcpu(); }
  * another. */
 static void sim_cpus_avoid(const sim_cpus *m, int caller) {
   if (!m->ok || caller < 0 || caller >= CPU_SETSIZE ||
-      sched_getcpu() != caller || !CPU_ISSET(caller, &m->start) ||
+      sim_current_cpu() != caller || !CPU_ISSET(caller, &m->start) ||
       CPU_COUNT(&m->start) < 2)
     return;
   cpu_set_t s = m->start;
@@ -16717,9 +16717,9 @@ static void sim_cpus_avoid(const sim_cpus *m, int caller) {
 }
 #else
 typedef struct sim_cpus {
-  int ok;
+  char unused; /* C wants a member; there is nothing to keep */
 } sim_cpus;
-static void sim_cpus_init(sim_cpus *m) { m->ok = 0; }
+static void sim_cpus_init(sim_cpus *m) { (void)m; }
 static int sim_current_cpu(void) { return -1; }
 static void sim_cpus_avoid(const sim_cpus *m, int caller) {
   (void)m, (void)caller;

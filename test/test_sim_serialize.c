@@ -487,6 +487,103 @@ static void test_custom_call_name(void **state) {
   ser_close(&s);
 }
 
+/* ---- damaged bytes of every kind ---- */
+
+/* A program whose plan holds several validated kinds of step. */
+static const char *kMany =
+    "func.func @main(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>, %i: tensor<i32>) -> (tensor<2x2xf32>, tensor<5x3xf32>) {\n"
+    "  %t = stablehlo.transpose %a, dims = [1, 0] : (tensor<2x3xf32>) -> tensor<3x2xf32>\n"
+    "  %d = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>\n"
+    "  %s = stablehlo.slice %d [0:2, 1:3] : (tensor<2x4xf32>) -> tensor<2x2xf32>\n"
+    "  %c = stablehlo.concatenate %t, %s, dim = 0 : (tensor<3x2xf32>, tensor<2x2xf32>) -> tensor<5x2xf32>\n"
+    "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+    "  %r = stablehlo.reduce(%c init: %z) applies stablehlo.add across dimensions = [1] : (tensor<5x2xf32>, tensor<f32>) -> tensor<5xf32>\n"
+    "  %io = stablehlo.iota dim = 0 : tensor<5xf32>\n"
+    "  %y = stablehlo.add %r, %io : tensor<5xf32>\n"
+    "  %bc = stablehlo.broadcast_in_dim %y, dims = [0] : (tensor<5xf32>) -> tensor<5x3xf32>\n"
+    "  %ds = stablehlo.dynamic_slice %bc, %i, %i, sizes = [2, 2] : (tensor<5x3xf32>, tensor<i32>, tensor<i32>) -> tensor<2x2xf32>\n"
+    "  return %ds, %bc : tensor<2x2xf32>, tensor<5x3xf32>\n"
+    "}\n";
+
+/* Loads the bytes with byte `at` replaced by v: either they load, or they
+ * are refused with XRT_INVALID_ARGUMENT and a reason; nothing else (ASan
+ * and valgrind watch the reads). */
+static void ser_load_changed(ser *s, size_t at, unsigned char v) {
+  unsigned char was = s->bytes[at];
+  s->bytes[at] = v;
+  s->err.message[0] = 0;
+  xrt_status st = ser_load(s, &s->d, s->bytes, s->n);
+  if (st != XRT_OK && st != XRT_INVALID_ARGUMENT)
+    fail_msg("byte %zu = %u: status %d (%s)", at, v, (int)st, s->err.message);
+  if (st != XRT_OK && !s->err.message[0])
+    fail_msg("byte %zu = %u: refused without a reason", at, v);
+  s->bytes[at] = was;
+}
+
+/* A program with control flow, a call, a host call and steps of the
+ * other validated kinds. */
+static const char *kCtrl =
+    "func.func @main(%a: tensor<4xf32>, %n: tensor<i32>) -> (tensor<4xf32>, tensor<2x2xi32>) {\n"
+    "  %c0 = stablehlo.constant dense<0> : tensor<i32>\n"
+    "  %one = stablehlo.constant dense<1> : tensor<i32>\n"
+    "  %w:2 = stablehlo.while(%i = %c0, %x = %a) : tensor<i32>, tensor<4xf32>\n"
+    "   cond {\n"
+    "    %p = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+    "    stablehlo.return %p : tensor<i1>\n"
+    "  } do {\n"
+    "    %j = stablehlo.add %i, %one : tensor<i32>\n"
+    "    %y = func.call @twice(%x) : (tensor<4xf32>) -> tensor<4xf32>\n"
+    "    stablehlo.return %j, %y : tensor<i32>, tensor<4xf32>\n"
+    "  }\n"
+    "  %lo = stablehlo.constant dense<0.0> : tensor<f32>\n"
+    "  %hi = stablehlo.constant dense<6.0> : tensor<f32>\n"
+    "  %cl = stablehlo.clamp %lo, %w#1, %hi : (tensor<f32>, tensor<4xf32>, tensor<f32>) -> tensor<4xf32>\n"
+    "  %pr = stablehlo.compare GT, %cl, %a : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>\n"
+    "  %se = stablehlo.select %pr, %cl, %a : tensor<4xi1>, tensor<4xf32>\n"
+    "  %cv = stablehlo.convert %se : (tensor<4xf32>) -> tensor<4xi32>\n"
+    "  %rs = stablehlo.reshape %cv : (tensor<4xi32>) -> tensor<2x2xi32>\n"
+    "  %h = stablehlo.custom_call @test.scale2(%se) : (tensor<4xf32>) -> tensor<4xf32>\n"
+    "  return %h, %rs : tensor<4xf32>, tensor<2x2xi32>\n"
+    "}\n"
+    "func.func private @twice(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+    "  %y = stablehlo.add %x, %x : tensor<4xf32>\n"
+    "  return %y : tensor<4xf32>\n"
+    "}\n";
+
+/* Every byte of a program's serialized plan changed to values that break
+ * lengths, counts, kinds and indices (0, 1, ff, and the value with its
+ * low or high bit flipped); and every proper prefix of the bytes, which
+ * must be refused.  The core's hash check is off (bytes_verified), so the
+ * reader and the validators are all that stands between the bytes and the
+ * planner. */
+static void ser_damage_every_byte(const char *text) {
+  ser s;
+  ser_open(&s, text);
+  assert_int_equal(ser_load(&s, &s.d, s.bytes, s.n), XRT_OK);
+  for (size_t at = 0; at < s.n; at++) {
+    unsigned char b = s.bytes[at];
+    const unsigned char vals[] = {0x00, 0x01, 0xff, (unsigned char)(b ^ 1u),
+                                  (unsigned char)(b ^ 0x80u)};
+    for (size_t k = 0; k < TU_COUNT(vals); k++)
+      if (vals[k] != b) ser_load_changed(&s, at, vals[k]);
+  }
+  for (size_t n = 0; n < s.n; n++) {
+    s.err.message[0] = 0;
+    if (ser_load(&s, &s.d, s.bytes, n) != XRT_INVALID_ARGUMENT)
+      fail_msg("the first %zu of %zu bytes were not refused", n, s.n);
+    assert_true(s.err.message[0] != 0);
+  }
+  /* the bytes themselves still load */
+  assert_int_equal(ser_load(&s, &s.d, s.bytes, s.n), XRT_OK);
+  ser_close(&s);
+}
+
+static void test_every_byte_changed(void **state) {
+  (void)state;
+  ser_damage_every_byte(kMany);
+  ser_damage_every_byte(kCtrl);
+}
+
 TU_MAIN(NULL, NULL, cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_signature_record),
         cmocka_unit_test(test_round_trips),
@@ -499,4 +596,5 @@ TU_MAIN(NULL, NULL, cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_bad_slice),
         cmocka_unit_test(test_bad_concatenate),
         cmocka_unit_test(test_bad_dynamic_slice),
-        cmocka_unit_test(test_custom_call_name))
+        cmocka_unit_test(test_custom_call_name),
+        cmocka_unit_test(test_every_byte_changed))
