@@ -97,12 +97,15 @@ test: $(if $(PJRT_PLUGIN_SRCS),$(BUILD)/libxrt_pjrt.so)
 # vendoring) to check how other projects consume it: the plain build's run
 # checks that; the SAN=1 and COV=1 runs leave it out (a minute or two each,
 # and it runs no library code the test programs do not).
+# It is the longest of them (its builds of xrt), so it starts first, beside
+# the test programs, rather than last.
+TEST_CONSUMERS := $(if $(filter 1,$(SAN) $(COV)),,"env XRT_BUILD=$(BUILD) CC='$(CC)' XRT_SANFLAGS='$(SANFLAGS)' sh test/test_consumers.sh")
 TEST_SCRIPTS := "env XRT_BIN=$(XRT_BIN) sh test/test_cli.sh" \
   "env XRT_BUILD=$(BUILD) sh test/test_cts.sh" \
-  $(if $(filter 1,$(SAN) $(COV)),,"env XRT_BUILD=$(BUILD) CC='$(CC)' XRT_SANFLAGS='$(SANFLAGS)' sh test/test_consumers.sh") \
   "env XRT_BIN=$(XRT_BIN) sh test/run_interpret.sh"
 test: $(TEST_BINS) $(XRT_BIN) $(LIB_SO) $(CTS_BIN) $(MINIMAL_SO) $(SIM_SO) $(TINY_SO)
-	@sh tools/run_tests.sh "test programs" -j $(TEST_JOBS) $(TEST_BINS) $(TEST_SCRIPTS)
+	@sh tools/run_tests.sh "test programs" -j $(TEST_JOBS) $(TEST_CONSUMERS) \
+	  $(TEST_BINS) $(TEST_SCRIPTS)
 
 # The test programs and the interpreter suite again with the simulator's
 # kernels held to TEST_ISA (portable or avx2, see XRT_SIM_ISA): make
