@@ -6828,7 +6828,7 @@ static int sim_gemm_path(void) {
 typedef struct sim_gconv {
   int32_t ns;
   const int64_t *tab;        /* sim_conv tables */
-  int64_t toff[XRT_MAX_RANK], K[XRT_MAX_RANK];
+  int64_t K[XRT_MAX_RANK];   /* the window's size per spatial dimension */
   const int32_t *mpos;       /* per row, ns entries: pos_d * K_d + toff_d */
   const int32_t *kwin;       /* per window position, ns entries: win_d */
   int64_t Cg, lf;            /* features per group, their lhs stride */
@@ -7097,47 +7097,148 @@ __attribute__((target("avx512f"))) static void sim_gstrip_put16(
 }
 #endif
 
-#if SIM_GEMM_X86
-enum { SIM_GSHORT_MAX = 1024 }; /* most k of a short-run panel */
+/* sim_gpack_conv_strip for runs shorter than a strip (Cg < 16, as the RGB
+ * input of a first layer).  Window positions whose features follow one
+ * another in lhs (the next kx of NHWC, Cg floats further) are one copy,
+ * padding positions one run of zeros: a 7x7 window over 3 features is 7
+ * copies of 21 floats per row, not 49 of 3.  A row whose window rows are
+ * each one run is assembled in a buffer with whole-vector copies, then
+ * put into its strips whole: masked copies of a few floats straight into
+ * the strips cost 3x more (1x1 micro-benchmark on Zen 5). */
 
-/* sim_gpack_conv_strip for runs shorter than a strip (Cg < 16): each row
- * is gathered into a buffer, a masked load per window position, then put
- * into its strips. */
-__attribute__((target("avx512f"))) static void sim_gpack_conv_short(
-    const sim_gemm *g, const float *a, int64_t r0, int64_t mv, int64_t k0,
-    int64_t kb, float *dst) {
+/* Row i's runs, window position by window position (any k0, kb), each
+ * put into the strips as it ends. */
+static void sim_gpack_short_row(const sim_gemm *g, const float *base,
+                                const int32_t *mp, int64_t i, int64_t k0,
+                                int64_t kb, float *dst) {
   const sim_gconv *cv = g->conv;
   const int64_t MR = g->k->mr, Cg = cv->Cg;
   int32_t ns = cv->ns;
-  float row[SIM_GSHORT_MAX + SIM_GK_STRIP];
+  const float *src = NULL; /* the pending run: its source, or zeros */
+  int64_t at = 0, n = 0;   /* its first column and length */
+  int64_t w = k0 / Cg, f = k0 % Cg;
+  for (int64_t k = 0; k < kb; w++, f = 0) {
+    int64_t run = Cg - f < kb - k ? Cg - f : kb - k;
+    const int32_t *kw = cv->kwin + w * ns;
+    int64_t off = 0;
+    int ok = 1;
+    for (int32_t s = 0; s < ns; s++) {
+      int64_t t = cv->tab[mp[s] + kw[s]];
+      ok &= t >= 0;
+      off += t;
+    }
+    const float *p = ok ? base + off + f : NULL;
+    if (n > 0 && !(p ? src && src + n == p : !src)) {
+      sim_gstrip_put(dst, MR, kb, i, at, n, src);
+      n = 0;
+    }
+    if (n == 0) src = p, at = k;
+    n += run;
+    k += run;
+  }
+  if (n > 0) sim_gstrip_put(dst, MR, kb, i, at, n, src);
+}
+
+/* The valid window positions [*xa, *xb) of the last dimension for a row
+ * whose table entries there are tx: 1 when they are one interval whose lhs
+ * offsets step by Cg (no lhs dilation), so each row of the window is one
+ * run of features. */
+static int sim_gpack_short_span(const int64_t *tx, int64_t KX, int64_t Cg,
+                                int64_t *xa, int64_t *xb) {
+  int64_t a = 0, b;
+  while (a < KX && tx[a] < 0) a++;
+  for (b = a; b < KX && tx[b] >= 0; b++)
+    if (tx[b] != tx[a] + (b - a) * Cg) return 0;
+  for (int64_t x = b; x < KX; x++)
+    if (tx[x] >= 0) return 0;
+  *xa = a, *xb = b;
+  return 1;
+}
+
+/* n floats of src (NULL: zeros) to row, whole vectors but the last. */
+#if SIM_GEMM_X86
+__attribute__((target("avx512f")))
+#endif
+static void sim_grow_put(float *row, int64_t n, const float *src) {
+#if SIM_GEMM_X86
+  const __m512 z = _mm512_setzero_ps();
+  int64_t j = 0;
+  for (; j + 16 <= n; j += 16)
+    _mm512_storeu_ps(row + j, src ? _mm512_loadu_ps(src + j) : z);
+  if (j < n) {
+    __mmask16 m = (__mmask16)((1u << (n - j)) - 1);
+    _mm512_mask_storeu_ps(row + j, m, src ? _mm512_maskz_loadu_ps(m, src + j) : z);
+  }
+#else
+  if (src)
+    memcpy(row, src, sizeof(float) * (size_t)n);
+  else
+    memset(row, 0, sizeof(float) * (size_t)n);
+#endif
+}
+
+enum { SIM_GSHORT_MAX = 1024 }; /* most k of a row assembled in a buffer */
+
+/* Row i of the whole window (k0 = 0, kb = Wn * Cg) through a buffer:
+ * window row by window row, the valid kx [xa, xb) one run. */
+static void sim_gpack_short_whole(const sim_gemm *g, const float *base,
+                                  const int32_t *mp, int64_t i, int64_t xa,
+                                  int64_t xb, int64_t kb, float *dst) {
+  const sim_gconv *cv = g->conv;
+  const int64_t MR = g->k->mr, Cg = cv->Cg;
+  const int32_t last = cv->ns - 1;
+  const int64_t KX = cv->K[last], WX = KX * Cg; /* one row of the window */
+  const int64_t *tx = cv->tab + mp[last];
+  float row[SIM_GSHORT_MAX];
+  for (int64_t w = 0, k = 0; k < kb; w += KX, k += WX) {
+    const int32_t *kw = cv->kwin + w * cv->ns; /* its kx is 0 */
+    int64_t off = 0;
+    int ok = xa < xb;
+    for (int32_t s = 0; s < last; s++) {
+      int64_t t = cv->tab[mp[s] + kw[s]];
+      ok &= t >= 0;
+      off += t;
+    }
+    if (!ok) {
+      sim_grow_put(row + k, WX, NULL);
+      continue;
+    }
+    sim_grow_put(row + k, xa * Cg, NULL);
+    sim_grow_put(row + k + xa * Cg, (xb - xa) * Cg, base + off + tx[xa]);
+    sim_grow_put(row + k + xb * Cg, (KX - xb) * Cg, NULL);
+  }
+  int64_t kf = 0; /* whole strips: vector copies */
+#if SIM_GEMM_X86
+  kf = kb / SIM_GK_STRIP * SIM_GK_STRIP;
+  if (kf) sim_gstrip_put16(dst, MR, i, 0, kf, row);
+#endif
+  if (kf < kb) sim_gstrip_put(dst, MR, kb, i, kf, kb - kf, row + kf);
+}
+
+static void sim_gpack_conv_short(const sim_gemm *g, const float *a, int64_t r0,
+                                 int64_t mv, int64_t k0, int64_t kb,
+                                 float *dst) {
+  const sim_gconv *cv = g->conv;
+  const int64_t MR = g->k->mr, Cg = cv->Cg;
+  const int32_t last = cv->ns - 1;
+  int64_t Wn = 1;
+  for (int32_t s = 0; s < cv->ns; s++) Wn *= cv->K[s];
+  int whole = k0 == 0 && kb == Wn * Cg && kb <= SIM_GSHORT_MAX;
   for (int64_t i = 0; i < MR; i++) {
     if (i >= mv) {
       sim_gstrip_put(dst, MR, kb, i, 0, kb, NULL);
       continue;
     }
-    const int32_t *mp = cv->mpos + (r0 + i) * ns;
+    const int32_t *mp = cv->mpos + (r0 + i) * cv->ns;
     const float *base = a + g->am[r0 + i];
-    int64_t w = k0 / Cg, f = k0 % Cg;
-    for (int64_t k = 0; k < kb; w++, f = 0) {
-      int64_t run = Cg - f < kb - k ? Cg - f : kb - k;
-      const int32_t *kw = cv->kwin + w * ns;
-      int64_t off = 0;
-      int ok = 1;
-      for (int32_t s = 0; s < ns; s++) {
-        int64_t t = cv->tab[mp[s] + kw[s]];
-        ok &= t >= 0;
-        off += t;
-      }
-      __mmask16 m = (__mmask16)((1u << run) - 1);
-      /* whole vectors out: the next run overwrites the rest */
-      _mm512_storeu_ps(row + k, ok ? _mm512_maskz_loadu_ps(m, base + off + f)
-                                   : _mm512_setzero_ps());
-      k += run;
-    }
-    sim_gstrip_put(dst, MR, kb, i, 0, kb, row);
+    int64_t xa, xb;
+    if (whole && sim_gpack_short_span(cv->tab + mp[last], cv->K[last], Cg,
+                                      &xa, &xb))
+      sim_gpack_short_whole(g, base, mp, i, xa, xb, kb, dst);
+    else
+      sim_gpack_short_row(g, base, mp, i, k0, kb, dst);
   }
 }
-#endif
 
 /* A convolution micro-panel for f32 with contiguous features (lf == 1),
  * strip-packed: per window position each row copies a run of features, or
@@ -7148,12 +7249,10 @@ static void sim_gpack_conv_strip(const sim_gemm *g, const float *a,
   const int64_t MR = g->k->mr;
   const sim_gconv *cv = g->conv;
   int32_t ns = cv->ns;
-#if SIM_GEMM_X86
-  if (cv->Cg < SIM_GK_STRIP && kb <= SIM_GSHORT_MAX) {
+  if (cv->Cg < SIM_GK_STRIP) {
     sim_gpack_conv_short(g, a, r0, mv, k0, kb, dst);
     return;
   }
-#endif
   /* Only the AVX-512 kernel has strips (k->fs), so the vector copy runs. */
   int whole = cv->Cg % SIM_GK_STRIP == 0 && k0 % SIM_GK_STRIP == 0 &&
               kb % SIM_GK_STRIP == 0;
@@ -8115,6 +8214,7 @@ SIM_PRIVATE int sim_gemm_lower_conv(sim_fcc *fc, const sim_conv *c, sim_step *st
   g->es = sim_esize(t->ct);
   g->conv = cv;
   cv->ns = c->ns, cv->tab = c->tab, cv->Cg = c->Cg, cv->lf = c->lf;
+  for (int32_t d = 0; d < c->ns; d++) cv->K[d] = c->K[d];
   if (!sim_gemm_conv_rows(fc, c, g, cv) || !sim_gemm_conv_cols(fc, c, g, cv) ||
       !sim_gemm_conv_groups(fc, c, g, G, fg > 1))
     return (*rc = XRT_RESOURCE_EXHAUSTED), 1;
@@ -12221,6 +12321,11 @@ typedef struct sim_rwin {
   int64_t xw;     /* that row's length (the operand's last dimension) */
   sim_range_fn range;  /* fast kernels: the range of result rows/pixels */
   int64_t items, grain; /* their count, and the least per chunk */
+  /* Separable kernels, a window of 2 or 3 columns at stride 2 (a max
+   * pool): results [s2j0, s2j1) of a row have their whole window in the
+   * row, from column s2c0 + 2 (j - s2j0); s2j1 = s2j0 when not so (or
+   * fewer than 16 such results). */
+  int64_t s2j0, s2j1, s2c0;
 } sim_rwin;
 
 /* The operand offset that the dimensions other than da and db (windows
@@ -12312,14 +12417,14 @@ typedef int32_t sim_rw_i16 __attribute__((vector_size(64)));
 #define SIM_RW_SEL(c, a, b)                                                   \
   ((sim_rw_v16)(((sim_rw_i16)(a) & (c)) | ((sim_rw_i16)(b) & ~(c))))
 /* r = comb(a, b) lane by lane (r must not be a or b); ISMAX: maximum,
- * else minimum. */
+ * else minimum.  A NaN b needs no select of its own: a > b (a < b) is
+ * false, so the first select already takes b, and a NaN a then wins. */
 #define SIM_RW_COMB(r, a, b, ISMAX)                                           \
   do {                                                                        \
     sim_rw_i16 ai_ = (sim_rw_i16)(a), bi_ = (sim_rw_i16)(b);                  \
     sim_rw_v16 z_ = (sim_rw_v16)((ISMAX) ? (ai_ & bi_) : (ai_ | bi_));        \
     r = SIM_RW_SEL((ISMAX) ? (a) > (b) : (a) < (b), a, b);                    \
     r = SIM_RW_SEL((a) == (b), z_, r);                                        \
-    r = SIM_RW_SEL((b) != (b), b, r);                                         \
     r = SIM_RW_SEL((a) != (a), a, r);                                         \
   } while (0)
 /* acc = comb(acc, e) for op 0 add, 1 maximum, 2 minimum. */
@@ -12354,6 +12459,52 @@ static void sim_rw_unravel(const sim_win *w, int32_t nd, int64_t idx,
     idx /= w->odims[d];
   }
 }
+
+/* The horizontal pass of a window of 2 or 3 columns at stride 2 (see
+ * sim_rwin.s2j0), straight to the result row o from the vertical pass's
+ * row tmp: per 16 results, the even and odd columns of 32 (and the even
+ * ones from 2 on) combine in window order, as the general pass does (the
+ * last 16 again in part; their loads stay inside tmp's 32 extra values);
+ * results whose window meets the row's ends, one by one. */
+#if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 12)
+#define SIM_RW_EVEN(a, b)                                                     \
+  __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22,    \
+                          24, 26, 28, 30)
+#define SIM_RW_ODD(a, b)                                                      \
+  __builtin_shufflevector(a, b, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23,    \
+                          25, 27, 29, 31)
+#define SIM_RW_HAVE_S2 1
+#define SIM_RW_S2(OP)                                                         \
+  do {                                                                        \
+    int64_t j0_ = r->s2j0, j1_ = r->s2j1;                                     \
+    for (int64_t jj = j0_; jj < j1_; jj += 16) {                              \
+      if (jj + 16 > j1_) jj = j1_ - 16; /* the last 16, again in part */      \
+      const float *t_ = tmp + r->s2c0 + 2 * (jj - j0_);                       \
+      sim_rw_v16 a_, b_, c_, d_, acc = iv;                                    \
+      memcpy(&a_, t_, sizeof a_);                                             \
+      memcpy(&b_, t_ + 16, sizeof b_);                                        \
+      SIM_RW_ACC(OP, acc, SIM_RW_EVEN(a_, b_));                               \
+      SIM_RW_ACC(OP, acc, SIM_RW_ODD(a_, b_));                                \
+      if (wb == 3) {                                                          \
+        memcpy(&c_, t_ + 2, sizeof c_);                                       \
+        memcpy(&d_, t_ + 18, sizeof d_);                                      \
+        SIM_RW_ACC(OP, acc, SIM_RW_EVEN(c_, d_));                             \
+      }                                                                       \
+      memcpy(o + jj, &acc, sizeof acc);                                       \
+    }                                                                         \
+    for (int64_t jj = 0; jj < ob; jj++) {                                     \
+      if (jj == j0_) jj = j1_;                                                \
+      if (jj >= ob) break;                                                    \
+      const int64_t *tb = w->tab[db] + jj * wb;                               \
+      float acc = init;                                                       \
+      for (int64_t kb = 0; kb < wb; kb++)                                     \
+        if (tb[kb] >= 0) acc = SIM_RW_SACC(OP, acc, tmp[tb[kb]]);             \
+      o[jj] = acc;                                                            \
+    }                                                                         \
+  } while (0)
+#else
+#define SIM_RW_S2(OP) ((void)0)
+#endif
 
 /* Result rows [b, e) of a separable pool.  Row tails are whole vectors
  * too: the vertical pass redoes the row's last 16 elements (a row
@@ -12421,6 +12572,10 @@ static void sim_rw_unravel(const sim_win *w, int32_t nd, int64_t idx,
             SIM_RW_ACC(OP, acc, v);                                           \
           }                                                                   \
         memcpy(tmp + i, &acc, sizeof acc);                                    \
+      }                                                                       \
+      if (r->s2j1 > r->s2j0) {                                                \
+        SIM_RW_S2(OP);                                                        \
+        continue;                                                             \
       }                                                                       \
       for (i = 0; i < hn; i += 16) {                                          \
         sim_rw_v16 acc = iv, v;                                               \
@@ -12525,6 +12680,29 @@ static xrt_status sim_run_rw_fast(const sim_step *st, void **vals,
   return XRT_OK;
 }
 
+/* Sets r->s2j0, s2j1, s2c0 (see sim_rwin) for a separable pool. */
+static void sim_rwin_stride2(sim_rwin *r) {
+  const sim_win *w = &r->w;
+  int32_t db = w->rank - 1;
+  int64_t wb = w->wdims[db], ob = w->odims[db], j0 = 0, j1;
+  const int64_t *tb = w->tab[db];
+  r->s2j0 = r->s2j1 = r->s2c0 = 0;
+#ifdef SIM_RW_HAVE_S2
+  if (wb < 2 || wb > 3) return;
+  while (j0 < ob && (tb[j0 * wb] < 0 || tb[j0 * wb + wb - 1] < 0)) j0++;
+  for (j1 = j0; j1 < ob; j1++) {
+    int whole = 1;
+    for (int64_t k = 0; k < wb; k++)
+      whole &= tb[j1 * wb + k] == tb[j0 * wb] + 2 * (j1 - j0) + k;
+    if (!whole) break;
+  }
+  if (j1 - j0 < 16 || getenv("NO_S2")) return;
+  r->s2j0 = j0, r->s2j1 = j1, r->s2c0 = j0 < ob ? tb[j0 * wb] : 0;
+#else
+  (void)wb, (void)ob, (void)j0, (void)j1, (void)tb;
+#endif
+}
+
 /* The fast kernel for r when one applies (see above), else NULL. */
 static sim_run_fn sim_rwin_fast(sim_fcc *fc, sim_rwin *r, const xrt_shape *X,
                                 const sim_win_attrs *a) {
@@ -12558,6 +12736,7 @@ static sim_run_fn sim_rwin_fast(sim_fcc *fc, sim_rwin *r, const xrt_shape *X,
       if ((a->bd && a->bd[d] != 1) || (a->wdl && a->wdl[d] != 1))
         return NULL;
     r->xw = X->dims[db];
+    sim_rwin_stride2(r);
     if (r->xw > SIM_RW_STACK &&
         (r->xw > (int64_t)(SIZE_MAX / 8) ||
          sim_temp(fc, sizeof(float) * 2 * (size_t)(r->xw + 32),

@@ -203,7 +203,8 @@ static pool_case base_case(int op, xrt_dtype t, double init) {
 
 /* The models' pools at smaller sizes: 3x3 stride 2 NCHW without padding
  * and with ceil-mode padding, NHWC padded by one; rows of 16, of 17, of
- * fewer than 16 and longer than the kernels' stack scratch (1024). */
+ * fewer than 16 and longer than the kernels' stack scratch (1024); and
+ * 2- and 3-column windows at stride 2 over rows of 16 results and more. */
 static void cnn_pools(xrt_client *c) {
   static const int64_t ncw[][4] = {{1, 16, 41, 41}, {1, 24, 20, 20},
                                    {2, 3, 16, 16},  {1, 5, 17, 17},
@@ -218,6 +219,22 @@ static void cnn_pools(xrt_client *c) {
       k.pad[5] = k.pad[7] = ceil;
       assert_true(run_case(c, &k) > 0);
     }
+  /* Windows of 2 and 3 columns at stride 2 with 16 or more results a row
+   * whose window lies inside it (the separable kernel's vector path for
+   * them), padded on neither side, the left, the right or both. */
+  static const int64_t s2[][4] = {
+      {1, 3, 6, 33}, {1, 2, 5, 64}, {1, 2, 4, 35}, {2, 2, 3, 100}};
+  for (size_t i = 0; i < TU_COUNT(s2); i++)
+    for (int win = 2; win <= 3; win++)
+      for (int pad = 0; pad < 4; pad++) {
+        int op = (i + (size_t)pad) % 2 ? OP_MIN : OP_MAX;
+        pool_case k = base_case(op, XRT_F32, op == OP_MIN ? INFINITY : -INFINITY);
+        memcpy(k.dims, s2[i], sizeof k.dims);
+        k.win[2] = k.win[3] = win;
+        k.stride[2] = k.stride[3] = 2;
+        k.pad[6] = pad & 1, k.pad[7] = pad >> 1;
+        assert_true(run_case(c, &k) > 0);
+      }
   static const int64_t nhwc[][4] = {{1, 40, 40, 16}, {2, 9, 9, 64},
                                     {1, 11, 13, 37}, {1, 7, 7, 3}};
   for (size_t i = 0; i < TU_COUNT(nhwc); i++) {

@@ -452,7 +452,7 @@ static int sim_gemm_path(void) {
 typedef struct sim_gconv {
   int32_t ns;
   const int64_t *tab;        /* sim_conv tables */
-  int64_t toff[XRT_MAX_RANK], K[XRT_MAX_RANK];
+  int64_t K[XRT_MAX_RANK];   /* the window's size per spatial dimension */
   const int32_t *mpos;       /* per row, ns entries: pos_d * K_d + toff_d */
   const int32_t *kwin;       /* per window position, ns entries: win_d */
   int64_t Cg, lf;            /* features per group, their lhs stride */
@@ -721,47 +721,148 @@ __attribute__((target("avx512f"))) static void sim_gstrip_put16(
 }
 #endif
 
-#if SIM_GEMM_X86
-enum { SIM_GSHORT_MAX = 1024 }; /* most k of a short-run panel */
+/* sim_gpack_conv_strip for runs shorter than a strip (Cg < 16, as the RGB
+ * input of a first layer).  Window positions whose features follow one
+ * another in lhs (the next kx of NHWC, Cg floats further) are one copy,
+ * padding positions one run of zeros: a 7x7 window over 3 features is 7
+ * copies of 21 floats per row, not 49 of 3.  A row whose window rows are
+ * each one run is assembled in a buffer with whole-vector copies, then
+ * put into its strips whole: masked copies of a few floats straight into
+ * the strips cost 3x more (1x1 micro-benchmark on Zen 5). */
 
-/* sim_gpack_conv_strip for runs shorter than a strip (Cg < 16): each row
- * is gathered into a buffer, a masked load per window position, then put
- * into its strips. */
-__attribute__((target("avx512f"))) static void sim_gpack_conv_short(
-    const sim_gemm *g, const float *a, int64_t r0, int64_t mv, int64_t k0,
-    int64_t kb, float *dst) {
+/* Row i's runs, window position by window position (any k0, kb), each
+ * put into the strips as it ends. */
+static void sim_gpack_short_row(const sim_gemm *g, const float *base,
+                                const int32_t *mp, int64_t i, int64_t k0,
+                                int64_t kb, float *dst) {
   const sim_gconv *cv = g->conv;
   const int64_t MR = g->k->mr, Cg = cv->Cg;
   int32_t ns = cv->ns;
-  float row[SIM_GSHORT_MAX + SIM_GK_STRIP];
+  const float *src = NULL; /* the pending run: its source, or zeros */
+  int64_t at = 0, n = 0;   /* its first column and length */
+  int64_t w = k0 / Cg, f = k0 % Cg;
+  for (int64_t k = 0; k < kb; w++, f = 0) {
+    int64_t run = Cg - f < kb - k ? Cg - f : kb - k;
+    const int32_t *kw = cv->kwin + w * ns;
+    int64_t off = 0;
+    int ok = 1;
+    for (int32_t s = 0; s < ns; s++) {
+      int64_t t = cv->tab[mp[s] + kw[s]];
+      ok &= t >= 0;
+      off += t;
+    }
+    const float *p = ok ? base + off + f : NULL;
+    if (n > 0 && !(p ? src && src + n == p : !src)) {
+      sim_gstrip_put(dst, MR, kb, i, at, n, src);
+      n = 0;
+    }
+    if (n == 0) src = p, at = k;
+    n += run;
+    k += run;
+  }
+  if (n > 0) sim_gstrip_put(dst, MR, kb, i, at, n, src);
+}
+
+/* The valid window positions [*xa, *xb) of the last dimension for a row
+ * whose table entries there are tx: 1 when they are one interval whose lhs
+ * offsets step by Cg (no lhs dilation), so each row of the window is one
+ * run of features. */
+static int sim_gpack_short_span(const int64_t *tx, int64_t KX, int64_t Cg,
+                                int64_t *xa, int64_t *xb) {
+  int64_t a = 0, b;
+  while (a < KX && tx[a] < 0) a++;
+  for (b = a; b < KX && tx[b] >= 0; b++)
+    if (tx[b] != tx[a] + (b - a) * Cg) return 0;
+  for (int64_t x = b; x < KX; x++)
+    if (tx[x] >= 0) return 0;
+  *xa = a, *xb = b;
+  return 1;
+}
+
+/* n floats of src (NULL: zeros) to row, whole vectors but the last. */
+#if SIM_GEMM_X86
+__attribute__((target("avx512f")))
+#endif
+static void sim_grow_put(float *row, int64_t n, const float *src) {
+#if SIM_GEMM_X86
+  const __m512 z = _mm512_setzero_ps();
+  int64_t j = 0;
+  for (; j + 16 <= n; j += 16)
+    _mm512_storeu_ps(row + j, src ? _mm512_loadu_ps(src + j) : z);
+  if (j < n) {
+    __mmask16 m = (__mmask16)((1u << (n - j)) - 1);
+    _mm512_mask_storeu_ps(row + j, m, src ? _mm512_maskz_loadu_ps(m, src + j) : z);
+  }
+#else
+  if (src)
+    memcpy(row, src, sizeof(float) * (size_t)n);
+  else
+    memset(row, 0, sizeof(float) * (size_t)n);
+#endif
+}
+
+enum { SIM_GSHORT_MAX = 1024 }; /* most k of a row assembled in a buffer */
+
+/* Row i of the whole window (k0 = 0, kb = Wn * Cg) through a buffer:
+ * window row by window row, the valid kx [xa, xb) one run. */
+static void sim_gpack_short_whole(const sim_gemm *g, const float *base,
+                                  const int32_t *mp, int64_t i, int64_t xa,
+                                  int64_t xb, int64_t kb, float *dst) {
+  const sim_gconv *cv = g->conv;
+  const int64_t MR = g->k->mr, Cg = cv->Cg;
+  const int32_t last = cv->ns - 1;
+  const int64_t KX = cv->K[last], WX = KX * Cg; /* one row of the window */
+  const int64_t *tx = cv->tab + mp[last];
+  float row[SIM_GSHORT_MAX];
+  for (int64_t w = 0, k = 0; k < kb; w += KX, k += WX) {
+    const int32_t *kw = cv->kwin + w * cv->ns; /* its kx is 0 */
+    int64_t off = 0;
+    int ok = xa < xb;
+    for (int32_t s = 0; s < last; s++) {
+      int64_t t = cv->tab[mp[s] + kw[s]];
+      ok &= t >= 0;
+      off += t;
+    }
+    if (!ok) {
+      sim_grow_put(row + k, WX, NULL);
+      continue;
+    }
+    sim_grow_put(row + k, xa * Cg, NULL);
+    sim_grow_put(row + k + xa * Cg, (xb - xa) * Cg, base + off + tx[xa]);
+    sim_grow_put(row + k + xb * Cg, (KX - xb) * Cg, NULL);
+  }
+  int64_t kf = 0; /* whole strips: vector copies */
+#if SIM_GEMM_X86
+  kf = kb / SIM_GK_STRIP * SIM_GK_STRIP;
+  if (kf) sim_gstrip_put16(dst, MR, i, 0, kf, row);
+#endif
+  if (kf < kb) sim_gstrip_put(dst, MR, kb, i, kf, kb - kf, row + kf);
+}
+
+static void sim_gpack_conv_short(const sim_gemm *g, const float *a, int64_t r0,
+                                 int64_t mv, int64_t k0, int64_t kb,
+                                 float *dst) {
+  const sim_gconv *cv = g->conv;
+  const int64_t MR = g->k->mr, Cg = cv->Cg;
+  const int32_t last = cv->ns - 1;
+  int64_t Wn = 1;
+  for (int32_t s = 0; s < cv->ns; s++) Wn *= cv->K[s];
+  int whole = k0 == 0 && kb == Wn * Cg && kb <= SIM_GSHORT_MAX;
   for (int64_t i = 0; i < MR; i++) {
     if (i >= mv) {
       sim_gstrip_put(dst, MR, kb, i, 0, kb, NULL);
       continue;
     }
-    const int32_t *mp = cv->mpos + (r0 + i) * ns;
+    const int32_t *mp = cv->mpos + (r0 + i) * cv->ns;
     const float *base = a + g->am[r0 + i];
-    int64_t w = k0 / Cg, f = k0 % Cg;
-    for (int64_t k = 0; k < kb; w++, f = 0) {
-      int64_t run = Cg - f < kb - k ? Cg - f : kb - k;
-      const int32_t *kw = cv->kwin + w * ns;
-      int64_t off = 0;
-      int ok = 1;
-      for (int32_t s = 0; s < ns; s++) {
-        int64_t t = cv->tab[mp[s] + kw[s]];
-        ok &= t >= 0;
-        off += t;
-      }
-      __mmask16 m = (__mmask16)((1u << run) - 1);
-      /* whole vectors out: the next run overwrites the rest */
-      _mm512_storeu_ps(row + k, ok ? _mm512_maskz_loadu_ps(m, base + off + f)
-                                   : _mm512_setzero_ps());
-      k += run;
-    }
-    sim_gstrip_put(dst, MR, kb, i, 0, kb, row);
+    int64_t xa, xb;
+    if (whole && sim_gpack_short_span(cv->tab + mp[last], cv->K[last], Cg,
+                                      &xa, &xb))
+      sim_gpack_short_whole(g, base, mp, i, xa, xb, kb, dst);
+    else
+      sim_gpack_short_row(g, base, mp, i, k0, kb, dst);
   }
 }
-#endif
 
 /* A convolution micro-panel for f32 with contiguous features (lf == 1),
  * strip-packed: per window position each row copies a run of features, or
@@ -772,12 +873,10 @@ static void sim_gpack_conv_strip(const sim_gemm *g, const float *a,
   const int64_t MR = g->k->mr;
   const sim_gconv *cv = g->conv;
   int32_t ns = cv->ns;
-#if SIM_GEMM_X86
-  if (cv->Cg < SIM_GK_STRIP && kb <= SIM_GSHORT_MAX) {
+  if (cv->Cg < SIM_GK_STRIP) {
     sim_gpack_conv_short(g, a, r0, mv, k0, kb, dst);
     return;
   }
-#endif
   /* Only the AVX-512 kernel has strips (k->fs), so the vector copy runs. */
   int whole = cv->Cg % SIM_GK_STRIP == 0 && k0 % SIM_GK_STRIP == 0 &&
               kb % SIM_GK_STRIP == 0;
@@ -1739,6 +1838,7 @@ SIM_PRIVATE int sim_gemm_lower_conv(sim_fcc *fc, const sim_conv *c, sim_step *st
   g->es = sim_esize(t->ct);
   g->conv = cv;
   cv->ns = c->ns, cv->tab = c->tab, cv->Cg = c->Cg, cv->lf = c->lf;
+  for (int32_t d = 0; d < c->ns; d++) cv->K[d] = c->K[d];
   if (!sim_gemm_conv_rows(fc, c, g, cv) || !sim_gemm_conv_cols(fc, c, g, cv) ||
       !sim_gemm_conv_groups(fc, c, g, G, fg > 1))
     return (*rc = XRT_RESOURCE_EXHAUSTED), 1;

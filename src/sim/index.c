@@ -893,6 +893,11 @@ typedef struct sim_rwin {
   int64_t xw;     /* that row's length (the operand's last dimension) */
   sim_range_fn range;  /* fast kernels: the range of result rows/pixels */
   int64_t items, grain; /* their count, and the least per chunk */
+  /* Separable kernels, a window of 2 or 3 columns at stride 2 (a max
+   * pool): results [s2j0, s2j1) of a row have their whole window in the
+   * row, from column s2c0 + 2 (j - s2j0); s2j1 = s2j0 when not so (or
+   * fewer than 16 such results). */
+  int64_t s2j0, s2j1, s2c0;
 } sim_rwin;
 
 /* The operand offset that the dimensions other than da and db (windows
@@ -984,14 +989,14 @@ typedef int32_t sim_rw_i16 __attribute__((vector_size(64)));
 #define SIM_RW_SEL(c, a, b)                                                   \
   ((sim_rw_v16)(((sim_rw_i16)(a) & (c)) | ((sim_rw_i16)(b) & ~(c))))
 /* r = comb(a, b) lane by lane (r must not be a or b); ISMAX: maximum,
- * else minimum. */
+ * else minimum.  A NaN b needs no select of its own: a > b (a < b) is
+ * false, so the first select already takes b, and a NaN a then wins. */
 #define SIM_RW_COMB(r, a, b, ISMAX)                                           \
   do {                                                                        \
     sim_rw_i16 ai_ = (sim_rw_i16)(a), bi_ = (sim_rw_i16)(b);                  \
     sim_rw_v16 z_ = (sim_rw_v16)((ISMAX) ? (ai_ & bi_) : (ai_ | bi_));        \
     r = SIM_RW_SEL((ISMAX) ? (a) > (b) : (a) < (b), a, b);                    \
     r = SIM_RW_SEL((a) == (b), z_, r);                                        \
-    r = SIM_RW_SEL((b) != (b), b, r);                                         \
     r = SIM_RW_SEL((a) != (a), a, r);                                         \
   } while (0)
 /* acc = comb(acc, e) for op 0 add, 1 maximum, 2 minimum. */
@@ -1026,6 +1031,52 @@ static void sim_rw_unravel(const sim_win *w, int32_t nd, int64_t idx,
     idx /= w->odims[d];
   }
 }
+
+/* The horizontal pass of a window of 2 or 3 columns at stride 2 (see
+ * sim_rwin.s2j0), straight to the result row o from the vertical pass's
+ * row tmp: per 16 results, the even and odd columns of 32 (and the even
+ * ones from 2 on) combine in window order, as the general pass does (the
+ * last 16 again in part; their loads stay inside tmp's 32 extra values);
+ * results whose window meets the row's ends, one by one. */
+#if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 12)
+#define SIM_RW_EVEN(a, b)                                                     \
+  __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22,    \
+                          24, 26, 28, 30)
+#define SIM_RW_ODD(a, b)                                                      \
+  __builtin_shufflevector(a, b, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23,    \
+                          25, 27, 29, 31)
+#define SIM_RW_HAVE_S2 1
+#define SIM_RW_S2(OP)                                                         \
+  do {                                                                        \
+    int64_t j0_ = r->s2j0, j1_ = r->s2j1;                                     \
+    for (int64_t jj = j0_; jj < j1_; jj += 16) {                              \
+      if (jj + 16 > j1_) jj = j1_ - 16; /* the last 16, again in part */      \
+      const float *t_ = tmp + r->s2c0 + 2 * (jj - j0_);                       \
+      sim_rw_v16 a_, b_, c_, d_, acc = iv;                                    \
+      memcpy(&a_, t_, sizeof a_);                                             \
+      memcpy(&b_, t_ + 16, sizeof b_);                                        \
+      SIM_RW_ACC(OP, acc, SIM_RW_EVEN(a_, b_));                               \
+      SIM_RW_ACC(OP, acc, SIM_RW_ODD(a_, b_));                                \
+      if (wb == 3) {                                                          \
+        memcpy(&c_, t_ + 2, sizeof c_);                                       \
+        memcpy(&d_, t_ + 18, sizeof d_);                                      \
+        SIM_RW_ACC(OP, acc, SIM_RW_EVEN(c_, d_));                             \
+      }                                                                       \
+      memcpy(o + jj, &acc, sizeof acc);                                       \
+    }                                                                         \
+    for (int64_t jj = 0; jj < ob; jj++) {                                     \
+      if (jj == j0_) jj = j1_;                                                \
+      if (jj >= ob) break;                                                    \
+      const int64_t *tb = w->tab[db] + jj * wb;                               \
+      float acc = init;                                                       \
+      for (int64_t kb = 0; kb < wb; kb++)                                     \
+        if (tb[kb] >= 0) acc = SIM_RW_SACC(OP, acc, tmp[tb[kb]]);             \
+      o[jj] = acc;                                                            \
+    }                                                                         \
+  } while (0)
+#else
+#define SIM_RW_S2(OP) ((void)0)
+#endif
 
 /* Result rows [b, e) of a separable pool.  Row tails are whole vectors
  * too: the vertical pass redoes the row's last 16 elements (a row
@@ -1093,6 +1144,10 @@ static void sim_rw_unravel(const sim_win *w, int32_t nd, int64_t idx,
             SIM_RW_ACC(OP, acc, v);                                           \
           }                                                                   \
         memcpy(tmp + i, &acc, sizeof acc);                                    \
+      }                                                                       \
+      if (r->s2j1 > r->s2j0) {                                                \
+        SIM_RW_S2(OP);                                                        \
+        continue;                                                             \
       }                                                                       \
       for (i = 0; i < hn; i += 16) {                                          \
         sim_rw_v16 acc = iv, v;                                               \
@@ -1197,6 +1252,29 @@ static xrt_status sim_run_rw_fast(const sim_step *st, void **vals,
   return XRT_OK;
 }
 
+/* Sets r->s2j0, s2j1, s2c0 (see sim_rwin) for a separable pool. */
+static void sim_rwin_stride2(sim_rwin *r) {
+  const sim_win *w = &r->w;
+  int32_t db = w->rank - 1;
+  int64_t wb = w->wdims[db], ob = w->odims[db], j0 = 0, j1;
+  const int64_t *tb = w->tab[db];
+  r->s2j0 = r->s2j1 = r->s2c0 = 0;
+#ifdef SIM_RW_HAVE_S2
+  if (wb < 2 || wb > 3) return;
+  while (j0 < ob && (tb[j0 * wb] < 0 || tb[j0 * wb + wb - 1] < 0)) j0++;
+  for (j1 = j0; j1 < ob; j1++) {
+    int whole = 1;
+    for (int64_t k = 0; k < wb; k++)
+      whole &= tb[j1 * wb + k] == tb[j0 * wb] + 2 * (j1 - j0) + k;
+    if (!whole) break;
+  }
+  if (j1 - j0 < 16 || getenv("NO_S2")) return;
+  r->s2j0 = j0, r->s2j1 = j1, r->s2c0 = j0 < ob ? tb[j0 * wb] : 0;
+#else
+  (void)wb, (void)ob, (void)j0, (void)j1, (void)tb;
+#endif
+}
+
 /* The fast kernel for r when one applies (see above), else NULL. */
 static sim_run_fn sim_rwin_fast(sim_fcc *fc, sim_rwin *r, const xrt_shape *X,
                                 const sim_win_attrs *a) {
@@ -1230,6 +1308,7 @@ static sim_run_fn sim_rwin_fast(sim_fcc *fc, sim_rwin *r, const xrt_shape *X,
       if ((a->bd && a->bd[d] != 1) || (a->wdl && a->wdl[d] != 1))
         return NULL;
     r->xw = X->dims[db];
+    sim_rwin_stride2(r);
     if (r->xw > SIM_RW_STACK &&
         (r->xw > (int64_t)(SIZE_MAX / 8) ||
          sim_temp(fc, sizeof(float) * 2 * (size_t)(r->xw + 32),
