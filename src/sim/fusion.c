@@ -557,35 +557,103 @@ typedef int32_t sim_fzc_i16 __attribute__((vector_size(64)));
 #define SIM_FZC_4(D, A, OP, B)                                                \
   D##0 = A##0 OP B##0, D##1 = A##1 OP B##1, D##2 = A##2 OP B##2,              \
   D##3 = A##3 OP B##3;
-#define SIM_FZC_CL(V)                                                         \
-  {                                                                           \
-    sim_fzc_i16 ta = c->lo_strict ? fa > V : fa >= V;                         \
-    V = SIM_FZC_SEL(ta, fa, V);                                               \
-    sim_fzc_i16 tb = c->hi_eq ? fb <= V : fb < V;                             \
-    V = SIM_FZC_SEL(tb, fb, V);                                               \
-  }
+#define SIM_FZC_8(D, A, OP, B)                                                \
+  SIM_FZC_4(D, A, OP, B)                                                      \
+  D##4 = A##4 OP B##4, D##5 = A##5 OP B##5, D##6 = A##6 OP B##6,              \
+  D##7 = A##7 OP B##7;
 #define SIM_FZC_SEL(c, a, b)                                                  \
   ((sim_fzc_v16)(((sim_fzc_i16)(a) & (c)) | ((sim_fzc_i16)(b) & ~(c))))
-#define SIM_FZ_CHAINK(ISA)                                                    \
+/* The clamp of one vector V: SIM_FZC_CLV with vector selects, or
+ * SIM_FZC_CLK with AVX-512 compare masks and blends (two instructions a
+ * bound instead of three). */
+#define SIM_FZC_CLV(V)                                                        \
+  {                                                                           \
+    sim_fzc_i16 ta = lo_strict ? fa > V : fa >= V;                            \
+    V = SIM_FZC_SEL(ta, fa, V);                                               \
+    sim_fzc_i16 tb = hi_eq ? fb <= V : fb < V;                                \
+    V = SIM_FZC_SEL(tb, fb, V);                                               \
+  }
+#ifdef SIM_FZ_X86
+#define SIM_FZC_CLK(V)                                                        \
+  {                                                                           \
+    __m512 v_, a_, b_;                                                        \
+    memcpy(&v_, &V, sizeof v_);                                               \
+    memcpy(&a_, &fa, sizeof a_);                                              \
+    memcpy(&b_, &fb, sizeof b_);                                              \
+    __mmask16 ka = lo_strict ? _mm512_cmp_ps_mask(a_, v_, _CMP_GT_OQ)         \
+                             : _mm512_cmp_ps_mask(a_, v_, _CMP_GE_OQ);        \
+    v_ = _mm512_mask_blend_ps(ka, v_, a_);                                    \
+    __mmask16 kb = hi_eq ? _mm512_cmp_ps_mask(b_, v_, _CMP_LE_OQ)             \
+                         : _mm512_cmp_ps_mask(b_, v_, _CMP_LT_OQ);            \
+    v_ = _mm512_mask_blend_ps(kb, v_, b_);                                    \
+    memcpy(&V, &v_, sizeof V);                                                \
+  }
+#endif
+/* Eight vectors a dispatch of the operation switch (AVX-512's 32
+ * registers hold them and their operands). */
+#define SIM_FZC_WIDE(CL)                                                      \
+  for (; i + 128 <= L; i += 128) {                                            \
+    sim_fzc_v16 v0, v1, v2, v3, v4, v5, v6, v7;                               \
+    sim_fzc_v16 b0, b1, b2, b3, b4, b5, b6, b7;                               \
+    SIM_FZC_LD8(v, x + i)                                                     \
+    for (int j = 0; j < n; j++) {                                             \
+      SIM_FZC_LD8(b, bp[j] + i)                                               \
+      switch (op[j]) {                                                        \
+      case SIM_FZC_ADD: SIM_FZC_8(v, v, +, b) break;                          \
+      case SIM_FZC_SUB: SIM_FZC_8(v, v, -, b) break;                          \
+      case SIM_FZC_MUL: SIM_FZC_8(v, v, *, b) break;                          \
+      case SIM_FZC_DIV: SIM_FZC_8(v, v, /, b) break;                          \
+      case SIM_FZC_ADD + SIM_FZC_REV: SIM_FZC_8(v, b, +, v) break;            \
+      case SIM_FZC_SUB + SIM_FZC_REV: SIM_FZC_8(v, b, -, v) break;            \
+      case SIM_FZC_MUL + SIM_FZC_REV: SIM_FZC_8(v, b, *, v) break;            \
+      default: SIM_FZC_8(v, b, /, v) break;                                   \
+      }                                                                       \
+    }                                                                         \
+    if (clamp) {                                                              \
+      CL(v0) CL(v1) CL(v2) CL(v3) CL(v4) CL(v5) CL(v6) CL(v7)                 \
+    }                                                                         \
+    SIM_FZC_ST8(o + i, v)                                                     \
+  }
+#define SIM_FZC_LD8(V, P)                                                     \
+  memcpy(&V##0, (P), 64), memcpy(&V##1, (P) + 16, 64),                        \
+      memcpy(&V##2, (P) + 32, 64), memcpy(&V##3, (P) + 48, 64),               \
+      memcpy(&V##4, (P) + 64, 64), memcpy(&V##5, (P) + 80, 64),               \
+      memcpy(&V##6, (P) + 96, 64), memcpy(&V##7, (P) + 112, 64);
+#define SIM_FZC_ST8(P, V)                                                     \
+  memcpy((P), &V##0, 64), memcpy((P) + 16, &V##1, 64),                        \
+      memcpy((P) + 32, &V##2, 64), memcpy((P) + 48, &V##3, 64),               \
+      memcpy((P) + 64, &V##4, 64), memcpy((P) + 80, &V##5, 64),               \
+      memcpy((P) + 96, &V##6, 64), memcpy((P) + 112, &V##7, 64);
+#define SIM_FZC_NARROW(CL)
+/* The chain's fields are read into locals first: the stores to o (through
+ * memcpy) could otherwise alias them, and each would be read again.  WIDE
+ * is SIM_FZC_WIDE or SIM_FZC_NARROW (no eight-vector loop). */
+#define SIM_FZ_CHAINK(ISA, CL, WIDE)                                          \
   static SIM_FZ_T_##ISA void sim_fz_chain_##ISA(const sim_fzch *c,            \
                                                 const float *x, float *o,     \
                                                 int64_t L) {                  \
+    const int n = c->n, clamp = c->clamp;                                     \
+    const int lo_strict = c->lo_strict, hi_eq = c->hi_eq;                     \
+    uint8_t op[SIM_FZ_CHAIN];                                                 \
+    const float *bp[SIM_FZ_CHAIN];                                            \
+    for (int j = 0; j < n; j++) op[j] = c->op[j], bp[j] = c->b[j];            \
     sim_fzc_v16 fa, fb;                                                       \
     for (int k = 0; k < 16; k++) fa[k] = c->lo, fb[k] = c->hi;                \
     int64_t i = 0;                                                            \
+    WIDE(CL)                                                                  \
     for (; i + 64 <= L; i += 64) { /* four vectors a dispatch */              \
       sim_fzc_v16 v0, v1, v2, v3, b0, b1, b2, b3;                             \
       memcpy(&v0, x + i, sizeof v0);                                          \
       memcpy(&v1, x + i + 16, sizeof v1);                                     \
       memcpy(&v2, x + i + 32, sizeof v2);                                     \
       memcpy(&v3, x + i + 48, sizeof v3);                                     \
-      for (int j = 0; j < c->n; j++) {                                        \
-        const float *bp = c->b[j] + i;                                        \
-        memcpy(&b0, bp, sizeof b0);                                           \
-        memcpy(&b1, bp + 16, sizeof b1);                                      \
-        memcpy(&b2, bp + 32, sizeof b2);                                      \
-        memcpy(&b3, bp + 48, sizeof b3);                                      \
-        switch (c->op[j]) {                                                   \
+      for (int j = 0; j < n; j++) {                                           \
+        const float *q = bp[j] + i;                                           \
+        memcpy(&b0, q, sizeof b0);                                            \
+        memcpy(&b1, q + 16, sizeof b1);                                       \
+        memcpy(&b2, q + 32, sizeof b2);                                       \
+        memcpy(&b3, q + 48, sizeof b3);                                       \
+        switch (op[j]) {                                                      \
         case SIM_FZC_ADD: SIM_FZC_4(v, v, +, b) break;                        \
         case SIM_FZC_SUB: SIM_FZC_4(v, v, -, b) break;                        \
         case SIM_FZC_MUL: SIM_FZC_4(v, v, *, b) break;                        \
@@ -596,8 +664,8 @@ typedef int32_t sim_fzc_i16 __attribute__((vector_size(64)));
         default: SIM_FZC_4(v, b, /, v) break;                                 \
         }                                                                     \
       }                                                                       \
-      if (c->clamp) {                                                         \
-        SIM_FZC_CL(v0) SIM_FZC_CL(v1) SIM_FZC_CL(v2) SIM_FZC_CL(v3)           \
+      if (clamp) {                                                            \
+        CL(v0) CL(v1) CL(v2) CL(v3)                                           \
       }                                                                       \
       memcpy(o + i, &v0, sizeof v0);                                          \
       memcpy(o + i + 16, &v1, sizeof v1);                                     \
@@ -607,35 +675,30 @@ typedef int32_t sim_fzc_i16 __attribute__((vector_size(64)));
     for (; i + 16 <= L; i += 16) {                                            \
       sim_fzc_v16 v, b;                                                       \
       memcpy(&v, x + i, sizeof v);                                            \
-      for (int j = 0; j < c->n; j++) {                                        \
-        memcpy(&b, c->b[j] + i, sizeof b);                                    \
-        SIM_FZC_OPS(v, b, c->op[j])                                           \
+      for (int j = 0; j < n; j++) {                                           \
+        memcpy(&b, bp[j] + i, sizeof b);                                      \
+        SIM_FZC_OPS(v, b, op[j])                                              \
       }                                                                       \
-      if (c->clamp) {                                                         \
-        sim_fzc_i16 ta = c->lo_strict ? fa > v : fa >= v;                     \
-        v = SIM_FZC_SEL(ta, fa, v);                                           \
-        sim_fzc_i16 tb = c->hi_eq ? fb <= v : fb < v;                         \
-        v = SIM_FZC_SEL(tb, fb, v);                                           \
-      }                                                                       \
+      if (clamp) CL(v)                                                        \
       memcpy(o + i, &v, sizeof v);                                            \
     }                                                                         \
     for (; i < L; i++) {                                                      \
       float v = x[i];                                                         \
-      for (int j = 0; j < c->n; j++) {                                        \
-        float b = c->b[j][i];                                                 \
-        SIM_FZC_OPS(v, b, c->op[j])                                           \
+      for (int j = 0; j < n; j++) {                                           \
+        float b = bp[j][i];                                                   \
+        SIM_FZC_OPS(v, b, op[j])                                              \
       }                                                                       \
-      if (c->clamp) {                                                         \
-        if (c->lo_strict ? c->lo > v : c->lo >= v) v = c->lo;                 \
-        if (c->hi_eq ? c->hi <= v : c->hi < v) v = c->hi;                     \
+      if (clamp) {                                                            \
+        if (lo_strict ? c->lo > v : c->lo >= v) v = c->lo;                    \
+        if (hi_eq ? c->hi <= v : c->hi < v) v = c->hi;                        \
       }                                                                       \
       o[i] = v;                                                               \
     }                                                                         \
   }
-SIM_FZ_CHAINK(port)
+SIM_FZ_CHAINK(port, SIM_FZC_CLV, SIM_FZC_NARROW)
 #ifdef SIM_FZ_X86
-SIM_FZ_CHAINK(avx2)
-SIM_FZ_CHAINK(avx512)
+SIM_FZ_CHAINK(avx2, SIM_FZC_CLV, SIM_FZC_NARROW)
+SIM_FZ_CHAINK(avx512, SIM_FZC_CLK, SIM_FZC_WIDE)
 #endif
 #define SIM_FZ_HAVE_CHAIN 1
 #endif
