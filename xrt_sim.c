@@ -7104,7 +7104,8 @@ __attribute__((target("avx512f"))) static void sim_gstrip_put16(
  * copies of 21 floats per row, not 49 of 3.  A row whose window rows are
  * each one run is assembled in a buffer with whole-vector copies, then
  * put into its strips whole: masked copies of a few floats straight into
- * the strips cost 3x more (1x1 micro-benchmark on Zen 5). */
+ * the strips cost 3x more (a micro-benchmark of the 7x7 stem's packing on
+ * Zen 5). */
 
 /* Row i's runs, window position by window position (any k0, kb), each
  * put into the strips as it ends. */
@@ -12696,7 +12697,7 @@ static void sim_rwin_stride2(sim_rwin *r) {
       whole &= tb[j1 * wb + k] == tb[j0 * wb] + 2 * (j1 - j0) + k;
     if (!whole) break;
   }
-  if (j1 - j0 < 16 || getenv("NO_S2")) return;
+  if (j1 - j0 < 16) return;
   r->s2j0 = j0, r->s2j1 = j1, r->s2c0 = j0 < ob ? tb[j0 * wb] : 0;
 #else
   (void)wb, (void)ob, (void)j0, (void)j1, (void)tb;

@@ -728,7 +728,8 @@ __attribute__((target("avx512f"))) static void sim_gstrip_put16(
  * copies of 21 floats per row, not 49 of 3.  A row whose window rows are
  * each one run is assembled in a buffer with whole-vector copies, then
  * put into its strips whole: masked copies of a few floats straight into
- * the strips cost 3x more (1x1 micro-benchmark on Zen 5). */
+ * the strips cost 3x more (a micro-benchmark of the 7x7 stem's packing on
+ * Zen 5). */
 
 /* Row i's runs, window position by window position (any k0, kb), each
  * put into the strips as it ends. */

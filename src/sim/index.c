@@ -1268,7 +1268,7 @@ static void sim_rwin_stride2(sim_rwin *r) {
       whole &= tb[j1 * wb + k] == tb[j0 * wb] + 2 * (j1 - j0) + k;
     if (!whole) break;
   }
-  if (j1 - j0 < 16 || getenv("NO_S2")) return;
+  if (j1 - j0 < 16) return;
   r->s2j0 = j0, r->s2j1 = j1, r->s2c0 = j0 < ob ? tb[j0 * wb] : 0;
 #else
   (void)wb, (void)ob, (void)j0, (void)j1, (void)tb;
