@@ -6834,6 +6834,21 @@ typedef struct sim_gconv {
   int64_t Cg, lf;            /* features per group, their lhs stride */
 } sim_gconv;
 
+/* The lhs offset of window position kw over the first nd spatial
+ * dimensions from the row's table starts mp; *ok = 0 when one of them is
+ * padding or a hole. */
+static inline int64_t sim_gconv_at(const sim_gconv *cv, const int32_t *mp,
+                                   const int32_t *kw, int32_t nd, int *ok) {
+  int64_t off = 0;
+  *ok = 1;
+  for (int32_t s = 0; s < nd; s++) {
+    int64_t t = cv->tab[mp[s] + kw[s]];
+    *ok &= t >= 0;
+    off += t;
+  }
+  return off;
+}
+
 typedef struct sim_gemm {
   const sim_gk *k;
   size_t es;
@@ -6934,14 +6949,8 @@ typedef struct sim_gemm {
       for (int64_t k = 0; k < kb;) {                                         \
         int64_t kk = k0 + k, w = kk / cv->Cg, f = kk % cv->Cg;               \
         int64_t run = cv->Cg - f < kb - k ? cv->Cg - f : kb - k;             \
-        const int32_t *kw = cv->kwin + w * ns;                               \
-        int64_t off = 0;                                                     \
-        int ok = 1;                                                          \
-        for (int32_t s = 0; s < ns; s++) {                                   \
-          int64_t t = cv->tab[mp[s] + kw[s]];                                \
-          ok &= t >= 0;                                                      \
-          off += t;                                                          \
-        }                                                                    \
+        int ok;                                                              \
+        int64_t off = sim_gconv_at(cv, mp, cv->kwin + w * ns, ns, &ok);      \
         T *o = d + k * MR;                                                   \
         if (!ok) {                                                           \
           for (int64_t j = 0; j < run; j++) o[j * MR] = 0;                   \
@@ -7120,14 +7129,8 @@ static void sim_gpack_short_row(const sim_gemm *g, const float *base,
   int64_t w = k0 / Cg, f = k0 % Cg;
   for (int64_t k = 0; k < kb; w++, f = 0) {
     int64_t run = Cg - f < kb - k ? Cg - f : kb - k;
-    const int32_t *kw = cv->kwin + w * ns;
-    int64_t off = 0;
-    int ok = 1;
-    for (int32_t s = 0; s < ns; s++) {
-      int64_t t = cv->tab[mp[s] + kw[s]];
-      ok &= t >= 0;
-      off += t;
-    }
+    int ok;
+    int64_t off = sim_gconv_at(cv, mp, cv->kwin + w * ns, ns, &ok);
     const float *p = ok ? base + off + f : NULL;
     if (n > 0 && !(p ? src && src + n == p : !src)) {
       sim_gstrip_put(dst, MR, kb, i, at, n, src);
@@ -7192,15 +7195,9 @@ static void sim_gpack_short_whole(const sim_gemm *g, const float *base,
   const int64_t *tx = cv->tab + mp[last];
   float row[SIM_GSHORT_MAX];
   for (int64_t w = 0, k = 0; k < kb; w += KX, k += WX) {
-    const int32_t *kw = cv->kwin + w * cv->ns; /* its kx is 0 */
-    int64_t off = 0;
-    int ok = xa < xb;
-    for (int32_t s = 0; s < last; s++) {
-      int64_t t = cv->tab[mp[s] + kw[s]];
-      ok &= t >= 0;
-      off += t;
-    }
-    if (!ok) {
+    int ok; /* the window row's kx = 0 position, but for its kx */
+    int64_t off = sim_gconv_at(cv, mp, cv->kwin + w * cv->ns, last, &ok);
+    if (!ok || xa == xb) {
       sim_grow_put(row + k, WX, NULL);
       continue;
     }
@@ -7265,14 +7262,8 @@ static void sim_gpack_conv_strip(const sim_gemm *g, const float *a,
     for (int64_t i = 0; i < MR; i++) {
       const float *src = NULL;
       if (i < mv) {
-        const int32_t *mp = cv->mpos + (r0 + i) * ns;
-        int64_t off = 0;
-        int ok = 1;
-        for (int32_t s = 0; s < ns; s++) {
-          int64_t t = cv->tab[mp[s] + kw[s]];
-          ok &= t >= 0;
-          off += t;
-        }
+        int ok;
+        int64_t off = sim_gconv_at(cv, cv->mpos + (r0 + i) * ns, kw, ns, &ok);
         if (ok) src = a + g->am[r0 + i] + off + f;
       }
 #if SIM_GEMM_X86
@@ -18023,6 +18014,19 @@ typedef int32_t sim_fzc_i16 __attribute__((vector_size(64)));
   SIM_FZC_4(D, A, OP, B)                                                      \
   D##4 = A##4 OP B##4, D##5 = A##5 OP B##5, D##6 = A##6 OP B##6,              \
   D##7 = A##7 OP B##7;
+/* Operation OPC on the block's vectors v* with the operands b*: W is
+ * SIM_FZC_4 or SIM_FZC_8. */
+#define SIM_FZC_APPLY(W, OPC)                                                 \
+  switch (OPC) {                                                              \
+  case SIM_FZC_ADD: W(v, v, +, b) break;                                      \
+  case SIM_FZC_SUB: W(v, v, -, b) break;                                      \
+  case SIM_FZC_MUL: W(v, v, *, b) break;                                      \
+  case SIM_FZC_DIV: W(v, v, /, b) break;                                      \
+  case SIM_FZC_ADD + SIM_FZC_REV: W(v, b, +, v) break;                        \
+  case SIM_FZC_SUB + SIM_FZC_REV: W(v, b, -, v) break;                        \
+  case SIM_FZC_MUL + SIM_FZC_REV: W(v, b, *, v) break;                        \
+  default: W(v, b, /, v) break;                                               \
+  }
 #define SIM_FZC_SEL(c, a, b)                                                  \
   ((sim_fzc_v16)(((sim_fzc_i16)(a) & (c)) | ((sim_fzc_i16)(b) & ~(c))))
 /* The clamp of one vector V: SIM_FZC_CLV with vector selects, or
@@ -18060,16 +18064,7 @@ typedef int32_t sim_fzc_i16 __attribute__((vector_size(64)));
     SIM_FZC_LD8(v, x + i)                                                     \
     for (int j = 0; j < n; j++) {                                             \
       SIM_FZC_LD8(b, bp[j] + i)                                               \
-      switch (op[j]) {                                                        \
-      case SIM_FZC_ADD: SIM_FZC_8(v, v, +, b) break;                          \
-      case SIM_FZC_SUB: SIM_FZC_8(v, v, -, b) break;                          \
-      case SIM_FZC_MUL: SIM_FZC_8(v, v, *, b) break;                          \
-      case SIM_FZC_DIV: SIM_FZC_8(v, v, /, b) break;                          \
-      case SIM_FZC_ADD + SIM_FZC_REV: SIM_FZC_8(v, b, +, v) break;            \
-      case SIM_FZC_SUB + SIM_FZC_REV: SIM_FZC_8(v, b, -, v) break;            \
-      case SIM_FZC_MUL + SIM_FZC_REV: SIM_FZC_8(v, b, *, v) break;            \
-      default: SIM_FZC_8(v, b, /, v) break;                                   \
-      }                                                                       \
+      SIM_FZC_APPLY(SIM_FZC_8, op[j])                                         \
     }                                                                         \
     if (clamp) {                                                              \
       CL(v0) CL(v1) CL(v2) CL(v3) CL(v4) CL(v5) CL(v6) CL(v7)                 \
@@ -18115,16 +18110,7 @@ typedef int32_t sim_fzc_i16 __attribute__((vector_size(64)));
         memcpy(&b1, q + 16, sizeof b1);                                       \
         memcpy(&b2, q + 32, sizeof b2);                                       \
         memcpy(&b3, q + 48, sizeof b3);                                       \
-        switch (op[j]) {                                                      \
-        case SIM_FZC_ADD: SIM_FZC_4(v, v, +, b) break;                        \
-        case SIM_FZC_SUB: SIM_FZC_4(v, v, -, b) break;                        \
-        case SIM_FZC_MUL: SIM_FZC_4(v, v, *, b) break;                        \
-        case SIM_FZC_DIV: SIM_FZC_4(v, v, /, b) break;                        \
-        case SIM_FZC_ADD + SIM_FZC_REV: SIM_FZC_4(v, b, +, v) break;          \
-        case SIM_FZC_SUB + SIM_FZC_REV: SIM_FZC_4(v, b, -, v) break;          \
-        case SIM_FZC_MUL + SIM_FZC_REV: SIM_FZC_4(v, b, *, v) break;          \
-        default: SIM_FZC_4(v, b, /, v) break;                                 \
-        }                                                                     \
+        SIM_FZC_APPLY(SIM_FZC_4, op[j])                                       \
       }                                                                       \
       if (clamp) {                                                            \
         CL(v0) CL(v1) CL(v2) CL(v3)                                           \

@@ -561,6 +561,19 @@ typedef int32_t sim_fzc_i16 __attribute__((vector_size(64)));
   SIM_FZC_4(D, A, OP, B)                                                      \
   D##4 = A##4 OP B##4, D##5 = A##5 OP B##5, D##6 = A##6 OP B##6,              \
   D##7 = A##7 OP B##7;
+/* Operation OPC on the block's vectors v* with the operands b*: W is
+ * SIM_FZC_4 or SIM_FZC_8. */
+#define SIM_FZC_APPLY(W, OPC)                                                 \
+  switch (OPC) {                                                              \
+  case SIM_FZC_ADD: W(v, v, +, b) break;                                      \
+  case SIM_FZC_SUB: W(v, v, -, b) break;                                      \
+  case SIM_FZC_MUL: W(v, v, *, b) break;                                      \
+  case SIM_FZC_DIV: W(v, v, /, b) break;                                      \
+  case SIM_FZC_ADD + SIM_FZC_REV: W(v, b, +, v) break;                        \
+  case SIM_FZC_SUB + SIM_FZC_REV: W(v, b, -, v) break;                        \
+  case SIM_FZC_MUL + SIM_FZC_REV: W(v, b, *, v) break;                        \
+  default: W(v, b, /, v) break;                                               \
+  }
 #define SIM_FZC_SEL(c, a, b)                                                  \
   ((sim_fzc_v16)(((sim_fzc_i16)(a) & (c)) | ((sim_fzc_i16)(b) & ~(c))))
 /* The clamp of one vector V: SIM_FZC_CLV with vector selects, or
@@ -598,16 +611,7 @@ typedef int32_t sim_fzc_i16 __attribute__((vector_size(64)));
     SIM_FZC_LD8(v, x + i)                                                     \
     for (int j = 0; j < n; j++) {                                             \
       SIM_FZC_LD8(b, bp[j] + i)                                               \
-      switch (op[j]) {                                                        \
-      case SIM_FZC_ADD: SIM_FZC_8(v, v, +, b) break;                          \
-      case SIM_FZC_SUB: SIM_FZC_8(v, v, -, b) break;                          \
-      case SIM_FZC_MUL: SIM_FZC_8(v, v, *, b) break;                          \
-      case SIM_FZC_DIV: SIM_FZC_8(v, v, /, b) break;                          \
-      case SIM_FZC_ADD + SIM_FZC_REV: SIM_FZC_8(v, b, +, v) break;            \
-      case SIM_FZC_SUB + SIM_FZC_REV: SIM_FZC_8(v, b, -, v) break;            \
-      case SIM_FZC_MUL + SIM_FZC_REV: SIM_FZC_8(v, b, *, v) break;            \
-      default: SIM_FZC_8(v, b, /, v) break;                                   \
-      }                                                                       \
+      SIM_FZC_APPLY(SIM_FZC_8, op[j])                                         \
     }                                                                         \
     if (clamp) {                                                              \
       CL(v0) CL(v1) CL(v2) CL(v3) CL(v4) CL(v5) CL(v6) CL(v7)                 \
@@ -653,16 +657,7 @@ typedef int32_t sim_fzc_i16 __attribute__((vector_size(64)));
         memcpy(&b1, q + 16, sizeof b1);                                       \
         memcpy(&b2, q + 32, sizeof b2);                                       \
         memcpy(&b3, q + 48, sizeof b3);                                       \
-        switch (op[j]) {                                                      \
-        case SIM_FZC_ADD: SIM_FZC_4(v, v, +, b) break;                        \
-        case SIM_FZC_SUB: SIM_FZC_4(v, v, -, b) break;                        \
-        case SIM_FZC_MUL: SIM_FZC_4(v, v, *, b) break;                        \
-        case SIM_FZC_DIV: SIM_FZC_4(v, v, /, b) break;                        \
-        case SIM_FZC_ADD + SIM_FZC_REV: SIM_FZC_4(v, b, +, v) break;          \
-        case SIM_FZC_SUB + SIM_FZC_REV: SIM_FZC_4(v, b, -, v) break;          \
-        case SIM_FZC_MUL + SIM_FZC_REV: SIM_FZC_4(v, b, *, v) break;          \
-        default: SIM_FZC_4(v, b, /, v) break;                                 \
-        }                                                                     \
+        SIM_FZC_APPLY(SIM_FZC_4, op[j])                                       \
       }                                                                       \
       if (clamp) {                                                            \
         CL(v0) CL(v1) CL(v2) CL(v3)                                           \

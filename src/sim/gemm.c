@@ -458,6 +458,21 @@ typedef struct sim_gconv {
   int64_t Cg, lf;            /* features per group, their lhs stride */
 } sim_gconv;
 
+/* The lhs offset of window position kw over the first nd spatial
+ * dimensions from the row's table starts mp; *ok = 0 when one of them is
+ * padding or a hole. */
+static inline int64_t sim_gconv_at(const sim_gconv *cv, const int32_t *mp,
+                                   const int32_t *kw, int32_t nd, int *ok) {
+  int64_t off = 0;
+  *ok = 1;
+  for (int32_t s = 0; s < nd; s++) {
+    int64_t t = cv->tab[mp[s] + kw[s]];
+    *ok &= t >= 0;
+    off += t;
+  }
+  return off;
+}
+
 typedef struct sim_gemm {
   const sim_gk *k;
   size_t es;
@@ -558,14 +573,8 @@ typedef struct sim_gemm {
       for (int64_t k = 0; k < kb;) {                                         \
         int64_t kk = k0 + k, w = kk / cv->Cg, f = kk % cv->Cg;               \
         int64_t run = cv->Cg - f < kb - k ? cv->Cg - f : kb - k;             \
-        const int32_t *kw = cv->kwin + w * ns;                               \
-        int64_t off = 0;                                                     \
-        int ok = 1;                                                          \
-        for (int32_t s = 0; s < ns; s++) {                                   \
-          int64_t t = cv->tab[mp[s] + kw[s]];                                \
-          ok &= t >= 0;                                                      \
-          off += t;                                                          \
-        }                                                                    \
+        int ok;                                                              \
+        int64_t off = sim_gconv_at(cv, mp, cv->kwin + w * ns, ns, &ok);      \
         T *o = d + k * MR;                                                   \
         if (!ok) {                                                           \
           for (int64_t j = 0; j < run; j++) o[j * MR] = 0;                   \
@@ -744,14 +753,8 @@ static void sim_gpack_short_row(const sim_gemm *g, const float *base,
   int64_t w = k0 / Cg, f = k0 % Cg;
   for (int64_t k = 0; k < kb; w++, f = 0) {
     int64_t run = Cg - f < kb - k ? Cg - f : kb - k;
-    const int32_t *kw = cv->kwin + w * ns;
-    int64_t off = 0;
-    int ok = 1;
-    for (int32_t s = 0; s < ns; s++) {
-      int64_t t = cv->tab[mp[s] + kw[s]];
-      ok &= t >= 0;
-      off += t;
-    }
+    int ok;
+    int64_t off = sim_gconv_at(cv, mp, cv->kwin + w * ns, ns, &ok);
     const float *p = ok ? base + off + f : NULL;
     if (n > 0 && !(p ? src && src + n == p : !src)) {
       sim_gstrip_put(dst, MR, kb, i, at, n, src);
@@ -816,15 +819,9 @@ static void sim_gpack_short_whole(const sim_gemm *g, const float *base,
   const int64_t *tx = cv->tab + mp[last];
   float row[SIM_GSHORT_MAX];
   for (int64_t w = 0, k = 0; k < kb; w += KX, k += WX) {
-    const int32_t *kw = cv->kwin + w * cv->ns; /* its kx is 0 */
-    int64_t off = 0;
-    int ok = xa < xb;
-    for (int32_t s = 0; s < last; s++) {
-      int64_t t = cv->tab[mp[s] + kw[s]];
-      ok &= t >= 0;
-      off += t;
-    }
-    if (!ok) {
+    int ok; /* the window row's kx = 0 position, but for its kx */
+    int64_t off = sim_gconv_at(cv, mp, cv->kwin + w * cv->ns, last, &ok);
+    if (!ok || xa == xb) {
       sim_grow_put(row + k, WX, NULL);
       continue;
     }
@@ -889,14 +886,8 @@ static void sim_gpack_conv_strip(const sim_gemm *g, const float *a,
     for (int64_t i = 0; i < MR; i++) {
       const float *src = NULL;
       if (i < mv) {
-        const int32_t *mp = cv->mpos + (r0 + i) * ns;
-        int64_t off = 0;
-        int ok = 1;
-        for (int32_t s = 0; s < ns; s++) {
-          int64_t t = cv->tab[mp[s] + kw[s]];
-          ok &= t >= 0;
-          off += t;
-        }
+        int ok;
+        int64_t off = sim_gconv_at(cv, cv->mpos + (r0 + i) * ns, kw, ns, &ok);
         if (ok) src = a + g->am[r0 + i] + off + f;
       }
 #if SIM_GEMM_X86
