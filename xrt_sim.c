@@ -12456,8 +12456,9 @@ static void sim_rw_unravel(const sim_win *w, int32_t nd, int64_t idx,
  * sim_rwin.s2j0), straight to the result row o from the vertical pass's
  * row tmp: per 16 results, the even and odd columns of 32 (and the even
  * ones from 2 on) combine in window order, as the general pass does (the
- * last 16 again in part; their loads stay inside tmp's 32 extra values);
- * results whose window meets the row's ends, one by one. */
+ * last 16 again in part; their loads stay inside tmp's 32 extra values).
+ * The results whose window meets the row's ends go one by one, as in the
+ * general pass. */
 #if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 12)
 #define SIM_RW_EVEN(a, b)                                                     \
   __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22,    \
@@ -12483,15 +12484,6 @@ static void sim_rw_unravel(const sim_win *w, int32_t nd, int64_t idx,
         SIM_RW_ACC(OP, acc, SIM_RW_EVEN(c_, d_));                             \
       }                                                                       \
       memcpy(o + jj, &acc, sizeof acc);                                       \
-    }                                                                         \
-    for (int64_t jj = 0; jj < ob; jj++) {                                     \
-      if (jj == j0_) jj = j1_;                                                \
-      if (jj >= ob) break;                                                    \
-      const int64_t *tb = w->tab[db] + jj * wb;                               \
-      float acc = init;                                                       \
-      for (int64_t kb = 0; kb < wb; kb++)                                     \
-        if (tb[kb] >= 0) acc = SIM_RW_SACC(OP, acc, tmp[tb[kb]]);             \
-      o[jj] = acc;                                                            \
     }                                                                         \
   } while (0)
 #else
@@ -12565,21 +12557,23 @@ static void sim_rw_unravel(const sim_win *w, int32_t nd, int64_t idx,
           }                                                                   \
         memcpy(tmp + i, &acc, sizeof acc);                                    \
       }                                                                       \
-      if (r->s2j1 > r->s2j0) {                                                \
+      int s2 = r->s2j1 > r->s2j0; /* results [s2j0, s2j1) as vectors */     \
+      if (s2)                                                                 \
         SIM_RW_S2(OP);                                                        \
-        continue;                                                             \
-      }                                                                       \
-      for (i = 0; i < hn; i += 16) {                                          \
-        sim_rw_v16 acc = iv, v;                                               \
-        for (int64_t kb = 0; kb < wb; kb++) {                                 \
-          memcpy(&v, tmp + i + kb, sizeof v);                                 \
-          SIM_RW_ACC(OP, acc, v);                                             \
+      else                                                                    \
+        for (i = 0; i < hn; i += 16) {                                        \
+          sim_rw_v16 acc = iv, v;                                             \
+          for (int64_t kb = 0; kb < wb; kb++) {                               \
+            memcpy(&v, tmp + i + kb, sizeof v);                               \
+            SIM_RW_ACC(OP, acc, v);                                           \
+          }                                                                   \
+          memcpy(h + i, &acc, sizeof acc);                                    \
         }                                                                     \
-        memcpy(h + i, &acc, sizeof acc);                                      \
-      }                                                                       \
       for (int64_t jj = 0; jj < ob; jj++) {                                   \
+        if (s2 && jj == r->s2j0) jj = r->s2j1;                                \
+        if (jj >= ob) break;                                                  \
         const int64_t *tb = w->tab[db] + jj * wb;                             \
-        if (tb[0] >= 0 && tb[wb - 1] >= 0) {                                  \
+        if (!s2 && tb[0] >= 0 && tb[wb - 1] >= 0) {                           \
           o[jj] = h[tb[0]];                                                   \
           continue;                                                           \
         }                                                                     \
@@ -17996,17 +17990,7 @@ typedef struct sim_fzch {
 #if defined(__GNUC__)
 typedef float sim_fzc_v16 __attribute__((vector_size(64)));
 typedef int32_t sim_fzc_i16 __attribute__((vector_size(64)));
-#define SIM_FZC_OPS(V, B, OPC)                                                \
-  switch (OPC) {                                                              \
-  case SIM_FZC_ADD: V = V + B; break;                                         \
-  case SIM_FZC_SUB: V = V - B; break;                                         \
-  case SIM_FZC_MUL: V = V * B; break;                                         \
-  case SIM_FZC_DIV: V = V / B; break;                                         \
-  case SIM_FZC_ADD + SIM_FZC_REV: V = B + V; break;                           \
-  case SIM_FZC_SUB + SIM_FZC_REV: V = B - V; break;                           \
-  case SIM_FZC_MUL + SIM_FZC_REV: V = B * V; break;                           \
-  default: V = B / V; break;                                                  \
-  }
+#define SIM_FZC_1(D, A, OP, B) D = A OP B;
 #define SIM_FZC_4(D, A, OP, B)                                                \
   D##0 = A##0 OP B##0, D##1 = A##1 OP B##1, D##2 = A##2 OP B##2,              \
   D##3 = A##3 OP B##3;
@@ -18014,8 +17998,8 @@ typedef int32_t sim_fzc_i16 __attribute__((vector_size(64)));
   SIM_FZC_4(D, A, OP, B)                                                      \
   D##4 = A##4 OP B##4, D##5 = A##5 OP B##5, D##6 = A##6 OP B##6,              \
   D##7 = A##7 OP B##7;
-/* Operation OPC on the block's vectors v* with the operands b*: W is
- * SIM_FZC_4 or SIM_FZC_8. */
+/* Operation OPC on the value(s) v* with the operand(s) b*: W is SIM_FZC_1
+ * (one vector or one number), SIM_FZC_4 or SIM_FZC_8 (a block). */
 #define SIM_FZC_APPLY(W, OPC)                                                 \
   switch (OPC) {                                                              \
   case SIM_FZC_ADD: W(v, v, +, b) break;                                      \
@@ -18125,7 +18109,7 @@ typedef int32_t sim_fzc_i16 __attribute__((vector_size(64)));
       memcpy(&v, x + i, sizeof v);                                            \
       for (int j = 0; j < n; j++) {                                           \
         memcpy(&b, bp[j] + i, sizeof b);                                      \
-        SIM_FZC_OPS(v, b, op[j])                                              \
+        SIM_FZC_APPLY(SIM_FZC_1, op[j])                                       \
       }                                                                       \
       if (clamp) CL(v)                                                        \
       memcpy(o + i, &v, sizeof v);                                            \
@@ -18134,7 +18118,7 @@ typedef int32_t sim_fzc_i16 __attribute__((vector_size(64)));
       float v = x[i];                                                         \
       for (int j = 0; j < n; j++) {                                           \
         float b = bp[j][i];                                                   \
-        SIM_FZC_OPS(v, b, op[j])                                              \
+        SIM_FZC_APPLY(SIM_FZC_1, op[j])                                       \
       }                                                                       \
       if (clamp) {                                                            \
         if (lo_strict ? c->lo > v : c->lo >= v) v = c->lo;                    \

@@ -56,13 +56,14 @@ run_one() {
   {
     echo "== $c${w:+ ($w)}"
     t0=$(date +%s)
-    sh -c "${limit:+timeout $limit }$w $c" </dev/null >"$tmp/$1.run" 2>&1
-    rc=$?
-    if [ $rc -ne 0 ] && [ $retry = 1 ] && [ ! -s "$tmp/$1.run" ]; then
-      echo "== exit $rc before printing anything: once more"
+    tries=$((retry + 1))
+    while :; do
       sh -c "${limit:+timeout $limit }$w $c" </dev/null >"$tmp/$1.run" 2>&1
       rc=$?
-    fi
+      tries=$((tries - 1))
+      [ $rc -ne 0 ] && [ $tries -gt 0 ] && [ ! -s "$tmp/$1.run" ] || break
+      echo "== exit $rc before printing anything: once more"
+    done
     cat "$tmp/$1.run"
     echo "== $c: $(($(date +%s) - t0)) s"
   } >"$tmp/$1.out" 2>&1

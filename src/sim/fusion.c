@@ -543,17 +543,7 @@ typedef struct sim_fzch {
 #if defined(__GNUC__)
 typedef float sim_fzc_v16 __attribute__((vector_size(64)));
 typedef int32_t sim_fzc_i16 __attribute__((vector_size(64)));
-#define SIM_FZC_OPS(V, B, OPC)                                                \
-  switch (OPC) {                                                              \
-  case SIM_FZC_ADD: V = V + B; break;                                         \
-  case SIM_FZC_SUB: V = V - B; break;                                         \
-  case SIM_FZC_MUL: V = V * B; break;                                         \
-  case SIM_FZC_DIV: V = V / B; break;                                         \
-  case SIM_FZC_ADD + SIM_FZC_REV: V = B + V; break;                           \
-  case SIM_FZC_SUB + SIM_FZC_REV: V = B - V; break;                           \
-  case SIM_FZC_MUL + SIM_FZC_REV: V = B * V; break;                           \
-  default: V = B / V; break;                                                  \
-  }
+#define SIM_FZC_1(D, A, OP, B) D = A OP B;
 #define SIM_FZC_4(D, A, OP, B)                                                \
   D##0 = A##0 OP B##0, D##1 = A##1 OP B##1, D##2 = A##2 OP B##2,              \
   D##3 = A##3 OP B##3;
@@ -561,8 +551,8 @@ typedef int32_t sim_fzc_i16 __attribute__((vector_size(64)));
   SIM_FZC_4(D, A, OP, B)                                                      \
   D##4 = A##4 OP B##4, D##5 = A##5 OP B##5, D##6 = A##6 OP B##6,              \
   D##7 = A##7 OP B##7;
-/* Operation OPC on the block's vectors v* with the operands b*: W is
- * SIM_FZC_4 or SIM_FZC_8. */
+/* Operation OPC on the value(s) v* with the operand(s) b*: W is SIM_FZC_1
+ * (one vector or one number), SIM_FZC_4 or SIM_FZC_8 (a block). */
 #define SIM_FZC_APPLY(W, OPC)                                                 \
   switch (OPC) {                                                              \
   case SIM_FZC_ADD: W(v, v, +, b) break;                                      \
@@ -672,7 +662,7 @@ typedef int32_t sim_fzc_i16 __attribute__((vector_size(64)));
       memcpy(&v, x + i, sizeof v);                                            \
       for (int j = 0; j < n; j++) {                                           \
         memcpy(&b, bp[j] + i, sizeof b);                                      \
-        SIM_FZC_OPS(v, b, op[j])                                              \
+        SIM_FZC_APPLY(SIM_FZC_1, op[j])                                       \
       }                                                                       \
       if (clamp) CL(v)                                                        \
       memcpy(o + i, &v, sizeof v);                                            \
@@ -681,7 +671,7 @@ typedef int32_t sim_fzc_i16 __attribute__((vector_size(64)));
       float v = x[i];                                                         \
       for (int j = 0; j < n; j++) {                                           \
         float b = bp[j][i];                                                   \
-        SIM_FZC_OPS(v, b, op[j])                                              \
+        SIM_FZC_APPLY(SIM_FZC_1, op[j])                                       \
       }                                                                       \
       if (clamp) {                                                            \
         if (lo_strict ? c->lo > v : c->lo >= v) v = c->lo;                    \

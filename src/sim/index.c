@@ -1036,8 +1036,9 @@ static void sim_rw_unravel(const sim_win *w, int32_t nd, int64_t idx,
  * sim_rwin.s2j0), straight to the result row o from the vertical pass's
  * row tmp: per 16 results, the even and odd columns of 32 (and the even
  * ones from 2 on) combine in window order, as the general pass does (the
- * last 16 again in part; their loads stay inside tmp's 32 extra values);
- * results whose window meets the row's ends, one by one. */
+ * last 16 again in part; their loads stay inside tmp's 32 extra values).
+ * The results whose window meets the row's ends go one by one, as in the
+ * general pass. */
 #if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 12)
 #define SIM_RW_EVEN(a, b)                                                     \
   __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22,    \
@@ -1063,15 +1064,6 @@ static void sim_rw_unravel(const sim_win *w, int32_t nd, int64_t idx,
         SIM_RW_ACC(OP, acc, SIM_RW_EVEN(c_, d_));                             \
       }                                                                       \
       memcpy(o + jj, &acc, sizeof acc);                                       \
-    }                                                                         \
-    for (int64_t jj = 0; jj < ob; jj++) {                                     \
-      if (jj == j0_) jj = j1_;                                                \
-      if (jj >= ob) break;                                                    \
-      const int64_t *tb = w->tab[db] + jj * wb;                               \
-      float acc = init;                                                       \
-      for (int64_t kb = 0; kb < wb; kb++)                                     \
-        if (tb[kb] >= 0) acc = SIM_RW_SACC(OP, acc, tmp[tb[kb]]);             \
-      o[jj] = acc;                                                            \
     }                                                                         \
   } while (0)
 #else
@@ -1145,21 +1137,23 @@ static void sim_rw_unravel(const sim_win *w, int32_t nd, int64_t idx,
           }                                                                   \
         memcpy(tmp + i, &acc, sizeof acc);                                    \
       }                                                                       \
-      if (r->s2j1 > r->s2j0) {                                                \
+      int s2 = r->s2j1 > r->s2j0; /* results [s2j0, s2j1) as vectors */     \
+      if (s2)                                                                 \
         SIM_RW_S2(OP);                                                        \
-        continue;                                                             \
-      }                                                                       \
-      for (i = 0; i < hn; i += 16) {                                          \
-        sim_rw_v16 acc = iv, v;                                               \
-        for (int64_t kb = 0; kb < wb; kb++) {                                 \
-          memcpy(&v, tmp + i + kb, sizeof v);                                 \
-          SIM_RW_ACC(OP, acc, v);                                             \
+      else                                                                    \
+        for (i = 0; i < hn; i += 16) {                                        \
+          sim_rw_v16 acc = iv, v;                                             \
+          for (int64_t kb = 0; kb < wb; kb++) {                               \
+            memcpy(&v, tmp + i + kb, sizeof v);                               \
+            SIM_RW_ACC(OP, acc, v);                                           \
+          }                                                                   \
+          memcpy(h + i, &acc, sizeof acc);                                    \
         }                                                                     \
-        memcpy(h + i, &acc, sizeof acc);                                      \
-      }                                                                       \
       for (int64_t jj = 0; jj < ob; jj++) {                                   \
+        if (s2 && jj == r->s2j0) jj = r->s2j1;                                \
+        if (jj >= ob) break;                                                  \
         const int64_t *tb = w->tab[db] + jj * wb;                             \
-        if (tb[0] >= 0 && tb[wb - 1] >= 0) {                                  \
+        if (!s2 && tb[0] >= 0 && tb[wb - 1] >= 0) {                           \
           o[jj] = h[tb[0]];                                                   \
           continue;                                                           \
         }                                                                     \
