@@ -1,8 +1,8 @@
 /*
  * test_sim_gemm_epilogue.c - a product with its elementwise epilogue as one
  * step of the simulator (src/sim/fusion.c, sim_fzgm; src/sim/gemm.c,
- * sim_gemm_run_epi): a dot_general or an NHWC 1x1 convolution whose only
- * use is an elementwise group (bias, batch norm, ReLU, clamp) has the group
+ * sim_gemm_run_epi): a dot_general or a 1x1 convolution (NHWC or NCHW)
+ * whose only use is an elementwise group (bias, batch norm, ReLU, clamp) has the group
  * run over each block of result rows as soon as the product finishes it,
  * in place.  Shapes reach the product's paths: few columns (K blocks
  * outside the rows, the epilogue every few thousand elements), many
@@ -227,6 +227,51 @@ static void test_conv_batch_norm(void **state) {
   conv_bn_relu6(c, 28, 28, 16, 24);
 }
 
+/* An NCHW 1x1 convolution with a bias and ReLU, as PyTorch exports one:
+ * the product kernel x lhs in place (conv_gemm.c) is the step, so the
+ * group takes its rows (features) as they are done. */
+static void conv_nchw_bias_relu(clients *c, int64_t H, int64_t W, int64_t Ci,
+                                int64_t Co) {
+  char prog[4096];
+  TU_TPL(prog, sizeof prog,
+         "func.func @main(%x: tensor<1x$3x$1x$2xf32>, %k: "
+         "tensor<$4x$3x1x1xf32>, %b: tensor<$4xf32>) -> "
+         "tensor<1x$4x$1x$2xf32> {\n"
+         "  %0 = stablehlo.convolution(%x, %k) dim_numbers = [b, f, 0, "
+         "1]x[o, i, 0, 1]->[b, f, 0, 1], window = {stride = [1, 1], pad = "
+         "[[0, 0], [0, 0]], rhs_dilate = [1, 1]} {batch_group_count = 1 : "
+         "i64, feature_group_count = 1 : i64} : "
+         "(tensor<1x$3x$1x$2xf32>, tensor<$4x$3x1x1xf32>) -> "
+         "tensor<1x$4x$1x$2xf32>\n"
+         "  %1 = stablehlo.broadcast_in_dim %b, dims = [1] : "
+         "(tensor<$4xf32>) -> tensor<1x$4x$1x$2xf32>\n"
+         "  %2 = stablehlo.add %0, %1 : tensor<1x$4x$1x$2xf32>\n"
+         "  %z = stablehlo.constant dense<0.0> : tensor<1x$4x$1x$2xf32>\n"
+         "  %3 = stablehlo.maximum %2, %z : tensor<1x$4x$1x$2xf32>\n"
+         "  func.return %3 : tensor<1x$4x$1x$2xf32>\n}\n",
+         H, W, Ci, Co);
+  int64_t P = H * W;
+  float *x = vec(Ci * P, 4, 1.0f), *k = vec(Co * Ci, 5, 0.5f);
+  float *b = vec(Co, 6, 0.25f), *want = product(k, x, Co, Ci, P);
+  for (int64_t o = 0; o < Co; o++)
+    for (int64_t p = 0; p < P; p++) {
+      float v = want[o * P + p] + b[o];
+      want[o * P + p] = v > 0.0f ? v : 0.0f;
+    }
+  tu_in in[3] = {{TU_SHAPE(XRT_F32, 1, Ci, H, W), x},
+                 {TU_SHAPE(XRT_F32, Co, Ci, 1, 1), k},
+                 {TU_SHAPE(XRT_F32, Co), b}};
+  run_both(c, prog, 3, in, want, Co * P);
+  free(x), free(k), free(b), free(want);
+}
+
+static void test_conv_nchw_bias_relu(void **state) {
+  clients *c = (clients *)*state;
+  conv_nchw_bias_relu(c, 54, 54, 32, 128); /* two threads: columns split */
+  conv_nchw_bias_relu(c, 7, 7, 64, 300);   /* two threads: rows split */
+  conv_nchw_bias_relu(c, 13, 13, 100, 37);
+}
+
 /* The group reads the product transposed. */
 static void test_transposed_read(void **state) {
   clients *c = (clients *)*state;
@@ -287,6 +332,7 @@ int main(void) {
       cmocka_unit_test(test_dense_split_columns),
       cmocka_unit_test(test_wider_result),
       cmocka_unit_test(test_conv_batch_norm),
+      cmocka_unit_test(test_conv_nchw_bias_relu),
       cmocka_unit_test(test_transposed_read),
       cmocka_unit_test(test_period_across_rows),
   };

@@ -35,7 +35,9 @@
  * panel that would be made whole goes in 2 (or 1) chunks per thread so,
  * when that keeps the product's K blocks (so its sums).  A 1x1
  * convolution of stride 1 without padding or lhs dilation reads the lhs
- * in place: no copy at all.  The kernel, an argument, stays packed across
+ * in place: no copy at all, and its step is the product's own, so the
+ * elementwise ops after it (bias, activation) run on its rows as they are
+ * done (fusion.c).  The kernel, an argument, stays packed across
  * calls while unchanged (gemm_cache.c, as the weights of a dot).
  *
  * NHWC results (features contiguous, as JAX writes them) stay with gemm.c's
@@ -258,7 +260,6 @@ static void sim_cg_chunks(void *ctx, int64_t j0, int64_t j1) {
 static xrt_status sim_run_cg(const sim_step *st, void **vals, sim_cx *cx) {
   const sim_cg *g = (const sim_cg *)st->data;
   const sim_conv *c = g->c;
-  if (g->cols < 0) return g->gemm.run(&g->gemm, vals, cx);
   if (g->nhwc) {
     sim_cg_run y = {g, (const char *)vals[st->in[0]], (char *)vals[g->cols],
                     0, 0, 0, 0};
@@ -633,6 +634,10 @@ static int sim_cg_plan(sim_fcc *fc, const sim_conv *c, sim_step *st,
   g->ids[1] = direct ? st->in[0] : g->cols;
   g->gemm.in = g->gemm2.in = g->ids;
   g->gemm.nin = g->gemm2.nin = 2;
+  if (direct) { /* the product alone: an epilogue can take its rows */
+    *st = g->gemm;
+    return 1;
+  }
   st->data = g;
   st->run = sim_run_cg;
   return 1;
