@@ -25,7 +25,10 @@
  * (b, i, window) holds, for every result position, the lhs element that
  * window position reads (runs copied, stride 2 by vector permutes), or
  * zero for padding and lhs-dilation holes (0 * inf is nan, as in the
- * other paths).  A panel over 4 MiB per batch element is made a batch
+ * other paths).  With the AVX-512 f32 kernels and runs of stride 1 or 2,
+ * the panel is built straight in the product's packed layout instead
+ * (sim_cg_panels), so the product does not pack it again.  A panel over
+ * 4 MiB per batch element is made a batch
  * element and a chunk of whole result rows (about 512 KiB) at a time, so
  * it is read back from L2 rather than memory; a batch over 32 MiB goes
  * element by element.  Chunks are each one thread's whole (its panel in its
@@ -77,6 +80,14 @@ typedef struct sim_cg {
    * on up to lanes threads at once (sim_cg_chunks); 0: ctmp */
   int lanes;
   int v512;           /* AVX-512 copies (f32 runs of stride 2) */
+  /* cols is built in the layout the products pack B in (sim_cg_panels),
+   * so they read it as it is instead of packing a copy of it */
+  int packed;
+  int64_t cells;      /* elements of one panel (each lane's) */
+  int64_t Wo;         /* window positions of the outer dimensions */
+  /* packed: per K row, its offset in gemm's (dof) and gemm2's (dof2) B
+   * layout, then per K row its K block's rows (sim_cg_panels) */
+  int64_t *dof, *dof2;
   /* NHWC: cols is [positions, (window, feature)], the A operand */
   int nhwc;
   const int32_t *mpos; /* NHWC: per row, ns table starts */
@@ -90,6 +101,8 @@ typedef struct sim_cg_run {
   const char *L;
   char *cols;
   int64_t rb, po0, po1, width;
+  sim_gbgeom pk;       /* g->packed: the product's B layout */
+  const int64_t *dof;  /* and its rows' offsets in it (g->dof) */
 } sim_cg_run;
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -113,9 +126,159 @@ __attribute__((target("avx512f"))) static void sim_cg_even_f32(
        ? (sim_cg_even_f32((float *)(void *)(d), \
                           (const float *)(const void *)(s), (n)), 1) \
        : 0)
+
+/* ---- the panel built packed (AVX-512, f32, runs of stride 1 or 2) ----
+ * Built micro-panel by micro-panel in the layout the product packs B in
+ * (sim_gemm_bgeom): per K row, the 32 positions of the micro-panel as two
+ * vectors, each filled by masked loads of the runs of the lhs rows the
+ * positions read (a run per result row the panel crosses), zeros where
+ * they read padding.  So the panel is written once, in order, and the
+ * product reads it as it is, where the rows of sim_cg_rows are written,
+ * read back and packed.  Per micro-panel, what depends only on the last
+ * window position kx (the runs' lanes and masks) is worked out once for
+ * the features and outer window positions that share it, and the outer
+ * dimensions' offsets once per run and outer window position. */
+enum { SIM_CG_NR = 32 };    /* the AVX-512 f32 kernel's micro-panel */
+enum { SIM_CG_WO_MAX = 64 }; /* outer window positions, at most */
+
+/* One run of a micro-panel: lanes [lane, lane + n) read the result row's
+ * positions t0 .. t0 + n - 1; off[wo]: the lhs offset of its row at outer
+ * window position wo, or -1 (padding). */
+typedef struct sim_cg_seg {
+  int64_t lane, t0, n;
+  int64_t off[SIM_CG_WO_MAX];
+} sim_cg_seg;
+
+/* What a run loads at one kx into the vector of lanes h .. h + 15: mask m
+ * (0: nothing), from element base + (its lhs offset) on; for stride 2 the
+ * masks of the two loads whose even elements it takes. */
+typedef struct sim_cg_ld {
+  __mmask16 m, mlo, mhi;
+  int64_t base;
+} sim_cg_ld;
+
+/* Lanes of a mask's bits spread to the even bits of 16 (bit b -> 2 b). */
+static unsigned sim_cg_spread8(unsigned x) {
+  x = (x | x << 4) & 0x0F0F;
+  x = (x | x << 2) & 0x3333;
+  return (x | x << 1) & 0x5555;
+}
+
+/* The loads of lanes [lane, lane + n) (run elements 0 .. n - 1 at stride
+ * xs from element r0) into the vector of lanes h .. h + 15. */
+static sim_cg_ld sim_cg_ld_of(int64_t lane, int64_t n, int64_t r0, int64_t xs,
+                              int64_t h) {
+  sim_cg_ld l = {0, 0, 0, 0};
+  int64_t a = lane > h ? lane : h, e = lane + n < h + 16 ? lane + n : h + 16;
+  if (a >= e) return l;
+  unsigned m = ((1u << (e - a)) - 1) << (a - h);
+  l.m = (__mmask16)m;
+  l.base = r0 - (lane - h) * xs; /* lane l of the vector reads base + l xs */
+  l.mlo = (__mmask16)sim_cg_spread8(m & 0xFF);
+  l.mhi = (__mmask16)sim_cg_spread8(m >> 8);
+  return l;
+}
+
+/* v with the lanes of l loaded from p (+ l.base: may point before the
+ * run; the masked-off lanes are not read). */
+__attribute__((target("avx512f"), always_inline)) static inline __m512
+sim_cg_load(__m512 v, const sim_cg_ld *l, const float *p, int64_t xs) {
+  const float *s = (const float *)(uintptr_t)((uintptr_t)p +
+                                              (uintptr_t)l->base *
+                                                  sizeof(float));
+  if (xs == 1) return _mm512_mask_loadu_ps(v, l->m, s);
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18,
+                                         20, 22, 24, 26, 28, 30);
+  __m512 x = _mm512_maskz_loadu_ps(l->mlo, s);
+  __m512 y = _mm512_maskz_loadu_ps(l->mhi, s + 16);
+  return _mm512_mask_mov_ps(v, l->m, _mm512_permutex2var_ps(x, even, y));
+}
+
+/* The runs of micro-panel pj (positions from its first on, up to the
+ * run's width) into seg; returns how many. */
+static int64_t sim_cg_segs(const sim_cg_run *x, int64_t pj, sim_cg_seg *seg) {
+  const sim_cg *g = x->g;
+  const sim_conv *c = g->c;
+  int32_t d = c->ns - 1;
+  int64_t p = pj * SIM_CG_NR, pend = p + SIM_CG_NR, nseg = 0;
+  if (pend > x->width) pend = x->width;
+  for (int64_t lane = 0; p < pend; nseg++) {
+    sim_cg_seg *sg = &seg[nseg];
+    int64_t rem = x->po0 + p / g->OL, tq[XRT_MAX_RANK];
+    sg->lane = lane, sg->t0 = p % g->OL;
+    sg->n = g->OL - sg->t0 < pend - p ? g->OL - sg->t0 : pend - p;
+    for (int32_t e = d - 1; e >= 0; e--)
+      tq[e] = c->toff[e] + rem % c->out[e] * c->K[e], rem /= c->out[e];
+    int64_t w[XRT_MAX_RANK] = {0};
+    for (int64_t wo = 0; wo < g->Wo; wo++) {
+      int64_t off = 0, ok = 1;
+      for (int32_t e = 0; e < d; e++) {
+        int64_t t = c->tab[tq[e] + w[e]];
+        ok &= t >= 0;
+        off += t;
+      }
+      sg->off[wo] = ok ? off : -1;
+      sim_la_next(w, c->K, d);
+    }
+    p += sg->n, lane += sg->n;
+  }
+  return nseg;
+}
+
+/* Items [j0, j1) of the run's packed panel: item j is micro-panel j % np
+ * of batch element j / np (np: the micro-panels of a batch element); the
+ * run's pk is the product's layout, g->dof its K rows' offsets in it. */
+__attribute__((target("avx512f"))) static void sim_cg_panels(void *ctx,
+                                                             int64_t j0,
+                                                             int64_t j1) {
+  const sim_cg_run *x = (const sim_cg_run *)ctx;
+  const sim_cg *g = x->g;
+  const sim_conv *c = g->c;
+  const int64_t *dof = x->dof, *dkb = x->dof + x->pk.K;
+  int64_t npan = x->pk.np / SIM_CG_NR, KW = c->K[c->ns - 1], xs = g->xs;
+  sim_cg_seg seg[SIM_CG_NR];
+  sim_cg_ld ld[SIM_CG_NR][2];
+  for (int64_t j = j0; j < j1; j++) {
+    int64_t bl = j / npan, pj = j % npan, col = pj * SIM_CG_NR;
+    int64_t nseg = sim_cg_segs(x, pj, seg);
+    const float *Lb =
+        (const float *)(const void *)x->L + (x->rb / c->Cg + bl) * c->lb;
+    float *dst = (float *)(void *)x->cols + bl * x->pk.K * x->pk.np;
+    for (int64_t kx = 0; kx < KW; kx++) {
+      int64_t lo = g->lo[kx], hi = g->hi[kx];
+      for (int64_t q = 0; q < nseg; q++) {
+        const sim_cg_seg *sg = &seg[q];
+        int64_t ts = sg->t0 > lo ? sg->t0 : lo;
+        int64_t te = sg->t0 + sg->n < hi ? sg->t0 + sg->n : hi;
+        int64_t lane = sg->lane + ts - sg->t0, n = te > ts ? te - ts : 0;
+        int64_t r0 = g->x0[kx] + (ts - lo) * xs;
+        ld[q][0] = sim_cg_ld_of(lane, n, r0, xs, 0);
+        ld[q][1] = sim_cg_ld_of(lane, n, r0, xs, 16);
+      }
+      for (int64_t i = 0, k = kx; i < c->Cg; i++) {
+        const float *src = Lb + i * c->lf;
+        for (int64_t wo = 0; wo < g->Wo; wo++, k += KW) {
+          __m512 v0 = _mm512_setzero_ps(), v1 = v0;
+          for (int64_t q = 0; q < nseg; q++) {
+            int64_t off = seg[q].off[wo];
+            if (off < 0) continue;
+            v0 = sim_cg_load(v0, &ld[q][0], src + off, xs);
+            v1 = sim_cg_load(v1, &ld[q][1], src + off, xs);
+          }
+          float *o = dst + dof[k] + col * dkb[k];
+          _mm512_storeu_ps(o, v0);
+          _mm512_storeu_ps(o + 16, v1);
+        }
+      }
+    }
+  }
+}
+#define SIM_CG_PACKED 1
 #else
 #define SIM_CG_EVEN(g, d, s, n) 0
+#define SIM_CG_PACKED 0
 #endif
+
 
 #define SIM_CG_ROW(T)                                                       \
   static void sim_cg_last_##T(const sim_cg *g, int64_t kx, const T *src,   \
@@ -214,6 +377,35 @@ static void sim_cg_rows_nhwc(void *ctx, int64_t m0, int64_t m1) {
   }
 }
 
+/* The run's panel: packed (sim_cg_panels, in items of a micro-panel) or
+ * as rows (sim_cg_rows, in items of a row), on the device's threads. */
+static void sim_cg_build(const sim_cg *g, sim_cg_run *x, const sim_step *gs,
+                         int64_t nb, sim_cx *cx) {
+#if SIM_CG_PACKED
+  if (g->packed) {
+    sim_gemm_bgeom(gs, &x->pk);
+    x->dof = gs == &g->gemm2 ? g->dof2 : g->dof;
+    int64_t per = x->pk.K * SIM_CG_NR; /* elements an item */
+    sim_parallel_for(cx, nb * (x->pk.np / SIM_CG_NR),
+                     per >= 65536 ? 1 : 65536 / per, sim_cg_panels, x);
+    return;
+  }
+#endif
+  (void)gs;
+  int64_t per = x->width; /* pieces of about 64K elements */
+  sim_parallel_for(cx, nb * g->c->Cg * g->Wn, per >= 65536 ? 1 : 65536 / per,
+                   sim_cg_rows, x);
+}
+
+/* The product gs of the panel just built. */
+static void sim_cg_multiply(const sim_cg *g, const sim_step *gs, void **vals,
+                            sim_cx *cx, const char *cols) {
+  if (g->packed)
+    sim_gemm_run_packed(gs, vals, cx, cols, NULL, NULL);
+  else
+    gs->run(gs, vals, cx);
+}
+
 /* Chunked convolutions, a chunk per thread: lane slots in use (bits). */
 typedef struct sim_cg_lane {
   const sim_cg *g;
@@ -244,15 +436,18 @@ static void sim_cg_chunks(void *ctx, int64_t j0, int64_t j1) {
   const sim_cg *g = y->g;
   const sim_conv *c = g->c;
   int slot = sim_cg_slot(y);
-  char *cols = y->cols + (size_t)(slot * c->Cg * g->Wn * g->CH) * g->es;
+  char *cols = y->cols + (size_t)(slot * g->cells) * g->es;
   for (int64_t j = j0; j < j1; j++) {
     int64_t b = j / g->nch, p0 = j % g->nch * g->CH;
     int64_t n = g->P - p0 < g->CH ? g->P - p0 : g->CH;
-    sim_cg_run x = {g, y->L, cols, b * c->Cg, p0 / g->OL, (p0 + n) / g->OL, n};
-    sim_cg_rows(&x, 0, c->Cg * g->Wn);
-    sim_gemm_run_slot(n < g->CH ? &g->gemm2 : &g->gemm, y->vals, y->W, cols,
+    const sim_step *gs = n < g->CH ? &g->gemm2 : &g->gemm;
+    sim_cg_run x = {g, y->L, cols, b * c->Cg, p0 / g->OL, (p0 + n) / g->OL, n,
+                    {0, 0, 0, 0}, NULL};
+    sim_cg_build(g, &x, gs, 1, NULL); /* on this thread */
+    sim_gemm_run_slot(gs, y->vals, y->W, cols,
                       y->out + (size_t)(b * c->ob + p0) * g->es,
-                      n < g->CH ? y->apre2 : y->apre, slot);
+                      n < g->CH ? y->apre2 : y->apre,
+                      g->packed ? cols : NULL, slot);
   }
   atomic_fetch_and(&y->busy, ~(1ull << slot));
 }
@@ -262,20 +457,18 @@ static xrt_status sim_run_cg(const sim_step *st, void **vals, sim_cx *cx) {
   const sim_conv *c = g->c;
   if (g->nhwc) {
     sim_cg_run y = {g, (const char *)vals[st->in[0]], (char *)vals[g->cols],
-                    0, 0, 0, 0};
+                    0, 0, 0, 0, {0, 0, 0, 0}, NULL};
     int64_t per = g->Wn * c->Cg, gr = per >= 16384 ? 1 : 16384 / per;
     sim_parallel_for(cx, c->NB * g->P, gr, sim_cg_rows_nhwc, &y);
     return g->gemm.run(&g->gemm, vals, cx);
   }
   int64_t PO = g->P / g->OL; /* rows of positions of the outer dims */
   sim_cg_run x = {g, (const char *)vals[st->in[0]], (char *)vals[g->cols],
-                  0, 0, PO, g->P};
-  /* pieces of about 64K elements */
-  int64_t per = g->per_batch ? g->CH : g->P;
-  int64_t grain = per >= 65536 ? 1 : 65536 / per;
+                  0, 0, PO, g->P, {0, 0, 0, 0}, NULL};
   if (!g->per_batch) {
-    sim_parallel_for(cx, c->NB * c->Cg * g->Wn, grain, sim_cg_rows, &x);
-    return g->gemm.run(&g->gemm, vals, cx);
+    sim_cg_build(g, &x, &g->gemm, c->NB, cx);
+    sim_cg_multiply(g, &g->gemm, vals, cx, x.cols);
+    return XRT_OK;
   }
   if (g->lanes) {
     sim_cg_lane y = {g, vals, (const char *)vals[st->in[0]],
@@ -304,10 +497,10 @@ static xrt_status sim_run_cg(const sim_step *st, void **vals, sim_cx *cx) {
     for (int64_t k = 0; k < g->nch && !rc; k++) {
       int64_t p0 = k * g->CH, n = g->P - p0 < g->CH ? g->P - p0 : g->CH;
       x.po0 = p0 / g->OL, x.po1 = (p0 + n) / g->OL, x.width = n;
-      sim_parallel_for(cx, c->Cg * g->Wn, grain, sim_cg_rows, &x);
       const sim_step *gs = n < g->CH ? &g->gemm2 : &g->gemm;
+      sim_cg_build(g, &x, gs, 1, cx);
       vals[st->out[0]] = ct ? (void *)ct : (void *)ob;
-      rc = gs->run(gs, vals, cx);
+      sim_cg_multiply(g, gs, vals, cx, x.cols);
       vals[st->out[0]] = out;
       if (ct)
         for (int64_t o = 0; o < c->O; o++)
@@ -494,6 +687,39 @@ static int sim_cg_plan(sim_fcc *fc, const sim_conv *c, sim_step *st,
                        int per_batch, int64_t CH, int need_lanes,
                        xrt_status *rc);
 
+/* Whether the panel can be built packed for the products (sim_cg_panels:
+ * f32 on AVX-512, runs of stride 1 or 2, micro-panels of 32 columns, the
+ * narrower last chunk's product packed alike). */
+static int sim_cg_packs(const sim_cg *g, const sim_step *gemm,
+                        const sim_step *gemm2, int two) {
+#if SIM_CG_PACKED
+  sim_gbgeom a, b;
+  return g->v512 && g->es == 4 && !g->gather && g->Wo <= SIM_CG_WO_MAX &&
+         (g->xs == 1 || g->xs == 2) && sim_gemm_bgeom(gemm, &a) &&
+         a.nr == SIM_CG_NR &&
+         (!two || (sim_gemm_bgeom(gemm2, &b) && b.nr == SIM_CG_NR &&
+                   b.np <= a.np && b.K == a.K));
+#else
+  (void)g, (void)gemm, (void)gemm2, (void)two;
+  return 0;
+#endif
+}
+
+/* Per K row of st's B layout, its offset (K block and row in it) and then
+ * per K row its block's rows (sim_cg_panels). */
+static int64_t *sim_cg_dof(sim_fcc *fc, const sim_step *st) {
+  sim_gbgeom pk;
+  if (!sim_gemm_bgeom(st, &pk)) return NULL;
+  int64_t *t = sim_cg_tab(fc, 2 * pk.K);
+  if (!t) return NULL;
+  for (int64_t pc = 0; pc < pk.K; pc += pk.kc) {
+    int64_t kb = pk.K - pc < pk.kc ? pk.K - pc : pk.kc;
+    for (int64_t k = pc; k < pc + kb; k++)
+      t[k] = pc * pk.np + (k - pc) * pk.nr, t[pk.K + k] = kb;
+  }
+  return t;
+}
+
 SIM_PRIVATE int sim_conv_gemm_lower(sim_fcc *fc, const sim_conv *c,
                                     sim_step *st, xrt_status *rc) {
   const sim_la_cvt *t = &c->cv;
@@ -622,8 +848,18 @@ static int sim_cg_plan(sim_fcc *fc, const sim_conv *c, sim_step *st,
   if (last != CH) sim_gemm_keep_a(&g->gemm2);
   if (!direct) {
     if ((*rc = sim_cg_runs(fc, g))) return 1;
-    size_t cells = (size_t)(NB * K * CH);
-    if ((*rc = sim_temp(fc, cells * g->es * (size_t)(g->lanes ? g->lanes : 1),
+    g->Wo = Wn / c->K[d];
+    g->packed = sim_cg_packs(g, &g->gemm, &g->gemm2, last != CH);
+    if (g->packed) {
+      g->dof = sim_cg_dof(fc, &g->gemm);
+      g->dof2 = last != CH ? sim_cg_dof(fc, &g->gemm2) : g->dof;
+      if (!g->dof || !g->dof2) return (*rc = XRT_RESOURCE_EXHAUSTED), 1;
+    }
+    sim_gbgeom pk;
+    g->cells = NB * K * (g->packed && sim_gemm_bgeom(&g->gemm, &pk) ? pk.np
+                                                                      : CH);
+    if ((*rc = sim_temp(fc, (size_t)g->cells * g->es *
+                                (size_t)(g->lanes ? g->lanes : 1),
                         &g->cols)))
       return 1;
     if (g->nch > 1 && !g->lanes &&

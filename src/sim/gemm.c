@@ -1406,6 +1406,36 @@ static xrt_status sim_run_gemm(const sim_step *st, void **vals, sim_cx *cx) {
   return XRT_OK;
 }
 
+/* ---- B packed by the caller ----
+ * A convolution's im2col panel can be written straight into the layout
+ * sim_gemm_bpre packs B in (conv_gemm.c), which saves the product a
+ * second pass over it: element (k, n) of batch bt at
+ * (bt * K + pc) * np + (n / nr * nr) * kb + (k - pc) * nr + n % nr, where
+ * pc is k's K block (kc rows, kb in the last one) and np is N rounded up
+ * to whole micro-panels (columns past N must hold finite values: their
+ * products are dropped). */
+SIM_PRIVATE int sim_gemm_bgeom(const sim_step *st, sim_gbgeom *geo) {
+  if (st->run != sim_run_gemm) return 0;
+  const sim_gemm *g = (const sim_gemm *)st->data;
+  if (g->blas || g->K <= 0) return 0;
+  geo->K = g->K, geo->kc = g->kc, geo->np = g->np, geo->nr = g->k->nr;
+  return 1;
+}
+
+/* sim_gemm_run_epi with B already packed at bpre (sim_gemm_bgeom). */
+SIM_PRIVATE int sim_gemm_run_packed(const sim_step *st, void **vals,
+                                    sim_cx *cx, const char *bpre,
+                                    sim_gemm_epi_fn epi, void *ctx) {
+  const sim_gemm *g = (const sim_gemm *)st->data;
+  const char *A = (const char *)vals[st->in[0]];
+  void *aentry;
+  const char *apre = sim_gemm_apre_of(g, A, cx, &aentry);
+  int took = sim_gemm_exec(g, A, bpre, (char *)vals[st->out[0]], vals, cx,
+                           bpre, apre, epi, ctx);
+  if (aentry) sim_gcache_put(cx->exe->cl, aentry, 1);
+  return took;
+}
+
 /* ---- planning ---- */
 
 /* s if t[i] == i * s for every i (s from t[1]), else 0. */
@@ -1725,9 +1755,10 @@ SIM_PRIVATE void sim_gemm_apre_put(sim_cx *cx, void *entry) {
 
 SIM_PRIVATE void sim_gemm_run_slot(const sim_step *st, void **vals,
                                    const char *A, const char *B, char *C,
-                                   const char *apre, int slot) {
+                                   const char *apre, const char *bpre,
+                                   int slot) {
   const sim_gemm *g = (const sim_gemm *)st->data;
-  sim_gblk x = {g, A, B, C, NULL, NULL, 0, 0, 0, 0, 0, 1, NULL, apre,
+  sim_gblk x = {g, A, B, C, NULL, NULL, 0, 0, 0, 0, 0, 1, bpre, apre,
                 NULL, NULL};
   x.apack = (char *)vals[g->apack] + g->apack_lane * g->es * (size_t)slot;
   x.bpack = (char *)vals[g->bpack] + g->bpack_lane * g->es * (size_t)slot;

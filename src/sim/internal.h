@@ -1435,7 +1435,17 @@ SIM_PRIVATE const char *sim_gemm_apre(const sim_step *st, const char *A,
 SIM_PRIVATE void sim_gemm_apre_put(sim_cx *cx, void *entry);
 SIM_PRIVATE void sim_gemm_run_slot(const sim_step *st, void **vals,
                                    const char *A, const char *B, char *C,
-                                   const char *apre, int slot);
+                                   const char *apre, const char *bpre,
+                                   int slot);
+/* How st's B operand is packed, for a caller that builds it packed itself
+ * (sim_gemm_bgeom returns 0 when st cannot take it so). */
+typedef struct sim_gbgeom {
+  int64_t K, kc, np, nr; /* rows, K block, columns padded, micro-panel */
+} sim_gbgeom;
+SIM_PRIVATE int sim_gemm_bgeom(const sim_step *st, sim_gbgeom *geo);
+SIM_PRIVATE int sim_gemm_run_packed(const sim_step *st, void **vals,
+                                    sim_cx *cx, const char *bpre,
+                                    sim_gemm_epi_fn epi, void *ctx);
 
 /* ---- dot_concat.c ---- */
 /* A concatenate only dot_generals read (directly or through reshapes):
