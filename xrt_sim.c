@@ -5510,7 +5510,17 @@ SIM_PRIVATE xrt_status sim_run_pad(const sim_step *st, void **vals, sim_cx *cx) 
 SIM_PRIVATE xrt_status sim_run_concat(const sim_step *st, void **vals, sim_cx *cx) {
   const sim_cat *c = (const sim_cat *)st->data;
   char *d = (char *)vals[st->out[0]];
-  (void)cx;
+  if (c->outer == 1) { /* each operand one block (NCHW features, batch 1) */
+    /* on the pool: the operands' producers left their lines in both
+     * cores' caches, and one core alone reads the other's half at a
+     * quarter of the speed of its own (3 MB of SqueezeNet: 74 us on one
+     * thread, 276 us from one of two) */
+    for (int32_t k = 0; k < st->nin; k++) {
+      sim_memcpy_par(cx, d, vals[st->in[k]], c->chunk[k]);
+      d += c->chunk[k];
+    }
+    return XRT_OK;
+  }
   for (int64_t o = 0; o < c->outer; o++)
     for (int32_t k = 0; k < st->nin; k++) {
       size_t b = c->chunk[k];

@@ -8,7 +8,8 @@
  * that the expected results are the same small table for every type.
  * Also iota in every type (the simulator stores its values with
  * sim_store): sub-byte integers wrap, small floats round to nearest even
- * and saturate at their largest finite value.
+ * and saturate at their largest finite value.  And a concatenate of
+ * operands of a megabyte, copied on the device's threads.
  * Issue #25 (coverage of src/sim).
  */
 #include "test_util.h"
@@ -171,6 +172,43 @@ static void test_iota_types(void **state) {
   }
 }
 
+/* A concatenate along the dimension after a batch of 1 (NCHW features):
+ * operands of a megabyte and more, copied on the device's threads, an
+ * empty one among them; on one thread and on two. */
+static void test_concat_big_operands(void **state) {
+  (void)state;
+  const int64_t R = 1024, A = 300, B = 260;
+  const char *prog =
+      "func.func @main(%a: tensor<1x300x1024xf32>, %e: tensor<1x0x1024xf32>, "
+      "%b: tensor<1x260x1024xf32>) -> tensor<1x560x1024xf32> {\n"
+      "  %0 = stablehlo.concatenate %a, %e, %b, dim = 1 : "
+      "(tensor<1x300x1024xf32>, tensor<1x0x1024xf32>, tensor<1x260x1024xf32>) "
+      "-> tensor<1x560x1024xf32>\n"
+      "  func.return %0 : tensor<1x560x1024xf32>\n}\n";
+  float *a = malloc(sizeof *a * (size_t)(A * R));
+  float *b = malloc(sizeof *b * (size_t)(B * R));
+  assert_true(a && b);
+  for (int64_t i = 0; i < A * R; i++) a[i] = (float)i;
+  for (int64_t i = 0; i < B * R; i++) b[i] = -(float)i - 1.0f;
+  tu_in in[3] = {{TU_SHAPE(XRT_F32, 1, A, R), a},
+                 {TU_SHAPE(XRT_F32, 1, 0, R), a},
+                 {TU_SHAPE(XRT_F32, 1, B, R), b}};
+  for (int threads = 1; threads <= 2; threads++) {
+    xrt_client *c = tu_client(1, threads, 0);
+    assert_non_null(c);
+    tu_out o;
+    TU_RUN_OK(c, prog, 3, in, &o);
+    assert_int_equal(o.bytes[0], sizeof(float) * (size_t)((A + B) * R));
+    const float *got = (const float *)o.data[0];
+    assert_memory_equal(got, a, sizeof(float) * (size_t)(A * R));
+    assert_memory_equal(got + A * R, b, sizeof(float) * (size_t)(B * R));
+    tu_out_free(&o);
+    xrt_client_release(c);
+  }
+  free(a), free(b);
+}
+
 TU_MAIN(setup, teardown, cmocka_unit_test(test_clamp_select_types),
         cmocka_unit_test(test_select_complex128),
-        cmocka_unit_test(test_iota_types))
+        cmocka_unit_test(test_iota_types),
+        cmocka_unit_test(test_concat_big_operands))
