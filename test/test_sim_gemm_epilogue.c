@@ -227,21 +227,23 @@ static void test_conv_batch_norm(void **state) {
   conv_bn_relu6(c, 28, 28, 16, 24);
 }
 
-/* An NCHW 1x1 convolution with a bias and ReLU, as PyTorch exports one:
- * the product kernel x lhs in place (conv_gemm.c) is the step, so the
- * group takes its rows (features) as they are done. */
+/* An NCHW convolution (k x k, padding k / 2) with a bias and ReLU, as
+ * PyTorch exports one: a 1x1 is the product kernel x lhs in place
+ * (conv_gemm.c), so the group takes its rows (features) as they are done;
+ * a 3x3 (an im2col panel, then the product) keeps the group a step of
+ * its own, which must give the same bits. */
 static void conv_nchw_bias_relu(clients *c, int64_t H, int64_t W, int64_t Ci,
-                                int64_t Co) {
+                                int64_t Co, int64_t k) {
   char prog[4096];
   TU_TPL(prog, sizeof prog,
          "func.func @main(%x: tensor<1x$3x$1x$2xf32>, %k: "
-         "tensor<$4x$3x1x1xf32>, %b: tensor<$4xf32>) -> "
+         "tensor<$4x$3x$5x$5xf32>, %b: tensor<$4xf32>) -> "
          "tensor<1x$4x$1x$2xf32> {\n"
          "  %0 = stablehlo.convolution(%x, %k) dim_numbers = [b, f, 0, "
          "1]x[o, i, 0, 1]->[b, f, 0, 1], window = {stride = [1, 1], pad = "
-         "[[0, 0], [0, 0]], rhs_dilate = [1, 1]} {batch_group_count = 1 : "
-         "i64, feature_group_count = 1 : i64} : "
-         "(tensor<1x$3x$1x$2xf32>, tensor<$4x$3x1x1xf32>) -> "
+         "[[$6, $6], [$6, $6]], rhs_dilate = [1, 1]} {batch_group_count = 1 "
+         ": i64, feature_group_count = 1 : i64} : "
+         "(tensor<1x$3x$1x$2xf32>, tensor<$4x$3x$5x$5xf32>) -> "
          "tensor<1x$4x$1x$2xf32>\n"
          "  %1 = stablehlo.broadcast_in_dim %b, dims = [1] : "
          "(tensor<$4xf32>) -> tensor<1x$4x$1x$2xf32>\n"
@@ -249,27 +251,41 @@ static void conv_nchw_bias_relu(clients *c, int64_t H, int64_t W, int64_t Ci,
          "  %z = stablehlo.constant dense<0.0> : tensor<1x$4x$1x$2xf32>\n"
          "  %3 = stablehlo.maximum %2, %z : tensor<1x$4x$1x$2xf32>\n"
          "  func.return %3 : tensor<1x$4x$1x$2xf32>\n}\n",
-         H, W, Ci, Co);
-  int64_t P = H * W;
-  float *x = vec(Ci * P, 4, 1.0f), *k = vec(Co * Ci, 5, 0.5f);
-  float *b = vec(Co, 6, 0.25f), *want = product(k, x, Co, Ci, P);
+         H, W, Ci, Co, k, k / 2);
+  int64_t P = H * W, pad = k / 2;
+  float *x = vec(Ci * P, 4, 1.0f), *w = vec(Co * Ci * k * k, 5, 0.5f);
+  float *b = vec(Co, 6, 0.25f);
+  float *want = malloc(sizeof *want * (size_t)(Co * P));
+  assert_non_null(want);
   for (int64_t o = 0; o < Co; o++)
-    for (int64_t p = 0; p < P; p++) {
-      float v = want[o * P + p] + b[o];
-      want[o * P + p] = v > 0.0f ? v : 0.0f;
-    }
+    for (int64_t y = 0; y < H; y++)
+      for (int64_t xx = 0; xx < W; xx++) {
+        double sum = 0;
+        for (int64_t i = 0; i < Ci; i++)
+          for (int64_t ky = 0; ky < k; ky++)
+            for (int64_t kx = 0; kx < k; kx++) {
+              int64_t iy = y + ky - pad, ix = xx + kx - pad;
+              if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
+              sum += (double)w[((o * Ci + i) * k + ky) * k + kx] *
+                     x[(i * H + iy) * W + ix];
+            }
+        float v = (float)sum + b[o];
+        want[o * P + y * W + xx] = v > 0.0f ? v : 0.0f;
+      }
   tu_in in[3] = {{TU_SHAPE(XRT_F32, 1, Ci, H, W), x},
-                 {TU_SHAPE(XRT_F32, Co, Ci, 1, 1), k},
+                 {TU_SHAPE(XRT_F32, Co, Ci, k, k), w},
                  {TU_SHAPE(XRT_F32, Co), b}};
   run_both(c, prog, 3, in, want, Co * P);
-  free(x), free(k), free(b), free(want);
+  free(x), free(w), free(b), free(want);
 }
 
 static void test_conv_nchw_bias_relu(void **state) {
   clients *c = (clients *)*state;
-  conv_nchw_bias_relu(c, 54, 54, 32, 128); /* two threads: columns split */
-  conv_nchw_bias_relu(c, 7, 7, 64, 300);   /* two threads: rows split */
-  conv_nchw_bias_relu(c, 13, 13, 100, 37);
+  conv_nchw_bias_relu(c, 54, 54, 32, 128, 1); /* two threads: columns */
+  conv_nchw_bias_relu(c, 7, 7, 64, 300, 1);   /* two threads: rows */
+  conv_nchw_bias_relu(c, 13, 13, 100, 37, 1);
+  conv_nchw_bias_relu(c, 27, 27, 16, 64, 3);
+  conv_nchw_bias_relu(c, 13, 13, 24, 50, 3);
 }
 
 /* The group reads the product transposed. */
