@@ -28,13 +28,13 @@
  * other paths).  With the AVX-512 f32 kernels and runs of stride 1 or 2,
  * the panel is built straight in the product's packed layout instead
  * (sim_cg_panels), so the product does not pack it again.  A panel over
- * 4 MiB per batch element is made a batch
- * element and a chunk of whole result rows (about 512 KiB) at a time, so
- * it is read back from L2 rather than memory; a batch over 32 MiB goes
- * element by element.  Chunks are each one thread's whole (its panel in its
- * own scratch, its product written in place, result rows P apart), so the
- * threads take chunks, not halves of every chunk: no fork-join per chunk,
- * and each thread multiplies the panel it made.  On several threads, a
+ * 4 MiB per batch element is made a batch element and a chunk of whole
+ * result rows (about 512 KiB) at a time, so it is read back from L2
+ * rather than memory; a batch over 32 MiB goes element by element.
+ * Chunks are each one thread's whole (its panel in its own scratch, its
+ * product written in place, result rows P apart), so the threads take
+ * chunks, not halves of every chunk: no fork-join per chunk, and each
+ * thread multiplies the panel it made.  On several threads, a
  * panel that would be made whole goes in 2 (or 1) chunks per thread so,
  * when that keeps the product's K blocks (so its sums).  A 1x1
  * convolution of stride 1 without padding or lhs dilation reads the lhs
@@ -278,7 +278,6 @@ __attribute__((target("avx512f"))) static void sim_cg_panels(void *ctx,
 #define SIM_CG_EVEN(g, d, s, n) 0
 #define SIM_CG_PACKED 0
 #endif
-
 
 #define SIM_CG_ROW(T)                                                       \
   static void sim_cg_last_##T(const sim_cg *g, int64_t kx, const T *src,   \
