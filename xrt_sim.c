@@ -1450,9 +1450,8 @@ typedef struct sim_gbgeom {
   int64_t K, kc, np, nr; /* rows, K block, columns padded, micro-panel */
 } sim_gbgeom;
 SIM_PRIVATE int sim_gemm_bgeom(const sim_step *st, sim_gbgeom *geo);
-SIM_PRIVATE int sim_gemm_run_packed(const sim_step *st, void **vals,
-                                    sim_cx *cx, const char *bpre,
-                                    sim_gemm_epi_fn epi, void *ctx);
+SIM_PRIVATE void sim_gemm_run_packed(const sim_step *st, void **vals,
+                                     sim_cx *cx, const char *bpre);
 
 /* ---- dot_concat.c ---- */
 /* A concatenate only dot_generals read (directly or through reshapes):
@@ -7818,18 +7817,16 @@ SIM_PRIVATE int sim_gemm_bgeom(const sim_step *st, sim_gbgeom *geo) {
   return 1;
 }
 
-/* sim_gemm_run_epi with B already packed at bpre (sim_gemm_bgeom). */
-SIM_PRIVATE int sim_gemm_run_packed(const sim_step *st, void **vals,
-                                    sim_cx *cx, const char *bpre,
-                                    sim_gemm_epi_fn epi, void *ctx) {
+/* Runs st with B already packed at bpre (sim_gemm_bgeom). */
+SIM_PRIVATE void sim_gemm_run_packed(const sim_step *st, void **vals,
+                                     sim_cx *cx, const char *bpre) {
   const sim_gemm *g = (const sim_gemm *)st->data;
   const char *A = (const char *)vals[st->in[0]];
   void *aentry;
   const char *apre = sim_gemm_apre_of(g, A, cx, &aentry);
-  int took = sim_gemm_exec(g, A, bpre, (char *)vals[st->out[0]], vals, cx,
-                           bpre, apre, epi, ctx);
+  sim_gemm_exec(g, A, bpre, (char *)vals[st->out[0]], vals, cx, bpre, apre,
+                NULL, NULL);
   if (aentry) sim_gcache_put(cx->exe->cl, aentry, 1);
-  return took;
 }
 
 /* ---- planning ---- */
@@ -14776,7 +14773,7 @@ static void sim_cg_build(const sim_cg *g, sim_cg_run *x, const sim_step *gs,
 static void sim_cg_multiply(const sim_cg *g, const sim_step *gs, void **vals,
                             sim_cx *cx, const char *cols) {
   if (g->packed)
-    sim_gemm_run_packed(gs, vals, cx, cols, NULL, NULL);
+    sim_gemm_run_packed(gs, vals, cx, cols);
   else
     gs->run(gs, vals, cx);
 }

@@ -400,7 +400,7 @@ static void sim_cg_build(const sim_cg *g, sim_cg_run *x, const sim_step *gs,
 static void sim_cg_multiply(const sim_cg *g, const sim_step *gs, void **vals,
                             sim_cx *cx, const char *cols) {
   if (g->packed)
-    sim_gemm_run_packed(gs, vals, cx, cols, NULL, NULL);
+    sim_gemm_run_packed(gs, vals, cx, cols);
   else
     gs->run(gs, vals, cx);
 }

@@ -1443,9 +1443,8 @@ typedef struct sim_gbgeom {
   int64_t K, kc, np, nr; /* rows, K block, columns padded, micro-panel */
 } sim_gbgeom;
 SIM_PRIVATE int sim_gemm_bgeom(const sim_step *st, sim_gbgeom *geo);
-SIM_PRIVATE int sim_gemm_run_packed(const sim_step *st, void **vals,
-                                    sim_cx *cx, const char *bpre,
-                                    sim_gemm_epi_fn epi, void *ctx);
+SIM_PRIVATE void sim_gemm_run_packed(const sim_step *st, void **vals,
+                                     sim_cx *cx, const char *bpre);
 
 /* ---- dot_concat.c ---- */
 /* A concatenate only dot_generals read (directly or through reshapes):
