@@ -136,6 +136,7 @@ static void test_same_bits_as_gemm(void **state) {
       assert_int_equal(bytes, (size_t)(H * H * Cn) * es);
       dw_case k1 = k;
       k1.C = 1;
+      layout(&k1, 1); /* one feature: the same bytes as NHWC; the GEMM's */
       for (int64_t f = 0; f < Cn; f++) {
         double w1[9];
         for (int64_t i = 0; i < H * H; i++) /* feature f of x */
@@ -240,10 +241,11 @@ static void test_varieties(void **state) {
   check(C(state), NULL, &k);
 }
 
-/* Shapes the depthwise kernels leave to the other paths: one group, a
- * window of more than 128 positions, an empty window, no result. */
+/* Shapes the depthwise kernels leave to the other paths: one group (NCHW:
+ * NHWC ones are test_few_features'), a window of more than 128 positions,
+ * an empty window, no result. */
 static void test_other_paths(void **state) {
-  dw_case k = conv2d(1, 9, 9, 1, 4, 3, 3, 1, 1, 0, 0, 1);
+  dw_case k = conv2d(1, 9, 9, 1, 4, 3, 3, 1, 1, 1, 0, 1);
   check(C(state), NULL, &k);
   k = conv2d(1, 140, 4, 6, 1, 130, 1, 1, 0, 0, 0, 1);
   check(C(state), NULL, &k);
@@ -257,14 +259,78 @@ static void test_other_paths(void **state) {
   check(C(state), NULL, &k);
 }
 
+/* One group of up to 4 input features, features last in lhs, the kernel
+ * ([0.., i, o]) and the result: the features-inner nest's few-feature
+ * kernels (a first layer on RGB, as MobileNet's and ResNet's stems), of
+ * random shapes, attributes, batches and result counts (a partial last
+ * vector of results too); some on three threads. */
+static void test_few_features(void **state) {
+  xrt_client *cl2 = tu_client(1, 3, 0);
+  for (int i = 0; i < 120; i++) {
+    dw_case k = random_case();
+    k.C = 1, k.I = 1 + rnd(4), k.mult = 1 + rnd(70);
+    layout(&k, 0);
+    check(C(state), i % 8 == 0 ? cl2 : NULL, &k);
+  }
+  static const int64_t stems[][5] = {/* H, results, window, stride, pad */
+                                     {224, 32, 3, 2, 1},
+                                     {64, 64, 7, 2, 3}};
+  for (size_t i = 0; i < TU_COUNT(stems); i++) {
+    dw_case k = conv2d(1, stems[i][0], stems[i][0], 1, stems[i][1],
+                       stems[i][2], stems[i][2], stems[i][3], stems[i][4], 0,
+                       0, 0);
+    k.I = 3;
+    check(C(state), cl2, &k);
+  }
+  xrt_client_release(cl2);
+}
+
+/* The few-feature kernels multiply the padding too: 0 * inf is nan where
+ * the window leaves the input, inf inside. */
+static void test_few_features_padding(void **state) {
+  /* x: 1 x 4 x 4 x 3 of ones; w: 3 x 3 x 3 x 17 of 0.25, w[0, 0, 1, 0] inf */
+  float x[48], w[459];
+  for (int i = 0; i < 48; i++) x[i] = 1.0f;
+  for (int i = 0; i < 459; i++) w[i] = 0.25f;
+  w[17] = INFINITY;
+  const char *prog =
+      "func.func @main(%x: tensor<1x4x4x3xf32>, %w: tensor<3x3x3x17xf32>)"
+      " -> tensor<1x4x4x17xf32> {\n"
+      "  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x"
+      "[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[1, 1], [1, 1]]} "
+      "{batch_group_count = 1 : i64, feature_group_count = 1 : i64} : "
+      "(tensor<1x4x4x3xf32>, tensor<3x3x3x17xf32>) -> tensor<1x4x4x17xf32>\n"
+      "  func.return %0 : tensor<1x4x4x17xf32>\n}\n";
+  tu_in in[2] = {{TU_SHAPE(XRT_F32, 1, 4, 4, 3), x},
+                 {TU_SHAPE(XRT_F32, 3, 3, 3, 17), w}};
+  tu_out o;
+  TU_RUN_OK(C(state), prog, 2, in, &o);
+  const float *y = (const float *)o.data[0];
+  for (int p = 0; p < 16; p++) {
+    int oy = p / 4, ox = p % 4;
+    int n = (oy == 0 || oy == 3 ? 2 : 3) * (ox == 0 || ox == 3 ? 2 : 3);
+    for (int j = 0; j < 17; j++) {
+      float v = y[p * 17 + j];
+      if (j > 0)
+        assert_true(v == 0.75f * (float)n); /* 3 features x 0.25 */
+      else if (oy == 0 || ox == 0) /* window position (0, 0) outside */
+        assert_true(isnan(v));
+      else
+        assert_true(isinf(v) && v > 0);
+    }
+  }
+  tu_out_free(&o);
+}
+
 /* Not depthwise: few input features per window position go to the
- * packed GEMM, whose AVX-512 packing gathers such short runs row by row
- * (src/sim/gemm.c): a first layer (RGB), and 5 features under a 13 x 13
- * window into 400 results (K = 845 in several blocks, several column
- * blocks). */
+ * packed GEMM when the kernel's results are not contiguous, whose AVX-512
+ * packing gathers such short runs row by row (src/sim/gemm.c): a first
+ * layer (RGB, kernel [0, 1, o, i]), and 5 features under a 13 x 13 window
+ * into 400 results (K = 845 in several blocks, several column blocks). */
 static void test_gemm_short_runs(void **state) {
   dw_case k = conv2d(2, 30, 29, 1, 32, 3, 3, 2, 1, 0, 0, 1);
   k.I = 3; /* one group of 3 features */
+  k.rp[2] = 0, k.rp[3] = 1;
   check(C(state), NULL, &k);
   k.ints = 0;
   check(C(state), NULL, &k);
@@ -286,6 +352,8 @@ int main(void) {
       cmocka_unit_test(test_special_values),
       cmocka_unit_test(test_varieties),
       cmocka_unit_test(test_other_paths),
+      cmocka_unit_test(test_few_features),
+      cmocka_unit_test(test_few_features_padding),
       cmocka_unit_test(test_gemm_short_runs),
   };
   return cmocka_run_group_tests(tests, tu_setup_client, tu_teardown_client);

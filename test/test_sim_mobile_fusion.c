@@ -277,29 +277,41 @@ static void test_in_place(void **state) {
 }
 
 /* A depthwise 3x3 convolution (NHWC, padding 1, stride 1 or 2) then batch
- * norm and relu6: the convolution runs tile by tile into the chain.  The
- * inputs are small integers (exact sums); the program that also returns
- * the convolution (two uses: not fused into the chain) must agree. */
+ * norm and relu6: the convolution runs tile by tile into the chain, in
+ * chunks of several tiles when a tile holds few positions (the last chunk
+ * of a piece partial); or (I = 3) a first layer, one group of 3 input
+ * features, the same way.  The inputs are small integers (exact sums);
+ * the program that also returns the convolution (two uses: not fused into
+ * the chain) must agree. */
 static void test_dw_epilogue(void **state) {
-  static const int64_t cases[][5] = {/* N, H, W, C, stride */
-                                     {1, 9, 7, 32, 1},   {1, 16, 16, 48, 2},
-                                     {2, 5, 6, 24, 1},   {1, 3, 3, 960, 1},
-                                     {1, 2, 3, 2500, 1}, {1, 56, 56, 24, 1},
-                                     {1, 28, 28, 96, 2}};
+  static const int64_t cases[][6] = {/* N, H, W, C, stride, I */
+                                     {1, 9, 7, 32, 1, 1},
+                                     {1, 16, 16, 48, 2, 1},
+                                     {2, 5, 6, 24, 1, 1},
+                                     {1, 3, 3, 960, 1, 1},
+                                     {1, 2, 3, 2500, 1, 1},
+                                     {1, 56, 56, 24, 1, 1},
+                                     {1, 28, 28, 96, 2, 1},
+                                     {1, 14, 14, 576, 1, 1},
+                                     {1, 20, 18, 200, 2, 1},
+                                     {1, 30, 34, 32, 2, 3},
+                                     {2, 9, 11, 70, 1, 3}};
   xrt_client *cl2 = tu_client(1, 2, 0);
   for (size_t k = 0; k < TU_COUNT(cases); k++) {
     const int64_t *q = cases[k];
-    int64_t N = q[0], H = q[1], W = q[2], C = q[3], st = q[4];
+    int64_t N = q[0], H = q[1], W = q[2], C = q[3], st = q[4], I = q[5];
     int64_t OH = (H + 2 - 3) / st + 1, OW = (W + 2 - 3) / st + 1;
-    int64_t nx = N * H * W * C, ny = N * OH * OW * C;
+    int64_t XC = I == 1 ? C : I; /* lhs features */
+    int64_t nx = N * H * W * XC, ny = N * OH * OW * C;
     if (tu_light() && ny > 50000) continue;
-    float *x = malloc(sizeof *x * (size_t)nx), *f = malloc(sizeof *f * 9 * (size_t)C);
+    float *x = malloc(sizeof *x * (size_t)nx),
+          *f = malloc(sizeof *f * 9 * (size_t)(I * C));
     float *y = malloc(sizeof *y * (size_t)ny), *w = malloc(sizeof *w * (size_t)ny);
     float *m = malloc(sizeof *m * (size_t)C), *s = malloc(sizeof *s * (size_t)C),
           *b = malloc(sizeof *b * (size_t)C);
     assert_non_null(x && f && y && w && m && s && b);
     for (int64_t i = 0; i < nx; i++) x[i] = (float)((int)rnd(9) - 4);
-    for (int64_t i = 0; i < 9 * C; i++) f[i] = (float)((int)rnd(7) - 3);
+    for (int64_t i = 0; i < 9 * I * C; i++) f[i] = (float)((int)rnd(7) - 3);
     fill_vectors(m, s, b, C);
     for (int64_t n = 0; n < N; n++) /* the convolution, exact */
       for (int64_t oh = 0; oh < OH; oh++)
@@ -310,29 +322,35 @@ static void test_dw_epilogue(void **state) {
               for (int64_t kw = 0; kw < 3; kw++) {
                 int64_t ih = oh * st + kh - 1, iw = ow * st + kw - 1;
                 if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
-                acc += (double)x[((n * H + ih) * W + iw) * C + c] *
-                       f[(kh * 3 + kw) * C + c];
+                const float *xp = x + ((n * H + ih) * W + iw) * XC;
+                const float *fp = f + (kh * 3 + kw) * I * C + c;
+                if (I == 1)
+                  acc += (double)xp[c] * fp[0];
+                else
+                  for (int64_t i = 0; i < I; i++)
+                    acc += (double)xp[i] * fp[i * C];
               }
             y[((n * OH + oh) * OW + ow) * C + c] = (float)acc;
           }
     bn_relu6_ref(y, m, s, b, ny, C, w);
     char xs[64], ys[64], body[4096], prog[2][8000];
     snprintf(xs, sizeof xs, "%lldx%lldx%lldx%lld", (long long)N, (long long)H,
-             (long long)W, (long long)C);
+             (long long)W, (long long)XC);
     snprintf(ys, sizeof ys, "%lldx%lldx%lldx%lld", (long long)N, (long long)OH,
              (long long)OW, (long long)C);
     bn_text(body, sizeof body, "%y", ys, C);
     for (int two = 0; two < 2; two++)
       snprintf(prog[two], sizeof prog[two],
-               "func.func @main(%%x: tensor<%sxf32>, %%f: tensor<3x3x1x%lldxf32>, %%m: tensor<%lldxf32>, %%s: tensor<%lldxf32>, %%b: tensor<%lldxf32>) -> (tensor<%sxf32>%s%s%s) {\n"
-               "  %%y = stablehlo.convolution(%%x, %%f) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {stride = [%lld, %lld], pad = [[1, 1], [1, 1]], rhs_dilate = [1, 1]} {batch_group_count = 1 : i64, feature_group_count = %lld : i64} : (tensor<%sxf32>, tensor<3x3x1x%lldxf32>) -> tensor<%sxf32>\n"
+               "func.func @main(%%x: tensor<%sxf32>, %%f: tensor<3x3x%lldx%lldxf32>, %%m: tensor<%lldxf32>, %%s: tensor<%lldxf32>, %%b: tensor<%lldxf32>) -> (tensor<%sxf32>%s%s%s) {\n"
+               "  %%y = stablehlo.convolution(%%x, %%f) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {stride = [%lld, %lld], pad = [[1, 1], [1, 1]], rhs_dilate = [1, 1]} {batch_group_count = 1 : i64, feature_group_count = %lld : i64} : (tensor<%sxf32>, tensor<3x3x%lldx%lldxf32>) -> tensor<%sxf32>\n"
                "%s  return %%r%s : tensor<%sxf32>%s%s%s\n}\n",
-               xs, (long long)C, (long long)C, (long long)C, (long long)C, ys,
-               two ? ", tensor<" : "", two ? ys : "", two ? "xf32>" : "",
-               (long long)st, (long long)st, (long long)C, xs, (long long)C, ys,
+               xs, (long long)I, (long long)C, (long long)C, (long long)C,
+               (long long)C, ys, two ? ", tensor<" : "", two ? ys : "",
+               two ? "xf32>" : "", (long long)st, (long long)st,
+               (long long)(I == 1 ? C : 1), xs, (long long)I, (long long)C, ys,
                body, two ? ", %y" : "", ys, two ? ", tensor<" : "",
                two ? ys : "", two ? "xf32>" : "");
-    int64_t fd[4] = {3, 3, 1, C}, xd[4] = {N, H, W, C};
+    int64_t fd[4] = {3, 3, I, C}, xd[4] = {N, H, W, XC};
     tu_in in[5] = {{tu_shape(XRT_F32, 4, xd), x},
                    {tu_shape(XRT_F32, 4, fd), f},
                    {TU_SHAPE(XRT_F32, C), m},

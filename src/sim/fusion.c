@@ -83,6 +83,7 @@
 #define SIM_FZ_STREAM_MIN ((size_t)16 << 20) /* output bytes: streamed */
 #define SIM_FZ_ROW_MIN 128 /* rows read in place as tiles, at least */
 #define SIM_FZ_SUB 256 /* elements a streaming root computes per store run */
+#define SIM_FZ_DW_RUN 16 /* positions a depthwise producer computes at once */
 #define SIM_FZ_CHAIN 8 /* operations of a chain evaluated in registers */
 
 /* ---- kernels compiled per instruction set ---- */
@@ -790,7 +791,9 @@ typedef struct sim_fzdw {
   int32_t x;     /* its result */
   int32_t buf;   /* pseudo value: one tile of x per piece */
   int64_t O;     /* results per position: divides the tile */
-  size_t xes, xtile; /* x's element size; bytes of one piece's tile */
+  int64_t chunk; /* tiles convolved at once: a run of positions long
+                    enough for the kernels' several-position loops */
+  size_t xes, xtile; /* x's element size; bytes of one piece's tiles */
 } sim_fzdw;
 
 /* Elementwise root: piece p computes its range of output elements.  With
@@ -805,12 +808,20 @@ static void sim_fz_ew_span(const sim_fzrun *r, char *scr, char *xb,
   const sim_fzdw *d = (const sim_fzdw *)r->aux;
   int32_t x = d ? d->x : -1;
   size_t es = z->nodes[z->nn - 1].es;
+  const int64_t span = d ? d->chunk * z->tile : 0;
+  const char *xt = xb;
   for (int64_t i = lo; i < hi; i += z->tile) {
     int64_t L = hi - i < z->tile ? hi - i : z->tile;
     char *dst = r->out + (size_t)i * es;
-    if (d) sim_dw_positions(&d->dw, r->vals, i / d->O, (i + L) / d->O, xb);
-    if (!z->chain || !sim_fz_chain_eval(z, r->vals, scr, i, L, dst, x, xb))
-      sim_fz_eval_x(z, r->vals, scr, i, L, dst, x, xb);
+    if (d && (i - lo) % span == 0) { /* the next chunk of positions */
+      int64_t e = hi - i < span ? hi : i + span;
+      sim_dw_positions(&d->dw, r->vals, i / d->O, e / d->O, xb);
+      xt = xb;
+    } else if (d) {
+      xt += (size_t)z->tile * d->xes;
+    }
+    if (!z->chain || !sim_fz_chain_eval(z, r->vals, scr, i, L, dst, x, xt))
+      sim_fz_eval_x(z, r->vals, scr, i, L, dst, x, xt);
   }
 }
 
@@ -2182,7 +2193,12 @@ static xrt_status sim_fz_lower_with(sim_fcc *fc, const xrt_ir_region *r,
   d->x = x;
   d->O = O;
   d->xes = sim_esize(sim_shape(fc, x)->dtype);
-  d->xtile = sim_align_up((size_t)z->tile * d->xes);
+  /* SIM_FZ_DW_RUN positions a chunk, within SIM_FZ_BUDGET bytes */
+  d->chunk = (SIM_FZ_DW_RUN * O + z->tile - 1) / z->tile;
+  while (d->chunk > 1 &&
+         (size_t)(d->chunk * z->tile) * d->xes > SIM_FZ_BUDGET)
+    d->chunk--;
+  d->xtile = sim_align_up((size_t)(d->chunk * z->tile) * d->xes);
   /* the step (at fc->cur) now reads the convolution's operands */
   for (int32_t i = 0; i < cs.nin && !rc; i++) rc = sim_use(fc, cs.in[i]);
   if (!rc) rc = sim_temp(fc, d->xtile * (size_t)z->maxp, &d->buf);
