@@ -259,16 +259,18 @@ static void test_other_paths(void **state) {
   check(C(state), NULL, &k);
 }
 
-/* One group of up to 4 input features, features last in lhs, the kernel
- * ([0.., i, o]) and the result: the features-inner nest's few-feature
- * kernels (a first layer on RGB, as MobileNet's and ResNet's stems), of
+/* One group of up to 4 input features, or of up to 64 into at most 16
+ * results, features last in lhs, the kernel ([0.., i, o]) and the result:
+ * the features-inner nest's few-feature kernels (a first layer on RGB, as
+ * MobileNet's and ResNet's stems; a 1x1 projection to 16 features), of
  * random shapes, attributes, batches and result counts (a partial last
  * vector of results too); some on three threads. */
 static void test_few_features(void **state) {
   xrt_client *cl2 = tu_client(1, 3, 0);
-  for (int i = 0; i < 120; i++) {
+  for (int i = 0; i < 160; i++) {
     dw_case k = random_case();
     k.C = 1, k.I = 1 + rnd(4), k.mult = 1 + rnd(70);
+    if (i % 4 == 3) k.I = 5 + rnd(60), k.mult = 1 + rnd(16);
     layout(&k, 0);
     check(C(state), i % 8 == 0 ? cl2 : NULL, &k);
   }

@@ -279,8 +279,8 @@ static void test_in_place(void **state) {
 /* A depthwise 3x3 convolution (NHWC, padding 1, stride 1 or 2) then batch
  * norm and relu6: the convolution runs tile by tile into the chain, in
  * chunks of several tiles when a tile holds few positions (the last chunk
- * of a piece partial); or (I = 3) a first layer, one group of 3 input
- * features, the same way.  The inputs are small integers (exact sums);
+ * of a piece partial); or (I > 1) one group of 3 input features (a first
+ * layer) or of 32 into 16 results, the same way.  The inputs are small integers (exact sums);
  * the program that also returns the convolution (two uses: not fused into
  * the chain) must agree. */
 static void test_dw_epilogue(void **state) {
@@ -295,7 +295,8 @@ static void test_dw_epilogue(void **state) {
                                      {1, 14, 14, 576, 1, 1},
                                      {1, 20, 18, 200, 2, 1},
                                      {1, 30, 34, 32, 2, 3},
-                                     {2, 9, 11, 70, 1, 3}};
+                                     {2, 9, 11, 70, 1, 3},
+                                     {1, 12, 10, 16, 1, 32}};
   xrt_client *cl2 = tu_client(1, 2, 0);
   for (size_t k = 0; k < TU_COUNT(cases); k++) {
     const int64_t *q = cases[k];

@@ -3,7 +3,8 @@
  * (feature_group_count = input features, any channel multiplier), f32 and
  * f64 with static padding, any layout, strides, padding and dilations;
  * and, in the same loop nest, convolutions of one group of up to four
- * input features laid out NHWC / HWIO (a first layer on RGB).
+ * input features, or of up to 64 into at most 16 results, laid out NHWC /
+ * HWIO (a first layer on RGB, a MobileNet projection to 16 features).
  * Part of the simulated device; MIT licensed, see LICENSE.
  */
 #include "internal.h"
@@ -36,7 +37,8 @@
  *    at most four input features takes the same nest with kernels that
  *    broadcast each lhs element against a vector of the group's results
  *    (MobileNetV2's first layer: 468 -> 126 us as against the packed
- *    GEMM; ResNet's 7x7/2 one, 64 results: 1.77 -> 1.21 ms);
+ *    GEMM; ResNet's 7x7/2 one, 64 results: 1.77 -> 1.21 ms; a 1x1
+ *    convolution of 112x112x32 into 16 results: 184 -> 95 us);
  *  - otherwise (NCHW): per result row (batch, feature, positions of all but
  *    the last spatial dimension), a vector of results along the last one at
  *    a time, four rows of one feature at once; each window position reads
@@ -62,7 +64,9 @@ enum {
   SIM_DW_ROWS = 4,   /* row nest: rows at once (independent sums) */
   SIM_DW_CB = 256,   /* features per block when the result is strided */
   SIM_DW_RUN = 4,    /* features-inner: result positions per kernel call */
-  SIM_DW_DENSE = 4   /* most input features of one group (dn, dn4) */
+  SIM_DW_DENSE = 4,  /* most input features of one group (dn, dn4) */
+  SIM_DW_NARROW = 16, /* or most results, with at most */
+  SIM_DW_NARROW_CI = 64 /* this many input features */
 };
 
 /* Window position kx of the last spatial dimension (row nest): results i
@@ -148,14 +152,20 @@ static inline const void *sim_dw_addr(const void *p, int64_t bytes) {
     A = VFMA(xv, w0, A), B = VFMA(xv, w1, B);                                  \
     C = VFMA(xv, w2, C), D = VFMA(xv, w3, D);                                  \
   }
-/* dn and dn4: the two weight vectors w0, w1 at W, the r1 lanes of the
- * second (masks m0, m1) when the block of results is partial. */
+/* ch4 and dn4: the two vectors of results of four positions (a0, b0 ..
+ * a3, b3) at o + c, os elements apart. */
+#define SIM_DW_ST4X2(VST, VL)                                                  \
+  VST(o + c, a0), VST(o + c + (VL), b0);                                       \
+  VST(o + os + c, a1), VST(o + os + c + (VL), b1);                             \
+  VST(o + 2 * os + c, a2), VST(o + 2 * os + c + (VL), b2);                     \
+  VST(o + 3 * os + c, a3), VST(o + 3 * os + c + (VL), b3);
+/* dn and dn4: the weight vector w0 at W, its r lanes (mask m) when the
+ * vector of results is partial. */
 #define SIM_DW_DNW(VLD, MLD, VL, W)                                            \
-  if (r1 == (VL)) {                                                            \
-    w0 = VLD(W), w1 = VLD((W) + (VL));                                         \
+  if (r == (VL)) {                                                             \
+    w0 = VLD(W);                                                               \
   } else {                                                                     \
-    MLD(w0, (W), m0);                                                          \
-    MLD(w1, (W) + (VL), m1);                                                   \
+    MLD(w0, (W), m);                                                           \
   }
 #define SIM_DW_DN4S(VST, VL, P, A, B, C, D)                                    \
   VST((P), A), VST((P) + (VL), B), VST((P) + 2 * (VL), C),                     \
@@ -227,10 +237,7 @@ static inline const void *sim_dw_addr(const void *p, int64_t bytes) {
           a3 = VFMA(VLD(x + 3 * xs), w0, a3);                                  \
           b3 = VFMA(VLD(x + 3 * xs + (VL)), w1, b3);                           \
         }                                                                      \
-        VST(o + c, a0), VST(o + c + (VL), b0);                                 \
-        VST(o + os + c, a1), VST(o + os + c + (VL), b1);                       \
-        VST(o + 2 * os + c, a2), VST(o + 2 * os + c + (VL), b2);               \
-        VST(o + 3 * os + c, a3), VST(o + 3 * os + c + (VL), b3);               \
+        SIM_DW_ST4X2(VST, VL)                                                  \
       }                                                                        \
       for (; c < n; c += (VL)) { /* one vector, the last one masked */         \
         int64_t r = n - c < (VL) ? n - c : (VL);                               \
@@ -261,23 +268,19 @@ static inline const void *sim_dw_addr(const void *p, int64_t bytes) {
                                    const char *const *wp, int64_t wci,         \
                                    void *op, int64_t n) {                      \
     T *o = (T *)op;                                                            \
-    for (int64_t c = 0; c < n; c += 2 * (VL)) {                                \
-      const int64_t r = n - c < 2 * (VL) ? n - c : 2 * (VL);                   \
-      const int64_t r0 = r < (VL) ? r : (VL), r1 = r - r0;                     \
-      MT m0 = MK(0, r0), m1 = MK(0, r1);                                       \
-      V a0 = VZERO, b0 = VZERO, w0 = VZERO, w1 = VZERO;                        \
+    for (int64_t c = 0; c < n; c += (VL)) { /* the last vector masked */       \
+      const int64_t r = n - c < (VL) ? n - c : (VL);                           \
+      MT m = MK(0, r);                                                         \
+      V a0 = VZERO, w0 = VZERO;                                                \
       for (int64_t t = 0; t < nt; t++) {                                       \
         const T *x = (const T *)(const void *)ip[t];                           \
         const T *w = (const T *)(const void *)wp[t] + c;                       \
         for (int64_t i = 0; i < ci; i++, w += wci) {                           \
-          V xv = VSET1(x[i]);                                                  \
           SIM_DW_DNW(VLD, MLD, VL, w)                                          \
-          a0 = VFMA(xv, w0, a0);                                               \
-          b0 = VFMA(xv, w1, b0);                                               \
+          a0 = VFMA(VSET1(x[i]), w0, a0);                                      \
         }                                                                      \
       }                                                                        \
-      MST(o + c, a0, r0);                                                      \
-      if (r1 > 0) MST(o + c + (VL), b0, r1);                                   \
+      MST(o + c, a0, r);                                                       \
     }                                                                          \
   }                                                                            \
                                                                                \
@@ -312,40 +315,45 @@ static inline const void *sim_dw_addr(const void *p, int64_t bytes) {
         SIM_DW_DN4S(VST, VL, o + 2 * os + c, a2, b2, c2, d2)                   \
         SIM_DW_DN4S(VST, VL, o + 3 * os + c, a3, b3, c3, d3)                   \
       }                                                                        \
-      for (; c < n; c += 2 * (VL)) {                                           \
-        const int64_t r = n - c < 2 * (VL) ? n - c : 2 * (VL);                 \
-        const int64_t r0 = r < (VL) ? r : (VL), r1 = r - r0;                   \
-        MT m0 = MK(0, r0), m1 = MK(0, r1);                                     \
+      for (; c + 2 * (VL) <= n; c += 2 * (VL)) {                               \
         V a0 = VZERO, a1 = VZERO, a2 = VZERO, a3 = VZERO;                      \
         V b0 = VZERO, b1 = VZERO, b2 = VZERO, b3 = VZERO;                      \
-        V w0 = VZERO, w1 = VZERO;                                              \
+        for (int64_t t = 0; t < nt; t++) {                                     \
+          const int64_t xs = xsp[t];                                           \
+          const T *x = (const T *)(const void *)ip[t] + g * 4 * xs;            \
+          const T *w = (const T *)(const void *)wp[t] + c;                     \
+          for (int64_t i = 0; i < ci; i++, w += wci) {                         \
+            V w0 = VLD(w), w1 = VLD(w + (VL));                                 \
+            V xv = VSET1(x[i]);                                                \
+            a0 = VFMA(xv, w0, a0), b0 = VFMA(xv, w1, b0);                      \
+            xv = VSET1(x[xs + i]);                                             \
+            a1 = VFMA(xv, w0, a1), b1 = VFMA(xv, w1, b1);                      \
+            xv = VSET1(x[2 * xs + i]);                                         \
+            a2 = VFMA(xv, w0, a2), b2 = VFMA(xv, w1, b2);                      \
+            xv = VSET1(x[3 * xs + i]);                                         \
+            a3 = VFMA(xv, w0, a3), b3 = VFMA(xv, w1, b3);                      \
+          }                                                                    \
+        }                                                                      \
+        SIM_DW_ST4X2(VST, VL)                                                  \
+      }                                                                        \
+      for (; c < n; c += (VL)) { /* one vector, the last one masked */         \
+        const int64_t r = n - c < (VL) ? n - c : (VL);                         \
+        MT m = MK(0, r);                                                       \
+        V a0 = VZERO, a1 = VZERO, a2 = VZERO, a3 = VZERO, w0 = VZERO;          \
         for (int64_t t = 0; t < nt; t++) {                                     \
           const int64_t xs = xsp[t];                                           \
           const T *x = (const T *)(const void *)ip[t] + g * 4 * xs;            \
           const T *w = (const T *)(const void *)wp[t] + c;                     \
           for (int64_t i = 0; i < ci; i++, w += wci) {                         \
             SIM_DW_DNW(VLD, MLD, VL, w)                                        \
-            V xv = VSET1(x[i]);                                                \
-            a0 = VFMA(xv, w0, a0);                                             \
-            b0 = VFMA(xv, w1, b0);                                             \
-            xv = VSET1(x[xs + i]);                                             \
-            a1 = VFMA(xv, w0, a1);                                             \
-            b1 = VFMA(xv, w1, b1);                                             \
-            xv = VSET1(x[2 * xs + i]);                                         \
-            a2 = VFMA(xv, w0, a2);                                             \
-            b2 = VFMA(xv, w1, b2);                                             \
-            xv = VSET1(x[3 * xs + i]);                                         \
-            a3 = VFMA(xv, w0, a3);                                             \
-            b3 = VFMA(xv, w1, b3);                                             \
+            a0 = VFMA(VSET1(x[i]), w0, a0);                                    \
+            a1 = VFMA(VSET1(x[xs + i]), w0, a1);                               \
+            a2 = VFMA(VSET1(x[2 * xs + i]), w0, a2);                           \
+            a3 = VFMA(VSET1(x[3 * xs + i]), w0, a3);                           \
           }                                                                    \
         }                                                                      \
-        MST(o + c, a0, r0), MST(o + os + c, a1, r0);                           \
-        MST(o + 2 * os + c, a2, r0), MST(o + 3 * os + c, a3, r0);              \
-        if (r1 > 0) {                                                          \
-          MST(o + c + (VL), b0, r1), MST(o + os + c + (VL), b1, r1);           \
-          MST(o + 2 * os + c + (VL), b2, r1);                                  \
-          MST(o + 3 * os + c + (VL), b3, r1);                                  \
-        }                                                                      \
+        MST(o + c, a0, r), MST(o + os + c, a1, r);                             \
+        MST(o + 2 * os + c, a2, r), MST(o + 3 * os + c, a3, r);                \
       }                                                                        \
     }                                                                          \
   }                                                                            \
@@ -668,6 +676,7 @@ SIM_DW_KERNELS(f64_avx512, double, SIM_DW_T5, __m512d, 8,
 #undef SIM_DW_DN4Q
 #undef SIM_DW_DN4S
 #undef SIM_DW_DNW
+#undef SIM_DW_ST4X2
 #undef SIM_DW_ROWX
 
 /* [f64][portable, AVX2, AVX-512] */
@@ -988,8 +997,12 @@ SIM_PRIVATE int sim_conv_dw_lower(sim_fcc *fc, const sim_conv *c,
   const sim_la_cvt *t = &c->cv;
   *rc = XRT_OK;
   /* One group of few input features, contiguous in lhs, the kernel and
-   * the result (a first layer on RGB, NHWC / HWIO): dn and dn4. */
-  int dense = c->Cg >= 1 && c->Cg <= SIM_DW_DENSE &&
+   * the result (a first layer on RGB, NHWC / HWIO), or of few results (a
+   * MobileNet 1x1 projection to 16 features, which would fill half of the
+   * packed GEMM's 32-wide tiles): dn and dn4. */
+  int dense = c->Cg >= 1 &&
+              (c->Cg <= SIM_DW_DENSE ||
+               (c->O <= SIM_DW_NARROW && c->Cg <= SIM_DW_NARROW_CI)) &&
               c->o_per_fgroup == c->O && c->lf == 1 && c->rof == 1 &&
               c->of == 1;
   if (!c->tab || (t->ct != XRT_F32 && t->ct != XRT_F64) || t->lt != t->ct ||
