@@ -7518,10 +7518,15 @@ static void sim_gemm_narrow(sim_gblk *x, int lane, int64_t m0, int64_t m1,
   }
 }
 
-/* Whether L lanes split the columns of C (else the rows). */
-static int sim_gemm_split_cols(const sim_gemm *g, int64_t L) {
+/* Whether L lanes split the columns of C (else the rows).  With B packed
+ * beforehand (bpre) a row split duplicates no packing, so rows whenever
+ * there are enough of them to share evenly (at least 8 micro-panels a
+ * lane): a ResNet 3x3 layer on 14x14x256 at two threads, 1.05 -> 0.89 ms
+ * (the column split packed all of A on each lane). */
+static int sim_gemm_split_cols(const sim_gemm *g, int64_t L, int bpre) {
   int64_t MR = g->k->mr, NR = g->k->nr;
   int64_t pn = (g->N + NR - 1) / NR, pmt = (g->M + MR - 1) / MR;
+  if (bpre && pmt >= 8 * L) return 0;
   return L > 1 && pn >= L && (g->N >= g->M || pmt < L);
 }
 
@@ -7536,7 +7541,7 @@ static void sim_gemm_lane(const sim_gblk *base, int64_t l) {
   int64_t MR = g->k->mr, NR = g->k->nr, L = x.lanes;
   int64_t pn = (g->N + NR - 1) / NR, pmt = (g->M + MR - 1) / MR;
   int64_t m0 = 0, m1 = g->M, n0 = 0, n1 = g->N;
-  if (sim_gemm_split_cols(g, L)) {
+  if (sim_gemm_split_cols(g, L, x.bpre != NULL)) {
     n0 = l * pn / L * NR, n1 = (l + 1) * pn / L * NR;
     n1 = n1 < g->N ? n1 : g->N;
   } else {
@@ -7653,7 +7658,7 @@ static int sim_gemm_exec(const sim_gemm *g, const char *A, const char *B,
   x.apack = (char *)vals[g->apack];
   x.bpack = (char *)vals[g->bpack];
   if (epi && g->BT == 1 && g->K > 0 && !g->blas &&
-      !sim_gemm_split_cols(g, x.lanes))
+      !sim_gemm_split_cols(g, x.lanes, bpre != NULL))
     x.epi = epi, x.epi_ctx = ctx;
   /* Many batches (attention heads) on several threads: a batch per
    * thread at a time, one fork-join for all, the same sums. */

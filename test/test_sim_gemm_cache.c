@@ -192,6 +192,9 @@ static void test_two_threads(void **state) {
   reuse(c, &p);
   prog q = {XRT_F32, 0, 700, 40, 100, 0, 0}; /* lanes split rows */
   reuse(c, &q);
+  /* columns while B is packed per call, rows once it is kept packed */
+  prog r = {XRT_F32, 0, 300, 700, 200, 0, 0};
+  reuse(c, &r);
   q.at = 1; /* A [K, M] */
   reuse(c, &q);
   xrt_client_release(c);
