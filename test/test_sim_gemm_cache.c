@@ -2,16 +2,18 @@
  * test_sim_gemm_cache.c - the packed-operand cache (src/sim/gemm_cache.c):
  * a GEMM whose B operand is an argument keeps B packed across executes,
  * keyed by the argument's memory and its write generation (device.c).
- * Each program is executed several times on the same buffers (the first
- * call records the key, the second packs into the cache, later ones read
- * it), then on new buffers: freed and allocated again at the same address
- * with other contents (the address is checked), imported zero-copy from
- * host memory that is then rewritten, exported and written through the
- * export, used by two products, batched, transposed, f32 and f64, with one
- * and two threads.  A stale pack would give the old results.  Also the
- * cache under pressure: a byte cap (XRT_SIM_GEMM_CACHE_MB) that makes
- * entries evict each other or find no room, a cap of 0 (no cache), and
- * more products than the cache has entries.
+ * Each program is executed several times on the same B (the first call
+ * records the key, the second packs into the cache, later ones read it; A
+ * new each call, so that rows or columns of C left uncomputed cannot pass
+ * for a previous call's), then on new buffers: freed and allocated again
+ * at the same address with other contents (the address is checked),
+ * imported zero-copy from host memory that is then rewritten, exported
+ * and written through the export, used by two products, batched,
+ * transposed, f32 and f64, with one and two threads.  A stale pack would
+ * give the old results.  Also the cache under pressure: a byte cap
+ * (XRT_SIM_GEMM_CACHE_MB) that makes entries evict each other or find no
+ * room, a cap of 0 (no cache), and more products than the cache has
+ * entries.
  *
  * Values are small integers (as floats), so every sum is exact in any
  * order: results are compared exactly with sums computed here in double.
@@ -145,21 +147,25 @@ static const void *addr_of(xrt_buffer *b) {
 
 /* Runs p three times on one B, then again on B freed and allocated at the
  * same address with new contents, six times over (a light run: twice, two
- * times over). */
+ * times over).  A changes from call to call, so that a part of C left
+ * uncomputed cannot keep the right values of a previous call's result in
+ * a block the device gave back. */
 static void reuse(xrt_client *c, const prog *p) {
   xrt_executable *e = compile(c, p);
-  xrt_buffer *a = upload(c, p, 0, 1);
   const void *first = NULL;
   int reps = tu_light() ? 2 : 3, salts = tu_light() ? 2 : 6;
   for (int s = 2; s < 2 + salts; s++) {
     xrt_buffer *b = upload(c, p, 1, s);
-    for (int r = 0; r < reps; r++) run_check(c, e, p, a, b, 1, s);
+    for (int r = 0; r < reps; r++) {
+      xrt_buffer *a = upload(c, p, 0, 11 + r);
+      run_check(c, e, p, a, b, 11 + r, s);
+      xrt_buffer_release(a);
+    }
     const void *at = addr_of(b);
     if (!first) first = at;
     assert_ptr_equal(at, first); /* the device's block cache gave it back */
     xrt_buffer_release(b);
   }
-  xrt_buffer_release(a);
   xrt_executable_release(e);
 }
 
