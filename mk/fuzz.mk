@@ -30,15 +30,16 @@ FUZZ_LONG_TIME = $(if $(filter command line environment,$(origin FUZZ_TIME)),$(F
 FUZZ_SEED ?= 1
 FUZZ_RUNS ?= 50000
 FUZZ_RUNS_fuzz_program ?= 200000
-FUZZ_RUNS_fuzz_bytecode ?= 50000
+FUZZ_RUNS_fuzz_bytecode ?= 25000
 FUZZ_RUNS_fuzz_cache_file ?= 20000
-FUZZ_RUNS_fuzz_npy ?= 100000
-FUZZ_RUNS_fuzz_pjrt_table ?= 60000
-FUZZ_RUNS_fuzz_plugin_table ?= 80000
+FUZZ_RUNS_fuzz_npy ?= 40000
+FUZZ_RUNS_fuzz_pjrt_table ?= 25000
+FUZZ_RUNS_fuzz_plugin_table ?= 50000
 # targets fuzz-smoke runs at once (one core each)
 FUZZ_JOBS ?= 2
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
-FUZZ_CFLAGS := -std=c11 -g -O1 -Wall -Wextra -Wpedantic \
+# (line tables only, as for SAN=1: what a finding's stack trace prints)
+FUZZ_CFLAGS := -std=c11 -gline-tables-only -O1 -Wall -Wextra -Wpedantic \
                -fno-omit-frame-pointer $(FUZZ_SAN)
 FUZZ_TARGETS := $(patsubst fuzz/%.c,%,$(sort $(wildcard fuzz/fuzz_*.c)))
 ifneq ($(XRT_DISK_CACHE),1)

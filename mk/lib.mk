@@ -7,6 +7,16 @@
 # makes position-independent code by default anyway).  Compiling the
 # library once per build, not three times, is most of a clean build's time.
 PIC_OBJS := $(LIB_SRCS:src/%.c=$(BUILD)/pic/%.o)
+# MPI_SHARE_OBJS=DIR (test-mpi, mk/mpi.mk): an XRT_MPI=1 build that takes
+# the objects of the same flags' build without MPI, DIR, made just before,
+# for every file that does not name XRT_HAVE_MPI; it compiles src/mpi and
+# the files that do.  (A make of the MPI build alone compiles everything.)
+ifneq ($(MPI_SHARE_OBJS),)
+  MPI_OWN_SRCS := $(MPI_SRCS) $(shell grep -l XRT_HAVE_MPI $(LIB_SRCS))
+  PIC_OBJS := $(foreach f,$(LIB_SRCS),$(if $(filter $(f),$(MPI_OWN_SRCS)),\
+                $(f:src/%.c=$(BUILD)/pic/%.o),\
+                $(f:src/%.c=$(MPI_SHARE_OBJS)/pic/%.o)))
+endif
 LIB_OBJS := $(PIC_OBJS)
 CLI_OBJS := $(CLI_SRCS:tools/cli/%.c=$(BUILD)/obj/cli/%.o)
 LIB_A := $(BUILD)/libxrt.a

@@ -37,7 +37,8 @@ MPIRUN_X := $(MPIRUN) -x ASAN_OPTIONS -x LSAN_OPTIONS
 test-mpi: | mpi-deps deps
 	$(MAKE) --no-print-directory XRT_MPI=0 BUILD=$(PLAIN_CONF) $(PLAIN_CONF)/xrt
 	$(MAKE) --no-print-directory XRT_MPI=1 BUILD=$(MPI_CONF) \
-	  $(MPI_TESTS:%=$(MPI_CONF)/mpi/%) $(MPI_CONF)/xrt
+	  MPI_SHARE_OBJS=$(PLAIN_CONF) $(MPI_TESTS:%=$(MPI_CONF)/mpi/%) \
+	  $(MPI_CONF)/xrt
 	@$(MPI_SANENV) sh tools/run_tests.sh "mpi" $(foreach t,$(MPI_TESTS),$(foreach \
 	  np,$(MPI_NPROCS),"timeout 300 $(MPIRUN_X) -np $(np) $(MPI_CONF)/mpi/$(t)")) \
 	  "env XRT_BIN=$(MPI_CONF)/xrt XRT_BIN_PLAIN=$(PLAIN_CONF)/xrt MPIRUN='$(MPIRUN_X)' sh test/mpi/test_cli_mpi.sh" \

@@ -88,6 +88,38 @@ static void fill(const prog *p, void *dst, int64_t n, int s) {
 static int64_t a_count(const prog *p) { return nb(p) * p->M * p->K; }
 static int64_t b_count(const prog *p) { return nb(p) * p->N * p->K; }
 
+/* want = A B for A and B made with salts sa, sb: [nb, M, N] in double.
+ * The operands are first laid out as [nb, M, K] and [nb, K, N], so the
+ * sum runs along rows (a reference at the speed of the test's other work,
+ * even unoptimized or under valgrind). */
+static double *reference(const prog *p, int sa, int sb) {
+  int64_t M = p->M, N = p->N, K = p->K;
+  double *a = malloc((size_t)(nb(p) * M * K) * sizeof(double));
+  double *b = malloc((size_t)(nb(p) * K * N) * sizeof(double));
+  double *want = calloc((size_t)(nb(p) * M * N), sizeof(double));
+  assert_true(a && b && want);
+  for (int64_t q = 0; q < nb(p); q++)
+    for (int64_t k = 0; k < K; k++) {
+      for (int64_t m = 0; m < M; m++)
+        a[(q * M + m) * K + k] =
+            val(p->at ? (q * K + k) * M + m : (q * M + m) * K + k, sa);
+      for (int64_t j = 0; j < N; j++)
+        b[(q * K + k) * N + j] =
+            val(p->bt ? (q * N + j) * K + k : (q * K + k) * N + j, sb);
+    }
+  for (int64_t q = 0; q < nb(p); q++)
+    for (int64_t m = 0; m < M; m++) {
+      double *w = want + (q * M + m) * N;
+      for (int64_t k = 0; k < K; k++) {
+        const double x = a[(q * M + m) * K + k], *row = b + (q * K + k) * N;
+        for (int64_t j = 0; j < N; j++) w[j] += x * row[j];
+      }
+    }
+  free(a);
+  free(b);
+  return want;
+}
+
 /* Executes e on (a, b) and checks C against A and B made with salts sa,
  * sb. */
 static void run_check(xrt_client *c, xrt_executable *e, const prog *p,
@@ -100,24 +132,22 @@ static void run_check(xrt_client *c, xrt_executable *e, const prog *p,
   void *got = malloc(n * esz(p));
   assert_non_null(got);
   assert_int_equal(xrt_buffer_to_host(out, got, n * esz(p)), XRT_OK);
-  for (int64_t q = 0; q < nb(p); q++)
-    for (int64_t m = 0; m < p->M; m++)
-      for (int64_t j = 0; j < p->N; j++) {
-        double want = 0;
-        for (int64_t k = 0; k < p->K; k++) {
-          int64_t bi = p->bt ? (q * p->N + j) * p->K + k
-                             : (q * p->K + k) * p->N + j;
-          int64_t ai = p->at ? (q * p->K + k) * p->M + m
-                             : (q * p->M + m) * p->K + k;
-          want += val(ai, sa) * val(bi, sb);
-        }
-        size_t at = (size_t)((q * p->M + m) * p->N + j);
-        double g = p->t == XRT_F64 ? ((double *)got)[at]
-                                   : (double)((float *)got)[at];
-        if (g != want)
-          fail_msg("[%lld,%lld,%lld] got %.17g want %.17g (salts %d %d)",
-                   (long long)q, (long long)m, (long long)j, g, want, sa, sb);
-      }
+  double *want = reference(p, sa, sb);
+  for (size_t at = 0; at < n; at++) {
+    double g = p->t == XRT_F64 ? ((double *)got)[at]
+                               : (double)((float *)got)[at];
+    if (g != want[at]) {
+      long long q = (long long)(at / (size_t)(p->M * p->N)),
+                m = (long long)(at / (size_t)p->N % (size_t)p->M),
+                j = (long long)(at % (size_t)p->N);
+      double w = want[at];
+      free(want);
+      free(got);
+      fail_msg("[%lld,%lld,%lld] got %.17g want %.17g (salts %d %d)", q, m,
+               j, g, w, sa, sb);
+    }
+  }
+  free(want);
   free(got);
   xrt_buffer_release(out);
 }
