@@ -1,5 +1,5 @@
 # mk/test.mk - the test programs (test/test_*.c, public API, linked with
-# libxrt.a), `make test`, the sanitizer, ThreadSanitizer, valgrind, BLAS
+# libxrt.so, a few with libxrt.a), `make test`, the sanitizer, ThreadSanitizer, valgrind, BLAS
 # and soak runs.
 
 TEST_SRCS := $(sort $(wildcard test/test_*.c))
