@@ -1,6 +1,6 @@
 # mk/test.mk - the test programs (test/test_*.c, public API, linked with
-# libxrt.so, a few with libxrt.a), `make test`, the sanitizer, ThreadSanitizer, valgrind, BLAS
-# and soak runs.
+# libxrt.so, a few with libxrt.a), `make test`, the sanitizer,
+# ThreadSanitizer, valgrind, BLAS and soak runs.
 
 TEST_SRCS := $(sort $(wildcard test/test_*.c))
 ifneq ($(XRT_DISK_CACHE),1)

@@ -153,8 +153,9 @@ WIN_TEST_IMPORT = -DXRT_DLL
 WIN_TEST_LINK = $(WIN_BUILD)/xrt.lib
 $(TEST_STATIC:%=$(WIN_BUILD)/%.exe): WIN_TEST_IMPORT =
 $(TEST_STATIC:%=$(WIN_BUILD)/%.exe): WIN_TEST_LINK = $(WIN_LIB_A)
+$(TEST_STATIC:%=$(WIN_BUILD)/%.exe): $(WIN_LIB_A)
 $(WIN_BUILD)/test_%.exe: test/test_%.c $(wildcard test/*.h) \
-    test/win/posix_compat.h test/win/include/dlfcn.h $(WIN_LIB_A) $(WIN_DLL) \
+    test/win/posix_compat.h test/win/include/dlfcn.h $(WIN_DLL) \
     $(WIN_BUILD)/cmocka_mingw.o $(WIN_HOST_HEADERS) | $(WIN_BUILD)
 	$(WIN_CC) $(WIN_CPPFLAGS) $(WIN_TEST_IMPORT) $(WIN_TEST_INC) \
 	  $(WIN_TEST_DEFS) -include test/win/posix_compat.h $(WIN_CFLAGS) \
