@@ -32,10 +32,11 @@
 #include <math.h>
 
 /* XRT_API marks xrt's public functions.  On Windows it exports them from
- * xrt.dll (which is built with XRT_BUILD_DLL) and, in a program built with
- * XRT_DLL, imports them from it; with GCC and Clang it gives them default
- * visibility, so that libxrt.so, built with -fvisibility=hidden, exports
- * exactly these (tools/libxrt.map checks the same at link time). */
+ * a DLL built with XRT_BUILD_DLL (the Makefile's xrt.dll lists them in a
+ * .def file instead) and, in a program built with XRT_DLL, imports them
+ * from it; with GCC and Clang it gives them default visibility, so that
+ * libxrt.so, built with -fvisibility=hidden, exports exactly these
+ * (tools/libxrt.map checks the same at link time). */
 #if defined(_WIN32) && defined(XRT_BUILD_DLL)
 #define XRT_API __declspec(dllexport)
 #elif defined(_WIN32) && defined(XRT_DLL)

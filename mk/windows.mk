@@ -37,15 +37,14 @@ WIN_LDLIBS := -lm -lpthread
 WIN_TEST_INC := -isystem test/win/include -isystem $(WIN_BUILD)/include
 WIN_SRCS := $(CORE_SRCS) $(SIM_SRCS) $(PJRT_SRCS) $(if $(filter 1,$(XRT_DISK_CACHE)),$(CACHE_SRCS))
 WIN_OBJS := $(WIN_SRCS:src/%.c=$(WIN_BUILD)/obj/%.o)
-# Of the simulator's files only src/sim/plugin.c defines an XRT_API function
-# (so XRT_BUILD_DLL changes it) or reads XRT_PLUGIN_SHARED: xrt.dll and
-# xrt_sim.dll reuse the static library's objects of the others (compiled
-# once, not three times).
+# xrt.dll is linked from the static library's objects and a .def file
+# listing the XRT_API functions of xrt.h (made from xrt.h), not from a
+# second compile of every file with XRT_BUILD_DLL: the same exports, and
+# the core compiled once.  xrt_sim.dll shares the simulator's objects but
+# its plugin.c, which reads XRT_PLUGIN_SHARED.
 WIN_SIM_SHARED_OBJS := $(filter-out $(WIN_BUILD)/obj/sim/plugin.o,\
                          $(SIM_SRCS:src/%.c=$(WIN_BUILD)/obj/%.o))
-WIN_DLL_OBJS := $(filter-out $(SIM_SRCS:src/%.c=$(WIN_BUILD)/dll/%.o),\
-                  $(WIN_SRCS:src/%.c=$(WIN_BUILD)/dll/%.o)) \
-                $(WIN_BUILD)/dll/sim/plugin.o $(WIN_SIM_SHARED_OBJS)
+WIN_DLL_OBJS := $(WIN_OBJS)
 WIN_SIM_OBJS := $(WIN_SIM_SHARED_OBJS) $(WIN_BUILD)/simdll/sim/plugin.o
 WIN_CLI_OBJS := $(CLI_SRCS:tools/cli/%.c=$(WIN_BUILD)/cli/%.o)
 WIN_LIB_A := $(WIN_BUILD)/libxrt.a
@@ -82,11 +81,6 @@ $(WIN_BUILD)/obj/%.o: src/%.c xrt.h $(WIN_HOST_HEADERS) | windows-deps
 	$(WIN_CC) $(WIN_CPPFLAGS) -isystem $(WIN_BUILD)/include $(DEPFLAGS) \
 	  $(WIN_CFLAGS) -c $< -o $@
 
-$(WIN_BUILD)/dll/%.o: src/%.c xrt.h $(WIN_HOST_HEADERS) | windows-deps
-	@mkdir -p $(@D)
-	$(WIN_CC) $(WIN_CPPFLAGS) -isystem $(WIN_BUILD)/include -DXRT_BUILD_DLL \
-	  $(DEPFLAGS) $(WIN_CFLAGS) -c $< -o $@
-
 $(WIN_BUILD)/simdll/%.o: src/%.c xrt.h $(WIN_HOST_HEADERS) | windows-deps
 	@mkdir -p $(@D)
 	$(WIN_CC) -I. -isystem $(WIN_BUILD)/include -D__USE_MINGW_ANSI_STDIO=1 \
@@ -100,10 +94,15 @@ $(WIN_LIB_A): $(WIN_OBJS)
 	rm -f $@
 	$(WIN_AR) rcs $@ $^
 
-# xrt.dll exports exactly the XRT_API functions of xrt.h; the check
-# below fails the build when an xrt_* function is defined but not exported
-# (a declaration without XRT_API).
-$(WIN_DLL): $(WIN_DLL_OBJS)
+# xrt.dll exports exactly the XRT_API functions of xrt.h (each declared on
+# one line, "XRT_API <type> xrt_<name>("); the check below fails the
+# build when an xrt_* function is defined but not exported (a declaration
+# without XRT_API).
+$(WIN_BUILD)/xrt.def: xrt.h | $(WIN_BUILD)
+	@{ echo EXPORTS; grep -o 'XRT_API [^(]*\bxrt_[a-z0-9_]*(' xrt.h | \
+	  sed 's/.*\b\(xrt_[a-z0-9_]*\)($$/  \1/'; } >$@.tmp && mv $@.tmp $@
+
+$(WIN_DLL): $(WIN_DLL_OBJS) $(WIN_BUILD)/xrt.def
 	$(WIN_CC) $(WIN_LDFLAGS) -shared -o $@ $^ \
 	  -Wl,--out-implib,$(WIN_BUILD)/xrt.lib $(WIN_LDLIBS)
 	@$(WIN_OBJDUMP) -p $@ | awk '/\[Ordinal\/Name Pointer\] Table/ {t = 1; next} \
@@ -183,6 +182,6 @@ windows-deps:
 	@sh tools/deps.sh windows
 
 .PHONY: windows test-windows windows-deps
-.PRECIOUS: $(WIN_BUILD)/obj/%.o $(WIN_BUILD)/dll/%.o $(WIN_BUILD)/simdll/%.o \
+.PRECIOUS: $(WIN_BUILD)/obj/%.o $(WIN_BUILD)/simdll/%.o \
   $(WIN_BUILD)/cli/%.o $(WIN_BUILD)/include/%.h
--include $(WIN_OBJS:.o=.d) $(WIN_DLL_OBJS:.o=.d) $(WIN_SIM_OBJS:.o=.d) $(WIN_CLI_OBJS:.o=.d)
+-include $(WIN_OBJS:.o=.d) $(WIN_SIM_OBJS:.o=.d) $(WIN_CLI_OBJS:.o=.d)
