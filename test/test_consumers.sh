@@ -7,7 +7,8 @@
 #       make install DESTDIR=... stages under DESTDIR
 #   (b) a CMake project that does add_subdirectory(<this checkout>)
 #   (c) CMake projects that do find_package(xrt): against the make install
-#       (shared and static), and against a `cmake --install` of xrt
+#       (shared and static), and against a `cmake --install` of the CMake
+#       build of (b)
 #   (d) plain vendoring: xrt.h, xrt.c, xrt_sim.c copied beside app.c and
 #       compiled with one cc line; with xrt_cache.c too (the disk cache)
 #       as objects, which must define only xrt_* names
@@ -225,21 +226,32 @@ if step "make install DESTDIR" "$make" -C "$root" BUILD="$build" install \
   else find "$stage" >>"$log"; fail "make install/uninstall DESTDIR"; fi
 fi
 
-# ---- (b) add_subdirectory(<this checkout>) ----
+# ---- (b) add_subdirectory(<this checkout>), (c) its cmake --install ----
+# One CMake build of all of xrt serves both (each build of it takes most
+# of this script's time): the consumer adds this checkout as a
+# subdirectory with XRT_INSTALL=ON (off by default there), and a
+# `cmake --install` of that build tree installs what one of xrt itself
+# does: xrt's install rules are the same in both (the consumer has none).
 write_cmake_project "$tmp/sub" "add_subdirectory(\"$root\" xrt)"
-if cmake_build "add_subdirectory" "$tmp/sub" "$tmp/sub/build"; then
-  run_app "add_subdirectory" "$tmp/sub/build/app"
-fi
-
-# ---- (c) find_package after a CMake build and install of xrt ----
 prefix2=$tmp/prefix_cmake
-if cmake_build "cmake build of xrt" "$root" "$tmp/xrt_cmake" &&
-   step "cmake --install" cmake --install "$tmp/xrt_cmake" --prefix "$prefix2"; then
-  write_cmake_project "$tmp/fp2" "find_package(xrt $version REQUIRED)"
-  if cmake_build "find_package (cmake install)" "$tmp/fp2" "$tmp/fp2/build" \
-       -DCMAKE_PREFIX_PATH="$prefix2"; then
-    run_app "find_package (cmake install)" "$tmp/fp2/build/app"
+if cmake_build "add_subdirectory" "$tmp/sub" "$tmp/sub/build" -DXRT_INSTALL=ON; then
+  run_app "add_subdirectory" "$tmp/sub/build/app"
+  if step "cmake --install" cmake --install "$tmp/sub/build" --prefix "$prefix2"; then
+    write_cmake_project "$tmp/fp2" "find_package(xrt $version REQUIRED)"
+    if cmake_build "find_package (cmake install)" "$tmp/fp2" "$tmp/fp2/build" \
+         -DCMAKE_PREFIX_PATH="$prefix2"; then
+      run_app "find_package (cmake install)" "$tmp/fp2/build/app"
+    fi
   fi
+fi
+# xrt as the top-level project installs by default (configured, not built:
+# the build above compiled the same sources with the same rules).
+if step "cmake configure of xrt" cmake -S "$root" -B "$tmp/xrt_cmake" \
+     -DCMAKE_C_COMPILER="$cc" &&
+   grep -q xrtTargets "$tmp/xrt_cmake/cmake_install.cmake"; then
+  pass "xrt alone has install rules"
+else
+  fail "xrt alone has install rules"
 fi
 
 # ---- (d) plain vendoring: the top-level files and one cc line ----
