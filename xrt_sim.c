@@ -92,7 +92,10 @@
  * (fused loops, collectives).  Tested with #ifdef, so it must be seen by
  * every file that uses it: here, not in one file. */
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <immintrin.h> /* SSE2 streams; AVX-512 folds in target() functions */
+/* SSE2 only: <immintrin.h> (every instruction set's intrinsics) costs half
+ * a second of compiling per file that includes it, more than most files
+ * take, and only the few files with AVX2/AVX-512 kernels need it. */
+#include <emmintrin.h>
 #define SIM_HAVE_STREAM 1
 #endif
 
@@ -18071,6 +18074,7 @@ SIM_PRIVATE sim_ew_fn sim_vm_kernel(sim_ew_fn fn, int level) {
 /* ---- kernels compiled per instruction set ---- */
 
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#include <immintrin.h>
 #define SIM_FZ_X86 1
 #define SIM_FZ_T_avx2 __attribute__((target("avx2,fma")))
 #define SIM_FZ_T_avx512 __attribute__((target("avx512f")))
@@ -20278,6 +20282,9 @@ SIM_PRIVATE xrt_status sim_fz_lower_ops(sim_fcc *fc, const xrt_ir_region *r,
  * all_reduce and the other collectives within a process.
  * Part of the simulated device; MIT licensed, see LICENSE.
  */
+#ifdef SIM_HAVE_STREAM
+#include <immintrin.h> /* the AVX-512 folds, in target() functions */
+#endif
 
 #define SIM_SPARE_LAUNCHES 4
 

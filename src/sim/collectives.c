@@ -4,6 +4,9 @@
  * Part of the simulated device; MIT licensed, see LICENSE.
  */
 #include "internal.h"
+#ifdef SIM_HAVE_STREAM
+#include <immintrin.h> /* the AVX-512 folds, in target() functions */
+#endif
 
 #define SIM_SPARE_LAUNCHES 4
 

@@ -89,6 +89,7 @@
 /* ---- kernels compiled per instruction set ---- */
 
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#include <immintrin.h>
 #define SIM_FZ_X86 1
 #define SIM_FZ_T_avx2 __attribute__((target("avx2,fma")))
 #define SIM_FZ_T_avx512 __attribute__((target("avx512f")))

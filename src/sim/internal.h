@@ -85,7 +85,10 @@
  * (fused loops, collectives).  Tested with #ifdef, so it must be seen by
  * every file that uses it: here, not in one file. */
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <immintrin.h> /* SSE2 streams; AVX-512 folds in target() functions */
+/* SSE2 only: <immintrin.h> (every instruction set's intrinsics) costs half
+ * a second of compiling per file that includes it, more than most files
+ * take, and only the few files with AVX2/AVX-512 kernels need it. */
+#include <emmintrin.h>
 #define SIM_HAVE_STREAM 1
 #endif
 
