@@ -84,6 +84,7 @@ static void test_mobilenet_shapes(void **state) {
       {28, 192, 2}, {14, 384, 1}, {14, 576, 1}, {14, 576, 2}, {7, 960, 1}};
   for (size_t i = 0; i < TU_COUNT(sh); i++)
     for (int lay = 0; lay < 2; lay++) {
+      if (tu_light() && lay != (int)(i % 2)) continue; /* a layout a shape */
       dw_case k = conv2d(1, sh[i][0], sh[i][0], sh[i][1], 1, 3, 3, sh[i][2], 1,
                          lay, 0, 0);
       check(C(state), NULL, &k);

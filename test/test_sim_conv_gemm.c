@@ -86,7 +86,7 @@ static cg_case random_case(void) {
 
 static void test_random(void **state) {
   xrt_client *cl2 = tu_client(1, 2, 0);
-  for (int i = 0; i < 250; i++) {
+  for (int i = 0; i < (tu_light() ? 100 : 250); i++) {
     cg_case k = random_case();
     check(C(state), i % 8 == 0 ? cl2 : NULL, &k);
   }
@@ -101,8 +101,8 @@ static void test_squeezenet_shapes(void **state) {
                                   {27, 16, 64, 1, 1, 0}, {27, 16, 64, 3, 1, 1},
                                   {13, 128, 32, 1, 1, 0}, {13, 64, 256, 3, 1, 1},
                                   {13, 512, 100, 1, 1, 0}};
-  for (size_t i = 0; i < TU_COUNT(sh); i++)
-    for (int ints = 0; ints < 2; ints++) {
+  for (size_t i = 0; i < TU_COUNT(sh); i++) /* light: integers only */
+    for (int ints = tu_light() ? 1 : 0; ints < 2; ints++) {
       cg_case k = conv2d(1, sh[i][0], sh[i][0], sh[i][1], sh[i][2], sh[i][3],
                          sh[i][3], sh[i][4], sh[i][5], 1, 0, ints);
       check(C(state), NULL, &k);
