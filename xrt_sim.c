@@ -18026,7 +18026,9 @@ SIM_PRIVATE sim_ew_fn sim_vm_kernel(sim_ew_fn fn, int level) {
  * Big loops are split across the device's threads with sim_parallel_for:
  * the work is cut into at most SIM_FZ_PARTS pieces, piece p using scratch
  * p, so no piece shares tile buffers.  Loops under SIM_FZ_PAR_MIN elements
- * have one piece and a tile no bigger than the loop.  An elementwise root
+ * have one piece and a tile no bigger than the loop, but for loops of
+ * elementary functions with SIM_FZ_COSTLY_MIN plain ops of work or more
+ * (sim_fz_op_cost), cut in four tiles at least.  An elementwise root
  * whose output is SIM_FZ_STREAM_MIN bytes or more (bigger than what the
  * caches would keep for the next op) writes it with non-temporal stores:
  * the output's lines are never read from memory first, so the loop moves
@@ -18065,6 +18067,12 @@ SIM_PRIVATE sim_ew_fn sim_vm_kernel(sim_ew_fn fn, int level) {
 #define SIM_FZ_TILE 2048    /* elements per tile, at most */
 #define SIM_FZ_BUDGET 65536 /* tile bytes of one piece, roughly */
 #define SIM_FZ_PAR_MIN 65536 /* fewer elements: one piece */
+/* ... unless their work (elements x sim_fz_op_cost) is this much: a
+ * fork-join and the results' move to the other core cost microseconds
+ * when the cores share no cache (on the 2-vCPU machine of bench/, a cache
+ * line takes 200+ ns between them at times), more than splitting an LSTM
+ * gate's 2048 elements saves (rnn at two threads: 2.6 -> 2.4 ms) */
+#define SIM_FZ_COSTLY_MIN (4 * SIM_FZ_PAR_MIN)
 #define SIM_FZ_STREAM_MIN ((size_t)16 << 20) /* output bytes: streamed */
 #define SIM_FZ_ROW_MIN 128 /* rows read in place as tiles, at least */
 #define SIM_FZ_SUB 256 /* elements a streaming root computes per store run */
@@ -19902,7 +19910,7 @@ static void sim_fz_layout(sim_fz *z) {
   while (tile > 64 && tile / 2 >= z->numel) tile /= 2; /* small loops */
   /* few elements of much work: at least four tiles, for the threads */
   int costly = !z->red && z->numel < SIM_FZ_PAR_MIN &&
-               z->numel * z->cost >= SIM_FZ_PAR_MIN;
+               z->numel * z->cost >= SIM_FZ_COSTLY_MIN;
   while (costly && tile > 64 && tile * 4 > z->numel) tile /= 2;
   z->tile = tile;
   sim_fz_periodic(z);

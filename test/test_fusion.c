@@ -767,6 +767,44 @@ static void test_streamed_outputs(void **state) {
   xrt_client_release(c2);
 }
 
+/* Loops of elementary functions under 65536 elements: one piece below
+ * SIM_FZ_COSTLY_MIN plain ops of work (an LSTM gate's 2048 tanh), cut in
+ * pieces for the threads above it (30000 tanh); either way the values of
+ * one thread, bit for bit, and tanh's within its accuracy. */
+static void test_costly_small_loops(void **state) {
+  (void)state;
+  xrt_client *c1 = tu_client(1, 1, 0), *c2 = tu_client(1, 2, 0);
+  const int64_t sizes[] = {2048, 30000};
+  for (size_t k = 0; k < TU_COUNT(sizes); k++) {
+    int64_t n = sizes[k];
+    char prog[1024];
+    TU_TPL(prog, sizeof prog,
+        "func.func @main(%a: tensor<$1xf32>, %b: tensor<$1xf32>) -> "
+        "tensor<$1xf32> {\n"
+        "  %t = stablehlo.tanh %a : tensor<$1xf32>\n"
+        "  %m = stablehlo.multiply %t, %b : tensor<$1xf32>\n"
+        "  %r = stablehlo.add %m, %a : tensor<$1xf32>\n"
+        "  func.return %r : tensor<$1xf32>\n"
+        "}\n",
+        (long long)n, 0, 0);
+    float *a = fvec(n, 31), *b = fvec(n, 32);
+    double *want = (double *)malloc(sizeof(double) * (size_t)n);
+    assert_non_null(want);
+    for (int64_t i = 0; i < n; i++)
+      want[i] = tanh((double)a[i]) * b[i] + a[i];
+    xrt_shape s = TU_SHAPE(XRT_F32, n);
+    tu_in in[2] = {{s, a}, {s, b}};
+    tu_out one;
+    TU_RUN_OK(c1, prog, 2, in, &one);
+    tu_assert_f32_near(&one, 0, want, (size_t)n, 1e-5);
+    run_check(c2, prog, 2, in, WANT({(const float *)one.data[0], n}));
+    tu_out_free(&one);
+    free(a), free(b), free(want);
+  }
+  xrt_client_release(c1);
+  xrt_client_release(c2);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_long_chain),
@@ -785,6 +823,7 @@ int main(void) {
       cmocka_unit_test(test_other_types),
       cmocka_unit_test(test_two_threads),
       cmocka_unit_test(test_streamed_outputs),
+      cmocka_unit_test(test_costly_small_loops),
   };
   return cmocka_run_group_tests(tests, tu_setup_client, tu_teardown_client);
 }
