@@ -1437,6 +1437,38 @@ SIM_PRIVATE int sim_gemm_by_rows(const sim_step *st, int64_t *M, int64_t *N,
                                  int *lanes);
 SIM_PRIVATE int sim_gemm_run_epi(const sim_step *st, void **vals, sim_cx *cx,
                                  sim_gemm_epi_fn epi, void *ctx);
+
+/* ---- a product's epilogue in registers ----
+ * A line of f32 operations on each element v of C (row r, column c), in
+ * order: v = v op b_j, or b_j op v (+ SIM_FZC_REV), then maybe bounds:
+ * v = max(lo, v) (lo > v takes lo, so a NaN v stays), plus 0 when lo is
+ * +0 (so that -0 becomes +0, as move.c's clamp makes it: lo >= v takes
+ * lo), then v = min(hi, v) (hi is not -0).  A fused group that
+ * is such a line (fusion.c's chains) hands it to the product, whose
+ * micro-kernels apply it to the final sums before they store them: C is
+ * written once, and each element sees the same IEEE operations in the
+ * same order as the group's own loops. */
+enum { SIM_FZC_ADD, SIM_FZC_SUB, SIM_FZC_MUL, SIM_FZC_DIV, SIM_FZC_REV = 4 };
+#define SIM_GPOST_OPS 8
+typedef enum sim_gpost_arg {
+  SIM_GPOST_COL,  /* b_j[c]: a vector along C's columns */
+  SIM_GPOST_ONE,  /* b_j[0]: one number */
+  SIM_GPOST_FULL, /* b_j[r * N + c]: a value of C's shape */
+  SIM_GPOST_ROW   /* b_j[r]: a vector along C's rows (NCHW features) */
+} sim_gpost_arg;
+typedef struct sim_gpost {
+  int n;
+  uint8_t op[SIM_GPOST_OPS];
+  uint8_t arg[SIM_GPOST_OPS]; /* sim_gpost_arg */
+  const float *b[SIM_GPOST_OPS];
+  int has_lo, has_hi, lo_pz; /* bounds; lo is +0 */
+  float lo, hi;
+} sim_gpost;
+/* Whether st (sim_gemm_by_rows) can take such an epilogue on this CPU. */
+SIM_PRIVATE int sim_gemm_post_ok(const sim_step *st);
+/* Runs st with the epilogue po; 0 (nothing run) when it cannot. */
+SIM_PRIVATE int sim_gemm_run_post(const sim_step *st, void **vals,
+                                  sim_cx *cx, const sim_gpost *po);
 SIM_PRIVATE int sim_gemm_out_rows(sim_fcc *fc, sim_step *st, int64_t stride,
                                   xrt_status *rc);
 SIM_PRIVATE void sim_gemm_keep_a(sim_step *st);
@@ -6632,10 +6664,14 @@ SIM_GK_C_DEF(sim_gk_f64_c, double, 4, 8)
   STORE(c + (i) * ldc, c##i##a);                                             \
   STORE(c + (i) * ldc + W, c##i##b);
 
-#define SIM_GK_VEC_DEF(NAME, TGT, T, MR, ROWS)                               \
+/* TAIL stores the sums: SIM_GK_TAIL, or SIM_GK_TAIL_POST with the
+ * parameters SIM_GK_PP (a product's epilogue in registers). */
+#define SIM_GK_TAIL(ROWS) ROWS(SIM_GK_Z_STORE)
+#define SIM_GK_NOPP
+#define SIM_GK_VEC_DEF_T(NAME, TGT, T, MR, ROWS, PP, TAIL)                   \
   __attribute__((target(TGT))) static void NAME(                            \
       int64_t kc, const void *ap, const void *bp, void *cp, int64_t ldc,     \
-      int first) {                                                           \
+      int first PP) {                                                        \
     const T *a = (const T *)ap, *b = (const T *)bp;                          \
     T *c = (T *)cp;                                                          \
     ROWS(SIM_GK_Z_DECL)                                                      \
@@ -6643,8 +6679,10 @@ SIM_GK_C_DEF(sim_gk_f64_c, double, 4, 8)
       V b0 = LOAD(b), b1 = LOAD(b + W);                                      \
       ROWS(SIM_GK_Z_FMA)                                                     \
     }                                                                        \
-    ROWS(SIM_GK_Z_STORE)                                                     \
+    TAIL(ROWS)                                                               \
   }
+#define SIM_GK_VEC_DEF(NAME, TGT, T, MR, ROWS)                               \
+  SIM_GK_VEC_DEF_T(NAME, TGT, T, MR, ROWS, SIM_GK_NOPP, SIM_GK_TAIL)
 
 #define V __m512
 #define W 16
@@ -6668,10 +6706,10 @@ SIM_GK_VEC_DEF(sim_gk_f32_avx512, "avx512f", float, 12, SIM_GK_ROWS12)
     c##i##b = FMA(ai, b1, c##i##b);                                          \
   }
 #define SIM_GK_PF2 (8 * SIM_GK_STRIP) /* k ahead of the L2 prefetch */
-#define SIM_GK_STRIP_DEF(NAME, ROWS)                                         \
+#define SIM_GK_STRIP_DEF_T(NAME, ROWS, PP, TAIL)                             \
   __attribute__((target("avx512f"))) static void NAME(                       \
       int64_t kc, const void *ap, const void *bp, void *cp, int64_t ldc,     \
-      int first) {                                                           \
+      int first PP) {                                                        \
     const float *as = (const float *)ap, *b = (const float *)bp;             \
     float *c = (float *)cp;                                                  \
     ROWS(SIM_GK_Z_DECL)                                                      \
@@ -6701,8 +6739,10 @@ SIM_GK_VEC_DEF(sim_gk_f32_avx512, "avx512f", float, 12, SIM_GK_ROWS12)
       V b0 = LOAD(b), b1 = LOAD(b + W);                                      \
       ROWS(SIM_GK_S_FMA)                                                     \
     }                                                                        \
-    ROWS(SIM_GK_Z_STORE)                                                     \
+    TAIL(ROWS)                                                               \
   }
+#define SIM_GK_STRIP_DEF(NAME, ROWS)                                         \
+  SIM_GK_STRIP_DEF_T(NAME, ROWS, SIM_GK_NOPP, SIM_GK_TAIL)
 #define SIM_GK_ROWS8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
 #define SIM_GK_ROWS4(X) X(0) X(1) X(2) X(3)
 SIM_GK_STRIP_DEF(sim_gk_f32_avx512_strip, SIM_GK_ROWS12)
@@ -6713,6 +6753,161 @@ SIM_GK_STRIP_DEF(sim_gk_f32_avx512_strip8, SIM_GK_ROWS8)
 SIM_GK_STRIP_DEF(sim_gk_f32_avx512_strip4, SIM_GK_ROWS4)
 SIM_GK_VEC_DEF(sim_gk_f32_avx512_r8, "avx512f", float, 12, SIM_GK_ROWS8)
 SIM_GK_VEC_DEF(sim_gk_f32_avx512_r4, "avx512f", float, 12, SIM_GK_ROWS4)
+
+/* ---- the epilogue in registers (sim_gpost, internal.h) ----
+ * The post kernels take the tile's place in C (sim_gtp) and apply the
+ * epilogue to the final sums (added to C's when not the first K block)
+ * before storing them: per operation one switch for the whole tile, its
+ * operands two vectors (a column vector or one number), one number per
+ * row (a row vector) or two vectors per row (a value of C's shape). */
+typedef struct sim_gtp {
+  const sim_gpost *po;
+  int64_t row, col; /* the tile's first element in C */
+  int64_t ldb;      /* C's row length: full operands' row stride */
+  __mmask16 m0, m1; /* the tile's columns in C, of each vector: operands
+                       are read under them (a tile buffer's last columns
+                       may lie past C's) */
+} sim_gtp;
+
+__attribute__((target("avx512f"))) static inline __m512
+sim_gkp_op(__m512 v, __m512 b, int op) {
+  switch (op) {
+  case SIM_FZC_ADD: return _mm512_add_ps(v, b);
+  case SIM_FZC_SUB: return _mm512_sub_ps(v, b);
+  case SIM_FZC_MUL: return _mm512_mul_ps(v, b);
+  case SIM_FZC_DIV: return _mm512_div_ps(v, b);
+  case SIM_FZC_ADD + SIM_FZC_REV: return _mm512_add_ps(b, v);
+  case SIM_FZC_SUB + SIM_FZC_REV: return _mm512_sub_ps(b, v);
+  case SIM_FZC_MUL + SIM_FZC_REV: return _mm512_mul_ps(b, v);
+  default: return _mm512_div_ps(b, v);
+  }
+}
+
+/* The bounds (see sim_gpost); max and min on the vector units, where
+ * compares into mask registers and blends took most of the epilogue's
+ * time.  Exactly the clamp's choices: max(lo, v) is lo > v ? lo : v, and
+ * lo >= v differs only for v = -0 under lo = +0, which the added 0
+ * mends; v went through an operation, so it is no signaling NaN that
+ * adding 0 would change. */
+__attribute__((target("avx512f"))) static inline __m512
+sim_gkp_bound(__m512 v, const sim_gpost *po, __m512 lo, __m512 hi) {
+  if (po->has_lo) v = _mm512_max_ps(lo, v);
+  if (po->lo_pz) v = _mm512_add_ps(v, _mm512_setzero_ps());
+  if (po->has_hi) v = _mm512_min_ps(hi, v);
+  return v;
+}
+
+#define SIM_GKP_U(i)                                                         \
+  c##i##a = sim_gkp_op(c##i##a, b0, OPC);                                    \
+  c##i##b = sim_gkp_op(c##i##b, b1, OPC);
+#define SIM_GKP_F(i)                                                         \
+  c##i##a = sim_gkp_op(c##i##a, _mm512_maskz_loadu_ps(m0, bf + (i) * ldb),   \
+                       OPC);                                                 \
+  c##i##b = sim_gkp_op(                                                      \
+      c##i##b, _mm512_maskz_loadu_ps(m1, bf + (i) * ldb + W), OPC);
+#define SIM_GKP_R(i)                                                         \
+  {                                                                          \
+    V t_ = SET1(br[i]);                                                      \
+    c##i##a = sim_gkp_op(c##i##a, t_, OPC);                                  \
+    c##i##b = sim_gkp_op(c##i##b, t_, OPC);                                  \
+  }
+#define SIM_GKP_CASE(K, ROWS, X)                                             \
+  case K: {                                                                  \
+    enum { OPC = K };                                                        \
+    ROWS(X)                                                                  \
+  } break;
+#define SIM_GKP_SWITCH(OP, ROWS, X)                                          \
+  switch (OP) {                                                              \
+    SIM_GKP_CASE(0, ROWS, X) SIM_GKP_CASE(1, ROWS, X)                        \
+    SIM_GKP_CASE(2, ROWS, X) SIM_GKP_CASE(3, ROWS, X)                        \
+    SIM_GKP_CASE(4, ROWS, X) SIM_GKP_CASE(5, ROWS, X)                        \
+    SIM_GKP_CASE(6, ROWS, X) default: {                                      \
+      enum { OPC = 7 };                                                      \
+      ROWS(X)                                                                \
+    }                                                                        \
+  }
+#define SIM_GKP_SUM(i)                                                       \
+  if (!first) {                                                              \
+    c##i##a = ADD(c##i##a, LOAD(c + (i) * ldc));                             \
+    c##i##b = ADD(c##i##b, LOAD(c + (i) * ldc + W));                         \
+  }
+#define SIM_GKP_CL(i)                                                        \
+  c##i##a = sim_gkp_bound(c##i##a, po, lo, hi);                              \
+  c##i##b = sim_gkp_bound(c##i##b, po, lo, hi);
+#define SIM_GKP_ST(i)                                                        \
+  STORE(c + (i) * ldc, c##i##a);                                             \
+  STORE(c + (i) * ldc + W, c##i##b);
+#define SIM_GK_PP , const sim_gtp *tp
+#define SIM_GK_TAIL_POST(ROWS)                                               \
+  {                                                                          \
+    const sim_gpost *po = tp->po;                                            \
+    const int64_t ldb = tp->ldb;                                             \
+    const __mmask16 m0 = tp->m0, m1 = tp->m1;                                \
+    ROWS(SIM_GKP_SUM)                                                        \
+    for (int j = 0; j < po->n; j++) {                                        \
+      const float *bj = po->b[j];                                            \
+      if (po->arg[j] == SIM_GPOST_FULL) {                                    \
+        const float *bf = bj + tp->row * ldb + tp->col;                      \
+        SIM_GKP_SWITCH(po->op[j], ROWS, SIM_GKP_F)                           \
+        continue;                                                            \
+      }                                                                      \
+      if (po->arg[j] == SIM_GPOST_ROW) {                                     \
+        const float *br = bj + tp->row;                                      \
+        SIM_GKP_SWITCH(po->op[j], ROWS, SIM_GKP_R)                           \
+        continue;                                                            \
+      }                                                                      \
+      V b0 = po->arg[j] == SIM_GPOST_ONE                                     \
+                 ? SET1(bj[0])                                               \
+                 : _mm512_maskz_loadu_ps(m0, bj + tp->col);                  \
+      V b1 = po->arg[j] == SIM_GPOST_ONE                                     \
+                 ? b0                                                        \
+                 : _mm512_maskz_loadu_ps(m1, bj + tp->col + W);              \
+      SIM_GKP_SWITCH(po->op[j], ROWS, SIM_GKP_U)                             \
+    }                                                                        \
+    if (po->has_lo || po->has_hi) {                                          \
+      V lo = SET1(po->lo), hi = SET1(po->hi);                                \
+      ROWS(SIM_GKP_CL)                                                       \
+    }                                                                        \
+    ROWS(SIM_GKP_ST)                                                         \
+  }
+SIM_GK_STRIP_DEF_T(sim_gkp_f32_avx512_strip, SIM_GK_ROWS12, SIM_GK_PP,
+                   SIM_GK_TAIL_POST)
+SIM_GK_STRIP_DEF_T(sim_gkp_f32_avx512_strip8, SIM_GK_ROWS8, SIM_GK_PP,
+                   SIM_GK_TAIL_POST)
+SIM_GK_STRIP_DEF_T(sim_gkp_f32_avx512_strip4, SIM_GK_ROWS4, SIM_GK_PP,
+                   SIM_GK_TAIL_POST)
+SIM_GK_VEC_DEF_T(sim_gkp_f32_avx512, "avx512f", float, 12, SIM_GK_ROWS12,
+                 SIM_GK_PP, SIM_GK_TAIL_POST)
+SIM_GK_VEC_DEF_T(sim_gkp_f32_avx512_r8, "avx512f", float, 12, SIM_GK_ROWS8,
+                 SIM_GK_PP, SIM_GK_TAIL_POST)
+SIM_GK_VEC_DEF_T(sim_gkp_f32_avx512_r4, "avx512f", float, 12, SIM_GK_ROWS4,
+                 SIM_GK_PP, SIM_GK_TAIL_POST)
+
+/* The epilogue on rows [r0, r0 + mv), columns [c0, c0 + nv) of C (row
+ * length ldc = N): the tiles that went through a tile buffer, sixteen
+ * columns at a time under a mask. */
+__attribute__((target("avx512f"))) static void sim_gpost_region(
+    const sim_gpost *po, float *C, int64_t ldc, int64_t r0, int64_t mv,
+    int64_t c0, int64_t nv) {
+  const __m512 lo = SET1(po->lo), hi = SET1(po->hi);
+  for (int64_t r = r0; r < r0 + mv; r++)
+    for (int64_t j = c0; j < c0 + nv; j += W) {
+      __mmask16 m = (__mmask16)(c0 + nv - j >= W ? 0xFFFF
+                                : (1u << (c0 + nv - j)) - 1);
+      float *c = C + r * ldc + j;
+      __m512 v = _mm512_maskz_loadu_ps(m, c);
+      for (int k = 0; k < po->n; k++) {
+        const float *bk = po->b[k];
+        __m512 b = po->arg[k] == SIM_GPOST_ONE   ? SET1(bk[0])
+                   : po->arg[k] == SIM_GPOST_ROW ? SET1(bk[r])
+                   : po->arg[k] == SIM_GPOST_COL
+                       ? _mm512_maskz_loadu_ps(m, bk + j)
+                       : _mm512_maskz_loadu_ps(m, bk + r * ldc + j);
+        v = sim_gkp_op(v, b, po->op[k]);
+      }
+      _mm512_mask_storeu_ps(c, m, sim_gkp_bound(v, po, lo, hi));
+    }
+}
 #undef V
 #undef W
 #undef ZERO
@@ -7087,6 +7282,9 @@ typedef struct sim_gblk {
    * thread while they are in its cache (sim_gemm_run_epi), or NULL */
   sim_gemm_epi_fn epi;
   void *epi_ctx;
+  /* The epilogue the last K block's kernels apply (sim_gemm_run_post), or
+   * NULL */
+  const sim_gpost *post;
 } sim_gblk;
 
 /* Copies n elements of one row of A, from column k of the panel on, into
@@ -7423,6 +7621,63 @@ static sim_gk_fn sim_gk_rows(const sim_gemm *g, int64_t mv) {
 /* The packed A micro-panel ap (C rows r0 .. r0 + mv) times the packed B
  * block bp (C columns c0 .. c0 + nb): full tiles straight into C where its
  * rows are strided and columns dense, others through a tile. */
+#if SIM_GEMM_X86
+typedef void (*sim_gkp_fn)(int64_t kc, const void *a, const void *b, void *c,
+                           int64_t ldc, int first, const sim_gtp *tp);
+static sim_gkp_fn sim_gk_post_of(sim_gk_fn fr);
+#endif
+
+/* Kernel fk on a tile whose element (0, 0) is C's (r0, c0), with the
+ * epilogue: its post kernel, or fk and then the epilogue over C's part
+ * of the tile (c is C's memory there: first, ldc as fk's). */
+static void sim_gemm_post_tile(const sim_gblk *x, sim_gk_fn fk,
+                               const char *ap, const char *bj, char *c,
+                               int64_t ldc, int first, int64_t r0, int64_t mv,
+                               int64_t c0, int64_t nv) {
+#if SIM_GEMM_X86
+  sim_gkp_fn fp = sim_gk_post_of(fk);
+  if (fp) {
+    sim_gtp tp = {x->post, r0, c0, x->g->N,
+                  (__mmask16)(nv >= 16 ? 0xFFFF : (1u << nv) - 1),
+                  (__mmask16)(nv >= 32   ? 0xFFFF
+                              : nv > 16 ? (1u << (nv - 16)) - 1
+                                        : 0)};
+    fp(x->kb, ap, bj, c, ldc, first, &tp);
+    return;
+  }
+#endif
+  /* not reached: sim_gemm_post_ok allows the kernels that have one */
+  assert(!"a product's epilogue without a post kernel");
+  fk(x->kb, ap, bj, c, ldc, first);
+  (void)r0, (void)mv, (void)c0, (void)nv;
+}
+
+/* The epilogue over C's rows [r0, r0 + mv), columns [c0, c0 + nv), after
+ * the last K block went through a tile buffer. */
+static void sim_gemm_post_rows(const sim_gpost *po, char *C, int64_t N,
+                               int64_t r0, int64_t mv, int64_t c0,
+                               int64_t nv) {
+#if SIM_GEMM_X86
+  sim_gpost_region(po, (float *)(void *)C, N, r0, mv, c0, nv);
+#else
+  (void)po, (void)C, (void)N, (void)r0, (void)mv, (void)c0, (void)nv;
+#endif
+}
+
+#if SIM_GEMM_X86
+
+/* The post kernel doing what kernel fr does (sim_gpost), or NULL. */
+static sim_gkp_fn sim_gk_post_of(sim_gk_fn fr) {
+  return fr == sim_gk_f32_avx512_strip    ? sim_gkp_f32_avx512_strip
+         : fr == sim_gk_f32_avx512_strip8 ? sim_gkp_f32_avx512_strip8
+         : fr == sim_gk_f32_avx512_strip4 ? sim_gkp_f32_avx512_strip4
+         : fr == sim_gk_f32_avx512        ? sim_gkp_f32_avx512
+         : fr == sim_gk_f32_avx512_r8     ? sim_gkp_f32_avx512_r8
+         : fr == sim_gk_f32_avx512_r4     ? sim_gkp_f32_avx512_r4
+                                          : NULL;
+}
+#endif
+
 static void sim_gemm_panel_row(const sim_gblk *x, const char *ap,
                                const char *bp, int64_t r0, int64_t mv,
                                int64_t c0, int64_t nb) {
@@ -7432,16 +7687,29 @@ static void sim_gemm_panel_row(const sim_gblk *x, const char *ap,
   sim_gk_fn fn = g->astrip ? g->k->fs : g->k->fn;
   sim_gk_fn fr = mv == MR ? fn : sim_gk_rows(g, mv); /* mv rows, or NULL */
   _Alignas(64) char tile[12 * 32 * sizeof(float)];
+  /* the epilogue, after the last K block (C is dense: sim_gemm_post_ok) */
+  const sim_gpost *po = x->post && x->pc + x->kb >= g->K ? x->post : NULL;
   for (int64_t j = 0; j < nb; j += NR) {
     const char *bj = bp + (size_t)(j * x->kb) * es;
     int64_t nv = nb - j < NR ? nb - j : NR;
     if (fr && nv == NR && g->cm_s && g->cn_s == 1) {
       char *c = x->c + (size_t)(g->cm[r0] + c0 + j) * es;
+      if (po) {
+        sim_gemm_post_tile(x, fr, ap, bj, c, g->cm_s, x->first, r0, mv,
+                           c0 + j, nv);
+        continue;
+      }
       fr(x->kb, ap, bj, c, g->cm_s, x->first);
+      continue;
+    }
+    if (po && x->first) { /* one K block: the tile is final */
+      sim_gemm_post_tile(x, fn, ap, bj, tile, NR, 1, r0, mv, c0 + j, nv);
+      sim_gstore_tile(x, tile, r0, mv, c0 + j, nv);
       continue;
     }
     fn(x->kb, ap, bj, tile, NR, 1);
     sim_gstore_tile(x, tile, r0, mv, c0 + j, nv);
+    if (po) sim_gemm_post_rows(po, x->c, g->N, r0, mv, c0 + j, nv);
   }
 }
 
@@ -7712,14 +7980,18 @@ static void sim_gemm_batches(void *ctx, int64_t b0, int64_t b1) {
 /* bpre: all of B packed (sim_gemm_bpre), or NULL.  epi (or NULL): takes
  * every row of C as soon as it is done when the lanes split the rows of
  * one batch; returns whether it did (else nothing went to epi). */
-static int sim_gemm_exec(const sim_gemm *g, const char *A, const char *B,
-                         char *C, void **vals, sim_cx *cx, const char *bpre,
-                         const char *apre, sim_gemm_epi_fn epi, void *ctx) {
+/* With the epilogue po (or NULL), which sim_gemm_post_ok allowed. */
+static int sim_gemm_exec_post(const sim_gemm *g, const char *A,
+                              const char *B, char *C, void **vals, sim_cx *cx,
+                              const char *bpre, const char *apre,
+                              sim_gemm_epi_fn epi, void *ctx,
+                              const sim_gpost *po) {
   size_t es = g->es;
   sim_gblk x;
   memset(&x, 0, sizeof x);
   x.g = g;
   x.first = 1;
+  x.post = po;
   x.apre = g->BT == 1 ? apre : NULL;
   /* One lane per thread of the device's pool (the plan has buffers for
    * g->lanes); serial: one lane, so an A micro-panel meets every column. */
@@ -7755,6 +8027,12 @@ static int sim_gemm_exec(const sim_gemm *g, const char *A, const char *B,
       sim_parallel_for(cx, x.lanes, 1, sim_gemm_lanes, &x);
   }
   return x.epi != NULL;
+}
+
+static int sim_gemm_exec(const sim_gemm *g, const char *A, const char *B,
+                         char *C, void **vals, sim_cx *cx, const char *bpre,
+                         const char *apre, sim_gemm_epi_fn epi, void *ctx) {
+  return sim_gemm_exec_post(g, A, B, C, vals, cx, bpre, apre, epi, ctx, NULL);
 }
 
 /* ---- B packed once for many calls (gemm_cache.c) ----
@@ -7856,19 +8134,45 @@ static const char *sim_gemm_apre_of(const sim_gemm *g, const char *A,
  * lane < the *lanes of sim_gemm_by_rows.  Returns 1 when every row went
  * to epi; 0 when none did (the lanes split the columns, or epi is NULL):
  * the caller then runs its epilogue over the whole result. */
-SIM_PRIVATE int sim_gemm_run_epi(const sim_step *st, void **vals, sim_cx *cx,
-                                 sim_gemm_epi_fn epi, void *ctx) {
+static int sim_gemm_run_with(const sim_step *st, void **vals, sim_cx *cx,
+                             sim_gemm_epi_fn epi, void *ctx,
+                             const sim_gpost *po) {
   const sim_gemm *g = (const sim_gemm *)st->data;
   const char *A = (const char *)vals[st->in[0]];
   const char *B = (const char *)vals[st->in[1]];
   void *entry, *aentry;
   const char *bpre = sim_gemm_bpre(g, B, cx, &entry);
   const char *apre = sim_gemm_apre_of(g, A, cx, &aentry);
-  int took = sim_gemm_exec(g, A, B, (char *)vals[st->out[0]], vals, cx, bpre,
-                           apre, epi, ctx);
+  int took = sim_gemm_exec_post(g, A, B, (char *)vals[st->out[0]], vals, cx,
+                                bpre, apre, epi, ctx, po);
   if (entry) sim_gcache_put(cx->exe->cl, entry, 1);
   if (aentry) sim_gcache_put(cx->exe->cl, aentry, 1);
   return took;
+}
+
+SIM_PRIVATE int sim_gemm_run_epi(const sim_step *st, void **vals, sim_cx *cx,
+                                 sim_gemm_epi_fn epi, void *ctx) {
+  return sim_gemm_run_with(st, vals, cx, epi, ctx, NULL);
+}
+
+SIM_PRIVATE int sim_gemm_post_ok(const sim_step *st) {
+  int64_t M, N;
+  int lanes;
+  if (!sim_gemm_by_rows(st, &M, &N, &lanes)) return 0;
+  const sim_gemm *g = (const sim_gemm *)st->data;
+#if SIM_GEMM_X86
+  return g->BT == 1 && g->K > 0 && !g->blas && g->k->fn == sim_gk_f32_avx512;
+#else
+  (void)g;
+  return 0;
+#endif
+}
+
+SIM_PRIVATE int sim_gemm_run_post(const sim_step *st, void **vals,
+                                  sim_cx *cx, const sim_gpost *po) {
+  if (!sim_gemm_post_ok(st)) return 0;
+  sim_gemm_run_with(st, vals, cx, NULL, NULL, po);
+  return 1;
 }
 
 static xrt_status sim_run_gemm(const sim_step *st, void **vals, sim_cx *cx) {
@@ -8227,7 +8531,7 @@ SIM_PRIVATE void sim_gemm_run_slot(const sim_step *st, void **vals,
                                    int slot) {
   const sim_gemm *g = (const sim_gemm *)st->data;
   sim_gblk x = {g, A, B, C, NULL, NULL, 0, 0, 0, 0, 0, 1, bpre, apre,
-                NULL, NULL};
+                NULL, NULL, NULL};
   x.apack = (char *)vals[g->apack] + g->apack_lane * g->es * (size_t)slot;
   x.bpack = (char *)vals[g->bpack] + g->bpack_lane * g->es * (size_t)slot;
   x.a += (size_t)g->ab[0] * g->es;
@@ -12446,7 +12750,7 @@ typedef struct sim_rwin {
   /* Separable kernels, a window of 2 or 3 columns at stride 2 (a max
    * pool): results [s2j0, s2j1) of a row have their whole window in the
    * row, from column s2c0 + 2 (j - s2j0); s2j1 = s2j0 when not so (or
-   * fewer than 16 such results). */
+   * fewer than 4 such results). */
   int64_t s2j0, s2j1, s2c0;
 } sim_rwin;
 
@@ -12586,9 +12890,10 @@ static void sim_rw_unravel(const sim_win *w, int32_t nd, int64_t idx,
  * sim_rwin.s2j0), straight to the result row o from the vertical pass's
  * row tmp: per 16 results, the even and odd columns of 32 (and the even
  * ones from 2 on) combine in window order, as the general pass does (the
- * last 16 again in part; their loads stay inside tmp's 32 extra values).
- * The results whose window meets the row's ends go one by one, as in the
- * general pass. */
+ * last 16 again in part; a run shorter than 16, a pool's 27-wide rows,
+ * stores only its own; the loads stay inside tmp's 32 extra values, whose
+ * lanes are never stored).  The results whose window meets the row's
+ * ends go one by one, as in the general pass. */
 #if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 12)
 #define SIM_RW_EVEN(a, b)                                                     \
   __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22,    \
@@ -12601,7 +12906,11 @@ static void sim_rw_unravel(const sim_win *w, int32_t nd, int64_t idx,
   do {                                                                        \
     int64_t j0_ = r->s2j0, j1_ = r->s2j1;                                     \
     for (int64_t jj = j0_; jj < j1_; jj += 16) {                              \
-      if (jj + 16 > j1_) jj = j1_ - 16; /* the last 16, again in part */      \
+      int64_t n_ = 16; /* results stored: a short run stores its own */       \
+      if (jj + 16 > j1_ && j1_ - j0_ >= 16)                                   \
+        jj = j1_ - 16; /* the last 16, again in part */                       \
+      else if (jj + 16 > j1_)                                                 \
+        n_ = j1_ - jj;                                                        \
       const float *t_ = tmp + r->s2c0 + 2 * (jj - j0_);                       \
       sim_rw_v16 a_, b_, c_, d_, acc = iv;                                    \
       memcpy(&a_, t_, sizeof a_);                                             \
@@ -12613,7 +12922,7 @@ static void sim_rw_unravel(const sim_win *w, int32_t nd, int64_t idx,
         memcpy(&d_, t_ + 18, sizeof d_);                                      \
         SIM_RW_ACC(OP, acc, SIM_RW_EVEN(c_, d_));                             \
       }                                                                       \
-      memcpy(o + jj, &acc, sizeof acc);                                       \
+      memcpy(o + jj, &acc, (size_t)n_ * sizeof(float));                       \
     }                                                                         \
   } while (0)
 #else
@@ -12812,7 +13121,7 @@ static void sim_rwin_stride2(sim_rwin *r) {
       whole &= tb[j1 * wb + k] == tb[j0 * wb] + 2 * (j1 - j0) + k;
     if (!whole) break;
   }
-  if (j1 - j0 < 16) return;
+  if (j1 - j0 < 4) return;
   r->s2j0 = j0, r->s2j1 = j1, r->s2c0 = j0 < ob ? tb[j0 * wb] : 0;
 #else
   (void)wb, (void)ob, (void)j0, (void)j1, (void)tb;
@@ -18144,7 +18453,7 @@ SIM_PRIVATE sim_ew_fn sim_vm_kernel(sim_ew_fn fn, int level) {
 #define SIM_FZ_ROW_MIN 128 /* rows read in place as tiles, at least */
 #define SIM_FZ_SUB 256 /* elements a streaming root computes per store run */
 #define SIM_FZ_DW_RUN 16 /* positions a depthwise producer computes at once */
-#define SIM_FZ_CHAIN 8 /* operations of a chain evaluated in registers */
+#define SIM_FZ_CHAIN SIM_GPOST_OPS /* operations of a chain in registers */
 
 /* ---- kernels compiled per instruction set ---- */
 
@@ -18592,8 +18901,9 @@ static const void *sim_fz_eval(const sim_fz *z, void **vals, char *scr,
  * time without storing the values in between: each element sees the same
  * IEEE operations in the same order as the node-by-node loop, so the bits
  * are the same; the clamp makes the choices of the scalar-bound kernel of
- * move.c (a strict compare for lo = -0, <= for a hi with its sign bit). */
-enum { SIM_FZC_ADD, SIM_FZC_SUB, SIM_FZC_MUL, SIM_FZC_DIV, SIM_FZC_REV = 4 };
+ * move.c (a strict compare for lo = -0, <= for a hi with its sign bit).
+ * The operations are SIM_FZC_* (internal.h), which a product's epilogue
+ * in registers (sim_gpost) shares. */
 
 typedef struct sim_fzch {
   int n, clamp, lo_strict, hi_eq;
@@ -18629,8 +18939,8 @@ typedef int32_t sim_fzc_i16 __attribute__((vector_size(64)));
 #define SIM_FZC_SEL(c, a, b)                                                  \
   ((sim_fzc_v16)(((sim_fzc_i16)(a) & (c)) | ((sim_fzc_i16)(b) & ~(c))))
 /* The clamp of one vector V: SIM_FZC_CLV with vector selects, or
- * SIM_FZC_CLK with AVX-512 compare masks and blends (two instructions a
- * bound instead of three). */
+ * SIM_FZC_CLK with AVX-512 maximum and minimum (compares into mask
+ * registers and blends when hi is -0). */
 #define SIM_FZC_CLV(V)                                                        \
   {                                                                           \
     sim_fzc_i16 ta = lo_strict ? fa > V : fa >= V;                            \
@@ -18645,12 +18955,18 @@ typedef int32_t sim_fzc_i16 __attribute__((vector_size(64)));
     memcpy(&v_, &V, sizeof v_);                                               \
     memcpy(&a_, &fa, sizeof a_);                                              \
     memcpy(&b_, &fb, sizeof b_);                                              \
-    __mmask16 ka = lo_strict ? _mm512_cmp_ps_mask(a_, v_, _CMP_GT_OQ)         \
-                             : _mm512_cmp_ps_mask(a_, v_, _CMP_GE_OQ);        \
-    v_ = _mm512_mask_blend_ps(ka, v_, a_);                                    \
-    __mmask16 kb = hi_eq ? _mm512_cmp_ps_mask(b_, v_, _CMP_LE_OQ)             \
-                         : _mm512_cmp_ps_mask(b_, v_, _CMP_LT_OQ);            \
-    v_ = _mm512_mask_blend_ps(kb, v_, b_);                                    \
+    if (minmax) { /* the same choices: see sim_gpost (internal.h) */         \
+      v_ = _mm512_max_ps(a_, v_);                                             \
+      if (lo_pz) v_ = _mm512_add_ps(v_, _mm512_setzero_ps());                 \
+      v_ = _mm512_min_ps(b_, v_);                                             \
+    } else {                                                                  \
+      __mmask16 ka = lo_strict ? _mm512_cmp_ps_mask(a_, v_, _CMP_GT_OQ)       \
+                               : _mm512_cmp_ps_mask(a_, v_, _CMP_GE_OQ);      \
+      v_ = _mm512_mask_blend_ps(ka, v_, a_);                                  \
+      __mmask16 kb = hi_eq ? _mm512_cmp_ps_mask(b_, v_, _CMP_LE_OQ)           \
+                           : _mm512_cmp_ps_mask(b_, v_, _CMP_LT_OQ);          \
+      v_ = _mm512_mask_blend_ps(kb, v_, b_);                                  \
+    }                                                                         \
     memcpy(&V, &v_, sizeof V);                                                \
   }
 #endif
@@ -18690,6 +19006,10 @@ typedef int32_t sim_fzc_i16 __attribute__((vector_size(64)));
                                                 int64_t L) {                  \
     const int n = c->n, clamp = c->clamp;                                     \
     const int lo_strict = c->lo_strict, hi_eq = c->hi_eq;                     \
+    /* bounds as max and min (SIM_FZC_CLK) unless hi is -0 */                 \
+    const int minmax = !(c->hi == 0 && hi_eq);                                \
+    const int lo_pz = c->lo == 0 && !lo_strict;                               \
+    (void)minmax, (void)lo_pz;                                                \
     uint8_t op[SIM_FZ_CHAIN];                                                 \
     const float *bp[SIM_FZ_CHAIN];                                            \
     for (int j = 0; j < n; j++) op[j] = c->op[j], bp[j] = c->b[j];            \
@@ -18750,6 +19070,26 @@ SIM_FZ_CHAINK(avx512, SIM_FZC_CLK, SIM_FZC_WIDE)
 #define SIM_FZ_HAVE_CHAIN 1
 #endif
 
+/* The chain's clamp bounds (from the splat tiles of scr; none: 0 and 0)
+ * and their compare choices; 0 when a bound is NaN, which the chains'
+ * kernels do not handle. */
+static int sim_fz_chain_bounds(const sim_fz *z, const char *scr, float *lo,
+                               float *hi, int *lo_strict, int *hi_eq) {
+  *lo = *hi = 0;
+  if (z->clo >= 0) {
+    float b = *(const float *)(const void *)(scr + z->nodes[z->clo].off);
+    *lo = z->cmm == 2 ? -INFINITY : b;
+    *hi = z->cmm == 1   ? INFINITY
+          : z->cmm == 2 ? b
+                        : *(const float *)(const void *)(scr +
+                                                         z->nodes[z->chi].off);
+    if (*lo != *lo || *hi != *hi) return 0;
+  }
+  *lo_strict = *lo == 0 && signbit(*lo);
+  *hi_eq = signbit(*hi) != 0;
+  return 1;
+}
+
 /* The chain on elements [i0, i0 + L) into dst (leaf xv at xp, as
  * sim_fz_eval_x); 0 when it cannot run (a NaN bound): the caller
  * evaluates node by node. */
@@ -18762,18 +19102,8 @@ static int sim_fz_chain_eval(const sim_fz *z, void **vals, char *scr,
   c.n = z->nch;
   c.op = z->chop;
   c.clamp = z->clo >= 0;
-  c.lo = c.hi = 0;
-  if (c.clamp) {
-    float b = *(const float *)(const void *)(scr + z->nodes[z->clo].off);
-    c.lo = z->cmm == 2 ? -INFINITY : b;
-    c.hi = z->cmm == 1   ? INFINITY
-           : z->cmm == 2 ? b
-                         : *(const float *)(const void *)(scr +
-                                                          z->nodes[z->chi].off);
-    if (c.lo != c.lo || c.hi != c.hi) return 0;
-  }
-  c.lo_strict = c.lo == 0 && signbit(c.lo);
-  c.hi_eq = signbit(c.hi) != 0;
+  if (!sim_fz_chain_bounds(z, scr, &c.lo, &c.hi, &c.lo_strict, &c.hi_eq))
+    return 0;
   for (int j = -1; j < c.n; j++) {
     int32_t k = j < 0 ? z->chx : z->charg[j];
     const sim_fznode *nd = &z->nodes[k];
@@ -18966,12 +19296,18 @@ static xrt_status sim_run_fused_dw(const sim_step *st, void **vals,
  * lane runs the group over its rows of x as soon as they are done
  * (sim_gemm_run_epi), in place while they are in its cache, so x does
  * not go to memory and come back.  The same kernels on the same
- * elements: the bits of the two steps. */
+ * elements: the bits of the two steps.  A group that is a chain starting
+ * at x (batch norm and ReLU6, a bias and ReLU, a residual add) goes into
+ * the product's micro-kernels instead (sim_gpost), which apply it to the
+ * sums in registers (mobile of the model zoo on one thread: the sum of
+ * its steps' best times 5.86 -> 5.36 ms; the chain's loop over rows of x
+ * cost about 1.5 ns a vector of 16). */
 typedef struct sim_fzgm {
   const sim_fz *z;
   sim_step gemm; /* the product's step */
   int32_t x;     /* its result */
   int64_t N;     /* elements per row of it */
+  int post;      /* the group is a chain the product's kernels apply */
 } sim_fzgm;
 
 typedef struct sim_fzgrun {
@@ -18990,6 +19326,34 @@ static void sim_fz_gemm_rows(void *ctx, int lane, int64_t m0, int64_t m1) {
   sim_fz_ew_span(&g->r, scr, NULL, m0 * g->N, m1 * g->N);
 }
 
+/* The chain of z (sim_fz_post_fits) as a product's epilogue, its tiles
+ * in scr (filled); 0 when it cannot be (a NaN bound). */
+static int sim_fz_post_of(const sim_fz *z, void **vals, const char *scr,
+                          sim_gpost *po) {
+  int lo_strict, hi_eq;
+  po->n = z->nch;
+  if (!sim_fz_chain_bounds(z, scr, &po->lo, &po->hi, &lo_strict, &hi_eq) ||
+      (z->clo >= 0 && po->hi == 0 && hi_eq))
+    return 0; /* a NaN bound, or hi = -0: min(hi, v) would keep v = +0 */
+  po->has_lo = z->clo >= 0 && po->lo != -INFINITY;
+  po->has_hi = z->clo >= 0 && po->hi != INFINITY;
+  po->lo_pz = po->has_lo && po->lo == 0 && !lo_strict;
+  for (int j = 0; j < z->nch; j++) {
+    const sim_fznode *nd = &z->nodes[z->charg[j]];
+    po->op[j] = z->chop[j];
+    po->arg[j] = nd->kind == SIM_FZ_FULL     ? SIM_GPOST_FULL
+                 : nd->kind == SIM_FZ_SPLAT  ? SIM_GPOST_ONE
+                 : nd->kind == SIM_FZ_GATHER ? SIM_GPOST_ROW
+                                             : SIM_GPOST_COL;
+    const char *src = (const char *)vals[nd->val];
+    po->b[j] = (const float *)(const void *)(
+        nd->kind == SIM_FZ_FULL     ? src
+        : nd->kind == SIM_FZ_GATHER ? src + (size_t)nd->base * nd->es
+                                    : scr + nd->off);
+  }
+  return 1;
+}
+
 static xrt_status sim_run_fused_gemm(const sim_step *st, void **vals,
                                      sim_cx *cx) {
   const sim_fzgm *d = (const sim_fzgm *)st->data;
@@ -18999,6 +19363,14 @@ static xrt_status sim_run_fused_gemm(const sim_step *st, void **vals,
                    NULL, 0, 0, 0, NULL},
                   d->N,
                   {0}};
+  if (d->post) { /* piece 0's tiles hold the operands for every lane */
+    sim_gpost po;
+    char *scr = sim_fz_piece_scratch(&g.r, 0);
+    sim_fz_splats(z, vals, scr);
+    if (sim_fz_post_of(z, vals, scr, &po) &&
+        sim_gemm_run_post(&d->gemm, vals, cx, &po))
+      return XRT_OK;
+  }
   if (sim_gemm_run_epi(&d->gemm, vals, cx, sim_fz_gemm_rows, &g) ||
       z->numel == 0)
     return XRT_OK;
@@ -19904,13 +20276,18 @@ static void sim_fz_chain_plan(sim_fz *z) {
     if (o < 0 || n == SIM_FZ_CHAIN) return;
     const sim_fznode *a = &z->nodes[nd->arg[0]], *b = &z->nodes[nd->arg[1]];
     inner--;
+    if (sim_fz_leafy(a) && sim_fz_leafy(b)) { /* the line's start */
+      /* at the full value when only b is one (a product's result, whose
+       * kernels can then take the line: sim_gpost): b op' a */
+      int rev = b->kind == SIM_FZ_FULL && a->kind != SIM_FZ_FULL;
+      op[n] = (uint8_t)(rev ? o + SIM_FZC_REV : o);
+      arg[n++] = nd->arg[rev ? 0 : 1];
+      z->chx = nd->arg[rev ? 1 : 0];
+      break;
+    }
     if (sim_fz_leafy(b)) { /* v op b */
       op[n] = (uint8_t)o;
       arg[n++] = nd->arg[1];
-      if (sim_fz_leafy(a)) {
-        z->chx = nd->arg[0];
-        break;
-      }
       k = nd->arg[0];
     } else if (sim_fz_leafy(a)) { /* a op v */
       op[n] = (uint8_t)(o + SIM_FZC_REV);
@@ -20183,6 +20560,50 @@ static int sim_fz_gemm_fits(const sim_fcc *fc, const sim_step *st,
   return reads > 0;
 }
 
+/* Whether GATHER node nd reads, for element (r, c) of rows of N, element
+ * base + r of its value (a per-feature vector over an NCHW result): the
+ * dimensions that make up a row have stride 0, the others are row-major
+ * with unit stride. */
+static int sim_fz_row_vector(const sim_fznode *nd, int64_t N) {
+  int32_t k = nd->rank;
+  int64_t n = 1, s = 1;
+  while (k > 0 && n < N) {
+    k--;
+    if (nd->ss[k] != 0 && nd->dims[k] != 1) return 0;
+    n *= nd->dims[k];
+  }
+  if (n != N) return 0;
+  while (k > 0) {
+    k--;
+    if (nd->dims[k] != 1 && nd->ss[k] != s) return 0;
+    s *= nd->dims[k];
+  }
+  return 1;
+}
+
+/* Whether the group z on the product's result x (rows of N) is a chain
+ * the product's kernels can apply (sim_gpost): x is where the line
+ * starts and no operand; each operand is one number, a column vector (a
+ * tile of period N, at least N long), a row vector (sim_fz_row_vector)
+ * or a value of x's shape, read in place. */
+static int sim_fz_post_fits(const sim_fz *z, int32_t x, int64_t N) {
+  if (!z->chain || z->nodes[z->chx].kind != SIM_FZ_FULL ||
+      z->nodes[z->chx].val != x)
+    return 0;
+  for (int j = 0; j < z->nch; j++) {
+    const sim_fznode *nd = &z->nodes[z->charg[j]];
+    if (nd->es != 4 || nd->val == x) return 0;
+    if (nd->kind == SIM_FZ_PTILE &&
+        (sim_fz_period(nd, z->numel) != N || z->tile < N))
+      return 0;
+    if (nd->kind == SIM_FZ_GATHER && !sim_fz_row_vector(nd, N)) return 0;
+    if (nd->kind != SIM_FZ_PTILE && nd->kind != SIM_FZ_SPLAT &&
+        nd->kind != SIM_FZ_FULL && nd->kind != SIM_FZ_GATHER)
+      return 0;
+  }
+  return 1;
+}
+
 /* Makes step st (the group z) run the product cs with it (sim_fzgm); the
  * product's operands and scratch (defined since defs index ndefs) live
  * until this step, and the group's result takes the product's memory (an
@@ -20196,6 +20617,7 @@ static xrt_status sim_fz_with_gemm(sim_fcc *fc, sim_step *st, sim_fz *z,
   d->gemm = *cs;
   d->x = x;
   d->N = N;
+  d->post = sim_fz_post_fits(z, x, N) && sim_gemm_post_ok(cs);
   xrt_status rc = XRT_OK;
   const int32_t *dv = (const int32_t *)fc->defs.p;
   for (int32_t i = 0; i < cs->nin && !rc; i++) rc = sim_use(fc, cs->in[i]);

@@ -92,7 +92,7 @@
 #define SIM_FZ_ROW_MIN 128 /* rows read in place as tiles, at least */
 #define SIM_FZ_SUB 256 /* elements a streaming root computes per store run */
 #define SIM_FZ_DW_RUN 16 /* positions a depthwise producer computes at once */
-#define SIM_FZ_CHAIN 8 /* operations of a chain evaluated in registers */
+#define SIM_FZ_CHAIN SIM_GPOST_OPS /* operations of a chain in registers */
 
 /* ---- kernels compiled per instruction set ---- */
 
@@ -540,8 +540,9 @@ static const void *sim_fz_eval(const sim_fz *z, void **vals, char *scr,
  * time without storing the values in between: each element sees the same
  * IEEE operations in the same order as the node-by-node loop, so the bits
  * are the same; the clamp makes the choices of the scalar-bound kernel of
- * move.c (a strict compare for lo = -0, <= for a hi with its sign bit). */
-enum { SIM_FZC_ADD, SIM_FZC_SUB, SIM_FZC_MUL, SIM_FZC_DIV, SIM_FZC_REV = 4 };
+ * move.c (a strict compare for lo = -0, <= for a hi with its sign bit).
+ * The operations are SIM_FZC_* (internal.h), which a product's epilogue
+ * in registers (sim_gpost) shares. */
 
 typedef struct sim_fzch {
   int n, clamp, lo_strict, hi_eq;
@@ -577,8 +578,8 @@ typedef int32_t sim_fzc_i16 __attribute__((vector_size(64)));
 #define SIM_FZC_SEL(c, a, b)                                                  \
   ((sim_fzc_v16)(((sim_fzc_i16)(a) & (c)) | ((sim_fzc_i16)(b) & ~(c))))
 /* The clamp of one vector V: SIM_FZC_CLV with vector selects, or
- * SIM_FZC_CLK with AVX-512 compare masks and blends (two instructions a
- * bound instead of three). */
+ * SIM_FZC_CLK with AVX-512 maximum and minimum (compares into mask
+ * registers and blends when hi is -0). */
 #define SIM_FZC_CLV(V)                                                        \
   {                                                                           \
     sim_fzc_i16 ta = lo_strict ? fa > V : fa >= V;                            \
@@ -593,12 +594,18 @@ typedef int32_t sim_fzc_i16 __attribute__((vector_size(64)));
     memcpy(&v_, &V, sizeof v_);                                               \
     memcpy(&a_, &fa, sizeof a_);                                              \
     memcpy(&b_, &fb, sizeof b_);                                              \
-    __mmask16 ka = lo_strict ? _mm512_cmp_ps_mask(a_, v_, _CMP_GT_OQ)         \
-                             : _mm512_cmp_ps_mask(a_, v_, _CMP_GE_OQ);        \
-    v_ = _mm512_mask_blend_ps(ka, v_, a_);                                    \
-    __mmask16 kb = hi_eq ? _mm512_cmp_ps_mask(b_, v_, _CMP_LE_OQ)             \
-                         : _mm512_cmp_ps_mask(b_, v_, _CMP_LT_OQ);            \
-    v_ = _mm512_mask_blend_ps(kb, v_, b_);                                    \
+    if (minmax) { /* the same choices: see sim_gpost (internal.h) */         \
+      v_ = _mm512_max_ps(a_, v_);                                             \
+      if (lo_pz) v_ = _mm512_add_ps(v_, _mm512_setzero_ps());                 \
+      v_ = _mm512_min_ps(b_, v_);                                             \
+    } else {                                                                  \
+      __mmask16 ka = lo_strict ? _mm512_cmp_ps_mask(a_, v_, _CMP_GT_OQ)       \
+                               : _mm512_cmp_ps_mask(a_, v_, _CMP_GE_OQ);      \
+      v_ = _mm512_mask_blend_ps(ka, v_, a_);                                  \
+      __mmask16 kb = hi_eq ? _mm512_cmp_ps_mask(b_, v_, _CMP_LE_OQ)           \
+                           : _mm512_cmp_ps_mask(b_, v_, _CMP_LT_OQ);          \
+      v_ = _mm512_mask_blend_ps(kb, v_, b_);                                  \
+    }                                                                         \
     memcpy(&V, &v_, sizeof V);                                                \
   }
 #endif
@@ -638,6 +645,10 @@ typedef int32_t sim_fzc_i16 __attribute__((vector_size(64)));
                                                 int64_t L) {                  \
     const int n = c->n, clamp = c->clamp;                                     \
     const int lo_strict = c->lo_strict, hi_eq = c->hi_eq;                     \
+    /* bounds as max and min (SIM_FZC_CLK) unless hi is -0 */                 \
+    const int minmax = !(c->hi == 0 && hi_eq);                                \
+    const int lo_pz = c->lo == 0 && !lo_strict;                               \
+    (void)minmax, (void)lo_pz;                                                \
     uint8_t op[SIM_FZ_CHAIN];                                                 \
     const float *bp[SIM_FZ_CHAIN];                                            \
     for (int j = 0; j < n; j++) op[j] = c->op[j], bp[j] = c->b[j];            \
@@ -698,6 +709,26 @@ SIM_FZ_CHAINK(avx512, SIM_FZC_CLK, SIM_FZC_WIDE)
 #define SIM_FZ_HAVE_CHAIN 1
 #endif
 
+/* The chain's clamp bounds (from the splat tiles of scr; none: 0 and 0)
+ * and their compare choices; 0 when a bound is NaN, which the chains'
+ * kernels do not handle. */
+static int sim_fz_chain_bounds(const sim_fz *z, const char *scr, float *lo,
+                               float *hi, int *lo_strict, int *hi_eq) {
+  *lo = *hi = 0;
+  if (z->clo >= 0) {
+    float b = *(const float *)(const void *)(scr + z->nodes[z->clo].off);
+    *lo = z->cmm == 2 ? -INFINITY : b;
+    *hi = z->cmm == 1   ? INFINITY
+          : z->cmm == 2 ? b
+                        : *(const float *)(const void *)(scr +
+                                                         z->nodes[z->chi].off);
+    if (*lo != *lo || *hi != *hi) return 0;
+  }
+  *lo_strict = *lo == 0 && signbit(*lo);
+  *hi_eq = signbit(*hi) != 0;
+  return 1;
+}
+
 /* The chain on elements [i0, i0 + L) into dst (leaf xv at xp, as
  * sim_fz_eval_x); 0 when it cannot run (a NaN bound): the caller
  * evaluates node by node. */
@@ -710,18 +741,8 @@ static int sim_fz_chain_eval(const sim_fz *z, void **vals, char *scr,
   c.n = z->nch;
   c.op = z->chop;
   c.clamp = z->clo >= 0;
-  c.lo = c.hi = 0;
-  if (c.clamp) {
-    float b = *(const float *)(const void *)(scr + z->nodes[z->clo].off);
-    c.lo = z->cmm == 2 ? -INFINITY : b;
-    c.hi = z->cmm == 1   ? INFINITY
-           : z->cmm == 2 ? b
-                         : *(const float *)(const void *)(scr +
-                                                          z->nodes[z->chi].off);
-    if (c.lo != c.lo || c.hi != c.hi) return 0;
-  }
-  c.lo_strict = c.lo == 0 && signbit(c.lo);
-  c.hi_eq = signbit(c.hi) != 0;
+  if (!sim_fz_chain_bounds(z, scr, &c.lo, &c.hi, &c.lo_strict, &c.hi_eq))
+    return 0;
   for (int j = -1; j < c.n; j++) {
     int32_t k = j < 0 ? z->chx : z->charg[j];
     const sim_fznode *nd = &z->nodes[k];
@@ -914,12 +935,18 @@ static xrt_status sim_run_fused_dw(const sim_step *st, void **vals,
  * lane runs the group over its rows of x as soon as they are done
  * (sim_gemm_run_epi), in place while they are in its cache, so x does
  * not go to memory and come back.  The same kernels on the same
- * elements: the bits of the two steps. */
+ * elements: the bits of the two steps.  A group that is a chain starting
+ * at x (batch norm and ReLU6, a bias and ReLU, a residual add) goes into
+ * the product's micro-kernels instead (sim_gpost), which apply it to the
+ * sums in registers (mobile of the model zoo on one thread: the sum of
+ * its steps' best times 5.86 -> 5.36 ms; the chain's loop over rows of x
+ * cost about 1.5 ns a vector of 16). */
 typedef struct sim_fzgm {
   const sim_fz *z;
   sim_step gemm; /* the product's step */
   int32_t x;     /* its result */
   int64_t N;     /* elements per row of it */
+  int post;      /* the group is a chain the product's kernels apply */
 } sim_fzgm;
 
 typedef struct sim_fzgrun {
@@ -938,6 +965,34 @@ static void sim_fz_gemm_rows(void *ctx, int lane, int64_t m0, int64_t m1) {
   sim_fz_ew_span(&g->r, scr, NULL, m0 * g->N, m1 * g->N);
 }
 
+/* The chain of z (sim_fz_post_fits) as a product's epilogue, its tiles
+ * in scr (filled); 0 when it cannot be (a NaN bound). */
+static int sim_fz_post_of(const sim_fz *z, void **vals, const char *scr,
+                          sim_gpost *po) {
+  int lo_strict, hi_eq;
+  po->n = z->nch;
+  if (!sim_fz_chain_bounds(z, scr, &po->lo, &po->hi, &lo_strict, &hi_eq) ||
+      (z->clo >= 0 && po->hi == 0 && hi_eq))
+    return 0; /* a NaN bound, or hi = -0: min(hi, v) would keep v = +0 */
+  po->has_lo = z->clo >= 0 && po->lo != -INFINITY;
+  po->has_hi = z->clo >= 0 && po->hi != INFINITY;
+  po->lo_pz = po->has_lo && po->lo == 0 && !lo_strict;
+  for (int j = 0; j < z->nch; j++) {
+    const sim_fznode *nd = &z->nodes[z->charg[j]];
+    po->op[j] = z->chop[j];
+    po->arg[j] = nd->kind == SIM_FZ_FULL     ? SIM_GPOST_FULL
+                 : nd->kind == SIM_FZ_SPLAT  ? SIM_GPOST_ONE
+                 : nd->kind == SIM_FZ_GATHER ? SIM_GPOST_ROW
+                                             : SIM_GPOST_COL;
+    const char *src = (const char *)vals[nd->val];
+    po->b[j] = (const float *)(const void *)(
+        nd->kind == SIM_FZ_FULL     ? src
+        : nd->kind == SIM_FZ_GATHER ? src + (size_t)nd->base * nd->es
+                                    : scr + nd->off);
+  }
+  return 1;
+}
+
 static xrt_status sim_run_fused_gemm(const sim_step *st, void **vals,
                                      sim_cx *cx) {
   const sim_fzgm *d = (const sim_fzgm *)st->data;
@@ -947,6 +1002,14 @@ static xrt_status sim_run_fused_gemm(const sim_step *st, void **vals,
                    NULL, 0, 0, 0, NULL},
                   d->N,
                   {0}};
+  if (d->post) { /* piece 0's tiles hold the operands for every lane */
+    sim_gpost po;
+    char *scr = sim_fz_piece_scratch(&g.r, 0);
+    sim_fz_splats(z, vals, scr);
+    if (sim_fz_post_of(z, vals, scr, &po) &&
+        sim_gemm_run_post(&d->gemm, vals, cx, &po))
+      return XRT_OK;
+  }
   if (sim_gemm_run_epi(&d->gemm, vals, cx, sim_fz_gemm_rows, &g) ||
       z->numel == 0)
     return XRT_OK;
@@ -1852,13 +1915,18 @@ static void sim_fz_chain_plan(sim_fz *z) {
     if (o < 0 || n == SIM_FZ_CHAIN) return;
     const sim_fznode *a = &z->nodes[nd->arg[0]], *b = &z->nodes[nd->arg[1]];
     inner--;
+    if (sim_fz_leafy(a) && sim_fz_leafy(b)) { /* the line's start */
+      /* at the full value when only b is one (a product's result, whose
+       * kernels can then take the line: sim_gpost): b op' a */
+      int rev = b->kind == SIM_FZ_FULL && a->kind != SIM_FZ_FULL;
+      op[n] = (uint8_t)(rev ? o + SIM_FZC_REV : o);
+      arg[n++] = nd->arg[rev ? 0 : 1];
+      z->chx = nd->arg[rev ? 1 : 0];
+      break;
+    }
     if (sim_fz_leafy(b)) { /* v op b */
       op[n] = (uint8_t)o;
       arg[n++] = nd->arg[1];
-      if (sim_fz_leafy(a)) {
-        z->chx = nd->arg[0];
-        break;
-      }
       k = nd->arg[0];
     } else if (sim_fz_leafy(a)) { /* a op v */
       op[n] = (uint8_t)(o + SIM_FZC_REV);
@@ -2131,6 +2199,50 @@ static int sim_fz_gemm_fits(const sim_fcc *fc, const sim_step *st,
   return reads > 0;
 }
 
+/* Whether GATHER node nd reads, for element (r, c) of rows of N, element
+ * base + r of its value (a per-feature vector over an NCHW result): the
+ * dimensions that make up a row have stride 0, the others are row-major
+ * with unit stride. */
+static int sim_fz_row_vector(const sim_fznode *nd, int64_t N) {
+  int32_t k = nd->rank;
+  int64_t n = 1, s = 1;
+  while (k > 0 && n < N) {
+    k--;
+    if (nd->ss[k] != 0 && nd->dims[k] != 1) return 0;
+    n *= nd->dims[k];
+  }
+  if (n != N) return 0;
+  while (k > 0) {
+    k--;
+    if (nd->dims[k] != 1 && nd->ss[k] != s) return 0;
+    s *= nd->dims[k];
+  }
+  return 1;
+}
+
+/* Whether the group z on the product's result x (rows of N) is a chain
+ * the product's kernels can apply (sim_gpost): x is where the line
+ * starts and no operand; each operand is one number, a column vector (a
+ * tile of period N, at least N long), a row vector (sim_fz_row_vector)
+ * or a value of x's shape, read in place. */
+static int sim_fz_post_fits(const sim_fz *z, int32_t x, int64_t N) {
+  if (!z->chain || z->nodes[z->chx].kind != SIM_FZ_FULL ||
+      z->nodes[z->chx].val != x)
+    return 0;
+  for (int j = 0; j < z->nch; j++) {
+    const sim_fznode *nd = &z->nodes[z->charg[j]];
+    if (nd->es != 4 || nd->val == x) return 0;
+    if (nd->kind == SIM_FZ_PTILE &&
+        (sim_fz_period(nd, z->numel) != N || z->tile < N))
+      return 0;
+    if (nd->kind == SIM_FZ_GATHER && !sim_fz_row_vector(nd, N)) return 0;
+    if (nd->kind != SIM_FZ_PTILE && nd->kind != SIM_FZ_SPLAT &&
+        nd->kind != SIM_FZ_FULL && nd->kind != SIM_FZ_GATHER)
+      return 0;
+  }
+  return 1;
+}
+
 /* Makes step st (the group z) run the product cs with it (sim_fzgm); the
  * product's operands and scratch (defined since defs index ndefs) live
  * until this step, and the group's result takes the product's memory (an
@@ -2144,6 +2256,7 @@ static xrt_status sim_fz_with_gemm(sim_fcc *fc, sim_step *st, sim_fz *z,
   d->gemm = *cs;
   d->x = x;
   d->N = N;
+  d->post = sim_fz_post_fits(z, x, N) && sim_gemm_post_ok(cs);
   xrt_status rc = XRT_OK;
   const int32_t *dv = (const int32_t *)fc->defs.p;
   for (int32_t i = 0; i < cs->nin && !rc; i++) rc = sim_use(fc, cs->in[i]);

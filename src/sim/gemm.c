@@ -234,10 +234,14 @@ SIM_GK_C_DEF(sim_gk_f64_c, double, 4, 8)
   STORE(c + (i) * ldc, c##i##a);                                             \
   STORE(c + (i) * ldc + W, c##i##b);
 
-#define SIM_GK_VEC_DEF(NAME, TGT, T, MR, ROWS)                               \
+/* TAIL stores the sums: SIM_GK_TAIL, or SIM_GK_TAIL_POST with the
+ * parameters SIM_GK_PP (a product's epilogue in registers). */
+#define SIM_GK_TAIL(ROWS) ROWS(SIM_GK_Z_STORE)
+#define SIM_GK_NOPP
+#define SIM_GK_VEC_DEF_T(NAME, TGT, T, MR, ROWS, PP, TAIL)                   \
   __attribute__((target(TGT))) static void NAME(                            \
       int64_t kc, const void *ap, const void *bp, void *cp, int64_t ldc,     \
-      int first) {                                                           \
+      int first PP) {                                                        \
     const T *a = (const T *)ap, *b = (const T *)bp;                          \
     T *c = (T *)cp;                                                          \
     ROWS(SIM_GK_Z_DECL)                                                      \
@@ -245,8 +249,10 @@ SIM_GK_C_DEF(sim_gk_f64_c, double, 4, 8)
       V b0 = LOAD(b), b1 = LOAD(b + W);                                      \
       ROWS(SIM_GK_Z_FMA)                                                     \
     }                                                                        \
-    ROWS(SIM_GK_Z_STORE)                                                     \
+    TAIL(ROWS)                                                               \
   }
+#define SIM_GK_VEC_DEF(NAME, TGT, T, MR, ROWS)                               \
+  SIM_GK_VEC_DEF_T(NAME, TGT, T, MR, ROWS, SIM_GK_NOPP, SIM_GK_TAIL)
 
 #define V __m512
 #define W 16
@@ -270,10 +276,10 @@ SIM_GK_VEC_DEF(sim_gk_f32_avx512, "avx512f", float, 12, SIM_GK_ROWS12)
     c##i##b = FMA(ai, b1, c##i##b);                                          \
   }
 #define SIM_GK_PF2 (8 * SIM_GK_STRIP) /* k ahead of the L2 prefetch */
-#define SIM_GK_STRIP_DEF(NAME, ROWS)                                         \
+#define SIM_GK_STRIP_DEF_T(NAME, ROWS, PP, TAIL)                             \
   __attribute__((target("avx512f"))) static void NAME(                       \
       int64_t kc, const void *ap, const void *bp, void *cp, int64_t ldc,     \
-      int first) {                                                           \
+      int first PP) {                                                        \
     const float *as = (const float *)ap, *b = (const float *)bp;             \
     float *c = (float *)cp;                                                  \
     ROWS(SIM_GK_Z_DECL)                                                      \
@@ -303,8 +309,10 @@ SIM_GK_VEC_DEF(sim_gk_f32_avx512, "avx512f", float, 12, SIM_GK_ROWS12)
       V b0 = LOAD(b), b1 = LOAD(b + W);                                      \
       ROWS(SIM_GK_S_FMA)                                                     \
     }                                                                        \
-    ROWS(SIM_GK_Z_STORE)                                                     \
+    TAIL(ROWS)                                                               \
   }
+#define SIM_GK_STRIP_DEF(NAME, ROWS)                                         \
+  SIM_GK_STRIP_DEF_T(NAME, ROWS, SIM_GK_NOPP, SIM_GK_TAIL)
 #define SIM_GK_ROWS8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
 #define SIM_GK_ROWS4(X) X(0) X(1) X(2) X(3)
 SIM_GK_STRIP_DEF(sim_gk_f32_avx512_strip, SIM_GK_ROWS12)
@@ -315,6 +323,161 @@ SIM_GK_STRIP_DEF(sim_gk_f32_avx512_strip8, SIM_GK_ROWS8)
 SIM_GK_STRIP_DEF(sim_gk_f32_avx512_strip4, SIM_GK_ROWS4)
 SIM_GK_VEC_DEF(sim_gk_f32_avx512_r8, "avx512f", float, 12, SIM_GK_ROWS8)
 SIM_GK_VEC_DEF(sim_gk_f32_avx512_r4, "avx512f", float, 12, SIM_GK_ROWS4)
+
+/* ---- the epilogue in registers (sim_gpost, internal.h) ----
+ * The post kernels take the tile's place in C (sim_gtp) and apply the
+ * epilogue to the final sums (added to C's when not the first K block)
+ * before storing them: per operation one switch for the whole tile, its
+ * operands two vectors (a column vector or one number), one number per
+ * row (a row vector) or two vectors per row (a value of C's shape). */
+typedef struct sim_gtp {
+  const sim_gpost *po;
+  int64_t row, col; /* the tile's first element in C */
+  int64_t ldb;      /* C's row length: full operands' row stride */
+  __mmask16 m0, m1; /* the tile's columns in C, of each vector: operands
+                       are read under them (a tile buffer's last columns
+                       may lie past C's) */
+} sim_gtp;
+
+__attribute__((target("avx512f"))) static inline __m512
+sim_gkp_op(__m512 v, __m512 b, int op) {
+  switch (op) {
+  case SIM_FZC_ADD: return _mm512_add_ps(v, b);
+  case SIM_FZC_SUB: return _mm512_sub_ps(v, b);
+  case SIM_FZC_MUL: return _mm512_mul_ps(v, b);
+  case SIM_FZC_DIV: return _mm512_div_ps(v, b);
+  case SIM_FZC_ADD + SIM_FZC_REV: return _mm512_add_ps(b, v);
+  case SIM_FZC_SUB + SIM_FZC_REV: return _mm512_sub_ps(b, v);
+  case SIM_FZC_MUL + SIM_FZC_REV: return _mm512_mul_ps(b, v);
+  default: return _mm512_div_ps(b, v);
+  }
+}
+
+/* The bounds (see sim_gpost); max and min on the vector units, where
+ * compares into mask registers and blends took most of the epilogue's
+ * time.  Exactly the clamp's choices: max(lo, v) is lo > v ? lo : v, and
+ * lo >= v differs only for v = -0 under lo = +0, which the added 0
+ * mends; v went through an operation, so it is no signaling NaN that
+ * adding 0 would change. */
+__attribute__((target("avx512f"))) static inline __m512
+sim_gkp_bound(__m512 v, const sim_gpost *po, __m512 lo, __m512 hi) {
+  if (po->has_lo) v = _mm512_max_ps(lo, v);
+  if (po->lo_pz) v = _mm512_add_ps(v, _mm512_setzero_ps());
+  if (po->has_hi) v = _mm512_min_ps(hi, v);
+  return v;
+}
+
+#define SIM_GKP_U(i)                                                         \
+  c##i##a = sim_gkp_op(c##i##a, b0, OPC);                                    \
+  c##i##b = sim_gkp_op(c##i##b, b1, OPC);
+#define SIM_GKP_F(i)                                                         \
+  c##i##a = sim_gkp_op(c##i##a, _mm512_maskz_loadu_ps(m0, bf + (i) * ldb),   \
+                       OPC);                                                 \
+  c##i##b = sim_gkp_op(                                                      \
+      c##i##b, _mm512_maskz_loadu_ps(m1, bf + (i) * ldb + W), OPC);
+#define SIM_GKP_R(i)                                                         \
+  {                                                                          \
+    V t_ = SET1(br[i]);                                                      \
+    c##i##a = sim_gkp_op(c##i##a, t_, OPC);                                  \
+    c##i##b = sim_gkp_op(c##i##b, t_, OPC);                                  \
+  }
+#define SIM_GKP_CASE(K, ROWS, X)                                             \
+  case K: {                                                                  \
+    enum { OPC = K };                                                        \
+    ROWS(X)                                                                  \
+  } break;
+#define SIM_GKP_SWITCH(OP, ROWS, X)                                          \
+  switch (OP) {                                                              \
+    SIM_GKP_CASE(0, ROWS, X) SIM_GKP_CASE(1, ROWS, X)                        \
+    SIM_GKP_CASE(2, ROWS, X) SIM_GKP_CASE(3, ROWS, X)                        \
+    SIM_GKP_CASE(4, ROWS, X) SIM_GKP_CASE(5, ROWS, X)                        \
+    SIM_GKP_CASE(6, ROWS, X) default: {                                      \
+      enum { OPC = 7 };                                                      \
+      ROWS(X)                                                                \
+    }                                                                        \
+  }
+#define SIM_GKP_SUM(i)                                                       \
+  if (!first) {                                                              \
+    c##i##a = ADD(c##i##a, LOAD(c + (i) * ldc));                             \
+    c##i##b = ADD(c##i##b, LOAD(c + (i) * ldc + W));                         \
+  }
+#define SIM_GKP_CL(i)                                                        \
+  c##i##a = sim_gkp_bound(c##i##a, po, lo, hi);                              \
+  c##i##b = sim_gkp_bound(c##i##b, po, lo, hi);
+#define SIM_GKP_ST(i)                                                        \
+  STORE(c + (i) * ldc, c##i##a);                                             \
+  STORE(c + (i) * ldc + W, c##i##b);
+#define SIM_GK_PP , const sim_gtp *tp
+#define SIM_GK_TAIL_POST(ROWS)                                               \
+  {                                                                          \
+    const sim_gpost *po = tp->po;                                            \
+    const int64_t ldb = tp->ldb;                                             \
+    const __mmask16 m0 = tp->m0, m1 = tp->m1;                                \
+    ROWS(SIM_GKP_SUM)                                                        \
+    for (int j = 0; j < po->n; j++) {                                        \
+      const float *bj = po->b[j];                                            \
+      if (po->arg[j] == SIM_GPOST_FULL) {                                    \
+        const float *bf = bj + tp->row * ldb + tp->col;                      \
+        SIM_GKP_SWITCH(po->op[j], ROWS, SIM_GKP_F)                           \
+        continue;                                                            \
+      }                                                                      \
+      if (po->arg[j] == SIM_GPOST_ROW) {                                     \
+        const float *br = bj + tp->row;                                      \
+        SIM_GKP_SWITCH(po->op[j], ROWS, SIM_GKP_R)                           \
+        continue;                                                            \
+      }                                                                      \
+      V b0 = po->arg[j] == SIM_GPOST_ONE                                     \
+                 ? SET1(bj[0])                                               \
+                 : _mm512_maskz_loadu_ps(m0, bj + tp->col);                  \
+      V b1 = po->arg[j] == SIM_GPOST_ONE                                     \
+                 ? b0                                                        \
+                 : _mm512_maskz_loadu_ps(m1, bj + tp->col + W);              \
+      SIM_GKP_SWITCH(po->op[j], ROWS, SIM_GKP_U)                             \
+    }                                                                        \
+    if (po->has_lo || po->has_hi) {                                          \
+      V lo = SET1(po->lo), hi = SET1(po->hi);                                \
+      ROWS(SIM_GKP_CL)                                                       \
+    }                                                                        \
+    ROWS(SIM_GKP_ST)                                                         \
+  }
+SIM_GK_STRIP_DEF_T(sim_gkp_f32_avx512_strip, SIM_GK_ROWS12, SIM_GK_PP,
+                   SIM_GK_TAIL_POST)
+SIM_GK_STRIP_DEF_T(sim_gkp_f32_avx512_strip8, SIM_GK_ROWS8, SIM_GK_PP,
+                   SIM_GK_TAIL_POST)
+SIM_GK_STRIP_DEF_T(sim_gkp_f32_avx512_strip4, SIM_GK_ROWS4, SIM_GK_PP,
+                   SIM_GK_TAIL_POST)
+SIM_GK_VEC_DEF_T(sim_gkp_f32_avx512, "avx512f", float, 12, SIM_GK_ROWS12,
+                 SIM_GK_PP, SIM_GK_TAIL_POST)
+SIM_GK_VEC_DEF_T(sim_gkp_f32_avx512_r8, "avx512f", float, 12, SIM_GK_ROWS8,
+                 SIM_GK_PP, SIM_GK_TAIL_POST)
+SIM_GK_VEC_DEF_T(sim_gkp_f32_avx512_r4, "avx512f", float, 12, SIM_GK_ROWS4,
+                 SIM_GK_PP, SIM_GK_TAIL_POST)
+
+/* The epilogue on rows [r0, r0 + mv), columns [c0, c0 + nv) of C (row
+ * length ldc = N): the tiles that went through a tile buffer, sixteen
+ * columns at a time under a mask. */
+__attribute__((target("avx512f"))) static void sim_gpost_region(
+    const sim_gpost *po, float *C, int64_t ldc, int64_t r0, int64_t mv,
+    int64_t c0, int64_t nv) {
+  const __m512 lo = SET1(po->lo), hi = SET1(po->hi);
+  for (int64_t r = r0; r < r0 + mv; r++)
+    for (int64_t j = c0; j < c0 + nv; j += W) {
+      __mmask16 m = (__mmask16)(c0 + nv - j >= W ? 0xFFFF
+                                : (1u << (c0 + nv - j)) - 1);
+      float *c = C + r * ldc + j;
+      __m512 v = _mm512_maskz_loadu_ps(m, c);
+      for (int k = 0; k < po->n; k++) {
+        const float *bk = po->b[k];
+        __m512 b = po->arg[k] == SIM_GPOST_ONE   ? SET1(bk[0])
+                   : po->arg[k] == SIM_GPOST_ROW ? SET1(bk[r])
+                   : po->arg[k] == SIM_GPOST_COL
+                       ? _mm512_maskz_loadu_ps(m, bk + j)
+                       : _mm512_maskz_loadu_ps(m, bk + r * ldc + j);
+        v = sim_gkp_op(v, b, po->op[k]);
+      }
+      _mm512_mask_storeu_ps(c, m, sim_gkp_bound(v, po, lo, hi));
+    }
+}
 #undef V
 #undef W
 #undef ZERO
@@ -689,6 +852,9 @@ typedef struct sim_gblk {
    * thread while they are in its cache (sim_gemm_run_epi), or NULL */
   sim_gemm_epi_fn epi;
   void *epi_ctx;
+  /* The epilogue the last K block's kernels apply (sim_gemm_run_post), or
+   * NULL */
+  const sim_gpost *post;
 } sim_gblk;
 
 /* Copies n elements of one row of A, from column k of the panel on, into
@@ -1025,6 +1191,63 @@ static sim_gk_fn sim_gk_rows(const sim_gemm *g, int64_t mv) {
 /* The packed A micro-panel ap (C rows r0 .. r0 + mv) times the packed B
  * block bp (C columns c0 .. c0 + nb): full tiles straight into C where its
  * rows are strided and columns dense, others through a tile. */
+#if SIM_GEMM_X86
+typedef void (*sim_gkp_fn)(int64_t kc, const void *a, const void *b, void *c,
+                           int64_t ldc, int first, const sim_gtp *tp);
+static sim_gkp_fn sim_gk_post_of(sim_gk_fn fr);
+#endif
+
+/* Kernel fk on a tile whose element (0, 0) is C's (r0, c0), with the
+ * epilogue: its post kernel, or fk and then the epilogue over C's part
+ * of the tile (c is C's memory there: first, ldc as fk's). */
+static void sim_gemm_post_tile(const sim_gblk *x, sim_gk_fn fk,
+                               const char *ap, const char *bj, char *c,
+                               int64_t ldc, int first, int64_t r0, int64_t mv,
+                               int64_t c0, int64_t nv) {
+#if SIM_GEMM_X86
+  sim_gkp_fn fp = sim_gk_post_of(fk);
+  if (fp) {
+    sim_gtp tp = {x->post, r0, c0, x->g->N,
+                  (__mmask16)(nv >= 16 ? 0xFFFF : (1u << nv) - 1),
+                  (__mmask16)(nv >= 32   ? 0xFFFF
+                              : nv > 16 ? (1u << (nv - 16)) - 1
+                                        : 0)};
+    fp(x->kb, ap, bj, c, ldc, first, &tp);
+    return;
+  }
+#endif
+  /* not reached: sim_gemm_post_ok allows the kernels that have one */
+  assert(!"a product's epilogue without a post kernel");
+  fk(x->kb, ap, bj, c, ldc, first);
+  (void)r0, (void)mv, (void)c0, (void)nv;
+}
+
+/* The epilogue over C's rows [r0, r0 + mv), columns [c0, c0 + nv), after
+ * the last K block went through a tile buffer. */
+static void sim_gemm_post_rows(const sim_gpost *po, char *C, int64_t N,
+                               int64_t r0, int64_t mv, int64_t c0,
+                               int64_t nv) {
+#if SIM_GEMM_X86
+  sim_gpost_region(po, (float *)(void *)C, N, r0, mv, c0, nv);
+#else
+  (void)po, (void)C, (void)N, (void)r0, (void)mv, (void)c0, (void)nv;
+#endif
+}
+
+#if SIM_GEMM_X86
+
+/* The post kernel doing what kernel fr does (sim_gpost), or NULL. */
+static sim_gkp_fn sim_gk_post_of(sim_gk_fn fr) {
+  return fr == sim_gk_f32_avx512_strip    ? sim_gkp_f32_avx512_strip
+         : fr == sim_gk_f32_avx512_strip8 ? sim_gkp_f32_avx512_strip8
+         : fr == sim_gk_f32_avx512_strip4 ? sim_gkp_f32_avx512_strip4
+         : fr == sim_gk_f32_avx512        ? sim_gkp_f32_avx512
+         : fr == sim_gk_f32_avx512_r8     ? sim_gkp_f32_avx512_r8
+         : fr == sim_gk_f32_avx512_r4     ? sim_gkp_f32_avx512_r4
+                                          : NULL;
+}
+#endif
+
 static void sim_gemm_panel_row(const sim_gblk *x, const char *ap,
                                const char *bp, int64_t r0, int64_t mv,
                                int64_t c0, int64_t nb) {
@@ -1034,16 +1257,29 @@ static void sim_gemm_panel_row(const sim_gblk *x, const char *ap,
   sim_gk_fn fn = g->astrip ? g->k->fs : g->k->fn;
   sim_gk_fn fr = mv == MR ? fn : sim_gk_rows(g, mv); /* mv rows, or NULL */
   _Alignas(64) char tile[12 * 32 * sizeof(float)];
+  /* the epilogue, after the last K block (C is dense: sim_gemm_post_ok) */
+  const sim_gpost *po = x->post && x->pc + x->kb >= g->K ? x->post : NULL;
   for (int64_t j = 0; j < nb; j += NR) {
     const char *bj = bp + (size_t)(j * x->kb) * es;
     int64_t nv = nb - j < NR ? nb - j : NR;
     if (fr && nv == NR && g->cm_s && g->cn_s == 1) {
       char *c = x->c + (size_t)(g->cm[r0] + c0 + j) * es;
+      if (po) {
+        sim_gemm_post_tile(x, fr, ap, bj, c, g->cm_s, x->first, r0, mv,
+                           c0 + j, nv);
+        continue;
+      }
       fr(x->kb, ap, bj, c, g->cm_s, x->first);
+      continue;
+    }
+    if (po && x->first) { /* one K block: the tile is final */
+      sim_gemm_post_tile(x, fn, ap, bj, tile, NR, 1, r0, mv, c0 + j, nv);
+      sim_gstore_tile(x, tile, r0, mv, c0 + j, nv);
       continue;
     }
     fn(x->kb, ap, bj, tile, NR, 1);
     sim_gstore_tile(x, tile, r0, mv, c0 + j, nv);
+    if (po) sim_gemm_post_rows(po, x->c, g->N, r0, mv, c0 + j, nv);
   }
 }
 
@@ -1314,14 +1550,18 @@ static void sim_gemm_batches(void *ctx, int64_t b0, int64_t b1) {
 /* bpre: all of B packed (sim_gemm_bpre), or NULL.  epi (or NULL): takes
  * every row of C as soon as it is done when the lanes split the rows of
  * one batch; returns whether it did (else nothing went to epi). */
-static int sim_gemm_exec(const sim_gemm *g, const char *A, const char *B,
-                         char *C, void **vals, sim_cx *cx, const char *bpre,
-                         const char *apre, sim_gemm_epi_fn epi, void *ctx) {
+/* With the epilogue po (or NULL), which sim_gemm_post_ok allowed. */
+static int sim_gemm_exec_post(const sim_gemm *g, const char *A,
+                              const char *B, char *C, void **vals, sim_cx *cx,
+                              const char *bpre, const char *apre,
+                              sim_gemm_epi_fn epi, void *ctx,
+                              const sim_gpost *po) {
   size_t es = g->es;
   sim_gblk x;
   memset(&x, 0, sizeof x);
   x.g = g;
   x.first = 1;
+  x.post = po;
   x.apre = g->BT == 1 ? apre : NULL;
   /* One lane per thread of the device's pool (the plan has buffers for
    * g->lanes); serial: one lane, so an A micro-panel meets every column. */
@@ -1357,6 +1597,12 @@ static int sim_gemm_exec(const sim_gemm *g, const char *A, const char *B,
       sim_parallel_for(cx, x.lanes, 1, sim_gemm_lanes, &x);
   }
   return x.epi != NULL;
+}
+
+static int sim_gemm_exec(const sim_gemm *g, const char *A, const char *B,
+                         char *C, void **vals, sim_cx *cx, const char *bpre,
+                         const char *apre, sim_gemm_epi_fn epi, void *ctx) {
+  return sim_gemm_exec_post(g, A, B, C, vals, cx, bpre, apre, epi, ctx, NULL);
 }
 
 /* ---- B packed once for many calls (gemm_cache.c) ----
@@ -1458,19 +1704,45 @@ static const char *sim_gemm_apre_of(const sim_gemm *g, const char *A,
  * lane < the *lanes of sim_gemm_by_rows.  Returns 1 when every row went
  * to epi; 0 when none did (the lanes split the columns, or epi is NULL):
  * the caller then runs its epilogue over the whole result. */
-SIM_PRIVATE int sim_gemm_run_epi(const sim_step *st, void **vals, sim_cx *cx,
-                                 sim_gemm_epi_fn epi, void *ctx) {
+static int sim_gemm_run_with(const sim_step *st, void **vals, sim_cx *cx,
+                             sim_gemm_epi_fn epi, void *ctx,
+                             const sim_gpost *po) {
   const sim_gemm *g = (const sim_gemm *)st->data;
   const char *A = (const char *)vals[st->in[0]];
   const char *B = (const char *)vals[st->in[1]];
   void *entry, *aentry;
   const char *bpre = sim_gemm_bpre(g, B, cx, &entry);
   const char *apre = sim_gemm_apre_of(g, A, cx, &aentry);
-  int took = sim_gemm_exec(g, A, B, (char *)vals[st->out[0]], vals, cx, bpre,
-                           apre, epi, ctx);
+  int took = sim_gemm_exec_post(g, A, B, (char *)vals[st->out[0]], vals, cx,
+                                bpre, apre, epi, ctx, po);
   if (entry) sim_gcache_put(cx->exe->cl, entry, 1);
   if (aentry) sim_gcache_put(cx->exe->cl, aentry, 1);
   return took;
+}
+
+SIM_PRIVATE int sim_gemm_run_epi(const sim_step *st, void **vals, sim_cx *cx,
+                                 sim_gemm_epi_fn epi, void *ctx) {
+  return sim_gemm_run_with(st, vals, cx, epi, ctx, NULL);
+}
+
+SIM_PRIVATE int sim_gemm_post_ok(const sim_step *st) {
+  int64_t M, N;
+  int lanes;
+  if (!sim_gemm_by_rows(st, &M, &N, &lanes)) return 0;
+  const sim_gemm *g = (const sim_gemm *)st->data;
+#if SIM_GEMM_X86
+  return g->BT == 1 && g->K > 0 && !g->blas && g->k->fn == sim_gk_f32_avx512;
+#else
+  (void)g;
+  return 0;
+#endif
+}
+
+SIM_PRIVATE int sim_gemm_run_post(const sim_step *st, void **vals,
+                                  sim_cx *cx, const sim_gpost *po) {
+  if (!sim_gemm_post_ok(st)) return 0;
+  sim_gemm_run_with(st, vals, cx, NULL, NULL, po);
+  return 1;
 }
 
 static xrt_status sim_run_gemm(const sim_step *st, void **vals, sim_cx *cx) {
@@ -1829,7 +2101,7 @@ SIM_PRIVATE void sim_gemm_run_slot(const sim_step *st, void **vals,
                                    int slot) {
   const sim_gemm *g = (const sim_gemm *)st->data;
   sim_gblk x = {g, A, B, C, NULL, NULL, 0, 0, 0, 0, 0, 1, bpre, apre,
-                NULL, NULL};
+                NULL, NULL, NULL};
   x.apack = (char *)vals[g->apack] + g->apack_lane * g->es * (size_t)slot;
   x.bpack = (char *)vals[g->bpack] + g->bpack_lane * g->es * (size_t)slot;
   x.a += (size_t)g->ab[0] * g->es;

@@ -896,7 +896,7 @@ typedef struct sim_rwin {
   /* Separable kernels, a window of 2 or 3 columns at stride 2 (a max
    * pool): results [s2j0, s2j1) of a row have their whole window in the
    * row, from column s2c0 + 2 (j - s2j0); s2j1 = s2j0 when not so (or
-   * fewer than 16 such results). */
+   * fewer than 4 such results). */
   int64_t s2j0, s2j1, s2c0;
 } sim_rwin;
 
@@ -1036,9 +1036,10 @@ static void sim_rw_unravel(const sim_win *w, int32_t nd, int64_t idx,
  * sim_rwin.s2j0), straight to the result row o from the vertical pass's
  * row tmp: per 16 results, the even and odd columns of 32 (and the even
  * ones from 2 on) combine in window order, as the general pass does (the
- * last 16 again in part; their loads stay inside tmp's 32 extra values).
- * The results whose window meets the row's ends go one by one, as in the
- * general pass. */
+ * last 16 again in part; a run shorter than 16, a pool's 27-wide rows,
+ * stores only its own; the loads stay inside tmp's 32 extra values, whose
+ * lanes are never stored).  The results whose window meets the row's
+ * ends go one by one, as in the general pass. */
 #if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 12)
 #define SIM_RW_EVEN(a, b)                                                     \
   __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22,    \
@@ -1051,7 +1052,11 @@ static void sim_rw_unravel(const sim_win *w, int32_t nd, int64_t idx,
   do {                                                                        \
     int64_t j0_ = r->s2j0, j1_ = r->s2j1;                                     \
     for (int64_t jj = j0_; jj < j1_; jj += 16) {                              \
-      if (jj + 16 > j1_) jj = j1_ - 16; /* the last 16, again in part */      \
+      int64_t n_ = 16; /* results stored: a short run stores its own */       \
+      if (jj + 16 > j1_ && j1_ - j0_ >= 16)                                   \
+        jj = j1_ - 16; /* the last 16, again in part */                       \
+      else if (jj + 16 > j1_)                                                 \
+        n_ = j1_ - jj;                                                        \
       const float *t_ = tmp + r->s2c0 + 2 * (jj - j0_);                       \
       sim_rw_v16 a_, b_, c_, d_, acc = iv;                                    \
       memcpy(&a_, t_, sizeof a_);                                             \
@@ -1063,7 +1068,7 @@ static void sim_rw_unravel(const sim_win *w, int32_t nd, int64_t idx,
         memcpy(&d_, t_ + 18, sizeof d_);                                      \
         SIM_RW_ACC(OP, acc, SIM_RW_EVEN(c_, d_));                             \
       }                                                                       \
-      memcpy(o + jj, &acc, sizeof acc);                                       \
+      memcpy(o + jj, &acc, (size_t)n_ * sizeof(float));                       \
     }                                                                         \
   } while (0)
 #else
@@ -1262,7 +1267,7 @@ static void sim_rwin_stride2(sim_rwin *r) {
       whole &= tb[j1 * wb + k] == tb[j0 * wb] + 2 * (j1 - j0) + k;
     if (!whole) break;
   }
-  if (j1 - j0 < 16) return;
+  if (j1 - j0 < 4) return;
   r->s2j0 = j0, r->s2j1 = j1, r->s2c0 = j0 < ob ? tb[j0 * wb] : 0;
 #else
   (void)wb, (void)ob, (void)j0, (void)j1, (void)tb;

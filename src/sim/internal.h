@@ -1430,6 +1430,38 @@ SIM_PRIVATE int sim_gemm_by_rows(const sim_step *st, int64_t *M, int64_t *N,
                                  int *lanes);
 SIM_PRIVATE int sim_gemm_run_epi(const sim_step *st, void **vals, sim_cx *cx,
                                  sim_gemm_epi_fn epi, void *ctx);
+
+/* ---- a product's epilogue in registers ----
+ * A line of f32 operations on each element v of C (row r, column c), in
+ * order: v = v op b_j, or b_j op v (+ SIM_FZC_REV), then maybe bounds:
+ * v = max(lo, v) (lo > v takes lo, so a NaN v stays), plus 0 when lo is
+ * +0 (so that -0 becomes +0, as move.c's clamp makes it: lo >= v takes
+ * lo), then v = min(hi, v) (hi is not -0).  A fused group that
+ * is such a line (fusion.c's chains) hands it to the product, whose
+ * micro-kernels apply it to the final sums before they store them: C is
+ * written once, and each element sees the same IEEE operations in the
+ * same order as the group's own loops. */
+enum { SIM_FZC_ADD, SIM_FZC_SUB, SIM_FZC_MUL, SIM_FZC_DIV, SIM_FZC_REV = 4 };
+#define SIM_GPOST_OPS 8
+typedef enum sim_gpost_arg {
+  SIM_GPOST_COL,  /* b_j[c]: a vector along C's columns */
+  SIM_GPOST_ONE,  /* b_j[0]: one number */
+  SIM_GPOST_FULL, /* b_j[r * N + c]: a value of C's shape */
+  SIM_GPOST_ROW   /* b_j[r]: a vector along C's rows (NCHW features) */
+} sim_gpost_arg;
+typedef struct sim_gpost {
+  int n;
+  uint8_t op[SIM_GPOST_OPS];
+  uint8_t arg[SIM_GPOST_OPS]; /* sim_gpost_arg */
+  const float *b[SIM_GPOST_OPS];
+  int has_lo, has_hi, lo_pz; /* bounds; lo is +0 */
+  float lo, hi;
+} sim_gpost;
+/* Whether st (sim_gemm_by_rows) can take such an epilogue on this CPU. */
+SIM_PRIVATE int sim_gemm_post_ok(const sim_step *st);
+/* Runs st with the epilogue po; 0 (nothing run) when it cannot. */
+SIM_PRIVATE int sim_gemm_run_post(const sim_step *st, void **vals,
+                                  sim_cx *cx, const sim_gpost *po);
 SIM_PRIVATE int sim_gemm_out_rows(sim_fcc *fc, sim_step *st, int64_t stride,
                                   xrt_status *rc);
 SIM_PRIVATE void sim_gemm_keep_a(sim_step *st);

@@ -1,0 +1,335 @@
+/*
+ * test_sim_gemm_post.c - a product's epilogue applied in registers by the
+ * simulator's micro-kernels (src/sim/gemm.c, sim_gpost; src/sim/fusion.c,
+ * sim_fz_post_of): a dot_general whose only use is a line of f32 add,
+ * subtract, multiply and divide with column vectors, row vectors, numbers
+ * or values of its shape, ending in a clamp, maximum or minimum.  The
+ * kernels must give what the ops give one by one, for every value: NaN
+ * (which stays NaN),
+ * infinities, signed zeros (a ReLU turns -0 into +0, a -0 bound keeps the
+ * larger zero), subnormals; on tiles that go straight into the result,
+ * through a tile buffer (the last columns, rows past the kernel's), after
+ * several K blocks, and on one and two threads.  References are the ops'
+ * definitions evaluated here in the same order (IEEE maximum and minimum
+ * for the bounds).  MIT licensed.
+ */
+#include "test_util.h"
+
+typedef struct clients {
+  xrt_client *t[2];
+} clients;
+
+static int setup(void **state) {
+  clients *c = calloc(1, sizeof *c);
+  if (!c) return -1;
+  for (int i = 0; i < 2; i++) c->t[i] = tu_client(1, i + 1, 0);
+  *state = c;
+  return c->t[0] && c->t[1] ? 0 : -1;
+}
+
+static int teardown(void **state) {
+  clients *c = (clients *)*state;
+  for (int i = 0; i < 2; i++)
+    if (c->t[i]) xrt_client_release(c->t[i]);
+  free(c);
+  return 0;
+}
+
+/* IEEE 754-2019 maximum and minimum: NaN wins, -0 < +0. */
+static float ieee_max(float a, float b) {
+  if (isnan(a) || isnan(b)) return NAN;
+  if (a == b) return signbit(a) ? b : a;
+  return a > b ? a : b;
+}
+
+static float ieee_min(float a, float b) {
+  if (isnan(a) || isnan(b)) return NAN;
+  if (a == b) return signbit(a) ? a : b;
+  return a < b ? a : b;
+}
+
+/* Special and ordinary values, cycled through. */
+static const float specials[] = {0.0f,   -0.0f, 1.0f,    -1.0f,  2.5f,
+                                 -7.25f, 6.0f,  1e-40f,  -1e-40f, 3e38f,
+                                 -3e38f, 0.5f,  -0.125f, 100.0f, 5.75f};
+
+static float special(int64_t i) {
+  int64_t n = (int64_t)TU_COUNT(specials) + 3;
+  int64_t k = (i * 7 + i / 3) % n;
+  if (k == n - 3) return NAN;
+  if (k == n - 2) return INFINITY;
+  if (k == n - 1) return -INFINITY;
+  return specials[k];
+}
+
+/* Small integers: sums of products stay exact in any order. */
+static float small(int64_t i, int s) {
+  return (float)((int64_t)((uint64_t)(i * 5 + s * 11 + (i / 7) * s) % 7) - 3);
+}
+
+static float *alloc_f(int64_t n) {
+  float *p = malloc(sizeof *p * (size_t)(n ? n : 1));
+  assert_non_null(p);
+  return p;
+}
+
+/* C = A x W, [M, K] x [K, N], from 0 in k order. */
+static float *product(const float *a, const float *w, int64_t M, int64_t K,
+                      int64_t N) {
+  float *c = alloc_f(M * N);
+  for (int64_t m = 0; m < M; m++)
+    for (int64_t n = 0; n < N; n++) {
+      float s = 0.0f;
+      for (int64_t k = 0; k < K; k++) s += a[m * K + k] * w[k * N + n];
+      c[m * N + n] = s;
+    }
+  return c;
+}
+
+/* Runs prog on both clients: output 0 must be want (NaN: any NaN). */
+static void run_check(clients *c, const char *prog, int nin, const tu_in *in,
+                      const float *want, int64_t n) {
+  for (int t = 0; t < 2; t++) {
+    tu_out o;
+    xrt_status st = tu_run(c->t[t], prog, nin, in, &o);
+    if (st) fail_msg("%s: %s", xrt_strerror(st), tu_msg);
+    assert_int_equal(o.bytes[0], sizeof(float) * (size_t)n);
+    const float *got = (const float *)o.data[0];
+    for (int64_t i = 0; i < n; i++) {
+      int ok = isnan(want[i]) ? isnan(got[i])
+                              : tu_f32_bits(got[i]) == tu_f32_bits(want[i]);
+      if (!ok)
+        fail_msg("%d thread(s), element %lld: got %.9g (0x%08x) want %.9g "
+                 "(0x%08x)", t + 1, (long long)i, (double)got[i],
+                 (unsigned)tu_f32_bits(got[i]), (double)want[i],
+                 (unsigned)tu_f32_bits(want[i]));
+    }
+    tu_out_free(&o);
+  }
+}
+
+/* The product's operands: special values through K = 1 (w is +-1, so C
+ * holds them exactly), or small integers over K. */
+static void operands(int64_t M, int64_t K, int64_t N, float **a, float **w) {
+  *a = alloc_f(M * K);
+  *w = alloc_f(K * N);
+  for (int64_t i = 0; i < M * K; i++)
+    (*a)[i] = K == 1 ? special(i) : small(i, 1);
+  for (int64_t i = 0; i < K * N; i++)
+    (*w)[i] = K == 1 ? (i % 5 == 3 ? -1.0f : 1.0f) : small(i, 2);
+}
+
+/* Batch norm as JAX writes it, then ReLU6: ((C - mean) * s + off) clamped
+ * to [0, 6]; s has zeros and negative entries (-0 and NaN from 0 * inf). */
+static void bn_relu6(clients *c, int64_t M, int64_t K, int64_t N) {
+  char prog[4096];
+  TU_TPL(prog, sizeof prog,
+         "func.func @main(%a: tensor<$1x$2xf32>, %w: tensor<$2x$3xf32>, "
+         "%mean: tensor<$3xf32>, %s: tensor<$3xf32>, %off: tensor<$3xf32>) "
+         "-> tensor<$1x$3xf32> {\n"
+         "  %0 = stablehlo.dot_general %a, %w, contracting_dims = [1] x "
+         "[0] : (tensor<$1x$2xf32>, tensor<$2x$3xf32>) -> "
+         "tensor<$1x$3xf32>\n"
+         "  %1 = stablehlo.broadcast_in_dim %mean, dims = [1] : "
+         "(tensor<$3xf32>) -> tensor<$1x$3xf32>\n"
+         "  %2 = stablehlo.subtract %0, %1 : tensor<$1x$3xf32>\n"
+         "  %3 = stablehlo.broadcast_in_dim %s, dims = [1] : "
+         "(tensor<$3xf32>) -> tensor<$1x$3xf32>\n"
+         "  %4 = stablehlo.multiply %2, %3 : tensor<$1x$3xf32>\n"
+         "  %5 = stablehlo.broadcast_in_dim %off, dims = [1] : "
+         "(tensor<$3xf32>) -> tensor<$1x$3xf32>\n"
+         "  %6 = stablehlo.add %4, %5 : tensor<$1x$3xf32>\n"
+         "  %lo = stablehlo.constant dense<0.0> : tensor<f32>\n"
+         "  %hi = stablehlo.constant dense<6.0> : tensor<f32>\n"
+         "  %7 = stablehlo.clamp %lo, %6, %hi : (tensor<f32>, "
+         "tensor<$1x$3xf32>, tensor<f32>) -> tensor<$1x$3xf32>\n"
+         "  func.return %7 : tensor<$1x$3xf32>\n}\n",
+         M, K, N);
+  float *a, *w;
+  operands(M, K, N, &a, &w);
+  float *mean = alloc_f(N), *s = alloc_f(N), *off = alloc_f(N);
+  for (int64_t n = 0; n < N; n++) {
+    mean[n] = n % 4 == 0 ? 0.0f : small(n, 3) * 0.5f;
+    s[n] = n % 6 == 1 ? 0.0f : n % 3 == 0 ? -1.5f : small(n, 4) * 0.25f;
+    off[n] = n % 5 == 0 ? 0.0f : n % 5 == 1 ? -0.0f : small(n, 5);
+  }
+  float *want = product(a, w, M, K, N);
+  for (int64_t m = 0; m < M; m++)
+    for (int64_t n = 0; n < N; n++) {
+      float v = (want[m * N + n] - mean[n]) * s[n] + off[n];
+      want[m * N + n] = ieee_min(ieee_max(v, 0.0f), 6.0f);
+    }
+  tu_in in[5] = {{TU_SHAPE(XRT_F32, M, K), a},
+                 {TU_SHAPE(XRT_F32, K, N), w},
+                 {TU_SHAPE(XRT_F32, N), mean},
+                 {TU_SHAPE(XRT_F32, N), s},
+                 {TU_SHAPE(XRT_F32, N), off}};
+  run_check(c, prog, 5, in, want, M * N);
+  free(a), free(w), free(mean), free(s), free(off), free(want);
+}
+
+/* Tiles straight into C and through the tile buffer (N = 50: one whole
+ * 32-column tile and 18 columns; M = 93 and 41: rows past the last whole
+ * 12; M = 8 and 4: the kernels of fewer rows; M = 5: a tile buffer), one
+ * K block and several (K = 900).  Products of fewer than 4096 multiply-
+ * adds take other paths. */
+static void test_batch_norm_relu6(void **state) {
+  clients *c = (clients *)*state;
+  bn_relu6(c, 93, 1, 50);
+  bn_relu6(c, 300, 1, 144);
+  bn_relu6(c, 8, 600, 64);
+  bn_relu6(c, 4, 1100, 40);
+  bn_relu6(c, 5, 900, 33);
+  bn_relu6(c, 41, 900, 70);
+}
+
+/* Operations the other way round (b op v) and a maximum with 0 (a ReLU):
+ * max(s / (mean - C), 0), with divisions by zero. */
+static void test_reversed_relu(void **state) {
+  clients *c = (clients *)*state;
+  const int64_t M = 110, K = 1, N = 40;
+  const char *prog =
+      "func.func @main(%a: tensor<110x1xf32>, %w: tensor<1x40xf32>, "
+      "%mean: tensor<40xf32>, %s: tensor<40xf32>) -> tensor<110x40xf32> {\n"
+      "  %0 = stablehlo.dot_general %a, %w, contracting_dims = [1] x [0] : "
+      "(tensor<110x1xf32>, tensor<1x40xf32>) -> tensor<110x40xf32>\n"
+      "  %1 = stablehlo.broadcast_in_dim %mean, dims = [1] : "
+      "(tensor<40xf32>) -> tensor<110x40xf32>\n"
+      "  %2 = stablehlo.subtract %1, %0 : tensor<110x40xf32>\n"
+      "  %3 = stablehlo.broadcast_in_dim %s, dims = [1] : (tensor<40xf32>) "
+      "-> tensor<110x40xf32>\n"
+      "  %4 = stablehlo.divide %3, %2 : tensor<110x40xf32>\n"
+      "  %c = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "  %z = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f32>) -> "
+      "tensor<110x40xf32>\n"
+      "  %5 = stablehlo.maximum %4, %z : tensor<110x40xf32>\n"
+      "  func.return %5 : tensor<110x40xf32>\n}\n";
+  float *a, *w;
+  operands(M, K, N, &a, &w);
+  float *mean = alloc_f(N), *s = alloc_f(N);
+  for (int64_t n = 0; n < N; n++) {
+    mean[n] = n % 3 == 0 ? 0.0f : n % 3 == 1 ? 1.0f : -2.5f;
+    s[n] = n % 4 == 0 ? -0.0f : small(n, 6);
+  }
+  float *want = product(a, w, M, K, N);
+  for (int64_t m = 0; m < M; m++)
+    for (int64_t n = 0; n < N; n++) {
+      float v = s[n] / (mean[n] - want[m * N + n]);
+      want[m * N + n] = ieee_max(v, 0.0f);
+    }
+  tu_in in[4] = {{TU_SHAPE(XRT_F32, M, K), a},
+                 {TU_SHAPE(XRT_F32, K, N), w},
+                 {TU_SHAPE(XRT_F32, N), mean},
+                 {TU_SHAPE(XRT_F32, N), s}};
+  run_check(c, prog, 4, in, want, M * N);
+  free(a), free(w), free(mean), free(s), free(want);
+}
+
+/* A residual (a value of C's shape), a number, and bounds lo = -0 (the
+ * larger zero stays) and hi = 2; then a minimum alone; then hi = -0,
+ * which the kernels leave to the group's own loop. */
+static void residual(clients *c, const char *lo, const char *hi, float flo,
+                     float fhi) {
+  const int64_t M = 61, K = 1, N = 70;
+  char prog[4096];
+  snprintf(prog, sizeof prog,
+         "func.func @main(%%a: tensor<61x1xf32>, %%w: tensor<1x70xf32>, "
+         "%%r: tensor<61x70xf32>) -> tensor<61x70xf32> {\n"
+         "  %%0 = stablehlo.dot_general %%a, %%w, contracting_dims = [1] x "
+         "[0] : (tensor<61x1xf32>, tensor<1x70xf32>) -> "
+         "tensor<61x70xf32>\n"
+         "  %%1 = stablehlo.add %%0, %%r : tensor<61x70xf32>\n"
+         "  %%c = stablehlo.constant dense<-0.5> : tensor<f32>\n"
+         "  %%h = stablehlo.broadcast_in_dim %%c, dims = [] : (tensor<f32>) "
+         "-> tensor<61x70xf32>\n"
+         "  %%2 = stablehlo.multiply %%h, %%1 : tensor<61x70xf32>\n"
+         "  %%lo = stablehlo.constant dense<%s> : tensor<f32>\n"
+         "  %%hi = stablehlo.constant dense<%s> : tensor<f32>\n"
+         "  %%3 = stablehlo.clamp %%lo, %%2, %%hi : (tensor<f32>, "
+         "tensor<61x70xf32>, tensor<f32>) -> tensor<61x70xf32>\n"
+         "  func.return %%3 : tensor<61x70xf32>\n}\n",
+         lo, hi);
+  float *a, *w;
+  operands(M, K, N, &a, &w);
+  float *r = alloc_f(M * N);
+  for (int64_t i = 0; i < M * N; i++)
+    r[i] = i % 7 == 0 ? -0.0f : i % 11 == 0 ? special(i + 3) : small(i, 7);
+  float *want = product(a, w, M, K, N);
+  for (int64_t i = 0; i < M * N; i++) {
+    float v = -0.5f * (want[i] + r[i]);
+    want[i] = ieee_min(ieee_max(v, flo), fhi);
+  }
+  tu_in in[3] = {{TU_SHAPE(XRT_F32, M, K), a},
+                 {TU_SHAPE(XRT_F32, K, N), w},
+                 {TU_SHAPE(XRT_F32, M, N), r}};
+  run_check(c, prog, 3, in, want, M * N);
+  free(a), free(w), free(r), free(want);
+}
+
+static void test_residual_bounds(void **state) {
+  clients *c = (clients *)*state;
+  residual(c, "-0.0", "2.0", -0.0f, 2.0f);
+  residual(c, "0.0", "0.0", 0.0f, 0.0f);
+  residual(c, "-1.0", "-0.0", -1.0f, -0.0f);
+  residual(c, "0xFF800000", "1.5", -INFINITY, 1.5f);
+}
+
+/* Row vectors (an NCHW convolution's bias: one number per feature, a row
+ * of the product): max((C + rb) * rs, 0). */
+static void row_vectors(clients *c, int64_t M, int64_t K, int64_t N) {
+  char prog[4096];
+  TU_TPL(prog, sizeof prog,
+         "func.func @main(%a: tensor<$1x$2xf32>, %w: tensor<$2x$3xf32>, "
+         "%rb: tensor<$1xf32>, %rs: tensor<$1xf32>) -> tensor<$1x$3xf32> "
+         "{\n"
+         "  %0 = stablehlo.dot_general %a, %w, contracting_dims = [1] x "
+         "[0] : (tensor<$1x$2xf32>, tensor<$2x$3xf32>) -> "
+         "tensor<$1x$3xf32>\n"
+         "  %1 = stablehlo.broadcast_in_dim %rb, dims = [0] : "
+         "(tensor<$1xf32>) -> tensor<$1x$3xf32>\n"
+         "  %2 = stablehlo.add %0, %1 : tensor<$1x$3xf32>\n"
+         "  %3 = stablehlo.broadcast_in_dim %rs, dims = [0] : "
+         "(tensor<$1xf32>) -> tensor<$1x$3xf32>\n"
+         "  %4 = stablehlo.multiply %2, %3 : tensor<$1x$3xf32>\n"
+         "  %c = stablehlo.constant dense<0.0> : tensor<f32>\n"
+         "  %z = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f32>) "
+         "-> tensor<$1x$3xf32>\n"
+         "  %5 = stablehlo.maximum %4, %z : tensor<$1x$3xf32>\n"
+         "  func.return %5 : tensor<$1x$3xf32>\n}\n",
+         M, K, N);
+  float *a, *w;
+  operands(M, K, N, &a, &w);
+  float *rb = alloc_f(M), *rs = alloc_f(M);
+  for (int64_t m = 0; m < M; m++) {
+    rb[m] = m % 4 == 0 ? -0.0f : small(m, 8) * 0.5f;
+    rs[m] = m % 5 == 0 ? -2.0f : small(m, 9);
+  }
+  float *want = product(a, w, M, K, N);
+  for (int64_t m = 0; m < M; m++)
+    for (int64_t n = 0; n < N; n++)
+      want[m * N + n] = ieee_max((want[m * N + n] + rb[m]) * rs[m], 0.0f);
+  tu_in in[4] = {{TU_SHAPE(XRT_F32, M, K), a},
+                 {TU_SHAPE(XRT_F32, K, N), w},
+                 {TU_SHAPE(XRT_F32, M), rb},
+                 {TU_SHAPE(XRT_F32, M), rs}};
+  run_check(c, prog, 4, in, want, M * N);
+  free(a), free(w), free(rb), free(rs), free(want);
+}
+
+/* Rows past the kernels', and several K blocks with a last tile of 18
+ * columns (the epilogue over C after the tile buffer). */
+static void test_row_vectors(void **state) {
+  clients *c = (clients *)*state;
+  row_vectors(c, 75, 1, 90);
+  row_vectors(c, 40, 900, 50);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_batch_norm_relu6),
+      cmocka_unit_test(test_reversed_relu),
+      cmocka_unit_test(test_residual_bounds),
+      cmocka_unit_test(test_row_vectors),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
