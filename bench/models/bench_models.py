@@ -2,7 +2,8 @@
 """`make bench-models`: the model zoo (models.py) on xrt against PyTorch
 eager and ONNX Runtime, printing KEY = NUMBER lines:
 
-    bench_models.py --xrt BUILD/xrt --out DIR [--reps N] [--ort DIR] [MODEL...]
+    bench_models.py --xrt BUILD/xrt --out DIR [--reps N] [--rounds R]
+                    [--ort DIR] [MODEL...]
 
 Per model M (gen.py writes it into DIR/M first):
   model.M.max_rel_err    max |xrt - torch| / max |torch| over the elements
@@ -13,7 +14,8 @@ Per model M (gen.py writes it into DIR/M first):
                          the same measure between xrt's results with and
                          without the simulator's fusion (XRT_SIM_NO_FUSION=1)
   model.M.xrt_ms         best call of `xrt bench --threads 1` (N calls
-                         after 2 warm-up calls)
+                         after 2 warm-up calls) over R rounds, in which
+                         every timing below runs once, in turn
   model.M.torch_ms       best call of the PyTorch model, torch.set_num_threads(1)
                          and openblas_set_num_threads(1) (its matmuls run in
                          OpenBLAS, which has a thread pool of its own),
@@ -28,8 +30,10 @@ Per model M (gen.py writes it into DIR/M first):
                          --ort DIR: see tools/deps.sh bench) running
                          torch.onnx.export of the same model with
                          intraOpNumThreads 1 and 2
-A baseline that cannot run prints "# model.M.KEY: why" instead of its keys.
-N is --reps (default 10, or $BENCH_MODELS_REPS).  Needs Debian's
+A baseline that cannot run prints "# model.M.KEY: why" instead of its keys;
+"# model.M.spread ..." gives each timing's best and worst round.
+N is --reps (default 10, or $BENCH_MODELS_REPS); R is --rounds (default 3,
+or $BENCH_MODELS_ROUNDS).  Needs Debian's
 /usr/bin/python3 with python3-numpy (python3-torch for the baselines).
 """
 import argparse
@@ -235,11 +239,6 @@ def bench_model(name, args, keys):
     err, fusion_diff = max_rel_err(d, meta, args.xrt)
     key("max_rel_err", err, "%.3g")
     key("fusion_rel_diff", fusion_diff, "%.3g")
-    x1 = xrt_ms(d, meta, args.xrt, 1, args.reps)
-    x2 = xrt_ms(d, meta, args.xrt, 2, args.reps)
-    key("xrt_ms", x1)
-    key("gflops", meta["flops"] / (x1 * 1e-3) / 1e9, "%.2f")
-    key("xrt_ms_2t", x2)
     try:
         import torch  # noqa: F401
         have_torch = True
@@ -250,12 +249,6 @@ def bench_model(name, args, keys):
         core = set_torch_threads(1)
         print("# %storch_blas: %s" % (p, "OpenBLAS kernel " + core if core else
                                       "no OpenBLAS loaded"))
-        t1 = torch_ms(m, 1, args.reps)
-        t2 = torch_ms(m, 2, args.reps)
-        key("torch_ms", t1)
-        key("ratio_torch", t1 / x1)
-        key("torch_ms_2t", t2)
-        key("ratio_torch_2t", t2 / x2)
     why = ort_why_not(args.ort) if have_torch else "torch is needed to export the model"
     if not why and not m.onnx:
         why = "the model is a training step (autograd), which torch.onnx.export does not write"
@@ -265,17 +258,42 @@ def bench_model(name, args, keys):
             onnx_path = ort_export(m, d)
         except Exception as e:
             why = "torch.onnx.export failed: %s" % str(e).splitlines()[0][:200]
-    if not why:
-        o1, why = ort_ms(onnx_path, d, m.num_inputs, args.ort, 1, args.reps)
-    if not why:
-        o2, why = ort_ms(onnx_path, d, m.num_inputs, args.ort, 2, args.reps)
+    # Rounds, each side in turn within each: this machine's speed moves
+    # (10-30 %, for minutes at a time), and a ratio of two figures taken
+    # minutes apart measured the machine as much as the runtimes.  Each
+    # side keeps its best round; the spread of its rounds is printed.
+    runs = {k: [] for k in ("xrt_ms", "xrt_ms_2t", "torch_ms", "torch_ms_2t",
+                            "ort_ms", "ort_ms_2t")}
+    for _ in range(args.rounds):
+        runs["xrt_ms"].append(xrt_ms(d, meta, args.xrt, 1, args.reps))
+        runs["xrt_ms_2t"].append(xrt_ms(d, meta, args.xrt, 2, args.reps))
+        if have_torch:
+            runs["torch_ms"].append(torch_ms(m, 1, args.reps))
+            runs["torch_ms_2t"].append(torch_ms(m, 2, args.reps))
+        for t, k in ((1, "ort_ms"), (2, "ort_ms_2t")):
+            if not why:
+                o, why = ort_ms(onnx_path, d, m.num_inputs, args.ort, t, args.reps)
+                runs[k].append(o)
+    best = {k: min(v) for k, v in runs.items() if v and None not in v}
+    x1, x2 = best["xrt_ms"], best["xrt_ms_2t"]
+    key("xrt_ms", x1)
+    key("gflops", meta["flops"] / (x1 * 1e-3) / 1e9, "%.2f")
+    key("xrt_ms_2t", x2)
+    if have_torch:
+        key("torch_ms", best["torch_ms"])
+        key("ratio_torch", best["torch_ms"] / x1)
+        key("torch_ms_2t", best["torch_ms_2t"])
+        key("ratio_torch_2t", best["torch_ms_2t"] / x2)
     if why:
         print("# %sratio_ort: %s" % (p, why))
     else:
-        key("ort_ms", o1)
-        key("ratio_ort", o1 / x1)
-        key("ort_ms_2t", o2)
-        key("ratio_ort_2t", o2 / x2)
+        key("ort_ms", best["ort_ms"])
+        key("ratio_ort", best["ort_ms"] / x1)
+        key("ort_ms_2t", best["ort_ms_2t"])
+        key("ratio_ort_2t", best["ort_ms_2t"] / x2)
+    spread = ["%s %.3f-%.3f" % (k, min(v), max(v)) for k, v in runs.items()
+              if v and None not in v]
+    print("# %sspread over %d round(s): %s" % (p, args.rounds, ", ".join(spread)))
 
 
 def main():
@@ -283,12 +301,17 @@ def main():
     ap.add_argument("--xrt", required=True, help="the xrt binary")
     ap.add_argument("--out", required=True, help="where the models are written")
     ap.add_argument("--reps", type=int, default=int(os.environ.get("BENCH_MODELS_REPS", "10")))
+    ap.add_argument("--rounds", type=int,
+                    default=int(os.environ.get("BENCH_MODELS_ROUNDS", "3")),
+                    help="rounds of every side in turn; each keeps its best")
     ap.add_argument("--ort", help="directory with node_modules/onnxruntime-node "
                     "(default: OUT/ort)")
     ap.add_argument("models", nargs="*")
     args = ap.parse_args()
     if args.reps < 1:
         fail("--reps must be at least 1")
+    if args.rounds < 1:
+        fail("--rounds must be at least 1")
     if not os.access(args.xrt, os.X_OK):
         fail("%s is not an executable" % args.xrt)
     args.ort = args.ort or os.path.join(args.out, "ort")
