@@ -165,6 +165,7 @@ SIM_PRIVATE xrt_status sim_run_dot(const sim_step *st, void **vals, sim_cx *cx) 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define SIM_GEMM_X86 1
 #include <immintrin.h>
+#include "post512.h"
 #else
 #define SIM_GEMM_X86 0
 #endif
@@ -339,47 +340,19 @@ typedef struct sim_gtp {
                        may lie past C's) */
 } sim_gtp;
 
-__attribute__((target("avx512f"))) static inline __m512
-sim_gkp_op(__m512 v, __m512 b, int op) {
-  switch (op) {
-  case SIM_FZC_ADD: return _mm512_add_ps(v, b);
-  case SIM_FZC_SUB: return _mm512_sub_ps(v, b);
-  case SIM_FZC_MUL: return _mm512_mul_ps(v, b);
-  case SIM_FZC_DIV: return _mm512_div_ps(v, b);
-  case SIM_FZC_ADD + SIM_FZC_REV: return _mm512_add_ps(b, v);
-  case SIM_FZC_SUB + SIM_FZC_REV: return _mm512_sub_ps(b, v);
-  case SIM_FZC_MUL + SIM_FZC_REV: return _mm512_mul_ps(b, v);
-  default: return _mm512_div_ps(b, v);
-  }
-}
-
-/* The bounds (see sim_gpost); max and min on the vector units, where
- * compares into mask registers and blends took most of the epilogue's
- * time.  Exactly the clamp's choices: max(lo, v) is lo > v ? lo : v, and
- * lo >= v differs only for v = -0 under lo = +0, which the added 0
- * mends; v went through an operation, so it is no signaling NaN that
- * adding 0 would change. */
-__attribute__((target("avx512f"))) static inline __m512
-sim_gkp_bound(__m512 v, const sim_gpost *po, __m512 lo, __m512 hi) {
-  if (po->has_lo) v = _mm512_max_ps(lo, v);
-  if (po->lo_pz) v = _mm512_add_ps(v, _mm512_setzero_ps());
-  if (po->has_hi) v = _mm512_min_ps(hi, v);
-  return v;
-}
-
 #define SIM_GKP_U(i)                                                         \
-  c##i##a = sim_gkp_op(c##i##a, b0, OPC);                                    \
-  c##i##b = sim_gkp_op(c##i##b, b1, OPC);
+  c##i##a = sim_gpost_op512(c##i##a, b0, OPC);                               \
+  c##i##b = sim_gpost_op512(c##i##b, b1, OPC);
 #define SIM_GKP_F(i)                                                         \
-  c##i##a = sim_gkp_op(c##i##a, _mm512_maskz_loadu_ps(m0, bf + (i) * ldb),   \
-                       OPC);                                                 \
-  c##i##b = sim_gkp_op(                                                      \
+  c##i##a = sim_gpost_op512(                                                 \
+      c##i##a, _mm512_maskz_loadu_ps(m0, bf + (i) * ldb), OPC);              \
+  c##i##b = sim_gpost_op512(                                                 \
       c##i##b, _mm512_maskz_loadu_ps(m1, bf + (i) * ldb + W), OPC);
 #define SIM_GKP_R(i)                                                         \
   {                                                                          \
     V t_ = SET1(br[i]);                                                      \
-    c##i##a = sim_gkp_op(c##i##a, t_, OPC);                                  \
-    c##i##b = sim_gkp_op(c##i##b, t_, OPC);                                  \
+    c##i##a = sim_gpost_op512(c##i##a, t_, OPC);                             \
+    c##i##b = sim_gpost_op512(c##i##b, t_, OPC);                             \
   }
 #define SIM_GKP_CASE(K, ROWS, X)                                             \
   case K: {                                                                  \
@@ -402,8 +375,8 @@ sim_gkp_bound(__m512 v, const sim_gpost *po, __m512 lo, __m512 hi) {
     c##i##b = ADD(c##i##b, LOAD(c + (i) * ldc + W));                         \
   }
 #define SIM_GKP_CL(i)                                                        \
-  c##i##a = sim_gkp_bound(c##i##a, po, lo, hi);                              \
-  c##i##b = sim_gkp_bound(c##i##b, po, lo, hi);
+  c##i##a = sim_gpost_bound512(c##i##a, po, lo, hi);                        \
+  c##i##b = sim_gpost_bound512(c##i##b, po, lo, hi);
 #define SIM_GKP_ST(i)                                                        \
   STORE(c + (i) * ldc, c##i##a);                                             \
   STORE(c + (i) * ldc + W, c##i##b);
@@ -452,32 +425,6 @@ SIM_GK_VEC_DEF_T(sim_gkp_f32_avx512_r8, "avx512f", float, 12, SIM_GK_ROWS8,
                  SIM_GK_PP, SIM_GK_TAIL_POST)
 SIM_GK_VEC_DEF_T(sim_gkp_f32_avx512_r4, "avx512f", float, 12, SIM_GK_ROWS4,
                  SIM_GK_PP, SIM_GK_TAIL_POST)
-
-/* The epilogue on rows [r0, r0 + mv), columns [c0, c0 + nv) of C (row
- * length ldc = N): the tiles that went through a tile buffer, sixteen
- * columns at a time under a mask. */
-__attribute__((target("avx512f"))) static void sim_gpost_region(
-    const sim_gpost *po, float *C, int64_t ldc, int64_t r0, int64_t mv,
-    int64_t c0, int64_t nv) {
-  const __m512 lo = SET1(po->lo), hi = SET1(po->hi);
-  for (int64_t r = r0; r < r0 + mv; r++)
-    for (int64_t j = c0; j < c0 + nv; j += W) {
-      __mmask16 m = (__mmask16)(c0 + nv - j >= W ? 0xFFFF
-                                : (1u << (c0 + nv - j)) - 1);
-      float *c = C + r * ldc + j;
-      __m512 v = _mm512_maskz_loadu_ps(m, c);
-      for (int k = 0; k < po->n; k++) {
-        const float *bk = po->b[k];
-        __m512 b = po->arg[k] == SIM_GPOST_ONE   ? SET1(bk[0])
-                   : po->arg[k] == SIM_GPOST_ROW ? SET1(bk[r])
-                   : po->arg[k] == SIM_GPOST_COL
-                       ? _mm512_maskz_loadu_ps(m, bk + j)
-                       : _mm512_maskz_loadu_ps(m, bk + r * ldc + j);
-        v = sim_gkp_op(v, b, po->op[k]);
-      }
-      _mm512_mask_storeu_ps(c, m, sim_gkp_bound(v, po, lo, hi));
-    }
-}
 #undef V
 #undef W
 #undef ZERO

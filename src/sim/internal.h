@@ -1675,11 +1675,15 @@ SIM_PRIVATE int sim_conv_dw_lower(sim_fcc *fc, const sim_conv *c, sim_step *st,
                                   xrt_status *rc);
 /* A depthwise step that computes whole result positions (features
  * innermost and contiguous): *O results per position, *np positions;
- * sim_dw_positions computes positions [q0, q1) into o (row-major). */
+ * sim_dw_positions computes positions [q0, q1) into o (row-major), with an
+ * epilogue or not. */
 SIM_PRIVATE int sim_dw_by_position(const sim_step *st, int64_t *O,
                                    int64_t *np);
 SIM_PRIVATE void sim_dw_positions(const sim_step *st, void **vals, int64_t q0,
-                                  int64_t q1, void *o);
+                                  int64_t q1, void *o, const sim_gpost *post);
+/* Whether sim_dw_positions of st takes an epilogue (sim_gpost) of column
+ * vectors (results of a position) and numbers. */
+SIM_PRIVATE int sim_dw_post_ok(const sim_step *st);
 
 /* ---- conv_gemm.c ---- */
 /* f32/f64 convolutions as plain products (NCHW results: kernel x im2col;

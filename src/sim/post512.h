@@ -1,0 +1,102 @@
+/*
+ * src/sim/post512.h - the epilogue in registers (sim_gpost, internal.h) on
+ * AVX-512: one operation or the bounds on a vector of 16 floats, shared by
+ * the product's micro-kernels (gemm.c) and the depthwise convolution's
+ * (conv_dw.c), the files that include <immintrin.h>.
+ * Part of the simulated device; MIT licensed, see LICENSE.
+ */
+#ifndef SIM_POST512_H
+#define SIM_POST512_H
+/* after internal.h (which has no guard: each file includes it first) */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define SIM_HAVE_POST512 1
+
+/* v op b (SIM_FZC_*; + SIM_FZC_REV: b op v). */
+__attribute__((target("avx512f"))) static inline __m512
+sim_gpost_op512(__m512 v, __m512 b, int op) {
+  switch (op) {
+  case SIM_FZC_ADD: return _mm512_add_ps(v, b);
+  case SIM_FZC_SUB: return _mm512_sub_ps(v, b);
+  case SIM_FZC_MUL: return _mm512_mul_ps(v, b);
+  case SIM_FZC_DIV: return _mm512_div_ps(v, b);
+  case SIM_FZC_ADD + SIM_FZC_REV: return _mm512_add_ps(b, v);
+  case SIM_FZC_SUB + SIM_FZC_REV: return _mm512_sub_ps(b, v);
+  case SIM_FZC_MUL + SIM_FZC_REV: return _mm512_mul_ps(b, v);
+  default: return _mm512_div_ps(b, v);
+  }
+}
+
+/* The bounds (see sim_gpost); max and min on the vector units, where
+ * compares into mask registers and blends took most of the epilogue's
+ * time.  Exactly the clamp's choices: max(lo, v) is lo > v ? lo : v, and
+ * lo >= v differs only for v = -0 under lo = +0, which the added 0
+ * mends; v went through an operation, so it is no signaling NaN that
+ * adding 0 would change. */
+__attribute__((target("avx512f"))) static inline __m512
+sim_gpost_bound512(__m512 v, const sim_gpost *po, __m512 lo, __m512 hi) {
+  if (po->has_lo) v = _mm512_max_ps(lo, v);
+  if (po->lo_pz) v = _mm512_add_ps(v, _mm512_setzero_ps());
+  if (po->has_hi) v = _mm512_min_ps(hi, v);
+  return v;
+}
+
+/* The epilogue on four vectors of the same columns [col, col + 16) (four
+ * positions of a depthwise convolution), lanes outside mask m unused:
+ * operands that are column vectors or numbers only, each loaded once.
+ * Inlined: called, the four vectors went through memory (the epilogue
+ * then cost more than the chain loop it replaces). */
+__attribute__((target("avx512f"), always_inline)) static inline void
+sim_gpost_cols4(const sim_gpost *po, int64_t col, __mmask16 m, __m512 *v0,
+                __m512 *v1, __m512 *v2, __m512 *v3) {
+  for (int j = 0; j < po->n; j++) {
+    const float *bj = po->b[j];
+    __m512 b = po->arg[j] == SIM_GPOST_ONE ? _mm512_set1_ps(bj[0])
+                                           : _mm512_maskz_loadu_ps(m, bj + col);
+    switch (po->op[j]) { /* once for the four */
+#define SIM_GP4(K)                                                            \
+  case K:                                                                     \
+    *v0 = sim_gpost_op512(*v0, b, K), *v1 = sim_gpost_op512(*v1, b, K);       \
+    *v2 = sim_gpost_op512(*v2, b, K), *v3 = sim_gpost_op512(*v3, b, K);       \
+    break;
+      SIM_GP4(0) SIM_GP4(1) SIM_GP4(2) SIM_GP4(3)
+      SIM_GP4(4) SIM_GP4(5) SIM_GP4(6) default: SIM_GP4(7)
+#undef SIM_GP4
+    }
+  }
+  if (po->has_lo || po->has_hi) {
+    __m512 lo = _mm512_set1_ps(po->lo), hi = _mm512_set1_ps(po->hi);
+    *v0 = sim_gpost_bound512(*v0, po, lo, hi);
+    *v1 = sim_gpost_bound512(*v1, po, lo, hi);
+    *v2 = sim_gpost_bound512(*v2, po, lo, hi);
+    *v3 = sim_gpost_bound512(*v3, po, lo, hi);
+  }
+}
+
+/* The epilogue on rows [r0, r0 + mv), columns [c0, c0 + nv) of C (row
+ * length ldc = N): the tiles that went through a tile buffer, sixteen
+ * columns at a time under a mask. */
+__attribute__((target("avx512f"))) static void sim_gpost_region(
+    const sim_gpost *po, float *C, int64_t ldc, int64_t r0, int64_t mv,
+    int64_t c0, int64_t nv) {
+  const __m512 lo = _mm512_set1_ps(po->lo), hi = _mm512_set1_ps(po->hi);
+  for (int64_t r = r0; r < r0 + mv; r++)
+    for (int64_t j = c0; j < c0 + nv; j += 16) {
+      __mmask16 m = (__mmask16)(c0 + nv - j >= 16 ? 0xFFFF
+                                : (1u << (c0 + nv - j)) - 1);
+      float *c = C + r * ldc + j;
+      __m512 v = _mm512_maskz_loadu_ps(m, c);
+      for (int k = 0; k < po->n; k++) {
+        const float *bk = po->b[k];
+        __m512 b = po->arg[k] == SIM_GPOST_ONE   ? _mm512_set1_ps(bk[0])
+                   : po->arg[k] == SIM_GPOST_ROW ? _mm512_set1_ps(bk[r])
+                   : po->arg[k] == SIM_GPOST_COL
+                       ? _mm512_maskz_loadu_ps(m, bk + j)
+                       : _mm512_maskz_loadu_ps(m, bk + r * ldc + j);
+        v = sim_gpost_op512(v, b, po->op[k]);
+      }
+      _mm512_mask_storeu_ps(c, m, sim_gpost_bound512(v, po, lo, hi));
+    }
+}
+#endif
+#endif
