@@ -15,19 +15,6 @@ static uint32_t bits_of(float f) {
   return u;
 }
 
-/* IEEE maximum / minimum: NaN wins; +0 is above -0. */
-static float ieee_max(float a, float b) {
-  if (a != a) return a;
-  if (b != b) return b;
-  if (a == b) return signbit(a) ? b : a;
-  return a > b ? a : b;
-}
-static float ieee_min(float a, float b) {
-  if (a != a) return a;
-  if (b != b) return b;
-  if (a == b) return signbit(a) ? a : b;
-  return a < b ? a : b;
-}
 
 static float pick(uint32_t r) {
   static const float vals[] = {-7.5f, -6.0f, -1.0f, -0.0f, 0.0f,  0.5f,
@@ -73,7 +60,7 @@ static void check(xrt_client *c, int64_t n, int scalar_bounds) {
   const float *got = (const float *)o.data[0];
   for (int64_t i = 0; i < n; i++) {
     float l = scalar_bounds ? lo[0] : lo[i], h = scalar_bounds ? hi[0] : hi[i];
-    float want = ieee_min(ieee_max(x[i], l), h);
+    float want = tu_ieee_minf(tu_ieee_maxf(x[i], l), h);
     if (bits_of(got[i]) != bits_of(want) && !(got[i] != got[i] && want != want))
       fail_msg("n %lld scalar %d [%lld]: clamp(%a, %a, %a) = %a, want %a",
                (long long)n, scalar_bounds, (long long)i, (double)l,

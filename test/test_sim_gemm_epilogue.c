@@ -17,25 +17,8 @@
  */
 #include "test_util.h"
 
-typedef struct clients {
-  xrt_client *t[2];
-} clients;
-
-static int setup(void **state) {
-  clients *c = calloc(1, sizeof *c);
-  if (!c) return -1;
-  for (int i = 0; i < 2; i++) c->t[i] = tu_client(1, i + 1, 0);
-  *state = c;
-  return c->t[0] && c->t[1] ? 0 : -1;
-}
-
-static int teardown(void **state) {
-  clients *c = (clients *)*state;
-  for (int i = 0; i < 2; i++)
-    if (c->t[i]) xrt_client_release(c->t[i]);
-  free(c);
-  return 0;
-}
+static int setup(void **state) { return tu_setup_thread_clients(state, 2); }
+static int teardown(void **state) { return tu_teardown_thread_clients(state); }
 
 /* Element i of operand s: an integer in [-4, 4]. */
 static float val(int64_t i, int s) {
@@ -49,39 +32,9 @@ static float *vec(int64_t n, int s, float scale) {
   return p;
 }
 
-/* Runs prog on both clients; every output must equal want (n floats). */
-static void run_both(clients *c, const char *prog, int nin, const tu_in *in,
-                     const float *want, int64_t n) {
-  for (int t = 0; t < 2; t++) {
-    tu_out o;
-    xrt_status st = tu_run(c->t[t], prog, nin, in, &o);
-    if (st) fail_msg("%s: %s", xrt_strerror(st), tu_msg);
-    assert_int_equal(o.bytes[0], sizeof(float) * (size_t)n);
-    const float *got = (const float *)o.data[0];
-    for (int64_t i = 0; i < n; i++)
-      if (tu_f32_bits(got[i]) != tu_f32_bits(want[i]))
-        fail_msg("%d thread(s), element %lld: got %.9g want %.9g", t + 1,
-                 (long long)i, (double)got[i], (double)want[i]);
-    tu_out_free(&o);
-  }
-}
-
-/* C = A x W, [M, K] x [K, N], by plain loops (exact on these values). */
-static float *product(const float *a, const float *w, int64_t M, int64_t K,
-                      int64_t N) {
-  float *c = malloc(sizeof *c * (size_t)(M * N > 0 ? M * N : 1));
-  assert_non_null(c);
-  for (int64_t m = 0; m < M; m++)
-    for (int64_t n = 0; n < N; n++) {
-      double s = 0;
-      for (int64_t k = 0; k < K; k++) s += (double)a[m * K + k] * w[k * N + n];
-      c[m * N + n] = (float)s;
-    }
-  return c;
-}
 
 /* relu(A x W + bias) as JAX writes a dense layer. */
-static void dense_relu(clients *c, int64_t M, int64_t K, int64_t N) {
+static void dense_relu(tu_clients *c, int64_t M, int64_t K, int64_t N) {
   char prog[2048];
   TU_TPL(prog, sizeof prog,
          "func.func @main(%a: tensor<$1x$2xf32>, %w: tensor<$2x$3xf32>, "
@@ -97,7 +50,7 @@ static void dense_relu(clients *c, int64_t M, int64_t K, int64_t N) {
          "  func.return %3 : tensor<$1x$3xf32>\n}\n",
          M, K, N);
   float *a = vec(M * K, 1, 1.0f), *w = vec(K * N, 2, 1.0f);
-  float *b = vec(N, 3, 0.5f), *want = product(a, w, M, K, N);
+  float *b = vec(N, 3, 0.5f), *want = tu_ref_product(a, w, M, K, N);
   for (int64_t m = 0; m < M; m++)
     for (int64_t n = 0; n < N; n++) {
       float v = want[m * N + n] + b[n];
@@ -106,13 +59,13 @@ static void dense_relu(clients *c, int64_t M, int64_t K, int64_t N) {
   tu_in in[3] = {{TU_SHAPE(XRT_F32, M, K), a},
                  {TU_SHAPE(XRT_F32, K, N), w},
                  {TU_SHAPE(XRT_F32, N), b}};
-  run_both(c, prog, 3, in, want, M * N);
+  tu_run_threads_same(c, prog, 3, in, want, M * N);
   free(a), free(w), free(b), free(want);
 }
 
 /* Few columns: the epilogue every few thousand elements of the rows. */
 static void test_dense_few_columns(void **state) {
-  clients *c = (clients *)*state;
+  tu_clients *c = (tu_clients *)*state;
   dense_relu(c, 1000, 40, 96); /* one K block, many row chunks */
   dense_relu(c, 37, 800, 200); /* several K blocks, 37 rows */
   dense_relu(c, 1, 16, 24);
@@ -121,7 +74,7 @@ static void test_dense_few_columns(void **state) {
 
 /* Many columns: the epilogue per block of rows. */
 static void test_dense_many_columns(void **state) {
-  clients *c = (clients *)*state;
+  tu_clients *c = (tu_clients *)*state;
   int light = tu_light(); /* valgrind: smaller, the same paths */
   dense_relu(c, light ? 100 : 700, 50, 2100);
   dense_relu(c, 50, light ? 100 : 500, 2500);
@@ -131,7 +84,7 @@ static void test_dense_many_columns(void **state) {
 /* Fewer rows than columns: on two threads the columns are split, and the
  * epilogue runs after the product. */
 static void test_dense_split_columns(void **state) {
-  clients *c = (clients *)*state;
+  tu_clients *c = (tu_clients *)*state;
   dense_relu(c, 24, 64, 1000);
   dense_relu(c, 37, 800, 200);
 }
@@ -139,7 +92,7 @@ static void test_dense_split_columns(void **state) {
 /* The group's result is f64 (8 bytes an element, the product's 4): it
  * cannot take the product's memory, and the two stay steps. */
 static void test_wider_result(void **state) {
-  clients *c = (clients *)*state;
+  tu_clients *c = (tu_clients *)*state;
   const int64_t M = 300, K = 20, N = 64;
   const char *prog =
       "func.func @main(%a: tensor<300x20xf32>, %w: tensor<20x64xf32>, "
@@ -153,7 +106,7 @@ static void test_wider_result(void **state) {
       "tensor<300x64xf64>\n"
       "  func.return %3 : tensor<300x64xf64>\n}\n";
   float *a = vec(M * K, 1, 1.0f), *w = vec(K * N, 2, 1.0f);
-  float *b = vec(N, 3, 0.5f), *p = product(a, w, M, K, N);
+  float *b = vec(N, 3, 0.5f), *p = tu_ref_product(a, w, M, K, N);
   tu_in in[3] = {{TU_SHAPE(XRT_F32, M, K), a},
                  {TU_SHAPE(XRT_F32, K, N), w},
                  {TU_SHAPE(XRT_F32, N), b}};
@@ -172,7 +125,7 @@ static void test_wider_result(void **state) {
 }
 
 /* An NHWC 1x1 convolution with batch norm as JAX writes it, and ReLU6. */
-static void conv_bn_relu6(clients *c, int64_t H, int64_t W, int64_t Ci,
+static void conv_bn_relu6(tu_clients *c, int64_t H, int64_t W, int64_t Ci,
                           int64_t Co) {
   char prog[4096];
   TU_TPL(prog, sizeof prog,
@@ -205,7 +158,7 @@ static void conv_bn_relu6(clients *c, int64_t H, int64_t W, int64_t Ci,
   int64_t M = H * W;
   float *x = vec(M * Ci, 4, 1.0f), *k = vec(Ci * Co, 5, 0.5f);
   float *mean = vec(Co, 6, 1.0f), *s = vec(Co, 7, 0.5f);
-  float *off = vec(Co, 8, 0.25f), *want = product(x, k, M, Ci, Co);
+  float *off = vec(Co, 8, 0.25f), *want = tu_ref_product(x, k, M, Ci, Co);
   for (int64_t m = 0; m < M; m++)
     for (int64_t o = 0; o < Co; o++) {
       float v = (want[m * Co + o] - mean[o]) * s[o] + off[o];
@@ -216,12 +169,12 @@ static void conv_bn_relu6(clients *c, int64_t H, int64_t W, int64_t Ci,
                  {TU_SHAPE(XRT_F32, Co), mean},
                  {TU_SHAPE(XRT_F32, Co), s},
                  {TU_SHAPE(XRT_F32, Co), off}};
-  run_both(c, prog, 5, in, want, M * Co);
+  tu_run_threads_same(c, prog, 5, in, want, M * Co);
   free(x), free(k), free(mean), free(s), free(off), free(want);
 }
 
 static void test_conv_batch_norm(void **state) {
-  clients *c = (clients *)*state;
+  tu_clients *c = (tu_clients *)*state;
   conv_bn_relu6(c, 56, 56, 24, 144);
   conv_bn_relu6(c, 7, 7, 160, 960);
   conv_bn_relu6(c, 28, 28, 16, 24);
@@ -232,7 +185,7 @@ static void test_conv_batch_norm(void **state) {
  * (conv_gemm.c), so the group takes its rows (features) as they are done;
  * a 3x3 (an im2col panel, then the product) keeps the group a step of
  * its own, which must give the same bits. */
-static void conv_nchw_bias_relu(clients *c, int64_t H, int64_t W, int64_t Ci,
+static void conv_nchw_bias_relu(tu_clients *c, int64_t H, int64_t W, int64_t Ci,
                                 int64_t Co, int64_t k) {
   char prog[4096];
   TU_TPL(prog, sizeof prog,
@@ -275,12 +228,12 @@ static void conv_nchw_bias_relu(clients *c, int64_t H, int64_t W, int64_t Ci,
   tu_in in[3] = {{TU_SHAPE(XRT_F32, 1, Ci, H, W), x},
                  {TU_SHAPE(XRT_F32, Co, Ci, k, k), w},
                  {TU_SHAPE(XRT_F32, Co), b}};
-  run_both(c, prog, 3, in, want, Co * P);
+  tu_run_threads_same(c, prog, 3, in, want, Co * P);
   free(x), free(w), free(b), free(want);
 }
 
 static void test_conv_nchw_bias_relu(void **state) {
-  clients *c = (clients *)*state;
+  tu_clients *c = (tu_clients *)*state;
   conv_nchw_bias_relu(c, 54, 54, 32, 128, 1); /* two threads: columns */
   conv_nchw_bias_relu(c, 7, 7, 64, 300, 1);   /* two threads: rows */
   conv_nchw_bias_relu(c, 13, 13, 100, 37, 1);
@@ -290,7 +243,7 @@ static void test_conv_nchw_bias_relu(void **state) {
 
 /* The group reads the product transposed. */
 static void test_transposed_read(void **state) {
-  clients *c = (clients *)*state;
+  tu_clients *c = (tu_clients *)*state;
   const int64_t M = 70, K = 30, N = 70;
   const char *prog =
       "func.func @main(%a: tensor<70x30xf32>, %w: tensor<30x70xf32>, "
@@ -302,7 +255,7 @@ static void test_transposed_read(void **state) {
       "  %2 = stablehlo.add %1, %b : tensor<70x70xf32>\n"
       "  func.return %2 : tensor<70x70xf32>\n}\n";
   float *a = vec(M * K, 1, 1.0f), *w = vec(K * N, 2, 1.0f);
-  float *b = vec(M * N, 3, 0.5f), *p = product(a, w, M, K, N);
+  float *b = vec(M * N, 3, 0.5f), *p = tu_ref_product(a, w, M, K, N);
   float *want = malloc(sizeof *want * (size_t)(M * N));
   assert_non_null(want);
   for (int64_t i = 0; i < M; i++)
@@ -311,14 +264,14 @@ static void test_transposed_read(void **state) {
   tu_in in[3] = {{TU_SHAPE(XRT_F32, M, K), a},
                  {TU_SHAPE(XRT_F32, K, N), w},
                  {TU_SHAPE(XRT_F32, M, N), b}};
-  run_both(c, prog, 3, in, want, M * N);
+  tu_run_threads_same(c, prog, 3, in, want, M * N);
   free(a), free(w), free(b), free(p), free(want);
 }
 
 /* The product [96, 64] read as [128, 48] with a [48] vector broadcast over
  * it: its period (48) does not divide a row of the product (64). */
 static void test_period_across_rows(void **state) {
-  clients *c = (clients *)*state;
+  tu_clients *c = (tu_clients *)*state;
   const int64_t M = 96, K = 20, N = 64;
   const char *prog =
       "func.func @main(%a: tensor<96x20xf32>, %w: tensor<20x64xf32>, "
@@ -332,12 +285,12 @@ static void test_period_across_rows(void **state) {
       "  %3 = stablehlo.multiply %1, %2 : tensor<128x48xf32>\n"
       "  func.return %3 : tensor<128x48xf32>\n}\n";
   float *a = vec(M * K, 1, 1.0f), *w = vec(K * N, 2, 1.0f);
-  float *v = vec(48, 3, 0.5f), *want = product(a, w, M, K, N);
+  float *v = vec(48, 3, 0.5f), *want = tu_ref_product(a, w, M, K, N);
   for (int64_t i = 0; i < M * N; i++) want[i] *= v[i % 48];
   tu_in in[3] = {{TU_SHAPE(XRT_F32, M, K), a},
                  {TU_SHAPE(XRT_F32, K, N), w},
                  {TU_SHAPE(XRT_F32, 48), v}};
-  run_both(c, prog, 3, in, want, M * N);
+  tu_run_threads_same(c, prog, 3, in, want, M * N);
   free(a), free(w), free(v), free(want);
 }
 

@@ -15,38 +15,8 @@
  */
 #include "test_util.h"
 
-typedef struct clients {
-  xrt_client *t[2];
-} clients;
-
-static int setup(void **state) {
-  clients *c = calloc(1, sizeof *c);
-  if (!c) return -1;
-  for (int i = 0; i < 2; i++) c->t[i] = tu_client(1, i + 1, 0);
-  *state = c;
-  return c->t[0] && c->t[1] ? 0 : -1;
-}
-
-static int teardown(void **state) {
-  clients *c = (clients *)*state;
-  for (int i = 0; i < 2; i++)
-    if (c->t[i]) xrt_client_release(c->t[i]);
-  free(c);
-  return 0;
-}
-
-/* IEEE 754-2019 maximum and minimum: NaN wins, -0 < +0. */
-static float ieee_max(float a, float b) {
-  if (isnan(a) || isnan(b)) return NAN;
-  if (a == b) return signbit(a) ? b : a;
-  return a > b ? a : b;
-}
-
-static float ieee_min(float a, float b) {
-  if (isnan(a) || isnan(b)) return NAN;
-  if (a == b) return signbit(a) ? a : b;
-  return a < b ? a : b;
-}
+static int setup(void **state) { return tu_setup_thread_clients(state, 2); }
+static int teardown(void **state) { return tu_teardown_thread_clients(state); }
 
 /* Special and ordinary values, cycled through. */
 static const float specials[] = {0.0f,   -0.0f, 1.0f,    -1.0f,  2.5f,
@@ -73,41 +43,6 @@ static float *alloc_f(int64_t n) {
   return p;
 }
 
-/* C = A x W, [M, K] x [K, N], from 0 in k order. */
-static float *product(const float *a, const float *w, int64_t M, int64_t K,
-                      int64_t N) {
-  float *c = alloc_f(M * N);
-  for (int64_t m = 0; m < M; m++)
-    for (int64_t n = 0; n < N; n++) {
-      float s = 0.0f;
-      for (int64_t k = 0; k < K; k++) s += a[m * K + k] * w[k * N + n];
-      c[m * N + n] = s;
-    }
-  return c;
-}
-
-/* Runs prog on both clients: output 0 must be want (NaN: any NaN). */
-static void run_check(clients *c, const char *prog, int nin, const tu_in *in,
-                      const float *want, int64_t n) {
-  for (int t = 0; t < 2; t++) {
-    tu_out o;
-    xrt_status st = tu_run(c->t[t], prog, nin, in, &o);
-    if (st) fail_msg("%s: %s", xrt_strerror(st), tu_msg);
-    assert_int_equal(o.bytes[0], sizeof(float) * (size_t)n);
-    const float *got = (const float *)o.data[0];
-    for (int64_t i = 0; i < n; i++) {
-      int ok = isnan(want[i]) ? isnan(got[i])
-                              : tu_f32_bits(got[i]) == tu_f32_bits(want[i]);
-      if (!ok)
-        fail_msg("%d thread(s), element %lld: got %.9g (0x%08x) want %.9g "
-                 "(0x%08x)", t + 1, (long long)i, (double)got[i],
-                 (unsigned)tu_f32_bits(got[i]), (double)want[i],
-                 (unsigned)tu_f32_bits(want[i]));
-    }
-    tu_out_free(&o);
-  }
-}
-
 /* The product's operands: special values through K = 1 (w is +-1, so C
  * holds them exactly), or small integers over K. */
 static void operands(int64_t M, int64_t K, int64_t N, float **a, float **w) {
@@ -121,7 +56,7 @@ static void operands(int64_t M, int64_t K, int64_t N, float **a, float **w) {
 
 /* Batch norm as JAX writes it, then ReLU6: ((C - mean) * s + off) clamped
  * to [0, 6]; s has zeros and negative entries (-0 and NaN from 0 * inf). */
-static void bn_relu6(clients *c, int64_t M, int64_t K, int64_t N) {
+static void bn_relu6(tu_clients *c, int64_t M, int64_t K, int64_t N) {
   char prog[4096];
   TU_TPL(prog, sizeof prog,
          "func.func @main(%a: tensor<$1x$2xf32>, %w: tensor<$2x$3xf32>, "
@@ -153,18 +88,18 @@ static void bn_relu6(clients *c, int64_t M, int64_t K, int64_t N) {
     s[n] = n % 6 == 1 ? 0.0f : n % 3 == 0 ? -1.5f : small(n, 4) * 0.25f;
     off[n] = n % 5 == 0 ? 0.0f : n % 5 == 1 ? -0.0f : small(n, 5);
   }
-  float *want = product(a, w, M, K, N);
+  float *want = tu_ref_product(a, w, M, K, N);
   for (int64_t m = 0; m < M; m++)
     for (int64_t n = 0; n < N; n++) {
       float v = (want[m * N + n] - mean[n]) * s[n] + off[n];
-      want[m * N + n] = ieee_min(ieee_max(v, 0.0f), 6.0f);
+      want[m * N + n] = tu_ieee_minf(tu_ieee_maxf(v, 0.0f), 6.0f);
     }
   tu_in in[5] = {{TU_SHAPE(XRT_F32, M, K), a},
                  {TU_SHAPE(XRT_F32, K, N), w},
                  {TU_SHAPE(XRT_F32, N), mean},
                  {TU_SHAPE(XRT_F32, N), s},
                  {TU_SHAPE(XRT_F32, N), off}};
-  run_check(c, prog, 5, in, want, M * N);
+  tu_run_threads_same(c, prog, 5, in, want, M * N);
   free(a), free(w), free(mean), free(s), free(off), free(want);
 }
 
@@ -174,7 +109,7 @@ static void bn_relu6(clients *c, int64_t M, int64_t K, int64_t N) {
  * K block and several (K = 900).  Products of fewer than 4096 multiply-
  * adds take other paths. */
 static void test_batch_norm_relu6(void **state) {
-  clients *c = (clients *)*state;
+  tu_clients *c = (tu_clients *)*state;
   bn_relu6(c, 93, 1, 50);
   bn_relu6(c, 300, 1, 144);
   bn_relu6(c, 8, 600, 64);
@@ -186,7 +121,7 @@ static void test_batch_norm_relu6(void **state) {
 /* Operations the other way round (b op v) and a maximum with 0 (a ReLU):
  * max(s / (mean - C), 0), with divisions by zero. */
 static void test_reversed_relu(void **state) {
-  clients *c = (clients *)*state;
+  tu_clients *c = (tu_clients *)*state;
   const int64_t M = 110, K = 1, N = 40;
   const char *prog =
       "func.func @main(%a: tensor<110x1xf32>, %w: tensor<1x40xf32>, "
@@ -211,24 +146,24 @@ static void test_reversed_relu(void **state) {
     mean[n] = n % 3 == 0 ? 0.0f : n % 3 == 1 ? 1.0f : -2.5f;
     s[n] = n % 4 == 0 ? -0.0f : small(n, 6);
   }
-  float *want = product(a, w, M, K, N);
+  float *want = tu_ref_product(a, w, M, K, N);
   for (int64_t m = 0; m < M; m++)
     for (int64_t n = 0; n < N; n++) {
       float v = s[n] / (mean[n] - want[m * N + n]);
-      want[m * N + n] = ieee_max(v, 0.0f);
+      want[m * N + n] = tu_ieee_maxf(v, 0.0f);
     }
   tu_in in[4] = {{TU_SHAPE(XRT_F32, M, K), a},
                  {TU_SHAPE(XRT_F32, K, N), w},
                  {TU_SHAPE(XRT_F32, N), mean},
                  {TU_SHAPE(XRT_F32, N), s}};
-  run_check(c, prog, 4, in, want, M * N);
+  tu_run_threads_same(c, prog, 4, in, want, M * N);
   free(a), free(w), free(mean), free(s), free(want);
 }
 
 /* A residual (a value of C's shape), a number, and bounds lo = -0 (the
  * larger zero stays) and hi = 2; then a minimum alone; then hi = -0,
  * which the kernels leave to the group's own loop. */
-static void residual(clients *c, const char *lo, const char *hi, float flo,
+static void residual(tu_clients *c, const char *lo, const char *hi, float flo,
                      float fhi) {
   const int64_t M = 61, K = 1, N = 70;
   char prog[4096];
@@ -254,20 +189,20 @@ static void residual(clients *c, const char *lo, const char *hi, float flo,
   float *r = alloc_f(M * N);
   for (int64_t i = 0; i < M * N; i++)
     r[i] = i % 7 == 0 ? -0.0f : i % 11 == 0 ? special(i + 3) : small(i, 7);
-  float *want = product(a, w, M, K, N);
+  float *want = tu_ref_product(a, w, M, K, N);
   for (int64_t i = 0; i < M * N; i++) {
     float v = -0.5f * (want[i] + r[i]);
-    want[i] = ieee_min(ieee_max(v, flo), fhi);
+    want[i] = tu_ieee_minf(tu_ieee_maxf(v, flo), fhi);
   }
   tu_in in[3] = {{TU_SHAPE(XRT_F32, M, K), a},
                  {TU_SHAPE(XRT_F32, K, N), w},
                  {TU_SHAPE(XRT_F32, M, N), r}};
-  run_check(c, prog, 3, in, want, M * N);
+  tu_run_threads_same(c, prog, 3, in, want, M * N);
   free(a), free(w), free(r), free(want);
 }
 
 static void test_residual_bounds(void **state) {
-  clients *c = (clients *)*state;
+  tu_clients *c = (tu_clients *)*state;
   residual(c, "-0.0", "2.0", -0.0f, 2.0f);
   residual(c, "0.0", "0.0", 0.0f, 0.0f);
   residual(c, "-1.0", "-0.0", -1.0f, -0.0f);
@@ -276,7 +211,7 @@ static void test_residual_bounds(void **state) {
 
 /* Row vectors (an NCHW convolution's bias: one number per feature, a row
  * of the product): max((C + rb) * rs, 0). */
-static void row_vectors(clients *c, int64_t M, int64_t K, int64_t N) {
+static void row_vectors(tu_clients *c, int64_t M, int64_t K, int64_t N) {
   char prog[4096];
   TU_TPL(prog, sizeof prog,
          "func.func @main(%a: tensor<$1x$2xf32>, %w: tensor<$2x$3xf32>, "
@@ -304,22 +239,22 @@ static void row_vectors(clients *c, int64_t M, int64_t K, int64_t N) {
     rb[m] = m % 4 == 0 ? -0.0f : small(m, 8) * 0.5f;
     rs[m] = m % 5 == 0 ? -2.0f : small(m, 9);
   }
-  float *want = product(a, w, M, K, N);
+  float *want = tu_ref_product(a, w, M, K, N);
   for (int64_t m = 0; m < M; m++)
     for (int64_t n = 0; n < N; n++)
-      want[m * N + n] = ieee_max((want[m * N + n] + rb[m]) * rs[m], 0.0f);
+      want[m * N + n] = tu_ieee_maxf((want[m * N + n] + rb[m]) * rs[m], 0.0f);
   tu_in in[4] = {{TU_SHAPE(XRT_F32, M, K), a},
                  {TU_SHAPE(XRT_F32, K, N), w},
                  {TU_SHAPE(XRT_F32, M), rb},
                  {TU_SHAPE(XRT_F32, M), rs}};
-  run_check(c, prog, 4, in, want, M * N);
+  tu_run_threads_same(c, prog, 4, in, want, M * N);
   free(a), free(w), free(rb), free(rs), free(want);
 }
 
 /* Rows past the kernels', and several K blocks with a last tile of 18
  * columns (the epilogue over C after the tile buffer). */
 static void test_row_vectors(void **state) {
-  clients *c = (clients *)*state;
+  tu_clients *c = (tu_clients *)*state;
   row_vectors(c, 75, 1, 90);
   row_vectors(c, 40, 900, 50);
 }

@@ -28,19 +28,8 @@ static uint32_t rnd(uint32_t n) {
   return (rng_state >> 8) % n;
 }
 
-/* IEEE 754-2019 maximum / minimum: NaN if either is, -0 < +0. */
-static float ieee_max(float a, float b) {
-  if (isnan(a) || isnan(b)) return NAN;
-  if (a == b) return signbit(a) ? b : a;
-  return a > b ? a : b;
-}
-static float ieee_min(float a, float b) {
-  if (isnan(a) || isnan(b)) return NAN;
-  if (a == b) return signbit(a) ? a : b;
-  return a < b ? a : b;
-}
 static float clampf_ref(float lo, float x, float hi) {
-  return ieee_min(ieee_max(x, lo), hi);
+  return tu_ieee_minf(tu_ieee_maxf(x, lo), hi);
 }
 
 /* Same bits, or both NaN. */

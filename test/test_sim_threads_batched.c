@@ -9,25 +9,8 @@
  */
 #include "test_util.h"
 
-typedef struct clients {
-  xrt_client *t[3];
-} clients;
-
-static int setup(void **state) {
-  clients *c = calloc(1, sizeof *c);
-  if (!c) return -1;
-  for (int i = 0; i < 3; i++) c->t[i] = tu_client(1, i + 1, 0);
-  *state = c;
-  return c->t[0] && c->t[1] && c->t[2] ? 0 : -1;
-}
-
-static int teardown(void **state) {
-  clients *c = (clients *)*state;
-  for (int i = 0; i < 3; i++)
-    if (c->t[i]) xrt_client_release(c->t[i]);
-  free(c);
-  return 0;
-}
+static int setup(void **state) { return tu_setup_thread_clients(state, 3); }
+static int teardown(void **state) { return tu_teardown_thread_clients(state); }
 
 /* Element i of operand s: an integer in [-4, 4]. */
 static float val(int64_t i, int s) {
@@ -36,7 +19,7 @@ static float val(int64_t i, int s) {
 
 /* C[b] = A[b] x B[b]^T with A [B, M, K], B [B, N, K] (as q k^T), f32, on
  * each client: exact, and the same bits on every thread count. */
-static void check(clients *c, int64_t Bt, int64_t M, int64_t N, int64_t K) {
+static void check(tu_clients *c, int64_t Bt, int64_t M, int64_t N, int64_t K) {
   int64_t na = Bt * M * K, nb = Bt * N * K, nc = Bt * M * N;
   float *a = malloc(sizeof *a * (size_t)na), *b = malloc(sizeof *b * (size_t)nb);
   assert_true(a && b);
@@ -85,7 +68,7 @@ static void check(clients *c, int64_t Bt, int64_t M, int64_t N, int64_t K) {
 /* 12 heads of 40 x 50 over 33; 7 of 130 x 20 over 64 (several row
  * panels); 5 heads: a batch per thread on two threads, split on three. */
 static void test_many_batches(void **state) {
-  clients *c = (clients *)*state;
+  tu_clients *c = (tu_clients *)*state;
   check(c, 12, 40, 50, 33);
   check(c, 7, 130, 20, 64);
   check(c, 5, 24, 70, 48);
@@ -93,7 +76,7 @@ static void test_many_batches(void **state) {
 
 /* Fewer batches than twice the threads: each split among the threads. */
 static void test_few_batches(void **state) {
-  clients *c = (clients *)*state;
+  tu_clients *c = (tu_clients *)*state;
   check(c, 3, 64, 96, 40);
   check(c, 2, 100, 30, 20);
 }

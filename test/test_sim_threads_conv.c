@@ -33,34 +33,14 @@ static conv_case nchw(int64_t N, int64_t H, int64_t W, int64_t I, int64_t O,
   return k;
 }
 
-typedef struct clients {
-  xrt_client *t1, *t2, *t3;
-} clients;
-
-static int setup(void **state) {
-  clients *c = calloc(1, sizeof *c);
-  if (!c) return -1;
-  c->t1 = tu_client(1, 1, 0);
-  c->t2 = tu_client(1, 2, 0);
-  c->t3 = tu_client(1, 3, 0);
-  *state = c;
-  return c->t1 && c->t2 && c->t3 ? 0 : -1;
-}
-
-static int teardown(void **state) {
-  clients *c = (clients *)*state;
-  if (c->t1) xrt_client_release(c->t1);
-  if (c->t2) xrt_client_release(c->t2);
-  if (c->t3) xrt_client_release(c->t3);
-  free(c);
-  return 0;
-}
+static int setup(void **state) { return tu_setup_thread_clients(state, 3); }
+static int teardown(void **state) { return tu_teardown_thread_clients(state); }
 
 /* One thread against the reference, two and three the same bits. */
 static void check_all(void **state, const conv_case *k) {
-  clients *c = (clients *)*state;
-  check(c->t1, c->t2, k);
-  check(c->t2, c->t3, k);
+  tu_clients *c = (tu_clients *)*state;
+  check(c->t[0], c->t[1], k);
+  check(c->t[1], c->t[2], k);
 }
 
 /* Panels under 4 MiB: whole on one thread, in 4 (two threads) or 6
@@ -168,16 +148,16 @@ static void repeat(xrt_client *cl, const conv_case *k) {
  * thread), chunks of one thread each (two threads; a last narrower chunk
  * has a product of its own), panels over 4 MiB in chunks. */
 static void test_kernel_kept(void **state) {
-  clients *c = (clients *)*state;
+  tu_clients *c = (tu_clients *)*state;
   conv_case k = nchw(1, 36, 34, 6, 20, 3, 3, 1, 1, 0, 1);
-  repeat(c->t1, &k);
-  repeat(c->t2, &k);
+  repeat(c->t[0], &k);
+  repeat(c->t[1], &k);
   k = nchw(2, 27, 27, 16, 40, 3, 3, 1, 1, 0, 1); /* 13 and 14 rows */
-  repeat(c->t2, &k);
+  repeat(c->t[1], &k);
   if (!tu_light()) {
     k = nchw(1, 125, 125, 8, 4, 3, 3, 1, 1, 0, 1);
-    repeat(c->t1, &k);
-    repeat(c->t2, &k);
+    repeat(c->t[0], &k);
+    repeat(c->t[1], &k);
   }
 }
 

@@ -529,6 +529,92 @@ static inline uint32_t tu_f32_bits(float f) {
   return u;
 }
 
+/* Group fixtures for tests that run each case with 1, 2 .. n threads and
+ * want the same results: *state is a tu_clients of one-device clients,
+ * t[i] with i + 1 threads. */
+#define TU_MAX_THREAD_CLIENTS 4
+typedef struct tu_clients {
+  int n;
+  xrt_client *t[TU_MAX_THREAD_CLIENTS];
+} tu_clients;
+
+static inline int tu_setup_thread_clients(void **state, int n) {
+  tu_clients *c = (tu_clients *)calloc(1, sizeof *c);
+  if (!c || n < 1 || n > TU_MAX_THREAD_CLIENTS) {
+    free(c);
+    return -1;
+  }
+  c->n = n;
+  *state = c;
+  for (int i = 0; i < n; i++)
+    if (!(c->t[i] = tu_client(1, i + 1, 0))) return -1;
+  return 0;
+}
+
+static inline int tu_teardown_thread_clients(void **state) {
+  tu_clients *c = (tu_clients *)*state;
+  for (int i = 0; c && i < c->n; i++)
+    if (c->t[i]) xrt_client_release(c->t[i]);
+  free(c);
+  return 0;
+}
+
+/* Runs prog (nin inputs) on every client of c: output 0 must be the n
+ * floats of want, bit for bit (where want is NaN: any NaN). */
+static inline void tu_run_threads_same(tu_clients *c, const char *prog,
+                                       int nin, const tu_in *in,
+                                       const float *want, int64_t n) {
+  for (int t = 0; t < c->n; t++) {
+    tu_out o;
+    xrt_status st = tu_run(c->t[t], prog, nin, in, &o);
+    if (st) fail_msg("%s: %s", xrt_strerror(st), tu_msg);
+    assert_int_equal(o.bytes[0], sizeof(float) * (size_t)n);
+    const float *got = (const float *)o.data[0];
+    for (int64_t i = 0; i < n; i++) {
+      int ok = want[i] != want[i] ? got[i] != got[i]
+                                  : tu_f32_bits(got[i]) == tu_f32_bits(want[i]);
+      if (!ok)
+        fail_msg("%d thread(s), element %lld: got %.9g (0x%08x) want %.9g "
+                 "(0x%08x)", t + 1, (long long)i, (double)got[i],
+                 (unsigned)tu_f32_bits(got[i]), (double)want[i],
+                 (unsigned)tu_f32_bits(want[i]));
+    }
+    tu_out_free(&o);
+  }
+}
+
+/* IEEE 754-2019 maximum and minimum of floats, the references of max,
+ * min, clamp and ReLU: a NaN operand wins (the first one), -0 < +0. */
+static inline float tu_ieee_maxf(float a, float b) {
+  if (a != a) return a;
+  if (b != b) return b;
+  if (a == b) return signbit(a) ? b : a;
+  return a > b ? a : b;
+}
+
+static inline float tu_ieee_minf(float a, float b) {
+  if (a != a) return a;
+  if (b != b) return b;
+  if (a == b) return signbit(a) ? a : b;
+  return a < b ? a : b;
+}
+
+/* C = A x W ([M, K] x [K, N], row-major) summed in double from 0 in k
+ * order, then rounded: exact for small integers whatever the order of
+ * the sums under test.  The caller frees it. */
+static inline float *tu_ref_product(const float *a, const float *w,
+                                    int64_t M, int64_t K, int64_t N) {
+  float *c = (float *)malloc(sizeof *c * (size_t)(M * N > 0 ? M * N : 1));
+  if (!c) fail_msg("out of memory");
+  for (int64_t m = 0; m < M; m++)
+    for (int64_t n = 0; n < N; n++) {
+      double s = 0;
+      for (int64_t k = 0; k < K; k++) s += (double)a[m * K + k] * w[k * N + n];
+      c[m * N + n] = (float)s;
+    }
+  return c;
+}
+
 static inline float tu_bits_f32(uint32_t u) {
   float f;
   memcpy(&f, &u, 4);
