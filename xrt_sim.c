@@ -1782,7 +1782,9 @@ struct sim_tpool {
   void *ctx;
   int64_t n, chunk, nchunks;
   struct sim_tcursor *cur; /* per participant: next chunk of its home run */
-  atomic_int pending;  /* workers that have not finished this loop */
+  /* The current loop's entry (pool.c, SIM_TP_*): its generation, whether
+   * workers may still join it, and how many joined and have not left */
+  atomic_ullong state;
   atomic_int nextid;   /* the participant number of the next worker */
   atomic_int caller_cpu; /* the core the current loop's caller is on, or -1 */
 };
@@ -6465,15 +6467,22 @@ sim_gpost_op512(__m512 v, __m512 b, int op) {
 /* The bounds (see sim_gpost); max and min on the vector units, where
  * compares into mask registers and blends took most of the epilogue's
  * time.  Exactly the clamp's choices: max(lo, v) is lo > v ? lo : v, and
- * lo >= v differs only for v = -0 under lo = +0, which the added 0
- * mends; v went through an operation, so it is no signaling NaN that
- * adding 0 would change. */
+ * lo >= v differs only for v = -0 under lo = +0, which adding +0 mends
+ * (z; else -0, which changes nothing); v went through an operation, so
+ * it is no signaling NaN that adding would change.  No lower bound is
+ * lo = -inf and no upper one hi = +inf: max(-inf, v) and min(+inf, v)
+ * are v, NaN included (sim_gpost_bounds). */
 __attribute__((target("avx512f"))) static inline __m512
-sim_gpost_bound512(__m512 v, const sim_gpost *po, __m512 lo, __m512 hi) {
-  if (po->has_lo) v = _mm512_max_ps(lo, v);
-  if (po->lo_pz) v = _mm512_add_ps(v, _mm512_setzero_ps());
-  if (po->has_hi) v = _mm512_min_ps(hi, v);
-  return v;
+sim_gpost_bound512(__m512 v, __m512 lo, __m512 z, __m512 hi) {
+  return _mm512_min_ps(hi, _mm512_add_ps(_mm512_max_ps(lo, v), z));
+}
+
+/* The three vectors of sim_gpost_bound512 for po. */
+__attribute__((target("avx512f"))) static inline void
+sim_gpost_bounds(const sim_gpost *po, __m512 *lo, __m512 *z, __m512 *hi) {
+  *lo = _mm512_set1_ps(po->has_lo ? po->lo : -INFINITY);
+  *z = _mm512_set1_ps(po->lo_pz ? 0.0f : -0.0f);
+  *hi = _mm512_set1_ps(po->has_hi ? po->hi : INFINITY);
 }
 
 /* The epilogue on four vectors of the same columns [col, col + 16) (four
@@ -6500,11 +6509,12 @@ sim_gpost_cols4(const sim_gpost *po, int64_t col, __mmask16 m, __m512 *v0,
     }
   }
   if (po->has_lo || po->has_hi) {
-    __m512 lo = _mm512_set1_ps(po->lo), hi = _mm512_set1_ps(po->hi);
-    *v0 = sim_gpost_bound512(*v0, po, lo, hi);
-    *v1 = sim_gpost_bound512(*v1, po, lo, hi);
-    *v2 = sim_gpost_bound512(*v2, po, lo, hi);
-    *v3 = sim_gpost_bound512(*v3, po, lo, hi);
+    __m512 lo, z, hi;
+    sim_gpost_bounds(po, &lo, &z, &hi);
+    *v0 = sim_gpost_bound512(*v0, lo, z, hi);
+    *v1 = sim_gpost_bound512(*v1, lo, z, hi);
+    *v2 = sim_gpost_bound512(*v2, lo, z, hi);
+    *v3 = sim_gpost_bound512(*v3, lo, z, hi);
   }
 }
 
@@ -6514,7 +6524,8 @@ sim_gpost_cols4(const sim_gpost *po, int64_t col, __mmask16 m, __m512 *v0,
 __attribute__((target("avx512f"))) static void sim_gpost_region(
     const sim_gpost *po, float *C, int64_t ldc, int64_t r0, int64_t mv,
     int64_t c0, int64_t nv) {
-  const __m512 lo = _mm512_set1_ps(po->lo), hi = _mm512_set1_ps(po->hi);
+  __m512 lo, z, hi;
+  sim_gpost_bounds(po, &lo, &z, &hi);
   for (int64_t r = r0; r < r0 + mv; r++)
     for (int64_t j = c0; j < c0 + nv; j += 16) {
       __mmask16 m = (__mmask16)(c0 + nv - j >= 16 ? 0xFFFF
@@ -6530,7 +6541,7 @@ __attribute__((target("avx512f"))) static void sim_gpost_region(
                        : _mm512_maskz_loadu_ps(m, bk + r * ldc + j);
         v = sim_gpost_op512(v, b, po->op[k]);
       }
-      _mm512_mask_storeu_ps(c, m, sim_gpost_bound512(v, po, lo, hi));
+      _mm512_mask_storeu_ps(c, m, sim_gpost_bound512(v, lo, z, hi));
     }
 }
 #endif
@@ -6912,8 +6923,8 @@ typedef struct sim_gtp {
     c##i##b = ADD(c##i##b, LOAD(c + (i) * ldc + W));                         \
   }
 #define SIM_GKP_CL(i)                                                        \
-  c##i##a = sim_gpost_bound512(c##i##a, po, lo, hi);                        \
-  c##i##b = sim_gpost_bound512(c##i##b, po, lo, hi);
+  c##i##a = sim_gpost_bound512(c##i##a, lo, z, hi);                          \
+  c##i##b = sim_gpost_bound512(c##i##b, lo, z, hi);
 #define SIM_GKP_ST(i)                                                        \
   STORE(c + (i) * ldc, c##i##a);                                             \
   STORE(c + (i) * ldc + W, c##i##b);
@@ -6945,7 +6956,8 @@ typedef struct sim_gtp {
       SIM_GKP_SWITCH(po->op[j], ROWS, SIM_GKP_U)                             \
     }                                                                        \
     if (po->has_lo || po->has_hi) {                                          \
-      V lo = SET1(po->lo), hi = SET1(po->hi);                                \
+      V lo, z, hi;                                                           \
+      sim_gpost_bounds(po, &lo, &z, &hi);                                    \
       ROWS(SIM_GKP_CL)                                                       \
     }                                                                        \
     ROWS(SIM_GKP_ST)                                                         \
@@ -17953,6 +17965,68 @@ static void sim_tpool_work(struct sim_tpool *tp, int p) {
   }
 }
 
+/* ---- joining a loop ----
+ * A worker takes part in a loop only if it joins while the loop is open;
+ * the caller closes it once no chunk is left to claim and waits for the
+ * workers that joined, not for every worker: one the host has not run
+ * for a while (a virtual machine's vCPU that another guest holds) no
+ * longer holds up a loop the caller finished alone.  The state word is
+ * the loop's generation, the open bit and the count of joined workers
+ * that have not left; cursors and the loop's fields change only when no
+ * worker is in (closed, count 0), so a late worker never claims a chunk
+ * of another loop. */
+#define SIM_TP_ACTIVE 0xFFFFull  /* joined and not left (< SIM_MAX_THREADS) */
+#define SIM_TP_OPEN (1ull << 16) /* workers may join */
+#define SIM_TP_GEN_SHIFT 17      /* the loop's generation, above */
+
+static uint64_t sim_tp_entry(uint64_t gen) {
+  return gen << SIM_TP_GEN_SHIFT | SIM_TP_OPEN;
+}
+
+/* Joins loop gen: 1 when it is still open (the worker then runs chunks
+ * and leaves), else 0. */
+static int sim_tpool_join(struct sim_tpool *tp, uint64_t gen) {
+  uint64_t s = atomic_load_explicit(&tp->state, memory_order_acquire);
+  for (;;) {
+    if (s >> SIM_TP_GEN_SHIFT != (gen & (~0ull >> SIM_TP_GEN_SHIFT)) ||
+        !(s & SIM_TP_OPEN))
+      return 0;
+    if (atomic_compare_exchange_weak_explicit(&tp->state, &s, s + 1,
+                                              memory_order_acq_rel,
+                                              memory_order_acquire))
+      return 1;
+  }
+}
+
+/* Leaves the loop joined; the last to leave a closed loop wakes a caller
+ * that sleeps (a caller that polls sees the count reach 0). */
+static void sim_tpool_leave(struct sim_tpool *tp) {
+  uint64_t s = atomic_fetch_sub_explicit(&tp->state, 1,
+                                         memory_order_acq_rel) - 1;
+  if (!(s & SIM_TP_OPEN) && !(s & SIM_TP_ACTIVE)) {
+    pthread_mutex_lock(&tp->mu);
+    pthread_cond_signal(&tp->done);
+    pthread_mutex_unlock(&tp->mu);
+  }
+}
+
+/* The caller, its chunks done and none left to claim: closes the loop and
+ * waits for the workers in it. */
+static void sim_tpool_close(struct sim_tpool *tp) {
+  uint64_t s = atomic_fetch_and_explicit(&tp->state, ~SIM_TP_OPEN,
+                                         memory_order_acq_rel);
+  for (int i = 0; tp->spin && i < SIM_SPIN_POLLS && (s & SIM_TP_ACTIVE);
+       i++) {
+    sim_spin_pause();
+    s = atomic_load_explicit(&tp->state, memory_order_acquire);
+  }
+  if (!(s & SIM_TP_ACTIVE)) return;
+  pthread_mutex_lock(&tp->mu);
+  while (atomic_load(&tp->state) & SIM_TP_ACTIVE)
+    pthread_cond_wait(&tp->done, &tp->mu);
+  pthread_mutex_unlock(&tp->mu);
+}
+
 /* Polls gen for a loop after seen (pools that spin): 1 when one started,
  * 0 after the polls (then the worker sleeps; stop is read under mu). */
 static int sim_tpool_poll(struct sim_tpool *tp, uint64_t seen) {
@@ -17978,15 +18052,13 @@ static void *sim_tpool_main(void *arg) {
     pthread_mutex_unlock(&tp->mu);
     for (;;) {
       seen = atomic_load_explicit(&tp->gen, memory_order_acquire);
+      /* off the caller's core first, even when too late to join: a worker
+       * that shares it never runs while the caller polls, so it would
+       * never join and never leave */
       if (tp->spin) sim_cpus_avoid(&cpus, atomic_load(&tp->caller_cpu));
-      sim_tpool_work(tp, p);
-      /* The last worker to finish wakes a caller that sleeps; a caller
-       * that polls sees pending reach 0. */
-      if (atomic_fetch_sub_explicit(&tp->pending, 1, memory_order_acq_rel) ==
-          1) {
-        pthread_mutex_lock(&tp->mu);
-        pthread_cond_signal(&tp->done);
-        pthread_mutex_unlock(&tp->mu);
+      if (sim_tpool_join(tp, seen)) {
+        sim_tpool_work(tp, p);
+        sim_tpool_leave(tp);
       }
       if (!sim_tpool_poll(tp, seen)) break;
     }
@@ -18048,23 +18120,16 @@ SIM_PRIVATE void sim_parallel_for(sim_cx *cx, int64_t n, int64_t grain,
   for (int q = 0; q <= tp->nworkers; q++)
     atomic_store_explicit(&tp->cur[q].next, sim_tpool_home(tp, q),
                           memory_order_relaxed);
-  atomic_store(&tp->pending, tp->nworkers);
   if (tp->spin) atomic_store(&tp->caller_cpu, sim_current_cpu());
-  /* Release: a worker that polls gen and sees the bump sees the loop. */
-  atomic_fetch_add_explicit(&tp->gen, 1, memory_order_release);
+  /* The loop opens (no worker is in: the last one closed with none), then
+   * gen moves; release: a worker that sees either sees the loop. */
+  uint64_t gen = atomic_load_explicit(&tp->gen, memory_order_relaxed) + 1;
+  atomic_store_explicit(&tp->state, sim_tp_entry(gen), memory_order_release);
+  atomic_store_explicit(&tp->gen, gen, memory_order_release);
   pthread_cond_broadcast(&tp->wake);
   pthread_mutex_unlock(&tp->mu);
   sim_tpool_work(tp, 0);
-  for (int i = 0; tp->spin && i < SIM_SPIN_POLLS &&
-                  atomic_load_explicit(&tp->pending, memory_order_acquire) > 0;
-       i++)
-    sim_spin_pause();
-  if (atomic_load_explicit(&tp->pending, memory_order_acquire) > 0) {
-    pthread_mutex_lock(&tp->mu);
-    while (atomic_load(&tp->pending) > 0)
-      pthread_cond_wait(&tp->done, &tp->mu);
-    pthread_mutex_unlock(&tp->mu);
-  }
+  sim_tpool_close(tp);
   atomic_store(&tp->busy, 0);
 }
 
@@ -18097,7 +18162,7 @@ static xrt_status sim_tpool_init(sim_client *c, struct sim_tpool *tp,
   atomic_init(&tp->nextid, 0);
   atomic_init(&tp->caller_cpu, -1);
   atomic_init(&tp->gen, 0);
-  atomic_init(&tp->pending, 0);
+  atomic_init(&tp->state, 0);
   tp->threads = threads;
   /* Polling pays when every participant of every pool has a core. */
   long cores = sim_os_cpu_count();
@@ -19405,6 +19470,16 @@ static xrt_status sim_run_fused(const sim_step *st, void **vals, sim_cx *cx) {
   return XRT_OK;
 }
 
+static int64_t sim_fz_period(const sim_fznode *nd, int64_t numel);
+
+/* Whether GATHER node nd reads one element for every element (a number
+ * broadcast, not a constant's splat). */
+static int sim_fz_number(const sim_fznode *nd) {
+  for (int32_t k = 0; k < nd->rank; k++)
+    if (nd->ss[k] != 0 && nd->dims[k] != 1) return 0;
+  return 1;
+}
+
 /* The chain of z (sim_fz_post_fits) as a product's or a convolution's
  * epilogue, its tiles in scr (filled); 0 when it cannot be (a NaN bound
  * or hi = -0). */
@@ -19421,10 +19496,13 @@ static int sim_fz_post_of(const sim_fz *z, void **vals, const char *scr,
   for (int j = 0; j < z->nch; j++) {
     const sim_fznode *nd = &z->nodes[z->charg[j]];
     po->op[j] = z->chop[j];
-    po->arg[j] = nd->kind == SIM_FZ_FULL     ? SIM_GPOST_FULL
-                 : nd->kind == SIM_FZ_SPLAT  ? SIM_GPOST_ONE
-                 : nd->kind == SIM_FZ_GATHER ? SIM_GPOST_ROW
-                                             : SIM_GPOST_COL;
+    po->arg[j] = nd->kind == SIM_FZ_FULL    ? SIM_GPOST_FULL
+                 : nd->kind == SIM_FZ_SPLAT ? SIM_GPOST_ONE
+                 : nd->kind == SIM_FZ_PTILE
+                     ? (sim_fz_period(nd, z->numel) == 1 ? SIM_GPOST_ONE
+                                                         : SIM_GPOST_COL)
+                 : sim_fz_number(nd) ? SIM_GPOST_ONE
+                                     : SIM_GPOST_ROW;
     const char *src = (const char *)vals[nd->val];
     po->b[j] = (const float *)(const void *)(
         nd->kind == SIM_FZ_FULL     ? src
@@ -20705,6 +20783,7 @@ static int sim_fz_gemm_fits(const sim_fcc *fc, const sim_step *st,
   return reads > 0;
 }
 
+
 /* Whether GATHER node nd reads, for element (r, c) of rows of N, element
  * base + r of its value (a per-feature vector over an NCHW result): the
  * dimensions that make up a row have stride 0, the others are row-major
@@ -20730,7 +20809,9 @@ static int sim_fz_row_vector(const sim_fznode *nd, int64_t N) {
  * the product's kernels can apply (sim_gpost): x is where the line
  * starts and no operand; each operand is one number, a column vector (a
  * tile of period N, at least N long), or, per_row (a product's), a row
- * vector (sim_fz_row_vector) or a value of x's shape, read in place. */
+ * vector (sim_fz_row_vector) or a value of x's shape, read in place; a
+ * number is a splat or one element broadcast (sim_fz_number, or a tile
+ * of period 1). */
 static int sim_fz_post_fits(const sim_fz *z, int32_t x, int64_t N,
                             int per_row) {
   if (!z->chain || z->nodes[z->chx].kind != SIM_FZ_FULL ||
@@ -20739,12 +20820,17 @@ static int sim_fz_post_fits(const sim_fz *z, int32_t x, int64_t N,
   for (int j = 0; j < z->nch; j++) {
     const sim_fznode *nd = &z->nodes[z->charg[j]];
     if (nd->es != 4 || nd->val == x) return 0;
-    if (nd->kind == SIM_FZ_PTILE &&
-        (sim_fz_period(nd, z->numel) != N || z->tile < N))
+    int64_t period = nd->kind == SIM_FZ_PTILE ? sim_fz_period(nd, z->numel)
+                                              : 0;
+    if (nd->kind == SIM_FZ_PTILE && period != 1 &&
+        (period != N || z->tile < N))
       return 0;
-    if ((nd->kind == SIM_FZ_GATHER || nd->kind == SIM_FZ_FULL) && !per_row)
+    int number = nd->kind == SIM_FZ_GATHER && sim_fz_number(nd);
+    if ((nd->kind == SIM_FZ_GATHER || nd->kind == SIM_FZ_FULL) && !per_row &&
+        !number)
       return 0;
-    if (nd->kind == SIM_FZ_GATHER && !sim_fz_row_vector(nd, N)) return 0;
+    if (nd->kind == SIM_FZ_GATHER && !number && !sim_fz_row_vector(nd, N))
+      return 0;
     if (nd->kind != SIM_FZ_PTILE && nd->kind != SIM_FZ_SPLAT &&
         nd->kind != SIM_FZ_FULL && nd->kind != SIM_FZ_GATHER)
       return 0;

@@ -15,6 +15,8 @@
  */
 #include "test_util.h"
 
+#include <inttypes.h>
+
 static int setup(void **state) { return tu_setup_thread_clients(state, 2); }
 static int teardown(void **state) { return tu_teardown_thread_clients(state); }
 
@@ -259,12 +261,218 @@ static void test_row_vectors(void **state) {
   row_vectors(c, 40, 900, 50);
 }
 
+/* ---- every operation, both sides, every kind of operand ----
+ * v op b or b op v for add, subtract, multiply and divide, with each kind
+ * of operand, then clamp(-50, ., 50) or nothing, on every kernel that
+ * takes the epilogue: a dot_general with A's rows contiguous (the
+ * strip-packed kernels) and with A transposed (the plain ones), a 1x1
+ * NHWC convolution, each with M = 20 and 16 rows (12-row kernels, then
+ * the 8- and 4-row ones), several K blocks (the epilogue after a tile
+ * buffer), and a 3x3 depthwise convolution (four positions at a time,
+ * the border ones after their kernel; column vectors and numbers). */
+enum { K_COL, K_ROW, K_FULL, K_ONE, K_KINDS };
+enum { F_DOT, F_DOT_T, F_CONV1, F_DW, F_FORMS };
+static const char *const op_names[4] = {"add", "subtract", "multiply",
+                                        "divide"};
+
+typedef struct op_case {
+  int form, op, rev, kind, clamp;
+  int64_t M, K, N; /* F_DW: an image of M x DW_W positions, N features */
+} op_case;
+#define DW_W 14
+
+static float apply_op(int op, float a, float b) {
+  return op == 0 ? a + b : op == 1 ? a - b : op == 2 ? a * b : a / b;
+}
+
+/* The types of the case's operands and result. */
+static void case_types(const op_case *q, char *a, char *w, char *y,
+                       size_t n) {
+  long long M = q->M, K = q->K, N = q->N;
+  switch (q->form) {
+  case F_DOT:
+    snprintf(a, n, "%lldx%lld", M, K), snprintf(w, n, "%lldx%lld", K, N);
+    snprintf(y, n, "%lldx%lld", M, N);
+    break;
+  case F_DOT_T:
+    snprintf(a, n, "%lldx%lld", K, M), snprintf(w, n, "%lldx%lld", K, N);
+    snprintf(y, n, "%lldx%lld", M, N);
+    break;
+  case F_CONV1:
+    snprintf(a, n, "1x%lldx1x%lld", M, K);
+    snprintf(w, n, "1x1x%lldx%lld", K, N);
+    snprintf(y, n, "1x%lldx1x%lld", M, N);
+    break;
+  default:
+    snprintf(a, n, "1x%lldx%dx%lld", M, DW_W, N);
+    snprintf(w, n, "3x3x1x%lld", N);
+    snprintf(y, n, "1x%lldx%dx%lld", M, DW_W, N);
+  }
+}
+
+static void case_program(const op_case *q, char *prog, size_t n) {
+  char a[64], w[64], y[64], x[1024], b[512], bty[96];
+  case_types(q, a, w, y, sizeof a);
+  int dw = q->form == F_DW, dot = q->form == F_DOT || q->form == F_DOT_T;
+  if (dot)
+    snprintf(x, sizeof x,
+             "  %%x = stablehlo.dot_general %%a, %%w, contracting_dims = "
+             "[%d] x [0] : (tensor<%sxf32>, tensor<%sxf32>) -> "
+             "tensor<%sxf32>\n", q->form == F_DOT_T ? 0 : 1, a, w, y);
+  else
+    snprintf(x, sizeof x,
+             "  %%x = stablehlo.convolution(%%a, %%w) dim_numbers = [b, 0, "
+             "1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {stride = [1, 1], "
+             "pad = [[%d, %d], [%d, %d]], rhs_dilate = [1, 1]} "
+             "{batch_group_count = 1 : i64, feature_group_count = %lld : "
+             "i64} : (tensor<%sxf32>, tensor<%sxf32>) -> tensor<%sxf32>\n",
+             dw, dw, dw, dw, (long long)(dw ? q->N : 1), a, w, y);
+  int last = dot ? 1 : 3;
+  int64_t rows = dw ? q->M : q->M; /* row vectors: per row of the image */
+  if (q->kind == K_FULL) snprintf(bty, sizeof bty, "tensor<%sxf32>", y);
+  else if (q->kind == K_ONE) snprintf(bty, sizeof bty, "tensor<f32>");
+  else snprintf(bty, sizeof bty, "tensor<%lldxf32>",
+                (long long)(q->kind == K_COL ? q->N : rows));
+  if (q->kind == K_FULL)
+    snprintf(b, sizeof b, "  %%bb = stablehlo.add %%b, %%b : %s\n", bty);
+  else if (q->kind == K_ONE)
+    snprintf(b, sizeof b, "  %%bb = stablehlo.broadcast_in_dim %%b, dims = "
+             "[] : (tensor<f32>) -> tensor<%sxf32>\n", y);
+  else
+    snprintf(b, sizeof b, "  %%bb = stablehlo.broadcast_in_dim %%b, dims = "
+             "[%d] : (%s) -> tensor<%sxf32>\n",
+             q->kind == K_COL ? last : dot ? 0 : 1, bty, y);
+  const char *l = q->rev ? "%bb" : "%x", *r = q->rev ? "%x" : "%bb";
+  if (q->clamp)
+    snprintf(prog, n,
+             "func.func @main(%%a: tensor<%sxf32>, %%w: tensor<%sxf32>, "
+             "%%b: %s) -> tensor<%sxf32> {\n%s%s"
+             "  %%y = stablehlo.%s %s, %s : tensor<%sxf32>\n"
+             "  %%lo = stablehlo.constant dense<-50.0> : tensor<f32>\n"
+             "  %%hi = stablehlo.constant dense<50.0> : tensor<f32>\n"
+             "  %%z = stablehlo.clamp %%lo, %%y, %%hi : (tensor<f32>, "
+             "tensor<%sxf32>, tensor<f32>) -> tensor<%sxf32>\n"
+             "  func.return %%z : tensor<%sxf32>\n}\n",
+             a, w, bty, y, x, b, op_names[q->op], l, r, y, y, y, y);
+  else
+    snprintf(prog, n,
+             "func.func @main(%%a: tensor<%sxf32>, %%w: tensor<%sxf32>, "
+             "%%b: %s) -> tensor<%sxf32> {\n%s%s"
+             "  %%y = stablehlo.%s %s, %s : tensor<%sxf32>\n"
+             "  func.return %%y : tensor<%sxf32>\n}\n",
+             a, w, bty, y, x, b, op_names[q->op], l, r, y, y);
+}
+
+/* The convolution's or product's result, exact (small integers). */
+static float *case_x(const op_case *q, const float *a, const float *w) {
+  int64_t M = q->M, K = q->K, N = q->N;
+  if (q->form == F_DOT || q->form == F_CONV1)
+    return tu_ref_product(a, w, M, K, N);
+  float *x = alloc_f(q->form == F_DW ? M * DW_W * N : M * N);
+  if (q->form == F_DOT_T) {
+    float *at = alloc_f(M * K);
+    for (int64_t m = 0; m < M; m++)
+      for (int64_t k = 0; k < K; k++) at[m * K + k] = a[k * M + m];
+    free(x);
+    x = tu_ref_product(at, w, M, K, N);
+    free(at);
+    return x;
+  }
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t j = 0; j < DW_W; j++)
+      for (int64_t f = 0; f < N; f++) {
+        double acc = 0;
+        for (int64_t ki = 0; ki < 3; ki++)
+          for (int64_t kj = 0; kj < 3; kj++) {
+            int64_t ii = i + ki - 1, jj = j + kj - 1;
+            if (ii < 0 || ii >= M || jj < 0 || jj >= DW_W) continue;
+            acc += (double)a[(ii * DW_W + jj) * N + f] *
+                   w[(ki * 3 + kj) * N + f];
+          }
+        x[(i * DW_W + j) * N + f] = (float)acc;
+      }
+  return x;
+}
+
+static void one_op(tu_clients *c, const op_case *q) {
+  char prog[4096];
+  case_program(q, prog, sizeof prog);
+  int dw = q->form == F_DW;
+  int64_t pos = dw ? q->M * DW_W : q->M; /* result rows */
+  int64_t na = dw ? pos * q->N : q->M * q->K, nw = dw ? 9 * q->N
+                                                     : q->K * q->N;
+  int64_t ny = pos * q->N;
+  int64_t nb = q->kind == K_FULL  ? ny
+               : q->kind == K_ONE ? 1
+               : q->kind == K_COL ? q->N
+                                  : q->M;
+  float *a = alloc_f(na), *w = alloc_f(nw), *b = alloc_f(nb);
+  for (int64_t i = 0; i < na; i++) a[i] = small(i, 10);
+  for (int64_t i = 0; i < nw; i++) w[i] = small(i, 11);
+  for (int64_t i = 0; i < nb; i++) b[i] = small(i, 12) * 0.5f;
+  float *x = case_x(q, a, w), *want = alloc_f(ny);
+  for (int64_t i = 0; i < ny; i++) {
+    int64_t row = i / q->N / (dw ? DW_W : 1), col = i % q->N;
+    float bv = q->kind == K_FULL  ? b[i] + b[i]
+               : q->kind == K_ONE ? b[0]
+               : q->kind == K_COL ? b[col]
+                                  : b[row];
+    float v = q->rev ? apply_op(q->op, bv, x[i]) : apply_op(q->op, x[i], bv);
+    want[i] = q->clamp ? tu_ieee_minf(tu_ieee_maxf(v, -50.0f), 50.0f) : v;
+  }
+  char at[64], wt[64], yt[64];
+  case_types(q, at, wt, yt, sizeof at);
+  int64_t ad[4], wd[4], yd[4];
+  int ar = sscanf(at, "%" SCNd64 "x%" SCNd64 "x%" SCNd64 "x%" SCNd64, &ad[0],
+                  &ad[1], &ad[2], &ad[3]);
+  int wr = sscanf(wt, "%" SCNd64 "x%" SCNd64 "x%" SCNd64 "x%" SCNd64, &wd[0],
+                  &wd[1], &wd[2], &wd[3]);
+  int yr = sscanf(yt, "%" SCNd64 "x%" SCNd64 "x%" SCNd64 "x%" SCNd64, &yd[0],
+                  &yd[1], &yd[2], &yd[3]);
+  tu_in in[3] = {{tu_shape(XRT_F32, ar, ad), a}, {tu_shape(XRT_F32, wr, wd), w},
+                 {tu_shape(XRT_F32, yr, yd), b}};
+  if (q->kind == K_ONE) in[2].shape = TU_SCALAR(XRT_F32);
+  if (q->kind == K_COL || q->kind == K_ROW)
+    in[2].shape = TU_SHAPE(XRT_F32, nb);
+  tu_run_threads_same(c, prog, 3, in, want, ny);
+  free(a), free(w), free(b), free(x), free(want);
+}
+
+static void test_every_operation(void **state) {
+  tu_clients *c = (tu_clients *)*state;
+  for (int form = 0; form < F_FORMS; form++)
+    for (int op = 0; op < 4; op++)
+      for (int rev = 0; rev < 2; rev++)
+        for (int kind = 0; kind < K_KINDS; kind++) {
+          if (form == F_DW && kind != K_COL && kind != K_ONE) continue;
+          op_case q = {form, op, rev, kind, 1, 20, 8, 40};
+          /* a depthwise result fuses with its group in tiles of whole
+           * positions: 40 features fit the tiles of a column vector's
+           * period, a number alone needs a power of two */
+          if (form == F_DW) q.M = 6, q.N = kind == K_ONE ? 64 : 40;
+          one_op(c, &q);
+          if (form == F_DW) continue;
+          q.M = 16; /* the 4-row kernels */
+          one_op(c, &q);
+        }
+  for (int kind = 0; kind < K_KINDS; kind++) { /* no bounds; K blocks */
+    op_case q = {F_DOT, 0, 0, kind, 0, 20, 8, 40};
+    one_op(c, &q);
+    q.form = F_DW, q.M = 6, q.N = kind == K_ONE ? 64 : 40;
+    if (kind == K_COL || kind == K_ONE) one_op(c, &q);
+    q.N = 40;
+    q.form = F_DOT, q.M = 20, q.K = 900, q.clamp = 1;
+    one_op(c, &q);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_batch_norm_relu6),
       cmocka_unit_test(test_reversed_relu),
       cmocka_unit_test(test_residual_bounds),
       cmocka_unit_test(test_row_vectors),
+      cmocka_unit_test(test_every_operation),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

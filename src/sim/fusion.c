@@ -917,6 +917,16 @@ static xrt_status sim_run_fused(const sim_step *st, void **vals, sim_cx *cx) {
   return XRT_OK;
 }
 
+static int64_t sim_fz_period(const sim_fznode *nd, int64_t numel);
+
+/* Whether GATHER node nd reads one element for every element (a number
+ * broadcast, not a constant's splat). */
+static int sim_fz_number(const sim_fznode *nd) {
+  for (int32_t k = 0; k < nd->rank; k++)
+    if (nd->ss[k] != 0 && nd->dims[k] != 1) return 0;
+  return 1;
+}
+
 /* The chain of z (sim_fz_post_fits) as a product's or a convolution's
  * epilogue, its tiles in scr (filled); 0 when it cannot be (a NaN bound
  * or hi = -0). */
@@ -933,10 +943,13 @@ static int sim_fz_post_of(const sim_fz *z, void **vals, const char *scr,
   for (int j = 0; j < z->nch; j++) {
     const sim_fznode *nd = &z->nodes[z->charg[j]];
     po->op[j] = z->chop[j];
-    po->arg[j] = nd->kind == SIM_FZ_FULL     ? SIM_GPOST_FULL
-                 : nd->kind == SIM_FZ_SPLAT  ? SIM_GPOST_ONE
-                 : nd->kind == SIM_FZ_GATHER ? SIM_GPOST_ROW
-                                             : SIM_GPOST_COL;
+    po->arg[j] = nd->kind == SIM_FZ_FULL    ? SIM_GPOST_FULL
+                 : nd->kind == SIM_FZ_SPLAT ? SIM_GPOST_ONE
+                 : nd->kind == SIM_FZ_PTILE
+                     ? (sim_fz_period(nd, z->numel) == 1 ? SIM_GPOST_ONE
+                                                         : SIM_GPOST_COL)
+                 : sim_fz_number(nd) ? SIM_GPOST_ONE
+                                     : SIM_GPOST_ROW;
     const char *src = (const char *)vals[nd->val];
     po->b[j] = (const float *)(const void *)(
         nd->kind == SIM_FZ_FULL     ? src
@@ -2217,6 +2230,7 @@ static int sim_fz_gemm_fits(const sim_fcc *fc, const sim_step *st,
   return reads > 0;
 }
 
+
 /* Whether GATHER node nd reads, for element (r, c) of rows of N, element
  * base + r of its value (a per-feature vector over an NCHW result): the
  * dimensions that make up a row have stride 0, the others are row-major
@@ -2242,7 +2256,9 @@ static int sim_fz_row_vector(const sim_fznode *nd, int64_t N) {
  * the product's kernels can apply (sim_gpost): x is where the line
  * starts and no operand; each operand is one number, a column vector (a
  * tile of period N, at least N long), or, per_row (a product's), a row
- * vector (sim_fz_row_vector) or a value of x's shape, read in place. */
+ * vector (sim_fz_row_vector) or a value of x's shape, read in place; a
+ * number is a splat or one element broadcast (sim_fz_number, or a tile
+ * of period 1). */
 static int sim_fz_post_fits(const sim_fz *z, int32_t x, int64_t N,
                             int per_row) {
   if (!z->chain || z->nodes[z->chx].kind != SIM_FZ_FULL ||
@@ -2251,12 +2267,17 @@ static int sim_fz_post_fits(const sim_fz *z, int32_t x, int64_t N,
   for (int j = 0; j < z->nch; j++) {
     const sim_fznode *nd = &z->nodes[z->charg[j]];
     if (nd->es != 4 || nd->val == x) return 0;
-    if (nd->kind == SIM_FZ_PTILE &&
-        (sim_fz_period(nd, z->numel) != N || z->tile < N))
+    int64_t period = nd->kind == SIM_FZ_PTILE ? sim_fz_period(nd, z->numel)
+                                              : 0;
+    if (nd->kind == SIM_FZ_PTILE && period != 1 &&
+        (period != N || z->tile < N))
       return 0;
-    if ((nd->kind == SIM_FZ_GATHER || nd->kind == SIM_FZ_FULL) && !per_row)
+    int number = nd->kind == SIM_FZ_GATHER && sim_fz_number(nd);
+    if ((nd->kind == SIM_FZ_GATHER || nd->kind == SIM_FZ_FULL) && !per_row &&
+        !number)
       return 0;
-    if (nd->kind == SIM_FZ_GATHER && !sim_fz_row_vector(nd, N)) return 0;
+    if (nd->kind == SIM_FZ_GATHER && !number && !sim_fz_row_vector(nd, N))
+      return 0;
     if (nd->kind != SIM_FZ_PTILE && nd->kind != SIM_FZ_SPLAT &&
         nd->kind != SIM_FZ_FULL && nd->kind != SIM_FZ_GATHER)
       return 0;

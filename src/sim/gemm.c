@@ -375,8 +375,8 @@ typedef struct sim_gtp {
     c##i##b = ADD(c##i##b, LOAD(c + (i) * ldc + W));                         \
   }
 #define SIM_GKP_CL(i)                                                        \
-  c##i##a = sim_gpost_bound512(c##i##a, po, lo, hi);                        \
-  c##i##b = sim_gpost_bound512(c##i##b, po, lo, hi);
+  c##i##a = sim_gpost_bound512(c##i##a, lo, z, hi);                          \
+  c##i##b = sim_gpost_bound512(c##i##b, lo, z, hi);
 #define SIM_GKP_ST(i)                                                        \
   STORE(c + (i) * ldc, c##i##a);                                             \
   STORE(c + (i) * ldc + W, c##i##b);
@@ -408,7 +408,8 @@ typedef struct sim_gtp {
       SIM_GKP_SWITCH(po->op[j], ROWS, SIM_GKP_U)                             \
     }                                                                        \
     if (po->has_lo || po->has_hi) {                                          \
-      V lo = SET1(po->lo), hi = SET1(po->hi);                                \
+      V lo, z, hi;                                                           \
+      sim_gpost_bounds(po, &lo, &z, &hi);                                    \
       ROWS(SIM_GKP_CL)                                                       \
     }                                                                        \
     ROWS(SIM_GKP_ST)                                                         \

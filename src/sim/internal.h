@@ -1775,7 +1775,9 @@ struct sim_tpool {
   void *ctx;
   int64_t n, chunk, nchunks;
   struct sim_tcursor *cur; /* per participant: next chunk of its home run */
-  atomic_int pending;  /* workers that have not finished this loop */
+  /* The current loop's entry (pool.c, SIM_TP_*): its generation, whether
+   * workers may still join it, and how many joined and have not left */
+  atomic_ullong state;
   atomic_int nextid;   /* the participant number of the next worker */
   atomic_int caller_cpu; /* the core the current loop's caller is on, or -1 */
 };

@@ -84,6 +84,68 @@ static void sim_tpool_work(struct sim_tpool *tp, int p) {
   }
 }
 
+/* ---- joining a loop ----
+ * A worker takes part in a loop only if it joins while the loop is open;
+ * the caller closes it once no chunk is left to claim and waits for the
+ * workers that joined, not for every worker: one the host has not run
+ * for a while (a virtual machine's vCPU that another guest holds) no
+ * longer holds up a loop the caller finished alone.  The state word is
+ * the loop's generation, the open bit and the count of joined workers
+ * that have not left; cursors and the loop's fields change only when no
+ * worker is in (closed, count 0), so a late worker never claims a chunk
+ * of another loop. */
+#define SIM_TP_ACTIVE 0xFFFFull  /* joined and not left (< SIM_MAX_THREADS) */
+#define SIM_TP_OPEN (1ull << 16) /* workers may join */
+#define SIM_TP_GEN_SHIFT 17      /* the loop's generation, above */
+
+static uint64_t sim_tp_entry(uint64_t gen) {
+  return gen << SIM_TP_GEN_SHIFT | SIM_TP_OPEN;
+}
+
+/* Joins loop gen: 1 when it is still open (the worker then runs chunks
+ * and leaves), else 0. */
+static int sim_tpool_join(struct sim_tpool *tp, uint64_t gen) {
+  uint64_t s = atomic_load_explicit(&tp->state, memory_order_acquire);
+  for (;;) {
+    if (s >> SIM_TP_GEN_SHIFT != (gen & (~0ull >> SIM_TP_GEN_SHIFT)) ||
+        !(s & SIM_TP_OPEN))
+      return 0;
+    if (atomic_compare_exchange_weak_explicit(&tp->state, &s, s + 1,
+                                              memory_order_acq_rel,
+                                              memory_order_acquire))
+      return 1;
+  }
+}
+
+/* Leaves the loop joined; the last to leave a closed loop wakes a caller
+ * that sleeps (a caller that polls sees the count reach 0). */
+static void sim_tpool_leave(struct sim_tpool *tp) {
+  uint64_t s = atomic_fetch_sub_explicit(&tp->state, 1,
+                                         memory_order_acq_rel) - 1;
+  if (!(s & SIM_TP_OPEN) && !(s & SIM_TP_ACTIVE)) {
+    pthread_mutex_lock(&tp->mu);
+    pthread_cond_signal(&tp->done);
+    pthread_mutex_unlock(&tp->mu);
+  }
+}
+
+/* The caller, its chunks done and none left to claim: closes the loop and
+ * waits for the workers in it. */
+static void sim_tpool_close(struct sim_tpool *tp) {
+  uint64_t s = atomic_fetch_and_explicit(&tp->state, ~SIM_TP_OPEN,
+                                         memory_order_acq_rel);
+  for (int i = 0; tp->spin && i < SIM_SPIN_POLLS && (s & SIM_TP_ACTIVE);
+       i++) {
+    sim_spin_pause();
+    s = atomic_load_explicit(&tp->state, memory_order_acquire);
+  }
+  if (!(s & SIM_TP_ACTIVE)) return;
+  pthread_mutex_lock(&tp->mu);
+  while (atomic_load(&tp->state) & SIM_TP_ACTIVE)
+    pthread_cond_wait(&tp->done, &tp->mu);
+  pthread_mutex_unlock(&tp->mu);
+}
+
 /* Polls gen for a loop after seen (pools that spin): 1 when one started,
  * 0 after the polls (then the worker sleeps; stop is read under mu). */
 static int sim_tpool_poll(struct sim_tpool *tp, uint64_t seen) {
@@ -109,15 +171,13 @@ static void *sim_tpool_main(void *arg) {
     pthread_mutex_unlock(&tp->mu);
     for (;;) {
       seen = atomic_load_explicit(&tp->gen, memory_order_acquire);
+      /* off the caller's core first, even when too late to join: a worker
+       * that shares it never runs while the caller polls, so it would
+       * never join and never leave */
       if (tp->spin) sim_cpus_avoid(&cpus, atomic_load(&tp->caller_cpu));
-      sim_tpool_work(tp, p);
-      /* The last worker to finish wakes a caller that sleeps; a caller
-       * that polls sees pending reach 0. */
-      if (atomic_fetch_sub_explicit(&tp->pending, 1, memory_order_acq_rel) ==
-          1) {
-        pthread_mutex_lock(&tp->mu);
-        pthread_cond_signal(&tp->done);
-        pthread_mutex_unlock(&tp->mu);
+      if (sim_tpool_join(tp, seen)) {
+        sim_tpool_work(tp, p);
+        sim_tpool_leave(tp);
       }
       if (!sim_tpool_poll(tp, seen)) break;
     }
@@ -179,23 +239,16 @@ SIM_PRIVATE void sim_parallel_for(sim_cx *cx, int64_t n, int64_t grain,
   for (int q = 0; q <= tp->nworkers; q++)
     atomic_store_explicit(&tp->cur[q].next, sim_tpool_home(tp, q),
                           memory_order_relaxed);
-  atomic_store(&tp->pending, tp->nworkers);
   if (tp->spin) atomic_store(&tp->caller_cpu, sim_current_cpu());
-  /* Release: a worker that polls gen and sees the bump sees the loop. */
-  atomic_fetch_add_explicit(&tp->gen, 1, memory_order_release);
+  /* The loop opens (no worker is in: the last one closed with none), then
+   * gen moves; release: a worker that sees either sees the loop. */
+  uint64_t gen = atomic_load_explicit(&tp->gen, memory_order_relaxed) + 1;
+  atomic_store_explicit(&tp->state, sim_tp_entry(gen), memory_order_release);
+  atomic_store_explicit(&tp->gen, gen, memory_order_release);
   pthread_cond_broadcast(&tp->wake);
   pthread_mutex_unlock(&tp->mu);
   sim_tpool_work(tp, 0);
-  for (int i = 0; tp->spin && i < SIM_SPIN_POLLS &&
-                  atomic_load_explicit(&tp->pending, memory_order_acquire) > 0;
-       i++)
-    sim_spin_pause();
-  if (atomic_load_explicit(&tp->pending, memory_order_acquire) > 0) {
-    pthread_mutex_lock(&tp->mu);
-    while (atomic_load(&tp->pending) > 0)
-      pthread_cond_wait(&tp->done, &tp->mu);
-    pthread_mutex_unlock(&tp->mu);
-  }
+  sim_tpool_close(tp);
   atomic_store(&tp->busy, 0);
 }
 
@@ -228,7 +281,7 @@ static xrt_status sim_tpool_init(sim_client *c, struct sim_tpool *tp,
   atomic_init(&tp->nextid, 0);
   atomic_init(&tp->caller_cpu, -1);
   atomic_init(&tp->gen, 0);
-  atomic_init(&tp->pending, 0);
+  atomic_init(&tp->state, 0);
   tp->threads = threads;
   /* Polling pays when every participant of every pool has a core. */
   long cores = sim_os_cpu_count();

@@ -30,15 +30,22 @@ sim_gpost_op512(__m512 v, __m512 b, int op) {
 /* The bounds (see sim_gpost); max and min on the vector units, where
  * compares into mask registers and blends took most of the epilogue's
  * time.  Exactly the clamp's choices: max(lo, v) is lo > v ? lo : v, and
- * lo >= v differs only for v = -0 under lo = +0, which the added 0
- * mends; v went through an operation, so it is no signaling NaN that
- * adding 0 would change. */
+ * lo >= v differs only for v = -0 under lo = +0, which adding +0 mends
+ * (z; else -0, which changes nothing); v went through an operation, so
+ * it is no signaling NaN that adding would change.  No lower bound is
+ * lo = -inf and no upper one hi = +inf: max(-inf, v) and min(+inf, v)
+ * are v, NaN included (sim_gpost_bounds). */
 __attribute__((target("avx512f"))) static inline __m512
-sim_gpost_bound512(__m512 v, const sim_gpost *po, __m512 lo, __m512 hi) {
-  if (po->has_lo) v = _mm512_max_ps(lo, v);
-  if (po->lo_pz) v = _mm512_add_ps(v, _mm512_setzero_ps());
-  if (po->has_hi) v = _mm512_min_ps(hi, v);
-  return v;
+sim_gpost_bound512(__m512 v, __m512 lo, __m512 z, __m512 hi) {
+  return _mm512_min_ps(hi, _mm512_add_ps(_mm512_max_ps(lo, v), z));
+}
+
+/* The three vectors of sim_gpost_bound512 for po. */
+__attribute__((target("avx512f"))) static inline void
+sim_gpost_bounds(const sim_gpost *po, __m512 *lo, __m512 *z, __m512 *hi) {
+  *lo = _mm512_set1_ps(po->has_lo ? po->lo : -INFINITY);
+  *z = _mm512_set1_ps(po->lo_pz ? 0.0f : -0.0f);
+  *hi = _mm512_set1_ps(po->has_hi ? po->hi : INFINITY);
 }
 
 /* The epilogue on four vectors of the same columns [col, col + 16) (four
@@ -65,11 +72,12 @@ sim_gpost_cols4(const sim_gpost *po, int64_t col, __mmask16 m, __m512 *v0,
     }
   }
   if (po->has_lo || po->has_hi) {
-    __m512 lo = _mm512_set1_ps(po->lo), hi = _mm512_set1_ps(po->hi);
-    *v0 = sim_gpost_bound512(*v0, po, lo, hi);
-    *v1 = sim_gpost_bound512(*v1, po, lo, hi);
-    *v2 = sim_gpost_bound512(*v2, po, lo, hi);
-    *v3 = sim_gpost_bound512(*v3, po, lo, hi);
+    __m512 lo, z, hi;
+    sim_gpost_bounds(po, &lo, &z, &hi);
+    *v0 = sim_gpost_bound512(*v0, lo, z, hi);
+    *v1 = sim_gpost_bound512(*v1, lo, z, hi);
+    *v2 = sim_gpost_bound512(*v2, lo, z, hi);
+    *v3 = sim_gpost_bound512(*v3, lo, z, hi);
   }
 }
 
@@ -79,7 +87,8 @@ sim_gpost_cols4(const sim_gpost *po, int64_t col, __mmask16 m, __m512 *v0,
 __attribute__((target("avx512f"))) static void sim_gpost_region(
     const sim_gpost *po, float *C, int64_t ldc, int64_t r0, int64_t mv,
     int64_t c0, int64_t nv) {
-  const __m512 lo = _mm512_set1_ps(po->lo), hi = _mm512_set1_ps(po->hi);
+  __m512 lo, z, hi;
+  sim_gpost_bounds(po, &lo, &z, &hi);
   for (int64_t r = r0; r < r0 + mv; r++)
     for (int64_t j = c0; j < c0 + nv; j += 16) {
       __mmask16 m = (__mmask16)(c0 + nv - j >= 16 ? 0xFFFF
@@ -95,7 +104,7 @@ __attribute__((target("avx512f"))) static void sim_gpost_region(
                        : _mm512_maskz_loadu_ps(m, bk + r * ldc + j);
         v = sim_gpost_op512(v, b, po->op[k]);
       }
-      _mm512_mask_storeu_ps(c, m, sim_gpost_bound512(v, po, lo, hi));
+      _mm512_mask_storeu_ps(c, m, sim_gpost_bound512(v, lo, z, hi));
     }
 }
 #endif
