@@ -378,19 +378,7 @@ static float *case_x(const op_case *q, const float *a, const float *w) {
     free(at);
     return x;
   }
-  for (int64_t i = 0; i < M; i++)
-    for (int64_t j = 0; j < DW_W; j++)
-      for (int64_t f = 0; f < N; f++) {
-        double acc = 0;
-        for (int64_t ki = 0; ki < 3; ki++)
-          for (int64_t kj = 0; kj < 3; kj++) {
-            int64_t ii = i + ki - 1, jj = j + kj - 1;
-            if (ii < 0 || ii >= M || jj < 0 || jj >= DW_W) continue;
-            acc += (double)a[(ii * DW_W + jj) * N + f] *
-                   w[(ki * 3 + kj) * N + f];
-          }
-        x[(i * DW_W + j) * N + f] = (float)acc;
-      }
+  tu_ref_conv3x3(a, w, 1, M, DW_W, N, 1, 1, x);
   return x;
 }
 

@@ -303,25 +303,7 @@ static void test_dw_epilogue(void **state) {
     for (int64_t i = 0; i < nx; i++) x[i] = (float)((int)rnd(9) - 4);
     for (int64_t i = 0; i < 9 * I * C; i++) f[i] = (float)((int)rnd(7) - 3);
     fill_vectors(m, s, b, C);
-    for (int64_t n = 0; n < N; n++) /* the convolution, exact */
-      for (int64_t oh = 0; oh < OH; oh++)
-        for (int64_t ow = 0; ow < OW; ow++)
-          for (int64_t c = 0; c < C; c++) {
-            double acc = 0;
-            for (int64_t kh = 0; kh < 3; kh++)
-              for (int64_t kw = 0; kw < 3; kw++) {
-                int64_t ih = oh * st + kh - 1, iw = ow * st + kw - 1;
-                if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
-                const float *xp = x + ((n * H + ih) * W + iw) * XC;
-                const float *fp = f + (kh * 3 + kw) * I * C + c;
-                if (I == 1)
-                  acc += (double)xp[c] * fp[0];
-                else
-                  for (int64_t i = 0; i < I; i++)
-                    acc += (double)xp[i] * fp[i * C];
-              }
-            y[((n * OH + oh) * OW + ow) * C + c] = (float)acc;
-          }
+    tu_ref_conv3x3(x, f, N, H, W, C, I, st, y); /* exact */
     bn_relu6_ref(y, m, s, b, ny, C, w);
     char xs[64], ys[64], body[4096], prog[2][8000];
     snprintf(xs, sizeof xs, "%lldx%lldx%lldx%lld", (long long)N, (long long)H,

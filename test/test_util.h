@@ -615,6 +615,36 @@ static inline float *tu_ref_product(const float *a, const float *w,
   return c;
 }
 
+/* The reference of a 3x3 NHWC convolution with padding 1 and stride st
+ * of x ([N, H, W, XC]) with f ([3, 3, I, C]: one group of XC = I input
+ * features when I > 1, else depthwise, XC = C) into y ([N, OH, OW, C]),
+ * summed in double in window order: exact for small integers. */
+static inline void tu_ref_conv3x3(const float *x, const float *f, int64_t N,
+                                  int64_t H, int64_t W, int64_t C, int64_t I,
+                                  int64_t st, float *y) {
+  int64_t OH = (H + 2 - 3) / st + 1, OW = (W + 2 - 3) / st + 1;
+  int64_t XC = I == 1 ? C : I;
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t oh = 0; oh < OH; oh++)
+      for (int64_t ow = 0; ow < OW; ow++)
+        for (int64_t c = 0; c < C; c++) {
+          double acc = 0;
+          for (int64_t kh = 0; kh < 3; kh++)
+            for (int64_t kw = 0; kw < 3; kw++) {
+              int64_t ih = oh * st + kh - 1, iw = ow * st + kw - 1;
+              if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+              const float *xp = x + ((n * H + ih) * W + iw) * XC;
+              const float *fp = f + (kh * 3 + kw) * I * C + c;
+              if (I == 1)
+                acc += (double)xp[c] * fp[0];
+              else
+                for (int64_t i = 0; i < I; i++)
+                  acc += (double)xp[i] * fp[i * C];
+            }
+          y[((n * OH + oh) * OW + ow) * C + c] = (float)acc;
+        }
+}
+
 static inline float tu_bits_f32(uint32_t u) {
   float f;
   memcpy(&f, &u, 4);
