@@ -1145,13 +1145,14 @@ typedef void (*sim_gkp_fn)(int64_t kc, const void *a, const void *b, void *c,
 static sim_gkp_fn sim_gk_post_of(sim_gk_fn fr);
 #endif
 
-/* Kernel fk on a tile whose element (0, 0) is C's (r0, c0), with the
- * epilogue: its post kernel, or fk and then the epilogue over C's part
- * of the tile (c is C's memory there: first, ldc as fk's). */
+/* Kernel fk's post kernel (sim_gemm_post_ok allows only kernels that
+ * have one) on a tile whose element (0, 0) is C's (r0, c0), nv of its
+ * columns in C; c, ldc and first as fk takes them (C, or a tile buffer
+ * of one K block). */
 static void sim_gemm_post_tile(const sim_gblk *x, sim_gk_fn fk,
                                const char *ap, const char *bj, char *c,
-                               int64_t ldc, int first, int64_t r0, int64_t mv,
-                               int64_t c0, int64_t nv) {
+                               int64_t ldc, int first, int64_t r0, int64_t c0,
+                               int64_t nv) {
 #if SIM_GEMM_X86
   sim_gkp_fn fp = sim_gk_post_of(fk);
   if (fp) {
@@ -1164,10 +1165,9 @@ static void sim_gemm_post_tile(const sim_gblk *x, sim_gk_fn fk,
     return;
   }
 #endif
-  /* not reached: sim_gemm_post_ok allows the kernels that have one */
   assert(!"a product's epilogue without a post kernel");
   fk(x->kb, ap, bj, c, ldc, first);
-  (void)r0, (void)mv, (void)c0, (void)nv;
+  (void)r0, (void)c0, (void)nv;
 }
 
 /* The epilogue over C's rows [r0, r0 + mv), columns [c0, c0 + nv), after
@@ -1213,15 +1213,15 @@ static void sim_gemm_panel_row(const sim_gblk *x, const char *ap,
     if (fr && nv == NR && g->cm_s && g->cn_s == 1) {
       char *c = x->c + (size_t)(g->cm[r0] + c0 + j) * es;
       if (po) {
-        sim_gemm_post_tile(x, fr, ap, bj, c, g->cm_s, x->first, r0, mv,
-                           c0 + j, nv);
+        sim_gemm_post_tile(x, fr, ap, bj, c, g->cm_s, x->first, r0, c0 + j,
+                           nv);
         continue;
       }
       fr(x->kb, ap, bj, c, g->cm_s, x->first);
       continue;
     }
     if (po && x->first) { /* one K block: the tile is final */
-      sim_gemm_post_tile(x, fn, ap, bj, tile, NR, 1, r0, mv, c0 + j, nv);
+      sim_gemm_post_tile(x, fn, ap, bj, tile, NR, 1, r0, c0 + j, nv);
       sim_gstore_tile(x, tile, r0, mv, c0 + j, nv);
       continue;
     }
