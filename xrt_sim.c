@@ -6439,13 +6439,15 @@ SIM_PRIVATE xrt_status sim_run_reduce(const sim_step *st, void **vals,
  * src/sim/post512.h - the epilogue in registers (sim_gpost, internal.h) on
  * AVX-512: one operation or the bounds on a vector of 16 floats, shared by
  * the product's micro-kernels (gemm.c) and the depthwise convolution's
- * (conv_dw.c), the files that include <immintrin.h>.
+ * (conv_dw.c), and the bounds of the chain loop (fusion.c), the files
+ * that include <immintrin.h>.
  * Part of the simulated device; MIT licensed, see LICENSE.
  */
 #ifndef SIM_POST512_H
 #define SIM_POST512_H
 /* after internal.h (which has no guard: each file includes it first) */
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#if (defined(__x86_64__) || defined(__i386__)) &&                              \
+    (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #define SIM_HAVE_POST512 1
 
@@ -6521,7 +6523,7 @@ sim_gpost_cols4(const sim_gpost *po, int64_t col, __mmask16 m, __m512 *v0,
 /* The epilogue on rows [r0, r0 + mv), columns [c0, c0 + nv) of C (row
  * length ldc = N): the tiles that went through a tile buffer, sixteen
  * columns at a time under a mask. */
-__attribute__((target("avx512f"))) static void sim_gpost_region(
+__attribute__((target("avx512f"))) static inline void sim_gpost_region(
     const sim_gpost *po, float *C, int64_t ldc, int64_t r0, int64_t mv,
     int64_t c0, int64_t nv) {
   __m512 lo, z, hi;
@@ -6883,9 +6885,6 @@ typedef struct sim_gtp {
   const sim_gpost *po;
   int64_t row, col; /* the tile's first element in C */
   int64_t ldb;      /* C's row length: full operands' row stride */
-  __mmask16 m0, m1; /* the tile's columns in C, of each vector: operands
-                       are read under them (a tile buffer's last columns
-                       may lie past C's) */
 } sim_gtp;
 
 #define SIM_GKP_U(i)                                                         \
@@ -6893,9 +6892,8 @@ typedef struct sim_gtp {
   c##i##b = sim_gpost_op512(c##i##b, b1, OPC);
 #define SIM_GKP_F(i)                                                         \
   c##i##a = sim_gpost_op512(                                                 \
-      c##i##a, _mm512_maskz_loadu_ps(m0, bf + (i) * ldb), OPC);              \
-  c##i##b = sim_gpost_op512(                                                 \
-      c##i##b, _mm512_maskz_loadu_ps(m1, bf + (i) * ldb + W), OPC);
+      c##i##a, LOAD(bf + (i) * ldb), OPC);                                   \
+  c##i##b = sim_gpost_op512(c##i##b, LOAD(bf + (i) * ldb + W), OPC);
 #define SIM_GKP_R(i)                                                         \
   {                                                                          \
     V t_ = SET1(br[i]);                                                      \
@@ -6933,7 +6931,6 @@ typedef struct sim_gtp {
   {                                                                          \
     const sim_gpost *po = tp->po;                                            \
     const int64_t ldb = tp->ldb;                                             \
-    const __mmask16 m0 = tp->m0, m1 = tp->m1;                                \
     ROWS(SIM_GKP_SUM)                                                        \
     for (int j = 0; j < po->n; j++) {                                        \
       const float *bj = po->b[j];                                            \
@@ -6947,12 +6944,8 @@ typedef struct sim_gtp {
         SIM_GKP_SWITCH(po->op[j], ROWS, SIM_GKP_R)                           \
         continue;                                                            \
       }                                                                      \
-      V b0 = po->arg[j] == SIM_GPOST_ONE                                     \
-                 ? SET1(bj[0])                                               \
-                 : _mm512_maskz_loadu_ps(m0, bj + tp->col);                  \
-      V b1 = po->arg[j] == SIM_GPOST_ONE                                     \
-                 ? b0                                                        \
-                 : _mm512_maskz_loadu_ps(m1, bj + tp->col + W);              \
+      V b0 = po->arg[j] == SIM_GPOST_ONE ? SET1(bj[0]) : LOAD(bj + tp->col); \
+      V b1 = po->arg[j] == SIM_GPOST_ONE ? b0 : LOAD(bj + tp->col + W);      \
       SIM_GKP_SWITCH(po->op[j], ROWS, SIM_GKP_U)                             \
     }                                                                        \
     if (po->has_lo || po->has_hi) {                                          \
@@ -7694,28 +7687,23 @@ static sim_gkp_fn sim_gk_post_of(sim_gk_fn fr);
 #endif
 
 /* Kernel fk's post kernel (sim_gemm_post_ok allows only kernels that
- * have one) on a tile whose element (0, 0) is C's (r0, c0), nv of its
- * columns in C; c, ldc and first as fk takes them (C, or a tile buffer
- * of one K block). */
+ * have one) on a whole tile stored straight into C (its NR columns and
+ * fk's rows all C's, so the operands' loads stay inside them): element
+ * (0, 0) is C's (r0, c0), at c, of row stride ldc. */
 static void sim_gemm_post_tile(const sim_gblk *x, sim_gk_fn fk,
                                const char *ap, const char *bj, char *c,
-                               int64_t ldc, int first, int64_t r0, int64_t c0,
-                               int64_t nv) {
+                               int64_t ldc, int64_t r0, int64_t c0) {
 #if SIM_GEMM_X86
   sim_gkp_fn fp = sim_gk_post_of(fk);
   if (fp) {
-    sim_gtp tp = {x->post, r0, c0, x->g->N,
-                  (__mmask16)(nv >= 16 ? 0xFFFF : (1u << nv) - 1),
-                  (__mmask16)(nv >= 32   ? 0xFFFF
-                              : nv > 16 ? (1u << (nv - 16)) - 1
-                                        : 0)};
-    fp(x->kb, ap, bj, c, ldc, first, &tp);
+    sim_gtp tp = {x->post, r0, c0, x->g->N};
+    fp(x->kb, ap, bj, c, ldc, x->first, &tp);
     return;
   }
 #endif
   assert(!"a product's epilogue without a post kernel");
-  fk(x->kb, ap, bj, c, ldc, first);
-  (void)r0, (void)c0, (void)nv;
+  fk(x->kb, ap, bj, c, ldc, x->first);
+  (void)r0, (void)c0;
 }
 
 /* The epilogue over C's rows [r0, r0 + mv), columns [c0, c0 + nv), after
@@ -7761,16 +7749,10 @@ static void sim_gemm_panel_row(const sim_gblk *x, const char *ap,
     if (fr && nv == NR && g->cm_s && g->cn_s == 1) {
       char *c = x->c + (size_t)(g->cm[r0] + c0 + j) * es;
       if (po) {
-        sim_gemm_post_tile(x, fr, ap, bj, c, g->cm_s, x->first, r0, c0 + j,
-                           nv);
+        sim_gemm_post_tile(x, fr, ap, bj, c, g->cm_s, r0, c0 + j);
         continue;
       }
       fr(x->kb, ap, bj, c, g->cm_s, x->first);
-      continue;
-    }
-    if (po && x->first) { /* one K block: the tile is final */
-      sim_gemm_post_tile(x, fn, ap, bj, tile, NR, 1, r0, c0 + j, nv);
-      sim_gstore_tile(x, tile, r0, mv, c0 + j, nv);
       continue;
     }
     fn(x->kb, ap, bj, tile, NR, 1);
@@ -19147,10 +19129,9 @@ typedef int32_t sim_fzc_i16 __attribute__((vector_size(64)));
     memcpy(&v_, &V, sizeof v_);                                               \
     memcpy(&a_, &fa, sizeof a_);                                              \
     memcpy(&b_, &fb, sizeof b_);                                              \
-    if (minmax) { /* the same choices: see sim_gpost (internal.h) */         \
-      v_ = _mm512_max_ps(a_, v_);                                             \
-      if (lo_pz) v_ = _mm512_add_ps(v_, _mm512_setzero_ps());                 \
-      v_ = _mm512_min_ps(b_, v_);                                             \
+    if (minmax) { /* the same choices: see sim_gpost_bound512 */             \
+      v_ = sim_gpost_bound512(v_, a_,                                         \
+                              _mm512_set1_ps(lo_pz ? 0.0f : -0.0f), b_);      \
     } else {                                                                  \
       __mmask16 ka = lo_strict ? _mm512_cmp_ps_mask(a_, v_, _CMP_GT_OQ)       \
                                : _mm512_cmp_ps_mask(a_, v_, _CMP_GE_OQ);      \

@@ -98,6 +98,7 @@
 
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
 #include <immintrin.h>
+#include "post512.h"
 #define SIM_FZ_X86 1
 #define SIM_FZ_T_avx2 __attribute__((target("avx2,fma")))
 #define SIM_FZ_T_avx512 __attribute__((target("avx512f")))
@@ -594,10 +595,9 @@ typedef int32_t sim_fzc_i16 __attribute__((vector_size(64)));
     memcpy(&v_, &V, sizeof v_);                                               \
     memcpy(&a_, &fa, sizeof a_);                                              \
     memcpy(&b_, &fb, sizeof b_);                                              \
-    if (minmax) { /* the same choices: see sim_gpost (internal.h) */         \
-      v_ = _mm512_max_ps(a_, v_);                                             \
-      if (lo_pz) v_ = _mm512_add_ps(v_, _mm512_setzero_ps());                 \
-      v_ = _mm512_min_ps(b_, v_);                                             \
+    if (minmax) { /* the same choices: see sim_gpost_bound512 */             \
+      v_ = sim_gpost_bound512(v_, a_,                                         \
+                              _mm512_set1_ps(lo_pz ? 0.0f : -0.0f), b_);      \
     } else {                                                                  \
       __mmask16 ka = lo_strict ? _mm512_cmp_ps_mask(a_, v_, _CMP_GT_OQ)       \
                                : _mm512_cmp_ps_mask(a_, v_, _CMP_GE_OQ);      \

@@ -335,9 +335,6 @@ typedef struct sim_gtp {
   const sim_gpost *po;
   int64_t row, col; /* the tile's first element in C */
   int64_t ldb;      /* C's row length: full operands' row stride */
-  __mmask16 m0, m1; /* the tile's columns in C, of each vector: operands
-                       are read under them (a tile buffer's last columns
-                       may lie past C's) */
 } sim_gtp;
 
 #define SIM_GKP_U(i)                                                         \
@@ -345,9 +342,8 @@ typedef struct sim_gtp {
   c##i##b = sim_gpost_op512(c##i##b, b1, OPC);
 #define SIM_GKP_F(i)                                                         \
   c##i##a = sim_gpost_op512(                                                 \
-      c##i##a, _mm512_maskz_loadu_ps(m0, bf + (i) * ldb), OPC);              \
-  c##i##b = sim_gpost_op512(                                                 \
-      c##i##b, _mm512_maskz_loadu_ps(m1, bf + (i) * ldb + W), OPC);
+      c##i##a, LOAD(bf + (i) * ldb), OPC);                                   \
+  c##i##b = sim_gpost_op512(c##i##b, LOAD(bf + (i) * ldb + W), OPC);
 #define SIM_GKP_R(i)                                                         \
   {                                                                          \
     V t_ = SET1(br[i]);                                                      \
@@ -385,7 +381,6 @@ typedef struct sim_gtp {
   {                                                                          \
     const sim_gpost *po = tp->po;                                            \
     const int64_t ldb = tp->ldb;                                             \
-    const __mmask16 m0 = tp->m0, m1 = tp->m1;                                \
     ROWS(SIM_GKP_SUM)                                                        \
     for (int j = 0; j < po->n; j++) {                                        \
       const float *bj = po->b[j];                                            \
@@ -399,12 +394,8 @@ typedef struct sim_gtp {
         SIM_GKP_SWITCH(po->op[j], ROWS, SIM_GKP_R)                           \
         continue;                                                            \
       }                                                                      \
-      V b0 = po->arg[j] == SIM_GPOST_ONE                                     \
-                 ? SET1(bj[0])                                               \
-                 : _mm512_maskz_loadu_ps(m0, bj + tp->col);                  \
-      V b1 = po->arg[j] == SIM_GPOST_ONE                                     \
-                 ? b0                                                        \
-                 : _mm512_maskz_loadu_ps(m1, bj + tp->col + W);              \
+      V b0 = po->arg[j] == SIM_GPOST_ONE ? SET1(bj[0]) : LOAD(bj + tp->col); \
+      V b1 = po->arg[j] == SIM_GPOST_ONE ? b0 : LOAD(bj + tp->col + W);      \
       SIM_GKP_SWITCH(po->op[j], ROWS, SIM_GKP_U)                             \
     }                                                                        \
     if (po->has_lo || po->has_hi) {                                          \
@@ -1146,28 +1137,23 @@ static sim_gkp_fn sim_gk_post_of(sim_gk_fn fr);
 #endif
 
 /* Kernel fk's post kernel (sim_gemm_post_ok allows only kernels that
- * have one) on a tile whose element (0, 0) is C's (r0, c0), nv of its
- * columns in C; c, ldc and first as fk takes them (C, or a tile buffer
- * of one K block). */
+ * have one) on a whole tile stored straight into C (its NR columns and
+ * fk's rows all C's, so the operands' loads stay inside them): element
+ * (0, 0) is C's (r0, c0), at c, of row stride ldc. */
 static void sim_gemm_post_tile(const sim_gblk *x, sim_gk_fn fk,
                                const char *ap, const char *bj, char *c,
-                               int64_t ldc, int first, int64_t r0, int64_t c0,
-                               int64_t nv) {
+                               int64_t ldc, int64_t r0, int64_t c0) {
 #if SIM_GEMM_X86
   sim_gkp_fn fp = sim_gk_post_of(fk);
   if (fp) {
-    sim_gtp tp = {x->post, r0, c0, x->g->N,
-                  (__mmask16)(nv >= 16 ? 0xFFFF : (1u << nv) - 1),
-                  (__mmask16)(nv >= 32   ? 0xFFFF
-                              : nv > 16 ? (1u << (nv - 16)) - 1
-                                        : 0)};
-    fp(x->kb, ap, bj, c, ldc, first, &tp);
+    sim_gtp tp = {x->post, r0, c0, x->g->N};
+    fp(x->kb, ap, bj, c, ldc, x->first, &tp);
     return;
   }
 #endif
   assert(!"a product's epilogue without a post kernel");
-  fk(x->kb, ap, bj, c, ldc, first);
-  (void)r0, (void)c0, (void)nv;
+  fk(x->kb, ap, bj, c, ldc, x->first);
+  (void)r0, (void)c0;
 }
 
 /* The epilogue over C's rows [r0, r0 + mv), columns [c0, c0 + nv), after
@@ -1213,16 +1199,10 @@ static void sim_gemm_panel_row(const sim_gblk *x, const char *ap,
     if (fr && nv == NR && g->cm_s && g->cn_s == 1) {
       char *c = x->c + (size_t)(g->cm[r0] + c0 + j) * es;
       if (po) {
-        sim_gemm_post_tile(x, fr, ap, bj, c, g->cm_s, x->first, r0, c0 + j,
-                           nv);
+        sim_gemm_post_tile(x, fr, ap, bj, c, g->cm_s, r0, c0 + j);
         continue;
       }
       fr(x->kb, ap, bj, c, g->cm_s, x->first);
-      continue;
-    }
-    if (po && x->first) { /* one K block: the tile is final */
-      sim_gemm_post_tile(x, fn, ap, bj, tile, NR, 1, r0, c0 + j, nv);
-      sim_gstore_tile(x, tile, r0, mv, c0 + j, nv);
       continue;
     }
     fn(x->kb, ap, bj, tile, NR, 1);

@@ -2,13 +2,15 @@
  * src/sim/post512.h - the epilogue in registers (sim_gpost, internal.h) on
  * AVX-512: one operation or the bounds on a vector of 16 floats, shared by
  * the product's micro-kernels (gemm.c) and the depthwise convolution's
- * (conv_dw.c), the files that include <immintrin.h>.
+ * (conv_dw.c), and the bounds of the chain loop (fusion.c), the files
+ * that include <immintrin.h>.
  * Part of the simulated device; MIT licensed, see LICENSE.
  */
 #ifndef SIM_POST512_H
 #define SIM_POST512_H
 /* after internal.h (which has no guard: each file includes it first) */
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#if (defined(__x86_64__) || defined(__i386__)) &&                              \
+    (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #define SIM_HAVE_POST512 1
 
@@ -84,7 +86,7 @@ sim_gpost_cols4(const sim_gpost *po, int64_t col, __mmask16 m, __m512 *v0,
 /* The epilogue on rows [r0, r0 + mv), columns [c0, c0 + nv) of C (row
  * length ldc = N): the tiles that went through a tile buffer, sixteen
  * columns at a time under a mask. */
-__attribute__((target("avx512f"))) static void sim_gpost_region(
+__attribute__((target("avx512f"))) static inline void sim_gpost_region(
     const sim_gpost *po, float *C, int64_t ldc, int64_t r0, int64_t mv,
     int64_t c0, int64_t nv) {
   __m512 lo, z, hi;
