@@ -654,7 +654,7 @@ static void test_trace_threads(void **state) {
   (void)state;
   char path[512];
   xrt_client *c = traced_client(path, sizeof path, "thr", 2);
-  enum { NT = 4, PER = 300 };
+  enum { NT = 4, PER = 100 };
   pthread_t th[NT];
   xfer_job jobs[NT];
   for (int t = 0; t < NT; t++) {
