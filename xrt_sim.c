@@ -1466,9 +1466,6 @@ typedef struct sim_gpost {
 } sim_gpost;
 /* Whether st (sim_gemm_by_rows) can take such an epilogue on this CPU. */
 SIM_PRIVATE int sim_gemm_post_ok(const sim_step *st);
-/* Runs st with the epilogue po; 0 (nothing run) when it cannot. */
-SIM_PRIVATE int sim_gemm_run_post(const sim_step *st, void **vals,
-                                  sim_cx *cx, const sim_gpost *po);
 SIM_PRIVATE int sim_gemm_out_rows(sim_fcc *fc, sim_step *st, int64_t stride,
                                   xrt_status *rc);
 SIM_PRIVATE void sim_gemm_keep_a(sim_step *st);
@@ -1487,6 +1484,13 @@ typedef struct sim_gbgeom {
 SIM_PRIVATE int sim_gemm_bgeom(const sim_step *st, sim_gbgeom *geo);
 SIM_PRIVATE void sim_gemm_run_packed(const sim_step *st, void **vals,
                                      sim_cx *cx, const char *bpre);
+/* Runs st (sim_gemm_by_rows) with B packed at bpre (or NULL: as st packs
+ * it), and epi as sim_gemm_run_epi, or the epilogue po (then 1 when
+ * run, 0 when nothing ran: st cannot take po, sim_gemm_post_ok). */
+SIM_PRIVATE int sim_gemm_run_packed_with(const sim_step *st, void **vals,
+                                         sim_cx *cx, const char *bpre,
+                                         sim_gemm_epi_fn epi, void *ctx,
+                                         const sim_gpost *po);
 
 /* ---- dot_concat.c ---- */
 /* A concatenate only dot_generals read (directly or through reshapes):
@@ -1698,6 +1702,14 @@ SIM_PRIVATE int sim_dw_post_ok(const sim_step *st);
  * 1 (and *rc) if it planned st, 0 to leave c to the other paths. */
 SIM_PRIVATE int sim_conv_gemm_lower(sim_fcc *fc, const sim_conv *c,
                                     sim_step *st, xrt_status *rc);
+/* The product of st when st is such a convolution that is one panel and
+ * one product of it (sim_gemm_by_rows of that gives its rows), else
+ * NULL; sim_cg_run_with runs st with an epilogue on the product's rows,
+ * as sim_gemm_run_packed_with. */
+SIM_PRIVATE const sim_step *sim_cg_product(const sim_step *st);
+SIM_PRIVATE int sim_cg_run_with(const sim_step *st, void **vals, sim_cx *cx,
+                                sim_gemm_epi_fn epi, void *ctx,
+                                const sim_gpost *po);
 
 /* ---- conv.c ---- */
 SIM_PRIVATE xrt_status sim_lower_convolution(sim_fcc *fc, const xrt_ir_op *op,
@@ -7341,8 +7353,8 @@ typedef struct sim_gblk {
    * thread while they are in its cache (sim_gemm_run_epi), or NULL */
   sim_gemm_epi_fn epi;
   void *epi_ctx;
-  /* The epilogue the last K block's kernels apply (sim_gemm_run_post), or
-   * NULL */
+  /* The epilogue the last K block's kernels apply (sim_gemm_run_packed_with),
+   * or NULL */
   const sim_gpost *post;
 } sim_gblk;
 
@@ -7990,7 +8002,7 @@ static void sim_gemm_blas(const sim_gemm *g, const char *a, const char *b,
 }
 #endif
 
-/* Batches one thread each (sim_gemm_exec): lane slots in use (bits). */
+/* Batches one thread each (sim_gemm_exec_post): lane slots in use (bits). */
 typedef struct sim_gbat {
   sim_gblk x; /* the blocks of every batch; a, b, c at batch 0 */
   const char *A, *B, *bpre;
@@ -8075,12 +8087,6 @@ static int sim_gemm_exec_post(const sim_gemm *g, const char *A,
       sim_parallel_for(cx, x.lanes, 1, sim_gemm_lanes, &x);
   }
   return x.epi != NULL;
-}
-
-static int sim_gemm_exec(const sim_gemm *g, const char *A, const char *B,
-                         char *C, void **vals, sim_cx *cx, const char *bpre,
-                         const char *apre, sim_gemm_epi_fn epi, void *ctx) {
-  return sim_gemm_exec_post(g, A, B, C, vals, cx, bpre, apre, epi, ctx, NULL);
 }
 
 /* ---- B packed once for many calls (gemm_cache.c) ----
@@ -8183,13 +8189,13 @@ static const char *sim_gemm_apre_of(const sim_gemm *g, const char *A,
  * to epi; 0 when none did (the lanes split the columns, or epi is NULL):
  * the caller then runs its epilogue over the whole result. */
 static int sim_gemm_run_with(const sim_step *st, void **vals, sim_cx *cx,
-                             sim_gemm_epi_fn epi, void *ctx,
-                             const sim_gpost *po) {
+                             const char *bpacked, sim_gemm_epi_fn epi,
+                             void *ctx, const sim_gpost *po) {
   const sim_gemm *g = (const sim_gemm *)st->data;
   const char *A = (const char *)vals[st->in[0]];
-  const char *B = (const char *)vals[st->in[1]];
-  void *entry, *aentry;
-  const char *bpre = sim_gemm_bpre(g, B, cx, &entry);
+  const char *B = bpacked ? bpacked : (const char *)vals[st->in[1]];
+  void *entry = NULL, *aentry;
+  const char *bpre = bpacked ? bpacked : sim_gemm_bpre(g, B, cx, &entry);
   const char *apre = sim_gemm_apre_of(g, A, cx, &aentry);
   int took = sim_gemm_exec_post(g, A, B, (char *)vals[st->out[0]], vals, cx,
                                 bpre, apre, epi, ctx, po);
@@ -8200,7 +8206,7 @@ static int sim_gemm_run_with(const sim_step *st, void **vals, sim_cx *cx,
 
 SIM_PRIVATE int sim_gemm_run_epi(const sim_step *st, void **vals, sim_cx *cx,
                                  sim_gemm_epi_fn epi, void *ctx) {
-  return sim_gemm_run_with(st, vals, cx, epi, ctx, NULL);
+  return sim_gemm_run_with(st, vals, cx, NULL, epi, ctx, NULL);
 }
 
 SIM_PRIVATE int sim_gemm_post_ok(const sim_step *st) {
@@ -8216,11 +8222,13 @@ SIM_PRIVATE int sim_gemm_post_ok(const sim_step *st) {
 #endif
 }
 
-SIM_PRIVATE int sim_gemm_run_post(const sim_step *st, void **vals,
-                                  sim_cx *cx, const sim_gpost *po) {
-  if (!sim_gemm_post_ok(st)) return 0;
-  sim_gemm_run_with(st, vals, cx, NULL, NULL, po);
-  return 1;
+SIM_PRIVATE int sim_gemm_run_packed_with(const sim_step *st, void **vals,
+                                         sim_cx *cx, const char *bpre,
+                                         sim_gemm_epi_fn epi, void *ctx,
+                                         const sim_gpost *po) {
+  if (po && !sim_gemm_post_ok(st)) return 0;
+  int took = sim_gemm_run_with(st, vals, cx, bpre, epi, ctx, po);
+  return po ? 1 : took;
 }
 
 static xrt_status sim_run_gemm(const sim_step *st, void **vals, sim_cx *cx) {
@@ -8247,13 +8255,7 @@ SIM_PRIVATE int sim_gemm_bgeom(const sim_step *st, sim_gbgeom *geo) {
 /* Runs st with B already packed at bpre (sim_gemm_bgeom). */
 SIM_PRIVATE void sim_gemm_run_packed(const sim_step *st, void **vals,
                                      sim_cx *cx, const char *bpre) {
-  const sim_gemm *g = (const sim_gemm *)st->data;
-  const char *A = (const char *)vals[st->in[0]];
-  void *aentry;
-  const char *apre = sim_gemm_apre_of(g, A, cx, &aentry);
-  sim_gemm_exec(g, A, bpre, (char *)vals[st->out[0]], vals, cx, bpre, apre,
-                NULL, NULL);
-  if (aentry) sim_gcache_put(cx->exe->cl, aentry, 1);
+  sim_gemm_run_with(st, vals, cx, bpre, NULL, NULL, NULL);
 }
 
 /* ---- planning ---- */
@@ -8383,7 +8385,7 @@ static double sim_blas_run(sim_gemm *g, int blas, const char *a,
                            const char *b, char *c, void **vals, sim_cx *cx) {
   g->blas = blas;
   double t0 = sim_blas_now();
-  sim_gemm_exec(g, a, b, c, vals, cx, NULL, NULL, NULL, NULL);
+  sim_gemm_exec_post(g, a, b, c, vals, cx, NULL, NULL, NULL, NULL, NULL);
   return sim_blas_now() - t0;
 }
 
@@ -15564,7 +15566,10 @@ static void sim_cg_chunks(void *ctx, int64_t j0, int64_t j1) {
   atomic_fetch_and(&y->busy, ~(1ull << slot));
 }
 
-static xrt_status sim_run_cg(const sim_step *st, void **vals, sim_cx *cx) {
+static xrt_status sim_run_cg(const sim_step *st, void **vals, sim_cx *cx);
+
+/* The whole panel of st (one product of it: not per batch element). */
+static void sim_cg_panel(const sim_step *st, void **vals, sim_cx *cx) {
   const sim_cg *g = (const sim_cg *)st->data;
   const sim_conv *c = g->c;
   if (g->nhwc) {
@@ -15572,16 +15577,42 @@ static xrt_status sim_run_cg(const sim_step *st, void **vals, sim_cx *cx) {
                     0, 0, 0, 0, {0, 0, 0, 0}, NULL};
     int64_t per = g->Wn * c->Cg, gr = per >= 16384 ? 1 : 16384 / per;
     sim_parallel_for(cx, c->NB * g->P, gr, sim_cg_rows_nhwc, &y);
-    return g->gemm.run(&g->gemm, vals, cx);
+    return;
+  }
+  sim_cg_run x = {g, (const char *)vals[st->in[0]], (char *)vals[g->cols],
+                  0, 0, g->P / g->OL, g->P, {0, 0, 0, 0}, NULL};
+  sim_cg_build(g, &x, &g->gemm, c->NB, cx);
+}
+
+SIM_PRIVATE const sim_step *sim_cg_product(const sim_step *st) {
+  if (st->run != sim_run_cg) return NULL;
+  const sim_cg *g = (const sim_cg *)st->data;
+  return g->nhwc || !g->per_batch ? &g->gemm : NULL;
+}
+
+SIM_PRIVATE int sim_cg_run_with(const sim_step *st, void **vals, sim_cx *cx,
+                                sim_gemm_epi_fn epi, void *ctx,
+                                const sim_gpost *po) {
+  const sim_cg *g = (const sim_cg *)st->data;
+  if (po && !sim_gemm_post_ok(&g->gemm)) return 0;
+  sim_cg_panel(st, vals, cx);
+  const char *bpre = g->packed && !g->nhwc ? (const char *)vals[g->cols]
+                                           : NULL;
+  return sim_gemm_run_packed_with(&g->gemm, vals, cx, bpre, epi, ctx, po);
+}
+
+static xrt_status sim_run_cg(const sim_step *st, void **vals, sim_cx *cx) {
+  const sim_cg *g = (const sim_cg *)st->data;
+  const sim_conv *c = g->c;
+  if (sim_cg_product(st)) {
+    sim_cg_panel(st, vals, cx);
+    if (g->nhwc) return g->gemm.run(&g->gemm, vals, cx);
+    sim_cg_multiply(g, &g->gemm, vals, cx, (char *)vals[g->cols]);
+    return XRT_OK;
   }
   int64_t PO = g->P / g->OL; /* rows of positions of the outer dims */
   sim_cg_run x = {g, (const char *)vals[st->in[0]], (char *)vals[g->cols],
                   0, 0, PO, g->P, {0, 0, 0, 0}, NULL};
-  if (!g->per_batch) {
-    sim_cg_build(g, &x, &g->gemm, c->NB, cx);
-    sim_cg_multiply(g, &g->gemm, vals, cx, x.cols);
-    return XRT_OK;
-  }
   if (g->lanes) {
     sim_cg_lane y = {g, vals, (const char *)vals[st->in[0]],
                      (const char *)vals[st->in[1]], (char *)vals[g->cols],
@@ -19526,7 +19557,7 @@ static xrt_status sim_run_fused_dw(const sim_step *st, void **vals,
 /* A product (sim_gemm_by_rows) whose result x a group reads as whole
  * leaves, its only use: the group's result takes x's memory, and each
  * lane runs the group over its rows of x as soon as they are done
- * (sim_gemm_run_epi), in place while they are in its cache, so x does
+ * (sim_fz_run_product), in place while they are in its cache, so x does
  * not go to memory and come back.  The same kernels on the same
  * elements: the bits of the two steps.  A group that is a chain starting
  * at x (batch norm and ReLU6, a bias and ReLU, a residual add) goes into
@@ -19558,6 +19589,26 @@ static void sim_fz_gemm_rows(void *ctx, int lane, int64_t m0, int64_t m1) {
   sim_fz_ew_span(&g->r, scr, NULL, m0 * g->N, m1 * g->N);
 }
 
+/* The product's step: a product's, or a convolution's that is one panel
+ * and one product of it (sim_cg_product). */
+static const sim_step *sim_fz_product(const sim_step *cs) {
+  const sim_step *p = sim_cg_product(cs);
+  return p ? p : cs;
+}
+
+static int sim_fz_by_rows(const sim_step *cs, int64_t *M, int64_t *N,
+                          int *lanes) {
+  return sim_gemm_by_rows(sim_fz_product(cs), M, N, lanes);
+}
+
+/* Runs cs with epi or po (sim_gemm_run_packed_with). */
+static int sim_fz_run_product(const sim_step *cs, void **vals, sim_cx *cx,
+                              sim_gemm_epi_fn epi, void *ctx,
+                              const sim_gpost *po) {
+  if (sim_cg_product(cs)) return sim_cg_run_with(cs, vals, cx, epi, ctx, po);
+  return sim_gemm_run_packed_with(cs, vals, cx, NULL, epi, ctx, po);
+}
+
 static xrt_status sim_run_fused_gemm(const sim_step *st, void **vals,
                                      sim_cx *cx) {
   const sim_fzgm *d = (const sim_fzgm *)st->data;
@@ -19572,10 +19623,10 @@ static xrt_status sim_run_fused_gemm(const sim_step *st, void **vals,
     char *scr = sim_fz_piece_scratch(&g.r, 0);
     sim_fz_splats(z, vals, scr);
     if (sim_fz_post_of(z, vals, scr, &po) &&
-        sim_gemm_run_post(&d->gemm, vals, cx, &po))
+        sim_fz_run_product(&d->gemm, vals, cx, NULL, NULL, &po))
       return XRT_OK;
   }
-  if (sim_gemm_run_epi(&d->gemm, vals, cx, sim_fz_gemm_rows, &g) ||
+  if (sim_fz_run_product(&d->gemm, vals, cx, sim_fz_gemm_rows, &g, NULL) ||
       z->numel == 0)
     return XRT_OK;
   /* the lanes split the columns: the group afterwards, as a step */
@@ -20832,7 +20883,8 @@ static xrt_status sim_fz_with_gemm(sim_fcc *fc, sim_step *st, sim_fz *z,
   d->gemm = *cs;
   d->x = x;
   d->N = N;
-  d->post = sim_fz_post_fits(z, x, N, 1) && sim_gemm_post_ok(cs);
+  d->post = sim_fz_post_fits(z, x, N, 1) &&
+            sim_gemm_post_ok(sim_fz_product(cs));
   xrt_status rc = XRT_OK;
   const int32_t *dv = (const int32_t *)fc->defs.p;
   for (int32_t i = 0; i < cs->nin && !rc; i++) rc = sim_use(fc, cs->in[i]);
@@ -20863,7 +20915,7 @@ static xrt_status sim_fz_lower_with(sim_fcc *fc, const xrt_ir_region *r,
   int64_t O = 0, np = 0, M = 0, N = 0;
   int lanes = 0;
   int dw = ps && sim_dw_by_position(ps, &O, &np) && O > 0;
-  int gm = ps && !dw && sim_gemm_by_rows(ps, &M, &N, &lanes);
+  int gm = ps && !dw && sim_fz_by_rows(ps, &M, &N, &lanes);
   if (dw || gm) {
     cs = *ps;
     steps->n--;

@@ -9,7 +9,9 @@
  * infinities, signed zeros (a ReLU turns -0 into +0, a -0 bound keeps the
  * larger zero), subnormals; on tiles that go straight into the result,
  * through a tile buffer (the last columns, rows past the kernel's), after
- * several K blocks, and on one and two threads.  References are the ops'
+ * several K blocks, and on one and two threads; and after 3x3
+ * convolutions computed as an im2col panel and one product (NCHW, and
+ * NHWC with few positions).  References are the ops'
  * definitions evaluated here in the same order (IEEE maximum and minimum
  * for the bounds).  MIT licensed.
  */
@@ -454,6 +456,108 @@ static void test_every_operation(void **state) {
   }
 }
 
+/* ---- convolutions as an im2col panel and one product ----
+ * A 3x3 convolution (padding 1) whose result a chain reads: batch norm as
+ * JAX writes it, then ReLU ((y - mean) * s + off, at least 0), per output
+ * feature.  NCHW (conv_gemm.c: kernel x the panel built packed; the
+ * features are the product's rows, row vectors to the epilogue) and NHWC
+ * with fewer positions than features (the panel x the kernel; column
+ * vectors): in registers (y times one, a line) or, when the group is no
+ * line (abs(y) first), on the product's rows as they are done. */
+static void conv_bn_relu(tu_clients *c, int nchw, int sq, int64_t H,
+                         int64_t W, int64_t I, int64_t O) {
+  char prog[4096], xt[64], wt[64], yt[64];
+  long long h = H, w = W, i = I, o = O;
+  if (nchw) {
+    snprintf(xt, sizeof xt, "1x%lldx%lldx%lld", i, h, w);
+    snprintf(wt, sizeof wt, "%lldx%lldx3x3", o, i);
+    snprintf(yt, sizeof yt, "1x%lldx%lldx%lld", o, h, w);
+  } else {
+    snprintf(xt, sizeof xt, "1x%lldx%lldx%lld", h, w, i);
+    snprintf(wt, sizeof wt, "3x3x%lldx%lld", i, o);
+    snprintf(yt, sizeof yt, "1x%lldx%lldx%lld", h, w, o);
+  }
+  const char *dn = nchw ? "[b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1]"
+                        : "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]";
+  int fd = nchw ? 1 : 3; /* the result's feature dimension */
+  snprintf(prog, sizeof prog,
+           "func.func @main(%%x: tensor<%sxf32>, %%w: tensor<%sxf32>, "
+           "%%mean: tensor<%lldxf32>, %%s: tensor<%lldxf32>, "
+           "%%off: tensor<%lldxf32>) -> tensor<%sxf32> {\n"
+           "  %%oc = stablehlo.constant dense<1.0> : tensor<f32>\n"
+           "  %%one = stablehlo.broadcast_in_dim %%oc, dims = [] : "
+           "(tensor<f32>) -> tensor<%sxf32>\n"
+           "  %%y = stablehlo.convolution(%%x, %%w) dim_numbers = %s, "
+           "window = {stride = [1, 1], pad = [[1, 1], [1, 1]]} "
+           "{batch_group_count = 1 : i64, feature_group_count = 1 : i64} : "
+           "(tensor<%sxf32>, tensor<%sxf32>) -> tensor<%sxf32>\n"
+           "  %%q = stablehlo.%s : tensor<%sxf32>\n"
+           "  %%m = stablehlo.broadcast_in_dim %%mean, dims = [%d] : "
+           "(tensor<%lldxf32>) -> tensor<%sxf32>\n"
+           "  %%0 = stablehlo.subtract %%q, %%m : tensor<%sxf32>\n"
+           "  %%sb = stablehlo.broadcast_in_dim %%s, dims = [%d] : "
+           "(tensor<%lldxf32>) -> tensor<%sxf32>\n"
+           "  %%1 = stablehlo.multiply %%0, %%sb : tensor<%sxf32>\n"
+           "  %%ob = stablehlo.broadcast_in_dim %%off, dims = [%d] : "
+           "(tensor<%lldxf32>) -> tensor<%sxf32>\n"
+           "  %%2 = stablehlo.add %%1, %%ob : tensor<%sxf32>\n"
+           "  %%zc = stablehlo.constant dense<0.0> : tensor<f32>\n"
+           "  %%z = stablehlo.broadcast_in_dim %%zc, dims = [] : "
+           "(tensor<f32>) -> tensor<%sxf32>\n"
+           "  %%3 = stablehlo.maximum %%2, %%z : tensor<%sxf32>\n"
+           "  func.return %%3 : tensor<%sxf32>\n}\n",
+           xt, wt, o, o, o, yt, yt, dn, xt, wt, yt,
+           sq ? "abs %y" : "multiply %y, %one", yt, fd, o, yt, yt, fd, o, yt,
+           yt, fd, o, yt, yt, yt, yt, yt);
+  int64_t nx = H * W * I, nw = 9 * I * O, ny = H * W * O;
+  float *x = alloc_f(nx), *f = alloc_f(nw), *xh = alloc_f(nx);
+  float *fh = alloc_f(nw), *y = alloc_f(ny), *want = alloc_f(ny);
+  float *mean = alloc_f(O), *s = alloc_f(O), *off = alloc_f(O);
+  for (int64_t k = 0; k < nx; k++) x[k] = small(k, 20);
+  for (int64_t k = 0; k < nw; k++) f[k] = small(k, 21);
+  for (int64_t k = 0; k < O; k++) {
+    mean[k] = small(k, 22) * 0.5f;
+    s[k] = k % 7 == 2 ? 0.0f : k % 3 == 0 ? -1.5f : small(k, 23) * 0.25f;
+    off[k] = k % 5 == 1 ? -0.0f : small(k, 24);
+  }
+  /* the reference in NHWC / HWIO */
+  for (int64_t p = 0; p < H * W; p++)
+    for (int64_t q = 0; q < I; q++)
+      xh[p * I + q] = nchw ? x[q * H * W + p] : x[p * I + q];
+  for (int64_t t = 0; t < 9; t++)
+    for (int64_t q = 0; q < I; q++)
+      for (int64_t r = 0; r < O; r++)
+        fh[(t * I + q) * O + r] =
+            nchw ? f[(r * I + q) * 9 + t] : f[(t * I + q) * O + r];
+  tu_ref_conv3x3(xh, fh, 1, H, W, O, I, 1, y);
+  for (int64_t p = 0; p < H * W; p++)
+    for (int64_t r = 0; r < O; r++) {
+      float q = sq ? fabsf(y[p * O + r]) : y[p * O + r] * 1.0f;
+      float v = (q - mean[r]) * s[r] + off[r];
+      want[nchw ? r * H * W + p : p * O + r] = tu_ieee_maxf(v, 0.0f);
+    }
+  tu_in in[5] = {{nchw ? TU_SHAPE(XRT_F32, 1, I, H, W)
+                       : TU_SHAPE(XRT_F32, 1, H, W, I), x},
+                 {nchw ? TU_SHAPE(XRT_F32, O, I, 3, 3)
+                       : TU_SHAPE(XRT_F32, 3, 3, I, O), f},
+                 {TU_SHAPE(XRT_F32, O), mean},
+                 {TU_SHAPE(XRT_F32, O), s},
+                 {TU_SHAPE(XRT_F32, O), off}};
+  tu_run_threads_same(c, prog, 5, in, want, ny);
+  free(x), free(f), free(xh), free(fh), free(y), free(want);
+  free(mean), free(s), free(off);
+}
+
+static void test_im2col_convolutions(void **state) {
+  tu_clients *c = (tu_clients *)*state;
+  for (int sq = 0; sq < 2; sq++) { /* abs(y) first: no line, rows */
+    conv_bn_relu(c, 1, sq, 20, 20, 16, 48); /* 48 x 400 */
+    conv_bn_relu(c, 1, sq, 9, 11, 24, 20);  /* a last tile of 3 columns */
+    conv_bn_relu(c, 0, sq, 6, 6, 32, 64);   /* 36 positions x 64 */
+    conv_bn_relu(c, 0, sq, 5, 7, 24, 40);   /* 35 x 40: a tile buffer */
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_batch_norm_relu6),
@@ -461,6 +565,7 @@ int main(void) {
       cmocka_unit_test(test_residual_bounds),
       cmocka_unit_test(test_row_vectors),
       cmocka_unit_test(test_every_operation),
+      cmocka_unit_test(test_im2col_convolutions),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -451,7 +451,10 @@ static void sim_cg_chunks(void *ctx, int64_t j0, int64_t j1) {
   atomic_fetch_and(&y->busy, ~(1ull << slot));
 }
 
-static xrt_status sim_run_cg(const sim_step *st, void **vals, sim_cx *cx) {
+static xrt_status sim_run_cg(const sim_step *st, void **vals, sim_cx *cx);
+
+/* The whole panel of st (one product of it: not per batch element). */
+static void sim_cg_panel(const sim_step *st, void **vals, sim_cx *cx) {
   const sim_cg *g = (const sim_cg *)st->data;
   const sim_conv *c = g->c;
   if (g->nhwc) {
@@ -459,16 +462,42 @@ static xrt_status sim_run_cg(const sim_step *st, void **vals, sim_cx *cx) {
                     0, 0, 0, 0, {0, 0, 0, 0}, NULL};
     int64_t per = g->Wn * c->Cg, gr = per >= 16384 ? 1 : 16384 / per;
     sim_parallel_for(cx, c->NB * g->P, gr, sim_cg_rows_nhwc, &y);
-    return g->gemm.run(&g->gemm, vals, cx);
+    return;
+  }
+  sim_cg_run x = {g, (const char *)vals[st->in[0]], (char *)vals[g->cols],
+                  0, 0, g->P / g->OL, g->P, {0, 0, 0, 0}, NULL};
+  sim_cg_build(g, &x, &g->gemm, c->NB, cx);
+}
+
+SIM_PRIVATE const sim_step *sim_cg_product(const sim_step *st) {
+  if (st->run != sim_run_cg) return NULL;
+  const sim_cg *g = (const sim_cg *)st->data;
+  return g->nhwc || !g->per_batch ? &g->gemm : NULL;
+}
+
+SIM_PRIVATE int sim_cg_run_with(const sim_step *st, void **vals, sim_cx *cx,
+                                sim_gemm_epi_fn epi, void *ctx,
+                                const sim_gpost *po) {
+  const sim_cg *g = (const sim_cg *)st->data;
+  if (po && !sim_gemm_post_ok(&g->gemm)) return 0;
+  sim_cg_panel(st, vals, cx);
+  const char *bpre = g->packed && !g->nhwc ? (const char *)vals[g->cols]
+                                           : NULL;
+  return sim_gemm_run_packed_with(&g->gemm, vals, cx, bpre, epi, ctx, po);
+}
+
+static xrt_status sim_run_cg(const sim_step *st, void **vals, sim_cx *cx) {
+  const sim_cg *g = (const sim_cg *)st->data;
+  const sim_conv *c = g->c;
+  if (sim_cg_product(st)) {
+    sim_cg_panel(st, vals, cx);
+    if (g->nhwc) return g->gemm.run(&g->gemm, vals, cx);
+    sim_cg_multiply(g, &g->gemm, vals, cx, (char *)vals[g->cols]);
+    return XRT_OK;
   }
   int64_t PO = g->P / g->OL; /* rows of positions of the outer dims */
   sim_cg_run x = {g, (const char *)vals[st->in[0]], (char *)vals[g->cols],
                   0, 0, PO, g->P, {0, 0, 0, 0}, NULL};
-  if (!g->per_batch) {
-    sim_cg_build(g, &x, &g->gemm, c->NB, cx);
-    sim_cg_multiply(g, &g->gemm, vals, cx, x.cols);
-    return XRT_OK;
-  }
   if (g->lanes) {
     sim_cg_lane y = {g, vals, (const char *)vals[st->in[0]],
                      (const char *)vals[st->in[1]], (char *)vals[g->cols],

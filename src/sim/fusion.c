@@ -992,7 +992,7 @@ static xrt_status sim_run_fused_dw(const sim_step *st, void **vals,
 /* A product (sim_gemm_by_rows) whose result x a group reads as whole
  * leaves, its only use: the group's result takes x's memory, and each
  * lane runs the group over its rows of x as soon as they are done
- * (sim_gemm_run_epi), in place while they are in its cache, so x does
+ * (sim_fz_run_product), in place while they are in its cache, so x does
  * not go to memory and come back.  The same kernels on the same
  * elements: the bits of the two steps.  A group that is a chain starting
  * at x (batch norm and ReLU6, a bias and ReLU, a residual add) goes into
@@ -1024,6 +1024,26 @@ static void sim_fz_gemm_rows(void *ctx, int lane, int64_t m0, int64_t m1) {
   sim_fz_ew_span(&g->r, scr, NULL, m0 * g->N, m1 * g->N);
 }
 
+/* The product's step: a product's, or a convolution's that is one panel
+ * and one product of it (sim_cg_product). */
+static const sim_step *sim_fz_product(const sim_step *cs) {
+  const sim_step *p = sim_cg_product(cs);
+  return p ? p : cs;
+}
+
+static int sim_fz_by_rows(const sim_step *cs, int64_t *M, int64_t *N,
+                          int *lanes) {
+  return sim_gemm_by_rows(sim_fz_product(cs), M, N, lanes);
+}
+
+/* Runs cs with epi or po (sim_gemm_run_packed_with). */
+static int sim_fz_run_product(const sim_step *cs, void **vals, sim_cx *cx,
+                              sim_gemm_epi_fn epi, void *ctx,
+                              const sim_gpost *po) {
+  if (sim_cg_product(cs)) return sim_cg_run_with(cs, vals, cx, epi, ctx, po);
+  return sim_gemm_run_packed_with(cs, vals, cx, NULL, epi, ctx, po);
+}
+
 static xrt_status sim_run_fused_gemm(const sim_step *st, void **vals,
                                      sim_cx *cx) {
   const sim_fzgm *d = (const sim_fzgm *)st->data;
@@ -1038,10 +1058,10 @@ static xrt_status sim_run_fused_gemm(const sim_step *st, void **vals,
     char *scr = sim_fz_piece_scratch(&g.r, 0);
     sim_fz_splats(z, vals, scr);
     if (sim_fz_post_of(z, vals, scr, &po) &&
-        sim_gemm_run_post(&d->gemm, vals, cx, &po))
+        sim_fz_run_product(&d->gemm, vals, cx, NULL, NULL, &po))
       return XRT_OK;
   }
-  if (sim_gemm_run_epi(&d->gemm, vals, cx, sim_fz_gemm_rows, &g) ||
+  if (sim_fz_run_product(&d->gemm, vals, cx, sim_fz_gemm_rows, &g, NULL) ||
       z->numel == 0)
     return XRT_OK;
   /* the lanes split the columns: the group afterwards, as a step */
@@ -2298,7 +2318,8 @@ static xrt_status sim_fz_with_gemm(sim_fcc *fc, sim_step *st, sim_fz *z,
   d->gemm = *cs;
   d->x = x;
   d->N = N;
-  d->post = sim_fz_post_fits(z, x, N, 1) && sim_gemm_post_ok(cs);
+  d->post = sim_fz_post_fits(z, x, N, 1) &&
+            sim_gemm_post_ok(sim_fz_product(cs));
   xrt_status rc = XRT_OK;
   const int32_t *dv = (const int32_t *)fc->defs.p;
   for (int32_t i = 0; i < cs->nin && !rc; i++) rc = sim_use(fc, cs->in[i]);
@@ -2329,7 +2350,7 @@ static xrt_status sim_fz_lower_with(sim_fcc *fc, const xrt_ir_region *r,
   int64_t O = 0, np = 0, M = 0, N = 0;
   int lanes = 0;
   int dw = ps && sim_dw_by_position(ps, &O, &np) && O > 0;
-  int gm = ps && !dw && sim_gemm_by_rows(ps, &M, &N, &lanes);
+  int gm = ps && !dw && sim_fz_by_rows(ps, &M, &N, &lanes);
   if (dw || gm) {
     cs = *ps;
     steps->n--;

@@ -791,8 +791,8 @@ typedef struct sim_gblk {
    * thread while they are in its cache (sim_gemm_run_epi), or NULL */
   sim_gemm_epi_fn epi;
   void *epi_ctx;
-  /* The epilogue the last K block's kernels apply (sim_gemm_run_post), or
-   * NULL */
+  /* The epilogue the last K block's kernels apply (sim_gemm_run_packed_with),
+   * or NULL */
   const sim_gpost *post;
 } sim_gblk;
 
@@ -1440,7 +1440,7 @@ static void sim_gemm_blas(const sim_gemm *g, const char *a, const char *b,
 }
 #endif
 
-/* Batches one thread each (sim_gemm_exec): lane slots in use (bits). */
+/* Batches one thread each (sim_gemm_exec_post): lane slots in use (bits). */
 typedef struct sim_gbat {
   sim_gblk x; /* the blocks of every batch; a, b, c at batch 0 */
   const char *A, *B, *bpre;
@@ -1525,12 +1525,6 @@ static int sim_gemm_exec_post(const sim_gemm *g, const char *A,
       sim_parallel_for(cx, x.lanes, 1, sim_gemm_lanes, &x);
   }
   return x.epi != NULL;
-}
-
-static int sim_gemm_exec(const sim_gemm *g, const char *A, const char *B,
-                         char *C, void **vals, sim_cx *cx, const char *bpre,
-                         const char *apre, sim_gemm_epi_fn epi, void *ctx) {
-  return sim_gemm_exec_post(g, A, B, C, vals, cx, bpre, apre, epi, ctx, NULL);
 }
 
 /* ---- B packed once for many calls (gemm_cache.c) ----
@@ -1633,13 +1627,13 @@ static const char *sim_gemm_apre_of(const sim_gemm *g, const char *A,
  * to epi; 0 when none did (the lanes split the columns, or epi is NULL):
  * the caller then runs its epilogue over the whole result. */
 static int sim_gemm_run_with(const sim_step *st, void **vals, sim_cx *cx,
-                             sim_gemm_epi_fn epi, void *ctx,
-                             const sim_gpost *po) {
+                             const char *bpacked, sim_gemm_epi_fn epi,
+                             void *ctx, const sim_gpost *po) {
   const sim_gemm *g = (const sim_gemm *)st->data;
   const char *A = (const char *)vals[st->in[0]];
-  const char *B = (const char *)vals[st->in[1]];
-  void *entry, *aentry;
-  const char *bpre = sim_gemm_bpre(g, B, cx, &entry);
+  const char *B = bpacked ? bpacked : (const char *)vals[st->in[1]];
+  void *entry = NULL, *aentry;
+  const char *bpre = bpacked ? bpacked : sim_gemm_bpre(g, B, cx, &entry);
   const char *apre = sim_gemm_apre_of(g, A, cx, &aentry);
   int took = sim_gemm_exec_post(g, A, B, (char *)vals[st->out[0]], vals, cx,
                                 bpre, apre, epi, ctx, po);
@@ -1650,7 +1644,7 @@ static int sim_gemm_run_with(const sim_step *st, void **vals, sim_cx *cx,
 
 SIM_PRIVATE int sim_gemm_run_epi(const sim_step *st, void **vals, sim_cx *cx,
                                  sim_gemm_epi_fn epi, void *ctx) {
-  return sim_gemm_run_with(st, vals, cx, epi, ctx, NULL);
+  return sim_gemm_run_with(st, vals, cx, NULL, epi, ctx, NULL);
 }
 
 SIM_PRIVATE int sim_gemm_post_ok(const sim_step *st) {
@@ -1666,11 +1660,13 @@ SIM_PRIVATE int sim_gemm_post_ok(const sim_step *st) {
 #endif
 }
 
-SIM_PRIVATE int sim_gemm_run_post(const sim_step *st, void **vals,
-                                  sim_cx *cx, const sim_gpost *po) {
-  if (!sim_gemm_post_ok(st)) return 0;
-  sim_gemm_run_with(st, vals, cx, NULL, NULL, po);
-  return 1;
+SIM_PRIVATE int sim_gemm_run_packed_with(const sim_step *st, void **vals,
+                                         sim_cx *cx, const char *bpre,
+                                         sim_gemm_epi_fn epi, void *ctx,
+                                         const sim_gpost *po) {
+  if (po && !sim_gemm_post_ok(st)) return 0;
+  int took = sim_gemm_run_with(st, vals, cx, bpre, epi, ctx, po);
+  return po ? 1 : took;
 }
 
 static xrt_status sim_run_gemm(const sim_step *st, void **vals, sim_cx *cx) {
@@ -1697,13 +1693,7 @@ SIM_PRIVATE int sim_gemm_bgeom(const sim_step *st, sim_gbgeom *geo) {
 /* Runs st with B already packed at bpre (sim_gemm_bgeom). */
 SIM_PRIVATE void sim_gemm_run_packed(const sim_step *st, void **vals,
                                      sim_cx *cx, const char *bpre) {
-  const sim_gemm *g = (const sim_gemm *)st->data;
-  const char *A = (const char *)vals[st->in[0]];
-  void *aentry;
-  const char *apre = sim_gemm_apre_of(g, A, cx, &aentry);
-  sim_gemm_exec(g, A, bpre, (char *)vals[st->out[0]], vals, cx, bpre, apre,
-                NULL, NULL);
-  if (aentry) sim_gcache_put(cx->exe->cl, aentry, 1);
+  sim_gemm_run_with(st, vals, cx, bpre, NULL, NULL, NULL);
 }
 
 /* ---- planning ---- */
@@ -1833,7 +1823,7 @@ static double sim_blas_run(sim_gemm *g, int blas, const char *a,
                            const char *b, char *c, void **vals, sim_cx *cx) {
   g->blas = blas;
   double t0 = sim_blas_now();
-  sim_gemm_exec(g, a, b, c, vals, cx, NULL, NULL, NULL, NULL);
+  sim_gemm_exec_post(g, a, b, c, vals, cx, NULL, NULL, NULL, NULL, NULL);
   return sim_blas_now() - t0;
 }
 

@@ -1459,9 +1459,6 @@ typedef struct sim_gpost {
 } sim_gpost;
 /* Whether st (sim_gemm_by_rows) can take such an epilogue on this CPU. */
 SIM_PRIVATE int sim_gemm_post_ok(const sim_step *st);
-/* Runs st with the epilogue po; 0 (nothing run) when it cannot. */
-SIM_PRIVATE int sim_gemm_run_post(const sim_step *st, void **vals,
-                                  sim_cx *cx, const sim_gpost *po);
 SIM_PRIVATE int sim_gemm_out_rows(sim_fcc *fc, sim_step *st, int64_t stride,
                                   xrt_status *rc);
 SIM_PRIVATE void sim_gemm_keep_a(sim_step *st);
@@ -1480,6 +1477,13 @@ typedef struct sim_gbgeom {
 SIM_PRIVATE int sim_gemm_bgeom(const sim_step *st, sim_gbgeom *geo);
 SIM_PRIVATE void sim_gemm_run_packed(const sim_step *st, void **vals,
                                      sim_cx *cx, const char *bpre);
+/* Runs st (sim_gemm_by_rows) with B packed at bpre (or NULL: as st packs
+ * it), and epi as sim_gemm_run_epi, or the epilogue po (then 1 when
+ * run, 0 when nothing ran: st cannot take po, sim_gemm_post_ok). */
+SIM_PRIVATE int sim_gemm_run_packed_with(const sim_step *st, void **vals,
+                                         sim_cx *cx, const char *bpre,
+                                         sim_gemm_epi_fn epi, void *ctx,
+                                         const sim_gpost *po);
 
 /* ---- dot_concat.c ---- */
 /* A concatenate only dot_generals read (directly or through reshapes):
@@ -1691,6 +1695,14 @@ SIM_PRIVATE int sim_dw_post_ok(const sim_step *st);
  * 1 (and *rc) if it planned st, 0 to leave c to the other paths. */
 SIM_PRIVATE int sim_conv_gemm_lower(sim_fcc *fc, const sim_conv *c,
                                     sim_step *st, xrt_status *rc);
+/* The product of st when st is such a convolution that is one panel and
+ * one product of it (sim_gemm_by_rows of that gives its rows), else
+ * NULL; sim_cg_run_with runs st with an epilogue on the product's rows,
+ * as sim_gemm_run_packed_with. */
+SIM_PRIVATE const sim_step *sim_cg_product(const sim_step *st);
+SIM_PRIVATE int sim_cg_run_with(const sim_step *st, void **vals, sim_cx *cx,
+                                sim_gemm_epi_fn epi, void *ctx,
+                                const sim_gpost *po);
 
 /* ---- conv.c ---- */
 SIM_PRIVATE xrt_status sim_lower_convolution(sim_fcc *fc, const xrt_ir_op *op,
