@@ -7689,6 +7689,14 @@ static sim_gk_fn sim_gk_rows(const sim_gemm *g, int64_t mv) {
   return NULL;
 }
 
+/* The kernel of the fewest rows, of 4, 8 or all (fn), that covers mv
+ * rows: for a tile through the tile buffer.  ResNet's last stage has 49
+ * positions, 4 x 12 + 1: its last panel then computes 4 rows, not 12. */
+static sim_gk_fn sim_gk_cover(const sim_gemm *g, sim_gk_fn fn, int64_t mv) {
+  sim_gk_fn f = sim_gk_rows(g, mv <= 4 ? 4 : mv <= 8 ? 8 : 0);
+  return f ? f : fn;
+}
+
 /* The packed A micro-panel ap (C rows r0 .. r0 + mv) times the packed B
  * block bp (C columns c0 .. c0 + nb): full tiles straight into C where its
  * rows are strided and columns dense, others through a tile. */
@@ -7752,6 +7760,7 @@ static void sim_gemm_panel_row(const sim_gblk *x, const char *ap,
   size_t es = g->es;
   sim_gk_fn fn = g->astrip ? g->k->fs : g->k->fn;
   sim_gk_fn fr = mv == MR ? fn : sim_gk_rows(g, mv); /* mv rows, or NULL */
+  sim_gk_fn ft = fr ? fr : sim_gk_cover(g, fn, mv);  /* at least mv rows */
   _Alignas(64) char tile[12 * 32 * sizeof(float)];
   /* the epilogue, after the last K block (C is dense: sim_gemm_post_ok) */
   const sim_gpost *po = x->post && x->pc + x->kb >= g->K ? x->post : NULL;
@@ -7767,7 +7776,7 @@ static void sim_gemm_panel_row(const sim_gblk *x, const char *ap,
       fr(x->kb, ap, bj, c, g->cm_s, x->first);
       continue;
     }
-    fn(x->kb, ap, bj, tile, NR, 1);
+    ft(x->kb, ap, bj, tile, NR, 1);
     sim_gstore_tile(x, tile, r0, mv, c0 + j, nv);
     if (po) sim_gemm_post_rows(po, x->c, g->N, r0, mv, c0 + j, nv);
   }
