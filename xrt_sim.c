@@ -15614,9 +15614,7 @@ static xrt_status sim_run_cg(const sim_step *st, void **vals, sim_cx *cx) {
   const sim_cg *g = (const sim_cg *)st->data;
   const sim_conv *c = g->c;
   if (sim_cg_product(st)) {
-    sim_cg_panel(st, vals, cx);
-    if (g->nhwc) return g->gemm.run(&g->gemm, vals, cx);
-    sim_cg_multiply(g, &g->gemm, vals, cx, (char *)vals[g->cols]);
+    sim_cg_run_with(st, vals, cx, NULL, NULL, NULL);
     return XRT_OK;
   }
   int64_t PO = g->P / g->OL; /* rows of positions of the outer dims */
@@ -20823,7 +20821,6 @@ static int sim_fz_gemm_fits(const sim_fcc *fc, const sim_step *st,
   }
   return reads > 0;
 }
-
 
 /* Whether GATHER node nd reads, for element (r, c) of rows of N, element
  * base + r of its value (a per-feature vector over an NCHW result): the

@@ -2250,7 +2250,6 @@ static int sim_fz_gemm_fits(const sim_fcc *fc, const sim_step *st,
   return reads > 0;
 }
 
-
 /* Whether GATHER node nd reads, for element (r, c) of rows of N, element
  * base + r of its value (a per-feature vector over an NCHW result): the
  * dimensions that make up a row have stride 0, the others are row-major
