@@ -3,9 +3,12 @@
  * dimension innermost) on the skinny path of src/sim/skinny.c, split over
  * one, two and three threads: every result must be bit for bit the plain
  * sequential f32 sum over k from zero (a product rounded, then added, no
- * fused multiply-add), computed here.  That is the order the kernel
- * promises whatever the instruction set (XRT_SIM_ISA), the split of the
- * columns between threads, the 64-column blocks of a single lhs row, the
+ * fused multiply-add), computed here; weights of 2 MiB or more are cut
+ * into parts of consecutive rows (about 1 MiB each, at most eight, a
+ * multiple of eight rows), each part's sum sequential, the parts' sums
+ * added in order.  That is the order the kernel promises whatever the
+ * instruction set (XRT_SIM_ISA), the split of the columns or the parts
+ * between threads, the 64-column blocks of a single lhs row, the
  * 16-column vectors after them, the columns one at a time after those,
  * and the steps of eight weight rows (K not a multiple of eight).  Random
  * values (multiples of 2^-8 of either sign) make every sum round, so
@@ -19,8 +22,18 @@ static float rnd(void) {
   return (float)((int)(seed >> 9) % 2001 - 1000) / 256.0f + 1.0f / 3.0f;
 }
 
+/* The rows of each part of [K, N] weights (the promise above). */
+static int64_t part_rows(int64_t K, int64_t N) {
+  double bytes = 4.0 * (double)K * (double)N, mib = 1048576.0;
+  if (bytes < 2 * mib) return K;
+  int64_t want = bytes >= 8 * mib ? 8 : (int64_t)(bytes / mib);
+  int64_t rows = ((K + want - 1) / want + 7) / 8 * 8;
+  return rows >= K ? K : rows;
+}
+
 /* lhs [bt, M, K] (no batch dimension when Bt = 0) times rhs [bt, K, N]
- * contracting K, on client c: each result exactly the sequential sum. */
+ * contracting K, on client c: each result exactly the parts' sequential
+ * sums added in order. */
 static void check(xrt_client *c, int64_t Bt, int64_t M, int64_t N,
                   int64_t K) {
   int64_t bt = Bt ? Bt : 1;
@@ -42,15 +55,21 @@ static void check(xrt_client *c, int64_t Bt, int64_t M, int64_t N,
   if (s) fail_msg("%s\n%s", tu_msg, text);
   assert_int_equal(o.bytes[0], sizeof(float) * (size_t)(bt * M * N));
   const float *got = (const float *)o.data[0];
+  int64_t rows = part_rows(K, N);
   for (int64_t q = 0; q < bt; q++)
     for (int64_t m = 0; m < M; m++)
       for (int64_t n = 0; n < N; n++) {
-        volatile float acc = 0; /* each step rounded to f32 */
-        for (int64_t k = 0; k < K; k++) {
-          volatile float p = a[(q * M + m) * K + k] * b[(q * K + k) * N + n];
-          acc = acc + p;
+        volatile float sum = 0; /* each step rounded to f32 */
+        for (int64_t k0 = 0; k0 < K; k0 += rows) {
+          volatile float acc = 0;
+          for (int64_t k = k0; k < K && k < k0 + rows; k++) {
+            volatile float p =
+                a[(q * M + m) * K + k] * b[(q * K + k) * N + n];
+            acc = acc + p;
+          }
+          sum = k0 ? sum + acc : acc;
         }
-        float g = got[(q * M + m) * N + n], want = acc;
+        float g = got[(q * M + m) * N + n], want = sum;
         if (memcmp(&g, &want, sizeof g) != 0)
           fail_msg("B %lld M %lld N %lld K %lld: [%lld,%lld,%lld] got %.9g "
                    "want %.9g",
@@ -78,6 +97,10 @@ static void shapes(int threads) {
   if (!tu_light()) {
     check(c, 0, 1, 768, 768); /* a decoder token's attention output */
     check(c, 0, 1, 2304, 200);
+    /* parts: eight of 96 rows (an MLP's down projection); three of 472,
+     * 472 and 459 rows for each of two batches of three rows */
+    check(c, 0, 1, 768, 3072);
+    check(c, 2, 3, 600, 1403);
   }
   xrt_client_release(c);
 }

@@ -24,7 +24,8 @@
  * AVX-512 build adds the lanes of all eight sums with shuffles, in the
  * same tree.  Weights laid out the other way (x @ W, W [K, N] with N
  * innermost) are streamed row after row, each result summed over k in
- * order (below).  Work is cut into (column chunk, batch) items, the
+ * order (below; big weights in parts of rows, each part's sums then added
+ * in order).  Work is cut into (part, column chunk, batch) items, the
  * batches of a chunk next to each other, shared by the device's threads.
  * ==================================================================== */
 
@@ -44,9 +45,18 @@ typedef struct sim_skinny {
   uint64_t gid; /* the panels may be kept in the client's cache */
   void (*pk)(const struct sim_skinny *s, float *out, const float *a,
              const float *pk, int64_t p);
-  /* results [n0, n0 + nb) of batch bi */
+  /* results [n0, n0 + nb) of batch bi ([N, K] weights) */
   void (*kernel)(const struct sim_skinny *s, float *out, const float *a,
                  const float *b, int64_t bi, int64_t n0, int64_t nb);
+  /* [K, N] weights: the sums over weight rows [k0, k1) of results
+   * [n0, n0 + nb) of batch bi */
+  void (*rows)(const struct sim_skinny *s, float *out, const float *a,
+               const float *b, int64_t bi, int64_t n0, int64_t nb,
+               int64_t k0, int64_t k1);
+  /* [K, N] weights in kparts parts of kp rows (see "Weights [K, N] in
+   * parts"); the sums of parts 1.. in temp ptmp, [kparts - 1][B][M][N] */
+  int64_t kparts, kp;
+  int32_t ptmp;
 } sim_skinny;
 
 #if defined(__GNUC__)
@@ -209,9 +219,9 @@ typedef float sim_sk_v16 __attribute__((vector_size(64)));
  * per vector (a single lhs row: four vectors, 64 columns, so each weight
  * row is read a whole cache line at a time and the sums are loaded and
  * stored once per SIM_SK_KU rows); columns past the last whole vector one
- * at a time.  Every
- * result is the plain sequential sum over k from zero (a product, then an
- * add: no contraction), so every instruction set gives the same bits.
+ * at a time.  Every result is the plain sequential sum over the rows
+ * from the first (a product, then an add: no contraction), so every
+ * instruction set gives the same bits.
  * Streaming the rows in place reads memory sequentially (a decoder's
  * token reads each weight once): no packing. */
 #define SIM_SK_KU 8 /* weight rows per step */
@@ -272,17 +282,18 @@ typedef float sim_sk_v16 __attribute__((vector_size(64)));
         o[i * ldo + j] = acc;                                                 \
       }                                                                       \
   }                                                                           \
-  /* Results [n0, n0 + nb) of every lhs row of batch bi. */                   \
-  static SIM_SK_T_##ISA void sim_sk_nn_cols_##ISA(                            \
+  /* Results [n0, n0 + nb) of every lhs row of batch bi, summed over      \
+   * weight rows [kb, ke). */                                                 \
+  static SIM_SK_T_##ISA void sim_sk_nn_rows_##ISA(                            \
       const sim_skinny *s, float *out, const float *a, const float *b,        \
-      int64_t bi, int64_t n0, int64_t nb) {                                   \
-    const int64_t M = s->M, N = s->N, K = s->K;                               \
+      int64_t bi, int64_t n0, int64_t nb, int64_t kb, int64_t ke) {           \
+    const int64_t M = s->M, N = s->N;                                         \
     float *o = out + bi * M * N + n0;                                         \
     const float *w = b + s->rb[bi] + n0;                                      \
     for (int64_t m = 0; m < M; m++)                                           \
       memset(o + m * N, 0, sizeof(float) * (size_t)nb);                       \
-    for (int64_t k0 = 0; k0 < K; k0 += SIM_SK_KU) {                           \
-      int ku = K - k0 < SIM_SK_KU ? (int)(K - k0) : SIM_SK_KU;                \
+    for (int64_t k0 = kb; k0 < ke; k0 += SIM_SK_KU) {                         \
+      int ku = ke - k0 < SIM_SK_KU ? (int)(ke - k0) : SIM_SK_KU;              \
       const float *r[SIM_SK_KU];                                              \
       for (int t = 0; t < ku; t++) r[t] = w + s->rk[k0 + t];                  \
       for (int64_t m0 = 0; m0 < M; m0 += 4) {                                 \
@@ -579,23 +590,83 @@ static xrt_status sim_run_skinny_packed(const sim_step *st, void **vals,
   return XRT_OK;
 }
 
-/* One call's work: items are (batch, column chunk of nc). */
+/* ======================================================================
+ * Weights [K, N] in parts
+ *
+ * A decoder's token reads each weight matrix once, from memory: the
+ * product is as fast as the weights stream in.  Threads that split the
+ * columns read every weight row in pieces, interleaved with the other
+ * threads' pieces, and on the 2-vCPU machine of bench/ two threads so
+ * read 16-22 GB/s in all where one thread reading alone streams 39 and
+ * two threads each streaming its own half of the matrix 62.  So weights
+ * of over SIM_SK_PART_MIN bytes (a batch's) are cut into kparts parts of
+ * kp consecutive rows, about a MiB each, the threads take whole parts
+ * (the caller the first ones: consecutive memory on each), part p sums
+ * its rows into its own [M, N] block (part 0 into the result), and the
+ * blocks are then added to the result in part order.  Every result is
+ * thus the sequential sum over each part's rows, the parts' sums added in
+ * order: the parts depend on K and N only, so one thread and many give
+ * the same bits (a reordering of the sum, within the product's rounding,
+ * as the packed kernels' K blocks are).
+ * ==================================================================== */
+#define SIM_SK_PART_MIN ((int64_t)2 << 20) /* weight bytes: cut in parts */
+#define SIM_SK_PART_BYTES ((int64_t)1 << 20) /* a part's weights, about */
+#define SIM_SK_PARTS_MAX 8
+
+/* The parts of [K, N] f32 weights (rows *kp each): 1 when not cut. */
+static int64_t sim_sk_parts(int64_t K, int64_t N, int64_t *kp) {
+  double bytes = (double)K * (double)N * sizeof(float);
+  *kp = K;
+  if (bytes < (double)SIM_SK_PART_MIN) return 1;
+  int64_t want = bytes >= (double)SIM_SK_PARTS_MAX * SIM_SK_PART_BYTES
+                     ? SIM_SK_PARTS_MAX
+                     : (int64_t)(bytes / (double)SIM_SK_PART_BYTES);
+  int64_t rows = (K + want - 1) / want;
+  rows = (rows + SIM_SK_KU - 1) / SIM_SK_KU * SIM_SK_KU;
+  int64_t parts = (K + rows - 1) / rows;
+  if (parts < 2) return 1;
+  *kp = rows;
+  return parts;
+}
+
+/* One call's work: items are (part, batch, column chunk of nc). */
 typedef struct sim_sk_job {
   const sim_skinny *s;
   float *out;
   const float *a, *b;
   int64_t nc, nch; /* columns per chunk, chunks per batch */
+  float *ptmp;     /* the sums of parts 1.. (s->ptmp) */
 } sim_sk_job;
 
-/* Item i is chunk i / B of batch i % B: the batches of one chunk run
- * together, so weights whose batches interleave (the heads of a KV
- * cache, [T, heads, 64]) are read from cache once, not once a head. */
+/* Item i is part i / (B nch); in it, chunk r / B of batch r % B (r the
+ * rest): the batches of one chunk run together, so weights whose batches
+ * interleave (the heads of a KV cache, [T, heads, 64]) are read from
+ * cache once, not once a head. */
 static void sim_sk_items(void *ctx, int64_t begin, int64_t end) {
   const sim_sk_job *j = (const sim_sk_job *)ctx;
+  const sim_skinny *s = j->s;
+  int64_t per = s->B * j->nch;
   for (int64_t i = begin; i < end; i++) {
-    int64_t bi = i % j->s->B, n0 = i / j->s->B * j->nc;
-    int64_t nb = j->s->N - n0 < j->nc ? j->s->N - n0 : j->nc;
-    j->s->kernel(j->s, j->out, j->a, j->b, bi, n0, nb);
+    int64_t part = i / per, r = i % per;
+    int64_t bi = r % s->B, n0 = r / s->B * j->nc;
+    int64_t nb = s->N - n0 < j->nc ? s->N - n0 : j->nc;
+    if (!s->nn) {
+      s->kernel(s, j->out, j->a, j->b, bi, n0, nb);
+      continue;
+    }
+    int64_t k0 = part * s->kp, k1 = k0 + s->kp < s->K ? k0 + s->kp : s->K;
+    float *o = part ? j->ptmp + (part - 1) * s->B * s->M * s->N : j->out;
+    s->rows(s, o, j->a, j->b, bi, n0, nb, k0, k1);
+  }
+}
+
+/* The result plus the parts' sums, in part order. */
+static void sim_sk_add_parts(const sim_skinny *s, float *out,
+                             const float *ptmp) {
+  int64_t n = s->B * s->M * s->N;
+  for (int64_t p = 1; p < s->kparts; p++) {
+    const float *t = ptmp + (p - 1) * n;
+    for (int64_t i = 0; i < n; i++) out[i] = out[i] + t[i];
   }
 }
 
@@ -604,8 +675,10 @@ static xrt_status sim_run_skinny(const sim_step *st, void **vals,
   const sim_skinny *s = (const sim_skinny *)st->data;
   sim_sk_job j = {s, (float *)vals[st->out[0]],
                   (const float *)vals[st->in[0]],
-                  (const float *)vals[st->in[1]], 0, 0};
+                  (const float *)vals[st->in[1]], 0, 0,
+                  s->kparts > 1 ? (float *)vals[s->ptmp] : NULL};
   int threads = cx && cx->tp && cx->tp->threads > 1 ? cx->tp->threads : 1;
+  int64_t krows = s->nn ? s->kp : s->K; /* weight rows an item reads */
   if (s->nn) {
     /* the sums of all lhs rows of a chunk fit L1 (16 KiB of 32) */
     j.nc = 4096 / s->M / 16 * 16;
@@ -614,15 +687,16 @@ static xrt_status sim_run_skinny(const sim_step *st, void **vals,
      * as long as they can be (four chunks a thread measured slower) */
     int64_t per = (s->N + threads - 1) / threads;
     per = (per + 63) / 64 * 64;
-    if (threads > 1 && s->B < threads && per < j.nc) j.nc = per;
+    if (threads > 1 && s->B * s->kparts < threads && per < j.nc) j.nc = per;
   } else {
     j.nc = 64; /* weight rows of the other layout: pairs, in any chunks */
   }
   j.nch = (s->N + j.nc - 1) / j.nc;
   /* a thread's part reads at least 64 KiB of weights */
-  int64_t grain = (int64_t)(65536 / ((uint64_t)j.nc * (uint64_t)s->K * 4 + 1));
-  sim_parallel_for(threads > 1 ? cx : NULL, s->B * j.nch, grain + 1,
-                   sim_sk_items, &j);
+  int64_t grain = (int64_t)(65536 / ((uint64_t)j.nc * (uint64_t)krows * 4 + 1));
+  sim_parallel_for(threads > 1 ? cx : NULL, s->kparts * s->B * j.nch,
+                   grain + 1, sim_sk_items, &j);
+  if (s->kparts > 1) sim_sk_add_parts(s, j.out, j.ptmp);
   return XRT_OK;
 }
 #endif /* __GNUC__ */
@@ -655,13 +729,20 @@ SIM_PRIVATE int sim_skinny_lower_dot(sim_fcc *fc, const sim_dot *d,
   int level = sim_isa_level();
   (void)level;
   s->nn = !nt;
-  s->kernel = nt ? sim_sk_nt_cols_port : sim_sk_nn_cols_port;
+  s->kernel = sim_sk_nt_cols_port;
+  s->rows = sim_sk_nn_rows_port;
 #ifdef SIM_SK_X86
   if (level == 2)
-    s->kernel = nt ? sim_sk_nt_cols_avx512 : sim_sk_nn_cols_avx512;
+    s->kernel = sim_sk_nt_cols_avx512, s->rows = sim_sk_nn_rows_avx512;
   else if (level == 1)
-    s->kernel = nt ? sim_sk_nt_cols_avx2 : sim_sk_nn_cols_avx2;
+    s->kernel = sim_sk_nt_cols_avx2, s->rows = sim_sk_nn_rows_avx2;
 #endif
+  s->kparts = 1, s->kp = s->K, s->ptmp = -1;
+  if (s->nn && (s->kparts = sim_sk_parts(s->K, s->N, &s->kp)) > 1) {
+    size_t tb = sizeof(float) * (size_t)((s->kparts - 1) * s->B) *
+                (size_t)(s->M * s->N);
+    if ((*rc = sim_temp(fc, tb, &s->ptmp))) return 1;
+  }
   st->data = s;
   st->run = sim_run_skinny;
   s->flag = s->pack = 0;
