@@ -1006,6 +1006,9 @@ typedef struct sim_fzgm {
   int32_t x;     /* its result */
   int64_t N;     /* elements per row of it */
   int post;      /* the group is a chain the product's kernels apply */
+  /* the group's result is an entry result: the product writes into it
+   * (the caller's buffer) instead of the group taking x's memory */
+  int direct;
 } sim_fzgm;
 
 typedef struct sim_fzgrun {
@@ -1048,7 +1051,8 @@ static xrt_status sim_run_fused_gemm(const sim_step *st, void **vals,
                                      sim_cx *cx) {
   const sim_fzgm *d = (const sim_fzgm *)st->data;
   const sim_fz *z = d->z;
-  vals[st->out[0]] = vals[d->x]; /* the result is the product's memory */
+  if (d->direct) vals[d->x] = vals[st->out[0]];
+  else vals[st->out[0]] = vals[d->x]; /* the result is the product's memory */
   sim_fzgrun g = {{z, vals, (char *)vals[z->scratch], (char *)vals[st->out[0]],
                    NULL, 0, 0, 0, NULL, NULL},
                   d->N,
@@ -2324,13 +2328,16 @@ static xrt_status sim_fz_with_gemm(sim_fcc *fc, sim_step *st, sim_fz *z,
   for (int32_t i = 0; i < cs->nin && !rc; i++) rc = sim_use(fc, cs->in[i]);
   for (int32_t i = ndefs; i < fc->defs.n && !rc; i++) rc = sim_use(fc, dv[i]);
   if (rc) return rc;
+  st->run = sim_run_fused_gemm;
+  st->data = d;
+  /* An entry result would be copied from x's memory after the run */
+  d->direct = fc->depth == 0 && sim_entry_result(fc, st->out[0]);
+  if (d->direct) return XRT_OK;
   sim_vinfo *o = &fc->v[st->out[0]], *xv = &fc->v[x];
   o->kind = SIM_V_NONE;
   o->bytes = 0;
   o->alias = x + 1;
   if (xv->last < o->last) xv->last = o->last;
-  st->run = sim_run_fused_gemm;
-  st->data = d;
   return XRT_OK;
 }
 
@@ -2407,7 +2414,9 @@ static void sim_fz_in_place(sim_fcc *fc, sim_vec *steps) {
   sim_fz *z = (sim_fz *)(uintptr_t)st->data;
   int32_t out = st->out[0];
   sim_vinfo *o = &fc->v[out];
-  if (z->red || o->kind != SIM_V_SLOT || o->alias || o->vcat) return;
+  if (z->red || o->kind != SIM_V_SLOT || o->alias || o->vcat ||
+      sim_entry_result(fc, out)) /* written straight into the caller's */
+    return;
   size_t es = z->nodes[z->nn - 1].es;
   for (int32_t k = 0; k < z->nn; k++) {
     const sim_fznode *nd = &z->nodes[k];

@@ -1367,6 +1367,9 @@ SIM_PRIVATE xrt_status sim_unsupported_type(sim_fcc *fc, const xrt_ir_op *op,
                                        xrt_dtype t);
 SIM_PRIVATE xrt_status sim_new_value(sim_fcc *fc, int32_t *id);
 SIM_PRIVATE int32_t sim_root(const sim_fcc *fc, int32_t id);
+/* Whether id is a result of the entry function (lower.c): its memory is
+ * the caller's output buffer, which nothing should alias. */
+SIM_PRIVATE int sim_entry_result(const sim_fcc *fc, int32_t id);
 SIM_PRIVATE xrt_status sim_keep(sim_fcc *fc, int32_t id);
 SIM_PRIVATE xrt_status sim_def(sim_fcc *fc, int32_t id, size_t bytes);
 SIM_PRIVATE xrt_status sim_temp(sim_fcc *fc, size_t bytes, int32_t *id);

@@ -218,7 +218,7 @@ static xrt_status sim_run_alias(const sim_step *st, void **vals, sim_cx *cx) {
 
 /* Whether value id is a result of the entry function (written into the
  * caller's buffer: a reshape into it stays a copy). */
-static int sim_entry_result(const sim_fcc *fc, int32_t id) {
+SIM_PRIVATE int sim_entry_result(const sim_fcc *fc, int32_t id) {
   const sim_exe *e = fc->cc->exe;
   const xrt_ir_region *b = &fc->f->body;
   if (fc->f != &fc->cc->m->funcs[e->entry] || b->num_ops < 1) return 0;
