@@ -2145,6 +2145,9 @@ SIM_PRIVATE int sim_gemm_lower_conv(sim_fcc *fc, const sim_conv *c, sim_step *st
   /* Features in runs: copy them into strips rather than transpose. */
   g->astrip = g->es == 4 && c->lf == 1 && k->fs != NULL;
   if ((*rc = sim_gemm_finish(fc, g))) return 1;
+  /* the kernel packed across calls when it is an argument, as a dot's
+   * weights (it was packed again at every call) */
+  g->gid = g->K > 0 ? sim_gcache_id() : 0;
   st->data = g;
   st->run = sim_run_gemm;
   return 1;
