@@ -1374,6 +1374,9 @@ SIM_PRIVATE xrt_status sim_unsupported_type(sim_fcc *fc, const xrt_ir_op *op,
                                        xrt_dtype t);
 SIM_PRIVATE xrt_status sim_new_value(sim_fcc *fc, int32_t *id);
 SIM_PRIVATE int32_t sim_root(const sim_fcc *fc, int32_t id);
+/* Whether id is a result of the entry function (lower.c): its memory is
+ * the caller's output buffer, which nothing should alias. */
+SIM_PRIVATE int sim_entry_result(const sim_fcc *fc, int32_t id);
 SIM_PRIVATE xrt_status sim_keep(sim_fcc *fc, int32_t id);
 SIM_PRIVATE xrt_status sim_def(sim_fcc *fc, int32_t id, size_t bytes);
 SIM_PRIVATE xrt_status sim_temp(sim_fcc *fc, size_t bytes, int32_t *id);
@@ -8707,6 +8710,9 @@ SIM_PRIVATE int sim_gemm_lower_conv(sim_fcc *fc, const sim_conv *c, sim_step *st
   /* Features in runs: copy them into strips rather than transpose. */
   g->astrip = g->es == 4 && c->lf == 1 && k->fs != NULL;
   if ((*rc = sim_gemm_finish(fc, g))) return 1;
+  /* the kernel packed across calls when it is an argument, as a dot's
+   * weights (it was packed again at every call) */
+  g->gid = g->K > 0 ? sim_gcache_id() : 0;
   st->data = g;
   st->run = sim_run_gemm;
   return 1;
@@ -8738,7 +8744,8 @@ SIM_PRIVATE int sim_gemm_lower_conv(sim_fcc *fc, const sim_conv *c, sim_step *st
  * AVX-512 build adds the lanes of all eight sums with shuffles, in the
  * same tree.  Weights laid out the other way (x @ W, W [K, N] with N
  * innermost) are streamed row after row, each result summed over k in
- * order (below).  Work is cut into (column chunk, batch) items, the
+ * order (below; big weights in parts of rows, each part's sums then added
+ * in order).  Work is cut into (part, column chunk, batch) items, the
  * batches of a chunk next to each other, shared by the device's threads.
  * ==================================================================== */
 
@@ -8758,9 +8765,21 @@ typedef struct sim_skinny {
   uint64_t gid; /* the panels may be kept in the client's cache */
   void (*pk)(const struct sim_skinny *s, float *out, const float *a,
              const float *pk, int64_t p);
-  /* results [n0, n0 + nb) of batch bi */
+  /* results [n0, n0 + nb) of batch bi ([N, K] weights) */
   void (*kernel)(const struct sim_skinny *s, float *out, const float *a,
                  const float *b, int64_t bi, int64_t n0, int64_t nb);
+  /* [K, N] weights: the sums over weight rows [k0, k1) of results
+   * [n0, n0 + nb) of batch bi, added to the results (zero: from zero) */
+  void (*rows)(const struct sim_skinny *s, float *out, const float *a,
+               const float *b, int64_t bi, int64_t n0, int64_t nb,
+               int64_t k0, int64_t k1, int zero);
+  /* the batches interleave within the weights' rows (the heads of a KV
+   * cache, [T, heads, 64]): see "Batches within rows" */
+  int inter;
+  /* [K, N] weights in kparts parts of kp rows (see "Weights [K, N] in
+   * parts"); the sums of parts 1.. in temp ptmp, [kparts - 1][B][M][N] */
+  int64_t kparts, kp;
+  int32_t ptmp;
 } sim_skinny;
 
 #if defined(__GNUC__)
@@ -8923,9 +8942,9 @@ typedef float sim_sk_v16 __attribute__((vector_size(64)));
  * per vector (a single lhs row: four vectors, 64 columns, so each weight
  * row is read a whole cache line at a time and the sums are loaded and
  * stored once per SIM_SK_KU rows); columns past the last whole vector one
- * at a time.  Every
- * result is the plain sequential sum over k from zero (a product, then an
- * add: no contraction), so every instruction set gives the same bits.
+ * at a time.  Every result is the plain sequential sum over the rows
+ * from the first (a product, then an add: no contraction), so every
+ * instruction set gives the same bits.
  * Streaming the rows in place reads memory sequentially (a decoder's
  * token reads each weight once): no packing. */
 #define SIM_SK_KU 8 /* weight rows per step */
@@ -8986,17 +9005,19 @@ typedef float sim_sk_v16 __attribute__((vector_size(64)));
         o[i * ldo + j] = acc;                                                 \
       }                                                                       \
   }                                                                           \
-  /* Results [n0, n0 + nb) of every lhs row of batch bi. */                   \
-  static SIM_SK_T_##ISA void sim_sk_nn_cols_##ISA(                            \
+  /* Results [n0, n0 + nb) of every lhs row of batch bi, summed over      \
+   * weight rows [kb, ke) (onto the results, or from zero). */                \
+  static SIM_SK_T_##ISA void sim_sk_nn_rows_##ISA(                            \
       const sim_skinny *s, float *out, const float *a, const float *b,        \
-      int64_t bi, int64_t n0, int64_t nb) {                                   \
-    const int64_t M = s->M, N = s->N, K = s->K;                               \
+      int64_t bi, int64_t n0, int64_t nb, int64_t kb, int64_t ke,             \
+      int zero) {                                                             \
+    const int64_t M = s->M, N = s->N;                                         \
     float *o = out + bi * M * N + n0;                                         \
     const float *w = b + s->rb[bi] + n0;                                      \
-    for (int64_t m = 0; m < M; m++)                                           \
+    for (int64_t m = 0; zero && m < M; m++)                                   \
       memset(o + m * N, 0, sizeof(float) * (size_t)nb);                       \
-    for (int64_t k0 = 0; k0 < K; k0 += SIM_SK_KU) {                           \
-      int ku = K - k0 < SIM_SK_KU ? (int)(K - k0) : SIM_SK_KU;                \
+    for (int64_t k0 = kb; k0 < ke; k0 += SIM_SK_KU) {                         \
+      int ku = ke - k0 < SIM_SK_KU ? (int)(ke - k0) : SIM_SK_KU;              \
       const float *r[SIM_SK_KU];                                              \
       for (int t = 0; t < ku; t++) r[t] = w + s->rk[k0 + t];                  \
       for (int64_t m0 = 0; m0 < M; m0 += 4) {                                 \
@@ -9293,23 +9314,139 @@ static xrt_status sim_run_skinny_packed(const sim_step *st, void **vals,
   return XRT_OK;
 }
 
-/* One call's work: items are (batch, column chunk of nc). */
+/* ======================================================================
+ * Weights [K, N] in parts
+ *
+ * A decoder's token reads each weight matrix once, from memory: the
+ * product is as fast as the weights stream in.  Threads that split the
+ * columns read every weight row in pieces, interleaved with the other
+ * threads' pieces, and on the 2-vCPU machine of bench/ two threads so
+ * read 16-22 GB/s in all where one thread reading alone streams 39 and
+ * two threads each streaming its own half of the matrix 62.  So weights
+ * of over SIM_SK_PART_MIN bytes (a batch's) are cut into kparts parts of
+ * kp consecutive rows, about a MiB each, the threads take whole parts
+ * (the caller the first ones: consecutive memory on each), part p sums
+ * its rows into its own [M, N] block (part 0 into the result), and the
+ * blocks are then added to the result in part order.  Every result is
+ * thus the sequential sum over each part's rows, the parts' sums added in
+ * order: the parts depend on K and N only, so one thread and many give
+ * the same bits (a reordering of the sum, within the product's rounding,
+ * as the packed kernels' K blocks are).
+ * ==================================================================== */
+#define SIM_SK_PART_MIN ((int64_t)2 << 20) /* weight bytes: cut in parts */
+#define SIM_SK_PART_BYTES ((int64_t)1 << 20) /* a part's weights, about */
+#define SIM_SK_PARTS_MAX 8
+
+/* The parts of K rows of weights of the given bytes, parts of about
+ * part bytes when there are at least min of them (rows *kp each): 1 when
+ * not cut. */
+static int64_t sim_sk_parts(int64_t K, double bytes, double min,
+                            double part, int64_t *kp) {
+  *kp = K;
+  if (bytes < min) return 1;
+  int64_t want = bytes >= SIM_SK_PARTS_MAX * part
+                     ? SIM_SK_PARTS_MAX
+                     : (int64_t)(bytes / part);
+  int64_t rows = (K + want - 1) / want;
+  rows = (rows + SIM_SK_KU - 1) / SIM_SK_KU * SIM_SK_KU;
+  int64_t parts = (K + rows - 1) / rows;
+  if (parts < 2) return 1;
+  *kp = rows;
+  return parts;
+}
+
+/* ---- Batches within rows ----
+ * Weights whose batches interleave within a row (a decoder's KV cache
+ * [T, heads, 64], one head a batch) are read as a whole in order of
+ * address, not once per batch (each pass touching one head's 256 bytes
+ * of every 3 KiB row, twelve passes over the cache from memory): [N, K]
+ * weights in chunks of SIM_SK_IROWS rows, every batch of a chunk before
+ * the next (the same sums as otherwise); [K, N] weights in parts of rows
+ * of about SIM_SK_IPART bytes (all batches), SIM_SK_IKROWS rows at a time
+ * for every batch (each result the sum over its part's rows in order),
+ * the parts' sums then added in order.  The rows SIM_SK_IAHEAD chunks or
+ * steps ahead are prefetched: the hardware's prefetchers do not follow a
+ * batch's pieces of rows.  Gains at one thread in gpt_decode (per-step
+ * profiler): the key products 202 -> 148 us, the value products 167 ->
+ * 157 (both from memory, a slow phase of the machine). */
+#define SIM_SK_IROWS 8       /* [N, K]: rows of a chunk */
+#define SIM_SK_IKROWS 32     /* [K, N]: rows of a step */
+#define SIM_SK_IPART (256 << 10) /* [K, N]: a part's bytes (all batches) */
+#define SIM_SK_IAHEAD 2      /* chunks or steps read ahead */
+
+/* Asks for weight rows [r0, r1) (row offsets rows[], every batch) to be
+ * brought into the cache. */
+static void sim_sk_prefetch_rows(const sim_skinny *s, const float *b,
+                                 const int64_t *rows, int64_t r0,
+                                 int64_t r1) {
+  int64_t lo = s->rb[0] < s->rb[s->B - 1] ? s->rb[0] : s->rb[s->B - 1];
+  int64_t span = s->rb[0] + s->rb[s->B - 1] - 2 * lo + (s->nn ? s->N : s->K);
+  for (int64_t r = r0; r < r1; r++)
+    for (int64_t e = 0; e < span; e += 16)
+      __builtin_prefetch(b + lo + rows[r] + e);
+}
+
+/* One call's work: items are (part, batch, column chunk of nc). */
 typedef struct sim_sk_job {
   const sim_skinny *s;
   float *out;
   const float *a, *b;
   int64_t nc, nch; /* columns per chunk, chunks per batch */
+  float *ptmp;     /* the sums of parts 1.. (s->ptmp) */
 } sim_sk_job;
 
-/* Item i is chunk i / B of batch i % B: the batches of one chunk run
- * together, so weights whose batches interleave (the heads of a KV
- * cache, [T, heads, 64]) are read from cache once, not once a head. */
+/* Item i is part i / (B nch); in it, chunk r / B of batch r % B (r the
+ * rest): the batches of one chunk run together, so weights whose batches
+ * interleave (the heads of a KV cache, [T, heads, 64]) are read from
+ * cache once, not once a head. */
 static void sim_sk_items(void *ctx, int64_t begin, int64_t end) {
   const sim_sk_job *j = (const sim_sk_job *)ctx;
+  const sim_skinny *s = j->s;
+  int64_t per = s->B * j->nch;
   for (int64_t i = begin; i < end; i++) {
-    int64_t bi = i % j->s->B, n0 = i / j->s->B * j->nc;
-    int64_t nb = j->s->N - n0 < j->nc ? j->s->N - n0 : j->nc;
-    j->s->kernel(j->s, j->out, j->a, j->b, bi, n0, nb);
+    int64_t part = i / per, r = i % per;
+    int64_t bi = r % s->B, n0 = r / s->B * j->nc;
+    int64_t nb = s->N - n0 < j->nc ? s->N - n0 : j->nc;
+    int64_t na = n0 + SIM_SK_IAHEAD * j->nc; /* the chunk read ahead */
+    if (s->inter && bi == 0 && na < s->N)
+      sim_sk_prefetch_rows(s, j->b, s->rn, na,
+                           s->N - na < j->nc ? s->N : na + j->nc);
+    if (!s->nn) {
+      s->kernel(s, j->out, j->a, j->b, bi, n0, nb);
+      continue;
+    }
+    int64_t k0 = part * s->kp, k1 = k0 + s->kp < s->K ? k0 + s->kp : s->K;
+    float *o = part ? j->ptmp + (part - 1) * s->B * s->M * s->N : j->out;
+    s->rows(s, o, j->a, j->b, bi, n0, nb, k0, k1, 1);
+  }
+}
+
+/* Parts [begin, end) of [K, N] weights whose batches interleave. */
+static void sim_sk_inter_parts(void *ctx, int64_t begin, int64_t end) {
+  const sim_sk_job *j = (const sim_sk_job *)ctx;
+  const sim_skinny *s = j->s;
+  int64_t MN = s->M * s->N, step = SIM_SK_IKROWS;
+  for (int64_t p = begin; p < end; p++) {
+    int64_t k0 = p * s->kp, k1 = k0 + s->kp < s->K ? k0 + s->kp : s->K;
+    float *o = p ? j->ptmp + (p - 1) * s->B * MN : j->out;
+    memset(o, 0, sizeof(float) * (size_t)(s->B * MN));
+    for (int64_t k = k0; k < k1; k += step) {
+      int64_t ka = k + SIM_SK_IAHEAD * step, ke = k1 - k < step ? k1 : k + step;
+      if (ka < k1) sim_sk_prefetch_rows(s, j->b, s->rk, ka,
+                                        k1 - ka < step ? k1 : ka + step);
+      for (int64_t b = 0; b < s->B; b++)
+        s->rows(s, o, j->a, j->b, b, 0, s->N, k, ke, 0);
+    }
+  }
+}
+
+/* The result plus the parts' sums, in part order. */
+static void sim_sk_add_parts(const sim_skinny *s, float *out,
+                             const float *ptmp) {
+  int64_t n = s->B * s->M * s->N;
+  for (int64_t p = 1; p < s->kparts; p++) {
+    const float *t = ptmp + (p - 1) * n;
+    for (int64_t i = 0; i < n; i++) out[i] = out[i] + t[i];
   }
 }
 
@@ -9318,9 +9455,19 @@ static xrt_status sim_run_skinny(const sim_step *st, void **vals,
   const sim_skinny *s = (const sim_skinny *)st->data;
   sim_sk_job j = {s, (float *)vals[st->out[0]],
                   (const float *)vals[st->in[0]],
-                  (const float *)vals[st->in[1]], 0, 0};
+                  (const float *)vals[st->in[1]], 0, 0,
+                  s->kparts > 1 ? (float *)vals[s->ptmp] : NULL};
   int threads = cx && cx->tp && cx->tp->threads > 1 ? cx->tp->threads : 1;
-  if (s->nn) {
+  int64_t krows = s->nn ? s->kp : s->K; /* weight rows an item reads */
+  if (s->inter && s->nn) {
+    sim_parallel_for(threads > 1 ? cx : NULL, s->kparts, 1,
+                     sim_sk_inter_parts, &j);
+    if (s->kparts > 1) sim_sk_add_parts(s, j.out, j.ptmp);
+    return XRT_OK;
+  }
+  if (s->inter) {
+    j.nc = SIM_SK_IROWS;
+  } else if (s->nn) {
     /* the sums of all lhs rows of a chunk fit L1 (16 KiB of 32) */
     j.nc = 4096 / s->M / 16 * 16;
     j.nc = j.nc < 256 ? 256 : j.nc;
@@ -9328,18 +9475,32 @@ static xrt_status sim_run_skinny(const sim_step *st, void **vals,
      * as long as they can be (four chunks a thread measured slower) */
     int64_t per = (s->N + threads - 1) / threads;
     per = (per + 63) / 64 * 64;
-    if (threads > 1 && s->B < threads && per < j.nc) j.nc = per;
+    if (threads > 1 && s->B * s->kparts < threads && per < j.nc) j.nc = per;
   } else {
     j.nc = 64; /* weight rows of the other layout: pairs, in any chunks */
   }
   j.nch = (s->N + j.nc - 1) / j.nc;
   /* a thread's part reads at least 64 KiB of weights */
-  int64_t grain = (int64_t)(65536 / ((uint64_t)j.nc * (uint64_t)s->K * 4 + 1));
-  sim_parallel_for(threads > 1 ? cx : NULL, s->B * j.nch, grain + 1,
-                   sim_sk_items, &j);
+  int64_t grain = (int64_t)(65536 / ((uint64_t)j.nc * (uint64_t)krows * 4 + 1));
+  sim_parallel_for(threads > 1 ? cx : NULL, s->kparts * s->B * j.nch,
+                   grain + 1, sim_sk_items, &j);
+  if (s->kparts > 1) sim_sk_add_parts(s, j.out, j.ptmp);
   return XRT_OK;
 }
 #endif /* __GNUC__ */
+
+/* Whether s's batches interleave within its weights' rows (the batch
+ * stride under the row stride); [K, N] weights then only when the sums
+ * of every batch fit L1 (16 KiB). */
+static int sim_sk_interleaved(const sim_skinny *s) {
+  const int64_t *rows = s->nn ? s->rk : s->rn;
+  int64_t nrows = s->nn ? s->K : s->N;
+  if (s->B < 2 || nrows < 2) return 0;
+  if (s->nn && s->B * s->M * s->N > 4096) return 0;
+  int64_t rs = rows[1] - rows[0], bs = s->rb[1] - s->rb[0];
+  rs = rs < 0 ? -rs : rs, bs = bs < 0 ? -bs : bs;
+  return bs < rs;
+}
 
 SIM_PRIVATE int sim_skinny_lower_dot(sim_fcc *fc, const sim_dot *d,
                                      sim_step *st, xrt_status *rc) {
@@ -9369,13 +9530,28 @@ SIM_PRIVATE int sim_skinny_lower_dot(sim_fcc *fc, const sim_dot *d,
   int level = sim_isa_level();
   (void)level;
   s->nn = !nt;
-  s->kernel = nt ? sim_sk_nt_cols_port : sim_sk_nn_cols_port;
+  s->kernel = sim_sk_nt_cols_port;
+  s->rows = sim_sk_nn_rows_port;
 #ifdef SIM_SK_X86
   if (level == 2)
-    s->kernel = nt ? sim_sk_nt_cols_avx512 : sim_sk_nn_cols_avx512;
+    s->kernel = sim_sk_nt_cols_avx512, s->rows = sim_sk_nn_rows_avx512;
   else if (level == 1)
-    s->kernel = nt ? sim_sk_nt_cols_avx2 : sim_sk_nn_cols_avx2;
+    s->kernel = sim_sk_nt_cols_avx2, s->rows = sim_sk_nn_rows_avx2;
 #endif
+  s->kparts = 1, s->kp = s->K, s->ptmp = -1;
+  s->inter = sim_sk_interleaved(s);
+  double wb = (double)s->K * (double)s->N * sizeof(float); /* a batch's */
+  if (s->nn && s->inter)
+    s->kparts = sim_sk_parts(s->K, wb * (double)s->B, 2.0 * SIM_SK_IPART,
+                             SIM_SK_IPART, &s->kp);
+  else if (s->nn)
+    s->kparts = sim_sk_parts(s->K, wb, (double)SIM_SK_PART_MIN,
+                             (double)SIM_SK_PART_BYTES, &s->kp);
+  if (s->kparts > 1) {
+    size_t tb = sizeof(float) * (size_t)((s->kparts - 1) * s->B) *
+                (size_t)(s->M * s->N);
+    if ((*rc = sim_temp(fc, tb, &s->ptmp))) return 1;
+  }
   st->data = s;
   st->run = sim_run_skinny;
   s->flag = s->pack = 0;
@@ -10672,7 +10848,7 @@ static xrt_status sim_run_alias(const sim_step *st, void **vals, sim_cx *cx) {
 
 /* Whether value id is a result of the entry function (written into the
  * caller's buffer: a reshape into it stays a copy). */
-static int sim_entry_result(const sim_fcc *fc, int32_t id) {
+SIM_PRIVATE int sim_entry_result(const sim_fcc *fc, int32_t id) {
   const sim_exe *e = fc->cc->exe;
   const xrt_ir_region *b = &fc->f->body;
   if (fc->f != &fc->cc->m->funcs[e->entry] || b->num_ops < 1) return 0;
@@ -19578,6 +19754,9 @@ typedef struct sim_fzgm {
   int32_t x;     /* its result */
   int64_t N;     /* elements per row of it */
   int post;      /* the group is a chain the product's kernels apply */
+  /* the group's result is an entry result: the product writes into it
+   * (the caller's buffer) instead of the group taking x's memory */
+  int direct;
 } sim_fzgm;
 
 typedef struct sim_fzgrun {
@@ -19620,7 +19799,8 @@ static xrt_status sim_run_fused_gemm(const sim_step *st, void **vals,
                                      sim_cx *cx) {
   const sim_fzgm *d = (const sim_fzgm *)st->data;
   const sim_fz *z = d->z;
-  vals[st->out[0]] = vals[d->x]; /* the result is the product's memory */
+  if (d->direct) vals[d->x] = vals[st->out[0]];
+  else vals[st->out[0]] = vals[d->x]; /* the result is the product's memory */
   sim_fzgrun g = {{z, vals, (char *)vals[z->scratch], (char *)vals[st->out[0]],
                    NULL, 0, 0, 0, NULL, NULL},
                   d->N,
@@ -20896,13 +21076,16 @@ static xrt_status sim_fz_with_gemm(sim_fcc *fc, sim_step *st, sim_fz *z,
   for (int32_t i = 0; i < cs->nin && !rc; i++) rc = sim_use(fc, cs->in[i]);
   for (int32_t i = ndefs; i < fc->defs.n && !rc; i++) rc = sim_use(fc, dv[i]);
   if (rc) return rc;
+  st->run = sim_run_fused_gemm;
+  st->data = d;
+  /* An entry result would be copied from x's memory after the run */
+  d->direct = fc->depth == 0 && sim_entry_result(fc, st->out[0]);
+  if (d->direct) return XRT_OK;
   sim_vinfo *o = &fc->v[st->out[0]], *xv = &fc->v[x];
   o->kind = SIM_V_NONE;
   o->bytes = 0;
   o->alias = x + 1;
   if (xv->last < o->last) xv->last = o->last;
-  st->run = sim_run_fused_gemm;
-  st->data = d;
   return XRT_OK;
 }
 
@@ -20979,7 +21162,9 @@ static void sim_fz_in_place(sim_fcc *fc, sim_vec *steps) {
   sim_fz *z = (sim_fz *)(uintptr_t)st->data;
   int32_t out = st->out[0];
   sim_vinfo *o = &fc->v[out];
-  if (z->red || o->kind != SIM_V_SLOT || o->alias || o->vcat) return;
+  if (z->red || o->kind != SIM_V_SLOT || o->alias || o->vcat ||
+      sim_entry_result(fc, out)) /* written straight into the caller's */
+    return;
   size_t es = z->nodes[z->nn - 1].es;
   for (int32_t k = 0; k < z->nn; k++) {
     const sim_fznode *nd = &z->nodes[k];
