@@ -576,7 +576,8 @@ static void conv_reuse(xrt_client *c, int64_t H, int64_t W, int64_t C,
   float *xh = malloc(sizeof(float) * (size_t)(H * W * C));
   float *kh = malloc(sizeof(float) * (size_t)(9 * C * O));
   float *got = malloc(sizeof(float) * (size_t)(H * W * O));
-  assert_true(xh && kh && got);
+  float *want = malloc(sizeof(float) * (size_t)(H * W * O));
+  assert_true(xh && kh && got && want);
   const void *first = NULL;
   for (int sk = 2; sk < (tu_light() ? 4 : 6); sk++) {
     fill(&pk, kh, 9 * C * O, sk);
@@ -596,24 +597,12 @@ static void conv_reuse(xrt_client *c, int64_t H, int64_t W, int64_t C,
       assert_int_equal(xrt_buffer_to_host(out, got, sizeof(float) *
                                                         (size_t)(H * W * O)),
                        XRT_OK);
-      for (int64_t y = 0; y < H; y++)
-        for (int64_t x = 0; x < W; x++)
-          for (int64_t o = 0; o < O; o++) {
-            double want = 0;
-            for (int64_t ky = 0; ky < 3; ky++)
-              for (int64_t kx = 0; kx < 3; kx++) {
-                int64_t iy = y + ky - 1, ix = x + kx - 1;
-                if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
-                for (int64_t q = 0; q < C; q++)
-                  want += (double)xh[(iy * W + ix) * C + q] *
-                          kh[((ky * 3 + kx) * C + q) * O + o];
-              }
-            float g = got[(y * W + x) * O + o];
-            if ((double)g != want)
-              fail_msg("conv [%lld,%lld,%lld] got %g want %g (salts %d %d)",
-                       (long long)y, (long long)x, (long long)o, (double)g,
-                       want, sx, sk);
-          }
+      tu_ref_conv3x3(xh, kh, 1, H, W, O, C, 1, want);
+      for (int64_t i = 0; i < H * W * O; i++)
+        if (got[i] != want[i])
+          fail_msg("conv [%lld,%lld] got %g want %g (salts %d %d)",
+                   (long long)(i / O), (long long)(i % O), (double)got[i],
+                   (double)want[i], sx, sk);
       xrt_buffer_release(out);
       xrt_buffer_release(xb);
     }
@@ -625,6 +614,7 @@ static void conv_reuse(xrt_client *c, int64_t H, int64_t W, int64_t C,
   free(xh);
   free(kh);
   free(got);
+  free(want);
   xrt_executable_release(e);
 }
 

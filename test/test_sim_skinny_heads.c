@@ -80,15 +80,6 @@ static void check_keys(xrt_client *c, int64_t H, int64_t M, int64_t T,
   free(k);
 }
 
-/* The rows of each part of weights of these bytes (all heads). */
-static int64_t part_rows(int64_t T, double bytes) {
-  double part = 262144.0;
-  if (bytes < 2 * part) return T;
-  int64_t want = bytes >= 8 * part ? 8 : (int64_t)(bytes / part);
-  int64_t rows = ((T + want - 1) / want + 7) / 8 * 8;
-  return rows >= T ? T : rows;
-}
-
 /* p [H, M, T] against values [T, H, D] contracting T: [H, M, D], each
  * result exactly the parts' sequential sums added in order. */
 static void check_values(xrt_client *c, int64_t H, int64_t M, int64_t T,
@@ -117,20 +108,14 @@ static void check_values(xrt_client *c, int64_t H, int64_t M, int64_t T,
   if (s) fail_msg("%s\n%s", tu_msg, text);
   assert_int_equal(o.bytes[0], sizeof(float) * (size_t)(H * M * D));
   const float *got = (const float *)o.data[0];
-  int64_t rows = part_rows(T, 4.0 * (double)(T * H * D));
+  int64_t rows = tu_part_rows(T, 4.0 * (double)(T * H * D), 524288.0,
+                              262144.0);
   for (int64_t h = 0; h < H; h++)
     for (int64_t r = 0; r < M; r++)
       for (int64_t d = 0; d < D; d++) {
-        volatile float sum = 0; /* each step rounded to f32 */
-        for (int64_t t0 = 0; t0 < T; t0 += rows) {
-          volatile float acc = 0;
-          for (int64_t t = t0; t < T && t < t0 + rows; t++) {
-            volatile float x = p[(h * M + r) * T + t] * v[(t * H + h) * D + d];
-            acc = acc + x;
-          }
-          sum = t0 ? sum + acc : acc;
-        }
-        float g = got[(h * M + r) * D + d], want = sum;
+        float g = got[(h * M + r) * D + d];
+        float want = tu_parted_sum(p + (h * M + r) * T, 1, v + h * D + d,
+                                   H * D, T, rows);
         if (memcmp(&g, &want, sizeof g) != 0)
           fail_msg("values H %lld M %lld T %lld D %lld: [%lld,%lld,%lld] "
                    "got %.9g want %.9g",
@@ -156,20 +141,7 @@ static void shapes(int threads) {
   xrt_client_release(c);
 }
 
-static void test_one_thread(void **state) {
-  (void)state;
-  shapes(1);
-}
-
-static void test_two_threads(void **state) {
-  (void)state;
-  shapes(2);
-}
-
-static void test_three_threads(void **state) {
-  (void)state;
-  shapes(3);
-}
+TU_THREAD_TESTS(shapes)
 
 TU_MAIN(NULL, NULL, cmocka_unit_test(test_one_thread),
         cmocka_unit_test(test_two_threads),

@@ -24,11 +24,8 @@ static float rnd(void) {
 
 /* The rows of each part of [K, N] weights (the promise above). */
 static int64_t part_rows(int64_t K, int64_t N) {
-  double bytes = 4.0 * (double)K * (double)N, mib = 1048576.0;
-  if (bytes < 2 * mib) return K;
-  int64_t want = bytes >= 8 * mib ? 8 : (int64_t)(bytes / mib);
-  int64_t rows = ((K + want - 1) / want + 7) / 8 * 8;
-  return rows >= K ? K : rows;
+  double mib = 1048576.0;
+  return tu_part_rows(K, 4.0 * (double)K * (double)N, 2 * mib, mib);
 }
 
 /* lhs [bt, M, K] (no batch dimension when Bt = 0) times rhs [bt, K, N]
@@ -59,17 +56,9 @@ static void check(xrt_client *c, int64_t Bt, int64_t M, int64_t N,
   for (int64_t q = 0; q < bt; q++)
     for (int64_t m = 0; m < M; m++)
       for (int64_t n = 0; n < N; n++) {
-        volatile float sum = 0; /* each step rounded to f32 */
-        for (int64_t k0 = 0; k0 < K; k0 += rows) {
-          volatile float acc = 0;
-          for (int64_t k = k0; k < K && k < k0 + rows; k++) {
-            volatile float p =
-                a[(q * M + m) * K + k] * b[(q * K + k) * N + n];
-            acc = acc + p;
-          }
-          sum = k0 ? sum + acc : acc;
-        }
-        float g = got[(q * M + m) * N + n], want = sum;
+        float g = got[(q * M + m) * N + n];
+        float want = tu_parted_sum(a + (q * M + m) * K, 1,
+                                   b + q * K * N + n, N, K, rows);
         if (memcmp(&g, &want, sizeof g) != 0)
           fail_msg("B %lld M %lld N %lld K %lld: [%lld,%lld,%lld] got %.9g "
                    "want %.9g",
@@ -105,20 +94,7 @@ static void shapes(int threads) {
   xrt_client_release(c);
 }
 
-static void test_one_thread(void **state) {
-  (void)state;
-  shapes(1);
-}
-
-static void test_two_threads(void **state) {
-  (void)state;
-  shapes(2);
-}
-
-static void test_three_threads(void **state) {
-  (void)state;
-  shapes(3);
-}
+TU_THREAD_TESTS(shapes)
 
 TU_MAIN(NULL, NULL, cmocka_unit_test(test_one_thread),
         cmocka_unit_test(test_two_threads),

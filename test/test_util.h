@@ -230,6 +230,22 @@ static inline void tu_compile_fails(xrt_client *c, const char *text,
 /* The main of a test program of one group of tests (the cmocka_unit_test
  * entries after the group fixtures setup and teardown, which may be
  * NULL). */
+/* test_one_thread, test_two_threads and test_three_threads: fn(threads)
+ * on a client of that many threads each. */
+#define TU_THREAD_TESTS(fn)                                                 \
+  static void test_one_thread(void **state) {                               \
+    (void)state;                                                            \
+    fn(1);                                                                  \
+  }                                                                         \
+  static void test_two_threads(void **state) {                              \
+    (void)state;                                                            \
+    fn(2);                                                                  \
+  }                                                                         \
+  static void test_three_threads(void **state) {                            \
+    (void)state;                                                            \
+    fn(3);                                                                  \
+  }
+
 #define TU_MAIN(setup, teardown, ...)                                       \
   int main(void) {                                                          \
     const struct CMUnitTest tests[] = {__VA_ARGS__};                        \
@@ -613,6 +629,34 @@ static inline float *tu_ref_product(const float *a, const float *w,
       c[m * N + n] = (float)s;
     }
   return c;
+}
+
+/* The rows of each part of K rows of weights of the given bytes, as the
+ * skinny products of src/sim/skinny.c cut them: none under min bytes,
+ * else about part bytes a part (at most eight), a multiple of 8 rows. */
+static inline int64_t tu_part_rows(int64_t K, double bytes, double min,
+                                   double part) {
+  if (bytes < min) return K;
+  int64_t want = bytes >= 8 * part ? 8 : (int64_t)(bytes / part);
+  int64_t rows = ((K + want - 1) / want + 7) / 8 * 8;
+  return rows >= K ? K : rows;
+}
+
+/* sum over k < K of a[k as] b[k bs] in f32 as those products promise:
+ * each part of rows summed in order from zero (a product rounded, then
+ * added), the parts' sums added in order. */
+static inline float tu_parted_sum(const float *a, int64_t as, const float *b,
+                                  int64_t bs, int64_t K, int64_t rows) {
+  volatile float sum = 0; /* each step rounded to f32 */
+  for (int64_t k0 = 0; k0 < K; k0 += rows) {
+    volatile float acc = 0;
+    for (int64_t k = k0; k < K && k < k0 + rows; k++) {
+      volatile float p = a[k * as] * b[k * bs];
+      acc = acc + p;
+    }
+    sum = k0 ? sum + acc : acc;
+  }
+  return sum;
 }
 
 /* The reference of a 3x3 NHWC convolution with padding 1 and stride st
