@@ -105,7 +105,7 @@ static uint64_t sim_tp_entry(uint64_t gen) {
 /* Joins loop gen: 1 when it is still open (the worker then runs chunks
  * and leaves), else 0. */
 static int sim_tpool_join(struct sim_tpool *tp, uint64_t gen) {
-  uint64_t s = atomic_load_explicit(&tp->state, memory_order_acquire);
+  unsigned long long s = atomic_load_explicit(&tp->state, memory_order_acquire);
   for (;;) {
     if (s >> SIM_TP_GEN_SHIFT != (gen & (~0ull >> SIM_TP_GEN_SHIFT)) ||
         !(s & SIM_TP_OPEN))
