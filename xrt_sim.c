@@ -9350,7 +9350,7 @@ static xrt_status sim_run_skinny_packed(const sim_step *st, void **vals,
  * threads' pieces, and on the 2-vCPU machine of bench/ two threads so
  * read 16-22 GB/s in all where one thread reading alone streams 39 and
  * two threads each streaming its own half of the matrix 62.  So weights
- * of over SIM_SK_PART_MIN bytes (a batch's) are cut into kparts parts of
+ * of SIM_SK_PART_MIN bytes or more (a batch's) are cut into kparts parts of
  * kp consecutive rows, about a MiB each, the threads take whole parts
  * (the caller the first ones: consecutive memory on each), part p sums
  * its rows into its own [M, N] block (part 0 into the result), and the
