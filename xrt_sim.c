@@ -14454,37 +14454,32 @@ static inline const void *sim_dw_addr(const void *p, int64_t bytes) {
     }                                                                          \
   }                                                                            \
                                                                                \
-  /* dn4's results of one vector (n <= VL) for the eight positions of     \
-   * groups g and g + 1: eight chains of multiply-adds instead of four      \
-   * (four wait on the multiply-add's latency: MobileNetV2's projection    \
-   * to 16 features on 112x112, 149 -> 188 GFLOP/s); the same sums. */      \
-  ATTR static void sim_dw_dn8_##SFX(                                           \
+  /* dn4's vector of results [c, c + r) (r <= VL) for P (4 or 8)          \
+   * positions from group g's first on, P chains of multiply-adds: eight   \
+   * when the results are one vector and two groups remain (four wait on   \
+   * the multiply-add's latency: MobileNetV2's projection to 16 features   \
+   * on 112x112, 149 -> 188 GFLOP/s); the same sums either way. */          \
+  static inline __attribute__((always_inline)) ATTR void sim_dw_dnv_##SFX(    \
       int64_t nt, int64_t ci, const char *const *ip, const char *const *wp,    \
       int64_t wci, const int64_t *xsp, int64_t g, T *o, int64_t os,            \
-      int64_t n) {                                                             \
-    const int64_t r = n;                                                       \
+      int64_t c, int64_t r, int P) {                                           \
     MT m = MK(0, r);                                                           \
-    V a0 = VZERO, a1 = VZERO, a2 = VZERO, a3 = VZERO, w0 = VZERO;              \
-    V a4 = VZERO, a5 = VZERO, a6 = VZERO, a7 = VZERO;                          \
+    V a[8], w0 = VZERO;                                                        \
+    _Pragma("GCC unroll 8")                                                   \
+    for (int u = 0; u < 8; u++) a[u] = VZERO;                                  \
     for (int64_t t = 0; t < nt; t++) {                                         \
       const int64_t xs = xsp[t];                                               \
       const T *x = (const T *)(const void *)ip[t] + g * 4 * xs;                \
-      const T *w = (const T *)(const void *)wp[t];                             \
+      const T *w = (const T *)(const void *)wp[t] + c;                         \
       for (int64_t i = 0; i < ci; i++, w += wci) {                             \
         SIM_DW_DNW(VLD, MLD, VL, w)                                            \
-        a0 = VFMA(VSET1(x[i]), w0, a0);                                        \
-        a1 = VFMA(VSET1(x[xs + i]), w0, a1);                                   \
-        a2 = VFMA(VSET1(x[2 * xs + i]), w0, a2);                               \
-        a3 = VFMA(VSET1(x[3 * xs + i]), w0, a3);                               \
-        a4 = VFMA(VSET1(x[4 * xs + i]), w0, a4);                               \
-        a5 = VFMA(VSET1(x[5 * xs + i]), w0, a5);                               \
-        a6 = VFMA(VSET1(x[6 * xs + i]), w0, a6);                               \
-        a7 = VFMA(VSET1(x[7 * xs + i]), w0, a7);                               \
+        _Pragma("GCC unroll 8")                                               \
+        for (int u = 0; u < P; u++)                                            \
+          a[u] = VFMA(VSET1(x[u * xs + i]), w0, a[u]);                         \
       }                                                                        \
     }                                                                          \
-    MST(o, a0, r), MST(o + os, a1, r), MST(o + 2 * os, a2, r);                 \
-    MST(o + 3 * os, a3, r), MST(o + 4 * os, a4, r), MST(o + 5 * os, a5, r);    \
-    MST(o + 6 * os, a6, r), MST(o + 7 * os, a7, r);                            \
+    _Pragma("GCC unroll 8")                                                   \
+    for (int u = 0; u < P; u++) MST(o + u * os + c, a[u], r);                  \
   }                                                                            \
                                                                                \
   ATTR static void sim_dw_dn4_##SFX(                                           \
@@ -14540,29 +14535,13 @@ static inline const void *sim_dw_addr(const void *p, int64_t bytes) {
         SIM_DW_ST4X2(VST, VL)                                                  \
       }                                                                        \
       if (n <= (VL) && g + 1 < ng) { /* eight positions: two groups */       \
-        sim_dw_dn8_##SFX(nt, ci, ip, wp, wci, xsp, g, o, os, n);               \
+        sim_dw_dnv_##SFX(nt, ci, ip, wp, wci, xsp, g, o, os, 0, n, 8);         \
         g++;                                                                   \
         continue;                                                              \
       }                                                                        \
-      for (; c < n; c += (VL)) { /* one vector, the last one masked */         \
-        const int64_t r = n - c < (VL) ? n - c : (VL);                         \
-        MT m = MK(0, r);                                                       \
-        V a0 = VZERO, a1 = VZERO, a2 = VZERO, a3 = VZERO, w0 = VZERO;          \
-        for (int64_t t = 0; t < nt; t++) {                                     \
-          const int64_t xs = xsp[t];                                           \
-          const T *x = (const T *)(const void *)ip[t] + g * 4 * xs;            \
-          const T *w = (const T *)(const void *)wp[t] + c;                     \
-          for (int64_t i = 0; i < ci; i++, w += wci) {                         \
-            SIM_DW_DNW(VLD, MLD, VL, w)                                        \
-            a0 = VFMA(VSET1(x[i]), w0, a0);                                    \
-            a1 = VFMA(VSET1(x[xs + i]), w0, a1);                               \
-            a2 = VFMA(VSET1(x[2 * xs + i]), w0, a2);                           \
-            a3 = VFMA(VSET1(x[3 * xs + i]), w0, a3);                           \
-          }                                                                    \
-        }                                                                      \
-        MST(o + c, a0, r), MST(o + os + c, a1, r);                             \
-        MST(o + 2 * os + c, a2, r), MST(o + 3 * os + c, a3, r);                \
-      }                                                                        \
+      for (; c < n; c += (VL)) /* one vector, the last one masked */           \
+        sim_dw_dnv_##SFX(nt, ci, ip, wp, wci, xsp, g, o, os, c,                \
+                         n - c < (VL) ? n - c : (VL), 4);                      \
     }                                                                          \
   }                                                                            \
                                                                                \
