@@ -26,15 +26,15 @@ FUZZ_TIME ?= 60
 FUZZ_RANDOM ?= $(if $(filter command line environment,$(origin FUZZ_TIME)),1,0)
 FUZZ_LONG_TIME = $(if $(filter command line environment,$(origin FUZZ_TIME)),$(FUZZ_TIME),1800)
 # fuzz-smoke's fixed seed and runs per target (past its seeds), chosen so
-# that each target takes 10-30 s on one core (measured: fuzz/README.md)
+# that each target takes 10-20 s on one core (measured: fuzz/README.md)
 FUZZ_SEED ?= 1
-FUZZ_RUNS ?= 50000
-FUZZ_RUNS_fuzz_program ?= 200000
-FUZZ_RUNS_fuzz_bytecode ?= 25000
-FUZZ_RUNS_fuzz_cache_file ?= 20000
-FUZZ_RUNS_fuzz_npy ?= 40000
-FUZZ_RUNS_fuzz_pjrt_table ?= 25000
-FUZZ_RUNS_fuzz_plugin_table ?= 50000
+FUZZ_RUNS ?= 32000
+FUZZ_RUNS_fuzz_program ?= 130000
+FUZZ_RUNS_fuzz_bytecode ?= 16000
+FUZZ_RUNS_fuzz_cache_file ?= 13000
+FUZZ_RUNS_fuzz_npy ?= 26000
+FUZZ_RUNS_fuzz_pjrt_table ?= 16000
+FUZZ_RUNS_fuzz_plugin_table ?= 32000
 # targets fuzz-smoke runs at once (one core each)
 FUZZ_JOBS ?= 2
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
