@@ -558,6 +558,126 @@ static void test_im2col_convolutions(void **state) {
   }
 }
 
+/* ---- batch_norm_inference in the epilogue ----
+ * The op after a product (fusion.c, sim_fzbn) is (y - mean) * k + off
+ * with k = scale / sqrt(var + eps) per feature, in double rounded once:
+ * three f32 operations the kernels apply in registers, then a residual
+ * and a ReLU.  Features along the result's columns (NHWC convolutions,
+ * x @ W) or its rows (feature_index 0 of a product: row vectors); eps 0
+ * with var 0 makes k infinite or NaN (scale 0). */
+typedef struct bn_case {
+  int conv;    /* a 3x3 NHWC convolution, else a dot_general */
+  int64_t M, K, N; /* conv: positions side M x M, K features in, N out */
+  int fi;      /* dot_general: the feature dimension */
+  float eps;
+} bn_case;
+
+static void bn_op_prog(const bn_case *q, char *prog, size_t cap,
+                       char *yt, size_t ycap, int64_t F) {
+  char xt[64], wt[64], op[512];
+  long long m = q->M, k = q->K, n = q->N, f = F;
+  if (q->conv) {
+    snprintf(xt, sizeof xt, "1x%lldx%lldx%lld", m, m, k);
+    snprintf(wt, sizeof wt, "3x3x%lldx%lld", k, n);
+    snprintf(yt, ycap, "1x%lldx%lldx%lld", m, m, n);
+    snprintf(op, sizeof op,
+             "stablehlo.convolution(%%x, %%w) dim_numbers = [b, 0, 1, f]x"
+             "[0, 1, i, o]->[b, 0, 1, f], window = {stride = [1, 1], pad = "
+             "[[1, 1], [1, 1]]} {batch_group_count = 1 : i64, "
+             "feature_group_count = 1 : i64} : (tensor<%sxf32>, "
+             "tensor<%sxf32>) -> tensor<%sxf32>", xt, wt, yt);
+  } else {
+    snprintf(xt, sizeof xt, "%lldx%lld", m, k);
+    snprintf(wt, sizeof wt, "%lldx%lld", k, n);
+    snprintf(yt, ycap, "%lldx%lld", m, n);
+    snprintf(op, sizeof op,
+             "stablehlo.dot_general %%x, %%w, contracting_dims = [1] x [0] "
+             ": (tensor<%sxf32>, tensor<%sxf32>) -> tensor<%sxf32>",
+             xt, wt, yt);
+  }
+  snprintf(prog, cap,
+           "func.func @main(%%x: tensor<%sxf32>, %%w: tensor<%sxf32>, "
+           "%%s: tensor<%lldxf32>, %%o: tensor<%lldxf32>, "
+           "%%m: tensor<%lldxf32>, %%v: tensor<%lldxf32>, "
+           "%%r: tensor<%sxf32>) -> tensor<%sxf32> {\n"
+           "  %%y = %s\n"
+           "  %%b = \"stablehlo.batch_norm_inference\"(%%y, %%s, %%o, %%m, "
+           "%%v) {epsilon = %.9g : f32, feature_index = %d : i64} : "
+           "(tensor<%sxf32>, tensor<%lldxf32>, tensor<%lldxf32>, "
+           "tensor<%lldxf32>, tensor<%lldxf32>) -> tensor<%sxf32>\n"
+           "  %%a = stablehlo.add %%b, %%r : tensor<%sxf32>\n"
+           "  %%zc = stablehlo.constant dense<0.0> : tensor<f32>\n"
+           "  %%z = stablehlo.broadcast_in_dim %%zc, dims = [] : "
+           "(tensor<f32>) -> tensor<%sxf32>\n"
+           "  %%e = stablehlo.maximum %%a, %%z : tensor<%sxf32>\n"
+           "  func.return %%e : tensor<%sxf32>\n}\n",
+           xt, wt, f, f, f, f, yt, yt, op, (double)q->eps,
+           q->conv ? 3 : q->fi, yt, f, f, f, f, yt, yt, yt, yt, yt);
+}
+
+static void bn_op(tu_clients *c, const bn_case *q) {
+  int64_t M = q->conv ? q->M * q->M : q->M, K = q->conv ? 9 * q->K : q->K;
+  int64_t N = q->N, F = q->conv || q->fi == 1 ? N : M;
+  char prog[8192], yt[64];
+  bn_op_prog(q, prog, sizeof prog, yt, sizeof yt, F);
+  int64_t nx = q->conv ? M * q->K : M * K, nw = K * N;
+  float *x = alloc_f(nx), *w = alloc_f(nw), *r = alloc_f(M * N);
+  float *y = alloc_f(M * N), *want = alloc_f(M * N);
+  float *sc = alloc_f(F), *of = alloc_f(F), *mn = alloc_f(F), *vr = alloc_f(F);
+  for (int64_t i = 0; i < nx; i++) x[i] = small(i, 30);
+  for (int64_t i = 0; i < nw; i++) w[i] = small(i, 31);
+  for (int64_t i = 0; i < M * N; i++)
+    r[i] = i % 9 == 0 ? -0.0f : small(i, 32) * 0.75f;
+  static const float vars[] = {0.0f, 0.25f, 2.0f, 9.0f, 0.1f};
+  for (int64_t f = 0; f < F; f++) {
+    sc[f] = f % 7 == 2 ? 0.0f : f % 3 == 0 ? -1.5f : small(f, 33) * 0.3f;
+    of[f] = f % 5 == 1 ? -0.0f : small(f, 34) * 0.6f;
+    mn[f] = small(f, 35) * 0.45f;
+    vr[f] = vars[f % 5];
+  }
+  if (q->conv) {
+    tu_ref_conv3x3(x, w, 1, q->M, q->M, N, q->K, 1, y);
+  } else {
+    float *p = tu_ref_product(x, w, M, K, N);
+    memcpy(y, p, sizeof *y * (size_t)(M * N));
+    free(p);
+  }
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t j = 0; j < N; j++) {
+      int64_t f = F == N ? j : i;
+      double sd = sqrt((double)vr[f] + (double)q->eps);
+      float k = (float)((double)sc[f] / sd);
+      float d = y[i * N + j] - mn[f];
+      float t = d * k;
+      float v = t + of[f];
+      want[i * N + j] = tu_ieee_maxf(v + r[i * N + j], 0.0f);
+    }
+  tu_in in[7] = {{q->conv ? TU_SHAPE(XRT_F32, 1, q->M, q->M, q->K)
+                          : TU_SHAPE(XRT_F32, M, K), x},
+                 {q->conv ? TU_SHAPE(XRT_F32, 3, 3, q->K, N)
+                          : TU_SHAPE(XRT_F32, K, N), w},
+                 {TU_SHAPE(XRT_F32, F), sc},
+                 {TU_SHAPE(XRT_F32, F), of},
+                 {TU_SHAPE(XRT_F32, F), mn},
+                 {TU_SHAPE(XRT_F32, F), vr},
+                 {q->conv ? TU_SHAPE(XRT_F32, 1, q->M, q->M, N)
+                          : TU_SHAPE(XRT_F32, M, N), r}};
+  tu_run_threads_same(c, prog, 7, in, want, M * N);
+  free(x), free(w), free(r), free(y), free(want);
+  free(sc), free(of), free(mn), free(vr);
+}
+
+static void test_batch_norm_op(void **state) {
+  tu_clients *c = (tu_clients *)*state;
+  static const bn_case cases[] = {
+      {1, 12, 32, 48, 3, 1e-3f}, /* 144 positions, strips of features */
+      {1, 7, 16, 40, 3, 0.0f},   /* a last tile of 8 columns; k = inf */
+      {0, 93, 20, 50, 1, 1e-5f}, /* x @ W, column vectors */
+      {0, 60, 30, 70, 0, 1e-5f}, /* features along rows */
+  };
+  for (size_t i = 0; i < TU_COUNT(cases); i++) bn_op(c, &cases[i]);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_batch_norm_relu6),
@@ -566,6 +686,7 @@ int main(void) {
       cmocka_unit_test(test_row_vectors),
       cmocka_unit_test(test_every_operation),
       cmocka_unit_test(test_im2col_convolutions),
+      cmocka_unit_test(test_batch_norm_op),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -21,7 +21,9 @@
  * node computes its tile into a tile-sized buffer of the step's scratch
  * (L1/L2 resident), with the same typed kernels (sim_ew_fn) an unfused op
  * uses, so results are bit-identical to the unfused program for every
- * element type.  Inputs of the root's shape are read in place; broadcast
+ * element type; but for batch_norm_inference (f32), which joins a group as
+ * JAX's three operations (sim_fzbn) where its own step evaluates the
+ * formula in double: a few ulp apart.  Inputs of the root's shape are read in place; broadcast
  * and transposed inputs and scalars fill their tile.  The absorbed values
  * are never defined, so liveness gives them no slot.
  *
@@ -375,6 +377,18 @@ typedef struct sim_fznode {
   int64_t base;
 } sim_fznode;
 
+/* A batch_norm_inference member (f32) becomes (x - mean) * k + offset,
+ * three operations that a product's epilogue can take (sim_gpost), with
+ * k = scale / sqrt(var + eps) per feature, computed in double and
+ * rounded once, before each run into pseudo value k.  That is batch norm
+ * as JAX writes it; the op's own f32 rounding, within a few ulp of the
+ * unfused step, which evaluates the whole formula in double. */
+typedef struct sim_fzbn {
+  int32_t scale, var, k; /* values: operands 1 and 4, the pseudo value */
+  int64_t F;
+  double eps;
+} sim_fzbn;
+
 typedef struct sim_fz {
   int32_t nn;
   sim_fznode *nodes; /* post-order; the last is the root */
@@ -389,6 +403,8 @@ typedef struct sim_fz {
   int chain;
   int32_t inplace; /* the input whose memory the result takes, or -1 */
   int64_t cost;    /* work an element, in plain ops (sim_fz_op_cost) */
+  int32_t nbn;      /* batch norm members: their k, made before each run */
+  const sim_fzbn *bn;
   int8_t nch;
   uint8_t chop[SIM_FZ_CHAIN]; /* SIM_FZC_*, + SIM_FZC_REV: b op v */
   int16_t charg[SIM_FZ_CHAIN], chx, clo, chi;
@@ -906,10 +922,23 @@ static void sim_fz_go_ew(sim_cx *cx, sim_fzrun *r, int64_t tiles,
   fn(r, 0, 1);
 }
 
+/* The per-feature factors k of z's batch norm members (sim_fzbn). */
+static void sim_fz_bn_prep(const sim_fz *z, void **vals) {
+  for (int32_t j = 0; j < z->nbn; j++) {
+    const sim_fzbn *e = &z->bn[j];
+    const float *sc = (const float *)vals[e->scale];
+    const float *var = (const float *)vals[e->var];
+    float *k = (float *)vals[e->k];
+    for (int64_t f = 0; f < e->F; f++)
+      k[f] = (float)((double)sc[f] / sqrt((double)var[f] + e->eps));
+  }
+}
+
 static xrt_status sim_run_fused(const sim_step *st, void **vals, sim_cx *cx) {
   const sim_fz *z = (const sim_fz *)st->data;
   if (z->inplace >= 0) vals[st->out[0]] = vals[z->inplace];
   if (z->numel == 0) return XRT_OK;
+  sim_fz_bn_prep(z, vals);
   sim_fzrun r = {z, vals, (char *)vals[z->scratch], (char *)vals[st->out[0]],
                  NULL, 0, 0, 0, NULL, NULL};
   int64_t tiles = (z->numel + z->tile - 1) / z->tile;
@@ -975,6 +1004,7 @@ static xrt_status sim_run_fused_dw(const sim_step *st, void **vals,
   const sim_fzdw *d = (const sim_fzdw *)st->data;
   const sim_fz *z = d->z;
   if (z->numel == 0) return XRT_OK;
+  sim_fz_bn_prep(z, vals);
   sim_fzrun r = {z, vals, (char *)vals[z->scratch], (char *)vals[st->out[0]],
                  NULL, 0, 0, 0, d, NULL};
   sim_gpost po;
@@ -1053,6 +1083,7 @@ static xrt_status sim_run_fused_gemm(const sim_step *st, void **vals,
   const sim_fz *z = d->z;
   if (d->direct) vals[d->x] = vals[st->out[0]];
   else vals[st->out[0]] = vals[d->x]; /* the result is the product's memory */
+  sim_fz_bn_prep(z, vals);
   sim_fzgrun g = {{z, vals, (char *)vals[z->scratch], (char *)vals[st->out[0]],
                    NULL, 0, 0, 0, NULL, NULL},
                   d->N,
@@ -1202,6 +1233,7 @@ static xrt_status sim_run_fused_reduce(const sim_step *st, void **vals,
                  (const char *)vals[st->in[0]], 0, 0, 0, NULL, NULL};
   z->fill(r.out, r.init, z->out_numel);
   if (z->numel == 0) return XRT_OK;
+  sim_fz_bn_prep(z, vals);
   if (z->rank == 2 && z->ostr[0] == 0 && z->ostr[1] == 1) {
     sim_fz_go(cx, &r, (z->dims[1] + SIM_FZ_COLBLK - 1) / SIM_FZ_COLBLK,
               sim_fz_red_cols);
@@ -1441,6 +1473,23 @@ static int sim_fz_view_strides(const sim_fcc *fc, const xrt_ir_op *op,
   }
 }
 
+/* batch_norm_inference on f32 (sim_fzbn): x of the result's shape, four
+ * vectors of its features. */
+static int sim_fz_bn_fits(const sim_fcc *fc, const xrt_ir_op *op,
+                          const xrt_shape *rs) {
+  const xrt_ir_attr *fi = sim_attr(op, "feature_index", XRT_ATTR_INT);
+  if (op->num_operands != 5 || rs->dtype != XRT_F32 || !fi || fi->i < 0 ||
+      fi->i >= rs->rank || !sim_fz_same_shape(sim_shape(fc, op->operands[0]),
+                                              rs))
+    return 0;
+  for (int32_t j = 1; j < 5; j++) {
+    const xrt_shape *v = sim_shape(fc, op->operands[j]);
+    if (v->dtype != XRT_F32 || v->rank != 1 || v->dims[0] != rs->dims[fi->i])
+      return 0;
+  }
+  return 1;
+}
+
 static int sim_fz_view_fits(const sim_fcc *fc, const xrt_ir_op *op,
                             const xrt_shape *rs) {
   int64_t ss[XRT_MAX_RANK], base;
@@ -1457,7 +1506,8 @@ static int (*const sim_fz_fits[])(const sim_fcc *fc, const xrt_ir_op *op,
     [SIM_FUSE_CLAMP] = sim_fz_clamp_fits,
     [SIM_FUSE_RESHAPE] = sim_fz_reshape_fits,
     [SIM_FUSE_VIEW] = sim_fz_view_fits,
-    [SIM_FUSE_REDUCE] = sim_fz_reduce_fits};
+    [SIM_FUSE_REDUCE] = sim_fz_reduce_fits,
+    [SIM_FUSE_BN] = sim_fz_bn_fits};
 
 /* How op takes part in fusion (SIM_FUSE_NONE: not at all): its kind in
  * the op table, if its values are plain tensors that fit the kind. */
@@ -1477,7 +1527,8 @@ static enum sim_fuse_kind sim_fz_kind(const sim_fcc *fc, const xrt_ir_op *op) {
  * values). */
 static int sim_fz_fusable_operand(enum sim_fuse_kind k, int32_t j) {
   return k == SIM_FUSE_EW || k == SIM_FUSE_SELECT || k == SIM_FUSE_CLAMP ||
-         ((k == SIM_FUSE_RESHAPE || k == SIM_FUSE_REDUCE) && j == 0);
+         ((k == SIM_FUSE_RESHAPE || k == SIM_FUSE_REDUCE ||
+           k == SIM_FUSE_BN) && j == 0);
 }
 
 /* Index of op in block r, or -1. */
@@ -1695,6 +1746,9 @@ typedef struct sim_fzb {
   int32_t leaves[SIM_FZ_MAXN], nleaves;
   int32_t minp; /* pieces at least (a convolution runs in them too) */
   int cached;    /* the result is written over lines in cache: no streaming */
+  sim_fzbn bn[SIM_FZ_MAXOPS]; /* batch norm members, k still unset */
+  int32_t bnode[SIM_FZ_MAXOPS]; /* the node reading each one's k */
+  int32_t nbn;
 } sim_fzb;
 
 static xrt_status sim_fz_node(sim_fzb *b, int32_t v, int32_t *out);
@@ -1794,10 +1848,79 @@ static xrt_status sim_fz_ew(sim_fzb *b, const xrt_ir_op *op, sim_fznode *nd) {
   return XRT_OK;
 }
 
+/* Appends node nd, which no other use shares (vid -1), as *out. */
+static xrt_status sim_fz_push(sim_fzb *b, const sim_fznode *nd,
+                              int32_t *out) {
+  sim_fz *z = b->z;
+  if (z->nn >= SIM_FZ_MAXN)
+    return sim_fail(b->fc->cc->err, XRT_INTERNAL, "@%s: fused loop too big",
+                    b->fc->f->name);
+  b->vids[z->nn] = -1;
+  b->nodes[z->nn] = *nd;
+  *out = z->nn++;
+  return XRT_OK;
+}
+
+/* A feature vector v (f32) read along dimension fi of shape s. */
+static xrt_status sim_fz_feature(sim_fzb *b, int32_t v, const xrt_shape *s,
+                                 int64_t fi, int32_t *out) {
+  int64_t ss[XRT_MAX_RANK] = {0};
+  sim_fznode nd;
+  memset(&nd, 0, sizeof nd);
+  ss[fi] = 1;
+  nd.kind = SIM_FZ_GATHER;
+  nd.val = v;
+  nd.es = 4;
+  sim_fz_gather_init(b, &nd, s, ss, 0);
+  return sim_fz_push(b, &nd, out);
+}
+
+/* An f32 add, sub or mul node on nodes x and y. */
+static void sim_fz_f32_op(sim_fznode *nd, int op, int32_t x, int32_t y) {
+  int lv = sim_fz_isa();
+  (void)lv;
+  nd->kind = SIM_FZ_EW;
+  nd->es = 4;
+  nd->nargs = 2;
+  nd->arg[0] = (int16_t)x, nd->arg[1] = (int16_t)y;
+  nd->ew = op == SIM_FZC_SUB   ? SIM_FZ_PICK3(sim_fz_SUB_f32)
+           : op == SIM_FZC_MUL ? SIM_FZ_PICK3(sim_fz_MUL_f32)
+                               : SIM_FZ_PICK3(sim_fz_ADD_f32);
+}
+
+/* batch_norm_inference as (x - mean) * k + offset (sim_fzbn): nd is the
+ * add; the pseudo value of k is made with the step (sim_fz_lower). */
+static xrt_status sim_fz_bn(sim_fzb *b, const xrt_ir_op *op, sim_fznode *nd) {
+  const xrt_shape *rs = sim_shape(b->fc, op->results[0]);
+  const xrt_ir_attr *fi = sim_attr(op, "feature_index", XRT_ATTR_INT);
+  const xrt_ir_attr *eps = sim_attr(op, "epsilon", XRT_ATTR_FLOAT);
+  int32_t x, mean, k, off, d, p;
+  xrt_status rc = sim_fz_node(b, op->operands[0], &x);
+  if (!rc) rc = sim_fz_feature(b, op->operands[3], rs, fi->i, &mean);
+  if (!rc) rc = sim_fz_feature(b, -1, rs, fi->i, &k);
+  if (!rc) rc = sim_fz_feature(b, op->operands[2], rs, fi->i, &off);
+  if (rc) return rc;
+  sim_fznode t;
+  memset(&t, 0, sizeof t);
+  sim_fz_f32_op(&t, SIM_FZC_SUB, x, mean);
+  if ((rc = sim_fz_push(b, &t, &d))) return rc;
+  sim_fz_f32_op(&t, SIM_FZC_MUL, d, k);
+  if ((rc = sim_fz_push(b, &t, &p))) return rc;
+  sim_fz_f32_op(nd, SIM_FZC_ADD, p, off);
+  sim_fzbn *e = &b->bn[b->nbn];
+  e->scale = op->operands[1], e->var = op->operands[4], e->k = -1;
+  e->F = rs->dims[fi->i];
+  e->eps = eps ? (double)(float)eps->f : 0.0; /* epsilon is an f32 */
+  b->bnode[b->nbn++] = k;
+  for (int32_t j = 1; j < 5; j++) b->leaves[b->nleaves++] = op->operands[j];
+  return XRT_OK;
+}
+
 /* A node for a member op (its operands first). */
 static xrt_status sim_fz_op_node(sim_fzb *b, const xrt_ir_op *op,
                                  sim_fznode *nd) {
   enum sim_fuse_kind k = sim_op(op->code)->fuse;
+  if (k == SIM_FUSE_BN) return sim_fz_bn(b, op, nd);
   if (k == SIM_FUSE_VIEW) {
     sim_fz_view(b, op, nd);
     b->leaves[b->nleaves++] = op->operands[0];
@@ -2095,6 +2218,23 @@ static xrt_status sim_fz_reduce_root(sim_fzb *b, const xrt_ir_op *op) {
   return XRT_OK;
 }
 
+/* The batch norm members' pseudo values k (at the step being lowered),
+ * and their list in executable memory. */
+static xrt_status sim_fz_bn_temps(sim_fcc *fc, sim_fzb *b, sim_fz *z) {
+  if (!b->nbn) return XRT_OK;
+  sim_fzbn *bn = (sim_fzbn *)sim_palloc(fc, sizeof *bn * (size_t)b->nbn);
+  if (!bn) return XRT_RESOURCE_EXHAUSTED;
+  for (int32_t j = 0; j < b->nbn; j++) {
+    bn[j] = b->bn[j];
+    xrt_status rc = sim_temp(fc, sizeof(float) * (size_t)bn[j].F, &bn[j].k);
+    if (rc) return rc;
+    z->nodes[b->bnode[j]].val = bn[j].k;
+  }
+  z->bn = bn;
+  z->nbn = b->nbn;
+  return XRT_OK;
+}
+
 /* Lowers the group rooted at op ri of block r into one step (in the
  * manner of sim_lower_op: uses, definition, step). */
 static xrt_status sim_fz_lower(sim_fcc *fc, const xrt_ir_region *r,
@@ -2107,6 +2247,7 @@ static xrt_status sim_fz_lower(sim_fcc *fc, const xrt_ir_region *r,
   z->inplace = -1;
   b->nleaves = 0; /* b->nodes fill as z->nn grows */
   b->gused = 0;
+  b->nbn = 0;
   b->fc = fc, b->r = r, b->grp = grp, b->root = ri, b->z = z;
   b->space = sim_shape(fc, red ? op->operands[0] : op->results[0]);
   z->numel = sim_numel(b->space);
@@ -2163,6 +2304,7 @@ static xrt_status sim_fz_lower(sim_fcc *fc, const xrt_ir_region *r,
   if (!rc) rc = sim_def(fc, op->results[0], sim_vbytes(fc, op->results[0]));
   if (!rc)
     rc = sim_temp(fc, (z->part_bytes + 16) * (size_t)z->maxp, &z->scratch);
+  if (!rc) rc = sim_fz_bn_temps(fc, b, z);
   fc->cur = cur;
   if (rc) return rc;
   sim_step *st = (sim_step *)sim_vec_push(&fc->cc->al, steps);

@@ -2118,7 +2118,8 @@ enum sim_fuse_kind {
   SIM_FUSE_CLAMP,
   SIM_FUSE_RESHAPE, /* its operand's bytes, renamed */
   SIM_FUSE_VIEW,    /* broadcast_in_dim, broadcast, transpose: a gather */
-  SIM_FUSE_REDUCE   /* only as the root of a group */
+  SIM_FUSE_REDUCE,  /* only as the root of a group */
+  SIM_FUSE_BN       /* batch_norm_inference on f32: three operations */
 };
 
 /* The element-type check op_support makes (plugin.c): the one the op's
