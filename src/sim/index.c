@@ -1061,14 +1061,20 @@ static void sim_rw_unravel(const sim_win *w, int32_t nd, int64_t idx,
       sim_rw_v16 a_, b_, c_, d_, acc = iv;                                    \
       memcpy(&a_, t_, sizeof a_);                                             \
       memcpy(&b_, t_ + 16, sizeof b_);                                        \
-      SIM_RW_ACC(OP, acc, SIM_RW_EVEN(a_, b_));                               \
+      if (ident)                                                              \
+        acc = SIM_RW_EVEN(a_, b_);                                            \
+      else                                                                    \
+        SIM_RW_ACC(OP, acc, SIM_RW_EVEN(a_, b_));                             \
       SIM_RW_ACC(OP, acc, SIM_RW_ODD(a_, b_));                                \
       if (wb == 3) {                                                          \
         memcpy(&c_, t_ + 2, sizeof c_);                                       \
         memcpy(&d_, t_ + 18, sizeof d_);                                      \
         SIM_RW_ACC(OP, acc, SIM_RW_EVEN(c_, d_));                             \
       }                                                                       \
-      memcpy(o + jj, &acc, (size_t)n_ * sizeof(float));                       \
+      if (n_ == 16) /* a constant size: a vector store, not a call */         \
+        memcpy(o + jj, &acc, sizeof acc);                                     \
+      else                                                                    \
+        memcpy(o + jj, &acc, (size_t)n_ * sizeof(float));                     \
     }                                                                         \
   } while (0)
 #else
@@ -1094,6 +1100,10 @@ static void sim_rw_unravel(const sim_win *w, int32_t nd, int64_t idx,
     int32_t da = w->rank - 2, db = w->rank - 1;                               \
     int64_t wa = w->wdims[da], wb = w->wdims[db], ob = w->odims[db];          \
     int64_t hn = xw >= wb ? xw - wb + 1 : 0;                                  \
+    /* combining the init value first changes nothing (-inf for maximum,   \
+     * +inf for minimum, NaN and signed zeros included): skipped */        \
+    const int ident = (OP) == 1 ? init == -INFINITY : init == INFINITY;      \
+    (void)ident;                                                              \
     int64_t ri[XRT_MAX_RANK] = {0};                                           \
     sim_rw_v16 iv;                                                            \
     for (int l = 0; l < 16; l++) iv[l] = init;                                \
@@ -1114,10 +1124,14 @@ static void sim_rw_unravel(const sim_win *w, int32_t nd, int64_t idx,
       int64_t i = 0;                                                          \
       for (; i + 16 <= xw; i += 16) {                                         \
         sim_rw_v16 acc = iv, v;                                               \
+        int fresh = ident; /* acc is the identity: the first row is it */    \
         for (int64_t ka = 0; ka < wa; ka++)                                   \
           if (ta[ka] >= 0) {                                                  \
             memcpy(&v, xb + ta[ka] + i, sizeof v);                            \
-            SIM_RW_ACC(OP, acc, v);                                           \
+            if (fresh)                                                        \
+              acc = v, fresh = 0;                                             \
+            else                                                              \
+              SIM_RW_ACC(OP, acc, v);                                         \
           }                                                                   \
         memcpy(tmp + i, &acc, sizeof acc);                                    \
       }                                                                       \
