@@ -678,6 +678,79 @@ static void test_batch_norm_op(void **state) {
   for (size_t i = 0; i < TU_COUNT(cases); i++) bn_op(c, &cases[i]);
 }
 
+/* ---- an NCHW convolution made in chunks (conv_gemm.c) ----
+ * A 7x7 stride-2 stem on RGB whose im2col panel is over 4 MiB is made in
+ * chunks of result rows, each one thread's panel and product; its bias
+ * (a row vector: one number per feature), a scale (a number) and ReLU go
+ * into each chunk's product (sim_cg_run_chunks).  With a residual (a full value) the group
+ * runs after the convolution instead.  Small integers: exact sums. */
+static void stem_chunks(tu_clients *c, int residual) {
+  enum { I = 3, H = 232, O = 16, KS = 7, OH = (H - KS) / 2 + 1 };
+  const int64_t nx = I * H * H, nw = O * I * KS * KS, ny = O * OH * OH;
+  char prog[4096];
+  snprintf(prog, sizeof prog,
+           "func.func @main(%%x: tensor<1x%dx%dx%dxf32>, "
+           "%%w: tensor<%dx%dx%dx%dxf32>, %%b: tensor<%dxf32>, "
+           "%%r: tensor<1x%dx%dx%dxf32>) -> tensor<1x%dx%dx%dxf32> {\n"
+           "  %%y = stablehlo.convolution(%%x, %%w) dim_numbers = "
+           "[b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {stride = "
+           "[2, 2], pad = [[0, 0], [0, 0]]} {batch_group_count = 1 : i64, "
+           "feature_group_count = 1 : i64} : (tensor<1x%dx%dx%dxf32>, "
+           "tensor<%dx%dx%dx%dxf32>) -> tensor<1x%dx%dx%dxf32>\n"
+           "  %%bb = stablehlo.broadcast_in_dim %%b, dims = [1] : "
+           "(tensor<%dxf32>) -> tensor<1x%dx%dx%dxf32>\n"
+           "  %%s = stablehlo.add %%y, %%bb : tensor<1x%dx%dx%dxf32>\n"
+           "  %%hc = stablehlo.constant dense<0.5> : tensor<f32>\n"
+           "  %%h = stablehlo.broadcast_in_dim %%hc, dims = [] : "
+           "(tensor<f32>) -> tensor<1x%dx%dx%dxf32>\n"
+           "  %%t = stablehlo.%s : tensor<1x%dx%dx%dxf32>\n"
+           "  %%zc = stablehlo.constant dense<0.0> : tensor<f32>\n"
+           "  %%z = stablehlo.broadcast_in_dim %%zc, dims = [] : "
+           "(tensor<f32>) -> tensor<1x%dx%dx%dxf32>\n"
+           "  %%e = stablehlo.maximum %%t, %%z : tensor<1x%dx%dx%dxf32>\n"
+           "  func.return %%e : tensor<1x%dx%dx%dxf32>\n}\n",
+           I, H, H, O, I, KS, KS, O, O, OH, OH, O, OH, OH, I, H, H, O, I, KS,
+           KS, O, OH, OH, O, O, OH, OH, O, OH, OH, O, OH, OH,
+           residual ? "add %s, %r" : "multiply %s, %h", O, OH, OH, O, OH,
+           OH, O, OH, OH, O, OH, OH);
+  float *x = alloc_f(nx), *w = alloc_f(nw), *b = alloc_f(O);
+  float *r = alloc_f(ny), *want = alloc_f(ny);
+  for (int64_t i = 0; i < nx; i++) x[i] = small(i, 40);
+  for (int64_t i = 0; i < nw; i++) w[i] = small(i, 41);
+  for (int64_t o = 0; o < O; o++) b[o] = small(o, 42) * 0.5f;
+  for (int64_t i = 0; i < ny; i++) r[i] = small(i, 43);
+  for (int64_t o = 0; o < O; o++)
+    for (int64_t p = 0; p < OH * OH; p++) {
+      int64_t oh = p / OH, ow = p % OH;
+      double acc = 0;
+      for (int64_t i = 0; i < I; i++)
+        for (int64_t kh = 0; kh < KS; kh++)
+          for (int64_t kw = 0; kw < KS; kw++)
+            acc += (double)x[(i * H + 2 * oh + kh) * H + 2 * ow + kw] *
+                   w[((o * I + i) * KS + kh) * KS + kw];
+      float s = (float)acc + b[o];
+      float t = residual ? s + r[o * OH * OH + p] : s * 0.5f;
+      want[o * OH * OH + p] = tu_ieee_maxf(t, 0.0f);
+    }
+  tu_in in[4] = {{TU_SHAPE(XRT_F32, 1, I, H, H), x},
+                 {TU_SHAPE(XRT_F32, O, I, KS, KS), w},
+                 {TU_SHAPE(XRT_F32, O), b},
+                 {TU_SHAPE(XRT_F32, 1, O, OH, OH), r}};
+  tu_run_threads_same(c, prog, 4, in, want, ny);
+  free(x), free(w), free(b), free(r), free(want);
+}
+
+static void test_stem_chunks(void **state) {
+  if (tu_light()) {
+    print_message("test_stem_chunks: left to the runs without "
+                  "XRT_TEST_LIGHT\n");
+    return;
+  }
+  tu_clients *c = (tu_clients *)*state;
+  stem_chunks(c, 0);
+  stem_chunks(c, 1);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_batch_norm_relu6),
@@ -687,6 +760,7 @@ int main(void) {
       cmocka_unit_test(test_every_operation),
       cmocka_unit_test(test_im2col_convolutions),
       cmocka_unit_test(test_batch_norm_op),
+      cmocka_unit_test(test_stem_chunks),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -413,6 +413,7 @@ typedef struct sim_cg_lane {
   char *cols, *out;
   atomic_ullong busy;
   const char *apre, *apre2; /* the kernel packed for gemm, gemm2, or NULL */
+  const sim_gpost *po;      /* the products' epilogue, or NULL */
 } sim_cg_lane;
 
 /* A free lane slot, marked busy: at most lanes threads run chunks at once,
@@ -446,7 +447,7 @@ static void sim_cg_chunks(void *ctx, int64_t j0, int64_t j1) {
     sim_gemm_run_slot(gs, y->vals, y->W, cols,
                       y->out + (size_t)(b * c->ob + p0) * g->es,
                       n < g->CH ? y->apre2 : y->apre,
-                      g->packed ? cols : NULL, slot);
+                      g->packed ? cols : NULL, slot, y->po);
   }
   atomic_fetch_and(&y->busy, ~(1ull << slot));
 }
@@ -486,6 +487,36 @@ SIM_PRIVATE int sim_cg_run_with(const sim_step *st, void **vals, sim_cx *cx,
   return sim_gemm_run_packed_with(&g->gemm, vals, cx, bpre, epi, ctx, po);
 }
 
+SIM_PRIVATE int sim_cg_chunked(const sim_step *st, int64_t *N) {
+  if (st->run != sim_run_cg) return 0;
+  const sim_cg *g = (const sim_cg *)st->data;
+  const sim_conv *c = g->c;
+  if (g->nhwc || !g->per_batch || !g->lanes || c->of != g->P ||
+      c->ob != c->O * g->P || !sim_gemm_post_rows_ok(&g->gemm) ||
+      (g->P % g->CH && !sim_gemm_post_rows_ok(&g->gemm2)))
+    return 0;
+  *N = g->P;
+  return 1;
+}
+
+SIM_PRIVATE void sim_cg_run_chunks(const sim_step *st, void **vals,
+                                   sim_cx *cx, const sim_gpost *po) {
+  const sim_cg *g = (const sim_cg *)st->data;
+  sim_cg_lane y = {g, vals, (const char *)vals[st->in[0]],
+                   (const char *)vals[st->in[1]], (char *)vals[g->cols],
+                   (char *)vals[st->out[0]], 0, NULL, NULL, po};
+  void *e1, *e2 = NULL;
+  y.apre = sim_gemm_apre(&g->gemm, y.W, cx, &e1);
+  y.apre2 = y.apre;
+  if (g->P % g->CH) y.apre2 = sim_gemm_apre(&g->gemm2, y.W, cx, &e2);
+  int threads = cx && cx->tp ? cx->tp->threads : 1;
+  int64_t n = g->c->NB * g->nch;
+  if (threads > g->lanes) sim_cg_chunks(&y, 0, n);
+  else sim_parallel_for(cx, n, 1, sim_cg_chunks, &y);
+  sim_gemm_apre_put(cx, e1);
+  sim_gemm_apre_put(cx, e2);
+}
+
 static xrt_status sim_run_cg(const sim_step *st, void **vals, sim_cx *cx) {
   const sim_cg *g = (const sim_cg *)st->data;
   const sim_conv *c = g->c;
@@ -497,18 +528,7 @@ static xrt_status sim_run_cg(const sim_step *st, void **vals, sim_cx *cx) {
   sim_cg_run x = {g, (const char *)vals[st->in[0]], (char *)vals[g->cols],
                   0, 0, PO, g->P, {0, 0, 0, 0}, NULL};
   if (g->lanes) {
-    sim_cg_lane y = {g, vals, (const char *)vals[st->in[0]],
-                     (const char *)vals[st->in[1]], (char *)vals[g->cols],
-                     (char *)vals[st->out[0]], 0, NULL, NULL};
-    void *e1, *e2 = NULL;
-    y.apre = sim_gemm_apre(&g->gemm, y.W, cx, &e1);
-    y.apre2 = y.apre;
-    if (g->P % g->CH) y.apre2 = sim_gemm_apre(&g->gemm2, y.W, cx, &e2);
-    int threads = cx && cx->tp ? cx->tp->threads : 1;
-    if (threads > g->lanes) sim_cg_chunks(&y, 0, c->NB * g->nch);
-    else sim_parallel_for(cx, c->NB * g->nch, 1, sim_cg_chunks, &y);
-    sim_gemm_apre_put(cx, e1);
-    sim_gemm_apre_put(cx, e2);
+    sim_cg_run_chunks(st, vals, cx, NULL);
     return XRT_OK;
   }
   /* A batch element (and a chunk) at a time: the product writes through

@@ -1069,10 +1069,16 @@ static int sim_fz_by_rows(const sim_step *cs, int64_t *M, int64_t *N,
   return sim_gemm_by_rows(sim_fz_product(cs), M, N, lanes);
 }
 
-/* Runs cs with epi or po (sim_gemm_run_packed_with). */
+/* Runs cs with epi or po (sim_gemm_run_packed_with).  A convolution made
+ * in chunks (sim_cg_chunked) takes po, never epi: then it runs alone. */
 static int sim_fz_run_product(const sim_step *cs, void **vals, sim_cx *cx,
                               sim_gemm_epi_fn epi, void *ctx,
                               const sim_gpost *po) {
+  int64_t n;
+  if (sim_cg_chunked(cs, &n)) {
+    sim_cg_run_chunks(cs, vals, cx, epi ? NULL : po);
+    return !epi;
+  }
   if (sim_cg_product(cs)) return sim_cg_run_with(cs, vals, cx, epi, ctx, po);
   return sim_gemm_run_packed_with(cs, vals, cx, NULL, epi, ctx, po);
 }
@@ -2450,6 +2456,19 @@ static int sim_fz_post_fits(const sim_fz *z, int32_t x, int64_t N,
   return 1;
 }
 
+/* Whether the chain's operands are all row vectors and numbers (no
+ * column vector or full value, which a product in chunks would need
+ * offset per chunk). */
+static int sim_fz_post_by_rows(const sim_fz *z) {
+  for (int j = 0; j < z->nch; j++) {
+    const sim_fznode *nd = &z->nodes[z->charg[j]];
+    if (nd->kind == SIM_FZ_FULL ||
+        (nd->kind == SIM_FZ_PTILE && sim_fz_period(nd, z->numel) != 1))
+      return 0;
+  }
+  return 1;
+}
+
 /* Makes step st (the group z) run the product cs with it (sim_fzgm); the
  * product's operands and scratch (defined since defs index ndefs) live
  * until this step, and the group's result takes the product's memory (an
@@ -2463,8 +2482,10 @@ static xrt_status sim_fz_with_gemm(sim_fcc *fc, sim_step *st, sim_fz *z,
   d->gemm = *cs;
   d->x = x;
   d->N = N;
+  int64_t cn;
   d->post = sim_fz_post_fits(z, x, N, 1) &&
-            sim_gemm_post_ok(sim_fz_product(cs));
+            (sim_cg_chunked(cs, &cn) ? sim_fz_post_by_rows(z)
+                                     : sim_gemm_post_ok(sim_fz_product(cs)));
   xrt_status rc = XRT_OK;
   const int32_t *dv = (const int32_t *)fc->defs.p;
   for (int32_t i = 0; i < cs->nin && !rc; i++) rc = sim_use(fc, cs->in[i]);
@@ -2499,6 +2520,8 @@ static xrt_status sim_fz_lower_with(sim_fcc *fc, const xrt_ir_region *r,
   int lanes = 0;
   int dw = ps && sim_dw_by_position(ps, &O, &np) && O > 0;
   int gm = ps && !dw && sim_fz_by_rows(ps, &M, &N, &lanes);
+  /* a convolution in chunks: the group in its kernels, or after it */
+  if (ps && !dw && !gm && sim_cg_chunked(ps, &N)) gm = 1, lanes = 1;
   if (dw || gm) {
     cs = *ps;
     steps->n--;

@@ -1275,7 +1275,7 @@ static void sim_gemm_panel_row(const sim_gblk *x, const char *ap,
     }
     ft(x->kb, ap, bj, tile, NR, 1);
     sim_gstore_tile(x, tile, r0, mv, c0 + j, nv);
-    if (po) sim_gemm_post_rows(po, x->c, g->N, r0, mv, c0 + j, nv);
+    if (po) sim_gemm_post_rows(po, x->c, g->cm_s, r0, mv, c0 + j, nv);
   }
 }
 
@@ -1728,6 +1728,22 @@ SIM_PRIVATE int sim_gemm_post_ok(const sim_step *st) {
 #endif
 }
 
+/* sim_gemm_post_ok for a product whose rows may be further apart than
+ * its columns (a chunk of an NCHW convolution's result, rows P apart):
+ * an epilogue of row vectors and numbers only, which read no row
+ * stride. */
+SIM_PRIVATE int sim_gemm_post_rows_ok(const sim_step *st) {
+  if (!sim_gemm_slots(st)) return 0;
+  const sim_gemm *g = (const sim_gemm *)st->data;
+#if SIM_GEMM_X86
+  return g->cm_s >= g->N && g->cn_s == 1 && g->cb[0] == 0 &&
+         g->k->fn == sim_gk_f32_avx512;
+#else
+  (void)g;
+  return 0;
+#endif
+}
+
 SIM_PRIVATE int sim_gemm_run_packed_with(const sim_step *st, void **vals,
                                          sim_cx *cx, const char *bpre,
                                          sim_gemm_epi_fn epi, void *ctx,
@@ -2084,10 +2100,11 @@ SIM_PRIVATE void sim_gemm_apre_put(sim_cx *cx, void *entry) {
 SIM_PRIVATE void sim_gemm_run_slot(const sim_step *st, void **vals,
                                    const char *A, const char *B, char *C,
                                    const char *apre, const char *bpre,
-                                   int slot) {
+                                   int slot, const sim_gpost *po) {
   const sim_gemm *g = (const sim_gemm *)st->data;
   sim_gblk x = {g, A, B, C, NULL, NULL, 0, 0, 0, 0, 0, 1, bpre, apre,
                 NULL, NULL, NULL};
+  x.post = po;
   x.apack = (char *)vals[g->apack] + g->apack_lane * g->es * (size_t)slot;
   x.bpack = (char *)vals[g->bpack] + g->bpack_lane * g->es * (size_t)slot;
   x.a += (size_t)g->ab[0] * g->es;

@@ -1471,7 +1471,10 @@ SIM_PRIVATE void sim_gemm_apre_put(sim_cx *cx, void *entry);
 SIM_PRIVATE void sim_gemm_run_slot(const sim_step *st, void **vals,
                                    const char *A, const char *B, char *C,
                                    const char *apre, const char *bpre,
-                                   int slot);
+                                   int slot, const sim_gpost *po);
+/* Whether st can take an epilogue of row vectors and numbers with its
+ * result rows further apart than its columns (sim_gemm_run_slot's po). */
+SIM_PRIVATE int sim_gemm_post_rows_ok(const sim_step *st);
 /* How st's B operand is packed, for a caller that builds it packed itself
  * (sim_gemm_bgeom returns 0 when st cannot take it so). */
 typedef struct sim_gbgeom {
@@ -1706,6 +1709,13 @@ SIM_PRIVATE const sim_step *sim_cg_product(const sim_step *st);
 SIM_PRIVATE int sim_cg_run_with(const sim_step *st, void **vals, sim_cx *cx,
                                 sim_gemm_epi_fn epi, void *ctx,
                                 const sim_gpost *po);
+/* Whether st is such a convolution made in chunks, each one thread's
+ * panel and product (an NCHW stem), whose products can take an epilogue
+ * of row vectors and numbers; *N: its result's row length (positions). */
+SIM_PRIVATE int sim_cg_chunked(const sim_step *st, int64_t *N);
+/* Runs st (sim_cg_chunked) with po (NULL: none) on every chunk. */
+SIM_PRIVATE void sim_cg_run_chunks(const sim_step *st, void **vals,
+                                   sim_cx *cx, const sim_gpost *po);
 
 /* ---- conv.c ---- */
 SIM_PRIVATE xrt_status sim_lower_convolution(sim_fcc *fc, const xrt_ir_op *op,
