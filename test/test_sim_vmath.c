@@ -1,5 +1,6 @@
 /*
- * test_sim_vmath.c - the simulator's f32 exp, tanh and logistic (vectorized
+ * test_sim_vmath.c - the simulator's f32 exp, tanh, logistic and rsqrt
+ * (vectorized
  * in src/sim/vmath.c) against the double-precision libm values rounded
  * once to f32, which is what the simulator promises (internal.h: "compute
  * in double and round once").
@@ -19,14 +20,16 @@
 
 #include <math.h>
 
-enum { FN_EXP, FN_TANH, FN_LOGISTIC };
-static const char *const fn_ops[] = {"exponential", "tanh", "logistic"};
+enum { FN_EXP, FN_TANH, FN_LOGISTIC, FN_RSQRT };
+static const char *const fn_ops[] = {"exponential", "tanh", "logistic",
+                                     "rsqrt"};
 
 static float reference(int fn, float x) {
   double d = x;
   switch (fn) {
   case FN_EXP: return (float)exp(d);
   case FN_TANH: return (float)tanh(d);
+  case FN_RSQRT: return (float)(1 / sqrt(d));
   default: return (float)(1 / (1 + exp(-d)));
   }
 }
@@ -148,6 +151,12 @@ static void test_logistic(void **state) {
 
 /* Lengths that are not a multiple of the vector width, and values of a
  * softmax-sized row: every element against the reference. */
+/* Two correctly rounded double operations: the same bits as libm's sqrt
+ * for every input, negative ones (NaN) and -0 (-inf) included. */
+static void test_rsqrt(void **state) {
+  check((xrt_client *)*state, FN_RSQRT);
+}
+
 static void test_tails(void **state) {
   for (int64_t n = 1; n <= 19; n++) {
     float x[19];
@@ -166,6 +175,7 @@ int main(void) {
       cmocka_unit_test(test_exp),
       cmocka_unit_test(test_tanh),
       cmocka_unit_test(test_logistic),
+      cmocka_unit_test(test_rsqrt),
       cmocka_unit_test(test_tails),
   };
   return cmocka_run_group_tests(tests, tu_setup_client, tu_teardown_client);

@@ -1,10 +1,11 @@
 /*
- * src/sim/vmath.c - vectorized exponential, tanh and logistic for f32.
+ * src/sim/vmath.c - vectorized exponential, tanh, logistic and rsqrt for
+ * f32.
  * Part of the simulated device; MIT licensed, see LICENSE.
  */
 #include "internal.h"
 /* ======================================================================
- * Vectorized elementary functions (f32 exp, tanh, logistic)
+ * Vectorized elementary functions (f32 exp, tanh, logistic, rsqrt)
  *
  * The simulator computes transcendentals in double and rounds once to the
  * element type (internal.h, SIM_F_EXP): for f32 the result is then the
@@ -247,6 +248,24 @@ static const sim_vm_d8 sim_vm_m1lo[2] = {
     r = __builtin_convertvector(1.0 / (1.0 + e_), sim_vm_f8);                 \
   } while (0)
 
+/* rsqrt(x) = 1 / sqrt(x) in double, rounded once: the scalar path's two
+ * correctly rounded operations, so the same bits (a negative x gives the
+ * NaN the square root instruction gives, as libm's sqrt does). */
+#define SIM_VM_SQRT_port(x)                                                   \
+  do {                                                                        \
+    for (int l_ = 0; l_ < 8; l_++) (x)[l_] = __builtin_sqrt((x)[l_]);         \
+  } while (0)
+#define SIM_VM_SQRT_avx2 SIM_VM_SQRT_port
+#ifdef SIM_VM_X86
+#define SIM_VM_SQRT_avx512(x) (x) = (sim_vm_d8)_mm512_sqrt_pd((__m512d)(x))
+#endif
+#define SIM_VM_BODY_rsqrt(r, x, xf, ISA)                                      \
+  do {                                                                        \
+    sim_vm_d8 s_ = (x);                                                       \
+    SIM_VM_SQRT_##ISA(s_);                                                    \
+    r = __builtin_convertvector(1.0 / s_, sim_vm_f8);                         \
+  } while (0)
+
 /* Four (AVX-512) or two independent chains of eight lanes at a time (their
  * loads, bodies and stores side by side, so that independent work is near
  * in the instruction stream), then eight, then the tail through a
@@ -314,7 +333,8 @@ static const sim_vm_d8 sim_vm_m1lo[2] = {
     }                                                                         \
   }
 #define SIM_VM_KERNELS(ISA)                                                   \
-  SIM_VM_KERNEL(ISA, exp) SIM_VM_KERNEL(ISA, tanh) SIM_VM_KERNEL(ISA, logistic)
+  SIM_VM_KERNEL(ISA, exp) SIM_VM_KERNEL(ISA, tanh)                            \
+  SIM_VM_KERNEL(ISA, logistic) SIM_VM_KERNEL(ISA, rsqrt)
 
 SIM_VM_KERNELS(port)
 #ifdef SIM_VM_X86
@@ -335,6 +355,8 @@ SIM_PRIVATE sim_ew_fn sim_vm_kernel(sim_ew_fn fn, int level) {
     return SIM_VM_PICK(sim_vm_tanh);
   if (fn == sim_ew_plain(SIM_EW_LOGISTIC, XRT_F32))
     return SIM_VM_PICK(sim_vm_logistic);
+  if (fn == sim_ew_plain(SIM_EW_RSQRT, XRT_F32))
+    return SIM_VM_PICK(sim_vm_rsqrt);
 #endif
   (void)fn;
   return NULL; /* not one of them, or no vector extensions */
