@@ -335,6 +335,7 @@ typedef struct sim_gtp {
   const sim_gpost *po;
   int64_t row, col; /* the tile's first element in C */
   int64_t ldb;      /* C's row length: full operands' row stride */
+  unsigned m0, m1;  /* masked kernel: the columns of each vector in C */
 } sim_gtp;
 
 #define SIM_GKP_U(i)                                                         \
@@ -411,6 +412,46 @@ SIM_GK_STRIP_DEF_T(sim_gkp_f32_avx512_strip8, SIM_GK_ROWS8, SIM_GK_PP,
                    SIM_GK_TAIL_POST)
 SIM_GK_STRIP_DEF_T(sim_gkp_f32_avx512_strip4, SIM_GK_ROWS4, SIM_GK_PP,
                    SIM_GK_TAIL_POST)
+/* The same for a tile of fewer than 32 columns of C (the last of a
+ * product 24 or 40 wide: MobileNet's projections), so that it needs no
+ * tile buffer and no epilogue pass over it: C's loads and stores and the
+ * column vectors' loads masked to the tile's columns (no operand of C's
+ * shape: sim_gemm_post_masked).  The lanes past them compute on zeros
+ * and are never stored. */
+#define SIM_GKPM_SUM(i)                                                      \
+  if (!first) {                                                              \
+    c##i##a = ADD(c##i##a, _mm512_maskz_loadu_ps(m0, c + (i) * ldc));        \
+    c##i##b = ADD(c##i##b, _mm512_maskz_loadu_ps(m1, c + (i) * ldc + W));    \
+  }
+#define SIM_GKPM_ST(i)                                                       \
+  _mm512_mask_storeu_ps(c + (i) * ldc, m0, c##i##a);                         \
+  _mm512_mask_storeu_ps(c + (i) * ldc + W, m1, c##i##b);
+#define SIM_GK_TAIL_POSTM(ROWS)                                              \
+  {                                                                          \
+    const sim_gpost *po = tp->po;                                            \
+    const __mmask16 m0 = (__mmask16)tp->m0, m1 = (__mmask16)tp->m1;          \
+    ROWS(SIM_GKPM_SUM)                                                       \
+    for (int j = 0; j < po->n; j++) {                                        \
+      const float *bj = po->b[j];                                            \
+      if (po->arg[j] == SIM_GPOST_ROW) {                                     \
+        const float *br = bj + tp->row;                                      \
+        SIM_GKP_SWITCH(po->op[j], ROWS, SIM_GKP_R)                           \
+        continue;                                                            \
+      }                                                                      \
+      int one = po->arg[j] == SIM_GPOST_ONE;                                 \
+      V b0 = one ? SET1(bj[0]) : _mm512_maskz_loadu_ps(m0, bj + tp->col);    \
+      V b1 = one ? b0 : _mm512_maskz_loadu_ps(m1, bj + tp->col + W);         \
+      SIM_GKP_SWITCH(po->op[j], ROWS, SIM_GKP_U)                             \
+    }                                                                        \
+    if (po->has_lo || po->has_hi) {                                          \
+      V lo, z, hi;                                                           \
+      sim_gpost_bounds(po, &lo, &z, &hi);                                    \
+      ROWS(SIM_GKP_CL)                                                       \
+    }                                                                        \
+    ROWS(SIM_GKPM_ST)                                                        \
+  }
+SIM_GK_STRIP_DEF_T(sim_gkpm_f32_avx512_strip, SIM_GK_ROWS12, SIM_GK_PP,
+                   SIM_GK_TAIL_POSTM)
 SIM_GK_VEC_DEF_T(sim_gkp_f32_avx512, "avx512f", float, 12, SIM_GK_ROWS12,
                  SIM_GK_PP, SIM_GK_TAIL_POST)
 SIM_GK_VEC_DEF_T(sim_gkp_f32_avx512_r8, "avx512f", float, 12, SIM_GK_ROWS8,
@@ -1213,7 +1254,7 @@ static void sim_gemm_post_tile(const sim_gblk *x, sim_gk_fn fk,
 #if SIM_GEMM_X86
   sim_gkp_fn fp = sim_gk_post_of(fk);
   if (fp) {
-    sim_gtp tp = {x->post, r0, c0, x->g->N};
+    sim_gtp tp = {x->post, r0, c0, x->g->N, 0xFFFFu, 0xFFFFu};
     fp(x->kb, ap, bj, c, ldc, x->first, &tp);
     return;
   }
@@ -1221,6 +1262,22 @@ static void sim_gemm_post_tile(const sim_gblk *x, sim_gk_fn fk,
   assert(!"a product's epilogue without a post kernel");
   fk(x->kb, ap, bj, c, ldc, x->first);
   (void)r0, (void)c0;
+}
+
+/* Whether the masked post kernel can take a tile of nv < 32 columns of
+ * a panel computed with fr (the 12-row strip kernel) and epilogue po: no
+ * operand of C's shape (its rows' loads would need masks too). */
+static int sim_gemm_post_masked(const sim_gemm *g, sim_gk_fn fr,
+                                const sim_gpost *po) {
+#if SIM_GEMM_X86
+  if (fr != sim_gk_f32_avx512_strip || !g->cm_s || g->cn_s != 1) return 0;
+  for (int j = 0; j < po->n; j++)
+    if (po->arg[j] == SIM_GPOST_FULL) return 0;
+  return 1;
+#else
+  (void)g, (void)fr, (void)po;
+  return 0;
+#endif
 }
 
 /* The epilogue over C's rows [r0, r0 + mv), columns [c0, c0 + nv), after
@@ -1273,6 +1330,16 @@ static void sim_gemm_panel_row(const sim_gblk *x, const char *ap,
       fr(x->kb, ap, bj, c, g->cm_s, x->first);
       continue;
     }
+#if SIM_GEMM_X86
+    if (po && sim_gemm_post_masked(g, fr, po)) {
+      unsigned m = nv >= 32 ? 0xFFFFFFFFu : (1u << nv) - 1;
+      sim_gtp tp = {po, r0, c0 + j, g->N, m & 0xFFFFu, m >> 16};
+      sim_gkpm_f32_avx512_strip(
+          x->kb, ap, bj, x->c + (size_t)(g->cm[r0] + c0 + j) * es, g->cm_s,
+          x->first, &tp);
+      continue;
+    }
+#endif
     ft(x->kb, ap, bj, tile, NR, 1);
     sim_gstore_tile(x, tile, r0, mv, c0 + j, nv);
     if (po) sim_gemm_post_rows(po, x->c, g->cm_s, r0, mv, c0 + j, nv);
