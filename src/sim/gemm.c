@@ -415,9 +415,14 @@ SIM_GK_STRIP_DEF_T(sim_gkp_f32_avx512_strip4, SIM_GK_ROWS4, SIM_GK_PP,
 /* The same for a tile of fewer than 32 columns of C (the last of a
  * product 24 or 40 wide: MobileNet's projections), so that it needs no
  * tile buffer and no epilogue pass over it: C's loads and stores and the
- * column vectors' loads masked to the tile's columns (no operand of C's
- * shape: sim_gemm_post_masked).  The lanes past them compute on zeros
- * and are never stored. */
+ * operands' loads masked to the tile's columns; an operand of C's shape
+ * (a residual) is loaded into an array first, in a loop that is not
+ * unrolled, since ASan instruments each masked load lane by lane (see
+ * the post kernels above).  The lanes past the tile's columns compute
+ * on zeros and are never stored. */
+#define SIM_GKPM_F(i)                                                        \
+  c##i##a = sim_gpost_op512(c##i##a, fr[2 * (i)], OPC);                      \
+  c##i##b = sim_gpost_op512(c##i##b, fr[2 * (i) + 1], OPC);
 #define SIM_GKPM_SUM(i)                                                      \
   if (!first) {                                                              \
     c##i##a = ADD(c##i##a, _mm512_maskz_loadu_ps(m0, c + (i) * ldc));        \
@@ -436,6 +441,15 @@ SIM_GK_STRIP_DEF_T(sim_gkp_f32_avx512_strip4, SIM_GK_ROWS4, SIM_GK_PP,
       if (po->arg[j] == SIM_GPOST_ROW) {                                     \
         const float *br = bj + tp->row;                                      \
         SIM_GKP_SWITCH(po->op[j], ROWS, SIM_GKP_R)                           \
+        continue;                                                            \
+      }                                                                      \
+      if (po->arg[j] == SIM_GPOST_FULL) {                                    \
+        V fr[24];                                                            \
+        const float *bf = bj + tp->row * tp->ldb + tp->col;                  \
+        _Pragma("GCC unroll 1") for (int r = 0; r < 24; r++)                 \
+          fr[r] = _mm512_maskz_loadu_ps(r & 1 ? m1 : m0,                     \
+                                        bf + r / 2 * tp->ldb + r % 2 * W);   \
+        SIM_GKP_SWITCH(po->op[j], ROWS, SIM_GKPM_F)                          \
         continue;                                                            \
       }                                                                      \
       int one = po->arg[j] == SIM_GPOST_ONE;                                 \
@@ -1264,16 +1278,13 @@ static void sim_gemm_post_tile(const sim_gblk *x, sim_gk_fn fk,
   (void)r0, (void)c0;
 }
 
-/* Whether the masked post kernel can take a tile of nv < 32 columns of
- * a panel computed with fr (the 12-row strip kernel) and epilogue po: no
- * operand of C's shape (its rows' loads would need masks too). */
+/* Whether the masked post kernel can take a tile of fewer than 32
+ * columns of a panel computed with fr (the 12-row strip kernel). */
 static int sim_gemm_post_masked(const sim_gemm *g, sim_gk_fn fr,
                                 const sim_gpost *po) {
 #if SIM_GEMM_X86
-  if (fr != sim_gk_f32_avx512_strip || !g->cm_s || g->cn_s != 1) return 0;
-  for (int j = 0; j < po->n; j++)
-    if (po->arg[j] == SIM_GPOST_FULL) return 0;
-  return 1;
+  (void)po;
+  return fr == sim_gk_f32_avx512_strip && g->cm_s && g->cn_s == 1;
 #else
   (void)g, (void)fr, (void)po;
   return 0;
