@@ -558,6 +558,19 @@ static void test_im2col_convolutions(void **state) {
   }
 }
 
+/* Convolutions of one group of few input features (RGB) or few results
+ * (conv_dw.c's dn and dn4: four positions of up to four vectors of
+ * results, the last masked, or eight positions of one vector), their
+ * chain in registers (sim_dw_dn4p_f32_avx512); the positions whose
+ * window meets the padding one by one, the chain after their stores. */
+static void test_dense_convolutions(void **state) {
+  tu_clients *c = (tu_clients *)*state;
+  conv_bn_relu(c, 0, 0, 9, 10, 3, 64); /* four whole vectors */
+  conv_bn_relu(c, 0, 0, 7, 9, 3, 40);  /* three, the last masked */
+  conv_bn_relu(c, 0, 0, 8, 11, 32, 16); /* one vector, eight positions */
+  conv_bn_relu(c, 0, 0, 6, 7, 3, 10);  /* one masked vector */
+}
+
 /* ---- batch_norm_inference in the epilogue ----
  * The op after a product (fusion.c, sim_fzbn) is (y - mean) * k + off
  * with k = scale / sqrt(var + eps) per feature, in double rounded once:
@@ -759,6 +772,7 @@ int main(void) {
       cmocka_unit_test(test_row_vectors),
       cmocka_unit_test(test_every_operation),
       cmocka_unit_test(test_im2col_convolutions),
+      cmocka_unit_test(test_dense_convolutions),
       cmocka_unit_test(test_batch_norm_op),
       cmocka_unit_test(test_stem_chunks),
   };
