@@ -517,13 +517,13 @@ static void test_reduce_long_sum(void **state) {
 }
 
 /* The order an f32 add reduce folds one row of n in: 32 partial sums over
- * whole blocks of 32 when n >= 256, folded pairwise and added to the init,
+ * whole blocks of 32 when n >= 32, folded pairwise and added to the init,
  * then the rest one by one.  Fused and unfused reduces both keep it, so
  * fusing a reduce never changes its bits. */
 static float ref_row_sum(const float *x, int64_t n, float init) {
   float a = init;
   int64_t i = 0;
-  if (n >= 256) {
+  if (n >= 32) {
     float s[32] = {0};
     for (; i + 32 <= n; i += 32)
       for (int k = 0; k < 32; k++) s[k] += x[i + k];
@@ -573,7 +573,8 @@ static void reduce_rows_order(xrt_client *c, int64_t R, int64_t C) {
 }
 
 static void test_reduce_rows_order(void **state) {
-  static const int64_t shapes[][2] = {{5, 255}, {5, 256}, {6, 300},
+  static const int64_t shapes[][2] = {{5, 31},  {5, 32},  {7, 169},
+                                      {5, 255}, {5, 256}, {6, 300},
                                       {5, 513}, {9, 768}, {3, 2048},
                                       {100, 768}, {40, 1000}};
   each_shape(state, shapes, TU_COUNT(shapes), reduce_rows_order);

@@ -34,8 +34,8 @@
  * matrix: blocked over SIM_FZ_COLBLK columns so the accumulators stay in
  * cache, four rows at a time for f32/f64 sums of a plain input); a
  * reduced innermost dimension folds runs.  Like XLA's vectorized and
- * parallel reductions these may reassociate: f32/f64 add folds of 256 or
- * more elements use 32 partial sums, the four-row sums add
+ * parallel reductions these may reassociate: f32/f64 add folds of 32 or
+ * more elements (SIM_FZ_PSUM_MIN) use 32 partial sums, the four-row sums add
  * (r0 + r1) + (r2 + r3), and a big reduction to one element combines the
  * partial results of its pieces.  Everything else keeps the sequential
  * order of the unfused reduce.
@@ -125,7 +125,11 @@
   }
 
 /* Reducers: vec = 1 combines acc[i] with in[i] (no overlap); vec = 0
- * folds in into *acc, with partial sums for long add folds. */
+ * folds in into *acc, with partial sums for add folds of SIM_FZ_PSUM_MIN
+ * or more elements: one chain of additions waits on each one's latency
+ * (an NCHW global average pool of 1000 features over 13x13: 126 us, 22
+ * in ONNX Runtime), 32 lanes do not (256 elements were the threshold). */
+#define SIM_FZ_PSUM_MIN 32
 /* acc[i] = acc[i] OP in[i]: restrict parameters and fixed-size blocks,
  * which gcc -O2 vectorizes. */
 #define SIM_FZ_VEC(ISA, OPN, nm, T, COMB)                                     \
@@ -176,7 +180,7 @@
       return;                                                                 \
     }                                                                         \
     T a = *acc;                                                               \
-    if (PARTIAL && n >= 256) {                                                \
+    if (PARTIAL && n >= SIM_FZ_PSUM_MIN) {                                    \
       T s[32] = {0};                                                          \
       for (; i + 32 <= n; i += 32)                                            \
         for (int k = 0; k < 32; k++) s[k] += in[i + k];                       \
@@ -266,14 +270,14 @@ SIM_PRIVATE sim_ew_fn sim_fz_isa_kernel(sim_ew_fn fn) {
   SIM_FZ_MAPK2(f64)
 #undef SIM_FZ_MAPK2
 #undef SIM_FZ_MAPK
-  /* f32 exp, tanh, logistic: the vectorized ones of vmath.c */
+  /* f32 exp, tanh, logistic, rsqrt: the vectorized ones of vmath.c */
   sim_ew_fn v = sim_vm_kernel(fn, lv);
   return v ? v : fn;
 }
 
 /* The reducer for a one-op body on f32/f64 (ours), else the plain one.
  * Unfused reduces use it too, so a row reduced in one call adds in the same
- * order fused or not (an f32 add of 256 or more keeps 32 partial sums). */
+ * order fused or not (an f32 add of 32 or more keeps 32 partial sums). */
 SIM_PRIVATE sim_red_fn sim_red_pick_isa(xrt_opcode code, xrt_dtype t) {
   int lv = sim_fz_isa();
   (void)lv;
