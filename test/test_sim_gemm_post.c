@@ -684,6 +684,8 @@ static void test_batch_norm_op(void **state) {
   tu_clients *c = (tu_clients *)*state;
   static const bn_case cases[] = {
       {1, 12, 32, 48, 3, 1e-3f}, /* 144 positions, strips of features */
+      {1, 20, 32, 64, 3, 1e-3f}, /* panels of 12 interior positions read
+                                  * in place (sim_gkpd_f32_avx512) */
       {1, 7, 16, 40, 3, 0.0f},   /* a last tile of 8 columns; k = inf */
       {0, 93, 20, 50, 1, 1e-5f}, /* x @ W, column vectors */
       {0, 60, 30, 70, 0, 1e-5f}, /* features along rows */

@@ -466,6 +466,49 @@ SIM_GK_STRIP_DEF_T(sim_gkp_f32_avx512_strip4, SIM_GK_ROWS4, SIM_GK_PP,
   }
 SIM_GK_STRIP_DEF_T(sim_gkpm_f32_avx512_strip, SIM_GK_ROWS12, SIM_GK_PP,
                    SIM_GK_TAIL_POSTM)
+
+/* The strip kernel reading A where it is: a convolution's micro-panel of
+ * 12 interior rows lda elements apart in lhs (consecutive positions of an
+ * NHWC row), strip s of 16 k at sp[s] (one window position's features),
+ * so the panel is not copied (sim_gemm_direct_panel).  ap points to a
+ * sim_gdir; kc is a multiple of 16.  The same multiply-adds in the same
+ * order as the packed panel's: the same sums. */
+typedef struct sim_gdir {
+  const float *const *sp;
+  int64_t lda;
+} sim_gdir;
+#define SIM_GK_D_FMA(i)                                                      \
+  {                                                                          \
+    V ai = SET1(a[(i) * lda]);                                               \
+    c##i##a = FMA(ai, b0, c##i##a);                                          \
+    c##i##b = FMA(ai, b1, c##i##b);                                          \
+  }
+#define SIM_GK_DIRECT_DEF_T(NAME, PP, TAIL)                                  \
+  __attribute__((target("avx512f"))) static void NAME(                       \
+      int64_t kc, const void *ap, const void *bp, void *cp, int64_t ldc,     \
+      int first PP) {                                                        \
+    const sim_gdir *d = (const sim_gdir *)ap;                                \
+    const float *b = (const float *)bp;                                      \
+    float *c = (float *)cp;                                                  \
+    const int64_t lda = d->lda;                                              \
+    SIM_GK_ROWS12(SIM_GK_Z_DECL)                                             \
+    for (int64_t s = 0; s < kc / SIM_GK_STRIP; s++) {                        \
+      const float *a = d->sp[s];                                             \
+      for (int t = 0; t < SIM_GK_STRIP; t++, a++, b += 2 * W) {              \
+        V b0 = LOAD(b), b1 = LOAD(b + W);                                    \
+        _mm_prefetch((const char *)(b + SIM_GK_STRIP * 2 * W), _MM_HINT_T0); \
+        _mm_prefetch((const char *)(b + SIM_GK_STRIP * 2 * W + W),           \
+                     _MM_HINT_T0);                                           \
+        _mm_prefetch((const char *)(b + SIM_GK_PF2 * 2 * W), _MM_HINT_T1);   \
+        _mm_prefetch((const char *)(b + SIM_GK_PF2 * 2 * W + W),             \
+                     _MM_HINT_T1);                                           \
+        SIM_GK_ROWS12(SIM_GK_D_FMA)                                          \
+      }                                                                      \
+    }                                                                        \
+    TAIL(SIM_GK_ROWS12)                                                      \
+  }
+SIM_GK_DIRECT_DEF_T(sim_gkd_f32_avx512, SIM_GK_NOPP, SIM_GK_TAIL)
+SIM_GK_DIRECT_DEF_T(sim_gkpd_f32_avx512, SIM_GK_PP, SIM_GK_TAIL_POST)
 SIM_GK_VEC_DEF_T(sim_gkp_f32_avx512, "avx512f", float, 12, SIM_GK_ROWS12,
                  SIM_GK_PP, SIM_GK_TAIL_POST)
 SIM_GK_VEC_DEF_T(sim_gkp_f32_avx512_r8, "avx512f", float, 12, SIM_GK_ROWS8,
@@ -853,6 +896,8 @@ typedef struct sim_gblk {
   /* The epilogue the last K block's kernels apply (sim_gemm_run_packed_with),
    * or NULL */
   const sim_gpost *post;
+  /* The current micro-panel read in place (sim_gdir), or NULL */
+  const void *dir;
 } sim_gblk;
 
 /* Copies n elements of one row of A, from column k of the panel on, into
@@ -1329,6 +1374,21 @@ static void sim_gemm_panel_row(const sim_gblk *x, const char *ap,
   _Alignas(64) char tile[12 * 32 * sizeof(float)];
   /* the epilogue, after the last K block (C is dense: sim_gemm_post_ok) */
   const sim_gpost *po = x->post && x->pc + x->kb >= g->K ? x->post : NULL;
+#if SIM_GEMM_X86
+  if (x->dir) { /* whole tiles only (sim_gemm_direct_panel) */
+    for (int64_t j = 0; j < nb; j += NR) {
+      const char *bj = bp + (size_t)(j * x->kb) * es;
+      char *c = x->c + (size_t)(g->cm[r0] + c0 + j) * es;
+      if (po) {
+        sim_gtp tp = {po, r0, c0 + j, g->N, 0xFFFFu, 0xFFFFu};
+        sim_gkpd_f32_avx512(x->kb, x->dir, bj, c, g->cm_s, x->first, &tp);
+      } else {
+        sim_gkd_f32_avx512(x->kb, x->dir, bj, c, g->cm_s, x->first);
+      }
+    }
+    return;
+  }
+#endif
   for (int64_t j = 0; j < nb; j += NR) {
     const char *bj = bp + (size_t)(j * x->kb) * es;
     int64_t nv = nb - j < NR ? nb - j : NR;
@@ -1458,6 +1518,43 @@ static const char *sim_gemm_narrow_a(sim_gblk *x, int64_t m0, int64_t m1) {
   return x->apack;
 }
 
+/* Whether A's micro-panel at row r0 (mv rows) of this K block can be read
+ * in place by sim_gkd_f32_avx512 (AVX-512 f32 strip kernels, a
+ * convolution with whole strips of features, columns [n0, n1) whole
+ * tiles): its 12 rows interior and lda apart in lhs.  Then *d and sp (up
+ * to nsp strips) describe it. */
+enum { SIM_GDIR_STRIPS = 64 };
+static int sim_gemm_direct_panel(const sim_gblk *x, int64_t r0, int64_t mv,
+                                 int64_t nb, sim_gdir *d, const float **sp) {
+#if SIM_GEMM_X86
+  const sim_gemm *g = x->g;
+  const sim_gconv *cv = g->conv;
+  if (!cv || !cv->rbase || !g->astrip || mv != 12 || g->k->mr != 12 ||
+      g->k->fs != sim_gk_f32_avx512_strip || cv->Cg % SIM_GK_STRIP ||
+      x->pc % SIM_GK_STRIP || x->kb % SIM_GK_STRIP ||
+      x->kb / SIM_GK_STRIP > SIM_GDIR_STRIPS || nb % g->k->nr || !g->cm_s ||
+      g->cn_s != 1 || cv->rbase[r0] < 0 || cv->rbase[r0 + 1] < 0)
+    return 0;
+  const int64_t base = g->am[r0] + cv->rbase[r0];
+  const int64_t lda = g->am[r0 + 1] + cv->rbase[r0 + 1] - base;
+  for (int64_t i = 2; i < 12; i++)
+    if (cv->rbase[r0 + i] < 0 ||
+        g->am[r0 + i] + cv->rbase[r0 + i] != base + i * lda)
+      return 0;
+  const float *a0 = (const float *)(const void *)x->a + base;
+  for (int64_t s = 0; s < x->kb / SIM_GK_STRIP; s++) {
+    int64_t k = x->pc + s * SIM_GK_STRIP;
+    sp[s] = a0 + cv->wdelta[k / cv->Cg] + k % cv->Cg;
+  }
+  d->sp = sp;
+  d->lda = lda;
+  return 1;
+#else
+  (void)x, (void)r0, (void)mv, (void)nb, (void)d, (void)sp;
+  return 0;
+#endif
+}
+
 static void sim_gemm_narrow(sim_gblk *x, int lane, int64_t m0, int64_t m1,
                             int64_t n0, int64_t n1) {
   const sim_gemm *g = x->g;
@@ -1486,11 +1583,16 @@ static void sim_gemm_narrow(sim_gblk *x, int lane, int64_t m0, int64_t m1,
       int64_t mv = m1 - r0 < MR ? m1 - r0 : MR;
       x->ic = r0, x->mb = mv;
       const char *ap = x->apack;
+      sim_gdir dir;
+      const float *sp[SIM_GDIR_STRIPS];
       if (x->apre)
         ap = x->apre + sim_gemm_aoff(g, x->pc, r0, x->kb) * es;
+      else if (sim_gemm_direct_panel(x, r0, mv, nb, &dir, sp))
+        x->dir = &dir; /* read in place */
       else
         sim_gpack_a_panel(x, 0); /* at apack: one panel, reused from L1 */
       sim_gemm_panel_row(x, ap, bp, r0, mv, n0, nb);
+      x->dir = NULL;
       int64_t end = r0 + mv;
       if (last && ((end - done) * nb >= SIM_GEMM_EPI_ELEMS || end == m1)) {
         x->epi(x->epi_ctx, lane, done, end);
@@ -2181,8 +2283,7 @@ SIM_PRIVATE void sim_gemm_run_slot(const sim_step *st, void **vals,
                                    int slot, const sim_gpost *po) {
   const sim_gemm *g = (const sim_gemm *)st->data;
   sim_gblk x = {g, A, B, C, NULL, NULL, 0, 0, 0, 0, 0, 1, bpre, apre,
-                NULL, NULL, NULL};
-  x.post = po;
+                NULL, NULL, po, NULL};
   x.apack = (char *)vals[g->apack] + g->apack_lane * g->es * (size_t)slot;
   x.bpack = (char *)vals[g->bpack] + g->bpack_lane * g->es * (size_t)slot;
   x.a += (size_t)g->ab[0] * g->es;
