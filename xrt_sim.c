@@ -1478,7 +1478,10 @@ SIM_PRIVATE void sim_gemm_apre_put(sim_cx *cx, void *entry);
 SIM_PRIVATE void sim_gemm_run_slot(const sim_step *st, void **vals,
                                    const char *A, const char *B, char *C,
                                    const char *apre, const char *bpre,
-                                   int slot);
+                                   int slot, const sim_gpost *po);
+/* Whether st can take an epilogue of row vectors and numbers with its
+ * result rows further apart than its columns (sim_gemm_run_slot's po). */
+SIM_PRIVATE int sim_gemm_post_rows_ok(const sim_step *st);
 /* How st's B operand is packed, for a caller that builds it packed itself
  * (sim_gemm_bgeom returns 0 when st cannot take it so). */
 typedef struct sim_gbgeom {
@@ -1713,6 +1716,13 @@ SIM_PRIVATE const sim_step *sim_cg_product(const sim_step *st);
 SIM_PRIVATE int sim_cg_run_with(const sim_step *st, void **vals, sim_cx *cx,
                                 sim_gemm_epi_fn epi, void *ctx,
                                 const sim_gpost *po);
+/* Whether st is such a convolution made in chunks, each one thread's
+ * panel and product (an NCHW stem), whose products can take an epilogue
+ * of row vectors and numbers; *N: its result's row length (positions). */
+SIM_PRIVATE int sim_cg_chunked(const sim_step *st, int64_t *N);
+/* Runs st (sim_cg_chunked) with po (NULL: none) on every chunk. */
+SIM_PRIVATE void sim_cg_run_chunks(const sim_step *st, void **vals,
+                                   sim_cx *cx, const sim_gpost *po);
 
 /* ---- conv.c ---- */
 SIM_PRIVATE xrt_status sim_lower_convolution(sim_fcc *fc, const xrt_ir_op *op,
@@ -2125,7 +2135,8 @@ enum sim_fuse_kind {
   SIM_FUSE_CLAMP,
   SIM_FUSE_RESHAPE, /* its operand's bytes, renamed */
   SIM_FUSE_VIEW,    /* broadcast_in_dim, broadcast, transpose: a gather */
-  SIM_FUSE_REDUCE   /* only as the root of a group */
+  SIM_FUSE_REDUCE,  /* only as the root of a group */
+  SIM_FUSE_BN       /* batch_norm_inference on f32: three operations */
 };
 
 /* The element-type check op_support makes (plugin.c): the one the op's
@@ -6927,6 +6938,7 @@ typedef struct sim_gtp {
   const sim_gpost *po;
   int64_t row, col; /* the tile's first element in C */
   int64_t ldb;      /* C's row length: full operands' row stride */
+  unsigned m0, m1;  /* masked kernel: the columns of each vector in C */
 } sim_gtp;
 
 #define SIM_GKP_U(i)                                                         \
@@ -7003,6 +7015,103 @@ SIM_GK_STRIP_DEF_T(sim_gkp_f32_avx512_strip8, SIM_GK_ROWS8, SIM_GK_PP,
                    SIM_GK_TAIL_POST)
 SIM_GK_STRIP_DEF_T(sim_gkp_f32_avx512_strip4, SIM_GK_ROWS4, SIM_GK_PP,
                    SIM_GK_TAIL_POST)
+/* The same for a tile of fewer than 32 columns of C (the last of a
+ * product 24 or 40 wide: MobileNet's projections), so that it needs no
+ * tile buffer and no epilogue pass over it: C's loads and stores and the
+ * operands' loads masked to the tile's columns; an operand of C's shape
+ * (a residual) is loaded into an array first, in a loop that is not
+ * unrolled, since ASan instruments each masked load lane by lane (see
+ * the post kernels above).  The lanes past the tile's columns compute
+ * on zeros and are never stored. */
+#define SIM_GKPM_F(i)                                                        \
+  c##i##a = sim_gpost_op512(c##i##a, fr[2 * (i)], OPC);                      \
+  c##i##b = sim_gpost_op512(c##i##b, fr[2 * (i) + 1], OPC);
+#define SIM_GKPM_SUM(i)                                                      \
+  if (!first) {                                                              \
+    c##i##a = ADD(c##i##a, _mm512_maskz_loadu_ps(m0, c + (i) * ldc));        \
+    c##i##b = ADD(c##i##b, _mm512_maskz_loadu_ps(m1, c + (i) * ldc + W));    \
+  }
+#define SIM_GKPM_ST(i)                                                       \
+  _mm512_mask_storeu_ps(c + (i) * ldc, m0, c##i##a);                         \
+  _mm512_mask_storeu_ps(c + (i) * ldc + W, m1, c##i##b);
+#define SIM_GK_TAIL_POSTM(ROWS)                                              \
+  {                                                                          \
+    const sim_gpost *po = tp->po;                                            \
+    const __mmask16 m0 = (__mmask16)tp->m0, m1 = (__mmask16)tp->m1;          \
+    ROWS(SIM_GKPM_SUM)                                                       \
+    for (int j = 0; j < po->n; j++) {                                        \
+      const float *bj = po->b[j];                                            \
+      if (po->arg[j] == SIM_GPOST_ROW) {                                     \
+        const float *br = bj + tp->row;                                      \
+        SIM_GKP_SWITCH(po->op[j], ROWS, SIM_GKP_R)                           \
+        continue;                                                            \
+      }                                                                      \
+      if (po->arg[j] == SIM_GPOST_FULL) {                                    \
+        V fr[24];                                                            \
+        const float *bf = bj + tp->row * tp->ldb + tp->col;                  \
+        _Pragma("GCC unroll 1") for (int r = 0; r < 24; r++)                 \
+          fr[r] = _mm512_maskz_loadu_ps(r & 1 ? m1 : m0,                     \
+                                        bf + r / 2 * tp->ldb + r % 2 * W);   \
+        SIM_GKP_SWITCH(po->op[j], ROWS, SIM_GKPM_F)                          \
+        continue;                                                            \
+      }                                                                      \
+      int one = po->arg[j] == SIM_GPOST_ONE;                                 \
+      V b0 = one ? SET1(bj[0]) : _mm512_maskz_loadu_ps(m0, bj + tp->col);    \
+      V b1 = one ? b0 : _mm512_maskz_loadu_ps(m1, bj + tp->col + W);         \
+      SIM_GKP_SWITCH(po->op[j], ROWS, SIM_GKP_U)                             \
+    }                                                                        \
+    if (po->has_lo || po->has_hi) {                                          \
+      V lo, z, hi;                                                           \
+      sim_gpost_bounds(po, &lo, &z, &hi);                                    \
+      ROWS(SIM_GKP_CL)                                                       \
+    }                                                                        \
+    ROWS(SIM_GKPM_ST)                                                        \
+  }
+SIM_GK_STRIP_DEF_T(sim_gkpm_f32_avx512_strip, SIM_GK_ROWS12, SIM_GK_PP,
+                   SIM_GK_TAIL_POSTM)
+
+/* The strip kernel reading A where it is: a convolution's micro-panel of
+ * 12 interior rows lda elements apart in lhs (consecutive positions of an
+ * NHWC row), strip s of 16 k at sp[s] (one window position's features),
+ * so the panel is not copied (sim_gemm_direct_panel).  ap points to a
+ * sim_gdir; kc is a multiple of 16.  The same multiply-adds in the same
+ * order as the packed panel's: the same sums. */
+typedef struct sim_gdir {
+  const float *const *sp;
+  int64_t lda;
+} sim_gdir;
+#define SIM_GK_D_FMA(i)                                                      \
+  {                                                                          \
+    V ai = SET1(a[(i) * lda]);                                               \
+    c##i##a = FMA(ai, b0, c##i##a);                                          \
+    c##i##b = FMA(ai, b1, c##i##b);                                          \
+  }
+#define SIM_GK_DIRECT_DEF_T(NAME, PP, TAIL)                                  \
+  __attribute__((target("avx512f"))) static void NAME(                       \
+      int64_t kc, const void *ap, const void *bp, void *cp, int64_t ldc,     \
+      int first PP) {                                                        \
+    const sim_gdir *d = (const sim_gdir *)ap;                                \
+    const float *b = (const float *)bp;                                      \
+    float *c = (float *)cp;                                                  \
+    const int64_t lda = d->lda;                                              \
+    SIM_GK_ROWS12(SIM_GK_Z_DECL)                                             \
+    for (int64_t s = 0; s < kc / SIM_GK_STRIP; s++) {                        \
+      const float *a = d->sp[s];                                             \
+      for (int t = 0; t < SIM_GK_STRIP; t++, a++, b += 2 * W) {              \
+        V b0 = LOAD(b), b1 = LOAD(b + W);                                    \
+        _mm_prefetch((const char *)(b + SIM_GK_STRIP * 2 * W), _MM_HINT_T0); \
+        _mm_prefetch((const char *)(b + SIM_GK_STRIP * 2 * W + W),           \
+                     _MM_HINT_T0);                                           \
+        _mm_prefetch((const char *)(b + SIM_GK_PF2 * 2 * W), _MM_HINT_T1);   \
+        _mm_prefetch((const char *)(b + SIM_GK_PF2 * 2 * W + W),             \
+                     _MM_HINT_T1);                                           \
+        SIM_GK_ROWS12(SIM_GK_D_FMA)                                          \
+      }                                                                      \
+    }                                                                        \
+    TAIL(SIM_GK_ROWS12)                                                      \
+  }
+SIM_GK_DIRECT_DEF_T(sim_gkd_f32_avx512, SIM_GK_NOPP, SIM_GK_TAIL)
+SIM_GK_DIRECT_DEF_T(sim_gkpd_f32_avx512, SIM_GK_PP, SIM_GK_TAIL_POST)
 SIM_GK_VEC_DEF_T(sim_gkp_f32_avx512, "avx512f", float, 12, SIM_GK_ROWS12,
                  SIM_GK_PP, SIM_GK_TAIL_POST)
 SIM_GK_VEC_DEF_T(sim_gkp_f32_avx512_r8, "avx512f", float, 12, SIM_GK_ROWS8,
@@ -7157,6 +7266,10 @@ typedef struct sim_gconv {
   const int32_t *mpos;       /* per row, ns entries: pos_d * K_d + toff_d */
   const int32_t *kwin;       /* per window position, ns entries: win_d */
   int64_t Cg, lf;            /* features per group, their lhs stride */
+  /* Interior rows, whose every window position is in lhs: row r's
+   * window position w is at rbase[r] + wdelta[w] (rbase[r] < 0: not
+   * interior), so packing needs no table walk per position. */
+  const int64_t *rbase, *wdelta;
 } sim_gconv;
 
 /* The lhs offset of window position kw over the first nd spatial
@@ -7386,6 +7499,8 @@ typedef struct sim_gblk {
   /* The epilogue the last K block's kernels apply (sim_gemm_run_packed_with),
    * or NULL */
   const sim_gpost *post;
+  /* The current micro-panel read in place (sim_gdir), or NULL */
+  const void *dir;
 } sim_gblk;
 
 /* Copies n elements of one row of A, from column k of the panel on, into
@@ -7566,6 +7681,55 @@ static void sim_gpack_conv_short(const sim_gemm *g, const float *a, int64_t r0,
   }
 }
 
+#if SIM_GEMM_X86
+enum { SIM_GPACK_MR = 16 }; /* rows of a micro-panel, at most */
+
+/* sim_gpack_conv_strip for whole strips (Cg, k0 and kb multiples of 16):
+ * each row's source found once (interior rows: rbase; the others walk
+ * the tables per window position), then per window position the rows'
+ * runs copied a vector at a time.  The table walk per row and position
+ * and a call per run took as long as the copies: a fifth of a 3x3
+ * convolution over 56x56x64 was its packing. */
+__attribute__((target("avx512f"))) static void sim_gpack_conv_whole(
+    const sim_gemm *g, const float *a, int64_t r0, int64_t mv, int64_t k0,
+    int64_t kb, float *dst) {
+  const sim_gconv *cv = g->conv;
+  const int64_t MR = g->k->mr, Cg = cv->Cg;
+  const int32_t ns = cv->ns;
+  const float *rowp[SIM_GPACK_MR]; /* interior: window position 0's */
+  int edge[SIM_GPACK_MR];          /* walks the tables */
+  for (int64_t i = 0; i < MR; i++) {
+    int64_t rb = i < mv ? cv->rbase[r0 + i] : -1;
+    rowp[i] = rb >= 0 ? a + g->am[r0 + i] + rb : NULL;
+    edge[i] = i < mv && rb < 0;
+  }
+  const __m512 z = _mm512_setzero_ps();
+  for (int64_t k = 0; k < kb;) {
+    int64_t kk = k0 + k, w = kk / Cg, f = kk % Cg;
+    int64_t run = Cg - f < kb - k ? Cg - f : kb - k;
+    const int64_t dw = cv->wdelta[w] + f;
+    float *d = dst + k * MR;
+    for (int64_t i = 0; i < MR; i++, d += SIM_GK_STRIP) {
+      const float *s = rowp[i] ? rowp[i] + dw : NULL;
+      if (edge[i]) {
+        int ok;
+        int64_t off = sim_gconv_at(cv, cv->mpos + (r0 + i) * ns,
+                                   cv->kwin + w * ns, ns, &ok);
+        if (ok) s = a + g->am[r0 + i] + off + f;
+      }
+      float *o = d;
+      if (s)
+        for (int64_t j = 0; j < run; j += 16, o += 16 * MR)
+          _mm512_storeu_ps(o, _mm512_loadu_ps(s + j));
+      else
+        for (int64_t j = 0; j < run; j += 16, o += 16 * MR)
+          _mm512_storeu_ps(o, z);
+    }
+    k += run;
+  }
+}
+#endif
+
 /* A convolution micro-panel for f32 with contiguous features (lf == 1),
  * strip-packed: per window position each row copies a run of features, or
  * zeros (padding, rows past mv). */
@@ -7583,6 +7747,12 @@ static void sim_gpack_conv_strip(const sim_gemm *g, const float *a,
   int whole = cv->Cg % SIM_GK_STRIP == 0 && k0 % SIM_GK_STRIP == 0 &&
               kb % SIM_GK_STRIP == 0;
   (void)whole;
+#if SIM_GEMM_X86
+  if (whole && MR <= SIM_GPACK_MR && cv->rbase) {
+    sim_gpack_conv_whole(g, a, r0, mv, k0, kb, dst);
+    return;
+  }
+#endif
   for (int64_t k = 0; k < kb;) {
     int64_t kk = k0 + k, w = kk / cv->Cg, f = kk % cv->Cg;
     int64_t run = cv->Cg - f < kb - k ? cv->Cg - f : kb - k;
@@ -7746,7 +7916,7 @@ static void sim_gemm_post_tile(const sim_gblk *x, sim_gk_fn fk,
 #if SIM_GEMM_X86
   sim_gkp_fn fp = sim_gk_post_of(fk);
   if (fp) {
-    sim_gtp tp = {x->post, r0, c0, x->g->N};
+    sim_gtp tp = {x->post, r0, c0, x->g->N, 0xFFFFu, 0xFFFFu};
     fp(x->kb, ap, bj, c, ldc, x->first, &tp);
     return;
   }
@@ -7754,6 +7924,19 @@ static void sim_gemm_post_tile(const sim_gblk *x, sim_gk_fn fk,
   assert(!"a product's epilogue without a post kernel");
   fk(x->kb, ap, bj, c, ldc, x->first);
   (void)r0, (void)c0;
+}
+
+/* Whether the masked post kernel can take a tile of fewer than 32
+ * columns of a panel computed with fr (the 12-row strip kernel). */
+static int sim_gemm_post_masked(const sim_gemm *g, sim_gk_fn fr,
+                                const sim_gpost *po) {
+#if SIM_GEMM_X86
+  (void)po;
+  return fr == sim_gk_f32_avx512_strip && g->cm_s && g->cn_s == 1;
+#else
+  (void)g, (void)fr, (void)po;
+  return 0;
+#endif
 }
 
 /* The epilogue over C's rows [r0, r0 + mv), columns [c0, c0 + nv), after
@@ -7794,6 +7977,21 @@ static void sim_gemm_panel_row(const sim_gblk *x, const char *ap,
   _Alignas(64) char tile[12 * 32 * sizeof(float)];
   /* the epilogue, after the last K block (C is dense: sim_gemm_post_ok) */
   const sim_gpost *po = x->post && x->pc + x->kb >= g->K ? x->post : NULL;
+#if SIM_GEMM_X86
+  if (x->dir) { /* whole tiles only (sim_gemm_direct_panel) */
+    for (int64_t j = 0; j < nb; j += NR) {
+      const char *bj = bp + (size_t)(j * x->kb) * es;
+      char *c = x->c + (size_t)(g->cm[r0] + c0 + j) * es;
+      if (po) {
+        sim_gtp tp = {po, r0, c0 + j, g->N, 0xFFFFu, 0xFFFFu};
+        sim_gkpd_f32_avx512(x->kb, x->dir, bj, c, g->cm_s, x->first, &tp);
+      } else {
+        sim_gkd_f32_avx512(x->kb, x->dir, bj, c, g->cm_s, x->first);
+      }
+    }
+    return;
+  }
+#endif
   for (int64_t j = 0; j < nb; j += NR) {
     const char *bj = bp + (size_t)(j * x->kb) * es;
     int64_t nv = nb - j < NR ? nb - j : NR;
@@ -7806,9 +8004,19 @@ static void sim_gemm_panel_row(const sim_gblk *x, const char *ap,
       fr(x->kb, ap, bj, c, g->cm_s, x->first);
       continue;
     }
+#if SIM_GEMM_X86
+    if (po && sim_gemm_post_masked(g, fr, po)) {
+      unsigned m = nv >= 32 ? 0xFFFFFFFFu : (1u << nv) - 1;
+      sim_gtp tp = {po, r0, c0 + j, g->N, m & 0xFFFFu, m >> 16};
+      sim_gkpm_f32_avx512_strip(
+          x->kb, ap, bj, x->c + (size_t)(g->cm[r0] + c0 + j) * es, g->cm_s,
+          x->first, &tp);
+      continue;
+    }
+#endif
     ft(x->kb, ap, bj, tile, NR, 1);
     sim_gstore_tile(x, tile, r0, mv, c0 + j, nv);
-    if (po) sim_gemm_post_rows(po, x->c, g->N, r0, mv, c0 + j, nv);
+    if (po) sim_gemm_post_rows(po, x->c, g->cm_s, r0, mv, c0 + j, nv);
   }
 }
 
@@ -7913,6 +8121,43 @@ static const char *sim_gemm_narrow_a(sim_gblk *x, int64_t m0, int64_t m1) {
   return x->apack;
 }
 
+/* Whether A's micro-panel at row r0 (mv rows) of this K block can be read
+ * in place by sim_gkd_f32_avx512 (AVX-512 f32 strip kernels, a
+ * convolution with whole strips of features, columns [n0, n1) whole
+ * tiles): its 12 rows interior and lda apart in lhs.  Then *d and sp (up
+ * to nsp strips) describe it. */
+enum { SIM_GDIR_STRIPS = 64 };
+static int sim_gemm_direct_panel(const sim_gblk *x, int64_t r0, int64_t mv,
+                                 int64_t nb, sim_gdir *d, const float **sp) {
+#if SIM_GEMM_X86
+  const sim_gemm *g = x->g;
+  const sim_gconv *cv = g->conv;
+  if (!cv || !cv->rbase || !g->astrip || mv != 12 || g->k->mr != 12 ||
+      g->k->fs != sim_gk_f32_avx512_strip || cv->Cg % SIM_GK_STRIP ||
+      x->pc % SIM_GK_STRIP || x->kb % SIM_GK_STRIP ||
+      x->kb / SIM_GK_STRIP > SIM_GDIR_STRIPS || nb % g->k->nr || !g->cm_s ||
+      g->cn_s != 1 || cv->rbase[r0] < 0 || cv->rbase[r0 + 1] < 0)
+    return 0;
+  const int64_t base = g->am[r0] + cv->rbase[r0];
+  const int64_t lda = g->am[r0 + 1] + cv->rbase[r0 + 1] - base;
+  for (int64_t i = 2; i < 12; i++)
+    if (cv->rbase[r0 + i] < 0 ||
+        g->am[r0 + i] + cv->rbase[r0 + i] != base + i * lda)
+      return 0;
+  const float *a0 = (const float *)(const void *)x->a + base;
+  for (int64_t s = 0; s < x->kb / SIM_GK_STRIP; s++) {
+    int64_t k = x->pc + s * SIM_GK_STRIP;
+    sp[s] = a0 + cv->wdelta[k / cv->Cg] + k % cv->Cg;
+  }
+  d->sp = sp;
+  d->lda = lda;
+  return 1;
+#else
+  (void)x, (void)r0, (void)mv, (void)nb, (void)d, (void)sp;
+  return 0;
+#endif
+}
+
 static void sim_gemm_narrow(sim_gblk *x, int lane, int64_t m0, int64_t m1,
                             int64_t n0, int64_t n1) {
   const sim_gemm *g = x->g;
@@ -7941,11 +8186,16 @@ static void sim_gemm_narrow(sim_gblk *x, int lane, int64_t m0, int64_t m1,
       int64_t mv = m1 - r0 < MR ? m1 - r0 : MR;
       x->ic = r0, x->mb = mv;
       const char *ap = x->apack;
+      sim_gdir dir;
+      const float *sp[SIM_GDIR_STRIPS];
       if (x->apre)
         ap = x->apre + sim_gemm_aoff(g, x->pc, r0, x->kb) * es;
+      else if (sim_gemm_direct_panel(x, r0, mv, nb, &dir, sp))
+        x->dir = &dir; /* read in place */
       else
         sim_gpack_a_panel(x, 0); /* at apack: one panel, reused from L1 */
       sim_gemm_panel_row(x, ap, bp, r0, mv, n0, nb);
+      x->dir = NULL;
       int64_t end = r0 + mv;
       if (last && ((end - done) * nb >= SIM_GEMM_EPI_ELEMS || end == m1)) {
         x->epi(x->epi_ctx, lane, done, end);
@@ -8255,6 +8505,22 @@ SIM_PRIVATE int sim_gemm_post_ok(const sim_step *st) {
   const sim_gemm *g = (const sim_gemm *)st->data;
 #if SIM_GEMM_X86
   return g->BT == 1 && g->K > 0 && !g->blas && g->k->fn == sim_gk_f32_avx512;
+#else
+  (void)g;
+  return 0;
+#endif
+}
+
+/* sim_gemm_post_ok for a product whose rows may be further apart than
+ * its columns (a chunk of an NCHW convolution's result, rows P apart):
+ * an epilogue of row vectors and numbers only, which read no row
+ * stride. */
+SIM_PRIVATE int sim_gemm_post_rows_ok(const sim_step *st) {
+  if (!sim_gemm_slots(st)) return 0;
+  const sim_gemm *g = (const sim_gemm *)st->data;
+#if SIM_GEMM_X86
+  return g->cm_s >= g->N && g->cn_s == 1 && g->cb[0] == 0 &&
+         g->k->fn == sim_gk_f32_avx512;
 #else
   (void)g;
   return 0;
@@ -8617,10 +8883,10 @@ SIM_PRIVATE void sim_gemm_apre_put(sim_cx *cx, void *entry) {
 SIM_PRIVATE void sim_gemm_run_slot(const sim_step *st, void **vals,
                                    const char *A, const char *B, char *C,
                                    const char *apre, const char *bpre,
-                                   int slot) {
+                                   int slot, const sim_gpost *po) {
   const sim_gemm *g = (const sim_gemm *)st->data;
   sim_gblk x = {g, A, B, C, NULL, NULL, 0, 0, 0, 0, 0, 1, bpre, apre,
-                NULL, NULL, NULL};
+                NULL, NULL, po, NULL};
   x.apack = (char *)vals[g->apack] + g->apack_lane * g->es * (size_t)slot;
   x.bpack = (char *)vals[g->bpack] + g->bpack_lane * g->es * (size_t)slot;
   x.a += (size_t)g->ab[0] * g->es;
@@ -8655,6 +8921,36 @@ static int sim_gemm_conv_rows(sim_fcc *fc, const sim_conv *c, sim_gemm *g,
     }
   }
   g->am = am, g->cm = cm, cv->mpos = mp;
+  return 1;
+}
+
+/* cv->rbase and cv->wdelta (sim_gconv), after the rows and the columns:
+ * a row is interior when every window position is in lhs at the same
+ * distance from position 0 as in the first interior row. */
+static int sim_gemm_conv_interior(sim_fcc *fc, int64_t M, int64_t Wn,
+                                  sim_gconv *cv) {
+  int64_t *rb = (int64_t *)sim_palloc(fc, sizeof *rb * (size_t)(M + 1));
+  int64_t *wd = (int64_t *)sim_palloc(fc, sizeof *wd * (size_t)(Wn + 1));
+  if (!rb || !wd) return 0;
+  memset(wd, 0, sizeof *wd * (size_t)(Wn + 1));
+  int have = 0;
+  const int32_t ns = cv->ns;
+  for (int64_t r = 0; r < M; r++) {
+    const int32_t *mp = cv->mpos + r * ns;
+    int ok;
+    int64_t o0 = sim_gconv_at(cv, mp, cv->kwin, ns, &ok);
+    rb[r] = -1;
+    if (!ok) continue;
+    int64_t w = 1;
+    for (; w < Wn; w++) {
+      int64_t o = sim_gconv_at(cv, mp, cv->kwin + w * ns, ns, &ok);
+      if (!ok || (have && o - o0 != wd[w])) break;
+      if (!have) wd[w] = o - o0;
+    }
+    if (w < Wn) continue;
+    have = 1, rb[r] = o0;
+  }
+  cv->rbase = rb, cv->wdelta = wd;
   return 1;
 }
 
@@ -8731,7 +9027,8 @@ SIM_PRIVATE int sim_gemm_lower_conv(sim_fcc *fc, const sim_conv *c, sim_step *st
   cv->ns = c->ns, cv->tab = c->tab, cv->Cg = c->Cg, cv->lf = c->lf;
   for (int32_t d = 0; d < c->ns; d++) cv->K[d] = c->K[d];
   if (!sim_gemm_conv_rows(fc, c, g, cv) || !sim_gemm_conv_cols(fc, c, g, cv) ||
-      !sim_gemm_conv_groups(fc, c, g, G, fg > 1))
+      !sim_gemm_conv_groups(fc, c, g, G, fg > 1) ||
+      !sim_gemm_conv_interior(fc, g->M, Wn, cv))
     return (*rc = XRT_RESOURCE_EXHAUSTED), 1;
   g->ak = g->bk; /* unused by the convolution packer */
   /* Features in runs: copy them into strips rather than transpose. */
@@ -11756,7 +12053,8 @@ static const sim_op_desc sim_ops[XRT_OP_COUNT] = {
                          .quant = SIM_QR_ALL},
     [XRT_OP_BATCH_NORM_INFERENCE] = {.lower = sim_lower_batch_norm_inference,
                                      .types = SIM_TR_FLOAT_INPUT,
-                                     .quant = SIM_QR_ALL},
+                                     .quant = SIM_QR_ALL,
+                                     .fuse = SIM_FUSE_BN},
     [XRT_OP_BATCH_NORM_TRAINING] = {.lower = sim_lower_batch_norm_training,
                                     .types = SIM_TR_FLOAT_INPUT,
                                     .quant = SIM_QR_ALL},
@@ -13177,14 +13475,20 @@ static void sim_rw_unravel(const sim_win *w, int32_t nd, int64_t idx,
       sim_rw_v16 a_, b_, c_, d_, acc = iv;                                    \
       memcpy(&a_, t_, sizeof a_);                                             \
       memcpy(&b_, t_ + 16, sizeof b_);                                        \
-      SIM_RW_ACC(OP, acc, SIM_RW_EVEN(a_, b_));                               \
+      if (ident)                                                              \
+        acc = SIM_RW_EVEN(a_, b_);                                            \
+      else                                                                    \
+        SIM_RW_ACC(OP, acc, SIM_RW_EVEN(a_, b_));                             \
       SIM_RW_ACC(OP, acc, SIM_RW_ODD(a_, b_));                                \
       if (wb == 3) {                                                          \
         memcpy(&c_, t_ + 2, sizeof c_);                                       \
         memcpy(&d_, t_ + 18, sizeof d_);                                      \
         SIM_RW_ACC(OP, acc, SIM_RW_EVEN(c_, d_));                             \
       }                                                                       \
-      memcpy(o + jj, &acc, (size_t)n_ * sizeof(float));                       \
+      if (n_ == 16) /* a constant size: a vector store, not a call */         \
+        memcpy(o + jj, &acc, sizeof acc);                                     \
+      else                                                                    \
+        memcpy(o + jj, &acc, (size_t)n_ * sizeof(float));                     \
     }                                                                         \
   } while (0)
 #else
@@ -13210,6 +13514,10 @@ static void sim_rw_unravel(const sim_win *w, int32_t nd, int64_t idx,
     int32_t da = w->rank - 2, db = w->rank - 1;                               \
     int64_t wa = w->wdims[da], wb = w->wdims[db], ob = w->odims[db];          \
     int64_t hn = xw >= wb ? xw - wb + 1 : 0;                                  \
+    /* combining the init value first changes nothing (-inf for maximum,   \
+     * +inf for minimum, NaN and signed zeros included): skipped */        \
+    const int ident = (OP) == 1 ? init == -INFINITY : init == INFINITY;      \
+    (void)ident;                                                              \
     int64_t ri[XRT_MAX_RANK] = {0};                                           \
     sim_rw_v16 iv;                                                            \
     for (int l = 0; l < 16; l++) iv[l] = init;                                \
@@ -13230,10 +13538,14 @@ static void sim_rw_unravel(const sim_win *w, int32_t nd, int64_t idx,
       int64_t i = 0;                                                          \
       for (; i + 16 <= xw; i += 16) {                                         \
         sim_rw_v16 acc = iv, v;                                               \
+        int fresh = ident; /* acc is the identity: the first row is it */    \
         for (int64_t ka = 0; ka < wa; ka++)                                   \
           if (ta[ka] >= 0) {                                                  \
             memcpy(&v, xb + ta[ka] + i, sizeof v);                            \
-            SIM_RW_ACC(OP, acc, v);                                           \
+            if (fresh)                                                        \
+              acc = v, fresh = 0;                                             \
+            else                                                              \
+              SIM_RW_ACC(OP, acc, v);                                         \
           }                                                                   \
         memcpy(tmp + i, &acc, sizeof acc);                                    \
       }                                                                       \
@@ -14848,6 +15160,74 @@ SIM_DW_CH4(sim_dw_ch4p_f32_avx512, float, SIM_DW_T5, __m512, 16,
 #undef SIM_DW_PP
 #undef SIM_DW_POST2
 #undef SIM_DW_POSTM
+
+/* dn4 on f32 with the epilogue in registers: NV vectors of results (the
+ * last one masked: zero weights, not stored) of P positions (4, or 8: two
+ * groups when the results are one vector, as dn4), the multiply-adds of
+ * dn4, then the epilogue on each vector of four positions
+ * (sim_gpost_cols4) before the stores.  A first layer on RGB with its
+ * batch norm and ReLU: the group's own loop over the result was a tenth
+ * of the time.  Unrolled: else a[][] lives in memory. */
+SIM_DW_T5 static inline __attribute__((always_inline)) void
+sim_dw_dn4p_blk(int64_t nt, int64_t ci, const char *const *ip,
+                const char *const *wp, int64_t wci, const int64_t *xsp,
+                int64_t g, float *o, int64_t os, int64_t c, int64_t n,
+                const sim_gpost *po, const int NV, const int P) {
+  __mmask16 m[4];
+  __m512 a[4][8]; /* [vector][position] */
+  _Pragma("GCC unroll 4") for (int k = 0; k < NV; k++) {
+    m[k] = sim_dw_m16(0, n - c - 16 * k);
+    _Pragma("GCC unroll 8") for (int u = 0; u < P; u++)
+      a[k][u] = _mm512_setzero_ps();
+  }
+  for (int64_t t = 0; t < nt; t++) {
+    const int64_t xs = xsp[t];
+    const float *x = (const float *)(const void *)ip[t] + g * 4 * xs;
+    const float *w = (const float *)(const void *)wp[t] + c;
+    for (int64_t i = 0; i < ci; i++, w += wci) {
+      __m512 wv[4];
+      _Pragma("GCC unroll 4") for (int k = 0; k < NV; k++)
+        wv[k] = _mm512_maskz_loadu_ps(m[k], w + 16 * k);
+      _Pragma("GCC unroll 8") for (int u = 0; u < P; u++) {
+        __m512 xv = _mm512_set1_ps(x[u * xs + i]);
+        _Pragma("GCC unroll 4") for (int k = 0; k < NV; k++)
+          a[k][u] = _mm512_fmadd_ps(xv, wv[k], a[k][u]);
+      }
+    }
+  }
+  _Pragma("GCC unroll 4") for (int k = 0; k < NV; k++) {
+    _Pragma("GCC unroll 2") for (int u = 0; u < P; u += 4)
+      sim_gpost_cols4(po, c + 16 * k, m[k], &a[k][u], &a[k][u + 1],
+                      &a[k][u + 2], &a[k][u + 3]);
+    _Pragma("GCC unroll 8") for (int u = 0; u < P; u++)
+      _mm512_mask_storeu_ps(o + u * os + c + 16 * k, m[k], a[k][u]);
+  }
+}
+
+SIM_DW_T5 static void sim_dw_dn4p_f32_avx512(
+    int64_t nt, int64_t ci, const char *const *ip, const char *const *wp,
+    int64_t wci, const int64_t *xsp, int64_t ng, void *op, int64_t os,
+    int64_t n, const sim_gpost *po) {
+  for (int64_t g = 0; g < ng; g++) {
+    float *o = (float *)op + g * 4 * os;
+    if (n <= 16 && g + 1 < ng) { /* eight positions: two groups */
+      sim_dw_dn4p_blk(nt, ci, ip, wp, wci, xsp, g, o, os, 0, n, po, 1, 8);
+      g++;
+      continue;
+    }
+    for (int64_t c = 0; c < n; c += 64) {
+      int64_t rem = n - c;
+      if (rem > 48)
+        sim_dw_dn4p_blk(nt, ci, ip, wp, wci, xsp, g, o, os, c, n, po, 4, 4);
+      else if (rem > 32)
+        sim_dw_dn4p_blk(nt, ci, ip, wp, wci, xsp, g, o, os, c, n, po, 3, 4);
+      else if (rem > 16)
+        sim_dw_dn4p_blk(nt, ci, ip, wp, wci, xsp, g, o, os, c, n, po, 2, 4);
+      else
+        sim_dw_dn4p_blk(nt, ci, ip, wp, wci, xsp, g, o, os, c, n, po, 1, 4);
+    }
+  }
+}
 #endif
 SIM_DW_KERNELS(f64_avx512, double, SIM_DW_T5, __m512d, 8,
                _mm512_setzero_pd(), _mm512_loadu_pd, _mm512_storeu_pd,
@@ -14990,6 +15370,7 @@ static void sim_dw_position(const sim_dw_run *r, const char *const *ip,
   _Alignas(64) char buf[SIM_DW_CB * sizeof(double)];
   if (w->cin) {
     w->k.dn(Wn, w->cin, ip, wp, c->rif, r->O + (size_t)ob * es, c->O);
+    if (r->post) sim_dw_post_rows(r, r->O + (size_t)ob * es, c->O, 1, c->O);
     return;
   }
   for (int64_t j = 0; j < w->mult; j++) {
@@ -15010,6 +15391,33 @@ static void sim_dw_position(const sim_dw_run *r, const char *const *ip,
   }
 }
 
+/* One group's window (dn4) as fewer, longer taps: when each row of the
+ * window (KX taps) reads KX * cin consecutive lhs elements with
+ * consecutive weight rows (NHWC, HWIO, no padding: a 7x7 stem's rows of
+ * 21 features), its taps become one of KX * cin features, so the kernel's
+ * per-tap work (pointers, a loop of 3) happens 7 times, not 49.  The
+ * same multiply-adds in the same order: the same sums.  Returns the
+ * taps' count (0: not so). */
+static int64_t sim_dw_rows_as_taps(const sim_dw_run *r, const char *const *ip,
+                                   const char *const *wp, const int64_t *xs,
+                                   int64_t KX, const char **ip2,
+                                   const char **wp2, int64_t *xs2) {
+  const sim_dw *w = r->w;
+  const size_t xstep = (size_t)w->cin * w->es;
+  const size_t wstep = (size_t)(w->cin * w->c->rif) * w->es;
+  int64_t n = 0;
+  if (KX < 2 || w->Wn % KX) return 0;
+  for (int64_t t = 0; t < w->Wn; t += KX, n++) {
+    for (int64_t j = 1; j < KX; j++)
+      if (ip[t + j] == w->zero || ip[t + j] != ip[t] + j * xstep ||
+          wp[t + j] != wp[t] + j * wstep || xs[t + j] != xs[t])
+        return 0;
+    if (ip[t] == w->zero) return 0;
+    ip2[n] = ip[t], wp2[n] = wp[t], xs2[n] = xs[t];
+  }
+  return n;
+}
+
 /* SIM_DW_RUN * ng positions along the last dimension from the one whose
  * window is ip (xs: each window position's step) and whose results start
  * at element ob. */
@@ -15021,7 +15429,20 @@ static void sim_dw_runs(const sim_dw_run *r, const char *const *ip,
   char *o = r->O + (size_t)ob * w->es;
   const int64_t os = c->osp[c->ns - 1];
   if (w->cin) {
-    w->k.dn4(w->Wn, w->cin, ip, wp, c->rif, xs, ng, o, os, c->O);
+    const char *ip2[SIM_DW_TAPS], *wp2[SIM_DW_TAPS];
+    int64_t xs2[SIM_DW_TAPS], KX = c->ns ? c->K[c->ns - 1] : 1;
+    int64_t nt = sim_dw_rows_as_taps(r, ip, wp, xs, KX, ip2, wp2, xs2);
+    int64_t ci = nt ? w->cin * KX : w->cin;
+    if (!nt) nt = w->Wn;
+    else ip = ip2, wp = wp2, xs = xs2;
+#ifdef SIM_HAVE_POST512
+    if (r->post) {
+      sim_dw_dn4p_f32_avx512(nt, ci, ip, wp, c->rif, xs, ng, o, os, c->O,
+                             r->post);
+      return;
+    }
+#endif
+    w->k.dn4(nt, ci, ip, wp, c->rif, xs, ng, o, os, c->O);
     return;
   }
 #ifdef SIM_HAVE_POST512
@@ -15326,17 +15747,17 @@ SIM_PRIVATE void sim_dw_positions(const sim_step *st, void **vals, int64_t q0,
 
 /* Whether st (sim_dw_by_position) can apply an epilogue of column vectors
  * and numbers to its results: f32 on AVX-512, a depthwise convolution of
- * one result per feature (sim_dw_ch4p_f32_avx512).  Not one group of few
- * features (dn, dn4): there the epilogue over the results just stored
- * (sim_dw_post_rows) was slower than the group's own loop (MobileNetV2's
- * first layer, 224 -> 263 us). */
+ * one result per feature (sim_dw_ch4p_f32_avx512) or one group of few
+ * features (sim_dw_dn4p_f32_avx512; its positions at the padding take it
+ * after their stores). */
 SIM_PRIVATE int sim_dw_post_ok(const sim_step *st) {
 #ifdef SIM_HAVE_POST512
   int64_t O, np;
   if (!sim_dw_by_position(st, &O, &np)) return 0;
   const sim_dw *w = (const sim_dw *)st->data;
-  return w->es == 4 && w->mult == 1 && !w->cin &&
-         w->k.ch4 == sim_dw_ch4_f32_avx512;
+  return w->es == 4 &&
+         (w->cin ? w->k.dn4 == sim_dw_dn4_f32_avx512
+                 : w->mult == 1 && w->k.ch4 == sim_dw_ch4_f32_avx512);
 #else
   (void)st;
   return 0;
@@ -15758,6 +16179,7 @@ typedef struct sim_cg_lane {
   char *cols, *out;
   atomic_ullong busy;
   const char *apre, *apre2; /* the kernel packed for gemm, gemm2, or NULL */
+  const sim_gpost *po;      /* the products' epilogue, or NULL */
 } sim_cg_lane;
 
 /* A free lane slot, marked busy: at most lanes threads run chunks at once,
@@ -15791,7 +16213,7 @@ static void sim_cg_chunks(void *ctx, int64_t j0, int64_t j1) {
     sim_gemm_run_slot(gs, y->vals, y->W, cols,
                       y->out + (size_t)(b * c->ob + p0) * g->es,
                       n < g->CH ? y->apre2 : y->apre,
-                      g->packed ? cols : NULL, slot);
+                      g->packed ? cols : NULL, slot, y->po);
   }
   atomic_fetch_and(&y->busy, ~(1ull << slot));
 }
@@ -15831,6 +16253,36 @@ SIM_PRIVATE int sim_cg_run_with(const sim_step *st, void **vals, sim_cx *cx,
   return sim_gemm_run_packed_with(&g->gemm, vals, cx, bpre, epi, ctx, po);
 }
 
+SIM_PRIVATE int sim_cg_chunked(const sim_step *st, int64_t *N) {
+  if (st->run != sim_run_cg) return 0;
+  const sim_cg *g = (const sim_cg *)st->data;
+  const sim_conv *c = g->c;
+  if (g->nhwc || !g->per_batch || !g->lanes || c->of != g->P ||
+      c->ob != c->O * g->P || !sim_gemm_post_rows_ok(&g->gemm) ||
+      (g->P % g->CH && !sim_gemm_post_rows_ok(&g->gemm2)))
+    return 0;
+  *N = g->P;
+  return 1;
+}
+
+SIM_PRIVATE void sim_cg_run_chunks(const sim_step *st, void **vals,
+                                   sim_cx *cx, const sim_gpost *po) {
+  const sim_cg *g = (const sim_cg *)st->data;
+  sim_cg_lane y = {g, vals, (const char *)vals[st->in[0]],
+                   (const char *)vals[st->in[1]], (char *)vals[g->cols],
+                   (char *)vals[st->out[0]], 0, NULL, NULL, po};
+  void *e1, *e2 = NULL;
+  y.apre = sim_gemm_apre(&g->gemm, y.W, cx, &e1);
+  y.apre2 = y.apre;
+  if (g->P % g->CH) y.apre2 = sim_gemm_apre(&g->gemm2, y.W, cx, &e2);
+  int threads = cx && cx->tp ? cx->tp->threads : 1;
+  int64_t n = g->c->NB * g->nch;
+  if (threads > g->lanes) sim_cg_chunks(&y, 0, n);
+  else sim_parallel_for(cx, n, 1, sim_cg_chunks, &y);
+  sim_gemm_apre_put(cx, e1);
+  sim_gemm_apre_put(cx, e2);
+}
+
 static xrt_status sim_run_cg(const sim_step *st, void **vals, sim_cx *cx) {
   const sim_cg *g = (const sim_cg *)st->data;
   const sim_conv *c = g->c;
@@ -15842,18 +16294,7 @@ static xrt_status sim_run_cg(const sim_step *st, void **vals, sim_cx *cx) {
   sim_cg_run x = {g, (const char *)vals[st->in[0]], (char *)vals[g->cols],
                   0, 0, PO, g->P, {0, 0, 0, 0}, NULL};
   if (g->lanes) {
-    sim_cg_lane y = {g, vals, (const char *)vals[st->in[0]],
-                     (const char *)vals[st->in[1]], (char *)vals[g->cols],
-                     (char *)vals[st->out[0]], 0, NULL, NULL};
-    void *e1, *e2 = NULL;
-    y.apre = sim_gemm_apre(&g->gemm, y.W, cx, &e1);
-    y.apre2 = y.apre;
-    if (g->P % g->CH) y.apre2 = sim_gemm_apre(&g->gemm2, y.W, cx, &e2);
-    int threads = cx && cx->tp ? cx->tp->threads : 1;
-    if (threads > g->lanes) sim_cg_chunks(&y, 0, c->NB * g->nch);
-    else sim_parallel_for(cx, c->NB * g->nch, 1, sim_cg_chunks, &y);
-    sim_gemm_apre_put(cx, e1);
-    sim_gemm_apre_put(cx, e2);
+    sim_cg_run_chunks(st, vals, cx, NULL);
     return XRT_OK;
   }
   /* A batch element (and a chunk) at a time: the product writes through
@@ -18452,11 +18893,12 @@ SIM_PRIVATE xrt_status sim_tpools_make(sim_client *c, int threads,
 /* ==== end src/sim/pool.c ==== */
 /* ==== begin src/sim/vmath.c ==== */
 /*
- * src/sim/vmath.c - vectorized exponential, tanh and logistic for f32.
+ * src/sim/vmath.c - vectorized exponential, tanh, logistic and rsqrt for
+ * f32.
  * Part of the simulated device; MIT licensed, see LICENSE.
  */
 /* ======================================================================
- * Vectorized elementary functions (f32 exp, tanh, logistic)
+ * Vectorized elementary functions (f32 exp, tanh, logistic, rsqrt)
  *
  * The simulator computes transcendentals in double and rounds once to the
  * element type (internal.h, SIM_F_EXP): for f32 the result is then the
@@ -18699,6 +19141,24 @@ static const sim_vm_d8 sim_vm_m1lo[2] = {
     r = __builtin_convertvector(1.0 / (1.0 + e_), sim_vm_f8);                 \
   } while (0)
 
+/* rsqrt(x) = 1 / sqrt(x) in double, rounded once: the scalar path's two
+ * correctly rounded operations, so the same bits (a negative x gives the
+ * NaN the square root instruction gives, as libm's sqrt does). */
+#define SIM_VM_SQRT_port(x)                                                   \
+  do {                                                                        \
+    for (int l_ = 0; l_ < 8; l_++) (x)[l_] = __builtin_sqrt((x)[l_]);         \
+  } while (0)
+#define SIM_VM_SQRT_avx2 SIM_VM_SQRT_port
+#ifdef SIM_VM_X86
+#define SIM_VM_SQRT_avx512(x) (x) = (sim_vm_d8)_mm512_sqrt_pd((__m512d)(x))
+#endif
+#define SIM_VM_BODY_rsqrt(r, x, xf, ISA)                                      \
+  do {                                                                        \
+    sim_vm_d8 s_ = (x);                                                       \
+    SIM_VM_SQRT_##ISA(s_);                                                    \
+    r = __builtin_convertvector(1.0 / s_, sim_vm_f8);                         \
+  } while (0)
+
 /* Four (AVX-512) or two independent chains of eight lanes at a time (their
  * loads, bodies and stores side by side, so that independent work is near
  * in the instruction stream), then eight, then the tail through a
@@ -18766,7 +19226,8 @@ static const sim_vm_d8 sim_vm_m1lo[2] = {
     }                                                                         \
   }
 #define SIM_VM_KERNELS(ISA)                                                   \
-  SIM_VM_KERNEL(ISA, exp) SIM_VM_KERNEL(ISA, tanh) SIM_VM_KERNEL(ISA, logistic)
+  SIM_VM_KERNEL(ISA, exp) SIM_VM_KERNEL(ISA, tanh)                            \
+  SIM_VM_KERNEL(ISA, logistic) SIM_VM_KERNEL(ISA, rsqrt)
 
 SIM_VM_KERNELS(port)
 #ifdef SIM_VM_X86
@@ -18787,6 +19248,8 @@ SIM_PRIVATE sim_ew_fn sim_vm_kernel(sim_ew_fn fn, int level) {
     return SIM_VM_PICK(sim_vm_tanh);
   if (fn == sim_ew_plain(SIM_EW_LOGISTIC, XRT_F32))
     return SIM_VM_PICK(sim_vm_logistic);
+  if (fn == sim_ew_plain(SIM_EW_RSQRT, XRT_F32))
+    return SIM_VM_PICK(sim_vm_rsqrt);
 #endif
   (void)fn;
   return NULL; /* not one of them, or no vector extensions */
@@ -18815,7 +19278,9 @@ SIM_PRIVATE sim_ew_fn sim_vm_kernel(sim_ew_fn fn, int level) {
  * node computes its tile into a tile-sized buffer of the step's scratch
  * (L1/L2 resident), with the same typed kernels (sim_ew_fn) an unfused op
  * uses, so results are bit-identical to the unfused program for every
- * element type.  Inputs of the root's shape are read in place; broadcast
+ * element type; but for batch_norm_inference (f32), which joins a group as
+ * JAX's three operations (sim_fzbn) where its own step evaluates the
+ * formula in double: a few ulp apart.  Inputs of the root's shape are read in place; broadcast
  * and transposed inputs and scalars fill their tile.  The absorbed values
  * are never defined, so liveness gives them no slot.
  *
@@ -18826,8 +19291,8 @@ SIM_PRIVATE sim_ew_fn sim_vm_kernel(sim_ew_fn fn, int level) {
  * matrix: blocked over SIM_FZ_COLBLK columns so the accumulators stay in
  * cache, four rows at a time for f32/f64 sums of a plain input); a
  * reduced innermost dimension folds runs.  Like XLA's vectorized and
- * parallel reductions these may reassociate: f32/f64 add folds of 256 or
- * more elements use 32 partial sums, the four-row sums add
+ * parallel reductions these may reassociate: f32/f64 add folds of 32 or
+ * more elements (SIM_FZ_PSUM_MIN) use 32 partial sums, the four-row sums add
  * (r0 + r1) + (r2 + r3), and a big reduction to one element combines the
  * partial results of its pieces.  Everything else keeps the sequential
  * order of the unfused reduce.
@@ -18916,7 +19381,11 @@ SIM_PRIVATE sim_ew_fn sim_vm_kernel(sim_ew_fn fn, int level) {
   }
 
 /* Reducers: vec = 1 combines acc[i] with in[i] (no overlap); vec = 0
- * folds in into *acc, with partial sums for long add folds. */
+ * folds in into *acc, with partial sums for add folds of SIM_FZ_PSUM_MIN
+ * or more elements: one chain of additions waits on each one's latency
+ * (an NCHW global average pool of 1000 features over 13x13: 126 us, 22
+ * in ONNX Runtime), 32 lanes do not (256 elements were the threshold). */
+#define SIM_FZ_PSUM_MIN 32
 /* acc[i] = acc[i] OP in[i]: restrict parameters and fixed-size blocks,
  * which gcc -O2 vectorizes. */
 #define SIM_FZ_VEC(ISA, OPN, nm, T, COMB)                                     \
@@ -18967,7 +19436,7 @@ SIM_PRIVATE sim_ew_fn sim_vm_kernel(sim_ew_fn fn, int level) {
       return;                                                                 \
     }                                                                         \
     T a = *acc;                                                               \
-    if (PARTIAL && n >= 256) {                                                \
+    if (PARTIAL && n >= SIM_FZ_PSUM_MIN) {                                    \
       T s[32] = {0};                                                          \
       for (; i + 32 <= n; i += 32)                                            \
         for (int k = 0; k < 32; k++) s[k] += in[i + k];                       \
@@ -19057,14 +19526,14 @@ SIM_PRIVATE sim_ew_fn sim_fz_isa_kernel(sim_ew_fn fn) {
   SIM_FZ_MAPK2(f64)
 #undef SIM_FZ_MAPK2
 #undef SIM_FZ_MAPK
-  /* f32 exp, tanh, logistic: the vectorized ones of vmath.c */
+  /* f32 exp, tanh, logistic, rsqrt: the vectorized ones of vmath.c */
   sim_ew_fn v = sim_vm_kernel(fn, lv);
   return v ? v : fn;
 }
 
 /* The reducer for a one-op body on f32/f64 (ours), else the plain one.
  * Unfused reduces use it too, so a row reduced in one call adds in the same
- * order fused or not (an f32 add of 256 or more keeps 32 partial sums). */
+ * order fused or not (an f32 add of 32 or more keeps 32 partial sums). */
 SIM_PRIVATE sim_red_fn sim_red_pick_isa(xrt_opcode code, xrt_dtype t) {
   int lv = sim_fz_isa();
   (void)lv;
@@ -19168,6 +19637,18 @@ typedef struct sim_fznode {
   int64_t base;
 } sim_fznode;
 
+/* A batch_norm_inference member (f32) becomes (x - mean) * k + offset,
+ * three operations that a product's epilogue can take (sim_gpost), with
+ * k = scale / sqrt(var + eps) per feature, computed in double and
+ * rounded once, before each run into pseudo value k.  That is batch norm
+ * as JAX writes it; the op's own f32 rounding, within a few ulp of the
+ * unfused step, which evaluates the whole formula in double. */
+typedef struct sim_fzbn {
+  int32_t scale, var, k; /* values: operands 1 and 4, the pseudo value */
+  int64_t F;
+  double eps;
+} sim_fzbn;
+
 typedef struct sim_fz {
   int32_t nn;
   sim_fznode *nodes; /* post-order; the last is the root */
@@ -19182,6 +19663,8 @@ typedef struct sim_fz {
   int chain;
   int32_t inplace; /* the input whose memory the result takes, or -1 */
   int64_t cost;    /* work an element, in plain ops (sim_fz_op_cost) */
+  int32_t nbn;      /* batch norm members: their k, made before each run */
+  const sim_fzbn *bn;
   int8_t nch;
   uint8_t chop[SIM_FZ_CHAIN]; /* SIM_FZC_*, + SIM_FZC_REV: b op v */
   int16_t charg[SIM_FZ_CHAIN], chx, clo, chi;
@@ -19699,10 +20182,23 @@ static void sim_fz_go_ew(sim_cx *cx, sim_fzrun *r, int64_t tiles,
   fn(r, 0, 1);
 }
 
+/* The per-feature factors k of z's batch norm members (sim_fzbn). */
+static void sim_fz_bn_prep(const sim_fz *z, void **vals) {
+  for (int32_t j = 0; j < z->nbn; j++) {
+    const sim_fzbn *e = &z->bn[j];
+    const float *sc = (const float *)vals[e->scale];
+    const float *var = (const float *)vals[e->var];
+    float *k = (float *)vals[e->k];
+    for (int64_t f = 0; f < e->F; f++)
+      k[f] = (float)((double)sc[f] / sqrt((double)var[f] + e->eps));
+  }
+}
+
 static xrt_status sim_run_fused(const sim_step *st, void **vals, sim_cx *cx) {
   const sim_fz *z = (const sim_fz *)st->data;
   if (z->inplace >= 0) vals[st->out[0]] = vals[z->inplace];
   if (z->numel == 0) return XRT_OK;
+  sim_fz_bn_prep(z, vals);
   sim_fzrun r = {z, vals, (char *)vals[z->scratch], (char *)vals[st->out[0]],
                  NULL, 0, 0, 0, NULL, NULL};
   int64_t tiles = (z->numel + z->tile - 1) / z->tile;
@@ -19768,6 +20264,7 @@ static xrt_status sim_run_fused_dw(const sim_step *st, void **vals,
   const sim_fzdw *d = (const sim_fzdw *)st->data;
   const sim_fz *z = d->z;
   if (z->numel == 0) return XRT_OK;
+  sim_fz_bn_prep(z, vals);
   sim_fzrun r = {z, vals, (char *)vals[z->scratch], (char *)vals[st->out[0]],
                  NULL, 0, 0, 0, d, NULL};
   sim_gpost po;
@@ -19832,10 +20329,16 @@ static int sim_fz_by_rows(const sim_step *cs, int64_t *M, int64_t *N,
   return sim_gemm_by_rows(sim_fz_product(cs), M, N, lanes);
 }
 
-/* Runs cs with epi or po (sim_gemm_run_packed_with). */
+/* Runs cs with epi or po (sim_gemm_run_packed_with).  A convolution made
+ * in chunks (sim_cg_chunked) takes po, never epi: then it runs alone. */
 static int sim_fz_run_product(const sim_step *cs, void **vals, sim_cx *cx,
                               sim_gemm_epi_fn epi, void *ctx,
                               const sim_gpost *po) {
+  int64_t n;
+  if (sim_cg_chunked(cs, &n)) {
+    sim_cg_run_chunks(cs, vals, cx, epi ? NULL : po);
+    return !epi;
+  }
   if (sim_cg_product(cs)) return sim_cg_run_with(cs, vals, cx, epi, ctx, po);
   return sim_gemm_run_packed_with(cs, vals, cx, NULL, epi, ctx, po);
 }
@@ -19846,6 +20349,7 @@ static xrt_status sim_run_fused_gemm(const sim_step *st, void **vals,
   const sim_fz *z = d->z;
   if (d->direct) vals[d->x] = vals[st->out[0]];
   else vals[st->out[0]] = vals[d->x]; /* the result is the product's memory */
+  sim_fz_bn_prep(z, vals);
   sim_fzgrun g = {{z, vals, (char *)vals[z->scratch], (char *)vals[st->out[0]],
                    NULL, 0, 0, 0, NULL, NULL},
                   d->N,
@@ -19995,6 +20499,7 @@ static xrt_status sim_run_fused_reduce(const sim_step *st, void **vals,
                  (const char *)vals[st->in[0]], 0, 0, 0, NULL, NULL};
   z->fill(r.out, r.init, z->out_numel);
   if (z->numel == 0) return XRT_OK;
+  sim_fz_bn_prep(z, vals);
   if (z->rank == 2 && z->ostr[0] == 0 && z->ostr[1] == 1) {
     sim_fz_go(cx, &r, (z->dims[1] + SIM_FZ_COLBLK - 1) / SIM_FZ_COLBLK,
               sim_fz_red_cols);
@@ -20234,6 +20739,23 @@ static int sim_fz_view_strides(const sim_fcc *fc, const xrt_ir_op *op,
   }
 }
 
+/* batch_norm_inference on f32 (sim_fzbn): x of the result's shape, four
+ * vectors of its features. */
+static int sim_fz_bn_fits(const sim_fcc *fc, const xrt_ir_op *op,
+                          const xrt_shape *rs) {
+  const xrt_ir_attr *fi = sim_attr(op, "feature_index", XRT_ATTR_INT);
+  if (op->num_operands != 5 || rs->dtype != XRT_F32 || !fi || fi->i < 0 ||
+      fi->i >= rs->rank || !sim_fz_same_shape(sim_shape(fc, op->operands[0]),
+                                              rs))
+    return 0;
+  for (int32_t j = 1; j < 5; j++) {
+    const xrt_shape *v = sim_shape(fc, op->operands[j]);
+    if (v->dtype != XRT_F32 || v->rank != 1 || v->dims[0] != rs->dims[fi->i])
+      return 0;
+  }
+  return 1;
+}
+
 static int sim_fz_view_fits(const sim_fcc *fc, const xrt_ir_op *op,
                             const xrt_shape *rs) {
   int64_t ss[XRT_MAX_RANK], base;
@@ -20250,7 +20772,8 @@ static int (*const sim_fz_fits[])(const sim_fcc *fc, const xrt_ir_op *op,
     [SIM_FUSE_CLAMP] = sim_fz_clamp_fits,
     [SIM_FUSE_RESHAPE] = sim_fz_reshape_fits,
     [SIM_FUSE_VIEW] = sim_fz_view_fits,
-    [SIM_FUSE_REDUCE] = sim_fz_reduce_fits};
+    [SIM_FUSE_REDUCE] = sim_fz_reduce_fits,
+    [SIM_FUSE_BN] = sim_fz_bn_fits};
 
 /* How op takes part in fusion (SIM_FUSE_NONE: not at all): its kind in
  * the op table, if its values are plain tensors that fit the kind. */
@@ -20270,7 +20793,8 @@ static enum sim_fuse_kind sim_fz_kind(const sim_fcc *fc, const xrt_ir_op *op) {
  * values). */
 static int sim_fz_fusable_operand(enum sim_fuse_kind k, int32_t j) {
   return k == SIM_FUSE_EW || k == SIM_FUSE_SELECT || k == SIM_FUSE_CLAMP ||
-         ((k == SIM_FUSE_RESHAPE || k == SIM_FUSE_REDUCE) && j == 0);
+         ((k == SIM_FUSE_RESHAPE || k == SIM_FUSE_REDUCE ||
+           k == SIM_FUSE_BN) && j == 0);
 }
 
 /* Index of op in block r, or -1. */
@@ -20488,6 +21012,9 @@ typedef struct sim_fzb {
   int32_t leaves[SIM_FZ_MAXN], nleaves;
   int32_t minp; /* pieces at least (a convolution runs in them too) */
   int cached;    /* the result is written over lines in cache: no streaming */
+  sim_fzbn bn[SIM_FZ_MAXOPS]; /* batch norm members, k still unset */
+  int32_t bnode[SIM_FZ_MAXOPS]; /* the node reading each one's k */
+  int32_t nbn;
 } sim_fzb;
 
 static xrt_status sim_fz_node(sim_fzb *b, int32_t v, int32_t *out);
@@ -20587,10 +21114,79 @@ static xrt_status sim_fz_ew(sim_fzb *b, const xrt_ir_op *op, sim_fznode *nd) {
   return XRT_OK;
 }
 
+/* Appends node nd, which no other use shares (vid -1), as *out. */
+static xrt_status sim_fz_push(sim_fzb *b, const sim_fznode *nd,
+                              int32_t *out) {
+  sim_fz *z = b->z;
+  if (z->nn >= SIM_FZ_MAXN)
+    return sim_fail(b->fc->cc->err, XRT_INTERNAL, "@%s: fused loop too big",
+                    b->fc->f->name);
+  b->vids[z->nn] = -1;
+  b->nodes[z->nn] = *nd;
+  *out = z->nn++;
+  return XRT_OK;
+}
+
+/* A feature vector v (f32) read along dimension fi of shape s. */
+static xrt_status sim_fz_feature(sim_fzb *b, int32_t v, const xrt_shape *s,
+                                 int64_t fi, int32_t *out) {
+  int64_t ss[XRT_MAX_RANK] = {0};
+  sim_fznode nd;
+  memset(&nd, 0, sizeof nd);
+  ss[fi] = 1;
+  nd.kind = SIM_FZ_GATHER;
+  nd.val = v;
+  nd.es = 4;
+  sim_fz_gather_init(b, &nd, s, ss, 0);
+  return sim_fz_push(b, &nd, out);
+}
+
+/* An f32 add, sub or mul node on nodes x and y. */
+static void sim_fz_f32_op(sim_fznode *nd, int op, int32_t x, int32_t y) {
+  int lv = sim_fz_isa();
+  (void)lv;
+  nd->kind = SIM_FZ_EW;
+  nd->es = 4;
+  nd->nargs = 2;
+  nd->arg[0] = (int16_t)x, nd->arg[1] = (int16_t)y;
+  nd->ew = op == SIM_FZC_SUB   ? SIM_FZ_PICK3(sim_fz_SUB_f32)
+           : op == SIM_FZC_MUL ? SIM_FZ_PICK3(sim_fz_MUL_f32)
+                               : SIM_FZ_PICK3(sim_fz_ADD_f32);
+}
+
+/* batch_norm_inference as (x - mean) * k + offset (sim_fzbn): nd is the
+ * add; the pseudo value of k is made with the step (sim_fz_lower). */
+static xrt_status sim_fz_bn(sim_fzb *b, const xrt_ir_op *op, sim_fznode *nd) {
+  const xrt_shape *rs = sim_shape(b->fc, op->results[0]);
+  const xrt_ir_attr *fi = sim_attr(op, "feature_index", XRT_ATTR_INT);
+  const xrt_ir_attr *eps = sim_attr(op, "epsilon", XRT_ATTR_FLOAT);
+  int32_t x, mean, k, off, d, p;
+  xrt_status rc = sim_fz_node(b, op->operands[0], &x);
+  if (!rc) rc = sim_fz_feature(b, op->operands[3], rs, fi->i, &mean);
+  if (!rc) rc = sim_fz_feature(b, -1, rs, fi->i, &k);
+  if (!rc) rc = sim_fz_feature(b, op->operands[2], rs, fi->i, &off);
+  if (rc) return rc;
+  sim_fznode t;
+  memset(&t, 0, sizeof t);
+  sim_fz_f32_op(&t, SIM_FZC_SUB, x, mean);
+  if ((rc = sim_fz_push(b, &t, &d))) return rc;
+  sim_fz_f32_op(&t, SIM_FZC_MUL, d, k);
+  if ((rc = sim_fz_push(b, &t, &p))) return rc;
+  sim_fz_f32_op(nd, SIM_FZC_ADD, p, off);
+  sim_fzbn *e = &b->bn[b->nbn];
+  e->scale = op->operands[1], e->var = op->operands[4], e->k = -1;
+  e->F = rs->dims[fi->i];
+  e->eps = eps ? (double)(float)eps->f : 0.0; /* epsilon is an f32 */
+  b->bnode[b->nbn++] = k;
+  for (int32_t j = 1; j < 5; j++) b->leaves[b->nleaves++] = op->operands[j];
+  return XRT_OK;
+}
+
 /* A node for a member op (its operands first). */
 static xrt_status sim_fz_op_node(sim_fzb *b, const xrt_ir_op *op,
                                  sim_fznode *nd) {
   enum sim_fuse_kind k = sim_op(op->code)->fuse;
+  if (k == SIM_FUSE_BN) return sim_fz_bn(b, op, nd);
   if (k == SIM_FUSE_VIEW) {
     sim_fz_view(b, op, nd);
     b->leaves[b->nleaves++] = op->operands[0];
@@ -20888,6 +21484,23 @@ static xrt_status sim_fz_reduce_root(sim_fzb *b, const xrt_ir_op *op) {
   return XRT_OK;
 }
 
+/* The batch norm members' pseudo values k (at the step being lowered),
+ * and their list in executable memory. */
+static xrt_status sim_fz_bn_temps(sim_fcc *fc, sim_fzb *b, sim_fz *z) {
+  if (!b->nbn) return XRT_OK;
+  sim_fzbn *bn = (sim_fzbn *)sim_palloc(fc, sizeof *bn * (size_t)b->nbn);
+  if (!bn) return XRT_RESOURCE_EXHAUSTED;
+  for (int32_t j = 0; j < b->nbn; j++) {
+    bn[j] = b->bn[j];
+    xrt_status rc = sim_temp(fc, sizeof(float) * (size_t)bn[j].F, &bn[j].k);
+    if (rc) return rc;
+    z->nodes[b->bnode[j]].val = bn[j].k;
+  }
+  z->bn = bn;
+  z->nbn = b->nbn;
+  return XRT_OK;
+}
+
 /* Lowers the group rooted at op ri of block r into one step (in the
  * manner of sim_lower_op: uses, definition, step). */
 static xrt_status sim_fz_lower(sim_fcc *fc, const xrt_ir_region *r,
@@ -20900,6 +21513,7 @@ static xrt_status sim_fz_lower(sim_fcc *fc, const xrt_ir_region *r,
   z->inplace = -1;
   b->nleaves = 0; /* b->nodes fill as z->nn grows */
   b->gused = 0;
+  b->nbn = 0;
   b->fc = fc, b->r = r, b->grp = grp, b->root = ri, b->z = z;
   b->space = sim_shape(fc, red ? op->operands[0] : op->results[0]);
   z->numel = sim_numel(b->space);
@@ -20956,6 +21570,7 @@ static xrt_status sim_fz_lower(sim_fcc *fc, const xrt_ir_region *r,
   if (!rc) rc = sim_def(fc, op->results[0], sim_vbytes(fc, op->results[0]));
   if (!rc)
     rc = sim_temp(fc, (z->part_bytes + 16) * (size_t)z->maxp, &z->scratch);
+  if (!rc) rc = sim_fz_bn_temps(fc, b, z);
   fc->cur = cur;
   if (rc) return rc;
   sim_step *st = (sim_step *)sim_vec_push(&fc->cc->al, steps);
@@ -21101,6 +21716,19 @@ static int sim_fz_post_fits(const sim_fz *z, int32_t x, int64_t N,
   return 1;
 }
 
+/* Whether the chain's operands are all row vectors and numbers (no
+ * column vector or full value, which a product in chunks would need
+ * offset per chunk). */
+static int sim_fz_post_by_rows(const sim_fz *z) {
+  for (int j = 0; j < z->nch; j++) {
+    const sim_fznode *nd = &z->nodes[z->charg[j]];
+    if (nd->kind == SIM_FZ_FULL ||
+        (nd->kind == SIM_FZ_PTILE && sim_fz_period(nd, z->numel) != 1))
+      return 0;
+  }
+  return 1;
+}
+
 /* Makes step st (the group z) run the product cs with it (sim_fzgm); the
  * product's operands and scratch (defined since defs index ndefs) live
  * until this step, and the group's result takes the product's memory (an
@@ -21114,8 +21742,10 @@ static xrt_status sim_fz_with_gemm(sim_fcc *fc, sim_step *st, sim_fz *z,
   d->gemm = *cs;
   d->x = x;
   d->N = N;
+  int64_t cn;
   d->post = sim_fz_post_fits(z, x, N, 1) &&
-            sim_gemm_post_ok(sim_fz_product(cs));
+            (sim_cg_chunked(cs, &cn) ? sim_fz_post_by_rows(z)
+                                     : sim_gemm_post_ok(sim_fz_product(cs)));
   xrt_status rc = XRT_OK;
   const int32_t *dv = (const int32_t *)fc->defs.p;
   for (int32_t i = 0; i < cs->nin && !rc; i++) rc = sim_use(fc, cs->in[i]);
@@ -21150,6 +21780,8 @@ static xrt_status sim_fz_lower_with(sim_fcc *fc, const xrt_ir_region *r,
   int lanes = 0;
   int dw = ps && sim_dw_by_position(ps, &O, &np) && O > 0;
   int gm = ps && !dw && sim_fz_by_rows(ps, &M, &N, &lanes);
+  /* a convolution in chunks: the group in its kernels, or after it */
+  if (ps && !dw && !gm && sim_cg_chunked(ps, &N)) gm = 1, lanes = 1;
   if (dw || gm) {
     cs = *ps;
     steps->n--;
