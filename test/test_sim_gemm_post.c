@@ -697,8 +697,9 @@ static void test_batch_norm_op(void **state) {
  * A 7x7 stride-2 stem on RGB whose im2col panel is over 4 MiB is made in
  * chunks of result rows, each one thread's panel and product; its bias
  * (a row vector: one number per feature), a scale (a number) and ReLU go
- * into each chunk's product (sim_cg_run_chunks).  With a residual (a full value) the group
- * runs after the convolution instead.  Small integers: exact sums. */
+ * into each chunk's product (sim_cg_run_chunks).  With a residual (a
+ * full value) the group runs after the convolution instead.  Small
+ * integers: exact sums. */
 static void stem_chunks(tu_clients *c, int residual) {
   enum { I = 3, H = 232, O = 16, KS = 7, OH = (H - KS) / 2 + 1 };
   const int64_t nx = I * H * H, nw = O * I * KS * KS, ny = O * OH * OH;

@@ -23,8 +23,9 @@
  * uses, so results are bit-identical to the unfused program for every
  * element type; but for batch_norm_inference (f32), which joins a group as
  * JAX's three operations (sim_fzbn) where its own step evaluates the
- * formula in double: a few ulp apart.  Inputs of the root's shape are read in place; broadcast
- * and transposed inputs and scalars fill their tile.  The absorbed values
+ * formula in double: a few ulp apart.  Inputs of the root's shape are
+ * read in place; broadcast and transposed inputs and scalars fill their
+ * tile.  The absorbed values
  * are never defined, so liveness gives them no slot.
  *
  * Reductions: every single-input reduce whose body is one add/mul/max/

@@ -277,6 +277,16 @@ SIM_GK_VEC_DEF(sim_gk_f32_avx512, "avx512f", float, 12, SIM_GK_ROWS12)
     c##i##b = FMA(ai, b1, c##i##b);                                          \
   }
 #define SIM_GK_PF2 (8 * SIM_GK_STRIP) /* k ahead of the L2 prefetch */
+/* B's vectors of one k, and prefetches: B's micro-panel streams from L2,
+ * one strip ahead into L1; and from memory (weights packed once, read
+ * once a call, as a late ResNet stage's 9 MiB): 8 strips (16 KiB) ahead
+ * into L2, which took 8% off a chain of such convolutions. */
+#define SIM_GK_B_STEP                                                        \
+  V b0 = LOAD(b), b1 = LOAD(b + W);                                          \
+  _mm_prefetch((const char *)(b + SIM_GK_STRIP * 2 * W), _MM_HINT_T0);       \
+  _mm_prefetch((const char *)(b + SIM_GK_STRIP * 2 * W + W), _MM_HINT_T0);   \
+  _mm_prefetch((const char *)(b + SIM_GK_PF2 * 2 * W), _MM_HINT_T1);         \
+  _mm_prefetch((const char *)(b + SIM_GK_PF2 * 2 * W + W), _MM_HINT_T1);
 #define SIM_GK_STRIP_DEF_T(NAME, ROWS, PP, TAIL)                             \
   __attribute__((target("avx512f"))) static void NAME(                       \
       int64_t kc, const void *ap, const void *bp, void *cp, int64_t ldc,     \
@@ -290,17 +300,7 @@ SIM_GK_VEC_DEF(sim_gk_f32_avx512, "avx512f", float, 12, SIM_GK_ROWS12)
       const float *a = as;                                                   \
       enum { S = SIM_GK_STRIP };                                             \
       for (int t = 0; t < SIM_GK_STRIP; t++, a++, b += 2 * W) {              \
-        V b0 = LOAD(b), b1 = LOAD(b + W);                                    \
-        /* B's micro-panel streams from L2: one strip ahead into L1; and     \
-         * from memory (weights packed once, read once a call, as a late     \
-         * ResNet stage's 9 MiB): 8 strips (16 KiB) ahead into L2, which     \
-         * took 8% off a chain of such convolutions */                       \
-        _mm_prefetch((const char *)(b + SIM_GK_STRIP * 2 * W), _MM_HINT_T0); \
-        _mm_prefetch((const char *)(b + SIM_GK_STRIP * 2 * W + W),           \
-                     _MM_HINT_T0);                                           \
-        _mm_prefetch((const char *)(b + SIM_GK_PF2 * 2 * W), _MM_HINT_T1);   \
-        _mm_prefetch((const char *)(b + SIM_GK_PF2 * 2 * W + W),             \
-                     _MM_HINT_T1);                                           \
+        SIM_GK_B_STEP                                                        \
         ROWS(SIM_GK_S_FMA)                                                   \
       }                                                                      \
     }                                                                        \
@@ -378,6 +378,20 @@ typedef struct sim_gtp {
   STORE(c + (i) * ldc, c##i##a);                                             \
   STORE(c + (i) * ldc + W, c##i##b);
 #define SIM_GK_PP , const sim_gtp *tp
+/* A row vector's operation (then on to the next one), and the bounds:
+ * parts of both post tails. */
+#define SIM_GKP_ROWV(ROWS)                                                   \
+  if (po->arg[j] == SIM_GPOST_ROW) {                                         \
+    const float *br = bj + tp->row;                                          \
+    SIM_GKP_SWITCH(po->op[j], ROWS, SIM_GKP_R)                               \
+    continue;                                                                \
+  }
+#define SIM_GKP_BOUNDS(ROWS)                                                 \
+  if (po->has_lo || po->has_hi) {                                            \
+    V lo, z, hi;                                                             \
+    sim_gpost_bounds(po, &lo, &z, &hi);                                      \
+    ROWS(SIM_GKP_CL)                                                         \
+  }
 #define SIM_GK_TAIL_POST(ROWS)                                               \
   {                                                                          \
     const sim_gpost *po = tp->po;                                            \
@@ -390,20 +404,12 @@ typedef struct sim_gtp {
         SIM_GKP_SWITCH(po->op[j], ROWS, SIM_GKP_F)                           \
         continue;                                                            \
       }                                                                      \
-      if (po->arg[j] == SIM_GPOST_ROW) {                                     \
-        const float *br = bj + tp->row;                                      \
-        SIM_GKP_SWITCH(po->op[j], ROWS, SIM_GKP_R)                           \
-        continue;                                                            \
-      }                                                                      \
+      SIM_GKP_ROWV(ROWS)                                                     \
       V b0 = po->arg[j] == SIM_GPOST_ONE ? SET1(bj[0]) : LOAD(bj + tp->col); \
       V b1 = po->arg[j] == SIM_GPOST_ONE ? b0 : LOAD(bj + tp->col + W);      \
       SIM_GKP_SWITCH(po->op[j], ROWS, SIM_GKP_U)                             \
     }                                                                        \
-    if (po->has_lo || po->has_hi) {                                          \
-      V lo, z, hi;                                                           \
-      sim_gpost_bounds(po, &lo, &z, &hi);                                    \
-      ROWS(SIM_GKP_CL)                                                       \
-    }                                                                        \
+    SIM_GKP_BOUNDS(ROWS)                                                     \
     ROWS(SIM_GKP_ST)                                                         \
   }
 SIM_GK_STRIP_DEF_T(sim_gkp_f32_avx512_strip, SIM_GK_ROWS12, SIM_GK_PP,
@@ -438,11 +444,7 @@ SIM_GK_STRIP_DEF_T(sim_gkp_f32_avx512_strip4, SIM_GK_ROWS4, SIM_GK_PP,
     ROWS(SIM_GKPM_SUM)                                                       \
     for (int j = 0; j < po->n; j++) {                                        \
       const float *bj = po->b[j];                                            \
-      if (po->arg[j] == SIM_GPOST_ROW) {                                     \
-        const float *br = bj + tp->row;                                      \
-        SIM_GKP_SWITCH(po->op[j], ROWS, SIM_GKP_R)                           \
-        continue;                                                            \
-      }                                                                      \
+      SIM_GKP_ROWV(ROWS)                                                     \
       if (po->arg[j] == SIM_GPOST_FULL) {                                    \
         V fr[24];                                                            \
         const float *bf = bj + tp->row * tp->ldb + tp->col;                  \
@@ -457,11 +459,7 @@ SIM_GK_STRIP_DEF_T(sim_gkp_f32_avx512_strip4, SIM_GK_ROWS4, SIM_GK_PP,
       V b1 = one ? b0 : _mm512_maskz_loadu_ps(m1, bj + tp->col + W);         \
       SIM_GKP_SWITCH(po->op[j], ROWS, SIM_GKP_U)                             \
     }                                                                        \
-    if (po->has_lo || po->has_hi) {                                          \
-      V lo, z, hi;                                                           \
-      sim_gpost_bounds(po, &lo, &z, &hi);                                    \
-      ROWS(SIM_GKP_CL)                                                       \
-    }                                                                        \
+    SIM_GKP_BOUNDS(ROWS)                                                     \
     ROWS(SIM_GKPM_ST)                                                        \
   }
 SIM_GK_STRIP_DEF_T(sim_gkpm_f32_avx512_strip, SIM_GK_ROWS12, SIM_GK_PP,
@@ -495,13 +493,7 @@ typedef struct sim_gdir {
     for (int64_t s = 0; s < kc / SIM_GK_STRIP; s++) {                        \
       const float *a = d->sp[s];                                             \
       for (int t = 0; t < SIM_GK_STRIP; t++, a++, b += 2 * W) {              \
-        V b0 = LOAD(b), b1 = LOAD(b + W);                                    \
-        _mm_prefetch((const char *)(b + SIM_GK_STRIP * 2 * W), _MM_HINT_T0); \
-        _mm_prefetch((const char *)(b + SIM_GK_STRIP * 2 * W + W),           \
-                     _MM_HINT_T0);                                           \
-        _mm_prefetch((const char *)(b + SIM_GK_PF2 * 2 * W), _MM_HINT_T1);   \
-        _mm_prefetch((const char *)(b + SIM_GK_PF2 * 2 * W + W),             \
-                     _MM_HINT_T1);                                           \
+        SIM_GK_B_STEP                                                        \
         SIM_GK_ROWS12(SIM_GK_D_FMA)                                          \
       }                                                                      \
     }                                                                        \
