@@ -14742,7 +14742,25 @@ static inline const void *sim_dw_addr(const void *p, int64_t bytes) {
                                    const char *const *wp, int64_t wci,         \
                                    void *op, int64_t n) {                      \
     T *o = (T *)op;                                                            \
-    for (int64_t c = 0; c < n; c += (VL)) { /* the last vector masked */       \
+    int64_t c = 0;                                                             \
+    /* four whole vectors at once: four chains, where one chain a vector     \
+     * waited on each multiply-add (a stem's positions at the padding:     \
+     * 12% of its time for 7% of its positions) */                         \
+    for (; c + 4 * (VL) <= n; c += 4 * (VL)) {                                 \
+      V a0 = VZERO, a1 = VZERO, a2 = VZERO, a3 = VZERO;                        \
+      for (int64_t t = 0; t < nt; t++) {                                       \
+        const T *x = (const T *)(const void *)ip[t];                           \
+        const T *w = (const T *)(const void *)wp[t] + c;                       \
+        for (int64_t i = 0; i < ci; i++, w += wci) {                           \
+          V xv = VSET1(x[i]);                                                  \
+          a0 = VFMA(xv, VLD(w), a0), a1 = VFMA(xv, VLD(w + (VL)), a1);         \
+          a2 = VFMA(xv, VLD(w + 2 * (VL)), a2);                                \
+          a3 = VFMA(xv, VLD(w + 3 * (VL)), a3);                                \
+        }                                                                      \
+      }                                                                        \
+      SIM_DW_DN4S(VST, VL, o + c, a0, a1, a2, a3)                              \
+    }                                                                          \
+    for (; c < n; c += (VL)) { /* the last vector masked */                    \
       const int64_t r = n - c < (VL) ? n - c : (VL);                           \
       MT m = MK(0, r);                                                         \
       V a0 = VZERO, w0 = VZERO;                                                \
