@@ -1398,8 +1398,19 @@ SIM_PRIVATE xrt_status sim_lower_reshape(sim_fcc *fc, const xrt_ir_op *op,
 SIM_PRIVATE void sim_pad_range(int64_t in, int64_t out, int64_t lo, int64_t step,
                           int64_t *j0, int64_t *cnt);
 
-/* ---- fusion.c ---- */
+/* ---- fusion_kernels.c ---- */
+/* The running CPU's version of a plain f32/f64 elementwise kernel (or of
+ * vmath.c's), else fn itself. */
 SIM_PRIVATE sim_ew_fn sim_fz_isa_kernel(sim_ew_fn fn);
+/* Adds rows r, r + stride, r + 2 stride, r + 3 stride (bytes) into acc. */
+typedef void (*sim_fz_add4_fn)(void *acc, const void *rows, size_t stride,
+                               int64_t n);
+/* That for an f32/f64 add reduce, else NULL. */
+SIM_PRIVATE sim_fz_add4_fn sim_fz_add4_kernel(xrt_opcode code, xrt_dtype t);
+/* out[i] = p[i] ? a[i] : b[i] for elements of es bytes (1-16), else NULL. */
+typedef void (*sim_fz_sel_fn)(const uint8_t *p, const void *a, const void *b,
+                              void *out, int64_t n);
+SIM_PRIVATE sim_fz_sel_fn sim_fz_sel_for(size_t es);
 
 /* ---- lower.c ---- */
 SIM_PRIVATE xrt_status sim_lower_ew(sim_fcc *fc, const xrt_ir_op *op,
@@ -1832,7 +1843,7 @@ SIM_PRIVATE int sim_isa_cap(void);
 SIM_PRIVATE sim_ew_fn sim_ew_plain(int e, xrt_dtype t);
 SIM_PRIVATE sim_ew_fn sim_vm_kernel(sim_ew_fn fn, int level);
 /* 0 portable, 1 AVX2, 2 AVX-512F: what the running CPU has, capped by
- * XRT_SIM_ISA (fusion.c). */
+ * XRT_SIM_ISA (fusion_kernels.c). */
 SIM_PRIVATE int sim_isa_level(void);
 
 /* ---- collectives.c ---- */
