@@ -19546,8 +19546,8 @@ SIM_PRIVATE sim_fz_sel_fn sim_fz_sel_for(size_t es) {
  * JAX's three operations (sim_fzbn) where its own step evaluates the
  * formula in double: a few ulp apart.  Inputs of the root's shape are
  * read in place; broadcast and transposed inputs and scalars fill their
- * tile.  The absorbed values
- * are never defined, so liveness gives them no slot.
+ * tile.  The absorbed values are never defined, so liveness gives them no
+ * slot.
  *
  * Reductions: every single-input reduce whose body is one add/mul/max/
  * min/and/or (fused producers or not) walks its input in row-major tiles
