@@ -1317,13 +1317,11 @@ static void sim_gemm_post_tile(const sim_gblk *x, sim_gk_fn fk,
 
 /* Whether the masked post kernel can take a tile of fewer than 32
  * columns of a panel computed with fr (the 12-row strip kernel). */
-static int sim_gemm_post_masked(const sim_gemm *g, sim_gk_fn fr,
-                                const sim_gpost *po) {
+static int sim_gemm_post_masked(const sim_gemm *g, sim_gk_fn fr) {
 #if SIM_GEMM_X86
-  (void)po;
   return fr == sim_gk_f32_avx512_strip && g->cm_s && g->cn_s == 1;
 #else
-  (void)g, (void)fr, (void)po;
+  (void)g, (void)fr;
   return 0;
 #endif
 }
@@ -1394,7 +1392,7 @@ static void sim_gemm_panel_row(const sim_gblk *x, const char *ap,
       continue;
     }
 #if SIM_GEMM_X86
-    if (po && sim_gemm_post_masked(g, fr, po)) {
+    if (po && sim_gemm_post_masked(g, fr)) {
       unsigned m = nv >= 32 ? 0xFFFFFFFFu : (1u << nv) - 1;
       sim_gtp tp = {po, r0, c0 + j, g->N, m & 0xFFFFu, m >> 16};
       sim_gkpm_f32_avx512_strip(
