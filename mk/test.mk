@@ -124,13 +124,17 @@ test: $(TEST_BINS) $(XRT_BIN) $(LIB_SO) $(CTS_BIN) $(MINIMAL_SO) $(SIM_SO) $(TIN
 # coverage runs them so that every kernel variant counts, not only the
 # best one this CPU has.  TEST_ISA_SKIP: those that run no kernel an ISA
 # changes (bytecode, printing, caches, plugin tables, argument counts,
-# injected allocation failures); the figures of make coverage are the
-# same without them.
+# injected allocation failures, resharding, thread pools, collectives and
+# pmap over small arrays); the figures of make coverage are the same
+# without them.
 TEST_ISA ?= portable
 TEST_ISA_SKIP := test_bytecode test_bytecode_write test_bytecode_serialize \
                  test_vhlo_print test_print test_trace test_many_io \
                  test_alloc_fail test_disk_cache test_cache test_plugins \
-                 test_pjrt_plugin_alloc
+                 test_pjrt_plugin_alloc test_reshard test_pool \
+                 test_allreduce_fast test_sim_collectives_wide test_threads \
+                 test_pmap test_parse_sharding test_npy test_launch_oom \
+                 test_types test_variables test_sharding test_collectives
 test-isa: $(TEST_BINS) $(XRT_BIN) $(LIB_SO) $(SIM_SO) $(TINY_SO)
 	@XRT_SIM_ISA=$(TEST_ISA) sh tools/run_tests.sh \
 	  "test programs (XRT_SIM_ISA=$(TEST_ISA))" -j $(TEST_JOBS) \

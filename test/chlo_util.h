@@ -143,17 +143,20 @@ static inline double sp_half_all(xrt_client *c, const char *op, sp_fn fn,
 }
 
 /* f32 values spread over the whole range (every 4099th bit pattern, both
- * signs) plus lo..hi densely; each within 2 ulp of fn in double. */
+ * signs) plus lo..hi densely; each within 2 ulp of fn in double.  A light
+ * run (valgrind, wine) takes a seventh of each. */
 static inline double sp_f32_sweep(xrt_client *c, const char *op, sp_fn fn, double lo,
                            double hi) {
   size_t n = 0, cap = 1200000;
   float *x = malloc(cap * sizeof *x), *r = malloc(cap * sizeof *r);
   assert_non_null(x);
   assert_non_null(r);
-  for (uint64_t b = 0; b < 0x100000000ull && n < cap; b += 4099)
+  const int light = tu_light(), dense = light ? 14286 : 100000;
+  const uint64_t stride = light ? 28693 : 4099;
+  for (uint64_t b = 0; b < 0x100000000ull && n < cap; b += stride)
     x[n++] = tu_bits_f32((uint32_t)b);
-  for (int i = 0; i < 100000 && n < cap; i++)
-    x[n++] = (float)(lo + (hi - lo) * i / 99999.0);
+  for (int i = 0; i < dense && n < cap; i++)
+    x[n++] = (float)(lo + (hi - lo) * i / (dense - 1.0));
   sp_run(c, op, XRT_F32, x, NULL, n, r);
   double worst = 0;
   for (size_t i = 0; i < n; i++) {

@@ -760,11 +760,12 @@ static void test_two_threads(void **state) {
  * short run, on one thread and cut into pieces on two. */
 static void test_streamed_outputs(void **state) {
   const int64_t n = ((int64_t)4 << 20) + 37;
-  long_chain((xrt_client *)*state, n);
+  /* light (valgrind, wine): each root on one of the clients */
+  if (!tu_light()) long_chain((xrt_client *)*state, n);
   broadcasts((xrt_client *)*state, 2049, 2051);
   xrt_client *c2 = tu_client(0, 2, 0);
   long_chain(c2, n);
-  broadcasts(c2, 2051, 2049);
+  if (!tu_light()) broadcasts(c2, 2051, 2049);
   xrt_client_release(c2);
 }
 
