@@ -88,6 +88,25 @@
 #include <string.h>
 
 
+/* SIM_X86: the AVX2 and AVX-512 kernels are compiled in (gcc or clang on
+ * x86; the running CPU's best is chosen at run time, sim_isa_level), and
+ * SIM_X86_64 those of them that need 64-bit mode.  XRT_SIM_PORTABLE
+ * leaves them out, the portable kernels only: the fuzz build (make fuzz),
+ * whose fuzzers aim at parsing, verifying and planning, and where
+ * compiling those kernels with the sanitizers' checks took three quarters
+ * of the build. */
+#if !defined(XRT_SIM_PORTABLE) && (defined(__GNUC__) || defined(__clang__)) && \
+    (defined(__x86_64__) || defined(__i386__))
+#define SIM_X86 1
+#else
+#define SIM_X86 0
+#endif
+#if SIM_X86 && defined(__x86_64__)
+#define SIM_X86_64 1
+#else
+#define SIM_X86_64 0
+#endif
+
 /* Non-temporal stores (SSE2, every x86-64): big results bypass the cache
  * (fused loops, collectives).  Tested with #ifdef, so it must be seen by
  * every file that uses it: here, not in one file. */
@@ -5747,7 +5766,7 @@ typedef int32_t sim_cl_i16 __attribute__((vector_size(64)));
       sim_clamp_f32s3_##ISA};
 SIM_CL_KERNEL(port, )
 SIM_CL_KS4(port, )
-#if defined(__x86_64__) || defined(__i386__)
+#if SIM_X86
 SIM_CL_KERNEL(avx2, __attribute__((target("avx2"))))
 SIM_CL_KERNEL(avx512, __attribute__((target("avx512f"))))
 SIM_CL_KS4(avx2, __attribute__((target("avx2"))))
@@ -5764,19 +5783,19 @@ static void sim_clamp_f32(void *out, const void *lo, const void *x,
   const float *l = (const float *)lo, *v = (const float *)x,
               *h = (const float *)hi;
   int64_t whole = n / 16 * 16;
-#if defined(__x86_64__) || defined(__i386__)
+#if SIM_X86
   int level = sim_isa_level();
 #endif
   if (!ls && !hs && l[0] == l[0] && h[0] == h[0]) {
     int var = (l[0] == 0 && signbit(l[0])) + 2 * (signbit(h[0]) != 0);
-#if defined(__x86_64__) || defined(__i386__)
+#if SIM_X86
     if (level == 2) sim_clamp_f32s_avx512[var](o, l, v, h, whole);
     else if (level == 1) sim_clamp_f32s_avx2[var](o, l, v, h, whole);
     else
 #endif
       sim_clamp_f32s_port[var](o, l, v, h, whole);
   } else
-#if defined(__x86_64__) || defined(__i386__)
+#if SIM_X86
   if (level == 2) sim_clamp_f32_avx512(o, l, v, h, whole, ls, hs);
   else if (level == 1) sim_clamp_f32_avx2(o, l, v, h, whole, ls, hs);
   else
@@ -6048,7 +6067,7 @@ SIM_TR_DEF(sim_tr_4, uint32_t)
 SIM_TR_DEF(sim_tr_8, uint64_t)
 SIM_TR_DEF(sim_tr_16, sim_b16)
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#if SIM_X86_64
 #define SIM_TR_X86 1
 #include <immintrin.h>
 
@@ -6483,8 +6502,7 @@ SIM_PRIVATE xrt_status sim_run_reduce(const sim_step *st, void **vals,
 #ifndef SIM_POST512_H
 #define SIM_POST512_H
 /* after internal.h (which has no guard: each file includes it first) */
-#if (defined(__x86_64__) || defined(__i386__)) &&                              \
-    (defined(__GNUC__) || defined(__clang__))
+#if SIM_X86
 #include <immintrin.h>
 #define SIM_HAVE_POST512 1
 
@@ -6777,7 +6795,7 @@ SIM_PRIVATE xrt_status sim_run_dot(const sim_step *st, void **vals, sim_cx *cx) 
  * faster on this machine (sim_blas_faster).
  * ==================================================================== */
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#if SIM_X86_64
 #define SIM_GEMM_X86 1
 #include <immintrin.h>
 #else
@@ -6826,6 +6844,13 @@ typedef struct sim_gk {
   }
 SIM_GK_C_DEF(sim_gk_f32_c, float, 4, 16)
 SIM_GK_C_DEF(sim_gk_f64_c, double, 4, 8)
+
+/* An A micro-panel read in place (sim_gemm_direct_panel): strip s of 16
+ * k at sp[s], rows lda elements apart. */
+typedef struct sim_gdir {
+  const float *const *sp;
+  int64_t lda;
+} sim_gdir;
 
 #if SIM_GEMM_X86
 /* ---- AVX-512: 12 x 2 vectors of accumulators (24 of 32 registers) ---- */
@@ -7085,10 +7110,6 @@ SIM_GK_STRIP_DEF_T(sim_gkpm_f32_avx512_strip, SIM_GK_ROWS12, SIM_GK_PP,
  * so the panel is not copied (sim_gemm_direct_panel).  ap points to a
  * sim_gdir; kc is a multiple of 16.  The same multiply-adds in the same
  * order as the packed panel's: the same sums. */
-typedef struct sim_gdir {
-  const float *const *sp;
-  int64_t lda;
-} sim_gdir;
 #define SIM_GK_D_FMA(i)                                                      \
   {                                                                          \
     V ai = SET1(a[(i) * lda]);                                               \
@@ -7929,16 +7950,13 @@ static void sim_gemm_post_tile(const sim_gblk *x, sim_gk_fn fk,
   (void)r0, (void)c0;
 }
 
+#if SIM_GEMM_X86
 /* Whether the masked post kernel can take a tile of fewer than 32
  * columns of a panel computed with fr (the 12-row strip kernel). */
 static int sim_gemm_post_masked(const sim_gemm *g, sim_gk_fn fr) {
-#if SIM_GEMM_X86
   return fr == sim_gk_f32_avx512_strip && g->cm_s && g->cn_s == 1;
-#else
-  (void)g, (void)fr;
-  return 0;
-#endif
 }
+#endif
 
 /* The epilogue over C's rows [r0, r0 + mv), columns [c0, c0 + nv), after
  * the last K block went through a tile buffer. */
@@ -9048,7 +9066,7 @@ SIM_PRIVATE int sim_gemm_lower_conv(sim_fcc *fc, const sim_conv *c, sim_step *st
  * src/sim/skinny.c - skinny f32 products: a few rows against weights.
  * Part of the simulated device; MIT licensed, see LICENSE.
  */
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#if SIM_X86
 #include <immintrin.h>
 #endif
 /* ======================================================================
@@ -9368,7 +9386,7 @@ typedef float sim_sk_v16 __attribute__((vector_size(64)));
     }                                                                         \
   }
 
-#if defined(__x86_64__) || defined(__i386__)
+#if SIM_X86
 #define SIM_SK_X86 1
 #define SIM_SK_T_avx2 __attribute__((target("avx2")))
 #define SIM_SK_T_avx512 __attribute__((target("avx512f")))
@@ -13660,7 +13678,7 @@ static void sim_rw_unravel(const sim_win *w, int32_t nd, int64_t idx,
    {sim_rwcl_add_##SUF, sim_rwcl_max_##SUF, sim_rwcl_min_##SUF}}
 
 SIM_RW_ISA(port, )
-#if defined(__x86_64__) || defined(__i386__)
+#if SIM_X86
 SIM_RW_ISA(avx2, __attribute__((target("avx2"))))
 SIM_RW_ISA(avx512, __attribute__((target("avx512f"))))
 static const sim_range_fn sim_rw_kernels[3][2][3] = {
@@ -13712,7 +13730,7 @@ static sim_run_fn sim_rwin_fast(sim_fcc *fc, sim_rwin *r, const xrt_shape *X,
            : code == XRT_OP_MINIMUM ? 2 : -1;
   int32_t da = w->rank - 2, db = w->rank - 1;
   int level = 0;
-#if defined(__x86_64__) || defined(__i386__)
+#if SIM_X86
   level = sim_isa_level();
   if (level > 2) level = 2;
   if (level < 0) level = 0;
@@ -14521,8 +14539,7 @@ SIM_PRIVATE xrt_status sim_lower_dynamic_conv(sim_fcc *fc, const xrt_ir_op *op,
  * multiply-adds are separate) now fuse them too on AVX2 / AVX-512.
  * ==================================================================== */
 
-#if (defined(__GNUC__) || defined(__clang__)) &&                               \
-    (defined(__x86_64__) || defined(__i386__))
+#if SIM_X86
 #define SIM_DW_X86 1
 #include <immintrin.h>
 #else
@@ -15890,7 +15907,7 @@ typedef struct sim_cg_run {
   const int64_t *dof;  /* and its rows' offsets in it (g->dof) */
 } sim_cg_run;
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#if SIM_X86_64
 #include <immintrin.h>
 /* dst[p] = s[2 p] for p < n: two loads (the second masked short of the
  * element after the last one read) and a permutation per 16. */
@@ -17344,7 +17361,7 @@ typedef float sim_bn_f8 __attribute__((vector_size(32)));
 
 SIM_BN_FAST(sim_bn_fast_f32, float, )
 SIM_BN_FAST(sim_bn_fast_f64, double, )
-#if defined(__x86_64__) || defined(__i386__)
+#if SIM_X86
 #define SIM_BN_X86 1
 SIM_BN_FAST(sim_bn_fast_f32_avx2, float, __attribute__((target("avx2"))))
 SIM_BN_FAST(sim_bn_fast_f64_avx2, double, __attribute__((target("avx2"))))
@@ -18960,7 +18977,7 @@ SIM_PRIVATE xrt_status sim_tpools_make(sim_client *c, int threads,
  * keep the scalar path.
  * ==================================================================== */
 
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#if SIM_X86
 #define SIM_VM_X86 1
 #include <immintrin.h>
 #define SIM_VM_T_avx2 __attribute__((target("avx2,fma")))
@@ -19287,7 +19304,7 @@ SIM_PRIVATE sim_ew_fn sim_vm_kernel(sim_ew_fn fn, int level) {
  * runs everywhere and under valgrind; sim_fz_isa_kernel and
  * sim_red_pick_isa give the running CPU's (see fusion.c's header). */
 
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#if SIM_X86
 #define SIM_FK_X86 1
 #define SIM_FK_T_avx2 __attribute__((target("avx2,fma")))
 #define SIM_FK_T_avx512 __attribute__((target("avx512f")))
@@ -19620,7 +19637,7 @@ SIM_PRIVATE sim_fz_sel_fn sim_fz_sel_for(size_t es) {
 /* ---- the chain kernels' instruction sets (fusion_kernels.c has the
  * loops' kernels) ---- */
 
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#if SIM_X86
 #include <immintrin.h>
 #define SIM_FZ_X86 1
 #define SIM_FZ_T_avx2 __attribute__((target("avx2,fma")))

@@ -150,7 +150,7 @@ typedef float sim_bn_f8 __attribute__((vector_size(32)));
 
 SIM_BN_FAST(sim_bn_fast_f32, float, )
 SIM_BN_FAST(sim_bn_fast_f64, double, )
-#if defined(__x86_64__) || defined(__i386__)
+#if SIM_X86
 #define SIM_BN_X86 1
 SIM_BN_FAST(sim_bn_fast_f32_avx2, float, __attribute__((target("avx2"))))
 SIM_BN_FAST(sim_bn_fast_f64_avx2, double, __attribute__((target("avx2"))))

@@ -51,8 +51,7 @@
  * multiply-adds are separate) now fuse them too on AVX2 / AVX-512.
  * ==================================================================== */
 
-#if (defined(__GNUC__) || defined(__clang__)) &&                               \
-    (defined(__x86_64__) || defined(__i386__))
+#if SIM_X86
 #define SIM_DW_X86 1
 #include <immintrin.h>
 #include "post512.h"

@@ -105,7 +105,7 @@ typedef struct sim_cg_run {
   const int64_t *dof;  /* and its rows' offsets in it (g->dof) */
 } sim_cg_run;
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#if SIM_X86_64
 #include <immintrin.h>
 /* dst[p] = s[2 p] for p < n: two loads (the second masked short of the
  * element after the last one read) and a permutation per 16. */

@@ -101,7 +101,7 @@
 /* ---- the chain kernels' instruction sets (fusion_kernels.c has the
  * loops' kernels) ---- */
 
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#if SIM_X86
 #include <immintrin.h>
 #include "post512.h"
 #define SIM_FZ_X86 1

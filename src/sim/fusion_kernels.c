@@ -11,7 +11,7 @@
  * runs everywhere and under valgrind; sim_fz_isa_kernel and
  * sim_red_pick_isa give the running CPU's (see fusion.c's header). */
 
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#if SIM_X86
 #define SIM_FK_X86 1
 #define SIM_FK_T_avx2 __attribute__((target("avx2,fma")))
 #define SIM_FK_T_avx512 __attribute__((target("avx512f")))

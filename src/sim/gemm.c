@@ -162,7 +162,7 @@ SIM_PRIVATE xrt_status sim_run_dot(const sim_step *st, void **vals, sim_cx *cx) 
  * faster on this machine (sim_blas_faster).
  * ==================================================================== */
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#if SIM_X86_64
 #define SIM_GEMM_X86 1
 #include <immintrin.h>
 #include "post512.h"
@@ -212,6 +212,13 @@ typedef struct sim_gk {
   }
 SIM_GK_C_DEF(sim_gk_f32_c, float, 4, 16)
 SIM_GK_C_DEF(sim_gk_f64_c, double, 4, 8)
+
+/* An A micro-panel read in place (sim_gemm_direct_panel): strip s of 16
+ * k at sp[s], rows lda elements apart. */
+typedef struct sim_gdir {
+  const float *const *sp;
+  int64_t lda;
+} sim_gdir;
 
 #if SIM_GEMM_X86
 /* ---- AVX-512: 12 x 2 vectors of accumulators (24 of 32 registers) ---- */
@@ -471,10 +478,6 @@ SIM_GK_STRIP_DEF_T(sim_gkpm_f32_avx512_strip, SIM_GK_ROWS12, SIM_GK_PP,
  * so the panel is not copied (sim_gemm_direct_panel).  ap points to a
  * sim_gdir; kc is a multiple of 16.  The same multiply-adds in the same
  * order as the packed panel's: the same sums. */
-typedef struct sim_gdir {
-  const float *const *sp;
-  int64_t lda;
-} sim_gdir;
 #define SIM_GK_D_FMA(i)                                                      \
   {                                                                          \
     V ai = SET1(a[(i) * lda]);                                               \
@@ -1315,16 +1318,13 @@ static void sim_gemm_post_tile(const sim_gblk *x, sim_gk_fn fk,
   (void)r0, (void)c0;
 }
 
+#if SIM_GEMM_X86
 /* Whether the masked post kernel can take a tile of fewer than 32
  * columns of a panel computed with fr (the 12-row strip kernel). */
 static int sim_gemm_post_masked(const sim_gemm *g, sim_gk_fn fr) {
-#if SIM_GEMM_X86
   return fr == sim_gk_f32_avx512_strip && g->cm_s && g->cn_s == 1;
-#else
-  (void)g, (void)fr;
-  return 0;
-#endif
 }
+#endif
 
 /* The epilogue over C's rows [r0, r0 + mv), columns [c0, c0 + nv), after
  * the last K block went through a tile buffer. */

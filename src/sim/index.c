@@ -1245,7 +1245,7 @@ static void sim_rw_unravel(const sim_win *w, int32_t nd, int64_t idx,
    {sim_rwcl_add_##SUF, sim_rwcl_max_##SUF, sim_rwcl_min_##SUF}}
 
 SIM_RW_ISA(port, )
-#if defined(__x86_64__) || defined(__i386__)
+#if SIM_X86
 SIM_RW_ISA(avx2, __attribute__((target("avx2"))))
 SIM_RW_ISA(avx512, __attribute__((target("avx512f"))))
 static const sim_range_fn sim_rw_kernels[3][2][3] = {
@@ -1297,7 +1297,7 @@ static sim_run_fn sim_rwin_fast(sim_fcc *fc, sim_rwin *r, const xrt_shape *X,
            : code == XRT_OP_MINIMUM ? 2 : -1;
   int32_t da = w->rank - 2, db = w->rank - 1;
   int level = 0;
-#if defined(__x86_64__) || defined(__i386__)
+#if SIM_X86
   level = sim_isa_level();
   if (level > 2) level = 2;
   if (level < 0) level = 0;

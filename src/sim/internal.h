@@ -81,6 +81,25 @@
 #include <string.h>
 
 
+/* SIM_X86: the AVX2 and AVX-512 kernels are compiled in (gcc or clang on
+ * x86; the running CPU's best is chosen at run time, sim_isa_level), and
+ * SIM_X86_64 those of them that need 64-bit mode.  XRT_SIM_PORTABLE
+ * leaves them out, the portable kernels only: the fuzz build (make fuzz),
+ * whose fuzzers aim at parsing, verifying and planning, and where
+ * compiling those kernels with the sanitizers' checks took three quarters
+ * of the build. */
+#if !defined(XRT_SIM_PORTABLE) && (defined(__GNUC__) || defined(__clang__)) && \
+    (defined(__x86_64__) || defined(__i386__))
+#define SIM_X86 1
+#else
+#define SIM_X86 0
+#endif
+#if SIM_X86 && defined(__x86_64__)
+#define SIM_X86_64 1
+#else
+#define SIM_X86_64 0
+#endif
+
 /* Non-temporal stores (SSE2, every x86-64): big results bypass the cache
  * (fused loops, collectives).  Tested with #ifdef, so it must be seen by
  * every file that uses it: here, not in one file. */

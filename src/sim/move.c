@@ -362,7 +362,7 @@ typedef int32_t sim_cl_i16 __attribute__((vector_size(64)));
       sim_clamp_f32s3_##ISA};
 SIM_CL_KERNEL(port, )
 SIM_CL_KS4(port, )
-#if defined(__x86_64__) || defined(__i386__)
+#if SIM_X86
 SIM_CL_KERNEL(avx2, __attribute__((target("avx2"))))
 SIM_CL_KERNEL(avx512, __attribute__((target("avx512f"))))
 SIM_CL_KS4(avx2, __attribute__((target("avx2"))))
@@ -379,19 +379,19 @@ static void sim_clamp_f32(void *out, const void *lo, const void *x,
   const float *l = (const float *)lo, *v = (const float *)x,
               *h = (const float *)hi;
   int64_t whole = n / 16 * 16;
-#if defined(__x86_64__) || defined(__i386__)
+#if SIM_X86
   int level = sim_isa_level();
 #endif
   if (!ls && !hs && l[0] == l[0] && h[0] == h[0]) {
     int var = (l[0] == 0 && signbit(l[0])) + 2 * (signbit(h[0]) != 0);
-#if defined(__x86_64__) || defined(__i386__)
+#if SIM_X86
     if (level == 2) sim_clamp_f32s_avx512[var](o, l, v, h, whole);
     else if (level == 1) sim_clamp_f32s_avx2[var](o, l, v, h, whole);
     else
 #endif
       sim_clamp_f32s_port[var](o, l, v, h, whole);
   } else
-#if defined(__x86_64__) || defined(__i386__)
+#if SIM_X86
   if (level == 2) sim_clamp_f32_avx512(o, l, v, h, whole, ls, hs);
   else if (level == 1) sim_clamp_f32_avx2(o, l, v, h, whole, ls, hs);
   else
@@ -663,7 +663,7 @@ SIM_TR_DEF(sim_tr_4, uint32_t)
 SIM_TR_DEF(sim_tr_8, uint64_t)
 SIM_TR_DEF(sim_tr_16, sim_b16)
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#if SIM_X86_64
 #define SIM_TR_X86 1
 #include <immintrin.h>
 

@@ -9,8 +9,7 @@
 #ifndef SIM_POST512_H
 #define SIM_POST512_H
 /* after internal.h (which has no guard: each file includes it first) */
-#if (defined(__x86_64__) || defined(__i386__)) &&                              \
-    (defined(__GNUC__) || defined(__clang__))
+#if SIM_X86
 #include <immintrin.h>
 #define SIM_HAVE_POST512 1
 

@@ -3,7 +3,7 @@
  * Part of the simulated device; MIT licensed, see LICENSE.
  */
 #include "internal.h"
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#if SIM_X86
 #include <immintrin.h>
 #endif
 /* ======================================================================
@@ -323,7 +323,7 @@ typedef float sim_sk_v16 __attribute__((vector_size(64)));
     }                                                                         \
   }
 
-#if defined(__x86_64__) || defined(__i386__)
+#if SIM_X86
 #define SIM_SK_X86 1
 #define SIM_SK_T_avx2 __attribute__((target("avx2")))
 #define SIM_SK_T_avx512 __attribute__((target("avx512f")))

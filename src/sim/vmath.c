@@ -48,7 +48,7 @@
  * keep the scalar path.
  * ==================================================================== */
 
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#if SIM_X86
 #define SIM_VM_X86 1
 #include <immintrin.h>
 #define SIM_VM_T_avx2 __attribute__((target("avx2,fma")))
