@@ -225,6 +225,41 @@ static int64_t sim_cg_segs(const sim_cg_run *x, int64_t pj, sim_cg_seg *seg) {
   return nseg;
 }
 
+/* The K rows of window column kx of one micro-panel (col: its first
+ * position) from its runs' loads ld[0, nseg): every feature and outer
+ * window position.  Inlined with NS = nseg for one or two runs (the
+ * common case: 32 positions cross one or two result rows), so the masks
+ * and bases stay in registers (as an array indexed in a loop they were
+ * reloaded for every vector: a fifth of the build); NS = 0 loops over
+ * nseg. */
+__attribute__((target("avx512f"), always_inline)) static inline void
+sim_cg_fill(const sim_cg_run *x, const sim_cg_seg *seg,
+            sim_cg_ld (*ld)[2], int64_t nseg, const float *Lb,
+            float *dst, int64_t col, int64_t kx, const int NS) {
+  const sim_cg *g = x->g;
+  const sim_conv *c = g->c;
+  const int64_t *dof = x->dof, *dkb = x->dof + x->pk.K;
+  int64_t KW = c->K[c->ns - 1], xs = g->xs, ns = NS ? NS : nseg;
+  sim_cg_ld l0[2] = {ld[0][0], ld[0][1]}, l1[2] = {ld[0][0], ld[0][1]};
+  if (NS == 2) l1[0] = ld[1][0], l1[1] = ld[1][1];
+  for (int64_t i = 0, k = kx; i < c->Cg; i++) {
+    const float *src = Lb + i * c->lf;
+    for (int64_t wo = 0; wo < g->Wo; wo++, k += KW) {
+      __m512 v0 = _mm512_setzero_ps(), v1 = v0;
+      for (int64_t q = 0; q < ns; q++) {
+        int64_t off = seg[q].off[wo];
+        if (off < 0) continue;
+        const sim_cg_ld *l = NS == 0 ? ld[q] : q == 0 ? l0 : l1;
+        v0 = sim_cg_load(v0, &l[0], src + off, xs);
+        v1 = sim_cg_load(v1, &l[1], src + off, xs);
+      }
+      float *o = dst + dof[k] + col * dkb[k];
+      _mm512_storeu_ps(o, v0);
+      _mm512_storeu_ps(o + 16, v1);
+    }
+  }
+}
+
 /* Items [j0, j1) of the run's packed panel: item j is micro-panel j % np
  * of batch element j / np (np: the micro-panels of a batch element); the
  * run's pk is the product's layout, g->dof its K rows' offsets in it. */
@@ -234,7 +269,6 @@ __attribute__((target("avx512f"))) static void sim_cg_panels(void *ctx,
   const sim_cg_run *x = (const sim_cg_run *)ctx;
   const sim_cg *g = x->g;
   const sim_conv *c = g->c;
-  const int64_t *dof = x->dof, *dkb = x->dof + x->pk.K;
   int64_t npan = x->pk.np / SIM_CG_NR, KW = c->K[c->ns - 1], xs = g->xs;
   sim_cg_seg seg[SIM_CG_NR];
   sim_cg_ld ld[SIM_CG_NR][2];
@@ -255,21 +289,12 @@ __attribute__((target("avx512f"))) static void sim_cg_panels(void *ctx,
         ld[q][0] = sim_cg_ld_of(lane, n, r0, xs, 0);
         ld[q][1] = sim_cg_ld_of(lane, n, r0, xs, 16);
       }
-      for (int64_t i = 0, k = kx; i < c->Cg; i++) {
-        const float *src = Lb + i * c->lf;
-        for (int64_t wo = 0; wo < g->Wo; wo++, k += KW) {
-          __m512 v0 = _mm512_setzero_ps(), v1 = v0;
-          for (int64_t q = 0; q < nseg; q++) {
-            int64_t off = seg[q].off[wo];
-            if (off < 0) continue;
-            v0 = sim_cg_load(v0, &ld[q][0], src + off, xs);
-            v1 = sim_cg_load(v1, &ld[q][1], src + off, xs);
-          }
-          float *o = dst + dof[k] + col * dkb[k];
-          _mm512_storeu_ps(o, v0);
-          _mm512_storeu_ps(o + 16, v1);
-        }
-      }
+      if (nseg == 1)
+        sim_cg_fill(x, seg, ld, nseg, Lb, dst, col, kx, 1);
+      else if (nseg == 2)
+        sim_cg_fill(x, seg, ld, nseg, Lb, dst, col, kx, 2);
+      else
+        sim_cg_fill(x, seg, ld, nseg, Lb, dst, col, kx, 0);
     }
   }
 }
