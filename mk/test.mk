@@ -112,12 +112,22 @@ test: $(if $(PJRT_PLUGIN_SRCS),$(BUILD)/libxrt_pjrt.so)
 # It is the longest of them (its builds of xrt), so it starts first, beside
 # the test programs, rather than last.
 TEST_CONSUMERS := $(if $(filter 1,$(SAN) $(COV)),,"env XRT_BUILD=$(BUILD) CC='$(CC)' XRT_SANFLAGS='$(SANFLAGS)' sh test/test_consumers.sh")
-TEST_SCRIPTS := "env XRT_BIN=$(XRT_BIN) sh test/test_cli.sh" \
-  "env XRT_BUILD=$(BUILD) sh test/test_cts.sh" \
-  "env XRT_BIN=$(XRT_BIN) sh test/run_interpret.sh"
+TEST_INTERPRET := "env XRT_BIN=$(XRT_BIN) sh test/run_interpret.sh"
+TEST_SCRIPTS := $(TEST_INTERPRET) "env XRT_BIN=$(XRT_BIN) sh test/test_cli.sh" \
+  "env XRT_BUILD=$(BUILD) sh test/test_cts.sh"
+# The order the runs start the test programs in: the longest first (as CI
+# measured them in its several configurations), the scripts before them,
+# so that no long one starts last beside a core with nothing left to do
+# (the interpreter suite, last, left a core idle for 5-15 s a run).
+TEST_LONG := test_reshard test_sim_conv_gemm test_sim_gemm_cache \
+             test_alloc_fail test_fusion test_sim_conv_dw test_gemm \
+             test_many_io test_chlo_trig test_sim_threads_conv test_pool \
+             test_sim_gemm_epilogue test_sim_collectives_wide
+test_order = $(foreach t,$(TEST_LONG),$(filter $(BUILD)/$(t),$(1))) \
+             $(filter-out $(TEST_LONG:%=$(BUILD)/%),$(1))
 test: $(TEST_BINS) $(XRT_BIN) $(LIB_SO) $(CTS_BIN) $(MINIMAL_SO) $(SIM_SO) $(TINY_SO)
 	@sh tools/run_tests.sh "test programs" -j $(TEST_JOBS) $(TEST_CONSUMERS) \
-	  $(TEST_BINS) $(TEST_SCRIPTS)
+	  $(TEST_SCRIPTS) $(call test_order,$(TEST_BINS))
 
 # The test programs and the interpreter suite again with the simulator's
 # kernels held to TEST_ISA (portable or avx2, see XRT_SIM_ISA): make
@@ -138,8 +148,8 @@ TEST_ISA_SKIP := test_bytecode test_bytecode_write test_bytecode_serialize \
 test-isa: $(TEST_BINS) $(XRT_BIN) $(LIB_SO) $(SIM_SO) $(TINY_SO)
 	@XRT_SIM_ISA=$(TEST_ISA) sh tools/run_tests.sh \
 	  "test programs (XRT_SIM_ISA=$(TEST_ISA))" -j $(TEST_JOBS) \
-	  $(filter-out $(TEST_ISA_SKIP:%=$(BUILD)/%),$(TEST_BINS)) \
-	  "env XRT_BIN=$(XRT_BIN) sh test/run_interpret.sh"
+	  $(TEST_INTERPRET) \
+	  $(call test_order,$(filter-out $(TEST_ISA_SKIP:%=$(BUILD)/%),$(TEST_BINS)))
 
 asan:
 	$(MAKE) test SAN=1
@@ -183,7 +193,7 @@ valgrind-deps:
 
 test-valgrind: $(VALGRIND_TESTS) | valgrind-deps
 	@XRT_SIM_ISA=portable XRT_TEST_LIGHT=1 sh tools/run_tests.sh valgrind -j $(TEST_JOBS) \
-	  -w "valgrind $(VALGRIND_FLAGS)" $(VALGRIND_TESTS)
+	  -w "valgrind $(VALGRIND_FLAGS)" $(call test_order,$(VALGRIND_TESTS))
 
 # test_gemm on the XRT_BLAS=1 library (build-blas), with CBLAS forced on,
 # forced off and chosen by timing (the default).
