@@ -123,8 +123,10 @@ TEST_LONG := test_reshard test_sim_conv_gemm test_sim_gemm_cache \
              test_alloc_fail test_fusion test_sim_conv_dw test_gemm \
              test_many_io test_chlo_trig test_sim_threads_conv test_pool \
              test_sim_gemm_epilogue test_sim_collectives_wide
-test_order = $(foreach t,$(TEST_LONG),$(filter $(BUILD)/$(t),$(1))) \
-             $(filter-out $(TEST_LONG:%=$(BUILD)/%),$(1))
+# $(call test_order,PROGRAMS[,DIR[,SUFFIX]]): PROGRAMS (DIR/test_x SUFFIX;
+# DIR defaults to $(BUILD)) in that order.
+test_order = $(foreach t,$(TEST_LONG),$(filter $(or $(2),$(BUILD))/$(t)$(3),$(1))) \
+             $(filter-out $(TEST_LONG:%=$(or $(2),$(BUILD))/%$(3)),$(1))
 test: $(TEST_BINS) $(XRT_BIN) $(LIB_SO) $(CTS_BIN) $(MINIMAL_SO) $(SIM_SO) $(TINY_SO)
 	@sh tools/run_tests.sh "test programs" -j $(TEST_JOBS) $(TEST_CONSUMERS) \
 	  $(TEST_SCRIPTS) $(call test_order,$(TEST_BINS))

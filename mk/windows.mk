@@ -180,8 +180,7 @@ test-windows: | windows-deps
 	@$(WIN_ENV) $(WINE) wineboot -i >/dev/null 2>&1 || true
 	@export $(WIN_ENV); sh tools/run_tests.sh "windows test programs" \
 	  -j $(TEST_JOBS) -t $(WIN_TEST_TIMEOUT) -r -w "$(WINE)" \
-	  $(foreach t,$(TEST_LONG),$(filter $(WIN_BUILD)/$(t).exe,$(WIN_TESTS))) \
-	  $(filter-out $(TEST_LONG:%=$(WIN_BUILD)/%.exe),$(WIN_TESTS)) -- \
+	  $(call test_order,$(WIN_TESTS),$(WIN_BUILD),.exe) -- \
 	  "env XRT_BUILD=$(WIN_BUILD) XRT_RUN='$(WINE)' XRT_EXE=.exe XRT_LIB_PREFIX= XRT_LIB_SUFFIX=.dll CC='$(WIN_CC) -static' sh test/test_cts.sh"
 
 windows-deps:
