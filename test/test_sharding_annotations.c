@@ -318,8 +318,8 @@ static void check_shard_map(void (*make)(char *, size_t, int), int n) {
   char prog[8192];
   make(prog, sizeof prog, n);
   float x[4][4], r[4][4];
-  const float *in[4];
-  float *out[4];
+  const float *in[4] = {0};
+  float *out[4] = {0};
   for (int d = 0; d < n; d++) {
     for (int i = 0; i < 4; i++) x[d][i] = (float)(4 * d + i);
     in[d] = x[d];
