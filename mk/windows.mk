@@ -34,8 +34,8 @@ WIN_CFLAGS += -Wa,-muse-unaligned-vector-move
 WIN_CPPFLAGS := -I. -DXRT_WITH_SIM -DXRT_WITH_PJRT -D__USE_MINGW_ANSI_STDIO=1 \
                 $(filter -DXRT_HAVE_DISK_CACHE,$(CPPFLAGS))
 WIN_LDFLAGS := -static
-# The test programs' own code at -O1 (the library stays at -O2): it halves
-# their compile, a quarter of the Windows build, and their runs here are
+# The test programs' own code at -O1 (the library stays at -O2): about 40%
+# off their compile (test_reshard.c 1.1 -> 0.7 s), and their runs here are
 # light (below).
 WIN_TEST_CFLAGS = $(patsubst -O2,-O1,$(WIN_CFLAGS))
 WIN_LDLIBS := -lm -lpthread
