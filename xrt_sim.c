@@ -9577,6 +9577,96 @@ SIM_SK_PKN(avx2) /* GCOVR_EXCL_BR_LINE */
 SIM_SK_PK(avx512) /* GCOVR_EXCL_BR_LINE */
 #endif
 
+/* ---- Weights [K, N] in panels ----
+ * Weights [K, N] streamed in place (sim_sk_nn_rows) read SIM_SK_KU rows at
+ * once, a stream per row, and reload the sums for every row step: on this
+ * machine one thread so reads 31-34 GB/s, where the same weights copied
+ * into panels of SIM_SK_PW columns, k-major (W[k][p PW + j] at [p][k][j]),
+ * stream at 55-58 (a measured GEMV of 768 x 3072 over seven matrices out
+ * of the caches): one sequential stream, the sums in registers.  So when
+ * the weights are an argument of the execute (a decoder's projections)
+ * and big enough to come from memory, their panels are kept in the
+ * client's cache (as the GEMM's packed operands, gemm_cache.c) and read
+ * instead.  Each result is the same sum as sim_sk_nn_rows makes: per part
+ * of rows (see "Weights [K, N] in parts") a product, then an add, in row
+ * order from zero, the parts' sums then added in order; so a call from
+ * the panels and one in place give the same bits. */
+#define SIM_SK_NN_PANEL_MIN ((int64_t)2 << 20) /* weight bytes, at least */
+/* Row r's part sums += its k-th value times the panel's vectors. */
+#define SIM_SK_NROW(r)                                                        \
+  do {                                                                        \
+    float x_ = ar[r][k];                                                      \
+    d##r##0 = d##r##0 + x_ * u0;                                              \
+    d##r##1 = d##r##1 + x_ * u1;                                              \
+    d##r##2 = d##r##2 + x_ * u2;                                              \
+  } while (0)
+/* Row r's results: part q's sums (the first part's), or plus them. */
+#define SIM_SK_NTOT(r)                                                        \
+  do {                                                                        \
+    c##r##0 = q ? c##r##0 + d##r##0 : d##r##0;                                \
+    c##r##1 = q ? c##r##1 + d##r##1 : d##r##1;                                \
+    c##r##2 = q ? c##r##2 + d##r##2 : d##r##2;                                \
+  } while (0)
+#define SIM_SK_PNN(ISA)                                                       \
+  static inline __attribute__((always_inline)) SIM_SK_T_##ISA void            \
+  sim_sk_pnnk_##ISA(const sim_skinny *s, const float *const *ar, int nr,      \
+                    const float *p, float *o, int64_t ldo, int64_t nc) {      \
+    sim_sk_v16 c00 = {0}, c01 = {0}, c02 = {0}, c10 = {0}, c11 = {0};         \
+    sim_sk_v16 c12 = {0}, c20 = {0}, c21 = {0}, c22 = {0}, c30 = {0};         \
+    sim_sk_v16 c31 = {0}, c32 = {0}, u0, u1, u2;                              \
+    for (int64_t q = 0; q < s->kparts; q++) {                                 \
+      int64_t k = q * s->kp, k1 = k + s->kp < s->K ? k + s->kp : s->K;        \
+      sim_sk_v16 d00 = {0}, d01 = {0}, d02 = {0}, d10 = {0}, d11 = {0};       \
+      sim_sk_v16 d12 = {0}, d20 = {0}, d21 = {0}, d22 = {0}, d30 = {0};       \
+      sim_sk_v16 d31 = {0}, d32 = {0};                                        \
+      for (const float *pp = p + k * SIM_SK_PW; k < k1;                       \
+           k++, pp += SIM_SK_PW) {                                            \
+        memcpy(&u0, pp, sizeof u0);                                           \
+        memcpy(&u1, pp + 16, sizeof u1);                                      \
+        memcpy(&u2, pp + 32, sizeof u2);                                      \
+        SIM_SK_NROW(0);                                                       \
+        if (nr > 1) SIM_SK_NROW(1);                                           \
+        if (nr > 2) SIM_SK_NROW(2);                                           \
+        if (nr > 3) SIM_SK_NROW(3);                                           \
+      }                                                                       \
+      SIM_SK_NTOT(0);                                                         \
+      if (nr > 1) SIM_SK_NTOT(1);                                             \
+      if (nr > 2) SIM_SK_NTOT(2);                                             \
+      if (nr > 3) SIM_SK_NTOT(3);                                             \
+    }                                                                         \
+    float t_[3 * 16];                                                         \
+    SIM_SK_PSTORE(0);                                                         \
+    if (nr > 1) SIM_SK_PSTORE(1);                                             \
+    if (nr > 2) SIM_SK_PSTORE(2);                                             \
+    if (nr > 3) SIM_SK_PSTORE(3);                                             \
+  }                                                                           \
+  /* Panel pi of [K, N] weights for every lhs row, four at a time. */         \
+  static SIM_SK_T_##ISA void sim_sk_pnn_##ISA(                               \
+      const sim_skinny *s, float *out, const float *a, const float *pk,       \
+      int64_t pi) {                                                           \
+    int64_t n0 = pi * SIM_SK_PW;                                              \
+    int64_t nc = s->N - n0 < SIM_SK_PW ? s->N - n0 : SIM_SK_PW;               \
+    const float *p = pk + pi * SIM_SK_PW * s->K;                              \
+    for (int64_t m0 = 0; m0 < s->M; m0 += 4) {                                \
+      int nr = s->M - m0 < 4 ? (int)(s->M - m0) : 4;                          \
+      const float *ar[4];                                                     \
+      for (int r = 0; r < nr; r++) ar[r] = a + s->lb[0] + s->lm[m0 + r];      \
+      float *o = out + m0 * s->N + n0;                                        \
+      switch (nr) {                                                           \
+      case 1: sim_sk_pnnk_##ISA(s, ar, 1, p, o, s->N, nc); break;             \
+      case 2: sim_sk_pnnk_##ISA(s, ar, 2, p, o, s->N, nc); break;             \
+      case 3: sim_sk_pnnk_##ISA(s, ar, 3, p, o, s->N, nc); break;             \
+      default: sim_sk_pnnk_##ISA(s, ar, 4, p, o, s->N, nc); break;            \
+      }                                                                       \
+    }                                                                         \
+  }
+
+SIM_SK_PNN(port) /* GCOVR_EXCL_BR_LINE */
+#ifdef SIM_SK_X86
+SIM_SK_PNN(avx2) /* GCOVR_EXCL_BR_LINE */
+SIM_SK_PNN(avx512) /* GCOVR_EXCL_BR_LINE */
+#endif
+
 typedef struct sim_sk_pjob {
   const sim_skinny *s;
   float *out, *pk;
@@ -9603,6 +9693,22 @@ static void sim_sk_pack_range(void *ctx, int64_t begin, int64_t end) {
   }
 }
 
+/* Packs panels [begin, end) of [K, N] weights: W[k][n] to
+ * [p][k][n - p * PW], zero past N. */
+static void sim_sk_pack_nn_range(void *ctx, int64_t begin, int64_t end) {
+  const sim_sk_pjob *j = (const sim_sk_pjob *)ctx;
+  const sim_skinny *s = j->s;
+  for (int64_t pi = begin; pi < end; pi++) {
+    float *p = j->pk + pi * SIM_SK_PW * s->K;
+    int64_t n0 = pi * SIM_SK_PW;
+    size_t nc = (size_t)(s->N - n0 < SIM_SK_PW ? s->N - n0 : SIM_SK_PW);
+    for (int64_t k = 0; k < s->K; k++, p += SIM_SK_PW) {
+      memcpy(p, j->b + s->rb[0] + s->rk[k] + n0, sizeof(float) * nc);
+      memset(p + nc, 0, sizeof(float) * (SIM_SK_PW - nc));
+    }
+  }
+}
+
 static void sim_sk_panels(void *ctx, int64_t begin, int64_t end) {
   const sim_sk_pjob *j = (const sim_sk_pjob *)ctx;
   for (int64_t i = begin; i < end; i++) {
@@ -9624,8 +9730,8 @@ static float *sim_sk_cached(const sim_skinny *s, const float *b, sim_cx *cx,
   if (p && fill) {
     sim_sk_pjob pj = {s, NULL, p, NULL, b, 0};
     int threads = cx->tp && cx->tp->threads > 1 ? cx->tp->threads : 1;
-    sim_parallel_for(threads > 1 ? cx : NULL, s->np, 1, sim_sk_pack_range,
-                     &pj);
+    sim_parallel_for(threads > 1 ? cx : NULL, s->np, 1,
+                     s->nn ? sim_sk_pack_nn_range : sim_sk_pack_range, &pj);
   }
   return p;
 }
@@ -9801,6 +9907,14 @@ static xrt_status sim_run_skinny(const sim_step *st, void **vals,
                   (const float *)vals[st->in[1]], 0, 0,
                   s->kparts > 1 ? (float *)vals[s->ptmp] : NULL};
   int threads = cx && cx->tp && cx->tp->threads > 1 ? cx->tp->threads : 1;
+  void *entry = NULL;
+  float *pk = s->nn && s->gid ? sim_sk_cached(s, j.b, cx, &entry) : NULL;
+  if (pk) { /* the weights' panels (a thread's part: two at least) */
+    sim_sk_pjob pj = {s, j.out, pk, j.a, j.b, 0};
+    sim_parallel_for(threads > 1 ? cx : NULL, s->np, 2, sim_sk_panels, &pj);
+    sim_gcache_put(cx->exe->cl, entry, 1);
+    return XRT_OK;
+  }
   int64_t krows = s->nn ? s->kp : s->K; /* weight rows an item reads */
   if (s->inter && s->nn) {
     sim_parallel_for(threads > 1 ? cx : NULL, s->kparts, 1,
@@ -9901,6 +10015,19 @@ SIM_PRIVATE int sim_skinny_lower_dot(sim_fcc *fc, const sim_dot *d,
   s->np = 0;
   s->gid = 0;
   s->pk = NULL;
+  /* [K, N] weights from memory: their panels, when an argument */
+  int lk_unit = 1;
+  for (int64_t k = 0; lk_unit && k < s->K; k++) lk_unit = s->lk[k] == k;
+  if (s->nn && !s->inter && s->B == 1 && lk_unit &&
+      wb >= (double)SIM_SK_NN_PANEL_MIN) {
+    s->np = (s->N + SIM_SK_PW - 1) / SIM_SK_PW;
+    s->gid = sim_gcache_id();
+    s->pk = sim_sk_pnn_port;
+#ifdef SIM_SK_X86
+    if (level == 2) s->pk = sim_sk_pnn_avx512;
+    else if (level == 1) s->pk = sim_sk_pnn_avx2;
+#endif
+  }
   /* [N, K] weights the same for the whole loop: packed once per run */
   int32_t flag = 0;
   if (nt && s->B == 1 && s->M >= 2 &&

@@ -9,7 +9,8 @@
  * at the same address with other contents (the address is checked),
  * imported zero-copy from host memory that is then rewritten, exported
  * and written through the export, used by two products, batched,
- * transposed, f32 and f64, with one and two threads.  A stale pack would
+ * transposed, f32 and f64, with one and two threads, and the panels of a
+ * skinny product's weights (skinny.c).  A stale pack would
  * give the old results.  Also the cache under pressure: a byte cap
  * (XRT_SIM_GEMM_CACHE_MB) that makes entries evict each other or find no
  * room, a cap of 0 (no cache), and more products than the cache has
@@ -236,6 +237,12 @@ static void test_reallocated(void **state) {
   reuse(c, &p);
   prog q = {XRT_F32, 0, 130, 520, 64, 0, 0}; /* rows and columns in blocks */
   reuse(c, &q);
+  /* a few rows against weights [K, N] of 2 MiB or more: the skinny
+   * product's panels (skinny.c), one row and two groups of rows */
+  prog s = {XRT_F32, 0, 1, 1000, 600, 0, 0};
+  reuse(c, &s);
+  prog t = {XRT_F32, 0, 5, 1000, 600, 0, 0};
+  reuse(c, &t);
 }
 
 static void test_batched_transposed_f64(void **state) {

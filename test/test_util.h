@@ -97,15 +97,18 @@ static inline xrt_status tu_download(xrt_buffer **bufs, int n, tu_out *out) {
   return XRT_OK;
 }
 
-/* Compiles prog for client, uploads the inputs to device 0, executes and
- * copies every output to host memory in *out (free with tu_out_free).  On
- * failure returns the status with the message in tu_msg. */
-static inline xrt_status tu_run(xrt_client *client, const char *prog, int nin,
-                                const tu_in *in, tu_out *out) {
+/* Compiles prog for client, uploads the inputs to device 0, executes reps
+ * times on those same buffers (so the device may keep what it derives from
+ * them, as packed weights) and copies every output of call r to host
+ * memory in out[r] (free each with tu_out_free).  On failure returns the
+ * status with the message in tu_msg, and out holds nothing. */
+static inline xrt_status tu_run_reps(xrt_client *client, const char *prog,
+                                     int nin, const tu_in *in, int reps,
+                                     tu_out *out) {
   xrt_executable *exe = NULL;
   xrt_buffer *args[16] = {0}, *outs[TU_MAX_OUTS] = {0};
   xrt_device *dev = xrt_client_device(client, 0);
-  memset(out, 0, sizeof *out);
+  memset(out, 0, sizeof *out * (size_t)reps);
   tu_msg[0] = 0;
   xrt_status st = xrt_compile(client, prog, strlen(prog), NULL, &exe);
   int nout = 0;
@@ -119,14 +122,22 @@ static inline xrt_status tu_run(xrt_client *client, const char *prog, int nin,
   }
   for (int i = 0; st == XRT_OK && i < nin; i++)
     st = xrt_buffer_from_host(client, dev, &in[i].shape, in[i].data, &args[i]);
-  if (st == XRT_OK) st = xrt_execute(exe, dev, args, nin, outs, nout, NULL);
-  if (st == XRT_OK) st = tu_download(outs, nout, out);
+  for (int r = 0; st == XRT_OK && r < reps; r++) {
+    st = xrt_execute(exe, dev, args, nin, outs, nout, NULL);
+    if (st == XRT_OK) st = tu_download(outs, nout, &out[r]);
+    for (int i = 0; i < nout; i++) xrt_buffer_release(outs[i]), outs[i] = 0;
+  }
   if (st != XRT_OK) tu_save_error();
-  for (int i = 0; i < nout; i++) xrt_buffer_release(outs[i]);
   for (int i = 0; i < nin; i++) xrt_buffer_release(args[i]);
   xrt_executable_release(exe);
-  if (st != XRT_OK) tu_out_free(out);
+  for (int r = 0; st != XRT_OK && r < reps; r++) tu_out_free(&out[r]);
   return st;
+}
+
+/* tu_run_reps of one call. */
+static inline xrt_status tu_run(xrt_client *client, const char *prog, int nin,
+                                const tu_in *in, tu_out *out) {
+  return tu_run_reps(client, prog, nin, in, 1, out);
 }
 
 /* Runs prog and fails the test unless it succeeds. */
