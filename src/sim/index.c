@@ -960,6 +960,9 @@ SIM_RWIN_F32(sim_run_rwin_max_f32, SIM_RWIN_MAX)
 SIM_RWIN_F32(sim_run_rwin_min_f32, SIM_RWIN_MIN)
 
 #if defined(__GNUC__)
+#if SIM_X86
+#include <immintrin.h>
+#endif
 /* Fast max / min pools (and, channels last, sums), vectorized along the
  * operand's contiguous last dimension, split over the device's threads
  * and compiled once per instruction set (sim_isa_level).
@@ -1004,7 +1007,7 @@ typedef int32_t sim_rw_i16 __attribute__((vector_size(64)));
   do {                                                                        \
     sim_rw_v16 t_;                                                            \
     if ((OP) == 0) t_ = (acc) + (e);                                          \
-    else SIM_RW_COMB(t_, acc, e, (OP) == 1);                                  \
+    else SIM_RW_COMBI(t_, acc, e, (OP) == 1);                                 \
     acc = t_;                                                                 \
   } while (0)
 #define SIM_RW_SACC(OP, acc, e)                                               \
@@ -1071,7 +1074,10 @@ static void sim_rw_unravel(const sim_win *w, int32_t nd, int64_t idx,
         memcpy(&d_, t_ + 18, sizeof d_);                                      \
         SIM_RW_ACC(OP, acc, SIM_RW_EVEN(c_, d_));                             \
       }                                                                       \
-      if (n_ == 16) /* a constant size: a vector store, not a call */         \
+      /* a constant size: a vector store, not a call; a short run's       \
+       * spare lanes may land on results of this range that are written   \
+       * later (the row's own after j1_, the next rows'), not past it */    \
+      if (n_ == 16 || q * ob + jj + 16 <= e * ob)                             \
         memcpy(o + jj, &acc, sizeof acc);                                     \
       else                                                                    \
         memcpy(o + jj, &acc, (size_t)n_ * sizeof(float));                     \
@@ -1094,6 +1100,7 @@ static void sim_rw_unravel(const sim_win *w, int32_t nd, int64_t idx,
     const sim_rwin *r = j->r;                                                 \
     const sim_win *w = &r->w;                                                 \
     const float init = j->init;                                               \
+    SIM_RW_NAN_DECL;                                                          \
     float stack[2 * (SIM_RW_STACK + 32)];                                     \
     int64_t xw = r->xw, xr = (xw + 15) / 16 * 16;                             \
     float *tmp = j->tmp ? j->tmp : stack, *h = tmp + xr + 32;                 \
@@ -1128,6 +1135,7 @@ static void sim_rw_unravel(const sim_win *w, int32_t nd, int64_t idx,
         for (int64_t ka = 0; ka < wa; ka++)                                   \
           if (ta[ka] >= 0) {                                                  \
             memcpy(&v, xb + ta[ka] + i, sizeof v);                            \
+            SIM_RW_SEEN(OP, v);                                                \
             if (fresh)                                                        \
               acc = v, fresh = 0;                                             \
             else                                                              \
@@ -1141,6 +1149,7 @@ static void sim_rw_unravel(const sim_win *w, int32_t nd, int64_t idx,
         for (int64_t ka = 0; ka < wa; ka++)                                   \
           if (ta[ka] >= 0) {                                                  \
             memcpy(&v, xb + ta[ka] + i, sizeof v);                            \
+            SIM_RW_SEEN(OP, v);                                                \
             SIM_RW_ACC(OP, acc, v);                                           \
           }                                                                   \
         memcpy(tmp + i, &acc, sizeof acc);                                    \
@@ -1152,6 +1161,7 @@ static void sim_rw_unravel(const sim_win *w, int32_t nd, int64_t idx,
             memcpy(lane, &iv, sizeof lane);                                   \
             memcpy(lane, xb + ta[ka] + i, (size_t)(xw - i) * sizeof(float));  \
             memcpy(&v, lane, sizeof v);                                       \
+            SIM_RW_SEEN(OP, v);                                                \
             SIM_RW_ACC(OP, acc, v);                                           \
           }                                                                   \
         memcpy(tmp + i, &acc, sizeof acc);                                    \
@@ -1182,6 +1192,7 @@ static void sim_rw_unravel(const sim_win *w, int32_t nd, int64_t idx,
         o[jj] = acc;                                                          \
       }                                                                       \
     }                                                                         \
+    SIM_RW_NAN_REDO(NAME, ctx, b, e);                                         \
   }
 
 /* Result pixels [b, e) of a channels-last pool. */
@@ -1191,6 +1202,7 @@ static void sim_rw_unravel(const sim_win *w, int32_t nd, int64_t idx,
     const sim_rwin *r = j->r;                                                 \
     const sim_win *w = &r->w;                                                 \
     const float init = j->init;                                               \
+    SIM_RW_NAN_DECL;                                                          \
     static const int64_t none[1] = {0};                                       \
     int32_t last = w->rank - 1, da = r->span[0], db = r->span[1];             \
     int64_t C = w->odims[last], wa = w->wdims[da];                            \
@@ -1213,6 +1225,7 @@ static void sim_rw_unravel(const sim_win *w, int32_t nd, int64_t idx,
           for (int64_t kb = 0; kb < wb; kb++) {                               \
             if (pad || ta[ka] < 0 || tb[kb] < 0) v = iv;                      \
             else memcpy(&v, xb + ta[ka] + tb[kb] + c, sizeof v);              \
+            SIM_RW_SEEN(OP, v);                                                \
             SIM_RW_ACC(OP, acc, v);                                           \
           }                                                                   \
         memcpy(o + c, &acc, sizeof acc);                                      \
@@ -1230,6 +1243,7 @@ static void sim_rw_unravel(const sim_win *w, int32_t nd, int64_t idx,
       }                                                                       \
       sim_win_next(last, w->odims, ri);                                       \
     }                                                                         \
+    SIM_RW_NAN_REDO(NAME, ctx, b, e);                                         \
   }
 
 /* Kernels per instruction set: [level][kind][op], kind 0 separable (op 1
@@ -1244,12 +1258,50 @@ static void sim_rw_unravel(const sim_win *w, int32_t nd, int64_t idx,
   {{NULL, sim_rwsep_max_##SUF, sim_rwsep_min_##SUF},                          \
    {sim_rwcl_add_##SUF, sim_rwcl_max_##SUF, sim_rwcl_min_##SUF}}
 
+/* The exact kernels: every combine as SIM_RW_COMB. */
+#define SIM_RW_COMBI SIM_RW_COMB
+#define SIM_RW_SEEN(OP, v) ((void)0)
+#define SIM_RW_NAN_DECL int nan_unused_ = 0
+#define SIM_RW_NAN_REDO(NAME, ctx, b, e) (void)nan_unused_
 SIM_RW_ISA(port, )
 #if SIM_X86
 SIM_RW_ISA(avx2, __attribute__((target("avx2"))))
 SIM_RW_ISA(avx512, __attribute__((target("avx512f"))))
-static const sim_range_fn sim_rw_kernels[3][2][3] = {
-    SIM_RW_SET(port), SIM_RW_SET(avx2), SIM_RW_SET(avx512)};
+/* With AVX-512DQ, maximum and minimum are one VRANGEPS each (signed zeros
+ * as SIM_FMAX / SIM_FMIN: +0 the larger) where SIM_RW_COMB takes seven
+ * operations; but VRANGEPS returns the other operand of a NaN, so every
+ * operand vector loaded is also checked for NaN, and a range that met
+ * one runs again through the exact kernel of the same name without _dq
+ * (its results rewritten whole).  NaN pools are rare; the check is one
+ * compare into a mask register per load. */
+#undef SIM_RW_COMBI
+#undef SIM_RW_SEEN
+#undef SIM_RW_NAN_DECL
+#undef SIM_RW_NAN_REDO
+#define SIM_RW_COMBI(r, a, b, ISMAX)                                          \
+  r = (sim_rw_v16)_mm512_range_ps((__m512)(a), (__m512)(b),                   \
+                                  (ISMAX) ? 0x5 : 0x4)
+#define SIM_RW_SEEN(OP, v)                                                    \
+  ((OP) != 0 ? (void)(nan_ |= _mm512_cmp_ps_mask((__m512)(v), (__m512)(v),   \
+                                                 _CMP_UNORD_Q))              \
+             : (void)0)
+#define SIM_RW_NAN_DECL __mmask16 nan_ = init != init ? 1 : 0
+#define SIM_RW_NAN_REDO(NAME, ctx, b, e)                                      \
+  do {                                                                        \
+    if (nan_) SIM_RW_EXACT(NAME)(ctx, b, e);                                  \
+  } while (0)
+#define SIM_RW_EXACT(NAME) SIM_RW_EXACT_(NAME)
+#define SIM_RW_EXACT_(NAME) NAME##_exact
+/* the exact kernel of a _dq one: the avx512 kernel of the same name */
+#define sim_rwsep_max_avx512dq_exact sim_rwsep_max_avx512
+#define sim_rwsep_min_avx512dq_exact sim_rwsep_min_avx512
+#define sim_rwcl_add_avx512dq_exact sim_rwcl_add_avx512
+#define sim_rwcl_max_avx512dq_exact sim_rwcl_max_avx512
+#define sim_rwcl_min_avx512dq_exact sim_rwcl_min_avx512
+SIM_RW_ISA(avx512dq, __attribute__((target("avx512f,avx512dq"))))
+static const sim_range_fn sim_rw_kernels[4][2][3] = {
+    SIM_RW_SET(port), SIM_RW_SET(avx2), SIM_RW_SET(avx512),
+    SIM_RW_SET(avx512dq)};
 #else
 static const sim_range_fn sim_rw_kernels[1][2][3] = {SIM_RW_SET(port)};
 #endif
@@ -1301,6 +1353,7 @@ static sim_run_fn sim_rwin_fast(sim_fcc *fc, sim_rwin *r, const xrt_shape *X,
   level = sim_isa_level();
   if (level > 2) level = 2;
   if (level < 0) level = 0;
+  if (level == 2 && __builtin_cpu_supports("avx512dq")) level = 3;
 #endif
   if (op < 0 || w->rank < 1) return NULL;
   r->rowtmp = -1;
