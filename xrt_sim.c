@@ -1732,6 +1732,12 @@ SIM_PRIVATE void sim_dw_positions(const sim_step *st, void **vals, int64_t q0,
  * vectors (results of a position) and numbers. */
 SIM_PRIVATE int sim_dw_post_ok(const sim_step *st);
 
+/* ---- conv_wino.c ---- */
+/* f32 3x3 convolutions of stride 1, padding 1 and many features, NHWC,
+ * by Winograd's F(2x2, 3x3): 1 (and *rc) if it planned st, else 0. */
+SIM_PRIVATE int sim_conv_wino_lower(sim_fcc *fc, const sim_conv *c,
+                                    sim_step *st, xrt_status *rc);
+
 /* ---- conv_gemm.c ---- */
 /* f32/f64 convolutions as plain products (NCHW results: kernel x im2col;
  * NHWC 1x1 ones and ones of few positions: lhs or im2col x kernel):
@@ -14646,6 +14652,8 @@ static xrt_status sim_lower_conv_common(sim_fcc *fc, const xrt_ir_op *op,
     c->tab = t;
     xrt_status grc; /* f32/f64 depthwise ones: conv_dw.c */
     if (sim_conv_dw_lower(fc, c, st, &grc)) return grc;
+    /* 3x3 ones of stride 1 and many features: Winograd (conv_wino.c) */
+    if (sim_conv_wino_lower(fc, c, st, &grc)) return grc;
     /* plain products: NCHW results, NHWC 1x1 ones (conv_gemm.c) */
     if (sim_conv_gemm_lower(fc, c, st, &grc)) return grc;
     /* large f32/f64 convolutions: packed GEMM */
@@ -16932,6 +16940,398 @@ static int sim_cg_plan(sim_fcc *fc, const sim_conv *c, sim_step *st,
   return 1;
 }
 /* ==== end src/sim/conv_gemm.c ==== */
+/* ==== begin src/sim/conv_wino.c ==== */
+/*
+ * src/sim/conv_wino.c - 3x3 convolutions of stride 1 by Winograd's
+ * minimal filtering F(2x2, 3x3): 16 products where the direct method
+ * takes 36 per 2x2 outputs.
+ * Part of the simulated device; MIT licensed, see LICENSE.
+ */
+
+/* ======================================================================
+ * Winograd F(2x2, 3x3)
+ *
+ * An f32 convolution of a 3x3 kernel, stride 1, padding 1 on every side,
+ * no dilation, one group, features contiguous in the lhs and the result
+ * (NHWC, as JAX writes a ResNet) and many of them: the result is cut into
+ * 2x2 tiles, and for each tile t (its 4x4 lhs patch d, zero outside the
+ * image) and each element xi of the 4x4 transformed domain
+ *
+ *   V[xi][t][c] = (Bt d Bt^T)[xi]      (the patch of feature c)
+ *   U[xi][c][o] = (G g G^T)[xi]        (the kernel of c and o)
+ *   M[xi][t][o] = sum_c V[xi][t][c] U[xi][c][o]   (16 products)
+ *   y = At M At^T                      (the tile's 2x2 results)
+ *
+ * with Bt = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1], G = [1 0 0; .5 .5 .5;
+ * .5 -.5 .5; 0 0 1], At = [1 1 1 0; 0 1 -1 -1].  The 16 products are one
+ * batched product of gemm.c (its packed kernels at full speed), 2.25 times
+ * fewer multiplications than the direct sum; the transforms are additions
+ * (and halvings), over data that stays in the caches.  The transformed
+ * kernel U is kept in the client's cache while the kernel argument is
+ * unchanged (gemm_cache.c), else made per call.
+ *
+ * Rounding: each result is the exact convolution of the data rounded
+ * differently (the transforms' additions), within the products' own
+ * rounding for finite data as the direct method's sum orders are (small
+ * integers come out exact: every value the transforms make is a multiple
+ * of a quarter well inside f32).  A non-finite lhs or kernel element would
+ * make NaN where the direct sum gives an infinity (inf - inf in a
+ * transform), so the transforms look for them, and a call that meets one
+ * runs the direct method (planned beside) instead.
+ * ==================================================================== */
+
+#define SIM_WG_MIN_FEATURES 32 /* lhs and result features, at least */
+#define SIM_WG_MIN_TILES 64    /* 2x2 tiles of the result, at least */
+#define SIM_WG_MAX_U ((int64_t)4 << 20) /* bytes of the transformed kernel */
+
+typedef struct sim_wg {
+  const sim_conv *c;
+  sim_step gemm;     /* M = V x U, 16 batches: in = {V, U}, out = {M} */
+  sim_step direct;   /* the convolution the direct way (non-finite data) */
+  int32_t ids[3];    /* V, U, M */
+  int64_t C, O, H, W, NB, th, tw, T; /* tiles: th x tw per image, T all */
+  uint64_t gid;      /* U in the client's cache */
+} sim_wg;
+
+#if defined(__GNUC__)
+typedef float sim_wg_v __attribute__((vector_size(64)));
+
+/* Column j of Bt d: rows a0..a3 of the patch's column into t0..t3. */
+#define SIM_WG_BT(a0, a1, a2, a3, t0, t1, t2, t3)                             \
+  do {                                                                        \
+    t0 = a0 - a2, t1 = a1 + a2, t2 = a2 - a1, t3 = a1 - a3;                   \
+  } while (0)
+
+/* Patch element (i, j), sixteen features from f: zero outside the
+ * image (inside: the whole patch is in it). */
+#define SIM_WG_LD(v, i, j)                                                    \
+  do {                                                                        \
+    if (inside || (y0 + (i) >= 0 && y0 + (i) < g->H && x0 + (j) >= 0 &&       \
+                   x0 + (j) < g->W))                                          \
+      memcpy(&(v), base + (i) * rs + (j) * cs + f, sizeof(v));                \
+    else                                                                      \
+      (v) = (sim_wg_v){0};                                                    \
+  } while (0)
+/* Column j of the patch through Bt: t0j..t3j. */
+#define SIM_WG_COL(j)                                                         \
+  do {                                                                        \
+    sim_wg_v a0, a1, a2, a3;                                                  \
+    SIM_WG_LD(a0, 0, j);                                                      \
+    SIM_WG_LD(a1, 1, j);                                                      \
+    SIM_WG_LD(a2, 2, j);                                                      \
+    SIM_WG_LD(a3, 3, j);                                                      \
+    if ((j) == 1 || (j) == 2) {                                               \
+      sim_wg_v s_ = a1 + a2;                                                  \
+      *bad += s_ - s_;                                                        \
+    }                                                                         \
+    SIM_WG_BT(a0, a1, a2, a3, t0##j, t1##j, t2##j, t3##j);                    \
+  } while (0)
+/* Row i of (Bt d) through Bt^T, stored to V rows 4i..4i+3. */
+#define SIM_WG_ROW(i)                                                         \
+  do {                                                                        \
+    sim_wg_v v0, v1, v2, v3;                                                  \
+    SIM_WG_BT(t##i##0, t##i##1, t##i##2, t##i##3, v0, v1, v2, v3);            \
+    memcpy(o + (size_t)(4 * (i)) * ts, &v0, sizeof v0);                       \
+    memcpy(o + (size_t)(4 * (i) + 1) * ts, &v1, sizeof v1);                   \
+    memcpy(o + (size_t)(4 * (i) + 2) * ts, &v2, sizeof v2);                   \
+    memcpy(o + (size_t)(4 * (i) + 3) * ts, &v3, sizeof v3);                   \
+  } while (0)
+
+/* Sixteen features of every element of patch d (rows y0.., columns x0..;
+ * zero outside the image) into their 16 V rows.  Every lhs element is in
+ * the middle 2x2 of exactly one patch: those are summed and s - s (NaN
+ * when one is not finite, or their sum overflows) added to *bad. */
+#define SIM_WG_IN(ISA)                                                        \
+  static SIM_WG_T_##ISA void sim_wg_in_##ISA(                                 \
+      const sim_wg *g, const float *x, float *V, int64_t t_, int64_t b,       \
+      int64_t y0, int64_t x0, sim_wg_v *bad) {                                \
+    const sim_conv *c = g->c;                                                 \
+    size_t ts = (size_t)(g->T * g->C);                                        \
+    int inside = y0 >= 0 && x0 >= 0 && y0 + 4 <= g->H && x0 + 4 <= g->W;      \
+    const float *base = x + b * c->lb + y0 * c->lsp[0] + x0 * c->lsp[1];      \
+    int64_t rs = c->lsp[0], cs = c->lsp[1];                                   \
+    for (int64_t f = 0; f < g->C; f += 16) {                                  \
+      sim_wg_v t00, t01, t02, t03, t10, t11, t12, t13;                        \
+      sim_wg_v t20, t21, t22, t23, t30, t31, t32, t33;                        \
+      SIM_WG_COL(0);                                                          \
+      SIM_WG_COL(1);                                                          \
+      SIM_WG_COL(2);                                                          \
+      SIM_WG_COL(3);                                                          \
+      float *o = V + t_ * g->C + f;                                           \
+      SIM_WG_ROW(0);                                                          \
+      SIM_WG_ROW(1);                                                          \
+      SIM_WG_ROW(2);                                                          \
+      SIM_WG_ROW(3);                                                          \
+    }                                                                         \
+  }
+
+/* Row i of a tile's products through At^T: s{i}0, s{i}1. */
+#define SIM_WG_OROW(i)                                                        \
+  do {                                                                        \
+    sim_wg_v m0, m1, m2, m3;                                                  \
+    memcpy(&m0, p + (size_t)(4 * (i)) * ts, sizeof m0);                       \
+    memcpy(&m1, p + (size_t)(4 * (i) + 1) * ts, sizeof m1);                   \
+    memcpy(&m2, p + (size_t)(4 * (i) + 2) * ts, sizeof m2);                   \
+    memcpy(&m3, p + (size_t)(4 * (i) + 3) * ts, sizeof m3);                   \
+    s##i##0 = m0 + m1 + m2;                                                   \
+    s##i##1 = m1 - m2 - m3;                                                   \
+  } while (0)
+/* Column j of the tile's results: At (m At^T), rows y0 and y0 + 1. */
+#define SIM_WG_OCOL(j)                                                        \
+  do {                                                                        \
+    sim_wg_v r0 = s0##j + s1##j + s2##j, r1 = s1##j - s2##j - s3##j;          \
+    if (x0 + (j) < g->W) {                                                    \
+      float *q = y + b * c->ob + y0 * c->osp[0] + (x0 + (j)) * c->osp[1] + f; \
+      memcpy(q, &r0, sizeof r0);                                              \
+      if (y0 + 1 < g->H) memcpy(q + c->osp[0], &r1, sizeof r1);               \
+    }                                                                         \
+  } while (0)
+
+/* The 2x2 results of tile t (rows y0, y0 + 1, columns x0, x0 + 1 that
+ * are inside the result) from its 16 products, sixteen features at a
+ * time. */
+#define SIM_WG_OUT(ISA)                                                       \
+  static SIM_WG_T_##ISA void sim_wg_out_##ISA(                                \
+      const sim_wg *g, const float *M, float *y, int64_t t, int64_t b,        \
+      int64_t y0, int64_t x0) {                                               \
+    const sim_conv *c = g->c;                                                 \
+    size_t ts = (size_t)(g->T * g->O);                                        \
+    for (int64_t f = 0; f < g->O; f += 16) {                                  \
+      sim_wg_v s00, s01, s10, s11, s20, s21, s30, s31;                        \
+      const float *p = M + t * g->O + f;                                      \
+      SIM_WG_OROW(0);                                                         \
+      SIM_WG_OROW(1);                                                         \
+      SIM_WG_OROW(2);                                                         \
+      SIM_WG_OROW(3);                                                         \
+      SIM_WG_OCOL(0);                                                         \
+      SIM_WG_OCOL(1);                                                         \
+    }                                                                         \
+  }
+
+#define SIM_WG_T_port
+SIM_WG_IN(port)
+SIM_WG_OUT(port)
+#if SIM_X86
+#define SIM_WG_T_avx2 __attribute__((target("avx2")))
+#define SIM_WG_T_avx512 __attribute__((target("avx512f")))
+SIM_WG_IN(avx2)
+SIM_WG_OUT(avx2)
+SIM_WG_IN(avx512)
+SIM_WG_OUT(avx512)
+#endif
+
+typedef struct sim_wg_job {
+  const sim_wg *g;
+  const float *x;
+  float *V, *M, *y;
+  _Atomic int any_bad; /* a transform met a non-finite element */
+  int level;           /* 2 AVX-512, 1 AVX2, 0 portable kernels */
+} sim_wg_job;
+
+/* The batch element and first row and column of tile t. */
+static void sim_wg_tile(const sim_wg *g, int64_t t, int64_t *b, int64_t *y0,
+                        int64_t *x0) {
+  int64_t per = g->th * g->tw, r = t % per;
+  *b = t / per, *y0 = 2 * (r / g->tw), *x0 = 2 * (r % g->tw);
+}
+
+static void sim_wg_in_tiles(void *ctx, int64_t t0, int64_t t1) {
+  sim_wg_job *j = (sim_wg_job *)ctx;
+  sim_wg_v bad = {0};
+  for (int64_t t = t0; t < t1; t++) {
+    int64_t b, y0, x0;
+    sim_wg_tile(j->g, t, &b, &y0, &x0);
+#if SIM_X86
+    if (j->level == 2) {
+      sim_wg_in_avx512(j->g, j->x, j->V, t, b, y0 - 1, x0 - 1, &bad);
+      continue;
+    }
+    if (j->level == 1) {
+      sim_wg_in_avx2(j->g, j->x, j->V, t, b, y0 - 1, x0 - 1, &bad);
+      continue;
+    }
+#endif
+    sim_wg_in_port(j->g, j->x, j->V, t, b, y0 - 1, x0 - 1, &bad);
+  }
+  for (int l = 0; l < 16; l++)
+    if (bad[l] != 0) atomic_store(&j->any_bad, 1);
+}
+
+static void sim_wg_out_tiles(void *ctx, int64_t t0, int64_t t1) {
+  sim_wg_job *j = (sim_wg_job *)ctx;
+  for (int64_t t = t0; t < t1; t++) {
+    int64_t b, y0, x0;
+    sim_wg_tile(j->g, t, &b, &y0, &x0);
+#if SIM_X86
+    if (j->level == 2) {
+      sim_wg_out_avx512(j->g, j->M, j->y, t, b, y0, x0);
+      continue;
+    }
+    if (j->level == 1) {
+      sim_wg_out_avx2(j->g, j->M, j->y, t, b, y0, x0);
+      continue;
+    }
+#endif
+    sim_wg_out_port(j->g, j->M, j->y, t, b, y0, x0);
+  }
+}
+
+/* U from the kernel w: for every c and o, G g G^T; 1 when every kernel
+ * element is finite. */
+static int sim_wg_kernel(const sim_wg *g, const float *w, float *U) {
+  const sim_conv *c = g->c;
+  size_t xs = (size_t)(g->C * g->O);
+  float bad = 0;
+  for (int64_t i = 0; i < g->C; i++)
+    for (int64_t o = 0; o < g->O; o++) {
+      float k[3][3], r[4][3];
+      for (int a = 0; a < 3; a++)
+        for (int e = 0; e < 3; e++) {
+          k[a][e] = w[a * c->rsp[0] + e * c->rsp[1] + i * c->rif + o * c->rof];
+          bad += k[a][e] - k[a][e];
+        }
+      for (int e = 0; e < 3; e++) { /* G g */
+        r[0][e] = k[0][e];
+        r[1][e] = 0.5f * (k[0][e] + k[1][e] + k[2][e]);
+        r[2][e] = 0.5f * (k[0][e] - k[1][e] + k[2][e]);
+        r[3][e] = k[2][e];
+      }
+      float *u = U + i * g->O + o;
+      for (int a = 0; a < 4; a++) { /* (G g) G^T */
+        u[(size_t)(4 * a) * xs] = r[a][0];
+        u[(size_t)(4 * a + 1) * xs] = 0.5f * (r[a][0] + r[a][1] + r[a][2]);
+        u[(size_t)(4 * a + 2) * xs] = 0.5f * (r[a][0] - r[a][1] + r[a][2]);
+        u[(size_t)(4 * a + 3) * xs] = r[a][2];
+      }
+    }
+  return bad == 0;
+}
+
+static xrt_status sim_run_wino(const sim_step *st, void **vals, sim_cx *cx) {
+  const sim_wg *g = (const sim_wg *)st->data;
+  const float *w = (const float *)vals[st->in[1]];
+  /* U: from the client's cache, or made now */
+  void *entry = NULL;
+  int fill = 0, ok = 1;
+  size_t ub = sizeof(float) * (size_t)(16 * g->C * g->O);
+  float *U = (float *)sim_gcache_get_arg(cx, g->gid, w, ub, &fill, &entry);
+  if (U && fill) {
+    ok = sim_wg_kernel(g, w, U);
+  } else if (!U) {
+    U = (float *)vals[g->ids[1]];
+    ok = sim_wg_kernel(g, w, U);
+  }
+  /* a kernel with a non-finite element is not kept: made again per call */
+  if (entry) sim_gcache_put(cx->exe->cl, entry, ok);
+  sim_wg_job j;
+  memset(&j, 0, sizeof j);
+  j.g = g, j.x = (const float *)vals[st->in[0]];
+  j.V = (float *)vals[g->ids[0]], j.M = (float *)vals[g->ids[2]];
+  j.y = (float *)vals[st->out[0]];
+  j.level = sim_isa_level();
+  atomic_init(&j.any_bad, 0);
+  if (ok) sim_parallel_for(cx, g->T, 16, sim_wg_in_tiles, &j);
+  if (!ok || atomic_load(&j.any_bad))
+    return g->direct.run(&g->direct, vals, cx);
+  void *keep = vals[g->ids[1]];
+  vals[g->ids[1]] = U; /* the product reads the cache's copy */
+  xrt_status rc = g->gemm.run(&g->gemm, vals, cx);
+  vals[g->ids[1]] = keep;
+  if (rc) return rc;
+  sim_parallel_for(cx, g->T, 16, sim_wg_out_tiles, &j);
+  return XRT_OK;
+}
+
+/* Whether c is one this file takes (see above). */
+static int sim_wg_fits(const sim_conv *c) {
+  const sim_la_cvt *t = &c->cv;
+  if (c->ns != 2 || t->ct != XRT_F32 || t->lt != XRT_F32 ||
+      t->rt != XRT_F32 || t->ot != XRT_F32 || !c->tab ||
+      c->o_per_fgroup != c->O || c->o_per_bgroup != c->O ||
+      c->lf != 1 || c->of != 1 || c->Cg % 16 || c->O % 16 ||
+      c->Cg < SIM_WG_MIN_FEATURES || c->O < SIM_WG_MIN_FEATURES)
+    return 0;
+  for (int32_t d = 0; d < 2; d++)
+    if (c->K[d] != 3 || c->ws[d] != 1 || c->ld[d] != 1 || c->rd[d] != 1 ||
+        c->rev[d] || c->pad[2 * d] != 1 || c->pad[2 * d + 1] != 1 ||
+        c->out[d] != c->in[d])
+      return 0;
+  int64_t T = c->NB * ((c->out[0] + 1) / 2) * ((c->out[1] + 1) / 2);
+  return T >= SIM_WG_MIN_TILES &&
+         16 * c->Cg * c->O * (int64_t)sizeof(float) <= SIM_WG_MAX_U;
+}
+
+/* The batched product M[xi] = V[xi] x U[xi] of g, planned into g->gemm. */
+static int sim_wg_product(sim_fcc *fc, sim_wg *g, xrt_status *rc) {
+  sim_dot *dt = (sim_dot *)sim_palloc(fc, sizeof *dt);
+  int64_t *lb = (int64_t *)sim_palloc(fc, sizeof(int64_t) * 16);
+  int64_t *rb = (int64_t *)sim_palloc(fc, sizeof(int64_t) * 16);
+  int64_t *lm = (int64_t *)sim_palloc(fc, sizeof(int64_t) * (size_t)g->T);
+  int64_t *lk = (int64_t *)sim_palloc(fc, sizeof(int64_t) * (size_t)g->C);
+  int64_t *rk = (int64_t *)sim_palloc(fc, sizeof(int64_t) * (size_t)g->C);
+  int64_t *rn = (int64_t *)sim_palloc(fc, sizeof(int64_t) * (size_t)g->O);
+  if (!dt || !lb || !rb || !lm || !lk || !rk || !rn)
+    return (*rc = XRT_RESOURCE_EXHAUSTED), 1;
+  memset(dt, 0, sizeof *dt);
+  for (int64_t b = 0; b < 16; b++)
+    lb[b] = b * g->T * g->C, rb[b] = b * g->C * g->O;
+  for (int64_t t = 0; t < g->T; t++) lm[t] = t * g->C;
+  for (int64_t k = 0; k < g->C; k++) lk[k] = k, rk[k] = k * g->O;
+  for (int64_t n = 0; n < g->O; n++) rn[n] = n;
+  dt->B = 16, dt->M = g->T, dt->N = g->O, dt->K = g->C;
+  dt->lb = lb, dt->lm = lm, dt->lk = lk, dt->rb = rb, dt->rk = rk;
+  dt->rn = rn;
+  dt->lt = dt->rt = dt->ot = dt->ct = XRT_F32;
+  dt->acc = dt->ltmp = dt->rtmp = dt->otmp = -1;
+  dt->lnumel = 16 * g->T * g->C, dt->rnumel = 16 * g->C * g->O;
+  dt->onumel = 16 * g->T * g->O;
+  dt->wrap = XRT_DTYPE_INVALID;
+  g->gemm.in = g->ids, g->gemm.nin = 2;
+  g->gemm.out = g->ids + 2, g->gemm.nout = 1;
+  return sim_gemm_lower_dot(fc, dt, &g->gemm, rc);
+}
+
+SIM_PRIVATE int sim_conv_wino_lower(sim_fcc *fc, const sim_conv *c,
+                                    sim_step *st, xrt_status *rc) {
+  *rc = XRT_OK;
+  if (!sim_wg_fits(c) || sim_gemm_isa(fc->cc) < 0) return 0;
+  sim_wg *g = (sim_wg *)sim_palloc(fc, sizeof *g);
+  if (!g) return (*rc = XRT_RESOURCE_EXHAUSTED), 1;
+  memset(g, 0, sizeof *g);
+  g->c = c, g->C = c->Cg, g->O = c->O, g->H = c->out[0], g->W = c->out[1];
+  g->NB = c->NB, g->th = (g->H + 1) / 2, g->tw = (g->W + 1) / 2;
+  g->T = g->NB * g->th * g->tw;
+  size_t vb = sizeof(float) * (size_t)(16 * g->T * g->C);
+  size_t ub = sizeof(float) * (size_t)(16 * g->C * g->O);
+  size_t mb = sizeof(float) * (size_t)(16 * g->T * g->O);
+  if ((*rc = sim_temp(fc, vb, &g->ids[0])) ||
+      (*rc = sim_temp(fc, ub, &g->ids[1])) ||
+      (*rc = sim_temp(fc, mb, &g->ids[2])))
+    return 1;
+  g->gemm = *st;
+  if (!sim_wg_product(fc, g, rc)) return 0;
+  if (*rc) return 1;
+  /* the direct way, for calls that meet a non-finite element */
+  g->direct = *st;
+  xrt_status grc = XRT_OK;
+  if (!sim_conv_gemm_lower(fc, c, &g->direct, &grc) &&
+      !sim_gemm_lower_conv(fc, c, &g->direct, &grc))
+    return 0;
+  if ((*rc = grc)) return 1;
+  g->gid = sim_gcache_id();
+  st->data = g;
+  st->run = sim_run_wino;
+  return 1;
+}
+#else
+SIM_PRIVATE int sim_conv_wino_lower(sim_fcc *fc, const sim_conv *c,
+                                    sim_step *st, xrt_status *rc) {
+  (void)fc, (void)c, (void)st;
+  *rc = XRT_OK;
+  return 0; /* no vector extensions: the other paths */
+}
+#endif
+/* ==== end src/sim/conv_wino.c ==== */
 /* ==== begin src/sim/fft.c ==== */
 /*
  * src/sim/fft.c - fft: FFT, IFFT, RFFT and IRFFT, radix-2 or

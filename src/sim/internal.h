@@ -1725,6 +1725,12 @@ SIM_PRIVATE void sim_dw_positions(const sim_step *st, void **vals, int64_t q0,
  * vectors (results of a position) and numbers. */
 SIM_PRIVATE int sim_dw_post_ok(const sim_step *st);
 
+/* ---- conv_wino.c ---- */
+/* f32 3x3 convolutions of stride 1, padding 1 and many features, NHWC,
+ * by Winograd's F(2x2, 3x3): 1 (and *rc) if it planned st, else 0. */
+SIM_PRIVATE int sim_conv_wino_lower(sim_fcc *fc, const sim_conv *c,
+                                    sim_step *st, xrt_status *rc);
+
 /* ---- conv_gemm.c ---- */
 /* f32/f64 convolutions as plain products (NCHW results: kernel x im2col;
  * NHWC 1x1 ones and ones of few positions: lhs or im2col x kernel):

@@ -1,0 +1,164 @@
+/*
+ * test_sim_conv_wino.c - 3x3 convolutions of stride 1 and padding 1 with
+ * many features (NHWC) by Winograd's F(2x2, 3x3) (src/sim/conv_wino.c),
+ * on one thread and on two, against a reference written here:
+ *
+ * - small integers: every value the transforms make is a multiple of a
+ *   quarter well inside f32, so results must equal the exact sums;
+ * - random values: within the error bound of a sum of products,
+ *   |got - want| <= 1e-5 * sum |x w| over the window (a reordered f32 sum
+ *   of 9 C terms stays far inside it; a wrong tile or transform does not);
+ * - an infinity in the lhs or the kernel: the direct method's
+ *   results (an infinity where it meets the infinity, NaN where two of
+ *   either sign meet or a zero weight multiplies it), not a transform's
+ *   inf - inf;
+ * - images of odd height and width (tiles cut by the edge), two batch
+ *   elements, and three calls on the same kernel buffer (the second keeps
+ *   the transformed kernel in the client's cache, the third reads it),
+ *   then another kernel.  MIT licensed.
+ */
+#include "test_util.h"
+
+#include <math.h>
+
+static uint32_t seed = 777;
+static uint32_t rnd(uint32_t n) {
+  seed = seed * 1664525u + 1013904223u;
+  return (seed >> 8) % n;
+}
+
+static char *program(int64_t N, int64_t H, int64_t W, int64_t C, int64_t O) {
+  char *t = malloc(2048);
+  assert_non_null(t);
+  long long n = (long long)N, h = (long long)H, w = (long long)W,
+            c = (long long)C, o = (long long)O;
+  snprintf(t, 2048,
+           "func.func @main(%%x: tensor<%lldx%lldx%lldx%lldxf32>, "
+           "%%k: tensor<3x3x%lldx%lldxf32>) -> "
+           "tensor<%lldx%lldx%lldx%lldxf32> {\n"
+           "  %%y = stablehlo.convolution(%%x, %%k) dim_numbers = "
+           "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {stride = "
+           "[1, 1], pad = [[1, 1], [1, 1]], rhs_dilate = [1, 1]} "
+           "{batch_group_count = 1 : i64, feature_group_count = 1 : i64} : "
+           "(tensor<%lldx%lldx%lldx%lldxf32>, tensor<3x3x%lldx%lldxf32>) -> "
+           "tensor<%lldx%lldx%lldx%lldxf32>\n"
+           "  return %%y : tensor<%lldx%lldx%lldx%lldxf32>\n}\n",
+           n, h, w, c, c, o, n, h, w, o, n, h, w, c, c, o, n, h, w, o, n, h,
+           w, o);
+  return t;
+}
+
+/* The direct sum in double for result (b, y, x, o), and the sum of
+ * |x w| over its window (padding as zeros that multiply the kernel, so a
+ * NaN or infinite weight makes NaN there too, as the specification's
+ * padded lhs does). */
+static double direct(const float *x, const float *k, int64_t H, int64_t W,
+                     int64_t C, int64_t O, int64_t b, int64_t y, int64_t xx,
+                     int64_t o, double *mag) {
+  double acc = 0;
+  *mag = 0;
+  for (int64_t ky = 0; ky < 3; ky++)
+    for (int64_t kx = 0; kx < 3; kx++) {
+      int64_t iy = y + ky - 1, ix = xx + kx - 1;
+      int pad = iy < 0 || iy >= H || ix < 0 || ix >= W;
+      const float *xp = pad ? NULL : x + ((b * H + iy) * W + ix) * C;
+      const float *kp = k + (ky * 3 + kx) * C * O + o;
+      for (int64_t i = 0; i < C; i++) { /* padding: zeros, multiplied */
+        double p = (pad ? 0.0 : (double)xp[i]) * (double)kp[i * O];
+        acc += p;
+        *mag += fabs(p);
+      }
+    }
+  return acc;
+}
+
+enum { EXACT, CLOSE, SPECIAL_X, SPECIAL_K };
+
+/* Three calls of the convolution on one client, each checked. */
+static void check(xrt_client *cl, int64_t N, int64_t H, int64_t W, int64_t C,
+                  int64_t O, int kind) {
+  int64_t nx = N * H * W * C, nk = 9 * C * O, ny = N * H * W * O;
+  float *x = malloc(sizeof(float) * (size_t)nx);
+  float *k = malloc(sizeof(float) * (size_t)nk);
+  assert_true(x && k);
+  for (int64_t i = 0; i < nx; i++)
+    x[i] = kind == CLOSE ? (float)((int)rnd(20001) - 10000) / 7919.0f
+                         : (float)((int)rnd(9) - 4);
+  for (int64_t i = 0; i < nk; i++)
+    k[i] = kind == CLOSE ? (float)((int)rnd(20001) - 10000) / 104729.0f
+                         : (float)((int)rnd(5) - 2);
+  if (kind == SPECIAL_X) { /* infinities of both signs in the lhs */
+    x[rnd((uint32_t)nx)] = INFINITY;
+    x[rnd((uint32_t)nx)] = -INFINITY;
+    x[(H / 2 * W + W / 2) * C] = INFINITY; /* next to the one below */
+    x[(H / 2 * W + W / 2 + 1) * C] = -INFINITY;
+  }
+  if (kind == SPECIAL_K) k[rnd((uint32_t)nk)] = INFINITY; /* a weight */
+  char *text = program(N, H, W, C, O);
+  tu_in in[2] = {{TU_SHAPE(XRT_F32, N, H, W, C), x},
+                 {TU_SHAPE(XRT_F32, 3, 3, C, O), k}};
+  tu_out out[3];
+  xrt_status st = tu_run_reps(cl, text, 2, in, 3, out);
+  if (st) fail_msg("%s\n%s", tu_msg, text);
+  for (int r = 0; r < 3; r++) {
+    assert_int_equal(out[r].bytes[0], sizeof(float) * (size_t)ny);
+    const float *got = (const float *)out[r].data[0];
+    for (int64_t b = 0; b < N; b++)
+      for (int64_t y = 0; y < H; y++)
+        for (int64_t xx = 0; xx < W; xx++)
+          for (int64_t o = 0; o < O; o++) {
+            double mag, want = direct(x, k, H, W, C, O, b, y, xx, o, &mag);
+            double g = got[((b * H + y) * W + xx) * O + o];
+            int ok;
+            if (kind == EXACT) ok = g == want;
+            else if (kind == CLOSE) ok = fabs(g - want) <= 1e-5 * mag;
+            else if (isnan(want)) ok = isnan(g);
+            else if (isinf(want)) ok = g == want;
+            else ok = fabs(g - want) <= 1e-5 * mag;
+            if (!ok)
+              fail_msg("N %lld H %lld W %lld C %lld O %lld call %d: "
+                       "[%lld,%lld,%lld,%lld] got %.9g want %.9g",
+                       (long long)N, (long long)H, (long long)W,
+                       (long long)C, (long long)O, r, (long long)b,
+                       (long long)y, (long long)xx, (long long)o, g, want);
+          }
+    tu_out_free(&out[r]);
+  }
+  free(text);
+  free(x);
+  free(k);
+}
+
+static void shapes(int threads) {
+  xrt_client *c = tu_client(1, threads, 0);
+  assert_non_null(c);
+  check(c, 1, 16, 16, 32, 32, EXACT);  /* 64 whole tiles */
+  check(c, 2, 9, 13, 48, 64, EXACT);   /* tiles cut by both edges */
+  check(c, 1, 17, 18, 64, 48, CLOSE);
+  check(c, 1, 16, 16, 32, 32, CLOSE);  /* another kernel, same shapes */
+  check(c, 1, 16, 15, 32, 32, SPECIAL_X);
+  check(c, 1, 15, 16, 32, 32, SPECIAL_K);
+  if (!tu_light()) {
+    check(c, 1, 56, 56, 64, 64, CLOSE); /* a ResNet's first stage */
+    check(c, 1, 28, 28, 128, 128, EXACT);
+  }
+  xrt_client_release(c);
+}
+
+static void test_one_thread(void **state) {
+  (void)state;
+  shapes(1);
+}
+
+static void test_two_threads(void **state) {
+  (void)state;
+  shapes(2);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_one_thread),
+      cmocka_unit_test(test_two_threads),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
