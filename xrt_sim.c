@@ -16947,15 +16947,20 @@ static int sim_cg_plan(sim_fcc *fc, const sim_conv *c, sim_step *st,
  * takes 36 per 2x2 outputs.
  * Part of the simulated device; MIT licensed, see LICENSE.
  */
+#if SIM_X86
+#include <immintrin.h>
+#endif
 
 /* ======================================================================
  * Winograd F(2x2, 3x3)
  *
  * An f32 convolution of a 3x3 kernel, stride 1, padding 1 on every side,
- * no dilation, one group, features contiguous in the lhs and the result
- * (NHWC, as JAX writes a ResNet) and many of them: the result is cut into
- * 2x2 tiles, and for each tile t (its 4x4 lhs patch d, zero outside the
- * image) and each element xi of the 4x4 transformed domain
+ * no dilation, one group and many features, either NHWC (features
+ * contiguous in the lhs and the result, multiples of 16: JAX's ResNet) or
+ * NCHW (rows contiguous, the result dense: PyTorch's SqueezeNet): the
+ * result is cut into 2x2 tiles, and for each tile t (its 4x4 lhs patch d,
+ * zero outside the image) and each element xi of the 4x4 transformed
+ * domain
  *
  *   V[xi][t][c] = (Bt d Bt^T)[xi]      (the patch of feature c)
  *   U[xi][c][o] = (G g G^T)[xi]        (the kernel of c and o)
@@ -16989,8 +16994,10 @@ typedef struct sim_wg {
   sim_step gemm;     /* M = V x U, 16 batches: in = {V, U}, out = {M} */
   sim_step direct;   /* the convolution the direct way (non-finite data) */
   int32_t ids[3];    /* V, U, M */
+  int32_t gin[2];    /* the product's operands: {V, U} or (NCHW) {U, V} */
   int64_t C, O, H, W, NB, th, tw, T; /* tiles: th x tw per image, T all */
   uint64_t gid;      /* U in the client's cache */
+  int nchw;          /* NCHW: V, U and M transposed (see below) */
 } sim_wg;
 
 #if defined(__GNUC__)
@@ -17176,8 +17183,227 @@ static void sim_wg_out_tiles(void *ctx, int64_t t0, int64_t t1) {
   }
 }
 
-/* U from the kernel w: for every c and o, G g G^T; 1 when every kernel
- * element is finite. */
+/* ---- NCHW ----
+ * Features strided, positions contiguous (PyTorch's layout): the
+ * transposed product M[xi][o][t] = U[xi][o][c] V[xi][c][t], so that
+ * vectors run along tiles.  Sixteen tiles of a tile row at once: their
+ * patches' column j is every other element of a lhs row from 2 tx - 1 + j
+ * (even and odd lanes of two vectors, after copying the four rows into
+ * zero-padded buffers), and their results interleave back into two result
+ * rows. */
+#if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 12)
+#define SIM_WG_NCHW 1
+#define SIM_WG_MAX_W 512 /* a result row's length, at most (stack rows) */
+#define SIM_WG_ROWBUF (SIM_WG_MAX_W + 64)
+#define SIM_WG_EVEN(a, b)                                                     \
+  __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22,    \
+                          24, 26, 28, 30)
+#define SIM_WG_ODD(a, b)                                                      \
+  __builtin_shufflevector(a, b, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23,    \
+                          25, 27, 29, 31)
+#define SIM_WG_LO(a, b)                                                       \
+  __builtin_shufflevector(a, b, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6,  \
+                          22, 7, 23)
+#define SIM_WG_HI(a, b)                                                       \
+  __builtin_shufflevector(a, b, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13,     \
+                          29, 14, 30, 15, 31)
+/* The first n (1..16) lanes of vector v to p, or from p (the rest zero):
+ * masked on AVX-512, else a copy of n elements. */
+#define SIM_WG_STN_port(p, v, n)                                              \
+  do {                                                                        \
+    if ((n) == 16) memcpy((p), &(v), sizeof(v));                              \
+    else memcpy((p), &(v), sizeof(float) * (size_t)(n));                      \
+  } while (0)
+#define SIM_WG_LDN_port(v, p, n)                                              \
+  do {                                                                        \
+    if ((n) == 16) {                                                          \
+      memcpy(&(v), (p), sizeof(v));                                           \
+    } else {                                                                  \
+      (v) = (sim_wg_v){0};                                                    \
+      memcpy(&(v), (p), sizeof(float) * (size_t)(n));                         \
+    }                                                                         \
+  } while (0)
+#define SIM_WG_STN_avx2 SIM_WG_STN_port
+#define SIM_WG_LDN_avx2 SIM_WG_LDN_port
+#define SIM_WG_STN_avx512(p, v, n)                                            \
+  _mm512_mask_storeu_ps((p), (__mmask16)((1u << (n)) - 1), (__m512)(v))
+#define SIM_WG_LDN_avx512(v, p, n)                                            \
+  ((v) = (sim_wg_v)_mm512_maskz_loadu_ps((__mmask16)((1u << (n)) - 1), (p)))
+/* Column j's four rows of the sixteen patches from buffer rows r0..r3 at
+ * e = 2 tx0 (j even: even lanes; j odd: odd; from e + 2 for j >= 2). */
+#define SIM_WG_NPICK(a, i, j)                                                 \
+  do {                                                                        \
+    sim_wg_v p_, q_;                                                          \
+    memcpy(&p_, rb[i] + e + ((j) >= 2 ? 2 : 0), sizeof p_);                   \
+    memcpy(&q_, rb[i] + e + ((j) >= 2 ? 18 : 16), sizeof q_);                 \
+    a = (j) % 2 ? SIM_WG_ODD(p_, q_) : SIM_WG_EVEN(p_, q_);                   \
+  } while (0)
+#define SIM_WG_NCOL(j)                                                        \
+  do {                                                                        \
+    sim_wg_v a0_, a1_, a2_, a3_;                                              \
+    SIM_WG_NPICK(a0_, 0, j);                                                  \
+    SIM_WG_NPICK(a1_, 1, j);                                                  \
+    SIM_WG_NPICK(a2_, 2, j);                                                  \
+    SIM_WG_NPICK(a3_, 3, j);                                                  \
+    if ((j) == 1 || (j) == 2) {                                               \
+      sim_wg_v s_ = a1_ + a2_;                                                \
+      *bad += s_ - s_;                                                        \
+    }                                                                         \
+    SIM_WG_BT(a0_, a1_, a2_, a3_, t0##j, t1##j, t2##j, t3##j);                \
+  } while (0)
+/* Row i of (Bt d) through Bt^T: V rows 4i..4i+3 of the n tiles. */
+#define SIM_WG_NROW(ISA, i)                                                   \
+  do {                                                                        \
+    sim_wg_v v0_, v1_, v2_, v3_;                                              \
+    SIM_WG_BT(t##i##0, t##i##1, t##i##2, t##i##3, v0_, v1_, v2_, v3_);        \
+    SIM_WG_STN_##ISA(o + (size_t)(4 * (i)) * ts, v0_, n);                     \
+    SIM_WG_STN_##ISA(o + (size_t)(4 * (i) + 1) * ts, v1_, n);                 \
+    SIM_WG_STN_##ISA(o + (size_t)(4 * (i) + 2) * ts, v2_, n);                 \
+    SIM_WG_STN_##ISA(o + (size_t)(4 * (i) + 3) * ts, v3_, n);                 \
+  } while (0)
+
+/* Feature ch of image b, tile row ty: the tiles' V entries.  rb: four
+ * row buffers of SIM_WG_ROWBUF, zero past the row. */
+#define SIM_WG_NIN(ISA)                                                       \
+  static SIM_WG_T_##ISA void sim_wg_nin_##ISA(                                \
+      const sim_wg *g, const float *x, float *V, int64_t b, int64_t ch,       \
+      int64_t ty, float (*rb)[SIM_WG_ROWBUF], sim_wg_v *bad) {               \
+    const sim_conv *c = g->c;                                                 \
+    size_t ts = (size_t)(g->C * g->T);                                        \
+    for (int i = 0; i < 4; i++) { /* rb[i][k] = lhs row 2 ty - 1 + i [k - 1] */ \
+      int64_t yy = 2 * ty - 1 + i;                                            \
+      memset(rb[i], 0, sizeof(float) * SIM_WG_ROWBUF);                        \
+      if (yy >= 0 && yy < g->H)                                               \
+        memcpy(rb[i] + 1, x + b * c->lb + ch * c->lf + yy * c->lsp[0],        \
+               sizeof(float) * (size_t)g->W);                                 \
+    }                                                                         \
+    float *row = V + ch * g->T + (b * g->th + ty) * g->tw;                    \
+    for (int64_t tx = 0; tx < g->tw; tx += 16) {                              \
+      int64_t e = 2 * tx, n = g->tw - tx < 16 ? g->tw - tx : 16;              \
+      sim_wg_v t00, t01, t02, t03, t10, t11, t12, t13;                        \
+      sim_wg_v t20, t21, t22, t23, t30, t31, t32, t33;                        \
+      SIM_WG_NCOL(0);                                                         \
+      SIM_WG_NCOL(1);                                                         \
+      SIM_WG_NCOL(2);                                                         \
+      SIM_WG_NCOL(3);                                                         \
+      float *o = row + tx;                                                    \
+      SIM_WG_NROW(ISA, 0);                                                    \
+      SIM_WG_NROW(ISA, 1);                                                    \
+      SIM_WG_NROW(ISA, 2);                                                    \
+      SIM_WG_NROW(ISA, 3);                                                    \
+    }                                                                         \
+  }
+
+/* Products xi = 4i..4i+3 of the n tiles through At^T: s{i}0, s{i}1. */
+#define SIM_WG_NOROW(ISA, i)                                                  \
+  do {                                                                        \
+    sim_wg_v m0_, m1_, m2_, m3_;                                              \
+    SIM_WG_LDN_##ISA(m0_, p0 + (size_t)(4 * (i)) * ts + tx, n);               \
+    SIM_WG_LDN_##ISA(m1_, p0 + (size_t)(4 * (i) + 1) * ts + tx, n);           \
+    SIM_WG_LDN_##ISA(m2_, p0 + (size_t)(4 * (i) + 2) * ts + tx, n);           \
+    SIM_WG_LDN_##ISA(m3_, p0 + (size_t)(4 * (i) + 3) * ts + tx, n);           \
+    s##i##0 = m0_ + m1_ + m2_;                                                \
+    s##i##1 = m1_ - m2_ - m3_;                                                \
+  } while (0)
+/* 2n results of a row from vectors lo, hi (interleaved). */
+#define SIM_WG_NOSTORE(ISA, q, lo, hi)                                        \
+  do {                                                                        \
+    if (w == 32) {                                                            \
+      memcpy((q), &(lo), sizeof(lo));                                         \
+      memcpy((q) + 16, &(hi), sizeof(hi));                                    \
+    } else {                                                                  \
+      SIM_WG_STN_##ISA((q), lo, w < 16 ? w : 16);                             \
+      if (w > 16) SIM_WG_STN_##ISA((q) + 16, hi, w - 16);                     \
+    }                                                                         \
+  } while (0)
+
+/* Result feature f of image b, tile row ty: two result rows from the
+ * tiles' products M[xi][f][t]. */
+#define SIM_WG_NOUT(ISA)                                                      \
+  static SIM_WG_T_##ISA void sim_wg_nout_##ISA(                               \
+      const sim_wg *g, const float *M, float *y, int64_t b, int64_t f,        \
+      int64_t ty) {                                                           \
+    const sim_conv *c = g->c;                                                 \
+    size_t ts = (size_t)(g->O * g->T);                                        \
+    const float *p0 = M + f * g->T + (b * g->th + ty) * g->tw;                \
+    float *y0 = y + b * c->ob + f * c->of + 2 * ty * c->osp[0];               \
+    int two = 2 * ty + 1 < g->H;                                              \
+    for (int64_t tx = 0; tx < g->tw; tx += 16) {                              \
+      int64_t n = g->tw - tx < 16 ? g->tw - tx : 16;                          \
+      sim_wg_v s00, s01, s10, s11, s20, s21, s30, s31;                        \
+      SIM_WG_NOROW(ISA, 0);                                                   \
+      SIM_WG_NOROW(ISA, 1);                                                   \
+      SIM_WG_NOROW(ISA, 2);                                                   \
+      SIM_WG_NOROW(ISA, 3);                                                   \
+      sim_wg_v r00 = s00 + s10 + s20, r01 = s01 + s11 + s21;                  \
+      sim_wg_v r10 = s10 - s20 - s30, r11 = s11 - s21 - s31;                  \
+      sim_wg_v lo0 = SIM_WG_LO(r00, r01), hi0 = SIM_WG_HI(r00, r01);          \
+      sim_wg_v lo1 = SIM_WG_LO(r10, r11), hi1 = SIM_WG_HI(r10, r11);          \
+      int64_t x0 = 2 * tx, w = g->W - x0 < 32 ? g->W - x0 : 32;               \
+      SIM_WG_NOSTORE(ISA, y0 + x0, lo0, hi0);                                 \
+      if (two) SIM_WG_NOSTORE(ISA, y0 + c->osp[0] + x0, lo1, hi1);            \
+    }                                                                         \
+  }
+
+SIM_WG_NIN(port)
+SIM_WG_NOUT(port)
+#if SIM_X86
+SIM_WG_NIN(avx2)
+SIM_WG_NOUT(avx2)
+SIM_WG_NIN(avx512)
+SIM_WG_NOUT(avx512)
+#endif
+
+/* Items: (image, feature, tile row). */
+static void sim_wg_nin_rows(void *ctx, int64_t i0, int64_t i1) {
+  sim_wg_job *j = (sim_wg_job *)ctx;
+  const sim_wg *g = j->g;
+  float rb[4][SIM_WG_ROWBUF];
+  sim_wg_v bad = {0};
+  for (int64_t i = i0; i < i1; i++) {
+    int64_t ty = i % g->th, ch = i / g->th % g->C, b = i / g->th / g->C;
+#if SIM_X86
+    if (j->level == 2) {
+      sim_wg_nin_avx512(g, j->x, j->V, b, ch, ty, rb, &bad);
+      continue;
+    }
+    if (j->level == 1) {
+      sim_wg_nin_avx2(g, j->x, j->V, b, ch, ty, rb, &bad);
+      continue;
+    }
+#endif
+    sim_wg_nin_port(g, j->x, j->V, b, ch, ty, rb, &bad);
+  }
+  for (int l = 0; l < 16; l++)
+    if (bad[l] != 0) atomic_store(&j->any_bad, 1);
+}
+
+static void sim_wg_nout_rows(void *ctx, int64_t i0, int64_t i1) {
+  sim_wg_job *j = (sim_wg_job *)ctx;
+  const sim_wg *g = j->g;
+  for (int64_t i = i0; i < i1; i++) {
+    int64_t ty = i % g->th, f = i / g->th % g->O, b = i / g->th / g->O;
+#if SIM_X86
+    if (j->level == 2) {
+      sim_wg_nout_avx512(g, j->M, j->y, b, f, ty);
+      continue;
+    }
+    if (j->level == 1) {
+      sim_wg_nout_avx2(g, j->M, j->y, b, f, ty);
+      continue;
+    }
+#endif
+    sim_wg_nout_port(g, j->M, j->y, b, f, ty);
+  }
+}
+#define SIM_WG_MAX_W_OR_0 SIM_WG_MAX_W
+#else
+#define SIM_WG_NCHW 0
+#define SIM_WG_MAX_W_OR_0 0
+#endif
+
+/* U from the kernel w: for every c and o, G g G^T (at U[xi][c][o], NCHW
+ * U[xi][o][c]); 1 when every kernel element is finite. */
 static int sim_wg_kernel(const sim_wg *g, const float *w, float *U) {
   const sim_conv *c = g->c;
   size_t xs = (size_t)(g->C * g->O);
@@ -17196,7 +17422,7 @@ static int sim_wg_kernel(const sim_wg *g, const float *w, float *U) {
         r[2][e] = 0.5f * (k[0][e] - k[1][e] + k[2][e]);
         r[3][e] = k[2][e];
       }
-      float *u = U + i * g->O + o;
+      float *u = U + (g->nchw ? o * g->C + i : i * g->O + o);
       for (int a = 0; a < 4; a++) { /* (G g) G^T */
         u[(size_t)(4 * a) * xs] = r[a][0];
         u[(size_t)(4 * a + 1) * xs] = 0.5f * (r[a][0] + r[a][1] + r[a][2]);
@@ -17230,7 +17456,11 @@ static xrt_status sim_run_wino(const sim_step *st, void **vals, sim_cx *cx) {
   j.y = (float *)vals[st->out[0]];
   j.level = sim_isa_level();
   atomic_init(&j.any_bad, 0);
-  if (ok) sim_parallel_for(cx, g->T, 16, sim_wg_in_tiles, &j);
+  if (ok && !g->nchw) sim_parallel_for(cx, g->T, 16, sim_wg_in_tiles, &j);
+#if SIM_WG_NCHW
+  if (ok && g->nchw)
+    sim_parallel_for(cx, g->NB * g->C * g->th, 4, sim_wg_nin_rows, &j);
+#endif
   if (!ok || atomic_load(&j.any_bad))
     return g->direct.run(&g->direct, vals, cx);
   void *keep = vals[g->ids[1]];
@@ -17238,8 +17468,25 @@ static xrt_status sim_run_wino(const sim_step *st, void **vals, sim_cx *cx) {
   xrt_status rc = g->gemm.run(&g->gemm, vals, cx);
   vals[g->ids[1]] = keep;
   if (rc) return rc;
-  sim_parallel_for(cx, g->T, 16, sim_wg_out_tiles, &j);
+  if (!g->nchw) sim_parallel_for(cx, g->T, 16, sim_wg_out_tiles, &j);
+#if SIM_WG_NCHW
+  if (g->nchw)
+    sim_parallel_for(cx, g->NB * g->O * g->th, 4, sim_wg_nout_rows, &j);
+#endif
   return XRT_OK;
+}
+
+/* The layout of c this file takes: 1 NHWC (features contiguous and
+ * multiples of 16), 2 NCHW (rows contiguous, the result dense), else 0. */
+static int sim_wg_layout(const sim_conv *c) {
+  if (c->lf == 1 && c->of == 1 && c->Cg % 16 == 0 && c->O % 16 == 0)
+    return 1;
+  int64_t H = c->out[0], W = c->out[1];
+  if (SIM_WG_NCHW && c->lsp[1] == 1 && c->osp[1] == 1 && c->osp[0] == W &&
+      c->of == H * W && (c->NB == 1 || c->ob == c->O * H * W) &&
+      W <= SIM_WG_MAX_W_OR_0)
+    return 2;
+  return 0;
 }
 
 /* Whether c is one this file takes (see above). */
@@ -17248,8 +17495,8 @@ static int sim_wg_fits(const sim_conv *c) {
   if (c->ns != 2 || t->ct != XRT_F32 || t->lt != XRT_F32 ||
       t->rt != XRT_F32 || t->ot != XRT_F32 || !c->tab ||
       c->o_per_fgroup != c->O || c->o_per_bgroup != c->O ||
-      c->lf != 1 || c->of != 1 || c->Cg % 16 || c->O % 16 ||
-      c->Cg < SIM_WG_MIN_FEATURES || c->O < SIM_WG_MIN_FEATURES)
+      !sim_wg_layout(c) || c->Cg < SIM_WG_MIN_FEATURES ||
+      c->O < SIM_WG_MIN_FEATURES)
     return 0;
   for (int32_t d = 0; d < 2; d++)
     if (c->K[d] != 3 || c->ws[d] != 1 || c->ld[d] != 1 || c->rd[d] != 1 ||
@@ -17266,27 +17513,33 @@ static int sim_wg_product(sim_fcc *fc, sim_wg *g, xrt_status *rc) {
   sim_dot *dt = (sim_dot *)sim_palloc(fc, sizeof *dt);
   int64_t *lb = (int64_t *)sim_palloc(fc, sizeof(int64_t) * 16);
   int64_t *rb = (int64_t *)sim_palloc(fc, sizeof(int64_t) * 16);
-  int64_t *lm = (int64_t *)sim_palloc(fc, sizeof(int64_t) * (size_t)g->T);
+  int64_t mn = g->T > g->O ? g->T : g->O;
+  int64_t *lm = (int64_t *)sim_palloc(fc, sizeof(int64_t) * (size_t)mn);
   int64_t *lk = (int64_t *)sim_palloc(fc, sizeof(int64_t) * (size_t)g->C);
   int64_t *rk = (int64_t *)sim_palloc(fc, sizeof(int64_t) * (size_t)g->C);
-  int64_t *rn = (int64_t *)sim_palloc(fc, sizeof(int64_t) * (size_t)g->O);
+  int64_t *rn = (int64_t *)sim_palloc(fc, sizeof(int64_t) * (size_t)mn);
   if (!dt || !lb || !rb || !lm || !lk || !rk || !rn)
     return (*rc = XRT_RESOURCE_EXHAUSTED), 1;
   memset(dt, 0, sizeof *dt);
+  /* rows and columns of the product: tiles x features, NCHW the other
+   * way round */
+  int64_t M = g->nchw ? g->O : g->T, N = g->nchw ? g->T : g->O;
   for (int64_t b = 0; b < 16; b++)
-    lb[b] = b * g->T * g->C, rb[b] = b * g->C * g->O;
-  for (int64_t t = 0; t < g->T; t++) lm[t] = t * g->C;
-  for (int64_t k = 0; k < g->C; k++) lk[k] = k, rk[k] = k * g->O;
-  for (int64_t n = 0; n < g->O; n++) rn[n] = n;
-  dt->B = 16, dt->M = g->T, dt->N = g->O, dt->K = g->C;
+    lb[b] = b * M * g->C, rb[b] = b * g->C * N;
+  for (int64_t m = 0; m < M; m++) lm[m] = m * g->C;
+  for (int64_t k = 0; k < g->C; k++) lk[k] = k, rk[k] = k * N;
+  for (int64_t n = 0; n < N; n++) rn[n] = n;
+  dt->B = 16, dt->M = M, dt->N = N, dt->K = g->C;
   dt->lb = lb, dt->lm = lm, dt->lk = lk, dt->rb = rb, dt->rk = rk;
   dt->rn = rn;
   dt->lt = dt->rt = dt->ot = dt->ct = XRT_F32;
   dt->acc = dt->ltmp = dt->rtmp = dt->otmp = -1;
-  dt->lnumel = 16 * g->T * g->C, dt->rnumel = 16 * g->C * g->O;
-  dt->onumel = 16 * g->T * g->O;
+  dt->lnumel = 16 * M * g->C, dt->rnumel = 16 * g->C * N;
+  dt->onumel = 16 * M * N;
   dt->wrap = XRT_DTYPE_INVALID;
-  g->gemm.in = g->ids, g->gemm.nin = 2;
+  g->gin[0] = g->nchw ? g->ids[1] : g->ids[0];
+  g->gin[1] = g->nchw ? g->ids[0] : g->ids[1];
+  g->gemm.in = g->gin, g->gemm.nin = 2;
   g->gemm.out = g->ids + 2, g->gemm.nout = 1;
   return sim_gemm_lower_dot(fc, dt, &g->gemm, rc);
 }
@@ -17301,6 +17554,7 @@ SIM_PRIVATE int sim_conv_wino_lower(sim_fcc *fc, const sim_conv *c,
   g->c = c, g->C = c->Cg, g->O = c->O, g->H = c->out[0], g->W = c->out[1];
   g->NB = c->NB, g->th = (g->H + 1) / 2, g->tw = (g->W + 1) / 2;
   g->T = g->NB * g->th * g->tw;
+  g->nchw = sim_wg_layout(c) == 2;
   size_t vb = sizeof(float) * (size_t)(16 * g->T * g->C);
   size_t ub = sizeof(float) * (size_t)(16 * g->C * g->O);
   size_t mb = sizeof(float) * (size_t)(16 * g->T * g->O);

@@ -1,7 +1,8 @@
 /*
  * test_sim_conv_wino.c - 3x3 convolutions of stride 1 and padding 1 with
- * many features (NHWC) by Winograd's F(2x2, 3x3) (src/sim/conv_wino.c),
- * on one thread and on two, against a reference written here:
+ * many features, NHWC and NCHW, by Winograd's F(2x2, 3x3)
+ * (src/sim/conv_wino.c), on one thread and on two, against a reference
+ * written here:
  *
  * - small integers: every value the transforms make is a multiple of a
  *   quarter well inside f32, so results must equal the exact sums;
@@ -27,25 +28,48 @@ static uint32_t rnd(uint32_t n) {
   return (seed >> 8) % n;
 }
 
+/* NHWC with HWIO kernels (JAX), or NCHW with OIHW kernels (PyTorch). */
+static int nchw;
+
 static char *program(int64_t N, int64_t H, int64_t W, int64_t C, int64_t O) {
-  char *t = malloc(2048);
+  char *t = malloc(2048), xs[96], ks[96], ys[96];
   assert_non_null(t);
   long long n = (long long)N, h = (long long)H, w = (long long)W,
             c = (long long)C, o = (long long)O;
+  if (nchw) {
+    snprintf(xs, sizeof xs, "%lldx%lldx%lldx%lldxf32", n, c, h, w);
+    snprintf(ks, sizeof ks, "%lldx%lldx3x3xf32", o, c);
+    snprintf(ys, sizeof ys, "%lldx%lldx%lldx%lldxf32", n, o, h, w);
+  } else {
+    snprintf(xs, sizeof xs, "%lldx%lldx%lldx%lldxf32", n, h, w, c);
+    snprintf(ks, sizeof ks, "3x3x%lldx%lldxf32", c, o);
+    snprintf(ys, sizeof ys, "%lldx%lldx%lldx%lldxf32", n, h, w, o);
+  }
   snprintf(t, 2048,
-           "func.func @main(%%x: tensor<%lldx%lldx%lldx%lldxf32>, "
-           "%%k: tensor<3x3x%lldx%lldxf32>) -> "
-           "tensor<%lldx%lldx%lldx%lldxf32> {\n"
-           "  %%y = stablehlo.convolution(%%x, %%k) dim_numbers = "
-           "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {stride = "
-           "[1, 1], pad = [[1, 1], [1, 1]], rhs_dilate = [1, 1]} "
-           "{batch_group_count = 1 : i64, feature_group_count = 1 : i64} : "
-           "(tensor<%lldx%lldx%lldx%lldxf32>, tensor<3x3x%lldx%lldxf32>) -> "
-           "tensor<%lldx%lldx%lldx%lldxf32>\n"
-           "  return %%y : tensor<%lldx%lldx%lldx%lldxf32>\n}\n",
-           n, h, w, c, c, o, n, h, w, o, n, h, w, c, c, o, n, h, w, o, n, h,
-           w, o);
+           "func.func @main(%%x: tensor<%s>, %%k: tensor<%s>) -> "
+           "tensor<%s> {\n"
+           "  %%y = stablehlo.convolution(%%x, %%k) dim_numbers = %s, "
+           "window = {stride = [1, 1], pad = [[1, 1], [1, 1]], rhs_dilate = "
+           "[1, 1]} {batch_group_count = 1 : i64, feature_group_count = 1 : "
+           "i64} : (tensor<%s>, tensor<%s>) -> tensor<%s>\n"
+           "  return %%y : tensor<%s>\n}\n",
+           xs, ks, ys,
+           nchw ? "[b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1]"
+                : "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]",
+           xs, ks, ys, ys);
   return t;
+}
+
+/* Offsets of lhs (b, y, x, i), kernel (ky, kx, i, o) and result
+ * (b, y, x, o) in the layout. */
+static int64_t xat(int64_t H, int64_t W, int64_t C, int64_t b, int64_t y,
+                   int64_t x, int64_t i) {
+  return nchw ? ((b * C + i) * H + y) * W + x : ((b * H + y) * W + x) * C + i;
+}
+static int64_t kat(int64_t C, int64_t O, int64_t ky, int64_t kx, int64_t i,
+                   int64_t o) {
+  return nchw ? ((o * C + i) * 3 + ky) * 3 + kx
+              : ((ky * 3 + kx) * C + i) * O + o;
 }
 
 /* The direct sum in double for result (b, y, x, o), and the sum of
@@ -61,10 +85,9 @@ static double direct(const float *x, const float *k, int64_t H, int64_t W,
     for (int64_t kx = 0; kx < 3; kx++) {
       int64_t iy = y + ky - 1, ix = xx + kx - 1;
       int pad = iy < 0 || iy >= H || ix < 0 || ix >= W;
-      const float *xp = pad ? NULL : x + ((b * H + iy) * W + ix) * C;
-      const float *kp = k + (ky * 3 + kx) * C * O + o;
       for (int64_t i = 0; i < C; i++) { /* padding: zeros, multiplied */
-        double p = (pad ? 0.0 : (double)xp[i]) * (double)kp[i * O];
+        double xv = pad ? 0.0 : (double)x[xat(H, W, C, b, iy, ix, i)];
+        double p = xv * (double)k[kat(C, O, ky, kx, i, o)];
         acc += p;
         *mag += fabs(p);
       }
@@ -90,13 +113,15 @@ static void check(xrt_client *cl, int64_t N, int64_t H, int64_t W, int64_t C,
   if (kind == SPECIAL_X) { /* infinities of both signs in the lhs */
     x[rnd((uint32_t)nx)] = INFINITY;
     x[rnd((uint32_t)nx)] = -INFINITY;
-    x[(H / 2 * W + W / 2) * C] = INFINITY; /* next to the one below */
-    x[(H / 2 * W + W / 2 + 1) * C] = -INFINITY;
+    x[xat(H, W, C, 0, H / 2, W / 2, 0)] = INFINITY; /* beside the next */
+    x[xat(H, W, C, 0, H / 2, W / 2 + 1, 0)] = -INFINITY;
   }
   if (kind == SPECIAL_K) k[rnd((uint32_t)nk)] = INFINITY; /* a weight */
   char *text = program(N, H, W, C, O);
-  tu_in in[2] = {{TU_SHAPE(XRT_F32, N, H, W, C), x},
-                 {TU_SHAPE(XRT_F32, 3, 3, C, O), k}};
+  tu_in in[2] = {{nchw ? TU_SHAPE(XRT_F32, N, C, H, W)
+                       : TU_SHAPE(XRT_F32, N, H, W, C), x},
+                 {nchw ? TU_SHAPE(XRT_F32, O, C, 3, 3)
+                       : TU_SHAPE(XRT_F32, 3, 3, C, O), k}};
   tu_out out[3];
   xrt_status st = tu_run_reps(cl, text, 2, in, 3, out);
   if (st) fail_msg("%s\n%s", tu_msg, text);
@@ -108,7 +133,7 @@ static void check(xrt_client *cl, int64_t N, int64_t H, int64_t W, int64_t C,
         for (int64_t xx = 0; xx < W; xx++)
           for (int64_t o = 0; o < O; o++) {
             double mag, want = direct(x, k, H, W, C, O, b, y, xx, o, &mag);
-            double g = got[((b * H + y) * W + xx) * O + o];
+            double g = got[xat(H, W, O, b, y, xx, o)];
             int ok;
             if (kind == EXACT) ok = g == want;
             else if (kind == CLOSE) ok = fabs(g - want) <= 1e-5 * mag;
@@ -116,9 +141,10 @@ static void check(xrt_client *cl, int64_t N, int64_t H, int64_t W, int64_t C,
             else if (isinf(want)) ok = g == want;
             else ok = fabs(g - want) <= 1e-5 * mag;
             if (!ok)
-              fail_msg("N %lld H %lld W %lld C %lld O %lld call %d: "
-                       "[%lld,%lld,%lld,%lld] got %.9g want %.9g",
-                       (long long)N, (long long)H, (long long)W,
+              fail_msg("%s N %lld H %lld W %lld C %lld O %lld call %d: "
+                       "[b %lld, y %lld, x %lld, o %lld] got %.9g want %.9g",
+                       nchw ? "NCHW" : "NHWC", (long long)N, (long long)H,
+                       (long long)W,
                        (long long)C, (long long)O, r, (long long)b,
                        (long long)y, (long long)xx, (long long)o, g, want);
           }
@@ -132,6 +158,7 @@ static void check(xrt_client *cl, int64_t N, int64_t H, int64_t W, int64_t C,
 static void shapes(int threads) {
   xrt_client *c = tu_client(1, threads, 0);
   assert_non_null(c);
+  nchw = 0;
   check(c, 1, 16, 16, 32, 32, EXACT);  /* 64 whole tiles */
   check(c, 2, 9, 13, 48, 64, EXACT);   /* tiles cut by both edges */
   check(c, 1, 17, 18, 64, 48, CLOSE);
@@ -142,6 +169,16 @@ static void shapes(int threads) {
     check(c, 1, 56, 56, 64, 64, CLOSE); /* a ResNet's first stage */
     check(c, 1, 28, 28, 128, 128, EXACT);
   }
+  /* NCHW: sixteen tiles of a row at once; rows of 16 tiles, of 14 (a
+   * vector's part), of 27 (one and a part), features not multiples of 16 */
+  nchw = 1;
+  check(c, 1, 16, 32, 32, 32, EXACT);
+  check(c, 2, 9, 27, 40, 36, EXACT);
+  check(c, 1, 27, 54, 32, 48, CLOSE);
+  check(c, 1, 13, 28, 33, 32, CLOSE);
+  check(c, 1, 16, 15, 32, 32, SPECIAL_X);
+  check(c, 1, 15, 16, 32, 32, SPECIAL_K);
+  if (!tu_light()) check(c, 1, 27, 27, 64, 256, CLOSE); /* SqueezeNet */
   xrt_client_release(c);
 }
 
