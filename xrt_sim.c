@@ -17270,7 +17270,7 @@ static void sim_wg_out_tiles(void *ctx, int64_t t0, int64_t t1) {
       int64_t ty, float (*rb)[SIM_WG_ROWBUF], sim_wg_v *bad) {               \
     const sim_conv *c = g->c;                                                 \
     size_t ts = (size_t)(g->C * g->T);                                        \
-    for (int i = 0; i < 4; i++) { /* rb[i][k] = lhs row 2 ty - 1 + i [k - 1] */ \
+    for (int i = 0; i < 4; i++) { /* rb[i][k]: row 2 ty - 1 + i, [k - 1] */  \
       int64_t yy = 2 * ty - 1 + i;                                            \
       memset(rb[i], 0, sizeof(float) * SIM_WG_ROWBUF);                        \
       if (yy >= 0 && yy < g->H)                                               \
