@@ -163,6 +163,8 @@ static void shapes(int threads) {
   check(c, 2, 9, 13, 48, 64, EXACT);   /* tiles cut by both edges */
   check(c, 1, 17, 18, 64, 48, CLOSE);
   check(c, 1, 16, 16, 32, 32, CLOSE);  /* another kernel, same shapes */
+  check(c, 1, 8, 8, 32, 32, EXACT);    /* 16 tiles, the fewest taken */
+  check(c, 1, 7, 7, 64, 48, CLOSE);    /* a ResNet's last stage, smaller */
   check(c, 1, 16, 15, 32, 32, SPECIAL_X);
   check(c, 1, 15, 16, 32, 32, SPECIAL_K);
   if (!tu_light()) {

@@ -467,7 +467,7 @@ static void sim_cg_chunks(void *ctx, int64_t j0, int64_t j1) {
     int64_t n = g->P - p0 < g->CH ? g->P - p0 : g->CH;
     const sim_step *gs = n < g->CH ? &g->gemm2 : &g->gemm;
     sim_cg_run x = {g, y->L, cols, b * c->Cg, p0 / g->OL, (p0 + n) / g->OL, n,
-                    {0, 0, 0, 0}, NULL};
+                    {0, 0, 0, 0, 0}, NULL};
     sim_cg_build(g, &x, gs, 1, NULL); /* on this thread */
     sim_gemm_run_slot(gs, y->vals, y->W, cols,
                       y->out + (size_t)(b * c->ob + p0) * g->es,
@@ -485,13 +485,13 @@ static void sim_cg_panel(const sim_step *st, void **vals, sim_cx *cx) {
   const sim_conv *c = g->c;
   if (g->nhwc) {
     sim_cg_run y = {g, (const char *)vals[st->in[0]], (char *)vals[g->cols],
-                    0, 0, 0, 0, {0, 0, 0, 0}, NULL};
+                    0, 0, 0, 0, {0, 0, 0, 0, 0}, NULL};
     int64_t per = g->Wn * c->Cg, gr = per >= 16384 ? 1 : 16384 / per;
     sim_parallel_for(cx, c->NB * g->P, gr, sim_cg_rows_nhwc, &y);
     return;
   }
   sim_cg_run x = {g, (const char *)vals[st->in[0]], (char *)vals[g->cols],
-                  0, 0, g->P / g->OL, g->P, {0, 0, 0, 0}, NULL};
+                  0, 0, g->P / g->OL, g->P, {0, 0, 0, 0, 0}, NULL};
   sim_cg_build(g, &x, &g->gemm, c->NB, cx);
 }
 
@@ -551,7 +551,7 @@ static xrt_status sim_run_cg(const sim_step *st, void **vals, sim_cx *cx) {
   }
   int64_t PO = g->P / g->OL; /* rows of positions of the outer dims */
   sim_cg_run x = {g, (const char *)vals[st->in[0]], (char *)vals[g->cols],
-                  0, 0, PO, g->P, {0, 0, 0, 0}, NULL};
+                  0, 0, PO, g->P, {0, 0, 0, 0, 0}, NULL};
   if (g->lanes) {
     sim_cg_run_chunks(st, vals, cx, NULL);
     return XRT_OK;

@@ -1941,7 +1941,15 @@ SIM_PRIVATE int sim_gemm_bgeom(const sim_step *st, sim_gbgeom *geo) {
   const sim_gemm *g = (const sim_gemm *)st->data;
   if (g->blas || g->K <= 0) return 0;
   geo->K = g->K, geo->kc = g->kc, geo->np = g->np, geo->nr = g->k->nr;
+  geo->bt = g->BT;
   return 1;
+}
+
+SIM_PRIVATE void sim_gemm_pack_b(const sim_step *st, const void *B,
+                                 void *dst, sim_cx *cx) {
+  const sim_gemm *g = (const sim_gemm *)st->data;
+  sim_gfill f = {g, (const char *)B, (char *)dst, (g->K + g->kc - 1) / g->kc};
+  sim_parallel_for(cx, g->BT * f.nk, 1, sim_gemm_fill_range, &f);
 }
 
 /* Runs st with B already packed at bpre (sim_gemm_bgeom). */

@@ -1509,8 +1509,13 @@ SIM_PRIVATE int sim_gemm_post_rows_ok(const sim_step *st);
  * (sim_gemm_bgeom returns 0 when st cannot take it so). */
 typedef struct sim_gbgeom {
   int64_t K, kc, np, nr; /* rows, K block, columns padded, micro-panel */
+  int64_t bt;            /* batches */
 } sim_gbgeom;
 SIM_PRIVATE int sim_gemm_bgeom(const sim_step *st, sim_gbgeom *geo);
+/* Packs all of st's B operand (every batch) into dst, the layout
+ * sim_gemm_run_packed takes: bt * K * np elements (sim_gemm_bgeom). */
+SIM_PRIVATE void sim_gemm_pack_b(const sim_step *st, const void *B,
+                                 void *dst, sim_cx *cx);
 SIM_PRIVATE void sim_gemm_run_packed(const sim_step *st, void **vals,
                                      sim_cx *cx, const char *bpre);
 /* Runs st (sim_gemm_by_rows) with B packed at bpre (or NULL: as st packs
