@@ -17288,12 +17288,19 @@ static void sim_wg_out_tiles(void *ctx, int64_t t0, int64_t t1) {
       int64_t ty, float (*rb)[SIM_WG_ROWBUF], sim_wg_v *bad) {               \
     const sim_conv *c = g->c;                                                 \
     size_t ts = (size_t)(g->C * g->T);                                        \
-    for (int i = 0; i < 4; i++) { /* rb[i][k]: row 2 ty - 1 + i, [k - 1] */  \
+    /* rb[i][k]: row 2 ty - 1 + i, element k - 1, zero outside the image \
+     * up to L, past the last element the vectors read */                   \
+    int64_t L = 2 * ((g->tw + 15) / 16 * 16) + 34;                            \
+    for (int i = 0; i < 4; i++) {                                             \
       int64_t yy = 2 * ty - 1 + i;                                            \
-      memset(rb[i], 0, sizeof(float) * SIM_WG_ROWBUF);                        \
-      if (yy >= 0 && yy < g->H)                                               \
-        memcpy(rb[i] + 1, x + b * c->lb + ch * c->lf + yy * c->lsp[0],        \
-               sizeof(float) * (size_t)g->W);                                 \
+      if (yy < 0 || yy >= g->H) {                                             \
+        memset(rb[i], 0, sizeof(float) * (size_t)L);                          \
+        continue;                                                             \
+      }                                                                       \
+      rb[i][0] = 0;                                                           \
+      memcpy(rb[i] + 1, x + b * c->lb + ch * c->lf + yy * c->lsp[0],          \
+             sizeof(float) * (size_t)g->W);                                   \
+      memset(rb[i] + 1 + g->W, 0, sizeof(float) * (size_t)(L - 1 - g->W));    \
     }                                                                         \
     float *row = V + ch * g->T + (b * g->th + ty) * g->tw;                    \
     for (int64_t tx = 0; tx < g->tw; tx += 16) {                              \
