@@ -155,6 +155,144 @@ static void check(xrt_client *cl, int64_t N, int64_t H, int64_t W, int64_t C,
   free(k);
 }
 
+/* ---- epilogues ----
+ * The elementwise ops after the convolution as a chain the output
+ * transform applies (fusion.c's sim_run_fused_wino): NCHW bias and ReLU
+ * (a number per result row, a lower bound of +0); NHWC batch norm as a
+ * scale and shift per feature, a residual of the result's shape and
+ * ReLU6 (column vectors, a full value, both bounds); NHWC shift minus the
+ * convolution (an operation with its operands reversed).  Small integers
+ * and quarters: every result is exact, so it must equal the reference's
+ * float steps in the group's order.  With an infinity in the lhs the call
+ * runs the direct way and the group after it. */
+enum { EPI_BIAS_RELU, EPI_BN_RES_RELU6, EPI_REV_SUB };
+
+static char *epi_program(int epi, int64_t H, int64_t W, int64_t C,
+                         int64_t O) {
+  char *t = malloc(4096), xs[96], ks[96], ys[96];
+  assert_non_null(t);
+  long long h = (long long)H, w = (long long)W, c = (long long)C,
+            o = (long long)O;
+  int cl = epi != EPI_BIAS_RELU; /* channels last */
+  if (cl) {
+    snprintf(xs, sizeof xs, "1x%lldx%lldx%lldxf32", h, w, c);
+    snprintf(ks, sizeof ks, "3x3x%lldx%lldxf32", c, o);
+    snprintf(ys, sizeof ys, "1x%lldx%lldx%lldxf32", h, w, o);
+  } else {
+    snprintf(xs, sizeof xs, "1x%lldx%lldx%lldxf32", c, h, w);
+    snprintf(ks, sizeof ks, "%lldx%lldx3x3xf32", o, c);
+    snprintf(ys, sizeof ys, "1x%lldx%lldx%lldxf32", o, h, w);
+  }
+  int n = snprintf(
+      t, 4096,
+      "func.func @main(%%x: tensor<%s>, %%k: tensor<%s>, "
+      "%%s: tensor<%lldxf32>, %%b: tensor<%lldxf32>, %%r: tensor<%s>) -> "
+      "tensor<%s> {\n"
+      "  %%y = stablehlo.convolution(%%x, %%k) dim_numbers = %s, window = "
+      "{stride = [1, 1], pad = [[1, 1], [1, 1]], rhs_dilate = [1, 1]} "
+      "{batch_group_count = 1 : i64, feature_group_count = 1 : i64} : "
+      "(tensor<%s>, tensor<%s>) -> tensor<%s>\n"
+      "  %%sb = stablehlo.broadcast_in_dim %%s, dims = [%d] : "
+      "(tensor<%lldxf32>) -> tensor<%s>\n"
+      "  %%bb = stablehlo.broadcast_in_dim %%b, dims = [%d] : "
+      "(tensor<%lldxf32>) -> tensor<%s>\n",
+      xs, ks, o, o, ys, ys,
+      cl ? "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]"
+         : "[b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1]",
+      xs, ks, ys, cl ? 3 : 1, o, ys, cl ? 3 : 1, o, ys);
+  const char *tail =
+      epi == EPI_BIAS_RELU
+          ? "  %%a = stablehlo.add %%y, %%bb : tensor<%s>\n"
+            "  %%z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+            "  %%zb = stablehlo.broadcast_in_dim %%z, dims = [] : "
+            "(tensor<f32>) -> tensor<%s>\n"
+            "  %%e = stablehlo.maximum %%a, %%zb : tensor<%s>\n"
+      : epi == EPI_BN_RES_RELU6
+          ? "  %%m = stablehlo.multiply %%y, %%sb : tensor<%s>\n"
+            "  %%a = stablehlo.add %%m, %%bb : tensor<%s>\n"
+            "  %%q = stablehlo.add %%a, %%r : tensor<%s>\n"
+            "  %%lo = stablehlo.constant dense<0.0> : tensor<f32>\n"
+            "  %%hi = stablehlo.constant dense<6.0> : tensor<f32>\n"
+            "  %%e = stablehlo.clamp %%lo, %%q, %%hi : (tensor<f32>, "
+            "tensor<%s>, tensor<f32>) -> tensor<%s>\n"
+          : "  %%e = stablehlo.subtract %%bb, %%y : tensor<%s>\n";
+  char fmt[1024];
+  snprintf(fmt, sizeof fmt, "%s  return %%%%e : tensor<%%s>\n}\n", tail);
+  if (epi == EPI_BN_RES_RELU6)
+    snprintf(t + n, 4096 - (size_t)n, fmt, ys, ys, ys, ys, ys, ys);
+  else if (epi == EPI_BIAS_RELU)
+    snprintf(t + n, 4096 - (size_t)n, fmt, ys, ys, ys, ys);
+  else
+    snprintf(t + n, 4096 - (size_t)n, fmt, ys, ys);
+  return t;
+}
+
+/* The group's float steps on the convolution's result v. */
+static float epi_ref(int epi, double v, float s, float b, float r) {
+  float y = (float)v;
+  if (epi == EPI_BIAS_RELU) {
+    float a = y + b;
+    return a != a || a > 0.0f ? a : 0.0f; /* NaN stays NaN */
+  }
+  if (epi == EPI_REV_SUB) return b - y;
+  float q = y * s + b + r;
+  if (q != q) return q;
+  return q < 0.0f ? 0.0f : q > 6.0f ? 6.0f : q;
+}
+
+static void check_epilogue(xrt_client *cl, int epi, int64_t H, int64_t W,
+                           int64_t C, int64_t O, int with_inf) {
+  nchw = epi == EPI_BIAS_RELU;
+  int64_t nx = H * W * C, nk = 9 * C * O, ny = H * W * O;
+  float *x = malloc(sizeof(float) * (size_t)nx);
+  float *k = malloc(sizeof(float) * (size_t)nk);
+  float *sc = malloc(sizeof(float) * (size_t)O);
+  float *sh = malloc(sizeof(float) * (size_t)O);
+  float *res = malloc(sizeof(float) * (size_t)ny);
+  assert_true(x && k && sc && sh && res);
+  for (int64_t i = 0; i < nx; i++) x[i] = (float)((int)rnd(5) - 2);
+  for (int64_t i = 0; i < nk; i++) k[i] = (float)((int)rnd(3) - 1);
+  for (int64_t i = 0; i < O; i++) {
+    sc[i] = (float)((int)rnd(5) - 2) * 0.25f;
+    sh[i] = (float)((int)rnd(9) - 4) * 0.5f;
+  }
+  for (int64_t i = 0; i < ny; i++) res[i] = (float)((int)rnd(7) - 3);
+  if (with_inf) x[xat(H, W, C, 0, H / 2, W / 3, 1)] = INFINITY;
+  char *text = epi_program(epi, H, W, C, O);
+  tu_in in[5] = {
+      {nchw ? TU_SHAPE(XRT_F32, 1, C, H, W) : TU_SHAPE(XRT_F32, 1, H, W, C),
+       x},
+      {nchw ? TU_SHAPE(XRT_F32, O, C, 3, 3) : TU_SHAPE(XRT_F32, 3, 3, C, O),
+       k},
+      {TU_SHAPE(XRT_F32, O), sc},
+      {TU_SHAPE(XRT_F32, O), sh},
+      {nchw ? TU_SHAPE(XRT_F32, 1, O, H, W) : TU_SHAPE(XRT_F32, 1, H, W, O),
+       res}};
+  tu_out out[3];
+  xrt_status st = tu_run_reps(cl, text, 5, in, 3, out);
+  if (st) fail_msg("%s\n%s", tu_msg, text);
+  for (int rep = 0; rep < 3; rep++) {
+    const float *got = (const float *)out[rep].data[0];
+    for (int64_t y = 0; y < H; y++)
+      for (int64_t xx = 0; xx < W; xx++)
+        for (int64_t o = 0; o < O; o++) {
+          double mag;
+          double v = direct(x, k, H, W, C, O, 0, y, xx, o, &mag);
+          int64_t at = xat(H, W, O, 0, y, xx, o);
+          float want = epi_ref(epi, v, sc[o], sh[o], res[at]), g = got[at];
+          if (!(g == want || (g != g && want != want)))
+            fail_msg("epilogue %d%s call %d: [y %lld, x %lld, o %lld] got "
+                     "%.9g want %.9g\n%s",
+                     epi, with_inf ? " (an infinity)" : "", rep,
+                     (long long)y, (long long)xx, (long long)o, (double)g,
+                     (double)want, text);
+        }
+    tu_out_free(&out[rep]);
+  }
+  free(text);
+  free(x), free(k), free(sc), free(sh), free(res);
+}
+
 static void shapes(int threads) {
   xrt_client *c = tu_client(1, threads, 0);
   assert_non_null(c);
@@ -181,6 +319,11 @@ static void shapes(int threads) {
   check(c, 1, 16, 15, 32, 32, SPECIAL_X);
   check(c, 1, 15, 16, 32, 32, SPECIAL_K);
   if (!tu_light()) check(c, 1, 27, 27, 64, 256, CLOSE); /* SqueezeNet */
+  for (int inf = 0; inf < 2; inf++) {
+    check_epilogue(c, EPI_BIAS_RELU, 13, 27, 32, 48, inf);
+    check_epilogue(c, EPI_BN_RES_RELU6, 11, 9, 32, 48, inf);
+    check_epilogue(c, EPI_REV_SUB, 10, 12, 48, 32, inf);
+  }
   xrt_client_release(c);
 }
 

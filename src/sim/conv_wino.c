@@ -135,6 +135,69 @@ typedef float sim_wg_v __attribute__((vector_size(64)));
     }                                                                         \
   }
 
+/* The first n (1..16) lanes of vector v to p, or from p (the rest zero):
+ * masked on AVX-512, else a copy of n elements. */
+#define SIM_WG_STN_port(p, v, n)                                              \
+  do {                                                                        \
+    if ((n) == 16) memcpy((p), &(v), sizeof(v));                              \
+    else memcpy((p), &(v), sizeof(float) * (size_t)(n));                      \
+  } while (0)
+#define SIM_WG_LDN_port(v, p, n)                                              \
+  do {                                                                        \
+    if ((n) == 16) {                                                          \
+      memcpy(&(v), (p), sizeof(v));                                           \
+    } else {                                                                  \
+      (v) = (sim_wg_v){0};                                                    \
+      memcpy(&(v), (p), sizeof(float) * (size_t)(n));                         \
+    }                                                                         \
+  } while (0)
+#define SIM_WG_STN_avx2 SIM_WG_STN_port
+#define SIM_WG_LDN_avx2 SIM_WG_LDN_port
+#define SIM_WG_STN_avx512(p, v, n)                                            \
+  _mm512_mask_storeu_ps((p), (__mmask16)((1u << (n)) - 1), (__m512)(v))
+#define SIM_WG_LDN_avx512(v, p, n)                                            \
+  ((v) = (sim_wg_v)_mm512_maskz_loadu_ps((__mmask16)((1u << (n)) - 1), (p)))
+typedef int32_t sim_wg_i __attribute__((vector_size(64)));
+#define SIM_WG_SEL(c, a, b)                                                   \
+  ((sim_wg_v)(((sim_wg_i)(a) & (c)) | ((sim_wg_i)(b) & ~(c))))
+#define SIM_WG_SPLAT(s)                                                       \
+  ((sim_wg_v){s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s})
+/* Sixteen results v of C's row r from column c on (cnt of them valid; C
+ * has ncol columns) through the epilogue po (sim_gpost): the operations in
+ * order, then the bounds, as the fused group's own loops make them. */
+#define SIM_WG_POST(ISA, v, r, c, cnt, ncol)                                  \
+  do {                                                                        \
+    for (int j_ = 0; j_ < po->n; j_++) {                                      \
+      const float *pb_ = po->b[j_];                                           \
+      sim_wg_v b_;                                                            \
+      if (po->arg[j_] == SIM_GPOST_COL) {                                     \
+        SIM_WG_LDN_##ISA(b_, pb_ + (c), cnt);                                 \
+      } else if (po->arg[j_] == SIM_GPOST_FULL) {                             \
+        SIM_WG_LDN_##ISA(b_, pb_ + (r) * (ncol) + (c), cnt);                  \
+      } else {                                                                \
+        float s_ = po->arg[j_] == SIM_GPOST_ROW ? pb_[r] : pb_[0];            \
+        b_ = SIM_WG_SPLAT(s_);                                                \
+      }                                                                       \
+      int rev_ = (po->op[j_] & SIM_FZC_REV) != 0;                             \
+      sim_wg_v x_ = rev_ ? b_ : v, y_ = rev_ ? v : b_;                        \
+      switch (po->op[j_] & ~SIM_FZC_REV) {                                    \
+      case SIM_FZC_ADD: v = x_ + y_; break;                                   \
+      case SIM_FZC_SUB: v = x_ - y_; break;                                   \
+      case SIM_FZC_MUL: v = x_ * y_; break;                                   \
+      default: v = x_ / y_; break;                                            \
+      }                                                                       \
+    }                                                                         \
+    if (po->has_lo) { /* lo > v takes lo: a NaN v stays */                    \
+      sim_wg_v lo_ = SIM_WG_SPLAT(po->lo);                                    \
+      v = SIM_WG_SEL(lo_ > v, lo_, v);                                        \
+      if (po->lo_pz) v = v + SIM_WG_SPLAT(0.0f); /* -0 becomes +0 */          \
+    }                                                                         \
+    if (po->has_hi) {                                                         \
+      sim_wg_v hi_ = SIM_WG_SPLAT(po->hi);                                    \
+      v = SIM_WG_SEL(hi_ < v, hi_, v);                                        \
+    }                                                                         \
+  } while (0)
+
 /* Row i of a tile's products through At^T: s{i}0, s{i}1. */
 #define SIM_WG_OROW(i)                                                        \
   do {                                                                        \
@@ -147,13 +210,18 @@ typedef float sim_wg_v __attribute__((vector_size(64)));
     s##i##1 = m1 - m2 - m3;                                                   \
   } while (0)
 /* Column j of the tile's results: At (m At^T), rows y0 and y0 + 1. */
-#define SIM_WG_OCOL(j)                                                        \
+#define SIM_WG_OCOL(ISA, j)                                                   \
   do {                                                                        \
     sim_wg_v r0 = s0##j + s1##j + s2##j, r1 = s1##j - s2##j - s3##j;          \
     if (x0 + (j) < g->W) {                                                    \
       float *q = y + b * c->ob + y0 * c->osp[0] + (x0 + (j)) * c->osp[1] + f; \
+      int64_t p_ = (b * g->H + y0) * g->W + x0 + (j); /* C's row */           \
+      if (po) SIM_WG_POST(ISA, r0, p_, f, 16, g->O);                          \
       memcpy(q, &r0, sizeof r0);                                              \
-      if (y0 + 1 < g->H) memcpy(q + c->osp[0], &r1, sizeof r1);               \
+      if (y0 + 1 < g->H) {                                                    \
+        if (po) SIM_WG_POST(ISA, r1, p_ + g->W, f, 16, g->O);                 \
+        memcpy(q + c->osp[0], &r1, sizeof r1);                                \
+      }                                                                       \
     }                                                                         \
   } while (0)
 
@@ -163,7 +231,7 @@ typedef float sim_wg_v __attribute__((vector_size(64)));
 #define SIM_WG_OUT(ISA)                                                       \
   static SIM_WG_T_##ISA void sim_wg_out_##ISA(                                \
       const sim_wg *g, const float *M, float *y, int64_t t, int64_t b,        \
-      int64_t y0, int64_t x0) {                                               \
+      int64_t y0, int64_t x0, const sim_gpost *po) {                          \
     const sim_conv *c = g->c;                                                 \
     size_t ts = (size_t)(g->T * g->O);                                        \
     for (int64_t f = 0; f < g->O; f += 16) {                                  \
@@ -173,8 +241,8 @@ typedef float sim_wg_v __attribute__((vector_size(64)));
       SIM_WG_OROW(1);                                                         \
       SIM_WG_OROW(2);                                                         \
       SIM_WG_OROW(3);                                                         \
-      SIM_WG_OCOL(0);                                                         \
-      SIM_WG_OCOL(1);                                                         \
+      SIM_WG_OCOL(ISA, 0);                                                    \
+      SIM_WG_OCOL(ISA, 1);                                                    \
     }                                                                         \
   }
 
@@ -194,6 +262,7 @@ typedef struct sim_wg_job {
   const sim_wg *g;
   const float *x;
   float *V, *M, *y;
+  const sim_gpost *po; /* the results' epilogue, or NULL */
   _Atomic int any_bad; /* a transform met a non-finite element */
   int level;           /* 2 AVX-512, 1 AVX2, 0 portable kernels */
 } sim_wg_job;
@@ -234,15 +303,15 @@ static void sim_wg_out_tiles(void *ctx, int64_t t0, int64_t t1) {
     sim_wg_tile(j->g, t, &b, &y0, &x0);
 #if SIM_X86
     if (j->level == 2) {
-      sim_wg_out_avx512(j->g, j->M, j->y, t, b, y0, x0);
+      sim_wg_out_avx512(j->g, j->M, j->y, t, b, y0, x0, j->po);
       continue;
     }
     if (j->level == 1) {
-      sim_wg_out_avx2(j->g, j->M, j->y, t, b, y0, x0);
+      sim_wg_out_avx2(j->g, j->M, j->y, t, b, y0, x0, j->po);
       continue;
     }
 #endif
-    sim_wg_out_port(j->g, j->M, j->y, t, b, y0, x0);
+    sim_wg_out_port(j->g, j->M, j->y, t, b, y0, x0, j->po);
   }
 }
 
@@ -270,28 +339,6 @@ static void sim_wg_out_tiles(void *ctx, int64_t t0, int64_t t1) {
 #define SIM_WG_HI(a, b)                                                       \
   __builtin_shufflevector(a, b, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13,     \
                           29, 14, 30, 15, 31)
-/* The first n (1..16) lanes of vector v to p, or from p (the rest zero):
- * masked on AVX-512, else a copy of n elements. */
-#define SIM_WG_STN_port(p, v, n)                                              \
-  do {                                                                        \
-    if ((n) == 16) memcpy((p), &(v), sizeof(v));                              \
-    else memcpy((p), &(v), sizeof(float) * (size_t)(n));                      \
-  } while (0)
-#define SIM_WG_LDN_port(v, p, n)                                              \
-  do {                                                                        \
-    if ((n) == 16) {                                                          \
-      memcpy(&(v), (p), sizeof(v));                                           \
-    } else {                                                                  \
-      (v) = (sim_wg_v){0};                                                    \
-      memcpy(&(v), (p), sizeof(float) * (size_t)(n));                         \
-    }                                                                         \
-  } while (0)
-#define SIM_WG_STN_avx2 SIM_WG_STN_port
-#define SIM_WG_LDN_avx2 SIM_WG_LDN_port
-#define SIM_WG_STN_avx512(p, v, n)                                            \
-  _mm512_mask_storeu_ps((p), (__mmask16)((1u << (n)) - 1), (__m512)(v))
-#define SIM_WG_LDN_avx512(v, p, n)                                            \
-  ((v) = (sim_wg_v)_mm512_maskz_loadu_ps((__mmask16)((1u << (n)) - 1), (p)))
 /* Column j's four rows of the sixteen patches from buffer rows r0..r3 at
  * e = 2 tx0 (j even: even lanes; j odd: odd; from e + 2 for j >= 2). */
 #define SIM_WG_NPICK(a, i, j)                                                 \
@@ -330,11 +377,11 @@ static void sim_wg_out_tiles(void *ctx, int64_t t0, int64_t t1) {
 #define SIM_WG_NIN(ISA)                                                       \
   static SIM_WG_T_##ISA void sim_wg_nin_##ISA(                                \
       const sim_wg *g, const float *x, float *V, int64_t b, int64_t ch,       \
-      int64_t ty, float (*rb)[SIM_WG_ROWBUF], sim_wg_v *bad) {               \
+      int64_t ty, float (*rb)[SIM_WG_ROWBUF], sim_wg_v *bad) {                \
     const sim_conv *c = g->c;                                                 \
     size_t ts = (size_t)(g->C * g->T);                                        \
-    /* rb[i][k]: row 2 ty - 1 + i, element k - 1, zero outside the image \
-     * up to L, past the last element the vectors read */                   \
+    /* rb[i][k]: row 2 ty - 1 + i, element k - 1, zero outside the image      \
+     * up to L, past the last element the vectors read */                     \
     int64_t L = 2 * ((g->tw + 15) / 16 * 16) + 34;                            \
     for (int i = 0; i < 4; i++) {                                             \
       int64_t yy = 2 * ty - 1 + i;                                            \
@@ -375,9 +422,14 @@ static void sim_wg_out_tiles(void *ctx, int64_t t0, int64_t t1) {
     s##i##0 = m0_ + m1_ + m2_;                                                \
     s##i##1 = m1_ - m2_ - m3_;                                                \
   } while (0)
-/* 2n results of a row from vectors lo, hi (interleaved). */
-#define SIM_WG_NOSTORE(ISA, q, lo, hi)                                        \
+/* w results of a row (C's row rr, from column cc) from vectors lo, hi
+ * (interleaved), through the epilogue po when there is one. */
+#define SIM_WG_NOSTORE(ISA, q, lo, hi, rr, cc)                                \
   do {                                                                        \
+    if (po) {                                                                 \
+      SIM_WG_POST(ISA, lo, rr, cc, w < 16 ? w : 16, g->H * g->W);             \
+      if (w > 16) SIM_WG_POST(ISA, hi, rr, (cc) + 16, w - 16, g->H * g->W);   \
+    }                                                                         \
     if (w == 32) {                                                            \
       memcpy((q), &(lo), sizeof(lo));                                         \
       memcpy((q) + 16, &(hi), sizeof(hi));                                    \
@@ -392,7 +444,7 @@ static void sim_wg_out_tiles(void *ctx, int64_t t0, int64_t t1) {
 #define SIM_WG_NOUT(ISA)                                                      \
   static SIM_WG_T_##ISA void sim_wg_nout_##ISA(                               \
       const sim_wg *g, const float *M, float *y, int64_t b, int64_t f,        \
-      int64_t ty) {                                                           \
+      int64_t ty, const sim_gpost *po) {                                      \
     const sim_conv *c = g->c;                                                 \
     size_t ts = (size_t)(g->O * g->T);                                        \
     const float *p0 = M + f * g->T + (b * g->th + ty) * g->tw;                \
@@ -410,8 +462,10 @@ static void sim_wg_out_tiles(void *ctx, int64_t t0, int64_t t1) {
       sim_wg_v lo0 = SIM_WG_LO(r00, r01), hi0 = SIM_WG_HI(r00, r01);          \
       sim_wg_v lo1 = SIM_WG_LO(r10, r11), hi1 = SIM_WG_HI(r10, r11);          \
       int64_t x0 = 2 * tx, w = g->W - x0 < 32 ? g->W - x0 : 32;               \
-      SIM_WG_NOSTORE(ISA, y0 + x0, lo0, hi0);                                 \
-      if (two) SIM_WG_NOSTORE(ISA, y0 + c->osp[0] + x0, lo1, hi1);            \
+      int64_t rr = b * g->O + f, cc = 2 * ty * g->W + x0;                     \
+      SIM_WG_NOSTORE(ISA, y0 + x0, lo0, hi0, rr, cc);                         \
+      if (two)                                                                \
+        SIM_WG_NOSTORE(ISA, y0 + c->osp[0] + x0, lo1, hi1, rr, cc + g->W);    \
     }                                                                         \
   }
 
@@ -455,15 +509,15 @@ static void sim_wg_nout_rows(void *ctx, int64_t i0, int64_t i1) {
     int64_t ty = i % g->th, f = i / g->th % g->O, b = i / g->th / g->O;
 #if SIM_X86
     if (j->level == 2) {
-      sim_wg_nout_avx512(g, j->M, j->y, b, f, ty);
+      sim_wg_nout_avx512(g, j->M, j->y, b, f, ty, j->po);
       continue;
     }
     if (j->level == 1) {
-      sim_wg_nout_avx2(g, j->M, j->y, b, f, ty);
+      sim_wg_nout_avx2(g, j->M, j->y, b, f, ty, j->po);
       continue;
     }
 #endif
-    sim_wg_nout_port(g, j->M, j->y, b, f, ty);
+    sim_wg_nout_port(g, j->M, j->y, b, f, ty, j->po);
   }
 }
 #define SIM_WG_MAX_W_OR_0 SIM_WG_MAX_W
@@ -503,7 +557,8 @@ static int sim_wg_kernel(const sim_wg *g, const float *w, float *U) {
   return bad == 0;
 }
 
-static xrt_status sim_run_wino(const sim_step *st, void **vals, sim_cx *cx) {
+SIM_PRIVATE int sim_wino_run_post(const sim_step *st, void **vals,
+                                  sim_cx *cx, const sim_gpost *po) {
   const sim_wg *g = (const sim_wg *)st->data;
   const float *w = (const float *)vals[st->in[1]];
   /* U: from the client's cache (NHWC: packed for the product, which then
@@ -527,27 +582,40 @@ static xrt_status sim_run_wino(const sim_step *st, void **vals, sim_cx *cx) {
   j.V = (float *)vals[g->ids[0]], j.M = (float *)vals[g->ids[2]];
   j.y = (float *)vals[st->out[0]];
   j.level = sim_isa_level();
+  j.po = po;
   atomic_init(&j.any_bad, 0);
   if (ok && !g->nchw) sim_parallel_for(cx, g->T, 16, sim_wg_in_tiles, &j);
 #if SIM_WG_NCHW
   if (ok && g->nchw)
     sim_parallel_for(cx, g->NB * g->C * g->th, 4, sim_wg_nin_rows, &j);
 #endif
-  if (!ok || atomic_load(&j.any_bad))
-    return g->direct.run(&g->direct, vals, cx);
+  if (!ok || atomic_load(&j.any_bad)) { /* the direct way, no epilogue */
+    (void)g->direct.run(&g->direct, vals, cx);
+    return 0;
+  }
   void *keep = vals[g->ids[1]];
   vals[g->ids[1]] = U; /* the product reads the cache's copy */
-  xrt_status rc = XRT_OK;
   if (bpre) sim_gemm_run_packed(&g->gemm, vals, cx, bpre);
-  else rc = g->gemm.run(&g->gemm, vals, cx);
+  else (void)g->gemm.run(&g->gemm, vals, cx);
   vals[g->ids[1]] = keep;
-  if (rc) return rc;
   if (!g->nchw) sim_parallel_for(cx, g->T, 16, sim_wg_out_tiles, &j);
 #if SIM_WG_NCHW
   if (g->nchw)
     sim_parallel_for(cx, g->NB * g->O * g->th, 4, sim_wg_nout_rows, &j);
 #endif
+  return 1;
+}
+
+static xrt_status sim_run_wino(const sim_step *st, void **vals, sim_cx *cx) {
+  (void)sim_wino_run_post(st, vals, cx, NULL);
   return XRT_OK;
+}
+
+SIM_PRIVATE int sim_wino_cols(const sim_step *st, int64_t *N) {
+  if (st->run != sim_run_wino) return 0;
+  const sim_wg *g = (const sim_wg *)st->data;
+  *N = g->nchw ? g->H * g->W : g->O;
+  return 1;
 }
 
 /* The layout of c this file takes: 1 NHWC (features contiguous and

@@ -896,6 +896,34 @@ static xrt_status sim_run_fused_gemm(const sim_step *st, void **vals,
   return XRT_OK;
 }
 
+/* ---- a Winograd convolution with its elementwise epilogue ----
+ * A group that is a chain (sim_gpost) on the result of a convolution of
+ * conv_wino.c goes into its output transform, which applies it to the
+ * results before it stores them (the group's result takes x's memory, as
+ * with a product: sim_fzgm); the same operations on the same elements.
+ * A call that runs the direct way instead (non-finite data) leaves x
+ * plain: the group then runs over it, as a step of its own would. */
+static xrt_status sim_run_fused_wino(const sim_step *st, void **vals,
+                                     sim_cx *cx) {
+  const sim_fzgm *d = (const sim_fzgm *)st->data;
+  const sim_fz *z = d->z;
+  if (d->direct) vals[d->x] = vals[st->out[0]];
+  else vals[st->out[0]] = vals[d->x];
+  sim_fz_bn_prep(z, vals);
+  sim_fzrun r = {z, vals, (char *)vals[z->scratch], (char *)vals[st->out[0]],
+                 NULL, 0, 0, 0, NULL, NULL};
+  sim_gpost po;
+  char *scr = sim_fz_piece_scratch(&r, 0);
+  sim_fz_splats(z, vals, scr);
+  int have = sim_fz_post_of(z, vals, scr, &po);
+  if (sim_wino_run_post(&d->gemm, vals, cx, have ? &po : NULL) && have)
+    return XRT_OK;
+  if (z->numel > 0)
+    sim_fz_go_ew(cx, &r, (z->numel + z->tile - 1) / z->tile,
+                 sim_fz_ew_pieces);
+  return XRT_OK;
+}
+
 /* ---- fused reductions ---- */
 
 /* Walks input elements [lo, hi) (lo at the start of a dimension-0 row) in
@@ -2302,7 +2330,9 @@ static xrt_status sim_fz_lower_with(sim_fcc *fc, const xrt_ir_region *r,
   int gm = ps && !dw && sim_fz_by_rows(ps, &M, &N, &lanes);
   /* a convolution in chunks: the group in its kernels, or after it */
   if (ps && !dw && !gm && sim_cg_chunked(ps, &N)) gm = 1, lanes = 1;
-  if (dw || gm) {
+  /* Winograd's: the group in its output transform, or after it */
+  int wg = ps && !dw && !gm && sim_wino_cols(ps, &N);
+  if (dw || gm || wg) {
     cs = *ps;
     steps->n--;
   }
@@ -2310,11 +2340,17 @@ static xrt_status sim_fz_lower_with(sim_fcc *fc, const xrt_ir_region *r,
   b->cached = gm;
   rc = sim_fz_lower(fc, r, grp, ri, b, steps);
   b->minp = 0, b->cached = 0;
-  if (!rc && !dw && !gm) sim_fz_in_place(fc, steps);
-  if (rc || (!dw && !gm)) return rc;
+  if (!rc && !dw && !gm && !wg) sim_fz_in_place(fc, steps);
+  if (rc || (!dw && !gm && !wg)) return rc;
   sim_step *st = (sim_step *)steps->p + steps->n - 1;
   sim_fz *z = (sim_fz *)(uintptr_t)st->data;
   int32_t x = r->ops[ci].results[0];
+  if (wg) {
+    if (!sim_fz_post_fits(z, x, N, 1)) return sim_fz_unfuse(fc, steps, &cs);
+    xrt_status wrc = sim_fz_with_gemm(fc, st, z, &cs, x, N, ndefs);
+    st->run = sim_run_fused_wino;
+    return wrc;
+  }
   if (gm) {
     if (!sim_fz_gemm_fits(fc, st, z, x, N, lanes))
       return sim_fz_unfuse(fc, steps, &cs);

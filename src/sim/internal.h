@@ -1735,6 +1735,13 @@ SIM_PRIVATE int sim_dw_post_ok(const sim_step *st);
  * by Winograd's F(2x2, 3x3): 1 (and *rc) if it planned st, else 0. */
 SIM_PRIVATE int sim_conv_wino_lower(sim_fcc *fc, const sim_conv *c,
                                     sim_step *st, xrt_status *rc);
+/* Whether st is such a step, and *N, its result's columns in the sense of
+ * an epilogue (sim_gpost: rows of N, NHWC features, NCHW positions). */
+SIM_PRIVATE int sim_wino_cols(const sim_step *st, int64_t *N);
+/* Runs st with the epilogue po (or NULL) applied to its results: 1; 0
+ * when it ran the direct way instead (non-finite data), without po. */
+SIM_PRIVATE int sim_wino_run_post(const sim_step *st, void **vals,
+                                  sim_cx *cx, const sim_gpost *po);
 
 /* ---- conv_gemm.c ---- */
 /* f32/f64 convolutions as plain products (NCHW results: kernel x im2col;
