@@ -107,6 +107,21 @@
 #define SIM_X86_64 0
 #endif
 
+/* The even and odd lanes of two 16-lane vectors a, b (a's then b's):
+ * stride-2 runs of 32 elements (pools, Winograd's NCHW patches).  The
+ * builtin is clang's, and GCC's from 12 on; SIM_V16_SHUFFLE says so. */
+#if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 12)
+#define SIM_V16_SHUFFLE 1
+#define SIM_V16_EVEN(a, b)                                                    \
+  __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22,    \
+                          24, 26, 28, 30)
+#define SIM_V16_ODD(a, b)                                                     \
+  __builtin_shufflevector(a, b, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23,    \
+                          25, 27, 29, 31)
+#else
+#define SIM_V16_SHUFFLE 0
+#endif
+
 /* Non-temporal stores (SSE2, every x86-64): big results bypass the cache
  * (fused loops, collectives).  Tested with #ifdef, so it must be seen by
  * every file that uses it: here, not in one file. */
@@ -9485,26 +9500,41 @@ SIM_SK_NN(avx512) /* GCOVR_EXCL_BR_LINE */
   static SIM_SK_TP_##ISA void sim_sk_pk_##ISA(                               \
       const sim_skinny *s, float *out, const float *a, const float *pk,       \
       int64_t pi) {                                                           \
-    int64_t n0 = pi * SIM_SK_PW;                                              \
-    int64_t nc = s->N - n0 < SIM_SK_PW ? s->N - n0 : SIM_SK_PW;               \
-    const float *p = pk + pi * SIM_SK_PW * s->K;                              \
-    for (int64_t m0 = 0; m0 < s->M; m0 += 8) {                                \
-      int nr = s->M - m0 < 8 ? (int)(s->M - m0) : 8;                          \
-      const float *ar[8];                                                     \
-      for (int r = 0; r < nr; r++) ar[r] = a + s->lb[0] + s->lm[m0 + r];      \
-      float *o = out + m0 * s->N + n0;                                        \
-      switch (nr) {                                                           \
-      case 1: sim_sk_pkk_##ISA(ar, 1, p, s->K, o, s->N, nc); break;           \
-      case 2: sim_sk_pkk_##ISA(ar, 2, p, s->K, o, s->N, nc); break;           \
-      case 3: sim_sk_pkk_##ISA(ar, 3, p, s->K, o, s->N, nc); break;           \
-      case 4: sim_sk_pkk_##ISA(ar, 4, p, s->K, o, s->N, nc); break;           \
-      case 5: sim_sk_pkk_##ISA(ar, 5, p, s->K, o, s->N, nc); break;           \
-      case 6: sim_sk_pkk_##ISA(ar, 6, p, s->K, o, s->N, nc); break;           \
-      case 7: sim_sk_pkk_##ISA(ar, 7, p, s->K, o, s->N, nc); break;           \
-      default: sim_sk_pkk_##ISA(ar, 8, p, s->K, o, s->N, nc); break;          \
-      }                                                                       \
-    }                                                                         \
+    SIM_SK_PANEL_ROWS(ISA, 8, SIM_SK_PK_CALL);                                \
   }
+/* The body of a panel function: panel pi of pk (its nc columns from n0)
+ * for every lhs row, GROUP rows at a time, each group through KCALL(ISA,
+ * nr) (a switch on nr into the kernel's inlined copies). */
+#define SIM_SK_PANEL_ROWS(ISA, GROUP, KCALL)                                  \
+  int64_t n0 = pi * SIM_SK_PW;                                                \
+  int64_t nc = s->N - n0 < SIM_SK_PW ? s->N - n0 : SIM_SK_PW;                 \
+  const float *p = pk + pi * SIM_SK_PW * s->K;                                \
+  for (int64_t m0 = 0; m0 < s->M; m0 += (GROUP)) {                            \
+    int nr = s->M - m0 < (GROUP) ? (int)(s->M - m0) : (GROUP);                \
+    const float *ar[GROUP];                                                   \
+    for (int r = 0; r < nr; r++) ar[r] = a + s->lb[0] + s->lm[m0 + r];        \
+    float *o = out + m0 * s->N + n0;                                          \
+    KCALL(ISA, nr);                                                           \
+  }
+#define SIM_SK_PK_CALL(ISA, nr)                                               \
+  switch (nr) {                                                               \
+  case 1: sim_sk_pkk_##ISA(ar, 1, p, s->K, o, s->N, nc); break;               \
+  case 2: sim_sk_pkk_##ISA(ar, 2, p, s->K, o, s->N, nc); break;               \
+  case 3: sim_sk_pkk_##ISA(ar, 3, p, s->K, o, s->N, nc); break;               \
+  case 4: sim_sk_pkk_##ISA(ar, 4, p, s->K, o, s->N, nc); break;               \
+  case 5: sim_sk_pkk_##ISA(ar, 5, p, s->K, o, s->N, nc); break;               \
+  case 6: sim_sk_pkk_##ISA(ar, 6, p, s->K, o, s->N, nc); break;               \
+  case 7: sim_sk_pkk_##ISA(ar, 7, p, s->K, o, s->N, nc); break;               \
+  default: sim_sk_pkk_##ISA(ar, 8, p, s->K, o, s->N, nc); break;              \
+  }
+#define SIM_SK_PNN_CALL(ISA, nr)                                              \
+  switch (nr) {                                                               \
+  case 1: sim_sk_pnnk_##ISA(s, ar, 1, p, o, s->N, nc); break;                 \
+  case 2: sim_sk_pnnk_##ISA(s, ar, 2, p, o, s->N, nc); break;                 \
+  case 3: sim_sk_pnnk_##ISA(s, ar, 3, p, o, s->N, nc); break;                 \
+  default: sim_sk_pnnk_##ISA(s, ar, 4, p, o, s->N, nc); break;                \
+  }
+
 /* Row r's three sums += its k-th value times the panel's vectors, each
  * lane one fused multiply-add (one rounding: the same bits on every
  * instruction set). */
@@ -9670,21 +9700,7 @@ SIM_SK_PK(avx512) /* GCOVR_EXCL_BR_LINE */
   static SIM_SK_T_##ISA void sim_sk_pnn_##ISA(                               \
       const sim_skinny *s, float *out, const float *a, const float *pk,       \
       int64_t pi) {                                                           \
-    int64_t n0 = pi * SIM_SK_PW;                                              \
-    int64_t nc = s->N - n0 < SIM_SK_PW ? s->N - n0 : SIM_SK_PW;               \
-    const float *p = pk + pi * SIM_SK_PW * s->K;                              \
-    for (int64_t m0 = 0; m0 < s->M; m0 += 4) {                                \
-      int nr = s->M - m0 < 4 ? (int)(s->M - m0) : 4;                          \
-      const float *ar[4];                                                     \
-      for (int r = 0; r < nr; r++) ar[r] = a + s->lb[0] + s->lm[m0 + r];      \
-      float *o = out + m0 * s->N + n0;                                        \
-      switch (nr) {                                                           \
-      case 1: sim_sk_pnnk_##ISA(s, ar, 1, p, o, s->N, nc); break;             \
-      case 2: sim_sk_pnnk_##ISA(s, ar, 2, p, o, s->N, nc); break;             \
-      case 3: sim_sk_pnnk_##ISA(s, ar, 3, p, o, s->N, nc); break;             \
-      default: sim_sk_pnnk_##ISA(s, ar, 4, p, o, s->N, nc); break;            \
-      }                                                                       \
-    }                                                                         \
+    SIM_SK_PANEL_ROWS(ISA, 4, SIM_SK_PNN_CALL);                               \
   }
 
 SIM_SK_PNN(port) /* GCOVR_EXCL_BR_LINE */
@@ -13629,13 +13645,9 @@ static void sim_rw_unravel(const sim_win *w, int32_t nd, int64_t idx,
  * stores only its own; the loads stay inside tmp's 32 extra values, whose
  * lanes are never stored).  The results whose window meets the row's
  * ends go one by one, as in the general pass. */
-#if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 12)
-#define SIM_RW_EVEN(a, b)                                                     \
-  __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22,    \
-                          24, 26, 28, 30)
-#define SIM_RW_ODD(a, b)                                                      \
-  __builtin_shufflevector(a, b, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23,    \
-                          25, 27, 29, 31)
+#if SIM_V16_SHUFFLE
+#define SIM_RW_EVEN SIM_V16_EVEN
+#define SIM_RW_ODD SIM_V16_ODD
 #define SIM_RW_HAVE_S2 1
 #define SIM_RW_S2(OP)                                                         \
   do {                                                                        \
@@ -17285,16 +17297,10 @@ static void sim_wg_out_tiles(void *ctx, int64_t t0, int64_t t1) {
  * (even and odd lanes of two vectors, after copying the four rows into
  * zero-padded buffers), and their results interleave back into two result
  * rows. */
-#if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 12)
+#if SIM_V16_SHUFFLE
 #define SIM_WG_NCHW 1
 #define SIM_WG_MAX_W 512 /* a result row's length, at most (stack rows) */
 #define SIM_WG_ROWBUF (SIM_WG_MAX_W + 64)
-#define SIM_WG_EVEN(a, b)                                                     \
-  __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22,    \
-                          24, 26, 28, 30)
-#define SIM_WG_ODD(a, b)                                                      \
-  __builtin_shufflevector(a, b, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23,    \
-                          25, 27, 29, 31)
 #define SIM_WG_LO(a, b)                                                       \
   __builtin_shufflevector(a, b, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6,  \
                           22, 7, 23)
@@ -17308,7 +17314,7 @@ static void sim_wg_out_tiles(void *ctx, int64_t t0, int64_t t1) {
     sim_wg_v p_, q_;                                                          \
     memcpy(&p_, rb[i] + e + ((j) >= 2 ? 2 : 0), sizeof p_);                   \
     memcpy(&q_, rb[i] + e + ((j) >= 2 ? 18 : 16), sizeof q_);                 \
-    a = (j) % 2 ? SIM_WG_ODD(p_, q_) : SIM_WG_EVEN(p_, q_);                   \
+    a = (j) % 2 ? SIM_V16_ODD(p_, q_) : SIM_V16_EVEN(p_, q_);                 \
   } while (0)
 #define SIM_WG_NCOL(j)                                                        \
   do {                                                                        \

@@ -31,20 +31,31 @@ static uint32_t rnd(uint32_t n) {
 /* NHWC with HWIO kernels (JAX), or NCHW with OIHW kernels (PyTorch). */
 static int nchw;
 
-static char *program(int64_t N, int64_t H, int64_t W, int64_t C, int64_t O) {
-  char *t = malloc(2048), xs[96], ks[96], ys[96];
-  assert_non_null(t);
+/* The lhs, kernel and result types of the layout (nchw). */
+static void types(int64_t N, int64_t H, int64_t W, int64_t C, int64_t O,
+                  char *xs, char *ks, char *ys, size_t cap) {
   long long n = (long long)N, h = (long long)H, w = (long long)W,
             c = (long long)C, o = (long long)O;
   if (nchw) {
-    snprintf(xs, sizeof xs, "%lldx%lldx%lldx%lldxf32", n, c, h, w);
-    snprintf(ks, sizeof ks, "%lldx%lldx3x3xf32", o, c);
-    snprintf(ys, sizeof ys, "%lldx%lldx%lldx%lldxf32", n, o, h, w);
+    snprintf(xs, cap, "%lldx%lldx%lldx%lldxf32", n, c, h, w);
+    snprintf(ks, cap, "%lldx%lldx3x3xf32", o, c);
+    snprintf(ys, cap, "%lldx%lldx%lldx%lldxf32", n, o, h, w);
   } else {
-    snprintf(xs, sizeof xs, "%lldx%lldx%lldx%lldxf32", n, h, w, c);
-    snprintf(ks, sizeof ks, "3x3x%lldx%lldxf32", c, o);
-    snprintf(ys, sizeof ys, "%lldx%lldx%lldx%lldxf32", n, h, w, o);
+    snprintf(xs, cap, "%lldx%lldx%lldx%lldxf32", n, h, w, c);
+    snprintf(ks, cap, "3x3x%lldx%lldxf32", c, o);
+    snprintf(ys, cap, "%lldx%lldx%lldx%lldxf32", n, h, w, o);
   }
+}
+
+static const char *dims(void) {
+  return nchw ? "[b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1]"
+              : "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]";
+}
+
+static char *program(int64_t N, int64_t H, int64_t W, int64_t C, int64_t O) {
+  char *t = malloc(2048), xs[96], ks[96], ys[96];
+  assert_non_null(t);
+  types(N, H, W, C, O, xs, ks, ys, sizeof xs);
   snprintf(t, 2048,
            "func.func @main(%%x: tensor<%s>, %%k: tensor<%s>) -> "
            "tensor<%s> {\n"
@@ -53,10 +64,7 @@ static char *program(int64_t N, int64_t H, int64_t W, int64_t C, int64_t O) {
            "[1, 1]} {batch_group_count = 1 : i64, feature_group_count = 1 : "
            "i64} : (tensor<%s>, tensor<%s>) -> tensor<%s>\n"
            "  return %%y : tensor<%s>\n}\n",
-           xs, ks, ys,
-           nchw ? "[b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1]"
-                : "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]",
-           xs, ks, ys, ys);
+           xs, ks, ys, dims(), xs, ks, ys, ys);
   return t;
 }
 
@@ -171,18 +179,9 @@ static char *epi_program(int epi, int64_t H, int64_t W, int64_t C,
                          int64_t O) {
   char *t = malloc(4096), xs[96], ks[96], ys[96];
   assert_non_null(t);
-  long long h = (long long)H, w = (long long)W, c = (long long)C,
-            o = (long long)O;
-  int cl = epi != EPI_BIAS_RELU; /* channels last */
-  if (cl) {
-    snprintf(xs, sizeof xs, "1x%lldx%lldx%lldxf32", h, w, c);
-    snprintf(ks, sizeof ks, "3x3x%lldx%lldxf32", c, o);
-    snprintf(ys, sizeof ys, "1x%lldx%lldx%lldxf32", h, w, o);
-  } else {
-    snprintf(xs, sizeof xs, "1x%lldx%lldx%lldxf32", c, h, w);
-    snprintf(ks, sizeof ks, "%lldx%lldx3x3xf32", o, c);
-    snprintf(ys, sizeof ys, "1x%lldx%lldx%lldxf32", o, h, w);
-  }
+  long long o = (long long)O;
+  int cl = !nchw; /* channels last: the features' dimension is 3, else 1 */
+  types(1, H, W, C, O, xs, ks, ys, sizeof xs);
   int n = snprintf(
       t, 4096,
       "func.func @main(%%x: tensor<%s>, %%k: tensor<%s>, "
@@ -196,10 +195,8 @@ static char *epi_program(int epi, int64_t H, int64_t W, int64_t C,
       "(tensor<%lldxf32>) -> tensor<%s>\n"
       "  %%bb = stablehlo.broadcast_in_dim %%b, dims = [%d] : "
       "(tensor<%lldxf32>) -> tensor<%s>\n",
-      xs, ks, o, o, ys, ys,
-      cl ? "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]"
-         : "[b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1]",
-      xs, ks, ys, cl ? 3 : 1, o, ys, cl ? 3 : 1, o, ys);
+      xs, ks, o, o, ys, ys, dims(), xs, ks, ys, cl ? 3 : 1, o, ys,
+      cl ? 3 : 1, o, ys);
   const char *tail =
       epi == EPI_BIAS_RELU
           ? "  %%a = stablehlo.add %%y, %%bb : tensor<%s>\n"

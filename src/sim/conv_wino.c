@@ -323,16 +323,10 @@ static void sim_wg_out_tiles(void *ctx, int64_t t0, int64_t t1) {
  * (even and odd lanes of two vectors, after copying the four rows into
  * zero-padded buffers), and their results interleave back into two result
  * rows. */
-#if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 12)
+#if SIM_V16_SHUFFLE
 #define SIM_WG_NCHW 1
 #define SIM_WG_MAX_W 512 /* a result row's length, at most (stack rows) */
 #define SIM_WG_ROWBUF (SIM_WG_MAX_W + 64)
-#define SIM_WG_EVEN(a, b)                                                     \
-  __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22,    \
-                          24, 26, 28, 30)
-#define SIM_WG_ODD(a, b)                                                      \
-  __builtin_shufflevector(a, b, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23,    \
-                          25, 27, 29, 31)
 #define SIM_WG_LO(a, b)                                                       \
   __builtin_shufflevector(a, b, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6,  \
                           22, 7, 23)
@@ -346,7 +340,7 @@ static void sim_wg_out_tiles(void *ctx, int64_t t0, int64_t t1) {
     sim_wg_v p_, q_;                                                          \
     memcpy(&p_, rb[i] + e + ((j) >= 2 ? 2 : 0), sizeof p_);                   \
     memcpy(&q_, rb[i] + e + ((j) >= 2 ? 18 : 16), sizeof q_);                 \
-    a = (j) % 2 ? SIM_WG_ODD(p_, q_) : SIM_WG_EVEN(p_, q_);                   \
+    a = (j) % 2 ? SIM_V16_ODD(p_, q_) : SIM_V16_EVEN(p_, q_);                 \
   } while (0)
 #define SIM_WG_NCOL(j)                                                        \
   do {                                                                        \

@@ -1043,13 +1043,9 @@ static void sim_rw_unravel(const sim_win *w, int32_t nd, int64_t idx,
  * stores only its own; the loads stay inside tmp's 32 extra values, whose
  * lanes are never stored).  The results whose window meets the row's
  * ends go one by one, as in the general pass. */
-#if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 12)
-#define SIM_RW_EVEN(a, b)                                                     \
-  __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22,    \
-                          24, 26, 28, 30)
-#define SIM_RW_ODD(a, b)                                                      \
-  __builtin_shufflevector(a, b, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23,    \
-                          25, 27, 29, 31)
+#if SIM_V16_SHUFFLE
+#define SIM_RW_EVEN SIM_V16_EVEN
+#define SIM_RW_ODD SIM_V16_ODD
 #define SIM_RW_HAVE_S2 1
 #define SIM_RW_S2(OP)                                                         \
   do {                                                                        \

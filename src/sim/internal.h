@@ -100,6 +100,21 @@
 #define SIM_X86_64 0
 #endif
 
+/* The even and odd lanes of two 16-lane vectors a, b (a's then b's):
+ * stride-2 runs of 32 elements (pools, Winograd's NCHW patches).  The
+ * builtin is clang's, and GCC's from 12 on; SIM_V16_SHUFFLE says so. */
+#if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 12)
+#define SIM_V16_SHUFFLE 1
+#define SIM_V16_EVEN(a, b)                                                    \
+  __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22,    \
+                          24, 26, 28, 30)
+#define SIM_V16_ODD(a, b)                                                     \
+  __builtin_shufflevector(a, b, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23,    \
+                          25, 27, 29, 31)
+#else
+#define SIM_V16_SHUFFLE 0
+#endif
+
 /* Non-temporal stores (SSE2, every x86-64): big results bypass the cache
  * (fused loops, collectives).  Tested with #ifdef, so it must be seen by
  * every file that uses it: here, not in one file. */
