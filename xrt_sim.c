@@ -1538,6 +1538,13 @@ SIM_PRIVATE int sim_gemm_bgeom(const sim_step *st, sim_gbgeom *geo);
  * sim_gemm_run_packed takes: bt * K * np elements (sim_gemm_bgeom). */
 SIM_PRIVATE void sim_gemm_pack_b(const sim_step *st, const void *B,
                                  void *dst, sim_cx *cx);
+/* The same for the A operand: its bytes packed (0: st packs no A), the
+ * packing into dst, and a run of st that reads A packed at apre. */
+SIM_PRIVATE size_t sim_gemm_apack_bytes(const sim_step *st);
+SIM_PRIVATE void sim_gemm_pack_a(const sim_step *st, const void *A,
+                                 void *dst, sim_cx *cx);
+SIM_PRIVATE void sim_gemm_run_apre(const sim_step *st, void **vals,
+                                   sim_cx *cx, const char *apre);
 SIM_PRIVATE void sim_gemm_run_packed(const sim_step *st, void **vals,
                                      sim_cx *cx, const char *bpre);
 /* Runs st (sim_gemm_by_rows) with B packed at bpre (or NULL: as st packs
@@ -8346,10 +8353,16 @@ static void sim_gemm_blas(const sim_gemm *g, const char *a, const char *b,
 /* Batches one thread each (sim_gemm_exec_post): lane slots in use (bits). */
 typedef struct sim_gbat {
   sim_gblk x; /* the blocks of every batch; a, b, c at batch 0 */
-  const char *A, *B, *bpre;
+  const char *A, *B, *bpre, *apre;
   char *C;
   atomic_ullong busy;
 } sim_gbat;
+
+/* Elements of one batch's A packed whole (sim_gemm_aoff's layout). */
+static int64_t sim_gemm_aelems(const sim_gemm *g) {
+  int64_t MR = g->k->mr;
+  return g->K * ((g->M + MR - 1) / MR * MR);
+}
 
 static void sim_gemm_batches(void *ctx, int64_t b0, int64_t b1) {
   sim_gbat *y = (sim_gbat *)ctx;
@@ -8373,6 +8386,8 @@ static void sim_gemm_batches(void *ctx, int64_t b0, int64_t b1) {
     x.b = y->B + (size_t)g->bb[bt] * es;
     x.c = y->C + (size_t)g->cb[bt] * es;
     x.bpre = y->bpre ? y->bpre + (size_t)(bt * g->K * g->np) * es : NULL;
+    x.apre = y->apre ? y->apre + (size_t)(bt * sim_gemm_aelems(g)) * es
+                     : NULL;
     sim_gemm_lane(&x, 0);
   }
   atomic_fetch_and(&y->busy, ~(1ull << slot));
@@ -8393,7 +8408,7 @@ static int sim_gemm_exec_post(const sim_gemm *g, const char *A,
   x.g = g;
   x.first = 1;
   x.post = po;
-  x.apre = g->BT == 1 ? apre : NULL;
+  x.apre = apre; /* per batch below */
   /* One lane per thread of the device's pool (the plan has buffers for
    * g->lanes); serial: one lane, so an A micro-panel meets every column. */
   int threads = cx && cx->tp ? cx->tp->threads : 1;
@@ -8407,7 +8422,7 @@ static int sim_gemm_exec_post(const sim_gemm *g, const char *A,
    * thread at a time, one fork-join for all, the same sums. */
   if (threads > 1 && threads <= g->lanes && g->lanes <= 64 &&
       g->BT >= 2 * (int64_t)threads && g->K > 0 && !g->blas) {
-    sim_gbat y = {x, A, B, bpre, C, 0};
+    sim_gbat y = {x, A, B, bpre, apre, C, 0};
     sim_parallel_for(cx, g->BT, 1, sim_gemm_batches, &y);
     return 0;
   }
@@ -8416,6 +8431,7 @@ static int sim_gemm_exec_post(const sim_gemm *g, const char *A,
     x.b = B + (size_t)g->bb[bt] * es;
     x.c = C + (size_t)g->cb[bt] * es;
     x.bpre = bpre ? bpre + (size_t)(bt * g->K * g->np) * es : NULL;
+    x.apre = apre ? apre + (size_t)(bt * sim_gemm_aelems(g)) * es : NULL;
 #ifdef XRT_WITH_CBLAS
     if (g->blas) {
       sim_gemm_blas(g, x.a, x.b, x.c);
@@ -8615,6 +8631,59 @@ SIM_PRIVATE void sim_gemm_pack_b(const sim_step *st, const void *B,
   const sim_gemm *g = (const sim_gemm *)st->data;
   sim_gfill f = {g, (const char *)B, (char *)dst, (g->K + g->kc - 1) / g->kc};
   sim_parallel_for(cx, g->BT * f.nk, 1, sim_gemm_fill_range, &f);
+}
+
+/* All of A of every batch packed, for sim_gemm_run_apre. */
+typedef struct sim_gafill_all {
+  const sim_gemm *g;
+  const char *a;
+  char *dst;
+  int64_t pm, nk; /* micro-panels, K blocks */
+} sim_gafill_all;
+
+static void sim_gemm_afill_all(void *ctx, int64_t begin, int64_t end) {
+  const sim_gafill_all *f = (const sim_gafill_all *)ctx;
+  const sim_gemm *g = f->g;
+  int64_t MR = g->k->mr;
+  for (int64_t i = begin; i < end; i++) {
+    int64_t bt = i / (f->nk * f->pm), r = i % (f->nk * f->pm);
+    sim_gblk x;
+    memset(&x, 0, sizeof x);
+    x.g = g;
+    x.a = f->a + (size_t)g->ab[bt] * g->es;
+    x.pc = r / f->pm * g->kc;
+    x.kb = g->K - x.pc < g->kc ? g->K - x.pc : g->kc;
+    x.ic = r % f->pm * MR;
+    x.mb = g->M - x.ic < MR ? g->M - x.ic : MR;
+    x.apack = f->dst + ((size_t)(bt * sim_gemm_aelems(g)) +
+                        sim_gemm_aoff(g, x.pc, x.ic, x.kb)) * g->es;
+    sim_gpack_a_panel(&x, 0);
+  }
+}
+
+SIM_PRIVATE size_t sim_gemm_apack_bytes(const sim_step *st) {
+  if (st->run != sim_run_gemm) return 0;
+  const sim_gemm *g = (const sim_gemm *)st->data;
+  if (g->blas || g->K <= 0) return 0;
+  return (size_t)(g->BT * sim_gemm_aelems(g)) * g->es;
+}
+
+SIM_PRIVATE void sim_gemm_pack_a(const sim_step *st, const void *A,
+                                 void *dst, sim_cx *cx) {
+  const sim_gemm *g = (const sim_gemm *)st->data;
+  int64_t MR = g->k->mr;
+  sim_gafill_all f = {g, (const char *)A, (char *)dst,
+                      (g->M + MR - 1) / MR, (g->K + g->kc - 1) / g->kc};
+  sim_parallel_for(cx, g->BT * f.nk * f.pm, 4, sim_gemm_afill_all, &f);
+}
+
+SIM_PRIVATE void sim_gemm_run_apre(const sim_step *st, void **vals,
+                                   sim_cx *cx, const char *apre) {
+  const sim_gemm *g = (const sim_gemm *)st->data;
+  (void)sim_gemm_exec_post(g, (const char *)vals[st->in[0]],
+                           (const char *)vals[st->in[1]],
+                           (char *)vals[st->out[0]], vals, cx, NULL, apre,
+                           NULL, NULL, NULL);
 }
 
 /* Runs st with B already packed at bpre (sim_gemm_bgeom). */
@@ -17005,9 +17074,9 @@ static int sim_cg_plan(sim_fcc *fc, const sim_conv *c, sim_step *st,
  * fewer multiplications than the direct sum; the transforms are additions
  * (and halvings), over data that stays in the caches.  The transformed
  * kernel U is kept in the client's cache while the kernel argument is
- * unchanged (gemm_cache.c; NHWC already packed as the product's B
- * operand, so a call neither transforms nor packs it), else made per
- * call.  Even a ResNet's last stages (7x7 results: 16 tiles, 512
+ * unchanged (gemm_cache.c), already packed as the product's operand
+ * (NHWC its B, NCHW its A), so a call neither transforms nor packs it;
+ * else made per call.  Even a ResNet's last stages (7x7 results: 16 tiles, 512
  * features, a 16 MiB U) take half the time of the direct method.
  *
  * Rounding: each result is the exact convolution of the data rounded
@@ -17033,7 +17102,8 @@ typedef struct sim_wg {
   int64_t C, O, H, W, NB, th, tw, T; /* tiles: th x tw per image, T all */
   uint64_t gid;      /* U in the client's cache */
   size_t ucache;     /* its bytes there */
-  int upacked;       /* NHWC: kept packed as the product's B operand */
+  int upacked;       /* kept packed as the product's operand (NHWC its B,
+                        NCHW its A), else as it is */
   int nchw;          /* NCHW: V, U and M transposed (see below) */
 } sim_wg;
 
@@ -17535,11 +17605,12 @@ SIM_PRIVATE int sim_wino_run_post(const sim_step *st, void **vals,
   int fill = 0, ok = 1;
   float *U = (float *)sim_gcache_get_arg(cx, g->gid, w, g->ucache, &fill,
                                          &entry);
-  const char *bpre = U && g->upacked ? (const char *)U : NULL;
+  const char *upre = U && g->upacked ? (const char *)U : NULL;
   if (!U || fill) {
     float *dst = !U || g->upacked ? (float *)vals[g->ids[1]] : U;
     ok = sim_wg_kernel(g, w, dst);
-    if (U && g->upacked && ok) sim_gemm_pack_b(&g->gemm, dst, U, cx);
+    if (upre && ok && g->nchw) sim_gemm_pack_a(&g->gemm, dst, U, cx);
+    else if (upre && ok) sim_gemm_pack_b(&g->gemm, dst, U, cx);
     if (!U || g->upacked) U = dst;
   }
   /* a kernel with a non-finite element is not kept: made again per call */
@@ -17563,7 +17634,8 @@ SIM_PRIVATE int sim_wino_run_post(const sim_step *st, void **vals,
   }
   void *keep = vals[g->ids[1]];
   vals[g->ids[1]] = U; /* the product reads the cache's copy */
-  if (bpre) sim_gemm_run_packed(&g->gemm, vals, cx, bpre);
+  if (upre && g->nchw) sim_gemm_run_apre(&g->gemm, vals, cx, upre);
+  else if (upre) sim_gemm_run_packed(&g->gemm, vals, cx, upre);
   else (void)g->gemm.run(&g->gemm, vals, cx);
   vals[g->ids[1]] = keep;
   if (!g->nchw) sim_parallel_for(cx, g->T, 16, sim_wg_out_tiles, &j);
@@ -17684,10 +17756,11 @@ SIM_PRIVATE int sim_conv_wino_lower(sim_fcc *fc, const sim_conv *c,
   if ((*rc = grc)) return 1;
   g->gid = sim_gcache_id();
   sim_gbgeom pk;
-  g->upacked = !g->nchw && sim_gemm_bgeom(&g->gemm, &pk);
-  g->ucache = g->upacked
-                  ? sizeof(float) * (size_t)(pk.bt * pk.K * pk.np)
-                  : sizeof(float) * (size_t)(16 * g->C * g->O);
+  size_t ab = g->nchw ? sim_gemm_apack_bytes(&g->gemm) : 0;
+  g->upacked = g->nchw ? ab > 0 : sim_gemm_bgeom(&g->gemm, &pk);
+  g->ucache = !g->upacked ? sizeof(float) * (size_t)(16 * g->C * g->O)
+              : g->nchw   ? ab
+                          : sizeof(float) * (size_t)(pk.bt * pk.K * pk.np);
   st->data = g;
   st->run = sim_run_wino;
   return 1;
@@ -19753,9 +19826,9 @@ static int sim_tpool_poll(struct sim_tpool *tp, uint64_t seen) {
 
 static void *sim_tpool_main(void *arg) {
   struct sim_tpool *tp = (struct sim_tpool *)arg;
-  int p = atomic_fetch_add(&tp->nextid, 1) + 1;
   sim_cpus cpus;
-  sim_cpus_init(&cpus);
+  sim_cpus_init(&cpus); /* before it counts as started: see below */
+  int p = atomic_fetch_add(&tp->nextid, 1) + 1;
   pthread_mutex_lock(&tp->mu);
   uint64_t seen = tp->gen0; /* the loop that started us may be running */
   for (;;) {
@@ -19789,6 +19862,11 @@ static void sim_tpool_start(struct sim_tpool *tp) {
   while (tp->nworkers < tp->threads - 1 &&
          pthread_create(&tp->tid[tp->nworkers], NULL, sim_tpool_main, tp) == 0)
     tp->nworkers++;
+  /* Each worker has read the cores it started with (the caller's, which
+   * it inherits) before the first loop returns: a worker that read them
+   * later, after the application narrowed every thread's cores, would
+   * take those for its own and could never leave the caller's core. */
+  while (atomic_load(&tp->nextid) < tp->nworkers) sched_yield();
 }
 
 static void sim_tpool_stop(struct sim_tpool *tp) {

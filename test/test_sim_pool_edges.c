@@ -499,8 +499,8 @@ static void test_worker_leaves_callers_core(void **state) {
   assert_true(each_thread(&one, 0) >= 2); /* the worker may have moved */
   assert_int_equal(each_thread(&rest, 1), 0);
   /* the worker moves when it next runs, which on one shared core is when
-   * the scheduler gives it a turn: up to 200 calls (10 were too few for
-   * one run in ten) */
+   * the scheduler gives it a turn: up to 200 calls (10 were too few about
+   * one run in thirty) */
   for (int i = 1; i <= 200 && each_thread(&rest, 1) != 1; i++)
     run_fused(c, exe, 0, n, i);
   assert_int_equal(each_thread(&rest, 1), 1);

@@ -180,9 +180,9 @@ static int sim_tpool_poll(struct sim_tpool *tp, uint64_t seen) {
 
 static void *sim_tpool_main(void *arg) {
   struct sim_tpool *tp = (struct sim_tpool *)arg;
-  int p = atomic_fetch_add(&tp->nextid, 1) + 1;
   sim_cpus cpus;
-  sim_cpus_init(&cpus);
+  sim_cpus_init(&cpus); /* before it counts as started: see below */
+  int p = atomic_fetch_add(&tp->nextid, 1) + 1;
   pthread_mutex_lock(&tp->mu);
   uint64_t seen = tp->gen0; /* the loop that started us may be running */
   for (;;) {
@@ -216,6 +216,11 @@ static void sim_tpool_start(struct sim_tpool *tp) {
   while (tp->nworkers < tp->threads - 1 &&
          pthread_create(&tp->tid[tp->nworkers], NULL, sim_tpool_main, tp) == 0)
     tp->nworkers++;
+  /* Each worker has read the cores it started with (the caller's, which
+   * it inherits) before the first loop returns: a worker that read them
+   * later, after the application narrowed every thread's cores, would
+   * take those for its own and could never leave the caller's core. */
+  while (atomic_load(&tp->nextid) < tp->nworkers) sched_yield();
 }
 
 static void sim_tpool_stop(struct sim_tpool *tp) {
