@@ -31,9 +31,9 @@
  * fewer multiplications than the direct sum; the transforms are additions
  * (and halvings), over data that stays in the caches.  The transformed
  * kernel U is kept in the client's cache while the kernel argument is
- * unchanged (gemm_cache.c; NHWC already packed as the product's B
- * operand, so a call neither transforms nor packs it), else made per
- * call.  Even a ResNet's last stages (7x7 results: 16 tiles, 512
+ * unchanged (gemm_cache.c), already packed as the product's operand
+ * (NHWC its B, NCHW its A), so a call neither transforms nor packs it;
+ * else made per call.  Even a ResNet's last stages (7x7 results: 16 tiles, 512
  * features, a 16 MiB U) take half the time of the direct method.
  *
  * Rounding: each result is the exact convolution of the data rounded
@@ -59,7 +59,8 @@ typedef struct sim_wg {
   int64_t C, O, H, W, NB, th, tw, T; /* tiles: th x tw per image, T all */
   uint64_t gid;      /* U in the client's cache */
   size_t ucache;     /* its bytes there */
-  int upacked;       /* NHWC: kept packed as the product's B operand */
+  int upacked;       /* kept packed as the product's operand (NHWC its B,
+                        NCHW its A), else as it is */
   int nchw;          /* NCHW: V, U and M transposed (see below) */
 } sim_wg;
 
@@ -561,11 +562,12 @@ SIM_PRIVATE int sim_wino_run_post(const sim_step *st, void **vals,
   int fill = 0, ok = 1;
   float *U = (float *)sim_gcache_get_arg(cx, g->gid, w, g->ucache, &fill,
                                          &entry);
-  const char *bpre = U && g->upacked ? (const char *)U : NULL;
+  const char *upre = U && g->upacked ? (const char *)U : NULL;
   if (!U || fill) {
     float *dst = !U || g->upacked ? (float *)vals[g->ids[1]] : U;
     ok = sim_wg_kernel(g, w, dst);
-    if (U && g->upacked && ok) sim_gemm_pack_b(&g->gemm, dst, U, cx);
+    if (upre && ok && g->nchw) sim_gemm_pack_a(&g->gemm, dst, U, cx);
+    else if (upre && ok) sim_gemm_pack_b(&g->gemm, dst, U, cx);
     if (!U || g->upacked) U = dst;
   }
   /* a kernel with a non-finite element is not kept: made again per call */
@@ -589,7 +591,8 @@ SIM_PRIVATE int sim_wino_run_post(const sim_step *st, void **vals,
   }
   void *keep = vals[g->ids[1]];
   vals[g->ids[1]] = U; /* the product reads the cache's copy */
-  if (bpre) sim_gemm_run_packed(&g->gemm, vals, cx, bpre);
+  if (upre && g->nchw) sim_gemm_run_apre(&g->gemm, vals, cx, upre);
+  else if (upre) sim_gemm_run_packed(&g->gemm, vals, cx, upre);
   else (void)g->gemm.run(&g->gemm, vals, cx);
   vals[g->ids[1]] = keep;
   if (!g->nchw) sim_parallel_for(cx, g->T, 16, sim_wg_out_tiles, &j);
@@ -710,10 +713,11 @@ SIM_PRIVATE int sim_conv_wino_lower(sim_fcc *fc, const sim_conv *c,
   if ((*rc = grc)) return 1;
   g->gid = sim_gcache_id();
   sim_gbgeom pk;
-  g->upacked = !g->nchw && sim_gemm_bgeom(&g->gemm, &pk);
-  g->ucache = g->upacked
-                  ? sizeof(float) * (size_t)(pk.bt * pk.K * pk.np)
-                  : sizeof(float) * (size_t)(16 * g->C * g->O);
+  size_t ab = g->nchw ? sim_gemm_apack_bytes(&g->gemm) : 0;
+  g->upacked = g->nchw ? ab > 0 : sim_gemm_bgeom(&g->gemm, &pk);
+  g->ucache = !g->upacked ? sizeof(float) * (size_t)(16 * g->C * g->O)
+              : g->nchw   ? ab
+                          : sizeof(float) * (size_t)(pk.bt * pk.K * pk.np);
   st->data = g;
   st->run = sim_run_wino;
   return 1;

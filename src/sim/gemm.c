@@ -1681,10 +1681,16 @@ static void sim_gemm_blas(const sim_gemm *g, const char *a, const char *b,
 /* Batches one thread each (sim_gemm_exec_post): lane slots in use (bits). */
 typedef struct sim_gbat {
   sim_gblk x; /* the blocks of every batch; a, b, c at batch 0 */
-  const char *A, *B, *bpre;
+  const char *A, *B, *bpre, *apre;
   char *C;
   atomic_ullong busy;
 } sim_gbat;
+
+/* Elements of one batch's A packed whole (sim_gemm_aoff's layout). */
+static int64_t sim_gemm_aelems(const sim_gemm *g) {
+  int64_t MR = g->k->mr;
+  return g->K * ((g->M + MR - 1) / MR * MR);
+}
 
 static void sim_gemm_batches(void *ctx, int64_t b0, int64_t b1) {
   sim_gbat *y = (sim_gbat *)ctx;
@@ -1708,6 +1714,8 @@ static void sim_gemm_batches(void *ctx, int64_t b0, int64_t b1) {
     x.b = y->B + (size_t)g->bb[bt] * es;
     x.c = y->C + (size_t)g->cb[bt] * es;
     x.bpre = y->bpre ? y->bpre + (size_t)(bt * g->K * g->np) * es : NULL;
+    x.apre = y->apre ? y->apre + (size_t)(bt * sim_gemm_aelems(g)) * es
+                     : NULL;
     sim_gemm_lane(&x, 0);
   }
   atomic_fetch_and(&y->busy, ~(1ull << slot));
@@ -1728,7 +1736,7 @@ static int sim_gemm_exec_post(const sim_gemm *g, const char *A,
   x.g = g;
   x.first = 1;
   x.post = po;
-  x.apre = g->BT == 1 ? apre : NULL;
+  x.apre = apre; /* per batch below */
   /* One lane per thread of the device's pool (the plan has buffers for
    * g->lanes); serial: one lane, so an A micro-panel meets every column. */
   int threads = cx && cx->tp ? cx->tp->threads : 1;
@@ -1742,7 +1750,7 @@ static int sim_gemm_exec_post(const sim_gemm *g, const char *A,
    * thread at a time, one fork-join for all, the same sums. */
   if (threads > 1 && threads <= g->lanes && g->lanes <= 64 &&
       g->BT >= 2 * (int64_t)threads && g->K > 0 && !g->blas) {
-    sim_gbat y = {x, A, B, bpre, C, 0};
+    sim_gbat y = {x, A, B, bpre, apre, C, 0};
     sim_parallel_for(cx, g->BT, 1, sim_gemm_batches, &y);
     return 0;
   }
@@ -1751,6 +1759,7 @@ static int sim_gemm_exec_post(const sim_gemm *g, const char *A,
     x.b = B + (size_t)g->bb[bt] * es;
     x.c = C + (size_t)g->cb[bt] * es;
     x.bpre = bpre ? bpre + (size_t)(bt * g->K * g->np) * es : NULL;
+    x.apre = apre ? apre + (size_t)(bt * sim_gemm_aelems(g)) * es : NULL;
 #ifdef XRT_WITH_CBLAS
     if (g->blas) {
       sim_gemm_blas(g, x.a, x.b, x.c);
@@ -1950,6 +1959,59 @@ SIM_PRIVATE void sim_gemm_pack_b(const sim_step *st, const void *B,
   const sim_gemm *g = (const sim_gemm *)st->data;
   sim_gfill f = {g, (const char *)B, (char *)dst, (g->K + g->kc - 1) / g->kc};
   sim_parallel_for(cx, g->BT * f.nk, 1, sim_gemm_fill_range, &f);
+}
+
+/* All of A of every batch packed, for sim_gemm_run_apre. */
+typedef struct sim_gafill_all {
+  const sim_gemm *g;
+  const char *a;
+  char *dst;
+  int64_t pm, nk; /* micro-panels, K blocks */
+} sim_gafill_all;
+
+static void sim_gemm_afill_all(void *ctx, int64_t begin, int64_t end) {
+  const sim_gafill_all *f = (const sim_gafill_all *)ctx;
+  const sim_gemm *g = f->g;
+  int64_t MR = g->k->mr;
+  for (int64_t i = begin; i < end; i++) {
+    int64_t bt = i / (f->nk * f->pm), r = i % (f->nk * f->pm);
+    sim_gblk x;
+    memset(&x, 0, sizeof x);
+    x.g = g;
+    x.a = f->a + (size_t)g->ab[bt] * g->es;
+    x.pc = r / f->pm * g->kc;
+    x.kb = g->K - x.pc < g->kc ? g->K - x.pc : g->kc;
+    x.ic = r % f->pm * MR;
+    x.mb = g->M - x.ic < MR ? g->M - x.ic : MR;
+    x.apack = f->dst + ((size_t)(bt * sim_gemm_aelems(g)) +
+                        sim_gemm_aoff(g, x.pc, x.ic, x.kb)) * g->es;
+    sim_gpack_a_panel(&x, 0);
+  }
+}
+
+SIM_PRIVATE size_t sim_gemm_apack_bytes(const sim_step *st) {
+  if (st->run != sim_run_gemm) return 0;
+  const sim_gemm *g = (const sim_gemm *)st->data;
+  if (g->blas || g->K <= 0) return 0;
+  return (size_t)(g->BT * sim_gemm_aelems(g)) * g->es;
+}
+
+SIM_PRIVATE void sim_gemm_pack_a(const sim_step *st, const void *A,
+                                 void *dst, sim_cx *cx) {
+  const sim_gemm *g = (const sim_gemm *)st->data;
+  int64_t MR = g->k->mr;
+  sim_gafill_all f = {g, (const char *)A, (char *)dst,
+                      (g->M + MR - 1) / MR, (g->K + g->kc - 1) / g->kc};
+  sim_parallel_for(cx, g->BT * f.nk * f.pm, 4, sim_gemm_afill_all, &f);
+}
+
+SIM_PRIVATE void sim_gemm_run_apre(const sim_step *st, void **vals,
+                                   sim_cx *cx, const char *apre) {
+  const sim_gemm *g = (const sim_gemm *)st->data;
+  (void)sim_gemm_exec_post(g, (const char *)vals[st->in[0]],
+                           (const char *)vals[st->in[1]],
+                           (char *)vals[st->out[0]], vals, cx, NULL, apre,
+                           NULL, NULL, NULL);
 }
 
 /* Runs st with B already packed at bpre (sim_gemm_bgeom). */

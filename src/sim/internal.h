@@ -1531,6 +1531,13 @@ SIM_PRIVATE int sim_gemm_bgeom(const sim_step *st, sim_gbgeom *geo);
  * sim_gemm_run_packed takes: bt * K * np elements (sim_gemm_bgeom). */
 SIM_PRIVATE void sim_gemm_pack_b(const sim_step *st, const void *B,
                                  void *dst, sim_cx *cx);
+/* The same for the A operand: its bytes packed (0: st packs no A), the
+ * packing into dst, and a run of st that reads A packed at apre. */
+SIM_PRIVATE size_t sim_gemm_apack_bytes(const sim_step *st);
+SIM_PRIVATE void sim_gemm_pack_a(const sim_step *st, const void *A,
+                                 void *dst, sim_cx *cx);
+SIM_PRIVATE void sim_gemm_run_apre(const sim_step *st, void **vals,
+                                   sim_cx *cx, const char *apre);
 SIM_PRIVATE void sim_gemm_run_packed(const sim_step *st, void **vals,
                                      sim_cx *cx, const char *bpre);
 /* Runs st (sim_gemm_by_rows) with B packed at bpre (or NULL: as st packs
