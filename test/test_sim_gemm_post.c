@@ -15,6 +15,7 @@
  * definitions evaluated here in the same order (IEEE maximum and minimum
  * for the bounds).  MIT licensed.
  */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include "test_util.h"
 
 #include <inttypes.h>
@@ -769,6 +770,9 @@ static void test_stem_chunks(void **state) {
 }
 
 int main(void) {
+  /* the direct paths these tests are about, not Winograd's
+   * (test_sim_conv_wino) */
+  setenv("XRT_SIM_WINOGRAD", "0", 1);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_batch_norm_relu6),
       cmocka_unit_test(test_reversed_relu),

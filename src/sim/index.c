@@ -1294,7 +1294,8 @@ SIM_RW_ISA(avx512, __attribute__((target("avx512f"))))
 #define sim_rwcl_add_avx512dq_exact sim_rwcl_add_avx512
 #define sim_rwcl_max_avx512dq_exact sim_rwcl_max_avx512
 #define sim_rwcl_min_avx512dq_exact sim_rwcl_min_avx512
-SIM_RW_ISA(avx512dq, __attribute__((target("avx512f,avx512dq"))))
+#define SIM_RW_T_DQ __attribute__((target("avx512f,avx512dq")))
+SIM_RW_ISA(avx512dq, SIM_RW_T_DQ)
 static const sim_range_fn sim_rw_kernels[4][2][3] = {
     SIM_RW_SET(port), SIM_RW_SET(avx2), SIM_RW_SET(avx512),
     SIM_RW_SET(avx512dq)};
