@@ -1823,28 +1823,31 @@ static const char *sim_gemm_bpre(const sim_gemm *g, const char *B,
  * A convolution's kernel as the A operand of weights x im2col (conv_gemm.c)
  * is an argument like the weights of a dot: all of it in the layout of
  * sim_gemm_aoff, K block after K block, micro-panels of MR rows (the last
- * one zero-padded) in each. */
-typedef struct sim_gafill {
+ * one zero-padded) in each; of every batch, one after the other, when the
+ * caller keeps it (sim_gemm_pack_a: Winograd's transformed kernels). */
+typedef struct sim_gafill_all {
   const sim_gemm *g;
   const char *a;
   char *dst;
-  int64_t pm; /* micro-panels */
-} sim_gafill;
+  int64_t pm, nk; /* micro-panels, K blocks */
+} sim_gafill_all;
 
-static void sim_gemm_afill_range(void *ctx, int64_t begin, int64_t end) {
-  const sim_gafill *f = (const sim_gafill *)ctx;
+static void sim_gemm_afill_all(void *ctx, int64_t begin, int64_t end) {
+  const sim_gafill_all *f = (const sim_gafill_all *)ctx;
   const sim_gemm *g = f->g;
   int64_t MR = g->k->mr;
   for (int64_t i = begin; i < end; i++) {
+    int64_t bt = i / (f->nk * f->pm), r = i % (f->nk * f->pm);
     sim_gblk x;
     memset(&x, 0, sizeof x);
     x.g = g;
-    x.a = f->a + (size_t)g->ab[0] * g->es;
-    x.pc = i / f->pm * g->kc;
+    x.a = f->a + (size_t)g->ab[bt] * g->es;
+    x.pc = r / f->pm * g->kc;
     x.kb = g->K - x.pc < g->kc ? g->K - x.pc : g->kc;
-    x.ic = i % f->pm * MR;
+    x.ic = r % f->pm * MR;
     x.mb = g->M - x.ic < MR ? g->M - x.ic : MR;
-    x.apack = f->dst + sim_gemm_aoff(g, x.pc, x.ic, x.kb) * g->es;
+    x.apack = f->dst + ((size_t)(bt * sim_gemm_aelems(g)) +
+                        sim_gemm_aoff(g, x.pc, x.ic, x.kb)) * g->es;
     sim_gpack_a_panel(&x, 0);
   }
 }
@@ -1860,9 +1863,8 @@ static const char *sim_gemm_apre_of(const sim_gemm *g, const char *A,
   char *p = (char *)sim_gcache_get_arg(
       cx, g->gida, A, (size_t)(g->K * pm * MR) * g->es, &fill, entry);
   if (p && fill) {
-    sim_gafill f = {g, A, p, pm};
-    sim_parallel_for(cx, (g->K + g->kc - 1) / g->kc * pm, 1,
-                     sim_gemm_afill_range, &f);
+    sim_gafill_all f = {g, A, p, pm, (g->K + g->kc - 1) / g->kc};
+    sim_parallel_for(cx, f.nk * pm, 1, sim_gemm_afill_all, &f);
   }
   return p;
 }
@@ -1959,34 +1961,6 @@ SIM_PRIVATE void sim_gemm_pack_b(const sim_step *st, const void *B,
   const sim_gemm *g = (const sim_gemm *)st->data;
   sim_gfill f = {g, (const char *)B, (char *)dst, (g->K + g->kc - 1) / g->kc};
   sim_parallel_for(cx, g->BT * f.nk, 1, sim_gemm_fill_range, &f);
-}
-
-/* All of A of every batch packed, for sim_gemm_run_apre. */
-typedef struct sim_gafill_all {
-  const sim_gemm *g;
-  const char *a;
-  char *dst;
-  int64_t pm, nk; /* micro-panels, K blocks */
-} sim_gafill_all;
-
-static void sim_gemm_afill_all(void *ctx, int64_t begin, int64_t end) {
-  const sim_gafill_all *f = (const sim_gafill_all *)ctx;
-  const sim_gemm *g = f->g;
-  int64_t MR = g->k->mr;
-  for (int64_t i = begin; i < end; i++) {
-    int64_t bt = i / (f->nk * f->pm), r = i % (f->nk * f->pm);
-    sim_gblk x;
-    memset(&x, 0, sizeof x);
-    x.g = g;
-    x.a = f->a + (size_t)g->ab[bt] * g->es;
-    x.pc = r / f->pm * g->kc;
-    x.kb = g->K - x.pc < g->kc ? g->K - x.pc : g->kc;
-    x.ic = r % f->pm * MR;
-    x.mb = g->M - x.ic < MR ? g->M - x.ic : MR;
-    x.apack = f->dst + ((size_t)(bt * sim_gemm_aelems(g)) +
-                        sim_gemm_aoff(g, x.pc, x.ic, x.kb)) * g->es;
-    sim_gpack_a_panel(&x, 0);
-  }
 }
 
 SIM_PRIVATE size_t sim_gemm_apack_bytes(const sim_step *st) {
