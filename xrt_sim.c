@@ -8474,6 +8474,13 @@ static void sim_gemm_fill_range(void *ctx, int64_t begin, int64_t end) {
   }
 }
 
+/* All of B, every batch, packed into dst. */
+static void sim_gemm_fill_b(const sim_gemm *g, const char *B, char *dst,
+                            sim_cx *cx) {
+  sim_gfill f = {g, B, dst, (g->K + g->kc - 1) / g->kc};
+  sim_parallel_for(cx, g->BT * f.nk, 1, sim_gemm_fill_range, &f);
+}
+
 /* B's packed copy when B is an argument of this execute with a write
  * generation, from the client's cache (packed now when the cache asks);
  * *entry: what to give back with sim_gcache_put, or NULL. */
@@ -8484,10 +8491,7 @@ static const char *sim_gemm_bpre(const sim_gemm *g, const char *B,
   int fill;
   char *p = (char *)sim_gcache_get_arg(
       cx, g->gid, B, (size_t)(g->BT * g->K * g->np) * g->es, &fill, entry);
-  if (p && fill) {
-    sim_gfill f = {g, B, p, (g->K + g->kc - 1) / g->kc};
-    sim_parallel_for(cx, g->BT * f.nk, 1, sim_gemm_fill_range, &f);
-  }
+  if (p && fill) sim_gemm_fill_b(g, B, p, cx);
   return p;
 }
 
@@ -8533,7 +8537,7 @@ static const char *sim_gemm_apre_of(const sim_gemm *g, const char *A,
   int64_t MR = g->k->mr, pm = (g->M + MR - 1) / MR;
   int fill;
   char *p = (char *)sim_gcache_get_arg(
-      cx, g->gida, A, (size_t)(g->K * pm * MR) * g->es, &fill, entry);
+      cx, g->gida, A, (size_t)sim_gemm_aelems(g) * g->es, &fill, entry);
   if (p && fill) {
     sim_gafill_all f = {g, A, p, pm, (g->K + g->kc - 1) / g->kc};
     sim_parallel_for(cx, f.nk * pm, 1, sim_gemm_afill_all, &f);
@@ -8630,9 +8634,8 @@ SIM_PRIVATE int sim_gemm_bgeom(const sim_step *st, sim_gbgeom *geo) {
 
 SIM_PRIVATE void sim_gemm_pack_b(const sim_step *st, const void *B,
                                  void *dst, sim_cx *cx) {
-  const sim_gemm *g = (const sim_gemm *)st->data;
-  sim_gfill f = {g, (const char *)B, (char *)dst, (g->K + g->kc - 1) / g->kc};
-  sim_parallel_for(cx, g->BT * f.nk, 1, sim_gemm_fill_range, &f);
+  sim_gemm_fill_b((const sim_gemm *)st->data, (const char *)B, (char *)dst,
+                  cx);
 }
 
 SIM_PRIVATE size_t sim_gemm_apack_bytes(const sim_step *st) {
@@ -9507,6 +9510,39 @@ SIM_SK_NN(avx512) /* GCOVR_EXCL_BR_LINE */
  * ==================================================================== */
 #define SIM_SK_PW 48 /* columns per panel: three vectors */
 
+/* The body of a panel function: panel pi of pk (its nc columns from n0)
+ * for every lhs row, GROUP rows at a time, each group through KCALL(ISA,
+ * nr) (a switch on nr into the kernel's inlined copies). */
+#define SIM_SK_PANEL_ROWS(ISA, GROUP, KCALL)                                  \
+  int64_t n0 = pi * SIM_SK_PW;                                                \
+  int64_t nc = s->N - n0 < SIM_SK_PW ? s->N - n0 : SIM_SK_PW;                 \
+  const float *p = pk + pi * SIM_SK_PW * s->K;                                \
+  for (int64_t m0 = 0; m0 < s->M; m0 += (GROUP)) {                            \
+    int nr = s->M - m0 < (GROUP) ? (int)(s->M - m0) : (GROUP);                \
+    const float *ar[GROUP];                                                   \
+    for (int r = 0; r < nr; r++) ar[r] = a + s->lb[0] + s->lm[m0 + r];        \
+    float *o = out + m0 * s->N + n0;                                          \
+    KCALL(ISA, nr);                                                           \
+  }
+#define SIM_SK_PK_CALL(ISA, nr)                                               \
+  switch (nr) {                                                               \
+  case 1: sim_sk_pkk_##ISA(ar, 1, p, s->K, o, s->N, nc); break;               \
+  case 2: sim_sk_pkk_##ISA(ar, 2, p, s->K, o, s->N, nc); break;               \
+  case 3: sim_sk_pkk_##ISA(ar, 3, p, s->K, o, s->N, nc); break;               \
+  case 4: sim_sk_pkk_##ISA(ar, 4, p, s->K, o, s->N, nc); break;               \
+  case 5: sim_sk_pkk_##ISA(ar, 5, p, s->K, o, s->N, nc); break;               \
+  case 6: sim_sk_pkk_##ISA(ar, 6, p, s->K, o, s->N, nc); break;               \
+  case 7: sim_sk_pkk_##ISA(ar, 7, p, s->K, o, s->N, nc); break;               \
+  default: sim_sk_pkk_##ISA(ar, 8, p, s->K, o, s->N, nc); break;              \
+  }
+#define SIM_SK_PNN_CALL(ISA, nr)                                              \
+  switch (nr) {                                                               \
+  case 1: sim_sk_pnnk_##ISA(s, ar, 1, p, o, s->N, nc); break;                 \
+  case 2: sim_sk_pnnk_##ISA(s, ar, 2, p, o, s->N, nc); break;                 \
+  case 3: sim_sk_pnnk_##ISA(s, ar, 3, p, o, s->N, nc); break;                 \
+  default: sim_sk_pnnk_##ISA(s, ar, 4, p, o, s->N, nc); break;                \
+  }
+
 #define SIM_SK_PK(ISA)                                                        \
   static inline __attribute__((always_inline)) SIM_SK_TP_##ISA void           \
   sim_sk_pkk_##ISA(const float *const *ar, int nr, const float *p,            \
@@ -9545,39 +9581,6 @@ SIM_SK_NN(avx512) /* GCOVR_EXCL_BR_LINE */
       int64_t pi) {                                                           \
     SIM_SK_PANEL_ROWS(ISA, 8, SIM_SK_PK_CALL);                                \
   }
-/* The body of a panel function: panel pi of pk (its nc columns from n0)
- * for every lhs row, GROUP rows at a time, each group through KCALL(ISA,
- * nr) (a switch on nr into the kernel's inlined copies). */
-#define SIM_SK_PANEL_ROWS(ISA, GROUP, KCALL)                                  \
-  int64_t n0 = pi * SIM_SK_PW;                                                \
-  int64_t nc = s->N - n0 < SIM_SK_PW ? s->N - n0 : SIM_SK_PW;                 \
-  const float *p = pk + pi * SIM_SK_PW * s->K;                                \
-  for (int64_t m0 = 0; m0 < s->M; m0 += (GROUP)) {                            \
-    int nr = s->M - m0 < (GROUP) ? (int)(s->M - m0) : (GROUP);                \
-    const float *ar[GROUP];                                                   \
-    for (int r = 0; r < nr; r++) ar[r] = a + s->lb[0] + s->lm[m0 + r];        \
-    float *o = out + m0 * s->N + n0;                                          \
-    KCALL(ISA, nr);                                                           \
-  }
-#define SIM_SK_PK_CALL(ISA, nr)                                               \
-  switch (nr) {                                                               \
-  case 1: sim_sk_pkk_##ISA(ar, 1, p, s->K, o, s->N, nc); break;               \
-  case 2: sim_sk_pkk_##ISA(ar, 2, p, s->K, o, s->N, nc); break;               \
-  case 3: sim_sk_pkk_##ISA(ar, 3, p, s->K, o, s->N, nc); break;               \
-  case 4: sim_sk_pkk_##ISA(ar, 4, p, s->K, o, s->N, nc); break;               \
-  case 5: sim_sk_pkk_##ISA(ar, 5, p, s->K, o, s->N, nc); break;               \
-  case 6: sim_sk_pkk_##ISA(ar, 6, p, s->K, o, s->N, nc); break;               \
-  case 7: sim_sk_pkk_##ISA(ar, 7, p, s->K, o, s->N, nc); break;               \
-  default: sim_sk_pkk_##ISA(ar, 8, p, s->K, o, s->N, nc); break;              \
-  }
-#define SIM_SK_PNN_CALL(ISA, nr)                                              \
-  switch (nr) {                                                               \
-  case 1: sim_sk_pnnk_##ISA(s, ar, 1, p, o, s->N, nc); break;                 \
-  case 2: sim_sk_pnnk_##ISA(s, ar, 2, p, o, s->N, nc); break;                 \
-  case 3: sim_sk_pnnk_##ISA(s, ar, 3, p, o, s->N, nc); break;                 \
-  default: sim_sk_pnnk_##ISA(s, ar, 4, p, o, s->N, nc); break;                \
-  }
-
 /* Row r's three sums += its k-th value times the panel's vectors, each
  * lane one fused multiply-add (one rounding: the same bits on every
  * instruction set). */

@@ -1802,6 +1802,13 @@ static void sim_gemm_fill_range(void *ctx, int64_t begin, int64_t end) {
   }
 }
 
+/* All of B, every batch, packed into dst. */
+static void sim_gemm_fill_b(const sim_gemm *g, const char *B, char *dst,
+                            sim_cx *cx) {
+  sim_gfill f = {g, B, dst, (g->K + g->kc - 1) / g->kc};
+  sim_parallel_for(cx, g->BT * f.nk, 1, sim_gemm_fill_range, &f);
+}
+
 /* B's packed copy when B is an argument of this execute with a write
  * generation, from the client's cache (packed now when the cache asks);
  * *entry: what to give back with sim_gcache_put, or NULL. */
@@ -1812,10 +1819,7 @@ static const char *sim_gemm_bpre(const sim_gemm *g, const char *B,
   int fill;
   char *p = (char *)sim_gcache_get_arg(
       cx, g->gid, B, (size_t)(g->BT * g->K * g->np) * g->es, &fill, entry);
-  if (p && fill) {
-    sim_gfill f = {g, B, p, (g->K + g->kc - 1) / g->kc};
-    sim_parallel_for(cx, g->BT * f.nk, 1, sim_gemm_fill_range, &f);
-  }
+  if (p && fill) sim_gemm_fill_b(g, B, p, cx);
   return p;
 }
 
@@ -1861,7 +1865,7 @@ static const char *sim_gemm_apre_of(const sim_gemm *g, const char *A,
   int64_t MR = g->k->mr, pm = (g->M + MR - 1) / MR;
   int fill;
   char *p = (char *)sim_gcache_get_arg(
-      cx, g->gida, A, (size_t)(g->K * pm * MR) * g->es, &fill, entry);
+      cx, g->gida, A, (size_t)sim_gemm_aelems(g) * g->es, &fill, entry);
   if (p && fill) {
     sim_gafill_all f = {g, A, p, pm, (g->K + g->kc - 1) / g->kc};
     sim_parallel_for(cx, f.nk * pm, 1, sim_gemm_afill_all, &f);
@@ -1958,9 +1962,8 @@ SIM_PRIVATE int sim_gemm_bgeom(const sim_step *st, sim_gbgeom *geo) {
 
 SIM_PRIVATE void sim_gemm_pack_b(const sim_step *st, const void *B,
                                  void *dst, sim_cx *cx) {
-  const sim_gemm *g = (const sim_gemm *)st->data;
-  sim_gfill f = {g, (const char *)B, (char *)dst, (g->K + g->kc - 1) / g->kc};
-  sim_parallel_for(cx, g->BT * f.nk, 1, sim_gemm_fill_range, &f);
+  sim_gemm_fill_b((const sim_gemm *)st->data, (const char *)B, (char *)dst,
+                  cx);
 }
 
 SIM_PRIVATE size_t sim_gemm_apack_bytes(const sim_step *st) {

@@ -360,6 +360,39 @@ SIM_SK_NN(avx512) /* GCOVR_EXCL_BR_LINE */
  * ==================================================================== */
 #define SIM_SK_PW 48 /* columns per panel: three vectors */
 
+/* The body of a panel function: panel pi of pk (its nc columns from n0)
+ * for every lhs row, GROUP rows at a time, each group through KCALL(ISA,
+ * nr) (a switch on nr into the kernel's inlined copies). */
+#define SIM_SK_PANEL_ROWS(ISA, GROUP, KCALL)                                  \
+  int64_t n0 = pi * SIM_SK_PW;                                                \
+  int64_t nc = s->N - n0 < SIM_SK_PW ? s->N - n0 : SIM_SK_PW;                 \
+  const float *p = pk + pi * SIM_SK_PW * s->K;                                \
+  for (int64_t m0 = 0; m0 < s->M; m0 += (GROUP)) {                            \
+    int nr = s->M - m0 < (GROUP) ? (int)(s->M - m0) : (GROUP);                \
+    const float *ar[GROUP];                                                   \
+    for (int r = 0; r < nr; r++) ar[r] = a + s->lb[0] + s->lm[m0 + r];        \
+    float *o = out + m0 * s->N + n0;                                          \
+    KCALL(ISA, nr);                                                           \
+  }
+#define SIM_SK_PK_CALL(ISA, nr)                                               \
+  switch (nr) {                                                               \
+  case 1: sim_sk_pkk_##ISA(ar, 1, p, s->K, o, s->N, nc); break;               \
+  case 2: sim_sk_pkk_##ISA(ar, 2, p, s->K, o, s->N, nc); break;               \
+  case 3: sim_sk_pkk_##ISA(ar, 3, p, s->K, o, s->N, nc); break;               \
+  case 4: sim_sk_pkk_##ISA(ar, 4, p, s->K, o, s->N, nc); break;               \
+  case 5: sim_sk_pkk_##ISA(ar, 5, p, s->K, o, s->N, nc); break;               \
+  case 6: sim_sk_pkk_##ISA(ar, 6, p, s->K, o, s->N, nc); break;               \
+  case 7: sim_sk_pkk_##ISA(ar, 7, p, s->K, o, s->N, nc); break;               \
+  default: sim_sk_pkk_##ISA(ar, 8, p, s->K, o, s->N, nc); break;              \
+  }
+#define SIM_SK_PNN_CALL(ISA, nr)                                              \
+  switch (nr) {                                                               \
+  case 1: sim_sk_pnnk_##ISA(s, ar, 1, p, o, s->N, nc); break;                 \
+  case 2: sim_sk_pnnk_##ISA(s, ar, 2, p, o, s->N, nc); break;                 \
+  case 3: sim_sk_pnnk_##ISA(s, ar, 3, p, o, s->N, nc); break;                 \
+  default: sim_sk_pnnk_##ISA(s, ar, 4, p, o, s->N, nc); break;                \
+  }
+
 #define SIM_SK_PK(ISA)                                                        \
   static inline __attribute__((always_inline)) SIM_SK_TP_##ISA void           \
   sim_sk_pkk_##ISA(const float *const *ar, int nr, const float *p,            \
@@ -398,39 +431,6 @@ SIM_SK_NN(avx512) /* GCOVR_EXCL_BR_LINE */
       int64_t pi) {                                                           \
     SIM_SK_PANEL_ROWS(ISA, 8, SIM_SK_PK_CALL);                                \
   }
-/* The body of a panel function: panel pi of pk (its nc columns from n0)
- * for every lhs row, GROUP rows at a time, each group through KCALL(ISA,
- * nr) (a switch on nr into the kernel's inlined copies). */
-#define SIM_SK_PANEL_ROWS(ISA, GROUP, KCALL)                                  \
-  int64_t n0 = pi * SIM_SK_PW;                                                \
-  int64_t nc = s->N - n0 < SIM_SK_PW ? s->N - n0 : SIM_SK_PW;                 \
-  const float *p = pk + pi * SIM_SK_PW * s->K;                                \
-  for (int64_t m0 = 0; m0 < s->M; m0 += (GROUP)) {                            \
-    int nr = s->M - m0 < (GROUP) ? (int)(s->M - m0) : (GROUP);                \
-    const float *ar[GROUP];                                                   \
-    for (int r = 0; r < nr; r++) ar[r] = a + s->lb[0] + s->lm[m0 + r];        \
-    float *o = out + m0 * s->N + n0;                                          \
-    KCALL(ISA, nr);                                                           \
-  }
-#define SIM_SK_PK_CALL(ISA, nr)                                               \
-  switch (nr) {                                                               \
-  case 1: sim_sk_pkk_##ISA(ar, 1, p, s->K, o, s->N, nc); break;               \
-  case 2: sim_sk_pkk_##ISA(ar, 2, p, s->K, o, s->N, nc); break;               \
-  case 3: sim_sk_pkk_##ISA(ar, 3, p, s->K, o, s->N, nc); break;               \
-  case 4: sim_sk_pkk_##ISA(ar, 4, p, s->K, o, s->N, nc); break;               \
-  case 5: sim_sk_pkk_##ISA(ar, 5, p, s->K, o, s->N, nc); break;               \
-  case 6: sim_sk_pkk_##ISA(ar, 6, p, s->K, o, s->N, nc); break;               \
-  case 7: sim_sk_pkk_##ISA(ar, 7, p, s->K, o, s->N, nc); break;               \
-  default: sim_sk_pkk_##ISA(ar, 8, p, s->K, o, s->N, nc); break;              \
-  }
-#define SIM_SK_PNN_CALL(ISA, nr)                                              \
-  switch (nr) {                                                               \
-  case 1: sim_sk_pnnk_##ISA(s, ar, 1, p, o, s->N, nc); break;                 \
-  case 2: sim_sk_pnnk_##ISA(s, ar, 2, p, o, s->N, nc); break;                 \
-  case 3: sim_sk_pnnk_##ISA(s, ar, 3, p, o, s->N, nc); break;                 \
-  default: sim_sk_pnnk_##ISA(s, ar, 4, p, o, s->N, nc); break;                \
-  }
-
 /* Row r's three sums += its k-th value times the panel's vectors, each
  * lane one fused multiply-add (one rounding: the same bits on every
  * instruction set). */
