@@ -272,7 +272,11 @@ static long thread_count(void) {
   CloseHandle(snap);
   return n;
 }
+
+static void pause_ms(int ms) { Sleep((DWORD)ms); }
 #else
+#include <time.h>
+
 static long thread_count(void) {
   FILE *f = fopen("/proc/self/status", "r");
   char line[256];
@@ -282,7 +286,25 @@ static long thread_count(void) {
   if (f) fclose(f);
   return n;
 }
+
+static void pause_ms(int ms) {
+  struct timespec ts = {0, (long)ms * 1000000L};
+  nanosleep(&ts, NULL);
+}
 #endif
+
+/* The process's threads once they number at most want, or after 5 s. A
+ * joined thread still counts for a moment: pthread_join returns when the
+ * thread has released its stack, before the kernel removes it from the
+ * process (a loaded machine under ASan showed one such thread). */
+static long thread_count_settled(long want) {
+  long n = thread_count();
+  for (int i = 0; i < 500 && n > want; i++) {
+    pause_ms(10);
+    n = thread_count();
+  }
+  return n;
+}
 
 static void test_create_destroy_no_leak(void **state) {
   (void)state;
@@ -290,6 +312,7 @@ static void test_create_destroy_no_leak(void **state) {
   float *a = malloc(sizeof(float) * M * M);
   assert_non_null(a);
   for (int i = 0; i < M * M; i++) a[i] = (float)(i * 3);
+  pause_ms(50); /* earlier tests' joined threads leave the count */
   long before = thread_count();
   assert_true(before >= 1);
   for (int r = 0; r < 12; r++) {
@@ -300,7 +323,7 @@ static void test_create_destroy_no_leak(void **state) {
     run_on_device(c, exe, r % 2, a); /* starts that device's workers */
     if (r == 0) assert_true(thread_count() > before);
     xrt_client_release(c); /* joins them */
-    assert_int_equal(thread_count(), before);
+    assert_true(thread_count_settled(before) <= before);
   }
   free(a);
 }
