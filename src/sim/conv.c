@@ -258,6 +258,8 @@ static xrt_status sim_lower_conv_common(sim_fcc *fc, const xrt_ir_op *op,
     if (sim_conv_dw_lower(fc, c, st, &grc)) return grc;
     /* 3x3 ones of stride 1 and many features: Winograd (conv_wino.c) */
     if (sim_conv_wino_lower(fc, c, st, &grc)) return grc;
+    /* NCHW ones of few lhs features: from the image (conv_direct.c) */
+    if (sim_conv_direct_lower(fc, c, st, &grc)) return grc;
     /* plain products: NCHW results, NHWC 1x1 ones (conv_gemm.c) */
     if (sim_conv_gemm_lower(fc, c, st, &grc)) return grc;
     /* large f32/f64 convolutions: packed GEMM */

@@ -896,14 +896,15 @@ static xrt_status sim_run_fused_gemm(const sim_step *st, void **vals,
   return XRT_OK;
 }
 
-/* ---- a Winograd convolution with its elementwise epilogue ----
+/* ---- a Winograd or direct convolution with its elementwise epilogue ----
  * A group that is a chain (sim_gpost) on the result of a convolution of
  * conv_wino.c goes into its output transform, which applies it to the
  * results before it stores them (the group's result takes x's memory, as
  * with a product: sim_fzgm); the same operations on the same elements.
  * A call that runs the direct way instead (non-finite data) leaves x
- * plain: the group then runs over it, as a step of its own would. */
-static xrt_status sim_run_fused_wino(const sim_step *st, void **vals,
+ * plain: the group then runs over it, as a step of its own would.  One
+ * of conv_direct.c applies the chain to each tile of results it sums. */
+static xrt_status sim_run_fused_conv(const sim_step *st, void **vals,
                                      sim_cx *cx) {
   const sim_fzgm *d = (const sim_fzgm *)st->data;
   const sim_fz *z = d->z;
@@ -916,7 +917,11 @@ static xrt_status sim_run_fused_wino(const sim_step *st, void **vals,
   char *scr = sim_fz_piece_scratch(&r, 0);
   sim_fz_splats(z, vals, scr);
   int have = sim_fz_post_of(z, vals, scr, &po);
-  if (sim_wino_run_post(&d->gemm, vals, cx, have ? &po : NULL) && have)
+  int64_t N;
+  int applied = sim_cdir_cols(&d->gemm, &N)
+                    ? sim_cdir_run_post(&d->gemm, vals, cx, have ? &po : NULL)
+                    : sim_wino_run_post(&d->gemm, vals, cx, have ? &po : NULL);
+  if (applied && have)
     return XRT_OK;
   if (z->numel > 0)
     sim_fz_go_ew(cx, &r, (z->numel + z->tile - 1) / z->tile,
@@ -2330,8 +2335,10 @@ static xrt_status sim_fz_lower_with(sim_fcc *fc, const xrt_ir_region *r,
   int gm = ps && !dw && sim_fz_by_rows(ps, &M, &N, &lanes);
   /* a convolution in chunks: the group in its kernels, or after it */
   if (ps && !dw && !gm && sim_cg_chunked(ps, &N)) gm = 1, lanes = 1;
-  /* Winograd's: the group in its output transform, or after it */
-  int wg = ps && !dw && !gm && sim_wino_cols(ps, &N);
+  /* Winograd's and conv_direct.c's: the group in their output loops, or
+   * after them */
+  int wg = ps && !dw && !gm &&
+           (sim_wino_cols(ps, &N) || sim_cdir_cols(ps, &N));
   if (dw || gm || wg) {
     cs = *ps;
     steps->n--;
@@ -2348,7 +2355,7 @@ static xrt_status sim_fz_lower_with(sim_fcc *fc, const xrt_ir_region *r,
   if (wg) {
     if (!sim_fz_post_fits(z, x, N, 1)) return sim_fz_unfuse(fc, steps, &cs);
     xrt_status wrc = sim_fz_with_gemm(fc, st, z, &cs, x, N, ndefs);
-    st->run = sim_run_fused_wino;
+    st->run = sim_run_fused_conv;
     return wrc;
   }
   if (gm) {

@@ -1752,6 +1752,17 @@ SIM_PRIVATE void sim_dw_positions(const sim_step *st, void **vals, int64_t q0,
  * vectors (results of a position) and numbers. */
 SIM_PRIVATE int sim_dw_post_ok(const sim_step *st);
 
+/* ---- conv_direct.c ---- */
+/* f32 NCHW convolutions of few lhs features (stems) summed from the image
+ * split by phase, AVX-512: 1 (and *rc) if it planned st, else 0.
+ * sim_cdir_cols: whether st is one (*N: its result positions per
+ * feature); sim_cdir_run_post runs it with the epilogue po (or none). */
+SIM_PRIVATE int sim_conv_direct_lower(sim_fcc *fc, const sim_conv *c,
+                                      sim_step *st, xrt_status *rc);
+SIM_PRIVATE int sim_cdir_cols(const sim_step *st, int64_t *N);
+SIM_PRIVATE int sim_cdir_run_post(const sim_step *st, void **vals,
+                                  sim_cx *cx, const sim_gpost *po);
+
 /* ---- conv_wino.c ---- */
 /* f32 3x3 convolutions of stride 1, padding 1 and many features, NHWC,
  * by Winograd's F(2x2, 3x3): 1 (and *rc) if it planned st, else 0. */
