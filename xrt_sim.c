@@ -1737,6 +1737,10 @@ typedef struct sim_conv {
   xrt_dtype pt;                 /* dynamic_conv: padding element type */
 } sim_conv;
 
+/* Whether c is a 2D convolution of f32 throughout, one group, static
+ * padding (conv.c). */
+SIM_PRIVATE int sim_conv_2d_f32(const sim_conv *c);
+
 /* ---- gemm.c ---- */
 SIM_PRIVATE int sim_gemm_lower_conv(sim_fcc *fc, const sim_conv *c, sim_step *st,
                                xrt_status *rc);
@@ -14509,6 +14513,16 @@ static void sim_conv_tables(const sim_conv *c, const int64_t *pad,
   }
 }
 
+/* Whether c is a 2D convolution of f32 throughout, one group, static
+ * padding: the ones conv_wino.c and conv_direct.c may take. */
+SIM_PRIVATE int sim_conv_2d_f32(const sim_conv *c) {
+  const sim_la_cvt *t = &c->cv;
+  int f32 = (t->ct == XRT_F32) & (t->lt == XRT_F32) & (t->rt == XRT_F32) &
+            (t->ot == XRT_F32);
+  int one_group = (c->o_per_fgroup == c->O) & (c->o_per_bgroup == c->O);
+  return (c->ns == 2) & f32 & (c->tab != NULL) & one_group;
+}
+
 /* The number of windows along spatial dimension d (spec C26). */
 static int64_t sim_conv_windows(const sim_conv *c, int32_t d, int64_t lo,
                                 int64_t hi) {
@@ -17658,14 +17672,8 @@ static int sim_wg_layout(const sim_conv *c) {
 
 /* Whether c is one this file takes (see above). */
 static int sim_wg_fits(const sim_conv *c) {
-  const sim_la_cvt *t = &c->cv;
-  int f32 = (t->ct == XRT_F32) & (t->lt == XRT_F32) & (t->rt == XRT_F32) &
-            (t->ot == XRT_F32);
-  int one_group = (c->o_per_fgroup == c->O) & (c->o_per_bgroup == c->O);
   int many = (c->Cg >= SIM_WG_MIN_FEATURES) & (c->O >= SIM_WG_MIN_FEATURES);
-  if (c->ns != 2 || !f32 || !c->tab || !one_group || !many ||
-      !sim_wg_layout(c))
-    return 0;
+  if (!sim_conv_2d_f32(c) || !many || !sim_wg_layout(c)) return 0;
   int off = 0; /* any window attribute other than Winograd's */
   for (int32_t d = 0; d < 2; d++)
     off |= (c->K[d] != 3) | (c->ws[d] != 1) | (c->ld[d] != 1) |
@@ -18026,12 +18034,7 @@ SIM_PRIVATE int sim_cdir_cols(const sim_step *st, int64_t *N) {
 
 /* Whether c is one this file takes (see above). */
 static int sim_cdr_fits(const sim_conv *c) {
-  const sim_la_cvt *t = &c->cv;
-  int f32 = (t->ct == XRT_F32) & (t->lt == XRT_F32) & (t->rt == XRT_F32) &
-            (t->ot == XRT_F32);
-  int one_group = (c->o_per_fgroup == c->O) & (c->o_per_bgroup == c->O);
-  if (c->ns != 2 || !f32 || !c->tab || !one_group)
-    return 0;
+  if (!sim_conv_2d_f32(c)) return 0;
   int64_t OH = c->out[0], OW = c->out[1], K = c->Cg * c->K[0] * c->K[1];
   /* a 1x1 kernel is a plain product (conv_gemm.c) */
   int off = (c->Cg > SIM_CDR_MAX_C) | (K > SIM_CDR_MAX_K) |

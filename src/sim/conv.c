@@ -23,6 +23,16 @@ static void sim_conv_tables(const sim_conv *c, const int64_t *pad,
   }
 }
 
+/* Whether c is a 2D convolution of f32 throughout, one group, static
+ * padding: the ones conv_wino.c and conv_direct.c may take. */
+SIM_PRIVATE int sim_conv_2d_f32(const sim_conv *c) {
+  const sim_la_cvt *t = &c->cv;
+  int f32 = (t->ct == XRT_F32) & (t->lt == XRT_F32) & (t->rt == XRT_F32) &
+            (t->ot == XRT_F32);
+  int one_group = (c->o_per_fgroup == c->O) & (c->o_per_bgroup == c->O);
+  return (c->ns == 2) & f32 & (c->tab != NULL) & one_group;
+}
+
 /* The number of windows along spatial dimension d (spec C26). */
 static int64_t sim_conv_windows(const sim_conv *c, int32_t d, int64_t lo,
                                 int64_t hi) {

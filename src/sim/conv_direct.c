@@ -258,12 +258,7 @@ SIM_PRIVATE int sim_cdir_cols(const sim_step *st, int64_t *N) {
 
 /* Whether c is one this file takes (see above). */
 static int sim_cdr_fits(const sim_conv *c) {
-  const sim_la_cvt *t = &c->cv;
-  int f32 = (t->ct == XRT_F32) & (t->lt == XRT_F32) & (t->rt == XRT_F32) &
-            (t->ot == XRT_F32);
-  int one_group = (c->o_per_fgroup == c->O) & (c->o_per_bgroup == c->O);
-  if (c->ns != 2 || !f32 || !c->tab || !one_group)
-    return 0;
+  if (!sim_conv_2d_f32(c)) return 0;
   int64_t OH = c->out[0], OW = c->out[1], K = c->Cg * c->K[0] * c->K[1];
   /* a 1x1 kernel is a plain product (conv_gemm.c) */
   int off = (c->Cg > SIM_CDR_MAX_C) | (K > SIM_CDR_MAX_K) |

@@ -624,14 +624,8 @@ static int sim_wg_layout(const sim_conv *c) {
 
 /* Whether c is one this file takes (see above). */
 static int sim_wg_fits(const sim_conv *c) {
-  const sim_la_cvt *t = &c->cv;
-  int f32 = (t->ct == XRT_F32) & (t->lt == XRT_F32) & (t->rt == XRT_F32) &
-            (t->ot == XRT_F32);
-  int one_group = (c->o_per_fgroup == c->O) & (c->o_per_bgroup == c->O);
   int many = (c->Cg >= SIM_WG_MIN_FEATURES) & (c->O >= SIM_WG_MIN_FEATURES);
-  if (c->ns != 2 || !f32 || !c->tab || !one_group || !many ||
-      !sim_wg_layout(c))
-    return 0;
+  if (!sim_conv_2d_f32(c) || !many || !sim_wg_layout(c)) return 0;
   int off = 0; /* any window attribute other than Winograd's */
   for (int32_t d = 0; d < 2; d++)
     off |= (c->K[d] != 3) | (c->ws[d] != 1) | (c->ld[d] != 1) |

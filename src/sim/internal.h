@@ -1730,6 +1730,10 @@ typedef struct sim_conv {
   xrt_dtype pt;                 /* dynamic_conv: padding element type */
 } sim_conv;
 
+/* Whether c is a 2D convolution of f32 throughout, one group, static
+ * padding (conv.c). */
+SIM_PRIVATE int sim_conv_2d_f32(const sim_conv *c);
+
 /* ---- gemm.c ---- */
 SIM_PRIVATE int sim_gemm_lower_conv(sim_fcc *fc, const sim_conv *c, sim_step *st,
                                xrt_status *rc);
