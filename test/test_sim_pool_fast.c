@@ -208,8 +208,9 @@ static pool_case base_case(int op, xrt_dtype t, double init) {
 
 /* The models' pools at smaller sizes: 3x3 stride 2 NCHW without padding
  * and with ceil-mode padding, NHWC padded by one; rows of 16, of 17, of
- * fewer than 16 and longer than the kernels' stack scratch (1024); and
- * 2- and 3-column windows at stride 2 over rows of 16 results and more. */
+ * fewer than 16 and longer than the kernels' stack scratch (1024); 2- and
+ * 3-column windows at stride 2 over rows of 16 results and more; 3x3
+ * windows at stride 2 across with other strides down and init values. */
 static void cnn_pools(xrt_client *c) {
   static const int64_t ncw[][4] = {{1, 16, 41, 41}, {1, 24, 20, 20},
                                    {2, 3, 16, 16},  {1, 5, 17, 17},
@@ -240,6 +241,28 @@ static void cnn_pools(xrt_client *c) {
         k.pad[6] = pad & 1, k.pad[7] = pad >> 1;
         for (k.nan = 0; k.nan < 2; k.nan++) assert_true(run_case(c, &k) > 0);
       }
+  /* 3x3 windows at stride 2 across, each inside its row, no padding
+   * down (the AVX-512DQ kernel that keeps rows in registers): SqueezeNet's
+   * 109-wide rows, 1023 (the longest it takes), stride 1 and 3 down, and
+   * init values other than the identity (0, -0, 1.5, NaN: the exact
+   * kernel's results). */
+  static const struct {
+    int64_t dims[4], sdown;
+    double init;
+  } r3[] = {{{1, 3, 11, 109}, 2, -INFINITY}, {{1, 2, 5, 1023}, 2, -INFINITY},
+            {{2, 2, 9, 47}, 1, -INFINITY},   {{1, 3, 10, 50}, 3, -INFINITY},
+            {{1, 2, 7, 37}, 2, 0.0},         {{1, 2, 7, 37}, 2, -0.0},
+            {{1, 2, 7, 37}, 2, 1.5},         {{1, 2, 7, 37}, 2, NAN}};
+  for (size_t i = 0; i < TU_COUNT(r3); i++)
+    for (int op = OP_MAX; op <= OP_MIN; op++) {
+      double init = r3[i].init;
+      if (op == OP_MIN && isinf(init)) init = INFINITY;
+      pool_case k = base_case(op, XRT_F32, init);
+      memcpy(k.dims, r3[i].dims, sizeof k.dims);
+      k.win[2] = k.win[3] = 3;
+      k.stride[2] = r3[i].sdown, k.stride[3] = 2;
+      for (k.nan = 0; k.nan < 2; k.nan++) assert_true(run_case(c, &k) > 0);
+    }
   static const int64_t nhwc[][4] = {{1, 40, 40, 16}, {2, 9, 9, 64},
                                     {1, 11, 13, 37}, {1, 7, 7, 3}};
   for (size_t i = 0; i < TU_COUNT(nhwc); i++) {
