@@ -1284,6 +1284,10 @@ typedef struct sim_vinfo {
   /* the concatenate whose bytes this value is, never materialized: only
    * products read it, from the parts (dot_concat.c) */
   const xrt_ir_op *vcat;
+  /* 1 + the concatenate result whose bytes from part_off on this value's
+   * memory is (its producer writes its part in place: lower.c); 0: none */
+  int32_t part_of;
+  size_t part_off;
   void *cptr;
 } sim_vinfo;
 

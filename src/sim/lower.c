@@ -325,6 +325,44 @@ static xrt_status sim_lower_pad(sim_fcc *fc, const xrt_ir_op *op,
   return XRT_OK;
 }
 
+/* A concatenate whose operands are each one block of its result (every
+ * dimension before the axis of size 1: NCHW features of one image, as
+ * SqueezeNet's and Inception's fire modules join their branches) is made
+ * by its operands' producers: each operand's memory becomes its block of
+ * the result (sim_vinfo's part_of, placed by plan.c), so the producers
+ * write their results in place and nothing is copied.  Only arena values
+ * of the top-level block, each operand's memory used for that operand
+ * alone (distinct roots of its own size), block offsets aligned as slots
+ * are, and a result that is not an entry result (written into the
+ * caller's buffer): otherwise the copy (sim_run_concat). */
+static int sim_cat_in_place(sim_fcc *fc, const xrt_ir_op *op,
+                            const sim_cat *c) {
+  int32_t out = op->results[0];
+  const sim_vinfo *o = &fc->v[out];
+  if (fc->depth > 0 || c->outer != 1 || o->kind != SIM_V_SLOT ||
+      o->alias || o->vcat || o->part_of || sim_entry_result(fc, out))
+    return 0;
+  size_t off = 0;
+  for (int32_t i = 0; i < op->num_operands; i++) {
+    int32_t v = op->operands[i], r = sim_root(fc, v);
+    const sim_vinfo *rv = &fc->v[r];
+    if (r == out || rv->kind != SIM_V_SLOT || rv->vcat || rv->part_of ||
+        rv->bytes != c->chunk[i] || off % SIM_ALIGN ||
+        sim_entry_result(fc, v) || sim_entry_result(fc, r))
+      return 0;
+    for (int32_t j = 0; j < i; j++)
+      if (sim_root(fc, op->operands[j]) == r) return 0;
+    off += c->chunk[i];
+  }
+  off = 0;
+  for (int32_t i = 0; i < op->num_operands; i++) {
+    sim_vinfo *rv = &fc->v[sim_root(fc, op->operands[i])];
+    if (c->chunk[i]) rv->part_of = out + 1, rv->part_off = off;
+    off += c->chunk[i];
+  }
+  return 1;
+}
+
 static xrt_status sim_lower_concatenate(sim_fcc *fc, const xrt_ir_op *op,
                                         sim_step *st) {
   const xrt_shape *o = sim_shape(fc, op->results[0]);
@@ -347,6 +385,7 @@ static xrt_status sim_lower_concatenate(sim_fcc *fc, const xrt_ir_op *op,
     chunk[i] = (size_t)(sim_shape(fc, op->operands[i])->dims[axis] * inner) *
                sim_esize(o->dtype);
   c->chunk = chunk;
+  if (sim_cat_in_place(fc, op, c)) return XRT_OK; /* no step */
   st->data = c;
   st->run = sim_run_concat;
   return XRT_OK;

@@ -311,7 +311,41 @@ static void sim_unplace(sim_slots *arena, sim_outs *o, const sim_vinfo *v) {
 }
 
 static int sim_has_slot(const sim_vinfo *v) {
-  return v->kind == SIM_V_SLOT && v->bytes > 0;
+  return v->kind == SIM_V_SLOT && v->bytes > 0 && !v->part_of;
+}
+
+/* The value whose slot holds part value id (a concatenate's result that
+ * is no part itself), and id's offset in it. */
+static int32_t sim_part_top(const sim_fcc *fc, int32_t id, size_t *off) {
+  *off = 0;
+  while (fc->v[id].part_of) {
+    *off += fc->v[id].part_off;
+    id = fc->v[id].part_of - 1;
+  }
+  return id;
+}
+
+/* A concatenate's result lives from its first part's definition to the
+ * last use of any part (the parts are written before it is "made"). */
+static void sim_parts_span(sim_fcc *fc) {
+  for (int32_t i = 0; i < fc->nv; i++) {
+    if (!fc->v[i].part_of) continue;
+    size_t off;
+    sim_vinfo *t = &fc->v[sim_part_top(fc, i, &off)];
+    if (fc->v[i].def < t->def) t->def = fc->v[i].def;
+    if (fc->v[i].last > t->last) t->last = fc->v[i].last;
+  }
+}
+
+/* Each part's memory: its slice of the result's slot. */
+static void sim_parts_place(sim_fcc *fc) {
+  for (int32_t i = 0; i < fc->nv; i++) {
+    if (!fc->v[i].part_of) continue;
+    size_t off;
+    const sim_vinfo *t = &fc->v[sim_part_top(fc, i, &off)];
+    fc->v[i].off = t->off + off;
+    fc->v[i].in_out = t->in_out;
+  }
 }
 
 /* Sorts the slot values by def and by last use (counting sort). */
@@ -344,6 +378,7 @@ SIM_PRIVATE xrt_status sim_assign_slots(sim_fcc *fc, size_t *arena_size) {
     return sim_oom(fc);
   }
   int32_t *cnt = buf, *byd = buf + P + 1, *byl = byd + nv;
+  sim_parts_span(fc);
   sim_sort_by(fc, 0, cnt, byd);
   sim_sort_by(fc, 1, cnt, byl);
   sim_slots s = {sb, sb + nv, 0, 0};
@@ -358,6 +393,7 @@ SIM_PRIVATE xrt_status sim_assign_slots(sim_fcc *fc, size_t *arena_size) {
       sim_unplace(&s, &o, &fc->v[byl[li++]]);
   }
   assert(di == total && li == total);
+  sim_parts_place(fc);
   *arena_size = s.top;
   al->free(al->self, buf);
   al->free(al->self, sb);
