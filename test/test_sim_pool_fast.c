@@ -241,11 +241,13 @@ static void cnn_pools(xrt_client *c) {
         k.pad[6] = pad & 1, k.pad[7] = pad >> 1;
         for (k.nan = 0; k.nan < 2; k.nan++) assert_true(run_case(c, &k) > 0);
       }
-  /* 3x3 windows at stride 2 across, each inside its row, no padding
-   * down (the AVX-512DQ kernel that keeps rows in registers): SqueezeNet's
-   * 109-wide rows, 1023 (the longest it takes), stride 1 and 3 down, and
-   * init values other than the identity (0, -0, 1.5, NaN: the exact
-   * kernel's results). */
+  /* 3x3 windows at stride 2 across from the row's start (the AVX-512DQ
+   * kernel that keeps rows in registers): SqueezeNet's 109-wide rows,
+   * 1023 (the longest it takes), stride 1 and 3 down, and init values
+   * other than the identity (0, -0, 1.5, NaN: the exact kernel's
+   * results); no padding, padding past the rows' ends and below the last
+   * row (ceil mode: a window's last column or row, or a whole window of
+   * padding at the end of a row). */
   static const struct {
     int64_t dims[4], sdown;
     double init;
@@ -253,16 +255,29 @@ static void cnn_pools(xrt_client *c) {
             {{2, 2, 9, 47}, 1, -INFINITY},   {{1, 3, 10, 50}, 3, -INFINITY},
             {{1, 2, 7, 37}, 2, 0.0},         {{1, 2, 7, 37}, 2, -0.0},
             {{1, 2, 7, 37}, 2, 1.5},         {{1, 2, 7, 37}, 2, NAN}};
+  static const int64_t r3pad[] = {0, 1, 3};
   for (size_t i = 0; i < TU_COUNT(r3); i++)
-    for (int op = OP_MAX; op <= OP_MIN; op++) {
-      double init = r3[i].init;
-      if (op == OP_MIN && isinf(init)) init = INFINITY;
-      pool_case k = base_case(op, XRT_F32, init);
-      memcpy(k.dims, r3[i].dims, sizeof k.dims);
-      k.win[2] = k.win[3] = 3;
-      k.stride[2] = r3[i].sdown, k.stride[3] = 2;
-      for (k.nan = 0; k.nan < 2; k.nan++) assert_true(run_case(c, &k) > 0);
-    }
+    for (int op = OP_MAX; op <= OP_MIN; op++)
+      for (size_t p = 0; p < TU_COUNT(r3pad); p++) {
+        double init = r3[i].init;
+        if (op == OP_MIN && isinf(init)) init = INFINITY;
+        pool_case k = base_case(op, XRT_F32, init);
+        memcpy(k.dims, r3[i].dims, sizeof k.dims);
+        k.win[2] = k.win[3] = 3;
+        k.stride[2] = r3[i].sdown, k.stride[3] = 2;
+        k.pad[7] = r3pad[p];
+        k.pad[5] = r3pad[p] < 2 ? r3pad[p] : 2; /* no window all padding */
+        for (k.nan = 0; k.nan < 2; k.nan++)
+          assert_true(run_case(c, &k) > 0);
+      }
+  /* SqueezeNet's second pool at a smaller depth: 54 columns to 27 */
+  pool_case sq = base_case(OP_MAX, XRT_F32, -INFINITY);
+  int64_t sqd[4] = {1, 5, 54, 54};
+  memcpy(sq.dims, sqd, sizeof sqd);
+  sq.win[2] = sq.win[3] = 3;
+  sq.stride[2] = sq.stride[3] = 2;
+  sq.pad[5] = sq.pad[7] = 1;
+  for (sq.nan = 0; sq.nan < 2; sq.nan++) assert_true(run_case(c, &sq) > 0);
   static const int64_t nhwc[][4] = {{1, 40, 40, 16}, {2, 9, 9, 64},
                                     {1, 11, 13, 37}, {1, 7, 7, 3}};
   for (size_t i = 0; i < TU_COUNT(nhwc); i++) {
