@@ -89,9 +89,13 @@
 /* ... unless their work (elements x sim_fz_op_cost) is this much: a
  * fork-join and the results' move to the other core cost microseconds
  * when the cores share no cache (on the 2-vCPU machine of bench/, a cache
- * line takes 200+ ns between them at times), more than splitting an LSTM
- * gate's 2048 elements saves (rnn at two threads: 2.6 -> 2.4 ms) */
-#define SIM_FZ_COSTLY_MIN (4 * SIM_FZ_PAR_MIN)
+ * line takes 200+ ns between them at times).  An LSTM gate's 2048
+ * elements of two or three elementary functions (three in the cell's
+ * update, two in the output's) are worth it with today's pool: rnn of the
+ * model zoo at two threads, interleaved best of 5, 1.436 -> 1.346 ms, its
+ * two gate steps 3.84 + 2.51 -> 2.3 + 1.6 us (per-step timer).  Four
+ * times this threshold kept them on one thread. */
+#define SIM_FZ_COSTLY_MIN SIM_FZ_PAR_MIN
 #define SIM_FZ_STREAM_MIN ((size_t)16 << 20) /* output bytes: streamed */
 #define SIM_FZ_ROW_MIN 128 /* rows read in place as tiles, at least */
 #define SIM_FZ_SUB 256 /* elements a streaming root computes per store run */
