@@ -1317,6 +1317,10 @@ static const sim_range_fn sim_rw_kernels[4][2][3] = {
  * padding). */
 #define SIM_RW3_VERT(V, col, M)                                               \
   do {                                                                        \
+    if (!(M)) { /* all past the row's end (short rows: a third of it) */     \
+      V = id;                                                                 \
+      break;                                                                  \
+    }                                                                         \
     __m512 v0_ = _mm512_mask_loadu_ps(id, M, x0 + (col));                     \
     __m512 v1_ = _mm512_mask_loadu_ps(id, M, x1 + (col));                     \
     __m512 v2_ = _mm512_mask_loadu_ps(id, M, x2 + (col));                     \
