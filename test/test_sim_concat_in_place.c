@@ -15,8 +15,6 @@
  */
 #include "test_util.h"
 
-#include <stdatomic.h>
-
 static void assert_f32(const tu_out *o, int i, const float *want, size_t n) {
   assert_true(i < o->n);
   assert_int_equal(o->bytes[i], n * sizeof(float));
@@ -24,21 +22,6 @@ static void assert_f32(const tu_out *o, int i, const float *want, size_t n) {
     if (((const float *)o->data[i])[k] != want[k])
       fail_msg("result %d element %zu: %g, want %g", i, k,
                (double)((const float *)o->data[i])[k], (double)want[k]);
-}
-
-/* Runs src twice on one client (the second compile reuses nothing of the
- * first's results). */
-static void run2(void **state, const char *src, int nin, const tu_in *in,
-                 tu_out *o) {
-  TU_RUN_OK((xrt_client *)*state, src, nin, in, o);
-  tu_out again;
-  TU_RUN_OK((xrt_client *)*state, src, nin, in, &again);
-  assert_int_equal(again.n, o->n);
-  for (int i = 0; i < o->n; i++) {
-    assert_int_equal(again.bytes[i], o->bytes[i]);
-    assert_memory_equal(again.data[i], o->data[i], o->bytes[i]);
-  }
-  tu_out_free(&again);
 }
 
 /* ---- elementwise branches, one also read afterwards; nested ---- */
@@ -79,7 +62,7 @@ static void test_elementwise(void **state) {
   }
   tu_in in[1] = {{TU_SHAPE(XRT_F32, 1, 4, 6, 6), x}};
   tu_out o;
-  run2(state, ew_src, 1, in, &o);
+  tu_run_twice((xrt_client *)*state, ew_src, 1, in, &o);
   assert_int_equal(o.n, 2);
   assert_f32(&o, 0, y, 3 * P);
   assert_f32(&o, 1, z, P);
@@ -180,7 +163,7 @@ static void test_fire(void **state) {
                  {TU_SHAPE(XRT_F32, FE), b3},
                  {TU_SHAPE(XRT_F32, FO, 2 * FE, 1, 1), ko}};
   tu_out o;
-  run2(state, fire_src, 7, in, &o);
+  tu_run_twice((xrt_client *)*state, fire_src, 7, in, &o);
   assert_int_equal(o.n, 1);
   assert_f32(&o, 0, y, FO * FH * FW);
   tu_out_free(&o);
@@ -271,7 +254,7 @@ static void test_kept_and_other_producers(void **state) {
                  {TU_SHAPE(XRT_F32, 16, 16), w},
                  {TU_SHAPE(XRT_F32, 2, 2, 3, 3), v}};
   tu_out o;
-  run2(state, kept_src, 3, in, &o);
+  tu_run_twice((xrt_client *)*state, kept_src, 3, in, &o);
   assert_int_equal(o.n, 6);
   assert_f32(&o, 0, tw, 192);
   assert_f32(&o, 1, ret, 128);
@@ -304,20 +287,10 @@ static long long live_after(const char *src, const int64_t *dims, float *s) {
   tu_counting_init(&al, -1);
   xrt_client *c = tu_client_counted_threads(1, 1, &al);
   assert_non_null(c);
-  xrt_device *dev = xrt_client_device(c, 0);
   static float x[65536];
   for (int i = 0; i < 65536; i++) x[i] = (float)(i % 3 - 1);
   xrt_shape shp = tu_shape(XRT_F32, 3, dims);
-  xrt_executable *exe = NULL;
-  xrt_buffer *arg = NULL, *out = NULL;
-  assert_int_equal(xrt_compile(c, src, strlen(src), NULL, &exe), XRT_OK);
-  assert_int_equal(xrt_buffer_from_host(c, dev, &shp, x, &arg), XRT_OK);
-  assert_int_equal(xrt_execute(exe, dev, &arg, 1, &out, 1, NULL), XRT_OK);
-  assert_int_equal(xrt_buffer_to_host(out, s, sizeof *s), XRT_OK);
-  long long live = atomic_load(&al.live_bytes);
-  xrt_buffer_release(out);
-  xrt_buffer_release(arg);
-  xrt_executable_release(exe);
+  long long live = tu_live_after(c, &al, src, &shp, x, s, sizeof *s);
   xrt_client_release(c);
   return live;
 }

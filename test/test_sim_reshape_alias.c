@@ -26,21 +26,6 @@ static void assert_f32(const tu_out *o, int i, const float *want, size_t n) {
   assert_memory_equal(o->data[i], want, n * sizeof(float));
 }
 
-/* Runs src twice (the second run reuses the executable's frame on a new
- * compile, the first execute's results must not leak into it). */
-static void run2(void **state, const char *src, int nin, const tu_in *in,
-                 tu_out *o) {
-  TU_RUN_OK((xrt_client *)*state, src, nin, in, o);
-  tu_out again;
-  TU_RUN_OK((xrt_client *)*state, src, nin, in, &again);
-  assert_int_equal(again.n, o->n);
-  for (int i = 0; i < o->n; i++) {
-    assert_int_equal(again.bytes[i], o->bytes[i]);
-    assert_memory_equal(again.data[i], o->data[i], o->bytes[i]);
-  }
-  tu_out_free(&again);
-}
-
 /* ---- reshapes of an argument and of an intermediate feed dots ---- */
 static const char dot_src[] =
     "func.func @main(%x: tensor<2x3x4xf32>, %w: tensor<4x2xf32>) -> "
@@ -63,7 +48,7 @@ static void test_dot(void **state) {
   for (int i = 0; i < 12; i++) e[i] = 2 * d[i];
   tu_in in[2] = {{TU_SHAPE(XRT_F32, 2, 3, 4), x}, {TU_SHAPE(XRT_F32, 4, 2), w}};
   tu_out o;
-  run2(state, dot_src, 2, in, &o);
+  tu_run_twice((xrt_client *)*state, dot_src, 2, in, &o);
   assert_int_equal(o.n, 2);
   assert_f32(&o, 0, d, 12);
   assert_f32(&o, 1, e, 12);
@@ -92,7 +77,7 @@ static void test_dynamic_reshape(void **state) {
   tu_in in[3] = {{TU_SHAPE(XRT_F32, 2, 3), x}, {TU_SHAPE(XRT_S32, 2), shape},
                  {TU_SHAPE(XRT_F32, 2, 2), w}};
   tu_out o;
-  run2(state, dyn_src, 3, in, &o);
+  tu_run_twice((xrt_client *)*state, dyn_src, 3, in, &o);
   assert_int_equal(o.n, 1);
   assert_f32(&o, 0, d, 6);
   tu_out_free(&o);
@@ -140,7 +125,7 @@ static void test_operand_outlives(void **state) {
   }
   tu_in in[2] = {{TU_SHAPE(XRT_F32, 6, 4), x}, {TU_SHAPE(XRT_F32, 4, 4), w}};
   tu_out o;
-  run2(state, live_src, 2, in, &o);
+  tu_run_twice((xrt_client *)*state, live_src, 2, in, &o);
   assert_int_equal(o.n, 3);
   assert_f32(&o, 0, q3, 24);
   assert_f32(&o, 1, &s, 1);
@@ -195,7 +180,7 @@ static void test_while(void **state) {
   }
   tu_in in[2] = {{TU_SHAPE(XRT_F32, 2, 3), x}, {TU_SHAPE(XRT_F32, 3, 3), m}};
   tu_out o;
-  run2(state, while_src, 2, in, &o);
+  tu_run_twice((xrt_client *)*state, while_src, 2, in, &o);
   assert_int_equal(o.n, 3);
   assert_f32(&o, 0, s, 6);
   assert_f32(&o, 1, s, 6);
@@ -251,7 +236,7 @@ static void test_while_update_in_place_read(void **state) {
   }
   tu_in in[2] = {{TU_SHAPE(XRT_F32, 4, 3), xs}, {TU_SHAPE(XRT_F32, 4, 3), init}};
   tu_out o;
-  run2(state, rnn_src, 2, in, &o);
+  tu_run_twice((xrt_client *)*state, rnn_src, 2, in, &o);
   assert_int_equal(o.n, 2);
   assert_f32(&o, 0, out, 12);
   assert_f32(&o, 1, prev, 12);
@@ -290,7 +275,7 @@ static void test_call(void **state) {
   }
   tu_in in[2] = {{TU_SHAPE(XRT_F32, 2, 3), x}, {TU_SHAPE(XRT_F32, 2, 3), y}};
   tu_out o;
-  run2(state, call_src, 2, in, &o);
+  tu_run_twice((xrt_client *)*state, call_src, 2, in, &o);
   assert_int_equal(o.n, 4);
   assert_f32(&o, 0, c0, 6);
   assert_f32(&o, 1, c20, 6);
@@ -325,7 +310,7 @@ static void test_results(void **state) {
   for (int i = 0; i < 6; i++) s += a[i] = x[i] * y[i];
   tu_in in[2] = {{TU_SHAPE(XRT_S32, 2, 3), x}, {TU_SHAPE(XRT_S32, 2, 3), y}};
   tu_out o;
-  run2(state, results_src, 2, in, &o);
+  tu_run_twice((xrt_client *)*state, results_src, 2, in, &o);
   assert_int_equal(o.n, 6);
   for (int k = 0; k < 6; k++) {
     const int32_t *want = k == 1 || k == 2 ? a : k == 3 ? &s : x;
@@ -365,7 +350,7 @@ static void test_case(void **state) {
     tu_in in[3] = {{TU_SHAPE(XRT_F32, 2, 3), x}, {TU_SCALAR(XRT_S32), &sel},
                    {TU_SHAPE(XRT_F32, 2, 2), w}};
     tu_out o;
-    run2(state, case_src, 3, in, &o);
+    tu_run_twice((xrt_client *)*state, case_src, 3, in, &o);
     assert_int_equal(o.n, 2);
     assert_f32(&o, 0, g, 6);
     assert_f32(&o, 1, d, 6);
@@ -434,20 +419,10 @@ static void test_reshaped_weight_cached(void **state) {
  * once (executable and its frame still alive); the result in *c00. */
 static long long live_after(xrt_client *c, tu_counting_alloc *al,
                             const char *src, const float *x, float *c00) {
-  xrt_device *dev = xrt_client_device(c, 0);
-  xrt_executable *exe = NULL;
-  xrt_buffer *arg = NULL, *out = NULL;
   xrt_shape s = TU_SHAPE(XRT_F32, N, N);
-  assert_int_equal(xrt_compile(c, src, strlen(src), NULL, &exe), XRT_OK);
-  assert_int_equal(xrt_buffer_from_host(c, dev, &s, x, &arg), XRT_OK);
-  assert_int_equal(xrt_execute(exe, dev, &arg, 1, &out, 1, NULL), XRT_OK);
   static float res[N * N];
-  assert_int_equal(xrt_buffer_to_host(out, res, sizeof res), XRT_OK);
+  long long live = tu_live_after(c, al, src, &s, x, res, sizeof res);
   *c00 = res[0];
-  long long live = atomic_load(&al->live_bytes);
-  xrt_buffer_release(out);
-  xrt_buffer_release(arg);
-  xrt_executable_release(exe);
   return live;
 }
 

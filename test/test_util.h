@@ -148,6 +148,22 @@ static inline xrt_status tu_run(xrt_client *client, const char *prog, int nin,
       fail_msg("run failed: %s: %s", xrt_strerror(tu_st_), tu_msg);         \
   } while (0)
 
+/* Runs prog twice on one client, fails the test unless both succeed
+ * with the same results (the second compile and execute must not see
+ * the first's), and leaves the first run's results in out. */
+static inline void tu_run_twice(xrt_client *client, const char *prog,
+                                int nin, const tu_in *in, tu_out *out) {
+  TU_RUN_OK(client, prog, nin, in, out);
+  tu_out again;
+  TU_RUN_OK(client, prog, nin, in, &again);
+  assert_int_equal(again.n, out->n);
+  for (int i = 0; i < out->n; i++) {
+    assert_int_equal(again.bytes[i], out->bytes[i]);
+    assert_memory_equal(again.data[i], out->data[i], out->bytes[i]);
+  }
+  tu_out_free(&again);
+}
+
 /* Compiles and runs a program with no inputs; returns the status. */
 static inline xrt_status tu_run0(xrt_client *client, const char *prog) {
   tu_out o;
@@ -517,6 +533,27 @@ static inline xrt_client *tu_client_counted_threads(int ndev, int threads,
 
 static inline xrt_client *tu_client_counted(int ndev, tu_counting_alloc *a) {
   return tu_client_counted_threads(ndev, 0, a);
+}
+
+/* Live bytes of client c's allocator al after compiling src and executing
+ * it once on argument x of shape s (executable and its frame still
+ * alive); its one result's first rbytes bytes into res. */
+static inline long long tu_live_after(xrt_client *c, tu_counting_alloc *al,
+                                      const char *src, const xrt_shape *s,
+                                      const void *x, void *res,
+                                      size_t rbytes) {
+  xrt_device *dev = xrt_client_device(c, 0);
+  xrt_executable *exe = NULL;
+  xrt_buffer *arg = NULL, *out = NULL;
+  assert_int_equal(xrt_compile(c, src, strlen(src), NULL, &exe), XRT_OK);
+  assert_int_equal(xrt_buffer_from_host(c, dev, s, x, &arg), XRT_OK);
+  assert_int_equal(xrt_execute(exe, dev, &arg, 1, &out, 1, NULL), XRT_OK);
+  assert_int_equal(xrt_buffer_to_host(out, res, rbytes), XRT_OK);
+  long long live = atomic_load(&al->live_bytes);
+  xrt_buffer_release(out);
+  xrt_buffer_release(arg);
+  xrt_executable_release(exe);
+  return live;
 }
 
 /* Writes n bytes of data to the file path; fails the test otherwise. */
