@@ -1291,6 +1291,10 @@ typedef struct sim_vinfo {
   /* the concatenate whose bytes this value is, never materialized: only
    * products read it, from the parts (dot_concat.c) */
   const xrt_ir_op *vcat;
+  /* 1 + the concatenate result whose bytes from part_off on this value's
+   * memory is (its producer writes its part in place: lower.c); 0: none */
+  int32_t part_of;
+  size_t part_off;
   void *cptr;
 } sim_vinfo;
 
@@ -5404,7 +5408,41 @@ static void sim_unplace(sim_slots *arena, sim_outs *o, const sim_vinfo *v) {
 }
 
 static int sim_has_slot(const sim_vinfo *v) {
-  return v->kind == SIM_V_SLOT && v->bytes > 0;
+  return v->kind == SIM_V_SLOT && v->bytes > 0 && !v->part_of;
+}
+
+/* The value whose slot holds part value id (a concatenate's result that
+ * is no part itself), and id's offset in it. */
+static int32_t sim_part_top(const sim_fcc *fc, int32_t id, size_t *off) {
+  *off = 0;
+  while (fc->v[id].part_of) {
+    *off += fc->v[id].part_off;
+    id = fc->v[id].part_of - 1;
+  }
+  return id;
+}
+
+/* A concatenate's result lives from its first part's definition to the
+ * last use of any part (the parts are written before it is "made"). */
+static void sim_parts_span(sim_fcc *fc) {
+  for (int32_t i = 0; i < fc->nv; i++) {
+    if (!fc->v[i].part_of) continue;
+    size_t off;
+    sim_vinfo *t = &fc->v[sim_part_top(fc, i, &off)];
+    if (fc->v[i].def < t->def) t->def = fc->v[i].def;
+    if (fc->v[i].last > t->last) t->last = fc->v[i].last;
+  }
+}
+
+/* Each part's memory: its slice of the result's slot. */
+static void sim_parts_place(sim_fcc *fc) {
+  for (int32_t i = 0; i < fc->nv; i++) {
+    if (!fc->v[i].part_of) continue;
+    size_t off;
+    const sim_vinfo *t = &fc->v[sim_part_top(fc, i, &off)];
+    fc->v[i].off = t->off + off;
+    fc->v[i].in_out = t->in_out;
+  }
 }
 
 /* Sorts the slot values by def and by last use (counting sort). */
@@ -5437,6 +5475,7 @@ SIM_PRIVATE xrt_status sim_assign_slots(sim_fcc *fc, size_t *arena_size) {
     return sim_oom(fc);
   }
   int32_t *cnt = buf, *byd = buf + P + 1, *byl = byd + nv;
+  sim_parts_span(fc);
   sim_sort_by(fc, 0, cnt, byd);
   sim_sort_by(fc, 1, cnt, byl);
   sim_slots s = {sb, sb + nv, 0, 0};
@@ -5451,6 +5490,7 @@ SIM_PRIVATE xrt_status sim_assign_slots(sim_fcc *fc, size_t *arena_size) {
       sim_unplace(&s, &o, &fc->v[byl[li++]]);
   }
   assert(di == total && li == total);
+  sim_parts_place(fc);
   *arena_size = s.top;
   al->free(al->self, buf);
   al->free(al->self, sb);
@@ -11528,6 +11568,44 @@ static xrt_status sim_lower_pad(sim_fcc *fc, const xrt_ir_op *op,
   return XRT_OK;
 }
 
+/* A concatenate whose operands are each one block of its result (every
+ * dimension before the axis of size 1: NCHW features of one image, as
+ * SqueezeNet's and Inception's fire modules join their branches) is made
+ * by its operands' producers: each operand's memory becomes its block of
+ * the result (sim_vinfo's part_of, placed by plan.c), so the producers
+ * write their results in place and nothing is copied.  Only arena values
+ * of the top-level block, each operand's memory used for that operand
+ * alone (distinct roots of its own size), block offsets aligned as slots
+ * are, and a result that is not an entry result (written into the
+ * caller's buffer): otherwise the copy (sim_run_concat). */
+static int sim_cat_in_place(sim_fcc *fc, const xrt_ir_op *op,
+                            const sim_cat *c) {
+  int32_t out = op->results[0];
+  const sim_vinfo *o = &fc->v[out];
+  if (fc->depth > 0 || c->outer != 1 || o->kind != SIM_V_SLOT ||
+      o->alias || o->vcat || o->part_of || sim_entry_result(fc, out))
+    return 0;
+  size_t off = 0;
+  for (int32_t i = 0; i < op->num_operands; i++) {
+    int32_t v = op->operands[i], r = sim_root(fc, v);
+    const sim_vinfo *rv = &fc->v[r];
+    if (r == out || rv->kind != SIM_V_SLOT || rv->vcat || rv->part_of ||
+        rv->bytes != c->chunk[i] || off % SIM_ALIGN ||
+        sim_entry_result(fc, v) || sim_entry_result(fc, r))
+      return 0;
+    for (int32_t j = 0; j < i; j++)
+      if (sim_root(fc, op->operands[j]) == r) return 0;
+    off += c->chunk[i];
+  }
+  off = 0;
+  for (int32_t i = 0; i < op->num_operands; i++) {
+    sim_vinfo *rv = &fc->v[sim_root(fc, op->operands[i])];
+    if (c->chunk[i]) rv->part_of = out + 1, rv->part_off = off;
+    off += c->chunk[i];
+  }
+  return 1;
+}
+
 static xrt_status sim_lower_concatenate(sim_fcc *fc, const xrt_ir_op *op,
                                         sim_step *st) {
   const xrt_shape *o = sim_shape(fc, op->results[0]);
@@ -11550,6 +11628,7 @@ static xrt_status sim_lower_concatenate(sim_fcc *fc, const xrt_ir_op *op,
     chunk[i] = (size_t)(sim_shape(fc, op->operands[i])->dims[axis] * inner) *
                sim_esize(o->dtype);
   c->chunk = chunk;
+  if (sim_cat_in_place(fc, op, c)) return XRT_OK; /* no step */
   st->data = c;
   st->run = sim_run_concat;
   return XRT_OK;
@@ -13963,10 +14042,11 @@ static const sim_range_fn sim_rw_kernels[4][2][3] = {
     SIM_RW_SET(port), SIM_RW_SET(avx2), SIM_RW_SET(avx512),
     SIM_RW_SET(avx512dq)};
 
-/* Max and min pools of 3x3 windows at stride 2 across whose every window
- * lies inside its row (no padding), on AVX-512DQ: SqueezeNet's and
- * AlexNet's.  Per 16 results of a row, the vertical ranges of the three
- * rows (vectors A, B of columns c .. c + 31 and C of c + 32 ..) stay in
+/* Max and min pools of 3x3 windows at stride 2 across, from the row's
+ * start (padding only past its end, and down the rows: ceil mode), on
+ * AVX-512DQ: SqueezeNet's and AlexNet's.  Per 16 results of a row, the
+ * vertical ranges of the three rows (vectors A, B of columns c .. c + 31
+ * and C of c + 32 ..) stay in
  * registers: the even and odd lanes of A and B and the even ones shifted
  * by one lane (C's first appended) are the window's three columns.  The
  * separable kernel loops over the window's rows per vector and stores the
@@ -13975,12 +14055,17 @@ static const sim_range_fn sim_rw_kernels[4][2][3] = {
  * in a loaded vector (two compares per three vectors) runs the range
  * again exactly, as does an init value other than the identity. */
 /* V: the vertical range of the three rows' 16 columns from col (lanes in
- * mask M loaded, the rest zero). */
+ * mask M loaded, the rest the identity: columns past the row's end are
+ * padding). */
 #define SIM_RW3_VERT(V, col, M)                                               \
   do {                                                                        \
-    __m512 v0_ = _mm512_maskz_loadu_ps(M, x0 + (col));                        \
-    __m512 v1_ = _mm512_maskz_loadu_ps(M, x1 + (col));                        \
-    __m512 v2_ = _mm512_maskz_loadu_ps(M, x2 + (col));                        \
+    if (!(M)) { /* all past the row's end (short rows: a third of it) */     \
+      V = id;                                                                 \
+      break;                                                                  \
+    }                                                                         \
+    __m512 v0_ = _mm512_mask_loadu_ps(id, M, x0 + (col));                     \
+    __m512 v1_ = _mm512_mask_loadu_ps(id, M, x1 + (col));                     \
+    __m512 v2_ = _mm512_mask_loadu_ps(id, M, x2 + (col));                     \
     nan_ |= _mm512_cmp_ps_mask(v0_, v1_, _CMP_UNORD_Q) |                      \
             _mm512_cmp_ps_mask(v2_, v2_, _CMP_UNORD_Q);                       \
     V = _mm512_range_ps(_mm512_range_ps(v0_, v1_, IMM), v2_, IMM);            \
@@ -14016,8 +14101,9 @@ static const sim_range_fn sim_rw_kernels[4][2][3] = {
                                           12, 10, 8, 6, 4, 2, 0);             \
     const __m512i odd = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15,  \
                                          13, 11, 9, 7, 5, 3, 1);              \
+    const __m512 id = _mm512_set1_ps(init);                                   \
     int32_t da = w->rank - 2, db = w->rank - 1;                               \
-    int64_t xw = r->xw - r->s2c0, ob = w->odims[db];                          \
+    int64_t xw = r->xw, ob = w->odims[db];                                    \
     __mmask16 nan_ = 0;                                                       \
     int64_t ri[XRT_MAX_RANK] = {0};                                           \
     sim_rw_unravel(w, db, b, ri);                                             \
@@ -14031,8 +14117,12 @@ static const sim_range_fn sim_rw_kernels[4][2][3] = {
         for (int64_t jj = 0; jj < ob; jj++) o[jj] = init;                     \
         continue;                                                             \
       }                                                                       \
-      const float *xb = j->x + base + r->s2c0;                                \
-      const float *x0 = xb + ta[0], *x1 = xb + ta[1], *x2 = xb + ta[2];       \
+      const float *xb = j->x + base;                                          \
+      /* a window row in the padding: another of its rows again (a range \
+       * of a value with itself is the value) */                            \
+      int64_t t0 = ta[0] >= 0 ? ta[0] : ta[1] >= 0 ? ta[1] : ta[2];           \
+      int64_t t1 = ta[1] >= 0 ? ta[1] : t0, t2 = ta[2] >= 0 ? ta[2] : t1;     \
+      const float *x0 = xb + t0, *x1 = xb + t1, *x2 = xb + t2;                \
       __m512 A, B, C;                                                         \
       const __mmask16 all = 0xFFFF;                                           \
       SIM_RW3_VERT(A, 0, SIM_RW3_MASK(0));                                    \
@@ -14053,17 +14143,25 @@ static const sim_range_fn sim_rw_kernels[4][2][3] = {
 SIM_RW3S2(sim_rw3s2_max, 1, sim_rwsep_max_avx512)
 SIM_RW3S2(sim_rw3s2_min, 0, sim_rwsep_min_avx512)
 
-/* Whether r (separable, its stride-2 run planned) is one sim_rw3s2_* takes:
- * 3x3 windows, every one inside its row, no padding down the rows, rows
- * the exact kernel it falls back on takes without scratch. */
+/* Whether r (separable) is one sim_rw3s2_* takes: 3x3 windows, window j
+ * of a row its columns 2j .. 2j + 2 (those past the row's end padding),
+ * each window down the rows with a row of the image, rows the exact
+ * kernel it falls back on takes without scratch.  SqueezeNet's second
+ * pool (ceil mode: 54 columns to 27) took 160 us in that kernel. */
 static int sim_rw3s2_fits(const sim_rwin *r) {
   const sim_win *w = &r->w;
   int32_t da = w->rank - 2, db = w->rank - 1;
-  if (w->wdims[da] != 3 || w->wdims[db] != 3 || r->s2j0 != 0 ||
-      r->s2j1 != w->odims[db] || r->xw > SIM_RW_STACK)
+  if (w->wdims[da] != 3 || w->wdims[db] != 3 || r->xw > SIM_RW_STACK)
     return 0;
-  for (int64_t i = 0; i < 3 * w->odims[da]; i++)
-    if (w->tab[da][i] < 0) return 0;
+  for (int64_t j = 0; j < w->odims[db]; j++)
+    for (int64_t k = 0; k < 3; k++) {
+      int64_t c = 2 * j + k, t = w->tab[db][3 * j + k];
+      if (c < r->xw ? t != c : t >= 0) return 0;
+    }
+  for (int64_t i = 0; i < w->odims[da]; i++) {
+    const int64_t *t = w->tab[da] + 3 * i;
+    if (t[0] < 0 && t[1] < 0 && t[2] < 0) return 0;
+  }
   return 1;
 }
 #else
@@ -21138,9 +21236,13 @@ SIM_PRIVATE sim_fz_sel_fn sim_fz_sel_for(size_t es) {
 /* ... unless their work (elements x sim_fz_op_cost) is this much: a
  * fork-join and the results' move to the other core cost microseconds
  * when the cores share no cache (on the 2-vCPU machine of bench/, a cache
- * line takes 200+ ns between them at times), more than splitting an LSTM
- * gate's 2048 elements saves (rnn at two threads: 2.6 -> 2.4 ms) */
-#define SIM_FZ_COSTLY_MIN (4 * SIM_FZ_PAR_MIN)
+ * line takes 200+ ns between them at times).  An LSTM gate's 2048
+ * elements of two or three elementary functions (three in the cell's
+ * update, two in the output's) are worth it with today's pool: rnn of the
+ * model zoo at two threads, interleaved best of 5, 1.436 -> 1.346 ms, its
+ * two gate steps 3.84 + 2.51 -> 2.3 + 1.6 us (per-step timer).  Four
+ * times this threshold kept them on one thread. */
+#define SIM_FZ_COSTLY_MIN SIM_FZ_PAR_MIN
 #define SIM_FZ_STREAM_MIN ((size_t)16 << 20) /* output bytes: streamed */
 #define SIM_FZ_ROW_MIN 128 /* rows read in place as tiles, at least */
 #define SIM_FZ_SUB 256 /* elements a streaming root computes per store run */
