@@ -370,6 +370,8 @@ static void shapes(int threads) {
   check(c, 1, 16, 15, 32, 32, SPECIAL_X);
   check(c, 1, 15, 16, 32, 32, SPECIAL_K);
   if (!tu_light()) check(c, 1, 27, 27, 64, 256, CLOSE); /* SqueezeNet */
+  check(c, 1, 18, 18, 16, 64, EXACT); /* 16 lhs features (fires 2, 3) */
+  check(c, 1, 12, 20, 24, 16, CLOSE); /* 24 lhs, 16 result features */
   for (int inf = 0; inf < 2; inf++) {
     check_epilogue(c, EPI_BIAS_RELU, 13, 27, 32, 48, inf);
     check_epilogue(c, EPI_BN_RES_RELU6, 11, 9, 32, 48, inf);
@@ -484,8 +486,9 @@ static void test_near_misses(void **state) {
       {0, 0, 16, 16, 32, 32, 3, 1, 2, 2, 2},   /* kernel dilation */
       {0, 0, 16, 16, 32, 32, 5, 1, 2, 2, 1},   /* a 5x5 kernel */
       {0, 0, 6, 6, 32, 32, 3, 1, 1, 1, 1},     /* 9 tiles */
-      {0, 0, 16, 16, 16, 32, 3, 1, 1, 1, 1},   /* 16 lhs features */
-      {0, 0, 16, 16, 32, 16, 3, 1, 1, 1, 1},   /* 16 result features */
+      {0, 0, 16, 16, 8, 32, 3, 1, 1, 1, 1},    /* 8 lhs features */
+      {0, 0, 16, 16, 32, 8, 3, 1, 1, 1, 1},    /* 8 result features */
+      {1, 0, 16, 16, 15, 32, 3, 1, 1, 1, 1},   /* NCHW, 15 lhs features */
       {0, 0, 16, 16, 40, 48, 3, 1, 1, 1, 1},   /* NHWC, 40 features */
       {0, 1, 16, 16, 32, 32, 3, 1, 1, 1, 1},   /* f64 */
       {1, 0, 2, 520, 32, 32, 3, 1, 1, 1, 1},   /* NCHW rows of 520 */
