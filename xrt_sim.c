@@ -7199,6 +7199,104 @@ SIM_GK_STRIP_DEF_T(sim_gkp_f32_avx512_strip4, SIM_GK_ROWS4, SIM_GK_PP,
 SIM_GK_STRIP_DEF_T(sim_gkpm_f32_avx512_strip, SIM_GK_ROWS12, SIM_GK_PP,
                    SIM_GK_TAIL_POSTM)
 
+/* ---- half tiles: 12 rows of one vector ----
+ * A tile of 16 or fewer columns of C (the last of 169 positions, or all
+ * of a product 16 wide: MobileNet's 1x1 convolutions to 16 features)
+ * reads B's micro-panel as the full kernels do (32 columns a k, the
+ * second half zeros) but multiplies only its first vector: half the
+ * multiply-adds, the same sums in the same order for the columns it has.
+ * The plain one stores into a tile buffer (ldc); the post one applies the
+ * epilogue and stores straight into C under mask m0, as the masked post
+ * kernel above. */
+#define SIM_GKH_DECL(i) V c##i##a = ZERO();
+#define SIM_GKH_FMA(i) c##i##a = FMA(SET1(a[(i) * S]), b0, c##i##a);
+#define SIM_GKH_STORE(i)                                                     \
+  if (!first) c##i##a = ADD(c##i##a, LOAD(c + (i) * ldc));                   \
+  STORE(c + (i) * ldc, c##i##a);
+#define SIM_GKH_TAIL(ROWS) ROWS(SIM_GKH_STORE)
+#define SIM_GKH_STRIP_DEF_T(NAME, PP, TAIL)                                  \
+  __attribute__((target("avx512f"))) static void NAME(                       \
+      int64_t kc, const void *ap, const void *bp, void *cp, int64_t ldc,     \
+      int first PP) {                                                        \
+    const float *as = (const float *)ap, *b = (const float *)bp;             \
+    float *c = (float *)cp;                                                  \
+    SIM_GK_ROWS12(SIM_GKH_DECL)                                              \
+    int64_t k = 0;                                                           \
+    for (; k + SIM_GK_STRIP <= kc;                                           \
+         k += SIM_GK_STRIP, as += SIM_GK_STRIP * 12) {                       \
+      const float *a = as;                                                   \
+      enum { S = SIM_GK_STRIP };                                             \
+      for (int t = 0; t < SIM_GK_STRIP; t++, a++, b += 2 * W) {              \
+        V b0 = LOAD(b);                                                      \
+        _mm_prefetch((const char *)(b + SIM_GK_STRIP * 2 * W), _MM_HINT_T0); \
+        SIM_GK_ROWS12(SIM_GKH_FMA)                                           \
+      }                                                                      \
+    }                                                                        \
+    const float *a = as;                                                     \
+    const int64_t S = kc - k;                                                \
+    for (; k < kc; k++, a++, b += 2 * W) {                                   \
+      V b0 = LOAD(b);                                                        \
+      SIM_GK_ROWS12(SIM_GKH_FMA)                                             \
+    }                                                                        \
+    TAIL(SIM_GK_ROWS12)                                                      \
+  }
+SIM_GKH_STRIP_DEF_T(sim_gkh_f32_avx512_strip, SIM_GK_NOPP, SIM_GKH_TAIL)
+/* A packed the plain way (MR values of a k together) */
+__attribute__((target("avx512f"))) static void sim_gkh_f32_avx512(
+    int64_t kc, const void *ap, const void *bp, void *cp, int64_t ldc,
+    int first) {
+  const float *a = (const float *)ap, *b = (const float *)bp;
+  float *c = (float *)cp;
+  enum { S = 1 };
+  SIM_GK_ROWS12(SIM_GKH_DECL)
+  for (int64_t k = 0; k < kc; k++, a += 12, b += 2 * W) {
+    V b0 = LOAD(b);
+    SIM_GK_ROWS12(SIM_GKH_FMA)
+  }
+  SIM_GKH_TAIL(SIM_GK_ROWS12)
+}
+#define SIM_GKPH_U(i) c##i##a = sim_gpost_op512(c##i##a, b0, OPC);
+#define SIM_GKPH_F(i) c##i##a = sim_gpost_op512(c##i##a, fr[i], OPC);
+#define SIM_GKPH_R(i) c##i##a = sim_gpost_op512(c##i##a, SET1(br[i]), OPC);
+#define SIM_GKPH_CL(i) c##i##a = sim_gpost_bound512(c##i##a, lo, z, hi);
+#define SIM_GKPH_ST(i) _mm512_mask_storeu_ps(c + (i) * ldc, m0, c##i##a);
+#define SIM_GKPH_SUM(i)                                                      \
+  if (!first)                                                                \
+    c##i##a = ADD(c##i##a, _mm512_maskz_loadu_ps(m0, c + (i) * ldc));
+#define SIM_GKH_TAIL_POSTM(ROWS)                                             \
+  {                                                                          \
+    const sim_gpost *po = tp->po;                                            \
+    const __mmask16 m0 = (__mmask16)tp->m0;                                  \
+    ROWS(SIM_GKPH_SUM)                                                       \
+    for (int j = 0; j < po->n; j++) {                                        \
+      const float *bj = po->b[j];                                            \
+      if (po->arg[j] == SIM_GPOST_ROW) {                                     \
+        const float *br = bj + tp->row;                                      \
+        SIM_GKP_SWITCH(po->op[j], ROWS, SIM_GKPH_R)                          \
+        continue;                                                            \
+      }                                                                      \
+      if (po->arg[j] == SIM_GPOST_FULL) {                                    \
+        V fr[12];                                                            \
+        const float *bf = bj + tp->row * tp->ldb + tp->col;                  \
+        _Pragma("GCC unroll 1") for (int r = 0; r < 12; r++)                 \
+          fr[r] = _mm512_maskz_loadu_ps(m0, bf + r * tp->ldb);               \
+        SIM_GKP_SWITCH(po->op[j], ROWS, SIM_GKPH_F)                          \
+        continue;                                                            \
+      }                                                                      \
+      V b0 = po->arg[j] == SIM_GPOST_ONE                                     \
+                 ? SET1(bj[0])                                               \
+                 : _mm512_maskz_loadu_ps(m0, bj + tp->col);                  \
+      SIM_GKP_SWITCH(po->op[j], ROWS, SIM_GKPH_U)                            \
+    }                                                                        \
+    if (po->has_lo || po->has_hi) {                                          \
+      V lo, z, hi;                                                           \
+      sim_gpost_bounds(po, &lo, &z, &hi);                                    \
+      ROWS(SIM_GKPH_CL)                                                      \
+    }                                                                        \
+    ROWS(SIM_GKPH_ST)                                                        \
+  }
+SIM_GKH_STRIP_DEF_T(sim_gkphm_f32_avx512_strip, SIM_GK_PP, SIM_GKH_TAIL_POSTM)
+
 /* The strip kernel reading A where it is: a convolution's micro-panel of
  * 12 interior rows lda elements apart in lhs (consecutive positions of an
  * NHWC row), strip s of 16 k at sp[s] (one window position's features),
@@ -8079,6 +8177,18 @@ static sim_gkp_fn sim_gk_post_of(sim_gk_fn fr) {
 }
 #endif
 
+/* The half-tile kernel doing what 12-row kernel f does, or NULL. */
+static sim_gk_fn sim_gk_half(sim_gk_fn f) {
+#if SIM_GEMM_X86
+  return f == sim_gk_f32_avx512_strip ? sim_gkh_f32_avx512_strip
+         : f == sim_gk_f32_avx512     ? sim_gkh_f32_avx512
+                                      : NULL;
+#else
+  (void)f;
+  return NULL;
+#endif
+}
+
 static void sim_gemm_panel_row(const sim_gblk *x, const char *ap,
                                const char *bp, int64_t r0, int64_t mv,
                                int64_t c0, int64_t nb) {
@@ -8119,6 +8229,13 @@ static void sim_gemm_panel_row(const sim_gblk *x, const char *ap,
       continue;
     }
 #if SIM_GEMM_X86
+    if (po && nv <= 16 && sim_gemm_post_masked(g, fr)) { /* a half tile */
+      sim_gtp tp = {po, r0, c0 + j, g->N, (1u << nv) - 1, 0};
+      sim_gkphm_f32_avx512_strip(
+          x->kb, ap, bj, x->c + (size_t)(g->cm[r0] + c0 + j) * es, g->cm_s,
+          x->first, &tp);
+      continue;
+    }
     if (po && sim_gemm_post_masked(g, fr)) {
       unsigned m = nv >= 32 ? 0xFFFFFFFFu : (1u << nv) - 1;
       sim_gtp tp = {po, r0, c0 + j, g->N, m & 0xFFFFu, m >> 16};
@@ -8128,7 +8245,8 @@ static void sim_gemm_panel_row(const sim_gblk *x, const char *ap,
       continue;
     }
 #endif
-    ft(x->kb, ap, bj, tile, NR, 1);
+    sim_gk_fn fh = nv <= 16 ? sim_gk_half(ft) : NULL;
+    (fh ? fh : ft)(x->kb, ap, bj, tile, NR, 1);
     sim_gstore_tile(x, tile, r0, mv, c0 + j, nv);
     if (po) sim_gemm_post_rows(po, x->c, g->cm_s, r0, mv, c0 + j, nv);
   }
@@ -17300,7 +17418,10 @@ static int sim_cg_plan(sim_fcc *fc, const sim_conv *c, sim_step *st,
  * runs the direct method (planned beside) instead.
  * ==================================================================== */
 
-#define SIM_WG_MIN_FEATURES 32 /* lhs and result features, at least */
+/* lhs and result features, at least: SqueezeNet's 3x3 expands of 16
+ * features to 64 on 54x54 (NCHW) take 236 us this way, 272 through the
+ * im2col panel (per-step timer, one thread) */
+#define SIM_WG_MIN_FEATURES 16
 #define SIM_WG_MIN_TILES 16    /* 2x2 tiles of the result, at least */
 #define SIM_WG_MAX_U ((int64_t)16 << 20) /* bytes of the transformed kernel */
 
