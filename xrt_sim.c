@@ -7021,31 +7021,39 @@ SIM_GK_VEC_DEF(sim_gk_f32_avx512, "avx512f", float, 12, SIM_GK_ROWS12)
   _mm_prefetch((const char *)(b + SIM_GK_STRIP * 2 * W + W), _MM_HINT_T0);   \
   _mm_prefetch((const char *)(b + SIM_GK_PF2 * 2 * W), _MM_HINT_T1);         \
   _mm_prefetch((const char *)(b + SIM_GK_PF2 * 2 * W + W), _MM_HINT_T1);
-#define SIM_GK_STRIP_DEF_T(NAME, ROWS, PP, TAIL)                             \
+#define SIM_GK_B_LOAD2 V b0 = LOAD(b), b1 = LOAD(b + W);
+/* A strip kernel: DECL the accumulators of a row, STEP B's vectors of one
+ * k in a whole strip (with prefetches), LOADB them in the last strip, FMA
+ * a row's multiply-adds; the post kernels' parameter last (it has a
+ * comma). */
+#define SIM_GK_STRIP_DEF_G(NAME, ROWS, TAIL, DECL, STEP, LOADB, FMA, ...)    \
   __attribute__((target("avx512f"))) static void NAME(                       \
       int64_t kc, const void *ap, const void *bp, void *cp, int64_t ldc,     \
-      int first PP) {                                                        \
+      int first __VA_ARGS__) {                                               \
     const float *as = (const float *)ap, *b = (const float *)bp;             \
     float *c = (float *)cp;                                                  \
-    ROWS(SIM_GK_Z_DECL)                                                      \
+    ROWS(DECL)                                                               \
     int64_t k = 0;                                                           \
     for (; k + SIM_GK_STRIP <= kc;                                           \
          k += SIM_GK_STRIP, as += SIM_GK_STRIP * 12) {                       \
       const float *a = as;                                                   \
       enum { S = SIM_GK_STRIP };                                             \
       for (int t = 0; t < SIM_GK_STRIP; t++, a++, b += 2 * W) {              \
-        SIM_GK_B_STEP                                                        \
-        ROWS(SIM_GK_S_FMA)                                                   \
+        STEP                                                                 \
+        ROWS(FMA)                                                            \
       }                                                                      \
     }                                                                        \
     const float *a = as;                                                     \
     const int64_t S = kc - k;                                                \
     for (; k < kc; k++, a++, b += 2 * W) {                                   \
-      V b0 = LOAD(b), b1 = LOAD(b + W);                                      \
-      ROWS(SIM_GK_S_FMA)                                                     \
+      LOADB                                                                  \
+      ROWS(FMA)                                                              \
     }                                                                        \
     TAIL(ROWS)                                                               \
   }
+#define SIM_GK_STRIP_DEF_T(NAME, ROWS, PP, TAIL)                             \
+  SIM_GK_STRIP_DEF_G(NAME, ROWS, TAIL, SIM_GK_Z_DECL, SIM_GK_B_STEP,         \
+                     SIM_GK_B_LOAD2, SIM_GK_S_FMA, PP)
 #define SIM_GK_STRIP_DEF(NAME, ROWS)                                         \
   SIM_GK_STRIP_DEF_T(NAME, ROWS, SIM_GK_NOPP, SIM_GK_TAIL)
 #define SIM_GK_ROWS8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
@@ -7214,32 +7222,13 @@ SIM_GK_STRIP_DEF_T(sim_gkpm_f32_avx512_strip, SIM_GK_ROWS12, SIM_GK_PP,
   if (!first) c##i##a = ADD(c##i##a, LOAD(c + (i) * ldc));                   \
   STORE(c + (i) * ldc, c##i##a);
 #define SIM_GKH_TAIL(ROWS) ROWS(SIM_GKH_STORE)
+#define SIM_GKH_LOAD V b0 = LOAD(b);
+#define SIM_GKH_STEP                                                         \
+  V b0 = LOAD(b);                                                            \
+  _mm_prefetch((const char *)(b + SIM_GK_STRIP * 2 * W), _MM_HINT_T0);
 #define SIM_GKH_STRIP_DEF_T(NAME, PP, TAIL)                                  \
-  __attribute__((target("avx512f"))) static void NAME(                       \
-      int64_t kc, const void *ap, const void *bp, void *cp, int64_t ldc,     \
-      int first PP) {                                                        \
-    const float *as = (const float *)ap, *b = (const float *)bp;             \
-    float *c = (float *)cp;                                                  \
-    SIM_GK_ROWS12(SIM_GKH_DECL)                                              \
-    int64_t k = 0;                                                           \
-    for (; k + SIM_GK_STRIP <= kc;                                           \
-         k += SIM_GK_STRIP, as += SIM_GK_STRIP * 12) {                       \
-      const float *a = as;                                                   \
-      enum { S = SIM_GK_STRIP };                                             \
-      for (int t = 0; t < SIM_GK_STRIP; t++, a++, b += 2 * W) {              \
-        V b0 = LOAD(b);                                                      \
-        _mm_prefetch((const char *)(b + SIM_GK_STRIP * 2 * W), _MM_HINT_T0); \
-        SIM_GK_ROWS12(SIM_GKH_FMA)                                           \
-      }                                                                      \
-    }                                                                        \
-    const float *a = as;                                                     \
-    const int64_t S = kc - k;                                                \
-    for (; k < kc; k++, a++, b += 2 * W) {                                   \
-      V b0 = LOAD(b);                                                        \
-      SIM_GK_ROWS12(SIM_GKH_FMA)                                             \
-    }                                                                        \
-    TAIL(SIM_GK_ROWS12)                                                      \
-  }
+  SIM_GK_STRIP_DEF_G(NAME, SIM_GK_ROWS12, TAIL, SIM_GKH_DECL, SIM_GKH_STEP,  \
+                     SIM_GKH_LOAD, SIM_GKH_FMA, PP)
 SIM_GKH_STRIP_DEF_T(sim_gkh_f32_avx512_strip, SIM_GK_NOPP, SIM_GKH_TAIL)
 /* A packed the plain way (MR values of a k together) */
 __attribute__((target("avx512f"))) static void sim_gkh_f32_avx512(
