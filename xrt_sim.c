@@ -6726,178 +6726,23 @@ __attribute__((target("avx512f"))) static inline void sim_gpost_region(
 #endif
 #endif
 /* ==== end src/sim/post512.h ==== */
-/* ==== begin src/sim/gemm.c ==== */
+/* ==== begin src/sim/gemm_kernels.h ==== */
 /*
- * src/sim/gemm.c - dot_general and GEMM: packed, cache-blocked f32/f64 matrix
- * products with portable / AVX2 / AVX-512 micro-kernels; convolution as
- * GEMM; CBLAS where it is faster (XRT_WITH_CBLAS).
+ * src/sim/gemm_kernels.h - the GEMM's micro-kernels (gemm.c): portable C,
+ * AVX2 + FMA and AVX-512 tiles, the AVX-512 strip kernels for A packed in
+ * strips of 16 k, their epilogue (post) and half-tile variants, and the
+ * 16 x 16 transpose that packing uses.  Included by gemm.c only, after
+ * internal.h.
  * Part of the simulated device; MIT licensed, see LICENSE.
  */
-
-/* Both loop orders add the products of one output in k order, so results
- * do not depend on the layout. */
-#define SIM_DOT_DEF(NAME, T, A, ZERO, LD, ST, MAC)                            \
-  static void NAME(const sim_dot *d, void *out, const void *lhs,              \
-                   const void *rhs, void *accp) {                             \
-    const T *L = (const T *)lhs, *R = (const T *)rhs;                         \
-    T *O = (T *)out;                                                          \
-    A *restrict acc = (A *)accp;                                              \
-    int64_t N = d->N, K = d->K;                                               \
-    for (int64_t b = 0; b < d->B; b++)                                        \
-      for (int64_t m = 0; m < d->M; m++, O += N) {                            \
-        const T *lrow = L + d->lb[b] + d->lm[m], *rb = R + d->rb[b];          \
-        if (d->unit_n) {                                                      \
-          for (int64_t n = 0; n < N; n++) acc[n] = ZERO;                      \
-          for (int64_t k = 0; k < K; k++) {                                   \
-            A a = LD(lrow[d->lk[k]]);                                         \
-            const T *restrict rr = rb + d->rk[k];                             \
-            int64_t n = 0;                                                    \
-            for (; n + 4 <= N; n += 4) { /* unrolled for SLP vectorizing */  \
-              MAC(acc[n], a, LD(rr[n]));                                      \
-              MAC(acc[n + 1], a, LD(rr[n + 1]));                              \
-              MAC(acc[n + 2], a, LD(rr[n + 2]));                              \
-              MAC(acc[n + 3], a, LD(rr[n + 3]));                              \
-            }                                                                 \
-            for (; n < N; n++) MAC(acc[n], a, LD(rr[n]));                     \
-          }                                                                   \
-          for (int64_t n = 0; n < N; n++) O[n] = ST(acc[n]);                  \
-          continue;                                                           \
-        }                                                                     \
-        int64_t n = 0;                                                        \
-        for (; n + 4 <= N; n += 4) { /* four outputs at once, for ILP */      \
-          const T *r0 = rb + d->rn[n], *r1 = rb + d->rn[n + 1];               \
-          const T *r2 = rb + d->rn[n + 2], *r3 = rb + d->rn[n + 3];           \
-          A s0 = ZERO, s1 = ZERO, s2 = ZERO, s3 = ZERO;                       \
-          for (int64_t k = 0; k < K; k++) {                                   \
-            A a = LD(lrow[d->lk[k]]);                                         \
-            int64_t o = d->rk[k];                                             \
-            MAC(s0, a, LD(r0[o]));                                            \
-            MAC(s1, a, LD(r1[o]));                                            \
-            MAC(s2, a, LD(r2[o]));                                            \
-            MAC(s3, a, LD(r3[o]));                                            \
-          }                                                                   \
-          O[n] = ST(s0), O[n + 1] = ST(s1), O[n + 2] = ST(s2);                \
-          O[n + 3] = ST(s3);                                                  \
-        }                                                                     \
-        for (; n < N; n++) {                                                  \
-          const T *rr = rb + d->rn[n];                                        \
-          A s = ZERO;                                                         \
-          for (int64_t k = 0; k < K; k++)                                     \
-            MAC(s, LD(lrow[d->lk[k]]), LD(rr[d->rk[k]]));                     \
-          O[n] = ST(s);                                                       \
-        }                                                                     \
-      }                                                                       \
-  }
-#define SIM_ST_F16(x) xrt_f32_to_f16(x)
-#define SIM_ST_BF16(x) xrt_f32_to_bf16(x)
-
-static const sim_c64 sim_c64_zero = {0, 0};
-static const sim_c128 sim_c128_zero = {0, 0};
-
-SIM_DOT_DEF(sim_dot_f32, float, float, 0.0f, SIM_LD_ID, SIM_LD_ID, SIM_MAC_F)
-SIM_DOT_DEF(sim_dot_f64, double, double, 0.0, SIM_LD_ID, SIM_LD_ID, SIM_MAC_F)
-SIM_DOT_DEF(sim_dot_f16, uint16_t, float, 0.0f, SIM_LD_F16, SIM_ST_F16,
-            SIM_MAC_F)
-SIM_DOT_DEF(sim_dot_bf16, uint16_t, float, 0.0f, SIM_LD_BF16, SIM_ST_BF16,
-            SIM_MAC_F)
-SIM_DOT_DEF(sim_dot_u8, uint8_t, uint8_t, 0, SIM_LD_ID, SIM_LD_ID, SIM_MAC_U32)
-SIM_DOT_DEF(sim_dot_u16, uint16_t, uint16_t, 0, SIM_LD_ID, SIM_LD_ID,
-            SIM_MAC_U32)
-SIM_DOT_DEF(sim_dot_u32, uint32_t, uint32_t, 0, SIM_LD_ID, SIM_LD_ID,
-            SIM_MAC_U32)
-SIM_DOT_DEF(sim_dot_u64, uint64_t, uint64_t, 0, SIM_LD_ID, SIM_LD_ID,
-            SIM_MAC_U64)
-SIM_DOT_DEF(sim_dot_c64, sim_c64, sim_c64, sim_c64_zero, SIM_LD_ID, SIM_LD_ID,
-            SIM_MAC_C64)
-SIM_DOT_DEF(sim_dot_c128, sim_c128, sim_c128, sim_c128_zero, SIM_LD_ID,
-            SIM_LD_ID, SIM_MAC_C128)
-
-/* Kernel and accumulator element size for a result type. Signed and
- * sub-byte integers use the unsigned kernels (same bits mod 2^w). */
-SIM_PRIVATE sim_dot_fn sim_dot_for(xrt_dtype t, size_t *acc_size) {
-  *acc_size = sim_esize(t);
-  switch (t) {
-  case XRT_F32: return sim_dot_f32;
-  case XRT_F64: return sim_dot_f64;
-  case XRT_F16: *acc_size = 4; return sim_dot_f16;
-  case XRT_BF16: *acc_size = 4; return sim_dot_bf16;
-  case XRT_S8: case XRT_U8: case XRT_S2: case XRT_S4: case XRT_U2:
-  case XRT_U4: return sim_dot_u8;
-  case XRT_S16: case XRT_U16: return sim_dot_u16;
-  case XRT_S32: case XRT_U32: return sim_dot_u32;
-  case XRT_S64: case XRT_U64: return sim_dot_u64;
-  case XRT_C64: return sim_dot_c64;
-  case XRT_C128: return sim_dot_c128;
-  default: return NULL;
-  }
-}
-
-SIM_PRIVATE xrt_status sim_run_dot(const sim_step *st, void **vals, sim_cx *cx) {
-  const sim_dot *d = (const sim_dot *)st->data;
-  const void *l = vals[st->in[0]], *r = vals[st->in[1]];
-  void *out = vals[st->out[0]];
-  void *res = d->otmp >= 0 ? vals[d->otmp] : out;
-  (void)cx;
-  if (d->ltmp >= 0) {
-    sim_convert(vals[d->ltmp], l, d->lnumel, d->lt, d->ct);
-    l = vals[d->ltmp];
-  }
-  if (d->rtmp >= 0) {
-    sim_convert(vals[d->rtmp], r, d->rnumel, d->rt, d->ct);
-    r = vals[d->rtmp];
-  }
-  d->fn(d, res, l, r, d->acc >= 0 ? vals[d->acc] : NULL);
-  if (d->otmp >= 0) sim_convert(out, res, d->onumel, d->ct, d->ot);
-  if (d->wrap != XRT_DTYPE_INVALID) sim_wrap_all(d->wrap, out, d->onumel);
-  return XRT_OK;
-}
-/* ======================================================================
- * GEMM: packed, cache-blocked f32/f64 matrix products (dot_general and
- * convolution)
- *
- * C[b, m, n] = sum_k A[b, m, k] * B[b, k, n] in the GotoBLAS/BLIS order,
- * with the roles of the operands chosen for a row-major C: the micro-kernel
- * holds an MR x NR tile of C in vector registers, NR along n (vectors) and
- * MR along m (broadcasts).  So a packed A micro-panel (MR x kc) stays in
- * L1, the packed B block (kc x nc) of one worker in L2 and the packed A
- * block (mc x kc) in L2/L3.  The device's threads each take one lane: a
- * range of C's rows or columns, with its own pack buffers:
- *
- *   per lane, for ic in its rows by mc, pc in K by kc: pack A block
- *     for jc in its columns by nc: pack B block
- *       for each A micro-panel, for each B micro-panel: kernel into C
- *
- * Full tiles go straight to C (the kernel stores or adds), edge tiles
- * through a small tile buffer.  A lane whose columns fit one column block
- * (N <= nc, as in most convolutions) runs sim_gemm_narrow instead: B packed
- * once per K block (all of K when it fits), each A micro-panel packed just
- * before its kernels.  f32 convolutions with contiguous features pack A in
- * strips of 16 k (SIM_GK_STRIP: vector copies of feature runs, no
- * transpose) for a kernel variant that reads that layout (sim_gk.fs).
- * Operands are read through element-offset tables (the ones dot_general
- * computes for any dimension layout, or a convolution's windows), so no
- * transposing copy is made; affine tables get strided fast paths.  f32
- * rows of A contiguous in k are strip-packed too (copies of 16-k runs).
- * When B is an argument of the execute (a model's weights), all of it is
- * kept packed across calls in the client's cache (gemm_cache.c, keyed by
- * the buffer's memory and write generation), so later calls skip its
- * packing (sim_gemm_bpre).  Every other buffer is plan scratch, so
- * execute allocates nothing but that cache's entries.  Kernels exist for
- * AVX-512, AVX2+FMA and portable C, picked at compile time of the program
- * from the running CPU (XRT_SIM_GEMM=c|avx2|avx512|off forces one, for
- * tests; off keeps the plain loops).  With XRT_WITH_CBLAS large products in
- * a BLAS layout call cblas_sgemm / cblas_dgemm instead when CBLAS timed
- * faster on this machine (sim_blas_faster).
- * ==================================================================== */
+#ifndef SIM_GEMM_KERNELS_H
+#define SIM_GEMM_KERNELS_H
 
 #if SIM_X86_64
 #define SIM_GEMM_X86 1
 #include <immintrin.h>
 #else
 #define SIM_GEMM_X86 0
-#endif
-#ifdef XRT_WITH_CBLAS
-#include <cblas.h>
 #endif
 
 /* Computes the MR x NR tile a * b over kc (a: kc x MR, b: kc x NR, both
@@ -7421,6 +7266,176 @@ __attribute__((target("avx512f"))) static void sim_tr16_f32(
   }
 }
 #endif /* SIM_GEMM_X86 */
+
+#endif /* SIM_GEMM_KERNELS_H */
+/* ==== end src/sim/gemm_kernels.h ==== */
+/* ==== begin src/sim/gemm.c ==== */
+/*
+ * src/sim/gemm.c - dot_general and GEMM: packed, cache-blocked f32/f64 matrix
+ * products with portable / AVX2 / AVX-512 micro-kernels; convolution as
+ * GEMM; CBLAS where it is faster (XRT_WITH_CBLAS).
+ * Part of the simulated device; MIT licensed, see LICENSE.
+ */
+
+/* Both loop orders add the products of one output in k order, so results
+ * do not depend on the layout. */
+#define SIM_DOT_DEF(NAME, T, A, ZERO, LD, ST, MAC)                            \
+  static void NAME(const sim_dot *d, void *out, const void *lhs,              \
+                   const void *rhs, void *accp) {                             \
+    const T *L = (const T *)lhs, *R = (const T *)rhs;                         \
+    T *O = (T *)out;                                                          \
+    A *restrict acc = (A *)accp;                                              \
+    int64_t N = d->N, K = d->K;                                               \
+    for (int64_t b = 0; b < d->B; b++)                                        \
+      for (int64_t m = 0; m < d->M; m++, O += N) {                            \
+        const T *lrow = L + d->lb[b] + d->lm[m], *rb = R + d->rb[b];          \
+        if (d->unit_n) {                                                      \
+          for (int64_t n = 0; n < N; n++) acc[n] = ZERO;                      \
+          for (int64_t k = 0; k < K; k++) {                                   \
+            A a = LD(lrow[d->lk[k]]);                                         \
+            const T *restrict rr = rb + d->rk[k];                             \
+            int64_t n = 0;                                                    \
+            for (; n + 4 <= N; n += 4) { /* unrolled for SLP vectorizing */  \
+              MAC(acc[n], a, LD(rr[n]));                                      \
+              MAC(acc[n + 1], a, LD(rr[n + 1]));                              \
+              MAC(acc[n + 2], a, LD(rr[n + 2]));                              \
+              MAC(acc[n + 3], a, LD(rr[n + 3]));                              \
+            }                                                                 \
+            for (; n < N; n++) MAC(acc[n], a, LD(rr[n]));                     \
+          }                                                                   \
+          for (int64_t n = 0; n < N; n++) O[n] = ST(acc[n]);                  \
+          continue;                                                           \
+        }                                                                     \
+        int64_t n = 0;                                                        \
+        for (; n + 4 <= N; n += 4) { /* four outputs at once, for ILP */      \
+          const T *r0 = rb + d->rn[n], *r1 = rb + d->rn[n + 1];               \
+          const T *r2 = rb + d->rn[n + 2], *r3 = rb + d->rn[n + 3];           \
+          A s0 = ZERO, s1 = ZERO, s2 = ZERO, s3 = ZERO;                       \
+          for (int64_t k = 0; k < K; k++) {                                   \
+            A a = LD(lrow[d->lk[k]]);                                         \
+            int64_t o = d->rk[k];                                             \
+            MAC(s0, a, LD(r0[o]));                                            \
+            MAC(s1, a, LD(r1[o]));                                            \
+            MAC(s2, a, LD(r2[o]));                                            \
+            MAC(s3, a, LD(r3[o]));                                            \
+          }                                                                   \
+          O[n] = ST(s0), O[n + 1] = ST(s1), O[n + 2] = ST(s2);                \
+          O[n + 3] = ST(s3);                                                  \
+        }                                                                     \
+        for (; n < N; n++) {                                                  \
+          const T *rr = rb + d->rn[n];                                        \
+          A s = ZERO;                                                         \
+          for (int64_t k = 0; k < K; k++)                                     \
+            MAC(s, LD(lrow[d->lk[k]]), LD(rr[d->rk[k]]));                     \
+          O[n] = ST(s);                                                       \
+        }                                                                     \
+      }                                                                       \
+  }
+#define SIM_ST_F16(x) xrt_f32_to_f16(x)
+#define SIM_ST_BF16(x) xrt_f32_to_bf16(x)
+
+static const sim_c64 sim_c64_zero = {0, 0};
+static const sim_c128 sim_c128_zero = {0, 0};
+
+SIM_DOT_DEF(sim_dot_f32, float, float, 0.0f, SIM_LD_ID, SIM_LD_ID, SIM_MAC_F)
+SIM_DOT_DEF(sim_dot_f64, double, double, 0.0, SIM_LD_ID, SIM_LD_ID, SIM_MAC_F)
+SIM_DOT_DEF(sim_dot_f16, uint16_t, float, 0.0f, SIM_LD_F16, SIM_ST_F16,
+            SIM_MAC_F)
+SIM_DOT_DEF(sim_dot_bf16, uint16_t, float, 0.0f, SIM_LD_BF16, SIM_ST_BF16,
+            SIM_MAC_F)
+SIM_DOT_DEF(sim_dot_u8, uint8_t, uint8_t, 0, SIM_LD_ID, SIM_LD_ID, SIM_MAC_U32)
+SIM_DOT_DEF(sim_dot_u16, uint16_t, uint16_t, 0, SIM_LD_ID, SIM_LD_ID,
+            SIM_MAC_U32)
+SIM_DOT_DEF(sim_dot_u32, uint32_t, uint32_t, 0, SIM_LD_ID, SIM_LD_ID,
+            SIM_MAC_U32)
+SIM_DOT_DEF(sim_dot_u64, uint64_t, uint64_t, 0, SIM_LD_ID, SIM_LD_ID,
+            SIM_MAC_U64)
+SIM_DOT_DEF(sim_dot_c64, sim_c64, sim_c64, sim_c64_zero, SIM_LD_ID, SIM_LD_ID,
+            SIM_MAC_C64)
+SIM_DOT_DEF(sim_dot_c128, sim_c128, sim_c128, sim_c128_zero, SIM_LD_ID,
+            SIM_LD_ID, SIM_MAC_C128)
+
+/* Kernel and accumulator element size for a result type. Signed and
+ * sub-byte integers use the unsigned kernels (same bits mod 2^w). */
+SIM_PRIVATE sim_dot_fn sim_dot_for(xrt_dtype t, size_t *acc_size) {
+  *acc_size = sim_esize(t);
+  switch (t) {
+  case XRT_F32: return sim_dot_f32;
+  case XRT_F64: return sim_dot_f64;
+  case XRT_F16: *acc_size = 4; return sim_dot_f16;
+  case XRT_BF16: *acc_size = 4; return sim_dot_bf16;
+  case XRT_S8: case XRT_U8: case XRT_S2: case XRT_S4: case XRT_U2:
+  case XRT_U4: return sim_dot_u8;
+  case XRT_S16: case XRT_U16: return sim_dot_u16;
+  case XRT_S32: case XRT_U32: return sim_dot_u32;
+  case XRT_S64: case XRT_U64: return sim_dot_u64;
+  case XRT_C64: return sim_dot_c64;
+  case XRT_C128: return sim_dot_c128;
+  default: return NULL;
+  }
+}
+
+SIM_PRIVATE xrt_status sim_run_dot(const sim_step *st, void **vals, sim_cx *cx) {
+  const sim_dot *d = (const sim_dot *)st->data;
+  const void *l = vals[st->in[0]], *r = vals[st->in[1]];
+  void *out = vals[st->out[0]];
+  void *res = d->otmp >= 0 ? vals[d->otmp] : out;
+  (void)cx;
+  if (d->ltmp >= 0) {
+    sim_convert(vals[d->ltmp], l, d->lnumel, d->lt, d->ct);
+    l = vals[d->ltmp];
+  }
+  if (d->rtmp >= 0) {
+    sim_convert(vals[d->rtmp], r, d->rnumel, d->rt, d->ct);
+    r = vals[d->rtmp];
+  }
+  d->fn(d, res, l, r, d->acc >= 0 ? vals[d->acc] : NULL);
+  if (d->otmp >= 0) sim_convert(out, res, d->onumel, d->ct, d->ot);
+  if (d->wrap != XRT_DTYPE_INVALID) sim_wrap_all(d->wrap, out, d->onumel);
+  return XRT_OK;
+}
+/* ======================================================================
+ * GEMM: packed, cache-blocked f32/f64 matrix products (dot_general and
+ * convolution)
+ *
+ * C[b, m, n] = sum_k A[b, m, k] * B[b, k, n] in the GotoBLAS/BLIS order,
+ * with the roles of the operands chosen for a row-major C: the micro-kernel
+ * holds an MR x NR tile of C in vector registers, NR along n (vectors) and
+ * MR along m (broadcasts).  So a packed A micro-panel (MR x kc) stays in
+ * L1, the packed B block (kc x nc) of one worker in L2 and the packed A
+ * block (mc x kc) in L2/L3.  The device's threads each take one lane: a
+ * range of C's rows or columns, with its own pack buffers:
+ *
+ *   per lane, for ic in its rows by mc, pc in K by kc: pack A block
+ *     for jc in its columns by nc: pack B block
+ *       for each A micro-panel, for each B micro-panel: kernel into C
+ *
+ * Full tiles go straight to C (the kernel stores or adds), edge tiles
+ * through a small tile buffer.  A lane whose columns fit one column block
+ * (N <= nc, as in most convolutions) runs sim_gemm_narrow instead: B packed
+ * once per K block (all of K when it fits), each A micro-panel packed just
+ * before its kernels.  f32 convolutions with contiguous features pack A in
+ * strips of 16 k (SIM_GK_STRIP: vector copies of feature runs, no
+ * transpose) for a kernel variant that reads that layout (sim_gk.fs).
+ * Operands are read through element-offset tables (the ones dot_general
+ * computes for any dimension layout, or a convolution's windows), so no
+ * transposing copy is made; affine tables get strided fast paths.  f32
+ * rows of A contiguous in k are strip-packed too (copies of 16-k runs).
+ * When B is an argument of the execute (a model's weights), all of it is
+ * kept packed across calls in the client's cache (gemm_cache.c, keyed by
+ * the buffer's memory and write generation), so later calls skip its
+ * packing (sim_gemm_bpre).  Every other buffer is plan scratch, so
+ * execute allocates nothing but that cache's entries.  Kernels exist for
+ * AVX-512, AVX2+FMA and portable C, picked at compile time of the program
+ * from the running CPU (XRT_SIM_GEMM=c|avx2|avx512|off forces one, for
+ * tests; off keeps the plain loops).  With XRT_WITH_CBLAS large products in
+ * a BLAS layout call cblas_sgemm / cblas_dgemm instead when CBLAS timed
+ * faster on this machine (sim_blas_faster).
+ * ==================================================================== */
+
+#ifdef XRT_WITH_CBLAS
+#include <cblas.h>
+#endif
 
 /* Kernel tables: [0] portable, [1] AVX2, [2] AVX-512; f32 then f64. */
 static const sim_gk sim_gks[2][3] = {
