@@ -8233,19 +8233,13 @@ static void sim_gemm_panel_row(const sim_gblk *x, const char *ap,
       continue;
     }
 #if SIM_GEMM_X86
-    if (po && nv <= 16 && sim_gemm_post_masked(g, fr)) { /* a half tile */
-      sim_gtp tp = {po, r0, c0 + j, g->N, (1u << nv) - 1, 0};
-      sim_gkphm_f32_avx512_strip(
-          x->kb, ap, bj, x->c + (size_t)(g->cm[r0] + c0 + j) * es, g->cm_s,
-          x->first, &tp);
-      continue;
-    }
-    if (po && sim_gemm_post_masked(g, fr)) {
+    if (po && sim_gemm_post_masked(g, fr)) { /* 16 columns or fewer: half */
       unsigned m = nv >= 32 ? 0xFFFFFFFFu : (1u << nv) - 1;
       sim_gtp tp = {po, r0, c0 + j, g->N, m & 0xFFFFu, m >> 16};
-      sim_gkpm_f32_avx512_strip(
-          x->kb, ap, bj, x->c + (size_t)(g->cm[r0] + c0 + j) * es, g->cm_s,
-          x->first, &tp);
+      sim_gkp_fn fp = nv <= 16 ? sim_gkphm_f32_avx512_strip
+                               : sim_gkpm_f32_avx512_strip;
+      fp(x->kb, ap, bj, x->c + (size_t)(g->cm[r0] + c0 + j) * es, g->cm_s,
+         x->first, &tp);
       continue;
     }
 #endif
@@ -14168,14 +14162,14 @@ static const sim_range_fn sim_rw_kernels[4][2][3] = {
  * start (padding only past its end, and down the rows: ceil mode), on
  * AVX-512DQ: SqueezeNet's and AlexNet's.  Per 16 results of a row, the
  * vertical ranges of the three rows (vectors A, B of columns c .. c + 31
- * and C of c + 32 ..) stay in
- * registers: the even and odd lanes of A and B and the even ones shifted
- * by one lane (C's first appended) are the window's three columns.  The
- * separable kernel loops over the window's rows per vector and stores the
- * vertical row to read it back; SqueezeNet's first pool (96 x 109 x 109)
- * alone took 162-166 us there and 106-110 here.  VRANGEPS as there: a NaN
- * in a loaded vector (two compares per three vectors) runs the range
- * again exactly, as does an init value other than the identity. */
+ * and C of c + 32 ..) stay in registers: the even and odd lanes of A and
+ * B and the even ones shifted by one lane (C's first appended) are the
+ * window's three columns.  The separable kernel loops over the window's
+ * rows per vector and stores the vertical row to read it back;
+ * SqueezeNet's first pool (96 x 109 x 109) alone took 162-166 us there
+ * and 106-110 here.  VRANGEPS as there: a NaN in a loaded vector (two
+ * compares per three vectors) runs the range again exactly, as does an
+ * init value other than the identity. */
 /* V: the vertical range of the three rows' 16 columns from col (lanes in
  * mask M loaded, the rest the identity: columns past the row's end are
  * padding). */

@@ -963,19 +963,13 @@ static void sim_gemm_panel_row(const sim_gblk *x, const char *ap,
       continue;
     }
 #if SIM_GEMM_X86
-    if (po && nv <= 16 && sim_gemm_post_masked(g, fr)) { /* a half tile */
-      sim_gtp tp = {po, r0, c0 + j, g->N, (1u << nv) - 1, 0};
-      sim_gkphm_f32_avx512_strip(
-          x->kb, ap, bj, x->c + (size_t)(g->cm[r0] + c0 + j) * es, g->cm_s,
-          x->first, &tp);
-      continue;
-    }
-    if (po && sim_gemm_post_masked(g, fr)) {
+    if (po && sim_gemm_post_masked(g, fr)) { /* 16 columns or fewer: half */
       unsigned m = nv >= 32 ? 0xFFFFFFFFu : (1u << nv) - 1;
       sim_gtp tp = {po, r0, c0 + j, g->N, m & 0xFFFFu, m >> 16};
-      sim_gkpm_f32_avx512_strip(
-          x->kb, ap, bj, x->c + (size_t)(g->cm[r0] + c0 + j) * es, g->cm_s,
-          x->first, &tp);
+      sim_gkp_fn fp = nv <= 16 ? sim_gkphm_f32_avx512_strip
+                               : sim_gkpm_f32_avx512_strip;
+      fp(x->kb, ap, bj, x->c + (size_t)(g->cm[r0] + c0 + j) * es, g->cm_s,
+         x->first, &tp);
       continue;
     }
 #endif

@@ -1304,14 +1304,14 @@ static const sim_range_fn sim_rw_kernels[4][2][3] = {
  * start (padding only past its end, and down the rows: ceil mode), on
  * AVX-512DQ: SqueezeNet's and AlexNet's.  Per 16 results of a row, the
  * vertical ranges of the three rows (vectors A, B of columns c .. c + 31
- * and C of c + 32 ..) stay in
- * registers: the even and odd lanes of A and B and the even ones shifted
- * by one lane (C's first appended) are the window's three columns.  The
- * separable kernel loops over the window's rows per vector and stores the
- * vertical row to read it back; SqueezeNet's first pool (96 x 109 x 109)
- * alone took 162-166 us there and 106-110 here.  VRANGEPS as there: a NaN
- * in a loaded vector (two compares per three vectors) runs the range
- * again exactly, as does an init value other than the identity. */
+ * and C of c + 32 ..) stay in registers: the even and odd lanes of A and
+ * B and the even ones shifted by one lane (C's first appended) are the
+ * window's three columns.  The separable kernel loops over the window's
+ * rows per vector and stores the vertical row to read it back;
+ * SqueezeNet's first pool (96 x 109 x 109) alone took 162-166 us there
+ * and 106-110 here.  VRANGEPS as there: a NaN in a loaded vector (two
+ * compares per three vectors) runs the range again exactly, as does an
+ * init value other than the identity. */
 /* V: the vertical range of the three rows' 16 columns from col (lanes in
  * mask M loaded, the rest the identity: columns past the row's end are
  * padding). */
